@@ -1,0 +1,272 @@
+#include "core/fields.h"
+
+#include <mutex>
+#include <regex>
+#include <unordered_map>
+
+namespace gpurent {
+
+Error FieldErrors::to_error() const {
+  Error e{Code::kInvalid, "", list_};
+  if (list_.empty()) {
+    e.message = "invalid request";
+  } else {
+    e.message = (list_[0].field.empty() ? "" : list_[0].field + ": ") + list_[0].reason;
+    if (list_.size() > 1) e.message += " (and " + std::to_string(list_.size() - 1) + " more)";
+  }
+  return e;
+}
+
+Fields::Fields(const json& obj, std::string path, FieldErrors& errs)
+    : obj_(obj.is_object() ? &obj : nullptr), path_(std::move(path)), errs_(errs) {
+  if (!obj_) errs_.add(path_.empty() ? "" : path_, "must be a JSON object");
+}
+
+bool Fields::has(const char* key) const { return obj_ && obj_->contains(key) && !(*obj_)[key].is_null(); }
+
+std::string Fields::path_of(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+
+void Fields::ignore(std::initializer_list<const char*> keys) {
+  for (const char* k : keys) seen_.insert(k);
+}
+
+const json* Fields::take(const char* key) {
+  seen_.insert(key);
+  if (!obj_) return nullptr;
+  auto it = obj_->find(key);
+  if (it == obj_->end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+static bool matches(const char* pattern, const std::string& s) {
+  // Compiled patterns are cached; regex construction is expensive. Guarded: Fields may be used on
+  // HTTP threads concurrently.
+  static std::mutex mu;
+  static std::unordered_map<const char*, std::regex> cache;
+  const std::regex* re;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(pattern);
+    if (it == cache.end()) it = cache.emplace(pattern, std::regex(pattern, std::regex::ECMAScript)).first;
+    re = &it->second;
+  }
+  return std::regex_match(s, *re);
+}
+
+static std::optional<std::string> check_str(const json& v, const StrRule& rule, std::string* reason) {
+  if (!v.is_string()) {
+    *reason = "must be a string";
+    return std::nullopt;
+  }
+  const auto& s = v.get_ref<const std::string&>();
+  if (s.size() < rule.min_len) {
+    *reason = rule.min_len == 1 ? "must not be empty" : "must have at least " + std::to_string(rule.min_len) + " characters";
+    return std::nullopt;
+  }
+  if (s.size() > rule.max_len) {
+    *reason = "must have at most " + std::to_string(rule.max_len) + " characters";
+    return std::nullopt;
+  }
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f) {
+      *reason = "must not contain control characters";
+      return std::nullopt;
+    }
+  }
+  if (rule.pattern && !matches(rule.pattern, s)) {
+    *reason = "'" + s + "' is not valid: " + (rule.pattern_help ? rule.pattern_help : rule.pattern);
+    return std::nullopt;
+  }
+  return s;
+}
+
+std::optional<std::string> Fields::opt_str(const char* key, StrRule rule) {
+  const json* v = take(key);
+  if (!v) return std::nullopt;
+  std::string reason;
+  auto s = check_str(*v, rule, &reason);
+  if (!s) error(key, reason);
+  return s;
+}
+
+std::string Fields::str(const char* key, StrRule rule) {
+  if (!has(key)) {
+    take(key);
+    error(key, "is required");
+    return {};
+  }
+  return opt_str(key, rule).value_or("");
+}
+
+std::optional<int64_t> Fields::opt_integer(const char* key, int64_t min, int64_t max) {
+  const json* v = take(key);
+  if (!v) return std::nullopt;
+  if (!v->is_number_integer()) {
+    error(key, v->is_number() ? "must be a whole number" : "must be an integer");
+    return std::nullopt;
+  }
+  if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+    error(key, "must be at most " + std::to_string(max));
+    return std::nullopt;
+  }
+  int64_t x = v->get<int64_t>();
+  if (x < min) {
+    error(key, "must be at least " + std::to_string(min) + " (got " + std::to_string(x) + ")");
+    return std::nullopt;
+  }
+  if (x > max) {
+    error(key, "must be at most " + std::to_string(max) + " (got " + std::to_string(x) + ")");
+    return std::nullopt;
+  }
+  return x;
+}
+
+int64_t Fields::integer(const char* key, int64_t min, int64_t max) {
+  if (!has(key)) {
+    take(key);
+    error(key, "is required");
+    return min;
+  }
+  return opt_integer(key, min, max).value_or(min);
+}
+
+bool Fields::boolean(const char* key, bool def) {
+  const json* v = take(key);
+  if (!v) return def;
+  if (!v->is_boolean()) {
+    error(key, "must be true or false");
+    return def;
+  }
+  return v->get<bool>();
+}
+
+std::optional<Money> Fields::opt_money(const char* key, Currency c, bool allow_negative) {
+  const json* v = take(key);
+  if (!v) return std::nullopt;
+  Result<Money> m = Error::make(Code::kInvalid, "");
+  if (v->is_string()) {
+    m = Money::parse(v->get_ref<const std::string&>(), c);
+    if (!m) {
+      error(key, m.error().fields.empty() ? m.error().message : m.error().fields[0].reason);
+      return std::nullopt;
+    }
+  } else if (v->is_number_integer()) {
+    int64_t units = v->get<int64_t>();
+    if (units > 9'000'000'000'000LL || units < -9'000'000'000'000LL) {
+      error(key, "is too large");
+      return std::nullopt;
+    }
+    m = Money(units * Money::kMicrosPerUnit, c);
+  } else {
+    error(key, v->is_number() ? "must be a decimal string such as \"3.20\": floating-point numbers are not accepted for money"
+                              : "must be a decimal string such as \"3.20\"");
+    return std::nullopt;
+  }
+  if (!allow_negative && m->micros() < 0) {
+    error(key, "must not be negative");
+    return std::nullopt;
+  }
+  return *m;
+}
+
+Money Fields::money(const char* key, Currency c, bool allow_negative) {
+  if (!has(key)) {
+    take(key);
+    error(key, "is required");
+    return Money::zero(c);
+  }
+  return opt_money(key, c, allow_negative).value_or(Money::zero(c));
+}
+
+std::optional<TimeMs> Fields::opt_time(const char* key) {
+  const json* v = take(key);
+  if (!v) return std::nullopt;
+  if (!v->is_string()) {
+    error(key, "must be an RFC 3339 time string such as \"2026-11-29T15:41:30Z\"");
+    return std::nullopt;
+  }
+  auto t = parse_rfc3339(v->get_ref<const std::string&>(), path_of(key));
+  if (!t) {
+    errs_.add(path_of(key), t.error().fields[0].reason);
+    return std::nullopt;
+  }
+  return *t;
+}
+
+TimeMs Fields::time(const char* key) {
+  if (!has(key)) {
+    take(key);
+    error(key, "is required");
+    return 0;
+  }
+  return opt_time(key).value_or(0);
+}
+
+std::vector<std::string> Fields::str_list(const char* key, StrRule rule, bool required) {
+  std::vector<std::string> out;
+  const json* v = take(key);
+  if (!v) {
+    if (required) error(key, "is required");
+    return out;
+  }
+  if (!v->is_array()) {
+    error(key, "must be a list of strings");
+    return out;
+  }
+  if (v->size() > 1024) {
+    error(key, "must have at most 1024 items");
+    return out;
+  }
+  for (size_t i = 0; i < v->size(); ++i) {
+    std::string reason;
+    auto s = check_str((*v)[i], rule, &reason);
+    if (!s)
+      errs_.add(path_of(key) + "[" + std::to_string(i) + "]", reason);
+    else
+      out.push_back(*s);
+  }
+  return out;
+}
+
+void Fields::object(const char* key, bool required, const std::function<void(Fields&)>& fn) {
+  const json* v = take(key);
+  if (!v) {
+    if (required) error(key, "is required");
+    return;
+  }
+  Fields sub(*v, path_of(key), errs_);
+  if (!sub.valid_object()) return;
+  fn(sub);
+  sub.finish();
+}
+
+void Fields::objects(const char* key, bool required, size_t max_items,
+                     const std::function<void(Fields&, size_t)>& fn) {
+  const json* v = take(key);
+  if (!v) {
+    if (required) error(key, "is required");
+    return;
+  }
+  if (!v->is_array()) {
+    error(key, "must be a list");
+    return;
+  }
+  if (v->size() > max_items) {
+    error(key, "must have at most " + std::to_string(max_items) + " items (got " + std::to_string(v->size()) + ")");
+    return;
+  }
+  for (size_t i = 0; i < v->size(); ++i) {
+    Fields sub((*v)[i], path_of(key) + "[" + std::to_string(i) + "]", errs_);
+    if (!sub.valid_object()) continue;
+    fn(sub, i);
+    sub.finish();
+  }
+}
+
+void Fields::finish() {
+  if (!obj_) return;
+  for (auto it = obj_->begin(); it != obj_->end(); ++it)
+    if (!seen_.count(it.key())) errs_.add(path_of(it.key()), "unknown field");
+}
+
+}  // namespace gpurent

@@ -1,0 +1,67 @@
+#include "core/fields.h"
+
+#include <gtest/gtest.h>
+
+#include "core/yaml_json.h"
+
+namespace gpurent {
+namespace {
+
+enum class Color { kRed, kBlue };
+constexpr EnumEntry<Color> kColors[] = {{Color::kRed, "red"}, {Color::kBlue, "blue"}};
+
+TEST(Fields, ReportsEveryBadFieldWithItsPath) {
+  json body = json::parse(R"({"name":"Bad Name","count":-1,"color":"green","price":3.2,
+                              "items":[{"n":1},{"n":"x"}],"typo":1})");
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  f.str("name", {.pattern = kSlug, .pattern_help = kSlugHelp});
+  f.integer("count", 0, 100);
+  f.enumeration("color", kColors);
+  f.money("price", Currency::kUSD);
+  f.objects("items", true, 10, [](Fields& it, size_t) { it.integer("n", 0, 5); });
+  f.str("missing");
+  f.finish();
+  std::map<std::string, std::string> got;
+  for (const auto& e : errs.list()) got[e.field] = e.reason;
+  EXPECT_NE(got["name"].find("lowercase"), std::string::npos);
+  EXPECT_EQ(got["count"], "must be at least 0 (got -1)");
+  EXPECT_NE(got["color"].find("expected one of: red, blue"), std::string::npos);
+  EXPECT_NE(got["price"].find("floating-point"), std::string::npos);
+  EXPECT_EQ(got["items[1].n"], "must be an integer");
+  EXPECT_EQ(got["missing"], "is required");
+  EXPECT_EQ(got["typo"], "unknown field");
+  EXPECT_EQ(errs.list().size(), 7u);
+  EXPECT_EQ(errs.to_error().code, Code::kInvalid);
+}
+
+TEST(Fields, AcceptsGoodInput) {
+  json body = json::parse(R"({"name":"vision","price":"3.20","color":"blue","at":"2026-11-29T00:00:00Z"})");
+  FieldErrors errs;
+  Fields f(body, "spec", errs);
+  EXPECT_EQ(f.str("name", {.pattern = kSlug}), "vision");
+  EXPECT_EQ(f.money("price", Currency::kUSD).micros(), 3'200'000);
+  EXPECT_EQ(f.enumeration("color", kColors), Color::kBlue);
+  EXPECT_GT(f.time("at"), 0);
+  f.finish();
+  EXPECT_TRUE(errs.empty());
+}
+
+TEST(YamlJson, KeepsDecimalsAsStrings) {
+  auto j = yaml_to_json("name: job\nworkers: 2\nprice: 3.20\nquoted: \"12\"\nok: true\nlist: [a, 1]\n").value();
+  EXPECT_EQ(j["workers"], 2);
+  EXPECT_EQ(j["price"], "3.20");
+  EXPECT_EQ(j["quoted"], "12");
+  EXPECT_EQ(j["ok"], true);
+  EXPECT_EQ(j["list"][1], 1);
+}
+
+TEST(YamlJson, MalformedYamlNamesTheLine) {
+  auto r = yaml_to_json("a: 1\nb: [1, 2\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("line"), std::string::npos);
+  EXPECT_FALSE(parse_json_or_yaml("{\"a\": }").ok());
+}
+
+}  // namespace
+}  // namespace gpurent

@@ -1,0 +1,109 @@
+#include "core/money.h"
+
+#include <limits>
+
+namespace gpurent {
+
+const char* currency_code(Currency c) { return c == Currency::kCNY ? "CNY" : "USD"; }
+
+Result<Currency> parse_currency(std::string_view s) {
+  if (s == "USD") return Currency::kUSD;
+  if (s == "CNY") return Currency::kCNY;
+  return Error::invalid("currency", "unknown currency '" + std::string(s) + "' (expected USD or CNY)");
+}
+
+Result<Money> Money::parse(std::string_view s, Currency c) {
+  auto bad = [&](const std::string& why) {
+    return Error::invalid("amount", "'" + std::string(s) + "' is not a decimal amount: " + why);
+  };
+  if (s.empty()) return bad("empty");
+  bool neg = false;
+  size_t i = 0;
+  if (s[0] == '-') { neg = true; i = 1; }
+  __int128 whole = 0;
+  int int_digits = 0;
+  for (; i < s.size() && s[i] != '.'; ++i) {
+    if (s[i] < '0' || s[i] > '9') return bad("unexpected character");
+    whole = whole * 10 + (s[i] - '0');
+    if (++int_digits > 13) return bad("too large");
+  }
+  if (int_digits == 0) return bad("no digits before the decimal point");
+  int64_t frac = 0;
+  int frac_digits = 0;
+  if (i < s.size()) {
+    ++i;  // '.'
+    if (i == s.size()) return bad("no digits after the decimal point");
+    for (; i < s.size(); ++i) {
+      if (s[i] < '0' || s[i] > '9') return bad("unexpected character");
+      if (++frac_digits > 6) return bad("more than 6 decimals (amounts are exact to 1e-6)");
+      frac = frac * 10 + (s[i] - '0');
+    }
+  }
+  for (int k = frac_digits; k < 6; ++k) frac *= 10;
+  __int128 m = whole * kMicrosPerUnit + frac;
+  return Money(static_cast<int64_t>(neg ? -m : m), c);
+}
+
+static Error currency_mismatch(Currency a, Currency b) {
+  return Error::make(Code::kInvalid, std::string("currency mismatch: ") + currency_code(a) + " vs " +
+                                         currency_code(b));
+}
+
+Result<Money> Money::plus(const Money& o) const {
+  if (o.currency_ != currency_) return currency_mismatch(currency_, o.currency_);
+  int64_t r;
+  if (__builtin_add_overflow(micros_, o.micros_, &r)) return Error::make(Code::kInvalid, "money overflow");
+  return Money(r, currency_);
+}
+
+Result<Money> Money::minus(const Money& o) const {
+  if (o.currency_ != currency_) return currency_mismatch(currency_, o.currency_);
+  int64_t r;
+  if (__builtin_sub_overflow(micros_, o.micros_, &r)) return Error::make(Code::kInvalid, "money overflow");
+  return Money(r, currency_);
+}
+
+int64_t div_round_half_even(__int128 num, int64_t den, bool* overflow) {
+  __int128 q = num / den;
+  __int128 r = num % den;
+  if (r != 0) {
+    __int128 twice = (r < 0 ? -r : r) * 2;
+    bool away = twice > den || (twice == den && (q % 2 != 0));
+    if (away) q += (num < 0) ? -1 : 1;
+  }
+  if (q > std::numeric_limits<int64_t>::max() || q < std::numeric_limits<int64_t>::min()) {
+    *overflow = true;
+    return 0;
+  }
+  return static_cast<int64_t>(q);
+}
+
+Result<Money> Money::mul_ratio(int64_t num, int64_t den) const {
+  if (den <= 0) return Error::make(Code::kInvalid, "ratio denominator must be positive");
+  bool overflow = false;
+  int64_t r = div_round_half_even(static_cast<__int128>(micros_) * num, den, &overflow);
+  if (overflow) return Error::make(Code::kInvalid, "money overflow");
+  return Money(r, currency_);
+}
+
+Money Money::round_to_cents() const {
+  bool overflow = false;
+  int64_t cents = div_round_half_even(micros_, 10'000, &overflow);
+  return Money(cents * 10'000, currency_);
+}
+
+std::string Money::amount_string() const {
+  __int128 m = micros_;
+  bool neg = m < 0;
+  if (neg) m = -m;
+  auto whole = static_cast<unsigned long long>(m / kMicrosPerUnit);
+  auto frac = static_cast<unsigned long long>(m % kMicrosPerUnit);
+  std::string f = std::to_string(frac);
+  f.insert(0, 6 - f.size(), '0');
+  while (f.size() > 2 && f.back() == '0') f.pop_back();
+  return (neg ? "-" : "") + std::to_string(whole) + "." + f;
+}
+
+std::string Money::to_string() const { return amount_string() + " " + currency_code(currency_); }
+
+}  // namespace gpurent

@@ -1,0 +1,60 @@
+#include "core/money.h"
+
+#include <gtest/gtest.h>
+
+namespace gpurent {
+namespace {
+
+Money usd(const char* s) { return Money::parse(s, Currency::kUSD).value(); }
+
+TEST(Money, ParsesExactDecimals) {
+  EXPECT_EQ(usd("3.2").micros(), 3'200'000);
+  EXPECT_EQ(usd("0.000125").micros(), 125);
+  EXPECT_EQ(usd("-12").micros(), -12'000'000);
+  EXPECT_EQ(usd("98.32").amount_string(), "98.32");
+  EXPECT_EQ(usd("0.000125").amount_string(), "0.000125");
+  EXPECT_EQ(usd("5").amount_string(), "5.00");
+}
+
+TEST(Money, RejectsWhatItCannotRepresentExactly) {
+  for (const char* bad : {"", "1.", ".5", "1.0000001", "1e3", "abc", "1,5", " 1", "--1", "99999999999999"}) {
+    auto r = Money::parse(bad, Currency::kUSD);
+    EXPECT_FALSE(r.ok()) << bad;
+  }
+}
+
+TEST(Money, AddsOnlySameCurrency) {
+  auto a = usd("1.10");
+  auto b = Money::parse("2", Currency::kCNY).value();
+  EXPECT_FALSE(a.plus(b).ok());
+  EXPECT_EQ(a.plus(usd("2.25"))->micros(), 3'350'000);
+  EXPECT_EQ(a.minus(usd("2.25"))->amount_string(), "-1.15");
+  EXPECT_FALSE(Money(INT64_MAX, Currency::kUSD).plus(usd("1")).ok());
+}
+
+TEST(Money, MulRatioRoundsHalfToEven) {
+  // 0.000001 * 1/2 = 0.0000005 -> 0 (even); 0.000003 * 1/2 = 1.5 micros -> 2.
+  EXPECT_EQ(Money(1, Currency::kUSD).mul_ratio(1, 2)->micros(), 0);
+  EXPECT_EQ(Money(3, Currency::kUSD).mul_ratio(1, 2)->micros(), 2);
+  EXPECT_EQ(Money(-3, Currency::kUSD).mul_ratio(1, 2)->micros(), -2);
+  EXPECT_EQ(Money(5, Currency::kUSD).mul_ratio(1, 2)->micros(), 2);
+  // $3.20/h for 1 second: 3.2/3600 = 0.000888...  -> 889 micros.
+  EXPECT_EQ(usd("3.20").mul_ratio(1, 3600)->micros(), 889);
+  EXPECT_FALSE(usd("1").mul_ratio(1, 0).ok());
+  EXPECT_FALSE(Money(INT64_MAX, Currency::kUSD).mul_ratio(3, 1).ok());
+}
+
+TEST(Money, RoundsToCentsHalfToEven) {
+  EXPECT_EQ(usd("0.125").round_to_cents().amount_string(), "0.12");
+  EXPECT_EQ(usd("0.135").round_to_cents().amount_string(), "0.14");
+  EXPECT_EQ(usd("0.1251").round_to_cents().amount_string(), "0.13");
+  EXPECT_EQ(usd("-0.125").round_to_cents().amount_string(), "-0.12");
+}
+
+TEST(Money, Currency) {
+  EXPECT_EQ(parse_currency("CNY").value(), Currency::kCNY);
+  EXPECT_FALSE(parse_currency("usd").ok());
+}
+
+}  // namespace
+}  // namespace gpurent

@@ -1,0 +1,70 @@
+// Errors as values for expected failures (validation, not found, conflict, permission).
+// An Error carries a code, the field it is about (a JSON path such as "gpus[2].numa_node",
+// empty when it concerns the whole request) and a human reason. Result<T> holds a T or Errors.
+// Value types; thread-compatible.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace gpurent {
+
+enum class Code {
+  kInvalid,       // 400/422: a field is missing, malformed or out of range
+  kUnauthorized,  // 401
+  kForbidden,     // 403
+  kNotFound,      // 404 (also what another tenant's objects look like)
+  kConflict,      // 409: duplicate name, illegal state transition
+  kTooLarge,      // 413
+  kUnavailable,   // 503
+  kInternal,      // 500
+};
+
+const char* code_name(Code c);
+int http_status(Code c);
+
+struct FieldError {
+  std::string field;
+  std::string reason;
+};
+
+struct Error {
+  Code code = Code::kInternal;
+  std::string message;              // one-line summary
+  std::vector<FieldError> fields;   // each offending field with its reason
+
+  static Error invalid(std::string field, std::string reason) {
+    Error e{Code::kInvalid, field + ": " + reason, {}};
+    e.fields.push_back({std::move(field), std::move(reason)});
+    return e;
+  }
+  static Error make(Code c, std::string message) { return Error{c, std::move(message), {}}; }
+};
+
+template <class T>
+class [[nodiscard]] Result {
+ public:
+  Result(T v) : v_(std::move(v)) {}          // NOLINT: implicit by design
+  Result(Error e) : v_(std::move(e)) {}      // NOLINT
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  T& value() & { return std::get<0>(v_); }
+  const T& value() const& { return std::get<0>(v_); }
+  T&& value() && { return std::get<0>(std::move(v_)); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  const Error& error() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, Error> v_;
+};
+
+struct Unit {};
+using Status = Result<Unit>;
+inline Status ok_status() { return Unit{}; }
+
+}  // namespace gpurent

@@ -1,0 +1,131 @@
+// Store: durable home of every resource. Resources are kept as documents (the canonical JSON the
+// API returns) plus a few indexed columns used for scoping and filtering; see docs/architecture.md
+// for why. Implementations: SqliteStore (embedded default); a PostgreSQL one satisfies the same
+// interface (jsonb body, same columns).
+//
+// Concurrency contract: exactly one writer (the server's control loop) calls write(); reads
+// (get/list/token lookups) may be called from any thread concurrently with the writer.
+// A write() whose callback returns ok is committed durably before write() returns.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/clock.h"
+#include "core/result.h"
+
+namespace gpurent {
+
+// One stored resource. Index columns are empty strings when they do not apply to the kind.
+struct Record {
+  std::string kind;          // "suppliers", "nodes", "offers", "tenants", "projects", "users", "jobs", ...
+  std::string id;            // "<prefix>_<hex>", unique within kind
+  std::string name;          // user-chosen, unique within (kind, scope) where scope = tenant_id or supplier_id or global
+  std::string tenant_id;     // owning tenant for tenant-scoped kinds
+  std::string supplier_id;   // owning supplier for supplier-scoped kinds
+  std::string project_id;    // owning project (jobs)
+  std::string state;         // lifecycle state where the kind has one (jobs, nodes)
+  std::string region;        // suppliers, nodes, offers
+  std::string gpu_model;     // nodes, offers, jobs (first allowed model)
+  TimeMs created_at = 0;
+  TimeMs updated_at = 0;
+  int64_t version = 0;       // starts at 1, +1 on each update (optimistic concurrency)
+  nlohmann::json body;       // the canonical document
+};
+
+// Filterable index columns: "name", "tenant_id", "supplier_id", "project_id", "state", "region", "gpu_model".
+struct ListQuery {
+  std::string kind;
+  std::map<std::string, std::string> eq;  // column -> exact value
+  std::string after_id;                   // keyset pagination: ids strictly greater than this
+  int limit = 100;                        // 1..1000
+};
+
+struct Page {
+  std::vector<Record> items;
+  std::string next_after;  // empty when this is the last page
+};
+
+struct TokenRow {
+  std::string id;
+  std::string user_id;
+  std::string tenant_id;    // empty for operator/supplier users
+  std::string supplier_id;  // set for supplier users
+  std::string role;
+  std::string name;
+  std::string secret_hash;  // sha256 hex of the secret; the secret itself is never stored
+  TimeMs created_at = 0;
+  TimeMs expires_at = 0;    // 0 = never
+  bool revoked = false;
+};
+
+struct JobEvent {
+  std::string job_id;
+  TimeMs at = 0;
+  std::string from_state;
+  std::string to_state;
+  std::string reason;
+};
+
+struct AuditEntry {
+  TimeMs at = 0;
+  std::string actor;   // user id
+  std::string action;  // "create", "update", "delete", "cancel", ...
+  std::string kind;
+  std::string object_id;
+  std::string detail;
+};
+
+// Operations available inside one write transaction.
+class StoreTx {
+ public:
+  virtual ~StoreTx() = default;
+  // Sets version=1. kConflict if (kind,id) exists or (kind, scope, name) is taken.
+  virtual Status insert(const Record& r) = 0;
+  // Requires r.version == stored version; stores version+1. kNotFound / kConflict.
+  virtual Status update(const Record& r) = 0;
+  virtual Status remove(const std::string& kind, const std::string& id) = 0;
+  virtual Result<Record> get(const std::string& kind, const std::string& id) = 0;
+  virtual Result<Page> list(const ListQuery& q) = 0;
+  virtual Result<int64_t> count(const std::string& kind, const std::map<std::string, std::string>& eq) = 0;
+  virtual Status insert_token(const TokenRow& t) = 0;
+  virtual Status revoke_token(const std::string& token_id) = 0;
+  virtual Status append_job_event(const JobEvent& e) = 0;
+  virtual Status append_audit(const AuditEntry& a) = 0;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+  // Runs fn in one transaction on the single writer connection; commits (durably) when fn returns
+  // ok, rolls back otherwise and returns fn's error.
+  virtual Status write(const std::function<Status(StoreTx&)>& fn) = 0;
+
+  // Reads: safe from any thread; they see the last committed state.
+  virtual Result<Record> get(const std::string& kind, const std::string& id) = 0;
+  virtual Result<Page> list(const ListQuery& q) = 0;
+  virtual Result<int64_t> count(const std::string& kind, const std::map<std::string, std::string>& eq) = 0;
+  virtual std::optional<TokenRow> token_by_hash(const std::string& secret_hash) = 0;
+  virtual Result<std::vector<TokenRow>> tokens(const std::map<std::string, std::string>& eq) = 0;  // user_id/tenant_id
+  virtual Result<std::vector<JobEvent>> job_events(const std::string& job_id) = 0;
+  virtual Result<std::vector<AuditEntry>> audit(const std::string& kind, int limit) = 0;
+  virtual int schema_version() = 0;
+  virtual bool healthy() = 0;  // a trivial read succeeds
+};
+
+struct SqliteOptions {
+  std::string path;           // file path; created if missing
+  bool synchronous_full = true;  // fsync each commit (acknowledged == durable, also on power loss)
+  int busy_timeout_ms = 5000;
+};
+
+// Opens (creating if needed) the file in WAL mode and applies pending schema migrations.
+Result<std::unique_ptr<Store>> open_sqlite_store(const SqliteOptions& opts);
+
+}  // namespace gpurent
