@@ -53,12 +53,37 @@ static bool matches(const char* pattern, const std::string& s) {
   return std::regex_match(s, *re);
 }
 
+// Structural UTF-8 check (no overlongs, no surrogates, at most U+10FFFF).
+static bool valid_utf8(const std::string& s) {
+  size_t i = 0, n = s.size();
+  while (i < n) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (len == 0 || i + len > n) return false;
+    uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+    for (size_t k = 1; k < len; ++k) {
+      unsigned char d = static_cast<unsigned char>(s[i + k]);
+      if ((d >> 6) != 0x2) return false;
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+      return false;
+    i += len;
+  }
+  return true;
+}
+
 static std::optional<std::string> check_str(const json& v, const StrRule& rule, std::string* reason) {
   if (!v.is_string()) {
     *reason = "must be a string";
     return std::nullopt;
   }
   const auto& s = v.get_ref<const std::string&>();
+  if (!valid_utf8(s)) {
+    *reason = "must be valid UTF-8";
+    return std::nullopt;
+  }
   if (s.size() < rule.min_len) {
     *reason = rule.min_len == 1 ? "must not be empty" : "must have at least " + std::to_string(rule.min_len) + " characters";
     return std::nullopt;

@@ -4,6 +4,7 @@ namespace gpurent {
 
 const char* code_name(Code c) {
   switch (c) {
+    case Code::kBadRequest: return "bad_request";
     case Code::kInvalid: return "invalid";
     case Code::kUnauthorized: return "unauthorized";
     case Code::kForbidden: return "forbidden";
@@ -18,6 +19,7 @@ const char* code_name(Code c) {
 
 int http_status(Code c) {
   switch (c) {
+    case Code::kBadRequest: return 400;
     case Code::kInvalid: return 422;
     case Code::kUnauthorized: return 401;
     case Code::kForbidden: return 403;

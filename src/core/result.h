@@ -12,7 +12,8 @@
 namespace gpurent {
 
 enum class Code {
-  kInvalid,       // 400/422: a field is missing, malformed or out of range
+  kBadRequest,    // 400: the request itself is unreadable (malformed JSON/YAML, wrong content type)
+  kInvalid,       // 422: a field is missing, malformed or out of range
   kUnauthorized,  // 401
   kForbidden,     // 403
   kNotFound,      // 404 (also what another tenant's objects look like)

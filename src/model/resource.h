@@ -24,7 +24,7 @@ using json = nlohmann::json;
 
 // Keys the server sets; accepted (and ignored) in bodies so a GET result can be PUT back.
 inline void ignore_server_keys(Fields& f) {
-  f.ignore({"id", "kind", "created_at", "updated_at", "version", "links"});
+  f.ignore({"id", "created_at", "updated_at", "version"});
 }
 
 struct IndexCols {

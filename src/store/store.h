@@ -96,6 +96,10 @@ class StoreTx {
   virtual Result<int64_t> count(const std::string& kind, const std::map<std::string, std::string>& eq) = 0;
   virtual Status insert_token(const TokenRow& t) = 0;
   virtual Status revoke_token(const std::string& token_id) = 0;
+  // Same filters as Store::tokens, inside the transaction.
+  virtual Result<std::vector<TokenRow>> list_tokens(const std::map<std::string, std::string>& eq) = 0;
+  // Revokes every token of a user (0 tokens is fine).
+  virtual Status revoke_user_tokens(const std::string& user_id) = 0;
   virtual Status append_job_event(const JobEvent& e) = 0;
   virtual Status append_audit(const AuditEntry& a) = 0;
 };

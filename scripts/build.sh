@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Configures and builds gpurent into build/ (Release with debug info, Ninja, 2 jobs by default).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+JOBS=${JOBS:-2}
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} >/dev/null
+cmake --build "$BUILD_DIR" -j "$JOBS"

@@ -1,0 +1,131 @@
+#include "catalog/gpu_catalog.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/fields.h"
+#include "core/yaml_json.h"
+
+#ifndef GPURENT_SOURCE_DIR
+#error "GPURENT_SOURCE_DIR must be defined by the build (CMakeLists.txt sets it)"
+#endif
+
+namespace gpurent {
+
+namespace {
+
+constexpr size_t kMaxModels = 1000;
+constexpr std::streamoff kMaxFileBytes = 4 << 20;
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+// Every id and alias, across all entries, must be unique ignoring case. Works on the raw document
+// so the paths keep their list positions even where an entry has other errors.
+void check_unique_names(const json& models, FieldErrors& errs) {
+  struct Owner {
+    std::string path;
+    std::string id;
+  };
+  std::unordered_map<std::string, Owner> seen;
+  auto claim = [&](const std::string& name, const std::string& path, const std::string& id) {
+    auto [it, inserted] = seen.emplace(lower(name), Owner{path, id});
+    if (inserted) return;
+    errs.add(path, "'" + name + "' is already used by " + it->second.path +
+                       (it->second.id.empty() ? "" : " (" + it->second.id + ")") +
+                       "; ids and aliases must be unique, ignoring case");
+  };
+  for (size_t i = 0; i < models.size(); ++i) {
+    const json& m = models[i];
+    if (!m.is_object()) continue;
+    const std::string base = "models[" + std::to_string(i) + "]";
+    std::string id;
+    if (auto it = m.find("id"); it != m.end() && it->is_string()) {
+      id = it->get<std::string>();
+      if (!id.empty()) claim(id, base + ".id", id);
+    }
+    auto al = m.find("aliases");
+    if (al == m.end() || !al->is_array()) continue;
+    for (size_t j = 0; j < al->size(); ++j) {
+      const json& a = (*al)[j];
+      if (a.is_string() && !a.get_ref<const std::string&>().empty())
+        claim(a.get<std::string>(), base + ".aliases[" + std::to_string(j) + "]", id);
+    }
+  }
+}
+
+}  // namespace
+
+Result<GpuCatalog> GpuCatalog::from_json(const json& doc) {
+  FieldErrors errs;
+  Fields top(doc, "", errs);
+  GpuCatalog cat;
+  if (top.valid_object()) {
+    top.objects("models", true, kMaxModels, [&](Fields& f, size_t) { cat.models_.push_back(read_gpu_model(f)); });
+    top.finish();
+    const json* models = doc.contains("models") ? &doc["models"] : nullptr;
+    if (models && models->is_array()) {
+      if (models->empty()) errs.add("models", "must list at least one model");
+      if (models->size() <= kMaxModels) check_unique_names(*models, errs);
+    }
+  }
+  if (!errs.empty()) return errs.to_error();
+  for (size_t i = 0; i < cat.models_.size(); ++i) {
+    const GpuModel& m = cat.models_[i];
+    cat.index_.emplace(lower(m.id), i);
+    for (const auto& a : m.aliases) cat.index_.emplace(lower(a), i);
+  }
+  return cat;
+}
+
+Result<GpuCatalog> GpuCatalog::parse(const std::string& yaml_text) {
+  auto doc = parse_json_or_yaml(yaml_text);
+  if (!doc) return doc.error();
+  return from_json(*doc);
+}
+
+Result<GpuCatalog> GpuCatalog::load_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    return Error::make(Code::kInvalid, "GPU catalog '" + path + "' is not a regular file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error::make(Code::kNotFound, "cannot read GPU catalog '" + path + "': " + std::strerror(errno));
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size < 0) return Error::make(Code::kInternal, "cannot read GPU catalog '" + path + "'");
+  if (size > kMaxFileBytes)
+    return Error::make(Code::kTooLarge, "GPU catalog '" + path + "' is larger than " +
+                                            std::to_string(kMaxFileBytes >> 20) + " MiB");
+  in.seekg(0, std::ios::beg);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Error::make(Code::kInternal, "error reading GPU catalog '" + path + "'");
+  auto cat = parse(text.str());
+  if (!cat) {
+    Error e = cat.error();
+    e.message = "GPU catalog '" + path + "': " + e.message;
+    return e;
+  }
+  return cat;
+}
+
+const GpuModel* GpuCatalog::find(std::string_view id_or_alias) const {
+  auto it = index_.find(lower(id_or_alias));
+  return it == index_.end() ? nullptr : &models_[it->second];
+}
+
+std::string default_catalog_path() {
+  const char* env = std::getenv("GPURENT_CATALOG");
+  if (env && *env) return env;
+  return GPURENT_SOURCE_DIR "/data/gpu_catalog.yaml";
+}
+
+}  // namespace gpurent

@@ -1,0 +1,47 @@
+// The GPU catalog: the datasheet figures of every accelerator model gpurent knows
+// (data/gpu_catalog.yaml), looked up by id or by any alias traces, price lists and nvidia-smi
+// use ("V100M32", "H100-SXM", "Tesla T4"), case-insensitively.
+// File format: a map with one key, `models`, a list of entries as gpu_model.h describes.
+// Loading validates every entry (errors name the field, e.g. "models[3].memory_bandwidth_gbps")
+// and rejects an id or alias used twice, ignoring case.
+// Thread-safety: immutable after load; safe to share for concurrent reads. Pointers returned by
+// find() stay valid as long as the catalog object they came from.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "catalog/gpu_model.h"
+#include "core/result.h"
+
+namespace gpurent {
+
+class GpuCatalog {
+ public:
+  GpuCatalog() = default;  // empty
+
+  // Reads and parses a catalog file; errors name the path.
+  static Result<GpuCatalog> load_file(const std::string& path);
+  // YAML (or JSON) catalog text.
+  static Result<GpuCatalog> parse(const std::string& yaml_text);
+  // An already-parsed document ({"models": [...]}).
+  static Result<GpuCatalog> from_json(const json& doc);
+
+  // The model with this id or alias (ASCII case-insensitive), or nullptr.
+  const GpuModel* find(std::string_view id_or_alias) const;
+  // In file order.
+  const std::vector<GpuModel>& models() const { return models_; }
+
+ private:
+  std::vector<GpuModel> models_;
+  std::unordered_map<std::string, size_t> index_;  // lowercased id or alias -> position in models_
+};
+
+// $GPURENT_CATALOG if set and not empty, else the source tree's data/gpu_catalog.yaml.
+std::string default_catalog_path();
+
+}  // namespace gpurent

@@ -1,0 +1,403 @@
+// The CLI end to end, in process, against a fake API server: argument parsing, request shapes,
+// paging, output formats, error rendering and exit codes.
+#include "cli/cli.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "cli/fake_api_for_test.h"
+
+namespace gpurent {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+struct CliRun {
+  int rc;
+  std::string out, err;
+};
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    env_["HOME"] = "/nonexistent-home-for-cli-tests";
+    env_["GPURENT_SERVER"] = api_.url();
+    env_["GPURENT_TOKEN"] = "gpr_env";
+  }
+
+  CliRun run(std::vector<std::string> args, const std::string& stdin_text = "") {
+    std::istringstream in(stdin_text);
+    std::ostringstream out, err;
+    auto env = [this](const std::string& k) -> std::optional<std::string> {
+      auto it = env_.find(k);
+      if (it == env_.end()) return std::nullopt;
+      return it->second;
+    };
+    auto serve = [this](const ServerOptions& o) {
+      served_ = o;
+      return 0;
+    };
+    CliIo io{in, out, err, env, clock_, serve};
+    int rc = run_cli(args, io);
+    return {rc, out.str(), err.str()};
+  }
+
+  std::string temp_file(const std::string& name, const std::string& text) {
+    fs::path p = fs::temp_directory_path() / ("gpurent_cli_test_" + std::to_string(::getpid()) + "_" + name);
+    std::ofstream(p) << text;
+    files_.push_back(p);
+    return p.string();
+  }
+  void TearDown() override {
+    for (const auto& p : files_) fs::remove(p);
+  }
+
+  testing::FakeApi api_;
+  std::map<std::string, std::string> env_;
+  FakeClock clock_{*parse_rfc3339("2026-01-01T01:00:00Z", "now")};
+  std::vector<fs::path> files_;
+  std::optional<ServerOptions> served_;
+};
+
+TEST_F(CliTest, ListFollowsEveryPage) {
+  api_.on("GET /api/v1/tenants", {200, R"({"items":[{"name":"acme","display_name":"艾克米","currency":"CNY",
+      "contact_email":"a@acme.cn","created_at":"2026-01-01T00:00:00.000Z"}],"next_after":"ten_1"})"});
+  api_.on("GET /api/v1/tenants?after=ten_1", {200, R"({"items":[{"name":"globex","display_name":"Globex",
+      "currency":"USD","contact_email":"ops@globex.com","created_at":"2025-12-31T01:00:00.000Z"}],"next_after":null})"});
+  CliRun r = run({"tenants", "list"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "NAME     DISPLAY_NAME   CURRENCY   CONTACT_EMAIL    AGE\n"
+            "acme     艾克米         CNY        a@acme.cn        60m\n"
+            "globex   Globex         USD        ops@globex.com   24h\n");
+  EXPECT_EQ(r.err, "");
+  auto reqs = api_.requests();
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_TRUE(reqs[0].params.empty());
+  EXPECT_EQ(reqs[1].params.find("after")->second, "ten_1");
+  EXPECT_EQ(reqs[1].authorization, "Bearer gpr_env");
+}
+
+TEST_F(CliTest, ListWithLimitFetchesOnePageAndPrintsTheCursor) {
+  api_.on("GET /api/v1/nodes", {200, R"({"items":[{"name":"n1"}],"next_after":"nod_9"})"});
+  CliRun r = run({"nodes", "list", "--limit", "1", "--gpu-model", "h100-sxm5-80gb", "--supplier", "acme"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.err, "more results: add --after nod_9\n");
+  auto reqs = api_.requests();
+  ASSERT_EQ(reqs.size(), 1u);
+  EXPECT_EQ(reqs[0].params.find("limit")->second, "1");
+  EXPECT_EQ(reqs[0].params.find("gpu_model")->second, "h100-sxm5-80gb");
+  EXPECT_EQ(reqs[0].params.find("supplier")->second, "acme");
+  EXPECT_EQ(reqs[0].params.count("region"), 0u);
+}
+
+TEST_F(CliTest, ListJsonAndYamlKeepTheApiShape) {
+  api_.on("GET /api/v1/offers", {200, R"({"items":[{"name":"o","prices":{"on_demand":"3.20"}}],"next_after":null})"});
+  CliRun r = run({"offers", "list", "-o", "json"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out), json::parse(R"({"items":[{"name":"o","prices":{"on_demand":"3.20"}}],"next_after":null})"));
+  r = run({"-o", "yaml", "offers", "list"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "items:\n  - name: o\n    prices:\n      on_demand: \"3.20\"\nnext_after: null\n");
+}
+
+TEST_F(CliTest, EmptyListSaysSoOnStderr) {
+  api_.on("GET /api/v1/jobs", {200, R"({"items":[],"next_after":null})"});
+  CliRun r = run({"jobs", "list", "--state", "running", "--project", "vision"});
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "no jobs found\n");
+  auto p = api_.requests().at(0).params;
+  EXPECT_EQ(p.find("state")->second, "running");
+  EXPECT_EQ(p.find("project")->second, "vision");
+}
+
+TEST_F(CliTest, GetEncodesTheIdAndPrintsTheDetailView) {
+  api_.on("GET /api/v1/projects/my proj", {200, R"({"name":"my-proj","id":"prj_1","quota":{"gpus_per_model":{"*":8}}})"});
+  CliRun r = run({"projects", "get", "my proj"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "name: my-proj\nid:   prj_1\nquota:\n  gpus_per_model:\n    *: 8\n");
+}
+
+TEST_F(CliTest, CreateFromYamlOnStdinSendsJsonWithMoneyAsStrings) {
+  api_.on("POST /api/v1/offers", {201, R"({"id":"off_1","name":"h100-od","version":1})"});
+  CliRun r = run({"offers", "create", "-f", "-"}, "name: h100-od\nprices:\n  on_demand: 3.20\nmin_increment_seconds: 60\n");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "created offer h100-od (off_1)\n");
+  auto req = api_.requests().at(0);
+  EXPECT_EQ(req.method, "POST");
+  EXPECT_EQ(json::parse(req.body),
+            json::parse(R"({"name":"h100-od","prices":{"on_demand":"3.20"},"min_increment_seconds":60})"));
+}
+
+TEST_F(CliTest, CreateReportsValidationErrorsPerField) {
+  api_.on("POST /api/v1/nodes", {422, R"J({"title":"Validation failed","status":422,
+      "detail":"gpus[1].numa_node: must be < numa_nodes (and 1 more)",
+      "errors":[{"field":"gpus[1].numa_node","reason":"must be < numa_nodes"},{"field":"cpu.cores","reason":"is required"}]})J",
+      "application/problem+json"});
+  std::string f = temp_file("node.json", R"({"name":"n"})");
+  CliRun r = run({"nodes", "create", "-f", f});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err,
+            "error: gpus[1].numa_node: must be < numa_nodes (and 1 more)\n"
+            "  gpus[1].numa_node: must be < numa_nodes\n"
+            "  cpu.cores: is required\n");
+}
+
+TEST_F(CliTest, MalformedFileIsReportedLocally) {
+  std::string f = temp_file("bad.yaml", "name: [unclosed\n");
+  CliRun r = run({"suppliers", "create", "-f", f});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("error: " + f + ": malformed YAML at line"), std::string::npos) << r.err;
+  EXPECT_TRUE(api_.requests().empty());
+
+  r = run({"suppliers", "create", "-f", "/no/such/file.yaml"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("cannot read /no/such/file.yaml"), std::string::npos) << r.err;
+
+  r = run({"suppliers", "create", "-f", "-"}, "- a\n- b\n");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("standard input: expected a mapping"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, UpdateAndDelete) {
+  api_.on("PUT /api/v1/tenants/acme", {200, R"({"id":"ten_1","name":"acme","version":4})"});
+  api_.on("DELETE /api/v1/tenants/acme", {204, ""});
+  std::string f = temp_file("t.yaml", "name: acme\nversion: 3\n");
+  CliRun r = run({"tenants", "update", "acme", "-f", f});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "updated tenant acme (ten_1), version 4\n");
+  EXPECT_EQ(json::parse(api_.requests().at(0).body), (json{{"name", "acme"}, {"version", 3}}));
+
+  r = run({"tenants", "delete", "acme"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "deleted tenant acme\n");
+  EXPECT_EQ(api_.requests().at(1).method, "DELETE");
+}
+
+TEST_F(CliTest, ConflictIsExitCode1) {
+  api_.on("PUT /api/v1/tenants/acme", {409, R"({"status":409,"title":"Conflict","detail":"version 3 is stale; current is 4"})"});
+  CliRun r = run({"tenants", "update", "acme", "-f", "-"}, "{\"version\": 3}");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "error: version 3 is stale; current is 4\n");
+}
+
+TEST_F(CliTest, GpuModelsAreReadOnly) {
+  CliRun r = run({"gpu-models", "create", "-f", "x"});
+  EXPECT_EQ(r.rc, 2);
+  api_.on("GET /api/v1/gpu-models", {200, R"({"items":[{"id":"h100-sxm5-80gb","name":"NVIDIA H100 SXM5 80GB",
+      "vendor":"nvidia","form_factor":"sxm","memory_gib":80,"memory_type":"hbm3","fp16_tflops":"989.4"}]})"});
+  r = run({"gpu-models", "list", "--vendor", "nvidia"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("h100-sxm5-80gb   NVIDIA H100 SXM5 80GB   nvidia   sxm    80 GiB hbm3"), std::string::npos) << r.out;
+  EXPECT_EQ(api_.requests().back().params.find("vendor")->second, "nvidia");
+}
+
+TEST_F(CliTest, JobsAreImmutable) {
+  EXPECT_EQ(run({"jobs", "update", "train", "-f", "-"}, "{}").rc, 2);
+  EXPECT_EQ(run({"jobs", "delete", "train"}).rc, 2);
+  EXPECT_TRUE(api_.requests().empty());
+}
+
+TEST_F(CliTest, JobVerbs) {
+  api_.on("POST /api/v1/jobs", {201, R"({"id":"job_1","name":"train","status":{"state":"pending"}})"});
+  api_.on("POST /api/v1/jobs/train/cancel", {200, R"({"id":"job_1","name":"train","status":{"state":"cancelled"}})"});
+  api_.on("GET /api/v1/jobs/train/events", {200, R"({"items":[
+      {"at":"2026-01-01T00:00:00.000Z","from":"","to":"pending","reason":"submitted"},
+      {"at":"2026-01-01T00:05:00.000Z","from":"pending","to":"cancelled","reason":"cancelled by alice"}]})"});
+  CliRun r = run({"jobs", "submit", "-f", "-"}, "name: train\nworkers: 2\n");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "submitted job train (job_1), state pending\n");
+
+  r = run({"jobs", "cancel", "train"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "cancel requested for job train, state cancelled\n");
+
+  r = run({"jobs", "events", "train"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "AT                         FROM      TO          REASON\n"
+            "2026-01-01T00:00:00.000Z   -         pending     submitted\n"
+            "2026-01-01T00:05:00.000Z   pending   cancelled   cancelled by alice\n");
+}
+
+TEST_F(CliTest, Quotas) {
+  api_.on("GET /api/v1/projects/vision/quota", {200, R"({"gpus_per_model":{"h100-sxm5-80gb":64,"*":8},
+      "max_concurrent_jobs":4,"budget_action":"hold"})"});
+  api_.on("PUT /api/v1/projects/vision/quota", {200, R"({"gpus_per_model":{},"budget_action":"alert"})"});
+  CliRun r = run({"quotas", "get", "vision"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "gpus_per_model:\n"
+            "  *:              8\n"
+            "  h100-sxm5-80gb: 64\n"
+            "max_gpus_per_job:    unlimited\n"
+            "max_concurrent_jobs: 4\n"
+            "monthly_budget:      none\n"
+            "budget_action:       hold\n");
+
+  // The {quota: ...} wrapper of `projects get -o yaml` is accepted.
+  r = run({"quotas", "set", "vision", "-f", "-"}, "quota:\n  gpus_per_model: {}\n  budget_action: alert\n");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(json::parse(api_.requests().back().body), json::parse(R"({"gpus_per_model":{},"budget_action":"alert"})"));
+  EXPECT_NE(r.out.find("gpus_per_model:      none (no GPU may be used)\n"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, Tokens) {
+  api_.on("POST /api/v1/tokens", {201, R"({"id":"tok_1","user":"usr_1","name":"laptop","role":"viewer",
+      "expires_at":"2026-01-31T01:00:00.000Z","token":"gpr_secret"})"});
+  api_.on("GET /api/v1/tokens", {200, R"({"items":[{"id":"tok_1","user":"usr_1","name":"laptop","role":"viewer",
+      "expires_at":null,"revoked":false,"created_at":"2026-01-01T00:00:00.000Z"}],"next_after":null})"});
+  api_.on("DELETE /api/v1/tokens/tok_1", {204, ""});
+
+  CliRun r = run({"tokens", "create", "--user", "alice", "--name", "laptop", "--expires-in", "30d"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(json::parse(api_.requests().back().body),
+            json::parse(R"({"user":"alice","name":"laptop","expires_at":"2026-01-31T01:00:00.000Z"})"));
+  EXPECT_NE(r.out.find("token:      gpr_secret\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("shown only once"), std::string::npos);
+  EXPECT_NE(r.out.find("expires_at: 2026-01-31T01:00:00.000Z\n"), std::string::npos) << r.out;
+
+  r = run({"tokens", "create", "--user", "alice", "--name", "x", "--expires-at", "not-a-date"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--expires-at"), std::string::npos) << r.err;
+  r = run({"tokens", "create", "--user", "alice", "--name", "x", "--expires-in", "5w"});
+  EXPECT_EQ(r.rc, 2);
+
+  r = run({"tokens", "list", "--user", "alice"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "ID      NAME     USER    ROLE     EXPIRES_AT   REVOKED   AGE\n"
+            "tok_1   laptop   usr_1   viewer   never        no        60m\n");
+  EXPECT_EQ(api_.requests().back().params.find("user")->second, "alice");
+
+  r = run({"tokens", "revoke", "tok_1"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "revoked token tok_1\n");
+}
+
+TEST_F(CliTest, UnauthorizedGetsATokenHint) {
+  api_.on("GET /api/v1/users", {401, R"({"status":401,"title":"Unauthorized","detail":"missing bearer token"})"});
+  env_.erase("GPURENT_TOKEN");
+  CliRun r = run({"users", "list"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(api_.requests().at(0).authorization, "");
+  EXPECT_NE(r.err.find("error: missing bearer token\nhint: no token was sent"), std::string::npos) << r.err;
+
+  r = run({"users", "list", "--token", "gpr_bad"});
+  EXPECT_NE(r.err.find("the token from --token was refused"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, TokenFileFlag) {
+  api_.on("GET /api/v1/users", {200, R"({"items":[]})"});
+  std::string f = temp_file("admin-token", "gpr_from_file\n");
+  CliRun r = run({"users", "list", "--token-file", f});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(api_.requests().at(0).authorization, "Bearer gpr_from_file");
+
+  r = run({"users", "list", "--token-file", f, "--token", "x"});
+  EXPECT_EQ(r.rc, 2);
+  r = run({"users", "list", "--token-file", "/no/such/token"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("/no/such/token"), std::string::npos);
+}
+
+TEST_F(CliTest, UnreachableServerIsExitCode3) {
+  CliRun r = run({"nodes", "list", "--server", "http://127.0.0.1:1", "--timeout", "2"});
+  EXPECT_EQ(r.rc, 3);
+  EXPECT_NE(r.err.find("http://127.0.0.1:1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("hint: the address came from --server"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, BadAddressIsAUsageErrorOnlyWhenGivenAsAFlag) {
+  CliRun r = run({"nodes", "list", "--server", "ftp://x"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("unsupported scheme"), std::string::npos) << r.err;
+  env_["GPURENT_SERVER"] = "http://h:99999";
+  r = run({"nodes", "list"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("(from GPURENT_SERVER)"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, UsageErrorsAreExitCode2) {
+  for (std::vector<std::string> args : std::vector<std::vector<std::string>>{
+           {}, {"nodes"}, {"nodes", "frobnicate"}, {"nosuch"}, {"nodes", "get"}, {"nodes", "list", "--limit", "0"},
+           {"nodes", "list", "-o", "xml"}, {"tenants", "list", "--gpu-model", "x"}, {"serve", "--port", "70000"},
+           {"serve", "--log-level", "loud"}}) {
+    CliRun r = run(args);
+    EXPECT_EQ(r.rc, 2) << ::testing::PrintToString(args);
+    EXPECT_NE(r.err.find("error: "), std::string::npos) << ::testing::PrintToString(args);
+  }
+  EXPECT_TRUE(api_.requests().empty());
+}
+
+TEST_F(CliTest, HelpAndVersion) {
+  CliRun r = run({"--help"});
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_NE(r.out.find("nodes"), std::string::npos);
+  r = run({"offers", "list", "--help"});
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_NE(r.out.find("--gpu-model"), std::string::npos) << r.out;
+  r = run({"serve", "--help"});
+  EXPECT_EQ(r.rc, 0);
+  for (const char* flag : {"--host", "--port", "--db", "--catalog", "--admin-token-file", "--data-dir", "--static-dir",
+                           "--demo", "--max-body-bytes", "--threads", "--no-sync-full", "--log-level"})
+    EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
+  r = run({"version"});
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out.rfind("gpurent ", 0), 0u);
+}
+
+TEST_F(CliTest, ServeMapsEveryFlagOntoServerOptions) {
+  CliRun r = run({"serve"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  ASSERT_TRUE(served_);
+  ServerOptions d;
+  EXPECT_EQ(served_->host, d.host);
+  EXPECT_EQ(served_->port, d.port);
+  EXPECT_EQ(served_->db_path, d.db_path);
+  EXPECT_EQ(served_->sync_full, true);
+  EXPECT_EQ(served_->demo, false);
+  EXPECT_EQ(served_->threads, d.threads);
+  EXPECT_EQ(served_->max_body_bytes, d.max_body_bytes);
+  EXPECT_EQ(served_->log_level, d.log_level);
+
+  served_.reset();
+  r = run({"serve", "--host", "0.0.0.0", "--port", "0", "--db", "/tmp/g.db", "--catalog", "cat.json",
+           "--admin-token-file", "adm", "--data-dir", "data", "--static-dir", "web/dist", "--demo",
+           "--max-body-bytes", "2048", "--threads", "4", "--no-sync-full", "--log-level", "debug"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  ASSERT_TRUE(served_);
+  EXPECT_EQ(served_->host, "0.0.0.0");
+  EXPECT_EQ(served_->port, 0);
+  EXPECT_EQ(served_->db_path, "/tmp/g.db");
+  EXPECT_EQ(served_->catalog_path, "cat.json");
+  EXPECT_EQ(served_->admin_token_file, "adm");
+  EXPECT_EQ(served_->data_dir, "data");
+  EXPECT_EQ(served_->static_dir, "web/dist");
+  EXPECT_TRUE(served_->demo);
+  EXPECT_EQ(served_->max_body_bytes, 2048u);
+  EXPECT_EQ(served_->threads, 4);
+  EXPECT_FALSE(served_->sync_full);
+  EXPECT_EQ(served_->log_level, "debug");
+}
+
+TEST_F(CliTest, ConfigFileSuppliesServerAndToken) {
+  env_.erase("GPURENT_SERVER");
+  env_.erase("GPURENT_TOKEN");
+  api_.on("GET /api/v1/suppliers", {200, R"({"items":[]})"});
+  std::string cfg = temp_file("config.yaml", "server: " + api_.url() + "\ntoken: gpr_cfg\n");
+  CliRun r = run({"--config", cfg, "suppliers", "list"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(api_.requests().at(0).authorization, "Bearer gpr_cfg");
+}
+
+}  // namespace
+}  // namespace gpurent

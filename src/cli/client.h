@@ -1,0 +1,114 @@
+// HTTP client of the gpurent REST API (/api/v1, JSON, bearer token) used by the CLI. Turns every
+// failure into an ApiError: the server's RFC 7807 problem document, a non-problem HTTP error, a
+// malformed response, or a transport failure (no response at all: status 0, exit code 3).
+// One ApiClient holds one keep-alive connection; not thread-safe (the CLI is single-threaded).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/result.h"
+
+namespace httplib {
+class Client;
+}
+
+namespace gpurent {
+
+using json = nlohmann::json;
+
+// A server address: http[s]://HOST[:PORT][/BASE]. The scheme may be omitted ("host:8080" means
+// http); IPv6 literals go in brackets ("http://[::1]:8080"). https needs a build of cpp-httplib
+// with OpenSSL (CPPHTTPLIB_OPENSSL_SUPPORT); without it https addresses are refused.
+struct ServerUrl {
+  bool tls = false;       // https
+  std::string host;       // without brackets
+  int port = 80;          // default 80 for http, 443 for https
+  std::string base_path;  // "" or "/prefix" (no trailing slash), for servers behind a path-routing proxy
+
+  std::string str() const;  // canonical form, e.g. "http://127.0.0.1:8080" (port always shown)
+};
+Result<ServerUrl> parse_server_url(std::string_view text);
+
+// Percent-encodes everything except RFC 3986 unreserved characters; for path segments and query values.
+std::string url_encode(std::string_view s);
+
+// A failed call. `status` is the HTTP status, 0 when no response arrived.
+struct ApiError {
+  int status = 0;
+  std::string title;                // problem "title", or the HTTP reason phrase
+  std::string detail;               // problem "detail": the one-line explanation shown to the user
+  std::vector<FieldError> fields;   // problem "errors"
+  std::string hint;                 // optional advice (how to fix the address or the token)
+
+  bool unreachable() const { return status == 0; }
+  // 3 when the server could not be reached, 1 otherwise.
+  int exit_code() const { return unreachable() ? 3 : 1; }
+};
+
+// Builds an ApiError from a non-2xx response: RFC 7807 fields when the body is a problem document,
+// otherwise the status line and the start of the body.
+ApiError api_error_from_response(int status, std::string_view body);
+// "error: <detail>\n" then "  <field>: <reason>\n" per field error, then "hint: ...\n" if any.
+std::string render_api_error(const ApiError& e);
+
+// The value of a successful call or the ApiError of a failed one.
+template <class T>
+class [[nodiscard]] ApiResult {
+ public:
+  ApiResult(T v) : v_(std::move(v)) {}         // NOLINT: implicit by design
+  ApiResult(ApiError e) : v_(std::move(e)) {}  // NOLINT
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  T& value() & { return std::get<0>(v_); }
+  const T& value() const& { return std::get<0>(v_); }
+  T&& value() && { return std::get<0>(std::move(v_)); }
+  T* operator->() { return &value(); }
+  T& operator*() & { return value(); }
+  const ApiError& error() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, ApiError> v_;
+};
+
+using Query = std::vector<std::pair<std::string, std::string>>;
+
+struct ClientOptions {
+  int connect_timeout_s = 5;
+  int timeout_s = 60;  // read and write timeout per request
+};
+
+class ApiClient {
+ public:
+  // `token` empty: no Authorization header is sent.
+  ApiClient(ServerUrl url, std::string token, ClientOptions opts = {});
+  ~ApiClient();
+  ApiClient(const ApiClient&) = delete;
+  ApiClient& operator=(const ApiClient&) = delete;
+
+  // `path` is relative to /api/v1 and already encoded ("/nodes/nod_0123"). Results: the response
+  // body as JSON (null when the server sent none, e.g. 204).
+  ApiResult<json> get(const std::string& path, const Query& query = {});
+  ApiResult<json> post(const std::string& path, const json& body);
+  ApiResult<json> put(const std::string& path, const json& body);
+  ApiResult<json> del(const std::string& path);
+
+  const ServerUrl& url() const { return url_; }
+
+ private:
+  enum class Method { kGet, kPost, kPut, kDelete };
+  ApiResult<json> call(Method m, const std::string& path, const Query& query, const json* body);
+
+  ServerUrl url_;
+  std::string token_;
+  ClientOptions opts_;
+  std::unique_ptr<httplib::Client> http_;
+};
+
+}  // namespace gpurent

@@ -1,0 +1,111 @@
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "core/yaml_json.h"
+
+namespace gpurent {
+
+OutputFormat CliContext::format() const {
+  if (flags.output == "json") return OutputFormat::kJson;
+  if (flags.output == "yaml") return OutputFormat::kYaml;
+  return OutputFormat::kTable;
+}
+
+ApiClient* CliContext::client(int* exit_code) {
+  if (client_) return client_.get();
+  auto conn = resolve_connection(flags.conn, io_.env);
+  if (!conn) {
+    *exit_code = fail(conn.error(), kExitFailed);
+    return nullptr;
+  }
+  auto url = parse_server_url(conn->server);
+  if (!url) {
+    Error e = url.error();
+    e.message = e.fields.empty() ? e.message : e.fields[0].reason;
+    e.fields.clear();
+    if (conn->server_source != "--server") e.message += " (from " + conn->server_source + ")";
+    *exit_code = fail(e, conn->server_source == "--server" ? kExitUsage : kExitFailed);
+    return nullptr;
+  }
+  conn_ = std::move(conn).value();
+  client_ = std::make_unique<ApiClient>(std::move(url).value(), conn_->token,
+                                        ClientOptions{.connect_timeout_s = std::min(flags.timeout_s, 10),
+                                                      .timeout_s = flags.timeout_s});
+  return client_.get();
+}
+
+int CliContext::fail(ApiError e) {
+  if (e.hint.empty() && conn_) {
+    if (e.unreachable()) {
+      e.hint = (conn_->server_source == "default" ? std::string("no server address is configured, so the default was used")
+                                                  : "the address came from " + conn_->server_source) +
+               "; start a server with `gpurent serve`, or point at one with --server or GPURENT_SERVER";
+    } else if (e.status == 401) {
+      e.hint = conn_->token.empty()
+                   ? "no token was sent: use --token or --token-file, set GPURENT_TOKEN, or put token: in " +
+                         (conn_->config_path.empty() ? std::string("the config file") : conn_->config_path)
+                   : "the token from " + conn_->token_source + " was refused (unknown, expired or revoked)";
+    }
+  }
+  io_.err << render_api_error(e);
+  return e.exit_code();
+}
+
+int CliContext::fail(const Error& e, int exit_code) {
+  io_.err << "error: " << printable(e.message) << '\n';
+  // Error::invalid repeats its only field in the message; list fields only when they add detail.
+  bool repeats = e.fields.size() == 1 && e.message == e.fields[0].field + ": " + e.fields[0].reason;
+  if (!repeats)
+    for (const auto& f : e.fields)
+      io_.err << "  " << (f.field.empty() ? "" : printable(f.field) + ": ") << printable(f.reason) << '\n';
+  return exit_code;
+}
+
+int CliContext::emit(const json& doc, const std::function<void(std::ostream&)>& human) {
+  switch (format()) {
+    case OutputFormat::kJson:
+      io_.out << doc.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
+      break;
+    case OutputFormat::kYaml:
+      io_.out << to_yaml(doc);
+      break;
+    case OutputFormat::kTable:
+      human(io_.out);
+      break;
+  }
+  return kExitOk;
+}
+
+Result<json> CliContext::read_document(const std::string& path) {
+  std::string text;
+  const std::string name = path == "-" ? "standard input" : path;
+  if (path == "-") {
+    std::ostringstream ss;
+    ss << io_.in.rdbuf();
+    text = ss.str();
+  } else {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) return Error::make(Code::kInvalid, "cannot read " + path + ": " + std::strerror(errno));
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    text = ss.str();
+  }
+  auto doc = parse_json_or_yaml(text);
+  if (!doc) {
+    Error e = doc.error();
+    e.message = name + ": " + (e.fields.empty() ? e.message : e.fields[0].reason);
+    e.fields.clear();
+    return e;
+  }
+  if (!doc->is_object())
+    return Error::make(Code::kInvalid, name + ": expected a mapping of fields (a YAML mapping or JSON object)" +
+                                           (doc->is_null() ? std::string(", got an empty document") : ""));
+  return std::move(doc).value();
+}
+
+}  // namespace gpurent

@@ -1,0 +1,93 @@
+// Test helper (header-only, used by the CLI's *_test.cc): an in-process HTTP server on a free
+// loopback port that records every request and answers from a table of canned responses keyed by
+// "METHOD /path" (query string excluded; a "?k=v&..." suffix matches a specific query first).
+// Unmatched requests get 404 problem+json. Thread-safe (the server thread records, tests read).
+#pragma once
+
+#include <httplib.h>
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace gpurent::testing {
+
+struct Recorded {
+  std::string method;
+  std::string path;
+  std::multimap<std::string, std::string> params;
+  std::string authorization;
+  std::string content_type;
+  std::string body;
+};
+
+struct Canned {
+  int status = 200;
+  std::string body;
+  std::string content_type = "application/json";
+};
+
+class FakeApi {
+ public:
+  FakeApi() {
+    auto handler = [this](const httplib::Request& req, httplib::Response& res) { handle(req, res); };
+    srv_.Get(".*", handler);
+    srv_.Post(".*", handler);
+    srv_.Put(".*", handler);
+    srv_.Delete(".*", handler);
+    port_ = srv_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { srv_.listen_after_bind(); });
+    while (!srv_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~FakeApi() {
+    srv_.stop();
+    thread_.join();
+  }
+
+  int port() const { return port_; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+  void on(const std::string& method_path, Canned c) {
+    std::lock_guard<std::mutex> l(mu_);
+    canned_[method_path] = std::move(c);
+  }
+  std::vector<Recorded> requests() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return log_;
+  }
+
+ private:
+  void handle(const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard<std::mutex> l(mu_);
+    Recorded r{req.method, req.path, {}, req.get_header_value("Authorization"), req.get_header_value("Content-Type"),
+               req.body};
+    std::string query;
+    for (const auto& [k, v] : req.params) {
+      r.params.emplace(k, v);
+      query += (query.empty() ? "?" : "&") + k + "=" + v;
+    }
+    log_.push_back(r);
+    auto it = canned_.find(req.method + " " + req.path + query);
+    if (it == canned_.end()) it = canned_.find(req.method + " " + req.path);
+    if (it == canned_.end()) {
+      res.status = 404;
+      res.set_content(R"({"title":"Not found","status":404,"detail":")" + req.path + R"( not found"})",
+                      "application/problem+json");
+      return;
+    }
+    res.status = it->second.status;
+    if (!it->second.body.empty()) res.set_content(it->second.body, it->second.content_type.c_str());
+  }
+
+  httplib::Server srv_;
+  int port_ = 0;
+  std::thread thread_;
+  mutable std::mutex mu_;
+  std::map<std::string, Canned> canned_;
+  std::vector<Recorded> log_;
+};
+
+}  // namespace gpurent::testing

@@ -1,0 +1,162 @@
+// Generic verbs for every resource kind: list, get, create, update, delete.
+#include <memory>
+#include <set>
+
+#include "cli/commands.h"
+#include "cli/list.h"
+#include "cli/views.h"
+
+namespace gpurent {
+
+namespace {
+
+struct ListOpts {
+  std::map<std::string, std::string> filters;  // query parameter -> value
+  int limit = 0;                                // 0: every page
+  std::string after;
+};
+
+std::string flag_of(const std::string& param) {
+  std::string f = "--" + param;
+  for (char& c : f)
+    if (c == '_') c = '-';
+  return f;
+}
+
+void add_list(CLI::App& noun, CliContext& ctx, const ResourceView& view) {
+  auto opts = std::make_shared<ListOpts>();
+  auto* cmd = noun.add_subcommand("list", "list " + view.kind + " (every page unless --limit)");
+  cmd->alias("ls");
+  for (const auto& f : view.filters)
+    cmd->add_option(flag_of(f), opts->filters[f], "only " + view.kind + " whose " + f + " is this (id or name)");
+  cmd->add_option("--limit", opts->limit, "fetch one page of at most N items (1-1000)")->check(CLI::Range(1, 1000));
+  cmd->add_option("--after", opts->after, "continue after this cursor (printed when --limit leaves more)");
+  cmd->callback([&ctx, &view, opts] {
+    ctx.action = [&ctx, &view, opts] {
+      Query q;
+      for (const auto& [k, v] : opts->filters)
+        if (!v.empty()) q.emplace_back(k, v);
+      return run_list(ctx, "/" + view.kind, q, opts->limit, opts->after,
+                      [&](std::ostream& out, const std::vector<json>& items) { print_list(out, view, items, ctx.now()); },
+                      view.kind);
+    };
+  });
+}
+
+void add_get(CLI::App& noun, CliContext& ctx, const ResourceView& view) {
+  auto id = std::make_shared<std::string>();
+  auto* cmd = noun.add_subcommand("get", "show one " + view.singular);
+  cmd->add_option("id", *id, "id or name")->required();
+  cmd->callback([&ctx, &view, id] {
+    ctx.action = [&ctx, &view, id] {
+      int rc = kExitOk;
+      ApiClient* c = ctx.client(&rc);
+      if (!c) return rc;
+      auto r = c->get("/" + view.kind + seg(*id));
+      if (!r) return ctx.fail(r.error());
+      return ctx.emit(*r, [&](std::ostream& out) { print_detail(out, view, *r, ctx.now()); });
+    };
+  });
+}
+
+// Prints "<verb> <singular> <name> (<id>)" in table format, the object otherwise.
+int report_written(CliContext& ctx, const ResourceView& view, const json& obj, const std::string& verb) {
+  return ctx.emit(obj, [&](std::ostream& out) {
+    std::string name = obj.is_object() ? cell_text(at_path(obj, "name")) : "";
+    std::string id = obj.is_object() ? cell_text(at_path(obj, "id")) : "";
+    out << verb << ' ' << view.singular << ' ' << printable(name.empty() ? id : name);
+    if (!name.empty() && !id.empty()) out << " (" << printable(id) << ")";
+    if (verb == "updated" && obj.contains("version")) out << ", version " << cell_text(obj["version"]);
+    if (std::string state = cell_text(at_path(obj, "status/state")); !state.empty()) out << ", state " << state;
+    out << '\n';
+  });
+}
+
+void add_create(CLI::App& noun, CliContext& ctx, const ResourceView& view, const std::string& verb,
+                const std::string& past, const std::string& help) {
+  auto file = std::make_shared<std::string>();
+  auto* cmd = noun.add_subcommand(verb, help);
+  cmd->add_option("-f,--file", *file, "YAML or JSON file describing the " + view.singular + " ('-' reads stdin)")
+      ->required();
+  cmd->callback([&ctx, &view, file, past] {
+    ctx.action = [&ctx, &view, file, past] {
+      auto doc = ctx.read_document(*file);
+      if (!doc) return ctx.fail(doc.error());
+      int rc = kExitOk;
+      ApiClient* c = ctx.client(&rc);
+      if (!c) return rc;
+      auto r = c->post("/" + view.kind, *doc);
+      if (!r) return ctx.fail(r.error());
+      return report_written(ctx, view, *r, past);
+    };
+  });
+}
+
+void add_update(CLI::App& noun, CliContext& ctx, const ResourceView& view) {
+  struct Opts {
+    std::string id, file;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = noun.add_subcommand("update", "replace a " + view.singular + " with the document in a file");
+  cmd->add_option("id", o->id, "id or name")->required();
+  cmd->add_option("-f,--file", o->file,
+                  "YAML or JSON file ('-' reads stdin); a \"version\" in it makes the update fail if the " +
+                      view.singular + " changed since")
+      ->required();
+  cmd->callback([&ctx, &view, o] {
+    ctx.action = [&ctx, &view, o] {
+      auto doc = ctx.read_document(o->file);
+      if (!doc) return ctx.fail(doc.error());
+      int rc = kExitOk;
+      ApiClient* c = ctx.client(&rc);
+      if (!c) return rc;
+      auto r = c->put("/" + view.kind + seg(o->id), *doc);
+      if (!r) return ctx.fail(r.error());
+      return report_written(ctx, view, *r, "updated");
+    };
+  });
+}
+
+void add_delete(CLI::App& noun, CliContext& ctx, const ResourceView& view) {
+  auto id = std::make_shared<std::string>();
+  auto* cmd = noun.add_subcommand("delete", "delete a " + view.singular);
+  cmd->alias("rm");
+  cmd->add_option("id", *id, "id or name")->required();
+  cmd->callback([&ctx, &view, id] {
+    ctx.action = [&ctx, &view, id] {
+      int rc = kExitOk;
+      ApiClient* c = ctx.client(&rc);
+      if (!c) return rc;
+      auto r = c->del("/" + view.kind + seg(*id));
+      if (!r) return ctx.fail(r.error());
+      json doc = {{"deleted", *id}, {"kind", view.kind}};
+      return ctx.emit(doc, [&](std::ostream& out) { out << "deleted " << view.singular << ' ' << printable(*id) << '\n'; });
+    };
+  });
+}
+
+}  // namespace
+
+CLI::App* add_resource_commands(CLI::App& app, CliContext& ctx) {
+  CLI::App* jobs = nullptr;
+  for (const ResourceView& view : resource_views()) {
+    auto* noun = app.add_subcommand(view.kind, view.help);
+    noun->require_subcommand(1);
+    add_list(*noun, ctx, view);
+    add_get(*noun, ctx, view);
+    if (view.creatable) {
+      if (view.kind == "jobs") {
+        add_create(*noun, ctx, view, "submit", "submitted", "submit a job described in a file");
+        add_create(*noun, ctx, view, "create", "submitted", "same as submit");
+      } else {
+        add_create(*noun, ctx, view, "create", "created", "create a " + view.singular + " from a file");
+      }
+    }
+    if (view.updatable) add_update(*noun, ctx, view);
+    if (view.deletable) add_delete(*noun, ctx, view);
+    if (view.kind == "jobs") jobs = noun;
+  }
+  return jobs;
+}
+
+}  // namespace gpurent

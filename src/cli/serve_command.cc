@@ -1,0 +1,45 @@
+// `gpurent serve`: flags onto ServerOptions, then the server runs in this process (CliIo::serve).
+#include <memory>
+
+#include "cli/commands.h"
+#include "server/server.h"
+
+namespace gpurent {
+
+void add_serve_command(CLI::App& app, CliContext& ctx) {
+  struct Opts {
+    ServerOptions server;
+    bool no_sync_full = false;
+  };
+  auto o = std::make_shared<Opts>();
+  ServerOptions& s = o->server;
+  auto* cmd = app.add_subcommand("serve", "run the API server (and the dashboard) in this process");
+  cmd->add_option("--host", s.host, "address to listen on")->capture_default_str();
+  cmd->add_option("--port", s.port, "port to listen on; 0 picks a free one (printed at start)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  cmd->add_option("--db", s.db_path, "SQLite database file (created if missing)")->capture_default_str();
+  cmd->add_option("--catalog", s.catalog_path, "GPU catalog file (default: the one shipped with gpurent)");
+  cmd->add_option("--admin-token-file", s.admin_token_file,
+                  "where the operator admin token is written on first start, mode 600 (default: <db>.admin-token)");
+  cmd->add_option("--data-dir", s.data_dir, "folder with the demo's price lists (default: found automatically)");
+  cmd->add_option("--static-dir", s.static_dir, "serve the dashboard's built files from this folder");
+  cmd->add_flag("--demo", s.demo, "seed the demo world (suppliers, nodes, offers, tenants) into an empty database");
+  cmd->add_option("--max-body-bytes", s.max_body_bytes, "larger request bodies are refused with 413")
+      ->check(CLI::Range(size_t{1024}, size_t{1} << 30))
+      ->capture_default_str();
+  cmd->add_option("--threads", s.threads, "HTTP worker threads")->check(CLI::Range(1, 1024))->capture_default_str();
+  cmd->add_flag("--no-sync-full", o->no_sync_full,
+                "do not fsync every commit (faster; a power loss may lose the last commits)");
+  cmd->add_option("--log-level", s.log_level, "trace, debug, info, warn or error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
+      ->capture_default_str();
+  cmd->callback([&ctx, o] {
+    ctx.action = [&ctx, o] {
+      o->server.sync_full = !o->no_sync_full;
+      return ctx.serve(o->server);
+    };
+  });
+}
+
+}  // namespace gpurent

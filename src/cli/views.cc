@@ -1,0 +1,221 @@
+#include "cli/views.h"
+
+#include <algorithm>
+#include <set>
+
+namespace gpurent {
+
+namespace {
+
+std::string text(const json& doc, std::string_view path) { return cell_text(at_path(doc, path)); }
+
+ViewColumn col(std::string header, std::string path, Align align = Align::kLeft) {
+  return {std::move(header), align, [path = std::move(path)](const json& d, TimeMs) { return text(d, path); }};
+}
+
+ViewColumn age_col() {
+  return {"AGE", Align::kLeft, [](const json& d, TimeMs now) { return format_age(at_path(d, "created_at"), now); }};
+}
+
+std::string count_of(const json& v) { return v.is_array() ? std::to_string(v.size()) : ""; }
+
+std::string quota_gpus(const json& quota) {
+  const json& m = at_path(quota, "gpus_per_model");
+  if (!m.is_object()) return "";
+  if (m.empty()) return "none";
+  std::string out;
+  for (auto it = m.begin(); it != m.end(); ++it) {
+    if (!out.empty()) out += ", ";
+    out += it.key() + "=" + cell_text(it.value());
+  }
+  return out;
+}
+
+std::string budget(const json& quota) {
+  std::string b = text(quota, "monthly_budget");
+  if (b.empty()) return "";
+  std::string action = text(quota, "budget_action");
+  return action.empty() ? b : b + " (" + action + ")";
+}
+
+std::string job_shape(const json& j) {
+  std::string workers = text(j, "workers");
+  if (workers.empty()) workers = "1";
+  const json& milli = at_path(j, "gpu_milli");
+  std::string gpus = milli.is_number_integer() ? std::to_string(milli.get<int64_t>()) + "m" : text(j, "gpus_per_worker");
+  if (gpus.empty()) gpus = "0";
+  return workers + "x" + gpus;
+}
+
+std::string tflops(const json& m, const char* key) { return text(m, key); }
+
+std::vector<ResourceView> build_views() {
+  std::vector<ResourceView> v;
+
+  v.push_back({"suppliers", "supplier", "companies that rent out GPU capacity",
+               {col("NAME", "name"), col("DISPLAY_NAME", "display_name"), col("REGION", "region"),
+                col("COUNTRY", "country"),
+                {"SITES", Align::kRight, [](const json& d, TimeMs) { return count_of(at_path(d, "sites")); }},
+                col("CERTIFICATIONS", "certifications")},
+               {"name", "region"},
+               true, true, true,
+               nullptr});
+
+  v.push_back({"nodes", "node", "suppliers' servers and their hardware truth",
+               {col("NAME", "name"), col("SUPPLIER", "supplier"), col("REGION", "region"),
+                col("GPU_MODEL", "gpu_model"),
+                {"GPUS", Align::kRight, [](const json& d, TimeMs) { return count_of(at_path(d, "gpus")); }},
+                {"NVLINK_DOMAINS", Align::kLeft, [](const json& d, TimeMs) { return nvlink_summary(at_path(d, "gpus")); }},
+                {"RDMA", Align::kLeft, [](const json& d, TimeMs) { return rdma_summary(at_path(d, "nics")); }},
+                col("STATE", "state")},
+               {"supplier", "region", "gpu_model", "state", "name"},
+               true, true, true,
+               print_node_detail});
+
+  v.push_back({"offers", "offer", "suppliers' price sheets, fee rules and contract templates",
+               {col("NAME", "name"), col("SUPPLIER", "supplier"), col("REGION", "region"),
+                col("GPU_MODEL", "gpu_model"), col("CURRENCY", "currency"),
+                col("ON_DEMAND", "prices/on_demand", Align::kRight), col("SPOT", "prices/spot", Align::kRight),
+                {"MIN_INCR", Align::kRight,
+                 [](const json& d, TimeMs) {
+                   const json& s = at_path(d, "min_increment_seconds");
+                   return s.is_number_integer() ? format_seconds(s.get<int64_t>()) : std::string();
+                 }},
+                col("BILLING_STARTS", "fees/billing_starts"),
+                {"IDLE_RULE", Align::kLeft, [](const json& d, TimeMs) { return idle_rule_summary(at_path(d, "fees/idle")); }},
+                {"EGRESS", Align::kLeft, [](const json& d, TimeMs) { return volume_fee_summary(at_path(d, "fees/egress")); }}},
+               {"supplier", "region", "gpu_model", "name"},
+               true, true, true,
+               print_offer_detail});
+
+  v.push_back({"tenants", "tenant", "customer organisations",
+               {col("NAME", "name"), col("DISPLAY_NAME", "display_name"), col("CURRENCY", "currency"),
+                col("CONTACT_EMAIL", "contact_email"), age_col()},
+               {"name"},
+               true, true, true,
+               nullptr});
+
+  v.push_back({"projects", "project", "a tenant's projects and their quotas",
+               {col("NAME", "name"), col("TENANT", "tenant"), col("DISPLAY_NAME", "display_name"),
+                {"GPU_QUOTA", Align::kLeft, [](const json& d, TimeMs) { return quota_gpus(at_path(d, "quota")); }},
+                col("MAX_GPUS_PER_JOB", "quota/max_gpus_per_job", Align::kRight),
+                col("MAX_JOBS", "quota/max_concurrent_jobs", Align::kRight),
+                {"MONTHLY_BUDGET", Align::kLeft, [](const json& d, TimeMs) { return budget(at_path(d, "quota")); }}},
+               {"tenant", "name"},
+               true, true, true,
+               nullptr});
+
+  v.push_back({"users", "user", "people and robots that call the API",
+               {col("NAME", "name"), col("DISPLAY_NAME", "display_name"), col("EMAIL", "email"), col("ROLE", "role"),
+                col("TENANT", "tenant"), col("SUPPLIER", "supplier"), age_col()},
+               {"tenant", "supplier", "name"},
+               true, true, true,
+               nullptr});
+
+  v.push_back({"jobs", "job", "training, inference, debug and batch jobs",
+               {col("NAME", "name"), col("PROJECT", "project"), col("KIND", "kind"),
+                {"WORKERSxGPUS", Align::kRight, [](const json& d, TimeMs) { return job_shape(d); }},
+                col("PRIORITY", "priority_class"), col("BILLING", "billing/mode"), col("STATE", "status/state"),
+                age_col(), col("REASON", "status/reason")},
+               {"tenant", "project", "state", "gpu_model", "name"},
+               true, false, false,
+               nullptr});
+
+  v.push_back({"gpu-models", "GPU model", "the GPU catalog (datasheet figures, read-only)",
+               {col("ID", "id"), col("NAME", "name"), col("VENDOR", "vendor"), col("FORM", "form_factor"),
+                {"MEMORY", Align::kLeft,
+                 [](const json& d, TimeMs) {
+                   std::string gib = text(d, "memory_gib");
+                   return gib.empty() ? gib : gib + " GiB " + text(d, "memory_type");
+                 }},
+                col("MEM_BW_GBPS", "memory_bandwidth_gbps", Align::kRight),
+                {"FP16_TFLOPS", Align::kRight, [](const json& d, TimeMs) { return tflops(d, "fp16_tflops"); }},
+                {"BF16_TFLOPS", Align::kRight, [](const json& d, TimeMs) { return tflops(d, "bf16_tflops"); }},
+                {"FP8_TFLOPS", Align::kRight, [](const json& d, TimeMs) { return tflops(d, "fp8_tflops"); }},
+                col("NVLINK_GBPS", "nvlink_gbps", Align::kRight), col("TDP_W", "tdp_watts", Align::kRight)},
+               {"vendor", "form_factor"},
+               false, false, false,
+               nullptr});
+  return v;
+}
+
+}  // namespace
+
+const std::vector<ResourceView>& resource_views() {
+  static const std::vector<ResourceView> views = build_views();
+  return views;
+}
+
+const ResourceView& view_of(std::string_view kind) {
+  for (const auto& v : resource_views())
+    if (v.kind == kind) return v;
+  static const ResourceView generic{"", "object", "", {col("NAME", "name"), col("ID", "id"), age_col()}, {}, true, true, true, nullptr};
+  return generic;
+}
+
+void print_list(std::ostream& out, const ResourceView& view, const std::vector<json>& items, TimeMs now) {
+  std::vector<Table::Col> cols;
+  for (const auto& c : view.columns) cols.push_back({c.header, c.align});
+  Table t(std::move(cols));
+  for (const auto& item : items) {
+    std::vector<std::string> row;
+    for (const auto& c : view.columns) row.push_back(c.cell(item, now));
+    t.add_row(std::move(row));
+  }
+  t.print(out);
+}
+
+void print_detail(std::ostream& out, const ResourceView& view, const json& doc, TimeMs now) {
+  if (view.detail && doc.is_object()) return view.detail(out, doc, now);
+  print_generic_detail(out, doc);
+}
+
+void print_generic_detail(std::ostream& out, const json& doc, const std::vector<std::string>& first) {
+  if (!doc.is_object()) return print_kv(out, doc);
+  std::set<std::string> done;
+  KvList list;
+  auto take = [&](const std::string& key) {
+    if (done.count(key) || !doc.contains(key)) return;
+    done.insert(key);
+    const json& v = doc[key];
+    // "supplier": "acme" with "supplier_id": "sup_…" reads as one line.
+    std::string id_key = key + "_id";
+    if (v.is_string() && doc.contains(id_key) && doc[id_key].is_string() && !done.count(id_key)) {
+      done.insert(id_key);
+      const std::string& id = doc[id_key].get_ref<const std::string&>();
+      list.emplace_back(key, v.get<std::string>() == id ? id : v.get<std::string>() + " (" + id + ")");
+      return;
+    }
+    list.emplace_back(key, v);
+  };
+  static const char* kFirst[] = {"name", "id", "display_name"};
+  static const char* kLast[] = {"created_at", "updated_at", "version"};
+  for (const char* k : kFirst) take(k);
+  for (const auto& k : first) take(k);
+  std::vector<std::string> rest;
+  for (auto it = doc.begin(); it != doc.end(); ++it)
+    if (std::find(std::begin(kLast), std::end(kLast), it.key()) == std::end(kLast)) rest.push_back(it.key());
+  for (const auto& k : rest) take(k);
+  for (const char* k : kLast) take(k);
+  print_kv(out, list);
+}
+
+std::string format_age(const json& rfc3339, TimeMs now) {
+  if (!rfc3339.is_string()) return "";
+  auto t = parse_rfc3339(rfc3339.get_ref<const std::string&>(), "created_at");
+  if (!t) return "";
+  int64_t s = std::max<int64_t>(0, (now - *t) / 1000);
+  if (s < 120) return std::to_string(s) + "s";
+  if (s < 120 * 60) return std::to_string(s / 60) + "m";
+  if (s < 48 * 3600) return std::to_string(s / 3600) + "h";
+  return std::to_string(s / 86400) + "d";
+}
+
+std::string format_seconds(int64_t s) {
+  if (s > 0 && s % 86400 == 0) return std::to_string(s / 86400) + "d";
+  if (s > 0 && s % 3600 == 0) return std::to_string(s / 3600) + "h";
+  if (s > 0 && s % 60 == 0) return std::to_string(s / 60) + "m";
+  return std::to_string(s) + "s";
+}
+
+}  // namespace gpurent

@@ -1,0 +1,321 @@
+#include "model/job.h"
+
+#include <regex>
+#include <set>
+
+namespace gpurent {
+namespace {
+
+constexpr StrRule kNameRule{.min_len = 1, .max_len = 63, .pattern = kSlug, .pattern_help = kSlugHelp};
+constexpr StrRule kProjectRule{.min_len = 1, .max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp};
+constexpr StrRule kGpuModelRule{.min_len = 1, .max_len = 64, .pattern = "\\S(.{0,62}\\S)?",
+                                .pattern_help = "a catalog GPU model id or alias (1-64 characters, no leading or "
+                                                "trailing space)"};
+// OCI image reference: [registry[:port]/]path[:tag][@sha256:digest], lowercase path components.
+constexpr StrRule kImageRule{
+    .min_len = 1,
+    .max_len = 512,
+    .pattern = "[a-z0-9]+([._-]+[a-z0-9]+)*(:[0-9]{1,5})?(/[a-z0-9]+([._-]+[a-z0-9]+)*)*"
+               "(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[0-9a-f]{64})?",
+    .pattern_help = "a container image reference such as nvcr.io/nvidia/pytorch:24.05-py3"};
+
+bool valid_env_name(const std::string& k) {
+  if (k.empty() || k.size() > 128) return false;  // before the regex: it recurses per character
+  static const std::regex re("[A-Za-z_][A-Za-z0-9_]{0,127}");
+  return std::regex_match(k, re);
+}
+
+// Variables the platform sets for every worker; a job must not override them.
+const char* reserved_env_reason(const std::string& k) {
+  if (k.rfind("GPURENT_", 0) == 0) return "is reserved: the platform sets GPURENT_* variables";
+  if (k == "CUDA_VISIBLE_DEVICES" || k == "NVIDIA_VISIBLE_DEVICES")
+    return "is set by the platform: it decides which GPUs the worker sees";
+  return nullptr;
+}
+
+// An optional enum key (absent and null both mean "not given").
+template <class E, size_t N>
+std::optional<E> opt_enum(Fields& f, const char* key, const EnumEntry<E> (&table)[N]) {
+  if (!f.has(key)) {
+    f.raw(key);
+    return std::nullopt;
+  }
+  return f.enumeration(key, table);
+}
+
+std::map<std::string, std::string> read_env(Fields& f) {
+  std::map<std::string, std::string> env;
+  const json* raw = f.raw("env");
+  if (!raw) return env;
+  if (raw->is_object() && raw->size() > kMaxEnvVars) {
+    f.error("env", "must have at most " + std::to_string(kMaxEnvVars) + " variables (got " +
+                       std::to_string(raw->size()) + ")");
+    return env;
+  }
+  f.object("env", false, [&](Fields& e) {
+    size_t bytes = 0;
+    for (auto it = raw->begin(); it != raw->end(); ++it) {
+      const std::string& k = it.key();
+      e.raw(k.c_str());
+      if (!valid_env_name(k)) {
+        e.error(k, "is not a valid variable name: a letter or '_', then letters, digits or '_' (at most 128)");
+      } else if (const char* why = reserved_env_reason(k)) {
+        e.error(k, why);
+      } else if (!it->is_string()) {
+        e.error(k, "must be a string (quote numbers and booleans in YAML: \"8080\")");
+      } else if (auto v = e.opt_str(k.c_str(), {.min_len = 0, .max_len = kMaxEnvBytes})) {
+        bytes += k.size() + v->size();
+        env[k] = *v;
+      }
+    }
+    if (bytes > kMaxEnvBytes)
+      f.error("env", "names and values must total at most " + std::to_string(kMaxEnvBytes) + " bytes (got " +
+                         std::to_string(bytes) + ")");
+  });
+  return env;
+}
+
+std::vector<std::string> read_command(Fields& f, bool* clean) {
+  const json* raw = f.raw("command");
+  if (raw && raw->is_array() && raw->size() > kMaxCommandArgs) {
+    f.error("command", "must have at most " + std::to_string(kMaxCommandArgs) + " arguments (got " +
+                           std::to_string(raw->size()) + ")");
+    *clean = false;
+    return {};
+  }
+  if (raw && !raw->is_array()) {
+    // Catch the common mistake of a shell string instead of an argv list.
+    f.error("command", "must be a list of strings (the program and its arguments), e.g. [\"python\", \"train.py\"]");
+    *clean = false;
+    return {};
+  }
+  std::vector<std::string> argv = f.str_list("command", {.min_len = 0, .max_len = kMaxCommandBytes});
+  if (raw && argv.size() != raw->size()) {  // str_list reported the bad items
+    *clean = false;
+    return argv;
+  }
+  size_t bytes = 0;
+  for (const auto& a : argv) bytes += a.size();
+  if (bytes > kMaxCommandBytes) {
+    f.error("command", "must total at most " + std::to_string(kMaxCommandBytes) + " bytes");
+    *clean = false;
+  } else if (!argv.empty() && argv[0].empty()) {
+    f.error("command[0]", "must not be empty: it is the program to run");
+    *clean = false;
+  }
+  return argv;
+}
+
+void read_constraints(Fields& c, Job& j) {
+  auto& k = j.constraints;
+  const json* models = c.raw("gpu_models");
+  if (models && models->is_array() && models->size() > kMaxGpuModelChoices) {
+    c.error("gpu_models", "must have at most " + std::to_string(kMaxGpuModelChoices) + " models");
+  } else {
+    k.gpu_models = c.str_list("gpu_models", kGpuModelRule);
+    for (size_t i = 0; i < k.gpu_models.size(); ++i)
+      for (size_t p = 0; p < i; ++p)
+        if (k.gpu_models[i] == k.gpu_models[p]) {
+          c.error("gpu_models[" + std::to_string(i) + "]",
+                  "repeats '" + k.gpu_models[i] + "' (already at index " + std::to_string(p) + ")");
+          break;
+        }
+  }
+  k.form_factor = opt_enum(c, "form_factor", kFormFactorNames);
+  k.min_gpu_memory_gib = c.opt_integer("min_gpu_memory_gib", 1, 1024);
+  k.rdma = c.enumeration("rdma", kRdmaRequirementNames, std::optional(RdmaRequirement::kNone));
+  k.placement = c.enumeration("placement", kPlacementRuleNames, std::optional(PlacementRule::kAny));
+}
+
+}  // namespace
+
+PriorityClass default_priority(JobKind kind) {
+  switch (kind) {
+    case JobKind::kInference:
+      return PriorityClass::kHigh;
+    case JobKind::kTraining:
+      return PriorityClass::kNormal;
+    case JobKind::kDebug:
+    case JobKind::kBatch:
+      return PriorityClass::kLow;
+  }
+  return PriorityClass::kNormal;
+}
+
+Result<Job> parse_job(const json& body, Currency currency) {
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  if (!f.valid_object()) return errs.to_error();
+  // Cross-field rules run only on fields that parsed cleanly, so one mistake gives one error.
+  auto count = [&] { return errs.list().size(); };
+  Job j;
+
+  j.name = f.str("name", kNameRule);
+  j.project = f.str("project", kProjectRule);
+  size_t mark = count();
+  j.kind = f.enumeration("kind", kJobKindNames);
+  const bool kind_ok = count() == mark;
+
+  mark = count();
+  j.workers = f.opt_integer("workers", 1, kMaxWorkers).value_or(1);
+  const bool workers_ok = count() == mark;
+
+  const bool has_whole = f.has("gpus_per_worker");
+  const bool has_milli = f.has("gpu_milli");
+  mark = count();
+  j.gpus_per_worker = f.opt_integer("gpus_per_worker", 0, kMaxGpusPerWorker).value_or(0);
+  j.gpu_milli = f.opt_integer("gpu_milli", 1, 999);
+  const bool gpus_ok = count() == mark && has_whole != has_milli;
+  if (!has_whole && !has_milli)
+    f.error("gpus_per_worker", "is required: whole GPUs per worker (0 for a CPU-only job), or gpu_milli for a "
+                               "share of one GPU");
+  if (has_whole && has_milli) {
+    f.error("gpu_milli", "cannot be combined with gpus_per_worker: give whole GPUs or a share of one GPU, not both");
+    j.gpu_milli.reset();
+  }
+
+  bool cpu_given = false, memory_given = false;
+  const bool has_resources = f.has("resources");
+  f.object("resources", false, [&](Fields& r) {
+    cpu_given = r.has("cpu_cores");
+    memory_given = r.has("memory_gib");
+    j.resources.cpu_cores = r.opt_integer("cpu_cores", 1, 1024);
+    j.resources.memory_gib = r.opt_integer("memory_gib", 1, 16384);
+  });
+
+  f.object("constraints", false, [&](Fields& c) { read_constraints(c, j); });
+
+  mark = count();
+  j.priority_class =
+      f.enumeration("priority_class", kPriorityClassNames, std::optional(default_priority(kind_ok ? j.kind : JobKind::kTraining)));
+  const bool priority_ok = count() == mark;
+
+  bool billing_mode_ok = true;
+  f.object("billing", false, [&](Fields& b) {
+    mark = count();
+    j.billing.mode = b.enumeration("mode", kBillingModeNames, std::optional(BillingMode::kOnDemand));
+    billing_mode_ok = count() == mark;
+    j.billing.max_price_per_gpu_hour = b.opt_money("max_price_per_gpu_hour", currency);
+    if (j.billing.max_price_per_gpu_hour && j.billing.max_price_per_gpu_hour->micros() == 0)
+      b.error("max_price_per_gpu_hour", "must be greater than 0 (leave it out for no limit)");
+  });
+
+  j.image = f.opt_str("image", kImageRule);
+  bool command_ok = true;
+  j.command = read_command(f, &command_ok);
+  j.env = read_env(f);
+  j.expected_duration_seconds = f.opt_integer("expected_duration_seconds", 1, kMaxJobDurationSeconds);
+
+  f.object("replicas", false, [&](Fields& r) {
+    Replicas rep;
+    mark = count();
+    rep.min = r.integer("min", 1, 1000);
+    rep.max = r.integer("max", 1, 1000);
+    if (count() == mark && rep.min > rep.max)
+      r.error("min", "must not exceed replicas.max (" + std::to_string(rep.min) + " > " + std::to_string(rep.max) +
+                         ")");
+    j.replicas = rep;
+  });
+  j.labels = parse_labels(f, "labels");
+
+  ignore_server_keys(f);
+  f.ignore({"tenant_id", "project_id", "status"});
+  f.finish();
+
+  // --- cross-field rules ------------------------------------------------------------------------
+  const std::string kind_name = enum_name(kJobKindNames, j.kind);
+  if (kind_ok && gpus_ok && j.gpu_milli && j.kind != JobKind::kInference && j.kind != JobKind::kDebug)
+    f.error("gpu_milli", "a share of a GPU is only for inference and debug jobs (kind is " + kind_name + ")");
+  if (gpus_ok && workers_ok && j.gpu_milli && j.workers > 1)
+    f.error("workers", "must be 1 when gpu_milli is set: a share of one GPU cannot be ganged across workers "
+                       "(scale inference with replicas)");
+  if (kind_ok && j.kind == JobKind::kInference && !f.has("replicas"))
+    f.error("replicas", "is required for inference jobs ({min, max} serving replicas)");
+  if (kind_ok && j.kind != JobKind::kInference && f.has("replicas"))
+    f.error("replicas", "is only for inference jobs (kind is " + kind_name + ")");
+
+  if (gpus_ok && j.cpu_only()) {
+    const char* why = "does not apply to a CPU-only job (gpus_per_worker is 0)";
+    if (!j.constraints.gpu_models.empty()) f.error("constraints.gpu_models", why);
+    if (j.constraints.form_factor) f.error("constraints.form_factor", why);
+    if (j.constraints.min_gpu_memory_gib) f.error("constraints.min_gpu_memory_gib", why);
+    if (j.constraints.placement == PlacementRule::kSameNvlinkDomain) f.error("constraints.placement", why);
+    const char* need = "is required for a CPU-only job: there are no GPUs to size the worker's share by";
+    if (!has_resources) {
+      f.error("resources", need);
+    } else {
+      if (!cpu_given) f.error("resources.cpu_cores", need);
+      if (!memory_given) f.error("resources.memory_gib", need);
+    }
+  }
+  if (gpus_ok && workers_ok && j.constraints.placement == PlacementRule::kSameNode && !j.gpu_milli &&
+      j.workers * j.gpus_per_worker > kMaxGpusPerWorker)
+    f.error("constraints.placement", "same_node needs " + std::to_string(j.workers * j.gpus_per_worker) +
+                                         " GPUs on one node; no node has more than " +
+                                         std::to_string(kMaxGpusPerWorker));
+
+  if (billing_mode_ok && priority_ok && j.billing.mode == BillingMode::kSpot &&
+      j.priority_class == PriorityClass::kCritical)
+    f.error("billing.mode", "spot capacity can be reclaimed at any time; a critical job must use on_demand or "
+                            "reserved");
+  if (billing_mode_ok && j.billing.mode == BillingMode::kReserved && j.billing.max_price_per_gpu_hour)
+    f.error("billing.max_price_per_gpu_hour", "does not apply to reserved mode: usage inside a reservation is "
+                                              "already paid for");
+  if (command_ok && !f.has("image") && j.command.empty())
+    f.error("command", "is required when no image is given: there is nothing to run");
+
+  if (!errs.empty()) return errs.to_error();
+  return j;
+}
+
+json to_json(const Job& j) {
+  json out = {{"name", j.name},
+              {"project", j.project},
+              {"kind", enum_name(kJobKindNames, j.kind)},
+              {"workers", j.workers},
+              {"priority_class", enum_name(kPriorityClassNames, j.priority_class)},
+              {"status", to_json(j.status)}};
+  if (j.gpu_milli)
+    out["gpu_milli"] = *j.gpu_milli;
+  else
+    out["gpus_per_worker"] = j.gpus_per_worker;
+
+  json res = json::object();
+  if (j.resources.cpu_cores) res["cpu_cores"] = *j.resources.cpu_cores;
+  if (j.resources.memory_gib) res["memory_gib"] = *j.resources.memory_gib;
+  if (!res.empty()) out["resources"] = std::move(res);
+
+  const auto& k = j.constraints;
+  json c = {{"gpu_models", k.gpu_models},
+            {"rdma", enum_name(kRdmaRequirementNames, k.rdma)},
+            {"placement", enum_name(kPlacementRuleNames, k.placement)}};
+  if (k.form_factor) c["form_factor"] = enum_name(kFormFactorNames, *k.form_factor);
+  if (k.min_gpu_memory_gib) c["min_gpu_memory_gib"] = *k.min_gpu_memory_gib;
+  out["constraints"] = std::move(c);
+
+  json b = {{"mode", enum_name(kBillingModeNames, j.billing.mode)}};
+  if (j.billing.max_price_per_gpu_hour) b["max_price_per_gpu_hour"] = j.billing.max_price_per_gpu_hour->amount_string();
+  out["billing"] = std::move(b);
+
+  if (j.image) out["image"] = *j.image;
+  if (!j.command.empty()) out["command"] = j.command;
+  if (!j.env.empty()) out["env"] = j.env;
+  if (j.expected_duration_seconds) out["expected_duration_seconds"] = *j.expected_duration_seconds;
+  if (j.replicas) out["replicas"] = {{"min", j.replicas->min}, {"max", j.replicas->max}};
+  if (!j.labels.empty()) out["labels"] = labels_to_json(j.labels);
+  if (!j.tenant_id.empty()) out["tenant_id"] = j.tenant_id;
+  if (!j.project_id.empty()) out["project_id"] = j.project_id;
+  return out;
+}
+
+IndexCols index_of(const Job& j) {
+  IndexCols c;
+  c.name = j.name;
+  c.tenant_id = j.tenant_id;
+  c.project_id = j.project_id;
+  c.state = job_state_name(j.status.state);
+  c.gpu_model = j.constraints.gpu_models.empty() ? "" : j.constraints.gpu_models.front();
+  return c;
+}
+
+}  // namespace gpurent

@@ -1,0 +1,152 @@
+// Job: work a tenant submits to a project — a gang of `workers` that start together, each with
+// whole GPUs (gpus_per_worker) or, for inference and debug, a milli-GPU share of one GPU;
+// hardware constraints (GPU models, form factor, memory, RDMA, placement); a priority class; how
+// it is billed; what to run (image, command, env); and, for inference, a replica range.
+// Users know the shape from SkyPilot task files and Kubernetes manifests. The "status" object of
+// a job document is the server's (job_state.h). Schema: docs/resources/jobs.md.
+// Value types and pure functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/gpu_model.h"
+#include "core/money.h"
+#include "model/job_state.h"
+#include "model/resource.h"
+#include "model/tenant.h"
+
+namespace gpurent {
+
+enum class JobKind { kTraining, kInference, kDebug, kBatch };
+inline constexpr EnumEntry<JobKind> kJobKindNames[] = {{JobKind::kTraining, "training"},
+                                                       {JobKind::kInference, "inference"},
+                                                       {JobKind::kDebug, "debug"},
+                                                       {JobKind::kBatch, "batch"}};
+
+// Declaration order is rank: a class may preempt the classes after it (the scheduler's policy).
+enum class PriorityClass { kCritical, kHigh, kNormal, kLow, kBestEffort };
+inline constexpr EnumEntry<PriorityClass> kPriorityClassNames[] = {{PriorityClass::kCritical, "critical"},
+                                                                   {PriorityClass::kHigh, "high"},
+                                                                   {PriorityClass::kNormal, "normal"},
+                                                                   {PriorityClass::kLow, "low"},
+                                                                   {PriorityClass::kBestEffort, "best_effort"}};
+// inference: high; training: normal; debug, batch: low.
+PriorityClass default_priority(JobKind kind);
+
+// What the job needs from the network between its nodes.
+enum class RdmaRequirement {
+  kNone,        // no requirement: nodes with or without RDMA qualify
+  kAny,         // some RDMA fabric (InfiniBand or RoCE v2)
+  kInfiniband,  // InfiniBand only
+  kRoceV2,      // RoCE v2 only
+};
+inline constexpr EnumEntry<RdmaRequirement> kRdmaRequirementNames[] = {{RdmaRequirement::kNone, "none"},
+                                                                       {RdmaRequirement::kAny, "any"},
+                                                                       {RdmaRequirement::kInfiniband, "infiniband"},
+                                                                       {RdmaRequirement::kRoceV2, "roce_v2"}};
+
+// How close together the gang's GPUs must be.
+enum class PlacementRule {
+  kAny,               // anywhere the other constraints allow
+  kSameNode,          // all workers on one node
+  kSameNvlinkDomain,  // all GPUs in one NVLink/NVSwitch domain (a node's HGX board, or an NVL72 rack)
+};
+inline constexpr EnumEntry<PlacementRule> kPlacementRuleNames[] = {{PlacementRule::kAny, "any"},
+                                                                   {PlacementRule::kSameNode, "same_node"},
+                                                                   {PlacementRule::kSameNvlinkDomain,
+                                                                    "same_nvlink_domain"}};
+
+enum class BillingMode {
+  kReserved,  // runs inside the tenant's reservation (already paid for)
+  kOnDemand,  // per second at the offer's on-demand price
+  kSpot,      // cheaper, interruptible with notice (the job is preempted and requeued)
+};
+inline constexpr EnumEntry<BillingMode> kBillingModeNames[] = {
+    {BillingMode::kReserved, "reserved"}, {BillingMode::kOnDemand, "on_demand"}, {BillingMode::kSpot, "spot"}};
+
+inline constexpr int64_t kMaxWorkers = 1024;
+inline constexpr int64_t kMaxGpusPerWorker = 16;      // the largest node
+inline constexpr int64_t kMaxJobDurationSeconds = 31 * 24 * 3600;
+inline constexpr size_t kMaxEnvVars = 128;
+inline constexpr size_t kMaxEnvBytes = 64 * 1024;     // names + values
+inline constexpr size_t kMaxCommandArgs = 256;
+inline constexpr size_t kMaxCommandBytes = 64 * 1024;
+inline constexpr size_t kMaxGpuModelChoices = 16;
+
+// Per worker. Absent: a share of the node proportional to the worker's GPUs.
+struct WorkerResources {
+  std::optional<int64_t> cpu_cores;   // 1..1024
+  std::optional<int64_t> memory_gib;  // 1..16384
+
+  bool operator==(const WorkerResources&) const = default;
+};
+
+struct JobConstraints {
+  std::vector<std::string> gpu_models;  // catalog ids or aliases, any of them; empty: any model
+  std::optional<FormFactor> form_factor;
+  std::optional<int64_t> min_gpu_memory_gib;  // 1..1024 per GPU
+  RdmaRequirement rdma = RdmaRequirement::kNone;
+  PlacementRule placement = PlacementRule::kAny;
+
+  bool operator==(const JobConstraints&) const = default;
+};
+
+struct JobBilling {
+  BillingMode mode = BillingMode::kOnDemand;
+  std::optional<Money> max_price_per_gpu_hour;  // tenant's currency; not for reserved
+
+  bool operator==(const JobBilling&) const = default;
+};
+
+// Inference only: the serving replica range; each replica is one gang of `workers`.
+struct Replicas {
+  int64_t min = 1;  // 1..1000
+  int64_t max = 1;  // min..1000
+
+  bool operator==(const Replicas&) const = default;
+};
+
+struct Job {
+  std::string name;     // slug, unique within the project
+  std::string project;  // reference as given: project id or name
+  JobKind kind = JobKind::kTraining;
+  int64_t workers = 1;                // gang size, 1..1024
+  int64_t gpus_per_worker = 0;        // whole GPUs, 0..16; 0 when gpu_milli is set or CPU-only
+  std::optional<int64_t> gpu_milli;   // 1..999 thousandths of one GPU (inference, debug)
+  WorkerResources resources;
+  JobConstraints constraints;
+  PriorityClass priority_class = PriorityClass::kNormal;
+  JobBilling billing;
+  std::optional<std::string> image;   // OCI reference; absent: the node's default environment
+  std::vector<std::string> command;   // argv; empty: the image's entrypoint
+  std::map<std::string, std::string> env;
+  std::optional<int64_t> expected_duration_seconds;  // 1..31 days; a hint for backfill and quotes
+  std::optional<Replicas> replicas;   // present iff kind == inference
+  Labels labels;
+
+  // Set by the server (from the resolved project, or the stored record's columns and status);
+  // parse ignores these keys.
+  std::string tenant_id;
+  std::string project_id;
+  JobStatus status;
+
+  // GPU demand of one worker in milli-GPUs (gpus_per_worker × 1000, or gpu_milli).
+  int64_t gpu_milli_per_worker() const { return gpu_milli ? *gpu_milli : gpus_per_worker * 1000; }
+  // A CPU-only job asks for no GPU at all.
+  bool cpu_only() const { return !gpu_milli && gpus_per_worker == 0; }
+
+  bool operator==(const Job&) const = default;
+};
+
+// `currency` is the owning tenant's (billing.max_price_per_gpu_hour is stated in it). Checks every
+// field and the cross-field rules of docs/resources/jobs.md; GPU model names are checked against
+// the catalog by the server, not here.
+Result<Job> parse_job(const json& body, Currency currency);
+json to_json(const Job& j);                 // includes "status" and the server-set ids when set
+IndexCols index_of(const Job& j);           // name, tenant_id, project_id, state, gpu_model
+
+}  // namespace gpurent

@@ -1,0 +1,431 @@
+#include "model/job.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "catalog/gpu_catalog.h"
+#include "core/yaml_json.h"
+
+namespace gpurent {
+namespace {
+
+json valid_training() {
+  return json::parse(R"({"name":"resnet-sweep","project":"vision","kind":"training","workers":2,
+    "gpus_per_worker":8,"resources":{"cpu_cores":64,"memory_gib":512},
+    "constraints":{"gpu_models":["h100-sxm5-80gb","H100-SXM"],"form_factor":"sxm","min_gpu_memory_gib":80,
+                   "rdma":"infiniband","placement":"same_nvlink_domain"},
+    "billing":{"mode":"on_demand","max_price_per_gpu_hour":"2.75"},
+    "image":"nvcr.io/nvidia/pytorch:24.05-py3","command":["torchrun","train.py"],
+    "env":{"NCCL_DEBUG":"INFO"},"expected_duration_seconds":3600,"labels":{"team":"vision"}})");
+}
+
+json valid_inference() {
+  return json::parse(R"({"name":"chat","project":"vision","kind":"inference","gpu_milli":500,
+    "replicas":{"min":1,"max":4},"image":"vllm/vllm-openai:v0.5.0"})");
+}
+
+template <class T>
+::testing::AssertionResult fails_only_on(const Result<T>& r, const std::string& field, const std::string& part) {
+  if (r.ok()) return ::testing::AssertionFailure() << "parsed, expected an error on '" << field << "'";
+  const auto& fields = r.error().fields;
+  if (fields.size() != 1) {
+    auto out = ::testing::AssertionFailure() << fields.size() << " errors, expected 1 on '" << field << "':";
+    for (const auto& e : fields) out << " [" << e.field << ": " << e.reason << "]";
+    return out;
+  }
+  if (fields[0].field != field || fields[0].reason.find(part) == std::string::npos)
+    return ::testing::AssertionFailure() << "got [" << fields[0].field << ": " << fields[0].reason << "], expected ["
+                                         << field << ": ..." << part << "...]";
+  return ::testing::AssertionSuccess();
+}
+
+Result<json> load_example(const std::string& name) {
+  std::ifstream in(std::string(GPURENT_SOURCE_DIR) + "/examples/" + name);
+  if (!in) return Error::make(Code::kNotFound, "cannot open examples/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return yaml_to_json(ss.str());
+}
+
+void expect_round_trip(const Job& j) {
+  json doc = to_json(j);
+  auto back = parse_job(doc, j.billing.max_price_per_gpu_hour ? j.billing.max_price_per_gpu_hour->currency()
+                                                              : Currency::kUSD);
+  ASSERT_TRUE(back.ok()) << back.error().message << "\n" << doc.dump(2);
+  EXPECT_EQ(*back, j);
+  EXPECT_EQ(to_json(*back), doc);
+}
+
+TEST(Job, ParsesTrainingJobAndRoundTrips) {
+  auto j = parse_job(valid_training(), Currency::kCNY);
+  ASSERT_TRUE(j.ok()) << j.error().message;
+  EXPECT_EQ(j->kind, JobKind::kTraining);
+  EXPECT_EQ(j->workers, 2);
+  EXPECT_EQ(j->gpus_per_worker, 8);
+  EXPECT_EQ(j->gpu_milli, std::nullopt);
+  EXPECT_EQ(j->gpu_milli_per_worker(), 8000);
+  EXPECT_FALSE(j->cpu_only());
+  EXPECT_EQ(j->resources.cpu_cores, 64);
+  EXPECT_EQ(j->constraints.gpu_models, (std::vector<std::string>{"h100-sxm5-80gb", "H100-SXM"}));
+  EXPECT_EQ(j->constraints.form_factor, FormFactor::kSxm);
+  EXPECT_EQ(j->constraints.rdma, RdmaRequirement::kInfiniband);
+  EXPECT_EQ(j->constraints.placement, PlacementRule::kSameNvlinkDomain);
+  EXPECT_EQ(j->priority_class, PriorityClass::kNormal);
+  EXPECT_EQ(j->billing.max_price_per_gpu_hour, Money(2'750'000, Currency::kCNY));
+  EXPECT_EQ(j->env.at("NCCL_DEBUG"), "INFO");
+  EXPECT_EQ(j->status.state, JobState::kPending);
+  expect_round_trip(*j);
+  EXPECT_EQ(to_json(*j)["billing"]["max_price_per_gpu_hour"], "2.75");
+}
+
+TEST(Job, DefaultsFollowTheKind) {
+  auto j = parse_job(json::parse(R"({"name":"poke","project":"vision","kind":"debug","gpus_per_worker":1,
+                                     "image":"ubuntu:22.04"})"),
+                     Currency::kUSD);
+  ASSERT_TRUE(j.ok()) << j.error().message;
+  EXPECT_EQ(j->workers, 1);
+  EXPECT_EQ(j->priority_class, PriorityClass::kLow);
+  EXPECT_EQ(j->billing.mode, BillingMode::kOnDemand);
+  EXPECT_EQ(j->billing.max_price_per_gpu_hour, std::nullopt);
+  EXPECT_EQ(j->constraints.rdma, RdmaRequirement::kNone);
+  EXPECT_EQ(j->constraints.placement, PlacementRule::kAny);
+  EXPECT_TRUE(j->command.empty());
+  EXPECT_EQ(j->replicas, std::nullopt);
+  expect_round_trip(*j);
+
+  EXPECT_EQ(default_priority(JobKind::kInference), PriorityClass::kHigh);
+  EXPECT_EQ(default_priority(JobKind::kTraining), PriorityClass::kNormal);
+  EXPECT_EQ(default_priority(JobKind::kDebug), PriorityClass::kLow);
+  EXPECT_EQ(default_priority(JobKind::kBatch), PriorityClass::kLow);
+
+  json body = valid_training();
+  body["priority_class"] = "best_effort";
+  EXPECT_EQ(parse_job(body, Currency::kUSD)->priority_class, PriorityClass::kBestEffort);
+}
+
+TEST(Job, ParsesFractionalInference) {
+  auto j = parse_job(valid_inference(), Currency::kUSD);
+  ASSERT_TRUE(j.ok()) << j.error().message;
+  EXPECT_EQ(j->gpu_milli, 500);
+  EXPECT_EQ(j->gpus_per_worker, 0);
+  EXPECT_EQ(j->gpu_milli_per_worker(), 500);
+  EXPECT_FALSE(j->cpu_only());
+  EXPECT_EQ(j->priority_class, PriorityClass::kHigh);
+  EXPECT_EQ(j->replicas, (Replicas{1, 4}));
+  json doc = to_json(*j);
+  EXPECT_FALSE(doc.contains("gpus_per_worker"));
+  expect_round_trip(*j);
+}
+
+TEST(Job, ParsesCpuOnlyJob) {
+  auto j = parse_job(json::parse(R"({"name":"etl","project":"vision","kind":"batch","workers":3,"gpus_per_worker":0,
+                                     "resources":{"cpu_cores":16,"memory_gib":64},"command":["python","etl.py"]})"),
+                     Currency::kUSD);
+  ASSERT_TRUE(j.ok()) << j.error().message;
+  EXPECT_TRUE(j->cpu_only());
+  EXPECT_EQ(j->gpu_milli_per_worker(), 0);
+  EXPECT_EQ(j->image, std::nullopt);
+  expect_round_trip(*j);
+}
+
+TEST(Job, ServerSetFieldsAreEmittedButNeverRead) {
+  auto j = parse_job(valid_training(), Currency::kUSD).value();
+  j.tenant_id = "ten_0123456789abcdef";
+  j.project_id = "prj_0123456789abcdef";
+  j.status.state = JobState::kRunning;
+  j.status.reason = "started";
+  j.status.updated_at = parse_rfc3339("2026-11-29T10:00:00Z", "t").value();
+  j.status.placement = {{0, 0, "nod_00000000000000a1", {0, 1, 2, 3, 4, 5, 6, 7}, 0},
+                        {0, 1, "nod_00000000000000a2", {0, 1, 2, 3, 4, 5, 6, 7}, 0}};
+  json doc = to_json(j);
+  EXPECT_EQ(doc["tenant_id"], "ten_0123456789abcdef");
+  EXPECT_EQ(doc["status"]["state"], "running");
+  EXPECT_EQ(doc["status"]["updated_at"], "2026-11-29T10:00:00.000Z");
+  EXPECT_EQ(doc["status"]["placement"][1]["node"], "nod_00000000000000a2");
+
+  doc["id"] = "job_0123456789abcdef";
+  doc["version"] = 7;
+  doc["created_at"] = "2026-11-29T09:00:00Z";
+  auto back = parse_job(doc, Currency::kUSD);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->tenant_id, "");
+  EXPECT_EQ(back->project_id, "");
+  EXPECT_EQ(back->status, JobStatus{});  // a client cannot set its job's state
+
+  auto status = parse_job_status(doc["status"], "status");
+  ASSERT_TRUE(status.ok()) << status.error().message;
+  EXPECT_EQ(*status, j.status);
+  back->tenant_id = j.tenant_id;
+  back->project_id = j.project_id;
+  back->status = *status;
+  EXPECT_EQ(*back, j);
+
+  IndexCols idx = index_of(j);
+  EXPECT_EQ(idx.name, "resnet-sweep");
+  EXPECT_EQ(idx.tenant_id, "ten_0123456789abcdef");
+  EXPECT_EQ(idx.project_id, "prj_0123456789abcdef");
+  EXPECT_EQ(idx.state, "running");
+  EXPECT_EQ(idx.gpu_model, "h100-sxm5-80gb");
+  j.constraints.gpu_models.clear();
+  EXPECT_EQ(index_of(j).gpu_model, "");
+}
+
+TEST(Job, RejectsEachBadField) {
+  struct Case {
+    const char* patch;  // JSON merge patch on valid_training() (null removes a key)
+    const char* field;
+    const char* reason;
+  };
+  const Case cases[] = {
+      {R"({"name":null})", "name", "is required"},
+      {R"({"name":"Resnet_Sweep"})", "name", "lowercase letters"},
+      {R"({"project":null})", "project", "is required"},
+      {R"({"project":"My Project"})", "project", "an id such as"},
+      {R"({"kind":null})", "kind", "is required (one of: training, inference, debug, batch)"},
+      {R"({"kind":"train"})", "kind", "unknown value 'train'"},
+      {R"({"workers":0})", "workers", "must be at least 1 (got 0)"},
+      {R"({"workers":1025})", "workers", "must be at most 1024"},
+      {R"({"workers":"2"})", "workers", "must be an integer"},
+      {R"({"gpus_per_worker":null})", "gpus_per_worker", "is required: whole GPUs per worker"},
+      {R"({"gpus_per_worker":17})", "gpus_per_worker", "must be at most 16"},
+      {R"({"gpus_per_worker":0.5})", "gpus_per_worker", "whole number"},
+      {R"({"gpu_milli":500})", "gpu_milli", "cannot be combined with gpus_per_worker"},
+      {R"({"gpus_per_worker":null,"gpu_milli":500,"workers":1,"constraints":{"placement":"any"}})", "gpu_milli",
+       "only for inference and debug jobs (kind is training)"},
+      {R"({"kind":"batch","gpus_per_worker":null,"gpu_milli":1000,"workers":1})", "gpu_milli", "at most 999"},
+      {R"({"replicas":{"min":1,"max":2}})", "replicas", "is only for inference jobs (kind is training)"},
+      {R"({"resources":{"cpu_cores":0}})", "resources.cpu_cores", "must be at least 1"},
+      {R"({"resources":{"memory_gib":16385}})", "resources.memory_gib", "must be at most 16384"},
+      {R"({"resources":{"gpus":1}})", "resources.gpus", "unknown field"},
+      {R"({"constraints":{"gpu_models":["h100-sxm5-80gb","h100-sxm5-80gb"]}})", "constraints.gpu_models[1]",
+       "repeats 'h100-sxm5-80gb' (already at index 0)"},
+      {R"({"constraints":{"gpu_models":[" h100"]}})", "constraints.gpu_models[0]", "no leading or trailing space"},
+      {R"({"constraints":{"gpu_models":"h100"}})", "constraints.gpu_models", "must be a list of strings"},
+      {R"({"constraints":{"form_factor":"nvl"}})", "constraints.form_factor", "unknown value 'nvl'"},
+      {R"({"constraints":{"min_gpu_memory_gib":0}})", "constraints.min_gpu_memory_gib", "at least 1"},
+      {R"({"constraints":{"rdma":"ib"}})", "constraints.rdma", "expected one of: none, any, infiniband, roce_v2"},
+      {R"({"constraints":{"placement":"same_rack"}})", "constraints.placement", "unknown value 'same_rack'"},
+      {R"({"workers":3,"constraints":{"placement":"same_node"}})", "constraints.placement",
+       "same_node needs 24 GPUs on one node; no node has more than 16"},
+      {R"({"priority_class":"urgent"})", "priority_class", "unknown value 'urgent'"},
+      {R"({"priority_class":"critical","billing":{"mode":"spot"}})", "billing.mode",
+       "a critical job must use on_demand or reserved"},
+      {R"({"billing":{"mode":"reserved"}})", "billing.max_price_per_gpu_hour", "does not apply to reserved mode"},
+      {R"({"billing":{"mode":"prepaid"}})", "billing.mode", "unknown value 'prepaid'"},
+      {R"({"billing":{"max_price_per_gpu_hour":2.75}})", "billing.max_price_per_gpu_hour", "floating-point"},
+      {R"({"billing":{"max_price_per_gpu_hour":"0"}})", "billing.max_price_per_gpu_hour", "must be greater than 0"},
+      {R"({"billing":{"max_price_per_gpu_hour":"-1"}})", "billing.max_price_per_gpu_hour", "must not be negative"},
+      {R"({"image":"NVCR.io/Pytorch"})", "image", "container image reference"},
+      {R"({"image":"pytorch:"})", "image", "container image reference"},
+      {R"({"image":null,"command":null})", "command", "is required when no image is given"},
+      {R"({"image":null,"command":[]})", "command", "is required when no image is given"},
+      {R"({"command":"python train.py"})", "command", "must be a list of strings"},
+      {R"({"command":["","train.py"]})", "command[0]", "it is the program to run"},
+      {R"({"command":["python",3]})", "command[1]", "must be a string"},
+      {R"({"env":{"1BAD":"x"}})", "env.1BAD", "not a valid variable name"},
+      {R"({"env":{"CUDA_VISIBLE_DEVICES":"0"}})", "env.CUDA_VISIBLE_DEVICES", "set by the platform"},
+      {R"({"env":{"NVIDIA_VISIBLE_DEVICES":"all"}})", "env.NVIDIA_VISIBLE_DEVICES", "set by the platform"},
+      {R"({"env":{"GPURENT_TOKEN":"x"}})", "env.GPURENT_TOKEN", "reserved"},
+      {R"({"env":{"PORT":8080}})", "env.PORT", "quote numbers"},
+      {R"({"env":["A=1"]})", "env", "must be a JSON object"},
+      {R"({"expected_duration_seconds":0})", "expected_duration_seconds", "at least 1"},
+      {R"({"expected_duration_seconds":2678401})", "expected_duration_seconds", "at most 2678400"},
+      {R"({"labels":{"bad key":"x"}})", "labels.bad key", "not a valid label key"},
+      {R"({"gpus":8})", "gpus", "unknown field"},
+      {R"({"replicas":null,"status":{"state":"running"},"tenant_id":"x"})", "", ""},  // ignored: parses
+  };
+  for (const auto& c : cases) {
+    json body = valid_training();
+    body.merge_patch(json::parse(c.patch));
+    auto r = parse_job(body, Currency::kUSD);
+    if (std::string(c.field).empty() && std::string(c.reason).empty()) {
+      EXPECT_TRUE(r.ok()) << c.patch << ": " << r.error().message;
+      continue;
+    }
+    EXPECT_TRUE(fails_only_on(r, c.field, c.reason)) << c.patch;
+  }
+}
+
+TEST(Job, InferenceRules) {
+  struct Case {
+    const char* patch;  // on valid_inference()
+    const char* field;
+    const char* reason;
+  };
+  const Case cases[] = {
+      {R"({"replicas":null})", "replicas", "is required for inference jobs"},
+      {R"({"replicas":{"min":5,"max":4}})", "replicas.min", "must not exceed replicas.max (5 > 4)"},
+      {R"({"replicas":{"min":0,"max":4}})", "replicas.min", "must be at least 1"},
+      {R"({"replicas":{"min":1,"max":1001}})", "replicas.max", "must be at most 1000"},
+      {R"({"replicas":{"min":null}})", "replicas.min", "is required"},
+      {R"({"workers":2})", "workers", "must be 1 when gpu_milli is set"},
+      {R"({"gpu_milli":0})", "gpu_milli", "must be at least 1"},
+      {R"({"gpu_milli":null})", "gpus_per_worker", "is required"},
+      {R"({"priority_class":"critical","billing":{"mode":"spot"}})", "billing.mode", "spot"},
+      {R"({"replicas":[1,4]})", "replicas", "must be a JSON object"},
+  };
+  for (const auto& c : cases) {
+    json body = valid_inference();
+    body.merge_patch(json::parse(c.patch));
+    EXPECT_TRUE(fails_only_on(parse_job(body, Currency::kUSD), c.field, c.reason)) << c.patch;
+  }
+  json debug = valid_inference();
+  debug["kind"] = "debug";
+  debug.erase("replicas");
+  auto d = parse_job(debug, Currency::kUSD);
+  ASSERT_TRUE(d.ok()) << d.error().message;  // a fractional GPU is fine for debug too
+  EXPECT_EQ(d->priority_class, PriorityClass::kLow);
+}
+
+TEST(Job, CpuOnlyRules) {
+  const json base = json::parse(R"({"name":"etl","project":"vision","kind":"batch","gpus_per_worker":0,
+                                    "resources":{"cpu_cores":16,"memory_gib":64},"image":"python:3.12"})");
+  struct Case {
+    const char* patch;
+    const char* field;
+    const char* reason;
+  };
+  const Case cases[] = {
+      {R"({"constraints":{"gpu_models":["a10-24gb"]}})", "constraints.gpu_models", "CPU-only job"},
+      {R"({"constraints":{"form_factor":"pcie"}})", "constraints.form_factor", "CPU-only job"},
+      {R"({"constraints":{"min_gpu_memory_gib":16}})", "constraints.min_gpu_memory_gib", "CPU-only job"},
+      {R"({"constraints":{"placement":"same_nvlink_domain"}})", "constraints.placement", "CPU-only job"},
+      {R"({"resources":null})", "resources", "no GPUs to size the worker's share by"},
+      {R"({"resources":{"cpu_cores":null}})", "resources.cpu_cores", "is required for a CPU-only job"},
+      {R"({"resources":{"memory_gib":null}})", "resources.memory_gib", "is required for a CPU-only job"},
+  };
+  for (const auto& c : cases) {
+    json body = base;
+    body.merge_patch(json::parse(c.patch));
+    EXPECT_TRUE(fails_only_on(parse_job(body, Currency::kUSD), c.field, c.reason)) << c.patch;
+  }
+  json same_node = base;
+  same_node["workers"] = 4;
+  same_node["constraints"] = {{"placement", "same_node"}};
+  EXPECT_TRUE(parse_job(same_node, Currency::kUSD).ok());
+}
+
+TEST(Job, BoundsEnvAndCommand) {
+  json body = valid_training();
+  body["env"] = json::object();
+  for (size_t i = 0; i < kMaxEnvVars + 1; ++i) body["env"]["V" + std::to_string(i)] = "x";
+  EXPECT_TRUE(fails_only_on(parse_job(body, Currency::kUSD), "env", "at most 128 variables (got 129)"));
+
+  const std::string huge(200000, 'A');  // must be refused before any regex sees it
+  body["env"] = {{huge, "x"}};
+  EXPECT_TRUE(fails_only_on(parse_job(body, Currency::kUSD), "env." + huge, "not a valid variable name"));
+
+  body["env"] = {{"A", std::string(40000, 'x')}, {"B", std::string(40000, 'y')}};
+  EXPECT_TRUE(fails_only_on(parse_job(body, Currency::kUSD), "env", "must total at most 65536 bytes"));
+
+  body = valid_training();
+  body["command"] = json::array();
+  for (size_t i = 0; i < kMaxCommandArgs + 1; ++i) body["command"].push_back("a");
+  EXPECT_TRUE(fails_only_on(parse_job(body, Currency::kUSD), "command", "at most 256 arguments"));
+
+  body["command"] = {"python", std::string(40000, 'x'), std::string(40000, 'y')};
+  EXPECT_TRUE(fails_only_on(parse_job(body, Currency::kUSD), "command", "must total at most 65536 bytes"));
+
+  body = valid_training();
+  body["command"] = {"python", "-c", ""};  // empty arguments are legitimate
+  body["env"] = {{"EMPTY", ""}};
+  auto j = parse_job(body, Currency::kUSD);
+  ASSERT_TRUE(j.ok()) << j.error().message;
+  expect_round_trip(*j);
+
+  body = valid_training();
+  body["constraints"]["gpu_models"] = json::array();
+  for (int i = 0; i < 17; ++i) body["constraints"]["gpu_models"].push_back("m" + std::to_string(i));
+  EXPECT_TRUE(fails_only_on(parse_job(body, Currency::kUSD), "constraints.gpu_models", "at most 16 models"));
+}
+
+TEST(Job, AcceptsImageReferenceForms) {
+  for (const char* image : {"ubuntu", "ubuntu:22.04", "localhost:5000/team/train:v1.2-rc_3",
+                            "registry.example.com/a/b/c", "nvcr.io/nvidia/pytorch:24.05-py3",
+                            "ghcr.io/acme/model@sha256:"
+                            "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}) {
+    json body = valid_training();
+    body["image"] = image;
+    EXPECT_TRUE(parse_job(body, Currency::kUSD).ok()) << image;
+  }
+}
+
+TEST(Job, ReportsManyErrorsAtOnce) {
+  auto r = parse_job(json::parse(R"({"name":"X","kind":"train","workers":0,"gpus_per_worker":99,"image":"u","typo":1})"),
+                     Currency::kUSD);
+  ASSERT_FALSE(r.ok());
+  std::set<std::string> fields;
+  for (const auto& e : r.error().fields) fields.insert(e.field);
+  EXPECT_EQ(fields, (std::set<std::string>{"name", "project", "kind", "workers", "gpus_per_worker", "typo"}));
+  EXPECT_TRUE(fails_only_on(parse_job(json("job"), Currency::kUSD), "", "must be a JSON object"));
+}
+
+TEST(JobStatus, RejectsMalformedStatus) {
+  struct Case {
+    const char* body;
+    const char* field;
+    const char* reason;
+  };
+  const Case cases[] = {
+      {R"({})", "status.state", "is required"},
+      {R"({"state":"done"})", "status.state", "unknown value 'done'"},
+      {R"({"state":"running","updated_at":"yesterday"})", "status.updated_at", "RFC 3339"},
+      {R"({"state":"running","placement":[{"replica":0,"worker":0,"gpus":[0]}]})", "status.placement[0].node",
+       "is required"},
+      {R"({"state":"running","placement":[{"replica":0,"worker":0,"node":"n1","gpus":[3,1]}]})",
+       "status.placement[0].gpus[1]", "greater than the index before it"},
+      {R"({"state":"running","placement":[{"replica":0,"worker":0,"node":"n1","gpus":[16]}]})",
+       "status.placement[0].gpus[0]", "0..15"},
+      {R"({"state":"running","placement":[{"replica":0,"worker":0,"node":"n1","gpus":[0,1],"gpu_milli":250}]})",
+       "status.placement[0].gpu_milli", "exactly one GPU"},
+      {R"({"state":"running","placement":[{"replica":0,"worker":1024,"node":"n1","gpus":[0]}]})",
+       "status.placement[0].worker", "at most 1023"},
+      {R"({"state":"running","placement":{}})", "status.placement", "must be a list"},
+      {R"({"state":"running","phase":"x"})", "status.phase", "unknown field"},
+  };
+  for (const auto& c : cases)
+    EXPECT_TRUE(fails_only_on(parse_job_status(json::parse(c.body), "status"), c.field, c.reason)) << c.body;
+
+  JobStatus s{JobState::kRunning, "", 0, {{2, 0, "nod_00000000000000a1", {3}, 250}}};
+  json doc = to_json(s);
+  EXPECT_FALSE(doc.contains("reason"));
+  EXPECT_FALSE(doc.contains("updated_at"));
+  EXPECT_EQ(doc["placement"][0]["gpu_milli"], 250);
+  EXPECT_EQ(*parse_job_status(doc, "status"), s);
+}
+
+TEST(Job, ExampleFilesParse) {
+  auto training = load_example("job.yaml");
+  ASSERT_TRUE(training.ok()) << training.error().message;
+  auto t = parse_job(*training, Currency::kUSD);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->kind, JobKind::kTraining);
+  EXPECT_EQ(t->workers, 4);
+  EXPECT_EQ(t->gpus_per_worker, 8);
+  EXPECT_EQ(t->billing.max_price_per_gpu_hour, Money(3'200'000, Currency::kUSD));
+  EXPECT_EQ(t->env.at("OMP_NUM_THREADS"), "8");
+  EXPECT_EQ(t->labels.at("gpurent.io/experiment"), "sft-v3");
+  expect_round_trip(*t);
+
+  auto inference = load_example("job-inference.yaml");
+  ASSERT_TRUE(inference.ok()) << inference.error().message;
+  auto i = parse_job(*inference, Currency::kUSD);
+  ASSERT_TRUE(i.ok()) << i.error().message;
+  EXPECT_EQ(i->kind, JobKind::kInference);
+  EXPECT_EQ(i->gpu_milli, 250);
+  EXPECT_EQ(i->replicas, (Replicas{2, 8}));
+  EXPECT_EQ(i->priority_class, PriorityClass::kHigh);
+  EXPECT_EQ(i->billing.mode, BillingMode::kSpot);
+  expect_round_trip(*i);
+
+  // The examples name real catalog models, so they also pass the server's catalog check.
+  auto catalog = GpuCatalog::load_file(default_catalog_path());
+  ASSERT_TRUE(catalog.ok()) << catalog.error().message;
+  for (const Job* j : {&*t, &*i})
+    for (const auto& m : j->constraints.gpu_models) EXPECT_NE(catalog->find(m), nullptr) << m;
+}
+
+}  // namespace
+}  // namespace gpurent

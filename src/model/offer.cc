@@ -1,0 +1,250 @@
+#include "model/offer.h"
+
+#include <set>
+
+#include "catalog/gpu_catalog.h"
+
+namespace gpurent {
+namespace {
+
+constexpr StrRule kRefRule{.min_len = 1, .max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp};
+constexpr StrRule kServedModelRule{.min_len = 1, .max_len = 128, .pattern = "[A-Za-z0-9][A-Za-z0-9._/:-]*",
+                                   .pattern_help = "a model name such as qwen2.5-72b-instruct or meta-llama/Llama-3.1-8B"};
+constexpr StrRule kSovereigntyRule{.min_len = 2, .max_len = 63, .pattern = "([A-Z]{2})|([a-z]{2}(-[a-z0-9]+){1,3})",
+                                   .pattern_help = "a region such as cn-east or an ISO country code such as CN"};
+
+// Ceilings (in whole currency units) that catch misplaced decimal points, not market limits.
+constexpr int64_t kMaxGpuHour = 10'000;
+constexpr int64_t kMaxPerMillionTokens = 10'000;
+constexpr int64_t kMaxPerQpsMonth = 1'000'000;
+constexpr int64_t kMaxPerGb = 1'000;
+
+std::optional<Money> price(Fields& f, const char* key, Currency c, int64_t max_units, bool required = false) {
+  if (required && !f.has(key)) {
+    f.error(key, "is required");
+    f.raw(key);
+    return std::nullopt;
+  }
+  auto m = f.opt_money(key, c);
+  if (m && m->micros() > max_units * Money::kMicrosPerUnit) {
+    f.error(key, "must be at most " + std::to_string(max_units) + " " + currency_code(c) + " (got " +
+                     m->amount_string() + ")");
+    return std::nullopt;
+  }
+  return m;
+}
+
+OfferPrices parse_prices(Fields& f, Currency c) {
+  OfferPrices p;
+  auto on_demand = price(f, "on_demand", c, kMaxGpuHour, true);
+  if (on_demand && on_demand->micros() == 0) {
+    f.error("on_demand", "must be greater than 0");
+    on_demand.reset();
+  }
+  p.on_demand = on_demand.value_or(Money::zero(c));
+  p.reserved_1m = price(f, "reserved_1m", c, kMaxGpuHour);
+  p.reserved_12m = price(f, "reserved_12m", c, kMaxGpuHour);
+  p.reserved_36m = price(f, "reserved_36m", c, kMaxGpuHour);
+  p.spot = price(f, "spot", c, kMaxGpuHour);
+  if (!on_demand) return p;
+  auto cap = [&](const char* key, const std::optional<Money>& m, const char* why) {
+    if (m && m->micros() > on_demand->micros())
+      f.error(key, "must not exceed on_demand (" + on_demand->amount_string() + " " + currency_code(c) + "): " + why);
+  };
+  cap("reserved_1m", p.reserved_1m, "a commitment is priced at or below on-demand");
+  cap("reserved_12m", p.reserved_12m, "a commitment is priced at or below on-demand");
+  cap("reserved_36m", p.reserved_36m, "a commitment is priced at or below on-demand");
+  cap("spot", p.spot, "interruptible capacity is priced at or below on-demand");
+  return p;
+}
+
+VolumeFee parse_volume_fee(Fields& f, Currency c) {
+  VolumeFee v;
+  v.per_gb = price(f, "per_gb", c, kMaxPerGb, true).value_or(Money::zero(c));
+  v.free_gb = f.opt_integer("free_gb", 0, 1'000'000'000).value_or(0);
+  return v;
+}
+
+OfferFees parse_fees(Fields& f, Currency c) {
+  OfferFees fees;
+  fees.billing_starts = f.enumeration("billing_starts", kBillingStarts);
+  f.object("idle", false, [&](Fields& idf) {
+    IdleRule r;
+    r.utilization_below_pct = idf.integer("utilization_below_pct", 1, 100);
+    r.window_minutes = idf.integer("window_minutes", 1, 1440);
+    const json* a = idf.raw("action");  // peek: the discount rule applies only to a valid action
+    const bool action_ok = a && a->is_string() && enum_parse(kIdleActions, a->get_ref<const std::string&>());
+    r.action = idf.enumeration("action", kIdleActions);
+    r.discount_pct = idf.opt_integer("discount_pct", 1, 100);
+    if (action_ok && r.action == IdleAction::kDiscount && !idf.has("discount_pct"))
+      idf.error("discount_pct", "is required when action is discount");
+    if (action_ok && r.action != IdleAction::kDiscount && idf.has("discount_pct")) {
+      idf.error("discount_pct", std::string("is only allowed when action is discount (action is ") +
+                                    enum_name(kIdleActions, r.action) + ")");
+      r.discount_pct.reset();
+    }
+    fees.idle = r;
+  });
+  f.object("storage_io", false, [&](Fields& sf) { fees.storage_io = parse_volume_fee(sf, c); });
+  f.object("egress", false, [&](Fields& ef) { fees.egress = parse_volume_fee(ef, c); });
+  return fees;
+}
+
+ContractTemplate parse_contract(Fields& f, const GpuModel* model) {
+  ContractTemplate t;
+  t.model_lock = f.boolean("model_lock", true);
+  if (const json* v = f.raw("min_fp16_tflops")) {
+    auto x10 = parse_tflops_x10(*v);
+    if (!x10) {
+      f.error("min_fp16_tflops", x10.error().fields.empty() ? x10.error().message : x10.error().fields[0].reason);
+    } else if (*x10 <= 0) {
+      f.error("min_fp16_tflops", "must be greater than 0");
+    } else if (model && model->fp16_tflops_x10 && *x10 > *model->fp16_tflops_x10) {
+      f.error("min_fp16_tflops", "must not exceed the datasheet figure of " + model->id + " (" +
+                                     format_tflops_x10(*model->fp16_tflops_x10) + " TFLOPS dense FP16)");
+    } else {
+      t.min_fp16_tflops_x10 = *x10;
+    }
+  }
+  t.min_nccl_busbw_gbps = f.opt_integer("min_nccl_busbw_gbps", 1, 10'000);
+  t.outage_compensation_pct = f.opt_integer("outage_compensation_pct", 0, 1000).value_or(200);
+  t.exit_notice_days = f.opt_integer("exit_notice_days", 0, 365).value_or(30);
+  t.exit_refund_prepaid = f.boolean("exit_refund_prepaid", true);
+  t.data_sovereignty = f.opt_str("data_sovereignty", kSovereigntyRule);
+  t.audit_rights = f.boolean("audit_rights", false);
+  f.object("penalty", false, [&](Fields& pf) {
+    t.penalty.fee_pct_per_step = pf.opt_integer("fee_pct_per_step", 0, 100).value_or(5);
+    t.penalty.step_pct_below_promise = pf.opt_integer("step_pct_below_promise", 1, 100).value_or(10);
+  });
+  return t;
+}
+
+void put_money(json& j, const char* key, const std::optional<Money>& m) {
+  if (m) j[key] = m->amount_string();
+}
+
+json volume_fee_json(const VolumeFee& v) { return {{"per_gb", v.per_gb.amount_string()}, {"free_gb", v.free_gb}}; }
+
+}  // namespace
+
+Result<Offer> parse_offer(const json& body, const GpuCatalog& catalog) {
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  Offer o;
+  if (!f.valid_object()) return errs.to_error();
+
+  o.name = f.str("name", kSlugRule);
+  o.supplier = f.str("supplier", kRefRule);
+  o.region = f.str("region", kRegionRule);
+  const GpuModel* model = nullptr;
+  if (auto id = f.opt_str("gpu_model", {.max_len = 64})) {
+    model = catalog.find(*id);
+    if (model) o.gpu_model = model->id;
+    else f.error("gpu_model", "unknown GPU model '" + *id + "' (not in the GPU catalog; see GET /api/v1/gpu-models)");
+  } else if (!f.has("gpu_model")) {
+    f.error("gpu_model", "is required");
+  }
+  f.object("node_selector", false, [&](Fields& sf) {
+    o.node_selector.site = sf.opt_str("site", kSlugRule);
+    o.node_selector.node_names = sf.str_list("node_names", kSlugRule);
+    std::set<std::string> names;
+    for (const std::string& n : o.node_selector.node_names)
+      if (!names.insert(n).second) sf.error("node_names", "lists node '" + n + "' more than once");
+  });
+  o.currency = f.enumeration("currency", kCurrencies);
+  const Currency c = o.currency;
+  f.object("prices", true, [&](Fields& pf) { o.prices = parse_prices(pf, c); });
+
+  std::set<std::string> served;
+  f.objects("served_models", false, 256, [&](Fields& mf, size_t i) {
+    ServedModel m;
+    m.model = mf.str("model", kServedModelRule);
+    if (!m.model.empty() && !served.insert(m.model).second)
+      mf.error("model", "duplicate served model '" + m.model + "'");
+    m.per_million_input_tokens = price(mf, "per_million_input_tokens", c, kMaxPerMillionTokens);
+    m.per_million_output_tokens = price(mf, "per_million_output_tokens", c, kMaxPerMillionTokens);
+    m.per_qps_month = price(mf, "per_qps_month", c, kMaxPerQpsMonth);
+    if (!mf.has("per_million_input_tokens") && !mf.has("per_million_output_tokens") && !mf.has("per_qps_month"))
+      errs.add("served_models[" + std::to_string(i) + "]",
+               "must state at least one price: per_million_input_tokens, per_million_output_tokens or per_qps_month");
+    o.served_models.push_back(std::move(m));
+  });
+  o.min_increment_seconds = f.opt_integer("min_increment_seconds", 1, 3600).value_or(1);
+  f.object("fees", true, [&](Fields& ff) { o.fees = parse_fees(ff, c); });
+  f.object("contract_template", false, [&](Fields& tf) { o.contract_template = parse_contract(tf, model); });
+
+  ignore_server_keys(f);
+  f.ignore({"supplier_id"});  // server-resolved from `supplier`
+  f.finish();
+  if (!errs.empty()) return errs.to_error();
+  return o;
+}
+
+json to_json(const Offer& o) {
+  json selector = json::object();
+  if (o.node_selector.site) selector["site"] = *o.node_selector.site;
+  if (!o.node_selector.node_names.empty()) selector["node_names"] = o.node_selector.node_names;
+
+  json prices = {{"on_demand", o.prices.on_demand.amount_string()}};
+  put_money(prices, "reserved_1m", o.prices.reserved_1m);
+  put_money(prices, "reserved_12m", o.prices.reserved_12m);
+  put_money(prices, "reserved_36m", o.prices.reserved_36m);
+  put_money(prices, "spot", o.prices.spot);
+
+  json served = json::array();
+  for (const ServedModel& m : o.served_models) {
+    json j = {{"model", m.model}};
+    put_money(j, "per_million_input_tokens", m.per_million_input_tokens);
+    put_money(j, "per_million_output_tokens", m.per_million_output_tokens);
+    put_money(j, "per_qps_month", m.per_qps_month);
+    served.push_back(std::move(j));
+  }
+
+  json fees = {{"billing_starts", enum_name(kBillingStarts, o.fees.billing_starts)}};
+  if (const auto& idle = o.fees.idle) {
+    json j = {{"utilization_below_pct", idle->utilization_below_pct},
+              {"window_minutes", idle->window_minutes},
+              {"action", enum_name(kIdleActions, idle->action)}};
+    if (idle->discount_pct) j["discount_pct"] = *idle->discount_pct;
+    fees["idle"] = std::move(j);
+  }
+  if (o.fees.storage_io) fees["storage_io"] = volume_fee_json(*o.fees.storage_io);
+  if (o.fees.egress) fees["egress"] = volume_fee_json(*o.fees.egress);
+
+  const ContractTemplate& t = o.contract_template;
+  json contract = {{"model_lock", t.model_lock},
+                   {"outage_compensation_pct", t.outage_compensation_pct},
+                   {"exit_notice_days", t.exit_notice_days},
+                   {"exit_refund_prepaid", t.exit_refund_prepaid},
+                   {"audit_rights", t.audit_rights},
+                   {"penalty", {{"fee_pct_per_step", t.penalty.fee_pct_per_step},
+                                {"step_pct_below_promise", t.penalty.step_pct_below_promise}}}};
+  if (t.min_fp16_tflops_x10) contract["min_fp16_tflops"] = format_tflops_x10(*t.min_fp16_tflops_x10);
+  if (t.min_nccl_busbw_gbps) contract["min_nccl_busbw_gbps"] = *t.min_nccl_busbw_gbps;
+  if (t.data_sovereignty) contract["data_sovereignty"] = *t.data_sovereignty;
+
+  json j = {{"name", o.name},
+            {"supplier", o.supplier},
+            {"region", o.region},
+            {"gpu_model", o.gpu_model},
+            {"node_selector", std::move(selector)},
+            {"currency", currency_code(o.currency)},
+            {"prices", std::move(prices)},
+            {"served_models", std::move(served)},
+            {"min_increment_seconds", o.min_increment_seconds},
+            {"fees", std::move(fees)},
+            {"contract_template", std::move(contract)}};
+  if (!o.supplier_id.empty()) j["supplier_id"] = o.supplier_id;
+  return j;
+}
+
+IndexCols index_of(const Offer& o) {
+  IndexCols c;
+  c.name = o.name;
+  c.supplier_id = o.supplier_id;
+  c.region = o.region;
+  c.gpu_model = o.gpu_model;
+  return c;
+}
+
+}  // namespace gpurent

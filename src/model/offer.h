@@ -1,0 +1,123 @@
+// Offer: a supplier's price sheet for a pool of its nodes of one GPU model in one region — prices
+// per GPU-hour for each billing mode, per-token/per-QPS prices for served models, the fee rules
+// stated explicitly (when billing starts, idle GPUs, storage I/O, egress) and the contract
+// template a tenant signs (model lock, performance floors, compensation, exit, penalties).
+// Money is exact (core/money.h), all in the offer's currency. Schema: docs/resources/offers.md.
+// Value types; thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/money.h"
+#include "model/enums_supply.h"
+#include "model/resource.h"
+
+namespace gpurent {
+
+class GpuCatalog;
+
+// Which of the supplier's nodes (of the offer's region and GPU model) the offer sells; empty = all.
+struct NodeSelector {
+  std::optional<std::string> site;
+  std::vector<std::string> node_names;  // when non-empty, only these nodes
+
+  bool operator==(const NodeSelector&) const = default;
+};
+
+// Per GPU-hour. Reserved (a commitment of 1, 12 or 36 months) and spot are each at most on_demand.
+struct OfferPrices {
+  Money on_demand;  // > 0
+  std::optional<Money> reserved_1m;
+  std::optional<Money> reserved_12m;
+  std::optional<Money> reserved_36m;
+  std::optional<Money> spot;
+
+  bool operator==(const OfferPrices&) const = default;
+};
+
+// A model the supplier serves as an endpoint; at least one price is stated.
+struct ServedModel {
+  std::string model;  // "qwen2.5-72b-instruct", "meta-llama/Llama-3.1-70B-Instruct"
+  std::optional<Money> per_million_input_tokens;
+  std::optional<Money> per_million_output_tokens;
+  std::optional<Money> per_qps_month;  // one query per second of provisioned capacity for a month
+
+  bool operator==(const ServedModel&) const = default;
+};
+
+// A GPU counts as idle when its utilization stays below utilization_below_pct for window_minutes.
+struct IdleRule {
+  int64_t utilization_below_pct = 5;
+  int64_t window_minutes = 10;
+  IdleAction action = IdleAction::kCharge;
+  std::optional<int64_t> discount_pct;  // present iff action == discount
+
+  bool operator==(const IdleRule&) const = default;
+};
+
+// A per-GB fee after a free allowance (per month, per tenant).
+struct VolumeFee {
+  Money per_gb;
+  int64_t free_gb = 0;
+
+  bool operator==(const VolumeFee&) const = default;
+};
+
+struct OfferFees {
+  BillingStart billing_starts = BillingStart::kReady;
+  std::optional<IdleRule> idle;         // absent: idle GPUs are charged like busy ones
+  std::optional<VolumeFee> storage_io;  // absent: storage I/O is not charged
+  std::optional<VolumeFee> egress;      // absent: egress is not charged
+
+  bool operator==(const OfferFees&) const = default;
+};
+
+// "fee_pct_per_step % of the month's fee per step_pct_below_promise % below the promise".
+struct Penalty {
+  int64_t fee_pct_per_step = 5;
+  int64_t step_pct_below_promise = 10;
+
+  bool operator==(const Penalty&) const = default;
+};
+
+struct ContractTemplate {
+  bool model_lock = true;                           // no substitution of the GPU model
+  std::optional<int64_t> min_fp16_tflops_x10;       // per card, dense; shortfall refunded in proportion
+  std::optional<int64_t> min_nccl_busbw_gbps;       // GB/s; hours below it compensated
+  int64_t outage_compensation_pct = 200;            // of the interrupted time
+  int64_t exit_notice_days = 30;
+  bool exit_refund_prepaid = true;                  // prepaid unused fees refunded on exit
+  std::optional<std::string> data_sovereignty;      // region or ISO country code data stays in
+  bool audit_rights = false;
+  Penalty penalty;
+
+  bool operator==(const ContractTemplate&) const = default;
+};
+
+struct Offer {
+  std::string name;         // slug, unique within the supplier
+  std::string supplier;     // reference as given: supplier id or name
+  std::string supplier_id;  // resolved by the server; never read from a body
+  std::string region;
+  std::string gpu_model;    // canonical catalog id
+  NodeSelector node_selector;
+  Currency currency = Currency::kUSD;
+  OfferPrices prices;
+  std::vector<ServedModel> served_models;
+  int64_t min_increment_seconds = 1;  // billing granularity
+  OfferFees fees;
+  ContractTemplate contract_template;
+
+  bool operator==(const Offer&) const = default;
+};
+
+// Validates a create/update body; `catalog` resolves gpu_model and bounds min_fp16_tflops.
+Result<Offer> parse_offer(const json& body, const GpuCatalog& catalog);
+// Includes supplier_id when set.
+json to_json(const Offer& o);
+IndexCols index_of(const Offer& o);  // name, supplier_id, region, gpu_model
+
+}  // namespace gpurent

@@ -1,0 +1,87 @@
+#include "model/tenant.h"
+
+#include <regex>
+
+namespace gpurent {
+namespace {
+
+constexpr EnumEntry<Currency> kTenantCurrencies[] = {{Currency::kUSD, "USD"}, {Currency::kCNY, "CNY"}};
+
+constexpr const char* kLabelValuePattern = "([A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?)?";
+
+// Lengths are checked before matching: libstdc++'s regex recurses per character.
+bool valid_label_key(const std::string& k) {
+  if (k.empty() || k.size() > 317) return false;
+  static const std::regex re(
+      "([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*/)?"
+      "[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?");
+  return std::regex_match(k, re);
+}
+
+}  // namespace
+
+Labels parse_labels(Fields& f, const char* key) {
+  Labels out;
+  const json* raw = f.raw(key);
+  if (!raw) return out;
+  if (raw->is_object() && raw->size() > kMaxLabels) {
+    f.error(key, "must have at most " + std::to_string(kMaxLabels) + " entries (got " + std::to_string(raw->size()) + ")");
+    return out;
+  }
+  f.object(key, false, [&](Fields& m) {
+    for (auto it = raw->begin(); it != raw->end(); ++it) {
+      const std::string& k = it.key();
+      m.raw(k.c_str());  // consumed, whatever the verdict
+      if (!valid_label_key(k)) {
+        m.error(k, "is not a valid label key: an optional DNS prefix and '/', then 1-63 of letters, digits, "
+                   "'_', '.', '-', starting and ending alphanumeric");
+      } else if (!it->is_string()) {
+        m.error(k, "must be a string");
+      } else if (auto v = m.opt_str(k.c_str(), {.min_len = 0, .max_len = 63, .pattern = kLabelValuePattern,
+                                                .pattern_help = "up to 63 of letters, digits, '_', '.', '-', "
+                                                                "starting and ending alphanumeric"})) {
+        out[k] = *v;
+      }
+    }
+  });
+  return out;
+}
+
+json labels_to_json(const Labels& labels) {
+  json j = json::object();
+  for (const auto& [k, v] : labels) j[k] = v;
+  return j;
+}
+
+Result<Tenant> parse_tenant(const json& body) {
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  if (!f.valid_object()) return errs.to_error();
+  Tenant t;
+  t.name = f.str("name", {.max_len = 63, .pattern = kSlug, .pattern_help = kSlugHelp});
+  t.display_name = f.opt_str("display_name", kDisplayNameRule).value_or(t.name);
+  t.currency = f.enumeration("currency", kTenantCurrencies, std::optional(Currency::kUSD));
+  t.contact_email = f.str("contact_email", kEmailRule);
+  t.labels = parse_labels(f, "labels");
+  ignore_server_keys(f);
+  f.finish();
+  if (!errs.empty()) return errs.to_error();
+  return t;
+}
+
+json to_json(const Tenant& t) {
+  json j = {{"name", t.name},
+            {"display_name", t.display_name},
+            {"currency", currency_code(t.currency)},
+            {"contact_email", t.contact_email}};
+  if (!t.labels.empty()) j["labels"] = labels_to_json(t.labels);
+  return j;
+}
+
+IndexCols index_of(const Tenant& t) {
+  IndexCols c;
+  c.name = t.name;
+  return c;
+}
+
+}  // namespace gpurent

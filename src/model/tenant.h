@@ -1,0 +1,49 @@
+// Tenant: a customer organisation that rents GPU compute. It owns projects, users and jobs, and
+// fixes the currency its budgets, prices and invoices are stated in.
+//
+// Also the home of two small helpers every demand-side resource shares: label maps and the email
+// pattern. Value types and pure functions; thread-safe.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "core/money.h"
+#include "model/resource.h"
+
+namespace gpurent {
+
+// Kubernetes-style labels: key = optional DNS prefix + '/' + name (name 1-63 of [A-Za-z0-9_.-],
+// alphanumeric at both ends); value = 0-63 of the same characters. At most kMaxLabels entries.
+using Labels = std::map<std::string, std::string>;
+inline constexpr size_t kMaxLabels = 64;
+
+// Reads the optional object `key` of f as labels; errors name "<path>.<key>.<label-key>".
+Labels parse_labels(Fields& f, const char* key);
+json labels_to_json(const Labels& labels);
+
+// A practical address check (not full RFC 5322): local@domain with a dotted domain, ≤ 254 chars.
+inline constexpr const char* kEmailPattern =
+    "[A-Za-z0-9_%+'-]+(\\.[A-Za-z0-9_%+'-]+)*@[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+    "(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+";
+inline constexpr const char* kEmailHelp = "an email address such as ops@example.com";
+inline constexpr StrRule kEmailRule{.min_len = 3, .max_len = 254, .pattern = kEmailPattern, .pattern_help = kEmailHelp};
+
+// Human-readable names shown in the dashboard.
+inline constexpr StrRule kDisplayNameRule{.min_len = 1, .max_len = 128};
+
+struct Tenant {
+  std::string name;                     // slug, globally unique
+  std::string display_name;             // defaults to name
+  Currency currency = Currency::kUSD;   // fixed at creation (the server refuses a change)
+  std::string contact_email;
+  Labels labels;
+
+  bool operator==(const Tenant&) const = default;
+};
+
+Result<Tenant> parse_tenant(const json& body);
+json to_json(const Tenant& t);
+IndexCols index_of(const Tenant& t);
+
+}  // namespace gpurent

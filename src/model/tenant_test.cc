@@ -1,0 +1,143 @@
+#include "model/tenant.h"
+
+#include <gtest/gtest.h>
+
+namespace gpurent {
+namespace {
+
+json valid_tenant() {
+  return json::parse(R"({"name":"acme","display_name":"ACME Research","currency":"CNY",
+                         "contact_email":"ops@acme.example.com","labels":{"tier":"gold","acme.io/cost-center":"r-and-d"}})");
+}
+
+// The body must fail with exactly one error, on `field`, whose reason contains `part`.
+template <class T>
+::testing::AssertionResult fails_only_on(const Result<T>& r, const std::string& field, const std::string& part) {
+  if (r.ok()) return ::testing::AssertionFailure() << "parsed, expected an error on '" << field << "'";
+  const auto& fields = r.error().fields;
+  if (fields.size() != 1) {
+    auto out = ::testing::AssertionFailure() << fields.size() << " errors, expected 1 on '" << field << "':";
+    for (const auto& e : fields) out << " [" << e.field << ": " << e.reason << "]";
+    return out;
+  }
+  if (fields[0].field != field || fields[0].reason.find(part) == std::string::npos)
+    return ::testing::AssertionFailure() << "got [" << fields[0].field << ": " << fields[0].reason << "], expected ["
+                                         << field << ": ..." << part << "...]";
+  if (r.error().code != Code::kInvalid) return ::testing::AssertionFailure() << "code is not kInvalid";
+  return ::testing::AssertionSuccess();
+}
+
+TEST(Tenant, ParsesAndRoundTrips) {
+  auto t = parse_tenant(valid_tenant());
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->name, "acme");
+  EXPECT_EQ(t->display_name, "ACME Research");
+  EXPECT_EQ(t->currency, Currency::kCNY);
+  EXPECT_EQ(t->contact_email, "ops@acme.example.com");
+  EXPECT_EQ(t->labels.at("acme.io/cost-center"), "r-and-d");
+  json doc = to_json(*t);
+  EXPECT_EQ(doc["currency"], "CNY");
+  auto again = parse_tenant(doc);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(*again, *t);
+  EXPECT_EQ(to_json(*again), doc);
+  EXPECT_EQ(index_of(*t).name, "acme");
+  EXPECT_EQ(index_of(*t).tenant_id, "");
+}
+
+TEST(Tenant, DefaultsAndServerKeys) {
+  auto t = parse_tenant(json::parse(R"({"name":"solo","contact_email":"me@solo.dev","id":"ten_0123456789abcdef",
+                                        "version":3,"created_at":"2026-01-01T00:00:00Z","updated_at":"x"})"));
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->display_name, "solo");
+  EXPECT_EQ(t->currency, Currency::kUSD);
+  EXPECT_TRUE(t->labels.empty());
+  json doc = to_json(*t);
+  EXPECT_FALSE(doc.contains("labels"));
+  EXPECT_FALSE(doc.contains("id"));
+  EXPECT_EQ(*parse_tenant(doc), *t);
+}
+
+TEST(Tenant, ReportsEveryErrorAtOnce) {
+  auto r = parse_tenant(json::parse(R"({"name":"Bad","currency":"EUR","contact_email":"nope","typo":1})"));
+  ASSERT_FALSE(r.ok());
+  std::set<std::string> fields;
+  for (const auto& e : r.error().fields) fields.insert(e.field);
+  EXPECT_EQ(fields, (std::set<std::string>{"name", "currency", "contact_email", "typo"}));
+}
+
+TEST(Tenant, RejectsEachBadField) {
+  struct Case {
+    const char* patch;  // JSON merge patch on the valid body (null removes a key)
+    const char* field;
+    const char* reason;
+  };
+  const Case cases[] = {
+      {R"({"name":null})", "name", "is required"},
+      {R"({"name":"Acme"})", "name", "lowercase letters"},
+      {R"({"name":"-acme"})", "name", "starting and ending alphanumeric"},
+      {R"({"name":7})", "name", "must be a string"},
+      {R"({"currency":"EUR"})", "currency", "unknown value 'EUR' (expected one of: USD, CNY)"},
+      {R"({"currency":"usd"})", "currency", "unknown value 'usd'"},
+      {R"({"contact_email":null})", "contact_email", "is required"},
+      {R"({"contact_email":"ops.acme.example"})", "contact_email", "email address"},
+      {R"({"contact_email":"ops@localhost"})", "contact_email", "email address"},
+      {R"({"contact_email":"ops@@acme.example"})", "contact_email", "email address"},
+      {R"({"contact_email":"ops@acme.example "})", "contact_email", "email address"},
+      {R"({"display_name":""})", "display_name", "must not be empty"},
+      {R"({"labels":"gold"})", "labels", "must be a JSON object"},
+      {R"({"labels":{"Bad Key":"x"}})", "labels.Bad Key", "not a valid label key"},
+      {R"({"labels":{"tier":"has space"}})", "labels.tier", "letters, digits"},
+      {R"({"labels":{"tier":3}})", "labels.tier", "must be a string"},
+      {R"({"owner":"bob"})", "owner", "unknown field"},
+  };
+  for (const auto& c : cases) {
+    json body = valid_tenant();
+    body.merge_patch(json::parse(c.patch));
+    EXPECT_TRUE(fails_only_on(parse_tenant(body), c.field, c.reason)) << c.patch;
+  }
+}
+
+TEST(Tenant, BoundsLengthsAndCounts) {
+  json body = valid_tenant();
+  body["display_name"] = std::string(129, 'x');
+  EXPECT_TRUE(fails_only_on(parse_tenant(body), "display_name", "at most 128"));
+
+  body = valid_tenant();
+  body["labels"] = {{"team", nullptr}};  // a merge patch cannot say this: null deletes
+  EXPECT_TRUE(fails_only_on(parse_tenant(body), "labels.team", "must be a string"));
+
+  body = valid_tenant();
+  body["labels"] = {{"team", std::string(64, 'a')}};
+  EXPECT_TRUE(fails_only_on(parse_tenant(body), "labels.team", "at most 63"));
+
+  body = valid_tenant();
+  body["labels"] = json::object();
+  for (int i = 0; i < 65; ++i) body["labels"]["k" + std::to_string(i)] = "v";
+  EXPECT_TRUE(fails_only_on(parse_tenant(body), "labels", "at most 64 entries"));
+
+  body["labels"].erase("k0");  // 64 entries: fine
+  EXPECT_TRUE(parse_tenant(body).ok());
+
+  const std::string huge(200000, 'a');  // must be refused before any regex sees it
+  body["labels"] = {{huge, "v"}};
+  EXPECT_TRUE(fails_only_on(parse_tenant(body), "labels." + huge, "not a valid label key"));
+
+  body = valid_tenant();
+  body["contact_email"] = std::string(250, 'a') + "@x.io";
+  EXPECT_TRUE(fails_only_on(parse_tenant(body), "contact_email", "at most 254"));
+
+  EXPECT_TRUE(fails_only_on(parse_tenant(json::array()), "", "must be a JSON object"));
+}
+
+TEST(Tenant, AcceptsLabelEdgeCases) {
+  json body = valid_tenant();
+  body["labels"] = {{"empty", ""}, {"a.b_c-d", "X.y_z-1"}, {"example.com/team", "vision"}};
+  auto t = parse_tenant(body);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->labels.at("empty"), "");
+  EXPECT_EQ(*parse_tenant(to_json(*t)), *t);
+}
+
+}  // namespace
+}  // namespace gpurent

@@ -1,0 +1,53 @@
+// What every route file gets: the store, catalog, single-writer loop, clock and metrics.
+// Owned by run_server(); route handlers run on HTTP threads and only read through `store`,
+// writing through `loop` (see control_loop.h).
+#pragma once
+
+#include <httplib.h>
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "catalog/gpu_catalog.h"
+#include "core/clock.h"
+#include "server/auth.h"
+#include "server/control_loop.h"
+#include "server/metrics.h"
+#include "server/server.h"
+#include "store/store.h"
+
+namespace gpurent {
+
+struct KindSpec;
+
+struct App {
+  Store& store;
+  const GpuCatalog& catalog;
+  ControlLoop& loop;
+  const Clock& clock;
+  Metrics& metrics;
+  const ServerOptions& opts;
+  std::map<std::string, KindSpec>& kinds;  // filled by register_crud
+};
+
+// An authenticated handler: called only when the bearer token is valid.
+using AuthedHandler = std::function<void(const httplib::Request&, httplib::Response&, const Principal&)>;
+
+// Registers METHOD pattern with authentication, problem+json on exceptions, metrics under `route`.
+void route(App& app, httplib::Server& srv, const char* method, const std::string& pattern, const std::string& route_name,
+           AuthedHandler h);
+
+// Route files: one per resource.
+void register_system_routes(App& app, httplib::Server& srv);
+void register_catalog_routes(App& app, httplib::Server& srv);
+void register_supplier_routes(App& app, httplib::Server& srv);
+void register_node_routes(App& app, httplib::Server& srv);
+void register_offer_routes(App& app, httplib::Server& srv);
+void register_tenant_routes(App& app, httplib::Server& srv);
+void register_project_routes(App& app, httplib::Server& srv);
+void register_user_routes(App& app, httplib::Server& srv);
+void register_token_routes(App& app, httplib::Server& srv);
+void register_job_routes(App& app, httplib::Server& srv);
+
+}  // namespace gpurent

@@ -1,0 +1,49 @@
+#include "server/metrics.h"
+
+#include <prometheus/text_serializer.h>
+
+namespace gpurent {
+
+Metrics::Metrics()
+    : registry_(std::make_shared<prometheus::Registry>()),
+      requests_(prometheus::BuildCounter()
+                    .Name("gpurent_http_requests_total")
+                    .Help("HTTP requests by method, route and status code")
+                    .Register(*registry_)),
+      latency_(prometheus::BuildHistogram()
+                   .Name("gpurent_http_request_duration_seconds")
+                   .Help("HTTP request latency by route")
+                   .Register(*registry_)),
+      writes_(prometheus::BuildCounter()
+                  .Name("gpurent_store_writes_total")
+                  .Help("Committed writes by resource kind and action")
+                  .Register(*registry_)),
+      objects_(prometheus::BuildGauge()
+                   .Name("gpurent_objects")
+                   .Help("Stored objects by kind (sampled at scrape)")
+                   .Register(*registry_)),
+      queue_(prometheus::BuildGauge()
+                 .Name("gpurent_control_loop_queue_depth")
+                 .Help("Commands waiting for the single writer")
+                 .Register(*registry_)) {}
+
+void Metrics::observe_request(const std::string& method, const std::string& route, int status, double seconds) {
+  requests_.Add({{"method", method}, {"route", route}, {"status", std::to_string(status)}}).Increment();
+  static const prometheus::Histogram::BucketBoundaries kBuckets{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                                                0.05,   0.1,   0.25,   0.5,   1,    2.5};
+  latency_.Add({{"route", route}}, kBuckets).Observe(seconds);
+}
+
+void Metrics::count_write(const std::string& kind, const std::string& action) {
+  writes_.Add({{"kind", kind}, {"action", action}}).Increment();
+}
+
+void Metrics::set_gauge(const std::string& name, const std::string& label_key, const std::string& label_value,
+                        double v) {
+  if (name == "objects") objects_.Add({{label_key, label_value}}).Set(v);
+  if (name == "queue") queue_.Add({}).Set(v);
+}
+
+std::string Metrics::render() { return prometheus::TextSerializer().Serialize(registry_->Collect()); }
+
+}  // namespace gpurent

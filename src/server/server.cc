@@ -1,0 +1,156 @@
+#include "server/server.h"
+
+#include <signal.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "catalog/gpu_catalog.h"
+#include "demo/demo_world.h"
+#include "server/app.h"
+#include "server/bootstrap.h"
+#include "server/http_util.h"
+#include "server/resources.h"
+#include "server/seed.h"
+
+namespace gpurent {
+
+static void setup_logging(const std::string& level) {
+  auto logger = spdlog::stderr_logger_mt("gpurent");
+  // Each message is one JSON object; the pattern only prefixes nothing so lines stay JSON.
+  logger->set_pattern("%v");
+  logger->set_level(spdlog::level::from_str(level));
+  spdlog::set_default_logger(logger);
+}
+
+static void log_event(const json& fields) { spdlog::info("{}", fields.dump()); }
+
+int run_server(const ServerOptions& opts) {
+  setup_logging(opts.log_level);
+  SystemClock clock;
+
+  std::filesystem::path db(opts.db_path);
+  if (db.has_parent_path()) {
+    std::error_code ec;
+    std::filesystem::create_directories(db.parent_path(), ec);
+  }
+  auto store = open_sqlite_store(SqliteOptions{opts.db_path, opts.sync_full, 5000});
+  if (!store) {
+    std::cerr << "error: cannot open database " << opts.db_path << ": " << store.error().message << "\n";
+    return 1;
+  }
+  std::string catalog_path = opts.catalog_path.empty() ? default_catalog_path() : opts.catalog_path;
+  auto catalog = GpuCatalog::load_file(catalog_path);
+  if (!catalog) {
+    std::cerr << "error: cannot load GPU catalog " << catalog_path << ": " << catalog.error().message << "\n";
+    return 1;
+  }
+
+  ControlLoop loop(**store);
+  Metrics metrics;
+  std::map<std::string, KindSpec> kinds;
+  App app{**store, *catalog, loop, clock, metrics, opts, kinds};
+
+  httplib::Server srv;
+  // httplib owns the queue it is handed (its API takes a raw pointer).
+  int threads = opts.threads;
+  srv.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  srv.set_payload_max_length(opts.max_body_bytes);
+  srv.set_read_timeout(30, 0);
+  srv.set_write_timeout(30, 0);
+  srv.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    Code c = res.status == 413 ? Code::kTooLarge
+             : res.status == 404 ? Code::kNotFound
+             : res.status == 400 ? Code::kBadRequest
+                                 : Code::kInternal;
+    std::string detail = res.status == 413 ? "request body exceeds the server's limit"
+                         : res.status == 404 ? "no such route: " + req.method + " " + req.path
+                                             : "request could not be processed";
+    int status = res.status;
+    send_problem(res, Error::make(c, detail), req.path);
+    res.status = status;
+  });
+
+  register_system_routes(app, srv);
+  register_catalog_routes(app, srv);
+  register_supplier_routes(app, srv);
+  register_node_routes(app, srv);
+  register_offer_routes(app, srv);
+  register_tenant_routes(app, srv);
+  register_project_routes(app, srv);
+  register_user_routes(app, srv);
+  register_token_routes(app, srv);
+  register_job_routes(app, srv);
+  if (!opts.static_dir.empty() && !srv.set_mount_point("/", opts.static_dir)) {
+    std::cerr << "error: static folder " << opts.static_dir << " does not exist\n";
+    return 1;
+  }
+
+  std::string token_file = opts.admin_token_file.empty() ? opts.db_path + ".admin-token" : opts.admin_token_file;
+  auto admin = ensure_admin(**store, loop, clock, token_file);
+  if (!admin) {
+    std::cerr << "error: bootstrap failed: " << admin.error().message << "\n";
+    return 1;
+  }
+
+  json demo_info = nullptr;
+  if (opts.demo) {
+    auto seeded = seed_demo_if_empty(app, admin->user_id, opts.data_dir);
+    if (!seeded) {
+      std::cerr << "error: demo seeding failed: " << seeded.error().message << "\n";
+      return 1;
+    }
+    demo_info = *seeded;
+  }
+
+  int port = opts.port;
+  if (port == 0) {
+    port = srv.bind_to_any_port(opts.host);
+    if (port < 0) {
+      std::cerr << "error: cannot bind " << opts.host << "\n";
+      return 1;
+    }
+  } else if (!srv.bind_to_port(opts.host, port)) {
+    std::cerr << "error: cannot listen on " << opts.host << ":" << port << " (in use?)\n";
+    return 1;
+  }
+
+  // Signals go to one waiting thread that stops the server cleanly.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::thread signals([&srv, set] {
+    int sig = 0;
+    sigwait(&set, &sig);
+    srv.stop();
+  });
+  signals.detach();
+
+  std::string url = "http://" + opts.host + ":" + std::to_string(port);
+  json ready = {{"event", "listening"}, {"url", url}, {"admin_token_file", admin->token_file},
+                {"db", opts.db_path}, {"schema_version", (*store)->schema_version()}};
+  if (!demo_info.is_null()) ready["demo"] = demo_info;
+  std::cout << ready.dump() << std::endl;
+  log_event(ready);
+  if (opts.demo) {  // a human banner for the README's run command
+    std::cout << "\ngpurent is listening on " << url << "  (dashboard and API; Ctrl-C stops)\n"
+              << "  admin token:  " << admin->token << "\n"
+              << "                (kept in " << admin->token_file << ")\n"
+              << "  demo users' tokens: " << opts.db_path << ".demo-tokens.json\n"
+              << "  try:  ./build/gpurent -s " << url << " --token-file " << admin->token_file << " nodes list\n"
+              << std::endl;
+  }
+
+  bool ok = srv.listen_after_bind();
+  loop.stop();
+  log_event({{"event", "stopped"}});
+  return ok ? 0 : 1;
+}
+
+}  // namespace gpurent

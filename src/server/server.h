@@ -1,0 +1,29 @@
+// `gpurent serve`: the HTTP API server. Owns the store, the GPU catalog and the control loop
+// (the single writer); HTTP threads authenticate, validate, then hand write commands to the loop.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace gpurent {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;                    // 0 = pick a free port (printed on start)
+  std::string db_path = "var/gpurent.db";
+  std::string catalog_path;           // empty = default_catalog_path()
+  std::string admin_token_file;       // empty = "<db_path>.admin-token"; created (mode 600) on first start
+  std::string data_dir;               // ../shared/data-like folder for the demo's price lists; empty = auto
+  std::string static_dir;             // dashboard files; empty = none
+  bool demo = false;                  // seed the demo world into an empty database
+  size_t max_body_bytes = 1 << 20;    // larger request bodies get 413
+  int threads = 8;                    // HTTP worker threads
+  bool sync_full = true;              // fsync every commit
+  std::string log_level = "info";     // trace|debug|info|warn|error
+};
+
+// Runs until SIGINT or SIGTERM. Prints one JSON line {"event":"listening","url":...,"admin_token_file":...}
+// to stdout when ready. Returns a process exit code.
+int run_server(const ServerOptions& opts);
+
+}  // namespace gpurent

@@ -1,0 +1,169 @@
+// Schema of the SQLite store.
+//
+// Why one `objects` table rather than one table per resource kind: every kind is stored the same
+// way (the canonical JSON document plus the same handful of index columns from IndexCols), and
+// new kinds keep arriving (instances, endpoints, reservations, market orders...). A single table
+// means a new kind needs no migration and no new SQL, get/list/update are one code path, the
+// name-uniqueness rule is one index, and the PostgreSQL store mirrors it with a jsonb body. The
+// cost, indexes shared across kinds, is paid for by putting `kind` first in every index, so each
+// kind's rows form their own contiguous key range.
+//
+// Design notes:
+// * A rowid table (not WITHOUT ROWID): bodies are documents of several hundred bytes to a few KB,
+//   past the size at which SQLite recommends WITHOUT ROWID.
+// * Secondary indexes end in `id` so a filtered list walks the index in id order and keyset
+//   pagination (id > after_id ... ORDER BY id LIMIT n) never sorts.
+// * Names are unique per (kind, scope), scope = tenant_id if set, else supplier_id if set, else ''
+//   (global). `scope` is a generated column so it can never disagree with its inputs. Kinds
+//   without a name store NULL there, and NULLs never collide in a UNIQUE index.
+// * STRICT tables: a value of the wrong type is an error, not silently coerced.
+// * job_events and audit_log are append-only; their INTEGER PRIMARY KEY (the rowid) gives the
+//   order of appends, which timestamps alone cannot (equal milliseconds).
+// Never edit a migration that has shipped: add a new one.
+#include "store/migrations.h"
+
+#include <string>
+
+namespace gpurent {
+namespace {
+
+constexpr const char* kV1 = R"sql(
+CREATE TABLE objects (
+  kind        TEXT NOT NULL,
+  id          TEXT NOT NULL,
+  name        TEXT,
+  tenant_id   TEXT NOT NULL DEFAULT '',
+  supplier_id TEXT NOT NULL DEFAULT '',
+  project_id  TEXT NOT NULL DEFAULT '',
+  state       TEXT NOT NULL DEFAULT '',
+  region      TEXT NOT NULL DEFAULT '',
+  gpu_model   TEXT NOT NULL DEFAULT '',
+  scope       TEXT GENERATED ALWAYS AS (
+                CASE WHEN tenant_id <> '' THEN tenant_id
+                     WHEN supplier_id <> '' THEN supplier_id
+                     ELSE '' END) VIRTUAL,
+  created_at  INTEGER NOT NULL,
+  updated_at  INTEGER NOT NULL,
+  version     INTEGER NOT NULL CHECK (version >= 1),
+  body        TEXT NOT NULL,
+  PRIMARY KEY (kind, id)
+) STRICT;
+CREATE UNIQUE INDEX objects_name_in_scope ON objects (kind, scope, name);
+CREATE INDEX objects_by_name ON objects (kind, name, id);
+CREATE INDEX objects_by_tenant ON objects (kind, tenant_id, id);
+CREATE INDEX objects_by_supplier ON objects (kind, supplier_id, id);
+CREATE INDEX objects_by_project ON objects (kind, project_id, id);
+CREATE INDEX objects_by_state ON objects (kind, state, id);
+CREATE INDEX objects_by_region ON objects (kind, region, id);
+CREATE INDEX objects_by_gpu_model ON objects (kind, gpu_model, id);
+
+CREATE TABLE api_tokens (
+  id          TEXT NOT NULL PRIMARY KEY,
+  user_id     TEXT NOT NULL,
+  tenant_id   TEXT NOT NULL DEFAULT '',
+  supplier_id TEXT NOT NULL DEFAULT '',
+  role        TEXT NOT NULL,
+  name        TEXT NOT NULL DEFAULT '',
+  secret_hash TEXT NOT NULL UNIQUE,
+  created_at  INTEGER NOT NULL,
+  expires_at  INTEGER NOT NULL DEFAULT 0,
+  revoked     INTEGER NOT NULL DEFAULT 0 CHECK (revoked IN (0, 1))
+) STRICT;
+CREATE INDEX api_tokens_by_user ON api_tokens (user_id);
+CREATE INDEX api_tokens_by_tenant ON api_tokens (tenant_id);
+CREATE INDEX api_tokens_by_supplier ON api_tokens (supplier_id);
+
+CREATE TABLE job_events (
+  seq        INTEGER PRIMARY KEY,
+  job_id     TEXT NOT NULL,
+  at         INTEGER NOT NULL,
+  from_state TEXT NOT NULL,
+  to_state   TEXT NOT NULL,
+  reason     TEXT NOT NULL DEFAULT ''
+) STRICT;
+CREATE INDEX job_events_by_job ON job_events (job_id, seq);
+
+CREATE TABLE audit_log (
+  seq       INTEGER PRIMARY KEY,
+  at        INTEGER NOT NULL,
+  actor     TEXT NOT NULL,
+  action    TEXT NOT NULL,
+  kind      TEXT NOT NULL,
+  object_id TEXT NOT NULL,
+  detail    TEXT NOT NULL DEFAULT ''
+) STRICT;
+CREATE INDEX audit_log_by_kind ON audit_log (kind, seq);
+)sql";
+
+constexpr Migration kMigrations[] = {
+    {1, "objects, api_tokens, job_events, audit_log", kV1},
+};
+
+constexpr const char* kBootstrap =
+    "CREATE TABLE IF NOT EXISTS schema_migrations ("
+    " version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL, description TEXT NOT NULL)";
+
+// Runs one migration and records it, all in one transaction. Another process may have applied it
+// since we read the version; the check inside the write lock makes that a no-op.
+Status apply_one(Db& db, const Migration& m, TimeMs now) {
+  const std::string what = "schema migration " + std::to_string(m.version) + " (" + m.description + ")";
+  if (auto s = db.exec("BEGIN IMMEDIATE"); !s) return s;
+  auto body = [&]() -> Status {
+    auto q = db.query("SELECT 1 FROM schema_migrations WHERE version = ?1");
+    if (!q) return q.error();
+    q->bind(1, int64_t{m.version});
+    auto row = q->step(what);
+    if (!row) return row.error();
+    if (*row) return ok_status();  // applied meanwhile
+    if (auto s = db.exec(m.sql); !s) return s;
+    auto ins = db.query("INSERT INTO schema_migrations (version, applied_at, description) VALUES (?1, ?2, ?3)");
+    if (!ins) return ins.error();
+    ins->bind(1, int64_t{m.version}).bind(2, now).bind(3, m.description);
+    return ins->run(what);
+  };
+  Status s = body();
+  if (!s) {
+    (void)db.exec("ROLLBACK");  // the migration's error is the one worth reporting
+    Error e = s.error();
+    e.message = what + " failed: " + e.message;
+    return e;
+  }
+  return db.exec("COMMIT");
+}
+
+}  // namespace
+
+std::span<const Migration> sqlite_migrations() { return kMigrations; }
+
+Result<int> applied_schema_version(Db& db) {
+  auto q = db.query("SELECT coalesce(max(version), 0) FROM schema_migrations");
+  if (!q) return q.error();
+  auto row = q->step("reading the schema version");
+  if (!row) return row.error();
+  return static_cast<int>(q->integer(0));
+}
+
+Result<int> apply_migrations(Db& db, std::span<const Migration> migrations, TimeMs now) {
+  int prev = 0;
+  for (const Migration& m : migrations) {
+    if (m.version <= prev)
+      return Error::make(Code::kInternal, "schema migrations out of order at version " + std::to_string(m.version));
+    prev = m.version;
+  }
+  if (auto s = db.exec(kBootstrap); !s) return s.error();
+  auto current = applied_schema_version(db);
+  if (!current) return current;
+  const int known = migrations.empty() ? 0 : migrations.back().version;
+  if (*current > known) {
+    return Error::make(Code::kInternal, "database schema version " + std::to_string(*current) +
+                                            " is newer than this binary supports (" + std::to_string(known) +
+                                            "); it was written by a newer gpurent: upgrade gpurent to open it");
+  }
+  for (const Migration& m : migrations) {
+    if (m.version <= *current) continue;
+    if (auto s = apply_one(db, m, now); !s) return s.error();
+  }
+  return applied_schema_version(db);
+}
+
+}  // namespace gpurent

@@ -1,0 +1,125 @@
+#include "store/migrations.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "store/store_test_util.h"
+
+namespace gpurent {
+namespace {
+
+Db open_db(const std::string& path) {
+  auto db = Db::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 1000);
+  if (!db) throw std::runtime_error(db.error().message);
+  return std::move(db).value();
+}
+
+struct Applied {
+  int version;
+  int64_t applied_at;
+  std::string description;
+};
+
+std::vector<Applied> applied(Db& db) {
+  std::vector<Applied> out;
+  auto q = db.query("SELECT version, applied_at, description FROM schema_migrations ORDER BY version");
+  EXPECT_TRUE(q.ok());
+  while (q->step("test").value()) out.push_back({static_cast<int>(q->integer(0)), q->integer(1), q->text(2)});
+  return out;
+}
+
+bool table_exists(Db& db, const std::string& name) {
+  auto q = db.query("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1");
+  q->bind(1, name);
+  return q->step("test").value();
+}
+
+TEST(Migrations, ListIsOrderedAndStartsAtOne) {
+  auto list = sqlite_migrations();
+  ASSERT_FALSE(list.empty());
+  EXPECT_EQ(list.front().version, 1);
+  for (size_t i = 1; i < list.size(); ++i) EXPECT_GT(list[i].version, list[i - 1].version);
+}
+
+TEST(Migrations, AppliedOnceAndIdempotentOnReopen) {
+  TempDir dir;
+  const std::string path = dir.file("m.db");
+  const int latest = sqlite_migrations().back().version;
+  {
+    auto store = open_or_die(path);
+    ASSERT_NE(store, nullptr);
+    EXPECT_EQ(store->schema_version(), latest);
+  }
+  Db db = open_db(path);
+  auto first = applied(db);
+  ASSERT_EQ(first.size(), sqlite_migrations().size());
+  EXPECT_GT(first[0].applied_at, 0);
+  EXPECT_EQ(first[0].description, sqlite_migrations()[0].description);
+  for (const char* t : {"objects", "api_tokens", "job_events", "audit_log"}) EXPECT_TRUE(table_exists(db, t)) << t;
+
+  // Reopening applies nothing: same rows, same timestamps.
+  {
+    auto store = open_or_die(path);
+    ASSERT_NE(store, nullptr);
+    EXPECT_EQ(store->schema_version(), latest);
+  }
+  auto second = applied(db);
+  ASSERT_EQ(second.size(), first.size());
+  EXPECT_EQ(second[0].applied_at, first[0].applied_at);
+  EXPECT_EQ(apply_migrations(db, sqlite_migrations(), 1).value(), latest);
+  EXPECT_EQ(applied(db)[0].applied_at, first[0].applied_at);
+}
+
+TEST(Migrations, AppliesOnlyWhatIsPendingEachInItsOwnTransaction) {
+  TempDir dir;
+  Db db = open_db(dir.file("m.db"));
+  const Migration v1[] = {{1, "t1", "CREATE TABLE t1 (a INTEGER)"}};
+  ASSERT_EQ(apply_migrations(db, v1, 100).value(), 1);
+
+  // v2 applies; v3 fails halfway: v2 stays, none of v3's statements remain.
+  const Migration v3[] = {{1, "t1", "CREATE TABLE t1 (a INTEGER)"},
+                          {2, "t2", "CREATE TABLE t2 (b INTEGER)"},
+                          {3, "t3", "CREATE TABLE t3 (c INTEGER); CREATE TABLE t1 (again INTEGER)"}};
+  auto r = apply_migrations(db, v3, 200);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("schema migration 3 (t3)"), std::string::npos) << r.error().message;
+  EXPECT_EQ(applied_schema_version(db).value(), 2);
+  EXPECT_TRUE(table_exists(db, "t2"));
+  EXPECT_FALSE(table_exists(db, "t3"));
+  EXPECT_FALSE(db.in_transaction());
+  auto rows = applied(db);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].applied_at, 100);
+  EXPECT_EQ(rows[1].applied_at, 200);
+  EXPECT_EQ(rows[1].description, "t2");
+}
+
+TEST(Migrations, RefusesAFileFromANewerBinary) {
+  TempDir dir;
+  const std::string path = dir.file("m.db");
+  {
+    Db db = open_db(path);
+    const int next = sqlite_migrations().back().version + 1;
+    std::vector<Migration> newer(sqlite_migrations().begin(), sqlite_migrations().end());
+    newer.push_back({next, "from the future", "CREATE TABLE future (x INTEGER)"});
+    ASSERT_EQ(apply_migrations(db, newer, 1).value(), next);
+  }
+  auto store = open_sqlite_store({.path = path});
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.error().message.find("newer than this binary supports"), std::string::npos) << store.error().message;
+  EXPECT_NE(store.error().message.find(path), std::string::npos);
+}
+
+TEST(Migrations, RefusesAnUnorderedList) {
+  TempDir dir;
+  Db db = open_db(dir.file("m.db"));
+  const Migration bad[] = {{2, "b", "SELECT 1"}, {1, "a", "SELECT 1"}};
+  auto r = apply_migrations(db, bad, 1);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Code::kInternal);
+  EXPECT_FALSE(table_exists(db, "schema_migrations"));
+}
+
+}  // namespace
+}  // namespace gpurent

@@ -1,0 +1,274 @@
+// Authentication and authorisation through the real server: 401 for every kind of bad token, 403
+// for a role that may not act, 404 (never a leak) for another tenant's or supplier's objects — and
+// the store unchanged after each refusal, checked with the operator's token.
+#include <gtest/gtest.h>
+
+#include "server_fixture.h"
+
+namespace gpurent::testing {
+namespace {
+
+bool has_id(const std::vector<std::string>& ids, const std::string& id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+void expect_problem(const Resp& r, int status) {
+  EXPECT_EQ(r.status, status) << r.describe();
+  EXPECT_EQ(r.content_type, "application/problem+json") << r.describe();
+  EXPECT_EQ(r.body.value("status", 0), status) << r.describe();
+  EXPECT_FALSE(r.body.value("detail", "").empty()) << r.describe();
+}
+
+// Two tenants (acme, globex), two suppliers (sup-a, sup-b), and a token per role.
+class AuthTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant acme");
+    expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("globex")), "tenant globex");
+    expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("sup-a")), "supplier a");
+    expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("sup-b")), "supplier b");
+    acme_admin = make_user_token(s, "acme-admin", "tenant_admin", "acme");
+    acme_member = make_user_token(s, "acme-member", "tenant_member", "acme");
+    acme_viewer = make_user_token(s, "acme-viewer", "viewer", "acme");
+    globex_admin = make_user_token(s, "globex-admin", "tenant_admin", "globex");
+    supplier_a = make_user_token(s, "sup-a-ops", "supplier", "", "sup-a");
+  }
+
+  ServerProcess s;
+  std::string acme_admin, acme_member, acme_viewer, globex_admin, supplier_a;
+};
+
+TEST_F(AuthTest, MissingTokenIs401ProblemWithChallenge) {
+  auto before = list_ids(s, "/api/v1/tenants", s.admin_token());
+  for (const char* path : {"/api/v1/tenants", "/api/v1/jobs", "/api/v1/gpu-models", "/api/v1/tokens"}) {
+    Resp r = s.req("GET", path, "");
+    expect_problem(r, 401);
+    EXPECT_EQ(r.body.value("instance", ""), path);
+    std::string challenge = r.headers.count("WWW-Authenticate") ? r.headers.find("WWW-Authenticate")->second : "";
+    EXPECT_EQ(challenge.rfind("Bearer", 0), 0u) << path << ": WWW-Authenticate is '" << challenge << "'";
+  }
+  expect_problem(s.req("POST", "/api/v1/tenants", "", tenant_doc("sneaky")), 401);
+  EXPECT_EQ(list_ids(s, "/api/v1/tenants", s.admin_token()), before);
+}
+
+TEST_F(AuthTest, MalformedUnknownAndRevokedTokensAre401) {
+  const std::string unknown = "gpr_" + std::string(64, '0');
+  for (const auto& [header, what] : std::vector<std::pair<std::string, std::string>>{
+           {"Bearer not-a-token", "malformed"},
+           {"Bearer gpr_123", "too short"},
+           {"Basic YWRtaW46YWRtaW4=", "wrong scheme"},
+           {"Bearer " + unknown, "unknown"},
+           {"Bearer " + s.admin_token() + "x", "admin token plus a byte"}}) {
+    httplib::Client c = s.client();
+    auto res = c.Get("/api/v1/tenants", httplib::Headers{{"Authorization", header}});
+    ASSERT_TRUE(res) << what;
+    EXPECT_EQ(res->status, 401) << what << ": " << res->body;
+    EXPECT_EQ(res->get_header_value("Content-Type"), "application/problem+json") << what;
+    EXPECT_TRUE(res->has_header("WWW-Authenticate")) << what;
+  }
+  expect_problem(s.req("POST", "/api/v1/tenants", unknown, tenant_doc("sneaky")), 401);
+
+  // Revoked: works, then 401 once revoked (and revoking again is not a way to learn anything).
+  Resp t = expect_2xx(s.admin("POST", "/api/v1/tokens", json{{"user", "acme-member"}, {"name", "laptop"}}), "token");
+  const std::string secret = t.body.at("token");
+  EXPECT_EQ(s.req("GET", "/api/v1/jobs", secret).status, 200);
+  Resp revoke = s.admin("DELETE", "/api/v1/tokens/" + t.body.at("id").get<std::string>());
+  ASSERT_EQ(revoke.status, 204) << revoke.describe();
+  Resp after = s.req("GET", "/api/v1/jobs", secret);
+  expect_problem(after, 401);
+  EXPECT_NE(after.body.value("detail", "").find("revoked"), std::string::npos) << after.describe();
+  // Deleting a user revokes its tokens at once.
+  Resp viewer = expect_2xx(s.admin("GET", "/api/v1/users/acme-viewer"), "get viewer");
+  ASSERT_EQ(s.admin("DELETE", "/api/v1/users/" + viewer.body.at("id").get<std::string>()).status, 204);
+  expect_problem(s.req("GET", "/api/v1/projects", acme_viewer), 401);
+  EXPECT_EQ(list_ids(s, "/api/v1/tenants", s.admin_token()).size(), 2u);
+}
+
+TEST_F(AuthTest, WrongRoleIs403AndChangesNothing) {
+  auto projects = list_ids(s, "/api/v1/projects", s.admin_token());
+  auto users = list_ids(s, "/api/v1/users", s.admin_token());
+  auto tenants = list_ids(s, "/api/v1/tenants", s.admin_token());
+  auto suppliers = list_ids(s, "/api/v1/suppliers", s.admin_token());
+
+  expect_problem(s.req("POST", "/api/v1/projects", acme_viewer, project_doc("acme", "vision")), 403);
+  expect_problem(s.req("POST", "/api/v1/users", acme_member, user_doc("intruder", "tenant_member", "acme")), 403);
+  expect_problem(s.req("POST", "/api/v1/tenants", supplier_a, tenant_doc("supplier-made")), 403);
+  expect_problem(s.req("POST", "/api/v1/tenants", acme_admin, tenant_doc("admin-made")), 403);
+  expect_problem(s.req("POST", "/api/v1/suppliers", acme_admin, supplier_doc("tenant-made")), 403);
+  // A tenant admin may not rename its own tenant (tenants are the operator's).
+  Resp acme = expect_2xx(s.admin("GET", "/api/v1/tenants/acme"), "get acme");
+  json renamed = acme.body;
+  renamed["display_name"] = "Renamed";
+  Resp put = s.req("PUT", "/api/v1/tenants/" + acme.body.at("id").get<std::string>(), acme_admin, renamed);
+  expect_problem(put, 403);
+
+  EXPECT_EQ(list_ids(s, "/api/v1/projects", s.admin_token()), projects);
+  EXPECT_EQ(list_ids(s, "/api/v1/users", s.admin_token()), users);
+  EXPECT_EQ(list_ids(s, "/api/v1/tenants", s.admin_token()), tenants);
+  EXPECT_EQ(list_ids(s, "/api/v1/suppliers", s.admin_token()), suppliers);
+  EXPECT_EQ(expect_2xx(s.admin("GET", "/api/v1/tenants/acme"), "get acme").body, acme.body);
+}
+
+TEST_F(AuthTest, OtherTenantsObjectsAreNotFoundAndUnchanged) {
+  Resp prj = expect_2xx(s.req("POST", "/api/v1/projects", acme_admin, project_doc("acme", "vision")), "project");
+  Resp job = expect_2xx(s.req("POST", "/api/v1/jobs", acme_member, job_doc("vision", "train-1")), "job");
+  const std::string prj_id = prj.body.at("id"), job_id = job.body.at("id");
+  const std::string acme_id = expect_2xx(s.admin("GET", "/api/v1/tenants/acme"), "acme").body.at("id");
+  const std::string member_id = expect_2xx(s.admin("GET", "/api/v1/users/acme-member"), "member").body.at("id");
+
+  const json prj_before = expect_2xx(s.admin("GET", "/api/v1/projects/" + prj_id), "get").body;
+  const json job_before = expect_2xx(s.admin("GET", "/api/v1/jobs/" + job_id), "get").body;
+  json edit = prj_before;
+  edit["display_name"] = "hijacked";
+
+  struct Probe {
+    std::string method, path;
+    std::optional<json> body;
+  };
+  std::vector<Probe> probes = {
+      {"GET", "/api/v1/projects/" + prj_id, {}},
+      {"GET", "/api/v1/projects/vision", {}},  // by name: looked up in the caller's tenant only
+      {"PUT", "/api/v1/projects/" + prj_id, edit},
+      {"DELETE", "/api/v1/projects/" + prj_id, {}},
+      {"GET", "/api/v1/projects/" + prj_id + "/quota", {}},
+      {"PUT", "/api/v1/projects/" + prj_id + "/quota", json{{"max_gpus_per_job", 1}}},
+      {"GET", "/api/v1/jobs/" + job_id, {}},
+      {"GET", "/api/v1/jobs/train-1", {}},
+      {"GET", "/api/v1/jobs/" + job_id + "/events", {}},
+      {"POST", "/api/v1/jobs/" + job_id + "/cancel", {}},
+      {"GET", "/api/v1/tenants/" + acme_id, {}},
+      {"GET", "/api/v1/tenants/acme", {}},
+      {"GET", "/api/v1/users/" + member_id, {}},
+      {"PUT", "/api/v1/users/" + member_id, user_doc("acme-member", "viewer", "acme")},
+      {"DELETE", "/api/v1/users/" + member_id, {}},
+  };
+  for (const auto& p : probes) {
+    Resp r = s.req(p.method, p.path, globex_admin, p.body);
+    SCOPED_TRACE(p.method + " " + p.path);
+    expect_problem(r, 404);
+    // The answer must not tell a missing object from a hidden one.
+    EXPECT_EQ(r.text.find("forbidden"), std::string::npos) << r.describe();
+  }
+  // Creating into another tenant names the reference that is not visible.
+  Resp cross_prj = s.req("POST", "/api/v1/projects", globex_admin, project_doc("acme", "stolen"));
+  expect_problem(cross_prj, 422);
+  EXPECT_EQ(cross_prj.error_fields(), std::vector<std::string>{"tenant"}) << cross_prj.describe();
+  Resp cross_job = s.req("POST", "/api/v1/jobs", globex_admin, job_doc(prj_id, "stolen"));
+  expect_problem(cross_job, 422);
+  EXPECT_EQ(cross_job.error_fields(), std::vector<std::string>{"project"}) << cross_job.describe();
+
+  // Lists show only the caller's tenant.
+  EXPECT_FALSE(has_id(list_ids(s, "/api/v1/projects", globex_admin), prj_id));
+  EXPECT_FALSE(has_id(list_ids(s, "/api/v1/jobs", globex_admin), job_id));
+  EXPECT_FALSE(has_id(list_ids(s, "/api/v1/jobs?tenant=acme", globex_admin), job_id));
+  EXPECT_FALSE(has_id(list_ids(s, "/api/v1/tenants", globex_admin), acme_id));
+  EXPECT_FALSE(has_id(list_ids(s, "/api/v1/users", globex_admin), member_id));
+  EXPECT_TRUE(has_id(list_ids(s, "/api/v1/jobs", acme_viewer), job_id));
+
+  // Nothing changed.
+  EXPECT_EQ(expect_2xx(s.admin("GET", "/api/v1/projects/" + prj_id), "get").body, prj_before);
+  EXPECT_EQ(expect_2xx(s.admin("GET", "/api/v1/jobs/" + job_id), "get").body, job_before);
+  EXPECT_EQ(job_before.at("status").at("state"), "pending");
+  EXPECT_EQ(s.admin("GET", "/api/v1/users/" + member_id).body.value("role", ""), "tenant_member");
+  EXPECT_EQ(list_ids(s, "/api/v1/projects", s.admin_token()), std::vector<std::string>{prj_id});
+  EXPECT_EQ(list_ids(s, "/api/v1/jobs", s.admin_token()), std::vector<std::string>{job_id});
+}
+
+TEST_F(AuthTest, SupplierSeesOnlyItsOwnSupply) {
+  Resp na = expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("sup-a", "node-a")), "node a");
+  Resp nb = expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("sup-b", "node-b")), "node b");
+  const std::string b_id = nb.body.at("id");
+  const json b_before = nb.body;
+  EXPECT_EQ(list_ids(s, "/api/v1/nodes", supplier_a), std::vector<std::string>{na.body.at("id").get<std::string>()});
+  expect_problem(s.req("GET", "/api/v1/nodes/" + b_id, supplier_a), 404);
+  json edit = nb.body;
+  edit["state"] = "drained";
+  expect_problem(s.req("PUT", "/api/v1/nodes/" + b_id, supplier_a, edit), 404);
+  expect_problem(s.req("DELETE", "/api/v1/nodes/" + b_id, supplier_a), 404);
+  // Registering a node for another supplier names the supplier reference.
+  Resp cross = s.req("POST", "/api/v1/nodes", supplier_a, node_doc("sup-b", "planted"));
+  expect_problem(cross, 422);
+  EXPECT_EQ(cross.error_fields(), std::vector<std::string>{"supplier"}) << cross.describe();
+  // Tenants see no supply-side objects at all.
+  expect_problem(s.req("GET", "/api/v1/nodes/" + b_id, acme_admin), 404);
+  EXPECT_EQ(expect_2xx(s.admin("GET", "/api/v1/nodes/" + b_id), "get").body, b_before);
+  EXPECT_EQ(list_ids(s, "/api/v1/nodes", s.admin_token()).size(), 2u);
+}
+
+TEST_F(AuthTest, TenantAdminCannotGrantOperatorAdmin) {
+  auto users = list_ids(s, "/api/v1/users", s.admin_token());
+  Resp r = s.req("POST", "/api/v1/users", acme_admin, user_doc("root2", "operator_admin"));
+  expect_problem(r, 403);
+  EXPECT_EQ(r.error_fields(), std::vector<std::string>{"role"}) << r.describe();
+  // Nor promote an existing user of its tenant, nor itself.
+  Resp member = expect_2xx(s.req("GET", "/api/v1/users/acme-member", acme_admin), "get member");
+  json promote = member.body;
+  promote["role"] = "operator_admin";
+  promote.erase("tenant");
+  expect_problem(s.req("PUT", "/api/v1/users/" + member.body.at("id").get<std::string>(), acme_admin, promote), 403);
+  // Nor create users in another tenant.
+  Resp other = s.req("POST", "/api/v1/users", acme_admin, user_doc("spy", "tenant_admin", "globex"));
+  expect_problem(other, 422);
+  EXPECT_EQ(other.error_fields(), std::vector<std::string>{"tenant"}) << other.describe();
+  // What it may do: a member of its own tenant.
+  expect_2xx(s.req("POST", "/api/v1/users", acme_admin, user_doc("acme-new", "tenant_member", "acme")), "member");
+
+  auto after = list_ids(s, "/api/v1/users", s.admin_token());
+  EXPECT_EQ(after.size(), users.size() + 1);
+  EXPECT_EQ(s.admin("GET", "/api/v1/users/acme-member").body.value("role", ""), "tenant_member");
+  EXPECT_EQ(s.admin("GET", "/api/v1/users/root2").status, 404);
+}
+
+TEST_F(AuthTest, TokenSecretsNeverAppearInListings) {
+  std::vector<std::string> secrets = {s.admin_token(), acme_admin, acme_member, acme_viewer, globex_admin, supplier_a};
+  Resp extra = expect_2xx(s.req("POST", "/api/v1/tokens", acme_member, json{{"user", "acme-member"}, {"name", "ci"}}),
+                          "own token");
+  EXPECT_EQ(extra.status, 201);
+  secrets.push_back(extra.body.at("token"));
+  for (const std::string& who : {s.admin_token(), acme_admin, acme_member}) {
+    Resp r = s.req("GET", "/api/v1/tokens", who);
+    ASSERT_EQ(r.status, 200) << r.describe();
+    ASSERT_FALSE(r.body.at("items").empty());
+    for (const auto& t : r.body.at("items")) {
+      EXPECT_FALSE(t.contains("token")) << t.dump();
+      EXPECT_FALSE(t.contains("secret_hash")) << t.dump();
+    }
+    for (const auto& sec : secrets) {
+      EXPECT_EQ(r.text.find(sec), std::string::npos) << "a token secret is listed";
+      EXPECT_EQ(r.text.find(sec.substr(4, 16)), std::string::npos) << "part of a token secret is listed";
+    }
+  }
+  // Scope: a member sees only its own tokens; a tenant admin sees its tenant's, not globex's.
+  for (const auto& t : s.req("GET", "/api/v1/tokens", acme_member).body.at("items"))
+    EXPECT_EQ(t.value("user", ""), s.admin("GET", "/api/v1/users/acme-member").body.value("id", "?"));
+  const std::string globex_user = s.admin("GET", "/api/v1/users/globex-admin").body.value("id", "?");
+  for (const auto& t : s.req("GET", "/api/v1/tokens", acme_admin).body.at("items"))
+    EXPECT_NE(t.value("user", ""), globex_user);
+}
+
+TEST_F(AuthTest, OperationalEndpointsNeedNoToken) {
+  Resp health = s.req("GET", "/healthz", "");
+  EXPECT_EQ(health.status, 200) << health.describe();
+  EXPECT_EQ(health.body.value("status", ""), "ok");
+  Resp ready = s.req("GET", "/readyz", "");
+  EXPECT_EQ(ready.status, 200) << ready.describe();
+  EXPECT_EQ(ready.body.value("status", ""), "ready");
+
+  s.req("GET", "/api/v1/tenants", "");  // one counted 401 at least
+  Resp metrics = s.req("GET", "/metrics", "");
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_EQ(metrics.content_type, "text/plain");
+  EXPECT_NE(metrics.text.find("# TYPE gpurent_http_requests_total counter"), std::string::npos) << metrics.text;
+  EXPECT_NE(metrics.text.find("status=\"401\""), std::string::npos) << metrics.text;
+
+  Resp doc = s.req("GET", "/api/v1/openapi.json", "");
+  EXPECT_EQ(doc.status, 200);
+  EXPECT_EQ(doc.content_type, "application/json");
+  ASSERT_TRUE(doc.body.is_object()) << doc.describe();
+  EXPECT_TRUE(doc.body.contains("openapi"));
+  EXPECT_TRUE(doc.body.at("paths").contains("/api/v1/jobs") || doc.body.at("paths").contains("/jobs"))
+      << "the document does not describe the jobs route";
+}
+
+}  // namespace
+}  // namespace gpurent::testing

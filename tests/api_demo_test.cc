@@ -1,0 +1,146 @@
+// `gpurent serve --demo`: the demo world is seeded through the API's own validated path into an
+// empty database — suppliers, nodes with their topology, offers with explicit fees, tenants,
+// projects, users and jobs — and a restart does not seed it again.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "server_fixture.h"
+
+namespace gpurent::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const kKinds[] = {"suppliers", "nodes", "offers", "tenants", "projects", "users", "jobs"};
+
+// ../shared/data when this checkout has it (the price lists the demo reads), else "".
+std::string shared_data_dir() {
+  fs::path p = fs::path(GPURENT_SOURCE_DIR) / ".." / "shared" / "data";
+  return fs::exists(p / "prices") ? fs::weakly_canonical(p).string() : "";
+}
+
+std::vector<json> list_all(const ServerProcess& s, const std::string& kind, const std::string& token) {
+  Resp r = expect_2xx(s.req("GET", "/api/v1/" + kind + "?limit=1000", token), "list " + kind);
+  EXPECT_TRUE(r.body.at("next_after").is_null()) << kind << ": more than 1000 demo objects";
+  return r.body.at("items").get<std::vector<json>>();
+}
+
+std::map<std::string, std::vector<std::string>> ids_by_kind(const ServerProcess& s) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const char* k : kKinds) out[k] = list_ids(s, std::string("/api/v1/") + k, s.admin_token());
+  return out;
+}
+
+// The demo world's shape: what the dashboard and the README's walk-through rely on.
+void expect_demo_world(const ServerProcess& s) {
+  const std::string op = s.admin_token();
+  EXPECT_GE(list_all(s, "suppliers", op).size(), 2u);
+
+  auto nodes = list_all(s, "nodes", op);
+  ASSERT_FALSE(nodes.empty());
+  size_t gpus = 0, with_nvlink = 0;
+  for (const auto& n : nodes) {
+    SCOPED_TRACE(n.value("name", "?"));
+    ASSERT_TRUE(n.contains("gpus") && n["gpus"].is_array() && !n["gpus"].empty()) << n.dump();
+    const int64_t numa_nodes = n.value("numa_nodes", 0);
+    for (const auto& g : n["gpus"]) {
+      ++gpus;
+      ASSERT_TRUE(g.contains("numa_node") && g["numa_node"].is_number_integer()) << g.dump();
+      EXPECT_GE(g["numa_node"].get<int64_t>(), 0);
+      EXPECT_LT(g["numa_node"].get<int64_t>(), numa_nodes);
+      if (g.contains("nvlink_domain")) ++with_nvlink;
+    }
+    EXPECT_EQ(s.admin("GET", "/api/v1/gpu-models/" + n.value("gpu_model", "?")).status, 200);
+  }
+  EXPECT_GE(gpus, 64u) << "the demo should rent out a realistic fleet";
+  EXPECT_GT(with_nvlink, 0u) << "no demo GPU has an NVLink domain";
+
+  auto offers = list_all(s, "offers", op);
+  ASSERT_FALSE(offers.empty());
+  for (const auto& o : offers) {
+    SCOPED_TRACE(o.value("name", "?"));
+    ASSERT_TRUE(o.contains("prices")) << o.dump();
+    EXPECT_TRUE(o["prices"].value("on_demand", json()).is_string()) << "money must be a decimal string: " << o.dump();
+    ASSERT_TRUE(o.contains("fees") && o["fees"].is_object()) << o.dump();
+    EXPECT_TRUE(o["fees"].contains("billing_starts")) << o.dump();
+  }
+  EXPECT_GE(list_all(s, "tenants", op).size(), 2u);
+  EXPECT_FALSE(list_all(s, "projects", op).empty());
+  EXPECT_FALSE(list_all(s, "jobs", op).empty());
+  EXPECT_GE(list_all(s, "users", op).size(), 3u);
+}
+
+// The per-user tokens the demo writes next to the database each act within their own scope.
+void expect_demo_tokens_scoped(const ServerProcess& s) {
+  std::ifstream in(s.db_path() + ".demo-tokens.json");
+  ASSERT_TRUE(in) << "no demo tokens file";
+  json tokens = json::parse(in);
+  ASSERT_TRUE(tokens.is_array() && !tokens.empty()) << tokens.dump();
+  bool saw_tenant = false, saw_supplier = false;
+  for (const auto& t : tokens) {
+    const std::string role = t.value("role", ""), secret = t.value("token", "");
+    SCOPED_TRACE(t.value("user", "?") + " (" + role + ")");
+    Resp me = s.req("GET", "/api/v1/users", secret);
+    ASSERT_EQ(me.status, 200) << me.describe();
+    if (role == "tenant_admin" || role == "tenant_member" || role == "viewer") {
+      saw_tenant = true;
+      std::set<std::string> tenants;
+      for (const auto& j : list_all(s, "jobs", secret)) tenants.insert(j.value("tenant_id", ""));
+      EXPECT_LE(tenants.size(), 1u) << "a tenant user sees another tenant's jobs";
+      EXPECT_EQ(list_all(s, "tenants", secret).size(), 1u);
+      EXPECT_EQ(s.req("GET", "/api/v1/nodes", secret).status, 403);
+    } else if (role == "supplier") {
+      saw_supplier = true;
+      std::set<std::string> suppliers;
+      for (const auto& n : list_all(s, "nodes", secret)) suppliers.insert(n.value("supplier_id", ""));
+      EXPECT_LE(suppliers.size(), 1u) << "a supplier user sees another supplier's nodes";
+    }
+  }
+  EXPECT_TRUE(saw_tenant) << tokens.dump();
+  EXPECT_TRUE(saw_supplier) << tokens.dump();
+}
+
+TEST(Demo, SeedsTheWorldOnceFromTheSharedPriceLists) {
+  std::vector<std::string> args = {"--demo"};
+  const std::string data = shared_data_dir();
+  if (!data.empty()) args.insert(args.end(), {"--data-dir", data});
+  ServerProcess s(args);
+  const json& demo = s.listening_event().value("demo", json());
+  ASSERT_TRUE(demo.is_object()) << s.listening_event().dump();
+  EXPECT_TRUE(demo.value("seeded", false)) << demo.dump();
+  const std::string source = demo.value("price_source", "");
+  if (data.empty())
+    EXPECT_EQ(source, "built-in");
+  else
+    EXPECT_NE(source.find("prices"), std::string::npos) << "the shared price lists were not used: " << source;
+  expect_demo_world(s);
+  expect_demo_tokens_scoped(s);
+
+  auto before = ids_by_kind(s);
+  for (const auto& [kind, n] : demo.value("counts", json::object()).items())
+    EXPECT_EQ(before[kind].size() - (kind == "users" ? 1 : 0), n.get<size_t>()) << kind;
+  s.restart();
+  EXPECT_EQ(s.last_exit_status(), 0);
+  EXPECT_FALSE(s.listening_event().value("demo", json::object()).value("seeded", true))
+      << s.listening_event().dump();
+  EXPECT_EQ(ids_by_kind(s), before) << "the demo was seeded twice";
+}
+
+TEST(Demo, FallsBackToBuiltInPrices) {
+  fs::path empty = fs::temp_directory_path() / ("gpurent-no-data-" + std::to_string(::getpid()));
+  fs::create_directories(empty);
+  {
+    ServerProcess s({"--demo", "--data-dir", empty.string()});
+    EXPECT_EQ(s.listening_event().value("demo", json::object()).value("price_source", ""), "built-in")
+        << s.listening_event().dump();
+    expect_demo_world(s);
+  }
+  fs::remove_all(empty);
+}
+
+}  // namespace
+}  // namespace gpurent::testing

@@ -1,0 +1,340 @@
+#include "server_fixture.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "core/yaml_json.h"
+
+namespace gpurent::testing {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// --- Resp --------------------------------------------------------------------------------------
+
+std::string Resp::describe() const {
+  if (status < 0) return "no response: " + error;
+  return std::to_string(status) + " " + content_type + " " + text.substr(0, 2000);
+}
+
+std::vector<std::string> Resp::error_fields() const {
+  std::vector<std::string> out;
+  if (body.is_object() && body.contains("errors") && body["errors"].is_array())
+    for (const auto& e : body["errors"]) out.push_back(e.value("field", ""));
+  return out;
+}
+
+std::string Resp::reason_for(const std::string& field) const {
+  if (body.is_object() && body.contains("errors") && body["errors"].is_array())
+    for (const auto& e : body["errors"])
+      if (e.value("field", "") == field) return e.value("reason", "");
+  return "";
+}
+
+Resp expect_2xx(Resp r, const std::string& what) {
+  if (r.status < 200 || r.status > 299) throw std::runtime_error(what + " failed: " + r.describe());
+  return r;
+}
+
+// --- ServerProcess -----------------------------------------------------------------------------
+
+static std::string make_temp_dir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/gpurent-api-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (!::mkdtemp(buf.data())) throw std::runtime_error("mkdtemp failed: " + std::string(std::strerror(errno)));
+  return std::string(buf.data());
+}
+
+static std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+ServerProcess::ServerProcess(std::vector<std::string> extra_args) : extra_args_(std::move(extra_args)) {
+  // Writing to a server that was just killed must fail the request, not the test binary.
+  ::signal(SIGPIPE, SIG_IGN);
+  dir_ = make_temp_dir();
+  start();
+}
+
+ServerProcess::~ServerProcess() {
+  if (running()) stop();
+  std::error_code ec;
+  fs::remove_all(dir_, ec);
+}
+
+std::string ServerProcess::log() const { return read_file(dir_ + "/server.log"); }
+
+void ServerProcess::start() {
+  if (running()) throw std::runtime_error("server already running");
+  std::vector<std::string> args = {GPURENT_BIN,  "serve",      "--port",           "0",
+                                   "--host",     "127.0.0.1",  "--db",             db_path(),
+                                   "--admin-token-file", dir_ + "/admin-token", "--log-level", "warn"};
+  args.insert(args.end(), extra_args_.begin(), extra_args_.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+  int log_fd = ::open((dir_ + "/server.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (log_fd < 0) throw std::runtime_error("cannot open the server log");
+  pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {  // child: only async-signal-safe calls until exec
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive a crashed test binary
+    ::dup2(out[1], STDOUT_FILENO);
+    ::dup2(log_fd, STDERR_FILENO);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  ::close(log_fd);
+  pid_ = pid;
+  stdout_fd_ = out[0];
+
+  // The first stdout line announces the URL once the server is ready to serve.
+  std::string line;
+  auto deadline = Clock::now() + std::chrono::seconds(10);
+  bool got_line = false;
+  while (!got_line) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) break;
+    pollfd p{stdout_fd_, POLLIN, 0};
+    int n = ::poll(&p, 1, static_cast<int>(left));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    char c;
+    ssize_t r = ::read(stdout_fd_, &c, 1);
+    if (r <= 0) break;  // EOF: the server exited
+    if (c == '\n')
+      got_line = true;
+    else
+      line.push_back(c);
+  }
+  std::string why;
+  if (!got_line) {
+    why = "no 'listening' line within 10 s";
+  } else {
+    try {
+      listening_ = json::parse(line);
+      if (listening_.value("event", "") != "listening") why = "unexpected first line: " + line;
+      url_ = listening_.value("url", "");
+      if (url_.empty()) why = "no url in: " + line;
+    } catch (const json::exception& e) {
+      why = "first stdout line is not JSON: " + line;
+    }
+  }
+  if (why.empty()) {
+    admin_token_ = read_file(dir_ + "/admin-token");
+    while (!admin_token_.empty() && (admin_token_.back() == '\n' || admin_token_.back() == ' '))
+      admin_token_.pop_back();
+    if (admin_token_.empty()) why = "admin token file is empty";
+  }
+  if (!why.empty()) {
+    kill9();
+    throw std::runtime_error("server did not start: " + why + "\n--- server log ---\n" + log());
+  }
+}
+
+static int wait_exit(pid_t pid, std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  int status = 0;
+  while (true) {
+    pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) return status;
+    if (r < 0 && errno != EINTR) return -1;
+    if (Clock::now() > deadline) return -2;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+void ServerProcess::stop() {
+  if (!running()) return;
+  ::kill(pid_, SIGTERM);
+  int st = wait_exit(pid_, std::chrono::seconds(10));
+  if (st == -2) {  // hung on shutdown: record it as a failure and clean up
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, &st, 0);
+    exit_status_ = -2;
+  } else {
+    exit_status_ = (st >= 0 && WIFEXITED(st)) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+  }
+  pid_ = -1;
+  ::close(stdout_fd_);
+  stdout_fd_ = -1;
+}
+
+void ServerProcess::kill9() {
+  if (!running()) return;
+  ::kill(pid_, SIGKILL);
+  int st = 0;
+  ::waitpid(pid_, &st, 0);
+  exit_status_ = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+  pid_ = -1;
+  ::close(stdout_fd_);
+  stdout_fd_ = -1;
+}
+
+void ServerProcess::restart() {
+  stop();
+  start();
+}
+
+httplib::Client ServerProcess::client() const {
+  httplib::Client c(url_);
+  c.set_connection_timeout(5, 0);
+  c.set_read_timeout(15, 0);
+  c.set_write_timeout(15, 0);
+  return c;
+}
+
+static std::string media_type(const std::string& ct) {
+  std::string t = ct.substr(0, ct.find(';'));
+  while (!t.empty() && t.back() == ' ') t.pop_back();
+  return t;
+}
+
+Resp ServerProcess::raw(const std::string& method, const std::string& path, const std::string& token,
+                        const std::string& body, const std::string& content_type) const {
+  httplib::Client c = client();
+  httplib::Request r;
+  r.method = method;
+  r.path = path;
+  if (!token.empty()) r.headers.emplace("Authorization", "Bearer " + token);
+  if (!content_type.empty()) r.headers.emplace("Content-Type", content_type);
+  r.body = body;
+  auto res = c.send(r);
+  Resp out;
+  if (!res) {
+    out.error = httplib::to_string(res.error());
+    return out;
+  }
+  out.status = res->status;
+  out.headers = res->headers;
+  out.text = res->body;
+  out.content_type = media_type(res->get_header_value("Content-Type"));
+  if (out.content_type.find("json") != std::string::npos && !out.text.empty()) {
+    out.body = json::parse(out.text, nullptr, /*allow_exceptions=*/false);
+  }
+  return out;
+}
+
+Resp ServerProcess::req(const std::string& method, const std::string& path, const std::string& token,
+                        const std::optional<json>& body) const {
+  if (!body) return raw(method, path, token, "", "");
+  return raw(method, path, token, body->dump(), "application/json");
+}
+
+Resp ServerProcess::admin(const std::string& method, const std::string& path, const std::optional<json>& body) const {
+  return req(method, path, admin_token_, body);
+}
+
+// --- documents ---------------------------------------------------------------------------------
+
+json example(const std::string& file) {
+  std::string path = std::string(GPURENT_SOURCE_DIR) + "/examples/" + file;
+  auto j = yaml_to_json(read_file(path));
+  if (!j) throw std::runtime_error("cannot read " + path + ": " + j.error().message);
+  return *j;
+}
+
+json supplier_doc(const std::string& name) {
+  json s = example("supplier.yaml");
+  s["name"] = name;
+  s["sites"] = json::array({{{"name", "site-a"}, {"region", "cn-east"}, {"city", "Shanghai"}, {"tier", 3}}});
+  return s;
+}
+
+json node_doc(const std::string& supplier, const std::string& name) {
+  json n = example("node.yaml");
+  n["name"] = name;
+  n["supplier"] = supplier;
+  n["site"] = "site-a";
+  // GPU UUIDs identify physical cards: give each node its own.
+  for (auto& g : n["gpus"]) {
+    std::string u = g["uuid"].get<std::string>();
+    std::string tag = std::to_string(std::hash<std::string>{}(supplier + "/" + name) % 100000000);
+    tag.insert(0, 8 - tag.size(), '0');
+    g["uuid"] = u.substr(0, u.size() - 8) + tag;
+  }
+  return n;
+}
+
+json offer_doc(const std::string& supplier, const std::string& name) {
+  json o = example("offer.yaml");
+  o["name"] = name;
+  o["supplier"] = supplier;
+  o["node_selector"] = {{"site", "site-a"}};
+  return o;
+}
+
+json tenant_doc(const std::string& name) {
+  return {{"name", name}, {"display_name", "Tenant " + name}, {"currency", "USD"},
+          {"contact_email", "ops@" + name + ".example.com"}, {"labels", {{"tier", "gold"}}}};
+}
+
+json project_doc(const std::string& tenant, const std::string& name) {
+  json p = example("project.yaml");
+  p["name"] = name;
+  p["tenant"] = tenant;
+  return p;
+}
+
+json user_doc(const std::string& name, const std::string& role, const std::string& tenant,
+              const std::string& supplier) {
+  json u = {{"name", name}, {"email", name + "@example.com"}, {"role", role}};
+  if (!tenant.empty()) u["tenant"] = tenant;
+  if (!supplier.empty()) u["supplier"] = supplier;
+  return u;
+}
+
+json job_doc(const std::string& project, const std::string& name) {
+  json j = example("job.yaml");
+  j["name"] = name;
+  j["project"] = project;
+  j["workers"] = 1;
+  j["gpus_per_worker"] = 1;
+  j["resources"] = {{"cpu_cores", 8}, {"memory_gib", 64}};
+  return j;
+}
+
+std::string make_user_token(const ServerProcess& s, const std::string& user, const std::string& role,
+                            const std::string& tenant, const std::string& supplier) {
+  expect_2xx(s.admin("POST", "/api/v1/users", user_doc(user, role, tenant, supplier)), "create user " + user);
+  Resp t = expect_2xx(s.admin("POST", "/api/v1/tokens", json{{"user", user}, {"name", "test"}}), "token for " + user);
+  return t.body.at("token").get<std::string>();
+}
+
+std::vector<std::string> list_ids(const ServerProcess& s, const std::string& path, const std::string& token) {
+  std::vector<std::string> ids;
+  std::string after;
+  const char sep = path.find('?') == std::string::npos ? '?' : '&';
+  for (int page = 0; page < 1000; ++page) {
+    std::string p = path + sep + "limit=1000" + (after.empty() ? "" : "&after=" + after);
+    Resp r = expect_2xx(s.req("GET", p, token), "GET " + p);
+    for (const auto& it : r.body.at("items")) ids.push_back(it.at("id").get<std::string>());
+    if (r.body.at("next_after").is_null()) return ids;
+    after = r.body.at("next_after").get<std::string>();
+  }
+  throw std::runtime_error("GET " + path + ": paging does not end");
+}
+
+}  // namespace gpurent::testing

@@ -1,0 +1,113 @@
+// ServerProcess: runs the real `gpurent serve` binary (GPURENT_BIN) as a child process on a free
+// port with a fresh database in its own temporary folder, so the API integration tests exercise
+// exactly what users run: flag parsing, bootstrap, HTTP, the control loop and SQLite on disk.
+// Each test owns its ServerProcess; the folder (database, admin token, server log) is removed by
+// the destructor. Also small helpers to send requests and to build valid resource documents.
+// Not thread-safe as an object (start/stop/restart from the test's thread); client() hands out
+// independent httplib clients, one per thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpurent::testing {
+
+using json = nlohmann::json;
+
+// One HTTP exchange. status is -1 when no response came back (error says why).
+struct Resp {
+  int status = -1;
+  json body;                 // parsed when the content type is JSON (also problem+json), else null
+  std::string content_type;  // without parameters ("application/problem+json")
+  std::string text;          // the raw body
+  httplib::Headers headers;
+  std::string error;         // transport error, when status is -1
+
+  // "<status> <content-type> <body>" for assertion messages.
+  std::string describe() const;
+  // The `field` values of a problem's errors[] (empty when there are none).
+  std::vector<std::string> error_fields() const;
+  // The reason given for `field` in errors[]; empty when the field is not named.
+  std::string reason_for(const std::string& field) const;
+};
+
+class ServerProcess {
+ public:
+  // Starts at once; extra_args are appended to the serve command line (e.g. {"--demo"}).
+  explicit ServerProcess(std::vector<std::string> extra_args = {});
+  ~ServerProcess();
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  // Starts the binary and waits (10 s at most) for its {"event":"listening"} line; throws
+  // std::runtime_error with the server's log when it does not come.
+  void start();
+  void stop();     // SIGTERM, then waitpid; the exit status is kept in last_exit_status()
+  void kill9();    // SIGKILL, then waitpid
+  void restart();  // stop() (if running) and start() on the same database and token file
+  bool running() const { return pid_ > 0; }
+  int last_exit_status() const { return exit_status_; }
+
+  std::string url() const { return url_; }
+  std::string admin_token() const { return admin_token_; }
+  const json& listening_event() const { return listening_; }  // the server's first stdout line
+  std::string dir() const { return dir_; }
+  std::string db_path() const { return dir_ + "/gpurent.db"; }
+  std::string log() const;  // the server's stderr so far
+
+  httplib::Client client() const;
+
+  // Sends a request with "Authorization: Bearer <token>" (none when token is empty) and, when
+  // body is given, its JSON text with Content-Type application/json.
+  Resp req(const std::string& method, const std::string& path, const std::string& token,
+           const std::optional<json>& body = std::nullopt) const;
+  // Sends raw bytes with the given content type (malformed bodies, YAML, oversize bodies).
+  Resp raw(const std::string& method, const std::string& path, const std::string& token, const std::string& body,
+           const std::string& content_type) const;
+  // Same as req() with the admin token.
+  Resp admin(const std::string& method, const std::string& path, const std::optional<json>& body = std::nullopt) const;
+
+ private:
+  std::vector<std::string> extra_args_;
+  std::string dir_;
+  pid_t pid_ = -1;
+  int stdout_fd_ = -1;  // kept open while the server runs, so its later stdout writes never hit EPIPE
+  int exit_status_ = 0;
+  std::string url_;
+  std::string admin_token_;
+  json listening_;
+};
+
+// Converts a Resp to a Resp with the same body; throws std::runtime_error when the status is not
+// 2xx. For setup steps in tests, where a failure should stop the test with the server's answer.
+Resp expect_2xx(Resp r, const std::string& what);
+
+// Valid documents, based on examples/*.yaml where one exists (so the examples are tested too),
+// with the names replaced. References are names.
+json supplier_doc(const std::string& name);                    // one site: "site-a"
+json node_doc(const std::string& supplier, const std::string& name);  // 8 x h100-sxm5-80gb at site-a
+json offer_doc(const std::string& supplier, const std::string& name);
+json tenant_doc(const std::string& name);                       // USD
+json project_doc(const std::string& tenant, const std::string& name);
+json user_doc(const std::string& name, const std::string& role, const std::string& tenant = "",
+              const std::string& supplier = "");
+json job_doc(const std::string& project, const std::string& name);  // 1 worker x 1 h100
+
+// Reads an examples/*.yaml file as JSON.
+json example(const std::string& file);
+
+// Creates a user with `role` (in tenant or supplier as the role needs) and a token for it; returns
+// the token secret.
+std::string make_user_token(const ServerProcess& s, const std::string& user, const std::string& role,
+                            const std::string& tenant = "", const std::string& supplier = "");
+
+// The ids of every object listed at `path` (following next_after), as seen by `token`.
+std::vector<std::string> list_ids(const ServerProcess& s, const std::string& path, const std::string& token);
+
+}  // namespace gpurent::testing
