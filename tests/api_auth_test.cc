@@ -3,6 +3,8 @@
 // the store unchanged after each refusal, checked with the operator's token.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "server_fixture.h"
 
 namespace gpurent::testing {
@@ -77,6 +79,16 @@ TEST_F(AuthTest, MalformedUnknownAndRevokedTokensAre401) {
   Resp after = s.req("GET", "/api/v1/jobs", secret);
   expect_problem(after, 401);
   EXPECT_NE(after.body.value("detail", "").find("revoked"), std::string::npos) << after.describe();
+  // Tokens that expire: the expiry must lie ahead, and is listed.
+  Resp past = s.admin("POST", "/api/v1/tokens",
+                      json{{"user", "acme-member"}, {"name", "old"}, {"expires_at", "2020-01-01T00:00:00Z"}});
+  expect_problem(past, 422);
+  EXPECT_EQ(past.error_fields(), std::vector<std::string>{"expires_at"}) << past.describe();
+  Resp later = s.admin("POST", "/api/v1/tokens",
+                       json{{"user", "acme-member"}, {"name", "later"}, {"expires_at", "2099-01-01T00:00:00Z"}});
+  ASSERT_EQ(later.status, 201) << later.describe();
+  EXPECT_EQ(later.body.value("expires_at", ""), "2099-01-01T00:00:00.000Z");
+  EXPECT_EQ(s.req("GET", "/api/v1/jobs", later.body.value("token", "")).status, 200);
   // Deleting a user revokes its tokens at once.
   Resp viewer = expect_2xx(s.admin("GET", "/api/v1/users/acme-viewer"), "get viewer");
   ASSERT_EQ(s.admin("DELETE", "/api/v1/users/" + viewer.body.at("id").get<std::string>()).status, 204);
@@ -174,24 +186,40 @@ TEST_F(AuthTest, OtherTenantsObjectsAreNotFoundAndUnchanged) {
   EXPECT_EQ(list_ids(s, "/api/v1/jobs", s.admin_token()), std::vector<std::string>{job_id});
 }
 
-TEST_F(AuthTest, SupplierSeesOnlyItsOwnSupply) {
+TEST_F(AuthTest, SupplierChangesOnlyItsOwnSupply) {
   Resp na = expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("sup-a", "node-a")), "node a");
   Resp nb = expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("sup-b", "node-b")), "node b");
-  const std::string b_id = nb.body.at("id");
+  const std::string a_id = na.body.at("id"), b_id = nb.body.at("id");
   const json b_before = nb.body;
-  EXPECT_EQ(list_ids(s, "/api/v1/nodes", supplier_a), std::vector<std::string>{na.body.at("id").get<std::string>()});
-  expect_problem(s.req("GET", "/api/v1/nodes/" + b_id, supplier_a), 404);
+  // The market is public: every signed-in user reads every supplier's nodes.
+  EXPECT_EQ(list_ids(s, "/api/v1/nodes", supplier_a).size(), 2u);
+  EXPECT_EQ(s.req("GET", "/api/v1/nodes/" + b_id, supplier_a).status, 200);
+  EXPECT_EQ(s.req("GET", "/api/v1/nodes/" + b_id, acme_viewer).status, 200);
+  // Changing it is another matter.
   json edit = nb.body;
   edit["state"] = "drained";
-  expect_problem(s.req("PUT", "/api/v1/nodes/" + b_id, supplier_a, edit), 404);
-  expect_problem(s.req("DELETE", "/api/v1/nodes/" + b_id, supplier_a), 404);
-  // Registering a node for another supplier names the supplier reference.
+  expect_problem(s.req("PUT", "/api/v1/nodes/" + b_id, supplier_a, edit), 403);
+  expect_problem(s.req("DELETE", "/api/v1/nodes/" + b_id, supplier_a), 403);
+  expect_problem(s.req("PUT", "/api/v1/nodes/" + b_id, acme_admin, edit), 403);
+  expect_problem(s.req("DELETE", "/api/v1/nodes/" + b_id, acme_admin), 403);
+  expect_problem(s.req("POST", "/api/v1/nodes", acme_admin, node_doc("sup-a", "tenant-made")), 403);
+  // Moving one's own node to another supplier, or registering one for it, names the reference.
+  json move = na.body;
+  move["supplier"] = "sup-b";
+  Resp moved = s.req("PUT", "/api/v1/nodes/" + a_id, supplier_a, move);
+  expect_problem(moved, 422);
+  EXPECT_EQ(moved.error_fields(), std::vector<std::string>{"supplier"}) << moved.describe();
   Resp cross = s.req("POST", "/api/v1/nodes", supplier_a, node_doc("sup-b", "planted"));
   expect_problem(cross, 422);
   EXPECT_EQ(cross.error_fields(), std::vector<std::string>{"supplier"}) << cross.describe();
-  // Tenants see no supply-side objects at all.
-  expect_problem(s.req("GET", "/api/v1/nodes/" + b_id, acme_admin), 404);
+  // What it may do: change its own node.
+  json own = na.body;
+  own["state"] = "drained";
+  Resp ok = s.req("PUT", "/api/v1/nodes/" + a_id, supplier_a, own);
+  EXPECT_EQ(ok.status, 200) << ok.describe();
+
   EXPECT_EQ(expect_2xx(s.admin("GET", "/api/v1/nodes/" + b_id), "get").body, b_before);
+  EXPECT_EQ(s.admin("GET", "/api/v1/nodes/" + a_id).body.value("supplier_id", ""), na.body.value("supplier_id", "?"));
   EXPECT_EQ(list_ids(s, "/api/v1/nodes", s.admin_token()).size(), 2u);
 }
 
@@ -239,11 +267,18 @@ TEST_F(AuthTest, TokenSecretsNeverAppearInListings) {
     }
   }
   // Scope: a member sees only its own tokens; a tenant admin sees its tenant's, not globex's.
-  for (const auto& t : s.req("GET", "/api/v1/tokens", acme_member).body.at("items"))
-    EXPECT_EQ(t.value("user", ""), s.admin("GET", "/api/v1/users/acme-member").body.value("id", "?"));
-  const std::string globex_user = s.admin("GET", "/api/v1/users/globex-admin").body.value("id", "?");
-  for (const auto& t : s.req("GET", "/api/v1/tokens", acme_admin).body.at("items"))
-    EXPECT_NE(t.value("user", ""), globex_user);
+  const std::string member_user = s.admin("GET", "/api/v1/users/acme-member").body.value("id", "?");
+  const json member_sees = s.req("GET", "/api/v1/tokens", acme_member).body.at("items");
+  EXPECT_EQ(member_sees.size(), 2u) << member_sees.dump();
+  for (const auto& t : member_sees) EXPECT_EQ(t.value("user_id", "?"), member_user);
+  const json admin_sees = s.req("GET", "/api/v1/tokens", acme_admin).body.at("items");
+  std::set<std::string> owners;
+  for (const auto& t : admin_sees) owners.insert(t.value("user_id", "?"));
+  std::set<std::string> acme_users;
+  for (const char* u : {"acme-admin", "acme-member", "acme-viewer"})
+    acme_users.insert(s.admin("GET", std::string("/api/v1/users/") + u).body.value("id", "!"));
+  EXPECT_EQ(owners, acme_users) << "a tenant admin sees exactly its tenant's tokens: " << admin_sees.dump();
+  EXPECT_EQ(admin_sees.size(), 4u) << admin_sees.dump();
 }
 
 TEST_F(AuthTest, OperationalEndpointsNeedNoToken) {

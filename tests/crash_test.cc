@@ -91,6 +91,7 @@ std::pair<std::vector<std::string>, std::vector<std::string>> write_until_interr
   interrupt();  // while both writers are mid-stream
   tenants.join();
   jobs.join();
+  ::testing::Test::RecordProperty("acknowledged_" + round, std::to_string(tenants.acked() + jobs.acked()));
   for (auto* w : {&tenants, &jobs})
     for (const auto& u : w->unexpected()) ADD_FAILURE() << "write failed while the server was up: " << u;
   return {tenants.acked_ids(), jobs.acked_ids()};

@@ -71,7 +71,13 @@ ServerProcess::ServerProcess(std::vector<std::string> extra_args) : extra_args_(
   // Writing to a server that was just killed must fail the request, not the test binary.
   ::signal(SIGPIPE, SIG_IGN);
   dir_ = make_temp_dir();
-  start();
+  try {
+    start();
+  } catch (...) {  // the destructor will not run: clean up here
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+    throw;
+  }
 }
 
 ServerProcess::~ServerProcess() {
@@ -84,7 +90,9 @@ std::string ServerProcess::log() const { return read_file(dir_ + "/server.log");
 
 void ServerProcess::start() {
   if (running()) throw std::runtime_error("server already running");
-  std::vector<std::string> args = {GPURENT_BIN,  "serve",      "--port",           "0",
+  // $GPURENT_TEST_BIN runs the suite against another build of the binary (e.g. an installed one).
+  const char* bin = std::getenv("GPURENT_TEST_BIN");
+  std::vector<std::string> args = {bin && *bin ? bin : GPURENT_BIN,  "serve",      "--port",           "0",
                                    "--host",     "127.0.0.1",  "--db",             db_path(),
                                    "--admin-token-file", dir_ + "/admin-token", "--log-level", "warn"};
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
@@ -113,8 +121,8 @@ void ServerProcess::start() {
   // The first stdout line announces the URL once the server is ready to serve.
   std::string line;
   auto deadline = Clock::now() + std::chrono::seconds(10);
-  bool got_line = false;
-  while (!got_line) {
+  bool got_line = false, eof = false;
+  while (!got_line && !eof) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) break;
     pollfd p{stdout_fd_, POLLIN, 0};
@@ -123,14 +131,18 @@ void ServerProcess::start() {
     if (n <= 0) break;
     char c;
     ssize_t r = ::read(stdout_fd_, &c, 1);
-    if (r <= 0) break;  // EOF: the server exited
-    if (c == '\n')
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0)
+      eof = true;  // the server closed stdout: it exited
+    else if (c == '\n')
       got_line = true;
     else
       line.push_back(c);
   }
   std::string why;
-  if (!got_line) {
+  if (eof) {
+    why = "the server exited before it was listening (stdout: '" + line + "')";
+  } else if (!got_line) {
     why = "no 'listening' line within 10 s";
   } else {
     try {

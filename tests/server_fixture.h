@@ -45,8 +45,9 @@ class ServerProcess {
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
 
-  // Starts the binary and waits (10 s at most) for its {"event":"listening"} line; throws
-  // std::runtime_error with the server's log when it does not come.
+  // Starts the binary (GPURENT_BIN, or $GPURENT_TEST_BIN when set) and waits (10 s at most) for
+  // its {"event":"listening"} line; throws std::runtime_error with the server's log when it does
+  // not come.
   void start();
   void stop();     // SIGTERM, then waitpid; the exit status is kept in last_exit_status()
   void kill9();    // SIGKILL, then waitpid

@@ -13,8 +13,10 @@ namespace {
 void print_quota(std::ostream& out, const json& q) {
   KvList list;
   const json& models = at_path(q, "gpus_per_model");
-  if (models.is_object() && models.empty()) list.emplace_back("gpus_per_model", "none (no GPU may be used)");
-  else list.emplace_back("gpus_per_model", models);
+  if (models.is_object() && models.empty())
+    list.emplace_back("gpus_per_model", "none (no GPU may be used)");
+  else
+    list.emplace_back("gpus_per_model", models);
   auto limit = [&](const char* key) {
     const json& v = at_path(q, key);
     list.emplace_back(key, v.is_null() ? json("unlimited") : v);
@@ -26,7 +28,8 @@ void print_quota(std::ostream& out, const json& q) {
   list.emplace_back("budget_action", at_path(q, "budget_action"));
   for (auto it = q.begin(); q.is_object() && it != q.end(); ++it) {
     bool known = false;
-    for (const char* k : {"gpus_per_model", "max_gpus_per_job", "max_concurrent_jobs", "monthly_budget", "budget_action"})
+    for (const char* k :
+         {"gpus_per_model", "max_gpus_per_job", "max_concurrent_jobs", "monthly_budget", "budget_action"})
       known = known || it.key() == k;
     if (!known) list.emplace_back(it.key(), it.value());
   }
@@ -87,11 +90,20 @@ std::optional<DurationMs> parse_ttl(const std::string& s) {
   int64_t n = std::stoll(digits);
   int64_t unit = 0;
   switch (s.back()) {
-    case 's': unit = 1000; break;
-    case 'm': unit = 60 * 1000; break;
-    case 'h': unit = 3600 * 1000; break;
-    case 'd': unit = 86400 * 1000; break;
-    default: return std::nullopt;
+    case 's':
+      unit = 1000;
+      break;
+    case 'm':
+      unit = 60 * 1000;
+      break;
+    case 'h':
+      unit = 3600 * 1000;
+      break;
+    case 'd':
+      unit = 86400 * 1000;
+      break;
+    default:
+      return std::nullopt;
   }
   if (n <= 0 || n > int64_t{100} * 365 * 86400 * 1000 / unit) return std::nullopt;
   return n * unit;
@@ -120,8 +132,9 @@ void add_tokens(CLI::App& app, CliContext& ctx) {
       } else if (!co->expires_in.empty()) {
         auto ttl = parse_ttl(co->expires_in);
         if (!ttl)
-          return ctx.fail(Error::invalid("--expires-in", "must be a positive number followed by s, m, h or d (e.g. 30d)"),
-                          kExitUsage);
+          return ctx.fail(
+              Error::invalid("--expires-in", "must be a positive number followed by s, m, h or d (e.g. 30d)"),
+              kExitUsage);
         body["expires_at"] = format_rfc3339(ctx.now() + *ttl);
       }
       int rc = kExitOk;
@@ -130,18 +143,10 @@ void add_tokens(CLI::App& app, CliContext& ctx) {
       auto r = c->post("/tokens", body);
       if (!r) return ctx.fail(r.error());
       return ctx.emit(*r, [&](std::ostream& out) {
-        // docs/resources/tokens.md names the secret "secret" and the user "user_id"; the server
-        // has sent "token" and "user". Show whichever is there.
-        auto either = [&](const char* a, const char* b) -> const json& {
-          return at_path(*r, a).is_null() ? at_path(*r, b) : at_path(*r, a);
-        };
         const json& exp = at_path(*r, "expires_at");
-        KvList list = {{"token", either("token", "secret")},
-                       {"id", at_path(*r, "id")},
-                       {"name", at_path(*r, "name")},
-                       {"user", either("user", "user_id")},
-                       {"role", at_path(*r, "role")},
-                       {"expires_at", exp.is_null() ? json("never") : exp}};
+        KvList list = {{"token", at_path(*r, "token")}, {"id", at_path(*r, "id")},
+                       {"name", at_path(*r, "name")},   {"user", at_path(*r, "user_id")},
+                       {"role", at_path(*r, "role")},        {"expires_at", exp.is_null() ? json("never") : exp}};
         print_kv(out, list);
         ctx.err() << "Store the token now: it is shown only once. Use it with --token, --token-file or "
                      "GPURENT_TOKEN.\n";
@@ -161,7 +166,7 @@ void add_tokens(CLI::App& app, CliContext& ctx) {
         Table t({{"ID"}, {"NAME"}, {"USER"}, {"ROLE"}, {"EXPIRES_AT"}, {"REVOKED"}, {"AGE"}});
         for (const auto& i : items) {
           const json& exp = at_path(i, "expires_at");
-          const json& user = at_path(i, "user").is_null() ? at_path(i, "user_id") : at_path(i, "user");
+          const json& user = at_path(i, "user_id");
           t.add_row({cell_text(at_path(i, "id")), cell_text(at_path(i, "name")), cell_text(user),
                      cell_text(at_path(i, "role")), exp.is_null() ? "never" : cell_text(exp),
                      at_path(i, "revoked").is_boolean() ? (i["revoked"].get<bool>() ? "yes" : "no") : "",

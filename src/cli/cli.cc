@@ -8,8 +8,9 @@ namespace gpurent {
 static void add_global_flags(CLI::App& app, CliContext& ctx) {
   GlobalFlags& g = ctx.flags;
   auto* grp = "Connection and output";
-  app.add_option("-s,--server", g.conn.server,
-                 "API server address, http://HOST:PORT (env GPURENT_SERVER; default " + std::string(kDefaultServer) + ")")
+  app.add_option(
+         "-s,--server", g.conn.server,
+         "API server address, http://HOST:PORT (env GPURENT_SERVER; default " + std::string(kDefaultServer) + ")")
       ->group(grp);
   auto* token = app.add_option("--token", g.conn.token, "bearer token (env GPURENT_TOKEN)")->group(grp);
   app.add_option("--token-file", g.conn.token_file, "read the bearer token from this file")
@@ -54,8 +55,14 @@ int run_cli(const std::vector<std::string>& args, const CliIo& io) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e, io.out, io.err);
   } catch (const CLI::ParseError& e) {
+    // Point at the help of the deepest command that was recognised.
+    std::string path = "gpurent";
+    for (const CLI::App* cur = &app; !cur->get_subcommands().empty();) {
+      cur = cur->get_subcommands().front();
+      path += " " + cur->get_name();
+    }
     io.err << "error: " << e.what() << "\n";
-    io.err << "run `gpurent " << (args.empty() ? "" : args[0] + " ") << "--help` for usage\n";
+    io.err << "run `" << path << " --help` for usage\n";
     return kExitUsage;
   }
   if (!ctx.action) {  // a command group given without a verb is caught by require_subcommand

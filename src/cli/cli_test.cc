@@ -101,7 +101,8 @@ TEST_F(CliTest, ListJsonAndYamlKeepTheApiShape) {
   api_.on("GET /api/v1/offers", {200, R"({"items":[{"name":"o","prices":{"on_demand":"3.20"}}],"next_after":null})"});
   CliRun r = run({"offers", "list", "-o", "json"});
   EXPECT_EQ(r.rc, 0) << r.err;
-  EXPECT_EQ(json::parse(r.out), json::parse(R"({"items":[{"name":"o","prices":{"on_demand":"3.20"}}],"next_after":null})"));
+  EXPECT_EQ(json::parse(r.out),
+            json::parse(R"({"items":[{"name":"o","prices":{"on_demand":"3.20"}}],"next_after":null})"));
   r = run({"-o", "yaml", "offers", "list"});
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.out, "items:\n  - name: o\n    prices:\n      on_demand: \"3.20\"\nnext_after: null\n");
@@ -119,7 +120,8 @@ TEST_F(CliTest, EmptyListSaysSoOnStderr) {
 }
 
 TEST_F(CliTest, GetEncodesTheIdAndPrintsTheDetailView) {
-  api_.on("GET /api/v1/projects/my proj", {200, R"({"name":"my-proj","id":"prj_1","quota":{"gpus_per_model":{"*":8}}})"});
+  api_.on("GET /api/v1/projects/my proj",
+          {200, R"({"name":"my-proj","id":"prj_1","quota":{"gpus_per_model":{"*":8}}})"});
   CliRun r = run({"projects", "get", "my proj"});
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.out, "name: my-proj\nid:   prj_1\nquota:\n  gpus_per_model:\n    *: 8\n");
@@ -127,7 +129,8 @@ TEST_F(CliTest, GetEncodesTheIdAndPrintsTheDetailView) {
 
 TEST_F(CliTest, CreateFromYamlOnStdinSendsJsonWithMoneyAsStrings) {
   api_.on("POST /api/v1/offers", {201, R"({"id":"off_1","name":"h100-od","version":1})"});
-  CliRun r = run({"offers", "create", "-f", "-"}, "name: h100-od\nprices:\n  on_demand: 3.20\nmin_increment_seconds: 60\n");
+  CliRun r =
+      run({"offers", "create", "-f", "-"}, "name: h100-od\nprices:\n  on_demand: 3.20\nmin_increment_seconds: 60\n");
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.out, "created offer h100-od (off_1)\n");
   auto req = api_.requests().at(0);
@@ -140,7 +143,7 @@ TEST_F(CliTest, CreateReportsValidationErrorsPerField) {
   api_.on("POST /api/v1/nodes", {422, R"J({"title":"Validation failed","status":422,
       "detail":"gpus[1].numa_node: must be < numa_nodes (and 1 more)",
       "errors":[{"field":"gpus[1].numa_node","reason":"must be < numa_nodes"},{"field":"cpu.cores","reason":"is required"}]})J",
-      "application/problem+json"});
+                                 "application/problem+json"});
   std::string f = temp_file("node.json", R"({"name":"n"})");
   CliRun r = run({"nodes", "create", "-f", f});
   EXPECT_EQ(r.rc, 1);
@@ -183,7 +186,8 @@ TEST_F(CliTest, UpdateAndDelete) {
 }
 
 TEST_F(CliTest, ConflictIsExitCode1) {
-  api_.on("PUT /api/v1/tenants/acme", {409, R"({"status":409,"title":"Conflict","detail":"version 3 is stale; current is 4"})"});
+  api_.on("PUT /api/v1/tenants/acme",
+          {409, R"({"status":409,"title":"Conflict","detail":"version 3 is stale; current is 4"})"});
   CliRun r = run({"tenants", "update", "acme", "-f", "-"}, "{\"version\": 3}");
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.err, "error: version 3 is stale; current is 4\n");
@@ -196,7 +200,8 @@ TEST_F(CliTest, GpuModelsAreReadOnly) {
       "vendor":"nvidia","form_factor":"sxm","memory_gib":80,"memory_type":"hbm3","fp16_tflops":"989.4"}]})"});
   r = run({"gpu-models", "list", "--vendor", "nvidia"});
   EXPECT_EQ(r.rc, 0) << r.err;
-  EXPECT_NE(r.out.find("h100-sxm5-80gb   NVIDIA H100 SXM5 80GB   nvidia   sxm    80 GiB hbm3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("h100-sxm5-80gb   NVIDIA H100 SXM5 80GB   nvidia   sxm    80 GiB hbm3"), std::string::npos)
+      << r.out;
   EXPECT_EQ(api_.requests().back().params.find("vendor")->second, "nvidia");
 }
 
@@ -251,9 +256,9 @@ TEST_F(CliTest, Quotas) {
 }
 
 TEST_F(CliTest, Tokens) {
-  api_.on("POST /api/v1/tokens", {201, R"({"id":"tok_1","user":"usr_1","name":"laptop","role":"viewer",
+  api_.on("POST /api/v1/tokens", {201, R"({"id":"tok_1","user_id":"usr_1","name":"laptop","role":"viewer",
       "expires_at":"2026-01-31T01:00:00.000Z","token":"gpr_secret"})"});
-  api_.on("GET /api/v1/tokens", {200, R"({"items":[{"id":"tok_1","user":"usr_1","name":"laptop","role":"viewer",
+  api_.on("GET /api/v1/tokens", {200, R"({"items":[{"id":"tok_1","user_id":"usr_1","name":"laptop","role":"viewer",
       "expires_at":null,"revoked":false,"created_at":"2026-01-01T00:00:00.000Z"}],"next_after":null})"});
   api_.on("DELETE /api/v1/tokens/tok_1", {204, ""});
 
@@ -327,14 +332,22 @@ TEST_F(CliTest, BadAddressIsAUsageErrorOnlyWhenGivenAsAFlag) {
 }
 
 TEST_F(CliTest, UsageErrorsAreExitCode2) {
-  for (std::vector<std::string> args : std::vector<std::vector<std::string>>{
-           {}, {"nodes"}, {"nodes", "frobnicate"}, {"nosuch"}, {"nodes", "get"}, {"nodes", "list", "--limit", "0"},
-           {"nodes", "list", "-o", "xml"}, {"tenants", "list", "--gpu-model", "x"}, {"serve", "--port", "70000"},
-           {"serve", "--log-level", "loud"}}) {
+  for (std::vector<std::string> args : std::vector<std::vector<std::string>>{{},
+                                                                             {"nodes"},
+                                                                             {"nodes", "frobnicate"},
+                                                                             {"nosuch"},
+                                                                             {"nodes", "get"},
+                                                                             {"nodes", "list", "--limit", "0"},
+                                                                             {"nodes", "list", "-o", "xml"},
+                                                                             {"tenants", "list", "--gpu-model", "x"},
+                                                                             {"serve", "--port", "70000"},
+                                                                             {"serve", "--log-level", "loud"}}) {
     CliRun r = run(args);
     EXPECT_EQ(r.rc, 2) << ::testing::PrintToString(args);
     EXPECT_NE(r.err.find("error: "), std::string::npos) << ::testing::PrintToString(args);
   }
+  CliRun r = run({"-s", "http://x:1", "tenants", "list", "--gpu-model", "x"});
+  EXPECT_NE(r.err.find("run `gpurent tenants list --help` for usage"), std::string::npos) << r.err;
   EXPECT_TRUE(api_.requests().empty());
 }
 
@@ -370,9 +383,29 @@ TEST_F(CliTest, ServeMapsEveryFlagOntoServerOptions) {
   EXPECT_EQ(served_->log_level, d.log_level);
 
   served_.reset();
-  r = run({"serve", "--host", "0.0.0.0", "--port", "0", "--db", "/tmp/g.db", "--catalog", "cat.json",
-           "--admin-token-file", "adm", "--data-dir", "data", "--static-dir", "web/dist", "--demo",
-           "--max-body-bytes", "2048", "--threads", "4", "--no-sync-full", "--log-level", "debug"});
+  r = run({"serve",
+           "--host",
+           "0.0.0.0",
+           "--port",
+           "0",
+           "--db",
+           "/tmp/g.db",
+           "--catalog",
+           "cat.json",
+           "--admin-token-file",
+           "adm",
+           "--data-dir",
+           "data",
+           "--static-dir",
+           "web/dist",
+           "--demo",
+           "--max-body-bytes",
+           "2048",
+           "--threads",
+           "4",
+           "--no-sync-full",
+           "--log-level",
+           "debug"});
   EXPECT_EQ(r.rc, 0) << r.err;
   ASSERT_TRUE(served_);
   EXPECT_EQ(served_->host, "0.0.0.0");

@@ -25,8 +25,8 @@ std::string ServerUrl::str() const {
 
 Result<ServerUrl> parse_server_url(std::string_view text) {
   auto bad = [&](const std::string& why) {
-    return Error::invalid("server", "'" + std::string(text) + "' is not a server address (" + why +
-                                        "); expected http://HOST:PORT");
+    return Error::invalid(
+        "server", "'" + std::string(text) + "' is not a server address (" + why + "); expected http://HOST:PORT");
   };
   std::string_view s = text;
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -120,21 +120,36 @@ std::string url_encode(std::string_view s) {
 
 static const char* reason_phrase(int status) {
   switch (status) {
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 409: return "Conflict";
-    case 413: return "Payload Too Large";
-    case 415: return "Unsupported Media Type";
-    case 422: return "Unprocessable Entity";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Unavailable";
-    case 504: return "Gateway Timeout";
-    default: return "";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 409:
+      return "Conflict";
+    case 413:
+      return "Payload Too Large";
+    case 415:
+      return "Unsupported Media Type";
+    case 422:
+      return "Unprocessable Entity";
+    case 429:
+      return "Too Many Requests";
+    case 500:
+      return "Internal Server Error";
+    case 502:
+      return "Bad Gateway";
+    case 503:
+      return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
+    default:
+      return "";
   }
 }
 
@@ -169,12 +184,17 @@ ApiError api_error_from_response(int status, std::string_view body) {
 }
 
 std::string render_api_error(const ApiError& e) {
-  std::string out = "error: " + printable(e.detail.empty() ? e.title : e.detail) + "\n";
-  for (const auto& f : e.fields) {
-    out += "  ";
-    if (!f.field.empty()) out += printable(f.field) + ": ";
-    out += printable(f.reason) + "\n";
-  }
+  const std::string detail = e.detail.empty() ? e.title : e.detail;
+  std::string out = "error: " + printable(detail) + "\n";
+  // The server's detail repeats a lone field error ("name: ... already exists"); list fields only
+  // when they add something.
+  bool repeats = e.fields.size() == 1 && detail == e.fields[0].field + ": " + e.fields[0].reason;
+  if (!repeats)
+    for (const auto& f : e.fields) {
+      out += "  ";
+      if (!f.field.empty()) out += printable(f.field) + ": ";
+      out += printable(f.reason) + "\n";
+    }
   if (!e.hint.empty()) out += "hint: " + e.hint + "\n";
   return out;
 }
@@ -218,10 +238,14 @@ ApiResult<json> ApiClient::call(Method m, const std::string& path, const Query& 
 
   httplib::Result r = [&] {
     switch (m) {
-      case Method::kGet: return http_->Get(target, headers);
-      case Method::kPost: return http_->Post(target, headers, payload, ctype);
-      case Method::kPut: return http_->Put(target, headers, payload, ctype);
-      case Method::kDelete: return http_->Delete(target, headers);
+      case Method::kGet:
+        return http_->Get(target, headers);
+      case Method::kPost:
+        return http_->Post(target, headers, payload, ctype);
+      case Method::kPut:
+        return http_->Put(target, headers, payload, ctype);
+      case Method::kDelete:
+        return http_->Delete(target, headers);
     }
     return http_->Get(target, headers);
   }();
@@ -234,7 +258,8 @@ ApiResult<json> ApiClient::call(Method m, const std::string& path, const Query& 
         e.detail = "cannot connect to " + where + " (connection refused, or the host is unreachable)";
         break;
       case httplib::Error::ConnectionTimeout:
-        e.detail = "cannot connect to " + where + ": no answer within " + std::to_string(opts_.connect_timeout_s) + " s";
+        e.detail =
+            "cannot connect to " + where + ": no answer within " + std::to_string(opts_.connect_timeout_s) + " s";
         break;
       case httplib::Error::Read:
         e.detail = "no response from " + where + " (the connection closed, or nothing arrived within " +

@@ -5,13 +5,12 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/result.h"
 
@@ -42,10 +41,10 @@ std::string url_encode(std::string_view s);
 // A failed call. `status` is the HTTP status, 0 when no response arrived.
 struct ApiError {
   int status = 0;
-  std::string title;                // problem "title", or the HTTP reason phrase
-  std::string detail;               // problem "detail": the one-line explanation shown to the user
-  std::vector<FieldError> fields;   // problem "errors"
-  std::string hint;                 // optional advice (how to fix the address or the token)
+  std::string title;               // problem "title", or the HTTP reason phrase
+  std::string detail;              // problem "detail": the one-line explanation shown to the user
+  std::vector<FieldError> fields;  // problem "errors"
+  std::string hint;                // optional advice (how to fix the address or the token)
 
   bool unreachable() const { return status == 0; }
   // 3 when the server could not be reached, 1 otherwise.

@@ -42,9 +42,9 @@ TEST(ParseServerUrl, AcceptedForms) {
 }
 
 TEST(ParseServerUrl, RejectedForms) {
-  for (const char* in : {"", "   ", "ftp://h:21", "http://", "http://:8080", "http://h:", "http://h:0",
-                         "http://h:65536", "http://h:80x", "http://user:pw@h:80", "http://h:80/?q=1",
-                         "http://[::1", "http://[zz]:80", "http://h h:80", "http://[::1]x"}) {
+  for (const char* in :
+       {"", "   ", "ftp://h:21", "http://", "http://:8080", "http://h:", "http://h:0", "http://h:65536", "http://h:80x",
+        "http://user:pw@h:80", "http://h:80/?q=1", "http://[::1", "http://[zz]:80", "http://h h:80", "http://[::1]x"}) {
     auto u = parse_server_url(in);
     EXPECT_FALSE(u) << "accepted '" << in << "'";
     if (!u) {
@@ -74,7 +74,8 @@ TEST(UrlEncode, KeepsUnreservedOnly) {
 }
 
 TEST(ApiErrorFromResponse, ProblemDocument) {
-  ApiError e = api_error_from_response(422, R"J({"type":"https://gpurent.dev/problems/invalid","title":"Validation failed",
+  ApiError e =
+      api_error_from_response(422, R"J({"type":"https://gpurent.dev/problems/invalid","title":"Validation failed",
     "status":422,"detail":"gpus[2].numa_node: must be < numa_nodes (and 1 more)",
     "errors":[{"field":"gpus[2].numa_node","reason":"must be < numa_nodes"},{"field":"name","reason":"is required"}]})J");
   EXPECT_EQ(e.status, 422);
@@ -90,7 +91,8 @@ TEST(ApiErrorFromResponse, ProblemDocument) {
 TEST(ApiErrorFromResponse, NonProblemBodies) {
   ApiError e = api_error_from_response(502, "<html><body>Bad gateway</body></html>\nmore");
   EXPECT_EQ(e.title, "Bad Gateway");
-  EXPECT_EQ(render_api_error(e), "error: the server answered HTTP 502 Bad Gateway: <html><body>Bad gateway</body></html>\n");
+  EXPECT_EQ(render_api_error(e),
+            "error: the server answered HTTP 502 Bad Gateway: <html><body>Bad gateway</body></html>\n");
 
   e = api_error_from_response(404, R"({"title":"Not found","status":404})");
   EXPECT_EQ(render_api_error(e), "error: the server answered HTTP 404 Not found\n");
@@ -100,7 +102,8 @@ TEST(ApiErrorFromResponse, NonProblemBodies) {
 }
 
 TEST(ApiErrorFromResponse, HostileTextIsNeutralised) {
-  ApiError e = api_error_from_response(400, R"({"detail":"bad\u001b[2J\nthing","errors":[{"field":"a\nb","reason":"r"}]})");
+  ApiError e =
+      api_error_from_response(400, R"({"detail":"bad\u001b[2J\nthing","errors":[{"field":"a\nb","reason":"r"}]})");
   e.hint = "check it";
   EXPECT_EQ(render_api_error(e), "error: bad?[2J thing\n  a b: r\nhint: check it\n");
 }
@@ -121,7 +124,8 @@ int unused_port() {
 
 TEST(ApiClient, UnreachableServerIsExitCode3AndNamesTheAddress) {
   int port = unused_port();
-  ApiClient c(*parse_server_url("http://127.0.0.1:" + std::to_string(port)), "t", {.connect_timeout_s = 2, .timeout_s = 2});
+  ApiClient c(*parse_server_url("http://127.0.0.1:" + std::to_string(port)), "t",
+              {.connect_timeout_s = 2, .timeout_s = 2});
   auto r = c.get("/nodes");
   ASSERT_FALSE(r);
   EXPECT_TRUE(r.error().unreachable());
@@ -177,7 +181,8 @@ TEST(ApiClient, BasePathIsPrefixed) {
 TEST(ApiClient, ProblemAndMalformedResponses) {
   testing::FakeApi api;
   api.on("GET /api/v1/nodes/x",
-         {409, R"({"title":"Conflict","status":409,"detail":"version 3 is stale; current is 4"})", "application/problem+json"});
+         {409, R"({"title":"Conflict","status":409,"detail":"version 3 is stale; current is 4"})",
+          "application/problem+json"});
   api.on("GET /api/v1/nodes/y", {200, "not json", "text/plain"});
   ApiClient c(*parse_server_url(api.url()), "t");
   auto r = c.get("/nodes/x");

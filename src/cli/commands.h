@@ -3,12 +3,11 @@
 // CLI11 application. One CliContext per run; not thread-safe.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "cli/cli.h"
 #include "cli/client.h"

@@ -33,18 +33,19 @@ ApiClient* CliContext::client(int* exit_code) {
     return nullptr;
   }
   conn_ = std::move(conn).value();
-  client_ = std::make_unique<ApiClient>(std::move(url).value(), conn_->token,
-                                        ClientOptions{.connect_timeout_s = std::min(flags.timeout_s, 10),
-                                                      .timeout_s = flags.timeout_s});
+  client_ = std::make_unique<ApiClient>(
+      std::move(url).value(), conn_->token,
+      ClientOptions{.connect_timeout_s = std::min(flags.timeout_s, 10), .timeout_s = flags.timeout_s});
   return client_.get();
 }
 
 int CliContext::fail(ApiError e) {
   if (e.hint.empty() && conn_) {
     if (e.unreachable()) {
-      e.hint = (conn_->server_source == "default" ? std::string("no server address is configured, so the default was used")
-                                                  : "the address came from " + conn_->server_source) +
-               "; start a server with `gpurent serve`, or point at one with --server or GPURENT_SERVER";
+      e.hint =
+          (conn_->server_source == "default" ? std::string("no server address is configured, so the default was used")
+                                             : "the address came from " + conn_->server_source) +
+          "; start a server with `gpurent serve`, or point at one with --server or GPURENT_SERVER";
     } else if (e.status == 401) {
       e.hint = conn_->token.empty()
                    ? "no token was sent: use --token or --token-file, set GPURENT_TOKEN, or put token: in " +

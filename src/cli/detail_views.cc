@@ -1,7 +1,6 @@
 // The `get` views of nodes and offers: the fields buyers compare, rendered as tables and sentences.
 #include <algorithm>
 #include <map>
-#include <set>
 
 #include "cli/views.h"
 #include "core/money.h"
@@ -56,8 +55,10 @@ std::string nvlink_summary(const json& gpus) {
   int64_t pcie = 0;
   for (const auto& g : gpus) {
     const json& d = at_path(g, "nvlink_domain");
-    if (d.is_string()) ++domains[d.get<std::string>()];
-    else ++pcie;
+    if (d.is_string())
+      ++domains[d.get<std::string>()];
+    else
+      ++pcie;
   }
   std::string out;
   if (!domains.empty()) {
@@ -98,8 +99,15 @@ std::string idle_rule_summary(const json& idle) {
   return "<" + text(idle, "utilization_below_pct") + "%/" + text(idle, "window_minutes") + "m -> " + action;
 }
 
+// A stated fee of zero is as free as an absent one.
+static bool zero_amount(const json& v) {
+  if (!v.is_string()) return false;
+  auto m = Money::parse(v.get_ref<const std::string&>(), Currency::kUSD);
+  return m && m->micros() == 0;
+}
+
 std::string volume_fee_summary(const json& fee) {
-  if (!fee.is_object()) return "free";
+  if (!fee.is_object() || zero_amount(at_path(fee, "per_gb"))) return "free";
   std::string out = text(fee, "per_gb") + "/GB";
   if (integer(fee, "free_gb").value_or(0) > 0) out += ", " + text(fee, "free_gb") + " GB free";
   return out;
@@ -128,8 +136,8 @@ void print_node_detail(std::ostream& out, const json& node, TimeMs) {
     for (const auto& [k, v] : extra) s += ", " + k + " " + cell_text(v);
     head["software"] = s;
   }
-  print_generic_detail(out, head, {"supplier", "site", "region", "gpu_model", "state", "state_reason", "cpu",
-                                   "memory", "software"});
+  print_generic_detail(
+      out, head, {"supplier", "site", "region", "gpu_model", "state", "state_reason", "cpu", "memory", "software"});
 
   const json& gpus = at_path(node, "gpus");
   if (gpus.is_array()) {
@@ -178,6 +186,15 @@ void print_node_detail(std::ostream& out, const json& node, TimeMs) {
   }
 }
 
+// ---- jobs ----
+
+void print_job_detail(std::ostream& out, const json& job, TimeMs) {
+  print_generic_detail(
+      out, job,
+      {"project", "kind", "status", "workers", "gpus_per_worker", "gpu_milli", "replicas", "priority_class", "billing",
+       "constraints", "resources", "image", "command", "env", "expected_duration_seconds", "labels"});
+}
+
 // ---- offers ----
 
 namespace {
@@ -206,18 +223,22 @@ const char* billing_start_text(const std::string& s) {
 
 std::string idle_text(const json& idle) {
   if (!idle.is_object()) return "no idle rule: idle GPUs are charged like busy ones";
-  std::string s = "below " + text(idle, "utilization_below_pct") + "% utilization for " +
-                  text(idle, "window_minutes") + " min: ";
+  std::string s =
+      "below " + text(idle, "utilization_below_pct") + "% utilization for " + text(idle, "window_minutes") + " min: ";
   std::string action = text(idle, "action");
-  if (action == "charge") s += "charged in full";
-  else if (action == "discount") s += "charged at " + text(idle, "discount_pct") + "% off";
-  else if (action == "stop") s += "stopped (billing ends)";
-  else s += action;
+  if (action == "charge")
+    s += "charged in full";
+  else if (action == "discount")
+    s += "charged at " + text(idle, "discount_pct") + "% off";
+  else if (action == "stop")
+    s += "stopped (billing ends)";
+  else
+    s += action;
   return s;
 }
 
 std::string volume_text(const json& fee, const std::string& currency) {
-  if (!fee.is_object()) return "not charged";
+  if (!fee.is_object() || zero_amount(at_path(fee, "per_gb"))) return "not charged";
   std::string s = text(fee, "per_gb") + " " + currency + "/GB";
   if (integer(fee, "free_gb").value_or(0) > 0) s += ", first " + text(fee, "free_gb") + " GB per month free";
   return s;
@@ -228,7 +249,8 @@ std::string volume_text(const json& fee, const std::string& currency) {
 void print_offer_detail(std::ostream& out, const json& offer, TimeMs) {
   const std::string currency = text(offer, "currency");
   json head = offer;
-  for (const char* k : {"prices", "served_models", "fees", "contract_template", "node_selector", "min_increment_seconds"})
+  for (const char* k :
+       {"prices", "served_models", "fees", "contract_template", "node_selector", "min_increment_seconds"})
     head.erase(k);
   if (const json& sel = at_path(offer, "node_selector"); !sel.is_null()) {
     std::string s;
@@ -273,7 +295,9 @@ void print_offer_detail(std::ostream& out, const json& offer, TimeMs) {
   const json& served = at_path(offer, "served_models");
   if (served.is_array() && !served.empty()) {
     section(out, "Served models (" + currency + "):");
-    Table t({{"MODEL"}, {"PER_1M_INPUT_TOKENS", Align::kRight}, {"PER_1M_OUTPUT_TOKENS", Align::kRight},
+    Table t({{"MODEL"},
+             {"PER_1M_INPUT_TOKENS", Align::kRight},
+             {"PER_1M_OUTPUT_TOKENS", Align::kRight},
              {"PER_QPS_MONTH", Align::kRight}});
     for (const auto& m : served)
       t.add_row({text(m, "model"), text(m, "per_million_input_tokens"), text(m, "per_million_output_tokens"),
@@ -291,7 +315,8 @@ void print_offer_detail(std::ostream& out, const json& offer, TimeMs) {
     if (c.contains("min_fp16_tflops"))
       list.emplace_back("min FP16 per card", text(c, "min_fp16_tflops") + " TFLOPS (shortfall refunded in proportion)");
     if (c.contains("min_nccl_busbw_gbps"))
-      list.emplace_back("min NCCL bus bandwidth", text(c, "min_nccl_busbw_gbps") + " GB/s (hours below it compensated)");
+      list.emplace_back("min NCCL bus bandwidth",
+                        text(c, "min_nccl_busbw_gbps") + " GB/s (hours below it compensated)");
     if (c.contains("outage_compensation_pct"))
       list.emplace_back("outage compensation", text(c, "outage_compensation_pct") + "% of the interrupted time");
     if (c.contains("exit_notice_days")) {
@@ -306,8 +331,9 @@ void print_offer_detail(std::ostream& out, const json& offer, TimeMs) {
     if (const json& p = at_path(c, "penalty"); p.is_object())
       list.emplace_back("penalty", text(p, "fee_pct_per_step") + "% of the month's fee per " +
                                        text(p, "step_pct_below_promise") + "% below the promise");
-    append_unknown(c, {"model_lock", "min_fp16_tflops", "min_nccl_busbw_gbps", "outage_compensation_pct",
-                       "exit_notice_days", "exit_refund_prepaid", "data_sovereignty", "audit_rights", "penalty"},
+    append_unknown(c,
+                   {"model_lock", "min_fp16_tflops", "min_nccl_busbw_gbps", "outage_compensation_pct",
+                    "exit_notice_days", "exit_refund_prepaid", "data_sovereignty", "audit_rights", "penalty"},
                    list);
     print_kv(out, list, 2);
   }

@@ -50,8 +50,10 @@ int run_list(CliContext& ctx, const std::string& path, const Query& query, int l
   json doc = {{"items", page->items},
               {"next_after", page->next_after.empty() ? json(nullptr) : json(page->next_after)}};
   return ctx.emit(doc, [&](std::ostream& out) {
-    if (page->items.empty()) ctx.err() << "no " << noun << " found\n";
-    else table(out, page->items);
+    if (page->items.empty())
+      ctx.err() << "no " << noun << " found\n";
+    else
+      table(out, page->items);
     if (!page->next_after.empty()) ctx.err() << "more results: add --after " << page->next_after << '\n';
   });
 }

@@ -15,12 +15,11 @@ struct Range {
 
 // Zero-width code points: combining marks, joiners, variation selectors, hangul medial/final jamo.
 constexpr Range kZeroWidth[] = {
-    {0x0300, 0x036F}, {0x0483, 0x0489}, {0x0591, 0x05BD}, {0x05BF, 0x05BF}, {0x05C1, 0x05C2},
-    {0x05C4, 0x05C5}, {0x05C7, 0x05C7}, {0x0610, 0x061A}, {0x064B, 0x065F}, {0x0670, 0x0670},
-    {0x06D6, 0x06DC}, {0x06DF, 0x06E4}, {0x06E7, 0x06E8}, {0x06EA, 0x06ED}, {0x0E31, 0x0E31},
-    {0x0E34, 0x0E3A}, {0x0E47, 0x0E4E}, {0x1160, 0x11FF}, {0x1AB0, 0x1AFF}, {0x1DC0, 0x1DFF},
-    {0x200B, 0x200F}, {0x202A, 0x202E}, {0x2060, 0x2064}, {0x20D0, 0x20FF}, {0x302A, 0x302D},
-    {0x3099, 0x309A}, {0xFE00, 0xFE0F}, {0xFE20, 0xFE2F}, {0xFEFF, 0xFEFF}, {0x1F3FB, 0x1F3FF},
+    {0x0300, 0x036F},   {0x0483, 0x0489}, {0x0591, 0x05BD}, {0x05BF, 0x05BF}, {0x05C1, 0x05C2}, {0x05C4, 0x05C5},
+    {0x05C7, 0x05C7},   {0x0610, 0x061A}, {0x064B, 0x065F}, {0x0670, 0x0670}, {0x06D6, 0x06DC}, {0x06DF, 0x06E4},
+    {0x06E7, 0x06E8},   {0x06EA, 0x06ED}, {0x0E31, 0x0E31}, {0x0E34, 0x0E3A}, {0x0E47, 0x0E4E}, {0x1160, 0x11FF},
+    {0x1AB0, 0x1AFF},   {0x1DC0, 0x1DFF}, {0x200B, 0x200F}, {0x202A, 0x202E}, {0x2060, 0x2064}, {0x20D0, 0x20FF},
+    {0x302A, 0x302D},   {0x3099, 0x309A}, {0xFE00, 0xFE0F}, {0xFE20, 0xFE2F}, {0xFEFF, 0xFEFF}, {0x1F3FB, 0x1F3FF},
     {0xE0000, 0xE0FFF},
 };
 
@@ -49,8 +48,8 @@ constexpr Range kWide[] = {
 
 template <size_t N>
 bool in_table(const Range (&table)[N], char32_t cp) {
-  auto it = std::upper_bound(std::begin(table), std::end(table), cp,
-                             [](char32_t c, const Range& r) { return c < r.lo; });
+  auto it =
+      std::upper_bound(std::begin(table), std::end(table), cp, [](char32_t c, const Range& r) { return c < r.lo; });
   return it != std::begin(table) && cp <= std::prev(it)->hi;
 }
 
@@ -64,10 +63,14 @@ size_t decode_utf8(std::string_view s, size_t i, char32_t* cp) {
   }
   size_t len;
   char32_t v;
-  if ((b & 0xE0) == 0xC0) len = 2, v = b & 0x1F;
-  else if ((b & 0xF0) == 0xE0) len = 3, v = b & 0x0F;
-  else if ((b & 0xF8) == 0xF0) len = 4, v = b & 0x07;
-  else return 0;
+  if ((b & 0xE0) == 0xC0)
+    len = 2, v = b & 0x1F;
+  else if ((b & 0xF0) == 0xE0)
+    len = 3, v = b & 0x0F;
+  else if ((b & 0xF8) == 0xF0)
+    len = 4, v = b & 0x07;
+  else
+    return 0;
   if (i + len > s.size()) return 0;
   for (size_t k = 1; k < len; ++k) {
     auto c = static_cast<unsigned char>(s[i + k]);
@@ -164,8 +167,10 @@ void Table::print(std::ostream& out, size_t indent) const {
     for (size_t c = 0; c < cols_.size(); ++c) {
       const std::string& cell = cell_of(c);
       bool last = c + 1 == cols_.size();
-      if (cols_[c].align == Align::kRight) s += pad_left(cell, width[c]);
-      else s += last ? cell : pad_right(cell, width[c]);
+      if (cols_[c].align == Align::kRight)
+        s += pad_left(cell, width[c]);
+      else
+        s += last ? cell : pad_right(cell, width[c]);
       if (!last) s += "   ";
     }
     while (!s.empty() && s.back() == ' ') s.pop_back();

@@ -6,13 +6,12 @@
 #pragma once
 
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace gpurent {
 

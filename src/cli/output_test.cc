@@ -12,32 +12,32 @@ namespace {
 TEST(DisplayWidth, CountsTerminalCells) {
   EXPECT_EQ(display_width(""), 0u);
   EXPECT_EQ(display_width("h100-pool"), 9u);
-  EXPECT_EQ(display_width("上海"), 4u);                 // CJK ideographs: 2 each
-  EXPECT_EQ(display_width("阿里云 A100"), 11u);         // mixed
-  EXPECT_EQ(display_width("ｈｉ"), 4u);                 // fullwidth Latin
-  EXPECT_EQ(display_width("ｶﾀｶﾅ"), 4u);                 // halfwidth katakana: 1 each
-  EXPECT_EQ(display_width("カタカナ"), 8u);             // katakana: 2 each
-  EXPECT_EQ(display_width("한국"), 4u);                 // hangul syllables
-  EXPECT_EQ(display_width("e\xCC\x81"), 1u);            // e + combining acute
-  EXPECT_EQ(display_width("\xF0\x9F\x9A\x80"), 2u);     // U+1F680 rocket
+  EXPECT_EQ(display_width("上海"), 4u);              // CJK ideographs: 2 each
+  EXPECT_EQ(display_width("阿里云 A100"), 11u);      // mixed
+  EXPECT_EQ(display_width("ｈｉ"), 4u);              // fullwidth Latin
+  EXPECT_EQ(display_width("ｶﾀｶﾅ"), 4u);              // halfwidth katakana: 1 each
+  EXPECT_EQ(display_width("カタカナ"), 8u);          // katakana: 2 each
+  EXPECT_EQ(display_width("한국"), 4u);              // hangul syllables
+  EXPECT_EQ(display_width("e\xCC\x81"), 1u);         // e + combining acute
+  EXPECT_EQ(display_width("\xF0\x9F\x9A\x80"), 2u);  // U+1F680 rocket
   EXPECT_EQ(display_width("Zürich"), 6u);
-  EXPECT_EQ(display_width("\xFF\xFE"), 2u);             // invalid bytes: one cell each
-  EXPECT_EQ(display_width("\xE4\xB8"), 2u);             // truncated sequence
-  EXPECT_EQ(display_width("\xC0\xAF"), 2u);             // overlong encoding is invalid
-  EXPECT_EQ(display_width("a\u200Bb"), 2u);             // zero-width space
+  EXPECT_EQ(display_width("\xFF\xFE"), 2u);  // invalid bytes: one cell each
+  EXPECT_EQ(display_width("\xE4\xB8"), 2u);  // truncated sequence
+  EXPECT_EQ(display_width("\xC0\xAF"), 2u);  // overlong encoding is invalid
+  EXPECT_EQ(display_width("a\u200Bb"), 2u);  // zero-width space
 }
 
 TEST(DisplayWidth, CodepointClasses) {
   EXPECT_EQ(codepoint_width(U'a'), 1);
   EXPECT_EQ(codepoint_width(U'\t'), 0);
-  EXPECT_EQ(codepoint_width(0x3000), 2);   // ideographic space
-  EXPECT_EQ(codepoint_width(0x303F), 1);   // half fill space
+  EXPECT_EQ(codepoint_width(0x3000), 2);  // ideographic space
+  EXPECT_EQ(codepoint_width(0x303F), 1);  // half fill space
   EXPECT_EQ(codepoint_width(0x4E00), 2);
   EXPECT_EQ(codepoint_width(0x9FFF), 2);
   EXPECT_EQ(codepoint_width(0xA4D0), 1);   // Lisu: narrow, just past Yi
   EXPECT_EQ(codepoint_width(0x20000), 2);  // CJK extension B
   EXPECT_EQ(codepoint_width(0x0301), 0);
-  EXPECT_EQ(codepoint_width(0xFE0F), 0);   // variation selector
+  EXPECT_EQ(codepoint_width(0xFE0F), 0);  // variation selector
 }
 
 TEST(Printable, NeutralisesControlCharacters) {
@@ -161,9 +161,10 @@ TEST(Yaml, ScalarsAndEmptyDocuments) {
 }
 
 TEST(Yaml, QuotesStringsThatWouldChangeType) {
-  for (const char* s : {"3.20", "100", "-5", "+1", ".5", "1e3", "0x1F", "true", "False", "yes", "no", "on",
-                        "off", "y", "N", "null", "Null", "~", "", "2026-11-29", "2026-11-29T15:41:30.000Z",
-                        "10:30", ".inf", ".NaN"}) {
+  for (const char* s : {"3.20",  "100",   "-5",   "+1", ".5", "1e3",        "0x1F",
+                        "true",  "False", "yes",  "no", "on", "off",        "y",
+                        "N",     "null",  "Null", "~",  "",   "2026-11-29", "2026-11-29T15:41:30.000Z",
+                        "10:30", ".inf",  ".NaN"}) {
     std::string y = to_yaml(json{{"k", s}});
     EXPECT_EQ(y, "k: " + json(s).dump() + "\n") << s;
   }

@@ -1,6 +1,5 @@
 // Generic verbs for every resource kind: list, get, create, update, delete.
 #include <memory>
-#include <set>
 
 #include "cli/commands.h"
 #include "cli/list.h"
@@ -12,7 +11,7 @@ namespace {
 
 struct ListOpts {
   std::map<std::string, std::string> filters;  // query parameter -> value
-  int limit = 0;                                // 0: every page
+  int limit = 0;                               // 0: every page
   std::string after;
 };
 
@@ -36,9 +35,10 @@ void add_list(CLI::App& noun, CliContext& ctx, const ResourceView& view) {
       Query q;
       for (const auto& [k, v] : opts->filters)
         if (!v.empty()) q.emplace_back(k, v);
-      return run_list(ctx, "/" + view.kind, q, opts->limit, opts->after,
-                      [&](std::ostream& out, const std::vector<json>& items) { print_list(out, view, items, ctx.now()); },
-                      view.kind);
+      return run_list(
+          ctx, "/" + view.kind, q, opts->limit, opts->after,
+          [&](std::ostream& out, const std::vector<json>& items) { print_list(out, view, items, ctx.now()); },
+          view.kind);
     };
   });
 }
@@ -130,7 +130,8 @@ void add_delete(CLI::App& noun, CliContext& ctx, const ResourceView& view) {
       auto r = c->del("/" + view.kind + seg(*id));
       if (!r) return ctx.fail(r.error());
       json doc = {{"deleted", *id}, {"kind", view.kind}};
-      return ctx.emit(doc, [&](std::ostream& out) { out << "deleted " << view.singular << ' ' << printable(*id) << '\n'; });
+      return ctx.emit(doc,
+                      [&](std::ostream& out) { out << "deleted " << view.singular << ' ' << printable(*id) << '\n'; });
     };
   });
 }

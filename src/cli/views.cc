@@ -42,7 +42,8 @@ std::string job_shape(const json& j) {
   std::string workers = text(j, "workers");
   if (workers.empty()) workers = "1";
   const json& milli = at_path(j, "gpu_milli");
-  std::string gpus = milli.is_number_integer() ? std::to_string(milli.get<int64_t>()) + "m" : text(j, "gpus_per_worker");
+  std::string gpus =
+      milli.is_number_integer() ? std::to_string(milli.get<int64_t>()) + "m" : text(j, "gpus_per_worker");
   if (gpus.empty()) gpus = "0";
   return workers + "x" + gpus;
 }
@@ -52,77 +53,127 @@ std::string tflops(const json& m, const char* key) { return text(m, key); }
 std::vector<ResourceView> build_views() {
   std::vector<ResourceView> v;
 
-  v.push_back({"suppliers", "supplier", "companies that rent out GPU capacity",
-               {col("NAME", "name"), col("DISPLAY_NAME", "display_name"), col("REGION", "region"),
+  v.push_back({"suppliers",
+               "supplier",
+               "companies that rent out GPU capacity",
+               {col("NAME", "name"),
+                col("DISPLAY_NAME", "display_name"),
+                col("REGION", "region"),
                 col("COUNTRY", "country"),
                 {"SITES", Align::kRight, [](const json& d, TimeMs) { return count_of(at_path(d, "sites")); }},
                 col("CERTIFICATIONS", "certifications")},
                {"name", "region"},
-               true, true, true,
+               true,
+               true,
+               true,
                nullptr});
 
-  v.push_back({"nodes", "node", "suppliers' servers and their hardware truth",
-               {col("NAME", "name"), col("SUPPLIER", "supplier"), col("REGION", "region"),
-                col("GPU_MODEL", "gpu_model"),
-                {"GPUS", Align::kRight, [](const json& d, TimeMs) { return count_of(at_path(d, "gpus")); }},
-                {"NVLINK_DOMAINS", Align::kLeft, [](const json& d, TimeMs) { return nvlink_summary(at_path(d, "gpus")); }},
-                {"RDMA", Align::kLeft, [](const json& d, TimeMs) { return rdma_summary(at_path(d, "nics")); }},
-                col("STATE", "state")},
-               {"supplier", "region", "gpu_model", "state", "name"},
-               true, true, true,
-               print_node_detail});
+  v.push_back(
+      {"nodes",
+       "node",
+       "suppliers' servers and their hardware truth",
+       {col("NAME", "name"),
+        col("SUPPLIER", "supplier"),
+        col("REGION", "region"),
+        col("GPU_MODEL", "gpu_model"),
+        {"GPUS", Align::kRight, [](const json& d, TimeMs) { return count_of(at_path(d, "gpus")); }},
+        {"NVLINK_DOMAINS", Align::kLeft, [](const json& d, TimeMs) { return nvlink_summary(at_path(d, "gpus")); }},
+        {"RDMA", Align::kLeft, [](const json& d, TimeMs) { return rdma_summary(at_path(d, "nics")); }},
+        col("STATE", "state")},
+       {"supplier", "region", "gpu_model", "state", "name"},
+       true,
+       true,
+       true,
+       print_node_detail});
 
-  v.push_back({"offers", "offer", "suppliers' price sheets, fee rules and contract templates",
-               {col("NAME", "name"), col("SUPPLIER", "supplier"), col("REGION", "region"),
-                col("GPU_MODEL", "gpu_model"), col("CURRENCY", "currency"),
-                col("ON_DEMAND", "prices/on_demand", Align::kRight), col("SPOT", "prices/spot", Align::kRight),
-                {"MIN_INCR", Align::kRight,
-                 [](const json& d, TimeMs) {
-                   const json& s = at_path(d, "min_increment_seconds");
-                   return s.is_number_integer() ? format_seconds(s.get<int64_t>()) : std::string();
-                 }},
-                col("BILLING_STARTS", "fees/billing_starts"),
-                {"IDLE_RULE", Align::kLeft, [](const json& d, TimeMs) { return idle_rule_summary(at_path(d, "fees/idle")); }},
-                {"EGRESS", Align::kLeft, [](const json& d, TimeMs) { return volume_fee_summary(at_path(d, "fees/egress")); }}},
-               {"supplier", "region", "gpu_model", "name"},
-               true, true, true,
-               print_offer_detail});
+  v.push_back(
+      {"offers",
+       "offer",
+       "suppliers' price sheets, fee rules and contract templates",
+       {col("NAME", "name"),
+        col("SUPPLIER", "supplier"),
+        col("REGION", "region"),
+        col("GPU_MODEL", "gpu_model"),
+        col("CURRENCY", "currency"),
+        col("ON_DEMAND", "prices/on_demand", Align::kRight),
+        col("SPOT", "prices/spot", Align::kRight),
+        {"MIN_INCR", Align::kRight,
+         [](const json& d, TimeMs) {
+           const json& s = at_path(d, "min_increment_seconds");
+           return s.is_number_integer() ? format_seconds(s.get<int64_t>()) : std::string();
+         }},
+        col("BILLING_STARTS", "fees/billing_starts"),
+        {"IDLE_RULE", Align::kLeft, [](const json& d, TimeMs) { return idle_rule_summary(at_path(d, "fees/idle")); }},
+        {"EGRESS", Align::kLeft, [](const json& d, TimeMs) { return volume_fee_summary(at_path(d, "fees/egress")); }}},
+       {"supplier", "region", "gpu_model", "name"},
+       true,
+       true,
+       true,
+       print_offer_detail});
 
-  v.push_back({"tenants", "tenant", "customer organisations",
+  v.push_back({"tenants",
+               "tenant",
+               "customer organisations",
                {col("NAME", "name"), col("DISPLAY_NAME", "display_name"), col("CURRENCY", "currency"),
                 col("CONTACT_EMAIL", "contact_email"), age_col()},
                {"name"},
-               true, true, true,
+               true,
+               true,
+               true,
                nullptr});
 
-  v.push_back({"projects", "project", "a tenant's projects and their quotas",
-               {col("NAME", "name"), col("TENANT", "tenant"), col("DISPLAY_NAME", "display_name"),
+  v.push_back({"projects",
+               "project",
+               "a tenant's projects and their quotas",
+               {col("NAME", "name"),
+                col("TENANT", "tenant"),
+                col("DISPLAY_NAME", "display_name"),
                 {"GPU_QUOTA", Align::kLeft, [](const json& d, TimeMs) { return quota_gpus(at_path(d, "quota")); }},
                 col("MAX_GPUS_PER_JOB", "quota/max_gpus_per_job", Align::kRight),
                 col("MAX_JOBS", "quota/max_concurrent_jobs", Align::kRight),
                 {"MONTHLY_BUDGET", Align::kLeft, [](const json& d, TimeMs) { return budget(at_path(d, "quota")); }}},
                {"tenant", "name"},
-               true, true, true,
+               true,
+               true,
+               true,
                nullptr});
 
-  v.push_back({"users", "user", "people and robots that call the API",
+  v.push_back({"users",
+               "user",
+               "people and robots that call the API",
                {col("NAME", "name"), col("DISPLAY_NAME", "display_name"), col("EMAIL", "email"), col("ROLE", "role"),
                 col("TENANT", "tenant"), col("SUPPLIER", "supplier"), age_col()},
                {"tenant", "supplier", "name"},
-               true, true, true,
+               true,
+               true,
+               true,
                nullptr});
 
-  v.push_back({"jobs", "job", "training, inference, debug and batch jobs",
-               {col("NAME", "name"), col("PROJECT", "project"), col("KIND", "kind"),
+  v.push_back({"jobs",
+               "job",
+               "training, inference, debug and batch jobs",
+               {col("NAME", "name"),
+                col("PROJECT", "project"),
+                col("KIND", "kind"),
                 {"WORKERSxGPUS", Align::kRight, [](const json& d, TimeMs) { return job_shape(d); }},
-                col("PRIORITY", "priority_class"), col("BILLING", "billing/mode"), col("STATE", "status/state"),
-                age_col(), col("REASON", "status/reason")},
+                col("PRIORITY", "priority_class"),
+                col("BILLING", "billing/mode"),
+                col("STATE", "status/state"),
+                age_col(),
+                col("REASON", "status/reason")},
                {"tenant", "project", "state", "gpu_model", "name"},
-               true, false, false,
-               nullptr});
+               true,
+               false,
+               false,
+               print_job_detail});
 
-  v.push_back({"gpu-models", "GPU model", "the GPU catalog (datasheet figures, read-only)",
-               {col("ID", "id"), col("NAME", "name"), col("VENDOR", "vendor"), col("FORM", "form_factor"),
+  v.push_back({"gpu-models",
+               "GPU model",
+               "the GPU catalog (datasheet figures, read-only)",
+               {col("ID", "id"),
+                col("NAME", "name"),
+                col("VENDOR", "vendor"),
+                col("FORM", "form_factor"),
                 {"MEMORY", Align::kLeft,
                  [](const json& d, TimeMs) {
                    std::string gib = text(d, "memory_gib");
@@ -132,9 +183,12 @@ std::vector<ResourceView> build_views() {
                 {"FP16_TFLOPS", Align::kRight, [](const json& d, TimeMs) { return tflops(d, "fp16_tflops"); }},
                 {"BF16_TFLOPS", Align::kRight, [](const json& d, TimeMs) { return tflops(d, "bf16_tflops"); }},
                 {"FP8_TFLOPS", Align::kRight, [](const json& d, TimeMs) { return tflops(d, "fp8_tflops"); }},
-                col("NVLINK_GBPS", "nvlink_gbps", Align::kRight), col("TDP_W", "tdp_watts", Align::kRight)},
+                col("NVLINK_GBPS", "nvlink_gbps", Align::kRight),
+                col("TDP_W", "tdp_watts", Align::kRight)},
                {"vendor", "form_factor"},
-               false, false, false,
+               false,
+               false,
+               false,
                nullptr});
   return v;
 }
@@ -149,7 +203,8 @@ const std::vector<ResourceView>& resource_views() {
 const ResourceView& view_of(std::string_view kind) {
   for (const auto& v : resource_views())
     if (v.kind == kind) return v;
-  static const ResourceView generic{"", "object", "", {col("NAME", "name"), col("ID", "id"), age_col()}, {}, true, true, true, nullptr};
+  static const ResourceView generic{"",   "object", "",     {col("NAME", "name"), col("ID", "id"), age_col()}, {}, true,
+                                    true, true,     nullptr};
   return generic;
 }
 

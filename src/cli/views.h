@@ -6,12 +6,11 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cli/output.h"
 #include "core/clock.h"
@@ -50,15 +49,16 @@ void print_detail(std::ostream& out, const ResourceView& view, const json& doc, 
 // "x_id" merged as "x: name (id)"; created_at, updated_at and version last.
 void print_generic_detail(std::ostream& out, const json& doc, const std::vector<std::string>& first = {});
 
-// Node and offer views (detail_views.cc).
+// Node, offer and job views (detail_views.cc).
 void print_node_detail(std::ostream& out, const json& node, TimeMs now);
+void print_job_detail(std::ostream& out, const json& job, TimeMs now);
 void print_offer_detail(std::ostream& out, const json& offer, TimeMs now);
 // Cells shared by the node table and view: "1x8" (one NVLink domain of 8 GPUs), "pcie" for none;
 // "infiniband 8x400G"; GPU index lists "0-3,6".
 std::string nvlink_summary(const json& gpus);
 std::string rdma_summary(const json& nics);
 std::string index_ranges(const std::vector<int64_t>& sorted);
-// Offer fee cells: "<5%/10m -> stop"; "0.09/GB, 100 GB free" or "free".
+// Offer fee cells: "<5%/10m -> stop"; "0.09/GB, 100 GB free" or "free" (absent or zero).
 std::string idle_rule_summary(const json& idle);
 std::string volume_fee_summary(const json& fee);
 

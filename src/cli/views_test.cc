@@ -73,6 +73,7 @@ TEST(Summaries, FeeRules) {
   EXPECT_EQ(volume_fee_summary(kOffer["fees"]["egress"]), "0.50/GB, 100 GB free");
   EXPECT_EQ(volume_fee_summary(json::parse(R"({"per_gb":"0.09","free_gb":0})")), "0.09/GB");
   EXPECT_EQ(volume_fee_summary(json()), "free");
+  EXPECT_EQ(volume_fee_summary(json::parse(R"({"per_gb":"0.00","free_gb":0})")), "free");
 }
 
 TEST(Formats, AgeAndSeconds) {
@@ -149,8 +150,9 @@ TEST(Detail, NodeShowsTopologyAndKeepsUnknownFields) {
   EXPECT_NE(s.find("  NVLink domains: hgx0: GPUs 0-3\n  NUMA binding:   node 0: GPUs 0-1; node 1: GPUs 2-3\n"),
             std::string::npos)
       << s;
-  EXPECT_NE(s.find("Network (3 NICs, RDMA infiniband 2x400G):\n  NAME     RDMA         GBPS\n  mlx5_0   infiniband    400\n"),
-            std::string::npos)
+  EXPECT_NE(
+      s.find("Network (3 NICs, RDMA infiniband 2x400G):\n  NAME     RDMA         GBPS\n  mlx5_0   infiniband    400\n"),
+      std::string::npos)
       << s;
   EXPECT_NE(s.find("  nvcr.io/nvidia/pytorch:24.03-py3   2024-03-01T00:00:00.000Z\n"), std::string::npos) << s;
 }
@@ -183,8 +185,10 @@ TEST(Detail, OfferShowsPricesFeesAndContract) {
 }
 
 TEST(Detail, PricesAreComparedWithOnDemandExactly) {
-  json offer = {{"name", "o"}, {"currency", "USD"},
-                {"prices", {{"on_demand", "3.20"}, {"reserved_1m", "2.80"}, {"spot", "3.30"}, {"future_mode", "3.20"}}}};
+  json offer = {
+      {"name", "o"},
+      {"currency", "USD"},
+      {"prices", {{"on_demand", "3.20"}, {"reserved_1m", "2.80"}, {"spot", "3.30"}, {"future_mode", "3.20"}}}};
   std::ostringstream out;
   print_detail(out, view_of("offers"), offer, 0);
   EXPECT_NE(out.str().find("  MODE          PRICE   VS_ON_DEMAND\n"
@@ -194,6 +198,27 @@ TEST(Detail, PricesAreComparedWithOnDemandExactly) {
                            "  future_mode    3.20             0%\n"),
             std::string::npos)
       << out.str();
+}
+
+TEST(Detail, JobShowsItsShapeAndStatusFirst) {
+  json job = json::parse(R"({"name":"train","id":"job_1","project":"vision","project_id":"prj_1","kind":"training",
+      "workers":2,"gpus_per_worker":8,"image":"img","status":{"state":"running","reason":"placed"},
+      "tenant_id":"ten_1","version":3})");
+  std::ostringstream out;
+  print_detail(out, view_of("jobs"), job, 0);
+  EXPECT_EQ(out.str(),
+            "name:            train\n"
+            "id:              job_1\n"
+            "project:         vision (prj_1)\n"
+            "kind:            training\n"
+            "status:\n"
+            "  reason: placed\n"
+            "  state:  running\n"
+            "workers:         2\n"
+            "gpus_per_worker: 8\n"
+            "image:           img\n"
+            "tenant_id:       ten_1\n"
+            "version:         3\n");
 }
 
 TEST(Detail, GenericOrdersIdentityFirstAndTimestampsLast) {

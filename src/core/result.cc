@@ -10,6 +10,7 @@ const char* code_name(Code c) {
     case Code::kForbidden: return "forbidden";
     case Code::kNotFound: return "not_found";
     case Code::kConflict: return "conflict";
+    case Code::kMethodNotAllowed: return "method_not_allowed";
     case Code::kTooLarge: return "too_large";
     case Code::kUnavailable: return "unavailable";
     case Code::kInternal: return "internal";
@@ -25,6 +26,7 @@ int http_status(Code c) {
     case Code::kForbidden: return 403;
     case Code::kNotFound: return 404;
     case Code::kConflict: return 409;
+    case Code::kMethodNotAllowed: return 405;
     case Code::kTooLarge: return 413;
     case Code::kUnavailable: return 503;
     case Code::kInternal: return 500;

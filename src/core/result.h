@@ -18,6 +18,7 @@ enum class Code {
   kForbidden,     // 403
   kNotFound,      // 404 (also what another tenant's objects look like)
   kConflict,      // 409: duplicate name, illegal state transition
+  kMethodNotAllowed,  // 405: the resource does not support this method
   kTooLarge,      // 413
   kUnavailable,   // 503
   kInternal,      // 500
@@ -37,7 +38,7 @@ struct Error {
   std::vector<FieldError> fields;   // each offending field with its reason
 
   static Error invalid(std::string field, std::string reason) {
-    Error e{Code::kInvalid, field + ": " + reason, {}};
+    Error e{Code::kInvalid, field.empty() ? reason : field + ": " + reason, {}};
     e.fields.push_back({std::move(field), std::move(reason)});
     return e;
   }

@@ -44,10 +44,10 @@ Result<nlohmann::json> yaml_to_json(const std::string& text) {
     YAML::Node root = YAML::Load(text);
     return convert(root, 0);
   } catch (const YAML::Exception& e) {
-    return Error::invalid("", "malformed YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
+    return Error::make(Code::kBadRequest, "malformed YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
                                   std::to_string(e.mark.column + 1) + ": " + e.msg);
   } catch (const std::exception& e) {
-    return Error::invalid("", std::string("malformed YAML: ") + e.what());
+    return Error::make(Code::kBadRequest, std::string("malformed YAML: ") + e.what());
   }
 }
 
@@ -57,7 +57,7 @@ Result<nlohmann::json> parse_json_or_yaml(const std::string& text) {
     try {
       return nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
-      return Error::invalid("", std::string("malformed JSON: ") + e.what());
+      return Error::make(Code::kBadRequest, std::string("malformed JSON: ") + e.what());
     }
   }
   return yaml_to_json(text);

@@ -258,7 +258,7 @@ std::vector<DemoObject> demand_objects() {
                  "aurora-ai"});
   out.push_back({"projects",
                  to_json(project("llm-serving", "aurora-ai", "LLM serving",
-                                 quota({{"h200-sxm-141gb", 24}, {"l40s-48gb", 16}, {"a100-pcie-80gb", 8}}, 16, 20,
+                                 quota({{"h200-sxm-141gb", 24}, {"l40s-48gb", 16}, {"a100-pcie-80gb", 8}}, 24, 20,
                                        usd(60'000), BudgetAction::kAlert))),
                  "aurora-ai"});
   out.push_back({"projects",

@@ -90,7 +90,6 @@ TEST(Supplier, AcceptsServerKeysSoAGetCanBePutBack) {
   body["created_at"] = "2026-01-01T00:00:00.000Z";
   body["updated_at"] = "2026-01-01T00:00:00.000Z";
   body["version"] = 3;
-  body["kind"] = "supplier";
   EXPECT_TRUE(parse_supplier(body).ok());
 }
 

@@ -17,6 +17,7 @@ static const char* title_of(Code c) {
     case Code::kForbidden: return "Forbidden";
     case Code::kNotFound: return "Not found";
     case Code::kConflict: return "Conflict";
+    case Code::kMethodNotAllowed: return "Method not allowed";
     case Code::kTooLarge: return "Payload too large";
     case Code::kUnavailable: return "Service unavailable";
     case Code::kInternal: return "Internal error";

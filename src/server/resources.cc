@@ -113,9 +113,23 @@ static void fill_index(Record& r, const IndexCols& idx, const KindSpec& spec) {
   r.gpu_model = idx.gpu_model;
 }
 
+// 409 naming "name" when another object of the kind already has r's name (kinds whose names are
+// global; other kinds rely on the store's per-scope unique index).
+static Status check_global_name(StoreTx& tx, const KindSpec& spec, const Record& r) {
+  if (!spec.global_names) return ok_status();
+  auto page = tx.list(ListQuery{spec.kind, {{"name", r.name}}, "", 2});
+  if (!page) return page.error();
+  for (const auto& other : page->items)
+    if (other.id != r.id)
+      return Error{Code::kConflict, "name: '" + r.name + "' already exists among " + spec.kind,
+                   {{"name", "'" + r.name + "' already exists"}}};
+  return ok_status();
+}
+
 static Status check_write(const KindSpec& spec, const Principal& p, const Record& r, const char* verb) {
   if (in_scope(write_scope(p, spec.object_kind), p, r)) return ok_status();
-  return forbidden(std::string("you may not ") + verb + " this object of " + spec.kind + " (outside your role's scope)");
+  return forbidden(std::string("role ") + role_name(p.role) + " may not " + verb + " " + spec.kind + "/" +
+                   (r.name.empty() ? r.id : r.name) + ": it is outside your role's scope");
 }
 
 Result<Record> create_object(App& app, const KindSpec& spec, const json& body, const Principal& p) {
@@ -130,6 +144,7 @@ Result<Record> create_object(App& app, const KindSpec& spec, const json& body, c
     r.id = new_id(spec.id_prefix.c_str());
     fill_index(r, b->idx, spec);
     if (auto a = check_write(spec, p, r, "create"); !a) return a;
+    if (auto s = check_global_name(tx, spec, r); !s) return s;
     r.created_at = r.updated_at = app.clock.now();
     r.body = std::move(b->body);
     if (auto s = tx.insert(r); !s) return s;
@@ -216,6 +231,7 @@ static void update_handler(App& app, const KindSpec& spec, const httplib::Reques
     Record r = *cur;
     fill_index(r, b->idx, spec);
     if (auto a = check_write(spec, p, r, "change"); !a) return a;
+    if (auto s = check_global_name(tx, spec, r); !s) return s;
     r.updated_at = app.clock.now();
     r.body = std::move(b->body);
     if (auto s = tx.update(r); !s) return s;
@@ -248,11 +264,12 @@ static void delete_handler(App& app, const KindSpec& spec, const httplib::Reques
 }
 
 static void not_allowed(App& app, httplib::Server& srv, const char* method, const std::string& pattern,
-                        const std::string& name, const std::string& why) {
-  route(app, srv, method, pattern, name, [why](const httplib::Request& req, httplib::Response& res, const Principal&) {
-    send_problem(res, Error::make(Code::kConflict, why), req.path);
-    res.status = 405;
-  });
+                        const std::string& name, const std::string& why, const std::string& allow) {
+  route(app, srv, method, pattern, name,
+        [why, allow](const httplib::Request& req, httplib::Response& res, const Principal&) {
+          send_problem(res, Error::make(Code::kMethodNotAllowed, why), req.path);
+          res.set_header("Allow", allow);
+        });
 }
 
 void register_crud(App& app, httplib::Server& srv, const KindSpec& spec) {
@@ -280,16 +297,19 @@ void register_crud(App& app, httplib::Server& srv, const KindSpec& spec) {
       send_json(res, 201, present(*out));
     });
   }
+  std::string allow = "GET";
+  if (spec.updatable) allow += ", PUT";
+  if (spec.deletable) allow += ", DELETE";
   if (spec.updatable)
     route(app, srv, "PUT", item, base + "/{id}",
           [&app, sp](const auto& req, auto& res, const Principal& p) { update_handler(app, *sp, req, res, p); });
   else
-    not_allowed(app, srv, "PUT", item, base + "/{id}", spec.kind + " cannot be updated");
+    not_allowed(app, srv, "PUT", item, base + "/{id}", spec.kind + " cannot be updated once created", allow);
   if (spec.deletable)
     route(app, srv, "DELETE", item, base + "/{id}",
           [&app, sp](const auto& req, auto& res, const Principal& p) { delete_handler(app, *sp, req, res, p); });
   else
-    not_allowed(app, srv, "DELETE", item, base + "/{id}", spec.kind + " cannot be deleted");
+    not_allowed(app, srv, "DELETE", item, base + "/{id}", spec.kind + " cannot be deleted (they are kept for billing and audit)", allow);
 }
 
 }  // namespace gpurent

@@ -26,6 +26,8 @@ struct KindSpec {
   // "own tenant"/"own supplier" scopes apply to the object itself.
   bool self_tenant = false;
   bool self_supplier = false;
+  // Names unique across the whole kind (suppliers, tenants, users), checked in the transaction.
+  bool global_names = false;
   std::map<std::string, std::string> filters;  // query parameter -> index column
   // Validate + resolve references; `existing` is null on create.
   std::function<Result<Built>(const json& body, const Principal&, StoreTx&, const Record* existing)> build;

@@ -4,28 +4,59 @@
 // against the catalog, and the project's per-job GPU limit; placement and the remaining quota
 // checks belong to the scheduler.
 #include "model/job.h"
+#include <algorithm>
+
 #include "model/project.h"
 #include "server/http_util.h"
 #include "server/resources.h"
 
 namespace gpurent {
 
-static Status check_against_project(const Job& j, const Record& project, const GpuCatalog& catalog) {
-  for (size_t i = 0; i < j.constraints.gpu_models.size(); ++i)
-    if (!catalog.find(j.constraints.gpu_models[i]))
+static std::string gpus_text(int64_t milli) {
+  std::string s = std::to_string(milli / 1000);
+  if (milli % 1000) {
+    std::string frac = std::to_string(1000 + milli % 1000).substr(1);
+    while (frac.back() == '0') frac.pop_back();
+    s += "." + frac;
+  }
+  return s;
+}
+
+// What can be known at submission: the GPU models exist, and the project's quota could ever admit
+// the job (per-job limit; some allowed model with enough GPUs). A job that could never run is
+// refused now instead of waiting forever. Inference counts its maximum replicas: the job may scale
+// to them.
+static Status check_against_project(const Job& j, const Record& project, const GpuCatalog& catalog,
+                                    Currency currency) {
+  std::vector<std::string> models;
+  for (size_t i = 0; i < j.constraints.gpu_models.size(); ++i) {
+    const GpuModel* m = catalog.find(j.constraints.gpu_models[i]);
+    if (!m)
       return Error::invalid("constraints.gpu_models[" + std::to_string(i) + "]",
                             "unknown GPU model '" + j.constraints.gpu_models[i] + "' (see GET /api/v1/gpu-models)");
-  const json& q = project.body.value("quota", json::object());
-  if (q.contains("max_gpus_per_job") && q["max_gpus_per_job"].is_number_integer()) {
-    int64_t limit = q["max_gpus_per_job"].get<int64_t>();
-    int64_t want = j.workers * j.gpu_milli_per_worker();  // milli-GPUs
-    int64_t replicas = j.replicas ? j.replicas->min : 1;
-    if (want * replicas > limit * 1000)
-      return Error::invalid("workers", "the job asks for " + std::to_string(want * replicas / 1000) +
-                                           (want * replicas % 1000 ? "." + std::to_string(want * replicas % 1000) : "") +
-                                           " GPUs but project '" + project.name + "' allows at most " +
-                                           std::to_string(limit) + " per job (quota.max_gpus_per_job)");
+    models.push_back(m->id);
   }
+  if (j.cpu_only()) return ok_status();
+  auto quota = parse_quota(project.body.value("quota", json::object()), currency, "quota");
+  if (!quota) return quota.error();
+  int64_t replicas = j.replicas ? j.replicas->max : 1;
+  int64_t want_milli = j.workers * j.gpu_milli_per_worker() * replicas;
+  int64_t want_gpus = (want_milli + 999) / 1000;  // a share still occupies a GPU of the quota
+  if (quota->max_gpus_per_job && want_milli > *quota->max_gpus_per_job * 1000)
+    return Error::invalid(j.replicas ? "replicas.max" : "workers",
+                          "the job asks for " + gpus_text(want_milli) + " GPUs but project '" + project.name +
+                              "' allows at most " + std::to_string(*quota->max_gpus_per_job) +
+                              " per job (quota.max_gpus_per_job)");
+  if (models.empty()) {
+    for (const auto& m : catalog.models()) models.push_back(m.id);
+  }
+  int64_t best = 0;
+  for (const auto& id : models) best = std::max(best, quota->gpu_limit(id));
+  if (best < want_gpus)
+    return Error::invalid(j.constraints.gpu_models.empty() ? "constraints.gpu_models" : "constraints.gpu_models",
+                          "the job needs " + std::to_string(want_gpus) + " GPUs of one allowed model but project '" +
+                              project.name + "' may hold at most " + std::to_string(best) +
+                              " of any of them (quota.gpus_per_model)");
   return ok_status();
 }
 
@@ -52,7 +83,7 @@ void register_job_routes(App& app, httplib::Server& srv) {
     if (!currency) return currency.error();
     auto j = parse_job(body, *currency);
     if (!j) return j.error();
-    if (auto s = check_against_project(*j, *project, app.catalog); !s) return s.error();
+    if (auto s = check_against_project(*j, *project, app.catalog, *currency); !s) return s.error();
     j->tenant_id = project->tenant_id;
     j->project_id = project->id;
     j->status = JobStatus{JobState::kPending, "submitted; waiting for the scheduler", app.clock.now(), {}};

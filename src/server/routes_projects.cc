@@ -25,12 +25,21 @@ static Result<Currency> tenant_currency(const Record& tenant) {
   return parse_currency(tenant.body.value("currency", "USD"));
 }
 
-static Status check_quota_models(const Quota& q, const GpuCatalog& catalog, const std::string& path) {
+// Checks every model of the quota against the catalog and rewrites aliases to catalog ids, so the
+// scheduler and the submission checks compare like with like.
+static Status check_quota_models(Quota& q, const GpuCatalog& catalog, const std::string& path) {
+  std::map<std::string, int64_t> canonical;
   for (const auto& [model, n] : q.gpus_per_model) {
-    if (model == kAnyGpuModel) continue;
-    if (!catalog.find(model))
-      return Error::invalid(path + "gpus_per_model." + model, "unknown GPU model (see GET /api/v1/gpu-models)");
+    std::string id = model;
+    if (model != kAnyGpuModel) {
+      const GpuModel* m = catalog.find(model);
+      if (!m) return Error::invalid(path + "gpus_per_model." + model, "unknown GPU model (see GET /api/v1/gpu-models)");
+      id = m->id;
+    }
+    if (!canonical.emplace(id, n).second)
+      return Error::invalid(path + "gpus_per_model." + model, "names the same GPU model as another entry (" + id + ")");
   }
+  q.gpus_per_model = std::move(canonical);
   return ok_status();
 }
 

@@ -10,6 +10,7 @@ void register_supplier_routes(App& app, httplib::Server& srv) {
   spec.id_prefix = "sup";
   spec.object_kind = ObjectKind::kSupplier;
   spec.self_supplier = true;
+  spec.global_names = true;
   spec.filters = {{"name", "name"}, {"region", "region"}};
   spec.build = [](const json& body, const Principal&, StoreTx&, const Record*) -> Result<Built> {
     auto s = parse_supplier(body);
@@ -21,7 +22,7 @@ void register_supplier_routes(App& app, httplib::Server& srv) {
       auto n = tx.count(kind, {{"supplier_id", r.id}});
       if (!n) return n.error();
       if (*n > 0)
-        return Error::make(Code::kConflict, "supplier '" + r.name + "' still has " + std::to_string(*n) + " " + kind +
+        return Error::make(Code::kConflict, "supplier '" + r.name + "' still has " + std::to_string(*n) + " object(s) of " + kind +
                                                 ": delete them first");
     }
     return ok_status();

@@ -10,6 +10,7 @@ void register_tenant_routes(App& app, httplib::Server& srv) {
   spec.id_prefix = "ten";
   spec.object_kind = ObjectKind::kTenant;
   spec.self_tenant = true;
+  spec.global_names = true;
   spec.filters = {{"name", "name"}};
   spec.build = [](const json& body, const Principal&, StoreTx&, const Record* existing) -> Result<Built> {
     auto t = parse_tenant(body);
@@ -23,7 +24,7 @@ void register_tenant_routes(App& app, httplib::Server& srv) {
       auto n = tx.count(kind, {{"tenant_id", r.id}});
       if (!n) return n.error();
       if (*n > 0)
-        return Error::make(Code::kConflict, "tenant '" + r.name + "' still has " + std::to_string(*n) + " " + kind +
+        return Error::make(Code::kConflict, "tenant '" + r.name + "' still has " + std::to_string(*n) + " object(s) of " + kind +
                                                 ": delete them first");
     }
     return ok_status();

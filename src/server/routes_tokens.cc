@@ -9,10 +9,11 @@
 namespace gpurent {
 
 static json token_json(const TokenRow& t) {
-  json j = {{"id", t.id},           {"user", t.user_id},  {"name", t.name}, {"role", t.role},
+  json j = {{"id", t.id},           {"user_id", t.user_id},  {"name", t.name}, {"role", t.role},
             {"created_at", format_rfc3339(t.created_at)}, {"revoked", t.revoked}};
   j["expires_at"] = t.expires_at ? json(format_rfc3339(t.expires_at)) : json(nullptr);
-  if (!t.tenant_id.empty()) j["tenant"] = t.tenant_id;
+  if (!t.tenant_id.empty()) j["tenant_id"] = t.tenant_id;
+  if (!t.supplier_id.empty()) j["supplier_id"] = t.supplier_id;
   return j;
 }
 

@@ -10,6 +10,7 @@ void register_user_routes(App& app, httplib::Server& srv) {
   spec.kind = "users";
   spec.id_prefix = "usr";
   spec.object_kind = ObjectKind::kUser;
+  spec.global_names = true;
   spec.filters = {{"tenant", "tenant_id"}, {"supplier", "supplier_id"}, {"name", "name"}};
   spec.build = [](const json& body, const Principal& p, StoreTx& tx, const Record* existing) -> Result<Built> {
     auto u = parse_user(body);

@@ -29,6 +29,13 @@ static void setup_logging(const std::string& level) {
 static void log_event(const json& fields) { spdlog::info("{}", fields.dump()); }
 
 int run_server(const ServerOptions& opts) {
+  // Block SIGINT/SIGTERM before any thread starts, so every thread inherits the mask and only the
+  // waiting thread below receives them (a clean stop: the control loop drains, the WAL checkpoints).
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
   setup_logging(opts.log_level);
   SystemClock clock;
 
@@ -120,11 +127,6 @@ int run_server(const ServerOptions& opts) {
   }
 
   // Signals go to one waiting thread that stops the server cleanly.
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::thread signals([&srv, set] {
     int sig = 0;
     sigwait(&set, &sig);
@@ -139,7 +141,7 @@ int run_server(const ServerOptions& opts) {
   std::cout << ready.dump() << std::endl;
   log_event(ready);
   if (opts.demo) {  // a human banner for the README's run command
-    std::cout << "\ngpurent is listening on " << url << "  (dashboard and API; Ctrl-C stops)\n"
+    std::cout << "\ngpurent is listening on " << url << "  (API; Ctrl-C stops)\n"
               << "  admin token:  " << admin->token << "\n"
               << "                (kept in " << admin->token_file << ")\n"
               << "  demo users' tokens: " << opts.db_path << ".demo-tokens.json\n"

@@ -195,29 +195,5 @@ TEST(SqliteDurability, AcknowledgedWritesSurviveSigkillWithSynchronousFull) { cr
 // NORMAL in WAL mode may lose commits on power loss, but not on a process crash.
 TEST(SqliteDurability, AcknowledgedWritesSurviveSigkillWithSynchronousNormal) { crash_and_recover(false); }
 
-// Not a default test (it takes a while with fsync): run with
-//   store_tests --gtest_also_run_disabled_tests --gtest_filter='*WriteThroughput*'
-TEST(SqliteBench, DISABLED_WriteThroughput) {
-  constexpr int kWrites = 10'000;
-  for (bool full : {true, false}) {
-    TempDir dir;
-    auto store = open_or_die(dir.file("bench.db"), full);
-    ASSERT_NE(store, nullptr);
-    auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < kWrites; ++i) {
-      char id[32];
-      std::snprintf(id, sizeof id, "job_%016d", i);
-      Record r = make_record("jobs", id, id, "ten_1");
-      r.body["spec"] = {{"gpus", 8}, {"image", "nvcr.io/nvidia/pytorch:24.01-py3"}, {"command", "train.py"}};
-      auto s = store->write([&](StoreTx& tx) { return tx.insert(r); });
-      ASSERT_TRUE(s.ok()) << s.error().message;
-    }
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    EXPECT_EQ(store->count("jobs", {}).value(), kWrites);
-    std::printf("synchronous=%s: %d single-row write() calls in %.2f s (%.0f writes/s, %.3f ms each)\n",
-                full ? "FULL" : "NORMAL", kWrites, secs, kWrites / secs, 1000 * secs / kWrites);
-  }
-}
-
 }  // namespace
 }  // namespace gpurent
