@@ -5,11 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include "model/model_test_util.h"
+
 #include "catalog/gpu_catalog.h"
 #include "core/yaml_json.h"
 
 namespace gpurent {
 namespace {
+
+using testing_util::fails_only_on;
+using testing_util::load_example;
+using testing_util::test_catalog;
 
 json valid_training() {
   return json::parse(R"({"name":"resnet-sweep","project":"vision","kind":"training","workers":2,
@@ -26,28 +32,7 @@ json valid_inference() {
     "replicas":{"min":1,"max":4},"image":"vllm/vllm-openai:v0.5.0"})");
 }
 
-template <class T>
-::testing::AssertionResult fails_only_on(const Result<T>& r, const std::string& field, const std::string& part) {
-  if (r.ok()) return ::testing::AssertionFailure() << "parsed, expected an error on '" << field << "'";
-  const auto& fields = r.error().fields;
-  if (fields.size() != 1) {
-    auto out = ::testing::AssertionFailure() << fields.size() << " errors, expected 1 on '" << field << "':";
-    for (const auto& e : fields) out << " [" << e.field << ": " << e.reason << "]";
-    return out;
-  }
-  if (fields[0].field != field || fields[0].reason.find(part) == std::string::npos)
-    return ::testing::AssertionFailure() << "got [" << fields[0].field << ": " << fields[0].reason << "], expected ["
-                                         << field << ": ..." << part << "...]";
-  return ::testing::AssertionSuccess();
-}
 
-Result<json> load_example(const std::string& name) {
-  std::ifstream in(std::string(GPURENT_SOURCE_DIR) + "/examples/" + name);
-  if (!in) return Error::make(Code::kNotFound, "cannot open examples/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return yaml_to_json(ss.str());
-}
 
 void expect_round_trip(const Job& j) {
   json doc = to_json(j);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "model/model_test_util.h"
+
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -12,42 +14,10 @@
 namespace gpurent {
 namespace {
 
-// Two models with known figures, independent of data/gpu_catalog.yaml.
-const GpuCatalog& test_catalog() {
-  static const GpuCatalog cat = GpuCatalog::parse(R"(
-models:
-  - id: sxm-test-80gb
-    name: Test SXM 80GB
-    vendor: nvidia
-    form_factor: sxm
-    memory_gib: 80
-    memory_type: hbm3
-    memory_bandwidth_gbps: 3350
-    fp16_tflops: 989
-    bf16_tflops: 989
-    fp8_tflops: 1979
-    nvlink_gbps: 900
-    pcie_gen: 5
-    tdp_watts: 700
-    aliases: [SXM-TEST]
-    sources: {default: test fixture}
-  - id: pcie-test-48gb
-    name: Test PCIe 48GB
-    vendor: nvidia
-    form_factor: pcie
-    memory_gib: 48
-    memory_type: gddr6
-    memory_bandwidth_gbps: 864
-    fp16_tflops: 362
-    bf16_tflops: 362
-    fp8_tflops: 733
-    nvlink_gbps: 0
-    pcie_gen: 4
-    tdp_watts: 350
-    sources: {default: test fixture}
-)").value();
-  return cat;
-}
+using testing_util::fails_only_on;
+using testing_util::load_example;
+using testing_util::test_catalog;
+
 
 json gpu(int index, int numa, const char* domain = "nvs0") {
   json g = {{"index", index}, {"numa_node", numa}, {"pcie_gen", 5}};

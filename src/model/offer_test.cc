@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "model/model_test_util.h"
+
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -12,28 +14,10 @@
 namespace gpurent {
 namespace {
 
-// One model with known figures, independent of data/gpu_catalog.yaml.
-const GpuCatalog& test_catalog() {
-  static const GpuCatalog cat = GpuCatalog::parse(R"(
-models:
-  - id: sxm-test-80gb
-    name: Test SXM 80GB
-    vendor: nvidia
-    form_factor: sxm
-    memory_gib: 80
-    memory_type: hbm3
-    memory_bandwidth_gbps: 3350
-    fp16_tflops: 989
-    bf16_tflops: 989
-    fp8_tflops: 1979
-    nvlink_gbps: 900
-    pcie_gen: 5
-    tdp_watts: 700
-    aliases: [SXM-TEST]
-    sources: {default: test fixture}
-)").value();
-  return cat;
-}
+using testing_util::fails_only_on;
+using testing_util::load_example;
+using testing_util::test_catalog;
+
 
 json valid_offer() {
   return json::parse(R"({

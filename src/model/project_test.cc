@@ -5,10 +5,16 @@
 
 #include <gtest/gtest.h>
 
+#include "model/model_test_util.h"
+
 #include "core/yaml_json.h"
 
 namespace gpurent {
 namespace {
+
+using testing_util::fails_only_on;
+using testing_util::load_example;
+using testing_util::test_catalog;
 
 json valid_project() {
   return json::parse(R"({"name":"vision","tenant":"acme","display_name":"Vision research",
@@ -16,20 +22,6 @@ json valid_project() {
              "monthly_budget":"120000.50","budget_action":"alert"}})");
 }
 
-template <class T>
-::testing::AssertionResult fails_only_on(const Result<T>& r, const std::string& field, const std::string& part) {
-  if (r.ok()) return ::testing::AssertionFailure() << "parsed, expected an error on '" << field << "'";
-  const auto& fields = r.error().fields;
-  if (fields.size() != 1) {
-    auto out = ::testing::AssertionFailure() << fields.size() << " errors, expected 1 on '" << field << "':";
-    for (const auto& e : fields) out << " [" << e.field << ": " << e.reason << "]";
-    return out;
-  }
-  if (fields[0].field != field || fields[0].reason.find(part) == std::string::npos)
-    return ::testing::AssertionFailure() << "got [" << fields[0].field << ": " << fields[0].reason << "], expected ["
-                                         << field << ": ..." << part << "...]";
-  return ::testing::AssertionSuccess();
-}
 
 std::string read_example(const std::string& name) {
   std::ifstream in(std::string(GPURENT_SOURCE_DIR) + "/examples/" + name);

@@ -2,30 +2,20 @@
 
 #include <gtest/gtest.h>
 
+#include "model/model_test_util.h"
+
 namespace gpurent {
 namespace {
+
+using testing_util::fails_only_on;
+using testing_util::load_example;
+using testing_util::test_catalog;
 
 json valid_tenant() {
   return json::parse(R"({"name":"acme","display_name":"ACME Research","currency":"CNY",
                          "contact_email":"ops@acme.example.com","labels":{"tier":"gold","acme.io/cost-center":"r-and-d"}})");
 }
 
-// The body must fail with exactly one error, on `field`, whose reason contains `part`.
-template <class T>
-::testing::AssertionResult fails_only_on(const Result<T>& r, const std::string& field, const std::string& part) {
-  if (r.ok()) return ::testing::AssertionFailure() << "parsed, expected an error on '" << field << "'";
-  const auto& fields = r.error().fields;
-  if (fields.size() != 1) {
-    auto out = ::testing::AssertionFailure() << fields.size() << " errors, expected 1 on '" << field << "':";
-    for (const auto& e : fields) out << " [" << e.field << ": " << e.reason << "]";
-    return out;
-  }
-  if (fields[0].field != field || fields[0].reason.find(part) == std::string::npos)
-    return ::testing::AssertionFailure() << "got [" << fields[0].field << ": " << fields[0].reason << "], expected ["
-                                         << field << ": ..." << part << "...]";
-  if (r.error().code != Code::kInvalid) return ::testing::AssertionFailure() << "code is not kInvalid";
-  return ::testing::AssertionSuccess();
-}
 
 TEST(Tenant, ParsesAndRoundTrips) {
   auto t = parse_tenant(valid_tenant());

@@ -4,28 +4,20 @@
 
 #include <gtest/gtest.h>
 
+#include "model/model_test_util.h"
+
 namespace gpurent {
 namespace {
+
+using testing_util::fails_only_on;
+using testing_util::load_example;
+using testing_util::test_catalog;
 
 json valid_user() {
   return json::parse(R"({"name":"alice","display_name":"Alice Wang","email":"alice@acme.example",
                          "role":"tenant_member","tenant":"acme"})");
 }
 
-template <class T>
-::testing::AssertionResult fails_only_on(const Result<T>& r, const std::string& field, const std::string& part) {
-  if (r.ok()) return ::testing::AssertionFailure() << "parsed, expected an error on '" << field << "'";
-  const auto& fields = r.error().fields;
-  if (fields.size() != 1) {
-    auto out = ::testing::AssertionFailure() << fields.size() << " errors, expected 1 on '" << field << "':";
-    for (const auto& e : fields) out << " [" << e.field << ": " << e.reason << "]";
-    return out;
-  }
-  if (fields[0].field != field || fields[0].reason.find(part) == std::string::npos)
-    return ::testing::AssertionFailure() << "got [" << fields[0].field << ": " << fields[0].reason << "], expected ["
-                                         << field << ": ..." << part << "...]";
-  return ::testing::AssertionSuccess();
-}
 
 TEST(User, RoleNamesRoundTrip) {
   std::set<std::string> names;

@@ -42,16 +42,21 @@ static Error not_found(const std::string& kind, const std::string& ref) {
   return Error::make(Code::kNotFound, kind + "/" + ref + " not found");
 }
 
-// Narrows a list query to what scope s lets p see; false when nothing is visible.
+// Narrows a list query to what scope s lets p see; false when nothing is visible. A filter the
+// caller gave on the scope's column (?tenant=) that names something else matches nothing: it must
+// not be replaced by the caller's own scope, which would answer a different question.
+static bool narrow_to(ListQuery& q, const std::string& col, const std::string& own) {
+  auto it = q.eq.find(col);
+  if (it != q.eq.end() && it->second != own) return false;
+  q.eq[col] = own;
+  return !own.empty();
+}
+
 static bool narrow(ListQuery& q, Scope s, const Principal& p) {
   switch (s) {
     case Scope::kAll: return true;
-    case Scope::kOwnTenant:
-      q.eq["tenant_id"] = p.tenant_id;
-      return !p.tenant_id.empty();
-    case Scope::kOwnSupplier:
-      q.eq["supplier_id"] = p.supplier_id;
-      return !p.supplier_id.empty();
+    case Scope::kOwnTenant: return narrow_to(q, "tenant_id", p.tenant_id);
+    case Scope::kOwnSupplier: return narrow_to(q, "supplier_id", p.supplier_id);
     case Scope::kSelf:
     case Scope::kNone: return false;
   }
@@ -223,6 +228,8 @@ static void update_handler(App& app, const KindSpec& spec, const httplib::Reques
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
     auto cur = tx.get(spec.kind, existing->id);
     if (!cur) return cur.error();
+    // Re-checked on the state the write commits against (the check above read outside it).
+    if (auto a = check_write(spec, p, *cur, "change"); !a) return a;
     if (want_version && *want_version != cur->version)
       return Error::make(Code::kConflict, "version " + std::to_string(*want_version) + " is stale; current is " +
                                               std::to_string(cur->version));
@@ -253,6 +260,7 @@ static void delete_handler(App& app, const KindSpec& spec, const httplib::Reques
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
     auto cur = tx.get(spec.kind, existing->id);
     if (!cur) return cur.error();
+    if (auto a = check_write(spec, p, *cur, "delete"); !a) return a;
     if (spec.on_delete)
       if (auto s = spec.on_delete(p, *cur, tx); !s) return s;
     if (auto s = tx.remove(spec.kind, cur->id); !s) return s;

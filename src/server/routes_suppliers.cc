@@ -18,7 +18,8 @@ void register_supplier_routes(App& app, httplib::Server& srv) {
     return Built{to_json(*s), index_of(*s)};
   };
   spec.on_delete = [](const Principal&, const Record& r, StoreTx& tx) -> Status {
-    for (const char* kind : {"nodes", "offers"}) {
+    // Users too: a supplier user whose supplier is gone would still authenticate with its id.
+    for (const char* kind : {"nodes", "offers", "users"}) {
       auto n = tx.count(kind, {{"supplier_id", r.id}});
       if (!n) return n.error();
       if (*n > 0)

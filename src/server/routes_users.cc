@@ -32,6 +32,12 @@ void register_user_routes(App& app, httplib::Server& srv) {
       if (!s) return s.error();
       u->supplier_id = s->id;
     }
+    // A user's tenant and supplier are fixed at creation (docs/resources/users.md): its tokens
+    // carry them as scope columns, and moving a user would leave those behind.
+    if (existing && u->tenant_id != existing->tenant_id)
+      return Error::invalid("tenant", "cannot change once the user exists (delete the user and create it again)");
+    if (existing && u->supplier_id != existing->supplier_id)
+      return Error::invalid("supplier", "cannot change once the user exists (delete the user and create it again)");
     return Built{to_json(*u), index_of(*u)};
   };
   spec.on_delete = [](const Principal& p, const Record& r, StoreTx& tx) -> Status {

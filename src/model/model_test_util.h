@@ -1,0 +1,81 @@
+// Helpers shared by the model's unit tests: a small catalog with known figures (independent of
+// data/gpu_catalog.yaml), the "fails on exactly this field" assertion, and example loading.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "catalog/gpu_catalog.h"
+#include "core/result.h"
+#include "core/yaml_json.h"
+
+namespace gpurent::testing_util {
+
+// Two models: sxm-test-80gb (alias SXM-TEST) and pcie-test-48gb.
+inline const GpuCatalog& test_catalog() {
+  static const GpuCatalog cat = GpuCatalog::parse(R"(
+models:
+  - id: sxm-test-80gb
+    name: Test SXM 80GB
+    vendor: nvidia
+    form_factor: sxm
+    memory_gib: 80
+    memory_type: hbm3
+    memory_bandwidth_gbps: 3350
+    fp16_tflops: 989
+    bf16_tflops: 989
+    fp8_tflops: 1979
+    nvlink_gbps: 900
+    pcie_gen: 5
+    tdp_watts: 700
+    aliases: [SXM-TEST]
+    sources: {default: test fixture}
+  - id: pcie-test-48gb
+    name: Test PCIe 48GB
+    vendor: nvidia
+    form_factor: pcie
+    memory_gib: 48
+    memory_type: gddr6
+    memory_bandwidth_gbps: 864
+    fp16_tflops: 362
+    bf16_tflops: 362
+    fp8_tflops: 733
+    nvlink_gbps: 0
+    pcie_gen: 4
+    tdp_watts: 350
+    sources: {default: test fixture}
+)").value();
+  return cat;
+}
+
+// The result must be a kInvalid error with exactly one field error, on `field`, whose reason
+// contains `part`.
+template <class T>
+::testing::AssertionResult fails_only_on(const Result<T>& r, const std::string& field, const std::string& part) {
+  if (r.ok()) return ::testing::AssertionFailure() << "parsed, expected an error on '" << field << "'";
+  const auto& fields = r.error().fields;
+  if (fields.size() != 1) {
+    auto out = ::testing::AssertionFailure() << fields.size() << " errors, expected 1 on '" << field << "':";
+    for (const auto& e : fields) out << " [" << e.field << ": " << e.reason << "]";
+    return out;
+  }
+  if (fields[0].field != field || fields[0].reason.find(part) == std::string::npos)
+    return ::testing::AssertionFailure() << "got [" << fields[0].field << ": " << fields[0].reason << "], expected ["
+                                         << field << ": ..." << part << "...]";
+  if (r.error().code != Code::kInvalid) return ::testing::AssertionFailure() << "code is not kInvalid";
+  return ::testing::AssertionSuccess();
+}
+
+// examples/<name> from the source tree, YAML converted to JSON.
+inline Result<nlohmann::json> load_example(const std::string& name) {
+  std::ifstream in(std::string(GPURENT_SOURCE_DIR) + "/examples/" + name);
+  if (!in) return Error::make(Code::kNotFound, "cannot open examples/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return yaml_to_json(ss.str());
+}
+
+}  // namespace gpurent::testing_util
