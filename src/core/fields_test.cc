@@ -65,3 +65,25 @@ TEST(YamlJson, MalformedYamlNamesTheLine) {
 
 }  // namespace
 }  // namespace gpurent
+
+namespace gpurent {
+namespace {
+
+TEST(YamlJson, RefusesAliasBombs) {
+  std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  char prev = 'a';
+  for (char c = 'b'; c <= 'j'; ++c, ++prev) {
+    bomb += std::string(1, c) + ": &" + c + " [";
+    for (int i = 0; i < 10; ++i) bomb += std::string(i ? ", " : "") + "*" + prev;
+    bomb += "]\n";
+  }
+  auto r = yaml_to_json(bomb);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Code::kBadRequest);
+  EXPECT_NE(r.error().message.find("aliases"), std::string::npos) << r.error().message;
+  // A few honest aliases are fine.
+  EXPECT_TRUE(yaml_to_json("base: &b {gpus: 8}\nnode1: *b\nnode2: *b\n").ok());
+}
+
+}  // namespace
+}  // namespace gpurent

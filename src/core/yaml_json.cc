@@ -39,9 +39,38 @@ static nlohmann::json convert(const YAML::Node& n, int depth) {
   return nullptr;
 }
 
+// Spends one unit of `budget` per node `n` expands to, following aliases; false once it is spent.
+// Without aliases a YAML text has about as many nodes as bytes at most ("{a,b}" is five), so a
+// budget of twice its size refuses only documents whose aliases multiply them: the "billion
+// laughs", where ten levels of ten aliases each expand a few hundred bytes into 10^10 nodes and
+// take the server's memory. Past 64 levels the count stops; yaml_to_json refuses that nesting.
+static bool yaml_fits(const YAML::Node& n, size_t& budget, int depth) {
+  if (budget == 0) return false;
+  --budget;
+  if (depth > 64) return true;
+  if (n.IsSequence()) {
+    for (const auto& item : n)
+      if (!yaml_fits(item, budget, depth + 1)) return false;
+  } else if (n.IsMap()) {
+    for (const auto& kv : n)
+      if (!yaml_fits(kv.first, budget, depth + 1) || !yaml_fits(kv.second, budget, depth + 1)) return false;
+  }
+  return true;
+}
+
+static Status check_yaml_expansion(const YAML::Node& root, const std::string& text) {
+  const size_t limit = 2 * text.size() + 1024;
+  size_t budget = limit;
+  if (!yaml_fits(root, budget, 0))
+    return Error::make(Code::kBadRequest, "YAML text expands to more than " + std::to_string(limit) +
+                                              " nodes through its aliases (*name): write the values out");
+  return ok_status();
+}
+
 Result<nlohmann::json> yaml_to_json(const std::string& text) {
   try {
     YAML::Node root = YAML::Load(text);
+    if (auto s = check_yaml_expansion(root, text); !s) return s.error();
     return convert(root, 0);
   } catch (const YAML::Exception& e) {
     return Error::make(Code::kBadRequest, "malformed YAML at line " + std::to_string(e.mark.line + 1) + ", column " +

@@ -38,6 +38,9 @@ using AuthedHandler = std::function<void(const httplib::Request&, httplib::Respo
 void route(App& app, httplib::Server& srv, const char* method, const std::string& pattern, const std::string& route_name,
            AuthedHandler h);
 
+// Every route of the API (the list below, in order); what run_server and the OpenAPI test use.
+void register_all_routes(App& app, httplib::Server& srv);
+
 // Route files: one per resource.
 void register_system_routes(App& app, httplib::Server& srv);
 void register_catalog_routes(App& app, httplib::Server& srv);

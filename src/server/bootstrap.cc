@@ -62,10 +62,12 @@ Result<AdminCredentials> ensure_admin(Store& store, ControlLoop& loop, const Clo
       u.body = {{"name", "admin"}, {"display_name", "Platform operator"}, {"email", "admin@localhost"},
                 {"role", "operator_admin"}};
       if (auto s = tx.insert(u); !s) return s;
+      if (auto s = tx.append_audit({now, u.id, "create", "users", u.id, "bootstrap"}); !s) return s;
       out.user_id = u.id;
     }
     TokenRow t{new_id("tok"), out.user_id, "", "", "operator_admin", "bootstrap", token_hash(secret), now, 0, false};
-    return tx.insert_token(t);
+    if (auto s = tx.insert_token(t); !s) return s;
+    return tx.append_audit({now, out.user_id, "create", "tokens", t.id, "bootstrap"});
   });
   if (!st) return st.error();
   if (auto s = write_secret_file(token_file, secret); !s) return s.error();

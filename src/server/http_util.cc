@@ -1,46 +1,8 @@
 #include "server/http_util.h"
 
-#include <algorithm>
-
-#include <yaml-cpp/yaml.h>
-
 #include "core/yaml_json.h"
 
 namespace gpurent {
-
-// Spends one unit of `budget` per node `n` expands to, following aliases; false once it is spent.
-// Without aliases a YAML text has about as many nodes as bytes at most ("{a,b}" is five), so a
-// budget of twice its size refuses only documents whose aliases multiply them: the "billion
-// laughs", where ten levels of ten aliases each expand a few hundred bytes into 10^10 nodes and
-// take the server's memory. Past 64 levels the count stops; yaml_to_json refuses that nesting.
-static bool yaml_fits(const YAML::Node& n, size_t& budget, int depth) {
-  if (budget == 0) return false;
-  --budget;
-  if (depth > 64) return true;
-  if (n.IsSequence()) {
-    for (const auto& item : n)
-      if (!yaml_fits(item, budget, depth + 1)) return false;
-  } else if (n.IsMap()) {
-    for (const auto& kv : n)
-      if (!yaml_fits(kv.first, budget, depth + 1) || !yaml_fits(kv.second, budget, depth + 1)) return false;
-  }
-  return true;
-}
-
-static Status check_yaml_expansion(const std::string& text) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception&) {
-    return ok_status();  // yaml_to_json reports the syntax error with its position
-  }
-  const size_t limit = 2 * text.size() + 1024;
-  size_t budget = limit;
-  if (!yaml_fits(root, budget, 0))
-    return Error::make(Code::kBadRequest, "YAML body expands to more than " + std::to_string(limit) +
-                                              " nodes through its aliases (*name): write the values out");
-  return ok_status();
-}
 
 void send_json(httplib::Response& res, int status, const json& body) {
   res.status = status;
@@ -92,7 +54,6 @@ Result<json> parse_body(const httplib::Request& req) {
     return Error::make(Code::kBadRequest, "unsupported Content-Type '" + ct + "': use application/json or application/yaml");
   json body;
   if (yaml) {
-    if (auto s = check_yaml_expansion(req.body); !s) return s.error();
     auto r = yaml_to_json(req.body);
     if (!r) return Error::make(Code::kBadRequest, r.error().message);
     body = std::move(r).value();

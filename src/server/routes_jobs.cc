@@ -26,9 +26,10 @@ static std::string gpus_text(int64_t milli) {
 // the job (per-job limit; some allowed model with enough GPUs). A job that could never run is
 // refused now instead of waiting forever. Inference counts its maximum replicas: the job may scale
 // to them.
-static Status check_against_project(const Job& j, const Record& project, const GpuCatalog& catalog,
+static Status check_against_project(Job& j, const Record& project, const GpuCatalog& catalog,
                                     Currency currency) {
   std::vector<std::string> models;
+  // Also rewrites j's GPU models (ids or aliases) to catalog ids.
   for (size_t i = 0; i < j.constraints.gpu_models.size(); ++i) {
     const GpuModel* m = catalog.find(j.constraints.gpu_models[i]);
     if (!m)
@@ -36,6 +37,7 @@ static Status check_against_project(const Job& j, const Record& project, const G
                             "unknown GPU model '" + j.constraints.gpu_models[i] + "' (see GET /api/v1/gpu-models)");
     models.push_back(m->id);
   }
+  j.constraints.gpu_models = models;  // stored as catalog ids, so filters and the scheduler match
   if (j.cpu_only()) return ok_status();
   auto quota = parse_quota(project.body.value("quota", json::object()), currency, "quota");
   if (!quota) return quota.error();

@@ -1,8 +1,36 @@
-// /api/v1/suppliers: the companies that list GPUs. Operators manage them; suppliers read their own.
+// /api/v1/suppliers: the companies that list GPUs. Operators manage them; every signed-in user reads them.
+#include <set>
+
 #include "model/supplier.h"
 #include "server/resources.h"
 
 namespace gpurent {
+
+// 409 naming "sites" when an update drops a site one of the supplier's nodes or offers still names.
+static Status check_sites_in_use(StoreTx& tx, const Supplier& s, const std::string& supplier_id) {
+  std::set<std::string> sites;
+  for (const auto& site : s.sites) sites.insert(site.name);
+  for (const char* kind : {"nodes", "offers"}) {
+    ListQuery q{kind, {{"supplier_id", supplier_id}}, "", 1000};
+    for (;;) {
+      auto page = tx.list(q);
+      if (!page) return page.error();
+      for (const auto& r : page->items) {
+        const json& b = r.body;
+        std::string site = b.value("site", "");
+        if (b.contains("node_selector") && b["node_selector"].is_object())
+          site = b["node_selector"].value("site", site);
+        if (!site.empty() && !sites.count(site))
+          return Error{Code::kConflict,
+                       "sites: site '" + site + "' is still named by " + kind + "/" + r.name + ": change or delete it first",
+                       {{"sites", "site '" + site + "' is still named by " + kind + "/" + r.name}}};
+      }
+      if (page->next_after.empty()) break;
+      q.after_id = page->next_after;
+    }
+  }
+  return ok_status();
+}
 
 void register_supplier_routes(App& app, httplib::Server& srv) {
   KindSpec spec;
@@ -12,9 +40,11 @@ void register_supplier_routes(App& app, httplib::Server& srv) {
   spec.self_supplier = true;
   spec.global_names = true;
   spec.filters = {{"name", "name"}, {"region", "region"}};
-  spec.build = [](const json& body, const Principal&, StoreTx&, const Record*) -> Result<Built> {
+  spec.build = [](const json& body, const Principal&, StoreTx& tx, const Record* existing) -> Result<Built> {
     auto s = parse_supplier(body);
     if (!s) return s.error();
+    if (existing)
+      if (auto st = check_sites_in_use(tx, *s, existing->id); !st) return st.error();
     return Built{to_json(*s), index_of(*s)};
   };
   spec.on_delete = [](const Principal&, const Record& r, StoreTx& tx) -> Status {

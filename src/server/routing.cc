@@ -23,11 +23,12 @@ void route(App& app, httplib::Server& srv, const char* method, const std::string
       }
     } catch (const std::exception& e) {
       spdlog::error("{{\"event\":\"handler_exception\",\"route\":\"{}\",\"what\":{}}}", route_name,
-                    json(std::string(e.what())).dump());
+                    json(std::string(e.what())).dump(-1, ' ', false, json::error_handler_t::replace));
       send_problem(res, Error::make(Code::kInternal, "internal error"), req.path);
     }
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     app.metrics.observe_request(m, route_name, res.status, secs);
+    // The path is the client's, decoded: it may be invalid UTF-8 (%ff), hence "replace".
     spdlog::info("{}", json({{"event", "http"},
                              {"method", m},
                              {"path", req.path},
@@ -36,7 +37,7 @@ void route(App& app, httplib::Server& srv, const char* method, const std::string
                              {"ms", static_cast<int64_t>(secs * 1e6) / 1000.0},
                              {"user", user},
                              {"remote", req.remote_addr}})
-                           .dump());
+                           .dump(-1, ' ', false, json::error_handler_t::replace));
   };
   std::string mm(method);
   if (mm == "GET")

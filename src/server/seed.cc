@@ -53,7 +53,10 @@ Result<json> seed_demo_if_empty(App& app, const std::string& admin_user_id, cons
     std::string secret = new_token_secret();
     TokenRow row{new_id("tok"), u.id, u.tenant_id, u.supplier_id, u.body.value("role", "viewer"), "demo",
                  token_hash(secret), app.clock.now(), 0, false};
-    Status st = app.loop.run([&](StoreTx& tx) { return tx.insert_token(row); });
+    Status st = app.loop.run([&](StoreTx& tx) -> Status {
+      if (auto s = tx.insert_token(row); !s) return s;
+      return tx.append_audit({row.created_at, admin_user_id, "create", "tokens", row.id, "demo"});
+    });
     if (!st) return st.error();
     tokens.push_back({{"user", u.name}, {"role", row.role}, {"token", secret}});
   }

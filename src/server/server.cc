@@ -18,6 +18,19 @@
 
 namespace gpurent {
 
+void register_all_routes(App& app, httplib::Server& srv) {
+  register_system_routes(app, srv);
+  register_catalog_routes(app, srv);
+  register_supplier_routes(app, srv);
+  register_node_routes(app, srv);
+  register_offer_routes(app, srv);
+  register_tenant_routes(app, srv);
+  register_project_routes(app, srv);
+  register_user_routes(app, srv);
+  register_token_routes(app, srv);
+  register_job_routes(app, srv);
+}
+
 static void setup_logging(const std::string& level) {
   auto logger = spdlog::stderr_logger_mt("gpurent");
   // Each message is one JSON object; the pattern only prefixes nothing so lines stay JSON.
@@ -82,16 +95,7 @@ int run_server(const ServerOptions& opts) {
     res.status = status;
   });
 
-  register_system_routes(app, srv);
-  register_catalog_routes(app, srv);
-  register_supplier_routes(app, srv);
-  register_node_routes(app, srv);
-  register_offer_routes(app, srv);
-  register_tenant_routes(app, srv);
-  register_project_routes(app, srv);
-  register_user_routes(app, srv);
-  register_token_routes(app, srv);
-  register_job_routes(app, srv);
+  register_all_routes(app, srv);
   if (!opts.static_dir.empty() && !srv.set_mount_point("/", opts.static_dir)) {
     std::cerr << "error: static folder " << opts.static_dir << " does not exist\n";
     return 1;
