@@ -128,4 +128,17 @@ std::string default_catalog_path() {
   return GPURENT_SOURCE_DIR "/data/gpu_catalog.yaml";
 }
 
+const GpuModel* read_gpu_model_ref(Fields& f, const GpuCatalog& catalog, const char* key) {
+  if (!f.has(key)) {
+    f.error(key, "is required");
+    f.raw(key);
+    return nullptr;
+  }
+  auto id = f.opt_str(key, {.max_len = 64});
+  if (!id) return nullptr;
+  const GpuModel* m = catalog.find(*id);
+  if (!m) f.error(key, "unknown GPU model '" + *id + "' (not in the GPU catalog; see GET /api/v1/gpu-models)");
+  return m;
+}
+
 }  // namespace gpurent

@@ -41,6 +41,10 @@ class GpuCatalog {
   std::unordered_map<std::string, size_t> index_;  // lowercased id or alias -> position in models_
 };
 
+// Reads the required string field `key` of f as a catalog model id or alias; records "is
+// required" or "unknown GPU model" on the field and returns nullptr when it is not one.
+const GpuModel* read_gpu_model_ref(Fields& f, const GpuCatalog& catalog, const char* key);
+
 // $GPURENT_CATALOG if set and not empty, else the source tree's data/gpu_catalog.yaml.
 std::string default_catalog_path();
 

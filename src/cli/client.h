@@ -59,22 +59,7 @@ std::string render_api_error(const ApiError& e);
 
 // The value of a successful call or the ApiError of a failed one.
 template <class T>
-class [[nodiscard]] ApiResult {
- public:
-  ApiResult(T v) : v_(std::move(v)) {}         // NOLINT: implicit by design
-  ApiResult(ApiError e) : v_(std::move(e)) {}  // NOLINT
-  bool ok() const { return v_.index() == 0; }
-  explicit operator bool() const { return ok(); }
-  T& value() & { return std::get<0>(v_); }
-  const T& value() const& { return std::get<0>(v_); }
-  T&& value() && { return std::get<0>(std::move(v_)); }
-  T* operator->() { return &value(); }
-  T& operator*() & { return value(); }
-  const ApiError& error() const { return std::get<1>(v_); }
-
- private:
-  std::variant<T, ApiError> v_;
-};
+using ApiResult = Result<T, ApiError>;
 
 using Query = std::vector<std::pair<std::string, std::string>>;
 

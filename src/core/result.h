@@ -45,11 +45,12 @@ struct Error {
   static Error make(Code c, std::string message) { return Error{c, std::move(message), {}}; }
 };
 
-template <class T>
+// E is the error type: Error here; the CLI's HTTP client uses its ApiError.
+template <class T, class E = Error>
 class [[nodiscard]] Result {
  public:
   Result(T v) : v_(std::move(v)) {}          // NOLINT: implicit by design
-  Result(Error e) : v_(std::move(e)) {}      // NOLINT
+  Result(E e) : v_(std::move(e)) {}          // NOLINT
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
   T& value() & { return std::get<0>(v_); }
@@ -59,10 +60,10 @@ class [[nodiscard]] Result {
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
-  const Error& error() const { return std::get<1>(v_); }
+  const E& error() const { return std::get<1>(v_); }
 
  private:
-  std::variant<T, Error> v_;
+  std::variant<T, E> v_;
 };
 
 struct Unit {};

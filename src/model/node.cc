@@ -75,14 +75,8 @@ Result<Node> parse_node(const json& body, const GpuCatalog& catalog) {
   n.supplier = f.str("supplier", kRefRule);
   n.site = f.str("site", kSlugRule);
   n.region = f.str("region", kRegionRule);
-  const GpuModel* model = nullptr;
-  if (auto id = f.opt_str("gpu_model", {.max_len = 64})) {
-    model = catalog.find(*id);
-    if (model) n.gpu_model = model->id;
-    else f.error("gpu_model", "unknown GPU model '" + *id + "' (not in the GPU catalog; see GET /api/v1/gpu-models)");
-  } else if (!f.has("gpu_model")) {
-    f.error("gpu_model", "is required");
-  }
+  const GpuModel* model = read_gpu_model_ref(f, catalog, "gpu_model");
+  if (model) n.gpu_model = model->id;
 
   std::optional<int64_t> sockets;
   f.object("cpu", true, [&](Fields& cf) {

@@ -136,14 +136,8 @@ Result<Offer> parse_offer(const json& body, const GpuCatalog& catalog) {
   o.name = f.str("name", kSlugRule);
   o.supplier = f.str("supplier", kRefRule);
   o.region = f.str("region", kRegionRule);
-  const GpuModel* model = nullptr;
-  if (auto id = f.opt_str("gpu_model", {.max_len = 64})) {
-    model = catalog.find(*id);
-    if (model) o.gpu_model = model->id;
-    else f.error("gpu_model", "unknown GPU model '" + *id + "' (not in the GPU catalog; see GET /api/v1/gpu-models)");
-  } else if (!f.has("gpu_model")) {
-    f.error("gpu_model", "is required");
-  }
+  const GpuModel* model = read_gpu_model_ref(f, catalog, "gpu_model");
+  if (model) o.gpu_model = model->id;
   f.object("node_selector", false, [&](Fields& sf) {
     o.node_selector.site = sf.opt_str("site", kSlugRule);
     o.node_selector.node_names = sf.str_list("node_names", kSlugRule);

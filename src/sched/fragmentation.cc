@@ -1,0 +1,53 @@
+#include "sched/fragmentation.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace gpurent {
+
+TargetWorkload typical_tasks(const std::vector<AllocPod>& pods, const AllocCluster& cluster, int threshold_pct) {
+  using Key = std::tuple<int64_t, int32_t, int32_t, std::string>;  // (cpu, g, k, spec)
+  std::map<Key, int64_t> counts;
+  for (const auto& p : pods) ++counts[Key{p.cpu_milli, p.gpu_milli, p.num_gpu, p.gpu_spec}];
+  std::vector<std::pair<Key, int64_t>> sorted(counts.begin(), counts.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    if (a.second != b.second) return a.second > b.second;
+    return a.first > b.first;
+  });
+  TargetWorkload w;
+  w.distinct_types = static_cast<int>(sorted.size());
+  const int64_t n = static_cast<int64_t>(pods.size());
+  for (const auto& [key, count] : sorted) {
+    if (w.total * 100 >= n * threshold_pct) break;
+    TaskType t{std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), 0, count};
+    t.spec_mask = cluster.spec_mask(t.gpu_spec);
+    w.types.push_back(std::move(t));
+    w.total += count;
+  }
+  return w;
+}
+
+int64_t task_fragment(const TaskType& t, int64_t cpu_free, int model_id, std::span<const int32_t> gpu_free) {
+  int64_t all = 0;
+  for (int32_t f : gpu_free) all += f;
+  if (t.num_gpu == 0) return all;  // CPU-only task: every idle GPU is fragment
+  if (t.spec_mask != 0 && (model_id < 0 || !((t.spec_mask >> model_id) & 1))) return all;
+  if (cpu_free < t.cpu_milli) return all;
+  int fit = 0;
+  int64_t small = 0;
+  for (int32_t f : gpu_free) {
+    if (f >= t.gpu_milli) ++fit;
+    else small += f;
+  }
+  return fit >= t.num_gpu ? small : all;
+}
+
+int64_t node_fragmentation_scaled(const TargetWorkload& w, int64_t cpu_free, int model_id,
+                                  std::span<const int32_t> gpu_free) {
+  int64_t s = 0;
+  for (const auto& t : w.types) s += t.count * task_fragment(t, cpu_free, model_id, gpu_free);
+  return s;
+}
+
+}  // namespace gpurent

@@ -1,0 +1,46 @@
+// Placement scoring for the allocation experiment (protocol §5-§7): a ScorePolicy scores one
+// feasible node for a pod (integer 0..100, higher is better) and chooses the GPUs inside the
+// chosen node. Policies are chosen by name through make_score_policy.
+// Contract: score() depends only on the node's state and the pod's (cpu_milli, num_gpu, gpu_milli),
+// so callers may cache it per node until the node changes. A policy is not thread-safe.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "sched/alloc_cluster.h"
+
+namespace gpurent {
+
+using SimRng = std::mt19937_64;
+
+class ScorePolicy {
+ public:
+  virtual ~ScorePolicy() = default;
+  virtual std::string_view name() const = 0;
+  // Called once with the cluster and the untuned workload before any pod is placed.
+  virtual void prepare(const AllocCluster& /*cluster*/, const std::vector<AllocPod>& /*workload*/) {}
+  // Policies that do not score (Random) pick among the feasible nodes here; nullopt = score them.
+  virtual std::optional<int> pick_node(const std::vector<int>& /*feasible*/, SimRng& /*rng*/) {
+    return std::nullopt;
+  }
+  virtual int score(const AllocCluster& cluster, int node, const AllocPod& pod) const = 0;
+  // GPUs for the pod inside `node` (feasible); empty for CPU-only pods.
+  virtual std::vector<int> choose_gpus(const AllocCluster& cluster, int node, const AllocPod& pod,
+                                       SimRng& rng) const {
+    (void)rng;
+    return pick_gpus_best_fit(cluster.node(node), pod);
+  }
+};
+
+// Known names, in the protocol's order: random, dotprod, gpuclustering, gpupacking, bestfit, fgd.
+const std::vector<std::string>& score_policy_names();
+// The policy by name (case-insensitive); an error listing the known names otherwise.
+Result<std::unique_ptr<ScorePolicy>> make_score_policy(std::string_view name);
+
+}  // namespace gpurent

@@ -1,0 +1,131 @@
+#include "sim/alloc_experiment.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "sched/alloc_scheduler.h"
+#include "sched/score_policy.h"
+
+namespace gpurent {
+
+int64_t round_half_even(int64_t num, int64_t den) {
+  const int64_t q = num / den, r = num % den;
+  if (2 * r > den || (2 * r == den && (q & 1))) return q + 1;
+  return q;
+}
+
+std::vector<std::optional<double>> discretize_alloc(const std::vector<AllocSample>& samples, int64_t total) {
+  std::vector<double> sum(kAllocPoints, 0.0);
+  std::vector<int64_t> count(kAllocPoints, 0);
+  for (const auto& s : samples) {
+    const int64_t x = round_half_even(s.arrived_milli * 100, total);
+    if (x >= kAllocPoints) continue;
+    // y in hundredths of a percent: round(U*100/total, 2) = round_half_even(U*10000, total)/100.
+    sum[x] += static_cast<double>(round_half_even(s.allocated_milli * 10000, total)) / 100.0;
+    ++count[x];
+  }
+  std::vector<std::optional<double>> out(kAllocPoints);
+  for (int x = 0; x < kAllocPoints; ++x) {
+    double s = sum[x];
+    int64_t c = count[x];
+    if (c == 0) {
+      for (int d : {-1, 1})
+        if (x + d >= 0 && x + d < kAllocPoints) s += sum[x + d], c += count[x + d];
+    }
+    if (c > 0) out[x] = std::nearbyint(s / static_cast<double>(c) * 100.0) / 100.0;
+  }
+  return out;
+}
+
+Result<AllocExperiment> AllocExperiment::make(std::vector<TraceNode> nodes, std::vector<TracePod> pods) {
+  if (nodes.empty()) return Error::invalid("nodes", "no nodes");
+  std::sort(nodes.begin(), nodes.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  AllocExperiment e;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (i > 0 && nodes[i].name == nodes[i - 1].name)
+      return Error::invalid("nodes." + nodes[i].name, "duplicate node name");
+    auto& n = nodes[i];
+    if (auto s = e.cluster_.add_node(n.name, n.cpu_milli, n.memory_mib, n.gpus, n.model); !s) return s.error();
+  }
+  if (e.cluster_.total_gpu_milli() == 0) return Error::invalid("nodes", "the cluster has no GPUs");
+  std::stable_sort(pods.begin(), pods.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  for (auto& p : pods) {
+    e.cluster_.intern_spec(p.pod);
+    e.pods_.push_back(std::move(p.pod));
+  }
+  return e;
+}
+
+Result<AllocSeries> AllocExperiment::run(const std::string& policy_name, uint64_t seed, double tune) const {
+  if (!(tune > 0)) return Error::invalid("tune", "must be > 0");
+  auto policy = make_score_policy(policy_name);
+  if (!policy) return policy.error();
+  AllocCluster cluster = cluster_;
+  (*policy)->prepare(cluster, pods_);
+
+  SimRng rng(seed);
+  rng();  // the protocol discards one draw after seeding (§2 step 2)
+  const int64_t n = static_cast<int64_t>(pods_.size());
+  std::vector<int> seq(pods_.size());
+  std::iota(seq.begin(), seq.end(), 0);
+  for (int64_t i = n - 1; i > 0; --i)  // Fisher-Yates over the name-sorted list
+    std::swap(seq[i], seq[std::uniform_int_distribution<int64_t>(0, i)(rng)]);
+
+  // Tune to T = tune * cluster GPU milli (§2 step 4).
+  const int64_t target = std::llround(tune * static_cast<double>(cluster.total_gpu_milli()));
+  int64_t demand = 0;
+  for (int i : seq) demand += pods_[i].gpu_demand();
+  const bool any_gpu = std::any_of(pods_.begin(), pods_.end(), [](const AllocPod& p) { return p.gpu_milli > 0; });
+  if (demand < target && any_gpu) {  // CPU-only pods alone could never reach the target
+    std::uniform_int_distribution<int64_t> pick(0, n - 1);
+    for (;;) {
+      const int idx = static_cast<int>(pick(rng));
+      if (demand + pods_[idx].gpu_milli > target) break;
+      seq.push_back(idx);
+      demand += pods_[idx].gpu_demand();
+    }
+  } else if (demand > target) {
+    while (demand > target && !seq.empty()) {
+      const size_t pos = std::uniform_int_distribution<size_t>(0, seq.size() - 1)(rng);
+      demand -= pods_[seq[pos]].gpu_demand();
+      seq.erase(seq.begin() + static_cast<std::ptrdiff_t>(pos));
+    }
+  }
+
+  // Node priority: node i (name order) gets prefix perm[i]; smallest prefix first (§2 step 5, §7).
+  std::vector<int> perm(cluster.size());
+  std::iota(perm.begin(), perm.end(), 0);
+  for (int i = cluster.size() - 1; i > 0; --i) std::swap(perm[i], perm[std::uniform_int_distribution<int>(0, i)(rng)]);
+  std::vector<int> order(cluster.size());
+  for (int i = 0; i < cluster.size(); ++i) order[perm[i]] = i;
+
+  AllocScheduler sched(cluster, **policy, std::move(order));
+  std::vector<AllocSample> samples;
+  samples.reserve(seq.size());
+  AllocSeries out;
+  out.seed = seed;
+  int64_t arrived = 0;
+  for (int i : seq) {
+    arrived += pods_[i].gpu_demand();
+    if (!sched.place(pods_[i], rng)) ++out.failed;
+    samples.push_back({arrived, cluster.allocated_gpu_milli()});
+  }
+  out.pods = static_cast<int>(seq.size());
+  out.alloc_pct = discretize_alloc(samples, cluster.total_gpu_milli());
+  return out;
+}
+
+std::vector<std::optional<double>> mean_series(const std::vector<AllocSeries>& runs) {
+  std::vector<std::optional<double>> out(kAllocPoints);
+  for (int x = 0; x < kAllocPoints; ++x) {
+    double s = 0;
+    int c = 0;
+    for (const auto& r : runs)
+      if (x < static_cast<int>(r.alloc_pct.size()) && r.alloc_pct[x]) s += *r.alloc_pct[x], ++c;
+    if (c > 0) out[x] = s / c;
+  }
+  return out;
+}
+
+}  // namespace gpurent

@@ -1,0 +1,37 @@
+// Readers for the Alibaba GPU trace (clusterdata cluster-trace-gpu-v2023, "openb" CSVs) used by
+// the FGD allocation experiment: openb_node_list_gpu_node.csv and openb_pod_list_*.csv. Columns
+// are found by header name; extra columns are ignored. Errors name the file, line and column.
+// Free functions; thread-safe.
+#pragma once
+
+#include <istream>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "sched/alloc_cluster.h"
+
+namespace gpurent {
+
+struct TraceNode {
+  std::string name;
+  int64_t cpu_milli = 0;
+  int64_t memory_mib = 0;
+  int gpus = 0;
+  std::string model;
+};
+
+struct TracePod {
+  std::string name;
+  AllocPod pod;  // spec_mask not yet set
+};
+
+// Columns sn, cpu_milli, memory_mib, gpu, model. `source` names the input in errors.
+Result<std::vector<TraceNode>> read_trace_nodes(std::istream& in, const std::string& source);
+Result<std::vector<TraceNode>> read_trace_nodes_file(const std::string& path);
+// Columns name, cpu_milli, memory_mib, num_gpu, gpu_milli, gpu_spec. For k>0, g is clamped to
+// [0,1000]; for k=0, g and gpu_spec are dropped (protocol §2).
+Result<std::vector<TracePod>> read_trace_pods(std::istream& in, const std::string& source);
+Result<std::vector<TracePod>> read_trace_pods_file(const std::string& path);
+
+}  // namespace gpurent
