@@ -12,6 +12,19 @@ int AllocScheduler::shape_id(const AllocPod& p) {
   return it->second;
 }
 
+int AllocScheduler::memo_score(int node, int shape, const AllocPod& pod) {
+  const AllocNode& n = cluster_.node(node);
+  auto put = [this](int64_t v) { key_.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  key_.clear();
+  put(shape);
+  put(n.cpu_free());
+  put(n.model_id * 4 + (n.has_share_pod ? 2 : 0) + (n.has_kgpu_pod ? 1 : 0));
+  key_.append(reinterpret_cast<const char*>(n.gpu_free.data()), n.gpu_free.size() * sizeof(int32_t));
+  auto [it, added] = memo_.try_emplace(key_, int16_t{0});
+  if (added) it->second = static_cast<int16_t>(std::clamp(policy_.score(cluster_, node, pod), 0, 100));
+  return it->second;
+}
+
 std::optional<int> AllocScheduler::place(const AllocPod& pod, SimRng& rng) {
   feasible_.clear();
   for (int n : order_)
@@ -28,7 +41,7 @@ std::optional<int> AllocScheduler::place(const AllocPod& pod, SimRng& rng) {
       for (int n : feasible_) {  // priority order: strict > keeps the first of equal scores
         auto& row = cache_[n];
         if (static_cast<int>(row.size()) <= shape) row.resize(shape + 1, -1);
-        if (row[shape] < 0) row[shape] = static_cast<int16_t>(std::clamp(policy_.score(cluster_, n, pod), 0, 100));
+        if (row[shape] < 0) row[shape] = static_cast<int16_t>(memo_score(n, shape, pod));
         if (row[shape] > best) best = row[shape], chosen = n;
       }
     }

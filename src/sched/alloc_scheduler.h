@@ -2,13 +2,17 @@
 // node, take a single feasible node without scoring, otherwise the highest score with ties to the
 // highest node priority, then bind on the GPUs the policy chooses.
 // Scores are cached per node and per pod shape (cpu, k, g) and dropped when the node changes, so
-// a placement rescans cheap feasibility checks and rescores only changed nodes.
+// a placement rescans cheap feasibility checks and rescores only changed nodes. Behind that, a
+// memo keyed by (shape, node state) shares scores between nodes in the same state (many nodes
+// start identical). Both rely on the ScorePolicy contract (score_policy.h).
 // Owns neither cluster nor policy; not thread-safe.
 #pragma once
 
 #include <map>
 #include <optional>
+#include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "sched/alloc_cluster.h"
@@ -27,6 +31,7 @@ class AllocScheduler {
 
  private:
   int shape_id(const AllocPod& pod);
+  int memo_score(int node, int shape, const AllocPod& pod);
 
   AllocCluster& cluster_;
   ScorePolicy& policy_;
@@ -34,6 +39,8 @@ class AllocScheduler {
   std::map<std::tuple<int64_t, int32_t, int32_t>, int> shapes_;
   std::vector<std::vector<int16_t>> cache_;  // [node][shape] score, -1 = unknown
   std::vector<int> feasible_;
+  std::unordered_map<std::string, int16_t> memo_;
+  std::string key_;
 };
 
 }  // namespace gpurent

@@ -1,8 +1,10 @@
 // Placement scoring for the allocation experiment (protocol §5-§7): a ScorePolicy scores one
 // feasible node for a pod (integer 0..100, higher is better) and chooses the GPUs inside the
 // chosen node. Policies are chosen by name through make_score_policy.
-// Contract: score() depends only on the node's state and the pod's (cpu_milli, num_gpu, gpu_milli),
-// so callers may cache it per node until the node changes. A policy is not thread-safe.
+// Contract: score() depends only on the pod's (cpu_milli, num_gpu, gpu_milli) and the node's free
+// CPU, GPU model, free milli per GPU and pod tags (has_share_pod, has_kgpu_pod), so callers may
+// cache it per node until the node changes and share it between nodes in the same state.
+// A policy is not thread-safe.
 #pragma once
 
 #include <memory>

@@ -26,7 +26,8 @@ Error at(const std::string& source, int line, const std::string& column, const s
 // Reads the header and every row; `columns` must all be present. Calls row(cells, line).
 class CsvTable {
  public:
-  static Result<CsvTable> read(std::istream& in, const std::string& source, const std::vector<std::string>& columns) {
+  static Result<CsvTable> read(std::istream& in, const std::string& source, const std::vector<std::string>& columns,
+                               const std::vector<std::string>& optional = {}) {
     CsvTable t;
     std::string line;
     if (!std::getline(in, line)) return at(source, 1, "", "empty file, expected a header line");
@@ -35,6 +36,10 @@ class CsvTable {
       auto it = std::find(header.begin(), header.end(), c);
       if (it == header.end()) return at(source, 1, c, "missing column in header");
       t.index_[c] = static_cast<int>(it - header.begin());
+    }
+    for (const auto& c : optional) {
+      auto it = std::find(header.begin(), header.end(), c);
+      if (it != header.end()) t.index_[c] = static_cast<int>(it - header.begin());
     }
     int no = 1;
     while (std::getline(in, line)) {
@@ -53,7 +58,12 @@ class CsvTable {
     std::vector<std::string> cells;
   };
   const std::vector<Row>& rows() const { return rows_; }
-  const std::string& cell(const Row& r, const std::string& col) const { return r.cells[index_.at(col)]; }
+  // An optional column absent from the header reads as "".
+  const std::string& cell(const Row& r, const std::string& col) const {
+    static const std::string kEmpty;
+    auto it = index_.find(col);
+    return it == index_.end() ? kEmpty : r.cells[it->second];
+  }
 
  private:
   std::map<std::string, int> index_;
@@ -100,7 +110,7 @@ Result<std::vector<TraceNode>> read_trace_nodes(std::istream& in, const std::str
 }
 
 Result<std::vector<TracePod>> read_trace_pods(std::istream& in, const std::string& source) {
-  auto t = CsvTable::read(in, source, {"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec"});
+  auto t = CsvTable::read(in, source, {"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"}, {"gpu_spec"});
   if (!t) return t.error();
   std::vector<TracePod> out;
   for (const auto& r : t->rows()) {

@@ -29,7 +29,8 @@ struct TracePod {
 // Columns sn, cpu_milli, memory_mib, gpu, model. `source` names the input in errors.
 Result<std::vector<TraceNode>> read_trace_nodes(std::istream& in, const std::string& source);
 Result<std::vector<TraceNode>> read_trace_nodes_file(const std::string& path);
-// Columns name, cpu_milli, memory_mib, num_gpu, gpu_milli, gpu_spec. For k>0, g is clamped to
+// Columns name, cpu_milli, memory_mib, num_gpu, gpu_milli and optionally gpu_spec (multigpu20 has
+// none: every spec is then empty). For k>0, g is clamped to
 // [0,1000]; for k=0, g and gpu_spec are dropped (protocol §2).
 Result<std::vector<TracePod>> read_trace_pods(std::istream& in, const std::string& source);
 Result<std::vector<TracePod>> read_trace_pods_file(const std::string& path);

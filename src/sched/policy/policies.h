@@ -1,4 +1,5 @@
-// Factories for the allocation-experiment policies, one file each (protocol §5-§6).
+// Factories for the allocation-experiment policies, one file each (protocol §5-§6), and the
+// integer helpers they share. Each policy object is used by one simulation; not thread-safe.
 #pragma once
 
 #include <memory>
