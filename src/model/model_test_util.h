@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
+#include <vector>
 #include <sstream>
 #include <string>
 
@@ -67,6 +69,24 @@ template <class T>
                                          << field << ": ..." << part << "...]";
   if (r.error().code != Code::kInvalid) return ::testing::AssertionFailure() << "code is not kInvalid";
   return ::testing::AssertionSuccess();
+}
+
+// One table-driven negative case: a mutation of a valid body and the single field error it must cause.
+struct BadCase {
+  const char* what;
+  std::function<void(nlohmann::json&)> mutate;
+  const char* field;
+  const char* reason;  // substring of the reason
+};
+
+// Applies each case to a fresh copy of `valid` and checks that `parse` fails on exactly that field.
+template <class Parse>
+void expect_each_case_fails(const nlohmann::json& valid, const std::vector<BadCase>& cases, Parse parse) {
+  for (const auto& c : cases) {
+    nlohmann::json body = valid;
+    c.mutate(body);
+    EXPECT_TRUE(fails_only_on(parse(body), c.field, c.reason)) << c.what;
+  }
 }
 
 // examples/<name> from the source tree, YAML converted to JSON.

@@ -17,6 +17,8 @@ namespace {
 using testing_util::fails_only_on;
 using testing_util::load_example;
 using testing_util::test_catalog;
+using testing_util::BadCase;
+using testing_util::expect_each_case_fails;
 
 
 json gpu(int index, int numa, const char* domain = "nvs0") {
@@ -128,13 +130,6 @@ TEST(Node, PcieCardsMayLackAnNvlinkDomain) {
   EXPECT_EQ(to_json(*r)["gpus"][0].contains("nvlink_domain"), false);
 }
 
-struct BadCase {
-  const char* what;
-  std::function<void(json&)> mutate;
-  const char* field;
-  const char* reason;
-};
-
 TEST(Node, RejectsEachBadFieldWithItsPath) {
   const std::vector<BadCase> cases = {
       {"missing gpu model", [](json& b) { b.erase("gpu_model"); }, "gpu_model", "is required"},
@@ -195,15 +190,7 @@ TEST(Node, RejectsEachBadFieldWithItsPath) {
       {"unknown gpu field", [](json& b) { b["gpus"][0]["memory_gib"] = 80; }, "gpus[0].memory_gib",
        "unknown field"},
   };
-  for (const auto& c : cases) {
-    json body = valid_node();
-    c.mutate(body);
-    auto errs = errors_of(body);
-    ASSERT_EQ(errs.size(), 1u) << c.what << ": " << json(errs).dump();
-    EXPECT_EQ(errs.begin()->first, c.field) << c.what;
-    EXPECT_NE(errs.begin()->second.find(c.reason), std::string::npos)
-        << c.what << ": got '" << errs.begin()->second << "'";
-  }
+  expect_each_case_fails(valid_node(), cases, [](const json& b) { return parse_node(b, test_catalog()); });
 }
 
 TEST(Node, ReportsAllErrorsAtOnce) {

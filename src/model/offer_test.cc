@@ -17,6 +17,8 @@ namespace {
 using testing_util::fails_only_on;
 using testing_util::load_example;
 using testing_util::test_catalog;
+using testing_util::BadCase;
+using testing_util::expect_each_case_fails;
 
 
 json valid_offer() {
@@ -127,13 +129,6 @@ TEST(Offer, IndexAndServerKeys) {
   EXPECT_EQ(ix.state, "");
 }
 
-struct BadCase {
-  const char* what;
-  std::function<void(json&)> mutate;
-  const char* field;
-  const char* reason;
-};
-
 TEST(Offer, RejectsEachBadFieldWithItsPath) {
   const std::vector<BadCase> cases = {
       {"unknown gpu model", [](json& b) { b["gpu_model"] = "h999"; }, "gpu_model", "unknown GPU model 'h999'"},
@@ -192,15 +187,7 @@ TEST(Offer, RejectsEachBadFieldWithItsPath) {
        "node_selector.node_names", "more than once"},
       {"unknown field", [](json& b) { b["discount"] = "10%"; }, "discount", "unknown field"},
   };
-  for (const auto& c : cases) {
-    json body = valid_offer();
-    c.mutate(body);
-    auto errs = errors_of(body);
-    ASSERT_EQ(errs.size(), 1u) << c.what << ": " << json(errs).dump();
-    EXPECT_EQ(errs.begin()->first, c.field) << c.what;
-    EXPECT_NE(errs.begin()->second.find(c.reason), std::string::npos)
-        << c.what << ": got '" << errs.begin()->second << "'";
-  }
+  expect_each_case_fails(valid_offer(), cases, [](const json& b) { return parse_offer(b, test_catalog()); });
 }
 
 TEST(Offer, ReportsAllErrorsAtOnce) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "model/model_test_util.h"
+
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -10,6 +12,10 @@
 
 namespace gpurent {
 namespace {
+
+using testing_util::BadCase;
+using testing_util::expect_each_case_fails;
+using testing_util::fails_only_on;
 
 json valid_supplier() {
   return json::parse(R"js({
@@ -100,13 +106,6 @@ TEST(Supplier, ExplicitNullLeavesADueDiligenceAnswerUnanswered) {
   EXPECT_FALSE(s.due_diligence.exit_path_tested.has_value());
 }
 
-struct BadCase {
-  const char* what;
-  std::function<void(json&)> mutate;
-  const char* field;
-  const char* reason;  // substring of the reason
-};
-
 TEST(Supplier, RejectsEachBadFieldWithItsPath) {
   const std::vector<BadCase> cases = {
       {"missing name", [](json& b) { b.erase("name"); }, "name", "is required"},
@@ -145,15 +144,7 @@ TEST(Supplier, RejectsEachBadFieldWithItsPath) {
       {"bad email", [](json& b) { b["contact_email"] = "noc at example.cn"; }, "contact_email", "e-mail address"},
       {"missing email", [](json& b) { b.erase("contact_email"); }, "contact_email", "is required"},
   };
-  for (const auto& c : cases) {
-    json body = valid_supplier();
-    c.mutate(body);
-    auto errs = errors_of(body);
-    ASSERT_EQ(errs.size(), 1u) << c.what << ": " << json(errs).dump();
-    EXPECT_EQ(errs.begin()->first, c.field) << c.what;
-    EXPECT_NE(errs.begin()->second.find(c.reason), std::string::npos)
-        << c.what << ": got '" << errs.begin()->second << "'";
-  }
+  expect_each_case_fails(valid_supplier(), cases, [](const json& b) { return parse_supplier(b); });
 }
 
 TEST(Supplier, ReportsAllErrorsAtOnce) {
