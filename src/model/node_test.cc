@@ -208,11 +208,7 @@ TEST(Node, ReportsAllErrorsAtOnce) {
 TEST(Node, ExampleFileParsesAgainstTheShippedCatalog) {
   auto catalog = GpuCatalog::load_file(GPURENT_SOURCE_DIR "/data/gpu_catalog.yaml");
   ASSERT_TRUE(catalog.ok()) << catalog.error().message;
-  std::ifstream in(GPURENT_SOURCE_DIR "/examples/node.yaml");
-  ASSERT_TRUE(in) << "examples/node.yaml missing";
-  std::stringstream text;
-  text << in.rdbuf();
-  auto doc = yaml_to_json(text.str());
+  auto doc = load_example("node.yaml");
   ASSERT_TRUE(doc.ok()) << doc.error().message;
   auto n = parse_node(*doc, *catalog);
   ASSERT_TRUE(n.ok()) << n.error().message;

@@ -205,11 +205,7 @@ TEST(Offer, ReportsAllErrorsAtOnce) {
 TEST(Offer, ExampleFileParsesAgainstTheShippedCatalog) {
   auto catalog = GpuCatalog::load_file(GPURENT_SOURCE_DIR "/data/gpu_catalog.yaml");
   ASSERT_TRUE(catalog.ok()) << catalog.error().message;
-  std::ifstream in(GPURENT_SOURCE_DIR "/examples/offer.yaml");
-  ASSERT_TRUE(in) << "examples/offer.yaml missing";
-  std::stringstream text;
-  text << in.rdbuf();
-  auto doc = yaml_to_json(text.str());
+  auto doc = load_example("offer.yaml");
   ASSERT_TRUE(doc.ok()) << doc.error().message;
   auto o = parse_offer(*doc, *catalog);
   ASSERT_TRUE(o.ok()) << o.error().message;

@@ -16,6 +16,7 @@ namespace {
 using testing_util::BadCase;
 using testing_util::expect_each_case_fails;
 using testing_util::fails_only_on;
+using testing_util::load_example;
 
 json valid_supplier() {
   return json::parse(R"js({
@@ -167,11 +168,7 @@ TEST(Supplier, RejectsANonObjectBody) {
 }
 
 TEST(Supplier, ExampleFileParses) {
-  std::ifstream in(GPURENT_SOURCE_DIR "/examples/supplier.yaml");
-  ASSERT_TRUE(in) << "examples/supplier.yaml missing";
-  std::stringstream text;
-  text << in.rdbuf();
-  auto doc = yaml_to_json(text.str());
+  auto doc = load_example("supplier.yaml");
   ASSERT_TRUE(doc.ok()) << doc.error().message;
   auto s = parse_supplier(*doc);
   ASSERT_TRUE(s.ok()) << s.error().message;
