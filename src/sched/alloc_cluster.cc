@@ -72,7 +72,20 @@ void AllocCluster::bind(int i, const AllocPod& p, const std::vector<int>& gpus) 
   for (int g : gpus) n.gpu_free[g] -= p.gpu_milli;
   if (p.num_gpu > 0 && p.gpu_milli > 0) {
     (p.is_share() ? n.has_share_pod : n.has_kgpu_pod) = true;
+    ++(p.is_share() ? n.share_pods : n.kgpu_pods);
     allocated_gpu_milli_ += int64_t{static_cast<int>(gpus.size())} * p.gpu_milli;
+  }
+}
+
+void AllocCluster::unbind(int i, const AllocPod& p, const std::vector<int>& gpus) {
+  AllocNode& n = nodes_[i];
+  n.cpu_used -= p.cpu_milli;
+  n.mem_used -= p.memory_mib;
+  for (int g : gpus) n.gpu_free[g] += p.gpu_milli;
+  if (p.num_gpu > 0 && p.gpu_milli > 0) {
+    int32_t& count = p.is_share() ? n.share_pods : n.kgpu_pods;
+    if (--count == 0) (p.is_share() ? n.has_share_pod : n.has_kgpu_pod) = false;
+    allocated_gpu_milli_ -= int64_t{static_cast<int>(gpus.size())} * p.gpu_milli;
   }
 }
 
@@ -81,6 +94,7 @@ void AllocCluster::clear_allocations() {
     n.cpu_used = n.mem_used = 0;
     std::fill(n.gpu_free.begin(), n.gpu_free.end(), kGpuMilli);
     n.has_share_pod = n.has_kgpu_pod = false;
+    n.share_pods = n.kgpu_pods = 0;
   }
   allocated_gpu_milli_ = 0;
 }

@@ -36,6 +36,8 @@ struct AllocNode {
   std::vector<int32_t> gpu_free;  // free milli per GPU, index order
   bool has_share_pod = false;     // tags of GPU pods bound here (GpuClustering)
   bool has_kgpu_pod = false;
+  int32_t share_pods = 0;         // how many of each are bound (unbind keeps the tags true)
+  int32_t kgpu_pods = 0;
 
   int64_t cpu_free() const { return cpu_cap - cpu_used; }
   int64_t gpu_free_total() const;
@@ -61,6 +63,8 @@ class AllocCluster {
   int size() const { return static_cast<int>(nodes_.size()); }
   int64_t total_gpu_milli() const { return total_gpu_milli_; }
   int64_t allocated_gpu_milli() const { return allocated_gpu_milli_; }
+  // Undoes bind() with the same arguments (the live engine releases and preempts pods).
+  void unbind(int node, const AllocPod& pod, const std::vector<int>& gpus);
   // Back to empty nodes (same nodes, nothing bound).
   void clear_allocations();
 

@@ -1,0 +1,414 @@
+#include "sched/engine.h"
+
+#include <algorithm>
+#include <queue>
+#include <set>
+
+#include "sched/engine_impl.h"
+
+namespace gpurent {
+
+std::vector<SchedWorker> describe_unit(const SchedEngine::Impl& e, const Gang& u);
+
+const char* sched_event_kind_name(SchedEventKind k) {
+  switch (k) {
+    case SchedEventKind::kAdmitted: return "admitted";
+    case SchedEventKind::kReplicaAdded: return "replica_added";
+    case SchedEventKind::kReplicaRemoved: return "replica_removed";
+    case SchedEventKind::kPreempted: return "preempted";
+    case SchedEventKind::kNotice: return "notice";
+    case SchedEventKind::kPending: return "pending";
+    case SchedEventKind::kFault: return "fault";
+  }
+  return "?";
+}
+
+SchedEngine::SchedEngine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+SchedEngine::~SchedEngine() = default;
+
+Result<std::unique_ptr<SchedEngine>> SchedEngine::make(SchedConfig config) {
+  auto policy = make_score_policy(config.score_policy);
+  if (!policy) return policy.error();
+  if (config.spot_notice_ms < 0) return Error::invalid("spot_notice_ms", "must be >= 0");
+  for (const auto& [t, w] : config.tenant_weights)
+    if (w < 1 || w > 1000) return Error::invalid("tenant_weights." + t, "must be 1..1000");
+  auto impl = std::make_unique<Impl>();
+  impl->rng.seed(config.seed);
+  impl->cfg = std::move(config);
+  impl->policy = std::move(*policy);
+  return std::unique_ptr<SchedEngine>(new SchedEngine(std::move(impl)));
+}
+
+Status SchedEngine::add_node(const SchedNode& n) {
+  Impl& e = *impl_;
+  if (e.node_index.count(n.id)) return Error::make(Code::kConflict, "node " + n.id + " is already in the scheduler");
+  if (n.cpu_cores < 0 || n.memory_gib < 0) return Error::invalid("node." + n.id, "negative capacity");
+  const int gpus = static_cast<int>(n.gpu_domains.size());
+  if (auto s = e.cluster.add_node(n.id, n.cpu_cores * 1000, n.memory_gib * 1024, gpus, gpus ? n.gpu_model : "");
+      !s)
+    return s;
+  const int idx = static_cast<int>(e.nodes.size());
+  e.node_index[n.id] = idx;
+  EngineNode en;
+  en.spec = n;
+  for (int g = 0; g < gpus; ++g) {
+    const std::string& d = n.gpu_domains[g];
+    int id = -1;
+    if (!d.empty()) {
+      auto [it, added] = e.domain_ids.try_emplace(d, static_cast<int>(e.domains.size()));
+      if (added) {
+        e.domains.push_back(d);
+        e.domain_gpus.emplace_back();
+      }
+      id = it->second;
+      e.domain_gpus[id].push_back({idx, g});
+    }
+    en.gpu_domain.push_back(id);
+  }
+  const int model = e.cluster.node(idx).model_id;
+  if (model >= 0 && model >= static_cast<int>(e.model_names.size())) {
+    e.model_names.resize(model + 1);
+    e.model_names[model] = n.gpu_model;
+    e.model_ids[n.gpu_model] = model;
+  }
+  if (!n.reserved_for.empty()) ++e.tenant_reserved_nodes[n.reserved_for];
+  e.total_cpu_milli += n.cpu_cores * 1000;
+  e.nodes.push_back(std::move(en));
+  e.score_cache.emplace_back();
+  e.node_version.push_back(0);
+  e.prepared = false;
+  return ok_status();
+}
+
+std::vector<SchedEvent> SchedEngine::node_failed(const std::string& node, TimeMs now, const std::string& reason) {
+  Impl& e = *impl_;
+  std::vector<SchedEvent> out;
+  auto it = e.node_index.find(node);
+  if (it == e.node_index.end() || e.nodes[it->second].down) return out;
+  const int idx = it->second;
+  e.now = now;
+  e.nodes[idx].down = true;
+  const std::string why = "node " + node + " failed" + (reason.empty() ? "" : ": " + reason);
+  for (auto& [id, j] : e.jobs) {
+    if (!j.running) continue;
+    std::vector<int64_t> hit;
+    bool all_extra = j.spec.kind == JobKind::kInference;
+    for (const Gang& u : j.units)
+      for (const Bound& b : u.workers)
+        if (b.node == idx) {
+          if (hit.empty() || hit.back() != u.replica) hit.push_back(u.replica);
+          all_extra = all_extra && u.replica >= j.spec.replicas_min;
+        }
+    if (hit.empty()) continue;
+    SchedEvent f;
+    f.kind = SchedEventKind::kFault;
+    f.job = id;
+    f.node = node;
+    f.at = now;
+    f.reason = why;
+    out.push_back(std::move(f));
+    if (all_extra) {
+      for (int64_t r : hit)
+        for (size_t i = 0; i < j.units.size(); ++i)
+          if (j.units[i].replica == r) {
+            e.evict(j, i, "replica lost: " + why, out);
+            break;
+          }
+    } else {
+      e.evict(j, 0, "requeued: " + why, out);
+    }
+  }
+  return out;
+}
+
+Status SchedEngine::node_restored(const std::string& node) {
+  auto it = impl_->node_index.find(node);
+  if (it == impl_->node_index.end()) return Error::make(Code::kNotFound, "node " + node + " is not in the scheduler");
+  impl_->nodes[it->second].down = false;
+  return ok_status();
+}
+
+Status SchedEngine::set_node_reservation(const std::string& node, const std::string& tenant) {
+  Impl& e = *impl_;
+  auto it = e.node_index.find(node);
+  if (it == e.node_index.end()) return Error::make(Code::kNotFound, "node " + node + " is not in the scheduler");
+  std::string& owner = e.nodes[it->second].spec.reserved_for;
+  if (!owner.empty() && --e.tenant_reserved_nodes[owner] == 0) e.tenant_reserved_nodes.erase(owner);
+  owner = tenant;
+  if (!owner.empty()) ++e.tenant_reserved_nodes[owner];
+  return ok_status();
+}
+
+void SchedEngine::set_project(const SchedProject& p) { impl_->projects[p.id] = p; }
+
+namespace {
+
+Status check_job(const SchedJob& j) {
+  if (j.id.empty()) return Error::invalid("id", "required");
+  if (j.workers < 1) return Error::invalid("workers", "must be >= 1");
+  if (j.gpus_per_worker < 0 || (j.gpu_milli && (*j.gpu_milli < 1 || *j.gpu_milli > 999)))
+    return Error::invalid("gpus", "out of range");
+  if (j.replicas_min < 1 || j.replicas_max < j.replicas_min) return Error::invalid("replicas", "need 1 <= min <= max");
+  return ok_status();
+}
+
+}  // namespace
+
+Status SchedEngine::submit(const SchedJob& job) {
+  Impl& e = *impl_;
+  if (auto s = check_job(job); !s) return s;
+  if (e.jobs.count(job.id)) return Error::make(Code::kConflict, "job " + job.id + " is already in the scheduler");
+  EngineJob j;
+  j.spec = job;
+  j.seq = e.next_seq++;
+  e.jobs.emplace(job.id, std::move(j));
+  ++e.submissions_since_prepare;
+  return ok_status();
+}
+
+Status SchedEngine::restore(const SchedJob& job, const std::vector<SchedWorker>& placement, TimeMs started_at) {
+  Impl& e = *impl_;
+  if (auto s = submit(job); !s) return s;
+  EngineJob& j = e.jobs.at(job.id);
+  std::map<int64_t, Gang> units;
+  auto undo = [&](Error err) {
+    for (auto& [r, u] : units) e.release(u);
+    e.jobs.erase(job.id);
+    return err;
+  };
+  for (const SchedWorker& w : placement) {
+    auto it = e.node_index.find(w.node);
+    if (it == e.node_index.end() || e.nodes[it->second].down)
+      return undo(Error::make(Code::kConflict, "job " + job.id + ": node " + w.node + " is not available"));
+    Bound b{it->second, e.pod_for(job, it->second), {}};
+    for (int64_t g : w.gpus) {
+      if (g < 0 || g >= static_cast<int64_t>(e.cluster.node(b.node).gpu_free.size()) ||
+          e.cluster.node(b.node).gpu_free[g] < b.pod.gpu_milli)
+        return undo(Error::make(Code::kConflict, "job " + job.id + ": GPU " + std::to_string(g) + " of node " + w.node +
+                                    " is not free"));
+      b.gpus.push_back(static_cast<int>(g));
+    }
+    if (static_cast<int>(b.gpus.size()) != b.pod.num_gpu)
+      return undo(Error::make(Code::kConflict, "job " + job.id + ": placement does not match the job's GPUs per worker"));
+    const AllocNode& n = e.cluster.node(b.node);
+    if (n.cpu_used + b.pod.cpu_milli > n.cpu_cap || n.mem_used + b.pod.memory_mib > n.mem_cap)
+      return undo(Error::make(Code::kConflict, "job " + job.id + ": node " + w.node + " lacks CPU or memory"));
+    Gang& u = units[w.replica];
+    u.replica = w.replica;
+    u.started_at = started_at;
+    e.bind(b);
+    u.workers.push_back(std::move(b));
+  }
+  std::vector<SchedEvent> ignored;
+  std::vector<Gang> list;
+  for (auto& [r, u] : units) list.push_back(std::move(u));
+  e.now = started_at;
+  e.start_job(j, std::move(list), ignored);
+  return ok_status();
+}
+
+void SchedEngine::remove(const std::string& id) {
+  Impl& e = *impl_;
+  auto it = e.jobs.find(id);
+  if (it == e.jobs.end()) return;
+  EngineJob& j = it->second;
+  if (j.running) {
+    for (auto u = j.units.rbegin(); u != j.units.rend(); ++u) {
+      e.release(*u);
+      e.account(j, *u, -1);
+    }
+    --e.project_usage[j.spec.project].jobs;
+    --e.tenant_usage[j.spec.tenant].jobs;
+  }
+  for (auto& [other_id, other] : e.jobs)  // its spot notices are void
+    for (Gang& u : other.units)
+      if (u.reclaim_for == id) u.reclaim_at.reset(), u.reclaim_for.clear();
+  e.jobs.erase(it);
+}
+
+std::vector<SchedEvent> SchedEngine::schedule(TimeMs now) {
+  Impl& e = *impl_;
+  std::vector<SchedEvent> out;
+  e.now = now;
+  e.reclaim_due(out);
+  e.maybe_prepare();
+  e.blocked.reset();
+  e.failed.clear();
+  e.run_queue(out);
+  e.scale_up(out);
+  e.blocked.reset();
+  return out;
+}
+
+namespace {
+
+struct Shares {
+  const SchedEngine::Impl& e;
+  double of(const Usage& u, int64_t weight) const {
+    const double total_gpu = static_cast<double>(std::max<int64_t>(1, e.cluster.total_gpu_milli()));
+    const double total_cpu = static_cast<double>(std::max<int64_t>(1, e.total_cpu_milli));
+    return std::max(static_cast<double>(u.gpu_milli) / total_gpu, static_cast<double>(u.cpu_milli) / total_cpu) /
+           static_cast<double>(weight);
+  }
+};
+
+}  // namespace
+
+void SchedEngine::Impl::run_queue(std::vector<SchedEvent>& out) {
+  std::map<std::string, std::vector<EngineJob*>> queues;  // by project, deterministic order
+  for (auto& [id, j] : jobs)
+    if (!j.running) queues[j.spec.project].push_back(&j);
+  for (auto& [p, q] : queues)
+    std::sort(q.begin(), q.end(), [](const EngineJob* a, const EngineJob* b) {
+      const int ra = priority_rank(a->spec.priority), rb = priority_rank(b->spec.priority);
+      if (ra != rb) return ra < rb;
+      if (a->spec.submitted_at != b->spec.submitted_at) return a->spec.submitted_at < b->spec.submitted_at;
+      return a->seq < b->seq;
+    });
+  using Key = std::tuple<int, double, double, TimeMs, uint64_t>;
+  struct Entry {
+    Key key;
+    const std::vector<EngineJob*>* queue;
+    size_t pos;
+    bool operator>(const Entry& o) const { return key > o.key; }
+  };
+  Shares shares{*this};
+  auto key_of = [&](const EngineJob& j) {
+    auto wit = cfg.tenant_weights.find(j.spec.tenant);
+    const int64_t w = wit == cfg.tenant_weights.end() ? 1 : wit->second;
+    return Key{priority_rank(j.spec.priority), shares.of(tenant_usage[j.spec.tenant], w),
+               shares.of(project_usage[j.spec.project], 1), j.spec.submitted_at, j.seq};
+  };
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
+  for (const auto& [p, q] : queues) heap.push({key_of(*q.front()), &q, 0});
+  // Jobs whose spot notice ended go first: the capacity was freed for them.
+  for (const std::string& id : claimants)
+    if (auto it = jobs.find(id); it != jobs.end() && !it->second.running) handle(it->second, out);
+  claimants.clear();
+  while (!heap.empty()) {
+    Entry top = heap.top();
+    heap.pop();
+    EngineJob& j = *(*top.queue)[top.pos];
+    const Key fresh = key_of(j);
+    if (fresh != top.key && !heap.empty() && heap.top().key < fresh) {  // shares moved since it was queued
+      heap.push({fresh, top.queue, top.pos});
+      continue;
+    }
+    if (top.pos + 1 < top.queue->size()) heap.push({key_of(*(*top.queue)[top.pos + 1]), top.queue, top.pos + 1});
+    if (!j.running) handle(j, out);
+  }
+}
+
+void SchedEngine::Impl::handle(EngineJob& j, std::vector<SchedEvent>& out) {
+  if (j.waiting_reclaim_until > now) return;
+  const Admission adm = admit(j, j.spec.replicas_min);
+  if (adm.models.empty()) {
+    set_reason(j, adm.reason, out);
+    return;
+  }
+  const SchedJob& s = j.spec;
+  std::string key = s.tenant + '\x1f' + std::to_string(s.workers) + '/' + std::to_string(s.gpus_per_worker) + '/' +
+                    std::to_string(s.gpu_milli.value_or(0)) + '/' + std::to_string(s.cpu_cores.value_or(-1)) + '/' +
+                    std::to_string(s.memory_gib.value_or(-1)) + '/' + std::to_string(s.replicas_min) + '/' +
+                    std::to_string(static_cast<int>(s.placement)) + '/' + std::to_string(static_cast<int>(s.rdma)) +
+                    '/' + std::to_string(s.form_factor ? static_cast<int>(*s.form_factor) : -1) + '/' +
+                    std::to_string(s.min_gpu_memory_gib.value_or(0)) + '/' + std::to_string(priority_rank(s.priority)) +
+                    (s.spot ? "s" : "") + '\x1f';
+  for (int m : adm.models) key += std::to_string(m) + ',';
+  if (auto f = failed.find(key); f != failed.end()) {
+    set_reason(j, f->second, out);
+    return;
+  }
+  std::vector<int64_t> reps;
+  for (int64_t r = 0; r < s.replicas_min; ++r) reps.push_back(r);
+  if (auto units = place_replicas(j, reps, adm.models)) {
+    if (!backfill_ok(j, *units)) {
+      for (auto it = units->rbegin(); it != units->rend(); ++it) release(*it);
+      std::string why = "backfill: would delay job " + blocked->job;
+      if (blocked->shadow > now) why += " (expected to start by " + format_rfc3339(blocked->shadow) + ")";
+      set_reason(j, why, out);
+      return;
+    }
+    start_job(j, std::move(*units), out);
+    return;
+  }
+  const size_t before = out.size();
+  if (try_preempt(j, adm.models, out)) {
+    if (out.size() != before) failed.clear();
+    return;
+  }
+  std::string why = capacity_reason(j);
+  failed[key] = why;
+  if (!blocked && cfg.backfill) {
+    blocked = shadow_for(j, adm.models);
+    if (blocked && blocked->shadow > now) why += "; expected to start by " + format_rfc3339(blocked->shadow);
+  }
+  set_reason(j, why, out);
+}
+
+void SchedEngine::Impl::scale_up(std::vector<SchedEvent>& out) {
+  for (auto& [id, j] : jobs) {
+    if (!j.running || j.spec.kind != JobKind::kInference) continue;
+    while (static_cast<int64_t>(j.units.size()) < j.spec.replicas_max) {
+      const Admission adm = admit(j, 1);
+      if (adm.models.empty()) break;
+      std::set<int64_t> taken;
+      for (const Gang& u : j.units) taken.insert(u.replica);
+      int64_t r = j.spec.replicas_min;
+      while (taken.count(r)) ++r;
+      auto u = place_replica(j, r, adm.models);
+      if (!u) break;
+      account(j, *u, +1);
+      SchedEvent e;
+      e.kind = SchedEventKind::kReplicaAdded;
+      e.job = id;
+      e.at = now;
+      e.replica = r;
+      e.placement = describe_unit(*this, *u);
+      auto pos = std::lower_bound(j.units.begin(), j.units.end(), r,
+                                  [](const Gang& a, int64_t rep) { return a.replica < rep; });
+      j.units.insert(pos, std::move(*u));
+      out.push_back(std::move(e));
+    }
+  }
+}
+
+bool SchedEngine::has_job(const std::string& job) const { return impl_->jobs.count(job) > 0; }
+
+bool SchedEngine::is_running(const std::string& job) const {
+  auto it = impl_->jobs.find(job);
+  return it != impl_->jobs.end() && it->second.running;
+}
+
+std::string SchedEngine::reason(const std::string& job) const {
+  auto it = impl_->jobs.find(job);
+  return it == impl_->jobs.end() || it->second.running ? "" : it->second.reason;
+}
+
+std::vector<SchedWorker> SchedEngine::placement(const std::string& job) const {
+  std::vector<SchedWorker> out;
+  auto it = impl_->jobs.find(job);
+  if (it == impl_->jobs.end()) return out;
+  for (const Gang& u : it->second.units)
+    for (auto& w : describe_unit(*impl_, u)) out.push_back(std::move(w));
+  return out;
+}
+
+int64_t SchedEngine::total_gpu_milli() const {
+  int64_t t = 0;
+  for (int i = 0; i < static_cast<int>(impl_->nodes.size()); ++i)
+    if (!impl_->nodes[i].down) t += static_cast<int64_t>(impl_->cluster.node(i).gpu_free.size()) * kGpuMilli;
+  return t;
+}
+
+int64_t SchedEngine::allocated_gpu_milli() const { return impl_->cluster.allocated_gpu_milli(); }
+
+size_t SchedEngine::pending_count() const {
+  size_t n = 0;
+  for (const auto& [id, j] : impl_->jobs) n += j.running ? 0 : 1;
+  return n;
+}
+
+size_t SchedEngine::running_count() const { return impl_->jobs.size() - pending_count(); }
+
+}  // namespace gpurent

@@ -1,0 +1,91 @@
+// SchedEngine: the live scheduler. It holds the cluster (nodes and what is bound on them), the
+// queue of pending jobs, project quotas and tenant weights, and decides — when schedule(now) is
+// called — which pending jobs start where, which allocations are preempted for them, and why the
+// others wait. It is deterministic: time comes in as arguments, randomness from config.seed, and
+// the same calls give the same events. The server's control loop and the simulator (src/sim) both
+// drive this class; neither reads anything the other does not.
+//
+// Rules (docs/scheduler.md has the full text):
+//  - Admission: a job's project quota (GPUs per model, GPUs per job, concurrent jobs) must hold
+//    after it starts; otherwise it waits with a reason such as
+//    "quota: project vision uses 4 of 4 H100 SXM5 80GB GPUs (needs 2 more)".
+//  - Order: priority class first, then the tenant's weighted dominant share (DRF), then the
+//    project's share inside the tenant, then submission time. A flood from one project cannot
+//    starve another.
+//  - Placement: all workers of a replica (a gang) start together or none does; hard constraints
+//    (allowed models in preference order, form factor, GPU memory, RDMA, same node, same NVLink
+//    domain, CPU and memory) filter nodes; the configured ScorePolicy ranks them. All workers of a
+//    replica use one GPU model. Fractional jobs take a milli-GPU share of one GPU.
+//  - Reservations: nodes reserved for a tenant serve its jobs first; others may borrow them while
+//    idle and are preempted when the owner needs them back.
+//  - Preemption: a job may preempt allocations of strictly lower priority classes, spot
+//    allocations of its own or lower class (after the notice period), and borrowed reservations of
+//    its tenant. Inference replicas up to min are protected; replicas above min rank as
+//    config.inference_extra_rank. Victims: fewest, then lowest priority, then most recently
+//    started. Nothing is preempted for a job that would still not fit.
+//  - Backfill: behind the first job of a pass that cannot start, later jobs start only if they
+//    do not delay it (EASY backfill on GPU counts, using expected durations).
+//  - Faults: a failed node's jobs are requeued with the reason kept and a kFault event.
+// Not thread-safe; owned by one thread (the control loop or a simulation).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/result.h"
+#include "sched/alloc_cluster.h"
+#include "sched/engine_types.h"
+#include "sched/score_policy.h"
+
+namespace gpurent {
+
+class SchedEngine {
+ public:
+  static Result<std::unique_ptr<SchedEngine>> make(SchedConfig config);
+  ~SchedEngine();
+
+  // Cluster. Nodes are added before or between passes; a failed node keeps its index.
+  Status add_node(const SchedNode& node);
+  // Marks the node down: every job on it loses its placement (requeued, kFault + kPreempted or
+  // kReplicaRemoved events). Idempotent.
+  std::vector<SchedEvent> node_failed(const std::string& node, TimeMs now, const std::string& reason);
+  Status node_restored(const std::string& node);
+  // Changes which tenant holds the node as reserved capacity ("" none).
+  Status set_node_reservation(const std::string& node, const std::string& tenant);
+
+  // Projects: created or replaced (a quota change applies from the next pass).
+  void set_project(const SchedProject& project);
+
+  // Jobs. submit() queues a pending job (a duplicate id is an error). Jobs that were already
+  // running when the server restarted come back with restore().
+  Status submit(const SchedJob& job);
+  Status restore(const SchedJob& job, const std::vector<SchedWorker>& placement, TimeMs started_at);
+  // The job ended (succeeded, failed or cancelled): its resources are freed and it is forgotten.
+  void remove(const std::string& job);
+
+  // One scheduling pass at `now`: due spot reclaims, admissions, preemptions, scale-ups,
+  // pending-reason changes. The events are in the order they happened.
+  std::vector<SchedEvent> schedule(TimeMs now);
+
+  // Queries.
+  bool has_job(const std::string& job) const;
+  bool is_running(const std::string& job) const;       // holds an allocation
+  std::string reason(const std::string& job) const;    // pending reason, "" when none
+  std::vector<SchedWorker> placement(const std::string& job) const;
+  int64_t total_gpu_milli() const;                      // nodes up
+  int64_t allocated_gpu_milli() const;
+  size_t pending_count() const;
+  size_t running_count() const;
+
+  struct Impl;  // engine_impl.h; opaque to callers
+
+ private:
+  explicit SchedEngine(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpurent

@@ -1,0 +1,253 @@
+// Admission (project quotas), the reasons pending jobs show, usage accounting, and EASY backfill.
+#include <algorithm>
+#include <climits>
+
+#include "sched/engine_impl.h"
+
+namespace gpurent {
+
+int priority_rank(PriorityClass p) { return static_cast<int>(p); }
+
+std::string format_gpus(int64_t milli) {
+  std::string s = std::to_string(milli / 1000);
+  if (int64_t frac = milli % 1000) {
+    std::string f = std::to_string(1000 + frac).substr(1);
+    while (f.back() == '0') f.pop_back();
+    s += "." + f;
+  }
+  return s;
+}
+
+std::string SchedEngine::Impl::display(int model) const {
+  if (model < 0) return "CPU";
+  const std::string& id = model_names[model];
+  auto it = cfg.model_names.find(id);
+  return it != cfg.model_names.end() ? it->second : id;
+}
+
+Admission SchedEngine::Impl::admit(const EngineJob& ej, int64_t replicas) const {
+  const SchedJob& j = ej.spec;
+  Admission a;
+  auto pit = projects.find(j.project);
+  if (pit == projects.end()) {
+    a.reason = "quota: project " + j.project + " has no quota the scheduler knows";
+    return a;
+  }
+  const SchedProject& p = pit->second;
+  static const Usage kNone;
+  auto uit = project_usage.find(p.id);
+  const Usage& used = uit == project_usage.end() ? kNone : uit->second;
+  const int64_t need = j.milli_per_replica() * replicas;
+  const int64_t job_gpus = (j.milli_per_replica() * j.replicas_max + 999) / 1000;
+  if (p.quota.max_gpus_per_job && job_gpus > *p.quota.max_gpus_per_job) {
+    a.reason = "quota: job needs " + std::to_string(job_gpus) + " GPUs; project " + p.name + " allows " +
+               std::to_string(*p.quota.max_gpus_per_job) + " per job";
+    return a;
+  }
+  if (!ej.running && p.quota.max_concurrent_jobs && used.jobs >= *p.quota.max_concurrent_jobs) {
+    a.reason = "quota: project " + p.name + " runs " + std::to_string(used.jobs) + " of " +
+               std::to_string(*p.quota.max_concurrent_jobs) + " concurrent jobs";
+    return a;
+  }
+  if (need == 0) {
+    a.models = {-1};
+    return a;
+  }
+  std::vector<int> cands;
+  if (j.gpu_models.empty()) {
+    for (int m = 0; m < static_cast<int>(model_names.size()); ++m) cands.push_back(m);
+  } else {
+    for (const auto& name : j.gpu_models)
+      if (auto it = model_ids.find(name); it != model_ids.end()) cands.push_back(it->second);
+  }
+  if (cands.empty()) {
+    std::string want;
+    for (const auto& name : j.gpu_models) want += (want.empty() ? "" : ", ") + name;
+    a.reason = "capacity: no node has GPU model " + want;
+    return a;
+  }
+  for (int m : cands) {
+    auto it = used.milli_by_model.find(m);
+    const int64_t have = it == used.milli_by_model.end() ? 0 : it->second;
+    if (have + need <= p.quota.gpu_limit(model_names[m]) * 1000) a.models.push_back(m);
+  }
+  if (a.models.empty()) {
+    const int m = cands.front();
+    auto it = used.milli_by_model.find(m);
+    const int64_t have = it == used.milli_by_model.end() ? 0 : it->second;
+    const int64_t limit = p.quota.gpu_limit(model_names[m]);
+    a.reason = limit == 0 ? "quota: project " + p.name + " has no quota for " + display(m) +
+                                " GPUs (quotas fail closed; a tenant admin can grant some)"
+                          : "quota: project " + p.name + " uses " + format_gpus(have) + " of " +
+                                std::to_string(limit) + " " + display(m) + " GPUs (needs " + format_gpus(need) + " more)";
+    if (cands.size() > 1) a.reason += " and has no room on its other allowed models";
+  }
+  return a;
+}
+
+std::string SchedEngine::Impl::capacity_reason(const EngineJob& ej) const {
+  const SchedJob& j = ej.spec;
+  std::string what;
+  if (j.gpu_milli)
+    what = std::to_string(j.workers) + " × " + format_gpus(*j.gpu_milli) + " GPU";
+  else if (j.gpus_per_worker > 0)
+    what = std::to_string(j.workers) + " × " + std::to_string(j.gpus_per_worker) + " GPU";
+  else
+    what = std::to_string(j.workers) + " CPU-only worker" + (j.workers > 1 ? "s" : "");
+  if (!j.gpu_models.empty()) {
+    std::string models;
+    for (const auto& m : j.gpu_models) {
+      auto it = model_ids.find(m);
+      models += (models.empty() ? "" : " or ") + (it == model_ids.end() ? m : display(it->second));
+    }
+    what += " (" + models + ")";
+  }
+  if (j.replicas_min > 1) what += " × " + std::to_string(j.replicas_min) + " replicas";
+  if (j.placement == PlacementRule::kSameNode && j.workers > 1) what += ", all on one node";
+  if (j.placement == PlacementRule::kSameNvlinkDomain) what += ", in one NVLink domain";
+  return "capacity: no room now for " + what;
+}
+
+void SchedEngine::Impl::account(const EngineJob& j, const Gang& u, int sign) {
+  Usage& p = project_usage[j.spec.project];
+  Usage& t = tenant_usage[j.spec.tenant];
+  for (const Bound& b : u.workers) {
+    const int64_t g = int64_t{b.pod.gpu_milli} * static_cast<int64_t>(b.gpus.size());
+    const int m = cluster.node(b.node).model_id;
+    if (g > 0) p.milli_by_model[m] += sign * g;
+    p.gpu_milli += sign * g;
+    t.gpu_milli += sign * g;
+    p.cpu_milli += sign * b.pod.cpu_milli;
+    t.cpu_milli += sign * b.pod.cpu_milli;
+  }
+}
+
+void SchedEngine::Impl::set_reason(EngineJob& j, const std::string& reason, std::vector<SchedEvent>& out) {
+  if (j.reason == reason) return;
+  j.reason = reason;
+  SchedEvent e;
+  e.kind = SchedEventKind::kPending;
+  e.job = j.spec.id;
+  e.reason = reason;
+  e.at = now;
+  out.push_back(std::move(e));
+}
+
+namespace {
+
+std::vector<SchedWorker> describe(const SchedEngine::Impl& e, const Gang& u) {
+  std::vector<SchedWorker> out;
+  int64_t rank = 0;
+  for (const Bound& b : u.workers) {
+    SchedWorker w;
+    w.replica = u.replica;
+    w.worker = rank++;
+    w.node = e.nodes[b.node].spec.id;
+    for (int g : b.gpus) w.gpus.push_back(g);
+    std::sort(w.gpus.begin(), w.gpus.end());
+    w.gpu_milli = b.pod.is_share() ? b.pod.gpu_milli : 0;
+    int dom = -2;
+    for (int g : b.gpus) {
+      const int d = e.nodes[b.node].gpu_domain[g];
+      dom = (dom == -2 || dom == d) ? d : -1;
+    }
+    if (dom >= 0) w.nvlink_domain = e.domains[dom];
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<SchedWorker> describe_unit(const SchedEngine::Impl& e, const Gang& u) { return describe(e, u); }
+
+void SchedEngine::Impl::start_job(EngineJob& j, std::vector<Gang> units, std::vector<SchedEvent>& out) {
+  SchedEvent e;
+  e.kind = SchedEventKind::kAdmitted;
+  e.job = j.spec.id;
+  e.at = now;
+  for (Gang& u : units) {
+    account(j, u, +1);
+    for (auto& w : describe(*this, u)) e.placement.push_back(std::move(w));
+    if (!u.borrowed_from.empty()) e.reason = "runs on capacity reserved for tenant " + u.borrowed_from + " (preemptible)";
+    j.units.push_back(std::move(u));
+  }
+  j.running = true;
+  j.reason.clear();
+  j.waiting_reclaim_until = 0;
+  ++project_usage[j.spec.project].jobs;
+  ++tenant_usage[j.spec.tenant].jobs;
+  out.push_back(std::move(e));
+}
+
+std::optional<Blocked> SchedEngine::Impl::shadow_for(const EngineJob& ej, const std::vector<int>& models) const {
+  const SchedJob& j = ej.spec;
+  const int64_t need = j.milli_per_replica() * j.replicas_min;
+  if (need == 0) return std::nullopt;
+  const bool whole = !j.gpu_milli;
+  std::vector<char> eligible(nodes.size(), 0);
+  int64_t free = 0;
+  for (int i = 0; i < static_cast<int>(nodes.size()); ++i) {
+    for (int m : models)
+      if (node_ok(j, i, m, 2)) eligible[i] = 1;
+    if (!eligible[i]) continue;
+    for (int32_t f : cluster.node(i).gpu_free) free += whole ? (f == kGpuMilli ? kGpuMilli : 0) : f;
+  }
+  Blocked b;
+  b.job = j.id;
+  b.models = models;
+  b.shadow = now;
+  std::vector<std::pair<TimeMs, int64_t>> ends;  // (expected end, GPU milli released on eligible nodes)
+  bool unknown = false;
+  for (const auto& [id, other] : jobs) {
+    if (!other.running) continue;
+    int64_t g = 0;
+    for (const Gang& u : other.units)
+      for (const Bound& w : u.workers)
+        if (eligible[w.node]) g += int64_t{w.pod.gpu_milli} * static_cast<int64_t>(w.gpus.size());
+    if (g == 0) continue;
+    if (!other.spec.expected_duration_ms) {
+      unknown = true;
+      continue;
+    }
+    TimeMs start = other.units.empty() ? now : other.units.front().started_at;
+    ends.push_back({std::max(now, start + *other.spec.expected_duration_ms), g});
+  }
+  std::sort(ends.begin(), ends.end());
+  for (const auto& [end, g] : ends) {
+    if (free >= need) break;
+    free += g;
+    b.shadow = end;
+  }
+  if (free < need) {
+    // Jobs without an expected duration hold the rest: nothing may take its nodes.
+    (void)unknown;
+    b.shadow = now;
+    b.extra = 0;
+  } else {
+    b.extra = free - need;
+  }
+  return b;
+}
+
+bool SchedEngine::Impl::backfill_ok(const EngineJob& ej, const std::vector<Gang>& units) {
+  if (!blocked) return true;
+  const auto& bj = jobs.at(blocked->job).spec;
+  int64_t on_its_nodes = 0;
+  for (const Gang& u : units)
+    for (const Bound& w : u.workers) {
+      bool eligible = false;
+      for (int m : blocked->models) eligible = eligible || node_ok(bj, w.node, m, 2);
+      if (eligible) on_its_nodes += int64_t{w.pod.gpu_milli} * static_cast<int64_t>(w.gpus.size());
+    }
+  if (on_its_nodes == 0) return true;
+  const auto& d = ej.spec.expected_duration_ms;
+  if (d && now + *d <= blocked->shadow) return true;
+  if (on_its_nodes <= blocked->extra) {
+    blocked->extra -= on_its_nodes;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace gpurent

@@ -1,0 +1,138 @@
+// Private state of SchedEngine (engine.h), shared by engine*.cc. Not a public header.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "sched/engine.h"
+
+namespace gpurent {
+
+struct EngineNode {
+  SchedNode spec;
+  std::vector<int> gpu_domain;  // per GPU: domain id or -1
+  bool down = false;
+};
+
+// One worker bound on one node.
+struct Bound {
+  int node = 0;
+  AllocPod pod;
+  std::vector<int> gpus;
+};
+
+// One replica (gang) of a job, bound.
+struct Gang {
+  int64_t replica = 0;
+  std::vector<Bound> workers;
+  TimeMs started_at = 0;
+  std::string borrowed_from;            // tenant whose reserved node it uses; "" none
+  std::optional<TimeMs> reclaim_at;     // spot notice running: preempted at this time
+  std::string reclaim_for;              // the job that reclaims it
+};
+
+struct EngineJob {
+  SchedJob spec;
+  uint64_t seq = 0;
+  bool running = false;
+  std::vector<Gang> units;              // sorted by replica
+  std::string reason;
+  TimeMs waiting_reclaim_until = 0;     // a spot notice it asked for is running
+};
+
+struct Usage {
+  std::map<int, int64_t> milli_by_model;  // project: GPU milli held per model id
+  int64_t gpu_milli = 0;
+  int64_t cpu_milli = 0;
+  int64_t jobs = 0;                       // running jobs
+};
+
+// Admission result: the models a job may use now (quota allows), in preference order.
+struct Admission {
+  std::vector<int> models;  // model ids; {-1} for a CPU-only job
+  std::string reason;       // set when models is empty
+};
+
+// The first job of a pass that could not start, and what it will take (EASY backfill).
+struct Blocked {
+  std::string job;
+  std::vector<int> models;
+  TimeMs shadow = 0;      // when enough GPUs are expected to be free for it
+  int64_t extra = 0;      // GPU milli on its nodes that backfill may take without delaying it
+};
+
+struct SchedEngine::Impl {
+  SchedConfig cfg;
+  std::unique_ptr<ScorePolicy> policy;
+  SimRng rng;
+  AllocCluster cluster;
+  std::vector<EngineNode> nodes;
+  std::unordered_map<std::string, int> node_index;
+  std::vector<std::string> model_names;          // model id -> catalog id
+  std::unordered_map<std::string, int> model_ids;
+  std::vector<std::string> domains;              // domain id -> name
+  std::unordered_map<std::string, int> domain_ids;
+  std::vector<std::vector<std::pair<int, int>>> domain_gpus;  // domain id -> (node, gpu)
+  std::map<std::string, EngineJob> jobs;
+  uint64_t next_seq = 1;
+  std::unordered_map<std::string, SchedProject> projects;
+  std::unordered_map<std::string, Usage> project_usage;
+  std::unordered_map<std::string, Usage> tenant_usage;
+  std::unordered_map<std::string, int> tenant_reserved_nodes;  // tenant -> reserved node count
+  int64_t total_cpu_milli = 0;
+
+  // Score cache: per node, per pod shape, the score at a node version.
+  std::map<std::tuple<int64_t, int32_t, int32_t>, int> shapes;
+  std::vector<std::vector<std::pair<uint32_t, int16_t>>> score_cache;
+  std::vector<uint32_t> node_version;
+  std::vector<int> feasible;
+  size_t submissions_since_prepare = 0;
+  bool prepared = false;
+
+  std::optional<Blocked> blocked;  // during a pass
+  std::unordered_map<std::string, std::string> failed;  // equivalent jobs that found no room this pass
+  std::vector<std::string> claimants;  // jobs whose spot notice ended this pass
+  TimeMs now = 0;                  // of the current call
+
+  // engine_place.cc
+  AllocPod pod_for(const SchedJob& j, int node) const;
+  bool node_ok(const SchedJob& j, int node, int model, int phase) const;
+  bool fits(int node, const AllocPod& pod, int domain) const;
+  int score(int node, const AllocPod& pod);
+  std::vector<int> choose_gpus(int node, const AllocPod& pod, int domain);
+  void bind(Bound& b);
+  void unbind(const Bound& b);
+  std::optional<Gang> place_replica(const EngineJob& j, int64_t replica, const std::vector<int>& models);
+  std::optional<std::vector<Gang>> place_replicas(const EngineJob& j, const std::vector<int64_t>& replicas,
+                                                  const std::vector<int>& models);
+  void release(const Gang& u);
+  void maybe_prepare();
+
+  // engine_admit.cc
+  Admission admit(const EngineJob& j, int64_t replicas) const;
+  std::string capacity_reason(const EngineJob& j) const;
+  std::string display(int model) const;
+  void account(const EngineJob& j, const Gang& u, int sign);
+  void start_job(EngineJob& j, std::vector<Gang> units, std::vector<SchedEvent>& out);
+  void set_reason(EngineJob& j, const std::string& reason, std::vector<SchedEvent>& out);
+  std::optional<Blocked> shadow_for(const EngineJob& j, const std::vector<int>& models) const;
+  bool backfill_ok(const EngineJob& j, const std::vector<Gang>& units);
+
+  // engine_preempt.cc
+  bool try_preempt(EngineJob& j, const std::vector<int>& models, std::vector<SchedEvent>& out);
+  void evict(EngineJob& victim, size_t unit_index, const std::string& reason, std::vector<SchedEvent>& out);
+  void reclaim_due(std::vector<SchedEvent>& out);
+
+  // engine.cc
+  void run_queue(std::vector<SchedEvent>& out);
+  void handle(EngineJob& j, std::vector<SchedEvent>& out);
+  void scale_up(std::vector<SchedEvent>& out);
+};
+
+int priority_rank(PriorityClass p);
+std::string format_gpus(int64_t milli);
+
+}  // namespace gpurent

@@ -1,0 +1,248 @@
+// Placement of one replica (a gang of workers) under the hard constraints, scored by the
+// configured ScorePolicy; binding and release on the cluster.
+#include <algorithm>
+#include <numeric>
+
+#include "sched/engine_impl.h"
+
+namespace gpurent {
+
+AllocPod SchedEngine::Impl::pod_for(const SchedJob& j, int node) const {
+  const SchedNode& n = nodes[node].spec;
+  AllocPod p;
+  const int64_t ngpu = static_cast<int64_t>(n.gpu_domains.size());
+  const int64_t milli = j.milli_per_worker();
+  // Absent CPU/memory: the node's share for the worker's GPUs (a whole node for a CPU-only job
+  // would be wrong, so CPU-only jobs must state them; parse_job enforces it).
+  p.cpu_milli = j.cpu_cores ? *j.cpu_cores * 1000 : (ngpu ? n.cpu_cores * 1000 * milli / (ngpu * 1000) : 0);
+  p.memory_mib = j.memory_gib ? *j.memory_gib * 1024 : (ngpu ? n.memory_gib * 1024 * milli / (ngpu * 1000) : 0);
+  if (j.gpu_milli) {
+    p.num_gpu = 1;
+    p.gpu_milli = static_cast<int32_t>(*j.gpu_milli);
+  } else if (j.gpus_per_worker > 0) {
+    p.num_gpu = static_cast<int32_t>(j.gpus_per_worker);
+    p.gpu_milli = kGpuMilli;
+  }
+  return p;
+}
+
+// phase 0: the tenant's reserved nodes only; 1: those and unreserved nodes; 2: any node.
+bool SchedEngine::Impl::node_ok(const SchedJob& j, int i, int model, int phase) const {
+  const EngineNode& n = nodes[i];
+  if (n.down) return false;
+  const std::string& owner = n.spec.reserved_for;
+  if (phase == 0 && owner != j.tenant) return false;
+  if (phase == 1 && !owner.empty() && owner != j.tenant) return false;
+  if (j.milli_per_worker() == 0) return true;  // CPU-only: any node with room
+  if (cluster.node(i).model_id != model) return false;
+  if (j.form_factor && n.spec.form_factor != *j.form_factor) return false;
+  if (j.min_gpu_memory_gib && n.spec.gpu_memory_gib < *j.min_gpu_memory_gib) return false;
+  switch (j.rdma) {
+    case RdmaRequirement::kNone: break;
+    case RdmaRequirement::kAny: if (n.spec.rdma == 0) return false; break;
+    case RdmaRequirement::kInfiniband: if (!(n.spec.rdma & kRdmaIb)) return false; break;
+    case RdmaRequirement::kRoceV2: if (!(n.spec.rdma & kRdmaRoce)) return false; break;
+  }
+  return true;
+}
+
+bool SchedEngine::Impl::fits(int i, const AllocPod& p, int domain) const {
+  const AllocNode& n = cluster.node(i);
+  if (n.cpu_used + p.cpu_milli > n.cpu_cap || n.mem_used + p.memory_mib > n.mem_cap) return false;
+  if (p.gpu_milli <= 0) return true;
+  int fit = 0;
+  for (size_t g = 0; g < n.gpu_free.size(); ++g)
+    if (n.gpu_free[g] >= p.gpu_milli && (domain < 0 || nodes[i].gpu_domain[g] == domain) && ++fit >= p.num_gpu)
+      return true;
+  return false;
+}
+
+int SchedEngine::Impl::score(int node, const AllocPod& p) {
+  auto [it, added] = shapes.try_emplace({p.cpu_milli, p.num_gpu, p.gpu_milli}, static_cast<int>(shapes.size()));
+  const int shape = it->second;
+  auto& row = score_cache[node];
+  if (static_cast<int>(row.size()) <= shape) row.resize(shape + 1, {UINT32_MAX, 0});
+  auto& cell = row[shape];
+  if (cell.first != node_version[node]) {
+    cell = {node_version[node], static_cast<int16_t>(std::clamp(policy->score(cluster, node, p), 0, 100))};
+  }
+  return cell.second;
+}
+
+std::vector<int> SchedEngine::Impl::choose_gpus(int i, const AllocPod& p, int domain) {
+  const AllocNode& n = cluster.node(i);
+  const auto& dom = nodes[i].gpu_domain;
+  if (p.gpu_milli <= 0) return {};
+  std::vector<int> out;
+  if (domain >= 0) {  // restricted to one NVLink domain: tightest GPU for a share, else lowest indices
+    for (int g = 0; g < static_cast<int>(n.gpu_free.size()); ++g) {
+      if (dom[g] != domain || n.gpu_free[g] < p.gpu_milli) continue;
+      if (p.is_share()) {
+        if (out.empty() || n.gpu_free[g] < n.gpu_free[out[0]]) out.assign(1, g);
+      } else if (static_cast<int>(out.size()) < p.num_gpu) {
+        out.push_back(g);
+      }
+    }
+    return out;
+  }
+  if (p.num_gpu > 1) {  // keep a multi-GPU worker inside one NVLink domain when one has room
+    std::map<int, std::vector<int>> by_domain;
+    for (int g = 0; g < static_cast<int>(n.gpu_free.size()); ++g)
+      if (dom[g] >= 0 && n.gpu_free[g] >= p.gpu_milli) by_domain[dom[g]].push_back(g);
+    const std::vector<int>* best = nullptr;
+    for (const auto& [d, gs] : by_domain)
+      if (static_cast<int>(gs.size()) >= p.num_gpu && (!best || gs.size() < best->size())) best = &gs;
+    if (best) return {best->begin(), best->begin() + p.num_gpu};
+  }
+  return policy->choose_gpus(cluster, i, p, rng);
+}
+
+void SchedEngine::Impl::bind(Bound& b) {
+  cluster.bind(b.node, b.pod, b.gpus);
+  ++node_version[b.node];
+}
+
+void SchedEngine::Impl::unbind(const Bound& b) {
+  cluster.unbind(b.node, b.pod, b.gpus);
+  ++node_version[b.node];
+}
+
+void SchedEngine::Impl::release(const Gang& u) {
+  for (auto it = u.workers.rbegin(); it != u.workers.rend(); ++it) unbind(*it);
+}
+
+namespace {
+
+// Binds workers one at a time; each takes the best-scoring node `allowed` admits.
+template <typename Allowed>
+bool place_workers(SchedEngine::Impl& e, const SchedJob& j, int64_t count, int domain, Allowed allowed,
+                   std::vector<Bound>& out) {
+  for (int64_t w = 0; w < count; ++w) {
+    e.feasible.clear();
+    for (int i = 0; i < static_cast<int>(e.nodes.size()); ++i)
+      if (allowed(i) && e.fits(i, e.pod_for(j, i), domain)) e.feasible.push_back(i);
+    if (e.feasible.empty()) return false;
+    std::optional<int> chosen;
+    if (e.feasible.size() > 1) chosen = e.policy->pick_node(e.feasible, e.rng);
+    if (!chosen) {
+      int best = -1;
+      for (int i : e.feasible) {
+        const int s = e.score(i, e.pod_for(j, i));
+        if (s > best) best = s, chosen = i;
+      }
+    }
+    Bound b{*chosen, e.pod_for(j, *chosen), {}};
+    b.gpus = e.choose_gpus(b.node, b.pod, domain);
+    e.bind(b);
+    out.push_back(std::move(b));
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<Gang> SchedEngine::Impl::place_replica(const EngineJob& ej, int64_t replica,
+                                                     const std::vector<int>& models) {
+  const SchedJob& j = ej.spec;
+  bool any_reserved_other = false, own_reserved = tenant_reserved_nodes.count(j.tenant) > 0;
+  for (const auto& [t, count] : tenant_reserved_nodes)
+    if (t != j.tenant && count > 0) any_reserved_other = true;
+  std::vector<Bound> bound;
+  auto rollback = [&] {
+    for (auto it = bound.rbegin(); it != bound.rend(); ++it) unbind(*it);
+    bound.clear();
+  };
+  for (int phase = 0; phase < 3; ++phase) {
+    if (phase == 0 && !own_reserved) continue;
+    if (phase == 2 && !any_reserved_other) continue;
+    for (int m : models) {
+      auto ok = [&](int i) { return node_ok(j, i, m, phase); };
+      bool placed = false;
+      if (j.placement == PlacementRule::kSameNode && j.workers > 1) {
+        // Rank nodes by the score of the whole gang as one pod, then try them in order.
+        std::vector<std::pair<int, int>> ranked;  // (-score, node)
+        for (int i = 0; i < static_cast<int>(nodes.size()); ++i) {
+          if (!ok(i)) continue;
+          AllocPod all = pod_for(j, i);
+          all.cpu_milli *= j.workers;
+          all.memory_mib *= j.workers;
+          if (!all.is_share()) all.num_gpu = static_cast<int32_t>(all.num_gpu * j.workers);
+          if (fits(i, all, -1)) ranked.push_back({-policy->score(cluster, i, all), i});
+        }
+        std::sort(ranked.begin(), ranked.end());
+        for (const auto& [s, i] : ranked) {
+          placed = place_workers(*this, j, j.workers, -1, [&](int k) { return k == i; }, bound);
+          if (placed) break;
+          rollback();
+        }
+      } else if (j.placement == PlacementRule::kSameNvlinkDomain && j.milli_per_worker() > 0) {
+        // Domains with room for the gang, tightest first.
+        const int64_t need = j.gpu_milli ? j.workers : j.workers * j.gpus_per_worker;
+        const int32_t g = j.gpu_milli ? static_cast<int32_t>(*j.gpu_milli) : kGpuMilli;
+        std::vector<std::pair<int64_t, int>> cands;  // (slack, domain)
+        for (int d = 0; d < static_cast<int>(domain_gpus.size()); ++d) {
+          int64_t room = 0;
+          for (const auto& [i, gpu] : domain_gpus[d])
+            if (ok(i) && cluster.node(i).gpu_free[gpu] >= g) ++room;
+          if (room >= need) cands.push_back({room - need, d});
+        }
+        std::sort(cands.begin(), cands.end());
+        for (const auto& [slack, d] : cands) {
+          placed = place_workers(*this, j, j.workers, d, ok, bound);
+          if (placed) break;
+          rollback();
+        }
+      } else {
+        placed = place_workers(*this, j, j.workers, -1, ok, bound);
+        if (!placed) rollback();
+      }
+      if (placed) {
+        Gang u;
+        u.replica = replica;
+        u.started_at = now;
+        for (const Bound& b : bound) {
+          const std::string& owner = nodes[b.node].spec.reserved_for;
+          if (!owner.empty() && owner != j.tenant) u.borrowed_from = owner;
+        }
+        u.workers = std::move(bound);
+        return u;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<Gang>> SchedEngine::Impl::place_replicas(const EngineJob& j,
+                                                                   const std::vector<int64_t>& replicas,
+                                                                   const std::vector<int>& models) {
+  std::vector<Gang> units;
+  for (int64_t r : replicas) {
+    auto u = place_replica(j, r, models);
+    if (!u) {
+      for (auto it = units.rbegin(); it != units.rend(); ++it) release(*it);
+      return std::nullopt;
+    }
+    units.push_back(std::move(*u));
+  }
+  return units;
+}
+
+void SchedEngine::Impl::maybe_prepare() {
+  size_t live = jobs.size();
+  if (prepared && submissions_since_prepare < std::max<size_t>(100, live / 4)) return;
+  // The target workload of fragmentation-aware policies: the shapes of the jobs we know.
+  std::vector<AllocPod> workload;
+  workload.reserve(live);
+  for (const auto& [id, j] : jobs) {
+    if (nodes.empty()) break;
+    AllocPod p = pod_for(j.spec, 0);
+    if (j.spec.cpu_cores) p.cpu_milli = *j.spec.cpu_cores * 1000;
+    for (int64_t w = 0; w < std::min<int64_t>(j.spec.workers, 8); ++w) workload.push_back(p);
+  }
+  policy->prepare(cluster, workload);
+  for (auto& row : score_cache) row.clear();
+  prepared = true;
+  submissions_since_prepare = 0;
+}
+
+}  // namespace gpurent

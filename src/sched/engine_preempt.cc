@@ -1,0 +1,196 @@
+// Preemption: which allocations a job may take, the victim set (fewest, lowest priority, most
+// recently started), spot notices, and eviction.
+#include <algorithm>
+
+#include "sched/engine_impl.h"
+
+namespace gpurent {
+
+std::vector<SchedWorker> describe_unit(const SchedEngine::Impl& e, const Gang& u);
+
+namespace {
+
+bool is_extra(const EngineJob& v, const Gang& u) {
+  return v.spec.kind == JobKind::kInference && u.replica >= v.spec.replicas_min;
+}
+
+// The class a unit ranks as when victims are chosen.
+int victim_rank(const SchedConfig& cfg, const EngineJob& v, const Gang& u) {
+  const int r = priority_rank(v.spec.priority);
+  return is_extra(v, u) ? std::max(r, priority_rank(cfg.inference_extra_rank)) : r;
+}
+
+bool may_preempt(const SchedConfig& cfg, const EngineJob& j, const EngineJob& v, const Gang& u) {
+  if (&j == &v || u.reclaim_at) return false;
+  if (v.spec.kind == JobKind::kInference && !is_extra(v, u) && cfg.protect_inference_min) return false;
+  if (!u.borrowed_from.empty() && u.borrowed_from == j.spec.tenant) return true;
+  const int vr = victim_rank(cfg, v, u), jr = priority_rank(j.spec.priority);
+  if (jr < vr) return true;
+  return v.spec.spot && !j.spec.spot && jr <= vr;
+}
+
+std::string preempt_reason(const SchedConfig& cfg, const EngineJob& j, const EngineJob& v, const Gang& u) {
+  std::string why;
+  if (!u.borrowed_from.empty() && u.borrowed_from == j.spec.tenant)
+    why = "its tenant's reserved capacity";
+  else if (v.spec.spot && !j.spec.spot && priority_rank(j.spec.priority) >= victim_rank(cfg, v, u))
+    why = "spot capacity";
+  else
+    why = std::string("priority ") + enum_name(kPriorityClassNames, j.spec.priority) + " over " +
+          enum_name(kPriorityClassNames, static_cast<PriorityClass>(victim_rank(cfg, v, u)));
+  return "preempted by job " + j.spec.id + " (" + why + ")";
+}
+
+}  // namespace
+
+void SchedEngine::Impl::evict(EngineJob& v, size_t idx, const std::string& reason, std::vector<SchedEvent>& out) {
+  SchedEvent e;
+  e.job = v.spec.id;
+  e.reason = reason;
+  e.at = now;
+  if (is_extra(v, v.units[idx])) {
+    Gang u = std::move(v.units[idx]);
+    v.units.erase(v.units.begin() + static_cast<std::ptrdiff_t>(idx));
+    release(u);
+    account(v, u, -1);
+    e.kind = SchedEventKind::kReplicaRemoved;
+    e.replica = u.replica;
+    out.push_back(std::move(e));
+    return;
+  }
+  for (auto it = v.units.rbegin(); it != v.units.rend(); ++it) {
+    release(*it);
+    account(v, *it, -1);
+  }
+  v.units.clear();
+  v.running = false;
+  v.reason = reason;
+  --project_usage[v.spec.project].jobs;
+  --tenant_usage[v.spec.tenant].jobs;
+  e.kind = SchedEventKind::kPreempted;
+  out.push_back(std::move(e));
+}
+
+void SchedEngine::Impl::reclaim_due(std::vector<SchedEvent>& out) {
+  for (auto& [id, v] : jobs) {
+    for (size_t i = 0; i < v.units.size();) {
+      const Gang& u = v.units[i];
+      if (!u.reclaim_at || *u.reclaim_at > now) {
+        ++i;
+        continue;
+      }
+      const bool whole = !is_extra(v, u);
+      if (std::find(claimants.begin(), claimants.end(), u.reclaim_for) == claimants.end())
+        claimants.push_back(u.reclaim_for);
+      evict(v, i, "preempted: spot capacity reclaimed for job " + u.reclaim_for, out);
+      if (whole) break;
+    }
+  }
+}
+
+bool SchedEngine::Impl::try_preempt(EngineJob& j, const std::vector<int>& models, std::vector<SchedEvent>& out) {
+  if (!cfg.preemption) return false;
+  struct Cand {
+    EngineJob* job;
+    int64_t replica;
+    int rank;
+    TimeMs started;
+  };
+  std::vector<char> relevant(nodes.size(), 0);
+  for (int i = 0; i < static_cast<int>(nodes.size()); ++i)
+    for (int m : models) relevant[i] = relevant[i] || node_ok(j.spec, i, m, 2);
+  std::vector<Cand> cands;
+  for (auto& [id, v] : jobs) {
+    if (!v.running) continue;
+    for (const Gang& u : v.units) {
+      bool near = false;
+      for (const Bound& b : u.workers) near = near || relevant[b.node];
+      if (near && may_preempt(cfg, j, v, u)) cands.push_back({&v, u.replica, victim_rank(cfg, v, u), u.started_at});
+    }
+  }
+  if (cands.empty()) return false;
+  std::sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) {
+    if (a.rank != b.rank) return a.rank > b.rank;                  // lowest priority first
+    if (a.started != b.started) return a.started > b.started;      // most recently started first
+    if (a.job->seq != b.job->seq) return a.job->seq > b.job->seq;
+    return a.replica > b.replica;
+  });
+  auto unit_of = [](const Cand& c) -> Gang& {
+    for (Gang& u : c.job->units)
+      if (u.replica == c.replica) return u;
+    return c.job->units.front();  // unreachable: candidates come from units
+  };
+  auto rebind = [&](const Cand& c) {
+    for (Bound& b : unit_of(c).workers) bind(b);
+  };
+  std::vector<int64_t> reps;
+  for (int64_t r = 0; r < j.spec.replicas_min; ++r) reps.push_back(r);
+  auto fits_now = [&] {
+    auto units = place_replicas(j, reps, models);
+    if (!units) return false;
+    for (auto it = units->rbegin(); it != units->rend(); ++it) release(*it);
+    return true;
+  };
+  // Nothing is preempted for a job that would still not fit.
+  for (const Cand& c : cands) release(unit_of(c));
+  const bool possible = fits_now();
+  for (auto it = cands.rbegin(); it != cands.rend(); ++it) rebind(*it);
+  if (!possible) return false;
+  // Greedy in victim order, then drop the victims that turned out not to be needed.
+  std::vector<size_t> chosen;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    release(unit_of(cands[i]));
+    chosen.push_back(i);
+    if (fits_now()) break;
+  }
+  std::vector<char> keep(chosen.size(), 0);
+  for (size_t k = chosen.size(); k-- > 1;) {  // the last one added was needed
+    rebind(cands[chosen[k - 1]]);
+    if (fits_now()) {
+      keep[k - 1] = 1;
+    } else {
+      release(unit_of(cands[chosen[k - 1]]));
+    }
+  }
+  std::vector<Cand> victims;
+  for (size_t k = 0; k < chosen.size(); ++k)
+    if (!keep[k]) victims.push_back(cands[chosen[k]]);
+  for (const Cand& c : victims) rebind(c);  // back to the real state before acting
+  bool notice = false;
+  for (const Cand& c : victims) notice = notice || (c.job->spec.spot && cfg.spot_notice_ms > 0);
+  if (notice) {
+    const TimeMs at = now + cfg.spot_notice_ms;
+    for (const Cand& c : victims) {
+      Gang& u = unit_of(c);
+      u.reclaim_at = at;
+      u.reclaim_for = j.spec.id;
+      SchedEvent e;
+      e.kind = SchedEventKind::kNotice;
+      e.job = c.job->spec.id;
+      e.replica = c.replica;
+      e.at = at;
+      e.reason = "spot capacity reclaimed for job " + j.spec.id + "; preempted at " + format_rfc3339(at);
+      out.push_back(std::move(e));
+    }
+    j.waiting_reclaim_until = at;
+    set_reason(j, "waiting: reclaiming " + std::to_string(victims.size()) + " allocation(s) after the spot notice (until " +
+                      format_rfc3339(at) + ")",
+               out);
+    return true;
+  }
+  for (const Cand& c : victims) {
+    EngineJob& v = *c.job;
+    for (size_t i = 0; i < v.units.size(); ++i) {
+      if (v.units[i].replica != c.replica) continue;
+      const std::string why = preempt_reason(cfg, j, v, v.units[i]);
+      evict(v, i, why, out);
+      break;
+    }
+  }
+  auto units = place_replicas(j, reps, models);
+  if (!units) return false;  // cannot happen: the victims' room was checked above
+  start_job(j, std::move(*units), out);
+  return true;
+}
+
+}  // namespace gpurent

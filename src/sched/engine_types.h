@@ -1,0 +1,114 @@
+// Inputs and outputs of the live scheduling engine (engine.h): the node and job shapes it
+// schedules, the project quotas and tenant weights it enforces, the policy knobs it reads, and the
+// events it returns. The engine keeps no strings of its own beyond these; the server and the
+// simulator translate stored documents and trace rows into them. Value types; thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "model/enums_supply.h"
+#include "model/job.h"
+#include "model/project.h"
+
+namespace gpurent {
+
+// RDMA fabrics a node offers (bit set).
+inline constexpr uint8_t kRdmaIb = 1;
+inline constexpr uint8_t kRdmaRoce = 2;
+
+struct SchedNode {
+  std::string id;
+  std::string gpu_model;                  // catalog id; "" for a CPU-only node
+  FormFactor form_factor = FormFactor::kPcie;
+  int64_t gpu_memory_gib = 0;             // per GPU
+  uint8_t rdma = 0;                       // kRdmaIb | kRdmaRoce
+  int64_t cpu_cores = 0;
+  int64_t memory_gib = 0;
+  std::vector<std::string> gpu_domains;   // per GPU (index order): NVLink domain, "" for PCIe only
+  std::string reserved_for;               // tenant id holding this node as reserved capacity; "" none
+};
+
+// One job as the engine sees it. Inference jobs run `replicas` gangs; every other kind one.
+struct SchedJob {
+  std::string id;
+  std::string tenant;
+  std::string project;
+  JobKind kind = JobKind::kTraining;
+  PriorityClass priority = PriorityClass::kNormal;
+  int64_t workers = 1;
+  int64_t gpus_per_worker = 0;            // whole GPUs per worker
+  std::optional<int64_t> gpu_milli;       // a share of one GPU per worker (1..999)
+  std::optional<int64_t> cpu_cores;       // per worker; absent: the node's share for its GPUs
+  std::optional<int64_t> memory_gib;      // per worker; absent: likewise
+  std::vector<std::string> gpu_models;    // allowed catalog ids in preference order; empty: any
+  std::optional<FormFactor> form_factor;
+  std::optional<int64_t> min_gpu_memory_gib;
+  RdmaRequirement rdma = RdmaRequirement::kNone;
+  PlacementRule placement = PlacementRule::kAny;
+  bool spot = false;                      // billed as spot: reclaimable after the notice period
+  int64_t replicas_min = 1;               // inference: min..max replicas; others 1..1
+  int64_t replicas_max = 1;
+  std::optional<int64_t> expected_duration_ms;  // a hint for backfill
+  TimeMs submitted_at = 0;
+
+  int64_t milli_per_worker() const { return gpu_milli ? *gpu_milli : gpus_per_worker * 1000; }
+  int64_t milli_per_replica() const { return workers * milli_per_worker(); }
+};
+
+struct SchedProject {
+  std::string id;
+  std::string name;     // for reasons ("quota: project vision uses ...")
+  std::string tenant;
+  Quota quota;
+};
+
+// What the default policy does; every knob is named in docs/scheduler.md.
+struct SchedConfig {
+  std::string score_policy = "fgd";    // placement scoring (score_policy.h)
+  bool preemption = true;
+  bool protect_inference_min = true;   // inference replicas up to min are never preempted
+  // Inference replicas above min rank as this class when victims are chosen (training outranks them).
+  PriorityClass inference_extra_rank = PriorityClass::kLow;
+  int64_t spot_notice_ms = 30'000;     // a reclaimed spot allocation keeps running this long
+  bool backfill = true;                // EASY backfill behind the first blocked job of a pass
+  std::map<std::string, int64_t> tenant_weights;  // fair-share weight per tenant; default 1
+  std::map<std::string, std::string> model_names; // catalog id -> display name for reasons
+  uint64_t seed = 1;                   // for the random policy
+};
+
+struct SchedWorker {
+  int64_t replica = 0;
+  int64_t worker = 0;
+  std::string node;
+  std::vector<int64_t> gpus;
+  int64_t gpu_milli = 0;        // share of gpus[0] for a fractional job; else 0
+  std::string nvlink_domain;    // the domain of its GPUs when they share one; else ""
+};
+
+enum class SchedEventKind {
+  kAdmitted,        // the job's first (min) replicas are placed: job pending -> admitted
+  kReplicaAdded,    // an inference job gained a replica above min
+  kReplicaRemoved,  // an inference job lost a replica (preempted or its node failed) but keeps running
+  kPreempted,       // the job lost its allocation and is pending again (reason says why)
+  kNotice,          // a spot allocation will be reclaimed at `at`
+  kPending,         // a pending job's reason changed
+  kFault,           // a node failure hit the job (recorded for billing and SLA)
+};
+const char* sched_event_kind_name(SchedEventKind k);
+
+struct SchedEvent {
+  SchedEventKind kind = SchedEventKind::kPending;
+  std::string job;
+  std::string reason;
+  TimeMs at = 0;
+  std::string node;                   // kFault: the failed node
+  std::vector<SchedWorker> placement; // kAdmitted / kReplicaAdded: the workers placed
+  int64_t replica = -1;               // kReplicaAdded / kReplicaRemoved
+};
+
+}  // namespace gpurent

@@ -1,0 +1,369 @@
+#include "sched/scenario.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/fields.h"
+#include "core/yaml_json.h"
+#include "sched/engine.h"
+#include "sched/from_model.h"
+
+namespace gpurent {
+namespace {
+
+struct Expect {
+  std::optional<std::vector<std::string>> running;
+  std::vector<std::string> running_includes, not_running;
+  std::map<std::string, std::string> pending;  // job -> reason substring
+  struct Where {
+    std::optional<std::vector<std::string>> nodes;
+    bool same_node = false, same_domain = false;
+    std::optional<std::string> gpu_model;
+  };
+  std::map<std::string, Where> placement;
+  std::map<std::string, int64_t> replicas;
+  std::vector<std::string> events, absent_events;
+  std::optional<int64_t> running_count, pending_count;
+};
+
+struct Step {
+  int64_t at_s = 0;
+  std::vector<SchedJob> submit;
+  std::vector<std::string> finish;
+  std::optional<std::string> fail_node, fail_reason, restore_node;
+  std::map<std::string, std::string> reserve;
+  Expect expect;
+};
+
+struct Scenario {
+  std::string description;
+  SchedConfig config;
+  std::vector<SchedNode> nodes;
+  std::vector<SchedProject> projects;
+  std::vector<Step> steps;
+};
+
+const StrRule kName{1, 128};
+
+std::vector<std::string> names(Fields& f, const char* key) { return f.str_list(key, kName); }
+
+void parse_expect(Fields& e, Expect& x) {
+  if (e.has("running")) x.running = names(e, "running");
+  x.running_includes = names(e, "running_includes");
+  x.not_running = names(e, "not_running");
+  if (const json* p = e.raw("pending")) {
+    if (!p->is_object()) e.error("pending", "must be a map of job name to reason text");
+    else
+      for (const auto& [k, v] : p->items()) {
+        if (!v.is_string()) e.error("pending." + k, "must be a string (a part of the reason, or \"\")");
+        else x.pending[k] = v.get<std::string>();
+      }
+  }
+  if (const json* p = e.raw("placement"); p && p->is_object()) {
+    for (const auto& [k, v] : p->items()) {
+      FieldErrors dummy;
+      Expect::Where w;
+      Fields wf(v, e.path_of("placement." + k), dummy);
+      if (wf.has("nodes")) w.nodes = names(wf, "nodes");
+      w.same_node = wf.boolean("same_node", false);
+      w.same_domain = wf.boolean("same_domain", false);
+      w.gpu_model = wf.opt_str("gpu_model", kName);
+      wf.finish();
+      for (const auto& fe : dummy.list()) e.error("placement." + k, fe.field + ": " + fe.reason);
+      x.placement[k] = w;
+    }
+  }
+  if (const json* p = e.raw("replicas"); p && p->is_object())
+    for (const auto& [k, v] : p->items())
+      if (v.is_number_integer()) x.replicas[k] = v.get<int64_t>();
+  x.events = e.str_list("events", {1, 300});
+  x.absent_events = e.str_list("absent_events", {1, 300});
+  x.running_count = e.opt_integer("running_count", 0, 1000000);
+  x.pending_count = e.opt_integer("pending_count", 0, 1000000);
+  e.finish();
+}
+
+Result<Scenario> parse(const json& doc, const GpuCatalog& catalog) {
+  Scenario s;
+  FieldErrors errs;
+  Fields f(doc, "", errs);
+  if (!f.valid_object()) return errs.to_error();
+  if (const json* d = f.raw("description"); d && d->is_string()) s.description = d->get<std::string>();
+  else f.error("description", "is required: say what the scenario shows");
+  f.object("config", false, [&](Fields& c) {
+    s.config.score_policy = c.opt_str("policy", kName).value_or("bestfit");
+    s.config.preemption = c.boolean("preemption", true);
+    s.config.protect_inference_min = c.boolean("protect_inference_min", true);
+    s.config.backfill = c.boolean("backfill", true);
+    s.config.spot_notice_ms = c.opt_integer("spot_notice_seconds", 0, 86400).value_or(30) * 1000;
+    s.config.inference_extra_rank =
+        c.enumeration("inference_extra_rank", kPriorityClassNames, std::optional{PriorityClass::kLow});
+    if (const json* w = c.raw("tenant_weights"); w && w->is_object())
+      for (const auto& [k, v] : w->items()) s.config.tenant_weights[k] = v.is_number_integer() ? v.get<int64_t>() : 0;
+    c.finish();
+  });
+  if (!f.has("config")) s.config.score_policy = "bestfit";
+  for (const auto& m : catalog.models()) s.config.model_names[m.id] = m.name;
+  f.objects("nodes", true, 10000, [&](Fields& n, size_t) {
+    const std::string name = n.str("name", kName);
+    const GpuModel* model = read_gpu_model_ref(n, catalog, "model");
+    const int64_t gpus = n.integer("gpus", 0, 16);
+    const int64_t cpu = n.opt_integer("cpu_cores", 1, 1024).value_or(128);
+    const int64_t mem = n.opt_integer("memory_gib", 1, 16384).value_or(1024);
+    std::vector<int64_t> groups;
+    if (const json* g = n.raw("nvlink"); g && g->is_array())
+      for (const auto& v : *g) groups.push_back(v.is_number_integer() ? v.get<int64_t>() : 0);
+    const auto rdma = n.str_list("rdma", kName);
+    const std::string reserved = n.opt_str("reserved_for", kName).value_or("");
+    const int64_t count = n.opt_integer("count", 1, 10000).value_or(1);
+    n.finish();
+    if (!model) return;
+    if (groups.empty() && model->form_factor != FormFactor::kPcie) groups.push_back(gpus);
+    int64_t sum = 0;
+    for (int64_t g : groups) sum += g;
+    if (!groups.empty() && sum != gpus) n.error("nvlink", "group sizes must add up to gpus");
+    for (int64_t c = 1; c <= count; ++c) {
+      SchedNode sn;
+      sn.id = count == 1 ? name : name + "-" + std::to_string(c);
+      sn.gpu_model = model->id;
+      sn.form_factor = model->form_factor;
+      sn.gpu_memory_gib = model->memory_gib;
+      sn.cpu_cores = cpu;
+      sn.memory_gib = mem;
+      sn.reserved_for = reserved;
+      for (const auto& r : rdma) sn.rdma |= r == "infiniband" ? kRdmaIb : r == "roce_v2" ? kRdmaRoce : 0;
+      for (size_t gi = 0, i = 0; gi < groups.size() || (groups.empty() && i < static_cast<size_t>(gpus)); ++gi) {
+        if (groups.empty()) {
+          sn.gpu_domains.push_back("");
+          ++i;
+          continue;
+        }
+        for (int64_t k = 0; k < groups[gi]; ++k) sn.gpu_domains.push_back(sn.id + "/nv" + std::to_string(gi));
+      }
+      s.nodes.push_back(std::move(sn));
+    }
+  });
+  std::map<std::string, std::string> tenant_of;
+  f.objects("projects", true, 1000, [&](Fields& p, size_t) {
+    SchedProject sp;
+    sp.name = sp.id = p.str("name", kName);
+    sp.tenant = p.str("tenant", kName);
+    if (const json* q = p.raw("quota")) {
+      auto quota = parse_quota(*q, Currency::kUSD, p.path_of("quota"));
+      if (!quota) p.error("quota", quota.error().message);
+      else sp.quota = *quota;
+    } else {
+      sp.quota.gpus_per_model[kAnyGpuModel] = kMaxQuotaGpus;
+    }
+    p.finish();
+    tenant_of[sp.id] = sp.tenant;
+    s.projects.push_back(std::move(sp));
+  });
+  f.objects("steps", true, 10000, [&](Fields& st, size_t) {
+    Step step;
+    step.at_s = st.integer("at", 0, 100LL * 365 * 86400);
+    if (const json* jobs = st.raw("submit"); jobs && jobs->is_array()) {
+      for (size_t i = 0; i < jobs->size(); ++i) {
+        json body = (*jobs)[i];
+        int64_t repeat = 1;
+        if (body.is_object() && body.contains("repeat")) {
+          repeat = body["repeat"].is_number_integer() ? body["repeat"].get<int64_t>() : 0;
+          body.erase("repeat");
+        }
+        // What runs does not matter to the scheduler; spare every scenario job a command line.
+        if (body.is_object() && !body.contains("image") && !body.contains("command")) body["command"] = {"run"};
+        if (body.is_object() && !body.contains("kind")) body["kind"] = "training";
+        auto job = parse_job(body, Currency::kUSD);
+        const std::string where = "submit[" + std::to_string(i) + "]";
+        if (!job) {
+          st.error(where, job.error().message);
+          continue;
+        }
+        job->project_id = job->project;
+        job->tenant_id = tenant_of.count(job->project) ? tenant_of[job->project] : "";
+        if (job->tenant_id.empty()) st.error(where + ".project", "unknown project " + job->project);
+        for (auto& m : job->constraints.gpu_models) {
+          const GpuModel* gm = catalog.find(m);
+          if (!gm) st.error(where + ".constraints.gpu_models", "unknown GPU model " + m);
+          else m = gm->id;
+        }
+        if (repeat < 1 || repeat > 100000) st.error(where + ".repeat", "must be 1..100000");
+        for (int64_t r = 1; r <= repeat; ++r) {
+          const std::string id = repeat == 1 ? job->name : job->name + "-" + std::to_string(r);
+          step.submit.push_back(to_sched_job(*job, id, step.at_s * 1000));
+        }
+      }
+    }
+    step.finish = names(st, "finish");
+    step.fail_node = st.opt_str("fail_node", kName);
+    step.fail_reason = st.opt_str("fail_reason", {1, 200});
+    step.restore_node = st.opt_str("restore_node", kName);
+    if (const json* r = st.raw("reserve"); r && r->is_object())
+      for (const auto& [k, v] : r->items()) step.reserve[k] = v.is_string() ? v.get<std::string>() : "";
+    st.object("expect", false, [&](Fields& e) { parse_expect(e, step.expect); });
+    st.finish();
+    s.steps.push_back(std::move(step));
+  });
+  f.finish();
+  if (!errs.list().empty()) return errs.to_error();
+  return s;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// "kind job" or "kind job ~ text" against one event.
+bool event_matches(const std::string& pattern, const SchedEvent& e) {
+  std::string pat = pattern, text;
+  if (auto t = pat.find(" ~ "); t != std::string::npos) text = pat.substr(t + 3), pat = pat.substr(0, t);
+  std::string kind = pat, job;
+  if (auto sp = pat.find(' '); sp != std::string::npos) kind = pat.substr(0, sp), job = pat.substr(sp + 1);
+  if (kind != sched_event_kind_name(e.kind)) return false;
+  if (!job.empty() && job != e.job) return false;
+  return text.empty() || e.reason.find(text) != std::string::npos;
+}
+
+}  // namespace
+
+Result<ScenarioResult> run_scenario(const std::string& yaml_text, const GpuCatalog& catalog) {
+  auto doc = yaml_to_json(yaml_text);
+  if (!doc) return doc.error();
+  auto parsed = parse(*doc, catalog);
+  if (!parsed) return parsed.error();
+  Scenario& s = *parsed;
+  auto made = SchedEngine::make(s.config);
+  if (!made) return made.error();
+  SchedEngine& engine = **made;
+  std::map<std::string, const SchedNode*> node_by_id;
+  for (const auto& n : s.nodes) {
+    if (auto st = engine.add_node(n); !st) return st.error();
+    node_by_id[n.id] = &n;
+  }
+  for (const auto& p : s.projects) engine.set_project(p);
+  ScenarioResult r;
+  r.description = s.description;
+  std::map<std::string, SchedJob> live;
+  for (size_t si = 0; si < s.steps.size(); ++si) {
+    Step& st = s.steps[si];
+    const TimeMs now = st.at_s * 1000;
+    const std::string where = "step " + std::to_string(si + 1) + " (at " + std::to_string(st.at_s) + "s): ";
+    auto fail = [&](const std::string& m) { r.failures.push_back(where + m); };
+    std::vector<SchedEvent> events;
+    for (const auto& id : st.finish) {
+      if (!live.count(id)) fail("finish: unknown job " + id);
+      engine.remove(id);
+      live.erase(id);
+    }
+    for (const auto& [node, tenant] : st.reserve)
+      if (auto x = engine.set_node_reservation(node, tenant); !x) fail(x.error().message);
+    if (st.fail_node) {
+      auto ev = engine.node_failed(*st.fail_node, now, st.fail_reason.value_or(""));
+      events.insert(events.end(), ev.begin(), ev.end());
+    }
+    if (st.restore_node)
+      if (auto x = engine.node_restored(*st.restore_node); !x) fail(x.error().message);
+    for (const auto& j : st.submit) {
+      if (auto x = engine.submit(j); !x) fail(x.error().message);
+      live[j.id] = j;
+    }
+    auto ev = engine.schedule(now);
+    events.insert(events.end(), ev.begin(), ev.end());
+    ++r.steps;
+    // Invariants.
+    std::map<std::pair<std::string, int64_t>, int64_t> gpu_use;
+    int64_t running = 0, pending = 0;
+    for (const auto& [id, j] : live) {
+      const auto place = engine.placement(id);
+      if (!engine.is_running(id)) {
+        ++pending;
+        if (!place.empty()) fail("invariant: pending job " + id + " holds a placement");
+        continue;
+      }
+      ++running;
+      std::map<int64_t, int64_t> per_replica;
+      for (const auto& w : place) {
+        ++per_replica[w.replica];
+        for (int64_t g : w.gpus) gpu_use[{w.node, g}] += w.gpu_milli ? w.gpu_milli : 1000;
+        const SchedNode* n = node_by_id[w.node];
+        if (!j.gpu_models.empty() && j.milli_per_worker() > 0 && !contains(j.gpu_models, n->gpu_model))
+          fail("invariant: job " + id + " runs on " + n->gpu_model + ", which it does not allow");
+      }
+      if (static_cast<int64_t>(per_replica.size()) < j.replicas_min)
+        fail("invariant: job " + id + " runs with fewer than its minimum replicas");
+      for (const auto& [rep, count] : per_replica)
+        if (count != j.workers) fail("invariant: job " + id + " replica " + std::to_string(rep) + " is a half gang");
+    }
+    for (const auto& [gpu, milli] : gpu_use)
+      if (milli > 1000) fail("invariant: GPU " + std::to_string(gpu.second) + " of " + gpu.first + " is over-allocated");
+    // Expectations.
+    const Expect& x = st.expect;
+    auto state = [&](const std::string& id) {
+      if (!live.count(id)) return std::string("not submitted or finished");
+      return engine.is_running(id) ? std::string("running") : "pending: " + engine.reason(id);
+    };
+    if (x.running) {
+      for (const auto& id : *x.running)
+        if (!engine.is_running(id)) fail("expected " + id + " running; it is " + state(id));
+      for (const auto& [id, j] : live)
+        if (engine.is_running(id) && !contains(*x.running, id)) fail("expected " + id + " not running; it is running");
+    }
+    for (const auto& id : x.running_includes)
+      if (!engine.is_running(id)) fail("expected " + id + " running; it is " + state(id));
+    for (const auto& id : x.not_running)
+      if (engine.is_running(id)) fail("expected " + id + " not running; it is running");
+    for (const auto& [id, text] : x.pending) {
+      if (!live.count(id) || engine.is_running(id)) fail("expected " + id + " pending; it is " + state(id));
+      else if (engine.reason(id).find(text) == std::string::npos)
+        fail("expected " + id + "'s reason to contain \"" + text + "\"; it is \"" + engine.reason(id) + "\"");
+    }
+    for (const auto& [id, w] : x.placement) {
+      const auto place = engine.placement(id);
+      if (place.empty()) {
+        fail("expected a placement for " + id + "; it is " + state(id));
+        continue;
+      }
+      std::set<std::string> used, domains;
+      for (const auto& p : place) {
+        used.insert(p.node);
+        domains.insert(p.nvlink_domain);
+        if (w.gpu_model && node_by_id[p.node]->gpu_model != *w.gpu_model)
+          fail(id + " worker on " + p.node + " (" + node_by_id[p.node]->gpu_model + "), expected " + *w.gpu_model);
+      }
+      if (w.nodes && used != std::set<std::string>(w.nodes->begin(), w.nodes->end())) {
+        std::string got;
+        for (const auto& u : used) got += (got.empty() ? "" : ", ") + u;
+        fail("expected " + id + " on exactly the nodes listed; it is on " + got);
+      }
+      if (w.same_node && used.size() != 1) fail("expected " + id + " on one node");
+      if (w.same_domain && (domains.size() != 1 || domains.begin()->empty()))
+        fail("expected " + id + " inside one NVLink domain");
+    }
+    for (const auto& [id, n] : x.replicas) {
+      std::set<int64_t> reps;
+      for (const auto& p : engine.placement(id)) reps.insert(p.replica);
+      if (static_cast<int64_t>(reps.size()) != n)
+        fail("expected " + id + " with " + std::to_string(n) + " replicas; it has " + std::to_string(reps.size()));
+    }
+    std::string seen;
+    for (const auto& e : events) seen += std::string(seen.empty() ? "" : "; ") + sched_event_kind_name(e.kind) + " " + e.job + " (" + e.reason + ")";
+    size_t from = 0;
+    for (const auto& pat : x.events) {
+      size_t k = from;
+      while (k < events.size() && !event_matches(pat, events[k])) ++k;
+      if (k == events.size()) fail("expected event \"" + pat + "\" (in order); events were: " + seen);
+      else from = k + 1;
+    }
+    for (const auto& pat : x.absent_events)
+      for (const auto& e : events)
+        if (event_matches(pat, e)) fail("unexpected event \"" + pat + "\"; events were: " + seen);
+    if (x.running_count && running != *x.running_count)
+      fail("expected " + std::to_string(*x.running_count) + " running jobs; " + std::to_string(running) + " run");
+    if (x.pending_count && pending != *x.pending_count)
+      fail("expected " + std::to_string(*x.pending_count) + " pending jobs; " + std::to_string(pending) + " wait");
+  }
+  return r;
+}
+
+}  // namespace gpurent

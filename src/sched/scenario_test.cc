@@ -1,0 +1,85 @@
+// Runs every scheduler scenario file in tests/scenarios/sched (one test per file), and checks that
+// the runner itself notices a wrong expectation.
+#include "sched/scenario.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace gpurent {
+namespace {
+
+namespace fs = std::filesystem;
+
+const GpuCatalog& catalog() {
+  static const GpuCatalog c = [] {
+    auto r = GpuCatalog::load_file(std::string(GPURENT_SOURCE_DIR) + "/data/gpu_catalog.yaml");
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? std::move(*r) : GpuCatalog{};
+  }();
+  return c;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> scenario_files() {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(fs::path(GPURENT_SOURCE_DIR) / "tests/scenarios/sched"))
+    if (e.path().extension() == ".yaml") out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class SchedScenario : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SchedScenario, Holds) {
+  const auto path = fs::path(GPURENT_SOURCE_DIR) / "tests/scenarios/sched" / GetParam();
+  auto r = run_scenario(slurp(path), catalog());
+  ASSERT_TRUE(r.ok()) << GetParam() << ": " << r.error().message;
+  EXPECT_GT(r->steps, 0);
+  for (const auto& f : r->failures) ADD_FAILURE() << GetParam() << " — " << r->description << "\n  " << f;
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, SchedScenario, ::testing::ValuesIn(scenario_files()),
+                         [](const auto& info) {
+                           std::string n = info.param.substr(0, info.param.size() - 5);
+                           for (char& c : n)
+                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
+
+constexpr const char* kTiny = R"(
+description: one node, one job
+nodes: [{name: n1, model: h100-sxm5-80gb, gpus: 8}]
+projects: [{name: p, tenant: t}]
+steps:
+  - at: 0
+    submit: [{name: a, project: p, workers: 1, gpus_per_worker: 4}]
+    expect: {running: [b]}
+)";
+
+TEST(ScenarioRunner, ReportsAWrongExpectation) {
+  auto r = run_scenario(kTiny, catalog());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->failures.size(), 2u);
+  EXPECT_NE(r->failures[0].find("expected b running"), std::string::npos) << r->failures[0];
+  EXPECT_NE(r->failures[1].find("expected a not running"), std::string::npos) << r->failures[1];
+}
+
+TEST(ScenarioRunner, RejectsUnknownFieldsNamingThem) {
+  std::string text = kTiny;
+  text.replace(text.find("gpus: 8}"), 8, "gpus: 8, colour: red}");
+  auto r = run_scenario(text, catalog());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("nodes[0].colour"), std::string::npos) << r.error().message;
+}
+
+}  // namespace
+}  // namespace gpurent
