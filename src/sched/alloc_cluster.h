@@ -36,7 +36,7 @@ struct AllocNode {
   std::vector<int32_t> gpu_free;  // free milli per GPU, index order
   bool has_share_pod = false;     // tags of GPU pods bound here (GpuClustering)
   bool has_kgpu_pod = false;
-  int32_t share_pods = 0;         // how many of each are bound (unbind keeps the tags true)
+  int32_t share_pods = 0;         // how many of each are bound; unbind clears a tag at 0
   int32_t kgpu_pods = 0;
 
   int64_t cpu_free() const { return cpu_cap - cpu_used; }
