@@ -1,7 +1,10 @@
-// bench/run fgd_alloc [TRACE_DIR] [SEEDS]: the FGD paper's allocation experiment grid (6 policies x
-// 5 traces x seeds 42..42+SEEDS-1, default 10) against the published 10-seed means at x = 100 and
-// 130 (PROTOCOL.md §8), and the time per experiment (one policy, one seed, tune 1.3).
-// The baselines are quoted from PROTOCOL.md, not measured here.
+// bench/run fgd_alloc [TRACE_DIR] [SEEDS] [TRACES]: the FGD paper's allocation experiment grid (the
+// paper's 6 policies and our fgdpack x traces x seeds 42..42+SEEDS-1, default 10) against the
+// published 10-seed means at x = 100 and 130 (PROTOCOL.md §8), and the time per experiment (one
+// policy, one seed, tune 1.3). TRACES: comma-separated names of TRACE_DIR/openb_pod_list_NAME.csv,
+// default the five published ones; others (e.g. from bench/make_variants.py) print no published
+// figure. The last table compares fgdpack with fgd on each trace. The baselines are quoted from
+// PROTOCOL.md, not measured here.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -15,9 +18,11 @@ using namespace gpurent;
 
 namespace {
 
+constexpr int kPaperPolicies = 6;  // score_policy_names() starts with the paper's six
+
 struct Published {
   const char* trace;
-  double at100[6], at130[6];  // random, dotprod, gpuclustering, gpupacking, bestfit, fgd
+  double at100[kPaperPolicies], at130[kPaperPolicies];  // random, dotprod, gpuclustering, gpupacking, bestfit, fgd
 };
 
 const Published kPublished[] = {
@@ -28,11 +33,45 @@ const Published kPublished[] = {
     {"cpu050", {89.02, 93.03, 93.52, 93.46, 93.56, 95.00}, {91.24, 93.27, 93.79, 93.72, 93.79, 95.21}},
 };
 
+const Published* published(const std::string& trace) {
+  for (const auto& p : kPublished)
+    if (trace == p.trace) return &p;
+  return nullptr;
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  for (size_t p = 0;;) {
+    const size_t q = s.find(',', p);
+    out.push_back(s.substr(p, q - p));
+    if (q == std::string::npos) return out;
+    p = q + 1;
+  }
+}
+
+std::string fmt(const double* v) {
+  char b[16];
+  if (!v) return "-";
+  std::snprintf(b, sizeof b, "%.2f", *v);
+  return b;
+}
+
+struct Versus {
+  std::string trace;
+  double fgd100, fgd130, ours100, ours130;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string dir = argc > 1 ? argv[1] : GPURENT_SOURCE_DIR "/../shared/data/traces/alibaba-gpu-v2023";
   const int nseeds = argc > 2 ? std::atoi(argv[2]) : 10;
+  std::vector<std::string> traces;
+  if (argc > 3) {
+    traces = split(argv[3]);
+  } else {
+    for (const auto& p : kPublished) traces.push_back(p.trace);
+  }
   if (nseeds < 1) {
     std::fprintf(stderr, "SEEDS must be >= 1\n");
     return 2;
@@ -47,8 +86,11 @@ int main(int argc, char** argv) {
               "pub130", "d130", "spread", "s/exp");
   double total_s = 0;
   int experiments = 0;
-  for (const auto& pub : kPublished) {
-    auto pods = read_trace_pods_file(dir + "/openb_pod_list_" + pub.trace + ".csv");
+  std::vector<Versus> versus;
+  double ours_s = 0;
+  for (const auto& trace : traces) {
+    const Published* pub = published(trace);
+    auto pods = read_trace_pods_file(dir + "/openb_pod_list_" + trace + ".csv");
     if (!pods) {
       std::fprintf(stderr, "%s\n", pods.error().message.c_str());
       return 2;
@@ -71,11 +113,26 @@ int main(int argc, char** argv) {
       for (const auto& r : runs)
         if (r.alloc_pct[130]) lo = std::min(lo, *r.alloc_pct[130]), hi = std::max(hi, *r.alloc_pct[130]);
       const double m100 = mean[100].value_or(0), m130 = mean[130].value_or(0);
-      std::printf("%-11s %-14s %7.2f %7.2f %7.2f %7.2f %+7.2f %7.2f %8.3f\n", pub.trace, policy.c_str(), m100,
-                  pub.at100[pi], m130, pub.at130[pi], m130 - pub.at130[pi], hi - lo, secs / nseeds);
+      const bool has_pub = pub && pi < kPaperPolicies;
+      char d130[16] = "-";
+      if (has_pub) std::snprintf(d130, sizeof d130, "%+.2f", m130 - pub->at130[pi]);
+      std::printf("%-11s %-14s %7.2f %7s %7.2f %7s %7s %7.2f %8.3f\n", trace.c_str(), policy.c_str(), m100,
+                  fmt(has_pub ? &pub->at100[pi] : nullptr).c_str(), m130,
+                  fmt(has_pub ? &pub->at130[pi] : nullptr).c_str(), d130, hi - lo, secs / nseeds);
       std::fflush(stdout);
+      if (policy == "fgd") versus.push_back({trace, m100, m130, 0, 0});
+      if (policy == "fgdpack" && !versus.empty()) {
+        versus.back().ours100 = m100, versus.back().ours130 = m130;
+        ours_s += secs;
+      }
     }
   }
+  std::printf("\nfgdpack vs fgd (mean over seeds; gain in points)\n%-11s %8s %8s %7s %8s %8s %7s\n", "trace",
+              "fgd100", "ours100", "gain", "fgd130", "ours130", "gain");
+  for (const auto& v : versus)
+    std::printf("%-11s %8.2f %8.2f %+7.2f %8.2f %8.2f %+7.2f\n", v.trace.c_str(), v.fgd100, v.ours100,
+                v.ours100 - v.fgd100, v.fgd130, v.ours130, v.ours130 - v.fgd130);
+  std::printf("fgdpack: %.3f s per experiment\n", ours_s / (nseeds * static_cast<double>(versus.size())));
   std::printf("fgd_alloc: %.3f s per experiment (baseline: ~600 s per experiment, the published Go simulator; "
               "~2 s, a plain Python implementation; both quoted from PROTOCOL.md, not measured)\n",
               total_s / experiments);

@@ -5,7 +5,11 @@
 namespace gpurent {
 
 AllocScheduler::AllocScheduler(AllocCluster& cluster, ScorePolicy& policy, std::vector<int> priority_order)
-    : cluster_(cluster), policy_(policy), order_(std::move(priority_order)), cache_(cluster.size()) {}
+    : cluster_(cluster),
+      policy_(policy),
+      order_(std::move(priority_order)),
+      cache_(cluster.size()),
+      max_score_(std::clamp(policy.max_score(), 0, kMaxScoreLimit)) {}
 
 int AllocScheduler::shape_id(const AllocPod& p) {
   auto [it, added] = shapes_.try_emplace({p.cpu_milli, p.num_gpu, p.gpu_milli}, static_cast<int>(shapes_.size()));
@@ -21,7 +25,7 @@ int AllocScheduler::memo_score(int node, int shape, const AllocPod& pod) {
   put(n.model_id * 4 + (n.has_share_pod ? 2 : 0) + (n.has_kgpu_pod ? 1 : 0));
   key_.append(reinterpret_cast<const char*>(n.gpu_free.data()), n.gpu_free.size() * sizeof(int32_t));
   auto [it, added] = memo_.try_emplace(key_, int16_t{0});
-  if (added) it->second = static_cast<int16_t>(std::clamp(policy_.score(cluster_, node, pod), 0, 100));
+  if (added) it->second = static_cast<int16_t>(std::clamp(policy_.score(cluster_, node, pod), 0, max_score_));
   return it->second;
 }
 

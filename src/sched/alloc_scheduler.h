@@ -41,6 +41,7 @@ class AllocScheduler {
   std::vector<int> feasible_;
   std::unordered_map<std::string, int16_t> memo_;
   std::string key_;
+  int max_score_;  // the policy's max_score(), capped at kMaxScoreLimit
 };
 
 }  // namespace gpurent

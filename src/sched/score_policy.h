@@ -1,6 +1,6 @@
 // Placement scoring for the allocation experiment (protocol §5-§7): a ScorePolicy scores one
-// feasible node for a pod (integer 0..100, higher is better) and chooses the GPUs inside the
-// chosen node. Policies are chosen by name through make_score_policy.
+// feasible node for a pod (integer 0..max_score(), higher is better; 100 for the protocol's
+// policies) and chooses the GPUs inside the chosen node. Policies are chosen by name through make_score_policy.
 // Contract: score() depends only on the pod's (cpu_milli, num_gpu, gpu_milli) and the node's free
 // CPU, GPU model, free milli per GPU and pod tags (has_share_pod, has_kgpu_pod), so callers may
 // cache it per node until the node changes and share it between nodes in the same state.
@@ -21,6 +21,9 @@ namespace gpurent {
 
 using SimRng = std::mt19937_64;
 
+// The largest max_score() a policy may declare (schedulers keep scores in 16 bits).
+inline constexpr int kMaxScoreLimit = 32767;
+
 class ScorePolicy {
  public:
   virtual ~ScorePolicy() = default;
@@ -31,6 +34,8 @@ class ScorePolicy {
   virtual std::optional<int> pick_node(const std::vector<int>& /*feasible*/, SimRng& /*rng*/) {
     return std::nullopt;
   }
+  // Upper end of score()'s range, at most kMaxScoreLimit; the protocol's policies use 0..100.
+  virtual int max_score() const { return 100; }
   virtual int score(const AllocCluster& cluster, int node, const AllocPod& pod) const = 0;
   // GPUs for the pod inside `node` (feasible); empty for CPU-only pods.
   virtual std::vector<int> choose_gpus(const AllocCluster& cluster, int node, const AllocPod& pod,
@@ -40,7 +45,8 @@ class ScorePolicy {
   }
 };
 
-// Known names, in the protocol's order: random, dotprod, gpuclustering, gpupacking, bestfit, fgd.
+// Known names: the protocol's, in its order (random, dotprod, gpuclustering, gpupacking, bestfit,
+// fgd), then ours (fgdpack).
 const std::vector<std::string>& score_policy_names();
 // The policy by name (case-insensitive); an error listing the known names otherwise.
 Result<std::unique_ptr<ScorePolicy>> make_score_policy(std::string_view name);

@@ -14,6 +14,7 @@ std::unique_ptr<ScorePolicy> make_gpuclustering_policy();
 std::unique_ptr<ScorePolicy> make_gpupacking_policy();
 std::unique_ptr<ScorePolicy> make_bestfit_policy();
 std::unique_ptr<ScorePolicy> make_fgd_policy();
+std::unique_ptr<ScorePolicy> make_fgdpack_policy();
 
 // floor(a / b) for b > 0, also for negative a.
 inline int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }

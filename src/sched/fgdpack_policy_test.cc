@@ -1,0 +1,107 @@
+// FgdPack (policy/fgdpack.cc) against hand-computed scores: FGD's integer as the primary key,
+// the packing tie-break as the secondary one (score = fgd * 321 + tie).
+#include <gtest/gtest.h>
+
+#include "sched/alloc_scheduler.h"
+#include "sched/policy/policies.h"
+#include "sched/score_policy.h"
+
+namespace gpurent {
+namespace {
+
+AllocPod pod(int64_t cpu, int k, int g) { return AllocPod{cpu, 1024, k, g, "", 0}; }
+
+// Node 0 "a": 64 cores, 2 P100. Node 1 "b": 96 cores, 8 V100.
+AllocCluster two_nodes() {
+  AllocCluster c;
+  EXPECT_TRUE(c.add_node("a", 64000, 262144, 2, "P100").ok());
+  EXPECT_TRUE(c.add_node("b", 96000, 524288, 8, "V100").ok());
+  return c;
+}
+
+// Target workload: share (cpu 4000, g 500) x3 and whole (cpu 8000, 1 GPU) x1; both types kept
+// (75% < 95%), total = 4. Frag scaled by 4: 3 * F(share) + 1 * F(whole).
+std::vector<AllocPod> workload() {
+  return {pod(4000, 1, 500), pod(4000, 1, 500), pod(4000, 1, 500), pod(8000, 1, 1000)};
+}
+
+std::unique_ptr<ScorePolicy> prepared(const char* name, const AllocCluster& c) {
+  auto p = std::move(make_score_policy(name).value());
+  p->prepare(c, workload());
+  return p;
+}
+
+TEST(FgdPackPolicy, RegisteredAfterFgdWithWiderRange) {
+  EXPECT_EQ(score_policy_names().back(), "fgdpack");
+  auto p = std::move(make_score_policy("FgdPack").value());
+  EXPECT_EQ(p->name(), "fgdpack");
+  EXPECT_EQ(p->max_score(), 100 * 321 + 320);
+  EXPECT_LE(p->max_score(), kMaxScoreLimit);
+}
+
+TEST(FgdPackPolicy, SharePodOnIdleAndUsedNode) {
+  auto c = two_nodes();
+  auto p = prepared("fgdpack", c);
+  SimRng rng(1);
+  // a idle: Frag = 0. Share pod (4000, g 500) on GPU0 -> f [500,1000]: F(share) = 0, F(whole) = 500
+  // -> scaled 500; x = -500/(1000*4) = -0.125, 100*sigmoid = 46.88 -> 46. Idle node: tie 0.
+  EXPECT_EQ(p->score(c, 0, pod(4000, 1, 500)), 46 * 321 + 0);
+  EXPECT_EQ(p->choose_gpus(c, 0, pod(4000, 1, 500), rng), std::vector<int>{0});
+  c.bind(0, pod(4000, 1, 500), {0});
+  // a: f [500,1000], Frag 500. On GPU0 -> [0,1000]: Frag 0, x = +0.125 -> 53.12 -> 53.
+  // On GPU1 -> [500,500]: F(whole) = 1000, x = -0.125 -> 46. Best 53 on GPU0; a GPU is in use: tie 1.
+  EXPECT_EQ(p->score(c, 0, pod(4000, 1, 500)), 53 * 321 + 1);
+  EXPECT_EQ(p->choose_gpus(c, 0, pod(4000, 1, 500), rng), std::vector<int>{0});
+  // Whole-GPU pod (8000, 1 GPU) on a: takes GPU1 -> [500,0]: F(share) = 0 (500 fits),
+  // F(whole) = 500 (no GPU fits: all free is fragment) -> Frag 500, x = 0 -> 50; tie 1.
+  EXPECT_EQ(p->score(c, 0, pod(8000, 1, 1000)), 50 * 321 + 1);
+  // The same pod on idle b: Frag stays 0 (seven whole GPUs left) -> 50; tie 0.
+  EXPECT_EQ(p->score(c, 1, pod(8000, 1, 1000)), 50 * 321 + 0);
+}
+
+TEST(FgdPackPolicy, CpuOnlyPodPrefersLessFreeGpu) {
+  auto c = two_nodes();
+  auto p = prepared("fgdpack", c);
+  c.bind(0, pod(4000, 1, 500), {0});  // a: C 60000, F 1500
+  // CPU-only pods never change F and leave enough CPU for both types here: dFrag 0 -> 50.
+  // Tie = (8000 - F) / 25: a (8000-1500)/25 = 260; b (8000-8000)/25 = 0.
+  EXPECT_EQ(p->score(c, 0, pod(2000, 0, 0)), 50 * 321 + 260);
+  EXPECT_EQ(p->score(c, 1, pod(2000, 0, 0)), 50 * 321 + 0);
+  SimRng rng(1);
+  EXPECT_TRUE(p->choose_gpus(c, 0, pod(2000, 0, 0), rng).empty());
+  // A CPU-only pod that leaves a 3000 milli CPU: neither type fits any more, so every free GPU
+  // milli (1500) is fragment for both: 3*1500 + 1*1500 = 6000 against 500 before, dFrag = -5500
+  // scaled, x = -5500/4000 = -1.375, 100*sigmoid = 20.18 -> 20; tie still 260.
+  EXPECT_EQ(p->score(c, 0, pod(57000, 0, 0)), 20 * 321 + 260);
+}
+
+TEST(FgdPackPolicy, PrimaryKeyIsFgdScore) {
+  auto c = two_nodes();
+  auto fgd = prepared("fgd", c);
+  auto ours = prepared("fgdpack", c);
+  c.bind(1, pod(4000, 1, 300), {2});
+  c.bind(1, pod(8000, 2, 1000), {0, 1});
+  c.bind(0, pod(60000, 0, 0), {});
+  for (int node : {0, 1})
+    for (const auto& q : {pod(4000, 1, 500), pod(1000, 1, 200), pod(8000, 1, 1000), pod(8000, 2, 1000), pod(500, 0, 0)})
+      EXPECT_EQ(ours->score(c, node, q) / 321, fgd->score(c, node, q)) << node << " " << q.gpu_milli;
+}
+
+// Through the scheduler: FGD ties (50 and 50) go to the priority node a; FgdPack sends the
+// CPU-only pod to b, whose GPUs are mostly taken, and scores above 100 survive the scheduler.
+TEST(FgdPackPolicy, SchedulerBreaksFgdTieByPacking) {
+  for (const char* name : {"fgd", "fgdpack"}) {
+    AllocCluster c;
+    ASSERT_TRUE(c.add_node("a", 64000, 262144, 2, "P100").ok());
+    ASSERT_TRUE(c.add_node("b", 64000, 262144, 2, "P100").ok());
+    c.bind(1, pod(8000, 1, 1000), {0});  // b: f [0,1000], F 1000
+    auto p = prepared(name, c);
+    AllocScheduler s(c, *p, {0, 1});
+    SimRng rng(1);
+    // Both nodes: dFrag 0 -> 50. FgdPack ties: a (8000-2000)/25 = 240, b (8000-1000)/25 = 280.
+    EXPECT_EQ(s.place(pod(1000, 0, 0), rng), std::string(name) == "fgd" ? 0 : 1) << name;
+  }
+}
+
+}  // namespace
+}  // namespace gpurent
