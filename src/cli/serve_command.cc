@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "sched/score_policy.h"
 #include "server/server.h"
 
 namespace gpurent {
@@ -10,6 +11,7 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
   struct Opts {
     ServerOptions server;
     bool no_sync_full = false;
+    bool no_scheduler = false;
   };
   auto o = std::make_shared<Opts>();
   ServerOptions& s = o->server;
@@ -31,12 +33,26 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--threads", s.threads, "HTTP worker threads")->check(CLI::Range(1, 1024))->capture_default_str();
   cmd->add_flag("--no-sync-full", o->no_sync_full,
                 "do not fsync every commit (faster; a power loss may lose the last commits)");
+  cmd->add_flag("--no-scheduler", o->no_scheduler, "do not run the scheduler (jobs stay pending)");
+  cmd->add_option("--sched-interval-ms", s.sched_interval_ms, "milliseconds between scheduling passes")
+      ->check(CLI::Range(int64_t{10}, int64_t{600000}))
+      ->capture_default_str();
+  cmd->add_option("--sched-policy", s.sched_policy, "placement scoring policy")
+      ->check(CLI::IsMember(score_policy_names()))
+      ->capture_default_str();
+  cmd->add_option("--spot-notice-seconds", s.spot_notice_s, "how long a reclaimed spot allocation keeps running")
+      ->check(CLI::Range(int64_t{0}, int64_t{86400}))
+      ->capture_default_str();
+  cmd->add_option("--cold-start-ms", s.cold_start_ms, "simulated executor: admitted jobs start running after this")
+      ->check(CLI::Range(int64_t{0}, int64_t{3600000}))
+      ->capture_default_str();
   cmd->add_option("--log-level", s.log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();
   cmd->callback([&ctx, o] {
     ctx.action = [&ctx, o] {
       o->server.sync_full = !o->no_sync_full;
+      o->server.scheduler = !o->no_scheduler;
       return ctx.serve(o->server);
     };
   });

@@ -83,6 +83,7 @@ Result<JobStatus> parse_job_status(const json& status, const std::string& path) 
     }
     w.gpu_milli = p.opt_integer("gpu_milli", 1, 999).value_or(0);
     if (w.gpu_milli > 0 && w.gpus.size() != 1) p.error("gpu_milli", "needs exactly one GPU in gpus");
+    w.nvlink_domain = p.opt_str("nvlink_domain", {.max_len = 63, .pattern = kSlug}).value_or("");
     s.placement.push_back(std::move(w));
   });
   f.finish();
@@ -95,6 +96,7 @@ json to_json(const JobStatus& s) {
   for (const auto& w : s.placement) {
     json p = {{"replica", w.replica}, {"worker", w.worker}, {"node", w.node}, {"gpus", w.gpus}};
     if (w.gpu_milli > 0) p["gpu_milli"] = w.gpu_milli;
+    if (!w.nvlink_domain.empty()) p["nvlink_domain"] = w.nvlink_domain;
     placement.push_back(std::move(p));
   }
   json j = {{"state", job_state_name(s.state)}, {"placement", std::move(placement)}};

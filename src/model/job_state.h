@@ -49,6 +49,7 @@ struct WorkerPlacement {
   std::string node;           // node id
   std::vector<int64_t> gpus;  // device indices on the node (nvidia-smi numbering), ascending
   int64_t gpu_milli = 0;      // for a fractional job: the share of gpus[0] (1..999); else 0
+  std::string nvlink_domain;  // the node's NVLink domain holding all of gpus; "" when none or mixed
 
   bool operator==(const WorkerPlacement&) const = default;
 };

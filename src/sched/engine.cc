@@ -128,6 +128,13 @@ Status SchedEngine::node_restored(const std::string& node) {
   return ok_status();
 }
 
+Status SchedEngine::set_node_cordoned(const std::string& node, bool cordoned) {
+  auto it = impl_->node_index.find(node);
+  if (it == impl_->node_index.end()) return Error::make(Code::kNotFound, "node " + node + " is not in the scheduler");
+  impl_->nodes[it->second].cordoned = cordoned;
+  return ok_status();
+}
+
 Status SchedEngine::set_node_reservation(const std::string& node, const std::string& tenant) {
   Impl& e = *impl_;
   auto it = e.node_index.find(node);

@@ -54,6 +54,8 @@ class SchedEngine {
   // kReplicaRemoved events). Idempotent.
   std::vector<SchedEvent> node_failed(const std::string& node, TimeMs now, const std::string& reason);
   Status node_restored(const std::string& node);
+  // A cordoned (drained) node keeps what runs on it and takes nothing new.
+  Status set_node_cordoned(const std::string& node, bool cordoned);
   // Changes which tenant holds the node as reserved capacity ("" none).
   Status set_node_reservation(const std::string& node, const std::string& tenant);
 

@@ -186,13 +186,17 @@ std::optional<Blocked> SchedEngine::Impl::shadow_for(const EngineJob& ej, const 
   if (need == 0) return std::nullopt;
   const bool whole = !j.gpu_milli;
   std::vector<char> eligible(nodes.size(), 0);
-  int64_t free = 0;
+  int64_t free = 0, capacity = 0;
   for (int i = 0; i < static_cast<int>(nodes.size()); ++i) {
     for (int m : models)
       if (node_ok(j, i, m, 2)) eligible[i] = 1;
     if (!eligible[i]) continue;
     for (int32_t f : cluster.node(i).gpu_free) free += whole ? (f == kGpuMilli ? kGpuMilli : 0) : f;
+    capacity += static_cast<int64_t>(cluster.node(i).gpu_free.size()) * kGpuMilli;
   }
+  // A job the eligible nodes could never hold, even empty, reserves nothing: it must not stall
+  // the queue behind it.
+  if (capacity < need) return std::nullopt;
   Blocked b;
   b.job = j.id;
   b.models = models;

@@ -15,6 +15,7 @@ struct EngineNode {
   SchedNode spec;
   std::vector<int> gpu_domain;  // per GPU: domain id or -1
   bool down = false;
+  bool cordoned = false;
 };
 
 // One worker bound on one node.

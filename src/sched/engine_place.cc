@@ -29,7 +29,7 @@ AllocPod SchedEngine::Impl::pod_for(const SchedJob& j, int node) const {
 // phase 0: the tenant's reserved nodes only; 1: those and unreserved nodes; 2: any node.
 bool SchedEngine::Impl::node_ok(const SchedJob& j, int i, int model, int phase) const {
   const EngineNode& n = nodes[i];
-  if (n.down) return false;
+  if (n.down || n.cordoned) return false;
   const std::string& owner = n.spec.reserved_for;
   if (phase == 0 && owner != j.tenant) return false;
   if (phase == 1 && !owner.empty() && owner != j.tenant) return false;
@@ -64,7 +64,7 @@ int SchedEngine::Impl::score(int node, const AllocPod& p) {
   if (static_cast<int>(row.size()) <= shape) row.resize(shape + 1, {UINT32_MAX, 0});
   auto& cell = row[shape];
   if (cell.first != node_version[node]) {
-    cell = {node_version[node], static_cast<int16_t>(std::clamp(policy->score(cluster, node, p), 0, 100))};
+    cell = {node_version[node], static_cast<int16_t>(std::clamp(policy->score(cluster, node, p), 0, policy->max_score()))};
   }
   return cell.second;
 }

@@ -18,6 +18,7 @@
 #include "server/bootstrap.h"
 #include "server/http_util.h"
 #include "server/resources.h"
+#include "server/scheduler_service.h"
 #include "server/seed.h"
 #include "store/store_test_util.h"
 
@@ -56,7 +57,7 @@ const json& operation(const std::string& method, const std::string& path) {
 }
 
 // Every route the server registers, read from the code: register_crud (GET list, POST unless
-// !creatable, GET/PUT/DELETE item, PUT/DELETE answering 405 for jobs) and the route files.
+// or 405 when !creatable, GET/PUT/DELETE item, PUT/DELETE answering 405 for jobs and faults) and the route files.
 const std::set<Op> kServerRoutes = {
     {"GET", "/healthz"}, {"GET", "/readyz"}, {"GET", "/metrics"}, {"GET", "/api/v1/openapi.json"},
     {"GET", "/api/v1/gpu-models"}, {"GET", "/api/v1/gpu-models/{id}"},
@@ -77,6 +78,8 @@ const std::set<Op> kServerRoutes = {
     {"GET", "/api/v1/jobs"}, {"POST", "/api/v1/jobs"}, {"GET", "/api/v1/jobs/{ref}"},
     {"PUT", "/api/v1/jobs/{ref}"}, {"DELETE", "/api/v1/jobs/{ref}"},
     {"POST", "/api/v1/jobs/{ref}/cancel"}, {"GET", "/api/v1/jobs/{ref}/events"},
+    {"GET", "/api/v1/faults"}, {"POST", "/api/v1/faults"}, {"GET", "/api/v1/faults/{ref}"},
+    {"PUT", "/api/v1/faults/{ref}"}, {"DELETE", "/api/v1/faults/{ref}"},
 };
 const std::set<std::string> kOpenPaths = {"/healthz", "/readyz", "/metrics", "/api/v1/openapi.json"};
 
@@ -269,6 +272,21 @@ class LiveServer {
     return admin->token;
   }
 
+  // Runs the real scheduler: places the demo's jobs, then fails the node of the first admitted
+  // one so a fault is recorded.
+  void schedule_and_fail_a_node(const std::string& tok) {
+    SchedulerService sched(app_);
+    ASSERT_TRUE(sched.run_once().ok());
+    Reply admitted = call("GET", "/api/v1/jobs?state=admitted&limit=1", tok);
+    ASSERT_FALSE(admitted.body["items"].empty()) << "the scheduler admitted none of the demo's jobs";
+    const std::string node = admitted.body["items"][0]["status"]["placement"][0]["node"];
+    json n = call("GET", "/api/v1/nodes/" + node, tok).body;
+    n["state"] = "unavailable";
+    n["state_reason"] = "openapi test: Xid 79";
+    ASSERT_EQ(call("PUT", "/api/v1/nodes/" + node, tok, n.dump()).status, 200);
+    ASSERT_TRUE(sched.run_once().ok());
+  }
+
   Reply call(const std::string& method, const std::string& path, const std::string& token = "",
              const std::string& body = "", const std::string& content_type = "application/json") {
     httplib::Client cli("127.0.0.1", port_);
@@ -314,7 +332,7 @@ std::string concrete(std::string path) {
 
 TEST(OpenApi, KindsAndListFiltersMatchTheRegisteredSpecs) {
   LiveServer srv;
-  ASSERT_EQ(srv.kinds().size(), 7u);
+  ASSERT_EQ(srv.kinds().size(), 8u);
   for (const auto& [kind, spec] : srv.kinds()) {
     const std::string base = "/api/v1/" + kind;
     std::set<std::string> params, expected = {"limit", "after"};
@@ -373,6 +391,7 @@ void expect_documented(const Reply& r, const std::string& method, const std::str
 TEST(OpenApi, LiveResponsesMatchTheDocument) {
   LiveServer srv;
   const std::string tok = srv.seed();
+  srv.schedule_and_fail_a_node(tok);
   for (const char* p : {"/healthz", "/readyz", "/metrics", "/api/v1/openapi.json"})
     expect_documented(srv.call("GET", p), "GET", p);
   expect_documented(srv.call("GET", "/api/v1/gpu-models?vendor=nvidia&form_factor=sxm", tok), "GET",

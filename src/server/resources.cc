@@ -305,6 +305,7 @@ void register_crud(App& app, httplib::Server& srv, const KindSpec& spec) {
       send_json(res, 201, present(*out));
     });
   }
+  if (!spec.creatable) not_allowed(app, srv, "POST", base, base, spec.kind + " are not created through the API", "GET");
   std::string allow = "GET";
   if (spec.updatable) allow += ", PUT";
   if (spec.deletable) allow += ", DELETE";

@@ -14,6 +14,7 @@
 #include "server/bootstrap.h"
 #include "server/http_util.h"
 #include "server/resources.h"
+#include "server/scheduler_service.h"
 #include "server/seed.h"
 
 namespace gpurent {
@@ -29,6 +30,7 @@ void register_all_routes(App& app, httplib::Server& srv) {
   register_user_routes(app, srv);
   register_token_routes(app, srv);
   register_job_routes(app, srv);
+  register_fault_routes(app, srv);
 }
 
 static void setup_logging(const std::string& level) {
@@ -153,7 +155,10 @@ int run_server(const ServerOptions& opts) {
               << std::endl;
   }
 
+  SchedulerService scheduler(app);
+  if (opts.scheduler) scheduler.start();
   bool ok = srv.listen_after_bind();
+  scheduler.stop();
   loop.stop();
   log_event({{"event", "stopped"}});
   return ok ? 0 : 1;

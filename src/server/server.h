@@ -20,6 +20,13 @@ struct ServerOptions {
   int threads = 8;                    // HTTP worker threads
   bool sync_full = true;              // fsync every commit
   std::string log_level = "info";     // trace|debug|info|warn|error
+  // Scheduler (docs/scheduler.md): the control loop admits and places pending jobs every tick;
+  // the simulated executor runs admitted jobs for their expected duration.
+  bool scheduler = true;
+  int64_t sched_interval_ms = 1000;
+  std::string sched_policy = "fgd";
+  int64_t spot_notice_s = 30;
+  int64_t cold_start_ms = 2000;       // simulated executor: admitted -> running after this long
 };
 
 // Runs until SIGINT or SIGTERM. Prints one JSON line {"event":"listening","url":...,"admin_token_file":...}

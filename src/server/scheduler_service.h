@@ -1,0 +1,57 @@
+// SchedulerService: runs the scheduling engine (sched/engine.h) inside the server. Every tick it
+// runs one command on the control loop (the single writer), so the engine is only ever touched on
+// that thread and each tick commits atomically:
+//   1. reconcile the engine with the store: nodes (new, unavailable -> failed, drained ->
+//      cordoned, deleted), project quotas, newly pending jobs, and jobs that ended or were cancelled;
+//   2. the simulated executor: admitted jobs start running after the cold start; running jobs with
+//      an expected duration succeed when it has passed (Slurm replaces this in the exec module);
+//   3. one scheduling pass; its events become job state changes, job events, pending reasons and
+//      fault records (GET /api/v1/faults).
+// The engine is rebuilt from the store at start (running jobs keep their placement) and after any
+// failed tick, so a crash or kill -9 loses nothing that was committed.
+// Thread-safe: start() and stop() from the owning thread; the ticker is internal.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <unordered_map>
+
+#include "sched/engine.h"
+#include "server/app.h"
+
+namespace gpurent {
+
+class SchedulerService {
+ public:
+  explicit SchedulerService(App& app);
+  ~SchedulerService();
+  void start();  // ticks every opts.sched_interval_ms on its own thread until stop()
+  void stop();
+  // One tick now, through the control loop; for tests and tools that need a deterministic step.
+  Status run_once();
+
+ private:
+  Status tick(StoreTx& tx, TimeMs now);
+  Status rebuild(StoreTx& tx, TimeMs now);
+  Status sync_nodes(StoreTx& tx, TimeMs now, std::vector<SchedEvent>& events);
+  Status sync_projects(StoreTx& tx);
+  Status sync_jobs(StoreTx& tx, TimeMs now);
+  Status run_executor(StoreTx& tx, TimeMs now);
+  Status apply(StoreTx& tx, const std::vector<SchedEvent>& events, TimeMs now);
+
+  App& app_;
+  std::unique_ptr<SchedEngine> engine_;
+  std::unordered_map<std::string, std::string> node_state_;  // node id -> last seen state
+  std::set<std::string> known_jobs_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  uint64_t fault_seq_ = 0;
+};
+
+}  // namespace gpurent

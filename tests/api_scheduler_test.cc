@@ -1,0 +1,139 @@
+// The scheduler inside the real server: the control loop admits and places pending jobs, the
+// simulated executor runs them for their expected duration, pending jobs say why they wait, a
+// failed node requeues its jobs and records a fault, and placements survive kill -9.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <thread>
+
+#include "server_fixture.h"
+
+namespace gpurent::testing {
+namespace {
+
+// Polls GET path until pred holds (5 s at most); returns the last body.
+json wait_for(const ServerProcess& s, const std::string& path, const std::function<bool(const json&)>& pred) {
+  json last;
+  for (int i = 0; i < 250; ++i) {
+    Resp r = s.admin("GET", path);
+    last = r.body;
+    if (r.status == 200 && pred(last)) return last;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ADD_FAILURE() << "timed out waiting on " << path << "; last: " << last.dump();
+  return last;
+}
+
+auto state_is(const std::string& want) {
+  return [want](const json& j) { return j.at("status").at("state") == want; };
+}
+
+void world(const ServerProcess& s, int nodes) {
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  for (int i = 1; i <= nodes; ++i)
+    expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n" + std::to_string(i))), "node");
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
+  json p = project_doc("acme", "vision");
+  p["quota"]["max_concurrent_jobs"] = 3;
+  expect_2xx(s.admin("POST", "/api/v1/projects", p), "project");
+}
+
+json job(const std::string& name, int workers, int gpus, std::optional<int> seconds) {
+  json j = job_doc("vision", name);
+  j["workers"] = workers;
+  j["gpus_per_worker"] = gpus;
+  j["constraints"] = {{"gpu_models", {"h100-sxm5-80gb"}}};
+  if (seconds) j["expected_duration_seconds"] = *seconds; else j.erase("expected_duration_seconds");
+  return j;
+}
+
+TEST(Scheduler, PlacesRunsAndFinishesJobsAndSaysWhyOthersWait) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "100"});
+  world(s, 1);
+  std::string id = expect_2xx(s.admin("POST", "/api/v1/jobs", job("short", 1, 4, 1)), "job").body.at("id");
+  json admitted = wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] != "pending"; });
+  const json& w = admitted.at("status").at("placement").at(0);
+  EXPECT_EQ(w.at("gpus").size(), 4u);
+  EXPECT_EQ(w.at("nvlink_domain"), "nvswitch-0");
+  EXPECT_EQ(s.admin("GET", "/api/v1/nodes/" + w.at("node").get<std::string>()).body.at("name"), "n1");
+  wait_for(s, "/api/v1/jobs/" + id, state_is("succeeded"));
+  json events = s.admin("GET", "/api/v1/jobs/" + id + "/events").body.at("items");
+  std::vector<std::string> path;
+  for (const auto& e : events) path.push_back(e.at("to"));
+  EXPECT_EQ(path, (std::vector<std::string>{"pending", "admitted", "running", "succeeded"})) << events.dump();
+
+  // Too big for the one node: waits, and says so.
+  std::string big = expect_2xx(s.admin("POST", "/api/v1/jobs", job("big", 2, 8, std::nullopt)), "big").body.at("id");
+  json waiting = wait_for(s, "/api/v1/jobs/" + big, [](const json& j) {
+    return j["status"]["reason"].get<std::string>().rfind("capacity:", 0) == 0;
+  });
+  EXPECT_EQ(waiting["status"]["state"], "pending");
+  EXPECT_NE(waiting["status"]["reason"].get<std::string>().find("2 × 8 GPU (NVIDIA H100 SXM5 80GB)"), std::string::npos)
+      << waiting.dump();
+  // The concurrent-jobs quota (3) holds the fourth small job back.
+  for (const char* n : {"a", "b", "c", "d"}) expect_2xx(s.admin("POST", "/api/v1/jobs", job(n, 1, 1, std::nullopt)), n);
+  json d = wait_for(s, "/api/v1/jobs/d", [](const json& j) {
+    return j["status"]["reason"].get<std::string>().find("concurrent jobs") != std::string::npos;
+  });
+  EXPECT_EQ(d["status"]["reason"], "quota: project vision runs 3 of 3 concurrent jobs");
+  // Cancelling one lets it start.
+  expect_2xx(s.admin("POST", "/api/v1/jobs/a/cancel"), "cancel a");
+  wait_for(s, "/api/v1/jobs/d", state_is("running"));
+}
+
+TEST(Scheduler, NodeFailureRequeuesAndRecordsAFault) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50"});
+  world(s, 2);
+  std::string id = expect_2xx(s.admin("POST", "/api/v1/jobs", job("long", 1, 8, std::nullopt)), "job").body.at("id");
+  json running = wait_for(s, "/api/v1/jobs/" + id, state_is("running"));
+  const std::string node = running["status"]["placement"][0]["node"];
+  // Fill the other node so the requeued job has to wait.
+  expect_2xx(s.admin("POST", "/api/v1/jobs", job("other", 1, 8, std::nullopt)), "other");
+  wait_for(s, "/api/v1/jobs/other", state_is("running"));
+  json n = s.admin("GET", "/api/v1/nodes/" + node).body;
+  n["state"] = "unavailable";
+  n["state_reason"] = "Xid 79: GPU has fallen off the bus";
+  expect_2xx(s.admin("PUT", "/api/v1/nodes/" + node, n), "node down");
+  json requeued = wait_for(s, "/api/v1/jobs/" + id, state_is("pending"));
+  EXPECT_TRUE(requeued["status"]["placement"].empty());
+  json events = s.admin("GET", "/api/v1/jobs/" + id + "/events").body.at("items");
+  ASSERT_GE(events.size(), 5u);
+  EXPECT_EQ(events[3]["to"], "preempted");
+  EXPECT_EQ(events[3]["reason"], "requeued: node " + node + " failed: Xid 79: GPU has fallen off the bus");
+  EXPECT_EQ(events[4]["to"], "pending");
+  json faults = s.admin("GET", "/api/v1/faults").body.at("items");
+  ASSERT_EQ(faults.size(), 1u);
+  EXPECT_EQ(faults[0]["job"], id);
+  EXPECT_EQ(faults[0]["node"], node);
+  EXPECT_EQ(faults[0]["reason"], "node " + node + " failed: Xid 79: GPU has fallen off the bus");
+  // Back in service: the requeued job runs again.
+  n = s.admin("GET", "/api/v1/nodes/" + node).body;
+  n["state"] = "available";
+  n.erase("state_reason");
+  expect_2xx(s.admin("PUT", "/api/v1/nodes/" + node, n), "node up");
+  wait_for(s, "/api/v1/jobs/" + id, state_is("running"));
+}
+
+TEST(Scheduler, PlacementsSurviveKill9) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50"});
+  world(s, 1);
+  std::string a = expect_2xx(s.admin("POST", "/api/v1/jobs", job("a", 1, 4, std::nullopt)), "a").body.at("id");
+  json before = wait_for(s, "/api/v1/jobs/" + a, state_is("running"));
+  s.kill9();
+  s.start();
+  // After the restart the engine is rebuilt from the store: a keeps its GPUs, and a new job that
+  // needs the other four gets exactly those.
+  std::string b = expect_2xx(s.admin("POST", "/api/v1/jobs", job("b", 1, 4, std::nullopt)), "b").body.at("id");
+  json bj = wait_for(s, "/api/v1/jobs/" + b, state_is("running"));
+  json after = s.admin("GET", "/api/v1/jobs/" + a).body;
+  EXPECT_EQ(after["status"], before["status"]);
+  std::vector<int> gpus;
+  for (const auto& g : before["status"]["placement"][0]["gpus"]) gpus.push_back(g);
+  for (const auto& g : bj["status"]["placement"][0]["gpus"]) gpus.push_back(g);
+  std::sort(gpus.begin(), gpus.end());
+  EXPECT_EQ(gpus, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+}
+
+}  // namespace
+}  // namespace gpurent::testing
