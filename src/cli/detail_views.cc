@@ -189,10 +189,30 @@ void print_node_detail(std::ostream& out, const json& node, TimeMs) {
 // ---- jobs ----
 
 void print_job_detail(std::ostream& out, const json& job, TimeMs) {
+  json shown = job;
+  json placement = json::array();
+  if (shown.contains("status") && shown["status"].is_object() && shown["status"].contains("placement")) {
+    placement = shown["status"]["placement"];
+    shown["status"].erase("placement");
+  }
   print_generic_detail(
-      out, job,
+      out, shown,
       {"project", "kind", "status", "workers", "gpus_per_worker", "gpu_milli", "replicas", "priority_class", "billing",
        "constraints", "resources", "image", "command", "env", "expected_duration_seconds", "labels"});
+  if (!placement.is_array() || placement.empty()) return;
+  // Where each worker runs: the scheduler's placement.
+  section(out, "Placement (" + std::to_string(placement.size()) + " workers):");
+  Table t({{"REPLICA", Align::kRight}, {"WORKER", Align::kRight}, {"NODE"}, {"GPUS"}, {"SHARE"}, {"NVLINK_DOMAIN"}});
+  for (const auto& w : placement) {
+    std::vector<int64_t> gpus;
+    if (w.contains("gpus") && w["gpus"].is_array())
+      for (const auto& g : w["gpus"])
+        if (g.is_number_integer()) gpus.push_back(g.get<int64_t>());
+    const std::string share = w.contains("gpu_milli") ? text(w, "gpu_milli") + "m" : "";
+    t.add_row({text(w, "replica"), text(w, "worker"), text(w, "node"), index_ranges(gpus), share,
+               text(w, "nvlink_domain")});
+  }
+  t.print(out, 2);
 }
 
 // ---- offers ----

@@ -4,10 +4,14 @@
 #include <charconv>
 #include <iomanip>
 #include <memory>
+#include <sstream>
 
 #include "cli/commands.h"
+#include <unistd.h>
+
 #include "sched/score_policy.h"
 #include "sim/alloc_experiment.h"
+#include "sim/philly.h"
 
 namespace gpurent {
 namespace {
@@ -97,6 +101,75 @@ int run_alloc(CliContext& ctx, const AllocOpts& o) {
   });
 }
 
+struct PhillyOpts {
+  std::string trace, policies = "fgd,fgdpack,bestfit,random";
+  double headroom = 1.25;
+  int64_t nodes = 0;
+  int64_t limit = 0;
+};
+
+// A one-line bar on stderr, only when stderr is a terminal.
+std::function<void(int64_t, int64_t)> progress_bar(const std::string& label) {
+  if (!isatty(STDERR_FILENO)) return {};
+  return [label](int64_t done, int64_t total) {
+    const int width = 30;
+    const int filled = total ? static_cast<int>(width * done / total) : width;
+    std::cerr << '\r' << label << " [" << std::string(filled, '#') << std::string(width - filled, ' ') << "] " << done
+              << '/' << total << (done == total ? "\n" : "") << std::flush;
+  };
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string x; std::getline(ss, x, ',');)
+    if (!x.empty()) out.push_back(x);
+  return out;
+}
+
+int run_philly(CliContext& ctx, const PhillyOpts& o) {
+  const auto names = split_list(o.policies);
+  if (names.empty()) return ctx.fail(Error::invalid("--policies", "name at least one policy"), kExitUsage);
+  for (const auto& n : names)
+    if (auto p = make_score_policy(n); !p) return ctx.fail(Error::invalid("--policies", p.error().fields.at(0).reason), kExitUsage);
+  if (!(o.headroom > 0) || o.headroom > 100) return ctx.fail(Error::invalid("--headroom", "must be in (0, 100]"), kExitUsage);
+  auto jobs = read_philly_file(o.trace);
+  if (!jobs) return ctx.fail(jobs.error(), kExitUsage);
+  if (o.limit > 0 && static_cast<int64_t>(jobs->size()) > o.limit) jobs->resize(static_cast<size_t>(o.limit));
+  const int64_t nodes = o.nodes > 0 ? o.nodes : philly_nodes_for(*jobs, o.headroom);
+  const ReplayInput in = philly_replay_input(*jobs, nodes);
+  std::vector<ReplayReport> reports;
+  for (const auto& n : names) {
+    SchedConfig cfg;
+    cfg.score_policy = n;
+    auto r = replay(in, cfg, progress_bar(n));
+    if (!r) return ctx.fail(r.error(), kExitUsage);
+    reports.push_back(std::move(*r));
+  }
+  json doc{{"trace", o.trace}, {"jobs", in.jobs.size()}, {"nodes", nodes}, {"gpus", nodes * 8}};
+  json rows = json::array();
+  for (const auto& r : reports)
+    rows.push_back({{"policy", r.policy}, {"finished", r.finished}, {"never_started", r.never_started},
+                    {"preemptions", r.preemptions}, {"wait_mean_s", r.wait_mean_s}, {"wait_p50_s", r.wait_p50_s},
+                    {"wait_p95_s", r.wait_p95_s}, {"jct_mean_s", r.jct_mean_s}, {"jct_p50_s", r.jct_p50_s},
+                    {"jct_p95_s", r.jct_p95_s}, {"utilization_pct", r.utilization_pct},
+                    {"makespan_s", r.makespan_s}, {"alloc_pct", r.alloc_pct}, {"passes", r.passes},
+                    {"decisions", r.decisions}, {"run_seconds", r.run_seconds}});
+  doc["policies"] = std::move(rows);
+  return ctx.emit(doc, [&](std::ostream& out) {
+    out << in.jobs.size() << " Philly jobs on " << nodes << " nodes x 8 GPUs (" << nodes * 8 << " GPUs)\n";
+    out << std::left << std::setw(10) << "POLICY" << std::right << std::setw(12) << "WAIT MEAN" << std::setw(11)
+        << "WAIT P95" << std::setw(12) << "JCT MEAN" << std::setw(12) << "JCT P95" << std::setw(7) << "UTIL%"
+        << std::setw(9) << "UNPLACED" << std::setw(9) << "RUN S" << "\n";
+    out << std::fixed;
+    for (const auto& r : reports)
+      out << std::left << std::setw(10) << r.policy << std::right << std::setprecision(0) << std::setw(11)
+          << r.wait_mean_s << "s" << std::setw(10) << r.wait_p95_s << "s" << std::setw(11) << r.jct_mean_s << "s"
+          << std::setw(11) << r.jct_p95_s << "s" << std::setprecision(1) << std::setw(7) << r.utilization_pct
+          << std::setw(9) << r.never_started << std::setprecision(2) << std::setw(9) << r.run_seconds << "\n";
+  });
+}
+
 }  // namespace
 
 void add_simulate_command(CLI::App& app, CliContext& ctx) {
@@ -107,12 +180,25 @@ void add_simulate_command(CLI::App& app, CliContext& ctx) {
       "alloc", "the FGD paper's allocation experiment (shared/data/traces/alibaba-gpu-v2023/PROTOCOL.md)");
   alloc->add_option("--nodes", o->nodes, "node list CSV (openb_node_list_gpu_node.csv)")->required();
   alloc->add_option("--pods", o->pods, "pod list CSV (openb_pod_list_*.csv)")->required();
-  alloc->add_option("--policy", o->policy, "random, dotprod, gpuclustering, gpupacking, bestfit or fgd")
+  std::string names;
+  for (const auto& n : score_policy_names()) names += (names.empty() ? "" : ", ") + n;
+  alloc->add_option("--policy", o->policy, names)
       ->capture_default_str();
   alloc->add_option("--seeds", o->seeds, "seeds: A-B, one seed, or a comma list")->capture_default_str();
   alloc->add_option("--tune", o->tune, "GPU demand to arrive, as a multiple of the cluster's GPUs")
       ->capture_default_str();
   alloc->callback([&ctx, o] { ctx.action = [&ctx, o] { return run_alloc(ctx, *o); }; });
+
+  auto po = std::make_shared<PhillyOpts>();
+  auto* philly = sim->add_subcommand(
+      "philly", "replay the Philly trace (arrivals and departures) through the live scheduler, per policy");
+  philly->add_option("--trace", po->trace, "philly.csv (shared/data/traces/philly)")->required();
+  philly->add_option("--policies", po->policies, "comma-separated placement policies")->capture_default_str();
+  philly->add_option("--nodes", po->nodes, "8-GPU nodes (default: sized from the trace's mean load)");
+  philly->add_option("--headroom", po->headroom, "cluster size as a multiple of the mean GPU load")
+      ->capture_default_str();
+  philly->add_option("--limit", po->limit, "replay only the first N jobs of the file");
+  philly->callback([&ctx, po] { ctx.action = [&ctx, po] { return run_philly(ctx, *po); }; });
 }
 
 }  // namespace gpurent

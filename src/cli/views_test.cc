@@ -253,3 +253,24 @@ TEST(Views, EveryKindHasColumnsAndTheCatalogIsReadOnly) {
 
 }  // namespace
 }  // namespace gpurent
+
+namespace gpurent {
+namespace {
+
+TEST(Detail, JobShowsWhereEachWorkerRuns) {
+  const json job = json::parse(R"({"name": "sft", "project": "vision", "kind": "training", "workers": 2,
+    "gpus_per_worker": 4, "status": {"state": "admitted", "reason": "placed by the scheduler",
+    "updated_at": "2026-11-29T19:00:00.000Z", "placement": [
+      {"replica": 0, "worker": 0, "node": "nod_00000000000000a1", "gpus": [0, 1, 2, 3], "nvlink_domain": "nvswitch-0"},
+      {"replica": 0, "worker": 1, "node": "nod_00000000000000a2", "gpus": [4, 5, 6, 7], "nvlink_domain": "nvswitch-0"}]}})");
+  std::ostringstream out;
+  print_detail(out, view_of("jobs"), job, 0);
+  const std::string s = out.str();
+  EXPECT_NE(s.find("placed by the scheduler"), std::string::npos) << s;
+  EXPECT_NE(s.find("Placement (2 workers):"), std::string::npos) << s;
+  EXPECT_NE(s.find("nod_00000000000000a2   4-7"), std::string::npos) << s;
+  EXPECT_NE(s.find("nvswitch-0"), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace gpurent

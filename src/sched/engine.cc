@@ -70,13 +70,16 @@ Status SchedEngine::add_node(const SchedNode& n) {
     e.model_names.resize(model + 1);
     e.model_names[model] = n.gpu_model;
     e.model_ids[n.gpu_model] = model;
+    e.free_by_model.resize(model + 1, 0);
   }
+  if (model >= 0) e.free_by_model[model] += int64_t{gpus} * kGpuMilli;
   if (!n.reserved_for.empty()) ++e.tenant_reserved_nodes[n.reserved_for];
   e.total_cpu_milli += n.cpu_cores * 1000;
   e.nodes.push_back(std::move(en));
   e.score_cache.emplace_back();
   e.node_version.push_back(0);
   e.prepared = false;
+  ++e.epoch;
   return ok_status();
 }
 
@@ -125,6 +128,7 @@ Status SchedEngine::node_restored(const std::string& node) {
   auto it = impl_->node_index.find(node);
   if (it == impl_->node_index.end()) return Error::make(Code::kNotFound, "node " + node + " is not in the scheduler");
   impl_->nodes[it->second].down = false;
+  ++impl_->epoch;
   return ok_status();
 }
 
@@ -132,6 +136,7 @@ Status SchedEngine::set_node_cordoned(const std::string& node, bool cordoned) {
   auto it = impl_->node_index.find(node);
   if (it == impl_->node_index.end()) return Error::make(Code::kNotFound, "node " + node + " is not in the scheduler");
   impl_->nodes[it->second].cordoned = cordoned;
+  ++impl_->epoch;
   return ok_status();
 }
 
@@ -143,10 +148,18 @@ Status SchedEngine::set_node_reservation(const std::string& node, const std::str
   if (!owner.empty() && --e.tenant_reserved_nodes[owner] == 0) e.tenant_reserved_nodes.erase(owner);
   owner = tenant;
   if (!owner.empty()) ++e.tenant_reserved_nodes[owner];
+  ++e.epoch;
   return ok_status();
 }
 
-void SchedEngine::set_project(const SchedProject& p) { impl_->projects[p.id] = p; }
+void SchedEngine::set_project(const SchedProject& p) {
+  auto it = impl_->projects.find(p.id);
+  if (it != impl_->projects.end() && it->second.quota == p.quota && it->second.name == p.name &&
+      it->second.tenant == p.tenant)
+    return;
+  impl_->projects[p.id] = p;
+  ++impl_->epoch;
+}
 
 namespace {
 
@@ -169,6 +182,7 @@ Status SchedEngine::submit(const SchedJob& job) {
   j.spec = job;
   j.seq = e.next_seq++;
   e.jobs.emplace(job.id, std::move(j));
+  e.fresh.push_back(job.id);
   ++e.submissions_since_prepare;
   return ok_status();
 }
@@ -230,6 +244,7 @@ void SchedEngine::remove(const std::string& id) {
   for (auto& [other_id, other] : e.jobs)  // its spot notices are void
     for (Gang& u : other.units)
       if (u.reclaim_for == id) u.reclaim_at.reset(), u.reclaim_for.clear();
+  if (it->second.running) ++e.epoch;
   e.jobs.erase(it);
 }
 
@@ -239,11 +254,19 @@ std::vector<SchedEvent> SchedEngine::schedule(TimeMs now) {
   e.now = now;
   e.reclaim_due(out);
   e.maybe_prepare();
-  e.blocked.reset();
-  e.failed.clear();
-  e.run_queue(out);
+  e.victims = {};
+  for (const auto& [id, j] : e.jobs)
+    for (const Gang& u : j.units) e.note_victim(j, u);
+  if (e.epoch != e.passed_epoch) {  // a full pass
+    e.blocked.reset();
+    e.failed.clear();
+    e.run_queue(out, nullptr);
+  } else {
+    e.run_queue(out, &e.fresh);
+  }
+  e.fresh.clear();
   e.scale_up(out);
-  e.blocked.reset();
+  e.passed_epoch = e.epoch;
   return out;
 }
 
@@ -261,10 +284,16 @@ struct Shares {
 
 }  // namespace
 
-void SchedEngine::Impl::run_queue(std::vector<SchedEvent>& out) {
+void SchedEngine::Impl::run_queue(std::vector<SchedEvent>& out, const std::vector<std::string>* only) {
   std::map<std::string, std::vector<EngineJob*>> queues;  // by project, deterministic order
-  for (auto& [id, j] : jobs)
-    if (!j.running) queues[j.spec.project].push_back(&j);
+  if (only) {
+    for (const auto& id : *only)
+      if (auto it = jobs.find(id); it != jobs.end() && !it->second.running)
+        queues[it->second.spec.project].push_back(&it->second);
+  } else {
+    for (auto& [id, j] : jobs)
+      if (!j.running) queues[j.spec.project].push_back(&j);
+  }
   for (auto& [p, q] : queues)
     std::sort(q.begin(), q.end(), [](const EngineJob* a, const EngineJob* b) {
       const int ra = priority_rank(a->spec.priority), rb = priority_rank(b->spec.priority);
@@ -314,6 +343,30 @@ void SchedEngine::Impl::handle(EngineJob& j, std::vector<SchedEvent>& out) {
     return;
   }
   const SchedJob& s = j.spec;
+  // Cheap refusal: not even the free GPUs of every allowed model together would hold it.
+  bool hopeless = false;
+  if (s.milli_per_replica() > 0) {
+    int64_t room = 0;
+    for (int m : adm.models) room += free_by_model[m];
+    hopeless = room < s.milli_per_replica() * s.replicas_min && !could_preempt(j);
+  }
+  if (!hopeless) {
+    if (place_or_preempt(j, adm, out)) return;
+  }
+  if (j.capacity_reason.empty()) j.capacity_reason = capacity_reason(j);
+  if (!blocked && cfg.backfill) {
+    blocked = shadow_for(j, adm.models);
+    if (blocked && blocked->shadow > now) {
+      set_reason(j, j.capacity_reason + "; expected to start by " + format_rfc3339(blocked->shadow), out);
+      return;
+    }
+  }
+  set_reason(j, j.capacity_reason, out);
+}
+
+// Places the job, or preempts for it; false when neither works (the caller records why).
+bool SchedEngine::Impl::place_or_preempt(EngineJob& j, const Admission& adm, std::vector<SchedEvent>& out) {
+  const SchedJob& s = j.spec;
   std::string key = s.tenant + '\x1f' + std::to_string(s.workers) + '/' + std::to_string(s.gpus_per_worker) + '/' +
                     std::to_string(s.gpu_milli.value_or(0)) + '/' + std::to_string(s.cpu_cores.value_or(-1)) + '/' +
                     std::to_string(s.memory_gib.value_or(-1)) + '/' + std::to_string(s.replicas_min) + '/' +
@@ -322,10 +375,7 @@ void SchedEngine::Impl::handle(EngineJob& j, std::vector<SchedEvent>& out) {
                     std::to_string(s.min_gpu_memory_gib.value_or(0)) + '/' + std::to_string(priority_rank(s.priority)) +
                     (s.spot ? "s" : "") + '\x1f';
   for (int m : adm.models) key += std::to_string(m) + ',';
-  if (auto f = failed.find(key); f != failed.end()) {
-    set_reason(j, f->second, out);
-    return;
-  }
+  if (failed.count(key)) return false;
   std::vector<int64_t> reps;
   for (int64_t r = 0; r < s.replicas_min; ++r) reps.push_back(r);
   if (auto units = place_replicas(j, reps, adm.models)) {
@@ -334,23 +384,18 @@ void SchedEngine::Impl::handle(EngineJob& j, std::vector<SchedEvent>& out) {
       std::string why = "backfill: would delay job " + blocked->job;
       if (blocked->shadow > now) why += " (expected to start by " + format_rfc3339(blocked->shadow) + ")";
       set_reason(j, why, out);
-      return;
+      return true;
     }
     start_job(j, std::move(*units), out);
-    return;
+    return true;
   }
   const size_t before = out.size();
   if (try_preempt(j, adm.models, out)) {
     if (out.size() != before) failed.clear();
-    return;
+    return true;
   }
-  std::string why = capacity_reason(j);
-  failed[key] = why;
-  if (!blocked && cfg.backfill) {
-    blocked = shadow_for(j, adm.models);
-    if (blocked && blocked->shadow > now) why += "; expected to start by " + format_rfc3339(blocked->shadow);
-  }
-  set_reason(j, why, out);
+  failed.insert(key);
+  return false;
 }
 
 void SchedEngine::Impl::scale_up(std::vector<SchedEvent>& out) {
@@ -378,6 +423,21 @@ void SchedEngine::Impl::scale_up(std::vector<SchedEvent>& out) {
       out.push_back(std::move(e));
     }
   }
+}
+
+void SchedEngine::Impl::note_victim(const EngineJob& j, const Gang& u) {
+  const bool extra = j.spec.kind == JobKind::kInference && u.replica >= j.spec.replicas_min;
+  victims.max_rank = std::max(victims.max_rank, priority_rank(j.spec.priority));
+  victims.spot = victims.spot || j.spec.spot;
+  victims.borrowed = victims.borrowed || !u.borrowed_from.empty();
+  victims.extra = victims.extra || extra;
+}
+
+bool SchedEngine::Impl::could_preempt(const EngineJob& j) const {
+  if (!cfg.preemption) return false;
+  const int r = priority_rank(j.spec.priority);
+  return victims.max_rank > r || (victims.spot && !j.spec.spot) || victims.borrowed ||
+         (victims.extra && r < priority_rank(cfg.inference_extra_rank));
 }
 
 bool SchedEngine::has_job(const std::string& job) const { return impl_->jobs.count(job) > 0; }

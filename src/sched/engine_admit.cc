@@ -1,6 +1,7 @@
 // Admission (project quotas), the reasons pending jobs show, usage accounting, and EASY backfill.
 #include <algorithm>
 #include <climits>
+#include <unordered_map>
 
 #include "sched/engine_impl.h"
 
@@ -170,6 +171,7 @@ void SchedEngine::Impl::start_job(EngineJob& j, std::vector<Gang> units, std::ve
     account(j, u, +1);
     for (auto& w : describe(*this, u)) e.placement.push_back(std::move(w));
     if (!u.borrowed_from.empty()) e.reason = "runs on capacity reserved for tenant " + u.borrowed_from + " (preemptible)";
+    note_victim(j, u);
     j.units.push_back(std::move(u));
   }
   j.running = true;
@@ -184,52 +186,75 @@ std::optional<Blocked> SchedEngine::Impl::shadow_for(const EngineJob& ej, const 
   const SchedJob& j = ej.spec;
   const int64_t need = j.milli_per_replica() * j.replicas_min;
   if (need == 0) return std::nullopt;
-  const bool whole = !j.gpu_milli;
+  // Room is counted in worker slots per node (a worker of k whole GPUs needs k fully free GPUs on
+  // one node; a share needs g milli on one GPU), so a gang waiting for whole nodes is not promised
+  // a start time that scattered free GPUs could never give it.
+  const int32_t g = j.gpu_milli ? static_cast<int32_t>(*j.gpu_milli) : kGpuMilli;
+  const int64_t k = j.gpu_milli ? 1 : std::max<int64_t>(1, j.gpus_per_worker);
+  const int64_t workers = j.workers * j.replicas_min;
   std::vector<char> eligible(nodes.size(), 0);
-  int64_t free = 0, capacity = 0;
+  std::unordered_map<int, std::vector<int32_t>> free;  // eligible node -> free milli per GPU
+  auto slots_of = [&](const std::vector<int32_t>& gpus) {
+    int64_t n = 0;
+    if (j.gpu_milli) {
+      for (int32_t f : gpus) n += f / g;
+    } else {
+      int64_t whole = 0;
+      for (int32_t f : gpus) whole += f == kGpuMilli;
+      n = whole / k;
+    }
+    return n;
+  };
+  int64_t slots = 0, capacity = 0;
   for (int i = 0; i < static_cast<int>(nodes.size()); ++i) {
     for (int m : models)
       if (node_ok(j, i, m, 2)) eligible[i] = 1;
     if (!eligible[i]) continue;
-    for (int32_t f : cluster.node(i).gpu_free) free += whole ? (f == kGpuMilli ? kGpuMilli : 0) : f;
-    capacity += static_cast<int64_t>(cluster.node(i).gpu_free.size()) * kGpuMilli;
+    const auto& gf = cluster.node(i).gpu_free;
+    free[i] = gf;
+    slots += slots_of(gf);
+    capacity += slots_of(std::vector<int32_t>(gf.size(), kGpuMilli));
   }
   // A job the eligible nodes could never hold, even empty, reserves nothing: it must not stall
   // the queue behind it.
-  if (capacity < need) return std::nullopt;
+  if (capacity < workers) return std::nullopt;
   Blocked b;
   b.job = j.id;
   b.models = models;
   b.shadow = now;
-  std::vector<std::pair<TimeMs, int64_t>> ends;  // (expected end, GPU milli released on eligible nodes)
-  bool unknown = false;
+  struct Release {
+    TimeMs end;
+    int node;
+    int gpu;
+    int32_t milli;
+  };
+  std::vector<Release> ends;
   for (const auto& [id, other] : jobs) {
-    if (!other.running) continue;
-    int64_t g = 0;
-    for (const Gang& u : other.units)
+    if (!other.running || !other.spec.expected_duration_ms) continue;  // unknown: holds its GPUs
+    for (const Gang& u : other.units) {
+      const TimeMs end = std::max(now, u.started_at + *other.spec.expected_duration_ms);
       for (const Bound& w : u.workers)
-        if (eligible[w.node]) g += int64_t{w.pod.gpu_milli} * static_cast<int64_t>(w.gpus.size());
-    if (g == 0) continue;
-    if (!other.spec.expected_duration_ms) {
-      unknown = true;
-      continue;
+        if (eligible[w.node])
+          for (int gpu : w.gpus) ends.push_back({end, w.node, gpu, w.pod.gpu_milli});
     }
-    TimeMs start = other.units.empty() ? now : other.units.front().started_at;
-    ends.push_back({std::max(now, start + *other.spec.expected_duration_ms), g});
   }
-  std::sort(ends.begin(), ends.end());
-  for (const auto& [end, g] : ends) {
-    if (free >= need) break;
-    free += g;
-    b.shadow = end;
+  std::sort(ends.begin(), ends.end(), [](const Release& a, const Release& c) { return a.end < c.end; });
+  for (size_t i = 0; i < ends.size() && slots < workers;) {
+    const TimeMs t = ends[i].end;
+    for (; i < ends.size() && ends[i].end == t; ++i) {
+      auto& gf = free[ends[i].node];
+      slots -= slots_of(gf);
+      gf[ends[i].gpu] += ends[i].milli;
+      slots += slots_of(gf);
+    }
+    b.shadow = t;
   }
-  if (free < need) {
+  if (slots < workers) {
     // Jobs without an expected duration hold the rest: nothing may take its nodes.
-    (void)unknown;
     b.shadow = now;
     b.extra = 0;
   } else {
-    b.extra = free - need;
+    b.extra = (slots - workers) * k * g;  // spare room at the shadow time, in GPU milli
   }
   return b;
 }

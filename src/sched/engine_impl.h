@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "sched/engine.h"
@@ -42,6 +43,7 @@ struct EngineJob {
   std::vector<Gang> units;              // sorted by replica
   std::string reason;
   TimeMs waiting_reclaim_until = 0;     // a spot notice it asked for is running
+  std::string capacity_reason;          // built once, on its first failure to fit
 };
 
 struct Usage {
@@ -90,11 +92,26 @@ struct SchedEngine::Impl {
   std::vector<std::vector<std::pair<uint32_t, int16_t>>> score_cache;
   std::vector<uint32_t> node_version;
   std::vector<int> feasible;
+  std::vector<int64_t> free_by_model;  // free GPU milli per model id, on every node (an upper bound)
+  // What running allocations could be preempted at all (scanned at the start of a pass, updated on
+  // admissions), so a job that cannot preempt anything skips the victim search.
+  struct VictimSummary {
+    int max_rank = -1;
+    bool spot = false, borrowed = false, extra = false;
+  } victims;
+  void note_victim(const EngineJob& j, const Gang& u);
+  bool could_preempt(const EngineJob& j) const;
   size_t submissions_since_prepare = 0;
   bool prepared = false;
 
-  std::optional<Blocked> blocked;  // during a pass
-  std::unordered_map<std::string, std::string> failed;  // equivalent jobs that found no room this pass
+  // Capacity epoch: bumped whenever something may let a waiting job start (resources freed, a node
+  // back, a quota or reservation changed). A pass with an unchanged epoch looks only at jobs
+  // submitted since the last pass: every older pending job failed against at least this much room.
+  uint64_t epoch = 1;
+  uint64_t passed_epoch = 0;
+  std::vector<std::string> fresh;  // submitted since the last pass
+  std::optional<Blocked> blocked;  // from the last full pass, kept by incremental ones
+  std::unordered_set<std::string> failed;  // shapes of jobs that found no room (since the last full pass)
   std::vector<std::string> claimants;  // jobs whose spot notice ended this pass
   TimeMs now = 0;                  // of the current call
 
@@ -128,8 +145,10 @@ struct SchedEngine::Impl {
   void reclaim_due(std::vector<SchedEvent>& out);
 
   // engine.cc
-  void run_queue(std::vector<SchedEvent>& out);
+  // All pending jobs, or only those listed (an incremental pass).
+  void run_queue(std::vector<SchedEvent>& out, const std::vector<std::string>* only);
   void handle(EngineJob& j, std::vector<SchedEvent>& out);
+  bool place_or_preempt(EngineJob& j, const Admission& adm, std::vector<SchedEvent>& out);
   void scale_up(std::vector<SchedEvent>& out);
 };
 

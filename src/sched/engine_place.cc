@@ -100,11 +100,15 @@ std::vector<int> SchedEngine::Impl::choose_gpus(int i, const AllocPod& p, int do
 void SchedEngine::Impl::bind(Bound& b) {
   cluster.bind(b.node, b.pod, b.gpus);
   ++node_version[b.node];
+  if (const int m = cluster.node(b.node).model_id; m >= 0)
+    free_by_model[m] -= int64_t{b.pod.gpu_milli} * static_cast<int64_t>(b.gpus.size());
 }
 
 void SchedEngine::Impl::unbind(const Bound& b) {
   cluster.unbind(b.node, b.pod, b.gpus);
   ++node_version[b.node];
+  if (const int m = cluster.node(b.node).model_id; m >= 0)
+    free_by_model[m] += int64_t{b.pod.gpu_milli} * static_cast<int64_t>(b.gpus.size());
 }
 
 void SchedEngine::Impl::release(const Gang& u) {

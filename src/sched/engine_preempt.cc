@@ -44,6 +44,7 @@ std::string preempt_reason(const SchedConfig& cfg, const EngineJob& j, const Eng
 }  // namespace
 
 void SchedEngine::Impl::evict(EngineJob& v, size_t idx, const std::string& reason, std::vector<SchedEvent>& out) {
+  ++epoch;
   SchedEvent e;
   e.job = v.spec.id;
   e.reason = reason;

@@ -6,7 +6,6 @@
 #include <map>
 
 namespace gpurent {
-namespace {
 
 std::vector<std::string> split_csv_line(const std::string& line) {
   std::vector<std::string> out;
@@ -18,6 +17,8 @@ std::vector<std::string> split_csv_line(const std::string& line) {
   out.push_back(std::move(cur));
   return out;
 }
+
+namespace {
 
 Error at(const std::string& source, int line, const std::string& column, const std::string& reason) {
   return Error::invalid(source + ":" + std::to_string(line) + (column.empty() ? "" : ": column " + column), reason);

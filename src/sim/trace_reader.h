@@ -13,6 +13,9 @@
 
 namespace gpurent {
 
+// One line of a plain CSV (the traces quote nothing): cells split on ',', '\r' dropped.
+std::vector<std::string> split_csv_line(const std::string& line);
+
 struct TraceNode {
   std::string name;
   int64_t cpu_milli = 0;

@@ -1,0 +1,128 @@
+#include "sim/replay.h"
+
+#include <algorithm>
+#include <chrono>
+#include <queue>
+#include <unordered_map>
+
+#include "sched/engine.h"
+
+namespace gpurent {
+namespace {
+
+double pct(std::vector<int64_t>& v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t i = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5));
+  return static_cast<double>(v[i]) / 1000.0;
+}
+
+double mean(const std::vector<int64_t>& v) {
+  if (v.empty()) return 0;
+  long double s = 0;
+  for (int64_t x : v) s += x;
+  return static_cast<double>(s / static_cast<long double>(v.size()) / 1000.0L);
+}
+
+}  // namespace
+
+Result<ReplayReport> replay(const ReplayInput& in, const SchedConfig& config,
+                            const std::function<void(int64_t, int64_t)>& progress) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto made = SchedEngine::make(config);
+  if (!made) return made.error();
+  SchedEngine& engine = **made;
+  for (const auto& n : in.nodes)
+    if (auto s = engine.add_node(n); !s) return s.error();
+  for (const auto& p : in.projects) engine.set_project(p);
+
+  std::vector<const ReplayJob*> arrivals;
+  for (const auto& j : in.jobs) arrivals.push_back(&j);
+  std::stable_sort(arrivals.begin(), arrivals.end(),
+                   [](const ReplayJob* a, const ReplayJob* b) { return a->job.submitted_at < b->job.submitted_at; });
+  std::unordered_map<std::string, const ReplayJob*> by_id;
+  for (const auto* j : arrivals) by_id[j->job.id] = j;
+
+  ReplayReport r;
+  r.policy = config.score_policy;
+  r.jobs = static_cast<int64_t>(arrivals.size());
+  r.cluster_gpus = engine.total_gpu_milli() / 1000;
+  using Done = std::pair<TimeMs, std::string>;  // (finish time, job)
+  std::priority_queue<Done, std::vector<Done>, std::greater<>> running;
+  std::unordered_map<std::string, TimeMs> started, finish_at;
+  std::vector<int64_t> waits, jcts;
+  std::vector<std::pair<TimeMs, int64_t>> alloc_steps;  // (time, allocated milli after it)
+  long double gpu_ms = 0;
+  TimeMs now = arrivals.empty() ? 0 : arrivals.front()->job.submitted_at;
+  const TimeMs first = now;
+  TimeMs last = now;
+  int64_t allocated = 0;
+  size_t next = 0;
+  int64_t report_every = std::max<int64_t>(1, r.jobs / 200);
+  while (next < arrivals.size() || !running.empty()) {
+    TimeMs t = next < arrivals.size() ? arrivals[next]->job.submitted_at : INT64_MAX;
+    if (!running.empty()) t = std::min(t, running.top().first);
+    gpu_ms += static_cast<long double>(allocated) / 1000.0L * static_cast<long double>(t - now);
+    now = t;
+    while (!running.empty() && running.top().first == now) {
+      const std::string id = running.top().second;
+      running.pop();
+      auto f = finish_at.find(id);
+      if (f == finish_at.end() || f->second != now) continue;  // stale: the job was preempted
+      finish_at.erase(f);
+      jcts.push_back(now - by_id[id]->job.submitted_at);
+      engine.remove(id);
+      ++r.finished;
+      if (progress && r.finished % report_every == 0) progress(r.finished, r.jobs);
+    }
+    while (next < arrivals.size() && arrivals[next]->job.submitted_at == now) {
+      if (auto s = engine.submit(arrivals[next]->job); !s) return s.error();
+      ++next;
+    }
+    for (const SchedEvent& e : engine.schedule(now)) {
+      if (e.kind == SchedEventKind::kAdmitted) {
+        ++r.decisions;
+        if (!started.count(e.job)) {
+          started[e.job] = now;
+          waits.push_back(now - by_id[e.job]->job.submitted_at);
+        }
+        const TimeMs end = now + std::max<int64_t>(1, by_id[e.job]->duration_ms);
+        finish_at[e.job] = end;
+        running.push({end, e.job});
+      } else if (e.kind == SchedEventKind::kPreempted) {
+        ++r.decisions;
+        ++r.preemptions;
+        finish_at.erase(e.job);  // restarts from the beginning when placed again
+      }
+    }
+    ++r.passes;
+    allocated = engine.allocated_gpu_milli();
+    alloc_steps.push_back({now, allocated});
+    last = now;
+    if (next == arrivals.size() && running.empty()) break;
+  }
+  r.never_started = r.jobs - static_cast<int64_t>(started.size());
+  r.wait_mean_s = mean(waits);
+  r.wait_p50_s = pct(waits, 0.5);
+  r.wait_p95_s = pct(waits, 0.95);
+  r.jct_mean_s = mean(jcts);
+  r.jct_p50_s = pct(jcts, 0.5);
+  r.jct_p95_s = pct(jcts, 0.95);
+  r.makespan_s = static_cast<double>(last - first) / 1000.0;
+  if (r.cluster_gpus > 0 && last > first)
+    r.utilization_pct = static_cast<double>(100.0L * gpu_ms / (static_cast<long double>(r.cluster_gpus) *
+                                                               static_cast<long double>(last - first)));
+  // Allocation over time: the step function sampled at 100 evenly spaced times.
+  size_t k = 0;
+  for (int i = 0; i < 100 && last > first; ++i) {
+    const TimeMs at = first + (last - first) * i / 99;
+    while (k + 1 < alloc_steps.size() && alloc_steps[k + 1].first <= at) ++k;
+    const int64_t a = alloc_steps.empty() ? 0 : alloc_steps[k].second;
+    r.alloc_pct.push_back(r.cluster_gpus ? 100.0 * static_cast<double>(a) / (1000.0 * static_cast<double>(r.cluster_gpus)) : 0);
+  }
+  if (progress) progress(r.finished, r.jobs);
+  r.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+}  // namespace gpurent
