@@ -2,9 +2,10 @@
 """Held-out pod lists for the fgd_alloc experiment, by deterministic transformation of
 openb_pod_list_default.csv (fixed seed, Python's random.Random; no other input).
 
-usage: bench/make_variants.py OUT_DIR [--trace-dir DIR] [--seed N]
+usage: bench/make_variants.py OUT_DIR [--trace-dir DIR] [--seed N] [--fresh]
 
-Writes OUT_DIR/openb_pod_list_<variant>.csv (same columns as the source) for:
+Default set (seed 20240601) writes OUT_DIR/openb_pod_list_<variant>.csv (same columns as the
+source) for:
   share60     60% of GPU pods are shared-GPU pods (k=1, g<1000): random whole k=1 pods take a
               gpu_milli drawn from the source's shared pods.
   multigpu40  multi-GPU pods carry >= 40% of the GPU demand: random k=1 pods take the
@@ -12,6 +13,14 @@ Writes OUT_DIR/openb_pod_list_<variant>.csv (same columns as the source) for:
   gpuspec50   50% of GPU pods are locked to GPU models: a single model (70%, weighted by the
               cluster's GPU count per model) or two models (30%), from the gpu_node list.
   cpu200      twice the CPU-only pods: every CPU-only pod gets a copy named <name>-c2.
+--fresh (seed 20261129 unless --seed is given) writes a second, disjoint held-out set instead,
+made after fgdpack's model-aware design was frozen (docs/benchmarks.md):
+  share80        80% of GPU pods are shared-GPU pods (as share60).
+  gpuspec30x     30% of GPU pods locked to 1-3 models drawn uniformly (not by GPU count) from the
+                 models other than the largest one (G2 here), so the small models are the scarce ones.
+  mgpu30share55  multi-GPU pods carry >= 30% of the GPU demand, then 55% of GPU pods are shared.
+  spec40cpu150   40% of GPU pods locked to 2 or 3 models drawn uniformly from all models, and one
+                 CPU-only pod in two (at random) gets a copy named <name>-c2.
 Run it, then e.g. build-policy/bench_fgd_alloc OUT_DIR 10 share60,multigpu40,gpuspec50,cpu200
 (the node list is read from --trace-dir and copied to OUT_DIR).
 """
@@ -48,24 +57,24 @@ def is_share(p):
     return k(p) == 1 and g(p) < 1000
 
 
-def share60(rows, rng):
+def share(rows, rng, frac):
     gpu = [p for p in rows if k(p) > 0]
     shares = [g(p) for p in gpu if is_share(p)]
-    need = round(0.60 * len(gpu)) - len(shares)
+    need = max(0, round(frac * len(gpu)) - len(shares))
     whole = [p for p in gpu if k(p) == 1 and g(p) == 1000]
-    for p in rng.sample(whole, need):
+    for p in rng.sample(whole, min(need, len(whole))):
         p["gpu_milli"] = str(rng.choice(shares))
     return rows
 
 
-def multigpu40(rows, rng):
+def multigpu(rows, rng, frac):
     multi = [p for p in rows if k(p) > 1]
     single = [p for p in rows if k(p) == 1]
     rng.shuffle(single)
     total = sum(k(p) * g(p) for p in rows)
     multi_d = sum(k(p) * g(p) for p in multi)
     for p in single:
-        if multi_d >= 0.40 * total:
+        if multi_d >= frac * total:
             break
         t = rng.choice(multi)
         total -= k(p) * g(p)
@@ -76,10 +85,15 @@ def multigpu40(rows, rng):
     return rows
 
 
-def gpuspec50(rows, rng, node_rows):
+def gpu_count_by_model(node_rows):
     gpus = Counter()
     for n in node_rows:
         gpus[n["model"]] += int(n["gpu"])
+    return gpus
+
+
+def gpuspec50(rows, rng, node_rows):
+    gpus = gpu_count_by_model(node_rows)
     models = sorted(gpus)
     weights = [gpus[m] for m in models]
     gpu = [p for p in rows if k(p) > 0]
@@ -93,10 +107,19 @@ def gpuspec50(rows, rng, node_rows):
     return rows
 
 
-def cpu200(rows, rng):
+def gpuspec_uniform(rows, rng, frac, models, sizes):
+    """frac of GPU pods locked to a set of len in `sizes` (uniform) drawn uniformly from `models`."""
+    gpu = [p for p in rows if k(p) > 0]
+    for p in rng.sample(gpu, round(frac * len(gpu))):
+        p["gpu_spec"] = "|".join(sorted(rng.sample(models, rng.choice(sizes))))
+    return rows
+
+
+def cpu_copies(rows, rng, frac):
+    """Each CPU-only pod gets a copy named <name>-c2 with probability frac (all when frac >= 1)."""
     extra = []
     for p in rows:
-        if k(p) == 0:
+        if k(p) == 0 and (frac >= 1 or rng.random() < frac):
             c = dict(p)
             c["name"] = p["name"] + "-c2"
             extra.append(c)
@@ -107,19 +130,33 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out_dir")
     ap.add_argument("--trace-dir", default=str(Path(__file__).resolve().parents[2] / "shared/data/traces/alibaba-gpu-v2023"))
-    ap.add_argument("--seed", type=int, default=20240601)
+    ap.add_argument("--seed", type=int, help="default 20240601, or 20261129 with --fresh")
+    ap.add_argument("--fresh", action="store_true", help="write the second held-out set (see above)")
     a = ap.parse_args()
+    if a.seed is None:
+        a.seed = 20261129 if a.fresh else 20240601
     src, out = Path(a.trace_dir), Path(a.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     fields, _ = read(src / "openb_pod_list_default.csv")
     _, node_rows = read(src / "openb_node_list_gpu_node.csv")
     shutil.copyfile(src / "openb_node_list_gpu_node.csv", out / "openb_node_list_gpu_node.csv")
-    makers = {
-        "share60": share60,
-        "multigpu40": multigpu40,
-        "gpuspec50": lambda rows, rng: gpuspec50(rows, rng, node_rows),
-        "cpu200": cpu200,
-    }
+    gpus = gpu_count_by_model(node_rows)
+    all_models = sorted(gpus)
+    small_models = sorted(m for m in gpus if gpus[m] < max(gpus.values()))
+    if a.fresh:
+        makers = {
+            "share80": lambda rows, rng: share(rows, rng, 0.80),
+            "gpuspec30x": lambda rows, rng: gpuspec_uniform(rows, rng, 0.30, small_models, [1, 2, 3]),
+            "mgpu30share55": lambda rows, rng: share(multigpu(rows, rng, 0.30), rng, 0.55),
+            "spec40cpu150": lambda rows, rng: cpu_copies(gpuspec_uniform(rows, rng, 0.40, all_models, [2, 3]), rng, 0.5),
+        }
+    else:
+        makers = {
+            "share60": lambda rows, rng: share(rows, rng, 0.60),
+            "multigpu40": lambda rows, rng: multigpu(rows, rng, 0.40),
+            "gpuspec50": lambda rows, rng: gpuspec50(rows, rng, node_rows),
+            "cpu200": lambda rows, rng: cpu_copies(rows, rng, 1.0),
+        }
     for i, (name, make) in enumerate(makers.items()):
         _, rows = read(src / "openb_pod_list_default.csv")
         rows = make(rows, random.Random(a.seed * 100 + i))

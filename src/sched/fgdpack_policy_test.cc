@@ -1,5 +1,6 @@
-// FgdPack (policy/fgdpack.cc) against hand-computed scores: FGD's integer as the primary key,
-// the packing tie-break as the secondary one (score = fgd * 321 + tie).
+// FgdPack (policy/fgdpack.cc) against hand-computed scores: FGD's integer, less the model
+// pressure penalty for whole-GPU pods, as the primary key, the packing tie-break as the secondary
+// one (score = primary * 321 + tie; GPU pods: tie = 10 * (some GPU in use) + pack).
 #include <gtest/gtest.h>
 
 #include "sched/alloc_scheduler.h"
@@ -44,17 +45,20 @@ TEST(FgdPackPolicy, SharePodOnIdleAndUsedNode) {
   auto p = prepared("fgdpack", c);
   SimRng rng(1);
   // a idle: Frag = 0. Share pod (4000, g 500) on GPU0 -> f [500,1000]: F(share) = 0, F(whole) = 500
-  // -> scaled 500; x = -500/(1000*4) = -0.125, 100*sigmoid = 46.88 -> 46. Idle node: tie 0.
-  EXPECT_EQ(p->score(c, 0, pod(4000, 1, 500)), 46 * 321 + 0);
+  // -> scaled 500; x = -500/(1000*4) = -0.125, 100*sigmoid = 46.88 -> 46. Idle node; share pod
+  // pack = 9 - (2 whole free GPUs) = 7: tie 7.
+  EXPECT_EQ(p->score(c, 0, pod(4000, 1, 500)), 46 * 321 + 7);
   EXPECT_EQ(p->choose_gpus(c, 0, pod(4000, 1, 500), rng), std::vector<int>{0});
   c.bind(0, pod(4000, 1, 500), {0});
   // a: f [500,1000], Frag 500. On GPU0 -> [0,1000]: Frag 0, x = +0.125 -> 53.12 -> 53.
-  // On GPU1 -> [500,500]: F(whole) = 1000, x = -0.125 -> 46. Best 53 on GPU0; a GPU is in use: tie 1.
-  EXPECT_EQ(p->score(c, 0, pod(4000, 1, 500)), 53 * 321 + 1);
+  // On GPU1 -> [500,500]: F(whole) = 1000, x = -0.125 -> 46. Best 53 on GPU0; a GPU is in use
+  // and one GPU is whole: tie 10 + (9 - 1) = 18.
+  EXPECT_EQ(p->score(c, 0, pod(4000, 1, 500)), 53 * 321 + 18);
   EXPECT_EQ(p->choose_gpus(c, 0, pod(4000, 1, 500), rng), std::vector<int>{0});
   // Whole-GPU pod (8000, 1 GPU) on a: takes GPU1 -> [500,0]: F(share) = 0 (500 fits),
-  // F(whole) = 500 (no GPU fits: all free is fragment) -> Frag 500, x = 0 -> 50; tie 1.
-  EXPECT_EQ(p->score(c, 0, pod(8000, 1, 1000)), 50 * 321 + 1);
+  // F(whole) = 500 (no GPU fits: all free is fragment) -> Frag 500, x = 0 -> 50; single
+  // whole-GPU pods have no pack key: tie 10. No gpu_spec in the workload: no penalty.
+  EXPECT_EQ(p->score(c, 0, pod(8000, 1, 1000)), 50 * 321 + 10);
   // The same pod on idle b: Frag stays 0 (seven whole GPUs left) -> 50; tie 0.
   EXPECT_EQ(p->score(c, 1, pod(8000, 1, 1000)), 50 * 321 + 0);
 }
@@ -85,6 +89,51 @@ TEST(FgdPackPolicy, PrimaryKeyIsFgdScore) {
   for (int node : {0, 1})
     for (const auto& q : {pod(4000, 1, 500), pod(1000, 1, 200), pod(8000, 1, 1000), pod(8000, 2, 1000), pod(500, 0, 0)})
       EXPECT_EQ(ours->score(c, node, q) / 321, fgd->score(c, node, q)) << node << " " << q.gpu_milli;
+}
+
+// Multi-GPU pods prefer the node left with less CPU per free GPU:
+// pack = 9 - min(9, floor(C_after * 1000 / (F_after + 1000) / 8000)).
+TEST(FgdPackPolicy, MultiGpuPodPrefersLessCpuPerFreeGpu) {
+  AllocCluster c;
+  ASSERT_TRUE(c.add_node("a", 96000, 524288, 8, "V100").ok());
+  ASSERT_TRUE(c.add_node("b", 16000, 262144, 4, "V100").ok());
+  auto p = prepared("fgdpack", c);
+  // Both idle, Frag 0 before and after (8000 CPU is left on b: both types still fit) -> 50.
+  // a: C 88000, F 6000 -> 88000*1000/7000 = 12571 -> level 1 -> pack 8.
+  // b: C 8000, F 2000 -> 8000*1000/3000 = 2666 -> level 0 -> pack 9.
+  EXPECT_EQ(p->score(c, 0, pod(8000, 2, 1000)), 50 * 321 + 8);
+  EXPECT_EQ(p->score(c, 1, pod(8000, 2, 1000)), 50 * 321 + 9);
+  SimRng rng(1);
+  EXPECT_EQ(p->choose_gpus(c, 1, pod(8000, 2, 1000), rng), (std::vector<int>{0, 1}));
+}
+
+// Model pressure: the workload locks a whole-GPU type to P100. P(P100) = 1000 named milli /
+// 2000 milli of P100 = 0.5, P(V100) = 0, so P100 has excess 0.5 and whole-GPU pods pay
+// 0.04 * 0.5 * k on P100 nodes in the sigmoid's argument; share pods pay nothing.
+TEST(FgdPackPolicy, WholeGpuPodsPayForPressuredModels) {
+  auto c = two_nodes();
+  const std::vector<AllocPod> locked = {pod(4000, 1, 500), pod(4000, 1, 500), pod(4000, 1, 500),
+                                        AllocPod{8000, 1024, 1, 1000, "P100", 0}};
+  auto fgd = std::move(make_score_policy("fgd").value());
+  auto ours = std::move(make_score_policy("fgdpack").value());
+  fgd->prepare(c, locked);
+  ours->prepare(c, locked);
+  // Whole pod (8000, 1 GPU) on idle a (P100): dFrag 0 (share fits GPU1, the P100 type fits GPU1).
+  // FGD: x = 0 -> 50. FgdPack: x = -0.04 * 0.5 * 1 = -0.02 -> 49.50 -> 49; tie 0 (idle).
+  EXPECT_EQ(fgd->score(c, 0, pod(8000, 1, 1000)), 50);
+  EXPECT_EQ(ours->score(c, 0, pod(8000, 1, 1000)), 49 * 321 + 0);
+  // Two GPUs on a: [0,0], Frag stays 0 -> FGD 50; x = -0.04 -> 49.00 -> 49; multi pack: C 56000,
+  // F 0 -> 56000*1000/1000 = 56000 -> level 7 -> pack 2.
+  EXPECT_EQ(fgd->score(c, 0, pod(8000, 2, 1000)), 50);
+  EXPECT_EQ(ours->score(c, 0, pod(8000, 2, 1000)), 49 * 321 + 2);
+  // On idle b (V100) there is no penalty: the P100 type counts all 8000 free milli as fragment,
+  // 7000 after -> dFrag +1000 scaled, x = 1000/4000 = 0.25 -> 56.22 -> 56 for both.
+  EXPECT_EQ(fgd->score(c, 1, pod(8000, 1, 1000)), 56);
+  EXPECT_EQ(ours->score(c, 1, pod(8000, 1, 1000)) / 321, 56);
+  // Share pod on a: GPU0 -> [500,1000]; the P100 type still fits GPU1: fragment 500, dFrag -500
+  // scaled, x = -0.125 -> 46 for both (no penalty for share pods).
+  EXPECT_EQ(fgd->score(c, 0, pod(4000, 1, 500)), 46);
+  EXPECT_EQ(ours->score(c, 0, pod(4000, 1, 500)) / 321, 46);
 }
 
 // Through the scheduler: FGD ties (50 and 50) go to the priority node a; FgdPack sends the
