@@ -3,7 +3,11 @@
 // failed node requeues its jobs and records a fault, and placements survive kill -9.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <functional>
 #include <thread>
 
@@ -113,6 +117,29 @@ TEST(Scheduler, NodeFailureRequeuesAndRecordsAFault) {
   n.erase("state_reason");
   expect_2xx(s.admin("PUT", "/api/v1/nodes/" + node, n), "node up");
   wait_for(s, "/api/v1/jobs/" + id, state_is("running"));
+}
+
+TEST(Scheduler, ReadsItsPolicyFileAndRefusesABadOne) {
+  char name[] = "/tmp/gpurent_sched_XXXXXX";
+  const int fd = mkstemp(name);
+  ASSERT_GE(fd, 0);
+  const std::string good = "policy: bestfit\nspot_notice_seconds: 5\ntenant_weights: {acme: 3}\n";
+  ASSERT_EQ(write(fd, good.data(), good.size()), static_cast<ssize_t>(good.size()));
+  close(fd);
+  {
+    ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--sched-config", name});
+    world(s, 1);
+    expect_2xx(s.admin("POST", "/api/v1/jobs", job("a", 1, 2, std::nullopt)), "a");
+    wait_for(s, "/api/v1/jobs/a", state_is("running"));
+  }
+  std::ofstream(name) << "policy: best-guess\n";
+  try {
+    ServerProcess bad({"--sched-config", name});
+    ADD_FAILURE() << "the server started with an unknown policy in its --sched-config file";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("policy: unknown policy \"best-guess\""), std::string::npos) << e.what();
+  }
+  std::remove(name);
 }
 
 TEST(Scheduler, PlacementsSurviveKill9) {

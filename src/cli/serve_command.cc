@@ -43,6 +43,8 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--spot-notice-seconds", s.spot_notice_s, "how long a reclaimed spot allocation keeps running")
       ->check(CLI::Range(int64_t{0}, int64_t{86400}))
       ->capture_default_str();
+  cmd->add_option("--sched-config", s.sched_config_path,
+                  "YAML file of scheduler policy knobs (docs/scheduler.md); overrides the two flags above");
   cmd->add_option("--cold-start-ms", s.cold_start_ms, "simulated executor: admitted jobs start running after this")
       ->check(CLI::Range(int64_t{0}, int64_t{3600000}))
       ->capture_default_str();

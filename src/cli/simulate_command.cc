@@ -11,6 +11,7 @@
 
 #include "sched/score_policy.h"
 #include "sim/alloc_experiment.h"
+#include "sim/alibaba_replay.h"
 #include "sim/philly.h"
 
 namespace gpurent {
@@ -127,17 +128,12 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
-int run_philly(CliContext& ctx, const PhillyOpts& o) {
-  const auto names = split_list(o.policies);
+int run_replays(CliContext& ctx, const ReplayInput& in, const std::string& policies, json doc,
+                const std::string& title) {
+  const auto names = split_list(policies);
   if (names.empty()) return ctx.fail(Error::invalid("--policies", "name at least one policy"), kExitUsage);
   for (const auto& n : names)
     if (auto p = make_score_policy(n); !p) return ctx.fail(Error::invalid("--policies", p.error().fields.at(0).reason), kExitUsage);
-  if (!(o.headroom > 0) || o.headroom > 100) return ctx.fail(Error::invalid("--headroom", "must be in (0, 100]"), kExitUsage);
-  auto jobs = read_philly_file(o.trace);
-  if (!jobs) return ctx.fail(jobs.error(), kExitUsage);
-  if (o.limit > 0 && static_cast<int64_t>(jobs->size()) > o.limit) jobs->resize(static_cast<size_t>(o.limit));
-  const int64_t nodes = o.nodes > 0 ? o.nodes : philly_nodes_for(*jobs, o.headroom);
-  const ReplayInput in = philly_replay_input(*jobs, nodes);
   std::vector<ReplayReport> reports;
   for (const auto& n : names) {
     SchedConfig cfg;
@@ -146,7 +142,6 @@ int run_philly(CliContext& ctx, const PhillyOpts& o) {
     if (!r) return ctx.fail(r.error(), kExitUsage);
     reports.push_back(std::move(*r));
   }
-  json doc{{"trace", o.trace}, {"jobs", in.jobs.size()}, {"nodes", nodes}, {"gpus", nodes * 8}};
   json rows = json::array();
   for (const auto& r : reports)
     rows.push_back({{"policy", r.policy}, {"finished", r.finished}, {"never_started", r.never_started},
@@ -157,17 +152,51 @@ int run_philly(CliContext& ctx, const PhillyOpts& o) {
                     {"decisions", r.decisions}, {"run_seconds", r.run_seconds}});
   doc["policies"] = std::move(rows);
   return ctx.emit(doc, [&](std::ostream& out) {
-    out << in.jobs.size() << " Philly jobs on " << nodes << " nodes x 8 GPUs (" << nodes * 8 << " GPUs)\n";
-    out << std::left << std::setw(10) << "POLICY" << std::right << std::setw(12) << "WAIT MEAN" << std::setw(11)
+    out << title << "\n";
+    out << std::left << std::setw(14) << "POLICY" << std::right << std::setw(12) << "WAIT MEAN" << std::setw(11)
         << "WAIT P95" << std::setw(12) << "JCT MEAN" << std::setw(12) << "JCT P95" << std::setw(7) << "UTIL%"
         << std::setw(9) << "UNPLACED" << std::setw(9) << "RUN S" << "\n";
     out << std::fixed;
     for (const auto& r : reports)
-      out << std::left << std::setw(10) << r.policy << std::right << std::setprecision(0) << std::setw(11)
+      out << std::left << std::setw(14) << r.policy << std::right << std::setprecision(0) << std::setw(11)
           << r.wait_mean_s << "s" << std::setw(10) << r.wait_p95_s << "s" << std::setw(11) << r.jct_mean_s << "s"
           << std::setw(11) << r.jct_p95_s << "s" << std::setprecision(1) << std::setw(7) << r.utilization_pct
           << std::setw(9) << r.never_started << std::setprecision(2) << std::setw(9) << r.run_seconds << "\n";
   });
+}
+
+int run_philly(CliContext& ctx, const PhillyOpts& o) {
+  if (!(o.headroom > 0) || o.headroom > 100) return ctx.fail(Error::invalid("--headroom", "must be in (0, 100]"), kExitUsage);
+  auto jobs = read_philly_file(o.trace);
+  if (!jobs) return ctx.fail(jobs.error(), kExitUsage);
+  if (o.limit > 0 && static_cast<int64_t>(jobs->size()) > o.limit) jobs->resize(static_cast<size_t>(o.limit));
+  const int64_t nodes = o.nodes > 0 ? o.nodes : philly_nodes_for(*jobs, o.headroom);
+  const ReplayInput in = philly_replay_input(*jobs, nodes);
+  json doc{{"trace", o.trace}, {"jobs", in.jobs.size()}, {"nodes", nodes}, {"gpus", nodes * 8}};
+  return run_replays(ctx, in, o.policies, doc,
+                     std::to_string(in.jobs.size()) + " Philly jobs on " + std::to_string(nodes) + " nodes x 8 GPUs (" +
+                         std::to_string(nodes * 8) + " GPUs)");
+}
+
+struct AlibabaOpts {
+  std::string nodes, pods, policies = "fgd,fgdpack,bestfit,random";
+  double speedup = 1.0;
+};
+
+int run_alibaba(CliContext& ctx, const AlibabaOpts& o) {
+  auto nodes = read_trace_nodes_file(o.nodes);
+  if (!nodes) return ctx.fail(nodes.error(), kExitUsage);
+  auto pods = read_trace_pods_file(o.pods);
+  if (!pods) return ctx.fail(pods.error(), kExitUsage);
+  auto in = alibaba_replay_input(*nodes, *pods, o.speedup);
+  if (!in) return ctx.fail(Error::invalid("--" + in.error().fields.at(0).field, in.error().fields.at(0).reason), kExitUsage);
+  int64_t gpus = 0;
+  for (const auto& n : *nodes) gpus += n.gpus;
+  json doc{{"nodes_file", o.nodes}, {"pods_file", o.pods}, {"jobs", in->jobs.size()}, {"nodes", nodes->size()},
+           {"gpus", gpus}, {"speedup", o.speedup}};
+  return run_replays(ctx, *in, o.policies, doc,
+                     std::to_string(in->jobs.size()) + " pods on " + std::to_string(nodes->size()) + " nodes (" +
+                         std::to_string(gpus) + " GPUs), arrivals and departures");
 }
 
 }  // namespace
@@ -199,6 +228,16 @@ void add_simulate_command(CLI::App& app, CliContext& ctx) {
       ->capture_default_str();
   philly->add_option("--limit", po->limit, "replay only the first N jobs of the file");
   philly->callback([&ctx, po] { ctx.action = [&ctx, po] { return run_philly(ctx, *po); }; });
+
+  auto ao = std::make_shared<AlibabaOpts>();
+  auto* ali = sim->add_subcommand(
+      "alibaba", "replay the Alibaba GPU trace's pods (arrivals and departures) through the live scheduler");
+  ali->add_option("--nodes", ao->nodes, "node list CSV (openb_node_list_gpu_node.csv)")->required();
+  ali->add_option("--pods", ao->pods, "pod list CSV with creation_time and deletion_time")->required();
+  ali->add_option("--policies", ao->policies, "comma-separated placement policies")->capture_default_str();
+  ali->add_option("--speedup", ao->speedup, "compress arrival times by this factor (durations unchanged)")
+      ->capture_default_str();
+  ali->callback([&ctx, ao] { ctx.action = [&ctx, ao] { return run_alibaba(ctx, *ao); }; });
 }
 
 }  // namespace gpurent

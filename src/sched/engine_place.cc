@@ -16,6 +16,8 @@ AllocPod SchedEngine::Impl::pod_for(const SchedJob& j, int node) const {
   // would be wrong, so CPU-only jobs must state them; parse_job enforces it).
   p.cpu_milli = j.cpu_cores ? *j.cpu_cores * 1000 : (ngpu ? n.cpu_cores * 1000 * milli / (ngpu * 1000) : 0);
   p.memory_mib = j.memory_gib ? *j.memory_gib * 1024 : (ngpu ? n.memory_gib * 1024 * milli / (ngpu * 1000) : 0);
+  if (j.cpu_milli) p.cpu_milli = *j.cpu_milli;
+  if (j.memory_mib) p.memory_mib = *j.memory_mib;
   if (j.gpu_milli) {
     p.num_gpu = 1;
     p.gpu_milli = static_cast<int32_t>(*j.gpu_milli);

@@ -45,6 +45,8 @@ struct SchedJob {
   std::optional<int64_t> gpu_milli;       // a share of one GPU per worker (1..999)
   std::optional<int64_t> cpu_cores;       // per worker; absent: the node's share for its GPUs
   std::optional<int64_t> memory_gib;      // per worker; absent: likewise
+  std::optional<int64_t> cpu_milli;       // finer than cpu_cores (traces); wins when set
+  std::optional<int64_t> memory_mib;      // finer than memory_gib (traces); wins when set
   std::vector<std::string> gpu_models;    // allowed catalog ids in preference order; empty: any
   std::optional<FormFactor> form_factor;
   std::optional<int64_t> min_gpu_memory_gib;

@@ -8,6 +8,7 @@
 #include "core/yaml_json.h"
 #include "sched/engine.h"
 #include "sched/from_model.h"
+#include "sched/sched_config.h"
 
 namespace gpurent {
 namespace {
@@ -91,19 +92,8 @@ Result<Scenario> parse(const json& doc, const GpuCatalog& catalog) {
   if (!f.valid_object()) return errs.to_error();
   if (const json* d = f.raw("description"); d && d->is_string()) s.description = d->get<std::string>();
   else f.error("description", "is required: say what the scenario shows");
-  f.object("config", false, [&](Fields& c) {
-    s.config.score_policy = c.opt_str("policy", kName).value_or("bestfit");
-    s.config.preemption = c.boolean("preemption", true);
-    s.config.protect_inference_min = c.boolean("protect_inference_min", true);
-    s.config.backfill = c.boolean("backfill", true);
-    s.config.spot_notice_ms = c.opt_integer("spot_notice_seconds", 0, 86400).value_or(30) * 1000;
-    s.config.inference_extra_rank =
-        c.enumeration("inference_extra_rank", kPriorityClassNames, std::optional{PriorityClass::kLow});
-    if (const json* w = c.raw("tenant_weights"); w && w->is_object())
-      for (const auto& [k, v] : w->items()) s.config.tenant_weights[k] = v.is_number_integer() ? v.get<int64_t>() : 0;
-    c.finish();
-  });
-  if (!f.has("config")) s.config.score_policy = "bestfit";
+  s.config.score_policy = "bestfit";  // scenarios default to the simplest scoring
+  f.object("config", false, [&](Fields& c) { read_sched_config(c, s.config); });
   for (const auto& m : catalog.models()) s.config.model_names[m.id] = m.name;
   f.objects("nodes", true, 10000, [&](Fields& n, size_t) {
     const std::string name = n.str("name", kName);

@@ -92,7 +92,7 @@ Status move_job(StoreTx& tx, const std::string& id, JobState to, const std::stri
 
 }  // namespace
 
-SchedulerService::SchedulerService(App& app) : app_(app) {}
+SchedulerService::SchedulerService(App& app, SchedConfig config) : app_(app), config_(std::move(config)) {}
 
 SchedulerService::~SchedulerService() { stop(); }
 
@@ -127,10 +127,17 @@ void SchedulerService::stop() {
 }
 
 Status SchedulerService::rebuild(StoreTx& tx, TimeMs now) {
-  SchedConfig cfg;
-  cfg.score_policy = app_.opts.sched_policy;
-  cfg.spot_notice_ms = app_.opts.spot_notice_s * 1000;
+  SchedConfig cfg = config_;
   for (const auto& m : app_.catalog.models()) cfg.model_names[m.id] = m.name;
+  // Weights may name tenants; the engine knows them by id.
+  cfg.tenant_weights.clear();
+  if (!config_.tenant_weights.empty()) {
+    auto tenants = list_all(tx, "tenants");
+    if (!tenants) return tenants.error();
+    for (const Record& t : *tenants)
+      for (const auto& [key, w] : config_.tenant_weights)
+        if (key == t.name || key == t.id) cfg.tenant_weights[t.id] = w;
+  }
   auto made = SchedEngine::make(cfg);
   if (!made) return made.error();
   engine_ = std::move(*made);

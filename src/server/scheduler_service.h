@@ -27,7 +27,8 @@ namespace gpurent {
 
 class SchedulerService {
  public:
-  explicit SchedulerService(App& app);
+  // `config`: policy knobs; tenant_weights may name tenants (resolved to ids at each rebuild).
+  SchedulerService(App& app, SchedConfig config = {});
   ~SchedulerService();
   void start();  // ticks every opts.sched_interval_ms on its own thread until stop()
   void stop();
@@ -44,6 +45,7 @@ class SchedulerService {
   Status apply(StoreTx& tx, const std::vector<SchedEvent>& events, TimeMs now);
 
   App& app_;
+  SchedConfig config_;
   std::unique_ptr<SchedEngine> engine_;
   std::unordered_map<std::string, std::string> node_state_;  // node id -> last seen state
   std::set<std::string> known_jobs_;

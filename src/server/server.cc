@@ -14,6 +14,7 @@
 #include "server/bootstrap.h"
 #include "server/http_util.h"
 #include "server/resources.h"
+#include "sched/sched_config.h"
 #include "server/scheduler_service.h"
 #include "server/seed.h"
 
@@ -69,6 +70,19 @@ int run_server(const ServerOptions& opts) {
   if (!catalog) {
     std::cerr << "error: cannot load GPU catalog " << catalog_path << ": " << catalog.error().message << "\n";
     return 1;
+  }
+
+  SchedConfig sched_config;
+  sched_config.score_policy = opts.sched_policy;
+  sched_config.spot_notice_ms = opts.spot_notice_s * 1000;
+  if (!opts.sched_config_path.empty()) {
+    auto loaded = load_sched_config_file(opts.sched_config_path, sched_config);
+    if (!loaded) {
+      std::cerr << "error: " << loaded.error().message << "\n";
+      for (const auto& f : loaded.error().fields) std::cerr << "  " << f.field << ": " << f.reason << "\n";
+      return 2;
+    }
+    sched_config = *loaded;
   }
 
   ControlLoop loop(**store);
@@ -155,7 +169,7 @@ int run_server(const ServerOptions& opts) {
               << std::endl;
   }
 
-  SchedulerService scheduler(app);
+  SchedulerService scheduler(app, sched_config);
   if (opts.scheduler) scheduler.start();
   bool ok = srv.listen_after_bind();
   scheduler.stop();

@@ -27,6 +27,7 @@ struct ServerOptions {
   std::string sched_policy = "fgd";
   int64_t spot_notice_s = 30;
   int64_t cold_start_ms = 2000;       // simulated executor: admitted -> running after this long
+  std::string sched_config_path;      // YAML policy knobs (sched/sched_config.h); flags above are the defaults
 };
 
 // Runs until SIGINT or SIGTERM. Prints one JSON line {"event":"listening","url":...,"admin_token_file":...}

@@ -109,3 +109,46 @@ TEST(Philly, SizesTheClusterFromTheMeanLoad) {
 
 }  // namespace
 }  // namespace gpurent
+
+#include "sim/alibaba_replay.h"
+
+namespace gpurent {
+namespace {
+
+TEST(AlibabaReplay, PodsBecomeJobsWithExactResourcesAndTimes) {
+  std::istringstream nodes("sn,cpu_milli,memory_mib,gpu,model\nn1,96000,786432,8,V100M32\n");
+  std::istringstream pods(
+      "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
+      "a,12000,16384,1,460,,LS,Running,10,70,10\n"
+      "b,4000,8192,2,1000,V100M32|T4,LS,Running,20,20,20\n");
+  auto n = read_trace_nodes(nodes, "n.csv");
+  auto p = read_trace_pods(pods, "p.csv");
+  ASSERT_TRUE(n.ok() && p.ok());
+  auto in = alibaba_replay_input(*n, *p, 2.0);
+  ASSERT_TRUE(in.ok()) << in.error().message;
+  ASSERT_EQ(in->jobs.size(), 2u);
+  const SchedJob& a = in->jobs[0].job;
+  EXPECT_EQ(a.gpu_milli, 460);
+  EXPECT_EQ(a.cpu_milli, 12000);
+  EXPECT_EQ(a.memory_mib, 16384);
+  EXPECT_EQ(a.submitted_at, 5000);  // 10 s compressed by 2
+  EXPECT_EQ(in->jobs[0].duration_ms, 60000);
+  const SchedJob& b = in->jobs[1].job;
+  EXPECT_EQ(b.gpus_per_worker, 2);
+  EXPECT_EQ(b.gpu_models, (std::vector<std::string>{"V100M32", "T4"}));
+  EXPECT_EQ(in->jobs[1].duration_ms, 1);  // deleted when created: still runs a moment
+  SchedConfig cfg;
+  auto r = replay(*in, cfg);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->finished, 2);
+
+  std::istringstream bare("name,cpu_milli,memory_mib,num_gpu,gpu_milli\nc,1000,1024,1,1000\n");
+  auto q = read_trace_pods(bare, "q.csv");
+  ASSERT_TRUE(q.ok());
+  auto err = alibaba_replay_input(*n, *q);
+  ASSERT_FALSE(err.ok());
+  EXPECT_NE(err.error().message.find("creation_time"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpurent

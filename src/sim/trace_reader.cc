@@ -111,7 +111,8 @@ Result<std::vector<TraceNode>> read_trace_nodes(std::istream& in, const std::str
 }
 
 Result<std::vector<TracePod>> read_trace_pods(std::istream& in, const std::string& source) {
-  auto t = CsvTable::read(in, source, {"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"}, {"gpu_spec"});
+  auto t = CsvTable::read(in, source, {"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"},
+                          {"gpu_spec", "creation_time", "deletion_time"});
   if (!t) return t.error();
   std::vector<TracePod> out;
   for (const auto& r : t->rows()) {
@@ -124,6 +125,9 @@ Result<std::vector<TracePod>> read_trace_pods(std::istream& in, const std::strin
     if (auto s = read_int(t->cell(r, "num_gpu"), 0, &k, source, r.line, "num_gpu"); !s) return s.error();
     if (auto s = read_int(t->cell(r, "gpu_milli"), INT64_MIN, &g, source, r.line, "gpu_milli"); !s) return s.error();
     if (k > 64) return at(source, r.line, "num_gpu", "more than 64 GPUs for one pod");
+    for (auto [col, field] : {std::pair{"creation_time", &p.created_s}, std::pair{"deletion_time", &p.deleted_s}})
+      if (const std::string& v = t->cell(r, col); !v.empty())
+        if (auto s = read_int(v, 0, field, source, r.line, col); !s) return s.error();
     if (k > 0) {
       p.pod.num_gpu = static_cast<int32_t>(k);
       p.pod.gpu_milli = static_cast<int32_t>(std::clamp<int64_t>(g, 0, kGpuMilli));

@@ -27,6 +27,8 @@ struct TraceNode {
 struct TracePod {
   std::string name;
   AllocPod pod;  // spec_mask not yet set
+  // Optional columns creation_time and deletion_time (seconds); -1 when the file lacks them.
+  int64_t created_s = -1, deleted_s = -1;
 };
 
 // Columns sn, cpu_milli, memory_mib, gpu, model. `source` names the input in errors.

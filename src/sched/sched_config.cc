@@ -1,0 +1,56 @@
+#include "sched/sched_config.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "core/yaml_json.h"
+#include "sched/score_policy.h"
+
+namespace gpurent {
+
+void read_sched_config(Fields& c, SchedConfig& cfg) {
+  if (auto p = c.opt_str("policy", {.min_len = 1, .max_len = 64})) {
+    if (auto made = make_score_policy(*p); !made) c.error("policy", made.error().fields.at(0).reason);
+    else cfg.score_policy = *p;
+  }
+  cfg.preemption = c.boolean("preemption", cfg.preemption);
+  cfg.protect_inference_min = c.boolean("protect_inference_min", cfg.protect_inference_min);
+  cfg.backfill = c.boolean("backfill", cfg.backfill);
+  if (auto s = c.opt_integer("spot_notice_seconds", 0, 86400)) cfg.spot_notice_ms = *s * 1000;
+  cfg.inference_extra_rank = c.enumeration("inference_extra_rank", kPriorityClassNames,
+                                           std::optional{cfg.inference_extra_rank});
+  if (const json* w = c.raw("tenant_weights")) {
+    if (!w->is_object()) {
+      c.error("tenant_weights", "must be a map of tenant name (or id) to a weight 1..1000");
+    } else {
+      for (const auto& [k, v] : w->items()) {
+        if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 1000)
+          c.error("tenant_weights." + k, "must be an integer 1..1000");
+        else
+          cfg.tenant_weights[k] = v.get<int64_t>();
+      }
+    }
+  }
+  c.finish();
+}
+
+Result<SchedConfig> load_sched_config_file(const std::string& path, SchedConfig cfg) {
+  std::ifstream in(path);
+  if (!in) return Error::invalid("--sched-config", "cannot open " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto doc = parse_json_or_yaml(ss.str());
+  if (!doc) return Error::invalid("--sched-config", path + ": " + doc.error().message);
+  FieldErrors errs;
+  Fields f(*doc, "", errs);
+  if (!f.valid_object()) return Error::invalid("--sched-config", path + ": must be a map of settings");
+  read_sched_config(f, cfg);
+  if (!errs.empty()) {
+    Error e = errs.to_error();
+    e.message = path + ": " + e.message;
+    return e;
+  }
+  return cfg;
+}
+
+}  // namespace gpurent

@@ -1,0 +1,53 @@
+#include "sim/alibaba_replay.h"
+
+namespace gpurent {
+
+Result<ReplayInput> alibaba_replay_input(const std::vector<TraceNode>& nodes, const std::vector<TracePod>& pods,
+                                         double speedup) {
+  if (!(speedup > 0) || speedup > 1e6) return Error::invalid("speedup", "must be in (0, 1000000]");
+  ReplayInput in;
+  for (const auto& n : nodes) {
+    SchedNode s;
+    s.id = n.name;
+    s.gpu_model = n.gpus ? n.model : "";
+    s.cpu_cores = n.cpu_milli / 1000;
+    s.memory_gib = n.memory_mib / 1024;
+    s.gpu_domains.assign(n.gpus, "");
+    in.nodes.push_back(std::move(s));
+  }
+  SchedProject p;
+  p.id = p.name = p.tenant = "alibaba";
+  p.quota.gpus_per_model[kAnyGpuModel] = kMaxQuotaGpus;
+  in.projects.push_back(p);
+  for (const auto& pod : pods) {
+    if (pod.created_s < 0 || pod.deleted_s < 0)
+      return Error::invalid("pods." + pod.name, "needs creation_time and deletion_time to be replayed");
+    ReplayJob r;
+    SchedJob& j = r.job;
+    j.id = pod.name;
+    j.tenant = j.project = "alibaba";
+    j.kind = pod.pod.is_share() ? JobKind::kInference : JobKind::kTraining;
+    j.priority = PriorityClass::kNormal;  // one class: the trace's order decides, not our defaults
+    j.cpu_milli = pod.pod.cpu_milli;
+    j.memory_mib = pod.pod.memory_mib;
+    if (pod.pod.num_gpu > 0 && pod.pod.gpu_milli > 0) {
+      if (pod.pod.is_share()) j.gpu_milli = pod.pod.gpu_milli;
+      else j.gpus_per_worker = pod.pod.num_gpu;
+    }
+    if (!pod.pod.gpu_spec.empty()) {
+      const std::string& spec = pod.pod.gpu_spec;
+      for (size_t a = 0, b; a <= spec.size(); a = b + 1) {
+        b = spec.find('|', a);
+        if (b == std::string::npos) b = spec.size();
+        if (b > a) j.gpu_models.push_back(spec.substr(a, b - a));
+      }
+    }
+    j.submitted_at = static_cast<TimeMs>(static_cast<double>(pod.created_s) * 1000.0 / speedup);
+    r.duration_ms = std::max<int64_t>(1, (pod.deleted_s - pod.created_s) * 1000);
+    j.expected_duration_ms = r.duration_ms;
+    in.jobs.push_back(std::move(r));
+  }
+  return in;
+}
+
+}  // namespace gpurent
