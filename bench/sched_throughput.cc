@@ -2,7 +2,7 @@
 // engine (SchedEngine, the server's scheduler) on a deep queue, in one scheduling pass:
 //  1. the Alibaba trace's 6,212-GPU cluster (openb_node_list_gpu_node.csv) with every pod of
 //     openb_pod_list_default.csv queued at once (8,152 jobs; whole GPUs, shares, CPU-only, GPU-model
-//     constraints); baseline in the same run: the allocation experiment's one-pod placer
+//     constraints; converted as `gpurent simulate alibaba` does); baseline in the same run: the allocation experiment's one-pod placer
 //     (AllocScheduler, no quotas, gangs or fair share) placing the same pods in the same order;
 //  2. a synthetic 100,000-GPU cluster (12,500 nodes × 8 H100) with JOBS_100K (default 50,000)
 //     queued jobs of mixed shapes (1/2/4/8 GPUs, 2×8 gangs, 0.25-GPU shares), seeded.
@@ -16,6 +16,7 @@
 
 #include "sched/alloc_scheduler.h"
 #include "sched/engine.h"
+#include "sim/alibaba_replay.h"
 #include "sim/trace_reader.h"
 
 using namespace gpurent;
@@ -64,43 +65,20 @@ int main(int argc, char** argv) {
     auto nodes = read_trace_nodes_file(nodes_csv);
     auto pods = read_trace_pods_file(pods_csv);
     if (!nodes || !pods) return std::printf("cannot read the trace\n"), 1;
+    auto in = alibaba_replay_input(*nodes, *pods);
+    if (!in) return std::printf("%s\n", in.error().message.c_str()), 1;
+    int64_t gpus = 0;
+    for (const auto& n : *nodes) gpus += n.gpus;
     for (const char* policy : {"fgd", "bestfit"}) {
       SchedConfig cfg;
       cfg.score_policy = policy;
       auto e = SchedEngine::make(cfg);
-      int64_t gpus = 0;
-      for (const auto& n : *nodes) {
-        SchedNode s;
-        s.id = n.name;
-        s.gpu_model = n.gpus ? n.model : "";
-        s.cpu_cores = n.cpu_milli / 1000;
-        s.memory_gib = n.memory_mib / 1024;
-        s.gpu_domains.assign(n.gpus, "");
-        gpus += n.gpus;
-        (void)(*e)->add_node(s);
-      }
-      (*e)->set_project(open_project());
-      size_t i = 0;
-      for (const auto& p : *pods) {
-        SchedJob j;
-        j.id = p.name;
-        j.tenant = j.project = "bench";
-        j.cpu_cores = std::max<int64_t>(1, (p.pod.cpu_milli + 999) / 1000);
-        j.memory_gib = std::max<int64_t>(1, (p.pod.memory_mib + 1023) / 1024);
-        if (p.pod.num_gpu > 0 && p.pod.gpu_milli > 0) {
-          if (p.pod.is_share()) j.gpu_milli = p.pod.gpu_milli;
-          else j.gpus_per_worker = p.pod.num_gpu;
-        }
-        if (!p.pod.gpu_spec.empty()) {
-          std::string spec = p.pod.gpu_spec;
-          for (size_t a = 0, b; a <= spec.size(); a = b + 1) {
-            b = spec.find('|', a);
-            if (b == std::string::npos) b = spec.size();
-            j.gpu_models.push_back(spec.substr(a, b - a));
-          }
-        }
-        j.submitted_at = static_cast<TimeMs>(i++);
-        (void)(*e)->submit(j);
+      for (const auto& n : in->nodes) (void)(*e)->add_node(n);
+      for (const auto& p : in->projects) (*e)->set_project(p);
+      TimeMs order = 0;
+      for (auto j : in->jobs) {  // all queued at once, in file order
+        j.job.submitted_at = order++;
+        (void)(*e)->submit(j.job);
       }
       const PassResult r = one_pass(**e, pods->size());
       const double rate = static_cast<double>(r.decided) / r.seconds;
