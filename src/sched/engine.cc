@@ -225,6 +225,12 @@ Status SchedEngine::restore(const SchedJob& job, const std::vector<SchedWorker>&
   for (auto& [r, u] : units) list.push_back(std::move(u));
   e.now = started_at;
   e.start_job(j, std::move(list), ignored);
+  // Lending is not stored: a restored job that holds more than its project's quota must have
+  // borrowed it, and stays reclaimable.
+  if (auto pit = e.projects.find(job.project); pit != e.projects.end())
+    for (const auto& [m, milli] : e.project_usage[job.project].milli_by_model)
+      if (milli > pit->second.quota.gpu_limit(e.model_names[m]) * 1000)
+        for (Gang& u : j.units) u.quota_lent = true;
   return ok_status();
 }
 
@@ -257,16 +263,20 @@ std::vector<SchedEvent> SchedEngine::schedule(TimeMs now) {
   e.victims = {};
   for (const auto& [id, j] : e.jobs)
     for (const Gang& u : j.units) e.note_victim(j, u);
+  // Jobs requeued during this pass land in e.fresh for the next one.
+  std::vector<std::string> fresh;
+  fresh.swap(e.fresh);
+  // Room freed during this pass (a preemption that left GPUs idle) makes the next pass full.
+  const uint64_t pass_epoch = e.epoch;
   if (e.epoch != e.passed_epoch) {  // a full pass
     e.blocked.reset();
     e.failed.clear();
     e.run_queue(out, nullptr);
   } else {
-    e.run_queue(out, &e.fresh);
+    e.run_queue(out, &fresh);
   }
-  e.fresh.clear();
   e.scale_up(out);
-  e.passed_epoch = e.epoch;
+  e.passed_epoch = pass_epoch;
   return out;
 }
 
@@ -339,6 +349,7 @@ void SchedEngine::Impl::handle(EngineJob& j, std::vector<SchedEvent>& out) {
   if (j.waiting_reclaim_until > now) return;
   const Admission adm = admit(j, j.spec.replicas_min);
   if (adm.models.empty()) {
+    if (!adm.borrow.empty() && borrow_quota(j, adm, out)) return;
     set_reason(j, adm.reason, out);
     return;
   }
@@ -351,7 +362,10 @@ void SchedEngine::Impl::handle(EngineJob& j, std::vector<SchedEvent>& out) {
     hopeless = room < s.milli_per_replica() * s.replicas_min && !could_preempt(j);
   }
   if (!hopeless) {
-    if (place_or_preempt(j, adm, out)) return;
+    if (place_or_preempt(j, adm, out)) {
+      if (j.running && cfg.quota_lending) return_lent_quota(j, out);
+      return;
+    }
   }
   if (j.capacity_reason.empty()) j.capacity_reason = capacity_reason(j);
   if (!blocked && cfg.backfill) {
@@ -362,6 +376,66 @@ void SchedEngine::Impl::handle(EngineJob& j, std::vector<SchedEvent>& out) {
     }
   }
   set_reason(j, j.capacity_reason, out);
+}
+
+// Places the job on its tenant's idle quota, in free capacity only (a borrower preempts nothing);
+// its gangs are marked lent, so a lending project takes them back when it needs its quota.
+void SchedEngine::Impl::return_lent_quota(const EngineJob& owner, std::vector<SchedEvent>& out) {
+  const std::string& tenant = owner.spec.tenant;
+  auto tit = tenant_usage.find(tenant);
+  if (tit == tenant_usage.end()) return;
+  std::map<int, int64_t> over;  // model -> milli the tenant holds beyond the sum of its quotas
+  for (const auto& [m, held] : tit->second.milli_by_model) {
+    int64_t limits = 0;
+    for (const auto& [id, q] : projects)
+      if (q.tenant == tenant) limits += q.quota.gpu_limit(model_names[m]) * 1000;
+    if (held > limits) over[m] = held - limits;
+  }
+  if (over.empty()) return;
+  // Most recently started lent gangs go first.
+  struct Lent {
+    EngineJob* job;
+    int64_t replica;
+    TimeMs started;
+  };
+  std::vector<Lent> lent;
+  for (auto& [id, v] : jobs)
+    if (v.running && v.spec.tenant == tenant)
+      for (const Gang& u : v.units)
+        if (u.quota_lent) lent.push_back({&v, u.replica, u.started_at});
+  std::sort(lent.begin(), lent.end(), [](const Lent& a, const Lent& b) {
+    return a.started != b.started ? a.started > b.started : a.job->seq > b.job->seq;
+  });
+  for (const Lent& l : lent) {
+    if (over.empty()) break;
+    for (size_t i = 0; i < l.job->units.size(); ++i) {
+      if (l.job->units[i].replica != l.replica) continue;
+      bool hits = false;
+      for (const Bound& b : l.job->units[i].workers) hits = hits || over.count(cluster.node(b.node).model_id);
+      if (!hits) break;
+      for (const Bound& b : l.job->units[i].workers) {
+        const int m = cluster.node(b.node).model_id;
+        if (auto o = over.find(m); o != over.end() && (o->second -= int64_t{b.pod.gpu_milli} * static_cast<int64_t>(b.gpus.size())) <= 0)
+          over.erase(o);
+      }
+      evict(*l.job, i, "preempted by job " + owner.spec.id + " (the quota it borrowed is needed back)", out);
+      break;
+    }
+  }
+}
+
+bool SchedEngine::Impl::borrow_quota(EngineJob& j, const Admission& adm, std::vector<SchedEvent>& out) {
+  std::vector<int64_t> reps;
+  for (int64_t r = 0; r < j.spec.replicas_min; ++r) reps.push_back(r);
+  auto units = place_replicas(j, reps, adm.borrow);
+  if (!units) return false;
+  if (!backfill_ok(j, *units)) {
+    for (auto it = units->rbegin(); it != units->rend(); ++it) release(*it);
+    return false;
+  }
+  for (Gang& u : *units) u.quota_lent = true;
+  start_job(j, std::move(*units), out);
+  return true;
 }
 
 // Places the job, or preempts for it; false when neither works (the caller records why).
@@ -429,7 +503,7 @@ void SchedEngine::Impl::note_victim(const EngineJob& j, const Gang& u) {
   const bool extra = j.spec.kind == JobKind::kInference && u.replica >= j.spec.replicas_min;
   victims.max_rank = std::max(victims.max_rank, priority_rank(j.spec.priority));
   victims.spot = victims.spot || j.spec.spot;
-  victims.borrowed = victims.borrowed || !u.borrowed_from.empty();
+  victims.borrowed = victims.borrowed || !u.borrowed_from.empty() || u.quota_lent;
   victims.extra = victims.extra || extra;
 }
 

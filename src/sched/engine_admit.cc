@@ -82,6 +82,19 @@ Admission SchedEngine::Impl::admit(const EngineJob& ej, int64_t replicas) const 
                           : "quota: project " + p.name + " uses " + format_gpus(have) + " of " +
                                 std::to_string(limit) + " " + display(m) + " GPUs (needs " + format_gpus(need) + " more)";
     if (cands.size() > 1) a.reason += " and has no room on its other allowed models";
+    if (cfg.quota_lending) {
+      // The tenant's idle quota: the sum of its projects' limits minus what they all hold.
+      auto tit = tenant_usage.find(j.tenant);
+      for (int mm : cands) {
+        int64_t limits = 0;
+        for (const auto& [id, q] : projects)
+          if (q.tenant == j.tenant) limits += q.quota.gpu_limit(model_names[mm]) * 1000;
+        int64_t held = 0;
+        if (tit != tenant_usage.end())
+          if (auto u = tit->second.milli_by_model.find(mm); u != tit->second.milli_by_model.end()) held = u->second;
+        if (limits - held >= need) a.borrow.push_back(mm);
+      }
+    }
   }
   return a;
 }
@@ -115,7 +128,7 @@ void SchedEngine::Impl::account(const EngineJob& j, const Gang& u, int sign) {
   for (const Bound& b : u.workers) {
     const int64_t g = int64_t{b.pod.gpu_milli} * static_cast<int64_t>(b.gpus.size());
     const int m = cluster.node(b.node).model_id;
-    if (g > 0) p.milli_by_model[m] += sign * g;
+    if (g > 0) p.milli_by_model[m] += sign * g, t.milli_by_model[m] += sign * g;
     p.gpu_milli += sign * g;
     t.gpu_milli += sign * g;
     p.cpu_milli += sign * b.pod.cpu_milli;
@@ -171,6 +184,7 @@ void SchedEngine::Impl::start_job(EngineJob& j, std::vector<Gang> units, std::ve
     account(j, u, +1);
     for (auto& w : describe(*this, u)) e.placement.push_back(std::move(w));
     if (!u.borrowed_from.empty()) e.reason = "runs on capacity reserved for tenant " + u.borrowed_from + " (preemptible)";
+    if (u.quota_lent) e.reason = "borrows idle quota of other projects of its tenant (preemptible)";
     note_victim(j, u);
     j.units.push_back(std::move(u));
   }

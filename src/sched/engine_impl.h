@@ -34,6 +34,7 @@ struct Gang {
   std::string borrowed_from;            // tenant whose reserved node it uses; "" none
   std::optional<TimeMs> reclaim_at;     // spot notice running: preempted at this time
   std::string reclaim_for;              // the job that reclaims it
+  bool quota_lent = false;              // runs on quota lent by sibling projects (reclaimable)
 };
 
 struct EngineJob {
@@ -57,6 +58,7 @@ struct Usage {
 struct Admission {
   std::vector<int> models;  // model ids; {-1} for a CPU-only job
   std::string reason;       // set when models is empty
+  std::vector<int> borrow;  // models on which the tenant's idle quota could cover it (lending)
 };
 
 // The first job of a pass that could not start, and what it will take (EASY backfill).
@@ -149,6 +151,10 @@ struct SchedEngine::Impl {
   void run_queue(std::vector<SchedEvent>& out, const std::vector<std::string>* only);
   void handle(EngineJob& j, std::vector<SchedEvent>& out);
   bool place_or_preempt(EngineJob& j, const Admission& adm, std::vector<SchedEvent>& out);
+  bool borrow_quota(EngineJob& j, const Admission& adm, std::vector<SchedEvent>& out);
+  // After `owner` started within its own quota: preempts lent gangs of its tenant until the tenant
+  // holds no more than the sum of its projects' quotas.
+  void return_lent_quota(const EngineJob& owner, std::vector<SchedEvent>& out);
   void scale_up(std::vector<SchedEvent>& out);
 };
 

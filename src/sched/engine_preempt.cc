@@ -24,6 +24,7 @@ bool may_preempt(const SchedConfig& cfg, const EngineJob& j, const EngineJob& v,
   if (&j == &v || u.reclaim_at) return false;
   if (v.spec.kind == JobKind::kInference && !is_extra(v, u) && cfg.protect_inference_min) return false;
   if (!u.borrowed_from.empty() && u.borrowed_from == j.spec.tenant) return true;
+  if (u.quota_lent && v.spec.tenant == j.spec.tenant && v.spec.project != j.spec.project) return true;
   const int vr = victim_rank(cfg, v, u), jr = priority_rank(j.spec.priority);
   if (jr < vr) return true;
   return v.spec.spot && !j.spec.spot && jr <= vr;
@@ -33,6 +34,8 @@ std::string preempt_reason(const SchedConfig& cfg, const EngineJob& j, const Eng
   std::string why;
   if (!u.borrowed_from.empty() && u.borrowed_from == j.spec.tenant)
     why = "its tenant's reserved capacity";
+  else if (u.quota_lent && v.spec.tenant == j.spec.tenant && v.spec.project != j.spec.project)
+    why = "the quota it borrowed is needed back";
   else if (v.spec.spot && !j.spec.spot && priority_rank(j.spec.priority) >= victim_rank(cfg, v, u))
     why = "spot capacity";
   else
@@ -66,6 +69,7 @@ void SchedEngine::Impl::evict(EngineJob& v, size_t idx, const std::string& reaso
   v.units.clear();
   v.running = false;
   v.reason = reason;
+  fresh.push_back(v.spec.id);  // the next pass looks at it again
   --project_usage[v.spec.project].jobs;
   --tenant_usage[v.spec.tenant].jobs;
   e.kind = SchedEventKind::kPreempted;

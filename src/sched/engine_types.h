@@ -78,6 +78,9 @@ struct SchedConfig {
   PriorityClass inference_extra_rank = PriorityClass::kLow;
   int64_t spot_notice_ms = 30'000;     // a reclaimed spot allocation keeps running this long
   bool backfill = true;                // EASY backfill behind the first blocked job of a pass
+  // A project at its GPU quota may borrow the idle quota of its tenant's other projects; what it
+  // borrows is preempted as soon as one of those projects needs its quota back.
+  bool quota_lending = true;
   std::map<std::string, int64_t> tenant_weights;  // fair-share weight per tenant; default 1
   std::map<std::string, std::string> model_names; // catalog id -> display name for reasons
   uint64_t seed = 1;                   // for the random policy

@@ -6,6 +6,7 @@
 //   inference_extra_rank: low      # the class inference replicas above min rank as
 //   spot_notice_seconds: 30
 //   backfill: true
+//   quota_lending: true            # a project may borrow its tenant's idle quota (reclaimable)
 //   tenant_weights: {acme: 2}      # fair-share weight per tenant (name or id), 1..1000
 // Unknown keys and bad values are errors naming the field. Pure functions; thread-safe.
 #pragma once
