@@ -52,6 +52,21 @@ json job(const std::string& name, int workers, int gpus, std::optional<int> seco
   return j;
 }
 
+// Submits a job and waits until it runs; returns (job id, node of its first worker).
+std::pair<std::string, std::string> run_job(const ServerProcess& s, const std::string& name, int gpus) {
+  std::string id = expect_2xx(s.admin("POST", "/api/v1/jobs", job(name, 1, gpus, std::nullopt)), name).body.at("id");
+  json running = wait_for(s, "/api/v1/jobs/" + id, state_is("running"));
+  return {id, running["status"]["placement"][0]["node"]};
+}
+
+// Marks a node unavailable with a reason, through the API.
+void fail_node(const ServerProcess& s, const std::string& node, const std::string& why) {
+  json n = s.admin("GET", "/api/v1/nodes/" + node).body;
+  n["state"] = "unavailable";
+  n["state_reason"] = why;
+  expect_2xx(s.admin("PUT", "/api/v1/nodes/" + node, n), "node down");
+}
+
 TEST(Scheduler, PlacesRunsAndFinishesJobsAndSaysWhyOthersWait) {
   ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "100"});
   world(s, 1);
@@ -89,16 +104,9 @@ TEST(Scheduler, PlacesRunsAndFinishesJobsAndSaysWhyOthersWait) {
 TEST(Scheduler, NodeFailureRequeuesAndRecordsAFault) {
   ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50"});
   world(s, 2);
-  std::string id = expect_2xx(s.admin("POST", "/api/v1/jobs", job("long", 1, 8, std::nullopt)), "job").body.at("id");
-  json running = wait_for(s, "/api/v1/jobs/" + id, state_is("running"));
-  const std::string node = running["status"]["placement"][0]["node"];
-  // Fill the other node so the requeued job has to wait.
-  expect_2xx(s.admin("POST", "/api/v1/jobs", job("other", 1, 8, std::nullopt)), "other");
-  wait_for(s, "/api/v1/jobs/other", state_is("running"));
-  json n = s.admin("GET", "/api/v1/nodes/" + node).body;
-  n["state"] = "unavailable";
-  n["state_reason"] = "Xid 79: GPU has fallen off the bus";
-  expect_2xx(s.admin("PUT", "/api/v1/nodes/" + node, n), "node down");
+  const auto [id, node] = run_job(s, "long", 8);
+  run_job(s, "other", 8);  // fills the other node, so the requeued job has to wait
+  fail_node(s, node, "Xid 79: GPU has fallen off the bus");
   json requeued = wait_for(s, "/api/v1/jobs/" + id, state_is("pending"));
   EXPECT_TRUE(requeued["status"]["placement"].empty());
   json events = s.admin("GET", "/api/v1/jobs/" + id + "/events").body.at("items");
@@ -112,7 +120,7 @@ TEST(Scheduler, NodeFailureRequeuesAndRecordsAFault) {
   EXPECT_EQ(faults[0]["node"], node);
   EXPECT_EQ(faults[0]["reason"], "node " + node + " failed: Xid 79: GPU has fallen off the bus");
   // Back in service: the requeued job runs again.
-  n = s.admin("GET", "/api/v1/nodes/" + node).body;
+  json n = s.admin("GET", "/api/v1/nodes/" + node).body;
   n["state"] = "available";
   n.erase("state_reason");
   expect_2xx(s.admin("PUT", "/api/v1/nodes/" + node, n), "node up");
@@ -140,6 +148,24 @@ TEST(Scheduler, ReadsItsPolicyFileAndRefusesABadOne) {
     EXPECT_NE(std::string(e.what()).find("policy: unknown policy \"best-guess\""), std::string::npos) << e.what();
   }
   std::remove(name);
+}
+
+TEST(Scheduler, ANodeThatFailedWhileTheSchedulerWasDownStillRecordsAFault) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50"});
+  world(s, 1);
+  const auto [id, node] = run_job(s, "a", 8);
+  s.set_extra_args({"--no-scheduler"});
+  s.restart();
+  fail_node(s, node, "PSU failure");
+  s.set_extra_args({"--sched-interval-ms", "20"});
+  s.restart();
+  json requeued = wait_for(s, "/api/v1/jobs/" + id, state_is("pending"));
+  EXPECT_EQ(requeued["status"]["reason"].get<std::string>().rfind("requeued: node " + node + " failed: PSU failure", 0), 0u)
+      << requeued.dump();
+  json faults = s.admin("GET", "/api/v1/faults").body.at("items");
+  ASSERT_EQ(faults.size(), 1u);
+  EXPECT_EQ(faults[0]["node"], node);
+  EXPECT_EQ(faults[0]["reason"], "node " + node + " failed: PSU failure");
 }
 
 TEST(Scheduler, PlacementsSurviveKill9) {

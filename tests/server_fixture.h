@@ -52,6 +52,8 @@ class ServerProcess {
   void stop();     // SIGTERM, then waitpid; the exit status is kept in last_exit_status()
   void kill9();    // SIGKILL, then waitpid
   void restart();  // stop() (if running) and start() on the same database and token file
+  // The extra serve flags for the next start() (e.g. to restart without the scheduler).
+  void set_extra_args(std::vector<std::string> extra_args) { extra_args_ = std::move(extra_args); }
   bool running() const { return pid_ > 0; }
   int last_exit_status() const { return exit_status_; }
 

@@ -174,13 +174,14 @@ Status check_job(const SchedJob& j) {
 
 }  // namespace
 
-Status SchedEngine::submit(const SchedJob& job) {
+Status SchedEngine::submit(const SchedJob& job, const std::string& requeued_why) {
   Impl& e = *impl_;
   if (auto s = check_job(job); !s) return s;
   if (e.jobs.count(job.id)) return Error::make(Code::kConflict, "job " + job.id + " is already in the scheduler");
   EngineJob j;
   j.spec = job;
   j.seq = e.next_seq++;
+  j.requeued_why = requeued_why;
   e.jobs.emplace(job.id, std::move(j));
   e.fresh.push_back(job.id);
   ++e.submissions_since_prepare;
@@ -228,9 +229,12 @@ Status SchedEngine::restore(const SchedJob& job, const std::vector<SchedWorker>&
   // Lending is not stored: a restored job that holds more than its project's quota must have
   // borrowed it, and stays reclaimable.
   if (auto pit = e.projects.find(job.project); pit != e.projects.end())
-    for (const auto& [m, milli] : e.project_usage[job.project].milli_by_model)
-      if (milli > pit->second.quota.gpu_limit(e.model_names[m]) * 1000)
-        for (Gang& u : j.units) u.quota_lent = true;
+    for (Gang& u : j.units)
+      for (const Bound& b : u.workers) {
+        const int m = e.cluster.node(b.node).model_id;
+        if (m >= 0 && e.project_usage[job.project].milli_by_model[m] > pit->second.quota.gpu_limit(e.model_names[m]) * 1000)
+          u.quota_lent = true;
+      }
   return ok_status();
 }
 
@@ -250,7 +254,13 @@ void SchedEngine::remove(const std::string& id) {
   for (auto& [other_id, other] : e.jobs)  // its spot notices are void
     for (Gang& u : other.units)
       if (u.reclaim_for == id) u.reclaim_at.reset(), u.reclaim_for.clear();
-  if (it->second.running) ++e.epoch;
+  for (const Gang& u : j.units)  // notices it was under: their claimant stops waiting
+    if (u.reclaim_at) e.free_claimant(u);
+  if (j.running) ++e.epoch;
+  if (e.blocked && e.blocked->job == id) {  // the backfill head left: nothing is held for it now
+    e.blocked.reset();
+    ++e.epoch;
+  }
   e.jobs.erase(it);
 }
 
@@ -413,10 +423,16 @@ void SchedEngine::Impl::return_lent_quota(const EngineJob& owner, std::vector<Sc
       bool hits = false;
       for (const Bound& b : l.job->units[i].workers) hits = hits || over.count(cluster.node(b.node).model_id);
       if (!hits) break;
-      for (const Bound& b : l.job->units[i].workers) {
-        const int m = cluster.node(b.node).model_id;
-        if (auto o = over.find(m); o != over.end() && (o->second -= int64_t{b.pod.gpu_milli} * static_cast<int64_t>(b.gpus.size())) <= 0)
-          over.erase(o);
+      // Losing a replica up to min takes the whole job (evict()), so count what it all frees.
+      const bool extra = l.job->spec.kind == JobKind::kInference && l.replica >= l.job->spec.replicas_min;
+      for (size_t k = 0; k < l.job->units.size(); ++k) {
+        if (extra && k != i) continue;
+        for (const Bound& b : l.job->units[k].workers) {
+          const int m = cluster.node(b.node).model_id;
+          if (auto o = over.find(m);
+              o != over.end() && (o->second -= int64_t{b.pod.gpu_milli} * static_cast<int64_t>(b.gpus.size())) <= 0)
+            over.erase(o);
+        }
       }
       evict(*l.job, i, "preempted by job " + owner.spec.id + " (the quota it borrowed is needed back)", out);
       break;
@@ -447,7 +463,8 @@ bool SchedEngine::Impl::place_or_preempt(EngineJob& j, const Admission& adm, std
                     std::to_string(static_cast<int>(s.placement)) + '/' + std::to_string(static_cast<int>(s.rdma)) +
                     '/' + std::to_string(s.form_factor ? static_cast<int>(*s.form_factor) : -1) + '/' +
                     std::to_string(s.min_gpu_memory_gib.value_or(0)) + '/' + std::to_string(priority_rank(s.priority)) +
-                    (s.spot ? "s" : "") + '\x1f';
+                    '/' + std::to_string(s.cpu_milli.value_or(-1)) + '/' + std::to_string(s.memory_mib.value_or(-1)) +
+                    (s.spot ? "s" : "") + '\x1f' + s.project + '\x1f';
   for (int m : adm.models) key += std::to_string(m) + ',';
   if (failed.count(key)) return false;
   std::vector<int64_t> reps;
@@ -484,6 +501,10 @@ void SchedEngine::Impl::scale_up(std::vector<SchedEvent>& out) {
       while (taken.count(r)) ++r;
       auto u = place_replica(j, r, adm.models);
       if (!u) break;
+      if (!backfill_ok(j, {*u})) {  // extra replicas must not take the room held for the head job
+        release(*u);
+        break;
+      }
       account(j, *u, +1);
       SchedEvent e;
       e.kind = SchedEventKind::kReplicaAdded;

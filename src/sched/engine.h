@@ -64,7 +64,8 @@ class SchedEngine {
 
   // Jobs. submit() queues a pending job (a duplicate id is an error). Jobs that were already
   // running when the server restarted come back with restore().
-  Status submit(const SchedJob& job);
+  // `requeued_why`: why a job that ran before is pending again (kept in front of its reasons).
+  Status submit(const SchedJob& job, const std::string& requeued_why = "");
   Status restore(const SchedJob& job, const std::vector<SchedWorker>& placement, TimeMs started_at);
   // The job ended (succeeded, failed or cancelled): its resources are freed and it is forgotten.
   void remove(const std::string& job);

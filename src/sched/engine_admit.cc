@@ -136,7 +136,10 @@ void SchedEngine::Impl::account(const EngineJob& j, const Gang& u, int sign) {
   }
 }
 
-void SchedEngine::Impl::set_reason(EngineJob& j, const std::string& reason, std::vector<SchedEvent>& out) {
+void SchedEngine::Impl::set_reason(EngineJob& j, const std::string& why, std::vector<SchedEvent>& out) {
+  // A requeued job keeps saying why it was requeued ("requeued: node … failed: …; now capacity: …").
+  const std::string reason =
+      j.requeued_why.empty() || why == j.requeued_why ? why : j.requeued_why + "; now " + why;
   if (j.reason == reason) return;
   j.reason = reason;
   SchedEvent e;
@@ -190,6 +193,7 @@ void SchedEngine::Impl::start_job(EngineJob& j, std::vector<Gang> units, std::ve
   }
   j.running = true;
   j.reason.clear();
+  j.requeued_why.clear();
   j.waiting_reclaim_until = 0;
   ++project_usage[j.spec.project].jobs;
   ++tenant_usage[j.spec.tenant].jobs;
@@ -275,7 +279,9 @@ std::optional<Blocked> SchedEngine::Impl::shadow_for(const EngineJob& ej, const 
 
 bool SchedEngine::Impl::backfill_ok(const EngineJob& ej, const std::vector<Gang>& units) {
   if (!blocked) return true;
-  const auto& bj = jobs.at(blocked->job).spec;
+  auto bit = jobs.find(blocked->job);
+  if (bit == jobs.end() || bit->second.running) return true;
+  const auto& bj = bit->second.spec;
   int64_t on_its_nodes = 0;
   for (const Gang& u : units)
     for (const Bound& w : u.workers) {

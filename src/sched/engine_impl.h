@@ -45,6 +45,7 @@ struct EngineJob {
   std::string reason;
   TimeMs waiting_reclaim_until = 0;     // a spot notice it asked for is running
   std::string capacity_reason;          // built once, on its first failure to fit
+  std::string requeued_why;             // why it lost its placement; prefixes its reasons until it runs
 };
 
 struct Usage {
@@ -145,6 +146,8 @@ struct SchedEngine::Impl {
   bool try_preempt(EngineJob& j, const std::vector<int>& models, std::vector<SchedEvent>& out);
   void evict(EngineJob& victim, size_t unit_index, const std::string& reason, std::vector<SchedEvent>& out);
   void reclaim_due(std::vector<SchedEvent>& out);
+  // A unit under a spot notice went away early: its claimant stops waiting and is looked at again.
+  void free_claimant(const Gang& u);
 
   // engine.cc
   // All pending jobs, or only those listed (an incremental pass).

@@ -55,6 +55,7 @@ void SchedEngine::Impl::evict(EngineJob& v, size_t idx, const std::string& reaso
   if (is_extra(v, v.units[idx])) {
     Gang u = std::move(v.units[idx]);
     v.units.erase(v.units.begin() + static_cast<std::ptrdiff_t>(idx));
+    if (u.reclaim_at) free_claimant(u);
     release(u);
     account(v, u, -1);
     e.kind = SchedEventKind::kReplicaRemoved;
@@ -63,12 +64,14 @@ void SchedEngine::Impl::evict(EngineJob& v, size_t idx, const std::string& reaso
     return;
   }
   for (auto it = v.units.rbegin(); it != v.units.rend(); ++it) {
+    if (it->reclaim_at) free_claimant(*it);
     release(*it);
     account(v, *it, -1);
   }
   v.units.clear();
   v.running = false;
   v.reason = reason;
+  v.requeued_why = reason;
   fresh.push_back(v.spec.id);  // the next pass looks at it again
   --project_usage[v.spec.project].jobs;
   --tenant_usage[v.spec.tenant].jobs;
@@ -76,19 +79,61 @@ void SchedEngine::Impl::evict(EngineJob& v, size_t idx, const std::string& reaso
   out.push_back(std::move(e));
 }
 
+void SchedEngine::Impl::free_claimant(const Gang& u) {
+  if (u.reclaim_for.empty()) return;
+  if (auto it = jobs.find(u.reclaim_for); it != jobs.end()) {
+    it->second.waiting_reclaim_until = 0;
+    fresh.push_back(u.reclaim_for);
+  }
+}
+
 void SchedEngine::Impl::reclaim_due(std::vector<SchedEvent>& out) {
-  for (auto& [id, v] : jobs) {
-    for (size_t i = 0; i < v.units.size();) {
-      const Gang& u = v.units[i];
-      if (!u.reclaim_at || *u.reclaim_at > now) {
-        ++i;
+  // Due notices, by the job that asked for them.
+  std::map<std::string, std::vector<std::pair<EngineJob*, int64_t>>> due;
+  for (auto& [id, v] : jobs)
+    for (const Gang& u : v.units)
+      if (u.reclaim_at && *u.reclaim_at <= now) due[u.reclaim_for].push_back({&v, u.replica});
+  auto unit = [](EngineJob* v, int64_t replica) -> Gang* {
+    for (Gang& u : v->units)
+      if (u.replica == replica) return &u;
+    return nullptr;
+  };
+  for (auto& [claimant, victims] : due) {
+    auto cit = jobs.find(claimant);
+    bool still_fits = false;
+    if (cit != jobs.end() && !cit->second.running) {
+      // Other jobs may have taken free GPUs meanwhile: preempt only if the claimant still fits.
+      const Admission adm = admit(cit->second, cit->second.spec.replicas_min);
+      if (!adm.models.empty()) {
+        for (auto& [v, r] : victims) release(*unit(v, r));
+        std::vector<int64_t> reps;
+        for (int64_t r = 0; r < cit->second.spec.replicas_min; ++r) reps.push_back(r);
+        if (auto test = place_replicas(cit->second, reps, adm.models)) {
+          still_fits = true;
+          for (auto it = test->rbegin(); it != test->rend(); ++it) release(*it);
+        }
+        for (auto& [v, r] : victims)
+          for (Bound& b : unit(v, r)->workers) bind(b);
+      }
+    }
+    for (auto& [v, r] : victims) {
+      Gang* u = unit(v, r);
+      if (!u) continue;  // went with an earlier whole-job eviction
+      if (!still_fits) {
+        u->reclaim_at.reset();
+        u->reclaim_for.clear();
         continue;
       }
-      const bool whole = !is_extra(v, u);
-      if (std::find(claimants.begin(), claimants.end(), u.reclaim_for) == claimants.end())
-        claimants.push_back(u.reclaim_for);
-      evict(v, i, "preempted: spot capacity reclaimed for job " + u.reclaim_for, out);
-      if (whole) break;
+      for (size_t i = 0; i < v->units.size(); ++i)
+        if (v->units[i].replica == r) {
+          evict(*v, i, "preempted: spot capacity reclaimed for job " + claimant, out);
+          break;
+        }
+    }
+    if (cit != jobs.end()) {
+      cit->second.waiting_reclaim_until = 0;
+      if (still_fits) claimants.push_back(claimant);
+      else fresh.push_back(claimant);
     }
   }
 }
@@ -183,6 +228,13 @@ bool SchedEngine::Impl::try_preempt(EngineJob& j, const std::vector<int>& models
                out);
     return true;
   }
+  // Place the job in the victims' room first (so the placement is one that was just found to fit,
+  // whatever the policy's randomness), then evict them: bind and unbind only add and subtract, so
+  // the victims' GPUs are briefly counted twice and end exactly free of them.
+  for (const Cand& c : victims) release(unit_of(c));
+  auto units = place_replicas(j, reps, models);
+  for (const Cand& c : victims) rebind(c);
+  if (!units) return false;  // cannot happen: the victims' room was checked above
   for (const Cand& c : victims) {
     EngineJob& v = *c.job;
     for (size_t i = 0; i < v.units.size(); ++i) {
@@ -192,8 +244,6 @@ bool SchedEngine::Impl::try_preempt(EngineJob& j, const std::vector<int>& models
       break;
     }
   }
-  auto units = place_replicas(j, reps, models);
-  if (!units) return false;  // cannot happen: the victims' room was checked above
   start_job(j, std::move(*units), out);
   return true;
 }

@@ -98,9 +98,12 @@ SchedulerService::~SchedulerService() { stop(); }
 
 Status SchedulerService::run_once() {
   Status st = app_.loop.run([this](StoreTx& tx) { return tick(tx, app_.clock.now()); });
-  if (!st && st.error().code != Code::kUnavailable) {
-    spdlog::error("{}", json({{"event", "scheduler_tick_failed"}, {"error", st.error().message}}).dump());
-    engine_.reset();  // the transaction rolled back: rebuild from the store next tick
+  if (!st) {
+    // The transaction rolled back (or never ran) while the engine may have moved on: rebuild it
+    // from the store next tick, so the two never disagree.
+    if (st.error().code != Code::kUnavailable || app_.loop.running())
+      spdlog::error("{}", json({{"event", "scheduler_tick_failed"}, {"error", st.error().message}}).dump());
+    engine_.reset();
   }
   return st;
 }
@@ -158,7 +161,18 @@ Status SchedulerService::rebuild(StoreTx& tx, TimeMs now) {
         known_jobs_.insert(r.id);
         continue;
       }
-      const std::string why = "requeued: its placement is no longer valid";
+      // A node that failed (or was deleted) while the engine was down: a fault, as if seen live.
+      std::string why = "requeued: its placement is no longer valid";
+      for (const auto& w : j->status.placement) {
+        auto st = node_state_.find(w.node);
+        if (st != node_state_.end() && st->second != "unavailable") continue;
+        auto n = tx.get("nodes", w.node);
+        std::string detail = n ? n->body.value("state_reason", "") : "node removed";
+        why = "node " + w.node + " failed" + (detail.empty() ? "" : ": " + detail);
+        if (auto s = record_fault(tx, r, w.node, why, now); !s) return s;
+        why = "requeued: " + why;
+        break;
+      }
       if (j->status.state == JobState::kRunning) {
         if (auto s = move_job(tx, r.id, JobState::kPreempted, why, {}, now); !s) return s;
       }
@@ -223,6 +237,7 @@ Status SchedulerService::sync_jobs(StoreTx& tx, TimeMs now) {
   // Jobs that ended or were cancelled through the API leave the engine.
   for (auto it = known_jobs_.begin(); it != known_jobs_.end();) {
     auto r = tx.get("jobs", *it);
+    if (!r && r.error().code != Code::kNotFound) return r.error();  // a read error is not "gone"
     const bool gone = !r || is_terminal(parse_job_state(r->state).value_or(JobState::kCancelled));
     if (gone) {
       engine_->remove(*it);
@@ -237,7 +252,11 @@ Status SchedulerService::sync_jobs(StoreTx& tx, TimeMs now) {
     if (known_jobs_.count(r.id)) continue;
     auto j = load_job(tx, r);
     if (!j) return j.error();
-    if (auto s = engine_->submit(to_sched_job(*j, r.id, r.created_at)); !s) return s;
+    // A job requeued before (a failure, a preemption, a restart) keeps saying why.
+    std::string why = j->status.reason;
+    if (why.rfind("requeued: ", 0) != 0 && why.rfind("preempted", 0) != 0) why.clear();
+    if (auto cut = why.find("; now "); cut != std::string::npos) why.resize(cut);
+    if (auto s = engine_->submit(to_sched_job(*j, r.id, r.created_at), why); !s) return s;
     known_jobs_.insert(r.id);
   }
   return ok_status();
@@ -268,12 +287,37 @@ Status SchedulerService::run_executor(StoreTx& tx, TimeMs now) {
   return ok_status();
 }
 
+Status SchedulerService::record_fault(StoreTx& tx, const Record& job, const std::string& node_id,
+                                      const std::string& reason, TimeMs at) {
+  auto node = tx.get("nodes", node_id);
+  Record f;
+  f.kind = "faults";
+  f.id = new_id("flt");
+  f.name = "fault-" + std::to_string(at) + "-" + std::to_string(++fault_seq_);
+  f.tenant_id = job.tenant_id;
+  f.project_id = job.project_id;
+  f.supplier_id = node ? node->supplier_id : "";
+  f.gpu_model = node ? node->gpu_model : "";
+  f.region = node ? node->region : "";
+  f.state = "open";
+  f.created_at = f.updated_at = app_.clock.now();
+  f.body = {{"name", f.name},           {"job", job.id},          {"node", node_id},
+            {"tenant_id", f.tenant_id}, {"project_id", f.project_id}, {"supplier_id", f.supplier_id},
+            {"at", format_rfc3339(at)}, {"reason", reason}};
+  return tx.insert(f);
+}
+
 Status SchedulerService::apply(StoreTx& tx, const std::vector<SchedEvent>& events, TimeMs now) {
   for (const SchedEvent& e : events) {
     auto r = tx.get("jobs", e.job);
     if (!r) return r.error();
     auto st = parse_job_status(r->body.value("status", json::object()), "status");
     if (!st) return st.error();
+    if (is_terminal(st->state)) {  // ended in the store meanwhile: the engine forgets it
+      engine_->remove(e.job);
+      known_jobs_.erase(e.job);
+      continue;
+    }
     switch (e.kind) {
       case SchedEventKind::kAdmitted: {
         const std::string why = e.reason.empty() ? "placed by the scheduler" : "placed by the scheduler; " + e.reason;
@@ -311,22 +355,7 @@ Status SchedulerService::apply(StoreTx& tx, const std::vector<SchedEvent>& event
         break;
       }
       case SchedEventKind::kFault: {
-        auto node = tx.get("nodes", e.node);
-        Record f;
-        f.kind = "faults";
-        f.id = new_id("flt");
-        f.name = "fault-" + std::to_string(now) + "-" + std::to_string(++fault_seq_);
-        f.tenant_id = r->tenant_id;
-        f.project_id = r->project_id;
-        f.supplier_id = node ? node->supplier_id : "";
-        f.gpu_model = node ? node->gpu_model : "";
-        f.region = node ? node->region : "";
-        f.state = "open";
-        f.created_at = f.updated_at = now;
-        f.body = {{"name", f.name},       {"job", e.job},      {"node", e.node},
-                  {"tenant_id", f.tenant_id}, {"project_id", f.project_id}, {"supplier_id", f.supplier_id},
-                  {"at", format_rfc3339(e.at)}, {"reason", e.reason}};
-        if (auto s = tx.insert(f); !s) return s;
+        if (auto s = record_fault(tx, *r, e.node, e.reason, e.at); !s) return s;
         break;
       }
     }
@@ -338,9 +367,10 @@ Status SchedulerService::tick(StoreTx& tx, TimeMs now) {
   if (!engine_)
     if (auto s = rebuild(tx, now); !s) return s;
   std::vector<SchedEvent> events;
+  // Jobs first: one cancelled since the last tick must not be requeued by a node failure.
+  if (auto s = sync_jobs(tx, now); !s) return s;
   if (auto s = sync_nodes(tx, now, events); !s) return s;
   if (auto s = sync_projects(tx); !s) return s;
-  if (auto s = sync_jobs(tx, now); !s) return s;
   if (auto s = apply(tx, events, now); !s) return s;
   if (auto s = run_executor(tx, now); !s) return s;
   return apply(tx, engine_->schedule(now), now);

@@ -43,6 +43,7 @@ class SchedulerService {
   Status sync_jobs(StoreTx& tx, TimeMs now);
   Status run_executor(StoreTx& tx, TimeMs now);
   Status apply(StoreTx& tx, const std::vector<SchedEvent>& events, TimeMs now);
+  Status record_fault(StoreTx& tx, const Record& job, const std::string& node, const std::string& reason, TimeMs at);
 
   App& app_;
   SchedConfig config_;
