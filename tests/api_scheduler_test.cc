@@ -168,6 +168,45 @@ TEST(Scheduler, ANodeThatFailedWhileTheSchedulerWasDownStillRecordsAFault) {
   EXPECT_EQ(faults[0]["reason"], "node " + node + " failed: PSU failure");
 }
 
+TEST(Scheduler, ReservedNodesServeTheirTenantFirstAndOthersOnlyPreemptibly) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50"});
+  world(s, 1);
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("labs")), "tenant labs");
+  expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("labs", "web")), "project web");
+  const json rsv = {{"name", "acme-2027"},          {"tenant", "acme"},
+                    {"nodes", {"n1"}},              {"starts_at", "2026-01-01T00:00:00Z"},
+                    {"ends_at", "2036-01-01T00:00:00Z"}, {"note", "12-month reserved"}};
+  // Validation: unknown node, overlapping window on the same node.
+  json bad = rsv;
+  bad["nodes"] = {"n1", "nope"};
+  Resp r = s.admin("POST", "/api/v1/reservations", bad);
+  EXPECT_EQ(r.status, 422) << r.describe();
+  EXPECT_EQ(r.error_fields(), std::vector<std::string>{"nodes[1]"}) << r.describe();
+  expect_2xx(s.admin("POST", "/api/v1/reservations", rsv), "reservation");
+  json twice = rsv;
+  twice["name"] = "acme-again";
+  EXPECT_EQ(s.admin("POST", "/api/v1/reservations", twice).status, 409);
+  // labs borrows the idle reserved node...
+  json guest = job_doc("web", "guest");
+  guest["gpus_per_worker"] = 8;
+  guest["priority_class"] = "high";
+  std::string gid = expect_2xx(s.admin("POST", "/api/v1/jobs", guest), "guest").body.at("id");
+  json g = wait_for(s, "/api/v1/jobs/" + gid, state_is("running"));
+  json events = s.admin("GET", "/api/v1/jobs/" + gid + "/events").body.at("items");
+  EXPECT_NE(events[1]["reason"].get<std::string>().find("capacity reserved for tenant"), std::string::npos)
+      << events.dump();
+  // ... and gives it back, whatever the priorities, when acme needs it.
+  json mine = job("mine", 1, 8, std::nullopt);
+  mine["priority_class"] = "low";
+  expect_2xx(s.admin("POST", "/api/v1/jobs", mine), "mine");
+  wait_for(s, "/api/v1/jobs/mine", state_is("running"));
+  json after = s.admin("GET", "/api/v1/jobs/" + gid).body;
+  EXPECT_EQ(after["status"]["state"], "pending");
+  EXPECT_EQ(after["status"]["reason"].get<std::string>().rfind("preempted by job", 0), 0u) << after.dump();
+  EXPECT_NE(after["status"]["reason"].get<std::string>().find("its tenant's reserved capacity"), std::string::npos)
+      << after.dump();
+}
+
 TEST(Scheduler, PlacementsSurviveKill9) {
   ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50"});
   world(s, 1);

@@ -167,6 +167,35 @@ std::vector<ResourceView> build_views() {
                false,
                print_job_detail});
 
+  v.push_back({"reservations",
+               "reservation",
+               "nodes held for a tenant over a time window (reserved commitments)",
+               {col("NAME", "name"),
+                col("TENANT", "tenant"),
+                {"NODES", Align::kRight,
+                 [](const json& d, TimeMs) {
+                   const json& n = at_path(d, "nodes");
+                   return n.is_array() ? std::to_string(n.size()) : std::string();
+                 }},
+                col("STARTS_AT", "starts_at"),
+                col("ENDS_AT", "ends_at"),
+                col("NOTE", "note")},
+               {"tenant", "name"},
+               true,
+               true,
+               true,
+               nullptr});
+
+  v.push_back({"faults",
+               "fault",
+               "node failures that hit jobs, recorded by the scheduler",
+               {col("AT", "at"), col("JOB", "job"), col("NODE", "node"), col("REASON", "reason")},
+               {"tenant", "project", "supplier", "gpu_model", "region"},
+               false,
+               false,
+               false,
+               nullptr});
+
   v.push_back({"gpu-models",
                "GPU model",
                "the GPU catalog (datasheet figures, read-only)",

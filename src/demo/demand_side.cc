@@ -272,6 +272,20 @@ std::vector<DemoObject> demand_objects() {
                        quota({{"ascend-910b-64gb", 16}, {kAnyGpuModel, 4}}, 8, 10, cny(80'000), BudgetAction::kAlert))),
        "qingyun-tech"});
 
+  // 青云科技's 12-month reserved commitment: eight Atlas 910B nodes the scheduler holds for it.
+  {
+    nlohmann::json nodes = nlohmann::json::array();
+    for (int i = 1; i <= 6; ++i) nodes.push_back("huadong-aidc-sh-910b-0" + std::to_string(i));
+    for (int i = 1; i <= 2; ++i) nodes.push_back("huadong-aidc-wuhu-910b-0" + std::to_string(i));
+    out.push_back({"reservations",
+                   {{"name", "qingyun-910b-2027"},
+                    {"tenant", "qingyun-tech"},
+                    {"nodes", nodes},
+                    {"starts_at", "2026-11-01T00:00:00Z"},
+                    {"ends_at", "2027-11-01T00:00:00Z"},
+                    {"note", "12-month reserved commitment (包年), 64 Ascend 910B"}},
+                   ""});
+  }
   for (const Job& j : aurora_jobs()) out.push_back({"jobs", job_body(j), "aurora-ai"});
   for (const Job& j : qingyun_jobs()) out.push_back({"jobs", job_body(j), "qingyun-tech"});
   return out;

@@ -11,9 +11,11 @@
 #include <set>
 
 #include "model/job.h"
+#include "model/reservation.h"
 #include "model/node.h"
 #include "model/offer.h"
 #include "model/project.h"
+#include "model/reservation.h"
 #include "model/supplier.h"
 #include "model/tenant.h"
 #include "model/user.h"
@@ -67,7 +69,8 @@ class DemoWorldTest : public ::testing::Test {
   // Runs every object through its kind's parse function (the server's POST validation) and checks
   // the references the server resolves: each must name an object created before it.
   static void validate(const DemoWorld& w, Seen& s) {
-    const std::vector<std::string> order = {"suppliers", "nodes", "offers", "tenants", "users", "projects", "jobs"};
+    const std::vector<std::string> order = {"suppliers", "nodes", "offers", "tenants", "users", "projects",
+                                            "reservations", "jobs"};
     size_t rank = 0;
     std::map<std::string, std::set<std::string>> names;  // kind -> names (unique across scopes: no ambiguity)
     for (const DemoObject& o : w.objects) {
@@ -136,6 +139,17 @@ class DemoWorldTest : public ::testing::Test {
         ASSERT_TRUE(r) << reason(r.error());
         EXPECT_EQ(r->tenant, o.as_tenant);
         s.projects[r->name] = {o.as_tenant, *r};
+      } else if (o.kind == "reservations") {
+        EXPECT_TRUE(o.as_tenant.empty()) << "reservations are the operator's to create";
+        auto r = parse_reservation(o.body);
+        ASSERT_TRUE(r) << reason(r.error());
+        EXPECT_TRUE(s.tenants.count(r->tenant)) << "unknown tenant";
+        for (const std::string& node : r->nodes) {
+          bool known = false;
+          for (const auto& [sup, nodes] : s.nodes_by_supplier)
+            for (const Node& n : nodes) known = known || n.name == node;
+          EXPECT_TRUE(known) << "unknown node " << node;
+        }
       } else if (o.kind == "jobs") {
         EXPECT_FALSE(o.as_tenant.empty()) << "jobs are submitted by a tenant user";
         ASSERT_TRUE(s.tenants.count(o.as_tenant));

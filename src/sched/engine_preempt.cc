@@ -155,7 +155,12 @@ bool SchedEngine::Impl::try_preempt(EngineJob& j, const std::vector<int>& models
     for (const Gang& u : v.units) {
       bool near = false;
       for (const Bound& b : u.workers) near = near || relevant[b.node];
-      if (near && may_preempt(cfg, j, v, u)) cands.push_back({&v, u.replica, victim_rank(cfg, v, u), u.started_at});
+      // A tenant's jobs on its own reserved nodes are never preempted by another tenant's.
+      bool owner_on_reservation = false;
+      if (v.spec.tenant != j.spec.tenant)
+        for (const Bound& b : u.workers) owner_on_reservation = owner_on_reservation || nodes[b.node].spec.reserved_for == v.spec.tenant;
+      if (near && !owner_on_reservation && may_preempt(cfg, j, v, u))
+        cands.push_back({&v, u.replica, victim_rank(cfg, v, u), u.started_at});
     }
   }
   if (cands.empty()) return false;

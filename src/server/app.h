@@ -53,5 +53,6 @@ void register_user_routes(App& app, httplib::Server& srv);
 void register_token_routes(App& app, httplib::Server& srv);
 void register_job_routes(App& app, httplib::Server& srv);
 void register_fault_routes(App& app, httplib::Server& srv);
+void register_reservation_routes(App& app, httplib::Server& srv);
 
 }  // namespace gpurent

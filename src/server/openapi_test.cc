@@ -80,6 +80,8 @@ const std::set<Op> kServerRoutes = {
     {"POST", "/api/v1/jobs/{ref}/cancel"}, {"GET", "/api/v1/jobs/{ref}/events"},
     {"GET", "/api/v1/faults"}, {"POST", "/api/v1/faults"}, {"GET", "/api/v1/faults/{ref}"},
     {"PUT", "/api/v1/faults/{ref}"}, {"DELETE", "/api/v1/faults/{ref}"},
+    {"GET", "/api/v1/reservations"}, {"POST", "/api/v1/reservations"}, {"GET", "/api/v1/reservations/{ref}"},
+    {"PUT", "/api/v1/reservations/{ref}"}, {"DELETE", "/api/v1/reservations/{ref}"},
 };
 const std::set<std::string> kOpenPaths = {"/healthz", "/readyz", "/metrics", "/api/v1/openapi.json"};
 
@@ -332,7 +334,7 @@ std::string concrete(std::string path) {
 
 TEST(OpenApi, KindsAndListFiltersMatchTheRegisteredSpecs) {
   LiveServer srv;
-  ASSERT_EQ(srv.kinds().size(), 8u);
+  ASSERT_EQ(srv.kinds().size(), 9u);
   for (const auto& [kind, spec] : srv.kinds()) {
     const std::string base = "/api/v1/" + kind;
     std::set<std::string> params, expected = {"limit", "after"};

@@ -21,7 +21,8 @@ void register_system_routes(App& app, httplib::Server& srv) {
     send_json(res, store_ok && loop_ok ? 200 : 503, body);
   });
   srv.Get("/metrics", [&app](const httplib::Request&, httplib::Response& res) {
-    for (const char* kind : {"suppliers", "nodes", "offers", "tenants", "projects", "users", "jobs"}) {
+    for (const char* kind :
+         {"suppliers", "nodes", "offers", "tenants", "projects", "users", "reservations", "jobs", "faults"}) {
       auto n = app.store.count(kind, {});
       if (n) app.metrics.set_gauge("objects", "kind", kind, static_cast<double>(*n));
     }

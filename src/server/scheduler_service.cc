@@ -6,6 +6,7 @@
 #include "model/job.h"
 #include "model/node.h"
 #include "model/project.h"
+#include "model/reservation.h"
 #include "sched/from_model.h"
 
 namespace gpurent {
@@ -145,10 +146,12 @@ Status SchedulerService::rebuild(StoreTx& tx, TimeMs now) {
   if (!made) return made.error();
   engine_ = std::move(*made);
   node_state_.clear();
+  reserved_for_.clear();
   known_jobs_.clear();
   std::vector<SchedEvent> ignored;
   if (auto s = sync_nodes(tx, now, ignored); !s) return s;
   if (auto s = sync_projects(tx); !s) return s;
+  if (auto s = sync_reservations(tx, now); !s) return s;
   // Jobs that hold a placement keep it; one that no longer fits (a node vanished) is requeued.
   for (const char* state : {"admitted", "running"}) {
     auto jobs = list_all(tx, "jobs", {{"state", state}});
@@ -214,6 +217,26 @@ Status SchedulerService::sync_nodes(StoreTx& tx, TimeMs now, std::vector<SchedEv
     auto ev = engine_->node_failed(it->first, now, "node removed");  // stays down in the engine
     events.insert(events.end(), ev.begin(), ev.end());
     it = node_state_.erase(it);
+  }
+  return ok_status();
+}
+
+Status SchedulerService::sync_reservations(StoreTx& tx, TimeMs now) {
+  auto rs = list_all(tx, "reservations");
+  if (!rs) return rs.error();
+  std::map<std::string, std::string> holder;  // node -> tenant, for reservations active now
+  for (const Record& r : *rs) {
+    auto res = parse_reservation(r.body);
+    if (!res || !res->active_at(now)) continue;
+    for (const auto& id : r.body.value("node_ids", std::vector<std::string>{})) holder[id] = r.tenant_id;
+  }
+  for (const auto& [node, state] : node_state_) {
+    auto it = holder.find(node);
+    const std::string want = it == holder.end() ? "" : it->second;
+    std::string& have = reserved_for_[node];
+    if (have == want) continue;
+    if (auto s = engine_->set_node_reservation(node, want); !s) return s;
+    have = want;
   }
   return ok_status();
 }
@@ -371,6 +394,7 @@ Status SchedulerService::tick(StoreTx& tx, TimeMs now) {
   if (auto s = sync_jobs(tx, now); !s) return s;
   if (auto s = sync_nodes(tx, now, events); !s) return s;
   if (auto s = sync_projects(tx); !s) return s;
+  if (auto s = sync_reservations(tx, now); !s) return s;
   if (auto s = apply(tx, events, now); !s) return s;
   if (auto s = run_executor(tx, now); !s) return s;
   return apply(tx, engine_->schedule(now), now);

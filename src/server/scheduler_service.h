@@ -40,6 +40,7 @@ class SchedulerService {
   Status rebuild(StoreTx& tx, TimeMs now);
   Status sync_nodes(StoreTx& tx, TimeMs now, std::vector<SchedEvent>& events);
   Status sync_projects(StoreTx& tx);
+  Status sync_reservations(StoreTx& tx, TimeMs now);
   Status sync_jobs(StoreTx& tx, TimeMs now);
   Status run_executor(StoreTx& tx, TimeMs now);
   Status apply(StoreTx& tx, const std::vector<SchedEvent>& events, TimeMs now);
@@ -49,6 +50,7 @@ class SchedulerService {
   SchedConfig config_;
   std::unique_ptr<SchedEngine> engine_;
   std::unordered_map<std::string, std::string> node_state_;  // node id -> last seen state
+  std::unordered_map<std::string, std::string> reserved_for_;  // node id -> tenant holding it now
   std::set<std::string> known_jobs_;
   std::thread thread_;
   std::mutex mu_;

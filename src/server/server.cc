@@ -32,6 +32,7 @@ void register_all_routes(App& app, httplib::Server& srv) {
   register_token_routes(app, srv);
   register_job_routes(app, srv);
   register_fault_routes(app, srv);
+  register_reservation_routes(app, srv);
 }
 
 static void setup_logging(const std::string& level) {

@@ -1,0 +1,63 @@
+#include "model/reservation.h"
+
+#include <set>
+
+namespace gpurent {
+
+Result<Reservation> parse_reservation(const json& body) {
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  if (!f.valid_object()) return errs.to_error();
+  Reservation r;
+  const StrRule ref{.max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp};
+  r.name = f.str("name", {.max_len = 63, .pattern = kSlug, .pattern_help = "lowercase letters, digits and '-'"});
+  r.tenant = f.str("tenant", ref);
+  const size_t before = errs.list().size();
+  r.nodes = f.str_list("nodes", ref, /*required=*/true);
+  if (errs.list().size() == before) {
+    if (r.nodes.empty()) f.error("nodes", "must name at least one node");
+    if (r.nodes.size() > kMaxReservedNodes)
+      f.error("nodes", "must have at most " + std::to_string(kMaxReservedNodes) + " nodes");
+    std::set<std::string> seen;
+    for (size_t i = 0; i < r.nodes.size(); ++i)
+      if (!seen.insert(r.nodes[i]).second) f.error("nodes[" + std::to_string(i) + "]", "is listed twice");
+  }
+  const bool has_start = f.has("starts_at"), has_end = f.has("ends_at");
+  const auto starts = f.opt_time("starts_at");
+  const auto ends = f.opt_time("ends_at");
+  if (!has_start) f.error("starts_at", "is required (RFC 3339, e.g. 2026-12-01T00:00:00Z)");
+  if (!has_end) f.error("ends_at", "is required (RFC 3339, e.g. 2027-12-01T00:00:00Z)");
+  if (starts && ends && *ends <= *starts) f.error("ends_at", "must be after starts_at");
+  r.starts_at = starts.value_or(0);
+  r.ends_at = ends.value_or(0);
+  r.offer = f.opt_str("offer", ref);
+  r.note = f.opt_str("note", {.max_len = 1024});
+  ignore_server_keys(f);
+  f.ignore({"tenant_id", "node_ids", "offer_id"});
+  f.finish();
+  if (!errs.empty()) return errs.to_error();
+  return r;
+}
+
+json to_json(const Reservation& r) {
+  json j = {{"name", r.name},
+            {"tenant", r.tenant},
+            {"nodes", r.nodes},
+            {"starts_at", format_rfc3339(r.starts_at)},
+            {"ends_at", format_rfc3339(r.ends_at)}};
+  if (r.offer) j["offer"] = *r.offer;
+  if (r.note) j["note"] = *r.note;
+  if (!r.tenant_id.empty()) j["tenant_id"] = r.tenant_id;
+  if (!r.node_ids.empty()) j["node_ids"] = r.node_ids;
+  if (!r.offer_id.empty()) j["offer_id"] = r.offer_id;
+  return j;
+}
+
+IndexCols index_of(const Reservation& r) {
+  IndexCols c;
+  c.name = r.name;
+  c.tenant_id = r.tenant_id;
+  return c;
+}
+
+}  // namespace gpurent

@@ -1,0 +1,53 @@
+#include "model/reservation.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace gpurent {
+namespace {
+
+json good() {
+  return json::parse(R"({"name": "acme-h100-2027", "tenant": "acme", "nodes": ["h100-01", "nod_00000000000000a1"],
+    "starts_at": "2026-12-01T00:00:00Z", "ends_at": "2027-12-01T00:00:00Z", "offer": "lambda-h100",
+    "note": "12-month reserved, contract C-2026-118"})");
+}
+
+std::set<std::string> fields_of(const Error& e) {
+  std::set<std::string> out;
+  for (const auto& f : e.fields) out.insert(f.field);
+  return out;
+}
+
+TEST(Reservation, ParsesAndRoundTrips) {
+  auto r = parse_reservation(good());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->nodes.size(), 2u);
+  EXPECT_TRUE(r->active_at(*parse_rfc3339("2026-12-01T00:00:00Z", "t")));
+  EXPECT_FALSE(r->active_at(*parse_rfc3339("2027-12-01T00:00:00Z", "t")));  // the end is exclusive
+  auto again = parse_reservation(to_json(*r));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *r);
+  EXPECT_EQ(index_of(*r).name, "acme-h100-2027");
+}
+
+TEST(Reservation, NamesEveryBadField) {
+  json b = good();
+  b["nodes"] = {"h100-01", "h100-01"};
+  b["ends_at"] = "2026-11-01T00:00:00Z";
+  b["colour"] = "red";
+  b.erase("tenant");
+  auto r = parse_reservation(b);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(fields_of(r.error()), (std::set<std::string>{"nodes[1]", "ends_at", "colour", "tenant"}));
+  json c = good();
+  c["nodes"] = json::array();
+  c["starts_at"] = "tomorrow";
+  c.erase("ends_at");
+  auto r2 = parse_reservation(c);
+  ASSERT_FALSE(r2.ok());
+  EXPECT_EQ(fields_of(r2.error()), (std::set<std::string>{"nodes", "starts_at", "ends_at"}));
+}
+
+}  // namespace
+}  // namespace gpurent
