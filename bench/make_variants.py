@@ -2,7 +2,7 @@
 """Held-out pod lists for the fgd_alloc experiment, by deterministic transformation of
 openb_pod_list_default.csv (fixed seed, Python's random.Random; no other input).
 
-usage: bench/make_variants.py OUT_DIR [--trace-dir DIR] [--seed N] [--fresh]
+usage: bench/make_variants.py OUT_DIR [--trace-dir DIR] [--seed N] [--fresh | --fresh2]
 
 Default set (seed 20240601) writes OUT_DIR/openb_pod_list_<variant>.csv (same columns as the
 source) for:
@@ -21,6 +21,15 @@ made after fgdpack's model-aware design was frozen (docs/benchmarks.md):
   mgpu30share55  multi-GPU pods carry >= 30% of the GPU demand, then 55% of GPU pods are shared.
   spec40cpu150   40% of GPU pods locked to 2 or 3 models drawn uniformly from all models, and one
                  CPU-only pod in two (at random) gets a copy named <name>-c2.
+--fresh2 (seed 20261130 unless --seed is given) writes a third set, made after fgdpack version 3
+was frozen (docs/benchmarks.md); each transformation differs in kind or degree from the above:
+  share70spec30  70% of GPU pods are shared, then 30% of GPU pods (shared or not) are locked to one
+                 model drawn by GPU count (50%) or to two or three models drawn uniformly (50%).
+  multigpu50     multi-GPU pods carry >= 50% of the GPU demand.
+  cpu300         three times the CPU-only pods: copies <name>-c2 and <name>-c3 of each.
+  spec60two      60% of GPU pods locked to two models only, drawn once uniformly from the models
+                 with at least 100 GPUs other than the largest: each locked pod names one of the
+                 two (40% each) or both (20%).
 Run it, then e.g. build-policy/bench_fgd_alloc OUT_DIR 10 share60,multigpu40,gpuspec50,cpu200
 (the node list is read from --trace-dir and copied to OUT_DIR).
 """
@@ -115,6 +124,42 @@ def gpuspec_uniform(rows, rng, frac, models, sizes):
     return rows
 
 
+def gpuspec_mixed(rows, rng, frac, gpus):
+    """frac of GPU pods locked: half to one model drawn by GPU count, half to 2-3 models uniformly."""
+    models = sorted(gpus)
+    weights = [gpus[m] for m in models]
+    gpu = [p for p in rows if k(p) > 0]
+    for p in rng.sample(gpu, round(frac * len(gpu))):
+        if rng.random() < 0.5:
+            p["gpu_spec"] = rng.choices(models, weights)[0]
+        else:
+            p["gpu_spec"] = "|".join(sorted(rng.sample(models, rng.choice([2, 3]))))
+    return rows
+
+
+def spec_two(rows, rng, frac, gpus):
+    """frac of GPU pods locked to one or both of two models drawn from the mid-sized ones."""
+    mid = sorted(m for m in gpus if gpus[m] >= 100 and gpus[m] < max(gpus.values()))
+    a, b = sorted(rng.sample(mid, 2))
+    gpu = [p for p in rows if k(p) > 0]
+    for p in rng.sample(gpu, round(frac * len(gpu))):
+        r = rng.random()
+        p["gpu_spec"] = a if r < 0.4 else b if r < 0.8 else f"{a}|{b}"
+    return rows
+
+
+def cpu_copies_n(rows, copies):
+    """Each CPU-only pod gets `copies` copies named <name>-c2, <name>-c3, ..."""
+    extra = []
+    for p in rows:
+        if k(p) == 0:
+            for i in range(copies):
+                c = dict(p)
+                c["name"] = f"{p['name']}-c{i + 2}"
+                extra.append(c)
+    return rows + extra
+
+
 def cpu_copies(rows, rng, frac):
     """Each CPU-only pod gets a copy named <name>-c2 with probability frac (all when frac >= 1)."""
     extra = []
@@ -131,10 +176,12 @@ def main():
     ap.add_argument("out_dir")
     ap.add_argument("--trace-dir", default=str(Path(__file__).resolve().parents[2] / "shared/data/traces/alibaba-gpu-v2023"))
     ap.add_argument("--seed", type=int, help="default 20240601, or 20261129 with --fresh")
-    ap.add_argument("--fresh", action="store_true", help="write the second held-out set (see above)")
+    sets = ap.add_mutually_exclusive_group()
+    sets.add_argument("--fresh", action="store_true", help="write the second held-out set (see above)")
+    sets.add_argument("--fresh2", action="store_true", help="write the third held-out set (see above)")
     a = ap.parse_args()
     if a.seed is None:
-        a.seed = 20261129 if a.fresh else 20240601
+        a.seed = 20261130 if a.fresh2 else 20261129 if a.fresh else 20240601
     src, out = Path(a.trace_dir), Path(a.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     fields, _ = read(src / "openb_pod_list_default.csv")
@@ -143,7 +190,14 @@ def main():
     gpus = gpu_count_by_model(node_rows)
     all_models = sorted(gpus)
     small_models = sorted(m for m in gpus if gpus[m] < max(gpus.values()))
-    if a.fresh:
+    if a.fresh2:
+        makers = {
+            "share70spec30": lambda rows, rng: gpuspec_mixed(share(rows, rng, 0.70), rng, 0.30, gpus),
+            "multigpu50": lambda rows, rng: multigpu(rows, rng, 0.50),
+            "cpu300": lambda rows, rng: cpu_copies_n(rows, 2),
+            "spec60two": lambda rows, rng: spec_two(rows, rng, 0.60, gpus),
+        }
+    elif a.fresh:
         makers = {
             "share80": lambda rows, rng: share(rows, rng, 0.80),
             "gpuspec30x": lambda rows, rng: gpuspec_uniform(rows, rng, 0.30, small_models, [1, 2, 3]),

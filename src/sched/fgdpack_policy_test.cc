@@ -1,6 +1,6 @@
-// FgdPack (policy/fgdpack.cc) against hand-computed scores: FGD's integer, less the model
-// pressure penalty for whole-GPU pods, as the primary key, the packing tie-break as the secondary
-// one (score = primary * 321 + tie; GPU pods: tie = 10 * (some GPU in use) + pack).
+// FgdPack (policy/fgdpack.cc, version 3) against hand-computed scores: FGD's integer, less the
+// model pressure penalty for whole-GPU pods, as the primary key, the packing tie-break as the
+// secondary one (score = primary * 321 + tie; tie 0 for share and single-GPU pods).
 #include <gtest/gtest.h>
 
 #include "sched/alloc_scheduler.h"
@@ -40,26 +40,26 @@ TEST(FgdPackPolicy, RegisteredAfterFgdWithWiderRange) {
   EXPECT_LE(p->max_score(), kMaxScoreLimit);
 }
 
-TEST(FgdPackPolicy, SharePodOnIdleAndUsedNode) {
+TEST(FgdPackPolicy, SharePodsAndSingleGpuPodsKeepFgdOrder) {
   auto c = two_nodes();
   auto p = prepared("fgdpack", c);
   SimRng rng(1);
   // a idle: Frag = 0. Share pod (4000, g 500) on GPU0 -> f [500,1000]: F(share) = 0, F(whole) = 500
-  // -> scaled 500; x = -500/(1000*4) = -0.125, 100*sigmoid = 46.88 -> 46. Idle node; share pod
-  // pack = 9 - (2 whole free GPUs) = 7: tie 7.
-  EXPECT_EQ(p->score(c, 0, pod(4000, 1, 500)), 46 * 321 + 7);
+  // -> scaled 500; x = -500/(1000*4) = -0.125, 100*sigmoid = 46.88 -> 46. Share pods: tie 0.
+  EXPECT_EQ(p->score(c, 0, pod(4000, 1, 500)), 46 * 321 + 0);
   EXPECT_EQ(p->choose_gpus(c, 0, pod(4000, 1, 500), rng), std::vector<int>{0});
   c.bind(0, pod(4000, 1, 500), {0});
   // a: f [500,1000], Frag 500. On GPU0 -> [0,1000]: Frag 0, x = +0.125 -> 53.12 -> 53.
-  // On GPU1 -> [500,500]: F(whole) = 1000, x = -0.125 -> 46. Best 53 on GPU0; a GPU is in use
-  // and one GPU is whole: tie 10 + (9 - 1) = 18.
-  EXPECT_EQ(p->score(c, 0, pod(4000, 1, 500)), 53 * 321 + 18);
+  // On GPU1 -> [500,500]: F(whole) = 1000, x = -0.125 -> 46. Best 53 on GPU0; no tie key even
+  // though a GPU is in use (version 2 added 10 + 8 here).
+  EXPECT_EQ(p->score(c, 0, pod(4000, 1, 500)), 53 * 321 + 0);
   EXPECT_EQ(p->choose_gpus(c, 0, pod(4000, 1, 500), rng), std::vector<int>{0});
   // Whole-GPU pod (8000, 1 GPU) on a: takes GPU1 -> [500,0]: F(share) = 0 (500 fits),
-  // F(whole) = 500 (no GPU fits: all free is fragment) -> Frag 500, x = 0 -> 50; single
-  // whole-GPU pods have no pack key: tie 10. No gpu_spec in the workload: no penalty.
-  EXPECT_EQ(p->score(c, 0, pod(8000, 1, 1000)), 50 * 321 + 10);
-  // The same pod on idle b: Frag stays 0 (seven whole GPUs left) -> 50; tie 0.
+  // F(whole) = 500 (no GPU fits: all free is fragment) -> Frag 500, x = 0 -> 50; tie 0.
+  // No gpu_spec in the workload: no penalty.
+  EXPECT_EQ(p->score(c, 0, pod(8000, 1, 1000)), 50 * 321 + 0);
+  // The same pod on idle b: Frag stays 0 (seven whole GPUs left) -> 50; tie 0: equal to the used
+  // node a, so the node priority decides, as in FGD.
   EXPECT_EQ(p->score(c, 1, pod(8000, 1, 1000)), 50 * 321 + 0);
 }
 
@@ -109,7 +109,7 @@ TEST(FgdPackPolicy, MultiGpuPodPrefersLessCpuPerFreeGpu) {
 
 // Model pressure: the workload locks a whole-GPU type to P100. P(P100) = 1000 named milli /
 // 2000 milli of P100 = 0.5, P(V100) = 0, so P100 has excess 0.5 and whole-GPU pods pay
-// 0.04 * 0.5 * k on P100 nodes in the sigmoid's argument; share pods pay nothing.
+// 0.03 * 0.5 * k on P100 nodes in the sigmoid's argument; share pods pay nothing.
 TEST(FgdPackPolicy, WholeGpuPodsPayForPressuredModels) {
   auto c = two_nodes();
   const std::vector<AllocPod> locked = {pod(4000, 1, 500), pod(4000, 1, 500), pod(4000, 1, 500),
@@ -119,10 +119,10 @@ TEST(FgdPackPolicy, WholeGpuPodsPayForPressuredModels) {
   fgd->prepare(c, locked);
   ours->prepare(c, locked);
   // Whole pod (8000, 1 GPU) on idle a (P100): dFrag 0 (share fits GPU1, the P100 type fits GPU1).
-  // FGD: x = 0 -> 50. FgdPack: x = -0.04 * 0.5 * 1 = -0.02 -> 49.50 -> 49; tie 0 (idle).
+  // FGD: x = 0 -> 50. FgdPack: x = -0.03 * 0.5 * 1 = -0.015 -> 49.63 -> 49; tie 0.
   EXPECT_EQ(fgd->score(c, 0, pod(8000, 1, 1000)), 50);
   EXPECT_EQ(ours->score(c, 0, pod(8000, 1, 1000)), 49 * 321 + 0);
-  // Two GPUs on a: [0,0], Frag stays 0 -> FGD 50; x = -0.04 -> 49.00 -> 49; multi pack: C 56000,
+  // Two GPUs on a: [0,0], Frag stays 0 -> FGD 50; x = -0.03 -> 49.25 -> 49; multi pack: C 56000,
   // F 0 -> 56000*1000/1000 = 56000 -> level 7 -> pack 2.
   EXPECT_EQ(fgd->score(c, 0, pod(8000, 2, 1000)), 50);
   EXPECT_EQ(ours->score(c, 0, pod(8000, 2, 1000)), 49 * 321 + 2);
@@ -134,6 +134,37 @@ TEST(FgdPackPolicy, WholeGpuPodsPayForPressuredModels) {
   // scaled, x = -0.125 -> 46 for both (no penalty for share pods).
   EXPECT_EQ(fgd->score(c, 0, pod(4000, 1, 500)), 46);
   EXPECT_EQ(ours->score(c, 0, pod(4000, 1, 500)) / 321, 46);
+}
+
+// The grouped fragmentation (types with equal g, k and spec share one GPU scan; CPU thresholds by
+// binary search; spec groups filed per model) equals FGD's for pods that pay no penalty: share and
+// CPU-only pods, on nodes of both models, before and after CPU and GPUs are taken.
+TEST(FgdPackPolicy, GroupedFragmentationEqualsFgd) {
+  auto c = two_nodes();
+  const std::vector<AllocPod> mixed = {pod(4000, 1, 500),   pod(30000, 1, 500), pod(62000, 1, 500),
+                                       pod(8000, 1, 1000),  pod(8000, 2, 1000), pod(2000, 0, 0),
+                                       AllocPod{4000, 1024, 1, 500, "P100", 0},
+                                       AllocPod{40000, 1024, 1, 500, "P100", 0},
+                                       AllocPod{8000, 1024, 2, 1000, "V100|P100", 0}};
+  auto fgd = std::move(make_score_policy("fgd").value());
+  auto ours = std::move(make_score_policy("fgdpack").value());
+  fgd->prepare(c, mixed);
+  ours->prepare(c, mixed);
+  const std::vector<AllocPod> probes = {pod(4000, 1, 500), pod(1000, 1, 200), pod(36000, 1, 700), pod(500, 0, 0),
+                                        pod(33000, 0, 0)};
+  auto same = [&](const char* when) {
+    for (int node : {0, 1})
+      for (const auto& q : probes)
+        if (c.feasible(node, q)) {
+          EXPECT_EQ(ours->score(c, node, q) / 321, fgd->score(c, node, q)) << when << " node " << node
+                                                                          << " cpu " << q.cpu_milli;
+        }
+  };
+  same("idle");
+  c.bind(0, pod(30000, 1, 300), {1});
+  c.bind(1, pod(50000, 2, 1000), {0, 1});
+  c.bind(1, pod(4000, 1, 600), {5});
+  same("used");
 }
 
 // Through the scheduler: FGD ties (50 and 50) go to the priority node a; FgdPack sends the

@@ -1,4 +1,5 @@
-// FgdPack: FGD (protocol §5) made aware of model-locked demand, with a packing tie-break.
+// FgdPack (version 3): FGD (protocol §5) made aware of model-locked demand, with packing
+// tie-breaks only where they cannot spend a scarce GPU model.
 //
 // Primary key: FGD's integer floor(100*sigmoid(x)) with x = dFrag/1000 - penalty. FGD's score is
 // coarse on purpose here: ranking nodes by the exact dFrag loses about one point of allocation on
@@ -7,22 +8,30 @@
 // spec-locked pods need: prepare() computes each model's pressure
 //   P(m) = (sum of k*g over the workload's GPU pods whose gpu_spec names m) / (GPU milli of m),
 // a pod naming several models counting in full for each, and the penalty is
-//   kLambda * (P(m) - min over the cluster's models of P) * k*g / 1000,
-// so a whole GPU on the most pressured model costs kLambda per unit of excess pressure (about one
-// score point near the middle at kLambda = 0.04). Without gpu_spec in the workload every P is 0
-// and the key is FGD's. Share pods (g < 1000) and CPU-only pods take no penalty.
+//   kLambda * (P(m) - min over the cluster's models of P) * k*g / 1000.
+// Without gpu_spec in the workload every P is 0 and the key is FGD's. Share pods (g < 1000) and
+// CPU-only pods take no penalty.
 //
-// Tie-break (0..kSpan-1, higher wins; before the node priority):
+// Tie-break (0..kSpan-1, higher wins; before the node priority), only for two pod classes:
 //   - CPU-only pods: nodes with less free GPU (their CPU is then taken where no GPU pod can use
 //     it), in steps of 25 milli-GPU;
-//   - GPU pods: nodes where some GPU is already in use over nodes whose GPUs are all free, then
-//     share pods prefer nodes with fewer whole free GPUs (keeps whole GPUs for whole-GPU pods) and
-//     multi-GPU pods prefer nodes left with less CPU per free GPU (keeps CPU-rich nodes for the
-//     single-GPU pods that need the CPU); single whole-GPU pods use no further key.
+//   - multi-GPU pods: nodes left with less CPU per free GPU (keeps CPU-rich nodes for the
+//     single-GPU pods that need the CPU), 10 levels of 8 cores per free GPU.
+// Share pods and single whole-GPU pods keep FGD's order (tie 0). Version 2 also sent GPU pods to
+// nodes with a GPU in use and share pods to nodes with fewer whole free GPUs; both keys favour the
+// small nodes of the small models, so on model-locked or share-dominated workloads they spent
+// the capacity that locked pods need (docs/benchmarks.md, fgdpack).
 // score = primary * kSpan + tie. The GPUs inside the node are FGD's choice.
 // Depends only on the pod's shape and the node's free CPU, model and free GPU (score_policy.h).
+//
+// Fragmentation is evaluated exactly as node_fragmentation_scaled(), but with the target's task
+// types grouped by (g, k, spec) in prepare() and filed under the models they may use: per node
+// state the GPUs are scanned once per distinct g, and a group's CPU thresholds are counted by
+// binary search.
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <tuple>
 
 #include "sched/fragmentation.h"
 #include "sched/policy/policies.h"
@@ -32,16 +41,27 @@ namespace {
 
 constexpr int kFreeStep = 25;                 // milli-GPU per tie level for CPU-only pods
 constexpr int kSpan = kGmax / kFreeStep + 1;  // 321 tie levels
-constexpr int kPackLevels = 10;               // secondary GPU-pod key, 0..9
+constexpr int kPackLevels = 10;               // multi-GPU pod key, 0..9
 constexpr int64_t kCpuPerGpuStep = 8000;      // milli-CPU per free GPU per level (multi-GPU pods)
-constexpr double kLambda = 0.04;              // sigmoid-argument penalty per GPU per unit pressure
+constexpr double kLambda = 0.03;              // sigmoid-argument penalty per GPU per unit pressure
 constexpr int kMaxModels = 64;                // AllocCluster interns at most 64 models
+
+// The target workload's task types with equal (g, k, spec): F_n(t) differs between them only by
+// the CPU test, so one GPU scan serves the group.
+struct TaskGroup {
+  int g_index = 0;                // into FgdPackPolicy::gpu_milli_ (the group's g)
+  int32_t num_gpu = 0;
+  std::vector<int64_t> cpu;       // CPU thresholds, ascending
+  std::vector<int64_t> cum;       // cum[i] = sum of the counts of types cpu[0..i]
+};
 
 class FgdPackPolicy final : public ScorePolicy {
  public:
   std::string_view name() const override { return "fgdpack"; }
   void prepare(const AllocCluster& cluster, const std::vector<AllocPod>& workload) override {
-    target_ = typical_tasks(workload, cluster);
+    const TargetWorkload target = typical_tasks(workload, cluster);
+    total_ = target.total;
+    group_tasks(target);
     excess_ = model_excess_pressure(cluster, workload);
   }
   int max_score() const override { return 100 * kSpan + kSpan - 1; }
@@ -54,6 +74,61 @@ class FgdPackPolicy final : public ScorePolicy {
   }
 
  private:
+  // Groups the target's GPU task types and files each group under the model ids it may use
+  // (slot kMaxModels: nodes without a model); a group's types that may not use a model count all
+  // free GPU milli there, like CPU-only types.
+  void group_tasks(const TargetWorkload& w) {
+    std::map<std::tuple<int32_t, int32_t, uint64_t>, std::vector<std::pair<int64_t, int64_t>>> by_key;
+    int64_t cpu_only = 0;
+    for (const auto& t : w.types) {
+      if (t.num_gpu == 0) cpu_only += t.count;  // every idle GPU is fragment for them
+      else by_key[{t.gpu_milli, t.num_gpu, t.spec_mask}].emplace_back(t.cpu_milli, t.count);
+    }
+    gpu_milli_.clear();
+    for (const auto& [key, types] : by_key) gpu_milli_.push_back(std::get<0>(key));
+    gpu_milli_.erase(std::unique(gpu_milli_.begin(), gpu_milli_.end()), gpu_milli_.end());  // map order: sorted
+    groups_.assign(kMaxModels + 1, {});
+    always_all_.assign(kMaxModels + 1, cpu_only);
+    for (auto& [key, types] : by_key) {
+      std::sort(types.begin(), types.end());
+      const auto [g, k, mask] = key;
+      TaskGroup gr{static_cast<int>(std::lower_bound(gpu_milli_.begin(), gpu_milli_.end(), g) - gpu_milli_.begin()), k,
+                   {}, {}};
+      int64_t sum = 0;
+      for (const auto& [cpu, count] : types) gr.cpu.push_back(cpu), gr.cum.push_back(sum += count);
+      for (int m = 0; m <= kMaxModels; ++m) {
+        const bool allowed = mask == 0 || (m < kMaxModels && (mask >> m & 1));
+        if (allowed) groups_[m].push_back(gr);
+        else always_all_[m] += sum;
+      }
+    }
+  }
+  // total * Frag(n), equal to node_fragmentation_scaled(target, ...).
+  int64_t frag(int64_t cpu_free, int model_id, const std::vector<int32_t>& gpu_free) const {
+    const int slot = model_id >= 0 && model_id < kMaxModels ? model_id : kMaxModels;
+    int64_t all = 0;
+    for (int32_t f : gpu_free) all += f;
+    // Per distinct g: GPUs with free >= g, and the free milli of the others.
+    fit_.resize(gpu_milli_.size());
+    small_.resize(gpu_milli_.size());
+    for (size_t i = 0; i < gpu_milli_.size(); ++i) {
+      int fit = 0;
+      int64_t small = 0;
+      for (int32_t f : gpu_free) {
+        if (f >= gpu_milli_[i]) ++fit;
+        else small += f;
+      }
+      fit_[i] = fit, small_[i] = small;
+    }
+    int64_t s = always_all_[slot] * all;
+    for (const auto& gr : groups_[slot]) {
+      const int64_t n = gr.cum.back();
+      const auto fits = std::upper_bound(gr.cpu.begin(), gr.cpu.end(), cpu_free) - gr.cpu.begin();
+      const int64_t with_cpu = fits == 0 ? 0 : gr.cum[fits - 1];
+      s += with_cpu * (fit_[gr.g_index] >= gr.num_gpu ? small_[gr.g_index] : all) + (n - with_cpu) * all;
+    }
+    return s;
+  }
   // P(m) - min P over the cluster's models, indexed by model id (0 for models with no GPUs).
   static std::vector<double> model_excess_pressure(const AllocCluster& c, const std::vector<AllocPod>& pods) {
     std::vector<double> cap(kMaxModels, 0.0), named(kMaxModels, 0.0), excess(kMaxModels, 0.0);
@@ -75,47 +150,48 @@ class FgdPackPolicy final : public ScorePolicy {
   // 0..kSpan-1, higher packs tighter.
   static int packing_tie(const AllocNode& n, const AllocPod& p) {
     if (p.num_gpu == 0) return (kGmax - std::min<int64_t>(n.gpu_free_total(), kGmax)) / kFreeStep;
-    const bool used = std::any_of(n.gpu_free.begin(), n.gpu_free.end(), [](int32_t f) { return f < kGpuMilli; });
-    int pack = 0;
-    if (p.is_share()) {
-      const auto whole = std::count(n.gpu_free.begin(), n.gpu_free.end(), kGpuMilli);
-      pack = kPackLevels - 1 - static_cast<int>(std::min<int64_t>(kPackLevels - 1, whole));
-    } else if (p.num_gpu > 1) {
-      const int64_t cpu_after = n.cpu_free() - p.cpu_milli;
-      const int64_t gpu_after = n.gpu_free_total() - p.gpu_demand();
-      const int64_t per_gpu = cpu_after * kGpuMilli / (gpu_after + kGpuMilli);  // +1 GPU: no division by 0
-      pack = kPackLevels - 1 - static_cast<int>(std::min<int64_t>(kPackLevels - 1, per_gpu / kCpuPerGpuStep));
-    }
-    return (used ? kPackLevels : 0) + pack;
+    if (p.num_gpu == 1) return 0;
+    const int64_t cpu_after = n.cpu_free() - p.cpu_milli;
+    const int64_t gpu_after = n.gpu_free_total() - p.gpu_demand();
+    const int64_t per_gpu = cpu_after * kGpuMilli / (gpu_after + kGpuMilli);  // +1 GPU: no division by 0
+    return kPackLevels - 1 - static_cast<int>(std::min<int64_t>(kPackLevels - 1, per_gpu / kCpuPerGpuStep));
   }
   // (primary key, GPU for share pods): FGD as policy/fgd.cc, with the pressure penalty.
   std::pair<int, int> fgd_score(const AllocNode& n, const AllocPod& p) const {
     const int64_t cpu_after = n.cpu_free() - p.cpu_milli;
-    const int64_t before = node_fragmentation_scaled(target_, n.cpu_free(), n.model_id, n.gpu_free);
+    const int64_t before = frag(n.cpu_free(), n.model_id, n.gpu_free);
     std::vector<int32_t> after(n.gpu_free);
     if (!p.is_share()) {
       const double excess = n.model_id >= 0 ? excess_[n.model_id] : 0.0;  // -1: a node without a model
       const double penalty = kLambda * excess * static_cast<double>(p.gpu_demand()) / kGpuMilli;
       for (int g : pick_gpus_best_fit(n, p)) after[g] = 0;  // whole GPUs (or none)
-      return {to_score(before - node_fragmentation_scaled(target_, cpu_after, n.model_id, after), penalty), -1};
+      return {to_score(before - frag(cpu_after, n.model_id, after), penalty), -1};
     }
+    // Frag depends on the multiset of free milli, so GPUs with equal free milli score alike: only
+    // the lowest index of each value is tried (FGD keeps the lowest index on ties).
     int best = -1, best_gpu = -1;
     for (int i = 0; i < static_cast<int>(after.size()); ++i) {
       if (n.gpu_free[i] < p.gpu_milli) continue;
+      if (std::find(n.gpu_free.begin(), n.gpu_free.begin() + i, n.gpu_free[i]) != n.gpu_free.begin() + i) continue;
       after[i] -= p.gpu_milli;
-      const int s = to_score(before - node_fragmentation_scaled(target_, cpu_after, n.model_id, after), 0.0);
+      const int s = to_score(before - frag(cpu_after, n.model_id, after), 0.0);
       after[i] += p.gpu_milli;
       if (s > best) best = s, best_gpu = i;
     }
     return {best, best_gpu};
   }
   int to_score(int64_t delta_scaled, double penalty) const {
-    if (target_.total == 0) return 50;
-    const double x = static_cast<double>(delta_scaled) / (1000.0 * static_cast<double>(target_.total)) - penalty;
+    if (total_ == 0) return 50;
+    const double x = static_cast<double>(delta_scaled) / (1000.0 * static_cast<double>(total_)) - penalty;
     return static_cast<int>(std::floor(100.0 / (1.0 + std::exp(-x))));
   }
 
-  TargetWorkload target_;
+  int64_t total_ = 0;  // the target workload's kept count (denominator of p_t)
+  std::vector<int32_t> gpu_milli_;             // the groups' distinct g, ascending
+  std::vector<std::vector<TaskGroup>> groups_;  // [model id or kMaxModels] the groups that may use it
+  std::vector<int64_t> always_all_;             // [same] count of types for which all free is fragment
+  mutable std::vector<int> fit_;                // frag() scratch, per distinct g
+  mutable std::vector<int64_t> small_;
   std::vector<double> excess_ = std::vector<double>(kMaxModels, 0.0);
 };
 
