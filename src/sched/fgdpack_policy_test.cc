@@ -5,20 +5,14 @@
 
 #include "sched/alloc_scheduler.h"
 #include "sched/policy/policies.h"
+#include "sched/policy_test_util.h"
 #include "sched/score_policy.h"
 
 namespace gpurent {
 namespace {
 
-AllocPod pod(int64_t cpu, int k, int g) { return AllocPod{cpu, 1024, k, g, "", 0}; }
-
-// Node 0 "a": 64 cores, 2 P100. Node 1 "b": 96 cores, 8 V100.
-AllocCluster two_nodes() {
-  AllocCluster c;
-  EXPECT_TRUE(c.add_node("a", 64000, 262144, 2, "P100").ok());
-  EXPECT_TRUE(c.add_node("b", 96000, 524288, 8, "V100").ok());
-  return c;
-}
+using testing::pod;
+using testing::two_nodes;
 
 // Target workload: share (cpu 4000, g 500) x3 and whole (cpu 8000, 1 GPU) x1; both types kept
 // (75% < 95%), total = 4. Frag scaled by 4: 3 * F(share) + 1 * F(whole).

@@ -2,20 +2,14 @@
 #include <gtest/gtest.h>
 
 #include "sched/policy/policies.h"
+#include "sched/policy_test_util.h"
 #include "sched/score_policy.h"
 
 namespace gpurent {
 namespace {
 
-AllocPod pod(int64_t cpu, int k, int g) { return AllocPod{cpu, 1024, k, g, "", 0}; }
-
-// Node 0 "a": 64 cores, 2 P100. Node 1 "b": 96 cores, 8 V100.
-AllocCluster two_nodes() {
-  AllocCluster c;
-  EXPECT_TRUE(c.add_node("a", 64000, 262144, 2, "P100").ok());
-  EXPECT_TRUE(c.add_node("b", 96000, 524288, 8, "V100").ok());
-  return c;
-}
+using testing::pod;
+using testing::two_nodes;
 
 std::unique_ptr<ScorePolicy> policy(const char* name) { return std::move(make_score_policy(name).value()); }
 

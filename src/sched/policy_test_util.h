@@ -1,0 +1,21 @@
+// Tiny clusters and pods shared by the scoring-policy tests (hand-computed scores). Test-only.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include "sched/alloc_cluster.h"
+
+namespace gpurent::testing {
+
+// A pod of `cpu` milli-CPU, 1 GiB, k GPUs of g milli each.
+inline AllocPod pod(int64_t cpu, int k, int g) { return AllocPod{cpu, 1024, k, g, "", 0}; }
+
+// Node 0 "a": 64 cores, 2 P100. Node 1 "b": 96 cores, 8 V100.
+inline AllocCluster two_nodes() {
+  AllocCluster c;
+  EXPECT_TRUE(c.add_node("a", 64000, 262144, 2, "P100").ok());
+  EXPECT_TRUE(c.add_node("b", 96000, 524288, 8, "V100").ok());
+  return c;
+}
+
+}  // namespace gpurent::testing
