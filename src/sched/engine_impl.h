@@ -149,7 +149,7 @@ struct SchedEngine::Impl {
   // A unit under a spot notice went away early: its claimant stops waiting and is looked at again.
   void free_claimant(const Gang& u);
 
-  // engine.cc
+  // engine_pass.cc
   // All pending jobs, or only those listed (an incremental pass).
   void run_queue(std::vector<SchedEvent>& out, const std::vector<std::string>* only);
   void handle(EngineJob& j, std::vector<SchedEvent>& out);

@@ -1,0 +1,258 @@
+// One scheduling pass (SchedEngine::schedule): the fair-share order over pending jobs, admission,
+// placement or preemption per job, quota lending and its return, and inference scale-up.
+#include <algorithm>
+#include <queue>
+#include <set>
+
+#include "sched/engine_impl.h"
+
+namespace gpurent {
+
+std::vector<SchedWorker> describe_unit(const SchedEngine::Impl& e, const Gang& u);
+
+namespace {
+
+struct Shares {
+  const SchedEngine::Impl& e;
+  double of(const Usage& u, int64_t weight) const {
+    const double total_gpu = static_cast<double>(std::max<int64_t>(1, e.cluster.total_gpu_milli()));
+    const double total_cpu = static_cast<double>(std::max<int64_t>(1, e.total_cpu_milli));
+    return std::max(static_cast<double>(u.gpu_milli) / total_gpu, static_cast<double>(u.cpu_milli) / total_cpu) /
+           static_cast<double>(weight);
+  }
+};
+
+}  // namespace
+
+void SchedEngine::Impl::run_queue(std::vector<SchedEvent>& out, const std::vector<std::string>* only) {
+  std::map<std::string, std::vector<EngineJob*>> queues;  // by project, deterministic order
+  if (only) {
+    for (const auto& id : *only)
+      if (auto it = jobs.find(id); it != jobs.end() && !it->second.running)
+        queues[it->second.spec.project].push_back(&it->second);
+  } else {
+    for (auto& [id, j] : jobs)
+      if (!j.running) queues[j.spec.project].push_back(&j);
+  }
+  for (auto& [p, q] : queues)
+    std::sort(q.begin(), q.end(), [](const EngineJob* a, const EngineJob* b) {
+      const int ra = priority_rank(a->spec.priority), rb = priority_rank(b->spec.priority);
+      if (ra != rb) return ra < rb;
+      if (a->spec.submitted_at != b->spec.submitted_at) return a->spec.submitted_at < b->spec.submitted_at;
+      return a->seq < b->seq;
+    });
+  using Key = std::tuple<int, double, double, TimeMs, uint64_t>;
+  struct Entry {
+    Key key;
+    const std::vector<EngineJob*>* queue;
+    size_t pos;
+    bool operator>(const Entry& o) const { return key > o.key; }
+  };
+  Shares shares{*this};
+  auto key_of = [&](const EngineJob& j) {
+    auto wit = cfg.tenant_weights.find(j.spec.tenant);
+    const int64_t w = wit == cfg.tenant_weights.end() ? 1 : wit->second;
+    return Key{priority_rank(j.spec.priority), shares.of(tenant_usage[j.spec.tenant], w),
+               shares.of(project_usage[j.spec.project], 1), j.spec.submitted_at, j.seq};
+  };
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
+  for (const auto& [p, q] : queues) heap.push({key_of(*q.front()), &q, 0});
+  // Jobs whose spot notice ended go first: the capacity was freed for them.
+  for (const std::string& id : claimants)
+    if (auto it = jobs.find(id); it != jobs.end() && !it->second.running) handle(it->second, out);
+  claimants.clear();
+  while (!heap.empty()) {
+    Entry top = heap.top();
+    heap.pop();
+    EngineJob& j = *(*top.queue)[top.pos];
+    const Key fresh = key_of(j);
+    if (fresh != top.key && !heap.empty() && heap.top().key < fresh) {  // shares moved since it was queued
+      heap.push({fresh, top.queue, top.pos});
+      continue;
+    }
+    if (top.pos + 1 < top.queue->size()) heap.push({key_of(*(*top.queue)[top.pos + 1]), top.queue, top.pos + 1});
+    if (!j.running) handle(j, out);
+  }
+}
+
+void SchedEngine::Impl::handle(EngineJob& j, std::vector<SchedEvent>& out) {
+  if (j.waiting_reclaim_until > now) return;
+  const Admission adm = admit(j, j.spec.replicas_min);
+  if (adm.models.empty()) {
+    if (!adm.borrow.empty() && borrow_quota(j, adm, out)) return;
+    set_reason(j, adm.reason, out);
+    return;
+  }
+  const SchedJob& s = j.spec;
+  // Cheap refusal: not even the free GPUs of every allowed model together would hold it.
+  bool hopeless = false;
+  if (s.milli_per_replica() > 0) {
+    int64_t room = 0;
+    for (int m : adm.models) room += free_by_model[m];
+    hopeless = room < s.milli_per_replica() * s.replicas_min && !could_preempt(j);
+  }
+  if (!hopeless) {
+    if (place_or_preempt(j, adm, out)) {
+      if (j.running && cfg.quota_lending) return_lent_quota(j, out);
+      return;
+    }
+  }
+  if (j.capacity_reason.empty()) j.capacity_reason = capacity_reason(j);
+  if (!blocked && cfg.backfill) {
+    blocked = shadow_for(j, adm.models);
+    if (blocked && blocked->shadow > now) {
+      set_reason(j, j.capacity_reason + "; expected to start by " + format_rfc3339(blocked->shadow), out);
+      return;
+    }
+  }
+  set_reason(j, j.capacity_reason, out);
+}
+
+// Places the job on its tenant's idle quota, in free capacity only (a borrower preempts nothing);
+// its gangs are marked lent, so a lending project takes them back when it needs its quota.
+void SchedEngine::Impl::return_lent_quota(const EngineJob& owner, std::vector<SchedEvent>& out) {
+  const std::string& tenant = owner.spec.tenant;
+  auto tit = tenant_usage.find(tenant);
+  if (tit == tenant_usage.end()) return;
+  std::map<int, int64_t> over;  // model -> milli the tenant holds beyond the sum of its quotas
+  for (const auto& [m, held] : tit->second.milli_by_model) {
+    int64_t limits = 0;
+    for (const auto& [id, q] : projects)
+      if (q.tenant == tenant) limits += q.quota.gpu_limit(model_names[m]) * 1000;
+    if (held > limits) over[m] = held - limits;
+  }
+  if (over.empty()) return;
+  // Most recently started lent gangs go first.
+  struct Lent {
+    EngineJob* job;
+    int64_t replica;
+    TimeMs started;
+  };
+  std::vector<Lent> lent;
+  for (auto& [id, v] : jobs)
+    if (v.running && v.spec.tenant == tenant)
+      for (const Gang& u : v.units)
+        if (u.quota_lent) lent.push_back({&v, u.replica, u.started_at});
+  std::sort(lent.begin(), lent.end(), [](const Lent& a, const Lent& b) {
+    return a.started != b.started ? a.started > b.started : a.job->seq > b.job->seq;
+  });
+  for (const Lent& l : lent) {
+    if (over.empty()) break;
+    for (size_t i = 0; i < l.job->units.size(); ++i) {
+      if (l.job->units[i].replica != l.replica) continue;
+      bool hits = false;
+      for (const Bound& b : l.job->units[i].workers) hits = hits || over.count(cluster.node(b.node).model_id);
+      if (!hits) break;
+      // Losing a replica up to min takes the whole job (evict()), so count what it all frees.
+      const bool extra = l.job->spec.kind == JobKind::kInference && l.replica >= l.job->spec.replicas_min;
+      for (size_t k = 0; k < l.job->units.size(); ++k) {
+        if (extra && k != i) continue;
+        for (const Bound& b : l.job->units[k].workers) {
+          const int m = cluster.node(b.node).model_id;
+          if (auto o = over.find(m);
+              o != over.end() && (o->second -= int64_t{b.pod.gpu_milli} * static_cast<int64_t>(b.gpus.size())) <= 0)
+            over.erase(o);
+        }
+      }
+      evict(*l.job, i, "preempted by job " + owner.spec.id + " (the quota it borrowed is needed back)", out);
+      break;
+    }
+  }
+}
+
+bool SchedEngine::Impl::borrow_quota(EngineJob& j, const Admission& adm, std::vector<SchedEvent>& out) {
+  std::vector<int64_t> reps;
+  for (int64_t r = 0; r < j.spec.replicas_min; ++r) reps.push_back(r);
+  auto units = place_replicas(j, reps, adm.borrow);
+  if (!units) return false;
+  if (!backfill_ok(j, *units)) {
+    for (auto it = units->rbegin(); it != units->rend(); ++it) release(*it);
+    return false;
+  }
+  for (Gang& u : *units) u.quota_lent = true;
+  start_job(j, std::move(*units), out);
+  return true;
+}
+
+// Places the job, or preempts for it; false when neither works (the caller records why).
+bool SchedEngine::Impl::place_or_preempt(EngineJob& j, const Admission& adm, std::vector<SchedEvent>& out) {
+  const SchedJob& s = j.spec;
+  std::string key = s.tenant + '\x1f' + std::to_string(s.workers) + '/' + std::to_string(s.gpus_per_worker) + '/' +
+                    std::to_string(s.gpu_milli.value_or(0)) + '/' + std::to_string(s.cpu_cores.value_or(-1)) + '/' +
+                    std::to_string(s.memory_gib.value_or(-1)) + '/' + std::to_string(s.replicas_min) + '/' +
+                    std::to_string(static_cast<int>(s.placement)) + '/' + std::to_string(static_cast<int>(s.rdma)) +
+                    '/' + std::to_string(s.form_factor ? static_cast<int>(*s.form_factor) : -1) + '/' +
+                    std::to_string(s.min_gpu_memory_gib.value_or(0)) + '/' + std::to_string(priority_rank(s.priority)) +
+                    '/' + std::to_string(s.cpu_milli.value_or(-1)) + '/' + std::to_string(s.memory_mib.value_or(-1)) +
+                    (s.spot ? "s" : "") + '\x1f' + s.project + '\x1f';
+  for (int m : adm.models) key += std::to_string(m) + ',';
+  if (failed.count(key)) return false;
+  std::vector<int64_t> reps;
+  for (int64_t r = 0; r < s.replicas_min; ++r) reps.push_back(r);
+  if (auto units = place_replicas(j, reps, adm.models)) {
+    if (!backfill_ok(j, *units)) {
+      for (auto it = units->rbegin(); it != units->rend(); ++it) release(*it);
+      std::string why = "backfill: would delay job " + blocked->job;
+      if (blocked->shadow > now) why += " (expected to start by " + format_rfc3339(blocked->shadow) + ")";
+      set_reason(j, why, out);
+      return true;
+    }
+    start_job(j, std::move(*units), out);
+    return true;
+  }
+  const size_t before = out.size();
+  if (try_preempt(j, adm.models, out)) {
+    if (out.size() != before) failed.clear();
+    return true;
+  }
+  failed.insert(key);
+  return false;
+}
+
+void SchedEngine::Impl::scale_up(std::vector<SchedEvent>& out) {
+  for (auto& [id, j] : jobs) {
+    if (!j.running || j.spec.kind != JobKind::kInference) continue;
+    while (static_cast<int64_t>(j.units.size()) < j.spec.replicas_max) {
+      const Admission adm = admit(j, 1);
+      if (adm.models.empty()) break;
+      std::set<int64_t> taken;
+      for (const Gang& u : j.units) taken.insert(u.replica);
+      int64_t r = j.spec.replicas_min;
+      while (taken.count(r)) ++r;
+      auto u = place_replica(j, r, adm.models);
+      if (!u) break;
+      if (!backfill_ok(j, {*u})) {  // extra replicas must not take the room held for the head job
+        release(*u);
+        break;
+      }
+      account(j, *u, +1);
+      SchedEvent e;
+      e.kind = SchedEventKind::kReplicaAdded;
+      e.job = id;
+      e.at = now;
+      e.replica = r;
+      e.placement = describe_unit(*this, *u);
+      auto pos = std::lower_bound(j.units.begin(), j.units.end(), r,
+                                  [](const Gang& a, int64_t rep) { return a.replica < rep; });
+      j.units.insert(pos, std::move(*u));
+      out.push_back(std::move(e));
+    }
+  }
+}
+
+void SchedEngine::Impl::note_victim(const EngineJob& j, const Gang& u) {
+  const bool extra = j.spec.kind == JobKind::kInference && u.replica >= j.spec.replicas_min;
+  victims.max_rank = std::max(victims.max_rank, priority_rank(j.spec.priority));
+  victims.spot = victims.spot || j.spec.spot;
+  victims.borrowed = victims.borrowed || !u.borrowed_from.empty() || u.quota_lent;
+  victims.extra = victims.extra || extra;
+}
+
+bool SchedEngine::Impl::could_preempt(const EngineJob& j) const {
+  if (!cfg.preemption) return false;
+  const int r = priority_rank(j.spec.priority);
+  return victims.max_rank > r || (victims.spot && !j.spec.spot) || victims.borrowed ||
+         (victims.extra && r < priority_rank(cfg.inference_extra_rank));
+}
+
+}  // namespace gpurent
