@@ -2,7 +2,7 @@
 """Held-out pod lists for the fgd_alloc experiment, by deterministic transformation of
 openb_pod_list_default.csv (fixed seed, Python's random.Random; no other input).
 
-usage: bench/make_variants.py OUT_DIR [--trace-dir DIR] [--seed N] [--fresh | --fresh2]
+usage: bench/make_variants.py OUT_DIR [--trace-dir DIR] [--seed N] [--fresh | --fresh2 | --fresh3]
 
 Default set (seed 20240601) writes OUT_DIR/openb_pod_list_<variant>.csv (same columns as the
 source) for:
@@ -30,6 +30,15 @@ was frozen (docs/benchmarks.md); each transformation differs in kind or degree f
   spec60two      60% of GPU pods locked to two models only, drawn once uniformly from the models
                  with at least 100 GPUs other than the largest: each locked pod names one of the
                  two (40% each) or both (20%).
+--fresh3 (seed 20261201 unless --seed is given) writes a fourth set, made after fgdpack version 4
+was frozen (docs/benchmarks.md); each differs in kind or degree from all of the above:
+  cpu500         five times the CPU-only pods: copies <name>-c2 .. <name>-c5 of each.
+  share60cpu250  60% of GPU pods are shared (as share60), then every CPU-only pod gets a copy
+                 <name>-c2 and, one in two at random, a second copy <name>-c3.
+  spec20cpu200   20% of GPU pods locked to one model drawn by GPU count (70%) or two models (30%),
+                 as gpuspec50, then every CPU-only pod gets a copy <name>-c2.
+  mgpu35cpu350   multi-GPU pods carry >= 35% of the GPU demand, then every CPU-only pod gets
+                 copies <name>-c2, <name>-c3 and, one in two at random, <name>-c4.
 Run it, then e.g. build-policy/bench_fgd_alloc OUT_DIR 10 share60,multigpu40,gpuspec50,cpu200
 (the node list is read from --trace-dir and copied to OUT_DIR).
 """
@@ -101,12 +110,12 @@ def gpu_count_by_model(node_rows):
     return gpus
 
 
-def gpuspec50(rows, rng, node_rows):
+def gpuspec50(rows, rng, node_rows, frac=0.50):
     gpus = gpu_count_by_model(node_rows)
     models = sorted(gpus)
     weights = [gpus[m] for m in models]
     gpu = [p for p in rows if k(p) > 0]
-    for p in rng.sample(gpu, round(0.50 * len(gpu))):
+    for p in rng.sample(gpu, round(frac * len(gpu))):
         if rng.random() < 0.70:
             p["gpu_spec"] = rng.choices(models, weights)[0]
         else:
@@ -160,6 +169,19 @@ def cpu_copies_n(rows, copies):
     return rows + extra
 
 
+def cpu_copies_plus(rows, rng, copies, frac):
+    """Each CPU-only pod gets `copies` copies, then one more with probability frac."""
+    extra = []
+    for p in rows:
+        if k(p) == 0:
+            n = copies + (1 if rng.random() < frac else 0)
+            for i in range(n):
+                c = dict(p)
+                c["name"] = f"{p['name']}-c{i + 2}"
+                extra.append(c)
+    return rows + extra
+
+
 def cpu_copies(rows, rng, frac):
     """Each CPU-only pod gets a copy named <name>-c2 with probability frac (all when frac >= 1)."""
     extra = []
@@ -175,13 +197,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out_dir")
     ap.add_argument("--trace-dir", default=str(Path(__file__).resolve().parents[2] / "shared/data/traces/alibaba-gpu-v2023"))
-    ap.add_argument("--seed", type=int, help="default 20240601, or 20261129 with --fresh")
+    ap.add_argument("--seed", type=int, help="default 20240601; 20261129, 20261130, 20261201 with --fresh, --fresh2, --fresh3")
     sets = ap.add_mutually_exclusive_group()
     sets.add_argument("--fresh", action="store_true", help="write the second held-out set (see above)")
     sets.add_argument("--fresh2", action="store_true", help="write the third held-out set (see above)")
+    sets.add_argument("--fresh3", action="store_true", help="write the fourth held-out set (see above)")
     a = ap.parse_args()
     if a.seed is None:
-        a.seed = 20261130 if a.fresh2 else 20261129 if a.fresh else 20240601
+        a.seed = 20261201 if a.fresh3 else 20261130 if a.fresh2 else 20261129 if a.fresh else 20240601
     src, out = Path(a.trace_dir), Path(a.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     fields, _ = read(src / "openb_pod_list_default.csv")
@@ -190,7 +213,14 @@ def main():
     gpus = gpu_count_by_model(node_rows)
     all_models = sorted(gpus)
     small_models = sorted(m for m in gpus if gpus[m] < max(gpus.values()))
-    if a.fresh2:
+    if a.fresh3:
+        makers = {
+            "cpu500": lambda rows, rng: cpu_copies_n(rows, 4),
+            "share60cpu250": lambda rows, rng: cpu_copies_plus(share(rows, rng, 0.60), rng, 1, 0.5),
+            "spec20cpu200": lambda rows, rng: cpu_copies(gpuspec50(rows, rng, node_rows, 0.20), rng, 1.0),
+            "mgpu35cpu350": lambda rows, rng: cpu_copies_plus(multigpu(rows, rng, 0.35), rng, 2, 0.5),
+        }
+    elif a.fresh2:
         makers = {
             "share70spec30": lambda rows, rng: gpuspec_mixed(share(rows, rng, 0.70), rng, 0.30, gpus),
             "multigpu50": lambda rows, rng: multigpu(rows, rng, 0.50),

@@ -1,6 +1,7 @@
-// FgdPack (policy/fgdpack.cc, version 3) against hand-computed scores: FGD's integer, less the
+// FgdPack (policy/fgdpack.cc, version 4) against hand-computed scores: FGD's integer, less the
 // model pressure penalty for whole-GPU pods, as the primary key, the packing tie-break as the
-// secondary one (score = primary * 321 + tie; tie 0 for share and single-GPU pods).
+// secondary one (score = primary * 321 + tie; tie 0 for single-GPU pods, and for share pods
+// unless the workload is CPU-bound without model pressure).
 #include <gtest/gtest.h>
 
 #include "sched/alloc_scheduler.h"
@@ -159,6 +160,65 @@ TEST(FgdPackPolicy, GroupedFragmentationEqualsFgd) {
   c.bind(1, pod(50000, 2, 1000), {0, 1});
   c.bind(1, pod(4000, 1, 600), {5});
   same("used");
+}
+
+// Share pods prefer a node with a GPU in use only when CPU-only pods carry >= 30% of the
+// workload's CPU demand and no model is under pressure. Workload: share (4000, g 500) x3, whole
+// (8000, 1 GPU) x1, CPU-only x1 of `cpu_only` milli; all three types kept, total = 5.
+std::vector<AllocPod> cpu_workload(int64_t cpu_only, const char* whole_spec = "") {
+  return {pod(4000, 1, 500), pod(4000, 1, 500), pod(4000, 1, 500), AllocPod{8000, 1024, 1, 1000, whole_spec, 0},
+          pod(cpu_only, 0, 0)};
+}
+
+TEST(FgdPackPolicy, SharePodsPreferGpuInUseOnCpuBoundWorkloads) {
+  auto c = two_nodes();
+  auto p = std::move(make_score_policy("fgdpack").value());
+  p->prepare(c, cpu_workload(12000));  // 12000 of 32000 milli-CPU: 37.5% >= 30%
+  // Idle a: Frag = 1 * 2000 (CPU-only type: all free). Share on GPU0 -> [500,1000]: F(whole) = 500,
+  // F(CPU-only) = 1500 -> 2000; dFrag 0 -> 50. No GPU in use: tie 0.
+  EXPECT_EQ(p->score(c, 0, pod(4000, 1, 500)), 50 * 321 + 0);
+  // Idle b: 8000 (CPU-only) -> 500 (whole: GPU0 is fragment) + 7500: dFrag 0 -> 50; tie 0.
+  EXPECT_EQ(p->score(c, 1, pod(4000, 1, 500)), 50 * 321 + 0);
+  c.bind(0, pod(4000, 1, 500), {0});
+  // a: f [500,1000], Frag 500 + 1500 = 2000. Share on GPU0 -> [0,1000]: 0 + 1000; dFrag +1000,
+  // x = 0.2 -> 54.98 -> 54; a GPU is in use: tie 1.
+  EXPECT_EQ(p->score(c, 0, pod(4000, 1, 500)), 54 * 321 + 1);
+  EXPECT_EQ(p->score(c, 1, pod(4000, 1, 500)), 50 * 321 + 0);
+  // Whole-GPU and CPU-only pods keep their keys: whole on a takes GPU1 -> [500,0]: F(whole) = 500,
+  // F(CPU-only) = 500 -> 1000, dFrag +1000 -> 54, tie 0; CPU-only: tie (8000 - 1500) / 25 = 260.
+  EXPECT_EQ(p->score(c, 0, pod(8000, 1, 1000)), 54 * 321 + 0);
+  EXPECT_EQ(p->score(c, 0, pod(2000, 0, 0)) % 321, 260);
+
+  // 8000 of 28000 (28.6% < 30%): off, a share pod on the same node has tie 0.
+  p->prepare(c, cpu_workload(8000));
+  EXPECT_EQ(p->score(c, 0, pod(4000, 1, 500)) % 321, 0);
+  // CPU-bound, but the whole type is locked to P100 (excess 0.5): off.
+  p->prepare(c, cpu_workload(12000, "P100"));
+  EXPECT_EQ(p->score(c, 0, pod(4000, 1, 500)) % 321, 0);
+  // Back on: the key is a property of the prepared workload only.
+  p->prepare(c, cpu_workload(9000));  // 9000 of 29000: 31%
+  EXPECT_EQ(p->score(c, 0, pod(4000, 1, 500)) % 321, 1);
+}
+
+// Through the scheduler: a share pod that FGD scores alike on both nodes goes to the priority node
+// a under FGD, and to b, whose GPU is in use, under FgdPack on a CPU-bound workload.
+TEST(FgdPackPolicy, SchedulerStacksSharePodsOnCpuBoundWorkloads) {
+  for (const char* name : {"fgd", "fgdpack"}) {
+    AllocCluster c;
+    ASSERT_TRUE(c.add_node("a", 64000, 262144, 2, "P100").ok());
+    ASSERT_TRUE(c.add_node("b", 64000, 262144, 2, "P100").ok());
+    c.bind(1, pod(8000, 1, 1000), {0});  // b: f [0,1000]
+    auto p = std::move(make_score_policy(name).value());
+    p->prepare(c, cpu_workload(12000));
+    // a [1000,1000] -> [500,1000]: 2000 -> 500 + 1500, dFrag 0 -> 50. b [0,1000] -> [0,500]:
+    // F(whole) 0 -> 500, F(CPU-only) 1000 -> 500: dFrag 0 -> 50. Tie: a 0, b 1 (GPU0 in use).
+    const int unit = std::string(name) == "fgd" ? 1 : 321;
+    EXPECT_EQ(p->score(c, 0, pod(4000, 1, 500)), 50 * unit) << name;
+    EXPECT_EQ(p->score(c, 1, pod(4000, 1, 500)), 50 * unit + (unit == 1 ? 0 : 1)) << name;
+    AllocScheduler s(c, *p, {0, 1});
+    SimRng rng(1);
+    EXPECT_EQ(s.place(pod(4000, 1, 500), rng), std::string(name) == "fgd" ? 0 : 1) << name;
+  }
 }
 
 // Through the scheduler: FGD ties (50 and 50) go to the priority node a; FgdPack sends the

@@ -1,4 +1,4 @@
-// FgdPack (version 3): FGD (protocol §5) made aware of model-locked demand, with packing
+// FgdPack (version 4): FGD (protocol §5) made aware of model-locked demand, with packing
 // tie-breaks only where they cannot spend a scarce GPU model.
 //
 // Primary key: FGD's integer floor(100*sigmoid(x)) with x = dFrag/1000 - penalty. FGD's score is
@@ -12,12 +12,16 @@
 // Without gpu_spec in the workload every P is 0 and the key is FGD's. Share pods (g < 1000) and
 // CPU-only pods take no penalty.
 //
-// Tie-break (0..kSpan-1, higher wins; before the node priority), only for two pod classes:
+// Tie-break (0..kSpan-1, higher wins; before the node priority), for three pod classes:
 //   - CPU-only pods: nodes with less free GPU (their CPU is then taken where no GPU pod can use
 //     it), in steps of 25 milli-GPU;
 //   - multi-GPU pods: nodes left with less CPU per free GPU (keeps CPU-rich nodes for the
 //     single-GPU pods that need the CPU), 10 levels of 8 cores per free GPU.
-// Share pods and single whole-GPU pods keep FGD's order (tie 0). Version 2 also sent GPU pods to
+//   - share pods, only on CPU-bound workloads without model pressure (prepare(): every P(m) equal,
+//     and CPU-only pods carry >= kCpuOnlyShare of the workload's CPU demand): nodes with a GPU in
+//     use (tie 1), so that shares stack on nodes already opened and the untouched nodes keep
+//     their CPU together with whole GPUs for the GPU pods that need both.
+// Otherwise share pods and single whole-GPU pods keep FGD's order (tie 0). Version 2 also sent GPU pods to
 // nodes with a GPU in use and share pods to nodes with fewer whole free GPUs; both keys favour the
 // small nodes of the small models, so on model-locked or share-dominated workloads they spent
 // the capacity that locked pods need (docs/benchmarks.md, fgdpack).
@@ -45,6 +49,7 @@ constexpr int kPackLevels = 10;               // multi-GPU pod key, 0..9
 constexpr int64_t kCpuPerGpuStep = 8000;      // milli-CPU per free GPU per level (multi-GPU pods)
 constexpr double kLambda = 0.03;              // sigmoid-argument penalty per GPU per unit pressure
 constexpr int kMaxModels = 64;                // AllocCluster interns at most 64 models
+constexpr double kCpuOnlyShare = 0.30;        // CPU-only share of CPU demand that turns the share key on
 
 // The target workload's task types with equal (g, k, spec): F_n(t) differs between them only by
 // the CPU test, so one GPU scan serves the group.
@@ -63,10 +68,12 @@ class FgdPackPolicy final : public ScorePolicy {
     total_ = target.total;
     group_tasks(target);
     excess_ = model_excess_pressure(cluster, workload);
+    share_in_use_ = std::all_of(excess_.begin(), excess_.end(), [](double e) { return e == 0.0; }) &&
+                    cpu_bound(workload);
   }
   int max_score() const override { return 100 * kSpan + kSpan - 1; }
   int score(const AllocCluster& c, int node, const AllocPod& p) const override {
-    return fgd_score(c.node(node), p).first * kSpan + packing_tie(c.node(node), p);
+    return fgd_score(c.node(node), p).first * kSpan + packing_tie(c.node(node), p, share_in_use_);
   }
   std::vector<int> choose_gpus(const AllocCluster& c, int node, const AllocPod& p, SimRng&) const override {
     if (!p.is_share()) return pick_gpus_best_fit(c.node(node), p);
@@ -147,9 +154,22 @@ class FgdPackPolicy final : public ScorePolicy {
       if (cap[m] > 0) excess[m] = named[m] / cap[m] - lowest;
     return excess;
   }
+  // CPU-only pods carry at least kCpuOnlyShare of the workload's CPU demand.
+  static bool cpu_bound(const std::vector<AllocPod>& pods) {
+    int64_t all = 0, cpu_only = 0;
+    for (const auto& p : pods) {
+      all += p.cpu_milli;
+      if (p.num_gpu == 0) cpu_only += p.cpu_milli;
+    }
+    return all > 0 && static_cast<double>(cpu_only) >= kCpuOnlyShare * static_cast<double>(all);
+  }
   // 0..kSpan-1, higher packs tighter.
-  static int packing_tie(const AllocNode& n, const AllocPod& p) {
+  static int packing_tie(const AllocNode& n, const AllocPod& p, bool share_in_use) {
     if (p.num_gpu == 0) return (kGmax - std::min<int64_t>(n.gpu_free_total(), kGmax)) / kFreeStep;
+    if (p.is_share())
+      return share_in_use && std::any_of(n.gpu_free.begin(), n.gpu_free.end(), [](int32_t f) { return f < kGpuMilli; })
+                 ? 1
+                 : 0;
     if (p.num_gpu == 1) return 0;
     const int64_t cpu_after = n.cpu_free() - p.cpu_milli;
     const int64_t gpu_after = n.gpu_free_total() - p.gpu_demand();
@@ -193,6 +213,7 @@ class FgdPackPolicy final : public ScorePolicy {
   mutable std::vector<int> fit_;                // frag() scratch, per distinct g
   mutable std::vector<int64_t> small_;
   std::vector<double> excess_ = std::vector<double>(kMaxModels, 0.0);
+  bool share_in_use_ = false;  // share pods prefer nodes with a GPU in use (prepare())
 };
 
 }  // namespace
