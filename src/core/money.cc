@@ -45,8 +45,11 @@ Result<Money> Money::parse(std::string_view s, Currency c) {
 }
 
 static Error currency_mismatch(Currency a, Currency b) {
-  return Error::make(Code::kInvalid, std::string("currency mismatch: ") + currency_code(a) + " vs " +
-                                         currency_code(b));
+  // Built in place: GCC 12 warns (falsely, -Wstringop-overread) when a short string is moved in.
+  Error e;
+  e.code = Code::kInvalid;
+  e.message.append("currency mismatch: ").append(currency_code(a)).append(" vs ").append(currency_code(b));
+  return e;
 }
 
 Result<Money> Money::plus(const Money& o) const {
