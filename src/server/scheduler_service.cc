@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <functional>
+
 #include "core/ids.h"
 #include "model/job.h"
 #include "model/node.h"
@@ -41,6 +43,20 @@ Result<Job> load_job(StoreTx& tx, const Record& r) {
   j->project_id = r.project_id;
   j->status = *st;
   return j;
+}
+
+// Calls fn(record, job) for every job that holds a placement (admitted, then running).
+Status for_each_placed_job(StoreTx& tx, const std::function<Status(const Record&, Job&)>& fn) {
+  for (const char* state : {"admitted", "running"}) {
+    auto jobs = list_all(tx, "jobs", {{"state", state}});
+    if (!jobs) return jobs.error();
+    for (const Record& r : *jobs) {
+      auto j = load_job(tx, r);
+      if (!j) return j.error();
+      if (auto s = fn(r, *j); !s) return s;
+    }
+  }
+  return ok_status();
 }
 
 std::vector<WorkerPlacement> to_placement(const std::vector<SchedWorker>& ws) {
@@ -153,36 +169,30 @@ Status SchedulerService::rebuild(StoreTx& tx, TimeMs now) {
   if (auto s = sync_projects(tx); !s) return s;
   if (auto s = sync_reservations(tx, now); !s) return s;
   // Jobs that hold a placement keep it; one that no longer fits (a node vanished) is requeued.
-  for (const char* state : {"admitted", "running"}) {
-    auto jobs = list_all(tx, "jobs", {{"state", state}});
-    if (!jobs) return jobs.error();
-    for (const Record& r : *jobs) {
-      auto j = load_job(tx, r);
-      if (!j) return j.error();
-      const SchedJob sj = to_sched_job(*j, r.id, r.created_at);
-      if (engine_->restore(sj, from_placement(j->status.placement), j->status.updated_at)) {
-        known_jobs_.insert(r.id);
-        continue;
-      }
-      // A node that failed (or was deleted) while the engine was down: a fault, as if seen live.
-      std::string why = "requeued: its placement is no longer valid";
-      for (const auto& w : j->status.placement) {
-        auto st = node_state_.find(w.node);
-        if (st != node_state_.end() && st->second != "unavailable") continue;
-        auto n = tx.get("nodes", w.node);
-        std::string detail = n ? n->body.value("state_reason", "") : "node removed";
-        why = "node " + w.node + " failed" + (detail.empty() ? "" : ": " + detail);
-        if (auto s = record_fault(tx, r, w.node, why, now); !s) return s;
-        why = "requeued: " + why;
-        break;
-      }
-      if (j->status.state == JobState::kRunning) {
-        if (auto s = move_job(tx, r.id, JobState::kPreempted, why, {}, now); !s) return s;
-      }
-      if (auto s = move_job(tx, r.id, JobState::kPending, why, {}, now); !s) return s;
+  return for_each_placed_job(tx, [&](const Record& r, Job& j) -> Status {
+    const SchedJob sj = to_sched_job(j, r.id, r.created_at);
+    if (engine_->restore(sj, from_placement(j.status.placement), j.status.updated_at)) {
+      known_jobs_.insert(r.id);
+      return ok_status();
     }
-  }
-  return ok_status();
+    // A node that failed (or was deleted) while the engine was down: a fault, as if seen live.
+    std::string why = "requeued: its placement is no longer valid";
+    for (const auto& w : j.status.placement) {
+      auto st = node_state_.find(w.node);
+      if (st != node_state_.end() && st->second != "unavailable") continue;
+      auto n = tx.get("nodes", w.node);
+      std::string detail = n ? n->body.value("state_reason", "") : "node removed";
+      why = "node " + w.node + " failed" + (detail.empty() ? "" : ": " + detail);
+      if (auto s = record_fault(tx, r, w.node, why, now); !s) return s;
+      why = "requeued: " + why;
+      break;
+    }
+    if (j.status.state == JobState::kRunning) {
+      if (auto s = move_job(tx, r.id, JobState::kPreempted, why, {}, now); !s) return s;
+    }
+    if (auto s = move_job(tx, r.id, JobState::kPending, why, {}, now); !s) return s;
+    return ok_status();
+  });
 }
 
 Status SchedulerService::sync_nodes(StoreTx& tx, TimeMs now, std::vector<SchedEvent>& events) {
@@ -286,28 +296,22 @@ Status SchedulerService::sync_jobs(StoreTx& tx, TimeMs now) {
 }
 
 Status SchedulerService::run_executor(StoreTx& tx, TimeMs now) {
-  for (const char* state : {"admitted", "running"}) {
-    auto jobs = list_all(tx, "jobs", {{"state", state}});
-    if (!jobs) return jobs.error();
-    for (const Record& r : *jobs) {
-      auto j = load_job(tx, r);
-      if (!j) return j.error();
-      const JobStatus& st = j->status;
-      if (st.state == JobState::kAdmitted && now >= st.updated_at + app_.opts.cold_start_ms) {
-        if (auto s = move_job(tx, r.id, JobState::kRunning, "started by the simulated executor", st.placement, now); !s)
-          return s;
-      } else if (st.state == JobState::kRunning && j->kind != JobKind::kInference && j->expected_duration_seconds &&
-                 now >= st.updated_at + *j->expected_duration_seconds * 1000) {
-        if (auto s = move_job(tx, r.id, JobState::kSucceeded, "finished after its expected duration (simulated executor)",
-                              {}, now);
-            !s)
-          return s;
-        engine_->remove(r.id);
-        known_jobs_.erase(r.id);
-      }
+  return for_each_placed_job(tx, [&](const Record& r, Job& j) -> Status {
+    const JobStatus& st = j.status;
+    if (st.state == JobState::kAdmitted && now >= st.updated_at + app_.opts.cold_start_ms) {
+      if (auto s = move_job(tx, r.id, JobState::kRunning, "started by the simulated executor", st.placement, now); !s)
+        return s;
+    } else if (st.state == JobState::kRunning && j.kind != JobKind::kInference && j.expected_duration_seconds &&
+               now >= st.updated_at + *j.expected_duration_seconds * 1000) {
+      if (auto s = move_job(tx, r.id, JobState::kSucceeded, "finished after its expected duration (simulated executor)",
+                            {}, now);
+          !s)
+        return s;
+      engine_->remove(r.id);
+      known_jobs_.erase(r.id);
     }
-  }
-  return ok_status();
+    return ok_status();
+  });
 }
 
 Status SchedulerService::record_fault(StoreTx& tx, const Record& job, const std::string& node_id,
