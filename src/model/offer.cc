@@ -127,6 +127,8 @@ json volume_fee_json(const VolumeFee& v) { return {{"per_gb", v.per_gb.amount_st
 
 }  // namespace
 
+ContractTemplate parse_contract_template(Fields& f, const GpuModel* model) { return parse_contract(f, model); }
+
 Result<Offer> parse_offer(const json& body, const GpuCatalog& catalog) {
   FieldErrors errs;
   Fields f(body, "", errs);
@@ -174,6 +176,21 @@ Result<Offer> parse_offer(const json& body, const GpuCatalog& catalog) {
   return o;
 }
 
+json to_json(const ContractTemplate& t) {
+  json contract = {{"model_lock", t.model_lock},
+                   {"outage_compensation_pct", t.outage_compensation_pct},
+                   {"exit_notice_days", t.exit_notice_days},
+                   {"exit_refund_prepaid", t.exit_refund_prepaid},
+                   {"audit_rights", t.audit_rights},
+                   {"penalty", {{"fee_pct_per_step", t.penalty.fee_pct_per_step},
+                                {"step_pct_below_promise", t.penalty.step_pct_below_promise}}}};
+  if (t.min_fp16_tflops_x10) contract["min_fp16_tflops"] = format_tflops_x10(*t.min_fp16_tflops_x10);
+  if (t.min_nccl_busbw_gbps) contract["min_nccl_busbw_gbps"] = *t.min_nccl_busbw_gbps;
+  if (t.data_sovereignty) contract["data_sovereignty"] = *t.data_sovereignty;
+
+  return contract;
+}
+
 json to_json(const Offer& o) {
   json selector = json::object();
   if (o.node_selector.site) selector["site"] = *o.node_selector.site;
@@ -205,18 +222,6 @@ json to_json(const Offer& o) {
   if (o.fees.storage_io) fees["storage_io"] = volume_fee_json(*o.fees.storage_io);
   if (o.fees.egress) fees["egress"] = volume_fee_json(*o.fees.egress);
 
-  const ContractTemplate& t = o.contract_template;
-  json contract = {{"model_lock", t.model_lock},
-                   {"outage_compensation_pct", t.outage_compensation_pct},
-                   {"exit_notice_days", t.exit_notice_days},
-                   {"exit_refund_prepaid", t.exit_refund_prepaid},
-                   {"audit_rights", t.audit_rights},
-                   {"penalty", {{"fee_pct_per_step", t.penalty.fee_pct_per_step},
-                                {"step_pct_below_promise", t.penalty.step_pct_below_promise}}}};
-  if (t.min_fp16_tflops_x10) contract["min_fp16_tflops"] = format_tflops_x10(*t.min_fp16_tflops_x10);
-  if (t.min_nccl_busbw_gbps) contract["min_nccl_busbw_gbps"] = *t.min_nccl_busbw_gbps;
-  if (t.data_sovereignty) contract["data_sovereignty"] = *t.data_sovereignty;
-
   json j = {{"name", o.name},
             {"supplier", o.supplier},
             {"region", o.region},
@@ -227,7 +232,7 @@ json to_json(const Offer& o) {
             {"served_models", std::move(served)},
             {"min_increment_seconds", o.min_increment_seconds},
             {"fees", std::move(fees)},
-            {"contract_template", std::move(contract)}};
+            {"contract_template", to_json(o.contract_template)}};
   if (!o.supplier_id.empty()) j["supplier_id"] = o.supplier_id;
   return j;
 }

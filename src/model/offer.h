@@ -18,6 +18,7 @@
 namespace gpurent {
 
 class GpuCatalog;
+struct GpuModel;
 
 // Which of the supplier's nodes (of the offer's region and GPU model) the offer sells; empty = all.
 struct NodeSelector {
@@ -113,6 +114,10 @@ struct Offer {
 
   bool operator==(const Offer&) const = default;
 };
+
+// Reads contract clauses (every absent clause at its default); `model` bounds min_fp16_tflops when known.
+ContractTemplate parse_contract_template(Fields& f, const GpuModel* model);
+json to_json(const ContractTemplate& t);
 
 // Validates a create/update body; `catalog` resolves gpu_model and bounds min_fp16_tflops.
 Result<Offer> parse_offer(const json& body, const GpuCatalog& catalog);

@@ -1,0 +1,237 @@
+// SLA credits from measurements (card FP16 TFLOPS below the floor, node NCCL bandwidth below the
+// floor, outages) and the exit refund of prepaid unused fees. Each credit is the fee of the affected
+// GPU time (what the tenant paid for it in effect: covered time at its commitment's price) times
+// the clause's factor, computed exactly over the constant-rate pieces of the allocations.
+#include <algorithm>
+
+#include "billing/rating_impl.h"
+
+namespace gpurent::billing_detail {
+namespace {
+
+struct Acc {
+  __int128 num = 0;       // credit = num / den
+  __int128 base_num = 0;  // fee affected = base_num / base_den
+  int64_t den = 1, base_den = 1;
+  TimeMs from = INT64_MAX, to = INT64_MIN;
+  std::string project, job, offer, description;
+};
+
+int64_t cards_of(const Allocation& a) {
+  int64_t n = 0;
+  for (const auto& p : a.placement) n += static_cast<int64_t>(p.gpus.size());
+  return std::max<int64_t>(n, 1);
+}
+
+int64_t gpus_on(const Allocation& a, const std::string& node) {
+  for (const auto& p : a.placement)
+    if (p.node == node) return static_cast<int64_t>(p.gpus.size());
+  return 0;
+}
+
+TimeMs overlap(TimeMs a0, TimeMs a1, TimeMs b0, TimeMs b1) { return std::max<TimeMs>(0, std::min(a1, b1) - std::max(a0, b0)); }
+
+void emit(Ctx& c, const std::string& rule, const std::string& key, Acc& a) {
+  if (a.num == 0) return;
+  bool of = false;
+  const int64_t credit = div_round_half_even(a.num, a.den, &of);
+  const int64_t base = div_round_half_even(a.base_num, a.base_den, &of);
+  ChargeLine l;
+  l.kind = LineKind::kCredit;
+  l.rule = rule;
+  l.project = a.project;
+  l.job = a.job;
+  l.allocation = key;
+  l.offer = a.offer;
+  l.quantity = Money(base, c.cur).amount_string();
+  l.unit = currency_code(c.cur);
+  l.unit_price = base == 0 ? "0" : "-" + format_scaled(div_round_half_even(static_cast<__int128>(credit) * 1'000'000, base, &of), 6);
+  l.price_unit = "of fee";
+  l.from = a.from;
+  l.to = a.to;
+  l.amount_exact = Money(-credit, c.cur);
+  l.description = a.description;
+  c.book.add_direct(std::move(l));
+}
+
+void touch(Acc& a, const Allocation& al, TimeMs t0, TimeMs t1, std::string desc) {
+  a.from = std::min(a.from, t0);
+  a.to = std::max(a.to, t1);
+  a.project = al.project;
+  a.job = al.job;
+  a.offer = al.offer;
+  if (a.description.empty()) a.description = std::move(desc);
+}
+
+std::string tflops_text(int64_t x10) { return format_scaled(x10, 1); }
+
+// Proportional refund: the fee of each card's time while measured below the floor × shortfall / floor.
+void tflops_proportional(Ctx& c, int64_t floor) {
+  std::map<std::pair<std::string, int64_t>, std::vector<const TflopsMeasurement*>> by_card;
+  for (const auto& m : c.in.tflops) by_card[{m.node, m.gpu}].push_back(&m);
+  for (auto& [card, ms] : by_card)
+    std::stable_sort(ms.begin(), ms.end(), [](auto* x, auto* y) { return x->at < y->at; });
+  std::map<std::string, Acc> acc;
+  for (const auto& p : c.pieces) {
+    const Allocation& a = *p.alloc;
+    const int64_t n = cards_of(a);
+    for (const auto& part : a.placement)
+      for (int64_t g : part.gpus) {
+        auto it = by_card.find({part.node, g});
+        if (it == by_card.end()) continue;
+        const auto& ms = it->second;
+        for (size_t i = 0; i < ms.size(); ++i) {
+          if (ms[i]->fp16_tflops_x10 >= floor) continue;
+          const TimeMs end = i + 1 < ms.size() ? ms[i + 1]->at : INT64_MAX;
+          const TimeMs ov = overlap(p.t0, p.t1, ms[i]->at, end);
+          if (ov == 0) continue;
+          Acc& x = acc[a.id];
+          const __int128 fee = static_cast<__int128>(p.value_price) * p.milli * ov;
+          x.base_num += fee;
+          x.num += fee * (floor - ms[i]->fp16_tflops_x10);
+          x.den = kMilliMsPerGpuHour * n * floor;
+          x.base_den = kMilliMsPerGpuHour * n;
+          touch(x, a, std::max(p.t0, ms[i]->at), std::min(p.t1, end),
+                "FP16 throughput below the contract's " + tflops_text(floor) + " TFLOPS per card (card " + part.node +
+                    "/" + std::to_string(g) + " measured " + tflops_text(ms[i]->fp16_tflops_x10) +
+                    "): the short cards' fee refunded in proportion, job " + a.job);
+        }
+      }
+  }
+  for (auto& [id, x] : acc) emit(c, "sla_tflops", id, x);
+}
+
+// Penalty schedule: per calendar month ending inside the period, the mean of the month's card
+// measurements against the floor; fee_pct_per_step % of the month's fee per full step below it.
+Status tflops_schedule(Ctx& c, int64_t floor) {
+  const Penalty& pen = c.in.contract.clauses.penalty;
+  for (TimeMs m0 = month_start(c.in.from); m0 < c.in.to; m0 = add_months(m0, 1)) {
+    const TimeMs m1 = add_months(m0, 1);
+    if (m1 <= c.in.from || m1 > c.in.to) continue;
+    __int128 sum = 0, count = 0;
+    for (const auto& m : c.in.tflops)
+      if (m.at >= m0 && m.at < m1) sum += m.fp16_tflops_x10, ++count;
+    if (count == 0 || sum >= floor * count) continue;
+    // shortfall % = 100 × (floor·count − sum) / (floor·count); steps = floor(shortfall % / step %)
+    const int64_t steps = static_cast<int64_t>(((floor * count - sum) * 100) / (floor * count * pen.step_pct_below_promise));
+    if (steps == 0) continue;
+    auto fee = month_charges(c.in, m0, m1);
+    if (!fee) return fee.error();
+    const int64_t pct = std::min<int64_t>(100, steps * pen.fee_pct_per_step);
+    Acc x;
+    x.num = static_cast<__int128>(fee->micros()) * pct;
+    x.den = 100;
+    x.base_num = fee->micros();
+    x.from = m0;
+    x.to = m1;
+    x.description = "Penalty schedule: mean FP16 of " + std::to_string(static_cast<int64_t>(count)) +
+                    " card benchmark(s) in " + format_rfc3339(m0).substr(0, 7) + " is " +
+                    format_scaled(static_cast<int64_t>((sum * 10) / count), 2) + " TFLOPS vs " + tflops_text(floor) +
+                    " promised: " + std::to_string(steps) + " step(s) of " + std::to_string(pen.step_pct_below_promise) +
+                    "% below → " + std::to_string(pct) + "% of the month's fee";
+    emit(c, "sla_tflops_penalty", format_rfc3339(m0).substr(0, 7), x);
+  }
+  return ok_status();
+}
+
+void nccl(Ctx& c, int64_t floor) {
+  const int64_t pct = c.in.contract.nccl_compensation_pct;
+  std::map<std::string, Acc> acc;
+  for (const auto& m : c.in.nccl) {
+    if (m.busbw_gbps >= floor) continue;
+    for (const auto& p : c.pieces) {
+      const Allocation& a = *p.alloc;
+      const int64_t on = gpus_on(a, m.node);
+      const TimeMs ov = overlap(p.t0, p.t1, m.from, m.to);
+      if (on == 0 || ov == 0) continue;
+      Acc& x = acc[a.id];
+      const __int128 fee = static_cast<__int128>(p.value_price) * p.milli * ov * on;
+      x.base_num += fee;
+      x.num += fee * pct;
+      x.den = kMilliMsPerGpuHour * cards_of(a) * 100;
+      x.base_den = kMilliMsPerGpuHour * cards_of(a);
+      touch(x, a, std::max(p.t0, m.from), std::min(p.t1, m.to),
+            "NCCL bus bandwidth below the contract's " + std::to_string(floor) + " GB/s (node " + m.node + " measured " +
+                std::to_string(m.busbw_gbps) + " GB/s): " + std::to_string(pct) + "% of those hours' fee, job " + a.job);
+    }
+  }
+  for (auto& [id, x] : acc) emit(c, "sla_nccl", id, x);
+}
+
+// The price per GPU-hour of an allocation's billing mode when an incident began, independent of the
+// invoice period: the spot price in force, the price of a commitment on its offer active then
+// (reserved mode), else the on-demand price.
+int64_t price_at(const Ctx& c, const Allocation& a, TimeMs t) {
+  const Offer& o = c.in.offers.at(a.offer);
+  if (a.mode == BillingMode::kReserved)
+    for (const auto& cm : c.in.commitments)
+      if (cm.offer == a.offer && cm.start <= t && t < commitment_end(c, cm))
+        if (auto p = commitment_price(o, cm)) return *p;
+  auto list = unit_price(c, o, a.mode, t);
+  return list ? *list : o.prices.on_demand.micros();
+}
+
+void outages(Ctx& c) {
+  const int64_t pct = c.in.contract.clauses.outage_compensation_pct;
+  if (pct == 0) return;
+  for (const auto& inc : c.in.incidents) {
+    const TimeMs t0 = std::max(inc.from, c.in.from), t1 = std::min(inc.to, c.in.to);
+    if (t0 >= t1) continue;
+    for (const auto& a : c.in.allocations) {
+      const bool live = a.requested_at <= inc.from && (!a.ended_at || *a.ended_at >= inc.from);
+      const int64_t on = inc.allocation.empty() ? gpus_on(a, inc.node) : (inc.allocation == a.id ? cards_of(a) : 0);
+      if (!live || on == 0) continue;
+      Acc x;
+      const __int128 fee = static_cast<__int128>(price_at(c, a, inc.from)) * a.gpu_milli * (t1 - t0) * on;
+      x.base_num = fee;
+      x.num = fee * pct;
+      x.den = kMilliMsPerGpuHour * cards_of(a) * 100;
+      x.base_den = kMilliMsPerGpuHour * cards_of(a);
+      touch(x, a, t0, t1,
+            "Outage " + inc.id + (inc.node.empty() ? "" : " on node " + inc.node) + " interrupted job " + a.job + " for " +
+                format_scaled(t1 - t0, 3) + " s" + (inc.reason.empty() ? "" : " (" + inc.reason + ")") + ": " +
+                std::to_string(pct) + "% of the interrupted time's fee");
+      emit(c, "sla_outage", inc.id + "/" + a.id, x);
+    }
+  }
+}
+
+Status exit_refund(Ctx& c) {
+  if (!c.exit || !c.in.contract.clauses.exit_refund_prepaid) return ok_status();
+  const TimeMs e = *c.exit;
+  if (e < c.in.from || e >= c.in.to) return ok_status();
+  for (const auto& cm : c.in.commitments) {
+    if (!cm.prepaid || e < cm.start || e >= cm.end) continue;
+    auto price = commitment_price(c.in.offers.at(cm.offer), cm);
+    if (!price) return price.error();
+    Acc x;
+    x.num = static_cast<__int128>(*price) * cm.gpus * 1000 * (cm.end - e);
+    x.den = kMilliMsPerGpuHour;
+    x.base_num = static_cast<__int128>(*price) * cm.gpus * 1000 * (cm.end - cm.start);
+    x.base_den = kMilliMsPerGpuHour;
+    x.from = e;
+    x.to = cm.end;
+    x.offer = cm.offer;
+    x.description = "Exit on " + format_rfc3339(e) + " with notice: prepaid commitment " + cm.id +
+                    " refunded for its unused " + format_scaled(cm.end - e, 3) + " s";
+    emit(c, "exit_refund", cm.id, x);
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Status rate_credits(Ctx& c) {
+  const ContractTerms& k = c.in.contract;
+  if (k.clauses.min_fp16_tflops_x10) {
+    if (k.performance_remedy == PerformanceRemedy::kProportional)
+      tflops_proportional(c, *k.clauses.min_fp16_tflops_x10);
+    else if (auto st = tflops_schedule(c, *k.clauses.min_fp16_tflops_x10); !st)
+      return st;
+  }
+  if (k.clauses.min_nccl_busbw_gbps) nccl(c, *k.clauses.min_nccl_busbw_gbps);
+  outages(c);
+  return exit_refund(c);
+}
+
+}  // namespace gpurent::billing_detail

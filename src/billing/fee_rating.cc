@@ -1,0 +1,122 @@
+// Commitments (reserved billing), storage I/O and egress beyond free allowances, per-token and
+// per-QPS-month charges of served models.
+#include <algorithm>
+
+#include "billing/rating_impl.h"
+
+namespace gpurent::billing_detail {
+
+Result<int64_t> commitment_price(const Offer& offer, const Commitment& cm) {
+  const std::optional<Money>* p = nullptr;
+  if (cm.term_months == 1) p = &offer.prices.reserved_1m;
+  if (cm.term_months == 12) p = &offer.prices.reserved_12m;
+  if (cm.term_months == 36) p = &offer.prices.reserved_36m;
+  if (!p || !p->has_value())
+    return Error::invalid("commitments." + cm.id + ".term_months",
+                          "offer " + offer.name + " has no reserved_" + std::to_string(cm.term_months) + "m price");
+  return (*p)->micros();
+}
+
+TimeMs commitment_end(const Ctx& c, const Commitment& cm) { return c.exit ? std::min(cm.end, *c.exit) : cm.end; }
+
+Status rate_commitments(Ctx& c) {
+  for (const auto& cm : c.in.commitments) {
+    const Offer& o = c.in.offers.at(cm.offer);
+    auto price = commitment_price(o, cm);
+    if (!price) return price.error();
+    const std::string what = "Reserved commitment " + cm.id + ": " + std::to_string(cm.gpus) + " GPU(s) × " +
+                             std::to_string(cm.term_months) + "-month term on offer " + o.name;
+    if (cm.prepaid) {
+      if (cm.start >= c.in.from && cm.start < c.in.to)
+        c.book.add({1, "", "", cm.id, o.name, "reserved", "reserved_prepaid", *price, ""},
+                   static_cast<__int128>(cm.gpus) * 1000 * (cm.end - cm.start), cm.start, cm.end, kMilliMsPerGpuHour, 6,
+                   "GPU-second", "GPU-hour", what + ", the whole term prepaid");
+      continue;
+    }
+    const TimeMs t0 = std::max(cm.start, c.in.from), t1 = std::min(commitment_end(c, cm), c.in.to);
+    if (t0 < t1)
+      c.book.add({1, "", "", cm.id, o.name, "reserved", "reserved_commitment", *price, ""},
+                 static_cast<__int128>(cm.gpus) * 1000 * (t1 - t0), t0, t1, kMilliMsPerGpuHour, 6, "GPU-second",
+                 "GPU-hour", what + ", billed whether used or not");
+  }
+  return ok_status();
+}
+
+namespace {
+
+std::string month_label(TimeMs t) { return format_rfc3339(month_start(t)).substr(0, 7); }
+
+// One volume fee: records of allocations on `offer`, the month's free allowance used first come
+// first served (counted from the month's start even when the period starts later).
+void volume_fee(Ctx& c, const Offer& o, const VolumeFee& fee, const char* rule, const char* what,
+                int64_t VolumeUsage::*bytes_of) {
+  std::vector<const VolumeUsage*> recs;
+  std::map<std::string, const Allocation*> allocs;
+  for (const auto& a : c.in.allocations) allocs[a.id] = &a;
+  for (const auto& v : c.in.volume)
+    if (allocs.at(v.allocation)->offer == o.name && v.at < c.in.to && v.at >= month_start(c.in.from) && v.*bytes_of > 0)
+      recs.push_back(&v);
+  std::stable_sort(recs.begin(), recs.end(), [](auto* x, auto* y) { return std::tie(x->at, x->allocation) < std::tie(y->at, y->allocation); });
+  std::map<std::string, __int128> used;  // by month
+  const __int128 free_bytes = static_cast<__int128>(fee.free_gb) * kBytesPerGb;
+  for (const auto* v : recs) {
+    const std::string month = month_label(v->at);
+    __int128& u = used[month];
+    const __int128 n = v->*bytes_of;
+    const __int128 free_part = std::clamp<__int128>(free_bytes - u, 0, n);
+    u += n;
+    if (v->at < c.in.from) continue;  // counted toward the allowance only
+    const Allocation& a = *allocs.at(v->allocation);
+    const std::string base = std::string(what) + " of job " + a.job + " on offer " + o.name + " in " + month;
+    if (free_part > 0)
+      c.book.add({2, a.project, a.job, a.id, o.name, "", std::string(rule) + "_free", 0, month}, free_part, v->at, v->at,
+                 kBytesPerGb, 9, "GB", "GB",
+                 base + ", inside the free allowance of " + std::to_string(fee.free_gb) + " GB per month");
+    if (n - free_part > 0)
+      c.book.add({2, a.project, a.job, a.id, o.name, "", rule, fee.per_gb.micros(), month}, n - free_part, v->at, v->at,
+                 kBytesPerGb, 9, "GB", "GB", base + ", beyond the free allowance");
+  }
+}
+
+const ServedModel& served(const Offer& o, const std::string& model) {
+  for (const auto& m : o.served_models)
+    if (m.model == model) return m;
+  throw std::logic_error("served model checked by rate()");
+}
+
+}  // namespace
+
+Status rate_volumes(Ctx& c) {
+  for (const auto& [name, o] : c.in.offers) {
+    if (o.fees.storage_io) volume_fee(c, o, *o.fees.storage_io, "storage_io", "Storage I/O", &VolumeUsage::storage_io_bytes);
+    if (o.fees.egress) volume_fee(c, o, *o.fees.egress, "egress", "Egress", &VolumeUsage::egress_bytes);
+  }
+  return ok_status();
+}
+
+Status rate_served(Ctx& c) {
+  for (const auto& t : c.in.tokens) {
+    if (t.at < c.in.from || t.at >= c.in.to) continue;
+    const Offer& o = c.in.offers.at(t.offer);
+    const ServedModel& m = served(o, t.model);
+    const std::string base = " tokens of " + t.model + " on offer " + o.name;
+    if (t.input_tokens > 0)
+      c.book.add({0, t.project, "", "", o.name, "per_token", "tokens_input", m.per_million_input_tokens->micros(), t.model},
+                 t.input_tokens, t.at, t.at, kTokensPerPrice, 0, "token", "1M tokens", "Input" + base);
+    if (t.output_tokens > 0)
+      c.book.add({0, t.project, "", "", o.name, "per_token", "tokens_output", m.per_million_output_tokens->micros(), t.model},
+                 t.output_tokens, t.at, t.at, kTokensPerPrice, 0, "token", "1M tokens", "Output" + base);
+  }
+  for (const auto& q : c.in.qps) {
+    const TimeMs t0 = std::max(q.from, c.in.from), t1 = std::min(q.to, c.in.to);
+    if (t0 >= t1) continue;
+    const Offer& o = c.in.offers.at(q.offer);
+    const ServedModel& m = served(o, q.model);
+    c.book.add({0, q.project, "", "", o.name, "per_qps", "qps_month", m.per_qps_month->micros(), q.model},
+               static_cast<__int128>(q.qps) * (t1 - t0), t0, t1, kMsPerQpsMonth, 3, "QPS-second", "QPS-month (730 h)",
+               "Provisioned QPS capacity of " + q.model + " on offer " + o.name);
+  }
+  return ok_status();
+}
+
+}  // namespace gpurent::billing_detail

@@ -1,0 +1,289 @@
+// rate(): validation of cross-references, the parts in order, line finishing and totals.
+#include "billing/rating.h"
+
+#include <algorithm>
+#include <set>
+
+#include "billing/rating_impl.h"
+
+namespace gpurent {
+namespace {
+
+constexpr int64_t kMsPerDay = 86'400'000;
+
+struct Civil {
+  int64_t y;
+  unsigned m, d;
+};
+
+Civil civil_from_days(int64_t z) {  // H. Hinnant's algorithm, proleptic Gregorian
+  z += 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const unsigned doe = static_cast<unsigned>(z - era * 146097);
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t y = static_cast<int64_t>(yoe) + era * 400;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const unsigned mp = (5 * doy + 2) / 153;
+  const unsigned d = doy - (153 * mp + 2) / 5 + 1;
+  const unsigned m = mp < 10 ? mp + 3 : mp - 9;
+  return {y + (m <= 2), m, d};
+}
+
+int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+unsigned days_in_month(int64_t y, unsigned m) {
+  static constexpr unsigned kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return m == 2 && leap ? 29 : kDays[m - 1];
+}
+
+}  // namespace
+
+TimeMs month_start(TimeMs t) {
+  const int64_t days = floor_div(t, kMsPerDay);
+  const Civil c = civil_from_days(days);
+  return days_from_civil(c.y, c.m, 1) * kMsPerDay;
+}
+
+TimeMs add_months(TimeMs t, int64_t months) {
+  const int64_t days = floor_div(t, kMsPerDay);
+  const TimeMs in_day = t - days * kMsPerDay;
+  const Civil c = civil_from_days(days);
+  const int64_t idx = c.y * 12 + (c.m - 1) + months;
+  const int64_t y = floor_div(idx, 12);
+  const unsigned m = static_cast<unsigned>(idx - y * 12 + 1);
+  const unsigned d = std::min(c.d, days_in_month(y, m));
+  return days_from_civil(y, m, d) * kMsPerDay + in_day;
+}
+
+std::optional<TimeMs> effective_exit(const ContractTerms& c) {
+  if (!c.exit_at && !c.exit_notice_at) return std::nullopt;
+  const TimeMs notice = c.exit_notice_at.value_or(*c.exit_at);
+  const TimeMs earliest = notice + c.clauses.exit_notice_days * kMsPerDay;
+  return std::max(c.exit_at.value_or(earliest), earliest);
+}
+
+std::string format_scaled(__int128 v, int scale) {
+  const bool neg = v < 0;
+  if (neg) v = -v;
+  __int128 p = 1;
+  for (int i = 0; i < scale; ++i) p *= 10;
+  auto to_str = [](__int128 x) {
+    std::string s;
+    do {
+      s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(x % 10)));
+      x /= 10;
+    } while (x > 0);
+    return s;
+  };
+  std::string out = (neg ? "-" : "") + to_str(v / p);
+  if (scale > 0 && v % p != 0) {
+    std::string f = to_str(v % p);
+    f.insert(0, static_cast<size_t>(scale) - f.size(), '0');
+    while (f.back() == '0') f.pop_back();
+    out += "." + f;
+  }
+  return out;
+}
+
+namespace billing_detail {
+
+const char* mode_name(BillingMode m) { return enum_name(kBillingModeNames, m); }
+
+void LineBook::add(const Key& k, __int128 qty, TimeMs from, TimeMs to, int64_t den, int qty_scale,
+                   const std::string& unit, const std::string& price_unit, const std::string& description) {
+  auto [it, fresh] = acc_.try_emplace(k);
+  Acc& a = it->second;
+  if (fresh) {
+    a.from = from;
+    a.to = to;
+    a.den = den;
+    a.qty_scale = qty_scale;
+    a.unit = unit;
+    a.price_unit = price_unit;
+    a.description = description;
+  }
+  a.qty += qty;
+  a.from = std::min(a.from, from);
+  a.to = std::max(a.to, to);
+}
+
+void LineBook::add_direct(ChargeLine line) { direct_.push_back(std::move(line)); }
+
+Result<std::vector<ChargeLine>> LineBook::finish(Currency c) const {
+  std::vector<ChargeLine> out;
+  out.reserve(acc_.size() + direct_.size());
+  for (const auto& [k, a] : acc_) {
+    bool overflow = false;
+    const int64_t micros = div_round_half_even(static_cast<__int128>(k.price) * a.qty, a.den, &overflow);
+    if (overflow) return Error::make(Code::kInvalid, "amount overflow in line " + k.rule + " of " + k.allocation);
+    ChargeLine l;
+    l.kind = static_cast<LineKind>(k.kind);
+    l.rule = k.rule;
+    l.project = k.project;
+    l.job = k.job;
+    l.allocation = k.allocation;
+    l.offer = k.offer;
+    l.billing_mode = k.mode;
+    l.quantity = format_scaled(a.qty, a.qty_scale);
+    l.unit = a.unit;
+    l.unit_price = Money(k.price, c).amount_string();
+    l.price_unit = a.price_unit;
+    l.from = a.from;
+    l.to = a.to;
+    l.amount_exact = Money(micros, c);
+    l.description = a.description;
+    out.push_back(std::move(l));
+  }
+  for (const auto& l : direct_) out.push_back(l);
+  for (auto& l : out) l.amount = l.amount_exact.round_to_cents();
+  std::stable_sort(out.begin(), out.end(), [](const ChargeLine& x, const ChargeLine& y) {
+    return std::tie(x.kind, x.project, x.job, x.allocation, x.rule, x.from) <
+           std::tie(y.kind, y.project, y.job, y.allocation, y.rule, y.from);
+  });
+  return out;
+}
+
+std::string period_text(TimeMs from, TimeMs to) { return format_rfc3339(from) + " .. " + format_rfc3339(to); }
+
+}  // namespace billing_detail
+
+namespace {
+
+using namespace billing_detail;
+
+Status check(const RatingInput& in) {
+  auto bad = [](const std::string& f, const std::string& r) { return Status(Error::invalid(f, r)); };
+  if (in.from >= in.to) return bad("period", "from must be before to");
+  if (in.offers.empty()) return bad("offers", "at least one offer is required");
+  for (const auto& [name, o] : in.offers)
+    if (o.currency != in.contract.currency)
+      return bad("offers." + name + ".currency", std::string("is ") + currency_code(o.currency) + " but the contract bills in " +
+                                                     currency_code(in.contract.currency));
+  std::set<std::string> ids;
+  for (size_t i = 0; i < in.allocations.size(); ++i) {
+    const auto& a = in.allocations[i];
+    const std::string f = "allocations[" + std::to_string(i) + "]";
+    if (!ids.insert(a.id).second) return bad(f + ".id", "duplicate allocation id '" + a.id + "'");
+    auto o = in.offers.find(a.offer);
+    if (o == in.offers.end()) return bad(f + ".offer", "unknown offer '" + a.offer + "'");
+    if (a.gpu_milli <= 0) return bad(f + ".gpu_milli", "must be positive");
+    if (a.mode == BillingMode::kSpot && !o->second.prices.spot && !in.spot_prices.count(a.offer))
+      return bad(f + ".mode", "offer " + a.offer + " sells no spot capacity (no spot price, no market prices)");
+    if (a.running_at && *a.running_at < a.requested_at) return bad(f + ".running_at", "is before requested_at");
+    if (a.ready_at && *a.ready_at < a.running_at.value_or(a.requested_at))
+      return bad(f + ".ready_at", "is before running_at/requested_at");
+    if (a.ended_at && *a.ended_at < a.requested_at) return bad(f + ".ended_at", "is before requested_at");
+    for (size_t k = 0; k < a.utilization.size(); ++k) {
+      if (k > 0 && a.utilization[k].at < a.utilization[k - 1].at)
+        return bad(f + ".utilization[" + std::to_string(k) + "].at", "samples must be in time order");
+      if (a.utilization[k].utilization_pct < 0 || a.utilization[k].utilization_pct > 100)
+        return bad(f + ".utilization[" + std::to_string(k) + "].pct", "must be 0..100");
+    }
+  }
+  for (size_t i = 0; i < in.commitments.size(); ++i) {
+    const auto& cm = in.commitments[i];
+    const std::string f = "commitments[" + std::to_string(i) + "]";
+    auto o = in.offers.find(cm.offer);
+    if (o == in.offers.end()) return bad(f + ".offer", "unknown offer '" + cm.offer + "'");
+    if (auto p = commitment_price(o->second, cm); !p) return bad(f + ".term_months", p.error().fields.at(0).reason);
+  }
+  for (size_t i = 0; i < in.volume.size(); ++i)
+    if (!ids.count(in.volume[i].allocation))
+      return bad("usage.volume[" + std::to_string(i) + "].allocation", "unknown allocation '" + in.volume[i].allocation + "'");
+  auto served_price = [&](const std::string& offer, const std::string& model, const std::string& f,
+                          auto pick) -> Status {
+    auto o = in.offers.find(offer);
+    if (o == in.offers.end()) return bad(f + ".offer", "unknown offer '" + offer + "'");
+    for (const auto& m : o->second.served_models)
+      if (m.model == model) return pick(m) ? ok_status() : bad(f, "offer " + offer + " states no such price for " + model);
+    return bad(f + ".model", "offer " + offer + " does not serve '" + model + "'");
+  };
+  for (size_t i = 0; i < in.tokens.size(); ++i) {
+    const auto& t = in.tokens[i];
+    const std::string f = "usage.tokens[" + std::to_string(i) + "]";
+    if (auto s = served_price(t.offer, t.model, f, [&](const ServedModel& m) {
+          return (t.input_tokens == 0 || m.per_million_input_tokens) && (t.output_tokens == 0 || m.per_million_output_tokens);
+        });
+        !s)
+      return s;
+  }
+  for (size_t i = 0; i < in.qps.size(); ++i) {
+    const auto& q = in.qps[i];
+    const std::string f = "usage.qps[" + std::to_string(i) + "]";
+    if (q.from >= q.to) return bad(f + ".to", "must be after from");
+    if (auto s = served_price(q.offer, q.model, f, [](const ServedModel& m) { return m.per_qps_month.has_value(); }); !s)
+      return s;
+  }
+  for (const auto& [offer, prices] : in.spot_prices) {
+    if (!in.offers.count(offer)) return bad("spot_prices." + offer, "unknown offer");
+    for (size_t k = 1; k < prices.size(); ++k)
+      if (prices[k].from <= prices[k - 1].from) return bad("spot_prices." + offer, "entries must be in strictly increasing time order");
+  }
+  for (size_t i = 0; i < in.incidents.size(); ++i) {
+    const auto& x = in.incidents[i];
+    const std::string f = "measurements.incidents[" + std::to_string(i) + "]";
+    if (x.from >= x.to) return bad(f + ".to", "must be after from");
+    if (x.node.empty() == x.allocation.empty()) return bad(f, "give exactly one of node and allocation");
+    if (!x.allocation.empty() && !ids.count(x.allocation)) return bad(f + ".allocation", "unknown allocation '" + x.allocation + "'");
+  }
+  for (size_t i = 0; i < in.nccl.size(); ++i)
+    if (in.nccl[i].from >= in.nccl[i].to) return bad("measurements.nccl[" + std::to_string(i) + "].to", "must be after from");
+  return ok_status();
+}
+
+Result<RatingResult> run(const RatingInput& in, bool with_credits) {
+  if (auto s = check(in); !s) return s.error();
+  Ctx c{in, in.contract.currency, effective_exit(in.contract), {}, {}};
+  for (auto part : {rate_allocations, rate_commitments, rate_volumes, rate_served})
+    if (auto s = part(c); !s) return s.error();
+  if (with_credits)
+    if (auto s = rate_credits(c); !s) return s.error();
+  auto lines = c.book.finish(c.cur);
+  if (!lines) return lines.error();
+  RatingResult r;
+  r.currency = c.cur;
+  r.from = in.from;
+  r.to = in.to;
+  r.lines = std::move(*lines);
+  int64_t charges = 0, credits = 0;
+  for (const auto& l : r.lines) (l.kind == LineKind::kCredit ? credits : charges) += l.amount.micros();
+  int64_t sla = 0;
+  for (const auto& l : r.lines)
+    if (l.kind == LineKind::kCredit && l.rule != "exit_refund") sla += l.amount.micros();
+  if (with_credits && in.contract.cap_credits && -sla > charges) {
+    ChargeLine cap;
+    cap.kind = LineKind::kCredit;
+    cap.rule = "credit_cap";
+    cap.quantity = Money(-sla - charges, c.cur).amount_string();
+    cap.unit = currency_code(c.cur);
+    cap.unit_price = "1";
+    cap.price_unit = "of credit";
+    cap.from = in.from;
+    cap.to = in.to;
+    cap.amount_exact = Money(-sla - charges, c.cur);
+    cap.amount = cap.amount_exact;
+    cap.description = "SLA credits are capped at the period's charges (" + Money(charges, c.cur).to_string() + ")";
+    credits += cap.amount.micros();
+    r.lines.push_back(std::move(cap));
+  }
+  r.charges = Money(charges, c.cur);
+  r.credits = Money(credits, c.cur);
+  r.total = Money(charges + credits, c.cur);
+  return r;
+}
+
+}  // namespace
+
+Result<Money> billing_detail::month_charges(const RatingInput& in, TimeMs from, TimeMs to) {
+  RatingInput copy = in;
+  copy.from = from;
+  copy.to = to;
+  auto r = run(copy, false);
+  if (!r) return r.error();
+  return r->charges;
+}
+
+Result<RatingResult> rate(const RatingInput& in) { return run(in, true); }
+
+}  // namespace gpurent

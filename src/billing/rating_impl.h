@@ -1,0 +1,92 @@
+// Internals shared by the rating engine's parts (not a public header): constant-rate pieces of
+// allocations, the line accumulator, and the part functions rating.cc calls in order.
+#pragma once
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "billing/rating.h"
+
+namespace gpurent::billing_detail {
+
+inline constexpr int64_t kMsPerHour = 3'600'000;
+inline constexpr int64_t kMilliMsPerGpuHour = 1000 * kMsPerHour;  // milli-GPU × ms in one GPU-hour
+inline constexpr int64_t kBytesPerGb = 1'000'000'000;
+inline constexpr int64_t kTokensPerPrice = 1'000'000;
+inline constexpr int64_t kMsPerQpsMonth = 730 * kMsPerHour;  // a billing month is 730 hours
+
+// A slice of an allocation inside the period during which it held `milli` at one price.
+struct Piece {
+  const Allocation* alloc = nullptr;
+  TimeMs t0 = 0;
+  TimeMs t1 = 0;
+  int64_t milli = 0;
+  std::string rule;
+  int64_t billed_price = 0;  // micros per GPU-hour charged for this piece
+  int64_t value_price = 0;   // what the tenant pays for it in effect (covered: the commitment's price)
+};
+
+// Sums quantities per line key; amounts are computed once per line at the end.
+class LineBook {
+ public:
+  struct Key {
+    int kind;
+    std::string project, job, allocation, offer, mode, rule;
+    int64_t price;
+    std::string extra;  // e.g. the calendar month of a volume line
+    bool operator<(const Key& o) const {
+      return std::tie(kind, project, job, allocation, offer, rule, price, extra, mode) <
+             std::tie(o.kind, o.project, o.job, o.allocation, o.offer, o.rule, o.price, o.extra, o.mode);
+    }
+  };
+  struct Acc {
+    __int128 qty = 0;
+    TimeMs from = 0;
+    TimeMs to = 0;
+    int64_t den = 1;    // amount = price × qty / den
+    int qty_scale = 0;  // displayed quantity = qty / 10^qty_scale
+    std::string unit, price_unit, description;
+  };
+
+  // Adds qty to the line; the first add fixes den, scale, units and description.
+  void add(const Key& k, __int128 qty, TimeMs from, TimeMs to, int64_t den, int qty_scale, const std::string& unit,
+           const std::string& price_unit, const std::string& description);
+  // A line whose amount is given exactly (credits, refunds).
+  void add_direct(ChargeLine line);
+
+  Result<std::vector<ChargeLine>> finish(Currency c) const;
+
+ private:
+  std::map<Key, Acc> acc_;
+  std::vector<ChargeLine> direct_;
+};
+
+struct Ctx {
+  const RatingInput& in;
+  Currency cur;
+  std::optional<TimeMs> exit;  // effective exit
+  LineBook book;
+  std::vector<Piece> pieces;   // every allocation's pieces inside the period
+};
+
+// Price of `offer` for `mode` at time t (spot: the market price in force, else the sheet's).
+Result<int64_t> unit_price(const Ctx& c, const Offer& offer, BillingMode mode, TimeMs t);
+// Commitment price per GPU-hour from the offer's sheet for its term.
+Result<int64_t> commitment_price(const Offer& offer, const Commitment& cm);
+TimeMs commitment_end(const Ctx& c, const Commitment& cm);  // term end, cut at an effective exit
+
+Status rate_allocations(Ctx& c);   // pieces + usage lines + minimum increments
+Status rate_commitments(Ctx& c);   // commitment lines (monthly pro rata or prepaid)
+Status rate_volumes(Ctx& c);       // storage I/O and egress beyond allowances
+Status rate_served(Ctx& c);        // per token and per QPS-month
+Status rate_credits(Ctx& c);       // SLA credits and exit refunds (needs the pieces)
+
+// Charges (no credits) of the same input over [from, to): the "month's fee" of penalty clauses.
+Result<Money> month_charges(const RatingInput& in, TimeMs from, TimeMs to);
+
+const char* mode_name(BillingMode m);
+std::string period_text(TimeMs from, TimeMs to);
+
+}  // namespace gpurent::billing_detail

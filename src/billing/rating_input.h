@@ -1,0 +1,168 @@
+// What the rating engine rates: one contract's world over a period — the offers it binds, the
+// tenant's reserved commitments, allocations (who held how many GPUs of which offer, when), usage
+// (utilization samples, storage I/O, egress, tokens, provisioned QPS), spot market prices, and the
+// measurements SLA clauses turn into credits (card benchmarks, NCCL bandwidth, incidents, exit).
+// Built by the scenario reader (billing/scenario.h) and by the server from its store; the engine
+// (billing/rating.h) never does I/O. Times are ms since the epoch (UTC); money is exact.
+// Value types; thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/money.h"
+#include "model/job.h"
+#include "model/offer.h"
+
+namespace gpurent {
+
+// A share of the allocation's GPUs on one node (for SLA credits: benchmarks are per card, NCCL
+// bandwidth and outages per node).
+struct PlacementPart {
+  std::string node;
+  std::vector<int64_t> gpus;  // GPU indices on the node (one entry for a milli-GPU share)
+};
+
+// One maximum-over-the-allocation's-GPUs utilization reading; it holds until the next sample or
+// the allocation's end.
+struct UtilSample {
+  TimeMs at = 0;
+  int64_t utilization_pct = 0;  // 0..100
+};
+
+// One run of a job on GPUs of one offer (a requeued job has several).
+struct Allocation {
+  std::string id;
+  std::string project;
+  std::string job;
+  std::string offer;  // offer name within the contract
+  BillingMode mode = BillingMode::kOnDemand;
+  int64_t gpu_milli = 1000;  // GPUs × 1000, or a milli-GPU share
+  std::vector<PlacementPart> placement;
+  TimeMs requested_at = 0;            // the create call was accepted (billing_starts: api_call)
+  std::optional<TimeMs> running_at;   // the container started (billing_starts: running)
+  std::optional<TimeMs> ready_at;     // passed its health check (billing_starts: ready)
+  std::optional<TimeMs> ended_at;     // absent: still running at the end of the period
+  std::vector<UtilSample> utilization;  // sorted by time; empty: never idle
+};
+
+// Reserved capacity the tenant committed to, billed whether used or not.
+struct Commitment {
+  std::string id;
+  std::string offer;
+  int64_t gpus = 1;
+  int64_t term_months = 1;  // 1, 12 or 36: the offer's reserved_<term>m price
+  TimeMs start = 0;
+  TimeMs end = 0;           // start + term_months calendar months (computed)
+  bool prepaid = false;     // the whole term is charged up front on the invoice holding `start`
+};
+
+// Storage I/O and egress of an allocation over the interval ending at `at` (deltas).
+struct VolumeUsage {
+  TimeMs at = 0;
+  std::string allocation;
+  int64_t storage_io_bytes = 0;
+  int64_t egress_bytes = 0;
+};
+
+// Tokens served by one of the offer's served models (per-token billing).
+struct TokenUsage {
+  TimeMs at = 0;
+  std::string project;
+  std::string offer;
+  std::string model;
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;
+};
+
+// Provisioned queries per second of a served model over [from, to) (per-QPS-month billing).
+struct QpsProvision {
+  std::string project;
+  std::string offer;
+  std::string model;
+  int64_t qps = 1;
+  TimeMs from = 0;
+  TimeMs to = 0;
+};
+
+// The spot market price of an offer from `from` until the next entry.
+struct SpotPrice {
+  TimeMs from = 0;
+  Money price;
+};
+
+// A benchmark of one card: dense FP16 TFLOPS × 10; holds from `at` until the card's next one.
+struct TflopsMeasurement {
+  TimeMs at = 0;
+  std::string node;
+  int64_t gpu = 0;
+  int64_t fp16_tflops_x10 = 0;
+};
+
+// NCCL all-reduce bus bandwidth measured on a node over [from, to).
+struct NcclMeasurement {
+  std::string node;
+  TimeMs from = 0;
+  TimeMs to = 0;
+  int64_t busbw_gbps = 0;
+};
+
+// An outage or fault: a node (every allocation on it) or one allocation interrupted over [from, to).
+struct Incident {
+  std::string id;
+  TimeMs from = 0;
+  TimeMs to = 0;
+  std::string node;        // one of node / allocation is set
+  std::string allocation;
+  std::string reason;
+};
+
+// How TFLOPS shortfalls turn into credits.
+enum class PerformanceRemedy {
+  kProportional,  // refund the fee of each short card in proportion to its shortfall
+  kSchedule,      // the contract's penalty: fee_pct_per_step % of the month's fee per step below the promise
+};
+inline constexpr EnumEntry<PerformanceRemedy> kPerformanceRemedyNames[] = {
+    {PerformanceRemedy::kProportional, "proportional"}, {PerformanceRemedy::kSchedule, "schedule"}};
+
+struct ContractTerms {
+  std::string name;
+  std::string tenant;
+  std::string supplier;
+  Currency currency = Currency::kUSD;
+  ContractTemplate clauses;  // from the offer template, overridden per contract
+  int64_t nccl_compensation_pct = 200;  // hours below the NCCL floor are credited at this % of their fee
+  PerformanceRemedy performance_remedy = PerformanceRemedy::kProportional;
+  bool cap_credits = true;  // SLA credits never exceed the period's charges
+  std::optional<TimeMs> exit_notice_at;  // the tenant gave notice...
+  std::optional<TimeMs> exit_at;         // ...to leave at this time (effective no earlier than notice + notice days)
+};
+
+struct RatingInput {
+  TimeMs from = 0;  // period [from, to)
+  TimeMs to = 0;
+  ContractTerms contract;
+  std::map<std::string, Offer> offers;  // by name
+  std::vector<Commitment> commitments;
+  std::vector<Allocation> allocations;
+  std::vector<VolumeUsage> volume;
+  std::vector<TokenUsage> tokens;
+  std::vector<QpsProvision> qps;
+  std::map<std::string, std::vector<SpotPrice>> spot_prices;  // by offer, sorted by time
+  std::vector<TflopsMeasurement> tflops;
+  std::vector<NcclMeasurement> nccl;
+  std::vector<Incident> incidents;
+};
+
+// The effective exit time (max of exit_at and notice + exit_notice_days), if an exit was given.
+std::optional<TimeMs> effective_exit(const ContractTerms& c);
+// `t` plus `months` calendar months (the day of month clamped to the target month's length).
+TimeMs add_months(TimeMs t, int64_t months);
+// Start of the calendar month (UTC) containing t.
+TimeMs month_start(TimeMs t);
+
+}  // namespace gpurent

@@ -1,0 +1,239 @@
+#include "billing/rating_input_parse.h"
+
+#include "catalog/gpu_catalog.h"
+#include "core/fields.h"
+
+namespace gpurent {
+namespace {
+
+constexpr StrRule kId{.min_len = 1, .max_len = 128, .pattern = "[A-Za-z0-9][A-Za-z0-9._:/-]*",
+                      .pattern_help = "letters, digits and . _ : / -"};
+constexpr size_t kMaxItems = 10'000'000;
+
+void parse_contract_terms(Fields& f, ContractTerms& k, const ContractTemplate& offer_template) {
+  k.name = f.opt_str("name", kId).value_or("contract");
+  k.tenant = f.opt_str("tenant", kId).value_or("");
+  k.supplier = f.opt_str("supplier", kId).value_or("");
+  if (auto c = f.opt_str("currency")) {
+    auto cur = parse_currency(*c);
+    if (!cur)
+      f.error("currency", "must be USD or CNY");
+    else
+      k.currency = *cur;
+  }
+  k.clauses = offer_template;
+  f.object("clauses", false, [&](Fields& cf) { k.clauses = parse_contract_template(cf, nullptr); });
+  k.nccl_compensation_pct = f.opt_integer("nccl_compensation_pct", 0, 1000).value_or(200);
+  k.performance_remedy = f.enumeration("performance_remedy", kPerformanceRemedyNames, std::optional(PerformanceRemedy::kProportional));
+  k.cap_credits = f.boolean("cap_credits", true);
+  f.object("exit", false, [&](Fields& ef) {
+    k.exit_notice_at = ef.time("notice_at");
+    k.exit_at = ef.opt_time("exit_at");
+    ef.finish();
+  });
+}
+
+Allocation parse_allocation(Fields& f) {
+  Allocation a;
+  a.id = f.str("id", kId);
+  a.project = f.opt_str("project", kId).value_or("");
+  a.job = f.opt_str("job", kId).value_or(a.id);
+  a.offer = f.str("offer", kId);
+  a.mode = f.enumeration("mode", kBillingModeNames, std::optional(BillingMode::kOnDemand));
+  const bool has_gpus = f.has("gpus"), has_milli = f.has("gpu_milli");
+  if (has_gpus && has_milli) f.error("gpu_milli", "give gpus or gpu_milli, not both");
+  if (has_milli)
+    a.gpu_milli = f.integer("gpu_milli", 1, 999);
+  else
+    a.gpu_milli = f.opt_integer("gpus", 1, 16 * 1024).value_or(1) * 1000;
+  f.objects("placement", false, 1024, [&](Fields& pf, size_t) {
+    PlacementPart p;
+    p.node = pf.str("node", kId);
+    if (const json* g = pf.raw("gpus")) {
+      if (!g->is_array() || g->empty()) {
+        pf.error("gpus", "must be a non-empty list of GPU indices");
+      } else {
+        for (const auto& x : *g)
+          if (x.is_number_integer() && x.get<int64_t>() >= 0 && x.get<int64_t>() < 64)
+            p.gpus.push_back(x.get<int64_t>());
+          else
+            pf.error("gpus", "GPU indices are integers 0..63");
+      }
+    } else {
+      pf.error("gpus", "is required");
+    }
+    pf.finish();
+    a.placement.push_back(std::move(p));
+  });
+  a.requested_at = f.time("requested_at");
+  a.running_at = f.opt_time("running_at");
+  a.ready_at = f.opt_time("ready_at");
+  a.ended_at = f.opt_time("ended_at");
+  f.objects("utilization", false, kMaxItems, [&](Fields& uf, size_t) {
+    UtilSample s;
+    s.at = uf.time("at");
+    s.utilization_pct = uf.integer("pct", 0, 100);
+    uf.finish();
+    a.utilization.push_back(s);
+  });
+  return a;
+}
+
+}  // namespace
+
+Result<RatingInput> parse_rating_input(const json& body, const GpuCatalog& catalog) {
+  if (!body.is_object()) return Error::make(Code::kBadRequest, "a rating scenario is a mapping (YAML) or object (JSON)");
+  RatingInput in;
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  f.ignore({"description", "expect"});
+  f.object("period", true, [&](Fields& pf) {
+    in.from = pf.time("from");
+    in.to = pf.time("to");
+    pf.finish();
+  });
+  // Offers first: the contract's clauses default to the first offer's template and its currency.
+  ContractTemplate tmpl;
+  std::optional<Currency> first_currency;
+  if (const json* offers = f.raw("offers")) {
+    if (!offers->is_array() || offers->empty()) {
+      errs.add("offers", "must be a non-empty list of offer specs (docs/resources/offers.md)");
+    } else {
+      for (size_t i = 0; i < offers->size(); ++i) {
+        json o = (*offers)[i];
+        if (o.is_object() && !o.contains("supplier")) o["supplier"] = "scenario";
+        if (o.is_object() && !o.contains("region")) o["region"] = "zz-scenario";
+        auto parsed = parse_offer(o, catalog);
+        if (!parsed) {
+          for (const auto& fe : parsed.error().fields) errs.add("offers[" + std::to_string(i) + "]." + fe.field, fe.reason);
+          if (parsed.error().fields.empty()) errs.add("offers[" + std::to_string(i) + "]", parsed.error().message);
+          continue;
+        }
+        if (i == 0) tmpl = parsed->contract_template, first_currency = parsed->currency;
+        if (in.offers.count(parsed->name)) errs.add("offers[" + std::to_string(i) + "].name", "duplicate offer name");
+        in.offers[parsed->name] = std::move(*parsed);
+      }
+    }
+  } else {
+    errs.add("offers", "is required");
+  }
+  if (first_currency) in.contract.currency = *first_currency;
+  f.object("contract", false, [&](Fields& cf) {
+    parse_contract_terms(cf, in.contract, tmpl);
+    cf.finish();
+  });
+  if (!f.has("contract")) in.contract.clauses = tmpl;
+  f.objects("commitments", false, 10'000, [&](Fields& cf, size_t) {
+    Commitment c;
+    c.id = cf.str("id", kId);
+    c.offer = cf.str("offer", kId);
+    c.gpus = cf.integer("gpus", 1, 1'000'000);
+    c.term_months = cf.integer("term_months", 1, 36);
+    if (c.term_months != 1 && c.term_months != 12 && c.term_months != 36) cf.error("term_months", "must be 1, 12 or 36");
+    c.start = cf.time("start");
+    c.end = add_months(c.start, c.term_months);
+    c.prepaid = cf.boolean("prepaid", false);
+    cf.finish();
+    in.commitments.push_back(std::move(c));
+  });
+  f.objects("allocations", false, kMaxItems, [&](Fields& af, size_t) {
+    in.allocations.push_back(parse_allocation(af));
+    af.finish();
+  });
+  f.object("usage", false, [&](Fields& uf) {
+    uf.objects("volume", false, kMaxItems, [&](Fields& vf, size_t) {
+      VolumeUsage v;
+      v.at = vf.time("at");
+      v.allocation = vf.str("allocation", kId);
+      v.storage_io_bytes = vf.opt_integer("storage_io_bytes", 0, INT64_MAX / 4).value_or(0);
+      v.egress_bytes = vf.opt_integer("egress_bytes", 0, INT64_MAX / 4).value_or(0);
+      vf.finish();
+      in.volume.push_back(std::move(v));
+    });
+    uf.objects("tokens", false, kMaxItems, [&](Fields& tf, size_t) {
+      TokenUsage t;
+      t.at = tf.time("at");
+      t.project = tf.opt_str("project", kId).value_or("");
+      t.offer = tf.str("offer", kId);
+      t.model = tf.str("model", {.min_len = 1, .max_len = 128});
+      t.input_tokens = tf.opt_integer("input_tokens", 0, INT64_MAX / 4).value_or(0);
+      t.output_tokens = tf.opt_integer("output_tokens", 0, INT64_MAX / 4).value_or(0);
+      tf.finish();
+      in.tokens.push_back(std::move(t));
+    });
+    uf.objects("qps", false, kMaxItems, [&](Fields& qf, size_t) {
+      QpsProvision q;
+      q.project = qf.opt_str("project", kId).value_or("");
+      q.offer = qf.str("offer", kId);
+      q.model = qf.str("model", {.min_len = 1, .max_len = 128});
+      q.qps = qf.integer("qps", 1, 100'000'000);
+      q.from = qf.time("from");
+      q.to = qf.time("to");
+      qf.finish();
+      in.qps.push_back(std::move(q));
+    });
+    uf.finish();
+  });
+  if (const json* sp = f.raw("spot_prices")) {
+    if (!sp->is_object()) {
+      errs.add("spot_prices", "must map an offer name to a list of {from, price}");
+    } else {
+      for (const auto& [offer, list] : sp->items()) {
+        json wrap = {{"p", list}};
+        Fields wf(wrap, "spot_prices." + offer, errs);
+        wf.objects("p", true, 1'000'000, [&](Fields& pf, size_t) {
+          SpotPrice p;
+          p.from = pf.time("from");
+          p.price = pf.money("price", in.contract.currency);
+          pf.finish();
+          in.spot_prices[offer].push_back(p);
+        });
+      }
+    }
+  }
+  f.object("measurements", false, [&](Fields& mf) {
+    mf.objects("tflops", false, kMaxItems, [&](Fields& tf, size_t) {
+      TflopsMeasurement m;
+      m.at = tf.time("at");
+      m.node = tf.str("node", kId);
+      m.gpu = tf.integer("gpu", 0, 63);
+      if (const json* v = tf.raw("fp16_tflops")) {
+        auto x10 = parse_tflops_x10(*v);
+        if (!x10 || *x10 <= 0)
+          tf.error("fp16_tflops", "must be a positive TFLOPS figure with at most one decimal (\"880.5\")");
+        else
+          m.fp16_tflops_x10 = *x10;
+      } else {
+        tf.error("fp16_tflops", "is required");
+      }
+      tf.finish();
+      in.tflops.push_back(m);
+    });
+    mf.objects("nccl", false, kMaxItems, [&](Fields& nf, size_t) {
+      NcclMeasurement m;
+      m.node = nf.str("node", kId);
+      m.from = nf.time("from");
+      m.to = nf.time("to");
+      m.busbw_gbps = nf.integer("busbw_gbps", 0, 100'000);
+      nf.finish();
+      in.nccl.push_back(m);
+    });
+    mf.objects("incidents", false, 1'000'000, [&](Fields& xf, size_t i) {
+      Incident x;
+      x.id = xf.opt_str("id", kId).value_or("incident-" + std::to_string(i + 1));
+      x.from = xf.time("from");
+      x.to = xf.time("to");
+      x.node = xf.opt_str("node", kId).value_or("");
+      x.allocation = xf.opt_str("allocation", kId).value_or("");
+      x.reason = xf.opt_str("reason", {.min_len = 0, .max_len = 1024}).value_or("");
+      xf.finish();
+      in.incidents.push_back(std::move(x));
+    });
+    mf.finish();
+  });
+  f.finish();
+  if (!errs.empty()) return errs.to_error();
+  return in;
+}
+
+}  // namespace gpurent

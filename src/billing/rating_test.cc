@@ -1,0 +1,166 @@
+// Properties of the rating engine on random inputs (fixed seeds, so a failure reproduces):
+// totals equal the sum of the lines; a period's invoice equals the sum of its halves' up to the
+// documented rounding; rating is deterministic. Plus the calendar helpers.
+#include "billing/rating.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "billing/scenario.h"
+
+namespace gpurent {
+namespace {
+
+constexpr TimeMs kNov = 1'793'491'200'000;  // 2026-11-01T00:00:00Z
+constexpr TimeMs kHour = 3'600'000;
+
+TEST(Calendar, MonthsAndExit) {
+  EXPECT_EQ(format_rfc3339(kNov), "2026-11-01T00:00:00.000Z");
+  EXPECT_EQ(month_start(kNov + 17 * 24 * kHour + 5), kNov);
+  EXPECT_EQ(format_rfc3339(add_months(kNov, 1)), "2026-12-01T00:00:00.000Z");
+  EXPECT_EQ(format_rfc3339(add_months(kNov, 14)), "2028-01-01T00:00:00.000Z");
+  auto jan31 = parse_rfc3339("2028-01-31T10:00:00Z", "t");
+  EXPECT_EQ(format_rfc3339(add_months(*jan31, 1)), "2028-02-29T10:00:00.000Z");  // clamped, leap year
+  ContractTerms k;
+  k.exit_notice_at = kNov;
+  k.exit_at = kNov + 24 * kHour;
+  EXPECT_EQ(*effective_exit(k), kNov + 30 * 24 * kHour);  // 30 days' notice by default
+  k.exit_at = kNov + 40 * 24 * kHour;
+  EXPECT_EQ(*effective_exit(k), kNov + 40 * 24 * kHour);
+  EXPECT_FALSE(effective_exit(ContractTerms{}).has_value());
+}
+
+TEST(FormatScaled, ExactDecimals) {
+  EXPECT_EQ(format_scaled(1234500, 6), "1.2345");
+  EXPECT_EQ(format_scaled(-5, 3), "-0.005");
+  EXPECT_EQ(format_scaled(7000, 3), "7");
+  EXPECT_EQ(format_scaled(0, 9), "0");
+}
+
+Offer offer(const std::string& name, bool idle, bool fees) {
+  Offer o;
+  o.name = name;
+  o.gpu_model = "h100-sxm5-80gb";
+  o.currency = Currency::kUSD;
+  o.prices.on_demand = Money(3'210'007, Currency::kUSD);
+  o.prices.reserved_1m = Money(2'777'777, Currency::kUSD);
+  o.prices.spot = Money(1'333'331, Currency::kUSD);
+  o.min_increment_seconds = 1 + static_cast<int64_t>(name.size() % 3) * 29;
+  o.fees.billing_starts = static_cast<BillingStart>(name.size() % 3);
+  if (idle) o.fees.idle = IdleRule{5, 10, IdleAction::kDiscount, 30};
+  if (fees) {
+    o.fees.storage_io = VolumeFee{Money(20'001, Currency::kUSD), 50};
+    o.fees.egress = VolumeFee{Money(80'003, Currency::kUSD), 5};
+  }
+  o.served_models.push_back({"m", Money(4'000'001, Currency::kUSD), Money(12'000'003, Currency::kUSD), Money(3'200'000'000, Currency::kUSD)});
+  o.contract_template.min_fp16_tflops_x10 = 9000;
+  o.contract_template.min_nccl_busbw_gbps = 350;
+  return o;
+}
+
+RatingInput random_input(uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  RatingInput in;
+  in.from = kNov;
+  in.to = kNov + 30 * 24 * kHour;
+  in.contract.clauses = offer("x", false, false).contract_template;
+  in.contract.cap_credits = false;  // the cap is per period, so halves would not add up
+  for (std::string n : {"ab", "abc", "abcd"}) in.offers[n] = offer(n, pick(0, 1) == 1, pick(0, 1) == 1);
+  in.spot_prices["abc"] = {{kNov + 5 * kHour, Money(1'100'001, Currency::kUSD)}, {kNov + 200 * kHour, Money(1'500'003, Currency::kUSD)}};
+  in.commitments.push_back({"c1", "ab", pick(1, 8), 1, kNov - pick(0, 400) * kHour, 0, false});
+  in.commitments.back().end = add_months(in.commitments.back().start, 1);
+  const char* offers[] = {"ab", "abc", "abcd"};
+  const int n = static_cast<int>(pick(5, 40));
+  for (int i = 0; i < n; ++i) {
+    Allocation a;
+    a.id = "a" + std::to_string(i);
+    a.project = "p" + std::to_string(i % 3);
+    a.job = "j" + std::to_string(i / 2);
+    a.offer = offers[pick(0, 2)];
+    a.mode = static_cast<BillingMode>(pick(0, 2));
+    a.gpu_milli = pick(0, 3) == 0 ? pick(1, 999) : pick(1, 8) * 1000;
+    a.placement.push_back({"n" + std::to_string(pick(0, 3)), {0}});
+    a.requested_at = in.from + pick(-100, 700) * kHour + pick(0, kHour);
+    a.running_at = a.requested_at + pick(0, 600'000);
+    a.ready_at = *a.running_at + pick(0, 600'000);
+    if (pick(0, 4) > 0) a.ended_at = *a.ready_at + pick(1, 300) * kHour / 7;
+    for (TimeMs t = a.requested_at; t < a.ended_at.value_or(in.to); t += pick(60'000, 40 * 60'000))
+      a.utilization.push_back({t, pick(0, 2) == 0 ? pick(0, 4) : pick(5, 100)});
+    in.allocations.push_back(a);
+    for (int k = 0; k < 3; ++k)
+      in.volume.push_back({a.requested_at + pick(0, 100) * kHour, a.id, pick(0, 40) * 1'000'000'007, pick(0, 5) * 999'999'999});
+  }
+  in.tokens.push_back({in.from + pick(0, 700) * kHour, "p0", "ab", "m", pick(0, 10'000'000), pick(0, 10'000'000)});
+  in.qps.push_back({"p1", "abc", "m", pick(1, 50), in.from + pick(0, 300) * kHour, in.from + pick(301, 800) * kHour});
+  in.tflops.push_back({in.from + pick(0, 700) * kHour, "n1", 0, pick(8000, 9500)});
+  in.nccl.push_back({"n2", in.from + pick(0, 300) * kHour, in.from + pick(301, 700) * kHour, pick(200, 400)});
+  in.incidents.push_back({"i1", in.from + pick(0, 700) * kHour, in.from + pick(701, 720) * kHour, "n3", "", "test"});
+  return in;
+}
+
+TEST(RatingProperties, TotalsAreSumsOfLinesAndRatingIsDeterministic) {
+  for (uint32_t seed = 1; seed <= 60; ++seed) {
+    auto in = random_input(seed);
+    auto r = rate(in);
+    ASSERT_TRUE(r.ok()) << "seed " << seed << ": " << r.error().message;
+    for (const auto& v : check_rating_invariants(*r)) ADD_FAILURE() << "seed " << seed << ": " << v;
+    auto again = rate(in);
+    ASSERT_TRUE(again.ok());
+    ASSERT_EQ(again->lines.size(), r->lines.size());
+    for (size_t i = 0; i < r->lines.size(); ++i) {
+      EXPECT_EQ(again->lines[i].amount_exact, r->lines[i].amount_exact);
+      EXPECT_EQ(again->lines[i].rule, r->lines[i].rule);
+    }
+  }
+}
+
+// The invoice for a period equals the sum of the invoices for its halves, up to rounding: each line
+// may move by half a cent when rounded, and each exact amount by half a micro-unit.
+TEST(RatingProperties, PeriodEqualsSumOfItsHalves) {
+  for (uint32_t seed = 1; seed <= 60; ++seed) {
+    auto whole_in = random_input(seed);
+    auto first_in = whole_in, second_in = whole_in;
+    const TimeMs mid = whole_in.from + (static_cast<TimeMs>(seed) * 7919 % 720) * kHour + seed * 1013;
+    first_in.to = mid;
+    second_in.from = mid;
+    auto whole = rate(whole_in), first = rate(first_in), second = rate(second_in);
+    ASSERT_TRUE(whole.ok() && first.ok() && second.ok()) << "seed " << seed;
+    int64_t exact_whole = 0, exact_halves = 0;
+    for (const auto& l : whole->lines) exact_whole += l.amount_exact.micros();
+    for (const auto* h : {&*first, &*second})
+      for (const auto& l : h->lines) exact_halves += l.amount_exact.micros();
+    const int64_t lines = static_cast<int64_t>(whole->lines.size() + first->lines.size() + second->lines.size());
+    if (std::llabs(exact_whole - exact_halves) > lines) {
+      std::map<std::string, int64_t> by_rule;
+      for (const auto& l : whole->lines) by_rule[l.rule] += l.amount_exact.micros();
+      for (const auto* h : {&*first, &*second})
+        for (const auto& l : h->lines) by_rule[l.rule] -= l.amount_exact.micros();
+      for (auto [k, v] : by_rule)
+        if (std::llabs(v) > 100) ADD_FAILURE() << "seed " << seed << " rule " << k << " differs by " << v << " µ";
+    }
+    EXPECT_LE(std::llabs(exact_whole - exact_halves), lines) << "seed " << seed;  // ≤ ½ µ per line, both sides
+    const int64_t cents_diff = whole->total.micros() - first->total.micros() - second->total.micros();
+    EXPECT_LE(std::llabs(cents_diff), lines * 5'000) << "seed " << seed;  // ≤ ½ cent per line
+  }
+}
+
+TEST(Rating, RefusesBadReferencesNamingTheField) {
+  auto in = random_input(3);
+  in.allocations[2].offer = "nope";
+  auto r = rate(in);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().fields.at(0).field, "allocations[2].offer");
+  in = random_input(3);
+  in.allocations[1].utilization = {{in.from + 10, 50}, {in.from, 50}};
+  r = rate(in);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().fields.at(0).field, "allocations[1].utilization[1].at");
+  in = random_input(3);
+  in.from = in.to;
+  EXPECT_FALSE(rate(in).ok());
+}
+
+}  // namespace
+}  // namespace gpurent

@@ -1,0 +1,86 @@
+// Runs every billing scenario file in tests/scenarios/billing (one test per file).
+// Further runner tests below.
+#include "billing/scenario.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace gpurent {
+namespace {
+
+namespace fs = std::filesystem;
+
+const GpuCatalog& catalog() {
+  static const GpuCatalog c = [] {
+    auto r = GpuCatalog::load_file(std::string(GPURENT_SOURCE_DIR) + "/data/gpu_catalog.yaml");
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? std::move(*r) : GpuCatalog{};
+  }();
+  return c;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> scenario_files() {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(fs::path(GPURENT_SOURCE_DIR) / "tests/scenarios/billing"))
+    if (e.path().extension() == ".yaml") out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class BillingScenario : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BillingScenario, Holds) {
+  const auto path = fs::path(GPURENT_SOURCE_DIR) / "tests/scenarios/billing" / GetParam();
+  auto r = run_billing_scenario(slurp(path), catalog());
+  ASSERT_TRUE(r.ok()) << GetParam() << ": " << r.error().message;
+  EXPECT_TRUE(r->rated.has_value() || r->failures.empty());
+  for (const auto& f : r->failures) ADD_FAILURE() << GetParam() << " — " << r->description << "\n  " << f;
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, BillingScenario, ::testing::ValuesIn(scenario_files()),
+                         [](const auto& info) {
+                           std::string n = info.param.substr(0, info.param.size() - 5);
+                           for (char& c : n)
+                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
+
+TEST(BillingScenarioRunner, ReportsWrongExpectationsAndUnknownKeys) {
+  const std::string base = R"(
+period: {from: "2026-11-01", to: "2026-12-01"}
+offers:
+  - {name: h100, gpu_model: h100-sxm5-80gb, currency: USD, prices: {on_demand: "3.20"}, fees: {billing_starts: ready}}
+allocations:
+  - {id: a1, offer: h100, gpus: 1, requested_at: "2026-11-01", ready_at: "2026-11-01", ended_at: "2026-11-02"}
+)";
+  auto good = run_billing_scenario(base + "expect: {totals: {total: \"76.80\"}, line_count: 1}\n", catalog());
+  ASSERT_TRUE(good.ok()) << good.error().message;
+  EXPECT_TRUE(good->failures.empty()) << good->failures.at(0);
+
+  auto wrong = run_billing_scenario(base + "expect: {totals: {total: \"76.81\"}, lines: [{rule: spot}]}\n", catalog());
+  ASSERT_TRUE(wrong.ok());
+  ASSERT_EQ(wrong->failures.size(), 2u);
+  EXPECT_NE(wrong->failures[0].find("no line matches"), std::string::npos) << wrong->failures[0];
+  EXPECT_NE(wrong->failures[1].find("expected total 76.81; got 76.80"), std::string::npos) << wrong->failures[1];
+
+  auto typo = run_billing_scenario(base + "expect: {totel: \"1\"}\n", catalog());
+  ASSERT_FALSE(typo.ok());
+  EXPECT_EQ(typo.error().fields.at(0).field, "expect.totel");
+
+  auto bad_key = run_billing_scenario(base + "alocations: []\n", catalog());
+  ASSERT_FALSE(bad_key.ok());
+  EXPECT_EQ(bad_key.error().fields.at(0).field, "alocations");
+}
+
+}  // namespace
+}  // namespace gpurent

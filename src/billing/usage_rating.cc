@@ -1,0 +1,243 @@
+// GPU time of allocations: billing window by the offer's `billing_starts`, cold start, idle
+// stretches by the offer's idle rule, coverage by reserved commitments (a sweep per offer), spot
+// market intervals, and the on-demand minimum increment.
+#include <algorithm>
+#include <set>
+
+#include "billing/rating_impl.h"
+
+namespace gpurent::billing_detail {
+namespace {
+
+enum class St { kCold, kBusy, kIdle, kStopped };
+
+struct Span {
+  const Allocation* a;
+  const Offer* offer;
+  TimeMs t0, t1;
+  St st;
+};
+
+// The allocation's billable states over its whole life [billing start, end).
+std::vector<Span> states_of(const Allocation& a, const Offer& o, TimeMs period_end) {
+  std::optional<TimeMs> bs;
+  switch (o.fees.billing_starts) {
+    case BillingStart::kApiCall: bs = a.requested_at; break;
+    case BillingStart::kRunning: bs = a.running_at; break;
+    case BillingStart::kReady: bs = a.ready_at; break;
+  }
+  std::vector<Span> out;
+  const TimeMs end = a.ended_at.value_or(std::max(period_end, a.requested_at));
+  if (!bs || *bs >= end) return out;
+  const TimeMs ready = std::clamp(a.ready_at.value_or(end), *bs, end);
+  if (*bs < ready) out.push_back({&a, &o, *bs, ready, St::kCold});
+  // Idle stretches after ready: a run of samples below the threshold, idle once it has lasted the window.
+  std::vector<std::pair<TimeMs, TimeMs>> idle;
+  if (o.fees.idle) {
+    const auto& rule = *o.fees.idle;
+    const TimeMs window = rule.window_minutes * 60'000;
+    const auto& u = a.utilization;
+    for (size_t i = 0; i < u.size();) {
+      if (u[i].utilization_pct >= rule.utilization_below_pct) {
+        ++i;
+        continue;
+      }
+      size_t j = i;
+      while (j < u.size() && u[j].utilization_pct < rule.utilization_below_pct) ++j;
+      TimeMs s = u[i].at + window, e = j < u.size() ? u[j].at : end;
+      s = std::max(s, ready);
+      e = std::min(e, end);
+      if (s < e) idle.push_back({s, e});
+      i = j;
+    }
+  }
+  const St idle_state = o.fees.idle && o.fees.idle->action == IdleAction::kStop ? St::kStopped : St::kIdle;
+  TimeMs t = ready;
+  for (auto [s, e] : idle) {
+    if (t < s) out.push_back({&a, &o, t, s, St::kBusy});
+    out.push_back({&a, &o, s, e, idle_state});
+    t = e;
+  }
+  if (t < end) out.push_back({&a, &o, t, end, St::kBusy});
+  return out;
+}
+
+const char* rule_of(St st, BillingMode mode, const Offer& o) {
+  switch (st) {
+    case St::kCold: return "cold_start";
+    case St::kStopped: return "idle_stopped";
+    case St::kIdle: return o.fees.idle->action == IdleAction::kDiscount ? "idle_discount" : "idle_charged";
+    case St::kBusy: break;
+  }
+  return mode == BillingMode::kOnDemand ? "on_demand" : mode == BillingMode::kSpot ? "spot" : "reserved_overflow";
+}
+
+std::string describe(const std::string& rule, const Allocation& a, const Offer& o) {
+  const std::string who = "job " + a.job + " (allocation " + a.id + ") on offer " + o.name;
+  if (rule == "on_demand") return "On-demand GPU time, " + who;
+  if (rule == "spot") return "Spot GPU time at the market price, " + who;
+  if (rule == "reserved_overflow") return "GPU time beyond the reserved commitment, rated on-demand, " + who;
+  if (rule == "reserved_covered") return "GPU time covered by the reserved commitment (already billed), " + who;
+  if (rule == "cold_start")
+    return std::string("Cold start billed from ") + enum_name(kBillingStarts, o.fees.billing_starts) +
+           " until ready, " + who;
+  if (rule == "idle_charged") return "Idle GPU time, charged in full under the offer's idle rule, " + who;
+  if (rule == "idle_discount")
+    return "Idle GPU time at " + std::to_string(100 - *o.fees.idle->discount_pct) + "% of the price, " + who;
+  if (rule == "idle_stopped") return "Idle GPU time after the idle rule stopped the instance (not charged), " + who;
+  if (rule == "min_increment")
+    return "Round-up to the minimum billing increment of " + std::to_string(o.min_increment_seconds) + " s, " + who;
+  return rule + ", " + who;
+}
+
+}  // namespace
+
+Result<int64_t> unit_price(const Ctx& c, const Offer& offer, BillingMode mode, TimeMs t) {
+  if (mode != BillingMode::kSpot) return offer.prices.on_demand.micros();
+  auto it = c.in.spot_prices.find(offer.name);
+  if (it != c.in.spot_prices.end()) {
+    const SpotPrice* in_force = nullptr;
+    for (const auto& p : it->second)
+      if (p.from <= t) in_force = &p;
+    if (in_force) return in_force->price.micros();
+  }
+  if (offer.prices.spot) return offer.prices.spot->micros();
+  return Error::invalid("spot_prices." + offer.name,
+                        "no spot price in force at " + format_rfc3339(t) + " and the offer states no spot price");
+}
+
+namespace {
+
+// [t0, t1) split where the offer's spot market price changes (one piece for other modes).
+std::vector<std::pair<TimeMs, TimeMs>> price_cuts(const Ctx& c, const Offer& o, BillingMode mode, TimeMs t0, TimeMs t1) {
+  std::vector<std::pair<TimeMs, TimeMs>> out;
+  TimeMs t = t0;
+  if (mode == BillingMode::kSpot) {
+    if (auto it = c.in.spot_prices.find(o.name); it != c.in.spot_prices.end())
+      for (const auto& p : it->second)
+        if (p.from > t && p.from < t1) {
+          out.push_back({t, p.from});
+          t = p.from;
+        }
+  }
+  out.push_back({t, t1});
+  return out;
+}
+
+int64_t idle_price(const Offer& o, int64_t price) {
+  if (!o.fees.idle || o.fees.idle->action != IdleAction::kDiscount) return price;
+  bool overflow = false;
+  return div_round_half_even(static_cast<__int128>(price) * (100 - *o.fees.idle->discount_pct), 100, &overflow);
+}
+
+// Pieces of the part of a span not covered by a commitment.
+Status add_excess(Ctx& c, const Span& s, TimeMs t0, TimeMs t1, int64_t milli) {
+  if (milli <= 0 || t0 >= t1) return ok_status();
+  const Allocation& a = *s.a;
+  for (auto [p0, p1] : price_cuts(c, *s.offer, a.mode, t0, t1)) {
+    auto price = unit_price(c, *s.offer, a.mode, p0);
+    if (!price) return price.error();
+    int64_t billed = *price;
+    if (s.st == St::kIdle) billed = idle_price(*s.offer, billed);
+    if (s.st == St::kStopped) billed = 0;
+    c.pieces.push_back({&a, p0, p1, milli, rule_of(s.st, a.mode, *s.offer), billed, billed});
+  }
+  return ok_status();
+}
+
+struct Pool {
+  TimeMs t0, t1;
+  int64_t milli, price;
+  std::string id;
+};
+
+// Sweep one offer's eligible spans against its commitments, greedily in (billing start, id) order.
+Status cover(Ctx& c, const std::vector<Span>& spans, const std::vector<Pool>& pools) {
+  std::vector<TimeMs> cuts;
+  for (const auto& s : spans) cuts.insert(cuts.end(), {s.t0, s.t1});
+  for (const auto& p : pools) cuts.insert(cuts.end(), {p.t0, p.t1});
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  // Spans are sorted by (allocation start, id, t0); walk with an active window.
+  for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+    const TimeMs t0 = cuts[k], t1 = cuts[k + 1];
+    std::vector<std::pair<int64_t, const Pool*>> avail;
+    for (const auto& p : pools)
+      if (p.t0 <= t0 && t1 <= p.t1) avail.push_back({p.milli, &p});
+    size_t pi = 0;
+    for (const auto& s : spans) {
+      if (!(s.t0 <= t0 && t1 <= s.t1)) continue;
+      int64_t left = s.a->gpu_milli;
+      while (left > 0 && pi < avail.size()) {
+        int64_t take = std::min(left, avail[pi].first);
+        c.pieces.push_back({s.a, t0, t1, take, "reserved_covered", 0, avail[pi].second->price});
+        left -= take;
+        avail[pi].first -= take;
+        if (avail[pi].first == 0) ++pi;
+      }
+      if (auto st = add_excess(c, s, t0, t1, left); !st) return st;
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Status rate_allocations(Ctx& c) {
+  const RatingInput& in = c.in;
+  std::map<std::string, std::vector<Span>> eligible;  // by offer: spans a commitment may cover
+  std::map<std::string, std::vector<Pool>> pools;
+  for (const auto& cm : in.commitments) {
+    const Offer& o = in.offers.at(cm.offer);
+    auto price = commitment_price(o, cm);
+    if (!price) return price.error();
+    TimeMs t0 = std::max(cm.start, in.from), t1 = std::min(commitment_end(c, cm), in.to);
+    if (t0 < t1) pools[cm.offer].push_back({t0, t1, cm.gpus * 1000, *price, cm.id});
+  }
+  for (const auto& a : in.allocations) {
+    const Offer& o = in.offers.at(a.offer);
+    auto spans = states_of(a, o, in.to);
+    // Minimum increment: the whole life's billed time rounded up, charged when the allocation ends.
+    if (a.mode != BillingMode::kReserved && a.ended_at && *a.ended_at >= in.from && *a.ended_at < in.to) {
+      TimeMs billed = 0;
+      for (const auto& s : spans)
+        if (s.st != St::kStopped) billed += s.t1 - s.t0;
+      const int64_t inc = o.min_increment_seconds * 1000;
+      const TimeMs extra = (billed + inc - 1) / inc * inc - billed;
+      if (billed > 0 && extra > 0) {
+        auto price = unit_price(c, o, a.mode, *a.ended_at);
+        if (!price) return price.error();
+        c.book.add({0, a.project, a.job, a.id, o.name, mode_name(a.mode), "min_increment", *price, ""},
+                   static_cast<__int128>(a.gpu_milli) * extra, *a.ended_at, *a.ended_at + extra, kMilliMsPerGpuHour, 6,
+                   "GPU-second", "GPU-hour", describe("min_increment", a, o));
+      }
+    }
+    for (auto& s : spans) {
+      s.t0 = std::max(s.t0, in.from);
+      s.t1 = std::min(s.t1, in.to);
+      if (s.t0 >= s.t1) continue;
+      if (pools.count(a.offer) && a.mode != BillingMode::kSpot && s.st != St::kStopped)
+        eligible[a.offer].push_back(s);
+      else if (auto st = add_excess(c, s, s.t0, s.t1, a.gpu_milli); !st)
+        return st;
+    }
+  }
+  for (auto& [offer, spans] : eligible) {
+    std::stable_sort(spans.begin(), spans.end(), [](const Span& x, const Span& y) {
+      return std::tie(x.a->requested_at, x.a->id) < std::tie(y.a->requested_at, y.a->id);
+    });
+    auto& ps = pools[offer];
+    std::sort(ps.begin(), ps.end(), [](const Pool& x, const Pool& y) { return std::tie(x.t0, x.id) < std::tie(y.t0, y.id); });
+    if (auto st = cover(c, spans, ps); !st) return st;
+  }
+  for (const auto& p : c.pieces) {
+    const Offer& o = in.offers.at(p.alloc->offer);
+    const std::string mode = p.rule == "reserved_covered" ? "reserved" : mode_name(p.alloc->mode);
+    c.book.add({0, p.alloc->project, p.alloc->job, p.alloc->id, o.name, mode, p.rule, p.billed_price, ""},
+               static_cast<__int128>(p.milli) * (p.t1 - p.t0), p.t0, p.t1, kMilliMsPerGpuHour, 6, "GPU-second",
+               "GPU-hour", describe(p.rule, *p.alloc, o));
+  }
+  return ok_status();
+}
+
+}  // namespace gpurent::billing_detail
