@@ -1,0 +1,288 @@
+// The cost firewall's rules over rated lines and card-day costs (billing/firewall.h).
+#include "billing/firewall.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <set>
+#include <tuple>
+
+namespace gpurent {
+
+namespace {
+
+using Micros = __int128;
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+std::string month_label(TimeMs t) { return format_rfc3339(t).substr(0, 7); }
+
+// A share in percent, rounded up to 0.01 so that a share above an integer threshold never reads
+// as equal to it ("20.001%" -> "20.01").
+std::string percent_ceil(Micros part, Micros whole) {
+  const Micros centi = (part * 10000 + whole - 1) / whole;  // part, whole > 0
+  const std::string frac = std::to_string(static_cast<int>(centi % 100));
+  return format_scaled(centi / 100, 0) + "." + (frac.size() == 1 ? "0" : "") + frac;
+}
+
+std::string gb_text(int64_t bytes) { return format_scaled(bytes, 9) + " GB"; }
+
+bool fits(Micros v) {
+  return v >= std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max();
+}
+
+void check_money(FieldErrors& errs, const std::string& field, const Money& m, Currency c) {
+  if (m.currency() != c)
+    errs.add(field, std::string("currency ") + currency_code(m.currency()) + " differs from the evaluated currency " +
+                        currency_code(c));
+  else if (m.micros() < 0)
+    errs.add(field, "must not be negative");
+}
+
+Status validate(const FirewallPolicy& p, const FirewallInput& in) {
+  FieldErrors errs;
+  if (month_start(in.month) != in.month) errs.add("month", "not the start of a UTC calendar month");
+  if (day_start(in.day) != in.day)
+    errs.add("day", "not the start of a UTC day");
+  else if (in.day < in.month || in.day >= add_months(in.month, 1))
+    errs.add("day", "not inside the month " + month_label(in.month));
+  check_money(errs, "policy.card_daily_cost", p.card_daily_cost, in.currency);
+  check_money(errs, "policy.egress_daily_cost", p.egress_daily_cost, in.currency);
+  if (p.storage_io_share_pct < 0 || p.storage_io_share_pct > 100)
+    errs.add("policy.storage_io_share_pct", "must be between 0 and 100");
+  if (p.large_upload_bytes <= 0) errs.add("policy.large_upload_bytes", "must be positive");
+  for (const auto& [project, budget] : p.monthly_budgets) {
+    if (project.empty()) errs.add("policy.monthly_budgets", "a budget names no project");
+    check_money(errs, "policy.monthly_budgets." + project, budget, in.currency);
+  }
+  for (size_t i = 0; i < in.lines.size(); ++i)
+    if (in.lines[i].amount_exact.currency() != in.currency)
+      errs.add("lines[" + std::to_string(i) + "].amount_exact",
+               std::string("currency ") + currency_code(in.lines[i].amount_exact.currency()) +
+                   " differs from the evaluated currency " + currency_code(in.currency));
+  for (size_t i = 0; i < in.cards.size(); ++i)
+    if (in.cards[i].cost.currency() != in.currency)
+      errs.add("cards[" + std::to_string(i) + "].cost",
+               std::string("currency ") + currency_code(in.cards[i].cost.currency()) +
+                   " differs from the evaluated currency " + currency_code(in.currency));
+  if (!errs.empty()) return errs.to_error();
+  return ok_status();
+}
+
+struct ProjectFacts {
+  Micros total = 0;  // month-to-date charges
+  Micros storage_io = 0;
+  std::map<TimeMs, Micros> egress_by_day;
+};
+
+struct CardFacts {
+  Micros cost = 0;
+  std::set<std::string> projects;
+};
+
+Alert make(AlertKind kind, AlertSeverity sev, std::string subject, const std::string& period_label) {
+  Alert a;
+  a.kind = kind;
+  a.severity = sev;
+  a.key = std::string(enum_name(kAlertKindNames, kind)) + ":" + subject + ":" + period_label;
+  a.subject = std::move(subject);
+  return a;
+}
+
+}  // namespace
+
+FirewallPolicy FirewallPolicy::defaults(Currency c) {
+  FirewallPolicy p;
+  p.card_daily_cost = Money(100 * Money::kMicrosPerUnit, c);
+  p.egress_daily_cost = Money(500 * Money::kMicrosPerUnit, c);
+  return p;
+}
+
+TimeMs day_start(TimeMs t) {
+  const TimeMs r = t % kMsPerDay;
+  return t - (r < 0 ? r + kMsPerDay : r);
+}
+
+std::string utc_date(TimeMs t) { return format_rfc3339(t).substr(0, 10); }
+
+Result<std::vector<Alert>> evaluate_firewall(const FirewallPolicy& p, const FirewallInput& in) {
+  if (auto st = validate(p, in); !st) return st.error();
+  const TimeMs end = in.day + kMsPerDay;
+  const Currency cur = in.currency;
+  const std::string code = currency_code(cur);
+  const std::string month = month_label(in.month);
+
+  std::map<std::string, ProjectFacts> projects;
+  for (const auto& l : in.lines) {
+    if (l.kind == LineKind::kCredit || l.project.empty() || l.from < in.month || l.from >= end) continue;
+    ProjectFacts& f = projects[l.project];
+    f.total += l.amount_exact.micros();
+    if (l.rule == "storage_io") f.storage_io += l.amount_exact.micros();
+    if (l.rule == "egress") f.egress_by_day[day_start(l.from)] += l.amount_exact.micros();
+  }
+  std::map<std::tuple<std::string, int64_t, TimeMs>, CardFacts> cards;
+  for (const auto& c : in.cards) {
+    if (c.day < in.month || c.day >= end) continue;
+    CardFacts& f = cards[{c.node, c.gpu, day_start(c.day)}];
+    f.cost += c.cost.micros();
+    f.projects.insert(c.projects.begin(), c.projects.end());
+  }
+  for (const auto& [_, f] : projects)
+    if (!fits(f.total)) return Error::invalid("lines", "month-to-date cost of a project overflows");
+  for (const auto& [_, f] : cards)
+    if (!fits(f.cost)) return Error::invalid("cards", "a card's daily cost overflows");
+
+  std::vector<Alert> out;
+  // Card daily cost.
+  for (const auto& [k, f] : cards) {
+    const auto& [node, gpu, day] = k;
+    if (f.cost <= p.card_daily_cost.micros()) continue;
+    const std::string card = node + "/" + std::to_string(gpu), date = utc_date(day);
+    Alert a = make(AlertKind::kCardDailyCost, AlertSeverity::kWarning, card, date);
+    const std::vector<std::string> who(f.projects.begin(), f.projects.end());
+    if (who.size() == 1) a.project = who[0];
+    a.from = day;
+    a.to = day + kMsPerDay;
+    const Money cost(static_cast<int64_t>(f.cost), cur);
+    a.measured = cost.amount_string();
+    a.threshold = p.card_daily_cost.amount_string();
+    a.unit = code;
+    a.message_en = "Card " + card + ": cost " + cost.to_string() + " on " + date + " exceeds " +
+                   p.card_daily_cost.to_string() + (who.empty() ? "" : " (projects: " + join(who, ", ") + ")");
+    a.message_zh = "显卡 " + card + "：" + date + " 费用 " + cost.to_string() + "，超过阈值 " +
+                   p.card_daily_cost.to_string() + (who.empty() ? "" : "（项目：" + join(who, "、") + "）");
+    out.push_back(std::move(a));
+  }
+
+  for (const auto& [project, f] : projects) {
+    // Storage I/O share of the month to date: io / total > pct / 100, in integers.
+    if (f.storage_io > 0 && f.total > 0 && f.storage_io * 100 > p.storage_io_share_pct * f.total) {
+      Alert a = make(AlertKind::kStorageIoShare, AlertSeverity::kWarning, project, month);
+      a.project = project;
+      a.from = in.month;
+      a.to = end;
+      a.measured = percent_ceil(f.storage_io, f.total);
+      a.threshold = std::to_string(p.storage_io_share_pct);
+      a.unit = "%";
+      const Money io(static_cast<int64_t>(f.storage_io), cur), total(static_cast<int64_t>(f.total), cur);
+      a.message_en = "Project " + project + ": storage I/O cost " + io.to_string() + " is " + a.measured +
+                     "% of the month-to-date cost " + total.to_string() + " (" + month + "), above " + a.threshold +
+                     "%";
+      a.message_zh = "项目 " + project + "：" + month + " 月初至今存储 I/O 费用 " + io.to_string() + "，占总费用 " +
+                     total.to_string() + " 的 " + a.measured + "%，超过阈值 " + a.threshold + "%";
+      out.push_back(std::move(a));
+    }
+    // Egress cost per day.
+    for (const auto& [day, egress] : f.egress_by_day) {
+      if (egress <= p.egress_daily_cost.micros()) continue;
+      const std::string date = utc_date(day), gb = gb_text(p.large_upload_bytes);
+      Alert a = make(AlertKind::kEgressDailyCost, AlertSeverity::kCritical, project, date);
+      a.project = project;
+      a.from = day;
+      a.to = day + kMsPerDay;
+      const Money cost(static_cast<int64_t>(egress), cur);
+      a.measured = cost.amount_string();
+      a.threshold = p.egress_daily_cost.amount_string();
+      a.unit = code;
+      a.freeze_egress = true;
+      a.upload_limit_bytes = p.large_upload_bytes;
+      a.message_en = "Project " + project + ": egress cost " + cost.to_string() + " on " + date + " exceeds " +
+                     p.egress_daily_cost.to_string() + "; egress and uploads over " + gb +
+                     " are frozen until an admin lifts it";
+      a.message_zh = "项目 " + project + "：" + date + " 出网流量费用 " + cost.to_string() + "，超过阈值 " +
+                     p.egress_daily_cost.to_string() + "；已冻结出网及超过 " + gb + " 的上传，需管理员解除";
+      out.push_back(std::move(a));
+    }
+  }
+
+  // Budgets: every budgeted project, with or without cost so far (a zero budget holds at once).
+  for (const auto& [project, budget] : p.monthly_budgets) {
+    const auto it = projects.find(project);
+    const Micros spent = it == projects.end() ? 0 : it->second.total;
+    if (spent < budget.micros()) continue;
+    Alert a = make(AlertKind::kBudgetBreach, AlertSeverity::kCritical, project, month);
+    a.project = project;
+    a.from = in.month;
+    a.to = end;
+    const Money cost(static_cast<int64_t>(spent), cur);
+    a.measured = cost.amount_string();
+    a.threshold = budget.amount_string();
+    a.unit = code;
+    a.hold_submissions = true;
+    a.message_en = "Project " + project + ": month-to-date cost " + cost.to_string() + " (" + month +
+                   ") has reached its monthly budget " + budget.to_string() +
+                   "; new submissions are held until the budget is raised or the month ends";
+    a.message_zh = "项目 " + project + "：" + month + " 月初至今费用 " + cost.to_string() + "，已达到月度预算 " +
+                   budget.to_string() + "；新提交的任务已暂停，直至提高预算或进入下个月";
+    out.push_back(std::move(a));
+  }
+
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Alert& x, const Alert& y) { return std::tie(x.kind, x.key) < std::tie(y.kind, y.key); });
+  return out;
+}
+
+Result<std::vector<CardDayCost>> card_day_costs(const std::vector<ChargeLine>& lines,
+                                                const std::vector<Allocation>& allocations) {
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < allocations.size(); ++i) index.emplace(allocations[i].id, i);
+  FieldErrors errs;
+  std::map<std::tuple<TimeMs, std::string, int64_t>, CardFacts> acc;
+  std::optional<Currency> cur;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const ChargeLine& l = lines[i];
+    if (l.kind == LineKind::kCredit || l.allocation.empty() || l.unit != "GPU-second") continue;
+    const std::string field = "lines[" + std::to_string(i) + "]";
+    if (cur && l.amount_exact.currency() != *cur) {
+      errs.add(field + ".amount_exact", std::string("currency ") + currency_code(l.amount_exact.currency()) +
+                                            " differs from the first line's " + currency_code(*cur));
+      continue;
+    }
+    cur = l.amount_exact.currency();
+    const auto it = index.find(l.allocation);
+    if (it == index.end()) {
+      errs.add(field + ".allocation", "unknown allocation '" + l.allocation + "'");
+      continue;
+    }
+    std::vector<std::pair<std::string, int64_t>> cards;
+    for (const auto& part : allocations[it->second].placement)
+      for (int64_t g : part.gpus) cards.emplace_back(part.node, g);
+    if (cards.empty()) {
+      errs.add("allocations[" + std::to_string(it->second) + "].placement", "no cards to charge line " + field + " to");
+      continue;
+    }
+    // (day, share numerator, share denominator) of the line's time.
+    std::vector<std::tuple<TimeMs, int64_t, int64_t>> days;
+    if (l.to <= l.from) {
+      days.emplace_back(day_start(l.from), 1, 1);
+    } else {
+      for (TimeMs d = day_start(l.from); d < l.to; d += kMsPerDay)
+        days.emplace_back(d, std::min(l.to, d + kMsPerDay) - std::max(l.from, d), l.to - l.from);
+    }
+    const int64_t n = static_cast<int64_t>(cards.size());
+    for (const auto& [day, num, den] : days) {
+      bool overflow = false;  // cannot happen: a piece never exceeds the line's amount
+      const int64_t piece = div_round_half_even(static_cast<Micros>(l.amount_exact.micros()) * num, den * n, &overflow);
+      (void)overflow;
+      for (const auto& [node, gpu] : cards) {
+        CardFacts& f = acc[{day, node, gpu}];
+        f.cost += piece;
+        if (!l.project.empty()) f.projects.insert(l.project);
+      }
+    }
+  }
+  if (!errs.empty()) return errs.to_error();
+  std::vector<CardDayCost> out;
+  for (const auto& [k, f] : acc) {
+    if (!fits(f.cost)) return Error::invalid("lines", "a card's daily cost overflows");
+    const auto& [day, node, gpu] = k;
+    out.push_back({node, gpu, day, Money(static_cast<int64_t>(f.cost), *cur), {f.projects.begin(), f.projects.end()}});
+  }
+  return out;
+}
+
+}  // namespace gpurent
