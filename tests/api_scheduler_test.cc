@@ -16,19 +16,6 @@
 namespace gpurent::testing {
 namespace {
 
-// Polls GET path until pred holds (5 s at most); returns the last body.
-json wait_for(const ServerProcess& s, const std::string& path, const std::function<bool(const json&)>& pred) {
-  json last;
-  for (int i = 0; i < 250; ++i) {
-    Resp r = s.admin("GET", path);
-    last = r.body;
-    if (r.status == 200 && pred(last)) return last;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  ADD_FAILURE() << "timed out waiting on " << path << "; last: " << last.dump();
-  return last;
-}
-
 auto state_is(const std::string& want) {
   return [want](const json& j) { return j.at("status").at("state") == want; };
 }

@@ -16,6 +16,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include <gtest/gtest.h>
+
 #include "core/yaml_json.h"
 
 namespace gpurent::testing {
@@ -347,6 +349,19 @@ std::vector<std::string> list_ids(const ServerProcess& s, const std::string& pat
     after = r.body.at("next_after").get<std::string>();
   }
   throw std::runtime_error("GET " + path + ": paging does not end");
+}
+
+json wait_for(const ServerProcess& s, const std::string& path, const std::function<bool(const json&)>& pred,
+              int seconds) {
+  json last;
+  for (int i = 0; i < seconds * 50; ++i) {
+    Resp r = s.admin("GET", path);
+    last = r.body;
+    if (r.status == 200 && pred(last)) return last;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ADD_FAILURE() << "timed out waiting on " << path << "; last: " << last.dump();
+  return last;
 }
 
 }  // namespace gpurent::testing

@@ -12,6 +12,7 @@
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -101,6 +102,11 @@ json project_doc(const std::string& tenant, const std::string& name);
 json user_doc(const std::string& name, const std::string& role, const std::string& tenant = "",
               const std::string& supplier = "");
 json job_doc(const std::string& project, const std::string& name);  // 1 worker x 1 h100
+
+// Polls GET path with the admin token until pred holds (`seconds` at most); returns the last body
+// (and records a test failure when it times out).
+json wait_for(const ServerProcess& s, const std::string& path, const std::function<bool(const json&)>& pred,
+              int seconds = 10);
 
 // Reads an examples/*.yaml file as JSON.
 json example(const std::string& file);

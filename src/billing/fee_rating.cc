@@ -47,33 +47,49 @@ namespace {
 std::string month_label(TimeMs t) { return format_rfc3339(month_start(t)).substr(0, 7); }
 
 // One volume fee: records of allocations on `offer`, the month's free allowance used first come
-// first served (counted from the month's start even when the period starts later).
-void volume_fee(Ctx& c, const Offer& o, const VolumeFee& fee, const char* rule, const char* what,
-                int64_t VolumeUsage::*bytes_of) {
+// first served (counted from the month's start even when the period starts later). Records are
+// summed per (month, allocation) before they reach the line book.
+void volume_fee(Ctx& c, const std::map<std::string, const Allocation*>& allocs, const Offer& o, const VolumeFee& fee,
+                const char* rule, const char* what, int64_t VolumeUsage::*bytes_of) {
   std::vector<const VolumeUsage*> recs;
-  std::map<std::string, const Allocation*> allocs;
-  for (const auto& a : c.in.allocations) allocs[a.id] = &a;
+  const TimeMs since = month_start(c.in.from);
   for (const auto& v : c.in.volume)
-    if (allocs.at(v.allocation)->offer == o.name && v.at < c.in.to && v.at >= month_start(c.in.from) && v.*bytes_of > 0)
-      recs.push_back(&v);
+    if (v.at < c.in.to && v.at >= since && v.*bytes_of > 0 && allocs.at(v.allocation)->offer == o.name) recs.push_back(&v);
   std::stable_sort(recs.begin(), recs.end(), [](auto* x, auto* y) { return std::tie(x->at, x->allocation) < std::tie(y->at, y->allocation); });
-  std::map<std::string, __int128> used;  // by month
+  struct Sum {
+    __int128 free = 0, charged = 0;
+    TimeMs from = INT64_MAX, to = INT64_MIN;
+  };
+  std::map<std::pair<TimeMs, std::string>, Sum> sums;  // (month start, allocation)
   const __int128 free_bytes = static_cast<__int128>(fee.free_gb) * kBytesPerGb;
+  TimeMs month = INT64_MIN, month_end = INT64_MIN;
+  __int128 used = 0;
   for (const auto* v : recs) {
-    const std::string month = month_label(v->at);
-    __int128& u = used[month];
+    if (v->at >= month_end) {  // records are in time order: a new month resets the allowance
+      month = month_start(v->at);
+      month_end = add_months(month, 1);
+      used = 0;
+    }
     const __int128 n = v->*bytes_of;
-    const __int128 free_part = std::clamp<__int128>(free_bytes - u, 0, n);
-    u += n;
+    const __int128 free_part = std::clamp<__int128>(free_bytes - used, 0, n);
+    used += n;
     if (v->at < c.in.from) continue;  // counted toward the allowance only
-    const Allocation& a = *allocs.at(v->allocation);
-    const std::string base = std::string(what) + " of job " + a.job + " on offer " + o.name + " in " + month;
-    if (free_part > 0)
-      c.book.add({2, a.project, a.job, a.id, o.name, "", std::string(rule) + "_free", 0, month}, free_part, v->at, v->at,
+    Sum& s = sums[{month, v->allocation}];
+    s.free += free_part;
+    s.charged += n - free_part;
+    s.from = std::min(s.from, v->at);
+    s.to = std::max(s.to, v->at);
+  }
+  for (const auto& [key, s] : sums) {
+    const Allocation& a = *allocs.at(key.second);
+    const std::string label = month_label(key.first);
+    const std::string base = std::string(what) + " of job " + a.job + " on offer " + o.name + " in " + label;
+    if (s.free > 0)
+      c.book.add({2, a.project, a.job, a.id, o.name, "", std::string(rule) + "_free", 0, label}, s.free, s.from, s.to,
                  kBytesPerGb, 9, "GB", "GB",
                  base + ", inside the free allowance of " + std::to_string(fee.free_gb) + " GB per month");
-    if (n - free_part > 0)
-      c.book.add({2, a.project, a.job, a.id, o.name, "", rule, fee.per_gb.micros(), month}, n - free_part, v->at, v->at,
+    if (s.charged > 0)
+      c.book.add({2, a.project, a.job, a.id, o.name, "", rule, fee.per_gb.micros(), label}, s.charged, s.from, s.to,
                  kBytesPerGb, 9, "GB", "GB", base + ", beyond the free allowance");
   }
 }
@@ -87,9 +103,13 @@ const ServedModel& served(const Offer& o, const std::string& model) {
 }  // namespace
 
 Status rate_volumes(Ctx& c) {
+  if (c.in.volume.empty()) return ok_status();
+  std::map<std::string, const Allocation*> allocs;
+  for (const auto& a : c.in.allocations) allocs[a.id] = &a;
   for (const auto& [name, o] : c.in.offers) {
-    if (o.fees.storage_io) volume_fee(c, o, *o.fees.storage_io, "storage_io", "Storage I/O", &VolumeUsage::storage_io_bytes);
-    if (o.fees.egress) volume_fee(c, o, *o.fees.egress, "egress", "Egress", &VolumeUsage::egress_bytes);
+    if (o.fees.storage_io)
+      volume_fee(c, allocs, o, *o.fees.storage_io, "storage_io", "Storage I/O", &VolumeUsage::storage_io_bytes);
+    if (o.fees.egress) volume_fee(c, allocs, o, *o.fees.egress, "egress", "Egress", &VolumeUsage::egress_bytes);
   }
   return ok_status();
 }

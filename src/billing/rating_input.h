@@ -15,6 +15,7 @@
 
 #include "core/clock.h"
 #include "core/money.h"
+#include "model/contract.h"
 #include "model/job.h"
 #include "model/offer.h"
 
@@ -120,14 +121,6 @@ struct Incident {
   std::string allocation;
   std::string reason;
 };
-
-// How TFLOPS shortfalls turn into credits.
-enum class PerformanceRemedy {
-  kProportional,  // refund the fee of each short card in proportion to its shortfall
-  kSchedule,      // the contract's penalty: fee_pct_per_step % of the month's fee per step below the promise
-};
-inline constexpr EnumEntry<PerformanceRemedy> kPerformanceRemedyNames[] = {
-    {PerformanceRemedy::kProportional, "proportional"}, {PerformanceRemedy::kSchedule, "schedule"}};
 
 struct ContractTerms {
   std::string name;

@@ -119,7 +119,7 @@ Result<WebhookRequest> webhook_request(WebhookType type, std::string_view url, s
         return r;
       case WebhookType::kDingTalk:
         r.url += (url.find('?') == std::string_view::npos ? "?" : "&");
-        r.url += "timestamp=" + std::to_string(now) + "&sign=" + url_encode(dingtalk_signature(secret, now));
+        r.url += "timestamp=" + std::to_string(now) + "&sign=" + percent_encode(dingtalk_signature(secret, now));
         break;
       case WebhookType::kFeishu: {
         const int64_t seconds = now / 1000;
@@ -147,7 +147,7 @@ std::string generic_signature(std::string_view secret, int64_t timestamp_ms, std
   return "sha256=" + hex(hmac_sha256(secret, std::to_string(timestamp_ms) + "." + std::string(body)));
 }
 
-std::string url_encode(std::string_view s) {
+std::string percent_encode(std::string_view s) {
   static constexpr char kDigits[] = "0123456789ABCDEF";
   std::string out;
   for (unsigned char c : s) {

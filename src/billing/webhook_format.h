@@ -65,6 +65,6 @@ std::string feishu_signature(std::string_view secret, int64_t timestamp_s);
 // "sha256=" + lowercase hex HMAC-SHA256(key = secret, message = timestamp_ms + "." + body).
 std::string generic_signature(std::string_view secret, int64_t timestamp_ms, std::string_view body);
 // Percent-encoding of everything but RFC 3986 unreserved characters (A-Z a-z 0-9 - . _ ~).
-std::string url_encode(std::string_view s);
+std::string percent_encode(std::string_view s);
 
 }  // namespace gpurent

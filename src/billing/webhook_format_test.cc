@@ -149,9 +149,9 @@ TEST(WebhookFormat, WeComRejectsASecret) {
 }
 
 TEST(WebhookFormat, UrlEncode) {
-  EXPECT_EQ(url_encode("aZ09-._~"), "aZ09-._~");
-  EXPECT_EQ(url_encode("a b+/=&?"), "a%20b%2B%2F%3D%26%3F");
-  EXPECT_EQ(url_encode("中"), "%E4%B8%AD");
+  EXPECT_EQ(percent_encode("aZ09-._~"), "aZ09-._~");
+  EXPECT_EQ(percent_encode("a b+/=&?"), "a%20b%2B%2F%3D%26%3F");
+  EXPECT_EQ(percent_encode("中"), "%E4%B8%AD");
 }
 
 TEST(WebhookFormat, TypeNames) {

@@ -9,6 +9,8 @@ namespace gpurent {
 void add_simulate_command(CLI::App& app, CliContext& ctx);
 // rate -f scenario.yaml (rate_command.cc).
 void add_rate_command(CLI::App& app, CliContext& ctx);
+// invoices show (invoice_commands.cc).
+void add_invoice_commands(CLI::App& app, CliContext& ctx);
 
 static void add_global_flags(CLI::App& app, CliContext& ctx) {
   GlobalFlags& g = ctx.flags;
@@ -46,6 +48,7 @@ int run_cli(const std::vector<std::string>& args, const CliIo& io) {
   add_serve_command(app, ctx);
   add_simulate_command(app, ctx);
   add_rate_command(app, ctx);
+  add_invoice_commands(app, ctx);
   app.add_subcommand("version", "print the version of this gpurent binary")->callback([&ctx] {
     ctx.action = [&ctx] {
       ctx.out() << "gpurent " << kGpurentVersion << '\n';

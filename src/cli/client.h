@@ -77,7 +77,8 @@ class ApiClient {
   ApiClient& operator=(const ApiClient&) = delete;
 
   // `path` is relative to /api/v1 and already encoded ("/nodes/nod_0123"). Results: the response
-  // body as JSON (null when the server sent none, e.g. 204).
+  // body as JSON (null when the server sent none, e.g. 204; a string holding the text of a
+  // text/csv export).
   ApiResult<json> get(const std::string& path, const Query& query = {});
   ApiResult<json> post(const std::string& path, const json& body);
   ApiResult<json> put(const std::string& path, const json& body);

@@ -48,6 +48,23 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--cold-start-ms", s.cold_start_ms, "simulated executor: admitted jobs start running after this")
       ->check(CLI::Range(int64_t{0}, int64_t{3600000}))
       ->capture_default_str();
+  cmd->add_option("--usage-retention-hours", s.usage_retention_hours,
+                  "keep raw usage samples this long, then roll them up into per-minute rows (0: every finished minute)")
+      ->check(CLI::Range(int64_t{0}, int64_t{24 * 366 * 10}))
+      ->capture_default_str();
+  cmd->add_option("--usage-rollup-interval-s", s.usage_rollup_interval_s, "seconds between usage rollup passes")
+      ->check(CLI::Range(int64_t{1}, int64_t{86400}))
+      ->capture_default_str();
+  cmd->add_option("--dcgm-target", s.dcgm_targets,
+                  "scrape an NVIDIA dcgm-exporter into usage: URL@NODE, e.g. http://10.0.0.7:9400/metrics@node-7 "
+                  "(repeatable; NODE is a node id or name, the exporter's gpu label is the GPU index)");
+  cmd->add_option("--dcgm-interval-s", s.dcgm_interval_s, "seconds between DCGM scrapes")
+      ->check(CLI::Range(int64_t{1}, int64_t{3600}))
+      ->capture_default_str();
+  cmd->add_option("--firewall-interval-s", s.firewall_interval_s,
+                  "seconds between cost-firewall evaluations (alerts, webhooks, budget holds); 0 = off")
+      ->check(CLI::Range(int64_t{0}, int64_t{86400}))
+      ->capture_default_str();
   cmd->add_option("--log-level", s.log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();

@@ -186,6 +186,69 @@ std::vector<ResourceView> build_views() {
                true,
                nullptr});
 
+  v.push_back({"contracts",
+               "contract",
+               "what a tenant signed with a supplier: offers, clauses, reserved commitments",
+               {col("NAME", "name"),
+                col("TENANT", "tenant"),
+                col("SUPPLIER", "supplier"),
+                col("CURRENCY", "currency"),
+                {"OFFERS", Align::kRight,
+                 [](const json& d, TimeMs) {
+                   const json& n = at_path(d, "offers");
+                   return n.is_array() ? std::to_string(n.size()) : std::string();
+                 }},
+                {"COMMITTED_GPUS", Align::kRight,
+                 [](const json& d, TimeMs) {
+                   int64_t g = 0;
+                   for (const auto& c : at_path(d, "commitments")) g += c.value("gpus", int64_t{0});
+                   return std::to_string(g);
+                 }},
+                col("STARTS_AT", "starts_at")},
+               {"tenant", "supplier", "name"},
+               true,
+               true,
+               true,
+               nullptr});
+
+  v.push_back({"allocations",
+               "allocation",
+               "the allocation ledger: each run of a job on GPUs, the offer it is billed under",
+               {col("ID", "id"),
+                col("JOB", "job"),
+                col("MODE", "billing_mode"),
+                {"GPUS", Align::kRight,
+                 [](const json& d, TimeMs) {
+                   const int64_t m = d.value("gpu_milli", int64_t{0});
+                   return m % 1000 == 0 ? std::to_string(m / 1000) : std::to_string(m) + "m";
+                 }},
+                col("RUNNING_AT", "running_at"),
+                col("ENDED_AT", "ended_at"),
+                col("STATE", "state"),
+                col("END_REASON", "end_reason")},
+               {"tenant", "project", "supplier", "state"},
+               false,
+               false,
+               false,
+               nullptr});
+
+  v.push_back({"alerts",
+               "alert",
+               "the cost firewall's alerts: card daily cost, storage I/O share, egress freeze, budget hold",
+               {col("KIND", "kind"),
+                col("SEVERITY", "severity"),
+                col("PROJECT", "project"),
+                col("SUBJECT", "subject"),
+                {"MEASURED", Align::kRight,
+                 [](const json& d, TimeMs) { return text(d, "measured") + " / " + text(d, "threshold") + " " + text(d, "unit"); }},
+                col("STATE", "state"),
+                col("MESSAGE", "message_en")},
+               {"tenant", "project", "state"},
+               false,
+               false,
+               false,
+               nullptr});
+
   v.push_back({"faults",
                "fault",
                "node failures that hit jobs, recorded by the scheduler",

@@ -286,6 +286,36 @@ std::vector<DemoObject> demand_objects() {
                     {"note", "12-month reserved commitment (包年), 64 Ascend 910B"}},
                    ""});
   }
+  // Contracts: what the two tenants signed. The reserved commitments are billed whether used or
+  // not; their runs are covered, the rest is rated on-demand (docs/billing.md).
+  out.push_back({"contracts",
+                 {{"name", "qingyun-huadong-2027"},
+                  {"tenant", "qingyun-tech"},
+                  {"supplier", "huadong-aidc"},
+                  {"offers", {"huadong-aidc-ascend-910b-64gb-cn-east", "huadong-aidc-a100-sxm4-80gb-cn-east"}},
+                  {"currency", "CNY"},
+                  {"starts_at", "2026-11-01T00:00:00Z"},
+                  {"commitments",
+                   {{{"name", "910b-64-12m"},
+                     {"offer", "huadong-aidc-ascend-910b-64gb-cn-east"},
+                     {"gpus", 64},
+                     {"term_months", 12},
+                     {"starts_at", "2026-11-01T00:00:00Z"}}}}},
+                 ""});
+  out.push_back({"contracts",
+                 {{"name", "aurora-lambda-h100"},
+                  {"tenant", "aurora-ai"},
+                  {"supplier", "lambda"},
+                  {"offers", {"lambda-h100-sxm5-80gb-us-south-1"}},
+                  {"currency", "USD"},
+                  {"starts_at", "2026-11-01T00:00:00Z"},
+                  {"commitments",
+                   {{{"name", "h100-32-1m"},
+                     {"offer", "lambda-h100-sxm5-80gb-us-south-1"},
+                     {"gpus", 32},
+                     {"term_months", 1},
+                     {"starts_at", "2026-11-01T00:00:00Z"}}}}},
+                 ""});
   for (const Job& j : aurora_jobs()) out.push_back({"jobs", job_body(j), "aurora-ai"});
   for (const Job& j : qingyun_jobs()) out.push_back({"jobs", job_body(j), "qingyun-tech"});
   return out;

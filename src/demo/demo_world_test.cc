@@ -11,6 +11,7 @@
 #include <set>
 
 #include "model/job.h"
+#include "model/contract.h"
 #include "model/reservation.h"
 #include "model/node.h"
 #include "model/offer.h"
@@ -70,7 +71,7 @@ class DemoWorldTest : public ::testing::Test {
   // the references the server resolves: each must name an object created before it.
   static void validate(const DemoWorld& w, Seen& s) {
     const std::vector<std::string> order = {"suppliers", "nodes", "offers", "tenants", "users", "projects",
-                                            "reservations", "jobs"};
+                                            "reservations", "contracts", "jobs"};
     size_t rank = 0;
     std::map<std::string, std::set<std::string>> names;  // kind -> names (unique across scopes: no ambiguity)
     for (const DemoObject& o : w.objects) {
@@ -139,6 +140,18 @@ class DemoWorldTest : public ::testing::Test {
         ASSERT_TRUE(r) << reason(r.error());
         EXPECT_EQ(r->tenant, o.as_tenant);
         s.projects[r->name] = {o.as_tenant, *r};
+      } else if (o.kind == "contracts") {
+        EXPECT_TRUE(o.as_tenant.empty()) << "contracts are the operator's to create";
+        auto r = parse_contract(o.body);
+        ASSERT_TRUE(r) << reason(r.error());
+        EXPECT_TRUE(s.tenants.count(r->tenant)) << "unknown tenant";
+        EXPECT_TRUE(s.suppliers.count(r->supplier)) << "unknown supplier";
+        for (const std::string& name : r->offers) {
+          bool known = false;
+          for (const Offer& off : s.offers)
+            known = known || (off.name == name && off.supplier == r->supplier && off.currency == r->currency);
+          EXPECT_TRUE(known) << "offer " << name << " is not the supplier's, or not in the contract currency";
+        }
       } else if (o.kind == "reservations") {
         EXPECT_TRUE(o.as_tenant.empty()) << "reservations are the operator's to create";
         auto r = parse_reservation(o.body);

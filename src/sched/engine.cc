@@ -153,7 +153,7 @@ Status SchedEngine::set_node_reservation(const std::string& node, const std::str
 void SchedEngine::set_project(const SchedProject& p) {
   auto it = impl_->projects.find(p.id);
   if (it != impl_->projects.end() && it->second.quota == p.quota && it->second.name == p.name &&
-      it->second.tenant == p.tenant)
+      it->second.tenant == p.tenant && it->second.hold == p.hold)
     return;
   impl_->projects[p.id] = p;
   ++impl_->epoch;

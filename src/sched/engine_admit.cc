@@ -35,6 +35,10 @@ Admission SchedEngine::Impl::admit(const EngineJob& ej, int64_t replicas) const 
     return a;
   }
   const SchedProject& p = pit->second;
+  if (!p.hold.empty()) {
+    a.reason = p.hold;
+    return a;
+  }
   static const Usage kNone;
   auto uit = project_usage.find(p.id);
   const Usage& used = uit == project_usage.end() ? kNone : uit->second;

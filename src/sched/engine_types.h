@@ -67,6 +67,9 @@ struct SchedProject {
   std::string name;     // for reasons ("quota: project vision uses ...")
   std::string tenant;
   Quota quota;
+  // Non-empty: the project's jobs are not admitted (a budget hold by the cost firewall); the text
+  // is their pending reason. Running jobs keep running.
+  std::string hold;
 };
 
 // What the default policy does; every knob is named in docs/scheduler.md.

@@ -34,6 +34,7 @@ struct Step {
   std::vector<std::string> finish;
   std::optional<std::string> fail_node, fail_reason, restore_node;
   std::map<std::string, std::string> reserve;
+  std::map<std::string, std::string> hold;  // project -> hold reason ("" lifts the hold)
   Expect expect;
 };
 
@@ -191,6 +192,8 @@ Result<Scenario> parse(const json& doc, const GpuCatalog& catalog) {
     step.restore_node = st.opt_str("restore_node", kName);
     if (const json* r = st.raw("reserve"); r && r->is_object())
       for (const auto& [k, v] : r->items()) step.reserve[k] = v.is_string() ? v.get<std::string>() : "";
+    if (const json* h = st.raw("hold"); h && h->is_object())
+      for (const auto& [k, v] : h->items()) step.hold[k] = v.is_string() ? v.get<std::string>() : "";
     st.object("expect", false, [&](Fields& e) { parse_expect(e, step.expect); });
     st.finish();
     s.steps.push_back(std::move(step));
@@ -245,6 +248,15 @@ Result<ScenarioResult> run_scenario(const std::string& yaml_text, const GpuCatal
       if (!live.count(id)) fail("finish: unknown job " + id);
       engine.remove(id);
       live.erase(id);
+    }
+    for (const auto& [project, why] : st.hold) {
+      auto it = std::find_if(s.projects.begin(), s.projects.end(), [&](const SchedProject& p) { return p.name == project; });
+      if (it == s.projects.end()) {
+        fail("hold: unknown project " + project);
+        continue;
+      }
+      it->hold = why;
+      engine.set_project(*it);
     }
     for (const auto& [node, tenant] : st.reserve)
       if (auto x = engine.set_node_reservation(node, tenant); !x) fail(x.error().message);

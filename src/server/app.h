@@ -54,5 +54,9 @@ void register_token_routes(App& app, httplib::Server& srv);
 void register_job_routes(App& app, httplib::Server& srv);
 void register_fault_routes(App& app, httplib::Server& srv);
 void register_reservation_routes(App& app, httplib::Server& srv);
+void register_usage_routes(App& app, httplib::Server& srv);
+void register_contract_routes(App& app, httplib::Server& srv);  // contracts, allocations
+void register_invoice_routes(App& app, httplib::Server& srv);
+void register_alert_routes(App& app, httplib::Server& srv);  // alerts, webhooks
 
 }  // namespace gpurent

@@ -18,6 +18,7 @@
 #include "server/bootstrap.h"
 #include "server/http_util.h"
 #include "server/resources.h"
+#include "server/cost_firewall.h"
 #include "server/scheduler_service.h"
 #include "server/seed.h"
 #include "store/store_test_util.h"
@@ -82,6 +83,16 @@ const std::set<Op> kServerRoutes = {
     {"PUT", "/api/v1/faults/{ref}"}, {"DELETE", "/api/v1/faults/{ref}"},
     {"GET", "/api/v1/reservations"}, {"POST", "/api/v1/reservations"}, {"GET", "/api/v1/reservations/{ref}"},
     {"PUT", "/api/v1/reservations/{ref}"}, {"DELETE", "/api/v1/reservations/{ref}"},
+    {"POST", "/api/v1/usage"}, {"GET", "/api/v1/usage/gpus"}, {"GET", "/api/v1/usage/jobs"},
+    {"GET", "/api/v1/contracts"}, {"POST", "/api/v1/contracts"}, {"GET", "/api/v1/contracts/{ref}"},
+    {"PUT", "/api/v1/contracts/{ref}"}, {"DELETE", "/api/v1/contracts/{ref}"},
+    {"GET", "/api/v1/allocations"}, {"POST", "/api/v1/allocations"}, {"GET", "/api/v1/allocations/{ref}"},
+    {"PUT", "/api/v1/allocations/{ref}"}, {"DELETE", "/api/v1/allocations/{ref}"},
+    {"GET", "/api/v1/alerts"}, {"POST", "/api/v1/alerts"}, {"GET", "/api/v1/alerts/{ref}"},
+    {"PUT", "/api/v1/alerts/{ref}"}, {"DELETE", "/api/v1/alerts/{ref}"}, {"POST", "/api/v1/alerts/{ref}/lift"},
+    {"GET", "/api/v1/webhooks"}, {"POST", "/api/v1/webhooks"}, {"GET", "/api/v1/webhooks/{ref}"},
+    {"DELETE", "/api/v1/webhooks/{ref}"},
+    {"GET", "/api/v1/invoices"}, {"GET", "/api/v1/reports/reconciliation"},
 };
 const std::set<std::string> kOpenPaths = {"/healthz", "/readyz", "/metrics", "/api/v1/openapi.json"};
 
@@ -252,6 +263,7 @@ class LiveServer {
         loop_(*store_),
         app_{*store_, catalog_, loop_, clock_, metrics_, opts_, kinds_} {
     opts_.db_path = dir_.file("db");  // the demo seeding writes its tokens file beside it
+    opts_.cold_start_ms = 0;          // admitted jobs run at the next tick: the ledger gets runs
     spdlog::set_level(spdlog::level::warn);  // no access log lines in the test output
     register_all_routes(app_, srv_);
     port_ = srv_.bind_to_any_port("127.0.0.1");
@@ -287,6 +299,20 @@ class LiveServer {
     n["state_reason"] = "openapi test: Xid 79";
     ASSERT_EQ(call("PUT", "/api/v1/nodes/" + node, tok, n.dump()).status, 200);
     ASSERT_TRUE(sched.run_once().ok());
+  }
+
+  // Gives a demo project a zero budget and runs the cost firewall once, so alerts exist.
+  void raise_alerts(const std::string& tok) {
+    Reply projects = call("GET", "/api/v1/projects?limit=1", tok);
+    ASSERT_FALSE(projects.body["items"].empty());
+    const std::string quota = "/api/v1/projects/" + projects.body["items"][0]["id"].get<std::string>() + "/quota";
+    json q = call("GET", quota, tok).body;
+    q["monthly_budget"] = "0.00";
+    ASSERT_EQ(call("PUT", quota, tok, q.dump()).status, 200);
+    CostFirewall firewall(app_, 0);
+    auto raised = firewall.run_once(clock_.now());
+    ASSERT_TRUE(raised.ok()) << raised.error().message;
+    ASSERT_GT(*raised, 0);
   }
 
   Reply call(const std::string& method, const std::string& path, const std::string& token = "",
@@ -334,7 +360,7 @@ std::string concrete(std::string path) {
 
 TEST(OpenApi, KindsAndListFiltersMatchTheRegisteredSpecs) {
   LiveServer srv;
-  ASSERT_EQ(srv.kinds().size(), 9u);
+  ASSERT_EQ(srv.kinds().size(), 12u);
   for (const auto& [kind, spec] : srv.kinds()) {
     const std::string base = "/api/v1/" + kind;
     std::set<std::string> params, expected = {"limit", "after"};
@@ -394,6 +420,7 @@ TEST(OpenApi, LiveResponsesMatchTheDocument) {
   LiveServer srv;
   const std::string tok = srv.seed();
   srv.schedule_and_fail_a_node(tok);
+  srv.raise_alerts(tok);
   for (const char* p : {"/healthz", "/readyz", "/metrics", "/api/v1/openapi.json"})
     expect_documented(srv.call("GET", p), "GET", p);
   expect_documented(srv.call("GET", "/api/v1/gpu-models?vendor=nvidia&form_factor=sxm", tok), "GET",
@@ -473,6 +500,78 @@ TEST(OpenApi, LiveResponsesMatchTheDocument) {
   expect_documented(srv.call("DELETE", "/api/v1/tokens/" + minted.body["id"].get<std::string>(), tok), "DELETE",
                     "/api/v1/tokens/{id}");
   expect_documented(srv.call("DELETE", "/api/v1/tokens/tok_0000000000000000", tok), "DELETE", "/api/v1/tokens/{id}");
+}
+
+TEST(OpenApi, UsageResponsesMatchTheDocument) {
+  LiveServer srv;
+  const std::string tok = srv.seed();
+  const json node = srv.call("GET", "/api/v1/nodes?limit=1", tok).body["items"][0];
+  const json job = srv.call("GET", "/api/v1/jobs?limit=1", tok).body["items"][0];
+  const TimeMs at = (SystemClock().now() - 3600'000) / 60'000 * 60'000;
+  json batch = {{"idempotency_key", "openapi-1"},
+                {"gpu_samples", {{{"at", format_rfc3339(at)}, {"node", node["id"]}, {"gpu", 0}, {"utilization_pct", 50},
+                                  {"power_mw", 300000}}}},
+                {"job_samples", {{{"at", format_rfc3339(at)}, {"job", job["id"]}, {"egress_bytes", 10}}}}};
+  Reply created = srv.call("POST", "/api/v1/usage", tok, batch.dump());
+  EXPECT_EQ(created.status, 201);
+  expect_documented(created, "POST", "/api/v1/usage");
+  expect_documented(srv.call("POST", "/api/v1/usage", tok, batch.dump()), "POST", "/api/v1/usage");  // 200 duplicate
+  batch["job_samples"][0]["egress_bytes"] = 11;
+  expect_documented(srv.call("POST", "/api/v1/usage", tok, batch.dump()), "POST", "/api/v1/usage");  // 409
+  expect_documented(srv.call("POST", "/api/v1/usage", tok, R"({"idempotency_key": "x"})"), "POST", "/api/v1/usage");
+  expect_documented(srv.call("POST", "/api/v1/usage", tok, "{"), "POST", "/api/v1/usage");
+  const std::string range = "&from=" + format_rfc3339(at) + "&to=" + format_rfc3339(at + 60'000);
+  Reply series = srv.call("GET", "/api/v1/usage/gpus?node=" + node["id"].get<std::string>() + "&gpu=0" + range, tok);
+  EXPECT_EQ(series.body["points"].size(), 1u);
+  expect_documented(series, "GET", "/api/v1/usage/gpus");
+  expect_documented(srv.call("GET", "/api/v1/usage/gpus?node=nope&gpu=0", tok), "GET", "/api/v1/usage/gpus");
+  expect_documented(srv.call("GET", "/api/v1/usage/gpus?gpu=0", tok), "GET", "/api/v1/usage/gpus");
+  Reply usage = srv.call("GET", "/api/v1/usage/jobs?job=" + job["id"].get<std::string>() + range, tok);
+  EXPECT_EQ(usage.body["totals"]["egress_bytes"], 10);
+  expect_documented(usage, "GET", "/api/v1/usage/jobs");
+  expect_documented(srv.call("GET", "/api/v1/usage/jobs?tenant=" + job["tenant_id"].get<std::string>() + range, tok),
+                    "GET", "/api/v1/usage/jobs");
+  expect_documented(srv.call("GET", "/api/v1/usage/jobs?job=a&project=b", tok), "GET", "/api/v1/usage/jobs");
+
+}
+
+
+TEST(OpenApi, BillingResponsesMatchTheDocument) {
+  LiveServer srv;
+  const std::string tok = srv.seed();
+  srv.schedule_and_fail_a_node(tok);
+  srv.raise_alerts(tok);
+  // Billing: invoices (JSON and CSV), reconciliation, alerts and their lift, webhooks.
+  const std::string tenant_ref = srv.call("GET", "/api/v1/allocations?limit=1", tok).body["items"][0]["tenant_id"];
+  const std::string month = format_rfc3339(SystemClock().now()).substr(0, 7);
+  Reply inv = srv.call("GET", "/api/v1/invoices?tenant=" + tenant_ref + "&month=" + month, tok);
+  EXPECT_EQ(inv.status, 200);
+  EXPECT_FALSE(inv.body["sections"].empty()) << "the demo's runs are billed";
+  expect_documented(inv, "GET", "/api/v1/invoices");
+  expect_documented(srv.call("GET", "/api/v1/invoices?tenant=" + tenant_ref + "&month=" + month + "&format=csv", tok),
+                    "GET", "/api/v1/invoices");
+  expect_documented(srv.call("GET", "/api/v1/invoices?tenant=" + tenant_ref + "&month=13", tok), "GET", "/api/v1/invoices");
+  expect_documented(srv.call("GET", "/api/v1/invoices?month=" + month, tok), "GET", "/api/v1/invoices");
+  Reply rec = srv.call("GET", "/api/v1/reports/reconciliation?tenant=" + tenant_ref + "&month=" + month, tok);
+  EXPECT_EQ(rec.status, 200);
+  expect_documented(rec, "GET", "/api/v1/reports/reconciliation");
+  Reply alerts = srv.call("GET", "/api/v1/alerts?state=active", tok);
+  ASSERT_FALSE(alerts.body["items"].empty());
+  const std::string alert = "/api/v1/alerts/" + alerts.body["items"][0]["id"].get<std::string>();
+  Reply lifted = srv.call("POST", alert + "/lift", tok);
+  EXPECT_EQ(lifted.status, 200);
+  expect_documented(lifted, "POST", "/api/v1/alerts/{ref}/lift");
+  expect_documented(srv.call("POST", alert + "/lift", tok), "POST", "/api/v1/alerts/{ref}/lift");  // 409
+  Reply hook = srv.call("POST", "/api/v1/webhooks", tok,
+                        R"({"name": "ops", "type": "feishu", "url": "https://open.feishu.cn/open-apis/bot/v2/hook/x", "secret": "s"})");
+  EXPECT_EQ(hook.status, 201);
+  expect_documented(hook, "POST", "/api/v1/webhooks");
+  expect_documented(srv.call("POST", "/api/v1/webhooks", tok, R"({"name": "bad", "type": "wecom", "url": "ftp://x"})"),
+                    "POST", "/api/v1/webhooks");
+  expect_documented(srv.call("GET", "/api/v1/webhooks", tok), "GET", "/api/v1/webhooks");
+  expect_documented(srv.call("GET", "/api/v1/webhooks/ops", tok), "GET", "/api/v1/webhooks/{ref}");
+  expect_documented(srv.call("DELETE", "/api/v1/webhooks/ops", tok), "DELETE", "/api/v1/webhooks/{ref}");
+  expect_documented(srv.call("GET", "/api/v1/webhooks/ops", tok), "GET", "/api/v1/webhooks/{ref}");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "model/project.h"
 #include "server/http_util.h"
+#include "server/allocation_ledger.h"
 #include "server/resources.h"
 
 namespace gpurent {
@@ -122,10 +123,12 @@ void register_job_routes(App& app, httplib::Server& srv) {
             if (auto s = check_transition(status->state, JobState::kCancelled); !s) return s;
             TimeMs now = app.clock.now();
             std::string from = job_state_name(status->state);
+            const JobStatus before = *status;
             status->state = JobState::kCancelled;
             status->reason = reason;
             status->updated_at = now;
             status->placement.clear();
+            if (auto s = sync_allocation(tx, *cur, before, *status, now); !s) return s;
             Record r = *cur;
             r.body["status"] = to_json(*status);
             r.state = "cancelled";

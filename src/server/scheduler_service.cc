@@ -1,5 +1,8 @@
 #include "server/scheduler_service.h"
 
+#include "server/allocation_ledger.h"
+#include "server/cost_firewall.h"
+
 #include <spdlog/spdlog.h>
 
 #include <functional>
@@ -13,18 +16,6 @@
 
 namespace gpurent {
 namespace {
-
-Result<std::vector<Record>> list_all(StoreTx& tx, const std::string& kind, std::map<std::string, std::string> eq = {}) {
-  std::vector<Record> out;
-  ListQuery q{kind, std::move(eq), "", 1000};
-  for (;;) {
-    auto page = tx.list(q);
-    if (!page) return page.error();
-    for (auto& r : page->items) out.push_back(std::move(r));
-    if (page->next_after.empty()) return out;
-    q.after_id = page->next_after;
-  }
-}
 
 Result<Currency> tenant_currency(StoreTx& tx, const std::string& tenant_id) {
   auto t = tx.get("tenants", tenant_id);
@@ -87,6 +78,7 @@ Status write_status(StoreTx& tx, Record r, const JobStatus& st, bool event, Time
   auto old = parse_job_status(r.body.value("status", json::object()), "status");
   if (!old) return old.error();
   const std::string from = job_state_name(old->state);
+  if (auto s = sync_allocation(tx, r, *old, st, now); !s) return s;
   r.body["status"] = to_json(st);
   r.state = job_state_name(st.state);
   r.updated_at = now;
@@ -254,13 +246,17 @@ Status SchedulerService::sync_reservations(StoreTx& tx, TimeMs now) {
 Status SchedulerService::sync_projects(StoreTx& tx) {
   auto projects = list_all(tx, "projects");
   if (!projects) return projects.error();
+  auto holds = budget_holds(tx);  // the cost firewall's budget holds
+  if (!holds) return holds.error();
   for (const Record& r : *projects) {
     auto cur = tenant_currency(tx, r.tenant_id);
     if (!cur) return cur.error();
     auto p = parse_project(r.body, *cur);
     if (!p) return p.error();
     p->tenant_id = r.tenant_id;
-    engine_->set_project(to_sched_project(*p, r.id));
+    SchedProject sp = to_sched_project(*p, r.id);
+    if (auto h = holds->find(r.id); h != holds->end()) sp.hold = h->second;
+    engine_->set_project(sp);
   }
   return ok_status();
 }

@@ -12,6 +12,8 @@
 #include "demo/demo_world.h"
 #include "server/app.h"
 #include "server/bootstrap.h"
+#include "server/cost_firewall.h"
+#include "server/dcgm_scraper.h"
 #include "server/http_util.h"
 #include "server/resources.h"
 #include "sched/sched_config.h"
@@ -33,6 +35,10 @@ void register_all_routes(App& app, httplib::Server& srv) {
   register_job_routes(app, srv);
   register_fault_routes(app, srv);
   register_reservation_routes(app, srv);
+  register_usage_routes(app, srv);
+  register_contract_routes(app, srv);
+  register_invoice_routes(app, srv);
+  register_alert_routes(app, srv);  // alerts, webhooks
 }
 
 static void setup_logging(const std::string& level) {
@@ -55,6 +61,12 @@ int run_server(const ServerOptions& opts) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   setup_logging(opts.log_level);
   SystemClock clock;
+  for (const auto& t : opts.dcgm_targets) {
+    if (auto parsed = parse_dcgm_target(t); !parsed) {
+      std::cerr << "error: --" << parsed.error().message << "\n";
+      return 2;
+    }
+  }
 
   std::filesystem::path db(opts.db_path);
   if (db.has_parent_path()) {
@@ -172,7 +184,17 @@ int run_server(const ServerOptions& opts) {
 
   SchedulerService scheduler(app, sched_config);
   if (opts.scheduler) scheduler.start();
+  UsageBackground usage(app);  // DCGM scrapes and the usage rollup
+  if (auto s = usage.start(opts.dcgm_targets); !s) {
+    std::cerr << "error: " << s.error().message << "\n";
+    scheduler.stop();
+    return 2;
+  }
+  CostFirewall firewall(app, opts.firewall_interval_s * 1000);
+  if (opts.firewall_interval_s > 0) firewall.start();
   bool ok = srv.listen_after_bind();
+  firewall.stop();
+  usage.stop();
   scheduler.stop();
   loop.stop();
   log_event({{"event", "stopped"}});

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace gpurent {
 
@@ -28,6 +30,15 @@ struct ServerOptions {
   int64_t spot_notice_s = 30;
   int64_t cold_start_ms = 2000;       // simulated executor: admitted -> running after this long
   std::string sched_config_path;      // YAML policy knobs (sched/sched_config.h); flags above are the defaults
+  // Usage metering (docs/resources/usage.md): raw samples older than the retention window are
+  // rolled up into per-minute rows every rollup interval; 0 hours rolls up every finished minute.
+  int64_t usage_retention_hours = 168;
+  int64_t usage_rollup_interval_s = 300;
+  std::vector<std::string> dcgm_targets;  // "URL@NODE": dcgm-exporter endpoints scraped into usage
+  int64_t dcgm_interval_s = 15;
+  // Cost firewall (docs/billing.md#cost-firewall): rate every tenant's month to date this often,
+  // raise alerts, deliver them to webhooks, hold over-budget projects. 0 = off.
+  int64_t firewall_interval_s = 60;
 };
 
 // Runs until SIGINT or SIGTERM. Prints one JSON line {"event":"listening","url":...,"admin_token_file":...}

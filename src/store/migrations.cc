@@ -95,8 +95,96 @@ CREATE TABLE audit_log (
 CREATE INDEX audit_log_by_kind ON audit_log (kind, seq);
 )sql";
 
+// Usage metering (docs/resources/usage.md). Raw samples are keyed so that one GPU's (one job's)
+// rows are one contiguous key range in time order: series reads and the rollup are range scans.
+// WITHOUT ROWID: the key is the row's natural order and the rows are small. `batch` (the
+// usage_batches seq) keeps equal times from different batches apart. usage_gpus / usage_jobs list
+// what has raw rows and since when (raw_from, NULL when none), so the rollup visits only those
+// instead of scanning the sample tables; usage_jobs also carries each job's tenant and project for
+// per-tenant and per-project totals. Minutes keep count/sum/max per metric so they merge exactly.
+constexpr const char* kV2 = R"sql(
+CREATE TABLE usage_batches (
+  seq             INTEGER PRIMARY KEY,
+  idempotency_key TEXT NOT NULL UNIQUE,
+  content_sha256  TEXT NOT NULL,
+  received_at     INTEGER NOT NULL,
+  submitted_by    TEXT NOT NULL DEFAULT '',
+  gpu_samples     INTEGER NOT NULL CHECK (gpu_samples >= 0),
+  job_samples     INTEGER NOT NULL CHECK (job_samples >= 0)
+) STRICT;
+CREATE INDEX usage_batches_by_received ON usage_batches (received_at);
+
+CREATE TABLE usage_gpu_samples (
+  node_id              TEXT NOT NULL,
+  gpu                  INTEGER NOT NULL,
+  at                   INTEGER NOT NULL,
+  batch                INTEGER NOT NULL,
+  utilization_pct      INTEGER NOT NULL,
+  memory_used_mib      INTEGER,
+  power_mw             INTEGER,
+  sm_clock_mhz         INTEGER,
+  gr_engine_active_pct INTEGER,
+  PRIMARY KEY (node_id, gpu, at, batch)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE usage_job_samples (
+  job_id           TEXT NOT NULL,
+  at               INTEGER NOT NULL,
+  batch            INTEGER NOT NULL,
+  ord              INTEGER NOT NULL,
+  storage_io_bytes INTEGER NOT NULL,
+  egress_bytes     INTEGER NOT NULL,
+  input_tokens     INTEGER NOT NULL,
+  output_tokens    INTEGER NOT NULL,
+  requests         INTEGER NOT NULL,
+  PRIMARY KEY (job_id, at, batch, ord)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE usage_gpus (
+  node_id  TEXT NOT NULL,
+  gpu      INTEGER NOT NULL,
+  raw_from INTEGER,
+  PRIMARY KEY (node_id, gpu)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE usage_jobs (
+  job_id     TEXT NOT NULL PRIMARY KEY,
+  tenant_id  TEXT NOT NULL,
+  project_id TEXT NOT NULL,
+  raw_from   INTEGER
+) STRICT, WITHOUT ROWID;
+CREATE INDEX usage_jobs_by_tenant ON usage_jobs (tenant_id, job_id);
+CREATE INDEX usage_jobs_by_project ON usage_jobs (project_id, job_id);
+
+CREATE TABLE usage_gpu_minutes (
+  node_id   TEXT NOT NULL,
+  gpu       INTEGER NOT NULL,
+  minute    INTEGER NOT NULL,
+  samples   INTEGER NOT NULL,
+  util_sum  INTEGER NOT NULL, util_max  INTEGER NOT NULL,
+  mem_n     INTEGER NOT NULL, mem_sum   INTEGER NOT NULL, mem_max   INTEGER NOT NULL,
+  power_n   INTEGER NOT NULL, power_sum INTEGER NOT NULL, power_max INTEGER NOT NULL,
+  clock_n   INTEGER NOT NULL, clock_sum INTEGER NOT NULL, clock_max INTEGER NOT NULL,
+  gr_n      INTEGER NOT NULL, gr_sum    INTEGER NOT NULL, gr_max    INTEGER NOT NULL,
+  PRIMARY KEY (node_id, gpu, minute)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE usage_job_minutes (
+  job_id           TEXT NOT NULL,
+  minute           INTEGER NOT NULL,
+  samples          INTEGER NOT NULL,
+  storage_io_bytes INTEGER NOT NULL,
+  egress_bytes     INTEGER NOT NULL,
+  input_tokens     INTEGER NOT NULL,
+  output_tokens    INTEGER NOT NULL,
+  requests         INTEGER NOT NULL,
+  PRIMARY KEY (job_id, minute)
+) STRICT, WITHOUT ROWID;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "objects, api_tokens, job_events, audit_log", kV1},
+    {2, "usage: ingest batches, raw GPU and job samples, per-minute rollups", kV2},
 };
 
 constexpr const char* kBootstrap =

@@ -10,6 +10,7 @@
 
 #include "store/migrations.h"
 #include "store/sqlite_queries.h"
+#include "store/sqlite_usage.h"
 #include "store/store.h"
 
 namespace gpurent {
@@ -95,6 +96,12 @@ class SqliteTx final : public StoreTx {
   Status append_audit(const AuditEntry& a) override {
     return guarded([&] { return gpurent::append_audit(db_, a); });
   }
+  Result<UsageIngestOutcome> insert_usage_batch(const UsageBatchRows& b) override {
+    return guarded([&] { return gpurent::insert_usage_batch(db_, b); });
+  }
+  Result<UsageRollupStats> roll_up_usage(TimeMs raw_before, TimeMs keys_before) override {
+    return guarded([&] { return gpurent::roll_up_usage(db_, raw_before, keys_before); });
+  }
 
  private:
   template <class F>
@@ -168,6 +175,17 @@ class SqliteStore final : public Store {
   }
   Result<std::vector<AuditEntry>> audit(const std::string& kind, int limit) override {
     return readers_.with([&](Db& db) { return list_audit(db, kind, limit); });
+  }
+  Result<std::vector<GpuUsagePoint>> gpu_usage(const std::string& node_id, int64_t gpu, TimeMs from, TimeMs to,
+                                               int limit) override {
+    return readers_.with([&](Db& db) { return query_gpu_usage(db, node_id, gpu, from, to, limit); });
+  }
+  Result<std::vector<JobUsagePoint>> job_usage(const std::string& job_id, TimeMs from, TimeMs to,
+                                               int limit) override {
+    return readers_.with([&](Db& db) { return query_job_usage(db, job_id, from, to, limit); });
+  }
+  Result<std::vector<JobUsageTotals>> job_usage_totals(const JobUsageFilter& f) override {
+    return readers_.with([&](Db& db) { return query_job_usage_totals(db, f); });
   }
   int schema_version() override { return version_; }
   bool healthy() override { return read_version().ok(); }

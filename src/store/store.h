@@ -19,6 +19,7 @@
 
 #include "core/clock.h"
 #include "core/result.h"
+#include "store/usage_types.h"
 
 namespace gpurent {
 
@@ -102,6 +103,16 @@ class StoreTx {
   virtual Status revoke_user_tokens(const std::string& user_id) = 0;
   virtual Status append_job_event(const JobEvent& e) = 0;
   virtual Status append_audit(const AuditEntry& a) = 0;
+
+  // --- usage (sqlite_usage.cc) ---
+  // Stores a batch of resolved samples under its idempotency key. A key already stored with the
+  // same content_sha256 is a duplicate: nothing is stored and the outcome says so (with the stored
+  // batch's counts); with another digest it is kConflict naming the key.
+  virtual Result<UsageIngestOutcome> insert_usage_batch(const UsageBatchRows& b) = 0;
+  // Folds every raw sample with at < raw_before (floored to a whole minute, so no minute is cut)
+  // into the per-minute tables, merging with minutes already there, and deletes those raw rows;
+  // forgets idempotency keys received before keys_before.
+  virtual Result<UsageRollupStats> roll_up_usage(TimeMs raw_before, TimeMs keys_before) = 0;
 };
 
 class Store {
@@ -119,9 +130,32 @@ class Store {
   virtual Result<std::vector<TokenRow>> tokens(const std::map<std::string, std::string>& eq) = 0;  // user_id/tenant_id
   virtual Result<std::vector<JobEvent>> job_events(const std::string& job_id) = 0;
   virtual Result<std::vector<AuditEntry>> audit(const std::string& kind, int limit) = 0;
+  // Usage reads. Ranges are [from, to); points come in time order (raw samples and rolled-up
+  // minutes merged), at most `limit` of them (1..1000000).
+  virtual Result<std::vector<GpuUsagePoint>> gpu_usage(const std::string& node_id, int64_t gpu, TimeMs from, TimeMs to,
+                                                       int limit) = 0;
+  virtual Result<std::vector<JobUsagePoint>> job_usage(const std::string& job_id, TimeMs from, TimeMs to,
+                                                       int limit) = 0;
+  // Totals per job (jobs with no usage in the range are left out), ordered by job id.
+  virtual Result<std::vector<JobUsageTotals>> job_usage_totals(const JobUsageFilter& f) = 0;
   virtual int schema_version() = 0;
   virtual bool healthy() = 0;  // a trivial read succeeds
 };
+
+// Every record of `kind` matching `eq`, following the pages; `reader` is a Store (any thread) or
+// the StoreTx of a write.
+template <class Reader>
+Result<std::vector<Record>> list_all(Reader& reader, const std::string& kind, std::map<std::string, std::string> eq = {}) {
+  std::vector<Record> out;
+  ListQuery q{kind, std::move(eq), "", 1000};
+  for (;;) {
+    auto page = reader.list(q);
+    if (!page) return page.error();
+    for (auto& r : page->items) out.push_back(std::move(r));
+    if (page->next_after.empty()) return out;
+    q.after_id = page->next_after;
+  }
+}
 
 struct SqliteOptions {
   std::string path;           // file path; created if missing

@@ -1,0 +1,79 @@
+// `gpurent invoices show --month 2026-11`: a tenant's invoice (GET /api/v1/invoices) as a table
+// per contract section with totals per currency, as JSON (-o json), or exported as CSV or FinOps
+// FOCUS columns (--export csv|focus).
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/output.h"
+
+namespace gpurent {
+namespace {
+
+struct InvoiceOpts {
+  std::string tenant, month, from, to, export_format;
+};
+
+void print_invoice(std::ostream& out, const json& inv) {
+  out << "tenant   " << inv.value("tenant", "") << "\n"
+      << "period   " << at_path(inv, "period/from").get<std::string>() << " .. "
+      << at_path(inv, "period/to").get<std::string>() << "\n";
+  for (const auto& s : inv.value("sections", json::array())) {
+    out << "\n" << s.value("contract", "") << " (" << s.value("currency", "") << ")\n";
+    Table t({{"KIND"}, {"RULE"}, {"PROJECT"}, {"JOB"}, {"QUANTITY", Align::kRight}, {"UNIT"}, {"UNIT PRICE", Align::kRight},
+             {"PER"}, {"AMOUNT", Align::kRight}});
+    for (const auto& l : s.value("lines", json::array()))
+      t.add_row({l.value("kind", ""), l.value("rule", ""), l.value("project", ""), l.value("job", ""),
+                 l.value("quantity", ""), l.value("unit", ""), l.value("unit_price", ""), l.value("price_unit", ""),
+                 l.value("amount", "")});
+    t.print(out, 2);
+    out << "  total " << at_path(s, "totals/total").get<std::string>() << " " << s.value("currency", "") << "\n";
+  }
+  out << "\n";
+  const json totals = inv.value("totals", json::object());
+  for (const auto& [cur, t] : totals.items())
+    out << "charges " << t.value("charges", "") << "  credits " << t.value("credits", "") << "  total "
+        << t.value("total", "") << " " << cur << "\n";
+  if (inv.value("sections", json::array()).empty()) out << "nothing billed in this period\n";
+  const auto unpriced = inv.value("unpriced_allocations", json::array());
+  if (!unpriced.empty())
+    out << "note: " << unpriced.size() << " allocation(s) ran on nodes no offer sells; they are not billed\n";
+}
+
+}  // namespace
+
+void add_invoice_commands(CLI::App& app, CliContext& ctx) {
+  auto* inv = app.add_subcommand("invoices", "a tenant's invoices: lines by project, job, billing mode, fee and credit");
+  inv->require_subcommand(1);
+  auto o = std::make_shared<InvoiceOpts>();
+  auto* show = inv->add_subcommand("show", "rate and show the invoice of a month or a period");
+  show->add_option("--month", o->month, "calendar month, YYYY-MM (UTC)");
+  show->add_option("--from", o->from, "period start (RFC 3339), with --to");
+  show->add_option("--to", o->to, "period end (RFC 3339, exclusive)");
+  show->add_option("--tenant", o->tenant, "tenant id or name (operators; tenant tokens see their own)");
+  show->add_option("--export", o->export_format, "print the lines as csv, or as FinOps FOCUS columns (focus)")
+      ->check(CLI::IsMember({"csv", "focus"}));
+  show->callback([&ctx, o] {
+    ctx.action = [&ctx, o] {
+      if (o->month.empty() == (o->from.empty() || o->to.empty()))
+        return ctx.fail(Error::invalid("--month", "give --month YYYY-MM, or both --from and --to"), kExitUsage);
+      int rc = kExitOk;
+      ApiClient* c = ctx.client(&rc);
+      if (!c) return rc;
+      Query q;
+      if (!o->month.empty()) q.push_back({"month", o->month});
+      if (!o->from.empty()) q.push_back({"from", o->from});
+      if (!o->to.empty()) q.push_back({"to", o->to});
+      if (!o->tenant.empty()) q.push_back({"tenant", o->tenant});
+      if (!o->export_format.empty()) q.push_back({"format", o->export_format});
+      auto r = c->get("/invoices", q);
+      if (!r) return ctx.fail(r.error());
+      if (r->is_string()) {
+        ctx.out() << r->get<std::string>();
+        return kExitOk;
+      }
+      return ctx.emit(*r, [&](std::ostream& out) { print_invoice(out, *r); });
+    };
+  });
+}
+
+}  // namespace gpurent

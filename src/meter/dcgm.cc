@@ -1,0 +1,292 @@
+#include "meter/dcgm.h"
+
+#include <charconv>
+#include <cmath>
+#include <map>
+
+namespace gpurent {
+namespace {
+
+bool name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':'; }
+bool name_char(char c) { return name_start(c) || (c >= '0' && c <= '9'); }
+bool space(char c) { return c == ' ' || c == '\t'; }
+
+Error line_error(size_t line, const std::string& reason) {
+  return Error::invalid("line " + std::to_string(line), reason);
+}
+
+// A cursor over one line.
+struct Cursor {
+  std::string_view s;
+  size_t i = 0;
+  bool done() const { return i >= s.size(); }
+  char peek() const { return done() ? '\0' : s[i]; }
+  void skip_space() {
+    while (!done() && space(s[i])) ++i;
+  }
+  // [A-Za-z_:][A-Za-z0-9_:]* (label names: without ':'; the caller checks).
+  std::string_view name() {
+    size_t b = i;
+    if (done() || !name_start(s[i])) return {};
+    while (!done() && name_char(s[i])) ++i;
+    return s.substr(b, i - b);
+  }
+  std::string_view token() {
+    size_t b = i;
+    while (!done() && !space(s[i])) ++i;
+    return s.substr(b, i - b);
+  }
+};
+
+Result<double> parse_value(std::string_view t, size_t line) {
+  std::string_view v = t;
+  if (!v.empty() && v[0] == '+') v.remove_prefix(1);
+  double d = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
+  if (t.empty() || ec != std::errc() || p != v.data() + v.size())
+    return line_error(line, "value '" + std::string(t) + "' is not a number");
+  return d;
+}
+
+Status parse_labels(Cursor& c, PromSample& out, size_t line) {
+  ++c.i;  // '{'
+  for (;;) {
+    c.skip_space();
+    if (c.peek() == '}') {
+      ++c.i;
+      return ok_status();
+    }
+    std::string_view ln = c.name();
+    if (ln.empty() || ln.find(':') != std::string_view::npos)
+      return line_error(line, "expected a label name at column " + std::to_string(c.i + 1));
+    c.skip_space();
+    if (c.peek() != '=') return line_error(line, "expected '=' after label '" + std::string(ln) + "'");
+    ++c.i;
+    c.skip_space();
+    if (c.peek() != '"') return line_error(line, "label '" + std::string(ln) + "': value must be in double quotes");
+    ++c.i;
+    std::string value;
+    bool closed = false;
+    while (!c.done()) {
+      char ch = c.s[c.i++];
+      if (ch == '"') {
+        closed = true;
+        break;
+      }
+      if (ch == '\\') {
+        if (c.done()) break;
+        char e = c.s[c.i++];
+        if (e == 'n')
+          value += '\n';
+        else if (e == '\\' || e == '"')
+          value += e;
+        else
+          return line_error(line, "label '" + std::string(ln) + "': unknown escape '\\" + std::string(1, e) + "'");
+      } else {
+        value += ch;
+      }
+    }
+    if (!closed) return line_error(line, "label '" + std::string(ln) + "': unterminated value");
+    for (const auto& l : out.labels)
+      if (l.name == ln) return line_error(line, "label '" + std::string(ln) + "' appears twice");
+    out.labels.push_back({std::string(ln), std::move(value)});
+    c.skip_space();
+    if (c.peek() == ',') {
+      ++c.i;
+      continue;
+    }
+    if (c.peek() != '}') return line_error(line, "expected ',' or '}' after label '" + std::string(ln) + "'");
+  }
+}
+
+Status parse_comment(std::string_view body, size_t line) {
+  Cursor c{body, 1};  // after '#'
+  c.skip_space();
+  std::string_view kw = c.token();
+  if (kw != "HELP" && kw != "TYPE") return ok_status();  // a plain comment
+  c.skip_space();
+  std::string_view metric = c.name();
+  if (metric.empty() || (!c.done() && !space(c.peek())))
+    return line_error(line, "# " + std::string(kw) + " needs a metric name");
+  if (kw == "TYPE") {
+    c.skip_space();
+    std::string_view type = c.token();
+    c.skip_space();
+    if (!c.done()) return line_error(line, "# TYPE line has extra text after the type");
+    static constexpr std::string_view kTypes[] = {"counter", "gauge", "histogram", "summary", "untyped"};
+    bool known = false;
+    for (auto t : kTypes) known = known || t == type;
+    if (!known) return line_error(line, "unknown metric type '" + std::string(type) + "'");
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+const std::string* PromSample::label(std::string_view n) const {
+  for (const auto& l : labels)
+    if (l.name == n) return &l.value;
+  return nullptr;
+}
+
+Result<std::vector<PromSample>> parse_prometheus_text(std::string_view text) {
+  std::vector<PromSample> out;
+  size_t line = 0, pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view l = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line;
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    Cursor c{l};
+    c.skip_space();
+    if (c.done()) continue;
+    if (c.peek() == '#') {
+      if (auto s = parse_comment(l.substr(c.i), line); !s) return s.error();
+      continue;
+    }
+    PromSample s;
+    s.line = line;
+    std::string_view name = c.name();
+    if (name.empty()) return line_error(line, "expected a metric name");
+    s.name = std::string(name);
+    c.skip_space();
+    if (c.peek() == '{') {
+      if (auto st = parse_labels(c, s, line); !st) return st.error();
+    }
+    c.skip_space();
+    auto v = parse_value(c.token(), line);
+    if (!v) return v.error();
+    s.value = *v;
+    c.skip_space();
+    if (!c.done()) {
+      std::string_view t = c.token();
+      int64_t ts = 0;
+      auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), ts);
+      if (ec != std::errc() || p != t.data() + t.size())
+        return line_error(line, "timestamp '" + std::string(t) + "' is not an integer (milliseconds)");
+      s.timestamp_ms = ts;
+      c.skip_space();
+      if (!c.done()) return line_error(line, "unexpected text after the timestamp");
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+namespace {
+
+enum class Field { kUtil, kFbUsed, kPower, kSmClock, kGrActive };
+
+struct FieldSpec {
+  const char* metric;
+  Field field;
+  double scale;     // to gpurent's unit
+  double min, max;  // accepted range in the exporter's unit
+};
+
+constexpr FieldSpec kFields[] = {
+    {"DCGM_FI_DEV_GPU_UTIL", Field::kUtil, 1, 0, 100},
+    {"DCGM_FI_DEV_FB_USED", Field::kFbUsed, 1, 0, static_cast<double>(kMaxMemoryMib)},
+    {"DCGM_FI_DEV_POWER_USAGE", Field::kPower, 1000, 0, kMaxPowerMw / 1000.0},
+    {"DCGM_FI_DEV_SM_CLOCK", Field::kSmClock, 1, 0, static_cast<double>(kMaxClockMhz)},
+    // A ratio; DCGM's float arithmetic can land a hair above 1.
+    {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", Field::kGrActive, 100, 0, 1.0001},
+};
+
+struct Partial {
+  DcgmGpuReading r;
+  std::optional<int64_t> util, gr;
+  bool all_timestamped = true;
+  std::optional<TimeMs> ts;
+};
+
+}  // namespace
+
+Result<DcgmReadings> map_dcgm(std::span<const PromSample> samples) {
+  std::vector<Partial> gpus;
+  std::map<std::string, size_t> index;  // group key -> gpus[i]
+  for (const PromSample& s : samples) {
+    const FieldSpec* spec = nullptr;
+    for (const auto& f : kFields)
+      if (s.name == f.metric) spec = &f;
+    if (!spec) continue;
+    if (const std::string* mig = s.label("GPU_I_ID"); mig && !mig->empty()) continue;
+    const std::string* uuid = s.label("UUID");
+    if (!uuid) uuid = s.label("uuid");
+    const std::string* gpu = s.label("gpu");
+    const std::string* host = s.label("Hostname");
+    std::optional<int64_t> gpu_index;
+    if (gpu) {
+      int64_t g = -1;
+      auto [p, ec] = std::from_chars(gpu->data(), gpu->data() + gpu->size(), g);
+      if (ec != std::errc() || p != gpu->data() + gpu->size() || g < 0 || g > kMaxGpuIndex)
+        return line_error(s.line, "label gpu=\"" + *gpu + "\" is not a GPU index");
+      gpu_index = g;
+    }
+    std::string key;
+    if (uuid && !uuid->empty())
+      key = "u/" + *uuid;
+    else if (gpu_index)
+      key = "h/" + (host ? *host : std::string()) + "/" + std::to_string(*gpu_index);
+    else
+      return line_error(s.line, s.name + " has neither a UUID nor a gpu label: cannot tell which GPU it is");
+    auto [it, fresh] = index.emplace(key, gpus.size());
+    if (fresh) {
+      Partial p;
+      p.r.uuid = uuid ? *uuid : "";
+      p.r.gpu = gpu_index;
+      p.r.hostname = host ? *host : "";
+      if (const std::string* m = s.label("modelName")) p.r.model_name = *m;
+      gpus.push_back(std::move(p));
+    }
+    Partial& p = gpus[it->second];
+    if (std::isnan(s.value)) continue;
+    if (!(s.value >= spec->min && s.value <= spec->max))
+      return line_error(s.line, s.name + " value " + std::to_string(s.value) + " is outside " +
+                                    std::to_string(spec->min) + ".." + std::to_string(spec->max));
+    int64_t v = std::llround(s.value * spec->scale);
+    std::optional<int64_t>* slot = nullptr;
+    switch (spec->field) {
+      case Field::kUtil:
+        slot = &p.util;
+        break;
+      case Field::kFbUsed:
+        slot = &p.r.metrics.memory_used_mib;
+        break;
+      case Field::kPower:
+        slot = &p.r.metrics.power_mw;
+        break;
+      case Field::kSmClock:
+        slot = &p.r.metrics.sm_clock_mhz;
+        break;
+      case Field::kGrActive:
+        slot = &p.gr;
+        v = std::min<int64_t>(v, 100);
+        break;
+    }
+    if (slot->has_value()) continue;  // repeated series (one per pod on a shared GPU): keep the first
+    *slot = v;
+    if (s.timestamp_ms) {
+      p.ts = p.ts ? std::max(*p.ts, *s.timestamp_ms) : *s.timestamp_ms;
+    } else {
+      p.all_timestamped = false;
+    }
+  }
+  DcgmReadings out;
+  for (Partial& p : gpus) {
+    std::string who = !p.r.uuid.empty() ? p.r.uuid : "gpu " + std::to_string(p.r.gpu.value_or(-1));
+    if (!p.util && !p.gr) {
+      out.skipped.push_back(who + ": neither DCGM_FI_DEV_GPU_UTIL nor DCGM_FI_PROF_GR_ENGINE_ACTIVE reported");
+      continue;
+    }
+    p.r.metrics.utilization_pct = p.util ? *p.util : *p.gr;
+    p.r.metrics.gr_engine_active_pct = p.gr;
+    if (p.all_timestamped && p.ts) p.r.at = *p.ts;
+    out.gpus.push_back(std::move(p.r));
+  }
+  return out;
+}
+
+}  // namespace gpurent

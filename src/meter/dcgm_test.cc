@@ -1,0 +1,161 @@
+#include "meter/dcgm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace gpurent {
+namespace {
+
+// Shaped like dcgm-exporter's /metrics (its default counters, Kubernetes pod labels empty).
+constexpr const char* kScrape = R"(# HELP DCGM_FI_DEV_SM_CLOCK SM clock frequency (in MHz).
+# TYPE DCGM_FI_DEV_SM_CLOCK gauge
+DCGM_FI_DEV_SM_CLOCK{gpu="0",UUID="GPU-0a1b2c3d-0000-1111-2222-333344445555",pci_bus_id="00000000:18:00.0",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",Hostname="node-7",container="",namespace="",pod=""} 1980
+DCGM_FI_DEV_SM_CLOCK{gpu="1",UUID="GPU-0a1b2c3d-0000-1111-2222-333344446666",pci_bus_id="00000000:2a:00.0",device="nvidia1",modelName="NVIDIA H100 80GB HBM3",Hostname="node-7",container="",namespace="",pod=""} 1755
+# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).
+# TYPE DCGM_FI_DEV_GPU_UTIL gauge
+DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-0a1b2c3d-0000-1111-2222-333344445555",pci_bus_id="00000000:18:00.0",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",Hostname="node-7",container="",namespace="",pod=""} 87
+DCGM_FI_DEV_GPU_UTIL{gpu="1",UUID="GPU-0a1b2c3d-0000-1111-2222-333344446666",pci_bus_id="00000000:2a:00.0",device="nvidia1",modelName="NVIDIA H100 80GB HBM3",Hostname="node-7",container="",namespace="",pod=""} 0
+# HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).
+# TYPE DCGM_FI_DEV_FB_USED gauge
+DCGM_FI_DEV_FB_USED{gpu="0",UUID="GPU-0a1b2c3d-0000-1111-2222-333344445555",pci_bus_id="00000000:18:00.0",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",Hostname="node-7",container="",namespace="",pod=""} 40000
+# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).
+# TYPE DCGM_FI_DEV_POWER_USAGE gauge
+DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-0a1b2c3d-0000-1111-2222-333344445555",pci_bus_id="00000000:18:00.0",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",Hostname="node-7",container="",namespace="",pod=""} 349.8765
+DCGM_FI_DEV_POWER_USAGE{gpu="1",UUID="GPU-0a1b2c3d-0000-1111-2222-333344446666",pci_bus_id="00000000:2a:00.0",device="nvidia1",modelName="NVIDIA H100 80GB HBM3",Hostname="node-7",container="",namespace="",pod=""} 71.002
+# HELP DCGM_FI_PROF_GR_ENGINE_ACTIVE Ratio of time the graphics engine is active.
+# TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="0",UUID="GPU-0a1b2c3d-0000-1111-2222-333344445555",pci_bus_id="00000000:18:00.0",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",Hostname="node-7",container="",namespace="",pod=""} 0.804512
+# HELP DCGM_FI_DEV_GPU_TEMP GPU temperature (in C).
+# TYPE DCGM_FI_DEV_GPU_TEMP gauge
+DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-0a1b2c3d-0000-1111-2222-333344445555",Hostname="node-7"} 45
+)";
+
+TEST(PromText, ParsesLabelsValuesAndTimestamps) {
+  auto r = parse_prometheus_text(
+      "# a plain comment\n"
+      "\n"
+      "up 1\n"
+      "http_requests_total{method=\"post\",code=\"200\",} 1027 1395066363000\r\n"
+      "msg{text=\"say \\\"hi\\\"\\n\\\\ok\", empty=\"\"} -3.5e2\n"
+      "weird{a=\"x\"} NaN\n"
+      "inf_metric +Inf\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->size(), 5u);
+  EXPECT_EQ((*r)[0].name, "up");
+  EXPECT_EQ((*r)[0].line, 3u);
+  EXPECT_EQ((*r)[1].labels, (std::vector<PromLabel>{{"method", "post"}, {"code", "200"}}));
+  EXPECT_EQ((*r)[1].value, 1027);
+  EXPECT_EQ((*r)[1].timestamp_ms, 1395066363000);
+  EXPECT_EQ(*(*r)[2].label("text"), "say \"hi\"\n\\ok");
+  EXPECT_EQ(*(*r)[2].label("empty"), "");
+  EXPECT_EQ((*r)[2].label("nope"), nullptr);
+  EXPECT_EQ((*r)[2].value, -350);
+  EXPECT_TRUE(std::isnan((*r)[3].value));
+  EXPECT_TRUE(std::isinf((*r)[4].value));
+}
+
+TEST(PromText, MalformedLinesNameTheLine) {
+  struct Case {
+    const char* text;
+    const char* reason;
+  } cases[] = {
+      {"ok 1\nbad{gpu=\"0\" 5\n", "expected ',' or '}'"},
+      {"ok 1\nok 2\nx{gpu=0} 1\n", "value must be in double quotes"},
+      {"x{gpu=\"0} 1\n", "unterminated value"},
+      {"x{gpu=\"\\t\"} 1\n", "unknown escape"},
+      {"x{gpu=\"0\",gpu=\"1\"} 1\n", "appears twice"},
+      {"x 12abc\n", "is not a number"},
+      {"x\n", "is not a number"},
+      {"x 1 12.5\n", "is not an integer"},
+      {"x 1 12 extra\n", "unexpected text"},
+      {"# TYPE x gaugeish\n", "unknown metric type"},
+      {"# HELP\n", "needs a metric name"},
+      {"{a=\"b\"} 1\n", "expected a metric name"},
+      {"x{1a=\"b\"} 1\n", "expected a label name"},
+  };
+  for (const auto& c : cases) {
+    auto r = parse_prometheus_text(c.text);
+    ASSERT_FALSE(r.ok()) << c.text;
+    ASSERT_EQ(r.error().fields.size(), 1u);
+    const size_t lines = std::string_view(c.text).find("ok 2") != std::string_view::npos ? 3
+                         : std::string_view(c.text).starts_with("ok 1")                  ? 2
+                                                                                         : 1;
+    EXPECT_EQ(r.error().fields[0].field, "line " + std::to_string(lines)) << c.text;
+    EXPECT_NE(r.error().fields[0].reason.find(c.reason), std::string::npos) << c.text << " -> " << r.error().message;
+  }
+}
+
+TEST(Dcgm, MapsTheExporterFieldsPerGpu) {
+  auto samples = parse_prometheus_text(kScrape);
+  ASSERT_TRUE(samples.ok()) << samples.error().message;
+  auto m = map_dcgm(*samples);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_EQ(m->gpus.size(), 2u);
+  EXPECT_TRUE(m->skipped.empty());
+  const DcgmGpuReading& g0 = m->gpus[0];
+  EXPECT_EQ(g0.uuid, "GPU-0a1b2c3d-0000-1111-2222-333344445555");
+  EXPECT_EQ(g0.gpu, 0);
+  EXPECT_EQ(g0.hostname, "node-7");
+  EXPECT_EQ(g0.model_name, "NVIDIA H100 80GB HBM3");
+  EXPECT_FALSE(g0.at.has_value());
+  EXPECT_EQ(g0.metrics.utilization_pct, 87);
+  EXPECT_EQ(g0.metrics.memory_used_mib, 40000);
+  EXPECT_EQ(g0.metrics.power_mw, 349'877);  // 349.8765 W
+  EXPECT_EQ(g0.metrics.sm_clock_mhz, 1980);
+  EXPECT_EQ(g0.metrics.gr_engine_active_pct, 80);  // ratio 0.8045
+  const DcgmGpuReading& g1 = m->gpus[1];
+  EXPECT_EQ(g1.gpu, 1);
+  EXPECT_EQ(g1.metrics.utilization_pct, 0);
+  EXPECT_EQ(g1.metrics.power_mw, 71'002);
+  EXPECT_FALSE(g1.metrics.memory_used_mib.has_value());
+  EXPECT_FALSE(g1.metrics.gr_engine_active_pct.has_value());
+}
+
+TEST(Dcgm, GroupsByHostAndIndexWithoutUuidAndSkipsMig) {
+  auto samples = parse_prometheus_text(
+      "DCGM_FI_DEV_GPU_UTIL{gpu=\"2\",Hostname=\"a\"} 50 1764417600000\n"
+      "DCGM_FI_DEV_GPU_UTIL{gpu=\"2\",Hostname=\"b\"} 60 1764417600000\n"
+      "DCGM_FI_DEV_FB_USED{gpu=\"2\",Hostname=\"a\"} 10 1764417601000\n"
+      "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"3\",GPU_I_ID=\"1\",GPU_I_PROFILE=\"1g.10gb\"} 0.5\n"
+      "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"4\",GPU_I_ID=\"\"} 0.25\n"
+      "DCGM_FI_DEV_FB_USED{gpu=\"5\"} 10\n"
+      "DCGM_FI_DEV_GPU_UTIL{gpu=\"6\"} NaN\n");
+  ASSERT_TRUE(samples.ok());
+  auto m = map_dcgm(*samples).value();
+  ASSERT_EQ(m.gpus.size(), 3u);
+  EXPECT_EQ(m.gpus[0].hostname, "a");
+  EXPECT_EQ(m.gpus[0].metrics.memory_used_mib, 10);
+  EXPECT_EQ(m.gpus[0].at, 1764417601000);
+  EXPECT_EQ(m.gpus[1].hostname, "b");
+  EXPECT_EQ(m.gpus[1].metrics.utilization_pct, 60);
+  EXPECT_EQ(m.gpus[2].gpu, 4);  // utilization from GR_ENGINE_ACTIVE when GPU_UTIL is absent
+  EXPECT_EQ(m.gpus[2].metrics.utilization_pct, 25);
+  EXPECT_EQ(m.skipped.size(), 2u);  // gpu 5 (memory only), gpu 6 (NaN utilization)
+}
+
+TEST(Dcgm, RepeatedSeriesKeepTheFirstValue) {
+  auto samples = parse_prometheus_text(
+      "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-0a1b2c3d-0000-1111-2222-333344445555\",pod=\"a\"} 40\n"
+      "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-0a1b2c3d-0000-1111-2222-333344445555\",pod=\"b\"} 41\n");
+  auto m = map_dcgm(samples.value()).value();
+  ASSERT_EQ(m.gpus.size(), 1u);
+  EXPECT_EQ(m.gpus[0].metrics.utilization_pct, 40);
+}
+
+TEST(Dcgm, OutOfRangeValuesAndUnknownGpusAreErrorsNamingTheLine) {
+  auto check = [](const char* text, const char* line, const char* reason) {
+    auto m = map_dcgm(parse_prometheus_text(text).value());
+    ASSERT_FALSE(m.ok()) << text;
+    EXPECT_EQ(m.error().fields.at(0).field, line);
+    EXPECT_NE(m.error().message.find(reason), std::string::npos) << m.error().message;
+  };
+  check("up 1\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\"} 130\n", "line 2", "outside 0");
+  check("DCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} -1\n", "line 1", "outside");
+  check("DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\"} 1.5\n", "line 1", "outside");
+  check("DCGM_FI_DEV_GPU_UTIL{gpu=\"x\"} 1\n", "line 1", "not a GPU index");
+  check("DCGM_FI_DEV_GPU_UTIL{device=\"nvidia0\"} 1\n", "line 1", "neither a UUID nor a gpu label");
+}
+
+}  // namespace
+}  // namespace gpurent

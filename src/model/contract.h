@@ -1,0 +1,66 @@
+// Contract: what a tenant signed with a supplier — the offers it buys under (their prices and fee
+// rules), the clauses (model lock, FP16 and NCCL floors, outage compensation, exit notice, penalty
+// schedule; by default the first offer's contract template), the reserved commitments (GPUs × term
+// from a start, prepaid or billed monthly) and an exit when notice is given. The billing engine
+// rates the tenant's allocations on these offers under these terms (docs/billing.md). Operators
+// write contracts; the tenant's users read their own. Schema: docs/resources/contracts.md.
+// Value types and pure functions; thread-safe.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "model/offer.h"
+#include "model/resource.h"
+
+namespace gpurent {
+
+// How TFLOPS shortfalls turn into credits.
+enum class PerformanceRemedy {
+  kProportional,  // refund the fee of each short card in proportion to its shortfall
+  kSchedule,      // the contract's penalty: fee_pct_per_step % of the month's fee per step below the promise
+};
+inline constexpr EnumEntry<PerformanceRemedy> kPerformanceRemedyNames[] = {
+    {PerformanceRemedy::kProportional, "proportional"}, {PerformanceRemedy::kSchedule, "schedule"}};
+
+struct ContractCommitment {
+  std::string name;          // slug, unique within the contract
+  std::string offer;         // one of the contract's offers (reference as given)
+  int64_t gpus = 1;
+  int64_t term_months = 1;   // 1, 12 or 36
+  TimeMs starts_at = 0;
+  bool prepaid = false;
+
+  bool operator==(const ContractCommitment&) const = default;
+};
+
+struct Contract {
+  std::string name;                  // slug, unique within the tenant
+  std::string tenant;                // references as given
+  std::string supplier;
+  std::vector<std::string> offers;   // at least one; all the supplier's, all in the contract currency
+  Currency currency = Currency::kUSD;
+  std::optional<ContractTemplate> clauses;  // absent: the first offer's template
+  int64_t nccl_compensation_pct = 200;
+  PerformanceRemedy performance_remedy = PerformanceRemedy::kProportional;
+  bool cap_credits = true;
+  std::vector<ContractCommitment> commitments;
+  TimeMs starts_at = 0;
+  std::optional<TimeMs> exit_notice_at;
+  std::optional<TimeMs> exit_at;
+
+  // Set by the server from the resolved references; parse ignores these keys.
+  std::string tenant_id;
+  std::string supplier_id;
+  std::vector<std::string> offer_ids;  // same order as offers
+
+  bool operator==(const Contract&) const = default;
+};
+
+Result<Contract> parse_contract(const json& body);
+json to_json(const Contract& c);           // includes the *_id fields when set
+IndexCols index_of(const Contract& c);     // name, tenant_id, supplier_id
+
+}  // namespace gpurent

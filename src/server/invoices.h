@@ -1,0 +1,41 @@
+// Invoices: a tenant's allocations (the ledger), commitments and usage over a period, rated by the
+// billing engine per contract (offers not under a contract at their list prices, without SLA
+// clauses), one section per contract. Reads the store only (any thread).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "billing/rating.h"
+#include "catalog/gpu_catalog.h"
+#include "store/store.h"
+
+namespace gpurent {
+
+struct InvoiceSection {
+  std::string contract_id;    // empty: list prices
+  std::string contract_name;  // "list prices" when no contract
+  std::string supplier_id;
+  RatingResult rated;
+  RatingInput input;  // what was rated (the firewall maps lines back to cards through it)
+};
+
+struct Invoice {
+  std::string tenant_id;
+  std::string tenant_name;
+  TimeMs from = 0;
+  TimeMs to = 0;
+  TimeMs rated_until = 0;  // min(to, now): a month in progress is rated to date
+  std::vector<InvoiceSection> sections;
+  std::vector<std::string> unpriced;  // allocations no offer sells (reported, not billed)
+};
+
+// Runs still open are billed up to `now`; a period that has not begun yet has no sections.
+Result<Invoice> build_invoice(Store& store, const GpuCatalog& catalog, const std::string& tenant_id, TimeMs from,
+                              TimeMs to, TimeMs now);
+// {"tenant_id","tenant","period","sections":[{contract..., lines, totals}],"totals":{"USD":{...}},"unpriced"}
+nlohmann::json to_json(const Invoice& inv);
+// All sections' lines as one CSV (plain or FOCUS); each row carries its currency.
+std::string invoice_csv(const Invoice& inv, bool focus);
+
+}  // namespace gpurent

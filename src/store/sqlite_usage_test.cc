@@ -1,0 +1,205 @@
+#include <gtest/gtest.h>
+
+#include "store/store.h"
+#include "store/store_test_util.h"
+
+namespace gpurent {
+namespace {
+
+constexpr TimeMs kT0 = 1'800'000'000'000;  // a whole minute
+constexpr TimeMs kMin = 60'000;
+const std::string kNode = "nod_00000000000000aa";
+
+GpuUsageRow gpu_row(TimeMs at, int64_t util, int64_t gpu = 0, std::optional<int64_t> mem = std::nullopt) {
+  GpuUsageRow r;
+  r.node_id = kNode;
+  r.gpu = gpu;
+  r.at = at;
+  r.utilization_pct = util;
+  r.memory_used_mib = mem;
+  return r;
+}
+
+JobUsageRow job_row(std::string job, TimeMs at, int64_t egress, std::string tenant = "ten_1",
+                    std::string project = "prj_1") {
+  JobUsageRow r;
+  r.job_id = std::move(job);
+  r.tenant_id = std::move(tenant);
+  r.project_id = std::move(project);
+  r.at = at;
+  r.egress_bytes = egress;
+  r.requests = 1;
+  return r;
+}
+
+UsageBatchRows batch(std::string key, std::string digest, std::vector<GpuUsageRow> g, std::vector<JobUsageRow> j = {}) {
+  return {std::move(key), std::move(digest), kT0 + 5 * kMin, "usr_1", std::move(g), std::move(j)};
+}
+
+Result<UsageIngestOutcome> ingest(Store& s, const UsageBatchRows& b) {
+  Result<UsageIngestOutcome> out = Error::make(Code::kInternal, "not run");
+  Status st = s.write([&](StoreTx& tx) -> Status {
+    out = tx.insert_usage_batch(b);
+    return out.ok() ? ok_status() : Status(out.error());
+  });
+  if (!st) return st.error();
+  return out;
+}
+
+class UsageStore : public ::testing::Test {
+ protected:
+  TempDir dir;
+  std::unique_ptr<Store> store = open_or_die(dir.file("u.db"));
+};
+
+TEST_F(UsageStore, SchemaVersionTwoOrLater) { EXPECT_GE(store->schema_version(), 2); }
+
+TEST_F(UsageStore, InsertsOnceAndRecognisesDuplicatesAndConflicts) {
+  auto b = batch("k1", "d1", {gpu_row(kT0, 50, 0, 1000), gpu_row(kT0 + 15'000, 70)}, {job_row("job_a", kT0, 100)});
+  auto first = ingest(*store, b);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_FALSE(first->duplicate);
+  EXPECT_EQ(first->gpu_samples, 2);
+  EXPECT_EQ(first->job_samples, 1);
+
+  auto again = ingest(*store, b);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->duplicate);
+  EXPECT_EQ(again->gpu_samples, 2);
+  EXPECT_EQ(again->received_at, b.received_at);
+  EXPECT_EQ(store->gpu_usage(kNode, 0, kT0, kT0 + kMin, 100)->size(), 2u);
+
+  auto other = b;
+  other.content_sha256 = "d2";
+  auto conflict = ingest(*store, other);
+  ASSERT_FALSE(conflict.ok());
+  EXPECT_EQ(conflict.error().code, Code::kConflict);
+  EXPECT_NE(conflict.error().message.find("'k1'"), std::string::npos);
+  EXPECT_EQ(store->gpu_usage(kNode, 0, kT0, kT0 + kMin, 100)->size(), 2u);
+  EXPECT_EQ(store->job_usage_totals({.job_id = "job_a", .from = kT0, .to = kT0 + kMin}).value().at(0).egress_bytes,
+            100);
+}
+
+TEST_F(UsageStore, AFailedBatchLeavesNothingBehind) {
+  // Two rows for the same GPU and time in one batch violate the key: the whole batch rolls back.
+  auto b = batch("k1", "d1", {gpu_row(kT0, 50), gpu_row(kT0, 60)});
+  auto r = ingest(*store, b);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(store->gpu_usage(kNode, 0, kT0 - kMin, kT0 + kMin, 10)->empty());
+  auto ok = ingest(*store, batch("k1", "d1", {gpu_row(kT0, 50)}));
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_FALSE(ok->duplicate);
+}
+
+TEST_F(UsageStore, SeriesAreRawPointsInTimeOrderWithinTheRange) {
+  ASSERT_TRUE(
+      ingest(*store, batch("a", "a", {gpu_row(kT0 + 30'000, 30), gpu_row(kT0, 10, 0, 512), gpu_row(kT0, 99, 1)})).ok());
+  ASSERT_TRUE(ingest(*store, batch("b", "b", {gpu_row(kT0 + 15'000, 20), gpu_row(kT0 + kMin, 40)})).ok());
+  auto pts = store->gpu_usage(kNode, 0, kT0, kT0 + kMin, 100).value();
+  ASSERT_EQ(pts.size(), 3u);
+  EXPECT_EQ(pts[0].at, kT0);
+  EXPECT_EQ(pts[0].memory_used_mib, (UsageStat{1, 512, 512}));
+  EXPECT_EQ(pts[0].power_mw, (UsageStat{}));
+  EXPECT_EQ(pts[1].utilization_pct, (UsageStat{1, 20, 20}));
+  EXPECT_EQ(pts[2].at, kT0 + 30'000);
+  EXPECT_FALSE(pts[2].minute);
+  EXPECT_EQ(store->gpu_usage(kNode, 0, kT0, kT0 + kMin, 2)->size(), 2u);
+  EXPECT_FALSE(store->gpu_usage(kNode, 0, kT0, kT0, 2).ok());
+}
+
+TEST_F(UsageStore, RollupFoldsOldRawRowsIntoMinutesAndMergesLateOnes) {
+  ASSERT_TRUE(ingest(*store, batch("a", "a",
+                                   {gpu_row(kT0, 10, 0, 100), gpu_row(kT0 + 20'000, 30),
+                                    gpu_row(kT0 + kMin, 50, 0, 300), gpu_row(kT0 + 2 * kMin + 1, 70)},
+                                   {job_row("job_a", kT0 + 1, 5), job_row("job_a", kT0 + 2, 7),
+                                    job_row("job_a", kT0 + 2 * kMin, 11)}))
+                  .ok());
+  // raw_before is floored to the minute: kT0 + 2 min + 30 s rolls up the first two minutes only.
+  Result<UsageRollupStats> st = Error::make(Code::kInternal, "");
+  ASSERT_TRUE(store->write([&](StoreTx& tx) -> Status {
+    st = tx.roll_up_usage(kT0 + 2 * kMin + 30'000, 0);
+    return st.ok() ? ok_status() : Status(st.error());
+  }));
+  EXPECT_EQ(st->gpu_samples, 3);
+  EXPECT_EQ(st->job_samples, 2);
+  auto pts = store->gpu_usage(kNode, 0, kT0, kT0 + 10 * kMin, 100).value();
+  ASSERT_EQ(pts.size(), 3u);
+  EXPECT_TRUE(pts[0].minute);
+  EXPECT_EQ(pts[0].samples, 2);
+  EXPECT_EQ(pts[0].utilization_pct, (UsageStat{2, 40, 30}));
+  EXPECT_EQ(pts[0].memory_used_mib, (UsageStat{1, 100, 100}));
+  EXPECT_TRUE(pts[1].minute);
+  EXPECT_EQ(pts[1].at, kT0 + kMin);
+  EXPECT_FALSE(pts[2].minute);
+
+  // A late sample for an already rolled-up minute merges into it at the next rollup.
+  ASSERT_TRUE(
+      ingest(*store, batch("late", "late", {gpu_row(kT0 + 59'000, 90, 0, 700)}, {job_row("job_a", kT0 + 3, 1)})).ok());
+  ASSERT_TRUE(store->write([&](StoreTx& tx) -> Status {
+    return tx.roll_up_usage(kT0 + 2 * kMin, 0).ok() ? ok_status() : Status(Error::make(Code::kInternal, "rollup"));
+  }));
+  pts = store->gpu_usage(kNode, 0, kT0, kT0 + kMin, 100).value();
+  ASSERT_EQ(pts.size(), 1u);
+  EXPECT_EQ(pts[0].samples, 3);
+  EXPECT_EQ(pts[0].utilization_pct, (UsageStat{3, 130, 90}));
+  EXPECT_EQ(pts[0].memory_used_mib, (UsageStat{2, 800, 700}));
+
+  auto jp = store->job_usage("job_a", kT0, kT0 + 10 * kMin, 100).value();
+  ASSERT_EQ(jp.size(), 2u);
+  EXPECT_TRUE(jp[0].minute);
+  EXPECT_EQ(jp[0].samples, 3);
+  EXPECT_EQ(jp[0].egress_bytes, 13);
+  EXPECT_FALSE(jp[1].minute);
+  auto tot = store->job_usage_totals({.job_id = "job_a", .from = kT0, .to = kT0 + 10 * kMin}).value();
+  ASSERT_EQ(tot.size(), 1u);
+  EXPECT_EQ(tot[0].samples, 4);
+  EXPECT_EQ(tot[0].egress_bytes, 24);
+  EXPECT_EQ(tot[0].requests, 4);
+}
+
+TEST_F(UsageStore, TotalsPerTenantAndProject) {
+  ASSERT_TRUE(
+      ingest(*store,
+             batch("a", "a", {},
+                   {job_row("job_a", kT0, 1, "ten_1", "prj_1"), job_row("job_b", kT0, 2, "ten_1", "prj_2"),
+                    job_row("job_c", kT0, 4, "ten_2", "prj_3"), job_row("job_a", kT0 + 3 * kMin, 8, "ten_1", "prj_1")}))
+          .ok());
+  auto t1 = store->job_usage_totals({.tenant_id = "ten_1", .from = kT0, .to = kT0 + kMin}).value();
+  ASSERT_EQ(t1.size(), 2u);
+  EXPECT_EQ(t1[0].job_id, "job_a");
+  EXPECT_EQ(t1[0].egress_bytes, 1);  // the later sample is outside the range
+  EXPECT_EQ(t1[1].job_id, "job_b");
+  EXPECT_EQ(t1[1].project_id, "prj_2");
+  auto p2 = store->job_usage_totals({.project_id = "prj_2", .from = kT0, .to = kT0 + kMin}).value();
+  ASSERT_EQ(p2.size(), 1u);
+  EXPECT_EQ(p2[0].egress_bytes, 2);
+  EXPECT_FALSE(store->job_usage_totals({.job_id = "x", .tenant_id = "y", .from = 0, .to = 1}).ok());
+}
+
+TEST_F(UsageStore, ForgetsOldKeysAtRollup) {
+  auto b = batch("old", "d", {gpu_row(kT0, 1)});
+  b.received_at = kT0;
+  ASSERT_TRUE(ingest(*store, b).ok());
+  Result<UsageRollupStats> st = Error::make(Code::kInternal, "");
+  ASSERT_TRUE(store->write([&](StoreTx& tx) -> Status {
+    st = tx.roll_up_usage(0, kT0 + 1);
+    return st.ok() ? ok_status() : Status(st.error());
+  }));
+  EXPECT_EQ(st->batches_forgotten, 1);
+  EXPECT_EQ(st->gpu_samples, 0);
+  auto again = ingest(*store, batch("old", "other", {gpu_row(kT0 + 1, 1)}));
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->duplicate);
+}
+
+TEST_F(UsageStore, SurvivesReopen) {
+  ASSERT_TRUE(ingest(*store, batch("a", "a", {gpu_row(kT0, 10)})).ok());
+  store.reset();
+  store = open_or_die(dir.file("u.db"));
+  auto r = ingest(*store, batch("a", "a", {gpu_row(kT0, 10)}));
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->duplicate);
+}
+
+}  // namespace
+}  // namespace gpurent

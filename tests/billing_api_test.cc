@@ -1,0 +1,261 @@
+// Billing inside the real server: contracts validate; the scheduler's runs land in the allocation
+// ledger under the contract's offer; invoices rate them (lines sum to the totals, tenants see only
+// their own, CSV and FOCUS exports); a node failure becomes an outage credit; the cost firewall
+// raises a budget alert, delivers it to a webhook and holds new jobs until the budget is raised;
+// the reconciliation report compares metered with allocated GPU-seconds.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "server_fixture.h"
+
+namespace gpurent::testing {
+namespace {
+
+std::string this_month() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[8];
+  std::strftime(buf, sizeof buf, "%Y-%m", &tm);
+  return buf;
+}
+
+void world(const ServerProcess& s) {
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  for (const char* n : {"n1", "n2"}) expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", n)), "node");
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
+  expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
+}
+
+json contract_doc() {
+  return {{"name", "acme-dc"},
+          {"tenant", "acme"},
+          {"supplier", "dc"},
+          {"offers", {"h100"}},
+          {"currency", "CNY"},
+          {"starts_at", "2020-01-01T00:00:00Z"},
+          {"commitments",
+           {{{"name", "one-gpu"}, {"offer", "h100"}, {"gpus", 1}, {"term_months", 1}, {"starts_at", this_month() + "-01T00:00:00Z"}}}}};
+}
+
+std::string run_job(const ServerProcess& s, const std::string& name, int gpus, int seconds) {
+  json j = job_doc("vision", name);
+  j["gpus_per_worker"] = gpus;
+  j["expected_duration_seconds"] = seconds;
+  return expect_2xx(s.admin("POST", "/api/v1/jobs", j), name).body.at("id");
+}
+
+int64_t cents(const std::string& amount) {  // "-12.34" -> -1234
+  const bool neg = !amount.empty() && amount[0] == '-';
+  const std::string a = neg ? amount.substr(1) : amount;
+  const size_t dot = a.find('.');
+  int64_t whole = std::stoll(a.substr(0, dot)), frac = 0;
+  if (dot != std::string::npos) frac = std::stoll((a.substr(dot + 1) + "00").substr(0, 2));
+  return (neg ? -1 : 1) * (whole * 100 + frac);
+}
+
+TEST(Billing, ContractsValidateAndInvoicesEqualTheSumOfTheirLines) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  world(s);
+  json bad = contract_doc();
+  bad["currency"] = "USD";
+  Resp r = s.admin("POST", "/api/v1/contracts", bad);
+  EXPECT_EQ(r.status, 422) << r.describe();
+  EXPECT_NE(r.reason_for("offers[0]").find("priced in CNY but the contract is in USD"), std::string::npos) << r.describe();
+  bad = contract_doc();
+  bad["commitments"][0]["term_months"] = 7;
+  EXPECT_EQ(s.admin("POST", "/api/v1/contracts", bad).reason_for("commitments[0].term_months"), "must be 1, 12 or 36");
+  expect_2xx(s.admin("POST", "/api/v1/contracts", contract_doc()), "contract");
+
+  const std::string id = run_job(s, "short", 2, 1);
+  wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "succeeded"; });
+  json allocs = s.admin("GET", "/api/v1/allocations?state=closed").body.at("items");
+  ASSERT_EQ(allocs.size(), 1u);
+  EXPECT_EQ(allocs[0]["job_id"], id);
+  EXPECT_EQ(allocs[0]["gpu_milli"], 2000);
+  EXPECT_FALSE(allocs[0]["contract_id"].get<std::string>().empty());
+  EXPECT_FALSE(allocs[0]["ended_at"].is_null());
+
+  json inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + this_month()).body;
+  ASSERT_EQ(inv["sections"].size(), 1u) << inv.dump();
+  const json& sec = inv["sections"][0];
+  EXPECT_EQ(sec["contract"], "acme-dc");
+  EXPECT_EQ(sec["currency"], "CNY");
+  int64_t sum = 0;
+  std::set<std::string> rules;
+  for (const auto& l : sec["lines"]) sum += cents(l["amount"]), rules.insert(l["rule"]);
+  EXPECT_EQ(sum, cents(sec["totals"]["total"]));
+  EXPECT_EQ(sec["totals"]["total"], inv["totals"]["CNY"]["total"]);
+  EXPECT_TRUE(rules.count("reserved_commitment")) << sec.dump();
+  // One GPU of the two is covered by the one-GPU commitment, the other is on-demand (60 s minimum).
+  EXPECT_TRUE(rules.count("reserved_covered")) << sec.dump();
+  EXPECT_TRUE(rules.count("on_demand")) << sec.dump();
+  EXPECT_TRUE(rules.count("min_increment")) << sec.dump();
+
+  Resp csv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + this_month() + "&format=focus");
+  EXPECT_EQ(csv.status, 200);
+  EXPECT_EQ(csv.content_type, "text/csv");
+  EXPECT_EQ(csv.text.rfind("BilledCost,BillingAccountId", 0), 0u) << csv.text.substr(0, 200);
+
+  // Tenants read their own invoice; another tenant's is not found.
+  const std::string own = make_user_token(s, "acme-admin", "tenant_admin", "acme");
+  EXPECT_EQ(s.req("GET", "/api/v1/invoices?month=" + this_month(), own).status, 200);
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("rival")), "tenant");
+  const std::string rival = make_user_token(s, "rival-admin", "tenant_admin", "rival");
+  EXPECT_EQ(s.req("GET", "/api/v1/invoices?tenant=acme&month=" + this_month(), rival).status, 404);
+  EXPECT_EQ(s.req("GET", "/api/v1/contracts/acme-dc", rival).status, 404);
+  json rival_inv = s.req("GET", "/api/v1/invoices?month=" + this_month(), rival).body;
+  EXPECT_TRUE(rival_inv["sections"].empty()) << rival_inv.dump();
+  // Bad periods name the parameter.
+  EXPECT_EQ(s.admin("GET", "/api/v1/invoices?tenant=acme&month=2026-13").error_fields(), std::vector<std::string>{"month"});
+  EXPECT_EQ(s.admin("GET", "/api/v1/invoices?month=" + this_month()).error_fields(), std::vector<std::string>{"tenant"});
+}
+
+TEST(Billing, ARequeueAfterANodeFailureIsAnOutageCredit) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  world(s);
+  expect_2xx(s.admin("POST", "/api/v1/contracts", contract_doc()), "contract");
+  const std::string id = run_job(s, "long", 8, 3600);
+  json running = wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "running"; });
+  const std::string node = running["status"]["placement"][0]["node"];
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  json n = s.admin("GET", "/api/v1/nodes/" + node).body;
+  n["state"] = "unavailable";
+  n["state_reason"] = "PSU failure";
+  expect_2xx(s.admin("PUT", "/api/v1/nodes/" + node, n), "node down");
+  // The job restarts on the other node; the time in between is an outage.
+  wait_for(s, "/api/v1/allocations?state=closed", [](const json& j) { return j["items"].size() == 1; });
+  json inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + this_month()).body;
+  bool credited = false;
+  for (const auto& l : inv["sections"][0]["lines"])
+    if (l["rule"] == "sla_outage") {
+      credited = true;
+      EXPECT_EQ(l["kind"], "credit");
+      EXPECT_LT(cents(l["amount"]), 1);  // a credit: negative (or rounding to 0.00 for a short outage)
+      EXPECT_NE(l["description"].get<std::string>().find("PSU failure"), std::string::npos) << l.dump();
+    }
+  EXPECT_TRUE(credited) << inv.dump();
+}
+
+// A tiny HTTP server in the test process that records the bodies POSTed to it.
+class HookSink {
+ public:
+  HookSink() {
+    srv_.Post(".*", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard<std::mutex> g(mu_);
+      bodies_.push_back(req.body);
+      headers_.push_back(req.get_header_value("X-Gpurent-Signature"));
+      res.set_content("{}", "application/json");
+    });
+    port_ = srv_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { srv_.listen_after_bind(); });
+  }
+  ~HookSink() {
+    srv_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/hooks/gpurent"; }
+  std::vector<std::string> bodies() {
+    std::lock_guard<std::mutex> g(mu_);
+    return bodies_;
+  }
+  std::vector<std::string> signatures() {
+    std::lock_guard<std::mutex> g(mu_);
+    return headers_;
+  }
+
+ private:
+  httplib::Server srv_;
+  int port_ = 0;
+  std::thread thread_;
+  std::mutex mu_;
+  std::vector<std::string> bodies_, headers_;
+};
+
+TEST(Billing, ABudgetBreachAlertsAWebhookAndHoldsNewJobsUntilTheBudgetIsRaised) {
+  HookSink sink;
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "1"});
+  world(s);
+  Resp hook = s.admin("POST", "/api/v1/webhooks",
+                      json{{"name", "ops"}, {"type", "generic"}, {"url", sink.url()}, {"secret", "s3cret"}});
+  ASSERT_EQ(hook.status, 201) << hook.describe();
+  EXPECT_EQ(hook.body["secret_set"], true);
+  EXPECT_FALSE(hook.body.contains("secret"));
+  EXPECT_EQ(s.admin("POST", "/api/v1/webhooks", json{{"name", "x"}, {"type", "slack"}, {"url", sink.url()}}).error_fields(),
+            std::vector<std::string>{"type"});
+  const std::string member = make_user_token(s, "acme-dev", "tenant_member", "acme");
+  EXPECT_EQ(s.req("GET", "/api/v1/webhooks", member).status, 403);
+
+  json q = s.admin("GET", "/api/v1/projects/vision/quota").body;
+  q["monthly_budget"] = "0.00";
+  q["budget_action"] = "hold";
+  expect_2xx(s.admin("PUT", "/api/v1/projects/vision/quota", q), "budget");
+  json alerts = wait_for(s, "/api/v1/alerts?state=active", [](const json& j) { return !j["items"].empty(); });
+  ASSERT_FALSE(alerts["items"].empty());
+  const json& a = alerts["items"][0];
+  EXPECT_EQ(a["kind"], "budget_breach");
+  EXPECT_EQ(a["project"], "vision");
+  EXPECT_EQ(a["hold_submissions"], true);
+  EXPECT_FALSE(a["message_zh"].get<std::string>().empty());
+
+  const std::string id = run_job(s, "held", 1, 60);
+  json held = wait_for(s, "/api/v1/jobs/" + id, [](const json& j) {
+    return j["status"]["reason"].get<std::string>().rfind("budget:", 0) == 0;
+  });
+  EXPECT_EQ(held["status"]["state"], "pending");
+  for (int i = 0; i < 250 && sink.bodies().empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_FALSE(sink.bodies().empty());
+  json delivered = json::parse(sink.bodies()[0]);
+  EXPECT_EQ(delivered["kind"], "budget_breach");
+  EXPECT_EQ(sink.signatures()[0].rfind("sha256=", 0), 0u);
+
+  // A tenant member cannot lift; raising the budget resolves the alert and the job runs.
+  EXPECT_EQ(s.req("POST", "/api/v1/alerts/" + a["id"].get<std::string>() + "/lift", member).status, 403);
+  q["monthly_budget"] = "1000000.00";
+  expect_2xx(s.admin("PUT", "/api/v1/projects/vision/quota", q), "budget raised");
+  wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "running"; });
+  json after = s.admin("GET", "/api/v1/alerts/" + a["id"].get<std::string>()).body;
+  EXPECT_EQ(after["state"], "resolved") << after.dump();
+}
+
+TEST(Billing, ReconciliationComparesMeteredWithAllocatedGpuSeconds) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  world(s);
+  const std::string metered = run_job(s, "metered", 1, 2);
+  const std::string silent = run_job(s, "silent", 1, 2);
+  for (const auto& id : {metered, silent})
+    wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "succeeded"; });
+  // One utilization sample at the start of the metered run's GPU covers the whole (short) run.
+  json allocs = s.admin("GET", "/api/v1/allocations").body.at("items");
+  ASSERT_EQ(allocs.size(), 2u);
+  const json& run = allocs[0]["job_id"] == metered ? allocs[0] : allocs[1];
+  json batch = {{"idempotency_key", "test-1"},
+                {"gpu_samples",
+                 {{{"at", run["running_at"]},
+                   {"node", run["placement"][0]["node"]},
+                   {"gpu", run["placement"][0]["gpus"][0]},
+                   {"utilization_pct", 97}}}}};
+  Resp in = s.admin("POST", "/api/v1/usage", batch);
+  ASSERT_EQ(in.status, 201) << in.describe();
+  json rep = s.admin("GET", "/api/v1/reports/reconciliation?tenant=acme&month=" + this_month()).body;
+  ASSERT_EQ(rep["rows"].size(), 2u) << rep.dump();
+  for (const auto& row : rep["rows"]) {
+    if (row["job_id"] == metered) {
+      EXPECT_EQ(row["metered_gpu_seconds"], row["allocated_gpu_seconds"]) << row.dump();
+      EXPECT_FALSE(row["flagged"].get<bool>());
+    } else {
+      EXPECT_EQ(row["metered_gpu_seconds"], "0");
+      EXPECT_TRUE(row["flagged"].get<bool>());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpurent::testing

@@ -1,0 +1,371 @@
+// Usage metering through the real server: POST /api/v1/usage (idempotency, validation naming
+// fields, references, permissions), the GET series and totals, the rollup into minutes, the DCGM
+// scraper against a tiny exporter served by the test, and durability across kill -9 mid-stream.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "core/clock.h"
+#include "server_fixture.h"
+
+namespace gpurent::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+TimeMs now_ms() { return SystemClock().now(); }
+std::string t(TimeMs ms) { return format_rfc3339(ms); }
+
+// Supplier sup-a with node-1 (8 GPUs), tenant acme with project vision and job train-1.
+struct World {
+  std::string node_id, job_id, project_id, tenant_id;
+  std::vector<std::string> uuids;  // node-1's, by index
+};
+
+World make_world(const ServerProcess& s) {
+  World w;
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("sup-a")), "supplier");
+  Resp node = expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("sup-a", "node-1")), "node");
+  w.node_id = node.body.at("id").get<std::string>();
+  for (const auto& g : node.body.at("gpus")) w.uuids.push_back(g.value("uuid", ""));
+  w.tenant_id = expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant").body.at("id");
+  w.project_id =
+      expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project").body.at("id");
+  w.job_id = expect_2xx(s.admin("POST", "/api/v1/jobs", job_doc("vision", "train-1")), "job").body.at("id");
+  return w;
+}
+
+json gpu_sample(TimeMs at, const std::string& node, int gpu, int util) {
+  return {
+      {"at", t(at)},        {"node", node}, {"gpu", gpu}, {"utilization_pct", util}, {"memory_used_mib", 1000 + util},
+      {"power_mw", 300'000}};
+}
+json job_sample(TimeMs at, const std::string& job, int64_t egress, int64_t tokens = 0) {
+  return {{"at", t(at)}, {"job", job}, {"egress_bytes", egress}, {"output_tokens", tokens}, {"requests", 1}};
+}
+
+std::string gpus_path(const std::string& node, int gpu, TimeMs from, TimeMs to) {
+  return "/api/v1/usage/gpus?node=" + node + "&gpu=" + std::to_string(gpu) + "&from=" + t(from) + "&to=" + t(to);
+}
+std::string jobs_path(const std::string& which, const std::string& ref, TimeMs from, TimeMs to) {
+  return "/api/v1/usage/jobs?" + which + "=" + ref + "&from=" + t(from) + "&to=" + t(to);
+}
+
+class UsageTest : public ::testing::Test {
+ protected:
+  void SetUp() override { w = make_world(s); }
+  ServerProcess s{{"--no-scheduler"}};
+  World w;
+  const TimeMs base = (now_ms() - 3600'000) / 60'000 * 60'000;  // a whole minute, an hour ago
+};
+
+TEST_F(UsageTest, IngestsAndReadsBackSeriesAndTotals) {
+  json body = {{"idempotency_key", "agent-node-1:000001"},
+               {"gpu_samples",
+                {gpu_sample(base + 15'000, "node-1", 0, 40), gpu_sample(base, "node-1", 0, 80),
+                 gpu_sample(base, w.node_id, 1, 10)}},
+               {"job_samples", {job_sample(base, w.job_id, 1000, 5), job_sample(base + 60'000, "train-1", 24, 7)}}};
+  Resp r = s.admin("POST", "/api/v1/usage", body);
+  ASSERT_EQ(r.status, 201) << r.describe();
+  EXPECT_EQ(r.body.value("duplicate", true), false);
+  EXPECT_EQ(r.body.value("gpu_samples", 0), 3);
+  EXPECT_EQ(r.body.value("job_samples", 0), 2);
+
+  Resp g = s.admin("GET", gpus_path("node-1", 0, base, base + 60'000));
+  ASSERT_EQ(g.status, 200) << g.describe();
+  ASSERT_EQ(g.body.at("points").size(), 2u) << g.describe();
+  EXPECT_EQ(g.body["points"][0].value("at", ""), t(base));  // time order
+  EXPECT_EQ(g.body["points"][0].value("resolution", ""), "raw");
+  EXPECT_EQ(g.body["points"][0]["utilization_pct"].value("max", 0), 80);
+  EXPECT_EQ(g.body["points"][1]["memory_used_mib"].value("avg", 0), 1040);
+  EXPECT_TRUE(g.body.at("next_from").is_null());
+  EXPECT_EQ(g.body.value("node_id", ""), w.node_id);
+
+  Resp j = s.admin("GET", jobs_path("job", w.job_id, base, base + 120'000));
+  ASSERT_EQ(j.status, 200) << j.describe();
+  EXPECT_EQ(j.body.at("totals").value("egress_bytes", 0), 1024);
+  EXPECT_EQ(j.body.at("totals").value("output_tokens", 0), 12);
+  EXPECT_EQ(j.body.at("totals").value("samples", 0), 2);
+  EXPECT_EQ(j.body.at("points").size(), 2u);
+  Resp byp = s.admin("GET", jobs_path("project", "vision", base, base + 60'000));
+  ASSERT_EQ(byp.status, 200) << byp.describe();
+  ASSERT_EQ(byp.body.at("jobs").size(), 1u);
+  EXPECT_EQ(byp.body["jobs"][0].value("egress_bytes", 0), 1000);  // the second sample is past `to`
+  Resp byt = s.admin("GET", jobs_path("tenant", "acme", base, base + 120'000));
+  EXPECT_EQ(byt.body.at("totals").value("requests", 0), 2) << byt.describe();
+
+  // Paging: limit 1 returns one point and where to continue.
+  Resp p1 = s.admin("GET", gpus_path("node-1", 0, base, base + 60'000) + "&limit=1");
+  ASSERT_EQ(p1.body.at("points").size(), 1u);
+  EXPECT_EQ(p1.body.value("next_from", ""), t(base + 15'000));
+}
+
+TEST_F(UsageTest, RepeatedBatchCountsOnceAndAReusedKeyConflicts) {
+  json body = {{"idempotency_key", "k-1"}, {"job_samples", {job_sample(base, w.job_id, 100)}}};
+  ASSERT_EQ(s.admin("POST", "/api/v1/usage", body).status, 201);
+  json reordered = json::parse(body.dump(2));  // same content, other spacing
+  Resp again = s.admin("POST", "/api/v1/usage", reordered);
+  ASSERT_EQ(again.status, 200) << again.describe();
+  EXPECT_EQ(again.body.value("duplicate", false), true);
+  EXPECT_EQ(again.body.value("job_samples", 0), 1);
+  body["job_samples"][0]["egress_bytes"] = 101;
+  Resp conflict = s.admin("POST", "/api/v1/usage", body);
+  ASSERT_EQ(conflict.status, 409) << conflict.describe();
+  EXPECT_NE(conflict.body.value("detail", "").find("'k-1'"), std::string::npos);
+  Resp j = s.admin("GET", jobs_path("job", w.job_id, base, base + 60'000));
+  EXPECT_EQ(j.body.at("totals").value("egress_bytes", 0), 100);
+  EXPECT_EQ(j.body.at("totals").value("samples", 0), 1);
+}
+
+TEST_F(UsageTest, ValidationAndReferenceErrorsNameTheField) {
+  json bad = {{"idempotency_key", "bad one"},
+              {"gpu_samples",
+               {{{"at", t(base)}, {"node", "node-1"}, {"gpu", 0}, {"utilization_pct", 101}},
+                {{"at", t(base)}, {"node", "node-1"}, {"gpu", 1}, {"utilization_pct", 1.5}}}}};
+  Resp r = s.admin("POST", "/api/v1/usage", bad);
+  ASSERT_EQ(r.status, 422) << r.describe();
+  EXPECT_EQ(r.reason_for("gpu_samples[0].utilization_pct"), "must be at most 100 (got 101)");
+  EXPECT_EQ(r.reason_for("gpu_samples[1].utilization_pct"), "must be a whole number");
+  EXPECT_FALSE(r.reason_for("idempotency_key").empty());
+
+  json refs = {{"idempotency_key", "refs"},
+               {"gpu_samples",
+                {gpu_sample(base, "node-9", 0, 1),
+                 gpu_sample(base, "node-1", 8, 1),
+                 {{"at", t(base)}, {"uuid", "GPU-00000000-0000-0000-0000-000000000000"}, {"utilization_pct", 1}}}},
+               {"job_samples", {job_sample(base, "job_00000000000000ff", 1)}}};
+  Resp rr = s.admin("POST", "/api/v1/usage", refs);
+  ASSERT_EQ(rr.status, 422) << rr.describe();
+  EXPECT_NE(rr.reason_for("gpu_samples[0].node").find("node-9"), std::string::npos) << rr.describe();
+  EXPECT_NE(rr.reason_for("gpu_samples[1].gpu").find("has no GPU 8"), std::string::npos) << rr.describe();
+  EXPECT_NE(rr.reason_for("gpu_samples[2].uuid").find("no GPU with uuid"), std::string::npos) << rr.describe();
+  EXPECT_FALSE(rr.reason_for("job_samples[0].job").empty()) << rr.describe();
+
+  // A UUID maps through the node's gpus[].uuid; the same GPU named both ways at one time is refused.
+  json by_uuid = {{"idempotency_key", "uuid"},
+                  {"gpu_samples", {{{"at", t(base)}, {"uuid", w.uuids[3]}, {"utilization_pct", 33}}}}};
+  ASSERT_EQ(s.admin("POST", "/api/v1/usage", by_uuid).status, 201);
+  Resp g3 = s.admin("GET", gpus_path("node-1", 3, base, base + 1000));
+  ASSERT_EQ(g3.body.at("points").size(), 1u) << g3.describe();
+  EXPECT_EQ(g3.body["points"][0]["utilization_pct"].value("max", 0), 33);
+  by_uuid["idempotency_key"] = "both";
+  by_uuid["gpu_samples"].push_back(gpu_sample(base, "node-1", 3, 34));
+  Resp both = s.admin("POST", "/api/v1/usage", by_uuid);
+  ASSERT_EQ(both.status, 422) << both.describe();
+  EXPECT_FALSE(both.reason_for("gpu_samples[1]").empty()) << both.describe();
+
+  EXPECT_EQ(s.admin("POST", "/api/v1/usage", json{{"idempotency_key", "empty"}}).status, 422);
+  Resp range = s.admin("GET", "/api/v1/usage/gpus?node=node-1&gpu=0&from=" + t(base) + "&to=" + t(base - 1));
+  EXPECT_EQ(range.status, 422);
+  EXPECT_FALSE(range.reason_for("to").empty());
+}
+
+TEST_F(UsageTest, TenantsReadOnlyTheirOwnJobsAndSuppliersReportOnlyTheirNodes) {
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("other")), "tenant other");
+  expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("other", "p2")), "project p2");
+  std::string other_job = expect_2xx(s.admin("POST", "/api/v1/jobs", job_doc("p2", "theirs")), "job").body.at("id");
+  json body = {{"idempotency_key", "two-tenants"},
+               {"job_samples", {job_sample(base, w.job_id, 5), job_sample(base, other_job, 7)}}};
+  ASSERT_EQ(s.admin("POST", "/api/v1/usage", body).status, 201);
+
+  const std::string member = make_user_token(s, "mia", "tenant_member", "acme");
+  EXPECT_EQ(s.req("POST", "/api/v1/usage", member,
+                  json{{"idempotency_key", "x"}, {"job_samples", {job_sample(base, w.job_id, 1)}}})
+                .status,
+            403);
+  Resp mine = s.req("GET", jobs_path("job", w.job_id, base, base + 1000), member);
+  ASSERT_EQ(mine.status, 200) << mine.describe();
+  EXPECT_EQ(mine.body.at("totals").value("egress_bytes", 0), 5);
+  EXPECT_EQ(s.req("GET", jobs_path("job", other_job, base, base + 1000), member).status, 404);
+  EXPECT_EQ(s.req("GET", jobs_path("tenant", "other", base, base + 1000), member).status, 404);
+  Resp own_tenant = s.req("GET", jobs_path("tenant", "acme", base, base + 1000), member);
+  ASSERT_EQ(own_tenant.status, 200);
+  EXPECT_EQ(own_tenant.body.at("jobs").size(), 1u);
+  EXPECT_EQ(s.req("GET", gpus_path("node-1", 0, base, base + 1000), member).status, 403);
+
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("sup-b")), "supplier b");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("sup-b", "node-b")), "node b");
+  const std::string agent = make_user_token(s, "agent-a", "supplier", "", "sup-a");
+  json own = {{"idempotency_key", "sup-a-1"}, {"gpu_samples", {gpu_sample(base, "node-1", 2, 20)}}};
+  Resp ok = s.req("POST", "/api/v1/usage", agent, own);
+  EXPECT_EQ(ok.status, 201) << ok.describe();
+  EXPECT_EQ(s.req("GET", gpus_path("node-1", 2, base, base + 1000), agent).status, 200);
+  json foreign = {{"idempotency_key", "sup-a-2"}, {"gpu_samples", {gpu_sample(base, "node-b", 0, 20)}}};
+  Resp no = s.req("POST", "/api/v1/usage", agent, foreign);
+  EXPECT_EQ(no.status, 422) << no.describe();
+  EXPECT_FALSE(no.reason_for("gpu_samples[0].node").empty());
+  EXPECT_EQ(s.req("GET", gpus_path("node-b", 0, base, base + 1000), agent).status, 403);
+  json jobs = {{"idempotency_key", "sup-a-3"}, {"job_samples", {job_sample(base, w.job_id, 1)}}};
+  EXPECT_EQ(s.req("POST", "/api/v1/usage", agent, jobs).status, 403);
+  EXPECT_EQ(s.req("GET", jobs_path("job", w.job_id, base, base + 1000), agent).status, 403);
+}
+
+// With retention 0 every finished minute is rolled up at the next pass (each second here).
+TEST(UsageRollup, RawSamplesBecomeMinutesVisibleThroughGet) {
+  ServerProcess s({"--no-scheduler", "--usage-retention-hours", "0", "--usage-rollup-interval-s", "1"});
+  World w = make_world(s);
+  const TimeMs m0 = (now_ms() - 600'000) / 60'000 * 60'000;
+  json body = {{"idempotency_key", "to-roll"},
+               {"gpu_samples",
+                {gpu_sample(m0, "node-1", 0, 10), gpu_sample(m0 + 20'000, "node-1", 0, 20),
+                 gpu_sample(m0 + 40'000, "node-1", 0, 90), gpu_sample(m0 + 60'000, "node-1", 0, 50)}},
+               {"job_samples", {job_sample(m0 + 1000, w.job_id, 3), job_sample(m0 + 2000, w.job_id, 4)}}};
+  ASSERT_EQ(s.admin("POST", "/api/v1/usage", body).status, 201);
+  Resp g;
+  for (int i = 0; i < 100; ++i) {
+    g = s.admin("GET", gpus_path("node-1", 0, m0, m0 + 120'000));
+    if (g.status == 200 && g.body.at("points").size() == 2u &&
+        g.body["points"][0].value("resolution", "") == "minute" &&
+        g.body["points"][1].value("resolution", "") == "minute")
+      break;
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_EQ(g.body.at("points").size(), 2u) << g.describe();
+  const json& p0 = g.body["points"][0];
+  EXPECT_EQ(p0.value("resolution", ""), "minute") << g.describe();
+  EXPECT_EQ(p0.value("at", ""), t(m0));
+  EXPECT_EQ(p0.value("samples", 0), 3);
+  EXPECT_EQ(p0["utilization_pct"], json({{"n", 3}, {"sum", 120}, {"avg", 40}, {"max", 90}}));
+  EXPECT_EQ(p0["power_mw"].value("avg", 0), 300'000);
+  Resp j = s.admin("GET", jobs_path("job", w.job_id, m0, m0 + 60'000));
+  ASSERT_EQ(j.body.at("points").size(), 1u) << j.describe();
+  EXPECT_EQ(j.body["points"][0].value("resolution", ""), "minute");
+  EXPECT_EQ(j.body["points"][0].value("egress_bytes", 0), 7);
+  EXPECT_EQ(j.body.at("totals").value("samples", 0), 2);
+  // The batch's key is still remembered after its samples were rolled up.
+  EXPECT_EQ(s.admin("POST", "/api/v1/usage", body).status, 200);
+}
+
+// A dcgm-exporter stand-in: the test serves /metrics itself and points the server at it.
+TEST(UsageDcgm, ScrapesTheExporterIntoGpuSamples) {
+  httplib::Server exporter;
+  std::atomic<int> scrapes{0};
+  exporter.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
+    ++scrapes;
+    res.set_content(
+        "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"
+        "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-x\",device=\"nvidia0\",modelName=\"NVIDIA H100 80GB "
+        "HBM3\",Hostname=\"node-1\"} 77\n"
+        "DCGM_FI_DEV_GPU_UTIL{gpu=\"5\",UUID=\"GPU-y\",device=\"nvidia5\",modelName=\"NVIDIA H100 80GB "
+        "HBM3\",Hostname=\"node-1\"} 12\n"
+        "# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n"
+        "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-x\",device=\"nvidia0\",modelName=\"NVIDIA H100 80GB "
+        "HBM3\",Hostname=\"node-1\"} 412.5\n"
+        "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",UUID=\"GPU-x\",device=\"nvidia0\",modelName=\"NVIDIA H100 80GB "
+        "HBM3\",Hostname=\"node-1\"} 0.754\n",
+        "text/plain; version=0.0.4");
+  });
+  const int port = exporter.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread serve([&] { exporter.listen_after_bind(); });
+  const TimeMs started = now_ms();
+  {
+    ServerProcess s({"--no-scheduler", "--dcgm-target", "http://127.0.0.1:" + std::to_string(port) + "/metrics@node-1",
+                     "--dcgm-interval-s", "1"});
+    make_world(s);  // node-1 appears after the first scrapes, which fail until then
+    Resp g0, g5;
+    for (int i = 0; i < 100; ++i) {
+      g0 = s.admin("GET", gpus_path("node-1", 0, started - 60'000, now_ms() + 60'000));
+      g5 = s.admin("GET", gpus_path("node-1", 5, started - 60'000, now_ms() + 60'000));
+      if (g0.status == 200 && !g0.body.at("points").empty() && g5.status == 200 && !g5.body.at("points").empty()) break;
+      std::this_thread::sleep_for(100ms);
+    }
+    ASSERT_FALSE(g0.body.at("points").empty()) << g0.describe() << "\n" << s.log();
+    const json& p = g0.body["points"][0];
+    EXPECT_EQ(p["utilization_pct"].value("max", 0), 77);
+    EXPECT_EQ(p["power_mw"].value("max", 0), 412'500);
+    EXPECT_EQ(p["gr_engine_active_pct"].value("max", 0), 75);  // ratio 0.754
+    ASSERT_FALSE(g5.body.at("points").empty());
+    EXPECT_EQ(g5.body["points"][0]["utilization_pct"].value("max", 0), 12);
+    EXPECT_FALSE(g5.body["points"][0].contains("power_mw"));
+  }
+  EXPECT_GE(scrapes.load(), 1);
+  exporter.stop();
+  serve.join();
+}
+
+// --- durability ---------------------------------------------------------------------------------
+
+constexpr int kPerBatch = 100;  // GPU samples and job samples each
+
+json stream_batch(int i, TimeMs base, const std::string& job) {
+  json b = {{"idempotency_key", "stream-" + std::to_string(i)},
+            {"gpu_samples", json::array()},
+            {"job_samples", json::array()}};
+  for (int k = 0; k < kPerBatch; ++k) {
+    TimeMs at = base + (static_cast<TimeMs>(i) * kPerBatch + k) * 10;
+    b["gpu_samples"].push_back(gpu_sample(at, "node-1", k % 8, (i + k) % 101));
+    b["job_samples"].push_back(job_sample(at, job, 1));
+  }
+  return b;
+}
+
+TEST(UsageCrash, KillNineKeepsEveryAcknowledgedBatchExactlyOnce) {
+  ServerProcess s({"--no-scheduler"});
+  World w = make_world(s);
+  const TimeMs base = now_ms() - 24 * 3600'000;
+  std::atomic<int> acked{0};
+  std::atomic<bool> going_away{false};
+  int in_flight = -1;
+  std::vector<std::string> unexpected;
+  std::thread writer([&] {
+    httplib::Client c(s.url());
+    c.set_keep_alive(true);
+    c.set_read_timeout(10, 0);
+    const httplib::Headers auth{{"Authorization", "Bearer " + s.admin_token()}};
+    for (int i = 0;; ++i) {
+      auto res = c.Post("/api/v1/usage", auth, stream_batch(i, base, w.job_id).dump(), "application/json");
+      if (res && res->status == 201) {
+        acked = i + 1;
+        continue;
+      }
+      in_flight = i;
+      if (!going_away)
+        unexpected.push_back(res ? std::to_string(res->status) + " " + res->body : httplib::to_string(res.error()));
+      return;
+    }
+  });
+  for (int i = 0; i < 400 && acked < 20; ++i) std::this_thread::sleep_for(10ms);
+  going_away = true;
+  s.kill9();
+  writer.join();
+  for (const auto& u : unexpected) ADD_FAILURE() << "write failed while the server was up: " << u;
+  const int n = acked.load();
+  ASSERT_GT(n, 0);
+  ASSERT_EQ(in_flight, n);
+  s.start();
+
+  const TimeMs to = base + static_cast<TimeMs>(n + 2) * kPerBatch * 10;
+  auto job_samples = [&] {
+    Resp r = s.admin("GET", jobs_path("job", w.job_id, base, to));
+    return r.body.at("totals").value("samples", -1);
+  };
+  const int64_t after_crash = job_samples();
+  // Every acknowledged batch is there; the one in flight may or may not have committed.
+  EXPECT_TRUE(after_crash == n * kPerBatch || after_crash == (n + 1) * kPerBatch) << after_crash << " for " << n;
+  // Re-sending everything: acknowledged batches are duplicates, the in-flight one lands once.
+  httplib::Client c(s.url());
+  const httplib::Headers auth{{"Authorization", "Bearer " + s.admin_token()}};
+  for (int i = 0; i <= n; ++i) {
+    auto res = c.Post("/api/v1/usage", auth, stream_batch(i, base, w.job_id).dump(), "application/json");
+    ASSERT_TRUE(res);
+    if (i < n)
+      EXPECT_EQ(res->status, 200) << "batch " << i << ": " << res->body;
+    else
+      EXPECT_EQ(res->status, after_crash == n * kPerBatch ? 201 : 200) << res->body;
+  }
+  EXPECT_EQ(job_samples(), (n + 1) * kPerBatch);
+  int64_t gpu_points = 0;
+  for (int g = 0; g < 8; ++g) {
+    Resp r = s.admin("GET", gpus_path("node-1", g, base, to) + "&limit=100000");
+    gpu_points += static_cast<int64_t>(r.body.at("points").size());
+  }
+  EXPECT_EQ(gpu_points, (n + 1) * kPerBatch);
+}
+
+}  // namespace
+}  // namespace gpurent::testing
