@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <chrono>
 #include <functional>
 #include <mutex>
@@ -142,6 +143,45 @@ TEST(Billing, ARequeueAfterANodeFailureIsAnOutageCredit) {
       EXPECT_NE(l["description"].get<std::string>().find("PSU failure"), std::string::npos) << l.dump();
     }
   EXPECT_TRUE(credited) << inv.dump();
+}
+
+TEST(Billing, ACardBenchmarkBelowTheFloorIsRefundedInProportion) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  world(s);
+  json contract = contract_doc();  // the offer's template: a 900 TFLOPS floor per card
+  contract["commitments"] = json::array();
+  expect_2xx(s.admin("POST", "/api/v1/contracts", contract), "contract");
+  const std::string id = run_job(s, "slow-card", 1, 1);
+  json done = wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "succeeded"; });
+  json run = s.admin("GET", "/api/v1/allocations").body["items"][0];
+  const std::string node = run["placement"][0]["node"];
+  const int64_t gpu = run["placement"][0]["gpus"][0];
+  // The node's supplier records a benchmark of that card at half the floor, from before the run.
+  const std::string supplier = make_user_token(s, "dc-ops", "supplier", "", "dc");
+  json bench = {{"kind", "fp16_tflops"}, {"node", node}, {"gpu", gpu}, {"at", "2020-01-01T00:00:00Z"}, {"fp16_tflops", "450"}};
+  Resp made = s.req("POST", "/api/v1/measurements", supplier, bench);
+  ASSERT_EQ(made.status, 201) << made.describe();
+  EXPECT_EQ(made.body["fp16_tflops"], "450");
+  const std::string tenant = make_user_token(s, "acme-admin", "tenant_admin", "acme");
+  EXPECT_EQ(s.req("POST", "/api/v1/measurements", tenant, bench).status, 403);
+  bench["gpu"] = 99;
+  EXPECT_EQ(s.admin("POST", "/api/v1/measurements", bench).error_fields(), std::vector<std::string>{"gpu"});
+  bench["gpu"] = gpu;
+  bench["from"] = "2020-01-01T00:00:00Z";
+  EXPECT_EQ(s.admin("POST", "/api/v1/measurements", bench).error_fields(), std::vector<std::string>{"from"});
+
+  // The card's whole fee (the on-demand time; the contract here has no commitment) is refunded at
+  // (900 - 450) / 900 = 50%, exactly to the micro-unit.
+  json inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + this_month()).body;
+  std::string fee, base, credit;
+  for (const auto& l : inv["sections"][0]["lines"]) {
+    if (l["allocation"] == run["id"] && l["rule"] == "on_demand") fee = l["amount_exact"];
+    if (l["rule"] == "sla_tflops") base = l["quantity"], credit = l["amount_exact"];
+  }
+  ASSERT_FALSE(credit.empty()) << inv.dump();
+  EXPECT_EQ(base, fee);
+  auto micros = [](const std::string& a) { return static_cast<int64_t>(std::llround(std::stod(a) * 1e6)); };
+  EXPECT_LE(std::llabs(2 * micros(credit) + micros(fee)), 1) << credit << " for a fee of " << fee;
 }
 
 // A tiny HTTP server in the test process that records the bodies POSTed to it.

@@ -249,6 +249,30 @@ std::vector<ResourceView> build_views() {
                false,
                nullptr});
 
+  v.push_back({"measurements",
+               "measurement",
+               "card FP16 benchmarks, node NCCL bandwidth and outages (SLA credits)",
+               {col("ID", "id"),
+                col("KIND", "kind"),
+                col("NODE", "node"),
+                col("GPU", "gpu", Align::kRight),
+                {"VALUE", Align::kRight,
+                 [](const json& d, TimeMs) {
+                   if (d.contains("fp16_tflops")) return text(d, "fp16_tflops") + " TFLOPS";
+                   if (d.contains("busbw_gbps")) return text(d, "busbw_gbps") + " GB/s";
+                   return std::string();
+                 }},
+                {"WHEN", Align::kLeft,
+                 [](const json& d, TimeMs) {
+                   return d.contains("at") ? text(d, "at") : text(d, "from") + " .. " + text(d, "to");
+                 }},
+                col("NOTE", "note")},
+               {"kind", "supplier"},
+               true,
+               true,
+               true,
+               nullptr});
+
   v.push_back({"faults",
                "fault",
                "node failures that hit jobs, recorded by the scheduler",

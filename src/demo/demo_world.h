@@ -15,7 +15,7 @@
 namespace gpurent {
 
 struct DemoObject {
-  std::string kind;       // "suppliers", "nodes", "offers", "tenants", "projects", "users", "reservations", "jobs"
+  std::string kind;       // "suppliers", "nodes", "offers", "measurements", "tenants", "projects", "users", "reservations", "contracts", "jobs"
   nlohmann::json body;    // the POST body
   std::string as_tenant;  // empty: created by the operator; else by the named tenant's admin user
 };

@@ -12,6 +12,7 @@
 
 #include "model/job.h"
 #include "model/contract.h"
+#include "model/measurement.h"
 #include "model/reservation.h"
 #include "model/node.h"
 #include "model/offer.h"
@@ -70,7 +71,7 @@ class DemoWorldTest : public ::testing::Test {
   // Runs every object through its kind's parse function (the server's POST validation) and checks
   // the references the server resolves: each must name an object created before it.
   static void validate(const DemoWorld& w, Seen& s) {
-    const std::vector<std::string> order = {"suppliers", "nodes", "offers", "tenants", "users", "projects",
+    const std::vector<std::string> order = {"suppliers", "nodes", "offers", "measurements", "tenants", "users", "projects",
                                             "reservations", "contracts", "jobs"};
     size_t rank = 0;
     std::map<std::string, std::set<std::string>> names;  // kind -> names (unique across scopes: no ambiguity)
@@ -82,7 +83,9 @@ class DemoWorldTest : public ::testing::Test {
       if (pos == order.end()) continue;
       EXPECT_GE(static_cast<size_t>(pos - order.begin()), rank) << "out of creation order";
       rank = std::max(rank, static_cast<size_t>(pos - order.begin()));
-      EXPECT_TRUE(names[o.kind].insert(name).second) << "duplicate name";
+      if (o.kind != "measurements") {  // measurements have no name
+        EXPECT_TRUE(names[o.kind].insert(name).second) << "duplicate name";
+      }
       if (!o.as_tenant.empty()) {
         EXPECT_TRUE(s.admin_of.count(o.as_tenant)) << "as_tenant before that tenant has an admin user";
         EXPECT_NE(o.kind, "suppliers");
@@ -140,6 +143,14 @@ class DemoWorldTest : public ::testing::Test {
         ASSERT_TRUE(r) << reason(r.error());
         EXPECT_EQ(r->tenant, o.as_tenant);
         s.projects[r->name] = {o.as_tenant, *r};
+      } else if (o.kind == "measurements") {
+        EXPECT_TRUE(o.as_tenant.empty()) << "measurements are recorded by the operator or the supplier";
+        auto r = parse_measurement(o.body);
+        ASSERT_TRUE(r) << reason(r.error());
+        bool known = false;
+        for (const auto& [sup, nodes] : s.nodes_by_supplier)
+          for (const Node& n : nodes) known = known || n.name == r->node;
+        EXPECT_TRUE(known) << "unknown node " << r->node;
       } else if (o.kind == "contracts") {
         EXPECT_TRUE(o.as_tenant.empty()) << "contracts are the operator's to create";
         auto r = parse_contract(o.body);

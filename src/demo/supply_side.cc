@@ -335,6 +335,31 @@ Result<std::vector<DemoObject>> supply_objects(const ListPrices& prices, const G
     o.contract_template = contract_for(*catalog.find(model_id), d.site_country.at(pool.site), d.terms.audit_rights);
     out.push_back({"offers", to_json(o), ""});
   }
+
+  // Measurements the suppliers recorded (contract clauses turn them into credits).
+  out.push_back({"measurements",
+                 {{"kind", "fp16_tflops"},
+                  {"node", "lambda-ussouth1-h100-05"},
+                  {"gpu", 3},
+                  {"at", "2026-11-20T09:00:00Z"},
+                  {"fp16_tflops", "871.4"},
+                  {"note", "nvbench-style dense FP16 GEMM, 8192^3, 50 iterations"}},
+                 ""});
+  out.push_back({"measurements",
+                 {{"kind", "nccl_busbw"},
+                  {"node", "lambda-ussouth1-h100-05"},
+                  {"from", "2026-11-20T00:00:00Z"},
+                  {"to", "2026-11-20T06:00:00Z"},
+                  {"busbw_gbps", 312},
+                  {"note", "nccl-tests all_reduce_perf -b 1G -e 1G -g 8"}},
+                 ""});
+  out.push_back({"measurements",
+                 {{"kind", "incident"},
+                  {"node", "huadong-aidc-sh-910b-05"},
+                  {"from", "2026-11-12T08:00:00Z"},
+                  {"to", "2026-11-12T11:00:00Z"},
+                  {"note", "PSU failure; node replaced"}},
+                 ""});
   return out;
 }
 

@@ -58,5 +58,6 @@ void register_usage_routes(App& app, httplib::Server& srv);
 void register_contract_routes(App& app, httplib::Server& srv);  // contracts, allocations
 void register_invoice_routes(App& app, httplib::Server& srv);
 void register_alert_routes(App& app, httplib::Server& srv);  // alerts, webhooks
+void register_measurement_routes(App& app, httplib::Server& srv);
 
 }  // namespace gpurent

@@ -5,6 +5,7 @@
 
 #include "billing/rating_output.h"
 #include "model/contract.h"
+#include "model/measurement.h"
 #include "model/offer.h"
 
 namespace gpurent {
@@ -209,6 +210,42 @@ Result<Invoice> build_invoice(Store& store, const GpuCatalog& catalog, const std
     }
   }
 
+  // Measurements of the suppliers' nodes: card benchmarks, NCCL bandwidth, outages.
+  std::map<std::string, std::vector<Record>> measurements;  // by supplier id
+  for (auto& [key, g] : groups) {
+    if (g.in.offers.empty() || g.contract_id.empty() || measurements.count(g.supplier_id)) continue;
+    auto ms = list_all(store, "measurements", {{"supplier_id", g.supplier_id}});
+    if (!ms) return ms.error();
+    measurements[g.supplier_id] = std::move(*ms);
+  }
+  for (auto& [key, g] : groups) {
+    if (g.contract_id.empty()) continue;  // list prices: no SLA
+    for (const Record& r : measurements[g.supplier_id]) {
+      auto m = parse_measurement(r.body);
+      if (!m) continue;
+      const std::string node = b.name_of("nodes", r.body.value("node_id", ""));
+      switch (m->kind) {
+        case MeasurementKind::kFp16Tflops: g.in.tflops.push_back({*m->at, node, *m->gpu, *m->tflops_x10}); break;
+        case MeasurementKind::kNcclBusbw: g.in.nccl.push_back({node, *m->from, *m->to, *m->busbw_gbps}); break;
+        case MeasurementKind::kIncident: g.in.incidents.push_back({r.id, *m->from, *m->to, node, "", m->note}); break;
+      }
+    }
+  }
+  // A requeue inside an outage the supplier recorded is that outage: credit it once.
+  for (auto& [key, g] : groups) {
+    std::map<std::string, const Allocation*> by_id;
+    for (const auto& a : g.in.allocations) by_id[a.id] = &a;
+    std::vector<Incident> kept;
+    for (const Incident& derived : g.in.incidents) {
+      bool inside = false;
+      const Allocation* a = derived.allocation.empty() ? nullptr : by_id[derived.allocation];
+      for (const Incident& rec : g.in.incidents)
+        if (a && !rec.node.empty() && rec.from <= derived.from && derived.from < rec.to)
+          for (const auto& part : a->placement) inside = inside || part.node == rec.node;
+      if (!inside) kept.push_back(derived);
+    }
+    g.in.incidents = std::move(kept);
+  }
   for (auto& [key, g] : groups) {
     if (g.in.offers.empty()) continue;
     g.in.from = from;

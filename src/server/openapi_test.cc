@@ -93,6 +93,8 @@ const std::set<Op> kServerRoutes = {
     {"GET", "/api/v1/webhooks"}, {"POST", "/api/v1/webhooks"}, {"GET", "/api/v1/webhooks/{ref}"},
     {"DELETE", "/api/v1/webhooks/{ref}"},
     {"GET", "/api/v1/invoices"}, {"GET", "/api/v1/reports/reconciliation"},
+    {"GET", "/api/v1/measurements"}, {"POST", "/api/v1/measurements"}, {"GET", "/api/v1/measurements/{ref}"},
+    {"PUT", "/api/v1/measurements/{ref}"}, {"DELETE", "/api/v1/measurements/{ref}"},
 };
 const std::set<std::string> kOpenPaths = {"/healthz", "/readyz", "/metrics", "/api/v1/openapi.json"};
 
@@ -360,7 +362,7 @@ std::string concrete(std::string path) {
 
 TEST(OpenApi, KindsAndListFiltersMatchTheRegisteredSpecs) {
   LiveServer srv;
-  ASSERT_EQ(srv.kinds().size(), 12u);
+  ASSERT_EQ(srv.kinds().size(), 13u);
   for (const auto& [kind, spec] : srv.kinds()) {
     const std::string base = "/api/v1/" + kind;
     std::set<std::string> params, expected = {"limit", "after"};

@@ -1,0 +1,79 @@
+#include "model/measurement.h"
+
+#include "catalog/gpu_model.h"
+
+namespace gpurent {
+
+Result<Measurement> parse_measurement(const json& body) {
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  if (!f.valid_object()) return errs.to_error();
+  Measurement m;
+  const json* k = f.raw("kind");
+  const bool kind_ok = k && k->is_string() && enum_parse(kMeasurementKindNames, k->get_ref<const std::string&>());
+  m.kind = Fields(json{{"kind", k ? *k : json()}}, "", errs).enumeration("kind", kMeasurementKindNames);
+  m.node = f.str("node", {.max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp});
+  m.note = f.opt_str("note", {.min_len = 0, .max_len = 1024}).value_or("");
+  auto forbid = [&](const char* key, const char* why) {
+    if (f.has(key)) {
+      f.error(key, std::string("is not used by a ") + why + " measurement");
+      f.raw(key);
+    }
+  };
+  if (!kind_ok) {
+    for (const char* key : {"gpu", "at", "from", "to", "fp16_tflops", "busbw_gbps"}) f.raw(key);
+  } else if (m.kind == MeasurementKind::kFp16Tflops) {
+    m.gpu = f.integer("gpu", 0, 63);
+    m.at = f.time("at");
+    if (const json* v = f.raw("fp16_tflops")) {
+      auto x10 = parse_tflops_x10(*v);
+      if (!x10 || *x10 <= 0)
+        f.error("fp16_tflops", "must be a positive TFLOPS figure with at most one decimal (\"880.5\")");
+      else
+        m.tflops_x10 = *x10;
+    } else {
+      f.error("fp16_tflops", "is required");
+    }
+    forbid("from", "fp16_tflops");
+    forbid("to", "fp16_tflops");
+    forbid("busbw_gbps", "fp16_tflops");
+  } else {
+    m.from = f.time("from");
+    m.to = f.time("to");
+    if (m.from && m.to && *m.to <= *m.from) f.error("to", "must be after from");
+    if (m.kind == MeasurementKind::kNcclBusbw) {
+      m.busbw_gbps = f.integer("busbw_gbps", 0, 100'000);
+      forbid("fp16_tflops", "nccl_busbw");
+    } else {
+      forbid("busbw_gbps", "incident");
+      forbid("fp16_tflops", "incident");
+    }
+    forbid("gpu", enum_name(kMeasurementKindNames, m.kind));
+    forbid("at", enum_name(kMeasurementKindNames, m.kind));
+  }
+  ignore_server_keys(f);
+  f.ignore({"node_id"});
+  f.finish();
+  if (!errs.empty()) return errs.to_error();
+  return m;
+}
+
+json to_json(const Measurement& m) {
+  json j = {{"kind", enum_name(kMeasurementKindNames, m.kind)}, {"node", m.node}, {"note", m.note}};
+  if (m.gpu) j["gpu"] = *m.gpu;
+  if (m.at) j["at"] = format_rfc3339(*m.at);
+  if (m.from) j["from"] = format_rfc3339(*m.from);
+  if (m.to) j["to"] = format_rfc3339(*m.to);
+  if (m.tflops_x10) j["fp16_tflops"] = format_tflops_x10(*m.tflops_x10);
+  if (m.busbw_gbps) j["busbw_gbps"] = *m.busbw_gbps;
+  if (!m.node_id.empty()) j["node_id"] = m.node_id;
+  return j;
+}
+
+IndexCols index_of(const Measurement& m) {
+  IndexCols c;
+  c.state = enum_name(kMeasurementKindNames, m.kind);
+  return c;
+}
+
+}  // namespace gpurent

@@ -1,0 +1,40 @@
+// Measurement: a fact about a supplier's hardware that contract clauses turn into credits
+// (docs/billing.md) — a card's dense FP16 benchmark (`fp16_tflops`, holds from `at` until the
+// card's next one), a node's NCCL all-reduce bus bandwidth over [from, to) (`nccl_busbw`), or an
+// outage of a node over [from, to) (`incident`). Operators and the node's supplier record them;
+// everyone who can see the node reads them. Schema: docs/resources/measurements.md.
+// Value types and pure functions; thread-safe.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/clock.h"
+#include "model/resource.h"
+
+namespace gpurent {
+
+enum class MeasurementKind { kFp16Tflops, kNcclBusbw, kIncident };
+inline constexpr EnumEntry<MeasurementKind> kMeasurementKindNames[] = {{MeasurementKind::kFp16Tflops, "fp16_tflops"},
+                                                                       {MeasurementKind::kNcclBusbw, "nccl_busbw"},
+                                                                       {MeasurementKind::kIncident, "incident"}};
+
+struct Measurement {
+  MeasurementKind kind = MeasurementKind::kFp16Tflops;
+  std::string node;                 // reference as given (id or name)
+  std::optional<int64_t> gpu;       // fp16_tflops: the card's index
+  std::optional<TimeMs> at;         // fp16_tflops
+  std::optional<TimeMs> from, to;   // nccl_busbw, incident
+  std::optional<int64_t> tflops_x10;  // fp16_tflops: "880.5" -> 8805
+  std::optional<int64_t> busbw_gbps;  // nccl_busbw
+  std::string note;                 // incident: the reason; otherwise free text ("nccl-tests 2.13, 8 GPUs, 1 GB")
+
+  std::string node_id;  // set by the server
+  bool operator==(const Measurement&) const = default;
+};
+
+Result<Measurement> parse_measurement(const json& body);
+json to_json(const Measurement& m);  // includes node_id when set
+IndexCols index_of(const Measurement& m);  // state = kind (filterable), supplier_id set by the server
+
+}  // namespace gpurent
