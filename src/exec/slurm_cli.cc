@@ -1,0 +1,215 @@
+#include "exec/slurm_cli.h"
+
+#include <nlohmann/json.hpp>
+
+#include "exec/process.h"
+
+namespace gpurent {
+
+using json = nlohmann::json;
+
+std::vector<std::string> expand_hostlist(const std::string& list) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < list.size()) {
+    // One element: prefix[ranges]suffix? up to a comma outside brackets.
+    size_t j = i;
+    int depth = 0;
+    while (j < list.size() && (list[j] != ',' || depth > 0)) {
+      if (list[j] == '[') ++depth;
+      if (list[j] == ']') --depth;
+      ++j;
+    }
+    const std::string item = list.substr(i, j - i);
+    const size_t lb = item.find('['), rb = item.find(']');
+    if (lb == std::string::npos || rb == std::string::npos || rb < lb) {
+      if (!item.empty()) out.push_back(item);
+    } else {
+      const std::string prefix = item.substr(0, lb), suffix = item.substr(rb + 1), ranges = item.substr(lb + 1, rb - lb - 1);
+      size_t k = 0;
+      while (k <= ranges.size()) {
+        size_t c = ranges.find(',', k);
+        if (c == std::string::npos) c = ranges.size();
+        const std::string r = ranges.substr(k, c - k);
+        const size_t dash = r.find('-');
+        const std::string a = r.substr(0, dash), b = dash == std::string::npos ? a : r.substr(dash + 1);
+        if (!a.empty() && !b.empty()) {
+          const long lo = std::stol(a), hi = std::stol(b);
+          for (long n = lo; n <= hi; ++n) {
+            std::string num = std::to_string(n);
+            if (num.size() < a.size()) num.insert(0, a.size() - num.size(), '0');  // zero padding
+            out.push_back(prefix + num + suffix);
+          }
+        }
+        k = c + 1;
+      }
+    }
+    i = j + 1;
+  }
+  return out;
+}
+
+namespace {
+
+std::optional<TimeMs> epoch_s(const json& j, const char* key) {
+  if (!j.contains(key) || !j[key].is_number_integer()) return std::nullopt;
+  const int64_t s = j[key].get<int64_t>();
+  if (s <= 0) return std::nullopt;
+  return s * 1000;
+}
+
+std::vector<int64_t> gpu_indices(const json& detail) {
+  std::vector<int64_t> out;
+  if (!detail.is_array() || detail.empty() || !detail[0].is_string()) return out;
+  const std::string s = detail[0].get<std::string>();  // "gpu:h100:2(IDX:0-1,4)"
+  const size_t at = s.find("IDX:");
+  if (at == std::string::npos) return out;
+  const std::string list = s.substr(at + 4, s.find(')', at) - at - 4);
+  for (const auto& x : expand_hostlist("[" + list + "]")) out.push_back(std::stoll(x));
+  return out;
+}
+
+Result<json> parse_doc(const std::string& text, const char* what) {
+  json d = json::parse(text, nullptr, false);
+  if (d.is_discarded() || !d.is_object()) return Error::make(Code::kUnavailable, std::string(what) + " did not print JSON");
+  if (d.contains("errors") && d["errors"].is_array() && !d["errors"].empty())
+    return Error::make(Code::kUnavailable, std::string(what) + " reported: " + d["errors"].dump());
+  return d;
+}
+
+}  // namespace
+
+Result<std::vector<SlurmJob>> parse_squeue_json(const std::string& text) {
+  auto d = parse_doc(text, "squeue --json");
+  if (!d) return d.error();
+  std::vector<SlurmJob> out;
+  for (const auto& j : d->value("jobs", json::array())) {
+    SlurmJob x;
+    x.id = j.value("job_id", int64_t{0});
+    x.name = j.value("name", "");
+    x.comment = j.value("comment", "");
+    x.state = j.value("job_state", "");
+    x.reason = j.value("state_reason", "");
+    x.nodes = expand_hostlist(j.value("nodes", ""));
+    x.start = epoch_s(j, "start_time");
+    x.end = epoch_s(j, "end_time");
+    const int64_t status = j.value("exit_code", int64_t{0});  // a wait status: code << 8 | signal
+    x.exit_code = static_cast<int>((status >> 8) & 0xff);
+    x.exit_signal = static_cast<int>(status & 0x7f);
+    x.restarts = j.value("restart_cnt", int64_t{0});
+    x.gpu_indices = gpu_indices(j.value("gres_detail", json::array()));
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+Result<std::vector<SlurmNode>> parse_sinfo_json(const std::string& text) {
+  auto d = parse_doc(text, "sinfo --json");
+  if (!d) return d.error();
+  std::vector<SlurmNode> out;
+  for (const auto& n : d->value("nodes", json::array())) {
+    SlurmNode x;
+    x.name = n.value("name", "");
+    x.state = n.value("state", "");
+    for (const auto& f : n.value("state_flags", json::array()))
+      if (f == "DRAIN" || f == "DRAINING" || f == "DRAINED") x.drain = true;
+    x.reason = n.value("reason", "");
+    x.cpus = n.value("cpus", int64_t{0});
+    x.memory_mb = n.value("real_memory", int64_t{0});
+    const std::string gres = n.value("gres", "");  // "gpu:h100:8" or "gpu:8", possibly "(S:0-1)"
+    for (size_t i = 0; i < gres.size();) {
+      size_t c = gres.find(',', i);
+      if (c == std::string::npos) c = gres.size();
+      std::string g = gres.substr(i, c - i);
+      g = g.substr(0, g.find('('));
+      if (g.rfind("gpu:", 0) == 0) {
+        const size_t last = g.rfind(':');
+        x.gpus += std::stoll(g.substr(last + 1));
+        if (last > 4) x.gpu_type = g.substr(4, last - 4);
+      }
+      i = c + 1;
+    }
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+namespace {
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
+}  // namespace
+
+std::string batch_script(const SlurmSubmit& s) {
+  std::string cmd;
+  for (const auto& a : s.command) cmd += (cmd.empty() ? "" : " ") + shell_quote(a);
+  std::string script = "#!/bin/bash\n# submitted by gpurent for " + s.comment + "\n";
+  for (const auto& [k, v] : s.env) script += "export " + k + "=" + shell_quote(v) + "\n";
+  return script + "exec " + cmd + "\n";
+}
+
+Result<std::string> SlurmCli::run(std::vector<std::string> argv, const std::string& stdin_text) {
+  std::map<std::string, std::string> env;
+  if (!s_.conf.empty()) env["SLURM_CONF"] = s_.conf;
+  auto r = run_process(argv, env, stdin_text, s_.timeout_ms);
+  if (!r) return r.error();
+  if (r->exit_code != 0) {
+    std::string err = r->err.empty() ? r->out : r->err;
+    while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
+    return Error::make(Code::kUnavailable, argv[0] + " failed (exit " + std::to_string(r->exit_code) + "): " + err);
+  }
+  return r->out;
+}
+
+Result<int64_t> SlurmCli::submit(const SlurmSubmit& j) {
+  if (j.nodes.empty()) return Error::make(Code::kInternal, "slurm submit: no nodes");
+  std::vector<std::string> argv = {"sbatch", "--parsable", "--requeue", "-J", j.name, "--comment", j.comment,
+                                   "-N", std::to_string(j.nodes.size()), "--ntasks-per-node=1"};
+  std::string list;
+  for (const auto& n : j.nodes) list += (list.empty() ? "" : ",") + n;
+  argv.insert(argv.end(), {"--nodelist", list});
+  if (j.gpus_per_node > 0)
+    argv.push_back("--gres=gpu:" + (s_.gres_type.empty() ? "" : s_.gres_type + ":") + std::to_string(j.gpus_per_node));
+  if (!s_.partition.empty()) argv.insert(argv.end(), {"-p", s_.partition});
+  if (!j.workdir.empty()) argv.insert(argv.end(), {"-D", j.workdir});
+  if (j.time_limit_s) argv.push_back("--time=" + std::to_string((*j.time_limit_s + 59) / 60));
+  argv.insert(argv.end(), {"-o", j.output.empty() ? "/dev/null" : j.output});
+  argv.push_back("--export=ALL");  // the job's own variables are exported by the batch script
+  auto out = run(argv, batch_script(j));
+  if (!out) return out.error();
+  try {
+    return std::stoll(out->substr(0, out->find_first_of(";\n")));
+  } catch (...) {
+    return Error::make(Code::kUnavailable, "sbatch printed no job id: " + *out);
+  }
+}
+
+Status SlurmCli::cancel(int64_t id) {
+  auto r = run({"scancel", std::to_string(id)});
+  if (!r) return r.error();
+  return ok_status();
+}
+
+Status SlurmCli::requeue(int64_t id) {
+  auto r = run({"scontrol", "requeue", std::to_string(id)});
+  if (!r) return r.error();
+  return ok_status();
+}
+
+Result<std::vector<SlurmJob>> SlurmCli::jobs() {
+  auto r = run({"squeue", "--json"});
+  if (!r) return r.error();
+  return parse_squeue_json(*r);
+}
+
+Result<std::vector<SlurmNode>> SlurmCli::nodes() {
+  auto r = run({"sinfo", "--json"});
+  if (!r) return r.error();
+  return parse_sinfo_json(*r);
+}
+
+}  // namespace gpurent

@@ -1,0 +1,84 @@
+// Talks to a Slurm cluster through its command-line tools (sbatch, squeue --json, sinfo --json,
+// scancel, scontrol), the way an operator would, pointed at its slurm.conf through SLURM_CONF.
+// The JSON parsers are separate pure functions (tested against Slurm 22.05's output).
+// Thread-safe: each call runs its own processes.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/result.h"
+
+namespace gpurent {
+
+struct SlurmSettings {
+  std::string conf;             // path of slurm.conf; empty: the tools' default
+  std::string partition;        // empty: the cluster's default partition
+  std::string gres_type;        // "h100" -> --gres=gpu:h100:N; empty: --gres=gpu:N
+  int timeout_ms = 20'000;      // per command
+};
+
+struct SlurmSubmit {
+  std::string name;                        // job name shown by squeue
+  std::string comment;                     // gpurent's job id: how a Slurm job is found again
+  std::vector<std::string> nodes;          // exact nodes (--nodelist), one per gang node
+  int64_t gpus_per_node = 0;
+  std::vector<std::string> command;        // argv; run by the batch script
+  std::string workdir;                     // empty: Slurm's default
+  std::map<std::string, std::string> env;  // exported to the job
+  std::optional<int64_t> time_limit_s;     // --time, rounded up to whole minutes
+  std::string output;                      // stdout/stderr file; empty: /dev/null
+};
+
+struct SlurmJob {
+  int64_t id = 0;
+  std::string name, comment;
+  std::string state;   // PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL, PREEMPTED, OUT_OF_MEMORY, ...
+  std::string reason;  // squeue's state_reason
+  std::vector<std::string> nodes;
+  std::optional<TimeMs> start, end;  // absent when Slurm says 0
+  int exit_code = 0;                 // the job script's exit status (Slurm reports a wait status)
+  int exit_signal = 0;
+  int64_t restarts = 0;
+  std::vector<int64_t> gpu_indices;  // from gres_detail "gpu:h100:2(IDX:0-1)", first node
+};
+
+struct SlurmNode {
+  std::string name;
+  std::string state;  // idle, mixed, allocated, down, ...
+  bool drain = false;
+  std::string reason;
+  int64_t gpus = 0;
+  std::string gpu_type;
+  int64_t cpus = 0;
+  int64_t memory_mb = 0;
+  bool usable() const { return !drain && state != "down" && state != "unknown" && state != "future"; }
+};
+
+// "gpn[1-3],gpx7" -> {gpn1, gpn2, gpn3, gpx7}
+std::vector<std::string> expand_hostlist(const std::string& list);
+Result<std::vector<SlurmJob>> parse_squeue_json(const std::string& text);
+Result<std::vector<SlurmNode>> parse_sinfo_json(const std::string& text);
+// The sbatch batch script for a submission (bash): exports the job's variables and execs the
+// command, every value and argument shell-quoted. Variable names are the caller's to check.
+std::string batch_script(const SlurmSubmit& s);
+
+class SlurmCli {
+ public:
+  explicit SlurmCli(SlurmSettings s) : s_(std::move(s)) {}
+  Result<int64_t> submit(const SlurmSubmit& job);   // the Slurm job id
+  Status cancel(int64_t id);
+  Status requeue(int64_t id);                        // back to pending (preemption by requeue)
+  Result<std::vector<SlurmJob>> jobs();              // every job slurmctld still knows
+  Result<std::vector<SlurmNode>> nodes();
+  const SlurmSettings& settings() const { return s_; }
+
+ private:
+  Result<std::string> run(std::vector<std::string> argv, const std::string& stdin_text = "");
+  SlurmSettings s_;
+};
+
+}  // namespace gpurent

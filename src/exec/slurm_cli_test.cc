@@ -1,0 +1,93 @@
+// The Slurm CLI wrapper's pure parts against Slurm 22.05's real output (testdata/, captured from a
+// local cluster: a running 2-GPU job, a job that exited 3, a drained node).
+#include "exec/slurm_cli.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "exec/process.h"
+
+namespace gpurent {
+namespace {
+
+std::string testdata(const std::string& name) {
+  std::ifstream in(std::string(GPURENT_SOURCE_DIR) + "/src/exec/testdata/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(SlurmCli, ExpandsHostlists) {
+  EXPECT_EQ(expand_hostlist("gpn[1-3],gpx7"), (std::vector<std::string>{"gpn1", "gpn2", "gpn3", "gpx7"}));
+  EXPECT_EQ(expand_hostlist("node[08-10]"), (std::vector<std::string>{"node08", "node09", "node10"}));
+  EXPECT_EQ(expand_hostlist("a[1,3-4]b"), (std::vector<std::string>{"a1b", "a3b", "a4b"}));
+  EXPECT_TRUE(expand_hostlist("").empty());
+}
+
+TEST(SlurmCli, ParsesSqueueJson) {
+  auto jobs = parse_squeue_json(testdata("squeue_22.05.json"));
+  ASSERT_TRUE(jobs.ok()) << jobs.error().message;
+  ASSERT_EQ(jobs->size(), 2u);
+  const SlurmJob& a = (*jobs)[0];
+  EXPECT_EQ(a.id, 1);
+  EXPECT_EQ(a.state, "RUNNING");
+  EXPECT_EQ(a.comment, "job_abc");
+  EXPECT_EQ(a.nodes, std::vector<std::string>{"gpn1"});
+  EXPECT_EQ(a.gpu_indices, (std::vector<int64_t>{0, 1}));
+  ASSERT_TRUE(a.start.has_value());
+  EXPECT_EQ(*a.start, 1795990252000);
+  const SlurmJob& b = (*jobs)[1];
+  EXPECT_EQ(b.state, "FAILED");
+  EXPECT_EQ(b.reason, "NonZeroExitCode");
+  EXPECT_EQ(b.exit_code, 3);  // Slurm reports the wait status 768
+  EXPECT_TRUE(b.gpu_indices.empty());
+  EXPECT_FALSE(parse_squeue_json("squeue: error: Unable to contact slurm controller").ok());
+  EXPECT_FALSE(parse_squeue_json(R"({"errors": [{"error": "x"}], "jobs": []})").ok());
+}
+
+TEST(SlurmCli, ParsesSinfoJson) {
+  auto nodes = parse_sinfo_json(testdata("sinfo_22.05.json"));
+  ASSERT_TRUE(nodes.ok()) << nodes.error().message;
+  ASSERT_EQ(nodes->size(), 2u);
+  EXPECT_EQ((*nodes)[0].name, "gpn1");
+  EXPECT_EQ((*nodes)[0].gpus, 8);
+  EXPECT_EQ((*nodes)[0].gpu_type, "h100");
+  EXPECT_EQ((*nodes)[0].cpus, 16);
+  EXPECT_TRUE((*nodes)[0].usable());
+  EXPECT_TRUE((*nodes)[1].drain);
+  EXPECT_EQ((*nodes)[1].reason, "test drain");
+  EXPECT_FALSE((*nodes)[1].usable());
+}
+
+TEST(SlurmCli, BatchScriptQuotesEverything) {
+  SlurmSubmit s;
+  s.comment = "job_0123";
+  s.command = {"python", "train.py", "--name", "it's \"x\" $HOME"};
+  s.env = {{"MSG", "a,b c'd"}};
+  EXPECT_EQ(batch_script(s), "#!/bin/bash\n# submitted by gpurent for job_0123\nexport MSG='a,b c'\\''d'\n"
+                             "exec 'python' 'train.py' '--name' 'it'\\''s \"x\" $HOME'\n");
+  // The script is valid bash that passes the argument through unchanged.
+  s.command = {"printf", "%s|%s", "it's \"x\" $HOME", "$MSG"};
+  auto r = run_process({"bash", "-s"}, {}, batch_script(s), 5000);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->out, "it's \"x\" $HOME|$MSG");
+}
+
+TEST(Process, ReportsExitCodesTimeoutsAndMissingPrograms) {
+  auto ok = run_process({"sh", "-c", "echo out; echo err >&2; exit 4"}, {{"X", "1"}}, "", 5000);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->exit_code, 4);
+  EXPECT_EQ(ok->out, "out\n");
+  EXPECT_EQ(ok->err, "err\n");
+  auto env = run_process({"sh", "-c", "printf %s \"$X\""}, {{"X", "v w"}}, "", 5000);
+  EXPECT_EQ(env->out, "v w");
+  auto slow = run_process({"sleep", "5"}, {}, "", 200);
+  ASSERT_FALSE(slow.ok());
+  EXPECT_NE(slow.error().message.find("did not finish"), std::string::npos);
+  EXPECT_FALSE(run_process({"/no/such/program"}, {}, "", 5000).ok());
+}
+
+}  // namespace
+}  // namespace gpurent
