@@ -95,6 +95,7 @@ TEST_F(LocalSlurm, slurm_cli_RunsTracksCancelsAndRequeuesRealJobs) {
 
   s.command = {"sleep", "60"};
   s.nodes = {"gpn1"};
+  s.requeue = true;
   auto longer = cli_->submit(s);
   ASSERT_TRUE(longer.ok());
   SlurmJob running = wait_state(*longer, {"RUNNING"});

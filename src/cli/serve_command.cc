@@ -65,6 +65,17 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
                   "seconds between cost-firewall evaluations (alerts, webhooks, budget holds); 0 = off")
       ->check(CLI::Range(int64_t{0}, int64_t{86400}))
       ->capture_default_str();
+  cmd->add_option("--executor", s.executor, "what runs admitted jobs: sim (simulated) or slurm (docs/slurm.md)")
+      ->check(CLI::IsMember({"sim", "slurm"}))
+      ->capture_default_str();
+  cmd->add_option("--slurm-conf", s.slurm_conf, "slurm.conf of the cluster (exported as SLURM_CONF to the Slurm tools)");
+  cmd->add_option("--slurm-partition", s.slurm_partition, "partition jobs are submitted to (default: the cluster's)");
+  cmd->add_option("--slurm-gres-type", s.slurm_gres_type, "GPU gres type, e.g. h100 for --gres=gpu:h100:N");
+  cmd->add_option("--slurm-supplier", s.slurm_supplier, "supplier (id or name) whose nodes the Slurm nodes are");
+  cmd->add_option("--slurm-gpu-model", s.slurm_gpu_model, "GPU catalog id of the Slurm nodes (for nodes created from sinfo)");
+  cmd->add_option("--slurm-output-dir", s.slurm_output_dir, "folder for the jobs' output files (default: discarded)");
+  cmd->add_option("--slurm-driver", s.slurm_driver, "NVIDIA driver version of the Slurm nodes, e.g. 550.90.07");
+  cmd->add_option("--slurm-cuda", s.slurm_cuda, "CUDA version of the Slurm nodes, e.g. 12.4");
   cmd->add_option("--log-level", s.log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();

@@ -91,6 +91,7 @@ Result<std::vector<SlurmJob>> parse_squeue_json(const std::string& text) {
     x.state = j.value("job_state", "");
     x.reason = j.value("state_reason", "");
     x.nodes = expand_hostlist(j.value("nodes", ""));
+    x.submit_time = epoch_s(j, "submit_time");
     x.start = epoch_s(j, "start_time");
     x.end = epoch_s(j, "end_time");
     const int64_t status = j.value("exit_code", int64_t{0});  // a wait status: code << 8 | signal
@@ -167,7 +168,7 @@ Result<std::string> SlurmCli::run(std::vector<std::string> argv, const std::stri
 
 Result<int64_t> SlurmCli::submit(const SlurmSubmit& j) {
   if (j.nodes.empty()) return Error::make(Code::kInternal, "slurm submit: no nodes");
-  std::vector<std::string> argv = {"sbatch", "--parsable", "--requeue", "-J", j.name, "--comment", j.comment,
+  std::vector<std::string> argv = {"sbatch", "--parsable", j.requeue ? "--requeue" : "--no-requeue", "-J", j.name, "--comment", j.comment,
                                    "-N", std::to_string(j.nodes.size()), "--ntasks-per-node=1"};
   std::string list;
   for (const auto& n : j.nodes) list += (list.empty() ? "" : ",") + n;

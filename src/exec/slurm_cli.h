@@ -31,6 +31,7 @@ struct SlurmSubmit {
   std::map<std::string, std::string> env;  // exported to the job
   std::optional<int64_t> time_limit_s;     // --time, rounded up to whole minutes
   std::string output;                      // stdout/stderr file; empty: /dev/null
+  bool requeue = false;                    // may Slurm requeue it (scontrol requeue, node failure)?
 };
 
 struct SlurmJob {
@@ -39,7 +40,7 @@ struct SlurmJob {
   std::string state;   // PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL, PREEMPTED, OUT_OF_MEMORY, ...
   std::string reason;  // squeue's state_reason
   std::vector<std::string> nodes;
-  std::optional<TimeMs> start, end;  // absent when Slurm says 0
+  std::optional<TimeMs> submit_time, start, end;  // absent when Slurm says 0
   int exit_code = 0;                 // the job script's exit status (Slurm reports a wait status)
   int exit_signal = 0;
   int64_t restarts = 0;

@@ -2,6 +2,7 @@
 
 #include "server/allocation_ledger.h"
 #include "server/cost_firewall.h"
+#include "server/scheduler_internal.h"
 
 #include <spdlog/spdlog.h>
 
@@ -15,7 +16,7 @@
 #include "sched/from_model.h"
 
 namespace gpurent {
-namespace {
+namespace sched_detail {
 
 Result<Currency> tenant_currency(StoreTx& tx, const std::string& tenant_id) {
   auto t = tx.get("tenants", tenant_id);
@@ -99,13 +100,32 @@ Status move_job(StoreTx& tx, const std::string& id, JobState to, const std::stri
   return write_status(tx, *r, next, true, now);
 }
 
-}  // namespace
+}  // namespace sched_detail
+
+using namespace sched_detail;
 
 SchedulerService::SchedulerService(App& app, SchedConfig config) : app_(app), config_(std::move(config)) {}
 
 SchedulerService::~SchedulerService() { stop(); }
 
+Status SchedulerService::init_executor() {
+  if (app_.opts.executor == "sim") return ok_status();
+  if (app_.opts.executor != "slurm") return Error::invalid("executor", "must be sim or slurm");
+  if (app_.opts.slurm_supplier.empty()) return Error::invalid("slurm_supplier", "is required with --executor slurm");
+  if (!app_.catalog.find(app_.opts.slurm_gpu_model))
+    return Error::invalid("slurm_gpu_model", "'" + app_.opts.slurm_gpu_model + "' is not a GPU catalog id");
+  if (app_.opts.slurm_driver.empty() || app_.opts.slurm_cuda.empty())
+    return Error::invalid("slurm_driver", "--slurm-driver and --slurm-cuda are required with --executor slurm "
+                                          "(Slurm does not report the nodes' NVIDIA software)");
+  slurm_ = std::make_unique<SlurmCli>(
+      SlurmSettings{app_.opts.slurm_conf, app_.opts.slurm_partition, app_.opts.slurm_gres_type, 20'000});
+  auto nodes = slurm_->nodes();
+  if (!nodes) return Error::make(Code::kUnavailable, "Slurm does not answer: " + nodes.error().message);
+  return ok_status();
+}
+
 Status SchedulerService::run_once() {
+  if (slurm_) slurm_snapshot();  // outside the transaction: the tools may take a while
   Status st = app_.loop.run([this](StoreTx& tx) { return tick(tx, app_.clock.now()); });
   if (!st) {
     // The transaction rolled back (or never ran) while the engine may have moved on: rebuild it
@@ -390,13 +410,15 @@ Status SchedulerService::tick(StoreTx& tx, TimeMs now) {
   if (!engine_)
     if (auto s = rebuild(tx, now); !s) return s;
   std::vector<SchedEvent> events;
+  if (slurm_)
+    if (auto s = sync_slurm_nodes(tx, now); !s) return s;
   // Jobs first: one cancelled since the last tick must not be requeued by a node failure.
   if (auto s = sync_jobs(tx, now); !s) return s;
   if (auto s = sync_nodes(tx, now, events); !s) return s;
   if (auto s = sync_projects(tx); !s) return s;
   if (auto s = sync_reservations(tx, now); !s) return s;
   if (auto s = apply(tx, events, now); !s) return s;
-  if (auto s = run_executor(tx, now); !s) return s;
+  if (auto s = slurm_ ? run_slurm(tx, now) : run_executor(tx, now); !s) return s;
   return apply(tx, engine_->schedule(now), now);
 }
 

@@ -20,6 +20,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "exec/slurm_cli.h"
 #include "sched/engine.h"
 #include "server/app.h"
 
@@ -29,6 +30,8 @@ class SchedulerService {
  public:
   // `config`: policy knobs; tenant_weights may name tenants (resolved to ids at each rebuild).
   SchedulerService(App& app, SchedConfig config = {});
+  // With --executor slurm: checks the supplier and that Slurm answers. Call before start().
+  Status init_executor();
   ~SchedulerService();
   void start();  // ticks every opts.sched_interval_ms on its own thread until stop()
   void stop();
@@ -45,6 +48,10 @@ class SchedulerService {
   Status run_executor(StoreTx& tx, TimeMs now);
   Status apply(StoreTx& tx, const std::vector<SchedEvent>& events, TimeMs now);
   Status record_fault(StoreTx& tx, const Record& job, const std::string& node, const std::string& reason, TimeMs at);
+  // --executor slurm (scheduler_slurm.cc): squeue/sinfo before the tick, nodes and jobs in it.
+  void slurm_snapshot();
+  Status sync_slurm_nodes(StoreTx& tx, TimeMs now);
+  Status run_slurm(StoreTx& tx, TimeMs now);
 
   App& app_;
   SchedConfig config_;
@@ -57,6 +64,11 @@ class SchedulerService {
   std::condition_variable cv_;
   bool stopping_ = false;
   uint64_t fault_seq_ = 0;
+  std::unique_ptr<SlurmCli> slurm_;  // set with --executor slurm
+  bool slurm_supplier_missing_logged_ = false;
+  std::vector<SlurmJob> slurm_jobs_;
+  std::vector<SlurmNode> slurm_nodes_;
+  bool slurm_ok_ = false;
 };
 
 }  // namespace gpurent

@@ -184,6 +184,10 @@ int run_server(const ServerOptions& opts) {
   }
 
   SchedulerService scheduler(app, sched_config);
+  if (auto s = scheduler.init_executor(); !s) {
+    std::cerr << "error: " << s.error().message << "\n";
+    return 2;
+  }
   if (opts.scheduler) scheduler.start();
   UsageBackground usage(app);  // DCGM scrapes and the usage rollup
   if (auto s = usage.start(opts.dcgm_targets); !s) {

@@ -39,6 +39,17 @@ struct ServerOptions {
   // Cost firewall (docs/billing.md#cost-firewall): rate every tenant's month to date this often,
   // raise alerts, deliver them to webhooks, hold over-budget projects. 0 = off.
   int64_t firewall_interval_s = 60;
+  // Execution (docs/slurm.md): "sim" (the simulated executor) or "slurm" (jobs run on a Slurm
+  // cluster whose nodes become the supplier's nodes).
+  std::string executor = "sim";
+  std::string slurm_conf;          // slurm.conf of the cluster (SLURM_CONF); empty: the tools' default
+  std::string slurm_partition;     // empty: the cluster's default partition
+  std::string slurm_gres_type;     // "h100" -> --gres=gpu:h100:N; empty: --gres=gpu:N
+  std::string slurm_supplier;      // supplier (id or name) the Slurm nodes belong to
+  std::string slurm_gpu_model;     // catalog id of the Slurm nodes' GPUs (nodes created from sinfo)
+  std::string slurm_output_dir;    // where jobs' output files go; empty: discarded
+  std::string slurm_driver;        // NVIDIA driver and CUDA versions of the Slurm nodes (Slurm does
+  std::string slurm_cuda;          // not know them; the node agent will read them from NVML)
 };
 
 // Runs until SIGINT or SIGTERM. Prints one JSON line {"event":"listening","url":...,"admin_token_file":...}

@@ -1,0 +1,146 @@
+// slurm_executor: gpurent runs jobs on a real local Slurm cluster (scripts/slurm-local) with
+// `gpurent serve --executor slurm`: the Slurm nodes become the supplier's nodes; jobs of 1, 2 and
+// 4 GPUs and a two-node gang run there and succeed; a failing job reports its exit code; a node
+// that goes down under a running job requeues it (fault record, closed allocation) and it runs
+// again on the other node; cancelling through gpurent cancels the Slurm job. Skipped without
+// root or Slurm.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "exec/slurm_cli.h"
+#include "server_fixture.h"
+
+namespace gpurent::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Cluster {
+  std::string dir;
+  ~Cluster() {
+    if (dir.empty()) return;
+    (void)std::system((std::string(GPURENT_SOURCE_DIR) + "/scripts/slurm-local stop " + dir).c_str());
+    fs::remove_all(dir);
+  }
+};
+
+std::string sh(const std::string& dir, const std::string& cmd) {
+  const std::string full = "SLURM_CONF=" + dir + "/slurm.conf " + cmd + " 2>&1";
+  std::string out;
+  if (FILE* p = popen(full.c_str(), "r")) {
+    char buf[4096];
+    while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    pclose(p);
+  }
+  return out;
+}
+
+json submit(const ServerProcess& s, const std::string& name, int workers, int gpus, const std::string& script) {
+  json j = job_doc("vision", name);
+  j["workers"] = workers;
+  j["gpus_per_worker"] = gpus;
+  j["command"] = {"sh", "-c", script};
+  j["expected_duration_seconds"] = 600;
+  // Nodes made from sinfo know GPUs, CPUs and memory, not NICs: no RDMA constraint here.
+  j["constraints"] = {{"gpu_models", {"h100-sxm5-80gb"}}};
+  j["resources"] = {{"cpu_cores", 2}, {"memory_gib", 4}};
+  return expect_2xx(s.admin("POST", "/api/v1/jobs", j), name).body;
+}
+
+auto state_is(const std::string& want) {
+  return [want](const json& j) { return j["status"]["state"] == want; };
+}
+
+TEST(SlurmExecutor, slurm_JobsFlowThroughSlurmAndNodeFailuresRequeue) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to run slurmd and munged";
+  if (std::system("command -v slurmctld >/dev/null 2>&1") != 0) GTEST_SKIP() << "slurm-wlm is not installed";
+  Cluster c;
+  char tmpl[] = "/tmp/gpurent-slurm-exec-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  c.dir = tmpl;
+  ASSERT_EQ(std::system((std::string(GPURENT_SOURCE_DIR) + "/scripts/slurm-local start " + c.dir + " 2 4").c_str()), 0);
+  fs::create_directories(c.dir + "/out");
+
+  ServerProcess s({"--executor", "slurm", "--slurm-conf", c.dir + "/slurm.conf", "--slurm-gres-type", "h100",
+                   "--slurm-supplier", "dc", "--slurm-gpu-model", "h100-sxm5-80gb", "--slurm-driver", "550.90.07",
+                   "--slurm-cuda", "12.4", "--slurm-output-dir",
+                   c.dir + "/out", "--sched-interval-ms", "200", "--firewall-interval-s", "0"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  json nodes = wait_for(s, "/api/v1/nodes?supplier=dc", [](const json& j) { return j["items"].size() == 2; });
+  for (const auto& n : nodes["items"]) {
+    EXPECT_EQ(n["gpus"].size(), 4u);
+    EXPECT_EQ(n["state"], "available");
+  }
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
+  json p = project_doc("acme", "vision");
+  p["quota"]["gpus_per_model"] = {{"h100-sxm5-80gb", 64}};
+  p["quota"].erase("max_gpus_per_job");
+  p["quota"]["max_concurrent_jobs"] = 10;
+  expect_2xx(s.admin("POST", "/api/v1/projects", p), "project");
+
+  // Jobs of 1, 2 and 4 GPUs and a 2-node gang run on Slurm and succeed; one fails with exit 3.
+  std::vector<std::string> ok;
+  ok.push_back(submit(s, "one", 1, 1, "echo $CUDA_VISIBLE_DEVICES $GPURENT_JOB_ID")["id"]);
+  ok.push_back(submit(s, "two", 1, 2, "sleep 1")["id"]);
+  ok.push_back(submit(s, "four", 1, 4, "sleep 1")["id"]);
+  const std::string bad = submit(s, "bad", 1, 1, "exit 3")["id"];
+  for (const auto& id : ok) wait_for(s, "/api/v1/jobs/" + id, state_is("succeeded"), 30);
+  ok.push_back(submit(s, "gang", 2, 4, "hostname")["id"]);
+  wait_for(s, "/api/v1/jobs/" + ok.back(), state_is("succeeded"), 30);
+  json failed = wait_for(s, "/api/v1/jobs/" + bad, state_is("failed"), 30);
+  EXPECT_EQ(failed["status"]["reason"].get<std::string>().rfind("exit code 3 (Slurm job ", 0), 0u) << failed.dump();
+  // The output file is named <job id>-<Slurm job id>.log.
+  bool found = false;
+  for (const auto& e : fs::directory_iterator(c.dir + "/out"))
+    if (e.path().filename().string().rfind(ok[0], 0) == 0) {
+      std::ifstream f(e.path());
+      std::string line;
+      std::getline(f, line);
+      // One GPU (Slurm picks which of the node's four), and the job's id in its environment.
+      EXPECT_TRUE(line.size() > 2 && line[0] >= '0' && line[0] <= '3' && line.substr(1) == " " + ok[0]) << line;
+      found = true;
+    }
+  EXPECT_TRUE(found) << "no output file for " << ok[0];
+  // Every run is in the ledger, closed.
+  json allocs = s.admin("GET", "/api/v1/allocations?state=closed&limit=100").body["items"];
+  EXPECT_EQ(allocs.size(), 5u);
+
+  // A node goes down under a running job: requeued with a fault, runs again on the other node.
+  const std::string id = submit(s, "long", 1, 4, "sleep 300")["id"];
+  json running = wait_for(s, "/api/v1/jobs/" + id, state_is("running"), 30);
+  const std::string node_id = running["status"]["placement"][0]["node"];
+  const std::string node = s.admin("GET", "/api/v1/nodes/" + node_id).body["name"];
+  sh(c.dir, "scontrol update nodename=" + node + " state=down reason=test-psu");
+  wait_for(s, "/api/v1/nodes/" + node_id, [](const json& n) { return n["state"] == "unavailable"; }, 30);
+  json faults = wait_for(s, "/api/v1/faults", [](const json& j) { return !j["items"].empty(); }, 30);
+  EXPECT_EQ(faults["items"][0]["job"], id);
+  json again = wait_for(s, "/api/v1/jobs/" + id, [&](const json& j) {
+    return j["status"]["state"] == "running" && j["status"]["placement"][0]["node"] != node_id;
+  }, 30);
+  // Cancelling through gpurent cancels the Slurm job.
+  expect_2xx(s.admin("POST", "/api/v1/jobs/" + id + "/cancel", json{{"reason", "test"}}), "cancel");
+  bool cancelled = false;
+  for (int i = 0; i < 100 && !cancelled; ++i) {
+    auto jobs = parse_squeue_json(sh(c.dir, "squeue --json"));
+    ASSERT_TRUE(jobs.ok());
+    int active = 0;
+    for (const auto& j : *jobs)
+      if (j.comment == id && (j.state == "RUNNING" || j.state == "PENDING")) ++active;
+    cancelled = active == 0;
+    if (!cancelled) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(cancelled) << sh(c.dir, "squeue");
+  // The node comes back when Slurm resumes it.
+  sh(c.dir, "scontrol update nodename=" + node + " state=resume");
+  wait_for(s, "/api/v1/nodes/" + node_id, [](const json& n) { return n["state"] == "available"; }, 30);
+}
+
+}  // namespace
+}  // namespace gpurent::testing
