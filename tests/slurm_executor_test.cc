@@ -1,9 +1,10 @@
 // slurm_executor: gpurent runs jobs on a real local Slurm cluster (scripts/slurm-local) with
-// `gpurent serve --executor slurm`: the Slurm nodes become the supplier's nodes; jobs of 1, 2 and
-// 4 GPUs and a two-node gang run there and succeed; a failing job reports its exit code; a node
-// that goes down under a running job requeues it (fault record, closed allocation) and it runs
-// again on the other node; cancelling through gpurent cancels the Slurm job. Skipped without
-// root or Slurm.
+// `gpurent serve --executor slurm`: the Slurm nodes become the supplier's nodes; twenty jobs of 1,
+// 2, 4 and 8 GPUs (one a two-node gang) run there and succeed and reconcile with Slurm's accounting
+// to the second; a failing job reports its exit code; a job keeps running across a restart of
+// slurmctld and of gpurent; a node that goes down under a running job requeues it (fault record,
+// closed allocation) and it runs again on the other node; cancelling through gpurent cancels the
+// Slurm job. Skipped without root or Slurm.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -65,7 +66,7 @@ TEST(SlurmExecutor, slurm_JobsFlowThroughSlurmAndNodeFailuresRequeue) {
   char tmpl[] = "/tmp/gpurent-slurm-exec-XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   c.dir = tmpl;
-  ASSERT_EQ(std::system((std::string(GPURENT_SOURCE_DIR) + "/scripts/slurm-local start " + c.dir + " 2 4").c_str()), 0);
+  ASSERT_EQ(std::system((std::string(GPURENT_SOURCE_DIR) + "/scripts/slurm-local start " + c.dir + " 2 8").c_str()), 0);
   fs::create_directories(c.dir + "/out");
 
   ServerProcess s({"--executor", "slurm", "--slurm-conf", c.dir + "/slurm.conf", "--slurm-gres-type", "h100",
@@ -75,7 +76,7 @@ TEST(SlurmExecutor, slurm_JobsFlowThroughSlurmAndNodeFailuresRequeue) {
   expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
   json nodes = wait_for(s, "/api/v1/nodes?supplier=dc", [](const json& j) { return j["items"].size() == 2; });
   for (const auto& n : nodes["items"]) {
-    EXPECT_EQ(n["gpus"].size(), 4u);
+    EXPECT_EQ(n["gpus"].size(), 8u);
     EXPECT_EQ(n["state"], "available");
   }
   expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
@@ -85,15 +86,16 @@ TEST(SlurmExecutor, slurm_JobsFlowThroughSlurmAndNodeFailuresRequeue) {
   p["quota"]["max_concurrent_jobs"] = 10;
   expect_2xx(s.admin("POST", "/api/v1/projects", p), "project");
 
-  // Jobs of 1, 2 and 4 GPUs and a 2-node gang run on Slurm and succeed; one fails with exit 3.
+  // Twenty jobs of 1, 2, 4 and 8 GPUs (one a gang across both nodes) flow through Slurm and
+  // succeed; one more fails with exit code 3.
   std::vector<std::string> ok;
-  ok.push_back(submit(s, "one", 1, 1, "echo $CUDA_VISIBLE_DEVICES $GPURENT_JOB_ID")["id"]);
-  ok.push_back(submit(s, "two", 1, 2, "sleep 1")["id"]);
-  ok.push_back(submit(s, "four", 1, 4, "sleep 1")["id"]);
+  ok.push_back(submit(s, "echo", 1, 1, "echo $CUDA_VISIBLE_DEVICES $GPURENT_JOB_ID")["id"]);
+  ok.push_back(submit(s, "gang", 2, 8, "hostname")["id"]);
+  const int sizes[] = {1, 2, 4, 8};
+  for (int i = 0; ok.size() < 20; ++i)
+    ok.push_back(submit(s, "job-" + std::to_string(i), 1, sizes[i % 4], "sleep 1")["id"]);
   const std::string bad = submit(s, "bad", 1, 1, "exit 3")["id"];
-  for (const auto& id : ok) wait_for(s, "/api/v1/jobs/" + id, state_is("succeeded"), 30);
-  ok.push_back(submit(s, "gang", 2, 4, "hostname")["id"]);
-  wait_for(s, "/api/v1/jobs/" + ok.back(), state_is("succeeded"), 30);
+  for (const auto& id : ok) wait_for(s, "/api/v1/jobs/" + id, state_is("succeeded"), 60);
   json failed = wait_for(s, "/api/v1/jobs/" + bad, state_is("failed"), 30);
   EXPECT_EQ(failed["status"]["reason"].get<std::string>().rfind("exit code 3 (Slurm job ", 0), 0u) << failed.dump();
   // The output file is named <job id>-<Slurm job id>.log.
@@ -103,14 +105,36 @@ TEST(SlurmExecutor, slurm_JobsFlowThroughSlurmAndNodeFailuresRequeue) {
       std::ifstream f(e.path());
       std::string line;
       std::getline(f, line);
-      // One GPU (Slurm picks which of the node's four), and the job's id in its environment.
-      EXPECT_TRUE(line.size() > 2 && line[0] >= '0' && line[0] <= '3' && line.substr(1) == " " + ok[0]) << line;
+      // One GPU (Slurm picks which of the node's eight), and the job's id in its environment.
+      EXPECT_TRUE(line.size() > 2 && line[0] >= '0' && line[0] <= '7' && line.substr(1) == " " + ok[0]) << line;
       found = true;
     }
   EXPECT_TRUE(found) << "no output file for " << ok[0];
-  // Every run is in the ledger, closed.
+  // Every run is in the ledger, closed, with Slurm's job id and times; reconciliation against
+  // Slurm's accounting (jobcomp) agrees to the second.
   json allocs = s.admin("GET", "/api/v1/allocations?state=closed&limit=100").body["items"];
-  EXPECT_EQ(allocs.size(), 5u);
+  EXPECT_EQ(allocs.size(), 21u);
+  for (const auto& a : allocs) EXPECT_TRUE(a.contains("slurm_job_id")) << a.dump();
+  const std::string month = allocs[0]["running_at"].get<std::string>().substr(0, 7);
+  json rec = s.admin("GET", "/api/v1/reports/reconciliation?tenant=acme&month=" + month).body;
+  ASSERT_EQ(rec["rows"].size(), 21u) << rec.dump();
+  for (const auto& row : rec["rows"]) {
+    ASSERT_FALSE(row["slurm_gpu_seconds"].is_null()) << row.dump();
+    EXPECT_EQ(row["slurm_gap_gpu_seconds"], "0") << row.dump();
+    EXPECT_EQ(row["slurm_gpu_seconds"], row["allocated_gpu_seconds"]);
+  }
+
+  // Restarts during running jobs: slurmctld, then gpurent; neither side loses the other's view.
+  const std::string during = submit(s, "during-restarts", 1, 2, "sleep 4")["id"];
+  wait_for(s, "/api/v1/jobs/" + during, state_is("running"), 30);
+  ASSERT_EQ(std::system((std::string(GPURENT_SOURCE_DIR) + "/scripts/slurm-local restart-ctld " + c.dir).c_str()), 0);
+  s.restart();
+  json after = wait_for(s, "/api/v1/jobs/" + during, state_is("succeeded"), 30);
+  EXPECT_NE(after["status"]["reason"].get<std::string>().find("completed (Slurm job "), std::string::npos) << after.dump();
+  int runs = 0;
+  json all = s.admin("GET", "/api/v1/allocations?limit=100").body;
+  for (const auto& a : all["items"]) runs += a["job_id"] == during;
+  EXPECT_EQ(runs, 1) << "the job ran once, across both restarts; " << after.dump() << "\n" << all.dump().substr(0, 3000);
 
   // A node goes down under a running job: requeued with a fault, runs again on the other node.
   const std::string id = submit(s, "long", 1, 4, "sleep 300")["id"];

@@ -2,6 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <map>
+#include <sstream>
+
 #include "exec/process.h"
 
 namespace gpurent {
@@ -135,6 +139,41 @@ Result<std::vector<SlurmNode>> parse_sinfo_json(const std::string& text) {
   return out;
 }
 
+Result<std::vector<SlurmAccounting>> parse_jobcomp(const std::string& text) {
+  std::vector<SlurmAccounting> out;
+  std::istringstream in(text);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    std::map<std::string, std::string> kv;
+    std::istringstream words(line);
+    std::string w;
+    while (words >> w) {
+      const size_t eq = w.find('=');
+      if (eq != std::string::npos) kv[w.substr(0, eq)] = w.substr(eq + 1);
+    }
+    SlurmAccounting a;
+    try {
+      a.id = std::stoll(kv.at("JobId"));
+    } catch (...) {
+      return Error::make(Code::kInvalid, "jobcomp line " + std::to_string(n) + ": no JobId");
+    }
+    a.state = kv["JobState"];
+    for (auto [key, slot] : {std::pair{"StartTime", &a.start}, std::pair{"EndTime", &a.end}}) {
+      const std::string& t = kv[key];
+      if (t.empty() || t == "Unknown" || t == "None") continue;
+      auto ms = parse_rfc3339(t + "Z", key);
+      if (!ms) return Error::make(Code::kInvalid, "jobcomp line " + std::to_string(n) + ": " + ms.error().message);
+      *slot = *ms;
+    }
+    a.nodes = expand_hostlist(kv["NodeList"]);
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
 namespace {
 
 std::string shell_quote(const std::string& s) {
@@ -211,6 +250,23 @@ Result<std::vector<SlurmNode>> SlurmCli::nodes() {
   auto r = run({"sinfo", "--json"});
   if (!r) return r.error();
   return parse_sinfo_json(*r);
+}
+
+Result<std::vector<SlurmAccounting>> SlurmCli::accounting() {
+  std::ifstream conf(s_.conf.empty() ? "/etc/slurm/slurm.conf" : s_.conf);
+  if (!conf) return Error::make(Code::kUnavailable, "cannot read " + s_.conf);
+  std::string line, type, loc;
+  while (std::getline(conf, line)) {
+    if (line.rfind("JobCompType=", 0) == 0) type = line.substr(12);
+    if (line.rfind("JobCompLoc=", 0) == 0) loc = line.substr(11);
+  }
+  if (type != "jobcomp/filetxt" || loc.empty())
+    return Error::make(Code::kUnavailable, "slurm.conf has no JobCompType=jobcomp/filetxt with a JobCompLoc");
+  std::ifstream in(loc);
+  if (!in) return std::vector<SlurmAccounting>{};  // no job finished yet
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_jobcomp(ss.str());
 }
 
 }  // namespace gpurent

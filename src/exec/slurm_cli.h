@@ -59,10 +59,23 @@ struct SlurmNode {
   bool usable() const { return !drain && state != "down" && state != "unknown" && state != "future"; }
 };
 
+// A finished job as Slurm's accounting recorded it.
+struct SlurmAccounting {
+  int64_t id = 0;
+  std::string state;
+  std::optional<TimeMs> start, end;
+  std::vector<std::string> nodes;
+};
+
 // "gpn[1-3],gpx7" -> {gpn1, gpn2, gpn3, gpx7}
 std::vector<std::string> expand_hostlist(const std::string& list);
 Result<std::vector<SlurmJob>> parse_squeue_json(const std::string& text);
 Result<std::vector<SlurmNode>> parse_sinfo_json(const std::string& text);
+// jobcomp/filetxt lines ("JobId=7 ... JobState=COMPLETED ... StartTime=2026-11-29T22:04:39
+// EndTime=... NodeList=gpn[1-2] ..."). Slurm writes local time without a zone: read as UTC (run
+// slurmctld with TZ=UTC, as gpurent's servers do).
+Result<std::vector<SlurmAccounting>> parse_jobcomp(const std::string& text);
+
 // The sbatch batch script for a submission (bash): exports the job's variables and execs the
 // command, every value and argument shell-quoted. Variable names are the caller's to check.
 std::string batch_script(const SlurmSubmit& s);
@@ -75,6 +88,9 @@ class SlurmCli {
   Status requeue(int64_t id);                        // back to pending (preemption by requeue)
   Result<std::vector<SlurmJob>> jobs();              // every job slurmctld still knows
   Result<std::vector<SlurmNode>> nodes();
+  // Finished jobs from the jobcomp/filetxt file slurm.conf names (JobCompLoc). sacct (slurmdbd)
+  // is not read yet.
+  Result<std::vector<SlurmAccounting>> accounting();
   const SlurmSettings& settings() const { return s_; }
 
  private:

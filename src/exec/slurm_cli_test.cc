@@ -61,6 +61,24 @@ TEST(SlurmCli, ParsesSinfoJson) {
   EXPECT_FALSE((*nodes)[1].usable());
 }
 
+TEST(SlurmCli, ParsesJobcompRecords) {
+  auto recs = parse_jobcomp(
+      "JobId=1 UserId=root(0) GroupId=root(0) Name=wrap JobState=COMPLETED Partition=gpu TimeLimit=UNLIMITED "
+      "StartTime=2026-11-29T22:04:39 EndTime=2026-11-29T22:04:40 NodeList=gpn2 NodeCnt=1 ProcCnt=1 "
+      "Tres=cpu=1,mem=62.50G,node=1,billing=1 ExitCode=0:0\n"
+      "JobId=2 JobState=NODE_FAIL StartTime=2026-11-29T22:05:00 EndTime=Unknown NodeList=gpn[1-2]\n\n");
+  ASSERT_TRUE(recs.ok()) << recs.error().message;
+  ASSERT_EQ(recs->size(), 2u);
+  EXPECT_EQ((*recs)[0].id, 1);
+  EXPECT_EQ((*recs)[0].state, "COMPLETED");
+  EXPECT_EQ(*(*recs)[0].end - *(*recs)[0].start, 1000);
+  EXPECT_EQ(format_rfc3339(*(*recs)[0].start), "2026-11-29T22:04:39.000Z");
+  EXPECT_FALSE((*recs)[1].end.has_value());
+  EXPECT_EQ((*recs)[1].nodes, (std::vector<std::string>{"gpn1", "gpn2"}));
+  EXPECT_FALSE(parse_jobcomp("JobState=COMPLETED\n").ok());
+  EXPECT_FALSE(parse_jobcomp("JobId=3 StartTime=yesterday\n").ok());
+}
+
 TEST(SlurmCli, BatchScriptQuotesEverything) {
   SlurmSubmit s;
   s.comment = "job_0123";

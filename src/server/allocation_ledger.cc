@@ -116,4 +116,16 @@ Status sync_allocation(StoreTx& tx, const Record& job, const JobStatus& before, 
   return ok_status();
 }
 
+Status annotate_latest_run(StoreTx& tx, const std::string& job_id, const std::string& project_id, const json& fields) {
+  auto runs = list_all(tx, "allocations", {{"project_id", project_id}});
+  if (!runs) return runs.error();
+  const Record* latest = nullptr;
+  for (const Record& r : *runs)
+    if (r.body.value("job_id", "") == job_id && (!latest || r.created_at >= latest->created_at)) latest = &r;
+  if (!latest) return ok_status();
+  Record u = *latest;
+  for (const auto& [k, v] : fields.items()) u.body[k] = v;
+  return tx.update(u);
+}
+
 }  // namespace gpurent

@@ -15,4 +15,8 @@ namespace gpurent {
 // Keeps the ledger in step with a job's status change (before -> after) at `now`.
 Status sync_allocation(StoreTx& tx, const Record& job, const JobStatus& before, const JobStatus& after, TimeMs now);
 
+// Merges `fields` into the job's latest run (the executor's own facts: the Slurm job id, and the
+// start and end times Slurm recorded, so billing follows the executor's clock). No run: no-op.
+Status annotate_latest_run(StoreTx& tx, const std::string& job_id, const std::string& project_id, const json& fields);
+
 }  // namespace gpurent

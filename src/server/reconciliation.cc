@@ -26,7 +26,7 @@ std::string gpu_seconds(int64_t milli_s) {
 }  // namespace
 
 Result<std::vector<ReconciliationRow>> reconcile(Store& store, const std::string& tenant_id, TimeMs from, TimeMs to,
-                                                 TimeMs now, const ReconciliationOptions& opt) {
+                                                 TimeMs now, const ReconciliationOptions& opt, const SlurmTimes* slurm) {
   std::vector<ReconciliationRow> out;
   ListQuery q{"allocations", {{"tenant_id", tenant_id}}, "", 1000};
   for (;;) {
@@ -36,8 +36,9 @@ Result<std::vector<ReconciliationRow>> reconcile(Store& store, const std::string
       const auto running = time_of(a.body, "running_at");
       const auto ended = time_of(a.body, "ended_at");
       if (!running) continue;
+      // A run that started and ended within the same second (Slurm's clock) still has a row.
       const TimeMs t0 = std::max(*running, from), t1 = std::min(ended.value_or(now), to);
-      if (t0 >= t1) continue;
+      if (*running >= to || ended.value_or(now) < from || t0 > t1) continue;
       ReconciliationRow r;
       r.allocation = a.id;
       r.job_id = a.body.value("job_id", "");
@@ -69,6 +70,14 @@ Result<std::vector<ReconciliationRow>> reconcile(Store& store, const std::string
           }
         }
       if (cards > 0) r.metered_milli_s = static_cast<int64_t>(covered_card_ms * milli / cards / 1000);
+      r.slurm_job_id = a.body.value("slurm_job_id", int64_t{0});
+      if (slurm && r.slurm_job_id) {
+        auto it = slurm->find(r.slurm_job_id);
+        if (it != slurm->end()) {
+          const TimeMs s0 = std::max(it->second.first, from), s1 = std::min(it->second.second, to);
+          r.slurm_milli_s = s1 > s0 ? milli * (s1 - s0) / 1000 : 0;
+        }
+      }
       const int64_t gap = r.allocated_milli_s - r.metered_milli_s;
       const int64_t agap = gap < 0 ? -gap : gap;
       r.flagged = agap * 100 > r.allocated_milli_s * 5 || agap > 300'000;
@@ -102,7 +111,11 @@ json to_json(const std::vector<ReconciliationRow>& rows, TimeMs from, TimeMs to)
                      {"metered_gpu_seconds", gpu_seconds(r.metered_milli_s)},
                      {"gap_gpu_seconds", gpu_seconds(r.allocated_milli_s - r.metered_milli_s)},
                      {"flagged", r.flagged},
-                     {"note", r.note}});
+                     {"note", r.note},
+                     {"slurm_job_id", r.slurm_job_id ? json(r.slurm_job_id) : json(nullptr)},
+                     {"slurm_gpu_seconds", r.slurm_milli_s ? json(gpu_seconds(*r.slurm_milli_s)) : json(nullptr)},
+                     {"slurm_gap_gpu_seconds",
+                      r.slurm_milli_s ? json(gpu_seconds(r.allocated_milli_s - *r.slurm_milli_s)) : json(nullptr)}});
     per_job[r.job_id].first += r.allocated_milli_s;
     per_job[r.job_id].second += r.metered_milli_s;
     job_name[r.job_id] = r.job;

@@ -2,9 +2,12 @@
 // GPUs × time) against the GPU-seconds the meter saw (time covered by each card's utilization
 // samples), with the gaps flagged. A card's sample covers the time to its next sample, at most
 // `max_sample_gap` (a silent exporter is a gap, not usage); a rolled-up minute covers its minute.
-// Slurm's accounting (sacct) joins this report in a later issue. Reads the store only.
+// With the Slurm executor, Slurm's own accounting of each run (its elapsed time × the run's GPUs)
+// joins the report. Reads the store only.
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,14 +22,21 @@ struct ReconciliationRow {
   int64_t metered_milli_s = 0;
   bool flagged = false;              // |gap| > 5% of allocated, or > 300 GPU-seconds
   std::string note;
+  int64_t slurm_job_id = 0;                   // the run's Slurm job (executor slurm); 0: none
+  std::optional<int64_t> slurm_milli_s;       // Slurm's accounting: elapsed × the run's GPUs
 };
+
+// Slurm's accounting of finished jobs: id -> (start, end).
+using SlurmTimes = std::map<int64_t, std::pair<TimeMs, TimeMs>>;
 
 struct ReconciliationOptions {
   DurationMs max_sample_gap = 60'000;
 };
 
+// `slurm`: Slurm's accounting when the executor is Slurm (runs are joined by their slurm_job_id).
 Result<std::vector<ReconciliationRow>> reconcile(Store& store, const std::string& tenant_id, TimeMs from, TimeMs to,
-                                                 TimeMs now, const ReconciliationOptions& opt = {});
+                                                 TimeMs now, const ReconciliationOptions& opt = {},
+                                                 const SlurmTimes* slurm = nullptr);
 // {"period":..., "rows":[...], "jobs":[per-job sums], "totals":{...}}; GPU-seconds as exact decimals.
 nlohmann::json to_json(const std::vector<ReconciliationRow>& rows, TimeMs from, TimeMs to);
 

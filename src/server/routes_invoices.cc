@@ -3,6 +3,7 @@
 // (server/invoices.h). ?format=json (default), csv, or focus (FinOps FOCUS columns). Tenant users
 // get their own tenant's invoice; operators name the tenant (?tenant=id or name).
 #include "billing/rating_input.h"
+#include "exec/slurm_cli.h"
 #include "server/http_util.h"
 #include "server/invoices.h"
 #include "server/reconciliation.h"
@@ -75,9 +76,22 @@ void register_invoice_routes(App& app, httplib::Server& srv) {
           if (!period) return send_problem(res, period.error(), req.path);
           auto tenant_id = report_tenant(app, req, p);
           if (!tenant_id) return send_problem(res, tenant_id.error(), req.path);
-          auto rows = reconcile(app.store, *tenant_id, period->first, period->second, app.clock.now());
+          SlurmTimes slurm;
+          std::string slurm_note;
+          if (app.opts.executor == "slurm") {
+            SlurmCli cli({app.opts.slurm_conf, app.opts.slurm_partition, app.opts.slurm_gres_type, 20'000});
+            auto acct = cli.accounting();
+            if (!acct)
+              slurm_note = acct.error().message;
+            else
+              for (const auto& a : *acct)
+                if (a.start && a.end) slurm[a.id] = {*a.start, *a.end};
+          }
+          auto rows = reconcile(app.store, *tenant_id, period->first, period->second, app.clock.now(), {},
+                                app.opts.executor == "slurm" ? &slurm : nullptr);
           if (!rows) return send_problem(res, rows.error(), req.path);
           json out = to_json(*rows, period->first, period->second);
+          if (!slurm_note.empty()) out["slurm_note"] = slurm_note;
           out["tenant_id"] = *tenant_id;
           send_json(res, 200, out);
         });

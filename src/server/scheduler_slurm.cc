@@ -21,6 +21,7 @@
 
 #include "core/ids.h"
 #include "model/node.h"
+#include "server/allocation_ledger.h"
 #include "server/scheduler_internal.h"
 #include "server/scheduler_service.h"
 
@@ -181,8 +182,17 @@ Status SchedulerService::run_slurm(StoreTx& tx, TimeMs now) {
     }
     ours.insert(sj->id);
     const std::string tag = " (Slurm job " + std::to_string(sj->id) + ")";
-    if (sj->state == "RUNNING" && js.state == JobState::kAdmitted)
-      return move_job(tx, r.id, JobState::kRunning, "running on Slurm" + tag, js.placement, now);
+    // The run's times are Slurm's (billing and reconciliation follow the executor's clock).
+    auto stamp = [&](bool ended) -> Status {
+      json f = {{"slurm_job_id", sj->id}};
+      if (sj->start) f["running_at"] = format_rfc3339(*sj->start), f["ready_at"] = format_rfc3339(*sj->start);
+      if (ended && sj->end) f["ended_at"] = format_rfc3339(*sj->end);
+      return annotate_latest_run(tx, r.id, r.project_id, f);
+    };
+    if (sj->state == "RUNNING" && js.state == JobState::kAdmitted) {
+      if (auto s = move_job(tx, r.id, JobState::kRunning, "running on Slurm" + tag, js.placement, now); !s) return s;
+      return stamp(false);
+    }
     if (!terminal(sj->state)) return ok_status();
     if (sj->state == "NODE_FAIL" || sj->state == "PREEMPTED" || sj->state == "BOOT_FAIL") {
       // The run died with its node (or Slurm preempted it): gpurent requeues the job, keeping why,
@@ -218,6 +228,7 @@ Status SchedulerService::run_slurm(StoreTx& tx, TimeMs now) {
             (sj->exit_signal ? ", signal " + std::to_string(sj->exit_signal) : "") + tag;
     }
     if (auto s = move_job(tx, r.id, to, why, {}, now); !s) return s;
+    if (auto s = stamp(true); !s) return s;
     engine_->remove(r.id);
     known_jobs_.erase(r.id);
     return ok_status();
