@@ -2,8 +2,8 @@
 // `gpurent serve --executor slurm`: the Slurm nodes become the supplier's nodes; twenty jobs of 1,
 // 2, 4 and 8 GPUs (one a two-node gang) run there and succeed and reconcile with Slurm's accounting
 // to the second; a failing job reports its exit code; a job keeps running across a restart of
-// slurmctld and of gpurent; a node that goes down under a running job requeues it (fault record,
-// closed allocation) and it runs again on the other node; cancelling through gpurent cancels the
+// slurmctld and of gpurent; a node drained under a running job requeues it (fault record, closed
+// allocation, an outage credit on the invoice) and it runs again on the other node; cancelling through gpurent cancels the
 // Slurm job. Skipped without root or Slurm.
 #include <gtest/gtest.h>
 
@@ -136,15 +136,23 @@ TEST(SlurmExecutor, slurm_JobsFlowThroughSlurmAndNodeFailuresRequeue) {
   for (const auto& a : all["items"]) runs += a["job_id"] == during;
   EXPECT_EQ(runs, 1) << "the job ran once, across both restarts; " << after.dump() << "\n" << all.dump().substr(0, 3000);
 
-  // A node goes down under a running job: requeued with a fault, runs again on the other node.
+  // A node is drained under a running job: requeued with a fault, runs again on the other node.
   const std::string id = submit(s, "long", 1, 4, "sleep 300")["id"];
   json running = wait_for(s, "/api/v1/jobs/" + id, state_is("running"), 30);
   const std::string node_id = running["status"]["placement"][0]["node"];
   const std::string node = s.admin("GET", "/api/v1/nodes/" + node_id).body["name"];
-  sh(c.dir, "scontrol update nodename=" + node + " state=down reason=test-psu");
+  sh(c.dir, "scontrol update nodename=" + node + " state=drain reason=test-psu");
   wait_for(s, "/api/v1/nodes/" + node_id, [](const json& n) { return n["state"] == "unavailable"; }, 30);
   json faults = wait_for(s, "/api/v1/faults", [](const json& j) { return !j["items"].empty(); }, 30);
   EXPECT_EQ(faults["items"][0]["job"], id);
+  // Billing stopped at the fault: the first run is closed with the requeue as its reason.
+  json closed_runs = wait_for(s, "/api/v1/allocations?state=closed&limit=100", [&](const json& j) {
+    for (const auto& a : j["items"])
+      if (a["job_id"] == id) return true;
+    return false;
+  });
+  for (const auto& a : closed_runs["items"])
+    if (a["job_id"] == id) EXPECT_EQ(a["end_reason"].get<std::string>().rfind("requeued: node", 0), 0u) << a.dump();
   json again = wait_for(s, "/api/v1/jobs/" + id, [&](const json& j) {
     return j["status"]["state"] == "running" && j["status"]["placement"][0]["node"] != node_id;
   }, 30);

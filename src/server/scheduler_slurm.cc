@@ -1,8 +1,8 @@
 // The scheduler service with `--executor slurm` (docs/slurm.md): gpurent places, Slurm runs.
 //  - Inventory: every tick, Slurm's nodes (sinfo --json) become nodes of the configured supplier
-//    (created on first sight: GPUs from the gres count, CPUs, memory); a drained node becomes
-//    "drained" (running jobs finish, nothing new starts), a down one "unavailable" (its jobs are
-//    requeued with a fault record); both come back when Slurm resumes them. Only states gpurent
+//    (created on first sight: GPUs from the gres count, CPUs, memory); a drained or down node
+//    becomes "unavailable" (its jobs are requeued with a fault record, billing stops); it comes
+//    back when Slurm resumes it. Only states gpurent
 //    set itself ("slurm: …" reasons) are lifted, never an operator's.
 //  - Jobs: an admitted job is submitted once per admission with sbatch on exactly its nodes with
 //    their GPU count as gres (the Slurm job's comment is the gpurent job id, so a restart of
@@ -75,9 +75,10 @@ Status SchedulerService::sync_slurm_nodes(StoreTx& tx, TimeMs now) {
   for (const SlurmNode& sn : slurm_nodes_) {
     auto found = tx.list({"nodes", {{"supplier_id", sup->id}, {"name", sn.name}}, "", 1});
     if (!found) return found.error();
-    const std::string want = sn.state == "down" || sn.state == "unknown" || sn.state == "future"
-                                 ? "unavailable"
-                                 : sn.drain ? "drained" : "available";
+    // Drained or down in Slurm: the node is out, and its jobs are requeued elsewhere by gpurent
+    // (with a fault record; billing stops) rather than left to finish there.
+    const bool out = sn.drain || sn.state == "down" || sn.state == "unknown" || sn.state == "future";
+    const std::string want = out ? "unavailable" : "available";
     const std::string why = kReasonPrefix + sn.state + (sn.drain ? " (drain)" : "") + (sn.reason.empty() ? "" : ": " + sn.reason);
     if (found->items.empty()) {
       // First sight: the node with what Slurm knows (GPUs from gres, CPUs, memory).
