@@ -5,37 +5,17 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "catalog/scenario_files_test_util.h"
 
 namespace gpurent {
 namespace {
 
 namespace fs = std::filesystem;
 
-const GpuCatalog& catalog() {
-  static const GpuCatalog c = [] {
-    auto r = GpuCatalog::load_file(std::string(GPURENT_SOURCE_DIR) + "/data/gpu_catalog.yaml");
-    EXPECT_TRUE(r.ok());
-    return r.ok() ? std::move(*r) : GpuCatalog{};
-  }();
-  return c;
-}
+using testutil::slurp;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::string> scenario_files() {
-  std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(fs::path(GPURENT_SOURCE_DIR) / "tests/scenarios/sched"))
-    if (e.path().extension() == ".yaml") out.push_back(e.path().filename().string());
-  std::sort(out.begin(), out.end());
-  return out;
-}
+const GpuCatalog& catalog() { return testutil::repo_catalog(); }
 
 class SchedScenario : public ::testing::TestWithParam<std::string> {};
 
@@ -47,13 +27,8 @@ TEST_P(SchedScenario, Holds) {
   for (const auto& f : r->failures) ADD_FAILURE() << GetParam() << " — " << r->description << "\n  " << f;
 }
 
-INSTANTIATE_TEST_SUITE_P(Files, SchedScenario, ::testing::ValuesIn(scenario_files()),
-                         [](const auto& info) {
-                           std::string n = info.param.substr(0, info.param.size() - 5);
-                           for (char& c : n)
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Files, SchedScenario, ::testing::ValuesIn(testutil::yaml_files("tests/scenarios/sched")),
+                         testutil::FileTestName());
 
 constexpr const char* kTiny = R"(
 description: one node, one job
