@@ -151,8 +151,11 @@ TEST(SlurmExecutor, slurm_JobsFlowThroughSlurmAndNodeFailuresRequeue) {
       if (a["job_id"] == id) return true;
     return false;
   });
-  for (const auto& a : closed_runs["items"])
-    if (a["job_id"] == id) EXPECT_EQ(a["end_reason"].get<std::string>().rfind("requeued: node", 0), 0u) << a.dump();
+  for (const auto& a : closed_runs["items"]) {
+    if (a["job_id"] == id) {
+      EXPECT_EQ(a["end_reason"].get<std::string>().rfind("requeued: node", 0), 0u) << a.dump();
+    }
+  }
   json again = wait_for(s, "/api/v1/jobs/" + id, [&](const json& j) {
     return j["status"]["state"] == "running" && j["status"]["placement"][0]["node"] != node_id;
   }, 30);
