@@ -8,7 +8,8 @@ PACKAGES=(
   nlohmann-json3-dev libcpp-httplib-dev libsqlite3-dev sqlite3 libcli11-dev libspdlog-dev
   libyaml-cpp-dev libssl-dev libgtest-dev libgmock-dev libbenchmark-dev prometheus-cpp-dev
   curl ca-certificates
-  slurm-wlm munge iproute2 util-linux
+  slurm-wlm munge iproute2 util-linux slurmdbd mariadb-server
+  libglpk-dev
 )
 
 missing=()
