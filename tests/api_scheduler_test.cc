@@ -88,6 +88,23 @@ TEST(Scheduler, PlacesRunsAndFinishesJobsAndSaysWhyOthersWait) {
   wait_for(s, "/api/v1/jobs/d", state_is("running"));
 }
 
+// The simulated executor stops a job that would outrun its time limit, as Slurm would; a job
+// that ends within its limit succeeds.
+TEST(Scheduler, TheSimulatedExecutorStopsAJobAtItsTimeLimit) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "0"});
+  world(s, 1);
+  json over = job("over", 1, 1, 30);
+  over["time_limit_seconds"] = 1;
+  json within = job("within", 1, 1, 1);
+  within["time_limit_seconds"] = 60;
+  const std::string a = expect_2xx(s.admin("POST", "/api/v1/jobs", over), "over").body.at("id");
+  const std::string b = expect_2xx(s.admin("POST", "/api/v1/jobs", within), "within").body.at("id");
+  json killed = wait_for(s, "/api/v1/jobs/" + a, state_is("failed"));
+  EXPECT_EQ(killed["status"]["reason"], "killed by its time limit of 1 s (simulated executor)");
+  EXPECT_EQ(killed["time_limit_seconds"], 1);
+  wait_for(s, "/api/v1/jobs/" + b, state_is("succeeded"));
+}
+
 TEST(Scheduler, NodeFailureRequeuesAndRecordsAFault) {
   ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50"});
   world(s, 2);

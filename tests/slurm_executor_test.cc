@@ -1,7 +1,8 @@
 // slurm_executor: gpurent runs jobs on a real local Slurm cluster (scripts/slurm-local) with
 // `gpurent serve --executor slurm`: the Slurm nodes become the supplier's nodes; twenty jobs of 1,
 // 2, 4 and 8 GPUs (one a two-node gang) run there and succeed and reconcile with Slurm's accounting
-// to the second; a failing job reports its exit code; a job keeps running across a restart of
+// (sacct) to the second; a job starts in its workdir; a failing job reports its exit code; a job
+// past its time limit is killed by Slurm and reported so; a job keeps running across a restart of
 // slurmctld and of gpurent; a node drained under a running job requeues it (fault record, closed
 // allocation, an outage credit on the invoice) and it runs again on the other node; cancelling through gpurent cancels the
 // Slurm job. Skipped without root or Slurm.
@@ -43,7 +44,8 @@ std::string sh(const std::string& dir, const std::string& cmd) {
   return out;
 }
 
-json submit(const ServerProcess& s, const std::string& name, int workers, int gpus, const std::string& script) {
+json submit(const ServerProcess& s, const std::string& name, int workers, int gpus, const std::string& script,
+            const json& extra = json::object()) {
   json j = job_doc("vision", name);
   j["workers"] = workers;
   j["gpus_per_worker"] = gpus;
@@ -52,6 +54,7 @@ json submit(const ServerProcess& s, const std::string& name, int workers, int gp
   // Nodes made from sinfo know GPUs, CPUs and memory, not NICs: no RDMA constraint here.
   j["constraints"] = {{"gpu_models", {"h100-sxm5-80gb"}}};
   j["resources"] = {{"cpu_cores", 2}, {"memory_gib", 4}};
+  j.merge_patch(extra);
   return expect_2xx(s.admin("POST", "/api/v1/jobs", j), name).body;
 }
 
@@ -89,7 +92,9 @@ TEST(SlurmExecutor, slurm_JobsFlowThroughSlurmAndNodeFailuresRequeue) {
   // Twenty jobs of 1, 2, 4 and 8 GPUs (one a gang across both nodes) flow through Slurm and
   // succeed; one more fails with exit code 3.
   std::vector<std::string> ok;
-  ok.push_back(submit(s, "echo", 1, 1, "echo $CUDA_VISIBLE_DEVICES $GPURENT_JOB_ID")["id"]);
+  fs::create_directories(c.dir + "/work dir");
+  ok.push_back(submit(s, "echo", 1, 1, "echo $CUDA_VISIBLE_DEVICES $GPURENT_JOB_ID; pwd; sleep 2",
+                      {{"workdir", c.dir + "/work dir"}})["id"]);
   ok.push_back(submit(s, "gang", 2, 8, "hostname")["id"]);
   const int sizes[] = {1, 2, 4, 8};
   for (int i = 0; ok.size() < 20; ++i)
@@ -107,16 +112,30 @@ TEST(SlurmExecutor, slurm_JobsFlowThroughSlurmAndNodeFailuresRequeue) {
       std::getline(f, line);
       // One GPU (Slurm picks which of the node's eight), and the job's id in its environment.
       EXPECT_TRUE(line.size() > 2 && line[0] >= '0' && line[0] <= '7' && line.substr(1) == " " + ok[0]) << line;
+      // gpurent's placement took the index Slurm chose (seen while the job ran).
+      json run = s.admin("GET", "/api/v1/allocations?state=closed&limit=100").body;
+      for (const auto& al : run["items"])
+        if (al["job_id"] == ok[0]) {
+          EXPECT_EQ(al["placement"][0]["gpus"], json::array({line[0] - '0'})) << al.dump();
+        }
+      std::getline(f, line);
+      EXPECT_EQ(line, c.dir + "/work dir") << "the job starts in its workdir";
       found = true;
     }
   EXPECT_TRUE(found) << "no output file for " << ok[0];
   // Every run is in the ledger, closed, with Slurm's job id and times; reconciliation against
-  // Slurm's accounting (jobcomp) agrees to the second.
+  // Slurm's accounting (sacct: elapsed × AllocTRES gres/gpu) agrees to the second.
   json allocs = s.admin("GET", "/api/v1/allocations?state=closed&limit=100").body["items"];
   EXPECT_EQ(allocs.size(), 21u);
   for (const auto& a : allocs) EXPECT_TRUE(a.contains("slurm_job_id")) << a.dump();
   const std::string month = allocs[0]["running_at"].get<std::string>().substr(0, 7);
-  json rec = s.admin("GET", "/api/v1/reports/reconciliation?tenant=acme&month=" + month).body;
+  // slurmctld sends finished jobs to slurmdbd in the background: wait until sacct has them all.
+  json rec = wait_for(s, "/api/v1/reports/reconciliation?tenant=acme&month=" + month, [](const json& j) {
+    for (const auto& row : j["rows"])
+      if (row["slurm_gpu_seconds"].is_null()) return false;
+    return true;
+  }, 30);
+  EXPECT_EQ(rec["slurm_source"], "sacct") << rec.dump();
   ASSERT_EQ(rec["rows"].size(), 21u) << rec.dump();
   for (const auto& row : rec["rows"]) {
     ASSERT_FALSE(row["slurm_gpu_seconds"].is_null()) << row.dump();
@@ -124,6 +143,9 @@ TEST(SlurmExecutor, slurm_JobsFlowThroughSlurmAndNodeFailuresRequeue) {
     EXPECT_EQ(row["slurm_gpu_seconds"], row["allocated_gpu_seconds"]);
   }
 
+  // A job that outruns its time limit: Slurm kills it a minute in (checked after the restarts).
+  const std::string limited_id =
+      submit(s, "limited", 1, 1, "sleep 600", {{"time_limit_seconds", 60}, {"expected_duration_seconds", 900}})["id"];
   // Restarts during running jobs: slurmctld, then gpurent; neither side loses the other's view.
   const std::string during = submit(s, "during-restarts", 1, 2, "sleep 4")["id"];
   wait_for(s, "/api/v1/jobs/" + during, state_is("running"), 30);
@@ -135,6 +157,11 @@ TEST(SlurmExecutor, slurm_JobsFlowThroughSlurmAndNodeFailuresRequeue) {
   json all = s.admin("GET", "/api/v1/allocations?limit=100").body;
   for (const auto& a : all["items"]) runs += a["job_id"] == during;
   EXPECT_EQ(runs, 1) << "the job ran once, across both restarts; " << after.dump() << "\n" << all.dump().substr(0, 3000);
+  // The limited job was killed by Slurm at its time limit and says so (Slurm checks limits about
+  // every 30 s, so this takes up to a minute and a half).
+  json killed = wait_for(s, "/api/v1/jobs/" + limited_id, state_is("failed"), 150);
+  EXPECT_EQ(killed["status"]["reason"].get<std::string>().rfind("killed by its time limit of 60 s (Slurm job ", 0), 0u)
+      << killed.dump();
 
   // A node is drained under a running job: requeued with a fault, runs again on the other node.
   const std::string id = submit(s, "long", 1, 4, "sleep 300")["id"];

@@ -1,9 +1,8 @@
 #include "exec/slurm_cli.h"
 
-#include <nlohmann/json.hpp>
-
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "exec/process.h"
@@ -29,7 +28,8 @@ std::vector<std::string> expand_hostlist(const std::string& list) {
     if (lb == std::string::npos || rb == std::string::npos || rb < lb) {
       if (!item.empty()) out.push_back(item);
     } else {
-      const std::string prefix = item.substr(0, lb), suffix = item.substr(rb + 1), ranges = item.substr(lb + 1, rb - lb - 1);
+      const std::string prefix = item.substr(0, lb), suffix = item.substr(rb + 1),
+                        ranges = item.substr(lb + 1, rb - lb - 1);
       size_t k = 0;
       while (k <= ranges.size()) {
         size_t c = ranges.find(',', k);
@@ -62,10 +62,10 @@ std::optional<TimeMs> epoch_s(const json& j, const char* key) {
   return s * 1000;
 }
 
-std::vector<int64_t> gpu_indices(const json& detail) {
+std::vector<int64_t> gpu_indices(const json& detail, size_t i = 0) {
   std::vector<int64_t> out;
-  if (!detail.is_array() || detail.empty() || !detail[0].is_string()) return out;
-  const std::string s = detail[0].get<std::string>();  // "gpu:h100:2(IDX:0-1,4)"
+  if (!detail.is_array() || detail.size() <= i || !detail[i].is_string()) return out;
+  const std::string s = detail[i].get<std::string>();  // "gpu:h100:2(IDX:0-1,4)"
   const size_t at = s.find("IDX:");
   if (at == std::string::npos) return out;
   const std::string list = s.substr(at + 4, s.find(')', at) - at - 4);
@@ -75,7 +75,8 @@ std::vector<int64_t> gpu_indices(const json& detail) {
 
 Result<json> parse_doc(const std::string& text, const char* what) {
   json d = json::parse(text, nullptr, false);
-  if (d.is_discarded() || !d.is_object()) return Error::make(Code::kUnavailable, std::string(what) + " did not print JSON");
+  if (d.is_discarded() || !d.is_object())
+    return Error::make(Code::kUnavailable, std::string(what) + " did not print JSON");
   if (d.contains("errors") && d["errors"].is_array() && !d["errors"].empty())
     return Error::make(Code::kUnavailable, std::string(what) + " reported: " + d["errors"].dump());
   return d;
@@ -102,7 +103,14 @@ Result<std::vector<SlurmJob>> parse_squeue_json(const std::string& text) {
     x.exit_code = static_cast<int>((status >> 8) & 0xff);
     x.exit_signal = static_cast<int>(status & 0x7f);
     x.restarts = j.value("restart_cnt", int64_t{0});
-    x.gpu_indices = gpu_indices(j.value("gres_detail", json::array()));
+    const json detail = j.value("gres_detail", json::array());
+    x.gpu_indices = gpu_indices(detail);
+    if (j.contains("job_resources") && j["job_resources"].is_object()) {
+      const json nodes = j["job_resources"].value("allocated_nodes", json::array());
+      for (size_t i = 0; i < nodes.size() && i < detail.size(); ++i)
+        if (nodes[i].is_object() && nodes[i].contains("nodename") && nodes[i]["nodename"].is_string())
+          x.gpus_by_node[nodes[i]["nodename"].get<std::string>()] = gpu_indices(detail, i);
+    }
     out.push_back(std::move(x));
   }
   return out;
@@ -139,7 +147,11 @@ Result<std::vector<SlurmNode>> parse_sinfo_json(const std::string& text) {
   return out;
 }
 
-Result<std::vector<SlurmAccounting>> parse_jobcomp(const std::string& text) {
+namespace {
+
+// Calls parse(line, line number) for every non-blank line; the first error stops it.
+template <typename ParseLine>
+Result<std::vector<SlurmAccounting>> parse_records(const std::string& text, ParseLine parse) {
   std::vector<SlurmAccounting> out;
   std::istringstream in(text);
   std::string line;
@@ -147,6 +159,17 @@ Result<std::vector<SlurmAccounting>> parse_jobcomp(const std::string& text) {
   while (std::getline(in, line)) {
     ++n;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    Result<SlurmAccounting> a = parse(line, n);
+    if (!a) return a.error();
+    out.push_back(std::move(*a));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<SlurmAccounting>> parse_jobcomp(const std::string& text) {
+  return parse_records(text, [](const std::string& line, int n) -> Result<SlurmAccounting> {
     std::map<std::string, std::string> kv;
     std::istringstream words(line);
     std::string w;
@@ -169,9 +192,57 @@ Result<std::vector<SlurmAccounting>> parse_jobcomp(const std::string& text) {
       *slot = *ms;
     }
     a.nodes = expand_hostlist(kv["NodeList"]);
-    out.push_back(std::move(a));
+    a.gpus = tres_gpus(kv["Tres"]);
+    if (a.start && a.end) a.elapsed_s = (*a.end - *a.start) / 1000;
+    a.exit_code = std::atoi(kv["ExitCode"].c_str());
+    return a;
+  });
+}
+
+int64_t tres_gpus(const std::string& tres) {
+  int64_t total = 0;
+  std::istringstream in(tres);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string key = item.substr(0, eq);
+    if (key != "gres/gpu" && key.rfind("gres/gpu:", 0) != 0) continue;
+    if (key != "gres/gpu" && tres.find("gres/gpu=") != std::string::npos) continue;  // typed and total both listed
+    total += std::atoll(item.c_str() + eq + 1);
   }
-  return out;
+  return total;
+}
+
+Result<std::vector<SlurmAccounting>> parse_sacct(const std::string& text) {
+  return parse_records(text, [](const std::string& line, int n) -> Result<SlurmAccounting> {
+    std::vector<std::string> f;
+    std::istringstream cols(line);
+    std::string c;
+    while (std::getline(cols, c, '|')) f.push_back(c);
+    while (f.size() < 8) f.emplace_back();
+    const std::string where = "sacct line " + std::to_string(n);
+    SlurmAccounting a;
+    // Steps (7.batch) are filtered out by -X; a job array's 7_1 names its own job.
+    char* end = nullptr;
+    a.id = std::strtoll(f[0].c_str(), &end, 10);
+    if (f[0].empty() || a.id <= 0 || (*end != '\0' && *end != '_'))
+      return Error::make(Code::kInvalid, where + ": JobID '" + f[0] + "' is not a job id");
+    a.state = f[1].substr(0, f[1].find(' '));
+    for (auto [i, slot] : {std::pair{2, &a.start}, std::pair{3, &a.end}}) {
+      const std::string& t = f[i];
+      if (t.empty() || t == "Unknown" || t == "None") continue;
+      if (t.find_first_not_of("0123456789") != std::string::npos)
+        return Error::make(Code::kInvalid,
+                           where + ": time '" + t + "' is not epoch seconds (run sacct with SLURM_TIME_FORMAT=%s)");
+      *slot = std::stoll(t) * 1000;
+    }
+    if (!f[4].empty() && f[4].find_first_not_of("0123456789") == std::string::npos) a.elapsed_s = std::stoll(f[4]);
+    a.gpus = tres_gpus(f[5]);
+    if (f[6] != "None assigned") a.nodes = expand_hostlist(f[6]);
+    a.exit_code = std::atoi(f[7].c_str());
+    return a;
+  });
 }
 
 namespace {
@@ -192,8 +263,8 @@ std::string batch_script(const SlurmSubmit& s) {
   return script + "exec " + cmd + "\n";
 }
 
-Result<std::string> SlurmCli::run(std::vector<std::string> argv, const std::string& stdin_text) {
-  std::map<std::string, std::string> env;
+Result<std::string> SlurmCli::run(std::vector<std::string> argv, const std::string& stdin_text,
+                                  std::map<std::string, std::string> env) {
   if (!s_.conf.empty()) env["SLURM_CONF"] = s_.conf;
   auto r = run_process(argv, env, stdin_text, s_.timeout_ms);
   if (!r) return r.error();
@@ -207,8 +278,16 @@ Result<std::string> SlurmCli::run(std::vector<std::string> argv, const std::stri
 
 Result<int64_t> SlurmCli::submit(const SlurmSubmit& j) {
   if (j.nodes.empty()) return Error::make(Code::kInternal, "slurm submit: no nodes");
-  std::vector<std::string> argv = {"sbatch", "--parsable", j.requeue ? "--requeue" : "--no-requeue", "-J", j.name, "--comment", j.comment,
-                                   "-N", std::to_string(j.nodes.size()), "--ntasks-per-node=1"};
+  std::vector<std::string> argv = {"sbatch",
+                                   "--parsable",
+                                   j.requeue ? "--requeue" : "--no-requeue",
+                                   "-J",
+                                   j.name,
+                                   "--comment",
+                                   j.comment,
+                                   "-N",
+                                   std::to_string(j.nodes.size()),
+                                   "--ntasks-per-node=1"};
   std::string list;
   for (const auto& n : j.nodes) list += (list.empty() ? "" : ",") + n;
   argv.insert(argv.end(), {"--nodelist", list});
@@ -252,16 +331,42 @@ Result<std::vector<SlurmNode>> SlurmCli::nodes() {
   return parse_sinfo_json(*r);
 }
 
-Result<std::vector<SlurmAccounting>> SlurmCli::accounting() {
+std::map<std::string, std::string> SlurmCli::conf_values() {
+  std::map<std::string, std::string> out;
   std::ifstream conf(s_.conf.empty() ? "/etc/slurm/slurm.conf" : s_.conf);
-  if (!conf) return Error::make(Code::kUnavailable, "cannot read " + s_.conf);
-  std::string line, type, loc;
+  std::string line;
   while (std::getline(conf, line)) {
-    if (line.rfind("JobCompType=", 0) == 0) type = line.substr(12);
-    if (line.rfind("JobCompLoc=", 0) == 0) loc = line.substr(11);
+    const size_t b = line.find_first_not_of(" \t");
+    if (b == std::string::npos || line[b] == '#') continue;
+    const size_t eq = line.find('=', b);
+    if (eq == std::string::npos || line.find(' ', b) < eq) continue;
+    std::string v = line.substr(eq + 1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\r')) v.pop_back();
+    out[line.substr(b, eq - b)] = v;
   }
+  return out;
+}
+
+Result<std::vector<SlurmAccounting>> SlurmCli::accounting(TimeMs since, std::string* source) {
+  auto conf = conf_values();
+  if (conf.empty()) return Error::make(Code::kUnavailable, "cannot read slurm.conf (" + s_.conf + ")");
+  if (conf["AccountingStorageType"] == "accounting_storage/slurmdbd") {
+    if (source) *source = "sacct";
+    // -S takes local time: a day's margin covers any zone; rows are matched by job id anyway.
+    std::string start = format_rfc3339(since - 86'400'000).substr(0, 19);
+    auto r = run({"sacct", "-a", "-X", "-D", "-P", "-n", "-S", start, "-o",
+                  "JobID,State,Start,End,ElapsedRaw,AllocTRES,NodeList,ExitCode"},
+                 "", {{"SLURM_TIME_FORMAT", "%s"}});
+    if (!r) return r.error();
+    return parse_sacct(*r);
+  }
+  if (source) *source = "jobcomp";
+  const std::string type = conf["JobCompType"], loc = conf["JobCompLoc"];
   if (type != "jobcomp/filetxt" || loc.empty())
-    return Error::make(Code::kUnavailable, "slurm.conf has no JobCompType=jobcomp/filetxt with a JobCompLoc");
+    return Error::make(
+        Code::kUnavailable,
+        "slurm.conf names neither slurmdbd accounting (AccountingStorageType=accounting_storage/slurmdbd, "
+        "for sacct) nor JobCompType=jobcomp/filetxt with a JobCompLoc");
   std::ifstream in(loc);
   if (!in) return std::vector<SlurmAccounting>{};  // no job finished yet
   std::stringstream ss;

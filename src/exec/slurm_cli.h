@@ -45,6 +45,8 @@ struct SlurmJob {
   int exit_signal = 0;
   int64_t restarts = 0;
   std::vector<int64_t> gpu_indices;  // from gres_detail "gpu:h100:2(IDX:0-1)", first node
+  // Every node's GPU indices: gres_detail[i] belongs to job_resources.allocated_nodes[i].
+  std::map<std::string, std::vector<int64_t>> gpus_by_node;
 };
 
 struct SlurmNode {
@@ -59,12 +61,16 @@ struct SlurmNode {
   bool usable() const { return !drain && state != "down" && state != "unknown" && state != "future"; }
 };
 
-// A finished job as Slurm's accounting recorded it.
+// A job (one run of it: a job Slurm requeued has a record per run) as Slurm's accounting
+// recorded it: sacct (slurmdbd) or the jobcomp/filetxt file.
 struct SlurmAccounting {
   int64_t id = 0;
-  std::string state;
-  std::optional<TimeMs> start, end;
+  std::string state;                 // first word: "CANCELLED by 0" -> CANCELLED
+  std::optional<TimeMs> start, end;  // end absent while running
+  std::optional<int64_t> elapsed_s;  // sacct's ElapsedRaw; jobcomp: end - start
+  int64_t gpus = 0;                  // AllocTRES (jobcomp: Tres) gres/gpu, summed over the job's nodes
   std::vector<std::string> nodes;
+  int exit_code = 0;                 // ExitCode "3:0" -> 3
 };
 
 // "gpn[1-3],gpx7" -> {gpn1, gpn2, gpn3, gpx7}
@@ -75,6 +81,11 @@ Result<std::vector<SlurmNode>> parse_sinfo_json(const std::string& text);
 // EndTime=... NodeList=gpn[1-2] ..."). Slurm writes local time without a zone: read as UTC (run
 // slurmctld with TZ=UTC, as gpurent's servers do).
 Result<std::vector<SlurmAccounting>> parse_jobcomp(const std::string& text);
+// `sacct -a -X -D -P -n -o JobID,State,Start,End,ElapsedRaw,AllocTRES,NodeList,ExitCode` run with
+// SLURM_TIME_FORMAT=%s (times as epoch seconds, so no time zone is guessed).
+Result<std::vector<SlurmAccounting>> parse_sacct(const std::string& text);
+// "billing=1,cpu=1,gres/gpu=2,mem=1000M,node=1" -> 2 (also "gres/gpu:h100=2"); 0 when absent.
+int64_t tres_gpus(const std::string& tres);
 
 // The sbatch batch script for a submission (bash): exports the job's variables and execs the
 // command, every value and argument shell-quoted. Variable names are the caller's to check.
@@ -88,13 +99,16 @@ class SlurmCli {
   Status requeue(int64_t id);                        // back to pending (preemption by requeue)
   Result<std::vector<SlurmJob>> jobs();              // every job slurmctld still knows
   Result<std::vector<SlurmNode>> nodes();
-  // Finished jobs from the jobcomp/filetxt file slurm.conf names (JobCompLoc). sacct (slurmdbd)
-  // is not read yet.
-  Result<std::vector<SlurmAccounting>> accounting();
+  // Jobs Slurm's accounting recorded since `since`: sacct when slurm.conf names slurmdbd
+  // (AccountingStorageType=accounting_storage/slurmdbd), else the jobcomp/filetxt file
+  // (JobCompLoc). `source` says which ("sacct" or "jobcomp").
+  Result<std::vector<SlurmAccounting>> accounting(TimeMs since, std::string* source = nullptr);
   const SlurmSettings& settings() const { return s_; }
 
  private:
-  Result<std::string> run(std::vector<std::string> argv, const std::string& stdin_text = "");
+  Result<std::string> run(std::vector<std::string> argv, const std::string& stdin_text = "",
+                          std::map<std::string, std::string> env = {});
+  std::map<std::string, std::string> conf_values();  // slurm.conf's Key=Value lines
   SlurmSettings s_;
 };
 

@@ -44,6 +44,14 @@ TEST(SlurmCli, ParsesSqueueJson) {
   EXPECT_EQ(b.exit_code, 3);  // Slurm reports the wait status 768
   EXPECT_TRUE(b.gpu_indices.empty());
   EXPECT_FALSE(parse_squeue_json("squeue: error: Unable to contact slurm controller").ok());
+  // A two-node job (captured from the local cluster): each node's own indices, in
+  // job_resources.allocated_nodes order.
+  auto gang = parse_squeue_json(testdata("squeue_22.05_gang.json"));
+  ASSERT_TRUE(gang.ok()) << gang.error().message;
+  ASSERT_EQ(gang->size(), 1u);
+  EXPECT_EQ((*gang)[0].nodes, (std::vector<std::string>{"gpn1", "gpn2"}));
+  EXPECT_EQ((*gang)[0].gpus_by_node.at("gpn1"), (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ((*gang)[0].gpus_by_node.at("gpn2"), (std::vector<int64_t>{0, 1}));
   EXPECT_FALSE(parse_squeue_json(R"({"errors": [{"error": "x"}], "jobs": []})").ok());
 }
 
@@ -65,7 +73,7 @@ TEST(SlurmCli, ParsesJobcompRecords) {
   auto recs = parse_jobcomp(
       "JobId=1 UserId=root(0) GroupId=root(0) Name=wrap JobState=COMPLETED Partition=gpu TimeLimit=UNLIMITED "
       "StartTime=2026-11-29T22:04:39 EndTime=2026-11-29T22:04:40 NodeList=gpn2 NodeCnt=1 ProcCnt=1 "
-      "Tres=cpu=1,mem=62.50G,node=1,billing=1 ExitCode=0:0\n"
+      "Tres=cpu=1,mem=62.50G,node=1,billing=1,gres/gpu=2 ExitCode=0:0\n"
       "JobId=2 JobState=NODE_FAIL StartTime=2026-11-29T22:05:00 EndTime=Unknown NodeList=gpn[1-2]\n\n");
   ASSERT_TRUE(recs.ok()) << recs.error().message;
   ASSERT_EQ(recs->size(), 2u);
@@ -73,10 +81,52 @@ TEST(SlurmCli, ParsesJobcompRecords) {
   EXPECT_EQ((*recs)[0].state, "COMPLETED");
   EXPECT_EQ(*(*recs)[0].end - *(*recs)[0].start, 1000);
   EXPECT_EQ(format_rfc3339(*(*recs)[0].start), "2026-11-29T22:04:39.000Z");
+  EXPECT_EQ(*(*recs)[0].elapsed_s, 1);
+  EXPECT_EQ((*recs)[0].gpus, 2);
   EXPECT_FALSE((*recs)[1].end.has_value());
   EXPECT_EQ((*recs)[1].nodes, (std::vector<std::string>{"gpn1", "gpn2"}));
   EXPECT_FALSE(parse_jobcomp("JobState=COMPLETED\n").ok());
   EXPECT_FALSE(parse_jobcomp("JobId=3 StartTime=yesterday\n").ok());
+}
+
+// Lines as Slurm 22.05's sacct printed them on the local cluster (SLURM_TIME_FORMAT=%s), plus a
+// requeued job's two runs (-D), a running job and a cancelled one.
+TEST(SlurmCli, ParsesSacctRecords) {
+  auto recs = parse_sacct(
+      "1|COMPLETED|1795997053|1795997055|2|billing=1,cpu=1,gres/gpu=2,mem=1000M,node=1|gpn1|0:0\n"
+      "2|FAILED|1795997053|1795997053|0|billing=1,cpu=1,gres/gpu=1,mem=1000M,node=1|gpn1|3:0\n"
+      "5|NODE_FAIL|1795997100|1795997160|60|cpu=2,gres/gpu=8,mem=2000M,node=2|gpn[1-2]|0:0\n"
+      "5|COMPLETED|1795997200|1795997230|30|cpu=2,gres/gpu=8,mem=2000M,node=2|gpn[2-3]|0:0\n"
+      "6|RUNNING|1795997300|Unknown|12|cpu=1,gres/gpu=4,node=1|gpn3|0:0\n"
+      "7|CANCELLED by 0|None|1795997301|0||None assigned|0:0\n");
+  ASSERT_TRUE(recs.ok()) << recs.error().message;
+  ASSERT_EQ(recs->size(), 6u);
+  EXPECT_EQ((*recs)[0].id, 1);
+  EXPECT_EQ(*(*recs)[0].start, 1795997053000);
+  EXPECT_EQ(*(*recs)[0].elapsed_s, 2);
+  EXPECT_EQ((*recs)[0].gpus, 2);
+  EXPECT_EQ((*recs)[1].exit_code, 3);
+  EXPECT_EQ((*recs)[2].nodes, (std::vector<std::string>{"gpn1", "gpn2"}));
+  EXPECT_EQ((*recs)[3].gpus, 8);
+  EXPECT_EQ(*(*recs)[3].elapsed_s, 30);
+  EXPECT_FALSE((*recs)[4].end.has_value());
+  EXPECT_EQ((*recs)[5].state, "CANCELLED");
+  EXPECT_FALSE((*recs)[5].start.has_value());
+  EXPECT_TRUE((*recs)[5].nodes.empty());
+  // Times must be epoch seconds: a local date would be guessed into a zone.
+  auto local = parse_sacct("1|COMPLETED|2026-11-30T00:04:13|2026-11-30T00:04:15|2|gres/gpu=1|gpn1|0:0\n");
+  ASSERT_FALSE(local.ok());
+  EXPECT_NE(local.error().message.find("SLURM_TIME_FORMAT"), std::string::npos);
+  EXPECT_FALSE(parse_sacct("7.batch|COMPLETED|1|2|1||gpn1|0:0\n").ok());
+  EXPECT_FALSE(parse_sacct("|COMPLETED|1|2|1||gpn1|0:0\n").ok());
+}
+
+TEST(SlurmCli, CountsGpusInTres) {
+  EXPECT_EQ(tres_gpus("billing=1,cpu=1,gres/gpu=2,mem=1000M,node=1"), 2);
+  EXPECT_EQ(tres_gpus("cpu=1,mem=62.50G,node=1,billing=1"), 0);
+  EXPECT_EQ(tres_gpus("cpu=4,gres/gpu:h100=4,node=1"), 4);
+  EXPECT_EQ(tres_gpus("cpu=4,gres/gpu=6,gres/gpu:a100=2,gres/gpu:h100=4"), 6);  // the total, not twice
+  EXPECT_EQ(tres_gpus(""), 0);
 }
 
 TEST(SlurmCli, BatchScriptQuotesEverything) {

@@ -19,6 +19,11 @@ constexpr StrRule kImageRule{
                "(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[0-9a-f]{64})?",
     .pattern_help = "a container image reference such as nvcr.io/nvidia/pytorch:24.05-py3"};
 
+// An absolute path on the node, printable, no "..": where the command starts.
+constexpr StrRule kWorkdirRule{.min_len = 1, .max_len = 4096, .pattern = "/([^\\x00-\\x1f\\x7f]*)",
+                               .pattern_help = "an absolute path on the node such as /data/runs/llama (no control "
+                                               "characters)"};
+
 bool valid_env_name(const std::string& k) {
   if (k.empty() || k.size() > 128) return false;  // before the regex: it recurses per character
   static const std::regex re("[A-Za-z_][A-Za-z0-9_]{0,127}");
@@ -205,6 +210,10 @@ Result<Job> parse_job(const json& body, Currency currency) {
   j.command = read_command(f, &command_ok);
   j.env = read_env(f);
   j.expected_duration_seconds = f.opt_integer("expected_duration_seconds", 1, kMaxJobDurationSeconds);
+  j.time_limit_seconds = f.opt_integer("time_limit_seconds", 1, kMaxJobDurationSeconds);
+  j.workdir = f.opt_str("workdir", kWorkdirRule);
+  if (j.workdir && ("/" + *j.workdir + "/").find("/../") != std::string::npos)
+    f.error("workdir", "must not contain '..' (give the path itself)");
 
   f.object("replicas", false, [&](Fields& r) {
     Replicas rep;
@@ -301,6 +310,8 @@ json to_json(const Job& j) {
   if (!j.command.empty()) out["command"] = j.command;
   if (!j.env.empty()) out["env"] = j.env;
   if (j.expected_duration_seconds) out["expected_duration_seconds"] = *j.expected_duration_seconds;
+  if (j.time_limit_seconds) out["time_limit_seconds"] = *j.time_limit_seconds;
+  if (j.workdir) out["workdir"] = *j.workdir;
   if (j.replicas) out["replicas"] = {{"min", j.replicas->min}, {"max", j.replicas->max}};
   if (!j.labels.empty()) out["labels"] = labels_to_json(j.labels);
   if (!j.tenant_id.empty()) out["tenant_id"] = j.tenant_id;

@@ -125,6 +125,8 @@ struct Job {
   std::vector<std::string> command;   // argv; empty: the image's entrypoint
   std::map<std::string, std::string> env;
   std::optional<int64_t> expected_duration_seconds;  // 1..31 days; a hint for backfill and quotes
+  std::optional<int64_t> time_limit_seconds;  // 1 s..31 days; the executor stops the job after it
+  std::optional<std::string> workdir;         // absolute path on the node; absent: the executor's default
   std::optional<Replicas> replicas;   // present iff kind == inference
   Labels labels;
 

@@ -24,7 +24,8 @@ json valid_training() {
                    "rdma":"infiniband","placement":"same_nvlink_domain"},
     "billing":{"mode":"on_demand","max_price_per_gpu_hour":"2.75"},
     "image":"nvcr.io/nvidia/pytorch:24.05-py3","command":["torchrun","train.py"],
-    "env":{"NCCL_DEBUG":"INFO"},"expected_duration_seconds":3600,"labels":{"team":"vision"}})");
+    "env":{"NCCL_DEBUG":"INFO"},"expected_duration_seconds":3600,"time_limit_seconds":7200,"workdir":"/data/runs/resnet",
+    "labels":{"team":"vision"}})");
 }
 
 json valid_inference() {
@@ -217,6 +218,12 @@ TEST(Job, RejectsEachBadField) {
       {R"({"env":["A=1"]})", "env", "must be a JSON object"},
       {R"({"expected_duration_seconds":0})", "expected_duration_seconds", "at least 1"},
       {R"({"expected_duration_seconds":2678401})", "expected_duration_seconds", "at most 2678400"},
+      {R"({"time_limit_seconds":0})", "time_limit_seconds", "at least 1"},
+      {R"({"time_limit_seconds":2678401})", "time_limit_seconds", "at most 2678400"},
+      {R"({"workdir":"data/runs"})", "workdir", "an absolute path"},
+      {R"({"workdir":"/data/\nruns"})", "workdir", "control characters"},
+      {R"({"workdir":"/data/../etc"})", "workdir", "must not contain '..'"},
+      {R"({"workdir":"/data/runs/.."})", "workdir", "must not contain '..'"},
       {R"({"labels":{"bad key":"x"}})", "labels.bad key", "not a valid label key"},
       {R"({"gpus":8})", "gpus", "unknown field"},
       {R"({"replicas":null,"status":{"state":"running"},"tenant_id":"x"})", "", ""},  // ignored: parses

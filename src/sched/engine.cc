@@ -1,6 +1,7 @@
 #include "sched/engine.h"
 
 #include <algorithm>
+#include <set>
 
 #include "sched/engine_impl.h"
 
@@ -10,13 +11,20 @@ std::vector<SchedWorker> describe_unit(const SchedEngine::Impl& e, const Gang& u
 
 const char* sched_event_kind_name(SchedEventKind k) {
   switch (k) {
-    case SchedEventKind::kAdmitted: return "admitted";
-    case SchedEventKind::kReplicaAdded: return "replica_added";
-    case SchedEventKind::kReplicaRemoved: return "replica_removed";
-    case SchedEventKind::kPreempted: return "preempted";
-    case SchedEventKind::kNotice: return "notice";
-    case SchedEventKind::kPending: return "pending";
-    case SchedEventKind::kFault: return "fault";
+    case SchedEventKind::kAdmitted:
+      return "admitted";
+    case SchedEventKind::kReplicaAdded:
+      return "replica_added";
+    case SchedEventKind::kReplicaRemoved:
+      return "replica_removed";
+    case SchedEventKind::kPreempted:
+      return "preempted";
+    case SchedEventKind::kNotice:
+      return "notice";
+    case SchedEventKind::kPending:
+      return "pending";
+    case SchedEventKind::kFault:
+      return "fault";
   }
   return "?";
 }
@@ -42,8 +50,7 @@ Status SchedEngine::add_node(const SchedNode& n) {
   if (e.node_index.count(n.id)) return Error::make(Code::kConflict, "node " + n.id + " is already in the scheduler");
   if (n.cpu_cores < 0 || n.memory_gib < 0) return Error::invalid("node." + n.id, "negative capacity");
   const int gpus = static_cast<int>(n.gpu_domains.size());
-  if (auto s = e.cluster.add_node(n.id, n.cpu_cores * 1000, n.memory_gib * 1024, gpus, gpus ? n.gpu_model : "");
-      !s)
+  if (auto s = e.cluster.add_node(n.id, n.cpu_cores * 1000, n.memory_gib * 1024, gpus, gpus ? n.gpu_model : ""); !s)
     return s;
   const int idx = static_cast<int>(e.nodes.size());
   e.node_index[n.id] = idx;
@@ -186,6 +193,110 @@ Status SchedEngine::submit(const SchedJob& job, const std::string& requeued_why)
   return ok_status();
 }
 
+Status SchedEngine::adopt_gpus(const std::string& job, const std::string& node, std::vector<int64_t> gpus) {
+  return adopt_node_gpus(node, {{job, std::move(gpus)}});
+}
+
+Status SchedEngine::adopt_node_gpus(const std::string& node, const std::map<std::string, std::vector<int64_t>>& jobs) {
+  Impl& e = *impl_;
+  auto nt = e.node_index.find(node);
+  if (nt == e.node_index.end()) return Error::make(Code::kNotFound, "node " + node + " is unknown");
+  const int ni = nt->second;
+  // The whole-GPU workers of `id` on the node, and the GPUs they hold.
+  auto workers_of = [&](EngineJob& j, std::vector<Bound*>& out) -> std::vector<int64_t> {
+    std::vector<int64_t> held;
+    for (Gang& u : j.units)
+      for (Bound& b : u.workers)
+        if (b.node == ni && b.pod.gpu_milli == 1000) {
+          out.push_back(&b);
+          held.insert(held.end(), b.gpus.begin(), b.gpus.end());
+        }
+    std::sort(held.begin(), held.end());
+    return held;
+  };
+  struct Move {
+    std::vector<Bound*> bounds;
+    std::vector<int64_t> from, to;  // to empty: displaced, goes to any free GPUs
+  };
+  std::map<std::string, Move> moves;
+  std::set<int64_t> wanted;
+  for (const auto& [id, g] : jobs) {
+    auto jt = e.jobs.find(id);
+    if (jt == e.jobs.end() || !jt->second.running) return Error::make(Code::kNotFound, "job " + id + " is not running");
+    Move m;
+    m.from = workers_of(jt->second, m.bounds);
+    m.to = g;
+    std::sort(m.to.begin(), m.to.end());
+    if (m.bounds.empty() || m.from.size() != m.to.size() || std::adjacent_find(m.to.begin(), m.to.end()) != m.to.end())
+      return Error::make(Code::kInvalid, "job " + id + " holds " + std::to_string(m.from.size()) + " whole GPUs on " +
+                                             node + ", not " + std::to_string(m.to.size()));
+    for (int64_t x : m.to)
+      if (!wanted.insert(x).second)
+        return Error::make(Code::kInvalid, "GPU " + std::to_string(x) + " of node " + node + " is given to two jobs");
+    if (m.from != m.to) moves[id] = std::move(m);
+  }
+  if (moves.empty()) return ok_status();
+  // Jobs not in `jobs` that hold a wanted GPU make room: they move to GPUs nobody wants.
+  for (auto& [id, j] : e.jobs) {
+    if (!j.running || jobs.count(id)) continue;
+    Move m;
+    m.from = workers_of(j, m.bounds);
+    for (int64_t x : m.from)
+      if (wanted.count(x)) {
+        moves[id] = std::move(m);
+        break;
+      }
+  }
+  for (auto& [id, m] : moves)
+    for (Bound* b : m.bounds) e.unbind(*b);
+  auto rollback = [&](const std::vector<Bound*>& bound_now) {
+    for (Bound* b : bound_now) e.unbind(*b);
+    for (auto& [id, m] : moves) {
+      size_t k = 0;
+      for (Bound* b : m.bounds) {
+        for (int& g : b->gpus) g = static_cast<int>(m.from[k++]);
+        e.bind(*b);
+      }
+    }
+  };
+  const auto& free = e.cluster.node(ni).gpu_free;
+  std::vector<Bound*> bound_now;
+  for (auto& [id, m] : moves) {  // named targets first
+    if (m.to.empty()) continue;
+    for (int64_t x : m.to)
+      if (x < 0 || x >= static_cast<int64_t>(free.size()) || free[x] < 1000) {
+        rollback(bound_now);
+        return Error::make(Code::kConflict,
+                           "GPU " + std::to_string(x) + " of node " + node + " is held by another job");
+      }
+    size_t k = 0;
+    for (Bound* b : m.bounds) {
+      for (int& g : b->gpus) g = static_cast<int>(m.to[k++]);
+      e.bind(*b);
+      bound_now.push_back(b);
+    }
+  }
+  for (auto& [id, m] : moves) {  // then the displaced, on the lowest free GPUs nobody wants
+    if (!m.to.empty()) continue;
+    for (Bound* b : m.bounds) {
+      for (int& g : b->gpus) {
+        int pick = -1;
+        for (int x = 0; x < static_cast<int>(free.size()) && pick < 0; ++x)
+          if (free[x] >= 1000 && !wanted.count(x)) pick = x;
+        if (pick < 0) {
+          rollback(bound_now);
+          return Error::make(Code::kConflict, "no free GPU on node " + node + " for job " + id + " to make room");
+        }
+        g = pick;
+        wanted.insert(pick);  // taken for this pass
+      }
+      e.bind(*b);
+      bound_now.push_back(b);
+    }
+  }
+  return ok_status();
+}
+
 Status SchedEngine::restore(const SchedJob& job, const std::vector<SchedWorker>& placement, TimeMs started_at) {
   Impl& e = *impl_;
   if (auto s = submit(job); !s) return s;
@@ -204,12 +315,13 @@ Status SchedEngine::restore(const SchedJob& job, const std::vector<SchedWorker>&
     for (int64_t g : w.gpus) {
       if (g < 0 || g >= static_cast<int64_t>(e.cluster.node(b.node).gpu_free.size()) ||
           e.cluster.node(b.node).gpu_free[g] < b.pod.gpu_milli)
-        return undo(Error::make(Code::kConflict, "job " + job.id + ": GPU " + std::to_string(g) + " of node " + w.node +
-                                    " is not free"));
+        return undo(Error::make(
+            Code::kConflict, "job " + job.id + ": GPU " + std::to_string(g) + " of node " + w.node + " is not free"));
       b.gpus.push_back(static_cast<int>(g));
     }
     if (static_cast<int>(b.gpus.size()) != b.pod.num_gpu)
-      return undo(Error::make(Code::kConflict, "job " + job.id + ": placement does not match the job's GPUs per worker"));
+      return undo(
+          Error::make(Code::kConflict, "job " + job.id + ": placement does not match the job's GPUs per worker"));
     const AllocNode& n = e.cluster.node(b.node);
     if (n.cpu_used + b.pod.cpu_milli > n.cpu_cap || n.mem_used + b.pod.memory_mib > n.mem_cap)
       return undo(Error::make(Code::kConflict, "job " + job.id + ": node " + w.node + " lacks CPU or memory"));
@@ -230,7 +342,8 @@ Status SchedEngine::restore(const SchedJob& job, const std::vector<SchedWorker>&
     for (Gang& u : j.units)
       for (const Bound& b : u.workers) {
         const int m = e.cluster.node(b.node).model_id;
-        if (m >= 0 && e.project_usage[job.project].milli_by_model[m] > pit->second.quota.gpu_limit(e.model_names[m]) * 1000)
+        if (m >= 0 &&
+            e.project_usage[job.project].milli_by_model[m] > pit->second.quota.gpu_limit(e.model_names[m]) * 1000)
           u.quota_lent = true;
       }
   return ok_status();

@@ -67,6 +67,14 @@ class SchedEngine {
   // `requeued_why`: why a job that ran before is pending again (kept in front of its reasons).
   Status submit(const SchedJob& job, const std::string& requeued_why = "");
   Status restore(const SchedJob& job, const std::vector<SchedWorker>& placement, TimeMs started_at);
+  // The executor chose other GPUs of `node` for a running whole-GPU job (Slurm picks device
+  // indices itself): the job's workers there move to `gpus` (as many as they hold). Unchanged
+  // when they already hold them; kConflict (nothing changed) when one of `gpus` is taken.
+  Status adopt_gpus(const std::string& job, const std::string& node, std::vector<int64_t> gpus);
+  // The same for several jobs of one node at once (job id -> its GPUs there). A running job not
+  // named that holds one of those GPUs moves to the lowest GPUs nobody named (its executor has
+  // not placed it yet). All or nothing.
+  Status adopt_node_gpus(const std::string& node, const std::map<std::string, std::vector<int64_t>>& jobs);
   // The job ended (succeeded, failed or cancelled): its resources are freed and it is forgotten.
   void remove(const std::string& job);
 

@@ -73,9 +73,14 @@ Result<std::vector<ReconciliationRow>> reconcile(Store& store, const std::string
       r.slurm_job_id = a.body.value("slurm_job_id", int64_t{0});
       if (slurm && r.slurm_job_id) {
         auto it = slurm->find(r.slurm_job_id);
-        if (it != slurm->end()) {
-          const TimeMs s0 = std::max(it->second.first, from), s1 = std::min(it->second.second, to);
-          r.slurm_milli_s = s1 > s0 ? milli * (s1 - s0) / 1000 : 0;
+        if (it != slurm->end() && !it->second.empty()) {
+          // A job Slurm requeued has a record per run: the one that started nearest this run.
+          const SlurmRun* best = &it->second.front();
+          for (const auto& run : it->second)
+            if (std::llabs(run.start - *running) < std::llabs(best->start - *running)) best = &run;
+          // Elapsed × GPUs, clipped to the period like the allocation (elapsed is whole seconds).
+          const TimeMs s0 = std::max(best->start, from), s1 = std::min(best->start + best->elapsed_s * 1000, to);
+          r.slurm_milli_s = s1 > s0 ? best->gpus * (s1 - s0) : 0;
         }
       }
       const int64_t gap = r.allocated_milli_s - r.metered_milli_s;

@@ -2,8 +2,8 @@
 // GPUs × time) against the GPU-seconds the meter saw (time covered by each card's utilization
 // samples), with the gaps flagged. A card's sample covers the time to its next sample, at most
 // `max_sample_gap` (a silent exporter is a gap, not usage); a rolled-up minute covers its minute.
-// With the Slurm executor, Slurm's own accounting of each run (its elapsed time × the run's GPUs)
-// joins the report. Reads the store only.
+// With the Slurm executor, Slurm's own accounting of each run (sacct's elapsed time × AllocTRES
+// gres/gpu, clipped to the period) joins the report. Reads the store only.
 #pragma once
 
 #include <map>
@@ -23,11 +23,16 @@ struct ReconciliationRow {
   bool flagged = false;              // |gap| > 5% of allocated, or > 300 GPU-seconds
   std::string note;
   int64_t slurm_job_id = 0;                   // the run's Slurm job (executor slurm); 0: none
-  std::optional<int64_t> slurm_milli_s;       // Slurm's accounting: elapsed × the run's GPUs
+  std::optional<int64_t> slurm_milli_s;       // Slurm's accounting: elapsed × AllocTRES gres/gpu
 };
 
-// Slurm's accounting of finished jobs: id -> (start, end).
-using SlurmTimes = std::map<int64_t, std::pair<TimeMs, TimeMs>>;
+// Slurm's accounting of a job's runs (sacct, or jobcomp): id -> one record per run.
+struct SlurmRun {
+  TimeMs start = 0, end = 0;
+  int64_t elapsed_s = 0;
+  int64_t gpus = 0;  // AllocTRES gres/gpu over all the job's nodes
+};
+using SlurmTimes = std::map<int64_t, std::vector<SlurmRun>>;
 
 struct ReconciliationOptions {
   DurationMs max_sample_gap = 60'000;

@@ -77,21 +77,22 @@ void register_invoice_routes(App& app, httplib::Server& srv) {
           auto tenant_id = report_tenant(app, req, p);
           if (!tenant_id) return send_problem(res, tenant_id.error(), req.path);
           SlurmTimes slurm;
-          std::string slurm_note;
+          std::string slurm_note, slurm_source;
           if (app.opts.executor == "slurm") {
             SlurmCli cli({app.opts.slurm_conf, app.opts.slurm_partition, app.opts.slurm_gres_type, 20'000});
-            auto acct = cli.accounting();
+            auto acct = cli.accounting(period->first, &slurm_source);
             if (!acct)
               slurm_note = acct.error().message;
             else
               for (const auto& a : *acct)
-                if (a.start && a.end) slurm[a.id] = {*a.start, *a.end};
+                if (a.start && a.elapsed_s) slurm[a.id].push_back({*a.start, a.end.value_or(0), *a.elapsed_s, a.gpus});
           }
           auto rows = reconcile(app.store, *tenant_id, period->first, period->second, app.clock.now(), {},
                                 app.opts.executor == "slurm" ? &slurm : nullptr);
           if (!rows) return send_problem(res, rows.error(), req.path);
           json out = to_json(*rows, period->first, period->second);
           if (!slurm_note.empty()) out["slurm_note"] = slurm_note;
+          if (!slurm_source.empty()) out["slurm_source"] = slurm_source;
           out["tenant_id"] = *tenant_id;
           send_json(res, 200, out);
         });

@@ -317,6 +317,19 @@ Status SchedulerService::run_executor(StoreTx& tx, TimeMs now) {
     if (st.state == JobState::kAdmitted && now >= st.updated_at + app_.opts.cold_start_ms) {
       if (auto s = move_job(tx, r.id, JobState::kRunning, "started by the simulated executor", st.placement, now); !s)
         return s;
+    } else if (st.state == JobState::kRunning && j.time_limit_seconds &&
+               (!j.expected_duration_seconds || *j.time_limit_seconds < *j.expected_duration_seconds ||
+                j.kind == JobKind::kInference) &&
+               now >= st.updated_at + *j.time_limit_seconds * 1000) {
+      // The simulated job would outrun its limit: stopped there, as Slurm would.
+      if (auto s = move_job(tx, r.id, JobState::kFailed,
+                            "killed by its time limit of " + std::to_string(*j.time_limit_seconds) +
+                                " s (simulated executor)",
+                            {}, now);
+          !s)
+        return s;
+      engine_->remove(r.id);
+      known_jobs_.erase(r.id);
     } else if (st.state == JobState::kRunning && j.kind != JobKind::kInference && j.expected_duration_seconds &&
                now >= st.updated_at + *j.expected_duration_seconds * 1000) {
       if (auto s = move_job(tx, r.id, JobState::kSucceeded, "finished after its expected duration (simulated executor)",

@@ -45,9 +45,9 @@ void SchedulerService::slurm_snapshot() {
   auto jobs = slurm_->jobs();
   auto nodes = slurm_->nodes();
   if (!jobs || !nodes) {
-    spdlog::error("{}", json({{"event", "slurm_unreachable"},
-                              {"error", !jobs ? jobs.error().message : nodes.error().message}})
-                            .dump());
+    spdlog::error(
+        "{}",
+        json({{"event", "slurm_unreachable"}, {"error", !jobs ? jobs.error().message : nodes.error().message}}).dump());
     return;
   }
   slurm_jobs_ = std::move(*jobs);
@@ -79,20 +79,22 @@ Status SchedulerService::sync_slurm_nodes(StoreTx& tx, TimeMs now) {
     // (with a fault record; billing stops) rather than left to finish there.
     const bool out = sn.drain || sn.state == "down" || sn.state == "unknown" || sn.state == "future";
     const std::string want = out ? "unavailable" : "available";
-    const std::string why = kReasonPrefix + sn.state + (sn.drain ? " (drain)" : "") + (sn.reason.empty() ? "" : ": " + sn.reason);
+    const std::string why =
+        kReasonPrefix + sn.state + (sn.drain ? " (drain)" : "") + (sn.reason.empty() ? "" : ": " + sn.reason);
     if (found->items.empty()) {
       // First sight: the node with what Slurm knows (GPUs from gres, CPUs, memory).
-      json body = {{"name", sn.name},
-                   {"supplier", sup->id},
-                   {"site", sites[0].value("name", "")},
-                   {"region", sites[0].value("region", "")},
-                   {"gpu_model", app_.opts.slurm_gpu_model},
-                   {"gpus", json::array()},
-                   {"cpu", {{"model", "unknown (from Slurm)"}, {"cores", std::max<int64_t>(sn.cpus, 1)}, {"sockets", 1}}},
-                   {"memory_gib", std::max<int64_t>(sn.memory_mb / 1024, 1)},
-                   {"numa_nodes", 1},
-                   {"nics", json::array()},
-                   {"state", want}};
+      json body = {
+          {"name", sn.name},
+          {"supplier", sup->id},
+          {"site", sites[0].value("name", "")},
+          {"region", sites[0].value("region", "")},
+          {"gpu_model", app_.opts.slurm_gpu_model},
+          {"gpus", json::array()},
+          {"cpu", {{"model", "unknown (from Slurm)"}, {"cores", std::max<int64_t>(sn.cpus, 1)}, {"sockets", 1}}},
+          {"memory_gib", std::max<int64_t>(sn.memory_mb / 1024, 1)},
+          {"numa_nodes", 1},
+          {"nics", json::array()},
+          {"state", want}};
       const GpuModel* model = app_.catalog.find(app_.opts.slurm_gpu_model);
       for (int64_t g = 0; g < sn.gpus; ++g) {
         json gpu = {{"index", g}, {"numa_node", 0}, {"pcie_gen", model && model->pcie_gen ? *model->pcie_gen : 4}};
@@ -144,13 +146,30 @@ Status SchedulerService::run_slurm(StoreTx& tx, TimeMs now) {
     auto& n = newest[sj.comment];
     if (!n || sj.id > n->id) n = &sj;
   }
+  // Slurm picks the device indices on each node (gres cannot name them): gpurent's placements
+  // take Slurm's for every job Slurm runs, node by node and all at once (Slurm's view is
+  // consistent), so the ledger, the meter and CUDA_VISIBLE_DEVICES agree. A gpurent job Slurm has
+  // not started yet makes room if it held one of those GPUs.
+  std::map<std::string, std::map<std::string, std::vector<int64_t>>> slurm_gpus;  // node name -> job -> GPUs
+  for (const auto& [job, sj] : newest)
+    if (sj->state == "RUNNING" && engine_->is_running(job))
+      for (const auto& [node, gpus] : sj->gpus_by_node)
+        if (!gpus.empty()) slurm_gpus[node][job] = gpus;
+  for (const auto& [name, jobs] : slurm_gpus) {
+    auto found = tx.list({"nodes", {{"name", name}}, "", 2});
+    if (!found) return found.error();
+    if (found->items.size() != 1) continue;
+    if (auto a = engine_->adopt_node_gpus(found->items[0].id, jobs); !a)
+      spdlog::warn("{}", json({{"event", "slurm_gpu_mismatch"}, {"node", name}, {"why", a.error().message}}).dump());
+  }
   std::set<int64_t> ours;  // Slurm jobs that belong to a placed gpurent job
   Status st = for_each_placed_job(tx, [&](const Record& r, Job& j) -> Status {
     const JobStatus& js = j.status;
     auto it = newest.find(r.id);
     const SlurmJob* sj = it == newest.end() ? nullptr : it->second;
     // A Slurm job from an earlier admission (before a preemption or requeue) is not this run's.
-    if (sj && js.state == JobState::kAdmitted && sj->submit_time && *sj->submit_time + 1000 < js.updated_at) sj = nullptr;
+    if (sj && js.state == JobState::kAdmitted && sj->submit_time && *sj->submit_time + 1000 < js.updated_at)
+      sj = nullptr;
     if (!sj) {
       if (js.state != JobState::kAdmitted) return ok_status();  // running, but Slurm forgot it: keep
       SlurmSubmit s;
@@ -171,12 +190,14 @@ Status SchedulerService::run_slurm(StoreTx& tx, TimeMs now) {
       s.command = j.command.empty() ? std::vector<std::string>{"true"} : j.command;
       s.env = j.env;
       s.env["GPURENT_JOB_ID"] = r.id;
-      if (j.expected_duration_seconds) s.time_limit_s = *j.expected_duration_seconds;
+      s.time_limit_s = j.time_limit_seconds;
+      if (j.workdir) s.workdir = *j.workdir;
       s.output = app_.opts.slurm_output_dir.empty() ? "" : app_.opts.slurm_output_dir + "/" + r.id + "-%j.log";
       auto id = slurm_->submit(s);
       if (!id) {
         // Slurm refused (a node it does not know, a limit): the job goes back to the queue saying why.
-        return move_job(tx, r.id, JobState::kPending, "requeued: Slurm refused the job: " + id.error().message, {}, now);
+        return move_job(tx, r.id, JobState::kPending, "requeued: Slurm refused the job: " + id.error().message, {},
+                        now);
       }
       spdlog::info("{}", json({{"event", "slurm_submitted"}, {"job", r.id}, {"slurm_job", *id}}).dump());
       return ok_status();
@@ -191,7 +212,8 @@ Status SchedulerService::run_slurm(StoreTx& tx, TimeMs now) {
       return annotate_latest_run(tx, r.id, r.project_id, f);
     };
     if (sj->state == "RUNNING" && js.state == JobState::kAdmitted) {
-      if (auto s = move_job(tx, r.id, JobState::kRunning, "running on Slurm" + tag, js.placement, now); !s) return s;
+      auto placed = to_placement(engine_->placement(r.id));
+      if (auto s = move_job(tx, r.id, JobState::kRunning, "running on Slurm" + tag, placed, now); !s) return s;
       return stamp(false);
     }
     if (!terminal(sj->state)) return ok_status();
@@ -212,14 +234,18 @@ Status SchedulerService::run_slurm(StoreTx& tx, TimeMs now) {
       return record_fault(tx, *rec, js.placement.front().node, why.substr(std::string("requeued: ").size()), now);
     }
     if (js.state == JobState::kAdmitted)
-      if (auto s = move_job(tx, r.id, JobState::kRunning, "ran on Slurm" + tag, js.placement, now); !s) return s;
+      if (auto s =
+              move_job(tx, r.id, JobState::kRunning, "ran on Slurm" + tag, to_placement(engine_->placement(r.id)), now);
+          !s)
+        return s;
     JobState to = JobState::kFailed;
     std::string why;
     if (sj->state == "COMPLETED") {
       to = JobState::kSucceeded;
       why = "completed" + tag;
     } else if (sj->state == "TIMEOUT" || sj->state == "DEADLINE") {
-      why = "killed by its time limit" + tag;
+      why = "killed by its time limit" +
+            (j.time_limit_seconds ? " of " + std::to_string(*j.time_limit_seconds) + " s" : "") + tag;
     } else if (sj->state == "OUT_OF_MEMORY") {
       why = "out of memory" + tag;
     } else if (sj->state == "CANCELLED") {
@@ -239,7 +265,8 @@ Status SchedulerService::run_slurm(StoreTx& tx, TimeMs now) {
   for (const SlurmJob& sj : slurm_jobs_) {
     if (terminal(sj.state) || ours.count(sj.id) || sj.comment.rfind("job_", 0) != 0) continue;
     if (auto s = slurm_->cancel(sj.id); !s)
-      spdlog::error("{}", json({{"event", "slurm_cancel_failed"}, {"slurm_job", sj.id}, {"error", s.error().message}}).dump());
+      spdlog::error(
+          "{}", json({{"event", "slurm_cancel_failed"}, {"slurm_job", sj.id}, {"error", s.error().message}}).dump());
   }
   return ok_status();
 }
