@@ -11,6 +11,7 @@ void add_simulate_command(CLI::App& app, CliContext& ctx);
 void add_rate_command(CLI::App& app, CliContext& ctx);
 // invoices show (invoice_commands.cc).
 void add_invoice_commands(CLI::App& app, CliContext& ctx);
+void add_advise_commands(CLI::App& app, CliContext& ctx);
 
 static void add_global_flags(CLI::App& app, CliContext& ctx) {
   GlobalFlags& g = ctx.flags;
@@ -49,6 +50,7 @@ int run_cli(const std::vector<std::string>& args, const CliIo& io) {
   add_simulate_command(app, ctx);
   add_rate_command(app, ctx);
   add_invoice_commands(app, ctx);
+  add_advise_commands(app, ctx);
   app.add_subcommand("version", "print the version of this gpurent binary")->callback([&ctx] {
     ctx.action = [&ctx] {
       ctx.out() << "gpurent " << kGpurentVersion << '\n';

@@ -434,3 +434,42 @@ TEST_F(CliTest, ConfigFileSuppliesServerAndToken) {
 
 }  // namespace
 }  // namespace gpurent
+
+namespace gpurent {
+namespace {
+
+TEST_F(CliTest, AdvisePostsTheInputAndPrintsTheArithmeticInTheChosenLanguage) {
+  api_.on("POST /api/v1/advise/suppliers",
+          {200, R"({"suppliers":[{"name":"dc-a","score":"72.5","hard_failures":[],"share_pct":"100.0"},
+                                 {"name":"dc-b","score":"40.0","hard_failures":["exit_path_tested"],"share_pct":"0.0"}],
+                   "split":{"en":"dc-a takes everything.","zh":"全部给 dc-a。"},
+                   "steps":[{"en":"dc-a: score","zh":"dc-a：得分","formula":"725 ÷ 10","value":"72.5"}]})"});
+  CliRun r = run({"advise", "suppliers", "-f", "-"}, "split:\n  floor: 50\n");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(json::parse(api_.requests().at(0).body), json::parse(R"({"split":{"floor":50}})"));
+  EXPECT_NE(r.out.find("dc-b"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("exit_path_tested"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("dc-a takes everything."), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  - dc-a: score: 725 ÷ 10"), std::string::npos) << r.out;
+  r = run({"advise", "suppliers", "-f", "-", "--lang", "zh"}, "{}");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("计算过程:\n  - dc-a：得分: 725 ÷ 10"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("全部给 dc-a。"), std::string::npos) << r.out;
+  r = run({"advise", "suppliers", "-f", "-", "-o", "json"}, "{}");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["suppliers"].size(), 2u);
+  // A 422 names the field; a missing file is a local error; an unknown calculator is a usage error.
+  api_.on("POST /api/v1/advise/mix",
+          {422, R"({"title":"Validation failed","status":422,"detail":"demand: is required",
+                   "errors":[{"field":"demand","reason":"is required"}]})",
+           "application/problem+json"});
+  r = run({"advise", "mix", "-f", "-"}, "{}");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("demand"), std::string::npos) << r.err;
+  r = run({"advise", "mix", "-f", "/no/such/input.yaml"});
+  EXPECT_NE(r.rc, 0);
+  EXPECT_EQ(run({"advise", "horoscope", "-f", "-"}, "{}").rc, 2);
+}
+
+}  // namespace
+}  // namespace gpurent

@@ -59,5 +59,6 @@ void register_contract_routes(App& app, httplib::Server& srv);  // contracts, al
 void register_invoice_routes(App& app, httplib::Server& srv);
 void register_alert_routes(App& app, httplib::Server& srv);  // alerts, webhooks
 void register_measurement_routes(App& app, httplib::Server& srv);
+void register_advisor_routes(App& app, httplib::Server& srv);  // POST /api/v1/advise/*
 
 }  // namespace gpurent

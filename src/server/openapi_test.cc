@@ -95,6 +95,8 @@ const std::set<Op> kServerRoutes = {
     {"GET", "/api/v1/invoices"}, {"GET", "/api/v1/reports/reconciliation"},
     {"GET", "/api/v1/measurements"}, {"POST", "/api/v1/measurements"}, {"GET", "/api/v1/measurements/{ref}"},
     {"PUT", "/api/v1/measurements/{ref}"}, {"DELETE", "/api/v1/measurements/{ref}"},
+    {"POST", "/api/v1/advise/fingerprint"}, {"POST", "/api/v1/advise/tco"}, {"POST", "/api/v1/advise/mix"},
+    {"POST", "/api/v1/advise/quotes"}, {"POST", "/api/v1/advise/suppliers"}, {"POST", "/api/v1/advise/poc"},
 };
 const std::set<std::string> kOpenPaths = {"/healthz", "/readyz", "/metrics", "/api/v1/openapi.json"};
 

@@ -40,6 +40,7 @@ void register_all_routes(App& app, httplib::Server& srv) {
   register_invoice_routes(app, srv);
   register_alert_routes(app, srv);  // alerts, webhooks
   register_measurement_routes(app, srv);
+  register_advisor_routes(app, srv);
 }
 
 static void setup_logging(const std::string& level) {

@@ -1,0 +1,422 @@
+// POC acceptance plan: parsing, the plan per supplier, judging recorded results, the verdict.
+#include "advisor/poc.h"
+
+#include <algorithm>
+#include <set>
+
+#include "billing/rating.h"  // format_scaled
+
+namespace gpurent {
+namespace {
+
+constexpr int64_t kMicro = 1'000'000;
+constexpr int64_t kMaxFigure = 1'000'000'000;  // units; catches misplaced decimal points
+constexpr int64_t kMsPerHour = 3'600'000;
+constexpr const char* kModelItem = "model_throughput";
+
+const std::vector<std::string>& item_ids() {
+  static const std::vector<std::string> ids = {
+      "env_driver_cuda", "env_rdma",      "bench_fp16_gemm",     "bench_nccl",     "bench_storage",  kModelItem,
+      "fault_detect",    "fault_restore", "ops_ticket_response", "ops_monitoring", "ops_export_exit"};
+  return ids;
+}
+
+json step(std::string en, std::string zh, std::string formula, json value) {
+  return {{"en", std::move(en)}, {"zh", std::move(zh)}, {"formula", std::move(formula)}, {"value", std::move(value)}};
+}
+
+std::string fig(int64_t micro) { return format_scaled(micro, 6); }
+// The throughput pass mark baseline × keep% — exact: a baseline has at most 3 decimals, so its
+// micro-units are a multiple of 1000.
+int64_t pass_mark(const PocInput& in) { return in.model.baseline_micro / 100 * (100 - in.max_slowdown_pct); }
+std::string pct2(int64_t bp) {  // basis points -> "10.10"
+  const int64_t a = bp < 0 ? -bp : bp;
+  const std::string f = std::to_string(a % 100);
+  return (bp < 0 ? "-" : "") + std::to_string(a / 100) + "." + (f.size() < 2 ? "0" : "") + f;
+}
+
+// "905.2" / 905 -> 905'200'000. Non-negative, at most 3 decimals; JSON floats refused (exact figures).
+std::optional<int64_t> parse_figure(const json& v, std::string* why) {
+  const std::string shape =
+      "must be a non-negative integer or decimal string with at most 3 decimals, such as \"905.2\"";
+  if (v.is_number_integer()) {
+    const bool big =
+        v.is_number_unsigned() ? v.get<uint64_t>() > static_cast<uint64_t>(kMaxFigure) : v.get<int64_t>() > kMaxFigure;
+    if (big || v.get<int64_t>() < 0) {
+      *why = big ? "must be at most " + std::to_string(kMaxFigure) : shape;
+      return std::nullopt;
+    }
+    return v.get<int64_t>() * kMicro;
+  }
+  if (!v.is_string()) {
+    *why = v.is_number() ? shape + " (floating-point numbers are refused: figures are exact)" : shape;
+    return std::nullopt;
+  }
+  const std::string s = v.get<std::string>();
+  int64_t whole = 0, frac = 0;
+  int digits = 0, decimals = -1;
+  for (char c : s) {
+    const bool digit = c >= '0' && c <= '9';
+    if (c == '.' && decimals < 0 && digits > 0) {
+      decimals = 0;
+    } else if (digit && decimals < 0 && digits < 10) {
+      whole = whole * 10 + (c - '0');
+      ++digits;
+    } else if (digit && decimals >= 0 && decimals < 3) {
+      frac = frac * 10 + (c - '0');
+      ++decimals;
+    } else {
+      *why = shape + " (got '" + s + "')";
+      return std::nullopt;
+    }
+  }
+  if (digits == 0 || decimals == 0 || whole > kMaxFigure) {
+    *why = shape + " (got '" + s + "')";
+    return std::nullopt;
+  }
+  for (int k = std::max(decimals, 0); k < 6; ++k) frac *= 10;
+  return whole * kMicro + frac;
+}
+
+std::optional<int64_t> read_figure(Fields& f, const char* key) {
+  const json* v = f.raw(key);
+  if (!v) return std::nullopt;
+  std::string why;
+  auto x = parse_figure(*v, &why);
+  if (!x) f.error(key, why);
+  return x;
+}
+
+struct Defaults {
+  std::optional<int64_t> fp16, nccl, storage;
+};
+
+void read_supplier(Fields& sf, const Defaults& d, PocSupplier& s) {
+  s.name = sf.str("name", {.min_len = 1, .max_len = 63, .pattern = kSlug, .pattern_help = kSlugHelp});
+  s.gpu_model = sf.opt_str("gpu_model", {.min_len = 1, .max_len = 128}).value_or("");
+  s.gpus = sf.integer("gpus", 1, 100'000);
+  s.driver = sf.opt_str("driver", {.min_len = 1, .max_len = 64});
+  s.cuda = sf.opt_str("cuda", {.min_len = 1, .max_len = 32});
+  s.image = sf.opt_str("image", {.min_len = 1, .max_len = 256});
+  auto mark = [&](const char* key, const std::optional<int64_t>& plan_wide, int64_t& out) {
+    const bool given = sf.has(key);
+    const auto v = read_figure(sf, key);
+    if (v)
+      out = *v;
+    else if (!given && plan_wide)
+      out = *plan_wide;
+    else if (!given)
+      sf.error(key, std::string("is required (or give thresholds.") + key + " for every supplier)");
+    if (given && v && *v == 0) sf.error(key, "must be greater than 0");
+  };
+  mark("fp16_tflops", d.fp16, s.fp16_tflops_micro);
+  mark("nccl_busbw_gbps", d.nccl, s.nccl_busbw_micro);
+  mark("storage_gbps", d.storage, s.storage_gbps_micro);
+  sf.object("results", false, [&](Fields& rf) {
+    for (const std::string& id : item_ids()) {
+      rf.object(id.c_str(), false, [&](Fields& x) {
+        PocRecord r;
+        const bool yes_item =
+            id == "env_driver_cuda" || id == "env_rdma" || id == "ops_monitoring" || id == "ops_export_exit";
+        if (yes_item) {
+          if (!x.has("passed")) x.error("passed", "is required (true or false) for a pass/fail item");
+          r.passed = x.boolean("passed", false);
+          if (x.has("value")) x.error("value", "is not used by a pass/fail item; record passed: true or false");
+          x.raw("value");
+        } else {
+          r.value_micro = read_figure(x, "value");
+          if (!x.has("value")) x.error("value", "is required (the measured figure)");
+          if (x.has("passed")) x.error("passed", "is computed from value against the pass criterion");
+          x.raw("passed");
+        }
+        r.note = x.opt_str("note", {.min_len = 0, .max_len = 1000}).value_or("");
+        s.results[id] = std::move(r);
+      });
+    }
+  });
+}
+
+}  // namespace
+
+Result<PocInput> parse_poc_input(const json& body) {
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  if (!f.valid_object()) return errs.to_error();
+  PocInput in;
+  in.start = f.opt_time("start");
+  f.object("model", true, [&](Fields& mf) {
+    in.model.name = mf.str("name", {.min_len = 1, .max_len = 128});
+    in.model.metric = mf.opt_str("metric", {.min_len = 1, .max_len = 32}).value_or("samples/s");
+    const bool given = mf.has("baseline_throughput");
+    const auto b = read_figure(mf, "baseline_throughput");
+    if (!given)
+      mf.error("baseline_throughput", "is required (the tenant's measured throughput, in metric units)");
+    else if (b && *b == 0)
+      mf.error("baseline_throughput", "must be greater than 0");
+    in.model.baseline_micro = b.value_or(0);
+    in.model.baseline_note = mf.opt_str("baseline", {.min_len = 1, .max_len = 500}).value_or("");
+  });
+  in.max_slowdown_pct = f.opt_integer("max_slowdown_pct", 0, 99).value_or(10);
+  Defaults d;
+  f.object("thresholds", false, [&](Fields& tf) {
+    d.fp16 = read_figure(tf, "fp16_tflops");
+    d.nccl = read_figure(tf, "nccl_busbw_gbps");
+    d.storage = read_figure(tf, "storage_gbps");
+    in.thresholds.fault_detect_minutes = tf.opt_integer("fault_detect_minutes", 1, 10'000).value_or(30);
+    in.thresholds.restore_minutes = tf.opt_integer("restore_minutes", 1, 10'000).value_or(120);
+    in.thresholds.ticket_response_minutes = tf.opt_integer("ticket_response_minutes", 1, 10'000).value_or(30);
+  });
+  f.object("must_pass", false, [&](Fields& mf) {
+    for (const std::string& id : item_ids()) {
+      if (!mf.has(id.c_str())) {
+        mf.raw(id.c_str());
+        continue;
+      }
+      if (id == kModelItem) {
+        mf.error(id,
+                 "cannot be changed: a model more than max_slowdown_pct slower than the baseline is always rejected");
+        mf.raw(id.c_str());
+        continue;
+      }
+      in.must_pass[id] = mf.boolean(id.c_str(), true);
+    }
+  });
+  std::set<std::string> names;
+  f.objects("suppliers", true, 20, [&](Fields& sf, size_t) {
+    PocSupplier s;
+    read_supplier(sf, d, s);
+    if (!s.name.empty() && !names.insert(s.name).second) sf.error("name", "supplier '" + s.name + "' is listed twice");
+    in.suppliers.push_back(std::move(s));
+  });
+  if (body.contains("suppliers") && body["suppliers"].is_array() && body["suppliers"].empty())
+    errs.add("suppliers", "must list at least one supplier");
+  f.finish();
+  if (!errs.empty()) return errs.to_error();
+  return in;
+}
+
+std::vector<PocItem> poc_plan_items(const PocInput& in, const PocSupplier& s) {
+  std::vector<PocItem> out;
+  auto add = [&](const char* id, const char* cat, int64_t h0, int64_t h1, std::string en, std::string zh,
+                 std::string cen, std::string czh, PocCheck check, int64_t threshold, std::string unit, bool must) {
+    const auto o = in.must_pass.find(id);
+    out.push_back({id, cat, h0, h1, std::move(en), std::move(zh), std::move(cen), std::move(czh), check, threshold,
+                   std::move(unit), o == in.must_pass.end() ? must : o->second});
+  };
+  std::string versions;
+  if (s.driver) versions += "driver " + *s.driver;
+  if (s.cuda) versions += (versions.empty() ? "" : ", ") + std::string("CUDA ") + *s.cuda;
+  if (s.image) versions += (versions.empty() ? "" : ", ") + std::string("image ") + *s.image;
+  if (versions.empty()) versions = "the driver, CUDA and image the tenant requires";
+  const std::string model = in.model.name, metric = in.model.metric, gpus = std::to_string(s.gpus);
+  const std::string floor = fig(pass_mark(in));
+  add("env_driver_cuda", "environment", 0, 2,
+      "Run nvidia-smi on every node, start the image, run CUDA samples (deviceQuery, bandwidthTest)",
+      "在每个节点运行 nvidia-smi，启动镜像，运行 CUDA 示例（deviceQuery、bandwidthTest）",
+      versions + " as promised; every GPU visible", "符合承诺：" + versions + "；所有 GPU 可见", PocCheck::kYes, 0, "",
+      true);
+  add("env_rdma", "environment", 2, 4, "Check RDMA: ibv_devinfo shows every port ACTIVE; ib_write_bw between two nodes",
+      "检查 RDMA：ibv_devinfo 显示所有端口 ACTIVE；两节点间运行 ib_write_bw",
+      "every RDMA port up, line rate between nodes", "所有 RDMA 端口正常，节点间达到线速", PocCheck::kYes, 0, "", true);
+  add("bench_fp16_gemm", "benchmarks", 4, 8, "Dense FP16 GEMM on every card (cuBLAS, 8192³); record the lowest card",
+      "每张卡运行 FP16 稠密 GEMM（cuBLAS，8192³）；记录最低的一张",
+      "at least " + fig(s.fp16_tflops_micro) + " TFLOPS on the lowest card",
+      "最低一张卡不低于 " + fig(s.fp16_tflops_micro) + " TFLOPS", PocCheck::kAtLeast, s.fp16_tflops_micro, "TFLOPS",
+      true);
+  add("bench_nccl", "benchmarks", 8, 12,
+      "nccl-tests all_reduce_perf, 1 GB, 8 GPUs per node and across nodes; record the bus bandwidth",
+      "运行 nccl-tests all_reduce_perf，1 GB，单机 8 卡及跨节点；记录总线带宽",
+      "at least " + fig(s.nccl_busbw_micro) + " GB/s bus bandwidth",
+      "总线带宽不低于 " + fig(s.nccl_busbw_micro) + " GB/s", PocCheck::kAtLeast, s.nccl_busbw_micro, "GB/s", true);
+  add("bench_storage", "benchmarks", 12, 14,
+      "Read throughput of the shared storage the job will use (fio, 1 MiB sequential reads, many jobs)",
+      "作业将使用的共享存储的读吞吐（fio，1 MiB 顺序读，多并发）", "at least " + fig(s.storage_gbps_micro) + " GB/s",
+      "不低于 " + fig(s.storage_gbps_micro) + " GB/s", PocCheck::kAtLeast, s.storage_gbps_micro, "GB/s", true);
+  add(kModelItem, "model", 14, 30,
+      "Run " + model + " on " + gpus + " GPUs with the baseline's configuration; record the steady-state " + metric,
+      "以基线相同配置在 " + gpus + " 张 GPU 上运行 " + model + "；记录稳定状态的 " + metric,
+      "at least " + floor + " " + metric + " (baseline " + fig(in.model.baseline_micro) + " less " +
+          std::to_string(in.max_slowdown_pct) + "%); more than " + std::to_string(in.max_slowdown_pct) +
+          "% slower rejects the supplier whatever the price",
+      "不低于 " + floor + " " + metric + "（基线 " + fig(in.model.baseline_micro) + " 减 " +
+          std::to_string(in.max_slowdown_pct) + "%）；慢 " + std::to_string(in.max_slowdown_pct) +
+          "% 以上则无论价格一律否决",
+      PocCheck::kAtLeast, pass_mark(in), metric, true);
+  const auto& t = in.thresholds;
+  add("fault_detect", "fault_injection", 30, 34,
+      "Kill a node mid-run (power it off); time until the supplier detects and locates the fault",
+      "运行中强制关闭一个节点；计时直到供应商发现并定位故障",
+      "detected and located within " + std::to_string(t.fault_detect_minutes) + " min",
+      std::to_string(t.fault_detect_minutes) + " 分钟内发现并定位", PocCheck::kAtMost, t.fault_detect_minutes * kMicro,
+      "min", true);
+  add("fault_restore", "fault_injection", 30, 34, "Time until the job runs again on healthy capacity",
+      "计时直到作业在健康资源上恢复运行", "restored within " + std::to_string(t.restore_minutes) + " min",
+      std::to_string(t.restore_minutes) + " 分钟内恢复", PocCheck::kAtMost, t.restore_minutes * kMicro, "min", true);
+  add("ops_ticket_response", "operations", 34, 36, "Open a priority ticket; time to the first human response",
+      "提交高优先级工单；计时直到首次人工响应",
+      "first response within " + std::to_string(t.ticket_response_minutes) + " min",
+      std::to_string(t.ticket_response_minutes) + " 分钟内首次响应", PocCheck::kAtMost,
+      t.ticket_response_minutes * kMicro, "min", false);
+  add("ops_monitoring", "operations", 36, 40,
+      "Check the tenant's monitoring: per-GPU utilization, memory, temperature, ECC/XID errors, RDMA counters",
+      "检查租户可见的监控：每卡利用率、显存、温度、ECC/XID 错误、RDMA 计数", "all of these visible to the tenant",
+      "以上指标租户均可查看", PocCheck::kYes, 0, "", false);
+  add("ops_export_exit", "operations", 40, 48,
+      "Export checkpoints and data, verify checksums, tear down and obtain written confirmation of deletion",
+      "导出检查点和数据并校验，回收资源并取得书面删除确认", "export complete, checksums match, teardown confirmed",
+      "导出完成、校验一致、回收确认", PocCheck::kYes, 0, "", true);
+  return out;
+}
+
+namespace {
+
+// A figure passes at its threshold inclusive; the model item compares value × 100 ≥ baseline ×
+// (100 − max_slowdown_pct), so exactly max_slowdown_pct slower passes.
+bool passes(const PocItem& it, const PocRecord& r, const PocInput& in) {
+  if (it.check == PocCheck::kYes) return r.passed.value_or(false);
+  const int64_t v = *r.value_micro;
+  if (it.id == kModelItem)
+    return static_cast<__int128>(v) * 100 >=
+           static_cast<__int128>(in.model.baseline_micro) * (100 - in.max_slowdown_pct);
+  return it.check == PocCheck::kAtLeast ? v >= it.threshold_micro : v <= it.threshold_micro;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+}  // namespace
+
+Result<PocResult> compute_poc(const PocInput& in) {
+  if (in.suppliers.empty()) return Error::invalid("suppliers", "must list at least one supplier");
+  if (in.model.baseline_micro <= 0) return Error::invalid("model.baseline_throughput", "must be greater than 0");
+  if (in.max_slowdown_pct < 0 || in.max_slowdown_pct > 99) return Error::invalid("max_slowdown_pct", "must be 0..99");
+  PocResult res;
+  res.start = in.start;
+  res.model = in.model;
+  res.max_slowdown_pct = in.max_slowdown_pct;
+  const std::string s_pct = std::to_string(in.max_slowdown_pct);
+  res.steps.push_back(step("Throughput pass mark = baseline × (100 − max slowdown) ÷ 100; exactly at the mark passes",
+                           "吞吐及格线 = 基线 × (100 − 最大降速) ÷ 100；恰好等于及格线视为通过",
+                           fig(in.model.baseline_micro) + " × " + std::to_string(100 - in.max_slowdown_pct) + " ÷ 100",
+                           fig(pass_mark(in))));
+  for (const auto& s : in.suppliers) {
+    PocSupplierPlan p;
+    p.name = s.name;
+    bool model_rejects = false;
+    for (const auto& it : poc_plan_items(in, s)) {
+      PocOutcome o{it, std::nullopt, PocStatus::kPending};
+      if (auto r = s.results.find(it.id); r != s.results.end()) {
+        o.record = r->second;
+        o.status = passes(it, r->second, in) ? PocStatus::kPass : PocStatus::kFail;
+      }
+      if (it.id == kModelItem && o.record) {
+        // Rounded up to 0.01%, so a rejected supplier never reads as exactly at the limit.
+        const int64_t v = *o.record->value_micro, b = in.model.baseline_micro;
+        const __int128 num = static_cast<__int128>(b - v) * 10'000;
+        p.slowdown_bp = static_cast<int64_t>(num / b + (num % b > 0 ? 1 : 0));
+        model_rejects = o.status == PocStatus::kFail;
+        res.steps.push_back(step(s.name + ": slowdown = (baseline − measured) ÷ baseline",
+                                 s.name + "：降速 = (基线 − 实测) ÷ 基线",
+                                 "(" + fig(b) + " − " + fig(v) + ") ÷ " + fig(b), pct2(*p.slowdown_bp) + "%"));
+      }
+      if (o.status != PocStatus::kPass) {
+        auto& list = !it.must_pass ? p.caveats : o.status == PocStatus::kFail ? p.failed : p.pending;
+        list.push_back(it.id);
+      }
+      p.items.push_back(std::move(o));
+    }
+    if (model_rejects) {
+      p.verdict = PocVerdict::kReject;
+      p.reason_en = s.name + " runs " + in.model.name + " " + pct2(*p.slowdown_bp) +
+                    "% slower than the baseline, more than " + s_pct + "%: rejected whatever the price.";
+      p.reason_zh = s.name + " 运行 " + in.model.name + " 比基线慢 " + pct2(*p.slowdown_bp) + "%，超过 " + s_pct +
+                    "%：无论价格一律否决。";
+    } else if (!p.failed.empty()) {
+      p.verdict = PocVerdict::kReject;
+      p.reason_en = "Must-pass items failed: " + join(p.failed) + ".";
+      p.reason_zh = "必过项未通过：" + join(p.failed) + "。";
+    } else if (!p.pending.empty()) {
+      p.verdict = PocVerdict::kPending;
+      p.reason_en = "Waiting for results of must-pass items: " + join(p.pending) + ".";
+      p.reason_zh = "等待必过项结果：" + join(p.pending) + "。";
+    } else {
+      p.verdict = PocVerdict::kAccept;
+      const int64_t sb = p.slowdown_bp.value_or(0);
+      const std::string vs_en = sb > 0   ? pct2(sb) + "% below the baseline"
+                                : sb < 0 ? pct2(-sb) + "% above the baseline"
+                                         : "equal to the baseline";
+      const std::string vs_zh = sb > 0   ? "低于基线 " + pct2(sb) + "%"
+                                : sb < 0 ? "高于基线 " + pct2(-sb) + "%"
+                                         : "与基线持平";
+      p.reason_en = "Every must-pass item passed (throughput " + vs_en + ")" +
+                    (p.caveats.empty() ? "." : "; to follow up: " + join(p.caveats) + ".");
+      p.reason_zh =
+          "所有必过项均通过（吞吐" + vs_zh + "）" + (p.caveats.empty() ? "。" : "；待跟进：" + join(p.caveats) + "。");
+    }
+    res.steps.push_back(
+        step(s.name + ": verdict — reject if the model is more than " + s_pct +
+                 "% slower or a must-pass item failed; pending while a must-pass item has no result; else accept",
+             s.name + "：结论——模型慢 " + s_pct + "% 以上或必过项失败则否决；必过项缺结果则待定；否则接受",
+             "failed [" + join(p.failed) + "], pending [" + join(p.pending) + "]", enum_name(kPocVerdicts, p.verdict)));
+    res.suppliers.push_back(std::move(p));
+  }
+  return res;
+}
+
+json to_json(const PocResult& r) {
+  json sups = json::array(),
+       summary = {{"accept", json::array()}, {"reject", json::array()}, {"pending", json::array()}};
+  for (const auto& p : r.suppliers) {
+    json items = json::array();
+    for (const auto& o : p.items) {
+      const PocItem& it = o.item;
+      json j = {{"id", it.id},
+                {"category", it.category},
+                {"hours", {{"from", it.hour_from}, {"to", it.hour_to}}},
+                {"en", it.en},
+                {"zh", it.zh},
+                {"criterion", {{"en", it.criterion_en}, {"zh", it.criterion_zh}}},
+                {"check", enum_name(kPocChecks, it.check)},
+                {"must_pass", it.must_pass},
+                {"status", enum_name(kPocStatuses, o.status)}};
+      if (it.check != PocCheck::kYes) {
+        j["threshold"] = fig(it.threshold_micro);
+        j["unit"] = it.unit;
+      }
+      if (r.start)
+        j["at"] = {{"from", format_rfc3339(*r.start + it.hour_from * kMsPerHour)},
+                   {"to", format_rfc3339(*r.start + it.hour_to * kMsPerHour)}};
+      if (o.record) {
+        json rec = {{"note", o.record->note}};
+        if (o.record->passed) rec["passed"] = *o.record->passed;
+        if (o.record->value_micro) rec["value"] = fig(*o.record->value_micro);
+        j["result"] = rec;
+      }
+      items.push_back(std::move(j));
+    }
+    json sj = {{"name", p.name},
+               {"verdict", enum_name(kPocVerdicts, p.verdict)},
+               {"reason", {{"en", p.reason_en}, {"zh", p.reason_zh}}},
+               {"failed", p.failed},
+               {"pending", p.pending},
+               {"caveats", p.caveats},
+               {"items", items}};
+    if (p.slowdown_bp) sj["slowdown_pct"] = pct2(*p.slowdown_bp);
+    summary[enum_name(kPocVerdicts, p.verdict)].push_back(p.name);
+    sups.push_back(std::move(sj));
+  }
+  json model = {{"name", r.model.name},
+                {"metric", r.model.metric},
+                {"baseline_throughput", fig(r.model.baseline_micro)},
+                {"baseline", r.model.baseline_note}};
+  json out = {{"model", model},     {"max_slowdown_pct", r.max_slowdown_pct},
+              {"hours", 48},        {"suppliers", sups},
+              {"summary", summary}, {"steps", r.steps}};
+  if (r.start) out["start"] = format_rfc3339(*r.start);
+  return out;
+}
+
+}  // namespace gpurent

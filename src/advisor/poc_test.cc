@@ -1,0 +1,247 @@
+#include "advisor/poc.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "model/model_test_util.h"
+
+namespace gpurent {
+namespace {
+
+using testing_util::fails_only_on;
+
+// Baseline 1000 tokens/s, 10% allowed: the pass mark is 900 tokens/s.
+json plan_body() {
+  return {{"start", "2026-12-01T09:00:00+08:00"},
+          {"model",
+           {{"name", "llama3-70b-sft"},
+            {"metric", "tokens/s"},
+            {"baseline_throughput", 1000},
+            {"baseline", "8×A100 80GB in our data centre"}}},
+          {"thresholds", {{"storage_gbps", "10"}}},
+          {"suppliers",
+           {{{"name", "huadong"},
+             {"gpu_model", "h100-sxm5-80gb"},
+             {"gpus", 8},
+             {"driver", "550.54.15"},
+             {"cuda", "12.4"},
+             {"fp16_tflops", "900"},
+             {"nccl_busbw_gbps", 350}}}}};
+}
+
+// Every must-pass item passing, with the model at `throughput`.
+json all_pass(const std::string& throughput) {
+  return {{"env_driver_cuda", {{"passed", true}}},
+          {"env_rdma", {{"passed", true}}},
+          {"bench_fp16_gemm", {{"value", "905.2"}, {"note", "lowest of 8 cards"}}},
+          {"bench_nccl", {{"value", 350}}},
+          {"bench_storage", {{"value", "12.5"}}},
+          {"model_throughput", {{"value", throughput}}},
+          {"fault_detect", {{"value", 30}}},
+          {"fault_restore", {{"value", 95}}},
+          {"ops_ticket_response", {{"value", 12}}},
+          {"ops_monitoring", {{"passed", true}}},
+          {"ops_export_exit", {{"passed", true}}}};
+}
+
+PocSupplierPlan judge(json body) {
+  auto in = parse_poc_input(body);
+  EXPECT_TRUE(in.ok()) << (in.ok() ? "" : in.error().message);
+  if (!in.ok()) return {};
+  auto r = compute_poc(*in);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  return r.ok() ? r->suppliers.at(0) : PocSupplierPlan{};
+}
+
+PocSupplierPlan judge_with(const json& results) {
+  json b = plan_body();
+  b["suppliers"][0]["results"] = results;
+  return judge(b);
+}
+
+const PocOutcome& outcome(const PocSupplierPlan& p, const std::string& id) {
+  for (const auto& o : p.items)
+    if (o.item.id == id) return o;
+  ADD_FAILURE() << "no item " << id;
+  return p.items.front();
+}
+
+TEST(PocPlan, FortyEightHourChecklistFromTheInput) {
+  auto in = parse_poc_input(plan_body());
+  ASSERT_TRUE(in.ok()) << in.error().message;
+  const auto items = poc_plan_items(*in, in->suppliers[0]);
+  ASSERT_EQ(items.size(), 11u);
+  EXPECT_EQ(items.front().id, "env_driver_cuda");
+  EXPECT_EQ(items.back().id, "ops_export_exit");
+  EXPECT_EQ(items.back().hour_to, 48);
+  for (size_t i = 1; i < items.size(); ++i) EXPECT_LE(items[i - 1].hour_from, items[i].hour_from);
+  const std::set<std::string> categories = {"environment", "benchmarks", "model", "fault_injection", "operations"};
+  for (const auto& it : items) EXPECT_TRUE(categories.count(it.category)) << it.category;
+  EXPECT_NE(items[0].criterion_en.find("driver 550.54.15, CUDA 12.4"), std::string::npos);
+  EXPECT_EQ(items[2].threshold_micro, 900'000'000);  // FP16 from the supplier's promise
+  EXPECT_EQ(items[4].threshold_micro, 10'000'000);   // storage from the plan-wide threshold
+  EXPECT_EQ(items[5].threshold_micro, 900'000'000);  // 1000 × 90%
+  EXPECT_NE(items[5].criterion_en.find("at least 900 tokens/s"), std::string::npos) << items[5].criterion_en;
+  EXPECT_FALSE(items[8].must_pass);  // ticket response is followed up, not blocking, by default
+
+  auto r = compute_poc(*in);
+  ASSERT_TRUE(r.ok());
+  json j = to_json(*r);
+  const json& s = j["suppliers"][0];
+  EXPECT_EQ(s["verdict"], "pending");  // nothing recorded yet
+  EXPECT_EQ(s["items"][0]["at"]["from"], "2026-12-01T01:00:00.000Z");
+  EXPECT_EQ(s["items"][10]["at"]["to"], "2026-12-03T01:00:00.000Z");
+  EXPECT_EQ(s["items"][5]["threshold"], "900");
+  EXPECT_EQ(j["summary"]["pending"][0], "huadong");
+  for (const auto& st : j["steps"])
+    EXPECT_TRUE(st.contains("en") && st.contains("zh") && st.contains("formula") && st.contains("value"));
+}
+
+// Exactly 10% slower (900 of 1000) is not "more than 10% slower": accepted.
+TEST(PocVerdict, ExactlyTenPercentSlowerIsAccepted) {
+  PocSupplierPlan p = judge_with(all_pass("900"));
+  EXPECT_EQ(p.verdict, PocVerdict::kAccept);
+  EXPECT_EQ(p.slowdown_bp, 1000);
+  EXPECT_EQ(outcome(p, "model_throughput").status, PocStatus::kPass);
+  EXPECT_TRUE(p.caveats.empty());
+  EXPECT_EQ(p.reason_en, "Every must-pass item passed (throughput 10.00% below the baseline).");
+}
+
+// 899 of 1000 is 10.1% slower: rejected, even with every other result still missing.
+TEST(PocVerdict, TenPointOnePercentSlowerIsRejectedWhateverElse) {
+  PocSupplierPlan p = judge_with(all_pass("899"));
+  EXPECT_EQ(p.verdict, PocVerdict::kReject);
+  EXPECT_EQ(p.slowdown_bp, 1010);
+  EXPECT_NE(p.reason_en.find("10.10% slower than the baseline, more than 10%: rejected whatever the price"),
+            std::string::npos)
+      << p.reason_en;
+  EXPECT_NE(p.reason_zh.find("无论价格一律否决"), std::string::npos);
+
+  PocSupplierPlan only_model = judge_with({{"model_throughput", {{"value", "899"}}}});
+  EXPECT_EQ(only_model.verdict, PocVerdict::kReject);
+  EXPECT_FALSE(only_model.pending.empty());
+
+  // 899.999 is 10.0001% slower: rejected, and the slowdown is shown rounded up (10.01%), never as 10.00%.
+  PocSupplierPlan hair = judge_with(all_pass("899.999"));
+  EXPECT_EQ(hair.verdict, PocVerdict::kReject);
+  EXPECT_EQ(hair.slowdown_bp, 1001);
+}
+
+TEST(PocVerdict, MissingResultsArePendingAndFailuresReject) {
+  json results = all_pass("1100");
+  results.erase("fault_restore");
+  PocSupplierPlan p = judge_with(results);
+  EXPECT_EQ(p.verdict, PocVerdict::kPending);
+  EXPECT_EQ(p.pending, std::vector<std::string>{"fault_restore"});
+  EXPECT_EQ(p.slowdown_bp, -1000);  // 10% faster
+
+  results = all_pass("1000");
+  results["bench_nccl"]["value"] = "349.999";  // below the 350 GB/s promise
+  results.erase("fault_restore");              // a failure rejects even with results missing
+  p = judge_with(results);
+  EXPECT_EQ(p.verdict, PocVerdict::kReject);
+  EXPECT_EQ(p.failed, std::vector<std::string>{"bench_nccl"});
+  EXPECT_EQ(p.reason_en, "Must-pass items failed: bench_nccl.");
+
+  results = all_pass("1000");
+  results["fault_detect"]["value"] = 31;  // the limit is 30 minutes, inclusive
+  EXPECT_EQ(judge_with(results).verdict, PocVerdict::kReject);
+
+  // Optional items (ticket response, monitoring) do not block: accept with caveats.
+  results = all_pass("1000");
+  results["ops_ticket_response"]["value"] = 45;
+  results.erase("ops_monitoring");
+  p = judge_with(results);
+  EXPECT_EQ(p.verdict, PocVerdict::kAccept);
+  EXPECT_EQ(p.caveats, (std::vector<std::string>{"ops_ticket_response", "ops_monitoring"}));
+  EXPECT_NE(p.reason_en.find("to follow up: ops_ticket_response, ops_monitoring"), std::string::npos);
+
+  // ...unless the plan makes them must-pass.
+  json body = plan_body();
+  body["must_pass"] = {{"ops_monitoring", true}};
+  body["suppliers"][0]["results"] = results;
+  p = judge(body);
+  EXPECT_EQ(p.verdict, PocVerdict::kPending);
+  EXPECT_EQ(p.pending, std::vector<std::string>{"ops_monitoring"});
+}
+
+TEST(PocVerdict, SeveralSuppliersJudgedIndependently) {
+  json body = plan_body();
+  json second = body["suppliers"][0];
+  second["name"] = "xibei";
+  second["results"] = all_pass("950.5");
+  body["suppliers"][0]["results"] = all_pass("850");
+  body["suppliers"].push_back(second);
+  auto in = parse_poc_input(body);
+  ASSERT_TRUE(in.ok()) << in.error().message;
+  auto r = compute_poc(*in);
+  ASSERT_TRUE(r.ok());
+  json j = to_json(*r);
+  EXPECT_EQ(j["summary"]["reject"], json::array({"huadong"}));
+  EXPECT_EQ(j["summary"]["accept"], json::array({"xibei"}));
+  EXPECT_EQ(j["suppliers"][1]["slowdown_pct"], "4.95");
+  EXPECT_EQ(j["suppliers"][1]["items"][5]["result"]["value"], "950.5");
+}
+
+TEST(PocInput, RejectsBadInputsNamingTheField) {
+  const json valid = plan_body();
+  ASSERT_TRUE(parse_poc_input(valid).ok());
+  testing_util::expect_each_case_fails(
+      valid,
+      {
+          {"no model", [](json& b) { b.erase("model"); }, "model", "is required"},
+          {"no baseline", [](json& b) { b["model"].erase("baseline_throughput"); }, "model.baseline_throughput",
+           "is required"},
+          {"zero baseline", [](json& b) { b["model"]["baseline_throughput"] = 0; }, "model.baseline_throughput",
+           "greater than 0"},
+          {"float baseline", [](json& b) { b["model"]["baseline_throughput"] = 1000.5; }, "model.baseline_throughput",
+           "floating-point"},
+          {"four decimals", [](json& b) { b["model"]["baseline_throughput"] = "1000.1234"; },
+           "model.baseline_throughput", "at most 3 decimals"},
+          {"negative", [](json& b) { b["model"]["baseline_throughput"] = -5; }, "model.baseline_throughput",
+           "non-negative"},
+          {"slowdown 100", [](json& b) { b["max_slowdown_pct"] = 100; }, "max_slowdown_pct", "at most 99"},
+          {"no fp16 mark", [](json& b) { b["suppliers"][0].erase("fp16_tflops"); }, "suppliers[0].fp16_tflops",
+           "thresholds.fp16_tflops"},
+          {"no gpus", [](json& b) { b["suppliers"][0].erase("gpus"); }, "suppliers[0].gpus", "is required"},
+          {"duplicate supplier", [](json& b) { b["suppliers"].push_back(b["suppliers"][0]); }, "suppliers[1].name",
+           "twice"},
+          {"no suppliers", [](json& b) { b["suppliers"] = json::array(); }, "suppliers", "at least one"},
+          {"unknown result",
+           [](json& b) {
+             b["suppliers"][0]["results"] = {{"bench_fp32", {{"value", 1}}}};
+           },
+           "suppliers[0].results.bench_fp32", "unknown field"},
+          {"value on a pass/fail item",
+           [](json& b) {
+             b["suppliers"][0]["results"] = {{"env_rdma", {{"passed", true}, {"value", 1}}}};
+           },
+           "suppliers[0].results.env_rdma.value", "not used"},
+          {"passed on a figure",
+           [](json& b) {
+             b["suppliers"][0]["results"] = {{"bench_nccl", {{"value", 1}, {"passed", true}}}};
+           },
+           "suppliers[0].results.bench_nccl.passed", "computed"},
+          {"figure without value",
+           [](json& b) {
+             b["suppliers"][0]["results"] = {{"bench_nccl", {{"note", "x"}}}};
+           },
+           "suppliers[0].results.bench_nccl.value", "is required"},
+          {"model rule is fixed",
+           [](json& b) {
+             b["must_pass"] = {{"model_throughput", false}};
+           },
+           "must_pass.model_throughput", "cannot be changed"},
+          {"unknown must_pass",
+           [](json& b) {
+             b["must_pass"] = {{"bench_fp32", false}};
+           },
+           "must_pass.bench_fp32", "unknown field"},
+          {"bad start", [](json& b) { b["start"] = "tomorrow"; }, "start", ""},
+      },
+      [](const json& b) { return parse_poc_input(b); });
+}
+
+}  // namespace
+}  // namespace gpurent

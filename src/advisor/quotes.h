@@ -1,0 +1,146 @@
+// True-cost quote comparison: what each offer really costs per USEFUL GPU-hour of one workload.
+// A month of the workload (launches × cold start + run profile, GPUs, storage I/O, egress) is
+// turned into a synthetic RatingInput and rated by the real billing engine (billing/rating.h) once
+// per offer and plan, so cold-start billing, idle rules, minimum increments, per-GB fees beyond
+// free allowances and reserved commitments follow exactly the rules invoices use. The engine's
+// lines are then grouped into components (list price, cold start, idle, min increment, commitment,
+// storage I/O, egress, rounding) that sum exactly to the month's charges, offers are ranked by
+// charges per useful GPU-hour, each difference against the cheapest is explained (en/zh), and the
+// list-price ranking is shown for contrast. Schema and formulas: docs/advisor/quotes.md.
+// Pure and deterministic (no clock, no I/O); value types, thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/money.h"
+#include "core/result.h"
+#include "model/offer.h"
+
+namespace gpurent {
+
+using json = nlohmann::json;
+
+class GpuCatalog;
+
+// One launch's start-up: the API call accepted -> container running -> ready (health check).
+struct QuoteColdStart {
+  int64_t to_running_seconds = 0;
+  int64_t to_ready_seconds = 0;
+
+  bool operator==(const QuoteColdStart&) const = default;
+};
+
+// A stretch of a launch's run after ready, at one utilization (the maximum over its GPUs).
+struct QuoteSegment {
+  int64_t duration_ms = 0;
+  int64_t utilization_pct = 0;  // 0..100
+
+  bool operator==(const QuoteSegment&) const = default;
+};
+
+struct QuoteWorkload {
+  int64_t launches_per_month = 1;     // 1..1000, spread evenly over the rated month
+  int64_t gpus = 1;                   // whole GPUs per launch
+  std::vector<QuoteSegment> profile;  // the run after ready, in order
+  int64_t idle_below_pct = 5;         // a segment below this utilization is idle, not useful
+  QuoteColdStart cold_start;          // per launch; offers may override
+  int64_t storage_io_gb = 0;          // per month (GB = 10^9 bytes)
+  int64_t egress_gb = 0;              // per month
+};
+
+struct QuoteOffer {
+  Offer offer;
+  std::optional<QuoteColdStart> cold_start;  // this supplier's start-up, when it differs
+};
+
+struct QuotesInput {
+  QuoteWorkload workload;
+  std::vector<QuoteOffer> offers;                       // 1..20, one currency
+  std::vector<int64_t> commit_terms_months{1, 12, 36};  // reserved terms to consider; empty: on-demand only
+};
+
+// Body: {"workload": {...}, "offers": [offer object | "supplier/name" | "name", ...],
+//        "cold_starts": {"<offer>": {...}}, "commit_terms_months": [1, 12, 36]}.
+// Offer objects are read with parse_offer (errors prefixed "offers[i]."); strings name one of
+// `known` (the server's offers) by "supplier/name" or by a name that is unique among them.
+Result<QuotesInput> parse_quotes_input(const json& body, const GpuCatalog& catalog,
+                                       const std::vector<Offer>& known = {});
+
+// "supplier/name" (just the name when the offer has no supplier reference).
+std::string quote_offer_label(const Offer& o);
+
+// One share of a plan's monthly charges; a plan's components sum exactly to its total.
+// Keys, in order: list_price, cold_start, idle, min_increment, commitment, storage_io, egress, rounding.
+struct QuoteComponent {
+  std::string key;
+  Money amount;          // micro-exact
+  std::string quantity;  // GPU-hours (3 decimals, rounded half to even) or GB (exact); "" for rounding
+  std::string unit;      // "GPU-hour", "GB" or ""
+};
+
+// The rating engine's lines of one plan, summed per rule.
+struct QuoteRuleSum {
+  std::string rule;
+  int64_t lines = 0;
+  std::string quantity;  // exact, in unit
+  std::string unit;      // the engine's: "GPU-second", "GB"
+  Money amount;          // sum of the lines' amounts (cents)
+};
+
+struct QuotePlan {
+  std::string name;         // on_demand | reserved_1m | reserved_12m | reserved_36m
+  int64_t term_months = 0;  // 0 for on-demand
+  int64_t committed_gpus = 0;
+  Money unit_price;           // per GPU-hour: on-demand, or the term's reserved price
+  Money total;                // the engine's charges for the month
+  Money per_useful_gpu_hour;  // total / useful GPU-hours, half to even at the micro-unit
+  std::vector<QuoteComponent> components;
+  std::vector<QuoteRuleSum> rules;
+};
+
+struct QuoteDifference {
+  std::string component;
+  Money diff;  // this offer's component minus the cheapest offer's
+  std::string en, zh;
+};
+
+struct OfferQuote {
+  Offer offer;
+  std::string label;
+  QuoteColdStart cold_start;
+  int64_t billed_cold_seconds = 0;           // per launch, from the offer's billing start to ready
+  std::vector<QuotePlan> plans;              // on_demand first, then the cheapest commitment per term
+  size_t best = 0;                           // index into plans
+  int64_t rank = 0;                          // 1 = lowest charges per useful GPU-hour
+  int64_t list_rank = 0;                     // 1 = lowest on-demand list price
+  Money sticker;                             // useful GPU-hours × on-demand list price
+  std::vector<QuoteDifference> vs_cheapest;  // empty for the cheapest offer
+  std::string summary_en, summary_zh;
+  std::vector<std::pair<std::string, std::string>> warnings;  // (en, zh)
+};
+
+struct QuotesResult {
+  Currency currency = Currency::kUSD;
+  TimeMs from = 0, to = 0;          // the rated month
+  int64_t useful_milli_gpu_ms = 0;  // milli-GPU × ms computing in the month
+  int64_t busy_ms_per_launch = 0;
+  int64_t run_ms_per_launch = 0;
+  std::vector<OfferQuote> offers;  // in rank order
+  bool sticker_misleads = false;   // some lower list price comes with a higher true cost
+  std::string misleads_en, misleads_zh;
+  json steps = json::array();  // [{"en","zh","formula","value"}]
+};
+
+// Validates cross-offer facts (one currency, unique labels, launches fit the month) and rates.
+Result<QuotesResult> compute_quotes(const QuotesInput& in);
+
+// {"currency","period","workload","ranking":[...],"list_price_ranking":[...],"sticker_misleads",
+//  "misleads":{"en","zh"},"steps":[...]}
+json to_json(const QuotesResult& r);
+
+}  // namespace gpurent

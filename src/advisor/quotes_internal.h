@@ -1,0 +1,88 @@
+// Private to the quote comparison (quotes.cc, quotes_parse.cc, quotes_explain.cc): the input
+// limits, the rated month, formatting helpers and the functions one part calls in another.
+// Not a public API: include only from src/advisor/quotes*.cc. Stateless helpers; thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "advisor/quotes.h"
+#include "billing/rating.h"
+#include "core/fields.h"
+
+namespace gpurent::quotes_internal {
+
+inline constexpr int64_t kMsPerMinute = 60'000;
+inline constexpr int64_t kMsPerDay = 86'400'000;
+inline constexpr int64_t kMilliMsPerGpuHour = 3'600'000'000;  // milli-GPU × ms in one GPU-hour
+inline constexpr int64_t kBytesPerGb = 1'000'000'000;
+inline constexpr int64_t kMaxLaunches = 1000;  // the engine's reserved coverage sweep is quadratic in launches
+inline constexpr size_t kMaxOffers = 20;       // each offer is rated up to 10 times (on-demand + 3 per term)
+inline constexpr int64_t kMaxGpus = 1024;
+inline constexpr int64_t kMaxGpuLaunches = 1'000'000;  // launches × GPUs: keeps milli-GPU × ms inside int64
+inline constexpr int64_t kMaxRunMinutes = 30 * 24 * 60;
+
+// The rated month: November 2026, 30 days = 720 hours (any fixed month would do; this one is whole
+// and stated in the docs so every figure can be re-derived).
+inline TimeMs month_from() { return days_from_civil(2026, 11, 1) * kMsPerDay; }
+inline TimeMs month_to() { return days_from_civil(2026, 12, 1) * kMsPerDay; }
+
+inline int64_t he(__int128 num, int64_t den) {  // half to even; callers keep figures far inside int64
+  bool overflow = false;
+  return div_round_half_even(num, den, &overflow);
+}
+
+inline json step(std::string en, std::string zh, std::string formula, json value) {
+  return {{"en", std::move(en)}, {"zh", std::move(zh)}, {"formula", std::move(formula)}, {"value", std::move(value)}};
+}
+
+inline std::string gpu_hours(__int128 milli_ms) { return format_scaled(he(milli_ms * 1000, kMilliMsPerGpuHour), 3); }
+inline std::string cents(const Money& m) { return m.round_to_cents().amount_string(); }
+inline std::string signed_cents(const Money& m) { return (m.micros() > 0 ? "+" : "") + cents(m); }
+// num / den as a percentage with one decimal ("12.5"), half to even; den > 0.
+inline std::string pct_tenths(int64_t num, int64_t den) {
+  const int64_t t = he(static_cast<__int128>(num) * 1000, den);
+  const int64_t a = t < 0 ? -t : t;
+  return (t < 0 ? "-" : "") + std::to_string(a / 10) + "." + std::to_string(a % 10);
+}
+
+inline QuoteColdStart cold_of(const QuotesInput& in, const QuoteOffer& o) {
+  return o.cold_start.value_or(in.workload.cold_start);
+}
+inline int64_t cold_ms(const QuoteColdStart& c) { return (c.to_running_seconds + c.to_ready_seconds) * 1000; }
+inline int64_t run_ms_of(const QuoteWorkload& w) {
+  int64_t t = 0;
+  for (const auto& s : w.profile) t += s.duration_ms;
+  return t;
+}
+inline int64_t busy_ms_of(const QuoteWorkload& w) {
+  int64_t t = 0;
+  for (const auto& s : w.profile)
+    if (s.utilization_pct >= w.idle_below_pct) t += s.duration_ms;
+  return t;
+}
+
+// One workload month as rated: the launch spacing, each launch's run and computing time.
+struct Month {
+  const QuotesInput& in;
+  TimeMs from = 0, to = 0;
+  int64_t spacing = 0, run_ms = 0, busy_ms = 0;
+  int64_t useful = 0;  // milli-GPU × ms computing in the month
+};
+
+// ---- quotes_parse.cc
+// Facts that involve several parts of the input (also checked for inputs the server builds).
+void check_input(const QuotesInput& in, FieldErrors& errs);
+
+// ---- quotes_explain.cc
+// The plan in words, (en, zh): "on-demand at …" or "N GPUs reserved for … months at …".
+std::pair<std::string, std::string> plan_text(const QuotePlan& p, Currency c);
+// Fills x's summary and, unless x is the cheapest b, its component differences against b.
+void explain(OfferQuote& x, const OfferQuote& b);
+// Warnings for q's best plan: the idle rule catching computing time, a multi-month commitment.
+void add_warnings(const Month& m, OfferQuote& q);
+// Fills res.misleads_en/zh from the ranked offers and res.sticker_misleads.
+void explain_sticker(QuotesResult& res);
+
+}  // namespace gpurent::quotes_internal

@@ -1,0 +1,267 @@
+// Quote comparison, input side: parsing and validating the request body into a QuotesInput,
+// and the cross-field checks compute_quotes also applies to inputs the server builds.
+#include <algorithm>
+#include <set>
+
+#include "advisor/quotes.h"
+#include "advisor/quotes_internal.h"
+#include "catalog/gpu_catalog.h"
+
+namespace gpurent {
+
+using namespace quotes_internal;
+
+namespace {
+
+void add_prefixed(FieldErrors& errs, const std::string& prefix, const Error& e) {
+  if (e.fields.empty()) errs.add(prefix, e.message);
+  for (const auto& fe : e.fields) errs.add(fe.field.empty() ? prefix : prefix + "." + fe.field, fe.reason);
+}
+
+QuoteColdStart read_cold_start(Fields& f) {
+  QuoteColdStart c;
+  c.to_running_seconds = f.opt_integer("to_running_seconds", 0, 86'400).value_or(0);
+  c.to_ready_seconds = f.opt_integer("to_ready_seconds", 0, 86'400).value_or(0);
+  return c;
+}
+
+void read_run_form(Fields& f, QuoteWorkload& w) {
+  const auto run = f.opt_integer("run_minutes", 1, kMaxRunMinutes);
+  const auto idle_pct = f.opt_integer("idle_pct", 0, 100);
+  const auto busy = f.opt_integer("busy_utilization_pct", 1, 100);
+  const auto idle_util = f.opt_integer("idle_utilization_pct", 0, 100);
+  const int64_t ip = idle_pct.value_or(0), bu = busy.value_or(90), iu = idle_util.value_or(0);
+  if (ip == 100) f.error("idle_pct", "must be below 100: the workload must compute part of each run");
+  if (bu < w.idle_below_pct)
+    f.error("busy_utilization_pct", "must be at least idle_below_pct (" + std::to_string(w.idle_below_pct) +
+                                        "), or the busy part never counts as computing");
+  if (ip > 0 && iu >= w.idle_below_pct)
+    f.error("idle_utilization_pct", "must be below idle_below_pct (" + std::to_string(w.idle_below_pct) +
+                                        ") for the idle part to count as idle");
+  if (!run || ip >= 100) return;
+  const int64_t run_ms = *run * kMsPerMinute;
+  const int64_t busy_ms = run_ms * (100 - ip) / 100;  // exact: run_ms is a multiple of 100
+  w.profile.push_back({busy_ms, bu});
+  if (busy_ms < run_ms) w.profile.push_back({run_ms - busy_ms, iu});
+}
+
+void read_profile_form(Fields& f, QuoteWorkload& w) {
+  for (const char* key : {"idle_pct", "busy_utilization_pct", "idle_utilization_pct"})
+    if (f.has(key)) {
+      f.error(key, "is only used with run_minutes (profile states each segment's utilization)");
+      f.raw(key);
+    }
+  int64_t minutes = 0;
+  bool computes = false, all_valid = true;
+  f.objects("profile", true, 1000, [&](Fields& sf, size_t) {
+    const auto m = sf.opt_integer("minutes", 1, kMaxRunMinutes);
+    const auto u = sf.opt_integer("utilization_pct", 0, 100);
+    if (!sf.has("minutes")) sf.error("minutes", "is required");
+    if (!sf.has("utilization_pct")) sf.error("utilization_pct", "is required");
+    if (!m || !u) {
+      all_valid = false;
+      return;
+    }
+    minutes += *m;
+    computes = computes || *u >= w.idle_below_pct;
+    w.profile.push_back({*m * kMsPerMinute, *u});
+  });
+  const json* p = f.raw("profile");
+  if (!p || !p->is_array() || !all_valid) return;
+  if (p->empty())
+    f.error("profile", "must have at least one segment");
+  else if (minutes > kMaxRunMinutes)
+    f.error("profile", "adds up to " + std::to_string(minutes) + " minutes; a run must fit in the 30-day month (" +
+                           std::to_string(kMaxRunMinutes) + ")");
+  else if (!computes)
+    f.error("profile", "no segment reaches idle_below_pct (" + std::to_string(w.idle_below_pct) +
+                           "%): the workload never computes");
+}
+
+void read_workload(Fields& f, QuoteWorkload& w) {
+  const auto n = f.opt_integer("launches_per_month", 1, kMaxLaunches);
+  const auto g = f.opt_integer("gpus", 1, kMaxGpus);
+  if (!f.has("launches_per_month")) f.error("launches_per_month", "is required");
+  if (!f.has("gpus")) f.error("gpus", "is required");
+  w.launches_per_month = n.value_or(1);
+  w.gpus = g.value_or(1);
+  if (n && g && *n * *g > kMaxGpuLaunches)
+    f.error("gpus", "launches_per_month × gpus must be at most " + std::to_string(kMaxGpuLaunches) + " (got " +
+                        std::to_string(*n * *g) + ")");
+  w.idle_below_pct = f.opt_integer("idle_below_pct", 1, 100).value_or(5);
+  const bool has_profile = f.has("profile"), has_run = f.has("run_minutes");
+  if (has_profile && has_run) {
+    f.error("run_minutes", "give either run_minutes (with idle_pct) or profile, not both");
+    f.raw("run_minutes");
+  }
+  if (!has_profile && !has_run) {
+    f.error("run_minutes", "is required (or give profile: a list of {minutes, utilization_pct})");
+    for (const char* key : {"idle_pct", "busy_utilization_pct", "idle_utilization_pct"}) f.raw(key);
+  } else if (has_profile) {
+    read_profile_form(f, w);
+  } else {
+    read_run_form(f, w);
+  }
+  f.object("cold_start", false, [&](Fields& cf) { w.cold_start = read_cold_start(cf); });
+  w.storage_io_gb = f.opt_integer("storage_io_gb", 0, 1'000'000'000).value_or(0);
+  w.egress_gb = f.opt_integer("egress_gb", 0, 1'000'000'000).value_or(0);
+}
+
+void read_offers(Fields& f, FieldErrors& errs, const GpuCatalog& catalog, const std::vector<Offer>& known,
+                 std::vector<QuoteOffer>& out) {
+  const json* list = f.raw("offers");
+  if (!list) return f.error("offers", "is required");
+  if (!list->is_array()) return f.error("offers", "must be a list of offers (objects) or offer references (strings)");
+  if (list->empty()) return f.error("offers", "must list at least one offer");
+  if (list->size() > kMaxOffers)
+    return f.error("offers", "must have at most " + std::to_string(kMaxOffers) + " items (got " +
+                                 std::to_string(list->size()) + ")");
+  for (size_t i = 0; i < list->size(); ++i) {
+    const std::string path = "offers[" + std::to_string(i) + "]";
+    const json& item = (*list)[i];
+    if (item.is_object()) {
+      auto o = parse_offer(item, catalog);
+      if (!o)
+        add_prefixed(errs, path, o.error());
+      else
+        out.push_back({std::move(*o), std::nullopt});
+      continue;
+    }
+    if (!item.is_string()) {
+      errs.add(path, "must be an offer object or a reference \"supplier/name\"");
+      continue;
+    }
+    const std::string ref = item.get<std::string>();
+    std::vector<const Offer*> hits;
+    for (const auto& k : known)
+      if (quote_offer_label(k) == ref) hits.push_back(&k);
+    if (hits.empty())
+      for (const auto& k : known)
+        if (k.name == ref) hits.push_back(&k);
+    if (hits.size() == 1)
+      out.push_back({*hits[0], std::nullopt});
+    else if (hits.empty())
+      errs.add(path, "names no known offer '" + ref + "'");
+    else
+      errs.add(path, "'" + ref + "' names " + std::to_string(hits.size()) + " offers; write supplier/name");
+  }
+}
+
+void read_cold_starts(Fields& f, FieldErrors& errs, std::vector<QuoteOffer>& offers) {
+  const json* cs = f.raw("cold_starts");
+  if (!cs) return;
+  if (!cs->is_object())
+    return f.error("cold_starts",
+                   "must map an offer (supplier/name or name) to {to_running_seconds, to_ready_seconds}");
+  for (auto it = cs->begin(); it != cs->end(); ++it) {
+    const std::string path = "cold_starts." + it.key();
+    Fields cf(it.value(), path, errs);
+    if (!cf.valid_object()) continue;
+    const QuoteColdStart c = read_cold_start(cf);
+    cf.finish();
+    std::vector<QuoteOffer*> hits;
+    for (auto& o : offers)
+      if (quote_offer_label(o.offer) == it.key()) hits.push_back(&o);
+    if (hits.empty())
+      for (auto& o : offers)
+        if (o.offer.name == it.key()) hits.push_back(&o);
+    if (hits.empty())
+      errs.add(path, "names no offer of this comparison");
+    else if (hits.size() > 1)
+      errs.add(path, "names " + std::to_string(hits.size()) + " offers; write supplier/name");
+    else if (hits[0]->cold_start)
+      errs.add(path, "sets the cold start of " + quote_offer_label(hits[0]->offer) + " twice");
+    else
+      hits[0]->cold_start = c;
+  }
+}
+
+void read_terms(Fields& f, std::vector<int64_t>& terms) {
+  const json* t = f.raw("commit_terms_months");
+  if (!t) return;
+  terms.clear();
+  if (!t->is_array()) return f.error("commit_terms_months", "must be a list of terms: 1, 12 or 36");
+  for (size_t i = 0; i < t->size(); ++i) {
+    const json& v = (*t)[i];
+    const std::string key = "commit_terms_months[" + std::to_string(i) + "]";
+    if (!v.is_number_integer() || (v.get<int64_t>() != 1 && v.get<int64_t>() != 12 && v.get<int64_t>() != 36))
+      f.error(key, "must be 1, 12 or 36 (months)");
+    else if (std::count(terms.begin(), terms.end(), v.get<int64_t>()))
+      f.error(key, "lists the term " + std::to_string(v.get<int64_t>()) + " twice");
+    else
+      terms.push_back(v.get<int64_t>());
+  }
+}
+
+}  // namespace
+
+void quotes_internal::check_input(const QuotesInput& in, FieldErrors& errs) {
+  const auto& w = in.workload;
+  if (w.launches_per_month < 1 || w.launches_per_month > kMaxLaunches)
+    errs.add("workload.launches_per_month", "must be 1.." + std::to_string(kMaxLaunches));
+  if (w.gpus < 1 || w.gpus > kMaxGpus || w.launches_per_month * w.gpus > kMaxGpuLaunches)
+    errs.add("workload.gpus", "must be 1.." + std::to_string(kMaxGpus) + " with launches × GPUs at most " +
+                                  std::to_string(kMaxGpuLaunches));
+  for (const auto& seg : w.profile)
+    if (seg.duration_ms <= 0 || seg.utilization_pct < 0 || seg.utilization_pct > 100) {
+      errs.add("workload.profile", "segments need a positive duration and a utilization of 0..100");
+      break;
+    }
+  if (run_ms_of(w) > kMaxRunMinutes * kMsPerMinute) errs.add("workload.profile", "a run must fit in the 30-day month");
+  if (w.idle_below_pct < 1 || w.idle_below_pct > 100) errs.add("workload.idle_below_pct", "must be 1..100");
+  if (busy_ms_of(w) <= 0)
+    errs.add("workload.profile", "the workload never computes (no segment at or above idle_below_pct)");
+  if (w.storage_io_gb < 0 || w.egress_gb < 0 || w.storage_io_gb > 1'000'000'000 || w.egress_gb > 1'000'000'000)
+    errs.add("workload", "storage_io_gb and egress_gb must be 0..1000000000");
+  auto bad_cold = [](const QuoteColdStart& c) {
+    return c.to_running_seconds < 0 || c.to_ready_seconds < 0 || c.to_running_seconds > 86'400 ||
+           c.to_ready_seconds > 86'400;
+  };
+  if (bad_cold(w.cold_start)) errs.add("workload.cold_start", "seconds must be 0..86400");
+  for (const auto& o : in.offers)
+    if (o.cold_start && bad_cold(*o.cold_start))
+      errs.add("cold_starts." + quote_offer_label(o.offer), "seconds must be 0..86400");
+  if (in.offers.empty() || in.offers.size() > kMaxOffers)
+    errs.add("offers",
+             "must list 1.." + std::to_string(kMaxOffers) + " offers (got " + std::to_string(in.offers.size()) + ")");
+  for (int64_t t : in.commit_terms_months)
+    if (t != 1 && t != 12 && t != 36) errs.add("commit_terms_months", "terms are 1, 12 or 36 months");
+  if (!errs.empty()) return;
+  const int64_t period = month_to() - month_from();
+  std::set<std::string> labels;
+  for (size_t i = 0; i < in.offers.size(); ++i) {
+    const Offer& o = in.offers[i].offer;
+    const std::string path = "offers[" + std::to_string(i) + "]";
+    if (o.currency != in.offers[0].offer.currency)
+      errs.add(path + ".currency", std::string("is ") + currency_code(o.currency) + " but offers[0] is in " +
+                                       currency_code(in.offers[0].offer.currency) + "; compare offers in one currency");
+    if (!labels.insert(quote_offer_label(o)).second) errs.add(path, "lists offer " + quote_offer_label(o) + " twice");
+    // Several launches must all end inside the month (a run's rounding is billed when it ends).
+    const int64_t cold = cold_ms(cold_of(in, in.offers[i])), span = cold + run_ms_of(w);
+    if (span > period - (w.launches_per_month > 1 ? 1 : 0))
+      errs.add(w.launches_per_month > 1 ? "workload.launches_per_month" : "workload.run_minutes",
+               "a launch of " + std::to_string(span / 1000) + " s (cold start " + std::to_string(cold / 1000) +
+                   " s on " + quote_offer_label(o) + " + run) " +
+                   (w.launches_per_month > 1 ? "leaves no room for several launches in" : "does not fit in") +
+                   " the 30-day month");
+  }
+}
+
+std::string quote_offer_label(const Offer& o) { return o.supplier.empty() ? o.name : o.supplier + "/" + o.name; }
+
+Result<QuotesInput> parse_quotes_input(const json& body, const GpuCatalog& catalog, const std::vector<Offer>& known) {
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  if (!f.valid_object()) return errs.to_error();
+  QuotesInput in;
+  f.object("workload", true, [&](Fields& wf) { read_workload(wf, in.workload); });
+  read_offers(f, errs, catalog, known, in.offers);
+  read_cold_starts(f, errs, in.offers);
+  read_terms(f, in.commit_terms_months);
+  f.finish();
+  if (errs.empty()) check_input(in, errs);
+  if (!errs.empty()) return errs.to_error();
+  return in;
+}
+
+}  // namespace gpurent

@@ -1,0 +1,443 @@
+#include "advisor/quotes.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "model/model_test_util.h"
+
+namespace gpurent {
+namespace {
+
+using testing_util::fails_only_on;
+using testing_util::test_catalog;
+
+json offer_json(const std::string& supplier, const std::string& name, const std::string& price,
+                const std::string& starts, int64_t min_inc) {
+  return {{"name", name},
+          {"supplier", supplier},
+          {"region", "cn-east"},
+          {"gpu_model", "sxm-test-80gb"},
+          {"currency", "USD"},
+          {"prices", {{"on_demand", price}}},
+          {"min_increment_seconds", min_inc},
+          {"fees", {{"billing_starts", starts}}}};
+}
+
+QuotesResult run(const json& body) {
+  auto in = parse_quotes_input(body, test_catalog());
+  EXPECT_TRUE(in.ok()) << (in.ok() ? "" : in.error().message);
+  if (!in.ok()) return {};
+  auto r = compute_quotes(*in);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  return r.ok() ? *r : QuotesResult{};
+}
+
+const QuoteComponent& comp(const QuotePlan& p, const std::string& key) {
+  for (const auto& c : p.components)
+    if (c.key == key) return c;
+  ADD_FAILURE() << "no component " << key;
+  return p.components.front();
+}
+
+const OfferQuote& offer(const QuotesResult& r, const std::string& label) {
+  for (const auto& q : r.offers)
+    if (q.label == label) return q;
+  ADD_FAILURE() << "no offer " << label;
+  return r.offers.front();
+}
+
+// Short jobs: 100 launches a month of 1 GPU for 20 minutes, each with a 10-minute cold start
+// (5 min to running + 5 min to ready).
+//   A (2.00/h, billing from api_call, 1-hour increment): a launch bills 10 + 20 = 30 min, rounded
+//     up to 60 min -> 1 GPU-hour × 2.00 = 2.00; lines: on_demand 20 min = 0.666667 -> 0.67,
+//     cold_start 10 min = 0.333333 -> 0.33, min_increment 30 min = 1.00. Month: 100 × 2.00 = 200.00.
+//   B (3.00/h, billing from ready, 60 s increment): 20 min × 3.00 = 1.00 a launch -> 100.00.
+// Useful GPU-hours: 100 × 1 × 20/60 = 33.333; per useful GPU-hour: A 200 / 33.333 = 6.00, B 3.00.
+TEST(QuoteCompare, ColdStartAndHourIncrementMakeTheCheaperStickerLose) {
+  json body = {
+      {"workload",
+       {{"launches_per_month", 100},
+        {"gpus", 1},
+        {"run_minutes", 20},
+        {"cold_start", {{"to_running_seconds", 300}, {"to_ready_seconds", 300}}}}},
+      {"offers", {offer_json("alpha", "a", "2.00", "api_call", 3600), offer_json("beta", "b", "3.00", "ready", 60)}}};
+  QuotesResult r = run(body);
+  ASSERT_EQ(r.offers.size(), 2u);
+  EXPECT_EQ(r.useful_milli_gpu_ms, 100LL * 1000 * 20 * 60'000);
+  EXPECT_EQ(r.offers[0].label, "beta/b");
+  EXPECT_EQ(r.offers[1].label, "alpha/a");
+  const OfferQuote &a = offer(r, "alpha/a"), &b = offer(r, "beta/b");
+  EXPECT_EQ(a.list_rank, 1);
+  EXPECT_EQ(a.rank, 2);
+  EXPECT_TRUE(r.sticker_misleads);
+  const QuotePlan &pa = a.plans[a.best], &pb = b.plans[b.best];
+  EXPECT_EQ(pa.total.amount_string(), "200.00");
+  EXPECT_EQ(pb.total.amount_string(), "100.00");
+  EXPECT_EQ(pa.per_useful_gpu_hour.amount_string(), "6.00");
+  EXPECT_EQ(pb.per_useful_gpu_hour.amount_string(), "3.00");
+  EXPECT_EQ(comp(pa, "list_price").amount.amount_string(), "66.6667");  // 100 × 0.666667
+  EXPECT_EQ(comp(pa, "cold_start").amount.amount_string(), "33.3333");  // 100 × 0.333333
+  EXPECT_EQ(comp(pa, "cold_start").quantity, "16.667");                 // 100 × 10 min
+  EXPECT_EQ(comp(pa, "min_increment").amount.amount_string(), "100.00");
+  EXPECT_EQ(comp(pa, "min_increment").quantity, "50");  // 100 × 30 min
+  EXPECT_EQ(comp(pa, "idle").amount.micros(), 0);
+  EXPECT_EQ(comp(pa, "rounding").amount.micros(), 0);
+  EXPECT_EQ(a.sticker.amount_string(), "66.6667");
+  EXPECT_EQ(a.billed_cold_seconds, 600);
+  EXPECT_EQ(b.billed_cold_seconds, 0);
+  EXPECT_EQ(comp(pb, "list_price").amount.amount_string(), "100.00");
+  EXPECT_EQ(comp(pb, "cold_start").amount.micros(), 0);
+  // Differences against B, largest first: min increment +100.00, list price -33.33, cold start +33.33.
+  ASSERT_EQ(a.vs_cheapest.size(), 3u);
+  EXPECT_EQ(a.vs_cheapest[0].component, "min_increment");
+  EXPECT_EQ(a.vs_cheapest[0].diff.amount_string(), "100.00");
+  EXPECT_EQ(a.vs_cheapest[1].component, "list_price");
+  EXPECT_EQ(a.vs_cheapest[1].diff.amount_string(), "-33.3333");
+  EXPECT_EQ(a.vs_cheapest[2].component, "cold_start");
+  EXPECT_NE(a.vs_cheapest[2].en.find("billing from api_call bills 600 s"), std::string::npos) << a.vs_cheapest[2].en;
+  EXPECT_NE(a.vs_cheapest[2].zh.find("自API 调用起计费"), std::string::npos) << a.vs_cheapest[2].zh;
+  EXPECT_NE(r.misleads_en.find("By list price alpha/a looks cheapest"), std::string::npos) << r.misleads_en;
+  EXPECT_TRUE(b.vs_cheapest.empty());
+
+  json j = to_json(r);
+  EXPECT_EQ(j["ranking"][0]["offer"], "beta/b");
+  EXPECT_EQ(j["ranking"][1]["overhead"], "133.3333");   // 200.00 - 66.6667
+  EXPECT_EQ(j["ranking"][1]["overhead_pct"], "200.0");  // 133.3333 / 66.6667
+  EXPECT_EQ(j["list_price_ranking"][0]["offer"], "alpha/a");
+  EXPECT_EQ(j["list_price_ranking"][0]["rank"], 2);
+  EXPECT_EQ(j["workload"]["useful_gpu_hours"], "33.333");
+  EXPECT_GE(j["steps"].size(), 5u);
+  for (const auto& s : j["steps"]) {
+    EXPECT_TRUE(s.contains("en") && s.contains("zh") && s.contains("formula") && s.contains("value")) << s.dump();
+  }
+}
+
+// Long steady runs: 30 launches of 8 GPUs × 10 h = 2400 useful GPU-hours.
+//   C: 2.00/h, egress 0.09/GB beyond 100 GB free; D: 2.20/h, egress not charged.
+//   No egress: C 4800.00 < D 5280.00. 10,000 GB egress: C adds (10,000 - 100) × 0.09 = 891.00 ->
+//   5691.00 > 5280.00, D wins.
+TEST(QuoteCompare, EgressHeavyWorkloadFlipsTheRanking) {
+  json c = offer_json("gamma", "c", "2.00", "ready", 1);
+  c["fees"]["egress"] = {{"per_gb", "0.09"}, {"free_gb", 100}};
+  json d = offer_json("delta", "d", "2.20", "ready", 1);
+  json body = {{"workload", {{"launches_per_month", 30}, {"gpus", 8}, {"run_minutes", 600}}}, {"offers", {c, d}}};
+  QuotesResult quiet = run(body);
+  ASSERT_EQ(quiet.offers.size(), 2u);
+  EXPECT_EQ(quiet.offers[0].label, "gamma/c");
+  EXPECT_EQ(quiet.offers[0].plans[0].total.amount_string(), "4800.00");
+  EXPECT_EQ(quiet.offers[1].plans[0].total.amount_string(), "5280.00");
+  EXPECT_FALSE(quiet.sticker_misleads);
+
+  body["workload"]["egress_gb"] = 10000;
+  QuotesResult heavy = run(body);
+  ASSERT_EQ(heavy.offers.size(), 2u);
+  EXPECT_EQ(heavy.offers[0].label, "delta/d");
+  const OfferQuote& qc = offer(heavy, "gamma/c");
+  EXPECT_EQ(qc.plans[0].total.amount_string(), "5691.00");
+  EXPECT_EQ(comp(qc.plans[0], "egress").amount.amount_string(), "891.00");
+  EXPECT_EQ(comp(qc.plans[0], "egress").quantity, "9900");
+  EXPECT_EQ(qc.plans[0].per_useful_gpu_hour.amount_string(), "2.37125");  // 5691 / 2400
+  EXPECT_TRUE(heavy.sticker_misleads);
+  ASSERT_FALSE(qc.vs_cheapest.empty());
+  EXPECT_EQ(qc.vs_cheapest[0].component, "egress");
+  EXPECT_EQ(qc.vs_cheapest[0].diff.amount_string(), "891.00");
+  EXPECT_EQ(qc.vs_cheapest[1].component, "list_price");
+  EXPECT_EQ(qc.vs_cheapest[1].diff.amount_string(), "-480.00");
+  EXPECT_NE(qc.vs_cheapest[0].zh.find("出网流量"), std::string::npos);
+}
+
+// One launch of 60 minutes, 30 computing at 90% then 30 idle at 0%, 1 GPU at 2.00/h.
+//   discount (below 5% for 10 min, 50% off): on_demand 40 min = 1.333333 -> 1.33, idle_discount
+//     20 min × 1.00 = 0.333333 -> 0.33; total 1.66. Components: list 1.00, idle 0.333333 + 0.333333
+//     = 0.666666, rounding 1.66 - 1.666666 = -0.006666.
+//   stop: on_demand 40 min -> 1.33, 20 min stopped (0). idle 0.333333, rounding -0.003333.
+//   no idle rule: 60 min × 2.00 = 2.00; idle 1.00.
+TEST(QuoteCompare, IdleRulesAreRatedByTheEngine) {
+  json disc = offer_json("s", "disc", "2.00", "ready", 1);
+  disc["fees"]["idle"] = {
+      {"utilization_below_pct", 5}, {"window_minutes", 10}, {"action", "discount"}, {"discount_pct", 50}};
+  json stop = offer_json("s", "stop", "2.00", "ready", 1);
+  stop["fees"]["idle"] = {{"utilization_below_pct", 5}, {"window_minutes", 10}, {"action", "stop"}};
+  json none = offer_json("s", "none", "2.00", "ready", 1);
+  json body = {{"workload", {{"launches_per_month", 1}, {"gpus", 1}, {"run_minutes", 60}, {"idle_pct", 50}}},
+               {"offers", {disc, stop, none}}};
+  QuotesResult r = run(body);
+  ASSERT_EQ(r.offers.size(), 3u);
+  EXPECT_EQ(r.offers[0].label, "s/stop");
+  EXPECT_EQ(r.offers[1].label, "s/disc");
+  EXPECT_EQ(r.offers[2].label, "s/none");
+  const QuotePlan &ps = r.offers[0].plans[0], &pd = r.offers[1].plans[0], &pn = r.offers[2].plans[0];
+  EXPECT_EQ(pd.total.amount_string(), "1.66");
+  EXPECT_EQ(comp(pd, "list_price").amount.amount_string(), "1.00");
+  EXPECT_EQ(comp(pd, "idle").amount.amount_string(), "0.666666");
+  EXPECT_EQ(comp(pd, "idle").quantity, "0.5");  // 10 min at list + 20 min discounted
+  EXPECT_EQ(comp(pd, "rounding").amount.amount_string(), "-0.006666");
+  EXPECT_EQ(ps.total.amount_string(), "1.33");
+  EXPECT_EQ(comp(ps, "idle").amount.amount_string(), "0.333333");
+  EXPECT_EQ(comp(ps, "rounding").amount.amount_string(), "-0.003333");
+  EXPECT_EQ(pn.total.amount_string(), "2.00");
+  EXPECT_EQ(comp(pn, "idle").amount.amount_string(), "1.00");
+  EXPECT_EQ(r.offers[0].sticker.amount_string(), "1.00");
+  EXPECT_FALSE(r.sticker_misleads);  // one list price: no lower sticker hides a higher cost
+}
+
+// A month-long steady job on 8 GPUs: on-demand 8 × 720 h × 3.00 = 17,280.00; a 1-month
+// commitment of 8 GPUs at 2.00 = 11,520.00 covers every hour. The commitment component is
+// 11,520.00 - 17,280.00 (list) = -5,760.00. A 12-month price of 1.50 gives 8,640.00.
+TEST(QuoteCompare, SteadyWorkloadTakesTheReservedPrice) {
+  json e = offer_json("eps", "e", "3.00", "ready", 1);
+  e["prices"]["reserved_1m"] = "2.00";
+  e["prices"]["reserved_12m"] = "1.50";
+  json body = {{"workload", {{"launches_per_month", 1}, {"gpus", 8}, {"run_minutes", 43200}}},
+               {"offers", {e}},
+               {"commit_terms_months", {1}}};
+  QuotesResult r = run(body);
+  ASSERT_EQ(r.offers.size(), 1u);
+  const OfferQuote& q = r.offers[0];
+  ASSERT_EQ(q.plans.size(), 2u);
+  EXPECT_EQ(q.plans[0].total.amount_string(), "17280.00");
+  EXPECT_EQ(q.plans[1].name, "reserved_1m");
+  EXPECT_EQ(q.plans[1].committed_gpus, 8);
+  EXPECT_EQ(q.plans[1].total.amount_string(), "11520.00");
+  EXPECT_EQ(q.best, 1u);
+  EXPECT_EQ(comp(q.plans[1], "commitment").amount.amount_string(), "-5760.00");
+  EXPECT_EQ(comp(q.plans[1], "commitment").quantity, "5760");
+  EXPECT_EQ(q.plans[1].per_useful_gpu_hour.amount_string(), "2.00");
+
+  body["commit_terms_months"] = {1, 12};
+  QuotesResult r12 = run(body);
+  ASSERT_EQ(r12.offers[0].plans.size(), 3u);
+  EXPECT_EQ(r12.offers[0].plans[2].total.amount_string(), "8640.00");
+  EXPECT_EQ(r12.offers[0].best, 2u);
+  ASSERT_EQ(r12.offers[0].warnings.size(), 1u);  // a 12-month term assumes the workload repeats
+}
+
+// Ten 1-hour launches of 1 GPU: on-demand 10 × 3.00 = 30.00; the cheapest commitment (1 GPU for
+// the month at 2.00) costs 720 × 2.00 = 1,440.00, so on-demand stays best: not steady enough.
+TEST(QuoteCompare, BurstyWorkloadStaysOnDemand) {
+  json e = offer_json("eps", "e", "3.00", "ready", 1);
+  e["prices"]["reserved_1m"] = "2.00";
+  QuotesResult r = run({{"workload", {{"launches_per_month", 10}, {"gpus", 1}, {"run_minutes", 60}}}, {"offers", {e}}});
+  ASSERT_EQ(r.offers.size(), 1u);
+  const OfferQuote& q = r.offers[0];
+  ASSERT_EQ(q.plans.size(), 2u);
+  EXPECT_EQ(q.best, 0u);
+  EXPECT_EQ(q.plans[0].total.amount_string(), "30.00");
+  EXPECT_EQ(q.plans[1].committed_gpus, 1);
+  EXPECT_EQ(q.plans[1].total.amount_string(), "1440.00");
+}
+
+// A profile: 15 min at 80%, 5 min at 2%, 10 min at 95% -> 25 computing minutes (idle below 5%).
+// Offer idle rule below 10%: the 80% and 95% segments are busy; the 2% segment is shorter than the
+// 10-minute window, so it is billed as usual: 30 min × 2.00 = 1.00 per launch, idle 5 min.
+TEST(QuoteCompare, ProfileSegmentsAndIdleWindow) {
+  json o = offer_json("s", "w", "2.00", "ready", 1);
+  o["fees"]["idle"] = {{"utilization_below_pct", 10}, {"window_minutes", 10}, {"action", "stop"}};
+  json body = {{"workload",
+                {{"launches_per_month", 2},
+                 {"gpus", 1},
+                 {"profile",
+                  {{{"minutes", 15}, {"utilization_pct", 80}},
+                   {{"minutes", 5}, {"utilization_pct", 2}},
+                   {{"minutes", 10}, {"utilization_pct", 95}}}}}},
+               {"offers", {o}}};
+  QuotesResult r = run(body);
+  ASSERT_EQ(r.offers.size(), 1u);
+  EXPECT_EQ(r.busy_ms_per_launch, 25 * 60'000);
+  const QuotePlan& p = r.offers[0].plans[0];
+  EXPECT_EQ(p.total.amount_string(), "2.00");
+  EXPECT_EQ(comp(p, "idle").quantity, "0.167");                   // 2 × 5 min
+  EXPECT_EQ(comp(p, "idle").amount.amount_string(), "0.333334");  // 2.00 - 2 × 0.833333
+  EXPECT_EQ(p.per_useful_gpu_hour.amount_string(), "2.40");       // 2.00 / (50/60)
+}
+
+TEST(QuoteCompare, OffersHeldByTheServerAndColdStartOverrides) {
+  auto a = parse_offer(offer_json("alpha", "gpu", "2.00", "api_call", 1), test_catalog()).value();
+  auto b = parse_offer(offer_json("beta", "gpu", "2.00", "running", 1), test_catalog()).value();
+  std::vector<Offer> known = {a, b};
+  json body = {{"workload",
+                {{"launches_per_month", 10},
+                 {"gpus", 1},
+                 {"run_minutes", 60},
+                 {"cold_start", {{"to_running_seconds", 60}, {"to_ready_seconds", 60}}}}},
+               {"offers", {"alpha/gpu", "beta/gpu"}},
+               {"cold_starts", {{"beta/gpu", {{"to_running_seconds", 600}, {"to_ready_seconds", 1200}}}}}};
+  auto in = parse_quotes_input(body, test_catalog(), known);
+  ASSERT_TRUE(in.ok()) << in.error().message;
+  auto r = compute_quotes(*in);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  // alpha bills 120 s a launch from the API call; beta bills its 1200 s from running to ready.
+  EXPECT_EQ(offer(*r, "alpha/gpu").billed_cold_seconds, 120);
+  EXPECT_EQ(offer(*r, "beta/gpu").billed_cold_seconds, 1200);
+  EXPECT_EQ(r->offers[0].label, "alpha/gpu");
+  // 10 × (60 min + 2 min) × 2.00 = 20.666... -> per launch 2.066667 -> 2.07 a line pair (2.00 + 0.07)
+  EXPECT_EQ(r->offers[0].plans[0].total.amount_string(), "20.70");
+
+  // A bare name that two suppliers share is ambiguous.
+  body["offers"] = {"gpu"};
+  body.erase("cold_starts");
+  EXPECT_TRUE(fails_only_on(parse_quotes_input(body, test_catalog(), known), "offers[0]", "write supplier/name"));
+  body["offers"] = {"nobody/gpu"};
+  EXPECT_TRUE(fails_only_on(parse_quotes_input(body, test_catalog(), known), "offers[0]", "names no known offer"));
+}
+
+TEST(QuoteInput, RejectsBadInputsNamingTheField) {
+  const json valid = {{"workload", {{"launches_per_month", 10}, {"gpus", 1}, {"run_minutes", 60}}},
+                      {"offers", {offer_json("s", "a", "2.00", "ready", 1)}}};
+  ASSERT_TRUE(parse_quotes_input(valid, test_catalog()).ok());
+  testing_util::expect_each_case_fails(
+      valid,
+      {
+          {"no launches", [](json& b) { b["workload"].erase("launches_per_month"); }, "workload.launches_per_month",
+           "is required"},
+          {"negative gpus", [](json& b) { b["workload"]["gpus"] = -1; }, "workload.gpus", "at least 1"},
+          {"all idle", [](json& b) { b["workload"]["idle_pct"] = 100; }, "workload.idle_pct", "must be below 100"},
+          {"idle pct out of range", [](json& b) { b["workload"]["idle_pct"] = 101; }, "workload.idle_pct",
+           "at most 100"},
+          {"both forms",
+           [](json& b) {
+             b["workload"]["profile"] = json::array({{{"minutes", 1}, {"utilization_pct", 50}}});
+           },
+           "workload.run_minutes", "not both"},
+          {"no run", [](json& b) { b["workload"].erase("run_minutes"); }, "workload.run_minutes", "or give profile"},
+          {"busy below idle threshold", [](json& b) { b["workload"]["busy_utilization_pct"] = 3; },
+           "workload.busy_utilization_pct", "never counts as computing"},
+          {"unknown workload key", [](json& b) { b["workload"]["gpu"] = 1; }, "workload.gpu", "unknown field"},
+          {"unknown key", [](json& b) { b["offer"] = 1; }, "offer", "unknown field"},
+          {"negative price", [](json& b) { b["offers"][0]["prices"]["on_demand"] = "-1.00"; },
+           "offers[0].prices.on_demand", ""},
+          {"no offers", [](json& b) { b["offers"] = json::array(); }, "offers", "at least one offer"},
+          {"too many offers",
+           [](json& b) {
+             for (int i = 0; i < 20; ++i)
+               b["offers"].push_back(offer_json("s", "x" + std::to_string(i), "2.00", "ready", 1));
+           },
+           "offers", "at most 20"},
+          {"offers not a list", [](json& b) { b["offers"] = 3; }, "offers", "must be a list"},
+          {"mixed currency",
+           [](json& b) {
+             json o = offer_json("t", "b", "2.00", "ready", 1);
+             o["currency"] = "CNY";
+             b["offers"].push_back(o);
+           },
+           "offers[1].currency", "one currency"},
+          {"duplicate offer", [](json& b) { b["offers"].push_back(b["offers"][0]); }, "offers[1]", "twice"},
+          {"unknown cold start offer",
+           [](json& b) {
+             b["cold_starts"] = {{"zz", {{"to_ready_seconds", 1}}}};
+           },
+           "cold_starts.zz", "names no offer"},
+          {"negative cold start",
+           [](json& b) {
+             b["workload"]["cold_start"] = {{"to_ready_seconds", -5}};
+           },
+           "workload.cold_start.to_ready_seconds", "at least 0"},
+          {"bad term", [](json& b) { b["commit_terms_months"] = {6}; }, "commit_terms_months[0]", "1, 12 or 36"},
+          {"empty profile",
+           [](json& b) {
+             b["workload"].erase("run_minutes");
+             b["workload"]["profile"] = json::array();
+           },
+           "workload.profile", "at least one segment"},
+          {"profile never computes",
+           [](json& b) {
+             b["workload"].erase("run_minutes");
+             b["workload"]["profile"] = json::array({{{"minutes", 10}, {"utilization_pct", 1}}});
+           },
+           "workload.profile", "never computes"},
+          {"no room for several launches",
+           [](json& b) {
+             b["workload"]["run_minutes"] = 43200;
+             b["workload"]["cold_start"] = {{"to_ready_seconds", 1}};
+           },
+           "workload.launches_per_month", "leaves no room"},
+          {"one launch longer than the month",
+           [](json& b) {
+             b["workload"]["launches_per_month"] = 1;
+             b["workload"]["run_minutes"] = 43200;
+             b["workload"]["cold_start"] = {{"to_ready_seconds", 1}};
+           },
+           "workload.run_minutes", "does not fit"},
+      },
+      [](const json& b) { return parse_quotes_input(b, test_catalog()); });
+}
+
+// compute_quotes checks inputs the server builds itself, not only parsed ones.
+TEST(QuoteInput, ComputeChecksBuiltInputs) {
+  QuotesInput in;
+  in.workload.profile = {{60 * 60'000, 90}};
+  auto r = compute_quotes(in);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().fields.at(0).field, "offers");
+  in.offers.push_back(
+      {parse_offer(offer_json("s", "a", "2.00", "ready", 1), test_catalog()).value(), QuoteColdStart{-1, 0}});
+  r = compute_quotes(in);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().fields.at(0).field, "cold_starts.s/a");
+  in.offers[0].cold_start.reset();
+  in.workload.profile = {{60 * 60'000, 3}};  // never reaches idle_below_pct (5)
+  r = compute_quotes(in);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().fields.at(0).field, "workload.profile");
+  in.workload.profile = {{60 * 60'000, 50}};
+  EXPECT_TRUE(compute_quotes(in).ok());
+}
+
+// Properties over random workloads and offers: the ranking is ordered by cost per useful
+// GPU-hour, the best plan is the cheapest plan, every plan's components add up to its total,
+// extra egress never lowers a total, and the order of the offers in the input does not matter.
+TEST(QuoteCompare, PropertiesOverRandomInputs) {
+  std::mt19937 rng(20261101);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const char* starts[] = {"api_call", "running", "ready"};
+  for (int iter = 0; iter < 25; ++iter) {
+    json offers = json::array();
+    for (int k = 0; k < 3; ++k) {
+      json o = offer_json("s" + std::to_string(k), "o", std::to_string(pick(1, 5)) + "." + std::to_string(pick(10, 99)),
+                          starts[pick(0, 2)], pick(1, 3600));
+      if (pick(0, 1)) o["prices"]["reserved_1m"] = "1.00";
+      if (pick(0, 1)) o["fees"]["egress"] = {{"per_gb", "0.0" + std::to_string(pick(1, 9))}, {"free_gb", pick(0, 500)}};
+      if (pick(0, 1))
+        o["fees"]["idle"] = {{"utilization_below_pct", pick(1, 10)},
+                             {"window_minutes", pick(1, 30)},
+                             {"action", "discount"},
+                             {"discount_pct", pick(1, 90)}};
+      offers.push_back(o);
+    }
+    json body = {{"workload",
+                  {{"launches_per_month", pick(1, 60)},
+                   {"gpus", pick(1, 8)},
+                   {"run_minutes", pick(1, 600)},
+                   {"idle_pct", pick(0, 60)},
+                   {"egress_gb", pick(0, 2000)},
+                   {"cold_start", {{"to_running_seconds", pick(0, 600)}, {"to_ready_seconds", pick(0, 600)}}}}},
+                 {"offers", offers}};
+    QuotesResult r = run(body);
+    ASSERT_EQ(r.offers.size(), 3u);
+    for (size_t i = 0; i < r.offers.size(); ++i) {
+      const OfferQuote& q = r.offers[i];
+      if (i > 0) {
+        EXPECT_LE(r.offers[i - 1].plans[r.offers[i - 1].best].total.micros(), q.plans[q.best].total.micros());
+      }
+      for (const auto& p : q.plans) {
+        EXPECT_GE(p.total.micros(), q.plans[q.best].total.micros());
+        int64_t sum = 0;
+        for (const auto& c : p.components) sum += c.amount.micros();
+        EXPECT_EQ(sum, p.total.micros());
+      }
+    }
+    json more = body;
+    more["workload"]["egress_gb"] = body["workload"]["egress_gb"].get<int>() + 1000;
+    QuotesResult r2 = run(more);
+    for (const auto& q : r.offers)
+      EXPECT_LE(q.plans[0].total.micros(), offer(r2, q.label).plans[0].total.micros()) << q.label;
+    json reversed = body;
+    std::reverse(reversed["offers"].begin(), reversed["offers"].end());
+    QuotesResult r3 = run(reversed);
+    for (size_t i = 0; i < r.offers.size(); ++i) EXPECT_EQ(r.offers[i].label, r3.offers[i].label);
+  }
+}
+
+}  // namespace
+}  // namespace gpurent

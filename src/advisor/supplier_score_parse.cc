@@ -1,0 +1,165 @@
+// Supplier score input: parsing and validating the request body (checklist, overrides, custom
+// items, history rules, split, suppliers with answers and entered history) into a SupplierScoreInput.
+#include <set>
+
+#include "advisor/supplier_score.h"
+#include "advisor/supplier_score_internal.h"
+
+namespace gpurent {
+
+using namespace supplier_score_internal;
+
+namespace {
+
+constexpr StrRule kIdRule{.min_len = 1,
+                          .max_len = 63,
+                          .pattern = "[a-z0-9]([a-z0-9_-]{0,61}[a-z0-9])?",
+                          .pattern_help = "lowercase letters, digits, '_' and '-', starting and ending alphanumeric"};
+
+void add_prefixed(FieldErrors& errs, const std::string& prefix, const Error& e) {
+  if (e.fields.empty()) errs.add(prefix, e.message);
+  for (const auto& fe : e.fields) errs.add(fe.field.empty() ? prefix : prefix + "." + fe.field, fe.reason);
+}
+
+SupplierHistory read_history(Fields& f) {
+  SupplierHistory h;
+  h.monthly_failure_rate_bp = f.opt_integer("monthly_failure_rate_bp", 0, 10'000);
+  h.response_minutes = f.opt_integer("response_minutes", 0, 100'000);
+  h.restore_minutes = f.opt_integer("restore_minutes", 0, 1'000'000);
+  h.max_restore_minutes = f.opt_integer("max_restore_minutes", 0, 1'000'000);
+  h.fp16_attainment_permille = f.opt_integer("fp16_attainment_permille", 0, 10'000);
+  h.nccl_attainment_permille = f.opt_integer("nccl_attainment_permille", 0, 10'000);
+  h.worst_nccl_busbw_gbps = f.opt_integer("worst_nccl_busbw_gbps", 0, 100'000);
+  h.allreduce_8gpu_1gb_ms = f.opt_integer("allreduce_8gpu_1gb_ms", 0, 1'000'000);
+  return h;
+}
+
+void read_checklist(Fields& f, std::vector<SupplierChecklistItem>& items) {
+  items = f.boolean("use_defaults", true) ? default_supplier_checklist() : std::vector<SupplierChecklistItem>{};
+  f.object("overrides", false, [&](Fields& of) {
+    for (auto& it : items) {
+      if (!it.builtin) continue;
+      of.object(it.id.c_str(), false, [&](Fields& x) {
+        it.weight = x.opt_integer("weight", 0, 100).value_or(it.weight);
+        it.must_have = x.boolean("must_have", it.must_have);
+      });
+    }
+  });
+  std::set<std::string> ids;
+  for (const auto& it : items) ids.insert(it.id);
+  f.objects("items", false, 50, [&](Fields& xf, size_t) {
+    SupplierChecklistItem it;
+    it.id = xf.str("id", kIdRule);
+    if (!it.id.empty() && !ids.insert(it.id).second) xf.error("id", "item '" + it.id + "' is already on the checklist");
+    it.en = xf.str("en", {.min_len = 1, .max_len = 200});
+    it.zh = xf.str("zh", {.min_len = 1, .max_len = 200});
+    it.weight = xf.integer("weight", 0, 100);
+    it.must_have = xf.boolean("must_have", false);
+    it.check = xf.enumeration("check", kSupplierChecks, std::make_optional(SupplierCheck::kYesNo));
+    if (it.check == SupplierCheck::kYesNo) {
+      if (xf.has("threshold")) xf.error("threshold", "is only used by at_most and at_least checks");
+      xf.raw("threshold");
+    } else {
+      it.threshold = xf.integer("threshold", -1'000'000'000, 1'000'000'000);
+    }
+    it.unit = xf.opt_str("unit", {.min_len = 0, .max_len = 32}).value_or("");
+    items.push_back(std::move(it));
+  });
+}
+
+void read_history_rules(Fields& f, std::vector<SupplierHistoryRule>& rules) {
+  f.object("history_rules", false, [&](Fields& hf) {
+    for (auto& r : rules)
+      hf.object(r.id.c_str(), false, [&](Fields& x) {
+        r.weight = x.opt_integer("weight", 0, 100).value_or(r.weight);
+        r.good = x.opt_integer("good", 0, 1'000'000).value_or(r.good);
+        r.bad = x.opt_integer("bad", 0, 1'000'000).value_or(r.bad);
+        if (r.good == r.bad) x.error("bad", "must differ from good (" + n2s(r.good) + ")");
+        const bool higher_better = r.id == "fp16_attainment" || r.id == "nccl_attainment";
+        if (higher_better && r.good < r.bad) x.error("good", "must be above bad: higher attainment is better");
+        if (!higher_better && r.good > r.bad) x.error("good", "must be below bad: lower is better for " + r.id);
+      });
+  });
+}
+
+void read_answers(Fields& af, const std::vector<SupplierChecklistItem>& items, std::map<std::string, int64_t>& out) {
+  for (const auto& it : items) {
+    if (it.builtin) continue;
+    const json* v = af.raw(it.id.c_str());
+    if (!v) continue;
+    if (it.check == SupplierCheck::kYesNo) {
+      if (!v->is_boolean())
+        af.error(it.id, "must be true or false (a yes/no item)");
+      else
+        out[it.id] = v->get<bool>() ? 1 : 0;
+    } else if (!v->is_number_integer()) {
+      af.error(it.id, "must be an integer" + (it.unit.empty() ? std::string() : " (" + it.unit + ")"));
+    } else {
+      out[it.id] = v->get<int64_t>();
+    }
+  }
+  for (const auto& it : items)
+    if (it.builtin && af.has(it.id.c_str())) {
+      af.error(it.id, "is a built-in item, evaluated from the supplier's record and history");
+      af.raw(it.id.c_str());
+    }
+}
+
+}  // namespace
+
+Result<SupplierScoreInput> parse_supplier_score_input(const json& body, const std::vector<SupplierCandidate>& known) {
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  if (!f.valid_object()) return errs.to_error();
+  SupplierScoreInput in;
+  in.checklist = default_supplier_checklist();
+  in.history_rules = default_history_rules();
+  f.object("checklist", false, [&](Fields& cf) { read_checklist(cf, in.checklist); });
+  read_history_rules(f, in.history_rules);
+  f.object("split", false, [&](Fields& sf) {
+    in.split.floor = sf.opt_integer("floor", 0, 99).value_or(60);
+    in.split.cap_pct = sf.opt_integer("cap_pct", 1, 100).value_or(60);
+  });
+  int64_t total_weight = 0;
+  for (const auto& i : in.checklist) total_weight += i.weight;
+  for (const auto& r : in.history_rules) total_weight += r.weight;
+  if (total_weight == 0) errs.add("checklist", "every weight is zero: nothing to score");
+  std::set<std::string> names;
+  f.objects("suppliers", true, 50, [&](Fields& sf, size_t) {
+    SupplierCandidate c;
+    SupplierHistory entered;
+    bool have = false;
+    if (const json* s = sf.raw("supplier")) {
+      if (s->is_string()) {
+        for (const auto& k : known)
+          if (k.supplier.name == s->get<std::string>()) {
+            c = k;
+            have = true;
+          }
+        if (!have) sf.error("supplier", "names no known supplier '" + s->get<std::string>() + "'");
+      } else {
+        auto p = parse_supplier(*s);
+        if (!p)
+          add_prefixed(errs, sf.path_of("supplier"), p.error());
+        else
+          c.supplier = std::move(*p), have = true;
+      }
+    } else {
+      sf.error("supplier", "is required (a supplier object or the name of a known supplier)");
+    }
+    sf.object("answers", false, [&](Fields& af) { read_answers(af, in.checklist, c.answers); });
+    sf.object("history", false, [&](Fields& hf) { entered = read_history(hf); });
+    if (!have) return;
+    c.history = merge_history(c.history, entered);
+    if (!names.insert(c.supplier.name).second)
+      sf.error("supplier", "supplier '" + c.supplier.name + "' is listed twice");
+    in.suppliers.push_back(std::move(c));
+  });
+  if (body.contains("suppliers") && body["suppliers"].is_array() && body["suppliers"].empty())
+    errs.add("suppliers", "must list at least one supplier");
+  f.finish();
+  if (!errs.empty()) return errs.to_error();
+  return in;
+}
+
+}  // namespace gpurent

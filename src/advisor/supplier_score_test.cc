@@ -1,0 +1,416 @@
+#include "advisor/supplier_score.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "model/model_test_util.h"
+
+namespace gpurent {
+namespace {
+
+using testing_util::fails_only_on;
+
+constexpr TimeMs kHour = 3'600'000;
+constexpr TimeMs kT0 = 1'793'491'200'000;  // 2026-11-01T00:00:00Z
+
+json supplier_json(const std::string& name, json certs) {
+  return {{"name", name},
+          {"region", "cn-east"},
+          {"country", "CN"},
+          {"certifications", std::move(certs)},
+          {"due_diligence",
+           {{"gpu_supply_days", 14},
+            {"allreduce_8gpu_1gb_ms", 5},
+            {"fault_locate_minutes", 20},
+            {"restore_hours", 2},
+            {"cuda_update_days", 5},
+            {"exit_path_tested", true}}},
+          {"contact_email", "noc@" + name + ".example"}};
+}
+
+json history(int64_t fail_bp, int64_t response, int64_t restore, int64_t fp16, int64_t nccl) {
+  return {{"monthly_failure_rate_bp", fail_bp},
+          {"response_minutes", response},
+          {"restore_minutes", restore},
+          {"fp16_attainment_permille", fp16},
+          {"nccl_attainment_permille", nccl}};
+}
+
+// alpha: every checklist item passes (60 points); history 0.8% failures (80 bp), 10 min response,
+//   60 min restore, 98.0% FP16 and 94.3% NCCL attainment:
+//   failure 1000 × (100 − 80) ÷ 90 = 222.2 -> 222 × 15 = 3,330; restore (480 − 60) ÷ 360 -> capped
+//   1000 × 10 = 10,000; response (120 − 10) ÷ 105 -> 1000 × 5 = 5,000; FP16 (800 − 980) ÷ (800 − 1000)
+//   = 900 × 5 = 4,500; NCCL (800 − 943) ÷ −200 = 715 × 5 = 3,575. Points 60,000 + 26,405 = 86,405
+//   ÷ 100 = 864.05 -> 86.4.
+// beta: 0.12% failures (12 bp): 1000 × 88 ÷ 90 = 977.8 -> 978 × 15 = 14,670; restore 90 -> 10,000;
+//   response 20: 1000 × 100 ÷ 105 = 952.4 -> 952 × 5 = 4,760; FP16 and NCCL at 100% -> 10,000.
+//   Points 99,430 -> 99.4.
+// gamma: no MLPS level 3 -> must-have iso27001_mlps3 fails -> blocked.
+// delta: exit path not answered -> must-have unknown -> blocked.
+json four_suppliers() {
+  json delta = supplier_json("delta", json::array({"iso27001", "mlps3"}));
+  delta["due_diligence"].erase("exit_path_tested");
+  return {
+      {"suppliers",
+       {{{"supplier", supplier_json("alpha", json::array({"iso27001", "mlps3"}))},
+         {"history", history(80, 10, 60, 980, 943)}},
+        {{"supplier", supplier_json("beta", json::array({"iso27001", "mlps4", "soc2"}))},
+         {"history", history(12, 20, 90, 1000, 1000)}},
+        {{"supplier", supplier_json("gamma", json::array({"iso27001"}))}, {"history", history(5, 5, 30, 1000, 1000)}},
+        {{"supplier", delta}, {"history", history(5, 5, 30, 1000, 1000)}}}}};
+}
+
+SupplierScoreResult score(const json& body) {
+  auto in = parse_supplier_score_input(body);
+  EXPECT_TRUE(in.ok()) << (in.ok() ? "" : in.error().message);
+  if (!in.ok()) return {};
+  auto r = compute_supplier_score(*in);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  return r.ok() ? *r : SupplierScoreResult{};
+}
+
+const SupplierScore& by_name(const SupplierScoreResult& r, const std::string& n) {
+  for (const auto& s : r.suppliers)
+    if (s.name == n) return s;
+  ADD_FAILURE() << "no supplier " << n;
+  return r.suppliers.front();
+}
+
+const SupplierItemResult& item(const SupplierScore& s, const std::string& id) {
+  for (const auto& x : s.items)
+    if (x.id == id) return x;
+  ADD_FAILURE() << "no item " << id;
+  return s.items.front();
+}
+
+TEST(SupplierScore, HandCheckedScoresHardFailuresAndSplit) {
+  SupplierScoreResult r = score(four_suppliers());
+  ASSERT_EQ(r.suppliers.size(), 4u);
+  const auto &a = by_name(r, "alpha"), &b = by_name(r, "beta"), &g = by_name(r, "gamma"), &d = by_name(r, "delta");
+  EXPECT_EQ(a.score_x10, 864);
+  EXPECT_EQ(b.score_x10, 994);
+  EXPECT_EQ(item(a, "failure_rate").credit_permille, 222);
+  EXPECT_EQ(item(a, "failure_rate").status, SupplierItemStatus::kPartial);
+  EXPECT_EQ(item(a, "failure_rate").source, "entered");
+  EXPECT_EQ(item(b, "failure_rate").credit_permille, 978);
+  EXPECT_EQ(item(a, "nccl_attainment").credit_permille, 715);
+  EXPECT_EQ(item(a, "fp16_attainment").credit_permille, 900);
+  EXPECT_EQ(item(a, "restore_time").status, SupplierItemStatus::kPass);
+  EXPECT_EQ(item(a, "allreduce_120ms").source, "declared");
+  EXPECT_TRUE(g.blocked);
+  EXPECT_EQ(g.hard_failures, std::vector<std::string>{"iso27001_mlps3"});
+  EXPECT_EQ(item(g, "iso27001_mlps3").status, SupplierItemStatus::kFail);
+  EXPECT_TRUE(d.blocked);
+  EXPECT_EQ(item(d, "exit_path_tested").status, SupplierItemStatus::kUnknown);
+  EXPECT_FALSE(g.eligible);
+  // Gamma and delta score high yet get no share: a hard failure blocks whatever the score.
+  EXPECT_GT(g.score_x10, a.score_x10);
+  // Split above 60: weights 26.4 and 39.4 -> 1000 × 394 ÷ 658 = 598.78 and 401.22: floors 598 + 401,
+  // the remaining per-mille to beta's larger fraction -> 599 / 401.
+  EXPECT_EQ(b.share_permille, 599);
+  EXPECT_EQ(a.share_permille, 401);
+  EXPECT_EQ(g.share_permille + d.share_permille, 0);
+  // Ordered by score: beta 99.4, delta and gamma 92.0 (8 checklist points lost each; by name), alpha 86.4.
+  ASSERT_EQ(r.suppliers[1].name, "delta");
+  EXPECT_EQ(r.suppliers[2].name, "gamma");
+  EXPECT_EQ(g.score_x10, 920);
+  json j = to_json(r);
+  EXPECT_EQ(j["suppliers"][0]["score"], "99.4");
+  EXPECT_EQ(j["suppliers"][0]["share_pct"], "59.9");
+  EXPECT_EQ(j["split"]["effective_cap_pct"], "60.0");
+  for (const auto& s : j["steps"])
+    EXPECT_TRUE(s.contains("en") && s.contains("zh") && s.contains("formula") && s.contains("value"));
+}
+
+// Floor 80: weights 6.4 and 19.4 -> beta's proportional 751.9‰ is over the 600‰ cap: beta 600, alpha 400.
+// Floor 90: only beta qualifies; the cap cannot hold with one supplier, so it gets 1000‰ and a warning.
+TEST(SupplierScore, CapAndTooFewSuppliers) {
+  json body = four_suppliers();
+  body["split"] = {{"floor", 80}, {"cap_pct", 60}};
+  SupplierScoreResult r = score(body);
+  EXPECT_EQ(by_name(r, "beta").share_permille, 600);
+  EXPECT_EQ(by_name(r, "alpha").share_permille, 400);
+  body["split"] = {{"floor", 90}};
+  r = score(body);
+  EXPECT_EQ(by_name(r, "beta").share_permille, 1000);
+  EXPECT_EQ(by_name(r, "alpha").share_permille, 0);
+  EXPECT_EQ(r.effective_cap_permille, 1000);
+  EXPECT_NE(r.split_en.find("cannot hold"), std::string::npos);
+  body["suppliers"].erase(1);  // without beta only alpha (86.4) is unblocked, and 86.4 is under 90
+  r = score(body);
+  for (const auto& s : r.suppliers) EXPECT_EQ(s.share_permille, 0);
+  EXPECT_NE(r.split_en.find("No supplier qualifies"), std::string::npos);
+}
+
+// Operator items: a must-have yes/no item and an at_least figure, re-weighted defaults.
+TEST(SupplierScore, OperatorItemsAndOverrides) {
+  json body = four_suppliers();
+  body["checklist"] = {{"overrides", {{"cuda_7d", {{"weight", 0}}}, {"iso27001_mlps3", {{"must_have", false}}}}},
+                       {"items",
+                        {{{"id", "onsite-engineers"},
+                          {"en", "24/7 engineers on site"},
+                          {"zh", "7×24 驻场工程师"},
+                          {"weight", 10},
+                          {"must_have", true}},
+                         {{"id", "rack-kw"},
+                          {"en", "Rack power"},
+                          {"zh", "单机柜功率"},
+                          {"weight", 8},
+                          {"check", "at_least"},
+                          {"threshold", 40},
+                          {"unit", "kW"}}}}};
+  body["suppliers"][0]["answers"] = {{"onsite-engineers", true}, {"rack-kw", 45}};
+  body["suppliers"][1]["answers"] = {{"rack-kw", 30}};
+  body["suppliers"][2]["answers"] = {{"onsite-engineers", true}};
+  SupplierScoreResult r = score(body);
+  const auto &a = by_name(r, "alpha"), &b = by_name(r, "beta"), &g = by_name(r, "gamma");
+  EXPECT_EQ(item(a, "rack-kw").status, SupplierItemStatus::kPass);
+  EXPECT_EQ(item(b, "rack-kw").status, SupplierItemStatus::kFail);
+  EXPECT_EQ(item(b, "rack-kw").evidence_en, "answered 30 kW < 40");
+  EXPECT_TRUE(b.blocked);  // onsite-engineers unanswered
+  EXPECT_EQ(b.hard_failures, std::vector<std::string>{"onsite-engineers"});
+  EXPECT_FALSE(g.blocked);  // MLPS is no longer a must-have
+  // alpha: checklist 60 − 8 (cuda weight 0) + 10 + 8 = 70 points at full credit, history 26,405 -> 96,405 ÷ 110 = 876.4
+  // -> 87.6
+  EXPECT_EQ(a.score_x10, 876);
+  EXPECT_EQ(item(a, "cuda_7d").weight, 0);
+}
+
+// 250 nodes × 8 GPUs; offers promise 900 TFLOPS (and a second sheet 800) and 350 GB/s NCCL.
+// Over one 730-hour window: two outages (95 and 25 minutes) on 8-GPU nodes -> 16 × 10,000 ÷ 2,000
+// = 80 bp (0.8%); mean restore 60 min, longest 95; benchmarks 882.0 + 882.0 against 900 + 900 ->
+// 980‰; NCCL 360 GB/s for 10 h and 315 for 20 h against 350 -> 9,900 ÷ 10,500 = 942.9 -> 943‰;
+// the worst 315 GB/s gives an all-reduce of ceil(1750 ÷ 315) = 6 ms.
+TEST(SupplierHistory, DerivedFromThePlatformRecords) {
+  std::vector<SupplierNodeRecord> nodes;
+  for (int i = 0; i < 250; ++i) {
+    Node n;
+    n.name = "n" + std::to_string(i);
+    n.site = "s1";
+    n.region = "cn-east";
+    n.gpu_model = "sxm-test-80gb";
+    for (int g = 0; g < 8; ++g) n.gpus.push_back({g, std::nullopt, std::nullopt, 0, 5});
+    nodes.push_back({"nod_" + std::to_string(1000000000000000 + i), n});
+  }
+  Offer o;
+  o.name = "pool";
+  o.region = "cn-east";
+  o.gpu_model = "sxm-test-80gb";
+  o.contract_template.min_fp16_tflops_x10 = 9000;
+  o.contract_template.min_nccl_busbw_gbps = 350;
+  Offer weaker = o;
+  weaker.name = "budget";
+  weaker.contract_template.min_fp16_tflops_x10 = 8000;
+  Offer elsewhere = o;  // another region: covers none of these nodes
+  elsewhere.region = "us-west";
+  elsewhere.contract_template.min_fp16_tflops_x10 = 9890;
+  auto incident = [](std::string node, TimeMs from, TimeMs minutes) {
+    Measurement m;
+    m.kind = MeasurementKind::kIncident;
+    m.node = std::move(node);
+    m.from = from;
+    m.to = from + minutes * 60'000;
+    return m;
+  };
+  auto bench = [](std::string node, int64_t gpu, int64_t x10) {
+    Measurement m;
+    m.node = std::move(node);
+    m.gpu = gpu;
+    m.at = kT0 + 3 * kHour;
+    m.tflops_x10 = x10;
+    return m;
+  };
+  auto nccl = [](std::string node, TimeMs from, TimeMs to, int64_t bw) {
+    Measurement m;
+    m.kind = MeasurementKind::kNcclBusbw;
+    m.node = std::move(node);
+    m.from = from;
+    m.to = to;
+    m.busbw_gbps = bw;
+    return m;
+  };
+  Measurement by_id = incident("whatever", kT0 + 2 * kHour, 25);
+  by_id.node_id = nodes[7].id;
+  std::vector<Measurement> ms = {incident("n3", kT0 + kHour, 95),
+                                 by_id,
+                                 incident("n4", kT0 - kHour, 30),  // before the window
+                                 incident("zz", kT0 + kHour, 30),  // not this supplier's node
+                                 bench("n0", 0, 8820),
+                                 bench(nodes[0].id, 1, 8820),
+                                 nccl("n1", kT0 - 5 * kHour, kT0 + 10 * kHour, 360),  // clipped to 10 h
+                                 nccl("n2", kT0 + 10 * kHour, kT0 + 30 * kHour, 315)};
+  auto h = derive_supplier_history(nodes, {o, weaker, elsewhere}, ms, kT0, kT0 + 730 * kHour);
+  ASSERT_TRUE(h.ok()) << h.error().message;
+  EXPECT_EQ(h->fleet_gpus, 2000);
+  EXPECT_EQ(h->incidents, 2);
+  EXPECT_EQ(h->monthly_failure_rate_bp, 80);
+  EXPECT_EQ(h->restore_minutes, 60);
+  EXPECT_EQ(h->max_restore_minutes, 95);
+  EXPECT_EQ(h->benchmarks, 2);
+  EXPECT_EQ(h->fp16_attainment_permille, 980);
+  EXPECT_EQ(h->nccl_runs, 2);
+  EXPECT_EQ(h->nccl_attainment_permille, 943);
+  EXPECT_EQ(h->worst_nccl_busbw_gbps, 315);
+  EXPECT_FALSE(h->response_minutes.has_value());
+  EXPECT_TRUE(h->entered.empty());
+  // A two-month window halves the rate: 16 × 10,000 × 730 ÷ (2,000 × 1,460) = 40 bp.
+  EXPECT_EQ(derive_supplier_history(nodes, {o}, ms, kT0, kT0 + 1460 * kHour)->monthly_failure_rate_bp, 40);
+  EXPECT_FALSE(derive_supplier_history(nodes, {o}, ms, kT0, kT0).ok());
+
+  // The server scores the supplier live: measured figures win over entered ones; entered fill gaps.
+  SupplierCandidate known{parse_supplier(supplier_json("alpha", json::array({"iso27001", "mlps3"}))).value(), {}, *h};
+  json body = {{"suppliers",
+                {{{"supplier", "alpha"}, {"history", {{"monthly_failure_rate_bp", 5}, {"response_minutes", 10}}}}}}};
+  auto in = parse_supplier_score_input(body, {known});
+  ASSERT_TRUE(in.ok()) << in.error().message;
+  const SupplierHistory& merged = in->suppliers[0].history;
+  EXPECT_EQ(merged.monthly_failure_rate_bp, 80);
+  EXPECT_EQ(merged.response_minutes, 10);
+  EXPECT_EQ(merged.entered, std::vector<std::string>{"response_minutes"});
+  auto r = compute_supplier_score(*in);
+  ASSERT_TRUE(r.ok());
+  const SupplierScore& s = r->suppliers[0];
+  EXPECT_EQ(item(s, "allreduce_120ms").source, "measured");
+  EXPECT_EQ(item(s, "allreduce_120ms").status, SupplierItemStatus::kPass);
+  EXPECT_NE(item(s, "allreduce_120ms").evidence_en.find("= 6 ms < 120"), std::string::npos);
+  EXPECT_EQ(item(s, "fault_30m_restore_2h").source, "declared+measured");
+  EXPECT_EQ(item(s, "failure_rate").source, "measured");
+  EXPECT_EQ(item(s, "response_time").source, "entered");
+  EXPECT_EQ(s.score_x10, 864);  // the same figures as alpha above
+  EXPECT_EQ(s.share_permille, 1000);
+}
+
+TEST(SupplierScore, AllReduceAndRestoreLimitsAreStrict) {
+  json body = four_suppliers();
+  body["suppliers"] = json::array({body["suppliers"][0]});
+  body["suppliers"][0]["history"]["worst_nccl_busbw_gbps"] = 15;  // ceil(1750 ÷ 15) = 117 ms: passes
+  body["suppliers"][0]["history"]["max_restore_minutes"] = 121;   // over 2 hours: fails
+  SupplierScoreResult r = score(body);
+  EXPECT_EQ(item(r.suppliers[0], "allreduce_120ms").status, SupplierItemStatus::kPass);
+  EXPECT_EQ(item(r.suppliers[0], "allreduce_120ms").source, "entered");
+  EXPECT_EQ(item(r.suppliers[0], "fault_30m_restore_2h").status, SupplierItemStatus::kFail);
+  body["suppliers"][0]["history"]["worst_nccl_busbw_gbps"] = 14;  // ceil(1750 ÷ 14) = 125 ms: fails
+  EXPECT_EQ(item(score(body).suppliers[0], "allreduce_120ms").status, SupplierItemStatus::kFail);
+}
+
+TEST(SupplierScoreInput, RejectsBadInputsNamingTheField) {
+  const json valid = four_suppliers();
+  ASSERT_TRUE(parse_supplier_score_input(valid).ok());
+  testing_util::expect_each_case_fails(
+      valid,
+      {
+          {"no suppliers", [](json& b) { b["suppliers"] = json::array(); }, "suppliers", "at least one"},
+          {"bad supplier", [](json& b) { b["suppliers"][0]["supplier"]["country"] = "china"; },
+           "suppliers[0].supplier.country", ""},
+          {"duplicate", [](json& b) { b["suppliers"][1]["supplier"]["name"] = "alpha"; }, "suppliers[1].supplier",
+           "twice"},
+          {"unknown reference", [](json& b) { b["suppliers"][0]["supplier"] = "nobody"; }, "suppliers[0].supplier",
+           "no known"},
+          {"weight over 100",
+           [](json& b) {
+             b["checklist"] = {{"overrides", {{"cuda_7d", {{"weight", 101}}}}}};
+           },
+           "checklist.overrides.cuda_7d.weight", "at most 100"},
+          {"unknown override",
+           [](json& b) {
+             b["checklist"] = {{"overrides", {{"cuda_8d", {{"weight", 1}}}}}};
+           },
+           "checklist.overrides.cuda_8d", "unknown field"},
+          {"duplicate item id",
+           [](json& b) {
+             b["checklist"] = {{"items", {{{"id", "cuda_7d"}, {"en", "x"}, {"zh", "x"}, {"weight", 1}}}}};
+           },
+           "checklist.items[0].id", "already on the checklist"},
+          {"threshold on yes/no",
+           [](json& b) {
+             b["checklist"] = {{"items", {{{"id", "x"}, {"en", "x"}, {"zh", "x"}, {"weight", 1}, {"threshold", 3}}}}};
+           },
+           "checklist.items[0].threshold", "only used by"},
+          {"good equals bad",
+           [](json& b) {
+             b["history_rules"] = {{"failure_rate", {{"good", 50}, {"bad", 50}}}};
+           },
+           "history_rules.failure_rate.bad", "must differ"},
+          {"attainment backwards",
+           [](json& b) {
+             b["history_rules"] = {{"fp16_attainment", {{"good", 800}, {"bad", 1000}}}};
+           },
+           "history_rules.fp16_attainment.good", "higher attainment"},
+          {"negative history", [](json& b) { b["suppliers"][0]["history"]["response_minutes"] = -1; },
+           "suppliers[0].history.response_minutes", "at least 0"},
+          {"answer for a built-in item",
+           [](json& b) {
+             b["suppliers"][0]["answers"] = {{"cuda_7d", true}};
+           },
+           "suppliers[0].answers.cuda_7d", "built-in"},
+          {"answer for no item",
+           [](json& b) {
+             b["suppliers"][0]["answers"] = {{"nope", true}};
+           },
+           "suppliers[0].answers.nope", "unknown field"},
+          {"cap out of range",
+           [](json& b) {
+             b["split"] = {{"cap_pct", 0}};
+           },
+           "split.cap_pct", "at least 1"},
+          {"floor out of range",
+           [](json& b) {
+             b["split"] = {{"floor", 100}};
+           },
+           "split.floor", "at most 99"},
+          {"all weights zero",
+           [](json& b) {
+             b["checklist"] = {{"use_defaults", false}};
+             json zero = json::object();
+             for (const char* id :
+                  {"failure_rate", "restore_time", "response_time", "fp16_attainment", "nccl_attainment"})
+               zero[id] = {{"weight", 0}};
+             b["history_rules"] = zero;
+           },
+           "checklist", "every weight is zero"},
+      },
+      [](const json& b) { return parse_supplier_score_input(b); });
+  json typed = valid;
+  typed["checklist"] = {
+      {"items", {{{"id", "kw"}, {"en", "x"}, {"zh", "x"}, {"weight", 1}, {"check", "at_most"}, {"threshold", 3}}}}};
+  typed["suppliers"][0]["answers"] = {{"kw", "three"}};
+  EXPECT_TRUE(fails_only_on(parse_supplier_score_input(typed), "suppliers[0].answers.kw", "must be an integer"));
+}
+
+// Over random histories: shares sum to exactly 1000 when anyone qualifies, none exceeds the
+// effective cap, blocked or below-floor suppliers get nothing, and a higher score never gets less.
+TEST(SupplierScore, SplitPropertiesOverRandomHistories) {
+  std::mt19937 rng(7);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int iter = 0; iter < 200; ++iter) {
+    json sups = json::array();
+    const int n = pick(1, 8);
+    for (int i = 0; i < n; ++i)
+      sups.push_back(
+          {{"supplier", supplier_json("s" + std::to_string(i),
+                                      pick(0, 4) ? json::array({"iso27001", "mlps3"}) : json::array({"soc2"}))},
+           {"history", history(pick(0, 150), pick(0, 200), pick(0, 600), pick(700, 1100), pick(700, 1100))}});
+    json body = {{"suppliers", sups}, {"split", {{"floor", pick(0, 95)}, {"cap_pct", pick(1, 100)}}}};
+    SupplierScoreResult r = score(body);
+    int64_t total = 0, eligible = 0;
+    for (const auto& s : r.suppliers) {
+      total += s.share_permille;
+      eligible += s.eligible;
+      EXPECT_LE(s.share_permille, r.effective_cap_permille);
+      if (!s.eligible) {
+        EXPECT_EQ(s.share_permille, 0);
+      }
+      EXPECT_EQ(s.blocked, !s.hard_failures.empty());
+    }
+    EXPECT_EQ(total, eligible > 0 ? 1000 : 0);
+    for (size_t i = 1; i < r.suppliers.size(); ++i) {
+      if (r.suppliers[i].eligible && r.suppliers[i - 1].eligible) {
+        EXPECT_GE(r.suppliers[i - 1].share_permille, r.suppliers[i].share_permille);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpurent

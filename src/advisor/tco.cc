@@ -1,0 +1,369 @@
+// Rent vs build, arithmetic: compute_tco (capex, residual, the cost lines, per-hour figures,
+// utilization and the offer comparisons) and to_json. Parsing is in tco_parse.cc.
+#include "advisor/tco.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "advisor/advisor_util.h"
+#include "advisor/tco_internal.h"
+
+namespace gpurent {
+namespace {
+
+using i128 = __int128;
+
+bool fits64(i128 v) { return v <= std::numeric_limits<int64_t>::max() && v >= std::numeric_limits<int64_t>::min(); }
+
+Error overflow(const std::string& what) { return Error::make(Code::kInvalid, "money overflow computing " + what); }
+
+// m x num / den, rounded half to even once at the micro-unit.
+Result<Money> scaled(const Money& m, i128 num, i128 den, const std::string& what) {
+  i128 prod;
+  if (__builtin_mul_overflow(static_cast<i128>(m.micros()), num, &prod)) return overflow(what);
+  const i128 q = div_half_even(prod, den);
+  if (!fits64(q)) return overflow(what);
+  return Money(static_cast<int64_t>(q), m.currency());
+}
+
+std::string pct_bp(int64_t bp) {  // 7127 -> "71.27 %"
+  std::string frac = std::to_string(bp % 100);
+  if (frac.size() < 2) frac.insert(0, "0");
+  return std::to_string(bp / 100) + "." + frac + " %";
+}
+
+std::string amt(const Money& m) { return m.to_string(); }
+
+}  // namespace
+
+Result<TcoResult> compute_tco(const TcoInput& in) {
+  const Currency c = in.currency;
+  auto bad = [](const char* field, const char* why) { return Error::invalid(field, why); };
+  if (in.gpu_count < 1 || in.gpu_count > tco_internal::kMaxGpus) return bad("gpu_count", "must be 1 to 1000000");
+  if (in.gpus_per_server < 1) return bad("gpus_per_server", "must be at least 1");
+  if (in.window_months < 1 || in.window_months > in.physical_life_months)
+    return bad("window_months", "must be at least 1 and at most physical_life_months");
+  if (in.gpu_watts < 1) return bad("gpu_watts", "must be at least 1");
+  if (in.pue_x100 < 100) return bad("pue_x100", "must be at least 100");
+  if (in.power_draw_pct < 1 || in.power_draw_pct > 100) return bad("power_draw_pct", "must be 1 to 100");
+  if (in.gpus_per_fte < 1) return bad("gpus_per_fte", "must be at least 1");
+  if (in.demand_curve.empty() == !in.utilization_pct)
+    return bad("utilization_pct", "give exactly one of demand_curve and utilization_pct");
+  if (!in.space_per_kw_month == !in.space_per_rack_unit_month)
+    return bad("space_per_kw_month", "give exactly one of space_per_kw_month and space_per_rack_unit_month");
+
+  TcoResult r;
+  r.input = in;
+  const int64_t n = in.gpu_count, months = in.window_months, life = in.physical_life_months;
+  r.servers = (n + in.gpus_per_server - 1) / in.gpus_per_server;
+  r.window_hours = months * kHoursPerMonth;
+  r.owned_gpu_hours = n * r.window_hours;
+  auto step = [&](std::string en, std::string zh, std::string formula, json value) {
+    r.steps.push_back({std::move(en), std::move(zh), std::move(formula), std::move(value)});
+  };
+  const auto& hidden = hidden_cost_table();
+  auto line = [&](std::string key, std::string en, std::string zh, std::string formula, Money amount) {
+    step(en, zh, formula, amount.amount_string());
+    r.lines.push_back({std::move(key), std::move(en), std::move(zh), std::move(formula), amount});
+  };
+
+  // Capex and residual.
+  auto gpus = scaled(in.price_per_gpu, n, 1, "capex");
+  auto servers = scaled(in.server_overhead, r.servers, 1, "capex");
+  if (!gpus) return gpus.error();
+  if (!servers) return servers.error();
+  auto capex = gpus->plus(*servers);
+  if (!capex) return overflow("capex");
+  r.capex = *capex;
+  step("Servers = ceil(GPUs / GPUs per server)", "服务器数 = ceil(GPU 数 / 每台 GPU 数)",
+       "ceil(" + std::to_string(n) + " / " + std::to_string(in.gpus_per_server) + ") = " + std::to_string(r.servers),
+       r.servers);
+  step("Capex = GPUs x price per GPU + servers x server overhead",
+       "资本支出 = GPU 数 x 单卡价格 + 服务器数 x 每台服务器附加成本",
+       std::to_string(n) + " x " + amt(in.price_per_gpu) + " + " + std::to_string(r.servers) + " x " +
+           amt(in.server_overhead) + " = " + amt(r.capex),
+       r.capex.amount_string());
+  std::string residual_formula;
+  switch (in.residual_method) {
+    case ResidualMethod::kStraightLine: {
+      auto v = scaled(r.capex, life - months, life, "residual");
+      if (!v) return v.error();
+      r.residual = *v;
+      residual_formula = amt(r.capex) + " x (" + std::to_string(life) + " - " + std::to_string(months) + ") / " +
+                         std::to_string(life) + " = " + amt(r.residual);
+      break;
+    }
+    case ResidualMethod::kResale: {
+      auto v = scaled(r.capex, in.resale_bp, 10'000, "residual");
+      if (!v) return v.error();
+      r.residual = *v;
+      residual_formula = amt(r.capex) + " x " + pct_bp(in.resale_bp) + " = " + amt(r.residual);
+      break;
+    }
+    case ResidualMethod::kNone:
+      r.residual = Money::zero(c);
+      residual_formula = "0 (the whole capex is charged to the window)";
+      break;
+  }
+  step(std::string("Residual value at the end of the window (") + enum_name(kResidualMethodNames, in.residual_method) +
+           ")",
+       std::string("窗口期末残值（") + enum_name(kResidualMethodNames, in.residual_method) + "）", residual_formula,
+       r.residual.amount_string());
+
+  // Lines.
+  auto dep = r.capex.minus(r.residual);
+  if (!dep) return overflow("depreciation");
+  line("depreciation", "Hardware depreciation over the window = capex - residual", "窗口期硬件折旧 = 资本支出 - 残值",
+       amt(r.capex) + " - " + amt(r.residual) + " = " + amt(*dep), *dep);
+  // Equal monthly principal repayments over the window, interest monthly on the opening balance:
+  // sum over k = 0..m-1 of capex x (m - k)/m x rate/12 = capex x rate x (m + 1) / 24.
+  auto fin = scaled(r.capex, static_cast<i128>(in.interest_bp) * (months + 1), 2 * 12 * 10'000, "financing");
+  if (!fin) return fin.error();
+  line("financing",
+       "Financing: capex repaid in equal monthly parts over the window, interest on the balance = capex x annual "
+       "rate x (months + 1) / 24",
+       "融资成本：资本支出在窗口期内按月等额还本，按余额计息 = 资本支出 x 年利率 x (月数 + 1) / 24",
+       amt(r.capex) + " x " + pct_bp(in.interest_bp) + " x " + std::to_string(months + 1) + " / 24 = " + amt(*fin),
+       *fin);
+  for (size_t i = 0; i < kHiddenCostCount; ++i) {
+    const HiddenCostSpec& h = in.hidden[i];
+    Money v = Money::zero(c);
+    std::string formula;
+    if (h.amount) {
+      v = *h.amount;
+      formula = "given: " + amt(v);
+    } else {
+      auto s = scaled(r.capex, h.bp, 10'000, hidden[i].key);
+      if (!s) return s.error();
+      v = *s;
+      formula = amt(r.capex) + " x " + pct_bp(h.bp) + " = " + amt(v);
+    }
+    line(std::string("hidden.") + hidden[i].key, std::string("Hidden cost: ") + hidden[i].en,
+         std::string("隐性成本：") + hidden[i].zh, formula, v);
+  }
+  r.it_watts = n * in.gpu_watts + r.servers * in.server_overhead_watts;
+  // kWh = W x draw% x PUE x hours / 1000; cost = price per kWh x kWh, one rounding.
+  auto power =
+      scaled(in.electricity_per_kwh, static_cast<i128>(r.it_watts) * in.power_draw_pct * in.pue_x100 * r.window_hours,
+             100 * 100 * 1000, "power");
+  if (!power) return power.error();
+  line("power", "Power = (GPUs x W per GPU + servers x overhead W) x draw x PUE x hours / 1000 x price per kWh",
+       "电费 = (GPU 数 x 单卡功率 + 服务器数 x 附加功率) x 负载率 x PUE x 小时数 / 1000 x 每千瓦时电价",
+       "(" + std::to_string(n) + " x " + std::to_string(in.gpu_watts) + " W + " + std::to_string(r.servers) + " x " +
+           std::to_string(in.server_overhead_watts) + " W) x " + std::to_string(in.power_draw_pct) + " % x " +
+           std::to_string(in.pue_x100 / 100) + "." + (in.pue_x100 % 100 < 10 ? "0" : "") +
+           std::to_string(in.pue_x100 % 100) + " x " + std::to_string(r.window_hours) + " h / 1000 x " +
+           amt(in.electricity_per_kwh) + " = " + amt(*power),
+       *power);
+  if (in.space_per_kw_month) {
+    auto s = scaled(*in.space_per_kw_month, static_cast<i128>(r.it_watts) * months, 1000, "space");
+    if (!s) return s.error();
+    line("space", "Space = nameplate IT kW x price per kW-month x months",
+         "机房空间 = 额定 IT 千瓦数 x 每千瓦每月价格 x 月数",
+         std::to_string(r.it_watts) + " W / 1000 x " + amt(*in.space_per_kw_month) + " x " + std::to_string(months) +
+             " = " + amt(*s),
+         *s);
+  } else {
+    auto s = scaled(*in.space_per_rack_unit_month, static_cast<i128>(r.servers) * in.rack_units_per_server * months, 1,
+                    "space");
+    if (!s) return s.error();
+    line("space", "Space = servers x rack units per server x price per U-month x months",
+         "机房空间 = 服务器数 x 每台机架单元数 x 每 U 每月价格 x 月数",
+         std::to_string(r.servers) + " x " + std::to_string(in.rack_units_per_server) + " U x " +
+             amt(*in.space_per_rack_unit_month) + " x " + std::to_string(months) + " = " + amt(*s),
+         *s);
+  }
+  auto staff = scaled(in.staff_fte_cost_per_month, static_cast<i128>(months) * n, in.gpus_per_fte, "staff");
+  if (!staff) return staff.error();
+  line("staff", "Staff = FTE cost per month x months x GPUs / GPUs per FTE",
+       "人员 = 每人月成本 x 月数 x GPU 数 / 每人可维护 GPU 数",
+       amt(in.staff_fte_cost_per_month) + " x " + std::to_string(months) + " x " + std::to_string(n) + " / " +
+           std::to_string(in.gpus_per_fte) + " = " + amt(*staff),
+       *staff);
+  r.total = Money::zero(c);
+  for (const auto& l : r.lines) {
+    auto t = r.total.plus(l.amount);
+    if (!t) return overflow("the total");
+    r.total = *t;
+  }
+  step("Total cost of the window = sum of the lines", "窗口期总成本 = 各项之和", "total = " + amt(r.total),
+       r.total.amount_string());
+  auto per_month = scaled(r.total, 1, months, "per month");
+  auto per_owned = scaled(r.total, 1, r.owned_gpu_hours, "per GPU-hour");
+  if (!per_month) return per_month.error();
+  if (!per_owned) return per_owned.error();
+  r.per_month = *per_month;
+  r.cost_per_owned_gpu_hour = *per_owned;
+  step("Owned GPU-hours = GPUs x months x 730 h", "拥有的 GPU 小时 = GPU 数 x 月数 x 730 小时",
+       std::to_string(n) + " x " + std::to_string(months) + " x 730 = " + std::to_string(r.owned_gpu_hours),
+       r.owned_gpu_hours);
+  step("Cost per owned GPU-hour = total / owned GPU-hours", "每拥有 GPU 小时成本 = 总成本 / 拥有的 GPU 小时",
+       amt(r.total) + " / " + std::to_string(r.owned_gpu_hours) + " = " + amt(r.cost_per_owned_gpu_hour),
+       r.cost_per_owned_gpu_hour.amount_string());
+
+  // Utilization as an exact fraction.
+  if (in.utilization_pct) {
+    r.utilized_num = *in.utilization_pct;
+    r.utilized_den = 100;
+    step("Utilization (given)", "利用率（给定）", std::to_string(*in.utilization_pct) + " %",
+         *in.utilization_pct * 100);
+  } else {
+    int64_t served = 0, unmet = 0, demand = 0;
+    for (int64_t d : in.demand_curve) {
+      served += std::min(d, n);
+      unmet += std::max<int64_t>(d - n, 0);
+      demand += d;
+    }
+    if (served == 0) return bad("demand_curve", "has no demand");
+    r.utilized_num = served;
+    r.utilized_den = n * static_cast<int64_t>(in.demand_curve.size());
+    r.unmet_demand_bp = static_cast<int64_t>(div_half_even(static_cast<i128>(unmet) * 10'000, demand));
+    step("Utilization = sum over hours of min(demand, GPUs) / (GPUs x hours)",
+         "利用率 = 各小时 min(需求, GPU 数) 之和 / (GPU 数 x 小时数)",
+         std::to_string(served) + " / (" + std::to_string(n) + " x " + std::to_string(in.demand_curve.size()) + ")",
+         static_cast<int64_t>(div_half_even(static_cast<i128>(served) * 10'000, r.utilized_den)));
+    if (unmet > 0)
+      step("Demand above the owned GPUs (not served by the cluster), of all demand",
+           "超出自有 GPU 的需求（集群无法满足）占总需求",
+           std::to_string(unmet) + " / " + std::to_string(demand) + " = " + pct_bp(r.unmet_demand_bp),
+           r.unmet_demand_bp);
+  }
+  r.utilization_bp = static_cast<int64_t>(div_half_even(static_cast<i128>(r.utilized_num) * 10'000, r.utilized_den));
+  r.useful_gpu_hours_micro = static_cast<int64_t>(
+      div_half_even(static_cast<i128>(r.owned_gpu_hours) * r.utilized_num * 1'000'000, r.utilized_den));
+  auto per_useful =
+      scaled(r.total, r.utilized_den, static_cast<i128>(r.owned_gpu_hours) * r.utilized_num, "per useful GPU-hour");
+  if (!per_useful) return per_useful.error();
+  r.cost_per_useful_gpu_hour = *per_useful;
+  step("Cost per useful GPU-hour = total / (owned GPU-hours x utilization)",
+       "每有效 GPU 小时成本 = 总成本 / (拥有的 GPU 小时 x 利用率)",
+       amt(r.total) + " / (" + std::to_string(r.owned_gpu_hours) + " x " + pct_bp(r.utilization_bp) +
+           ") = " + amt(r.cost_per_useful_gpu_hour),
+       r.cost_per_useful_gpu_hour.amount_string());
+
+  // Offers. Exact comparisons: every cost is scaled by utilized_den so no rounding decides.
+  const i128 build_key = static_cast<i128>(r.total.micros()) * r.utilized_den;
+  for (const auto& o : in.offers) {
+    TcoOfferComparison cmp;
+    cmp.name = o.name;
+    cmp.on_demand_per_gpu_hour = o.on_demand_per_gpu_hour;
+    cmp.reserved_per_gpu_hour = o.reserved_per_gpu_hour;
+    auto od = scaled(o.on_demand_per_gpu_hour, static_cast<i128>(r.owned_gpu_hours) * r.utilized_num, r.utilized_den,
+                     "on-demand cost");
+    if (!od) return od.error();
+    cmp.on_demand_cost = *od;
+    const i128 od_key = static_cast<i128>(o.on_demand_per_gpu_hour.micros()) * r.owned_gpu_hours * r.utilized_num;
+    cmp.build_break_even_utilization_bp =
+        static_cast<int64_t>(div_half_even(static_cast<i128>(r.total.micros()) * 10'000,
+                                           static_cast<i128>(o.on_demand_per_gpu_hour.micros()) * r.owned_gpu_hours));
+    // On-demand first, then reserved, then build: a tie goes to the option with less commitment.
+    cmp.cheapest = "on_demand";
+    i128 best = od_key;
+    if (o.reserved_per_gpu_hour) {
+      auto rc = scaled(*o.reserved_per_gpu_hour, r.owned_gpu_hours, 1, "reserved cost");
+      if (!rc) return rc.error();
+      cmp.reserved_cost = *rc;
+      auto ru = scaled(*o.reserved_per_gpu_hour, r.utilized_den, r.utilized_num, "reserved per useful GPU-hour");
+      if (!ru) return ru.error();
+      cmp.reserved_per_useful_gpu_hour = *ru;
+      cmp.reserved_break_even_utilization_bp = static_cast<int64_t>(div_half_even(
+          static_cast<i128>(o.reserved_per_gpu_hour->micros()) * 10'000, o.on_demand_per_gpu_hour.micros()));
+      auto diff = o.reserved_per_gpu_hour->minus(r.cost_per_owned_gpu_hour);
+      if (!diff) return overflow("build vs reserved");
+      cmp.build_vs_reserved_per_gpu_hour = *diff;
+      const i128 res_key = static_cast<i128>(rc->micros()) * r.utilized_den;
+      if (res_key < best) {
+        best = res_key;
+        cmp.cheapest = "reserved";
+      }
+    }
+    if (build_key < best) cmp.cheapest = "build";
+    const std::string be = cmp.build_break_even_utilization_bp > 10'000 ? "never (above 100 %)"
+                                                                        : pct_bp(cmp.build_break_even_utilization_bp);
+    step("Offer " + o.name +
+             ": building beats on-demand above utilization = build cost per owned GPU-hour / on-demand price",
+         "报价 " + o.name + "：自建优于按需的利用率门槛 = 每拥有 GPU 小时成本 / 按需单价",
+         amt(r.total) + " / (" + std::to_string(r.owned_gpu_hours) + " x " + amt(o.on_demand_per_gpu_hour) +
+             ") = " + be + "; at " + pct_bp(r.utilization_bp) + ": build " + amt(r.total) + ", on-demand " +
+             amt(cmp.on_demand_cost) + (cmp.reserved_cost ? ", reserved " + amt(*cmp.reserved_cost) : "") + " -> " +
+             cmp.cheapest,
+         cmp.build_break_even_utilization_bp);
+    r.comparisons.push_back(std::move(cmp));
+  }
+
+  // Summary.
+  r.summary_en = "Building " + std::to_string(n) + " x " + in.gpu_model + " costs " + amt(r.total) + " over the " +
+                 std::to_string(months) + "-month window: " + amt(r.cost_per_owned_gpu_hour) + " per owned GPU-hour, " +
+                 amt(r.cost_per_useful_gpu_hour) + " per useful GPU-hour at " + pct_bp(r.utilization_bp) +
+                 " utilization.";
+  r.summary_zh = "自建 " + std::to_string(n) + " x " + in.gpu_model + " 在 " + std::to_string(months) +
+                 " 个月窗口期内总成本 " + amt(r.total) + "：每拥有 GPU 小时 " + amt(r.cost_per_owned_gpu_hour) +
+                 "，利用率 " + pct_bp(r.utilization_bp) + " 时每有效 GPU 小时 " + amt(r.cost_per_useful_gpu_hour) +
+                 "。";
+  for (const auto& cmp : r.comparisons) {
+    const bool never = cmp.build_break_even_utilization_bp > 10'000;
+    const std::string be = never ? "never" : pct_bp(cmp.build_break_even_utilization_bp);
+    const char* zh_cheapest = cmp.cheapest == "build" ? "自建" : cmp.cheapest == "reserved" ? "预留" : "按需";
+    r.summary_en += " vs " + cmp.name + ": " + cmp.cheapest + " is cheapest; building beats its on-demand price " +
+                    (never ? "at no utilization" : "above " + be + " utilization") + ".";
+    r.summary_zh += " 对比 " + cmp.name + "：" + zh_cheapest + "最便宜；自建" +
+                    (never ? "在任何利用率下都不如其按需价" : "在利用率高于 " + be + " 时优于其按需价") + "。";
+  }
+  return r;
+}
+
+json to_json(const TcoResult& r) {
+  const TcoInput& in = r.input;
+  json lines = json::array();
+  for (const auto& l : r.lines)
+    lines.push_back(
+        {{"key", l.key}, {"en", l.en}, {"zh", l.zh}, {"formula", l.formula}, {"amount", l.amount.amount_string()}});
+  json cmps = json::array();
+  for (const auto& c : r.comparisons) {
+    json j = {{"name", c.name},
+              {"on_demand_per_gpu_hour", c.on_demand_per_gpu_hour.amount_string()},
+              {"on_demand_cost", c.on_demand_cost.amount_string()},
+              {"cheapest", c.cheapest},
+              {"build_break_even_utilization_bp", c.build_break_even_utilization_bp},
+              {"build_ever_beats_on_demand", c.build_break_even_utilization_bp <= 10'000}};
+    if (c.reserved_per_gpu_hour) {
+      j["reserved_per_gpu_hour"] = c.reserved_per_gpu_hour->amount_string();
+      j["reserved_cost"] = c.reserved_cost->amount_string();
+      j["reserved_per_useful_gpu_hour"] = c.reserved_per_useful_gpu_hour->amount_string();
+      j["reserved_break_even_utilization_bp"] = *c.reserved_break_even_utilization_bp;
+      j["build_vs_reserved_per_gpu_hour"] = c.build_vs_reserved_per_gpu_hour->amount_string();
+    }
+    cmps.push_back(std::move(j));
+  }
+  json steps = json::array();
+  for (const auto& s : r.steps)
+    steps.push_back({{"en", s.en}, {"zh", s.zh}, {"formula", s.formula}, {"value", s.value}});
+  const int64_t whole = r.useful_gpu_hours_micro / 1'000'000, frac = r.useful_gpu_hours_micro % 1'000'000;
+  std::string useful = std::to_string(frac);
+  useful.insert(0, 6 - useful.size(), '0');
+  return {{"currency", currency_code(in.currency)},
+          {"gpu_model", in.gpu_model},
+          {"gpu_count", in.gpu_count},
+          {"servers", r.servers},
+          {"window_months", in.window_months},
+          {"physical_life_months", in.physical_life_months},
+          {"residual_method", enum_name(kResidualMethodNames, in.residual_method)},
+          {"capex", r.capex.amount_string()},
+          {"residual", r.residual.amount_string()},
+          {"it_watts", r.it_watts},
+          {"lines", lines},
+          {"total", r.total.amount_string()},
+          {"per_month", r.per_month.amount_string()},
+          {"owned_gpu_hours", r.owned_gpu_hours},
+          {"utilization_bp", r.utilization_bp},
+          {"unmet_demand_bp", r.unmet_demand_bp},
+          {"useful_gpu_hours", std::to_string(whole) + "." + useful},
+          {"cost_per_owned_gpu_hour", r.cost_per_owned_gpu_hour.amount_string()},
+          {"cost_per_useful_gpu_hour", r.cost_per_useful_gpu_hour.amount_string()},
+          {"comparisons", cmps},
+          {"summary", {{"en", r.summary_en}, {"zh", r.summary_zh}}},
+          {"steps", steps}};
+}
+
+}  // namespace gpurent

@@ -1,0 +1,162 @@
+// Rent vs build, input side: the hidden-cost table (keys, default shares, descriptions) and
+// parse_tco_input. The arithmetic is in tco.cc.
+#include <array>
+#include <optional>
+#include <string>
+
+#include "advisor/advisor_util.h"
+#include "advisor/tco.h"
+#include "advisor/tco_internal.h"
+#include "model/enums_supply.h"
+
+namespace gpurent {
+namespace {
+
+using tco_internal::kMaxGpus;
+
+constexpr int64_t kMaxCurveHours = 87'600;  // ten years of hours
+constexpr int64_t kMaxDemand = 10'000'000;
+// Ceilings in whole currency units: they catch misplaced decimal points and keep every product
+// inside 128 bits (the results are checked against 64 bits).
+constexpr int64_t kMaxUnitPrice = 10'000'000;  // a GPU, a server, a hidden cost
+constexpr int64_t kMaxHourPrice = 10'000;      // per GPU-hour
+constexpr int64_t kMaxKwhPrice = 100;
+constexpr int64_t kMaxMonthPrice = 10'000'000;
+
+const std::array<HiddenCostInfo, kHiddenCostCount> kHidden = {{
+    {HiddenCost::kNetworking, "networking", 1000,
+     "Networking fabric: InfiniBand/RoCE switches, NICs, cables and optics",
+     "网络：InfiniBand/RoCE 交换机、网卡、线缆与光模块"},
+    {HiddenCost::kStorage, "storage", 600, "Storage: the parallel file system or NVMe tier that keeps the GPUs fed",
+     "存储：为 GPU 供数的并行文件系统或 NVMe 层"},
+    {HiddenCost::kSoftware, "software", 300,
+     "Software licences and operations tooling: scheduler, monitoring, driver/CUDA stack support",
+     "软件许可与运维工具：调度、监控、驱动/CUDA 栈支持"},
+    {HiddenCost::kSpares, "spares", 400,
+     "Spare parts and RMA: hot-spare GPUs and nodes, capacity lost while parts are returned",
+     "备件与返修：热备 GPU 与节点、返修期间损失的算力"},
+    {HiddenCost::kFacility, "facility", 400,
+     "Facility build-out or colocation deposit: power and cooling upgrades, racks, installation",
+     "机房改造或托管押金：供电与制冷改造、机柜、安装"},
+    {HiddenCost::kSecurity, "security", 200, "Security and compliance: tenant isolation, audits, certifications",
+     "安全与合规：租户隔离、审计、认证"},
+    {HiddenCost::kDelay, "delay", 300,
+     "Opportunity cost of delay: the months from order to the first useful hour (lead time, burn-in)",
+     "延迟的机会成本：从下单到首个可用小时的数月（交期、烤机）"},
+}};
+
+}  // namespace
+
+const std::array<HiddenCostInfo, kHiddenCostCount>& hidden_cost_table() { return kHidden; }
+
+Result<TcoInput> parse_tco_input(const json& body, const GpuCatalog& catalog) {
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  if (!f.valid_object()) return errs.to_error();
+  TcoInput in;
+  in.currency = f.enumeration("currency", kCurrencies, std::optional<Currency>(Currency::kUSD));
+  const Currency c = in.currency;
+  const GpuModel* m = read_gpu_model_ref(f, catalog, "gpu_model");
+  if (m) in.gpu_model = m->id;
+  in.gpu_count = f.integer("gpu_count", 1, kMaxGpus);
+  in.gpus_per_server = f.opt_integer("gpus_per_server", 1, 64).value_or(8);
+  in.price_per_gpu = read_capped_money(f, "price_per_gpu", c, kMaxUnitPrice, true, true).value_or(Money::zero(c));
+  in.server_overhead = read_capped_money(f, "server_overhead", c, kMaxUnitPrice, true, false).value_or(Money::zero(c));
+  in.window_months = f.opt_integer("window_months", 1, 120).value_or(18);
+  in.physical_life_months = f.opt_integer("physical_life_months", 1, 240).value_or(60);
+  if (in.window_months > in.physical_life_months)
+    f.error("window_months", "must not exceed physical_life_months (" + std::to_string(in.physical_life_months) + ")");
+  in.residual_method = f.enumeration("residual_method", kResidualMethodNames,
+                                     std::optional<ResidualMethod>(ResidualMethod::kStraightLine));
+  auto resale = f.opt_integer("resale_bp", 0, 10'000);
+  if (in.residual_method == ResidualMethod::kResale && !resale && !f.has("resale_bp"))
+    f.error("resale_bp", "is required when residual_method is \"resale\"");
+  if (in.residual_method != ResidualMethod::kResale && f.has("resale_bp"))
+    f.error("resale_bp", "applies only when residual_method is \"resale\"");
+  in.resale_bp = resale.value_or(0);
+  if (auto w = f.opt_integer("gpu_watts", 1, 5'000)) {
+    in.gpu_watts = *w;
+  } else if (!f.has("gpu_watts") && m) {
+    if (m->tdp_watts && *m->tdp_watts > 0)
+      in.gpu_watts = *m->tdp_watts;
+    else
+      f.error("gpu_watts", "is required: the GPU catalog gives no TDP for " + m->id);
+  }
+  in.server_overhead_watts = f.opt_integer("server_overhead_watts", 0, 100'000).value_or(3000);
+  in.power_draw_pct = f.opt_integer("power_draw_pct", 1, 100).value_or(100);
+  in.pue_x100 = f.opt_integer("pue_x100", 100, 300).value_or(130);
+  in.electricity_per_kwh =
+      read_capped_money(f, "electricity_per_kwh", c, kMaxKwhPrice, true, false).value_or(Money::zero(c));
+  in.space_per_rack_unit_month = read_capped_money(f, "space_per_rack_unit_month", c, kMaxMonthPrice, false, false);
+  in.space_per_kw_month = read_capped_money(f, "space_per_kw_month", c, kMaxMonthPrice, false, false);
+  const bool ru = f.has("space_per_rack_unit_month"), kw = f.has("space_per_kw_month");
+  if (ru && kw) f.error("space_per_kw_month", "give space_per_rack_unit_month or space_per_kw_month, not both");
+  if (!ru && !kw) f.error("space_per_kw_month", "is required (or space_per_rack_unit_month)");
+  if (auto u = f.opt_integer("rack_units_per_server", 1, 48)) {
+    in.rack_units_per_server = *u;
+    if (!ru) f.error("rack_units_per_server", "applies only with space_per_rack_unit_month");
+  }
+  in.staff_fte_cost_per_month =
+      read_capped_money(f, "staff_fte_cost_per_month", c, kMaxMonthPrice, true, false).value_or(Money::zero(c));
+  in.gpus_per_fte = f.opt_integer("gpus_per_fte", 1, kMaxGpus).value_or(256);
+  for (size_t i = 0; i < kHiddenCostCount; ++i) in.hidden[i].bp = kHidden[i].default_bp;
+  f.object("hidden_costs", false, [&](Fields& h) {
+    for (size_t i = 0; i < kHiddenCostCount; ++i) {
+      h.object(kHidden[i].key, false, [&](Fields& e) {
+        auto bp = e.opt_integer("bp", 0, 10'000);
+        auto a = read_capped_money(e, "amount", c, kMaxUnitPrice, false, false);
+        const bool has_bp = e.has("bp"), has_amount = e.has("amount");
+        if (has_bp && has_amount) e.error("amount", "give bp or amount, not both");
+        if (!has_bp && !has_amount) e.error("bp", "is required (or amount)");
+        if (bp) in.hidden[i].bp = *bp;
+        if (a) {
+          in.hidden[i].amount = a;
+          in.hidden[i].bp = 0;
+        }
+      });
+    }
+  });
+  in.interest_bp = f.opt_integer("interest_bp", 0, 5'000).value_or(0);
+  if (const json* curve = f.raw("demand_curve")) {
+    if (!curve->is_array() || curve->empty()) {
+      f.error("demand_curve", "must be a non-empty list of GPU counts, one per hour");
+    } else if (curve->size() > static_cast<size_t>(kMaxCurveHours)) {
+      f.error("demand_curve", "must have at most " + std::to_string(kMaxCurveHours) + " hours");
+    } else {
+      int64_t sum = 0;
+      bool element_errors = false;
+      for (size_t i = 0; i < curve->size(); ++i) {
+        const json& v = (*curve)[i];
+        const std::string path = "demand_curve[" + std::to_string(i) + "]";
+        if (!v.is_number_integer()) {
+          errs.add(path, "must be a whole number of GPUs");
+          element_errors = true;
+        } else if (v.get<int64_t>() < 0 || v.get<int64_t>() > kMaxDemand) {
+          errs.add(path, "must be 0 to " + std::to_string(kMaxDemand));
+          element_errors = true;
+        } else {
+          in.demand_curve.push_back(v.get<int64_t>());
+          sum += v.get<int64_t>();
+        }
+      }
+      if (!element_errors && sum == 0) f.error("demand_curve", "has no demand (every hour is 0)");
+    }
+  }
+  in.utilization_pct = f.opt_integer("utilization_pct", 1, 100);
+  const bool has_curve = f.has("demand_curve"), has_pct = f.has("utilization_pct");
+  if (has_curve && has_pct) f.error("utilization_pct", "give demand_curve or utilization_pct, not both");
+  if (!has_curve && !has_pct) f.error("utilization_pct", "is required (or demand_curve)");
+  f.objects("offers", false, kMaxTcoOffers, [&](Fields& o, size_t) {
+    TcoOffer off;
+    off.name = o.str("name", {.max_len = 64});
+    off.on_demand_per_gpu_hour =
+        read_capped_money(o, "on_demand_per_gpu_hour", c, kMaxHourPrice, true, true).value_or(Money::zero(c));
+    off.reserved_per_gpu_hour = read_capped_money(o, "reserved_per_gpu_hour", c, kMaxHourPrice, false, true);
+    in.offers.push_back(std::move(off));
+  });
+  f.finish();
+  if (!errs.empty()) return errs.to_error();
+  return in;
+}
+
+}  // namespace gpurent

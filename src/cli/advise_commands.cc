@@ -1,0 +1,107 @@
+// `gpurent advise fingerprint|tco|mix|quotes|suppliers|poc -f input.yaml`: the advisor's
+// calculators (POST /api/v1/advise/<calculator>, docs/advisor.md). The input is YAML or JSON;
+// the answer prints as its summary, the key figures and every step of its arithmetic, in English
+// or Chinese (--lang zh), or whole with -o json|yaml.
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/output.h"
+
+namespace gpurent {
+namespace {
+
+struct AdviseOpts {
+  std::string file, lang = "en";
+};
+
+std::string text(const json& v, const std::string& lang) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_object() && v.contains(lang) && v[lang].is_string()) return v[lang].get<std::string>();
+  if (v.is_null()) return "";
+  return v.dump();
+}
+
+std::string str(const json& v) { return v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump(); }
+
+void key_figures(std::ostream& out, const std::string& calc, const json& r, const std::string& lang) {
+  if (calc == "quotes") {
+    Table t({{"RANK", Align::kRight},
+             {"OFFER"},
+             {"PER USEFUL GPU-HOUR", Align::kRight},
+             {"LIST PRICE", Align::kRight},
+             {"LIST RANK", Align::kRight}});
+    for (const auto& o : r.value("list_price_ranking", json::array()))
+      t.add_row(
+          {str(o["rank"]), str(o["offer"]), str(o["per_useful_gpu_hour"]), str(o["list_price"]), str(o["list_rank"])});
+    t.print(out, 0);
+    out << text(r.value("misleads", json()), lang) << "\n";
+  } else if (calc == "suppliers") {
+    Table t({{"SUPPLIER"}, {"SCORE", Align::kRight}, {"BLOCKED BY"}, {"SHARE", Align::kRight}});
+    for (const auto& s : r.value("suppliers", json::array())) {
+      std::string blocked;
+      for (const auto& f : s.value("hard_failures", json::array())) blocked += (blocked.empty() ? "" : ", ") + str(f);
+      t.add_row({str(s["name"]), str(s["score"]), blocked, str(s["share_pct"]) + " %"});
+    }
+    t.print(out, 0);
+    out << text(r.value("split", json::object()), lang) << "\n";
+  } else if (calc == "poc") {
+    Table t({{"SUPPLIER"}, {"VERDICT"}, {"REASON"}});
+    for (const auto& s : r.value("suppliers", json::array()))
+      t.add_row({str(s["name"]), str(s["verdict"]), text(s.value("reason", json()), lang)});
+    t.print(out, 0);
+  } else if (calc == "mix") {
+    out << "expected cost      " << str(r["expected_cost"]) << " " << str(r["currency"]) << "\n"
+        << "pure on-demand     " << str(r["pure_on_demand_cost"]) << "\n"
+        << "best single level  " << str(r["best_single_level"].value("cost", json())) << "\n";
+    for (const auto& p : r["plan"].value("reserved", json::array()))
+      out << "reserve            " << str(p["gpus"]) << " GPUs " << str(p["mode"]) << " of " << str(p["offer"]) << "\n";
+  }
+}
+
+}  // namespace
+
+void add_advise_commands(CLI::App& app, CliContext& ctx) {
+  auto* adv = app.add_subcommand("advise",
+                                 "the advisor: workload fingerprint, rent vs build, reserved/on-demand/spot "
+                                 "mix, true-cost quotes, supplier score, POC plan (docs/advisor.md)");
+  adv->require_subcommand(1);
+  const std::vector<std::pair<std::string, std::string>> calcs = {
+      {"fingerprint", "a job's bottleneck and the GPUs, interconnect and storage that run it cheaper or faster"},
+      {"tco", "rent vs build: cost per useful GPU-hour of owning, against offers"},
+      {"mix", "the cheapest reserved / on-demand / spot mix for an hourly demand curve"},
+      {"quotes", "offers ranked by true cost per useful GPU-hour for a workload, every fee included"},
+      {"suppliers", "supplier due-diligence scores and a procurement split"},
+      {"poc", "the 48-hour POC acceptance plan per supplier, and its verdict"}};
+  for (const auto& [calc, help] : calcs) {
+    auto o = std::make_shared<AdviseOpts>();
+    auto* sub = adv->add_subcommand(calc, help);
+    sub->add_option("-f,--file", o->file,
+                    "YAML or JSON input ('-' reads stdin); schema in docs/advisor/" + calc + ".md")
+        ->required();
+    sub->add_option("--lang", o->lang, "language of the explanation: en or zh")->check(CLI::IsMember({"en", "zh"}));
+    sub->callback([&ctx, o, calc = calc] {
+      ctx.action = [&ctx, o, calc] {
+        auto doc = ctx.read_document(o->file);
+        if (!doc) return ctx.fail(doc.error());
+        int rc = kExitOk;
+        ApiClient* c = ctx.client(&rc);
+        if (!c) return rc;
+        auto r = c->post("/advise/" + calc, *doc);
+        if (!r) return ctx.fail(r.error());
+        return ctx.emit(*r, [&](std::ostream& out) {
+          const std::string summary = text(r->value("summary", json()), o->lang);
+          if (!summary.empty() && summary.front() != '{') out << summary << "\n\n";
+          key_figures(out, calc, *r, o->lang);
+          out << "\n" << (o->lang == "zh" ? "计算过程" : "arithmetic") << ":\n";
+          for (const auto& s : r->value("steps", json::array())) {
+            out << "  - " << text(s, o->lang);
+            if (s.contains("formula")) out << ": " << str(s["formula"]);
+            out << "\n";
+          }
+        });
+      };
+    });
+  }
+}
+
+}  // namespace gpurent

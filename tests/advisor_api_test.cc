@@ -1,0 +1,171 @@
+// advisor_api: POST /api/v1/advise/{fingerprint,tco,mix,quotes,suppliers,poc} through the real
+// server: each calculator answers with its arithmetic; the platform's own offers, suppliers,
+// metered demand and job samples fill in where a body points at them; bad input is a 422 naming
+// the field; a tenant cannot read another tenant's demand or jobs.
+#include <gtest/gtest.h>
+
+#include "server_fixture.h"
+
+namespace gpurent::testing {
+namespace {
+
+void world(const ServerProcess& s) {
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  for (const char* n : {"n1", "n2"}) expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", n)), "node");
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
+  for (const char* t : {"acme", "other"}) {
+    expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc(t)), t);
+    expect_2xx(s.admin("POST", "/api/v1/projects", project_doc(t, "vision")), "project");
+  }
+}
+
+Resp advise(const ServerProcess& s, const std::string& calc, const json& body, const std::string& token = "") {
+  return token.empty() ? s.admin("POST", "/api/v1/advise/" + calc, body)
+                       : s.req("POST", "/api/v1/advise/" + calc, token, body);
+}
+
+json ok(const Resp& r, const std::string& what) {
+  EXPECT_EQ(r.status, 200) << what << ": " << r.describe();
+  EXPECT_FALSE(r.body.value("steps", json::array()).empty()) << what << " shows no arithmetic";
+  return r.body;
+}
+
+TEST(Advisor, EveryCalculatorAnswersWithItsArithmetic) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "0", "--firewall-interval-s", "0"});
+  world(s);
+  // The issue's example: 16 A100s at 35% with 70% of the step waiting on data -> fewer GPUs and
+  // faster storage, cheaper and faster.
+  json fp = ok(
+      advise(
+          s, "fingerprint",
+          json::parse(
+              R"({"gpu_model": "a100-sxm4-80gb", "gpu_count": 16, "gpu_utilization_pct": 35, "data_wait_share_pct": 70, "nccl_share_pct": 0, "step_time_ms": 1000, "storage_io_mb_per_s": 500, "price_per_gpu_hour": "2.00"})")),
+      "fingerprint");
+  EXPECT_EQ(fp["bottleneck"], "io");
+  EXPECT_LT(fp["recommendation"]["gpu_count"].get<int>(), 16);
+  EXPECT_TRUE(fp["recommendation"]["faster_storage"].get<bool>());
+  EXPECT_GT(fp["speedup_permille"].get<int>(), 1000);
+  EXPECT_LT(fp["cost_change_bp"].get<int>(), 0);
+  json tco = ok(
+      advise(
+          s, "tco",
+          json::parse(
+              R"({"gpu_model": "h100-sxm5-80gb", "gpu_count": 64, "price_per_gpu": "25000", "server_overhead": "60000", "interest_bp": 800, "electricity_per_kwh": "0.10", "space_per_kw_month": "150", "staff_fte_cost_per_month": "15000", "demand_curve": [64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32], "offers": [{"name": "hyperscaler", "on_demand_per_gpu_hour": "6.98", "reserved_per_gpu_hour": "4.10"}, {"name": "neocloud", "on_demand_per_gpu_hour": "2.99", "reserved_per_gpu_hour": "2.20"}]})")),
+      "tco");
+  EXPECT_EQ(tco["offers_from"], "request");
+  ok(advise(
+         s, "mix",
+         json::parse(
+             R"({"demand": {"gpus_per_hour": [4, 4, 4, 2]}, "options": [{"offer": "gpu-a", "mode": "on_demand", "price_per_gpu_hour": "3.00"}, {"offer": "gpu-a", "mode": "reserved_1m", "price_per_gpu_hour": "2.00"}, {"offer": "gpu-a", "mode": "spot", "price_per_gpu_hour": "1.00"}], "spot_interruption_permille": 100, "max_spot_share_pct": 50})")),
+     "mix");
+  ok(advise(
+         s, "poc",
+         json::parse(
+             R"({"start": "2026-12-01T09:00:00+08:00", "model": {"name": "qwen2.5-72b-sft", "metric": "tokens/s", "baseline_throughput": "41200", "baseline": "16×A100 80GB, in-house cluster"}, "max_slowdown_pct": 10, "thresholds": {"storage_gbps": "20", "nccl_busbw_gbps": 350}, "must_pass": {"ops_monitoring": true}, "suppliers": [{"name": "huadong-compute", "gpu_model": "h100-sxm5-80gb", "gpus": 16, "driver": "550.54.15", "cuda": "12.4", "image": "nvcr.io/nvidia/pytorch:24.03-py3", "fp16_tflops": "900", "results": {"env_rdma": {"passed": true}, "bench_fp16_gemm": {"value": "905.2", "note": "lowest of 16 cards"}, "model_throughput": {"value": "37080"}}}]})")),
+     "poc");
+  // Offers the platform sells, by name: quotes rate them with the invoice engine.
+  json q = ok(advise(s, "quotes",
+                     {{"workload", {{"launches_per_month", 30}, {"gpus", 8}, {"run_minutes", 120}, {"egress_gb", 100}}},
+                      {"offers", {"dc/h100"}}}),
+              "quotes");
+  EXPECT_EQ(q["ranking"][0]["offer"], "dc/h100") << q.dump();
+  // The platform's suppliers with their recorded due diligence, when the body names none.
+  json sup = ok(advise(s, "suppliers", json::object()), "suppliers");
+  ASSERT_EQ(sup["suppliers"].size(), 1u);
+  EXPECT_EQ(sup["suppliers"][0]["name"], "dc");
+  // {"gpu_model": "h100-sxm5-80gb", "gpu_count": 64, "price_per_gpu": "25000", "server_overhead": "60000",
+  // "interest_bp": 800, "electricity_per_kwh": "0.10", "space_per_kw_month": "150", "staff_fte_cost_per_month":
+  // "15000", "demand_curve": [64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32,
+  // 32, 32], "offers": [{"name": "hyperscaler", "on_demand_per_gpu_hour": "6.98", "reserved_per_gpu_hour": "4.10"},
+  // {"name": "neocloud", "on_demand_per_gpu_hour": "2.99", "reserved_per_gpu_hour": "2.20"}]} without offers compares
+  // with the platform's offers of that model and currency.
+  json t2 = json::parse(
+      R"({"gpu_model": "h100-sxm5-80gb", "gpu_count": 64, "price_per_gpu": "25000", "server_overhead": "60000", "interest_bp": 800, "electricity_per_kwh": "0.10", "space_per_kw_month": "150", "staff_fte_cost_per_month": "15000", "demand_curve": [64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32], "offers": [{"name": "hyperscaler", "on_demand_per_gpu_hour": "6.98", "reserved_per_gpu_hour": "4.10"}, {"name": "neocloud", "on_demand_per_gpu_hour": "2.99", "reserved_per_gpu_hour": "2.20"}]})");
+  t2.erase("offers");
+  t2["currency"] = "CNY";
+  t2["gpu_model"] = "h100-sxm5-80gb";
+  json tco2 = ok(advise(s, "tco", t2), "tco from the platform's offers");
+  EXPECT_EQ(tco2["offers_from"], "platform");
+  ASSERT_EQ(tco2["comparisons"].size(), 1u) << tco2.dump();
+  EXPECT_EQ(tco2["comparisons"][0]["name"], "dc/h100");
+}
+
+TEST(Advisor, BadInputsNameTheField) {
+  ServerProcess s({"--firewall-interval-s", "0"});
+  world(s);
+  json fp = json::parse(
+      R"({"gpu_model": "a100-sxm4-80gb", "gpu_count": 16, "gpu_utilization_pct": 35, "data_wait_share_pct": 70, "nccl_share_pct": 0, "step_time_ms": 1000, "storage_io_mb_per_s": 500, "price_per_gpu_hour": "2.00"})");
+  fp["price_per_gpu_hour"] = "-2.00";
+  Resp r = advise(s, "fingerprint", fp);
+  EXPECT_EQ(r.status, 422) << r.describe();
+  EXPECT_FALSE(r.reason_for("price_per_gpu_hour").empty()) << r.describe();
+  json mix = json::parse(
+      R"({"demand": {"gpus_per_hour": [4, 4, 4, 2]}, "options": [{"offer": "gpu-a", "mode": "on_demand", "price_per_gpu_hour": "3.00"}, {"offer": "gpu-a", "mode": "reserved_1m", "price_per_gpu_hour": "2.00"}, {"offer": "gpu-a", "mode": "spot", "price_per_gpu_hour": "1.00"}], "spot_interruption_permille": 100, "max_spot_share_pct": 50})");
+  mix["demand"] = {{"gpus_per_hour", json::array()}};
+  r = advise(s, "mix", mix);
+  EXPECT_EQ(r.status, 422) << r.describe();
+  EXPECT_FALSE(r.reason_for("demand.gpus_per_hour").empty()) << r.describe();
+  mix = json::parse(
+      R"({"demand": {"gpus_per_hour": [4, 4, 4, 2]}, "options": [{"offer": "gpu-a", "mode": "on_demand", "price_per_gpu_hour": "3.00"}, {"offer": "gpu-a", "mode": "reserved_1m", "price_per_gpu_hour": "2.00"}, {"offer": "gpu-a", "mode": "spot", "price_per_gpu_hour": "1.00"}], "spot_interruption_permille": 100, "max_spot_share_pct": 50})");
+  mix["budget"] = "0.01";
+  r = advise(s, "mix", mix);
+  EXPECT_EQ(r.status, 422) << r.describe();
+  EXPECT_FALSE(r.reason_for("budget").empty()) << r.describe();
+  r = advise(s, "mix", {{"offers", {"dc/nope"}}, {"demand", {{"gpus_per_hour", {1, 2}}}}});
+  EXPECT_EQ(r.status, 422);
+  EXPECT_NE(r.reason_for("offers[0]").find("no offer 'dc/nope'"), std::string::npos) << r.describe();
+  r = advise(s, "quotes",
+             {{"workload", {{"launches_per_month", 1}, {"gpus", 1}, {"run_minutes", 1}}}, {"offers", {"dc/nope"}}});
+  EXPECT_EQ(r.status, 422) << r.describe();
+  r = advise(s, "fingerprint", {{"job", "nope"}});
+  EXPECT_EQ(r.status, 422);
+  EXPECT_FALSE(r.reason_for("job").empty()) << r.describe();
+  r = advise(s, "tco", {{"gpu_model", "h100-sxm5-80gb"}});
+  EXPECT_EQ(r.status, 422);
+  EXPECT_FALSE(r.reason_for("gpu_count").empty()) << r.describe();
+}
+
+// A job's profile from its metered samples, and a tenant's demand from the allocation ledger;
+// another tenant can read neither.
+TEST(Advisor, MeteredJobsAndDemandFeedTheAdvisorOfTheirOwnTenantOnly) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "0", "--firewall-interval-s", "0"});
+  world(s);
+  json j = job_doc("vision", "train");
+  j["project"] = "vision";
+  j["gpus_per_worker"] = 2;
+  j.erase("expected_duration_seconds");
+  const std::string id =
+      expect_2xx(s.req("POST", "/api/v1/jobs", make_user_token(s, "alice", "tenant_admin", "acme"), j), "job")
+          .body.at("id");
+  json running = wait_for(s, "/api/v1/jobs/" + id, [](const json& x) { return x["status"]["state"] == "running"; });
+  json run = wait_for(s, "/api/v1/allocations", [](const json& x) { return !x["items"].empty(); })["items"][0];
+  json samples = json::array();
+  for (int g : {0, 1})
+    samples.push_back({{"at", run["running_at"]},
+                       {"node", run["placement"][0]["node"]},
+                       {"gpu", run["placement"][0]["gpus"][g]},
+                       {"utilization_pct", 30 + 10 * g},
+                       {"memory_used_mib", 20000}});
+  expect_2xx(s.admin("POST", "/api/v1/usage", json{{"idempotency_key", "adv-1"}, {"gpu_samples", samples}}), "usage");
+  const std::string alice = make_user_token(s, "alice2", "tenant_admin", "acme");
+  const std::string bob = make_user_token(s, "bob", "tenant_admin", "other");
+  json fp = ok(advise(s, "fingerprint", {{"job", id}}, alice), "metered fingerprint");
+  EXPECT_EQ(fp["source"]["job"], id);
+  EXPECT_EQ(fp["profile"]["gpu_count"], 2) << fp["profile"].dump();
+  Resp hidden = advise(s, "fingerprint", {{"job", id}}, bob);
+  EXPECT_EQ(hidden.status, 422) << hidden.describe();
+  // The tenant's own metered demand (2 GPUs held) plans a mix on the platform's offer.
+  json mix = ok(advise(s, "mix", {{"offers", {"dc/h100"}}, {"demand", {{"history", json::object()}}}}, alice), "mix");
+  EXPECT_EQ(mix["demand"]["peak_gpus"], 2) << mix["demand"].dump();
+  Resp none = advise(s, "mix", {{"offers", {"dc/h100"}}, {"demand", {{"history", json::object()}}}}, bob);
+  EXPECT_EQ(none.status, 422) << none.describe();
+  EXPECT_NE(none.reason_for("demand.history").find("ran no GPU jobs"), std::string::npos) << none.describe();
+  // Operators name the tenant.
+  Resp op = advise(s, "mix", {{"offers", {"dc/h100"}}, {"demand", {{"history", json::object()}}}});
+  EXPECT_EQ(op.status, 422);
+  EXPECT_FALSE(op.reason_for("demand.history.tenant").empty()) << op.describe();
+  ok(advise(s, "mix", {{"offers", {"dc/h100"}}, {"demand", {{"history", {{"tenant", "acme"}}}}}}), "operator mix");
+}
+
+}  // namespace
+}  // namespace gpurent::testing
