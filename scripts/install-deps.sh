@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs gpurent's build and test dependencies from Debian 12 packages. Idempotent: when every
-# package is already installed it does nothing (no apt-get update, no network).
+# Installs gpurent's build and test dependencies: Debian 12 packages, and the dashboard's npm
+# packages (web/package-lock.json). Idempotent: when everything is installed it does nothing (no
+# apt-get update, no network).
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
@@ -10,6 +12,7 @@ PACKAGES=(
   curl ca-certificates
   slurm-wlm munge iproute2 util-linux slurmdbd mariadb-server
   libglpk-dev
+  chromium fonts-wqy-microhei
 )
 
 missing=()
@@ -19,15 +22,26 @@ for p in "${PACKAGES[@]}"; do
   fi
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all ${#PACKAGES[@]} packages present"
-  exit 0
+# The dashboard (web/) builds with Node.js 20 or newer and npm; Debian 12's own nodejs is 18, so
+# an existing node is kept and Debian's is installed only when there is none.
+if ! command -v node >/dev/null 2>&1; then
+  missing+=(nodejs npm)
 fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
   SUDO="sudo"
 fi
-echo "install-deps: installing ${missing[*]}"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+else
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The dashboard's npm packages (exact versions from web/package-lock.json), when they changed.
+if [ ! -f web/node_modules/.package-lock.json ] || [ web/package-lock.json -nt web/node_modules/.package-lock.json ]; then
+  echo "install-deps: npm ci in web/"
+  (cd web && npm ci --no-audit --no-fund --loglevel=error)
+fi

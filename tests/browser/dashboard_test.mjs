@@ -1,0 +1,288 @@
+#!/usr/bin/env node
+// browser_dashboard: drives the built dashboard (web/dist) in headless Chromium against a
+// fresh `gpurent serve --demo`, and checks what it shows against the API's own answers.
+// Usage: node tests/browser/dashboard_test.mjs /path/to/gpurent
+// Env: ARTIFACT_DIR (screenshots; default tests/browser/artifacts), CHROMIUM (default /usr/bin/chromium).
+// Exit status 0 when every check passes, 1 otherwise.
+
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, "../..");
+const { chromium } = createRequire(path.join(repo, "web/package.json"))("playwright-core");
+
+const binary = path.resolve(process.argv[2] ?? path.join(repo, "build/gpurent"));
+const artifacts = path.resolve(process.env.ARTIFACT_DIR ?? path.join(here, "artifacts"));
+const chromiumPath = process.env.CHROMIUM ?? "/usr/bin/chromium";
+const STEP_TIMEOUT_MS = 15000;
+
+let failures = 0;
+let passes = 0;
+function check(ok, what) {
+  if (ok) passes++;
+  else failures++;
+  console.log(`${ok ? "ok  " : "FAIL"} ${what}`);
+  return ok;
+}
+
+// --- the server -----------------------------------------------------------------------
+
+async function startServer(dir) {
+  const server = spawn(
+    binary,
+    ["serve", "--demo", "--db", "./g.db", "--port", "0", "--host", "127.0.0.1", "--static-dir", path.join(repo, "web/dist")],
+    { cwd: dir, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  const stderr = [];
+  server.stderr.on("data", (chunk) => stderr.push(chunk));
+  const lines = createInterface({ input: server.stdout });
+  const first = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("server did not print its listening line in 30 s")), 30000);
+    lines.once("line", (line) => { clearTimeout(timer); resolve(line); });
+    server.once("exit", (code) => { clearTimeout(timer); reject(new Error(`server exited (${code}): ${Buffer.concat(stderr)}`)); });
+  });
+  lines.on("line", () => {}); // keep draining stdout
+  const listening = JSON.parse(first);
+  if (listening.event !== "listening" || !listening.url) throw new Error(`unexpected first line: ${first}`);
+  const adminToken = readFileSync(path.resolve(dir, listening.admin_token_file), "utf8").trim();
+  return { server, url: listening.url.replace(/\/$/, ""), adminToken };
+}
+
+async function api(base, token, method, route, body) {
+  const response = await fetch(`${base}/api/v1/${route}`, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, ...(body ? { "Content-Type": "application/json" } : {}) },
+    body: body ? JSON.stringify(body) : method === "POST" ? "{}" : undefined,
+  });
+  const text = await response.text();
+  return { status: response.status, json: text ? JSON.parse(text) : null };
+}
+
+// --- page helpers ---------------------------------------------------------------------
+
+const cellText = async (locator) => (await locator.innerText()).trim();
+
+/** Navigates to a view and returns the JSON of the API answer the page rendered. */
+async function openView(page, hash, apiPath, method = "GET") {
+  const answer = page.waitForResponse(
+    (r) => r.url().includes(`/api/v1/${apiPath}`) && r.request().method() === method,
+    { timeout: STEP_TIMEOUT_MS },
+  );
+  await page.evaluate((h) => { location.hash = h; }, hash);
+  const response = await answer;
+  const view = hash.replace(/^#\//, "").split("?")[0];
+  await page.locator(`main[data-testid="view-${view}"]:not([data-loading])`).waitFor({ timeout: STEP_TIMEOUT_MS });
+  return { status: response.status(), json: await response.json() };
+}
+
+async function shot(page, name) {
+  const file = path.join(artifacts, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  console.log(`     screenshot ${file}`);
+}
+
+async function login(page, token) {
+  await page.getByTestId("login-token").fill(token);
+  await page.getByTestId("login-submit").click();
+  await page.getByTestId("scope").waitFor({ timeout: STEP_TIMEOUT_MS });
+}
+
+// --- the checks -----------------------------------------------------------------------
+
+async function run(page, base, adminToken) {
+  const month = new Date().toISOString().slice(0, 7);
+
+  // A job that must wait (pretrain already uses its 64 Ascend GPUs), so the queue has a reason to show.
+  const queued = await api(base, adminToken, "POST", "jobs", {
+    name: "browser-queued", project: "pretrain", kind: "batch", workers: 1, gpus_per_worker: 8,
+    constraints: { gpu_models: ["ascend-910b-64gb"] }, image: "busybox:1.36", command: ["true"],
+    expected_duration_seconds: 3600,
+  });
+  check(queued.status === 201, `submit a job that has to queue (HTTP ${queued.status})`);
+
+  // 1. Login: a malformed token and an unknown one are refused with a clear message.
+  await page.goto(`${base}/`);
+  await page.getByTestId("login-form").waitFor({ timeout: STEP_TIMEOUT_MS });
+  await page.getByTestId("login-token").fill("not-a-token");
+  await page.getByTestId("login-submit").click();
+  check((await cellText(page.getByTestId("login-error"))).includes("not a gpurent token"), "malformed token: format error shown");
+  await page.getByTestId("login-token").fill(`gpr_${"0".repeat(64)}`);
+  await page.getByTestId("login-submit").click();
+  await page.getByText("The server refused this token").waitFor({ timeout: STEP_TIMEOUT_MS });
+  check(true, "unknown token: refused by the server, message shown");
+  await shot(page, "01-login-error");
+
+  await login(page, adminToken);
+  check((await cellText(page.getByTestId("scope"))).includes("Operator"), "admin token: signed in as operator");
+  check(await page.evaluate(() => localStorage.getItem("gpurent.token")) === adminToken, "token remembered in localStorage");
+
+  // 2. Language: Chinese labels, kept across a reload.
+  await page.getByTestId("lang-select").selectOption("zh-CN");
+  check((await cellText(page.getByTestId("nav-jobs"))) === "队列与作业", "language switch: Chinese nav label");
+  await page.reload();
+  await page.getByTestId("nav-jobs").waitFor({ timeout: STEP_TIMEOUT_MS });
+  check((await cellText(page.getByTestId("nav-jobs"))) === "队列与作业", "after reload: still Chinese");
+  check((await cellText(page.getByTestId("nav-invoices"))) === "账单", "after reload: every nav label Chinese");
+  await page.locator('main[data-testid="view-jobs"]:not([data-loading])').waitFor({ timeout: STEP_TIMEOUT_MS });
+  await shot(page, "02-jobs-zh");
+  await page.getByTestId("lang-select").selectOption("en");
+  check((await cellText(page.getByTestId("nav-jobs"))) === "Queue & jobs", "switch back to English");
+
+  // 3a. Queue & jobs.
+  const jobs = await openView(page, "#/jobs?r=1", "jobs");
+  const pending = jobs.json.items.filter((j) => j.status.state === "pending");
+  const placed = jobs.json.items.filter((j) => ["running", "admitted"].includes(j.status.state));
+  check(pending.some((j) => j.name === "browser-queued"), "API lists the queued job as pending");
+  for (const j of pending) {
+    const row = page.locator(`[data-testid="jobs-pending-table"] tr[data-row="${j.name}"]`);
+    check((await row.count()) === 1 && (await cellText(row)).includes(j.status.reason), `pending ${j.name}: reason "${j.status.reason}" shown`);
+  }
+  check(placed.length > 0, `API has running/admitted jobs (${placed.length})`);
+  for (const j of placed) {
+    const text = await cellText(page.locator(`[data-testid="jobs-running-table"] tr[data-row="${j.name}"]`));
+    const p = j.status.placement[0];
+    const ok = p && (p.gpus.length === 0 || text.includes(`GPUs [${p.gpus.join(", ")}]`)) && (!p.nvlink_domain || text.includes(p.nvlink_domain))
+      && (p.gpu_milli === undefined || text.includes(`${p.gpu_milli}‰`));
+    check(ok, `running ${j.name}: placement (GPUs, NVLink domain or share) shown`);
+  }
+  const summaryTotal = await page.locator('[data-testid="jobs-summary"] .card-value').allInnerTexts();
+  check(summaryTotal.reduce((a, b) => a + Number(b), 0) === jobs.json.items.length, "state counts add up to the API's job count");
+  await shot(page, "03-jobs");
+
+  // 3b. Invoices (operator: tenant selector from /tenants).
+  const invoice = await openView(page, `#/invoices?tenant=aurora-ai&month=${month}`, "invoices");
+  check(invoice.status === 200, `invoice for aurora-ai ${month} (HTTP ${invoice.status})`);
+  const options = await page.locator('[data-testid="invoice-tenant"] option').allInnerTexts();
+  check(options.length === 2, `operator's tenant selector lists both demo tenants (${options.length})`);
+  for (const [currency, totals] of Object.entries(invoice.json.totals)) {
+    const cells = await page.locator(`[data-testid="invoice-totals"] tr[data-row="${currency}"] td`).allInnerTexts();
+    check(cells[1] === totals.charges && cells[3] === totals.total, `invoice ${currency} total shown exactly: ${totals.total} (page: ${cells[3]})`);
+  }
+  for (const [i, s] of invoice.json.sections.entries()) {
+    const amounts = await page.locator(`[data-testid="invoice-lines-${i}"] tbody tr td:last-child`).allInnerTexts();
+    check(JSON.stringify(amounts) === JSON.stringify(s.lines.map((l) => l.amount)), `section ${s.contract} (${s.currency}): every line amount exact`);
+    check((await cellText(page.getByTestId(`invoice-section-total-${i}`))).includes(s.totals.total), `section ${s.contract}: total ${s.totals.total} shown`);
+  }
+  await shot(page, "04-invoices");
+
+  // 3c. Offers: table and chart.
+  const offers = await openView(page, "#/offers", "offers");
+  check(offers.json.items.length > 0, `API lists offers (${offers.json.items.length})`);
+  for (const o of offers.json.items) {
+    const cells = await page.locator(`[data-testid="offers-table"] tr[data-row="${o.name}"] td`).allInnerTexts();
+    check(cells[5] === o.prices.on_demand, `offer ${o.name}: on-demand ${o.prices.on_demand} ${o.currency} (page: ${cells[5]})`);
+  }
+  for (const currency of new Set(offers.json.items.map((o) => o.currency))) {
+    const labels = await page.locator(`[data-testid="offers-chart-${currency}"] svg text`).allTextContents();
+    const expected = offers.json.items.filter((o) => o.currency === currency).map((o) => o.prices.on_demand);
+    check(expected.every((v) => labels.includes(v)), `${currency} chart labels every bar with the exact price`);
+  }
+  await shot(page, "05-offers");
+
+  // 3d. Suppliers.
+  const advice = await openView(page, "#/suppliers", "advise/suppliers", "POST");
+  check(advice.status === 200 && advice.json.suppliers.length > 0, `supplier advice (${advice.json.suppliers.length} suppliers)`);
+  for (const s of advice.json.suppliers) {
+    const cells = await page.locator(`[data-testid="suppliers-table"] tr[data-row="${s.name}"] td`).allInnerTexts();
+    check(cells[1] === s.score && cells[4] === s.share_pct, `supplier ${s.name}: score ${s.score}, share ${s.share_pct}% shown`);
+    const blocked = s.hard_failures.map((id) => s.items.find((i) => i.id === id)?.en ?? id);
+    check(blocked.every((b) => cells[2].includes(b)), `supplier ${s.name}: blocked-by items shown (${s.hard_failures.join(", ") || "none"})`);
+  }
+  check((await cellText(page.getByTestId("suppliers-split"))).includes(advice.json.split.en), "procurement split text shown");
+  const scoreLabels = await page.locator('[data-testid="suppliers-chart"] svg text').allTextContents();
+  check(advice.json.suppliers.every((s) => scoreLabels.includes(s.score)), "score chart labels every bar with the exact score");
+  await shot(page, "06-suppliers");
+
+  // 4. A tenant token sees only its tenant.
+  const tenants = (await api(base, adminToken, "GET", "tenants")).json.items;
+  const qingyun = tenants.find((x) => x.name === "qingyun-tech");
+  const user = await api(base, adminToken, "POST", "users", { name: "qingyun-browser", email: "browser@qingyun-tech.example", role: "tenant_admin", tenant: "qingyun-tech" });
+  check(user.status === 201, `create tenant_admin user for qingyun-tech (HTTP ${user.status})`);
+  const minted = await api(base, adminToken, "POST", "tokens", { user: "qingyun-browser", name: "browser-test" });
+  check(minted.status === 201 && typeof minted.json.token === "string", `mint its token (HTTP ${minted.status})`);
+  const tenantToken = minted.json.token;
+
+  await page.getByTestId("logout").click();
+  await page.getByTestId("login-form").waitFor({ timeout: STEP_TIMEOUT_MS });
+  check(await page.evaluate(() => localStorage.getItem("gpurent.token")) === null, "sign-out clears the stored token");
+  await login(page, tenantToken);
+  check((await cellText(page.getByTestId("scope"))).includes("qingyun-tech"), "tenant token: scope names qingyun-tech");
+
+  const tenantJobs = await openView(page, "#/jobs?r=2", "jobs");
+  check(tenantJobs.json.items.length > 0 && tenantJobs.json.items.every((j) => j.tenant_id === qingyun.id), `tenant's job list holds only its jobs (${tenantJobs.json.items.length})`);
+  const tenantCells = await page.locator('main table tbody tr td:nth-child(2)').allInnerTexts();
+  check(tenantCells.length === tenantJobs.json.items.length && tenantCells.every((c) => c === "qingyun-tech"), "jobs view: every row is qingyun-tech's");
+  const otherJobs = jobs.json.items.filter((j) => j.tenant_id !== qingyun.id).map((j) => j.name);
+  const mainText = await cellText(page.locator("main"));
+  check(otherJobs.every((n) => !new RegExp(`\\b${n}\\b`).test(mainText)), "jobs view: no other tenant's job name appears");
+  await shot(page, "07-tenant-jobs");
+
+  const own = await openView(page, `#/invoices?month=${month}`, "invoices");
+  const ownOptions = await page.locator('[data-testid="invoice-tenant"] option').allInnerTexts();
+  check(own.status === 200 && own.json.tenant === "qingyun-tech", `tenant invoice is qingyun-tech's (${own.json.tenant})`);
+  check(ownOptions.length === 1 && ownOptions[0].startsWith("qingyun-tech"), "tenant selector offers only its own tenant");
+  for (const [currency, totals] of Object.entries(own.json.totals)) {
+    const cells = await page.locator(`[data-testid="invoice-totals"] tr[data-row="${currency}"] td`).allInnerTexts();
+    check(cells[3] === totals.total, `tenant invoice ${currency} total shown exactly: ${totals.total}`);
+  }
+  await shot(page, "08-tenant-invoices");
+
+  const other = await openView(page, `#/invoices?tenant=aurora-ai&month=${month}`, "invoices");
+  check(other.status === 404, `tenant asking for aurora-ai's invoice: HTTP ${other.status}`);
+  check((await cellText(page.getByTestId("view-error"))).includes("404"), "the view shows the refusal");
+  const direct = await api(base, tenantToken, "GET", `invoices?tenant=aurora-ai&month=${month}`);
+  check(direct.status === 404, `API refuses the other tenant's invoice to the tenant token (HTTP ${direct.status})`);
+  await shot(page, "09-tenant-other-invoice-refused");
+}
+
+// --- main -----------------------------------------------------------------------------
+
+async function main() {
+  mkdirSync(artifacts, { recursive: true });
+  const dir = mkdtempSync(path.join(tmpdir(), "gpurent-browser-"));
+  let server;
+  let context;
+  try {
+    const started = await startServer(dir);
+    server = started.server;
+    console.log(`server ${started.url} (work dir ${dir})`);
+    context = await chromium.launchPersistentContext(path.join(dir, "chromium-profile"), {
+      executablePath: chromiumPath,
+      headless: true,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      viewport: { width: 1400, height: 900 },
+    });
+    const page = context.pages()[0] ?? (await context.newPage());
+    page.setDefaultTimeout(STEP_TIMEOUT_MS);
+    const pageErrors = [];
+    page.on("pageerror", (e) => pageErrors.push(String(e)));
+    page.on("console", (m) => { if (m.type() === "error") console.log(`     console: ${m.text()}`); });
+    try {
+      await run(page, started.url, started.adminToken);
+    } catch (e) {
+      await shot(page, "failure").catch(() => {});
+      throw e;
+    }
+    check(pageErrors.length === 0, `no uncaught errors in the page${pageErrors.length ? `: ${pageErrors.join("; ")}` : ""}`);
+  } catch (e) {
+    check(false, `test aborted: ${e.stack ?? e}`);
+  } finally {
+    if (context) await context.close().catch(() => {});
+    if (server) {
+      server.kill("SIGTERM");
+      await new Promise((resolve) => (server.exitCode !== null ? resolve() : server.once("exit", resolve)));
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(`browser_dashboard: ${passes} passed, ${failures} failed`);
+  process.exit(failures === 0 ? 0 : 1);
+}
+
+await main();

@@ -1,0 +1,95 @@
+// The REST client: a bearer token kept in localStorage, JSON in and out, RFC 7807 problems
+// turned into ApiError. Lists are followed across pages (`next_after`).
+
+const TOKEN_KEY = "gpurent.token";
+const BASE = "api/v1";
+export const TOKEN_PATTERN = /^gpr_[0-9a-f]{64}$/;
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+  ) {
+    super(`${status}: ${detail}`);
+  }
+}
+
+export function storedToken(): string | null {
+  return localStorage.getItem(TOKEN_KEY);
+}
+
+export function storeToken(token: string): void {
+  localStorage.setItem(TOKEN_KEY, token);
+}
+
+export function clearToken(): void {
+  localStorage.removeItem(TOKEN_KEY);
+}
+
+type Query = Record<string, string | undefined>;
+
+function url(path: string, query: Query = {}): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== "") params.set(name, value);
+  const qs = params.toString();
+  return `${BASE}/${path}${qs ? `?${qs}` : ""}`;
+}
+
+/** Sends one request with `token` (default: the stored one) and parses the JSON answer. */
+export async function request<T>(method: "GET" | "POST", path: string, options: {
+  query?: Query;
+  body?: unknown;
+  token?: string;
+} = {}): Promise<T> {
+  const headers: Record<string, string> = { Accept: "application/json" };
+  const token = options.token ?? storedToken();
+  if (token) headers.Authorization = `Bearer ${token}`;
+  let body: string | undefined;
+  if (method === "POST") {
+    headers["Content-Type"] = "application/json";
+    body = JSON.stringify(options.body ?? {});
+  }
+  let response: Response;
+  try {
+    response = await fetch(url(path, options.query), { method, headers, body });
+  } catch (e) {
+    throw new ApiError(0, e instanceof Error ? e.message : String(e));
+  }
+  const text = await response.text();
+  if (!response.ok) {
+    let detail = response.statusText;
+    try {
+      const problem = JSON.parse(text) as { detail?: string; title?: string };
+      detail = problem.detail ?? problem.title ?? detail;
+    } catch {
+      /* not a problem document: keep the status text */
+    }
+    throw new ApiError(response.status, detail);
+  }
+  return JSON.parse(text) as T;
+}
+
+export function get<T>(path: string, query: Query = {}, token?: string): Promise<T> {
+  return request<T>("GET", path, { query, token });
+}
+
+export function post<T>(path: string, body: unknown, query: Query = {}): Promise<T> {
+  return request<T>("POST", path, { body, query });
+}
+
+interface Page<T> {
+  items: T[];
+  next_after: string | null;
+}
+
+/** Every item of a paged list, following `next_after` (1000 a page). */
+export async function getAll<T>(path: string, query: Query = {}, token?: string): Promise<T[]> {
+  const items: T[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await get<Page<T>>(path, { ...query, limit: "1000", after }, token);
+    items.push(...page.items);
+    if (!page.next_after) return items;
+    after = page.next_after;
+  }
+}

@@ -1,0 +1,186 @@
+// The dashboard shell: sign-in with an API token, the header (scope, language, sign-out),
+// the nav bar, and hash routing (#/jobs, #/invoices?month=…&tenant=…, #/offers, #/suppliers).
+
+import "./style.css";
+import { ApiError, clearToken, getAll, request, storedToken, storeToken, TOKEN_PATTERN } from "./api";
+import { disposeCharts } from "./charts";
+import type { Scope, ViewContext } from "./context";
+import { h, notice } from "./dom";
+import { lang, setLang, t, type Key, type Lang } from "./i18n";
+import type { Tenant, TokenInfo } from "./types";
+import { renderInvoices } from "./views/invoices";
+import { renderJobs } from "./views/jobs";
+import { renderOffers } from "./views/offers";
+import { renderSuppliers } from "./views/suppliers";
+
+type ViewName = "jobs" | "invoices" | "offers" | "suppliers";
+const VIEWS: Record<ViewName, { label: Key; render: (root: HTMLElement, ctx: ViewContext) => Promise<void> }> = {
+  jobs: { label: "nav.jobs", render: renderJobs },
+  invoices: { label: "nav.invoices", render: renderInvoices },
+  offers: { label: "nav.offers", render: renderOffers },
+  suppliers: { label: "nav.suppliers", render: renderSuppliers },
+};
+
+interface Session {
+  scope: Scope;
+  tenants: Map<string, Tenant>;
+}
+
+const app = document.getElementById("app")!;
+let session: Session | null = null;
+let renderSeq = 0; // a newer render supersedes a slower older one
+
+/**
+ * Learns the account's scope from GET /tokens, which also proves the token works: an
+ * operator sees every token, its own (role operator_admin) included; other roles never see
+ * an operator's token, and their tokens carry their tenant or supplier.
+ */
+async function loadSession(token: string): Promise<Session> {
+  const tokens = await request<{ items: TokenInfo[] }>("GET", "tokens", { token });
+  let scope: Scope;
+  if (tokens.items.some((x) => x.role === "operator_admin")) scope = { kind: "operator" };
+  else {
+    const tenantId = tokens.items.find((x) => x.tenant_id)?.tenant_id;
+    scope = tenantId ? { kind: "tenant", tenantId } : { kind: "supplier" };
+  }
+  const tenants = new Map<string, Tenant>();
+  if (scope.kind !== "supplier") for (const x of await getAll<Tenant>("tenants", {}, token)) tenants.set(x.id, x);
+  return { scope, tenants };
+}
+
+function parseHash(): { view: ViewName; query: URLSearchParams } {
+  const [path, qs] = location.hash.replace(/^#\/?/, "").split("?", 2);
+  const view = (path in VIEWS ? path : "jobs") as ViewName;
+  return { view, query: new URLSearchParams(qs ?? "") };
+}
+
+function languageSelect(): HTMLSelectElement {
+  const select = h(
+    "select",
+    { "data-testid": "lang-select", "aria-label": t("lang.label") },
+    h("option", { value: "en", selected: lang() === "en" }, "English"),
+    h("option", { value: "zh-CN", selected: lang() === "zh-CN" }, "简体中文"),
+  );
+  select.addEventListener("change", () => {
+    setLang(select.value as Lang);
+    render();
+  });
+  return select;
+}
+
+function renderLogin(message?: string): void {
+  disposeCharts();
+  const input = h("input", { type: "password", id: "token", autocomplete: "off", spellcheck: "false", "data-testid": "login-token", placeholder: "gpr_…" });
+  const status = h("div", { "data-testid": "login-status" }, message ? notice("error", message, "login-error") : null);
+  const button = h("button", { type: "submit", "data-testid": "login-submit" }, t("login.submit"));
+  const form = h(
+    "form",
+    { class: "login", "data-testid": "login-form" },
+    h("h2", {}, t("login.title")),
+    h("p", { class: "muted" }, t("login.help")),
+    h("label", { for: "token" }, t("login.token")),
+    input,
+    button,
+    status,
+  );
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const token = input.value.trim();
+    if (!TOKEN_PATTERN.test(token)) {
+      status.replaceChildren(notice("error", t("login.bad_format"), "login-error"));
+      return;
+    }
+    button.disabled = true;
+    status.replaceChildren(notice("info", t("login.checking")));
+    try {
+      session = await loadSession(token);
+      storeToken(token);
+      render();
+    } catch (e) {
+      button.disabled = false;
+      status.replaceChildren(notice("error", loginError(e), "login-error"));
+    }
+  });
+  app.replaceChildren(header(false), h("main", { class: "narrow" }, form));
+  input.focus();
+}
+
+function loginError(e: unknown): string {
+  if (e instanceof ApiError) {
+    if (e.status === 401) return t("login.rejected");
+    if (e.status === 0) return t("login.unreachable");
+    return t("common.error", { status: e.status, detail: e.detail });
+  }
+  return String(e);
+}
+
+function scopeLabel(s: Session): string {
+  if (s.scope.kind === "operator") return t("scope.operator");
+  if (s.scope.kind === "supplier") return t("scope.supplier");
+  const tenant = s.tenants.get(s.scope.tenantId);
+  return t("scope.tenant", { name: tenant?.display_name ? `${tenant.name} (${tenant.display_name})` : tenant?.name ?? s.scope.tenantId });
+}
+
+function header(signedIn: boolean, active?: ViewName): HTMLElement {
+  const right = h("div", { class: "header-right" }, h("label", {}, `${t("lang.label")} `, languageSelect()));
+  if (signedIn && session) {
+    const logout = h("button", { type: "button", class: "link", "data-testid": "logout" }, t("nav.logout"));
+    logout.addEventListener("click", () => {
+      clearToken();
+      session = null;
+      location.hash = "";
+      render();
+    });
+    right.prepend(h("span", { class: "scope", "data-testid": "scope" }, scopeLabel(session)));
+    right.append(logout);
+  }
+  const nav = signedIn
+    ? h("nav", {}, ...(Object.keys(VIEWS) as ViewName[]).map((v) =>
+        h("a", { href: `#/${v}`, class: v === active ? "active" : undefined, "data-testid": `nav-${v}`, "aria-current": v === active ? "page" : undefined }, t(VIEWS[v].label))))
+    : null;
+  return h("header", {}, h("div", { class: "brand" }, h("h1", {}, t("app.title")), h("span", { class: "muted" }, t("app.subtitle"))), nav, right);
+}
+
+async function render(): Promise<void> {
+  document.documentElement.lang = lang();
+  document.title = `${t("app.title")} — ${t("app.subtitle")}`;
+  const token = storedToken();
+  if (!token) {
+    renderLogin();
+    return;
+  }
+  const seq = ++renderSeq;
+  if (!session) {
+    app.replaceChildren(header(false), h("main", {}, h("p", { class: "muted" }, t("common.loading"))));
+    try {
+      session = await loadSession(token);
+    } catch (e) {
+      if (seq !== renderSeq) return;
+      if (e instanceof ApiError && e.status === 401) clearToken();
+      renderLogin(loginError(e));
+      return;
+    }
+    if (seq !== renderSeq) return;
+  }
+  const { view, query } = parseHash();
+  disposeCharts();
+  const main = h("main", { "data-testid": `view-${view}`, "data-loading": "true" }, h("p", { class: "muted" }, t("common.loading")));
+  app.replaceChildren(header(true, view), main);
+  const ctx: ViewContext = {
+    scope: session.scope,
+    tenants: session.tenants,
+    query,
+    navigate: (next) => {
+      const hash = `#/${view}?${new URLSearchParams(next).toString()}`;
+      if (location.hash === hash) void render(); // same address: no hashchange, reload anyway
+      else location.hash = hash;
+    },
+  };
+  await VIEWS[view].render(main, ctx);
+  if (seq !== renderSeq) return; // the user moved on meanwhile; this main is detached
+  main.removeAttribute("data-loading");
+}
+
+window.addEventListener("hashchange", () => void render());
+setLang(lang());
+void render();

@@ -1,0 +1,86 @@
+// "Invoices": GET /api/v1/invoices?month=YYYY-MM&tenant=… — totals per currency, then one
+// section per contract with its lines and totals. Amounts are the server's decimal strings.
+// The tenant selector lists GET /api/v1/tenants: every tenant for an operator, only its own
+// for a tenant user (who may also name it). Month and tenant live in the location hash.
+
+import { get } from "../api";
+import type { ViewContext } from "../context";
+import { h, num, replace, table } from "../dom";
+import { t } from "../i18n";
+import type { Invoice } from "../types";
+import { errorNotice } from "./errors";
+
+function currentMonth(): string {
+  return new Date().toISOString().slice(0, 7);
+}
+
+export async function renderInvoices(root: HTMLElement, ctx: ViewContext): Promise<void> {
+  const tenants = [...ctx.tenants.values()].sort((a, b) => a.name.localeCompare(b.name));
+  const ownTenant = ctx.scope.kind === "tenant" ? ctx.tenants.get(ctx.scope.tenantId)?.name : undefined;
+  const month = ctx.query.get("month") ?? currentMonth();
+  const tenant = ctx.query.get("tenant") ?? ownTenant ?? tenants[0]?.name ?? "";
+
+  const monthInput = h("input", { type: "month", value: month, "data-testid": "invoice-month", "aria-label": t("invoices.month") });
+  const select = h(
+    "select",
+    { "data-testid": "invoice-tenant", "aria-label": t("invoices.tenant") },
+    ...tenants.map((x) => h("option", { value: x.name, selected: x.name === tenant }, x.display_name ? `${x.name} — ${x.display_name}` : x.name)),
+  );
+  const form = h(
+    "form",
+    { class: "controls" },
+    h("label", {}, `${t("invoices.month")} `, monthInput),
+    h("label", {}, `${t("invoices.tenant")} `, select),
+    h("button", { type: "submit" }, t("invoices.show")),
+  );
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    ctx.navigate({ month: monthInput.value || currentMonth(), tenant: select.value });
+  });
+  const body = h("div", { "data-testid": "invoice" }, h("p", { class: "muted" }, t("common.loading")));
+  root.replaceChildren(form, body);
+
+  let invoice: Invoice;
+  try {
+    invoice = await get<Invoice>("invoices", { month, tenant: tenant || undefined });
+  } catch (e) {
+    body.replaceChildren(errorNotice(e));
+    return;
+  }
+
+  const totalRows = Object.entries(invoice.totals).map(([currency, x]) => [
+    currency, num(x.charges), num(x.credits), h("strong", {}, num(x.total)),
+  ]);
+  const sections = invoice.sections.map((s, i) =>
+    h(
+      "section",
+      { class: "invoice-section", "data-testid": `invoice-section-${i}` },
+      h("h3", {}, t("invoices.section", { contract: s.contract, currency: s.currency })),
+      table(
+        `invoice-lines-${i}`,
+        [t("invoices.col.kind"), t("invoices.col.rule"), t("invoices.col.description"), t("invoices.col.project"), t("invoices.col.job"),
+         t("invoices.col.quantity"), t("invoices.col.unit_price"), t("invoices.col.amount")],
+        s.lines.map((l) => [
+          l.kind, l.rule, h("span", { class: "description" }, l.description), l.project, l.job,
+          h("span", {}, num(l.quantity), ` ${l.unit}`),
+          // "2.99 USD/GPU-hour"; a unit that is a phrase ("of fee") follows after a space.
+          h("span", {}, num(l.unit_price), ` ${s.currency}${/\s/.test(l.price_unit) ? " " : "/"}${l.price_unit}`),
+          num(l.amount, l.amount_exact),
+        ]),
+      ),
+      h("p", { class: "section-totals", "data-testid": `invoice-section-total-${i}` },
+        t("invoices.section_totals", { charges: s.totals.charges, credits: s.totals.credits, total: s.totals.total, currency: s.currency })),
+    ),
+  );
+
+  replace(
+    body,
+    h("h2", {}, `${invoice.tenant} · ${month}`),
+    h("p", { class: "muted" }, t("invoices.period", { from: invoice.period.from, to: invoice.period.to, rated: invoice.rated_until })),
+    h("h3", {}, t("invoices.totals")),
+    table("invoice-totals", [t("invoices.col.currency"), t("invoices.col.charges"), t("invoices.col.credits"), t("invoices.col.total")], totalRows, Object.keys(invoice.totals)),
+    invoice.unpriced_allocations.length > 0 ? h("p", { class: "notice info" }, t("invoices.unpriced", { list: invoice.unpriced_allocations.join(", ") })) : null,
+    sections.length === 0 ? h("p", { class: "muted" }, t("invoices.no_sections")) : null,
+    ...sections,
+  );
+}

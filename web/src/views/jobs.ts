@@ -1,0 +1,94 @@
+// "Queue & jobs": GET /api/v1/jobs grouped by state — pending jobs with the scheduler's
+// reason, running/admitted jobs with their placement (node, GPU indices or share, NVLink
+// domain), and the rest with their final reason.
+
+import { getAll } from "../api";
+import { tenantName, type ViewContext } from "../context";
+import { h, num, table } from "../dom";
+import { stateLabel, t } from "../i18n";
+import type { Job, NodeInfo, Placement } from "../types";
+import { errorNotice } from "./errors";
+
+const STATE_ORDER = ["pending", "admitted", "running", "preempted", "succeeded", "failed", "cancelled"];
+
+export async function renderJobs(root: HTMLElement, ctx: ViewContext): Promise<void> {
+  let jobs: Job[];
+  try {
+    jobs = await getAll<Job>("jobs");
+  } catch (e) {
+    root.replaceChildren(errorNotice(e));
+    return;
+  }
+  // Node names make placements readable; without them the ids are still exact.
+  const nodes = new Map<string, string>();
+  try {
+    for (const n of await getAll<NodeInfo>("nodes")) nodes.set(n.id, n.name);
+  } catch {
+    /* nodes unreadable: show ids */
+  }
+
+  const byState = new Map<string, Job[]>();
+  for (const job of jobs) {
+    const list = byState.get(job.status.state) ?? [];
+    list.push(job);
+    byState.set(job.status.state, list);
+  }
+  const states = [...byState.keys()].sort((a, b) => rank(a) - rank(b));
+  const summary = h(
+    "div",
+    { class: "cards", "data-testid": "jobs-summary" },
+    ...states.map((s) =>
+      h("div", { class: `card state-${s}`, "data-state": s }, h("span", { class: "card-value" }, String(byState.get(s)!.length)), h("span", { class: "card-label" }, stateLabel(s))),
+    ),
+  );
+
+  const gpus = (j: Job) => (j.gpus_per_worker === undefined ? "—" : `${j.gpus_per_worker} × ${j.workers ?? 1}`);
+  const pending = byState.get("pending") ?? [];
+  const placed = [...(byState.get("admitted") ?? []), ...(byState.get("running") ?? [])];
+  const other = jobs.filter((j) => !["pending", "admitted", "running"].includes(j.status.state));
+
+  const section = (title: string, testid: string, list: Job[], headers: string[], row: (j: Job) => (Node | string)[]) =>
+    h(
+      "section",
+      { "data-testid": testid },
+      h("h2", {}, `${title} `, h("small", {}, t("common.count", { n: list.length }))),
+      list.length === 0 ? h("p", { class: "muted" }, t("common.none")) : table(`${testid}-table`, headers, list.map(row), list.map((j) => j.name)),
+    );
+
+  root.replaceChildren(
+    h("h2", {}, t("jobs.summary")),
+    summary,
+    section(t("jobs.pending"), "jobs-pending", pending,
+      [t("jobs.col.name"), t("jobs.col.tenant"), t("jobs.col.project"), t("jobs.col.kind"), t("jobs.col.gpus"), t("jobs.col.reason"), t("jobs.col.updated")],
+      (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), j.project, j.kind, num(gpus(j)), h("span", { class: "reason" }, j.status.reason), j.status.updated_at]),
+    section(t("jobs.running"), "jobs-running", placed,
+      [t("jobs.col.name"), t("jobs.col.tenant"), t("jobs.col.project"), t("jobs.col.kind"), t("jobs.col.state"), t("jobs.col.placement")],
+      (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), j.project, j.kind, badge(j.status.state), placementList(j.status.placement, nodes)]),
+    section(t("jobs.other"), "jobs-other", other,
+      [t("jobs.col.name"), t("jobs.col.tenant"), t("jobs.col.project"), t("jobs.col.state"), t("jobs.col.reason"), t("jobs.col.updated")],
+      (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), j.project, badge(j.status.state), j.status.reason, j.status.updated_at]),
+  );
+}
+
+function rank(state: string): number {
+  const i = STATE_ORDER.indexOf(state);
+  return i < 0 ? STATE_ORDER.length : i;
+}
+
+function badge(state: string): HTMLElement {
+  return h("span", { class: `badge state-${state}`, "data-state": state }, stateLabel(state));
+}
+
+function placementList(placement: Placement[], nodes: Map<string, string>): HTMLElement {
+  return h(
+    "ul",
+    { class: "placement" },
+    ...placement.map((p) => {
+      const parts: string[] = [`${t("jobs.placement.node")} ${nodes.get(p.node) ?? p.node}`];
+      if (p.gpus.length > 0) parts.push(`${t("jobs.placement.gpus")} [${p.gpus.join(", ")}]`);
+      if (p.gpu_milli !== undefined) parts.push(`${t("jobs.placement.share")} ${p.gpu_milli}‰`);
+      if (p.nvlink_domain) parts.push(`${t("jobs.placement.domain")} ${p.nvlink_domain}`);
+      return h("li", { "data-node": p.node }, h("span", { class: "muted" }, `${t("jobs.placement.replica", { r: p.replica, w: p.worker })}: `), parts.join(" · "));
+    }),
+  );
+}
