@@ -40,8 +40,10 @@ else
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The dashboard's npm packages (exact versions from web/package-lock.json), when they changed.
+# The dashboard's npm packages (the versions web/package-lock.json records), when they changed.
+# `npm install`, not `npm ci`: npm 11 leaves Vite's Windows-only optional dependency out of the
+# lock file and `npm ci` then refuses the lock; `npm install` installs the locked versions.
 if [ ! -f web/node_modules/.package-lock.json ] || [ web/package-lock.json -nt web/node_modules/.package-lock.json ]; then
-  echo "install-deps: npm ci in web/"
-  (cd web && npm ci --no-audit --no-fund --loglevel=error)
+  echo "install-deps: npm install in web/"
+  (cd web && npm install --no-audit --no-fund --loglevel=error)
 fi

@@ -21,7 +21,7 @@ node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)
   || skip "node $(node --version) is too old (20 or newer needed)"
 [[ -x "$chromium" ]] || skip "no Chromium at $chromium (Debian: apt-get install chromium; or set CHROMIUM)"
 [[ -d "$repo/web/node_modules/playwright-core" ]] \
-  || skip "web/node_modules is missing: run (cd web && npm ci)"
+  || skip "web/node_modules is missing: run scripts/install-deps.sh (or: cd web && npm install)"
 [[ -f "$repo/web/dist/index.html" ]] || skip "web/dist is missing: run (cd web && npm run build)"
 
 export CHROMIUM="$chromium"
