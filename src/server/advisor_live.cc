@@ -24,7 +24,7 @@ int64_t placed_gpus(const json& allocation) {
 
 }  // namespace
 
-Result<std::vector<Offer>> load_offers(Store& store, const GpuCatalog& catalog) {
+Result<std::vector<Offer>> load_offers(Store& store, const GpuCatalog& catalog, std::vector<std::string>* ids) {
   auto records = list_all(store, "offers");
   if (!records) return records.error();
   std::map<std::string, std::string> supplier_names;
@@ -40,6 +40,7 @@ Result<std::vector<Offer>> load_offers(Store& store, const GpuCatalog& catalog) 
     }
     o->supplier = it->second;
     out.push_back(std::move(*o));
+    if (ids) ids->push_back(r.id);
   }
   return out;
 }

@@ -18,8 +18,9 @@
 namespace gpurent {
 
 // Every offer, parsed, with supplier_id set and `supplier` set to the supplier's name (labels
-// read "supplier/offer").
-Result<std::vector<Offer>> load_offers(Store& store, const GpuCatalog& catalog);
+// read "supplier/offer"); `ids` (when given) receives each offer's id, in the same order.
+Result<std::vector<Offer>> load_offers(Store& store, const GpuCatalog& catalog,
+                                       std::vector<std::string>* ids = nullptr);
 
 // Every supplier with its history over [from, to) derived from its nodes, offers and the
 // measurements on those nodes.

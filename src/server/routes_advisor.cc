@@ -33,16 +33,6 @@ Result<Offer> pick_offer(const std::vector<Offer>& offers, const std::vector<std
   return Error::invalid(field, "no offer '" + ref + "' (give supplier/offer, an offer id, or a unique offer name)");
 }
 
-Result<std::pair<std::vector<Offer>, std::vector<std::string>>> offers_with_ids(App& app) {
-  auto offers = load_offers(app.store, app.catalog);
-  if (!offers) return offers.error();
-  auto records = list_all(app.store, "offers");
-  if (!records) return records.error();
-  std::vector<std::string> ids;
-  for (const auto& r : *records) ids.push_back(r.id);
-  return std::make_pair(std::move(*offers), std::move(ids));
-}
-
 // The tenant whose records a request reads: tenant users their own; operators name it.
 Result<std::string> tenant_for(App& app, const Principal& p, const json& ref, const std::string& field) {
   if (!p.is_operator()) {
@@ -116,14 +106,15 @@ Result<json> mix(App& app, json body, const Principal& p) {
     if (body.contains("options")) return Error::invalid("offers", "give offers or options, not both");
     if (!body["offers"].is_array() || body["offers"].empty())
       return Error::invalid("offers", "must be a non-empty list of offers (supplier/offer, id or unique name)");
-    auto all = offers_with_ids(app);
+    std::vector<std::string> ids;
+    auto all = load_offers(app.store, app.catalog, &ids);
     if (!all) return all.error();
     json options = json::array();
     std::optional<Currency> cur;
     for (size_t i = 0; i < body["offers"].size(); ++i) {
       const std::string field = "offers[" + std::to_string(i) + "]";
       if (!body["offers"][i].is_string()) return Error::invalid(field, "must be a string");
-      auto o = pick_offer(all->first, all->second, body["offers"][i].get<std::string>(), field);
+      auto o = pick_offer(*all, ids, body["offers"][i].get<std::string>(), field);
       if (!o) return o.error();
       if (cur && *cur != o->currency)
         return Error::invalid(field, "is priced in another currency than the first offer");
