@@ -36,7 +36,8 @@ function check(ok, what) {
 async function startServer(dir) {
   const server = spawn(
     binary,
-    ["serve", "--demo", "--db", "./g.db", "--port", "0", "--host", "127.0.0.1", "--static-dir", path.join(repo, "web/dist")],
+    ["serve", "--demo", "--db", "./g.db", "--port", "0", "--host", "127.0.0.1", "--static-dir", path.join(repo, "web/dist"),
+      "--firewall-interval-s", "1"], // the cost firewall runs every second, so an alert appears quickly
     { cwd: dir, stdio: ["ignore", "pipe", "pipe"] },
   );
   const stderr = [];
@@ -198,6 +199,82 @@ async function run(page, base, adminToken) {
   const scoreLabels = await page.locator('[data-testid="suppliers-chart"] svg text').allTextContents();
   check(advice.json.suppliers.every((s) => scoreLabels.includes(s.score)), "score chart labels every bar with the exact score");
   await shot(page, "06-suppliers");
+
+  // 3e. Alerts: the demo starts with none; a zero budget on vision makes the firewall raise a
+  // budget breach, which the operator lifts from the page.
+  const noAlerts = await openView(page, "#/alerts", "alerts");
+  if (noAlerts.json.items.length === 0) check((await cellText(page.getByTestId("alerts-empty"))).includes("No alerts"), "alerts: empty state shown");
+  else check((await page.locator('[data-testid="alerts-table"] tbody tr').count()) === noAlerts.json.items.length, "alerts: every alert listed");
+  const quota = (await api(base, adminToken, "GET", "projects/vision/quota")).json;
+  const zeroBudget = await api(base, adminToken, "PUT", "projects/vision/quota", { ...quota, monthly_budget: "0" });
+  check(zeroBudget.status === 200, `vision's monthly budget set to 0 (HTTP ${zeroBudget.status})`);
+  let breach;
+  for (let i = 0; i < 100 && !breach; i++) {
+    breach = (await api(base, adminToken, "GET", "alerts?project=vision&state=active")).json.items.find((a) => a.kind === "budget_breach");
+    if (!breach) await new Promise((r) => setTimeout(r, 200));
+  }
+  check(breach !== undefined, "the firewall raised a budget_breach alert for vision");
+  if (breach) {
+    const listed = await openView(page, "#/alerts?r=2", "alerts");
+    check(listed.json.items.some((a) => a.id === breach.id), "alerts view read the new alert");
+    const cells = await page.locator(`[data-testid="alerts-table"] tr[data-row="${breach.id}"] td`).allInnerTexts();
+    check(cells[0].includes("Budget reached") && cells[1].includes("vision") && cells[1].includes("aurora-ai"), `alert row: kind and project/tenant (${cells.slice(0, 2).join(" | ")})`);
+    check(cells[2] === `${breach.measured} ${breach.unit} / ${breach.threshold} ${breach.unit}`, `alert row: figure vs threshold exact (${cells[2]})`);
+    check(cells[3].includes("active") && cells[5] === breach.message_en, "alert row: state and English message");
+    for (const a of listed.json.items.filter((x) => x.freeze_egress)) {
+      check((await page.getByTestId(`alert-frozen-${a.id}`).count()) === 1, `egress freeze ${a.id} marked`);
+    }
+    await shot(page, "10-alerts");
+    const lifted = page.waitForResponse((r) => r.url().includes(`/api/v1/alerts/${breach.id}/lift`), { timeout: STEP_TIMEOUT_MS });
+    const reread = page.waitForResponse((r) => /\/api\/v1\/alerts\?/.test(r.url()) && r.request().method() === "GET", { timeout: STEP_TIMEOUT_MS });
+    await page.getByTestId(`alert-lift-${breach.id}`).click();
+    check((await lifted).status() === 200, "Lift: POST /alerts/{id}/lift answered 200");
+    await reread;
+    await page.getByTestId(`alert-state-${breach.id}`).filter({ hasText: "lifted" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    const after = (await api(base, adminToken, "GET", `alerts/${breach.id}`)).json;
+    check(after.state === "lifted" && (await page.getByTestId(`alert-lift-${breach.id}`).count()) === 0, `after Lift: the API and the page say lifted (${after.state})`);
+    await shot(page, "11-alerts-lifted");
+    await api(base, adminToken, "PUT", "projects/vision/quota", quota);
+  }
+
+  // 3f. True cost: the default workload over every offer of one currency, as the page posts it.
+  const quoteAnswer = page.waitForResponse((r) => r.url().includes("/api/v1/advise/quotes"), { timeout: STEP_TIMEOUT_MS });
+  await page.evaluate(() => { location.hash = "#/truecost"; });
+  const quoteResponse = await quoteAnswer;
+  await page.locator('main[data-testid="view-truecost"]:not([data-loading])').waitFor({ timeout: STEP_TIMEOUT_MS });
+  const quoteBody = quoteResponse.request().postDataJSON();
+  const quotes = await api(base, adminToken, "POST", "advise/quotes", quoteBody);
+  check(quoteResponse.status() === 200 && quotes.status === 200, `advise/quotes for ${quoteBody.offers.length} offers (HTTP ${quotes.status})`);
+  const allOffers = offers.json.items;
+  const currencyOf = new Set(quoteBody.offers.map((ref) => allOffers.find((o) => ref.endsWith(`/${o.name}`))?.currency));
+  check(currencyOf.size === 1 && !currencyOf.has(undefined), `the page compares offers of one currency (${[...currencyOf].join(", ")})`);
+  check(quoteBody.workload.launches_per_month === 120 && quoteBody.workload.gpus === 8, "the default workload was posted");
+  const first = quotes.json.ranking[0];
+  const firstRow = await page.locator(`[data-testid="truecost-table"] tbody tr`).first().locator("td").allInnerTexts();
+  check(firstRow[1] === first.offer && firstRow[3] === first.per_useful_gpu_hour && firstRow[4] === first.list_price,
+    `first ranked ${first.offer}: ${first.per_useful_gpu_hour} per useful GPU-hour (page: ${firstRow[3]}), list ${first.list_price}`);
+  const perUseful = await page.locator('[data-testid="truecost-table"] tbody tr td:nth-child(4)').allInnerTexts();
+  check(JSON.stringify(perUseful) === JSON.stringify(quotes.json.ranking.map((r) => r.per_useful_gpu_hour)), "every per-useful-GPU-hour figure exact, in rank order");
+  check((await cellText(page.getByTestId("truecost-misleads"))) === quotes.json.misleads.en, "misleads text shown in English");
+  const quoteLabels = await page.locator('[data-testid="truecost-chart"] svg text').allTextContents();
+  check(quotes.json.ranking.every((r) => quoteLabels.includes(r.per_useful_gpu_hour) && quoteLabels.includes(r.list_price)), "chart labels both bars of every offer exactly");
+  await shot(page, "12-truecost");
+
+  // A changed workload is posted as typed, and the misleads sentence follows the language.
+  await page.getByTestId("lang-select").selectOption("zh-CN");
+  await page.locator('main[data-testid="view-truecost"]:not([data-loading])').waitFor({ timeout: STEP_TIMEOUT_MS });
+  await page.getByTestId("truecost-idle_pct").fill("0");
+  const changedAnswer = page.waitForResponse((r) => r.url().includes("/api/v1/advise/quotes"), { timeout: STEP_TIMEOUT_MS });
+  await page.getByTestId("truecost-submit").click();
+  const changed = await changedAnswer;
+  const changedJson = await changed.json();
+  check(changed.request().postDataJSON().workload.idle_pct === 0, "the edited idle % is posted");
+  await page.getByTestId("truecost-table").waitFor({ timeout: STEP_TIMEOUT_MS });
+  check((await cellText(page.getByTestId("truecost-misleads"))) === changedJson.misleads.zh, "misleads text shown in Chinese");
+  const changedFirst = await page.locator('[data-testid="truecost-table"] tbody tr td:nth-child(4)').first().innerText();
+  check(changedFirst === changedJson.ranking[0].per_useful_gpu_hour, `new first rank ${changedJson.ranking[0].per_useful_gpu_hour} shown`);
+  await shot(page, "13-truecost-zh");
+  await page.getByTestId("lang-select").selectOption("en");
 
   // 4. A tenant token sees only its tenant.
   const tenants = (await api(base, adminToken, "GET", "tenants")).json.items;

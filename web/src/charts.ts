@@ -3,10 +3,10 @@
 
 import * as echarts from "echarts/core";
 import { BarChart } from "echarts/charts";
-import { GridComponent, MarkLineComponent, TooltipComponent } from "echarts/components";
+import { GridComponent, LegendComponent, MarkLineComponent, TooltipComponent } from "echarts/components";
 import { SVGRenderer } from "echarts/renderers";
 
-echarts.use([BarChart, GridComponent, MarkLineComponent, TooltipComponent, SVGRenderer]);
+echarts.use([BarChart, GridComponent, LegendComponent, MarkLineComponent, TooltipComponent, SVGRenderer]);
 
 const live = new Set<echarts.ECharts>();
 
@@ -61,5 +61,39 @@ export function barChart(el: HTMLElement, bars: Bar[], options: { max?: number; 
           : undefined,
       },
     ],
+  });
+}
+
+export interface Series {
+  name: string;
+  values: string[]; // exact decimal strings from the API, one per category
+  color: string;
+}
+
+/** Horizontal bars with several series side by side per category (e.g. true cost vs list price). */
+export function groupedBarChart(el: HTMLElement, categories: string[], series: Series[]): void {
+  if (!el.isConnected) return;
+  const chart = echarts.init(el, undefined, { renderer: "svg" });
+  live.add(chart);
+  const order = categories.map((_, i) => categories.length - 1 - i); // first category on top
+  chart.setOption({
+    animation: false,
+    legend: { top: 0, data: series.map((s) => s.name) },
+    grid: { left: 8, right: 72, top: 28, bottom: 8, containLabel: true },
+    tooltip: {
+      trigger: "item",
+      formatter: (p: { seriesIndex: number; dataIndex: number }) =>
+        `${categories[order[p.dataIndex]]} — ${series[p.seriesIndex].name}: ${series[p.seriesIndex].values[order[p.dataIndex]]}`,
+    },
+    xAxis: { type: "value" },
+    yAxis: { type: "category", data: order.map((i) => categories[i]), axisLabel: { fontSize: 11 } },
+    series: series.map((s) => ({
+      name: s.name,
+      type: "bar",
+      barMaxWidth: 18,
+      itemStyle: { color: s.color },
+      data: order.map((i) => Number(s.values[i])),
+      label: { show: true, position: "right", formatter: (p: { dataIndex: number }) => s.values[order[p.dataIndex]] },
+    })),
   });
 }

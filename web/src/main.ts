@@ -1,5 +1,6 @@
 // The dashboard shell: sign-in with an API token, the header (scope, language, sign-out),
-// the nav bar, and hash routing (#/jobs, #/invoices?month=…&tenant=…, #/offers, #/suppliers).
+// the nav bar, and hash routing (#/jobs, #/invoices?month=…&tenant=…, #/offers, #/suppliers,
+// #/alerts, #/truecost).
 
 import "./style.css";
 import { ApiError, clearToken, getAll, request, storedToken, storeToken, TOKEN_PATTERN } from "./api";
@@ -8,17 +9,21 @@ import type { Scope, ViewContext } from "./context";
 import { h, notice } from "./dom";
 import { lang, setLang, t, type Key, type Lang } from "./i18n";
 import type { Tenant, TokenInfo } from "./types";
+import { renderAlerts } from "./views/alerts";
 import { renderInvoices } from "./views/invoices";
 import { renderJobs } from "./views/jobs";
 import { renderOffers } from "./views/offers";
 import { renderSuppliers } from "./views/suppliers";
+import { renderTrueCost } from "./views/truecost";
 
-type ViewName = "jobs" | "invoices" | "offers" | "suppliers";
+type ViewName = "jobs" | "invoices" | "offers" | "suppliers" | "alerts" | "truecost";
 const VIEWS: Record<ViewName, { label: Key; render: (root: HTMLElement, ctx: ViewContext) => Promise<void> }> = {
   jobs: { label: "nav.jobs", render: renderJobs },
   invoices: { label: "nav.invoices", render: renderInvoices },
   offers: { label: "nav.offers", render: renderOffers },
   suppliers: { label: "nav.suppliers", render: renderSuppliers },
+  alerts: { label: "nav.alerts", render: renderAlerts },
+  truecost: { label: "nav.truecost", render: renderTrueCost },
 };
 
 interface Session {

@@ -117,3 +117,64 @@ export interface SuppliersAdvice {
   split: Bilingual & { floor: string; cap_pct: string; effective_cap_pct: string };
   suppliers: SupplierAdvice[];
 }
+
+export interface SupplierInfo {
+  id: string;
+  name: string;
+  display_name?: string;
+}
+
+export interface Alert {
+  id: string;
+  key: string;
+  kind: string;
+  severity: string;
+  tenant: string;
+  project: string;
+  subject: string;
+  measured: string;
+  threshold: string;
+  unit: string;
+  message_en: string;
+  message_zh: string;
+  freeze_egress: boolean;
+  upload_limit_bytes: number;
+  hold_submissions: boolean;
+  state: string;
+  first_seen: string;
+  resolved_at?: string;
+  lifted_at?: string;
+  lifted_by?: string;
+}
+
+/** The workload of POST /api/v1/advise/quotes (docs/advisor/quotes.md), whole numbers only. */
+export interface QuoteWorkload {
+  launches_per_month: number;
+  gpus: number;
+  run_minutes: number;
+  idle_pct: number;
+  egress_gb: number;
+  storage_io_gb: number;
+}
+
+export interface QuoteRank {
+  rank: number;
+  list_rank: number;
+  offer: string;
+  supplier: string;
+  name: string;
+  gpu_model: string;
+  list_price: string;
+  plan: string;
+  total: string;
+  per_useful_gpu_hour: string;
+  overhead_pct: string;
+}
+
+export interface QuotesAdvice {
+  currency: string;
+  workload: { useful_gpu_hours: string };
+  ranking: QuoteRank[];
+  sticker_misleads: boolean;
+  misleads: Bilingual;
+}

@@ -1,0 +1,86 @@
+// "Alerts": GET /api/v1/alerts — what the cost firewall raised (card daily cost, storage I/O
+// share, daily egress, budget), each figure against its threshold as the API's strings. Egress
+// freezes are marked; an operator may lift an alert (POST /api/v1/alerts/{id}/lift, no body
+// fields), after which the list is read again.
+
+import { getAll, post } from "../api";
+import type { ViewContext } from "../context";
+import { h, notice, num, replace, table } from "../dom";
+import { isKey, lang, t } from "../i18n";
+import type { Alert } from "../types";
+import { errorNotice } from "./errors";
+
+export async function renderAlerts(root: HTMLElement, ctx: ViewContext): Promise<void> {
+  let alerts: Alert[];
+  try {
+    alerts = await getAll<Alert>("alerts");
+  } catch (e) {
+    root.replaceChildren(errorNotice(e));
+    return;
+  }
+  // Newest first: active problems are usually the recent ones.
+  alerts.sort((a, b) => b.first_seen.localeCompare(a.first_seen) || a.id.localeCompare(b.id));
+  const status = h("div", { "data-testid": "alerts-status" });
+  const frozen = alerts.filter((a) => a.freeze_egress && a.state === "active");
+  const canLift = ctx.scope.kind === "operator";
+
+  const liftButton = (a: Alert) => {
+    const button = h("button", { type: "button", "data-testid": `alert-lift-${a.id}` }, t("alerts.lift"));
+    button.addEventListener("click", async () => {
+      button.disabled = true;
+      button.textContent = t("alerts.lifting");
+      try {
+        await post<Alert>(`alerts/${encodeURIComponent(a.id)}/lift`, {});
+      } catch (e) {
+        status.replaceChildren(errorNotice(e));
+        button.disabled = false;
+        button.textContent = t("alerts.lift");
+        return;
+      }
+      await renderAlerts(root, ctx);
+    });
+    return button;
+  };
+
+  replace(
+    root,
+    h("h2", {}, t("alerts.title"), " ", h("small", {}, t("common.count", { n: alerts.length }))),
+    status,
+    frozen.length > 0
+      ? notice("error", t("alerts.frozen", { n: new Set(frozen.map((a) => a.project || a.subject)).size, limit: bytes(frozen[0].upload_limit_bytes) }), "alerts-frozen")
+      : null,
+    alerts.length === 0
+      ? notice("info", t("alerts.empty"), "alerts-empty")
+      : table(
+          "alerts-table",
+          [t("alerts.col.kind"), t("alerts.col.where"), t("alerts.col.figure"), t("alerts.col.state"), t("alerts.col.since"),
+           t("alerts.col.message"), ...(canLift ? [t("alerts.col.action")] : [])],
+          alerts.map((a) => [
+            h("span", {},
+              label(`alerts.kind.${a.kind}`, a.kind),
+              h("span", { class: `badge severity-${a.severity}` }, label(`alerts.severity.${a.severity}`, a.severity)),
+              a.freeze_egress ? h("span", { class: "badge frozen", "data-testid": `alert-frozen-${a.id}` }, t("alerts.egress_frozen")) : null,
+              a.hold_submissions ? h("span", { class: "badge held" }, t("alerts.held")) : null),
+            h("span", {}, a.project ? h("strong", {}, a.project) : a.subject, " / ", a.tenant),
+            h("span", {}, num(a.measured), ` ${a.unit} / `, num(a.threshold), ` ${a.unit}`),
+            h("span", {},
+              h("span", { class: `badge alert-${a.state}`, "data-testid": `alert-state-${a.id}` }, label(`alerts.state.${a.state}`, a.state)),
+              a.lifted_at ? h("div", { class: "muted description" }, t("alerts.lifted_by", { at: a.lifted_at, by: a.lifted_by ?? "?" })) : null),
+            num(a.first_seen),
+            h("span", { class: "description" }, lang() === "zh-CN" ? a.message_zh : a.message_en),
+            ...(canLift ? [a.state === "active" ? liftButton(a) : "—"] : []),
+          ]),
+          alerts.map((a) => a.id),
+        ),
+  );
+}
+
+/** A dictionary label when the server's value is known, else the value itself (a newer server). */
+function label(key: string, fallback: string): string {
+  return isKey(key) ? t(key) : fallback;
+}
+
+function bytes(n: number): string {
+  if (n >= 1e9 && n % 1e9 === 0) return `${n / 1e9} GB`;
+  return `${n} B`;
+}
