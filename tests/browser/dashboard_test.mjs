@@ -99,9 +99,18 @@ async function login(page, token) {
 async function run(page, base, adminToken) {
   const month = new Date().toISOString().slice(0, 7);
 
-  // A job that must wait (pretrain already uses its 64 Ascend GPUs), so the queue has a reason to show.
+  // A job that must wait, so the queue has a reason to show: 16 GPUs on one worker, where every
+  // Ascend node has 8 (a quota-full project is not enough: the tenant's idle sibling quota may be
+  // lent to it). First let the scheduler place every demo job, so the counts below are settled.
+  for (let i = 0; ; i++) {
+    const all = await api(base, adminToken, "GET", "jobs?limit=100");
+    const waiting = (all.json?.items ?? []).filter((j) => j.status.state === "pending").length;
+    if (all.status === 200 && all.json.items.length > 0 && waiting === 0) break;
+    if (i >= 200) throw new Error(`the demo's jobs were not all placed after 20 s (${waiting} pending)`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
   const queued = await api(base, adminToken, "POST", "jobs", {
-    name: "browser-queued", project: "pretrain", kind: "batch", workers: 1, gpus_per_worker: 8,
+    name: "browser-queued", project: "pretrain", kind: "batch", workers: 1, gpus_per_worker: 16,
     constraints: { gpu_models: ["ascend-910b-64gb"] }, image: "busybox:1.36", command: ["true"],
     expected_duration_seconds: 3600,
   });
