@@ -8,6 +8,7 @@
 #include <fstream>
 #include <set>
 
+#include "core/clock.h"
 #include "server_fixture.h"
 
 namespace gpurent::testing {
@@ -129,6 +130,59 @@ TEST(Demo, SeedsTheWorldOnceFromTheSharedPriceLists) {
   EXPECT_FALSE(s.listening_event().value("demo", json::object()).value("seeded", true))
       << s.listening_event().dump();
   EXPECT_EQ(ids_by_kind(s), before) << "the demo was seeded twice";
+}
+
+// --demo-days replays the past through the live services: jobs were submitted and ran, the meter
+// wrote every minute of every closed run (reconciliation finds no gap), and training jobs reported
+// their metric.
+TEST(Demo, ReplaysItsPastDayThroughTheLiveServices) {
+  ServerProcess s({"--demo", "--demo-days", "1"});
+  const json week = s.listening_event().value("demo", json::object()).value("week", json());
+  ASSERT_TRUE(week.is_object()) << s.listening_event().dump();
+  EXPECT_GE(week.value("steps", 0), 288) << week.dump();  // 24 h in 5-minute steps, then the present
+  EXPECT_GE(week.value("jobs_submitted", 0), 3) << week.dump();
+  EXPECT_GE(week.value("firewall_passes", 0), 4) << week.dump();
+  const std::string from = week.value("from", "");
+
+  Resp jobs = s.admin("GET", "/api/v1/jobs?limit=1000");
+  ASSERT_EQ(jobs.status, 200) << jobs.describe();
+  int succeeded = 0, from_week = 0;
+  std::string vit;
+  for (const json& j : jobs.body["items"]) {
+    const std::string name = j.value("name", "");
+    if (j["status"].value("state", "") == "succeeded") ++succeeded;
+    if ((name.rfind("eval-", 0) == 0 && name != "eval-nightly") || name.rfind("detr-sweep-", 0) == 0 || name.rfind("nb-sam-", 0) == 0 ||
+        name.rfind("llama-cpt-", 0) == 0)
+      ++from_week;
+    if (name == "vit-h-pretrain") vit = j.value("id", "");
+  }
+  EXPECT_GE(succeeded, 3) << "the world's short jobs (2-12 h) should have finished in the replayed day";
+  EXPECT_EQ(from_week, week.value("jobs_submitted", 0));
+
+  // Every run that ended inside the replay was metered minute by minute.
+  int closed = 0;
+  for (const char* tenant : {"aurora-ai", "qingyun-tech"}) {
+    Resp rec = s.admin("GET", std::string("/api/v1/reports/reconciliation?tenant=") + tenant + "&from=" + from +
+                                  "&to=" + format_rfc3339(SystemClock().now() - 60'000));
+    ASSERT_EQ(rec.status, 200) << rec.describe();
+    for (const json& row : rec.body["rows"]) {
+      const bool ended = row.value("to", "") < format_rfc3339(SystemClock().now() - 5 * 60'000);
+      if (!ended) continue;
+      ++closed;
+      EXPECT_FALSE(row.value("flagged", true)) << row.dump();
+    }
+  }
+  EXPECT_GT(closed, 0);
+
+  // vit-h-pretrain reported val_top1 every 30 minutes, rising.
+  ASSERT_FALSE(vit.empty());
+  Resp metrics = s.admin("GET", "/api/v1/jobs/" + vit + "/metrics");
+  ASSERT_EQ(metrics.status, 200) << metrics.describe();
+  ASSERT_EQ(metrics.body["metrics"].size(), 1u) << metrics.describe();
+  const json& series = metrics.body["metrics"][0];
+  EXPECT_EQ(series.value("name", ""), "val_top1");
+  ASSERT_GE(series["points"].size(), 40u);
+  EXPECT_GT(series["points"].back()["value"].get<double>(), series["points"].front()["value"].get<double>() + 0.2);
 }
 
 TEST(Demo, FallsBackToBuiltInPrices) {

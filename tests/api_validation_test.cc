@@ -42,6 +42,11 @@ TEST_F(ValidationTest, UnreadableBodiesAre400) {
   // The position of the unexpected '}' (1-based byte offset).
   EXPECT_EQ(r.body.value("detail", "").rfind("malformed JSON at byte 32:", 0), 0u) << r.describe();
 
+  // A number no double holds is malformed too (it used to escape as a 500).
+  r = s.raw("POST", "/api/v1/tenants", s.admin_token(), "{\"name\": \"acme3\", \"x\": 1e999}", "application/json");
+  expect_problem(r, 400);
+  EXPECT_EQ(r.body.value("detail", "").rfind("malformed JSON", 0), 0u) << r.describe();
+
   r = s.raw("POST", "/api/v1/tenants", s.admin_token(), "name: [unclosed\ncurrency: USD\n", "application/yaml");
   expect_problem(r, 400);
   EXPECT_EQ(r.body.value("detail", "").rfind("malformed YAML at line 2, column ", 0), 0u) << r.describe();

@@ -1,7 +1,8 @@
 // Billing inside the real server: contracts validate; the scheduler's runs land in the allocation
 // ledger under the contract's offer; invoices rate them (lines sum to the totals, tenants see only
 // their own, CSV and FOCUS exports); a node failure becomes an outage credit; the cost firewall
-// raises a budget alert, delivers it to a webhook and holds new jobs until the budget is raised;
+// raises a budget alert, delivers it to a webhook and holds new jobs until the budget is raised,
+// and alerts on a card by the tenant's own threshold;
 // the reconciliation report compares metered with allocated GPU-seconds.
 #include <gtest/gtest.h>
 
@@ -295,6 +296,47 @@ TEST(Billing, ReconciliationComparesMeteredWithAllocatedGpuSeconds) {
       EXPECT_TRUE(row["flagged"].get<bool>());
     }
   }
+}
+
+TEST(Billing, ATenantsOwnCardThresholdDecidesACardAlert) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "1"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");  // CNY 17.50/h, 60 s minimum
+  json tenant = tenant_doc("acme");
+  tenant["currency"] = "CNY";
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant), "tenant");
+  expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
+
+  // Thresholds are validated by path; only an operator changes a tenant (its admin may not).
+  tenant = s.admin("GET", "/api/v1/tenants/acme").body;
+  EXPECT_FALSE(tenant.contains("cost_firewall"));
+  tenant["cost_firewall"] = {{"card_daily_cost", "0.10"}, {"foo", 1}};
+  EXPECT_EQ(s.admin("PUT", "/api/v1/tenants/acme", tenant).error_fields(), std::vector<std::string>{"cost_firewall.foo"});
+  tenant["cost_firewall"].erase("foo");
+  const std::string admin = make_user_token(s, "acme-admin", "tenant_admin", "acme");
+  EXPECT_EQ(s.req("PUT", "/api/v1/tenants/acme", admin, tenant).status, 403);
+  Resp put = s.admin("PUT", "/api/v1/tenants/acme", tenant);
+  ASSERT_EQ(put.status, 200) << put.describe();
+  EXPECT_EQ(put.body["cost_firewall"], json({{"card_daily_cost", "0.10"}}));
+
+  // One GPU for the 60 s minimum: 0.29 CNY, far under the default 100.00, over the tenant's 0.10.
+  const std::string id = run_job(s, "short", 1, 1);
+  wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "succeeded"; });
+  json alerts = wait_for(s, "/api/v1/alerts?state=active", [](const json& j) {
+    for (const auto& a : j["items"])
+      if (a["kind"] == "card_daily_cost") return true;
+    return false;
+  });
+  json card;
+  for (const auto& a : alerts["items"])
+    if (a["kind"] == "card_daily_cost") card = a;
+  ASSERT_TRUE(card.is_object()) << alerts.dump();
+  EXPECT_EQ(card["threshold"], "0.10");
+  EXPECT_EQ(card["unit"], "CNY");
+  EXPECT_EQ(card["project"], "vision");
+  EXPECT_GT(cents(card["measured"]), 10) << card.dump();
+  EXPECT_LT(cents(card["measured"]), 10000) << card.dump();  // the default would not have fired
 }
 
 }  // namespace

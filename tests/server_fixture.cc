@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -122,7 +123,10 @@ void ServerProcess::start() {
 
   // The first stdout line announces the URL once the server is ready to serve.
   std::string line;
-  auto deadline = Clock::now() + std::chrono::seconds(10);
+  // A demo that replays past days (--demo-days) commits thousands of steps before it listens.
+  const bool replay = std::find(extra_args_.begin(), extra_args_.end(), "--demo-days") != extra_args_.end();
+  const int wait_s = replay ? 300 : 10;
+  auto deadline = Clock::now() + std::chrono::seconds(wait_s);
   bool got_line = false, eof = false;
   while (!got_line && !eof) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -145,7 +149,7 @@ void ServerProcess::start() {
   if (eof) {
     why = "the server exited before it was listening (stdout: '" + line + "')";
   } else if (!got_line) {
-    why = "no 'listening' line within 10 s";
+    why = "no 'listening' line within " + std::to_string(wait_s) + " s";
   } else {
     try {
       listening_ = json::parse(line);

@@ -1,5 +1,6 @@
-// Supplier history: deriving failure rate, restore time and benchmark attainment from the platform's
-// records, merging in entered figures, the default history rules, grading by a rule, and the JSON form.
+// Supplier history: deriving failure rate, restore and response times and benchmark attainment from
+// the platform's records, merging in entered figures, the default history rules, grading by a rule,
+// and the JSON form.
 #include <algorithm>
 
 #include "advisor/supplier_score.h"
@@ -44,7 +45,7 @@ struct HistoryFacts {
 HistoryFacts history_facts(const std::string& id) {
   if (id == "failure_rate") return {"Monthly GPU failure rate", "月度 GPU 故障率", "bp"};
   if (id == "restore_time") return {"Mean restore time", "平均恢复时间", "min"};
-  if (id == "response_time") return {"Mean ticket response time", "工单平均响应时间", "min"};
+  if (id == "response_time") return {"Mean first response to an incident", "故障平均首次响应时间", "min"};
   if (id == "fp16_attainment")
     return {"FP16 TFLOPS attainment (measured ÷ promised)", "FP16 算力达成率（实测 ÷ 承诺）", "‰"};
   return {"NCCL bandwidth attainment (measured ÷ promised)", "NCCL 带宽达成率（实测 ÷ 承诺）", "‰"};
@@ -98,7 +99,8 @@ Result<SupplierHistory> derive_supplier_history(const std::vector<SupplierNodeRe
     return nullptr;
   };
   __int128 failed_gpus = 0, outage_ms = 0, fp_measured = 0, fp_floor = 0, nccl_measured = 0, nccl_floor = 0;
-  int64_t longest = 0;
+  __int128 response_ms = 0;
+  int64_t longest = 0, responded = 0;
   for (const auto& m : measurements) {
     const Node* n = node_of(m);
     if (!n) continue;
@@ -109,6 +111,10 @@ Result<SupplierHistory> derive_supplier_history(const std::vector<SupplierNodeRe
         failed_gpus += static_cast<int64_t>(n->gpus.size());  // an outage takes the node's GPUs down
         outage_ms += *m.to - *m.from;
         longest = std::max(longest, *m.to - *m.from);
+        if (m.responded_at && *m.responded_at >= *m.from && *m.responded_at <= *m.to) {
+          ++responded;
+          response_ms += *m.responded_at - *m.from;
+        }
         break;
       case MeasurementKind::kFp16Tflops: {
         if (!m.at || *m.at < from || *m.at >= to || !m.tflops_x10) break;
@@ -140,6 +146,7 @@ Result<SupplierHistory> derive_supplier_history(const std::vector<SupplierNodeRe
     h.restore_minutes = he128(outage_ms, static_cast<__int128>(h.incidents) * kMsPerMinute);
     h.max_restore_minutes = (longest + kMsPerMinute - 1) / kMsPerMinute;
   }
+  if (responded > 0) h.response_minutes = he128(response_ms, static_cast<__int128>(responded) * kMsPerMinute);
   if (fp_floor > 0) h.fp16_attainment_permille = he128(fp_measured * 1000, fp_floor);
   if (nccl_floor > 0) h.nccl_attainment_permille = he128(nccl_measured * 1000, nccl_floor);
   return h;

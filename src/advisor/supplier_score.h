@@ -5,7 +5,8 @@
 // eligible suppliers share the procurement in integer per-mille summing to exactly 1000, in
 // proportion to their score above a floor and capped per supplier for resilience.
 // derive_supplier_history() computes the history from what the platform records (measurements of
-// the supplier's nodes, the floors its offers promise) so the server can score live.
+// the supplier's nodes — incidents with their first response, benchmarks —, the floors its offers
+// promise) so the server can score live.
 // Rules and formulas: docs/advisor/suppliers.md. Pure and deterministic; value types,
 // thread-compatible.
 #pragma once
@@ -58,7 +59,7 @@ struct SupplierHistoryRule {
 // What the supplier's record shows over a window. Every figure is absent until there is evidence.
 struct SupplierHistory {
   std::optional<int64_t> monthly_failure_rate_bp;   // failed GPUs per 730-hour month, basis points of the fleet
-  std::optional<int64_t> response_minutes;          // mean first response to a ticket (entered: not recorded)
+  std::optional<int64_t> response_minutes;          // mean first response: incidents' responded_at − from, else entered
   std::optional<int64_t> restore_minutes;           // mean outage duration
   std::optional<int64_t> max_restore_minutes;       // longest outage, rounded up
   std::optional<int64_t> fp16_attainment_permille;  // Σ measured ÷ Σ promised FP16 TFLOPS of benchmarked cards

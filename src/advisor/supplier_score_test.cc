@@ -281,6 +281,52 @@ TEST(SupplierHistory, DerivedFromThePlatformRecords) {
   EXPECT_EQ(s.share_permille, 1000);
 }
 
+// Incidents that record when the supplier first responded give the mean response time: (12 + 5) ÷ 2
+// = 8.5 -> 8 minutes (half to even); incidents without it, or outside the window, do not count.
+TEST(SupplierHistory, ResponseTimeIsTheMeanOverIncidentsThatRecordIt) {
+  Node n;
+  n.name = "n0";
+  n.region = "cn-east";
+  n.gpu_model = "sxm-test-80gb";
+  for (int g = 0; g < 8; ++g) n.gpus.push_back({g, std::nullopt, std::nullopt, 0, 5});
+  const std::vector<SupplierNodeRecord> nodes = {{"nod_1000000000000000", n}};
+  auto incident = [](TimeMs from, int64_t minutes, std::optional<int64_t> responded_after_min) {
+    Measurement m;
+    m.kind = MeasurementKind::kIncident;
+    m.node = "n0";
+    m.from = from;
+    m.to = from + minutes * 60'000;
+    if (responded_after_min) m.responded_at = from + *responded_after_min * 60'000;
+    return m;
+  };
+  const std::vector<Measurement> ms = {incident(kT0 + kHour, 60, 12), incident(kT0 + 5 * kHour, 30, 5),
+                                       incident(kT0 + 9 * kHour, 30, std::nullopt),
+                                       incident(kT0 - 2 * kHour, 60, 50)};  // before the window
+  auto h = derive_supplier_history(nodes, {}, ms, kT0, kT0 + 730 * kHour);
+  ASSERT_TRUE(h.ok()) << h.error().message;
+  EXPECT_EQ(h->incidents, 3);
+  EXPECT_EQ(h->response_minutes, 8);
+  EXPECT_EQ(h->restore_minutes, 40);
+  // No incident with a response: no figure, so an entered one fills the gap; a measured one wins.
+  auto none = derive_supplier_history(nodes, {}, {incident(kT0 + kHour, 60, std::nullopt)}, kT0, kT0 + kHour * 730);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->response_minutes.has_value());
+  SupplierHistory entered;
+  entered.response_minutes = 30;
+  EXPECT_EQ(merge_history(*none, entered).response_minutes, 30);
+  EXPECT_EQ(merge_history(*h, entered).response_minutes, 8);
+  EXPECT_TRUE(merge_history(*h, entered).entered.empty());
+  // Scored live, the default rule (good 15, bad 120) gives 8 minutes full credit, from measurement.
+  SupplierCandidate known{parse_supplier(supplier_json("alpha", json::array({"iso27001"}))).value(), {}, *h};
+  auto in = parse_supplier_score_input({{"suppliers", {{{"supplier", "alpha"}}}}}, {known});
+  ASSERT_TRUE(in.ok()) << in.error().message;
+  auto r = compute_supplier_score(*in);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(item(r->suppliers[0], "response_time").credit_permille, 1000);
+  EXPECT_EQ(item(r->suppliers[0], "response_time").source, "measured");
+  EXPECT_NE(item(r->suppliers[0], "response_time").evidence_en.find("8 min"), std::string::npos);
+}
+
 TEST(SupplierScore, AllReduceAndRestoreLimitsAreStrict) {
   json body = four_suppliers();
   body["suppliers"] = json::array({body["suppliers"][0]});

@@ -27,6 +27,11 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--data-dir", s.data_dir, "folder with the demo's price lists (default: found automatically)");
   cmd->add_option("--static-dir", s.static_dir, "serve the dashboard's built files from this folder");
   cmd->add_flag("--demo", s.demo, "seed the demo world (suppliers, nodes, offers, tenants) into an empty database");
+  cmd->add_option("--demo-days", s.demo_days,
+                  "with --demo on an empty database: fast-forward this many past days of jobs, failures and "
+                  "metering before listening (0: none)")
+      ->check(CLI::Range(0, 31))
+      ->capture_default_str();
   cmd->add_option("--max-body-bytes", s.max_body_bytes, "larger request bodies are refused with 413")
       ->check(CLI::Range(size_t{1024}, size_t{1} << 30))
       ->capture_default_str();

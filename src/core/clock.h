@@ -1,8 +1,9 @@
 // Time: instants are integer milliseconds since the Unix epoch (UTC); durations are integer
 // milliseconds. Engines never read the system clock: they are handed a Clock&.
-// SystemClock is thread-safe; FakeClock is for tests and the simulator (not thread-safe).
+// SystemClock and FastForwardClock are thread-safe; FakeClock is for tests and the simulator (not thread-safe).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -34,6 +35,24 @@ class FakeClock final : public Clock {
 
  private:
   TimeMs now_;
+};
+
+// The system clock, or a virtual time while one is set: the demo replays its past week through
+// the live services (scheduler, executor, metering, cost firewall) by setting the virtual time
+// step by step, then releases it. Thread-safe.
+class FastForwardClock final : public Clock {
+ public:
+  TimeMs now() const override {
+    const TimeMs v = virtual_.load(std::memory_order_acquire);
+    return v != 0 ? v : system_.now();
+  }
+  void set(TimeMs t) { virtual_.store(t, std::memory_order_release); }  // t != 0
+  void release() { virtual_.store(0, std::memory_order_release); }
+  bool fast_forwarding() const { return virtual_.load(std::memory_order_acquire) != 0; }
+
+ private:
+  std::atomic<TimeMs> virtual_{0};
+  SystemClock system_;
 };
 
 // RFC 3339 in UTC with milliseconds: "2026-11-29T15:41:30.000Z".

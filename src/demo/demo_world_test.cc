@@ -292,6 +292,18 @@ TEST_F(DemoWorldTest, LooksLikeAGpuMarket) {
   EXPECT_EQ(s.suppliers.size(), 3u);
   EXPECT_EQ(s.offers.size(), 10u);
   EXPECT_EQ(s.tenants.size(), 2u);
+  // Cost-firewall thresholds: the USD tenant keeps the defaults; the CNY tenant sets its own, so a
+  // card running all day at any CNY on-demand price does not alert.
+  EXPECT_TRUE(s.tenants.at("aurora-ai").cost_firewall.empty());
+  const CostFirewallSettings& qingyun_fw = s.tenants.at("qingyun-tech").cost_firewall;
+  ASSERT_TRUE(qingyun_fw.card_daily_cost && qingyun_fw.egress_daily_cost);
+  EXPECT_EQ(qingyun_fw.card_daily_cost->amount_string(), "800.00");
+  EXPECT_EQ(qingyun_fw.egress_daily_cost->amount_string(), "3500.00");
+  EXPECT_FALSE(qingyun_fw.storage_io_share_pct);
+  for (const Offer& o : s.offers)
+    if (o.prices.on_demand.currency() == Currency::kCNY) {
+      EXPECT_LT(o.prices.on_demand.micros() * 24, qingyun_fw.card_daily_cost->micros()) << o.name;
+    }
   EXPECT_EQ(s.users.size(), 7u);
   EXPECT_EQ(s.projects.size(), 4u);
   EXPECT_EQ(s.jobs.size(), 10u);

@@ -21,7 +21,7 @@ Result<Measurement> parse_measurement(const json& body) {
     }
   };
   if (!kind_ok) {
-    for (const char* key : {"gpu", "at", "from", "to", "fp16_tflops", "busbw_gbps"}) f.raw(key);
+    for (const char* key : {"gpu", "at", "from", "to", "fp16_tflops", "busbw_gbps", "responded_at"}) f.raw(key);
   } else if (m.kind == MeasurementKind::kFp16Tflops) {
     m.gpu = f.integer("gpu", 0, 63);
     m.at = f.time("at");
@@ -37,6 +37,7 @@ Result<Measurement> parse_measurement(const json& body) {
     forbid("from", "fp16_tflops");
     forbid("to", "fp16_tflops");
     forbid("busbw_gbps", "fp16_tflops");
+    forbid("responded_at", "fp16_tflops");
   } else {
     m.from = f.time("from");
     m.to = f.time("to");
@@ -44,9 +45,15 @@ Result<Measurement> parse_measurement(const json& body) {
     if (m.kind == MeasurementKind::kNcclBusbw) {
       m.busbw_gbps = f.integer("busbw_gbps", 0, 100'000);
       forbid("fp16_tflops", "nccl_busbw");
+      forbid("responded_at", "nccl_busbw");
     } else {
       forbid("busbw_gbps", "incident");
       forbid("fp16_tflops", "incident");
+      // The first response to the outage: not before it began, not after it was over.
+      m.responded_at = f.opt_time("responded_at");
+      if (m.responded_at && m.from && m.to && *m.to > *m.from && (*m.responded_at < *m.from || *m.responded_at > *m.to))
+        f.error("responded_at", "must lie between from and to (" + format_rfc3339(*m.from) + " .. " +
+                                    format_rfc3339(*m.to) + ")");
     }
     forbid("gpu", enum_name(kMeasurementKindNames, m.kind));
     forbid("at", enum_name(kMeasurementKindNames, m.kind));
@@ -64,6 +71,7 @@ json to_json(const Measurement& m) {
   if (m.at) j["at"] = format_rfc3339(*m.at);
   if (m.from) j["from"] = format_rfc3339(*m.from);
   if (m.to) j["to"] = format_rfc3339(*m.to);
+  if (m.responded_at) j["responded_at"] = format_rfc3339(*m.responded_at);
   if (m.tflops_x10) j["fp16_tflops"] = format_tflops_x10(*m.tflops_x10);
   if (m.busbw_gbps) j["busbw_gbps"] = *m.busbw_gbps;
   if (!m.node_id.empty()) j["node_id"] = m.node_id;

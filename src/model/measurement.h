@@ -1,8 +1,9 @@
 // Measurement: a fact about a supplier's hardware that contract clauses turn into credits
 // (docs/billing.md) — a card's dense FP16 benchmark (`fp16_tflops`, holds from `at` until the
 // card's next one), a node's NCCL all-reduce bus bandwidth over [from, to) (`nccl_busbw`), or an
-// outage of a node over [from, to) (`incident`). Operators and the node's supplier record them;
-// everyone who can see the node reads them. Schema: docs/resources/measurements.md.
+// outage of a node over [from, to) (`incident`, optionally with `responded_at`: when the supplier
+// first responded, which the advisor averages into a response time). Operators and the node's
+// supplier record them; everyone who can see the node reads them. Schema: docs/resources/measurements.md.
 // Value types and pure functions; thread-safe.
 #pragma once
 
@@ -25,6 +26,7 @@ struct Measurement {
   std::optional<int64_t> gpu;       // fp16_tflops: the card's index
   std::optional<TimeMs> at;         // fp16_tflops
   std::optional<TimeMs> from, to;   // nccl_busbw, incident
+  std::optional<TimeMs> responded_at;  // incident, optional: first response, within [from, to]
   std::optional<int64_t> tflops_x10;  // fp16_tflops: "880.5" -> 8805
   std::optional<int64_t> busbw_gbps;  // nccl_busbw
   std::string note;                 // incident: the reason; otherwise free text ("nccl-tests 2.13, 8 GPUs, 1 GB")

@@ -63,6 +63,11 @@ Result<Tenant> parse_tenant(const json& body) {
   t.currency = f.enumeration("currency", kTenantCurrencies, std::optional(Currency::kUSD));
   t.contact_email = f.str("contact_email", kEmailRule);
   t.labels = parse_labels(f, "labels");
+  f.object("cost_firewall", false, [&](Fields& c) {
+    t.cost_firewall.card_daily_cost = c.opt_money("card_daily_cost", t.currency);
+    t.cost_firewall.egress_daily_cost = c.opt_money("egress_daily_cost", t.currency);
+    t.cost_firewall.storage_io_share_pct = c.opt_integer("storage_io_share_pct", 0, 100);
+  });
   ignore_server_keys(f);
   f.finish();
   if (!errs.empty()) return errs.to_error();
@@ -75,6 +80,14 @@ json to_json(const Tenant& t) {
             {"currency", currency_code(t.currency)},
             {"contact_email", t.contact_email}};
   if (!t.labels.empty()) j["labels"] = labels_to_json(t.labels);
+  if (!t.cost_firewall.empty()) {
+    const CostFirewallSettings& c = t.cost_firewall;
+    json fw = json::object();
+    if (c.card_daily_cost) fw["card_daily_cost"] = c.card_daily_cost->amount_string();
+    if (c.egress_daily_cost) fw["egress_daily_cost"] = c.egress_daily_cost->amount_string();
+    if (c.storage_io_share_pct) fw["storage_io_share_pct"] = *c.storage_io_share_pct;
+    j["cost_firewall"] = std::move(fw);
+  }
   return j;
 }
 

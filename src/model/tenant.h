@@ -1,11 +1,14 @@
-// Tenant: a customer organisation that rents GPU compute. It owns projects, users and jobs, and
-// fixes the currency its budgets, prices and invoices are stated in.
+// Tenant: a customer organisation that rents GPU compute. It owns projects, users and jobs, fixes
+// the currency its budgets, prices and invoices are stated in, and may set its own cost-firewall
+// thresholds in that currency.
 //
 // Also the home of two small helpers every demand-side resource shares: label maps and the email
 // pattern. Value types and pure functions; thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "core/money.h"
@@ -32,12 +35,26 @@ inline constexpr StrRule kEmailRule{.min_len = 3, .max_len = 254, .pattern = kEm
 // Human-readable names shown in the dashboard.
 inline constexpr StrRule kDisplayNameRule{.min_len = 1, .max_len = 128};
 
+// The tenant's cost-firewall thresholds (docs/billing.md#cost-firewall), money in the tenant's
+// currency. Each absent value is the firewall's default (100.00 per card per day, 500.00 egress per
+// project per day, 20% storage I/O share), which the server applies; costs billed in another
+// currency always use the defaults.
+struct CostFirewallSettings {
+  std::optional<Money> card_daily_cost;          // >= 0
+  std::optional<Money> egress_daily_cost;        // >= 0
+  std::optional<int64_t> storage_io_share_pct;   // 0..100
+
+  bool empty() const { return !card_daily_cost && !egress_daily_cost && !storage_io_share_pct; }
+  bool operator==(const CostFirewallSettings&) const = default;
+};
+
 struct Tenant {
   std::string name;                     // slug, globally unique
   std::string display_name;             // defaults to name
   Currency currency = Currency::kUSD;   // fixed at creation (the server refuses a change)
   std::string contact_email;
   Labels labels;
+  CostFirewallSettings cost_firewall;   // JSON "cost_firewall"; omitted when empty
 
   bool operator==(const Tenant&) const = default;
 };

@@ -35,6 +35,41 @@ TEST(Tenant, ParsesAndRoundTrips) {
   EXPECT_EQ(index_of(*t).tenant_id, "");
 }
 
+TEST(Tenant, CostFirewallThresholdsInTheTenantsCurrency) {
+  json body = valid_tenant();  // CNY
+  body["cost_firewall"] = {{"card_daily_cost", "800"}, {"egress_daily_cost", "3500.5"}, {"storage_io_share_pct", 35}};
+  auto t = parse_tenant(body);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_TRUE(t->cost_firewall.card_daily_cost && t->cost_firewall.egress_daily_cost);
+  EXPECT_EQ(*t->cost_firewall.card_daily_cost, Money(800'000'000, Currency::kCNY));
+  EXPECT_EQ(*t->cost_firewall.egress_daily_cost, Money(3'500'500'000, Currency::kCNY));
+  EXPECT_EQ(t->cost_firewall.storage_io_share_pct, 35);
+  json doc = to_json(*t);
+  EXPECT_EQ(doc["cost_firewall"],
+            json::parse(R"({"card_daily_cost":"800.00","egress_daily_cost":"3500.50","storage_io_share_pct":35})"));
+  EXPECT_EQ(*parse_tenant(doc), *t);
+  EXPECT_EQ(to_json(*parse_tenant(doc)), doc);
+
+  // Each key is optional; the bounds are inclusive; an empty object is the defaults and is omitted.
+  body["cost_firewall"] = {{"card_daily_cost", "0"}, {"storage_io_share_pct", 100}};
+  t = parse_tenant(body);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->cost_firewall.card_daily_cost, Money::zero(Currency::kCNY));
+  EXPECT_FALSE(t->cost_firewall.egress_daily_cost);
+  EXPECT_EQ(to_json(*t)["cost_firewall"], json::parse(R"({"card_daily_cost":"0.00","storage_io_share_pct":100})"));
+  body["cost_firewall"] = json::object();
+  t = parse_tenant(body);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_TRUE(t->cost_firewall.empty());
+  EXPECT_FALSE(to_json(*t).contains("cost_firewall"));
+
+  // Money follows the tenant's currency, whichever order the keys come in.
+  body = valid_tenant();
+  body.erase("currency");
+  body["cost_firewall"] = {{"card_daily_cost", "100"}};
+  EXPECT_EQ(parse_tenant(body)->cost_firewall.card_daily_cost, Money(100'000'000, Currency::kUSD));
+}
+
 TEST(Tenant, DefaultsAndServerKeys) {
   auto t = parse_tenant(json::parse(R"({"name":"solo","contact_email":"me@solo.dev","id":"ten_0123456789abcdef",
                                         "version":3,"created_at":"2026-01-01T00:00:00Z","updated_at":"x"})"));
@@ -80,6 +115,16 @@ TEST(Tenant, RejectsEachBadField) {
       {R"({"labels":{"tier":"has space"}})", "labels.tier", "letters, digits"},
       {R"({"labels":{"tier":3}})", "labels.tier", "must be a string"},
       {R"({"owner":"bob"})", "owner", "unknown field"},
+      {R"({"cost_firewall":"800"})", "cost_firewall", "must be a JSON object"},
+      {R"({"cost_firewall":{"foo":1}})", "cost_firewall.foo", "unknown field"},
+      {R"({"cost_firewall":{"card_daily_cost":"-1.00"}})", "cost_firewall.card_daily_cost", "must not be negative"},
+      {R"({"cost_firewall":{"card_daily_cost":800.5}})", "cost_firewall.card_daily_cost", "floating-point"},
+      {R"({"cost_firewall":{"card_daily_cost":"8e2"}})", "cost_firewall.card_daily_cost", "is not a decimal amount"},
+      {R"({"cost_firewall":{"egress_daily_cost":"-0.01"}})", "cost_firewall.egress_daily_cost", "must not be negative"},
+      {R"({"cost_firewall":{"egress_daily_cost":"1.0000001"}})", "cost_firewall.egress_daily_cost", "more than 6 decimals"},
+      {R"({"cost_firewall":{"storage_io_share_pct":101}})", "cost_firewall.storage_io_share_pct", "at most 100"},
+      {R"({"cost_firewall":{"storage_io_share_pct":-1}})", "cost_firewall.storage_io_share_pct", "at least 0"},
+      {R"({"cost_firewall":{"storage_io_share_pct":"20"}})", "cost_firewall.storage_io_share_pct", "must be an integer"},
   };
   for (const auto& c : cases) {
     json body = valid_tenant();

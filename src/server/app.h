@@ -60,5 +60,8 @@ void register_invoice_routes(App& app, httplib::Server& srv);
 void register_alert_routes(App& app, httplib::Server& srv);  // alerts, webhooks
 void register_measurement_routes(App& app, httplib::Server& srv);
 void register_advisor_routes(App& app, httplib::Server& srv);  // POST /api/v1/advise/*
+void register_job_metric_routes(App& app, httplib::Server& srv);  // /api/v1/jobs/{id}/metrics
+void register_dashboard_usage_routes(App& app, httplib::Server& srv);  // GET /api/v1/dashboard/{utilization,suppliers}
+void register_dashboard_cost_routes(App& app, httplib::Server& srv);  // GET /api/v1/dashboard/{costs,cost-performance}
 
 }  // namespace gpurent

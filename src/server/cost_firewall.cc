@@ -8,6 +8,7 @@
 #include "billing/webhook_format.h"
 #include "core/ids.h"
 #include "model/project.h"
+#include "model/tenant.h"
 #include "server/invoices.h"
 
 namespace gpurent {
@@ -21,6 +22,17 @@ json alert_body(const Alert& a, const std::string& tenant_name, TimeMs now) {
   j["first_seen"] = format_rfc3339(now);
   j["deliveries"] = json::array();
   return j;
+}
+
+// The firewall's rules for costs billed in currency `c`: the tenant's own thresholds for its
+// currency (each one it left unset is the default), the defaults for any other.
+FirewallPolicy tenant_policy(const CostFirewallSettings& settings, Currency tenant_currency, Currency c) {
+  FirewallPolicy p = FirewallPolicy::defaults(c);
+  if (c != tenant_currency) return p;
+  if (settings.card_daily_cost) p.card_daily_cost = *settings.card_daily_cost;
+  if (settings.egress_daily_cost) p.egress_daily_cost = *settings.egress_daily_cost;
+  if (settings.storage_io_share_pct) p.storage_io_share_pct = *settings.storage_io_share_pct;
+  return p;
 }
 
 }  // namespace
@@ -40,19 +52,23 @@ Result<int> CostFirewall::run_once(TimeMs now) {
     if (!inv) return inv.error();
     auto projects = list_all(app_.store, "projects", {{"tenant_id", t.id}});
     if (!projects) return projects.error();
-    auto cur = parse_currency(t.body.value("currency", "USD"));
+    // A stored tenant always parses; should one not, its currency still applies, with default thresholds.
+    auto tenant = parse_tenant(t.body);
+    auto body_currency = parse_currency(t.body.value("currency", "USD"));
+    const Currency cur = tenant ? tenant->currency : body_currency ? *body_currency : Currency::kUSD;
+    const CostFirewallSettings settings = tenant ? tenant->cost_firewall : CostFirewallSettings{};
     std::map<std::string, std::string> project_ids;          // name -> id
     std::map<std::string, BudgetAction> actions;              // name -> action
     std::map<Currency, FirewallInput> inputs;
     std::map<Currency, FirewallPolicy> policies;
     for (const Record& p : *projects) {
       project_ids[p.name] = p.id;
-      auto pj = parse_project(p.body, cur ? *cur : Currency::kUSD);
+      auto pj = parse_project(p.body, cur);
       if (!pj) continue;
       actions[p.name] = pj->quota.budget_action;
       if (pj->quota.monthly_budget) {
-        auto& pol = policies.try_emplace(pj->quota.monthly_budget->currency(),
-                                         FirewallPolicy::defaults(pj->quota.monthly_budget->currency())).first->second;
+        const Currency bc = pj->quota.monthly_budget->currency();
+        auto& pol = policies.try_emplace(bc, tenant_policy(settings, cur, bc)).first->second;
         pol.monthly_budgets[p.name] = *pj->quota.monthly_budget;
       }
     }
@@ -74,7 +90,7 @@ Result<int> CostFirewall::run_once(TimeMs now) {
       if (!inputs.count(c)) inputs[c] = FirewallInput{c, month, day_start(now), {}, {}};
     std::set<std::string> firing;
     for (auto& [c, in] : inputs) {
-      auto pol = policies.count(c) ? policies.at(c) : FirewallPolicy::defaults(c);
+      auto pol = policies.count(c) ? policies.at(c) : tenant_policy(settings, cur, c);
       auto alerts = evaluate_firewall(pol, in);
       if (!alerts) return alerts.error();
       for (Alert a : *alerts) {

@@ -63,6 +63,8 @@ Result<json> parse_body(const httplib::Request& req) {
     } catch (const json::parse_error& e) {
       return Error::make(Code::kBadRequest, "malformed JSON at byte " + std::to_string(e.byte) + ": " +
                                                 std::string(e.what()).substr(std::string(e.what()).find(':') + 2));
+    } catch (const json::exception& e) {  // e.g. a number out of range such as 1e999
+      return Error::make(Code::kBadRequest, std::string("malformed JSON: ") + e.what());
     }
   }
   if (!body.is_object()) return Error::make(Code::kBadRequest, "request body must be a JSON object");

@@ -97,6 +97,12 @@ const std::set<Op> kServerRoutes = {
     {"PUT", "/api/v1/measurements/{ref}"}, {"DELETE", "/api/v1/measurements/{ref}"},
     {"POST", "/api/v1/advise/fingerprint"}, {"POST", "/api/v1/advise/tco"}, {"POST", "/api/v1/advise/mix"},
     {"POST", "/api/v1/advise/quotes"}, {"POST", "/api/v1/advise/suppliers"}, {"POST", "/api/v1/advise/poc"},
+    // job metrics (routes_job_metrics.cc)
+    {"GET", "/api/v1/jobs/{ref}/metrics"}, {"POST", "/api/v1/jobs/{ref}/metrics"},
+    // dashboard usage (routes_dashboard_usage.cc)
+    {"GET", "/api/v1/dashboard/utilization"}, {"GET", "/api/v1/dashboard/suppliers"},
+    // dashboard cost (routes_dashboard_cost.cc)
+    {"GET", "/api/v1/dashboard/costs"}, {"GET", "/api/v1/dashboard/cost-performance"},
 };
 const std::set<std::string> kOpenPaths = {"/healthz", "/readyz", "/metrics", "/api/v1/openapi.json"};
 
@@ -540,6 +546,65 @@ TEST(OpenApi, UsageResponsesMatchTheDocument) {
 }
 
 
+TEST(OpenApi, JobMetricResponsesMatchTheDocument) {
+  LiveServer srv;
+  const std::string tok = srv.seed();
+  const std::string job = "/api/v1/jobs/" + srv.call("GET", "/api/v1/jobs?limit=1", tok).body["items"][0]["id"].get<std::string>();
+  const std::string at = format_rfc3339(SystemClock().now() - 60'000);
+  const std::string report =
+      R"({"points": [{"name": "val_accuracy", "value": 0.731, "at": ")" + at + R"("}, {"name": "loss", "value": 1.5,
+          "higher_is_better": false}]})";
+  Reply created = srv.call("POST", job + "/metrics", tok, report);
+  EXPECT_EQ(created.status, 201);
+  expect_documented(created, "POST", "/api/v1/jobs/{ref}/metrics");
+  expect_documented(srv.call("POST", job + "/metrics", tok, R"({"points": [{"name": "loss", "value": 1}]})"), "POST",
+                    "/api/v1/jobs/{ref}/metrics");  // direction conflict: 409
+  expect_documented(srv.call("POST", job + "/metrics", tok, R"({"points": [{"name": "X", "value": "1"}]})"), "POST",
+                    "/api/v1/jobs/{ref}/metrics");  // 422
+  expect_documented(srv.call("POST", job + "/metrics", tok, "{"), "POST", "/api/v1/jobs/{ref}/metrics");
+  expect_documented(srv.call("POST", "/api/v1/jobs/job_0000000000000000/metrics", tok, report), "POST",
+                    "/api/v1/jobs/{ref}/metrics");  // 404
+  Reply got = srv.call("GET", job + "/metrics", tok);
+  EXPECT_EQ(got.body["metrics"].size(), 2u);
+  expect_documented(got, "GET", "/api/v1/jobs/{ref}/metrics");
+  expect_documented(srv.call("GET", job + "/metrics?from=" + at + "&to=" + at, tok), "GET",
+                    "/api/v1/jobs/{ref}/metrics");  // 422
+}
+
+// The dashboard's utilization heatmap and supplier health over the demo world after a scheduling
+// pass and a node failure (allocations, a fault), with one GPU sample on an allocation's node.
+TEST(OpenApi, DashboardUsageResponsesMatchTheDocument) {
+  LiveServer srv;
+  const std::string tok = srv.seed();
+  srv.schedule_and_fail_a_node(tok);
+  const json alloc = srv.call("GET", "/api/v1/allocations?limit=1", tok).body["items"][0];
+  const TimeMs at = SystemClock().now() - 1000;
+  json batch = {{"idempotency_key", "openapi-dashboard"},
+                {"gpu_samples", {{{"at", format_rfc3339(at)}, {"node", alloc["placement"][0]["node_id"]},
+                                  {"gpu", 0}, {"utilization_pct", 55}}}}};
+  ASSERT_EQ(srv.call("POST", "/api/v1/usage", tok, batch.dump()).status, 201);
+  Reply util = srv.call("GET", "/api/v1/dashboard/utilization", tok);
+  EXPECT_EQ(util.status, 200);
+  EXPECT_FALSE(util.body["cards"].empty()) << util.body.dump();
+  expect_documented(util, "GET", "/api/v1/dashboard/utilization");
+  const std::string tenant = alloc["tenant_id"];
+  expect_documented(srv.call("GET", "/api/v1/dashboard/utilization?tenant=" + tenant, tok), "GET",
+                    "/api/v1/dashboard/utilization");
+  expect_documented(srv.call("GET", "/api/v1/dashboard/utilization?from=yesterday", tok), "GET",
+                    "/api/v1/dashboard/utilization");  // 422
+  expect_documented(srv.call("GET", "/api/v1/dashboard/utilization?node=no-such-node", tok), "GET",
+                    "/api/v1/dashboard/utilization");  // 404
+  Reply health = srv.call("GET", "/api/v1/dashboard/suppliers", tok);
+  EXPECT_EQ(health.status, 200);
+  EXPECT_FALSE(health.body["suppliers"].empty()) << health.body.dump();
+  expect_documented(health, "GET", "/api/v1/dashboard/suppliers");
+  expect_documented(srv.call("GET", "/api/v1/dashboard/suppliers?supplier=no-such-supplier", tok), "GET",
+                    "/api/v1/dashboard/suppliers");  // 404
+  const std::string backwards = "?from=2030-01-02T00:00:00Z&to=2030-01-01T00:00:00Z";
+  expect_documented(srv.call("GET", "/api/v1/dashboard/suppliers" + backwards, tok), "GET",
+                    "/api/v1/dashboard/suppliers");  // 422
+}
+
 TEST(OpenApi, BillingResponsesMatchTheDocument) {
   LiveServer srv;
   const std::string tok = srv.seed();
@@ -559,6 +624,28 @@ TEST(OpenApi, BillingResponsesMatchTheDocument) {
   Reply rec = srv.call("GET", "/api/v1/reports/reconciliation?tenant=" + tenant_ref + "&month=" + month, tok);
   EXPECT_EQ(rec.status, 200);
   expect_documented(rec, "GET", "/api/v1/reports/reconciliation");
+  // The cost dashboards (routes_dashboard_cost.cc) over the same runs, budgets and alerts; a run's
+  // job reports a metric so cost-performance has a row.
+  Reply costs = srv.call("GET", "/api/v1/dashboard/costs", tok);
+  EXPECT_EQ(costs.status, 200);
+  ASSERT_FALSE(costs.body["tenants"].empty());
+  expect_documented(costs, "GET", "/api/v1/dashboard/costs");
+  expect_documented(srv.call("GET", "/api/v1/dashboard/costs?tenant=no-such-tenant", tok), "GET",
+                    "/api/v1/dashboard/costs");  // 404
+  expect_documented(srv.call("GET", "/api/v1/dashboard/costs?from=2026-01-01&to=2026-03-01", tok), "GET",
+                    "/api/v1/dashboard/costs");  // 422
+  const json run = srv.call("GET", "/api/v1/allocations?limit=1", tok).body["items"][0];
+  const TimeMs started = *parse_rfc3339(run["running_at"].get<std::string>(), "running_at");
+  json points = {{"points", {{{"name", "val_accuracy"}, {"value", 0.5}, {"at", format_rfc3339(started)}},
+                             {{"name", "val_accuracy"}, {"value", 0.6}, {"at", format_rfc3339(started + 1000)}}}}};
+  EXPECT_EQ(srv.call("POST", "/api/v1/jobs/" + run["job_id"].get<std::string>() + "/metrics", tok, points.dump()).status,
+            201);
+  Reply cp = srv.call("GET", "/api/v1/dashboard/cost-performance", tok);
+  EXPECT_EQ(cp.status, 200);
+  EXPECT_FALSE(cp.body["jobs"].empty()) << cp.body.dump();
+  expect_documented(cp, "GET", "/api/v1/dashboard/cost-performance");
+  expect_documented(srv.call("GET", "/api/v1/dashboard/cost-performance?colour=red", tok), "GET",
+                    "/api/v1/dashboard/cost-performance");  // 422
   Reply alerts = srv.call("GET", "/api/v1/alerts?state=active", tok);
   ASSERT_FALSE(alerts.body["items"].empty());
   const std::string alert = "/api/v1/alerts/" + alerts.body["items"][0]["id"].get<std::string>();

@@ -7,8 +7,7 @@
 
 namespace gpurent {
 
-// The principal a demo object is created by: the operator, or the named tenant's first admin.
-static Result<Principal> creator(App& app, const Principal& op, const std::string& tenant_name) {
+Result<Principal> demo_creator(App& app, const Principal& op, const std::string& tenant_name) {
   if (tenant_name.empty()) return op;
   auto t = app.store.list(ListQuery{"tenants", {{"name", tenant_name}}, "", 1});
   if (!t || t->items.empty()) return Error::make(Code::kInternal, "demo: tenant '" + tenant_name + "' missing");
@@ -33,7 +32,7 @@ Result<json> seed_demo_if_empty(App& app, const std::string& admin_user_id, cons
   for (const auto& obj : world->objects) {
     auto it = app.kinds.find(obj.kind);
     if (it == app.kinds.end()) return Error::make(Code::kInternal, "demo: unknown kind " + obj.kind);
-    auto who = creator(app, op, obj.as_tenant);
+    auto who = demo_creator(app, op, obj.as_tenant);
     if (!who) return who.error();
     auto r = create_object(app, it->second, obj.body, *who);
     if (!r) {

@@ -9,6 +9,10 @@
 
 namespace gpurent {
 
+// The principal a demo object is created by: the operator `op`, or (tenant_name set) that
+// tenant's first tenant_admin user.
+Result<Principal> demo_creator(App& app, const Principal& op, const std::string& tenant_name);
+
 // Returns a summary: {"seeded": bool, "counts": {...}, "tokens_file": "...", "price_source": "..."}.
 Result<json> seed_demo_if_empty(App& app, const std::string& admin_user_id, const std::string& data_dir);
 

@@ -13,6 +13,7 @@
 #include "server/app.h"
 #include "server/bootstrap.h"
 #include "server/cost_firewall.h"
+#include "server/demo_history.h"
 #include "server/dcgm_scraper.h"
 #include "server/http_util.h"
 #include "server/resources.h"
@@ -41,6 +42,9 @@ void register_all_routes(App& app, httplib::Server& srv) {
   register_alert_routes(app, srv);  // alerts, webhooks
   register_measurement_routes(app, srv);
   register_advisor_routes(app, srv);
+  register_job_metric_routes(app, srv);
+  register_dashboard_usage_routes(app, srv);
+  register_dashboard_cost_routes(app, srv);
 }
 
 static void setup_logging(const std::string& level) {
@@ -62,7 +66,7 @@ int run_server(const ServerOptions& opts) {
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   setup_logging(opts.log_level);
-  SystemClock clock;
+  FastForwardClock clock;  // the system clock, except while the demo replays its past week
   for (const auto& t : opts.dcgm_targets) {
     if (auto parsed = parse_dcgm_target(t); !parsed) {
       std::cerr << "error: --" << parsed.error().message << "\n";
@@ -140,6 +144,16 @@ int run_server(const ServerOptions& opts) {
   }
 
   json demo_info = nullptr;
+  // The demo's past week is replayed only into a database seeded now, and only with the simulated
+  // executor and the scheduler on (a Slurm cluster has its own history).
+  std::optional<DemoWeek> demo_week_plan;
+  if (opts.demo && opts.demo_days > 0 && opts.scheduler && opts.executor == "sim") {
+    auto suppliers = (*store)->count("suppliers", {});
+    if (suppliers && *suppliers == 0) {
+      demo_week_plan = demo_week(clock.now(), opts.demo_days);
+      clock.set(demo_week_plan->start);  // the demo world is created at the week's start
+    }
+  }
   if (opts.demo) {
     auto seeded = seed_demo_if_empty(app, admin->user_id, opts.data_dir);
     if (!seeded) {
@@ -147,6 +161,28 @@ int run_server(const ServerOptions& opts) {
       return 1;
     }
     demo_info = *seeded;
+  }
+
+  SchedulerService scheduler(app, sched_config);
+  if (auto s = scheduler.init_executor(); !s) {
+    std::cerr << "error: " << s.error().message << "\n";
+    return 2;
+  }
+  CostFirewall firewall(app, opts.firewall_interval_s * 1000);
+  std::unique_ptr<DemoMeter> demo_meter;
+  if (opts.demo && opts.executor == "sim")
+    demo_meter = std::make_unique<DemoMeter>(app, demo_week_plan ? *demo_week_plan : DemoWeek{},
+                                             demo_week_plan ? demo_week_plan->start : clock.now());
+  if (demo_week_plan) {
+    std::cerr << "gpurent: replaying the demo's past " << opts.demo_days << " days (jobs, failures, metering)...\n";
+    auto ff = fast_forward_demo_week(app, clock, *demo_week_plan, scheduler, firewall, *demo_meter, admin->user_id);
+    if (!ff) {
+      std::cerr << "error: demo week: " << ff.error().message << "\n";
+      return 1;
+    }
+    demo_info["week"] = {{"from", format_rfc3339(demo_week_plan->start)}, {"jobs_submitted", ff->jobs_submitted},
+                         {"steps", ff->steps}, {"outages", ff->outages}, {"firewall_passes", ff->firewall_passes},
+                         {"seconds", static_cast<int64_t>(ff->seconds * 1000) / 1000.0}};
   }
 
   int port = opts.port;
@@ -184,21 +220,17 @@ int run_server(const ServerOptions& opts) {
               << std::endl;
   }
 
-  SchedulerService scheduler(app, sched_config);
-  if (auto s = scheduler.init_executor(); !s) {
-    std::cerr << "error: " << s.error().message << "\n";
-    return 2;
-  }
   if (opts.scheduler) scheduler.start();
+  if (demo_meter) demo_meter->start();
   UsageBackground usage(app);  // DCGM scrapes and the usage rollup
   if (auto s = usage.start(opts.dcgm_targets); !s) {
     std::cerr << "error: " << s.error().message << "\n";
     scheduler.stop();
     return 2;
   }
-  CostFirewall firewall(app, opts.firewall_interval_s * 1000);
   if (opts.firewall_interval_s > 0) firewall.start();
   bool ok = srv.listen_after_bind();
+  if (demo_meter) demo_meter->stop();
   firewall.stop();
   usage.stop();
   scheduler.stop();

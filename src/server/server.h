@@ -18,6 +18,11 @@ struct ServerOptions {
   std::string data_dir;               // ../shared/data-like folder for the demo's price lists; empty = auto
   std::string static_dir;             // dashboard files; empty = none
   bool demo = false;                  // seed the demo world into an empty database
+  // With --demo on an empty database: replay this many past days (jobs, failures, metering, cost
+  // firewall) through the live services before listening, so the dashboard opens on a populated
+  // week (server/demo_history.h). 0 = start the demo world now, with no history (the default, so
+  // tests start at once; scripts/demo passes 7).
+  int demo_days = 0;
   size_t max_body_bytes = 1 << 20;    // larger request bodies get 413
   int threads = 8;                    // HTTP worker threads
   bool sync_full = true;              // fsync every commit

@@ -182,9 +182,30 @@ CREATE TABLE usage_job_minutes (
 ) STRICT, WITHOUT ROWID;
 )sql";
 
+// Job metrics (docs/resources/job-metrics.md): the quality a job reports about itself
+// (val_accuracy, loss, ...), one value per job, metric name and instant. WITHOUT ROWID keyed
+// (job_id, name, at): one series is one contiguous key range in time order, which is what per-job
+// reads and the direction check (one row of the job and name) walk. tenant_id and project_id are
+// copied from the job so a tenant's points over a range are one scan of (tenant_id, at) with no
+// join to objects. value is REAL: metrics are not money, and SQLite stores no NaN (NOT NULL).
+constexpr const char* kV3 = R"sql(
+CREATE TABLE job_metric_points (
+  job_id           TEXT NOT NULL,
+  name             TEXT NOT NULL,
+  at               INTEGER NOT NULL,
+  tenant_id        TEXT NOT NULL,
+  project_id       TEXT NOT NULL,
+  value            REAL NOT NULL,
+  higher_is_better INTEGER NOT NULL CHECK (higher_is_better IN (0, 1)),
+  PRIMARY KEY (job_id, name, at)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX job_metric_points_by_tenant ON job_metric_points (tenant_id, at);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "objects, api_tokens, job_events, audit_log", kV1},
     {2, "usage: ingest batches, raw GPU and job samples, per-minute rollups", kV2},
+    {3, "job metrics: points a job reports about its quality", kV3},
 };
 
 constexpr const char* kBootstrap =

@@ -46,6 +46,12 @@ Query& Query::bind(int index, int64_t value) {
   return *this;
 }
 
+Query& Query::bind_real(int index, double value) {
+  int rc = sqlite3_bind_double(stmt_, index, value);
+  if (bind_rc_ == SQLITE_OK) bind_rc_ = rc;
+  return *this;
+}
+
 Query& Query::bind_null(int index) {
   int rc = sqlite3_bind_null(stmt_, index);
   if (bind_rc_ == SQLITE_OK) bind_rc_ = rc;
@@ -77,6 +83,8 @@ std::string Query::text(int col) const {
 }
 
 int64_t Query::integer(int col) const { return sqlite3_column_int64(stmt_, col); }
+
+double Query::real(int col) const { return sqlite3_column_double(stmt_, col); }
 
 // ---- Db ----
 

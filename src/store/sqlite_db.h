@@ -37,6 +37,8 @@ class Query {
   Query& bind(int index, std::string_view text);
   Query& bind(int index, int64_t value);
   Query& bind_null(int index);
+  // REAL values (job metrics). Named, not a bind() overload: an int argument would be ambiguous.
+  Query& bind_real(int index, double value);
 
   // true: a row is available; false: the statement finished. Errors carry the context `what`.
   Result<bool> step(std::string_view what);
@@ -47,6 +49,7 @@ class Query {
 
   std::string text(int col) const;  // NULL reads as ""
   int64_t integer(int col) const;   // NULL reads as 0
+  double real(int col) const;       // NULL reads as 0.0
 
  private:
   Db* db_;

@@ -37,6 +37,10 @@ Status append_audit(Db& db, const AuditEntry& a);
 // The `limit` (1..1000) most recent entries for `kind` ("" = every kind), newest first.
 Result<std::vector<AuditEntry>> list_audit(Db& db, const std::string& kind, int limit);
 
+// job_metric_points (sqlite_metrics.cc). Insert must run inside a write transaction.
+Status insert_job_metrics(Db& db, const std::vector<JobMetricRow>& rows);
+Result<std::vector<JobMetricRow>> query_job_metrics(Db& db, const JobMetricFilter& f);
+
 // Shared by both files: "limit" must lie in 1..1000.
 Status check_limit(int limit);
 

@@ -102,6 +102,9 @@ class SqliteTx final : public StoreTx {
   Result<UsageRollupStats> roll_up_usage(TimeMs raw_before, TimeMs keys_before) override {
     return guarded([&] { return gpurent::roll_up_usage(db_, raw_before, keys_before); });
   }
+  Status insert_job_metrics(const std::vector<JobMetricRow>& rows) override {
+    return guarded([&] { return gpurent::insert_job_metrics(db_, rows); });
+  }
 
  private:
   template <class F>
@@ -186,6 +189,12 @@ class SqliteStore final : public Store {
   }
   Result<std::vector<JobUsageTotals>> job_usage_totals(const JobUsageFilter& f) override {
     return readers_.with([&](Db& db) { return query_job_usage_totals(db, f); });
+  }
+  Result<std::vector<JobMetricRow>> job_metrics(const JobMetricFilter& f) override {
+    return readers_.with([&](Db& db) { return query_job_metrics(db, f); });
+  }
+  Result<std::vector<GpuBucket>> gpu_usage_buckets(const GpuBucketQuery& q) override {
+    return readers_.with([&](Db& db) { return query_gpu_usage_buckets(db, q); });
   }
   int schema_version() override { return version_; }
   bool healthy() override { return read_version().ok(); }

@@ -83,6 +83,23 @@ struct AuditEntry {
   std::string detail;
 };
 
+// --- job metrics (sqlite_metrics.cc; docs/resources/job-metrics.md) ---
+// One point of a quality metric a job reports (val_accuracy, loss, ...). Metrics are not money, so
+// value is a double (always finite). tenant_id and project_id are the job's, copied for scoping.
+struct JobMetricRow {
+  std::string job_id, tenant_id, project_id, name;
+  TimeMs at = 0;
+  double value = 0;
+  bool higher_is_better = true;
+};
+// Points with at in [from, to) of one job (job_id set), or of every job of a tenant (tenant_id set,
+// job_id empty); both set: that job, if it is the tenant's.
+struct JobMetricFilter {
+  std::string job_id, tenant_id;
+  TimeMs from = 0, to = 0;
+};
+// --- end job metrics ---
+
 // Operations available inside one write transaction.
 class StoreTx {
  public:
@@ -113,6 +130,14 @@ class StoreTx {
   // into the per-minute tables, merging with minutes already there, and deletes those raw rows;
   // forgets idempotency keys received before keys_before.
   virtual Result<UsageRollupStats> roll_up_usage(TimeMs raw_before, TimeMs keys_before) = 0;
+
+  // --- job metrics (sqlite_metrics.cc) ---
+  // Stores points; one value per (job_id, name, at): a point at an instant already stored replaces
+  // its value (so a retried report is harmless). Every row's higher_is_better must agree with the
+  // stored points of its job and name and with the earlier rows of the batch, else kConflict naming
+  // "rows[i].higher_is_better"; an empty id or name, or a value that is not finite, is kInvalid
+  // naming rows[i].<field>.
+  virtual Status insert_job_metrics(const std::vector<JobMetricRow>& rows) = 0;
 };
 
 class Store {
@@ -138,6 +163,13 @@ class Store {
                                                        int limit) = 0;
   // Totals per job (jobs with no usage in the range are left out), ordered by job id.
   virtual Result<std::vector<JobUsageTotals>> job_usage_totals(const JobUsageFilter& f) = 0;
+  // Job metric points matching f (see JobMetricFilter), ordered by job_id, name, at. kInvalid when
+  // f.to <= f.from or neither job_id nor tenant_id is given.
+  virtual Result<std::vector<JobMetricRow>> job_metrics(const JobMetricFilter& f) = 0;
+  // --- dashboard: GPU utilization per time bucket (sqlite_usage_buckets.cc) ---
+  // Sums of utilization per (node, GPU, bucket) over raw samples and rolled-up minutes together,
+  // aggregated in SQL so a heatmap never reads the points. See GpuBucketQuery for the filters.
+  virtual Result<std::vector<GpuBucket>> gpu_usage_buckets(const GpuBucketQuery& q) = 0;
   virtual int schema_version() = 0;
   virtual bool healthy() = 0;  // a trivial read succeeds
 };

@@ -84,6 +84,28 @@ struct JobUsageFilter {
   TimeMs from = 0, to = 0;
 };
 
+// Which GPUs and when, for Store::gpu_usage_buckets. node_id empty = every node; gpu -1 = every
+// GPU of the node (a GPU index needs a node). Range [from, to): a raw sample counts when its time
+// lies in it, a rolled-up minute when its start does. Buckets are [k × bucket_ms, (k+1) × bucket_ms)
+// from the epoch (3600000: UTC hours); bucket_ms is a positive multiple of a minute, so every
+// rolled-up minute falls in exactly one bucket.
+struct GpuBucketQuery {
+  std::string node_id;
+  int64_t gpu = -1;
+  TimeMs from = 0, to = 0;
+  int64_t bucket_ms = 3'600'000;
+};
+
+// One (node, GPU, bucket) with samples: how many utilization samples (a minute row adds its n),
+// their sum and their maximum. The mean is util_sum / samples.
+struct GpuBucket {
+  std::string node_id;
+  int64_t gpu = 0;
+  TimeMs bucket = 0;  // the bucket's start
+  int64_t samples = 0, util_sum = 0, util_max = 0;
+  bool operator==(const GpuBucket&) const = default;
+};
+
 struct UsageRollupStats {
   int64_t gpu_samples = 0;  // raw rows folded into minutes (and deleted)
   int64_t job_samples = 0;

@@ -1,0 +1,90 @@
+// /api/v1/jobs/{ref}/metrics: the quality metrics a job reports about itself (val_accuracy, loss,
+// ...), which the cost-performance dashboard divides by GPU-hours. POST stores points (the job's
+// writers: operator_admin, and tenant_admin / tenant_member of the job's tenant); GET reads them
+// grouped by metric in time order (the job's readers). {ref} is the job's id or name, resolved and
+// scoped as for every job route: another tenant's job is 404.
+// Schema and semantics: docs/resources/job-metrics.md.
+#include <limits>
+
+#include "server/http_util.h"
+#include "server/job_metrics.h"
+#include "server/resources.h"
+
+namespace gpurent {
+namespace {
+
+// from/to query parameters (RFC 3339); absent: unbounded on that side.
+Result<std::pair<TimeMs, TimeMs>> range_params(const httplib::Request& req) {
+  FieldErrors errs;
+  auto time_param = [&](const char* name, TimeMs def) -> TimeMs {
+    if (!req.has_param(name)) return def;
+    auto t = parse_rfc3339(req.get_param_value(name), name);
+    if (!t) {
+      errs.add(name, t.error().fields.empty() ? t.error().message : t.error().fields[0].reason);
+      return def;
+    }
+    return *t;
+  };
+  const TimeMs from = time_param("from", std::numeric_limits<TimeMs>::min());
+  const TimeMs to = time_param("to", std::numeric_limits<TimeMs>::max());
+  if (errs.empty() && to <= from) errs.add("to", "must be after from");
+  if (!errs.empty()) return errs.to_error();
+  return std::make_pair(from, to);
+}
+
+// parse_body, plus the one malformed input it lets through as an exception: nlohmann refuses a
+// number beyond double's range (1e999) with out_of_range, not parse_error. A metric value is
+// exactly where such a number turns up, so it must be a 400 here, not a 500.
+Result<json> parse_report(const httplib::Request& req) {
+  try {
+    return parse_body(req);
+  } catch (const json::out_of_range& e) {
+    return Error::make(Code::kBadRequest, std::string("malformed JSON: ") + e.what());
+  }
+}
+
+void post_metrics(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
+  auto job = find_visible(app.store, app.kinds.at("jobs"), p, req.matches[1]);
+  if (!job) return send_problem(res, job.error(), req.path);
+  if (!in_scope(write_scope(p, ObjectKind::kJob), p, *job))
+    return send_problem(res, forbidden("role " + std::string(role_name(p.role)) + " may not report metrics of jobs"),
+                        req.path);
+  auto body = parse_report(req);
+  if (!body) return send_problem(res, body.error(), req.path);
+  auto rows = parse_job_metric_points(*body, app.clock.now());
+  if (!rows) return send_problem(res, rows.error(), req.path);
+  for (JobMetricRow& r : *rows) {
+    r.job_id = job->id;
+    r.tenant_id = job->tenant_id;
+    r.project_id = job->project_id;
+  }
+  Status st = app.loop.run([&](StoreTx& tx) { return tx.insert_job_metrics(*rows); });
+  if (!st) return send_problem(res, rows_to_points(st.error()), req.path);
+  app.metrics.count_write("job_metrics", "report");
+  send_json(res, 201, {{"job_id", job->id}, {"accepted", rows->size()}});
+}
+
+void get_metrics(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
+  auto job = find_visible(app.store, app.kinds.at("jobs"), p, req.matches[1]);
+  if (!job) return send_problem(res, job.error(), req.path);
+  auto range = range_params(req);
+  if (!range) return send_problem(res, range.error(), req.path);
+  auto rows = app.store.job_metrics({.job_id = job->id, .from = range->first, .to = range->second});
+  if (!rows) return send_problem(res, rows.error(), req.path);
+  send_json(res, 200, job_metrics_json(job->id, *rows));
+}
+
+}  // namespace
+
+void register_job_metric_routes(App& app, httplib::Server& srv) {
+  route(app, srv, "POST", "/api/v1/jobs/([^/]+)/metrics", "/api/v1/jobs/{id}/metrics",
+        [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+          post_metrics(app, req, res, p);
+        });
+  route(app, srv, "GET", "/api/v1/jobs/([^/]+)/metrics", "/api/v1/jobs/{id}/metrics",
+        [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+          get_metrics(app, req, res, p);
+        });
+}
+
+}  // namespace gpurent
