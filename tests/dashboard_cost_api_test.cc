@@ -328,6 +328,14 @@ TEST_F(DashboardCost, CostsAddUpToTheDayInvoicesAndJobsRankByGainPerGpuHour) {
   EXPECT_EQ(s_.req("GET", "/api/v1/dashboard/costs", "").status, 401);
   json everyone = s_.admin("GET", "/api/v1/dashboard/costs").body;
   EXPECT_EQ(everyone["tenants"].size(), 2u);
+  // The lines drawn are the tenant's own firewall thresholds (unset ones stay the defaults).
+  json tenant = s_.admin("GET", "/api/v1/tenants/acme").body;
+  tenant["cost_firewall"] = {{"card_daily_cost", "800.00"}, {"storage_io_share_pct", 35}};
+  expect_2xx(s_.admin("PUT", "/api/v1/tenants/acme", tenant), "thresholds");
+  const json own_lines = s_.admin("GET", "/api/v1/dashboard/costs?tenant=acme").body["tenants"][0];
+  EXPECT_EQ(own_lines["card_threshold"], "800.00");
+  EXPECT_EQ(own_lines["egress_threshold"], "500.00");
+  EXPECT_EQ(own_lines["storage_io_share_threshold_pct"], 35);
   // An operator naming a project two tenants share must say which.
   EXPECT_EQ(s_.admin("GET", "/api/v1/dashboard/cost-performance?project=vision").error_fields(),
             std::vector<std::string>{"project"});

@@ -140,14 +140,16 @@ DemoWeek demo_week(TimeMs end, int days) {
   std::stable_sort(w.submissions.begin(), w.submissions.end(),
                    [](const WeekSubmission& a, const WeekSubmission& b) { return a.at < b.at; });
 
-  auto outage = [&](int64_t day, int64_t hour, const char* node, int64_t minutes, int64_t response_min,
+  // Outages sit at fixed distances before the present (not at a time of day), so a replay of N
+  // days holds the same ones whatever the hour: the runpod one from 2 days, both from 4.
+  auto outage = [&](int64_t hours_before_end, const char* node, int64_t minutes, int64_t response_min,
                     const char* reason) {
-    const TimeMs from = floor_to(w.start, kDayMs) + day * kDayMs + hour * kHourMs;
+    const TimeMs from = floor_to(end, kHourMs) - hours_before_end * kHourMs;
     if (from <= w.start || from + minutes * kMin >= end) return;
     w.outages.push_back({node, from, from + minutes * kMin, from + response_min * kMin, reason});
   };
-  outage(days - 4, 14, "huadong-aidc-sh-910b-02", 180, 12, "NPU HBM uncorrectable ECC errors; board replaced");
-  outage(days - 2, 6, "runpod-ustx3-h200-01", 90, 25, "NVSwitch fabric manager crash; node rebooted");
+  outage(82, "huadong-aidc-sh-910b-02", 180, 12, "NPU HBM uncorrectable ECC errors; board replaced");
+  outage(30, "runpod-ustx3-h200-01", 90, 25, "NVSwitch fabric manager crash; node rebooted");
   const TimeMs burst = floor_to(w.start, kDayMs) + (days - 1) * kDayMs + 4 * kHourMs;
   if (burst > w.start && burst + 6 * kHourMs < end) w.bursts.push_back({"code-assist", burst, burst + 6 * kHourMs, 600});
   return w;

@@ -64,6 +64,16 @@ TEST(DemoWeek, OutagesAndBurstsFallInsideTheWeekAndRespondWithinTheOutage) {
   EXPECT_TRUE(demo_week(at("2026-11-30T02:47:13Z"), 1).outages.empty());
 }
 
+TEST(DemoWeek, WhichOutagesAShortReplayHoldsDoesNotDependOnTheHour) {
+  for (int hour = 0; hour < 24; ++hour) {
+    const TimeMs end = at("2026-11-30T00:17:00Z") + hour * kHour;
+    const DemoWeek two = demo_week(end, 2), four = demo_week(end, 4);
+    ASSERT_EQ(two.outages.size(), 1u) << "hour " << hour;
+    EXPECT_EQ(two.outages[0].node, "runpod-ustx3-h200-01");
+    EXPECT_EQ(four.outages.size(), 2u) << "hour " << hour;
+  }
+}
+
 TEST(DemoWeek, WorkloadsDifferWhereTheDashboardShouldShowIt) {
   const Workload good = workload_of("detr-sweep-1124-a", "training");
   const Workload plateau = workload_of("detr-sweep-1124-b", "training");

@@ -24,8 +24,8 @@ json alert_body(const Alert& a, const std::string& tenant_name, TimeMs now) {
   return j;
 }
 
-// The firewall's rules for costs billed in currency `c`: the tenant's own thresholds for its
-// currency (each one it left unset is the default), the defaults for any other.
+}  // namespace
+
 FirewallPolicy tenant_policy(const CostFirewallSettings& settings, Currency tenant_currency, Currency c) {
   FirewallPolicy p = FirewallPolicy::defaults(c);
   if (c != tenant_currency) return p;
@@ -34,8 +34,6 @@ FirewallPolicy tenant_policy(const CostFirewallSettings& settings, Currency tena
   if (settings.storage_io_share_pct) p.storage_io_share_pct = *settings.storage_io_share_pct;
   return p;
 }
-
-}  // namespace
 
 CostFirewall::CostFirewall(App& app, int64_t interval_ms) : app_(app), interval_ms_(interval_ms) {}
 

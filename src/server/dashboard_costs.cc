@@ -4,6 +4,8 @@
 #include <tuple>
 
 #include "model/project.h"
+#include "model/tenant.h"
+#include "server/cost_firewall.h"
 
 namespace gpurent {
 namespace {
@@ -23,6 +25,8 @@ class TenantBuilder {
       : store_(store), tenant_(tenant), range_(range), now_(now), invoices_(store, catalog, tenant.id, now) {
     auto cur = parse_currency(tenant.body.value("currency", "USD"));
     home_ = cur ? *cur : Currency::kUSD;
+    // A stored tenant always parses; should one not, the default thresholds apply.
+    if (auto t = parse_tenant(tenant.body)) settings_ = t->cost_firewall;
   }
 
   Result<std::vector<TenantCosts>> build() {
@@ -75,7 +79,7 @@ class TenantBuilder {
       it->second.out.tenant_id = tenant_.id;
       it->second.out.tenant = tenant_.name;
       it->second.out.currency = c;
-      it->second.out.policy = FirewallPolicy::defaults(c);
+      it->second.out.policy = tenant_policy(settings_, home_, c);  // what the firewall alerts on
       it->second.out.daily_total.assign(range_.days.size(), 0);
     }
     return it->second;
@@ -198,6 +202,7 @@ class TenantBuilder {
   TimeMs now_;
   DayInvoices invoices_;
   Currency home_ = Currency::kUSD;
+  CostFirewallSettings settings_;
   std::map<Currency, Acc> accs_;
   std::map<std::string, std::string> ids_;     // project name -> id
   std::map<std::string, Money> budgets_;       // project name -> monthly budget

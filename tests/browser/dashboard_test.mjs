@@ -1,8 +1,12 @@
 #!/usr/bin/env node
 // browser_dashboard: drives the built dashboard (web/dist) in headless Chromium against a
 // fresh `gpurent serve --demo`, and checks what it shows against the API's own answers.
+// The dashboard views (utilization, costs, cost-performance, supplier health) are checked by
+// dashboard_views.mjs; helpers.mjs holds the shared helpers.
 // Usage: node tests/browser/dashboard_test.mjs /path/to/gpurent
-// Env: ARTIFACT_DIR (screenshots; default tests/browser/artifacts), CHROMIUM (default /usr/bin/chromium).
+// Env: ARTIFACT_DIR (screenshots; default tests/browser/artifacts), CHROMIUM (default /usr/bin/chromium),
+// SERVER_START_TIMEOUT_S (how long the demo may take to listen; default 300), DEMO_DAYS (the
+// past days `serve --demo` replays before listening; default 2).
 // Exit status 0 when every check passes, 1 otherwise.
 
 import { spawn } from "node:child_process";
@@ -12,24 +16,19 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { operatorDashboard, tenantDashboard } from "./dashboard_views.mjs";
+import { api, artifacts, cellText, check, login, logout, openView, shot, STEP_TIMEOUT_MS, tally } from "./helpers.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "../..");
 const { chromium } = createRequire(path.join(repo, "web/package.json"))("playwright-core");
 
 const binary = path.resolve(process.argv[2] ?? path.join(repo, "build/gpurent"));
-const artifacts = path.resolve(process.env.ARTIFACT_DIR ?? path.join(here, "artifacts"));
 const chromiumPath = process.env.CHROMIUM ?? "/usr/bin/chromium";
-const STEP_TIMEOUT_MS = 15000;
-
-let failures = 0;
-let passes = 0;
-function check(ok, what) {
-  if (ok) passes++;
-  else failures++;
-  console.log(`${ok ? "ok  " : "FAIL"} ${what}`);
-  return ok;
-}
+const START_TIMEOUT_S = Number(process.env.SERVER_START_TIMEOUT_S ?? 300);
+// Two replayed days hold a supplier outage, the DETR sweep and the pre-training run, so every
+// chart has data; the full week (scripts/demo) takes minutes on a small machine.
+const DEMO_DAYS = process.env.DEMO_DAYS ?? "2";
 
 // --- the server -----------------------------------------------------------------------
 
@@ -37,14 +36,19 @@ async function startServer(dir) {
   const server = spawn(
     binary,
     ["serve", "--demo", "--db", "./g.db", "--port", "0", "--host", "127.0.0.1", "--static-dir", path.join(repo, "web/dist"),
-      "--firewall-interval-s", "1"], // the cost firewall runs every second, so an alert appears quickly
+      "--firewall-interval-s", "1", // the cost firewall runs every second, so an alert appears quickly
+      "--demo-days", DEMO_DAYS],
     { cwd: dir, stdio: ["ignore", "pipe", "pipe"] },
   );
   const stderr = [];
   server.stderr.on("data", (chunk) => stderr.push(chunk));
   const lines = createInterface({ input: server.stdout });
+  // The demo replays its past week before it listens: that takes a while on a slow machine.
   const first = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("server did not print its listening line in 30 s")), 30000);
+    const timer = setTimeout(() => {
+      server.kill("SIGTERM"); // not left running behind a failed test
+      reject(new Error(`server did not print its listening line in ${START_TIMEOUT_S} s`));
+    }, START_TIMEOUT_S * 1000);
     lines.once("line", (line) => { clearTimeout(timer); resolve(line); });
     server.once("exit", (code) => { clearTimeout(timer); reject(new Error(`server exited (${code}): ${Buffer.concat(stderr)}`)); });
   });
@@ -53,45 +57,6 @@ async function startServer(dir) {
   if (listening.event !== "listening" || !listening.url) throw new Error(`unexpected first line: ${first}`);
   const adminToken = readFileSync(path.resolve(dir, listening.admin_token_file), "utf8").trim();
   return { server, url: listening.url.replace(/\/$/, ""), adminToken };
-}
-
-async function api(base, token, method, route, body) {
-  const response = await fetch(`${base}/api/v1/${route}`, {
-    method,
-    headers: { Authorization: `Bearer ${token}`, ...(body ? { "Content-Type": "application/json" } : {}) },
-    body: body ? JSON.stringify(body) : method === "POST" ? "{}" : undefined,
-  });
-  const text = await response.text();
-  return { status: response.status, json: text ? JSON.parse(text) : null };
-}
-
-// --- page helpers ---------------------------------------------------------------------
-
-const cellText = async (locator) => (await locator.innerText()).trim();
-
-/** Navigates to a view and returns the JSON of the API answer the page rendered. */
-async function openView(page, hash, apiPath, method = "GET") {
-  const answer = page.waitForResponse(
-    (r) => r.url().includes(`/api/v1/${apiPath}`) && r.request().method() === method,
-    { timeout: STEP_TIMEOUT_MS },
-  );
-  await page.evaluate((h) => { location.hash = h; }, hash);
-  const response = await answer;
-  const view = hash.replace(/^#\//, "").split("?")[0];
-  await page.locator(`main[data-testid="view-${view}"]:not([data-loading])`).waitFor({ timeout: STEP_TIMEOUT_MS });
-  return { status: response.status(), json: await response.json() };
-}
-
-async function shot(page, name) {
-  const file = path.join(artifacts, `${name}.png`);
-  await page.screenshot({ path: file, fullPage: true });
-  console.log(`     screenshot ${file}`);
-}
-
-async function login(page, token) {
-  await page.getByTestId("login-token").fill(token);
-  await page.getByTestId("login-submit").click();
-  await page.getByTestId("scope").waitFor({ timeout: STEP_TIMEOUT_MS });
 }
 
 // --- the checks -----------------------------------------------------------------------
@@ -285,6 +250,9 @@ async function run(page, base, adminToken) {
   await shot(page, "13-truecost-zh");
   await page.getByTestId("lang-select").selectOption("en");
 
+  // 3g. The dashboard views: utilization heatmap, costs, cost-performance, supplier health.
+  const shared = await operatorDashboard(page, base, adminToken);
+
   // 4. A tenant token sees only its tenant.
   const tenants = (await api(base, adminToken, "GET", "tenants")).json.items;
   const qingyun = tenants.find((x) => x.name === "qingyun-tech");
@@ -294,8 +262,7 @@ async function run(page, base, adminToken) {
   check(minted.status === 201 && typeof minted.json.token === "string", `mint its token (HTTP ${minted.status})`);
   const tenantToken = minted.json.token;
 
-  await page.getByTestId("logout").click();
-  await page.getByTestId("login-form").waitFor({ timeout: STEP_TIMEOUT_MS });
+  await logout(page);
   check(await page.evaluate(() => localStorage.getItem("gpurent.token")) === null, "sign-out clears the stored token");
   await login(page, tenantToken);
   check((await cellText(page.getByTestId("scope"))).includes("qingyun-tech"), "tenant token: scope names qingyun-tech");
@@ -325,6 +292,10 @@ async function run(page, base, adminToken) {
   const direct = await api(base, tenantToken, "GET", `invoices?tenant=aurora-ai&month=${month}`);
   check(direct.status === 404, `API refuses the other tenant's invoice to the tenant token (HTTP ${direct.status})`);
   await shot(page, "09-tenant-other-invoice-refused");
+
+  // 5. The dashboard views for the tenant: only its cards, projects and costs; another tenant's
+  // costs refused; its admin lifts the egress freeze; a member sees it but cannot lift it.
+  await tenantDashboard(page, base, adminToken, tenantToken, qingyun, shared);
 }
 
 // --- main -----------------------------------------------------------------------------
@@ -348,7 +319,10 @@ async function main() {
     const page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(STEP_TIMEOUT_MS);
     const pageErrors = [];
-    page.on("pageerror", (e) => pageErrors.push(String(e)));
+    page.on("pageerror", (e) => {
+      pageErrors.push(String(e));
+      console.log(`     pageerror: ${e.stack ?? e}`); // where it happened, among the steps
+    });
     page.on("console", (m) => { if (m.type() === "error") console.log(`     console: ${m.text()}`); });
     try {
       await run(page, started.url, started.adminToken);
@@ -367,6 +341,7 @@ async function main() {
     }
     rmSync(dir, { recursive: true, force: true });
   }
+  const { passes, failures } = tally();
   console.log(`browser_dashboard: ${passes} passed, ${failures} failed`);
   process.exit(failures === 0 ? 0 : 1);
 }

@@ -3,7 +3,9 @@
 # Usage: tests/browser/run.sh /path/to/gpurent
 # Installs nothing. Exits 77 (the "skipped" status of ctest's SKIP_RETURN_CODE and automake)
 # with a message when a prerequisite is missing: node, Chromium, web/node_modules, web/dist.
-# Env: ARTIFACT_DIR (screenshots, default tests/browser/artifacts), CHROMIUM (default /usr/bin/chromium).
+# Env: ARTIFACT_DIR (screenshots, default tests/browser/artifacts), CHROMIUM (default /usr/bin/chromium),
+# SERVER_START_TIMEOUT_S (how long `serve --demo` may take to listen, default 300),
+# DEMO_DAYS (past days the demo replays before listening, passed as --demo-days; default 2).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

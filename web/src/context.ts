@@ -1,11 +1,11 @@
 // What a view needs to know about the signed-in account: whether it acts for the operator
-// (every tenant), one tenant, or a supplier, and the tenants it can see by id.
+// (every tenant), one tenant (as its admin or not), or a supplier, and the tenants it can see by id.
 
 import type { Tenant } from "./types";
 
 export type Scope =
   | { kind: "operator" }
-  | { kind: "tenant"; tenantId: string }
+  | { kind: "tenant"; tenantId: string; admin: boolean } // admin: role tenant_admin
   | { kind: "supplier" };
 
 export interface ViewContext {
@@ -17,4 +17,9 @@ export interface ViewContext {
 
 export function tenantName(ctx: ViewContext, id: string): string {
   return ctx.tenants.get(id)?.name ?? id;
+}
+
+/** Whether the account may lift a cost-firewall alert: operators, and a tenant's admins for its own. */
+export function mayLiftAlerts(ctx: ViewContext): boolean {
+  return ctx.scope.kind === "operator" || (ctx.scope.kind === "tenant" && ctx.scope.admin);
 }

@@ -1,6 +1,8 @@
 // Small DOM builders. Text always goes in through textContent, never innerHTML, so API
 // strings (names, reasons, descriptions) cannot inject markup.
 
+import { centsText } from "./format";
+
 export type Child = Node | string | null | undefined | false;
 type Attrs = Record<string, string | boolean | undefined>;
 
@@ -51,4 +53,20 @@ export function notice(kind: "error" | "info", text: string, testid?: string): H
 export function replace(parent: Element, ...children: Child[]): void {
   parent.replaceChildren();
   append(parent, children);
+}
+
+/** An amount of money: the API's exact string, then its currency ("1234.50 USD"). */
+export function money(amount: string, currency: string, testid?: string): HTMLSpanElement {
+  return h("span", { class: "money", "data-testid": testid }, num(amount), ` ${currency}`);
+}
+
+/** A derived amount the API keeps micro-exact, shown to the cent (centsText); the exact figure as its tooltip. */
+export function cents(amount: string, currency: string, testid?: string): HTMLSpanElement {
+  return h("span", { class: "money", "data-testid": testid }, num(centsText(amount), amount), ` ${currency}`);
+}
+
+/** A summary figure with its label (a "card" in the row of figures atop a view). */
+export function stat(value: Child, label: string, testid: string, tone?: string): HTMLElement {
+  return h("div", { class: tone ? `card ${tone}` : "card", "data-testid": testid },
+    h("span", { class: "card-value" }, value), h("span", { class: "card-label" }, label));
 }

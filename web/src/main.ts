@@ -1,6 +1,7 @@
 // The dashboard shell: sign-in with an API token, the header (scope, language, sign-out),
-// the nav bar, and hash routing (#/jobs, #/invoices?month=…&tenant=…, #/offers, #/suppliers,
-// #/alerts, #/truecost).
+// the nav bar, and hash routing (#/jobs, #/utilization?days=…&supplier=…&node=…&project=…,
+// #/costs?days=…&tenant=…, #/costperf?…&sort=…, #/invoices?month=…&tenant=…, #/offers,
+// #/suppliers?days=…, #/alerts, #/truecost).
 
 import "./style.css";
 import { ApiError, clearToken, getAll, request, storedToken, storeToken, TOKEN_PATTERN } from "./api";
@@ -10,15 +11,22 @@ import { h, notice } from "./dom";
 import { lang, setLang, t, type Key, type Lang } from "./i18n";
 import type { Tenant, TokenInfo } from "./types";
 import { renderAlerts } from "./views/alerts";
+import { renderCostPerf } from "./views/costperf";
+import { errorNotice } from "./views/errors";
+import { renderCosts } from "./views/costs";
 import { renderInvoices } from "./views/invoices";
 import { renderJobs } from "./views/jobs";
 import { renderOffers } from "./views/offers";
 import { renderSuppliers } from "./views/suppliers";
 import { renderTrueCost } from "./views/truecost";
+import { renderUtilization } from "./views/utilization";
 
-type ViewName = "jobs" | "invoices" | "offers" | "suppliers" | "alerts" | "truecost";
+type ViewName = "jobs" | "utilization" | "costs" | "costperf" | "invoices" | "offers" | "suppliers" | "alerts" | "truecost";
 const VIEWS: Record<ViewName, { label: Key; render: (root: HTMLElement, ctx: ViewContext) => Promise<void> }> = {
   jobs: { label: "nav.jobs", render: renderJobs },
+  utilization: { label: "nav.utilization", render: renderUtilization },
+  costs: { label: "nav.costs", render: renderCosts },
+  costperf: { label: "nav.costperf", render: renderCostPerf },
   invoices: { label: "nav.invoices", render: renderInvoices },
   offers: { label: "nav.offers", render: renderOffers },
   suppliers: { label: "nav.suppliers", render: renderSuppliers },
@@ -38,7 +46,9 @@ let renderSeq = 0; // a newer render supersedes a slower older one
 /**
  * Learns the account's scope from GET /tokens, which also proves the token works: an
  * operator sees every token, its own (role operator_admin) included; other roles never see
- * an operator's token, and their tokens carry their tenant or supplier.
+ * an operator's token, and their tokens carry their tenant or supplier. A tenant admin sees
+ * its tenant's tokens (its own tenant_admin one among them); members and viewers see only
+ * their own, so a tenant_admin token in the list means the account is its tenant's admin.
  */
 async function loadSession(token: string): Promise<Session> {
   const tokens = await request<{ items: TokenInfo[] }>("GET", "tokens", { token });
@@ -46,7 +56,8 @@ async function loadSession(token: string): Promise<Session> {
   if (tokens.items.some((x) => x.role === "operator_admin")) scope = { kind: "operator" };
   else {
     const tenantId = tokens.items.find((x) => x.tenant_id)?.tenant_id;
-    scope = tenantId ? { kind: "tenant", tenantId } : { kind: "supplier" };
+    const admin = tokens.items.some((x) => x.role === "tenant_admin");
+    scope = tenantId ? { kind: "tenant", tenantId, admin } : { kind: "supplier" };
   }
   const tenants = new Map<string, Tenant>();
   if (scope.kind !== "supplier") for (const x of await getAll<Tenant>("tenants", {}, token)) tenants.set(x.id, x);
@@ -181,7 +192,14 @@ async function render(): Promise<void> {
       else location.hash = hash;
     },
   };
-  await VIEWS[view].render(main, ctx);
+  try {
+    await VIEWS[view].render(main, ctx);
+  } catch (e) {
+    // A view that fails (e.g. an answer a newer server shaped differently) says so instead of
+    // leaving the page "loading".
+    main.replaceChildren(errorNotice(e));
+    console.error(e);
+  }
   if (seq !== renderSeq) return; // the user moved on meanwhile; this main is detached
   main.removeAttribute("data-loading");
 }

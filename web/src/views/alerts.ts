@@ -1,14 +1,15 @@
 // "Alerts": GET /api/v1/alerts — what the cost firewall raised (card daily cost, storage I/O
 // share, daily egress, budget), each figure against its threshold as the API's strings. Egress
-// freezes are marked; an operator may lift an alert (POST /api/v1/alerts/{id}/lift, no body
-// fields), after which the list is read again.
+// freezes are marked; an operator or the tenant's admin may lift an alert (POST
+// /api/v1/alerts/{id}/lift, no body fields), after which the list is read again.
 
-import { getAll, post } from "../api";
-import type { ViewContext } from "../context";
+import { getAll } from "../api";
+import { mayLiftAlerts, type ViewContext } from "../context";
 import { h, notice, num, replace, table } from "../dom";
 import { isKey, lang, t } from "../i18n";
 import type { Alert } from "../types";
 import { errorNotice } from "./errors";
+import { liftButton } from "./lift";
 
 export async function renderAlerts(root: HTMLElement, ctx: ViewContext): Promise<void> {
   let alerts: Alert[];
@@ -22,25 +23,9 @@ export async function renderAlerts(root: HTMLElement, ctx: ViewContext): Promise
   alerts.sort((a, b) => b.first_seen.localeCompare(a.first_seen) || a.id.localeCompare(b.id));
   const status = h("div", { "data-testid": "alerts-status" });
   const frozen = alerts.filter((a) => a.freeze_egress && a.state === "active");
-  const canLift = ctx.scope.kind === "operator";
+  const canLift = mayLiftAlerts(ctx);
 
-  const liftButton = (a: Alert) => {
-    const button = h("button", { type: "button", "data-testid": `alert-lift-${a.id}` }, t("alerts.lift"));
-    button.addEventListener("click", async () => {
-      button.disabled = true;
-      button.textContent = t("alerts.lifting");
-      try {
-        await post<Alert>(`alerts/${encodeURIComponent(a.id)}/lift`, {});
-      } catch (e) {
-        status.replaceChildren(errorNotice(e));
-        button.disabled = false;
-        button.textContent = t("alerts.lift");
-        return;
-      }
-      await renderAlerts(root, ctx);
-    });
-    return button;
-  };
+  const lift = (a: Alert) => liftButton(a.id, () => renderAlerts(root, ctx), (e) => status.replaceChildren(errorNotice(e)));
 
   replace(
     root,
@@ -68,7 +53,7 @@ export async function renderAlerts(root: HTMLElement, ctx: ViewContext): Promise
               a.lifted_at ? h("div", { class: "muted description" }, t("alerts.lifted_by", { at: a.lifted_at, by: a.lifted_by ?? "?" })) : null),
             num(a.first_seen),
             h("span", { class: "description" }, lang() === "zh-CN" ? a.message_zh : a.message_en),
-            ...(canLift ? [a.state === "active" ? liftButton(a) : "—"] : []),
+            ...(canLift ? [a.state === "active" ? lift(a) : "—"] : []),
           ]),
           alerts.map((a) => a.id),
         ),

@@ -1,23 +1,36 @@
 // "Suppliers": POST /api/v1/advise/suppliers with {} (the platform's own suppliers and
 // measured history) — scores as a bar chart with the qualifying floor, what blocks each
-// supplier, the procurement split, and every checklist/history item with its evidence.
+// supplier, the procurement split, and every checklist/history item with its evidence; then
+// their health over the chosen period (GET /api/v1/dashboard/suppliers, supplier_health.ts).
+// Either part shows its own error when the account may not read it.
 
-import { post } from "../api";
+import { get, post } from "../api";
 import { barChart } from "../charts";
 import type { ViewContext } from "../context";
 import { h, num, table } from "../dom";
 import { pick, t, type Key } from "../i18n";
 import type { SupplierAdvice, SuppliersAdvice } from "../types";
+import type { SuppliersHealth } from "../types_dashboard";
 import { errorNotice } from "./errors";
+import { period, periodDays, periodSelect } from "./period";
+import { healthSection } from "./supplier_health";
 
-export async function renderSuppliers(root: HTMLElement, _ctx: ViewContext): Promise<void> {
-  let advice: SuppliersAdvice;
-  try {
-    advice = await post<SuppliersAdvice>("advise/suppliers", {});
-  } catch (e) {
-    root.replaceChildren(errorNotice(e));
+export async function renderSuppliers(root: HTMLElement, ctx: ViewContext): Promise<void> {
+  const { from, to } = period(periodDays(ctx), "day");
+  const [adviceAnswer, healthAnswer] = await Promise.allSettled([
+    post<SuppliersAdvice>("advise/suppliers", {}),
+    get<SuppliersHealth>("dashboard/suppliers", { from, to }),
+  ]);
+  const controls = h("form", { class: "controls", "data-testid": "suppliers-filters" }, periodSelect(ctx));
+  controls.addEventListener("submit", (ev) => ev.preventDefault());
+  const health = healthAnswer.status === "fulfilled" ? healthSection(healthAnswer.value) : null;
+  const healthPart = health ? health.el : h("section", { "data-testid": "suppliers-health" }, h("h3", {}, t("health.title")), errorNotice(healthAnswer.status === "rejected" ? healthAnswer.reason : null));
+  if (adviceAnswer.status === "rejected") {
+    root.replaceChildren(h("h2", {}, t("nav.suppliers")), errorNotice(adviceAnswer.reason), controls, healthPart);
+    health?.draw();
     return;
   }
+  const advice = adviceAnswer.value;
   const label = (s: SupplierAdvice) => (s.display_name ? `${s.display_name} (${s.name})` : s.name);
   const itemText = (s: SupplierAdvice, id: string) => {
     const item = s.items.find((i) => i.id === id);
@@ -58,7 +71,10 @@ export async function renderSuppliers(root: HTMLElement, _ctx: ViewContext): Pro
             pick(i.evidence),
           ]),
         ))),
+    controls,
+    healthPart,
   );
+  health?.draw();
   barChart(chartEl, advice.suppliers.map((s) => ({
     label: s.name,
     value: s.score,

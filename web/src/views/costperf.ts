@@ -1,0 +1,126 @@
+// "Cost-performance": GET /api/v1/dashboard/cost-performance — per job that reported a quality
+// metric at least twice, its gain per GPU-hour, cost and cost per unit of gain, ranked within
+// each metric; the table can also be ordered by cost, cost per unit gain or GPU utilization.
+// Inefficient jobs are flagged with the API's own reasons (en/zh); a bar chart per metric shows
+// gain per GPU-hour against the metric's median.
+
+import { get, getAll } from "../api";
+import { barChart } from "../charts";
+import type { ViewContext } from "../context";
+import { cents, h, money, notice, num, replace, stat, table } from "../dom";
+import { decimalCompare, intText, metricText } from "../format";
+import { pick, t, type Key } from "../i18n";
+import type { CostPerfJob, CostPerformance, Project } from "../types_dashboard";
+import { errorNotice } from "./errors";
+import { filterSelect, period, periodDays, periodSelect } from "./period";
+
+const SORTS: Record<string, { label: Key; compare: (a: CostPerfJob, b: CostPerfJob) => number }> = {
+  gain: { label: "costperf.sort.gain", compare: (a, b) => a.rank - b.rank },
+  cost: { label: "costperf.sort.cost", compare: (a, b) => a.currency.localeCompare(b.currency) || decimalCompare(a.cost, b.cost) },
+  cost_per_gain: {
+    label: "costperf.sort.cost_per_gain",
+    compare: (a, b) => nullsLast(a.cost_per_unit_gain, b.cost_per_unit_gain, (x, y) => a.currency.localeCompare(b.currency) || decimalCompare(x, y)),
+  },
+  utilization: { label: "costperf.sort.utilization", compare: (a, b) => nullsLast(a.mean_util_pct, b.mean_util_pct, (x, y) => y - x) },
+};
+
+export async function renderCostPerf(root: HTMLElement, ctx: ViewContext): Promise<void> {
+  const { from, to } = period(periodDays(ctx), "day");
+  const tenant = ctx.query.get("tenant") ?? undefined;
+  const sortKey = ctx.query.get("sort") ?? "gain";
+  const sort = SORTS[sortKey] ?? SORTS.gain;
+  const [answer, projects] = await Promise.allSettled([
+    get<CostPerformance>("dashboard/cost-performance", { from, to, tenant, project: ctx.query.get("project") ?? undefined }),
+    getAll<Project>("projects"),
+  ]);
+
+  const controls = h("form", { class: "controls", "data-testid": "costperf-filters" }, periodSelect(ctx));
+  controls.addEventListener("submit", (ev) => ev.preventDefault());
+  if (ctx.scope.kind === "operator")
+    controls.append(filterSelect(ctx, "tenant", t("filter.tenant"),
+      [...ctx.tenants.values()].sort((a, b) => a.name.localeCompare(b.name)).map((x) => ({ value: x.name, label: x.name })), t("filter.all")));
+  if (projects.status === "fulfilled")
+    controls.append(filterSelect(ctx, "project", t("filter.project"),
+      projects.value.filter((p) => !tenant || p.tenant === tenant)
+        .map((p) => ({ value: p.id, label: ctx.scope.kind === "operator" ? `${p.tenant}/${p.name}` : p.name }))
+        .sort((a, b) => a.label.localeCompare(b.label)),
+      t("filter.all")));
+  controls.append(filterSelect(ctx, "sort", t("costperf.sort"),
+    Object.entries(SORTS).map(([value, s]) => ({ value, label: t(s.label) })), null, SORTS[sortKey] ? sortKey : "gain"));
+
+  const heading = h("h2", {}, t("costperf.title"));
+  if (answer.status === "rejected") {
+    root.replaceChildren(heading, controls, errorNotice(answer.reason));
+    return;
+  }
+  const cp = answer.value;
+  const metrics = [...new Set(cp.jobs.map((j) => j.metric))];
+  const charts: { el: HTMLElement; jobs: CostPerfJob[]; median?: number | null }[] = [];
+  const sections = metrics.map((metric) => {
+    const jobs = cp.jobs.filter((j) => j.metric === metric).sort(sort.compare);
+    const median = cp.median_gain_per_gpu_hour[metric];
+    const chartEl = h("div", { class: "chart", "data-testid": `costperf-chart-${metric}`, style: `height:${70 + 30 * jobs.length}px` });
+    // Jobs without GPU time have no ratio to draw.
+    charts.push({ el: chartEl, jobs: jobs.filter((j) => j.gain_per_gpu_hour !== null).sort((a, b) => a.rank - b.rank), median });
+    return h(
+      "section",
+      { "data-testid": `costperf-metric-${metric}` },
+      h("h3", {}, t("costperf.metric", { metric, direction: t(jobs[0].higher_is_better ? "costperf.higher_better" : "costperf.lower_better") })),
+      median === undefined || median === null ? null : h("p", { class: "muted" }, t("costperf.median", { value: metricText(median) })),
+      table(
+        `costperf-table-${metric}`,
+        [t("costperf.col.rank"), t("costperf.col.job"), t("costperf.col.project"), t("costperf.col.kind"), t("costperf.col.first_last"),
+         t("costperf.col.gain"), t("costperf.col.gpu_hours"), t("costperf.col.gain_per_gpu_hour"), t("costperf.col.cost"),
+         t("costperf.col.cost_per_gain"), t("costperf.col.util"), t("costperf.col.flags")],
+        jobs.map((j) => [
+          num(String(j.rank)),
+          h("strong", {}, j.job),
+          j.project,
+          j.kind,
+          num(`${metricText(j.first)} → ${metricText(j.last)}`),
+          num(metricText(j.gain), String(j.gain)),
+          num(j.gpu_hours),
+          num(metricText(j.gain_per_gpu_hour), String(j.gain_per_gpu_hour)),
+          h("span", {}, money(j.cost, j.currency), ...(j.other_costs ?? []).flatMap((o) => [" + ", money(o.cost, o.currency)])),
+          j.cost_per_unit_gain === null ? "—" : cents(j.cost_per_unit_gain, j.currency),
+          num(intText(j.mean_util_pct, "%")),
+          j.flags.length === 0
+            ? h("span", { class: "badge ok" }, t("costperf.efficient"))
+            : h("span", {}, ...j.flags.map((f) => h("span", { class: "badge flag", "data-flag": f.key }, pick(f)))),
+        ]),
+        jobs.map((j) => j.job_id),
+      ),
+      h("h3", {}, t("costperf.chart", { metric })),
+      chartEl,
+    );
+  });
+  // Rows of inefficient jobs read as such at a glance.
+  for (const tr of sections.flatMap((s) => [...s.querySelectorAll<HTMLTableRowElement>("tbody tr")])) {
+    const job = cp.jobs.find((j) => j.job_id === tr.dataset.row);
+    if (job?.inefficient) tr.classList.add("inefficient");
+  }
+
+  replace(
+    root,
+    heading,
+    controls,
+    h("p", { class: "muted" }, t("costperf.period", { from: cp.from, to: cp.to })),
+    h("div", { class: "cards" },
+      stat(String(cp.jobs.length), t("costperf.jobs"), "costperf-job-count"),
+      stat(String(cp.jobs.filter((j) => j.inefficient).length), t("costperf.inefficient"), "costperf-inefficient-count",
+        cp.jobs.some((j) => j.inefficient) ? "warn" : undefined)),
+    cp.jobs.length === 0 ? notice("info", t("costperf.empty"), "costperf-empty") : null,
+    ...sections,
+  );
+  for (const c of charts)
+    barChart(c.el, c.jobs.map((j) => ({
+      label: j.job,
+      value: metricText(j.gain_per_gpu_hour),
+      color: j.inefficient ? "#dc2626" : "#1d4ed8",
+    })), { threshold: c.median === undefined || c.median === null ? undefined : metricText(c.median) });
+}
+
+function nullsLast<T>(a: T | null, b: T | null, compare: (x: T, y: T) => number): number {
+  if (a === null || b === null) return (a === null ? 1 : 0) - (b === null ? 1 : 0);
+  return compare(a, b);
+}

@@ -1,0 +1,168 @@
+// "Costs": GET /api/v1/dashboard/costs — per tenant and currency (operators: every tenant, or
+// the one picked), rated like the day invoices: cost per project per day (stacked, beside the
+// tenant's total with commitments and credits), per card per day for the top cards against the
+// card threshold, each budgeted project's burn-down with its month-end projection, storage I/O
+// share per project against its threshold, egress per day against the egress threshold, and
+// the period's cost-firewall alerts. An active egress freeze is a badge at the top of the
+// tenant, with Lift for operators and the tenant's admins. Charts: costs_charts.ts.
+
+import { get } from "../api";
+import { mayLiftAlerts, type ViewContext } from "../context";
+import { cents, h, money, notice, num, replace, stat, table } from "../dom";
+import { cardLabel, centsText, dayLabel, decimalCompare, decimalSum } from "../format";
+import { lang, t, isKey } from "../i18n";
+import type { CostAlert, Costs, TenantCosts } from "../types_dashboard";
+import { budgetChart, cardChart, egressChart, projectChart, storageShareChart, TOP_CARDS } from "./costs_charts";
+import { errorNotice } from "./errors";
+import { liftButton } from "./lift";
+import { filterSelect, period, periodDays, periodSelect } from "./period";
+
+const OPEN_ALERTS = 10; // alerts listed open; more fold behind their summary line
+
+export async function renderCosts(root: HTMLElement, ctx: ViewContext): Promise<void> {
+  const { from, to } = period(periodDays(ctx), "day");
+  const tenant = ctx.query.get("tenant") ?? undefined;
+  const controls = h("form", { class: "controls", "data-testid": "costs-filters" }, periodSelect(ctx));
+  controls.addEventListener("submit", (ev) => ev.preventDefault());
+  if (ctx.scope.kind === "operator")
+    controls.append(filterSelect(ctx, "tenant", t("filter.tenant"),
+      [...ctx.tenants.values()].sort((a, b) => a.name.localeCompare(b.name)).map((x) => ({ value: x.name, label: x.name })), t("filter.all")));
+  const status = h("div", { "data-testid": "costs-status" });
+
+  let costs: Costs;
+  try {
+    costs = await get<Costs>("dashboard/costs", { from, to, tenant });
+  } catch (e) {
+    root.replaceChildren(h("h2", {}, t("costs.title")), controls, errorNotice(e));
+    return;
+  }
+  const again = () => renderCosts(root, ctx);
+  const blocks = costs.tenants.map((x) => tenantBlock(ctx, costs.days, x, again, status));
+  replace(
+    root,
+    h("h2", {}, t("costs.title")),
+    controls,
+    h("p", { class: "muted" }, t("costs.period", { from: costs.from, to: costs.to })),
+    status,
+    costs.tenants.length === 0 ? notice("info", t("costs.empty"), "costs-empty") : null,
+    ...blocks.map((b) => b.el),
+  );
+  for (const b of blocks) b.draw(); // charts need their boxes on the page
+}
+
+function tenantBlock(ctx: ViewContext, days: string[], x: TenantCosts, again: () => Promise<void>, status: HTMLElement) {
+  const key = `${x.tenant}-${x.currency}`;
+  const cur = x.currency;
+  const frozen = x.alerts.filter((a) => a.frozen && a.state === "active");
+  const lift = (a: CostAlert) => liftButton(a.id, again, (e) => status.replaceChildren(errorNotice(e)));
+  const canLift = mayLiftAlerts(ctx);
+  const budgeted = x.projects.filter((p) => p.budget !== null);
+  const overCards = x.cards.filter((c) => c.over_threshold_days > 0);
+
+  const boxes = {
+    projects: chartBox(`costs-chart-projects-${key}`, t("costs.chart.projects", { currency: cur })),
+    cards: chartBox(`costs-chart-cards-${key}`, t("costs.chart.cards", { n: Math.min(TOP_CARDS, x.cards.length), currency: cur, threshold: x.card_threshold })),
+    storage: chartBox(`costs-chart-storage-${key}`, t("costs.chart.storage", { pct: x.storage_io_share_threshold_pct }), 60 + 34 * x.projects.length),
+    egress: chartBox(`costs-chart-egress-${key}`, t("costs.chart.egress", { currency: cur, threshold: x.egress_threshold })),
+  };
+  const budgets = budgeted.map((p) => {
+    const b = p.budget!;
+    const box = chartBox(`costs-chart-budget-${key}-${p.project}`, t("costs.budget.chart", { project: p.project, month: b.month }));
+    box.section.append(h("p", { class: "budget-figures", "data-testid": `costs-budget-${key}-${p.project}` },
+      t("costs.budget.spent"), " ", cents(b.spent, cur), " / ", money(b.monthly, cur), " · ",
+      t("costs.budget.remaining"), " ", cents(b.remaining, cur, `budget-remaining-${key}-${p.project}`), " · ",
+      t("costs.budget.projected"), " ", cents(b.projected_month_end, cur),
+      b.projected_over ? h("span", { class: "badge over" }, t("costs.budget.over")) : h("span", { class: "badge ok" }, t("costs.budget.within"))));
+    return { p, box };
+  });
+
+  const el = h(
+    "section",
+    { class: "tenant-costs", "data-testid": `costs-tenant-${key}` },
+    h("h2", {}, `${x.tenant} · ${cur}`,
+      ...frozen.map((a) => h("span", { class: "badge frozen", "data-testid": `costs-frozen-badge-${a.id}` }, `${t("alerts.egress_frozen")}: ${a.project}`))),
+    ...frozen.map((a) => h("div", { class: "notice error frozen-notice", "data-testid": `costs-frozen-${a.id}` },
+      alertText(a), " ", canLift ? lift(a) : h("span", { class: "muted" }, t("costs.ask_admin")))),
+    h("div", { class: "cards" },
+      stat(money(decimalSum(x.daily_total), cur), t("costs.total"), `costs-total-${key}`),
+      stat(String(x.projects.length), t("costs.projects"), `costs-project-count-${key}`),
+      stat(String(overCards.length), t("costs.cards_over", { threshold: x.card_threshold, currency: cur }), `costs-cards-over-${key}`, overCards.length > 0 ? "warn" : undefined),
+      stat(String(x.alerts.filter((a) => a.state === "active").length), t("costs.active_alerts"), `costs-active-alerts-${key}`)),
+    h("h3", {}, t("costs.daily_table", { currency: cur })),
+    table(
+      `costs-daily-${key}`,
+      [t("costs.col.project"), ...days.map(dayLabel), t("costs.col.total")],
+      [
+        ...x.projects.map((p) => [h("strong", {}, p.project), ...p.daily.map((v) => num(v)), h("strong", {}, num(p.total))]),
+        [h("em", {}, t("costs.tenant_total")), ...x.daily_total.map((v) => num(v)), h("strong", {}, num(decimalSum(x.daily_total)))],
+      ],
+      [...x.projects.map((p) => p.project), "*total"],
+    ),
+    h("div", { class: "chart-grid" }, boxes.projects.section, boxes.egress.section),
+    h("h3", {}, t("costs.projects_table", { currency: cur })),
+    table(
+      `costs-projects-${key}`,
+      [t("costs.col.project"), t("costs.col.total"), t("costs.col.storage_io"), t("costs.col.share"), t("costs.col.egress"),
+       t("costs.col.budget"), t("costs.col.remaining"), t("costs.col.projected")],
+      x.projects.map((p) => {
+        const over = decimalCompare(p.storage_io_share_pct, String(x.storage_io_share_threshold_pct)) > 0;
+        return [
+          h("strong", {}, p.project), num(p.total), num(decimalSum(p.storage_io_daily)),
+          h("span", {}, num(`${p.storage_io_share_pct}%`), over ? h("span", { class: "badge over" }, t("costs.over_threshold")) : null),
+          num(decimalSum(p.egress_daily)),
+          p.budget ? num(p.budget.monthly) : "—",
+          p.budget ? num(centsText(p.budget.remaining), p.budget.remaining) : "—",
+          p.budget ? h("span", {}, num(centsText(p.budget.projected_month_end), p.budget.projected_month_end), p.budget.projected_over ? h("span", { class: "badge over" }, t("costs.budget.over")) : null) : "—",
+        ];
+      }),
+      x.projects.map((p) => p.project),
+    ),
+    h("div", { class: "chart-grid" }, boxes.cards.section, boxes.storage.section),
+    overCards.length === 0 ? null : h("section", {},
+      h("h3", {}, t("costs.cards_table", { threshold: x.card_threshold, currency: cur })),
+      table(`costs-cards-${key}`, [t("costs.col.card"), t("costs.col.max_daily"), t("costs.col.days_over"), t("costs.col.total")],
+        overCards.map((c) => [h("strong", {}, cardLabel(c)), num(c.max_daily), num(String(c.over_threshold_days)), num(decimalSum(c.daily))]),
+        overCards.map((c) => `${c.node_id}/${c.gpu}`))),
+    h("h3", {}, t("costs.budgets")),
+    budgets.length === 0 ? h("p", { class: "muted" }, t("costs.no_budgets")) : h("div", { class: "chart-grid" }, ...budgets.map((b) => b.box.section)),
+    x.alerts.length === 0
+      ? h("p", { class: "muted", "data-testid": `costs-no-alerts-${key}` }, t("costs.no_alerts"))
+      : h("details", { class: "alerts-list", open: x.alerts.length <= OPEN_ALERTS }, // a long list folds; freezes stay on top
+        h("summary", {}, t("costs.alerts", { n: x.alerts.length })),
+        table(
+          `costs-alerts-${key}`,
+          [t("alerts.col.kind"), t("costs.col.project"), t("alerts.col.state"), t("alerts.col.message"), ...(canLift ? [t("alerts.col.action")] : [])],
+          x.alerts.map((a) => [
+            h("span", {}, label(`alerts.kind.${a.kind}`, a.kind),
+              a.frozen ? h("span", { class: "badge frozen" }, t("alerts.egress_frozen")) : null),
+            a.project || "—",
+            h("span", { class: `badge alert-${a.state}` }, label(`alerts.state.${a.state}`, a.state)),
+            h("span", { class: "description" }, alertText(a)),
+            ...(canLift ? [a.state === "active" ? lift(a) : "—"] : []),
+          ]),
+          x.alerts.map((a) => a.id),
+        )),
+  );
+
+  const draw = () => {
+    projectChart(boxes.projects.chart, days, x);
+    egressChart(boxes.egress.chart, days, x);
+    cardChart(boxes.cards.chart, days, x);
+    storageShareChart(boxes.storage.chart, x);
+    for (const b of budgets) budgetChart(b.box.chart, b.p.budget!, cur);
+  };
+  return { el, draw };
+}
+
+function chartBox(testid: string, title: string, height = 280) {
+  const chart = h("div", { class: "chart", "data-testid": testid, style: `height:${height}px` });
+  return { chart, section: h("section", {}, h("h3", {}, title), chart) };
+}
+
+function alertText(a: CostAlert): string {
+  return lang() === "zh-CN" ? a.message_zh : a.message_en;
+}
+
+function label(key: string, fallback: string): string {
+  return isKey(key) ? t(key) : fallback;
+}
