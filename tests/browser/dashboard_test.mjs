@@ -74,6 +74,28 @@ async function run(page, base, adminToken) {
     if (i >= 200) throw new Error(`the demo's jobs were not all placed after 20 s (${waiting} pending)`);
     await new Promise((r) => setTimeout(r, 100));
   }
+  // A node failure the queue view must show: the operator marks the node of a running job
+  // unavailable; the scheduler requeues the job (the reason kept) and places it again elsewhere.
+  // (Not an inference job: losing a replica above its minimum is not a requeue.)
+  const running = (await api(base, adminToken, "GET", "jobs?state=running&limit=100")).json.items
+    .find((j) => j.kind !== "inference" && j.status.placement.length > 0 && j.status.placement.every((p) => p.gpu_milli === undefined));
+  if (check(running !== undefined, `a running job to interrupt (${running?.name})`)) {
+    const failedNode = (await api(base, adminToken, "GET", `nodes/${running.status.placement[0].node}`)).json;
+    const down = await api(base, adminToken, "PUT", `nodes/${failedNode.id}`,
+      { ...failedNode, state: "unavailable", state_reason: "browser test: Xid 79, GPU has fallen off the bus" });
+    check(down.status === 200, `node ${failedNode.name} marked unavailable (HTTP ${down.status})`);
+    let requeued;
+    for (let i = 0; i < 100 && !requeued; i++) {
+      const runs = (await api(base, adminToken, "GET", `allocations?state=closed&limit=1000`)).json.items;
+      requeued = runs.find((a) => a.job_id === running.id && a.end_reason.startsWith(`requeued: node ${failedNode.id} failed`));
+      if (!requeued) await new Promise((r) => setTimeout(r, 200));
+    }
+    check(requeued !== undefined, `the scheduler requeued ${running.name}: "${requeued?.end_reason}"`);
+    const back = (await api(base, adminToken, "GET", `nodes/${failedNode.id}`)).json;
+    delete back.state_reason;
+    const up = await api(base, adminToken, "PUT", `nodes/${failedNode.id}`, { ...back, state: "available" });
+    check(up.status === 200, `node ${failedNode.name} back in service (HTTP ${up.status})`);
+  }
   const queued = await api(base, adminToken, "POST", "jobs", {
     name: "browser-queued", project: "pretrain", kind: "batch", workers: 1, gpus_per_worker: 16,
     constraints: { gpu_models: ["ascend-910b-64gb"] }, image: "busybox:1.36", command: ["true"],
@@ -125,6 +147,25 @@ async function run(page, base, adminToken) {
     const ok = p && (p.gpus.length === 0 || text.includes(`GPUs [${p.gpus.join(", ")}]`)) && (!p.nvlink_domain || text.includes(p.nvlink_domain))
       && (p.gpu_milli === undefined || text.includes(`${p.gpu_milli}‰`));
     check(ok, `running ${j.name}: placement (GPUs, NVLink domain or share) shown`);
+  }
+  // Preemptions and requeues: the ledger's closed runs the scheduler ended, newest first.
+  const closed = [];
+  for (let after = ""; ;) {
+    const page1 = (await api(base, adminToken, "GET", `allocations?state=closed&limit=1000${after ? `&after=${after}` : ""}`)).json;
+    closed.push(...page1.items);
+    if (!page1.next_after) break;
+    after = page1.next_after;
+  }
+  const nodeNames = new Map((await api(base, adminToken, "GET", "nodes?limit=1000")).json.items.map((n) => [n.id, n.name]));
+  const interrupted = closed.filter((a) => ["preempted", "requeued", "replica lost"].some((p) => a.end_reason.startsWith(p)));
+  const shownRuns = await page.locator('[data-testid="jobs-interrupted-table"] tbody tr').evaluateAll((rows) => rows.map((r) => r.dataset.row));
+  check(shownRuns.length === interrupted.length && interrupted.every((a) => shownRuns.includes(a.id)),
+    `preemptions and requeues: every interrupted run listed (${interrupted.length} of ${closed.length} closed runs)`);
+  for (const a of interrupted.slice(0, 5)) {
+    const cells = await page.locator(`[data-testid="jobs-interrupted-table"] tr[data-row="${a.id}"] td`).allInnerTexts();
+    // Node ids in the reason read as the nodes' names.
+    const reason = a.end_reason.replace(/\bnod_[0-9a-f]+\b/g, (id) => nodeNames.get(id) ?? id);
+    check(cells[0] === a.job && cells[3] === a.ended_at && cells[5] === reason, `interrupted run of ${a.job}: ended ${a.ended_at}, "${reason}" (page: "${cells[5]}")`);
   }
   const summaryTotal = await page.locator('[data-testid="jobs-summary"] .card-value').allInnerTexts();
   check(summaryTotal.reduce((a, b) => a + Number(b), 0) === jobs.json.items.length, "state counts add up to the API's job count");
@@ -269,8 +310,10 @@ async function run(page, base, adminToken) {
 
   const tenantJobs = await openView(page, "#/jobs?r=2", "jobs");
   check(tenantJobs.json.items.length > 0 && tenantJobs.json.items.every((j) => j.tenant_id === qingyun.id), `tenant's job list holds only its jobs (${tenantJobs.json.items.length})`);
-  const tenantCells = await page.locator('main table tbody tr td:nth-child(2)').allInnerTexts();
+  const tenantCells = await page.locator('main table:not([data-testid="jobs-interrupted-table"]) tbody tr td:nth-child(2)').allInnerTexts();
   check(tenantCells.length === tenantJobs.json.items.length && tenantCells.every((c) => c === "qingyun-tech"), "jobs view: every row is qingyun-tech's");
+  const tenantRuns = await page.locator('[data-testid="jobs-interrupted-table"] tbody tr td:nth-child(2)').allInnerTexts();
+  check(tenantRuns.every((c) => c === "qingyun-tech"), `jobs view: its interrupted runs only (${tenantRuns.length})`);
   const otherJobs = jobs.json.items.filter((j) => j.tenant_id !== qingyun.id).map((j) => j.name);
   const mainText = await cellText(page.locator("main"));
   check(otherJobs.every((n) => !new RegExp(`\\b${n}\\b`).test(mainText)), "jobs view: no other tenant's job name appears");

@@ -39,6 +39,20 @@ export interface Job {
   status: { state: string; reason: string; placement: Placement[]; updated_at: string };
 }
 
+/** A run of a job in the allocation ledger (GET /api/v1/allocations). */
+export interface Allocation {
+  id: string;
+  job_id: string;
+  job: string;
+  tenant_id: string;
+  placement: { node_id: string; node: string; gpus: number[] }[];
+  gpu_milli: number;
+  running_at: string;
+  ended_at: string | null;
+  end_reason: string;
+  state: string;
+}
+
 export interface Offer {
   id: string;
   name: string;

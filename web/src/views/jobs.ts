@@ -1,12 +1,13 @@
 // "Queue & jobs": GET /api/v1/jobs grouped by state — pending jobs with the scheduler's
 // reason, running/admitted jobs with their placement (node, GPU indices or share, NVLink
-// domain), and the rest with their final reason.
+// domain), the runs the scheduler preempted or requeued (GET /api/v1/allocations, closed runs
+// whose end reason says so), and the rest with their final reason.
 
 import { getAll } from "../api";
 import { tenantName, type ViewContext } from "../context";
 import { h, num, table } from "../dom";
 import { stateLabel, t } from "../i18n";
-import type { Job, NodeInfo, Placement } from "../types";
+import type { Allocation, Job, NodeInfo, Placement } from "../types";
 import { errorNotice } from "./errors";
 
 const STATE_ORDER = ["pending", "admitted", "running", "preempted", "succeeded", "failed", "cancelled"];
@@ -15,6 +16,16 @@ export async function renderJobs(root: HTMLElement, ctx: ViewContext): Promise<v
   let jobs: Job[];
   try {
     jobs = await getAll<Job>("jobs");
+  } catch (e) {
+    root.replaceChildren(errorNotice(e));
+    return;
+  }
+  // Runs the scheduler ended by preemption or requeue (the ledger keeps one record per run).
+  let interrupted: Allocation[];
+  try {
+    interrupted = (await getAll<Allocation>("allocations", { state: "closed" }))
+      .filter(isInterruption)
+      .sort((a, b) => (b.ended_at ?? "").localeCompare(a.ended_at ?? "") || a.id.localeCompare(b.id));
   } catch (e) {
     root.replaceChildren(errorNotice(e));
     return;
@@ -64,10 +75,30 @@ export async function renderJobs(root: HTMLElement, ctx: ViewContext): Promise<v
     section(t("jobs.running"), "jobs-running", placed,
       [t("jobs.col.name"), t("jobs.col.tenant"), t("jobs.col.project"), t("jobs.col.kind"), t("jobs.col.state"), t("jobs.col.placement")],
       (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), j.project, j.kind, badge(j.status.state), placementList(j.status.placement, nodes)]),
+    h("section", { "data-testid": "jobs-interrupted" },
+      h("h2", {}, `${t("jobs.interrupted")} `, h("small", {}, t("common.count", { n: interrupted.length }))),
+      h("p", { class: "muted" }, t("jobs.interrupted.note")),
+      interrupted.length === 0
+        ? h("p", { class: "muted" }, t("common.none"))
+        : table("jobs-interrupted-table",
+          [t("jobs.col.name"), t("jobs.col.tenant"), t("jobs.col.run"), t("jobs.col.ended"), t("jobs.col.placement"), t("jobs.col.reason")],
+          interrupted.map((a) => [h("strong", {}, a.job), tenantName(ctx, a.tenant_id), a.running_at, a.ended_at ?? "—",
+            a.placement.map((p) => `${p.node} [${p.gpus.join(", ")}]`).join("; "), h("span", { class: "reason", title: a.end_reason }, withNodeNames(a.end_reason, nodes))]),
+          interrupted.map((a) => a.id))),
     section(t("jobs.other"), "jobs-other", other,
       [t("jobs.col.name"), t("jobs.col.tenant"), t("jobs.col.project"), t("jobs.col.state"), t("jobs.col.reason"), t("jobs.col.updated")],
       (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), j.project, badge(j.status.state), j.status.reason, j.status.updated_at]),
   );
+}
+
+/** A run the scheduler ended to preempt or requeue its job, or a replica a failed node took (src/sched reasons). */
+export function isInterruption(a: Allocation): boolean {
+  return ["preempted", "requeued", "replica lost"].some((p) => a.end_reason.startsWith(p));
+}
+
+/** A scheduler reason with the node ids it names ("node nod_…") replaced by the nodes' names. */
+function withNodeNames(reason: string, nodes: Map<string, string>): string {
+  return reason.replace(/\bnod_[0-9a-f]+\b/g, (id) => nodes.get(id) ?? id);
 }
 
 function rank(state: string): number {
