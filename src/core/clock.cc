@@ -1,5 +1,7 @@
 #include "core/clock.h"
 
+#include <algorithm>
+
 #include <chrono>
 #include <cstdio>
 
@@ -98,6 +100,18 @@ Result<TimeMs> parse_rfc3339(std::string_view s, const std::string& field) {
   }
   int64_t days = days_from_civil(Y, M, D);
   return ((days * 24 + h) * 60 + mi - offset_min) * 60'000 + sec * 1000LL + ms;
+}
+
+std::vector<TimeInterval> merge_intervals(std::vector<TimeInterval> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<TimeInterval> out;
+  for (const TimeInterval& i : v) {
+    if (!out.empty() && i.first <= out.back().second)
+      out.back().second = std::max(out.back().second, i.second);
+    else
+      out.push_back(i);
+  }
+  return out;
 }
 
 }  // namespace gpurent

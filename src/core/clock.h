@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/result.h"
 
@@ -61,5 +63,11 @@ std::string format_rfc3339(TimeMs t);
 Result<TimeMs> parse_rfc3339(std::string_view s, const std::string& field);
 // Days since 1970-01-01 for a civil date (proleptic Gregorian).
 int64_t days_from_civil(int64_t y, unsigned m, unsigned d);
+
+// A half-open time interval [first, second).
+using TimeInterval = std::pair<TimeMs, TimeMs>;
+
+// The intervals sorted, with overlapping or touching ones joined: time covered once each.
+std::vector<TimeInterval> merge_intervals(std::vector<TimeInterval> v);
 
 }  // namespace gpurent

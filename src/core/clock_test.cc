@@ -29,5 +29,11 @@ TEST(Time, FakeClockIsInjected) {
   EXPECT_EQ(c.now(), 1500);
 }
 
+TEST(Time, MergeIntervalsJoinsOverlappingAndTouchingOnes) {
+  EXPECT_TRUE(merge_intervals({}).empty());
+  const std::vector<TimeInterval> got = merge_intervals({{50, 60}, {0, 10}, {10, 20}, {15, 18}, {30, 40}, {35, 45}});
+  EXPECT_EQ(got, (std::vector<TimeInterval>{{0, 20}, {30, 45}, {50, 60}}));
+}
+
 }  // namespace
 }  // namespace gpurent

@@ -37,6 +37,10 @@ using AuthedHandler = std::function<void(const httplib::Request&, httplib::Respo
 // Registers METHOD pattern with authentication, problem+json on exceptions, metrics under `route`.
 void route(App& app, httplib::Server& srv, const char* method, const std::string& pattern, const std::string& route_name,
            AuthedHandler h);
+// The same for a handler function that takes the App: route(app, srv, "GET", pattern, name, get_thing).
+using AppHandler = void (*)(App&, const httplib::Request&, httplib::Response&, const Principal&);
+void route(App& app, httplib::Server& srv, const char* method, const std::string& pattern, const std::string& route_name,
+           AppHandler h);
 
 // Every route of the API (the list below, in order); what run_server and the OpenAPI test use.
 void register_all_routes(App& app, httplib::Server& srv);

@@ -17,7 +17,7 @@ using json = nlohmann::json;
 
 namespace {
 
-using Interval = std::pair<TimeMs, TimeMs>;  // [first, second)
+using Interval = TimeInterval;  // [first, second)
 
 constexpr DurationMs kDayMs = 86'400'000;
 constexpr DurationMs kMinuteMs = 60'000;
@@ -48,18 +48,6 @@ std::optional<TimeMs> time_of(const json& body, const char* key) {
 }
 
 json opt(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
-
-std::vector<Interval> merged(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end());
-  std::vector<Interval> out;
-  for (const Interval& i : v) {
-    if (!out.empty() && i.first <= out.back().second)
-      out.back().second = std::max(out.back().second, i.second);
-    else
-      out.push_back(i);
-  }
-  return out;
-}
 
 // Incidents and outage per UTC day over one supplier's nodes, and the totals behind availability.
 struct Tally {
@@ -105,7 +93,7 @@ Status tally_supplier(Store& store, const std::string& supplier_id, Tally& t, in
       const TimeMs b = std::max(i.first, a), e = std::min(i.second, t.end);
       if (b < e) clipped.emplace_back(b, e);
     }
-    for (const Interval& i : merged(std::move(clipped))) t.down(i.first, i.second);
+    for (const Interval& i : merge_intervals(std::move(clipped))) t.down(i.first, i.second);
   }
   // A node failure the scheduler recorded (one fault per job it hit) is one incident unless an
   // incident measurement on that node already covers the moment.

@@ -16,7 +16,7 @@ using json = nlohmann::json;
 
 namespace {
 
-using Interval = std::pair<TimeMs, TimeMs>;       // [first, second)
+using Interval = TimeInterval;  // [first, second)
 using CardKey = std::pair<std::string, int64_t>;  // node id, GPU index
 
 struct NodeInfo {
@@ -95,19 +95,6 @@ Status add_allocations(Store& store, const UtilizationScope& s, const std::map<s
   return ok_status();
 }
 
-// Sorted, overlapping or touching intervals joined, so no sample is counted twice.
-std::vector<Interval> merged(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end());
-  std::vector<Interval> out;
-  for (const Interval& i : v) {
-    if (!out.empty() && i.first <= out.back().second)
-      out.back().second = std::max(out.back().second, i.second);
-    else
-      out.push_back(i);
-  }
-  return out;
-}
-
 Status add_buckets(Store& store, const CardKey& card, TimeMs from, TimeMs to, CardSums& c) {
   auto rows = store.gpu_usage_buckets({card.first, card.second, from, to, kHeatmapBucketMs});
   if (!rows) return rows.error();
@@ -141,7 +128,7 @@ Result<json> utilization_report(Store& store, const UtilizationScope& s) {
     if (auto st = add_allocations(store, s, *nodes, cards); !st) return st.error();
   if (allocation_scope) {
     for (auto& [key, c] : cards)
-      for (const Interval& i : merged(c.intervals))
+      for (const Interval& i : merge_intervals(c.intervals))
         if (auto st = add_buckets(store, key, i.first, i.second, c); !st) return st.error();
   } else {
     for (const auto& [id, n] : *nodes)

@@ -70,15 +70,23 @@ Result<std::string> supplier_filter(App& app, const httplib::Request& req, const
   return *sup ? (*sup)->id : std::string();
 }
 
-Result<UtilizationScope> utilization_scope(App& app, const httplib::Request& req, const Principal& p) {
-  UtilizationScope s;
+// What both dashboards' scopes start with: now, the range (range_of) and the supplier filter.
+template <class Scope>
+Status time_and_supplier(App& app, const httplib::Request& req, const Principal& p, DurationMs round_to,
+                         int64_t max_days, Scope& s) {
   s.now = app.clock.now();
-  auto range = range_of(req, s.now, kHourMs, 31);
+  auto range = range_of(req, s.now, round_to, max_days);
   if (!range) return range.error();
   std::tie(s.from, s.to) = *range;
   auto supplier = supplier_filter(app, req, p);
   if (!supplier) return supplier.error();
   s.supplier_id = *supplier;
+  return ok_status();
+}
+
+Result<UtilizationScope> utilization_scope(App& app, const httplib::Request& req, const Principal& p) {
+  UtilizationScope s;
+  if (auto st = time_and_supplier(app, req, p, kHourMs, 31, s); !st) return st.error();
   s.show_projects = !is_supplier_role(p.role);
   auto node = ref_param(app, req, p, "node", "nodes");
   if (!node) return node.error();
@@ -107,13 +115,7 @@ Result<UtilizationScope> utilization_scope(App& app, const httplib::Request& req
 
 Result<SupplierHealthScope> supplier_health_scope(App& app, const httplib::Request& req, const Principal& p) {
   SupplierHealthScope s;
-  s.now = app.clock.now();
-  auto range = range_of(req, s.now, kDayMs, 366);
-  if (!range) return range.error();
-  std::tie(s.from, s.to) = *range;
-  auto supplier = supplier_filter(app, req, p);
-  if (!supplier) return supplier.error();
-  s.supplier_id = *supplier;
+  if (auto st = time_and_supplier(app, req, p, kDayMs, 366, s); !st) return st.error();
   return s;
 }
 

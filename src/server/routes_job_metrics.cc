@@ -78,13 +78,9 @@ void get_metrics(App& app, const httplib::Request& req, httplib::Response& res, 
 
 void register_job_metric_routes(App& app, httplib::Server& srv) {
   route(app, srv, "POST", "/api/v1/jobs/([^/]+)/metrics", "/api/v1/jobs/{id}/metrics",
-        [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
-          post_metrics(app, req, res, p);
-        });
+        post_metrics);
   route(app, srv, "GET", "/api/v1/jobs/([^/]+)/metrics", "/api/v1/jobs/{id}/metrics",
-        [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
-          get_metrics(app, req, res, p);
-        });
+        get_metrics);
 }
 
 }  // namespace gpurent

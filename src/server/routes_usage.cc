@@ -223,17 +223,11 @@ void get_job_usage(App& app, const httplib::Request& req, httplib::Response& res
 
 void register_usage_routes(App& app, httplib::Server& srv) {
   route(app, srv, "POST", "/api/v1/usage", "/api/v1/usage",
-        [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
-          post_usage(app, req, res, p);
-        });
+        post_usage);
   route(app, srv, "GET", "/api/v1/usage/gpus", "/api/v1/usage/gpus",
-        [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
-          get_gpu_usage(app, req, res, p);
-        });
+        get_gpu_usage);
   route(app, srv, "GET", "/api/v1/usage/jobs", "/api/v1/usage/jobs",
-        [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
-          get_job_usage(app, req, res, p);
-        });
+        get_job_usage);
 }
 
 }  // namespace gpurent

@@ -52,4 +52,10 @@ void route(App& app, httplib::Server& srv, const char* method, const std::string
     srv.Patch(pattern, wrapped);
 }
 
+void route(App& app, httplib::Server& srv, const char* method, const std::string& pattern, const std::string& route_name,
+           AppHandler h) {
+  route(app, srv, method, pattern, route_name,
+        [&app, h](const httplib::Request& req, httplib::Response& res, const Principal& p) { h(app, req, res, p); });
+}
+
 }  // namespace gpurent
