@@ -46,9 +46,15 @@ namespace {
 
 std::string month_label(TimeMs t) { return format_rfc3339(month_start(t)).substr(0, 7); }
 
+TimeMs utc_day(TimeMs t) {
+  constexpr TimeMs kDay = 86'400'000;
+  return t - ((t % kDay) + kDay) % kDay;
+}
+
 // One volume fee: records of allocations on `offer`, the month's free allowance used first come
 // first served (counted from the month's start even when the period starts later). Records are
-// summed per (month, allocation) before they reach the line book.
+// summed per (month, allocation) — or per (UTC day, allocation) with volume_lines_per_day — before
+// they reach the line book.
 void volume_fee(Ctx& c, const std::map<std::string, const Allocation*>& allocs, const Offer& o, const VolumeFee& fee,
                 const char* rule, const char* what, int64_t VolumeUsage::*bytes_of) {
   std::vector<const VolumeUsage*> recs;
@@ -60,7 +66,7 @@ void volume_fee(Ctx& c, const std::map<std::string, const Allocation*>& allocs, 
     __int128 free = 0, charged = 0;
     TimeMs from = INT64_MAX, to = INT64_MIN;
   };
-  std::map<std::pair<TimeMs, std::string>, Sum> sums;  // (month start, allocation)
+  std::map<std::pair<TimeMs, std::string>, Sum> sums;  // (month or day start, allocation)
   const __int128 free_bytes = static_cast<__int128>(fee.free_gb) * kBytesPerGb;
   TimeMs month = INT64_MIN, month_end = INT64_MIN;
   __int128 used = 0;
@@ -74,7 +80,7 @@ void volume_fee(Ctx& c, const std::map<std::string, const Allocation*>& allocs, 
     const __int128 free_part = std::clamp<__int128>(free_bytes - used, 0, n);
     used += n;
     if (v->at < c.in.from) continue;  // counted toward the allowance only
-    Sum& s = sums[{month, v->allocation}];
+    Sum& s = sums[{c.in.volume_lines_per_day ? utc_day(v->at) : month, v->allocation}];
     s.free += free_part;
     s.charged += n - free_part;
     s.from = std::min(s.from, v->at);
@@ -82,8 +88,9 @@ void volume_fee(Ctx& c, const std::map<std::string, const Allocation*>& allocs, 
   }
   for (const auto& [key, s] : sums) {
     const Allocation& a = *allocs.at(key.second);
-    const std::string label = month_label(key.first);
-    const std::string base = std::string(what) + " of job " + a.job + " on offer " + o.name + " in " + label;
+    const std::string label = c.in.volume_lines_per_day ? format_rfc3339(key.first).substr(0, 10) : month_label(key.first);
+    const std::string base = std::string(what) + " of job " + a.job + " on offer " + o.name +
+                             (c.in.volume_lines_per_day ? " on " : " in ") + label;
     if (s.free > 0)
       c.book.add({2, a.project, a.job, a.id, o.name, "", std::string(rule) + "_free", 0, label}, s.free, s.from, s.to,
                  kBytesPerGb, 9, "GB", "GB",

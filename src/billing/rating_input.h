@@ -149,6 +149,10 @@ struct RatingInput {
   std::vector<TflopsMeasurement> tflops;
   std::vector<NcclMeasurement> nccl;
   std::vector<Incident> incidents;
+  // Storage I/O and egress lines per (UTC day, allocation) instead of per (month, allocation), the
+  // free allowance still counted from the month's start: what daily rules (the cost firewall's
+  // egress per day) need. Invoices keep one line per month.
+  bool volume_lines_per_day = false;
 };
 
 // The effective exit time (max of exit_at and notice + exit_notice_days), if an exit was given.

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <random>
 
 #include "billing/scenario.h"
@@ -144,6 +146,71 @@ TEST(RatingProperties, PeriodEqualsSumOfItsHalves) {
     const int64_t cents_diff = whole->total.micros() - first->total.micros() - second->total.micros();
     EXPECT_LE(std::llabs(cents_diff), lines * 5'000) << "seed " << seed;  // ≤ ½ cent per line
   }
+}
+
+// Volume lines per UTC day (what the cost firewall's daily egress rule rates with) split the
+// monthly lines exactly: per allocation and rule, the days' GB add up to the month's, and each
+// day's line lies inside its day.
+TEST(RatingProperties, VolumeLinesPerDaySplitTheMonthlyOnes) {
+  auto micro_gb = [](const std::string& q) {  // "12.345678901" GB, 9 decimals, as an integer
+    const auto dot = q.find('.');
+    std::string frac = dot == std::string::npos ? "" : q.substr(dot + 1);
+    frac.resize(9, '0');
+    return std::stoll(q.substr(0, dot)) * 1'000'000'000 + std::stoll(frac);
+  };
+  int split = 0;
+  for (uint32_t seed = 1; seed <= 40; ++seed) {
+    auto in = random_input(seed);
+    auto monthly = rate(in);
+    in.volume_lines_per_day = true;
+    auto daily = rate(in);
+    ASSERT_TRUE(monthly.ok() && daily.ok()) << "seed " << seed;
+    std::map<std::string, int64_t> month_q, day_q;  // (rule, allocation) -> GB × 10^9
+    std::map<std::string, int> day_lines;
+    for (const auto& l : monthly->lines)
+      if (l.unit == "GB") month_q[l.rule + "/" + l.allocation] += micro_gb(l.quantity);
+    for (const auto& l : daily->lines) {
+      if (l.unit != "GB") continue;
+      day_q[l.rule + "/" + l.allocation] += micro_gb(l.quantity);
+      ++day_lines[l.rule + "/" + l.allocation];
+      EXPECT_EQ(l.from / (24 * kHour), l.to / (24 * kHour)) << "seed " << seed << ": " << l.description;
+    }
+    EXPECT_EQ(day_q, month_q) << "seed " << seed;
+    for (const auto& [k, n] : day_lines) split += n > 1;
+    for (const auto& v : check_rating_invariants(*daily)) ADD_FAILURE() << "seed " << seed << ": " << v;
+  }
+  EXPECT_GT(split, 0) << "some allocation's volume spans several days";
+}
+
+TEST(Rating, VolumeLinesPerDayUseTheMonthsAllowanceFirstComeFirstServed) {
+  RatingInput in;
+  in.from = kNov;
+  in.to = kNov + 3 * 24 * kHour;
+  in.offers["ab"] = offer("ab", false, true);  // egress: 5 GB free a month, then 0.080003 USD/GB
+  in.contract.clauses = in.offers["ab"].contract_template;
+  Allocation a;
+  a.id = "a1";
+  a.project = "p";
+  a.job = "j";
+  a.offer = "ab";
+  a.gpu_milli = 1000;
+  a.placement.push_back({"n1", {0}});
+  a.requested_at = kNov;
+  a.running_at = kNov;
+  a.ready_at = kNov;
+  a.ended_at = kNov + 48 * kHour;
+  in.allocations.push_back(a);
+  in.volume.push_back({kNov + 1 * kHour, "a1", 0, 3'000'000'000});        // day 1: 3 GB, free
+  in.volume.push_back({kNov + 25 * kHour, "a1", 0, 4'000'000'000});       // day 2: 2 GB free, 2 GB charged
+  in.volume_lines_per_day = true;
+  auto r = rate(in);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  std::vector<std::string> got;
+  for (const auto& l : r->lines)
+    if (l.unit == "GB") got.push_back(l.rule + " " + format_rfc3339(l.from).substr(0, 10) + " " + l.quantity + " " + l.amount_exact.amount_string());
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::string>{"egress 2026-11-02 2 0.160006", "egress_free 2026-11-01 3 0.00",
+                                          "egress_free 2026-11-02 2 0.00"}));
 }
 
 TEST(Rating, RefusesBadReferencesNamingTheField) {

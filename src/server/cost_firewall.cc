@@ -46,7 +46,8 @@ Result<int> CostFirewall::run_once(TimeMs now) {
   int fresh = 0;
   std::vector<Record> to_deliver;
   for (const Record& t : *tenants) {
-    auto inv = build_invoice(app_.store, app_.catalog, t.id, month, add_months(month, 1), now);
+    // Egress per UTC day: volume lines per day (an invoice sums a run's month in one line).
+    auto inv = build_invoice(app_.store, app_.catalog, t.id, month, add_months(month, 1), now, true);
     if (!inv) return inv.error();
     auto projects = list_all(app_.store, "projects", {{"tenant_id", t.id}});
     if (!projects) return projects.error();

@@ -17,6 +17,7 @@ namespace {
 
 constexpr TimeMs kMin = 60'000;
 constexpr TimeMs kStep = 5 * kMin;
+constexpr TimeMs kDayMs = 24 * 60 * kMin;
 constexpr TimeMs kMetricEvery = 30 * kMin;
 constexpr TimeMs kFirewallEvery = 6 * 60 * kMin;
 
@@ -230,7 +231,8 @@ Status set_node_state(App& app, const std::string& node_name, bool available, co
 
 Result<FastForwardStats> fast_forward_demo_week(App& app, FastForwardClock& clock, const DemoWeek& week,
                                                 SchedulerService& scheduler, CostFirewall& firewall, DemoMeter& meter,
-                                                const std::string& admin_user_id) {
+                                                const std::string& admin_user_id,
+                                                const std::function<void(int, int)>& day_done) {
   struct Release {
     FastForwardClock& c;
     ~Release() { c.release(); }
@@ -280,8 +282,11 @@ Result<FastForwardStats> fast_forward_demo_week(App& app, FastForwardClock& cloc
   };
 
   TimeMs t = week.start;
+  const TimeMs first_day = week.start - week.start % kDayMs;
+  const int days = static_cast<int>((real.now() - first_day + kDayMs - 1) / kDayMs);
   for (; t + kStep < real.now(); t += kStep) {
     if (auto s = step(t); !s) return s.error();
+    if (day_done && (t + kStep) % kDayMs == 0) day_done(static_cast<int>((t + kStep - first_day) / kDayMs), days);
     if (t >= next_firewall) {
       if (auto r = firewall.run_once(t); !r) return r.error();
       ++stats.firewall_passes;

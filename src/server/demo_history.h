@@ -9,6 +9,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -52,9 +53,11 @@ struct FastForwardStats {
 // week.start): submissions due are created as their tenant's admin through the POST path, nodes go
 // out of service and come back (the supplier's incident is recorded on return), the scheduler ticks,
 // the meter writes the step, and every 6 hours the cost firewall runs. Releases the clock at the end
-// (also on error).
+// (also on error). `day_done`, when given, is called after each replayed UTC day with the days
+// done and the days in all (for a progress line).
 Result<FastForwardStats> fast_forward_demo_week(App& app, FastForwardClock& clock, const DemoWeek& week,
                                                 SchedulerService& scheduler, CostFirewall& firewall, DemoMeter& meter,
-                                                const std::string& admin_user_id);
+                                                const std::string& admin_user_id,
+                                                const std::function<void(int, int)>& day_done = {});
 
 }  // namespace gpurent

@@ -93,7 +93,7 @@ ContractTerms list_terms(Currency cur) {
 }  // namespace
 
 Result<Invoice> build_invoice(Store& store, const GpuCatalog& catalog, const std::string& tenant_id, TimeMs from,
-                              TimeMs to_requested, TimeMs now) {
+                              TimeMs to_requested, TimeMs now, bool volume_lines_per_day) {
   Invoice inv;
   inv.tenant_id = tenant_id;
   inv.from = from;
@@ -250,6 +250,7 @@ Result<Invoice> build_invoice(Store& store, const GpuCatalog& catalog, const std
     if (g.in.offers.empty()) continue;
     g.in.from = from;
     g.in.to = to;
+    g.in.volume_lines_per_day = volume_lines_per_day;
     auto rated = rate(g.in);
     if (!rated) return Error::make(Code::kInternal, "rating " + g.in.contract.name + ": " + rated.error().message);
     inv.sections.push_back({g.contract_id, g.in.contract.name, g.supplier_id, std::move(*rated), std::move(g.in)});

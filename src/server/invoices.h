@@ -31,8 +31,9 @@ struct Invoice {
 };
 
 // Runs still open are billed up to `now`; a period that has not begun yet has no sections.
+// `volume_lines_per_day`: storage I/O and egress lines per UTC day (RatingInput), for daily rules.
 Result<Invoice> build_invoice(Store& store, const GpuCatalog& catalog, const std::string& tenant_id, TimeMs from,
-                              TimeMs to, TimeMs now);
+                              TimeMs to, TimeMs now, bool volume_lines_per_day = false);
 // {"tenant_id","tenant","period","sections":[{contract..., lines, totals}],"totals":{"USD":{...}},"unpriced"}
 nlohmann::json to_json(const Invoice& inv);
 // All sections' lines as one CSV (plain or FOCUS); each row carries its currency.

@@ -175,7 +175,10 @@ int run_server(const ServerOptions& opts) {
                                              demo_week_plan ? demo_week_plan->start : clock.now());
   if (demo_week_plan) {
     std::cerr << "gpurent: replaying the demo's past " << opts.demo_days << " days (jobs, failures, metering)...\n";
-    auto ff = fast_forward_demo_week(app, clock, *demo_week_plan, scheduler, firewall, *demo_meter, admin->user_id);
+    auto ff = fast_forward_demo_week(app, clock, *demo_week_plan, scheduler, firewall, *demo_meter, admin->user_id,
+                                     [](int done, int days) {
+                                       std::cerr << "gpurent: demo replay: " << done << " of " << days << " UTC days\n";
+                                     });
     if (!ff) {
       std::cerr << "error: demo week: " << ff.error().message << "\n";
       return 1;
