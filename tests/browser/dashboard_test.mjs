@@ -17,7 +17,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { operatorDashboard, tenantDashboard } from "./dashboard_views.mjs";
-import { api, artifacts, cellText, check, login, logout, openView, shot, STEP_TIMEOUT_MS, tally } from "./helpers.mjs";
+import { api, artifacts, cellText, check, DASHBOARD_TIMEOUT_MS, login, logout, openView, shot, STEP_TIMEOUT_MS, tally } from "./helpers.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "../..");
@@ -339,6 +339,39 @@ async function run(page, base, adminToken) {
   // 5. The dashboard views for the tenant: only its cards, projects and costs; another tenant's
   // costs refused; its admin lifts the egress freeze; a member sees it but cannot lift it.
   await tenantDashboard(page, base, adminToken, tenantToken, qingyun, shared);
+
+  // 6. A supplier's account.
+  await supplierAccount(page, base, adminToken);
+}
+
+// Only the views whose data a supplier may read (the API refuses it jobs, costs, invoices and
+// alerts), and its own cards only.
+async function supplierAccount(page, base, adminToken) {
+  await logout(page);
+  const supplierToken = await api(base, adminToken, "POST", "tokens", { user: "huadong-ops", name: "browser-supplier" });
+  check(supplierToken.status === 201, `mint a supplier token for huadong-ops (HTTP ${supplierToken.status})`);
+  await page.evaluate(() => { location.hash = "#/jobs"; });
+  await login(page, supplierToken.json.token);
+  check((await cellText(page.getByTestId("scope"))) === "Supplier account", "supplier token: signed in as a supplier account");
+  const navs = await page.locator("header nav a").evaluateAll((as) => as.map((a) => a.dataset.testid));
+  check(JSON.stringify(navs) === JSON.stringify(["nav-utilization", "nav-offers", "nav-suppliers", "nav-truecost"]),
+    `supplier nav: utilization, offers, suppliers, true cost only (${navs.join(", ")})`);
+  await page.locator('main[data-testid="view-utilization"]:not([data-loading])').waitFor({ timeout: DASHBOARD_TIMEOUT_MS });
+  check(true, "supplier opening #/jobs lands on utilization");
+  for (const route of ["jobs", "dashboard/costs", "alerts"]) {
+    const refused = await api(base, supplierToken.json.token, "GET", route);
+    check(refused.status === 403, `API refuses ${route} to the supplier (HTTP ${refused.status})`);
+  }
+  const huadongNodes = new Set((await api(base, adminToken, "GET", "nodes?supplier=huadong-aidc&limit=1000")).json.items.map((n) => n.name));
+  const util = await openView(page, "#/utilization?days=7&r=3", "dashboard/utilization");
+  check(util.status === 200 && util.json.cards.length > 0 && util.json.cards.every((c) => huadongNodes.has(c.node)),
+    `supplier utilization: ${util.json.cards?.length} cards, all on huadong-aidc's nodes`);
+  check((await cellText(page.locator('[data-testid="util-card-count"] .card-value'))) === String(util.json.cards.length), "supplier utilization: card count shown");
+  await shot(page, "23-supplier-utilization");
+  const scores = await openView(page, "#/suppliers?r=3", "advise/suppliers", "POST");
+  check(scores.status === 200 && (await page.getByTestId("view-error").count()) === 0, `supplier: the suppliers view opens (HTTP ${scores.status})`);
+  const quotes = await openView(page, "#/truecost?r=3", "advise/quotes", "POST");
+  check(quotes.status === 200 && (await page.getByTestId("view-error").count()) === 0, `supplier: the true-cost view opens (HTTP ${quotes.status})`);
 }
 
 // --- main -----------------------------------------------------------------------------

@@ -22,17 +22,24 @@ import { renderTrueCost } from "./views/truecost";
 import { renderUtilization } from "./views/utilization";
 
 type ViewName = "jobs" | "utilization" | "costs" | "costperf" | "invoices" | "offers" | "suppliers" | "alerts" | "truecost";
-const VIEWS: Record<ViewName, { label: Key; render: (root: HTMLElement, ctx: ViewContext) => Promise<void> }> = {
-  jobs: { label: "nav.jobs", render: renderJobs },
+// `tenantData`: the view reads tenants' jobs, costs or alerts, which supplier accounts may not
+// (the API answers 403): their nav leaves it out and its address opens their first view.
+const VIEWS: Record<ViewName, { label: Key; render: (root: HTMLElement, ctx: ViewContext) => Promise<void>; tenantData?: true }> = {
+  jobs: { label: "nav.jobs", render: renderJobs, tenantData: true },
   utilization: { label: "nav.utilization", render: renderUtilization },
-  costs: { label: "nav.costs", render: renderCosts },
-  costperf: { label: "nav.costperf", render: renderCostPerf },
-  invoices: { label: "nav.invoices", render: renderInvoices },
+  costs: { label: "nav.costs", render: renderCosts, tenantData: true },
+  costperf: { label: "nav.costperf", render: renderCostPerf, tenantData: true },
+  invoices: { label: "nav.invoices", render: renderInvoices, tenantData: true },
   offers: { label: "nav.offers", render: renderOffers },
   suppliers: { label: "nav.suppliers", render: renderSuppliers },
-  alerts: { label: "nav.alerts", render: renderAlerts },
+  alerts: { label: "nav.alerts", render: renderAlerts, tenantData: true },
   truecost: { label: "nav.truecost", render: renderTrueCost },
 };
+
+/** The views this account may open, in nav order. */
+function viewsFor(scope: Scope | undefined): ViewName[] {
+  return (Object.keys(VIEWS) as ViewName[]).filter((v) => !(scope?.kind === "supplier" && VIEWS[v].tenantData));
+}
 
 interface Session {
   scope: Scope;
@@ -64,9 +71,10 @@ async function loadSession(token: string): Promise<Session> {
   return { scope, tenants };
 }
 
-function parseHash(): { view: ViewName; query: URLSearchParams } {
+function parseHash(scope: Scope): { view: ViewName; query: URLSearchParams } {
   const [path, qs] = location.hash.replace(/^#\/?/, "").split("?", 2);
-  const view = (path in VIEWS ? path : "jobs") as ViewName;
+  const allowed = viewsFor(scope);
+  const view = allowed.includes(path as ViewName) ? (path as ViewName) : allowed[0];
   return { view, query: new URLSearchParams(qs ?? "") };
 }
 
@@ -151,7 +159,7 @@ function header(signedIn: boolean, active?: ViewName): HTMLElement {
     right.append(logout);
   }
   const nav = signedIn
-    ? h("nav", {}, ...(Object.keys(VIEWS) as ViewName[]).map((v) =>
+    ? h("nav", {}, ...viewsFor(session?.scope).map((v) =>
         h("a", { href: `#/${v}`, class: v === active ? "active" : undefined, "data-testid": `nav-${v}`, "aria-current": v === active ? "page" : undefined }, t(VIEWS[v].label))))
     : null;
   return h("header", {}, h("div", { class: "brand" }, h("h1", {}, t("app.title")), h("span", { class: "muted" }, t("app.subtitle"))), nav, right);
@@ -178,7 +186,7 @@ async function render(): Promise<void> {
     }
     if (seq !== renderSeq) return;
   }
-  const { view, query } = parseHash();
+  const { view, query } = parseHash(session.scope);
   disposeCharts();
   const main = h("main", { "data-testid": `view-${view}`, "data-loading": "true" }, h("p", { class: "muted" }, t("common.loading")));
   app.replaceChildren(header(true, view), main);
