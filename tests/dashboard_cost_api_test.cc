@@ -155,6 +155,15 @@ TEST_F(DashboardCost, CostsAddUpToTheDayInvoicesAndJobsRankByGainPerGpuHour) {
   EXPECT_EQ(t["card_threshold"], "100.00");
   EXPECT_EQ(t["egress_threshold"], "500.00");
   EXPECT_EQ(t["storage_io_share_threshold_pct"], 20);
+  // Fewer than 50 cards: every card is listed, so the count is theirs.
+  int64_t over = 0;
+  for (const auto& k : t["cards"]) over += k["over_threshold_days"].get<int64_t>() > 0;
+  EXPECT_LT(t["cards"].size(), 50u);
+  EXPECT_EQ(t["cards_over_threshold"], over);
+  for (const auto& p : t["projects"]) {
+    const double share = std::stod(p["storage_io_share_pct"].get<std::string>());
+    if (share != 20.0) EXPECT_EQ(p["storage_io_over_threshold"], share > 20.0) << p.dump();
+  }
   const size_t today = 6, yesterday = 5;
   auto total_of = [](const json& inv) {
     return inv["totals"].contains("CNY") ? micros(inv["totals"]["CNY"]["total"]) : 0;
@@ -201,6 +210,8 @@ TEST_F(DashboardCost, CostsAddUpToTheDayInvoicesAndJobsRankByGainPerGpuHour) {
   const int64_t tenths = tenths_x2 / 2 + (tenths_x2 % 2);  // no exact halves here: round half up is the same
   EXPECT_EQ(vision["storage_io_share_pct"], std::to_string(tenths / 10) + "." + std::to_string(tenths % 10));
   EXPECT_EQ(nlp["storage_io_share_pct"], "0.0");
+  EXPECT_EQ(vision["storage_io_over_threshold"], storage_io["vision"] * 100 > 20 * project_charges["vision"]);
+  EXPECT_EQ(nlp["storage_io_over_threshold"], false);
   // Cards: five GPUs ran; their day costs share the GPU-time lines (half a micro-unit per piece).
   ASSERT_EQ(t["cards"].size(), 5u) << t["cards"].dump();
   int64_t cards_sum = 0;
@@ -336,6 +347,9 @@ TEST_F(DashboardCost, CostsAddUpToTheDayInvoicesAndJobsRankByGainPerGpuHour) {
   EXPECT_EQ(own_lines["card_threshold"], "800.00");
   EXPECT_EQ(own_lines["egress_threshold"], "500.00");
   EXPECT_EQ(own_lines["storage_io_share_threshold_pct"], 35);
+  int64_t over_800 = 0;
+  for (const auto& k : own_lines["cards"]) over_800 += micros(k["max_daily"]) > 800'000'000;
+  EXPECT_EQ(own_lines["cards_over_threshold"], over_800);
   // An operator naming a project two tenants share must say which.
   EXPECT_EQ(s_.admin("GET", "/api/v1/dashboard/cost-performance?project=vision").error_fields(),
             std::vector<std::string>{"project"});

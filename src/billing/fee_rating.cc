@@ -46,10 +46,6 @@ namespace {
 
 std::string month_label(TimeMs t) { return format_rfc3339(month_start(t)).substr(0, 7); }
 
-TimeMs utc_day(TimeMs t) {
-  constexpr TimeMs kDay = 86'400'000;
-  return t - ((t % kDay) + kDay) % kDay;
-}
 
 // One volume fee: records of allocations on `offer`, the month's free allowance used first come
 // first served (counted from the month's start even when the period starts later). Records are
@@ -80,7 +76,7 @@ void volume_fee(Ctx& c, const std::map<std::string, const Allocation*>& allocs, 
     const __int128 free_part = std::clamp<__int128>(free_bytes - used, 0, n);
     used += n;
     if (v->at < c.in.from) continue;  // counted toward the allowance only
-    Sum& s = sums[{c.in.volume_lines_per_day ? utc_day(v->at) : month, v->allocation}];
+    Sum& s = sums[{c.in.volume_lines_per_day ? day_start(v->at) : month, v->allocation}];
     s.free += free_part;
     s.charged += n - free_part;
     s.from = std::min(s.from, v->at);

@@ -102,11 +102,6 @@ FirewallPolicy FirewallPolicy::defaults(Currency c) {
   return p;
 }
 
-TimeMs day_start(TimeMs t) {
-  const TimeMs r = t % kMsPerDay;
-  return t - (r < 0 ? r + kMsPerDay : r);
-}
-
 std::string utc_date(TimeMs t) { return format_rfc3339(t).substr(0, 10); }
 
 Result<std::vector<Alert>> evaluate_firewall(const FirewallPolicy& p, const FirewallInput& in) {
@@ -224,6 +219,15 @@ Result<std::vector<Alert>> evaluate_firewall(const FirewallPolicy& p, const Fire
   std::stable_sort(out.begin(), out.end(),
                    [](const Alert& x, const Alert& y) { return std::tie(x.kind, x.key) < std::tie(y.kind, y.key); });
   return out;
+}
+
+FirewallPolicy tenant_policy(const CostFirewallSettings& settings, Currency tenant_currency, Currency c) {
+  FirewallPolicy p = FirewallPolicy::defaults(c);
+  if (c != tenant_currency) return p;
+  if (settings.card_daily_cost) p.card_daily_cost = *settings.card_daily_cost;
+  if (settings.egress_daily_cost) p.egress_daily_cost = *settings.egress_daily_cost;
+  if (settings.storage_io_share_pct) p.storage_io_share_pct = *settings.storage_io_share_pct;
+  return p;
 }
 
 Result<std::vector<CardDayCost>> card_day_costs(const std::vector<ChargeLine>& lines,

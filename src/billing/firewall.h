@@ -35,6 +35,7 @@
 
 #include "billing/rating.h"
 #include "core/fields.h"
+#include "model/tenant.h"
 
 namespace gpurent {
 
@@ -50,6 +51,11 @@ struct FirewallPolicy {
   // The defaults above in currency `c`, no budgets.
   static FirewallPolicy defaults(Currency c);
 };
+
+// The rules for costs billed in currency `c`: a tenant's own thresholds for its currency (each
+// one it left unset is the default), the defaults for any other. The server's firewall and the
+// costs dashboard both use it, so the lines drawn are the lines that alert.
+FirewallPolicy tenant_policy(const CostFirewallSettings& settings, Currency tenant_currency, Currency c);
 
 // One card's cost on one UTC day.
 struct CardDayCost {
@@ -120,7 +126,5 @@ Result<std::vector<CardDayCost>> card_day_costs(const std::vector<ChargeLine>& l
 
 // "2026-11-29" for a time on that UTC day.
 std::string utc_date(TimeMs t);
-// Start of the UTC day containing t.
-TimeMs day_start(TimeMs t);
 
 }  // namespace gpurent

@@ -45,6 +45,8 @@ TimeMs month_start(TimeMs t) {
   return days_from_civil(c.y, c.m, 1) * kMsPerDay;
 }
 
+TimeMs day_start(TimeMs t) { return floor_div(t, kMsPerDay) * kMsPerDay; }
+
 TimeMs add_months(TimeMs t, int64_t months) {
   const int64_t days = floor_div(t, kMsPerDay);
   const TimeMs in_day = t - days * kMsPerDay;

@@ -161,5 +161,7 @@ std::optional<TimeMs> effective_exit(const ContractTerms& c);
 TimeMs add_months(TimeMs t, int64_t months);
 // Start of the calendar month (UTC) containing t.
 TimeMs month_start(TimeMs t);
+// Start of the UTC day containing t.
+TimeMs day_start(TimeMs t);
 
 }  // namespace gpurent

@@ -26,15 +26,6 @@ json alert_body(const Alert& a, const std::string& tenant_name, TimeMs now) {
 
 }  // namespace
 
-FirewallPolicy tenant_policy(const CostFirewallSettings& settings, Currency tenant_currency, Currency c) {
-  FirewallPolicy p = FirewallPolicy::defaults(c);
-  if (c != tenant_currency) return p;
-  if (settings.card_daily_cost) p.card_daily_cost = *settings.card_daily_cost;
-  if (settings.egress_daily_cost) p.egress_daily_cost = *settings.egress_daily_cost;
-  if (settings.storage_io_share_pct) p.storage_io_share_pct = *settings.storage_io_share_pct;
-  return p;
-}
-
 CostFirewall::CostFirewall(App& app, int64_t interval_ms) : app_(app), interval_ms_(interval_ms) {}
 
 CostFirewall::~CostFirewall() { stop(); }

@@ -14,16 +14,9 @@
 #include <mutex>
 #include <thread>
 
-#include "billing/firewall.h"
-#include "model/tenant.h"
 #include "server/app.h"
 
 namespace gpurent {
-
-// The firewall's rules for costs billed in currency `c`: the tenant's own thresholds for its
-// currency (each one it left unset is the default), the defaults for any other. The firewall
-// and the costs dashboard both use it, so the lines drawn are the lines that alert.
-FirewallPolicy tenant_policy(const CostFirewallSettings& settings, Currency tenant_currency, Currency c);
 
 class CostFirewall {
  public:

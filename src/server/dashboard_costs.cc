@@ -5,7 +5,6 @@
 
 #include "model/project.h"
 #include "model/tenant.h"
-#include "server/cost_firewall.h"
 
 namespace gpurent {
 namespace {
@@ -58,6 +57,7 @@ class TenantBuilder {
           c.max_daily = std::max(c.max_daily, m);
           if (m > a.out.policy.card_daily_cost.micros()) ++c.over_threshold_days;
         }
+        if (c.over_threshold_days > 0) ++a.out.cards_over_threshold;
         a.out.cards.push_back(std::move(c));
       }
       std::stable_sort(a.out.cards.begin(), a.out.cards.end(), [](const CardCosts& x, const CardCosts& y) {
@@ -257,6 +257,9 @@ json to_json(const CostsDashboard& d) {
                           {"egress_daily", money_list(p.egress_daily, c)},
                           {"total", Money(p.total, c).amount_string()},
                           {"storage_io_share_pct", share_pct_text(p.storage_io, p.charges)},
+                          // exact, as the firewall compares (the share above is rounded)
+                          {"storage_io_over_threshold", static_cast<__int128>(p.storage_io) * 100 >
+                                                            static_cast<__int128>(t.policy.storage_io_share_pct) * p.charges},
                           {"budget", p.budget ? to_json(*p.budget) : json(nullptr)}});
     json cards = json::array();
     for (const CardCosts& k : t.cards)
@@ -284,6 +287,7 @@ json to_json(const CostsDashboard& d) {
                        {"daily_total", money_list(t.daily_total, c)},
                        {"projects", std::move(projects)},
                        {"cards", std::move(cards)},
+                       {"cards_over_threshold", t.cards_over_threshold},
                        {"alerts", std::move(alerts)}});
   }
   return {{"from", format_rfc3339(d.range.from)},

@@ -77,6 +77,7 @@ struct TenantCosts {
   std::vector<int64_t> daily_total;  // the day invoices' totals in this currency
   std::vector<ProjectCosts> projects;  // by name
   std::vector<CardCosts> cards;        // the 50 costliest, costliest first
+  int64_t cards_over_threshold = 0;    // cards over the threshold on some day (all, not just the 50)
   std::vector<DashboardAlert> alerts;  // alerts whose measured period meets the range
 };
 

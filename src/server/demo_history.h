@@ -53,8 +53,8 @@ struct FastForwardStats {
 // week.start): submissions due are created as their tenant's admin through the POST path, nodes go
 // out of service and come back (the supplier's incident is recorded on return), the scheduler ticks,
 // the meter writes the step, and every 6 hours the cost firewall runs. Releases the clock at the end
-// (also on error). `day_done`, when given, is called after each replayed UTC day with the days
-// done and the days in all (for a progress line).
+// (also on error). `day_done`, when given, is called after each replayed UTC day (the last one,
+// today, when the present is reached) with the days done and the days in all (a progress line).
 Result<FastForwardStats> fast_forward_demo_week(App& app, FastForwardClock& clock, const DemoWeek& week,
                                                 SchedulerService& scheduler, CostFirewall& firewall, DemoMeter& meter,
                                                 const std::string& admin_user_id,

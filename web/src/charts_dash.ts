@@ -11,6 +11,12 @@ import { escapeHtml, newChart, niceAbove } from "./charts";
 echarts.use([HeatmapChart, LineChart, DataZoomComponent, VisualMapComponent]);
 
 const VISIBLE_ROWS = 40; // more cards than this scroll with a slider
+const PALETTE = ["#1d4ed8", "#15803d", "#b45309", "#7c3aed", "#0e7490", "#be123c", "#4d7c0f", "#9333ea", "#0369a1", "#a16207"];
+
+/** The i-th series' colour, the same in every view (projects, cards, suppliers). */
+export function seriesColor(i: number): string {
+  return PALETTE[i % PALETTE.length];
+}
 
 export interface Heatmap {
   hours: string[]; // x labels
@@ -140,29 +146,36 @@ export function seriesChart(el: HTMLElement, categories: string[], series: Serie
     },
     xAxis: { type: "category", data: categories, axisLabel: { fontSize: 11 } },
     yAxis: { type: "value", max: axisMax(series, thresholds) },
-    series: series.map((s, i) => ({
-      name: s.name,
-      type: s.kind,
-      stack: s.stack,
-      barMaxWidth: 28,
-      showSymbol: s.kind === "line",
-      symbolSize: 5,
-      connectNulls: s.connectNulls ?? false,
-      itemStyle: s.color ? { color: s.color } : undefined,
-      lineStyle: s.dashed ? { type: "dashed" } : undefined,
-      data: s.values.map((v) => (v === null ? null : Number(v))),
-      markLine:
-        i === 0 && thresholds.length > 0
-          ? {
-              symbol: "none",
-              silent: true,
-              data: thresholds.map((t) => ({
-                yAxis: Number(t.value),
-                lineStyle: { type: "dashed", color: t.color ?? "#b45309" },
-                label: { formatter: t.label, position: "insideEndTop", color: t.color ?? "#b45309" },
-              })),
-            }
-          : undefined,
-    })),
+    series: [
+      ...series.map((s) => ({
+        name: s.name,
+        type: s.kind,
+        stack: s.stack,
+        barMaxWidth: 28,
+        showSymbol: s.kind === "line",
+        symbolSize: 5,
+        connectNulls: s.connectNulls ?? false,
+        itemStyle: s.color ? { color: s.color } : undefined,
+        lineStyle: s.dashed ? { type: "dashed" } : undefined,
+        data: s.values.map((v) => (v === null ? null : Number(v))),
+      })),
+      // The thresholds ride on a series of their own (no data, no legend entry), so they show
+      // with no series at all and stay when the legend hides one. Last: tooltip indices hold.
+      ...(thresholds.length === 0 ? [] : [{
+        name: "thresholds",
+        type: "line",
+        data: [],
+        silent: true,
+        markLine: {
+          symbol: "none",
+          silent: true,
+          data: thresholds.map((t) => ({
+            yAxis: Number(t.value),
+            lineStyle: { type: "dashed", color: t.color ?? "#b45309" },
+            label: { formatter: t.label, position: "insideEndTop", color: t.color ?? "#b45309" },
+          })),
+        },
+      }]),
+    ],
   });
 }

@@ -13,6 +13,7 @@ export interface ViewContext {
   tenants: Map<string, Tenant>; // by id; empty for suppliers
   query: URLSearchParams; // the part of the location hash after '?'
   navigate(query: Record<string, string>): void; // same view, new query (kept in the hash)
+  reload(): void; // the same view and query read again (after a change such as a Lift)
 }
 
 export function tenantName(ctx: ViewContext, id: string): string {

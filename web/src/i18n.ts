@@ -33,7 +33,7 @@ const en = {
   "jobs.other": "Finished and other jobs",
   "jobs.summary": "Jobs by state",
   "jobs.interrupted": "Preemptions and requeues",
-  "jobs.interrupted.note": "Runs the scheduler ended to free their GPUs for another job (preempted) or to put the job back in the queue (requeued: a failed node, a lost placement); newest first.",
+  "jobs.interrupted.note": "The last 7 days' runs the scheduler ended to free their GPUs for another job (preempted), to put the job back in the queue (requeued: a failed node, a lost placement) or because a failed node took a replica (replica lost); newest first.",
   "jobs.col.run": "Run",
   "jobs.col.ended": "Ended",
   "jobs.col.name": "Job",
@@ -169,6 +169,8 @@ const en = {
   "period.label": "Period",
   "period.day": "Last 24 hours",
   "period.days": "Last {n} days",
+  "period.today": "Today (UTC)",
+  "period.utc_days": "Last {n} UTC days, today included",
   "filter.all": "All",
   "filter.supplier": "Supplier",
   "filter.node": "Node",
@@ -317,7 +319,7 @@ const zh: Record<Key, string> = {
   "jobs.other": "已结束及其他作业",
   "jobs.summary": "各状态作业数",
   "jobs.interrupted": "抢占与重新排队",
-  "jobs.interrupted.note": "调度器为给其他作业腾出 GPU 而结束的运行（抢占），或将作业放回队列的运行（重新排队：节点故障、放置失效）；最新的在前。",
+  "jobs.interrupted.note": "最近 7 天内被调度器结束的运行：为给其他作业腾出 GPU（抢占）、将作业放回队列（重新排队：节点故障、放置失效），或故障节点带走了一个副本（副本丢失）；最新的在前。",
   "jobs.col.run": "运行",
   "jobs.col.ended": "结束时间",
   "jobs.col.name": "作业",
@@ -453,6 +455,8 @@ const zh: Record<Key, string> = {
   "period.label": "时间范围",
   "period.day": "最近 24 小时",
   "period.days": "最近 {n} 天",
+  "period.today": "今天（UTC）",
+  "period.utc_days": "最近 {n} 个 UTC 日（含今天）",
   "filter.all": "全部",
   "filter.supplier": "供应商",
   "filter.node": "节点",
@@ -603,6 +607,16 @@ export function pick(text: { en: string; zh: string }): string {
 /** Whether `key` is in the dictionary (labels for values a newer server may extend). */
 export function isKey(key: string): key is Key {
   return key in en;
+}
+
+/** A dictionary label when the server's value is known, else the value itself (a newer server). */
+export function labelOr(key: string, fallback: string): string {
+  return isKey(key) ? t(key) : fallback;
+}
+
+/** A server message given in both languages ({message_en, message_zh}), in the current one. */
+export function message(m: { message_en: string; message_zh: string }): string {
+  return current === "zh-CN" ? m.message_zh : m.message_en;
 }
 
 /** A job state's label; unknown states (from a newer server) show as they are. */

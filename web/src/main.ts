@@ -56,6 +56,7 @@ let renderSeq = 0; // a newer render supersedes a slower older one
  * an operator's token, and their tokens carry their tenant or supplier. A tenant admin sees
  * its tenant's tokens (its own tenant_admin one among them); members and viewers see only
  * their own, so a tenant_admin token in the list means the account is its tenant's admin.
+ * The list is not paged (docs/api.md): one read holds every token.
  */
 async function loadSession(token: string): Promise<Session> {
   const tokens = await request<{ items: TokenInfo[] }>("GET", "tokens", { token });
@@ -199,6 +200,8 @@ async function render(): Promise<void> {
       if (location.hash === hash) void render(); // same address: no hashchange, reload anyway
       else location.hash = hash;
     },
+    // Through render(): the old charts are disposed and a newer render wins over a slower one.
+    reload: () => void render(),
   };
   try {
     await VIEWS[view].render(main, ctx);

@@ -51,6 +51,7 @@ export interface ProjectCosts {
   egress_daily: string[];
   total: string;
   storage_io_share_pct: string;
+  storage_io_over_threshold: boolean; // exact, as the firewall compares
   budget: Budget | null;
 }
 
@@ -82,7 +83,8 @@ export interface TenantCosts {
   storage_io_share_threshold_pct: number;
   daily_total: string[];
   projects: ProjectCosts[];
-  cards: CardCosts[];
+  cards: CardCosts[]; // the 50 costliest
+  cards_over_threshold: number; // over every card, listed or not
   alerts: CostAlert[];
 }
 

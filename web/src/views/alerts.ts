@@ -6,7 +6,7 @@
 import { getAll } from "../api";
 import { mayLiftAlerts, type ViewContext } from "../context";
 import { h, notice, num, replace, table } from "../dom";
-import { isKey, lang, t } from "../i18n";
+import { labelOr, message, t } from "../i18n";
 import type { Alert } from "../types";
 import { errorNotice } from "./errors";
 import { liftButton } from "./lift";
@@ -25,7 +25,7 @@ export async function renderAlerts(root: HTMLElement, ctx: ViewContext): Promise
   const frozen = alerts.filter((a) => a.freeze_egress && a.state === "active");
   const canLift = mayLiftAlerts(ctx);
 
-  const lift = (a: Alert) => liftButton(a.id, () => renderAlerts(root, ctx), (e) => status.replaceChildren(errorNotice(e)));
+  const lift = (a: Alert) => liftButton(a.id, ctx.reload, (e) => status.replaceChildren(errorNotice(e)));
 
   replace(
     root,
@@ -42,17 +42,17 @@ export async function renderAlerts(root: HTMLElement, ctx: ViewContext): Promise
            t("alerts.col.message"), ...(canLift ? [t("alerts.col.action")] : [])],
           alerts.map((a) => [
             h("span", {},
-              label(`alerts.kind.${a.kind}`, a.kind),
-              h("span", { class: `badge severity-${a.severity}` }, label(`alerts.severity.${a.severity}`, a.severity)),
+              labelOr(`alerts.kind.${a.kind}`, a.kind),
+              h("span", { class: `badge severity-${a.severity}` }, labelOr(`alerts.severity.${a.severity}`, a.severity)),
               a.freeze_egress ? h("span", { class: "badge frozen", "data-testid": `alert-frozen-${a.id}` }, t("alerts.egress_frozen")) : null,
               a.hold_submissions ? h("span", { class: "badge held" }, t("alerts.held")) : null),
             h("span", {}, a.project ? h("strong", {}, a.project) : a.subject, " / ", a.tenant),
             h("span", {}, num(a.measured), ` ${a.unit} / `, num(a.threshold), ` ${a.unit}`),
             h("span", {},
-              h("span", { class: `badge alert-${a.state}`, "data-testid": `alert-state-${a.id}` }, label(`alerts.state.${a.state}`, a.state)),
+              h("span", { class: `badge alert-${a.state}`, "data-testid": `alert-state-${a.id}` }, labelOr(`alerts.state.${a.state}`, a.state)),
               a.lifted_at ? h("div", { class: "muted description" }, t("alerts.lifted_by", { at: a.lifted_at, by: a.lifted_by ?? "?" })) : null),
             num(a.first_seen),
-            h("span", { class: "description" }, lang() === "zh-CN" ? a.message_zh : a.message_en),
+            h("span", { class: "description" }, message(a)),
             ...(canLift ? [a.state === "active" ? lift(a) : "—"] : []),
           ]),
           alerts.map((a) => a.id),
@@ -60,10 +60,6 @@ export async function renderAlerts(root: HTMLElement, ctx: ViewContext): Promise
   );
 }
 
-/** A dictionary label when the server's value is known, else the value itself (a newer server). */
-function label(key: string, fallback: string): string {
-  return isKey(key) ? t(key) : fallback;
-}
 
 function bytes(n: number): string {
   if (n >= 1e9 && n % 1e9 === 0) return `${n / 1e9} GB`;

@@ -12,7 +12,7 @@ import { decimalCompare, intText, metricText } from "../format";
 import { pick, t, type Key } from "../i18n";
 import type { CostPerfJob, CostPerformance, Project } from "../types_dashboard";
 import { errorNotice } from "./errors";
-import { filterSelect, period, periodDays, periodSelect } from "./period";
+import { filterSelect, period, periodDays, periodSelect, projectSelect, tenantSelect } from "./period";
 
 const SORTS: Record<string, { label: Key; compare: (a: CostPerfJob, b: CostPerfJob) => number }> = {
   gain: { label: "costperf.sort.gain", compare: (a, b) => a.rank - b.rank },
@@ -34,17 +34,11 @@ export async function renderCostPerf(root: HTMLElement, ctx: ViewContext): Promi
     getAll<Project>("projects"),
   ]);
 
-  const controls = h("form", { class: "controls", "data-testid": "costperf-filters" }, periodSelect(ctx));
+  const controls = h("form", { class: "controls", "data-testid": "costperf-filters" }, periodSelect(ctx, "day"));
   controls.addEventListener("submit", (ev) => ev.preventDefault());
-  if (ctx.scope.kind === "operator")
-    controls.append(filterSelect(ctx, "tenant", t("filter.tenant"),
-      [...ctx.tenants.values()].sort((a, b) => a.name.localeCompare(b.name)).map((x) => ({ value: x.name, label: x.name })), t("filter.all")));
-  if (projects.status === "fulfilled")
-    controls.append(filterSelect(ctx, "project", t("filter.project"),
-      projects.value.filter((p) => !tenant || p.tenant === tenant)
-        .map((p) => ({ value: p.id, label: ctx.scope.kind === "operator" ? `${p.tenant}/${p.name}` : p.name }))
-        .sort((a, b) => a.label.localeCompare(b.label)),
-      t("filter.all")));
+  const tenants = tenantSelect(ctx);
+  if (tenants) controls.append(tenants);
+  if (projects.status === "fulfilled") controls.append(projectSelect(ctx, projects.value));
   controls.append(filterSelect(ctx, "sort", t("costperf.sort"),
     Object.entries(SORTS).map(([value, s]) => ({ value, label: t(s.label) })), null, SORTS[sortKey] ? sortKey : "gain"));
 
@@ -67,7 +61,7 @@ export async function renderCostPerf(root: HTMLElement, ctx: ViewContext): Promi
       { "data-testid": `costperf-metric-${metric}` },
       h("h3", {}, t("costperf.metric", { metric, direction: t(jobs[0].higher_is_better ? "costperf.higher_better" : "costperf.lower_better") })),
       median === undefined || median === null ? null : h("p", { class: "muted" }, t("costperf.median", { value: metricText(median) })),
-      table(
+      flagRows(table(
         `costperf-table-${metric}`,
         [t("costperf.col.rank"), t("costperf.col.job"), t("costperf.col.project"), t("costperf.col.kind"), t("costperf.col.first_last"),
          t("costperf.col.gain"), t("costperf.col.gpu_hours"), t("costperf.col.gain_per_gpu_hour"), t("costperf.col.cost"),
@@ -89,16 +83,11 @@ export async function renderCostPerf(root: HTMLElement, ctx: ViewContext): Promi
             : h("span", {}, ...j.flags.map((f) => h("span", { class: "badge flag", "data-flag": f.key }, pick(f)))),
         ]),
         jobs.map((j) => j.job_id),
-      ),
+      ), jobs),
       h("h3", {}, t("costperf.chart", { metric })),
       chartEl,
     );
   });
-  // Rows of inefficient jobs read as such at a glance.
-  for (const tr of sections.flatMap((s) => [...s.querySelectorAll<HTMLTableRowElement>("tbody tr")])) {
-    const job = cp.jobs.find((j) => j.job_id === tr.dataset.row);
-    if (job?.inefficient) tr.classList.add("inefficient");
-  }
 
   replace(
     root,
@@ -123,4 +112,11 @@ export async function renderCostPerf(root: HTMLElement, ctx: ViewContext): Promi
 function nullsLast<T>(a: T | null, b: T | null, compare: (x: T, y: T) => number): number {
   if (a === null || b === null) return (a === null ? 1 : 0) - (b === null ? 1 : 0);
   return compare(a, b);
+}
+
+/** Rows of inefficient jobs read as such at a glance (row i is jobs[i]: a job reporting two
+ * metrics has a row, and its own flags, in each metric's table). */
+function flagRows(tbl: HTMLTableElement, jobs: CostPerfJob[]): HTMLTableElement {
+  tbl.querySelectorAll<HTMLTableRowElement>("tbody tr").forEach((tr, i) => tr.classList.toggle("inefficient", jobs[i].inefficient));
+  return tbl;
 }

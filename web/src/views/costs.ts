@@ -9,24 +9,23 @@
 import { get } from "../api";
 import { mayLiftAlerts, type ViewContext } from "../context";
 import { cents, h, money, notice, num, replace, stat, table } from "../dom";
-import { cardLabel, centsText, dayLabel, decimalCompare, decimalSum } from "../format";
-import { lang, t, isKey } from "../i18n";
+import { cardLabel, centsText, dayLabel, decimalSum } from "../format";
+import { labelOr, message, t } from "../i18n";
 import type { CostAlert, Costs, TenantCosts } from "../types_dashboard";
 import { budgetChart, cardChart, egressChart, projectChart, storageShareChart, TOP_CARDS } from "./costs_charts";
 import { errorNotice } from "./errors";
 import { liftButton } from "./lift";
-import { filterSelect, period, periodDays, periodSelect } from "./period";
+import { period, periodDays, periodSelect, tenantSelect } from "./period";
 
 const OPEN_ALERTS = 10; // alerts listed open; more fold behind their summary line
 
 export async function renderCosts(root: HTMLElement, ctx: ViewContext): Promise<void> {
   const { from, to } = period(periodDays(ctx), "day");
   const tenant = ctx.query.get("tenant") ?? undefined;
-  const controls = h("form", { class: "controls", "data-testid": "costs-filters" }, periodSelect(ctx));
+  const controls = h("form", { class: "controls", "data-testid": "costs-filters" }, periodSelect(ctx, "day"));
   controls.addEventListener("submit", (ev) => ev.preventDefault());
-  if (ctx.scope.kind === "operator")
-    controls.append(filterSelect(ctx, "tenant", t("filter.tenant"),
-      [...ctx.tenants.values()].sort((a, b) => a.name.localeCompare(b.name)).map((x) => ({ value: x.name, label: x.name })), t("filter.all")));
+  const tenants = tenantSelect(ctx);
+  if (tenants) controls.append(tenants);
   const status = h("div", { "data-testid": "costs-status" });
 
   let costs: Costs;
@@ -36,8 +35,7 @@ export async function renderCosts(root: HTMLElement, ctx: ViewContext): Promise<
     root.replaceChildren(h("h2", {}, t("costs.title")), controls, errorNotice(e));
     return;
   }
-  const again = () => renderCosts(root, ctx);
-  const blocks = costs.tenants.map((x) => tenantBlock(ctx, costs.days, x, again, status));
+  const blocks = costs.tenants.map((x) => tenantBlock(ctx, costs.days, x, status));
   replace(
     root,
     h("h2", {}, t("costs.title")),
@@ -50,11 +48,11 @@ export async function renderCosts(root: HTMLElement, ctx: ViewContext): Promise<
   for (const b of blocks) b.draw(); // charts need their boxes on the page
 }
 
-function tenantBlock(ctx: ViewContext, days: string[], x: TenantCosts, again: () => Promise<void>, status: HTMLElement) {
+function tenantBlock(ctx: ViewContext, days: string[], x: TenantCosts, status: HTMLElement) {
   const key = `${x.tenant}-${x.currency}`;
   const cur = x.currency;
   const frozen = x.alerts.filter((a) => a.frozen && a.state === "active");
-  const lift = (a: CostAlert) => liftButton(a.id, again, (e) => status.replaceChildren(errorNotice(e)));
+  const lift = (a: CostAlert) => liftButton(a.id, ctx.reload, (e) => status.replaceChildren(errorNotice(e)));
   const canLift = mayLiftAlerts(ctx);
   const budgeted = x.projects.filter((p) => p.budget !== null);
   const overCards = x.cards.filter((c) => c.over_threshold_days > 0);
@@ -82,11 +80,11 @@ function tenantBlock(ctx: ViewContext, days: string[], x: TenantCosts, again: ()
     h("h2", {}, `${x.tenant} · ${cur}`,
       ...frozen.map((a) => h("span", { class: "badge frozen", "data-testid": `costs-frozen-badge-${a.id}` }, `${t("alerts.egress_frozen")}: ${a.project}`))),
     ...frozen.map((a) => h("div", { class: "notice error frozen-notice", "data-testid": `costs-frozen-${a.id}` },
-      alertText(a), " ", canLift ? lift(a) : h("span", { class: "muted" }, t("costs.ask_admin")))),
+      message(a), " ", canLift ? lift(a) : h("span", { class: "muted" }, t("costs.ask_admin")))),
     h("div", { class: "cards" },
       stat(money(decimalSum(x.daily_total), cur), t("costs.total"), `costs-total-${key}`),
       stat(String(x.projects.length), t("costs.projects"), `costs-project-count-${key}`),
-      stat(String(overCards.length), t("costs.cards_over", { threshold: x.card_threshold, currency: cur }), `costs-cards-over-${key}`, overCards.length > 0 ? "warn" : undefined),
+      stat(String(x.cards_over_threshold), t("costs.cards_over", { threshold: x.card_threshold, currency: cur }), `costs-cards-over-${key}`, x.cards_over_threshold > 0 ? "warn" : undefined),
       stat(String(x.alerts.filter((a) => a.state === "active").length), t("costs.active_alerts"), `costs-active-alerts-${key}`)),
     h("h3", {}, t("costs.daily_table", { currency: cur })),
     table(
@@ -105,7 +103,7 @@ function tenantBlock(ctx: ViewContext, days: string[], x: TenantCosts, again: ()
       [t("costs.col.project"), t("costs.col.total"), t("costs.col.storage_io"), t("costs.col.share"), t("costs.col.egress"),
        t("costs.col.budget"), t("costs.col.remaining"), t("costs.col.projected")],
       x.projects.map((p) => {
-        const over = decimalCompare(p.storage_io_share_pct, String(x.storage_io_share_threshold_pct)) > 0;
+        const over = p.storage_io_over_threshold;
         return [
           h("strong", {}, p.project), num(p.total), num(decimalSum(p.storage_io_daily)),
           h("span", {}, num(`${p.storage_io_share_pct}%`), over ? h("span", { class: "badge over" }, t("costs.over_threshold")) : null),
@@ -133,11 +131,11 @@ function tenantBlock(ctx: ViewContext, days: string[], x: TenantCosts, again: ()
           `costs-alerts-${key}`,
           [t("alerts.col.kind"), t("costs.col.project"), t("alerts.col.state"), t("alerts.col.message"), ...(canLift ? [t("alerts.col.action")] : [])],
           x.alerts.map((a) => [
-            h("span", {}, label(`alerts.kind.${a.kind}`, a.kind),
+            h("span", {}, labelOr(`alerts.kind.${a.kind}`, a.kind),
               a.frozen ? h("span", { class: "badge frozen" }, t("alerts.egress_frozen")) : null),
             a.project || "—",
-            h("span", { class: `badge alert-${a.state}` }, label(`alerts.state.${a.state}`, a.state)),
-            h("span", { class: "description" }, alertText(a)),
+            h("span", { class: `badge alert-${a.state}` }, labelOr(`alerts.state.${a.state}`, a.state)),
+            h("span", { class: "description" }, message(a)),
             ...(canLift ? [a.state === "active" ? lift(a) : "—"] : []),
           ]),
           x.alerts.map((a) => a.id),
@@ -159,10 +157,4 @@ function chartBox(testid: string, title: string, height = 280) {
   return { chart, section: h("section", {}, h("h3", {}, title), chart) };
 }
 
-function alertText(a: CostAlert): string {
-  return lang() === "zh-CN" ? a.message_zh : a.message_en;
-}
 
-function label(key: string, fallback: string): string {
-  return isKey(key) ? t(key) : fallback;
-}

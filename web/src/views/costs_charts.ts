@@ -1,15 +1,14 @@
 // The charts of the "Costs" view (costs.ts), one function each, all fed the API's strings.
 
 import { barChart } from "../charts";
-import { seriesChart, type Series } from "../charts_dash";
+import { seriesChart, seriesColor, type Series } from "../charts_dash";
 import { cardLabel, dayLabel } from "../format";
 import { t } from "../i18n";
 import type { Budget, TenantCosts } from "../types_dashboard";
 
 export const TOP_CARDS = 8; // lines drawn in the per-card chart (the API sends the top 50)
 
-const PALETTE = ["#1d4ed8", "#15803d", "#b45309", "#7c3aed", "#0e7490", "#be123c", "#4d7c0f", "#9333ea", "#0369a1", "#a16207"];
-const color = (i: number) => PALETTE[i % PALETTE.length];
+const color = seriesColor;
 
 /** Cost per project per day, stacked, with the tenant's total (commitments and credits included). */
 export function projectChart(el: HTMLElement, days: string[], x: TenantCosts): void {

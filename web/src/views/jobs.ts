@@ -10,6 +10,7 @@ import { stateLabel, t } from "../i18n";
 import type { Allocation, Job, NodeInfo, Placement } from "../types";
 import { errorNotice } from "./errors";
 
+const INTERRUPTED_DAYS = 7;
 const STATE_ORDER = ["pending", "admitted", "running", "preempted", "succeeded", "failed", "cancelled"];
 
 export async function renderJobs(root: HTMLElement, ctx: ViewContext): Promise<void> {
@@ -20,15 +21,17 @@ export async function renderJobs(root: HTMLElement, ctx: ViewContext): Promise<v
     root.replaceChildren(errorNotice(e));
     return;
   }
-  // Runs the scheduler ended by preemption or requeue (the ledger keeps one record per run).
-  let interrupted: Allocation[];
+  // Runs the scheduler ended by preemption or requeue in the last week (the ledger keeps one
+  // record per run); unreadable, the section says so and the rest of the view stands.
+  let interrupted: Allocation[] = [];
+  let interruptedError: HTMLElement | null = null;
+  const since = new Date(Date.now() - INTERRUPTED_DAYS * 86_400_000).toISOString();
   try {
     interrupted = (await getAll<Allocation>("allocations", { state: "closed" }))
-      .filter(isInterruption)
+      .filter((a) => isInterruption(a) && (a.ended_at ?? "") >= since)
       .sort((a, b) => (b.ended_at ?? "").localeCompare(a.ended_at ?? "") || a.id.localeCompare(b.id));
   } catch (e) {
-    root.replaceChildren(errorNotice(e));
-    return;
+    interruptedError = errorNotice(e);
   }
   // Node names make placements readable; without them the ids are still exact.
   const nodes = new Map<string, string>();
@@ -78,13 +81,13 @@ export async function renderJobs(root: HTMLElement, ctx: ViewContext): Promise<v
     h("section", { "data-testid": "jobs-interrupted" },
       h("h2", {}, `${t("jobs.interrupted")} `, h("small", {}, t("common.count", { n: interrupted.length }))),
       h("p", { class: "muted" }, t("jobs.interrupted.note")),
-      interrupted.length === 0
+      interruptedError ?? (interrupted.length === 0
         ? h("p", { class: "muted" }, t("common.none"))
         : table("jobs-interrupted-table",
           [t("jobs.col.name"), t("jobs.col.tenant"), t("jobs.col.run"), t("jobs.col.ended"), t("jobs.col.placement"), t("jobs.col.reason")],
           interrupted.map((a) => [h("strong", {}, a.job), tenantName(ctx, a.tenant_id), a.running_at, a.ended_at ?? "—",
             a.placement.map((p) => `${p.node} [${p.gpus.join(", ")}]`).join("; "), h("span", { class: "reason", title: a.end_reason }, withNodeNames(a.end_reason, nodes))]),
-          interrupted.map((a) => a.id))),
+          interrupted.map((a) => a.id)))),
     section(t("jobs.other"), "jobs-other", other,
       [t("jobs.col.name"), t("jobs.col.tenant"), t("jobs.col.project"), t("jobs.col.state"), t("jobs.col.reason"), t("jobs.col.updated")],
       (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), j.project, badge(j.status.state), j.status.reason, j.status.updated_at]),

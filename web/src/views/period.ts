@@ -4,6 +4,7 @@
 // and sent with `from` so a boundary passing between page and server cannot stretch the range.
 
 import type { ViewContext } from "../context";
+import type { Project } from "../types_dashboard";
 import { h } from "../dom";
 import { t } from "../i18n";
 
@@ -51,13 +52,35 @@ export function filterSelect(ctx: ViewContext, name: string, label: string, choi
 // A narrower choice no longer holds when the wider one changes (a node of another supplier).
 const DEPENDENTS: Record<string, string[]> = { supplier: ["node"], tenant: ["project"] };
 
-export function periodSelect(ctx: ViewContext): HTMLLabelElement {
+/** The period choice, labelled as `period(days, unit)` reads it: hours up to the next whole hour,
+ * or whole UTC days up to the end of today. */
+export function periodSelect(ctx: ViewContext, unit: "hour" | "day"): HTMLLabelElement {
+  const label = (d: number) =>
+    unit === "hour" ? (d === 1 ? t("period.day") : t("period.days", { n: d })) : d === 1 ? t("period.today") : t("period.utc_days", { n: d });
   return filterSelect(
     ctx,
     "days",
     t("period.label"),
-    PERIOD_DAYS.map((d) => ({ value: String(d), label: d === 1 ? t("period.day") : t("period.days", { n: d }) })),
+    PERIOD_DAYS.map((d) => ({ value: String(d), label: label(d) })),
     null,
     String(periodDays(ctx)),
   );
+}
+
+/** Operators: the tenant filter (by name); other accounts see only their own tenant, so none. */
+export function tenantSelect(ctx: ViewContext): HTMLLabelElement | null {
+  if (ctx.scope.kind !== "operator") return null;
+  return filterSelect(ctx, "tenant", t("filter.tenant"),
+    [...ctx.tenants.values()].sort((a, b) => a.name.localeCompare(b.name)).map((x) => ({ value: x.name, label: x.name })), t("filter.all"));
+}
+
+/** The project filter: the chosen tenant's projects (operators see "tenant/project"). */
+export function projectSelect(ctx: ViewContext, projects: Project[]): HTMLLabelElement {
+  const tenantName = (id: string) => ctx.tenants.get(id)?.name ?? id;
+  const chosen = ctx.query.get("tenant");
+  const choices: Choice[] = projects
+    .filter((p) => !chosen || tenantName(p.tenant_id) === chosen)
+    .map((p) => ({ value: p.id, label: ctx.scope.kind === "operator" ? `${tenantName(p.tenant_id)}/${p.name}` : p.name }))
+    .sort((a, b) => a.label.localeCompare(b.label));
+  return filterSelect(ctx, "project", t("filter.project"), choices, t("filter.all"));
 }

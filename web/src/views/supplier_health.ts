@@ -3,13 +3,12 @@
 // attainment of the promise, availability, the advisor's score and suggested split, and charts
 // of incidents and outage minutes per day. Rates are shown by integer arithmetic (format.ts).
 
-import { seriesChart } from "../charts_dash";
+import { seriesChart, seriesColor } from "../charts_dash";
 import { h, num, table } from "../dom";
 import { bpText, dayLabel, intText, permilleText } from "../format";
 import { t } from "../i18n";
 import type { SuppliersHealth } from "../types_dashboard";
 
-const PALETTE = ["#1d4ed8", "#b45309", "#15803d", "#7c3aed", "#be123c", "#0e7490"];
 
 export function healthSection(health: SuppliersHealth): { el: HTMLElement; draw: () => void } {
   const list = health.suppliers;
@@ -17,7 +16,7 @@ export function healthSection(health: SuppliersHealth): { el: HTMLElement; draw:
   const perDay = (pickValue: (d: { incidents: number; outage_minutes: number }) => number) =>
     list.map((s, i) => {
       const byDate = new Map(s.daily.map((d) => [d.date, pickValue(d)]));
-      return { name: s.supplier, color: PALETTE[i % PALETTE.length], values: dates.map((d) => String(byDate.get(d) ?? 0)) };
+      return { name: s.supplier, color: seriesColor(i), values: dates.map((d) => String(byDate.get(d) ?? 0)) };
     });
   const incidentsEl = h("div", { class: "chart", "data-testid": "suppliers-incidents-chart", style: "height:260px" });
   const outageEl = h("div", { class: "chart", "data-testid": "suppliers-outage-chart", style: "height:260px" });

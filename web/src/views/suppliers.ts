@@ -21,7 +21,7 @@ export async function renderSuppliers(root: HTMLElement, ctx: ViewContext): Prom
     post<SuppliersAdvice>("advise/suppliers", {}),
     get<SuppliersHealth>("dashboard/suppliers", { from, to }),
   ]);
-  const controls = h("form", { class: "controls", "data-testid": "suppliers-filters" }, periodSelect(ctx));
+  const controls = h("form", { class: "controls", "data-testid": "suppliers-filters" }, periodSelect(ctx, "day"));
   controls.addEventListener("submit", (ev) => ev.preventDefault());
   const health = healthAnswer.status === "fulfilled" ? healthSection(healthAnswer.value) : null;
   const healthPart = health ? health.el : h("section", { "data-testid": "suppliers-health" }, h("h3", {}, t("health.title")), errorNotice(healthAnswer.status === "rejected" ? healthAnswer.reason : null));

@@ -12,7 +12,7 @@ import { t } from "../i18n";
 import type { SupplierInfo } from "../types";
 import type { NodeRef, Project, Utilization, UtilizationCard } from "../types_dashboard";
 import { errorNotice } from "./errors";
-import { filterSelect, period, periodDays, periodSelect, type Choice } from "./period";
+import { filterSelect, period, periodDays, periodSelect, projectSelect, tenantSelect } from "./period";
 
 const OPEN_IDLE_LIST = 20; // idle cards listed open; more fold behind their summary line
 
@@ -29,7 +29,7 @@ export async function renderUtilization(root: HTMLElement, ctx: ViewContext): Pr
     ctx.scope.kind === "supplier" ? Promise.resolve([] as Project[]) : getAll<Project>("projects"),
   ]);
 
-  const controls = h("form", { class: "controls", "data-testid": "util-filters" }, periodSelect(ctx));
+  const controls = h("form", { class: "controls", "data-testid": "util-filters" }, periodSelect(ctx, "hour"));
   controls.addEventListener("submit", (ev) => ev.preventDefault());
   const chosenSupplier = filter("supplier");
   if (suppliers.status === "fulfilled")
@@ -37,17 +37,9 @@ export async function renderUtilization(root: HTMLElement, ctx: ViewContext): Pr
   if (nodes.status === "fulfilled")
     controls.append(filterSelect(ctx, "node", t("filter.node"),
       byName(nodes.value.filter((n) => !chosenSupplier || n.supplier_id === chosenSupplier)).map((n) => ({ value: n.id, label: n.name })), t("filter.all")));
-  if (ctx.scope.kind === "operator")
-    controls.append(filterSelect(ctx, "tenant", t("filter.tenant"),
-      byName([...ctx.tenants.values()]).map((x) => ({ value: x.name, label: x.name })), t("filter.all")));
-  if (projects.status === "fulfilled" && ctx.scope.kind !== "supplier") {
-    const tenant = filter("tenant");
-    const choices: Choice[] = projects.value
-      .filter((p) => !tenant || p.tenant === tenant)
-      .map((p) => ({ value: p.id, label: ctx.scope.kind === "operator" ? `${p.tenant}/${p.name}` : p.name }))
-      .sort((a, b) => a.label.localeCompare(b.label));
-    controls.append(filterSelect(ctx, "project", t("filter.project"), choices, t("filter.all")));
-  }
+  const tenants = tenantSelect(ctx);
+  if (tenants) controls.append(tenants);
+  if (projects.status === "fulfilled" && ctx.scope.kind !== "supplier") controls.append(projectSelect(ctx, projects.value));
 
   if (answer.status === "rejected") {
     root.replaceChildren(h("h2", {}, t("util.title")), controls, errorNotice(answer.reason));
