@@ -71,6 +71,16 @@ Result<json> parse_body(const httplib::Request& req) {
   return body;
 }
 
+std::optional<TimeMs> time_param(const httplib::Request& req, const char* name, FieldErrors& errs) {
+  if (!req.has_param(name)) return std::nullopt;
+  auto t = parse_rfc3339(req.get_param_value(name), name);
+  if (!t) {
+    errs.add(name, t.error().fields.empty() ? t.error().message : t.error().fields[0].reason);
+    return std::nullopt;
+  }
+  return *t;
+}
+
 Result<PageParams> page_params(const httplib::Request& req) {
   PageParams p;
   if (req.has_param("limit")) {

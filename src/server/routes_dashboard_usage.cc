@@ -27,17 +27,8 @@ TimeMs ceil_to(TimeMs t, DurationMs step) {
 Result<std::pair<TimeMs, TimeMs>> range_of(const httplib::Request& req, TimeMs now, DurationMs round_to,
                                            int64_t max_days) {
   FieldErrors errs;
-  auto time_param = [&](const char* name) -> std::optional<TimeMs> {
-    if (!req.has_param(name)) return std::nullopt;
-    auto t = parse_rfc3339(req.get_param_value(name), name);
-    if (!t) {
-      errs.add(name, t.error().fields.empty() ? t.error().message : t.error().fields[0].reason);
-      return std::nullopt;
-    }
-    return *t;
-  };
-  const auto from_param = time_param("from");
-  const auto to_param = time_param("to");
+  const auto from_param = time_param(req, "from", errs);
+  const auto to_param = time_param(req, "to", errs);
   if (!errs.empty()) return errs.to_error();
   const TimeMs to = to_param.value_or(ceil_to(now, round_to));
   const TimeMs from = from_param.value_or(to - kDefaultSpan);

@@ -16,31 +16,11 @@ namespace {
 // from/to query parameters (RFC 3339); absent: unbounded on that side.
 Result<std::pair<TimeMs, TimeMs>> range_params(const httplib::Request& req) {
   FieldErrors errs;
-  auto time_param = [&](const char* name, TimeMs def) -> TimeMs {
-    if (!req.has_param(name)) return def;
-    auto t = parse_rfc3339(req.get_param_value(name), name);
-    if (!t) {
-      errs.add(name, t.error().fields.empty() ? t.error().message : t.error().fields[0].reason);
-      return def;
-    }
-    return *t;
-  };
-  const TimeMs from = time_param("from", std::numeric_limits<TimeMs>::min());
-  const TimeMs to = time_param("to", std::numeric_limits<TimeMs>::max());
+  const TimeMs from = time_param(req, "from", errs).value_or(std::numeric_limits<TimeMs>::min());
+  const TimeMs to = time_param(req, "to", errs).value_or(std::numeric_limits<TimeMs>::max());
   if (errs.empty() && to <= from) errs.add("to", "must be after from");
   if (!errs.empty()) return errs.to_error();
   return std::make_pair(from, to);
-}
-
-// parse_body, plus the one malformed input it lets through as an exception: nlohmann refuses a
-// number beyond double's range (1e999) with out_of_range, not parse_error. A metric value is
-// exactly where such a number turns up, so it must be a 400 here, not a 500.
-Result<json> parse_report(const httplib::Request& req) {
-  try {
-    return parse_body(req);
-  } catch (const json::out_of_range& e) {
-    return Error::make(Code::kBadRequest, std::string("malformed JSON: ") + e.what());
-  }
 }
 
 void post_metrics(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
@@ -49,7 +29,7 @@ void post_metrics(App& app, const httplib::Request& req, httplib::Response& res,
   if (!in_scope(write_scope(p, ObjectKind::kJob), p, *job))
     return send_problem(res, forbidden("role " + std::string(role_name(p.role)) + " may not report metrics of jobs"),
                         req.path);
-  auto body = parse_report(req);
+  auto body = parse_body(req);  // a number no double holds (1e999) is a 400 there
   if (!body) return send_problem(res, body.error(), req.path);
   auto rows = parse_job_metric_points(*body, app.clock.now());
   if (!rows) return send_problem(res, rows.error(), req.path);

@@ -26,17 +26,8 @@ struct Range {
 Result<Range> range_params(const httplib::Request& req, TimeMs now) {
   Range r;
   FieldErrors errs;
-  auto time_param = [&](const char* name, TimeMs def) -> TimeMs {
-    if (!req.has_param(name)) return def;
-    auto t = parse_rfc3339(req.get_param_value(name), name);
-    if (!t) {
-      errs.add(name, t.error().fields.empty() ? t.error().message : t.error().fields[0].reason);
-      return def;
-    }
-    return *t;
-  };
-  r.to = time_param("to", now);
-  r.from = time_param("from", r.to - kDefaultRange);
+  r.to = time_param(req, "to", errs).value_or(now);
+  r.from = time_param(req, "from", errs).value_or(r.to - kDefaultRange);
   if (errs.empty() && r.to <= r.from) errs.add("to", "must be after from");
   if (req.has_param("limit")) {
     const std::string v = req.get_param_value("limit");
