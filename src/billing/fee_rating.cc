@@ -46,7 +46,6 @@ namespace {
 
 std::string month_label(TimeMs t) { return format_rfc3339(month_start(t)).substr(0, 7); }
 
-
 // One volume fee: records of allocations on `offer`, the month's free allowance used first come
 // first served (counted from the month's start even when the period starts later). Records are
 // summed per (month, allocation) — or per (UTC day, allocation) with volume_lines_per_day — before
