@@ -77,11 +77,11 @@ std::optional<TimeMs> body_time(const nlohmann::json& body, const char* key) {
 }
 
 DayInvoices::DayInvoices(Store& store, const GpuCatalog& catalog, std::string tenant_id, TimeMs now)
-    : store_(store), catalog_(catalog), tenant_id_(std::move(tenant_id)), now_(now) {}
+    : source_(store, catalog, std::move(tenant_id), now) {}
 
 Result<const Invoice*> DayInvoices::day(TimeMs day) {
   if (auto it = cache_.find(day); it != cache_.end()) return &it->second;
-  auto inv = build_invoice(store_, catalog_, tenant_id_, day, day + kMsPerDay, now_);
+  auto inv = source_.day(day);
   if (!inv) return inv.error();
   return &(cache_[day] = std::move(*inv));
 }

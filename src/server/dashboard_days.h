@@ -1,7 +1,8 @@
 // What the cost dashboards (GET /api/v1/dashboard/costs and /cost-performance) share: the range
 // of whole UTC days they cover, the tenants a caller may see, and each tenant's invoices per UTC
-// day — build_invoice over [d, d + 1 day) (server/invoices.h), the very invoice
-// GET /api/v1/invoices?from=d&to=d+1 returns, so a dashboard day equals that invoice to the cent.
+// day — equal to build_invoice over [d, d + 1 day) (server/invoices.h), the very invoice
+// GET /api/v1/invoices?from=d&to=d+1 returns, so a dashboard day equals that invoice to the cent;
+// read through a DayInvoiceSource, which loads the store once per month.
 // DayRange and dashboard_tenants are stateless; a DayInvoices belongs to one request (not
 // thread-safe) and reads the store only.
 #pragma once
@@ -56,10 +57,7 @@ class DayInvoices {
   Result<const Invoice*> day(TimeMs day);
 
  private:
-  Store& store_;
-  const GpuCatalog& catalog_;
-  std::string tenant_id_;
-  TimeMs now_;
+  DayInvoiceSource source_;
   std::map<TimeMs, Invoice> cache_;
 };
 

@@ -17,12 +17,7 @@ std::optional<TimeMs> opt_time(const json& j, const char* key) {
   return t ? std::optional<TimeMs>(*t) : std::nullopt;
 }
 
-struct Group {
-  std::string contract_id;
-  std::string supplier_id;
-  RatingInput in;
-  std::vector<const Record*> allocs;
-};
+using Group = InvoiceInput;
 
 class Builder {
  public:
@@ -90,22 +85,21 @@ ContractTerms list_terms(Currency cur) {
   return k;
 }
 
-}  // namespace
-
-Result<Invoice> build_invoice(Store& store, const GpuCatalog& catalog, const std::string& tenant_id, TimeMs from,
-                              TimeMs to_requested, TimeMs now, bool volume_lines_per_day) {
-  Invoice inv;
-  inv.tenant_id = tenant_id;
-  inv.from = from;
-  inv.to = to_requested;
-  const TimeMs to = std::min(to_requested, now);
-  inv.rated_until = std::max(from, to);
-  auto tenant = store.get("tenants", tenant_id);
-  if (!tenant) return tenant.error();
-  inv.tenant_name = tenant->name;
-  if (to <= from) return inv;
-  Builder b(store, catalog);
+// A tenant's rating inputs over [from, to) (`to` already cut at now), one per contract (and per
+// supplier and currency at list prices): what build_invoice rates.
+struct LoadedInputs {
   std::map<std::string, Group> groups;
+  std::vector<std::string> unpriced;
+};
+
+Result<LoadedInputs> load_inputs(Store& store, const GpuCatalog& catalog, const Record& tenant_rec, TimeMs from,
+                                 TimeMs to) {
+  const std::string& tenant_id = tenant_rec.id;
+  const Record* tenant = &tenant_rec;
+  LoadedInputs loaded;
+  LoadedInputs& inv = loaded;
+  std::map<std::string, Group>& groups = loaded.groups;
+  Builder b(store, catalog);
 
   auto contracts = list_all(store, "contracts", {{"tenant_id", tenant_id}});
   if (!contracts) return contracts.error();
@@ -246,6 +240,12 @@ Result<Invoice> build_invoice(Store& store, const GpuCatalog& catalog, const std
     }
     g.in.incidents = std::move(kept);
   }
+  return loaded;
+}
+
+// Rates each group over [from, to) into `inv`'s sections.
+Status rate_groups(std::map<std::string, Group>& groups, TimeMs from, TimeMs to, bool volume_lines_per_day,
+                   Invoice& inv) {
   for (auto& [key, g] : groups) {
     if (g.in.offers.empty()) continue;
     g.in.from = from;
@@ -255,6 +255,94 @@ Result<Invoice> build_invoice(Store& store, const GpuCatalog& catalog, const std
     if (!rated) return Error::make(Code::kInternal, "rating " + g.in.contract.name + ": " + rated.error().message);
     inv.sections.push_back({g.contract_id, g.in.contract.name, g.supplier_id, std::move(*rated), std::move(g.in)});
   }
+  return ok_status();
+}
+
+// The inputs of [since-month, window end) narrowed to what loading [day, to) would have read
+// (load_inputs' bounds, with `since` the month's start): runs that started before `to` and had
+// not ended before `since`; their utilization in [max(running, since), min(ended, to)); volume
+// in (max(running, since), min(ended, to)]; requeue incidents cut at `to`. A list-price group
+// left without runs is dropped, as loading would not have made it.
+std::map<std::string, Group> narrowed(const std::map<std::string, Group>& groups, TimeMs since, TimeMs to) {
+  std::map<std::string, Group> out;
+  for (const auto& [key, g] : groups) {
+    Group n{g.contract_id, g.supplier_id, g.in};
+    std::map<std::string, std::pair<TimeMs, TimeMs>> kept;  // allocation -> (lo, hi)
+    n.in.allocations.clear();
+    for (const Allocation& a : g.in.allocations) {
+      if (!a.running_at || *a.running_at >= to || (a.ended_at && *a.ended_at < since)) continue;
+      const TimeMs lo = std::max(*a.running_at, since), hi = a.ended_at ? std::min(*a.ended_at, to) : to;
+      kept[a.id] = {lo, hi};
+      Allocation x = a;
+      std::erase_if(x.utilization, [&](const UtilSample& u) { return u.at < lo || u.at >= hi; });
+      n.in.allocations.push_back(std::move(x));
+    }
+    if (n.contract_id.empty() && n.in.allocations.empty()) continue;
+    std::erase_if(n.in.volume, [&](const VolumeUsage& v) {
+      auto it = kept.find(v.allocation);
+      return it == kept.end() || v.at <= it->second.first || v.at > it->second.second;
+    });
+    std::vector<Incident> incidents;
+    for (Incident i : g.in.incidents) {
+      if (!i.allocation.empty()) {  // derived from a requeue: the run must be there, the end cut at `to`
+        if (!kept.count(i.allocation)) continue;
+        i.to = std::min(i.to, to);
+        if (i.to <= i.from) continue;
+      }
+      incidents.push_back(std::move(i));
+    }
+    n.in.incidents = std::move(incidents);
+    out.emplace(key, std::move(n));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<Invoice> build_invoice(Store& store, const GpuCatalog& catalog, const std::string& tenant_id, TimeMs from,
+                              TimeMs to_requested, TimeMs now, bool volume_lines_per_day) {
+  Invoice inv;
+  inv.tenant_id = tenant_id;
+  inv.from = from;
+  inv.to = to_requested;
+  const TimeMs to = std::min(to_requested, now);
+  inv.rated_until = std::max(from, to);
+  auto tenant = store.get("tenants", tenant_id);
+  if (!tenant) return tenant.error();
+  inv.tenant_name = tenant->name;
+  if (to <= from) return inv;
+  auto loaded = load_inputs(store, catalog, *tenant, from, to);
+  if (!loaded) return loaded.error();
+  inv.unpriced = std::move(loaded->unpriced);
+  if (auto st = rate_groups(loaded->groups, from, to, volume_lines_per_day, inv); !st) return st.error();
+  return inv;
+}
+
+DayInvoiceSource::DayInvoiceSource(Store& store, const GpuCatalog& catalog, std::string tenant_id, TimeMs now)
+    : store_(store), catalog_(catalog), tenant_id_(std::move(tenant_id)), now_(now) {}
+
+Result<Invoice> DayInvoiceSource::day(TimeMs day) {
+  constexpr TimeMs kDay = 86'400'000;
+  const TimeMs month = month_start(day);
+  const TimeMs to = std::min(day + kDay, now_);
+  if (to <= day) return build_invoice(store_, catalog_, tenant_id_, day, day + kDay, now_);  // not begun: empty
+  auto it = months_.find(month);
+  if (it == months_.end()) {  // the month to date, loaded once
+    auto tenant = store_.get("tenants", tenant_id_);
+    if (!tenant) return tenant.error();
+    tenant_name_ = tenant->name;
+    auto loaded = load_inputs(store_, catalog_, *tenant, month, std::min(add_months(month, 1), now_));
+    if (!loaded) return loaded.error();
+    it = months_.emplace(month, std::move(loaded->groups)).first;
+  }
+  Invoice inv;
+  inv.tenant_id = tenant_id_;
+  inv.tenant_name = tenant_name_;
+  inv.from = day;
+  inv.to = day + kDay;
+  inv.rated_until = to;
+  auto groups = narrowed(it->second, month, to);
+  if (auto st = rate_groups(groups, day, to, false, inv); !st) return st.error();
   return inv;
 }
 

@@ -3,6 +3,7 @@
 // clauses), one section per contract. Reads the store only (any thread).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,13 @@ struct InvoiceSection {
   RatingInput input;  // what was rated (the firewall maps lines back to cards through it)
 };
 
+// One contract's (or one supplier's list prices') rating input, as loaded from the store.
+struct InvoiceInput {
+  std::string contract_id;  // empty: list prices
+  std::string supplier_id;
+  RatingInput in;
+};
+
 struct Invoice {
   std::string tenant_id;
   std::string tenant_name;
@@ -34,6 +42,24 @@ struct Invoice {
 // `volume_lines_per_day`: storage I/O and egress lines per UTC day (RatingInput), for daily rules.
 Result<Invoice> build_invoice(Store& store, const GpuCatalog& catalog, const std::string& tenant_id, TimeMs from,
                               TimeMs to, TimeMs now, bool volume_lines_per_day = false);
+
+// A tenant's invoices of single UTC days, each equal to build_invoice(day, day + 1 day, now) but
+// read from the store once per calendar month (the month to date) and narrowed to the day: the
+// dashboards rate a month of days this way (`unpriced` is left empty). One request's object:
+// not thread-safe.
+class DayInvoiceSource {
+ public:
+  DayInvoiceSource(Store& store, const GpuCatalog& catalog, std::string tenant_id, TimeMs now);
+  Result<Invoice> day(TimeMs day);  // `day`: a UTC midnight
+
+ private:
+  Store& store_;
+  const GpuCatalog& catalog_;
+  std::string tenant_id_;
+  std::string tenant_name_;
+  TimeMs now_;
+  std::map<TimeMs, std::map<std::string, InvoiceInput>> months_;  // by month start, by group key
+};
 // {"tenant_id","tenant","period","sections":[{contract..., lines, totals}],"totals":{"USD":{...}},"unpriced"}
 nlohmann::json to_json(const Invoice& inv);
 // All sections' lines as one CSV (plain or FOCUS); each row carries its currency.
