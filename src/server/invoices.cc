@@ -92,12 +92,10 @@ struct LoadedInputs {
   std::vector<std::string> unpriced;
 };
 
-Result<LoadedInputs> load_inputs(Store& store, const GpuCatalog& catalog, const Record& tenant_rec, TimeMs from,
+Result<LoadedInputs> load_inputs(Store& store, const GpuCatalog& catalog, const Record& tenant, TimeMs from,
                                  TimeMs to) {
-  const std::string& tenant_id = tenant_rec.id;
-  const Record* tenant = &tenant_rec;
+  const std::string& tenant_id = tenant.id;
   LoadedInputs loaded;
-  LoadedInputs& inv = loaded;
   std::map<std::string, Group>& groups = loaded.groups;
   Builder b(store, catalog);
 
@@ -110,7 +108,7 @@ Result<LoadedInputs> load_inputs(Store& store, const GpuCatalog& catalog, const 
     g.contract_id = c.id;
     g.supplier_id = c.supplier_id;
     g.in.contract.name = k->name;
-    g.in.contract.tenant = tenant->name;
+    g.in.contract.tenant = tenant.name;
     g.in.contract.supplier = b.name_of("suppliers", c.supplier_id);
     g.in.contract.currency = k->currency;
     g.in.contract.nccl_compensation_pct = k->nccl_compensation_pct;
@@ -143,7 +141,7 @@ Result<LoadedInputs> load_inputs(Store& store, const GpuCatalog& catalog, const 
     if (!running || *running >= to || (ended && *ended < since)) continue;
     const std::string offer_id = a.body.value("offer_id", "");
     if (offer_id.empty()) {
-      inv.unpriced.push_back(a.id);
+      loaded.unpriced.push_back(a.id);
       continue;
     }
     auto o = b.offer(offer_id);
@@ -155,7 +153,7 @@ Result<LoadedInputs> load_inputs(Store& store, const GpuCatalog& catalog, const 
       if (g.in.offers.empty()) {
         g.supplier_id = a.supplier_id;
         g.in.contract = list_terms((*o)->currency);
-        g.in.contract.tenant = tenant->name;
+        g.in.contract.tenant = tenant.name;
         g.in.contract.supplier = b.name_of("suppliers", a.supplier_id);
       }
       g.in.offers[(*o)->name] = **o;
