@@ -15,11 +15,7 @@ namespace {
 using testing::pod;
 using testing::two_nodes;
 
-// Target workload: share (cpu 4000, g 500) x3 and whole (cpu 8000, 1 GPU) x1; both types kept
-// (75% < 95%), total = 4. Frag scaled by 4: 3 * F(share) + 1 * F(whole).
-std::vector<AllocPod> workload() {
-  return {pod(4000, 1, 500), pod(4000, 1, 500), pod(4000, 1, 500), pod(8000, 1, 1000)};
-}
+std::vector<AllocPod> workload() { return testing::share_whole_workload(); }
 
 std::unique_ptr<ScorePolicy> prepared(const char* name, const AllocCluster& c) {
   auto p = std::move(make_score_policy(name).value());
@@ -28,7 +24,7 @@ std::unique_ptr<ScorePolicy> prepared(const char* name, const AllocCluster& c) {
 }
 
 TEST(FgdPackPolicy, RegisteredAfterFgdWithWiderRange) {
-  EXPECT_EQ(score_policy_names().back(), "fgdpack");
+  EXPECT_EQ(score_policy_names()[score_policy_names().size() - 2], "fgdpack");
   auto p = std::move(make_score_policy("FgdPack").value());
   EXPECT_EQ(p->name(), "fgdpack");
   EXPECT_EQ(p->max_score(), 100 * 321 + 320);

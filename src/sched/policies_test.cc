@@ -14,12 +14,12 @@ using testing::two_nodes;
 std::unique_ptr<ScorePolicy> policy(const char* name) { return std::move(make_score_policy(name).value()); }
 
 TEST(Policies, RegistryKnowsSixAndListsThemOnUnknown) {
-  EXPECT_EQ(score_policy_names().size(), 7u);
+  EXPECT_EQ(score_policy_names().size(), 8u);
   for (const auto& n : score_policy_names()) EXPECT_EQ(policy(n.c_str())->name(), n);
   EXPECT_TRUE(make_score_policy("FGD").ok());
   auto bad = make_score_policy("tetris");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("known: random, dotprod, gpuclustering, gpupacking, bestfit, fgd"),
+  EXPECT_NE(bad.error().message.find("known: random, dotprod, gpuclustering, gpupacking, bestfit, fgd, fgdpack, fgdauto"),
             std::string::npos);
 }
 

@@ -18,4 +18,10 @@ inline AllocCluster two_nodes() {
   return c;
 }
 
+// Target workload of the FGD-family tests: share (cpu 4000, g 500) x3 and whole (cpu 8000, 1 GPU)
+// x1; both types kept (75% < 95%), total = 4. Frag scaled by 4: 3 * F(share) + 1 * F(whole).
+inline std::vector<AllocPod> share_whole_workload() {
+  return {pod(4000, 1, 500), pod(4000, 1, 500), pod(4000, 1, 500), pod(8000, 1, 1000)};
+}
+
 }  // namespace gpurent::testing

@@ -9,7 +9,7 @@ namespace gpurent {
 
 const std::vector<std::string>& score_policy_names() {
   static const std::vector<std::string> names{"random",  "dotprod", "gpuclustering", "gpupacking",
-                                              "bestfit", "fgd",     "fgdpack"};
+                                              "bestfit", "fgd",     "fgdpack",       "fgdauto"};
   return names;
 }
 
@@ -23,6 +23,7 @@ Result<std::unique_ptr<ScorePolicy>> make_score_policy(std::string_view name) {
   if (n == "bestfit") return make_bestfit_policy();
   if (n == "fgd") return make_fgd_policy();
   if (n == "fgdpack") return make_fgdpack_policy();
+  if (n == "fgdauto") return make_fgdauto_policy();
   std::string known;
   for (const auto& k : score_policy_names()) known += (known.empty() ? "" : ", ") + k;
   return Error::invalid("policy", "unknown policy \"" + std::string(name) + "\" (known: " + known + ")");

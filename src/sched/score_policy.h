@@ -46,7 +46,7 @@ class ScorePolicy {
 };
 
 // Known names: the protocol's, in its order (random, dotprod, gpuclustering, gpupacking, bestfit,
-// fgd), then ours (fgdpack).
+// fgd), then ours (fgdpack, fgdauto).
 const std::vector<std::string>& score_policy_names();
 // The policy by name (case-insensitive); an error listing the known names otherwise.
 Result<std::unique_ptr<ScorePolicy>> make_score_policy(std::string_view name);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "sched/alloc_arrivals.h"
 #include "sched/alloc_scheduler.h"
 #include "sched/score_policy.h"
 
@@ -65,40 +66,8 @@ Result<AllocSeries> AllocExperiment::run(const std::string& policy_name, uint64_
   (*policy)->prepare(cluster, pods_);
 
   SimRng rng(seed);
-  rng();  // the protocol discards one draw after seeding (§2 step 2)
-  const int64_t n = static_cast<int64_t>(pods_.size());
-  std::vector<int> seq(pods_.size());
-  std::iota(seq.begin(), seq.end(), 0);
-  for (int64_t i = n - 1; i > 0; --i)  // Fisher-Yates over the name-sorted list
-    std::swap(seq[i], seq[std::uniform_int_distribution<int64_t>(0, i)(rng)]);
-
-  // Tune to T = tune * cluster GPU milli (§2 step 4).
-  const int64_t target = std::llround(tune * static_cast<double>(cluster.total_gpu_milli()));
-  int64_t demand = 0;
-  for (int i : seq) demand += pods_[i].gpu_demand();
-  const bool any_gpu = std::any_of(pods_.begin(), pods_.end(), [](const AllocPod& p) { return p.gpu_milli > 0; });
-  if (demand < target && any_gpu) {  // CPU-only pods alone could never reach the target
-    std::uniform_int_distribution<int64_t> pick(0, n - 1);
-    for (;;) {
-      const int idx = static_cast<int>(pick(rng));
-      if (demand + pods_[idx].gpu_milli > target) break;
-      seq.push_back(idx);
-      demand += pods_[idx].gpu_demand();
-    }
-  } else if (demand > target) {
-    while (demand > target && !seq.empty()) {
-      const size_t pos = std::uniform_int_distribution<size_t>(0, seq.size() - 1)(rng);
-      demand -= pods_[seq[pos]].gpu_demand();
-      seq.erase(seq.begin() + static_cast<std::ptrdiff_t>(pos));
-    }
-  }
-
-  // Node priority: node i (name order) gets prefix perm[i]; smallest prefix first (§2 step 5, §7).
-  std::vector<int> perm(cluster.size());
-  std::iota(perm.begin(), perm.end(), 0);
-  for (int i = cluster.size() - 1; i > 0; --i) std::swap(perm[i], perm[std::uniform_int_distribution<int>(0, i)(rng)]);
-  std::vector<int> order(cluster.size());
-  for (int i = 0; i < cluster.size(); ++i) order[perm[i]] = i;
+  const std::vector<int> seq = tuned_arrivals(pods_, cluster.total_gpu_milli(), tune, rng);
+  std::vector<int> order = node_priority_order(cluster.size(), rng);
 
   AllocScheduler sched(cluster, **policy, std::move(order));
   std::vector<AllocSample> samples;

@@ -26,6 +26,11 @@
 // small nodes of the small models, so on model-locked or share-dominated workloads they spent
 // the capacity that locked pods need (docs/benchmarks.md, fgdpack).
 // score = primary * kSpan + tie. The GPUs inside the node are FGD's choice.
+//
+// FgdPackOptions (policies.h) give the variants that fgdauto (policy/fgdauto.cc) chooses among:
+// the primary key's scale (floor(scale*sigmoid(x)); 100 is FGD's, smaller makes more ties and so
+// more first-fit packing by node priority), the CPU-only key on or off, and the share key as
+// above or off. The defaults are version 4.
 // Depends only on the pod's shape and the node's free CPU, model and free GPU (score_policy.h).
 //
 // Fragmentation is evaluated exactly as node_fragmentation_scaled(), but with the target's task
@@ -62,18 +67,20 @@ struct TaskGroup {
 
 class FgdPackPolicy final : public ScorePolicy {
  public:
+  explicit FgdPackPolicy(const FgdPackOptions& o) : opt_(o) {}
   std::string_view name() const override { return "fgdpack"; }
   void prepare(const AllocCluster& cluster, const std::vector<AllocPod>& workload) override {
     const TargetWorkload target = typical_tasks(workload, cluster);
     total_ = target.total;
     group_tasks(target);
     excess_ = model_excess_pressure(cluster, workload);
-    share_in_use_ = std::all_of(excess_.begin(), excess_.end(), [](double e) { return e == 0.0; }) &&
+    share_in_use_ = opt_.share_key && std::all_of(excess_.begin(), excess_.end(), [](double e) { return e == 0.0; }) &&
                     cpu_bound(workload);
   }
-  int max_score() const override { return 100 * kSpan + kSpan - 1; }
+  int max_score() const override { return opt_.scale * kSpan + kSpan - 1; }
   int score(const AllocCluster& c, int node, const AllocPod& p) const override {
-    return fgd_score(c.node(node), p).first * kSpan + packing_tie(c.node(node), p, share_in_use_);
+    const int tie = p.num_gpu == 0 && !opt_.cpu_only_key ? 0 : packing_tie(c.node(node), p, share_in_use_);
+    return fgd_score(c.node(node), p).first * kSpan + tie;
   }
   std::vector<int> choose_gpus(const AllocCluster& c, int node, const AllocPod& p, SimRng&) const override {
     if (!p.is_share()) return pick_gpus_best_fit(c.node(node), p);
@@ -201,11 +208,12 @@ class FgdPackPolicy final : public ScorePolicy {
     return {best, best_gpu};
   }
   int to_score(int64_t delta_scaled, double penalty) const {
-    if (total_ == 0) return 50;
+    if (total_ == 0) return opt_.scale / 2;
     const double x = static_cast<double>(delta_scaled) / (1000.0 * static_cast<double>(total_)) - penalty;
-    return static_cast<int>(std::floor(100.0 / (1.0 + std::exp(-x))));
+    return static_cast<int>(std::floor(opt_.scale / (1.0 + std::exp(-x))));
   }
 
+  FgdPackOptions opt_;
   int64_t total_ = 0;  // the target workload's kept count (denominator of p_t)
   std::vector<int32_t> gpu_milli_;             // the groups' distinct g, ascending
   std::vector<std::vector<TaskGroup>> groups_;  // [model id or kMaxModels] the groups that may use it
@@ -218,6 +226,8 @@ class FgdPackPolicy final : public ScorePolicy {
 
 }  // namespace
 
-std::unique_ptr<ScorePolicy> make_fgdpack_policy() { return std::make_unique<FgdPackPolicy>(); }
+std::unique_ptr<ScorePolicy> make_fgdpack_policy(const FgdPackOptions& options) {
+  return std::make_unique<FgdPackPolicy>(options);
+}
 
 }  // namespace gpurent

@@ -14,7 +14,24 @@ std::unique_ptr<ScorePolicy> make_gpuclustering_policy();
 std::unique_ptr<ScorePolicy> make_gpupacking_policy();
 std::unique_ptr<ScorePolicy> make_bestfit_policy();
 std::unique_ptr<ScorePolicy> make_fgd_policy();
-std::unique_ptr<ScorePolicy> make_fgdpack_policy();
+// fgdpack's knobs (policy/fgdpack.cc); the defaults are fgdpack version 4.
+struct FgdPackOptions {
+  int scale = 100;            // primary key floor(scale * sigmoid(x)), 1..100
+  bool cpu_only_key = true;   // CPU-only pods prefer nodes with less free GPU
+  bool share_key = true;      // share pods prefer opened nodes on CPU-bound workloads
+};
+std::unique_ptr<ScorePolicy> make_fgdpack_policy(const FgdPackOptions& options = {});
+// Chooses among fgdpack variants by rehearsing the workload (policy/fgdauto.cc).
+std::unique_ptr<ScorePolicy> make_fgdauto_policy();
+// fgdauto's rehearsal, uncached: per candidate its label and its score (allocated GPU milli at
+// x = 100 plus at the end, summed over the rehearsal seeds), and the index it chooses.
+struct FgdAutoRehearsal {
+  std::vector<std::string> labels;
+  std::vector<int64_t> sums;
+  int chosen = 0;
+};
+FgdAutoRehearsal fgdauto_rehearse(const AllocCluster& cluster, const std::vector<AllocPod>& workload);
+FgdPackOptions fgdauto_candidate(int index);  // throws std::out_of_range past the last
 
 // floor(a / b) for b > 0, also for negative a.
 inline int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }

@@ -1,0 +1,172 @@
+// FgdAuto (policy/fgdauto.cc) and the fgdpack options it chooses among (policy/fgdpack.cc):
+// hand-computed scores for the options; for the selector, that it picks the best rehearsal score
+// (the earlier candidate on ties), decides the same way every time, and then scores exactly as
+// the fgdpack variant it picked.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "sched/alloc_arrivals.h"
+#include "sched/alloc_scheduler.h"
+#include "sched/policy/policies.h"
+#include "sched/policy_test_util.h"
+#include "sched/score_policy.h"
+
+namespace gpurent {
+namespace {
+
+using testing::pod;
+using testing::share_whole_workload;
+using testing::two_nodes;
+
+// 48 nodes of three kinds and 400 pods of mixed shapes (fixed seed), CPU-only pods included.
+struct Mixed {
+  AllocCluster cluster;
+  std::vector<AllocPod> pods;
+};
+Mixed mixed() {
+  Mixed m;
+  for (int i = 0; i < 48; ++i) {
+    const char* model = i % 3 == 0 ? "P100" : i % 3 == 1 ? "V100" : "T4";
+    EXPECT_TRUE(m.cluster.add_node("n" + std::to_string(100 + i), i % 3 == 2 ? 32000 : 96000, 524288,
+                                   i % 3 == 2 ? 2 : 8, model).ok());
+  }
+  std::mt19937_64 rng(7);
+  const int shares[] = {100, 250, 500, 700};
+  for (int i = 0; i < 400; ++i) {
+    const int kind = static_cast<int>(rng() % 10);
+    const int64_t cpu = 1000 * static_cast<int64_t>(1 + rng() % 16);
+    if (kind < 3) m.pods.push_back(pod(cpu, 0, 0));
+    else if (kind < 7) m.pods.push_back(pod(cpu, 1, shares[rng() % 4]));
+    else if (kind < 9) m.pods.push_back(pod(cpu, 1, 1000));
+    else m.pods.push_back(pod(cpu * 2, static_cast<int>(2 << (rng() % 2)), 1000));
+  }
+  return m;
+}
+
+TEST(FgdPackOptions, ScaleSetsThePrimaryKeysRange) {
+  auto c = two_nodes();
+  auto p = make_fgdpack_policy({60, true, true});
+  p->prepare(c, share_whole_workload());
+  EXPECT_EQ(p->max_score(), 60 * 321 + 320);
+  // Share pod (4000, g 500) on idle a: x = -0.125 (fgdpack_policy_test.cc), 60*sigmoid = 28.13 -> 28.
+  EXPECT_EQ(p->score(c, 0, pod(4000, 1, 500)), 28 * 321 + 0);
+  c.bind(0, pod(4000, 1, 500), {0});
+  // Then on GPU0: x = +0.125 -> 60 * 0.5312 = 31.87 -> 31.
+  EXPECT_EQ(p->score(c, 0, pod(4000, 1, 500)), 31 * 321 + 0);
+  // Whole pod on idle b: x = 0 -> 30.
+  EXPECT_EQ(p->score(c, 1, pod(8000, 1, 1000)), 30 * 321 + 0);
+}
+
+TEST(FgdPackOptions, CpuOnlyKeyOff) {
+  auto c = two_nodes();
+  auto on = make_fgdpack_policy({});
+  auto off = make_fgdpack_policy({100, false, true});
+  on->prepare(c, share_whole_workload());
+  off->prepare(c, share_whole_workload());
+  c.bind(0, pod(4000, 1, 500), {0});  // a: F 1500 -> tie (8000 - 1500) / 25 = 260 with the key
+  EXPECT_EQ(on->score(c, 0, pod(2000, 0, 0)), 50 * 321 + 260);
+  EXPECT_EQ(off->score(c, 0, pod(2000, 0, 0)), 50 * 321 + 0);
+  // GPU pods keep their keys.
+  EXPECT_EQ(off->score(c, 1, pod(8000, 2, 1000)), on->score(c, 1, pod(8000, 2, 1000)));
+}
+
+// The share key needs a CPU-bound workload without model pressure: CPU-only pods carry >= 30%
+// of the CPU demand. Here 3 CPU-only pods of 8000 against 3 x 4000 + 8000: 24000 / 44000 = 55%.
+TEST(FgdPackOptions, ShareKeyOff) {
+  auto c = two_nodes();
+  auto w = share_whole_workload();
+  for (int i = 0; i < 3; ++i) w.push_back(pod(8000, 0, 0));
+  auto on = make_fgdpack_policy({});
+  auto off = make_fgdpack_policy({100, true, false});
+  on->prepare(c, w);
+  off->prepare(c, w);
+  c.bind(1, pod(4000, 1, 500), {0});  // b has a GPU in use
+  const int on_b = on->score(c, 1, pod(4000, 1, 500)), off_b = off->score(c, 1, pod(4000, 1, 500));
+  EXPECT_EQ(on_b % 321, 1);
+  EXPECT_EQ(off_b % 321, 0);
+  EXPECT_EQ(on_b / 321, off_b / 321);
+}
+
+TEST(FgdAutoPolicy, RegisteredLast) {
+  EXPECT_EQ(score_policy_names().back(), "fgdauto");
+  auto p = std::move(make_score_policy("FgdAuto").value());
+  EXPECT_EQ(p->name(), "fgdauto");
+  EXPECT_LE(p->max_score(), kMaxScoreLimit);
+}
+
+TEST(FgdAutoPolicy, ChoosesTheBestRehearsalEarliestOnTies) {
+  const Mixed m = mixed();
+  const FgdAutoRehearsal r = fgdauto_rehearse(m.cluster, m.pods);
+  ASSERT_EQ(r.labels, (std::vector<std::string>{"v4", "s60-plain", "s80-plain", "s50"}));
+  ASSERT_EQ(r.sums.size(), 4u);
+  const auto best = std::max_element(r.sums.begin(), r.sums.end());  // the first maximum
+  EXPECT_EQ(r.chosen, best - r.sums.begin());
+  for (int64_t s : r.sums) {
+    EXPECT_GT(s, 0);
+    EXPECT_LE(s, 3 * 2 * m.cluster.total_gpu_milli());  // 3 seeds x (x=100 + end)
+  }
+  // The candidates place differently on this workload (otherwise the test would prove little).
+  EXPECT_FALSE(std::all_of(r.sums.begin(), r.sums.end(), [&](int64_t s) { return s == r.sums[0]; }));
+  // Deterministic, threads or not.
+  const FgdAutoRehearsal again = fgdauto_rehearse(m.cluster, m.pods);
+  EXPECT_EQ(again.sums, r.sums);
+  EXPECT_EQ(again.chosen, r.chosen);
+}
+
+// A rehearsal's score is what the protocol's run gives: re-run candidate 0 by hand for seed 1001.
+TEST(FgdAutoPolicy, RehearsalScoreIsTheProtocolRun) {
+  const Mixed m = mixed();
+  int64_t by_hand = 0;
+  for (uint64_t seed : {1001, 1002, 1003}) {
+    AllocCluster c = m.cluster;
+    auto p = make_fgdpack_policy(fgdauto_candidate(0));
+    p->prepare(c, m.pods);
+    SimRng rng(seed);
+    const auto seq = tuned_arrivals(m.pods, c.total_gpu_milli(), 1.3, rng);
+    AllocScheduler s(c, *p, node_priority_order(c.size(), rng));
+    int64_t arrived = 0, at100 = -1;
+    for (int i : seq) {
+      arrived += m.pods[i].gpu_demand();
+      s.place(m.pods[i], rng);
+      if (at100 < 0 && arrived >= c.total_gpu_milli()) at100 = c.allocated_gpu_milli();
+    }
+    ASSERT_GE(at100, 0);
+    by_hand += at100 + c.allocated_gpu_milli();
+  }
+  EXPECT_EQ(fgdauto_rehearse(m.cluster, m.pods).sums[0], by_hand);
+}
+
+TEST(FgdAutoPolicy, ScoresAsTheChosenVariant) {
+  Mixed m = mixed();
+  const int chosen = fgdauto_rehearse(m.cluster, m.pods).chosen;
+  auto a = std::move(make_score_policy("fgdauto").value());
+  auto v = make_fgdpack_policy(fgdauto_candidate(chosen));
+  a->prepare(m.cluster, m.pods);
+  v->prepare(m.cluster, m.pods);
+  EXPECT_EQ(a->max_score(), v->max_score());
+  m.cluster.bind(0, pod(4000, 1, 500), {3});
+  m.cluster.bind(2, pod(30000, 0, 0), {});
+  SimRng r1(5), r2(5);
+  for (int n = 0; n < m.cluster.size(); ++n)
+    for (const auto& q : {pod(4000, 1, 500), pod(2000, 0, 0), pod(8000, 1, 1000), pod(16000, 4, 1000)}) {
+      if (!m.cluster.feasible(n, q)) continue;
+      EXPECT_EQ(a->score(m.cluster, n, q), v->score(m.cluster, n, q)) << n;
+      EXPECT_EQ(a->choose_gpus(m.cluster, n, q, r1), v->choose_gpus(m.cluster, n, q, r2)) << n;
+    }
+}
+
+TEST(FgdAutoPolicy, WithoutGpuPodsItIsVersion4) {
+  auto c = two_nodes();
+  auto a = std::move(make_score_policy("fgdauto").value());
+  auto v4 = make_fgdpack_policy({});
+  const std::vector<AllocPod> cpu_only = {pod(2000, 0, 0), pod(4000, 0, 0)};
+  a->prepare(c, cpu_only);
+  v4->prepare(c, cpu_only);
+  for (int n : {0, 1}) EXPECT_EQ(a->score(c, n, pod(2000, 0, 0)), v4->score(c, n, pod(2000, 0, 0)));
+  EXPECT_EQ(a->max_score(), v4->max_score());
+}
+
+}  // namespace
+}  // namespace gpurent
