@@ -2,7 +2,7 @@
 """Held-out pod lists for the fgd_alloc experiment, by deterministic transformation of
 openb_pod_list_default.csv (fixed seed, Python's random.Random; no other input).
 
-usage: bench/make_variants.py OUT_DIR [--trace-dir DIR] [--seed N] [--fresh | --fresh2 | --fresh3]
+usage: bench/make_variants.py OUT_DIR [--trace-dir DIR] [--seed N] [--fresh | --fresh2 | --fresh3 | --fresh4]
 
 Default set (seed 20240601) writes OUT_DIR/openb_pod_list_<variant>.csv (same columns as the
 source) for:
@@ -39,6 +39,16 @@ was frozen (docs/benchmarks.md); each differs in kind or degree from all of the 
                  as gpuspec50, then every CPU-only pod gets a copy <name>-c2.
   mgpu35cpu350   multi-GPU pods carry >= 35% of the GPU demand, then every CPU-only pod gets
                  copies <name>-c2, <name>-c3 and, one in two at random, <name>-c4.
+--fresh4 (seed 20261202 unless --seed is given) writes a fifth set, made after fgdauto was frozen
+(docs/benchmarks.md); each differs in kind or degree from all of the above:
+  gpucpu150      every GPU pod asks for 1.5 times its CPU (rounded down to a whole milli).
+  mem200         every pod asks for twice its memory (memory is checked only by the filter).
+  share90cpu150  90% of GPU pods are shared (as share60), then one CPU-only pod in two (at random)
+                 gets a copy <name>-c2.
+  cpu025mgpu25   three CPU-only pods in four (at random) are removed, then multi-GPU pods carry
+                 >= 25% of the GPU demand.
+  spec25share50cpu200  50% of GPU pods are shared, then 25% of GPU pods are locked as gpuspec50,
+                 then every CPU-only pod gets a copy <name>-c2.
 Run it, then e.g. build-policy/bench_fgd_alloc OUT_DIR 10 share60,multigpu40,gpuspec50,cpu200
 (the node list is read from --trace-dir and copied to OUT_DIR).
 """
@@ -193,18 +203,32 @@ def cpu_copies(rows, rng, frac):
     return rows + extra
 
 
+def scale_field(rows, pred, field, num, den):
+    """field := field * num // den for the rows where pred holds."""
+    for p in rows:
+        if pred(p):
+            p[field] = str(int(p[field]) * num // den)
+    return rows
+
+
+def drop_cpu_only(rows, rng, keep):
+    """Each CPU-only pod is kept with probability `keep`."""
+    return [p for p in rows if k(p) > 0 or rng.random() < keep]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out_dir")
     ap.add_argument("--trace-dir", default=str(Path(__file__).resolve().parents[2] / "shared/data/traces/alibaba-gpu-v2023"))
-    ap.add_argument("--seed", type=int, help="default 20240601; 20261129, 20261130, 20261201 with --fresh, --fresh2, --fresh3")
+    ap.add_argument("--seed", type=int, help="default 20240601; 20261129, 20261130, 20261201, 20261202 with --fresh, --fresh2, --fresh3, --fresh4")
     sets = ap.add_mutually_exclusive_group()
     sets.add_argument("--fresh", action="store_true", help="write the second held-out set (see above)")
     sets.add_argument("--fresh2", action="store_true", help="write the third held-out set (see above)")
     sets.add_argument("--fresh3", action="store_true", help="write the fourth held-out set (see above)")
+    sets.add_argument("--fresh4", action="store_true", help="write the fifth held-out set (see above)")
     a = ap.parse_args()
     if a.seed is None:
-        a.seed = 20261201 if a.fresh3 else 20261130 if a.fresh2 else 20261129 if a.fresh else 20240601
+        a.seed = 20261202 if a.fresh4 else 20261201 if a.fresh3 else 20261130 if a.fresh2 else 20261129 if a.fresh else 20240601
     src, out = Path(a.trace_dir), Path(a.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     fields, _ = read(src / "openb_pod_list_default.csv")
@@ -213,7 +237,16 @@ def main():
     gpus = gpu_count_by_model(node_rows)
     all_models = sorted(gpus)
     small_models = sorted(m for m in gpus if gpus[m] < max(gpus.values()))
-    if a.fresh3:
+    if a.fresh4:
+        makers = {
+            "gpucpu150": lambda rows, rng: scale_field(rows, lambda p: k(p) > 0, "cpu_milli", 3, 2),
+            "mem200": lambda rows, rng: scale_field(rows, lambda p: True, "memory_mib", 2, 1),
+            "share90cpu150": lambda rows, rng: cpu_copies(share(rows, rng, 0.90), rng, 0.5),
+            "cpu025mgpu25": lambda rows, rng: multigpu(drop_cpu_only(rows, rng, 0.25), rng, 0.25),
+            "spec25share50cpu200": lambda rows, rng: cpu_copies(
+                gpuspec50(share(rows, rng, 0.50), rng, node_rows, 0.25), rng, 1.0),
+        }
+    elif a.fresh3:
         makers = {
             "cpu500": lambda rows, rng: cpu_copies_n(rows, 4),
             "share60cpu250": lambda rows, rng: cpu_copies_plus(share(rows, rng, 0.60), rng, 1, 0.5),

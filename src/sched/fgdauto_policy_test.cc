@@ -89,6 +89,45 @@ TEST(FgdPackOptions, ShareKeyOff) {
   EXPECT_EQ(on_b / 321, off_b / 321);
 }
 
+// share_key_always: share pods prefer a node with a GPU in use on any workload (tie 1, else 0);
+// the small workload has no CPU-only pods, so version 4's share key is off.
+TEST(FgdPackOptions, ShareKeyAlways) {
+  auto c = two_nodes();
+  auto v4 = make_fgdpack_policy({});
+  auto always = make_fgdpack_policy({100, true, true, true, 0});
+  v4->prepare(c, share_whole_workload());
+  always->prepare(c, share_whole_workload());
+  c.bind(1, pod(4000, 1, 500), {0});
+  EXPECT_EQ(v4->score(c, 1, pod(4000, 1, 500)) % 321, 0);
+  EXPECT_EQ(always->score(c, 1, pod(4000, 1, 500)) % 321, 1);
+  EXPECT_EQ(always->score(c, 0, pod(4000, 1, 500)) % 321, 0);  // a: no GPU in use
+  EXPECT_EQ(always->score(c, 1, pod(4000, 1, 500)) / 321, v4->score(c, 1, pod(4000, 1, 500)) / 321);
+}
+
+// whole_key adds 10 * level to the tie of whole-GPU pods (single or multi): 1 = a GPU in use
+// (level 8, else 0); 2 = 8 - fully free GPUs left after placement, clamped to 0..8.
+TEST(FgdPackOptions, WholeKeys) {
+  auto c = two_nodes();
+  auto inuse = make_fgdpack_policy({100, true, true, false, 1});
+  auto fit = make_fgdpack_policy({100, true, true, false, 2});
+  inuse->prepare(c, share_whole_workload());
+  fit->prepare(c, share_whole_workload());
+  c.bind(1, pod(4000, 1, 500), {0});  // b: 7 whole free GPUs, one in use; a idle (2 whole)
+  // Single whole GPU: version 4's tie is 0. In use: b 80, a 0. Fit: b 8-(7-1)=2 -> 20; a 8-(2-1)=7 -> 70.
+  EXPECT_EQ(inuse->score(c, 1, pod(8000, 1, 1000)) % 321, 80);
+  EXPECT_EQ(inuse->score(c, 0, pod(8000, 1, 1000)) % 321, 0);
+  EXPECT_EQ(fit->score(c, 1, pod(8000, 1, 1000)) % 321, 20);
+  EXPECT_EQ(fit->score(c, 0, pod(8000, 1, 1000)) % 321, 70);
+  // Two GPUs on a: fit level 8-(2-2) = 8 -> 80, plus version 4's multi-GPU key: C 56000, F 0 ->
+  // 56000*1000/1000 = 56000 -> level 7 -> pack 2. 82.
+  EXPECT_EQ(fit->score(c, 0, pod(8000, 2, 1000)) % 321, 82);
+  // Share and CPU-only pods are untouched.
+  auto v4 = make_fgdpack_policy({});
+  v4->prepare(c, share_whole_workload());
+  for (int n : {0, 1})
+    for (const auto& q : {pod(4000, 1, 500), pod(2000, 0, 0)}) EXPECT_EQ(fit->score(c, n, q), v4->score(c, n, q));
+}
+
 TEST(FgdAutoPolicy, RegisteredLast) {
   EXPECT_EQ(score_policy_names().back(), "fgdauto");
   auto p = std::move(make_score_policy("FgdAuto").value());
@@ -99,8 +138,9 @@ TEST(FgdAutoPolicy, RegisteredLast) {
 TEST(FgdAutoPolicy, ChoosesTheBestRehearsalEarliestOnTies) {
   const Mixed m = mixed();
   const FgdAutoRehearsal r = fgdauto_rehearse(m.cluster, m.pods);
-  ASSERT_EQ(r.labels, (std::vector<std::string>{"v4", "s60-plain", "s80-plain", "s50"}));
-  ASSERT_EQ(r.sums.size(), 4u);
+  ASSERT_EQ(r.labels, (std::vector<std::string>{"v4", "s60-plain", "s80-plain", "s50", "s90", "v4-wfit", "v4-inuse",
+                                                "s60-inuse"}));
+  ASSERT_EQ(r.sums.size(), 8u);
   const auto best = std::max_element(r.sums.begin(), r.sums.end());  // the first maximum
   EXPECT_EQ(r.chosen, best - r.sums.begin());
   for (int64_t s : r.sums) {

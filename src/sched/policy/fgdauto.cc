@@ -14,11 +14,16 @@
 // The highest sum wins, the earlier candidate on a tie (exact integers). Scoring and GPU choice
 // are then the winner's.
 //
-// Candidates (FgdPackOptions: scale, CPU-only key, share key):
-//   v4        100, on, on    fgdpack version 4
-//   s60-plain  60, off, off  coarser key: more ties, so more first-fit packing; no tie-breaks
-//   s80-plain  80, off, off
-//   s50        50, on, on
+// Candidates (FgdPackOptions, policies.h). A smaller key scale makes more ties, which the node
+// priority breaks: more first-fit packing. "plain": no CPU-only or share key; "wfit": whole-GPU
+// pods prefer nodes left with fewer fully free GPUs; "inuse": share and whole-GPU pods prefer a
+// node with a GPU in use, on every workload (fgdpack version 2's keys).
+//   v4         scale 100, version 4's keys
+//   s60-plain  scale 60, plain          s80-plain  scale 80, plain
+//   s50        scale 50, v4's keys      s90        scale 90, v4's keys
+//   v4-wfit    v4 + wfit                v4-inuse   v4 + inuse      s60-inuse  scale 60 + inuse
+// Version 1 (commit 4bf898b) had the first four; version 2 added the rest after the fifth held-out
+// set (docs/benchmarks.md, fgdauto).
 // The rehearsals run on up to hardware_concurrency() threads, each on its own cluster copy and
 // policy object, and are collected in a fixed order, so the choice does not depend on timing.
 // A choice is remembered per (cluster state, workload) fingerprint for the life of the process:
@@ -41,11 +46,16 @@ struct Candidate {
   const char* label;
   FgdPackOptions options;
 };
-constexpr std::array<Candidate, 4> kCandidates{{
-    {"v4", {100, true, true}},
-    {"s60-plain", {60, false, false}},
-    {"s80-plain", {80, false, false}},
-    {"s50", {50, true, true}},
+constexpr std::array<Candidate, 8> kCandidates{{
+    // label      {scale, CPU-only key, share key, share key always, whole key}
+    {"v4", {100, true, true, false, 0}},
+    {"s60-plain", {60, false, false, false, 0}},
+    {"s80-plain", {80, false, false, false, 0}},
+    {"s50", {50, true, true, false, 0}},
+    {"s90", {90, true, true, false, 0}},
+    {"v4-wfit", {100, true, true, false, 2}},
+    {"v4-inuse", {100, true, true, true, 1}},
+    {"s60-inuse", {60, true, true, true, 1}},
 }};
 constexpr std::array<uint64_t, 3> kRehearsalSeeds{1001, 1002, 1003};
 constexpr double kRehearsalTune = 1.3;

@@ -79,7 +79,9 @@ class FgdPackPolicy final : public ScorePolicy {
   }
   int max_score() const override { return opt_.scale * kSpan + kSpan - 1; }
   int score(const AllocCluster& c, int node, const AllocPod& p) const override {
-    const int tie = p.num_gpu == 0 && !opt_.cpu_only_key ? 0 : packing_tie(c.node(node), p, share_in_use_);
+    int tie = p.num_gpu == 0 && !opt_.cpu_only_key ? 0 : packing_tie(c.node(node), p, share_in_use_);
+    if (opt_.share_key_always && p.is_share()) tie = in_use(c.node(node)) ? 1 : 0;
+    if (opt_.whole_key != 0 && p.num_gpu > 0 && !p.is_share()) tie += kPackLevels * whole_level(c.node(node), p);
     return fgd_score(c.node(node), p).first * kSpan + tie;
   }
   std::vector<int> choose_gpus(const AllocCluster& c, int node, const AllocPod& p, SimRng&) const override {
@@ -171,6 +173,17 @@ class FgdPackPolicy final : public ScorePolicy {
     return all > 0 && static_cast<double>(cpu_only) >= kCpuOnlyShare * static_cast<double>(all);
   }
   // 0..kSpan-1, higher packs tighter.
+  static bool in_use(const AllocNode& n) {
+    return std::any_of(n.gpu_free.begin(), n.gpu_free.end(), [](int32_t f) { return f < kGpuMilli; });
+  }
+  // Whole-GPU pods' key (0..8, higher wins): 1 = a node with a GPU in use (8, else 0); 2 = fewer
+  // fully free GPUs left after placement.
+  int whole_level(const AllocNode& n, const AllocPod& p) const {
+    if (opt_.whole_key == 1) return in_use(n) ? 8 : 0;
+    int whole = 0;
+    for (int32_t f : n.gpu_free) whole += f == kGpuMilli;
+    return std::clamp(8 - (whole - p.num_gpu), 0, 8);
+  }
   static int packing_tie(const AllocNode& n, const AllocPod& p, bool share_in_use) {
     if (p.num_gpu == 0) return (kGmax - std::min<int64_t>(n.gpu_free_total(), kGmax)) / kFreeStep;
     if (p.is_share())
