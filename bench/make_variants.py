@@ -2,7 +2,7 @@
 """Held-out pod lists for the fgd_alloc experiment, by deterministic transformation of
 openb_pod_list_default.csv (fixed seed, Python's random.Random; no other input).
 
-usage: bench/make_variants.py OUT_DIR [--trace-dir DIR] [--seed N] [--fresh | --fresh2 | --fresh3 | --fresh4]
+usage: bench/make_variants.py OUT_DIR [--trace-dir DIR] [--seed N] [--fresh | ... | --fresh5]
 
 Default set (seed 20240601) writes OUT_DIR/openb_pod_list_<variant>.csv (same columns as the
 source) for:
@@ -49,6 +49,14 @@ was frozen (docs/benchmarks.md); each differs in kind or degree from all of the 
                  >= 25% of the GPU demand.
   spec25share50cpu200  50% of GPU pods are shared, then 25% of GPU pods are locked as gpuspec50,
                  then every CPU-only pod gets a copy <name>-c2.
+--fresh5 (seed 20261203 unless --seed is given) writes a sixth set, made after fgdauto version 2
+was frozen (docs/benchmarks.md); each differs in kind or degree from all of the above:
+  cpuhalf        every pod asks for half its CPU (rounded down).
+  share30        only 30% of GPU pods are shared: random shared pods become whole-GPU pods (g=1000).
+  spec70one      70% of GPU pods locked to a single model drawn by GPU count.
+  shareghalf     every shared pod asks for half its gpu_milli (rounded down, at least 1).
+  mem150cpu200share70  every pod asks for 1.5 times its memory, 70% of GPU pods are shared, then
+                 every CPU-only pod gets a copy <name>-c2.
 Run it, then e.g. build-policy/bench_fgd_alloc OUT_DIR 10 share60,multigpu40,gpuspec50,cpu200
 (the node list is read from --trace-dir and copied to OUT_DIR).
 """
@@ -211,6 +219,32 @@ def scale_field(rows, pred, field, num, den):
     return rows
 
 
+def unshare(rows, rng, frac):
+    """Random shared pods become whole-GPU pods until frac of GPU pods are shared."""
+    gpu = [p for p in rows if k(p) > 0]
+    shared = [p for p in gpu if is_share(p)]
+    for p in rng.sample(shared, max(0, len(shared) - round(frac * len(gpu)))):
+        p["gpu_milli"] = "1000"
+    return rows
+
+
+def gpuspec_single(rows, rng, frac, gpus):
+    """frac of GPU pods locked to one model drawn by GPU count."""
+    models = sorted(gpus)
+    weights = [gpus[m] for m in models]
+    gpu = [p for p in rows if k(p) > 0]
+    for p in rng.sample(gpu, round(frac * len(gpu))):
+        p["gpu_spec"] = rng.choices(models, weights)[0]
+    return rows
+
+
+def halve_shares(rows):
+    for p in rows:
+        if is_share(p):
+            p["gpu_milli"] = str(max(1, g(p) // 2))
+    return rows
+
+
 def drop_cpu_only(rows, rng, keep):
     """Each CPU-only pod is kept with probability `keep`."""
     return [p for p in rows if k(p) > 0 or rng.random() < keep]
@@ -220,15 +254,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out_dir")
     ap.add_argument("--trace-dir", default=str(Path(__file__).resolve().parents[2] / "shared/data/traces/alibaba-gpu-v2023"))
-    ap.add_argument("--seed", type=int, help="default 20240601; 20261129, 20261130, 20261201, 20261202 with --fresh, --fresh2, --fresh3, --fresh4")
+    ap.add_argument("--seed", type=int, help="default 20240601; 20261129, 20261130, 20261201, 20261202, 20261203 with --fresh .. --fresh5")
     sets = ap.add_mutually_exclusive_group()
     sets.add_argument("--fresh", action="store_true", help="write the second held-out set (see above)")
     sets.add_argument("--fresh2", action="store_true", help="write the third held-out set (see above)")
     sets.add_argument("--fresh3", action="store_true", help="write the fourth held-out set (see above)")
     sets.add_argument("--fresh4", action="store_true", help="write the fifth held-out set (see above)")
+    sets.add_argument("--fresh5", action="store_true", help="write the sixth held-out set (see above)")
     a = ap.parse_args()
     if a.seed is None:
-        a.seed = 20261202 if a.fresh4 else 20261201 if a.fresh3 else 20261130 if a.fresh2 else 20261129 if a.fresh else 20240601
+        a.seed = 20261203 if a.fresh5 else 20261202 if a.fresh4 else 20261201 if a.fresh3 else 20261130 if a.fresh2 else 20261129 if a.fresh else 20240601
     src, out = Path(a.trace_dir), Path(a.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     fields, _ = read(src / "openb_pod_list_default.csv")
@@ -237,7 +272,16 @@ def main():
     gpus = gpu_count_by_model(node_rows)
     all_models = sorted(gpus)
     small_models = sorted(m for m in gpus if gpus[m] < max(gpus.values()))
-    if a.fresh4:
+    if a.fresh5:
+        makers = {
+            "cpuhalf": lambda rows, rng: scale_field(rows, lambda p: True, "cpu_milli", 1, 2),
+            "share30": lambda rows, rng: unshare(rows, rng, 0.30),
+            "spec70one": lambda rows, rng: gpuspec_single(rows, rng, 0.70, gpus),
+            "shareghalf": lambda rows, rng: halve_shares(rows),
+            "mem150cpu200share70": lambda rows, rng: cpu_copies(
+                share(scale_field(rows, lambda p: True, "memory_mib", 3, 2), rng, 0.70), rng, 1.0),
+        }
+    elif a.fresh4:
         makers = {
             "gpucpu150": lambda rows, rng: scale_field(rows, lambda p: k(p) > 0, "cpu_milli", 3, 2),
             "mem200": lambda rows, rng: scale_field(rows, lambda p: True, "memory_mib", 2, 1),
