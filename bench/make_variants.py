@@ -128,12 +128,22 @@ def gpu_count_by_model(node_rows):
     return gpus
 
 
+def locked_sample(rows, rng, frac):
+    """The GPU pods to lock: round(frac * their number), drawn at random."""
+    gpu = [p for p in rows if k(p) > 0]
+    return rng.sample(gpu, round(frac * len(gpu)))
+
+
+def by_gpu_count(gpus):
+    """The models, sorted, and their GPU counts as weights."""
+    models = sorted(gpus)
+    return models, [gpus[m] for m in models]
+
+
 def gpuspec50(rows, rng, node_rows, frac=0.50):
     gpus = gpu_count_by_model(node_rows)
-    models = sorted(gpus)
-    weights = [gpus[m] for m in models]
-    gpu = [p for p in rows if k(p) > 0]
-    for p in rng.sample(gpu, round(frac * len(gpu))):
+    models, weights = by_gpu_count(gpus)
+    for p in locked_sample(rows, rng, frac):
         if rng.random() < 0.70:
             p["gpu_spec"] = rng.choices(models, weights)[0]
         else:
@@ -145,18 +155,15 @@ def gpuspec50(rows, rng, node_rows, frac=0.50):
 
 def gpuspec_uniform(rows, rng, frac, models, sizes):
     """frac of GPU pods locked to a set of len in `sizes` (uniform) drawn uniformly from `models`."""
-    gpu = [p for p in rows if k(p) > 0]
-    for p in rng.sample(gpu, round(frac * len(gpu))):
+    for p in locked_sample(rows, rng, frac):
         p["gpu_spec"] = "|".join(sorted(rng.sample(models, rng.choice(sizes))))
     return rows
 
 
 def gpuspec_mixed(rows, rng, frac, gpus):
     """frac of GPU pods locked: half to one model drawn by GPU count, half to 2-3 models uniformly."""
-    models = sorted(gpus)
-    weights = [gpus[m] for m in models]
-    gpu = [p for p in rows if k(p) > 0]
-    for p in rng.sample(gpu, round(frac * len(gpu))):
+    models, weights = by_gpu_count(gpus)
+    for p in locked_sample(rows, rng, frac):
         if rng.random() < 0.5:
             p["gpu_spec"] = rng.choices(models, weights)[0]
         else:
@@ -168,8 +175,7 @@ def spec_two(rows, rng, frac, gpus):
     """frac of GPU pods locked to one or both of two models drawn from the mid-sized ones."""
     mid = sorted(m for m in gpus if gpus[m] >= 100 and gpus[m] < max(gpus.values()))
     a, b = sorted(rng.sample(mid, 2))
-    gpu = [p for p in rows if k(p) > 0]
-    for p in rng.sample(gpu, round(frac * len(gpu))):
+    for p in locked_sample(rows, rng, frac):
         r = rng.random()
         p["gpu_spec"] = a if r < 0.4 else b if r < 0.8 else f"{a}|{b}"
     return rows
@@ -230,10 +236,8 @@ def unshare(rows, rng, frac):
 
 def gpuspec_single(rows, rng, frac, gpus):
     """frac of GPU pods locked to one model drawn by GPU count."""
-    models = sorted(gpus)
-    weights = [gpus[m] for m in models]
-    gpu = [p for p in rows if k(p) > 0]
-    for p in rng.sample(gpu, round(frac * len(gpu))):
+    models, weights = by_gpu_count(gpus)
+    for p in locked_sample(rows, rng, frac):
         p["gpu_spec"] = rng.choices(models, weights)[0]
     return rows
 
