@@ -162,7 +162,9 @@ TEST_F(DashboardCost, CostsAddUpToTheDayInvoicesAndJobsRankByGainPerGpuHour) {
   EXPECT_EQ(t["cards_over_threshold"], over);
   for (const auto& p : t["projects"]) {
     const double share = std::stod(p["storage_io_share_pct"].get<std::string>());
-    if (share != 20.0) EXPECT_EQ(p["storage_io_over_threshold"], share > 20.0) << p.dump();
+    if (share != 20.0) {
+      EXPECT_EQ(p["storage_io_over_threshold"], share > 20.0) << p.dump();
+    }
   }
   const size_t today = 6, yesterday = 5;
   auto total_of = [](const json& inv) {
@@ -205,7 +207,10 @@ TEST_F(DashboardCost, CostsAddUpToTheDayInvoicesAndJobsRankByGainPerGpuHour) {
   const json& nlp = t["projects"][1]["project"] == "vision" ? t["projects"][0] : t["projects"][1];
   EXPECT_EQ(vision["egress_daily"][today], "550.00");      // (1200 − 100 free) GB × 0.50
   EXPECT_EQ(vision["storage_io_daily"][today], "20.00");   // (3000 − 2000 free) GB × 0.02
-  // Share = storage I/O ÷ charges, one decimal, half to even.
+  // Share = storage I/O ÷ (charges + reserved-covered value), one decimal, half to even. Today runs
+  // after the commitment ended: nothing is covered.
+  EXPECT_EQ(vision["reserved_covered_value"], "0.00");
+  EXPECT_EQ(nlp["reserved_covered_value"], "0.00");
   const int64_t tenths_x2 = storage_io["vision"] * 2000 / project_charges["vision"];
   const int64_t tenths = tenths_x2 / 2 + (tenths_x2 % 2);  // no exact halves here: round half up is the same
   EXPECT_EQ(vision["storage_io_share_pct"], std::to_string(tenths / 10) + "." + std::to_string(tenths % 10));

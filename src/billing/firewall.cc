@@ -75,6 +75,7 @@ Status validate(const FirewallPolicy& p, const FirewallInput& in) {
 
 struct ProjectFacts {
   Micros total = 0;  // month-to-date charges
+  Micros covered = 0;  // value of its GPU time covered by reserved commitments (not in total)
   Micros storage_io = 0;
   std::map<TimeMs, Micros> egress_by_day;
 };
@@ -116,6 +117,7 @@ Result<std::vector<Alert>> evaluate_firewall(const FirewallPolicy& p, const Fire
     if (l.kind == LineKind::kCredit || l.project.empty() || l.from < in.month || l.from >= end) continue;
     ProjectFacts& f = projects[l.project];
     f.total += l.amount_exact.micros();
+    f.covered += l.covered_value.micros();
     if (l.rule == "storage_io") f.storage_io += l.amount_exact.micros();
     if (l.rule == "egress") f.egress_by_day[day_start(l.from)] += l.amount_exact.micros();
   }
@@ -127,7 +129,7 @@ Result<std::vector<Alert>> evaluate_firewall(const FirewallPolicy& p, const Fire
     f.projects.insert(c.projects.begin(), c.projects.end());
   }
   for (const auto& [_, f] : projects)
-    if (!fits(f.total)) return Error::invalid("lines", "month-to-date cost of a project overflows");
+    if (!fits(f.total) || !fits(f.total + f.covered)) return Error::invalid("lines", "month-to-date cost of a project overflows");
   for (const auto& [_, f] : cards)
     if (!fits(f.cost)) return Error::invalid("cards", "a card's daily cost overflows");
 
@@ -154,21 +156,26 @@ Result<std::vector<Alert>> evaluate_firewall(const FirewallPolicy& p, const Fire
   }
 
   for (const auto& [project, f] : projects) {
-    // Storage I/O share of the month to date: io / total > pct / 100, in integers.
-    if (f.storage_io > 0 && f.total > 0 && f.storage_io * 100 > p.storage_io_share_pct * f.total) {
+    // Storage I/O share of the month to date: io / (total + covered) > pct / 100, in integers.
+    const Micros base = f.total + f.covered;
+    if (f.storage_io > 0 && base > 0 && f.storage_io * 100 > p.storage_io_share_pct * base) {
       Alert a = make(AlertKind::kStorageIoShare, AlertSeverity::kWarning, project, month);
       a.project = project;
       a.from = in.month;
       a.to = end;
-      a.measured = percent_ceil(f.storage_io, f.total);
+      a.measured = percent_ceil(f.storage_io, base);
       a.threshold = std::to_string(p.storage_io_share_pct);
       a.unit = "%";
-      const Money io(static_cast<int64_t>(f.storage_io), cur), total(static_cast<int64_t>(f.total), cur);
+      const Money io(static_cast<int64_t>(f.storage_io), cur), total(static_cast<int64_t>(base), cur);
+      const Money covered(static_cast<int64_t>(f.covered), cur);
       a.message_en = "Project " + project + ": storage I/O cost " + io.to_string() + " is " + a.measured +
-                     "% of the month-to-date cost " + total.to_string() + " (" + month + "), above " + a.threshold +
-                     "%";
+                     "% of the month-to-date cost " + total.to_string() +
+                     (f.covered > 0 ? ", " + covered.to_string() + " of it GPU time covered by the reserved commitment" : "") +
+                     " (" + month + "), above " + a.threshold + "%";
       a.message_zh = "项目 " + project + "：" + month + " 月初至今存储 I/O 费用 " + io.to_string() + "，占总费用 " +
-                     total.to_string() + " 的 " + a.measured + "%，超过阈值 " + a.threshold + "%";
+                     total.to_string() +
+                     (f.covered > 0 ? "（其中预留承诺已覆盖的 GPU 时长价值 " + covered.to_string() + "）的 " : " 的 ") +
+                     a.measured + "%，超过阈值 " + a.threshold + "%";
       out.push_back(std::move(a));
     }
     // Egress cost per day.

@@ -5,7 +5,8 @@
 // Rules (docs/billing.md#cost-firewall), all comparisons exact in integers (micro-units):
 //   card_daily_cost    a card's cost on a UTC day > policy.card_daily_cost          (warning)
 //   storage_io_share   a project's month-to-date storage I/O cost × 100 >
-//                      storage_io_share_pct × its month-to-date cost                 (warning)
+//                      storage_io_share_pct × (its month-to-date cost + the value of its GPU time
+//                      covered by reserved commitments, ChargeLine::covered_value)   (warning)
 //   egress_daily_cost  a project's egress cost on a UTC day > policy.egress_daily_cost (critical;
 //                      freezes the project's egress and uploads over large_upload_bytes)
 //   budget_breach      a project's month-to-date cost >= its monthly budget         (critical;

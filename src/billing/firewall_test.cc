@@ -121,6 +121,14 @@ TEST(Firewall, StorageIoShareExactlyTwentyPercentDoesNotAlert) {
   EXPECT_EQ(alerts[0].to, kNov29 + kDay);
 }
 
+void expect_one_alert(const std::vector<Alert>& alerts, const std::string& measured, const std::string& en,
+                      const std::string& zh) {
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].measured, measured);
+  EXPECT_EQ(alerts[0].message_en, en);
+  EXPECT_EQ(alerts[0].message_zh, zh);
+}
+
 TEST(Firewall, StorageIoShareCountsChargesOfTheProjectOnly) {
   auto in = nov29();
   in.lines = {usage("vision", kNov + kHour, 391'300'000),
@@ -129,18 +137,39 @@ TEST(Firewall, StorageIoShareCountsChargesOfTheProjectOnly) {
               line(LineKind::kCredit, "sla_outage", "vision", kNov28, -300 * kUsd),     // not subtracted
               line(LineKind::kCommitment, "reserved_commitment", "", kNov, 5000 * kUsd),  // no project
               usage("llm", kNov + kHour, 10'000 * kUsd)};
-  const auto alerts = eval(FirewallPolicy::defaults(Currency::kUSD), in);
-  ASSERT_EQ(alerts.size(), 1u);
   // 120 / 511.30 = 23.4695…% -> 23.47
-  EXPECT_EQ(alerts[0].measured, "23.47");
-  EXPECT_EQ(alerts[0].message_en,
-            "Project vision: storage I/O cost 120.00 USD is 23.47% of the month-to-date cost 511.30 USD (2026-11), "
-            "above 20%");
-  EXPECT_EQ(alerts[0].message_zh,
-            "项目 vision：2026-11 月初至今存储 I/O 费用 120.00 USD，占总费用 511.30 USD 的 23.47%，超过阈值 20%");
+  expect_one_alert(eval(FirewallPolicy::defaults(Currency::kUSD), in), "23.47",
+                   "Project vision: storage I/O cost 120.00 USD is 23.47% of the month-to-date cost 511.30 USD "
+                   "(2026-11), above 20%",
+                   "项目 vision：2026-11 月初至今存储 I/O 费用 120.00 USD，占总费用 511.30 USD 的 23.47%，超过阈值 20%");
   auto p = FirewallPolicy::defaults(Currency::kUSD);
   p.storage_io_share_pct = 24;
   EXPECT_TRUE(eval(p, in).empty());
+}
+
+// GPU time a reserved commitment covers is billed 0 to the project; the share counts its value at
+// the commitment's price (ChargeLine::covered_value), so reserved capacity does not read as 100%.
+TEST(Firewall, StorageIoShareCountsReservedCoveredTimeAtItsValue) {
+  auto in = nov29();
+  ChargeLine covered = line(LineKind::kUsage, "reserved_covered", "vision", kNov + kHour, 0);
+  covered.covered_value = Money(500 * kUsd, Currency::kUSD);
+  in.lines = {covered, line(LineKind::kFee, "storage_io", "vision", kNov28, 120 * kUsd),
+              line(LineKind::kCommitment, "reserved_commitment", "", kNov, 5000 * kUsd)};
+  // 120 / (120 + 500) = 19.35% <= 20%: no alert (without the value it would read 100%).
+  EXPECT_TRUE(eval(FirewallPolicy::defaults(Currency::kUSD), in).empty());
+  in.lines[0].covered_value = Money(400 * kUsd, Currency::kUSD);
+  // 120 / 520 = 23.0769…% -> 23.08
+  expect_one_alert(eval(FirewallPolicy::defaults(Currency::kUSD), in), "23.08",
+                   "Project vision: storage I/O cost 120.00 USD is 23.08% of the month-to-date cost 520.00 USD, "
+                   "400.00 USD of it GPU time covered by the reserved commitment (2026-11), above 20%",
+                   "项目 vision：2026-11 月初至今存储 I/O 费用 120.00 USD，占总费用 520.00 USD（其中预留承诺已覆盖的 "
+                   "GPU 时长价值 400.00 USD）的 23.08%，超过阈值 20%");
+  // Budgets still count charges only: 90.00 of storage I/O stays under a 100.00 budget, though
+  // 90.00 + 400.00 covered would not.
+  in.lines[1].amount_exact = Money(90 * kUsd, Currency::kUSD);
+  auto p = FirewallPolicy::defaults(Currency::kUSD);
+  p.monthly_budgets["vision"] = Money(100 * kUsd, Currency::kUSD);
+  for (const auto& a : eval(p, in)) EXPECT_NE(a.kind, AlertKind::kBudgetBreach);
 }
 
 TEST(Firewall, EgressDailyCostFreezes) {

@@ -135,10 +135,18 @@ Result<std::vector<ChargeLine>> LineBook::finish(Currency c) const {
     l.to = a.to;
     l.amount_exact = Money(micros, c);
     l.description = a.description;
+    if (a.value != 0) {
+      const int64_t value = div_round_half_even(a.value, a.den, &overflow);
+      if (overflow) return Error::make(Code::kInvalid, "value overflow in line " + k.rule + " of " + k.allocation);
+      l.covered_value = Money(value, c);
+    }
     out.push_back(std::move(l));
   }
   for (const auto& l : direct_) out.push_back(l);
-  for (auto& l : out) l.amount = l.amount_exact.round_to_cents();
+  for (auto& l : out) {
+    l.amount = l.amount_exact.round_to_cents();
+    if (l.covered_value.micros() == 0) l.covered_value = Money(0, c);
+  }
   std::stable_sort(out.begin(), out.end(), [](const ChargeLine& x, const ChargeLine& y) {
     return std::tie(x.kind, x.project, x.job, x.allocation, x.rule, x.from) <
            std::tie(y.kind, y.project, y.job, y.allocation, y.rule, y.from);

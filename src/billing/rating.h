@@ -38,6 +38,10 @@ struct ChargeLine {
   Money amount_exact;        // micro-unit exact (negative for credits)
   Money amount;              // amount_exact rounded half to even to cents
   std::string description;   // one sentence a finance reader understands
+  // reserved_covered lines only: the covered GPU time at its commitment's price, micro-exact (the
+  // line's amount is 0: the commitment line bills it, to no project). The cost firewall's storage
+  // I/O share counts it in the project's cost. Zero on other lines; not part of an invoice.
+  Money covered_value;
 };
 
 struct RatingResult {

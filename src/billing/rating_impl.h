@@ -48,6 +48,7 @@ class LineBook {
     int64_t den = 1;    // amount = price × qty / den
     int qty_scale = 0;  // displayed quantity = qty / 10^qty_scale
     std::string unit, price_unit, description;
+    __int128 value = 0;  // covered_value × den (reserved_covered lines)
   };
 
   // Adds qty to the line; the first add fixes den, scale, units and description.
@@ -55,6 +56,8 @@ class LineBook {
            const std::string& price_unit, const std::string& description);
   // A line whose amount is given exactly (credits, refunds).
   void add_direct(ChargeLine line);
+  // Adds to the covered_value of a line already added (value in the line's den).
+  void add_value(const Key& k, __int128 value) { acc_[k].value += value; }
 
   Result<std::vector<ChargeLine>> finish(Currency c) const;
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 
 #include "catalog/scenario_files_test_util.h"
 
@@ -29,6 +30,26 @@ TEST_P(BillingScenario, Holds) {
 
 INSTANTIATE_TEST_SUITE_P(Files, BillingScenario, ::testing::ValuesIn(testutil::yaml_files("tests/scenarios/billing")),
                          testutil::FileTestName());
+
+// reserved_hybrid.yaml: a1 (2 GPUs, 14 days) and a4 (1 GPU, 24 h) run inside the 2.80/h commitment.
+// Their reserved_covered lines bill 0 and carry the covered time's value: 672 GPU-h x 2.80 =
+// 1881.60 and 24 x 2.80 = 67.20; every other line carries none.
+TEST(BillingScenarioRunner, CoveredLinesCarryTheirValueAtTheCommitmentsPrice) {
+  const auto path = fs::path(GPURENT_SOURCE_DIR) / "tests/scenarios/billing/reserved_hybrid.yaml";
+  auto r = run_billing_scenario(slurp(path), catalog());
+  ASSERT_TRUE(r.ok() && r->rated) << (r.ok() ? "" : r.error().message);
+  std::map<std::string, int64_t> value;
+  for (const auto& l : r->rated->lines) {
+    EXPECT_EQ(l.covered_value.currency(), Currency::kUSD);
+    if (l.rule == "reserved_covered") {
+      EXPECT_EQ(l.amount_exact.micros(), 0);
+      value[l.allocation] = l.covered_value.micros();
+    } else {
+      EXPECT_EQ(l.covered_value.micros(), 0) << l.rule;
+    }
+  }
+  EXPECT_EQ(value, (std::map<std::string, int64_t>{{"a1", 1'881'600'000}, {"a4", 67'200'000}}));
+}
 
 TEST(BillingScenarioRunner, ReportsWrongExpectationsAndUnknownKeys) {
   const std::string base = R"(

@@ -233,9 +233,10 @@ Status rate_allocations(Ctx& c) {
   for (const auto& p : c.pieces) {
     const Offer& o = in.offers.at(p.alloc->offer);
     const std::string mode = p.rule == "reserved_covered" ? "reserved" : mode_name(p.alloc->mode);
-    c.book.add({0, p.alloc->project, p.alloc->job, p.alloc->id, o.name, mode, p.rule, p.billed_price, ""},
-               static_cast<__int128>(p.milli) * (p.t1 - p.t0), p.t0, p.t1, kMilliMsPerGpuHour, 6, "GPU-second",
-               "GPU-hour", describe(p.rule, *p.alloc, o));
+    const LineBook::Key key{0, p.alloc->project, p.alloc->job, p.alloc->id, o.name, mode, p.rule, p.billed_price, ""};
+    const __int128 qty = static_cast<__int128>(p.milli) * (p.t1 - p.t0);
+    c.book.add(key, qty, p.t0, p.t1, kMilliMsPerGpuHour, 6, "GPU-second", "GPU-hour", describe(p.rule, *p.alloc, o));
+    if (p.rule == "reserved_covered") c.book.add_value(key, qty * p.value_price);
   }
   return ok_status();
 }

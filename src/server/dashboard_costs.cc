@@ -117,6 +117,7 @@ class TenantBuilder {
       p.daily[day] += m;
       p.total += m;
       if (l.kind != LineKind::kCredit) p.charges += m;
+      p.covered += l.covered_value.round_to_cents().micros();
       if (l.rule == "storage_io") p.storage_io_daily[day] += m, p.storage_io += m;
       if (l.rule == "egress") p.egress_daily[day] += m;
     }
@@ -256,10 +257,12 @@ json to_json(const CostsDashboard& d) {
                           {"storage_io_daily", money_list(p.storage_io_daily, c)},
                           {"egress_daily", money_list(p.egress_daily, c)},
                           {"total", Money(p.total, c).amount_string()},
-                          {"storage_io_share_pct", share_pct_text(p.storage_io, p.charges)},
+                          {"reserved_covered_value", Money(p.covered, c).amount_string()},
+                          {"storage_io_share_pct", share_pct_text(p.storage_io, p.charges + p.covered)},
                           // exact, as the firewall compares (the share above is rounded)
-                          {"storage_io_over_threshold", static_cast<__int128>(p.storage_io) * 100 >
-                                                            static_cast<__int128>(t.policy.storage_io_share_pct) * p.charges},
+                          {"storage_io_over_threshold",
+                           static_cast<__int128>(p.storage_io) * 100 >
+                               static_cast<__int128>(t.policy.storage_io_share_pct) * (p.charges + p.covered)},
                           {"budget", p.budget ? to_json(*p.budget) : json(nullptr)}});
     json cards = json::array();
     for (const CardCosts& k : t.cards)

@@ -51,8 +51,9 @@ struct ProjectCosts {
   std::string project;
   std::vector<int64_t> daily, storage_io_daily, egress_daily;  // micro-units, one per day of the range
   int64_t total = 0;    // every line of the project over the range (credits included)
-  int64_t charges = 0;  // its non-credit lines: the storage I/O share's denominator, as the firewall's
-  int64_t storage_io = 0;
+  int64_t charges = 0;  // its non-credit lines
+  int64_t covered = 0;  // its GPU time covered by reserved commitments, at their price (to cents, per line)
+  int64_t storage_io = 0;  // share = storage_io / (charges + covered), as the firewall's
   std::optional<BudgetBurn> budget;
 };
 

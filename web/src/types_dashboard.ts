@@ -50,6 +50,7 @@ export interface ProjectCosts {
   storage_io_daily: string[];
   egress_daily: string[];
   total: string;
+  reserved_covered_value: string; // GPU time covered by reserved commitments, at their price (not billed to the project)
   storage_io_share_pct: string;
   storage_io_over_threshold: boolean; // exact, as the firewall compares
   budget: Budget | null;
