@@ -108,7 +108,41 @@ int64_t rehearse(const AllocCluster& start, const std::vector<AllocPod>& workloa
   return (at100 < 0 ? end : at100) + end;
 }
 
-FgdAutoRehearsal rehearse_all(const AllocCluster& cluster, const std::vector<AllocPod>& workload) {
+class FgdAutoPolicy final : public ScorePolicy {
+ public:
+  std::string_view name() const override { return "fgdauto"; }
+  void prepare(const AllocCluster& cluster, const std::vector<AllocPod>& workload) override {
+    int pick = 0;  // nothing to rehearse: version 4
+    if (std::any_of(workload.begin(), workload.end(), [](const AllocPod& p) { return p.num_gpu > 0; }) &&
+        cluster.total_gpu_milli() > 0) {
+      const uint64_t key = fingerprint(cluster, workload);
+      static std::mutex mu;
+      static std::map<uint64_t, int> memo;
+      std::lock_guard lock(mu);
+      if (auto it = memo.find(key); it != memo.end()) {
+        pick = it->second;
+      } else {
+        pick = fgdauto_rehearse(cluster, workload).chosen;
+        if (memo.size() >= 64) memo.clear();
+        memo.emplace(key, pick);
+      }
+    }
+    inner_ = make_fgdpack_policy(kCandidates[pick].options);
+    inner_->prepare(cluster, workload);
+  }
+  int max_score() const override { return inner_->max_score(); }
+  int score(const AllocCluster& c, int node, const AllocPod& p) const override { return inner_->score(c, node, p); }
+  std::vector<int> choose_gpus(const AllocCluster& c, int node, const AllocPod& p, SimRng& rng) const override {
+    return inner_->choose_gpus(c, node, p, rng);
+  }
+
+ private:
+  std::unique_ptr<ScorePolicy> inner_ = make_fgdpack_policy(kCandidates[0].options);
+};
+
+}  // namespace
+
+FgdAutoRehearsal fgdauto_rehearse(const AllocCluster& cluster, const std::vector<AllocPod>& workload) {
   constexpr size_t kJobs = kCandidates.size() * kRehearsalSeeds.size();
   std::array<int64_t, kJobs> result{};
   std::atomic<size_t> next{0};
@@ -131,44 +165,6 @@ FgdAutoRehearsal rehearse_all(const AllocCluster& cluster, const std::vector<All
     if (sum > out.sums[out.chosen]) out.chosen = static_cast<int>(c);
   }
   return out;
-}
-
-class FgdAutoPolicy final : public ScorePolicy {
- public:
-  std::string_view name() const override { return "fgdauto"; }
-  void prepare(const AllocCluster& cluster, const std::vector<AllocPod>& workload) override {
-    int pick = 0;  // nothing to rehearse: version 4
-    if (std::any_of(workload.begin(), workload.end(), [](const AllocPod& p) { return p.num_gpu > 0; }) &&
-        cluster.total_gpu_milli() > 0) {
-      const uint64_t key = fingerprint(cluster, workload);
-      static std::mutex mu;
-      static std::map<uint64_t, int> memo;
-      std::lock_guard lock(mu);
-      if (auto it = memo.find(key); it != memo.end()) {
-        pick = it->second;
-      } else {
-        pick = rehearse_all(cluster, workload).chosen;
-        if (memo.size() >= 64) memo.clear();
-        memo.emplace(key, pick);
-      }
-    }
-    inner_ = make_fgdpack_policy(kCandidates[pick].options);
-    inner_->prepare(cluster, workload);
-  }
-  int max_score() const override { return inner_->max_score(); }
-  int score(const AllocCluster& c, int node, const AllocPod& p) const override { return inner_->score(c, node, p); }
-  std::vector<int> choose_gpus(const AllocCluster& c, int node, const AllocPod& p, SimRng& rng) const override {
-    return inner_->choose_gpus(c, node, p, rng);
-  }
-
- private:
-  std::unique_ptr<ScorePolicy> inner_ = make_fgdpack_policy(kCandidates[0].options);
-};
-
-}  // namespace
-
-FgdAutoRehearsal fgdauto_rehearse(const AllocCluster& cluster, const std::vector<AllocPod>& workload) {
-  return rehearse_all(cluster, workload);
 }
 
 FgdPackOptions fgdauto_candidate(int index) { return kCandidates.at(static_cast<size_t>(index)).options; }

@@ -29,8 +29,9 @@
 //
 // FgdPackOptions (policies.h) give the variants that fgdauto (policy/fgdauto.cc) chooses among:
 // the primary key's scale (floor(scale*sigmoid(x)); 100 is FGD's, smaller makes more ties and so
-// more first-fit packing by node priority), the CPU-only key on or off, and the share key as
-// above or off. The defaults are version 4.
+// more first-fit packing by node priority), the CPU-only key on or off, the share key as above,
+// off, or on every workload (version 2's), and a key for whole-GPU pods (a node with a GPU in
+// use, or fewer fully free GPUs left) added as 10 * level to their tie. The defaults are version 4.
 // Depends only on the pod's shape and the node's free CPU, model and free GPU (score_policy.h).
 //
 // Fragmentation is evaluated exactly as node_fragmentation_scaled(), but with the target's task
@@ -172,7 +173,6 @@ class FgdPackPolicy final : public ScorePolicy {
     }
     return all > 0 && static_cast<double>(cpu_only) >= kCpuOnlyShare * static_cast<double>(all);
   }
-  // 0..kSpan-1, higher packs tighter.
   static bool in_use(const AllocNode& n) {
     return std::any_of(n.gpu_free.begin(), n.gpu_free.end(), [](int32_t f) { return f < kGpuMilli; });
   }
@@ -184,6 +184,7 @@ class FgdPackPolicy final : public ScorePolicy {
     for (int32_t f : n.gpu_free) whole += f == kGpuMilli;
     return std::clamp(8 - (whole - p.num_gpu), 0, 8);
   }
+  // 0..kSpan-1, higher packs tighter.
   static int packing_tie(const AllocNode& n, const AllocPod& p, bool share_in_use) {
     if (p.num_gpu == 0) return (kGmax - std::min<int64_t>(n.gpu_free_total(), kGmax)) / kFreeStep;
     if (p.is_share())
