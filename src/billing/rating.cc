@@ -273,6 +273,7 @@ Result<RatingResult> run(const RatingInput& in, bool with_credits) {
     cap.to = in.to;
     cap.amount_exact = Money(-sla - charges, c.cur);
     cap.amount = cap.amount_exact;
+    cap.covered_value = Money(0, c.cur);
     cap.description = "SLA credits are capped at the period's charges (" + Money(charges, c.cur).to_string() + ")";
     credits += cap.amount.micros();
     r.lines.push_back(std::move(cap));

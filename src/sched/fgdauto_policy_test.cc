@@ -155,6 +155,17 @@ TEST(FgdAutoPolicy, ChoosesTheBestRehearsalEarliestOnTies) {
   EXPECT_EQ(again.chosen, r.chosen);
 }
 
+// One GPU, whole-GPU pods: every candidate allocates the GPU at x=100 and at the end, so all tie
+// and the first (version 4) is chosen.
+TEST(FgdAutoPolicy, TiesGoToTheFirstCandidate) {
+  AllocCluster c;
+  ASSERT_TRUE(c.add_node("solo", 8000, 65536, 1, "T4").ok());
+  const std::vector<AllocPod> pods = {pod(1000, 1, 1000), pod(1000, 1, 1000), pod(1000, 1, 1000)};
+  const FgdAutoRehearsal r = fgdauto_rehearse(c, pods);
+  EXPECT_EQ(r.sums, std::vector<int64_t>(8, 3 * (1000 + 1000)));
+  EXPECT_EQ(r.chosen, 0);
+}
+
 // A rehearsal's score is what the protocol's run gives: re-run candidate 0 by hand for seed 1001.
 TEST(FgdAutoPolicy, RehearsalScoreIsTheProtocolRun) {
   const Mixed m = mixed();
@@ -188,13 +199,23 @@ TEST(FgdAutoPolicy, ScoresAsTheChosenVariant) {
   EXPECT_EQ(a->max_score(), v->max_score());
   m.cluster.bind(0, pod(4000, 1, 500), {3});
   m.cluster.bind(2, pod(30000, 0, 0), {});
+  // Every other candidate scores some (node, pod) differently, so the equality below identifies it.
+  std::vector<std::unique_ptr<ScorePolicy>> others;
+  for (int i = 0; i < 8; ++i)
+    if (i != chosen) {
+      others.push_back(make_fgdpack_policy(fgdauto_candidate(i)));
+      others.back()->prepare(m.cluster, m.pods);
+    }
+  std::vector<bool> differs(others.size(), false);
   SimRng r1(5), r2(5);
   for (int n = 0; n < m.cluster.size(); ++n)
     for (const auto& q : {pod(4000, 1, 500), pod(2000, 0, 0), pod(8000, 1, 1000), pod(16000, 4, 1000)}) {
       if (!m.cluster.feasible(n, q)) continue;
       EXPECT_EQ(a->score(m.cluster, n, q), v->score(m.cluster, n, q)) << n;
       EXPECT_EQ(a->choose_gpus(m.cluster, n, q, r1), v->choose_gpus(m.cluster, n, q, r2)) << n;
+      for (size_t o = 0; o < others.size(); ++o) differs[o] = differs[o] || others[o]->score(m.cluster, n, q) != v->score(m.cluster, n, q);
     }
+  for (size_t o = 0; o < others.size(); ++o) EXPECT_TRUE(differs[o]) << "candidate " << o << " scores like the chosen one";
 }
 
 TEST(FgdAutoPolicy, WithoutGpuPodsItIsVersion4) {

@@ -111,15 +111,7 @@ class TenantBuilder {
     std::vector<ChargeLine> gpu_time;  // GPU time of runs: what card_day_costs shares among cards
     for (const ChargeLine& l : s.rated.lines) {
       if (l.kind == LineKind::kUsage && l.unit == "GPU-second") gpu_time.push_back(l);
-      if (l.project.empty()) continue;
-      ProjectCosts& p = project(a, l.project);
-      const int64_t m = l.amount.micros();
-      p.daily[day] += m;
-      p.total += m;
-      if (l.kind != LineKind::kCredit) p.charges += m;
-      p.covered += l.covered_value.round_to_cents().micros();
-      if (l.rule == "storage_io") p.storage_io_daily[day] += m, p.storage_io += m;
-      if (l.rule == "egress") p.egress_daily[day] += m;
+      if (!l.project.empty()) add_project_line(project(a, l.project), l, day);
     }
     auto cards = card_day_costs(gpu_time, s.input.allocations);
     if (!cards) return cards.error();
@@ -243,6 +235,34 @@ Result<CostsDashboard> build_costs_dashboard(Store& store, const GpuCatalog& cat
   return d;
 }
 
+void add_project_line(ProjectCosts& p, const ChargeLine& l, size_t day) {
+  const int64_t m = l.amount.micros();
+  p.daily[day] += m;
+  p.total += m;
+  if (l.kind != LineKind::kCredit) p.charges += m;
+  p.covered += l.covered_value.round_to_cents().micros();
+  if (l.rule == "storage_io") p.storage_io_daily[day] += m, p.storage_io += m;
+  if (l.rule == "egress") p.egress_daily[day] += m;
+}
+
+json project_costs_json(const ProjectCosts& p, Currency c, int64_t io_share_pct) {
+  // Saturated: money sums this large do not occur, but the addition must not overflow.
+  const __int128 base = static_cast<__int128>(p.charges) + p.covered;
+  const int64_t base64 = base > INT64_MAX ? INT64_MAX : static_cast<int64_t>(base);
+  return {{"project_id", p.project_id},
+          {"project", p.project},
+          {"daily", money_list(p.daily, c)},
+          {"storage_io_daily", money_list(p.storage_io_daily, c)},
+          {"egress_daily", money_list(p.egress_daily, c)},
+          {"total", Money(p.total, c).amount_string()},
+          {"reserved_covered_value", Money(p.covered, c).amount_string()},
+          {"storage_io_share_pct", share_pct_text(p.storage_io, base64)},
+          // exact on these amounts (the share above is rounded); the firewall compares the
+          // micro-exact month to date
+          {"storage_io_over_threshold", static_cast<__int128>(p.storage_io) * 100 > static_cast<__int128>(io_share_pct) * base},
+          {"budget", p.budget ? to_json(*p.budget) : json(nullptr)}};
+}
+
 json to_json(const CostsDashboard& d) {
   json days = json::array();
   for (TimeMs day : d.range.days) days.push_back(utc_date(day));
@@ -250,20 +270,7 @@ json to_json(const CostsDashboard& d) {
   for (const TenantCosts& t : d.tenants) {
     const Currency c = t.currency;
     json projects = json::array();
-    for (const ProjectCosts& p : t.projects)
-      projects.push_back({{"project_id", p.project_id},
-                          {"project", p.project},
-                          {"daily", money_list(p.daily, c)},
-                          {"storage_io_daily", money_list(p.storage_io_daily, c)},
-                          {"egress_daily", money_list(p.egress_daily, c)},
-                          {"total", Money(p.total, c).amount_string()},
-                          {"reserved_covered_value", Money(p.covered, c).amount_string()},
-                          {"storage_io_share_pct", share_pct_text(p.storage_io, p.charges + p.covered)},
-                          // exact, as the firewall compares (the share above is rounded)
-                          {"storage_io_over_threshold",
-                           static_cast<__int128>(p.storage_io) * 100 >
-                               static_cast<__int128>(t.policy.storage_io_share_pct) * (p.charges + p.covered)},
-                          {"budget", p.budget ? to_json(*p.budget) : json(nullptr)}});
+    for (const ProjectCosts& p : t.projects) projects.push_back(project_costs_json(p, c, t.policy.storage_io_share_pct));
     json cards = json::array();
     for (const CardCosts& k : t.cards)
       cards.push_back({{"node_id", k.node_id},

@@ -57,6 +57,12 @@ struct ProjectCosts {
   std::optional<BudgetBurn> budget;
 };
 
+// Adds one rated line of the project (amounts to the cent) to day `day` of `p`.
+void add_project_line(ProjectCosts& p, const ChargeLine& l, size_t day);
+// The project's JSON (docs/openapi.json DashboardProjectCosts): its storage I/O share of charges +
+// reserved-covered value, and whether it is above `io_share_pct` (exactly, on these amounts).
+nlohmann::json project_costs_json(const ProjectCosts& p, Currency c, int64_t io_share_pct);
+
 struct CardCosts {
   std::string node_id, node;
   int64_t gpu = 0;

@@ -1,4 +1,4 @@
-// The costs dashboard's pure parts: the day range, the budget burn-down and the share text.
+// The costs dashboard's pure parts: the day range, the budget burn-down, the share text and a project's costs.
 #include "server/dashboard_costs.h"
 
 #include <gtest/gtest.h>
@@ -102,6 +102,35 @@ TEST(DashboardBudget, ShareHasOneDecimalRoundedHalfToEven) {
   EXPECT_EQ(share_pct_text(5, 5), "100.0");
   EXPECT_EQ(share_pct_text(0, 0), "0.0");
   EXPECT_EQ(share_pct_text(7, 0), "0.0");
+}
+
+// A project on reserved capacity: its covered GPU time counts in the share's denominator at its
+// value (to the cent), not billed; credits count in the total only.
+TEST(DashboardProject, StorageIoShareCountsReservedCoveredValue) {
+  ProjectCosts p;
+  p.project = "pretrain";
+  p.daily.assign(2, 0), p.storage_io_daily.assign(2, 0), p.egress_daily.assign(2, 0);
+  auto line = [](LineKind kind, const char* rule, int64_t micros) {
+    ChargeLine l;
+    l.kind = kind, l.rule = rule, l.project = "pretrain";
+    l.amount_exact = l.amount = Money(micros, Currency::kCNY);
+    l.covered_value = Money(0, Currency::kCNY);
+    return l;
+  };
+  ChargeLine covered = line(LineKind::kUsage, "reserved_covered", 0);
+  covered.covered_value = Money(299'995'001, Currency::kCNY);  // 299.995001 -> 300.00
+  add_project_line(p, covered, 0);
+  add_project_line(p, line(LineKind::kUsage, "on_demand", 100'000'000), 1);
+  add_project_line(p, line(LineKind::kFee, "storage_io", 100'000'000), 1);
+  add_project_line(p, line(LineKind::kCredit, "sla_outage", -50'000'000), 1);
+  const auto j = project_costs_json(p, Currency::kCNY, 20);
+  EXPECT_EQ(j["reserved_covered_value"], "300.00");
+  EXPECT_EQ(j["total"], "150.00");
+  EXPECT_EQ(j["storage_io_daily"], (nlohmann::json{"0.00", "100.00"}));
+  // 100 / (200 + 300) = 20.0%: not over 20 (exactly at it); without the covered value, 50%.
+  EXPECT_EQ(j["storage_io_share_pct"], "20.0");
+  EXPECT_EQ(j["storage_io_over_threshold"], false);
+  EXPECT_EQ(project_costs_json(p, Currency::kCNY, 19)["storage_io_over_threshold"], true);
 }
 
 }  // namespace

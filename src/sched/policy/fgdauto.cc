@@ -26,13 +26,16 @@
 // set (docs/benchmarks.md, fgdauto).
 // The rehearsals run on up to hardware_concurrency() threads, each on its own cluster copy and
 // policy object, and are collected in a fixed order, so the choice does not depend on timing.
-// A choice is remembered per (cluster state, workload) fingerprint for the life of the process:
-// the experiment prepares one policy per seed for the same inputs.
+// A choice is remembered per (cluster state, workload) fingerprint, for up to 64 of them per
+// process: the experiment prepares one policy per seed for the same inputs. A rehearsal that fails
+// (out of memory) fails prepare() with its exception, after every thread has stopped.
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <exception>
 #include <map>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "sched/alloc_arrivals.h"
@@ -85,6 +88,7 @@ uint64_t fingerprint(const AllocCluster& c, const std::vector<AllocPod>& workloa
     f.add(n.share_pods), f.add(n.kgpu_pods);
   }
   for (const auto& p : workload) f.add(p.cpu_milli), f.add(p.memory_mib), f.add(p.num_gpu), f.add(p.gpu_milli), f.add(p.gpu_spec);
+  for (const auto& p : workload) f.add(static_cast<int64_t>(p.spec_mask));
   return f.value();
 }
 
@@ -146,16 +150,31 @@ FgdAutoRehearsal fgdauto_rehearse(const AllocCluster& cluster, const std::vector
   constexpr size_t kJobs = kCandidates.size() * kRehearsalSeeds.size();
   std::array<int64_t, kJobs> result{};
   std::atomic<size_t> next{0};
+  std::mutex error_mu;
+  std::exception_ptr error;  // the first failure (bad_alloc); the others stop taking jobs
   auto worker = [&] {
-    for (size_t j; (j = next.fetch_add(1)) < kJobs;)
-      result[j] = rehearse(cluster, workload, kCandidates[j / kRehearsalSeeds.size()].options,
-                           kRehearsalSeeds[j % kRehearsalSeeds.size()]);
+    try {
+      for (size_t j; (j = next.fetch_add(1)) < kJobs;)
+        result[j] = rehearse(cluster, workload, kCandidates[j / kRehearsalSeeds.size()].options,
+                             kRehearsalSeeds[j % kRehearsalSeeds.size()]);
+    } catch (...) {
+      std::lock_guard lock(error_mu);
+      if (!error) error = std::current_exception();
+      next = kJobs;
+    }
   };
   const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, kJobs);
   std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+  for (size_t t = 1; t < threads; ++t) {
+    try {
+      pool.emplace_back(worker);
+    } catch (const std::system_error&) {
+      break;  // no more threads: the ones started and this one do the rest
+    }
+  }
   worker();
   for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
   FgdAutoRehearsal out;
   for (size_t c = 0; c < kCandidates.size(); ++c) {
     int64_t sum = 0;

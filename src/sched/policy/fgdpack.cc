@@ -29,9 +29,10 @@
 //
 // FgdPackOptions (policies.h) give the variants that fgdauto (policy/fgdauto.cc) chooses among:
 // the primary key's scale (floor(scale*sigmoid(x)); 100 is FGD's, smaller makes more ties and so
-// more first-fit packing by node priority), the CPU-only key on or off, the share key as above,
-// off, or on every workload (version 2's), and a key for whole-GPU pods (a node with a GPU in
-// use, or fewer fully free GPUs left) added as 10 * level to their tie. The defaults are version 4.
+// more first-fit packing by node priority; clamped to 1..100), the CPU-only key on or off, the
+// share key as above, off, or its "GPU in use" test on every workload, and a key for whole-GPU
+// pods (a node with a GPU in use, or fewer fully free GPUs left) added as 10 * level to their tie.
+// The defaults are version 4.
 // Depends only on the pod's shape and the node's free CPU, model and free GPU (score_policy.h).
 //
 // Fragmentation is evaluated exactly as node_fragmentation_scaled(), but with the target's task
@@ -68,7 +69,7 @@ struct TaskGroup {
 
 class FgdPackPolicy final : public ScorePolicy {
  public:
-  explicit FgdPackPolicy(const FgdPackOptions& o) : opt_(o) {}
+  explicit FgdPackPolicy(const FgdPackOptions& o) : opt_(o) { opt_.scale = std::clamp(opt_.scale, 1, 100); }
   std::string_view name() const override { return "fgdpack"; }
   void prepare(const AllocCluster& cluster, const std::vector<AllocPod>& workload) override {
     const TargetWorkload target = typical_tasks(workload, cluster);

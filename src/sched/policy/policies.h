@@ -17,7 +17,7 @@ std::unique_ptr<ScorePolicy> make_fgd_policy();
 // fgdpack's knobs (policy/fgdpack.cc); the defaults are fgdpack version 4. The tie keys add up:
 // tie = (whole_key level 0..8) * 10 + (version 4's key for the pod's class, or the share key).
 struct FgdPackOptions {
-  int scale = 100;            // primary key floor(scale * sigmoid(x)), 1..100
+  int scale = 100;            // primary key floor(scale * sigmoid(x)), clamped to 1..100
   bool cpu_only_key = true;   // CPU-only pods prefer nodes with less free GPU
   bool share_key = true;      // share pods prefer opened nodes on CPU-bound workloads
   bool share_key_always = false;  // ... on every workload
