@@ -1,5 +1,7 @@
 #include "core/yaml_json.h"
 
+#include "core/json_limits.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <regex>
@@ -83,11 +85,7 @@ Result<nlohmann::json> yaml_to_json(const std::string& text) {
 Result<nlohmann::json> parse_json_or_yaml(const std::string& text) {
   size_t i = text.find_first_not_of(" \t\r\n");
   if (i != std::string::npos && (text[i] == '{' || text[i] == '[')) {
-    try {
-      return nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-      return Error::make(Code::kBadRequest, std::string("malformed JSON: ") + e.what());
-    }
+    return parse_json_bounded(text);
   }
   return yaml_to_json(text);
 }

@@ -1,5 +1,6 @@
 #include "server/http_util.h"
 
+#include "core/json_limits.h"
 #include "core/yaml_json.h"
 
 namespace gpurent {
@@ -58,14 +59,9 @@ Result<json> parse_body(const httplib::Request& req) {
     if (!r) return Error::make(Code::kBadRequest, r.error().message);
     body = std::move(r).value();
   } else {
-    try {
-      body = json::parse(req.body);
-    } catch (const json::parse_error& e) {
-      return Error::make(Code::kBadRequest, "malformed JSON at byte " + std::to_string(e.byte) + ": " +
-                                                std::string(e.what()).substr(std::string(e.what()).find(':') + 2));
-    } catch (const json::exception& e) {  // e.g. a number out of range such as 1e999
-      return Error::make(Code::kBadRequest, std::string("malformed JSON: ") + e.what());
-    }
+    auto r = parse_json_bounded(req.body);
+    if (!r) return r.error();
+    body = std::move(r).value();
   }
   if (!body.is_object()) return Error::make(Code::kBadRequest, "request body must be a JSON object");
   return body;

@@ -56,7 +56,7 @@ json present_webhook(const Record& r) {
 
 }  // namespace
 
-void register_alert_routes(App& app, httplib::Server& srv) {
+void register_alert_routes(App& app, Router& srv) {
   KindSpec spec;
   spec.kind = "alerts";
   spec.id_prefix = "alr";
@@ -111,8 +111,9 @@ void register_alert_routes(App& app, httplib::Server& srv) {
   route(app, srv, "POST", "/api/v1/webhooks", "webhooks",
         [&app, operator_only](const httplib::Request& req, httplib::Response& res, const Principal& p) {
           if (!operator_only(p)) return send_problem(res, forbidden("webhooks are the operator's"), req.path);
-          json body = json::parse(req.body, nullptr, false);
-          if (body.is_discarded()) return send_problem(res, Error::make(Code::kBadRequest, "body is not JSON"), req.path);
+          auto parsed = parse_body(req);
+          if (!parsed) return send_problem(res, parsed.error(), req.path);
+          const json& body = *parsed;
           Record out;
           Status st = app.loop.run([&](StoreTx& tx) -> Status {
             auto w = parse_webhook(body, tx);

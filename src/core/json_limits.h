@@ -1,0 +1,28 @@
+// Bounded JSON parsing for anything a client, a file or a peer hands us. nlohmann::json parses
+// iteratively but copies and compares values recursively, so a 200 KB body nested 100,000 deep
+// overflows the stack of whichever thread copies it. parse_json_bounded refuses such text before
+// the library sees it: nesting deeper than `max_depth` is a 400, not a crash.
+// Stateless; safe from any thread.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "core/result.h"
+
+namespace gpurent {
+
+struct JsonLimits {
+  int max_depth = 64;  // arrays and objects inside one another; this API nests at most about 8
+};
+
+// The deepest nesting of arrays and objects in `text`, counted outside strings, stopping early
+// once it passes `stop_at` (so a hostile text costs one pass, never more). Malformed text is not
+// an error here: the parser reports it with its byte offset.
+int json_nesting_depth(std::string_view text, int stop_at);
+
+// Parses `text` as JSON after checking its nesting. kBadRequest with the byte offset and the
+// reason on malformed JSON, too deep a nesting, or a number out of range (1e999).
+Result<nlohmann::json> parse_json_bounded(std::string_view text, const JsonLimits& limits = {});
+
+}  // namespace gpurent

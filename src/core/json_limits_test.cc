@@ -1,0 +1,50 @@
+#include "core/json_limits.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace gpurent {
+namespace {
+
+std::string nested(int depth, char open, char close) {
+  return std::string(static_cast<size_t>(depth), open) + std::string(static_cast<size_t>(depth), close);
+}
+
+TEST(JsonLimits, CountsNestingOutsideStringsOnly) {
+  EXPECT_EQ(json_nesting_depth(R"({"a": [1, {"b": []}]})", 100), 4);
+  EXPECT_EQ(json_nesting_depth(R"({"a": "[[[[{{{{"})", 100), 1);
+  EXPECT_EQ(json_nesting_depth(R"({"a": "\"[[[", "b": [[]]})", 100), 3);  // escaped quote stays in the string
+  EXPECT_EQ(json_nesting_depth("42", 100), 0);
+  EXPECT_EQ(json_nesting_depth("]]]][", 100), 1);  // stray closers never go below zero
+}
+
+TEST(JsonLimits, StopsCountingPastTheLimit) { EXPECT_EQ(json_nesting_depth(nested(100000, '[', ']'), 64), 65); }
+
+TEST(JsonLimits, SixtyFourLevelsParseAndSixtyFiveAreRefusedWithTheReason) {
+  auto ok = parse_json_bounded("{\"labels\": " + nested(63, '[', ']') + "}");
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  auto deep = parse_json_bounded("{\"labels\": " + nested(64, '[', ']') + "}");
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.error().code, Code::kBadRequest);
+  EXPECT_NE(deep.error().message.find("deeper than 64"), std::string::npos) << deep.error().message;
+}
+
+TEST(JsonLimits, HostileNestingIsRefusedNotParsed) {
+  // The request that crashed the server (issue 15): 100,000 levels in 200 KB.
+  auto r = parse_json_bounded("{\"labels\": " + nested(100000, '[', ']') + "}");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Code::kBadRequest);
+}
+
+TEST(JsonLimits, MalformedTextNamesTheByteAndOutOfRangeNumbersAreBadRequests) {
+  auto bad = parse_json_bounded("{\"a\": tru}");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("at byte"), std::string::npos) << bad.error().message;
+  auto big = parse_json_bounded("{\"a\": 1e999}");
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(big.error().code, Code::kBadRequest);
+}
+
+}  // namespace
+}  // namespace gpurent
