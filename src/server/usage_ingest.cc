@@ -55,6 +55,10 @@ Result<UsageBatchRows> resolve(StoreTx& tx, const Principal& p, const UsageBatch
   };
 
   UsageBatchRows rows;
+  // Keys are the caller's own: a tenant's, a supplier's, or the platform's (operators, meters).
+  rows.scope = !p.tenant_id.empty()     ? "tenant:" + p.tenant_id
+               : !p.supplier_id.empty() ? "supplier:" + p.supplier_id
+                                        : "platform";
   rows.idempotency_key = b.idempotency_key;
   rows.content_sha256 = digest;
   rows.received_at = now;

@@ -202,10 +202,42 @@ CREATE TABLE job_metric_points (
 CREATE INDEX job_metric_points_by_tenant ON job_metric_points (tenant_id, at);
 )sql";
 
+// Usage idempotency keys belong to their caller (docs/resources/usage.md): one tenant's key can
+// neither take nor reveal another's. `scope` is "tenant:<id>", "supplier:<id>" or "platform"
+// (operators and the server's own meters); the key is unique within its scope. SQLite cannot
+// change a table's UNIQUE constraint, so the table is rebuilt; existing batches get the scope of
+// the user who sent them (platform when that user is gone).
+constexpr const char* kV4 = R"sql(
+CREATE TABLE usage_batches_v4 (
+  seq             INTEGER PRIMARY KEY,
+  scope           TEXT NOT NULL,
+  idempotency_key TEXT NOT NULL,
+  content_sha256  TEXT NOT NULL,
+  received_at     INTEGER NOT NULL,
+  submitted_by    TEXT NOT NULL DEFAULT '',
+  gpu_samples     INTEGER NOT NULL CHECK (gpu_samples >= 0),
+  job_samples     INTEGER NOT NULL CHECK (job_samples >= 0),
+  UNIQUE (scope, idempotency_key)
+) STRICT;
+INSERT INTO usage_batches_v4 (seq, scope, idempotency_key, content_sha256, received_at, submitted_by, gpu_samples,
+                              job_samples)
+  SELECT b.seq,
+         coalesce((SELECT CASE WHEN o.tenant_id <> '' THEN 'tenant:' || o.tenant_id
+                               WHEN o.supplier_id <> '' THEN 'supplier:' || o.supplier_id
+                               ELSE 'platform' END
+                     FROM objects o WHERE o.kind = 'users' AND o.id = b.submitted_by), 'platform'),
+         b.idempotency_key, b.content_sha256, b.received_at, b.submitted_by, b.gpu_samples, b.job_samples
+    FROM usage_batches b;
+DROP TABLE usage_batches;
+ALTER TABLE usage_batches_v4 RENAME TO usage_batches;
+CREATE INDEX usage_batches_by_received ON usage_batches (received_at);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "objects, api_tokens, job_events, audit_log", kV1},
     {2, "usage: ingest batches, raw GPU and job samples, per-minute rollups", kV2},
     {3, "job metrics: points a job reports about its quality", kV3},
+    {4, "usage: idempotency keys scoped to their caller", kV4},
 };
 
 constexpr const char* kBootstrap =

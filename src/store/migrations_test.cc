@@ -123,3 +123,46 @@ TEST(Migrations, RefusesAnUnorderedList) {
 
 }  // namespace
 }  // namespace gpurent
+
+namespace gpurent {
+namespace {
+
+// Version 4 rebuilds usage_batches with a scope per key: batches stored before it keep their
+// keys, scoped to the tenant or supplier of the user who sent them (platform when that user is
+// an operator or gone), so a batch sent again after the upgrade is still a duplicate.
+TEST(Migrations, V4ScopesExistingUsageKeysByTheirSender) {
+  TempDir dir;
+  Db db = open_db(dir.file("v3.db"));
+  auto all = sqlite_migrations();
+  ASSERT_GE(all.size(), 4u);
+  ASSERT_EQ(all[3].version, 4);
+  ASSERT_TRUE(apply_migrations(db, all.subspan(0, 3), 100).ok());
+  ASSERT_TRUE(db.exec("INSERT INTO objects (kind, id, name, tenant_id, created_at, updated_at, version, body) VALUES "
+                      "('users', 'usr_t', 'dev', 'ten_1', 1, 1, 1, '{}'),"
+                      "('users', 'usr_s', 'ops', '', 1, 1, 1, '{}')")
+                  .ok());
+  ASSERT_TRUE(db.exec("UPDATE objects SET supplier_id = 'sup_1' WHERE id = 'usr_s'").ok());
+  ASSERT_TRUE(db.exec("INSERT INTO usage_batches (idempotency_key, content_sha256, received_at, submitted_by, "
+                      "gpu_samples, job_samples) VALUES ('k', 'd1', 1, 'usr_t', 1, 0), ('k2', 'd2', 1, 'usr_s', 1, 0),"
+                      "('k3', 'd3', 1, 'usr_gone', 0, 1)")
+                  .ok());
+  ASSERT_TRUE(apply_migrations(db, all, 200).ok());
+  auto q = db.query("SELECT idempotency_key, scope FROM usage_batches ORDER BY seq");
+  ASSERT_TRUE(q.ok());
+  std::vector<std::pair<std::string, std::string>> rows;
+  while (q->step("test").value()) rows.emplace_back(q->text(0), q->text(1));
+  EXPECT_EQ(rows, (std::vector<std::pair<std::string, std::string>>{
+                      {"k", "tenant:ten_1"}, {"k2", "supplier:sup_1"}, {"k3", "platform"}}));
+  // The same key in another scope is a new batch; in its own scope it is refused by the index.
+  EXPECT_TRUE(db.exec("INSERT INTO usage_batches (scope, idempotency_key, content_sha256, received_at, gpu_samples, "
+                      "job_samples) VALUES ('tenant:ten_2', 'k', 'x', 2, 0, 0)")
+                  .ok());
+  EXPECT_FALSE(db.exec("INSERT INTO usage_batches (scope, idempotency_key, content_sha256, received_at, gpu_samples, "
+                       "job_samples) VALUES ('tenant:ten_1', 'k', 'x', 2, 0, 0)")
+                   .ok());
+  EXPECT_TRUE(table_exists(db, "usage_batches"));
+  EXPECT_FALSE(table_exists(db, "usage_batches_v4"));
+}
+
+}  // namespace
+}  // namespace gpurent

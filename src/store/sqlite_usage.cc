@@ -10,10 +10,10 @@ namespace gpurent {
 namespace {
 
 const std::string kFindBatch =
-    "SELECT content_sha256, gpu_samples, job_samples, received_at FROM usage_batches WHERE idempotency_key = ?1";
+    "SELECT content_sha256, gpu_samples, job_samples, received_at FROM usage_batches WHERE scope = ?1 AND idempotency_key = ?2";
 const std::string kInsertBatch =
-    "INSERT INTO usage_batches (idempotency_key, content_sha256, received_at, submitted_by, gpu_samples, job_samples)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING seq";
+    "INSERT INTO usage_batches (idempotency_key, content_sha256, received_at, submitted_by, gpu_samples, job_samples,"
+    " scope) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING seq";
 const std::string kInsertGpu =
     "INSERT INTO usage_gpu_samples (node_id, gpu, at, batch, utilization_pct, memory_used_mib, power_mw,"
     " sm_clock_mhz, gr_engine_active_pct) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
@@ -77,7 +77,7 @@ Result<UsageIngestOutcome> insert_usage_batch(Db& db, const UsageBatchRows& b) {
   {
     auto q = db.query(kFindBatch);
     if (!q) return q.error();
-    q->bind(1, b.idempotency_key);
+    q->bind(1, b.scope).bind(2, b.idempotency_key);
     auto row = q->step("looking up an idempotency key");
     if (!row) return row.error();
     if (*row) {
@@ -92,7 +92,7 @@ Result<UsageIngestOutcome> insert_usage_batch(Db& db, const UsageBatchRows& b) {
     auto q = db.query(kInsertBatch);
     if (!q) return q.error();
     q->bind(1, b.idempotency_key).bind(2, b.content_sha256).bind(3, b.received_at).bind(4, b.submitted_by);
-    q->bind(5, static_cast<int64_t>(b.gpu.size())).bind(6, static_cast<int64_t>(b.jobs.size()));
+    q->bind(5, static_cast<int64_t>(b.gpu.size())).bind(6, static_cast<int64_t>(b.jobs.size())).bind(7, b.scope);
     auto row = q->step("storing a usage batch");
     if (!row) return row.error();
     if (!*row) return Error::make(Code::kInternal, "storing a usage batch: no sequence number returned");

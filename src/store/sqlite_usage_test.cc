@@ -80,6 +80,29 @@ TEST_F(UsageStore, InsertsOnceAndRecognisesDuplicatesAndConflicts) {
             100);
 }
 
+TEST_F(UsageStore, KeysAreScopedToTheirCaller) {
+  // Two tenants (and the platform) may use the same key: each batch is stored, none conflicts.
+  auto a = batch("nightly-1", "da", {gpu_row(kT0, 50)});
+  a.scope = "tenant:ten_a";
+  auto b = batch("nightly-1", "db", {gpu_row(kT0 + 1000, 60)});
+  b.scope = "tenant:ten_b";
+  auto c = batch("nightly-1", "dc", {gpu_row(kT0 + 2000, 70)});
+  for (const auto* x : {&a, &b, &c}) {
+    auto r = ingest(*store, *x);
+    ASSERT_TRUE(r.ok()) << x->scope << ": " << r.error().message;
+    EXPECT_FALSE(r->duplicate) << x->scope;
+  }
+  // Within one scope the key is still once: same content is a duplicate, other content a conflict.
+  auto again = ingest(*store, a);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_TRUE(again->duplicate);
+  auto other = a;
+  other.content_sha256 = "changed";
+  auto conflict = ingest(*store, other);
+  ASSERT_FALSE(conflict.ok());
+  EXPECT_EQ(conflict.error().code, Code::kConflict);
+}
+
 TEST_F(UsageStore, AFailedBatchLeavesNothingBehind) {
   // Two rows for the same GPU and time in one batch violate the key: the whole batch rolls back.
   auto b = batch("k1", "d1", {gpu_row(kT0, 50), gpu_row(kT0, 60)});

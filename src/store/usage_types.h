@@ -36,6 +36,7 @@ struct UsageBatchRows {
   std::string submitted_by;  // user id
   std::vector<GpuUsageRow> gpu;
   std::vector<JobUsageRow> jobs;
+  std::string scope = "platform";  // whose key: "tenant:<id>", "supplier:<id>" or "platform"; unique within it
 };
 
 struct UsageIngestOutcome {
