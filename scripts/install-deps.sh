@@ -6,10 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config ccache
   nlohmann-json3-dev libcpp-httplib-dev libsqlite3-dev sqlite3 libcli11-dev libspdlog-dev
-  libyaml-cpp-dev libssl-dev libgtest-dev libgmock-dev libbenchmark-dev prometheus-cpp-dev
-  curl ca-certificates
+  libyaml-cpp-dev libssl-dev libboost1.81-dev libgtest-dev libgmock-dev libbenchmark-dev prometheus-cpp-dev
+  curl ca-certificates wrk
   slurm-wlm munge iproute2 util-linux slurmdbd mariadb-server
   libglpk-dev
   chromium fonts-wqy-microhei

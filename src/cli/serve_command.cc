@@ -12,6 +12,7 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
     ServerOptions server;
     bool no_sync_full = false;
     bool no_scheduler = false;
+    bool no_rate_limits = false;
   };
   auto o = std::make_shared<Opts>();
   ServerOptions& s = o->server;
@@ -35,7 +36,46 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--max-body-bytes", s.max_body_bytes, "larger request bodies are refused with 413")
       ->check(CLI::Range(size_t{1024}, size_t{1} << 30))
       ->capture_default_str();
-  cmd->add_option("--threads", s.threads, "HTTP worker threads")->check(CLI::Range(1, 1024))->capture_default_str();
+  cmd->add_option("--threads", s.threads, "worker threads that run the API's handlers (0: twice the cores, at least 4)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+  cmd->add_option("--tls-cert", s.tls_cert, "PEM certificate chain: serve HTTPS (with --tls-key)");
+  cmd->add_option("--tls-key", s.tls_key, "PEM private key of --tls-cert");
+  cmd->add_flag("--insecure-http", s.insecure_http,
+                "allow plain HTTP on an address other than loopback (behind a TLS-terminating proxy)");
+  cmd->add_option("--cors-origin", s.cors_origins,
+                  "an origin allowed to call the API from a browser, e.g. https://console.example.com "
+                  "(repeatable; * = any; default: same origin only)");
+  cmd->add_option("--header-timeout-s", s.header_timeout_s, "a request's headers must arrive within this")
+      ->check(CLI::Range(int64_t{1}, int64_t{600}))
+      ->capture_default_str();
+  cmd->add_option("--body-timeout-s", s.body_timeout_s, "a request's body must arrive within this")
+      ->check(CLI::Range(int64_t{1}, int64_t{3600}))
+      ->capture_default_str();
+  cmd->add_option("--idle-timeout-s", s.idle_timeout_s, "close kept-alive connections idle this long")
+      ->check(CLI::Range(int64_t{1}, int64_t{3600}))
+      ->capture_default_str();
+  cmd->add_option("--max-connections", s.max_connections, "open connections at most; more are answered 503")
+      ->check(CLI::Range(size_t{16}, size_t{1000000}))
+      ->capture_default_str();
+  cmd->add_option("--max-connections-per-address", s.max_connections_per_address,
+                  "open connections from one source address at most")
+      ->check(CLI::Range(size_t{1}, size_t{1000000}))
+      ->capture_default_str();
+  cmd->add_flag("--no-rate-limits", o->no_rate_limits, "do not rate-limit requests (a benchmark, a trusted network)");
+  cmd->add_option("--rate-read", s.rate_read, "reads a second per token (burst: twice as many)")
+      ->check(CLI::Range(int64_t{1}, int64_t{10000000}))
+      ->capture_default_str();
+  cmd->add_option("--rate-write", s.rate_write, "writes a second per token (burst: twice as many)")
+      ->check(CLI::Range(int64_t{1}, int64_t{10000000}))
+      ->capture_default_str();
+  cmd->add_option("--rate-ingest", s.rate_ingest, "usage and metric batches a second per token (burst: twice)")
+      ->check(CLI::Range(int64_t{1}, int64_t{10000000}))
+      ->capture_default_str();
+  cmd->add_option("--rate-address-factor", s.rate_address_factor,
+                  "a source address may send this many times a token's rates")
+      ->check(CLI::Range(int64_t{1}, int64_t{10000}))
+      ->capture_default_str();
   cmd->add_flag("--no-sync-full", o->no_sync_full,
                 "do not fsync every commit (faster; a power loss may lose the last commits)");
   cmd->add_flag("--no-scheduler", o->no_scheduler, "do not run the scheduler (jobs stay pending)");
@@ -73,11 +113,13 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--executor", s.executor, "what runs admitted jobs: sim (simulated) or slurm (docs/slurm.md)")
       ->check(CLI::IsMember({"sim", "slurm"}))
       ->capture_default_str();
-  cmd->add_option("--slurm-conf", s.slurm_conf, "slurm.conf of the cluster (exported as SLURM_CONF to the Slurm tools)");
+  cmd->add_option("--slurm-conf", s.slurm_conf,
+                  "slurm.conf of the cluster (exported as SLURM_CONF to the Slurm tools)");
   cmd->add_option("--slurm-partition", s.slurm_partition, "partition jobs are submitted to (default: the cluster's)");
   cmd->add_option("--slurm-gres-type", s.slurm_gres_type, "GPU gres type, e.g. h100 for --gres=gpu:h100:N");
   cmd->add_option("--slurm-supplier", s.slurm_supplier, "supplier (id or name) whose nodes the Slurm nodes are");
-  cmd->add_option("--slurm-gpu-model", s.slurm_gpu_model, "GPU catalog id of the Slurm nodes (for nodes created from sinfo)");
+  cmd->add_option("--slurm-gpu-model", s.slurm_gpu_model,
+                  "GPU catalog id of the Slurm nodes (for nodes created from sinfo)");
   cmd->add_option("--slurm-output-dir", s.slurm_output_dir, "folder for the jobs' output files (default: discarded)");
   cmd->add_option("--slurm-driver", s.slurm_driver, "NVIDIA driver version of the Slurm nodes, e.g. 550.90.07");
   cmd->add_option("--slurm-cuda", s.slurm_cuda, "CUDA version of the Slurm nodes, e.g. 12.4");
@@ -88,6 +130,7 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
     ctx.action = [&ctx, o] {
       o->server.sync_full = !o->no_sync_full;
       o->server.scheduler = !o->no_scheduler;
+      o->server.rate_limits = !o->no_rate_limits;
       return ctx.serve(o->server);
     };
   });

@@ -72,6 +72,7 @@ Result<AdminCredentials> ensure_admin(Store& store, ControlLoop& loop, const Clo
   if (!st) return st.error();
   if (auto s = write_secret_file(token_file, secret); !s) return s.error();
   out.token = secret;
+  out.minted = true;
   return out;
 }
 

@@ -16,6 +16,7 @@ struct AdminCredentials {
   std::string user_id;
   std::string token;       // the secret
   std::string token_file;  // where it is kept
+  bool minted = false;     // the token was minted by this call (first start, or the file's was lost)
 };
 
 Result<AdminCredentials> ensure_admin(Store& store, ControlLoop& loop, const Clock& clock, const std::string& token_file);

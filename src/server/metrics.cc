@@ -2,6 +2,8 @@
 
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
+
 namespace gpurent {
 
 Metrics::Metrics()
@@ -44,6 +46,13 @@ void Metrics::set_gauge(const std::string& name, const std::string& label_key, c
   if (name == "queue") queue_.Add({}).Set(v);
 }
 
-std::string Metrics::render() { return prometheus::TextSerializer().Serialize(registry_->Collect()); }
+std::string Metrics::render(bool with_objects) {
+  auto families = registry_->Collect();
+  if (!with_objects)
+    families.erase(std::remove_if(families.begin(), families.end(),
+                                  [](const prometheus::MetricFamily& f) { return f.name == "gpurent_objects"; }),
+                   families.end());
+  return prometheus::TextSerializer().Serialize(families);
+}
 
 }  // namespace gpurent

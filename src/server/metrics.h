@@ -18,8 +18,8 @@ class Metrics {
   void observe_request(const std::string& method, const std::string& route, int status, double seconds);
   void count_write(const std::string& kind, const std::string& action);
   void set_gauge(const std::string& name, const std::string& label_key, const std::string& label_value, double v);
-  // Prometheus text format 0.0.4.
-  std::string render();
+  // Prometheus text format 0.0.4; the stored objects' counts only when `with_objects`.
+  std::string render(bool with_objects = true);
   prometheus::Registry& registry() { return *registry_; }
 
  private:

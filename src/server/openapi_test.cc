@@ -15,6 +15,7 @@
 
 #include "core/clock.h"
 #include "server/app.h"
+#include "server/http/http_server.h"
 #include "server/bootstrap.h"
 #include "server/http_util.h"
 #include "server/resources.h"
@@ -263,7 +264,7 @@ struct Reply {
   httplib::Headers headers;
 };
 
-// The server's routes on an httplib::Server in this process, over a SQLite file in a temporary
+// The server's routes on an HttpServer in this process, over a SQLite file in a temporary
 // folder, with the demo world seeded through the POST path. Registers what run_server() registers.
 class LiveServer {
  public:
@@ -275,14 +276,16 @@ class LiveServer {
     opts_.db_path = dir_.file("db");  // the demo seeding writes its tokens file beside it
     opts_.cold_start_ms = 0;          // admitted jobs run at the next tick: the ledger gets runs
     spdlog::set_level(spdlog::level::warn);  // no access log lines in the test output
-    register_all_routes(app_, srv_);
-    port_ = srv_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { srv_.listen_after_bind(); });
-    // stop() before the accept loop has started would be lost: wait for it.
-    for (int i = 0; i < 500 && !srv_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    register_all_routes(app_, router_);
+    HttpServerOptions h;
+    h.port = 0;
+    h.rate_limits = false;
+    http_ = std::make_unique<HttpServer>(router_, h);
+    port_ = http_->bind().value();
+    thread_ = std::thread([this] { http_->run(); });
   }
   ~LiveServer() {
-    srv_.stop();
+    http_->stop();
     thread_.join();
     loop_.stop();
   }
@@ -359,7 +362,8 @@ class LiveServer {
   ServerOptions opts_;
   std::map<std::string, KindSpec> kinds_;
   App app_;
-  httplib::Server srv_;
+  Router router_;
+  std::unique_ptr<HttpServer> http_;
   int port_ = -1;
   std::thread thread_;
 };
@@ -400,8 +404,9 @@ TEST(OpenApi, EveryDocumentedMethodIsServedAndNoOther) {
       Reply r = srv.call(m, concrete(path));
       ASSERT_NE(r.status, -1) << m << " " << path;
       const bool served = ops.count({m, path}) > 0;
-      // Without a token every served route answers 401 (the open ones 200); unknown ones 404.
-      const int want = served ? (kOpenPaths.count(path) ? 200 : 401) : 404;
+      // Without a token every served route answers 401 (the open ones 200); a method the path
+      // does not have answers 405 (with Allow).
+      const int want = served ? (kOpenPaths.count(path) ? 200 : 401) : 405;
       EXPECT_EQ(r.status, want) << m << " " << path;
     }
 }

@@ -271,7 +271,7 @@ static void delete_handler(App& app, const KindSpec& spec, const httplib::Reques
   res.status = 204;
 }
 
-static void not_allowed(App& app, httplib::Server& srv, const char* method, const std::string& pattern,
+static void not_allowed(App& app, Router& srv, const char* method, const std::string& pattern,
                         const std::string& name, const std::string& why, const std::string& allow) {
   route(app, srv, method, pattern, name,
         [why, allow](const httplib::Request& req, httplib::Response& res, const Principal&) {
@@ -280,7 +280,7 @@ static void not_allowed(App& app, httplib::Server& srv, const char* method, cons
         });
 }
 
-void register_crud(App& app, httplib::Server& srv, const KindSpec& spec) {
+void register_crud(App& app, Router& srv, const KindSpec& spec) {
   app.kinds[spec.kind] = spec;
   const std::string base = "/api/v1/" + spec.kind;
   const std::string item = base + "/([^/]+)";

@@ -41,7 +41,7 @@ struct KindSpec {
 };
 
 // Registers the routes and records the spec in app.kinds.
-void register_crud(App& app, httplib::Server& srv, const KindSpec& spec);
+void register_crud(App& app, Router& srv, const KindSpec& spec);
 // The create path of POST /api/v1/<kind>, also used to seed the demo world: same checks, same writes.
 Result<Record> create_object(App& app, const KindSpec& spec, const json& body, const Principal& p);
 

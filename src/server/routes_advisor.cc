@@ -224,7 +224,7 @@ Result<json> poc(const json& body) {
 
 }  // namespace
 
-void register_advisor_routes(App& app, httplib::Server& srv) {
+void register_advisor_routes(App& app, Router& srv) {
   const std::vector<std::string> calcs = {"fingerprint", "tco", "mix", "quotes", "suppliers", "poc"};
   for (const std::string& calc : calcs) {
     route(app, srv, "POST", "/api/v1/advise/" + calc, "advise_" + calc,

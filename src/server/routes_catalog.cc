@@ -4,7 +4,7 @@
 
 namespace gpurent {
 
-void register_catalog_routes(App& app, httplib::Server& srv) {
+void register_catalog_routes(App& app, Router& srv) {
   route(app, srv, "GET", "/api/v1/gpu-models", "/api/v1/gpu-models",
         [&app](const httplib::Request& req, httplib::Response& res, const Principal&) {
           std::string vendor = req.get_param_value("vendor");

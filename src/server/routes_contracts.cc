@@ -11,7 +11,7 @@
 
 namespace gpurent {
 
-void register_contract_routes(App& app, httplib::Server& srv) {
+void register_contract_routes(App& app, Router& srv) {
   KindSpec spec;
   spec.kind = "contracts";
   spec.id_prefix = "ctr";

@@ -55,7 +55,7 @@ Result<std::string> narrow_to_project(App& app, const Principal& p, const std::s
 
 }  // namespace
 
-void register_dashboard_cost_routes(App& app, httplib::Server& srv) {
+void register_dashboard_cost_routes(App& app, Router& srv) {
   route(app, srv, "GET", "/api/v1/dashboard/costs", "dashboard_costs",
         [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
           if (auto st = only_params(req, {"from", "to", "tenant"}); !st) return send_problem(res, st.error(), req.path);

@@ -112,7 +112,7 @@ Result<SupplierHealthScope> supplier_health_scope(App& app, const httplib::Reque
 
 }  // namespace
 
-void register_dashboard_usage_routes(App& app, httplib::Server& srv) {
+void register_dashboard_usage_routes(App& app, Router& srv) {
   route(app, srv, "GET", "/api/v1/dashboard/utilization", "dashboard_utilization",
         [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
           auto scope = utilization_scope(app, req, p);

@@ -5,7 +5,7 @@
 
 namespace gpurent {
 
-void register_fault_routes(App& app, httplib::Server& srv) {
+void register_fault_routes(App& app, Router& srv) {
   KindSpec spec;
   spec.kind = "faults";
   spec.id_prefix = "flt";

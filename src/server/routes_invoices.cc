@@ -51,7 +51,7 @@ Result<std::string> report_tenant(App& app, const httplib::Request& req, const P
 
 }  // namespace
 
-void register_invoice_routes(App& app, httplib::Server& srv) {
+void register_invoice_routes(App& app, Router& srv) {
   route(app, srv, "GET", "/api/v1/invoices", "invoices",
         [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
           const std::string format = req.has_param("format") ? req.get_param_value("format") : "json";

@@ -63,7 +63,7 @@ static Status check_against_project(Job& j, const Record& project, const GpuCata
   return ok_status();
 }
 
-void register_job_routes(App& app, httplib::Server& srv) {
+void register_job_routes(App& app, Router& srv) {
   KindSpec spec;
   spec.kind = "jobs";
   spec.id_prefix = "job";

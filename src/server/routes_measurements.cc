@@ -7,7 +7,7 @@
 
 namespace gpurent {
 
-void register_measurement_routes(App& app, httplib::Server& srv) {
+void register_measurement_routes(App& app, Router& srv) {
   KindSpec spec;
   spec.kind = "measurements";
   spec.id_prefix = "msr";

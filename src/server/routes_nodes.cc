@@ -6,7 +6,7 @@
 
 namespace gpurent {
 
-void register_node_routes(App& app, httplib::Server& srv) {
+void register_node_routes(App& app, Router& srv) {
   KindSpec spec;
   spec.kind = "nodes";
   spec.id_prefix = "nod";

@@ -5,7 +5,7 @@
 
 namespace gpurent {
 
-void register_offer_routes(App& app, httplib::Server& srv) {
+void register_offer_routes(App& app, Router& srv) {
   KindSpec spec;
   spec.kind = "offers";
   spec.id_prefix = "off";

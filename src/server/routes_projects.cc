@@ -43,7 +43,7 @@ static Status check_quota_models(Quota& q, const GpuCatalog& catalog, const std:
   return ok_status();
 }
 
-void register_project_routes(App& app, httplib::Server& srv) {
+void register_project_routes(App& app, Router& srv) {
   KindSpec spec;
   spec.kind = "projects";
   spec.id_prefix = "prj";

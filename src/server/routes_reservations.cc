@@ -9,7 +9,7 @@
 
 namespace gpurent {
 
-void register_reservation_routes(App& app, httplib::Server& srv) {
+void register_reservation_routes(App& app, Router& srv) {
   KindSpec spec;
   spec.kind = "reservations";
   spec.id_prefix = "rsv";

@@ -32,7 +32,7 @@ static Status check_sites_in_use(StoreTx& tx, const Supplier& s, const std::stri
   return ok_status();
 }
 
-void register_supplier_routes(App& app, httplib::Server& srv) {
+void register_supplier_routes(App& app, Router& srv) {
   KindSpec spec;
   spec.kind = "suppliers";
   spec.id_prefix = "sup";

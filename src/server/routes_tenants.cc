@@ -4,7 +4,7 @@
 
 namespace gpurent {
 
-void register_tenant_routes(App& app, httplib::Server& srv) {
+void register_tenant_routes(App& app, Router& srv) {
   KindSpec spec;
   spec.kind = "tenants";
   spec.id_prefix = "ten";

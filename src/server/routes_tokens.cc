@@ -25,7 +25,7 @@ static bool may_manage(const Principal& p, const Record& u) {
   return s == Scope::kOwnTenant && !p.tenant_id.empty() && u.tenant_id == p.tenant_id;
 }
 
-void register_token_routes(App& app, httplib::Server& srv) {
+void register_token_routes(App& app, Router& srv) {
   route(app, srv, "POST", "/api/v1/tokens", "/api/v1/tokens",
         [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
           auto body = parse_body(req);

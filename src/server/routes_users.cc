@@ -5,7 +5,7 @@
 
 namespace gpurent {
 
-void register_user_routes(App& app, httplib::Server& srv) {
+void register_user_routes(App& app, Router& srv) {
   KindSpec spec;
   spec.kind = "users";
   spec.id_prefix = "usr";

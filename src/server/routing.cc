@@ -7,10 +7,10 @@
 
 namespace gpurent {
 
-void route(App& app, httplib::Server& srv, const char* method, const std::string& pattern, const std::string& route_name,
+void route(App& app, Router& srv, const char* method, const std::string& pattern, const std::string& route_name,
            AuthedHandler h) {
   auto wrapped = [&app, route_name, h = std::move(h), m = std::string(method)](const httplib::Request& req,
-                                                                            httplib::Response& res) {
+                                                                               httplib::Response& res) {
     auto t0 = std::chrono::steady_clock::now();
     std::string user;
     try {
@@ -29,15 +29,16 @@ void route(App& app, httplib::Server& srv, const char* method, const std::string
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     app.metrics.observe_request(m, route_name, res.status, secs);
     // The path is the client's, decoded: it may be invalid UTF-8 (%ff), hence "replace".
-    spdlog::info("{}", json({{"event", "http"},
-                             {"method", m},
-                             {"path", req.path},
-                             {"route", route_name},
-                             {"status", res.status},
-                             {"ms", static_cast<int64_t>(secs * 1e6) / 1000.0},
-                             {"user", user},
-                             {"remote", req.remote_addr}})
-                           .dump(-1, ' ', false, json::error_handler_t::replace));
+    if (spdlog::should_log(spdlog::level::info))
+      spdlog::info("{}", json({{"event", "http"},
+                               {"method", m},
+                               {"path", req.path},
+                               {"route", route_name},
+                               {"status", res.status},
+                               {"ms", static_cast<int64_t>(secs * 1e6) / 1000.0},
+                               {"user", user},
+                               {"remote", req.remote_addr}})
+                             .dump(-1, ' ', false, json::error_handler_t::replace));
   };
   std::string mm(method);
   if (mm == "GET")
@@ -52,7 +53,7 @@ void route(App& app, httplib::Server& srv, const char* method, const std::string
     srv.Patch(pattern, wrapped);
 }
 
-void route(App& app, httplib::Server& srv, const char* method, const std::string& pattern, const std::string& route_name,
+void route(App& app, Router& srv, const char* method, const std::string& pattern, const std::string& route_name,
            AppHandler h) {
   route(app, srv, method, pattern, route_name,
         [&app, h](const httplib::Request& req, httplib::Response& res, const Principal& p) { h(app, req, res, p); });

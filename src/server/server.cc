@@ -4,26 +4,28 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <thread>
 
 #include "catalog/gpu_catalog.h"
 #include "demo/demo_world.h"
+#include "sched/sched_config.h"
 #include "server/app.h"
 #include "server/bootstrap.h"
 #include "server/cost_firewall.h"
-#include "server/demo_history.h"
 #include "server/dcgm_scraper.h"
+#include "server/demo_history.h"
+#include "server/http/http_server.h"
 #include "server/http_util.h"
 #include "server/resources.h"
-#include "sched/sched_config.h"
 #include "server/scheduler_service.h"
 #include "server/seed.h"
 
 namespace gpurent {
 
-void register_all_routes(App& app, httplib::Server& srv) {
+void register_all_routes(App& app, Router& srv) {
   register_system_routes(app, srv);
   register_catalog_routes(app, srv);
   register_supplier_routes(app, srv);
@@ -56,6 +58,44 @@ static void setup_logging(const std::string& level) {
 }
 
 static void log_event(const json& fields) { spdlog::info("{}", fields.dump()); }
+
+static bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+// Plain HTTP carries bearer tokens in clear: only on loopback, unless the operator says otherwise
+// (a TLS-terminating proxy in front, a private network).
+static Status check_listen_policy(const ServerOptions& opts) {
+  if (opts.tls_cert.empty() && !is_loopback(opts.host) && !opts.insecure_http)
+    return Error::invalid("--host", "plain HTTP on " + opts.host +
+                                        " would send tokens in clear: give --tls-cert and --tls-key, listen on "
+                                        "127.0.0.1, or pass --insecure-http (behind a TLS proxy)");
+  return ok_status();
+}
+
+static HttpServerOptions http_options(const ServerOptions& o) {
+  HttpServerOptions h;
+  h.host = o.host;
+  h.port = o.port;
+  h.worker_threads = o.threads > 0 ? o.threads : std::max(4, 2 * static_cast<int>(std::thread::hardware_concurrency()));
+  h.io_threads = 1;
+  h.limits.max_body_bytes = o.max_body_bytes;
+  h.limits.header_timeout_ms = o.header_timeout_s * 1000;
+  h.limits.body_timeout_ms = o.body_timeout_s * 1000;
+  h.limits.idle_timeout_ms = o.idle_timeout_s * 1000;
+  h.limits.max_connections = o.max_connections;
+  h.limits.max_connections_per_address = o.max_connections_per_address;
+  h.rate_limits = o.rate_limits;
+  const int64_t per_token[3] = {o.rate_read, o.rate_write, o.rate_ingest};
+  for (size_t i = 0; i < 3; ++i) {
+    h.rate.per_token[i] = {per_token[i], 2 * per_token[i]};
+    h.rate.per_address[i] = {per_token[i] * o.rate_address_factor, 2 * per_token[i] * o.rate_address_factor};
+  }
+  h.tls_cert_file = o.tls_cert;
+  h.tls_key_file = o.tls_key;
+  h.cors_origins = o.cors_origins;
+  return h;
+}
 
 int run_server(const ServerOptions& opts) {
   // Block SIGINT/SIGTERM before any thread starts, so every thread inherits the mask and only the
@@ -109,29 +149,16 @@ int run_server(const ServerOptions& opts) {
   std::map<std::string, KindSpec> kinds;
   App app{**store, *catalog, loop, clock, metrics, opts, kinds};
 
-  httplib::Server srv;
-  // httplib owns the queue it is handed (its API takes a raw pointer).
-  int threads = opts.threads;
-  srv.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
-  srv.set_payload_max_length(opts.max_body_bytes);
-  srv.set_read_timeout(30, 0);
-  srv.set_write_timeout(30, 0);
-  srv.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    Code c = res.status == 413 ? Code::kTooLarge
-             : res.status == 404 ? Code::kNotFound
-             : res.status == 400 ? Code::kBadRequest
-                                 : Code::kInternal;
-    std::string detail = res.status == 413 ? "request body exceeds the server's limit"
-                         : res.status == 404 ? "no such route: " + req.method + " " + req.path
-                                             : "request could not be processed";
-    int status = res.status;
-    send_problem(res, Error::make(c, detail), req.path);
-    res.status = status;
-  });
-
+  if (auto s = check_listen_policy(opts); !s) {
+    std::cerr << "error: " << s.error().message << "\n";
+    return 2;
+  }
+  Router srv;
+  HttpServer http(srv, http_options(opts));
+  app.http_stats = &http.stats();
+  app.rate_limiter = &http.rate_limiter();
   register_all_routes(app, srv);
-  if (!opts.static_dir.empty() && !srv.set_mount_point("/", opts.static_dir)) {
+  if (!opts.static_dir.empty() && !srv.set_static_dir(opts.static_dir)) {
     std::cerr << "error: static folder " << opts.static_dir << " does not exist\n";
     return 1;
   }
@@ -175,50 +202,55 @@ int run_server(const ServerOptions& opts) {
                                              demo_week_plan ? demo_week_plan->start : clock.now());
   if (demo_week_plan) {
     std::cerr << "gpurent: replaying the demo's past " << opts.demo_days << " days (jobs, failures, metering)...\n";
-    auto ff = fast_forward_demo_week(app, clock, *demo_week_plan, scheduler, firewall, *demo_meter, admin->user_id,
-                                     [](int done, int days) {
-                                       std::cerr << "gpurent: demo replay: " << done << " of " << days << " UTC days\n";
-                                     });
+    auto ff = fast_forward_demo_week(
+        app, clock, *demo_week_plan, scheduler, firewall, *demo_meter, admin->user_id,
+        [](int done, int days) { std::cerr << "gpurent: demo replay: " << done << " of " << days << " UTC days\n"; });
     if (!ff) {
       std::cerr << "error: demo week: " << ff.error().message << "\n";
       return 1;
     }
-    demo_info["week"] = {{"from", format_rfc3339(demo_week_plan->start)}, {"jobs_submitted", ff->jobs_submitted},
-                         {"steps", ff->steps}, {"outages", ff->outages}, {"firewall_passes", ff->firewall_passes},
+    demo_info["week"] = {{"from", format_rfc3339(demo_week_plan->start)},
+                         {"jobs_submitted", ff->jobs_submitted},
+                         {"steps", ff->steps},
+                         {"outages", ff->outages},
+                         {"firewall_passes", ff->firewall_passes},
                          {"seconds", static_cast<int64_t>(ff->seconds * 1000) / 1000.0}};
   }
 
-  int port = opts.port;
-  if (port == 0) {
-    port = srv.bind_to_any_port(opts.host);
-    if (port < 0) {
-      std::cerr << "error: cannot bind " << opts.host << "\n";
-      return 1;
-    }
-  } else if (!srv.bind_to_port(opts.host, port)) {
-    std::cerr << "error: cannot listen on " << opts.host << ":" << port << " (in use?)\n";
-    return 1;
+  auto bound = http.bind();
+  if (!bound) {
+    std::cerr << "error: " << bound.error().message << "\n";
+    for (const auto& f : bound.error().fields) std::cerr << "  " << f.field << ": " << f.reason << "\n";
+    return bound.error().code == Code::kInvalid ? 2 : 1;
   }
+  const int port = *bound;
 
   // Signals go to one waiting thread that stops the server cleanly.
-  std::thread signals([&srv, set] {
+  std::thread signals([&http, set] {
     int sig = 0;
     sigwait(&set, &sig);
-    srv.stop();
+    http.stop();
   });
   signals.detach();
 
-  std::string url = "http://" + opts.host + ":" + std::to_string(port);
-  json ready = {{"event", "listening"}, {"url", url}, {"admin_token_file", admin->token_file},
-                {"db", opts.db_path}, {"schema_version", (*store)->schema_version()}};
+  std::string url = std::string(http.tls() ? "https" : "http") + "://" + opts.host + ":" + std::to_string(port);
+  json ready = {{"event", "listening"},
+                {"url", url},
+                {"admin_token_file", admin->token_file},
+                {"db", opts.db_path},
+                {"schema_version", (*store)->schema_version()}};
   if (!demo_info.is_null()) ready["demo"] = demo_info;
   std::cout << ready.dump() << std::endl;
   log_event(ready);
   if (opts.demo) {  // a human banner for the README's run command
-    std::cout << "\ngpurent is listening on " << url << "  (API; Ctrl-C stops)\n"
-              << "  admin token:  " << admin->token << "\n"
-              << "                (kept in " << admin->token_file << ")\n"
-              << "  demo users' tokens: " << opts.db_path << ".demo-tokens.json\n"
+    std::cout << "\ngpurent is listening on " << url << "  (API; Ctrl-C stops)\n";
+    // The secret is shown once, when it is minted; afterwards it is only in its 0600 file.
+    if (admin->minted)
+      std::cout << "  admin token:  " << admin->token << "\n"
+                << "                (kept in " << admin->token_file << ", shown only now)\n";
+    else
+      std::cout << "  admin token:  in " << admin->token_file << "\n";
+    std::cout << "  demo users' tokens: " << opts.db_path << ".demo-tokens.json\n"
               << "  try:  ./build/gpurent -s " << url << " --token-file " << admin->token_file << " nodes list\n"
               << std::endl;
   }
@@ -232,7 +264,8 @@ int run_server(const ServerOptions& opts) {
     return 2;
   }
   if (opts.firewall_interval_s > 0) firewall.start();
-  bool ok = srv.listen_after_bind();
+  http.run();
+  bool ok = true;
   if (demo_meter) demo_meter->stop();
   firewall.stop();
   usage.stop();

@@ -23,8 +23,25 @@ struct ServerOptions {
   // week (server/demo_history.h). 0 = start the demo world now, with no history (the default, so
   // tests start at once; scripts/demo passes 7).
   int demo_days = 0;
-  size_t max_body_bytes = 1 << 20;    // larger request bodies get 413
-  int threads = 8;                    // HTTP worker threads
+  size_t max_body_bytes = 1 << 20;    // larger request bodies get 413 (Content-Length or chunked)
+  // Worker threads that run the handlers; 0 = twice the cores, at least 4 (handlers wait on
+  // SQLite and the control loop, so a few more than cores; many more only adds context switches).
+  int threads = 0;
+  // The HTTP front (server/http/http_server.h, docs/security.md): TLS, deadlines, caps, limits.
+  std::string tls_cert;               // PEM certificate chain; with tls_key every connection is TLS
+  std::string tls_key;
+  bool insecure_http = false;         // allow plain HTTP on an address other than loopback
+  std::vector<std::string> cors_origins;  // origins allowed cross-origin; empty = same origin only
+  int64_t header_timeout_s = 10;      // a request's headers must arrive within this
+  int64_t body_timeout_s = 30;        // and its body within this
+  int64_t idle_timeout_s = 30;        // a kept-alive connection is closed after this long idle
+  size_t max_connections = 10000;
+  size_t max_connections_per_address = 512;
+  bool rate_limits = true;
+  // Per token and per source address: requests a second, reads / writes / usage ingest; the
+  // bucket holds twice as many (the burst).
+  int64_t rate_read = 1000, rate_write = 200, rate_ingest = 100;
+  int64_t rate_address_factor = 5;    // a source address gets this many times a token's rates
   bool sync_full = true;              // fsync every commit
   std::string log_level = "info";     // trace|debug|info|warn|error
   // Scheduler (docs/scheduler.md): the control loop admits and places pending jobs every tick;

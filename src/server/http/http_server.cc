@@ -1,0 +1,507 @@
+#include "server/http/http_server.h"
+
+#include <sys/resource.h>
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <chrono>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+
+#include "server/http/router.h"
+#include "server/http_util.h"
+
+namespace gpurent {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+namespace ssl = net::ssl;
+using tcp = net::ip::tcp;
+
+namespace {
+
+int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+bool iequals(std::string_view a, std::string_view b) { return beast::iequals(a, b); }
+
+RateClass rate_class_of(const std::string& method, std::string_view path) {
+  if (method == "GET" || method == "HEAD" || method == "OPTIONS") return RateClass::kRead;
+  if (path == "/api/v1/usage" ||
+      (path.size() > 8 && path.substr(path.size() - 8) == "/metrics" && path.compare(0, 13, "/api/v1/jobs/") == 0))
+    return RateClass::kIngest;
+  return RateClass::kWrite;
+}
+
+// A problem+json answer built the way route handlers build theirs, with the HTTP status it is
+// sent with (429, 431 and 411 have no error code of their own).
+httplib::Response problem(int status, Code code, const std::string& detail, const std::string& instance) {
+  httplib::Response r;
+  json p = problem_json(Error::make(code, detail), instance);
+  p["status"] = status;
+  r.status = status;
+  r.set_content(p.dump(-1, ' ', false, json::error_handler_t::replace), "application/problem+json");
+  return r;
+}
+
+}  // namespace
+
+class HttpServer::Impl {
+ public:
+  Impl(const Router& router, HttpServerOptions opts)
+      : router_(router),
+        opts_(std::move(opts)),
+        limiter_(opts_.rate),
+        acceptor_(ioc_),
+        drain_timer_(ioc_),
+        workers_(static_cast<size_t>(std::max(1, opts_.worker_threads))) {}
+
+  Result<int> bind();
+  void run();
+  void stop();
+
+  // Sessions touch the members above ioc_ until they end; destroying ioc_ ends the sessions
+  // still pending, so ioc_ goes before them (members are destroyed in reverse order), and the
+  // acceptor and the worker pool, which hold sessions or use ioc_, go first.
+  const Router& router_;
+  HttpServerOptions opts_;
+  HttpStats stats_;
+  std::mutex addr_mu_;
+  std::unordered_map<std::string, size_t> per_address_;
+  RateLimiter limiter_;
+  std::atomic<bool> stopping_{false};
+  std::optional<ssl::context> tls_;
+  net::io_context ioc_;
+  tcp::acceptor acceptor_;
+  net::steady_timer drain_timer_;
+  net::thread_pool workers_;
+
+  void accept();
+  void drain_tick(int ticks);
+  bool admit_address(const std::string& addr) {
+    std::lock_guard<std::mutex> g(addr_mu_);
+    size_t& n = per_address_[addr];
+    if (n >= opts_.limits.max_connections_per_address) {
+      if (n == 0) per_address_.erase(addr);
+      return false;
+    }
+    ++n;
+    return true;
+  }
+  void release_address(const std::string& addr) {
+    std::lock_guard<std::mutex> g(addr_mu_);
+    auto it = per_address_.find(addr);
+    if (it != per_address_.end() && --it->second == 0) per_address_.erase(it);
+  }
+};
+
+namespace {
+
+// One connection. Lives in a shared_ptr because each pending asynchronous operation holds it
+// (Asio's ownership idiom): it ends when its last read, write or handler is done.
+template <class Stream>
+class Session : public std::enable_shared_from_this<Session<Stream>> {
+ public:
+  Session(HttpServer::Impl& srv, Stream&& stream, std::string address, uint16_t port)
+      : srv_(srv), stream_(std::move(stream)), address_(std::move(address)), port_(port) {}
+  ~Session() {
+    srv_.stats_.open.fetch_sub(1);
+    srv_.release_address(address_);
+  }
+
+  void start() {
+    if constexpr (std::is_same_v<Stream, beast::ssl_stream<beast::tcp_stream>>) {
+      lowest().expires_after(ms(srv_.opts_.limits.header_timeout_ms));
+      stream_.async_handshake(ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
+        if (ec) return self->fail(ec);
+        self->wait_for_request(true);
+      });
+    } else {
+      wait_for_request(true);
+    }
+  }
+
+ private:
+  static std::chrono::milliseconds ms(int64_t v) { return std::chrono::milliseconds(v); }
+  beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
+
+  void fail(beast::error_code ec) {
+    if (ec == beast::error::timeout) srv_.stats_.timeouts.fetch_add(1);
+    beast::error_code ignored;
+    lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
+    lowest().close();
+  }
+
+  // Waits for the first byte of the next request: the idle deadline on a kept-alive connection,
+  // the header deadline on a new one.
+  void wait_for_request(bool first) {
+    if (buffer_.size() > 0) return read_header();  // pipelined bytes are already here
+    buffer_.shrink_to_fit();                       // an idle connection keeps no buffer
+    lowest().expires_after(ms(first ? srv_.opts_.limits.header_timeout_ms : srv_.opts_.limits.idle_timeout_ms));
+    stream_.async_read_some(buffer_.prepare(4096), [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+      if (ec) return self->fail(ec);
+      self->buffer_.commit(n);
+      self->read_header();
+    });
+  }
+
+  void read_header() {
+    parser_.emplace();
+    parser_->header_limit(static_cast<uint32_t>(srv_.opts_.limits.max_header_bytes));
+    parser_->body_limit(srv_.opts_.limits.max_body_bytes);
+    lowest().expires_after(ms(srv_.opts_.limits.header_timeout_ms));
+    http::async_read_header(stream_, buffer_, *parser_,
+                            [self = this->shared_from_this()](beast::error_code ec, size_t) { self->on_header(ec); });
+  }
+
+  // Answers an error the HTTP parser found, then closes.
+  bool answer_parse_error(beast::error_code ec) {
+    if (ec == http::error::header_limit) {
+      srv_.stats_.too_large.fetch_add(1);
+      reply_and_close(
+          431, problem(431, Code::kTooLarge,
+                       "request headers exceed " + std::to_string(srv_.opts_.limits.max_header_bytes) + " bytes", ""));
+    } else if (ec == http::error::body_limit) {
+      srv_.stats_.too_large.fetch_add(1);
+      reply_and_close(413, problem(413, Code::kTooLarge,
+                                   "request body exceeds the server's limit of " +
+                                       std::to_string(srv_.opts_.limits.max_body_bytes) + " bytes",
+                                   target()));
+    } else if (ec.category() == http::make_error_code(http::error::bad_target).category() &&
+               ec != http::error::end_of_stream && ec != http::error::partial_message) {
+      srv_.stats_.malformed.fetch_add(1);
+      reply_and_close(400, problem(400, Code::kBadRequest, std::string("malformed HTTP request: ") + ec.message(), ""));
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+  std::string target() const {
+    if (!parser_ || !parser_->is_header_done()) return "";
+    auto t = parser_->get().target();
+    auto q = t.find('?');
+    return std::string(q == std::string_view::npos ? t : t.substr(0, q));
+  }
+
+  void on_header(beast::error_code ec) {
+    if (ec) {
+      if (!answer_parse_error(ec)) fail(ec);
+      return;
+    }
+    auto& h = parser_->get();
+    const std::string method(h.method_string());
+    const std::string path = target();
+    // The API's rule (docs/api.md): a body-carrying method says how long its body is, or chunks it.
+    if ((method == "POST" || method == "PUT" || method == "PATCH") && !parser_->content_length() &&
+        !parser_->chunked()) {
+      srv_.stats_.malformed.fetch_add(1);
+      return reply_and_close(
+          411, problem(411, Code::kBadRequest, method + " needs a Content-Length header (or a chunked body)", path));
+    }
+    if (srv_.opts_.rate_limits) {
+      std::string token;
+      auto auth = h.find(http::field::authorization);
+      if (auth != h.end()) token = std::string(auth->value().substr(0, 128));
+      auto d = srv_.limiter_.check(rate_class_of(method, path), address_, token, steady_ms());
+      if (!d.allowed) {
+        auto r = problem(429, Code::kUnavailable,
+                         std::string("too many ") + rate_class_name(rate_class_of(method, path)) +
+                             " requests from this " + d.by + ": retry after the Retry-After header's seconds",
+                         path);
+        r.set_header("Retry-After", std::to_string((d.retry_after_ms + 999) / 1000));
+        // A body not yet read is not read: the connection closes after the answer.
+        return reply(429, std::move(r), !parser_->is_done());
+      }
+    }
+    auto expect = h.find(http::field::expect);
+    if (expect != h.end() && iequals(expect->value(), "100-continue") && !parser_->is_done()) {
+      static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+      lowest().expires_after(ms(srv_.opts_.limits.write_timeout_ms));
+      return net::async_write(stream_, net::buffer(kContinue),
+                              [self = this->shared_from_this()](beast::error_code e, size_t) {
+                                if (e) return self->fail(e);
+                                self->read_body();
+                              });
+    }
+    read_body();
+  }
+
+  void read_body() {
+    lowest().expires_after(ms(srv_.opts_.limits.body_timeout_ms));
+    http::async_read(stream_, buffer_, *parser_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
+      if (ec) {
+        if (!self->answer_parse_error(ec)) self->fail(ec);
+        return;
+      }
+      self->handle();
+    });
+  }
+
+  void handle() {
+    auto msg = parser_->release();
+    parser_.reset();
+    keep_alive_ = msg.keep_alive();
+    auto req = std::make_shared<httplib::Request>();
+    req->method = std::string(msg.method_string());
+    std::string_view t = msg.target();
+    size_t q = t.find('?');
+    req->target = std::string(t);
+    req->path = httplib::detail::decode_url(std::string(t.substr(0, q)), false);
+    if (q != std::string_view::npos) httplib::detail::parse_query_text(std::string(t.substr(q + 1)), req->params);
+    for (const auto& f : msg) req->headers.emplace(std::string(f.name_string()), std::string(f.value()));
+    req->body = std::move(msg.body());
+    req->version = msg.version() == 10 ? "HTTP/1.0" : "HTTP/1.1";
+    req->remote_addr = address_;
+    req->remote_port = port_;
+
+    if (req->method == "OPTIONS") return reply_response(preflight(*req), *req);
+    if (srv_.stopping_.load()) {
+      keep_alive_ = false;
+      return reply_response(problem(503, Code::kUnavailable, "the server is stopping", req->path), *req);
+    }
+    if (static_cast<size_t>(srv_.stats_.queued.load()) >= srv_.opts_.limits.max_queued_requests) {
+      srv_.stats_.overloaded.fetch_add(1);
+      auto r = problem(503, Code::kUnavailable, "the server is busy: retry shortly", req->path);
+      r.set_header("Retry-After", "1");
+      return reply_response(std::move(r), *req);
+    }
+    srv_.stats_.queued.fetch_add(1);
+    net::post(srv_.workers_, [self = this->shared_from_this(), req] {
+      httplib::Response res;
+      self->srv_.router_.dispatch(*req, res);
+      self->srv_.stats_.queued.fetch_sub(1);
+      net::post(self->stream_.get_executor(),
+                [self, req, res = std::move(res)]() mutable { self->reply_response(std::move(res), *req); });
+    });
+  }
+
+  bool origin_allowed(const std::string& origin) const {
+    for (const auto& o : srv_.opts_.cors_origins)
+      if (o == "*" || o == origin) return true;
+    return false;
+  }
+
+  // CORS preflight (and plain OPTIONS): 204 with the allowed methods and headers for an allowed
+  // origin, 403 for another; without an Origin, the methods the API uses.
+  httplib::Response preflight(const httplib::Request& req) {
+    httplib::Response r;
+    std::string origin = req.get_header_value("Origin");
+    if (!origin.empty() && !origin_allowed(origin)) {
+      r = problem(403, Code::kForbidden,
+                  "cross-origin requests from " + origin + " are not allowed (serve --cors-origin)", req.path);
+      return r;
+    }
+    r.status = 204;
+    r.set_header("Allow", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS");
+    if (!origin.empty()) {
+      r.set_header("Access-Control-Allow-Methods", "GET, HEAD, POST, PUT, PATCH, DELETE");
+      r.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type, If-Match, Idempotency-Key");
+      r.set_header("Access-Control-Max-Age", "600");
+    }
+    return r;
+  }
+
+  void reply_response(httplib::Response res, const httplib::Request& req) {
+    std::string origin = req.get_header_value("Origin");
+    if (!origin.empty() && origin_allowed(origin)) {
+      res.set_header("Access-Control-Allow-Origin", origin);
+      res.set_header("Access-Control-Expose-Headers", "Retry-After, ETag, Location");
+      res.set_header("Vary", "Origin");
+    }
+    if (req.path.compare(0, 5, "/api/") == 0) res.set_header("Cache-Control", "no-store");
+    int status = res.status == -1 ? 200 : res.status < 100 || res.status > 599 ? 500 : res.status;
+    reply(status, std::move(res), !keep_alive_);
+  }
+
+  void reply_and_close(int status, httplib::Response res) { reply(status, std::move(res), true); }
+
+  void reply(int status, httplib::Response res, bool close) {
+    auto out = std::make_shared<http::response<http::string_body>>();
+    out->version(11);
+    out->result(static_cast<unsigned>(status));
+    for (const auto& [k, v] : res.headers) {
+      if (iequals(k, "Content-Length") || iequals(k, "Connection") || iequals(k, "Transfer-Encoding")) continue;
+      out->insert(k, v);
+    }
+    static constexpr const char* kSecurity[][2] = {
+        {"X-Content-Type-Options", "nosniff"}, {"X-Frame-Options", "DENY"}, {"Referrer-Policy", "no-referrer"}};
+    for (const auto& [k, v] : kSecurity) out->set(k, v);
+    // The dashboard loads only its own files; ECharts sets inline styles.
+    out->set("Content-Security-Policy",
+             "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'");
+    if constexpr (std::is_same_v<Stream, beast::ssl_stream<beast::tcp_stream>>)
+      out->set(http::field::strict_transport_security, "max-age=31536000");
+    out->body() = std::move(res.body);
+    out->keep_alive(!close && !srv_.stopping_.load());
+    out->prepare_payload();
+    lowest().expires_after(ms(srv_.opts_.limits.write_timeout_ms));
+    http::async_write(stream_, *out, [self = this->shared_from_this(), out](beast::error_code ec, size_t) {
+      if (ec) return self->fail(ec);
+      if (!out->keep_alive()) return self->close();
+      self->wait_for_request(false);
+    });
+  }
+
+  // Ends the connection after a response: TLS says goodbye; plain TCP half-closes, then reads and
+  // drops what the client is still sending (a refused body) for a moment, so the close does not
+  // reset the connection before the client has read the answer.
+  void close() {
+    if constexpr (std::is_same_v<Stream, beast::ssl_stream<beast::tcp_stream>>) {
+      lowest().expires_after(ms(2000));
+      stream_.async_shutdown([self = this->shared_from_this()](beast::error_code) { self->fail({}); });
+    } else {
+      beast::error_code ignored;
+      lowest().socket().shutdown(tcp::socket::shutdown_send, ignored);
+      lowest().expires_after(ms(1000));
+      drained_ = 0;
+      drain();
+    }
+  }
+  void drain() {
+    buffer_.consume(buffer_.size());
+    stream_.async_read_some(buffer_.prepare(16 * 1024),
+                            [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+                              self->drained_ += n;
+                              if (ec || self->drained_ > (4u << 20)) return self->fail({});
+                              self->drain();
+                            });
+  }
+
+  HttpServer::Impl& srv_;
+  Stream stream_;
+  std::string address_;
+  uint16_t port_;
+  beast::flat_buffer buffer_{128 * 1024};  // at most: the headers and what arrives with them
+  std::optional<http::request_parser<http::string_body>> parser_;
+  bool keep_alive_ = true;
+  size_t drained_ = 0;
+};
+
+}  // namespace
+
+Result<int> HttpServer::Impl::bind() {
+  // Many connections are normal: the soft descriptor limit goes up to the hard one.
+  struct rlimit rl {};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &rl);
+  }
+  if (!opts_.tls_cert_file.empty() || !opts_.tls_key_file.empty()) {
+    if (opts_.tls_cert_file.empty()) return Error::invalid("--tls-cert", "is needed with --tls-key");
+    if (opts_.tls_key_file.empty()) return Error::invalid("--tls-key", "is needed with --tls-cert");
+    tls_.emplace(ssl::context::tls_server);
+    tls_->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                      ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 | ssl::context::single_dh_use);
+    beast::error_code ec;
+    tls_->use_certificate_chain_file(opts_.tls_cert_file, ec);
+    if (ec) return Error::invalid("--tls-cert", "cannot use " + opts_.tls_cert_file + ": " + ec.message());
+    tls_->use_private_key_file(opts_.tls_key_file, ssl::context::pem, ec);
+    if (ec) return Error::invalid("--tls-key", "cannot use " + opts_.tls_key_file + ": " + ec.message());
+  }
+  beast::error_code ec;
+  auto addr = net::ip::make_address(opts_.host == "localhost" ? "127.0.0.1" : opts_.host, ec);
+  if (ec) return Error::invalid("--host", "'" + opts_.host + "' is not an IP address: " + ec.message());
+  tcp::endpoint ep(addr, static_cast<uint16_t>(opts_.port));
+  acceptor_.open(ep.protocol(), ec);
+  if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(ep, ec);
+  if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
+  if (ec)
+    return Error::make(Code::kUnavailable,
+                       "cannot listen on " + opts_.host + ":" + std::to_string(opts_.port) + ": " + ec.message());
+  return static_cast<int>(acceptor_.local_endpoint().port());
+}
+
+void HttpServer::Impl::accept() {
+  acceptor_.async_accept(net::make_strand(ioc_), [this](beast::error_code ec, tcp::socket sock) {
+    if (ec == net::error::operation_aborted || !acceptor_.is_open()) return;
+    if (!ec) {
+      beast::error_code e2;
+      sock.set_option(tcp::no_delay(true), e2);
+      auto ep = sock.remote_endpoint(e2);
+      std::string addr = e2 ? std::string("?") : ep.address().to_string();
+      stats_.accepted.fetch_add(1);
+      if (static_cast<size_t>(stats_.open.load()) >= opts_.limits.max_connections || !admit_address(addr)) {
+        stats_.refused_busy.fetch_add(1);
+        // Too many connections: say so in one write, without waiting for the request.
+        static const std::string kBusy = [] {
+          std::string body = problem(503, Code::kUnavailable, "too many connections: retry shortly", "").body;
+          return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/problem+json\r\nRetry-After: 1\r\n"
+                 "Connection: close\r\nContent-Length: " +
+                 std::to_string(body.size()) + "\r\n\r\n" + body;
+        }();
+        sock.non_blocking(true, e2);
+        sock.write_some(net::buffer(kBusy), e2);
+        sock.close(e2);
+      } else {
+        stats_.open.fetch_add(1);
+        uint16_t port = e2 ? 0 : ep.port();
+        if (tls_) {
+          std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(
+              *this, beast::ssl_stream<beast::tcp_stream>(beast::tcp_stream(std::move(sock)), *tls_), addr, port)
+              ->start();
+        } else {
+          std::make_shared<Session<beast::tcp_stream>>(*this, beast::tcp_stream(std::move(sock)), addr, port)->start();
+        }
+      }
+    }
+    accept();
+  });
+}
+
+void HttpServer::Impl::run() {
+  accept();
+  std::vector<std::thread> extra;
+  for (int i = 1; i < opts_.io_threads; ++i) extra.emplace_back([this] { ioc_.run(); });
+  ioc_.run();
+  for (auto& t : extra) t.join();
+  workers_.join();  // a handler past the drain's patience still finishes (its answer goes nowhere)
+}
+
+// Runs on the I/O threads: no new connections; once no request waits for or runs on a worker
+// (10 s at most) and one more tick has let their answers go out, the I/O threads stop.
+void HttpServer::Impl::drain_tick(int ticks) {
+  const bool idle = stats_.queued.load() == 0;
+  if ((idle && ticks > 0) || ticks >= 100) {
+    ioc_.stop();
+    return;
+  }
+  drain_timer_.expires_after(std::chrono::milliseconds(100));
+  drain_timer_.async_wait([this, ticks](beast::error_code) { drain_tick(ticks + 1); });
+}
+
+// Only asks: safe from a signal-waiting thread while run() is busy on another.
+void HttpServer::Impl::stop() {
+  if (stopping_.exchange(true)) return;
+  net::post(ioc_, [this] {
+    beast::error_code ec;
+    acceptor_.close(ec);
+    drain_tick(0);
+  });
+}
+
+HttpServer::HttpServer(const Router& router, HttpServerOptions opts)
+    : impl_(std::make_unique<Impl>(router, std::move(opts))) {}
+HttpServer::~HttpServer() { impl_->stop(); }
+Result<int> HttpServer::bind() { return impl_->bind(); }
+void HttpServer::run() { impl_->run(); }
+void HttpServer::stop() { impl_->stop(); }
+bool HttpServer::tls() const { return impl_->tls_.has_value(); }
+const HttpStats& HttpServer::stats() const { return impl_->stats_; }
+const RateLimiter& HttpServer::rate_limiter() const { return impl_->limiter_; }
+
+}  // namespace gpurent

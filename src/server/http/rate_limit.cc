@@ -1,0 +1,93 @@
+#include "server/http/rate_limit.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace gpurent {
+
+const char* rate_class_name(RateClass c) {
+  switch (c) {
+    case RateClass::kRead:
+      return "read";
+    case RateClass::kWrite:
+      return "write";
+    case RateClass::kIngest:
+      return "ingest";
+  }
+  return "read";
+}
+
+int64_t RateLimiter::refill(Bucket& b, const RateRule& r, int64_t now_ms) {
+  const int64_t cap = std::max<int64_t>(1, r.burst) * 1000;
+  if (now_ms > b.at_ms) {
+    // per_second tokens a second = per_second milli-tokens a millisecond.
+    int64_t gained = (now_ms - b.at_ms) > cap ? cap : (now_ms - b.at_ms) * r.per_second;
+    b.milli_tokens = std::min(cap, b.milli_tokens + gained);
+    b.at_ms = now_ms;
+  }
+  return cap;
+}
+
+void RateLimiter::trim(Table& t, const RateRule& r, int64_t now_ms) {
+  if (t.size() < limits_.max_keys) return;
+  for (auto it = t.begin(); it != t.end();) {
+    int64_t cap = refill(it->second, r, now_ms);
+    it = it->second.milli_tokens >= cap ? t.erase(it) : std::next(it);
+  }
+  if (t.size() < limits_.max_keys) return;
+  // Every bucket is in use (a flood of keys): keep the half refilled most recently.
+  std::vector<int64_t> at;
+  at.reserve(t.size());
+  for (const auto& [k, b] : t) at.push_back(b.at_ms);
+  auto mid = at.begin() + static_cast<std::ptrdiff_t>(at.size() / 2);
+  std::nth_element(at.begin(), mid, at.end());
+  const int64_t cut = *mid;
+  for (auto it = t.begin(); it != t.end();) it = it->second.at_ms <= cut ? t.erase(it) : std::next(it);
+}
+
+RateLimiter::Bucket& RateLimiter::bucket(Table& t, const RateRule& r, std::string_view key, int64_t now_ms) {
+  auto it = t.find(std::string(key));
+  if (it != t.end()) {
+    refill(it->second, r, now_ms);
+    return it->second;
+  }
+  trim(t, r, now_ms);
+  Bucket b;
+  b.milli_tokens = std::max<int64_t>(1, r.burst) * 1000;  // a new caller starts with a full bucket
+  b.at_ms = now_ms;
+  return t.emplace(std::string(key), b).first->second;
+}
+
+RateLimiter::Decision RateLimiter::check(RateClass c, std::string_view address, std::string_view token_key,
+                                         int64_t now_ms) {
+  const size_t i = static_cast<size_t>(c);
+  const RateRule& ra = limits_.per_address[i];
+  const RateRule& rt = limits_.per_token[i];
+  std::lock_guard<std::mutex> g(mu_);
+  Bucket* a = ra.per_second > 0 ? &bucket(by_address_[i], ra, address, now_ms) : nullptr;
+  Bucket* t = rt.per_second > 0 && !token_key.empty() ? &bucket(by_token_[i], rt, token_key, now_ms) : nullptr;
+  auto wait_ms = [](const Bucket& b, const RateRule& r) {
+    int64_t missing = 1000 - b.milli_tokens;  // milli-tokens until one whole token
+    return (missing + r.per_second - 1) / r.per_second;
+  };
+  Decision d;
+  if (a && a->milli_tokens < 1000) {
+    d = {false, wait_ms(*a, ra), "address"};
+  } else if (t && t->milli_tokens < 1000) {
+    d = {false, wait_ms(*t, rt), "token"};
+  }
+  if (!d.allowed) {
+    ++refused_[i];
+    return d;
+  }
+  if (a) a->milli_tokens -= 1000;
+  if (t) t->milli_tokens -= 1000;
+  return d;
+}
+
+std::array<uint64_t, 3> RateLimiter::refused() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return refused_;
+}
+
+}  // namespace gpurent

@@ -1,0 +1,67 @@
+// Token-bucket rate limits per caller: one bucket per (class, key), where the key is a bearer
+// token's hash or a source address and the class is reads, writes or usage ingest. A request
+// passes when both its address's and its token's buckets hold a token. Time is injected (ms).
+// Memory is bounded: past `max_keys` buckets per class the full (idle) ones are dropped, and when
+// none is idle the oldest-refilled half goes, so a flood of made-up tokens costs a bounded table.
+// Thread-safe (one mutex; each check is a hash look-up and a little arithmetic).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace gpurent {
+
+enum class RateClass { kRead = 0, kWrite = 1, kIngest = 2 };
+const char* rate_class_name(RateClass c);  // "read", "write", "ingest"
+
+struct RateRule {
+  int64_t per_second = 0;  // sustained rate; 0 = unlimited
+  int64_t burst = 0;       // bucket size (at least 1 when limited)
+};
+
+struct RateLimits {
+  // Per token and per source address, for each class. The address limits are larger: many users
+  // may share one address (a NAT, the dashboard's proxy).
+  std::array<RateRule, 3> per_token{{{200, 400}, {50, 100}, {50, 100}}};
+  std::array<RateRule, 3> per_address{{{1000, 2000}, {200, 400}, {200, 400}}};
+  size_t max_keys = 100000;
+};
+
+class RateLimiter {
+ public:
+  explicit RateLimiter(RateLimits limits) : limits_(limits) {}
+
+  struct Decision {
+    bool allowed = true;
+    int64_t retry_after_ms = 0;  // when refused: how long until a token is back
+    const char* by = "";         // "token" or "address" when refused
+  };
+  // Takes one token from the address's bucket and, when `token_key` is not empty, from the
+  // token's. Refused requests take nothing.
+  Decision check(RateClass c, std::string_view address, std::string_view token_key, int64_t now_ms);
+
+  // Requests refused so far, per class (for /metrics).
+  std::array<uint64_t, 3> refused() const;
+  const RateLimits& limits() const { return limits_; }
+
+ private:
+  struct Bucket {
+    int64_t milli_tokens = 0;  // tokens x 1000, so slow rates refill smoothly
+    int64_t at_ms = 0;
+  };
+  using Table = std::unordered_map<std::string, Bucket>;
+  static int64_t refill(Bucket& b, const RateRule& r, int64_t now_ms);
+  void trim(Table& t, const RateRule& r, int64_t now_ms);
+  Bucket& bucket(Table& t, const RateRule& r, std::string_view key, int64_t now_ms);
+
+  RateLimits limits_;
+  mutable std::mutex mu_;
+  std::array<Table, 3> by_token_, by_address_;
+  std::array<uint64_t, 3> refused_{};
+};
+
+}  // namespace gpurent

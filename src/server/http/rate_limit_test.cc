@@ -1,0 +1,69 @@
+#include "server/http/rate_limit.h"
+
+#include <gtest/gtest.h>
+
+namespace gpurent {
+namespace {
+
+RateLimits limits(int64_t per_second, int64_t burst, int64_t addr_per_second = 0, int64_t addr_burst = 0) {
+  RateLimits l;
+  for (size_t i = 0; i < 3; ++i) {
+    l.per_token[i] = {per_second, burst};
+    l.per_address[i] = {addr_per_second, addr_burst};
+  }
+  return l;
+}
+
+TEST(RateLimiter, ABurstPassesThenTheSustainedRateWithRetryAfter) {
+  RateLimiter rl(limits(10, 5));
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(rl.check(RateClass::kRead, "a", "t", 0).allowed) << i;
+  auto refused = rl.check(RateClass::kRead, "a", "t", 0);
+  EXPECT_FALSE(refused.allowed);
+  EXPECT_STREQ(refused.by, "token");
+  EXPECT_EQ(refused.retry_after_ms, 100);  // 10 a second: one token every 100 ms
+  EXPECT_FALSE(rl.check(RateClass::kRead, "a", "t", 99).allowed);
+  EXPECT_TRUE(rl.check(RateClass::kRead, "a", "t", 199).allowed);   // 199 ms refilled 1.99 tokens
+  EXPECT_FALSE(rl.check(RateClass::kRead, "a", "t", 199).allowed);  // 0.99 left
+  EXPECT_TRUE(rl.check(RateClass::kRead, "a", "t", 200).allowed);
+  EXPECT_EQ(rl.refused()[0], 3u);
+}
+
+TEST(RateLimiter, ClassesAndTokensHaveTheirOwnBuckets) {
+  RateLimiter rl(limits(1, 1));
+  EXPECT_TRUE(rl.check(RateClass::kRead, "a", "t1", 0).allowed);
+  EXPECT_FALSE(rl.check(RateClass::kRead, "a", "t1", 0).allowed);
+  EXPECT_TRUE(rl.check(RateClass::kWrite, "a", "t1", 0).allowed);
+  EXPECT_TRUE(rl.check(RateClass::kIngest, "a", "t1", 0).allowed);
+  EXPECT_TRUE(rl.check(RateClass::kRead, "a", "t2", 0).allowed);
+  EXPECT_EQ(rl.refused(), (std::array<uint64_t, 3>{1, 0, 0}));
+}
+
+TEST(RateLimiter, TheAddressLimitHoldsAcrossTokensAndARefusalTakesNothing) {
+  RateLimiter rl(limits(100, 100, 1, 2));
+  EXPECT_TRUE(rl.check(RateClass::kWrite, "10.0.0.1", "t1", 0).allowed);
+  EXPECT_TRUE(rl.check(RateClass::kWrite, "10.0.0.1", "t2", 0).allowed);
+  auto d = rl.check(RateClass::kWrite, "10.0.0.1", "t3", 0);
+  EXPECT_FALSE(d.allowed);
+  EXPECT_STREQ(d.by, "address");
+  EXPECT_EQ(d.retry_after_ms, 1000);
+  EXPECT_TRUE(rl.check(RateClass::kWrite, "10.0.0.2", "t3", 0).allowed);  // t3 lost nothing
+}
+
+TEST(RateLimiter, UnlimitedClassesAndNoTokenAreNotCounted) {
+  RateLimiter rl(limits(0, 0));
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(rl.check(RateClass::kRead, "a", "t", 0).allowed);
+  RateLimiter addr_only(limits(1, 1, 1000, 1000));
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(addr_only.check(RateClass::kRead, "a", "", 0).allowed);
+}
+
+TEST(RateLimiter, AFloodOfKeysKeepsTheTableBounded) {
+  RateLimits l = limits(1, 1);
+  l.max_keys = 100;
+  RateLimiter rl(l);
+  for (int i = 0; i < 10000; ++i) rl.check(RateClass::kRead, "a", "tok-" + std::to_string(i), i);
+  // A recent caller keeps its (empty) bucket: it is still refused, not handed a fresh one.
+  EXPECT_FALSE(rl.check(RateClass::kRead, "a", "tok-9999", 9999).allowed);
+}
+
+}  // namespace
+}  // namespace gpurent

@@ -1,0 +1,83 @@
+#include "server/http/router.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace gpurent {
+namespace {
+
+httplib::Response run(const Router& r, const std::string& method, const std::string& path) {
+  httplib::Request req;
+  req.method = method;
+  req.path = path;
+  httplib::Response res;
+  r.dispatch(req, res);
+  return res;
+}
+
+TEST(Router, MatchesMethodAndWholePathAndCapturesGroups) {
+  Router r;
+  std::string seen;
+  r.Get("/api/v1/jobs",
+        [&](const httplib::Request&, httplib::Response& res) { res.set_content("list", "text/plain"); });
+  r.Get("/api/v1/jobs/([^/]+)", [&](const httplib::Request& req, httplib::Response& res) {
+    seen = req.matches[1];
+    res.set_content("one", "text/plain");
+  });
+  r.Post("/api/v1/jobs/([^/]+)/cancel", [&](const httplib::Request&, httplib::Response& res) { res.status = 202; });
+  EXPECT_EQ(run(r, "GET", "/api/v1/jobs").body, "list");
+  EXPECT_EQ(run(r, "GET", "/api/v1/jobs/j-1").body, "one");
+  EXPECT_EQ(seen, "j-1");
+  EXPECT_EQ(run(r, "POST", "/api/v1/jobs/j-1/cancel").status, 202);
+  EXPECT_EQ(run(r, "GET", "/api/v1/jobsx").status, 404);  // literal routes compare whole paths
+  EXPECT_EQ(run(r, "GET", "/api/v1/jobs/a/b").status, 404);
+}
+
+TEST(Router, HeadRunsGetWithoutABodyAndOtherMethodsGet405WithAllow) {
+  Router r;
+  r.Get("/x", [](const httplib::Request&, httplib::Response& res) { res.set_content("body", "text/plain"); });
+  auto head = run(r, "HEAD", "/x");
+  EXPECT_EQ(head.status, -1);  // untouched: the server sends 200
+  EXPECT_TRUE(head.body.empty());
+  auto del = run(r, "DELETE", "/x");
+  EXPECT_EQ(del.status, 405);
+  EXPECT_EQ(del.get_header_value("Allow"), "GET");
+  auto missing = run(r, "GET", "/nope");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(nlohmann::json::parse(missing.body)["detail"], "no such route: GET /nope");
+}
+
+TEST(Router, AHandlerThatThrowsIsA500Problem) {
+  Router r;
+  r.Get("/boom", [](const httplib::Request&, httplib::Response&) { throw std::runtime_error("x"); });
+  auto res = run(r, "GET", "/boom");
+  EXPECT_EQ(res.status, 500);
+  EXPECT_EQ(res.get_header_value("Content-Type"), "application/problem+json");
+}
+
+TEST(Router, StaticFilesStayInsideTheirFolder) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("gpurent-router-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "assets");
+  std::ofstream(dir / "index.html") << "<html>";
+  std::ofstream(dir / "assets" / "app.js") << "js";
+  std::ofstream(dir.parent_path() / ("secret-" + std::to_string(::getpid()))) << "secret";
+  Router r;
+  ASSERT_TRUE(r.set_static_dir(dir.string()));
+  EXPECT_FALSE(r.set_static_dir((dir / "nope").string()));
+  auto index = run(r, "GET", "/");
+  EXPECT_EQ(index.body, "<html>");
+  EXPECT_EQ(index.get_header_value("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_EQ(run(r, "GET", "/assets/app.js").get_header_value("Content-Type"), "text/javascript; charset=utf-8");
+  EXPECT_EQ(run(r, "GET", "/../secret-" + std::to_string(::getpid())).status, 404);
+  EXPECT_EQ(run(r, "GET", "/assets/../../secret-" + std::to_string(::getpid())).status, 404);
+  EXPECT_EQ(run(r, "POST", "/index.html").status, 404);
+  fs::remove_all(dir);
+  fs::remove(dir.parent_path() / ("secret-" + std::to_string(::getpid())));
+}
+
+}  // namespace
+}  // namespace gpurent

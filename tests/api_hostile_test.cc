@@ -1,0 +1,428 @@
+// The API under hostile clients (issue 15): requests that once crashed or stalled the server,
+// sent as raw bytes over real sockets to the real `gpurent serve`. Each test checks that the
+// attack is refused and that a normal request from another client is still answered promptly.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <thread>
+
+#include "server_fixture.h"
+
+namespace gpurent::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using SteadyClock = std::chrono::steady_clock;
+
+int port_of(const ServerProcess& s) { return std::stoi(s.url().substr(s.url().rfind(':') + 1)); }
+
+// A TCP connection that sends exactly the bytes it is given, from a chosen loopback address.
+class RawConn {
+ public:
+  explicit RawConn(int port, const char* from = "127.0.0.1") {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd_ < 0) throw std::runtime_error("socket: " + std::string(std::strerror(errno)));
+    sockaddr_in src{};
+    src.sin_family = AF_INET;
+    ::inet_pton(AF_INET, from, &src.sin_addr);
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&src), sizeof src) != 0)
+      throw std::runtime_error("bind: " + std::string(std::strerror(errno)));
+    sockaddr_in dst{};
+    dst.sin_family = AF_INET;
+    dst.sin_port = htons(static_cast<uint16_t>(port));
+    ::inet_pton(AF_INET, "127.0.0.1", &dst.sin_addr);
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&dst), sizeof dst) != 0)
+      throw std::runtime_error("connect: " + std::string(std::strerror(errno)));
+  }
+  ~RawConn() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  RawConn(const RawConn&) = delete;
+  RawConn& operator=(const RawConn&) = delete;
+
+  bool send(const std::string& bytes) {
+    size_t off = 0;
+    while (off < bytes.size()) {
+      ssize_t n = ::send(fd_, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      off += static_cast<size_t>(n);
+    }
+    return true;
+  }
+  // Whatever arrives within `wait` (until the peer closes or `wait` passes).
+  std::string read_for(std::chrono::milliseconds wait) {
+    std::string out;
+    auto deadline = SteadyClock::now() + wait;
+    char buf[16384];
+    while (SteadyClock::now() < deadline) {
+      pollfd p{fd_, POLLIN, 0};
+      int left = static_cast<int>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now()).count());
+      if (::poll(&p, 1, std::max(left, 1)) <= 0) break;
+      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      out.append(buf, static_cast<size_t>(n));
+      if (out.find("\r\n\r\n") != std::string::npos && response_complete(out)) break;
+    }
+    return out;
+  }
+  bool readable_now() {
+    pollfd p{fd_, POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0;
+  }
+  int fd() const { return fd_; }
+
+ private:
+  static bool response_complete(const std::string& r) {
+    size_t head = r.find("\r\n\r\n");
+    size_t cl = r.find("Content-Length: ");
+    if (cl == std::string::npos || cl > head) return true;
+    return r.size() >= head + 4 + std::stoul(r.substr(cl + 16));
+  }
+  int fd_ = -1;
+};
+
+int status_of(const std::string& response) {
+  if (response.rfind("HTTP/1.1 ", 0) != 0) return -1;
+  return std::stoi(response.substr(9, 3));
+}
+
+// Milliseconds a plain authenticated GET takes, on its own connection.
+double timed_get(const ServerProcess& s, const std::string& path = "/api/v1/tenants") {
+  auto t0 = SteadyClock::now();
+  Resp r = s.admin("GET", path);
+  EXPECT_EQ(r.status, 200) << r.describe();
+  return std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count();
+}
+
+void raise_fd_limit() {
+  rlimit rl{};
+  ::getrlimit(RLIMIT_NOFILE, &rl);
+  rl.rlim_cur = rl.rlim_max;
+  ::setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+long rss_kib(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  return -1;
+}
+
+pid_t server_pid(const ServerProcess& s) {
+  // The server's pid from /proc: the process whose command line names our database.
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "cmdline");
+    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmd.find(s.db_path()) != std::string::npos && cmd.find("serve") != std::string::npos) return std::stoi(name);
+  }
+  return -1;
+}
+
+TEST(Hostile, ADeeplyNestedBodyIsA400AndTheServerStaysUp) {
+  ServerProcess s;
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
+  const std::string viewer = make_user_token(s, "auditor", "viewer", "acme");
+  // 100,000 levels in 200 KB once overflowed the stack (a segfault) on these routes.
+  const std::string deep = "{\"labels\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+  for (const char* path : {"/api/v1/advise/mix", "/api/v1/advise/tco", "/api/v1/advise/suppliers", "/api/v1/jobs"}) {
+    // A viewer may ask the advisor; jobs need a role that may submit (a viewer's 403 comes first).
+    const std::string tok = std::string(path) == "/api/v1/jobs" ? s.admin_token() : viewer;
+    Resp r = s.raw("POST", path, tok, deep, "application/json");
+    EXPECT_EQ(r.status, 400) << path << ": " << r.describe();
+    EXPECT_NE(r.text.find("deeper than 64"), std::string::npos) << r.describe();
+  }
+  EXPECT_EQ(s.raw("POST", "/api/v1/advise/mix", viewer, "[" + deep + "]", "application/yaml").status, 400);
+  EXPECT_EQ(s.req("GET", "/healthz", "").status, 200);
+}
+
+// Slow-header connections ("slowloris") from other addresses hold no worker: a normal request
+// is answered as fast with them as without.
+void expect_slow_headers_do_not_delay(int connections) {
+  raise_fd_limit();
+  ServerProcess s({"--header-timeout-s", "30"});
+  double before = 1e9;
+  for (int i = 0; i < 5; ++i) before = std::min(before, timed_get(s));
+  std::vector<std::unique_ptr<RawConn>> slow;
+  const char* from[] = {"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"};
+  for (int i = 0; i < connections; ++i) {
+    slow.push_back(std::make_unique<RawConn>(port_of(s), from[i % 4]));
+    slow.back()->send("GET /api/v1/tenants HTTP/1.1\r\nHo");
+  }
+  std::this_thread::sleep_for(300ms);
+  // Trickle one more byte on each: they stay open and unfinished throughout.
+  for (auto& c : slow) c->send("s");
+  double worst = 0;
+  for (int i = 0; i < 10; ++i) worst = std::max(worst, timed_get(s));
+  EXPECT_LT(worst, before + 100) << connections << " slow connections delayed a normal GET from " << before << " ms to "
+                                 << worst << " ms";
+  int still_open = 0;
+  for (auto& c : slow) still_open += c->readable_now() ? 0 : 1;
+  EXPECT_EQ(still_open, connections) << "the slow connections were closed before their deadline";
+}
+
+TEST(Hostile, EightSlowHeaderConnectionsDoNotDelayOthers) { expect_slow_headers_do_not_delay(8); }
+TEST(Hostile, AThousandSlowHeaderConnectionsDoNotDelayOthers) { expect_slow_headers_do_not_delay(1000); }
+
+TEST(Hostile, HeadersThatNeverFinishAreCutAtTheHeaderDeadline) {
+  ServerProcess s({"--header-timeout-s", "1"});
+  RawConn c(port_of(s));
+  c.send("GET /healthz HTTP/1.1\r\nHost: x\r\n");
+  auto t0 = SteadyClock::now();
+  for (int i = 0; i < 6; ++i) {  // a byte every 300 ms would keep a per-read timeout alive forever
+    std::this_thread::sleep_for(300ms);
+    if (!c.send("X")) break;
+  }
+  std::string got = c.read_for(3000ms);
+  double s_elapsed = std::chrono::duration<double>(SteadyClock::now() - t0).count();
+  EXPECT_TRUE(got.empty()) << got;
+  EXPECT_LT(s_elapsed, 4.0);
+  char b;
+  EXPECT_LE(::recv(c.fd(), &b, 1, MSG_DONTWAIT), 0) << "the connection is still open";
+}
+
+TEST(Hostile, IdleKeptAliveConnectionsAreClosedAndCostNoWorker) {
+  raise_fd_limit();
+  ServerProcess s({"--idle-timeout-s", "2", "--threads", "2"});
+  // 200 connections each make one request and then sit idle, kept alive.
+  std::vector<std::unique_ptr<RawConn>> idle;
+  for (int i = 0; i < 200; ++i) {
+    idle.push_back(std::make_unique<RawConn>(port_of(s), i % 2 ? "127.0.0.6" : "127.0.0.7"));
+    idle.back()->send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    ASSERT_EQ(status_of(idle.back()->read_for(5000ms)), 200) << i;
+  }
+  EXPECT_LT(timed_get(s), 100.0);
+  std::this_thread::sleep_for(3000ms);
+  int closed = 0;
+  for (auto& c : idle) {
+    char b;
+    closed += ::recv(c->fd(), &b, 1, MSG_DONTWAIT) == 0 ? 1 : 0;
+  }
+  EXPECT_EQ(closed, 200);
+}
+
+TEST(Hostile, AChunkedBodyOverTheLimitIsRefusedEarlyWithFlatMemory) {
+  ServerProcess s;
+  const pid_t pid = server_pid(s);
+  ASSERT_GT(pid, 0);
+  const long rss_before = rss_kib(pid);
+  RawConn c(port_of(s));
+  ASSERT_TRUE(c.send("POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + s.admin_token() +
+                     "\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"));
+  // Up to 100 MB in 64 KiB chunks, stopping as soon as the server answers.
+  const std::string chunk = "10000\r\n" + std::string(65536, ' ') + "\r\n";
+  size_t sent = 0;
+  std::string answer;
+  while (sent < (100u << 20)) {
+    if (c.readable_now()) break;
+    if (!c.send(chunk)) break;
+    sent += 65536;
+  }
+  answer = c.read_for(5000ms);
+  EXPECT_EQ(status_of(answer), 413) << answer.substr(0, 300);
+  EXPECT_LT(sent, 8u << 20) << "the server read " << sent << " bytes before refusing";
+  EXPECT_NE(answer.find("application/problem+json"), std::string::npos);
+  EXPECT_LT(rss_kib(pid) - rss_before, 20 * 1024) << "server memory grew by " << (rss_kib(pid) - rss_before) << " KiB";
+  // A body with neither Content-Length nor chunking is still refused before routing.
+  RawConn d(port_of(s));
+  d.send("POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(status_of(d.read_for(3000ms)), 411);
+  EXPECT_EQ(s.req("GET", "/healthz", "").status, 200);
+}
+
+TEST(Hostile, AKeptAliveConnectionsSecondRequestIsNotDelayedByNagle) {
+  ServerProcess s;
+  httplib::Client c = s.client();
+  c.set_keep_alive(true);
+  const httplib::Headers auth{{"Authorization", "Bearer " + s.admin_token()}};
+  std::vector<double> ms;
+  for (int i = 0; i < 40; ++i) {
+    auto t0 = SteadyClock::now();
+    auto r = c.Get("/api/v1/tenants", auth);
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200);
+    ms.push_back(std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count());
+  }
+  std::vector<double> later(ms.begin() + 1, ms.end());
+  std::sort(later.begin(), later.end());
+  // With Nagle and delayed ACKs every second request waited about 40 ms.
+  EXPECT_LT(later[later.size() / 2], 20.0);
+  EXPECT_LT(later[later.size() * 3 / 4], 30.0);
+}
+
+TEST(Hostile, OversizeHeadersAnswer431AndGarbageAnswers400) {
+  ServerProcess s;
+  RawConn big(port_of(s));
+  big.send("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Fill: " + std::string(64 * 1024, 'a') + "\r\n\r\n");
+  EXPECT_EQ(status_of(big.read_for(3000ms)), 431);
+  RawConn junk(port_of(s));
+  junk.send("\x16\x03\x01 not http at all\r\n\r\n");
+  EXPECT_EQ(status_of(junk.read_for(3000ms)), 400);
+  EXPECT_EQ(s.req("GET", "/healthz", "").status, 200);
+}
+
+TEST(Hostile, RateLimitsAnswer429WithRetryAfterAndShowInMetrics) {
+  ServerProcess s({"--rate-read", "5"});  // 5 reads a second per token, bursts of 10
+  const std::string tok = s.admin_token();
+  int ok = 0, limited = 0;
+  Resp last;
+  for (int i = 0; i < 30; ++i) {
+    Resp r = s.req("GET", "/api/v1/tenants", tok);
+    if (r.status == 200) ++ok;
+    if (r.status == 429) {
+      ++limited;
+      last = r;
+    }
+  }
+  EXPECT_GE(ok, 10);
+  EXPECT_GT(limited, 0);
+  EXPECT_EQ(last.content_type, "application/problem+json");
+  EXPECT_GT(last.headers.count("Retry-After"), 0u) << last.describe();
+  // Writes have their own bucket: a read-limited token can still write.
+  EXPECT_EQ(s.req("POST", "/api/v1/tenants", tok, tenant_doc("acme")).status, 201);
+  std::this_thread::sleep_for(1200ms);
+  Resp m = s.req("GET", "/metrics", "");
+  EXPECT_NE(m.text.find("gpurent_rate_limited_total{class=\"read\"} " + std::to_string(limited)), std::string::npos)
+      << m.text.substr(0, 3000);
+  EXPECT_NE(m.text.find("gpurent_rate_limit_per_second{class=\"read\",scope=\"token\"} 5"), std::string::npos);
+}
+
+TEST(Hostile, MetricsShowNoTenantDataWithoutAnOperatorToken) {
+  ServerProcess s;
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
+  const std::string member = make_user_token(s, "dev", "tenant_member", "acme");
+  Resp anon = s.req("GET", "/metrics", "");
+  ASSERT_EQ(anon.status, 200);
+  EXPECT_EQ(anon.text.find("gpurent_objects"), std::string::npos);
+  EXPECT_NE(anon.text.find("gpurent_http_connections_open"), std::string::npos);
+  Resp op = s.req("GET", "/metrics", s.admin_token());
+  EXPECT_NE(op.text.find("gpurent_objects{kind=\"tenants\"} 1"), std::string::npos) << op.text.substr(0, 2000);
+  EXPECT_EQ(s.req("GET", "/metrics", member).status, 403);
+  EXPECT_EQ(s.req("GET", "/metrics", "gpr_" + std::string(64, '0')).status, 401);
+}
+
+TEST(Hostile, UsageIdempotencyKeysBelongToTheirCaller) {
+  ServerProcess s({"--no-scheduler"});
+  auto node_for = [&](const std::string& sup) {
+    expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc(sup)), "supplier");
+    expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc(sup, sup + "-node")), "node");
+    return make_user_token(s, sup + "-ops", "supplier", "", sup);
+  };
+  const std::string a = node_for("sup-a"), b = node_for("sup-b");
+  auto batch = [](const std::string& node) {
+    return json{
+        {"idempotency_key", "nightly-2026-11-30"},
+        {"gpu_samples", {{{"at", "2026-11-30T00:00:00Z"}, {"node", node}, {"gpu", 0}, {"utilization_pct", 50}}}}};
+  };
+  Resp first = s.req("POST", "/api/v1/usage", a, batch("sup-a-node"));
+  ASSERT_EQ(first.status, 201) << first.describe();
+  // Another supplier's batch under the same key is its own: stored, not "already used".
+  Resp other = s.req("POST", "/api/v1/usage", b, batch("sup-b-node"));
+  EXPECT_EQ(other.status, 201) << other.describe();
+  // Within one caller the key still counts once.
+  Resp again = s.req("POST", "/api/v1/usage", a, batch("sup-a-node"));
+  EXPECT_EQ(again.status, 200) << again.describe();
+  json changed = batch("sup-a-node");
+  changed["gpu_samples"][0]["utilization_pct"] = 60;
+  EXPECT_EQ(s.req("POST", "/api/v1/usage", a, changed).status, 409);
+}
+
+TEST(Hostile, ResponsesCarrySecurityHeadersAndCrossOriginIsOffByDefault) {
+  ServerProcess s;
+  httplib::Client c = s.client();
+  auto r = c.Get("/healthz", {{"Origin", "https://evil.example"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->get_header_value("X-Content-Type-Options"), "nosniff");
+  EXPECT_EQ(r->get_header_value("X-Frame-Options"), "DENY");
+  EXPECT_FALSE(r->has_header("Access-Control-Allow-Origin"));
+  EXPECT_FALSE(r->has_header("Strict-Transport-Security"));  // plain HTTP: HSTS means nothing here
+  auto pre =
+      c.Options("/api/v1/tenants", {{"Origin", "https://evil.example"}, {"Access-Control-Request-Method", "GET"}});
+  ASSERT_TRUE(pre);
+  EXPECT_EQ(pre->status, 403);
+
+  ServerProcess allowed({"--cors-origin", "https://console.example"});
+  httplib::Client c2 = allowed.client();
+  auto ok =
+      c2.Options("/api/v1/tenants", {{"Origin", "https://console.example"}, {"Access-Control-Request-Method", "POST"}});
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 204);
+  EXPECT_EQ(ok->get_header_value("Access-Control-Allow-Origin"), "https://console.example");
+  EXPECT_NE(ok->get_header_value("Access-Control-Allow-Headers").find("Authorization"), std::string::npos);
+  auto get = c2.Get("/healthz", {{"Origin", "https://console.example"}});
+  EXPECT_EQ(get->get_header_value("Access-Control-Allow-Origin"), "https://console.example");
+}
+
+std::string shell(const std::string& cmd, int* rc) {
+  std::string out;
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  char buf[4096];
+  while (p && std::fgets(buf, sizeof buf, p)) out += buf;
+  int st = p ? ::pclose(p) : -1;
+  *rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return out;
+}
+
+std::string bin() {
+  const char* b = std::getenv("GPURENT_TEST_BIN");
+  return b && *b ? b : GPURENT_BIN;
+}
+
+TEST(Hostile, PlainHttpOffLoopbackNeedsTlsOrConsent) {
+  std::string dir = ::testing::TempDir() + "gpurent-tls-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  int rc = 0;
+  std::string out = shell("timeout 20 " + bin() + " serve --host 0.0.0.0 --port 0 --db " + dir + "/x.db", &rc);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("--tls-cert"), std::string::npos) << out;
+  out = shell("timeout 20 " + bin() + " serve --tls-cert /nonexistent.pem --tls-key /nonexistent.key --port 0 --db " +
+                  dir + "/x.db",
+              &rc);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("--tls-cert"), std::string::npos) << out;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Hostile, TlsServesHttpsWithHsts) {
+  std::string dir = ::testing::TempDir() + "gpurent-tlsok-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  int rc = 0;
+  std::string out = shell("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost -keyout " + dir +
+                              "/key.pem -out " + dir + "/cert.pem",
+                          &rc);
+  if (rc != 0) GTEST_SKIP() << "openssl could not make a test certificate: " << out;
+  ServerProcess s({"--tls-cert", dir + "/cert.pem", "--tls-key", dir + "/key.pem"});
+  ASSERT_EQ(s.url().rfind("https://", 0), 0u) << s.url();
+  httplib::SSLClient c("127.0.0.1", port_of(s));
+  c.enable_server_certificate_verification(false);
+  auto r = c.Get("/api/v1/tenants", {{"Authorization", "Bearer " + s.admin_token()}});
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->get_header_value("Strict-Transport-Security"), "max-age=31536000");
+  // Plain HTTP to the TLS port gets no answer, and the server carries on.
+  RawConn plain(port_of(s));
+  plain.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(status_of(plain.read_for(2000ms)), -1);
+  EXPECT_EQ(c.Get("/healthz")->status, 200);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace gpurent::testing
