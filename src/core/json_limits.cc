@@ -39,6 +39,36 @@ int json_nesting_depth(std::string_view text, int stop_at) {
   return deepest;
 }
 
+size_t first_invalid_utf8(std::string_view text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  for (size_t i = 0; i < n;) {
+    const unsigned char c = p[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len = 0;
+    uint32_t cp = 0, min = 0;
+    if ((c & 0xE0) == 0xC0)
+      len = 2, cp = c & 0x1F, min = 0x80;
+    else if ((c & 0xF0) == 0xE0)
+      len = 3, cp = c & 0x0F, min = 0x800;
+    else if ((c & 0xF8) == 0xF0)
+      len = 4, cp = c & 0x07, min = 0x10000;
+    else
+      return i;
+    if (i + len > n) return i;
+    for (size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) return i;
+      cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
 Result<nlohmann::json> parse_json_bounded(std::string_view text, const JsonLimits& limits) {
   if (json_nesting_depth(text, limits.max_depth) > limits.max_depth)
     return Error::make(Code::kBadRequest, "malformed JSON: arrays and objects nest deeper than " +

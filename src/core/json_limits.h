@@ -21,6 +21,12 @@ struct JsonLimits {
 // an error here: the parser reports it with its byte offset.
 int json_nesting_depth(std::string_view text, int stop_at);
 
+// The byte offset of the first byte of `text` that is not part of well-formed UTF-8 (overlong
+// forms, surrogates and code points past U+10FFFF included), or npos when it is all well formed.
+// JSON text is checked by its parser; YAML and other text that becomes JSON strings must be
+// checked here, since serialising a string that is not UTF-8 throws.
+size_t first_invalid_utf8(std::string_view text);
+
 // Parses `text` as JSON after checking its nesting. kBadRequest with the byte offset and the
 // reason on malformed JSON, too deep a nesting, or a number out of range (1e999).
 Result<nlohmann::json> parse_json_bounded(std::string_view text, const JsonLimits& limits = {});

@@ -70,6 +70,9 @@ static Status check_yaml_expansion(const YAML::Node& root, const std::string& te
 }
 
 Result<nlohmann::json> yaml_to_json(const std::string& text) {
+  // JSON strings are UTF-8; a YAML text that is not would become strings nothing can serialise.
+  if (size_t bad = first_invalid_utf8(text); bad != std::string_view::npos)
+    return Error::make(Code::kBadRequest, "YAML text is not valid UTF-8 at byte " + std::to_string(bad));
   try {
     YAML::Node root = YAML::Load(text);
     if (auto s = check_yaml_expansion(root, text); !s) return s.error();
