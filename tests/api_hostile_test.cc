@@ -153,6 +153,16 @@ TEST(Hostile, ADeeplyNestedBodyIsA400AndTheServerStaysUp) {
   EXPECT_EQ(s.req("GET", "/healthz", "").status, 200);
 }
 
+TEST(Hostile, AYamlBodyThatIsNotUtf8IsA400) {
+  ServerProcess s;
+  Resp r = s.raw("POST", "/api/v1/tenants", s.admin_token(),
+                 "name: acme\ncurrency: USD\ncontact_email: ops@acme.example\ndisplay_name: \"Acme \xDE\"\n",
+                 "application/yaml");
+  EXPECT_EQ(r.status, 400) << r.describe();
+  EXPECT_NE(r.text.find("not valid UTF-8 at byte"), std::string::npos) << r.describe();
+  EXPECT_EQ(s.req("GET", "/healthz", "").status, 200);
+}
+
 // Slow-header connections ("slowloris") from other addresses hold no worker: a normal request
 // is answered as fast with them as without.
 void expect_slow_headers_do_not_delay(int connections) {
@@ -276,6 +286,48 @@ TEST(Hostile, OversizeHeadersAnswer431AndGarbageAnswers400) {
   junk.send("\x16\x03\x01 not http at all\r\n\r\n");
   EXPECT_EQ(status_of(junk.read_for(3000ms)), 400);
   EXPECT_EQ(s.req("GET", "/healthz", "").status, 200);
+}
+
+TEST(Hostile, AHeadAnswerCarriesNoBodySoTheConnectionStaysInStep) {
+  ServerProcess s;
+  RawConn c(port_of(s));
+  c.send("HEAD /no/such/route HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string head = c.read_for(1000ms);
+  EXPECT_EQ(status_of(head), 404) << head;
+  EXPECT_NE(head.find("Content-Length: "), std::string::npos);
+  EXPECT_EQ(head.substr(head.find("\r\n\r\n") + 4), "") << "a HEAD answer carried a body";
+  c.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(status_of(c.read_for(3000ms)), 200);
+}
+
+TEST(Hostile, AnOverlongTargetIs414) {
+  ServerProcess s;
+  RawConn c(port_of(s));
+  c.send("GET /api/v1/jobs/" + std::string(5000, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(status_of(c.read_for(3000ms)), 414);
+  EXPECT_EQ(s.req("GET", "/healthz", "").status, 200);
+}
+
+TEST(Hostile, AnnouncedBodiesCannotPinTheServersMemory) {
+  raise_fd_limit();
+  ServerProcess s;
+  // Each connection announces a 1 MiB body and sends none of it: the server reserves room for
+  // 256 MiB of announced bodies at most, then answers 503 without reserving more.
+  std::vector<std::unique_ptr<RawConn>> pinned;
+  const std::string head = "POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + s.admin_token() +
+                           "\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n\r\n";
+  for (int i = 0; i < 256; ++i) {
+    pinned.push_back(std::make_unique<RawConn>(port_of(s), i % 2 ? "127.0.0.9" : "127.0.0.10"));
+    pinned.back()->send(head);
+  }
+  std::this_thread::sleep_for(500ms);
+  RawConn over(port_of(s), "127.0.0.11");
+  over.send(head);
+  std::string answer = over.read_for(3000ms);
+  EXPECT_EQ(status_of(answer), 503) << answer.substr(0, 300);
+  pinned.clear();  // the reservations go with their connections
+  std::this_thread::sleep_for(500ms);
+  EXPECT_EQ(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")).status, 201);
 }
 
 TEST(Hostile, RateLimitsAnswer429WithRetryAfterAndShowInMetrics) {

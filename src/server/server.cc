@@ -225,14 +225,6 @@ int run_server(const ServerOptions& opts) {
   }
   const int port = *bound;
 
-  // Signals go to one waiting thread that stops the server cleanly.
-  std::thread signals([&http, set] {
-    int sig = 0;
-    sigwait(&set, &sig);
-    http.stop();
-  });
-  signals.detach();
-
   std::string url = std::string(http.tls() ? "https" : "http") + "://" + opts.host + ":" + std::to_string(port);
   json ready = {{"event", "listening"},
                 {"url", url},
@@ -264,6 +256,17 @@ int run_server(const ServerOptions& opts) {
     return 2;
   }
   if (opts.firewall_interval_s > 0) firewall.start();
+  // Signals go to one waiting thread, started only now that nothing returns before http.run():
+  // the first SIGINT/SIGTERM stops the server cleanly (the control loop drains, the WAL
+  // checkpoints); a second one, while that stop hangs, ends the process at once.
+  std::thread signals([&http, set] {
+    int sig = 0;
+    sigwait(&set, &sig);
+    http.stop();
+    sigwait(&set, &sig);
+    std::_Exit(128 + sig);
+  });
+  signals.detach();
   http.run();
   bool ok = true;
   if (demo_meter) demo_meter->stop();

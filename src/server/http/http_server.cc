@@ -38,6 +38,17 @@ int64_t steady_ms() {
 
 bool iequals(std::string_view a, std::string_view b) { return beast::iequals(a, b); }
 
+// Whom the per-address caps and rate limits count: an IPv4 address, or an IPv6 /64 (one host
+// usually holds a whole /64, so counting single IPv6 addresses would count nothing).
+std::string limit_key(const net::ip::address& a) {
+  if (a.is_v4()) return a.to_string();
+  auto v6 = a.to_v6();
+  if (v6.is_v4_mapped()) return net::ip::make_address_v4(net::ip::v4_mapped, v6).to_string();
+  auto bytes = v6.to_bytes();
+  for (size_t i = 8; i < bytes.size(); ++i) bytes[i] = 0;
+  return net::ip::address_v6(bytes).to_string() + "/64";
+}
+
 RateClass rate_class_of(const std::string& method, std::string_view path) {
   if (method == "GET" || method == "HEAD" || method == "OPTIONS") return RateClass::kRead;
   if (path == "/api/v1/usage" ||
@@ -83,6 +94,7 @@ class HttpServer::Impl {
   std::unordered_map<std::string, size_t> per_address_;
   RateLimiter limiter_;
   std::atomic<bool> stopping_{false};
+  std::atomic<int64_t> body_bytes_{0};  // Content-Length bytes reserved by bodies being read
   std::optional<ssl::context> tls_;
   net::io_context ioc_;
   tcp::acceptor acceptor_;
@@ -110,6 +122,10 @@ class HttpServer::Impl {
 
 namespace {
 
+// Longer targets answer 414: routes are regular expressions, and libstdc++ matches them by
+// recursion, one frame per character.
+constexpr size_t kMaxTargetBytes = 4096;
+
 // One connection. Lives in a shared_ptr because each pending asynchronous operation holds it
 // (Asio's ownership idiom): it ends when its last read, write or handler is done.
 template <class Stream>
@@ -118,13 +134,17 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   Session(HttpServer::Impl& srv, Stream&& stream, std::string address, uint16_t port)
       : srv_(srv), stream_(std::move(stream)), address_(std::move(address)), port_(port) {}
   ~Session() {
+    release_body_budget();
+    end_in_flight();
     srv_.stats_.open.fetch_sub(1);
     srv_.release_address(address_);
   }
 
   void start() {
+    // A new connection's handshake and its first request's headers share one deadline.
+    header_deadline_ = std::chrono::steady_clock::now() + ms(srv_.opts_.limits.header_timeout_ms);
     if constexpr (std::is_same_v<Stream, beast::ssl_stream<beast::tcp_stream>>) {
-      lowest().expires_after(ms(srv_.opts_.limits.header_timeout_ms));
+      lowest().expires_at(header_deadline_);
       stream_.async_handshake(ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
         if (ec) return self->fail(ec);
         self->wait_for_request(true);
@@ -138,6 +158,16 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   static std::chrono::milliseconds ms(int64_t v) { return std::chrono::milliseconds(v); }
   beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
 
+  void end_in_flight() {
+    if (in_flight_) srv_.stats_.queued.fetch_sub(1);
+    in_flight_ = false;
+  }
+
+  void release_body_budget() {
+    if (body_reserved_ > 0) srv_.body_bytes_.fetch_sub(body_reserved_);
+    body_reserved_ = 0;
+  }
+
   void fail(beast::error_code ec) {
     if (ec == beast::error::timeout) srv_.stats_.timeouts.fetch_add(1);
     beast::error_code ignored;
@@ -148,21 +178,31 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   // Waits for the first byte of the next request: the idle deadline on a kept-alive connection,
   // the header deadline on a new one.
   void wait_for_request(bool first) {
-    if (buffer_.size() > 0) return read_header();  // pipelined bytes are already here
-    buffer_.shrink_to_fit();                       // an idle connection keeps no buffer
-    lowest().expires_after(ms(first ? srv_.opts_.limits.header_timeout_ms : srv_.opts_.limits.idle_timeout_ms));
-    stream_.async_read_some(buffer_.prepare(4096), [self = this->shared_from_this()](beast::error_code ec, size_t n) {
-      if (ec) return self->fail(ec);
-      self->buffer_.commit(n);
-      self->read_header();
-    });
+    if (!first && buffer_.size() > 0) {  // pipelined bytes are already here
+      header_deadline_ = std::chrono::steady_clock::now() + ms(srv_.opts_.limits.header_timeout_ms);
+      return read_header();
+    }
+    buffer_.shrink_to_fit();  // an idle connection keeps no buffer
+    if (first)
+      lowest().expires_at(header_deadline_);
+    else
+      lowest().expires_after(ms(srv_.opts_.limits.idle_timeout_ms));
+    stream_.async_read_some(
+        buffer_.prepare(4096), [self = this->shared_from_this(), first](beast::error_code ec, size_t n) {
+          if (ec) return self->fail(ec);
+          self->buffer_.commit(n);
+          // A kept-alive connection's next request: its headers' time starts now.
+          if (!first)
+            self->header_deadline_ = std::chrono::steady_clock::now() + ms(self->srv_.opts_.limits.header_timeout_ms);
+          self->read_header();
+        });
   }
 
   void read_header() {
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(srv_.opts_.limits.max_header_bytes));
     parser_->body_limit(srv_.opts_.limits.max_body_bytes);
-    lowest().expires_after(ms(srv_.opts_.limits.header_timeout_ms));
+    lowest().expires_at(header_deadline_);
     http::async_read_header(stream_, buffer_, *parser_,
                             [self = this->shared_from_this()](beast::error_code ec, size_t) { self->on_header(ec); });
   }
@@ -204,6 +244,13 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     }
     auto& h = parser_->get();
     const std::string method(h.method_string());
+    head_ = h.method() == http::verb::head;
+    if (h.target().size() > kMaxTargetBytes) {
+      srv_.stats_.too_large.fetch_add(1);
+      return reply_and_close(
+          414, problem(414, Code::kTooLarge,
+                       "the request target is longer than " + std::to_string(kMaxTargetBytes) + " bytes", ""));
+    }
     const std::string path = target();
     // The API's rule (docs/api.md): a body-carrying method says how long its body is, or chunks it.
     if ((method == "POST" || method == "PUT" || method == "PATCH") && !parser_->content_length() &&
@@ -224,7 +271,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
                          path);
         r.set_header("Retry-After", std::to_string((d.retry_after_ms + 999) / 1000));
         // A body not yet read is not read: the connection closes after the answer.
-        return reply(429, std::move(r), !parser_->is_done());
+        return reply(429, std::move(r), !parser_->is_done() || !h.keep_alive());
       }
     }
     auto expect = h.find(http::field::expect);
@@ -241,6 +288,20 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   }
 
   void read_body() {
+    // Beast reserves a declared Content-Length up front: those bytes count against a server-wide
+    // budget, so connections that only announce large bodies cannot pin the memory.
+    if (auto len = parser_->content_length(); len && *len > 0) {
+      const int64_t n = static_cast<int64_t>(*len);
+      if (srv_.body_bytes_.fetch_add(n) + n > static_cast<int64_t>(srv_.opts_.limits.max_body_bytes_in_flight)) {
+        srv_.body_bytes_.fetch_sub(n);
+        srv_.stats_.overloaded.fetch_add(1);
+        auto r = problem(503, Code::kUnavailable, "the server is receiving too many request bodies: retry shortly",
+                         target());
+        r.set_header("Retry-After", "1");
+        return reply_and_close(503, std::move(r));
+      }
+      body_reserved_ = n;
+    }
     lowest().expires_after(ms(srv_.opts_.limits.body_timeout_ms));
     http::async_read(stream_, buffer_, *parser_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
       if (ec) {
@@ -280,10 +341,10 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       return reply_response(std::move(r), *req);
     }
     srv_.stats_.queued.fetch_add(1);
+    in_flight_ = true;  // until its answer is written (or the connection ends): stop() waits for it
     net::post(srv_.workers_, [self = this->shared_from_this(), req] {
       httplib::Response res;
       self->srv_.router_.dispatch(*req, res);
-      self->srv_.stats_.queued.fetch_sub(1);
       net::post(self->stream_.get_executor(),
                 [self, req, res = std::move(res)]() mutable { self->reply_response(std::move(res), *req); });
     });
@@ -345,11 +406,19 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
              "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'");
     if constexpr (std::is_same_v<Stream, beast::ssl_stream<beast::tcp_stream>>)
       out->set(http::field::strict_transport_security, "max-age=31536000");
-    out->body() = std::move(res.body);
     out->keep_alive(!close && !srv_.stopping_.load());
-    out->prepare_payload();
+    if (status < 200 || status == 204 || status == 304) {
+      out->erase(http::field::content_type);  // these answers have no body (RFC 9110 6.4.1)
+    } else if (head_) {
+      out->content_length(res.body.size());  // what GET would send, and no body (RFC 9110 9.3.2)
+    } else {
+      out->body() = std::move(res.body);
+      out->prepare_payload();
+    }
+    release_body_budget();
     lowest().expires_after(ms(srv_.opts_.limits.write_timeout_ms));
     http::async_write(stream_, *out, [self = this->shared_from_this(), out](beast::error_code ec, size_t) {
+      self->end_in_flight();
       if (ec) return self->fail(ec);
       if (!out->keep_alive()) return self->close();
       self->wait_for_request(false);
@@ -388,7 +457,11 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   beast::flat_buffer buffer_{128 * 1024};  // at most: the headers and what arrives with them
   std::optional<http::request_parser<http::string_body>> parser_;
   bool keep_alive_ = true;
+  bool head_ = false;          // the request being answered is a HEAD
+  bool in_flight_ = false;     // counted in stats_.queued until its answer is written
+  int64_t body_reserved_ = 0;  // this request's share of the body budget
   size_t drained_ = 0;
+  std::chrono::steady_clock::time_point header_deadline_;
 };
 
 }  // namespace
@@ -400,6 +473,10 @@ Result<int> HttpServer::Impl::bind() {
     rl.rlim_cur = rl.rlim_max;
     ::setrlimit(RLIMIT_NOFILE, &rl);
   }
+  // Connections past the descriptor limit could not be accepted anyway; 256 stay for the store,
+  // logs and the Slurm tools.
+  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur > 512)
+    opts_.limits.max_connections = std::min<size_t>(opts_.limits.max_connections, rl.rlim_cur - 256);
   if (!opts_.tls_cert_file.empty() || !opts_.tls_key_file.empty()) {
     if (opts_.tls_cert_file.empty()) return Error::invalid("--tls-cert", "is needed with --tls-key");
     if (opts_.tls_key_file.empty()) return Error::invalid("--tls-key", "is needed with --tls-cert");
@@ -429,11 +506,18 @@ Result<int> HttpServer::Impl::bind() {
 void HttpServer::Impl::accept() {
   acceptor_.async_accept(net::make_strand(ioc_), [this](beast::error_code ec, tcp::socket sock) {
     if (ec == net::error::operation_aborted || !acceptor_.is_open()) return;
+    if (ec) {  // out of descriptors or memory: the connection waits in the backlog; try again soon
+      drain_timer_.expires_after(std::chrono::milliseconds(100));
+      drain_timer_.async_wait([this](beast::error_code e) {
+        if (!e && !stopping_.load()) accept();
+      });
+      return;
+    }
     if (!ec) {
       beast::error_code e2;
       sock.set_option(tcp::no_delay(true), e2);
       auto ep = sock.remote_endpoint(e2);
-      std::string addr = e2 ? std::string("?") : ep.address().to_string();
+      std::string addr = e2 ? std::string("?") : limit_key(ep.address());
       stats_.accepted.fetch_add(1);
       if (static_cast<size_t>(stats_.open.load()) >= opts_.limits.max_connections || !admit_address(addr)) {
         stats_.refused_busy.fetch_add(1);

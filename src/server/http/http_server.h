@@ -32,6 +32,8 @@ struct HttpLimits {
   size_t max_connections = 10'000;      // open at once; more are answered 503 and closed
   size_t max_connections_per_address = 512;
   size_t max_queued_requests = 4096;  // waiting for a worker; more answer 503
+  // Declared Content-Length bytes of bodies being read, across connections: more answer 503.
+  size_t max_body_bytes_in_flight = 256u << 20;
 };
 
 struct HttpServerOptions {
@@ -53,10 +55,10 @@ struct HttpStats {
   std::atomic<int64_t> accepted{0};      // connections accepted in all
   std::atomic<int64_t> refused_busy{0};  // connections refused by the caps
   std::atomic<int64_t> timeouts{0};      // connections closed by a deadline
-  std::atomic<int64_t> too_large{0};     // 413 and 431 answers
+  std::atomic<int64_t> too_large{0};     // 413, 414 and 431 answers
   std::atomic<int64_t> malformed{0};     // 400 answers from the HTTP parser
   std::atomic<int64_t> overloaded{0};    // 503 answers: the worker queue was full
-  std::atomic<int64_t> queued{0};        // requests waiting for or running on a worker now
+  std::atomic<int64_t> queued{0};        // requests on a worker, or whose answer is being written
 };
 
 class HttpServer {

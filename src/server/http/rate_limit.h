@@ -1,6 +1,7 @@
-// Token-bucket rate limits per caller: one bucket per (class, key), where the key is a bearer
-// token's hash or a source address and the class is reads, writes or usage ingest. A request
-// passes when both its address's and its token's buckets hold a token. Time is injected (ms).
+// Token-bucket rate limits per caller: one bucket per (class, key), where the key is the request's
+// Authorization header (its first 128 bytes) or its source address (an IPv6 /64), and the class is
+// reads, writes or usage ingest. A request passes when both its address's and its token's buckets
+// hold a token. Time is injected (ms).
 // Memory is bounded: past `max_keys` buckets per class the full (idle) ones are dropped, and when
 // none is idle the oldest-refilled half goes, so a flood of made-up tokens costs a bounded table.
 // Thread-safe (one mutex; each check is a hash look-up and a little arithmetic).

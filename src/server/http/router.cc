@@ -92,13 +92,9 @@ void Router::dispatch(httplib::Request& req, httplib::Response& res) const {
     for (const auto& r : routes_) {
       if (r.method != method || !path_matches(r, req)) continue;
       r.handler(req, res);
-      if (head) res.body.clear();
       return;
     }
-    if (method == "GET" && serve_static(req, res)) {
-      if (head) res.body.clear();
-      return;
-    }
+    if (method == "GET" && serve_static(req, res)) return;
     std::string allow;
     for (const auto& r : routes_)
       if (r.method != method && path_matches(r, req) && allow.find(r.method) == std::string::npos)

@@ -28,7 +28,8 @@ class Router {
   // index.html); false when `dir` is not a folder.
   bool set_static_dir(const std::string& dir);
 
-  // Runs the first route whose method and pattern match (HEAD runs GET's and drops the body),
+  // Runs the first route whose method and pattern match (HEAD runs GET's: the server sends its
+  // headers and length without the body),
   // else a static file, else answers 404 (405 with Allow when the path exists for other methods)
   // as problem+json. Handlers' exceptions become a 500 problem.
   void dispatch(httplib::Request& req, httplib::Response& res) const;
