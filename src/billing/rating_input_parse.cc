@@ -178,7 +178,9 @@ Result<RatingInput> parse_rating_input(const json& body, const GpuCatalog& catal
     if (!sp->is_object()) {
       errs.add("spot_prices", "must map an offer name to a list of {from, price}");
     } else {
-      for (const auto& [offer, list] : sp->items()) {
+      for (const auto& item : sp->items()) {
+        const std::string offer = item.key();  // a named copy: clang 14 cannot capture a binding
+        const json& list = item.value();
         json wrap = {{"p", list}};
         Fields wf(wrap, "spot_prices." + offer, errs);
         wf.objects("p", true, 1'000'000, [&](Fields& pf, size_t) {

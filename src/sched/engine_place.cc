@@ -176,7 +176,8 @@ std::optional<Gang> SchedEngine::Impl::place_replica(const EngineJob& ej, int64_
           if (fits(i, all, -1)) ranked.push_back({-policy->score(cluster, i, all), i});
         }
         std::sort(ranked.begin(), ranked.end());
-        for (const auto& [s, i] : ranked) {
+        for (const auto& entry : ranked) {
+          const int i = entry.second;  // a named copy: clang 14 cannot capture a structured binding
           placed = place_workers(*this, j, j.workers, -1, [&](int k) { return k == i; }, bound);
           if (placed) break;
           rollback();

@@ -249,8 +249,10 @@ Result<ScenarioResult> run_scenario(const std::string& yaml_text, const GpuCatal
       engine.remove(id);
       live.erase(id);
     }
-    for (const auto& [project, why] : st.hold) {
-      auto it = std::find_if(s.projects.begin(), s.projects.end(), [&](const SchedProject& p) { return p.name == project; });
+    for (const auto& hold : st.hold) {
+      const auto& [project, why] = hold;
+      auto it = std::find_if(s.projects.begin(), s.projects.end(),
+                             [&](const SchedProject& p) { return p.name == hold.first; });
       if (it == s.projects.end()) {
         fail("hold: unknown project " + project);
         continue;

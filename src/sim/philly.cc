@@ -54,7 +54,11 @@ Result<std::vector<PhillyJob>> read_philly(std::istream& in, const std::string& 
       frac = (frac + "000").substr(0, 3);
       if (ok) frac_ms = std::stoll(frac);
     }
-    if (!ok) return Error::invalid(where("duration"), "expected seconds >= 0, got \"" + d + "\"");
+    // Ten years bound a job (and keep the milliseconds far from int64's end).
+    constexpr int64_t kMaxDurationS = 10LL * 366 * 24 * 3600;
+    if (!ok || whole > kMaxDurationS)
+      return Error::invalid(where("duration"),
+                            "expected seconds between 0 and " + std::to_string(kMaxDurationS) + ", got \"" + d + "\"");
     j.duration_ms = whole * 1000 + frac_ms;
     const std::string& g = f[col["num_gpus"]];
     auto [gp, gec] = std::from_chars(g.data(), g.data() + g.size(), j.gpus);

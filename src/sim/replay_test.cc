@@ -94,6 +94,11 @@ TEST(Philly, ReadsTheTraceFormatAndNamesBadFields) {
   auto err = read_philly(bad, "t.csv");
   ASSERT_FALSE(err.ok());
   EXPECT_NE(err.error().message.find("t.csv:2 column duration"), std::string::npos) << err.error().message;
+  // Found by fuzz/run (trace_csv): a duration whose milliseconds overflowed int64.
+  std::istringstream huge("timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,3600000000000000000,1,1,x\n");
+  auto too_long = read_philly(huge, "t.csv");
+  ASSERT_FALSE(too_long.ok());
+  EXPECT_NE(too_long.error().message.find("t.csv:2 column duration"), std::string::npos) << too_long.error().message;
   std::istringstream no_col("timestamp,duration,gpus,cluster\n");
   EXPECT_NE(read_philly(no_col, "t.csv").error().message.find("missing column 'num_gpus'"), std::string::npos);
 }
