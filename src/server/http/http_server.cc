@@ -76,8 +76,9 @@ class HttpServer::Impl {
       : router_(router),
         opts_(std::move(opts)),
         limiter_(opts_.rate),
-        acceptor_(ioc_),
-        drain_timer_(ioc_),
+        control_(net::make_strand(ioc_)),
+        acceptor_(control_),
+        drain_timer_(control_),
         workers_(static_cast<size_t>(std::max(1, opts_.worker_threads))) {}
 
   Result<int> bind();
@@ -97,6 +98,9 @@ class HttpServer::Impl {
   std::atomic<int64_t> body_bytes_{0};  // Content-Length bytes reserved by bodies being read
   std::optional<ssl::context> tls_;
   net::io_context ioc_;
+  // The acceptor, the drain timer and stop() run on one strand, so several I/O threads never
+  // touch them at once.
+  net::strand<net::io_context::executor_type> control_;
   tcp::acceptor acceptor_;
   net::steady_timer drain_timer_;
   net::thread_pool workers_;
@@ -571,7 +575,7 @@ void HttpServer::Impl::drain_tick(int ticks) {
 // Only asks: safe from a signal-waiting thread while run() is busy on another.
 void HttpServer::Impl::stop() {
   if (stopping_.exchange(true)) return;
-  net::post(ioc_, [this] {
+  net::post(control_, [this] {
     beast::error_code ec;
     acceptor_.close(ec);
     drain_tick(0);
