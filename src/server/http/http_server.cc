@@ -135,8 +135,8 @@ constexpr size_t kMaxTargetBytes = 4096;
 template <class Stream>
 class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
-  Session(HttpServer::Impl& srv, Stream&& stream, std::string address, uint16_t port)
-      : srv_(srv), stream_(std::move(stream)), address_(std::move(address)), port_(port) {}
+  Session(HttpServer::Impl& srv, Stream&& stream, std::string address, std::string remote, uint16_t port)
+      : srv_(srv), stream_(std::move(stream)), address_(std::move(address)), remote_(std::move(remote)), port_(port) {}
   ~Session() {
     release_body_budget();
     end_in_flight();
@@ -330,7 +330,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     for (const auto& f : msg) req->headers.emplace(std::string(f.name_string()), std::string(f.value()));
     req->body = std::move(msg.body());
     req->version = msg.version() == 10 ? "HTTP/1.0" : "HTTP/1.1";
-    req->remote_addr = address_;
+    req->remote_addr = remote_;
     req->remote_port = port_;
 
     if (req->method == "OPTIONS") return reply_response(preflight(*req), *req);
@@ -456,7 +456,8 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 
   HttpServer::Impl& srv_;
   Stream stream_;
-  std::string address_;
+  std::string address_;  // what the per-address limits count (an IPv6 address as its /64)
+  std::string remote_;   // the client's own address, for the handlers and the access log
   uint16_t port_;
   beast::flat_buffer buffer_{128 * 1024};  // at most: the headers and what arrives with them
   std::optional<http::request_parser<http::string_body>> parser_;
@@ -522,6 +523,7 @@ void HttpServer::Impl::accept() {
       sock.set_option(tcp::no_delay(true), e2);
       auto ep = sock.remote_endpoint(e2);
       std::string addr = e2 ? std::string("?") : limit_key(ep.address());
+      std::string remote = e2 ? std::string("?") : ep.address().to_string();
       stats_.accepted.fetch_add(1);
       if (static_cast<size_t>(stats_.open.load()) >= opts_.limits.max_connections || !admit_address(addr)) {
         stats_.refused_busy.fetch_add(1);
@@ -540,10 +542,12 @@ void HttpServer::Impl::accept() {
         uint16_t port = e2 ? 0 : ep.port();
         if (tls_) {
           std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(
-              *this, beast::ssl_stream<beast::tcp_stream>(beast::tcp_stream(std::move(sock)), *tls_), addr, port)
+              *this, beast::ssl_stream<beast::tcp_stream>(beast::tcp_stream(std::move(sock)), *tls_), addr, remote,
+              port)
               ->start();
         } else {
-          std::make_shared<Session<beast::tcp_stream>>(*this, beast::tcp_stream(std::move(sock)), addr, port)->start();
+          std::make_shared<Session<beast::tcp_stream>>(*this, beast::tcp_stream(std::move(sock)), addr, remote, port)
+              ->start();
         }
       }
     }
