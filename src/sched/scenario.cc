@@ -151,6 +151,8 @@ Result<Scenario> parse(const json& doc, const GpuCatalog& catalog) {
     tenant_of[sp.id] = sp.tenant;
     s.projects.push_back(std::move(sp));
   });
+  constexpr int64_t kMaxScenarioJobs = 100000;
+  int64_t total_jobs = 0;
   f.objects("steps", true, 10000, [&](Fields& st, size_t) {
     Step step;
     step.at_s = st.integer("at", 0, 100LL * 365 * 86400);
@@ -179,7 +181,17 @@ Result<Scenario> parse(const json& doc, const GpuCatalog& catalog) {
           if (!gm) st.error(where + ".constraints.gpu_models", "unknown GPU model " + m);
           else m = gm->id;
         }
-        if (repeat < 1 || repeat > 100000) st.error(where + ".repeat", "must be 1..100000");
+        // A scenario is a worked case, not a trace: 100,000 jobs in all (found by the scenarios
+        // fuzz target: repeat 9,999,912 after the error still allocated them).
+        if (repeat < 1 || repeat > kMaxScenarioJobs) {
+          st.error(where + ".repeat", "must be 1.." + std::to_string(kMaxScenarioJobs));
+          continue;
+        }
+        if (total_jobs + repeat > kMaxScenarioJobs) {
+          st.error(where + ".repeat", "a scenario submits at most " + std::to_string(kMaxScenarioJobs) + " jobs in all");
+          continue;
+        }
+        total_jobs += repeat;
         for (int64_t r = 1; r <= repeat; ++r) {
           const std::string id = repeat == 1 ? job->name : job->name + "-" + std::to_string(r);
           step.submit.push_back(to_sched_job(*job, id, step.at_s * 1000));

@@ -56,5 +56,27 @@ TEST(ScenarioRunner, RejectsUnknownFieldsNamingThem) {
   EXPECT_NE(r.error().message.find("nodes[0].colour"), std::string::npos) << r.error().message;
 }
 
+TEST(ScenarioRunner, BoundsTheJobsAScenarioSubmits) {
+  // Found by fuzz/run (scenarios): repeat 9,999,912 was reported and then allocated anyway.
+  const std::string head = R"(description: bounds
+nodes:
+  - {name: n, model: a100-sxm4-80gb, gpus: 4}
+projects:
+  - {name: ps, tenant: small}
+steps:
+)";
+  auto huge = run_scenario(head + "  - {at: 0, submit: [{name: s, project: ps, gpus_per_worker: 1, repeat: 9999912}]}\n",
+                           catalog());
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.error().message.find("steps[0].submit[0].repeat"), std::string::npos) << huge.error().message;
+  std::string many = head;
+  for (int i = 0; i < 3; ++i)
+    many += "  - {at: " + std::to_string(i) + ", submit: [{name: s" + std::to_string(i) +
+            ", project: ps, gpus_per_worker: 1, repeat: 40000}]}\n";
+  auto total = run_scenario(many, catalog());
+  ASSERT_FALSE(total.ok());
+  EXPECT_NE(total.error().message.find("at most 100000 jobs in all"), std::string::npos) << total.error().message;
+}
+
 }  // namespace
 }  // namespace gpurent
