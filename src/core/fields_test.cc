@@ -56,6 +56,21 @@ TEST(YamlJson, KeepsDecimalsAsStrings) {
   EXPECT_EQ(j["list"][1], 1);
 }
 
+// A valid UTF-8 text whose scalar yaml-cpp decodes into bytes that are not (fuzz/run scenarios,
+// fuzz/corpus/scenarios/regression-yaml-decodes-to-invalid-utf8): refused, not passed on as a
+// string that makes nlohmann::json throw when it is serialised.
+TEST(YamlJson, RefusesScalarsThatDecodeToInvalidUtf8) {
+  const std::string text = std::string("fees: {billi\x14", 13) + std::string(1, '\0') + "_starts: ready}\n";
+  auto r = yaml_to_json(text);  // yaml-cpp turns the NUL into a lone 0xA0
+  ASSERT_FALSE(r.ok()) << r->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  EXPECT_EQ(r.error().code, Code::kBadRequest);
+  EXPECT_NE(r.error().message.find("line 1, column 8 does not decode to valid UTF-8"), std::string::npos)
+      << r.error().message;
+  auto whole = yaml_to_json("a: \"caf\u00e9 \\xA0\"\n");  // escapes decode to valid UTF-8
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  EXPECT_NO_THROW((void)whole->dump());
+}
+
 TEST(YamlJson, MalformedYamlNamesTheLine) {
   auto r = yaml_to_json("a: 1\nb: [1, 2\n");
   ASSERT_FALSE(r.ok());

@@ -8,6 +8,17 @@
 
 namespace gpurent {
 
+// yaml-cpp decodes a few byte sequences of a valid UTF-8 text into bytes that are not (a NUL
+// inside a plain scalar turned "\x14\x00" into a lone 0xA0, found by fuzz/run scenarios): every
+// scalar it returns is checked again, since a string nothing can serialise must not reach JSON.
+static const std::string& checked(const YAML::Node& n) {
+  const std::string& s = n.Scalar();
+  if (first_invalid_utf8(s) != std::string_view::npos)
+    throw std::runtime_error("the scalar at line " + std::to_string(n.Mark().line + 1) + ", column " +
+                             std::to_string(n.Mark().column + 1) + " does not decode to valid UTF-8");
+  return s;
+}
+
 static nlohmann::json convert(const YAML::Node& n, int depth) {
   if (depth > 64) throw std::runtime_error("nesting deeper than 64 levels");
   switch (n.Type()) {
@@ -15,7 +26,7 @@ static nlohmann::json convert(const YAML::Node& n, int depth) {
     case YAML::NodeType::Undefined:
       return nullptr;
     case YAML::NodeType::Scalar: {
-      const std::string& s = n.Scalar();
+      const std::string& s = checked(n);
       if (n.Tag() == "!") return s;  // quoted scalar: always a string
       static const std::regex kInt("[-+]?[0-9]{1,18}");
       if (std::regex_match(s, kInt)) return std::stoll(s);
@@ -33,7 +44,7 @@ static nlohmann::json convert(const YAML::Node& n, int depth) {
       auto obj = nlohmann::json::object();
       for (const auto& kv : n) {
         if (!kv.first.IsScalar()) throw std::runtime_error("mapping keys must be plain strings");
-        obj[kv.first.Scalar()] = convert(kv.second, depth + 1);
+        obj[checked(kv.first)] = convert(kv.second, depth + 1);
       }
       return obj;
     }
