@@ -41,7 +41,7 @@ std::pair<std::string, std::string> idle_rule_text(const Offer& o) {
     case IdleAction::kStop:
       break;
   }
-  return {en + "the instance is stopped (not charged)", zh + "停止实例（不计费）"};
+  return {en + "billing stops (not charged; the job is not stopped)", zh + "停止计费（不计费；作业不会被停止）"};
 }
 
 const QuoteComponent& comp_of(const QuotePlan& p, const std::string& key) {

@@ -194,9 +194,9 @@ Result<std::vector<Alert>> evaluate_firewall(const FirewallPolicy& p, const Fire
       a.upload_limit_bytes = p.large_upload_bytes;
       a.message_en = "Project " + project + ": egress cost " + cost.to_string() + " on " + date + " exceeds " +
                      p.egress_daily_cost.to_string() + "; egress and uploads over " + gb +
-                     " are frozen until an admin lifts it";
+                     " are to be frozen by the supplier's gateways until an admin lifts it";
       a.message_zh = "项目 " + project + "：" + date + " 出网流量费用 " + cost.to_string() + "，超过阈值 " +
-                     p.egress_daily_cost.to_string() + "；已冻结出网及超过 " + gb + " 的上传，需管理员解除";
+                     p.egress_daily_cost.to_string() + "；出网及超过 " + gb + " 的上传应由供应商网关冻结，直至管理员解除";
       out.push_back(std::move(a));
     }
   }

@@ -8,7 +8,8 @@
 //                      storage_io_share_pct × (its month-to-date cost + the value of its GPU time
 //                      covered by reserved commitments, ChargeLine::covered_value)   (warning)
 //   egress_daily_cost  a project's egress cost on a UTC day > policy.egress_daily_cost (critical;
-//                      freezes the project's egress and uploads over large_upload_bytes)
+//                      publishes a freeze of the project's egress and uploads over
+//                      large_upload_bytes, for the supplier's gateways to enforce)
 //   budget_breach      a project's month-to-date cost >= its monthly budget         (critical;
 //                      holds the project's new submissions)
 // "Exactly at the threshold" does not alert, except a budget, which is breached when reached.
@@ -105,7 +106,7 @@ struct Alert {
   std::string message_en;
   std::string message_zh;  // 简体中文
   // Effects the server enforces.
-  bool freeze_egress = false;      // egress and uploads larger than upload_limit_bytes refused
+  bool freeze_egress = false;      // gateways should refuse egress and uploads > upload_limit_bytes
   int64_t upload_limit_bytes = 0;  // with freeze_egress; else 0
   bool hold_submissions = false;   // new submissions of the project held, the message as reason
 };

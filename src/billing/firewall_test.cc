@@ -193,9 +193,9 @@ TEST(Firewall, EgressDailyCostFreezes) {
   EXPECT_FALSE(a.hold_submissions);
   EXPECT_EQ(a.message_en,
             "Project vision: egress cost 612.40 USD on 2026-11-29 exceeds 500.00 USD; egress and uploads over 10 GB "
-            "are frozen until an admin lifts it");
+            "are to be frozen by the supplier's gateways until an admin lifts it");
   EXPECT_EQ(a.message_zh,
-            "项目 vision：2026-11-29 出网流量费用 612.40 USD，超过阈值 500.00 USD；已冻结出网及超过 10 GB 的上传，需管理员解除");
+            "项目 vision：2026-11-29 出网流量费用 612.40 USD，超过阈值 500.00 USD；出网及超过 10 GB 的上传应由供应商网关冻结，直至管理员解除");
 
   // One micro over on the earlier day alerts under that day's key; the upload limit is the policy's.
   in.lines[2].amount_exact = usd(500 * kUsd + 1);
@@ -205,7 +205,7 @@ TEST(Firewall, EgressDailyCostFreezes) {
   EXPECT_EQ(keys(alerts), (std::vector<std::string>{"egress_daily_cost:vision:2026-11-28", "egress_daily_cost:vision:2026-11-29"}));
   EXPECT_EQ(alerts[0].measured, "500.000001");
   EXPECT_EQ(alerts[0].upload_limit_bytes, 2'500'000'000);
-  EXPECT_NE(alerts[0].message_en.find("uploads over 2.5 GB are frozen"), std::string::npos);
+  EXPECT_NE(alerts[0].message_en.find("uploads over 2.5 GB are to be frozen"), std::string::npos);
 }
 
 TEST(Firewall, BudgetReachedHoldsSubmissions) {

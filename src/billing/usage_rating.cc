@@ -84,7 +84,7 @@ std::string describe(const std::string& rule, const Allocation& a, const Offer& 
   if (rule == "idle_charged") return "Idle GPU time, charged in full under the offer's idle rule, " + who;
   if (rule == "idle_discount")
     return "Idle GPU time at " + std::to_string(100 - *o.fees.idle->discount_pct) + "% of the price, " + who;
-  if (rule == "idle_stopped") return "Idle GPU time after the idle rule stopped the instance (not charged), " + who;
+  if (rule == "idle_stopped") return "Idle GPU time past the idle rule's window (stop: not charged; the job keeps its GPUs), " + who;
   if (rule == "min_increment")
     return "Round-up to the minimum billing increment of " + std::to_string(o.min_increment_seconds) + " s, " + who;
   return rule + ", " + who;

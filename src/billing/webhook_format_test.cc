@@ -23,8 +23,8 @@ Alert egress_alert() {
   a.threshold = "500.00";
   a.unit = "USD";
   a.message_en = "Project vision: egress cost 612.40 USD on 2026-11-29 exceeds 500.00 USD; egress and uploads over 10 GB "
-                 "are frozen until an admin lifts it";
-  a.message_zh = "项目 vision：2026-11-29 出网流量费用 612.40 USD，超过阈值 500.00 USD；已冻结出网及超过 10 GB 的上传，需管理员解除";
+                 "are to be frozen by the supplier's gateways until an admin lifts it";
+  a.message_zh = "项目 vision：2026-11-29 出网流量费用 612.40 USD，超过阈值 500.00 USD；出网及超过 10 GB 的上传应由供应商网关冻结，直至管理员解除";
   a.freeze_egress = true;
   a.upload_limit_bytes = 10'000'000'000;
   return a;
@@ -52,8 +52,8 @@ TEST(WebhookFormat, GenericCarriesEveryField) {
     "severity": "critical", "project": "vision", "subject": "vision",
     "from": "2026-11-29T00:00:00.000Z", "to": "2026-11-30T00:00:00.000Z",
     "measured": "612.40", "threshold": "500.00", "unit": "USD",
-    "message_en": "Project vision: egress cost 612.40 USD on 2026-11-29 exceeds 500.00 USD; egress and uploads over 10 GB are frozen until an admin lifts it",
-    "message_zh": "项目 vision：2026-11-29 出网流量费用 612.40 USD，超过阈值 500.00 USD；已冻结出网及超过 10 GB 的上传，需管理员解除",
+    "message_en": "Project vision: egress cost 612.40 USD on 2026-11-29 exceeds 500.00 USD; egress and uploads over 10 GB are to be frozen by the supplier's gateways until an admin lifts it",
+    "message_zh": "项目 vision：2026-11-29 出网流量费用 612.40 USD，超过阈值 500.00 USD；出网及超过 10 GB 的上传应由供应商网关冻结，直至管理员解除",
     "freeze_egress": true, "upload_limit_bytes": 10000000000, "hold_submissions": false})");
   EXPECT_EQ(webhook_body(WebhookType::kGeneric, egress_alert()), expected);
   EXPECT_EQ(to_json(egress_alert()), expected);
@@ -62,7 +62,7 @@ TEST(WebhookFormat, GenericCarriesEveryField) {
 TEST(WebhookFormat, DingTalkMarkdown) {
   const auto expected = nlohmann::json::parse(R"({"msgtype": "markdown", "markdown": {
     "title": "[gpurent] 出网流量日费用超限 / Daily egress cost over threshold",
-    "text": "### [gpurent] 严重 critical：出网流量日费用超限 / Daily egress cost over threshold\n\n项目 vision：2026-11-29 出网流量费用 612.40 USD，超过阈值 500.00 USD；已冻结出网及超过 10 GB 的上传，需管理员解除\n\nProject vision: egress cost 612.40 USD on 2026-11-29 exceeds 500.00 USD; egress and uploads over 10 GB are frozen until an admin lifts it\n\n> 告警键 Key: egress_daily_cost:vision:2026-11-29"}})");
+    "text": "### [gpurent] 严重 critical：出网流量日费用超限 / Daily egress cost over threshold\n\n项目 vision：2026-11-29 出网流量费用 612.40 USD，超过阈值 500.00 USD；出网及超过 10 GB 的上传应由供应商网关冻结，直至管理员解除\n\nProject vision: egress cost 612.40 USD on 2026-11-29 exceeds 500.00 USD; egress and uploads over 10 GB are to be frozen by the supplier's gateways until an admin lifts it\n\n> 告警键 Key: egress_daily_cost:vision:2026-11-29"}})");
   EXPECT_EQ(webhook_body(WebhookType::kDingTalk, egress_alert()), expected);
 }
 

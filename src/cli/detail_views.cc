@@ -165,7 +165,7 @@ void print_node_detail(std::ostream& out, const json& node, TimeMs) {
       numa += (numa.empty() ? "" : "; ") + std::string("node ") + n + ": GPUs " + index_ranges(idx);
     }
     if (!domains.empty()) groups.emplace_back("NVLink domains", domains);
-    if (!numa.empty()) groups.emplace_back("NUMA binding", numa);
+    if (!numa.empty()) groups.emplace_back("NUMA affinity", numa);
     print_kv(out, groups, 2);
   }
 
@@ -237,7 +237,7 @@ std::string relative_to(const std::string& price, const std::string& reference) 
 const char* billing_start_text(const std::string& s) {
   if (s == "api_call") return "when the API call is accepted";
   if (s == "running") return "when the instance is running (container/process started)";
-  if (s == "ready") return "when the instance is ready (health check passed)";
+  if (s == "ready") return "when the instance is ready (recorded as the moment it runs: no separate health check yet)";
   return nullptr;
 }
 
@@ -251,7 +251,7 @@ std::string idle_text(const json& idle) {
   else if (action == "discount")
     s += "charged at " + text(idle, "discount_pct") + "% off";
   else if (action == "stop")
-    s += "stopped (billing ends)";
+    s += "billing stops (the job keeps running)";
   else
     s += action;
   return s;

@@ -147,7 +147,7 @@ TEST(Detail, NodeShowsTopologyAndKeepsUnknownFields) {
                    "    0   hgx0               0   gen5   GPU-0\n"),
             std::string::npos)
       << s;
-  EXPECT_NE(s.find("  NVLink domains: hgx0: GPUs 0-3\n  NUMA binding:   node 0: GPUs 0-1; node 1: GPUs 2-3\n"),
+  EXPECT_NE(s.find("  NVLink domains: hgx0: GPUs 0-3\n  NUMA affinity:  node 0: GPUs 0-1; node 1: GPUs 2-3\n"),
             std::string::npos)
       << s;
   EXPECT_NE(
@@ -171,7 +171,7 @@ TEST(Detail, OfferShowsPricesFeesAndContract) {
             std::string::npos)
       << s;
   EXPECT_NE(s.find("Fee rules:\n"
-                   "  billing starts: ready: when the instance is ready (health check passed)\n"
+                   "  billing starts: ready: when the instance is ready (recorded as the moment it runs: no separate health check yet)\n"
                    "  idle GPU:       below 5% utilization for 10 min: charged at 50% off\n"
                    "  storage I/O:    not charged\n"
                    "  egress:         0.50 CNY/GB, first 100 GB per month free\n"),

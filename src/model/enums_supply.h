@@ -67,7 +67,7 @@ inline constexpr EnumEntry<NodeState> kNodeStates[] = {
 };
 
 // The moment an offer starts billing a GPU: when the API call is accepted, when the instance is
-// running (container/process started), or when it is ready (health check passed).
+// running (container/process started), or when it is ready (today the moment it runs: there is no separate readiness check).
 enum class BillingStart { kApiCall, kRunning, kReady };
 inline constexpr EnumEntry<BillingStart> kBillingStarts[] = {
     {BillingStart::kApiCall, "api_call"},

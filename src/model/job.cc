@@ -268,8 +268,8 @@ Result<Job> parse_job(const json& body, Currency currency) {
     f.error("billing.mode", "spot capacity can be reclaimed at any time; a critical job must use on_demand or "
                             "reserved");
   if (billing_mode_ok && j.billing.mode == BillingMode::kReserved && j.billing.max_price_per_gpu_hour)
-    f.error("billing.max_price_per_gpu_hour", "does not apply to reserved mode: usage inside a reservation is "
-                                              "already paid for");
+    f.error("billing.max_price_per_gpu_hour", "does not apply to reserved mode: usage covered by the tenant's "
+                                              "commitment is already paid for");
   if (command_ok && !f.has("image") && j.command.empty())
     f.error("command", "is required when no image is given: there is nothing to run");
 

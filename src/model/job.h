@@ -53,7 +53,8 @@ inline constexpr EnumEntry<RdmaRequirement> kRdmaRequirementNames[] = {{RdmaRequ
 enum class PlacementRule {
   kAny,               // anywhere the other constraints allow
   kSameNode,          // all workers on one node
-  kSameNvlinkDomain,  // all GPUs in one NVLink/NVSwitch domain (a node's HGX board, or an NVL72 rack)
+  kSameNvlinkDomain,  // all GPUs in one NVLink/NVSwitch domain of one node (domains are per node;
+                      // racks such as NVL72 spanning nodes are not modelled yet)
 };
 inline constexpr EnumEntry<PlacementRule> kPlacementRuleNames[] = {{PlacementRule::kAny, "any"},
                                                                    {PlacementRule::kSameNode, "same_node"},

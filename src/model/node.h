@@ -1,5 +1,5 @@
 // Node: one server a supplier rents out, described down to the hardware truth a buyer checks —
-// every GPU with its NVLink domain, NUMA binding and PCIe generation; CPU, memory and NUMA layout;
+// every GPU with its NVLink domain, NUMA affinity and PCIe generation; CPU, memory and NUMA layout;
 // NICs and their RDMA type; driver/CUDA/cuDNN/NCCL versions; container images and the date of
 // their last CVE patch. parse_node() checks the GPU model against the catalog and the cross-field
 // rules of the topology. Schema: docs/resources/nodes.md. Value types; thread-compatible.

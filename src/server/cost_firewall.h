@@ -3,8 +3,9 @@
 // alert once ("alerts" records, keyed by the rule's stable key), delivers it to the registered
 // webhooks, and keeps the effects: a budget breach of a project whose budget_action is "hold"
 // holds its new jobs (the scheduler reads active budget alerts each tick); an egress alert
-// freezes the project's egress and large uploads until an admin lifts it (published through the
-// alerts API and /metrics for the supplier's gateways to enforce). A budget alert that no longer
+// publishes a freeze of the project's egress and large uploads until an admin lifts it (through
+// the alerts API, webhooks and /metrics, for the supplier's gateways to enforce: gpurent itself
+// blocks no traffic). A budget alert that no longer
 // fires (a higher budget, a new month) is resolved.
 // Owned by run_server; one background thread; writes go through the control loop.
 #pragma once

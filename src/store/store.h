@@ -1,7 +1,7 @@
 // Store: durable home of every resource. Resources are kept as documents (the canonical JSON the
 // API returns) plus a few indexed columns used for scoping and filtering; see docs/architecture.md
-// for why. Implementations: SqliteStore (embedded default); a PostgreSQL one satisfies the same
-// interface (jsonb body, same columns).
+// for why. Implementations: SqliteStore (embedded), the only one today. The interface has no SQL
+// in it, so a PostgreSQL store (jsonb body, same columns) could implement it; none exists yet.
 //
 // Concurrency contract: exactly one writer (the server's control loop) calls write(); reads
 // (get/list/token lookups) may be called from any thread concurrently with the writer.
