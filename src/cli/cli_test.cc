@@ -361,7 +361,7 @@ TEST_F(CliTest, HelpAndVersion) {
   r = run({"serve", "--help"});
   EXPECT_EQ(r.rc, 0);
   for (const char* flag : {"--host", "--port", "--db", "--catalog", "--admin-token-file", "--data-dir", "--static-dir",
-                           "--demo", "--demo-days", "--max-body-bytes", "--threads", "--no-sync-full", "--log-level"})
+                           "--demo", "--demo-days", "--demo-clock", "--max-body-bytes", "--threads", "--no-sync-full", "--log-level"})
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
   r = run({"version"});
   EXPECT_EQ(r.rc, 0);

@@ -33,6 +33,9 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
                   "metering before listening (0: none)")
       ->check(CLI::Range(0, 31))
       ->capture_default_str();
+  cmd->add_option("--demo-clock", s.demo_clock,
+                  "stop the server's clock at this RFC 3339 instant (the demo replay ends there) and make ids reproducible: "
+                  "repeatable runs, not production");
   cmd->add_option("--max-body-bytes", s.max_body_bytes, "larger request bodies are refused with 413")
       ->check(CLI::Range(size_t{1024}, size_t{1} << 30))
       ->capture_default_str();

@@ -231,14 +231,13 @@ Status set_node_state(App& app, const std::string& node_name, bool available, co
 
 Result<FastForwardStats> fast_forward_demo_week(App& app, FastForwardClock& clock, const DemoWeek& week,
                                                 SchedulerService& scheduler, CostFirewall& firewall, DemoMeter& meter,
-                                                const std::string& admin_user_id,
+                                                const std::string& admin_user_id, TimeMs present,
                                                 const std::function<void(int, int)>& day_done) {
   struct Release {
     FastForwardClock& c;
     ~Release() { c.release(); }
   } release{clock};
   const auto wall_start = std::chrono::steady_clock::now();
-  const SystemClock real;
   const Principal op{admin_user_id, "", Role::kOperatorAdmin, "", ""};
   const KindSpec& jobs = app.kinds.at("jobs");
   const KindSpec& measurements = app.kinds.at("measurements");
@@ -283,8 +282,8 @@ Result<FastForwardStats> fast_forward_demo_week(App& app, FastForwardClock& cloc
 
   TimeMs t = week.start;
   const TimeMs first_day = week.start - week.start % kDayMs;
-  const int days = static_cast<int>((real.now() - first_day + kDayMs - 1) / kDayMs);
-  for (; t + kStep < real.now(); t += kStep) {
+  const int days = static_cast<int>((present - first_day + kDayMs - 1) / kDayMs);
+  for (; t + kStep < present; t += kStep) {
     if (auto s = step(t); !s) return s.error();
     if (day_done && (t + kStep) % kDayMs == 0) day_done(static_cast<int>((t + kStep - first_day) / kDayMs), days);
     if (t >= next_firewall) {
@@ -293,9 +292,8 @@ Result<FastForwardStats> fast_forward_demo_week(App& app, FastForwardClock& cloc
       next_firewall += kFirewallEvery;
     }
   }
-  const TimeMs now = real.now();
-  if (auto s = step(now); !s) return s.error();
-  if (auto r = firewall.run_once(now); !r) return r.error();
+  if (auto s = step(present); !s) return s.error();
+  if (auto r = firewall.run_once(present); !r) return r.error();
   ++stats.firewall_passes;
   if (day_done) day_done(days, days);  // today, up to now
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

@@ -49,15 +49,15 @@ struct FastForwardStats {
   double seconds = 0;
 };
 
-// Replays `week` from week.start to the present in 5-minute steps on `clock` (which must be set to
+// Replays `week` from week.start to `present` in 5-minute steps on `clock` (which must be set to
 // week.start): submissions due are created as their tenant's admin through the POST path, nodes go
 // out of service and come back (the supplier's incident is recorded on return), the scheduler ticks,
 // the meter writes the step, and every 6 hours the cost firewall runs. Releases the clock at the end
-// (also on error). `day_done`, when given, is called after each replayed UTC day (the last one,
+// (also on error; the caller pins it again for a stopped clock). `day_done`, when given, is called after each replayed UTC day (the last one,
 // today, when the present is reached) with the days done and the days in all (a progress line).
 Result<FastForwardStats> fast_forward_demo_week(App& app, FastForwardClock& clock, const DemoWeek& week,
                                                 SchedulerService& scheduler, CostFirewall& firewall, DemoMeter& meter,
-                                                const std::string& admin_user_id,
+                                                const std::string& admin_user_id, TimeMs present,
                                                 const std::function<void(int, int)>& day_done = {});
 
 }  // namespace gpurent

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "catalog/gpu_catalog.h"
+#include "core/ids.h"
 #include "demo/demo_world.h"
 #include "sched/sched_config.h"
 #include "server/app.h"
@@ -107,6 +108,17 @@ int run_server(const ServerOptions& opts) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   setup_logging(opts.log_level);
   FastForwardClock clock;  // the system clock, except while the demo replays its past week
+  TimeMs pinned = 0;       // --demo-clock: the clock stands still here
+  if (!opts.demo_clock.empty()) {
+    auto t = parse_rfc3339(opts.demo_clock, "--demo-clock");
+    if (!t) {
+      std::cerr << "error: " << t.error().message << "\n";
+      return 2;
+    }
+    pinned = *t;
+    clock.set(pinned);
+    use_reproducible_ids(static_cast<uint64_t>(pinned));  // a rerun creates the same ids
+  }
   for (const auto& t : opts.dcgm_targets) {
     if (auto parsed = parse_dcgm_target(t); !parsed) {
       std::cerr << "error: --" << parsed.error().message << "\n";
@@ -177,7 +189,7 @@ int run_server(const ServerOptions& opts) {
   if (opts.demo && opts.demo_days > 0 && opts.scheduler && opts.executor == "sim") {
     auto suppliers = (*store)->count("suppliers", {});
     if (suppliers && *suppliers == 0) {
-      demo_week_plan = demo_week(clock.now(), opts.demo_days);
+      demo_week_plan = demo_week(pinned != 0 ? pinned : clock.now(), opts.demo_days);
       clock.set(demo_week_plan->start);  // the demo world is created at the week's start
     }
   }
@@ -204,7 +216,9 @@ int run_server(const ServerOptions& opts) {
     std::cerr << "gpurent: replaying the demo's past " << opts.demo_days << " days (jobs, failures, metering)...\n";
     auto ff = fast_forward_demo_week(
         app, clock, *demo_week_plan, scheduler, firewall, *demo_meter, admin->user_id,
+        pinned != 0 ? pinned : SystemClock().now(),
         [](int done, int days) { std::cerr << "gpurent: demo replay: " << done << " of " << days << " UTC days\n"; });
+    if (pinned != 0) clock.set(pinned);  // the replay released it
     if (!ff) {
       std::cerr << "error: demo week: " << ff.error().message << "\n";
       return 1;

@@ -23,6 +23,11 @@ struct ServerOptions {
   // week (server/demo_history.h). 0 = start the demo world now, with no history (the default, so
   // tests start at once; scripts/demo passes 7).
   int demo_days = 0;
+  // RFC 3339: the server's clock stands still at this instant (the demo replay ends there, and
+  // everything afterwards happens at it), and ids come from a counter, not the CSPRNG, so a rerun
+  // creates the same ids (core/ids.h). Empty: the system clock. For reproducible demo runs
+  // (scripts/invoice-snapshot compares invoices before and after a change), not for production.
+  std::string demo_clock;
   size_t max_body_bytes = 1 << 20;    // larger request bodies get 413 (Content-Length or chunked)
   // Worker threads that run the handlers; 0 = twice the cores, at least 4 (handlers wait on
   // SQLite and the control loop, so a few more than cores; many more only adds context switches).
