@@ -13,6 +13,8 @@
 #include <mutex>
 #include <thread>
 
+#include <sqlite3.h>
+
 #include "server_fixture.h"
 
 namespace gpurent::testing {
@@ -63,6 +65,46 @@ int64_t cents(const std::string& amount) {  // "-12.34" -> -1234
   return (neg ? -1 : 1) * (whole * 100 + frac);
 }
 
+// RFC 4180 rows: quoted fields may hold commas, newlines and doubled quotes.
+std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows(1);
+  std::string field;
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') field += '"', ++i;
+      else if (c == '"') quoted = false;
+      else field += c;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      rows.back().push_back(std::move(field)), field.clear();
+    } else if (c == '\n') {
+      rows.back().push_back(std::move(field)), field.clear();
+      rows.emplace_back();
+    } else if (c != '\r') {
+      field += c;
+    }
+  }
+  if (!field.empty() || !rows.back().empty()) rows.back().push_back(field);
+  if (rows.back().empty()) rows.pop_back();
+  return rows;
+}
+
+// Runs one SQL statement on the server's database from outside (as an operator's hand edit would).
+void edit_database(const ServerProcess& s, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(s.db_path().c_str(), &db), SQLITE_OK);
+  sqlite3_busy_timeout(db, 5000);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  EXPECT_EQ(rc, SQLITE_OK) << (err ? err : "") << "\n" << sql;
+  EXPECT_EQ(sqlite3_changes(db), 1) << sql;
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
 TEST(Billing, ContractsValidateAndInvoicesEqualTheSumOfTheirLines) {
   ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
   world(s);
@@ -105,6 +147,29 @@ TEST(Billing, ContractsValidateAndInvoicesEqualTheSumOfTheirLines) {
   EXPECT_EQ(csv.status, 200);
   EXPECT_EQ(csv.content_type, "text/csv");
   EXPECT_EQ(csv.text.rfind("BilledCost,BillingAccountId", 0), 0u) << csv.text.substr(0, 200);
+  // The FOCUS rows are the invoice's lines: one row each, the same amounts, the same currency.
+  const auto rows = csv_rows(csv.text);
+  ASSERT_EQ(rows.size(), sec["lines"].size() + 1) << csv.text;
+  const auto col = [&](const std::string& name) {
+    for (size_t i = 0; i < rows[0].size(); ++i)
+      if (rows[0][i] == name) return i;
+    ADD_FAILURE() << "no column " << name;
+    return size_t{0};
+  };
+  const size_t billed = col("BilledCost"), currency = col("BillingCurrency"), charge = col("ChargeCategory");
+  int64_t focus_sum = 0;
+  std::multiset<int64_t> focus_amounts, line_amounts;
+  for (size_t r = 1; r < rows.size(); ++r) {
+    ASSERT_EQ(rows[r].size(), rows[0].size()) << "row " << r;
+    EXPECT_EQ(rows[r][currency], "CNY");
+    EXPECT_TRUE(rows[r][charge] == "Usage" || rows[r][charge] == "Purchase" || rows[r][charge] == "Credit")
+        << rows[r][charge];
+    focus_sum += cents(rows[r][billed]);
+    focus_amounts.insert(cents(rows[r][billed]));
+  }
+  for (const auto& l : sec["lines"]) line_amounts.insert(cents(l["amount"]));
+  EXPECT_EQ(focus_amounts, line_amounts);
+  EXPECT_EQ(focus_sum, cents(sec["totals"]["total"]));
 
   // Tenants read their own invoice; another tenant's is not found.
   const std::string own = make_user_token(s, "acme-admin", "tenant_admin", "acme");
@@ -337,6 +402,72 @@ TEST(Billing, ATenantsOwnCardThresholdDecidesACardAlert) {
   EXPECT_EQ(card["project"], "vision");
   EXPECT_GT(cents(card["measured"]), 10) << card.dump();
   EXPECT_LT(cents(card["measured"]), 10000) << card.dump();  // the default would not have fired
+}
+
+}  // namespace
+}  // namespace gpurent::testing
+
+namespace gpurent::testing {
+namespace {
+
+// A stored contract that no longer decodes fails the invoice loudly (a 500 problem naming the
+// record, one log line, /readyz and /metrics) instead of a smaller invoice without its section;
+// once the record is fixed the invoice is whole again and the report clears.
+TEST(Billing, ACorruptStoredContractFailsTheInvoiceInsteadOfShrinkingIt) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  world(s);
+  const std::string contract = expect_2xx(s.admin("POST", "/api/v1/contracts", contract_doc()), "contract").body.at("id");
+  const std::string id = run_job(s, "short", 2, 1);
+  wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "succeeded"; });
+  const std::string invoice = "/api/v1/invoices?tenant=acme&month=" + this_month();
+  const Resp whole = s.admin("GET", invoice);
+  ASSERT_EQ(whole.status, 200) << whole.describe();
+  ASSERT_EQ(whole.body["sections"].size(), 1u);
+  ASSERT_EQ(whole.body["sections"][0]["contract"], "acme-dc");
+
+  edit_database(s, "UPDATE objects SET body = json_set(body, '$.currency', 'XYZ') WHERE kind = 'contracts' AND id = '" +
+                       contract + "'");
+  for (int i = 0; i < 2; ++i) {  // twice: logged once, counted twice
+    const Resp r = s.admin("GET", invoice);
+    EXPECT_EQ(r.status, 500) << r.describe();
+    EXPECT_EQ(r.content_type, "application/problem+json");
+    const std::string detail = r.body.value("detail", "");
+    EXPECT_NE(detail.find("stored contracts " + contract + " (acme-dc) no longer decodes"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("currency"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("cannot be rated without it"), std::string::npos) << detail;
+    EXPECT_EQ(r.error_fields(), std::vector<std::string>{"contracts/" + contract}) << r.describe();
+  }
+  // The tenant's own view fails the same way: never a smaller invoice.
+  const std::string own = make_user_token(s, "acme-admin", "tenant_admin", "acme");
+  EXPECT_EQ(s.req("GET", "/api/v1/invoices?month=" + this_month(), own).status, 500);
+  const std::string log = s.log();
+  size_t lines = 0;
+  for (size_t at = log.find("no longer decodes"); at != std::string::npos; at = log.find("no longer decodes", at + 1))
+    ++lines;
+  EXPECT_EQ(lines, 1u) << log;
+  json ready = s.req("GET", "/readyz", "").body;
+  EXPECT_EQ(ready["status"], "ready");
+  EXPECT_EQ(ready["checks"]["records"], "1 undecodable") << ready.dump();
+  ASSERT_EQ(ready["undecodable_records"].size(), 1u) << ready.dump();
+  EXPECT_EQ(ready["undecodable_records"][0]["kind"], "contracts");
+  EXPECT_EQ(ready["undecodable_records"][0]["id"], contract);
+  EXPECT_EQ(ready["undecodable_records"][0]["seen"], 3);
+  EXPECT_NE(s.req("GET", "/metrics", "").text.find("gpurent_records_undecodable{kind=\"contracts\"} 1"),
+            std::string::npos);
+
+  edit_database(s, "UPDATE objects SET body = json_set(body, '$.currency', 'CNY') WHERE kind = 'contracts' AND id = '" +
+                       contract + "'");
+  const Resp again = s.admin("GET", invoice);
+  ASSERT_EQ(again.status, 200) << again.describe();
+  ASSERT_EQ(again.body["sections"].size(), 1u);  // the commitment accrues to now, so compare the lines' rules
+  EXPECT_EQ(again.body["sections"][0]["contract"], "acme-dc");
+  std::multiset<std::string> rules_before, rules_after;
+  for (const auto& l : whole.body["sections"][0]["lines"]) rules_before.insert(l["rule"].get<std::string>());
+  for (const auto& l : again.body["sections"][0]["lines"]) rules_after.insert(l["rule"].get<std::string>());
+  EXPECT_EQ(rules_after, rules_before);
+  ready = s.req("GET", "/readyz", "").body;
+  EXPECT_EQ(ready["checks"]["records"], "ok") << ready.dump();
+  EXPECT_FALSE(ready.contains("undecodable_records"));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <optional>
 #include <set>
 
 #include "billing/firewall.h"
@@ -10,6 +11,7 @@
 #include "model/project.h"
 #include "model/tenant.h"
 #include "server/invoices.h"
+#include "server/record_faults.h"
 
 namespace gpurent {
 namespace {
@@ -36,14 +38,21 @@ Result<int> CostFirewall::run_once(TimeMs now) {
   if (!tenants) return tenants.error();
   int fresh = 0;
   std::vector<Record> to_deliver;
+  std::optional<Error> failed;  // the first tenant whose month could not be rated
   for (const Record& t : *tenants) {
     // Egress per UTC day: volume lines per day (an invoice sums a run's month in one line).
     auto inv = build_invoice(app_.store, app_.catalog, t.id, month, add_months(month, 1), now, true);
-    if (!inv) return inv.error();
+    if (!inv) {  // e.g. a stored contract that no longer decodes: this tenant's alerts and holds
+      if (!failed) failed = inv.error();  // stay as they are; the other tenants are still checked
+      continue;
+    }
     auto projects = list_all(app_.store, "projects", {{"tenant_id", t.id}});
     if (!projects) return projects.error();
-    // A stored tenant always parses; should one not, its currency still applies, with default thresholds.
+    // A stored tenant that no longer decodes is reported (server/record_faults.h); its currency
+    // still applies, with the default thresholds, so its month is still watched.
     auto tenant = parse_tenant(t.body);
+    if (!tenant)
+      (void)undecodable_record("tenants", t.id, t.name, tenant.error(), "its cost firewall runs with default thresholds");
     auto body_currency = parse_currency(t.body.value("currency", "USD"));
     const Currency cur = tenant ? tenant->currency : body_currency ? *body_currency : Currency::kUSD;
     const CostFirewallSettings settings = tenant ? tenant->cost_firewall : CostFirewallSettings{};
@@ -54,7 +63,10 @@ Result<int> CostFirewall::run_once(TimeMs now) {
     for (const Record& p : *projects) {
       project_ids[p.name] = p.id;
       auto pj = parse_project(p.body, cur);
-      if (!pj) continue;
+      if (!pj) {
+        (void)undecodable_record("projects", p.id, p.name, pj.error(), "its budget is not checked");
+        continue;
+      }
       actions[p.name] = pj->quota.budget_action;
       if (pj->quota.monthly_budget) {
         const Currency bc = pj->quota.monthly_budget->currency();
@@ -150,8 +162,9 @@ Result<int> CostFirewall::run_once(TimeMs now) {
   if (active) {
     std::map<std::string, int> per_kind = {{"card_daily_cost", 0}, {"storage_io_share", 0}, {"egress_daily_cost", 0}, {"budget_breach", 0}};
     for (const Record& r : *active) per_kind[r.body.value("kind", "")]++;
-    for (const auto& [k, n] : per_kind) app_.metrics.set_gauge("gpurent_alerts_active", "kind", k, n);
+    for (const auto& [k, n] : per_kind) app_.metrics.set_alerts_active(k, n);
   }
+  if (failed) return *failed;  // after the others: one tenant's broken record holds up no one else
   return fresh;
 }
 

@@ -7,6 +7,7 @@
 #include "model/contract.h"
 #include "model/measurement.h"
 #include "model/offer.h"
+#include "server/record_faults.h"
 
 namespace gpurent {
 namespace {
@@ -103,7 +104,10 @@ Result<LoadedInputs> load_inputs(Store& store, const GpuCatalog& catalog, const 
   if (!contracts) return contracts.error();
   for (const Record& c : *contracts) {
     auto k = parse_contract(c.body);
-    if (!k) continue;
+    if (!k)  // never a smaller invoice: the request fails, and the record is reported
+      return undecodable_record("contracts", c.id, c.name, k.error(),
+                                "tenant " + tenant.name + "'s invoices cannot be rated without it");
+    record_faults().clear("contracts", c.id);
     Group& g = groups[c.id];
     g.contract_id = c.id;
     g.supplier_id = c.supplier_id;
@@ -166,7 +170,11 @@ Result<LoadedInputs> load_inputs(Store& store, const GpuCatalog& catalog, const 
     x.job = a.body.value("job", a.body.value("job_id", ""));
     x.offer = (*o)->name;
     const std::string mode = a.body.value("billing_mode", "on_demand");
-    x.mode = enum_parse(kBillingModeNames, mode).value_or(BillingMode::kOnDemand);
+    auto parsed_mode = enum_parse(kBillingModeNames, mode);
+    if (!parsed_mode)
+      return undecodable_record("allocations", a.id, "", Error::invalid("billing_mode", "'" + mode + "' is not a billing mode"),
+                                "tenant " + tenant.name + "'s invoices cannot be rated without it");
+    x.mode = *parsed_mode;
     // A spot run on an offer that sells no spot is rated on-demand rather than refused.
     if (x.mode == BillingMode::kSpot && !(*o)->prices.spot) x.mode = BillingMode::kOnDemand;
     x.gpu_milli = a.body.value("gpu_milli", int64_t{1000});
@@ -214,7 +222,9 @@ Result<LoadedInputs> load_inputs(Store& store, const GpuCatalog& catalog, const 
     if (g.contract_id.empty()) continue;  // list prices: no SLA
     for (const Record& r : measurements[g.supplier_id]) {
       auto m = parse_measurement(r.body);
-      if (!m) continue;
+      if (!m)
+        return undecodable_record("measurements", r.id, r.name, m.error(),
+                                  "the SLA credits of contracts with this supplier cannot be computed without it");
       const std::string node = b.name_of("nodes", r.body.value("node_id", ""));
       switch (m->kind) {
         case MeasurementKind::kFp16Tflops: g.in.tflops.push_back({*m->at, node, *m->gpu, *m->tflops_x10}); break;

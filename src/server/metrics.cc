@@ -27,7 +27,19 @@ Metrics::Metrics()
       queue_(prometheus::BuildGauge()
                  .Name("gpurent_control_loop_queue_depth")
                  .Help("Commands waiting for the single writer")
-                 .Register(*registry_)) {}
+                 .Register(*registry_)),
+      undecodable_(prometheus::BuildGauge()
+                       .Name("gpurent_records_undecodable")
+                       .Help("Stored records a reader found undecodable, by kind (listed in /readyz)")
+                       .Register(*registry_)),
+      alerts_(prometheus::BuildGauge()
+                  .Name("gpurent_alerts_active")
+                  .Help("Active cost-firewall alerts by kind (an egress_daily_cost one is a published freeze)")
+                  .Register(*registry_)) {}
+
+void Metrics::set_undecodable(const std::string& kind, int64_t n) {
+  undecodable_.Add({{"kind", kind}}).Set(static_cast<double>(n));
+}
 
 void Metrics::observe_request(const std::string& method, const std::string& route, int status, double seconds) {
   requests_.Add({{"method", method}, {"route", route}, {"status", std::to_string(status)}}).Increment();
@@ -40,17 +52,21 @@ void Metrics::count_write(const std::string& kind, const std::string& action) {
   writes_.Add({{"kind", kind}, {"action", action}}).Increment();
 }
 
-void Metrics::set_gauge(const std::string& name, const std::string& label_key, const std::string& label_value,
-                        double v) {
-  if (name == "objects") objects_.Add({{label_key, label_value}}).Set(v);
-  if (name == "queue") queue_.Add({}).Set(v);
+void Metrics::set_objects(const std::string& kind, int64_t n) {
+  objects_.Add({{"kind", kind}}).Set(static_cast<double>(n));
+}
+void Metrics::set_queue_depth(int64_t n) { queue_.Add({}).Set(static_cast<double>(n)); }
+void Metrics::set_alerts_active(const std::string& kind, int64_t n) {
+  alerts_.Add({{"kind", kind}}).Set(static_cast<double>(n));
 }
 
 std::string Metrics::render(bool with_objects) {
   auto families = registry_->Collect();
   if (!with_objects)
     families.erase(std::remove_if(families.begin(), families.end(),
-                                  [](const prometheus::MetricFamily& f) { return f.name == "gpurent_objects"; }),
+                                  [](const prometheus::MetricFamily& f) {
+                                    return f.name == "gpurent_objects" || f.name == "gpurent_alerts_active";
+                                  }),
                    families.end());
   return prometheus::TextSerializer().Serialize(families);
 }

@@ -3,6 +3,7 @@
 #include "server/http/http_server.h"
 #include "server/http_util.h"
 #include "server/openapi_doc.h"
+#include "server/record_faults.h"
 
 namespace gpurent {
 
@@ -47,12 +48,20 @@ void register_system_routes(App& app, Router& srv) {
   srv.Get("/readyz", [&app](const httplib::Request&, httplib::Response& res) {
     bool store_ok = app.store.healthy();
     bool loop_ok = app.loop.running();
+    // Stored records a reader found undecodable (server/record_faults.h): the server still serves,
+    // but the requests that need them fail until an operator fixes or deletes them.
+    const auto faults = record_faults().list();
+    json undecodable = json::array();
+    for (const auto& f : faults)
+      undecodable.push_back({{"kind", f.kind}, {"id", f.id}, {"reason", f.reason}, {"seen", f.seen}});
     json body = {{"status", store_ok && loop_ok ? "ready" : "not_ready"},
                  {"checks",
                   {{"store", store_ok ? "ok" : "failing"},
                    {"schema_version", app.store.schema_version()},
                    {"control_loop", loop_ok ? "ok" : "stopped"},
-                   {"catalog_models", app.catalog.models().size()}}}};
+                   {"catalog_models", app.catalog.models().size()},
+                   {"records", faults.empty() ? "ok" : std::to_string(faults.size()) + " undecodable"}}}};
+    if (!faults.empty()) body["undecodable_records"] = undecodable;
     send_json(res, store_ok && loop_ok ? 200 : 503, body);
   });
   // Without a token: the process's own figures (HTTP, the control loop's queue, the limits). With
@@ -74,9 +83,13 @@ void register_system_routes(App& app, Router& srv) {
       for (const char* kind :
            {"suppliers", "nodes", "offers", "tenants", "projects", "users", "reservations", "jobs", "faults"}) {
         auto n = app.store.count(kind, {});
-        if (n) app.metrics.set_gauge("objects", "kind", kind, static_cast<double>(*n));
+        if (n) app.metrics.set_objects(kind, *n);
       }
-    app.metrics.set_gauge("queue", "", "", static_cast<double>(app.loop.queue_depth()));
+    app.metrics.set_queue_depth(static_cast<int64_t>(app.loop.queue_depth()));
+    const auto undecodable = record_faults().count_by_kind();
+    for (const char* kind : {"contracts", "measurements", "allocations"})
+      app.metrics.set_undecodable(kind, 0);
+    for (const auto& [kind, n] : undecodable) app.metrics.set_undecodable(kind, n);
     std::string text = app.metrics.render(operator_view);
     if (app.http_stats) text += http_metrics_text(*app.http_stats, app.rate_limiter);
     res.set_content(text, "text/plain; version=0.0.4; charset=utf-8");
