@@ -1,5 +1,6 @@
-// Helpers the scheduler service's files share (scheduler_service.cc, scheduler_slurm.cc): loading
-// stored jobs and moving them through legal states, always inside the control loop's transaction.
+// Helpers the scheduler service and the executors share (scheduler_service.cc, executor_sim.cc,
+// executor_slurm.cc): loading stored jobs and moving them through legal states, always inside the
+// control loop's transaction.
 #pragma once
 
 #include <functional>

@@ -104,28 +104,36 @@ Status move_job(StoreTx& tx, const std::string& id, JobState to, const std::stri
 
 using namespace sched_detail;
 
-SchedulerService::SchedulerService(App& app, SchedConfig config) : app_(app), config_(std::move(config)) {}
+Result<std::unique_ptr<Executor>> make_executor(const ServerOptions& o, const GpuCatalog& catalog) {
+  if (o.executor == "sim") return make_sim_executor(o.cold_start_ms);
+  if (o.executor != "slurm") return Error::invalid("executor", "must be sim or slurm");
+  return make_slurm_executor({o.slurm_conf, o.slurm_partition, o.slurm_gres_type, o.slurm_supplier, o.slurm_gpu_model,
+                              o.slurm_driver, o.slurm_cuda, o.slurm_output_dir},
+                             catalog);
+}
+
+SchedulerService::SchedulerService(App& app, SchedConfig config, std::unique_ptr<Executor> executor)
+    : app_(app),
+      config_(std::move(config)),
+      executor_(executor ? std::move(executor) : make_sim_executor(app.opts.cold_start_ms)) {}
 
 SchedulerService::~SchedulerService() { stop(); }
 
-Status SchedulerService::init_executor() {
-  if (app_.opts.executor == "sim") return ok_status();
-  if (app_.opts.executor != "slurm") return Error::invalid("executor", "must be sim or slurm");
-  if (app_.opts.slurm_supplier.empty()) return Error::invalid("slurm_supplier", "is required with --executor slurm");
-  if (!app_.catalog.find(app_.opts.slurm_gpu_model))
-    return Error::invalid("slurm_gpu_model", "'" + app_.opts.slurm_gpu_model + "' is not a GPU catalog id");
-  if (app_.opts.slurm_driver.empty() || app_.opts.slurm_cuda.empty())
-    return Error::invalid("slurm_driver", "--slurm-driver and --slurm-cuda are required with --executor slurm "
-                                          "(Slurm does not report the nodes' NVIDIA software)");
-  slurm_ = std::make_unique<SlurmCli>(
-      SlurmSettings{app_.opts.slurm_conf, app_.opts.slurm_partition, app_.opts.slurm_gres_type, 20'000});
-  auto nodes = slurm_->nodes();
-  if (!nodes) return Error::make(Code::kUnavailable, "Slurm does not answer: " + nodes.error().message);
-  return ok_status();
+std::vector<WorkerPlacement> SchedulerService::placement(const std::string& job) const {
+  return to_placement(engine_->placement(job));
+}
+bool SchedulerService::holds_allocation(const std::string& job) const { return engine_->is_running(job); }
+Status SchedulerService::adopt_node_gpus(const std::string& node_id,
+                                         const std::map<std::string, std::vector<int64_t>>& jobs) {
+  return engine_->adopt_node_gpus(node_id, jobs);
+}
+void SchedulerService::forget(const std::string& job) {
+  engine_->remove(job);
+  known_jobs_.erase(job);
 }
 
 Status SchedulerService::run_once() {
-  if (slurm_) slurm_snapshot();  // outside the transaction: the tools may take a while
+  executor_->observe();  // outside the transaction: Slurm's tools may take a while
   Status st = app_.loop.run([this](StoreTx& tx) { return tick(tx, app_.clock.now()); });
   if (!st) {
     // The transaction rolled back (or never ran) while the engine may have moved on: rebuild it
@@ -311,38 +319,6 @@ Status SchedulerService::sync_jobs(StoreTx& tx, TimeMs now) {
   return ok_status();
 }
 
-Status SchedulerService::run_executor(StoreTx& tx, TimeMs now) {
-  return for_each_placed_job(tx, [&](const Record& r, Job& j) -> Status {
-    const JobStatus& st = j.status;
-    if (st.state == JobState::kAdmitted && now >= st.updated_at + app_.opts.cold_start_ms) {
-      if (auto s = move_job(tx, r.id, JobState::kRunning, "started by the simulated executor", st.placement, now); !s)
-        return s;
-    } else if (st.state == JobState::kRunning && j.time_limit_seconds &&
-               (!j.expected_duration_seconds || *j.time_limit_seconds < *j.expected_duration_seconds ||
-                j.kind == JobKind::kInference) &&
-               now >= st.updated_at + *j.time_limit_seconds * 1000) {
-      // The simulated job would outrun its limit: stopped there, as Slurm would.
-      if (auto s = move_job(tx, r.id, JobState::kFailed,
-                            "killed by its time limit of " + std::to_string(*j.time_limit_seconds) +
-                                " s (simulated executor)",
-                            {}, now);
-          !s)
-        return s;
-      engine_->remove(r.id);
-      known_jobs_.erase(r.id);
-    } else if (st.state == JobState::kRunning && j.kind != JobKind::kInference && j.expected_duration_seconds &&
-               now >= st.updated_at + *j.expected_duration_seconds * 1000) {
-      if (auto s = move_job(tx, r.id, JobState::kSucceeded, "finished after its expected duration (simulated executor)",
-                            {}, now);
-          !s)
-        return s;
-      engine_->remove(r.id);
-      known_jobs_.erase(r.id);
-    }
-    return ok_status();
-  });
-}
-
 Status SchedulerService::record_fault(StoreTx& tx, const Record& job, const std::string& node_id,
                                       const std::string& reason, TimeMs at) {
   auto node = tx.get("nodes", node_id);
@@ -423,15 +399,14 @@ Status SchedulerService::tick(StoreTx& tx, TimeMs now) {
   if (!engine_)
     if (auto s = rebuild(tx, now); !s) return s;
   std::vector<SchedEvent> events;
-  if (slurm_)
-    if (auto s = sync_slurm_nodes(tx, now); !s) return s;
+  if (auto s = executor_->sync_inventory(tx, now); !s) return s;
   // Jobs first: one cancelled since the last tick must not be requeued by a node failure.
   if (auto s = sync_jobs(tx, now); !s) return s;
   if (auto s = sync_nodes(tx, now, events); !s) return s;
   if (auto s = sync_projects(tx); !s) return s;
   if (auto s = sync_reservations(tx, now); !s) return s;
   if (auto s = apply(tx, events, now); !s) return s;
-  if (auto s = slurm_ ? run_slurm(tx, now) : run_executor(tx, now); !s) return s;
+  if (auto s = executor_->advance(tx, now, *this); !s) return s;
   return apply(tx, engine_->schedule(now), now);
 }
 

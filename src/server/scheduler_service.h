@@ -3,8 +3,8 @@
 // that thread and each tick commits atomically:
 //   1. reconcile the engine with the store: nodes (new, unavailable -> failed, drained ->
 //      cordoned, deleted), project quotas, newly pending jobs, and jobs that ended or were cancelled;
-//   2. the simulated executor: admitted jobs start running after the cold start; running jobs with
-//      an expected duration succeed when it has passed (Slurm replaces this in the exec module);
+//   2. the executor (executor.h: simulated or Slurm, chosen at start) moves placed jobs on:
+//      admitted -> running -> succeeded / failed, or back to pending when their node died;
 //   3. one scheduling pass; its events become job state changes, job events, pending reasons and
 //      fault records (GET /api/v1/faults).
 // The engine is rebuilt from the store at start (running jobs keep their placement) and after any
@@ -20,19 +20,21 @@
 #include <thread>
 #include <unordered_map>
 
-#include "exec/slurm_cli.h"
 #include "sched/engine.h"
 #include "server/app.h"
+#include "server/executor.h"
 
 namespace gpurent {
 
-class SchedulerService {
+// The executor --executor names (sim, or slurm with its --slurm-* options, checked and asked).
+Result<std::unique_ptr<Executor>> make_executor(const ServerOptions& opts, const GpuCatalog& catalog);
+
+class SchedulerService : private ExecutorHost {
  public:
   // `config`: policy knobs; tenant_weights may name tenants (resolved to ids at each rebuild).
-  SchedulerService(App& app, SchedConfig config = {});
-  // With --executor slurm: checks the supplier and that Slurm answers. Call before start().
-  Status init_executor();
-  ~SchedulerService();
+  // `executor`: null = the simulated one with opts.cold_start_ms.
+  SchedulerService(App& app, SchedConfig config = {}, std::unique_ptr<Executor> executor = nullptr);
+  ~SchedulerService() override;
   void start();  // ticks every opts.sched_interval_ms on its own thread until stop()
   void stop();
   // One tick now, through the control loop; for tests and tools that need a deterministic step.
@@ -45,13 +47,15 @@ class SchedulerService {
   Status sync_projects(StoreTx& tx);
   Status sync_reservations(StoreTx& tx, TimeMs now);
   Status sync_jobs(StoreTx& tx, TimeMs now);
-  Status run_executor(StoreTx& tx, TimeMs now);
   Status apply(StoreTx& tx, const std::vector<SchedEvent>& events, TimeMs now);
-  Status record_fault(StoreTx& tx, const Record& job, const std::string& node, const std::string& reason, TimeMs at);
-  // --executor slurm (scheduler_slurm.cc): squeue/sinfo before the tick, nodes and jobs in it.
-  void slurm_snapshot();
-  Status sync_slurm_nodes(StoreTx& tx, TimeMs now);
-  Status run_slurm(StoreTx& tx, TimeMs now);
+  // ExecutorHost: the engine as the executor sees it.
+  std::vector<WorkerPlacement> placement(const std::string& job) const override;
+  bool holds_allocation(const std::string& job) const override;
+  Status adopt_node_gpus(const std::string& node_id,
+                         const std::map<std::string, std::vector<int64_t>>& jobs) override;
+  void forget(const std::string& job) override;
+  Status record_fault(StoreTx& tx, const Record& job, const std::string& node, const std::string& reason,
+                      TimeMs at) override;
 
   App& app_;
   SchedConfig config_;
@@ -64,11 +68,7 @@ class SchedulerService {
   std::condition_variable cv_;
   bool stopping_ = false;
   uint64_t fault_seq_ = 0;
-  std::unique_ptr<SlurmCli> slurm_;  // set with --executor slurm
-  bool slurm_supplier_missing_logged_ = false;
-  std::vector<SlurmJob> slurm_jobs_;
-  std::vector<SlurmNode> slurm_nodes_;
-  bool slurm_ok_ = false;
+  std::unique_ptr<Executor> executor_;
 };
 
 }  // namespace gpurent

@@ -202,11 +202,12 @@ int run_server(const ServerOptions& opts) {
     demo_info = *seeded;
   }
 
-  SchedulerService scheduler(app, sched_config);
-  if (auto s = scheduler.init_executor(); !s) {
-    std::cerr << "error: " << s.error().message << "\n";
+  auto executor = make_executor(opts, *catalog);
+  if (!executor) {
+    std::cerr << "error: " << executor.error().message << "\n";
     return 2;
   }
+  SchedulerService scheduler(app, sched_config, std::move(*executor));
   CostFirewall firewall(app, opts.firewall_interval_s * 1000);
   std::unique_ptr<DemoMeter> demo_meter;
   if (opts.demo && opts.executor == "sim")

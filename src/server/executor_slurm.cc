@@ -1,4 +1,4 @@
-// The scheduler service with `--executor slurm` (docs/slurm.md): gpurent places, Slurm runs.
+// The Slurm executor (executor.h, docs/slurm.md): gpurent places, Slurm runs.
 //  - Inventory: every tick, Slurm's nodes (sinfo --json) become nodes of the configured supplier
 //    (created on first sight: GPUs from the gres count, CPUs, memory); a drained or down node
 //    becomes "unavailable" (its jobs are requeued with a fault record, billing stops); it comes
@@ -12,7 +12,7 @@
 //    in gpurent with a fault record (as a down node seen by sinfo does). A Slurm job whose gpurent job is
 //    no longer placed (cancelled, preempted, requeued) is cancelled in Slurm. Slurm never
 //    requeues by itself (--no-requeue): gpurent owns requeue and its fault records.
-// squeue/sinfo run before the tick's transaction (run_once); submissions and cancels inside it.
+// squeue/sinfo run before the tick's transaction (observe); submissions and cancels inside it.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -20,10 +20,11 @@
 #include <set>
 
 #include "core/ids.h"
+#include "exec/slurm_cli.h"
 #include "model/node.h"
 #include "server/allocation_ledger.h"
+#include "server/executor.h"
 #include "server/scheduler_internal.h"
-#include "server/scheduler_service.h"
 
 namespace gpurent {
 
@@ -38,41 +39,66 @@ bool terminal(const std::string& s) {
 
 constexpr const char* kReasonPrefix = "slurm: ";
 
+class SlurmExecutor final : public Executor {
+ public:
+  SlurmExecutor(SlurmExecutorOptions o, const GpuCatalog& catalog)
+      : o_(std::move(o)), catalog_(catalog),
+        slurm_(SlurmSettings{o_.conf, o_.partition, o_.gres_type, o_.command_timeout_ms}) {}
+  std::string_view name() const override { return "slurm"; }
+  Status check() {
+    auto nodes = slurm_.nodes();
+    if (!nodes) return Error::make(Code::kUnavailable, "Slurm does not answer: " + nodes.error().message);
+    return ok_status();
+  }
+  void observe() override;
+  Status sync_inventory(StoreTx& tx, TimeMs now) override;
+  Status advance(StoreTx& tx, TimeMs now, ExecutorHost& host) override;
+
+ private:
+  SlurmExecutorOptions o_;
+  const GpuCatalog& catalog_;
+  SlurmCli slurm_;
+  bool supplier_missing_logged_ = false;
+  std::vector<SlurmJob> jobs_;
+  std::vector<SlurmNode> nodes_;
+  bool ok_ = false;  // the last observe() reached Slurm
+};
+
 }  // namespace
 
-void SchedulerService::slurm_snapshot() {
-  slurm_ok_ = false;
-  auto jobs = slurm_->jobs();
-  auto nodes = slurm_->nodes();
+void SlurmExecutor::observe() {
+  ok_ = false;
+  auto jobs = slurm_.jobs();
+  auto nodes = slurm_.nodes();
   if (!jobs || !nodes) {
     spdlog::error(
         "{}",
         json({{"event", "slurm_unreachable"}, {"error", !jobs ? jobs.error().message : nodes.error().message}}).dump());
     return;
   }
-  slurm_jobs_ = std::move(*jobs);
-  slurm_nodes_ = std::move(*nodes);
-  slurm_ok_ = true;
+  jobs_ = std::move(*jobs);
+  nodes_ = std::move(*nodes);
+  ok_ = true;
 }
 
-Status SchedulerService::sync_slurm_nodes(StoreTx& tx, TimeMs now) {
-  if (!slurm_ok_) return ok_status();
+Status SlurmExecutor::sync_inventory(StoreTx& tx, TimeMs now) {
+  if (!ok_) return ok_status();
   // The supplier may be created after the server starts: resolved (by id or name) each tick.
-  auto sup = tx.get("suppliers", app_.opts.slurm_supplier);
+  auto sup = tx.get("suppliers", o_.supplier);
   if (!sup) {
-    auto page = tx.list({"suppliers", {{"name", app_.opts.slurm_supplier}}, "", 1});
+    auto page = tx.list({"suppliers", {{"name", o_.supplier}}, "", 1});
     if (!page) return page.error();
     if (page->items.empty()) {
-      if (!slurm_supplier_missing_logged_)
-        spdlog::warn("{}", json({{"event", "slurm_supplier_missing"}, {"supplier", app_.opts.slurm_supplier}}).dump());
-      slurm_supplier_missing_logged_ = true;
+      if (!supplier_missing_logged_)
+        spdlog::warn("{}", json({{"event", "slurm_supplier_missing"}, {"supplier", o_.supplier}}).dump());
+      supplier_missing_logged_ = true;
       return ok_status();
     }
     sup = page->items.front();
   }
   const json sites = sup->body.value("sites", json::array());
   if (sites.empty()) return Error::invalid("slurm_supplier", "supplier " + sup->name + " has no site");
-  for (const SlurmNode& sn : slurm_nodes_) {
+  for (const SlurmNode& sn : nodes_) {
     auto found = tx.list({"nodes", {{"supplier_id", sup->id}, {"name", sn.name}}, "", 1});
     if (!found) return found.error();
     // Drained or down in Slurm: the node is out, and its jobs are requeued elsewhere by gpurent
@@ -88,22 +114,22 @@ Status SchedulerService::sync_slurm_nodes(StoreTx& tx, TimeMs now) {
           {"supplier", sup->id},
           {"site", sites[0].value("name", "")},
           {"region", sites[0].value("region", "")},
-          {"gpu_model", app_.opts.slurm_gpu_model},
+          {"gpu_model", o_.gpu_model},
           {"gpus", json::array()},
           {"cpu", {{"model", "unknown (from Slurm)"}, {"cores", std::max<int64_t>(sn.cpus, 1)}, {"sockets", 1}}},
           {"memory_gib", std::max<int64_t>(sn.memory_mb / 1024, 1)},
           {"numa_nodes", 1},
           {"nics", json::array()},
           {"state", want}};
-      const GpuModel* model = app_.catalog.find(app_.opts.slurm_gpu_model);
+      const GpuModel* model = catalog_.find(o_.gpu_model);
       for (int64_t g = 0; g < sn.gpus; ++g) {
         json gpu = {{"index", g}, {"numa_node", 0}, {"pcie_gen", model && model->pcie_gen ? *model->pcie_gen : 4}};
         if (model && model->form_factor == FormFactor::kSxm) gpu["nvlink_domain"] = "nvlink-0";  // one baseboard
         body["gpus"].push_back(std::move(gpu));
       }
-      body["software"] = {{"driver", app_.opts.slurm_driver}, {"cuda", app_.opts.slurm_cuda}};
+      body["software"] = {{"driver", o_.driver}, {"cuda", o_.cuda}};
       if (want != "available") body["state_reason"] = why;
-      auto n = parse_node(body, app_.catalog);
+      auto n = parse_node(body, catalog_);
       if (!n) return Error::make(Code::kInvalid, "slurm node " + sn.name + ": " + n.error().message);
       n->supplier_id = sup->id;
       Record r;
@@ -139,10 +165,10 @@ Status SchedulerService::sync_slurm_nodes(StoreTx& tx, TimeMs now) {
   return ok_status();
 }
 
-Status SchedulerService::run_slurm(StoreTx& tx, TimeMs now) {
-  if (!slurm_ok_) return ok_status();
+Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
+  if (!ok_) return ok_status();
   std::map<std::string, const SlurmJob*> newest;  // gpurent job id -> its newest Slurm job
-  for (const SlurmJob& sj : slurm_jobs_) {
+  for (const SlurmJob& sj : jobs_) {
     auto& n = newest[sj.comment];
     if (!n || sj.id > n->id) n = &sj;
   }
@@ -152,14 +178,14 @@ Status SchedulerService::run_slurm(StoreTx& tx, TimeMs now) {
   // not started yet makes room if it held one of those GPUs.
   std::map<std::string, std::map<std::string, std::vector<int64_t>>> slurm_gpus;  // node name -> job -> GPUs
   for (const auto& [job, sj] : newest)
-    if (sj->state == "RUNNING" && engine_->is_running(job))
+    if (sj->state == "RUNNING" && host.holds_allocation(job))
       for (const auto& [node, gpus] : sj->gpus_by_node)
         if (!gpus.empty()) slurm_gpus[node][job] = gpus;
   for (const auto& [name, jobs] : slurm_gpus) {
     auto found = tx.list({"nodes", {{"name", name}}, "", 2});
     if (!found) return found.error();
     if (found->items.size() != 1) continue;
-    if (auto a = engine_->adopt_node_gpus(found->items[0].id, jobs); !a)
+    if (auto a = host.adopt_node_gpus(found->items[0].id, jobs); !a)
       spdlog::warn("{}", json({{"event", "slurm_gpu_mismatch"}, {"node", name}, {"why", a.error().message}}).dump());
   }
   std::set<int64_t> ours;  // Slurm jobs that belong to a placed gpurent job
@@ -192,8 +218,8 @@ Status SchedulerService::run_slurm(StoreTx& tx, TimeMs now) {
       s.env["GPURENT_JOB_ID"] = r.id;
       s.time_limit_s = j.time_limit_seconds;
       if (j.workdir) s.workdir = *j.workdir;
-      s.output = app_.opts.slurm_output_dir.empty() ? "" : app_.opts.slurm_output_dir + "/" + r.id + "-%j.log";
-      auto id = slurm_->submit(s);
+      s.output = o_.output_dir.empty() ? "" : o_.output_dir + "/" + r.id + "-%j.log";
+      auto id = slurm_.submit(s);
       if (!id) {
         // Slurm refused (a node it does not know, a limit): the job goes back to the queue saying why.
         return move_job(tx, r.id, JobState::kPending, "requeued: Slurm refused the job: " + id.error().message, {},
@@ -212,7 +238,7 @@ Status SchedulerService::run_slurm(StoreTx& tx, TimeMs now) {
       return annotate_latest_run(tx, r.id, r.project_id, f);
     };
     if (sj->state == "RUNNING" && js.state == JobState::kAdmitted) {
-      auto placed = to_placement(engine_->placement(r.id));
+      auto placed = host.placement(r.id);
       if (auto s = move_job(tx, r.id, JobState::kRunning, "running on Slurm" + tag, placed, now); !s) return s;
       return stamp(false);
     }
@@ -224,18 +250,17 @@ Status SchedulerService::run_slurm(StoreTx& tx, TimeMs now) {
       auto n = tx.get("nodes", js.placement.front().node);
       const std::string node = n ? n->name : js.placement.front().node;
       const std::string why = "requeued: node " + node + " failed in Slurm (" + sj->state + tag + ")";
-      engine_->remove(r.id);
-      known_jobs_.erase(r.id);
+      host.forget(r.id);
       if (js.state == JobState::kRunning)
         if (auto s = move_job(tx, r.id, JobState::kPreempted, why, {}, now); !s) return s;
       if (auto s = move_job(tx, r.id, JobState::kPending, why, {}, now); !s) return s;
       auto rec = tx.get("jobs", r.id);
       if (!rec) return rec.error();
-      return record_fault(tx, *rec, js.placement.front().node, why.substr(std::string("requeued: ").size()), now);
+      return host.record_fault(tx, *rec, js.placement.front().node, why.substr(std::string("requeued: ").size()), now);
     }
     if (js.state == JobState::kAdmitted)
       if (auto s =
-              move_job(tx, r.id, JobState::kRunning, "ran on Slurm" + tag, to_placement(engine_->placement(r.id)), now);
+              move_job(tx, r.id, JobState::kRunning, "ran on Slurm" + tag, host.placement(r.id), now);
           !s)
         return s;
     JobState to = JobState::kFailed;
@@ -256,19 +281,30 @@ Status SchedulerService::run_slurm(StoreTx& tx, TimeMs now) {
     }
     if (auto s = move_job(tx, r.id, to, why, {}, now); !s) return s;
     if (auto s = stamp(true); !s) return s;
-    engine_->remove(r.id);
-    known_jobs_.erase(r.id);
+    host.forget(r.id);
     return ok_status();
   });
   if (!st) return st;
   // Slurm jobs gpurent no longer runs (cancelled, preempted, requeued): cancel them in Slurm.
-  for (const SlurmJob& sj : slurm_jobs_) {
+  for (const SlurmJob& sj : jobs_) {
     if (terminal(sj.state) || ours.count(sj.id) || sj.comment.rfind("job_", 0) != 0) continue;
-    if (auto s = slurm_->cancel(sj.id); !s)
+    if (auto s = slurm_.cancel(sj.id); !s)
       spdlog::error(
           "{}", json({{"event", "slurm_cancel_failed"}, {"slurm_job", sj.id}, {"error", s.error().message}}).dump());
   }
   return ok_status();
+}
+
+Result<std::unique_ptr<Executor>> make_slurm_executor(SlurmExecutorOptions o, const GpuCatalog& catalog) {
+  if (o.supplier.empty()) return Error::invalid("slurm_supplier", "is required with --executor slurm");
+  if (!catalog.find(o.gpu_model))
+    return Error::invalid("slurm_gpu_model", "'" + o.gpu_model + "' is not a GPU catalog id");
+  if (o.driver.empty() || o.cuda.empty())
+    return Error::invalid("slurm_driver", "--slurm-driver and --slurm-cuda are required with --executor slurm "
+                                          "(Slurm does not report the nodes' NVIDIA software)");
+  auto e = std::make_unique<SlurmExecutor>(std::move(o), catalog);
+  if (auto s = e->check(); !s) return s.error();
+  return std::unique_ptr<Executor>(std::move(e));
 }
 
 }  // namespace gpurent

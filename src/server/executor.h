@@ -1,0 +1,71 @@
+// Executor: what runs the jobs the scheduler places. The scheduler service (scheduler_service.h)
+// decides where a job goes; the executor makes it run there and reports how it ends. Chosen once
+// at start (`gpurent serve --executor sim|slurm`) by make_executor(); the scheduler service knows
+// none of an executor's details. Containers come next (issue 18) as a third implementation.
+//
+// Every scheduler tick calls, in order:
+//   observe()                outside the control loop's transaction (it may take seconds: Slurm's
+//                            tools); the executor keeps what it saw for the two calls below
+//   sync_inventory(tx, now)  nodes the executor discovers or sees fail (Slurm's sinfo), before
+//                            the scheduler reconciles nodes
+//   advance(tx, now, host)   placed jobs move on: admitted -> running -> succeeded / failed, or
+//                            back to pending with a fault record when their node died
+// All three run on the scheduler's thread; advance and sync_inventory inside the tick's
+// transaction, so what they write commits with the tick or not at all. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog/gpu_catalog.h"
+#include "model/job.h"
+#include "store/store.h"
+
+namespace gpurent {
+
+// What an executor may ask of the scheduler it runs for (the scheduling engine's view).
+class ExecutorHost {
+ public:
+  virtual ~ExecutorHost() = default;
+  virtual std::vector<WorkerPlacement> placement(const std::string& job) const = 0;
+  virtual bool holds_allocation(const std::string& job) const = 0;
+  // The executor picked the device indices itself (Slurm's gres): node id -> job -> GPU indices.
+  virtual Status adopt_node_gpus(const std::string& node_id, const std::map<std::string, std::vector<int64_t>>& jobs) = 0;
+  // The job ended or left its placement outside the engine's own events: the engine forgets it.
+  virtual void forget(const std::string& job) = 0;
+  // A fault record (GET /api/v1/faults) for a run that died with its node.
+  virtual Status record_fault(StoreTx& tx, const Record& job, const std::string& node_id, const std::string& reason,
+                              TimeMs at) = 0;
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  virtual std::string_view name() const = 0;  // "sim", "slurm"
+  virtual void observe() {}
+  virtual Status sync_inventory(StoreTx&, TimeMs) { return ok_status(); }
+  virtual Status advance(StoreTx& tx, TimeMs now, ExecutorHost& host) = 0;
+};
+
+// The simulated executor: an admitted job starts `cold_start_ms` after admission; a running job
+// with an expected duration succeeds when it has passed (inference never does); a time limit
+// shorter than that fails it, as Slurm would.
+std::unique_ptr<Executor> make_sim_executor(int64_t cold_start_ms);
+
+// Slurm (docs/slurm.md): gpurent places, Slurm runs. Slurm's nodes become the supplier's nodes.
+struct SlurmExecutorOptions {
+  std::string conf, partition, gres_type;  // slurm.conf; empty: the tools' defaults
+  std::string supplier;                    // id or name the Slurm nodes belong to
+  std::string gpu_model;                   // catalog id of their GPUs
+  std::string driver, cuda;                // their NVIDIA software (Slurm does not know it)
+  std::string output_dir;                  // jobs' output files; empty: discarded
+  int64_t command_timeout_ms = 20'000;
+};
+// Checks the options and that Slurm answers (sinfo).
+Result<std::unique_ptr<Executor>> make_slurm_executor(SlurmExecutorOptions options, const GpuCatalog& catalog);
+
+}  // namespace gpurent
