@@ -4,6 +4,10 @@
 // the field; a tenant cannot read another tenant's demand or jobs.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+#include <utility>
+
 #include "server_fixture.h"
 
 namespace gpurent::testing {
@@ -53,22 +57,70 @@ TEST(Advisor, EveryCalculatorAnswersWithItsArithmetic) {
               R"({"gpu_model": "h100-sxm5-80gb", "gpu_count": 64, "price_per_gpu": "25000", "server_overhead": "60000", "interest_bp": 800, "electricity_per_kwh": "0.10", "space_per_kw_month": "150", "staff_fte_cost_per_month": "15000", "demand_curve": [64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32], "offers": [{"name": "hyperscaler", "on_demand_per_gpu_hour": "6.98", "reserved_per_gpu_hour": "4.10"}, {"name": "neocloud", "on_demand_per_gpu_hour": "2.99", "reserved_per_gpu_hour": "2.20"}]})")),
       "tco");
   EXPECT_EQ(tco["offers_from"], "request");
-  ok(advise(
-         s, "mix",
-         json::parse(
-             R"({"demand": {"gpus_per_hour": [4, 4, 4, 2]}, "options": [{"offer": "gpu-a", "mode": "on_demand", "price_per_gpu_hour": "3.00"}, {"offer": "gpu-a", "mode": "reserved_1m", "price_per_gpu_hour": "2.00"}, {"offer": "gpu-a", "mode": "spot", "price_per_gpu_hour": "1.00"}], "spot_interruption_permille": 100, "max_spot_share_pct": 50})")),
-     "mix");
-  ok(advise(
-         s, "poc",
-         json::parse(
-             R"({"start": "2026-12-01T09:00:00+08:00", "model": {"name": "qwen2.5-72b-sft", "metric": "tokens/s", "baseline_throughput": "41200", "baseline": "16×A100 80GB, in-house cluster"}, "max_slowdown_pct": 10, "thresholds": {"storage_gbps": "20", "nccl_busbw_gbps": 350}, "must_pass": {"ops_monitoring": true}, "suppliers": [{"name": "huadong-compute", "gpu_model": "h100-sxm5-80gb", "gpus": 16, "driver": "550.54.15", "cuda": "12.4", "image": "nvcr.io/nvidia/pytorch:24.03-py3", "fp16_tflops": "900", "results": {"env_rdma": {"passed": true}, "bench_fp16_gemm": {"value": "905.2", "note": "lowest of 16 cards"}, "model_throughput": {"value": "37080"}}}]})")),
-     "poc");
+  // Demand 4,4,4,2 GPUs; spot at most half of each hour at 1.00 + 10% rework at 3.00 = 1.30 a
+  // GPU-hour; reserved 2.00 billed all 4 hours; on-demand 3.00. Reserving R GPUs costs 8R plus the
+  // rest: R=0 30.10, R=1 26.10, R=2 16.00 + 6 spot GPU-hours (7.80) = 23.80, R=3 27.90, R=4 32.00.
+  json mix = ok(
+      advise(
+          s, "mix",
+          json::parse(
+              R"({"demand": {"gpus_per_hour": [4, 4, 4, 2]}, "options": [{"offer": "gpu-a", "mode": "on_demand", "price_per_gpu_hour": "3.00"}, {"offer": "gpu-a", "mode": "reserved_1m", "price_per_gpu_hour": "2.00"}, {"offer": "gpu-a", "mode": "spot", "price_per_gpu_hour": "1.00"}], "spot_interruption_permille": 100, "max_spot_share_pct": 50})")),
+      "mix");
+  EXPECT_EQ(mix["demand"]["gpu_hours"], 14);
+  EXPECT_EQ(mix["expected_cost"], "23.80") << mix.dump();
+  EXPECT_EQ(mix["plan"]["reserved_gpus"], 2);
+  ASSERT_EQ(mix["plan"]["reserved"].size(), 1u);
+  EXPECT_EQ(mix["plan"]["reserved"][0]["cost"], "16.00");
+  ASSERT_EQ(mix["plan"]["hourly"].size(), 1u);
+  EXPECT_EQ(mix["plan"]["hourly"][0]["mode"], "spot");
+  EXPECT_EQ(mix["plan"]["hourly"][0]["gpu_hours"], 6);
+  EXPECT_EQ(mix["plan"]["hourly"][0]["rework_cost"], "1.80");
+  EXPECT_EQ(mix["plan"]["spot_share_bp"], 4286);  // 6 / 14, half-even
+  EXPECT_EQ(mix["pure_on_demand_cost"], "42.00");
+  EXPECT_EQ(mix["best_single_level"]["cost"], "32.00");
+  EXPECT_EQ(mix["best_single_level"]["gpus"], 4);
+  EXPECT_EQ(mix["savings"]["vs_on_demand"]["amount"], "18.20");
+  EXPECT_EQ(mix["savings"]["vs_on_demand"]["bp"], 4333);
+  EXPECT_EQ(mix["savings"]["vs_best_single_level"]["bp"], 2562);  // 8.20 / 32.00 = 2562.5, half-even
+  // POC: the pass mark is 41200 × (100 − 10) / 100 = 37080 tokens/s; exactly at it passes, one below
+  // rejects whatever else passed (the slowdown shown rounded up, 10.01%).
+  json poc = ok(
+      advise(
+          s, "poc",
+          json::parse(
+              R"({"start": "2026-12-01T09:00:00+08:00", "model": {"name": "qwen2.5-72b-sft", "metric": "tokens/s", "baseline_throughput": "41200", "baseline": "16×A100 80GB, in-house cluster"}, "max_slowdown_pct": 10, "thresholds": {"storage_gbps": "20", "nccl_busbw_gbps": 350}, "must_pass": {"ops_monitoring": true}, "suppliers": [{"name": "huadong-compute", "gpu_model": "h100-sxm5-80gb", "gpus": 16, "driver": "550.54.15", "cuda": "12.4", "image": "nvcr.io/nvidia/pytorch:24.03-py3", "fp16_tflops": "900", "results": {"env_rdma": {"passed": true}, "bench_fp16_gemm": {"value": "905.2", "note": "lowest of 16 cards"}, "model_throughput": {"value": "37080"}}}, {"name": "slow-dc", "gpu_model": "h100-sxm5-80gb", "gpus": 16, "driver": "550.54.15", "cuda": "12.4", "image": "nvcr.io/nvidia/pytorch:24.03-py3", "fp16_tflops": "900", "results": {"model_throughput": {"value": "37079"}}}]})")),
+      "poc");
+  EXPECT_EQ(poc["start"], "2026-12-01T01:00:00.000Z");
+  EXPECT_EQ(poc["hours"], 48);
+  EXPECT_EQ(poc["summary"]["pending"], json::array({"huadong-compute"})) << poc["summary"].dump();
+  EXPECT_EQ(poc["summary"]["reject"], json::array({"slow-dc"}));
+  const json& hd = poc["suppliers"][0];
+  EXPECT_EQ(hd["slowdown_pct"], "10.00");
+  EXPECT_TRUE(hd["failed"].empty());
+  std::map<std::string, std::pair<std::string, std::string>> items;  // id -> status, threshold
+  for (const auto& item : hd["items"]) items[item["id"]] = {item["status"], item.value("threshold", "")};
+  EXPECT_EQ(items["model_throughput"], std::make_pair(std::string("pass"), std::string("37080")));
+  EXPECT_EQ(items["bench_fp16_gemm"], std::make_pair(std::string("pass"), std::string("900")));
+  EXPECT_EQ(items["bench_nccl"], std::make_pair(std::string("pending"), std::string("350")));
+  EXPECT_EQ(items["env_rdma"].first, "pass");
+  EXPECT_EQ(poc["suppliers"][1]["verdict"], "reject");
+  EXPECT_EQ(poc["suppliers"][1]["failed"], json::array({"model_throughput"}));
+  EXPECT_EQ(poc["suppliers"][1]["slowdown_pct"], "10.01");
   // Offers the platform sells, by name: quotes rate them with the invoice engine.
+  // A second offer of the same pool at a lower on-demand price ranks first.
+  json cheap = offer_doc("dc", "h100-cheap");
+  cheap["prices"]["on_demand"] = "12.00";
+  cheap["prices"]["reserved_1m"] = "11.00";
+  cheap["prices"]["reserved_12m"] = "10.00";
+  expect_2xx(s.admin("POST", "/api/v1/offers", cheap), "cheaper offer");
   json q = ok(advise(s, "quotes",
                      {{"workload", {{"launches_per_month", 30}, {"gpus", 8}, {"run_minutes", 120}, {"egress_gb", 100}}},
-                      {"offers", {"dc/h100"}}}),
+                      {"offers", {"dc/h100", "dc/h100-cheap"}}}),
               "quotes");
-  EXPECT_EQ(q["ranking"][0]["offer"], "dc/h100") << q.dump();
+  ASSERT_EQ(q["ranking"].size(), 2u) << q.dump();
+  EXPECT_EQ(q["ranking"][0]["offer"], "dc/h100-cheap") << q.dump();
+  EXPECT_EQ(q["ranking"][1]["offer"], "dc/h100");
+  EXPECT_EQ(q["workload"]["useful_gpu_hours"], "480") << q["workload"].dump();  // 30 × 8 GPUs × 2 h
   // The platform's suppliers with their recorded due diligence, when the body names none.
   json sup = ok(advise(s, "suppliers", json::object()), "suppliers");
   ASSERT_EQ(sup["suppliers"].size(), 1u);
@@ -86,8 +138,10 @@ TEST(Advisor, EveryCalculatorAnswersWithItsArithmetic) {
   t2["gpu_model"] = "h100-sxm5-80gb";
   json tco2 = ok(advise(s, "tco", t2), "tco from the platform's offers");
   EXPECT_EQ(tco2["offers_from"], "platform");
-  ASSERT_EQ(tco2["comparisons"].size(), 1u) << tco2.dump();
-  EXPECT_EQ(tco2["comparisons"][0]["name"], "dc/h100");
+  ASSERT_EQ(tco2["comparisons"].size(), 2u) << tco2.dump();
+  std::set<std::string> compared;
+  for (const auto& c : tco2["comparisons"]) compared.insert(c["name"].get<std::string>());
+  EXPECT_EQ(compared, (std::set<std::string>{"dc/h100", "dc/h100-cheap"}));
 }
 
 TEST(Advisor, BadInputsNameTheField) {
