@@ -1,7 +1,7 @@
 // The demo's past week: what its tenants submitted hour by hour, which nodes failed, and how each
 // demo workload behaves on its GPUs (utilization, memory, power, storage I/O, egress, tokens, a
 // quality metric) — so `gpurent serve --demo` can fast-forward the live scheduler, executor,
-// metering and cost firewall through it (server/demo_history.h) and the dashboard opens on a
+// metering and cost firewall through it (server/demo/demo_history.h) and the dashboard opens on a
 // populated week. The behaviour is a model, not a measurement: deterministic (the same job, card
 // and minute give the same sample) and documented in docs/demo.md.
 // Pure functions; thread-safe.

@@ -186,7 +186,7 @@ class DemoWorldTest : public ::testing::Test {
           EXPECT_TRUE(catalog_->find(m)) << m;
           EXPECT_GT(project.quota.gpu_limit(m), 0) << "quota grants no " << m;
         }
-        // The server's submission check (routes_jobs.cc): GPUs of one job (inference at its maximum
+        // The server's submission check (server/api/jobs.cc): GPUs of one job (inference at its maximum
         // replicas) within max_gpus_per_job.
         const int64_t milli = r->workers * r->gpu_milli_per_worker() * (r->replicas ? r->replicas->max : 1);
         if (project.quota.max_gpus_per_job) {

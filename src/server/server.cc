@@ -13,16 +13,16 @@
 #include "core/ids.h"
 #include "demo/demo_world.h"
 #include "sched/sched_config.h"
-#include "server/app.h"
-#include "server/bootstrap.h"
-#include "server/cost_firewall.h"
-#include "server/dcgm_scraper.h"
-#include "server/demo_history.h"
+#include "server/api/app.h"
+#include "server/services/bootstrap.h"
+#include "server/services/cost_firewall.h"
+#include "server/services/dcgm_scraper.h"
+#include "server/demo/demo_history.h"
 #include "server/http/http_server.h"
-#include "server/http_util.h"
-#include "server/resources.h"
-#include "server/scheduler_service.h"
-#include "server/seed.h"
+#include "server/http/http_util.h"
+#include "server/api/resources.h"
+#include "server/services/scheduler_service.h"
+#include "server/demo/seed.h"
 
 namespace gpurent {
 
@@ -159,7 +159,7 @@ int run_server(const ServerOptions& opts) {
   ControlLoop loop(**store);
   Metrics metrics;
   std::map<std::string, KindSpec> kinds;
-  App app{**store, *catalog, loop, clock, metrics, opts, kinds};
+  App app{{**store, *catalog, loop, clock, metrics, opts}, kinds};
 
   if (auto s = check_listen_policy(opts); !s) {
     std::cerr << "error: " << s.error().message << "\n";

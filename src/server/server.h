@@ -20,7 +20,7 @@ struct ServerOptions {
   bool demo = false;                  // seed the demo world into an empty database
   // With --demo on an empty database: replay this many past days (jobs, failures, metering, cost
   // firewall) through the live services before listening, so the dashboard opens on a populated
-  // week (server/demo_history.h). 0 = start the demo world now, with no history (the default, so
+  // week (server/demo/demo_history.h). 0 = start the demo world now, with no history (the default, so
   // tests start at once; scripts/demo passes 7).
   int demo_days = 0;
   // RFC 3339: the server's clock stands still at this instant (the demo replay ends there, and

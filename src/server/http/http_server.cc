@@ -19,7 +19,7 @@
 #include <unordered_map>
 
 #include "server/http/router.h"
-#include "server/http_util.h"
+#include "server/http/http_util.h"
 
 namespace gpurent {
 

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "server/http_util.h"
+#include "server/http/http_util.h"
 
 namespace gpurent {
 

@@ -1,0 +1,253 @@
+// POST /api/v1/advise/{fingerprint,tco,mix,quotes,suppliers,poc}: the advisor's calculators
+// (src/advisor, docs/advisor.md) over a JSON body, with the platform's own records filled in where
+// the body points at them: a job's metered profile, the offers on sale, a tenant's metered demand,
+// the suppliers' measured history. Every answer shows its arithmetic ("steps"). Any authenticated
+// user may ask; what is read from the platform is only what the caller may see.
+#include "advisor/fingerprint.h"
+#include "advisor/mix.h"
+#include "advisor/poc.h"
+#include "advisor/quotes.h"
+#include "advisor/supplier_score.h"
+#include "advisor/tco.h"
+#include "server/services/advisor_live.h"
+#include "server/http/http_util.h"
+#include "server/api/resources.h"
+
+namespace gpurent {
+namespace {
+
+constexpr DurationMs kDay = 24LL * 3600 * 1000;
+
+// "supplier/name", an offer id, or a name that only one offer has.
+Result<Offer> pick_offer(const std::vector<Offer>& offers, const std::vector<std::string>& ids, const std::string& ref,
+                         const std::string& field) {
+  const Offer* found = nullptr;
+  int by_name = 0;
+  for (size_t i = 0; i < offers.size(); ++i) {
+    if (quote_offer_label(offers[i]) == ref || ids[i] == ref) return offers[i];
+    if (offers[i].name == ref) found = &offers[i], ++by_name;
+  }
+  if (by_name == 1) return *found;
+  if (by_name > 1)
+    return Error::invalid(field, "several suppliers sell an offer named '" + ref + "': write supplier/" + ref);
+  return Error::invalid(field, "no offer '" + ref + "' (give supplier/offer, an offer id, or a unique offer name)");
+}
+
+// The tenant whose records a request reads: tenant users their own; operators name it.
+Result<std::string> tenant_for(App& app, const Principal& p, const json& ref, const std::string& field) {
+  if (!p.is_operator()) {
+    if (p.tenant_id.empty()) return forbidden("metered demand belongs to tenants; supplier tokens cannot read it");
+    return p.tenant_id;
+  }
+  if (!ref.is_string()) return Error::invalid(field, "is required for operators (a tenant id or name)");
+  auto t = find_visible(app.store, app.kinds.at("tenants"), p, ref.get<std::string>());
+  if (!t) return Error::invalid(field, "no tenant '" + ref.get<std::string>() + "'");
+  return t->id;
+}
+
+Result<json> fingerprint(App& app, const json& body, const Principal& p) {
+  if (!body.contains("job")) {
+    auto in = parse_fingerprint_input(body, app.catalog);
+    if (!in) return in.error();
+    auto r = compute_fingerprint(*in, app.catalog);
+    if (!r) return r.error();
+    return to_json(*r);
+  }
+  // {"job": ref, "price_per_gpu_hour"?: "2.50"}: the profile comes from the meter.
+  for (const auto& [k, v] : body.items())
+    if (k != "job" && k != "price_per_gpu_hour")
+      return Error::invalid(k, "unknown field with \"job\" (only price_per_gpu_hour may go with it)");
+  if (!body["job"].is_string()) return Error::invalid("job", "must be a job id or name");
+  auto job = find_visible(app.store, app.kinds.at("jobs"), p, body["job"].get<std::string>());
+  if (!job) return Error::invalid("job", "no job '" + body["job"].get<std::string>() + "' visible to you");
+  std::optional<Money> price;
+  if (body.contains("price_per_gpu_hour")) {
+    auto t = app.store.get("tenants", job->tenant_id);
+    auto parsed = parse_currency(t ? t->body.value("currency", "USD") : "USD");
+    const Currency cur = parsed ? *parsed : Currency::kUSD;
+    if (!body["price_per_gpu_hour"].is_string())
+      return Error::invalid("price_per_gpu_hour", "must be a decimal string such as \"2.50\"");
+    auto m = Money::parse(body["price_per_gpu_hour"].get<std::string>(), cur);
+    if (!m || m->micros() <= 0)
+      return Error::invalid("price_per_gpu_hour", "must be a positive decimal such as \"2.50\"");
+    price = *m;
+  }
+  auto in = metered_fingerprint(app.store, app.catalog, *job, app.clock.now(), price);
+  if (!in) return in.error();
+  auto r = compute_fingerprint(*in, app.catalog);
+  if (!r) return r.error();
+  json out = to_json(*r);
+  out["source"] = {{"job", job->id}, {"from", "metered samples"}};
+  return out;
+}
+
+Result<json> tco(App& app, json body) {
+  const bool given = body.contains("offers");
+  auto in = parse_tco_input(body, app.catalog);
+  if (!in) return in.error();
+  if (!given) {  // compare with the platform's offers of that GPU model in that currency
+    auto offers = load_offers(app.store, app.catalog);
+    if (!offers) return offers.error();
+    for (const Offer& o : *offers)
+      if (o.gpu_model == in->gpu_model && o.currency == in->currency && in->offers.size() < kMaxTcoOffers)
+        in->offers.push_back({quote_offer_label(o), o.prices.on_demand,
+                              o.prices.reserved_12m ? o.prices.reserved_12m : o.prices.reserved_1m});
+  }
+  auto r = compute_tco(*in);
+  if (!r) return r.error();
+  json out = to_json(*r);
+  out["offers_from"] = given ? "request" : "platform";
+  return out;
+}
+
+Result<json> mix(App& app, json body, const Principal& p) {
+  // "offers": [refs] stand for their options (every price each states).
+  if (body.contains("offers")) {
+    if (body.contains("options")) return Error::invalid("offers", "give offers or options, not both");
+    if (!body["offers"].is_array() || body["offers"].empty())
+      return Error::invalid("offers", "must be a non-empty list of offers (supplier/offer, id or unique name)");
+    std::vector<std::string> ids;
+    auto all = load_offers(app.store, app.catalog, &ids);
+    if (!all) return all.error();
+    json options = json::array();
+    std::optional<Currency> cur;
+    for (size_t i = 0; i < body["offers"].size(); ++i) {
+      const std::string field = "offers[" + std::to_string(i) + "]";
+      if (!body["offers"][i].is_string()) return Error::invalid(field, "must be a string");
+      auto o = pick_offer(*all, ids, body["offers"][i].get<std::string>(), field);
+      if (!o) return o.error();
+      if (cur && *cur != o->currency)
+        return Error::invalid(field, "is priced in another currency than the first offer");
+      cur = o->currency;
+      for (const auto& opt : options_from_offer(*o))
+        options.push_back({{"offer", o->name},
+                           {"mode", capacity_mode_name(opt.mode)},
+                           {"price_per_gpu_hour", opt.price_per_gpu_hour.amount_string()}});
+    }
+    body.erase("offers");
+    body["options"] = options;
+    if (!body.contains("currency")) body["currency"] = currency_code(*cur);
+  }
+  // "demand": {"history": {"from", "to", "measure"?, "tenant"?}}: the tenant's metered demand.
+  if (body.contains("demand") && body["demand"].is_object() && body["demand"].contains("history")) {
+    const json h = body["demand"]["history"];
+    if (body["demand"].size() != 1) return Error::invalid("demand", "history goes alone");
+    if (!h.is_object()) return Error::invalid("demand.history", "must be an object {from, to, measure, tenant}");
+    for (const auto& [k, v] : h.items())
+      if (k != "from" && k != "to" && k != "measure" && k != "tenant")
+        return Error::invalid("demand.history." + k, "unknown field");
+    const TimeMs now = app.clock.now();
+    TimeMs from = now - 30 * kDay, to = now;
+    if (h.contains("from")) {
+      if (!h["from"].is_string()) return Error::invalid("demand.history.from", "must be an RFC 3339 time");
+      auto t = parse_rfc3339(h["from"].get<std::string>(), "demand.history.from");
+      if (!t) return t.error();
+      from = *t;
+    }
+    if (h.contains("to")) {
+      if (!h["to"].is_string()) return Error::invalid("demand.history.to", "must be an RFC 3339 time");
+      auto t = parse_rfc3339(h["to"].get<std::string>(), "demand.history.to");
+      if (!t) return t.error();
+      to = *t;
+    }
+    if (to <= from) return Error::invalid("demand.history.to", "must be after from");
+    HourlyMeasure m = HourlyMeasure::kPeak;
+    if (h.contains("measure")) {
+      const json& v = h["measure"];
+      if (v == "peak")
+        m = HourlyMeasure::kPeak;
+      else if (v == "average_ceil")
+        m = HourlyMeasure::kAverageCeil;
+      else
+        return Error::invalid("demand.history.measure", "must be peak or average_ceil");
+    }
+    auto tenant = tenant_for(app, p, h.value("tenant", json()), "demand.history.tenant");
+    if (!tenant) return tenant.error();
+    auto curve = ledger_demand(app.store, *tenant, from, to, now, m, "demand.history");
+    if (!curve) return curve.error();
+    body["demand"] = {{"gpus_per_hour", curve->gpus}};
+    if (curve->start) body["demand"]["start"] = format_rfc3339(*curve->start);
+  }
+  auto in = parse_mix_input(body);
+  if (!in) return in.error();
+  auto r = compute_mix(*in);
+  if (!r) return r.error();
+  return to_json(*r);
+}
+
+Result<json> quotes(App& app, const json& body) {
+  auto offers = load_offers(app.store, app.catalog);
+  if (!offers) return offers.error();
+  auto in = parse_quotes_input(body, app.catalog, *offers);
+  if (!in) return in.error();
+  auto r = compute_quotes(*in);
+  if (!r) return r.error();
+  return to_json(*r);
+}
+
+Result<json> suppliers(App& app, json body, const httplib::Request& req) {
+  const TimeMs now = app.clock.now();
+  TimeMs from = now - 90 * kDay, to = now;
+  if (req.has_param("from")) {
+    auto t = parse_rfc3339(req.get_param_value("from"), "from");
+    if (!t) return t.error();
+    from = *t;
+  }
+  if (req.has_param("to")) {
+    auto t = parse_rfc3339(req.get_param_value("to"), "to");
+    if (!t) return t.error();
+    to = *t;
+  }
+  if (to <= from) return Error::invalid("to", "must be after from");
+  auto known = load_supplier_candidates(app.store, app.catalog, from, to);
+  if (!known) return known.error();
+  if (!body.contains("suppliers")) {  // every supplier on the platform
+    body["suppliers"] = json::array();
+    for (const auto& c : *known) body["suppliers"].push_back({{"supplier", c.supplier.name}});
+  }
+  auto in = parse_supplier_score_input(body, *known);
+  if (!in) return in.error();
+  auto r = compute_supplier_score(*in);
+  if (!r) return r.error();
+  json out = to_json(*r);
+  out["history_period"] = {{"from", format_rfc3339(from)}, {"to", format_rfc3339(to)}};
+  return out;
+}
+
+Result<json> poc(const json& body) {
+  auto in = parse_poc_input(body);
+  if (!in) return in.error();
+  auto r = compute_poc(*in);
+  if (!r) return r.error();
+  return to_json(*r);
+}
+
+}  // namespace
+
+void register_advisor_routes(App& app, Router& srv) {
+  const std::vector<std::string> calcs = {"fingerprint", "tco", "mix", "quotes", "suppliers", "poc"};
+  for (const std::string& calc : calcs) {
+    route(app, srv, "POST", "/api/v1/advise/" + calc, "advise_" + calc,
+          [&app, calc](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+            auto body = parse_body(req);
+            if (!body) return send_problem(res, body.error(), req.path);
+            Result<json> out = Error::make(Code::kInternal, "unknown calculator");
+            if (calc == "fingerprint")
+              out = fingerprint(app, *body, p);
+            else if (calc == "tco")
+              out = tco(app, *body);
+            else if (calc == "mix")
+              out = mix(app, *body, p);
+            else if (calc == "quotes")
+              out = quotes(app, *body);
+            else if (calc == "suppliers")
+              out = suppliers(app, *body, req);
+            else
+              out = poc(*body);
+            if (!out) return send_problem(res, out.error(), req.path);
+            send_json(res, 200, *out);
+          });
+  }
+}
+
+}  // namespace gpurent

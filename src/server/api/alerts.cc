@@ -1,0 +1,165 @@
+// /api/v1/alerts: the cost firewall's alerts (server/cost_firewall.h), read-only but for
+// POST /api/v1/alerts/{ref}/lift, by which an operator or the tenant's admin lifts an egress freeze
+// (or acknowledges any other alert): the alert becomes "lifted" and its key never freezes again.
+//
+// /api/v1/webhooks: where alerts are delivered (generic JSON, DingTalk, Feishu/Lark, WeCom robots;
+// billing/webhook_format.h). Operators only; a secret is write-only (responses say "secret_set").
+#include <regex>
+
+#include "billing/firewall.h"
+#include "billing/webhook_format.h"
+#include "core/ids.h"
+#include "server/http/http_util.h"
+#include "server/api/resources.h"
+
+namespace gpurent {
+namespace {
+
+Result<json> parse_webhook(const json& body, StoreTx& tx) {
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  if (!f.valid_object()) return errs.to_error();
+  json out;
+  out["name"] = f.str("name", {.max_len = 63, .pattern = kSlug, .pattern_help = kSlugHelp});
+  out["type"] = enum_name(kWebhookTypeNames, f.enumeration("type", kWebhookTypeNames));
+  out["url"] = f.str("url", {.min_len = 8, .max_len = 2048, .pattern = "https?://[^\\s/?#]+([/?#]\\S*)?",
+                             .pattern_help = "an http:// or https:// URL"});
+  if (auto s = f.opt_str("secret", {.min_len = 1, .max_len = 256})) out["secret"] = *s;
+  auto tenant = f.opt_str("tenant", {.max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp});
+  std::vector<std::string> kinds = f.str_list("kinds", {.max_len = 32});
+  for (size_t i = 0; i < kinds.size(); ++i)
+    if (!enum_parse(kAlertKindNames, kinds[i]))
+      f.error("kinds[" + std::to_string(i) + "]", "unknown alert kind (expected one of: " + enum_choices(kAlertKindNames) + ")");
+  out["kinds"] = kinds;
+  ignore_server_keys(f);
+  f.ignore({"tenant_id", "secret_set"});
+  f.finish();
+  if (!errs.empty()) return errs.to_error();
+  if (out["type"] == "wecom" && out.contains("secret"))
+    return Error::invalid("secret", "WeCom group robots are not signed; leave secret out");
+  out["tenant_id"] = "";
+  if (tenant) {
+    auto t = resolve_ref(tx, "tenants", *tenant, {}, "tenant");
+    if (!t) return t.error();
+    out["tenant"] = *tenant;
+    out["tenant_id"] = t->id;
+  }
+  return out;
+}
+
+json present_webhook(const Record& r) {
+  json j = present(r);
+  j["secret_set"] = j.contains("secret");
+  j.erase("secret");
+  return j;
+}
+
+}  // namespace
+
+void register_alert_routes(App& app, Router& srv) {
+  KindSpec spec;
+  spec.kind = "alerts";
+  spec.id_prefix = "alr";
+  spec.object_kind = ObjectKind::kJob;
+  spec.creatable = false;
+  spec.updatable = false;
+  spec.deletable = false;
+  spec.filters = {{"tenant", "tenant_id"}, {"project", "project_id"}, {"state", "state"}};
+  spec.build = [](const json&, const Principal&, StoreTx&, const Record*) -> Result<Built> {
+    return Error::make(Code::kMethodNotAllowed, "alerts are raised by the cost firewall");
+  };
+  register_crud(app, srv, spec);
+
+  route(app, srv, "POST", R"(/api/v1/alerts/([^/]+)/lift)", "alerts_lift",
+        [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+          auto a = find_visible(app.store, app.kinds.at("alerts"), p, req.matches[1]);
+          if (!a) return send_problem(res, a.error(), req.path);
+          if (!p.is_operator() && !(p.role == Role::kTenantAdmin && p.tenant_id == a->tenant_id))
+            return send_problem(res, forbidden("only an operator or the tenant's admin lifts an alert"), req.path);
+          Record out;
+          Status st = app.loop.run([&](StoreTx& tx) -> Status {
+            auto cur = tx.get("alerts", a->id);
+            if (!cur) return cur.error();
+            if (cur->state == "lifted") return Error::make(Code::kConflict, "alert " + cur->id + " is already lifted");
+            Record u = *cur;
+            const TimeMs now = app.clock.now();
+            u.state = "lifted";
+            u.body["state"] = "lifted";
+            u.body["lifted_at"] = format_rfc3339(now);
+            u.body["lifted_by"] = p.user_id;
+            u.updated_at = now;
+            if (auto s = tx.update(u); !s) return s;
+            if (auto s = tx.append_audit({now, p.user_id, "lift", "alerts", u.id, u.name}); !s) return s;
+            u.version = cur->version + 1;
+            out = u;
+            return ok_status();
+          });
+          if (!st) return send_problem(res, st.error(), req.path);
+          send_json(res, 200, present(out));
+        });
+
+  auto operator_only = [](const Principal& p) { return p.is_operator(); };
+  route(app, srv, "GET", "/api/v1/webhooks", "webhooks",
+        [&app, operator_only](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+          if (!operator_only(p)) return send_problem(res, forbidden("webhooks are the operator's"), req.path);
+          auto page = app.store.list({"webhooks", {}, "", 1000});
+          if (!page) return send_problem(res, page.error(), req.path);
+          json items = json::array();
+          for (const auto& r : page->items) items.push_back(present_webhook(r));
+          send_json(res, 200, {{"items", items}, {"next_after", nullptr}});
+        });
+  route(app, srv, "POST", "/api/v1/webhooks", "webhooks",
+        [&app, operator_only](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+          if (!operator_only(p)) return send_problem(res, forbidden("webhooks are the operator's"), req.path);
+          auto parsed = parse_body(req);
+          if (!parsed) return send_problem(res, parsed.error(), req.path);
+          const json& body = *parsed;
+          Record out;
+          Status st = app.loop.run([&](StoreTx& tx) -> Status {
+            auto w = parse_webhook(body, tx);
+            if (!w) return w.error();
+            Record r;
+            r.kind = "webhooks";
+            r.id = new_id("whk");
+            r.name = (*w)["name"];
+            r.created_at = r.updated_at = app.clock.now();
+            r.body = *w;
+            if (auto s = tx.insert(r); !s) return s;
+            if (auto s = tx.append_audit({r.created_at, p.user_id, "create", "webhooks", r.id, r.name}); !s) return s;
+            r.version = 1;
+            out = r;
+            return ok_status();
+          });
+          if (!st) return send_problem(res, st.error(), req.path);
+          res.set_header("Location", "/api/v1/webhooks/" + out.id);
+          send_json(res, 201, present_webhook(out));
+        });
+  auto find_hook = [&app](const std::string& ref) -> Result<Record> {
+    if (looks_like_id(ref)) return app.store.get("webhooks", ref);
+    auto page = app.store.list({"webhooks", {{"name", ref}}, "", 1});
+    if (!page) return page.error();
+    if (page->items.empty()) return Error::make(Code::kNotFound, "no webhook '" + ref + "'");
+    return page->items.front();
+  };
+  route(app, srv, "GET", R"(/api/v1/webhooks/([^/]+))", "webhook",
+        [find_hook, operator_only](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+          if (!operator_only(p)) return send_problem(res, forbidden("webhooks are the operator's"), req.path);
+          auto r = find_hook(req.matches[1]);
+          if (!r) return send_problem(res, r.error(), req.path);
+          send_json(res, 200, present_webhook(*r));
+        });
+  route(app, srv, "DELETE", R"(/api/v1/webhooks/([^/]+))", "webhook",
+        [&app, find_hook, operator_only](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+          if (!operator_only(p)) return send_problem(res, forbidden("webhooks are the operator's"), req.path);
+          auto r = find_hook(req.matches[1]);
+          if (!r) return send_problem(res, r.error(), req.path);
+          Status st = app.loop.run([&](StoreTx& tx) -> Status {
+            if (auto s = tx.remove("webhooks", r->id); !s) return s;
+            return tx.append_audit({app.clock.now(), p.user_id, "delete", "webhooks", r->id, r->name});
+          });
+          if (!st) return send_problem(res, st.error(), req.path);
+          res.status = 204;
+        });
+}
+
+}  // namespace gpurent

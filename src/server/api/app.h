@@ -1,0 +1,67 @@
+// What every route file gets: the services' context (store, catalog, single-writer loop, clock,
+// metrics, options) and the API's own registry of kinds and HTTP figures. Owned by run_server();
+// route handlers run on HTTP threads and only read through `store`, writing through `loop`
+// (services/control_loop.h).
+#pragma once
+
+#include <httplib.h>
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "server/http/auth.h"
+#include "server/http/router.h"
+#include "server/services/context.h"
+
+namespace gpurent {
+
+struct KindSpec;
+struct HttpStats;
+class RateLimiter;
+
+struct App : ServiceContext {
+  std::map<std::string, KindSpec>& kinds;  // filled by register_crud
+  // The HTTP front's counters and limits, for /metrics; null where routes run without it (tests).
+  const HttpStats* http_stats = nullptr;
+  const RateLimiter* rate_limiter = nullptr;
+};
+
+// An authenticated handler: called only when the bearer token is valid.
+using AuthedHandler = std::function<void(const httplib::Request&, httplib::Response&, const Principal&)>;
+
+// Registers METHOD pattern with authentication, problem+json on exceptions, metrics under `route`.
+void route(App& app, Router& srv, const char* method, const std::string& pattern, const std::string& route_name,
+           AuthedHandler h);
+// The same for a handler function that takes the App: route(app, srv, "GET", pattern, name, get_thing).
+using AppHandler = void (*)(App&, const httplib::Request&, httplib::Response&, const Principal&);
+void route(App& app, Router& srv, const char* method, const std::string& pattern, const std::string& route_name,
+           AppHandler h);
+
+// Every route of the API (the list below, in order); what run_server and the OpenAPI test use.
+void register_all_routes(App& app, Router& srv);
+
+// Route files: one per resource.
+void register_system_routes(App& app, Router& srv);
+void register_catalog_routes(App& app, Router& srv);
+void register_supplier_routes(App& app, Router& srv);
+void register_node_routes(App& app, Router& srv);
+void register_offer_routes(App& app, Router& srv);
+void register_tenant_routes(App& app, Router& srv);
+void register_project_routes(App& app, Router& srv);
+void register_user_routes(App& app, Router& srv);
+void register_token_routes(App& app, Router& srv);
+void register_job_routes(App& app, Router& srv);
+void register_fault_routes(App& app, Router& srv);
+void register_reservation_routes(App& app, Router& srv);
+void register_usage_routes(App& app, Router& srv);
+void register_contract_routes(App& app, Router& srv);  // contracts, allocations
+void register_invoice_routes(App& app, Router& srv);
+void register_alert_routes(App& app, Router& srv);  // alerts, webhooks
+void register_measurement_routes(App& app, Router& srv);
+void register_advisor_routes(App& app, Router& srv);  // POST /api/v1/advise/*
+void register_job_metric_routes(App& app, Router& srv);  // /api/v1/jobs/{id}/metrics
+void register_dashboard_usage_routes(App& app, Router& srv);  // GET /api/v1/dashboard/{utilization,suppliers}
+void register_dashboard_cost_routes(App& app, Router& srv);  // GET /api/v1/dashboard/{costs,cost-performance}
+
+}  // namespace gpurent

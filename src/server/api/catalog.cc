@@ -1,0 +1,29 @@
+// /api/v1/gpu-models: the read-only GPU catalog (datasheet figures with a source per figure).
+#include "server/http/http_util.h"
+#include "server/api/resources.h"
+
+namespace gpurent {
+
+void register_catalog_routes(App& app, Router& srv) {
+  route(app, srv, "GET", "/api/v1/gpu-models", "/api/v1/gpu-models",
+        [&app](const httplib::Request& req, httplib::Response& res, const Principal&) {
+          std::string vendor = req.get_param_value("vendor");
+          std::string ff = req.get_param_value("form_factor");
+          json items = json::array();
+          for (const auto& m : app.catalog.models()) {
+            json j = to_json(m);
+            if (!vendor.empty() && j.value("vendor", "") != vendor) continue;
+            if (!ff.empty() && j.value("form_factor", "") != ff) continue;
+            items.push_back(std::move(j));
+          }
+          send_json(res, 200, {{"items", items}, {"next_after", nullptr}});
+        });
+  route(app, srv, "GET", "/api/v1/gpu-models/([^/]+)", "/api/v1/gpu-models/{id}",
+        [&app](const httplib::Request& req, httplib::Response& res, const Principal&) {
+          const GpuModel* m = app.catalog.find(req.matches[1].str());
+          if (!m) return send_problem(res, Error::make(Code::kNotFound, "gpu-models/" + req.matches[1].str() + " not found"), req.path);
+          send_json(res, 200, to_json(*m));
+        });
+}
+
+}  // namespace gpurent

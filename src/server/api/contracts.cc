@@ -1,0 +1,66 @@
+// /api/v1/contracts: what a tenant signed with a supplier — offers, clauses, reserved commitments,
+// exit (model/contract.h). Operators write; the tenant's users read their own (the tenants row of
+// the permission matrix). Every offer must be the supplier's and priced in the contract currency;
+// a commitment needs the offer's reserved price for its term.
+//
+// /api/v1/allocations: the allocation ledger (server/allocation_ledger.h), read-only; a tenant sees
+// its own runs, operators all.
+#include "model/contract.h"
+#include "model/offer.h"
+#include "server/api/resources.h"
+
+namespace gpurent {
+
+void register_contract_routes(App& app, Router& srv) {
+  KindSpec spec;
+  spec.kind = "contracts";
+  spec.id_prefix = "ctr";
+  spec.object_kind = ObjectKind::kTenant;
+  spec.filters = {{"tenant", "tenant_id"}, {"supplier", "supplier_id"}, {"name", "name"}};
+  spec.build = [](const json& body, const Principal&, StoreTx& tx, const Record*) -> Result<Built> {
+    auto c = parse_contract(body);
+    if (!c) return c.error();
+    auto tenant = resolve_ref(tx, "tenants", c->tenant, {}, "tenant");
+    if (!tenant) return tenant.error();
+    auto supplier = resolve_ref(tx, "suppliers", c->supplier, {}, "supplier");
+    if (!supplier) return supplier.error();
+    c->tenant_id = tenant->id;
+    c->supplier_id = supplier->id;
+    std::map<std::string, json> offers;  // reference -> offer document
+    for (size_t i = 0; i < c->offers.size(); ++i) {
+      const std::string field = "offers[" + std::to_string(i) + "]";
+      auto o = resolve_ref(tx, "offers", c->offers[i], {{"supplier_id", supplier->id}}, field);
+      if (!o) return o.error();
+      if (o->body.value("currency", "") != currency_code(c->currency))
+        return Error::invalid(field, "offer " + o->name + " is priced in " + o->body.value("currency", "") +
+                                         " but the contract is in " + currency_code(c->currency));
+      c->offer_ids.push_back(o->id);
+      offers[c->offers[i]] = o->body;
+    }
+    for (size_t i = 0; i < c->commitments.size(); ++i) {
+      const auto& m = c->commitments[i];
+      const std::string key = "reserved_" + std::to_string(m.term_months) + "m";
+      const json& prices = offers[m.offer]["prices"];
+      if (!prices.contains(key))
+        return Error::invalid("commitments[" + std::to_string(i) + "].term_months",
+                              "offer " + m.offer + " has no " + key + " price");
+    }
+    return Built{to_json(*c), index_of(*c)};
+  };
+  register_crud(app, srv, spec);
+
+  KindSpec alloc;
+  alloc.kind = "allocations";
+  alloc.id_prefix = "alc";
+  alloc.object_kind = ObjectKind::kJob;
+  alloc.creatable = false;
+  alloc.updatable = false;
+  alloc.deletable = false;
+  alloc.filters = {{"tenant", "tenant_id"}, {"project", "project_id"}, {"supplier", "supplier_id"}, {"state", "state"}};
+  alloc.build = [](const json&, const Principal&, StoreTx&, const Record*) -> Result<Built> {
+    return Error::make(Code::kMethodNotAllowed, "allocations are recorded by the scheduler");
+  };
+  register_crud(app, srv, alloc);
+}
+
+}  // namespace gpurent

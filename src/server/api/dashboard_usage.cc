@@ -1,0 +1,134 @@
+// GET /api/v1/dashboard/utilization (hour × card GPU utilization) and GET
+// /api/v1/dashboard/suppliers (supplier health and the advisor's split): the query parameters,
+// who sees what, and the JSON; the figures come from server/dashboard_usage.h and
+// server/dashboard_suppliers.h. Scope: operators see everything and may narrow with supplier=,
+// node=, project=, tenant= (an id or a name); tenant users see only their own tenant's
+// allocations (tenant= naming another tenant is 404, as for invoices); supplier users see only
+// their own nodes. Contract: docs/api.md, "Dashboard".
+#include "server/dashboard/suppliers.h"
+#include "server/dashboard/usage.h"
+#include "server/http/http_util.h"
+#include "server/api/resources.h"
+
+namespace gpurent {
+namespace {
+
+constexpr DurationMs kHourMs = 3'600'000;
+constexpr DurationMs kDayMs = 24 * kHourMs;
+constexpr DurationMs kDefaultSpan = 7 * kDayMs;
+
+TimeMs ceil_to(TimeMs t, DurationMs step) {
+  const TimeMs r = ((t % step) + step) % step;
+  return r == 0 ? t : t - r + step;
+}
+
+// from/to (RFC 3339). Defaults: to = now rounded up to `round_to`, from = to − 7 days. A range
+// longer than max_days days is an error on "range", as docs/api.md's dashboard contract has it.
+Result<std::pair<TimeMs, TimeMs>> range_of(const httplib::Request& req, TimeMs now, DurationMs round_to,
+                                           int64_t max_days) {
+  FieldErrors errs;
+  const auto from_param = time_param(req, "from", errs);
+  const auto to_param = time_param(req, "to", errs);
+  if (!errs.empty()) return errs.to_error();
+  const TimeMs to = to_param.value_or(ceil_to(now, round_to));
+  const TimeMs from = from_param.value_or(to - kDefaultSpan);
+  if (to <= from) return Error::invalid("to", "must be after from");
+  if (to - from > max_days * kDayMs) return Error::invalid("range", "at most " + std::to_string(max_days) + " days");
+  return std::make_pair(from, to);
+}
+
+// A filter parameter naming an object by id or name, or nullopt when absent. Unknown (or out of
+// the caller's read scope): 404 naming it.
+Result<std::optional<Record>> ref_param(App& app, const httplib::Request& req, const Principal& p, const char* name,
+                                        const char* kind) {
+  if (!req.has_param(name)) return std::optional<Record>();
+  const std::string ref = req.get_param_value(name);
+  if (ref.empty()) return Error::invalid(name, std::string("must not be empty (a ") + name + " id or name)");
+  auto r = find_visible(app.store, app.kinds.at(kind), p, ref);
+  if (!r) return r.error();
+  return std::optional<Record>(std::move(*r));
+}
+
+// supplier=: supplier users may name only their own.
+Result<std::string> supplier_filter(App& app, const httplib::Request& req, const Principal& p) {
+  auto sup = ref_param(app, req, p, "supplier", "suppliers");
+  if (!sup) return sup.error();
+  if (is_supplier_role(p.role)) {
+    if (*sup && (*sup)->id != p.supplier_id)
+      return forbidden("supplier '" + (*sup)->name + "' is another supplier: you see only your own");
+    return p.supplier_id;
+  }
+  return *sup ? (*sup)->id : std::string();
+}
+
+// What both dashboards' scopes start with: now, the range (range_of) and the supplier filter.
+template <class Scope>
+Status time_and_supplier(App& app, const httplib::Request& req, const Principal& p, DurationMs round_to,
+                         int64_t max_days, Scope& s) {
+  s.now = app.clock.now();
+  auto range = range_of(req, s.now, round_to, max_days);
+  if (!range) return range.error();
+  std::tie(s.from, s.to) = *range;
+  auto supplier = supplier_filter(app, req, p);
+  if (!supplier) return supplier.error();
+  s.supplier_id = *supplier;
+  return ok_status();
+}
+
+Result<UtilizationScope> utilization_scope(App& app, const httplib::Request& req, const Principal& p) {
+  UtilizationScope s;
+  if (auto st = time_and_supplier(app, req, p, kHourMs, 31, s); !st) return st.error();
+  s.show_projects = !is_supplier_role(p.role);
+  auto node = ref_param(app, req, p, "node", "nodes");
+  if (!node) return node.error();
+  if (*node) {
+    if (is_supplier_role(p.role) && (*node)->supplier_id != p.supplier_id)
+      return forbidden("node '" + (*node)->name + "' belongs to another supplier");
+    s.node_id = (*node)->id;
+  }
+  // tenant=: read scope makes another tenant (and, for supplier users, any tenant) 404.
+  auto tenant = ref_param(app, req, p, "tenant", "tenants");
+  if (!tenant) return tenant.error();
+  if (*tenant) s.tenant_id = (*tenant)->id;
+  if (is_tenant_role(p.role)) {
+    if (!s.tenant_id.empty() && s.tenant_id != p.tenant_id) return Error::make(Code::kNotFound, "no such tenant");
+    s.tenant_id = p.tenant_id;
+  }
+  auto project = ref_param(app, req, p, "project", "projects");
+  if (!project) return project.error();
+  if (*project) {
+    if (!s.tenant_id.empty() && (*project)->tenant_id != s.tenant_id)
+      return Error::invalid("project", "project '" + (*project)->name + "' is not a project of the tenant asked for");
+    s.project_id = (*project)->id;
+  }
+  return s;
+}
+
+Result<SupplierHealthScope> supplier_health_scope(App& app, const httplib::Request& req, const Principal& p) {
+  SupplierHealthScope s;
+  if (auto st = time_and_supplier(app, req, p, kDayMs, 366, s); !st) return st.error();
+  return s;
+}
+
+}  // namespace
+
+void register_dashboard_usage_routes(App& app, Router& srv) {
+  route(app, srv, "GET", "/api/v1/dashboard/utilization", "dashboard_utilization",
+        [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+          auto scope = utilization_scope(app, req, p);
+          if (!scope) return send_problem(res, scope.error(), req.path);
+          auto out = utilization_report(app.store, *scope);
+          if (!out) return send_problem(res, out.error(), req.path);
+          send_json(res, 200, *out);
+        });
+  route(app, srv, "GET", "/api/v1/dashboard/suppliers", "dashboard_suppliers",
+        [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+          auto scope = supplier_health_scope(app, req, p);
+          if (!scope) return send_problem(res, scope.error(), req.path);
+          auto out = supplier_health_report(app.store, app.catalog, *scope);
+          if (!out) return send_problem(res, out.error(), req.path);
+          send_json(res, 200, *out);
+        });
+}
+
+}  // namespace gpurent

@@ -1,0 +1,101 @@
+// GET /api/v1/invoices: a tenant's invoice for a calendar month (?month=2026-11) or any period
+// (?from=…&to=…), rated on request from the allocation ledger, contracts and usage
+// (server/invoices.h). ?format=json (default), csv, or focus (FinOps FOCUS columns). Tenant users
+// get their own tenant's invoice; operators name the tenant (?tenant=id or name).
+#include "billing/rating_input.h"
+#include "exec/slurm_cli.h"
+#include "server/http/http_util.h"
+#include "server/services/invoices.h"
+#include "server/services/reconciliation.h"
+#include "server/api/resources.h"
+
+namespace gpurent {
+namespace {
+
+Result<std::pair<TimeMs, TimeMs>> period_of(const httplib::Request& req) {
+  if (req.has_param("month")) {
+    if (req.has_param("from") || req.has_param("to")) return Error::invalid("month", "give month or from/to, not both");
+    const std::string m = req.get_param_value("month");
+    if (m.size() != 7 || m[4] != '-') return Error::invalid("month", "must be YYYY-MM (got '" + m + "')");
+    auto start = parse_rfc3339(m + "-01", "month");
+    if (!start) return start.error();
+    return std::make_pair(*start, add_months(*start, 1));
+  }
+  if (!req.has_param("from") || !req.has_param("to"))
+    return Error::invalid("month", "is required (YYYY-MM), or give from and to (RFC 3339)");
+  auto from = parse_rfc3339(req.get_param_value("from"), "from");
+  if (!from) return from.error();
+  auto to = parse_rfc3339(req.get_param_value("to"), "to");
+  if (!to) return to.error();
+  if (*to <= *from) return Error::invalid("to", "must be after from");
+  if (*to - *from > 400LL * 24 * 3600 * 1000) return Error::invalid("to", "a period is at most 400 days");
+  return std::make_pair(*from, *to);
+}
+
+// The tenant a billing report is for: operators name it (?tenant=), tenant users get their own.
+Result<std::string> report_tenant(App& app, const httplib::Request& req, const Principal& p) {
+  const KindSpec& tenants = app.kinds.at("tenants");
+  if (p.is_operator()) {
+    if (!req.has_param("tenant")) return Error::invalid("tenant", "is required for operators (a tenant id or name)");
+    auto t = find_visible(app.store, tenants, p, req.get_param_value("tenant"));
+    if (!t) return t.error();
+    return t->id;
+  }
+  if (p.tenant_id.empty()) return forbidden("billing reports belong to tenants; supplier tokens cannot read them");
+  if (req.has_param("tenant")) {
+    auto t = find_visible(app.store, tenants, p, req.get_param_value("tenant"));
+    if (!t || t->id != p.tenant_id) return Error::make(Code::kNotFound, "no such tenant");
+  }
+  return p.tenant_id;
+}
+
+}  // namespace
+
+void register_invoice_routes(App& app, Router& srv) {
+  route(app, srv, "GET", "/api/v1/invoices", "invoices",
+        [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+          const std::string format = req.has_param("format") ? req.get_param_value("format") : "json";
+          if (format != "json" && format != "csv" && format != "focus")
+            return send_problem(res, Error::invalid("format", "must be json, csv or focus"), req.path);
+          auto period = period_of(req);
+          if (!period) return send_problem(res, period.error(), req.path);
+          auto tenant_id = report_tenant(app, req, p);
+          if (!tenant_id) return send_problem(res, tenant_id.error(), req.path);
+          auto inv = build_invoice(app.store, app.catalog, *tenant_id, period->first, period->second,
+                                   app.clock.now());
+          if (!inv) return send_problem(res, inv.error(), req.path);
+          if (format == "json") return send_json(res, 200, to_json(*inv));
+          res.status = 200;
+          res.set_content(invoice_csv(*inv, format == "focus"), "text/csv; charset=utf-8");
+        });
+
+  // GET /api/v1/reports/reconciliation: metered against allocated GPU-seconds per run and job.
+  route(app, srv, "GET", "/api/v1/reports/reconciliation", "reconciliation",
+        [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+          auto period = period_of(req);
+          if (!period) return send_problem(res, period.error(), req.path);
+          auto tenant_id = report_tenant(app, req, p);
+          if (!tenant_id) return send_problem(res, tenant_id.error(), req.path);
+          SlurmTimes slurm;
+          std::string slurm_note, slurm_source;
+          if (app.opts.executor == "slurm") {
+            SlurmCli cli({app.opts.slurm_conf, app.opts.slurm_partition, app.opts.slurm_gres_type, 20'000});
+            auto acct = cli.accounting(period->first, &slurm_source);
+            if (!acct)
+              slurm_note = acct.error().message;
+            else
+              for (const auto& a : *acct)
+                if (a.start && a.elapsed_s) slurm[a.id].push_back({*a.start, a.end.value_or(0), *a.elapsed_s, a.gpus});
+          }
+          auto rows = reconcile(app.store, *tenant_id, period->first, period->second, app.clock.now(), {},
+                                app.opts.executor == "slurm" ? &slurm : nullptr);
+          if (!rows) return send_problem(res, rows.error(), req.path);
+          json out = to_json(*rows, period->first, period->second);
+          if (!slurm_note.empty()) out["slurm_note"] = slurm_note;
+          if (!slurm_source.empty()) out["slurm_source"] = slurm_source;
+          out["tenant_id"] = *tenant_id;
+          send_json(res, 200, out);
+        });
+}
+
+}  // namespace gpurent

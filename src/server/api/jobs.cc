@@ -1,0 +1,164 @@
+// /api/v1/jobs: submit (POST), list, get, cancel (POST /jobs/{id}/cancel) and the state history
+// (GET /jobs/{id}/events). Jobs are immutable once submitted; every state change is recorded with
+// its time and reason. Submission checks what can be known at once: the project, the GPU models
+// against the catalog, and the project's per-job GPU limit; placement and the remaining quota
+// checks belong to the scheduler.
+#include "model/job.h"
+#include <algorithm>
+
+#include "model/project.h"
+#include "server/http/http_util.h"
+#include "server/services/allocation_ledger.h"
+#include "server/api/resources.h"
+
+namespace gpurent {
+
+static std::string gpus_text(int64_t milli) {
+  std::string s = std::to_string(milli / 1000);
+  if (milli % 1000) {
+    std::string frac = std::to_string(1000 + milli % 1000).substr(1);
+    while (frac.back() == '0') frac.pop_back();
+    s += "." + frac;
+  }
+  return s;
+}
+
+// What can be known at submission: the GPU models exist, and the project's quota could ever admit
+// the job (per-job limit; some allowed model with enough GPUs). A job that could never run is
+// refused now instead of waiting forever. Inference counts its maximum replicas: the job may scale
+// to them.
+static Status check_against_project(Job& j, const Record& project, const GpuCatalog& catalog,
+                                    Currency currency) {
+  std::vector<std::string> models;
+  // Also rewrites j's GPU models (ids or aliases) to catalog ids.
+  for (size_t i = 0; i < j.constraints.gpu_models.size(); ++i) {
+    const GpuModel* m = catalog.find(j.constraints.gpu_models[i]);
+    if (!m)
+      return Error::invalid("constraints.gpu_models[" + std::to_string(i) + "]",
+                            "unknown GPU model '" + j.constraints.gpu_models[i] + "' (see GET /api/v1/gpu-models)");
+    models.push_back(m->id);
+  }
+  j.constraints.gpu_models = models;  // stored as catalog ids, so filters and the scheduler match
+  if (j.cpu_only()) return ok_status();
+  auto quota = parse_quota(project.body.value("quota", json::object()), currency, "quota");
+  if (!quota) return quota.error();
+  int64_t replicas = j.replicas ? j.replicas->max : 1;
+  int64_t want_milli = j.workers * j.gpu_milli_per_worker() * replicas;
+  int64_t want_gpus = (want_milli + 999) / 1000;  // a share still occupies a GPU of the quota
+  if (quota->max_gpus_per_job && want_milli > *quota->max_gpus_per_job * 1000)
+    return Error::invalid(j.replicas ? "replicas.max" : "workers",
+                          "the job asks for " + gpus_text(want_milli) + " GPUs but project '" + project.name +
+                              "' allows at most " + std::to_string(*quota->max_gpus_per_job) +
+                              " per job (quota.max_gpus_per_job)");
+  if (models.empty()) {
+    for (const auto& m : catalog.models()) models.push_back(m.id);
+  }
+  int64_t best = 0;
+  for (const auto& id : models) best = std::max(best, quota->gpu_limit(id));
+  if (best < want_gpus)
+    return Error::invalid(j.constraints.gpu_models.empty() ? "constraints.gpu_models" : "constraints.gpu_models",
+                          "the job needs " + std::to_string(want_gpus) + " GPUs of one allowed model but project '" +
+                              project.name + "' may hold at most " + std::to_string(best) +
+                              " of any of them (quota.gpus_per_model)");
+  return ok_status();
+}
+
+void register_job_routes(App& app, Router& srv) {
+  KindSpec spec;
+  spec.kind = "jobs";
+  spec.id_prefix = "job";
+  spec.object_kind = ObjectKind::kJob;
+  spec.updatable = false;
+  spec.deletable = false;
+  spec.filters = {{"tenant", "tenant_id"}, {"project", "project_id"}, {"state", "state"},
+                  {"gpu_model", "gpu_model"}, {"name", "name"}};
+  spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record*) -> Result<Built> {
+    std::string ref = body.is_object() && body.contains("project") && body["project"].is_string()
+                          ? body["project"].get<std::string>()
+                          : "";
+    std::map<std::string, std::string> scope;
+    if (!p.is_operator()) scope["tenant_id"] = p.tenant_id.empty() ? "-" : p.tenant_id;
+    auto project = resolve_ref(tx, "projects", ref, scope, "project");
+    if (!project) return project.error();
+    auto tenant = tx.get("tenants", project->tenant_id);
+    if (!tenant) return tenant.error();
+    auto currency = parse_currency(tenant->body.value("currency", "USD"));
+    if (!currency) return currency.error();
+    auto j = parse_job(body, *currency);
+    if (!j) return j.error();
+    if (auto s = check_against_project(*j, *project, app.catalog, *currency); !s) return s.error();
+    j->tenant_id = project->tenant_id;
+    j->project_id = project->id;
+    j->status = JobStatus{JobState::kPending, "submitted; waiting for the scheduler", app.clock.now(), {}};
+    return Built{to_json(*j), index_of(*j)};
+  };
+  spec.after_create = [](const Principal&, const Record& r, StoreTx& tx) -> Status {
+    return tx.append_job_event({r.id, r.created_at, "", "pending", "submitted"});
+  };
+  register_crud(app, srv, spec);
+  const KindSpec* sp = &app.kinds["jobs"];
+
+  route(app, srv, "POST", "/api/v1/jobs/([^/]+)/cancel", "/api/v1/jobs/{id}/cancel",
+        [&app, sp](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+          auto existing = find_visible(app.store, *sp, p, req.matches[1]);
+          if (!existing) return send_problem(res, existing.error(), req.path);
+          if (!in_scope(write_scope(p, ObjectKind::kJob), p, *existing))
+            return send_problem(res, forbidden("role " + std::string(role_name(p.role)) + " may not cancel jobs"), req.path);
+          std::string reason = "cancelled by " + p.user_id;
+          if (!req.body.empty()) {
+            auto body = parse_body(req);
+            if (!body) return send_problem(res, body.error(), req.path);
+            FieldErrors errs;
+            Fields f(*body, "", errs);
+            if (auto r = f.opt_str("reason", {.min_len = 1, .max_len = 512})) reason += ": " + *r;
+            f.finish();
+            if (!errs.empty()) return send_problem(res, errs.to_error(), req.path);
+          }
+          Record out;
+          Status st = app.loop.run([&](StoreTx& tx) -> Status {
+            auto cur = tx.get("jobs", existing->id);
+            if (!cur) return cur.error();
+            auto status = parse_job_status(cur->body.value("status", json::object()), "status");
+            if (!status) return status.error();
+            if (auto s = check_transition(status->state, JobState::kCancelled); !s) return s;
+            TimeMs now = app.clock.now();
+            std::string from = job_state_name(status->state);
+            const JobStatus before = *status;
+            status->state = JobState::kCancelled;
+            status->reason = reason;
+            status->updated_at = now;
+            status->placement.clear();
+            if (auto s = sync_allocation(tx, *cur, before, *status, now); !s) return s;
+            Record r = *cur;
+            r.body["status"] = to_json(*status);
+            r.state = "cancelled";
+            r.updated_at = now;
+            if (auto s = tx.update(r); !s) return s;
+            if (auto s = tx.append_job_event({r.id, now, from, "cancelled", reason}); !s) return s;
+            if (auto s = tx.append_audit({now, p.user_id, "cancel", "jobs", r.id, reason}); !s) return s;
+            r.version = cur->version + 1;
+            out = std::move(r);
+            return ok_status();
+          });
+          if (!st) return send_problem(res, st.error(), req.path);
+          app.metrics.count_write("jobs", "cancel");
+          send_json(res, 200, present(out));
+        });
+
+  route(app, srv, "GET", "/api/v1/jobs/([^/]+)/events", "/api/v1/jobs/{id}/events",
+        [&app, sp](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+          auto job = find_visible(app.store, *sp, p, req.matches[1]);
+          if (!job) return send_problem(res, job.error(), req.path);
+          auto events = app.store.job_events(job->id);
+          if (!events) return send_problem(res, events.error(), req.path);
+          json items = json::array();
+          for (const auto& e : *events)
+            items.push_back({{"at", format_rfc3339(e.at)},
+                             {"from", e.from_state.empty() ? json(nullptr) : json(e.from_state)},
+                             {"to", e.to_state},
+                             {"reason", e.reason}});
+          send_json(res, 200, {{"items", items}, {"next_after", nullptr}});
+        });
+}
+
+}  // namespace gpurent

@@ -1,0 +1,37 @@
+// /api/v1/measurements: card FP16 benchmarks, node NCCL bandwidth and node outages
+// (model/measurement.h) that contract clauses turn into credits on the invoice. Operators and the
+// node's supplier write (the nodes row of the permission matrix); everyone who sees nodes reads.
+// Records are facts: they can be corrected (PUT) or withdrawn (DELETE) by the same writers.
+#include "model/measurement.h"
+#include "server/api/resources.h"
+
+namespace gpurent {
+
+void register_measurement_routes(App& app, Router& srv) {
+  KindSpec spec;
+  spec.kind = "measurements";
+  spec.id_prefix = "msr";
+  spec.object_kind = ObjectKind::kNode;
+  spec.filters = {{"kind", "state"}, {"supplier", "supplier_id"}};
+  spec.build = [](const json& body, const Principal&, StoreTx& tx, const Record*) -> Result<Built> {
+    auto m = parse_measurement(body);
+    if (!m) return m.error();
+    auto node = resolve_ref(tx, "nodes", m->node, {}, "node");
+    if (!node) return node.error();
+    m->node_id = node->id;
+    if (m->gpu) {
+      const auto gpus = node->body.value("gpus", json::array());
+      if (*m->gpu >= static_cast<int64_t>(gpus.size()))
+        return Error::invalid("gpu", "node " + node->name + " has " + std::to_string(gpus.size()) + " GPUs (0.." +
+                                         std::to_string(static_cast<int64_t>(gpus.size()) - 1) + ")");
+    }
+    IndexCols idx = index_of(*m);
+    idx.supplier_id = node->supplier_id;
+    idx.region = node->region;
+    idx.gpu_model = node->gpu_model;
+    return Built{to_json(*m), idx};
+  };
+  register_crud(app, srv, spec);
+}
+
+}  // namespace gpurent

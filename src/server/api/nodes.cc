@@ -1,0 +1,32 @@
+// /api/v1/nodes: servers with their whole hardware truth. A node's site must be one of its
+// supplier's sites; suppliers manage their own nodes.
+#include "model/node.h"
+#include "server/api/resources.h"
+#include "server/api/supply_refs.h"
+
+namespace gpurent {
+
+void register_node_routes(App& app, Router& srv) {
+  KindSpec spec;
+  spec.kind = "nodes";
+  spec.id_prefix = "nod";
+  spec.object_kind = ObjectKind::kNode;
+  spec.filters = {{"supplier", "supplier_id"}, {"region", "region"}, {"gpu_model", "gpu_model"},
+                  {"state", "state"},          {"name", "name"}};
+  spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record*) -> Result<Built> {
+    auto n = parse_node(body, app.catalog);
+    if (!n) return n.error();
+    auto sup = resolve_supplier(tx, p, n->supplier);
+    if (!sup) return sup.error();
+    n->supplier_id = sup->id;
+    bool site_known = false;
+    for (const auto& s : sup->body.value("sites", json::array()))
+      if (s.value("name", "") == n->site) site_known = true;
+    if (!site_known)
+      return Error::invalid("site", "supplier '" + sup->name + "' has no site '" + n->site + "'");
+    return Built{to_json(*n), index_of(*n)};
+  };
+  register_crud(app, srv, spec);
+}
+
+}  // namespace gpurent

@@ -1,0 +1,32 @@
+// /api/v1/offers: price sheets (every billing mode, the fee rules, the contract template).
+#include "model/offer.h"
+#include "server/api/resources.h"
+#include "server/api/supply_refs.h"
+
+namespace gpurent {
+
+void register_offer_routes(App& app, Router& srv) {
+  KindSpec spec;
+  spec.kind = "offers";
+  spec.id_prefix = "off";
+  spec.object_kind = ObjectKind::kOffer;
+  spec.filters = {{"supplier", "supplier_id"}, {"region", "region"}, {"gpu_model", "gpu_model"}, {"name", "name"}};
+  spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record*) -> Result<Built> {
+    auto o = parse_offer(body, app.catalog);
+    if (!o) return o.error();
+    auto sup = resolve_supplier(tx, p, o->supplier);
+    if (!sup) return sup.error();
+    o->supplier_id = sup->id;
+    if (o->node_selector.site) {
+      bool site_known = false;
+      for (const auto& s : sup->body.value("sites", json::array()))
+        if (s.value("name", "") == *o->node_selector.site) site_known = true;
+      if (!site_known)
+        return Error::invalid("node_selector.site", "supplier '" + sup->name + "' has no site '" + *o->node_selector.site + "'");
+    }
+    return Built{to_json(*o), index_of(*o)};
+  };
+  register_crud(app, srv, spec);
+}
+
+}  // namespace gpurent

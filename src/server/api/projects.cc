@@ -1,0 +1,123 @@
+// /api/v1/projects and /api/v1/projects/{id}/quota: a tenant's projects and their resource and
+// cost firewall (GPUs per model, GPUs per job, concurrent jobs, monthly budget).
+#include "core/fields.h"
+#include "model/project.h"
+#include "server/http/http_util.h"
+#include "server/api/resources.h"
+
+namespace gpurent {
+
+static Result<Record> project_tenant(StoreTx& tx, const Principal& p, const std::string& ref) {
+  if (!p.is_operator()) {
+    std::string own = p.tenant_id.empty() ? "-" : p.tenant_id;
+    if (ref.empty()) {
+      auto t = tx.get("tenants", own);
+      if (!t) return Error::invalid("tenant", "your tenant no longer exists");
+      return t;
+    }
+    return resolve_ref(tx, "tenants", ref, {{"tenant_id", own}}, "tenant");
+  }
+  if (ref.empty()) return Error::invalid("tenant", "is required (operators must name the tenant)");
+  return resolve_ref(tx, "tenants", ref, {}, "tenant");
+}
+
+static Result<Currency> tenant_currency(const Record& tenant) {
+  return parse_currency(tenant.body.value("currency", "USD"));
+}
+
+// Checks every model of the quota against the catalog and rewrites aliases to catalog ids, so the
+// scheduler and the submission checks compare like with like.
+static Status check_quota_models(Quota& q, const GpuCatalog& catalog, const std::string& path) {
+  std::map<std::string, int64_t> canonical;
+  for (const auto& [model, n] : q.gpus_per_model) {
+    std::string id = model;
+    if (model != kAnyGpuModel) {
+      const GpuModel* m = catalog.find(model);
+      if (!m) return Error::invalid(path + "gpus_per_model." + model, "unknown GPU model (see GET /api/v1/gpu-models)");
+      id = m->id;
+    }
+    if (!canonical.emplace(id, n).second)
+      return Error::invalid(path + "gpus_per_model." + model, "names the same GPU model as another entry (" + id + ")");
+  }
+  q.gpus_per_model = std::move(canonical);
+  return ok_status();
+}
+
+void register_project_routes(App& app, Router& srv) {
+  KindSpec spec;
+  spec.kind = "projects";
+  spec.id_prefix = "prj";
+  spec.object_kind = ObjectKind::kProject;
+  spec.filters = {{"tenant", "tenant_id"}, {"name", "name"}};
+  spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record* existing) -> Result<Built> {
+    std::string ref = body.is_object() && body.contains("tenant") && body["tenant"].is_string()
+                          ? body["tenant"].get<std::string>()
+                          : (existing ? existing->tenant_id : "");
+    auto tenant = project_tenant(tx, p, ref);
+    if (!tenant) return tenant.error();
+    if (existing && tenant->id != existing->tenant_id)
+      return Error::invalid("tenant", "a project cannot move to another tenant");
+    auto cur = tenant_currency(*tenant);
+    if (!cur) return cur.error();
+    auto pr = parse_project(body, *cur);
+    if (!pr) return pr.error();
+    if (auto s = check_quota_models(pr->quota, app.catalog, "quota."); !s) return s.error();
+    pr->tenant_id = tenant->id;
+    if (pr->tenant.empty()) pr->tenant = tenant->id;
+    return Built{to_json(*pr), index_of(*pr)};
+  };
+  spec.on_delete = [](const Principal&, const Record& r, StoreTx& tx) -> Status {
+    auto n = tx.count("jobs", {{"project_id", r.id}});
+    if (!n) return n.error();
+    if (*n > 0)
+      return Error::make(Code::kConflict, "project '" + r.name + "' has " + std::to_string(*n) +
+                                              " jobs, kept for billing and audit: it cannot be deleted");
+    return ok_status();
+  };
+  register_crud(app, srv, spec);
+  const KindSpec* sp = &app.kinds["projects"];
+
+  route(app, srv, "GET", "/api/v1/projects/([^/]+)/quota", "/api/v1/projects/{id}/quota",
+        [&app, sp](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+          auto r = find_visible(app.store, *sp, p, req.matches[1]);
+          if (!r) return send_problem(res, r.error(), req.path);
+          send_json(res, 200, r->body.value("quota", json::object()));
+        });
+
+  route(app, srv, "PUT", "/api/v1/projects/([^/]+)/quota", "/api/v1/projects/{id}/quota",
+        [&app, sp](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+          auto existing = find_visible(app.store, *sp, p, req.matches[1]);
+          if (!existing) return send_problem(res, existing.error(), req.path);
+          if (!in_scope(write_scope(p, ObjectKind::kQuota), p, *existing))
+            return send_problem(res, forbidden("role " + std::string(role_name(p.role)) + " may not change quotas"),
+                                req.path);
+          auto body = parse_body(req);
+          if (!body) return send_problem(res, body.error(), req.path);
+          Record out;
+          Status st = app.loop.run([&](StoreTx& tx) -> Status {
+            auto cur = tx.get("projects", existing->id);
+            if (!cur) return cur.error();
+            auto tenant = tx.get("tenants", cur->tenant_id);
+            if (!tenant) return tenant.error();
+            auto currency = tenant_currency(*tenant);
+            if (!currency) return currency.error();
+            auto q = parse_quota(*body, *currency, "");
+            if (!q) return q.error();
+            if (auto s = check_quota_models(*q, app.catalog, ""); !s) return s;
+            Record r = *cur;
+            r.body["quota"] = to_json(*q);
+            r.updated_at = app.clock.now();
+            if (auto s = tx.update(r); !s) return s;
+            if (auto s = tx.append_audit({r.updated_at, p.user_id, "update_quota", "projects", r.id, r.body["quota"].dump()}); !s)
+              return s;
+            r.version = cur->version + 1;
+            out = std::move(r);
+            return ok_status();
+          });
+          if (!st) return send_problem(res, st.error(), req.path);
+          app.metrics.count_write("projects", "update_quota");
+          send_json(res, 200, out.body["quota"]);
+        });
+}
+
+}  // namespace gpurent

@@ -1,0 +1,60 @@
+// /api/v1/reservations: nodes held for a tenant over a time window (the capacity side of a reserved
+// commitment). Operators write; the tenant's users read their own (the tenants row of the
+// permission matrix). A node can be in only one reservation at a time: an overlapping window on a
+// shared node is a 409 that names both. The scheduler applies active reservations every tick.
+#include <algorithm>
+
+#include "model/reservation.h"
+#include "server/api/resources.h"
+
+namespace gpurent {
+
+void register_reservation_routes(App& app, Router& srv) {
+  KindSpec spec;
+  spec.kind = "reservations";
+  spec.id_prefix = "rsv";
+  spec.object_kind = ObjectKind::kTenant;
+  spec.filters = {{"tenant", "tenant_id"}, {"name", "name"}};
+  spec.build = [](const json& body, const Principal&, StoreTx& tx, const Record* existing) -> Result<Built> {
+    auto r = parse_reservation(body);
+    if (!r) return r.error();
+    auto tenant = resolve_ref(tx, "tenants", r->tenant, {}, "tenant");
+    if (!tenant) return tenant.error();
+    r->tenant_id = tenant->id;
+    for (size_t i = 0; i < r->nodes.size(); ++i) {
+      auto n = resolve_ref(tx, "nodes", r->nodes[i], {}, "nodes[" + std::to_string(i) + "]");
+      if (!n) return n.error();
+      if (std::find(r->node_ids.begin(), r->node_ids.end(), n->id) != r->node_ids.end())
+        return Error::invalid("nodes[" + std::to_string(i) + "]", "names a node already listed");
+      r->node_ids.push_back(n->id);
+    }
+    if (r->offer) {
+      auto o = resolve_ref(tx, "offers", *r->offer, {}, "offer");
+      if (!o) return o.error();
+      r->offer_id = o->id;
+    }
+    // One reservation per node at a time.
+    ListQuery q{"reservations", {}, "", 1000};
+    for (;;) {
+      auto page = tx.list(q);
+      if (!page) return page.error();
+      for (const Record& other : page->items) {
+        if (existing && other.id == existing->id) continue;
+        auto o = parse_reservation(other.body);
+        if (!o) continue;
+        const TimeMs os = o->starts_at, oe = o->ends_at;
+        if (!(os < r->ends_at && r->starts_at < oe)) continue;
+        for (const auto& id : other.body.value("node_ids", std::vector<std::string>{}))
+          if (std::find(r->node_ids.begin(), r->node_ids.end(), id) != r->node_ids.end())
+            return Error::make(Code::kConflict, "node " + id + " is already reserved by '" + other.name + "' (" +
+                                                    format_rfc3339(os) + " to " + format_rfc3339(oe) + ")");
+      }
+      if (page->next_after.empty()) break;
+      q.after_id = page->next_after;
+    }
+    return Built{to_json(*r), index_of(*r)};
+  };
+  register_crud(app, srv, spec);
+}
+
+}  // namespace gpurent

@@ -1,0 +1,279 @@
+#include "server/api/resources.h"
+
+#include "core/ids.h"
+#include "server/http/http_util.h"
+
+namespace gpurent {
+
+json present(const Record& r) {
+  json out = json::object();
+  out["id"] = r.id;
+  for (auto it = r.body.begin(); it != r.body.end(); ++it) out[it.key()] = it.value();
+  out["created_at"] = format_rfc3339(r.created_at);
+  out["updated_at"] = format_rfc3339(r.updated_at);
+  out["version"] = r.version;
+  return out;
+}
+
+static Error not_found(const std::string& kind, const std::string& ref) {
+  return Error::make(Code::kNotFound, kind + "/" + ref + " not found");
+}
+
+// Narrows a list query to what scope s lets p see; false when nothing is visible. A filter the
+// caller gave on the scope's column (?tenant=) that names something else matches nothing: it must
+// not be replaced by the caller's own scope, which would answer a different question.
+static bool narrow_to(ListQuery& q, const std::string& col, const std::string& own) {
+  auto it = q.eq.find(col);
+  if (it != q.eq.end() && it->second != own) return false;
+  q.eq[col] = own;
+  return !own.empty();
+}
+
+static bool narrow(ListQuery& q, Scope s, const Principal& p) {
+  switch (s) {
+    case Scope::kAll: return true;
+    case Scope::kOwnTenant: return narrow_to(q, "tenant_id", p.tenant_id);
+    case Scope::kOwnSupplier: return narrow_to(q, "supplier_id", p.supplier_id);
+    case Scope::kSelf:
+    case Scope::kNone: return false;
+  }
+  return false;
+}
+
+Result<Record> find_visible(Store& store, const KindSpec& spec, const Principal& p, const std::string& ref) {
+  Scope s = read_scope(p, spec.object_kind);
+  if (looks_like_id(ref)) {
+    auto r = store.get(spec.kind, ref);
+    if (!r) return r.error().code == Code::kNotFound ? not_found(spec.kind, ref) : r.error();
+    if (!in_scope(s, p, *r)) return not_found(spec.kind, ref);
+    return r;
+  }
+  ListQuery q{spec.kind, {{"name", ref}}, "", 3};
+  if (s == Scope::kSelf) {
+    auto me = store.get(spec.kind, p.user_id);
+    if (me && me->name == ref) return me;
+    return not_found(spec.kind, ref);
+  }
+  if (!narrow(q, s, p)) return not_found(spec.kind, ref);
+  auto page = store.list(q);
+  if (!page) return page.error();
+  if (page->items.empty()) return not_found(spec.kind, ref);
+  if (page->items.size() > 1)
+    return Error::make(Code::kConflict, "name '" + ref + "' is ambiguous among " + spec.kind + ": use the id");
+  return page->items[0];
+}
+
+static void fill_index(Record& r, const IndexCols& idx, const KindSpec& spec) {
+  r.name = idx.name;
+  r.tenant_id = spec.self_tenant ? r.id : idx.tenant_id;
+  r.supplier_id = spec.self_supplier ? r.id : idx.supplier_id;
+  r.project_id = idx.project_id;
+  r.state = idx.state;
+  r.region = idx.region;
+  r.gpu_model = idx.gpu_model;
+}
+
+// 409 naming "name" when another object of the kind already has r's name (kinds whose names are
+// global; other kinds rely on the store's per-scope unique index).
+static Status check_global_name(StoreTx& tx, const KindSpec& spec, const Record& r) {
+  if (!spec.global_names) return ok_status();
+  auto page = tx.list(ListQuery{spec.kind, {{"name", r.name}}, "", 2});
+  if (!page) return page.error();
+  for (const auto& other : page->items)
+    if (other.id != r.id)
+      return Error{Code::kConflict, "name: '" + r.name + "' already exists among " + spec.kind,
+                   {{"name", "'" + r.name + "' already exists"}}};
+  return ok_status();
+}
+
+static Status check_write(const KindSpec& spec, const Principal& p, const Record& r, const char* verb) {
+  if (in_scope(write_scope(p, spec.object_kind), p, r)) return ok_status();
+  return forbidden(std::string("role ") + role_name(p.role) + " may not " + verb + " " + spec.kind + "/" +
+                   (r.name.empty() ? r.id : r.name) + ": it is outside your role's scope");
+}
+
+Result<Record> create_object(App& app, const KindSpec& spec, const json& body, const Principal& p) {
+  if (write_scope(p, spec.object_kind) == Scope::kNone)
+    return forbidden("role " + std::string(role_name(p.role)) + " may not create " + spec.kind);
+  Record out;
+  Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    auto b = spec.build(body, p, tx, nullptr);
+    if (!b) return b.error();
+    Record r;
+    r.kind = spec.kind;
+    r.id = new_id(spec.id_prefix.c_str());
+    fill_index(r, b->idx, spec);
+    if (auto a = check_write(spec, p, r, "create"); !a) return a;
+    if (auto s = check_global_name(tx, spec, r); !s) return s;
+    r.created_at = r.updated_at = app.clock.now();
+    r.body = std::move(b->body);
+    if (auto s = tx.insert(r); !s) return s;
+    if (spec.after_create)
+      if (auto s = spec.after_create(p, r, tx); !s) return s;
+    if (auto s = tx.append_audit({r.created_at, p.user_id, "create", spec.kind, r.id, r.name}); !s) return s;
+    r.version = 1;
+    out = std::move(r);
+    return ok_status();
+  });
+  if (!st) return st.error();
+  app.metrics.count_write(spec.kind, "create");
+  return out;
+}
+
+static void list_handler(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res,
+                         const Principal& p) {
+  auto pp = page_params(req);
+  if (!pp) return send_problem(res, pp.error(), req.path);
+  for (const auto& [k, v] : req.params) {
+    if (k != "limit" && k != "after" && !spec.filters.count(k)) {
+      std::string allowed = "limit, after";
+      for (const auto& f : spec.filters) allowed += ", " + f.first;
+      return send_problem(res, Error::invalid(k, "unknown query parameter (allowed: " + allowed + ")"), req.path);
+    }
+  }
+  Scope s = read_scope(p, spec.object_kind);
+  json items = json::array();
+  json out = {{"items", items}, {"next_after", nullptr}};
+  if (s == Scope::kNone) return send_problem(res, forbidden("role " + std::string(role_name(p.role)) + " may not list " + spec.kind), req.path);
+  if (s == Scope::kSelf) {  // only one's own object
+    auto me = app.store.get(spec.kind, p.user_id);
+    if (me) out["items"].push_back(present(*me));
+    return send_json(res, 200, out);
+  }
+  ListQuery q{spec.kind, {}, pp->after, pp->limit};
+  for (const auto& [param, col] : spec.filters) {
+    if (!req.has_param(param)) continue;
+    std::string v = req.get_param_value(param);
+    // Reference filters accept names as well as ids.
+    if ((col == "supplier_id" || col == "tenant_id") && !looks_like_id(v)) {
+      auto found = app.store.list(ListQuery{col == "supplier_id" ? "suppliers" : "tenants", {{"name", v}}, "", 1});
+      v = (found && !found->items.empty()) ? found->items[0].id : "-";
+    } else if (col == "project_id" && !looks_like_id(v)) {
+      ListQuery lq{"projects", {{"name", v}}, "", 2};
+      if (!p.is_operator()) lq.eq["tenant_id"] = p.tenant_id;
+      auto found = app.store.list(lq);
+      v = (found && found->items.size() == 1) ? found->items[0].id : "-";
+    } else if (col == "gpu_model") {
+      if (const GpuModel* m = app.catalog.find(v)) v = m->id;
+    }
+    q.eq[col] = v;
+  }
+  if (!narrow(q, s, p)) return send_json(res, 200, out);
+  auto page = app.store.list(q);
+  if (!page) return send_problem(res, page.error(), req.path);
+  for (const auto& r : page->items) out["items"].push_back(present(r));
+  if (!page->next_after.empty()) out["next_after"] = page->next_after;
+  send_json(res, 200, out);
+}
+
+static void update_handler(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res,
+                           const Principal& p) {
+  auto existing = find_visible(app.store, spec, p, req.matches[1]);
+  if (!existing) return send_problem(res, existing.error(), req.path);
+  if (auto a = check_write(spec, p, *existing, "change"); !a) return send_problem(res, a.error(), req.path);
+  auto body = parse_body(req);
+  if (!body) return send_problem(res, body.error(), req.path);
+  std::optional<int64_t> want_version;
+  if (body->contains("version")) {
+    if (!(*body)["version"].is_number_integer())
+      return send_problem(res, Error::invalid("version", "must be an integer"), req.path);
+    want_version = (*body)["version"].get<int64_t>();
+  }
+  Record out;
+  Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    auto cur = tx.get(spec.kind, existing->id);
+    if (!cur) return cur.error();
+    // Re-checked on the state the write commits against (the check above read outside it).
+    if (auto a = check_write(spec, p, *cur, "change"); !a) return a;
+    if (want_version && *want_version != cur->version)
+      return Error::make(Code::kConflict, "version " + std::to_string(*want_version) + " is stale; current is " +
+                                              std::to_string(cur->version));
+    auto b = spec.build(*body, p, tx, &*cur);
+    if (!b) return b.error();
+    Record r = *cur;
+    fill_index(r, b->idx, spec);
+    if (auto a = check_write(spec, p, r, "change"); !a) return a;
+    if (auto s = check_global_name(tx, spec, r); !s) return s;
+    r.updated_at = app.clock.now();
+    r.body = std::move(b->body);
+    if (auto s = tx.update(r); !s) return s;
+    if (auto s = tx.append_audit({r.updated_at, p.user_id, "update", spec.kind, r.id, r.name}); !s) return s;
+    r.version = cur->version + 1;
+    out = std::move(r);
+    return ok_status();
+  });
+  if (!st) return send_problem(res, st.error(), req.path);
+  app.metrics.count_write(spec.kind, "update");
+  send_json(res, 200, present(out));
+}
+
+static void delete_handler(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res,
+                           const Principal& p) {
+  auto existing = find_visible(app.store, spec, p, req.matches[1]);
+  if (!existing) return send_problem(res, existing.error(), req.path);
+  if (auto a = check_write(spec, p, *existing, "delete"); !a) return send_problem(res, a.error(), req.path);
+  Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    auto cur = tx.get(spec.kind, existing->id);
+    if (!cur) return cur.error();
+    if (auto a = check_write(spec, p, *cur, "delete"); !a) return a;
+    if (spec.on_delete)
+      if (auto s = spec.on_delete(p, *cur, tx); !s) return s;
+    if (auto s = tx.remove(spec.kind, cur->id); !s) return s;
+    return tx.append_audit({app.clock.now(), p.user_id, "delete", spec.kind, cur->id, cur->name});
+  });
+  if (!st) return send_problem(res, st.error(), req.path);
+  app.metrics.count_write(spec.kind, "delete");
+  res.status = 204;
+}
+
+static void not_allowed(App& app, Router& srv, const char* method, const std::string& pattern,
+                        const std::string& name, const std::string& why, const std::string& allow) {
+  route(app, srv, method, pattern, name,
+        [why, allow](const httplib::Request& req, httplib::Response& res, const Principal&) {
+          send_problem(res, Error::make(Code::kMethodNotAllowed, why), req.path);
+          res.set_header("Allow", allow);
+        });
+}
+
+void register_crud(App& app, Router& srv, const KindSpec& spec) {
+  app.kinds[spec.kind] = spec;
+  const std::string base = "/api/v1/" + spec.kind;
+  const std::string item = base + "/([^/]+)";
+  const KindSpec* sp = &app.kinds[spec.kind];  // stable: std::map nodes do not move
+  route(app, srv, "GET", base, base,
+        [&app, sp](const auto& req, auto& res, const Principal& p) { list_handler(app, *sp, req, res, p); });
+  route(app, srv, "GET", item, base + "/{id}", [&app, sp](const auto& req, auto& res, const Principal& p) {
+    auto r = find_visible(app.store, *sp, p, req.matches[1]);
+    if (!r) return send_problem(res, r.error(), req.path);
+    send_json(res, 200, present(*r));
+  });
+  if (spec.creatable) {
+    route(app, srv, "POST", base, base, [&app, sp](const auto& req, auto& res, const Principal& p) {
+      if (write_scope(p, sp->object_kind) == Scope::kNone)
+        return send_problem(res, forbidden("role " + std::string(role_name(p.role)) + " may not create " + sp->kind),
+                            req.path);
+      auto body = parse_body(req);
+      if (!body) return send_problem(res, body.error(), req.path);
+      auto out = create_object(app, *sp, *body, p);
+      if (!out) return send_problem(res, out.error(), req.path);
+      res.set_header("Location", "/api/v1/" + sp->kind + "/" + out->id);
+      send_json(res, 201, present(*out));
+    });
+  }
+  if (!spec.creatable) not_allowed(app, srv, "POST", base, base, spec.kind + " are not created through the API", "GET");
+  std::string allow = "GET";
+  if (spec.updatable) allow += ", PUT";
+  if (spec.deletable) allow += ", DELETE";
+  if (spec.updatable)
+    route(app, srv, "PUT", item, base + "/{id}",
+          [&app, sp](const auto& req, auto& res, const Principal& p) { update_handler(app, *sp, req, res, p); });
+  else
+    not_allowed(app, srv, "PUT", item, base + "/{id}", spec.kind + " cannot be updated once created", allow);
+  if (spec.deletable)
+    route(app, srv, "DELETE", item, base + "/{id}",
+          [&app, sp](const auto& req, auto& res, const Principal& p) { delete_handler(app, *sp, req, res, p); });
+  else
+    not_allowed(app, srv, "DELETE", item, base + "/{id}", spec.kind + " cannot be deleted (they are kept for billing and audit)", allow);
+}
+
+}  // namespace gpurent

@@ -1,0 +1,55 @@
+// Generic CRUD over a resource kind: list (filters, keyset paging), get (by id or name), create,
+// update (optimistic concurrency through "version"), delete. Each route file describes its kind
+// with a KindSpec; validation and reference checks run inside the writer's transaction so they see
+// the same state the write commits against.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "model/resource.h"
+#include "server/api/app.h"
+#include "server/services/access.h"
+
+namespace gpurent {
+
+struct Built {
+  json body;      // canonical document (without server-set keys)
+  IndexCols idx;  // columns the store indexes
+};
+
+struct KindSpec {
+  std::string kind;        // URL segment and store kind, e.g. "nodes"
+  std::string id_prefix;   // e.g. "nod"
+  ObjectKind object_kind = ObjectKind::kCatalog;  // row of the permission matrix (model/user.h)
+  // Self-scoped kinds: a tenant's tenant_id column (a supplier's supplier_id) is its own id, so
+  // "own tenant"/"own supplier" scopes apply to the object itself.
+  bool self_tenant = false;
+  bool self_supplier = false;
+  // Names unique across the whole kind (suppliers, tenants, users), checked in the transaction.
+  bool global_names = false;
+  std::map<std::string, std::string> filters;  // query parameter -> index column
+  // Validate + resolve references; `existing` is null on create.
+  std::function<Result<Built>(const json& body, const Principal&, StoreTx&, const Record* existing)> build;
+  // Before delete: referential checks (kConflict) and cascades. Optional.
+  std::function<Status(const Principal&, const Record&, StoreTx&)> on_delete;
+  // After insert, same transaction (e.g. a job's first state event). Optional.
+  std::function<Status(const Principal&, const Record&, StoreTx&)> after_create;
+  bool updatable = true;
+  bool deletable = true;
+  bool creatable = true;
+};
+
+// Registers the routes and records the spec in app.kinds.
+void register_crud(App& app, Router& srv, const KindSpec& spec);
+// The create path of POST /api/v1/<kind>, also used to seed the demo world: same checks, same writes.
+Result<Record> create_object(App& app, const KindSpec& spec, const json& body, const Principal& p);
+
+// Shared helpers for route files (and services/access.h: scopes, references).
+json present(const Record& r);  // body + id, created_at, updated_at, version
+// Finds an object visible to p by id or by name (names are looked up in p's tenant for
+// tenant-scoped kinds). kNotFound for missing objects and for objects out of the caller's read scope.
+Result<Record> find_visible(Store& store, const KindSpec& spec, const Principal& p, const std::string& ref);
+
+}  // namespace gpurent

@@ -1,0 +1,102 @@
+// Unauthenticated operational endpoints: liveness, readiness, Prometheus metrics, the OpenAPI document.
+#include "server/api/app.h"
+#include "server/http/http_server.h"
+#include "server/http/http_util.h"
+#include "server/http/openapi_doc.h"
+#include "server/services/record_faults.h"
+
+namespace gpurent {
+
+// The HTTP front's counters and the rate limits in force, in Prometheus text.
+static std::string http_metrics_text(const HttpStats& st, const RateLimiter* limiter) {
+  std::string out;
+  auto metric = [&out](const char* name, const char* type, const char* help) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+  };
+  auto line = [&out](const std::string& name, int64_t v) { out += name + " " + std::to_string(v) + "\n"; };
+  metric("gpurent_http_connections_open", "gauge", "Client connections open now");
+  line("gpurent_http_connections_open", st.open.load());
+  metric("gpurent_http_connections_total", "counter", "Client connections accepted");
+  line("gpurent_http_connections_total", st.accepted.load());
+  metric("gpurent_http_refused_total", "counter", "Connections or requests refused by the HTTP front, by reason");
+  line("gpurent_http_refused_total{reason=\"connection_cap\"}", st.refused_busy.load());
+  line("gpurent_http_refused_total{reason=\"deadline\"}", st.timeouts.load());
+  line("gpurent_http_refused_total{reason=\"too_large\"}", st.too_large.load());
+  line("gpurent_http_refused_total{reason=\"malformed\"}", st.malformed.load());
+  line("gpurent_http_refused_total{reason=\"overloaded\"}", st.overloaded.load());
+  metric("gpurent_http_requests_in_flight", "gauge", "Requests waiting for or running on a worker");
+  line("gpurent_http_requests_in_flight", st.queued.load());
+  if (!limiter) return out;
+  auto refused = limiter->refused();
+  const auto& l = limiter->limits();
+  metric("gpurent_rate_limited_total", "counter", "Requests answered 429, by class");
+  metric("gpurent_rate_limit_per_second", "gauge", "Rate limit in force: requests a second, by class and scope");
+  metric("gpurent_rate_limit_burst", "gauge", "Rate limit in force: bucket size, by class and scope");
+  for (size_t i = 0; i < 3; ++i) {
+    const std::string cls = rate_class_name(static_cast<RateClass>(i));
+    line("gpurent_rate_limited_total{class=\"" + cls + "\"}", static_cast<int64_t>(refused[i]));
+    line("gpurent_rate_limit_per_second{class=\"" + cls + "\",scope=\"token\"}", l.per_token[i].per_second);
+    line("gpurent_rate_limit_per_second{class=\"" + cls + "\",scope=\"address\"}", l.per_address[i].per_second);
+    line("gpurent_rate_limit_burst{class=\"" + cls + "\",scope=\"token\"}", l.per_token[i].burst);
+    line("gpurent_rate_limit_burst{class=\"" + cls + "\",scope=\"address\"}", l.per_address[i].burst);
+  }
+  return out;
+}
+
+void register_system_routes(App& app, Router& srv) {
+  srv.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { send_json(res, 200, {{"status", "ok"}}); });
+  srv.Get("/readyz", [&app](const httplib::Request&, httplib::Response& res) {
+    bool store_ok = app.store.healthy();
+    bool loop_ok = app.loop.running();
+    // Stored records a reader found undecodable (server/record_faults.h): the server still serves,
+    // but the requests that need them fail until an operator fixes or deletes them.
+    const auto faults = record_faults().list();
+    json undecodable = json::array();
+    for (const auto& f : faults)
+      undecodable.push_back({{"kind", f.kind}, {"id", f.id}, {"reason", f.reason}, {"seen", f.seen}});
+    json body = {{"status", store_ok && loop_ok ? "ready" : "not_ready"},
+                 {"checks",
+                  {{"store", store_ok ? "ok" : "failing"},
+                   {"schema_version", app.store.schema_version()},
+                   {"control_loop", loop_ok ? "ok" : "stopped"},
+                   {"catalog_models", app.catalog.models().size()},
+                   {"records", faults.empty() ? "ok" : std::to_string(faults.size()) + " undecodable"}}}};
+    if (!faults.empty()) body["undecodable_records"] = undecodable;
+    send_json(res, store_ok && loop_ok ? 200 : 503, body);
+  });
+  // Without a token: the process's own figures (HTTP, the control loop's queue, the limits). With
+  // an operator's token: also the stored objects by kind, which tell how big the business is.
+  srv.Get("/metrics", [&app](const httplib::Request& req, httplib::Response& res) {
+    bool operator_view = false;
+    if (req.has_header("Authorization")) {
+      auto p = authenticate(req, app.store, app.clock);
+      if (!p) return send_problem(res, p.error(), req.path);
+      if (!p->is_operator())
+        return send_problem(
+            res,
+            Error::make(Code::kForbidden,
+                        "the stored objects' counts are the operator's; ask without a token for the process's figures"),
+            req.path);
+      operator_view = true;
+    }
+    if (operator_view)
+      for (const char* kind :
+           {"suppliers", "nodes", "offers", "tenants", "projects", "users", "reservations", "jobs", "faults"}) {
+        auto n = app.store.count(kind, {});
+        if (n) app.metrics.set_objects(kind, *n);
+      }
+    app.metrics.set_queue_depth(static_cast<int64_t>(app.loop.queue_depth()));
+    const auto undecodable = record_faults().count_by_kind();
+    for (const char* kind : {"contracts", "measurements", "allocations"})
+      app.metrics.set_undecodable(kind, 0);
+    for (const auto& [kind, n] : undecodable) app.metrics.set_undecodable(kind, n);
+    std::string text = app.metrics.render(operator_view);
+    if (app.http_stats) text += http_metrics_text(*app.http_stats, app.rate_limiter);
+    res.set_content(text, "text/plain; version=0.0.4; charset=utf-8");
+  });
+  srv.Get("/api/v1/openapi.json", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(openapi_document(), "application/json");
+  });
+}
+
+}  // namespace gpurent

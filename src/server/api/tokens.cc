@@ -1,0 +1,99 @@
+// /api/v1/tokens: API tokens. The secret is returned once at creation; only its SHA-256 is kept.
+// Anyone may create and revoke tokens for themselves; tenant admins for their tenant's users;
+// operators for anyone.
+#include "core/ids.h"
+#include "model/user.h"
+#include "server/http/http_util.h"
+#include "server/api/resources.h"
+
+namespace gpurent {
+
+static json token_json(const TokenRow& t) {
+  json j = {{"id", t.id},           {"user_id", t.user_id},  {"name", t.name}, {"role", t.role},
+            {"created_at", format_rfc3339(t.created_at)}, {"revoked", t.revoked}};
+  j["expires_at"] = t.expires_at ? json(format_rfc3339(t.expires_at)) : json(nullptr);
+  if (!t.tenant_id.empty()) j["tenant_id"] = t.tenant_id;
+  if (!t.supplier_id.empty()) j["supplier_id"] = t.supplier_id;
+  return j;
+}
+
+// Whether p may manage tokens of user record u.
+static bool may_manage(const Principal& p, const Record& u) {
+  Scope s = write_scope(p, ObjectKind::kToken);
+  if (s == Scope::kAll) return true;
+  if (u.id == p.user_id) return s != Scope::kNone;
+  return s == Scope::kOwnTenant && !p.tenant_id.empty() && u.tenant_id == p.tenant_id;
+}
+
+void register_token_routes(App& app, Router& srv) {
+  route(app, srv, "POST", "/api/v1/tokens", "/api/v1/tokens",
+        [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+          auto body = parse_body(req);
+          if (!body) return send_problem(res, body.error(), req.path);
+          auto tr = parse_token_request(*body, app.clock.now());
+          if (!tr) return send_problem(res, tr.error(), req.path);
+          std::string secret = new_token_secret();
+          TokenRow row;
+          Status st = app.loop.run([&](StoreTx& tx) -> Status {
+            auto u = resolve_ref(tx, "users", tr->user, {}, "user");
+            if (!u || !may_manage(p, *u)) return Error::invalid("user", "no users '" + tr->user + "' is visible to you");
+            auto existing = tx.list_tokens({{"user_id", u->id}});
+            if (!existing) return existing.error();
+            for (const auto& t : *existing)
+              if (t.name == tr->name && !t.revoked)
+                return Error{Code::kConflict, "token name '" + tr->name + "' is already used by this user",
+                             {{"name", "already used by an active token of this user"}}};
+            row = TokenRow{new_id("tok"), u->id, u->tenant_id, u->supplier_id, u->body.value("role", "viewer"),
+                           tr->name, token_hash(secret), app.clock.now(), tr->expires_at.value_or(0), false};
+            if (auto s = tx.insert_token(row); !s) return s;
+            return tx.append_audit({row.created_at, p.user_id, "create", "tokens", row.id, tr->name});
+          });
+          if (!st) return send_problem(res, st.error(), req.path);
+          app.metrics.count_write("tokens", "create");
+          json out = token_json(row);
+          out["token"] = secret;
+          send_json(res, 201, out);
+        });
+
+  route(app, srv, "GET", "/api/v1/tokens", "/api/v1/tokens",
+        [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+          std::map<std::string, std::string> eq;
+          Scope s = read_scope(p, ObjectKind::kToken);
+          if (s == Scope::kOwnTenant) eq["tenant_id"] = p.tenant_id.empty() ? "-" : p.tenant_id;
+          if (s == Scope::kSelf || s == Scope::kNone) eq["user_id"] = p.user_id;
+          if (req.has_param("user")) {
+            std::string u = req.get_param_value("user");
+            if (!looks_like_id(u)) {
+              auto found = app.store.list(ListQuery{"users", {{"name", u}}, "", 1});
+              u = (found && !found->items.empty()) ? found->items[0].id : "-";
+            }
+            if (eq.count("user_id") && eq["user_id"] != u) u = "-";
+            eq["user_id"] = u;
+          }
+          auto rows = app.store.tokens(eq);
+          if (!rows) return send_problem(res, rows.error(), req.path);
+          json items = json::array();
+          for (const auto& t : *rows) items.push_back(token_json(t));
+          send_json(res, 200, {{"items", items}, {"next_after", nullptr}});
+        });
+
+  route(app, srv, "DELETE", "/api/v1/tokens/([^/]+)", "/api/v1/tokens/{id}",
+        [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+          const std::string id = req.matches[1];
+          Status st = app.loop.run([&](StoreTx& tx) -> Status {
+            auto rows = tx.list_tokens({{"id", id}});
+            if (!rows) return rows.error();
+            auto not_found = Error::make(Code::kNotFound, "tokens/" + id + " not found");
+            if (rows->empty()) return not_found;
+            auto u = tx.get("users", (*rows)[0].user_id);
+            if (!u || !may_manage(p, *u)) return not_found;
+            if (auto s = tx.revoke_token(id); !s) return s;
+            return tx.append_audit({app.clock.now(), p.user_id, "revoke", "tokens", id, (*rows)[0].name});
+          });
+          if (!st) return send_problem(res, st.error(), req.path);
+          app.metrics.count_write("tokens", "revoke");
+          res.status = 204;
+        });
+}
+
+}  // namespace gpurent

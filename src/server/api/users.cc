@@ -1,0 +1,50 @@
+// /api/v1/users: people and robots. Operators create any user; tenant admins create tenant-role
+// users in their own tenant. Deleting a user revokes its tokens.
+#include "model/user.h"
+#include "server/api/resources.h"
+
+namespace gpurent {
+
+void register_user_routes(App& app, Router& srv) {
+  KindSpec spec;
+  spec.kind = "users";
+  spec.id_prefix = "usr";
+  spec.object_kind = ObjectKind::kUser;
+  spec.global_names = true;
+  spec.filters = {{"tenant", "tenant_id"}, {"supplier", "supplier_id"}, {"name", "name"}};
+  spec.build = [](const json& body, const Principal& p, StoreTx& tx, const Record* existing) -> Result<Built> {
+    auto u = parse_user(body);
+    if (!u) return u.error();
+    if (!role_can_grant(p.role, u->role))
+      return Error{Code::kForbidden, "role " + std::string(role_name(p.role)) + " may not grant role " + role_name(u->role),
+                   {{"role", "may not be granted by your role"}}};
+    if (existing && existing->id == p.user_id && u->role != p.role)
+      return Error::invalid("role", "you cannot change your own role");
+    if (!u->tenant.empty()) {
+      std::map<std::string, std::string> scope;
+      if (!p.is_operator()) scope["tenant_id"] = p.tenant_id.empty() ? "-" : p.tenant_id;
+      auto t = resolve_ref(tx, "tenants", u->tenant, scope, "tenant");
+      if (!t) return t.error();
+      u->tenant_id = t->id;
+    }
+    if (!u->supplier.empty()) {
+      auto s = resolve_ref(tx, "suppliers", u->supplier, {}, "supplier");
+      if (!s) return s.error();
+      u->supplier_id = s->id;
+    }
+    // A user's tenant and supplier are fixed at creation (docs/resources/users.md): its tokens
+    // carry them as scope columns, and moving a user would leave those behind.
+    if (existing && u->tenant_id != existing->tenant_id)
+      return Error::invalid("tenant", "cannot change once the user exists (delete the user and create it again)");
+    if (existing && u->supplier_id != existing->supplier_id)
+      return Error::invalid("supplier", "cannot change once the user exists (delete the user and create it again)");
+    return Built{to_json(*u), index_of(*u)};
+  };
+  spec.on_delete = [](const Principal& p, const Record& r, StoreTx& tx) -> Status {
+    if (r.id == p.user_id) return Error::make(Code::kConflict, "you cannot delete your own user");
+    return tx.revoke_user_tokens(r.id);
+  };
+  register_crud(app, srv, spec);
+}
+
+}  // namespace gpurent

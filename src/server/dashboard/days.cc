@@ -1,0 +1,89 @@
+#include "server/dashboard/days.h"
+
+#include <algorithm>
+
+#include "billing/firewall.h"
+#include "server/api/resources.h"
+
+namespace gpurent {
+
+int64_t DayRange::index_of(TimeMs t) const {
+  if (t < from || t >= to) return -1;
+  return (day_start(t) - from) / kMsPerDay;
+}
+
+Result<DayRange> parse_day_range(const std::optional<std::string>& from, const std::optional<std::string>& to,
+                                 TimeMs now) {
+  FieldErrors errs;
+  auto time_of = [&](const std::optional<std::string>& v, const char* field) -> std::optional<TimeMs> {
+    if (!v) return std::nullopt;
+    auto t = parse_rfc3339(*v, field);
+    if (!t) {
+      errs.add(field, t.error().fields.empty() ? t.error().message : t.error().fields[0].reason);
+      return std::nullopt;
+    }
+    return *t;
+  };
+  const auto f = time_of(from, "from");
+  const auto t = time_of(to, "to");
+  if (!errs.empty()) return errs.to_error();
+  DayRange r;
+  const TimeMs end = t ? *t : day_start(now) + kMsPerDay;
+  const TimeMs start = f ? *f : end - kDashboardDefaultDays * kMsPerDay;
+  if (end <= start) return Error::invalid("to", "must be after from");
+  r.from = day_start(start);
+  r.to = day_start(end) == end ? end : day_start(end) + kMsPerDay;
+  const int64_t n = (r.to - r.from) / kMsPerDay;
+  if (n > kDashboardMaxDays)
+    return Error::invalid("range", "at most " + std::to_string(kDashboardMaxDays) + " days (" + utc_date(r.from) +
+                                       " to " + utc_date(r.to) + " is " + std::to_string(n) + ")");
+  for (int64_t i = 0; i < n; ++i) r.days.push_back(r.from + i * kMsPerDay);
+  return r;
+}
+
+Result<std::vector<Record>> dashboard_tenants(App& app, const Principal& p, const std::optional<std::string>& tenant) {
+  const KindSpec& spec = app.kinds.at("tenants");
+  std::vector<Record> out;
+  if (p.is_operator()) {
+    if (tenant) {
+      auto t = find_visible(app.store, spec, p, *tenant);
+      if (!t) return t.error();
+      out.push_back(std::move(*t));
+    } else {
+      auto all = list_all(app.store, "tenants");
+      if (!all) return all.error();
+      out = std::move(*all);
+    }
+  } else {
+    if (p.tenant_id.empty()) return forbidden("cost dashboards belong to tenants; supplier tokens cannot read them");
+    if (tenant) {
+      auto t = find_visible(app.store, spec, p, *tenant);
+      if (!t || t->id != p.tenant_id) return Error::make(Code::kNotFound, "no such tenant");
+    }
+    auto own = app.store.get("tenants", p.tenant_id);
+    if (!own) return own.error();
+    out.push_back(std::move(*own));
+  }
+  std::sort(out.begin(), out.end(), [](const Record& a, const Record& b) { return a.name < b.name; });
+  return out;
+}
+
+std::string utc_month(TimeMs t) { return utc_date(t).substr(0, 7); }
+
+std::optional<TimeMs> body_time(const nlohmann::json& body, const char* key) {
+  if (!body.contains(key) || !body[key].is_string()) return std::nullopt;
+  auto t = parse_rfc3339(body[key].get<std::string>(), key);
+  return t ? std::optional<TimeMs>(*t) : std::nullopt;
+}
+
+DayInvoices::DayInvoices(Store& store, const GpuCatalog& catalog, std::string tenant_id, TimeMs now)
+    : source_(store, catalog, std::move(tenant_id), now) {}
+
+Result<const Invoice*> DayInvoices::day(TimeMs day) {
+  if (auto it = cache_.find(day); it != cache_.end()) return &it->second;
+  auto inv = source_.day(day);
+  if (!inv) return inv.error();
+  return &(cache_[day] = std::move(*inv));
+}
+
+}  // namespace gpurent

@@ -1,0 +1,93 @@
+// Ranking, medians and flags of the cost-performance dashboard (server/dashboard_cost_performance.h).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <tuple>
+
+#include "server/dashboard/cost_performance.h"
+
+namespace gpurent {
+namespace {
+
+constexpr double kMilliMsPerGpuHour = 1000.0 * 3'600'000.0;
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::optional<double> median(std::vector<double> v) {
+  if (v.empty()) return std::nullopt;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+std::string gpu_hours_text(__int128 gpu_milli_ms) {
+  bool overflow = false;
+  const int64_t thousandths = div_round_half_even(gpu_milli_ms, 3'600'000, &overflow);  // milli-GPU-hours
+  const std::string frac = std::to_string(thousandths % 1000);
+  return std::to_string(thousandths / 1000) + "." + std::string(3 - frac.size(), '0') + frac;
+}
+
+std::optional<Money> cost_per_unit_gain(const Money& cost, double gain) {
+  if (!(gain > 0) || !std::isfinite(gain)) return std::nullopt;
+  const double v = std::nearbyint(static_cast<double>(cost.micros()) / gain);  // half to even (default mode)
+  if (!std::isfinite(v) || std::fabs(v) >= 9.0e18) return std::nullopt;
+  return Money(static_cast<int64_t>(v), cost.currency());
+}
+
+std::map<std::string, std::optional<double>> rank_jobs(std::vector<JobEfficiency>& jobs) {
+  std::map<std::string, std::vector<double>> per_metric;
+  for (JobEfficiency& j : jobs) {
+    j.flags.clear();
+    j.gain_per_gpu_hour.reset();
+    const double v = j.gpu_milli_ms > 0 ? j.gain / (static_cast<double>(j.gpu_milli_ms) / kMilliMsPerGpuHour) : NAN;
+    if (std::isfinite(v)) {
+      j.gain_per_gpu_hour = v;
+      per_metric[j.metric].push_back(v);
+    } else {
+      per_metric[j.metric];  // the metric has a (null) median
+    }
+  }
+  std::map<std::string, std::optional<double>> medians;
+  for (const auto& [metric, values] : per_metric) medians[metric] = median(values);
+
+  std::stable_sort(jobs.begin(), jobs.end(), [](const JobEfficiency& a, const JobEfficiency& b) {
+    if (a.metric != b.metric) return a.metric < b.metric;
+    if (a.gain_per_gpu_hour.has_value() != b.gain_per_gpu_hour.has_value()) return a.gain_per_gpu_hour.has_value();
+    if (a.gain_per_gpu_hour && *a.gain_per_gpu_hour != *b.gain_per_gpu_hour)
+      return *a.gain_per_gpu_hour > *b.gain_per_gpu_hour;
+    return std::tie(a.job, a.job_id) < std::tie(b.job, b.job_id);
+  });
+  int64_t rank = 0;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    JobEfficiency& j = jobs[i];
+    rank = (i == 0 || jobs[i - 1].metric != j.metric) ? 1 : rank + 1;
+    j.rank = rank;
+    const auto& med = medians[j.metric];
+    if (j.gain > 0 && j.gain_per_gpu_hour && med && *med > 0 && per_metric[j.metric].size() >= kLowGainMinJobs &&
+        *j.gain_per_gpu_hour < *med / 4)
+      j.flags.push_back({"low_gain",
+                         "Gain per GPU-hour " + num(*j.gain_per_gpu_hour) + " is below a quarter of the median " +
+                             num(*med) + " of the jobs reporting " + j.metric,
+                         "每 GPU 小时收益 " + num(*j.gain_per_gpu_hour) + "，低于报告 " + j.metric + " 的任务中位数 " +
+                             num(*med) + " 的四分之一"});
+    if (j.gain <= 0)
+      j.flags.push_back({"no_gain",
+                         j.metric + " did not improve (" + num(j.first) + " → " + num(j.last) + ")",
+                         j.metric + " 没有改善（" + num(j.first) + " → " + num(j.last) + "）"});
+    if (j.mean_util_pct && *j.mean_util_pct < kLowUtilizationPct)
+      j.flags.push_back({"low_utilization",
+                         "Mean GPU utilization " + std::to_string(*j.mean_util_pct) + "% is below " +
+                             std::to_string(kLowUtilizationPct) + "%",
+                         "GPU 平均利用率 " + std::to_string(*j.mean_util_pct) + "%，低于 " +
+                             std::to_string(kLowUtilizationPct) + "%"});
+  }
+  return medians;
+}
+
+}  // namespace gpurent

@@ -1,0 +1,97 @@
+// The cost-performance dashboard's pure parts: ranking, medians, flags, GPU-hours and cost per gain.
+#include <gtest/gtest.h>
+
+#include "server/dashboard/cost_performance.h"
+
+namespace gpurent {
+namespace {
+
+constexpr __int128 kGpuHour = 1000LL * 3'600'000;  // milli-GPU × ms
+
+JobEfficiency job(const std::string& name, const std::string& metric, double gain, __int128 gpu_milli_ms,
+                  std::optional<int64_t> util = std::nullopt) {
+  JobEfficiency j;
+  j.job_id = "job_" + name;
+  j.job = name;
+  j.metric = metric;
+  j.first = 0.5;
+  j.last = 0.5 + gain;
+  j.gain = gain;
+  j.gpu_milli_ms = gpu_milli_ms;
+  j.cost = Money(0, Currency::kUSD);
+  j.mean_util_pct = util;
+  return j;
+}
+
+std::vector<std::string> keys(const JobEfficiency& j) {
+  std::vector<std::string> out;
+  for (const auto& f : j.flags) out.push_back(f.key);
+  return out;
+}
+
+TEST(DashboardRank, RanksByGainPerGpuHourWithinEachMetric) {
+  std::vector<JobEfficiency> jobs = {job("a", "val_accuracy", 0.2, 10 * kGpuHour),   // 0.02
+                                     job("b", "val_accuracy", 0.1, 1 * kGpuHour),    // 0.1
+                                     job("c", "val_accuracy", 0.03, 2 * kGpuHour),   // 0.015
+                                     job("d", "val_accuracy", 0.001, 4 * kGpuHour),  // 0.00025
+                                     job("e", "loss", 1.0, 0),                       // no GPU time
+                                     job("f", "loss", 0.5, kGpuHour / 2)};           // 1.0
+  auto medians = rank_jobs(jobs);
+  ASSERT_EQ(jobs.size(), 6u);
+  // Metrics in name order, best first; a job without GPU time last.
+  EXPECT_EQ(jobs[0].job, "f");
+  EXPECT_EQ(jobs[0].rank, 1);
+  EXPECT_EQ(jobs[1].job, "e");
+  EXPECT_EQ(jobs[1].rank, 2);
+  EXPECT_FALSE(jobs[1].gain_per_gpu_hour.has_value());
+  EXPECT_EQ(jobs[2].job, "b");
+  EXPECT_EQ(jobs[3].job, "a");
+  EXPECT_EQ(jobs[4].job, "c");
+  EXPECT_EQ(jobs[5].job, "d");
+  EXPECT_EQ(jobs[5].rank, 4);
+  EXPECT_DOUBLE_EQ(*jobs[3].gain_per_gpu_hour, 0.02);
+  // Median of {0.1, 0.02, 0.015, 0.00025} = (0.02 + 0.015) / 2; a quarter of it is 0.004375.
+  EXPECT_DOUBLE_EQ(*medians.at("val_accuracy"), 0.0175);
+  EXPECT_DOUBLE_EQ(*medians.at("loss"), 1.0);
+  EXPECT_EQ(keys(jobs[5]), std::vector<std::string>{"low_gain"});
+  EXPECT_NE(jobs[5].flags[0].en.find("0.0175"), std::string::npos) << jobs[5].flags[0].en;
+  EXPECT_NE(jobs[5].flags[0].zh.find("四分之一"), std::string::npos);
+  for (size_t i = 0; i < 5; ++i) EXPECT_TRUE(jobs[i].flags.empty()) << jobs[i].job;
+  // Two jobs of a metric are too few to call one of them low.
+  std::vector<JobEfficiency> two = {job("a", "m", 1, kGpuHour), job("b", "m", 0.01, kGpuHour)};
+  rank_jobs(two);
+  EXPECT_TRUE(two[1].flags.empty());
+}
+
+TEST(DashboardRank, FlagsNoGainAndLowUtilization) {
+  JobEfficiency worse = job("worse", "val_loss", -0.1, kGpuHour, 39);
+  worse.higher_is_better = false;
+  std::vector<JobEfficiency> jobs = {worse, job("flat", "val_loss", 0, kGpuHour, 40), job("ok", "val_loss", 0.3, kGpuHour)};
+  rank_jobs(jobs);
+  EXPECT_EQ(jobs[0].job, "ok");
+  EXPECT_TRUE(jobs[0].flags.empty());  // no utilization known: not flagged
+  EXPECT_EQ(jobs[1].job, "flat");
+  EXPECT_EQ(keys(jobs[1]), std::vector<std::string>{"no_gain"});  // 40% is not below 40%
+  EXPECT_EQ(jobs[2].job, "worse");
+  EXPECT_EQ(keys(jobs[2]), (std::vector<std::string>{"no_gain", "low_utilization"}));
+  EXPECT_NE(jobs[2].flags[1].en.find("39%"), std::string::npos);
+  EXPECT_NE(jobs[2].flags[1].zh.find("利用率"), std::string::npos);
+}
+
+TEST(DashboardRank, GpuHoursAndCostPerGainAreExact) {
+  EXPECT_EQ(gpu_hours_text(0), "0.000");
+  EXPECT_EQ(gpu_hours_text(kGpuHour * 123 + kGpuHour * 456 / 1000), "123.456");
+  EXPECT_EQ(gpu_hours_text(1'800'000), "0.000");  // 0.0005 GPU-hour: half to even → 0.000
+  EXPECT_EQ(gpu_hours_text(5'400'000), "0.002");  // 0.0015 → 0.002
+  EXPECT_EQ(gpu_hours_text(500 * 60'000), "0.008");  // half a GPU for a minute: 0.00833…
+  const Money cost(12'340'000, Currency::kCNY);  // 12.34
+  EXPECT_EQ(cost_per_unit_gain(cost, 0.5)->amount_string(), "24.68");
+  EXPECT_EQ(cost_per_unit_gain(cost, 3)->amount_string(), "4.113333");
+  EXPECT_EQ(cost_per_unit_gain(cost, 3)->currency(), Currency::kCNY);
+  EXPECT_FALSE(cost_per_unit_gain(cost, 0).has_value());
+  EXPECT_FALSE(cost_per_unit_gain(cost, -1).has_value());
+  EXPECT_FALSE(cost_per_unit_gain(cost, 1e-30).has_value());  // does not fit
+}
+
+}  // namespace
+}  // namespace gpurent

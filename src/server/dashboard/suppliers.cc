@@ -1,0 +1,180 @@
+#include "server/dashboard/suppliers.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "advisor/supplier_score.h"
+#include "core/money.h"
+#include "model/measurement.h"
+#include "server/services/advisor_live.h"
+
+namespace gpurent {
+
+using json = nlohmann::json;
+
+namespace {
+
+using Interval = TimeInterval;  // [first, second)
+
+constexpr DurationMs kDayMs = 86'400'000;
+constexpr DurationMs kMinuteMs = 60'000;
+
+int64_t half_even(__int128 num, int64_t den) {
+  bool overflow = false;
+  return div_round_half_even(num, den, &overflow);
+}
+
+// v / 10^decimals as a decimal string: fixed(9912, 2) = "99.12".
+std::string fixed(int64_t v, int decimals) {
+  int64_t scale = 1;
+  for (int i = 0; i < decimals; ++i) scale *= 10;
+  const int64_t a = v < 0 ? -v : v;
+  std::string frac = std::to_string(a % scale);
+  frac.insert(0, decimals - frac.size(), '0');
+  return (v < 0 ? "-" : "") + std::to_string(a / scale) + "." + frac;
+}
+
+TimeMs floor_day(TimeMs t) { return t - (((t % kDayMs) + kDayMs) % kDayMs); }
+
+std::string date_of(TimeMs day) { return format_rfc3339(day).substr(0, 10); }
+
+std::optional<TimeMs> time_of(const json& body, const char* key) {
+  if (!body.contains(key) || !body[key].is_string()) return std::nullopt;
+  auto t = parse_rfc3339(body[key].get<std::string>(), key);
+  return t ? std::optional<TimeMs>(*t) : std::nullopt;
+}
+
+json opt(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
+
+// Incidents and outage per UTC day over one supplier's nodes, and the totals behind availability.
+struct Tally {
+  TimeMs first_day = 0, from = 0, end = 0;
+  std::vector<int64_t> incidents, outage_ms;  // per day
+  int64_t total_incidents = 0;
+  __int128 node_ms = 0, down_ms = 0;
+
+  void count(TimeMs at) {
+    if (at < from || at >= end) return;
+    ++total_incidents;
+    ++incidents[(floor_day(at) - first_day) / kDayMs];
+  }
+  void down(TimeMs a, TimeMs b) {  // inside [from, end)
+    down_ms += b - a;
+    for (TimeMs d = floor_day(a); d < b; d += kDayMs)
+      outage_ms[(d - first_day) / kDayMs] += std::min(b, d + kDayMs) - std::max(a, d);
+  }
+};
+
+Status tally_supplier(Store& store, const std::string& supplier_id, Tally& t, int64_t& nodes_n, int64_t& gpus_n) {
+  auto nodes = list_all(store, "nodes", {{"supplier_id", supplier_id}});
+  if (!nodes) return nodes.error();
+  auto records = list_all(store, "measurements", {{"supplier_id", supplier_id}});
+  if (!records) return records.error();
+  std::map<std::string, std::vector<Interval>> incidents;  // node id -> incident windows, as recorded
+  for (const Record& r : *records) {
+    auto m = parse_measurement(r.body);
+    if (!m) return Error::make(Code::kInternal, "stored measurement " + r.id + ": " + m.error().message);
+    if (m->kind != MeasurementKind::kIncident || !m->from || !m->to) continue;
+    incidents[r.body.value("node_id", m->node)].emplace_back(*m->from, *m->to);
+  }
+  for (const Record& n : *nodes) {
+    ++nodes_n;
+    gpus_n += static_cast<int64_t>(n.body.value("gpus", json::array()).size());
+    const TimeMs a = std::max(n.created_at, t.from);
+    if (a < t.end) t.node_ms += t.end - a;
+    auto it = incidents.find(n.id);
+    if (it == incidents.end()) continue;
+    for (const Interval& i : it->second) t.count(i.first);
+    std::vector<Interval> clipped;
+    for (const Interval& i : it->second) {
+      const TimeMs b = std::max(i.first, a), e = std::min(i.second, t.end);
+      if (b < e) clipped.emplace_back(b, e);
+    }
+    for (const Interval& i : merge_intervals(std::move(clipped))) t.down(i.first, i.second);
+  }
+  // A node failure the scheduler recorded (one fault per job it hit) is one incident unless an
+  // incident measurement on that node already covers the moment.
+  auto faults = list_all(store, "faults", {{"supplier_id", supplier_id}});
+  if (!faults) return faults.error();
+  std::set<std::pair<std::string, TimeMs>> seen;
+  for (const Record& f : *faults) {
+    const std::string node = f.body.value("node", "");
+    const auto at = time_of(f.body, "at");
+    if (!at || !seen.emplace(node, *at).second) continue;
+    bool covered = false;
+    if (auto it = incidents.find(node); it != incidents.end())
+      for (const Interval& i : it->second) covered = covered || (i.first <= *at && *at <= i.second);
+    if (!covered) t.count(*at);
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<json> supplier_health_report(Store& store, const GpuCatalog& catalog, const SupplierHealthScope& s) {
+  if (s.to <= s.from) return Error::invalid("to", "must be after from");
+  if (s.from >= s.now) return Error::invalid("from", "must be in the past (there is no record of the future yet)");
+  const TimeMs end = std::min(s.to, s.now);
+  auto candidates = load_supplier_candidates(store, catalog, s.from, end);
+  if (!candidates) return candidates.error();
+  std::map<std::string, SupplierScore> scores;  // by supplier name
+  if (!candidates->empty()) {
+    SupplierScoreInput in{default_supplier_checklist(), default_history_rules(), *candidates, {}};
+    auto scored = compute_supplier_score(in);
+    if (!scored) return scored.error();
+    for (SupplierScore& sc : scored->suppliers) scores.emplace(sc.name, std::move(sc));
+  }
+  std::vector<Record> suppliers;
+  if (!s.supplier_id.empty()) {
+    auto r = store.get("suppliers", s.supplier_id);
+    if (!r) return r.error();
+    suppliers.push_back(std::move(*r));
+  } else {
+    auto all = list_all(store, "suppliers");
+    if (!all) return all.error();
+    suppliers = std::move(*all);
+  }
+  std::sort(suppliers.begin(), suppliers.end(), [](const Record& a, const Record& b) { return a.name < b.name; });
+
+  const TimeMs first_day = floor_day(s.from);
+  const size_t days = static_cast<size_t>((s.to - first_day + kDayMs - 1) / kDayMs);
+  json out = json::array();
+  for (const Record& r : suppliers) {
+    Tally t{first_day, s.from, end, std::vector<int64_t>(days), std::vector<int64_t>(days)};
+    int64_t nodes = 0, gpus = 0;
+    if (auto st = tally_supplier(store, r.id, t, nodes, gpus); !st) return st.error();
+    SupplierHistory h;
+    for (const SupplierCandidate& c : *candidates)
+      if (c.supplier.name == r.name) h = c.history;
+    const auto sc = scores.find(r.name);
+    json daily = json::array();
+    for (size_t d = 0; d < days; ++d)
+      daily.push_back({{"date", date_of(first_day + static_cast<TimeMs>(d) * kDayMs)},
+                       {"incidents", t.incidents[d]},
+                       {"outage_minutes", half_even(t.outage_ms[d], kMinuteMs)}});
+    const int64_t node_ms = static_cast<int64_t>(t.node_ms);
+    out.push_back({{"supplier_id", r.id},
+                   {"supplier", r.name},
+                   {"nodes", nodes},
+                   {"gpus", gpus},
+                   {"node_hours", fixed(half_even(t.node_ms, 3600), 3)},
+                   {"incidents", t.total_incidents},
+                   {"failure_rate_bp", opt(h.monthly_failure_rate_bp)},
+                   {"restore_minutes", opt(h.restore_minutes)},
+                   {"response_minutes", opt(h.response_minutes)},
+                   {"fp16_attainment_permille", opt(h.fp16_attainment_permille)},
+                   {"nccl_attainment_permille", opt(h.nccl_attainment_permille)},
+                   {"availability_pct",
+                    node_ms > 0 ? json(fixed(half_even((t.node_ms - t.down_ms) * 10'000, node_ms), 2)) : json(nullptr)},
+                   {"score", sc != scores.end() ? json(fixed(sc->second.score_x10, 1)) : json(nullptr)},
+                   {"blocked", sc != scores.end() && sc->second.blocked},
+                   {"share_pct", sc != scores.end() ? json(fixed(sc->second.share_permille, 1)) : json(nullptr)},
+                   {"daily", std::move(daily)}});
+  }
+  return json{{"from", format_rfc3339(s.from)}, {"to", format_rfc3339(s.to)}, {"suppliers", std::move(out)}};
+}
+
+}  // namespace gpurent

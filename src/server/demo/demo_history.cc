@@ -1,0 +1,303 @@
+#include "server/demo/demo_history.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <unordered_map>
+
+#include "server/services/cost_firewall.h"
+#include "server/api/resources.h"
+#include "server/services/scheduler_service.h"
+#include "server/demo/seed.h"
+
+namespace gpurent {
+namespace {
+
+constexpr TimeMs kMin = 60'000;
+constexpr TimeMs kStep = 5 * kMin;
+constexpr TimeMs kDayMs = 24 * 60 * kMin;
+constexpr TimeMs kMetricEvery = 30 * kMin;
+constexpr TimeMs kFirewallEvery = 6 * 60 * kMin;
+
+TimeMs floor_min(TimeMs t) { return t - ((t % kMin) + kMin) % kMin; }
+
+TimeMs time_field(const json& body, const char* key) {
+  auto it = body.find(key);
+  if (it == body.end() || !it->is_string()) return 0;
+  auto t = parse_rfc3339(it->get<std::string>(), key);
+  return t ? *t : 0;
+}
+
+// One allocation (a run of a job on its cards) as the meter needs it.
+struct Run {
+  std::string job_id, job, tenant_id, project_id;
+  TimeMs from = 0, to = 0;  // to = 0: still open
+  int64_t gpu_milli = 0;
+  std::vector<std::pair<std::string, int64_t>> cards;  // (node id, gpu) per placement entry
+  bool covers(TimeMs m) const { return m >= from && (to == 0 || m < to); }
+};
+
+// What the meter keeps about a job: its workload, and its GPU demand per replica.
+struct JobInfo {
+  Workload workload;
+  uint64_t key = 0;
+  int64_t replica_milli = 1000;
+};
+
+}  // namespace
+
+DemoMeter::DemoMeter(App& app, DemoWeek week, TimeMs start) : app_(app), week_(std::move(week)), last_(floor_min(start)) {}
+
+DemoMeter::~DemoMeter() { stop(); }
+
+Status DemoMeter::emit(TimeMs to) {
+  const TimeMs first = last_ + kMin, last = floor_min(to);
+  if (last < first) return ok_status();
+
+  auto nodes = list_all(app_.store, "nodes");
+  if (!nodes) return nodes.error();
+  auto allocs = list_all(app_.store, "allocations");
+  if (!allocs) return allocs.error();
+
+  std::vector<Run> runs;
+  std::map<std::string, JobInfo> jobs;
+  std::map<std::string, std::vector<const Run*>> runs_of_job;
+  for (const Record& a : *allocs) {
+    Run r;
+    r.from = time_field(a.body, "running_at");
+    r.to = time_field(a.body, "ended_at");
+    if (r.from == 0 || r.from > last || (r.to != 0 && r.to < first - kMin)) continue;
+    r.job_id = a.body.value("job_id", "");
+    r.job = a.body.value("job", "");
+    r.tenant_id = a.tenant_id;
+    r.project_id = a.project_id;
+    r.gpu_milli = a.body.value("gpu_milli", int64_t{0});
+    for (const json& p : a.body.value("placement", json::array()))
+      for (const json& g : p.value("gpus", json::array())) r.cards.emplace_back(p.value("node_id", ""), g.get<int64_t>());
+    if (r.cards.empty() || r.job_id.empty()) continue;
+    if (!jobs.count(r.job_id)) {
+      auto j = app_.store.get("jobs", r.job_id);
+      if (!j) return j.error();
+      JobInfo info;
+      info.workload = workload_of(j->name, j->body.value("kind", ""));
+      info.key = demo_key(j->id);
+      const int64_t per_worker = j->body.contains("gpu_milli") ? j->body.value("gpu_milli", int64_t{1000})
+                                                                : j->body.value("gpus_per_worker", int64_t{0}) * 1000;
+      info.replica_milli = std::max<int64_t>(1, per_worker * j->body.value("workers", int64_t{1}));
+      jobs[r.job_id] = info;
+    }
+    runs.push_back(std::move(r));
+  }
+  for (const Run& r : runs) runs_of_job[r.job_id].push_back(&r);
+
+  // Run time of a job before `m` over all its runs (a requeued job resumes from its checkpoint).
+  auto run_ms_before = [&](const std::string& job_id, TimeMs m) {
+    TimeMs total = 0;
+    auto it = runs_of_job.find(job_id);
+    if (it == runs_of_job.end()) return total;
+    for (const Run* r : it->second) total += std::max<TimeMs>(0, std::min(m, r->to ? r->to : m) - r->from);
+    return total;
+  };
+
+  std::unordered_map<std::string, const Record*> node_by_id;
+  for (const Record& n : *nodes) node_by_id[n.id] = &n;
+
+  UsageBatchRows batch;
+  batch.idempotency_key = "demo-meter-" + format_rfc3339(last);
+  batch.content_sha256 = "demo-meter:" + std::to_string(first) + ":" + std::to_string(last);
+  batch.received_at = last;
+  batch.submitted_by = "demo-meter";
+  std::vector<JobMetricRow> metric_rows;
+
+  for (TimeMs m = first; m <= last; m += kMin) {
+    struct Acc {
+      CardSample s;
+      int n = 0;
+    };
+    std::map<std::pair<std::string, int64_t>, Acc> busy;
+    for (const Run& r : runs) {
+      if (!r.covers(m)) continue;
+      const JobInfo& info = jobs.at(r.job_id);
+      const int64_t share = std::clamp<int64_t>(r.gpu_milli / static_cast<int64_t>(r.cards.size()), 1, 1000);
+      for (const auto& card : r.cards) {
+        auto nit = node_by_id.find(card.first);
+        if (nit == node_by_id.end()) continue;
+        const GpuModel* model = app_.catalog.find(nit->second->gpu_model);
+        if (!model) continue;
+        CardSample s = busy_card(info.workload, *model, info.key ^ demo_key(card.first) ^ static_cast<uint64_t>(card.second),
+                                 m, share);
+        Acc& acc = busy[card];
+        acc.s.utilization_pct = std::min<int64_t>(100, acc.s.utilization_pct + s.utilization_pct);
+        acc.s.memory_used_mib = std::min<int64_t>(model->memory_gib * 1024, acc.s.memory_used_mib + s.memory_used_mib);
+        acc.s.power_mw = std::max(acc.s.power_mw, s.power_mw);
+        acc.s.sm_clock_mhz = std::max(acc.s.sm_clock_mhz, s.sm_clock_mhz);
+        acc.s.gr_engine_active_pct = std::min<int64_t>(100, acc.s.gr_engine_active_pct + s.gr_engine_active_pct);
+        ++acc.n;
+      }
+      if (!info.workload.metric.empty() && m % kMetricEvery == 0) {
+        const double hours = static_cast<double>(run_ms_before(r.job_id, m)) / 3'600'000.0;
+        metric_rows.push_back({r.job_id, r.tenant_id, r.project_id, info.workload.metric, m,
+                               metric_value(info.workload, info.key, hours), info.workload.higher_is_better});
+      }
+    }
+    for (const auto& [card, acc] : busy)
+      batch.gpu.push_back({card.first, card.second, m, acc.s.utilization_pct, acc.s.memory_used_mib, acc.s.power_mw,
+                           acc.s.sm_clock_mhz, acc.s.gr_engine_active_pct});
+    if (m % kStep != 0) continue;
+    for (const Record& n : *nodes) {  // idle cards of nodes in service, every 5 minutes
+      if (n.state != "available") continue;
+      const GpuModel* model = app_.catalog.find(n.gpu_model);
+      if (!model) continue;
+      const int64_t count = static_cast<int64_t>(n.body.value("gpus", json::array()).size());
+      for (int64_t g = 0; g < count; ++g) {
+        if (busy.count({n.id, g})) continue;
+        CardSample s = idle_card(*model, demo_key(n.id) ^ static_cast<uint64_t>(g), m);
+        batch.gpu.push_back({n.id, g, m, s.utilization_pct, s.memory_used_mib, s.power_mw, s.sm_clock_mhz,
+                             s.gr_engine_active_pct});
+      }
+    }
+  }
+
+  // Each run's traffic over the minutes it covered in (last_, last].
+  for (const Run& r : runs) {
+    const TimeMs lo = std::max(first, r.from), hi = std::min(last + kMin, r.to ? r.to : last + kMin);
+    if (hi <= lo) continue;
+    const JobInfo& info = jobs.at(r.job_id);
+    JobTraffic t = job_traffic(info.workload, r.job, r.gpu_milli, std::max<int64_t>(1, r.gpu_milli / info.replica_milli),
+                               lo, hi, week_);
+    if (t.storage_io_bytes == 0 && t.egress_bytes == 0 && t.requests == 0) continue;
+    batch.jobs.push_back({r.job_id, r.tenant_id, r.project_id, floor_min(hi - 1), t.storage_io_bytes, t.egress_bytes,
+                          t.input_tokens, t.output_tokens, t.requests});
+  }
+
+  Status st = app_.loop.run([&](StoreTx& tx) -> Status {
+    if (!batch.gpu.empty() || !batch.jobs.empty())
+      if (auto r = tx.insert_usage_batch(batch); !r) return r.error();
+    if (!metric_rows.empty())
+      if (auto s = tx.insert_job_metrics(metric_rows); !s) return s;
+    return ok_status();
+  });
+  if (!st) return st;
+  last_ = last;
+  return ok_status();
+}
+
+void DemoMeter::start(int64_t interval_ms) {
+  thread_ = std::thread([this, interval_ms] {
+    std::unique_lock lock(mu_);
+    while (!stopping_) {
+      cv_.wait_for(lock, std::chrono::milliseconds(interval_ms), [this] { return stopping_; });
+      if (stopping_) break;
+      lock.unlock();
+      if (auto s = emit(app_.clock.now()); !s) spdlog::warn("demo meter: {}", s.error().message);
+      lock.lock();
+    }
+  });
+}
+
+void DemoMeter::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+namespace {
+
+// An operator takes a node out of service (or returns it), as PUT /api/v1/nodes/{id} would.
+Status set_node_state(App& app, const std::string& node_name, bool available, const std::string& reason,
+                      const std::string& actor, TimeMs now) {
+  return app.loop.run([&](StoreTx& tx) -> Status {
+    auto node = resolve_ref(tx, "nodes", node_name, {}, "node");
+    if (!node) return node.error();
+    Record r = *node;
+    r.state = available ? "available" : "unavailable";
+    r.body["state"] = r.state;
+    if (available)
+      r.body.erase("state_reason");
+    else
+      r.body["state_reason"] = reason;
+    r.updated_at = now;
+    if (auto s = tx.update(r); !s) return s;
+    return tx.append_audit({now, actor, "update", "nodes", r.id, "demo week: " + r.state});
+  });
+}
+
+}  // namespace
+
+Result<FastForwardStats> fast_forward_demo_week(App& app, FastForwardClock& clock, const DemoWeek& week,
+                                                SchedulerService& scheduler, CostFirewall& firewall, DemoMeter& meter,
+                                                const std::string& admin_user_id, TimeMs present,
+                                                const std::function<void(int, int)>& day_done) {
+  struct Release {
+    FastForwardClock& c;
+    ~Release() { c.release(); }
+  } release{clock};
+  const auto wall_start = std::chrono::steady_clock::now();
+  const Principal op{admin_user_id, "", Role::kOperatorAdmin, "", ""};
+  const KindSpec& jobs = app.kinds.at("jobs");
+  const KindSpec& measurements = app.kinds.at("measurements");
+  FastForwardStats stats;
+  size_t next = 0;
+  std::vector<int> outage_phase(week.outages.size(), 0);  // 0 before, 1 during, 2 after
+  TimeMs next_firewall = week.start + kFirewallEvery;
+
+  auto step = [&](TimeMs t) -> Status {
+    clock.set(t);
+    if (auto s = meter.emit(t); !s) return s;
+    for (; next < week.submissions.size() && week.submissions[next].at <= t; ++next) {
+      const DemoObject& o = week.submissions[next].job;
+      auto who = demo_creator(app, op, o.as_tenant);
+      if (!who) return who.error();
+      if (auto r = create_object(app, jobs, o.body, *who); !r) {
+        Error e = r.error();
+        e.message = "demo week job '" + o.body.value("name", "?") + "': " + e.message;
+        return e;
+      }
+      ++stats.jobs_submitted;
+    }
+    for (size_t i = 0; i < week.outages.size(); ++i) {
+      const WeekOutage& o = week.outages[i];
+      if (outage_phase[i] == 0 && o.from <= t) {
+        if (auto s = set_node_state(app, o.node, false, o.reason, admin_user_id, t); !s) return s;
+        outage_phase[i] = 1;
+        ++stats.outages;
+      } else if (outage_phase[i] == 1 && o.to <= t) {
+        if (auto s = set_node_state(app, o.node, true, "", admin_user_id, t); !s) return s;
+        json incident = {{"kind", "incident"},          {"node", o.node},
+                         {"from", format_rfc3339(o.from)}, {"to", format_rfc3339(o.to)},
+                         {"responded_at", format_rfc3339(o.responded_at)}, {"note", o.reason}};
+        if (auto r = create_object(app, measurements, incident, op); !r) return r.error();
+        outage_phase[i] = 2;
+      }
+    }
+    if (auto s = scheduler.run_once(); !s) return s;
+    ++stats.steps;
+    return ok_status();
+  };
+
+  TimeMs t = week.start;
+  const TimeMs first_day = week.start - week.start % kDayMs;
+  const int days = static_cast<int>((present - first_day + kDayMs - 1) / kDayMs);
+  for (; t + kStep < present; t += kStep) {
+    if (auto s = step(t); !s) return s.error();
+    if (day_done && (t + kStep) % kDayMs == 0) day_done(static_cast<int>((t + kStep - first_day) / kDayMs), days);
+    if (t >= next_firewall) {
+      if (auto r = firewall.run_once(t); !r) return r.error();
+      ++stats.firewall_passes;
+      next_firewall += kFirewallEvery;
+    }
+  }
+  if (auto s = step(present); !s) return s.error();
+  if (auto r = firewall.run_once(present); !r) return r.error();
+  ++stats.firewall_passes;
+  if (day_done) day_done(days, days);  // today, up to now
+  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return stats;
+}
+
+}  // namespace gpurent

@@ -1,0 +1,66 @@
+#include "server/demo/seed.h"
+
+#include "core/ids.h"
+#include "demo/demo_world.h"
+#include "server/services/bootstrap.h"
+#include "server/api/resources.h"
+
+namespace gpurent {
+
+Result<Principal> demo_creator(App& app, const Principal& op, const std::string& tenant_name) {
+  if (tenant_name.empty()) return op;
+  auto t = app.store.list(ListQuery{"tenants", {{"name", tenant_name}}, "", 1});
+  if (!t || t->items.empty()) return Error::make(Code::kInternal, "demo: tenant '" + tenant_name + "' missing");
+  auto users = app.store.list(ListQuery{"users", {{"tenant_id", t->items[0].id}}, "", 1000});
+  if (!users) return users.error();
+  for (const auto& u : users->items)
+    if (u.body.value("role", "") == "tenant_admin")
+      return Principal{u.id, "", Role::kTenantAdmin, u.tenant_id, ""};
+  return Error::make(Code::kInternal, "demo: tenant '" + tenant_name + "' has no tenant_admin user");
+}
+
+Result<json> seed_demo_if_empty(App& app, const std::string& admin_user_id, const std::string& data_dir) {
+  std::string tokens_file = app.opts.db_path + ".demo-tokens.json";
+  auto existing = app.store.count("suppliers", {});
+  if (!existing) return existing.error();
+  if (*existing > 0) return json{{"seeded", false}, {"reason", "database already has suppliers"}, {"tokens_file", tokens_file}};
+
+  auto world = build_demo_world(data_dir.empty() ? default_data_dir() : data_dir, app.catalog);
+  if (!world) return world.error();
+  Principal op{admin_user_id, "", Role::kOperatorAdmin, "", ""};
+  json counts = json::object();
+  for (const auto& obj : world->objects) {
+    auto it = app.kinds.find(obj.kind);
+    if (it == app.kinds.end()) return Error::make(Code::kInternal, "demo: unknown kind " + obj.kind);
+    auto who = demo_creator(app, op, obj.as_tenant);
+    if (!who) return who.error();
+    auto r = create_object(app, it->second, obj.body, *who);
+    if (!r) {
+      Error e = r.error();
+      e.message = "demo " + obj.kind + " '" + obj.body.value("name", "?") + "': " + e.message;
+      return e;
+    }
+    counts[obj.kind] = counts.value(obj.kind, 0) + 1;
+  }
+
+  // One token per demo user, so each role can be tried at once.
+  json tokens = json::array();
+  auto users = app.store.list(ListQuery{"users", {}, "", 1000});
+  if (!users) return users.error();
+  for (const auto& u : users->items) {
+    if (u.id == admin_user_id) continue;
+    std::string secret = new_token_secret();
+    TokenRow row{new_id("tok"), u.id, u.tenant_id, u.supplier_id, u.body.value("role", "viewer"), "demo",
+                 token_hash(secret), app.clock.now(), 0, false};
+    Status st = app.loop.run([&](StoreTx& tx) -> Status {
+      if (auto s = tx.insert_token(row); !s) return s;
+      return tx.append_audit({row.created_at, admin_user_id, "create", "tokens", row.id, "demo"});
+    });
+    if (!st) return st.error();
+    tokens.push_back({{"user", u.name}, {"role", row.role}, {"token", secret}});
+  }
+  if (auto s = write_secret_file(tokens_file, tokens.dump(2)); !s) return s.error();
+  return json{{"seeded", true}, {"counts", counts}, {"tokens_file", tokens_file}, {"price_source", world->price_source}};
+}
+
+}  // namespace gpurent

@@ -1,0 +1,95 @@
+#include "server/http/http_util.h"
+
+#include "core/json_limits.h"
+#include "core/yaml_json.h"
+
+namespace gpurent {
+
+void send_json(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+}
+
+static const char* title_of(Code c) {
+  switch (c) {
+    case Code::kBadRequest: return "Bad request";
+    case Code::kInvalid: return "Validation failed";
+    case Code::kUnauthorized: return "Unauthorized";
+    case Code::kForbidden: return "Forbidden";
+    case Code::kNotFound: return "Not found";
+    case Code::kConflict: return "Conflict";
+    case Code::kMethodNotAllowed: return "Method not allowed";
+    case Code::kTooLarge: return "Payload too large";
+    case Code::kUnavailable: return "Service unavailable";
+    case Code::kInternal: return "Internal error";
+  }
+  return "Error";
+}
+
+json problem_json(const Error& e, const std::string& instance) {
+  json p = {{"type", std::string("https://gpurent.dev/problems/") + code_name(e.code)},
+            {"title", title_of(e.code)},
+            {"status", http_status(e.code)},
+            {"detail", e.message},
+            {"instance", instance}};
+  if (!e.fields.empty()) {
+    json errs = json::array();
+    for (const auto& f : e.fields) errs.push_back({{"field", f.field}, {"reason", f.reason}});
+    p["errors"] = errs;
+  }
+  return p;
+}
+
+void send_problem(httplib::Response& res, const Error& e, const std::string& instance) {
+  res.status = http_status(e.code);
+  res.set_content(problem_json(e, instance).dump(-1, ' ', false, json::error_handler_t::replace),
+                  "application/problem+json");
+  if (e.code == Code::kUnauthorized) res.set_header("WWW-Authenticate", "Bearer realm=\"gpurent\"");
+}
+
+Result<json> parse_body(const httplib::Request& req) {
+  if (req.body.empty()) return Error::make(Code::kBadRequest, "request body is empty: a JSON object is required");
+  std::string ct = req.get_header_value("Content-Type");
+  bool yaml = ct.find("yaml") != std::string::npos;
+  if (!yaml && !ct.empty() && ct.find("json") == std::string::npos)
+    return Error::make(Code::kBadRequest, "unsupported Content-Type '" + ct + "': use application/json or application/yaml");
+  json body;
+  if (yaml) {
+    auto r = yaml_to_json(req.body);
+    if (!r) return Error::make(Code::kBadRequest, r.error().message);
+    body = std::move(r).value();
+  } else {
+    auto r = parse_json_bounded(req.body);
+    if (!r) return r.error();
+    body = std::move(r).value();
+  }
+  if (!body.is_object()) return Error::make(Code::kBadRequest, "request body must be a JSON object");
+  return body;
+}
+
+std::optional<TimeMs> time_param(const httplib::Request& req, const char* name, FieldErrors& errs) {
+  if (!req.has_param(name)) return std::nullopt;
+  auto t = parse_rfc3339(req.get_param_value(name), name);
+  if (!t) {
+    errs.add(name, t.error().fields.empty() ? t.error().message : t.error().fields[0].reason);
+    return std::nullopt;
+  }
+  return *t;
+}
+
+Result<PageParams> page_params(const httplib::Request& req) {
+  PageParams p;
+  if (req.has_param("limit")) {
+    const std::string v = req.get_param_value("limit");
+    if (v.empty() || v.size() > 5 || v.find_first_not_of("0123456789") != std::string::npos)
+      return Error::invalid("limit", "must be an integer between 1 and 1000");
+    int n = std::stoi(v);
+    if (n < 1 || n > 1000) return Error::invalid("limit", "must be between 1 and 1000 (got " + v + ")");
+    p.limit = n;
+  }
+  if (req.has_param("after")) p.after = req.get_param_value("after");
+  if (p.after.size() > 64) return Error::invalid("after", "is not a valid cursor");
+  return p;
+}
+
+}  // namespace gpurent

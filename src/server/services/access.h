@@ -1,0 +1,27 @@
+// Who may see and change what, and how a reference names an object: the permission matrix
+// (model/user.h) applied to stored records, and reference resolution inside the writer's
+// transaction. Shared by the API's routes (api/resources.h) and the services that act for a
+// caller (usage_ingest.h). Stateless; thread-safe.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "model/user.h"
+#include "server/services/principal.h"
+#include "store/store.h"
+
+namespace gpurent {
+
+bool looks_like_id(const std::string& s);  // "nod_3f9a0c2b7d1e4a65"
+Error forbidden(const std::string& why);
+// Whether a scope from the permission matrix reaches record r for principal p.
+bool in_scope(Scope s, const Principal& p, const Record& r);
+Scope read_scope(const Principal& p, ObjectKind k);
+Scope write_scope(const Principal& p, ObjectKind k);
+// Resolves a reference field inside a transaction to its record. scope narrows name lookups
+// (e.g. {"tenant_id", t}). Errors name `field`.
+Result<Record> resolve_ref(StoreTx& tx, const std::string& kind, const std::string& ref,
+                           const std::map<std::string, std::string>& scope, const std::string& field);
+
+}  // namespace gpurent

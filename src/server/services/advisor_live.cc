@@ -1,0 +1,162 @@
+#include "server/services/advisor_live.h"
+
+#include <algorithm>
+#include <map>
+
+#include "model/measurement.h"
+#include "model/node.h"
+#include "model/supplier.h"
+
+namespace gpurent {
+namespace {
+
+std::optional<TimeMs> time_of(const json& j, const char* key) {
+  if (!j.contains(key) || !j[key].is_string()) return std::nullopt;
+  auto t = parse_rfc3339(j[key].get<std::string>(), key);
+  return t ? std::optional<TimeMs>(*t) : std::nullopt;
+}
+
+int64_t placed_gpus(const json& allocation) {
+  int64_t n = 0;
+  for (const auto& p : allocation.value("placement", json::array())) n += p.value("gpus", json::array()).size();
+  return n;
+}
+
+}  // namespace
+
+Result<std::vector<Offer>> load_offers(Store& store, const GpuCatalog& catalog, std::vector<std::string>* ids) {
+  auto records = list_all(store, "offers");
+  if (!records) return records.error();
+  std::map<std::string, std::string> supplier_names;
+  std::vector<Offer> out;
+  for (const Record& r : *records) {
+    auto o = parse_offer(r.body, catalog);
+    if (!o) return Error::make(Code::kInternal, "stored offer " + r.id + ": " + o.error().message);
+    o->supplier_id = r.supplier_id;
+    auto it = supplier_names.find(r.supplier_id);
+    if (it == supplier_names.end()) {
+      auto s = store.get("suppliers", r.supplier_id);
+      it = supplier_names.emplace(r.supplier_id, s ? s->name : r.supplier_id).first;
+    }
+    o->supplier = it->second;
+    out.push_back(std::move(*o));
+    if (ids) ids->push_back(r.id);
+  }
+  return out;
+}
+
+Result<std::vector<SupplierCandidate>> load_supplier_candidates(Store& store, const GpuCatalog& catalog, TimeMs from,
+                                                                TimeMs to) {
+  auto suppliers = list_all(store, "suppliers");
+  if (!suppliers) return suppliers.error();
+  auto offers = load_offers(store, catalog);
+  if (!offers) return offers.error();
+  std::vector<SupplierCandidate> out;
+  for (const Record& s : *suppliers) {
+    auto sup = parse_supplier(s.body);
+    if (!sup) return Error::make(Code::kInternal, "stored supplier " + s.id + ": " + sup.error().message);
+    std::vector<SupplierNodeRecord> nodes;
+    auto node_records = list_all(store, "nodes", {{"supplier_id", s.id}});
+    if (!node_records) return node_records.error();
+    for (const Record& n : *node_records) {
+      auto node = parse_node(n.body, catalog);
+      if (!node) return Error::make(Code::kInternal, "stored node " + n.id + ": " + node.error().message);
+      node->name = n.name;
+      nodes.push_back({n.id, std::move(*node)});
+    }
+    std::vector<Offer> own;
+    for (const Offer& o : *offers)
+      if (o.supplier_id == s.id) own.push_back(o);
+    std::vector<Measurement> measurements;
+    auto m_records = list_all(store, "measurements", {{"supplier_id", s.id}});
+    if (!m_records) return m_records.error();
+    for (const Record& m : *m_records) {
+      auto parsed = parse_measurement(m.body);
+      if (!parsed) return Error::make(Code::kInternal, "stored measurement " + m.id + ": " + parsed.error().message);
+      parsed->node_id = m.body.value("node_id", parsed->node_id);
+      measurements.push_back(std::move(*parsed));
+    }
+    auto history = derive_supplier_history(nodes, own, measurements, from, to);
+    if (!history) return history.error();
+    out.push_back({std::move(*sup), {}, std::move(*history)});
+  }
+  return out;
+}
+
+Result<DemandCurve> ledger_demand(Store& store, const std::string& tenant_id, TimeMs from, TimeMs to, TimeMs now,
+                                  HourlyMeasure measure, const std::string& field) {
+  auto runs = list_all(store, "allocations", {{"tenant_id", tenant_id}});
+  if (!runs) return runs.error();
+  std::vector<GpuInterval> intervals;
+  for (const Record& a : *runs) {
+    const auto start = time_of(a.body, "running_at");
+    if (!start) continue;
+    const TimeMs s = std::max(*start, from), e = std::min(time_of(a.body, "ended_at").value_or(now), to);
+    const int64_t milli = a.body.value("gpu_milli", int64_t{0});
+    // A worker's share of a GPU is a whole GPU of capacity to buy.
+    const int64_t gpus = std::max<int64_t>(placed_gpus(a.body), (milli + 999) / 1000);
+    if (e > s && gpus > 0) intervals.push_back({s, e, gpus});
+  }
+  if (intervals.empty())
+    return Error::invalid(field, "the tenant ran no GPU jobs between " + format_rfc3339(from) + " and " +
+                                     format_rfc3339(to) + ": no metered demand to plan for");
+  return demand_from_intervals(intervals, measure);
+}
+
+Result<FingerprintInput> metered_fingerprint(Store& store, const GpuCatalog& catalog, const Record& job, TimeMs now,
+                                             std::optional<Money> price) {
+  auto runs = list_all(store, "allocations", {{"tenant_id", job.tenant_id}});
+  if (!runs) return runs.error();
+  MeteredJobUsage usage;
+  std::string model, offer_id;
+  int64_t gpus = 0, util_sum = 0, util_n = 0;
+  TimeMs first = 0, last = 0;
+  for (const Record& a : *runs) {
+    if (a.body.value("job_id", "") != job.id) continue;
+    const auto start = time_of(a.body, "running_at");
+    if (!start) continue;
+    const TimeMs end = time_of(a.body, "ended_at").value_or(now);
+    if (end <= *start) continue;
+    usage.duration_ms += end - *start;
+    if (!first || *start < first) first = *start;
+    last = std::max(last, end);
+    gpus = std::max(gpus, placed_gpus(a.body));
+    offer_id = a.body.value("offer_id", offer_id);
+    for (const auto& p : a.body.value("placement", json::array())) {
+      const std::string node_id = p.value("node_id", "");
+      if (model.empty())
+        if (auto n = store.get("nodes", node_id)) model = n->body.value("gpu_model", "");
+      for (const auto& g : p.value("gpus", std::vector<int64_t>{})) {
+        auto pts = store.gpu_usage(node_id, g, *start, end, 1'000'000);
+        if (!pts) return pts.error();
+        for (const auto& pt : *pts) {
+          util_sum += pt.utilization_pct.sum;
+          util_n += pt.utilization_pct.n;
+          usage.peak_memory_mib = std::max(usage.peak_memory_mib, pt.memory_used_mib.max);
+        }
+      }
+    }
+  }
+  if (usage.duration_ms == 0 || model.empty() || gpus == 0)
+    return Error::invalid("job", "job " + job.name + " has not run on GPUs yet: nothing metered to fingerprint");
+  if (util_n == 0)
+    return Error::invalid(
+        "job", "no utilization samples for job " + job.name + "'s GPUs (is a DCGM exporter or node agent reporting?)");
+  // Mean utilization in per-mille, rounded half up (a ratio, not money).
+  usage.avg_gpu_utilization_permille = (util_sum * 10 * 2 + util_n) / (2 * util_n);
+  auto totals = store.job_usage_totals({.job_id = job.id, .from = first, .to = last + 1});
+  if (!totals) return totals.error();
+  for (const auto& t : *totals) usage.storage_io_bytes += t.storage_io_bytes;
+  if (!price) {
+    if (offer_id.empty())
+      return Error::invalid("price_per_gpu_hour", "is required: job " + job.name + "'s runs name no offer");
+    auto o = store.get("offers", offer_id);
+    if (!o) return o.error();
+    auto offer = parse_offer(o->body, catalog);
+    if (!offer) return offer.error();
+    price = offer->prices.on_demand;
+  }
+  return fingerprint_input_from_metered(model, gpus, *price, usage, catalog);
+}
+
+}  // namespace gpurent

@@ -1,0 +1,63 @@
+// Scraping NVIDIA dcgm-exporter endpoints into usage batches. `gpurent serve --dcgm-target
+// URL@NODE` names an exporter and the node it runs on; every --dcgm-interval-s the scraper GETs the
+// URL, maps the exposition (meter/dcgm.h) to GPU samples of NODE (the exporter's `gpu` label is
+// the GPU index; series with only a UUID are matched by the nodes' gpus[].uuid) and ingests them
+// through the same path as POST /api/v1/usage, with the idempotency key
+// "dcgm:<NODE>:<scrape time ms>".
+// parse_dcgm_target and dcgm_batch are pure; DcgmScraper owns one thread per target and is
+// thread-safe to start/stop from the server's main thread.
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "meter/usage.h"
+#include "server/services/context.h"
+
+namespace gpurent {
+
+struct DcgmTarget {
+  std::string url;   // "http://10.0.0.7:9400/metrics"
+  std::string node;  // node id or name
+};
+
+// "URL@NODE", split at the last '@'. The URL must be http:// or https:// with a host.
+Result<DcgmTarget> parse_dcgm_target(const std::string& spec);
+
+// The batch one scrape becomes. Each GPU's time is the exposition's timestamp when it has one
+// within the accepted window, else scraped_at. Errors: a malformed exposition (naming the line),
+// or no GPU with a utilization in it.
+Result<UsageBatch> dcgm_batch(std::string_view exposition, const std::string& node, TimeMs scraped_at);
+
+// Runs the scrapes and the periodic usage rollup of the server.
+class UsageBackground {
+ public:
+  explicit UsageBackground(ServiceContext& app) : app_(app) {}
+  ~UsageBackground() { stop(); }
+  UsageBackground(const UsageBackground&) = delete;
+  UsageBackground& operator=(const UsageBackground&) = delete;
+
+  // Starts one thread per DCGM target and the rollup thread (kInvalid for a malformed target).
+  Status start(const std::vector<std::string>& dcgm_targets);
+  void stop();
+
+  // One scrape of `t`, ingested; what happened, for the log and the tests.
+  Result<UsageIngestOutcome> scrape_once(const DcgmTarget& t);
+  // One rollup pass at `now` (raw samples older than the retention window become minutes).
+  Result<UsageRollupStats> roll_up_once(TimeMs now);
+
+ private:
+  // Sleeps up to ms; false when stopping.
+  bool wait(int64_t ms);
+
+  ServiceContext& app_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace gpurent

@@ -1,0 +1,58 @@
+// The simulated executor (executor.h): no process runs; time alone moves the jobs.
+#include <string>
+
+#include "server/services/executor.h"
+#include "server/services/scheduler_internal.h"
+
+namespace gpurent {
+
+using namespace sched_detail;
+
+namespace {
+
+class SimExecutor final : public Executor {
+ public:
+  explicit SimExecutor(int64_t cold_start_ms) : cold_start_ms_(cold_start_ms) {}
+  std::string_view name() const override { return "sim"; }
+
+  Status advance(StoreTx& tx, TimeMs now, ExecutorHost& host) override {
+    return for_each_placed_job(tx, [&](const Record& r, Job& j) -> Status {
+      const JobStatus& st = j.status;
+      if (st.state == JobState::kAdmitted && now >= st.updated_at + cold_start_ms_)
+        return move_job(tx, r.id, JobState::kRunning, "started by the simulated executor", st.placement, now);
+      if (st.state != JobState::kRunning) return ok_status();
+      if (j.time_limit_seconds &&
+          (!j.expected_duration_seconds || *j.time_limit_seconds < *j.expected_duration_seconds ||
+           j.kind == JobKind::kInference) &&
+          now >= st.updated_at + *j.time_limit_seconds * 1000) {
+        // The simulated job would outrun its limit: stopped there, as Slurm would.
+        if (auto s = move_job(tx, r.id, JobState::kFailed,
+                              "killed by its time limit of " + std::to_string(*j.time_limit_seconds) +
+                                  " s (simulated executor)",
+                              {}, now);
+            !s)
+          return s;
+        host.forget(r.id);
+      } else if (j.kind != JobKind::kInference && j.expected_duration_seconds &&
+                 now >= st.updated_at + *j.expected_duration_seconds * 1000) {
+        if (auto s = move_job(tx, r.id, JobState::kSucceeded,
+                              "finished after its expected duration (simulated executor)", {}, now);
+            !s)
+          return s;
+        host.forget(r.id);
+      }
+      return ok_status();
+    });
+  }
+
+ private:
+  int64_t cold_start_ms_;
+};
+
+}  // namespace
+
+std::unique_ptr<Executor> make_sim_executor(int64_t cold_start_ms) {
+  return std::make_unique<SimExecutor>(cold_start_ms);
+}
+
+}  // namespace gpurent

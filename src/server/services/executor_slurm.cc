@@ -1,0 +1,310 @@
+// The Slurm executor (executor.h, docs/slurm.md): gpurent places, Slurm runs.
+//  - Inventory: every tick, Slurm's nodes (sinfo --json) become nodes of the configured supplier
+//    (created on first sight: GPUs from the gres count, CPUs, memory); a drained or down node
+//    becomes "unavailable" (its jobs are requeued with a fault record, billing stops); it comes
+//    back when Slurm resumes it. Only states gpurent
+//    set itself ("slurm: …" reasons) are lifted, never an operator's.
+//  - Jobs: an admitted job is submitted once per admission with sbatch on exactly its nodes with
+//    their GPU count as gres (the Slurm job's comment is the gpurent job id, so a restart of
+//    either side finds it again by comment and submit time); RUNNING moves it to running;
+//    COMPLETED to succeeded; FAILED / OUT_OF_MEMORY / TIMEOUT / CANCELLED (outside gpurent) to
+//    failed with the exit code or the time limit as the reason; NODE_FAIL / PREEMPTED requeues it
+//    in gpurent with a fault record (as a down node seen by sinfo does). A Slurm job whose gpurent job is
+//    no longer placed (cancelled, preempted, requeued) is cancelled in Slurm. Slurm never
+//    requeues by itself (--no-requeue): gpurent owns requeue and its fault records.
+// squeue/sinfo run before the tick's transaction (observe); submissions and cancels inside it.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/ids.h"
+#include "exec/slurm_cli.h"
+#include "model/node.h"
+#include "server/services/allocation_ledger.h"
+#include "server/services/executor.h"
+#include "server/services/scheduler_internal.h"
+
+namespace gpurent {
+
+using namespace sched_detail;
+
+namespace {
+
+bool terminal(const std::string& s) {
+  return s == "COMPLETED" || s == "FAILED" || s == "CANCELLED" || s == "TIMEOUT" || s == "NODE_FAIL" ||
+         s == "OUT_OF_MEMORY" || s == "PREEMPTED" || s == "BOOT_FAIL" || s == "DEADLINE";
+}
+
+constexpr const char* kReasonPrefix = "slurm: ";
+
+class SlurmExecutor final : public Executor {
+ public:
+  SlurmExecutor(SlurmExecutorOptions o, const GpuCatalog& catalog)
+      : o_(std::move(o)), catalog_(catalog),
+        slurm_(SlurmSettings{o_.conf, o_.partition, o_.gres_type, o_.command_timeout_ms}) {}
+  std::string_view name() const override { return "slurm"; }
+  Status check() {
+    auto nodes = slurm_.nodes();
+    if (!nodes) return Error::make(Code::kUnavailable, "Slurm does not answer: " + nodes.error().message);
+    return ok_status();
+  }
+  void observe() override;
+  Status sync_inventory(StoreTx& tx, TimeMs now) override;
+  Status advance(StoreTx& tx, TimeMs now, ExecutorHost& host) override;
+
+ private:
+  SlurmExecutorOptions o_;
+  const GpuCatalog& catalog_;
+  SlurmCli slurm_;
+  bool supplier_missing_logged_ = false;
+  std::vector<SlurmJob> jobs_;
+  std::vector<SlurmNode> nodes_;
+  bool ok_ = false;  // the last observe() reached Slurm
+};
+
+}  // namespace
+
+void SlurmExecutor::observe() {
+  ok_ = false;
+  auto jobs = slurm_.jobs();
+  auto nodes = slurm_.nodes();
+  if (!jobs || !nodes) {
+    spdlog::error(
+        "{}",
+        json({{"event", "slurm_unreachable"}, {"error", !jobs ? jobs.error().message : nodes.error().message}}).dump());
+    return;
+  }
+  jobs_ = std::move(*jobs);
+  nodes_ = std::move(*nodes);
+  ok_ = true;
+}
+
+Status SlurmExecutor::sync_inventory(StoreTx& tx, TimeMs now) {
+  if (!ok_) return ok_status();
+  // The supplier may be created after the server starts: resolved (by id or name) each tick.
+  auto sup = tx.get("suppliers", o_.supplier);
+  if (!sup) {
+    auto page = tx.list({"suppliers", {{"name", o_.supplier}}, "", 1});
+    if (!page) return page.error();
+    if (page->items.empty()) {
+      if (!supplier_missing_logged_)
+        spdlog::warn("{}", json({{"event", "slurm_supplier_missing"}, {"supplier", o_.supplier}}).dump());
+      supplier_missing_logged_ = true;
+      return ok_status();
+    }
+    sup = page->items.front();
+  }
+  const json sites = sup->body.value("sites", json::array());
+  if (sites.empty()) return Error::invalid("slurm_supplier", "supplier " + sup->name + " has no site");
+  for (const SlurmNode& sn : nodes_) {
+    auto found = tx.list({"nodes", {{"supplier_id", sup->id}, {"name", sn.name}}, "", 1});
+    if (!found) return found.error();
+    // Drained or down in Slurm: the node is out, and its jobs are requeued elsewhere by gpurent
+    // (with a fault record; billing stops) rather than left to finish there.
+    const bool out = sn.drain || sn.state == "down" || sn.state == "unknown" || sn.state == "future";
+    const std::string want = out ? "unavailable" : "available";
+    const std::string why =
+        kReasonPrefix + sn.state + (sn.drain ? " (drain)" : "") + (sn.reason.empty() ? "" : ": " + sn.reason);
+    if (found->items.empty()) {
+      // First sight: the node with what Slurm knows (GPUs from gres, CPUs, memory).
+      json body = {
+          {"name", sn.name},
+          {"supplier", sup->id},
+          {"site", sites[0].value("name", "")},
+          {"region", sites[0].value("region", "")},
+          {"gpu_model", o_.gpu_model},
+          {"gpus", json::array()},
+          {"cpu", {{"model", "unknown (from Slurm)"}, {"cores", std::max<int64_t>(sn.cpus, 1)}, {"sockets", 1}}},
+          {"memory_gib", std::max<int64_t>(sn.memory_mb / 1024, 1)},
+          {"numa_nodes", 1},
+          {"nics", json::array()},
+          {"state", want}};
+      const GpuModel* model = catalog_.find(o_.gpu_model);
+      for (int64_t g = 0; g < sn.gpus; ++g) {
+        json gpu = {{"index", g}, {"numa_node", 0}, {"pcie_gen", model && model->pcie_gen ? *model->pcie_gen : 4}};
+        if (model && model->form_factor == FormFactor::kSxm) gpu["nvlink_domain"] = "nvlink-0";  // one baseboard
+        body["gpus"].push_back(std::move(gpu));
+      }
+      body["software"] = {{"driver", o_.driver}, {"cuda", o_.cuda}};
+      if (want != "available") body["state_reason"] = why;
+      auto n = parse_node(body, catalog_);
+      if (!n) return Error::make(Code::kInvalid, "slurm node " + sn.name + ": " + n.error().message);
+      n->supplier_id = sup->id;
+      Record r;
+      r.kind = "nodes";
+      r.id = new_id("nod");
+      const IndexCols idx = index_of(*n);
+      r.name = idx.name;
+      r.supplier_id = sup->id;
+      r.region = idx.region;
+      r.gpu_model = idx.gpu_model;
+      r.state = idx.state;
+      r.created_at = r.updated_at = now;
+      r.body = to_json(*n);
+      if (auto s = tx.insert(r); !s) return s;
+      if (auto s = tx.append_audit({now, "slurm", "create", "nodes", r.id, r.name}); !s) return s;
+      continue;
+    }
+    Record r = found->items.front();
+    const std::string have = r.body.value("state", "available");
+    const std::string reason = r.body.value("state_reason", "");
+    const bool ours = reason.rfind(kReasonPrefix, 0) == 0;
+    if (have == want && (want == "available" || reason == why)) continue;
+    if (have != "available" && !ours) continue;  // an operator's state stays
+    r.body["state"] = want;
+    if (want == "available")
+      r.body.erase("state_reason");
+    else
+      r.body["state_reason"] = why;
+    r.state = want;
+    r.updated_at = now;
+    if (auto s = tx.update(r); !s) return s;
+  }
+  return ok_status();
+}
+
+Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
+  if (!ok_) return ok_status();
+  std::map<std::string, const SlurmJob*> newest;  // gpurent job id -> its newest Slurm job
+  for (const SlurmJob& sj : jobs_) {
+    auto& n = newest[sj.comment];
+    if (!n || sj.id > n->id) n = &sj;
+  }
+  // Slurm picks the device indices on each node (gres cannot name them): gpurent's placements
+  // take Slurm's for every job Slurm runs, node by node and all at once (Slurm's view is
+  // consistent), so the ledger, the meter and CUDA_VISIBLE_DEVICES agree. A gpurent job Slurm has
+  // not started yet makes room if it held one of those GPUs.
+  std::map<std::string, std::map<std::string, std::vector<int64_t>>> slurm_gpus;  // node name -> job -> GPUs
+  for (const auto& [job, sj] : newest)
+    if (sj->state == "RUNNING" && host.holds_allocation(job))
+      for (const auto& [node, gpus] : sj->gpus_by_node)
+        if (!gpus.empty()) slurm_gpus[node][job] = gpus;
+  for (const auto& [name, jobs] : slurm_gpus) {
+    auto found = tx.list({"nodes", {{"name", name}}, "", 2});
+    if (!found) return found.error();
+    if (found->items.size() != 1) continue;
+    if (auto a = host.adopt_node_gpus(found->items[0].id, jobs); !a)
+      spdlog::warn("{}", json({{"event", "slurm_gpu_mismatch"}, {"node", name}, {"why", a.error().message}}).dump());
+  }
+  std::set<int64_t> ours;  // Slurm jobs that belong to a placed gpurent job
+  Status st = for_each_placed_job(tx, [&](const Record& r, Job& j) -> Status {
+    const JobStatus& js = j.status;
+    auto it = newest.find(r.id);
+    const SlurmJob* sj = it == newest.end() ? nullptr : it->second;
+    // A Slurm job from an earlier admission (before a preemption or requeue) is not this run's.
+    if (sj && js.state == JobState::kAdmitted && sj->submit_time && *sj->submit_time + 1000 < js.updated_at)
+      sj = nullptr;
+    if (!sj) {
+      if (js.state != JobState::kAdmitted) return ok_status();  // running, but Slurm forgot it: keep
+      SlurmSubmit s;
+      s.name = "gpurent-" + r.name;
+      s.comment = r.id;
+      std::map<std::string, int64_t> gpus;  // node id -> GPUs of this job there
+      std::vector<std::string> order;
+      for (const auto& w : js.placement) {
+        if (!gpus.count(w.node)) order.push_back(w.node);
+        gpus[w.node] += w.gpu_milli > 0 ? 1 : static_cast<int64_t>(w.gpus.size());
+      }
+      for (const auto& id : order) {
+        auto n = tx.get("nodes", id);
+        if (!n) return n.error();
+        s.nodes.push_back(n->name);
+        s.gpus_per_node = std::max(s.gpus_per_node, gpus[id]);
+      }
+      s.command = j.command.empty() ? std::vector<std::string>{"true"} : j.command;
+      s.env = j.env;
+      s.env["GPURENT_JOB_ID"] = r.id;
+      s.time_limit_s = j.time_limit_seconds;
+      if (j.workdir) s.workdir = *j.workdir;
+      s.output = o_.output_dir.empty() ? "" : o_.output_dir + "/" + r.id + "-%j.log";
+      auto id = slurm_.submit(s);
+      if (!id) {
+        // Slurm refused (a node it does not know, a limit): the job goes back to the queue saying why.
+        return move_job(tx, r.id, JobState::kPending, "requeued: Slurm refused the job: " + id.error().message, {},
+                        now);
+      }
+      spdlog::info("{}", json({{"event", "slurm_submitted"}, {"job", r.id}, {"slurm_job", *id}}).dump());
+      return ok_status();
+    }
+    ours.insert(sj->id);
+    const std::string tag = " (Slurm job " + std::to_string(sj->id) + ")";
+    // The run's times are Slurm's (billing and reconciliation follow the executor's clock).
+    auto stamp = [&](bool ended) -> Status {
+      json f = {{"slurm_job_id", sj->id}};
+      if (sj->start) f["running_at"] = format_rfc3339(*sj->start), f["ready_at"] = format_rfc3339(*sj->start);
+      if (ended && sj->end) f["ended_at"] = format_rfc3339(*sj->end);
+      return annotate_latest_run(tx, r.id, r.project_id, f);
+    };
+    if (sj->state == "RUNNING" && js.state == JobState::kAdmitted) {
+      auto placed = host.placement(r.id);
+      if (auto s = move_job(tx, r.id, JobState::kRunning, "running on Slurm" + tag, placed, now); !s) return s;
+      return stamp(false);
+    }
+    if (!terminal(sj->state)) return ok_status();
+    if (sj->state == "NODE_FAIL" || sj->state == "PREEMPTED" || sj->state == "BOOT_FAIL") {
+      // The run died with its node (or Slurm preempted it): gpurent requeues the job, keeping why,
+      // and records a fault on the first node (billing stops at the end of the run).
+      if (js.placement.empty()) return ok_status();
+      auto n = tx.get("nodes", js.placement.front().node);
+      const std::string node = n ? n->name : js.placement.front().node;
+      const std::string why = "requeued: node " + node + " failed in Slurm (" + sj->state + tag + ")";
+      host.forget(r.id);
+      if (js.state == JobState::kRunning)
+        if (auto s = move_job(tx, r.id, JobState::kPreempted, why, {}, now); !s) return s;
+      if (auto s = move_job(tx, r.id, JobState::kPending, why, {}, now); !s) return s;
+      auto rec = tx.get("jobs", r.id);
+      if (!rec) return rec.error();
+      return host.record_fault(tx, *rec, js.placement.front().node, why.substr(std::string("requeued: ").size()), now);
+    }
+    if (js.state == JobState::kAdmitted)
+      if (auto s =
+              move_job(tx, r.id, JobState::kRunning, "ran on Slurm" + tag, host.placement(r.id), now);
+          !s)
+        return s;
+    JobState to = JobState::kFailed;
+    std::string why;
+    if (sj->state == "COMPLETED") {
+      to = JobState::kSucceeded;
+      why = "completed" + tag;
+    } else if (sj->state == "TIMEOUT" || sj->state == "DEADLINE") {
+      why = "killed by its time limit" +
+            (j.time_limit_seconds ? " of " + std::to_string(*j.time_limit_seconds) + " s" : "") + tag;
+    } else if (sj->state == "OUT_OF_MEMORY") {
+      why = "out of memory" + tag;
+    } else if (sj->state == "CANCELLED") {
+      why = "cancelled in Slurm" + tag;
+    } else {
+      why = "exit code " + std::to_string(sj->exit_code) +
+            (sj->exit_signal ? ", signal " + std::to_string(sj->exit_signal) : "") + tag;
+    }
+    if (auto s = move_job(tx, r.id, to, why, {}, now); !s) return s;
+    if (auto s = stamp(true); !s) return s;
+    host.forget(r.id);
+    return ok_status();
+  });
+  if (!st) return st;
+  // Slurm jobs gpurent no longer runs (cancelled, preempted, requeued): cancel them in Slurm.
+  for (const SlurmJob& sj : jobs_) {
+    if (terminal(sj.state) || ours.count(sj.id) || sj.comment.rfind("job_", 0) != 0) continue;
+    if (auto s = slurm_.cancel(sj.id); !s)
+      spdlog::error(
+          "{}", json({{"event", "slurm_cancel_failed"}, {"slurm_job", sj.id}, {"error", s.error().message}}).dump());
+  }
+  return ok_status();
+}
+
+Result<std::unique_ptr<Executor>> make_slurm_executor(SlurmExecutorOptions o, const GpuCatalog& catalog) {
+  if (o.supplier.empty()) return Error::invalid("slurm_supplier", "is required with --executor slurm");
+  if (!catalog.find(o.gpu_model))
+    return Error::invalid("slurm_gpu_model", "'" + o.gpu_model + "' is not a GPU catalog id");
+  if (o.driver.empty() || o.cuda.empty())
+    return Error::invalid("slurm_driver", "--slurm-driver and --slurm-cuda are required with --executor slurm "
+                                          "(Slurm does not report the nodes' NVIDIA software)");
+  auto e = std::make_unique<SlurmExecutor>(std::move(o), catalog);
+  if (auto s = e->check(); !s) return s.error();
+  return std::unique_ptr<Executor>(std::move(e));
+}
+
+}  // namespace gpurent

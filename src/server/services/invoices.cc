@@ -1,0 +1,400 @@
+#include "server/services/invoices.h"
+
+#include <algorithm>
+#include <map>
+
+#include "billing/rating_output.h"
+#include "model/contract.h"
+#include "model/measurement.h"
+#include "model/offer.h"
+#include "server/services/record_faults.h"
+
+namespace gpurent {
+namespace {
+
+std::optional<TimeMs> opt_time(const json& j, const char* key) {
+  if (!j.contains(key) || !j[key].is_string()) return std::nullopt;
+  auto t = parse_rfc3339(j[key].get<std::string>(), key);
+  return t ? std::optional<TimeMs>(*t) : std::nullopt;
+}
+
+using Group = InvoiceInput;
+
+class Builder {
+ public:
+  Builder(Store& s, const GpuCatalog& c) : store_(s), catalog_(c) {}
+
+  Result<const Offer*> offer(const std::string& id) {
+    if (auto it = offers_.find(id); it != offers_.end()) return &it->second;
+    auto r = store_.get("offers", id);
+    if (!r) return r.error();
+    auto o = parse_offer(r->body, catalog_);
+    if (!o) return o.error();
+    return &(offers_[id] = std::move(*o));
+  }
+
+  std::string name_of(const std::string& kind, const std::string& id) {
+    auto key = kind + "/" + id;
+    if (auto it = names_.find(key); it != names_.end()) return it->second;
+    auto r = store_.get(kind, id);
+    return names_[key] = r ? r->name : id;
+  }
+
+ private:
+  Store& store_;
+  const GpuCatalog& catalog_;
+  std::map<std::string, Offer> offers_;
+  std::map<std::string, std::string> names_;
+};
+
+// The allocation's utilization as the billing engine reads it: at each sample time, the maximum
+// over its cards of each card's latest reading (raw samples, or a rolled-up minute's maximum).
+Result<std::vector<UtilSample>> utilization_of(Store& store, const json& placement, TimeMs from, TimeMs to) {
+  struct Reading {
+    TimeMs at;
+    size_t card;
+    int64_t pct;
+  };
+  std::vector<Reading> all;
+  size_t cards = 0;
+  if (from >= to) return std::vector<UtilSample>{};
+  for (const auto& p : placement)
+    for (const auto& g : p.value("gpus", std::vector<int64_t>{})) {
+      auto pts = store.gpu_usage(p.value("node_id", ""), g, from, to, 1'000'000);
+      if (!pts) return pts.error();
+      for (const auto& pt : *pts)
+        if (pt.utilization_pct.n > 0) all.push_back({pt.at, cards, pt.minute ? pt.utilization_pct.max : pt.utilization_pct.sum});
+      ++cards;
+    }
+  std::stable_sort(all.begin(), all.end(), [](const Reading& a, const Reading& b) { return a.at < b.at; });
+  std::vector<int64_t> last(cards, -1);
+  std::vector<UtilSample> out;
+  for (size_t i = 0; i < all.size(); ++i) {
+    last[all[i].card] = all[i].pct;
+    if (i + 1 < all.size() && all[i + 1].at == all[i].at) continue;
+    out.push_back({all[i].at, *std::max_element(last.begin(), last.end())});
+  }
+  return out;
+}
+
+ContractTerms list_terms(Currency cur) {
+  ContractTerms k;
+  k.name = "list prices";
+  k.currency = cur;
+  k.clauses.outage_compensation_pct = 0;  // no contract, no SLA
+  k.clauses.exit_refund_prepaid = false;
+  return k;
+}
+
+// A tenant's rating inputs over [from, to) (`to` already cut at now), one per contract (and per
+// supplier and currency at list prices): what build_invoice rates.
+struct LoadedInputs {
+  std::map<std::string, Group> groups;
+  std::vector<std::string> unpriced;
+};
+
+Result<LoadedInputs> load_inputs(Store& store, const GpuCatalog& catalog, const Record& tenant, TimeMs from,
+                                 TimeMs to) {
+  const std::string& tenant_id = tenant.id;
+  LoadedInputs loaded;
+  std::map<std::string, Group>& groups = loaded.groups;
+  Builder b(store, catalog);
+
+  auto contracts = list_all(store, "contracts", {{"tenant_id", tenant_id}});
+  if (!contracts) return contracts.error();
+  for (const Record& c : *contracts) {
+    auto k = parse_contract(c.body);
+    if (!k)  // never a smaller invoice: the request fails, and the record is reported
+      return undecodable_record("contracts", c.id, c.name, k.error(),
+                                "tenant " + tenant.name + "'s invoices cannot be rated without it");
+    record_faults().clear("contracts", c.id);
+    Group& g = groups[c.id];
+    g.contract_id = c.id;
+    g.supplier_id = c.supplier_id;
+    g.in.contract.name = k->name;
+    g.in.contract.tenant = tenant.name;
+    g.in.contract.supplier = b.name_of("suppliers", c.supplier_id);
+    g.in.contract.currency = k->currency;
+    g.in.contract.nccl_compensation_pct = k->nccl_compensation_pct;
+    g.in.contract.performance_remedy = k->performance_remedy;
+    g.in.contract.cap_credits = k->cap_credits;
+    g.in.contract.exit_notice_at = k->exit_notice_at;
+    g.in.contract.exit_at = k->exit_at;
+    const auto ids = c.body.value("offer_ids", std::vector<std::string>{});
+    std::map<std::string, std::string> ref_to_name;
+    for (size_t i = 0; i < ids.size() && i < k->offers.size(); ++i) {
+      auto o = b.offer(ids[i]);
+      if (!o) return o.error();
+      if (i == 0) g.in.contract.clauses = k->clauses.value_or((*o)->contract_template);
+      g.in.offers[(*o)->name] = **o;
+      ref_to_name[k->offers[i]] = (*o)->name;
+    }
+    for (const auto& m : k->commitments)
+      g.in.commitments.push_back(
+          {m.name, ref_to_name[m.offer], m.gpus, m.term_months, m.starts_at, add_months(m.starts_at, m.term_months), m.prepaid});
+  }
+
+  auto allocs = list_all(store, "allocations", {{"tenant_id", tenant_id}});
+  if (!allocs) return allocs.error();
+  const TimeMs since = month_start(from);  // allowances count from the month's start
+  std::map<std::string, std::vector<const Record*>> runs_of_job;
+  for (const Record& a : *allocs) runs_of_job[a.body.value("job_id", "")].push_back(&a);
+  for (const Record& a : *allocs) {
+    const auto running = opt_time(a.body, "running_at");
+    const auto ended = opt_time(a.body, "ended_at");
+    if (!running || *running >= to || (ended && *ended < since)) continue;
+    const std::string offer_id = a.body.value("offer_id", "");
+    if (offer_id.empty()) {
+      loaded.unpriced.push_back(a.id);
+      continue;
+    }
+    auto o = b.offer(offer_id);
+    if (!o) return o.error();
+    std::string key = a.body.value("contract_id", "");
+    if (key.empty() || !groups.count(key)) {
+      key = "list/" + a.supplier_id + "/" + currency_code((*o)->currency);
+      Group& g = groups[key];
+      if (g.in.offers.empty()) {
+        g.supplier_id = a.supplier_id;
+        g.in.contract = list_terms((*o)->currency);
+        g.in.contract.tenant = tenant.name;
+        g.in.contract.supplier = b.name_of("suppliers", a.supplier_id);
+      }
+      g.in.offers[(*o)->name] = **o;
+    }
+    Group& g = groups[key];
+    if (!g.in.offers.count((*o)->name)) g.in.offers[(*o)->name] = **o;
+    Allocation x;
+    x.id = a.id;
+    x.project = b.name_of("projects", a.project_id);
+    x.job = a.body.value("job", a.body.value("job_id", ""));
+    x.offer = (*o)->name;
+    const std::string mode = a.body.value("billing_mode", "on_demand");
+    auto parsed_mode = enum_parse(kBillingModeNames, mode);
+    if (!parsed_mode)
+      return undecodable_record("allocations", a.id, "", Error::invalid("billing_mode", "'" + mode + "' is not a billing mode"),
+                                "tenant " + tenant.name + "'s invoices cannot be rated without it");
+    x.mode = *parsed_mode;
+    // A spot run on an offer that sells no spot is rated on-demand rather than refused.
+    if (x.mode == BillingMode::kSpot && !(*o)->prices.spot) x.mode = BillingMode::kOnDemand;
+    x.gpu_milli = a.body.value("gpu_milli", int64_t{1000});
+    for (const auto& p : a.body.value("placement", json::array()))
+      x.placement.push_back({p.value("node", ""), p.value("gpus", std::vector<int64_t>{})});
+    x.requested_at = opt_time(a.body, "requested_at").value_or(*running);
+    x.running_at = running;
+    x.ready_at = opt_time(a.body, "ready_at").value_or(*running);
+    x.requested_at = std::min(x.requested_at, *running);
+    x.ended_at = ended;
+    auto util = utilization_of(store, a.body.value("placement", json::array()), std::max(*running, since),
+                               ended ? std::min(*ended, to) : to);
+    if (!util) return util.error();
+    x.utilization = std::move(*util);
+    g.in.allocations.push_back(std::move(x));
+    // Storage I/O and egress the job reported while this run lasted.
+    const TimeMs v_from = std::max(*running, since), v_to = ended ? std::min(*ended, to) : to;
+    if (v_from < v_to) {
+      auto vol = store.job_usage(a.body.value("job_id", ""), v_from + 1, v_to + 1, 1'000'000);  // (from, to]: a delta belongs to the interval it ends
+      if (!vol) return vol.error();
+      for (const auto& v : *vol)
+        if (v.storage_io_bytes > 0 || v.egress_bytes > 0)
+          g.in.volume.push_back({v.at, a.id, v.storage_io_bytes, v.egress_bytes});
+    }
+    // A run the scheduler requeued after a node failure: the job was interrupted from the end of
+    // this run until its next run started (or the period's end).
+    const std::string why = a.body.value("end_reason", "");
+    if (ended && why.rfind("requeued: node", 0) == 0) {
+      TimeMs next = to;
+      for (const Record* r : runs_of_job[a.body.value("job_id", "")])
+        if (auto t = opt_time(r->body, "running_at"); t && *t >= *ended) next = std::min(next, *t);
+      if (next > *ended) g.in.incidents.push_back({"fault/" + a.id, *ended, next, "", a.id, why});
+    }
+  }
+
+  // Measurements of the suppliers' nodes: card benchmarks, NCCL bandwidth, outages.
+  std::map<std::string, std::vector<Record>> measurements;  // by supplier id
+  for (auto& [key, g] : groups) {
+    if (g.in.offers.empty() || g.contract_id.empty() || measurements.count(g.supplier_id)) continue;
+    auto ms = list_all(store, "measurements", {{"supplier_id", g.supplier_id}});
+    if (!ms) return ms.error();
+    measurements[g.supplier_id] = std::move(*ms);
+  }
+  for (auto& [key, g] : groups) {
+    if (g.contract_id.empty()) continue;  // list prices: no SLA
+    for (const Record& r : measurements[g.supplier_id]) {
+      auto m = parse_measurement(r.body);
+      if (!m)
+        return undecodable_record("measurements", r.id, r.name, m.error(),
+                                  "the SLA credits of contracts with this supplier cannot be computed without it");
+      const std::string node = b.name_of("nodes", r.body.value("node_id", ""));
+      switch (m->kind) {
+        case MeasurementKind::kFp16Tflops: g.in.tflops.push_back({*m->at, node, *m->gpu, *m->tflops_x10}); break;
+        case MeasurementKind::kNcclBusbw: g.in.nccl.push_back({node, *m->from, *m->to, *m->busbw_gbps}); break;
+        case MeasurementKind::kIncident: g.in.incidents.push_back({r.id, *m->from, *m->to, node, "", m->note}); break;
+      }
+    }
+  }
+  // A requeue inside an outage the supplier recorded is that outage: credit it once.
+  for (auto& [key, g] : groups) {
+    std::map<std::string, const Allocation*> by_id;
+    for (const auto& a : g.in.allocations) by_id[a.id] = &a;
+    std::vector<Incident> kept;
+    for (const Incident& derived : g.in.incidents) {
+      bool inside = false;
+      const Allocation* a = derived.allocation.empty() ? nullptr : by_id[derived.allocation];
+      for (const Incident& rec : g.in.incidents)
+        if (a && !rec.node.empty() && rec.from <= derived.from && derived.from < rec.to)
+          for (const auto& part : a->placement) inside = inside || part.node == rec.node;
+      if (!inside) kept.push_back(derived);
+    }
+    g.in.incidents = std::move(kept);
+  }
+  return loaded;
+}
+
+// Rates each group over [from, to) into `inv`'s sections.
+Status rate_groups(std::map<std::string, Group>& groups, TimeMs from, TimeMs to, bool volume_lines_per_day,
+                   Invoice& inv) {
+  for (auto& [key, g] : groups) {
+    if (g.in.offers.empty()) continue;
+    g.in.from = from;
+    g.in.to = to;
+    g.in.volume_lines_per_day = volume_lines_per_day;
+    auto rated = rate(g.in);
+    if (!rated) return Error::make(Code::kInternal, "rating " + g.in.contract.name + ": " + rated.error().message);
+    inv.sections.push_back({g.contract_id, g.in.contract.name, g.supplier_id, std::move(*rated), std::move(g.in)});
+  }
+  return ok_status();
+}
+
+// The inputs of [since-month, window end) narrowed to what loading [day, to) would have read
+// (load_inputs' bounds, with `since` the month's start): runs that started before `to` and had
+// not ended before `since`; their utilization in [max(running, since), min(ended, to)); volume
+// in (max(running, since), min(ended, to)]; requeue incidents cut at `to`. A list-price group
+// left without runs is dropped, as loading would not have made it.
+std::map<std::string, Group> narrowed(const std::map<std::string, Group>& groups, TimeMs since, TimeMs to) {
+  std::map<std::string, Group> out;
+  for (const auto& [key, g] : groups) {
+    Group n{g.contract_id, g.supplier_id, g.in};
+    std::map<std::string, std::pair<TimeMs, TimeMs>> kept;  // allocation -> (lo, hi)
+    n.in.allocations.clear();
+    for (const Allocation& a : g.in.allocations) {
+      if (!a.running_at || *a.running_at >= to || (a.ended_at && *a.ended_at < since)) continue;
+      const TimeMs lo = std::max(*a.running_at, since), hi = a.ended_at ? std::min(*a.ended_at, to) : to;
+      kept[a.id] = {lo, hi};
+      Allocation x = a;
+      std::erase_if(x.utilization, [&](const UtilSample& u) { return u.at < lo || u.at >= hi; });
+      n.in.allocations.push_back(std::move(x));
+    }
+    if (n.contract_id.empty() && n.in.allocations.empty()) continue;
+    std::erase_if(n.in.volume, [&](const VolumeUsage& v) {
+      auto it = kept.find(v.allocation);
+      return it == kept.end() || v.at <= it->second.first || v.at > it->second.second;
+    });
+    std::vector<Incident> incidents;
+    for (Incident i : g.in.incidents) {
+      if (!i.allocation.empty()) {  // derived from a requeue: the run must be there, the end cut at `to`
+        if (!kept.count(i.allocation)) continue;
+        i.to = std::min(i.to, to);
+        if (i.to <= i.from) continue;
+      }
+      incidents.push_back(std::move(i));
+    }
+    n.in.incidents = std::move(incidents);
+    out.emplace(key, std::move(n));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<Invoice> build_invoice(Store& store, const GpuCatalog& catalog, const std::string& tenant_id, TimeMs from,
+                              TimeMs to_requested, TimeMs now, bool volume_lines_per_day) {
+  Invoice inv;
+  inv.tenant_id = tenant_id;
+  inv.from = from;
+  inv.to = to_requested;
+  const TimeMs to = std::min(to_requested, now);
+  inv.rated_until = std::max(from, to);
+  auto tenant = store.get("tenants", tenant_id);
+  if (!tenant) return tenant.error();
+  inv.tenant_name = tenant->name;
+  if (to <= from) return inv;
+  auto loaded = load_inputs(store, catalog, *tenant, from, to);
+  if (!loaded) return loaded.error();
+  inv.unpriced = std::move(loaded->unpriced);
+  if (auto st = rate_groups(loaded->groups, from, to, volume_lines_per_day, inv); !st) return st.error();
+  return inv;
+}
+
+DayInvoiceSource::DayInvoiceSource(Store& store, const GpuCatalog& catalog, std::string tenant_id, TimeMs now)
+    : store_(store), catalog_(catalog), tenant_id_(std::move(tenant_id)), now_(now) {}
+
+Result<Invoice> DayInvoiceSource::day(TimeMs day) {
+  constexpr TimeMs kDay = 86'400'000;
+  const TimeMs month = month_start(day);
+  const TimeMs to = std::min(day + kDay, now_);
+  if (to <= day) return build_invoice(store_, catalog_, tenant_id_, day, day + kDay, now_);  // not begun: empty
+  auto it = months_.find(month);
+  if (it == months_.end()) {  // the month to date, loaded once
+    auto tenant = store_.get("tenants", tenant_id_);
+    if (!tenant) return tenant.error();
+    tenant_name_ = tenant->name;
+    auto loaded = load_inputs(store_, catalog_, *tenant, month, std::min(add_months(month, 1), now_));
+    if (!loaded) return loaded.error();
+    it = months_.emplace(month, std::move(loaded->groups)).first;
+  }
+  Invoice inv;
+  inv.tenant_id = tenant_id_;
+  inv.tenant_name = tenant_name_;
+  inv.from = day;
+  inv.to = day + kDay;
+  inv.rated_until = to;
+  auto groups = narrowed(it->second, month, to);
+  if (auto st = rate_groups(groups, day, to, false, inv); !st) return st.error();
+  return inv;
+}
+
+nlohmann::json to_json(const Invoice& inv) {
+  json sections = json::array();
+  std::map<std::string, std::array<int64_t, 3>> totals;
+  for (const auto& s : inv.sections) {
+    json j = to_json(s.rated);
+    j["contract_id"] = s.contract_id;
+    j["contract"] = s.contract_name;
+    j["supplier_id"] = s.supplier_id;
+    sections.push_back(std::move(j));
+    auto& t = totals[currency_code(s.rated.currency)];
+    t[0] += s.rated.charges.micros();
+    t[1] += s.rated.credits.micros();
+    t[2] += s.rated.total.micros();
+  }
+  json tj = json::object();
+  for (const auto& [cur, t] : totals) {
+    const Currency c = *parse_currency(cur);
+    tj[cur] = {{"charges", Money(t[0], c).amount_string()},
+               {"credits", Money(t[1], c).amount_string()},
+               {"total", Money(t[2], c).amount_string()}};
+  }
+  return {{"tenant_id", inv.tenant_id},
+          {"tenant", inv.tenant_name},
+          {"period", {{"from", format_rfc3339(inv.from)}, {"to", format_rfc3339(inv.to)}}},
+          {"rated_until", format_rfc3339(inv.rated_until)},
+          {"sections", std::move(sections)},
+          {"totals", std::move(tj)},
+          {"unpriced_allocations", inv.unpriced}};
+}
+
+std::string invoice_csv(const Invoice& inv, bool focus) {
+  std::string out;
+  for (size_t i = 0; i < inv.sections.size(); ++i) {
+    const auto& s = inv.sections[i];
+    std::string part = focus ? to_focus_csv(s.rated, {inv.tenant_id, inv.tenant_name, s.rated.lines.empty() ? "" : s.supplier_id, ""})
+                             : to_csv(s.rated);
+    if (i > 0) part.erase(0, part.find('\n') + 1);  // one header
+    out += part;
+  }
+  if (out.empty()) out = focus ? to_focus_csv(RatingResult{}, {}) : to_csv(RatingResult{});
+  return out;
+}
+
+}  // namespace gpurent

@@ -1,0 +1,74 @@
+#include "server/services/metrics.h"
+
+#include <prometheus/text_serializer.h>
+
+#include <algorithm>
+
+namespace gpurent {
+
+Metrics::Metrics()
+    : registry_(std::make_shared<prometheus::Registry>()),
+      requests_(prometheus::BuildCounter()
+                    .Name("gpurent_http_requests_total")
+                    .Help("HTTP requests by method, route and status code")
+                    .Register(*registry_)),
+      latency_(prometheus::BuildHistogram()
+                   .Name("gpurent_http_request_duration_seconds")
+                   .Help("HTTP request latency by route")
+                   .Register(*registry_)),
+      writes_(prometheus::BuildCounter()
+                  .Name("gpurent_store_writes_total")
+                  .Help("Committed writes by resource kind and action")
+                  .Register(*registry_)),
+      objects_(prometheus::BuildGauge()
+                   .Name("gpurent_objects")
+                   .Help("Stored objects by kind (sampled at scrape)")
+                   .Register(*registry_)),
+      queue_(prometheus::BuildGauge()
+                 .Name("gpurent_control_loop_queue_depth")
+                 .Help("Commands waiting for the single writer")
+                 .Register(*registry_)),
+      undecodable_(prometheus::BuildGauge()
+                       .Name("gpurent_records_undecodable")
+                       .Help("Stored records a reader found undecodable, by kind (listed in /readyz)")
+                       .Register(*registry_)),
+      alerts_(prometheus::BuildGauge()
+                  .Name("gpurent_alerts_active")
+                  .Help("Active cost-firewall alerts by kind (an egress_daily_cost one is a published freeze)")
+                  .Register(*registry_)) {}
+
+void Metrics::set_undecodable(const std::string& kind, int64_t n) {
+  undecodable_.Add({{"kind", kind}}).Set(static_cast<double>(n));
+}
+
+void Metrics::observe_request(const std::string& method, const std::string& route, int status, double seconds) {
+  requests_.Add({{"method", method}, {"route", route}, {"status", std::to_string(status)}}).Increment();
+  static const prometheus::Histogram::BucketBoundaries kBuckets{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                                                0.05,   0.1,   0.25,   0.5,   1,    2.5};
+  latency_.Add({{"route", route}}, kBuckets).Observe(seconds);
+}
+
+void Metrics::count_write(const std::string& kind, const std::string& action) {
+  writes_.Add({{"kind", kind}, {"action", action}}).Increment();
+}
+
+void Metrics::set_objects(const std::string& kind, int64_t n) {
+  objects_.Add({{"kind", kind}}).Set(static_cast<double>(n));
+}
+void Metrics::set_queue_depth(int64_t n) { queue_.Add({}).Set(static_cast<double>(n)); }
+void Metrics::set_alerts_active(const std::string& kind, int64_t n) {
+  alerts_.Add({{"kind", kind}}).Set(static_cast<double>(n));
+}
+
+std::string Metrics::render(bool with_objects) {
+  auto families = registry_->Collect();
+  if (!with_objects)
+    families.erase(std::remove_if(families.begin(), families.end(),
+                                  [](const prometheus::MetricFamily& f) {
+                                    return f.name == "gpurent_objects" || f.name == "gpurent_alerts_active";
+                                  }),
+                   families.end());
+  return prometheus::TextSerializer().Serialize(families);
+}
+
+}  // namespace gpurent

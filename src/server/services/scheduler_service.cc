@@ -1,0 +1,413 @@
+#include "server/services/scheduler_service.h"
+
+#include "server/services/allocation_ledger.h"
+#include "server/services/cost_firewall.h"
+#include "server/services/scheduler_internal.h"
+
+#include <spdlog/spdlog.h>
+
+#include <functional>
+
+#include "core/ids.h"
+#include "model/job.h"
+#include "model/node.h"
+#include "model/project.h"
+#include "model/reservation.h"
+#include "sched/from_model.h"
+
+namespace gpurent {
+namespace sched_detail {
+
+Result<Currency> tenant_currency(StoreTx& tx, const std::string& tenant_id) {
+  auto t = tx.get("tenants", tenant_id);
+  if (!t) return t.error();
+  return parse_currency(t->body.value("currency", "USD"));
+}
+
+Result<Job> load_job(StoreTx& tx, const Record& r) {
+  auto cur = tenant_currency(tx, r.tenant_id);
+  if (!cur) return cur.error();
+  auto j = parse_job(r.body, *cur);
+  if (!j) return j.error();
+  auto st = parse_job_status(r.body.value("status", json::object()), "status");
+  if (!st) return st.error();
+  j->tenant_id = r.tenant_id;
+  j->project_id = r.project_id;
+  j->status = *st;
+  return j;
+}
+
+// Calls fn(record, job) for every job that holds a placement (admitted, then running).
+Status for_each_placed_job(StoreTx& tx, const std::function<Status(const Record&, Job&)>& fn) {
+  for (const char* state : {"admitted", "running"}) {
+    auto jobs = list_all(tx, "jobs", {{"state", state}});
+    if (!jobs) return jobs.error();
+    for (const Record& r : *jobs) {
+      auto j = load_job(tx, r);
+      if (!j) return j.error();
+      if (auto s = fn(r, *j); !s) return s;
+    }
+  }
+  return ok_status();
+}
+
+std::vector<WorkerPlacement> to_placement(const std::vector<SchedWorker>& ws) {
+  std::vector<WorkerPlacement> out;
+  for (const auto& w : ws) {
+    WorkerPlacement p;
+    p.replica = w.replica;
+    p.worker = w.worker;
+    p.node = w.node;
+    p.gpus = w.gpus;
+    p.gpu_milli = w.gpu_milli;
+    // The engine scopes domains as "<node id>/<name>"; the API shows the node's own name.
+    const std::string prefix = w.node + "/";
+    if (w.nvlink_domain.rfind(prefix, 0) == 0) p.nvlink_domain = w.nvlink_domain.substr(prefix.size());
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<SchedWorker> from_placement(const std::vector<WorkerPlacement>& ps) {
+  std::vector<SchedWorker> out;
+  for (const auto& p : ps) out.push_back(SchedWorker{p.replica, p.worker, p.node, p.gpus, p.gpu_milli, ""});
+  return out;
+}
+
+// Writes a job's new status; records a job event when `event` (from -> to with the reason).
+Status write_status(StoreTx& tx, Record r, const JobStatus& st, bool event, TimeMs now) {
+  auto old = parse_job_status(r.body.value("status", json::object()), "status");
+  if (!old) return old.error();
+  const std::string from = job_state_name(old->state);
+  if (auto s = sync_allocation(tx, r, *old, st, now); !s) return s;
+  r.body["status"] = to_json(st);
+  r.state = job_state_name(st.state);
+  r.updated_at = now;
+  if (auto s = tx.update(r); !s) return s;
+  if (event) return tx.append_job_event({r.id, now, from, job_state_name(st.state), st.reason});
+  return ok_status();
+}
+
+// Moves a stored job through legal states only; `to` may need two steps (running -> preempted -> pending).
+Status move_job(StoreTx& tx, const std::string& id, JobState to, const std::string& reason,
+                std::vector<WorkerPlacement> placement, TimeMs now) {
+  auto r = tx.get("jobs", id);
+  if (!r) return r.error();
+  auto st = parse_job_status(r->body.value("status", json::object()), "status");
+  if (!st) return st.error();
+  if (auto s = check_transition(st->state, to); !s) return s;
+  JobStatus next{to, reason, now, std::move(placement)};
+  return write_status(tx, *r, next, true, now);
+}
+
+}  // namespace sched_detail
+
+using namespace sched_detail;
+
+Result<std::unique_ptr<Executor>> make_executor(const ServerOptions& o, const GpuCatalog& catalog) {
+  if (o.executor == "sim") return make_sim_executor(o.cold_start_ms);
+  if (o.executor != "slurm") return Error::invalid("executor", "must be sim or slurm");
+  return make_slurm_executor({o.slurm_conf, o.slurm_partition, o.slurm_gres_type, o.slurm_supplier, o.slurm_gpu_model,
+                              o.slurm_driver, o.slurm_cuda, o.slurm_output_dir},
+                             catalog);
+}
+
+SchedulerService::SchedulerService(ServiceContext& app, SchedConfig config, std::unique_ptr<Executor> executor)
+    : app_(app),
+      config_(std::move(config)),
+      executor_(executor ? std::move(executor) : make_sim_executor(app.opts.cold_start_ms)) {}
+
+SchedulerService::~SchedulerService() { stop(); }
+
+std::vector<WorkerPlacement> SchedulerService::placement(const std::string& job) const {
+  return to_placement(engine_->placement(job));
+}
+bool SchedulerService::holds_allocation(const std::string& job) const { return engine_->is_running(job); }
+Status SchedulerService::adopt_node_gpus(const std::string& node_id,
+                                         const std::map<std::string, std::vector<int64_t>>& jobs) {
+  return engine_->adopt_node_gpus(node_id, jobs);
+}
+void SchedulerService::forget(const std::string& job) {
+  engine_->remove(job);
+  known_jobs_.erase(job);
+}
+
+Status SchedulerService::run_once() {
+  executor_->observe();  // outside the transaction: Slurm's tools may take a while
+  Status st = app_.loop.run([this](StoreTx& tx) { return tick(tx, app_.clock.now()); });
+  if (!st) {
+    // The transaction rolled back (or never ran) while the engine may have moved on: rebuild it
+    // from the store next tick, so the two never disagree.
+    if (st.error().code != Code::kUnavailable || app_.loop.running())
+      spdlog::error("{}", json({{"event", "scheduler_tick_failed"}, {"error", st.error().message}}).dump());
+    engine_.reset();
+  }
+  return st;
+}
+
+void SchedulerService::start() {
+  thread_ = std::thread([this] {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stopping_) {
+      lock.unlock();
+      (void)run_once();
+      lock.lock();
+      cv_.wait_for(lock, std::chrono::milliseconds(app_.opts.sched_interval_ms), [this] { return stopping_; });
+    }
+  });
+}
+
+void SchedulerService::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+Status SchedulerService::rebuild(StoreTx& tx, TimeMs now) {
+  SchedConfig cfg = config_;
+  for (const auto& m : app_.catalog.models()) cfg.model_names[m.id] = m.name;
+  // Weights may name tenants; the engine knows them by id.
+  cfg.tenant_weights.clear();
+  if (!config_.tenant_weights.empty()) {
+    auto tenants = list_all(tx, "tenants");
+    if (!tenants) return tenants.error();
+    for (const Record& t : *tenants)
+      for (const auto& [key, w] : config_.tenant_weights)
+        if (key == t.name || key == t.id) cfg.tenant_weights[t.id] = w;
+  }
+  auto made = SchedEngine::make(cfg);
+  if (!made) return made.error();
+  engine_ = std::move(*made);
+  node_state_.clear();
+  reserved_for_.clear();
+  known_jobs_.clear();
+  std::vector<SchedEvent> ignored;
+  if (auto s = sync_nodes(tx, now, ignored); !s) return s;
+  if (auto s = sync_projects(tx); !s) return s;
+  if (auto s = sync_reservations(tx, now); !s) return s;
+  // Jobs that hold a placement keep it; one that no longer fits (a node vanished) is requeued.
+  return for_each_placed_job(tx, [&](const Record& r, Job& j) -> Status {
+    const SchedJob sj = to_sched_job(j, r.id, r.created_at);
+    if (engine_->restore(sj, from_placement(j.status.placement), j.status.updated_at)) {
+      known_jobs_.insert(r.id);
+      return ok_status();
+    }
+    // A node that failed (or was deleted) while the engine was down: a fault, as if seen live.
+    std::string why = "requeued: its placement is no longer valid";
+    for (const auto& w : j.status.placement) {
+      auto st = node_state_.find(w.node);
+      if (st != node_state_.end() && st->second != "unavailable") continue;
+      auto n = tx.get("nodes", w.node);
+      std::string detail = n ? n->body.value("state_reason", "") : "node removed";
+      why = "node " + w.node + " failed" + (detail.empty() ? "" : ": " + detail);
+      if (auto s = record_fault(tx, r, w.node, why, now); !s) return s;
+      why = "requeued: " + why;
+      break;
+    }
+    if (j.status.state == JobState::kRunning) {
+      if (auto s = move_job(tx, r.id, JobState::kPreempted, why, {}, now); !s) return s;
+    }
+    if (auto s = move_job(tx, r.id, JobState::kPending, why, {}, now); !s) return s;
+    return ok_status();
+  });
+}
+
+Status SchedulerService::sync_nodes(StoreTx& tx, TimeMs now, std::vector<SchedEvent>& events) {
+  auto nodes = list_all(tx, "nodes");
+  if (!nodes) return nodes.error();
+  std::set<std::string> seen;
+  for (const Record& r : *nodes) {
+    seen.insert(r.id);
+    auto it = node_state_.find(r.id);
+    if (it == node_state_.end()) {
+      auto n = parse_node(r.body, app_.catalog);
+      if (!n) return n.error();
+      if (auto s = engine_->add_node(to_sched_node(*n, r.id, app_.catalog)); !s) return s;
+      it = node_state_.emplace(r.id, "available").first;
+    }
+    if (it->second == r.state) continue;
+    const std::string reason = r.body.value("state_reason", "");
+    if (r.state == "unavailable") {
+      auto ev = engine_->node_failed(r.id, now, reason.empty() ? "marked unavailable" : reason);
+      events.insert(events.end(), ev.begin(), ev.end());
+    } else {
+      if (it->second == "unavailable") (void)engine_->node_restored(r.id);
+      (void)engine_->set_node_cordoned(r.id, r.state == "drained");
+    }
+    it->second = r.state;
+  }
+  for (auto it = node_state_.begin(); it != node_state_.end();) {
+    if (seen.count(it->first)) {
+      ++it;
+      continue;
+    }
+    auto ev = engine_->node_failed(it->first, now, "node removed");  // stays down in the engine
+    events.insert(events.end(), ev.begin(), ev.end());
+    it = node_state_.erase(it);
+  }
+  return ok_status();
+}
+
+Status SchedulerService::sync_reservations(StoreTx& tx, TimeMs now) {
+  auto rs = list_all(tx, "reservations");
+  if (!rs) return rs.error();
+  std::map<std::string, std::string> holder;  // node -> tenant, for reservations active now
+  for (const Record& r : *rs) {
+    auto res = parse_reservation(r.body);
+    if (!res || !res->active_at(now)) continue;
+    for (const auto& id : r.body.value("node_ids", std::vector<std::string>{})) holder[id] = r.tenant_id;
+  }
+  for (const auto& [node, state] : node_state_) {
+    auto it = holder.find(node);
+    const std::string want = it == holder.end() ? "" : it->second;
+    std::string& have = reserved_for_[node];
+    if (have == want) continue;
+    if (auto s = engine_->set_node_reservation(node, want); !s) return s;
+    have = want;
+  }
+  return ok_status();
+}
+
+Status SchedulerService::sync_projects(StoreTx& tx) {
+  auto projects = list_all(tx, "projects");
+  if (!projects) return projects.error();
+  auto holds = budget_holds(tx);  // the cost firewall's budget holds
+  if (!holds) return holds.error();
+  for (const Record& r : *projects) {
+    auto cur = tenant_currency(tx, r.tenant_id);
+    if (!cur) return cur.error();
+    auto p = parse_project(r.body, *cur);
+    if (!p) return p.error();
+    p->tenant_id = r.tenant_id;
+    SchedProject sp = to_sched_project(*p, r.id);
+    if (auto h = holds->find(r.id); h != holds->end()) sp.hold = h->second;
+    engine_->set_project(sp);
+  }
+  return ok_status();
+}
+
+Status SchedulerService::sync_jobs(StoreTx& tx, TimeMs now) {
+  (void)now;
+  // Jobs that ended or were cancelled through the API leave the engine.
+  for (auto it = known_jobs_.begin(); it != known_jobs_.end();) {
+    auto r = tx.get("jobs", *it);
+    if (!r && r.error().code != Code::kNotFound) return r.error();  // a read error is not "gone"
+    const bool gone = !r || is_terminal(parse_job_state(r->state).value_or(JobState::kCancelled));
+    if (gone) {
+      engine_->remove(*it);
+      it = known_jobs_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  auto pending = list_all(tx, "jobs", {{"state", "pending"}});
+  if (!pending) return pending.error();
+  for (const Record& r : *pending) {
+    if (known_jobs_.count(r.id)) continue;
+    auto j = load_job(tx, r);
+    if (!j) return j.error();
+    // A job requeued before (a failure, a preemption, a restart) keeps saying why.
+    std::string why = j->status.reason;
+    if (why.rfind("requeued: ", 0) != 0 && why.rfind("preempted", 0) != 0) why.clear();
+    if (auto cut = why.find("; now "); cut != std::string::npos) why.resize(cut);
+    if (auto s = engine_->submit(to_sched_job(*j, r.id, r.created_at), why); !s) return s;
+    known_jobs_.insert(r.id);
+  }
+  return ok_status();
+}
+
+Status SchedulerService::record_fault(StoreTx& tx, const Record& job, const std::string& node_id,
+                                      const std::string& reason, TimeMs at) {
+  auto node = tx.get("nodes", node_id);
+  Record f;
+  f.kind = "faults";
+  f.id = new_id("flt");
+  f.name = "fault-" + std::to_string(at) + "-" + std::to_string(++fault_seq_);
+  f.tenant_id = job.tenant_id;
+  f.project_id = job.project_id;
+  f.supplier_id = node ? node->supplier_id : "";
+  f.gpu_model = node ? node->gpu_model : "";
+  f.region = node ? node->region : "";
+  f.state = "open";
+  f.created_at = f.updated_at = app_.clock.now();
+  f.body = {{"name", f.name},           {"job", job.id},          {"node", node_id},
+            {"tenant_id", f.tenant_id}, {"project_id", f.project_id}, {"supplier_id", f.supplier_id},
+            {"at", format_rfc3339(at)}, {"reason", reason}};
+  return tx.insert(f);
+}
+
+Status SchedulerService::apply(StoreTx& tx, const std::vector<SchedEvent>& events, TimeMs now) {
+  for (const SchedEvent& e : events) {
+    auto r = tx.get("jobs", e.job);
+    if (!r) return r.error();
+    auto st = parse_job_status(r->body.value("status", json::object()), "status");
+    if (!st) return st.error();
+    if (is_terminal(st->state)) {  // ended in the store meanwhile: the engine forgets it
+      engine_->remove(e.job);
+      known_jobs_.erase(e.job);
+      continue;
+    }
+    switch (e.kind) {
+      case SchedEventKind::kAdmitted: {
+        const std::string why = e.reason.empty() ? "placed by the scheduler" : "placed by the scheduler; " + e.reason;
+        if (auto s = move_job(tx, e.job, JobState::kAdmitted, why, to_placement(e.placement), now); !s)
+          return s;
+        break;
+      }
+      case SchedEventKind::kPreempted: {
+        if (st->state == JobState::kRunning)
+          if (auto s = move_job(tx, e.job, JobState::kPreempted, e.reason, {}, now); !s) return s;
+        if (auto s = move_job(tx, e.job, JobState::kPending, e.reason, {}, now); !s) return s;
+        break;
+      }
+      case SchedEventKind::kReplicaAdded:
+      case SchedEventKind::kReplicaRemoved:
+      case SchedEventKind::kNotice: {
+        JobStatus next = *st;
+        next.placement = to_placement(engine_->placement(e.job));
+        std::string why = e.kind == SchedEventKind::kReplicaAdded
+                              ? "replica " + std::to_string(e.replica) + " added"
+                              : e.kind == SchedEventKind::kReplicaRemoved
+                                    ? "replica " + std::to_string(e.replica) + " removed: " + e.reason
+                                    : e.reason;
+        next.reason = why;
+        if (auto s = write_status(tx, *r, next, false, now); !s) return s;
+        const std::string at = job_state_name(st->state);
+        if (auto s = tx.append_job_event({e.job, now, at, at, why}); !s) return s;
+        break;
+      }
+      case SchedEventKind::kPending: {
+        if (st->state != JobState::kPending || st->reason == e.reason) break;
+        JobStatus next = *st;
+        next.reason = e.reason;
+        if (auto s = write_status(tx, *r, next, false, st->updated_at); !s) return s;
+        break;
+      }
+      case SchedEventKind::kFault: {
+        if (auto s = record_fault(tx, *r, e.node, e.reason, e.at); !s) return s;
+        break;
+      }
+    }
+  }
+  return ok_status();
+}
+
+Status SchedulerService::tick(StoreTx& tx, TimeMs now) {
+  if (!engine_)
+    if (auto s = rebuild(tx, now); !s) return s;
+  std::vector<SchedEvent> events;
+  if (auto s = executor_->sync_inventory(tx, now); !s) return s;
+  // Jobs first: one cancelled since the last tick must not be requeued by a node failure.
+  if (auto s = sync_jobs(tx, now); !s) return s;
+  if (auto s = sync_nodes(tx, now, events); !s) return s;
+  if (auto s = sync_projects(tx); !s) return s;
+  if (auto s = sync_reservations(tx, now); !s) return s;
+  if (auto s = apply(tx, events, now); !s) return s;
+  if (auto s = executor_->advance(tx, now, *this); !s) return s;
+  return apply(tx, engine_->schedule(now), now);
+}
+
+}  // namespace gpurent

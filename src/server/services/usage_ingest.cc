@@ -1,0 +1,182 @@
+#include "server/services/usage_ingest.h"
+
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "server/services/access.h"
+
+namespace gpurent {
+namespace {
+
+struct NodeGpus {
+  std::string id;
+  std::string name;
+  std::set<int64_t> indexes;
+};
+
+NodeGpus node_gpus(const Record& r) {
+  NodeGpus n{r.id, r.name, {}};
+  for (const auto& g : r.body.value("gpus", json::array()))
+    if (g.contains("index") && g["index"].is_number_integer()) n.indexes.insert(g["index"].get<int64_t>());
+  return n;
+}
+
+std::string index_list(const std::set<int64_t>& s) {
+  std::string out;
+  for (int64_t i : s) out += (out.empty() ? "" : ", ") + std::to_string(i);
+  return out.empty() ? "none" : out;
+}
+
+// Resolves every reference of the batch and builds the store rows. Errors are collected per
+// sample field (a reference is looked up once, reported at its first use).
+Result<UsageBatchRows> resolve(StoreTx& tx, const Principal& p, const UsageBatch& b, const std::string& digest,
+                               TimeMs now) {
+  FieldErrors errs;
+  std::map<std::string, std::string> node_scope;
+  if (!p.is_operator()) node_scope["supplier_id"] = p.supplier_id.empty() ? "-" : p.supplier_id;
+
+  std::map<std::string, std::optional<NodeGpus>> nodes;  // ref -> node (nullopt: unresolved)
+  std::map<std::string, std::pair<std::string, int64_t>> by_uuid;
+  bool uuids_loaded = false;
+  auto load_uuids = [&]() -> Status {
+    uuids_loaded = true;
+    ListQuery q{"nodes", node_scope, "", 1000};
+    for (;;) {
+      auto page = tx.list(q);
+      if (!page) return page.error();
+      for (const Record& r : page->items)
+        for (const auto& g : r.body.value("gpus", json::array()))
+          if (g.contains("uuid") && g["uuid"].is_string() && g.contains("index") && g["index"].is_number_integer())
+            by_uuid[g["uuid"].get<std::string>()] = {r.id, g["index"].get<int64_t>()};
+      if (page->next_after.empty()) return ok_status();
+      q.after_id = page->next_after;
+    }
+  };
+
+  UsageBatchRows rows;
+  // Keys are the caller's own: a tenant's, a supplier's, or the platform's (operators, meters).
+  rows.scope = !p.tenant_id.empty()     ? "tenant:" + p.tenant_id
+               : !p.supplier_id.empty() ? "supplier:" + p.supplier_id
+                                        : "platform";
+  rows.idempotency_key = b.idempotency_key;
+  rows.content_sha256 = digest;
+  rows.received_at = now;
+  rows.submitted_by = p.user_id;
+  rows.gpu.reserve(b.gpu_samples.size());
+  // The parser refused repeats as written; a GPU named by uuid in one sample and by node + index
+  // in another can only be caught here.
+  bool uuid_form = false, node_form = false;
+  for (const GpuSample& s : b.gpu_samples) (s.uuid.empty() ? node_form : uuid_form) = true;
+  const bool mixed = uuid_form && node_form;
+  std::set<std::tuple<std::string, int64_t, TimeMs>> seen;
+  for (size_t i = 0; i < b.gpu_samples.size() && errs.list().size() < 100; ++i) {
+    const GpuSample& s = b.gpu_samples[i];
+    const std::string at = "gpu_samples[" + std::to_string(i) + "]";
+    GpuUsageRow r;
+    if (!s.uuid.empty()) {
+      if (!uuids_loaded)
+        if (auto st = load_uuids(); !st) return st.error();
+      auto it = by_uuid.find(s.uuid);
+      if (it == by_uuid.end()) {
+        errs.add(at + ".uuid",
+                 "no GPU with uuid '" + s.uuid + "' on any node visible to you (see the nodes' gpus[].uuid)");
+        continue;
+      }
+      r.node_id = it->second.first;
+      r.gpu = it->second.second;
+    } else {
+      auto [it, fresh] = nodes.emplace(s.node, std::nullopt);
+      if (fresh) {
+        auto rec = resolve_ref(tx, "nodes", s.node, node_scope, at + ".node");
+        if (!rec) {
+          if (rec.error().code != Code::kInvalid) return rec.error();
+          for (const auto& f : rec.error().fields) errs.add(f.field, f.reason);
+          continue;
+        }
+        it->second = node_gpus(*rec);
+      }
+      if (!it->second) continue;  // reported at its first use
+      const int64_t gpu = s.gpu.value_or(-1);
+      if (!it->second->indexes.count(gpu)) {
+        errs.add(at + ".gpu", "node '" + it->second->name + "' has no GPU " + std::to_string(gpu) +
+                                  " (its GPU indexes: " + index_list(it->second->indexes) + ")");
+        continue;
+      }
+      r.node_id = it->second->id;
+      r.gpu = gpu;
+    }
+    if (mixed && !seen.emplace(r.node_id, r.gpu, s.at).second) {
+      errs.add(at, "repeats the GPU and time of an earlier sample (named another way)");
+      continue;
+    }
+    r.at = s.at;
+    r.utilization_pct = s.metrics.utilization_pct;
+    r.memory_used_mib = s.metrics.memory_used_mib;
+    r.power_mw = s.metrics.power_mw;
+    r.sm_clock_mhz = s.metrics.sm_clock_mhz;
+    r.gr_engine_active_pct = s.metrics.gr_engine_active_pct;
+    rows.gpu.push_back(std::move(r));
+  }
+
+  std::map<std::string, std::optional<Record>> jobs;
+  rows.jobs.reserve(b.job_samples.size());
+  for (size_t i = 0; i < b.job_samples.size() && errs.list().size() < 100; ++i) {
+    const JobSample& s = b.job_samples[i];
+    auto [it, fresh] = jobs.emplace(s.job, std::nullopt);
+    if (fresh) {
+      auto rec = resolve_ref(tx, "jobs", s.job, {}, "job_samples[" + std::to_string(i) + "].job");
+      if (!rec) {
+        if (rec.error().code != Code::kInvalid) return rec.error();
+        for (const auto& f : rec.error().fields) errs.add(f.field, f.reason);
+        continue;
+      }
+      it->second = std::move(rec).value();
+    }
+    if (!it->second) continue;
+    JobUsageRow r;
+    r.job_id = it->second->id;
+    r.tenant_id = it->second->tenant_id;
+    r.project_id = it->second->project_id;
+    r.at = s.at;
+    r.storage_io_bytes = s.delta.storage_io_bytes;
+    r.egress_bytes = s.delta.egress_bytes;
+    r.input_tokens = s.delta.input_tokens;
+    r.output_tokens = s.delta.output_tokens;
+    r.requests = s.delta.requests;
+    rows.jobs.push_back(std::move(r));
+  }
+  if (!errs.empty()) return errs.to_error();
+  return rows;
+}
+
+}  // namespace
+
+Principal system_principal(const std::string& name) {
+  Principal p;
+  p.user_id = "system:" + name;
+  p.role = Role::kOperatorAdmin;
+  return p;
+}
+
+Result<UsageIngestOutcome> ingest_usage(ServiceContext& app, const Principal& p, const UsageBatch& batch) {
+  if (!p.is_operator() && !is_supplier_role(p.role))
+    return forbidden("role " + std::string(role_name(p.role)) +
+                     " may not report usage (operators and suppliers' agents do)");
+  if (!p.is_operator() && !batch.job_samples.empty())
+    return forbidden("job usage is reported by the platform operator's meters; suppliers report gpu_samples only");
+  const std::string digest = usage_batch_digest(batch);  // here, not on the single writer
+  UsageIngestOutcome out;
+  Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    auto rows = resolve(tx, p, batch, digest, app.clock.now());
+    if (!rows) return rows.error();
+    auto r = tx.insert_usage_batch(*rows);
+    if (!r) return r.error();
+    out = *r;
+    return ok_status();
+  });
+  if (!st) return st.error();
+  return out;
+}
+
+}  // namespace gpurent
