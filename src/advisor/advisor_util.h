@@ -1,5 +1,5 @@
-// Small helpers the advisor's calculators share: integer division rounded half to even with
-// 128-bit operands, and reading a price field with a ceiling. Pure functions; thread-safe.
+// Small helpers the advisor's calculators share: reading a price field with a ceiling (the
+// divisions rounded half to even are core/money.h's). Pure functions; thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -10,12 +10,8 @@
 
 namespace gpurent {
 
-// a / b rounded half to even; b > 0. Not range-checked: the caller decides what fits.
-__int128 div_half_even(__int128 a, __int128 b);
-
-// div_half_even saturated to the int64 range (for physical quantities: microseconds, bytes/s,
-// per-mille; money goes through Money::mul_ratio or a checked path).
-int64_t div_half_even_sat(__int128 a, __int128 b);
+// a / b rounded half to even, not range-checked (core/money.h div_half_even_wide); b > 0.
+inline __int128 div_half_even(__int128 a, __int128 b) { return div_half_even_wide(a, b); }
 
 // Reads f[key] as money in currency c. Absent: an error when `required`, else nullopt (the key
 // is still marked as known). Present: zero is an error when `positive`; more than `max_units`

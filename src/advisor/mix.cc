@@ -31,10 +31,7 @@ Result<Money> money_of(i128 micros, Currency c) {
 }
 
 // num / den in basis points, half to even.
-int64_t basis_points(i128 num, int64_t den) {
-  bool overflow = false;
-  return div_round_half_even(num * 10'000, den, &overflow);
-}
+int64_t basis_points(i128 num, int64_t den) { return div_half_even_sat(num * 10'000, den); }
 
 // ---- Exact evaluation (nano-units) ----
 

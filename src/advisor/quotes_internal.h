@@ -28,10 +28,9 @@ inline constexpr int64_t kMaxRunMinutes = 30 * 24 * 60;
 inline TimeMs month_from() { return days_from_civil(2026, 11, 1) * kMsPerDay; }
 inline TimeMs month_to() { return days_from_civil(2026, 12, 1) * kMsPerDay; }
 
-inline int64_t he(__int128 num, int64_t den) {  // half to even; callers keep figures far inside int64
-  bool overflow = false;
-  return div_round_half_even(num, den, &overflow);
-}
+// Half to even on figures the request's ceilings keep far inside int64: an overflow is a bug and
+// throws (core/money.h div_half_even_checked), never a wrong quote.
+inline int64_t he(__int128 num, int64_t den) { return div_half_even_checked(num, den); }
 
 inline json step(std::string en, std::string zh, std::string formula, json value) {
   return {{"en", std::move(en)}, {"zh", std::move(zh)}, {"formula", std::move(formula)}, {"value", std::move(value)}};

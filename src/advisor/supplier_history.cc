@@ -16,10 +16,7 @@ namespace {
 constexpr int64_t kMsPerMinute = 60'000;
 constexpr int64_t kMsPerBillingMonth = 730LL * 3'600'000;  // 8,760 h / 12, as billing uses
 
-int64_t he(__int128 num, int64_t den) {
-  bool overflow = false;
-  return div_round_half_even(num, den, &overflow);
-}
+int64_t he(__int128 num, int64_t den) { return div_half_even_sat(num, den); }  // a share, clamped by callers
 
 bool covers(const Offer& o, const Node& n) {
   if (o.region != n.region || o.gpu_model != n.gpu_model) return false;

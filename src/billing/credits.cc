@@ -33,9 +33,9 @@ TimeMs overlap(TimeMs a0, TimeMs a1, TimeMs b0, TimeMs b1) { return std::max<Tim
 
 void emit(Ctx& c, const std::string& rule, const std::string& key, Acc& a) {
   if (a.num == 0) return;
-  bool of = false;
-  const int64_t credit = div_round_half_even(a.num, a.den, &of);
-  const int64_t base = div_round_half_even(a.base_num, a.base_den, &of);
+  // A credit and its base are shares of fees that are int64 amounts: an overflow is a bug (throws).
+  const int64_t credit = div_half_even_checked(a.num, a.den);
+  const int64_t base = div_half_even_checked(a.base_num, a.base_den);
   ChargeLine l;
   l.kind = LineKind::kCredit;
   l.rule = rule;
@@ -45,7 +45,7 @@ void emit(Ctx& c, const std::string& rule, const std::string& key, Acc& a) {
   l.offer = a.offer;
   l.quantity = Money(base, c.cur).amount_string();
   l.unit = currency_code(c.cur);
-  l.unit_price = base == 0 ? "0" : "-" + format_scaled(div_round_half_even(static_cast<__int128>(credit) * 1'000'000, base, &of), 6);
+  l.unit_price = base == 0 ? "0" : "-" + format_scaled(div_half_even_checked(static_cast<__int128>(credit) * 1'000'000, base), 6);
   l.price_unit = "of fee";
   l.from = a.from;
   l.to = a.to;

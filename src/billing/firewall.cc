@@ -276,9 +276,8 @@ Result<std::vector<CardDayCost>> card_day_costs(const std::vector<ChargeLine>& l
     }
     const int64_t n = static_cast<int64_t>(cards.size());
     for (const auto& [day, num, den] : days) {
-      bool overflow = false;  // cannot happen: a piece never exceeds the line's amount
-      const int64_t piece = div_round_half_even(static_cast<Micros>(l.amount_exact.micros()) * num, den * n, &overflow);
-      (void)overflow;
+      // A piece never exceeds the line's amount: an overflow is a bug (throws).
+      const int64_t piece = div_half_even_checked(static_cast<Micros>(l.amount_exact.micros()) * num, den * n);
       for (const auto& [node, gpu] : cards) {
         CardFacts& f = acc[{day, node, gpu}];
         f.cost += piece;

@@ -118,9 +118,8 @@ std::string pricing_quantity(const ChargeLine& l) {
     const int64_t per = l.unit == "GPU-second" ? 3600 : 730 * 3600;
     __int128 pow = 1;
     for (int i = 0; i < scale; ++i) pow *= 10;
-    bool of = false;
-    // value in units of 1e-9 pricing units: v / 10^scale / per × 10^9
-    const int64_t nano = div_round_half_even(v * 1'000'000'000, static_cast<int64_t>(pow) * per, &of);
+    // value in units of 1e-9 pricing units: v / 10^scale / per × 10^9 (a unit price: in range)
+    const int64_t nano = div_half_even_checked(v * 1'000'000'000, static_cast<int64_t>(pow) * per);
     return format_scaled(neg ? -nano : nano, 9);
   }
   if (l.unit == "token") {  // priced per 1M tokens

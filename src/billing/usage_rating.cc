@@ -126,8 +126,8 @@ std::vector<std::pair<TimeMs, TimeMs>> price_cuts(const Ctx& c, const Offer& o, 
 
 int64_t idle_price(const Offer& o, int64_t price) {
   if (!o.fees.idle || o.fees.idle->action != IdleAction::kDiscount) return price;
-  bool overflow = false;
-  return div_round_half_even(static_cast<__int128>(price) * (100 - *o.fees.idle->discount_pct), 100, &overflow);
+  // At most the price itself: cannot overflow (a bug would throw).
+  return div_half_even_checked(static_cast<__int128>(price) * (100 - *o.fees.idle->discount_pct), 100);
 }
 
 // Pieces of the part of a span not covered by a commitment.

@@ -1,6 +1,7 @@
 #include "core/money.h"
 
 #include <limits>
+#include <stdexcept>
 
 namespace gpurent {
 
@@ -66,18 +67,39 @@ Result<Money> Money::minus(const Money& o) const {
   return Money(r, currency_);
 }
 
-int64_t div_round_half_even(__int128 num, int64_t den, bool* overflow) {
+__int128 div_half_even_wide(__int128 num, __int128 den) {
   __int128 q = num / den;
-  __int128 r = num % den;
+  const __int128 r = num % den;
   if (r != 0) {
-    __int128 twice = (r < 0 ? -r : r) * 2;
-    bool away = twice > den || (twice == den && (q % 2 != 0));
-    if (away) q += (num < 0) ? -1 : 1;
+    const __int128 twice = (r < 0 ? -r : r) * 2;
+    if (twice > den || (twice == den && q % 2 != 0)) q += num < 0 ? -1 : 1;
   }
-  if (q > std::numeric_limits<int64_t>::max() || q < std::numeric_limits<int64_t>::min()) {
+  return q;
+}
+
+static bool fits_int64(__int128 q) {
+  return q <= std::numeric_limits<int64_t>::max() && q >= std::numeric_limits<int64_t>::min();
+}
+
+int64_t div_round_half_even(__int128 num, int64_t den, bool* overflow) {
+  const __int128 q = div_half_even_wide(num, den);
+  if (!fits_int64(q)) {
     *overflow = true;
     return 0;
   }
+  return static_cast<int64_t>(q);
+}
+
+int64_t div_half_even_checked(__int128 num, int64_t den) {
+  const __int128 q = div_half_even_wide(num, den);
+  if (!fits_int64(q)) throw std::overflow_error("a half-even quotient left the int64 range (inputs not bounded)");
+  return static_cast<int64_t>(q);
+}
+
+int64_t div_half_even_sat(__int128 num, __int128 den) {
+  const __int128 q = div_half_even_wide(num, den);
+  if (q > std::numeric_limits<int64_t>::max()) return std::numeric_limits<int64_t>::max();
+  if (q < std::numeric_limits<int64_t>::min()) return std::numeric_limits<int64_t>::min();
   return static_cast<int64_t>(q);
 }
 
@@ -90,8 +112,7 @@ Result<Money> Money::mul_ratio(int64_t num, int64_t den) const {
 }
 
 Money Money::round_to_cents() const {
-  bool overflow = false;
-  int64_t cents = div_round_half_even(micros_, 10'000, &overflow);
+  const int64_t cents = div_half_even_checked(micros_, 10'000);  // smaller than micros_: in range
   return Money(cents * 10'000, currency_);
 }
 

@@ -51,7 +51,17 @@ class Money {
   Currency currency_ = Currency::kUSD;
 };
 
-// Integer division of a 128-bit value rounded half to even; den > 0.
+// Integer division rounded half to even (banker's rounding), the project's one implementation;
+// den > 0. Pick the variant by what an overflow of the int64 result would mean:
+//  - money and anything a caller can report: div_round_half_even sets *overflow (and returns 0);
+//    the caller turns it into an error;
+//  - a caller whose inputs validation has bounded far inside int64 (an overflow is a bug):
+//    div_half_even_checked throws std::overflow_error, which the API answers with a 500;
+//  - statistics and physical quantities (means, shares, bytes/s): div_half_even_sat saturates;
+//  - 128-bit intermediate results: div_half_even_wide.
+__int128 div_half_even_wide(__int128 num, __int128 den);
 int64_t div_round_half_even(__int128 num, int64_t den, bool* overflow);
+int64_t div_half_even_checked(__int128 num, int64_t den);
+int64_t div_half_even_sat(__int128 num, __int128 den);
 
 }  // namespace gpurent

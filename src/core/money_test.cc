@@ -58,3 +58,36 @@ TEST(Money, Currency) {
 
 }  // namespace
 }  // namespace gpurent
+
+namespace gpurent {
+namespace {
+
+// The one half-to-even division and its three ways of meeting an int64 overflow.
+TEST(HalfEven, RoundsTiesToEvenBothSigns) {
+  EXPECT_EQ(div_half_even_wide(5, 2), 2);    // 2.5 -> 2
+  EXPECT_EQ(div_half_even_wide(7, 2), 4);    // 3.5 -> 4
+  EXPECT_EQ(div_half_even_wide(-5, 2), -2);  // -2.5 -> -2
+  EXPECT_EQ(div_half_even_wide(-7, 2), -4);
+  EXPECT_EQ(div_half_even_wide(10, 3), 3);   // 3.33 -> 3
+  EXPECT_EQ(div_half_even_wide(-11, 3), -4); // -3.67 -> -4
+  const __int128 big = static_cast<__int128>(INT64_MAX) * 4 + 2;  // wide results stay wide
+  EXPECT_TRUE(div_half_even_wide(big, 2) == static_cast<__int128>(INT64_MAX) * 2 + 1);
+}
+
+TEST(HalfEven, EachVariantMeetsOverflowItsOwnWay) {
+  const __int128 too_big = static_cast<__int128>(INT64_MAX) * 3;
+  bool overflow = false;
+  EXPECT_EQ(div_round_half_even(too_big, 1, &overflow), 0);
+  EXPECT_TRUE(overflow);
+  overflow = false;
+  EXPECT_EQ(div_round_half_even(7, 2, &overflow), 4);
+  EXPECT_FALSE(overflow);
+  EXPECT_THROW((void)div_half_even_checked(too_big, 1), std::overflow_error);
+  EXPECT_EQ(div_half_even_checked(-7, 2), -4);
+  EXPECT_EQ(div_half_even_sat(too_big, 1), INT64_MAX);
+  EXPECT_EQ(div_half_even_sat(-too_big, 1), INT64_MIN);
+  EXPECT_EQ(div_half_even_sat(5, 2), 2);
+}
+
+}  // namespace
+}  // namespace gpurent

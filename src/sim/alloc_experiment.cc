@@ -4,17 +4,14 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/money.h"
 #include "sched/alloc_arrivals.h"
 #include "sched/alloc_scheduler.h"
 #include "sched/score_policy.h"
 
 namespace gpurent {
 
-int64_t round_half_even(int64_t num, int64_t den) {
-  const int64_t q = num / den, r = num % den;
-  if (2 * r > den || (2 * r == den && (q & 1))) return q + 1;
-  return q;
-}
+int64_t round_half_even(int64_t num, int64_t den) { return div_half_even_sat(num, den); }
 
 std::vector<std::optional<double>> discretize_alloc(const std::vector<AllocSample>& samples, int64_t total) {
   std::vector<double> sum(kAllocPoints, 0.0);

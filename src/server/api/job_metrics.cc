@@ -57,10 +57,9 @@ void get_metrics(App& app, const httplib::Request& req, httplib::Response& res, 
 }  // namespace
 
 void register_job_metric_routes(App& app, Router& srv) {
-  route(app, srv, "POST", "/api/v1/jobs/([^/]+)/metrics", "/api/v1/jobs/{id}/metrics",
-        post_metrics);
-  route(app, srv, "GET", "/api/v1/jobs/([^/]+)/metrics", "/api/v1/jobs/{id}/metrics",
-        get_metrics);
+  const char* kPattern = "/api/v1/jobs/([^/]+)/metrics";
+  route(app, srv, "POST", kPattern, "/api/v1/jobs/{id}/metrics", post_metrics);
+  route(app, srv, "GET", kPattern, "/api/v1/jobs/{id}/metrics", get_metrics);
 }
 
 }  // namespace gpurent

@@ -213,12 +213,9 @@ void get_job_usage(App& app, const httplib::Request& req, httplib::Response& res
 }  // namespace
 
 void register_usage_routes(App& app, Router& srv) {
-  route(app, srv, "POST", "/api/v1/usage", "/api/v1/usage",
-        post_usage);
-  route(app, srv, "GET", "/api/v1/usage/gpus", "/api/v1/usage/gpus",
-        get_gpu_usage);
-  route(app, srv, "GET", "/api/v1/usage/jobs", "/api/v1/usage/jobs",
-        get_job_usage);
+  route(app, srv, "POST", "/api/v1/usage", "/api/v1/usage", post_usage);
+  route(app, srv, "GET", "/api/v1/usage/gpus", "/api/v1/usage/gpus", get_gpu_usage);
+  route(app, srv, "GET", "/api/v1/usage/jobs", "/api/v1/usage/jobs", get_job_usage);
 }
 
 }  // namespace gpurent

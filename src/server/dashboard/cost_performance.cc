@@ -118,8 +118,7 @@ class TenantJobs {
         }
     }
     if (samples > 0) {
-      bool overflow = false;
-      e.mean_util_pct = div_round_half_even(util_sum, samples, &overflow);
+      e.mean_util_pct = div_half_even_sat(util_sum, samples);  // a mean of 0..100
     }
     return ok_status();
   }

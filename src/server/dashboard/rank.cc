@@ -27,8 +27,7 @@ std::optional<double> median(std::vector<double> v) {
 }  // namespace
 
 std::string gpu_hours_text(__int128 gpu_milli_ms) {
-  bool overflow = false;
-  const int64_t thousandths = div_round_half_even(gpu_milli_ms, 3'600'000, &overflow);  // milli-GPU-hours
+  const int64_t thousandths = div_half_even_sat(gpu_milli_ms, 3'600'000);  // milli-GPU-hours
   const std::string frac = std::to_string(thousandths % 1000);
   return std::to_string(thousandths / 1000) + "." + std::string(3 - frac.size(), '0') + frac;
 }

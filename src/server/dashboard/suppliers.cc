@@ -22,10 +22,8 @@ using Interval = TimeInterval;  // [first, second)
 constexpr DurationMs kDayMs = 86'400'000;
 constexpr DurationMs kMinuteMs = 60'000;
 
-int64_t half_even(__int128 num, int64_t den) {
-  bool overflow = false;
-  return div_round_half_even(num, den, &overflow);
-}
+// Minutes, hours and availability shares of a period: statistics, saturating (core/money.h).
+int64_t half_even(__int128 num, int64_t den) { return div_half_even_sat(num, den); }
 
 // v / 10^decimals as a decimal string: fixed(9912, 2) = "99.12".
 std::string fixed(int64_t v, int decimals) {

@@ -31,10 +31,8 @@ struct CardSums {
   int64_t samples = 0, sum = 0;
 };
 
-int64_t half_even(int64_t sum, int64_t n) {
-  bool overflow = false;
-  return div_round_half_even(sum, n, &overflow);
-}
+// A mean of percentages (0..100): saturating is exact here (core/money.h).
+int64_t half_even(int64_t sum, int64_t n) { return div_half_even_sat(sum, n); }
 
 TimeMs floor_to(TimeMs t, DurationMs step) { return t - (((t % step) + step) % step); }
 

@@ -134,17 +134,16 @@ Result<UsageBatchRows> resolve(StoreTx& tx, const Principal& p, const UsageBatch
       it->second = std::move(rec).value();
     }
     if (!it->second) continue;
-    JobUsageRow r;
-    r.job_id = it->second->id;
-    r.tenant_id = it->second->tenant_id;
-    r.project_id = it->second->project_id;
-    r.at = s.at;
-    r.storage_io_bytes = s.delta.storage_io_bytes;
-    r.egress_bytes = s.delta.egress_bytes;
-    r.input_tokens = s.delta.input_tokens;
-    r.output_tokens = s.delta.output_tokens;
-    r.requests = s.delta.requests;
-    rows.jobs.push_back(std::move(r));
+    const JobCounters& d = s.delta;
+    rows.jobs.push_back(JobUsageRow{.job_id = it->second->id,
+                                    .tenant_id = it->second->tenant_id,
+                                    .project_id = it->second->project_id,
+                                    .at = s.at,
+                                    .storage_io_bytes = d.storage_io_bytes,
+                                    .egress_bytes = d.egress_bytes,
+                                    .input_tokens = d.input_tokens,
+                                    .output_tokens = d.output_tokens,
+                                    .requests = d.requests});
   }
   if (!errs.empty()) return errs.to_error();
   return rows;
