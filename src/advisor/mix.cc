@@ -216,7 +216,6 @@ Result<MixResult> compute_mix(const MixInput& in, MixSolver solver) {
   const MixModel& m = *prepared;
   const Currency cur = in.currency;
 
-  const auto t0 = std::chrono::steady_clock::now();
   std::vector<int64_t> split(m.reserved.size(), 0);
   int64_t units = 0;
   bool corrected = false;
@@ -243,8 +242,6 @@ Result<MixResult> compute_mix(const MixInput& in, MixSolver solver) {
     units = exact_units(m);
     reserved_cost(m, units, &split);
   }
-  const auto t1 = std::chrono::steady_clock::now();
-
   MixResult r;
   r.currency = cur;
   r.hours = m.hours;
@@ -254,7 +251,6 @@ Result<MixResult> compute_mix(const MixInput& in, MixSolver solver) {
   r.solver = use_milp ? "glpk" : "exact";
   r.milp_corrected = corrected;
   if (solver == MixSolver::kMilp && !use_milp) r.milp_skipped_rows = milp_rows;
-  r.solver_time_us = std::chrono::duration_cast<std::chrono::microseconds>(t1 - t0).count();
   for (const CapacityOption& o : in.options)
     if (o.mode == CapacityMode::kOnDemand &&
         (!r.rework_price || o.price_per_gpu_hour.micros() < r.rework_price->micros()))

@@ -143,7 +143,9 @@ struct MixResult {
   std::string solver;                                                  // "glpk" or "exact"
   bool milp_corrected = false;               // the exact check found a cheaper plan than GLPK's
   std::optional<int64_t> milp_skipped_rows;  // the MILP would have had this many rows (> kMaxMilpRows)
-  int64_t solver_time_us = 0;                // wall time of the solve: the only non-deterministic field
+  // Wall time of compute_mix, measured by the caller (the engine reads no clock; 0 when no one
+  // measured): the only field that varies from run to run.
+  int64_t solver_time_us = 0;
   std::vector<MixStep> steps;
 };
 

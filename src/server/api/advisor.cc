@@ -3,6 +3,8 @@
 // the body points at them: a job's metered profile, the offers on sale, a tenant's metered demand,
 // the suppliers' measured history. Every answer shows its arithmetic ("steps"). Any authenticated
 // user may ask; what is read from the platform is only what the caller may see.
+#include <chrono>
+
 #include "advisor/fingerprint.h"
 #include "advisor/mix.h"
 #include "advisor/poc.h"
@@ -170,8 +172,11 @@ Result<json> mix(App& app, json body, const Principal& p) {
   }
   auto in = parse_mix_input(body);
   if (!in) return in.error();
+  const auto t0 = std::chrono::steady_clock::now();  // the shell times the engine
   auto r = compute_mix(*in);
   if (!r) return r.error();
+  r->solver_time_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
   return to_json(*r);
 }
 
