@@ -175,6 +175,7 @@ Result<LoadedInputs> load_inputs(Store& store, const GpuCatalog& catalog, const 
       return undecodable_record("allocations", a.id, "", Error::invalid("billing_mode", "'" + mode + "' is not a billing mode"),
                                 "tenant " + tenant.name + "'s invoices cannot be rated without it");
     x.mode = *parsed_mode;
+    record_faults().clear("allocations", a.id);
     // A spot run on an offer that sells no spot is rated on-demand rather than refused.
     if (x.mode == BillingMode::kSpot && !(*o)->prices.spot) x.mode = BillingMode::kOnDemand;
     x.gpu_milli = a.body.value("gpu_milli", int64_t{1000});
@@ -225,6 +226,7 @@ Result<LoadedInputs> load_inputs(Store& store, const GpuCatalog& catalog, const 
       if (!m)
         return undecodable_record("measurements", r.id, r.name, m.error(),
                                   "the SLA credits of contracts with this supplier cannot be computed without it");
+      record_faults().clear("measurements", r.id);  // decodes (again): no longer reported
       const std::string node = b.name_of("nodes", r.body.value("node_id", ""));
       switch (m->kind) {
         case MeasurementKind::kFp16Tflops: g.in.tflops.push_back({*m->at, node, *m->gpu, *m->tflops_x10}); break;

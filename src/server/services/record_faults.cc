@@ -9,12 +9,15 @@ bool RecordFaults::report(const std::string& kind, const std::string& id, const 
   auto [it, added] = faults_.try_emplace({kind, id}, RecordFault{kind, id, reason, 0});
   it->second.reason = reason;
   ++it->second.seen;
+  size_.store(faults_.size(), std::memory_order_release);
   return added;
 }
 
 void RecordFaults::clear(const std::string& kind, const std::string& id) {
+  if (size_.load(std::memory_order_acquire) == 0) return;
   std::lock_guard lock(mu_);
   faults_.erase({kind, id});
+  size_.store(faults_.size(), std::memory_order_release);
 }
 
 std::vector<RecordFault> RecordFaults::list() const {

@@ -8,6 +8,7 @@
 // (gpurent_records_undecodable{kind}). Thread-safe; process-wide.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -34,6 +35,7 @@ class RecordFaults {
 
  private:
   mutable std::mutex mu_;
+  std::atomic<size_t> size_{0};  // clear() skips the lock while nothing is reported (the usual case)
   std::map<std::pair<std::string, std::string>, RecordFault> faults_;
 };
 
