@@ -83,6 +83,25 @@ TEST(Scheduler, PlacesRunsAndFinishesJobsAndSaysWhyOthersWait) {
     return j["status"]["reason"].get<std::string>().find("concurrent jobs") != std::string::npos;
   });
   EXPECT_EQ(d["status"]["reason"], "quota: project vision runs 3 of 3 concurrent jobs");
+  // The reason is a message code with arguments, rendered in the reader's language: ?lang= or
+  // Accept-Language; an unknown ?lang= is an error naming it.
+  EXPECT_EQ(d["status"]["reason_message"],
+            json::parse(R"({"code":"sched.quota.concurrent_jobs","args":{"limit":"3","project":"vision","running":"3"}})"));
+  EXPECT_EQ(s.admin("GET", "/api/v1/jobs/d?lang=zh").body["status"]["reason"], "配额：项目 vision 已在运行 3 个作业，并发上限为 3 个");
+  auto cli = s.client();
+  auto zh = cli.Get("/api/v1/jobs/d", {{"Authorization", "Bearer " + s.admin_token()},
+                                       {"Accept-Language", "zh-CN,zh;q=0.9,en;q=0.8"}});
+  ASSERT_TRUE(zh);
+  EXPECT_EQ(json::parse(zh->body)["status"]["reason"], "配额：项目 vision 已在运行 3 个作业，并发上限为 3 个");
+  json big_zh = s.admin("GET", "/api/v1/jobs/" + big + "?lang=zh-CN").body;
+  EXPECT_EQ(big_zh["status"]["reason"].get<std::string>().rfind("容量：当前没有空间容纳 2 × 8 张 GPU（NVIDIA H100 SXM5 80GB）", 0), 0u)
+      << big_zh.dump();
+  json events_zh = s.admin("GET", "/api/v1/jobs/" + id + "/events?lang=zh").body.at("items");
+  EXPECT_EQ(events_zh.back().at("reason"), "运行满预计时长后结束（模拟执行器）") << events_zh.dump();
+  EXPECT_EQ(events_zh.back().at("reason_message").at("code"), "exec.sim.finished");
+  auto bad = s.admin("GET", "/api/v1/jobs/d?lang=klingon");
+  EXPECT_EQ(bad.status, 422);
+  EXPECT_NE(bad.reason_for("lang").find("unknown language 'klingon' (available: en, zh)"), std::string::npos) << bad.describe();
   // Cancelling one lets it start.
   expect_2xx(s.admin("POST", "/api/v1/jobs/a/cancel"), "cancel a");
   wait_for(s, "/api/v1/jobs/d", state_is("running"));

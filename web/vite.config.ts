@@ -9,6 +9,8 @@ const target = process.env.GPURENT_URL ?? "http://127.0.0.1:8080";
 export default defineConfig({
   base: "./",
   server: {
+    // The message catalogues live in ../src/messages (shared with the server).
+    fs: { allow: [".."] },
     proxy: {
       "/api": { target, changeOrigin: true },
       "/healthz": { target, changeOrigin: true },

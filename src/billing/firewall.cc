@@ -13,9 +13,11 @@ namespace {
 
 using Micros = __int128;
 
-std::string join(const std::vector<std::string>& v, const char* sep) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+// "a, b, c" in English, "a、b、c" in Chinese.
+Message list_message(const std::vector<std::string>& v) {
+  Message out;
+  for (auto it = v.rbegin(); it != v.rend(); ++it)
+    out = out.empty() ? verbatim(*it) : Message("list.comma").arg("a", verbatim(*it)).arg("b", std::move(out));
   return out;
 }
 
@@ -148,10 +150,12 @@ Result<std::vector<Alert>> evaluate_firewall(const FirewallPolicy& p, const Fire
     a.measured = cost.amount_string();
     a.threshold = p.card_daily_cost.amount_string();
     a.unit = code;
-    a.message_en = "Card " + card + ": cost " + cost.to_string() + " on " + date + " exceeds " +
-                   p.card_daily_cost.to_string() + (who.empty() ? "" : " (projects: " + join(who, ", ") + ")");
-    a.message_zh = "显卡 " + card + "：" + date + " 费用 " + cost.to_string() + "，超过阈值 " +
-                   p.card_daily_cost.to_string() + (who.empty() ? "" : "（项目：" + join(who, "、") + "）");
+    a.message = (who.empty() ? Message("alert.card_daily_cost") : Message("alert.card_daily_cost_projects"))
+                    .arg("card", card)
+                    .arg("cost", cost.to_string())
+                    .arg("date", date)
+                    .arg("threshold", p.card_daily_cost.to_string());
+    if (!who.empty()) a.message.arg("projects", list_message(who));
     out.push_back(std::move(a));
   }
 
@@ -168,14 +172,14 @@ Result<std::vector<Alert>> evaluate_firewall(const FirewallPolicy& p, const Fire
       a.unit = "%";
       const Money io(static_cast<int64_t>(f.storage_io), cur), total(static_cast<int64_t>(base), cur);
       const Money covered(static_cast<int64_t>(f.covered), cur);
-      a.message_en = "Project " + project + ": storage I/O cost " + io.to_string() + " is " + a.measured +
-                     "% of the month-to-date cost " + total.to_string() +
-                     (f.covered > 0 ? ", " + covered.to_string() + " of it GPU time covered by the reserved commitment" : "") +
-                     " (" + month + "), above " + a.threshold + "%";
-      a.message_zh = "项目 " + project + "：" + month + " 月初至今存储 I/O 费用 " + io.to_string() + "，占总费用 " +
-                     total.to_string() +
-                     (f.covered > 0 ? "（其中预留承诺已覆盖的 GPU 时长价值 " + covered.to_string() + "）的 " : " 的 ") +
-                     a.measured + "%，超过阈值 " + a.threshold + "%";
+      a.message = (f.covered > 0 ? Message("alert.storage_io_share_covered") : Message("alert.storage_io_share"))
+                      .arg("project", project)
+                      .arg("io", io.to_string())
+                      .arg("share", a.measured)
+                      .arg("total", total.to_string())
+                      .arg("month", month)
+                      .arg("threshold", a.threshold);
+      if (f.covered > 0) a.message.arg("covered", covered.to_string());
       out.push_back(std::move(a));
     }
     // Egress cost per day.
@@ -192,11 +196,12 @@ Result<std::vector<Alert>> evaluate_firewall(const FirewallPolicy& p, const Fire
       a.unit = code;
       a.freeze_egress = true;
       a.upload_limit_bytes = p.large_upload_bytes;
-      a.message_en = "Project " + project + ": egress cost " + cost.to_string() + " on " + date + " exceeds " +
-                     p.egress_daily_cost.to_string() + "; egress and uploads over " + gb +
-                     " are to be frozen by the supplier's gateways until an admin lifts it";
-      a.message_zh = "项目 " + project + "：" + date + " 出网流量费用 " + cost.to_string() + "，超过阈值 " +
-                     p.egress_daily_cost.to_string() + "；出网及超过 " + gb + " 的上传应由供应商网关冻结，直至管理员解除";
+      a.message = Message("alert.egress_daily_cost")
+                      .arg("project", project)
+                      .arg("cost", cost.to_string())
+                      .arg("date", date)
+                      .arg("threshold", p.egress_daily_cost.to_string())
+                      .arg("upload_limit", gb);
       out.push_back(std::move(a));
     }
   }
@@ -215,11 +220,11 @@ Result<std::vector<Alert>> evaluate_firewall(const FirewallPolicy& p, const Fire
     a.threshold = budget.amount_string();
     a.unit = code;
     a.hold_submissions = true;
-    a.message_en = "Project " + project + ": month-to-date cost " + cost.to_string() + " (" + month +
-                   ") has reached its monthly budget " + budget.to_string() +
-                   "; new submissions are held until the budget is raised or the month ends";
-    a.message_zh = "项目 " + project + "：" + month + " 月初至今费用 " + cost.to_string() + "，已达到月度预算 " +
-                   budget.to_string() + "；新提交的任务已暂停，直至提高预算或进入下个月";
+    a.message = Message("alert.budget_breach")
+                    .arg("project", project)
+                    .arg("cost", cost.to_string())
+                    .arg("month", month)
+                    .arg("budget", budget.to_string());
     out.push_back(std::move(a));
   }
 

@@ -103,8 +103,9 @@ struct Alert {
   std::string measured;   // exact decimal: money ("612.4" -> "612.40") or a percentage
   std::string threshold;  // exact decimal, same unit
   std::string unit;       // the currency code ("USD") or "%"
-  std::string message_en;
-  std::string message_zh;  // 简体中文
+  // What happened, as a message code with its arguments (src/messages/<lang>.json: alert.*);
+  // the server stores it rendered in every language and as the code.
+  Message message;
   // Effects the server enforces.
   bool freeze_egress = false;      // gateways should refuse egress and uploads > upload_limit_bytes
   int64_t upload_limit_bytes = 0;  // with freeze_egress; else 0

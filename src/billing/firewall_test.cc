@@ -81,8 +81,8 @@ TEST(Firewall, CardDailyCostAtThresholdDoesNotAlertOneMicroOverDoes) {
   EXPECT_EQ(a.measured, "100.000001");
   EXPECT_EQ(a.threshold, "100.00");
   EXPECT_EQ(a.unit, "USD");
-  EXPECT_EQ(a.message_en, "Card n1/4: cost 100.000001 USD on 2026-11-29 exceeds 100.00 USD (projects: vision)");
-  EXPECT_EQ(a.message_zh, "显卡 n1/4：2026-11-29 费用 100.000001 USD，超过阈值 100.00 USD（项目：vision）");
+  EXPECT_EQ(render(a.message, "en"), "Card n1/4: cost 100.000001 USD on 2026-11-29 exceeds 100.00 USD (projects: vision)");
+  EXPECT_EQ(render(a.message, "zh"), "显卡 n1/4：2026-11-29 费用 100.000001 USD，超过阈值 100.00 USD（项目：vision）");
   EXPECT_FALSE(a.freeze_egress);
   EXPECT_FALSE(a.hold_submissions);
   EXPECT_EQ(a.upload_limit_bytes, 0);
@@ -99,9 +99,9 @@ TEST(Firewall, CardSharedByProjectsSummedAndOutOfRangeDaysIgnored) {
   EXPECT_EQ(keys(alerts), (std::vector<std::string>{"card_daily_cost:n2/0:2026-11-28", "card_daily_cost:n2/3:2026-11-01"}));
   EXPECT_EQ(alerts[0].project, "");
   EXPECT_EQ(alerts[0].measured, "120.00");
-  EXPECT_EQ(alerts[0].message_en, "Card n2/0: cost 120.00 USD on 2026-11-28 exceeds 100.00 USD (projects: llm, vision)");
-  EXPECT_EQ(alerts[0].message_zh, "显卡 n2/0：2026-11-28 费用 120.00 USD，超过阈值 100.00 USD（项目：llm、vision）");
-  EXPECT_EQ(alerts[1].message_en, "Card n2/3: cost 101.00 USD on 2026-11-01 exceeds 100.00 USD");
+  EXPECT_EQ(render(alerts[0].message, "en"), "Card n2/0: cost 120.00 USD on 2026-11-28 exceeds 100.00 USD (projects: llm, vision)");
+  EXPECT_EQ(render(alerts[0].message, "zh"), "显卡 n2/0：2026-11-28 费用 120.00 USD，超过阈值 100.00 USD（项目：llm、vision）");
+  EXPECT_EQ(render(alerts[1].message, "en"), "Card n2/3: cost 101.00 USD on 2026-11-01 exceeds 100.00 USD");
 }
 
 TEST(Firewall, StorageIoShareExactlyTwentyPercentDoesNotAlert) {
@@ -125,8 +125,8 @@ void expect_one_alert(const std::vector<Alert>& alerts, const std::string& measu
                       const std::string& zh) {
   ASSERT_EQ(alerts.size(), 1u);
   EXPECT_EQ(alerts[0].measured, measured);
-  EXPECT_EQ(alerts[0].message_en, en);
-  EXPECT_EQ(alerts[0].message_zh, zh);
+  EXPECT_EQ(render(alerts[0].message, "en"), en);
+  EXPECT_EQ(render(alerts[0].message, "zh"), zh);
 }
 
 TEST(Firewall, StorageIoShareCountsChargesOfTheProjectOnly) {
@@ -191,10 +191,10 @@ TEST(Firewall, EgressDailyCostFreezes) {
   EXPECT_TRUE(a.freeze_egress);
   EXPECT_EQ(a.upload_limit_bytes, 10'000'000'000);
   EXPECT_FALSE(a.hold_submissions);
-  EXPECT_EQ(a.message_en,
+  EXPECT_EQ(render(a.message, "en"),
             "Project vision: egress cost 612.40 USD on 2026-11-29 exceeds 500.00 USD; egress and uploads over 10 GB "
             "are to be frozen by the supplier's gateways until an admin lifts it");
-  EXPECT_EQ(a.message_zh,
+  EXPECT_EQ(render(a.message, "zh"),
             "项目 vision：2026-11-29 出网流量费用 612.40 USD，超过阈值 500.00 USD；出网及超过 10 GB 的上传应由供应商网关冻结，直至管理员解除");
 
   // One micro over on the earlier day alerts under that day's key; the upload limit is the policy's.
@@ -205,7 +205,7 @@ TEST(Firewall, EgressDailyCostFreezes) {
   EXPECT_EQ(keys(alerts), (std::vector<std::string>{"egress_daily_cost:vision:2026-11-28", "egress_daily_cost:vision:2026-11-29"}));
   EXPECT_EQ(alerts[0].measured, "500.000001");
   EXPECT_EQ(alerts[0].upload_limit_bytes, 2'500'000'000);
-  EXPECT_NE(alerts[0].message_en.find("uploads over 2.5 GB are to be frozen"), std::string::npos);
+  EXPECT_NE(render(alerts[0].message, "en").find("uploads over 2.5 GB are to be frozen"), std::string::npos);
 }
 
 TEST(Firewall, BudgetReachedHoldsSubmissions) {
@@ -226,10 +226,10 @@ TEST(Firewall, BudgetReachedHoldsSubmissions) {
   EXPECT_FALSE(a.freeze_egress);
   EXPECT_EQ(a.measured, "1000.00");
   EXPECT_EQ(a.threshold, "1000.00");
-  EXPECT_EQ(a.message_en,
+  EXPECT_EQ(render(a.message, "en"),
             "Project vision: month-to-date cost 1000.00 USD (2026-11) has reached its monthly budget 1000.00 USD; new "
             "submissions are held until the budget is raised or the month ends");
-  EXPECT_EQ(a.message_zh,
+  EXPECT_EQ(render(a.message, "zh"),
             "项目 vision：2026-11 月初至今费用 1000.00 USD，已达到月度预算 1000.00 USD；新提交的任务已暂停，直至提高预算或进入下个月");
 
   // Lines of the previous month and after `day` do not count; a zero budget holds a project at once.

@@ -75,8 +75,8 @@ nlohmann::json to_json(const Alert& a) {
           {"measured", a.measured},
           {"threshold", a.threshold},
           {"unit", a.unit},
-          {"message_en", a.message_en},
-          {"message_zh", a.message_zh},
+          {"message_en", render(a.message, "en")},
+          {"message_zh", render(a.message, "zh")},
           {"freeze_egress", a.freeze_egress},
           {"upload_limit_bytes", a.upload_limit_bytes},
           {"hold_submissions", a.hold_submissions}};
@@ -90,16 +90,16 @@ nlohmann::json webhook_body(WebhookType type, const Alert& a) {
       return {{"msgtype", "markdown"},
               {"markdown",
                {{"title", "[gpurent] " + title(a)},
-                {"text", "### " + head + "\n\n" + a.message_zh + "\n\n" + a.message_en + "\n\n> 告警键 Key: " + a.key}}}};
+                {"text", "### " + head + "\n\n" + render(a.message, "zh") + "\n\n" + render(a.message, "en") + "\n\n> 告警键 Key: " + a.key}}}};
     case WebhookType::kFeishu:
       return {{"msg_type", "text"},
-              {"content", {{"text", head + "\n" + a.message_zh + "\n" + a.message_en + "\n告警键 Key: " + a.key}}}};
+              {"content", {{"text", head + "\n" + render(a.message, "zh") + "\n" + render(a.message, "en") + "\n告警键 Key: " + a.key}}}};
     case WebhookType::kWeCom: {
       const char* color = a.severity == AlertSeverity::kCritical ? "warning" : "comment";
       return {{"msgtype", "markdown"},
               {"markdown",
                {{"content", "### [gpurent] <font color=\"" + std::string(color) + "\">" + severity_text(a.severity) +
-                                "</font>：" + title(a) + "\n" + a.message_zh + "\n" + a.message_en +
+                                "</font>：" + title(a) + "\n" + render(a.message, "zh") + "\n" + render(a.message, "en") +
                                 "\n> 告警键 Key: <font color=\"comment\">" + a.key + "</font>"}}}};
     }
   }

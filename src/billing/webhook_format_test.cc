@@ -22,9 +22,12 @@ Alert egress_alert() {
   a.measured = "612.40";
   a.threshold = "500.00";
   a.unit = "USD";
-  a.message_en = "Project vision: egress cost 612.40 USD on 2026-11-29 exceeds 500.00 USD; egress and uploads over 10 GB "
-                 "are to be frozen by the supplier's gateways until an admin lifts it";
-  a.message_zh = "项目 vision：2026-11-29 出网流量费用 612.40 USD，超过阈值 500.00 USD；出网及超过 10 GB 的上传应由供应商网关冻结，直至管理员解除";
+  a.message = Message("alert.egress_daily_cost")
+                  .arg("project", "vision")
+                  .arg("cost", "612.40 USD")
+                  .arg("date", "2026-11-29")
+                  .arg("threshold", "500.00 USD")
+                  .arg("upload_limit", "10 GB");
   a.freeze_egress = true;
   a.upload_limit_bytes = 10'000'000'000;
   return a;
@@ -41,8 +44,11 @@ Alert card_alert() {
   a.measured = "120.00";
   a.threshold = "100.00";
   a.unit = "USD";
-  a.message_en = "Card n1/3: cost 120.00 USD on 2026-11-29 exceeds 100.00 USD";
-  a.message_zh = "显卡 n1/3：2026-11-29 费用 120.00 USD，超过阈值 100.00 USD";
+  a.message = Message("alert.card_daily_cost")
+                  .arg("card", "n1/3")
+                  .arg("cost", "120.00 USD")
+                  .arg("date", "2026-11-29")
+                  .arg("threshold", "100.00 USD");
   return a;
 }
 

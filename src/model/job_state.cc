@@ -59,7 +59,15 @@ Result<JobStatus> parse_job_status(const json& status, const std::string& path) 
   Fields f(status, path, errs);
   JobStatus s;
   s.state = f.enumeration("state", kStateNames);
-  s.reason = f.opt_str("reason", {.min_len = 0, .max_len = 1024}).value_or("");
+  // "reason" is the English rendering of "reason_message" (code and arguments); a document written
+  // before messages had codes has only the text, kept as it is.
+  const std::string text = f.opt_str("reason", {.min_len = 0, .max_len = 4096}).value_or("");
+  if (const json* m = f.raw("reason_message")) {
+    if (auto msg = message_from_json(*m)) s.reason = std::move(msg.value());
+    else f.error("reason_message", msg.error().message);
+  } else if (!text.empty()) {
+    s.reason = verbatim(text);
+  }
   s.updated_at = f.opt_time("updated_at").value_or(0);
   f.objects("placement", false, 1024 * 1000, [&](Fields& p, size_t) {
     WorkerPlacement w;
@@ -100,7 +108,10 @@ json to_json(const JobStatus& s) {
     placement.push_back(std::move(p));
   }
   json j = {{"state", job_state_name(s.state)}, {"placement", std::move(placement)}};
-  if (!s.reason.empty()) j["reason"] = s.reason;
+  if (!s.reason.empty()) {
+    j["reason"] = render_en(s.reason);
+    j["reason_message"] = message_to_json(s.reason);
+  }
   if (s.updated_at != 0) j["updated_at"] = format_rfc3339(s.updated_at);
   return j;
 }

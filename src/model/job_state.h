@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/message.h"
 #include "model/resource.h"
 
 namespace gpurent {
@@ -56,7 +57,7 @@ struct WorkerPlacement {
 
 struct JobStatus {
   JobState state = JobState::kPending;
-  std::string reason;   // why the job is in this state ("preempted by job_…", "exit code 137")
+  Message reason;       // why the job is in this state ("preempted by job_…", "exit code 137")
   TimeMs updated_at = 0;  // when state last changed; 0 = not yet recorded
   std::vector<WorkerPlacement> placement;  // non-empty only while admitted or running
 

@@ -121,7 +121,7 @@ TEST(Job, ServerSetFieldsAreEmittedButNeverRead) {
   j.tenant_id = "ten_0123456789abcdef";
   j.project_id = "prj_0123456789abcdef";
   j.status.state = JobState::kRunning;
-  j.status.reason = "started";
+  j.status.reason = verbatim("started");
   j.status.updated_at = parse_rfc3339("2026-11-29T10:00:00Z", "t").value();
   j.status.placement = {{0, 0, "nod_00000000000000a1", {0, 1, 2, 3, 4, 5, 6, 7}, 0},
                         {0, 1, "nod_00000000000000a2", {0, 1, 2, 3, 4, 5, 6, 7}, 0}};
@@ -376,16 +376,28 @@ TEST(JobStatus, RejectsMalformedStatus) {
        "status.placement[0].worker", "at most 1023"},
       {R"({"state":"running","placement":{}})", "status.placement", "must be a list"},
       {R"({"state":"running","phase":"x"})", "status.phase", "unknown field"},
+      {R"({"state":"pending","reason_message":{"args":{}}})", "status.reason_message", "must be a string"},
+      {R"({"state":"pending","reason_message":{"code":"text","args":[]}})", "status.reason_message", "must be an object"},
   };
   for (const auto& c : cases)
     EXPECT_TRUE(fails_only_on(parse_job_status(json::parse(c.body), "status"), c.field, c.reason)) << c.body;
 
-  JobStatus s{JobState::kRunning, "", 0, {{2, 0, "nod_00000000000000a1", {3}, 250}}};
+  JobStatus s{JobState::kRunning, {}, 0, {{2, 0, "nod_00000000000000a1", {3}, 250}}};
   json doc = to_json(s);
   EXPECT_FALSE(doc.contains("reason"));
   EXPECT_FALSE(doc.contains("updated_at"));
   EXPECT_EQ(doc["placement"][0]["gpu_milli"], 250);
   EXPECT_EQ(*parse_job_status(doc, "status"), s);
+
+  // A reason is stored as its code with arguments and its English text; a document from before
+  // codes (text only) reads back as that text.
+  s.reason = Message("sched.requeued").arg("why", Message("sched.node_failed").arg("node", "n1"));
+  doc = to_json(s);
+  EXPECT_EQ(doc["reason"], "requeued: node n1 failed");
+  EXPECT_EQ(doc["reason_message"]["args"]["why"]["code"], "sched.node_failed");
+  EXPECT_EQ(*parse_job_status(doc, "status"), s);
+  doc.erase("reason_message");
+  EXPECT_EQ(parse_job_status(doc, "status")->reason, verbatim("requeued: node n1 failed"));
 }
 
 TEST(Job, ExampleFilesParse) {

@@ -88,7 +88,7 @@ Status SchedEngine::add_node(const SchedNode& n) {
   return ok_status();
 }
 
-std::vector<SchedEvent> SchedEngine::node_failed(const std::string& node, TimeMs now, const std::string& reason) {
+std::vector<SchedEvent> SchedEngine::node_failed(const std::string& node, TimeMs now, const Message& detail) {
   Impl& e = *impl_;
   std::vector<SchedEvent> out;
   auto it = e.node_index.find(node);
@@ -96,7 +96,8 @@ std::vector<SchedEvent> SchedEngine::node_failed(const std::string& node, TimeMs
   const int idx = it->second;
   e.now = now;
   e.nodes[idx].down = true;
-  const std::string why = "node " + node + " failed" + (reason.empty() ? "" : ": " + reason);
+  const Message why = detail.empty() ? Message("sched.node_failed").arg("node", node)
+                                     : Message("sched.node_failed_detail").arg("node", node).arg("detail", detail);
   for (auto& [id, j] : e.jobs) {
     if (!j.running) continue;
     std::vector<int64_t> hit;
@@ -119,11 +120,11 @@ std::vector<SchedEvent> SchedEngine::node_failed(const std::string& node, TimeMs
       for (int64_t r : hit)
         for (size_t i = 0; i < j.units.size(); ++i)
           if (j.units[i].replica == r) {
-            e.evict(j, i, "replica lost: " + why, out);
+            e.evict(j, i, Message("sched.replica_lost").arg("why", why), out);
             break;
           }
     } else {
-      e.evict(j, 0, "requeued: " + why, out);
+      e.evict(j, 0, Message("sched.requeued").arg("why", why), out);
     }
   }
   return out;
@@ -179,7 +180,7 @@ Status check_job(const SchedJob& j) {
 
 }  // namespace
 
-Status SchedEngine::submit(const SchedJob& job, const std::string& requeued_why) {
+Status SchedEngine::submit(const SchedJob& job, const Message& requeued_why) {
   Impl& e = *impl_;
   if (auto s = check_job(job); !s) return s;
   if (e.jobs.count(job.id)) return Error::make(Code::kConflict, "job " + job.id + " is already in the scheduler");
@@ -408,10 +409,12 @@ bool SchedEngine::is_running(const std::string& job) const {
   return it != impl_->jobs.end() && it->second.running;
 }
 
-std::string SchedEngine::reason(const std::string& job) const {
+Message SchedEngine::reason_message(const std::string& job) const {
   auto it = impl_->jobs.find(job);
-  return it == impl_->jobs.end() || it->second.running ? "" : it->second.reason;
+  return it == impl_->jobs.end() || it->second.running ? Message() : it->second.reason;
 }
+
+std::string SchedEngine::reason(const std::string& job) const { return render_en(reason_message(job)); }
 
 std::vector<SchedWorker> SchedEngine::placement(const std::string& job) const {
   std::vector<SchedWorker> out;

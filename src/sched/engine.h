@@ -52,7 +52,8 @@ class SchedEngine {
   Status add_node(const SchedNode& node);
   // Marks the node down: every job on it loses its placement (requeued, kFault + kPreempted or
   // kReplicaRemoved events). Idempotent.
-  std::vector<SchedEvent> node_failed(const std::string& node, TimeMs now, const std::string& reason);
+  // `detail`: what the operator or the executor said about the node (may be empty).
+  std::vector<SchedEvent> node_failed(const std::string& node, TimeMs now, const Message& detail);
   Status node_restored(const std::string& node);
   // A cordoned (drained) node keeps what runs on it and takes nothing new.
   Status set_node_cordoned(const std::string& node, bool cordoned);
@@ -65,7 +66,7 @@ class SchedEngine {
   // Jobs. submit() queues a pending job (a duplicate id is an error). Jobs that were already
   // running when the server restarted come back with restore().
   // `requeued_why`: why a job that ran before is pending again (kept in front of its reasons).
-  Status submit(const SchedJob& job, const std::string& requeued_why = "");
+  Status submit(const SchedJob& job, const Message& requeued_why = {});
   Status restore(const SchedJob& job, const std::vector<SchedWorker>& placement, TimeMs started_at);
   // The executor chose other GPUs of `node` for a running whole-GPU job (Slurm picks device
   // indices itself): the job's workers there move to `gpus` (as many as they hold). Unchanged
@@ -85,7 +86,8 @@ class SchedEngine {
   // Queries.
   bool has_job(const std::string& job) const;
   bool is_running(const std::string& job) const;       // holds an allocation
-  std::string reason(const std::string& job) const;    // pending reason, "" when none
+  Message reason_message(const std::string& job) const;  // pending reason, empty when none
+  std::string reason(const std::string& job) const;      // the same in English, "" when none
   std::vector<SchedWorker> placement(const std::string& job) const;
   int64_t total_gpu_milli() const;                      // nodes up
   int64_t allocated_gpu_milli() const;

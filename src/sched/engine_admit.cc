@@ -31,7 +31,7 @@ Admission SchedEngine::Impl::admit(const EngineJob& ej, int64_t replicas) const 
   Admission a;
   auto pit = projects.find(j.project);
   if (pit == projects.end()) {
-    a.reason = "quota: project " + j.project + " has no quota the scheduler knows";
+    a.reason = Message("sched.quota.unknown_project").arg("project", j.project);
     return a;
   }
   const SchedProject& p = pit->second;
@@ -45,13 +45,17 @@ Admission SchedEngine::Impl::admit(const EngineJob& ej, int64_t replicas) const 
   const int64_t need = j.milli_per_replica() * replicas;
   const int64_t job_gpus = (j.milli_per_replica() * j.replicas_max + 999) / 1000;
   if (p.quota.max_gpus_per_job && job_gpus > *p.quota.max_gpus_per_job) {
-    a.reason = "quota: job needs " + std::to_string(job_gpus) + " GPUs; project " + p.name + " allows " +
-               std::to_string(*p.quota.max_gpus_per_job) + " per job";
+    a.reason = Message("sched.quota.gpus_per_job")
+                   .arg("gpus", std::to_string(job_gpus))
+                   .arg("project", p.name)
+                   .arg("limit", std::to_string(*p.quota.max_gpus_per_job));
     return a;
   }
   if (!ej.running && p.quota.max_concurrent_jobs && used.jobs >= *p.quota.max_concurrent_jobs) {
-    a.reason = "quota: project " + p.name + " runs " + std::to_string(used.jobs) + " of " +
-               std::to_string(*p.quota.max_concurrent_jobs) + " concurrent jobs";
+    a.reason = Message("sched.quota.concurrent_jobs")
+                   .arg("project", p.name)
+                   .arg("running", std::to_string(used.jobs))
+                   .arg("limit", std::to_string(*p.quota.max_concurrent_jobs));
     return a;
   }
   if (need == 0) {
@@ -68,7 +72,7 @@ Admission SchedEngine::Impl::admit(const EngineJob& ej, int64_t replicas) const 
   if (cands.empty()) {
     std::string want;
     for (const auto& name : j.gpu_models) want += (want.empty() ? "" : ", ") + name;
-    a.reason = "capacity: no node has GPU model " + want;
+    a.reason = Message("sched.capacity.no_model").arg("models", want);
     return a;
   }
   for (int m : cands) {
@@ -81,11 +85,14 @@ Admission SchedEngine::Impl::admit(const EngineJob& ej, int64_t replicas) const 
     auto it = used.milli_by_model.find(m);
     const int64_t have = it == used.milli_by_model.end() ? 0 : it->second;
     const int64_t limit = p.quota.gpu_limit(model_names[m]);
-    a.reason = limit == 0 ? "quota: project " + p.name + " has no quota for " + display(m) +
-                                " GPUs (quotas fail closed; a tenant admin can grant some)"
-                          : "quota: project " + p.name + " uses " + format_gpus(have) + " of " +
-                                std::to_string(limit) + " " + display(m) + " GPUs (needs " + format_gpus(need) + " more)";
-    if (cands.size() > 1) a.reason += " and has no room on its other allowed models";
+    a.reason = limit == 0 ? Message("sched.quota.no_model_quota").arg("project", p.name).arg("model", display(m))
+                          : Message("sched.quota.model_full")
+                                .arg("project", p.name)
+                                .arg("used", format_gpus(have))
+                                .arg("limit", std::to_string(limit))
+                                .arg("model", display(m))
+                                .arg("need", format_gpus(need));
+    if (cands.size() > 1) a.reason = Message("sched.quota.no_other_models").arg("reason", std::move(a.reason));
     if (cfg.quota_lending) {
       // The tenant's idle quota: the sum of its projects' limits minus what they all hold.
       auto tit = tenant_usage.find(j.tenant);
@@ -103,27 +110,32 @@ Admission SchedEngine::Impl::admit(const EngineJob& ej, int64_t replicas) const 
   return a;
 }
 
-std::string SchedEngine::Impl::capacity_reason(const EngineJob& ej) const {
+Message SchedEngine::Impl::capacity_reason(const EngineJob& ej) const {
   const SchedJob& j = ej.spec;
-  std::string what;
+  const std::string workers = std::to_string(j.workers);
+  Message what;
   if (j.gpu_milli)
-    what = std::to_string(j.workers) + " × " + format_gpus(*j.gpu_milli) + " GPU";
+    what = Message("sched.what.gpus").arg("workers", workers).arg("gpus", format_gpus(*j.gpu_milli));
   else if (j.gpus_per_worker > 0)
-    what = std::to_string(j.workers) + " × " + std::to_string(j.gpus_per_worker) + " GPU";
+    what = Message("sched.what.gpus").arg("workers", workers).arg("gpus", std::to_string(j.gpus_per_worker));
   else
-    what = std::to_string(j.workers) + " CPU-only worker" + (j.workers > 1 ? "s" : "");
+    what = (j.workers > 1 ? Message("sched.what.cpu_workers") : Message("sched.what.cpu_worker")).arg("workers", workers);
   if (!j.gpu_models.empty()) {
-    std::string models;
-    for (const auto& m : j.gpu_models) {
-      auto it = model_ids.find(m);
-      models += (models.empty() ? "" : " or ") + (it == model_ids.end() ? m : display(it->second));
+    Message models;
+    for (auto m = j.gpu_models.rbegin(); m != j.gpu_models.rend(); ++m) {
+      auto it = model_ids.find(*m);
+      Message one = verbatim(it == model_ids.end() ? *m : display(it->second));
+      models = models.empty() ? std::move(one) : Message("list.or").arg("a", std::move(one)).arg("b", std::move(models));
     }
-    what += " (" + models + ")";
+    what = Message("sched.what.models").arg("what", std::move(what)).arg("models", std::move(models));
   }
-  if (j.replicas_min > 1) what += " × " + std::to_string(j.replicas_min) + " replicas";
-  if (j.placement == PlacementRule::kSameNode && j.workers > 1) what += ", all on one node";
-  if (j.placement == PlacementRule::kSameNvlinkDomain) what += ", in one NVLink domain";
-  return "capacity: no room now for " + what;
+  if (j.replicas_min > 1)
+    what = Message("sched.what.replicas").arg("what", std::move(what)).arg("replicas", std::to_string(j.replicas_min));
+  if (j.placement == PlacementRule::kSameNode && j.workers > 1)
+    what = Message("sched.what.same_node").arg("what", std::move(what));
+  if (j.placement == PlacementRule::kSameNvlinkDomain)
+    what = Message("sched.what.same_nvlink").arg("what", std::move(what));
+  return Message("sched.capacity.no_room").arg("what", std::move(what));
 }
 
 void SchedEngine::Impl::account(const EngineJob& j, const Gang& u, int sign) {
@@ -140,10 +152,11 @@ void SchedEngine::Impl::account(const EngineJob& j, const Gang& u, int sign) {
   }
 }
 
-void SchedEngine::Impl::set_reason(EngineJob& j, const std::string& why, std::vector<SchedEvent>& out) {
+void SchedEngine::Impl::set_reason(EngineJob& j, Message why, std::vector<SchedEvent>& out) {
   // A requeued job keeps saying why it was requeued ("requeued: node … failed: …; now capacity: …").
-  const std::string reason =
-      j.requeued_why.empty() || why == j.requeued_why ? why : j.requeued_why + "; now " + why;
+  Message reason = j.requeued_why.empty() || why == j.requeued_why
+                       ? std::move(why)
+                       : Message("sched.requeued_now").arg("requeued", j.requeued_why).arg("reason", std::move(why));
   if (j.reason == reason) return;
   j.reason = reason;
   SchedEvent e;
@@ -190,8 +203,8 @@ void SchedEngine::Impl::start_job(EngineJob& j, std::vector<Gang> units, std::ve
   for (Gang& u : units) {
     account(j, u, +1);
     for (auto& w : describe(*this, u)) e.placement.push_back(std::move(w));
-    if (!u.borrowed_from.empty()) e.reason = "runs on capacity reserved for tenant " + u.borrowed_from + " (preemptible)";
-    if (u.quota_lent) e.reason = "borrows idle quota of other projects of its tenant (preemptible)";
+    if (!u.borrowed_from.empty()) e.reason = Message("sched.placed.reserved").arg("tenant", u.borrowed_from);
+    if (u.quota_lent) e.reason = Message("sched.placed.lent_quota");
     note_victim(j, u);
     j.units.push_back(std::move(u));
   }

@@ -42,10 +42,10 @@ struct EngineJob {
   uint64_t seq = 0;
   bool running = false;
   std::vector<Gang> units;              // sorted by replica
-  std::string reason;
+  Message reason;
   TimeMs waiting_reclaim_until = 0;     // a spot notice it asked for is running
-  std::string capacity_reason;          // built once, on its first failure to fit
-  std::string requeued_why;             // why it lost its placement; prefixes its reasons until it runs
+  Message capacity_reason;              // built once, on its first failure to fit
+  Message requeued_why;                 // why it lost its placement; prefixes its reasons until it runs
 };
 
 struct Usage {
@@ -58,7 +58,7 @@ struct Usage {
 // Admission result: the models a job may use now (quota allows), in preference order.
 struct Admission {
   std::vector<int> models;  // model ids; {-1} for a CPU-only job
-  std::string reason;       // set when models is empty
+  Message reason;           // set when models is empty
   std::vector<int> borrow;  // models on which the tenant's idle quota could cover it (lending)
 };
 
@@ -134,17 +134,17 @@ struct SchedEngine::Impl {
 
   // engine_admit.cc
   Admission admit(const EngineJob& j, int64_t replicas) const;
-  std::string capacity_reason(const EngineJob& j) const;
+  Message capacity_reason(const EngineJob& j) const;
   std::string display(int model) const;
   void account(const EngineJob& j, const Gang& u, int sign);
   void start_job(EngineJob& j, std::vector<Gang> units, std::vector<SchedEvent>& out);
-  void set_reason(EngineJob& j, const std::string& reason, std::vector<SchedEvent>& out);
+  void set_reason(EngineJob& j, Message reason, std::vector<SchedEvent>& out);
   std::optional<Blocked> shadow_for(const EngineJob& j, const std::vector<int>& models) const;
   bool backfill_ok(const EngineJob& j, const std::vector<Gang>& units);
 
   // engine_preempt.cc
   bool try_preempt(EngineJob& j, const std::vector<int>& models, std::vector<SchedEvent>& out);
-  void evict(EngineJob& victim, size_t unit_index, const std::string& reason, std::vector<SchedEvent>& out);
+  void evict(EngineJob& victim, size_t unit_index, const Message& reason, std::vector<SchedEvent>& out);
   void reclaim_due(std::vector<SchedEvent>& out);
   // A unit under a spot notice went away early: its claimant stops waiting and is looked at again.
   void free_claimant(const Gang& u);

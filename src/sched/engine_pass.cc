@@ -101,7 +101,11 @@ void SchedEngine::Impl::handle(EngineJob& j, std::vector<SchedEvent>& out) {
   if (!blocked && cfg.backfill) {
     blocked = shadow_for(j, adm.models);
     if (blocked && blocked->shadow > now) {
-      set_reason(j, j.capacity_reason + "; expected to start by " + format_rfc3339(blocked->shadow), out);
+      set_reason(j,
+                 Message("sched.capacity.expected_start")
+                     .arg("reason", j.capacity_reason)
+                     .arg("at", format_rfc3339(blocked->shadow)),
+                 out);
       return;
     }
   }
@@ -154,7 +158,8 @@ void SchedEngine::Impl::return_lent_quota(const EngineJob& owner, std::vector<Sc
             over.erase(o);
         }
       }
-      evict(*l.job, i, "preempted by job " + owner.spec.id + " (the quota it borrowed is needed back)", out);
+      evict(*l.job, i, Message("sched.preempted_by").arg("job", owner.spec.id).arg("why", Message("sched.preempt.quota_back")),
+            out);
       break;
     }
   }
@@ -192,9 +197,12 @@ bool SchedEngine::Impl::place_or_preempt(EngineJob& j, const Admission& adm, std
   if (auto units = place_replicas(j, reps, adm.models)) {
     if (!backfill_ok(j, *units)) {
       for (auto it = units->rbegin(); it != units->rend(); ++it) release(*it);
-      std::string why = "backfill: would delay job " + blocked->job;
-      if (blocked->shadow > now) why += " (expected to start by " + format_rfc3339(blocked->shadow) + ")";
-      set_reason(j, why, out);
+      set_reason(j,
+                 blocked->shadow > now ? Message("sched.backfill.would_delay_until")
+                                             .arg("job", blocked->job)
+                                             .arg("at", format_rfc3339(blocked->shadow))
+                                       : Message("sched.backfill.would_delay").arg("job", blocked->job),
+                 out);
       return true;
     }
     start_job(j, std::move(*units), out);

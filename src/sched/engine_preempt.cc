@@ -30,23 +30,24 @@ bool may_preempt(const SchedConfig& cfg, const EngineJob& j, const EngineJob& v,
   return v.spec.spot && !j.spec.spot && jr <= vr;
 }
 
-std::string preempt_reason(const SchedConfig& cfg, const EngineJob& j, const EngineJob& v, const Gang& u) {
-  std::string why;
+Message preempt_reason(const SchedConfig& cfg, const EngineJob& j, const EngineJob& v, const Gang& u) {
+  Message why;
   if (!u.borrowed_from.empty() && u.borrowed_from == j.spec.tenant)
-    why = "its tenant's reserved capacity";
+    why = Message("sched.preempt.reserved");
   else if (u.quota_lent && v.spec.tenant == j.spec.tenant && v.spec.project != j.spec.project)
-    why = "the quota it borrowed is needed back";
+    why = Message("sched.preempt.quota_back");
   else if (v.spec.spot && !j.spec.spot && priority_rank(j.spec.priority) >= victim_rank(cfg, v, u))
-    why = "spot capacity";
+    why = Message("sched.preempt.spot");
   else
-    why = std::string("priority ") + enum_name(kPriorityClassNames, j.spec.priority) + " over " +
-          enum_name(kPriorityClassNames, static_cast<PriorityClass>(victim_rank(cfg, v, u)));
-  return "preempted by job " + j.spec.id + " (" + why + ")";
+    why = Message("sched.preempt.priority")
+              .arg("priority", enum_name(kPriorityClassNames, j.spec.priority))
+              .arg("victim", enum_name(kPriorityClassNames, static_cast<PriorityClass>(victim_rank(cfg, v, u))));
+  return Message("sched.preempted_by").arg("job", j.spec.id).arg("why", std::move(why));
 }
 
 }  // namespace
 
-void SchedEngine::Impl::evict(EngineJob& v, size_t idx, const std::string& reason, std::vector<SchedEvent>& out) {
+void SchedEngine::Impl::evict(EngineJob& v, size_t idx, const Message& reason, std::vector<SchedEvent>& out) {
   ++epoch;
   SchedEvent e;
   e.job = v.spec.id;
@@ -126,7 +127,7 @@ void SchedEngine::Impl::reclaim_due(std::vector<SchedEvent>& out) {
       }
       for (size_t i = 0; i < v->units.size(); ++i)
         if (v->units[i].replica == r) {
-          evict(*v, i, "preempted: spot capacity reclaimed for job " + claimant, out);
+          evict(*v, i, Message("sched.spot.preempted").arg("job", claimant), out);
           break;
         }
     }
@@ -224,12 +225,12 @@ bool SchedEngine::Impl::try_preempt(EngineJob& j, const std::vector<int>& models
       e.job = c.job->spec.id;
       e.replica = c.replica;
       e.at = at;
-      e.reason = "spot capacity reclaimed for job " + j.spec.id + "; preempted at " + format_rfc3339(at);
+      e.reason = Message("sched.spot.notice").arg("job", j.spec.id).arg("at", format_rfc3339(at));
       out.push_back(std::move(e));
     }
     j.waiting_reclaim_until = at;
-    set_reason(j, "waiting: reclaiming " + std::to_string(victims.size()) + " allocation(s) after the spot notice (until " +
-                      format_rfc3339(at) + ")",
+    set_reason(j,
+               Message("sched.spot.waiting").arg("count", std::to_string(victims.size())).arg("at", format_rfc3339(at)),
                out);
     return true;
   }
@@ -244,7 +245,7 @@ bool SchedEngine::Impl::try_preempt(EngineJob& j, const std::vector<int>& models
     EngineJob& v = *c.job;
     for (size_t i = 0; i < v.units.size(); ++i) {
       if (v.units[i].replica != c.replica) continue;
-      const std::string why = preempt_reason(cfg, j, v, v.units[i]);
+      const Message why = preempt_reason(cfg, j, v, v.units[i]);
       evict(v, i, why, out);
       break;
     }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/message.h"
 #include "model/enums_supply.h"
 #include "model/job.h"
 #include "model/project.h"
@@ -67,9 +68,9 @@ struct SchedProject {
   std::string name;     // for reasons ("quota: project vision uses ...")
   std::string tenant;
   Quota quota;
-  // Non-empty: the project's jobs are not admitted (a budget hold by the cost firewall); the text
-  // is their pending reason. Running jobs keep running.
-  std::string hold;
+  // Non-empty: the project's jobs are not admitted (a budget hold by the cost firewall); the
+  // message is their pending reason. Running jobs keep running.
+  Message hold;
 };
 
 // What the default policy does; every knob is named in docs/scheduler.md.
@@ -112,7 +113,7 @@ const char* sched_event_kind_name(SchedEventKind k);
 struct SchedEvent {
   SchedEventKind kind = SchedEventKind::kPending;
   std::string job;
-  std::string reason;
+  Message reason;
   TimeMs at = 0;
   std::string node;                   // kFault: the failed node
   std::vector<SchedWorker> placement; // kAdmitted / kReplicaAdded: the workers placed

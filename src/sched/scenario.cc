@@ -227,7 +227,7 @@ bool event_matches(const std::string& pattern, const SchedEvent& e) {
   if (auto sp = pat.find(' '); sp != std::string::npos) kind = pat.substr(0, sp), job = pat.substr(sp + 1);
   if (kind != sched_event_kind_name(e.kind)) return false;
   if (!job.empty() && job != e.job) return false;
-  return text.empty() || e.reason.find(text) != std::string::npos;
+  return text.empty() || render_en(e.reason).find(text) != std::string::npos;
 }
 
 }  // namespace
@@ -269,13 +269,13 @@ Result<ScenarioResult> run_scenario(const std::string& yaml_text, const GpuCatal
         fail("hold: unknown project " + project);
         continue;
       }
-      it->hold = why;
+      it->hold = why.empty() ? Message() : verbatim(why);
       engine.set_project(*it);
     }
     for (const auto& [node, tenant] : st.reserve)
       if (auto x = engine.set_node_reservation(node, tenant); !x) fail(x.error().message);
     if (st.fail_node) {
-      auto ev = engine.node_failed(*st.fail_node, now, st.fail_reason.value_or(""));
+      auto ev = engine.node_failed(*st.fail_node, now, st.fail_reason ? verbatim(*st.fail_reason) : Message());
       events.insert(events.end(), ev.begin(), ev.end());
     }
     if (st.restore_node)
@@ -363,7 +363,7 @@ Result<ScenarioResult> run_scenario(const std::string& yaml_text, const GpuCatal
         fail("expected " + id + " with " + std::to_string(n) + " replicas; it has " + std::to_string(reps.size()));
     }
     std::string seen;
-    for (const auto& e : events) seen += std::string(seen.empty() ? "" : "; ") + sched_event_kind_name(e.kind) + " " + e.job + " (" + e.reason + ")";
+    for (const auto& e : events) seen += std::string(seen.empty() ? "" : "; ") + sched_event_kind_name(e.kind) + " " + e.job + " (" + render_en(e.reason) + ")";
     size_t from = 0;
     for (const auto& pat : x.events) {
       size_t k = from;

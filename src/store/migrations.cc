@@ -233,11 +233,18 @@ ALTER TABLE usage_batches_v4 RENAME TO usage_batches;
 CREATE INDEX usage_batches_by_received ON usage_batches (received_at);
 )sql";
 
+// Job events keep their reason as a message code with arguments (src/core/message.h), so it can
+// be read in any language; "reason" stays its English text. Events written before keep ''.
+constexpr const char* kV5 = R"sql(
+ALTER TABLE job_events ADD COLUMN reason_message TEXT NOT NULL DEFAULT '';
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "objects, api_tokens, job_events, audit_log", kV1},
     {2, "usage: ingest batches, raw GPU and job samples, per-minute rollups", kV2},
     {3, "job metrics: points a job reports about its quality", kV3},
     {4, "usage: idempotency keys scoped to their caller", kV4},
+    {5, "job events: reasons as message codes", kV5},
 };
 
 constexpr const char* kBootstrap =

@@ -110,14 +110,17 @@ Result<std::vector<TokenRow>> list_tokens(Db& db, const std::map<std::string, st
 Status append_job_event(Db& db, const JobEvent& e) {
   if (e.job_id.empty()) return Error::invalid("job_id", "is required");
   auto q = db.query(
-      "INSERT INTO job_events (job_id, at, from_state, to_state, reason) VALUES (?1, ?2, ?3, ?4, ?5)");
+      "INSERT INTO job_events (job_id, at, from_state, to_state, reason, reason_message) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
   if (!q) return q.error();
-  q->bind(1, e.job_id).bind(2, e.at).bind(3, e.from_state).bind(4, e.to_state).bind(5, e.reason);
+  q->bind(1, e.job_id).bind(2, e.at).bind(3, e.from_state).bind(4, e.to_state).bind(5, render_en(e.reason));
+  q->bind(6, e.reason.empty() ? std::string() : message_to_json(e.reason).dump());
   return q->run("appending an event of job " + e.job_id);
 }
 
 Result<std::vector<JobEvent>> list_job_events(Db& db, const std::string& job_id) {
-  auto q = db.query("SELECT job_id, at, from_state, to_state, reason FROM job_events WHERE job_id = ?1 ORDER BY seq");
+  auto q = db.query(
+      "SELECT job_id, at, from_state, to_state, reason, reason_message FROM job_events WHERE job_id = ?1 ORDER BY seq");
   if (!q) return q.error();
   q->bind(1, job_id);
   std::vector<JobEvent> out;
@@ -125,7 +128,16 @@ Result<std::vector<JobEvent>> list_job_events(Db& db, const std::string& job_id)
     auto row = q->step("reading the events of job " + job_id);
     if (!row) return row.error();
     if (!*row) break;
-    out.push_back(JobEvent{q->text(0), q->integer(1), q->text(2), q->text(3), q->text(4)});
+    // An event from before schema 5 has only its English text; a message that no longer decodes
+    // keeps that text too (it is what was shown when the event was written).
+    Message reason = q->text(4).empty() ? Message() : verbatim(q->text(4));
+    if (const std::string m = q->text(5); !m.empty()) {
+      auto j = nlohmann::json::parse(m, nullptr, false);
+      if (auto msg = j.is_discarded() ? Result<Message>(Error::invalid("reason_message", "is not JSON"))
+                                      : message_from_json(j))
+        reason = std::move(msg.value());
+    }
+    out.push_back(JobEvent{q->text(0), q->integer(1), q->text(2), q->text(3), std::move(reason)});
   }
   return out;
 }

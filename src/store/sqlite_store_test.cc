@@ -298,10 +298,12 @@ TEST_F(SqliteStoreTest, JobEventsKeepAppendOrder) {
   // Same timestamp on purpose: the order is the append order, not the clock.
   const std::vector<std::pair<std::string, std::string>> steps = {
       {"", "queued"}, {"queued", "scheduled"}, {"scheduled", "running"}, {"running", "succeeded"}};
+  // The reason keeps its code and nested arguments, not only its English text.
+  const Message why = Message("sched.requeued").arg("why", Message("sched.node_failed").arg("node", "nod_1"));
   for (const auto& [from, to] : steps) {
     ASSERT_TRUE(store_->write([&](StoreTx& tx) -> Status {
       if (auto s = tx.append_job_event({.job_id = "job_b", .at = 5, .from_state = "x", .to_state = "y"}); !s) return s;
-      return tx.append_job_event({.job_id = "job_a", .at = 5, .from_state = from, .to_state = to, .reason = "r"});
+      return tx.append_job_event({.job_id = "job_a", .at = 5, .from_state = from, .to_state = to, .reason = why});
     }).ok());
   }
   auto events = store_->job_events("job_a").value();
@@ -310,7 +312,8 @@ TEST_F(SqliteStoreTest, JobEventsKeepAppendOrder) {
     EXPECT_EQ(events[i].from_state, steps[i].first);
     EXPECT_EQ(events[i].to_state, steps[i].second);
     EXPECT_EQ(events[i].job_id, "job_a");
-    EXPECT_EQ(events[i].reason, "r");
+    EXPECT_EQ(events[i].reason, why);
+    EXPECT_EQ(render_en(events[i].reason), "requeued: node nod_1 failed");
   }
   EXPECT_EQ(store_->job_events("job_b").value().size(), 4u);
   EXPECT_TRUE(store_->job_events("job_c").value().empty());

@@ -54,7 +54,7 @@ class UsageStore : public ::testing::Test {
 
 // Migration 4 (usage idempotency keys scoped to the caller) is the latest: a new migration must
 // bump this, so the test names the version the schema is at, not a floor.
-TEST_F(UsageStore, SchemaIsAtTheLatestMigration) { EXPECT_EQ(store->schema_version(), 4); }
+TEST_F(UsageStore, SchemaIsAtTheLatestMigration) { EXPECT_EQ(store->schema_version(), 5); }
 
 TEST_F(UsageStore, InsertsOnceAndRecognisesDuplicatesAndConflicts) {
   auto b = batch("k1", "d1", {gpu_row(kT0, 50, 0, 1000), gpu_row(kT0 + 15'000, 70)}, {job_row("job_a", kT0, 100)});

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/clock.h"
+#include "core/message.h"
 #include "core/result.h"
 #include "store/usage_types.h"
 
@@ -71,7 +72,7 @@ struct JobEvent {
   TimeMs at = 0;
   std::string from_state;
   std::string to_state;
-  std::string reason;
+  Message reason;
 };
 
 struct AuditEntry {

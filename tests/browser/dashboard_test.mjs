@@ -142,6 +142,15 @@ async function run(page, base, adminToken) {
   check((await cellText(page.getByTestId("nav-jobs"))) === "队列与作业", "after reload: still Chinese");
   check((await cellText(page.getByTestId("nav-invoices"))) === "账单", "after reload: every nav label Chinese");
   await page.locator('main[data-testid="view-jobs"]:not([data-loading])').waitFor({ timeout: STEP_TIMEOUT_MS });
+  // The server's sentences are codes rendered from the shared catalogue: every job reason (the
+  // demo's waits, runs ended, the requeue above) reads in Chinese, not as the server's English.
+  const CJK = /[\u4e00-\u9fff]/;
+  const reasonsZh = await page.locator('main[data-testid="view-jobs"] .reason').allInnerTexts();
+  const englishReasons = reasonsZh.filter((r) => r.trim() !== "" && !CJK.test(r));
+  check(reasonsZh.length >= 5 && englishReasons.length === 0,
+    `zh: ${reasonsZh.length} job reasons, none in English${englishReasons.length ? ` (${englishReasons.slice(0, 3).join(" | ")})` : ""}`);
+  const queuedZh = (await api(base, adminToken, "GET", `jobs/${queued.json.id}?lang=zh`)).json.status.reason;
+  check(reasonsZh.includes(queuedZh) && CJK.test(queuedZh), `zh: the queued job's reason as the API renders it in zh (${queuedZh})`);
   await shot(page, "02-jobs-zh");
   await page.getByTestId("lang-select").selectOption("en");
   check((await cellText(page.getByTestId("nav-jobs"))) === "Queue & jobs", "switch back to English");
@@ -247,6 +256,16 @@ async function run(page, base, adminToken) {
     check(cells[0].includes("Budget reached") && cells[1].includes("vision") && cells[1].includes("aurora-ai"), `alert row: kind and project/tenant (${cells.slice(0, 2).join(" | ")})`);
     check(cells[2] === `${breach.measured} ${breach.unit} / ${breach.threshold} ${breach.unit}`, `alert row: figure vs threshold exact (${cells[2]})`);
     check(cells[3].includes("active") && cells[5] === breach.message_en, "alert row: state and English message");
+    await page.getByTestId("lang-select").selectOption("zh-CN");
+    await page.locator(`[data-testid="alerts-table"] tr[data-row="${breach.id}"] td`).nth(5)
+      .filter({ hasText: "项目" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    const zhCells = await page.locator(`[data-testid="alerts-table"] tr[data-row="${breach.id}"] td`).allInnerTexts();
+    check(zhCells[5] === breach.message_zh && zhCells[5].startsWith("项目 vision："), `alert row in zh: the message from the catalogue (${zhCells[5]})`);
+    const descriptions = await page.locator('[data-testid="alerts-table"] .description').allInnerTexts();
+    check(descriptions.length > 0 && descriptions.every((d) => CJK.test(d)), `zh: all ${descriptions.length} alert messages in Chinese`);
+    await page.getByTestId("lang-select").selectOption("en");
+    await page.locator(`[data-testid="alerts-table"] tr[data-row="${breach.id}"] td`).nth(5)
+      .filter({ hasText: "Project" }).waitFor({ timeout: STEP_TIMEOUT_MS });
     for (const a of listed.json.items.filter((x) => x.freeze_egress)) {
       check((await page.getByTestId(`alert-frozen-${a.id}`).count()) === 1, `egress freeze ${a.id} marked`);
     }

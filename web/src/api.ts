@@ -1,6 +1,8 @@
 // The REST client: a bearer token kept in localStorage, JSON in and out, RFC 7807 problems
 // turned into ApiError. Lists are followed across pages (`next_after`).
 
+import { lang } from "./i18n";
+
 const TOKEN_KEY = "gpurent.token";
 const BASE = "api/v1";
 export const TOKEN_PATTERN = /^gpr_[0-9a-f]{64}$/;
@@ -41,7 +43,8 @@ export async function request<T>(method: "GET" | "POST", path: string, options: 
   body?: unknown;
   token?: string;
 } = {}): Promise<T> {
-  const headers: Record<string, string> = { Accept: "application/json" };
+  // The server renders its own sentences (errors among them) in the dashboard's language.
+  const headers: Record<string, string> = { Accept: "application/json", "Accept-Language": lang() };
   const token = options.token ?? storedToken();
   if (token) headers.Authorization = `Bearer ${token}`;
   let body: string | undefined;

@@ -8,7 +8,7 @@ import { ApiError, clearToken, getAll, request, storedToken, storeToken, TOKEN_P
 import { disposeCharts } from "./charts";
 import type { Scope, ViewContext } from "./context";
 import { h, notice } from "./dom";
-import { lang, setLang, t, type Key, type Lang } from "./i18n";
+import { lang, languages, setLang, t, type Key } from "./i18n";
 import type { Tenant, TokenInfo } from "./types";
 import { renderAlerts } from "./views/alerts";
 import { renderCostPerf } from "./views/costperf";
@@ -83,11 +83,10 @@ function languageSelect(): HTMLSelectElement {
   const select = h(
     "select",
     { "data-testid": "lang-select", "aria-label": t("lang.label") },
-    h("option", { value: "en", selected: lang() === "en" }, "English"),
-    h("option", { value: "zh-CN", selected: lang() === "zh-CN" }, "简体中文"),
+    ...languages().map((l) => h("option", { value: l.tag, selected: lang() === l.tag }, l.name)),
   );
   select.addEventListener("change", () => {
-    setLang(select.value as Lang);
+    setLang(select.value);
     render();
   });
   return select;

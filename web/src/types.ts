@@ -1,3 +1,5 @@
+import type { ServerMessage } from "./i18n";
+
 // The parts of the API's resources the dashboard reads (docs/openapi.json has them in full).
 // Money and other decimals stay strings, exactly as the server wrote them.
 
@@ -36,7 +38,7 @@ export interface Job {
   tenant_id: string;
   gpus_per_worker?: number;
   workers?: number;
-  status: { state: string; reason: string; placement: Placement[]; updated_at: string };
+  status: { state: string; reason: string; reason_message?: ServerMessage; placement: Placement[]; updated_at: string };
 }
 
 /** A run of a job in the allocation ledger (GET /api/v1/allocations). */
@@ -50,6 +52,7 @@ export interface Allocation {
   running_at: string;
   ended_at: string | null;
   end_reason: string;
+  end_reason_message?: ServerMessage;
   state: string;
 }
 
@@ -151,6 +154,7 @@ export interface Alert {
   unit: string;
   message_en: string;
   message_zh: string;
+  text_message?: ServerMessage;
   freeze_egress: boolean;
   upload_limit_bytes: number;
   hold_submissions: boolean;

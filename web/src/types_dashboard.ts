@@ -2,6 +2,7 @@
 // docs/api.md have them in full). Money and other decimals stay strings, exactly as the server
 // wrote them; metric values are JSON numbers (metrics are not money).
 
+import type { ServerMessage } from "./i18n";
 import type { Bilingual } from "./types";
 
 export interface UtilizationCard {
@@ -72,6 +73,7 @@ export interface CostAlert {
   state: string;
   message_en: string;
   message_zh: string;
+  text_message?: ServerMessage;
   frozen: boolean;
 }
 

@@ -89,11 +89,11 @@ void register_job_routes(App& app, Router& srv) {
     if (auto s = check_against_project(*j, *project, app.catalog, *currency); !s) return s.error();
     j->tenant_id = project->tenant_id;
     j->project_id = project->id;
-    j->status = JobStatus{JobState::kPending, "submitted; waiting for the scheduler", app.clock.now(), {}};
+    j->status = JobStatus{JobState::kPending, Message("job.submitted"), app.clock.now(), {}};
     return Built{to_json(*j), index_of(*j)};
   };
   spec.after_create = [](const Principal&, const Record& r, StoreTx& tx) -> Status {
-    return tx.append_job_event({r.id, r.created_at, "", "pending", "submitted"});
+    return tx.append_job_event({r.id, r.created_at, "", "pending", Message("job.submitted_event")});
   };
   register_crud(app, srv, spec);
   const KindSpec* sp = &app.kinds["jobs"];
@@ -104,13 +104,14 @@ void register_job_routes(App& app, Router& srv) {
           if (!existing) return send_problem(res, existing.error(), req.path);
           if (!in_scope(write_scope(p, ObjectKind::kJob), p, *existing))
             return send_problem(res, forbidden("role " + std::string(role_name(p.role)) + " may not cancel jobs"), req.path);
-          std::string reason = "cancelled by " + p.user_id;
+          Message reason = Message("job.cancelled_by").arg("user", p.user_id);
           if (!req.body.empty()) {
             auto body = parse_body(req);
             if (!body) return send_problem(res, body.error(), req.path);
             FieldErrors errs;
             Fields f(*body, "", errs);
-            if (auto r = f.opt_str("reason", {.min_len = 1, .max_len = 512})) reason += ": " + *r;
+            if (auto r = f.opt_str("reason", {.min_len = 1, .max_len = 512}))
+              reason = Message("job.cancelled_by_because").arg("user", p.user_id).arg("why", verbatim(*r));
             f.finish();
             if (!errs.empty()) return send_problem(res, errs.to_error(), req.path);
           }
@@ -135,7 +136,7 @@ void register_job_routes(App& app, Router& srv) {
             r.updated_at = now;
             if (auto s = tx.update(r); !s) return s;
             if (auto s = tx.append_job_event({r.id, now, from, "cancelled", reason}); !s) return s;
-            if (auto s = tx.append_audit({now, p.user_id, "cancel", "jobs", r.id, reason}); !s) return s;
+            if (auto s = tx.append_audit({now, p.user_id, "cancel", "jobs", r.id, render_en(reason)}); !s) return s;
             r.version = cur->version + 1;
             out = std::move(r);
             return ok_status();
@@ -152,11 +153,14 @@ void register_job_routes(App& app, Router& srv) {
           auto events = app.store.job_events(job->id);
           if (!events) return send_problem(res, events.error(), req.path);
           json items = json::array();
-          for (const auto& e : *events)
-            items.push_back({{"at", format_rfc3339(e.at)},
-                             {"from", e.from_state.empty() ? json(nullptr) : json(e.from_state)},
-                             {"to", e.to_state},
-                             {"reason", e.reason}});
+          for (const auto& e : *events) {
+            json item = {{"at", format_rfc3339(e.at)},
+                         {"from", e.from_state.empty() ? json(nullptr) : json(e.from_state)},
+                         {"to", e.to_state},
+                         {"reason", render_en(e.reason)}};
+            if (!e.reason.empty()) item["reason_message"] = message_to_json(e.reason);
+            items.push_back(std::move(item));
+          }
           send_json(res, 200, {{"items", items}, {"next_after", nullptr}});
         });
 }

@@ -182,6 +182,7 @@ class TenantBuilder {
                        r->state,
                        b.value("message_en", ""),
                        b.value("message_zh", ""),
+                       b.value("text_message", json()),
                        b.value("freeze_egress", false) && r->state == "active"};
       auto cur = parse_currency(b.value("unit", ""));
       acc(cur ? *cur : home_).out.alerts.push_back(std::move(a));
@@ -288,6 +289,11 @@ json to_json(const CostsDashboard& d) {
                         {"message_en", a.message_en},
                         {"message_zh", a.message_zh},
                         {"frozen", a.frozen}});
+    for (size_t i = 0; i < t.alerts.size(); ++i)
+      if (!t.alerts[i].text_message.is_null()) {
+        alerts[i]["text"] = t.alerts[i].message_en;
+        alerts[i]["text_message"] = t.alerts[i].text_message;
+      }
     tenants.push_back({{"tenant_id", t.tenant_id},
                        {"tenant", t.tenant},
                        {"currency", currency_code(c)},

@@ -73,6 +73,7 @@ struct CardCosts {
 
 struct DashboardAlert {
   std::string id, kind, project, state, message_en, message_zh;
+  nlohmann::json text_message;  // the message's code and arguments (null for an alert stored before codes)
   bool frozen = false;  // an egress freeze still in force (not lifted)
 };
 

@@ -1,12 +1,47 @@
 #include "server/http/http_util.h"
 
+#include "core/message.h"
+
 #include "core/json_limits.h"
 #include "core/yaml_json.h"
 
 namespace gpurent {
 
+namespace {
+thread_local std::string t_language = "en";
+constexpr std::string_view kMessageSuffix = "_message";
+}  // namespace
+
+ResponseLanguage::ResponseLanguage(std::string lang) : previous_(std::move(t_language)) { t_language = std::move(lang); }
+ResponseLanguage::~ResponseLanguage() { t_language = std::move(previous_); }
+const std::string& ResponseLanguage::current() { return t_language; }
+
+void localize_messages(json& j, const std::string& lang) {
+  if (j.is_array()) {
+    for (auto& v : j) localize_messages(v, lang);
+    return;
+  }
+  if (!j.is_object()) return;
+  std::vector<std::pair<std::string, std::string>> rendered;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    if (k.size() > kMessageSuffix.size() && k.ends_with(kMessageSuffix) && it->is_object() && it->contains("code")) {
+      if (auto m = message_from_json(*it)) rendered.emplace_back(k.substr(0, k.size() - kMessageSuffix.size()), render(*m, lang));
+      continue;
+    }
+    localize_messages(*it, lang);
+  }
+  for (auto& [k, text] : rendered) j[k] = std::move(text);
+}
+
 void send_json(httplib::Response& res, int status, const json& body) {
   res.status = status;
+  if (t_language != "en" && !body.is_null()) {
+    json copy = body;
+    localize_messages(copy, t_language);
+    res.set_content(copy.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+    return;
+  }
   res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 

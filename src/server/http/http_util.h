@@ -17,7 +17,27 @@ namespace gpurent {
 
 using json = nlohmann::json;
 
+// Sends `body` as JSON. Every object member "<x>_message" holding a message ({"code","args"},
+// core/message.h) sets its sibling "<x>" to the message rendered in the language of the request
+// this thread answers (ResponseLanguage); in English the stored text is already that.
 void send_json(httplib::Response& res, int status, const json& body);
+
+// The language the current request is answered in, for the thread that answers it: the Router
+// sets it from ?lang= and Accept-Language for the length of a dispatch. "en" outside one.
+class ResponseLanguage {
+ public:
+  explicit ResponseLanguage(std::string lang);
+  ~ResponseLanguage();
+  ResponseLanguage(const ResponseLanguage&) = delete;
+  ResponseLanguage& operator=(const ResponseLanguage&) = delete;
+  static const std::string& current();
+
+ private:
+  std::string previous_;
+};
+
+// Renders, in `lang`, every "<x>_message" member of `j` (at any depth) into its sibling "<x>".
+void localize_messages(json& j, const std::string& lang);
 // RFC 7807: {"type","title","status","detail","instance","errors":[{"field","reason"}]}.
 void send_problem(httplib::Response& res, const Error& e, const std::string& instance);
 json problem_json(const Error& e, const std::string& instance);

@@ -7,6 +7,8 @@
 
 #include "server/http/http_util.h"
 
+#include "core/message.h"
+
 namespace gpurent {
 
 void Router::add(const char* method, const std::string& pattern, Handler h) {
@@ -87,6 +89,20 @@ bool Router::serve_static(const httplib::Request& req, httplib::Response& res) c
 
 void Router::dispatch(httplib::Request& req, httplib::Response& res) const {
   const bool head = req.method == "HEAD";
+  // ?lang= (taken out of the parameters, so no route sees it) or Accept-Language: the language
+  // sentences are rendered in (server/http/http_util.h). An unknown ?lang= is an error.
+  std::string lang = pick_language("", req.get_header_value("Accept-Language"));
+  if (auto it = req.params.find("lang"); it != req.params.end()) {
+    lang = match_language(it->second);
+    if (lang.empty()) {
+      std::string known;
+      for (const auto& l : message_languages()) known += (known.empty() ? "" : ", ") + l;
+      return send_problem(res, Error::invalid("lang", "unknown language '" + it->second + "' (available: " + known + ")"),
+                          req.path);
+    }
+    req.params.erase("lang");
+  }
+  const ResponseLanguage language(lang);
   const std::string& method = head ? std::string("GET") : req.method;
   try {
     for (const auto& r : routes_) {

@@ -90,7 +90,7 @@ Status open_run(StoreTx& tx, const Record& job, const JobStatus& before, const J
   return tx.insert(r);
 }
 
-Status close_runs(StoreTx& tx, const Record& job, const std::string& reason, TimeMs now) {
+Status close_runs(StoreTx& tx, const Record& job, const Message& reason, TimeMs now) {
   auto open = list_all(tx, "allocations", {{"project_id", job.project_id}, {"state", "open"}});
   if (!open) return open.error();
   for (Record r : *open) {
@@ -99,7 +99,8 @@ Status close_runs(StoreTx& tx, const Record& job, const std::string& reason, Tim
     r.updated_at = now;
     r.body["state"] = "closed";
     r.body["ended_at"] = format_rfc3339(now);
-    r.body["end_reason"] = reason;
+    r.body["end_reason"] = render_en(reason);  // invoices.cc reads SLA outages from it
+    if (!reason.empty()) r.body["end_reason_message"] = message_to_json(reason);
     if (auto s = tx.update(r); !s) return s;
   }
   return ok_status();
@@ -111,7 +112,10 @@ Status sync_allocation(StoreTx& tx, const Record& job, const JobStatus& before, 
   const bool was = before.state == JobState::kRunning, is = after.state == JobState::kRunning;
   const bool moved = was && is && before.placement != after.placement;
   if (was && (!is || moved))
-    if (auto s = close_runs(tx, job, moved ? "placement changed: " + after.reason : after.reason, now); !s) return s;
+    if (auto s = close_runs(tx, job, moved ? Message("alloc.placement_changed").arg("reason", after.reason) : after.reason,
+                            now);
+        !s)
+      return s;
   if (is && (!was || moved)) return open_run(tx, job, before, after, now);
   return ok_status();
 }

@@ -24,7 +24,18 @@ json alert_body(const Alert& a, const std::string& tenant_name, TimeMs now) {
   j["state"] = "active";
   j["first_seen"] = format_rfc3339(now);
   j["deliveries"] = json::array();
+  // The message as its code (the API renders "text" in the reader's language from it); the
+  // generic document above already carries it in English and 简体中文.
+  j["text"] = render_en(a.message);
+  j["text_message"] = message_to_json(a.message);
   return j;
+}
+
+// A stored alert's message: its code, or for an alert stored before codes its English text.
+Message stored_alert_message(const json& b) {
+  if (auto m = b.find("text_message"); m != b.end())
+    if (auto msg = message_from_json(*m)) return std::move(msg.value());
+  return verbatim(b.value("message_en", ""));
 }
 
 }  // namespace
@@ -134,7 +145,7 @@ Result<int> CostFirewall::run_once(TimeMs now) {
         if (!st) return st.error();
         ++fresh;
         to_deliver.push_back(r);
-        spdlog::warn("{}", json({{"event", "cost_alert"}, {"key", a.key}, {"tenant", t.name}, {"message", a.message_en}})
+        spdlog::warn("{}", json({{"event", "cost_alert"}, {"key", a.key}, {"tenant", t.name}, {"message", render_en(a.message)}})
                                .dump(-1, ' ', false, json::error_handler_t::replace));
       }
     }
@@ -182,8 +193,7 @@ Status CostFirewall::deliver(const Record& alert_record) {
   a.measured = b.value("measured", "");
   a.threshold = b.value("threshold", "");
   a.unit = b.value("unit", "");
-  a.message_en = b.value("message_en", "");
-  a.message_zh = b.value("message_zh", "");
+  a.message = stored_alert_message(b);
   a.freeze_egress = b.value("freeze_egress", false);
   a.upload_limit_bytes = b.value("upload_limit_bytes", int64_t{0});
   a.hold_submissions = b.value("hold_submissions", false);
@@ -251,15 +261,15 @@ void CostFirewall::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-Result<std::map<std::string, std::string>> budget_holds(StoreTx& tx) {
-  std::map<std::string, std::string> out;
+Result<std::map<std::string, Message>> budget_holds(StoreTx& tx) {
+  std::map<std::string, Message> out;
   ListQuery q{"alerts", {{"state", "active"}}, "", 1000};
   for (;;) {
     auto page = tx.list(q);
     if (!page) return page.error();
     for (const Record& r : page->items)
       if (r.body.value("hold_submissions", false) && !r.project_id.empty())
-        out[r.project_id] = "budget: " + r.body.value("message_en", "") + " / " + r.body.value("message_zh", "");
+        out[r.project_id] = Message("sched.hold.budget").arg("alert", stored_alert_message(r.body));
     if (page->next_after.empty()) return out;
     q.after_id = page->next_after;
   }

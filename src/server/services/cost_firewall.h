@@ -40,6 +40,6 @@ class CostFirewall {
 
 // The hold reason of every project held by an active budget alert of the current month, by
 // project id (read by the scheduler service inside its transaction).
-Result<std::map<std::string, std::string>> budget_holds(StoreTx& tx);
+Result<std::map<std::string, Message>> budget_holds(StoreTx& tx);
 
 }  // namespace gpurent

@@ -38,7 +38,7 @@ class ExecutorHost {
   // The job ended or left its placement outside the engine's own events: the engine forgets it.
   virtual void forget(const std::string& job) = 0;
   // A fault record (GET /api/v1/faults) for a run that died with its node.
-  virtual Status record_fault(StoreTx& tx, const Record& job, const std::string& node_id, const std::string& reason,
+  virtual Status record_fault(StoreTx& tx, const Record& job, const std::string& node_id, const Message& reason,
                               TimeMs at) = 0;
 };
 

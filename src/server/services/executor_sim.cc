@@ -19,7 +19,7 @@ class SimExecutor final : public Executor {
     return for_each_placed_job(tx, [&](const Record& r, Job& j) -> Status {
       const JobStatus& st = j.status;
       if (st.state == JobState::kAdmitted && now >= st.updated_at + cold_start_ms_)
-        return move_job(tx, r.id, JobState::kRunning, "started by the simulated executor", st.placement, now);
+        return move_job(tx, r.id, JobState::kRunning, Message("exec.sim.started"), st.placement, now);
       if (st.state != JobState::kRunning) return ok_status();
       if (j.time_limit_seconds &&
           (!j.expected_duration_seconds || *j.time_limit_seconds < *j.expected_duration_seconds ||
@@ -27,16 +27,14 @@ class SimExecutor final : public Executor {
           now >= st.updated_at + *j.time_limit_seconds * 1000) {
         // The simulated job would outrun its limit: stopped there, as Slurm would.
         if (auto s = move_job(tx, r.id, JobState::kFailed,
-                              "killed by its time limit of " + std::to_string(*j.time_limit_seconds) +
-                                  " s (simulated executor)",
+                              Message("exec.sim.time_limit").arg("seconds", std::to_string(*j.time_limit_seconds)),
                               {}, now);
             !s)
           return s;
         host.forget(r.id);
       } else if (j.kind != JobKind::kInference && j.expected_duration_seconds &&
                  now >= st.updated_at + *j.expected_duration_seconds * 1000) {
-        if (auto s = move_job(tx, r.id, JobState::kSucceeded,
-                              "finished after its expected duration (simulated executor)", {}, now);
+        if (auto s = move_job(tx, r.id, JobState::kSucceeded, Message("exec.sim.finished"), {}, now);
             !s)
           return s;
         host.forget(r.id);

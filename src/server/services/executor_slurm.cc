@@ -222,14 +222,14 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
       auto id = slurm_.submit(s);
       if (!id) {
         // Slurm refused (a node it does not know, a limit): the job goes back to the queue saying why.
-        return move_job(tx, r.id, JobState::kPending, "requeued: Slurm refused the job: " + id.error().message, {},
-                        now);
+        return move_job(tx, r.id, JobState::kPending,
+                        Message("exec.slurm.refused").arg("error", verbatim(id.error().message)), {}, now);
       }
       spdlog::info("{}", json({{"event", "slurm_submitted"}, {"job", r.id}, {"slurm_job", *id}}).dump());
       return ok_status();
     }
     ours.insert(sj->id);
-    const std::string tag = " (Slurm job " + std::to_string(sj->id) + ")";
+    const std::string slurm_job = std::to_string(sj->id);
     // The run's times are Slurm's (billing and reconciliation follow the executor's clock).
     auto stamp = [&](bool ended) -> Status {
       json f = {{"slurm_job_id", sj->id}};
@@ -239,7 +239,7 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
     };
     if (sj->state == "RUNNING" && js.state == JobState::kAdmitted) {
       auto placed = host.placement(r.id);
-      if (auto s = move_job(tx, r.id, JobState::kRunning, "running on Slurm" + tag, placed, now); !s) return s;
+      if (auto s = move_job(tx, r.id, JobState::kRunning, Message("exec.slurm.running").arg("slurm_job", slurm_job), placed, now); !s) return s;
       return stamp(false);
     }
     if (!terminal(sj->state)) return ok_status();
@@ -249,36 +249,42 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
       if (js.placement.empty()) return ok_status();
       auto n = tx.get("nodes", js.placement.front().node);
       const std::string node = n ? n->name : js.placement.front().node;
-      const std::string why = "requeued: node " + node + " failed in Slurm (" + sj->state + tag + ")";
+      const Message failed =
+          Message("exec.slurm.node_failed").arg("node", node).arg("state", sj->state).arg("slurm_job", slurm_job);
+      const Message why = Message("sched.requeued").arg("why", failed);
       host.forget(r.id);
       if (js.state == JobState::kRunning)
         if (auto s = move_job(tx, r.id, JobState::kPreempted, why, {}, now); !s) return s;
       if (auto s = move_job(tx, r.id, JobState::kPending, why, {}, now); !s) return s;
       auto rec = tx.get("jobs", r.id);
       if (!rec) return rec.error();
-      return host.record_fault(tx, *rec, js.placement.front().node, why.substr(std::string("requeued: ").size()), now);
+      return host.record_fault(tx, *rec, js.placement.front().node, failed, now);
     }
     if (js.state == JobState::kAdmitted)
       if (auto s =
-              move_job(tx, r.id, JobState::kRunning, "ran on Slurm" + tag, host.placement(r.id), now);
+              move_job(tx, r.id, JobState::kRunning, Message("exec.slurm.ran").arg("slurm_job", slurm_job),
+                       host.placement(r.id), now);
           !s)
         return s;
     JobState to = JobState::kFailed;
-    std::string why;
+    Message why;
     if (sj->state == "COMPLETED") {
       to = JobState::kSucceeded;
-      why = "completed" + tag;
+      why = Message("exec.slurm.completed");
     } else if (sj->state == "TIMEOUT" || sj->state == "DEADLINE") {
-      why = "killed by its time limit" +
-            (j.time_limit_seconds ? " of " + std::to_string(*j.time_limit_seconds) + " s" : "") + tag;
+      why = j.time_limit_seconds
+                ? Message("exec.slurm.time_limit").arg("seconds", std::to_string(*j.time_limit_seconds))
+                : Message("exec.slurm.time_limit_unknown");
     } else if (sj->state == "OUT_OF_MEMORY") {
-      why = "out of memory" + tag;
+      why = Message("exec.slurm.oom");
     } else if (sj->state == "CANCELLED") {
-      why = "cancelled in Slurm" + tag;
+      why = Message("exec.slurm.cancelled");
     } else {
-      why = "exit code " + std::to_string(sj->exit_code) +
-            (sj->exit_signal ? ", signal " + std::to_string(sj->exit_signal) : "") + tag;
+      why = sj->exit_signal ? Message("exec.slurm.exit_signal").arg("signal", std::to_string(sj->exit_signal))
+                            : Message("exec.slurm.exit");
+      why.arg("code", std::to_string(sj->exit_code));
     }
+    why.arg("slurm_job", slurm_job);
     if (auto s = move_job(tx, r.id, to, why, {}, now); !s) return s;
     if (auto s = stamp(true); !s) return s;
     host.forget(r.id);

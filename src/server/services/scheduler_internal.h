@@ -22,7 +22,7 @@ std::vector<SchedWorker> from_placement(const std::vector<WorkerPlacement>& ps);
 // Writes a job's new status; records a job event when `event` (from -> to with the reason).
 Status write_status(StoreTx& tx, Record r, const JobStatus& st, bool event, TimeMs now);
 // Moves a stored job through legal states only.
-Status move_job(StoreTx& tx, const std::string& id, JobState to, const std::string& reason,
+Status move_job(StoreTx& tx, const std::string& id, JobState to, const Message& reason,
                 std::vector<WorkerPlacement> placement, TimeMs now);
 
 }  // namespace gpurent::sched_detail

@@ -89,7 +89,7 @@ Status write_status(StoreTx& tx, Record r, const JobStatus& st, bool event, Time
 }
 
 // Moves a stored job through legal states only; `to` may need two steps (running -> preempted -> pending).
-Status move_job(StoreTx& tx, const std::string& id, JobState to, const std::string& reason,
+Status move_job(StoreTx& tx, const std::string& id, JobState to, const Message& reason,
                 std::vector<WorkerPlacement> placement, TimeMs now) {
   auto r = tx.get("jobs", id);
   if (!r) return r.error();
@@ -99,6 +99,29 @@ Status move_job(StoreTx& tx, const std::string& id, JobState to, const std::stri
   JobStatus next{to, reason, now, std::move(placement)};
   return write_status(tx, *r, next, true, now);
 }
+
+namespace {
+
+// What a node's state_reason says: an operator's or Slurm's own words, shown as written.
+Message node_detail(const std::string& state_reason) {
+  return state_reason.empty() ? Message() : verbatim(state_reason);
+}
+
+// The part of a pending job's reason that says why it was requeued (kept in front of its next
+// reasons): the whole reason when it is a requeue or a preemption, its first part when the
+// engine added "; now …", nothing otherwise. Reasons stored before codes are plain text.
+Message requeued_part(const Message& m) {
+  if (m.code == "sched.requeued_now")
+    for (const auto& a : m.args)
+      if (a.name == "requeued" && !a.nested.empty()) return a.nested.front();
+  const std::string en = render_en(m);
+  if (en.rfind("requeued: ", 0) != 0 && en.rfind("preempted", 0) != 0) return {};
+  if (m.code == "text")
+    if (auto cut = en.find("; now "); cut != std::string::npos) return verbatim(en.substr(0, cut));
+  return m;
+}
+
+}  // namespace
 
 }  // namespace sched_detail
 
@@ -196,15 +219,16 @@ Status SchedulerService::rebuild(StoreTx& tx, TimeMs now) {
       return ok_status();
     }
     // A node that failed (or was deleted) while the engine was down: a fault, as if seen live.
-    std::string why = "requeued: its placement is no longer valid";
+    Message why("sched.requeued.placement_invalid");
     for (const auto& w : j.status.placement) {
       auto st = node_state_.find(w.node);
       if (st != node_state_.end() && st->second != "unavailable") continue;
       auto n = tx.get("nodes", w.node);
-      std::string detail = n ? n->body.value("state_reason", "") : "node removed";
-      why = "node " + w.node + " failed" + (detail.empty() ? "" : ": " + detail);
+      const Message detail = !n ? Message("sched.node_removed") : node_detail(n->body.value("state_reason", ""));
+      why = detail.empty() ? Message("sched.node_failed").arg("node", w.node)
+                           : Message("sched.node_failed_detail").arg("node", w.node).arg("detail", detail);
       if (auto s = record_fault(tx, r, w.node, why, now); !s) return s;
-      why = "requeued: " + why;
+      why = Message("sched.requeued").arg("why", std::move(why));
       break;
     }
     if (j.status.state == JobState::kRunning) {
@@ -231,7 +255,7 @@ Status SchedulerService::sync_nodes(StoreTx& tx, TimeMs now, std::vector<SchedEv
     if (it->second == r.state) continue;
     const std::string reason = r.body.value("state_reason", "");
     if (r.state == "unavailable") {
-      auto ev = engine_->node_failed(r.id, now, reason.empty() ? "marked unavailable" : reason);
+      auto ev = engine_->node_failed(r.id, now, reason.empty() ? Message("sched.node_marked_unavailable") : node_detail(reason));
       events.insert(events.end(), ev.begin(), ev.end());
     } else {
       if (it->second == "unavailable") (void)engine_->node_restored(r.id);
@@ -244,7 +268,7 @@ Status SchedulerService::sync_nodes(StoreTx& tx, TimeMs now, std::vector<SchedEv
       ++it;
       continue;
     }
-    auto ev = engine_->node_failed(it->first, now, "node removed");  // stays down in the engine
+    auto ev = engine_->node_failed(it->first, now, Message("sched.node_removed"));  // stays down in the engine
     events.insert(events.end(), ev.begin(), ev.end());
     it = node_state_.erase(it);
   }
@@ -310,17 +334,14 @@ Status SchedulerService::sync_jobs(StoreTx& tx, TimeMs now) {
     auto j = load_job(tx, r);
     if (!j) return j.error();
     // A job requeued before (a failure, a preemption, a restart) keeps saying why.
-    std::string why = j->status.reason;
-    if (why.rfind("requeued: ", 0) != 0 && why.rfind("preempted", 0) != 0) why.clear();
-    if (auto cut = why.find("; now "); cut != std::string::npos) why.resize(cut);
-    if (auto s = engine_->submit(to_sched_job(*j, r.id, r.created_at), why); !s) return s;
+    if (auto s = engine_->submit(to_sched_job(*j, r.id, r.created_at), requeued_part(j->status.reason)); !s) return s;
     known_jobs_.insert(r.id);
   }
   return ok_status();
 }
 
 Status SchedulerService::record_fault(StoreTx& tx, const Record& job, const std::string& node_id,
-                                      const std::string& reason, TimeMs at) {
+                                      const Message& reason, TimeMs at) {
   auto node = tx.get("nodes", node_id);
   Record f;
   f.kind = "faults";
@@ -335,7 +356,7 @@ Status SchedulerService::record_fault(StoreTx& tx, const Record& job, const std:
   f.created_at = f.updated_at = app_.clock.now();
   f.body = {{"name", f.name},           {"job", job.id},          {"node", node_id},
             {"tenant_id", f.tenant_id}, {"project_id", f.project_id}, {"supplier_id", f.supplier_id},
-            {"at", format_rfc3339(at)}, {"reason", reason}};
+            {"at", format_rfc3339(at)}, {"reason", render_en(reason)}, {"reason_message", message_to_json(reason)}};
   return tx.insert(f);
 }
 
@@ -352,7 +373,8 @@ Status SchedulerService::apply(StoreTx& tx, const std::vector<SchedEvent>& event
     }
     switch (e.kind) {
       case SchedEventKind::kAdmitted: {
-        const std::string why = e.reason.empty() ? "placed by the scheduler" : "placed by the scheduler; " + e.reason;
+        const Message why = e.reason.empty() ? Message("sched.placed")
+                                             : Message("sched.placed_because").arg("reason", e.reason);
         if (auto s = move_job(tx, e.job, JobState::kAdmitted, why, to_placement(e.placement), now); !s)
           return s;
         break;
@@ -368,11 +390,12 @@ Status SchedulerService::apply(StoreTx& tx, const std::vector<SchedEvent>& event
       case SchedEventKind::kNotice: {
         JobStatus next = *st;
         next.placement = to_placement(engine_->placement(e.job));
-        std::string why = e.kind == SchedEventKind::kReplicaAdded
-                              ? "replica " + std::to_string(e.replica) + " added"
-                              : e.kind == SchedEventKind::kReplicaRemoved
-                                    ? "replica " + std::to_string(e.replica) + " removed: " + e.reason
-                                    : e.reason;
+        const Message why =
+            e.kind == SchedEventKind::kReplicaAdded
+                ? Message("sched.replica_added").arg("replica", std::to_string(e.replica))
+                : e.kind == SchedEventKind::kReplicaRemoved
+                      ? Message("sched.replica_removed").arg("replica", std::to_string(e.replica)).arg("why", e.reason)
+                      : e.reason;
         next.reason = why;
         if (auto s = write_status(tx, *r, next, false, now); !s) return s;
         const std::string at = job_state_name(st->state);

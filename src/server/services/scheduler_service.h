@@ -54,7 +54,7 @@ class SchedulerService : private ExecutorHost {
   Status adopt_node_gpus(const std::string& node_id,
                          const std::map<std::string, std::vector<int64_t>>& jobs) override;
   void forget(const std::string& job) override;
-  Status record_fault(StoreTx& tx, const Record& job, const std::string& node, const std::string& reason,
+  Status record_fault(StoreTx& tx, const Record& job, const std::string& node, const Message& reason,
                       TimeMs at) override;
 
   ServiceContext& app_;

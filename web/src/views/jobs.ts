@@ -6,7 +6,7 @@
 import { getAll } from "../api";
 import { tenantName, type ViewContext } from "../context";
 import { h, num, table } from "../dom";
-import { stateLabel, t } from "../i18n";
+import { renderMessage, stateLabel, t } from "../i18n";
 import type { Allocation, Job, NodeInfo, Placement } from "../types";
 import { errorNotice } from "./errors";
 
@@ -74,7 +74,7 @@ export async function renderJobs(root: HTMLElement, ctx: ViewContext): Promise<v
     summary,
     section(t("jobs.pending"), "jobs-pending", pending,
       [t("jobs.col.name"), t("jobs.col.tenant"), t("jobs.col.project"), t("jobs.col.kind"), t("jobs.col.gpus"), t("jobs.col.reason"), t("jobs.col.updated")],
-      (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), j.project, j.kind, num(gpus(j)), h("span", { class: "reason" }, j.status.reason), j.status.updated_at]),
+      (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), j.project, j.kind, num(gpus(j)), h("span", { class: "reason" }, reasonOf(j)), j.status.updated_at]),
     section(t("jobs.running"), "jobs-running", placed,
       [t("jobs.col.name"), t("jobs.col.tenant"), t("jobs.col.project"), t("jobs.col.kind"), t("jobs.col.state"), t("jobs.col.placement")],
       (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), j.project, j.kind, badge(j.status.state), placementList(j.status.placement, nodes)]),
@@ -86,12 +86,17 @@ export async function renderJobs(root: HTMLElement, ctx: ViewContext): Promise<v
         : table("jobs-interrupted-table",
           [t("jobs.col.name"), t("jobs.col.tenant"), t("jobs.col.run"), t("jobs.col.ended"), t("jobs.col.placement"), t("jobs.col.reason")],
           interrupted.map((a) => [h("strong", {}, a.job), tenantName(ctx, a.tenant_id), a.running_at, a.ended_at ?? "—",
-            a.placement.map((p) => `${p.node} [${p.gpus.join(", ")}]`).join("; "), h("span", { class: "reason", title: a.end_reason }, withNodeNames(a.end_reason, nodes))]),
+            a.placement.map((p) => `${p.node} [${p.gpus.join(", ")}]`).join("; "), h("span", { class: "reason", title: a.end_reason }, withNodeNames(renderMessage(a.end_reason_message, a.end_reason), nodes))]),
           interrupted.map((a) => a.id)))),
     section(t("jobs.other"), "jobs-other", other,
       [t("jobs.col.name"), t("jobs.col.tenant"), t("jobs.col.project"), t("jobs.col.state"), t("jobs.col.reason"), t("jobs.col.updated")],
-      (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), j.project, badge(j.status.state), j.status.reason, j.status.updated_at]),
+      (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), j.project, badge(j.status.state), h("span", { class: "reason" }, reasonOf(j)), j.status.updated_at]),
   );
+}
+
+/** A job's reason in the current language (the server's English text when it sent no code). */
+function reasonOf(j: Job): string {
+  return renderMessage(j.status.reason_message, j.status.reason ?? "");
 }
 
 /** A run the scheduler ended to preempt or requeue its job, or a replica a failed node took (src/sched reasons). */
