@@ -214,6 +214,22 @@ ApiClient::ApiClient(ServerUrl url, std::string token, ClientOptions opts)
 
 ApiClient::~ApiClient() = default;
 
+std::string locale_language(const char* lc_all, const char* lc_messages, const char* lang) {
+  std::string l;
+  for (const char* v : {lc_all, lc_messages, lang})
+    if (v && *v) {
+      l = v;
+      break;
+    }
+  l = l.substr(0, l.find_first_of(".@"));
+  if (l == "C" || l == "POSIX") return "";
+  for (char& c : l) {
+    if (c == '_') c = '-';
+    else if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') return "";
+  }
+  return l;
+}
+
 ApiResult<json> ApiClient::get(const std::string& path, const Query& query) {
   return call(Method::kGet, path, query, nullptr);
 }
@@ -233,6 +249,7 @@ ApiResult<json> ApiClient::call(Method m, const std::string& path, const Query& 
   httplib::Headers headers = {{"Accept", "application/json, application/problem+json"},
                               {"User-Agent", std::string("gpurent-cli/") + kGpurentVersion}};
   if (!token_.empty()) headers.emplace("Authorization", "Bearer " + token_);
+  if (!opts_.language.empty()) headers.emplace("Accept-Language", opts_.language);
   const std::string payload = body ? body->dump(-1, ' ', false, json::error_handler_t::replace) : "";
   const char* ctype = "application/json";
 

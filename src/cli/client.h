@@ -66,7 +66,14 @@ using Query = std::vector<std::pair<std::string, std::string>>;
 struct ClientOptions {
   int connect_timeout_s = 5;
   int timeout_s = 60;  // read and write timeout per request
+  // Sent as Accept-Language, so the server words its sentences (job reasons, alerts) in it;
+  // empty sends none (English). The CLI fills it from the locale (locale_language()).
+  std::string language;
 };
+
+// The language of a POSIX locale as a language tag: the first set of LC_ALL, LC_MESSAGES, LANG
+// ("zh_CN.UTF-8" -> "zh-CN"); "" for none, "C" or "POSIX".
+std::string locale_language(const char* lc_all, const char* lc_messages, const char* lang);
 
 class ApiClient {
  public:

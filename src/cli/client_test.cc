@@ -67,6 +67,16 @@ TEST(ParseServerUrl, Https) {
 #endif
 }
 
+TEST(LocaleLanguage, TheFirstLocaleSetAsALanguageTag) {
+  EXPECT_EQ(locale_language(nullptr, nullptr, "zh_CN.UTF-8"), "zh-CN");
+  EXPECT_EQ(locale_language("", "en_US.UTF-8", "zh_CN.UTF-8"), "en-US");
+  EXPECT_EQ(locale_language("de_DE@euro", "en_US", "zh_CN"), "de-DE");
+  EXPECT_EQ(locale_language(nullptr, nullptr, "C.UTF-8"), "");
+  EXPECT_EQ(locale_language("POSIX", nullptr, "zh_CN"), "");
+  EXPECT_EQ(locale_language(nullptr, nullptr, nullptr), "");
+  EXPECT_EQ(locale_language(nullptr, nullptr, "zh_CN\r\nX-Evil: 1"), "");
+}
+
 TEST(UrlEncode, KeepsUnreservedOnly) {
   EXPECT_EQ(url_encode("nod_0123abc-x.y~"), "nod_0123abc-x.y~");
   EXPECT_EQ(url_encode("a b/c?d&e=f#%"), "a%20b%2Fc%3Fd%26e%3Df%23%25");

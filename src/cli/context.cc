@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdlib>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -35,7 +36,9 @@ ApiClient* CliContext::client(int* exit_code) {
   conn_ = std::move(conn).value();
   client_ = std::make_unique<ApiClient>(
       std::move(url).value(), conn_->token,
-      ClientOptions{.connect_timeout_s = std::min(flags.timeout_s, 10), .timeout_s = flags.timeout_s});
+      ClientOptions{.connect_timeout_s = std::min(flags.timeout_s, 10),
+                    .timeout_s = flags.timeout_s,
+                    .language = locale_language(std::getenv("LC_ALL"), std::getenv("LC_MESSAGES"), std::getenv("LANG"))});
   return client_.get();
 }
 
