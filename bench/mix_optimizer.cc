@@ -17,6 +17,7 @@
 #include "advisor/mix.h"
 #include "catalog/gpu_catalog.h"
 #include "demo/demo_world.h"
+#include "io/files.h"
 
 using namespace gpurent;
 
@@ -66,9 +67,11 @@ int main(int argc, char** argv) {
   auto jobs = read_philly_file(path);
   if (!jobs) return std::printf("%s\n", jobs.error().message.c_str()), 1;
 
-  auto catalog = GpuCatalog::load_file(default_catalog_path());
+  auto catalog = load_catalog_file(default_catalog_path());
   if (!catalog) return std::printf("%s\n", catalog.error().message.c_str()), 1;
-  auto world = build_demo_world(default_data_dir(), *catalog);
+  auto prices = read_demo_price_files(default_data_dir());
+  if (!prices) return std::printf("%s\n", prices.error().message.c_str()), 1;
+  auto world = build_demo_world(*prices, *catalog);
   if (!world) return std::printf("%s\n", world.error().message.c_str()), 1;
   std::optional<Offer> offer;
   for (const DemoObject& o : world->objects)

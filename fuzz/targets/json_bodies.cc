@@ -15,6 +15,7 @@
 #include "catalog/gpu_catalog.h"
 #include "core/json_limits.h"
 #include "fuzz_target.h"
+#include "io/files.h"
 #include "model/contract.h"
 #include "model/job.h"
 #include "model/measurement.h"
@@ -29,7 +30,7 @@
 using namespace gpurent;
 
 static const GpuCatalog& catalog() {
-  static const GpuCatalog c = GpuCatalog::load_file(default_catalog_path()).value();
+  static const GpuCatalog c = load_catalog_file(default_catalog_path()).value();
   return c;
 }
 

@@ -6,12 +6,13 @@
 #include "billing/scenario.h"
 #include "catalog/gpu_catalog.h"
 #include "fuzz_target.h"
+#include "io/files.h"
 #include "sched/scenario.h"
 
 using namespace gpurent;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const GpuCatalog catalog = GpuCatalog::load_file(default_catalog_path()).value();
+  static const GpuCatalog catalog = load_catalog_file(default_catalog_path()).value();
   if (size < 1 || size > 8192) return 0;
   std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
   if (data[0] % 2 == 0)

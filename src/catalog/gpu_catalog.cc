@@ -1,25 +1,13 @@
 #include "catalog/gpu_catalog.h"
 
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
 #include "core/fields.h"
 #include "core/yaml_json.h"
-
-#ifndef GPURENT_SOURCE_DIR
-#error "GPURENT_SOURCE_DIR must be defined by the build (CMakeLists.txt sets it)"
-#endif
 
 namespace gpurent {
 
 namespace {
 
 constexpr size_t kMaxModels = 1000;
-constexpr std::streamoff kMaxFileBytes = 4 << 20;
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -92,40 +80,9 @@ Result<GpuCatalog> GpuCatalog::parse(const std::string& yaml_text) {
   return from_json(*doc);
 }
 
-Result<GpuCatalog> GpuCatalog::load_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
-    return Error::make(Code::kInvalid, "GPU catalog '" + path + "' is not a regular file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error::make(Code::kNotFound, "cannot read GPU catalog '" + path + "': " + std::strerror(errno));
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  if (size < 0) return Error::make(Code::kInternal, "cannot read GPU catalog '" + path + "'");
-  if (size > kMaxFileBytes)
-    return Error::make(Code::kTooLarge, "GPU catalog '" + path + "' is larger than " +
-                                            std::to_string(kMaxFileBytes >> 20) + " MiB");
-  in.seekg(0, std::ios::beg);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Error::make(Code::kInternal, "error reading GPU catalog '" + path + "'");
-  auto cat = parse(text.str());
-  if (!cat) {
-    Error e = cat.error();
-    e.message = "GPU catalog '" + path + "': " + e.message;
-    return e;
-  }
-  return cat;
-}
-
 const GpuModel* GpuCatalog::find(std::string_view id_or_alias) const {
   auto it = index_.find(lower(id_or_alias));
   return it == index_.end() ? nullptr : &models_[it->second];
-}
-
-std::string default_catalog_path() {
-  const char* env = std::getenv("GPURENT_CATALOG");
-  if (env && *env) return env;
-  return GPURENT_SOURCE_DIR "/data/gpu_catalog.yaml";
 }
 
 const GpuModel* read_gpu_model_ref(Fields& f, const GpuCatalog& catalog, const char* key) {

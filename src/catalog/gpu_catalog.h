@@ -4,6 +4,7 @@
 // File format: a map with one key, `models`, a list of entries as gpu_model.h describes.
 // Loading validates every entry (errors name the field, e.g. "models[3].memory_bandwidth_gbps")
 // and rejects an id or alias used twice, ignoring case.
+// The shell reads the file (io/files.h load_catalog_file); this module reads no file.
 // Thread-safety: immutable after load; safe to share for concurrent reads. Pointers returned by
 // find() stay valid as long as the catalog object they came from.
 #pragma once
@@ -24,8 +25,6 @@ class GpuCatalog {
  public:
   GpuCatalog() = default;  // empty
 
-  // Reads and parses a catalog file; errors name the path.
-  static Result<GpuCatalog> load_file(const std::string& path);
   // YAML (or JSON) catalog text.
   static Result<GpuCatalog> parse(const std::string& yaml_text);
   // An already-parsed document ({"models": [...]}).
@@ -44,8 +43,5 @@ class GpuCatalog {
 // Reads the required string field `key` of f as a catalog model id or alias; records "is
 // required" or "unknown GPU model" on the field and returns nullptr when it is not one.
 const GpuModel* read_gpu_model_ref(Fields& f, const GpuCatalog& catalog, const char* key);
-
-// $GPURENT_CATALOG if set and not empty, else the source tree's data/gpu_catalog.yaml.
-std::string default_catalog_path();
 
 }  // namespace gpurent

@@ -1,5 +1,7 @@
 #include "catalog/gpu_catalog.h"
 
+#include "catalog/scenario_files_test_util.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -17,7 +19,7 @@ const std::string kTraces = GPURENT_SOURCE_DIR "/../shared/data/traces";
 
 const GpuCatalog& real_catalog() {
   static const GpuCatalog cat = [] {
-    auto r = GpuCatalog::load_file(kDataFile);
+    auto r = testutil::catalog_file(kDataFile);
     EXPECT_TRUE(r.ok()) << r.error().message;
     return r.ok() ? std::move(r).value() : GpuCatalog();
   }();
@@ -31,7 +33,7 @@ const GpuModel& must_find(std::string_view name) {
 }
 
 TEST(GpuCatalog, RealCatalogHoldsTheRequiredModels) {
-  ASSERT_TRUE(GpuCatalog::load_file(kDataFile).ok()) << GpuCatalog::load_file(kDataFile).error().message;
+  ASSERT_TRUE(testutil::catalog_file(kDataFile).ok()) << testutil::catalog_file(kDataFile).error().message;
   EXPECT_GE(real_catalog().models().size(), 13u);
   for (const char* id : {"a100-pcie-80gb", "a100-sxm4-80gb", "h100-pcie-80gb", "h100-sxm5-80gb", "h200-sxm-141gb",
                          "b200-sxm-192gb", "l40s-48gb", "ascend-910b-64gb", "t4-16gb", "p100-pcie-16gb",
@@ -257,37 +259,6 @@ TEST(GpuCatalog, DocumentShapeErrors) {
   auto malformed = GpuCatalog::parse("models: [\n");
   ASSERT_FALSE(malformed.ok());
   EXPECT_NE(malformed.error().message.find("line"), std::string::npos);
-}
-
-TEST(GpuCatalog, LoadFileErrorsNameThePath) {
-  auto missing = GpuCatalog::load_file("/nonexistent/gpu_catalog.yaml");
-  ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().code, Code::kNotFound);
-  EXPECT_NE(missing.error().message.find("/nonexistent/gpu_catalog.yaml"), std::string::npos);
-
-  const std::string path = testing::TempDir() + "/bad_gpu_catalog.yaml";
-  std::ofstream(path) << "models:\n  - id: x\n";
-  auto bad = GpuCatalog::load_file(path);
-  ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find(path), std::string::npos);
-  EXPECT_NE(bad.error().message.find("models[0]."), std::string::npos) << bad.error().message;
-  std::filesystem::remove(path);
-
-  auto dir = GpuCatalog::load_file(testing::TempDir());
-  ASSERT_FALSE(dir.ok());
-  EXPECT_NE(dir.error().message.find("not a regular file"), std::string::npos);
-}
-
-TEST(GpuCatalog, DefaultPathHonoursEnvironment) {
-  const char* old = std::getenv("GPURENT_CATALOG");
-  const std::string saved = old ? old : "";
-  ::setenv("GPURENT_CATALOG", "/etc/gpurent/catalog.yaml", 1);
-  EXPECT_EQ(default_catalog_path(), "/etc/gpurent/catalog.yaml");
-  ::setenv("GPURENT_CATALOG", "", 1);
-  EXPECT_EQ(default_catalog_path(), kDataFile);
-  ::unsetenv("GPURENT_CATALOG");
-  EXPECT_EQ(default_catalog_path(), kDataFile);
-  if (old) ::setenv("GPURENT_CATALOG", saved.c_str(), 1);
 }
 
 TEST(GpuCatalog, EmptyCatalogFindsNothing) {

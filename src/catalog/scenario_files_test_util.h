@@ -1,5 +1,5 @@
 // Test helpers shared by the scenario-file suites (tests/scenarios/sched, tests/scenarios/billing):
-// the repository's GPU catalog, a file's text, the YAML files of a folder, and a GoogleTest name
+// the repository's GPU catalog (or any catalog file), a file's text, the YAML files of a folder, and a GoogleTest name
 // made from a file name. Header-only; for *_test.cc files.
 #pragma once
 
@@ -17,20 +17,26 @@
 
 namespace gpurent::testutil {
 
-inline const GpuCatalog& repo_catalog() {
-  static const GpuCatalog c = [] {
-    auto r = GpuCatalog::load_file(std::string(GPURENT_SOURCE_DIR) + "/data/gpu_catalog.yaml");
-    EXPECT_TRUE(r.ok());
-    return r.ok() ? std::move(*r) : GpuCatalog{};
-  }();
-  return c;
-}
-
 inline std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// A catalog file parsed (tests read files themselves: the catalog module reads none).
+inline Result<GpuCatalog> catalog_file(const std::string& path) {
+  if (!std::filesystem::is_regular_file(path)) return Error::make(Code::kNotFound, "no catalog file " + path);
+  return GpuCatalog::parse(slurp(path));
+}
+
+inline const GpuCatalog& repo_catalog() {
+  static const GpuCatalog c = [] {
+    auto r = catalog_file(std::string(GPURENT_SOURCE_DIR) + "/data/gpu_catalog.yaml");
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? std::move(*r) : GpuCatalog{};
+  }();
+  return c;
 }
 
 // The *.yaml file names in GPURENT_SOURCE_DIR/rel_dir, sorted.

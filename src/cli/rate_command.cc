@@ -8,6 +8,7 @@
 #include "catalog/gpu_catalog.h"
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "io/files.h"
 
 namespace gpurent {
 namespace {
@@ -35,7 +36,7 @@ void print_lines(std::ostream& out, const RatingResult& r) {
 int run_rate(CliContext& ctx, const RateOpts& o) {
   auto doc = ctx.read_document(o.file);
   if (!doc) return ctx.fail(doc.error(), kExitUsage);
-  auto catalog = GpuCatalog::load_file(o.catalog.empty() ? default_catalog_path() : o.catalog);
+  auto catalog = load_catalog_file(o.catalog.empty() ? default_catalog_path() : o.catalog);
   if (!catalog) return ctx.fail(catalog.error(), kExitUsage);
   auto input = parse_rating_input(*doc, *catalog);
   if (!input) return ctx.fail(input.error(), kExitUsage);

@@ -1,7 +1,8 @@
 // The demo world: a few hundred GPUs across suppliers whose offers come from the public price
 // lists in ../shared/data/prices (a small built-in set when that folder is absent), two tenants
-// with projects, users and quotas, and sample jobs. Pure: it produces API documents; the server
-// creates them through the same validated path as POST requests.
+// with projects, users and quotas, and sample jobs. Pure (reads no file: the shell passes the price
+// lists in): it produces API documents; the server creates them through the same validated path
+// as POST requests.
 #pragma once
 
 #include <string>
@@ -25,10 +26,23 @@ struct DemoWorld {
   std::string price_source;         // e.g. "../shared/data/prices (lambda_vms.csv, runpod_vms.csv)" or "built-in"
 };
 
-// data_dir: a folder laid out like ../shared/data (prices/…); empty or missing -> built-in prices.
-Result<DemoWorld> build_demo_world(const std::string& data_dir, const GpuCatalog& catalog);
+// The public price lists the demo prices its offers from, as the shell read them
+// (io/files.h read_demo_price_files: <data dir>/prices/<provider>_vms.csv).
+struct DemoPriceFile {
+  std::string provider;  // one of demo_price_providers()
+  std::string name;      // the file's name, for the price source ("lambda_vms.csv")
+  std::string text;      // its CSV
+};
+struct DemoPriceFiles {
+  std::string dir;  // where they came from, for the price source; "" when none was read
+  std::vector<DemoPriceFile> files;
+};
 
-// $GPURENT_DATA_DIR if set, else "<source dir>/../shared/data" when it exists, else "".
-std::string default_data_dir();
+// The providers whose public lists the demo reads ("lambda", "runpod").
+const std::vector<std::string>& demo_price_providers();
+
+// A provider without a file is priced from the built-in excerpt (as is a model its list lacks);
+// a file that does not parse is an error, not a silent fallback.
+Result<DemoWorld> build_demo_world(const DemoPriceFiles& prices, const GpuCatalog& catalog);
 
 }  // namespace gpurent

@@ -10,6 +10,7 @@
 #include <memory>
 #include <set>
 
+#include "io/files.h"
 #include "model/job.h"
 #include "model/contract.h"
 #include "model/measurement.h"
@@ -62,7 +63,7 @@ struct Seen {
 class DemoWorldTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    auto c = GpuCatalog::load_file(default_catalog_path());
+    auto c = load_catalog_file(default_catalog_path());
     ASSERT_TRUE(c) << reason(c.error());
     catalog_ = std::make_unique<GpuCatalog>(std::move(*c));
   }
@@ -215,6 +216,13 @@ const Offer* offer_of(const Seen& s, const std::string& supplier, const std::str
   return nullptr;
 }
 
+// The price lists of a data folder, read as the server reads them (io/files.h).
+DemoPriceFiles price_files(const std::string& data_dir) {
+  auto files = read_demo_price_files(data_dir);
+  EXPECT_TRUE(files.ok()) << (files.ok() ? "" : files.error().message);
+  return files.ok() ? std::move(*files) : DemoPriceFiles{};
+}
+
 std::string shared_data_dir() {
   const std::string dir = default_data_dir();
   if (dir.empty() || !fs::is_regular_file(fs::path(dir) / "prices" / "lambda_vms.csv") ||
@@ -225,14 +233,14 @@ std::string shared_data_dir() {
 
 TEST_F(DemoWorldTest, BuiltInWorldPassesEveryValidator) {
   for (const char* dir : {"", "/nonexistent/gpurent-data"}) {
-    auto w = build_demo_world(dir, *catalog_);
+    auto w = build_demo_world(price_files(dir), *catalog_);
     ASSERT_TRUE(w) << reason(w.error());
     EXPECT_EQ(w->price_source.rfind("built-in", 0), 0u) << w->price_source;
     Seen s;
     validate(*w, s);
   }
   TempDir empty("empty");
-  auto w = build_demo_world(empty.path.string(), *catalog_);
+  auto w = build_demo_world(price_files(empty.path.string()), *catalog_);
   ASSERT_TRUE(w) << reason(w.error());
   EXPECT_EQ(w->price_source.rfind("built-in", 0), 0u) << w->price_source;
 }
@@ -240,7 +248,7 @@ TEST_F(DemoWorldTest, BuiltInWorldPassesEveryValidator) {
 TEST_F(DemoWorldTest, SharedDataWorldPassesEveryValidator) {
   const std::string dir = shared_data_dir();
   if (dir.empty()) GTEST_SKIP() << "../shared/data/prices is absent (set GPURENT_DATA_DIR to a folder holding prices/)";
-  auto w = build_demo_world(dir, *catalog_);
+  auto w = build_demo_world(price_files(dir), *catalog_);
   ASSERT_TRUE(w) << reason(w.error());
   EXPECT_NE(w->price_source.find("prices (lambda_vms.csv, runpod_vms.csv)"), std::string::npos) << w->price_source;
   EXPECT_EQ(w->price_source.find("built-in for"), std::string::npos) << w->price_source;
@@ -267,7 +275,7 @@ TEST_F(DemoWorldTest, SharedDataWorldPassesEveryValidator) {
   EXPECT_EQ(runpod_h100->prices.spot->amount_string(), "2.69");      // 21.52 / 8
 
   // The built-in world prices every offer exactly as the full lists do.
-  auto builtin = build_demo_world("", *catalog_);
+  auto builtin = build_demo_world(price_files(""), *catalog_);
   ASSERT_TRUE(builtin);
   ASSERT_EQ(builtin->objects.size(), w->objects.size());
   for (size_t i = 0; i < w->objects.size(); ++i)
@@ -276,7 +284,7 @@ TEST_F(DemoWorldTest, SharedDataWorldPassesEveryValidator) {
 }
 
 TEST_F(DemoWorldTest, LooksLikeAGpuMarket) {
-  auto w = build_demo_world("", *catalog_);
+  auto w = build_demo_world(price_files(""), *catalog_);
   ASSERT_TRUE(w);
   Seen s;
   validate(*w, s);
@@ -397,8 +405,8 @@ TEST_F(DemoWorldTest, LooksLikeAGpuMarket) {
 }
 
 TEST_F(DemoWorldTest, Deterministic) {
-  auto a = build_demo_world("", *catalog_);
-  auto b = build_demo_world("", *catalog_);
+  auto a = build_demo_world(price_files(""), *catalog_);
+  auto b = build_demo_world(price_files(""), *catalog_);
   ASSERT_TRUE(a && b);
   ASSERT_EQ(a->objects.size(), b->objects.size());
   for (size_t i = 0; i < a->objects.size(); ++i) {
@@ -413,7 +421,7 @@ TEST_F(DemoWorldTest, BrokenListIsAnErrorNotASilentFallback) {
   d.write("prices/lambda_vms.csv",
           "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,SpotPrice\r\n"
           "gpu_8x_h100_sxm5,H100,8.0,208.0,1800.0,twenty,us-east-1,,\r\n");
-  auto w = build_demo_world(d.path.string(), *catalog_);
+  auto w = build_demo_world(price_files(d.path.string()), *catalog_);
   ASSERT_FALSE(w);
   EXPECT_NE(w.error().message.find("lambda_vms.csv line 2: Price:"), std::string::npos) << w.error().message;
 }
@@ -424,7 +432,7 @@ TEST_F(DemoWorldTest, ModelsMissingFromAListComeFromTheBuiltInSet) {
   d.write("prices/lambda_vms.csv",
           "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,SpotPrice\n"
           "gpu_8x_h100_sxm5,H100,8.0,208.0,1800.0,20.00,us-east-1,,\n");
-  auto w = build_demo_world(d.path.string(), *catalog_);
+  auto w = build_demo_world(price_files(d.path.string()), *catalog_);
   ASSERT_TRUE(w) << reason(w.error());
   EXPECT_NE(w->price_source.find("prices (lambda_vms.csv); built-in for lambda a100-sxm4-80gb, runpod "),
             std::string::npos)
@@ -433,21 +441,6 @@ TEST_F(DemoWorldTest, ModelsMissingFromAListComeFromTheBuiltInSet) {
   validate(*w, s);
   EXPECT_EQ(offer_of(s, "lambda", "h100-sxm5-80gb")->prices.on_demand.amount_string(), "2.50");  // 20.00 / 8
   EXPECT_EQ(offer_of(s, "lambda", "a100-sxm4-80gb")->prices.on_demand.amount_string(), "1.79");  // built-in
-}
-
-TEST(DefaultDataDir, EnvironmentOverridesTheSourceTree) {
-  const char* old = std::getenv("GPURENT_DATA_DIR");
-  const std::string saved = old ? old : "";
-  ::setenv("GPURENT_DATA_DIR", "/srv/gpurent-data", 1);
-  EXPECT_EQ(default_data_dir(), "/srv/gpurent-data");
-  ::setenv("GPURENT_DATA_DIR", "", 1);  // empty counts as unset
-  const std::string fallback = default_data_dir();
-  const std::string tree = GPURENT_SOURCE_DIR "/../shared/data";
-  EXPECT_EQ(fallback, fs::is_directory(tree) ? tree : "");
-  if (old)
-    ::setenv("GPURENT_DATA_DIR", saved.c_str(), 1);
-  else
-    ::unsetenv("GPURENT_DATA_DIR");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "demo/builtin_prices.h"
 #include "demo/demo_world.h"
 #include "demo/world_parts.h"
+#include "io/files.h"
 
 namespace gpurent {
 namespace {

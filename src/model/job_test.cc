@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "catalog/scenario_files_test_util.h"
 #include "model/model_test_util.h"
 
 #include "catalog/gpu_catalog.h"
@@ -32,7 +33,6 @@ json valid_inference() {
   return json::parse(R"({"name":"chat","project":"vision","kind":"inference","gpu_milli":500,
     "replicas":{"min":1,"max":4},"image":"vllm/vllm-openai:v0.5.0"})");
 }
-
 
 
 void expect_round_trip(const Job& j) {
@@ -425,7 +425,7 @@ TEST(Job, ExampleFilesParse) {
   expect_round_trip(*i);
 
   // The examples name real catalog models, so they also pass the server's catalog check.
-  auto catalog = GpuCatalog::load_file(default_catalog_path());
+  auto catalog = testutil::catalog_file(GPURENT_SOURCE_DIR "/data/gpu_catalog.yaml");
   ASSERT_TRUE(catalog.ok()) << catalog.error().message;
   for (const Job* j : {&*t, &*i})
     for (const auto& m : j->constraints.gpu_models) EXPECT_NE(catalog->find(m), nullptr) << m;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "catalog/scenario_files_test_util.h"
 #include "model/model_test_util.h"
 
 #include <fstream>
@@ -19,7 +20,6 @@ using testing_util::load_example;
 using testing_util::test_catalog;
 using testing_util::BadCase;
 using testing_util::expect_each_case_fails;
-
 
 json gpu(int index, int numa, const char* domain = "nvs0") {
   json g = {{"index", index}, {"numa_node", numa}, {"pcie_gen", 5}};
@@ -206,7 +206,7 @@ TEST(Node, ReportsAllErrorsAtOnce) {
 }
 
 TEST(Node, ExampleFileParsesAgainstTheShippedCatalog) {
-  auto catalog = GpuCatalog::load_file(GPURENT_SOURCE_DIR "/data/gpu_catalog.yaml");
+  auto catalog = testutil::catalog_file(GPURENT_SOURCE_DIR "/data/gpu_catalog.yaml");
   ASSERT_TRUE(catalog.ok()) << catalog.error().message;
   auto doc = load_example("node.yaml");
   ASSERT_TRUE(doc.ok()) << doc.error().message;

@@ -1,7 +1,5 @@
 #include "sched/sched_config.h"
 
-#include <fstream>
-#include <sstream>
 
 #include "core/yaml_json.h"
 #include "sched/score_policy.h"
@@ -35,22 +33,14 @@ void read_sched_config(Fields& c, SchedConfig& cfg) {
   c.finish();
 }
 
-Result<SchedConfig> load_sched_config_file(const std::string& path, SchedConfig cfg) {
-  std::ifstream in(path);
-  if (!in) return Error::invalid("--sched-config", "cannot open " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto doc = parse_json_or_yaml(ss.str());
-  if (!doc) return Error::invalid("--sched-config", path + ": " + doc.error().message);
+Result<SchedConfig> parse_sched_config(const std::string& text, SchedConfig cfg) {
+  auto doc = parse_json_or_yaml(text);
+  if (!doc) return Error::invalid("--sched-config", doc.error().message);
   FieldErrors errs;
   Fields f(*doc, "", errs);
-  if (!f.valid_object()) return Error::invalid("--sched-config", path + ": must be a map of settings");
+  if (!f.valid_object()) return Error::invalid("--sched-config", "must be a map of settings");
   read_sched_config(f, cfg);
-  if (!errs.empty()) {
-    Error e = errs.to_error();
-    e.message = path + ": " + e.message;
-    return e;
-  }
+  if (!errs.empty()) return errs.to_error();
   return cfg;
 }
 

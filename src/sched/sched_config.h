@@ -20,7 +20,9 @@ namespace gpurent {
 
 // Reads the keys above from `c` into `cfg` (keys absent keep cfg's values); errors go to c.
 void read_sched_config(Fields& c, SchedConfig& cfg);
-// A YAML or JSON file holding the keys above at its top level.
-Result<SchedConfig> load_sched_config_file(const std::string& path, SchedConfig defaults = {});
+// A YAML or JSON document holding the keys above at its top level (the shell reads the file:
+// io/files.h load_sched_config_file). A document that is not a map is an error on
+// "--sched-config"; bad keys are errors naming them.
+Result<SchedConfig> parse_sched_config(const std::string& text, SchedConfig defaults = {});
 
 }  // namespace gpurent

@@ -12,6 +12,7 @@
 #include "catalog/gpu_catalog.h"
 #include "core/ids.h"
 #include "demo/demo_world.h"
+#include "io/files.h"
 #include "sched/sched_config.h"
 #include "server/api/app.h"
 #include "server/services/bootstrap.h"
@@ -137,7 +138,7 @@ int run_server(const ServerOptions& opts) {
     return 1;
   }
   std::string catalog_path = opts.catalog_path.empty() ? default_catalog_path() : opts.catalog_path;
-  auto catalog = GpuCatalog::load_file(catalog_path);
+  auto catalog = load_catalog_file(catalog_path);
   if (!catalog) {
     std::cerr << "error: cannot load GPU catalog " << catalog_path << ": " << catalog.error().message << "\n";
     return 1;

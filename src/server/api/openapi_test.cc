@@ -4,6 +4,7 @@
 // kinds and list filters registered in App::kinds, and a live probe of every method on every
 // path); and the responses of a server seeded with the demo world match the documented schemas,
 // status codes and media types, with no undocumented keys.
+#include "io/files.h"
 #include "server/http/openapi_doc.h"
 
 #include <gtest/gtest.h>
@@ -270,7 +271,7 @@ class LiveServer {
  public:
   LiveServer()
       : store_(open_or_die(dir_.file("db"), false)),
-        catalog_(GpuCatalog::load_file(default_catalog_path()).value()),
+        catalog_(load_catalog_file(default_catalog_path()).value()),
         loop_(*store_),
         app_{{*store_, catalog_, loop_, clock_, metrics_, opts_}, kinds_} {
     opts_.db_path = dir_.file("db");  // the demo seeding writes its tokens file beside it
@@ -557,7 +558,6 @@ TEST(OpenApi, UsageResponsesMatchTheDocument) {
   expect_documented(srv.call("GET", "/api/v1/usage/jobs?job=a&project=b", tok), "GET", "/api/v1/usage/jobs");
 
 }
-
 
 TEST(OpenApi, JobMetricResponsesMatchTheDocument) {
   LiveServer srv;

@@ -12,6 +12,7 @@
 
 #include "advisor/supplier_score.h"
 #include "core/yaml_json.h"
+#include "io/files.h"
 #include "model/measurement.h"
 #include "server/services/advisor_live.h"
 #include "server/dashboard/suppliers.h"
@@ -22,7 +23,6 @@ namespace gpurent {
 using json = nlohmann::json;
 
 namespace {
-
 
 constexpr TimeMs kT0 = 1'793'491'200'000;  // 2026-11-01T00:00:00Z
 constexpr TimeMs kMin = 60'000;
@@ -130,7 +130,7 @@ class DashboardStore : public ::testing::Test {
 
   TempDir dir;
   std::unique_ptr<Store> store = open_or_die(dir.file("d.db"), false);
-  GpuCatalog catalog = GpuCatalog::load_file(default_catalog_path()).value();
+  GpuCatalog catalog = load_catalog_file(default_catalog_path()).value();
 };
 
 const std::string kTen1 = "ten_00000000000000a1", kTen2 = "ten_00000000000000a2";

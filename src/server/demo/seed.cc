@@ -2,6 +2,7 @@
 
 #include "core/ids.h"
 #include "demo/demo_world.h"
+#include "io/files.h"
 #include "server/services/bootstrap.h"
 #include "server/api/resources.h"
 
@@ -25,7 +26,9 @@ Result<json> seed_demo_if_empty(App& app, const std::string& admin_user_id, cons
   if (!existing) return existing.error();
   if (*existing > 0) return json{{"seeded", false}, {"reason", "database already has suppliers"}, {"tokens_file", tokens_file}};
 
-  auto world = build_demo_world(data_dir.empty() ? default_data_dir() : data_dir, app.catalog);
+  auto prices = read_demo_price_files(data_dir.empty() ? default_data_dir() : data_dir);
+  if (!prices) return prices.error();
+  auto world = build_demo_world(*prices, app.catalog);
   if (!world) return world.error();
   Principal op{admin_user_id, "", Role::kOperatorAdmin, "", ""};
   json counts = json::object();
