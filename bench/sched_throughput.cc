@@ -6,6 +6,9 @@
 //     (AllocScheduler, no quotas, gangs or fair share) placing the same pods in the same order;
 //  2. a synthetic 100,000-GPU cluster (12,500 nodes × 8 H100) with JOBS_100K (default 50,000)
 //     queued jobs of mixed shapes (1/2/4/8 GPUs, 2×8 gangs, 0.25-GPU shares), seeded.
+//  3. fgdauto on the trace cluster: the first pass with its rehearsal inside (offline runs) beside
+//     the pass the server runs (SchedConfig::defer_slow_prepare: FGD's scores while the
+//     rehearsal, timed on its own, runs elsewhere) — what a control-loop write waits for.
 // A decision is a job the pass placed or left pending with a reason. Published context (not
 // measured here): kube-scheduler 680–810 pods/s at 5,000 nodes (scheduler_perf), Slurm ~500 jobs/s.
 #include <chrono>
@@ -85,6 +88,29 @@ int main(int argc, char** argv) {
       std::printf("trace cluster (%lld GPUs, %zu nodes), %-7s: %zu jobs decided in %.3f s (%zu placed): %.0f decisions/s\n",
                   static_cast<long long>(gpus), nodes->size(), policy, r.decided, r.seconds, r.placed, rate);
       if (std::string(policy) == "fgd") engine_rate = rate;
+    }
+    for (const bool defer : {false, true}) {
+      SchedConfig cfg;
+      cfg.score_policy = "fgdauto";
+      cfg.defer_slow_prepare = defer;
+      auto e = SchedEngine::make(cfg);
+      for (const auto& n : in->nodes) (void)(*e)->add_node(n);
+      for (const auto& p : in->projects) (*e)->set_project(p);
+      TimeMs order = 0;
+      for (auto j : in->jobs) {
+        j.job.submitted_at = order++;
+        (void)(*e)->submit(j.job);
+      }
+      const PassResult r = one_pass(**e, pods->size());
+      std::printf("trace cluster, fgdauto, rehearsal %s: first pass %.3f s (%zu placed)", defer ? "deferred " : "in the pass",
+                  r.seconds, r.placed);
+      if (auto task = (*e)->take_policy_task()) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const int choice = task();
+        std::printf("; the rehearsal on its own: %.3f s (chose variant %d)", since(t0), choice);
+        (*e)->adopt_policy_choice(choice);
+      }
+      std::printf("\n");
     }
     // Baseline: the experiment's placer, same pods, same order.
     AllocCluster c;

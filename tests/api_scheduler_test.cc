@@ -107,6 +107,21 @@ TEST(Scheduler, PlacesRunsAndFinishesJobsAndSaysWhyOthersWait) {
   wait_for(s, "/api/v1/jobs/d", state_is("running"));
 }
 
+// fgdauto in the server: its rehearsal runs off the control loop (jobs are placed under FGD's
+// scores meanwhile) and its choice is adopted at a later tick; jobs keep being placed throughout.
+TEST(Scheduler, FgdautoRehearsesOffTheControlLoop) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--sched-policy", "fgdauto"});
+  world(s, 2);
+  std::vector<std::string> ids;
+  for (const char* n : {"a", "b", "c"})
+    ids.push_back(expect_2xx(s.admin("POST", "/api/v1/jobs", job(n, 1, 2, 1)), n).body.at("id"));
+  for (const auto& id : ids) wait_for(s, "/api/v1/jobs/" + id, state_is("succeeded"));
+  // Later submissions (after the choice is adopted) are placed too.
+  std::string late = expect_2xx(s.admin("POST", "/api/v1/jobs", job("late", 1, 4, std::nullopt)), "late").body.at("id");
+  wait_for(s, "/api/v1/jobs/" + late, state_is("running"));
+  EXPECT_EQ(s.log().find("policy_preparation_failed"), std::string::npos) << s.log();
+}
+
 // The simulated executor stops a job that would outrun its time limit, as Slurm would; a job
 // that ends within its limit succeeds.
 TEST(Scheduler, TheSimulatedExecutorStopsAJobAtItsTimeLimit) {

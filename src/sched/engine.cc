@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "sched/engine_impl.h"
 
@@ -407,6 +408,20 @@ bool SchedEngine::has_job(const std::string& job) const { return impl_->jobs.cou
 bool SchedEngine::is_running(const std::string& job) const {
   auto it = impl_->jobs.find(job);
   return it != impl_->jobs.end() && it->second.running;
+}
+
+std::function<int()> SchedEngine::take_policy_task() {
+  if (!impl_->policy_task) return {};
+  impl_->awaiting_choice = true;
+  return std::exchange(impl_->policy_task, {});
+}
+
+void SchedEngine::adopt_policy_choice(int choice) {
+  Impl& e = *impl_;
+  e.policy->adopt(choice, e.cluster, e.planned_workload);
+  for (auto& row : e.score_cache) row.clear();
+  e.planned_workload.clear();
+  e.awaiting_choice = false;
 }
 
 Message SchedEngine::reason_message(const std::string& job) const {

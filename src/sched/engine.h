@@ -30,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -82,6 +83,13 @@ class SchedEngine {
   // One scheduling pass at `now`: due spot reclaims, admissions, preemptions, scale-ups,
   // pending-reason changes. The events are in the order they happened.
   std::vector<SchedEvent> schedule(TimeMs now);
+
+  // cfg.defer_slow_prepare: the policy's slow preparation, once, when there is one (an empty
+  // function otherwise). It reads only copies it holds: run it on any thread, then hand its result
+  // to adopt_policy_choice() on the engine's thread. The engine scores with the policy's interim
+  // (fgdauto: FGD) until then, and prepares no more while a choice is awaited.
+  std::function<int()> take_policy_task();
+  void adopt_policy_choice(int choice);
 
   // Queries.
   bool has_job(const std::string& job) const;

@@ -106,6 +106,10 @@ struct SchedEngine::Impl {
   bool could_preempt(const EngineJob& j) const;
   size_t submissions_since_prepare = 0;
   bool prepared = false;
+  // cfg.defer_slow_prepare: the policy's slow work not yet taken, and the workload it prepares.
+  std::function<int()> policy_task;
+  std::vector<AllocPod> planned_workload;
+  bool awaiting_choice = false;  // a task was handed out and its choice not adopted yet
 
   // Capacity epoch: bumped whenever something may let a waiting job start (resources freed, a node
   // back, a quota or reservation changed). A pass with an unchanged epoch looks only at jobs

@@ -236,6 +236,7 @@ std::optional<std::vector<Gang>> SchedEngine::Impl::place_replicas(const EngineJ
 
 void SchedEngine::Impl::maybe_prepare() {
   size_t live = jobs.size();
+  if (awaiting_choice || policy_task) return;
   if (prepared && submissions_since_prepare < std::max<size_t>(100, live / 4)) return;
   // The target workload of fragmentation-aware policies: the shapes of the jobs we know.
   std::vector<AllocPod> workload;
@@ -246,7 +247,12 @@ void SchedEngine::Impl::maybe_prepare() {
     if (j.spec.cpu_cores) p.cpu_milli = *j.spec.cpu_cores * 1000;
     for (int64_t w = 0; w < std::min<int64_t>(j.spec.workers, 8); ++w) workload.push_back(p);
   }
-  policy->prepare(cluster, workload);
+  if (cfg.defer_slow_prepare) {
+    policy_task = policy->prepare_deferred(cluster, workload);
+    if (policy_task) planned_workload = std::move(workload);
+  } else {
+    policy->prepare(cluster, workload);
+  }
   for (auto& row : score_cache) row.clear();
   prepared = true;
   submissions_since_prepare = 0;

@@ -88,6 +88,10 @@ struct SchedConfig {
   std::map<std::string, int64_t> tenant_weights;  // fair-share weight per tenant; default 1
   std::map<std::string, std::string> model_names; // catalog id -> display name for reasons
   uint64_t seed = 1;                   // for the random policy
+  // A policy's slow preparation (fgdauto's rehearsal) is not run inside schedule(): the engine
+  // scores with the policy's interim and hands the work out (SchedEngine::take_policy_task) for
+  // the caller to run elsewhere. The server sets it; offline runs keep the synchronous prepare.
+  bool defer_slow_prepare = false;
 };
 
 struct SchedWorker {

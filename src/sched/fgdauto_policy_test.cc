@@ -229,5 +229,48 @@ TEST(FgdAutoPolicy, WithoutGpuPodsItIsVersion4) {
   EXPECT_EQ(a->max_score(), v4->max_score());
 }
 
+// Scores of `p` for a few pod shapes on every feasible node.
+std::vector<int> score_table(const ScorePolicy& p, const AllocCluster& c) {
+  std::vector<int> out;
+  for (int n = 0; n < c.size(); ++n)
+    for (const auto& q : {pod(4000, 1, 500), pod(2000, 0, 0), pod(8000, 1, 1000), pod(16000, 4, 1000)})
+      if (c.feasible(n, q)) out.push_back(p.score(c, n, q));
+  return out;
+}
+
+TEST(FgdAutoPolicy, DeferredPreparationScoresAsFgdUntilItsChoiceIsAdopted) {
+  Mixed m = mixed();
+  auto a = std::move(make_score_policy("fgdauto").value());
+  auto task = a->prepare_deferred(m.cluster, m.pods);
+  ASSERT_TRUE(task) << "a rehearsal to run elsewhere";
+  auto fgd = make_fgd_policy();
+  fgd->prepare(m.cluster, m.pods);
+  EXPECT_EQ(score_table(*a, m.cluster), score_table(*fgd, m.cluster));
+  const int chosen = task();
+  EXPECT_EQ(chosen, fgdauto_rehearse(m.cluster, m.pods).chosen);
+  a->adopt(chosen, m.cluster, m.pods);
+  auto v = make_fgdpack_policy(fgdauto_candidate(chosen));
+  v->prepare(m.cluster, m.pods);
+  EXPECT_EQ(score_table(*a, m.cluster), score_table(*v, m.cluster));
+}
+
+TEST(FgdAutoPolicy, AMemoItsOwnerSharesSkipsTheRehearsal) {
+  Mixed m = mixed();
+  auto memo = std::make_shared<FgdAutoMemo>();
+  auto first = std::move(make_score_policy("fgdauto", memo).value());
+  auto task = first->prepare_deferred(m.cluster, m.pods);
+  ASSERT_TRUE(task);
+  const int chosen = task();
+  // The same inputs again: the memo answers, nothing is deferred, it scores as the choice.
+  auto second = std::move(make_score_policy("fgdauto", memo).value());
+  EXPECT_FALSE(second->prepare_deferred(m.cluster, m.pods));
+  auto v = make_fgdpack_policy(fgdauto_candidate(chosen));
+  v->prepare(m.cluster, m.pods);
+  EXPECT_EQ(score_table(*second, m.cluster), score_table(*v, m.cluster));
+  // A policy without the memo has its own: it rehearses.
+  auto third = std::move(make_score_policy("fgdauto").value());
+  EXPECT_TRUE(third->prepare_deferred(m.cluster, m.pods));
+}
+
 }  // namespace
 }  // namespace gpurent

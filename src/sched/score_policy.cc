@@ -13,7 +13,7 @@ const std::vector<std::string>& score_policy_names() {
   return names;
 }
 
-Result<std::unique_ptr<ScorePolicy>> make_score_policy(std::string_view name) {
+Result<std::unique_ptr<ScorePolicy>> make_score_policy(std::string_view name, std::shared_ptr<FgdAutoMemo> memo) {
   std::string n(name);
   std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
   if (n == "random") return make_random_policy();
@@ -23,7 +23,7 @@ Result<std::unique_ptr<ScorePolicy>> make_score_policy(std::string_view name) {
   if (n == "bestfit") return make_bestfit_policy();
   if (n == "fgd") return make_fgd_policy();
   if (n == "fgdpack") return make_fgdpack_policy();
-  if (n == "fgdauto") return make_fgdauto_policy();
+  if (n == "fgdauto") return make_fgdauto_policy(std::move(memo));
   std::string known;
   for (const auto& k : score_policy_names()) known += (known.empty() ? "" : ", ") + k;
   return Error::invalid("policy", "unknown policy \"" + std::string(name) + "\" (known: " + known + ")");

@@ -7,6 +7,7 @@
 // A policy is not thread-safe.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
@@ -30,6 +31,17 @@ class ScorePolicy {
   virtual std::string_view name() const = 0;
   // Called once with the cluster and the untuned workload before any pod is placed.
   virtual void prepare(const AllocCluster& /*cluster*/, const std::vector<AllocPod>& /*workload*/) {}
+  // prepare() for callers that must not wait (the live engine on the server's control loop): a
+  // policy whose preparation is slow (fgdauto's rehearsal) prepares an interim now and returns
+  // the slow part, which reads only what it captured (run it on any thread) and yields a choice
+  // to hand to adopt(); until then it scores as its interim. The default prepares fully and
+  // returns nothing.
+  virtual std::function<int()> prepare_deferred(const AllocCluster& cluster, const std::vector<AllocPod>& workload) {
+    prepare(cluster, workload);
+    return {};
+  }
+  // Installs a choice prepare_deferred's work returned (on the policy's own thread).
+  virtual void adopt(int /*choice*/, const AllocCluster& /*cluster*/, const std::vector<AllocPod>& /*workload*/) {}
   // Policies that do not score (Random) pick among the feasible nodes here; nullopt = score them.
   virtual std::optional<int> pick_node(const std::vector<int>& /*feasible*/, SimRng& /*rng*/) {
     return std::nullopt;
@@ -48,7 +60,11 @@ class ScorePolicy {
 // Known names: the protocol's, in its order (random, dotprod, gpuclustering, gpupacking, bestfit,
 // fgd), then ours (fgdpack, fgdauto).
 const std::vector<std::string>& score_policy_names();
-// The policy by name (case-insensitive); an error listing the known names otherwise.
-Result<std::unique_ptr<ScorePolicy>> make_score_policy(std::string_view name);
+class FgdAutoMemo;  // policies.h
+// The policy by name (case-insensitive); an error listing the known names otherwise. `memo`:
+// fgdauto's remembered choices, shared by whoever prepares several policies for the same inputs
+// (the allocation experiment: one per seed); without one a policy keeps its own.
+Result<std::unique_ptr<ScorePolicy>> make_score_policy(std::string_view name,
+                                                       std::shared_ptr<FgdAutoMemo> memo = nullptr);
 
 }  // namespace gpurent

@@ -57,7 +57,7 @@ Result<AllocExperiment> AllocExperiment::make(std::vector<TraceNode> nodes, std:
 
 Result<AllocSeries> AllocExperiment::run(const std::string& policy_name, uint64_t seed, double tune) const {
   if (!(tune > 0)) return Error::invalid("tune", "must be > 0");
-  auto policy = make_score_policy(policy_name);
+  auto policy = make_score_policy(policy_name, memo_);
   if (!policy) return policy.error();
   AllocCluster cluster = cluster_;
   (*policy)->prepare(cluster, pods_);

@@ -6,11 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/result.h"
+#include "sched/policy/policies.h"
 #include "sim/trace_reader.h"
 
 namespace gpurent {
@@ -49,6 +51,8 @@ class AllocExperiment {
   AllocExperiment() = default;
   AllocCluster cluster_;           // empty, nodes sorted by name
   std::vector<AllocPod> pods_;     // sorted by pod name, spec masks set
+  // fgdauto's choice for these inputs, shared by every run (one per seed); thread-safe.
+  std::shared_ptr<FgdAutoMemo> memo_ = std::make_shared<FgdAutoMemo>();
 };
 
 // Mean over seeds per x (blank cells skipped; blank when every seed is blank).

@@ -117,6 +117,12 @@ async function run(page, base, adminToken) {
     expected_duration_seconds: 3600,
   });
   check(queued.status === 201, `submit a job that has to queue (HTTP ${queued.status})`);
+  // Until the scheduler has looked at it, it says "submitted"; the views below expect its wait reason.
+  for (let i = 0; i < 100; i++) {
+    const code = (await api(base, adminToken, "GET", `jobs/${queued.json.id}`)).json.status.reason_message?.code;
+    if (code && code !== "job.submitted") break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
 
   // 1. Login: a malformed token and an unknown one are refused with a clear message.
   await page.goto(`${base}/`);

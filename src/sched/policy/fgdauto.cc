@@ -26,9 +26,13 @@
 // set (docs/benchmarks.md, fgdauto).
 // The rehearsals run on up to hardware_concurrency() threads, each on its own cluster copy and
 // policy object, and are collected in a fixed order, so the choice does not depend on timing.
-// A choice is remembered per (cluster state, workload) fingerprint, for up to 64 of them per
-// process: the experiment prepares one policy per seed for the same inputs. A rehearsal that fails
-// (out of memory) fails prepare() with its exception, after every thread has stopped.
+// A choice is remembered per (cluster state, workload) fingerprint in a FgdAutoMemo (policies.h)
+// its owner may share: the experiment prepares one policy per seed for the same inputs. A
+// rehearsal that fails (out of memory) fails prepare() with its exception, after every thread
+// has stopped.
+// The live engine must not wait 2 s on its control loop: it calls prepare_deferred(), which
+// prepares FGD (cheap) as the interim and returns the rehearsal for the shell to run on another
+// thread; adopt() then installs the chosen variant.
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -112,26 +116,50 @@ int64_t rehearse(const AllocCluster& start, const std::vector<AllocPod>& workloa
   return (at100 < 0 ? end : at100) + end;
 }
 
+bool worth_rehearsing(const AllocCluster& cluster, const std::vector<AllocPod>& workload) {
+  return cluster.total_gpu_milli() > 0 &&
+         std::any_of(workload.begin(), workload.end(), [](const AllocPod& p) { return p.num_gpu > 0; });
+}
+
 class FgdAutoPolicy final : public ScorePolicy {
  public:
+  explicit FgdAutoPolicy(std::shared_ptr<FgdAutoMemo> memo)
+      : memo_(memo ? std::move(memo) : std::make_shared<FgdAutoMemo>()) {}
   std::string_view name() const override { return "fgdauto"; }
   void prepare(const AllocCluster& cluster, const std::vector<AllocPod>& workload) override {
     int pick = 0;  // nothing to rehearse: version 4
-    if (std::any_of(workload.begin(), workload.end(), [](const AllocPod& p) { return p.num_gpu > 0; }) &&
-        cluster.total_gpu_milli() > 0) {
+    if (worth_rehearsing(cluster, workload)) {
       const uint64_t key = fingerprint(cluster, workload);
-      static std::mutex mu;
-      static std::map<uint64_t, int> memo;
-      std::lock_guard lock(mu);
-      if (auto it = memo.find(key); it != memo.end()) {
-        pick = it->second;
+      if (auto hit = memo_->find(key)) {
+        pick = *hit;
       } else {
         pick = fgdauto_rehearse(cluster, workload).chosen;
-        if (memo.size() >= 64) memo.clear();
-        memo.emplace(key, pick);
+        memo_->put(key, pick);
       }
     }
-    inner_ = make_fgdpack_policy(kCandidates[pick].options);
+    adopt(pick, cluster, workload);
+  }
+  std::function<int()> prepare_deferred(const AllocCluster& cluster, const std::vector<AllocPod>& workload) override {
+    if (!worth_rehearsing(cluster, workload)) {
+      adopt(0, cluster, workload);
+      return {};
+    }
+    const uint64_t key = fingerprint(cluster, workload);
+    if (auto hit = memo_->find(key)) {
+      adopt(*hit, cluster, workload);
+      return {};
+    }
+    inner_ = make_fgd_policy();  // the interim
+    inner_->prepare(cluster, workload);
+    // Half the cores: the server this runs beside keeps answering requests meanwhile.
+    return [memo = memo_, key, cluster, workload] {
+      const int pick = fgdauto_rehearse(cluster, workload, std::max(1u, std::thread::hardware_concurrency() / 2)).chosen;
+      memo->put(key, pick);
+      return pick;
+    };
+  }
+  void adopt(int choice, const AllocCluster& cluster, const std::vector<AllocPod>& workload) override {
+    inner_ = make_fgdpack_policy(kCandidates.at(static_cast<size_t>(choice)).options);
     inner_->prepare(cluster, workload);
   }
   int max_score() const override { return inner_->max_score(); }
@@ -141,12 +169,14 @@ class FgdAutoPolicy final : public ScorePolicy {
   }
 
  private:
+  std::shared_ptr<FgdAutoMemo> memo_;
   std::unique_ptr<ScorePolicy> inner_ = make_fgdpack_policy(kCandidates[0].options);
 };
 
 }  // namespace
 
-FgdAutoRehearsal fgdauto_rehearse(const AllocCluster& cluster, const std::vector<AllocPod>& workload) {
+FgdAutoRehearsal fgdauto_rehearse(const AllocCluster& cluster, const std::vector<AllocPod>& workload,
+                                  unsigned max_threads) {
   constexpr size_t kJobs = kCandidates.size() * kRehearsalSeeds.size();
   std::array<int64_t, kJobs> result{};
   std::atomic<size_t> next{0};
@@ -163,7 +193,8 @@ FgdAutoRehearsal fgdauto_rehearse(const AllocCluster& cluster, const std::vector
       next = kJobs;
     }
   };
-  const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, kJobs);
+  const size_t threads =
+      std::clamp<size_t>(max_threads ? max_threads : std::thread::hardware_concurrency(), 1, kJobs);
   std::vector<std::thread> pool;
   for (size_t t = 1; t < threads; ++t) {
     try {
@@ -188,6 +219,20 @@ FgdAutoRehearsal fgdauto_rehearse(const AllocCluster& cluster, const std::vector
 
 FgdPackOptions fgdauto_candidate(int index) { return kCandidates.at(static_cast<size_t>(index)).options; }
 
-std::unique_ptr<ScorePolicy> make_fgdauto_policy() { return std::make_unique<FgdAutoPolicy>(); }
+std::optional<int> FgdAutoMemo::find(uint64_t key) const {
+  std::lock_guard lock(mu_);
+  auto it = choices_.find(key);
+  return it == choices_.end() ? std::nullopt : std::optional<int>(it->second);
+}
+
+void FgdAutoMemo::put(uint64_t key, int choice) {
+  std::lock_guard lock(mu_);
+  if (choices_.size() >= 64) choices_.clear();
+  choices_[key] = choice;
+}
+
+std::unique_ptr<ScorePolicy> make_fgdauto_policy(std::shared_ptr<FgdAutoMemo> memo) {
+  return std::make_unique<FgdAutoPolicy>(std::move(memo));
+}
 
 }  // namespace gpurent

@@ -2,7 +2,11 @@
 // integer helpers they share. Each policy object is used by one simulation; not thread-safe.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 
 #include "sched/score_policy.h"
 
@@ -24,8 +28,21 @@ struct FgdPackOptions {
   int whole_key = 0;          // whole-GPU pods: 0 none, 1 prefer a GPU in use, 2 fewer free GPUs left
 };
 std::unique_ptr<ScorePolicy> make_fgdpack_policy(const FgdPackOptions& options = {});
-// Chooses among fgdpack variants by rehearsing the workload (policy/fgdauto.cc).
-std::unique_ptr<ScorePolicy> make_fgdauto_policy();
+// fgdauto's choices by (cluster state, workload) fingerprint, up to 64 of them (then it starts
+// over). Owned by whoever prepares policies for the same inputs more than once; thread-safe.
+class FgdAutoMemo {
+ public:
+  std::optional<int> find(uint64_t key) const;
+  void put(uint64_t key, int choice);
+
+ private:
+  mutable std::mutex mu_;
+  std::map<uint64_t, int> choices_;
+};
+// Chooses among fgdpack variants by rehearsing the workload (policy/fgdauto.cc). prepare()
+// rehearses on the caller's thread (unless `memo` knows the inputs); prepare_deferred() scores as
+// FGD until the rehearsal it returns is adopted. Without a memo the policy keeps its own.
+std::unique_ptr<ScorePolicy> make_fgdauto_policy(std::shared_ptr<FgdAutoMemo> memo = nullptr);
 // fgdauto's rehearsal, uncached: per candidate its label and its score (allocated GPU milli at
 // x = 100 plus at the end, summed over the rehearsal seeds), and the index it chooses.
 struct FgdAutoRehearsal {
@@ -33,7 +50,9 @@ struct FgdAutoRehearsal {
   std::vector<int64_t> sums;
   int chosen = 0;
 };
-FgdAutoRehearsal fgdauto_rehearse(const AllocCluster& cluster, const std::vector<AllocPod>& workload);
+// On up to `threads` threads (0: hardware_concurrency()).
+FgdAutoRehearsal fgdauto_rehearse(const AllocCluster& cluster, const std::vector<AllocPod>& workload,
+                                  unsigned threads = 0);
 FgdPackOptions fgdauto_candidate(int index);  // throws std::out_of_range past the last
 
 // floor(a / b) for b > 0, also for negative a.

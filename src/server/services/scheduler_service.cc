@@ -6,6 +6,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+
 #include <functional>
 
 #include "core/ids.h"
@@ -191,6 +193,8 @@ void SchedulerService::stop() {
 
 Status SchedulerService::rebuild(StoreTx& tx, TimeMs now) {
   SchedConfig cfg = config_;
+  cfg.defer_slow_prepare = true;  // the control loop never waits on a rehearsal
+  ++engine_generation_;
   for (const auto& m : app_.catalog.models()) cfg.model_names[m.id] = m.name;
   // Weights may name tenants; the engine knows them by id.
   cfg.tenant_weights.clear();
@@ -418,9 +422,29 @@ Status SchedulerService::apply(StoreTx& tx, const std::vector<SchedEvent>& event
   return ok_status();
 }
 
+void SchedulerService::adopt_finished_policy_work() {
+  if (!policy_work_.valid() || policy_work_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+  int choice = 0;  // a rehearsal that failed (out of memory): the policy's default variant
+  try {
+    choice = policy_work_.get();
+  } catch (const std::exception& e) {
+    spdlog::error("{}", json({{"event", "policy_preparation_failed"}, {"error", e.what()}}).dump());
+  }
+  if (engine_ && policy_work_generation_ == engine_generation_) engine_->adopt_policy_choice(choice);
+}
+
+void SchedulerService::start_policy_work() {
+  if (policy_work_.valid() || !engine_) return;
+  if (auto task = engine_->take_policy_task()) {
+    policy_work_ = std::async(std::launch::async, std::move(task));
+    policy_work_generation_ = engine_generation_;
+  }
+}
+
 Status SchedulerService::tick(StoreTx& tx, TimeMs now) {
   if (!engine_)
     if (auto s = rebuild(tx, now); !s) return s;
+  adopt_finished_policy_work();
   std::vector<SchedEvent> events;
   if (auto s = executor_->sync_inventory(tx, now); !s) return s;
   // Jobs first: one cancelled since the last tick must not be requeued by a node failure.
@@ -430,7 +454,9 @@ Status SchedulerService::tick(StoreTx& tx, TimeMs now) {
   if (auto s = sync_reservations(tx, now); !s) return s;
   if (auto s = apply(tx, events, now); !s) return s;
   if (auto s = executor_->advance(tx, now, *this); !s) return s;
-  return apply(tx, engine_->schedule(now), now);
+  auto st = apply(tx, engine_->schedule(now), now);
+  start_policy_work();
+  return st;
 }
 
 }  // namespace gpurent

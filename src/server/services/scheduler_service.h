@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -48,6 +49,11 @@ class SchedulerService : private ExecutorHost {
   Status sync_reservations(StoreTx& tx, TimeMs now);
   Status sync_jobs(StoreTx& tx, TimeMs now);
   Status apply(StoreTx& tx, const std::vector<SchedEvent>& events, TimeMs now);
+  // The policy's slow preparation (fgdauto's rehearsal) runs on its own thread, never on the
+  // control loop: started after a pass that handed one out, adopted at the first tick after it
+  // finished (by the engine it was planned for; a rebuilt engine plans its own).
+  void adopt_finished_policy_work();
+  void start_policy_work();
   // ExecutorHost: the engine as the executor sees it.
   std::vector<WorkerPlacement> placement(const std::string& job) const override;
   bool holds_allocation(const std::string& job) const override;
@@ -69,6 +75,9 @@ class SchedulerService : private ExecutorHost {
   bool stopping_ = false;
   uint64_t fault_seq_ = 0;
   std::unique_ptr<Executor> executor_;
+  std::future<int> policy_work_;
+  uint64_t engine_generation_ = 0;  // bumped by rebuild()
+  uint64_t policy_work_generation_ = 0;
 };
 
 }  // namespace gpurent
