@@ -32,9 +32,9 @@ std::optional<int64_t> parse_count(std::string_view s) {
 }
 
 TimeMs floor_to_hour(TimeMs t) {
-  TimeMs q = t / kHourMs;
-  if (t % kHourMs != 0 && t < 0) --q;
-  return q * kHourMs;
+  TimeMs q = t / kMsPerHour;
+  if (t % kMsPerHour != 0 && t < 0) --q;
+  return q * kMsPerHour;
 }
 
 }  // namespace
@@ -121,8 +121,8 @@ Result<DemandCurve> parse_demand_csv(std::string_view text, const std::string& s
           return bad(", column hour", "expected an RFC 3339 time on an hour boundary, got \"" + std::string(h) + "\"");
         if (index == 0) {
           d.start = *t;
-        } else if (*t != prev_time + kHourMs) {
-          return bad(", column hour", "expected " + format_rfc3339(prev_time + kHourMs) +
+        } else if (*t != prev_time + kMsPerHour) {
+          return bad(", column hour", "expected " + format_rfc3339(prev_time + kMsPerHour) +
                                           " (one hour after the previous row), got \"" + std::string(h) + "\"");
         }
         prev_time = *t;
@@ -155,9 +155,9 @@ Result<DemandCurve> demand_from_intervals(const std::vector<GpuInterval>& interv
   if (!any) return Error::invalid("intervals", "no interval holds GPUs for a positive time (the curve would be empty)");
   const TimeMs t0 = floor_to_hour(first);
   const __int128 span = static_cast<__int128>(last) - t0;
-  if (span > static_cast<__int128>(kMaxDemandHours) * kHourMs)
+  if (span > static_cast<__int128>(kMaxDemandHours) * kMsPerHour)
     return Error::invalid("intervals", "span more than " + std::to_string(kMaxDemandHours) + " hours");
-  const auto hours = static_cast<size_t>((span + kHourMs - 1) / kHourMs);
+  const auto hours = static_cast<size_t>((span + kMsPerHour - 1) / kMsPerHour);
   DemandCurve d;
   d.start = t0;
   d.gpus.assign(hours, 0);
@@ -177,7 +177,7 @@ Result<DemandCurve> demand_from_intervals(const std::vector<GpuInterval>& interv
     int64_t level = 0;
     size_t e = 0;
     for (size_t h = 0; h < hours; ++h) {
-      const TimeMs h0 = t0 + static_cast<TimeMs>(h) * kHourMs, h1 = h0 + kHourMs;
+      const TimeMs h0 = t0 + static_cast<TimeMs>(h) * kMsPerHour, h1 = h0 + kMsPerHour;
       while (e < events.size() && events[e].first <= h0) level += events[e++].second;
       int64_t peak = level;
       while (e < events.size() && events[e].first < h1) {
@@ -194,29 +194,29 @@ Result<DemandCurve> demand_from_intervals(const std::vector<GpuInterval>& interv
     std::vector<int64_t> full(hours + 1, 0);
     for (const GpuInterval& iv : intervals) {
       if (iv.end <= iv.start || iv.gpus == 0) continue;
-      const auto hs = static_cast<size_t>((iv.start - t0) / kHourMs);
-      const auto he = static_cast<size_t>((iv.end - 1 - t0) / kHourMs);
+      const auto hs = static_cast<size_t>((iv.start - t0) / kMsPerHour);
+      const auto he = static_cast<size_t>((iv.end - 1 - t0) / kMsPerHour);
       if (hs == he) {
         gpu_ms[hs] += static_cast<__int128>(iv.gpus) * (iv.end - iv.start);
         continue;
       }
-      gpu_ms[hs] += static_cast<__int128>(iv.gpus) * (t0 + static_cast<TimeMs>(hs + 1) * kHourMs - iv.start);
-      gpu_ms[he] += static_cast<__int128>(iv.gpus) * (iv.end - (t0 + static_cast<TimeMs>(he) * kHourMs));
+      gpu_ms[hs] += static_cast<__int128>(iv.gpus) * (t0 + static_cast<TimeMs>(hs + 1) * kMsPerHour - iv.start);
+      gpu_ms[he] += static_cast<__int128>(iv.gpus) * (iv.end - (t0 + static_cast<TimeMs>(he) * kMsPerHour));
       full[hs + 1] += iv.gpus;
       full[he] -= iv.gpus;
     }
     __int128 running = 0;
     for (size_t h = 0; h < hours; ++h) {
       running += full[h];
-      const __int128 total = gpu_ms[h] + running * kHourMs;
-      const __int128 ceil_gpus = (total + kHourMs - 1) / kHourMs;
+      const __int128 total = gpu_ms[h] + running * kMsPerHour;
+      const __int128 ceil_gpus = (total + kMsPerHour - 1) / kMsPerHour;
       d.gpus[h] = ceil_gpus > kMaxGpusPerHour + 1 ? kMaxGpusPerHour + 1 : static_cast<int64_t>(ceil_gpus);
     }
   }
   for (size_t h = 0; h < hours; ++h)
     if (d.gpus[h] > kMaxGpusPerHour)
       return Error::invalid("intervals", "hour " + std::to_string(h) + " (" +
-                                             format_rfc3339(t0 + static_cast<TimeMs>(h) * kHourMs) +
+                                             format_rfc3339(t0 + static_cast<TimeMs>(h) * kMsPerHour) +
                                              ") needs more than " + std::to_string(kMaxGpusPerHour) + " GPUs");
   return d;
 }

@@ -17,7 +17,6 @@
 
 namespace gpurent {
 
-inline constexpr DurationMs kHourMs = 3'600'000;
 inline constexpr int64_t kMaxDemandHours = 100'000;  // about 11 years of hours
 inline constexpr int64_t kMaxGpusPerHour = 1'000'000;
 

@@ -95,7 +95,7 @@ TEST(DemandIntervals, PeakAndAverageByHand) {
   auto bad = demand_from_intervals({{kT0, kT0 + kMin, -1}}, HourlyMeasure::kPeak);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().fields[0].field, "intervals[0].gpus");
-  auto longest = demand_from_intervals({{kT0, kT0 + (kMaxDemandHours + 1) * kHourMs, 1}}, HourlyMeasure::kPeak);
+  auto longest = demand_from_intervals({{kT0, kT0 + (kMaxDemandHours + 1) * kMsPerHour, 1}}, HourlyMeasure::kPeak);
   EXPECT_FALSE(longest.ok());
 }
 
@@ -121,7 +121,7 @@ TEST(DemandIntervals, MatchMinuteByMinuteCount) {
     for (size_t h = 0; h < peak->gpus.size(); ++h) {
       int64_t most = 0, minutes = 0;
       for (int k = 0; k < 60; ++k) {
-        const TimeMs t = *peak->start + static_cast<TimeMs>(h) * kHourMs + k * kMin;
+        const TimeMs t = *peak->start + static_cast<TimeMs>(h) * kMsPerHour + k * kMin;
         int64_t live = 0;
         for (const auto& x : iv)
           if (x.start <= t && t < x.end) live += x.gpus;

@@ -98,7 +98,7 @@ Result<FingerprintInput> parse_fingerprint_input(const json& body, const GpuCata
     in.max_cpu_cores_per_gpu = std::max(kDefaultMaxCpuCoresPerGpu, in.cpu_cores_per_gpu.value_or(0));
   }
   in.price_per_cpu_core_hour = read_capped_money(f, "price_per_cpu_core_hour", cur, kMaxCoreHourPrice, false, false);
-  in.step_time_ms = f.opt_integer("step_time_ms", 1, 3'600'000);
+  in.step_time_ms = f.opt_integer("step_time_ms", 1, kMsPerHour);
   in.price_per_gpu_hour =
       read_capped_money(f, "price_per_gpu_hour", cur, kMaxGpuHourPrice, true, true).value_or(Money::zero(cur));
   f.object("faster_storage", false, [&](Fields& s) {

@@ -139,11 +139,11 @@ bool is_reserved(CapacityMode m) {
 int64_t term_hours(CapacityMode m) {
   switch (m) {
     case CapacityMode::kReserved1m:
-      return 730;
+      return kHoursPerBillingMonth;
     case CapacityMode::kReserved12m:
-      return 8760;
+      return kHoursPerYear;
     case CapacityMode::kReserved36m:
-      return 26280;
+      return 3 * kHoursPerYear;
     default:
       return 0;
   }

@@ -11,7 +11,6 @@ namespace {
 
 constexpr int64_t kMicro = 1'000'000;
 constexpr int64_t kMaxFigure = 1'000'000'000;  // units; catches misplaced decimal points
-constexpr int64_t kMsPerHour = 3'600'000;
 constexpr const char* kModelItem = "model_throughput";
 
 const std::vector<std::string>& item_ids() {

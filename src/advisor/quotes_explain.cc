@@ -304,7 +304,7 @@ json to_json(const QuotesResult& r) {
                        {"per_useful_gpu_hour", q->plans[q->best].per_useful_gpu_hour.amount_string()}});
   return {{"currency", cur},
           {"period",
-           {{"from", format_rfc3339(r.from)}, {"to", format_rfc3339(r.to)}, {"hours", (r.to - r.from) / 3'600'000}}},
+           {{"from", format_rfc3339(r.from)}, {"to", format_rfc3339(r.to)}, {"hours", (r.to - r.from) / kMsPerHour}}},
           {"workload",
            {{"useful_gpu_hours", gpu_hours(r.useful_milli_gpu_ms)},
             {"run_seconds_per_launch", format_scaled(r.run_ms_per_launch, 3)},

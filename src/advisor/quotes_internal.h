@@ -13,9 +13,6 @@
 
 namespace gpurent::quotes_internal {
 
-inline constexpr int64_t kMsPerMinute = 60'000;
-inline constexpr int64_t kMsPerDay = 86'400'000;
-inline constexpr int64_t kMilliMsPerGpuHour = 3'600'000'000;  // milli-GPU × ms in one GPU-hour
 inline constexpr int64_t kBytesPerGb = 1'000'000'000;
 inline constexpr int64_t kMaxLaunches = 1000;  // the engine's reserved coverage sweep is quadratic in launches
 inline constexpr size_t kMaxOffers = 20;       // each offer is rated up to 10 times (on-demand + 3 per term)

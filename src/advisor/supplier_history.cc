@@ -13,8 +13,6 @@ using namespace supplier_score_internal;
 
 namespace {
 
-constexpr int64_t kMsPerMinute = 60'000;
-constexpr int64_t kMsPerBillingMonth = 730LL * 3'600'000;  // 8,760 h / 12, as billing uses
 
 int64_t he(__int128 num, int64_t den) { return div_half_even_sat(num, den); }  // a share, clamped by callers
 

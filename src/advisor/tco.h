@@ -64,7 +64,7 @@ struct TcoOffer {
   std::optional<Money> reserved_per_gpu_hour;
 };
 
-inline constexpr int64_t kHoursPerMonth = 730;  // 8760 / 12
+inline constexpr int64_t kHoursPerMonth = kHoursPerBillingMonth;  // 8760 / 12
 inline constexpr int64_t kMaxTcoOffers = 64;
 
 struct TcoInput {

@@ -41,7 +41,6 @@
 
 namespace gpurent {
 
-inline constexpr DurationMs kMsPerDay = 86'400'000;
 
 struct FirewallPolicy {
   Money card_daily_cost;           // per card per UTC day; default 100.00

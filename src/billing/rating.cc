@@ -9,7 +9,6 @@
 namespace gpurent {
 namespace {
 
-constexpr int64_t kMsPerDay = 86'400'000;
 
 struct Civil {
   int64_t y;

@@ -11,11 +11,9 @@
 
 namespace gpurent::billing_detail {
 
-inline constexpr int64_t kMsPerHour = 3'600'000;
-inline constexpr int64_t kMilliMsPerGpuHour = 1000 * kMsPerHour;  // milli-GPU × ms in one GPU-hour
 inline constexpr int64_t kBytesPerGb = 1'000'000'000;
 inline constexpr int64_t kTokensPerPrice = 1'000'000;
-inline constexpr int64_t kMsPerQpsMonth = 730 * kMsPerHour;  // a billing month is 730 hours
+inline constexpr int64_t kMsPerQpsMonth = kMsPerBillingMonth;  // QPS are priced per billing month
 
 // A slice of an allocation inside the period during which it held `milli` at one price.
 struct Piece {

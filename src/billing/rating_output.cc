@@ -115,7 +115,7 @@ std::string pricing_quantity(const ChargeLine& l) {
       }
     }
     for (int d = std::max(decimals, 0); d < scale; ++d) v *= 10;
-    const int64_t per = l.unit == "GPU-second" ? 3600 : 730 * 3600;
+    const int64_t per = l.unit == "GPU-second" ? kSecondsPerHour : kHoursPerBillingMonth * kSecondsPerHour;
     __int128 pow = 1;
     for (int i = 0; i < scale; ++i) pow *= 10;
     // value in units of 1e-9 pricing units: v / 10^scale / per × 10^9 (a unit price: in range)

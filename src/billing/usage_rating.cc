@@ -35,7 +35,7 @@ std::vector<Span> states_of(const Allocation& a, const Offer& o, TimeMs period_e
   std::vector<std::pair<TimeMs, TimeMs>> idle;
   if (o.fees.idle) {
     const auto& rule = *o.fees.idle;
-    const TimeMs window = rule.window_minutes * 60'000;
+    const TimeMs window = rule.window_minutes * kMsPerMinute;
     const auto& u = a.utilization;
     for (size_t i = 0; i < u.size();) {
       if (u[i].utilization_pct >= rule.utilization_below_pct) {

@@ -97,15 +97,15 @@ std::optional<DurationMs> parse_ttl(const std::string& s) {
       unit = 60 * 1000;
       break;
     case 'h':
-      unit = 3600 * 1000;
+      unit = kMsPerHour;
       break;
     case 'd':
-      unit = 86400 * 1000;
+      unit = kMsPerDay;
       break;
     default:
       return std::nullopt;
   }
-  if (n <= 0 || n > int64_t{100} * 365 * 86400 * 1000 / unit) return std::nullopt;
+  if (n <= 0 || n > int64_t{100} * 365 * kMsPerDay / unit) return std::nullopt;
   return n * unit;
 }
 

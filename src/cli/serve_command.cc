@@ -53,10 +53,10 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
       ->check(CLI::Range(int64_t{1}, int64_t{600}))
       ->capture_default_str();
   cmd->add_option("--body-timeout-s", s.body_timeout_s, "a request's body must arrive within this")
-      ->check(CLI::Range(int64_t{1}, int64_t{3600}))
+      ->check(CLI::Range(int64_t{1}, kSecondsPerHour))
       ->capture_default_str();
   cmd->add_option("--idle-timeout-s", s.idle_timeout_s, "close kept-alive connections idle this long")
-      ->check(CLI::Range(int64_t{1}, int64_t{3600}))
+      ->check(CLI::Range(int64_t{1}, kSecondsPerHour))
       ->capture_default_str();
   cmd->add_option("--max-connections", s.max_connections, "open connections at most; more are answered 503")
       ->check(CLI::Range(size_t{16}, size_t{1000000}))
@@ -89,29 +89,29 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
       ->check(CLI::IsMember(score_policy_names()))
       ->capture_default_str();
   cmd->add_option("--spot-notice-seconds", s.spot_notice_s, "how long a reclaimed spot allocation keeps running")
-      ->check(CLI::Range(int64_t{0}, int64_t{86400}))
+      ->check(CLI::Range(int64_t{0}, kSecondsPerDay))
       ->capture_default_str();
   cmd->add_option("--sched-config", s.sched_config_path,
                   "YAML file of scheduler policy knobs (docs/scheduler.md); overrides the two flags above");
   cmd->add_option("--cold-start-ms", s.cold_start_ms, "simulated executor: admitted jobs start running after this")
-      ->check(CLI::Range(int64_t{0}, int64_t{3600000}))
+      ->check(CLI::Range(int64_t{0}, kMsPerHour))
       ->capture_default_str();
   cmd->add_option("--usage-retention-hours", s.usage_retention_hours,
                   "keep raw usage samples this long, then roll them up into per-minute rows (0: every finished minute)")
       ->check(CLI::Range(int64_t{0}, int64_t{24 * 366 * 10}))
       ->capture_default_str();
   cmd->add_option("--usage-rollup-interval-s", s.usage_rollup_interval_s, "seconds between usage rollup passes")
-      ->check(CLI::Range(int64_t{1}, int64_t{86400}))
+      ->check(CLI::Range(int64_t{1}, kSecondsPerDay))
       ->capture_default_str();
   cmd->add_option("--dcgm-target", s.dcgm_targets,
                   "scrape an NVIDIA dcgm-exporter into usage: URL@NODE, e.g. http://10.0.0.7:9400/metrics@node-7 "
                   "(repeatable; NODE is a node id or name, the exporter's gpu label is the GPU index)");
   cmd->add_option("--dcgm-interval-s", s.dcgm_interval_s, "seconds between DCGM scrapes")
-      ->check(CLI::Range(int64_t{1}, int64_t{3600}))
+      ->check(CLI::Range(int64_t{1}, kSecondsPerHour))
       ->capture_default_str();
   cmd->add_option("--firewall-interval-s", s.firewall_interval_s,
                   "seconds between cost-firewall evaluations (alerts, webhooks, budget holds); 0 = off")
-      ->check(CLI::Range(int64_t{0}, int64_t{86400}))
+      ->check(CLI::Range(int64_t{0}, kSecondsPerDay))
       ->capture_default_str();
   cmd->add_option("--executor", s.executor, "what runs admitted jobs: sim (simulated) or slurm (docs/slurm.md)")
       ->check(CLI::IsMember({"sim", "slurm"}))

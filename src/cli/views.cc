@@ -378,13 +378,13 @@ std::string format_age(const json& rfc3339, TimeMs now) {
   int64_t s = std::max<int64_t>(0, (now - *t) / 1000);
   if (s < 120) return std::to_string(s) + "s";
   if (s < 120 * 60) return std::to_string(s / 60) + "m";
-  if (s < 48 * 3600) return std::to_string(s / 3600) + "h";
-  return std::to_string(s / 86400) + "d";
+  if (s < 48 * kSecondsPerHour) return std::to_string(s / kSecondsPerHour) + "h";
+  return std::to_string(s / kSecondsPerDay) + "d";
 }
 
 std::string format_seconds(int64_t s) {
-  if (s > 0 && s % 86400 == 0) return std::to_string(s / 86400) + "d";
-  if (s > 0 && s % 3600 == 0) return std::to_string(s / 3600) + "h";
+  if (s > 0 && s % kSecondsPerDay == 0) return std::to_string(s / kSecondsPerDay) + "d";
+  if (s > 0 && s % kSecondsPerHour == 0) return std::to_string(s / kSecondsPerHour) + "h";
   if (s > 0 && s % 60 == 0) return std::to_string(s / 60) + "m";
   return std::to_string(s) + "s";
 }

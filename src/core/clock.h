@@ -17,6 +17,21 @@ namespace gpurent {
 using TimeMs = int64_t;      // instant, ms since epoch UTC
 using DurationMs = int64_t;  // duration, ms
 
+// The one spelling of each time unit (in milliseconds unless the name says seconds or hours).
+inline constexpr DurationMs kMsPerSecond = 1'000;
+inline constexpr DurationMs kMsPerMinute = 60 * kMsPerSecond;
+inline constexpr DurationMs kMsPerHour = 60 * kMsPerMinute;
+inline constexpr DurationMs kMsPerDay = 24 * kMsPerHour;
+inline constexpr int64_t kSecondsPerHour = 3'600;
+inline constexpr int64_t kSecondsPerDay = 24 * kSecondsPerHour;
+// The billing month: a year's 8,760 hours / 12 = 730 hours (docs/money.md). Monthly prices
+// (per QPS-month, reserved 1-month terms, TCO months) all use it.
+inline constexpr int64_t kHoursPerBillingMonth = 730;
+inline constexpr int64_t kHoursPerYear = 12 * kHoursPerBillingMonth;
+inline constexpr DurationMs kMsPerBillingMonth = kHoursPerBillingMonth * kMsPerHour;
+// Milli-GPU × milliseconds in one GPU-hour: metered GPU time is summed in these units.
+inline constexpr int64_t kMilliMsPerGpuHour = 1000 * kMsPerHour;
+
 class Clock {
  public:
   virtual ~Clock() = default;

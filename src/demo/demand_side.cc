@@ -10,8 +10,6 @@
 namespace gpurent {
 namespace {
 
-constexpr int64_t kHour = 3600;
-constexpr int64_t kDay = 24 * kHour;
 
 Money usd(int64_t units) { return Money(units * Money::kMicrosPerUnit, Currency::kUSD); }
 Money cny(int64_t units) { return Money(units * Money::kMicrosPerUnit, Currency::kCNY); }
@@ -88,7 +86,7 @@ std::vector<Job> aurora_jobs() {
     j.image = "nvcr.io/nvidia/pytorch:24.10-py3";
     j.command = {"torchrun", "--nnodes=4", "--nproc-per-node=8", "train.py", "--config", "configs/vit_h14.yaml"};
     j.env = {{"NCCL_IB_HCA", "mlx5"}, {"NCCL_DEBUG", "WARN"}};
-    j.expected_duration_seconds = 3 * kDay;
+    j.expected_duration_seconds = 3 * kSecondsPerDay;
     j.labels = {{"team", "vision"}, {"experiment", "vit-h14"}};
     jobs.push_back(std::move(j));
   }
@@ -101,7 +99,7 @@ std::vector<Job> aurora_jobs() {
     j.billing.max_price_per_gpu_hour = usd(3);
     j.image = "nvcr.io/nvidia/pytorch:24.10-py3";
     j.command = {"torchrun", "--nproc-per-node=8", "finetune.py", "--dataset", "coco-2017"};
-    j.expected_duration_seconds = 8 * kHour;
+    j.expected_duration_seconds = 8 * kSecondsPerHour;
     j.labels = {{"team", "vision"}};
     jobs.push_back(std::move(j));
   }
@@ -114,7 +112,7 @@ std::vector<Job> aurora_jobs() {
     j.billing.max_price_per_gpu_hour = usd(2);
     j.image = "nvcr.io/nvidia/pytorch:24.10-py3";
     j.command = {"python", "label.py", "--input", "s3://aurora-datasets/unlabelled/", "--resume"};
-    j.expected_duration_seconds = 12 * kHour;
+    j.expected_duration_seconds = 12 * kSecondsPerHour;
     jobs.push_back(std::move(j));
   }
   {  // A notebook on half a PCIe card.
@@ -125,7 +123,7 @@ std::vector<Job> aurora_jobs() {
     j.constraints.gpu_models = {"a100-pcie-80gb", "l40s-48gb"};
     j.image = "quay.io/jupyter/pytorch-notebook:cuda12-python-3.11";
     j.command = {"jupyter", "lab", "--ip=0.0.0.0", "--no-browser"};
-    j.expected_duration_seconds = 4 * kHour;
+    j.expected_duration_seconds = 4 * kSecondsPerHour;
     jobs.push_back(std::move(j));
   }
   {  // A 70B chat model, tensor-parallel over 4 H200 of one node, 2 to 6 replicas.
@@ -173,7 +171,7 @@ std::vector<Job> qingyun_jobs() {
     j.image = cann;
     j.command = {"torchrun", "--nnodes=8", "--nproc-per-node=8", "sft.py", "--model", "Qwen2.5-72B"};
     j.env = {{"HCCL_CONNECT_TIMEOUT", "1200"}};
-    j.expected_duration_seconds = 5 * kDay;
+    j.expected_duration_seconds = 5 * kSecondsPerDay;
     j.labels = {{"team", "llm"}};
     jobs.push_back(std::move(j));
   }
@@ -184,7 +182,7 @@ std::vector<Job> qingyun_jobs() {
     j.resources = {.cpu_cores = 32, .memory_gib = 128};
     j.image = "docker.io/library/python:3.11-slim";
     j.command = {"python", "tokenize_corpus.py", "--input", "s3://qingyun-corpus/zh-web/", "--workers", "32"};
-    j.expected_duration_seconds = 6 * kHour;
+    j.expected_duration_seconds = 6 * kSecondsPerHour;
     jobs.push_back(std::move(j));
   }
   {  // A code assistant on two 910B per replica, capped at 12 CNY per card-hour.
@@ -207,7 +205,7 @@ std::vector<Job> qingyun_jobs() {
     j.billing.max_price_per_gpu_hour = cents(600, Currency::kCNY);
     j.image = cann;
     j.command = {"python", "eval.py", "--suite", "humaneval"};
-    j.expected_duration_seconds = 2 * kHour;
+    j.expected_duration_seconds = 2 * kSecondsPerHour;
     jobs.push_back(std::move(j));
   }
   return jobs;

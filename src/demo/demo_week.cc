@@ -9,9 +9,6 @@
 namespace gpurent {
 namespace {
 
-constexpr TimeMs kMin = 60'000;
-constexpr TimeMs kHourMs = 60 * kMin;
-constexpr TimeMs kDayMs = 24 * kHourMs;
 
 TimeMs floor_to(TimeMs t, TimeMs unit) { return t - ((t % unit) + unit) % unit; }
 
@@ -53,13 +50,13 @@ Job detr_run(const std::string& day, const char* variant, const char* lr, int64_
 void add_day(DemoWeek& w, TimeMs day) {
   const std::string d = mmdd(day);
   auto at = [&](int64_t hour, int64_t minute, DemoObject o) {
-    w.submissions.push_back({day + hour * kHourMs + minute * kMin, std::move(o)});
+    w.submissions.push_back({day + hour * kMsPerHour + minute * kMsPerMinute, std::move(o)});
   };
   // Aurora AI, vision: a learning-rate sweep every day; every other day a run that streams its
   // dataset from object storage (I/O-bound); a notebook in the working day.
   at(9, 0, submitted(detr_run(d, "a", "3e-4", 7), "aurora-ai"));
   at(13, 0, submitted(detr_run(d, "b", "1e-3", 6), "aurora-ai"));
-  if (((day / kDayMs) % 2) == 0) {
+  if (((day / kMsPerDay) % 2) == 0) {
     Job j = detr_run(d, "c", "3e-4", 9);
     j.command.push_back("--stream-from=s3://aurora-datasets/coco/");
     at(15, 30, submitted(j, "aurora-ai"));
@@ -74,7 +71,7 @@ void add_day(DemoWeek& w, TimeMs day) {
     at(10, 15, submitted(j, "aurora-ai"));
   }
   // 青云科技: continued pre-training on A100 every other day; a nightly evaluation on spot.
-  if (((day / kDayMs) % 2) == 1) {
+  if (((day / kMsPerDay) % 2) == 1) {
     Job j = job("llama-cpt-" + d, "pretrain", JobKind::kTraining, 20);
     j.workers = 2;
     j.gpus_per_worker = 8;
@@ -114,7 +111,7 @@ bool ends_with(std::string_view s, std::string_view p) {
 
 // The daily swing at `t` for a workload peaking at peak_hour_utc: -1..1.
 double diurnal(const Workload& w, TimeMs t) {
-  const double hour = static_cast<double>(floor_to(t, kMin) % kDayMs) / static_cast<double>(kHourMs);
+  const double hour = static_cast<double>(floor_to(t, kMsPerMinute) % kMsPerDay) / static_cast<double>(kMsPerHour);
   return std::cos(2 * std::numbers::pi * (hour - static_cast<double>(w.peak_hour_utc)) / 24.0);
 }
 
@@ -133,10 +130,10 @@ DemoWeek demo_week(TimeMs end, int days) {
   DemoWeek w;
   days = std::clamp(days, 1, 31);
   w.end = end;
-  w.start = floor_to(end - days * kDayMs, kHourMs);
-  for (TimeMs day = floor_to(w.start, kDayMs); day < end; day += kDayMs) add_day(w, day);
+  w.start = floor_to(end - days * kMsPerDay, kMsPerHour);
+  for (TimeMs day = floor_to(w.start, kMsPerDay); day < end; day += kMsPerDay) add_day(w, day);
   // Only what falls inside the week, leaving the last half hour for the scheduler to catch up.
-  std::erase_if(w.submissions, [&](const WeekSubmission& s) { return s.at < w.start || s.at >= end - 30 * kMin; });
+  std::erase_if(w.submissions, [&](const WeekSubmission& s) { return s.at < w.start || s.at >= end - 30 * kMsPerMinute; });
   std::stable_sort(w.submissions.begin(), w.submissions.end(),
                    [](const WeekSubmission& a, const WeekSubmission& b) { return a.at < b.at; });
 
@@ -144,14 +141,14 @@ DemoWeek demo_week(TimeMs end, int days) {
   // days holds the same ones whatever the hour: the runpod one from 2 days, both from 4.
   auto outage = [&](int64_t hours_before_end, const char* node, int64_t minutes, int64_t response_min,
                     const char* reason) {
-    const TimeMs from = floor_to(end, kHourMs) - hours_before_end * kHourMs;
-    if (from <= w.start || from + minutes * kMin >= end) return;
-    w.outages.push_back({node, from, from + minutes * kMin, from + response_min * kMin, reason});
+    const TimeMs from = floor_to(end, kMsPerHour) - hours_before_end * kMsPerHour;
+    if (from <= w.start || from + minutes * kMsPerMinute >= end) return;
+    w.outages.push_back({node, from, from + minutes * kMsPerMinute, from + response_min * kMsPerMinute, reason});
   };
   outage(82, "huadong-aidc-sh-910b-02", 180, 12, "NPU HBM uncorrectable ECC errors; board replaced");
   outage(30, "runpod-ustx3-h200-01", 90, 25, "NVSwitch fabric manager crash; node rebooted");
-  const TimeMs burst = floor_to(w.start, kDayMs) + (days - 1) * kDayMs + 4 * kHourMs;
-  if (burst > w.start && burst + 6 * kHourMs < end) w.bursts.push_back({"code-assist", burst, burst + 6 * kHourMs, 600});
+  const TimeMs burst = floor_to(w.start, kMsPerDay) + (days - 1) * kMsPerDay + 4 * kMsPerHour;
+  if (burst > w.start && burst + 6 * kMsPerHour < end) w.bursts.push_back({"code-assist", burst, burst + 6 * kMsPerHour, 600});
   return w;
 }
 
@@ -188,7 +185,7 @@ Workload workload_of(std::string_view name, std::string_view kind) {
 }
 
 CardSample busy_card(const Workload& w, const GpuModel& model, uint64_t key, TimeMs minute, int64_t share_milli) {
-  const uint64_t n = static_cast<uint64_t>(floor_to(minute, kMin) / kMin);
+  const uint64_t n = static_cast<uint64_t>(floor_to(minute, kMsPerMinute) / kMsPerMinute);
   double util = static_cast<double>(w.busy_pct) + static_cast<double>(w.swing_pct) * diurnal(w, minute) +
                 5.0 * noise(key, n);
   if (w.busy_pct < 10 && noise(key ^ 0xABCDEF, n / 10) > 0.8) util += 45;  // a notebook's occasional cell run
@@ -207,7 +204,7 @@ CardSample busy_card(const Workload& w, const GpuModel& model, uint64_t key, Tim
 }
 
 CardSample idle_card(const GpuModel& model, uint64_t key, TimeMs minute) {
-  const uint64_t n = static_cast<uint64_t>(floor_to(minute, kMin) / kMin);
+  const uint64_t n = static_cast<uint64_t>(floor_to(minute, kMsPerMinute) / kMsPerMinute);
   CardSample s;
   s.memory_used_mib = 0;
   s.power_mw = static_cast<int64_t>((55.0 + 8.0 * noise(key, n)) * 1000.0);
@@ -220,7 +217,7 @@ JobTraffic job_traffic(const Workload& w, std::string_view job_name, int64_t gpu
                        TimeMs to, const DemoWeek& week) {
   JobTraffic t;
   if (to <= from) return t;
-  const int64_t minutes = (floor_to(to, kMin) - floor_to(from, kMin)) / kMin;
+  const int64_t minutes = (floor_to(to, kMsPerMinute) - floor_to(from, kMsPerMinute)) / kMsPerMinute;
   if (minutes <= 0) return t;
   const double day_factor = std::max(0.1, 1.0 + static_cast<double>(w.swing_pct) / 100.0 * diurnal(w, to));
   t.storage_io_bytes = w.storage_mb_per_gpu_min * gpus_milli / 1000 * minutes * 1'000'000;
@@ -228,7 +225,7 @@ JobTraffic job_traffic(const Workload& w, std::string_view job_name, int64_t gpu
   for (const WeekBurst& b : week.bursts) {
     if (b.job != job_name) continue;
     const TimeMs lo = std::max(from, b.from), hi = std::min(to, b.to);
-    if (hi > lo) egress_minutes += (hi - lo) / kMin * (b.factor - 1);
+    if (hi > lo) egress_minutes += (hi - lo) / kMsPerMinute * (b.factor - 1);
   }
   t.egress_bytes = static_cast<int64_t>(static_cast<double>(w.egress_mb_per_min * egress_minutes * 1'000'000) *
                                         (w.swing_pct ? day_factor : 1.0));

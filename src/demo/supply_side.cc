@@ -11,7 +11,7 @@
 namespace gpurent {
 namespace {
 
-TimeMs day(int64_t y, unsigned m, unsigned d) { return days_from_civil(y, m, d) * 86'400'000; }
+TimeMs day(int64_t y, unsigned m, unsigned d) { return days_from_civil(y, m, d) * kMsPerDay; }
 
 // How one supplier sells: currency, billing granularity, fee rules, audit clause.
 struct Terms {

@@ -353,7 +353,7 @@ Result<std::vector<SlurmAccounting>> SlurmCli::accounting(TimeMs since, std::str
   if (conf["AccountingStorageType"] == "accounting_storage/slurmdbd") {
     if (source) *source = "sacct";
     // -S takes local time: a day's margin covers any zone; rows are matched by job id anyway.
-    std::string start = format_rfc3339(since - 86'400'000).substr(0, 19);
+    std::string start = format_rfc3339(since - kMsPerDay).substr(0, 19);
     auto r = run({"sacct", "-a", "-X", "-D", "-P", "-n", "-S", start, "-o",
                   "JobID,State,Start,End,ElapsedRaw,AllocTRES,NodeList,ExitCode"},
                  "", {{"SLURM_TIME_FORMAT", "%s"}});

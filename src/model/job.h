@@ -71,7 +71,7 @@ inline constexpr EnumEntry<BillingMode> kBillingModeNames[] = {
 
 inline constexpr int64_t kMaxWorkers = 1024;
 inline constexpr int64_t kMaxGpusPerWorker = 16;      // the largest node
-inline constexpr int64_t kMaxJobDurationSeconds = 31 * 24 * 3600;
+inline constexpr int64_t kMaxJobDurationSeconds = 31 * kSecondsPerDay;
 inline constexpr size_t kMaxEnvVars = 128;
 inline constexpr size_t kMaxEnvBytes = 64 * 1024;     // names + values
 inline constexpr size_t kMaxCommandArgs = 256;

@@ -155,7 +155,7 @@ Result<Scenario> parse(const json& doc, const GpuCatalog& catalog) {
   int64_t total_jobs = 0;
   f.objects("steps", true, 10000, [&](Fields& st, size_t) {
     Step step;
-    step.at_s = st.integer("at", 0, 100LL * 365 * 86400);
+    step.at_s = st.integer("at", 0, 100LL * 365 * kSecondsPerDay);
     if (const json* jobs = st.raw("submit"); jobs && jobs->is_array()) {
       for (size_t i = 0; i < jobs->size(); ++i) {
         json body = (*jobs)[i];

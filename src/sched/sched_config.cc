@@ -15,7 +15,7 @@ void read_sched_config(Fields& c, SchedConfig& cfg) {
   cfg.protect_inference_min = c.boolean("protect_inference_min", cfg.protect_inference_min);
   cfg.backfill = c.boolean("backfill", cfg.backfill);
   cfg.quota_lending = c.boolean("quota_lending", cfg.quota_lending);
-  if (auto s = c.opt_integer("spot_notice_seconds", 0, 86400)) cfg.spot_notice_ms = *s * 1000;
+  if (auto s = c.opt_integer("spot_notice_seconds", 0, kSecondsPerDay)) cfg.spot_notice_ms = *s * kMsPerSecond;
   cfg.inference_extra_rank = c.enumeration("inference_extra_rank", kPriorityClassNames,
                                            std::optional{cfg.inference_extra_rank});
   if (const json* w = c.raw("tenant_weights")) {

@@ -55,7 +55,7 @@ Result<std::vector<PhillyJob>> read_philly(std::istream& in, const std::string& 
       if (ok) frac_ms = std::stoll(frac);
     }
     // Ten years bound a job (and keep the milliseconds far from int64's end).
-    constexpr int64_t kMaxDurationS = 10LL * 366 * 24 * 3600;
+    constexpr int64_t kMaxDurationS = 10LL * 366 * kSecondsPerDay;
     if (!ok || whole > kMaxDurationS)
       return Error::invalid(where("duration"),
                             "expected seconds between 0 and " + std::to_string(kMaxDurationS) + ", got \"" + d + "\"");

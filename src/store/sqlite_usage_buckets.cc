@@ -32,12 +32,11 @@ std::string bucket_sql(bool node, bool gpu) {
 const std::array<std::string, 3> kBucketSql = {bucket_sql(false, false), bucket_sql(true, false),
                                                bucket_sql(true, true)};
 
-constexpr int64_t kMinuteMs = 60'000;
 
 Status check_query(const GpuBucketQuery& q) {
   FieldErrors errs;
   if (q.to <= q.from) errs.add("to", "must be after from");
-  if (q.bucket_ms <= 0 || q.bucket_ms % kMinuteMs != 0)
+  if (q.bucket_ms <= 0 || q.bucket_ms % kMsPerMinute != 0)
     errs.add("bucket_ms",
              "must be a positive whole number of minutes in milliseconds (got " + std::to_string(q.bucket_ms) + ")");
   if (q.gpu < -1) errs.add("gpu", "must be a GPU index, or -1 for every GPU");

@@ -141,13 +141,11 @@ class StoreTx {
   virtual Status insert_job_metrics(const std::vector<JobMetricRow>& rows) = 0;
 };
 
-class Store {
+// The read side of a store: what every holder but the single writer gets (the server's services,
+// routes and read models hold a StoreReader; only the control loop holds the Store).
+class StoreReader {
  public:
-  virtual ~Store() = default;
-  // Runs fn in one transaction on the single writer connection; commits (durably) when fn returns
-  // ok, rolls back otherwise and returns fn's error.
-  virtual Status write(const std::function<Status(StoreTx&)>& fn) = 0;
-
+  virtual ~StoreReader() = default;
   // Reads: safe from any thread; they see the last committed state.
   virtual Result<Record> get(const std::string& kind, const std::string& id) = 0;
   virtual Result<Page> list(const ListQuery& q) = 0;
@@ -173,6 +171,13 @@ class Store {
   virtual Result<std::vector<GpuBucket>> gpu_usage_buckets(const GpuBucketQuery& q) = 0;
   virtual int schema_version() = 0;
   virtual bool healthy() = 0;  // a trivial read succeeds
+};
+
+class Store : public StoreReader {
+ public:
+  // Runs fn in one transaction on the single writer connection; commits (durably) when fn returns
+  // ok, rolls back otherwise and returns fn's error.
+  virtual Status write(const std::function<Status(StoreTx&)>& fn) = 0;
 };
 
 // Every record of `kind` matching `eq`, following the pages; `reader` is a Store (any thread) or

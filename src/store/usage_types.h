@@ -94,7 +94,7 @@ struct GpuBucketQuery {
   std::string node_id;
   int64_t gpu = -1;
   TimeMs from = 0, to = 0;
-  int64_t bucket_ms = 3'600'000;
+  int64_t bucket_ms = kMsPerHour;
 };
 
 // One (node, GPU, bucket) with samples: how many utilization samples (a minute row adds its n),

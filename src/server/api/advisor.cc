@@ -18,7 +18,6 @@
 namespace gpurent {
 namespace {
 
-constexpr DurationMs kDay = 24LL * 3600 * 1000;
 
 // "supplier/name", an offer id, or a name that only one offer has.
 Result<Offer> pick_offer(const std::vector<Offer>& offers, const std::vector<std::string>& ids, const std::string& ref,
@@ -139,7 +138,7 @@ Result<json> mix(App& app, json body, const Principal& p) {
       if (k != "from" && k != "to" && k != "measure" && k != "tenant")
         return Error::invalid("demand.history." + k, "unknown field");
     const TimeMs now = app.clock.now();
-    TimeMs from = now - 30 * kDay, to = now;
+    TimeMs from = now - 30 * kMsPerDay, to = now;
     if (h.contains("from")) {
       if (!h["from"].is_string()) return Error::invalid("demand.history.from", "must be an RFC 3339 time");
       auto t = parse_rfc3339(h["from"].get<std::string>(), "demand.history.from");
@@ -192,7 +191,7 @@ Result<json> quotes(App& app, const json& body) {
 
 Result<json> suppliers(App& app, json body, const httplib::Request& req) {
   const TimeMs now = app.clock.now();
-  TimeMs from = now - 90 * kDay, to = now;
+  TimeMs from = now - 90 * kMsPerDay, to = now;
   if (req.has_param("from")) {
     auto t = parse_rfc3339(req.get_param_value("from"), "from");
     if (!t) return t.error();

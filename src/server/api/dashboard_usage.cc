@@ -13,9 +13,7 @@
 namespace gpurent {
 namespace {
 
-constexpr DurationMs kHourMs = 3'600'000;
-constexpr DurationMs kDayMs = 24 * kHourMs;
-constexpr DurationMs kDefaultSpan = 7 * kDayMs;
+constexpr DurationMs kDefaultSpan = 7 * kMsPerDay;
 
 TimeMs ceil_to(TimeMs t, DurationMs step) {
   const TimeMs r = ((t % step) + step) % step;
@@ -33,7 +31,7 @@ Result<std::pair<TimeMs, TimeMs>> range_of(const httplib::Request& req, TimeMs n
   const TimeMs to = to_param.value_or(ceil_to(now, round_to));
   const TimeMs from = from_param.value_or(to - kDefaultSpan);
   if (to <= from) return Error::invalid("to", "must be after from");
-  if (to - from > max_days * kDayMs) return Error::invalid("range", "at most " + std::to_string(max_days) + " days");
+  if (to - from > max_days * kMsPerDay) return Error::invalid("range", "at most " + std::to_string(max_days) + " days");
   return std::make_pair(from, to);
 }
 
@@ -77,7 +75,7 @@ Status time_and_supplier(App& app, const httplib::Request& req, const Principal&
 
 Result<UtilizationScope> utilization_scope(App& app, const httplib::Request& req, const Principal& p) {
   UtilizationScope s;
-  if (auto st = time_and_supplier(app, req, p, kHourMs, 31, s); !st) return st.error();
+  if (auto st = time_and_supplier(app, req, p, kMsPerHour, 31, s); !st) return st.error();
   s.show_projects = !is_supplier_role(p.role);
   auto node = ref_param(app, req, p, "node", "nodes");
   if (!node) return node.error();
@@ -106,7 +104,7 @@ Result<UtilizationScope> utilization_scope(App& app, const httplib::Request& req
 
 Result<SupplierHealthScope> supplier_health_scope(App& app, const httplib::Request& req, const Principal& p) {
   SupplierHealthScope s;
-  if (auto st = time_and_supplier(app, req, p, kDayMs, 366, s); !st) return st.error();
+  if (auto st = time_and_supplier(app, req, p, kMsPerDay, 366, s); !st) return st.error();
   return s;
 }
 

@@ -28,7 +28,7 @@ Result<std::pair<TimeMs, TimeMs>> period_of(const httplib::Request& req) {
   auto to = parse_rfc3339(req.get_param_value("to"), "to");
   if (!to) return to.error();
   if (*to <= *from) return Error::invalid("to", "must be after from");
-  if (*to - *from > 400LL * 24 * 3600 * 1000) return Error::invalid("to", "a period is at most 400 days");
+  if (*to - *from > 400 * kMsPerDay) return Error::invalid("to", "a period is at most 400 days");
   return std::make_pair(*from, *to);
 }
 

@@ -40,7 +40,7 @@ static bool narrow(ListQuery& q, Scope s, const Principal& p) {
   return false;
 }
 
-Result<Record> find_visible(Store& store, const KindSpec& spec, const Principal& p, const std::string& ref) {
+Result<Record> find_visible(StoreReader& store, const KindSpec& spec, const Principal& p, const std::string& ref) {
   Scope s = read_scope(p, spec.object_kind);
   if (looks_like_id(ref)) {
     auto r = store.get(spec.kind, ref);

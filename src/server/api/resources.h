@@ -50,6 +50,6 @@ Result<Record> create_object(App& app, const KindSpec& spec, const json& body, c
 json present(const Record& r);  // body + id, created_at, updated_at, version
 // Finds an object visible to p by id or by name (names are looked up in p's tenant for
 // tenant-scoped kinds). kNotFound for missing objects and for objects out of the caller's read scope.
-Result<Record> find_visible(Store& store, const KindSpec& spec, const Principal& p, const std::string& ref);
+Result<Record> find_visible(StoreReader& store, const KindSpec& spec, const Principal& p, const std::string& ref);
 
 }  // namespace gpurent

@@ -15,7 +15,7 @@ namespace {
 
 constexpr int kDefaultLimit = 10'000;
 constexpr int kMaxLimit = 100'000;
-constexpr DurationMs kDefaultRange = 3600'000;
+constexpr DurationMs kDefaultRange = kMsPerHour;
 
 struct Range {
   TimeMs from = 0, to = 0;

@@ -26,7 +26,7 @@ struct JobCosts {
 
 class TenantJobs {
  public:
-  TenantJobs(Store& store, const GpuCatalog& catalog, const Record& tenant, const DayRange& range, TimeMs now)
+  TenantJobs(StoreReader& store, const GpuCatalog& catalog, const Record& tenant, const DayRange& range, TimeMs now)
       : store_(store), catalog_(catalog), tenant_(tenant), range_(range), now_(now) {}
 
   Status add(const std::string& project_id, std::vector<JobEfficiency>& out) {
@@ -129,7 +129,7 @@ class TenantJobs {
     return project_names_[id] = p ? p->name : id;
   }
 
-  Store& store_;
+  StoreReader& store_;
   const GpuCatalog& catalog_;
   const Record& tenant_;
   const DayRange& range_;
@@ -144,7 +144,7 @@ json optional_number(const std::optional<double>& v) { return v ? json(*v) : jso
 
 }  // namespace
 
-Result<CostPerformance> build_cost_performance(Store& store, const GpuCatalog& catalog,
+Result<CostPerformance> build_cost_performance(StoreReader& store, const GpuCatalog& catalog,
                                                const std::vector<Record>& tenants, const std::string& project_id,
                                                const DayRange& range, TimeMs now) {
   CostPerformance out;

@@ -60,7 +60,7 @@ struct CostPerformance {
 };
 
 // The jobs of `tenants` (and of project_id only, when set) over the range.
-Result<CostPerformance> build_cost_performance(Store& store, const GpuCatalog& catalog,
+Result<CostPerformance> build_cost_performance(StoreReader& store, const GpuCatalog& catalog,
                                                const std::vector<Record>& tenants, const std::string& project_id,
                                                const DayRange& range, TimeMs now);
 

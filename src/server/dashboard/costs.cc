@@ -20,7 +20,7 @@ struct Acc {
 
 class TenantBuilder {
  public:
-  TenantBuilder(Store& store, const GpuCatalog& catalog, const Record& tenant, const DayRange& range, TimeMs now)
+  TenantBuilder(StoreReader& store, const GpuCatalog& catalog, const Record& tenant, const DayRange& range, TimeMs now)
       : store_(store), tenant_(tenant), range_(range), now_(now), invoices_(store, catalog, tenant.id, now) {
     auto cur = parse_currency(tenant.body.value("currency", "USD"));
     home_ = cur ? *cur : Currency::kUSD;
@@ -190,7 +190,7 @@ class TenantBuilder {
     return ok_status();
   }
 
-  Store& store_;
+  StoreReader& store_;
   const Record& tenant_;
   const DayRange& range_;
   TimeMs now_;
@@ -224,7 +224,7 @@ json to_json(const BudgetBurn& b) {
 
 }  // namespace
 
-Result<CostsDashboard> build_costs_dashboard(Store& store, const GpuCatalog& catalog,
+Result<CostsDashboard> build_costs_dashboard(StoreReader& store, const GpuCatalog& catalog,
                                              const std::vector<Record>& tenants, const DayRange& range, TimeMs now) {
   CostsDashboard d;
   d.range = range;

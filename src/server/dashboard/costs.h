@@ -96,7 +96,7 @@ struct CostsDashboard {
 
 inline constexpr size_t kDashboardTopCards = 50;
 
-Result<CostsDashboard> build_costs_dashboard(Store& store, const GpuCatalog& catalog,
+Result<CostsDashboard> build_costs_dashboard(StoreReader& store, const GpuCatalog& catalog,
                                              const std::vector<Record>& tenants, const DayRange& range, TimeMs now);
 
 // The response document (docs/api.md#dashboard).

@@ -76,7 +76,7 @@ std::optional<TimeMs> body_time(const nlohmann::json& body, const char* key) {
   return t ? std::optional<TimeMs>(*t) : std::nullopt;
 }
 
-DayInvoices::DayInvoices(Store& store, const GpuCatalog& catalog, std::string tenant_id, TimeMs now)
+DayInvoices::DayInvoices(StoreReader& store, const GpuCatalog& catalog, std::string tenant_id, TimeMs now)
     : source_(store, catalog, std::move(tenant_id), now) {}
 
 Result<const Invoice*> DayInvoices::day(TimeMs day) {

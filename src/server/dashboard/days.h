@@ -51,7 +51,7 @@ std::optional<TimeMs> body_time(const nlohmann::json& body, const char* key);
 // One tenant's invoices per UTC day, each built on first use.
 class DayInvoices {
  public:
-  DayInvoices(Store& store, const GpuCatalog& catalog, std::string tenant_id, TimeMs now);
+  DayInvoices(StoreReader& store, const GpuCatalog& catalog, std::string tenant_id, TimeMs now);
   // The invoice of [day, day + 1 day); `day` is a UTC midnight. The pointer stays valid for the
   // object's life.
   Result<const Invoice*> day(TimeMs day);

@@ -9,7 +9,6 @@
 namespace gpurent {
 namespace {
 
-constexpr double kMilliMsPerGpuHour = 1000.0 * 3'600'000.0;
 
 std::string num(double v) {
   char buf[32];
@@ -27,7 +26,7 @@ std::optional<double> median(std::vector<double> v) {
 }  // namespace
 
 std::string gpu_hours_text(__int128 gpu_milli_ms) {
-  const int64_t thousandths = div_half_even_sat(gpu_milli_ms, 3'600'000);  // milli-GPU-hours
+  const int64_t thousandths = div_half_even_sat(gpu_milli_ms, kMsPerHour);  // milli-GPU-hours
   const std::string frac = std::to_string(thousandths % 1000);
   return std::to_string(thousandths / 1000) + "." + std::string(3 - frac.size(), '0') + frac;
 }
@@ -44,7 +43,7 @@ std::map<std::string, std::optional<double>> rank_jobs(std::vector<JobEfficiency
   for (JobEfficiency& j : jobs) {
     j.flags.clear();
     j.gain_per_gpu_hour.reset();
-    const double v = j.gpu_milli_ms > 0 ? j.gain / (static_cast<double>(j.gpu_milli_ms) / kMilliMsPerGpuHour) : NAN;
+    const double v = j.gpu_milli_ms > 0 ? j.gain / (static_cast<double>(j.gpu_milli_ms) / static_cast<double>(kMilliMsPerGpuHour)) : NAN;
     if (std::isfinite(v)) {
       j.gain_per_gpu_hour = v;
       per_metric[j.metric].push_back(v);

@@ -19,8 +19,6 @@ namespace {
 
 using Interval = TimeInterval;  // [first, second)
 
-constexpr DurationMs kDayMs = 86'400'000;
-constexpr DurationMs kMinuteMs = 60'000;
 
 // Minutes, hours and availability shares of a period: statistics, saturating (core/money.h).
 int64_t half_even(__int128 num, int64_t den) { return div_half_even_sat(num, den); }
@@ -35,7 +33,7 @@ std::string fixed(int64_t v, int decimals) {
   return (v < 0 ? "-" : "") + std::to_string(a / scale) + "." + frac;
 }
 
-TimeMs floor_day(TimeMs t) { return t - (((t % kDayMs) + kDayMs) % kDayMs); }
+TimeMs floor_day(TimeMs t) { return t - (((t % kMsPerDay) + kMsPerDay) % kMsPerDay); }
 
 std::string date_of(TimeMs day) { return format_rfc3339(day).substr(0, 10); }
 
@@ -57,16 +55,16 @@ struct Tally {
   void count(TimeMs at) {
     if (at < from || at >= end) return;
     ++total_incidents;
-    ++incidents[(floor_day(at) - first_day) / kDayMs];
+    ++incidents[(floor_day(at) - first_day) / kMsPerDay];
   }
   void down(TimeMs a, TimeMs b) {  // inside [from, end)
     down_ms += b - a;
-    for (TimeMs d = floor_day(a); d < b; d += kDayMs)
-      outage_ms[(d - first_day) / kDayMs] += std::min(b, d + kDayMs) - std::max(a, d);
+    for (TimeMs d = floor_day(a); d < b; d += kMsPerDay)
+      outage_ms[(d - first_day) / kMsPerDay] += std::min(b, d + kMsPerDay) - std::max(a, d);
   }
 };
 
-Status tally_supplier(Store& store, const std::string& supplier_id, Tally& t, int64_t& nodes_n, int64_t& gpus_n) {
+Status tally_supplier(StoreReader& store, const std::string& supplier_id, Tally& t, int64_t& nodes_n, int64_t& gpus_n) {
   auto nodes = list_all(store, "nodes", {{"supplier_id", supplier_id}});
   if (!nodes) return nodes.error();
   auto records = list_all(store, "measurements", {{"supplier_id", supplier_id}});
@@ -112,7 +110,7 @@ Status tally_supplier(Store& store, const std::string& supplier_id, Tally& t, in
 
 }  // namespace
 
-Result<json> supplier_health_report(Store& store, const GpuCatalog& catalog, const SupplierHealthScope& s) {
+Result<json> supplier_health_report(StoreReader& store, const GpuCatalog& catalog, const SupplierHealthScope& s) {
   if (s.to <= s.from) return Error::invalid("to", "must be after from");
   if (s.from >= s.now) return Error::invalid("from", "must be in the past (there is no record of the future yet)");
   const TimeMs end = std::min(s.to, s.now);
@@ -138,7 +136,7 @@ Result<json> supplier_health_report(Store& store, const GpuCatalog& catalog, con
   std::sort(suppliers.begin(), suppliers.end(), [](const Record& a, const Record& b) { return a.name < b.name; });
 
   const TimeMs first_day = floor_day(s.from);
-  const size_t days = static_cast<size_t>((s.to - first_day + kDayMs - 1) / kDayMs);
+  const size_t days = static_cast<size_t>((s.to - first_day + kMsPerDay - 1) / kMsPerDay);
   json out = json::array();
   for (const Record& r : suppliers) {
     Tally t{first_day, s.from, end, std::vector<int64_t>(days), std::vector<int64_t>(days)};
@@ -150,9 +148,9 @@ Result<json> supplier_health_report(Store& store, const GpuCatalog& catalog, con
     const auto sc = scores.find(r.name);
     json daily = json::array();
     for (size_t d = 0; d < days; ++d)
-      daily.push_back({{"date", date_of(first_day + static_cast<TimeMs>(d) * kDayMs)},
+      daily.push_back({{"date", date_of(first_day + static_cast<TimeMs>(d) * kMsPerDay)},
                        {"incidents", t.incidents[d]},
-                       {"outage_minutes", half_even(t.outage_ms[d], kMinuteMs)}});
+                       {"outage_minutes", half_even(t.outage_ms[d], kMsPerMinute)}});
     const int64_t node_ms = static_cast<int64_t>(t.node_ms);
     out.push_back({{"supplier_id", r.id},
                    {"supplier", r.name},

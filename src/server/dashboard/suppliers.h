@@ -28,6 +28,6 @@ struct SupplierHealthScope {
 //   restore_minutes,response_minutes,fp16_attainment_permille,nccl_attainment_permille,
 //   availability_pct,score,blocked,share_pct,daily:[{date,incidents,outage_minutes}]}]}
 // by supplier name; a figure without evidence is null.
-Result<nlohmann::json> supplier_health_report(Store& store, const GpuCatalog& catalog, const SupplierHealthScope& s);
+Result<nlohmann::json> supplier_health_report(StoreReader& store, const GpuCatalog& catalog, const SupplierHealthScope& s);
 
 }  // namespace gpurent

@@ -47,7 +47,7 @@ NodeInfo node_info(const Record& r) {
 }
 
 // The nodes the scope covers, by id.
-Result<std::map<std::string, NodeInfo>> scoped_nodes(Store& store, const UtilizationScope& s) {
+Result<std::map<std::string, NodeInfo>> scoped_nodes(StoreReader& store, const UtilizationScope& s) {
   std::map<std::string, NodeInfo> out;
   if (!s.node_id.empty()) {
     auto r = store.get("nodes", s.node_id);
@@ -65,7 +65,7 @@ Result<std::map<std::string, NodeInfo>> scoped_nodes(Store& store, const Utiliza
 
 // Cards that ran allocations in [from, to) on the scoped nodes, with the (clipped) intervals and
 // the projects. In allocation scope only the tenant's (project's) allocations count.
-Status add_allocations(Store& store, const UtilizationScope& s, const std::map<std::string, NodeInfo>& nodes,
+Status add_allocations(StoreReader& store, const UtilizationScope& s, const std::map<std::string, NodeInfo>& nodes,
                        std::map<CardKey, CardSums>& cards) {
   std::map<std::string, std::string> eq;
   if (!s.project_id.empty())
@@ -93,7 +93,7 @@ Status add_allocations(Store& store, const UtilizationScope& s, const std::map<s
   return ok_status();
 }
 
-Status add_buckets(Store& store, const CardKey& card, TimeMs from, TimeMs to, CardSums& c) {
+Status add_buckets(StoreReader& store, const CardKey& card, TimeMs from, TimeMs to, CardSums& c) {
   auto rows = store.gpu_usage_buckets({card.first, card.second, from, to, kHeatmapBucketMs});
   if (!rows) return rows.error();
   for (const GpuBucket& b : *rows) {
@@ -106,7 +106,7 @@ Status add_buckets(Store& store, const CardKey& card, TimeMs from, TimeMs to, Ca
   return ok_status();
 }
 
-std::string name_of(Store& store, const std::string& kind, const std::string& id,
+std::string name_of(StoreReader& store, const std::string& kind, const std::string& id,
                     std::map<std::string, std::string>& cache) {
   auto it = cache.find(id);
   if (it != cache.end()) return it->second;
@@ -116,7 +116,7 @@ std::string name_of(Store& store, const std::string& kind, const std::string& id
 
 }  // namespace
 
-Result<json> utilization_report(Store& store, const UtilizationScope& s) {
+Result<json> utilization_report(StoreReader& store, const UtilizationScope& s) {
   if (s.to <= s.from) return Error::invalid("to", "must be after from");
   auto nodes = scoped_nodes(store, s);
   if (!nodes) return nodes.error();

@@ -15,7 +15,7 @@
 namespace gpurent {
 
 inline constexpr int64_t kIdleThresholdPct = 10;  // a card whose mean over the range is below this is idle
-inline constexpr DurationMs kHeatmapBucketMs = 3'600'000;
+inline constexpr DurationMs kHeatmapBucketMs = kMsPerHour;
 
 struct UtilizationScope {
   TimeMs from = 0, to = 0;  // [from, to); hours are UTC hours from the one holding `from`
@@ -33,6 +33,6 @@ struct UtilizationScope {
 //  supplier_id,supplier,gpu_model,projects,mean_pct,samples,idle}],"cells":[[card,hour,mean_pct,samples]]}
 // Cards with at least one sample in scope, ordered by supplier name, node name, GPU index; cells
 // only for hours with samples, by card then hour. Means are rounded half to even.
-Result<nlohmann::json> utilization_report(Store& store, const UtilizationScope& scope);
+Result<nlohmann::json> utilization_report(StoreReader& store, const UtilizationScope& scope);
 
 }  // namespace gpurent

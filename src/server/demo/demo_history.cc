@@ -15,13 +15,11 @@
 namespace gpurent {
 namespace {
 
-constexpr TimeMs kMin = 60'000;
-constexpr TimeMs kStep = 5 * kMin;
-constexpr TimeMs kDayMs = 24 * 60 * kMin;
-constexpr TimeMs kMetricEvery = 30 * kMin;
-constexpr TimeMs kFirewallEvery = 6 * 60 * kMin;
+constexpr TimeMs kStep = 5 * kMsPerMinute;
+constexpr TimeMs kMetricEvery = 30 * kMsPerMinute;
+constexpr TimeMs kFirewallEvery = 6 * 60 * kMsPerMinute;
 
-TimeMs floor_min(TimeMs t) { return t - ((t % kMin) + kMin) % kMin; }
+TimeMs floor_min(TimeMs t) { return t - ((t % kMsPerMinute) + kMsPerMinute) % kMsPerMinute; }
 
 TimeMs time_field(const json& body, const char* key) {
   auto it = body.find(key);
@@ -53,7 +51,7 @@ DemoMeter::DemoMeter(App& app, DemoWeek week, TimeMs start) : app_(app), week_(s
 DemoMeter::~DemoMeter() { stop(); }
 
 Status DemoMeter::emit(TimeMs to) {
-  const TimeMs first = last_ + kMin, last = floor_min(to);
+  const TimeMs first = last_ + kMsPerMinute, last = floor_min(to);
   if (last < first) return ok_status();
 
   auto nodes = list_all(app_.store, "nodes");
@@ -68,7 +66,7 @@ Status DemoMeter::emit(TimeMs to) {
     Run r;
     r.from = time_field(a.body, "running_at");
     r.to = time_field(a.body, "ended_at");
-    if (r.from == 0 || r.from > last || (r.to != 0 && r.to < first - kMin)) continue;
+    if (r.from == 0 || r.from > last || (r.to != 0 && r.to < first - kMsPerMinute)) continue;
     r.job_id = a.body.value("job_id", "");
     r.job = a.body.value("job", "");
     r.tenant_id = a.tenant_id;
@@ -111,7 +109,7 @@ Status DemoMeter::emit(TimeMs to) {
   batch.submitted_by = "demo-meter";
   std::vector<JobMetricRow> metric_rows;
 
-  for (TimeMs m = first; m <= last; m += kMin) {
+  for (TimeMs m = first; m <= last; m += kMsPerMinute) {
     struct Acc {
       CardSample s;
       int n = 0;
@@ -137,7 +135,7 @@ Status DemoMeter::emit(TimeMs to) {
         ++acc.n;
       }
       if (!info.workload.metric.empty() && m % kMetricEvery == 0) {
-        const double hours = static_cast<double>(run_ms_before(r.job_id, m)) / 3'600'000.0;
+        const double hours = static_cast<double>(run_ms_before(r.job_id, m)) / static_cast<double>(kMsPerHour);
         metric_rows.push_back({r.job_id, r.tenant_id, r.project_id, info.workload.metric, m,
                                metric_value(info.workload, info.key, hours), info.workload.higher_is_better});
       }
@@ -162,7 +160,7 @@ Status DemoMeter::emit(TimeMs to) {
 
   // Each run's traffic over the minutes it covered in (last_, last].
   for (const Run& r : runs) {
-    const TimeMs lo = std::max(first, r.from), hi = std::min(last + kMin, r.to ? r.to : last + kMin);
+    const TimeMs lo = std::max(first, r.from), hi = std::min(last + kMsPerMinute, r.to ? r.to : last + kMsPerMinute);
     if (hi <= lo) continue;
     const JobInfo& info = jobs.at(r.job_id);
     JobTraffic t = job_traffic(info.workload, r.job, r.gpu_milli, std::max<int64_t>(1, r.gpu_milli / info.replica_milli),
@@ -281,11 +279,11 @@ Result<FastForwardStats> fast_forward_demo_week(App& app, FastForwardClock& cloc
   };
 
   TimeMs t = week.start;
-  const TimeMs first_day = week.start - week.start % kDayMs;
-  const int days = static_cast<int>((present - first_day + kDayMs - 1) / kDayMs);
+  const TimeMs first_day = week.start - week.start % kMsPerDay;
+  const int days = static_cast<int>((present - first_day + kMsPerDay - 1) / kMsPerDay);
   for (; t + kStep < present; t += kStep) {
     if (auto s = step(t); !s) return s.error();
-    if (day_done && (t + kStep) % kDayMs == 0) day_done(static_cast<int>((t + kStep - first_day) / kDayMs), days);
+    if (day_done && (t + kStep) % kMsPerDay == 0) day_done(static_cast<int>((t + kStep - first_day) / kMsPerDay), days);
     if (t >= next_firewall) {
       if (auto r = firewall.run_once(t); !r) return r.error();
       ++stats.firewall_passes;

@@ -31,7 +31,7 @@ class DemoMeter {
   // minute, every other card of an available node every 5 minutes (idle), each running job's
   // traffic, and each training job's metric every 30 minutes of the wall clock. One transaction.
   Status emit(TimeMs to);
-  void start(int64_t interval_ms = 60'000);  // live: emit(now) every interval
+  void start(int64_t interval_ms = kMsPerMinute);  // live: emit(now) every interval
   void stop();
 
  private:

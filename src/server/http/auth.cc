@@ -4,7 +4,7 @@
 
 namespace gpurent {
 
-Result<Principal> authenticate(const httplib::Request& req, Store& store, const Clock& clock) {
+Result<Principal> authenticate(const httplib::Request& req, StoreReader& store, const Clock& clock) {
   const std::string h = req.get_header_value("Authorization");
   if (h.empty()) return Error::make(Code::kUnauthorized, "missing Authorization header: send 'Authorization: Bearer <token>'");
   if (h.rfind("Bearer ", 0) != 0) return Error::make(Code::kUnauthorized, "Authorization header must use the Bearer scheme");

@@ -17,6 +17,6 @@
 namespace gpurent {
 
 // Reads "Authorization: Bearer …"; kUnauthorized when missing, malformed, unknown, revoked or expired.
-Result<Principal> authenticate(const httplib::Request& req, Store& store, const Clock& clock);
+Result<Principal> authenticate(const httplib::Request& req, StoreReader& store, const Clock& clock);
 
 }  // namespace gpurent

@@ -24,7 +24,7 @@ int64_t placed_gpus(const json& allocation) {
 
 }  // namespace
 
-Result<std::vector<Offer>> load_offers(Store& store, const GpuCatalog& catalog, std::vector<std::string>* ids) {
+Result<std::vector<Offer>> load_offers(StoreReader& store, const GpuCatalog& catalog, std::vector<std::string>* ids) {
   auto records = list_all(store, "offers");
   if (!records) return records.error();
   std::map<std::string, std::string> supplier_names;
@@ -45,7 +45,7 @@ Result<std::vector<Offer>> load_offers(Store& store, const GpuCatalog& catalog, 
   return out;
 }
 
-Result<std::vector<SupplierCandidate>> load_supplier_candidates(Store& store, const GpuCatalog& catalog, TimeMs from,
+Result<std::vector<SupplierCandidate>> load_supplier_candidates(StoreReader& store, const GpuCatalog& catalog, TimeMs from,
                                                                 TimeMs to) {
   auto suppliers = list_all(store, "suppliers");
   if (!suppliers) return suppliers.error();
@@ -83,7 +83,7 @@ Result<std::vector<SupplierCandidate>> load_supplier_candidates(Store& store, co
   return out;
 }
 
-Result<DemandCurve> ledger_demand(Store& store, const std::string& tenant_id, TimeMs from, TimeMs to, TimeMs now,
+Result<DemandCurve> ledger_demand(StoreReader& store, const std::string& tenant_id, TimeMs from, TimeMs to, TimeMs now,
                                   HourlyMeasure measure, const std::string& field) {
   auto runs = list_all(store, "allocations", {{"tenant_id", tenant_id}});
   if (!runs) return runs.error();
@@ -103,7 +103,7 @@ Result<DemandCurve> ledger_demand(Store& store, const std::string& tenant_id, Ti
   return demand_from_intervals(intervals, measure);
 }
 
-Result<FingerprintInput> metered_fingerprint(Store& store, const GpuCatalog& catalog, const Record& job, TimeMs now,
+Result<FingerprintInput> metered_fingerprint(StoreReader& store, const GpuCatalog& catalog, const Record& job, TimeMs now,
                                              std::optional<Money> price) {
   auto runs = list_all(store, "allocations", {{"tenant_id", job.tenant_id}});
   if (!runs) return runs.error();

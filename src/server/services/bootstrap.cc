@@ -35,7 +35,7 @@ static std::string read_first_line(const std::string& path) {
   return line;
 }
 
-Result<AdminCredentials> ensure_admin(Store& store, ControlLoop& loop, const Clock& clock, const std::string& token_file) {
+Result<AdminCredentials> ensure_admin(StoreReader& store, ControlLoop& loop, const Clock& clock, const std::string& token_file) {
   AdminCredentials out;
   out.token_file = token_file;
   auto admins = store.list(ListQuery{"users", {{"name", "admin"}}, "", 1});

@@ -19,7 +19,7 @@ struct AdminCredentials {
   bool minted = false;     // the token was minted by this call (first start, or the file's was lost)
 };
 
-Result<AdminCredentials> ensure_admin(Store& store, ControlLoop& loop, const Clock& clock, const std::string& token_file);
+Result<AdminCredentials> ensure_admin(StoreReader& store, ControlLoop& loop, const Clock& clock, const std::string& token_file);
 
 // Writes a secret to `path` with mode 0600 (atomically: temp file + rename).
 Status write_secret_file(const std::string& path, const std::string& secret);

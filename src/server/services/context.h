@@ -1,6 +1,7 @@
 // What every service of the server gets: the store, the catalog, the single writer, the clock, the
 // metrics and the options. Owned by run_server(); services read through `store` from any thread
-// and write only through `loop` (control_loop.h). The API layer's App (server/api/app.h) extends
+// and write only through `loop` (control_loop.h): `store` is a StoreReader, so the single writer
+// is the type's rule, not a convention (only ControlLoop holds the Store). The API layer's App (server/api/app.h) extends
 // it with what routes need; services see only this, so they never include the HTTP library
 // (tests/layering_test.sh checks it).
 #pragma once
@@ -15,7 +16,7 @@
 namespace gpurent {
 
 struct ServiceContext {
-  Store& store;
+  StoreReader& store;
   const GpuCatalog& catalog;
   ControlLoop& loop;
   const Clock& clock;

@@ -60,7 +60,7 @@ Result<UsageIngestOutcome> UsageBackground::scrape_once(const DcgmTarget& t) {
 }
 
 Result<UsageRollupStats> UsageBackground::roll_up_once(TimeMs now) {
-  const TimeMs raw_before = now - app_.opts.usage_retention_hours * 3600'000;
+  const TimeMs raw_before = now - app_.opts.usage_retention_hours * kMsPerHour;
   UsageRollupStats stats;
   Status st = app_.loop.run([&](StoreTx& tx) -> Status {
     auto r = tx.roll_up_usage(raw_before, now - kIdempotencyKeyMemoryMs);

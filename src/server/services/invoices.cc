@@ -22,7 +22,7 @@ using Group = InvoiceInput;
 
 class Builder {
  public:
-  Builder(Store& s, const GpuCatalog& c) : store_(s), catalog_(c) {}
+  Builder(StoreReader& s, const GpuCatalog& c) : store_(s), catalog_(c) {}
 
   Result<const Offer*> offer(const std::string& id) {
     if (auto it = offers_.find(id); it != offers_.end()) return &it->second;
@@ -41,7 +41,7 @@ class Builder {
   }
 
  private:
-  Store& store_;
+  StoreReader& store_;
   const GpuCatalog& catalog_;
   std::map<std::string, Offer> offers_;
   std::map<std::string, std::string> names_;
@@ -49,7 +49,7 @@ class Builder {
 
 // The allocation's utilization as the billing engine reads it: at each sample time, the maximum
 // over its cards of each card's latest reading (raw samples, or a rolled-up minute's maximum).
-Result<std::vector<UtilSample>> utilization_of(Store& store, const json& placement, TimeMs from, TimeMs to) {
+Result<std::vector<UtilSample>> utilization_of(StoreReader& store, const json& placement, TimeMs from, TimeMs to) {
   struct Reading {
     TimeMs at;
     size_t card;
@@ -93,7 +93,7 @@ struct LoadedInputs {
   std::vector<std::string> unpriced;
 };
 
-Result<LoadedInputs> load_inputs(Store& store, const GpuCatalog& catalog, const Record& tenant, TimeMs from,
+Result<LoadedInputs> load_inputs(StoreReader& store, const GpuCatalog& catalog, const Record& tenant, TimeMs from,
                                  TimeMs to) {
   const std::string& tenant_id = tenant.id;
   LoadedInputs loaded;
@@ -309,7 +309,7 @@ std::map<std::string, Group> narrowed(const std::map<std::string, Group>& groups
 
 }  // namespace
 
-Result<Invoice> build_invoice(Store& store, const GpuCatalog& catalog, const std::string& tenant_id, TimeMs from,
+Result<Invoice> build_invoice(StoreReader& store, const GpuCatalog& catalog, const std::string& tenant_id, TimeMs from,
                               TimeMs to_requested, TimeMs now, bool volume_lines_per_day) {
   Invoice inv;
   inv.tenant_id = tenant_id;
@@ -328,14 +328,13 @@ Result<Invoice> build_invoice(Store& store, const GpuCatalog& catalog, const std
   return inv;
 }
 
-DayInvoiceSource::DayInvoiceSource(Store& store, const GpuCatalog& catalog, std::string tenant_id, TimeMs now)
+DayInvoiceSource::DayInvoiceSource(StoreReader& store, const GpuCatalog& catalog, std::string tenant_id, TimeMs now)
     : store_(store), catalog_(catalog), tenant_id_(std::move(tenant_id)), now_(now) {}
 
 Result<Invoice> DayInvoiceSource::day(TimeMs day) {
-  constexpr TimeMs kDay = 86'400'000;
   const TimeMs month = month_start(day);
-  const TimeMs to = std::min(day + kDay, now_);
-  if (to <= day) return build_invoice(store_, catalog_, tenant_id_, day, day + kDay, now_);  // not begun: empty
+  const TimeMs to = std::min(day + kMsPerDay, now_);
+  if (to <= day) return build_invoice(store_, catalog_, tenant_id_, day, day + kMsPerDay, now_);  // not begun: empty
   auto it = months_.find(month);
   if (it == months_.end()) {  // the month to date, loaded once
     auto tenant = store_.get("tenants", tenant_id_);
@@ -349,7 +348,7 @@ Result<Invoice> DayInvoiceSource::day(TimeMs day) {
   inv.tenant_id = tenant_id_;
   inv.tenant_name = tenant_name_;
   inv.from = day;
-  inv.to = day + kDay;
+  inv.to = day + kMsPerDay;
   inv.rated_until = to;
   auto groups = narrowed(it->second, month, to);
   if (auto st = rate_groups(groups, day, to, false, inv); !st) return st.error();

@@ -40,7 +40,7 @@ struct Invoice {
 
 // Runs still open are billed up to `now`; a period that has not begun yet has no sections.
 // `volume_lines_per_day`: storage I/O and egress lines per UTC day (RatingInput), for daily rules.
-Result<Invoice> build_invoice(Store& store, const GpuCatalog& catalog, const std::string& tenant_id, TimeMs from,
+Result<Invoice> build_invoice(StoreReader& store, const GpuCatalog& catalog, const std::string& tenant_id, TimeMs from,
                               TimeMs to, TimeMs now, bool volume_lines_per_day = false);
 
 // A tenant's invoices of single UTC days, each equal to build_invoice(day, day + 1 day, now) but
@@ -49,11 +49,11 @@ Result<Invoice> build_invoice(Store& store, const GpuCatalog& catalog, const std
 // not thread-safe.
 class DayInvoiceSource {
  public:
-  DayInvoiceSource(Store& store, const GpuCatalog& catalog, std::string tenant_id, TimeMs now);
+  DayInvoiceSource(StoreReader& store, const GpuCatalog& catalog, std::string tenant_id, TimeMs now);
   Result<Invoice> day(TimeMs day);  // `day`: a UTC midnight
 
  private:
-  Store& store_;
+  StoreReader& store_;
   const GpuCatalog& catalog_;
   std::string tenant_id_;
   std::string tenant_name_;

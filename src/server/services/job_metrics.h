@@ -17,7 +17,7 @@ namespace gpurent {
 
 inline constexpr size_t kMaxMetricPoints = 10'000;
 inline constexpr size_t kMaxMetricNameLen = 64;
-inline constexpr DurationMs kMaxMetricLead = 5 * 60'000;  // how far ahead of the server's clock `at` may be
+inline constexpr DurationMs kMaxMetricLead = 5 * kMsPerMinute;  // how far ahead of the server's clock `at` may be
 
 // Parses {"points": [{"name", "value", "at"?, "higher_is_better"?}, ...]} (1..10000 points):
 // name 1..64 of [a-z0-9_.-]; value a finite JSON number; at RFC 3339, default `now`, at most 5

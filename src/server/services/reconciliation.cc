@@ -25,7 +25,7 @@ std::string gpu_seconds(int64_t milli_s) {
 
 }  // namespace
 
-Result<std::vector<ReconciliationRow>> reconcile(Store& store, const std::string& tenant_id, TimeMs from, TimeMs to,
+Result<std::vector<ReconciliationRow>> reconcile(StoreReader& store, const std::string& tenant_id, TimeMs from, TimeMs to,
                                                  TimeMs now, const ReconciliationOptions& opt, const SlurmTimes* slurm) {
   std::vector<ReconciliationRow> out;
   ListQuery q{"allocations", {{"tenant_id", tenant_id}}, "", 1000};
@@ -59,7 +59,7 @@ Result<std::vector<ReconciliationRow>> reconcile(Store& store, const std::string
             const auto& pt = (*pts)[i];
             TimeMs s = pt.at, e;
             if (pt.minute) {
-              e = s + 60'000;
+              e = s + kMsPerMinute;
             } else {
               const TimeMs next = i + 1 < pts->size() ? (*pts)[i + 1].at : t1;
               e = std::min(next, s + opt.max_sample_gap);

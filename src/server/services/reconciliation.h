@@ -35,11 +35,11 @@ struct SlurmRun {
 using SlurmTimes = std::map<int64_t, std::vector<SlurmRun>>;
 
 struct ReconciliationOptions {
-  DurationMs max_sample_gap = 60'000;
+  DurationMs max_sample_gap = kMsPerMinute;
 };
 
 // `slurm`: Slurm's accounting when the executor is Slurm (runs are joined by their slurm_job_id).
-Result<std::vector<ReconciliationRow>> reconcile(Store& store, const std::string& tenant_id, TimeMs from, TimeMs to,
+Result<std::vector<ReconciliationRow>> reconcile(StoreReader& store, const std::string& tenant_id, TimeMs from, TimeMs to,
                                                  TimeMs now, const ReconciliationOptions& opt = {},
                                                  const SlurmTimes* slurm = nullptr);
 // {"period":..., "rows":[...], "jobs":[per-job sums], "totals":{...}}; GPU-seconds as exact decimals.
