@@ -15,7 +15,8 @@ constexpr EnumEntry<ObjectKind> kKindNames[] = {
     {ObjectKind::kCatalog, "catalog"}, {ObjectKind::kSupplier, "suppliers"}, {ObjectKind::kNode, "nodes"},
     {ObjectKind::kOffer, "offers"},    {ObjectKind::kTenant, "tenants"},     {ObjectKind::kProject, "projects"},
     {ObjectKind::kQuota, "quotas"},    {ObjectKind::kUser, "users"},         {ObjectKind::kToken, "tokens"},
-    {ObjectKind::kJob, "jobs"}};
+    {ObjectKind::kJob, "jobs"},        {ObjectKind::kAlert, "alerts"},     {ObjectKind::kWebhook, "webhooks"},
+    {ObjectKind::kGpuTelemetry, "gpu_telemetry"}, {ObjectKind::kJobUsage, "job_usage"}};
 
 constexpr EnumEntry<Scope> kScopeNames[] = {{Scope::kNone, "none"},
                                             {Scope::kSelf, "self"},
@@ -46,6 +47,10 @@ constexpr MatrixRow kMatrix[] = {
     {ObjectKind::kUser,     {A, S, OT, OT, OT},              {A, N, OT, N, N}},
     {ObjectKind::kToken,    {A, S, OT, S, S},                {A, S, OT, S, S}},
     {ObjectKind::kJob,      {A, N, OT, OT, OT},              {A, N, OT, OT, N}},
+    {ObjectKind::kAlert,    {A, N, OT, OT, OT},              {A, N, OT, N, N}},
+    {ObjectKind::kWebhook,  {A, N, N, N, N},                 {A, N, N, N, N}},
+    {ObjectKind::kGpuTelemetry, {A, OS, N, N, N},            {A, OS, N, N, N}},
+    {ObjectKind::kJobUsage, {A, N, OT, OT, OT},              {A, N, N, N, N}},
 };
 
 }  // namespace

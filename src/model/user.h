@@ -32,10 +32,16 @@ std::optional<Role> parse_role(std::string_view s);
 
 // --- permission matrix -------------------------------------------------------------------------
 
-enum class ObjectKind { kCatalog, kSupplier, kNode, kOffer, kTenant, kProject, kQuota, kUser, kToken, kJob };
+enum class ObjectKind {
+  kCatalog, kSupplier, kNode, kOffer, kTenant, kProject, kQuota, kUser, kToken, kJob,
+  kAlert,         // the cost firewall's alerts; write = lift
+  kWebhook,       // where alerts are delivered
+  kGpuTelemetry,  // GPU samples of a node (write = report them: the node's supplier agent)
+  kJobUsage,      // job usage samples (write = report them: the platform's own meters)
+};
 enum class Verb {
   kRead,   // get, list
-  kWrite,  // create, update, delete; for jobs also cancel; for tokens also revoke
+  kWrite,  // create, update, delete; for jobs also cancel; for tokens also revoke; alerts: lift
 };
 // How far a permission reaches. The server checks the object against the caller:
 enum class Scope {

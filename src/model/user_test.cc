@@ -151,7 +151,8 @@ TEST(TokenRequest, RejectsEachBadField) {
 
 const ObjectKind kAllKinds[] = {ObjectKind::kCatalog, ObjectKind::kSupplier, ObjectKind::kNode,  ObjectKind::kOffer,
                                 ObjectKind::kTenant,  ObjectKind::kProject,  ObjectKind::kQuota, ObjectKind::kUser,
-                                ObjectKind::kToken,   ObjectKind::kJob};
+                                ObjectKind::kToken,   ObjectKind::kJob,      ObjectKind::kAlert, ObjectKind::kWebhook,
+                                ObjectKind::kGpuTelemetry, ObjectKind::kJobUsage};
 
 TEST(Permissions, OperatorReachesEverything) {
   for (ObjectKind k : kAllKinds)
@@ -185,12 +186,14 @@ TEST(Permissions, WritesPerRole) {
     return out;
   };
   using M = std::map<std::string, std::string>;
-  EXPECT_EQ(writes(Role::kSupplier), (M{{"nodes", "own_supplier"}, {"offers", "own_supplier"}, {"tokens", "self"}}));
+  EXPECT_EQ(writes(Role::kSupplier),
+            (M{{"nodes", "own_supplier"}, {"offers", "own_supplier"}, {"tokens", "self"}, {"gpu_telemetry", "own_supplier"}}));
   EXPECT_EQ(writes(Role::kTenantAdmin), (M{{"projects", "own_tenant"},
                                            {"quotas", "own_tenant"},
                                            {"users", "own_tenant"},
                                            {"tokens", "own_tenant"},
-                                           {"jobs", "own_tenant"}}));
+                                           {"jobs", "own_tenant"},
+                                           {"alerts", "own_tenant"}}));
   EXPECT_EQ(writes(Role::kTenantMember), (M{{"jobs", "own_tenant"}, {"tokens", "self"}}));
   EXPECT_EQ(writes(Role::kViewer), (M{{"tokens", "self"}}));
 }
@@ -202,12 +205,16 @@ TEST(Permissions, TenantsAndSuppliersDoNotSeeEachOther) {
       for (ObjectKind k : {ObjectKind::kSupplier, ObjectKind::kNode, ObjectKind::kOffer})
         EXPECT_EQ(role_scope(r, k, Verb::kRead), Scope::kAll) << role_name(r) << " " << object_kind_name(k);
       for (ObjectKind k : {ObjectKind::kTenant, ObjectKind::kProject, ObjectKind::kQuota, ObjectKind::kUser,
-                           ObjectKind::kJob})
+                           ObjectKind::kJob, ObjectKind::kAlert, ObjectKind::kJobUsage})
         EXPECT_EQ(role_scope(r, k, Verb::kRead), Scope::kOwnTenant) << role_name(r) << " " << object_kind_name(k);
+      for (ObjectKind k : {ObjectKind::kWebhook, ObjectKind::kGpuTelemetry})
+        EXPECT_EQ(role_scope(r, k, Verb::kRead), Scope::kNone) << role_name(r) << " " << object_kind_name(k);
     }
     if (is_supplier_role(r)) {
-      for (ObjectKind k : {ObjectKind::kTenant, ObjectKind::kProject, ObjectKind::kQuota, ObjectKind::kJob})
+      for (ObjectKind k : {ObjectKind::kTenant, ObjectKind::kProject, ObjectKind::kQuota, ObjectKind::kJob,
+                           ObjectKind::kAlert, ObjectKind::kWebhook, ObjectKind::kJobUsage})
         EXPECT_EQ(role_scope(r, k, Verb::kRead), Scope::kNone) << object_kind_name(k);
+      EXPECT_EQ(role_scope(r, ObjectKind::kGpuTelemetry, Verb::kRead), Scope::kOwnSupplier);
       EXPECT_EQ(role_scope(r, ObjectKind::kUser, Verb::kRead), Scope::kSelf);
     }
   }

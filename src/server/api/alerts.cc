@@ -60,7 +60,7 @@ void register_alert_routes(App& app, Router& srv) {
   KindSpec spec;
   spec.kind = "alerts";
   spec.id_prefix = "alr";
-  spec.object_kind = ObjectKind::kJob;
+  spec.object_kind = ObjectKind::kAlert;
   spec.creatable = false;
   spec.updatable = false;
   spec.deletable = false;
@@ -74,7 +74,7 @@ void register_alert_routes(App& app, Router& srv) {
         [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
           auto a = find_visible(app.store, app.kinds.at("alerts"), p, req.matches[1]);
           if (!a) return send_problem(res, a.error(), req.path);
-          if (!p.is_operator() && !(p.role == Role::kTenantAdmin && p.tenant_id == a->tenant_id))
+          if (!in_scope(write_scope(p, ObjectKind::kAlert), p, *a))
             return send_problem(res, forbidden("only an operator or the tenant's admin lifts an alert"), req.path);
           Record out;
           Status st = app.loop.run([&](StoreTx& tx) -> Status {
@@ -98,7 +98,7 @@ void register_alert_routes(App& app, Router& srv) {
           send_json(res, 200, present(out));
         });
 
-  auto operator_only = [](const Principal& p) { return p.is_operator(); };
+  auto operator_only = [](const Principal& p) { return write_scope(p, ObjectKind::kWebhook) == Scope::kAll; };
   route(app, srv, "GET", "/api/v1/webhooks", "webhooks",
         [&app, operator_only](const httplib::Request& req, httplib::Response& res, const Principal& p) {
           if (!operator_only(p)) return send_problem(res, forbidden("webhooks are the operator's"), req.path);

@@ -93,7 +93,7 @@ Result<json> page_of(std::vector<P> pts, int limit) {
 }
 
 void post_usage(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
-  if (!p.is_operator() && !is_supplier_role(p.role))
+  if (write_scope(p, ObjectKind::kGpuTelemetry) == Scope::kNone)
     return send_problem(res, forbidden("role " + std::string(role_name(p.role)) + " may not report usage"), req.path);
   const UsageParseOptions opts{app.clock.now(), kMaxSamplesPerBatch};
   // JSON bodies take the DOM-free path; anything it declines (YAML, errors, unusual forms) the
@@ -121,7 +121,7 @@ void post_usage(App& app, const httplib::Request& req, httplib::Response& res, c
 }
 
 void get_gpu_usage(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
-  if (!p.is_operator() && !is_supplier_role(p.role))
+  if (read_scope(p, ObjectKind::kGpuTelemetry) == Scope::kNone)
     return send_problem(res, forbidden("GPU telemetry is for the platform operator and the node's supplier"), req.path);
   if (!req.has_param("node") || !req.has_param("gpu")) {
     FieldErrors errs;
@@ -131,7 +131,7 @@ void get_gpu_usage(App& app, const httplib::Request& req, httplib::Response& res
   }
   auto node = find_visible(app.store, app.kinds.at("nodes"), p, req.get_param_value("node"));
   if (!node) return send_problem(res, node.error(), req.path);
-  if (!p.is_operator() && node->supplier_id != p.supplier_id)
+  if (!in_scope(read_scope(p, ObjectKind::kGpuTelemetry), p, *node))
     return send_problem(res, forbidden("node '" + node->name + "' belongs to another supplier"), req.path);
   const std::string g = req.get_param_value("gpu");
   if (g.empty() || g.size() > 4 || g.find_first_not_of("0123456789") != std::string::npos)
@@ -156,7 +156,7 @@ void get_job_usage(App& app, const httplib::Request& req, httplib::Response& res
   const int given = req.has_param("job") + req.has_param("project") + req.has_param("tenant");
   if (given != 1)
     return send_problem(res, Error::invalid("job", "give exactly one of job, project or tenant"), req.path);
-  if (is_supplier_role(p.role))
+  if (read_scope(p, ObjectKind::kJobUsage) == Scope::kNone)
     return send_problem(res, forbidden("job usage is visible to the platform operator and the job's tenant"), req.path);
   auto range = range_params(req, app.clock.now());
   if (!range) return send_problem(res, range.error(), req.path);

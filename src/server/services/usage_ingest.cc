@@ -159,10 +159,10 @@ Principal system_principal(const std::string& name) {
 }
 
 Result<UsageIngestOutcome> ingest_usage(ServiceContext& app, const Principal& p, const UsageBatch& batch) {
-  if (!p.is_operator() && !is_supplier_role(p.role))
+  if (write_scope(p, ObjectKind::kGpuTelemetry) == Scope::kNone)
     return forbidden("role " + std::string(role_name(p.role)) +
                      " may not report usage (operators and suppliers' agents do)");
-  if (!p.is_operator() && !batch.job_samples.empty())
+  if (write_scope(p, ObjectKind::kJobUsage) == Scope::kNone && !batch.job_samples.empty())
     return forbidden("job usage is reported by the platform operator's meters; suppliers report gpu_samples only");
   const std::string digest = usage_batch_digest(batch);  // here, not on the single writer
   UsageIngestOutcome out;
