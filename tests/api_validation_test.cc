@@ -232,6 +232,29 @@ TEST_F(ValidationTest, UnknownAndMissingFieldsAreNamed) {
   EXPECT_TRUE(ids("jobs").empty());
 }
 
+// The shared field checks carry a code: ?lang=zh (or Accept-Language) words the reason and the
+// detail in Chinese and returns the code with its arguments; English stays the default.
+TEST_F(ValidationTest, FieldErrorsComeInTheCallersLanguage) {
+  json t = tenant_doc("acme2");
+  t["colour"] = "blue";
+  t.erase("contact_email");
+  const Resp zh = s.admin("POST", "/api/v1/tenants?lang=zh", t);
+  EXPECT_EQ(expect_problem(zh, 422, "colour"), "未知字段");
+  EXPECT_EQ(zh.reason_for("contact_email"), "为必填项");
+  EXPECT_EQ(zh.body["detail"], "contact_email：为必填项（另有 1 处错误）") << zh.describe();
+  bool coded = false;
+  for (const auto& e : zh.body["errors"])
+    if (e["field"] == "colour") coded = e["reason_message"] == json{{"code", "field.unknown"}, {"args", json::object()}};
+  EXPECT_TRUE(coded) << zh.describe();
+  const Resp en = s.admin("POST", "/api/v1/tenants", t);
+  EXPECT_EQ(en.body["detail"], "contact_email: is required (and 1 more)") << en.describe();
+  EXPECT_EQ(en.reason_for("colour"), "unknown field");
+  json q = project_doc("acme", "p2");
+  q["quota"]["max_concurrent_jobs"] = -3;
+  EXPECT_EQ(expect_problem(s.admin("POST", "/api/v1/projects?lang=zh-CN", q), 422, "quota.max_concurrent_jobs"),
+            "不能小于 0（实际为 -3）");
+}
+
 TEST_F(ValidationTest, UnknownGpuModelsAreNamed) {
   json n = node_doc("sup-a", "n1");
   n["gpu_model"] = "h100-sxm5-800gb";

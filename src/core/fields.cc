@@ -1,10 +1,18 @@
 #include "core/fields.h"
 
+#include "core/message.h"
+
 #include <mutex>
 #include <regex>
 #include <unordered_map>
 
 namespace gpurent {
+
+void FieldErrors::add(std::string field, FieldReason r) {
+  Message m(r.code);
+  for (const auto& [k, v] : r.args) m.arg(k, v);
+  list_.push_back({std::move(field), render_en(m), std::move(r.code), std::move(r.args)});
+}
 
 Error FieldErrors::to_error() const {
   Error e{Code::kInvalid, "", list_};
@@ -19,7 +27,7 @@ Error FieldErrors::to_error() const {
 
 Fields::Fields(const json& obj, std::string path, FieldErrors& errs)
     : obj_(obj.is_object() ? &obj : nullptr), path_(std::move(path)), errs_(errs) {
-  if (!obj_) errs_.add(path_.empty() ? "" : path_, "must be a JSON object");
+  if (!obj_) errs_.add(path_.empty() ? "" : path_, FieldReason{"field.object"});
 }
 
 bool Fields::has(const char* key) const { return obj_ && obj_->contains(key) && !(*obj_)[key].is_null(); }
@@ -74,32 +82,43 @@ static bool valid_utf8(const std::string& s) {
   return true;
 }
 
-static std::optional<std::string> check_str(const json& v, const StrRule& rule, std::string* reason) {
+// A failed check: a coded reason, or (a pattern's help, written by the model) text.
+struct StrProblem {
+  FieldReason coded;
+  std::string text;
+  void report(FieldErrors& errs, std::string field) const {
+    if (text.empty()) errs.add(std::move(field), coded);
+    else errs.add(std::move(field), text);
+  }
+};
+
+static std::optional<std::string> check_str(const json& v, const StrRule& rule, StrProblem* why) {
   if (!v.is_string()) {
-    *reason = "must be a string";
+    why->coded = {"field.string"};
     return std::nullopt;
   }
   const auto& s = v.get_ref<const std::string&>();
   if (!valid_utf8(s)) {
-    *reason = "must be valid UTF-8";
+    why->coded = {"field.utf8"};
     return std::nullopt;
   }
   if (s.size() < rule.min_len) {
-    *reason = rule.min_len == 1 ? "must not be empty" : "must have at least " + std::to_string(rule.min_len) + " characters";
+    why->coded = rule.min_len == 1 ? FieldReason{"field.not_empty"}
+                                   : FieldReason{"field.min_chars", {{"min", std::to_string(rule.min_len)}}};
     return std::nullopt;
   }
   if (s.size() > rule.max_len) {
-    *reason = "must have at most " + std::to_string(rule.max_len) + " characters";
+    why->coded = {"field.max_chars", {{"max", std::to_string(rule.max_len)}}};
     return std::nullopt;
   }
   for (unsigned char c : s) {
     if (c < 0x20 || c == 0x7f) {
-      *reason = "must not contain control characters";
+      why->coded = {"field.control_chars"};
       return std::nullopt;
     }
   }
   if (rule.pattern && !matches(rule.pattern, s)) {
-    *reason = "'" + s + "' is not valid: " + (rule.pattern_help ? rule.pattern_help : rule.pattern);
+    why->text = "'" + s + "' is not valid: " + (rule.pattern_help ? rule.pattern_help : rule.pattern);
     return std::nullopt;
   }
   return s;
@@ -108,16 +127,16 @@ static std::optional<std::string> check_str(const json& v, const StrRule& rule, 
 std::optional<std::string> Fields::opt_str(const char* key, StrRule rule) {
   const json* v = take(key);
   if (!v) return std::nullopt;
-  std::string reason;
-  auto s = check_str(*v, rule, &reason);
-  if (!s) error(key, reason);
+  StrProblem why;
+  auto s = check_str(*v, rule, &why);
+  if (!s) why.report(errs_, path_of(key));
   return s;
 }
 
 std::string Fields::str(const char* key, StrRule rule) {
   if (!has(key)) {
     take(key);
-    error(key, "is required");
+    error(key, FieldReason{"field.required"});
     return {};
   }
   return opt_str(key, rule).value_or("");
@@ -127,20 +146,20 @@ std::optional<int64_t> Fields::opt_integer(const char* key, int64_t min, int64_t
   const json* v = take(key);
   if (!v) return std::nullopt;
   if (!v->is_number_integer()) {
-    error(key, v->is_number() ? "must be a whole number" : "must be an integer");
+    error(key, FieldReason{v->is_number() ? "field.whole_number" : "field.integer"});
     return std::nullopt;
   }
   if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
-    error(key, "must be at most " + std::to_string(max));
+    error(key, FieldReason{"field.at_most", {{"max", std::to_string(max)}}});
     return std::nullopt;
   }
   int64_t x = v->get<int64_t>();
   if (x < min) {
-    error(key, "must be at least " + std::to_string(min) + " (got " + std::to_string(x) + ")");
+    error(key, FieldReason{"field.at_least_got", {{"min", std::to_string(min)}, {"got", std::to_string(x)}}});
     return std::nullopt;
   }
   if (x > max) {
-    error(key, "must be at most " + std::to_string(max) + " (got " + std::to_string(x) + ")");
+    error(key, FieldReason{"field.at_most_got", {{"max", std::to_string(max)}, {"got", std::to_string(x)}}});
     return std::nullopt;
   }
   return x;
@@ -149,7 +168,7 @@ std::optional<int64_t> Fields::opt_integer(const char* key, int64_t min, int64_t
 int64_t Fields::integer(const char* key, int64_t min, int64_t max) {
   if (!has(key)) {
     take(key);
-    error(key, "is required");
+    error(key, FieldReason{"field.required"});
     return min;
   }
   return opt_integer(key, min, max).value_or(min);
@@ -159,7 +178,7 @@ bool Fields::boolean(const char* key, bool def) {
   const json* v = take(key);
   if (!v) return def;
   if (!v->is_boolean()) {
-    error(key, "must be true or false");
+    error(key, FieldReason{"field.boolean"});
     return def;
   }
   return v->get<bool>();
@@ -178,17 +197,16 @@ std::optional<Money> Fields::opt_money(const char* key, Currency c, bool allow_n
   } else if (v->is_number_integer()) {
     int64_t units = v->get<int64_t>();
     if (units > 9'000'000'000'000LL || units < -9'000'000'000'000LL) {
-      error(key, "is too large");
+      error(key, FieldReason{"field.too_large"});
       return std::nullopt;
     }
     m = Money(units * Money::kMicrosPerUnit, c);
   } else {
-    error(key, v->is_number() ? "must be a decimal string such as \"3.20\": floating-point numbers are not accepted for money"
-                              : "must be a decimal string such as \"3.20\"");
+    error(key, FieldReason{v->is_number() ? "field.money_float" : "field.money_string"});
     return std::nullopt;
   }
   if (!allow_negative && m->micros() < 0) {
-    error(key, "must not be negative");
+    error(key, FieldReason{"field.not_negative"});
     return std::nullopt;
   }
   return *m;
@@ -197,7 +215,7 @@ std::optional<Money> Fields::opt_money(const char* key, Currency c, bool allow_n
 Money Fields::money(const char* key, Currency c, bool allow_negative) {
   if (!has(key)) {
     take(key);
-    error(key, "is required");
+    error(key, FieldReason{"field.required"});
     return Money::zero(c);
   }
   return opt_money(key, c, allow_negative).value_or(Money::zero(c));
@@ -207,7 +225,7 @@ std::optional<TimeMs> Fields::opt_time(const char* key) {
   const json* v = take(key);
   if (!v) return std::nullopt;
   if (!v->is_string()) {
-    error(key, "must be an RFC 3339 time string such as \"2026-11-29T15:41:30Z\"");
+    error(key, FieldReason{"field.time_string"});
     return std::nullopt;
   }
   auto t = parse_rfc3339(v->get_ref<const std::string&>(), path_of(key));
@@ -221,7 +239,7 @@ std::optional<TimeMs> Fields::opt_time(const char* key) {
 TimeMs Fields::time(const char* key) {
   if (!has(key)) {
     take(key);
-    error(key, "is required");
+    error(key, FieldReason{"field.required"});
     return 0;
   }
   return opt_time(key).value_or(0);
@@ -231,22 +249,22 @@ std::vector<std::string> Fields::str_list(const char* key, StrRule rule, bool re
   std::vector<std::string> out;
   const json* v = take(key);
   if (!v) {
-    if (required) error(key, "is required");
+    if (required) error(key, FieldReason{"field.required"});
     return out;
   }
   if (!v->is_array()) {
-    error(key, "must be a list of strings");
+    error(key, FieldReason{"field.string_list"});
     return out;
   }
   if (v->size() > 1024) {
-    error(key, "must have at most 1024 items");
+    error(key, FieldReason{"field.max_items", {{"max", "1024"}}});
     return out;
   }
   for (size_t i = 0; i < v->size(); ++i) {
-    std::string reason;
-    auto s = check_str((*v)[i], rule, &reason);
+    StrProblem why;
+    auto s = check_str((*v)[i], rule, &why);
     if (!s)
-      errs_.add(path_of(key) + "[" + std::to_string(i) + "]", reason);
+      why.report(errs_, path_of(key) + "[" + std::to_string(i) + "]");
     else
       out.push_back(*s);
   }
@@ -256,7 +274,7 @@ std::vector<std::string> Fields::str_list(const char* key, StrRule rule, bool re
 void Fields::object(const char* key, bool required, const std::function<void(Fields&)>& fn) {
   const json* v = take(key);
   if (!v) {
-    if (required) error(key, "is required");
+    if (required) error(key, FieldReason{"field.required"});
     return;
   }
   Fields sub(*v, path_of(key), errs_);
@@ -269,15 +287,15 @@ void Fields::objects(const char* key, bool required, size_t max_items,
                      const std::function<void(Fields&, size_t)>& fn) {
   const json* v = take(key);
   if (!v) {
-    if (required) error(key, "is required");
+    if (required) error(key, FieldReason{"field.required"});
     return;
   }
   if (!v->is_array()) {
-    error(key, "must be a list");
+    error(key, FieldReason{"field.list"});
     return;
   }
   if (v->size() > max_items) {
-    error(key, "must have at most " + std::to_string(max_items) + " items (got " + std::to_string(v->size()) + ")");
+    error(key, FieldReason{"field.max_items_got", {{"max", std::to_string(max_items)}, {"got", std::to_string(v->size())}}});
     return;
   }
   for (size_t i = 0; i < v->size(); ++i) {
@@ -291,7 +309,7 @@ void Fields::objects(const char* key, bool required, size_t max_items,
 void Fields::finish() {
   if (!obj_) return;
   for (auto it = obj_->begin(); it != obj_->end(); ++it)
-    if (!seen_.count(it.key())) errs_.add(path_of(it.key()), "unknown field");
+    if (!seen_.count(it.key())) errs_.add(path_of(it.key()), FieldReason{"field.unknown"});
 }
 
 }  // namespace gpurent

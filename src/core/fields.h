@@ -28,9 +28,17 @@ namespace gpurent {
 
 using json = nlohmann::json;
 
+// A reason as a message code with its (language-neutral) arguments: "field.required",
+// {{"max", "63"}}. Its English text comes from the catalogue (src/messages/en.json).
+struct FieldReason {
+  std::string code;
+  std::vector<std::pair<std::string, std::string>> args = {};
+};
+
 class FieldErrors {
  public:
-  void add(std::string field, std::string reason) { list_.push_back({std::move(field), std::move(reason)}); }
+  void add(std::string field, std::string reason) { list_.push_back({std::move(field), std::move(reason), {}, {}}); }
+  void add(std::string field, FieldReason reason);
   bool empty() const { return list_.empty(); }
   const std::vector<FieldError>& list() const { return list_; }
   // A kInvalid Error whose message names the first field (and counts the rest).
@@ -90,6 +98,7 @@ class Fields {
   bool has(const char* key) const;
   std::string path_of(const std::string& key) const;
   void error(const std::string& key, const std::string& reason) { errs_.add(path_of(key), reason); }
+  void error(const std::string& key, FieldReason reason) { errs_.add(path_of(key), std::move(reason)); }
   // Keys that are accepted and ignored (server-set fields echoed back on update).
   void ignore(std::initializer_list<const char*> keys);
 
@@ -110,16 +119,16 @@ class Fields {
     const json* v = take(key);
     if (!v) {
       if (def) return *def;
-      error(key, "is required (one of: " + enum_choices(table) + ")");
+      error(key, FieldReason{"field.required_one_of", {{"choices", enum_choices(table)}}});
       return table[0].value;
     }
     if (!v->is_string()) {
-      error(key, "must be a string (one of: " + enum_choices(table) + ")");
+      error(key, FieldReason{"field.string_one_of", {{"choices", enum_choices(table)}}});
       return table[0].value;
     }
     auto e = enum_parse(table, v->get_ref<const std::string&>());
     if (!e) {
-      error(key, "unknown value '" + v->get<std::string>() + "' (expected one of: " + enum_choices(table) + ")");
+      error(key, FieldReason{"field.unknown_value", {{"value", v->get<std::string>()}, {"choices", enum_choices(table)}}});
       return table[0].value;
     }
     return *e;

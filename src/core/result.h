@@ -29,7 +29,11 @@ int http_status(Code c);
 
 struct FieldError {
   std::string field;
-  std::string reason;
+  std::string reason;  // English
+  // The reason as a message code with its arguments (src/messages/<lang>.json), so the API can
+  // word it in the caller's language; empty for a reason given as text only.
+  std::string code;
+  std::vector<std::pair<std::string, std::string>> args;
 };
 
 struct Error {

@@ -61,15 +61,48 @@ static const char* title_of(Code c) {
   return "Error";
 }
 
+namespace {
+
+Message reason_message(const FieldError& f) {
+  Message m(f.code);
+  for (const auto& [k, v] : f.args) m.arg(k, v);
+  return m;
+}
+
+// The detail FieldErrors::to_error() writes, in `lang`, when `e` still carries that detail (a
+// caller that reworded it keeps its words).
+std::string localized_detail(const Error& e, const std::string& lang) {
+  if (lang == "en" || e.fields.empty() || e.fields[0].code.empty()) return e.message;
+  const FieldError& first = e.fields[0];
+  std::string en = (first.field.empty() ? "" : first.field + ": ") + first.reason;
+  if (e.fields.size() > 1) en += " (and " + std::to_string(e.fields.size() - 1) + " more)";
+  if (en != e.message) return e.message;
+  Message m = first.field.empty() ? reason_message(first)
+                                  : Message("error.field").arg("field", first.field).arg("reason", reason_message(first));
+  if (e.fields.size() > 1) m = Message("error.and_more").arg("first", std::move(m)).arg("n", std::to_string(e.fields.size() - 1));
+  return render(m, lang);
+}
+
+}  // namespace
+
 json problem_json(const Error& e, const std::string& instance) {
+  const std::string& lang = ResponseLanguage::current();
   json p = {{"type", std::string("https://gpurent.dev/problems/") + code_name(e.code)},
             {"title", title_of(e.code)},
             {"status", http_status(e.code)},
-            {"detail", e.message},
+            {"detail", localized_detail(e, lang)},
             {"instance", instance}};
   if (!e.fields.empty()) {
     json errs = json::array();
-    for (const auto& f : e.fields) errs.push_back({{"field", f.field}, {"reason", f.reason}});
+    for (const auto& f : e.fields) {
+      if (f.code.empty()) {
+        errs.push_back({{"field", f.field}, {"reason", f.reason}});
+        continue;
+      }
+      const Message m = reason_message(f);
+      errs.push_back({{"field", f.field}, {"reason", lang == "en" ? f.reason : render(m, lang)},
+                      {"reason_message", message_to_json(m)}});
+    }
     p["errors"] = errs;
   }
   return p;
