@@ -404,6 +404,38 @@ TEST(Billing, ATenantsOwnCardThresholdDecidesACardAlert) {
   EXPECT_LT(cents(card["measured"]), 10000) << card.dump();  // the default would not have fired
 }
 
+// A run (allocation) is read through its codec everywhere: damaged, it fails the invoice and the
+// tenant's reconciliation by name instead of leaving its GPU time out.
+TEST(Billing, ACorruptStoredRunFailsTheInvoiceAndTheReconciliation) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  world(s);
+  const std::string id = run_job(s, "short", 2, 1);
+  wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "succeeded"; });
+  const Resp runs = s.admin("GET", "/api/v1/allocations?tenant=acme");
+  ASSERT_EQ(runs.status, 200) << runs.describe();
+  ASSERT_EQ(runs.body["items"].size(), 1u) << runs.describe();
+  const std::string run = runs.body["items"][0]["id"];
+  const std::string invoice = "/api/v1/invoices?tenant=acme&month=" + this_month();
+  ASSERT_EQ(s.admin("GET", invoice).status, 200);
+
+  edit_database(s, "UPDATE objects SET body = json_set(body, '$.placement[0].gpus[0]', 'zero') WHERE id = '" + run + "'");
+  const Resp r = s.admin("GET", invoice);
+  EXPECT_EQ(r.status, 500) << r.describe();
+  const std::string detail = r.body.value("detail", "");
+  EXPECT_NE(detail.find("stored allocations " + run + " no longer decodes: placement[0].gpus"), std::string::npos) << detail;
+  EXPECT_EQ(r.error_fields(), std::vector<std::string>{"allocations/" + run}) << r.describe();
+  const Resp rec = s.admin("GET", "/api/v1/reports/reconciliation?tenant=acme&month=" + this_month());
+  EXPECT_EQ(rec.status, 500) << rec.describe();
+  EXPECT_NE(rec.body.value("detail", "").find("cannot be reconciled without it"), std::string::npos) << rec.describe();
+  json ready = s.req("GET", "/readyz", "").body;
+  EXPECT_EQ(ready["checks"]["records"], "1 undecodable") << ready.dump();
+
+  edit_database(s, "UPDATE objects SET body = json_set(body, '$.placement[0].gpus[0]', 0) WHERE id = '" + run + "'");
+  EXPECT_EQ(s.admin("GET", invoice).status, 200);
+  ready = s.req("GET", "/readyz", "").body;
+  EXPECT_EQ(ready["checks"]["records"], "ok") << ready.dump();
+}
+
 }  // namespace
 }  // namespace gpurent::testing
 

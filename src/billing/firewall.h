@@ -37,6 +37,7 @@
 
 #include "billing/rating.h"
 #include "core/fields.h"
+#include "model/alert.h"
 #include "model/tenant.h"
 
 namespace gpurent {
@@ -77,38 +78,6 @@ struct FirewallInput {
   // run's month from its first record.
   std::vector<ChargeLine> lines;
   std::vector<CardDayCost> cards;  // days outside [month, day] are ignored
-};
-
-enum class AlertKind { kCardDailyCost, kStorageIoShare, kEgressDailyCost, kBudgetBreach };
-inline constexpr EnumEntry<AlertKind> kAlertKindNames[] = {{AlertKind::kCardDailyCost, "card_daily_cost"},
-                                                           {AlertKind::kStorageIoShare, "storage_io_share"},
-                                                           {AlertKind::kEgressDailyCost, "egress_daily_cost"},
-                                                           {AlertKind::kBudgetBreach, "budget_breach"}};
-
-enum class AlertSeverity { kWarning, kCritical };
-inline constexpr EnumEntry<AlertSeverity> kAlertSeverityNames[] = {{AlertSeverity::kWarning, "warning"},
-                                                                   {AlertSeverity::kCritical, "critical"}};
-
-struct Alert {
-  // Stable identity for deduplication: "<kind>:<subject>:<YYYY-MM-DD>" for daily rules,
-  // "<kind>:<project>:<YYYY-MM>" for month-to-date rules. Example: "card_daily_cost:n1/3:2026-11-29".
-  std::string key;
-  AlertKind kind = AlertKind::kCardDailyCost;
-  AlertSeverity severity = AlertSeverity::kWarning;
-  std::string project;  // the project concerned; for a card, its only project that day, else ""
-  std::string subject;  // "n1/3" (node/gpu) for a card, else the project
-  TimeMs from = 0;      // what was measured: the day, or the month to the end of `day`
-  TimeMs to = 0;
-  std::string measured;   // exact decimal: money ("612.4" -> "612.40") or a percentage
-  std::string threshold;  // exact decimal, same unit
-  std::string unit;       // the currency code ("USD") or "%"
-  // What happened, as a message code with its arguments (src/messages/<lang>.json: alert.*);
-  // the server stores it rendered in every language and as the code.
-  Message message;
-  // Effects the server enforces.
-  bool freeze_egress = false;      // gateways should refuse egress and uploads > upload_limit_bytes
-  int64_t upload_limit_bytes = 0;  // with freeze_egress; else 0
-  bool hold_submissions = false;   // new submissions of the project held, the message as reason
 };
 
 // Alerts ordered by kind (the enum's order), then key. Errors (all at once, each naming its

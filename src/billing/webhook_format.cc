@@ -64,22 +64,9 @@ std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohma
 }  // namespace
 
 nlohmann::json to_json(const Alert& a) {
-  return {{"event", "cost_firewall.alert"},
-          {"key", a.key},
-          {"kind", enum_name(kAlertKindNames, a.kind)},
-          {"severity", enum_name(kAlertSeverityNames, a.severity)},
-          {"project", a.project},
-          {"subject", a.subject},
-          {"from", format_rfc3339(a.from)},
-          {"to", format_rfc3339(a.to)},
-          {"measured", a.measured},
-          {"threshold", a.threshold},
-          {"unit", a.unit},
-          {"message_en", render(a.message, "en")},
-          {"message_zh", render(a.message, "zh")},
-          {"freeze_egress", a.freeze_egress},
-          {"upload_limit_bytes", a.upload_limit_bytes},
-          {"hold_submissions", a.hold_submissions}};
+  nlohmann::json j = alert_fields(a);
+  j["event"] = "cost_firewall.alert";
+  return j;
 }
 
 nlohmann::json webhook_body(WebhookType type, const Alert& a) {

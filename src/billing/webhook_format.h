@@ -28,14 +28,9 @@
 #include <nlohmann/json.hpp>
 
 #include "billing/firewall.h"
+#include "model/webhook.h"
 
 namespace gpurent {
-
-enum class WebhookType { kGeneric, kDingTalk, kFeishu, kWeCom };
-inline constexpr EnumEntry<WebhookType> kWebhookTypeNames[] = {{WebhookType::kGeneric, "generic"},
-                                                               {WebhookType::kDingTalk, "dingtalk"},
-                                                               {WebhookType::kFeishu, "feishu"},
-                                                               {WebhookType::kWeCom, "wecom"}};
 
 // {"event":"cost_firewall.alert","key","kind","severity","project","subject","from","to" (RFC 3339),
 //  "measured","threshold","unit","message_en","message_zh","freeze_egress","upload_limit_bytes",

@@ -4,47 +4,28 @@
 //
 // /api/v1/webhooks: where alerts are delivered (generic JSON, DingTalk, Feishu/Lark, WeCom robots;
 // billing/webhook_format.h). Operators only; a secret is write-only (responses say "secret_set").
-#include <regex>
-
 #include "billing/firewall.h"
 #include "billing/webhook_format.h"
 #include "core/ids.h"
+#include "model/alert.h"
+#include "model/webhook.h"
 #include "server/http/http_util.h"
 #include "server/api/resources.h"
+#include "server/services/record_faults.h"
 
 namespace gpurent {
 namespace {
 
-Result<json> parse_webhook(const json& body, StoreTx& tx) {
-  FieldErrors errs;
-  Fields f(body, "", errs);
-  if (!f.valid_object()) return errs.to_error();
-  json out;
-  out["name"] = f.str("name", {.max_len = 63, .pattern = kSlug, .pattern_help = kSlugHelp});
-  out["type"] = enum_name(kWebhookTypeNames, f.enumeration("type", kWebhookTypeNames));
-  out["url"] = f.str("url", {.min_len = 8, .max_len = 2048, .pattern = "https?://[^\\s/?#]+([/?#]\\S*)?",
-                             .pattern_help = "an http:// or https:// URL"});
-  if (auto s = f.opt_str("secret", {.min_len = 1, .max_len = 256})) out["secret"] = *s;
-  auto tenant = f.opt_str("tenant", {.max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp});
-  std::vector<std::string> kinds = f.str_list("kinds", {.max_len = 32});
-  for (size_t i = 0; i < kinds.size(); ++i)
-    if (!enum_parse(kAlertKindNames, kinds[i]))
-      f.error("kinds[" + std::to_string(i) + "]", "unknown alert kind (expected one of: " + enum_choices(kAlertKindNames) + ")");
-  out["kinds"] = kinds;
-  ignore_server_keys(f);
-  f.ignore({"tenant_id", "secret_set"});
-  f.finish();
-  if (!errs.empty()) return errs.to_error();
-  if (out["type"] == "wecom" && out.contains("secret"))
-    return Error::invalid("secret", "WeCom group robots are not signed; leave secret out");
-  out["tenant_id"] = "";
-  if (tenant) {
-    auto t = resolve_ref(tx, "tenants", *tenant, {}, "tenant");
+// A create body: the model's checks, then the tenant it names resolved to an id.
+Result<Webhook> build_webhook(const json& body, StoreTx& tx) {
+  auto w = parse_webhook(body);
+  if (!w) return w.error();
+  if (w->tenant) {
+    auto t = resolve_ref(tx, "tenants", *w->tenant, {}, "tenant");
     if (!t) return t.error();
-    out["tenant"] = *tenant;
-    out["tenant_id"] = t->id;
+    w->tenant_id = t->id;
   }
-  return out;
+  return w;
 }
 
 json present_webhook(const Record& r) {
@@ -81,12 +62,15 @@ void register_alert_routes(App& app, Router& srv) {
             auto cur = tx.get("alerts", a->id);
             if (!cur) return cur.error();
             if (cur->state == "lifted") return Error::make(Code::kConflict, "alert " + cur->id + " is already lifted");
-            Record u = *cur;
+            auto stored = decode_record(*cur, decode_stored_alert, "it cannot be lifted");
+            if (!stored) return stored.error();
             const TimeMs now = app.clock.now();
+            stored->state = AlertState::kLifted;
+            stored->lifted_at = now;
+            stored->lifted_by = p.user_id;
+            Record u = *cur;
             u.state = "lifted";
-            u.body["state"] = "lifted";
-            u.body["lifted_at"] = format_rfc3339(now);
-            u.body["lifted_by"] = p.user_id;
+            u.body = to_json(*stored);
             u.updated_at = now;
             if (auto s = tx.update(u); !s) return s;
             if (auto s = tx.append_audit({now, p.user_id, "lift", "alerts", u.id, u.name}); !s) return s;
@@ -116,14 +100,14 @@ void register_alert_routes(App& app, Router& srv) {
           const json& body = *parsed;
           Record out;
           Status st = app.loop.run([&](StoreTx& tx) -> Status {
-            auto w = parse_webhook(body, tx);
+            auto w = build_webhook(body, tx);
             if (!w) return w.error();
             Record r;
             r.kind = "webhooks";
             r.id = new_id("whk");
-            r.name = (*w)["name"];
+            r.name = w->name;
             r.created_at = r.updated_at = app.clock.now();
-            r.body = *w;
+            r.body = to_json(*w);
             if (auto s = tx.insert(r); !s) return s;
             if (auto s = tx.append_audit({r.created_at, p.user_id, "create", "webhooks", r.id, r.name}); !s) return s;
             r.version = 1;

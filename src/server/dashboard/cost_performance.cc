@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "billing/firewall.h"
+#include "server/services/allocation_ledger.h"
 
 namespace gpurent {
 namespace {
@@ -43,14 +44,14 @@ class TenantJobs {
     std::erase_if(series, [](const Series& s) { return s.points < 2; });
     if (series.empty()) return ok_status();
 
-    auto allocs = list_all(store_, "allocations", {{"tenant_id", tenant_.id}});
+    auto allocs = list_runs(store_, {{"tenant_id", tenant_.id}}, "the tenant's cost performance cannot be shown without it");
     if (!allocs) return allocs.error();
     allocs_ = std::move(*allocs);
     std::map<std::string, std::string> job_of_alloc;
     for (const Series& s : series) runs_[s.first->job_id];
-    for (const Record& a : allocs_) {
-      const std::string job = a.body.value("job_id", "");
-      if (auto it = runs_.find(job); it != runs_.end()) it->second.push_back(&a), job_of_alloc[a.id] = job;
+    for (const StoredRun& a : allocs_) {
+      const std::string& job = a.run.job_id;
+      if (auto it = runs_.find(job); it != runs_.end()) it->second.push_back(&a.run), job_of_alloc[a.record.id] = job;
     }
     if (auto st = add_costs(job_of_alloc); !st) return st;
 
@@ -103,16 +104,16 @@ class TenantJobs {
   // GPU time of the job's runs inside [from, to] and its cards' mean utilization there.
   Status add_gpu_time(JobEfficiency& e, TimeMs from, TimeMs to) {
     int64_t samples = 0, util_sum = 0;
-    for (const Record* a : runs_[e.job_id]) {
-      const auto running = body_time(a->body, "running_at");
+    for (const JobRun* a : runs_[e.job_id]) {
+      const auto& running = a->running_at;
       if (!running) continue;
       const TimeMs t0 = std::max(*running, from);
-      const TimeMs t1 = std::min(body_time(a->body, "ended_at").value_or(now_), to);
+      const TimeMs t1 = std::min(a->ended_at.value_or(now_), to);
       if (t1 <= t0) continue;
-      e.gpu_milli_ms += static_cast<__int128>(a->body.value("gpu_milli", int64_t{1000})) * (t1 - t0);
-      for (const auto& part : a->body.value("placement", json::array()))
-        for (int64_t gpu : part.value("gpus", std::vector<int64_t>{})) {
-          auto buckets = store_.gpu_usage_buckets({part.value("node_id", ""), gpu, t0, t1, kMsPerDay});
+      e.gpu_milli_ms += static_cast<__int128>(a->gpu_milli) * (t1 - t0);
+      for (const auto& part : a->placement)
+        for (int64_t gpu : part.gpus) {
+          auto buckets = store_.gpu_usage_buckets({part.node_id, gpu, t0, t1, kMsPerDay});
           if (!buckets) return buckets.error();
           for (const GpuBucket& b : *buckets) samples += b.samples, util_sum += b.util_sum;
         }
@@ -134,8 +135,8 @@ class TenantJobs {
   const Record& tenant_;
   const DayRange& range_;
   TimeMs now_;
-  std::vector<Record> allocs_;
-  std::map<std::string, std::vector<const Record*>> runs_;  // by job id
+  std::vector<StoredRun> allocs_;
+  std::map<std::string, std::vector<const JobRun*>> runs_;  // by job id
   std::map<std::string, JobCosts> costs_;                  // by job id
   std::map<std::string, std::string> project_names_;
 };

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <tuple>
 
+#include "model/alert.h"
 #include "model/project.h"
 #include "model/tenant.h"
+#include "server/services/record_faults.h"
 
 namespace gpurent {
 namespace {
@@ -166,25 +168,26 @@ class TenantBuilder {
   Status add_alerts() {
     auto alerts = list_all(store_, "alerts", {{"tenant_id", tenant_.id}});
     if (!alerts) return alerts.error();
-    std::vector<std::pair<TimeMs, const Record*>> met;
+    std::vector<std::pair<const Record*, StoredAlert>> met;
     for (const Record& r : *alerts) {
-      const auto from = body_time(r.body, "from"), to = body_time(r.body, "to");
-      if (from && to && *from < range_.to && *to > range_.from) met.push_back({*from, &r});
+      auto a = decode_record(r, decode_stored_alert, "the costs dashboard cannot show it");
+      if (!a) return a.error();
+      if (a->alert.from < range_.to && a->alert.to > range_.from) met.emplace_back(&r, std::move(*a));
     }
     std::stable_sort(met.begin(), met.end(), [](const auto& x, const auto& y) {
-      return std::tie(x.first, x.second->name) < std::tie(y.first, y.second->name);
+      return std::tie(x.second.alert.from, x.first->name) < std::tie(y.second.alert.from, y.first->name);
     });
-    for (const auto& [from, r] : met) {
-      const json& b = r->body;
+    for (const auto& [r, s] : met) {
+      const bool coded = s.alert.message.code != "text";  // "text": an alert stored before codes
       DashboardAlert a{r->id,
-                       b.value("kind", ""),
-                       b.value("project", ""),
+                       enum_name(kAlertKindNames, s.alert.kind),
+                       s.alert.project,
                        r->state,
-                       b.value("message_en", ""),
-                       b.value("message_zh", ""),
-                       b.value("text_message", json()),
-                       b.value("freeze_egress", false) && r->state == "active"};
-      auto cur = parse_currency(b.value("unit", ""));
+                       s.message_en,
+                       s.message_zh,
+                       coded ? message_to_json(s.alert.message) : json(),
+                       s.alert.freeze_egress && r->state == "active"};
+      auto cur = parse_currency(s.alert.unit);
       acc(cur ? *cur : home_).out.alerts.push_back(std::move(a));
     }
     return ok_status();

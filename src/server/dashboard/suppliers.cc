@@ -8,8 +8,10 @@
 
 #include "advisor/supplier_score.h"
 #include "core/money.h"
+#include "model/fault.h"
 #include "model/measurement.h"
 #include "server/services/advisor_live.h"
+#include "server/services/record_faults.h"
 
 namespace gpurent {
 
@@ -36,12 +38,6 @@ std::string fixed(int64_t v, int decimals) {
 TimeMs floor_day(TimeMs t) { return t - (((t % kMsPerDay) + kMsPerDay) % kMsPerDay); }
 
 std::string date_of(TimeMs day) { return format_rfc3339(day).substr(0, 10); }
-
-std::optional<TimeMs> time_of(const json& body, const char* key) {
-  if (!body.contains(key) || !body[key].is_string()) return std::nullopt;
-  auto t = parse_rfc3339(body[key].get<std::string>(), key);
-  return t ? std::optional<TimeMs>(*t) : std::nullopt;
-}
 
 json opt(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
 
@@ -96,14 +92,16 @@ Status tally_supplier(StoreReader& store, const std::string& supplier_id, Tally&
   auto faults = list_all(store, "faults", {{"supplier_id", supplier_id}});
   if (!faults) return faults.error();
   std::set<std::pair<std::string, TimeMs>> seen;
-  for (const Record& f : *faults) {
-    const std::string node = f.body.value("node", "");
-    const auto at = time_of(f.body, "at");
-    if (!at || !seen.emplace(node, *at).second) continue;
+  for (const Record& r : *faults) {
+    auto f = decode_record(r, decode_fault, "the supplier's health cannot be scored without it");
+    if (!f) return f.error();
+    const std::string& node = f->node;
+    const TimeMs at = f->at;
+    if (!seen.emplace(node, at).second) continue;
     bool covered = false;
     if (auto it = incidents.find(node); it != incidents.end())
-      for (const Interval& i : it->second) covered = covered || (i.first <= *at && *at <= i.second);
-    if (!covered) t.count(*at);
+      for (const Interval& i : it->second) covered = covered || (i.first <= at && at <= i.second);
+    if (!covered) t.count(at);
   }
   return ok_status();
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/money.h"
+#include "server/services/allocation_ledger.h"
 
 namespace gpurent {
 
@@ -35,12 +36,6 @@ struct CardSums {
 int64_t half_even(int64_t sum, int64_t n) { return div_half_even_sat(sum, n); }
 
 TimeMs floor_to(TimeMs t, DurationMs step) { return t - (((t % step) + step) % step); }
-
-std::optional<TimeMs> time_of(const json& body, const char* key) {
-  if (!body.contains(key) || !body[key].is_string()) return std::nullopt;
-  auto t = parse_rfc3339(body[key].get<std::string>(), key);
-  return t ? std::optional<TimeMs>(*t) : std::nullopt;
-}
 
 NodeInfo node_info(const Record& r) {
   return {r.name, r.supplier_id, r.gpu_model, static_cast<int64_t>(r.body.value("gpus", json::array()).size())};
@@ -72,17 +67,17 @@ Status add_allocations(StoreReader& store, const UtilizationScope& s, const std:
     eq["project_id"] = s.project_id;
   else if (!s.tenant_id.empty())
     eq["tenant_id"] = s.tenant_id;
-  auto runs = list_all(store, "allocations", eq);
+  auto runs = list_runs(store, eq, "the utilization view cannot be drawn without it");
   if (!runs) return runs.error();
-  for (const Record& a : *runs) {
-    const auto start = time_of(a.body, "running_at");
+  for (const auto& [a, run] : *runs) {
+    const auto& start = run.running_at;
     if (!start) continue;
-    const TimeMs b = std::max(*start, s.from), e = std::min(time_of(a.body, "ended_at").value_or(s.now), s.to);
+    const TimeMs b = std::max(*start, s.from), e = std::min(run.ended_at.value_or(s.now), s.to);
     if (e <= b) continue;
-    for (const auto& p : a.body.value("placement", json::array())) {
-      auto n = nodes.find(p.value("node_id", ""));
+    for (const auto& p : run.placement) {
+      auto n = nodes.find(p.node_id);
       if (n == nodes.end()) continue;
-      for (const auto& g : p.value("gpus", std::vector<int64_t>{})) {
+      for (int64_t g : p.gpus) {
         if (g < 0 || g >= n->second.gpus) continue;
         CardSums& c = cards[{n->first, g}];
         c.intervals.emplace_back(b, e);

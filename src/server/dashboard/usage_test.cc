@@ -13,6 +13,7 @@
 #include "advisor/supplier_score.h"
 #include "core/yaml_json.h"
 #include "io/files.h"
+#include "model/fault.h"
 #include "model/measurement.h"
 #include "server/services/advisor_live.h"
 #include "server/dashboard/suppliers.h"
@@ -91,7 +92,8 @@ class DashboardStore : public ::testing::Test {
   }
 
   void fault(const std::string& id, const std::string& node_id, TimeMs at) {
-    Record r = rec("faults", id, id, {{"node", node_id}, {"at", format_rfc3339(at)}, {"reason", "Xid 79"}});
+    Fault f{id, "job_" + id.substr(4), node_id, "ten_00000000000000a1", "", kSup, at, verbatim("Xid 79")};
+    Record r = rec("faults", id, id, to_json(f));
     r.supplier_id = kSup;
     r.tenant_id = "ten_00000000000000a1";
     insert({r});

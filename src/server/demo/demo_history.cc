@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "server/services/allocation_ledger.h"
 #include "server/services/cost_firewall.h"
 #include "server/api/resources.h"
 #include "server/services/scheduler_service.h"
@@ -21,15 +22,8 @@ constexpr TimeMs kFirewallEvery = 6 * 60 * kMsPerMinute;
 
 TimeMs floor_min(TimeMs t) { return t - ((t % kMsPerMinute) + kMsPerMinute) % kMsPerMinute; }
 
-TimeMs time_field(const json& body, const char* key) {
-  auto it = body.find(key);
-  if (it == body.end() || !it->is_string()) return 0;
-  auto t = parse_rfc3339(it->get<std::string>(), key);
-  return t ? *t : 0;
-}
-
 // One allocation (a run of a job on its cards) as the meter needs it.
-struct Run {
+struct MeteredRun {
   std::string job_id, job, tenant_id, project_id;
   TimeMs from = 0, to = 0;  // to = 0: still open
   int64_t gpu_milli = 0;
@@ -56,24 +50,24 @@ Status DemoMeter::emit(TimeMs to) {
 
   auto nodes = list_all(app_.store, "nodes");
   if (!nodes) return nodes.error();
-  auto allocs = list_all(app_.store, "allocations");
+  auto allocs = list_runs(app_.store, {}, "the demo meter cannot report its GPUs without it");
   if (!allocs) return allocs.error();
 
-  std::vector<Run> runs;
+  std::vector<MeteredRun> runs;
   std::map<std::string, JobInfo> jobs;
-  std::map<std::string, std::vector<const Run*>> runs_of_job;
-  for (const Record& a : *allocs) {
-    Run r;
-    r.from = time_field(a.body, "running_at");
-    r.to = time_field(a.body, "ended_at");
+  std::map<std::string, std::vector<const MeteredRun*>> runs_of_job;
+  for (const auto& [a, run] : *allocs) {
+    MeteredRun r;
+    r.from = run.running_at.value_or(0);
+    r.to = run.ended_at.value_or(0);
     if (r.from == 0 || r.from > last || (r.to != 0 && r.to < first - kMsPerMinute)) continue;
-    r.job_id = a.body.value("job_id", "");
-    r.job = a.body.value("job", "");
+    r.job_id = run.job_id;
+    r.job = run.job;
     r.tenant_id = a.tenant_id;
     r.project_id = a.project_id;
-    r.gpu_milli = a.body.value("gpu_milli", int64_t{0});
-    for (const json& p : a.body.value("placement", json::array()))
-      for (const json& g : p.value("gpus", json::array())) r.cards.emplace_back(p.value("node_id", ""), g.get<int64_t>());
+    r.gpu_milli = run.gpu_milli;
+    for (const RunCards& p : run.placement)
+      for (int64_t g : p.gpus) r.cards.emplace_back(p.node_id, g);
     if (r.cards.empty() || r.job_id.empty()) continue;
     if (!jobs.count(r.job_id)) {
       auto j = app_.store.get("jobs", r.job_id);
@@ -88,14 +82,14 @@ Status DemoMeter::emit(TimeMs to) {
     }
     runs.push_back(std::move(r));
   }
-  for (const Run& r : runs) runs_of_job[r.job_id].push_back(&r);
+  for (const MeteredRun& r : runs) runs_of_job[r.job_id].push_back(&r);
 
   // Run time of a job before `m` over all its runs (a requeued job resumes from its checkpoint).
   auto run_ms_before = [&](const std::string& job_id, TimeMs m) {
     TimeMs total = 0;
     auto it = runs_of_job.find(job_id);
     if (it == runs_of_job.end()) return total;
-    for (const Run* r : it->second) total += std::max<TimeMs>(0, std::min(m, r->to ? r->to : m) - r->from);
+    for (const MeteredRun* r : it->second) total += std::max<TimeMs>(0, std::min(m, r->to ? r->to : m) - r->from);
     return total;
   };
 
@@ -115,7 +109,7 @@ Status DemoMeter::emit(TimeMs to) {
       int n = 0;
     };
     std::map<std::pair<std::string, int64_t>, Acc> busy;
-    for (const Run& r : runs) {
+    for (const MeteredRun& r : runs) {
       if (!r.covers(m)) continue;
       const JobInfo& info = jobs.at(r.job_id);
       const int64_t share = std::clamp<int64_t>(r.gpu_milli / static_cast<int64_t>(r.cards.size()), 1, 1000);
@@ -159,7 +153,7 @@ Status DemoMeter::emit(TimeMs to) {
   }
 
   // Each run's traffic over the minutes it covered in (last_, last].
-  for (const Run& r : runs) {
+  for (const MeteredRun& r : runs) {
     const TimeMs lo = std::max(first, r.from), hi = std::min(last + kMsPerMinute, r.to ? r.to : last + kMsPerMinute);
     if (hi <= lo) continue;
     const JobInfo& info = jobs.at(r.job_id);

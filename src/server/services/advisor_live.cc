@@ -6,23 +6,9 @@
 #include "model/measurement.h"
 #include "model/node.h"
 #include "model/supplier.h"
+#include "server/services/allocation_ledger.h"
 
 namespace gpurent {
-namespace {
-
-std::optional<TimeMs> time_of(const json& j, const char* key) {
-  if (!j.contains(key) || !j[key].is_string()) return std::nullopt;
-  auto t = parse_rfc3339(j[key].get<std::string>(), key);
-  return t ? std::optional<TimeMs>(*t) : std::nullopt;
-}
-
-int64_t placed_gpus(const json& allocation) {
-  int64_t n = 0;
-  for (const auto& p : allocation.value("placement", json::array())) n += p.value("gpus", json::array()).size();
-  return n;
-}
-
-}  // namespace
 
 Result<std::vector<Offer>> load_offers(StoreReader& store, const GpuCatalog& catalog, std::vector<std::string>* ids) {
   auto records = list_all(store, "offers");
@@ -85,16 +71,15 @@ Result<std::vector<SupplierCandidate>> load_supplier_candidates(StoreReader& sto
 
 Result<DemandCurve> ledger_demand(StoreReader& store, const std::string& tenant_id, TimeMs from, TimeMs to, TimeMs now,
                                   HourlyMeasure measure, const std::string& field) {
-  auto runs = list_all(store, "allocations", {{"tenant_id", tenant_id}});
+  auto runs = list_runs(store, {{"tenant_id", tenant_id}}, "the tenant's metered demand cannot be read without it");
   if (!runs) return runs.error();
   std::vector<GpuInterval> intervals;
-  for (const Record& a : *runs) {
-    const auto start = time_of(a.body, "running_at");
+  for (const auto& [rec, run] : *runs) {
+    const auto& start = run.running_at;
     if (!start) continue;
-    const TimeMs s = std::max(*start, from), e = std::min(time_of(a.body, "ended_at").value_or(now), to);
-    const int64_t milli = a.body.value("gpu_milli", int64_t{0});
+    const TimeMs s = std::max(*start, from), e = std::min(run.ended_at.value_or(now), to);
     // A worker's share of a GPU is a whole GPU of capacity to buy.
-    const int64_t gpus = std::max<int64_t>(placed_gpus(a.body), (milli + 999) / 1000);
+    const int64_t gpus = std::max<int64_t>(run.cards(), (run.gpu_milli + 999) / 1000);
     if (e > s && gpus > 0) intervals.push_back({s, e, gpus});
   }
   if (intervals.empty())
@@ -105,28 +90,28 @@ Result<DemandCurve> ledger_demand(StoreReader& store, const std::string& tenant_
 
 Result<FingerprintInput> metered_fingerprint(StoreReader& store, const GpuCatalog& catalog, const Record& job, TimeMs now,
                                              std::optional<Money> price) {
-  auto runs = list_all(store, "allocations", {{"tenant_id", job.tenant_id}});
+  auto runs = list_runs(store, {{"tenant_id", job.tenant_id}}, "the job's metered usage cannot be read without it");
   if (!runs) return runs.error();
   MeteredJobUsage usage;
   std::string model, offer_id;
   int64_t gpus = 0, util_sum = 0, util_n = 0;
   TimeMs first = 0, last = 0;
-  for (const Record& a : *runs) {
-    if (a.body.value("job_id", "") != job.id) continue;
-    const auto start = time_of(a.body, "running_at");
+  for (const auto& [rec, run] : *runs) {
+    if (run.job_id != job.id) continue;
+    const auto& start = run.running_at;
     if (!start) continue;
-    const TimeMs end = time_of(a.body, "ended_at").value_or(now);
+    const TimeMs end = run.ended_at.value_or(now);
     if (end <= *start) continue;
     usage.duration_ms += end - *start;
     if (!first || *start < first) first = *start;
     last = std::max(last, end);
-    gpus = std::max(gpus, placed_gpus(a.body));
-    offer_id = a.body.value("offer_id", offer_id);
-    for (const auto& p : a.body.value("placement", json::array())) {
-      const std::string node_id = p.value("node_id", "");
+    gpus = std::max(gpus, run.cards());
+    offer_id = run.offer_id;
+    for (const auto& p : run.placement) {
+      const std::string& node_id = p.node_id;
       if (model.empty())
         if (auto n = store.get("nodes", node_id)) model = n->body.value("gpu_model", "");
-      for (const auto& g : p.value("gpus", std::vector<int64_t>{})) {
+      for (int64_t g : p.gpus) {
         auto pts = store.gpu_usage(node_id, g, *start, end, 1'000'000);
         if (!pts) return pts.error();
         for (const auto& pt : *pts) {

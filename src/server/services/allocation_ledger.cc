@@ -6,6 +6,8 @@
 #include "model/contract.h"
 #include "model/job.h"
 #include "model/node.h"
+#include "model/job_run.h"
+#include "server/services/record_faults.h"
 
 namespace gpurent {
 namespace {
@@ -56,11 +58,31 @@ Status open_run(StoreTx& tx, const Record& job, const JobStatus& before, const J
   if (!node) return node.error();
   auto offer = offer_for(tx, job.tenant_id, *node, now);
   if (!offer) return offer.error();
-  json placement = json::array();
+  JobRun run;
   for (const auto& [nid, gpus] : by_node) {
     auto n = tx.get("nodes", nid);
-    placement.push_back({{"node_id", nid}, {"node", n ? n->name : nid}, {"gpus", gpus}});
+    run.placement.push_back({nid, n ? n->name : nid, gpus});
   }
+  run.job_id = job.id;
+  run.job = job.name;
+  run.project_id = job.project_id;
+  run.tenant_id = job.tenant_id;
+  run.supplier_id = node->supplier_id;
+  run.offer_id = offer->first;
+  run.contract_id = offer->second;
+  const json billing = job.body.value("billing", json::object());
+  std::string mode = "on_demand";
+  if (auto m = billing.find("mode"); m != billing.end()) mode = m->is_string() ? m->get<std::string>() : m->dump();
+  auto parsed_mode = enum_parse(kBillingModeNames, mode);
+  if (!parsed_mode)
+    return undecodable_record("jobs", job.id, job.name, Error::invalid("billing.mode", "'" + mode + "' is not a billing mode"),
+                              "its run cannot be recorded");
+  run.billing_mode = *parsed_mode;
+  run.gpu_milli = milli;
+  run.requested_at = job.created_at;
+  run.running_at = now;
+  run.ready_at = now;
+  if (before.state == JobState::kAdmitted) run.admitted_at = before.updated_at;
   Record r;
   r.kind = "allocations";
   r.id = new_id("alc");
@@ -70,23 +92,7 @@ Status open_run(StoreTx& tx, const Record& job, const JobStatus& before, const J
   r.state = "open";
   r.gpu_model = node->gpu_model;
   r.created_at = r.updated_at = now;
-  r.body = {{"job_id", job.id},
-            {"job", job.name},
-            {"project_id", job.project_id},
-            {"tenant_id", job.tenant_id},
-            {"supplier_id", node->supplier_id},
-            {"offer_id", offer->first},
-            {"contract_id", offer->second},
-            {"billing_mode", job.body.value("billing", json::object()).value("mode", "on_demand")},
-            {"gpu_milli", milli},
-            {"placement", std::move(placement)},
-            {"requested_at", format_rfc3339(job.created_at)},
-            {"running_at", format_rfc3339(now)},
-            {"ready_at", format_rfc3339(now)},
-            {"ended_at", nullptr},
-            {"end_reason", ""},
-            {"state", "open"}};
-  if (before.state == JobState::kAdmitted) r.body["admitted_at"] = format_rfc3339(before.updated_at);
+  r.body = to_json(run);
   return tx.insert(r);
 }
 
@@ -94,13 +100,16 @@ Status close_runs(StoreTx& tx, const Record& job, const Message& reason, TimeMs 
   auto open = list_all(tx, "allocations", {{"project_id", job.project_id}, {"state", "open"}});
   if (!open) return open.error();
   for (Record r : *open) {
-    if (r.body.value("job_id", "") != job.id) continue;
+    auto run = decode_record(r, decode_run, "the run of job " + job.name + " cannot be closed");
+    if (!run) return run.error();
+    if (run->job_id != job.id) continue;
+    run->state = RunState::kClosed;
+    run->ended_at = now;
+    run->end_reason = render_en(reason);  // invoices.cc reads SLA outages from it
+    if (!reason.empty()) run->end_reason_message = reason;
     r.state = "closed";
     r.updated_at = now;
-    r.body["state"] = "closed";
-    r.body["ended_at"] = format_rfc3339(now);
-    r.body["end_reason"] = render_en(reason);  // invoices.cc reads SLA outages from it
-    if (!reason.empty()) r.body["end_reason_message"] = message_to_json(reason);
+    r.body = to_json(*run);
     if (auto s = tx.update(r); !s) return s;
   }
   return ok_status();
@@ -120,15 +129,35 @@ Status sync_allocation(StoreTx& tx, const Record& job, const JobStatus& before, 
   return ok_status();
 }
 
-Status annotate_latest_run(StoreTx& tx, const std::string& job_id, const std::string& project_id, const json& fields) {
+Result<std::vector<StoredRun>> list_runs(StoreReader& store, std::map<std::string, std::string> eq,
+                                         const std::string& consequence) {
+  auto records = list_all(store, "allocations", std::move(eq));
+  if (!records) return records.error();
+  std::vector<StoredRun> out;
+  out.reserve(records->size());
+  for (Record& r : *records) {
+    auto run = decode_record(r, decode_run, consequence);
+    if (!run) return run.error();
+    out.push_back({std::move(r), std::move(*run)});
+  }
+  return out;
+}
+
+Status annotate_latest_run(StoreTx& tx, const std::string& job_id, const std::string& project_id,
+                           const std::function<void(JobRun&)>& edit) {
   auto runs = list_all(tx, "allocations", {{"project_id", project_id}});
   if (!runs) return runs.error();
   const Record* latest = nullptr;
-  for (const Record& r : *runs)
-    if (r.body.value("job_id", "") == job_id && (!latest || r.created_at >= latest->created_at)) latest = &r;
+  JobRun latest_run;
+  for (const Record& r : *runs) {
+    auto run = decode_record(r, decode_run, "job " + job_id + "'s run cannot be updated");
+    if (!run) return run.error();
+    if (run->job_id == job_id && (!latest || r.created_at >= latest->created_at)) latest = &r, latest_run = std::move(*run);
+  }
   if (!latest) return ok_status();
   Record u = *latest;
-  for (const auto& [k, v] : fields.items()) u.body[k] = v;
+  edit(latest_run);
+  u.body = to_json(latest_run);
   return tx.update(u);
 }
 

@@ -7,7 +7,13 @@
 // Called inside the control loop's transaction by every writer of a job's status.
 #pragma once
 
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
 #include "model/job_state.h"
+#include "model/job_run.h"
 #include "store/store.h"
 
 namespace gpurent {
@@ -15,8 +21,21 @@ namespace gpurent {
 // Keeps the ledger in step with a job's status change (before -> after) at `now`.
 Status sync_allocation(StoreTx& tx, const Record& job, const JobStatus& before, const JobStatus& after, TimeMs now);
 
-// Merges `fields` into the job's latest run (the executor's own facts: the Slurm job id, and the
-// start and end times Slurm recorded, so billing follows the executor's clock). No run: no-op.
-Status annotate_latest_run(StoreTx& tx, const std::string& job_id, const std::string& project_id, const json& fields);
+// Edits the job's latest run with the executor's own facts (the Slurm job id, and the start and
+// end times Slurm recorded, so billing follows the executor's clock). No run: no-op. A stored run
+// of the project that no longer decodes fails it (services/record_faults.h).
+// A stored run with its record (id, index columns, times).
+struct StoredRun {
+  Record record;
+  JobRun run;
+};
+
+// The runs whose index columns match `eq`, decoded; a run that no longer decodes fails the read,
+// saying `consequence` (services/record_faults.h). Any thread.
+Result<std::vector<StoredRun>> list_runs(StoreReader& store, std::map<std::string, std::string> eq,
+                                         const std::string& consequence);
+
+Status annotate_latest_run(StoreTx& tx, const std::string& job_id, const std::string& project_id,
+                           const std::function<void(JobRun&)>& edit);
 
 }  // namespace gpurent

@@ -17,25 +17,9 @@
 namespace gpurent {
 namespace {
 
-json alert_body(const Alert& a, const std::string& tenant_name, TimeMs now) {
-  json j = to_json(a);  // the generic webhook document (billing/webhook_format.h)
-  j.erase("event");
-  j["tenant"] = tenant_name;
-  j["state"] = "active";
-  j["first_seen"] = format_rfc3339(now);
-  j["deliveries"] = json::array();
-  // The message as its code (the API renders "text" in the reader's language from it); the
-  // generic document above already carries it in English and 简体中文.
-  j["text"] = render_en(a.message);
-  j["text_message"] = message_to_json(a.message);
-  return j;
-}
-
-// A stored alert's message: its code, or for an alert stored before codes its English text.
-Message stored_alert_message(const json& b) {
-  if (auto m = b.find("text_message"); m != b.end())
-    if (auto msg = message_from_json(*m)) return std::move(msg.value());
-  return verbatim(b.value("message_en", ""));
+// Reads a stored alert through its codec (model/alert.h); one that no longer decodes is reported.
+Result<StoredAlert> decode_alert(const Record& r) {
+  return decode_record(r, decode_stored_alert, "the cost firewall cannot act on it");
 }
 
 }  // namespace
@@ -120,10 +104,13 @@ Result<int> CostFirewall::run_once(TimeMs now) {
           Status st = app_.loop.run([&](StoreTx& tx) -> Status {
             auto cur_r = tx.get("alerts", r.id);
             if (!cur_r) return cur_r.error();
+            auto cur = decode_alert(*cur_r);
+            if (!cur) return cur.error();
+            cur->state = AlertState::kActive;
+            cur->alert.measured = a.measured;
             Record u = *cur_r;
             u.state = "active";
-            u.body["state"] = "active";
-            u.body["measured"] = a.measured;
+            u.body = to_json(*cur);
             u.updated_at = now;
             return tx.update(u);
           });
@@ -138,9 +125,7 @@ Result<int> CostFirewall::run_once(TimeMs now) {
         r.project_id = project_ids.count(a.project) ? project_ids[a.project] : "";
         r.state = "active";
         r.created_at = r.updated_at = now;
-        r.body = alert_body(a, t.name, now);
-        r.body["tenant_id"] = t.id;
-        r.body["project_id"] = r.project_id;
+        r.body = to_json(new_stored_alert(a, t.name, t.id, r.project_id, now));
         Status st = app_.loop.run([&](StoreTx& tx) { return tx.insert(r); });
         if (!st) return st.error();
         ++fresh;
@@ -153,14 +138,22 @@ Result<int> CostFirewall::run_once(TimeMs now) {
     auto active = list_all(app_.store, "alerts", {{"tenant_id", t.id}, {"state", "active"}});
     if (!active) return active.error();
     for (const Record& r : *active) {
-      if (r.body.value("kind", "") != "budget_breach" || firing.count(r.name)) continue;
+      auto stored = decode_alert(r);
+      if (!stored) {  // reported; the other alerts and tenants are still checked
+        if (!failed) failed = stored.error();
+        continue;
+      }
+      if (stored->alert.kind != AlertKind::kBudgetBreach || firing.count(r.name)) continue;
       Status st = app_.loop.run([&](StoreTx& tx) -> Status {
         auto cur_r = tx.get("alerts", r.id);
         if (!cur_r) return cur_r.error();
+        auto cur = decode_alert(*cur_r);
+        if (!cur) return cur.error();
+        cur->state = AlertState::kResolved;
+        cur->resolved_at = now;
         Record u = *cur_r;
         u.state = "resolved";
-        u.body["state"] = "resolved";
-        u.body["resolved_at"] = format_rfc3339(now);
+        u.body = to_json(*cur);
         u.updated_at = now;
         return tx.update(u);
       });
@@ -173,7 +166,8 @@ Result<int> CostFirewall::run_once(TimeMs now) {
   auto active = list_all(app_.store, "alerts", {{"state", "active"}});
   if (active) {
     std::map<std::string, int> per_kind = {{"card_daily_cost", 0}, {"storage_io_share", 0}, {"egress_daily_cost", 0}, {"budget_breach", 0}};
-    for (const Record& r : *active) per_kind[r.body.value("kind", "")]++;
+    for (const Record& r : *active)
+      if (auto stored = decode_alert(r)) per_kind[enum_name(kAlertKindNames, stored->alert.kind)]++;
     for (const auto& [k, n] : per_kind) app_.metrics.set_alerts_active(k, n);
   }
   if (failed) return *failed;  // after the others: one tenant's broken record holds up no one else
@@ -183,32 +177,23 @@ Result<int> CostFirewall::run_once(TimeMs now) {
 Status CostFirewall::deliver(const Record& alert_record) {
   auto hooks = list_all(app_.store, "webhooks", {});
   if (!hooks) return hooks.error();
-  const json& b = alert_record.body;
-  Alert a;
-  a.key = b.value("key", "");
-  a.kind = enum_parse(kAlertKindNames, b.value("kind", "")).value_or(AlertKind::kCardDailyCost);
-  a.severity = enum_parse(kAlertSeverityNames, b.value("severity", "")).value_or(AlertSeverity::kWarning);
-  a.project = b.value("project", "");
-  a.subject = b.value("subject", "");
-  a.measured = b.value("measured", "");
-  a.threshold = b.value("threshold", "");
-  a.unit = b.value("unit", "");
-  a.message = stored_alert_message(b);
-  a.freeze_egress = b.value("freeze_egress", false);
-  a.upload_limit_bytes = b.value("upload_limit_bytes", int64_t{0});
-  a.hold_submissions = b.value("hold_submissions", false);
-  json deliveries = json::array();
+  auto stored = decode_alert(alert_record);
+  if (!stored) return stored.error();
+  const Alert& a = stored->alert;
+  std::vector<AlertDelivery> deliveries;
   for (const Record& h : *hooks) {
-    const std::string tenant = h.body.value("tenant_id", "");
-    if (!tenant.empty() && tenant != alert_record.tenant_id) continue;
-    const auto kinds = h.body.value("kinds", std::vector<std::string>{});
-    if (!kinds.empty() && std::find(kinds.begin(), kinds.end(), b.value("kind", "")) == kinds.end()) continue;
-    const auto type = enum_parse(kWebhookTypeNames, h.body.value("type", "generic")).value_or(WebhookType::kGeneric);
+    auto hook = decode_record(h, decode_webhook, "alerts are not delivered to it");
+    if (!hook) {
+      deliveries.push_back({h.name, app_.clock.now(), std::nullopt, hook.error().message});
+      continue;
+    }
+    if (!hook->tenant_id.empty() && hook->tenant_id != alert_record.tenant_id) continue;
+    if (!hook->wants(a.kind)) continue;
     const TimeMs now = app_.clock.now();
-    auto req = webhook_request(type, h.body.value("url", ""), h.body.value("secret", ""), a, now);
-    json d = {{"webhook", h.name}, {"at", format_rfc3339(now)}};
+    AlertDelivery d{h.name, now, std::nullopt, std::nullopt};
+    auto req = webhook_request(hook->type, hook->url, hook->secret.value_or(""), a, now);
     if (!req) {
-      d["error"] = req.error().message;
+      d.error = req.error().message;
     } else {
       OutboundRequest out;
       out.method = "POST";
@@ -222,18 +207,21 @@ Status CostFirewall::deliver(const Record& alert_record) {
       }
       auto res = send_request(out);
       if (!res)
-        d["error"] = res.error().message;
+        d.error = res.error().message;
       else
-        d["status"] = res->status;
+        d.status = res->status;
     }
     deliveries.push_back(std::move(d));
   }
   if (deliveries.empty()) return ok_status();
   return app_.loop.run([&](StoreTx& tx) -> Status {
-    auto cur = tx.get("alerts", alert_record.id);
+    auto cur_r = tx.get("alerts", alert_record.id);
+    if (!cur_r) return cur_r.error();
+    auto cur = decode_alert(*cur_r);
     if (!cur) return cur.error();
-    Record u = *cur;
-    for (auto& d : deliveries) u.body["deliveries"].push_back(d);
+    cur->deliveries.insert(cur->deliveries.end(), deliveries.begin(), deliveries.end());
+    Record u = *cur_r;
+    u.body = to_json(*cur);
     return tx.update(u);
   });
 }
@@ -267,9 +255,14 @@ Result<std::map<std::string, Message>> budget_holds(StoreTx& tx) {
   for (;;) {
     auto page = tx.list(q);
     if (!page) return page.error();
-    for (const Record& r : page->items)
-      if (r.body.value("hold_submissions", false) && !r.project_id.empty())
-        out[r.project_id] = Message("sched.hold.budget").arg("alert", stored_alert_message(r.body));
+    for (const Record& r : page->items) {
+      if (r.project_id.empty()) continue;
+      // An alert that no longer decodes is reported (log, /readyz, metric) and holds nothing: one
+      // broken record must not stop the scheduler for everyone.
+      auto stored = decode_record(r, decode_stored_alert, "its budget hold, if any, is not applied");
+      if (!stored) continue;
+      if (stored->alert.hold_submissions) out[r.project_id] = Message("sched.hold.budget").arg("alert", stored->alert.message);
+    }
     if (page->next_after.empty()) return out;
     q.after_id = page->next_after;
   }

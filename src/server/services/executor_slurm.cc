@@ -232,10 +232,11 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
     const std::string slurm_job = std::to_string(sj->id);
     // The run's times are Slurm's (billing and reconciliation follow the executor's clock).
     auto stamp = [&](bool ended) -> Status {
-      json f = {{"slurm_job_id", sj->id}};
-      if (sj->start) f["running_at"] = format_rfc3339(*sj->start), f["ready_at"] = format_rfc3339(*sj->start);
-      if (ended && sj->end) f["ended_at"] = format_rfc3339(*sj->end);
-      return annotate_latest_run(tx, r.id, r.project_id, f);
+      return annotate_latest_run(tx, r.id, r.project_id, [&](JobRun& run) {
+        run.slurm_job_id = sj->id;
+        if (sj->start) run.running_at = run.ready_at = *sj->start;
+        if (ended && sj->end) run.ended_at = *sj->end;
+      });
     };
     if (sj->state == "RUNNING" && js.state == JobState::kAdmitted) {
       auto placed = host.placement(r.id);

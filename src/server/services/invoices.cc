@@ -7,6 +7,7 @@
 #include "model/contract.h"
 #include "model/measurement.h"
 #include "model/offer.h"
+#include "model/job_run.h"
 #include "server/services/record_faults.h"
 
 namespace gpurent {
@@ -49,7 +50,8 @@ class Builder {
 
 // The allocation's utilization as the billing engine reads it: at each sample time, the maximum
 // over its cards of each card's latest reading (raw samples, or a rolled-up minute's maximum).
-Result<std::vector<UtilSample>> utilization_of(StoreReader& store, const json& placement, TimeMs from, TimeMs to) {
+Result<std::vector<UtilSample>> utilization_of(StoreReader& store, const std::vector<RunCards>& placement, TimeMs from,
+                                               TimeMs to) {
   struct Reading {
     TimeMs at;
     size_t card;
@@ -59,8 +61,8 @@ Result<std::vector<UtilSample>> utilization_of(StoreReader& store, const json& p
   size_t cards = 0;
   if (from >= to) return std::vector<UtilSample>{};
   for (const auto& p : placement)
-    for (const auto& g : p.value("gpus", std::vector<int64_t>{})) {
-      auto pts = store.gpu_usage(p.value("node_id", ""), g, from, to, 1'000'000);
+    for (int64_t g : p.gpus) {
+      auto pts = store.gpu_usage(p.node_id, g, from, to, 1'000'000);
       if (!pts) return pts.error();
       for (const auto& pt : *pts)
         if (pt.utilization_pct.n > 0) all.push_back({pt.at, cards, pt.minute ? pt.utilization_pct.max : pt.utilization_pct.sum});
@@ -93,22 +95,15 @@ struct LoadedInputs {
   std::vector<std::string> unpriced;
 };
 
-Result<LoadedInputs> load_inputs(StoreReader& store, const GpuCatalog& catalog, const Record& tenant, TimeMs from,
-                                 TimeMs to) {
-  const std::string& tenant_id = tenant.id;
-  LoadedInputs loaded;
-  std::map<std::string, Group>& groups = loaded.groups;
-  Builder b(store, catalog);
-
-  auto contracts = list_all(store, "contracts", {{"tenant_id", tenant_id}});
+// One group per contract of the tenant, with its offers, clauses and commitments.
+Status add_contract_groups(StoreReader& store, Builder& b, const Record& tenant, LoadedInputs& loaded) {
+  auto contracts = list_all(store, "contracts", {{"tenant_id", tenant.id}});
   if (!contracts) return contracts.error();
   for (const Record& c : *contracts) {
-    auto k = parse_contract(c.body);
-    if (!k)  // never a smaller invoice: the request fails, and the record is reported
-      return undecodable_record("contracts", c.id, c.name, k.error(),
-                                "tenant " + tenant.name + "'s invoices cannot be rated without it");
-    record_faults().clear("contracts", c.id);
-    Group& g = groups[c.id];
+    // Never a smaller invoice: the request fails, and the record is reported.
+    auto k = decode_record(c, parse_contract, "tenant " + tenant.name + "'s invoices cannot be rated without it");
+    if (!k) return k.error();
+    Group& g = loaded.groups[c.id];
     g.contract_id = c.id;
     g.supplier_id = c.supplier_id;
     g.in.contract.name = k->name;
@@ -133,68 +128,77 @@ Result<LoadedInputs> load_inputs(StoreReader& store, const GpuCatalog& catalog, 
       g.in.commitments.push_back(
           {m.name, ref_to_name[m.offer], m.gpus, m.term_months, m.starts_at, add_months(m.starts_at, m.term_months), m.prepaid});
   }
+  return ok_status();
+}
 
-  auto allocs = list_all(store, "allocations", {{"tenant_id", tenant_id}});
+// The group a run is rated in: its contract's, else the list prices of its supplier and currency.
+Group& group_of(LoadedInputs& loaded, Builder& b, const Record& tenant, const Record& a, const JobRun& run, const Offer& o) {
+  std::string key = run.contract_id;
+  if (key.empty() || !loaded.groups.count(key)) {
+    key = "list/" + a.supplier_id + "/" + currency_code(o.currency);
+    Group& g = loaded.groups[key];
+    if (g.in.offers.empty()) {
+      g.supplier_id = a.supplier_id;
+      g.in.contract = list_terms(o.currency);
+      g.in.contract.tenant = tenant.name;
+      g.in.contract.supplier = b.name_of("suppliers", a.supplier_id);
+    }
+  }
+  Group& g = loaded.groups[key];
+  if (!g.in.offers.count(o.name)) g.in.offers[o.name] = o;
+  return g;
+}
+
+// Every run of the tenant that overlaps [month start, to): its allocation, utilization, storage
+// I/O and egress, and the interruption a node failure caused.
+Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs from, TimeMs to, LoadedInputs& loaded) {
+  auto allocs = list_all(store, "allocations", {{"tenant_id", tenant.id}});
   if (!allocs) return allocs.error();
-  const TimeMs since = month_start(from);  // allowances count from the month's start
-  std::map<std::string, std::vector<const Record*>> runs_of_job;
-  for (const Record& a : *allocs) runs_of_job[a.body.value("job_id", "")].push_back(&a);
+  std::vector<JobRun> runs;
+  runs.reserve(allocs->size());
   for (const Record& a : *allocs) {
-    const auto running = opt_time(a.body, "running_at");
-    const auto ended = opt_time(a.body, "ended_at");
+    auto run = decode_record(a, decode_run, "tenant " + tenant.name + "'s invoices cannot be rated without it");
+    if (!run) return run.error();
+    runs.push_back(std::move(*run));
+  }
+  std::map<std::string, std::vector<const JobRun*>> runs_of_job;
+  for (const JobRun& r : runs) runs_of_job[r.job_id].push_back(&r);
+  const TimeMs since = month_start(from);  // allowances count from the month's start
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const Record& a = (*allocs)[i];
+    const JobRun& run = runs[i];
+    const auto& running = run.running_at;
+    const auto& ended = run.ended_at;
     if (!running || *running >= to || (ended && *ended < since)) continue;
-    const std::string offer_id = a.body.value("offer_id", "");
-    if (offer_id.empty()) {
+    if (run.offer_id.empty()) {
       loaded.unpriced.push_back(a.id);
       continue;
     }
-    auto o = b.offer(offer_id);
+    auto o = b.offer(run.offer_id);
     if (!o) return o.error();
-    std::string key = a.body.value("contract_id", "");
-    if (key.empty() || !groups.count(key)) {
-      key = "list/" + a.supplier_id + "/" + currency_code((*o)->currency);
-      Group& g = groups[key];
-      if (g.in.offers.empty()) {
-        g.supplier_id = a.supplier_id;
-        g.in.contract = list_terms((*o)->currency);
-        g.in.contract.tenant = tenant.name;
-        g.in.contract.supplier = b.name_of("suppliers", a.supplier_id);
-      }
-      g.in.offers[(*o)->name] = **o;
-    }
-    Group& g = groups[key];
-    if (!g.in.offers.count((*o)->name)) g.in.offers[(*o)->name] = **o;
+    Group& g = group_of(loaded, b, tenant, a, run, **o);
     Allocation x;
     x.id = a.id;
     x.project = b.name_of("projects", a.project_id);
-    x.job = a.body.value("job", a.body.value("job_id", ""));
+    x.job = run.job.empty() ? run.job_id : run.job;
     x.offer = (*o)->name;
-    const std::string mode = a.body.value("billing_mode", "on_demand");
-    auto parsed_mode = enum_parse(kBillingModeNames, mode);
-    if (!parsed_mode)
-      return undecodable_record("allocations", a.id, "", Error::invalid("billing_mode", "'" + mode + "' is not a billing mode"),
-                                "tenant " + tenant.name + "'s invoices cannot be rated without it");
-    x.mode = *parsed_mode;
-    record_faults().clear("allocations", a.id);
+    x.mode = run.billing_mode;
     // A spot run on an offer that sells no spot is rated on-demand rather than refused.
     if (x.mode == BillingMode::kSpot && !(*o)->prices.spot) x.mode = BillingMode::kOnDemand;
-    x.gpu_milli = a.body.value("gpu_milli", int64_t{1000});
-    for (const auto& p : a.body.value("placement", json::array()))
-      x.placement.push_back({p.value("node", ""), p.value("gpus", std::vector<int64_t>{})});
-    x.requested_at = opt_time(a.body, "requested_at").value_or(*running);
+    x.gpu_milli = run.gpu_milli;
+    for (const auto& p : run.placement) x.placement.push_back({p.node, p.gpus});
+    x.requested_at = std::min(run.requested_at.value_or(*running), *running);
     x.running_at = running;
-    x.ready_at = opt_time(a.body, "ready_at").value_or(*running);
-    x.requested_at = std::min(x.requested_at, *running);
+    x.ready_at = run.ready_at.value_or(*running);
     x.ended_at = ended;
-    auto util = utilization_of(store, a.body.value("placement", json::array()), std::max(*running, since),
-                               ended ? std::min(*ended, to) : to);
+    const TimeMs v_from = std::max(*running, since), v_to = ended ? std::min(*ended, to) : to;
+    auto util = utilization_of(store, run.placement, v_from, v_to);
     if (!util) return util.error();
     x.utilization = std::move(*util);
     g.in.allocations.push_back(std::move(x));
     // Storage I/O and egress the job reported while this run lasted.
-    const TimeMs v_from = std::max(*running, since), v_to = ended ? std::min(*ended, to) : to;
     if (v_from < v_to) {
-      auto vol = store.job_usage(a.body.value("job_id", ""), v_from + 1, v_to + 1, 1'000'000);  // (from, to]: a delta belongs to the interval it ends
+      auto vol = store.job_usage(run.job_id, v_from + 1, v_to + 1, 1'000'000);  // (from, to]: a delta belongs to the interval it ends
       if (!vol) return vol.error();
       for (const auto& v : *vol)
         if (v.storage_io_bytes > 0 || v.egress_bytes > 0)
@@ -202,31 +206,31 @@ Result<LoadedInputs> load_inputs(StoreReader& store, const GpuCatalog& catalog, 
     }
     // A run the scheduler requeued after a node failure: the job was interrupted from the end of
     // this run until its next run started (or the period's end).
-    const std::string why = a.body.value("end_reason", "");
-    if (ended && why.rfind("requeued: node", 0) == 0) {
+    if (ended && run.end_reason.rfind("requeued: node", 0) == 0) {
       TimeMs next = to;
-      for (const Record* r : runs_of_job[a.body.value("job_id", "")])
-        if (auto t = opt_time(r->body, "running_at"); t && *t >= *ended) next = std::min(next, *t);
-      if (next > *ended) g.in.incidents.push_back({"fault/" + a.id, *ended, next, "", a.id, why});
+      for (const JobRun* r : runs_of_job[run.job_id])
+        if (r->running_at && *r->running_at >= *ended) next = std::min(next, *r->running_at);
+      if (next > *ended) g.in.incidents.push_back({"fault/" + a.id, *ended, next, "", a.id, run.end_reason});
     }
   }
+  return ok_status();
+}
 
-  // Measurements of the suppliers' nodes: card benchmarks, NCCL bandwidth, outages.
+// Measurements of the contracted suppliers' nodes: card benchmarks, NCCL bandwidth, outages.
+Status add_measurements(StoreReader& store, Builder& b, LoadedInputs& loaded) {
   std::map<std::string, std::vector<Record>> measurements;  // by supplier id
-  for (auto& [key, g] : groups) {
+  for (auto& [key, g] : loaded.groups) {
     if (g.in.offers.empty() || g.contract_id.empty() || measurements.count(g.supplier_id)) continue;
     auto ms = list_all(store, "measurements", {{"supplier_id", g.supplier_id}});
     if (!ms) return ms.error();
     measurements[g.supplier_id] = std::move(*ms);
   }
-  for (auto& [key, g] : groups) {
+  for (auto& [key, g] : loaded.groups) {
     if (g.contract_id.empty()) continue;  // list prices: no SLA
     for (const Record& r : measurements[g.supplier_id]) {
-      auto m = parse_measurement(r.body);
-      if (!m)
-        return undecodable_record("measurements", r.id, r.name, m.error(),
-                                  "the SLA credits of contracts with this supplier cannot be computed without it");
-      record_faults().clear("measurements", r.id);  // decodes (again): no longer reported
+      auto m = decode_record(r, parse_measurement,
+                             "the SLA credits of contracts with this supplier cannot be computed without it");
+      if (!m) return m.error();
       const std::string node = b.name_of("nodes", r.body.value("node_id", ""));
       switch (m->kind) {
         case MeasurementKind::kFp16Tflops: g.in.tflops.push_back({*m->at, node, *m->gpu, *m->tflops_x10}); break;
@@ -235,8 +239,12 @@ Result<LoadedInputs> load_inputs(StoreReader& store, const GpuCatalog& catalog, 
       }
     }
   }
-  // A requeue inside an outage the supplier recorded is that outage: credit it once.
-  for (auto& [key, g] : groups) {
+  return ok_status();
+}
+
+// A requeue inside an outage the supplier recorded is that outage: credit it once.
+void drop_requeues_inside_outages(LoadedInputs& loaded) {
+  for (auto& [key, g] : loaded.groups) {
     std::map<std::string, const Allocation*> by_id;
     for (const auto& a : g.in.allocations) by_id[a.id] = &a;
     std::vector<Incident> kept;
@@ -250,6 +258,16 @@ Result<LoadedInputs> load_inputs(StoreReader& store, const GpuCatalog& catalog, 
     }
     g.in.incidents = std::move(kept);
   }
+}
+
+Result<LoadedInputs> load_inputs(StoreReader& store, const GpuCatalog& catalog, const Record& tenant, TimeMs from,
+                                 TimeMs to) {
+  LoadedInputs loaded;
+  Builder b(store, catalog);
+  if (auto s = add_contract_groups(store, b, tenant, loaded); !s) return s.error();
+  if (auto s = add_runs(store, b, tenant, from, to, loaded); !s) return s.error();
+  if (auto s = add_measurements(store, b, loaded); !s) return s.error();
+  drop_requeues_inside_outages(loaded);
   return loaded;
 }
 

@@ -3,16 +3,12 @@
 #include <algorithm>
 #include <map>
 
+#include "server/services/allocation_ledger.h"
+
 namespace gpurent {
 
 using json = nlohmann::json;
 namespace {
-
-std::optional<TimeMs> time_of(const json& j, const char* key) {
-  if (!j.contains(key) || !j[key].is_string()) return std::nullopt;
-  auto t = parse_rfc3339(j[key].get<std::string>(), key);
-  return t ? std::optional<TimeMs>(*t) : std::nullopt;
-}
 
 std::string gpu_seconds(int64_t milli_s) {
   const bool neg = milli_s < 0;
@@ -28,73 +24,68 @@ std::string gpu_seconds(int64_t milli_s) {
 Result<std::vector<ReconciliationRow>> reconcile(StoreReader& store, const std::string& tenant_id, TimeMs from, TimeMs to,
                                                  TimeMs now, const ReconciliationOptions& opt, const SlurmTimes* slurm) {
   std::vector<ReconciliationRow> out;
-  ListQuery q{"allocations", {{"tenant_id", tenant_id}}, "", 1000};
-  for (;;) {
-    auto page = store.list(q);
-    if (!page) return page.error();
-    for (const Record& a : page->items) {
-      const auto running = time_of(a.body, "running_at");
-      const auto ended = time_of(a.body, "ended_at");
-      if (!running) continue;
-      // A run that started and ended within the same second (Slurm's clock) still has a row.
-      const TimeMs t0 = std::max(*running, from), t1 = std::min(ended.value_or(now), to);
-      if (*running >= to || ended.value_or(now) < from || t0 > t1) continue;
-      ReconciliationRow r;
-      r.allocation = a.id;
-      r.job_id = a.body.value("job_id", "");
-      r.job = a.body.value("job", "");
-      r.project_id = a.project_id;
-      r.from = t0;
-      r.to = t1;
-      const int64_t milli = a.body.value("gpu_milli", int64_t{0});
-      r.allocated_milli_s = milli * (t1 - t0) / 1000;
-      int64_t cards = 0;
-      __int128 covered_card_ms = 0;  // summed over cards
-      for (const auto& p : a.body.value("placement", json::array()))
-        for (const auto& g : p.value("gpus", std::vector<int64_t>{})) {
-          ++cards;
-          auto pts = store.gpu_usage(p.value("node_id", ""), g, t0 - opt.max_sample_gap, t1, 1'000'000);
-          if (!pts) return pts.error();
-          for (size_t i = 0; i < pts->size(); ++i) {
-            const auto& pt = (*pts)[i];
-            TimeMs s = pt.at, e;
-            if (pt.minute) {
-              e = s + kMsPerMinute;
-            } else {
-              const TimeMs next = i + 1 < pts->size() ? (*pts)[i + 1].at : t1;
-              e = std::min(next, s + opt.max_sample_gap);
-            }
-            s = std::max(s, t0);
-            e = std::min(e, t1);
-            if (s < e) covered_card_ms += e - s;
+  auto runs = list_runs(store, {{"tenant_id", tenant_id}}, "the tenant's runs cannot be reconciled without it");
+  if (!runs) return runs.error();
+  for (const auto& [a, run] : *runs) {
+    const auto& running = run.running_at;
+    const auto& ended = run.ended_at;
+    if (!running) continue;
+    // A run that started and ended within the same second (Slurm's clock) still has a row.
+    const TimeMs t0 = std::max(*running, from), t1 = std::min(ended.value_or(now), to);
+    if (*running >= to || ended.value_or(now) < from || t0 > t1) continue;
+    ReconciliationRow r;
+    r.allocation = a.id;
+    r.job_id = run.job_id;
+    r.job = run.job;
+    r.project_id = a.project_id;
+    r.from = t0;
+    r.to = t1;
+    const int64_t milli = run.gpu_milli;
+    r.allocated_milli_s = milli * (t1 - t0) / 1000;
+    int64_t cards = 0;
+    __int128 covered_card_ms = 0;  // summed over cards
+    for (const auto& p : run.placement)
+      for (int64_t g : p.gpus) {
+        ++cards;
+        auto pts = store.gpu_usage(p.node_id, g, t0 - opt.max_sample_gap, t1, 1'000'000);
+        if (!pts) return pts.error();
+        for (size_t i = 0; i < pts->size(); ++i) {
+          const auto& pt = (*pts)[i];
+          TimeMs s = pt.at, e;
+          if (pt.minute) {
+            e = s + kMsPerMinute;
+          } else {
+            const TimeMs next = i + 1 < pts->size() ? (*pts)[i + 1].at : t1;
+            e = std::min(next, s + opt.max_sample_gap);
           }
-        }
-      if (cards > 0) r.metered_milli_s = static_cast<int64_t>(covered_card_ms * milli / cards / 1000);
-      r.slurm_job_id = a.body.value("slurm_job_id", int64_t{0});
-      if (slurm && r.slurm_job_id) {
-        auto it = slurm->find(r.slurm_job_id);
-        if (it != slurm->end() && !it->second.empty()) {
-          // A job Slurm requeued has a record per run: the one that started nearest this run.
-          const SlurmRun* best = &it->second.front();
-          for (const auto& run : it->second)
-            if (std::llabs(run.start - *running) < std::llabs(best->start - *running)) best = &run;
-          // Elapsed × GPUs, clipped to the period like the allocation (elapsed is whole seconds).
-          const TimeMs s0 = std::max(best->start, from), s1 = std::min(best->start + best->elapsed_s * 1000, to);
-          r.slurm_milli_s = s1 > s0 ? best->gpus * (s1 - s0) : 0;
+          s = std::max(s, t0);
+          e = std::min(e, t1);
+          if (s < e) covered_card_ms += e - s;
         }
       }
-      const int64_t gap = r.allocated_milli_s - r.metered_milli_s;
-      const int64_t agap = gap < 0 ? -gap : gap;
-      r.flagged = agap * 100 > r.allocated_milli_s * 5 || agap > 300'000;
-      if (r.metered_milli_s == 0)
-        r.note = "no utilization samples for this run's GPUs (is a DCGM exporter or node agent reporting?)";
-      else if (r.flagged)
-        r.note = gap > 0 ? "the meter saw less GPU time than was allocated (samples missing)"
-                         : "the meter saw more GPU time than was allocated (samples outside the run?)";
-      out.push_back(std::move(r));
+    if (cards > 0) r.metered_milli_s = static_cast<int64_t>(covered_card_ms * milli / cards / 1000);
+    r.slurm_job_id = run.slurm_job_id.value_or(0);
+    if (slurm && r.slurm_job_id) {
+      auto it = slurm->find(r.slurm_job_id);
+      if (it != slurm->end() && !it->second.empty()) {
+        // A job Slurm requeued has a record per run: the one that started nearest this run.
+        const SlurmRun* best = &it->second.front();
+        for (const auto& sr : it->second)
+          if (std::llabs(sr.start - *running) < std::llabs(best->start - *running)) best = &sr;
+        // Elapsed × GPUs, clipped to the period like the allocation (elapsed is whole seconds).
+        const TimeMs s0 = std::max(best->start, from), s1 = std::min(best->start + best->elapsed_s * 1000, to);
+        r.slurm_milli_s = s1 > s0 ? best->gpus * (s1 - s0) : 0;
+      }
     }
-    if (page->next_after.empty()) break;
-    q.after_id = page->next_after;
+    const int64_t gap = r.allocated_milli_s - r.metered_milli_s;
+    const int64_t agap = gap < 0 ? -gap : gap;
+    r.flagged = agap * 100 > r.allocated_milli_s * 5 || agap > 300'000;
+    if (r.metered_milli_s == 0)
+      r.note = "no utilization samples for this run's GPUs (is a DCGM exporter or node agent reporting?)";
+    else if (r.flagged)
+      r.note = gap > 0 ? "the meter saw less GPU time than was allocated (samples missing)"
+                       : "the meter saw more GPU time than was allocated (samples outside the run?)";
+    out.push_back(std::move(r));
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return std::tie(a.job_id, a.from) < std::tie(b.job_id, b.from); });
   return out;

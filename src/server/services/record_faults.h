@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "store/store.h"
 
 namespace gpurent {
 
@@ -45,5 +46,16 @@ RecordFaults& record_faults();
 // "stored contracts ctr_… (aurora-lambda-h100) no longer decodes: <why>; <consequence>".
 Error undecodable_record(const std::string& kind, const std::string& id, const std::string& name, const Error& why,
                          const std::string& consequence);
+
+// Reads a stored record through its kind's codec (model/) under the policy above: a record that
+// no longer decodes is reported and the read fails with undecodable_record(r…, consequence); one
+// that decodes is forgotten if it was reported before.
+template <class T>
+Result<T> decode_record(const Record& r, Result<T> (*decode)(const nlohmann::json&), const std::string& consequence) {
+  auto v = decode(r.body);
+  if (!v) return undecodable_record(r.kind, r.id, r.name, v.error(), consequence);
+  record_faults().clear(r.kind, r.id);
+  return v;
+}
 
 }  // namespace gpurent

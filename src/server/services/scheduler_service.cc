@@ -11,6 +11,7 @@
 #include <functional>
 
 #include "core/ids.h"
+#include "model/fault.h"
 #include "model/job.h"
 #include "model/node.h"
 #include "model/project.h"
@@ -358,9 +359,7 @@ Status SchedulerService::record_fault(StoreTx& tx, const Record& job, const std:
   f.region = node ? node->region : "";
   f.state = "open";
   f.created_at = f.updated_at = app_.clock.now();
-  f.body = {{"name", f.name},           {"job", job.id},          {"node", node_id},
-            {"tenant_id", f.tenant_id}, {"project_id", f.project_id}, {"supplier_id", f.supplier_id},
-            {"at", format_rfc3339(at)}, {"reason", render_en(reason)}, {"reason_message", message_to_json(reason)}};
+  f.body = to_json(Fault{f.name, job.id, node_id, f.tenant_id, f.project_id, f.supplier_id, at, reason});
   return tx.insert(f);
 }
 

@@ -1,0 +1,95 @@
+#include "model/job_run.h"
+
+#include "model/record_codec.h"
+
+namespace gpurent {
+namespace {
+
+constexpr int64_t kMaxRunMilli = kMaxWorkers * kMaxGpusPerWorker * 1000;
+
+
+}  // namespace
+
+int64_t JobRun::cards() const {
+  int64_t n = 0;
+  for (const auto& p : placement) n += static_cast<int64_t>(p.gpus.size());
+  return n;
+}
+
+Result<JobRun> decode_run(const json& body) {
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  if (!f.valid_object()) return errs.to_error();
+  JobRun r;
+  r.job_id = f.str("job_id", kServerText);
+  r.job = f.opt_str("job", kServerText).value_or("");
+  r.project_id = f.opt_str("project_id", kServerText).value_or("");
+  r.tenant_id = f.opt_str("tenant_id", kServerText).value_or("");
+  r.supplier_id = f.opt_str("supplier_id", kServerText).value_or("");
+  r.offer_id = f.opt_str("offer_id", kServerText).value_or("");
+  r.contract_id = f.opt_str("contract_id", kServerText).value_or("");
+  r.billing_mode = f.enumeration("billing_mode", kBillingModeNames, std::optional(BillingMode::kOnDemand));
+  r.gpu_milli = f.opt_integer("gpu_milli", 0, kMaxRunMilli).value_or(0);
+  f.objects("placement", false, kMaxWorkers, [&](Fields& p, size_t) {
+    RunCards c;
+    c.node_id = p.opt_str("node_id", kServerText).value_or("");
+    c.node = p.opt_str("node", kServerText).value_or("");
+    if (const json* g = p.raw("gpus")) {
+      if (!g->is_array()) {
+        p.error("gpus", "must be a list of card indexes");
+      } else {
+        for (const json& i : *g) {
+          if (!i.is_number_integer() || i.get<int64_t>() < 0) {
+            p.error("gpus", "must be a list of card indexes (whole numbers from 0)");
+            break;
+          }
+          c.gpus.push_back(i.get<int64_t>());
+        }
+      }
+    }
+    r.placement.push_back(std::move(c));
+  });
+  auto time = [&](const char* key) -> std::optional<TimeMs> {
+    if (const json* v = f.raw(key); !v || v->is_null()) return std::nullopt;
+    return f.opt_time(key);
+  };
+  r.requested_at = time("requested_at");
+  r.admitted_at = time("admitted_at");
+  r.running_at = time("running_at");
+  r.ready_at = time("ready_at");
+  r.ended_at = time("ended_at");
+  r.end_reason = f.opt_str("end_reason", kServerText).value_or("");
+  r.end_reason_message = stored_message(f, "end_reason_message");
+  r.state = f.enumeration("state", kRunStateNames, std::optional(RunState::kOpen));
+  r.slurm_job_id = f.opt_integer("slurm_job_id", 0, INT64_MAX);
+  if (!errs.empty()) return errs.to_error();
+  return r;
+}
+
+json to_json(const JobRun& r) {
+  json placement = json::array();
+  for (const auto& p : r.placement) placement.push_back({{"node_id", p.node_id}, {"node", p.node}, {"gpus", p.gpus}});
+  auto time = [](const std::optional<TimeMs>& t) { return t ? json(format_rfc3339(*t)) : json(nullptr); };
+  json j = {{"job_id", r.job_id},
+            {"job", r.job},
+            {"project_id", r.project_id},
+            {"tenant_id", r.tenant_id},
+            {"supplier_id", r.supplier_id},
+            {"offer_id", r.offer_id},
+            {"contract_id", r.contract_id},
+            {"billing_mode", enum_name(kBillingModeNames, r.billing_mode)},
+            {"gpu_milli", r.gpu_milli},
+            {"placement", std::move(placement)},
+            {"requested_at", time(r.requested_at)},
+            {"running_at", time(r.running_at)},
+            {"ready_at", time(r.ready_at)},
+            {"ended_at", time(r.ended_at)},
+            {"end_reason", r.end_reason},
+            {"state", enum_name(kRunStateNames, r.state)}};
+  if (r.admitted_at) j["admitted_at"] = format_rfc3339(*r.admitted_at);
+  if (r.end_reason_message) j["end_reason_message"] = message_to_json(*r.end_reason_message);
+  if (r.slurm_job_id) j["slurm_job_id"] = *r.slurm_job_id;
+  return j;
+}
+
+}  // namespace gpurent

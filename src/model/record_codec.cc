@@ -1,0 +1,16 @@
+#include "model/record_codec.h"
+
+namespace gpurent {
+
+std::optional<Message> stored_message(Fields& f, const char* code_key) {
+  const nlohmann::json* m = f.raw(code_key);
+  if (!m || m->is_null()) return std::nullopt;
+  auto msg = message_from_json(*m);
+  if (!msg) {
+    f.error(code_key, msg.error().message);
+    return std::nullopt;
+  }
+  return std::move(*msg);
+}
+
+}  // namespace gpurent
