@@ -92,18 +92,6 @@ std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
   return rows;
 }
 
-// Runs one SQL statement on the server's database from outside (as an operator's hand edit would).
-void edit_database(const ServerProcess& s, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(s.db_path().c_str(), &db), SQLITE_OK);
-  sqlite3_busy_timeout(db, 5000);
-  char* err = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
-  EXPECT_EQ(rc, SQLITE_OK) << (err ? err : "") << "\n" << sql;
-  EXPECT_EQ(sqlite3_changes(db), 1) << sql;
-  sqlite3_free(err);
-  sqlite3_close(db);
-}
 
 TEST(Billing, ContractsValidateAndInvoicesEqualTheSumOfTheirLines) {
   ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "core/yaml_json.h"
 
@@ -366,6 +367,18 @@ json wait_for(const ServerProcess& s, const std::string& path, const std::functi
   }
   ADD_FAILURE() << "timed out waiting on " << path << "; last: " << last.dump();
   return last;
+}
+
+void edit_database(const ServerProcess& s, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(s.db_path().c_str(), &db), SQLITE_OK);
+  sqlite3_busy_timeout(db, 5000);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  EXPECT_EQ(rc, SQLITE_OK) << (err ? err : "") << "\n" << sql;
+  EXPECT_EQ(sqlite3_changes(db), 1) << sql;
+  sqlite3_free(err);
+  sqlite3_close(db);
 }
 
 }  // namespace gpurent::testing

@@ -7,14 +7,11 @@
 namespace gpurent::billing_detail {
 
 Result<int64_t> commitment_price(const Offer& offer, const Commitment& cm) {
-  const std::optional<Money>* p = nullptr;
-  if (cm.term_months == 1) p = &offer.prices.reserved_1m;
-  if (cm.term_months == 12) p = &offer.prices.reserved_12m;
-  if (cm.term_months == 36) p = &offer.prices.reserved_36m;
-  if (!p || !p->has_value())
+  const std::optional<Money> p = offer.prices.reserved_for(cm.term_months);
+  if (!p)
     return Error::invalid("commitments." + cm.id + ".term_months",
                           "offer " + offer.name + " has no reserved_" + std::to_string(cm.term_months) + "m price");
-  return (*p)->micros();
+  return p->micros();
 }
 
 TimeMs commitment_end(const Ctx& c, const Commitment& cm) { return c.exit ? std::min(cm.end, *c.exit) : cm.end; }

@@ -1,5 +1,7 @@
 #include "model/contract.h"
 
+#include "model/record_codec.h"
+
 #include <set>
 
 namespace gpurent {
@@ -64,6 +66,14 @@ Result<Contract> parse_contract(const json& body) {
   f.finish();
   if (!errs.empty()) return errs.to_error();
   return c;
+}
+
+Result<Contract> decode_contract(const json& body) {
+  return with_server_keys(parse_contract(body), body, [](Fields& f, Contract& c) {
+    c.tenant_id = f.opt_str("tenant_id", kServerText).value_or("");
+    c.supplier_id = f.opt_str("supplier_id", kServerText).value_or("");
+    c.offer_ids = f.str_list("offer_ids", kServerText);
+  });
 }
 
 json to_json(const Contract& c) {

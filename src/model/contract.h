@@ -60,6 +60,7 @@ struct Contract {
 };
 
 Result<Contract> parse_contract(const json& body);
+Result<Contract> decode_contract(const json& body);  // a stored one: parse_contract + the *_id fields
 json to_json(const Contract& c);           // includes the *_id fields when set
 IndexCols index_of(const Contract& c);     // name, tenant_id, supplier_id
 

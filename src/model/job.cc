@@ -329,4 +329,11 @@ IndexCols index_of(const Job& j) {
   return c;
 }
 
+Result<JobStatus> stored_job_status(const json& job_body) {
+  auto it = job_body.is_object() ? job_body.find("status") : job_body.end();
+  return parse_job_status(it == job_body.end() ? json::object() : *it, "status");
+}
+
+void set_stored_job_status(json& job_body, const JobStatus& status) { job_body["status"] = to_json(status); }
+
 }  // namespace gpurent

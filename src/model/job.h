@@ -149,6 +149,12 @@ struct Job {
 // field and the cross-field rules of docs/resources/jobs.md; GPU model names are checked against
 // the catalog by the server, not here.
 Result<Job> parse_job(const json& body, Currency currency);
+
+// The status of a stored job (the "status" key, job_state.h's codec), for the writers of job
+// states, which read and replace only it; absent: a job stored before it ran (pending). An
+// unreadable one is an error naming "status…".
+Result<JobStatus> stored_job_status(const json& job_body);
+void set_stored_job_status(json& job_body, const JobStatus& status);
 json to_json(const Job& j);                 // includes "status" and the server-set ids when set
 IndexCols index_of(const Job& j);           // name, tenant_id, project_id, state, gpu_model
 

@@ -1,5 +1,7 @@
 #include "model/measurement.h"
 
+#include "model/record_codec.h"
+
 #include "catalog/gpu_model.h"
 
 namespace gpurent {
@@ -63,6 +65,11 @@ Result<Measurement> parse_measurement(const json& body) {
   f.finish();
   if (!errs.empty()) return errs.to_error();
   return m;
+}
+
+Result<Measurement> decode_measurement(const json& body) {
+  return with_server_keys(parse_measurement(body), body,
+                          [](Fields& f, Measurement& m) { m.node_id = f.opt_str("node_id", kServerText).value_or(""); });
 }
 
 json to_json(const Measurement& m) {

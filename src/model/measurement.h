@@ -36,6 +36,7 @@ struct Measurement {
 };
 
 Result<Measurement> parse_measurement(const json& body);
+Result<Measurement> decode_measurement(const json& body);  // a stored one: parse_measurement + node_id
 json to_json(const Measurement& m);  // includes node_id when set
 IndexCols index_of(const Measurement& m);  // state = kind (filterable), supplier_id set by the server
 

@@ -1,5 +1,7 @@
 #include "model/node.h"
 
+#include "model/record_codec.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -64,6 +66,36 @@ void check_gpus(Fields& f, const std::vector<NodeGpu>& gpus, const std::vector<G
 }
 
 }  // namespace
+
+Result<std::vector<StoredCard>> stored_node_cards(const json& body) {
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  if (!f.valid_object()) return errs.to_error();
+  std::vector<StoredCard> out;
+  f.objects("gpus", false, kMaxGpusPerNode, [&](Fields& g, size_t) {
+    StoredCard c;
+    c.index = g.integer("index", 0, kMaxGpusPerNode - 1);
+    c.uuid = g.opt_str("uuid", kUuidRule);
+    g.ignore({"numa_node", "pcie_gen", "nvlink_domain"});  // parse_node's to check
+    out.push_back(std::move(c));
+  });
+  if (!errs.empty()) return errs.to_error();
+  return out;
+}
+
+Result<std::string> stored_node_site(const json& body) {
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  if (!f.valid_object()) return errs.to_error();
+  std::string site = f.str("site", kSlugRule);
+  if (!errs.empty()) return errs.to_error();
+  return site;
+}
+
+Result<Node> decode_node(const json& body, const GpuCatalog& catalog) {
+  return with_server_keys(parse_node(body, catalog), body,
+                          [](Fields& f, Node& n) { n.supplier_id = f.opt_str("supplier_id", kServerText).value_or(""); });
+}
 
 Result<Node> parse_node(const json& body, const GpuCatalog& catalog) {
   FieldErrors errs;

@@ -84,6 +84,18 @@ struct Node {
 
 // Validates a create/update body; `catalog` resolves gpu_model (an id or an alias).
 Result<Node> parse_node(const json& body, const GpuCatalog& catalog);
+Result<Node> decode_node(const json& body, const GpuCatalog& catalog);  // a stored one: parse_node + supplier_id
+
+// A stored node's cards (index and UUID), by parse_node's rules for them: the one reader for the
+// hot paths that need only the cards (usage ingest, utilization and supplier views, measurements)
+// and not the catalog checks. A malformed card is an error naming it ("gpus[2].index").
+struct StoredCard {
+  int64_t index = 0;
+  std::optional<std::string> uuid;
+};
+Result<std::vector<StoredCard>> stored_node_cards(const json& body);
+// A stored node's site (the ledger matches it against offers' node selectors).
+Result<std::string> stored_node_site(const json& body);
 // Includes supplier_id when set.
 json to_json(const Node& n);
 IndexCols index_of(const Node& n);  // name, supplier_id, region, gpu_model, state

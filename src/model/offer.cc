@@ -129,6 +129,21 @@ json volume_fee_json(const VolumeFee& v) { return {{"per_gb", v.per_gb.amount_st
 
 ContractTemplate parse_contract_template(Fields& f, const GpuModel* model) { return parse_contract(f, model); }
 
+Result<OfferReach> stored_offer_reach(const json& body) {
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  if (!f.valid_object()) return errs.to_error();
+  OfferReach r;
+  r.region = f.str("region", kRegionRule);
+  r.gpu_model = f.str("gpu_model", {.max_len = 64});  // stored as the catalog id
+  f.object("node_selector", false, [&](Fields& sf) {
+    r.node_selector.site = sf.opt_str("site", kSlugRule);
+    r.node_selector.node_names = sf.str_list("node_names", kSlugRule);
+  });
+  if (!errs.empty()) return errs.to_error();
+  return r;
+}
+
 Result<Offer> parse_offer(const json& body, const GpuCatalog& catalog) {
   FieldErrors errs;
   Fields f(body, "", errs);

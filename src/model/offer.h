@@ -36,6 +36,13 @@ struct OfferPrices {
   std::optional<Money> reserved_36m;
   std::optional<Money> spot;
 
+  // The reserved price for a commitment of `term_months` (1, 12 or 36); none for another term.
+  std::optional<Money> reserved_for(int64_t term_months) const {
+    if (term_months == 1) return reserved_1m;
+    if (term_months == 12) return reserved_12m;
+    if (term_months == 36) return reserved_36m;
+    return std::nullopt;
+  }
   bool operator==(const OfferPrices&) const = default;
 };
 
@@ -121,6 +128,16 @@ json to_json(const ContractTemplate& t);
 
 // Validates a create/update body; `catalog` resolves gpu_model and bounds min_fp16_tflops.
 Result<Offer> parse_offer(const json& body, const GpuCatalog& catalog);
+
+// What a stored offer sells (GPU model, region, node selector), by parse_offer's rules for those
+// keys and without the catalog: the one reader for the allocation ledger, which picks the offer
+// a run is billed under. A malformed key is an error naming it.
+struct OfferReach {
+  std::string gpu_model;
+  std::string region;
+  NodeSelector node_selector;
+};
+Result<OfferReach> stored_offer_reach(const json& body);
 // Includes supplier_id when set.
 json to_json(const Offer& o);
 IndexCols index_of(const Offer& o);  // name, supplier_id, region, gpu_model

@@ -2,6 +2,7 @@
 
 #include <regex>
 
+#include "model/record_codec.h"
 #include "model/tenant.h"
 
 namespace gpurent {
@@ -81,6 +82,11 @@ Result<Project> parse_project(const json& body, Currency currency) {
   f.finish();
   if (!errs.empty()) return errs.to_error();
   return p;
+}
+
+Result<Project> decode_project(const json& body, Currency currency) {
+  return with_server_keys(parse_project(body, currency), body,
+                          [](Fields& f, Project& p) { p.tenant_id = f.opt_str("tenant_id", kServerText).value_or(""); });
 }
 
 json to_json(const Quota& q) {

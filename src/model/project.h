@@ -59,6 +59,8 @@ Result<Project> parse_project(const json& body, Currency currency);
 // Body of PUT /projects/{id}/quota; `path` prefixes the error fields ("" for a bare body,
 // "quota" when nested).
 Result<Quota> parse_quota(const json& body, Currency currency, const std::string& path);
+// A stored project: parse_project + the server's tenant_id.
+Result<Project> decode_project(const json& body, Currency currency);
 json to_json(const Quota& q);
 json to_json(const Project& p);
 IndexCols index_of(const Project& p);

@@ -18,4 +18,17 @@ inline constexpr StrRule kServerText{.min_len = 0, .max_len = 1 << 20};
 // error on `code_key`.
 std::optional<Message> stored_message(Fields& f, const char* code_key);
 
+// Reads the keys the server set on a stored document of a kind the API creates (the ids it
+// resolved references to: tenant_id, node_ids…), which the kind's parse_x ignores: `read` gets a
+// Fields over the document (other keys are left alone). decode_x = parse_x + this.
+template <class T, class Read>
+Result<T> with_server_keys(Result<T> parsed, const nlohmann::json& body, Read&& read) {
+  if (!parsed) return parsed;
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  read(f, *parsed);
+  if (!errs.empty()) return errs.to_error();
+  return parsed;
+}
+
 }  // namespace gpurent

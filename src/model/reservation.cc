@@ -1,5 +1,7 @@
 #include "model/reservation.h"
 
+#include "model/record_codec.h"
+
 #include <set>
 
 namespace gpurent {
@@ -37,6 +39,14 @@ Result<Reservation> parse_reservation(const json& body) {
   f.finish();
   if (!errs.empty()) return errs.to_error();
   return r;
+}
+
+Result<Reservation> decode_reservation(const json& body) {
+  return with_server_keys(parse_reservation(body), body, [](Fields& f, Reservation& r) {
+    r.tenant_id = f.opt_str("tenant_id", kServerText).value_or("");
+    r.node_ids = f.str_list("node_ids", kServerText);
+    r.offer_id = f.opt_str("offer_id", kServerText).value_or("");
+  });
 }
 
 json to_json(const Reservation& r) {

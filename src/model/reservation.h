@@ -35,6 +35,7 @@ struct Reservation {
 };
 
 Result<Reservation> parse_reservation(const json& body);
+Result<Reservation> decode_reservation(const json& body);  // a stored one: parse + tenant_id, node_ids, offer_id
 json to_json(const Reservation& r);  // includes tenant_id, node_ids and offer_id when set
 IndexCols index_of(const Reservation& r);  // name, tenant_id
 

@@ -48,6 +48,11 @@ struct Supplier {
   DueDiligence due_diligence;
   std::string contact_email;
 
+  bool has_site(const std::string& site_name) const {
+    for (const Site& s : sites)
+      if (s.name == site_name) return true;
+    return false;
+  }
   bool operator==(const Supplier&) const = default;
 };
 

@@ -53,6 +53,15 @@ json labels_to_json(const Labels& labels) {
   return j;
 }
 
+Result<Currency> stored_tenant_currency(const json& body) {
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  if (!f.valid_object()) return errs.to_error();
+  const Currency c = f.enumeration("currency", kTenantCurrencies, std::optional(Currency::kUSD));
+  if (!errs.empty()) return errs.to_error();
+  return c;
+}
+
 Result<Tenant> parse_tenant(const json& body) {
   FieldErrors errs;
   Fields f(body, "", errs);

@@ -60,6 +60,9 @@ struct Tenant {
 };
 
 Result<Tenant> parse_tenant(const json& body);
+// The currency a stored tenant states, by the same rule as parse_tenant (absent: USD); the one
+// reader of it for everyone who needs only the currency. An unknown one is an error on "currency".
+Result<Currency> stored_tenant_currency(const json& body);
 json to_json(const Tenant& t);
 IndexCols index_of(const Tenant& t);
 

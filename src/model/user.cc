@@ -82,6 +82,14 @@ bool role_can_grant(Role actor, Role target) {
   return actor == Role::kTenantAdmin && is_tenant_role(target);
 }
 
+Result<Role> stored_user_role(const json& body) {
+  auto it = body.is_object() ? body.find("role") : body.end();
+  const std::string s = it != body.end() && it->is_string() ? it->get<std::string>() : "";
+  auto r = parse_role(s);
+  if (!r) return Error::invalid("role", "'" + s + "' is not a role");
+  return *r;
+}
+
 Result<User> parse_user(const json& body) {
   FieldErrors errs;
   Fields f(body, "", errs);

@@ -86,6 +86,9 @@ struct User {
 };
 
 Result<User> parse_user(const json& body);
+// The role a stored user has, by parse_user's rule; the one reader of it for everyone who needs
+// only the role (every request's authentication). An unknown one is an error on "role".
+Result<Role> stored_user_role(const json& body);
 json to_json(const User& u);
 IndexCols index_of(const User& u);
 

@@ -11,7 +11,9 @@
 #include "advisor/quotes.h"
 #include "advisor/supplier_score.h"
 #include "advisor/tco.h"
+#include "model/tenant.h"
 #include "server/services/advisor_live.h"
+#include "server/services/record_faults.h"
 #include "server/http/http_util.h"
 #include "server/api/resources.h"
 
@@ -64,11 +66,12 @@ Result<json> fingerprint(App& app, const json& body, const Principal& p) {
   std::optional<Money> price;
   if (body.contains("price_per_gpu_hour")) {
     auto t = app.store.get("tenants", job->tenant_id);
-    auto parsed = parse_currency(t ? t->body.value("currency", "USD") : "USD");
-    const Currency cur = parsed ? *parsed : Currency::kUSD;
+    if (!t) return t.error();
+    auto cur = decode_record(*t, stored_tenant_currency, "a price for its jobs cannot be read");
+    if (!cur) return cur.error();
     if (!body["price_per_gpu_hour"].is_string())
       return Error::invalid("price_per_gpu_hour", "must be a decimal string such as \"2.50\"");
-    auto m = Money::parse(body["price_per_gpu_hour"].get<std::string>(), cur);
+    auto m = Money::parse(body["price_per_gpu_hour"].get<std::string>(), *cur);
     if (!m || m->micros() <= 0)
       return Error::invalid("price_per_gpu_hour", "must be a positive decimal such as \"2.50\"");
     price = *m;

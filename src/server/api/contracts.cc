@@ -8,6 +8,7 @@
 #include "model/contract.h"
 #include "model/offer.h"
 #include "server/api/resources.h"
+#include "server/services/record_faults.h"
 
 namespace gpurent {
 
@@ -17,7 +18,7 @@ void register_contract_routes(App& app, Router& srv) {
   spec.id_prefix = "ctr";
   spec.object_kind = ObjectKind::kTenant;
   spec.filters = {{"tenant", "tenant_id"}, {"supplier", "supplier_id"}, {"name", "name"}};
-  spec.build = [](const json& body, const Principal&, StoreTx& tx, const Record*) -> Result<Built> {
+  spec.build = [&app](const json& body, const Principal&, StoreTx& tx, const Record*) -> Result<Built> {
     auto c = parse_contract(body);
     if (!c) return c.error();
     auto tenant = resolve_ref(tx, "tenants", c->tenant, {}, "tenant");
@@ -26,22 +27,23 @@ void register_contract_routes(App& app, Router& srv) {
     if (!supplier) return supplier.error();
     c->tenant_id = tenant->id;
     c->supplier_id = supplier->id;
-    std::map<std::string, json> offers;  // reference -> offer document
+    std::map<std::string, Offer> offers;  // reference -> offer
     for (size_t i = 0; i < c->offers.size(); ++i) {
       const std::string field = "offers[" + std::to_string(i) + "]";
       auto o = resolve_ref(tx, "offers", c->offers[i], {{"supplier_id", supplier->id}}, field);
       if (!o) return o.error();
-      if (o->body.value("currency", "") != currency_code(c->currency))
-        return Error::invalid(field, "offer " + o->name + " is priced in " + o->body.value("currency", "") +
+      auto offer = decode_record(*o, [&](const json& b) { return parse_offer(b, app.catalog); }, "no contract can name it");
+      if (!offer) return offer.error();
+      if (offer->currency != c->currency)
+        return Error::invalid(field, "offer " + o->name + " is priced in " + currency_code(offer->currency) +
                                          " but the contract is in " + currency_code(c->currency));
       c->offer_ids.push_back(o->id);
-      offers[c->offers[i]] = o->body;
+      offers[c->offers[i]] = std::move(*offer);
     }
     for (size_t i = 0; i < c->commitments.size(); ++i) {
       const auto& m = c->commitments[i];
       const std::string key = "reserved_" + std::to_string(m.term_months) + "m";
-      const json& prices = offers[m.offer]["prices"];
-      if (!prices.contains(key))
+      if (!offers.at(m.offer).prices.reserved_for(m.term_months))
         return Error::invalid("commitments[" + std::to_string(i) + "].term_months",
                               "offer " + m.offer + " has no " + key + " price");
     }

@@ -7,8 +7,10 @@
 #include <algorithm>
 
 #include "model/project.h"
+#include "model/tenant.h"
 #include "server/http/http_util.h"
 #include "server/services/allocation_ledger.h"
+#include "server/services/record_faults.h"
 #include "server/api/resources.h"
 
 namespace gpurent {
@@ -40,8 +42,9 @@ static Status check_against_project(Job& j, const Record& project, const GpuCata
   }
   j.constraints.gpu_models = models;  // stored as catalog ids, so filters and the scheduler match
   if (j.cpu_only()) return ok_status();
-  auto quota = parse_quota(project.body.value("quota", json::object()), currency, "quota");
-  if (!quota) return quota.error();
+  auto stored = decode_record(project, [&](const json& b) { return decode_project(b, currency); }, "no job can be checked against its quota");
+  if (!stored) return stored.error();
+  const std::optional<Quota> quota = stored->quota;
   int64_t replicas = j.replicas ? j.replicas->max : 1;
   int64_t want_milli = j.workers * j.gpu_milli_per_worker() * replicas;
   int64_t want_gpus = (want_milli + 999) / 1000;  // a share still occupies a GPU of the quota
@@ -82,7 +85,7 @@ void register_job_routes(App& app, Router& srv) {
     if (!project) return project.error();
     auto tenant = tx.get("tenants", project->tenant_id);
     if (!tenant) return tenant.error();
-    auto currency = parse_currency(tenant->body.value("currency", "USD"));
+    auto currency = decode_record(*tenant, stored_tenant_currency, "its jobs cannot be checked against their budget");
     if (!currency) return currency.error();
     auto j = parse_job(body, *currency);
     if (!j) return j.error();
@@ -119,7 +122,7 @@ void register_job_routes(App& app, Router& srv) {
           Status st = app.loop.run([&](StoreTx& tx) -> Status {
             auto cur = tx.get("jobs", existing->id);
             if (!cur) return cur.error();
-            auto status = parse_job_status(cur->body.value("status", json::object()), "status");
+            auto status = stored_job_status(cur->body);
             if (!status) return status.error();
             if (auto s = check_transition(status->state, JobState::kCancelled); !s) return s;
             TimeMs now = app.clock.now();
@@ -131,7 +134,7 @@ void register_job_routes(App& app, Router& srv) {
             status->placement.clear();
             if (auto s = sync_allocation(tx, *cur, before, *status, now); !s) return s;
             Record r = *cur;
-            r.body["status"] = to_json(*status);
+            set_stored_job_status(r.body, *status);
             r.state = "cancelled";
             r.updated_at = now;
             if (auto s = tx.update(r); !s) return s;

@@ -3,7 +3,9 @@
 // node's supplier write (the nodes row of the permission matrix); everyone who sees nodes reads.
 // Records are facts: they can be corrected (PUT) or withdrawn (DELETE) by the same writers.
 #include "model/measurement.h"
+#include "model/node.h"
 #include "server/api/resources.h"
+#include "server/services/record_faults.h"
 
 namespace gpurent {
 
@@ -20,10 +22,11 @@ void register_measurement_routes(App& app, Router& srv) {
     if (!node) return node.error();
     m->node_id = node->id;
     if (m->gpu) {
-      const auto gpus = node->body.value("gpus", json::array());
-      if (*m->gpu >= static_cast<int64_t>(gpus.size()))
-        return Error::invalid("gpu", "node " + node->name + " has " + std::to_string(gpus.size()) + " GPUs (0.." +
-                                         std::to_string(static_cast<int64_t>(gpus.size()) - 1) + ")");
+      auto gpus = decode_record(*node, stored_node_cards, "no card measurement can be recorded on it");
+      if (!gpus) return gpus.error();
+      if (*m->gpu >= static_cast<int64_t>(gpus->size()))
+        return Error::invalid("gpu", "node " + node->name + " has " + std::to_string(gpus->size()) + " GPUs (0.." +
+                                         std::to_string(static_cast<int64_t>(gpus->size()) - 1) + ")");
     }
     IndexCols idx = index_of(*m);
     idx.supplier_id = node->supplier_id;

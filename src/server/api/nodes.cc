@@ -1,8 +1,10 @@
 // /api/v1/nodes: servers with their whole hardware truth. A node's site must be one of its
 // supplier's sites; suppliers manage their own nodes.
 #include "model/node.h"
+#include "model/supplier.h"
 #include "server/api/resources.h"
 #include "server/api/supply_refs.h"
+#include "server/services/record_faults.h"
 
 namespace gpurent {
 
@@ -19,10 +21,9 @@ void register_node_routes(App& app, Router& srv) {
     auto sup = resolve_supplier(tx, p, n->supplier);
     if (!sup) return sup.error();
     n->supplier_id = sup->id;
-    bool site_known = false;
-    for (const auto& s : sup->body.value("sites", json::array()))
-      if (s.value("name", "") == n->site) site_known = true;
-    if (!site_known)
+    auto supplier = decode_record(*sup, parse_supplier, "no node can be listed under it");
+    if (!supplier) return supplier.error();
+    if (!supplier->has_site(n->site))
       return Error::invalid("site", "supplier '" + sup->name + "' has no site '" + n->site + "'");
     return Built{to_json(*n), index_of(*n)};
   };

@@ -1,7 +1,9 @@
 // /api/v1/offers: price sheets (every billing mode, the fee rules, the contract template).
 #include "model/offer.h"
+#include "model/supplier.h"
 #include "server/api/resources.h"
 #include "server/api/supply_refs.h"
+#include "server/services/record_faults.h"
 
 namespace gpurent {
 
@@ -18,10 +20,9 @@ void register_offer_routes(App& app, Router& srv) {
     if (!sup) return sup.error();
     o->supplier_id = sup->id;
     if (o->node_selector.site) {
-      bool site_known = false;
-      for (const auto& s : sup->body.value("sites", json::array()))
-        if (s.value("name", "") == *o->node_selector.site) site_known = true;
-      if (!site_known)
+      auto supplier = decode_record(*sup, parse_supplier, "no offer can select its sites");
+      if (!supplier) return supplier.error();
+      if (!supplier->has_site(*o->node_selector.site))
         return Error::invalid("node_selector.site", "supplier '" + sup->name + "' has no site '" + *o->node_selector.site + "'");
     }
     return Built{to_json(*o), index_of(*o)};

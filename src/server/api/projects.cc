@@ -2,6 +2,8 @@
 // cost firewall (GPUs per model, GPUs per job, concurrent jobs, monthly budget).
 #include "core/fields.h"
 #include "model/project.h"
+#include "model/tenant.h"
+#include "server/services/record_faults.h"
 #include "server/http/http_util.h"
 #include "server/api/resources.h"
 
@@ -22,7 +24,7 @@ static Result<Record> project_tenant(StoreTx& tx, const Principal& p, const std:
 }
 
 static Result<Currency> tenant_currency(const Record& tenant) {
-  return parse_currency(tenant.body.value("currency", "USD"));
+  return decode_record(tenant, stored_tenant_currency, "its projects' budgets cannot be read");
 }
 
 // Checks every model of the quota against the catalog and rewrites aliases to catalog ids, so the
@@ -81,7 +83,13 @@ void register_project_routes(App& app, Router& srv) {
         [&app, sp](const httplib::Request& req, httplib::Response& res, const Principal& p) {
           auto r = find_visible(app.store, *sp, p, req.matches[1]);
           if (!r) return send_problem(res, r.error(), req.path);
-          send_json(res, 200, r->body.value("quota", json::object()));
+          auto tenant = app.store.get("tenants", r->tenant_id);
+          if (!tenant) return send_problem(res, tenant.error(), req.path);
+          auto cur = tenant_currency(*tenant);
+          if (!cur) return send_problem(res, cur.error(), req.path);
+          auto project = decode_record(*r, [&](const json& b) { return decode_project(b, *cur); }, "its quota cannot be read");
+          if (!project) return send_problem(res, project.error(), req.path);
+          send_json(res, 200, to_json(project->quota));
         });
 
   route(app, srv, "PUT", "/api/v1/projects/([^/]+)/quota", "/api/v1/projects/{id}/quota",
@@ -93,7 +101,7 @@ void register_project_routes(App& app, Router& srv) {
                                 req.path);
           auto body = parse_body(req);
           if (!body) return send_problem(res, body.error(), req.path);
-          Record out;
+          json quota;
           Status st = app.loop.run([&](StoreTx& tx) -> Status {
             auto cur = tx.get("projects", existing->id);
             if (!cur) return cur.error();
@@ -104,19 +112,21 @@ void register_project_routes(App& app, Router& srv) {
             auto q = parse_quota(*body, *currency, "");
             if (!q) return q.error();
             if (auto s = check_quota_models(*q, app.catalog, ""); !s) return s;
+            auto project = decode_record(*cur, [&](const json& b) { return decode_project(b, *currency); }, "its quota cannot be changed");
+            if (!project) return project.error();
+            project->quota = *q;
             Record r = *cur;
-            r.body["quota"] = to_json(*q);
+            r.body = to_json(*project);
             r.updated_at = app.clock.now();
             if (auto s = tx.update(r); !s) return s;
-            if (auto s = tx.append_audit({r.updated_at, p.user_id, "update_quota", "projects", r.id, r.body["quota"].dump()}); !s)
+            if (auto s = tx.append_audit({r.updated_at, p.user_id, "update_quota", "projects", r.id, to_json(*q).dump()}); !s)
               return s;
-            r.version = cur->version + 1;
-            out = std::move(r);
+            quota = to_json(project->quota);
             return ok_status();
           });
           if (!st) return send_problem(res, st.error(), req.path);
           app.metrics.count_write("projects", "update_quota");
-          send_json(res, 200, out.body["quota"]);
+          send_json(res, 200, quota);
         });
 }
 

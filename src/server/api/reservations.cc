@@ -6,6 +6,7 @@
 
 #include "model/reservation.h"
 #include "server/api/resources.h"
+#include "server/services/record_faults.h"
 
 namespace gpurent {
 
@@ -40,11 +41,11 @@ void register_reservation_routes(App& app, Router& srv) {
       if (!page) return page.error();
       for (const Record& other : page->items) {
         if (existing && other.id == existing->id) continue;
-        auto o = parse_reservation(other.body);
-        if (!o) continue;
+        auto o = decode_record(other, decode_reservation, "no reservation can be checked against it");
+        if (!o) return o.error();
         const TimeMs os = o->starts_at, oe = o->ends_at;
         if (!(os < r->ends_at && r->starts_at < oe)) continue;
-        for (const auto& id : other.body.value("node_ids", std::vector<std::string>{}))
+        for (const auto& id : o->node_ids)
           if (std::find(r->node_ids.begin(), r->node_ids.end(), id) != r->node_ids.end())
             return Error::make(Code::kConflict, "node " + id + " is already reserved by '" + other.name + "' (" +
                                                     format_rfc3339(os) + " to " + format_rfc3339(oe) + ")");

@@ -15,7 +15,9 @@ void register_tenant_routes(App& app, Router& srv) {
   spec.build = [](const json& body, const Principal&, StoreTx&, const Record* existing) -> Result<Built> {
     auto t = parse_tenant(body);
     if (!t) return t.error();
-    if (existing && existing->body.value("currency", "USD") != currency_code(t->currency))
+    // A stored currency that no longer decodes may be rewritten: that is how such a record is fixed.
+    auto old = existing ? stored_tenant_currency(existing->body) : Result<Currency>(t->currency);
+    if (old && *old != t->currency)
       return Error::invalid("currency", "cannot change once set (budgets and invoices are stated in it)");
     return Built{to_json(*t), index_of(*t)};
   };

@@ -5,6 +5,7 @@
 #include "model/user.h"
 #include "server/http/http_util.h"
 #include "server/api/resources.h"
+#include "server/services/record_faults.h"
 
 namespace gpurent {
 
@@ -43,7 +44,9 @@ void register_token_routes(App& app, Router& srv) {
               if (t.name == tr->name && !t.revoked)
                 return Error{Code::kConflict, "token name '" + tr->name + "' is already used by this user",
                              {{"name", "already used by an active token of this user"}}};
-            row = TokenRow{new_id("tok"), u->id, u->tenant_id, u->supplier_id, u->body.value("role", "viewer"),
+            auto role = decode_record(*u, stored_user_role, "no token can be made for this user");
+            if (!role) return role.error();
+            row = TokenRow{new_id("tok"), u->id, u->tenant_id, u->supplier_id, role_name(*role),
                            tr->name, token_hash(secret), app.clock.now(), tr->expires_at.value_or(0), false};
             if (auto s = tx.insert_token(row); !s) return s;
             return tx.append_audit({row.created_at, p.user_id, "create", "tokens", row.id, tr->name});

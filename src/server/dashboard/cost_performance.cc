@@ -3,7 +3,10 @@
 #include <algorithm>
 
 #include "billing/firewall.h"
+#include "model/job.h"
+#include "model/tenant.h"
 #include "server/services/allocation_ledger.h"
+#include "server/services/record_faults.h"
 
 namespace gpurent {
 namespace {
@@ -55,7 +58,7 @@ class TenantJobs {
     }
     if (auto st = add_costs(job_of_alloc); !st) return st;
 
-    const auto tenant_currency = parse_currency(tenant_.body.value("currency", "USD"));
+    const auto tenant_currency = stored_tenant_currency(tenant_.body);
     const Currency home = tenant_currency ? *tenant_currency : Currency::kUSD;
     for (const Series& s : series) {
       JobEfficiency e;
@@ -68,7 +71,9 @@ class TenantJobs {
       e.job = e.job_id;
       if (auto job = store_.get("jobs", e.job_id)) {
         e.job = job->name;
-        e.kind = job->body.value("kind", "");
+        auto j = decode_record(*job, [&](const json& b) { return parse_job(b, home); }, "the cost-performance view cannot show it");
+        if (!j) return j.error();
+        e.kind = enum_name(kJobKindNames, j->kind);
       }
       e.project = project_name(s.first->project_id);
       const JobCosts& c = costs_[e.job_id];

@@ -24,10 +24,11 @@ class TenantBuilder {
  public:
   TenantBuilder(StoreReader& store, const GpuCatalog& catalog, const Record& tenant, const DayRange& range, TimeMs now)
       : store_(store), tenant_(tenant), range_(range), now_(now), invoices_(store, catalog, tenant.id, now) {
-    auto cur = parse_currency(tenant.body.value("currency", "USD"));
+    auto cur = stored_tenant_currency(tenant.body);
     home_ = cur ? *cur : Currency::kUSD;
-    // A stored tenant always parses; should one not, the default thresholds apply.
-    if (auto t = parse_tenant(tenant.body)) settings_ = t->cost_firewall;
+    // Should the stored tenant not decode (reported), the default thresholds are drawn.
+    if (auto t = decode_record(tenant, parse_tenant, "the costs dashboard draws the default thresholds"))
+      settings_ = t->cost_firewall;
   }
 
   Result<std::vector<TenantCosts>> build() {
@@ -37,7 +38,7 @@ class TenantBuilder {
     for (const Record& p : *projects) {
       project(home, p.name);
       ids_[p.name] = p.id;
-      auto pj = parse_project(p.body, home_);
+      auto pj = decode_record(p, [&](const json& b) { return parse_project(b, home_); }, "the costs dashboard draws no budget for it");
       if (pj && pj->quota.monthly_budget) budgets_[p.name] = *pj->quota.monthly_budget;
     }
     for (size_t i = 0; i < range_.days.size(); ++i) {

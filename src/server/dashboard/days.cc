@@ -70,12 +70,6 @@ Result<std::vector<Record>> dashboard_tenants(App& app, const Principal& p, cons
 
 std::string utc_month(TimeMs t) { return utc_date(t).substr(0, 7); }
 
-std::optional<TimeMs> body_time(const nlohmann::json& body, const char* key) {
-  if (!body.contains(key) || !body[key].is_string()) return std::nullopt;
-  auto t = parse_rfc3339(body[key].get<std::string>(), key);
-  return t ? std::optional<TimeMs>(*t) : std::nullopt;
-}
-
 DayInvoices::DayInvoices(StoreReader& store, const GpuCatalog& catalog, std::string tenant_id, TimeMs now)
     : source_(store, catalog, std::move(tenant_id), now) {}
 

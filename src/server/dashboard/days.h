@@ -44,9 +44,6 @@ Result<std::vector<Record>> dashboard_tenants(App& app, const Principal& p, cons
 // "YYYY-MM" for a time in that UTC month.
 std::string utc_month(TimeMs t);
 
-// A record body's RFC 3339 time field ("running_at", "ended_at", an alert's "from"); absent,
-// null or unreadable: nullopt.
-std::optional<TimeMs> body_time(const nlohmann::json& body, const char* key);
 
 // One tenant's invoices per UTC day, each built on first use.
 class DayInvoices {

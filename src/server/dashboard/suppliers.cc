@@ -10,6 +10,7 @@
 #include "core/money.h"
 #include "model/fault.h"
 #include "model/measurement.h"
+#include "model/node.h"
 #include "server/services/advisor_live.h"
 #include "server/services/record_faults.h"
 
@@ -67,14 +68,16 @@ Status tally_supplier(StoreReader& store, const std::string& supplier_id, Tally&
   if (!records) return records.error();
   std::map<std::string, std::vector<Interval>> incidents;  // node id -> incident windows, as recorded
   for (const Record& r : *records) {
-    auto m = parse_measurement(r.body);
-    if (!m) return Error::make(Code::kInternal, "stored measurement " + r.id + ": " + m.error().message);
+    auto m = decode_record(r, decode_measurement, "the supplier's health cannot be scored without it");
+    if (!m) return m.error();
     if (m->kind != MeasurementKind::kIncident || !m->from || !m->to) continue;
-    incidents[r.body.value("node_id", m->node)].emplace_back(*m->from, *m->to);
+    incidents[m->node_id.empty() ? m->node : m->node_id].emplace_back(*m->from, *m->to);
   }
   for (const Record& n : *nodes) {
     ++nodes_n;
-    gpus_n += static_cast<int64_t>(n.body.value("gpus", json::array()).size());
+    auto cards = decode_record(n, stored_node_cards, "the supplier's health cannot be scored without it");
+    if (!cards) return cards.error();
+    gpus_n += static_cast<int64_t>(cards->size());
     const TimeMs a = std::max(n.created_at, t.from);
     if (a < t.end) t.node_ms += t.end - a;
     auto it = incidents.find(n.id);

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "core/money.h"
+#include "model/node.h"
 #include "server/services/allocation_ledger.h"
+#include "server/services/record_faults.h"
 
 namespace gpurent {
 
@@ -37,8 +39,10 @@ int64_t half_even(int64_t sum, int64_t n) { return div_half_even_sat(sum, n); }
 
 TimeMs floor_to(TimeMs t, DurationMs step) { return t - (((t % step) + step) % step); }
 
-NodeInfo node_info(const Record& r) {
-  return {r.name, r.supplier_id, r.gpu_model, static_cast<int64_t>(r.body.value("gpus", json::array()).size())};
+Result<NodeInfo> node_info(const Record& r) {
+  auto cards = decode_record(r, stored_node_cards, "the utilization view cannot be drawn without it");
+  if (!cards) return cards.error();
+  return NodeInfo{r.name, r.supplier_id, r.gpu_model, static_cast<int64_t>(cards->size())};
 }
 
 // The nodes the scope covers, by id.
@@ -47,14 +51,21 @@ Result<std::map<std::string, NodeInfo>> scoped_nodes(StoreReader& store, const U
   if (!s.node_id.empty()) {
     auto r = store.get("nodes", s.node_id);
     if (!r) return r.error();
-    if (s.supplier_id.empty() || r->supplier_id == s.supplier_id) out.emplace(r->id, node_info(*r));
+    if (!s.supplier_id.empty() && r->supplier_id != s.supplier_id) return out;
+    auto info = node_info(*r);
+    if (!info) return info.error();
+    out.emplace(r->id, std::move(*info));
     return out;
   }
   std::map<std::string, std::string> eq;
   if (!s.supplier_id.empty()) eq["supplier_id"] = s.supplier_id;
   auto nodes = list_all(store, "nodes", eq);
   if (!nodes) return nodes.error();
-  for (const Record& r : *nodes) out.emplace(r.id, node_info(r));
+  for (const Record& r : *nodes) {
+    auto info = node_info(r);
+    if (!info) return info.error();
+    out.emplace(r.id, std::move(*info));
+  }
   return out;
 }
 

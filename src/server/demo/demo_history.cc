@@ -7,7 +7,11 @@
 #include <set>
 #include <unordered_map>
 
+#include "model/job.h"
+#include "model/node.h"
+#include "model/tenant.h"
 #include "server/services/allocation_ledger.h"
+#include "server/services/record_faults.h"
 #include "server/services/cost_firewall.h"
 #include "server/api/resources.h"
 #include "server/services/scheduler_service.h"
@@ -70,14 +74,18 @@ Status DemoMeter::emit(TimeMs to) {
       for (int64_t g : p.gpus) r.cards.emplace_back(p.node_id, g);
     if (r.cards.empty() || r.job_id.empty()) continue;
     if (!jobs.count(r.job_id)) {
-      auto j = app_.store.get("jobs", r.job_id);
+      auto rec = app_.store.get("jobs", r.job_id);
+      if (!rec) return rec.error();
+      auto tenant = app_.store.get("tenants", rec->tenant_id);
+      if (!tenant) return tenant.error();
+      auto currency = decode_record(*tenant, stored_tenant_currency, "the demo meter cannot read its jobs");
+      if (!currency) return currency.error();
+      auto j = decode_record(*rec, [&](const json& b) { return parse_job(b, *currency); }, "the demo meter cannot report it");
       if (!j) return j.error();
       JobInfo info;
-      info.workload = workload_of(j->name, j->body.value("kind", ""));
-      info.key = demo_key(j->id);
-      const int64_t per_worker = j->body.contains("gpu_milli") ? j->body.value("gpu_milli", int64_t{1000})
-                                                                : j->body.value("gpus_per_worker", int64_t{0}) * 1000;
-      info.replica_milli = std::max<int64_t>(1, per_worker * j->body.value("workers", int64_t{1}));
+      info.workload = workload_of(rec->name, enum_name(kJobKindNames, j->kind));
+      info.key = demo_key(rec->id);
+      info.replica_milli = std::max<int64_t>(1, j->gpu_milli_per_worker() * j->workers);
       jobs[r.job_id] = info;
     }
     runs.push_back(std::move(r));
@@ -142,7 +150,9 @@ Status DemoMeter::emit(TimeMs to) {
       if (n.state != "available") continue;
       const GpuModel* model = app_.catalog.find(n.gpu_model);
       if (!model) continue;
-      const int64_t count = static_cast<int64_t>(n.body.value("gpus", json::array()).size());
+      auto cards = decode_record(n, stored_node_cards, "the demo meter cannot report its idle cards");
+      if (!cards) return cards.error();
+      const int64_t count = static_cast<int64_t>(cards->size());
       for (int64_t g = 0; g < count; ++g) {
         if (busy.count({n.id, g})) continue;
         CardSample s = idle_card(*model, demo_key(n.id) ^ static_cast<uint64_t>(g), m);
@@ -206,13 +216,13 @@ Status set_node_state(App& app, const std::string& node_name, bool available, co
   return app.loop.run([&](StoreTx& tx) -> Status {
     auto node = resolve_ref(tx, "nodes", node_name, {}, "node");
     if (!node) return node.error();
+    auto n = decode_record(*node, [&](const json& b) { return decode_node(b, app.catalog); }, "the demo week cannot change its state");
+    if (!n) return n.error();
+    n->state = available ? NodeState::kAvailable : NodeState::kUnavailable;
+    n->state_reason = available ? std::nullopt : std::optional<std::string>(reason);
     Record r = *node;
-    r.state = available ? "available" : "unavailable";
-    r.body["state"] = r.state;
-    if (available)
-      r.body.erase("state_reason");
-    else
-      r.body["state_reason"] = reason;
+    r.state = enum_name(kNodeStates, n->state);
+    r.body = to_json(*n);
     r.updated_at = now;
     if (auto s = tx.update(r); !s) return s;
     return tx.append_audit({now, actor, "update", "nodes", r.id, "demo week: " + r.state});

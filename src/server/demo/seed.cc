@@ -3,6 +3,7 @@
 #include "core/ids.h"
 #include "demo/demo_world.h"
 #include "io/files.h"
+#include "model/user.h"
 #include "server/services/bootstrap.h"
 #include "server/api/resources.h"
 
@@ -15,7 +16,7 @@ Result<Principal> demo_creator(App& app, const Principal& op, const std::string&
   auto users = app.store.list(ListQuery{"users", {{"tenant_id", t->items[0].id}}, "", 1000});
   if (!users) return users.error();
   for (const auto& u : users->items)
-    if (u.body.value("role", "") == "tenant_admin")
+    if (auto role = stored_user_role(u.body); role && *role == Role::kTenantAdmin)
       return Principal{u.id, "", Role::kTenantAdmin, u.tenant_id, ""};
   return Error::make(Code::kInternal, "demo: tenant '" + tenant_name + "' has no tenant_admin user");
 }
@@ -53,7 +54,9 @@ Result<json> seed_demo_if_empty(App& app, const std::string& admin_user_id, cons
   for (const auto& u : users->items) {
     if (u.id == admin_user_id) continue;
     std::string secret = new_token_secret();
-    TokenRow row{new_id("tok"), u.id, u.tenant_id, u.supplier_id, u.body.value("role", "viewer"), "demo",
+    auto role = stored_user_role(u.body);
+    if (!role) return role.error();
+    TokenRow row{new_id("tok"), u.id, u.tenant_id, u.supplier_id, role_name(*role), "demo",
                  token_hash(secret), app.clock.now(), 0, false};
     Status st = app.loop.run([&](StoreTx& tx) -> Status {
       if (auto s = tx.insert_token(row); !s) return s;

@@ -21,7 +21,7 @@ Result<Principal> authenticate(const httplib::Request& req, StoreReader& store, 
   // loses its powers at once.
   auto user = store.get("users", row->user_id);
   if (!user) return Error::make(Code::kUnauthorized, "the token's user no longer exists");
-  auto role = parse_role(user->body.value("role", ""));
+  auto role = stored_user_role(user->body);
   if (!role) return Error::make(Code::kUnauthorized, "the token's user has an unknown role");
   return Principal{row->user_id, row->id, *role, user->tenant_id, user->supplier_id};
 }

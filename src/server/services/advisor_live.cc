@@ -7,6 +7,7 @@
 #include "model/node.h"
 #include "model/supplier.h"
 #include "server/services/allocation_ledger.h"
+#include "server/services/record_faults.h"
 
 namespace gpurent {
 
@@ -16,8 +17,8 @@ Result<std::vector<Offer>> load_offers(StoreReader& store, const GpuCatalog& cat
   std::map<std::string, std::string> supplier_names;
   std::vector<Offer> out;
   for (const Record& r : *records) {
-    auto o = parse_offer(r.body, catalog);
-    if (!o) return Error::make(Code::kInternal, "stored offer " + r.id + ": " + o.error().message);
+    auto o = decode_record(r, [&](const json& b) { return parse_offer(b, catalog); }, "the advisor cannot compare offers without it");
+    if (!o) return o.error();
     o->supplier_id = r.supplier_id;
     auto it = supplier_names.find(r.supplier_id);
     if (it == supplier_names.end()) {
@@ -39,14 +40,14 @@ Result<std::vector<SupplierCandidate>> load_supplier_candidates(StoreReader& sto
   if (!offers) return offers.error();
   std::vector<SupplierCandidate> out;
   for (const Record& s : *suppliers) {
-    auto sup = parse_supplier(s.body);
-    if (!sup) return Error::make(Code::kInternal, "stored supplier " + s.id + ": " + sup.error().message);
+    auto sup = decode_record(s, parse_supplier, "suppliers cannot be scored without it");
+    if (!sup) return sup.error();
     std::vector<SupplierNodeRecord> nodes;
     auto node_records = list_all(store, "nodes", {{"supplier_id", s.id}});
     if (!node_records) return node_records.error();
     for (const Record& n : *node_records) {
-      auto node = parse_node(n.body, catalog);
-      if (!node) return Error::make(Code::kInternal, "stored node " + n.id + ": " + node.error().message);
+      auto node = decode_record(n, [&](const json& b) { return parse_node(b, catalog); }, "its supplier cannot be scored without it");
+      if (!node) return node.error();
       node->name = n.name;
       nodes.push_back({n.id, std::move(*node)});
     }
@@ -57,9 +58,8 @@ Result<std::vector<SupplierCandidate>> load_supplier_candidates(StoreReader& sto
     auto m_records = list_all(store, "measurements", {{"supplier_id", s.id}});
     if (!m_records) return m_records.error();
     for (const Record& m : *m_records) {
-      auto parsed = parse_measurement(m.body);
-      if (!parsed) return Error::make(Code::kInternal, "stored measurement " + m.id + ": " + parsed.error().message);
-      parsed->node_id = m.body.value("node_id", parsed->node_id);
+      auto parsed = decode_record(m, decode_measurement, "its supplier cannot be scored without it");
+      if (!parsed) return parsed.error();
       measurements.push_back(std::move(*parsed));
     }
     auto history = derive_supplier_history(nodes, own, measurements, from, to);
@@ -110,7 +110,7 @@ Result<FingerprintInput> metered_fingerprint(StoreReader& store, const GpuCatalo
     for (const auto& p : run.placement) {
       const std::string& node_id = p.node_id;
       if (model.empty())
-        if (auto n = store.get("nodes", node_id)) model = n->body.value("gpu_model", "");
+        if (auto n = store.get("nodes", node_id)) model = n->gpu_model;  // the index column: the catalog id
       for (int64_t g : p.gpus) {
         auto pts = store.gpu_usage(node_id, g, *start, end, 1'000'000);
         if (!pts) return pts.error();

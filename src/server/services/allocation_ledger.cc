@@ -1,46 +1,54 @@
 #include "server/services/allocation_ledger.h"
 
+#include <algorithm>
 #include <map>
 
 #include "core/ids.h"
 #include "model/contract.h"
 #include "model/job.h"
 #include "model/node.h"
+#include "model/offer.h"
+#include "model/tenant.h"
 #include "model/job_run.h"
 #include "server/services/record_faults.h"
 
 namespace gpurent {
 namespace {
 
-bool sells(const json& offer, const Record& node) {
-  if (offer.value("gpu_model", "") != node.gpu_model || offer.value("region", "") != node.region) return false;
-  const json sel = offer.value("node_selector", json::object());
-  if (sel.contains("site") && sel["site"] != node.body.value("site", "")) return false;
-  if (sel.contains("node_names") && !sel["node_names"].empty()) {
-    bool listed = false;
-    for (const auto& n : sel["node_names"]) listed = listed || n == node.name;
-    if (!listed) return false;
-  }
-  return true;
+// Whether offer `o` sells `node`: the same GPU model and region, and a node selector (site,
+// names) that lets the node in.
+bool sells(const OfferReach& o, const Record& node_rec, const std::string& site) {
+  if (o.gpu_model != node_rec.gpu_model || o.region != node_rec.region) return false;
+  if (o.node_selector.site && *o.node_selector.site != site) return false;
+  const auto& names = o.node_selector.node_names;
+  return names.empty() || std::find(names.begin(), names.end(), node_rec.name) != names.end();
 }
 
-// (offer id, contract id) for a run on `node`; empty offer when nothing sells the node.
-Result<std::pair<std::string, std::string>> offer_for(StoreTx& tx, const std::string& tenant_id, const Record& node,
+// (offer id, contract id) for a run on `node`; empty offer when nothing sells the node. A contract
+// or offer that no longer decodes is reported and sells nothing here (its tenant's invoices fail
+// until it is fixed): one broken record must not stop every job from starting.
+Result<std::pair<std::string, std::string>> offer_for(StoreTx& tx, const std::string& tenant_id, const Record& node_rec,
                                                       TimeMs now) {
-  auto contracts = list_all(tx, "contracts", {{"tenant_id", tenant_id}, {"supplier_id", node.supplier_id}});
+  auto site = decode_record(node_rec, stored_node_site, "no run can be recorded on it");
+  if (!site) return site.error();
+  auto sells_node = [&](const Record& o) {
+    auto reach = decode_record(o, stored_offer_reach, "it sells no new run until it is fixed");
+    return reach && sells(*reach, node_rec, *site);
+  };
+  auto contracts = list_all(tx, "contracts", {{"tenant_id", tenant_id}, {"supplier_id", node_rec.supplier_id}});
   if (!contracts) return contracts.error();
   for (const Record& c : *contracts) {
-    auto k = parse_contract(c.body);
+    auto k = decode_record(c, decode_contract, "runs started meanwhile are priced at list prices");
     if (!k || k->starts_at > now) continue;
-    for (const auto& oid : c.body.value("offer_ids", std::vector<std::string>{})) {
+    for (const auto& oid : k->offer_ids) {
       auto o = tx.get("offers", oid);
-      if (o && sells(o->body, node)) return std::make_pair(oid, c.id);
+      if (o && sells_node(*o)) return std::make_pair(oid, c.id);
     }
   }
-  auto offers = list_all(tx, "offers", {{"supplier_id", node.supplier_id}});
+  auto offers = list_all(tx, "offers", {{"supplier_id", node_rec.supplier_id}});
   if (!offers) return offers.error();
   for (const Record& o : *offers)
-    if (sells(o.body, node)) return std::make_pair(o.id, std::string());
+    if (sells_node(o)) return std::make_pair(o.id, std::string());
   return std::make_pair(std::string(), std::string());
 }
 
@@ -70,14 +78,13 @@ Status open_run(StoreTx& tx, const Record& job, const JobStatus& before, const J
   run.supplier_id = node->supplier_id;
   run.offer_id = offer->first;
   run.contract_id = offer->second;
-  const json billing = job.body.value("billing", json::object());
-  std::string mode = "on_demand";
-  if (auto m = billing.find("mode"); m != billing.end()) mode = m->is_string() ? m->get<std::string>() : m->dump();
-  auto parsed_mode = enum_parse(kBillingModeNames, mode);
-  if (!parsed_mode)
-    return undecodable_record("jobs", job.id, job.name, Error::invalid("billing.mode", "'" + mode + "' is not a billing mode"),
-                              "its run cannot be recorded");
-  run.billing_mode = *parsed_mode;
+  auto tenant = tx.get("tenants", job.tenant_id);
+  if (!tenant) return tenant.error();
+  auto currency = decode_record(*tenant, stored_tenant_currency, "its runs cannot be recorded");
+  if (!currency) return currency.error();
+  auto j = decode_record(job, [&](const json& b) { return parse_job(b, *currency); }, "its run cannot be recorded");
+  if (!j) return j.error();
+  run.billing_mode = j->billing.mode;
   run.gpu_milli = milli;
   run.requested_at = job.created_at;
   run.running_at = now;

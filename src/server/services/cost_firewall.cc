@@ -49,7 +49,7 @@ Result<int> CostFirewall::run_once(TimeMs now) {
     auto tenant = parse_tenant(t.body);
     if (!tenant)
       (void)undecodable_record("tenants", t.id, t.name, tenant.error(), "its cost firewall runs with default thresholds");
-    auto body_currency = parse_currency(t.body.value("currency", "USD"));
+    auto body_currency = stored_tenant_currency(t.body);
     const Currency cur = tenant ? tenant->currency : body_currency ? *body_currency : Currency::kUSD;
     const CostFirewallSettings settings = tenant ? tenant->cost_firewall : CostFirewallSettings{};
     std::map<std::string, std::string> project_ids;          // name -> id

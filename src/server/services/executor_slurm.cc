@@ -22,6 +22,8 @@
 #include "core/ids.h"
 #include "exec/slurm_cli.h"
 #include "model/node.h"
+#include "model/supplier.h"
+#include "server/services/record_faults.h"
 #include "server/services/allocation_ledger.h"
 #include "server/services/executor.h"
 #include "server/services/scheduler_internal.h"
@@ -96,8 +98,10 @@ Status SlurmExecutor::sync_inventory(StoreTx& tx, TimeMs now) {
     }
     sup = page->items.front();
   }
-  const json sites = sup->body.value("sites", json::array());
-  if (sites.empty()) return Error::invalid("slurm_supplier", "supplier " + sup->name + " has no site");
+  auto supplier = decode_record(*sup, parse_supplier, "Slurm's nodes cannot be listed under it");
+  if (!supplier) return supplier.error();
+  if (supplier->sites.empty()) return Error::invalid("slurm_supplier", "supplier " + sup->name + " has no site");
+  const Site& site = supplier->sites.front();
   for (const SlurmNode& sn : nodes_) {
     auto found = tx.list({"nodes", {{"supplier_id", sup->id}, {"name", sn.name}}, "", 1});
     if (!found) return found.error();
@@ -112,8 +116,8 @@ Status SlurmExecutor::sync_inventory(StoreTx& tx, TimeMs now) {
       json body = {
           {"name", sn.name},
           {"supplier", sup->id},
-          {"site", sites[0].value("name", "")},
-          {"region", sites[0].value("region", "")},
+          {"site", site.name},
+          {"region", site.region},
           {"gpu_model", o_.gpu_model},
           {"gpus", json::array()},
           {"cpu", {{"model", "unknown (from Slurm)"}, {"cores", std::max<int64_t>(sn.cpus, 1)}, {"sockets", 1}}},
@@ -148,16 +152,16 @@ Status SlurmExecutor::sync_inventory(StoreTx& tx, TimeMs now) {
       continue;
     }
     Record r = found->items.front();
-    const std::string have = r.body.value("state", "available");
-    const std::string reason = r.body.value("state_reason", "");
+    auto node = decode_record(r, [&](const json& b) { return decode_node(b, catalog_); }, "Slurm's view of it is not applied");
+    if (!node) return node.error();
+    const std::string have = enum_name(kNodeStates, node->state);
+    const std::string reason = node->state_reason.value_or("");
     const bool ours = reason.rfind(kReasonPrefix, 0) == 0;
     if (have == want && (want == "available" || reason == why)) continue;
     if (have != "available" && !ours) continue;  // an operator's state stays
-    r.body["state"] = want;
-    if (want == "available")
-      r.body.erase("state_reason");
-    else
-      r.body["state_reason"] = why;
+    node->state = out ? NodeState::kUnavailable : NodeState::kAvailable;
+    node->state_reason = out ? std::optional<std::string>(why) : std::nullopt;
+    r.body = to_json(*node);
     r.state = want;
     r.updated_at = now;
     if (auto s = tx.update(r); !s) return s;

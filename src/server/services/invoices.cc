@@ -101,7 +101,7 @@ Status add_contract_groups(StoreReader& store, Builder& b, const Record& tenant,
   if (!contracts) return contracts.error();
   for (const Record& c : *contracts) {
     // Never a smaller invoice: the request fails, and the record is reported.
-    auto k = decode_record(c, parse_contract, "tenant " + tenant.name + "'s invoices cannot be rated without it");
+    auto k = decode_record(c, decode_contract, "tenant " + tenant.name + "'s invoices cannot be rated without it");
     if (!k) return k.error();
     Group& g = loaded.groups[c.id];
     g.contract_id = c.id;
@@ -115,7 +115,7 @@ Status add_contract_groups(StoreReader& store, Builder& b, const Record& tenant,
     g.in.contract.cap_credits = k->cap_credits;
     g.in.contract.exit_notice_at = k->exit_notice_at;
     g.in.contract.exit_at = k->exit_at;
-    const auto ids = c.body.value("offer_ids", std::vector<std::string>{});
+    const auto& ids = k->offer_ids;
     std::map<std::string, std::string> ref_to_name;
     for (size_t i = 0; i < ids.size() && i < k->offers.size(); ++i) {
       auto o = b.offer(ids[i]);
@@ -228,10 +228,10 @@ Status add_measurements(StoreReader& store, Builder& b, LoadedInputs& loaded) {
   for (auto& [key, g] : loaded.groups) {
     if (g.contract_id.empty()) continue;  // list prices: no SLA
     for (const Record& r : measurements[g.supplier_id]) {
-      auto m = decode_record(r, parse_measurement,
+      auto m = decode_record(r, decode_measurement,
                              "the SLA credits of contracts with this supplier cannot be computed without it");
       if (!m) return m.error();
-      const std::string node = b.name_of("nodes", r.body.value("node_id", ""));
+      const std::string node = b.name_of("nodes", m->node_id);
       switch (m->kind) {
         case MeasurementKind::kFp16Tflops: g.in.tflops.push_back({*m->at, node, *m->gpu, *m->tflops_x10}); break;
         case MeasurementKind::kNcclBusbw: g.in.nccl.push_back({node, *m->from, *m->to, *m->busbw_gbps}); break;

@@ -50,8 +50,9 @@ Error undecodable_record(const std::string& kind, const std::string& id, const s
 // Reads a stored record through its kind's codec (model/) under the policy above: a record that
 // no longer decodes is reported and the read fails with undecodable_record(r…, consequence); one
 // that decodes is forgotten if it was reported before.
-template <class T>
-Result<T> decode_record(const Record& r, Result<T> (*decode)(const nlohmann::json&), const std::string& consequence) {
+// `decode` is the kind's codec, json -> Result<T> (bind extra arguments with a lambda).
+template <class Decode>
+auto decode_record(const Record& r, Decode&& decode, const std::string& consequence) -> decltype(decode(r.body)) {
   auto v = decode(r.body);
   if (!v) return undecodable_record(r.kind, r.id, r.name, v.error(), consequence);
   record_faults().clear(r.kind, r.id);

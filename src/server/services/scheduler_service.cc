@@ -16,6 +16,8 @@
 #include "model/node.h"
 #include "model/project.h"
 #include "model/reservation.h"
+#include "model/tenant.h"
+#include "server/services/record_faults.h"
 #include "sched/from_model.h"
 
 namespace gpurent {
@@ -24,15 +26,15 @@ namespace sched_detail {
 Result<Currency> tenant_currency(StoreTx& tx, const std::string& tenant_id) {
   auto t = tx.get("tenants", tenant_id);
   if (!t) return t.error();
-  return parse_currency(t->body.value("currency", "USD"));
+  return decode_record(*t, stored_tenant_currency, "its jobs cannot be priced");
 }
 
 Result<Job> load_job(StoreTx& tx, const Record& r) {
   auto cur = tenant_currency(tx, r.tenant_id);
   if (!cur) return cur.error();
-  auto j = parse_job(r.body, *cur);
+  auto j = decode_record(r, [&](const json& b) { return parse_job(b, *cur); }, "the scheduler cannot hold it");
   if (!j) return j.error();
-  auto st = parse_job_status(r.body.value("status", json::object()), "status");
+  auto st = stored_job_status(r.body);
   if (!st) return st.error();
   j->tenant_id = r.tenant_id;
   j->project_id = r.project_id;
@@ -79,11 +81,11 @@ std::vector<SchedWorker> from_placement(const std::vector<WorkerPlacement>& ps) 
 
 // Writes a job's new status; records a job event when `event` (from -> to with the reason).
 Status write_status(StoreTx& tx, Record r, const JobStatus& st, bool event, TimeMs now) {
-  auto old = parse_job_status(r.body.value("status", json::object()), "status");
+  auto old = stored_job_status(r.body);
   if (!old) return old.error();
   const std::string from = job_state_name(old->state);
   if (auto s = sync_allocation(tx, r, *old, st, now); !s) return s;
-  r.body["status"] = to_json(st);
+  set_stored_job_status(r.body, st);
   r.state = job_state_name(st.state);
   r.updated_at = now;
   if (auto s = tx.update(r); !s) return s;
@@ -96,7 +98,7 @@ Status move_job(StoreTx& tx, const std::string& id, JobState to, const Message& 
                 std::vector<WorkerPlacement> placement, TimeMs now) {
   auto r = tx.get("jobs", id);
   if (!r) return r.error();
-  auto st = parse_job_status(r->body.value("status", json::object()), "status");
+  auto st = stored_job_status(r->body);
   if (!st) return st.error();
   if (auto s = check_transition(st->state, to); !s) return s;
   JobStatus next{to, reason, now, std::move(placement)};
@@ -229,7 +231,13 @@ Status SchedulerService::rebuild(StoreTx& tx, TimeMs now) {
       auto st = node_state_.find(w.node);
       if (st != node_state_.end() && st->second != "unavailable") continue;
       auto n = tx.get("nodes", w.node);
-      const Message detail = !n ? Message("sched.node_removed") : node_detail(n->body.value("state_reason", ""));
+      std::string reason;
+      if (n) {
+        auto node = decode_record(*n, [&](const json& b) { return decode_node(b, app_.catalog); }, "the scheduler cannot say why it failed");
+        if (!node) return node.error();
+        reason = node->state_reason.value_or("");
+      }
+      const Message detail = !n ? Message("sched.node_removed") : node_detail(reason);
       why = detail.empty() ? Message("sched.node_failed").arg("node", w.node)
                            : Message("sched.node_failed_detail").arg("node", w.node).arg("detail", detail);
       if (auto s = record_fault(tx, r, w.node, why, now); !s) return s;
@@ -252,13 +260,15 @@ Status SchedulerService::sync_nodes(StoreTx& tx, TimeMs now, std::vector<SchedEv
     seen.insert(r.id);
     auto it = node_state_.find(r.id);
     if (it == node_state_.end()) {
-      auto n = parse_node(r.body, app_.catalog);
+      auto n = decode_record(r, [&](const json& b) { return decode_node(b, app_.catalog); }, "the scheduler cannot place on it");
       if (!n) return n.error();
       if (auto s = engine_->add_node(to_sched_node(*n, r.id, app_.catalog)); !s) return s;
       it = node_state_.emplace(r.id, "available").first;
     }
     if (it->second == r.state) continue;
-    const std::string reason = r.body.value("state_reason", "");
+    auto stored = decode_record(r, [&](const json& b) { return decode_node(b, app_.catalog); }, "the scheduler cannot follow its state");
+    if (!stored) return stored.error();
+    const std::string reason = stored->state_reason.value_or("");
     if (r.state == "unavailable") {
       auto ev = engine_->node_failed(r.id, now, reason.empty() ? Message("sched.node_marked_unavailable") : node_detail(reason));
       events.insert(events.end(), ev.begin(), ev.end());
@@ -285,9 +295,11 @@ Status SchedulerService::sync_reservations(StoreTx& tx, TimeMs now) {
   if (!rs) return rs.error();
   std::map<std::string, std::string> holder;  // node -> tenant, for reservations active now
   for (const Record& r : *rs) {
-    auto res = parse_reservation(r.body);
+    // One that no longer decodes is reported (log, /readyz, metric) and holds no node: one broken
+    // record must not stop the scheduler for everyone.
+    auto res = decode_record(r, decode_reservation, "its nodes are not held for the tenant until it is fixed");
     if (!res || !res->active_at(now)) continue;
-    for (const auto& id : r.body.value("node_ids", std::vector<std::string>{})) holder[id] = r.tenant_id;
+    for (const auto& id : res->node_ids) holder[id] = r.tenant_id;
   }
   for (const auto& [node, state] : node_state_) {
     auto it = holder.find(node);
@@ -308,7 +320,7 @@ Status SchedulerService::sync_projects(StoreTx& tx) {
   for (const Record& r : *projects) {
     auto cur = tenant_currency(tx, r.tenant_id);
     if (!cur) return cur.error();
-    auto p = parse_project(r.body, *cur);
+    auto p = decode_record(r, [&](const json& b) { return parse_project(b, *cur); }, "the scheduler cannot apply its quota");
     if (!p) return p.error();
     p->tenant_id = r.tenant_id;
     SchedProject sp = to_sched_project(*p, r.id);
@@ -367,7 +379,7 @@ Status SchedulerService::apply(StoreTx& tx, const std::vector<SchedEvent>& event
   for (const SchedEvent& e : events) {
     auto r = tx.get("jobs", e.job);
     if (!r) return r.error();
-    auto st = parse_job_status(r->body.value("status", json::object()), "status");
+    auto st = stored_job_status(r->body);
     if (!st) return st.error();
     if (is_terminal(st->state)) {  // ended in the store meanwhile: the engine forgets it
       engine_->remove(e.job);

@@ -4,7 +4,9 @@
 #include <set>
 #include <tuple>
 
+#include "model/node.h"
 #include "server/services/access.h"
+#include "server/services/record_faults.h"
 
 namespace gpurent {
 namespace {
@@ -15,10 +17,11 @@ struct NodeGpus {
   std::set<int64_t> indexes;
 };
 
-NodeGpus node_gpus(const Record& r) {
+Result<NodeGpus> node_gpus(const Record& r) {
+  auto cards = decode_record(r, stored_node_cards, "usage samples of its cards are refused");
+  if (!cards) return cards.error();
   NodeGpus n{r.id, r.name, {}};
-  for (const auto& g : r.body.value("gpus", json::array()))
-    if (g.contains("index") && g["index"].is_number_integer()) n.indexes.insert(g["index"].get<int64_t>());
+  for (const StoredCard& c : *cards) n.indexes.insert(c.index);
   return n;
 }
 
@@ -45,10 +48,12 @@ Result<UsageBatchRows> resolve(StoreTx& tx, const Principal& p, const UsageBatch
     for (;;) {
       auto page = tx.list(q);
       if (!page) return page.error();
-      for (const Record& r : page->items)
-        for (const auto& g : r.body.value("gpus", json::array()))
-          if (g.contains("uuid") && g["uuid"].is_string() && g.contains("index") && g["index"].is_number_integer())
-            by_uuid[g["uuid"].get<std::string>()] = {r.id, g["index"].get<int64_t>()};
+      for (const Record& r : page->items) {
+        auto cards = decode_record(r, stored_node_cards, "usage samples naming its cards by UUID are refused");
+        if (!cards) return cards.error();
+        for (const StoredCard& c : *cards)
+          if (c.uuid) by_uuid[*c.uuid] = {r.id, c.index};
+      }
       if (page->next_after.empty()) return ok_status();
       q.after_id = page->next_after;
     }
@@ -94,7 +99,9 @@ Result<UsageBatchRows> resolve(StoreTx& tx, const Principal& p, const UsageBatch
           for (const auto& f : rec.error().fields) errs.add(f.field, f.reason);
           continue;
         }
-        it->second = node_gpus(*rec);
+        auto gpus = node_gpus(*rec);
+        if (!gpus) return gpus.error();
+        it->second = std::move(*gpus);
       }
       if (!it->second) continue;  // reported at its first use
       const int64_t gpu = s.gpu.value_or(-1);
