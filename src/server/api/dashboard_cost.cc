@@ -1,7 +1,7 @@
 // GET /api/v1/dashboard/costs and GET /api/v1/dashboard/cost-performance (docs/api.md#dashboard):
 // what each UTC day cost per tenant, project and card, budgets burning down and the period's
-// alerts (server/dashboard_costs.h); metric gain per GPU-hour of each job (server/
-// dashboard_cost_performance.h). Both rate the tenants' day invoices on request. Operators see
+// alerts (server/dashboard/costs.h); metric gain per GPU-hour of each job (server/dashboard/
+// cost_performance.h, arithmetic in insight/). Both rate the tenants' day invoices on request. Operators see
 // every tenant (?tenant= narrows to one), tenant users their own; supplier tokens are refused.
 #include "server/dashboard/cost_performance.h"
 #include "server/dashboard/costs.h"

@@ -1,7 +1,7 @@
 // GET /api/v1/dashboard/utilization (hour × card GPU utilization) and GET
 // /api/v1/dashboard/suppliers (supplier health and the advisor's split): the query parameters,
-// who sees what, and the JSON; the figures come from server/dashboard_usage.h and
-// server/dashboard_suppliers.h. Scope: operators see everything and may narrow with supplier=,
+// who sees what, and the JSON; the figures come from server/dashboard/usage.h and
+// server/dashboard/suppliers.h. Scope: operators see everything and may narrow with supplier=,
 // node=, project=, tenant= (an id or a name); tenant users see only their own tenant's
 // allocations (tenant= naming another tenant is 404, as for invoices); supplier users see only
 // their own nodes. Contract: docs/api.md, "Dashboard".

@@ -207,25 +207,6 @@ class TenantBuilder {
   std::map<std::string, std::string> node_ids_;
 };
 
-json money_list(const std::vector<int64_t>& v, Currency c) {
-  json out = json::array();
-  for (int64_t m : v) out.push_back(Money(m, c).amount_string());
-  return out;
-}
-
-json to_json(const BudgetBurn& b) {
-  json burn = json::array();
-  for (const auto& d : b.burn)
-    burn.push_back({{"date", utc_date(d.date)}, {"spent", d.spent.amount_string()}, {"remaining", d.remaining.amount_string()}});
-  return {{"monthly", b.monthly.amount_string()},
-          {"month", utc_month(b.month)},
-          {"spent", b.spent.amount_string()},
-          {"remaining", b.remaining.amount_string()},
-          {"burn", std::move(burn)},
-          {"projected_month_end", b.projected_month_end.amount_string()},
-          {"projected_over", b.projected_over}};
-}
-
 }  // namespace
 
 Result<CostsDashboard> build_costs_dashboard(StoreReader& store, const GpuCatalog& catalog,
@@ -238,34 +219,6 @@ Result<CostsDashboard> build_costs_dashboard(StoreReader& store, const GpuCatalo
     for (auto& c : *costs) d.tenants.push_back(std::move(c));
   }
   return d;
-}
-
-void add_project_line(ProjectCosts& p, const ChargeLine& l, size_t day) {
-  const int64_t m = l.amount.micros();
-  p.daily[day] += m;
-  p.total += m;
-  if (l.kind != LineKind::kCredit) p.charges += m;
-  p.covered += l.covered_value.round_to_cents().micros();
-  if (l.rule == "storage_io") p.storage_io_daily[day] += m, p.storage_io += m;
-  if (l.rule == "egress") p.egress_daily[day] += m;
-}
-
-json project_costs_json(const ProjectCosts& p, Currency c, int64_t io_share_pct) {
-  // Saturated: money sums this large do not occur, but the addition must not overflow.
-  const __int128 base = static_cast<__int128>(p.charges) + p.covered;
-  const int64_t base64 = base > INT64_MAX ? INT64_MAX : static_cast<int64_t>(base);
-  return {{"project_id", p.project_id},
-          {"project", p.project},
-          {"daily", money_list(p.daily, c)},
-          {"storage_io_daily", money_list(p.storage_io_daily, c)},
-          {"egress_daily", money_list(p.egress_daily, c)},
-          {"total", Money(p.total, c).amount_string()},
-          {"reserved_covered_value", Money(p.covered, c).amount_string()},
-          {"storage_io_share_pct", share_pct_text(p.storage_io, base64)},
-          // exact on these amounts (the share above is rounded); the firewall compares the
-          // micro-exact month to date
-          {"storage_io_over_threshold", static_cast<__int128>(p.storage_io) * 100 > static_cast<__int128>(io_share_pct) * base},
-          {"budget", p.budget ? to_json(*p.budget) : json(nullptr)}};
 }
 
 json to_json(const CostsDashboard& d) {

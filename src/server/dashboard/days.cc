@@ -7,40 +7,6 @@
 
 namespace gpurent {
 
-int64_t DayRange::index_of(TimeMs t) const {
-  if (t < from || t >= to) return -1;
-  return (day_start(t) - from) / kMsPerDay;
-}
-
-Result<DayRange> parse_day_range(const std::optional<std::string>& from, const std::optional<std::string>& to,
-                                 TimeMs now) {
-  FieldErrors errs;
-  auto time_of = [&](const std::optional<std::string>& v, const char* field) -> std::optional<TimeMs> {
-    if (!v) return std::nullopt;
-    auto t = parse_rfc3339(*v, field);
-    if (!t) {
-      errs.add(field, t.error().fields.empty() ? t.error().message : t.error().fields[0].reason);
-      return std::nullopt;
-    }
-    return *t;
-  };
-  const auto f = time_of(from, "from");
-  const auto t = time_of(to, "to");
-  if (!errs.empty()) return errs.to_error();
-  DayRange r;
-  const TimeMs end = t ? *t : day_start(now) + kMsPerDay;
-  const TimeMs start = f ? *f : end - kDashboardDefaultDays * kMsPerDay;
-  if (end <= start) return Error::invalid("to", "must be after from");
-  r.from = day_start(start);
-  r.to = day_start(end) == end ? end : day_start(end) + kMsPerDay;
-  const int64_t n = (r.to - r.from) / kMsPerDay;
-  if (n > kDashboardMaxDays)
-    return Error::invalid("range", "at most " + std::to_string(kDashboardMaxDays) + " days (" + utc_date(r.from) +
-                                       " to " + utc_date(r.to) + " is " + std::to_string(n) + ")");
-  for (int64_t i = 0; i < n; ++i) r.days.push_back(r.from + i * kMsPerDay);
-  return r;
-}
-
 Result<std::vector<Record>> dashboard_tenants(App& app, const Principal& p, const std::optional<std::string>& tenant) {
   const KindSpec& spec = app.kinds.at("tenants");
   std::vector<Record> out;
@@ -68,7 +34,6 @@ Result<std::vector<Record>> dashboard_tenants(App& app, const Principal& p, cons
   return out;
 }
 
-std::string utc_month(TimeMs t) { return utc_date(t).substr(0, 7); }
 
 DayInvoices::DayInvoices(StoreReader& store, const GpuCatalog& catalog, std::string tenant_id, TimeMs now)
     : source_(store, catalog, std::move(tenant_id), now) {}

@@ -8,6 +8,8 @@
 
 #include "advisor/supplier_score.h"
 #include "core/money.h"
+#include "insight/decimal.h"
+#include "insight/outage.h"
 #include "model/fault.h"
 #include "model/measurement.h"
 #include "model/node.h"
@@ -26,42 +28,11 @@ using Interval = TimeInterval;  // [first, second)
 // Minutes, hours and availability shares of a period: statistics, saturating (core/money.h).
 int64_t half_even(__int128 num, int64_t den) { return div_half_even_sat(num, den); }
 
-// v / 10^decimals as a decimal string: fixed(9912, 2) = "99.12".
-std::string fixed(int64_t v, int decimals) {
-  int64_t scale = 1;
-  for (int i = 0; i < decimals; ++i) scale *= 10;
-  const int64_t a = v < 0 ? -v : v;
-  std::string frac = std::to_string(a % scale);
-  frac.insert(0, decimals - frac.size(), '0');
-  return (v < 0 ? "-" : "") + std::to_string(a / scale) + "." + frac;
-}
-
-TimeMs floor_day(TimeMs t) { return t - (((t % kMsPerDay) + kMsPerDay) % kMsPerDay); }
-
 std::string date_of(TimeMs day) { return format_rfc3339(day).substr(0, 10); }
 
 json opt(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
 
-// Incidents and outage per UTC day over one supplier's nodes, and the totals behind availability.
-struct Tally {
-  TimeMs first_day = 0, from = 0, end = 0;
-  std::vector<int64_t> incidents, outage_ms;  // per day
-  int64_t total_incidents = 0;
-  __int128 node_ms = 0, down_ms = 0;
-
-  void count(TimeMs at) {
-    if (at < from || at >= end) return;
-    ++total_incidents;
-    ++incidents[(floor_day(at) - first_day) / kMsPerDay];
-  }
-  void down(TimeMs a, TimeMs b) {  // inside [from, end)
-    down_ms += b - a;
-    for (TimeMs d = floor_day(a); d < b; d += kMsPerDay)
-      outage_ms[(d - first_day) / kMsPerDay] += std::min(b, d + kMsPerDay) - std::max(a, d);
-  }
-};
-
-Status tally_supplier(StoreReader& store, const std::string& supplier_id, Tally& t, int64_t& nodes_n, int64_t& gpus_n) {
+Status tally_supplier(StoreReader& store, const std::string& supplier_id, OutageTally& t, int64_t& nodes_n, int64_t& gpus_n) {
   auto nodes = list_all(store, "nodes", {{"supplier_id", supplier_id}});
   if (!nodes) return nodes.error();
   auto records = list_all(store, "measurements", {{"supplier_id", supplier_id}});
@@ -78,17 +49,17 @@ Status tally_supplier(StoreReader& store, const std::string& supplier_id, Tally&
     auto cards = decode_record(n, stored_node_cards, "the supplier's health cannot be scored without it");
     if (!cards) return cards.error();
     gpus_n += static_cast<int64_t>(cards->size());
-    const TimeMs a = std::max(n.created_at, t.from);
-    if (a < t.end) t.node_ms += t.end - a;
+    const TimeMs a = std::max(n.created_at, t.from());
+    if (a < t.end()) t.add_node_time(t.end() - a);
     auto it = incidents.find(n.id);
     if (it == incidents.end()) continue;
-    for (const Interval& i : it->second) t.count(i.first);
+    for (const Interval& i : it->second) t.count_incident(i.first);
     std::vector<Interval> clipped;
     for (const Interval& i : it->second) {
-      const TimeMs b = std::max(i.first, a), e = std::min(i.second, t.end);
+      const TimeMs b = std::max(i.first, a), e = std::min(i.second, t.end());
       if (b < e) clipped.emplace_back(b, e);
     }
-    for (const Interval& i : merge_intervals(std::move(clipped))) t.down(i.first, i.second);
+    for (const Interval& i : merge_intervals(std::move(clipped))) t.add_down(i.first, i.second);
   }
   // A node failure the scheduler recorded (one fault per job it hit) is one incident unless an
   // incident measurement on that node already covers the moment.
@@ -104,7 +75,7 @@ Status tally_supplier(StoreReader& store, const std::string& supplier_id, Tally&
     bool covered = false;
     if (auto it = incidents.find(node); it != incidents.end())
       for (const Interval& i : it->second) covered = covered || (i.first <= at && at <= i.second);
-    if (!covered) t.count(at);
+    if (!covered) t.count_incident(at);
   }
   return ok_status();
 }
@@ -136,11 +107,9 @@ Result<json> supplier_health_report(StoreReader& store, const GpuCatalog& catalo
   }
   std::sort(suppliers.begin(), suppliers.end(), [](const Record& a, const Record& b) { return a.name < b.name; });
 
-  const TimeMs first_day = floor_day(s.from);
-  const size_t days = static_cast<size_t>((s.to - first_day + kMsPerDay - 1) / kMsPerDay);
   json out = json::array();
   for (const Record& r : suppliers) {
-    Tally t{first_day, s.from, end, std::vector<int64_t>(days), std::vector<int64_t>(days)};
+    OutageTally t(s.from, end, s.to);
     int64_t nodes = 0, gpus = 0;
     if (auto st = tally_supplier(store, r.id, t, nodes, gpus); !st) return st.error();
     SupplierHistory h;
@@ -148,27 +117,27 @@ Result<json> supplier_health_report(StoreReader& store, const GpuCatalog& catalo
       if (c.supplier.name == r.name) h = c.history;
     const auto sc = scores.find(r.name);
     json daily = json::array();
-    for (size_t d = 0; d < days; ++d)
-      daily.push_back({{"date", date_of(first_day + static_cast<TimeMs>(d) * kMsPerDay)},
-                       {"incidents", t.incidents[d]},
-                       {"outage_minutes", half_even(t.outage_ms[d], kMsPerMinute)}});
-    const int64_t node_ms = static_cast<int64_t>(t.node_ms);
+    for (size_t d = 0; d < t.days(); ++d)
+      daily.push_back({{"date", date_of(t.first_day() + static_cast<TimeMs>(d) * kMsPerDay)},
+                       {"incidents", t.incidents(d)},
+                       {"outage_minutes", half_even(t.outage_ms(d), kMsPerMinute)}});
+    const int64_t node_ms = static_cast<int64_t>(t.node_ms());
     out.push_back({{"supplier_id", r.id},
                    {"supplier", r.name},
                    {"nodes", nodes},
                    {"gpus", gpus},
-                   {"node_hours", fixed(half_even(t.node_ms, 3600), 3)},
-                   {"incidents", t.total_incidents},
+                   {"node_hours", fixed_decimal(half_even(t.node_ms(), 3600), 3)},
+                   {"incidents", t.total_incidents()},
                    {"failure_rate_bp", opt(h.monthly_failure_rate_bp)},
                    {"restore_minutes", opt(h.restore_minutes)},
                    {"response_minutes", opt(h.response_minutes)},
                    {"fp16_attainment_permille", opt(h.fp16_attainment_permille)},
                    {"nccl_attainment_permille", opt(h.nccl_attainment_permille)},
                    {"availability_pct",
-                    node_ms > 0 ? json(fixed(half_even((t.node_ms - t.down_ms) * 10'000, node_ms), 2)) : json(nullptr)},
-                   {"score", sc != scores.end() ? json(fixed(sc->second.score_x10, 1)) : json(nullptr)},
+                    node_ms > 0 ? json(fixed_decimal(half_even((t.node_ms() - t.down_ms()) * 10'000, node_ms), 2)) : json(nullptr)},
+                   {"score", sc != scores.end() ? json(fixed_decimal(sc->second.score_x10, 1)) : json(nullptr)},
                    {"blocked", sc != scores.end() && sc->second.blocked},
-                   {"share_pct", sc != scores.end() ? json(fixed(sc->second.share_permille, 1)) : json(nullptr)},
+                   {"share_pct", sc != scores.end() ? json(fixed_decimal(sc->second.share_permille, 1)) : json(nullptr)},
                    {"daily", std::move(daily)}});
   }
   return json{{"from", format_rfc3339(s.from)}, {"to", format_rfc3339(s.to)}, {"suppliers", std::move(out)}};

@@ -1,10 +1,12 @@
-// Ranking, medians and flags of the cost-performance dashboard (server/dashboard_cost_performance.h).
+#include "insight/efficiency.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <tuple>
 
-#include "server/dashboard/cost_performance.h"
+#include "core/clock.h"
+#include "insight/decimal.h"
 
 namespace gpurent {
 namespace {
@@ -27,8 +29,7 @@ std::optional<double> median(std::vector<double> v) {
 
 std::string gpu_hours_text(__int128 gpu_milli_ms) {
   const int64_t thousandths = div_half_even_sat(gpu_milli_ms, kMsPerHour);  // milli-GPU-hours
-  const std::string frac = std::to_string(thousandths % 1000);
-  return std::to_string(thousandths / 1000) + "." + std::string(3 - frac.size(), '0') + frac;
+  return fixed_decimal(thousandths, 3);
 }
 
 std::optional<Money> cost_per_unit_gain(const Money& cost, double gain) {

@@ -1,7 +1,7 @@
-// The cost-performance dashboard's pure parts: ranking, medians, flags, GPU-hours and cost per gain.
+// The cost-performance arithmetic: ranking, medians, flags, GPU-hours and cost per gain.
 #include <gtest/gtest.h>
 
-#include "server/dashboard/cost_performance.h"
+#include "insight/efficiency.h"
 
 namespace gpurent {
 namespace {
