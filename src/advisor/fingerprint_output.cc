@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "advisor/advisor_util.h"
+#include "core/json_put.h"
 #include "advisor/fingerprint.h"
 #include "advisor/fingerprint_internal.h"
 
@@ -104,7 +105,7 @@ json option_json(const FingerprintOption& o) {
     if (o.required_read_bytes_per_s)
       j["required_read_mb_per_s"] = div_half_even_sat(*o.required_read_bytes_per_s, kBytesPerMb);
   }
-  if (o.cpu_cores_per_gpu) j["cpu_cores_per_gpu"] = *o.cpu_cores_per_gpu;
+  put_opt(j, "cpu_cores_per_gpu", o.cpu_cores_per_gpu);
   return j;
 }
 

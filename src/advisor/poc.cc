@@ -1,5 +1,6 @@
 // POC acceptance plan: parsing, the plan per supplier, judging recorded results, the verdict.
 #include "advisor/poc.h"
+#include "core/json_put.h"
 
 #include <algorithm>
 #include <set>
@@ -390,7 +391,7 @@ json to_json(const PocResult& r) {
                    {"to", format_rfc3339(*r.start + it.hour_to * kMsPerHour)}};
       if (o.record) {
         json rec = {{"note", o.record->note}};
-        if (o.record->passed) rec["passed"] = *o.record->passed;
+        put_opt(rec, "passed", o.record->passed);
         if (o.record->value_micro) rec["value"] = fig(*o.record->value_micro);
         j["result"] = rec;
       }
@@ -414,7 +415,7 @@ json to_json(const PocResult& r) {
   json out = {{"model", model},     {"max_slowdown_pct", r.max_slowdown_pct},
               {"hours", 48},        {"suppliers", sups},
               {"summary", summary}, {"steps", r.steps}};
-  if (r.start) out["start"] = format_rfc3339(*r.start);
+  put_opt_time(out, "start", r.start);
   return out;
 }
 

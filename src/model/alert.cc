@@ -1,5 +1,7 @@
 #include "model/alert.h"
 
+#include "core/json_put.h"
+
 #include "model/record_codec.h"
 
 namespace gpurent {
@@ -85,14 +87,14 @@ json to_json(const StoredAlert& s) {
   j["project_id"] = s.project_id;
   j["state"] = enum_name(kAlertStateNames, s.state);
   j["first_seen"] = format_rfc3339(s.first_seen);
-  if (s.resolved_at) j["resolved_at"] = format_rfc3339(*s.resolved_at);
-  if (s.lifted_at) j["lifted_at"] = format_rfc3339(*s.lifted_at);
+  put_opt_time(j, "resolved_at", s.resolved_at);
+  put_opt_time(j, "lifted_at", s.lifted_at);
   if (!s.lifted_by.empty()) j["lifted_by"] = s.lifted_by;
   json deliveries = json::array();
   for (const auto& d : s.deliveries) {
     json x = {{"webhook", d.webhook}, {"at", format_rfc3339(d.at)}};
-    if (d.status) x["status"] = *d.status;
-    if (d.error) x["error"] = *d.error;
+    put_opt(x, "status", d.status);
+    put_opt(x, "error", d.error);
     deliveries.push_back(std::move(x));
   }
   j["deliveries"] = std::move(deliveries);

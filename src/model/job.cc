@@ -1,5 +1,7 @@
 #include "model/job.h"
 
+#include "core/json_put.h"
+
 #include <regex>
 #include <set>
 
@@ -290,8 +292,8 @@ json to_json(const Job& j) {
     out["gpus_per_worker"] = j.gpus_per_worker;
 
   json res = json::object();
-  if (j.resources.cpu_cores) res["cpu_cores"] = *j.resources.cpu_cores;
-  if (j.resources.memory_gib) res["memory_gib"] = *j.resources.memory_gib;
+  put_opt(res, "cpu_cores", j.resources.cpu_cores);
+  put_opt(res, "memory_gib", j.resources.memory_gib);
   if (!res.empty()) out["resources"] = std::move(res);
 
   const auto& k = j.constraints;
@@ -299,19 +301,19 @@ json to_json(const Job& j) {
             {"rdma", enum_name(kRdmaRequirementNames, k.rdma)},
             {"placement", enum_name(kPlacementRuleNames, k.placement)}};
   if (k.form_factor) c["form_factor"] = enum_name(kFormFactorNames, *k.form_factor);
-  if (k.min_gpu_memory_gib) c["min_gpu_memory_gib"] = *k.min_gpu_memory_gib;
+  put_opt(c, "min_gpu_memory_gib", k.min_gpu_memory_gib);
   out["constraints"] = std::move(c);
 
   json b = {{"mode", enum_name(kBillingModeNames, j.billing.mode)}};
-  if (j.billing.max_price_per_gpu_hour) b["max_price_per_gpu_hour"] = j.billing.max_price_per_gpu_hour->amount_string();
+  put_opt_money(b, "max_price_per_gpu_hour", j.billing.max_price_per_gpu_hour);
   out["billing"] = std::move(b);
 
-  if (j.image) out["image"] = *j.image;
+  put_opt(out, "image", j.image);
   if (!j.command.empty()) out["command"] = j.command;
   if (!j.env.empty()) out["env"] = j.env;
-  if (j.expected_duration_seconds) out["expected_duration_seconds"] = *j.expected_duration_seconds;
-  if (j.time_limit_seconds) out["time_limit_seconds"] = *j.time_limit_seconds;
-  if (j.workdir) out["workdir"] = *j.workdir;
+  put_opt(out, "expected_duration_seconds", j.expected_duration_seconds);
+  put_opt(out, "time_limit_seconds", j.time_limit_seconds);
+  put_opt(out, "workdir", j.workdir);
   if (j.replicas) out["replicas"] = {{"min", j.replicas->min}, {"max", j.replicas->max}};
   if (!j.labels.empty()) out["labels"] = labels_to_json(j.labels);
   if (!j.tenant_id.empty()) out["tenant_id"] = j.tenant_id;

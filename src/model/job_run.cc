@@ -1,5 +1,7 @@
 #include "model/job_run.h"
 
+#include "core/json_put.h"
+
 #include "model/record_codec.h"
 
 namespace gpurent {
@@ -69,7 +71,6 @@ Result<JobRun> decode_run(const json& body) {
 json to_json(const JobRun& r) {
   json placement = json::array();
   for (const auto& p : r.placement) placement.push_back({{"node_id", p.node_id}, {"node", p.node}, {"gpus", p.gpus}});
-  auto time = [](const std::optional<TimeMs>& t) { return t ? json(format_rfc3339(*t)) : json(nullptr); };
   json j = {{"job_id", r.job_id},
             {"job", r.job},
             {"project_id", r.project_id},
@@ -80,15 +81,15 @@ json to_json(const JobRun& r) {
             {"billing_mode", enum_name(kBillingModeNames, r.billing_mode)},
             {"gpu_milli", r.gpu_milli},
             {"placement", std::move(placement)},
-            {"requested_at", time(r.requested_at)},
-            {"running_at", time(r.running_at)},
-            {"ready_at", time(r.ready_at)},
-            {"ended_at", time(r.ended_at)},
+            {"requested_at", time_or_null(r.requested_at)},
+            {"running_at", time_or_null(r.running_at)},
+            {"ready_at", time_or_null(r.ready_at)},
+            {"ended_at", time_or_null(r.ended_at)},
             {"end_reason", r.end_reason},
             {"state", enum_name(kRunStateNames, r.state)}};
-  if (r.admitted_at) j["admitted_at"] = format_rfc3339(*r.admitted_at);
+  put_opt_time(j, "admitted_at", r.admitted_at);
   if (r.end_reason_message) j["end_reason_message"] = message_to_json(*r.end_reason_message);
-  if (r.slurm_job_id) j["slurm_job_id"] = *r.slurm_job_id;
+  put_opt(j, "slurm_job_id", r.slurm_job_id);
   return j;
 }
 

@@ -1,5 +1,7 @@
 #include "model/measurement.h"
 
+#include "core/json_put.h"
+
 #include "model/record_codec.h"
 
 #include "catalog/gpu_model.h"
@@ -74,13 +76,13 @@ Result<Measurement> decode_measurement(const json& body) {
 
 json to_json(const Measurement& m) {
   json j = {{"kind", enum_name(kMeasurementKindNames, m.kind)}, {"node", m.node}, {"note", m.note}};
-  if (m.gpu) j["gpu"] = *m.gpu;
-  if (m.at) j["at"] = format_rfc3339(*m.at);
-  if (m.from) j["from"] = format_rfc3339(*m.from);
-  if (m.to) j["to"] = format_rfc3339(*m.to);
-  if (m.responded_at) j["responded_at"] = format_rfc3339(*m.responded_at);
+  put_opt(j, "gpu", m.gpu);
+  put_opt_time(j, "at", m.at);
+  put_opt_time(j, "from", m.from);
+  put_opt_time(j, "to", m.to);
+  put_opt_time(j, "responded_at", m.responded_at);
   if (m.tflops_x10) j["fp16_tflops"] = format_tflops_x10(*m.tflops_x10);
-  if (m.busbw_gbps) j["busbw_gbps"] = *m.busbw_gbps;
+  put_opt(j, "busbw_gbps", m.busbw_gbps);
   if (!m.node_id.empty()) j["node_id"] = m.node_id;
   return j;
 }

@@ -1,5 +1,7 @@
 #include "model/node.h"
 
+#include "core/json_put.h"
+
 #include "model/record_codec.h"
 
 #include <algorithm>
@@ -193,16 +195,16 @@ json to_json(const Node& n) {
   json gpus = json::array();
   for (const NodeGpu& g : n.gpus) {
     json j = {{"index", g.index}, {"numa_node", g.numa_node}, {"pcie_gen", g.pcie_gen}};
-    if (g.uuid) j["uuid"] = *g.uuid;
-    if (g.nvlink_domain) j["nvlink_domain"] = *g.nvlink_domain;
+    put_opt(j, "uuid", g.uuid);
+    put_opt(j, "nvlink_domain", g.nvlink_domain);
     gpus.push_back(std::move(j));
   }
   json nics = json::array();
   for (const Nic& nic : n.nics)
     nics.push_back({{"name", nic.name}, {"rdma", enum_name(kRdmaTypes, nic.rdma)}, {"gbps", nic.gbps}});
   json software = {{"driver", n.software.driver}, {"cuda", n.software.cuda}};
-  if (n.software.cudnn) software["cudnn"] = *n.software.cudnn;
-  if (n.software.nccl) software["nccl"] = *n.software.nccl;
+  put_opt(software, "cudnn", n.software.cudnn);
+  put_opt(software, "nccl", n.software.nccl);
   json images = json::array();
   for (const NodeImage& im : n.images)
     images.push_back({{"name", im.name}, {"cve_patched_at", format_rfc3339(im.cve_patched_at)}});
@@ -219,7 +221,7 @@ json to_json(const Node& n) {
             {"software", std::move(software)},
             {"images", std::move(images)},
             {"state", enum_name(kNodeStates, n.state)}};
-  if (n.state_reason) j["state_reason"] = *n.state_reason;
+  put_opt(j, "state_reason", n.state_reason);
   if (!n.supplier_id.empty()) j["supplier_id"] = n.supplier_id;
   return j;
 }

@@ -1,5 +1,7 @@
 #include "model/offer.h"
 
+#include "core/json_put.h"
+
 #include <set>
 
 #include "catalog/gpu_catalog.h"
@@ -119,10 +121,6 @@ ContractTemplate parse_contract(Fields& f, const GpuModel* model) {
   return t;
 }
 
-void put_money(json& j, const char* key, const std::optional<Money>& m) {
-  if (m) j[key] = m->amount_string();
-}
-
 json volume_fee_json(const VolumeFee& v) { return {{"per_gb", v.per_gb.amount_string()}, {"free_gb", v.free_gb}}; }
 
 }  // namespace
@@ -200,29 +198,29 @@ json to_json(const ContractTemplate& t) {
                    {"penalty", {{"fee_pct_per_step", t.penalty.fee_pct_per_step},
                                 {"step_pct_below_promise", t.penalty.step_pct_below_promise}}}};
   if (t.min_fp16_tflops_x10) contract["min_fp16_tflops"] = format_tflops_x10(*t.min_fp16_tflops_x10);
-  if (t.min_nccl_busbw_gbps) contract["min_nccl_busbw_gbps"] = *t.min_nccl_busbw_gbps;
-  if (t.data_sovereignty) contract["data_sovereignty"] = *t.data_sovereignty;
+  put_opt(contract, "min_nccl_busbw_gbps", t.min_nccl_busbw_gbps);
+  put_opt(contract, "data_sovereignty", t.data_sovereignty);
 
   return contract;
 }
 
 json to_json(const Offer& o) {
   json selector = json::object();
-  if (o.node_selector.site) selector["site"] = *o.node_selector.site;
+  put_opt(selector, "site", o.node_selector.site);
   if (!o.node_selector.node_names.empty()) selector["node_names"] = o.node_selector.node_names;
 
   json prices = {{"on_demand", o.prices.on_demand.amount_string()}};
-  put_money(prices, "reserved_1m", o.prices.reserved_1m);
-  put_money(prices, "reserved_12m", o.prices.reserved_12m);
-  put_money(prices, "reserved_36m", o.prices.reserved_36m);
-  put_money(prices, "spot", o.prices.spot);
+  put_opt_money(prices, "reserved_1m", o.prices.reserved_1m);
+  put_opt_money(prices, "reserved_12m", o.prices.reserved_12m);
+  put_opt_money(prices, "reserved_36m", o.prices.reserved_36m);
+  put_opt_money(prices, "spot", o.prices.spot);
 
   json served = json::array();
   for (const ServedModel& m : o.served_models) {
     json j = {{"model", m.model}};
-    put_money(j, "per_million_input_tokens", m.per_million_input_tokens);
-    put_money(j, "per_million_output_tokens", m.per_million_output_tokens);
-    put_money(j, "per_qps_month", m.per_qps_month);
+    put_opt_money(j, "per_million_input_tokens", m.per_million_input_tokens);
+    put_opt_money(j, "per_million_output_tokens", m.per_million_output_tokens);
+    put_opt_money(j, "per_qps_month", m.per_qps_month);
     served.push_back(std::move(j));
   }
 
@@ -231,7 +229,7 @@ json to_json(const Offer& o) {
     json j = {{"utilization_below_pct", idle->utilization_below_pct},
               {"window_minutes", idle->window_minutes},
               {"action", enum_name(kIdleActions, idle->action)}};
-    if (idle->discount_pct) j["discount_pct"] = *idle->discount_pct;
+    put_opt(j, "discount_pct", idle->discount_pct);
     fees["idle"] = std::move(j);
   }
   if (o.fees.storage_io) fees["storage_io"] = volume_fee_json(*o.fees.storage_io);

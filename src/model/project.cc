@@ -1,5 +1,7 @@
 #include "model/project.h"
 
+#include "core/json_put.h"
+
 #include <regex>
 
 #include "model/record_codec.h"
@@ -93,9 +95,9 @@ json to_json(const Quota& q) {
   json models = json::object();
   for (const auto& [k, v] : q.gpus_per_model) models[k] = v;
   json j = {{"gpus_per_model", models}, {"budget_action", budget_action_name(q.budget_action)}};
-  if (q.max_gpus_per_job) j["max_gpus_per_job"] = *q.max_gpus_per_job;
-  if (q.max_concurrent_jobs) j["max_concurrent_jobs"] = *q.max_concurrent_jobs;
-  if (q.monthly_budget) j["monthly_budget"] = q.monthly_budget->amount_string();
+  put_opt(j, "max_gpus_per_job", q.max_gpus_per_job);
+  put_opt(j, "max_concurrent_jobs", q.max_concurrent_jobs);
+  put_opt_money(j, "monthly_budget", q.monthly_budget);
   return j;
 }
 

@@ -1,5 +1,7 @@
 #include "model/reservation.h"
 
+#include "core/json_put.h"
+
 #include "model/record_codec.h"
 
 #include <set>
@@ -55,8 +57,8 @@ json to_json(const Reservation& r) {
             {"nodes", r.nodes},
             {"starts_at", format_rfc3339(r.starts_at)},
             {"ends_at", format_rfc3339(r.ends_at)}};
-  if (r.offer) j["offer"] = *r.offer;
-  if (r.note) j["note"] = *r.note;
+  put_opt(j, "offer", r.offer);
+  put_opt(j, "note", r.note);
   if (!r.tenant_id.empty()) j["tenant_id"] = r.tenant_id;
   if (!r.node_ids.empty()) j["node_ids"] = r.node_ids;
   if (!r.offer_id.empty()) j["offer_id"] = r.offer_id;

@@ -1,5 +1,7 @@
 #include "model/supplier.h"
 
+#include "core/json_put.h"
+
 #include <set>
 
 namespace gpurent {
@@ -55,11 +57,6 @@ DueDiligence parse_due_diligence(Fields& f) {
   d.monthly_failure_rate_bp = f.opt_integer("monthly_failure_rate_bp", 0, 10'000);
   d.notes = f.opt_str("notes", {.max_len = 4000});
   return d;
-}
-
-template <class T>
-void put_opt(json& j, const char* key, const std::optional<T>& v) {
-  if (v) j[key] = *v;
 }
 
 }  // namespace

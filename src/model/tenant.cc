@@ -1,5 +1,7 @@
 #include "model/tenant.h"
 
+#include "core/json_put.h"
+
 #include <regex>
 
 namespace gpurent {
@@ -92,9 +94,9 @@ json to_json(const Tenant& t) {
   if (!t.cost_firewall.empty()) {
     const CostFirewallSettings& c = t.cost_firewall;
     json fw = json::object();
-    if (c.card_daily_cost) fw["card_daily_cost"] = c.card_daily_cost->amount_string();
-    if (c.egress_daily_cost) fw["egress_daily_cost"] = c.egress_daily_cost->amount_string();
-    if (c.storage_io_share_pct) fw["storage_io_share_pct"] = *c.storage_io_share_pct;
+    put_opt_money(fw, "card_daily_cost", c.card_daily_cost);
+    put_opt_money(fw, "egress_daily_cost", c.egress_daily_cost);
+    put_opt(fw, "storage_io_share_pct", c.storage_io_share_pct);
     j["cost_firewall"] = std::move(fw);
   }
   return j;

@@ -1,5 +1,7 @@
 #include "model/user.h"
 
+#include "core/json_put.h"
+
 #include "model/tenant.h"
 
 namespace gpurent {
@@ -160,7 +162,7 @@ Result<TokenRequest> parse_token_request(const json& body, TimeMs now) {
 
 json to_json(const TokenRequest& t) {
   json j = {{"user", t.user}, {"name", t.name}};
-  if (t.expires_at) j["expires_at"] = format_rfc3339(*t.expires_at);
+  put_opt_time(j, "expires_at", t.expires_at);
   return j;
 }
 

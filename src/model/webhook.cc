@@ -1,5 +1,7 @@
 #include "model/webhook.h"
 
+#include "core/json_put.h"
+
 #include <algorithm>
 
 namespace gpurent {
@@ -47,8 +49,8 @@ json to_json(const Webhook& w) {
   for (AlertKind k : w.kinds) kinds.push_back(enum_name(kAlertKindNames, k));
   json j = {{"name", w.name}, {"type", enum_name(kWebhookTypeNames, w.type)}, {"url", w.url}, {"kinds", kinds},
             {"tenant_id", w.tenant_id}};
-  if (w.secret) j["secret"] = *w.secret;
-  if (w.tenant) j["tenant"] = *w.tenant;
+  put_opt(j, "secret", w.secret);
+  put_opt(j, "tenant", w.tenant);
   return j;
 }
 
