@@ -99,6 +99,139 @@ static HttpServerOptions http_options(const ServerOptions& o) {
   return h;
 }
 
+// Prints an error (and the fields it names) to stderr; returns `code`, the process's exit status.
+static int fail(const std::string& what, const Error& e, int code) {
+  std::cerr << "error: " << what << e.message << "\n";
+  for (const auto& f : e.fields) std::cerr << "  " << f.field << ": " << f.reason << "\n";
+  return code;
+}
+
+// --demo-clock pins the clock (and makes ids reproducible); --dcgm-target values must parse.
+static Status apply_start_flags(const ServerOptions& opts, FastForwardClock& clock, TimeMs& pinned) {
+  if (!opts.demo_clock.empty()) {
+    auto t = parse_rfc3339(opts.demo_clock, "--demo-clock");
+    if (!t) return t.error();
+    pinned = *t;
+    clock.set(pinned);
+    use_reproducible_ids(static_cast<uint64_t>(pinned));  // a rerun creates the same ids
+  }
+  for (const auto& t : opts.dcgm_targets)
+    if (auto parsed = parse_dcgm_target(t); !parsed) return Error::make(Code::kInvalid, "--" + parsed.error().message);
+  return ok_status();
+}
+
+static Result<SchedConfig> scheduler_config(const ServerOptions& opts) {
+  SchedConfig c;
+  c.score_policy = opts.sched_policy;
+  c.spot_notice_ms = opts.spot_notice_s * 1000;
+  if (opts.sched_config_path.empty()) return c;
+  return load_sched_config_file(opts.sched_config_path, c);
+}
+
+// Seeds the demo world into an empty database (what was created, for the "listening" line). The
+// demo's past week is planned (`week`) only for a database seeded now, and only with the
+// simulated executor and the scheduler on (a Slurm cluster has its own history); the world is
+// then created at the week's start.
+static Result<json> seed_demo(App& app, FastForwardClock& clock, TimeMs pinned, const std::string& admin_user_id,
+                              std::optional<DemoWeek>& week) {
+  const ServerOptions& opts = app.opts;
+  if (opts.demo_days > 0 && opts.scheduler && opts.executor == "sim") {
+    auto suppliers = app.store.count("suppliers", {});
+    if (suppliers && *suppliers == 0) {
+      week = demo_week(pinned != 0 ? pinned : clock.now(), opts.demo_days);
+      clock.set(week->start);
+    }
+  }
+  return seed_demo_if_empty(app, admin_user_id, opts.data_dir);
+}
+
+// Replays the demo's past week into the freshly seeded world; what it did, for the "listening" line.
+static Result<json> replay_demo_week(App& app, FastForwardClock& clock, const DemoWeek& plan, TimeMs pinned, int64_t days,
+                                     SchedulerService& scheduler, CostFirewall& firewall, DemoMeter& meter,
+                                     const std::string& admin_user_id) {
+  std::cerr << "gpurent: replaying the demo's past " << days << " days (jobs, failures, metering)...\n";
+  auto ff = fast_forward_demo_week(
+      app, clock, plan, scheduler, firewall, meter, admin_user_id, pinned != 0 ? pinned : SystemClock().now(),
+      [](int done, int total) { std::cerr << "gpurent: demo replay: " << done << " of " << total << " UTC days\n"; });
+  if (pinned != 0) clock.set(pinned);  // the replay released it
+  if (!ff) return ff.error();
+  return json{{"from", format_rfc3339(plan.start)},
+              {"jobs_submitted", ff->jobs_submitted},
+              {"steps", ff->steps},
+              {"outages", ff->outages},
+              {"firewall_passes", ff->firewall_passes},
+              {"seconds", static_cast<int64_t>(ff->seconds * 1000) / 1000.0}};
+}
+
+// The "listening" line on stdout (tests and scripts read it) and, for the demo, a human banner.
+static void announce(const ServerOptions& opts, const std::string& url, const AdminCredentials& admin, int64_t schema_version,
+                     const json& demo_info) {
+  json ready = {{"event", "listening"},
+                {"url", url},
+                {"admin_token_file", admin.token_file},
+                {"db", opts.db_path},
+                {"schema_version", schema_version}};
+  if (!demo_info.is_null()) ready["demo"] = demo_info;
+  std::cout << ready.dump() << std::endl;
+  log_event(ready);
+  if (!opts.demo) return;
+  std::cout << "\ngpurent is listening on " << url << "  (API; Ctrl-C stops)\n";
+  // The secret is shown once, when it is minted; afterwards it is only in its 0600 file.
+  if (admin.minted)
+    std::cout << "  admin token:  " << admin.token << "\n"
+              << "                (kept in " << admin.token_file << ", shown only now)\n";
+  else
+    std::cout << "  admin token:  in " << admin.token_file << "\n";
+  std::cout << "  demo users' tokens: " << opts.db_path << ".demo-tokens.json\n"
+            << "  try:  ./build/gpurent -s " << url << " --token-file " << admin.token_file << " nodes list\n"
+            << std::endl;
+}
+
+// The database (its folder created) with migrations applied.
+static Result<std::unique_ptr<Store>> open_database(const ServerOptions& opts) {
+  std::filesystem::path db(opts.db_path);
+  if (db.has_parent_path()) {
+    std::error_code ec;
+    std::filesystem::create_directories(db.parent_path(), ec);
+  }
+  auto store = open_sqlite_store(SqliteOptions{opts.db_path, opts.sync_full, 5000});
+  if (!store) return Error::make(store.error().code, "cannot open database " + opts.db_path + ": " + store.error().message);
+  return store;
+}
+
+// Runs the services until SIGINT/SIGTERM (blocked in `set` by the caller) stops the HTTP front,
+// then stops them in order; the exit status.
+static int serve(const ServerOptions& opts, App& app, HttpServer& http, SchedulerService& scheduler,
+                 CostFirewall& firewall, DemoMeter* demo_meter, const sigset_t& set) {
+  if (opts.scheduler) scheduler.start();
+  if (demo_meter) demo_meter->start();
+  UsageBackground usage(app);  // DCGM scrapes and the usage rollup
+  if (auto s = usage.start(opts.dcgm_targets); !s) {
+    scheduler.stop();
+    return fail("", s.error(), 2);
+  }
+  if (opts.firewall_interval_s > 0) firewall.start();
+  // Signals go to one waiting thread, started only now that nothing returns before http.run():
+  // the first SIGINT/SIGTERM stops the server cleanly (the control loop drains, the WAL
+  // checkpoints); a second one, while that stop hangs, ends the process at once.
+  std::thread signals([&http, set] {
+    int sig = 0;
+    sigwait(&set, &sig);
+    http.stop();
+    sigwait(&set, &sig);
+    std::_Exit(128 + sig);
+  });
+  signals.detach();
+  http.run();
+  if (demo_meter) demo_meter->stop();
+  firewall.stop();
+  usage.stop();
+  scheduler.stop();
+  app.loop.stop();
+  log_event({{"event", "stopped"}});
+  return 0;
+}
+
 int run_server(const ServerOptions& opts) {
   // Block SIGINT/SIGTERM before any thread starts, so every thread inherits the mask and only the
   // waiting thread below receives them (a clean stop: the control loop drains, the WAL checkpoints).
@@ -110,52 +243,16 @@ int run_server(const ServerOptions& opts) {
   setup_logging(opts.log_level);
   FastForwardClock clock;  // the system clock, except while the demo replays its past week
   TimeMs pinned = 0;       // --demo-clock: the clock stands still here
-  if (!opts.demo_clock.empty()) {
-    auto t = parse_rfc3339(opts.demo_clock, "--demo-clock");
-    if (!t) {
-      std::cerr << "error: " << t.error().message << "\n";
-      return 2;
-    }
-    pinned = *t;
-    clock.set(pinned);
-    use_reproducible_ids(static_cast<uint64_t>(pinned));  // a rerun creates the same ids
-  }
-  for (const auto& t : opts.dcgm_targets) {
-    if (auto parsed = parse_dcgm_target(t); !parsed) {
-      std::cerr << "error: --" << parsed.error().message << "\n";
-      return 2;
-    }
-  }
+  if (auto s = apply_start_flags(opts, clock, pinned); !s) return fail("", s.error(), 2);
 
-  std::filesystem::path db(opts.db_path);
-  if (db.has_parent_path()) {
-    std::error_code ec;
-    std::filesystem::create_directories(db.parent_path(), ec);
-  }
-  auto store = open_sqlite_store(SqliteOptions{opts.db_path, opts.sync_full, 5000});
-  if (!store) {
-    std::cerr << "error: cannot open database " << opts.db_path << ": " << store.error().message << "\n";
-    return 1;
-  }
-  std::string catalog_path = opts.catalog_path.empty() ? default_catalog_path() : opts.catalog_path;
+  auto store = open_database(opts);
+  if (!store) return fail("", store.error(), 1);
+  const std::string catalog_path = opts.catalog_path.empty() ? default_catalog_path() : opts.catalog_path;
   auto catalog = load_catalog_file(catalog_path);
-  if (!catalog) {
-    std::cerr << "error: cannot load GPU catalog " << catalog_path << ": " << catalog.error().message << "\n";
-    return 1;
-  }
+  if (!catalog) return fail("cannot load GPU catalog " + catalog_path + ": ", catalog.error(), 1);
 
-  SchedConfig sched_config;
-  sched_config.score_policy = opts.sched_policy;
-  sched_config.spot_notice_ms = opts.spot_notice_s * 1000;
-  if (!opts.sched_config_path.empty()) {
-    auto loaded = load_sched_config_file(opts.sched_config_path, sched_config);
-    if (!loaded) {
-      std::cerr << "error: " << loaded.error().message << "\n";
-      for (const auto& f : loaded.error().fields) std::cerr << "  " << f.field << ": " << f.reason << "\n";
-      return 2;
-    }
-    sched_config = *loaded;
-  }
+  auto sched_config = scheduler_config(opts);
+  if (!sched_config) return fail("", sched_config.error(), 2);
 
   ControlLoop loop(**store);
   Metrics metrics;
@@ -184,23 +281,11 @@ int run_server(const ServerOptions& opts) {
   }
 
   json demo_info = nullptr;
-  // The demo's past week is replayed only into a database seeded now, and only with the simulated
-  // executor and the scheduler on (a Slurm cluster has its own history).
   std::optional<DemoWeek> demo_week_plan;
-  if (opts.demo && opts.demo_days > 0 && opts.scheduler && opts.executor == "sim") {
-    auto suppliers = (*store)->count("suppliers", {});
-    if (suppliers && *suppliers == 0) {
-      demo_week_plan = demo_week(pinned != 0 ? pinned : clock.now(), opts.demo_days);
-      clock.set(demo_week_plan->start);  // the demo world is created at the week's start
-    }
-  }
   if (opts.demo) {
-    auto seeded = seed_demo_if_empty(app, admin->user_id, opts.data_dir);
-    if (!seeded) {
-      std::cerr << "error: demo seeding failed: " << seeded.error().message << "\n";
-      return 1;
-    }
-    demo_info = *seeded;
+    auto seeded = seed_demo(app, clock, pinned, admin->user_id, demo_week_plan);
+    if (!seeded) return fail("demo seeding failed: ", seeded.error(), 1);
+    demo_info = std::move(*seeded);
   }
 
   auto executor = make_executor(opts, *catalog);
@@ -208,29 +293,17 @@ int run_server(const ServerOptions& opts) {
     std::cerr << "error: " << executor.error().message << "\n";
     return 2;
   }
-  SchedulerService scheduler(app, sched_config, std::move(*executor));
+  SchedulerService scheduler(app, *sched_config, std::move(*executor));
   CostFirewall firewall(app, opts.firewall_interval_s * 1000);
   std::unique_ptr<DemoMeter> demo_meter;
   if (opts.demo && opts.executor == "sim")
     demo_meter = std::make_unique<DemoMeter>(app, demo_week_plan ? *demo_week_plan : DemoWeek{},
                                              demo_week_plan ? demo_week_plan->start : clock.now());
   if (demo_week_plan) {
-    std::cerr << "gpurent: replaying the demo's past " << opts.demo_days << " days (jobs, failures, metering)...\n";
-    auto ff = fast_forward_demo_week(
-        app, clock, *demo_week_plan, scheduler, firewall, *demo_meter, admin->user_id,
-        pinned != 0 ? pinned : SystemClock().now(),
-        [](int done, int days) { std::cerr << "gpurent: demo replay: " << done << " of " << days << " UTC days\n"; });
-    if (pinned != 0) clock.set(pinned);  // the replay released it
-    if (!ff) {
-      std::cerr << "error: demo week: " << ff.error().message << "\n";
-      return 1;
-    }
-    demo_info["week"] = {{"from", format_rfc3339(demo_week_plan->start)},
-                         {"jobs_submitted", ff->jobs_submitted},
-                         {"steps", ff->steps},
-                         {"outages", ff->outages},
-                         {"firewall_passes", ff->firewall_passes},
-                         {"seconds", static_cast<int64_t>(ff->seconds * 1000) / 1000.0}};
+    auto week = replay_demo_week(app, clock, *demo_week_plan, pinned, opts.demo_days, scheduler, firewall, *demo_meter,
+                                 admin->user_id);
+    if (!week) return fail("demo week: ", week.error(), 1);
+    demo_info["week"] = std::move(*week);
   }
 
   auto bound = http.bind();
@@ -241,57 +314,10 @@ int run_server(const ServerOptions& opts) {
   }
   const int port = *bound;
 
-  std::string url = std::string(http.tls() ? "https" : "http") + "://" + opts.host + ":" + std::to_string(port);
-  json ready = {{"event", "listening"},
-                {"url", url},
-                {"admin_token_file", admin->token_file},
-                {"db", opts.db_path},
-                {"schema_version", (*store)->schema_version()}};
-  if (!demo_info.is_null()) ready["demo"] = demo_info;
-  std::cout << ready.dump() << std::endl;
-  log_event(ready);
-  if (opts.demo) {  // a human banner for the README's run command
-    std::cout << "\ngpurent is listening on " << url << "  (API; Ctrl-C stops)\n";
-    // The secret is shown once, when it is minted; afterwards it is only in its 0600 file.
-    if (admin->minted)
-      std::cout << "  admin token:  " << admin->token << "\n"
-                << "                (kept in " << admin->token_file << ", shown only now)\n";
-    else
-      std::cout << "  admin token:  in " << admin->token_file << "\n";
-    std::cout << "  demo users' tokens: " << opts.db_path << ".demo-tokens.json\n"
-              << "  try:  ./build/gpurent -s " << url << " --token-file " << admin->token_file << " nodes list\n"
-              << std::endl;
-  }
+  const std::string url = std::string(http.tls() ? "https" : "http") + "://" + opts.host + ":" + std::to_string(port);
+  announce(opts, url, *admin, (*store)->schema_version(), demo_info);
 
-  if (opts.scheduler) scheduler.start();
-  if (demo_meter) demo_meter->start();
-  UsageBackground usage(app);  // DCGM scrapes and the usage rollup
-  if (auto s = usage.start(opts.dcgm_targets); !s) {
-    std::cerr << "error: " << s.error().message << "\n";
-    scheduler.stop();
-    return 2;
-  }
-  if (opts.firewall_interval_s > 0) firewall.start();
-  // Signals go to one waiting thread, started only now that nothing returns before http.run():
-  // the first SIGINT/SIGTERM stops the server cleanly (the control loop drains, the WAL
-  // checkpoints); a second one, while that stop hangs, ends the process at once.
-  std::thread signals([&http, set] {
-    int sig = 0;
-    sigwait(&set, &sig);
-    http.stop();
-    sigwait(&set, &sig);
-    std::_Exit(128 + sig);
-  });
-  signals.detach();
-  http.run();
-  bool ok = true;
-  if (demo_meter) demo_meter->stop();
-  firewall.stop();
-  usage.stop();
-  scheduler.stop();
-  loop.stop();
-  log_event({{"event", "stopped"}});
-  return ok ? 0 : 1;
+  return serve(opts, app, http, scheduler, firewall, demo_meter.get(), set);
 }
 
 }  // namespace gpurent
