@@ -37,37 +37,40 @@ std::string amt(const Money& m) { return m.to_string(); }
 
 }  // namespace
 
-Result<TcoResult> compute_tco(const TcoInput& in) {
-  const Currency c = in.currency;
-  auto bad = [](const char* field, const char* why) { return Error::invalid(field, why); };
-  if (in.gpu_count < 1 || in.gpu_count > tco_internal::kMaxGpus) return bad("gpu_count", "must be 1 to 1000000");
-  if (in.gpus_per_server < 1) return bad("gpus_per_server", "must be at least 1");
+namespace {
+
+// One line of the arithmetic shown to the user, in English and 简体中文, with its formula.
+void step(TcoResult& r, std::string en, std::string zh, std::string formula, json value) {
+  r.steps.push_back({std::move(en), std::move(zh), std::move(formula), std::move(value)});
+}
+
+// A cost line of the window (also shown as a step).
+void add_line(TcoResult& r, std::string key, std::string en, std::string zh, std::string formula, Money amount) {
+  step(r, en, zh, formula, amount.amount_string());
+  r.lines.push_back({std::move(key), std::move(en), std::move(zh), std::move(formula), amount});
+}
+
+Status check_tco_input(const TcoInput& in) {
+  if (in.gpu_count < 1 || in.gpu_count > tco_internal::kMaxGpus) return Error::invalid("gpu_count", "must be 1 to 1000000");
+  if (in.gpus_per_server < 1) return Error::invalid("gpus_per_server", "must be at least 1");
   if (in.window_months < 1 || in.window_months > in.physical_life_months)
-    return bad("window_months", "must be at least 1 and at most physical_life_months");
-  if (in.gpu_watts < 1) return bad("gpu_watts", "must be at least 1");
-  if (in.pue_x100 < 100) return bad("pue_x100", "must be at least 100");
-  if (in.power_draw_pct < 1 || in.power_draw_pct > 100) return bad("power_draw_pct", "must be 1 to 100");
-  if (in.gpus_per_fte < 1) return bad("gpus_per_fte", "must be at least 1");
+    return Error::invalid("window_months", "must be at least 1 and at most physical_life_months");
+  if (in.gpu_watts < 1) return Error::invalid("gpu_watts", "must be at least 1");
+  if (in.pue_x100 < 100) return Error::invalid("pue_x100", "must be at least 100");
+  if (in.power_draw_pct < 1 || in.power_draw_pct > 100) return Error::invalid("power_draw_pct", "must be 1 to 100");
+  if (in.gpus_per_fte < 1) return Error::invalid("gpus_per_fte", "must be at least 1");
   if (in.demand_curve.empty() == !in.utilization_pct)
-    return bad("utilization_pct", "give exactly one of demand_curve and utilization_pct");
+    return Error::invalid("utilization_pct", "give exactly one of demand_curve and utilization_pct");
   if (!in.space_per_kw_month == !in.space_per_rack_unit_month)
-    return bad("space_per_kw_month", "give exactly one of space_per_kw_month and space_per_rack_unit_month");
+    return Error::invalid("space_per_kw_month", "give exactly one of space_per_kw_month and space_per_rack_unit_month");
 
-  TcoResult r;
-  r.input = in;
+  return ok_status();
+}
+
+// Servers, capex and the residual value at the end of the window.
+Status add_capex(TcoResult& r, const TcoInput& in) {
+  const Currency c = in.currency;
   const int64_t n = in.gpu_count, months = in.window_months, life = in.physical_life_months;
-  r.servers = (n + in.gpus_per_server - 1) / in.gpus_per_server;
-  r.window_hours = months * kHoursPerMonth;
-  r.owned_gpu_hours = n * r.window_hours;
-  auto step = [&](std::string en, std::string zh, std::string formula, json value) {
-    r.steps.push_back({std::move(en), std::move(zh), std::move(formula), std::move(value)});
-  };
-  const auto& hidden = hidden_cost_table();
-  auto line = [&](std::string key, std::string en, std::string zh, std::string formula, Money amount) {
-    step(en, zh, formula, amount.amount_string());
-    r.lines.push_back({std::move(key), std::move(en), std::move(zh), std::move(formula), amount});
-  };
-
   // Capex and residual.
   auto gpus = scaled(in.price_per_gpu, n, 1, "capex");
   auto servers = scaled(in.server_overhead, r.servers, 1, "capex");
@@ -76,10 +79,10 @@ Result<TcoResult> compute_tco(const TcoInput& in) {
   auto capex = gpus->plus(*servers);
   if (!capex) return overflow("capex");
   r.capex = *capex;
-  step("Servers = ceil(GPUs / GPUs per server)", "服务器数 = ceil(GPU 数 / 每台 GPU 数)",
+  step(r, "Servers = ceil(GPUs / GPUs per server)", "服务器数 = ceil(GPU 数 / 每台 GPU 数)",
        "ceil(" + std::to_string(n) + " / " + std::to_string(in.gpus_per_server) + ") = " + std::to_string(r.servers),
        r.servers);
-  step("Capex = GPUs x price per GPU + servers x server overhead",
+  step(r, "Capex = GPUs x price per GPU + servers x server overhead",
        "资本支出 = GPU 数 x 单卡价格 + 服务器数 x 每台服务器附加成本",
        std::to_string(n) + " x " + amt(in.price_per_gpu) + " + " + std::to_string(r.servers) + " x " +
            amt(in.server_overhead) + " = " + amt(r.capex),
@@ -106,21 +109,28 @@ Result<TcoResult> compute_tco(const TcoInput& in) {
       residual_formula = "0 (the whole capex is charged to the window)";
       break;
   }
-  step(std::string("Residual value at the end of the window (") + enum_name(kResidualMethodNames, in.residual_method) +
+  step(r, std::string("Residual value at the end of the window (") + enum_name(kResidualMethodNames, in.residual_method) +
            ")",
        std::string("窗口期末残值（") + enum_name(kResidualMethodNames, in.residual_method) + "）", residual_formula,
        r.residual.amount_string());
+  return ok_status();
+}
 
+// Depreciation, financing and the hidden costs (each a share of capex or an amount given).
+Status add_ownership_lines(TcoResult& r, const TcoInput& in) {
+  const Currency c = in.currency;
+  const int64_t months = in.window_months;
+  const auto& hidden = hidden_cost_table();
   // Lines.
   auto dep = r.capex.minus(r.residual);
   if (!dep) return overflow("depreciation");
-  line("depreciation", "Hardware depreciation over the window = capex - residual", "窗口期硬件折旧 = 资本支出 - 残值",
+  add_line(r, "depreciation", "Hardware depreciation over the window = capex - residual", "窗口期硬件折旧 = 资本支出 - 残值",
        amt(r.capex) + " - " + amt(r.residual) + " = " + amt(*dep), *dep);
   // Equal monthly principal repayments over the window, interest monthly on the opening balance:
   // sum over k = 0..m-1 of capex x (m - k)/m x rate/12 = capex x rate x (m + 1) / 24.
   auto fin = scaled(r.capex, static_cast<i128>(in.interest_bp) * (months + 1), 2 * 12 * 10'000, "financing");
   if (!fin) return fin.error();
-  line("financing",
+  add_line(r, "financing",
        "Financing: capex repaid in equal monthly parts over the window, interest on the balance = capex x annual "
        "rate x (months + 1) / 24",
        "融资成本：资本支出在窗口期内按月等额还本，按余额计息 = 资本支出 x 年利率 x (月数 + 1) / 24",
@@ -139,16 +149,22 @@ Result<TcoResult> compute_tco(const TcoInput& in) {
       v = *s;
       formula = amt(r.capex) + " x " + pct_bp(h.bp) + " = " + amt(v);
     }
-    line(std::string("hidden.") + hidden[i].key, std::string("Hidden cost: ") + hidden[i].en,
+    add_line(r, std::string("hidden.") + hidden[i].key, std::string("Hidden cost: ") + hidden[i].en,
          std::string("隐性成本：") + hidden[i].zh, formula, v);
   }
+  return ok_status();
+}
+
+// Power, space and staff over the window.
+Status add_running_lines(TcoResult& r, const TcoInput& in) {
+  const int64_t n = in.gpu_count, months = in.window_months;
   r.it_watts = n * in.gpu_watts + r.servers * in.server_overhead_watts;
   // kWh = W x draw% x PUE x hours / 1000; cost = price per kWh x kWh, one rounding.
   auto power =
       scaled(in.electricity_per_kwh, static_cast<i128>(r.it_watts) * in.power_draw_pct * in.pue_x100 * r.window_hours,
              100 * 100 * 1000, "power");
   if (!power) return power.error();
-  line("power", "Power = (GPUs x W per GPU + servers x overhead W) x draw x PUE x hours / 1000 x price per kWh",
+  add_line(r, "power", "Power = (GPUs x W per GPU + servers x overhead W) x draw x PUE x hours / 1000 x price per kWh",
        "电费 = (GPU 数 x 单卡功率 + 服务器数 x 附加功率) x 负载率 x PUE x 小时数 / 1000 x 每千瓦时电价",
        "(" + std::to_string(n) + " x " + std::to_string(in.gpu_watts) + " W + " + std::to_string(r.servers) + " x " +
            std::to_string(in.server_overhead_watts) + " W) x " + std::to_string(in.power_draw_pct) + " % x " +
@@ -159,7 +175,7 @@ Result<TcoResult> compute_tco(const TcoInput& in) {
   if (in.space_per_kw_month) {
     auto s = scaled(*in.space_per_kw_month, static_cast<i128>(r.it_watts) * months, 1000, "space");
     if (!s) return s.error();
-    line("space", "Space = nameplate IT kW x price per kW-month x months",
+    add_line(r, "space", "Space = nameplate IT kW x price per kW-month x months",
          "机房空间 = 额定 IT 千瓦数 x 每千瓦每月价格 x 月数",
          std::to_string(r.it_watts) + " W / 1000 x " + amt(*in.space_per_kw_month) + " x " + std::to_string(months) +
              " = " + amt(*s),
@@ -168,7 +184,7 @@ Result<TcoResult> compute_tco(const TcoInput& in) {
     auto s = scaled(*in.space_per_rack_unit_month, static_cast<i128>(r.servers) * in.rack_units_per_server * months, 1,
                     "space");
     if (!s) return s.error();
-    line("space", "Space = servers x rack units per server x price per U-month x months",
+    add_line(r, "space", "Space = servers x rack units per server x price per U-month x months",
          "机房空间 = 服务器数 x 每台机架单元数 x 每 U 每月价格 x 月数",
          std::to_string(r.servers) + " x " + std::to_string(in.rack_units_per_server) + " U x " +
              amt(*in.space_per_rack_unit_month) + " x " + std::to_string(months) + " = " + amt(*s),
@@ -176,18 +192,25 @@ Result<TcoResult> compute_tco(const TcoInput& in) {
   }
   auto staff = scaled(in.staff_fte_cost_per_month, static_cast<i128>(months) * n, in.gpus_per_fte, "staff");
   if (!staff) return staff.error();
-  line("staff", "Staff = FTE cost per month x months x GPUs / GPUs per FTE",
+  add_line(r, "staff", "Staff = FTE cost per month x months x GPUs / GPUs per FTE",
        "人员 = 每人月成本 x 月数 x GPU 数 / 每人可维护 GPU 数",
        amt(in.staff_fte_cost_per_month) + " x " + std::to_string(months) + " x " + std::to_string(n) + " / " +
            std::to_string(in.gpus_per_fte) + " = " + amt(*staff),
        *staff);
+  return ok_status();
+}
+
+// The total and the per-month and per-owned-GPU-hour figures.
+Status add_totals(TcoResult& r, const TcoInput& in) {
+  const Currency c = in.currency;
+  const int64_t n = in.gpu_count, months = in.window_months;
   r.total = Money::zero(c);
   for (const auto& l : r.lines) {
     auto t = r.total.plus(l.amount);
     if (!t) return overflow("the total");
     r.total = *t;
   }
-  step("Total cost of the window = sum of the lines", "窗口期总成本 = 各项之和", "total = " + amt(r.total),
+  step(r, "Total cost of the window = sum of the lines", "窗口期总成本 = 各项之和", "total = " + amt(r.total),
        r.total.amount_string());
   auto per_month = scaled(r.total, 1, months, "per month");
   auto per_owned = scaled(r.total, 1, r.owned_gpu_hours, "per GPU-hour");
@@ -195,18 +218,22 @@ Result<TcoResult> compute_tco(const TcoInput& in) {
   if (!per_owned) return per_owned.error();
   r.per_month = *per_month;
   r.cost_per_owned_gpu_hour = *per_owned;
-  step("Owned GPU-hours = GPUs x months x 730 h", "拥有的 GPU 小时 = GPU 数 x 月数 x 730 小时",
+  step(r, "Owned GPU-hours = GPUs x months x 730 h", "拥有的 GPU 小时 = GPU 数 x 月数 x 730 小时",
        std::to_string(n) + " x " + std::to_string(months) + " x 730 = " + std::to_string(r.owned_gpu_hours),
        r.owned_gpu_hours);
-  step("Cost per owned GPU-hour = total / owned GPU-hours", "每拥有 GPU 小时成本 = 总成本 / 拥有的 GPU 小时",
+  step(r, "Cost per owned GPU-hour = total / owned GPU-hours", "每拥有 GPU 小时成本 = 总成本 / 拥有的 GPU 小时",
        amt(r.total) + " / " + std::to_string(r.owned_gpu_hours) + " = " + amt(r.cost_per_owned_gpu_hour),
        r.cost_per_owned_gpu_hour.amount_string());
+  return ok_status();
+}
 
-  // Utilization as an exact fraction.
+// Utilization as an exact fraction (given, or from the demand curve) and the cost per useful GPU-hour.
+Status add_utilization(TcoResult& r, const TcoInput& in) {
+  const int64_t n = in.gpu_count;
   if (in.utilization_pct) {
     r.utilized_num = *in.utilization_pct;
     r.utilized_den = 100;
-    step("Utilization (given)", "利用率（给定）", std::to_string(*in.utilization_pct) + " %",
+    step(r, "Utilization (given)", "利用率（给定）", std::to_string(*in.utilization_pct) + " %",
          *in.utilization_pct * 100);
   } else {
     int64_t served = 0, unmet = 0, demand = 0;
@@ -215,16 +242,16 @@ Result<TcoResult> compute_tco(const TcoInput& in) {
       unmet += std::max<int64_t>(d - n, 0);
       demand += d;
     }
-    if (served == 0) return bad("demand_curve", "has no demand");
+    if (served == 0) return Error::invalid("demand_curve", "has no demand");
     r.utilized_num = served;
     r.utilized_den = n * static_cast<int64_t>(in.demand_curve.size());
     r.unmet_demand_bp = static_cast<int64_t>(div_half_even(static_cast<i128>(unmet) * 10'000, demand));
-    step("Utilization = sum over hours of min(demand, GPUs) / (GPUs x hours)",
+    step(r, "Utilization = sum over hours of min(demand, GPUs) / (GPUs x hours)",
          "利用率 = 各小时 min(需求, GPU 数) 之和 / (GPU 数 x 小时数)",
          std::to_string(served) + " / (" + std::to_string(n) + " x " + std::to_string(in.demand_curve.size()) + ")",
          static_cast<int64_t>(div_half_even(static_cast<i128>(served) * 10'000, r.utilized_den)));
     if (unmet > 0)
-      step("Demand above the owned GPUs (not served by the cluster), of all demand",
+      step(r, "Demand above the owned GPUs (not served by the cluster), of all demand",
            "超出自有 GPU 的需求（集群无法满足）占总需求",
            std::to_string(unmet) + " / " + std::to_string(demand) + " = " + pct_bp(r.unmet_demand_bp),
            r.unmet_demand_bp);
@@ -236,13 +263,17 @@ Result<TcoResult> compute_tco(const TcoInput& in) {
       scaled(r.total, r.utilized_den, static_cast<i128>(r.owned_gpu_hours) * r.utilized_num, "per useful GPU-hour");
   if (!per_useful) return per_useful.error();
   r.cost_per_useful_gpu_hour = *per_useful;
-  step("Cost per useful GPU-hour = total / (owned GPU-hours x utilization)",
+  step(r, "Cost per useful GPU-hour = total / (owned GPU-hours x utilization)",
        "每有效 GPU 小时成本 = 总成本 / (拥有的 GPU 小时 x 利用率)",
        amt(r.total) + " / (" + std::to_string(r.owned_gpu_hours) + " x " + pct_bp(r.utilization_bp) +
            ") = " + amt(r.cost_per_useful_gpu_hour),
        r.cost_per_useful_gpu_hour.amount_string());
+  return ok_status();
+}
 
-  // Offers. Exact comparisons: every cost is scaled by utilized_den so no rounding decides.
+// Each offer against building. Exact comparisons: every cost is scaled by utilized_den so no
+// rounding decides.
+Status add_comparisons(TcoResult& r, const TcoInput& in) {
   const i128 build_key = static_cast<i128>(r.total.micros()) * r.utilized_den;
   for (const auto& o : in.offers) {
     TcoOfferComparison cmp;
@@ -281,7 +312,7 @@ Result<TcoResult> compute_tco(const TcoInput& in) {
     if (build_key < best) cmp.cheapest = "build";
     const std::string be = cmp.build_break_even_utilization_bp > 10'000 ? "never (above 100 %)"
                                                                         : pct_bp(cmp.build_break_even_utilization_bp);
-    step("Offer " + o.name +
+    step(r, "Offer " + o.name +
              ": building beats on-demand above utilization = build cost per owned GPU-hour / on-demand price",
          "报价 " + o.name + "：自建优于按需的利用率门槛 = 每拥有 GPU 小时成本 / 按需单价",
          amt(r.total) + " / (" + std::to_string(r.owned_gpu_hours) + " x " + amt(o.on_demand_per_gpu_hour) +
@@ -291,8 +322,11 @@ Result<TcoResult> compute_tco(const TcoInput& in) {
          cmp.build_break_even_utilization_bp);
     r.comparisons.push_back(std::move(cmp));
   }
+  return ok_status();
+}
 
-  // Summary.
+void write_summary(TcoResult& r, const TcoInput& in) {
+  const int64_t n = in.gpu_count, months = in.window_months;
   r.summary_en = "Building " + std::to_string(n) + " x " + in.gpu_model + " costs " + amt(r.total) + " over the " +
                  std::to_string(months) + "-month window: " + amt(r.cost_per_owned_gpu_hour) + " per owned GPU-hour, " +
                  amt(r.cost_per_useful_gpu_hour) + " per useful GPU-hour at " + pct_bp(r.utilization_bp) +
@@ -310,6 +344,20 @@ Result<TcoResult> compute_tco(const TcoInput& in) {
     r.summary_zh += " 对比 " + cmp.name + "：" + zh_cheapest + "最便宜；自建" +
                     (never ? "在任何利用率下都不如其按需价" : "在利用率高于 " + be + " 时优于其按需价") + "。";
   }
+}
+
+}  // namespace
+
+Result<TcoResult> compute_tco(const TcoInput& in) {
+  if (auto s = check_tco_input(in); !s) return s.error();
+  TcoResult r;
+  r.input = in;
+  r.servers = (in.gpu_count + in.gpus_per_server - 1) / in.gpus_per_server;
+  r.window_hours = in.window_months * kHoursPerMonth;
+  r.owned_gpu_hours = in.gpu_count * r.window_hours;
+  for (auto part : {add_capex, add_ownership_lines, add_running_lines, add_totals, add_utilization, add_comparisons})
+    if (auto s = part(r, in); !s) return s.error();
+  write_summary(r, in);
   return r;
 }
 
