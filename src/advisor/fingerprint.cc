@@ -195,34 +195,18 @@ bool fits(const FingerprintInput& in, const GpuModel& m) {
 
 }  // namespace
 
-Result<FingerprintResult> compute_fingerprint(const FingerprintInput& in, const GpuCatalog& catalog) {
-  const GpuModel* model = catalog.find(in.gpu_model);
-  if (!model) return Error::invalid("gpu_model", "unknown GPU model '" + in.gpu_model + "'");
-  if (!in.gpu_utilization_permille && !in.achieved_tflops_x10)
-    return Error::invalid("gpu_utilization_pct", "is required (or gpu_utilization_permille, or achieved_tflops)");
-  for (size_t i = 0; i < in.offers.size(); ++i)
-    if (!catalog.find(in.offers[i].gpu_model))
-      return Error::invalid("offers[" + std::to_string(i) + "].gpu_model", "unknown GPU model");
-  FingerprintResult r;
-  r.input = in;
-  Analysis a;
-  a.in = &in;
-  a.catalog = &catalog;
-  a.model = model;
-  a.n = in.gpu_count;
-  a.cores = in.cpu_cores_per_gpu.value_or(1);
-  r.step_time_given = in.step_time_ms.has_value();
-  a.T = in.step_time_ms ? *in.step_time_ms * 1000 : kUsPerHour;
-  r.step_us = a.T;
+namespace {
 
-  // Step parts, per-mille of today's step.
+// The step's parts in per-mille of today's step, and the time each takes (a.G, a.W, a.N, a.H, a.X,
+// and a.R, the read).
+void split_step(Analysis& a, FingerprintResult& r, bool cpu_saturated) {
+  const FingerprintInput& in = *a.in;
   FingerprintParts& p = r.parts;
   p.data_wait = in.data_wait_share_permille.value_or(0);
   p.communication = in.gpu_count == 1 ? 0 : in.nccl_share_permille.value_or(0);
   const int64_t rest = 1000 - p.data_wait - p.communication;
   p.gpu = in.gpu_utilization_permille ? std::min(*in.gpu_utilization_permille, rest) : rest;
   int64_t idle = rest - p.gpu;
-  const bool cpu_saturated = in.cpu_utilization_permille && *in.cpu_utilization_permille >= kCpuSaturatedPermille;
   const bool storage_saturated = in.io_bytes_per_s && in.storage_read_bytes_per_s &&
                                  static_cast<i128>(*in.io_bytes_per_s) * 1000 >=
                                      static_cast<i128>(*in.storage_read_bytes_per_s) * kStorageSaturatedPermille;
@@ -249,8 +233,13 @@ Result<FingerprintResult> compute_fingerprint(const FingerprintInput& in, const 
                    div_half_even_sat(static_cast<i128>(*in.io_bytes_per_s) * a.T, *in.storage_read_bytes_per_s));
     a.read_from_storage = true;
   }
+}
 
-  // Roofline.
+// The roofline: efficiencies against the card's peaks, arithmetic intensity and the ridge, and
+// how performance is modelled on other cards (a.mode).
+void set_roofline(Analysis& a, FingerprintResult& r) {
+  const FingerprintInput& in = *a.in;
+  const GpuModel* model = a.model;
   FingerprintRoofline& rf = r.roofline;
   rf.peak_tflops_x10 = model->fp16_tflops_x10;
   rf.peak_bandwidth_gbps = model->memory_bandwidth_gbps;
@@ -280,8 +269,14 @@ Result<FingerprintResult> compute_fingerprint(const FingerprintInput& in, const 
     a.mode = PerfMode::kPeak;
   else
     a.mode = PerfMode::kNone;
+}
 
-  // Bottleneck: the largest loss if it reaches the threshold, else what bounds the GPU part.
+// Bottleneck: the largest loss if it reaches the threshold, else what bounds the GPU part.
+void set_bottleneck(Analysis& a, FingerprintResult& r, bool cpu_saturated) {
+  const FingerprintInput& in = *a.in;
+  const GpuModel* model = a.model;
+  const FingerprintParts& p = r.parts;
+  const FingerprintRoofline& rf = r.roofline;
   const int64_t loss_io = r.data_wait_cause == "storage" ? p.data_wait : 0;
   const int64_t loss_cpu = p.host + (r.data_wait_cause == "cpu" ? p.data_wait : 0);
   const std::pair<WorkloadBottleneck, int64_t> losses[] = {{WorkloadBottleneck::kCommunication, p.communication},
@@ -299,8 +294,13 @@ Result<FingerprintResult> compute_fingerprint(const FingerprintInput& in, const 
     if (&l != top && l.second >= kLossThresholdPermille) r.secondary.push_back(l.first);
   a.explore_cores = cpu_saturated && (a.H > 0 || a.read_cpu_bound);
   std::tie(a.link, a.link_gbps) = link_of(*model, a.n, in, in.interconnect);
+}
 
-  // Options: every priced model x GPU count x storage x cores.
+// Options: every priced model x GPU count x storage x cores, today's configuration among them.
+Status evaluate_options(Analysis& a, FingerprintResult& r) {
+  const FingerprintInput& in = *a.in;
+  const GpuModel* model = a.model;
+  const GpuCatalog& catalog = *a.catalog;
   std::vector<Candidate> cands{{"current_price", model, in.price_per_gpu_hour, true}};
   for (const auto& o : in.offers) cands.push_back({o.name, catalog.find(o.gpu_model), o.price_per_gpu_hour, false});
   const auto counts = gpu_counts(a.n, in.gpus_per_node);
@@ -330,6 +330,12 @@ Result<FingerprintResult> compute_fingerprint(const FingerprintInput& in, const 
     }
   }
   if (!current_set) return Error::make(Code::kInternal, "fingerprint: today's configuration was not evaluated");
+  return ok_status();
+}
+
+// The recommendation among the options (cheapest first), the fastest at the same cost, the
+// speed-up and the cost change.
+void recommend(const Analysis& a, FingerprintResult& r) {
   std::stable_sort(r.options.begin(), r.options.end(),
                    [](const FingerprintOption& x, const FingerprintOption& y) { return cost_key(x) < cost_key(y); });
   // A change must earn its keep: save at least kMinChangeGainBp per step, or be that much faster
@@ -363,8 +369,13 @@ Result<FingerprintResult> compute_fingerprint(const FingerprintInput& in, const 
   r.speedup_permille = div_half_even_sat(static_cast<i128>(a.T) * 1000, std::max<int64_t>(r.recommended.step_us, 1));
   const i128 before = cost_key(r.current), after = cost_key(r.recommended);
   r.cost_change_bp = before == 0 ? 0 : div_half_even_sat((after - before) * 10'000, before);
+}
 
-  // Unpriced catalog models at today's count.
+// Catalog models nobody priced, at today's count: how much faster, and the price that breaks even.
+Status add_unpriced_alternatives(const Analysis& a, FingerprintResult& r) {
+  const FingerprintInput& in = *a.in;
+  const GpuModel* model = a.model;
+  const GpuCatalog& catalog = *a.catalog;
   for (const auto& m : catalog.models()) {
     if (m.id == model->id) continue;
     bool offered = false;
@@ -384,8 +395,14 @@ Result<FingerprintResult> compute_fingerprint(const FingerprintInput& in, const 
   std::stable_sort(r.alternatives.begin(), r.alternatives.end(),
                    [](const auto& x, const auto& y) { return x.speedup_permille > y.speedup_permille; });
   if (r.alternatives.size() > 8) r.alternatives.resize(8);
+  return ok_status();
+}
 
-  // Interconnect advice.
+// SXM with NVLink or PCIe, and why.
+void advise_interconnect(const Analysis& a, FingerprintResult& r) {
+  const FingerprintInput& in = *a.in;
+  const GpuModel* model = a.model;
+  const FingerprintParts& p = r.parts;
   const int64_t comm = p.communication;
   if (in.gpu_count == 1) {
     r.interconnect_advice = GpuInterconnect::kPcie;
@@ -415,6 +432,38 @@ Result<FingerprintResult> compute_fingerprint(const FingerprintInput& in, const 
         large ? "未测通信占比；峰值显存达单卡一半以上，属大模型、梯度同步量大：建议 SXM（NVLink）"
               : "未测通信占比；模型较小（峰值显存不到单卡一半）：PCIe 大概率足够（请测 nccl_share_pct 确认）";
   }
+}
+
+}  // namespace
+
+Result<FingerprintResult> compute_fingerprint(const FingerprintInput& in, const GpuCatalog& catalog) {
+  const GpuModel* model = catalog.find(in.gpu_model);
+  if (!model) return Error::invalid("gpu_model", "unknown GPU model '" + in.gpu_model + "'");
+  if (!in.gpu_utilization_permille && !in.achieved_tflops_x10)
+    return Error::invalid("gpu_utilization_pct", "is required (or gpu_utilization_permille, or achieved_tflops)");
+  for (size_t i = 0; i < in.offers.size(); ++i)
+    if (!catalog.find(in.offers[i].gpu_model))
+      return Error::invalid("offers[" + std::to_string(i) + "].gpu_model", "unknown GPU model");
+  FingerprintResult r;
+  r.input = in;
+  Analysis a;
+  a.in = &in;
+  a.catalog = &catalog;
+  a.model = model;
+  a.n = in.gpu_count;
+  a.cores = in.cpu_cores_per_gpu.value_or(1);
+  r.step_time_given = in.step_time_ms.has_value();
+  a.T = in.step_time_ms ? *in.step_time_ms * 1000 : kUsPerHour;
+  r.step_us = a.T;
+
+  const bool cpu_saturated = in.cpu_utilization_permille && *in.cpu_utilization_permille >= kCpuSaturatedPermille;
+  split_step(a, r, cpu_saturated);
+  set_roofline(a, r);
+  set_bottleneck(a, r, cpu_saturated);
+  if (auto s = evaluate_options(a, r); !s) return s.error();
+  recommend(a, r);
+  if (auto s = add_unpriced_alternatives(a, r); !s) return s.error();
+  advise_interconnect(a, r);
   explain(a, r);
   return r;
 }
