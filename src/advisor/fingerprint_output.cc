@@ -109,60 +109,60 @@ json option_json(const FingerprintOption& o) {
   return j;
 }
 
-template <class T>
-void put(json& j, const char* key, const std::optional<T>& v) {
-  if (v) j[key] = *v;
-}
-
 }  // namespace
 
-void fingerprint_internal::explain(const Analysis& a, FingerprintResult& r) {
+namespace {
+
+// One line of the arithmetic shown to the user, in English and 简体中文, with its formula.
+void step(FingerprintResult& r, std::string en, std::string zh, std::string formula, json value) {
+  r.steps.push_back({std::move(en), std::move(zh), std::move(formula), std::move(value)});
+}
+
+// Today's step: its parts, the roofline, the bottleneck and the read time.
+void explain_today(const Analysis& a, FingerprintResult& r) {
   const FingerprintInput& in = *a.in;
   const FingerprintParts& p = r.parts;
-  auto step = [&](std::string en, std::string zh, std::string formula, json value) {
-    r.steps.push_back({std::move(en), std::move(zh), std::move(formula), std::move(value)});
-  };
   const std::string T = fmt_ms(a.T);
   if (r.step_time_given)
-    step("Step time today (T)", "当前步长 T", "T = " + T, a.T);
+    step(r, "Step time today (T)", "当前步长 T", "T = " + T, a.T);
   else
-    step("No step_time_ms: the unit of work (\"step\") is one hour of today's job",
+    step(r, "No step_time_ms: the unit of work (\"step\") is one hour of today's job",
          "未给 step_time_ms：以当前作业一小时的工作量为一“步”", "T = 3600000 ms", a.T);
-  step("Exposed data-loader wait W = T x data wait share", "数据加载等待 W = T x 数据等待占比",
+  step(r, "Exposed data-loader wait W = T x data wait share", "数据加载等待 W = T x 数据等待占比",
        "W = " + T + " x " + fmt_pm(p.data_wait) + " = " + fmt_ms(a.W), a.W);
-  step("Exposed communication N = T x NCCL share", "通信时间 N = T x NCCL 占比",
+  step(r, "Exposed communication N = T x NCCL share", "通信时间 N = T x NCCL 占比",
        "N = " + T + " x " + fmt_pm(p.communication) + " = " + fmt_ms(a.N), a.N);
-  step("GPU busy G = T x min(GPU utilization, 100 % - W share - N share)",
+  step(r, "GPU busy G = T x min(GPU utilization, 100 % - W share - N share)",
        "GPU 忙碌 G = T x min(GPU 利用率, 100 % - W 占比 - N 占比)",
        "G = " + T + " x " + fmt_pm(p.gpu) + " = " + fmt_ms(a.G), a.G);
   if (a.H > 0)
-    step("Host-side time H = T - W - N - G (CPU work the GPU waits for)",
+    step(r, "Host-side time H = T - W - N - G (CPU work the GPU waits for)",
          "主机侧时间 H = T - W - N - G（GPU 等待 CPU 的时间）",
          "H = " + T + " x " + fmt_pm(p.host) + " = " + fmt_ms(a.H), a.H);
   if (a.X > 0)
-    step("Unexplained idle X = T - W - N - G (no measurement attributes it)",
+    step(r, "Unexplained idle X = T - W - N - G (no measurement attributes it)",
          "未解释空闲 X = T - W - N - G（没有测量能归因）",
          "X = " + T + " x " + fmt_pm(p.unattributed) + " = " + fmt_ms(a.X), a.X);
   const FingerprintRoofline& rf = r.roofline;
   if (rf.compute_efficiency_permille)
-    step("Compute efficiency = achieved FLOP/s / catalog peak FP16", "算力效率 = 实测 FLOP/s / 规格 FP16 峰值",
+    step(r, "Compute efficiency = achieved FLOP/s / catalog peak FP16", "算力效率 = 实测 FLOP/s / 规格 FP16 峰值",
          fmt_x10(*in.achieved_tflops_x10) + " / " + fmt_x10(*rf.peak_tflops_x10) +
              " TFLOPS = " + fmt_pm(*rf.compute_efficiency_permille),
          *rf.compute_efficiency_permille);
   if (rf.bandwidth_efficiency_permille)
-    step("Memory bandwidth use = achieved bytes/s / catalog peak bandwidth",
+    step(r, "Memory bandwidth use = achieved bytes/s / catalog peak bandwidth",
          "显存带宽利用 = 实测字节/秒 / 规格峰值带宽",
          std::to_string(*in.memory_bandwidth_used_gbps) + " / " + std::to_string(*rf.peak_bandwidth_gbps) +
              " GB/s = " + fmt_pm(*rf.bandwidth_efficiency_permille),
          *rf.bandwidth_efficiency_permille);
   if (rf.arithmetic_intensity_x10)
-    step("Arithmetic intensity AI = achieved FLOP/s / achieved bytes/s (FLOP per byte)",
+    step(r, "Arithmetic intensity AI = achieved FLOP/s / achieved bytes/s (FLOP per byte)",
          "算术强度 AI = 实测 FLOP/s / 实测字节/秒（每字节 FLOP）",
          "AI = " + fmt_x10(*in.achieved_tflops_x10) + " TFLOPS / " + std::to_string(*in.memory_bandwidth_used_gbps) +
              " GB/s = " + fmt_x10(*rf.arithmetic_intensity_x10) + " FLOP/B",
          fmt_x10(*rf.arithmetic_intensity_x10));
   if (rf.ridge_point_x10)
-    step("Ridge point = peak FP16 / peak bandwidth: below it a kernel is memory-bound",
+    step(r, "Ridge point = peak FP16 / peak bandwidth: below it a kernel is memory-bound",
          "屋脊点 = FP16 峰值 / 峰值带宽：低于它即受带宽限制",
          "ridge = " + fmt_x10(*rf.peak_tflops_x10) + " TFLOPS / " + std::to_string(*rf.peak_bandwidth_gbps) +
              " GB/s = " + fmt_x10(*rf.ridge_point_x10) + " FLOP/B",
@@ -173,21 +173,27 @@ void fingerprint_internal::explain(const Analysis& a, FingerprintResult& r) {
                     ", unexplained " + fmt_pm(p.unattributed) + "; threshold " + fmt_pm(kLossThresholdPermille) +
                     "; GPU part " + (rf.memory_bound ? "memory-bound" : "compute-bound") + " -> " +
                     enum_name(kWorkloadBottleneckNames, r.bottleneck);
-    step(
+    step(r, 
         "Bottleneck = the largest loss if it is at least 20 % of the step, else what bounds the GPU part "
         "(memory bandwidth when AI < ridge and bytes/s >= 60 % of peak, else compute)",
         "瓶颈 = 占步长至少 20 % 的最大损失项；否则看 GPU 部分（AI < 屋脊点且带宽利用 >= 60 % 为显存带宽，否则为算力）",
         f, enum_name(kWorkloadBottleneckNames, r.bottleneck));
   }
   if (a.R > 0)
-    step(a.W > 0 ? "Read time per step R = T - N (loading overlaps compute; the wait is what it exceeds compute by)"
+    step(r, a.W > 0 ? "Read time per step R = T - N (loading overlaps compute; the wait is what it exceeds compute by)"
                  : "Read time per step R = T x job I/O rate / storage capacity",
          a.W > 0 ? "每步读取时间 R = T - N（加载与计算重叠，等待是超出计算的部分）"
                  : "每步读取时间 R = T x 作业 I/O 速率 / 存储能力",
          "R = " + fmt_ms(a.R), a.R);
+}
+
+// What the recommendation changes, part by part, and what a step then costs.
+void explain_change(const Analysis& a, FingerprintResult& r) {
+  const FingerprintInput& in = *a.in;
+  const std::string T = fmt_ms(a.T);
   const FingerprintOption& c = r.current;
   const FingerprintOption& o = r.recommended;
-  step("Cost per step today = GPUs x price per GPU-hour x T / 1 h", "当前每步成本 = 卡数 x 每卡时单价 x T / 1 小时",
+  step(r, "Cost per step today = GPUs x price per GPU-hour x T / 1 h", "当前每步成本 = 卡数 x 每卡时单价 x T / 1 小时",
        std::to_string(c.gpu_count) + " x " + money_str(in.price_per_gpu_hour) + " x " + T +
            " / 3600000 ms = " + money_str(c.cost_per_step),
        c.cost_per_step.amount_string());
@@ -198,19 +204,19 @@ void fingerprint_internal::explain(const Analysis& a, FingerprintResult& r) {
   const std::string speeds = speed_now && speed_new ? std::to_string(static_cast<int64_t>(*speed_now)) + "/" +
                                                           std::to_string(static_cast<int64_t>(*speed_new))
                                                     : "1/1";
-  step("New GPU part G' = G x (GPUs now / GPUs new) x (speed now / speed new), speed = " + perf_name_en(a.mode),
+  step(r, "New GPU part G' = G x (GPUs now / GPUs new) x (speed now / speed new), speed = " + perf_name_en(a.mode),
        "新 GPU 时间 G' = G x (现卡数 / 新卡数) x (现速度 / 新速度)，速度 = " + perf_name_zh(a.mode),
        "G' = " + fmt_ms(a.G) + " x " + ratio + " x " + speeds + " (" + a.model->id + " -> " + o.gpu_model +
            ") = " + fmt_ms(o.gpu_us),
        o.gpu_us);
   const std::string cores = std::to_string(a.cores) + "/" + std::to_string(o.cpu_cores_per_gpu.value_or(a.cores));
-  step("New host part H' = H x (GPUs now / GPUs new) x (cores now / cores new) + X x (GPUs now / GPUs new)",
+  step(r, "New host part H' = H x (GPUs now / GPUs new) x (cores now / cores new) + X x (GPUs now / GPUs new)",
        "新主机侧时间 H' = H x (现卡数 / 新卡数) x (现核数 / 新核数) + X x (现卡数 / 新卡数)",
        "H' = " + fmt_ms(a.H) + " x " + ratio + " x " + cores + " + " + fmt_ms(a.X) + " x " + ratio + " = " +
            fmt_ms(o.host_us),
        o.host_us);
   if (o.faster_storage && !(in.faster_storage && in.faster_storage->read_bytes_per_s)) {
-    step("Faster storage sized to need: it must read a step's data within the compute time, R' = G' + H'",
+    step(r, "Faster storage sized to need: it must read a step's data within the compute time, R' = G' + H'",
          "按需配置更快的存储：一步的数据须在计算时间内读完，R' = G' + H'",
          "R' = " + fmt_ms(o.read_us) + "; read speed x " + fmt_ms(a.R) + " / " + fmt_ms(o.read_us) + " = " +
              fmt_times(o.required_read_speedup_permille) +
@@ -219,34 +225,39 @@ void fingerprint_internal::explain(const Analysis& a, FingerprintResult& r) {
                                           : ""),
          o.read_us);
   } else if (o.faster_storage) {
-    step("Faster storage of the given capacity: R' = bytes per step / capacity",
+    step(r, "Faster storage of the given capacity: R' = bytes per step / capacity",
          "给定容量的更快存储：R' = 每步字节数 / 存储容量",
          "R' = " + fmt_ms(o.read_us) + " at " + fmt_mbps(*in.faster_storage->read_bytes_per_s), o.read_us);
   } else if (a.read_cpu_bound) {
-    step("Data loading is CPU-bound: R' = R x (GPUs now / GPUs new) x (cores now / cores new)",
+    step(r, "Data loading is CPU-bound: R' = R x (GPUs now / GPUs new) x (cores now / cores new)",
          "数据加载受 CPU 限制：R' = R x (现卡数 / 新卡数) x (现核数 / 新核数)",
          "R' = " + fmt_ms(a.R) + " x " + ratio + " x " + cores + " = " + fmt_ms(o.read_us), o.read_us);
   } else {
-    step("Same storage: read time R' = R", "存储不变：读取时间 R' = R", "R' = " + fmt_ms(o.read_us), o.read_us);
+    step(r, "Same storage: read time R' = R", "存储不变：读取时间 R' = R", "R' = " + fmt_ms(o.read_us), o.read_us);
   }
-  step("New communication N' = N x [(n'-1)/n'] / [(n-1)/n] x link now / link new (ring all-reduce)",
+  step(r, "New communication N' = N x [(n'-1)/n'] / [(n-1)/n] x link now / link new (ring all-reduce)",
        "新通信时间 N' = N x [(n'-1)/n'] / [(n-1)/n] x 现链路带宽 / 新链路带宽（环形 all-reduce）",
        "N' = " + fmt_ms(a.N) + " x ring(" + std::to_string(o.gpu_count) + ")/ring(" + std::to_string(a.n) + ") x " +
            std::to_string(a.link_gbps) + "/" + std::to_string(o.link_gbps) + " GB/s = " + fmt_ms(o.communication_us),
        o.communication_us);
-  step("New step T' = max(G' + H', R') + N'", "新步长 T' = max(G' + H', R') + N'",
+  step(r, "New step T' = max(G' + H', R') + N'", "新步长 T' = max(G' + H', R') + N'",
        "T' = max(" + fmt_ms(o.gpu_us + o.host_us) + ", " + fmt_ms(o.read_us) + ") + " + fmt_ms(o.communication_us) +
            " = " + fmt_ms(o.step_us),
        o.step_us);
-  step("Cost per step after = cost per hour x T' / 1 h", "调整后每步成本 = 每小时成本 x T' / 1 小时",
+  step(r, "Cost per step after = cost per hour x T' / 1 h", "调整后每步成本 = 每小时成本 x T' / 1 小时",
        money_str(o.cost_per_hour) + " x " + fmt_ms(o.step_us) + " / 3600000 ms = " + money_str(o.cost_per_step),
        o.cost_per_step.amount_string());
-  step("Speed-up = T / T'; cost change = (after - before) / before",
+  step(r, "Speed-up = T / T'; cost change = (after - before) / before",
        "加速比 = T / T'；成本变化 = (调整后 - 调整前) / 调整前",
        T + " / " + fmt_ms(o.step_us) + " = " + fmt_times(r.speedup_permille) + "; " + fmt_bp(r.cost_change_bp),
        json{{"speedup_permille", r.speedup_permille}, {"cost_change_bp", r.cost_change_bp}});
+}
 
-  // Summary.
+// The one-paragraph summary, in English and 简体中文.
+void summarize(const Analysis& a, FingerprintResult& r) {
+  const FingerprintOption& c = r.current;
+  const FingerprintOption& o = r.recommended;
+  const std::string T = fmt_ms(a.T);
   std::vector<std::string> en, zh;
   if (o.gpu_model != c.gpu_model) {
     en.push_back("move to " + o.gpu_model +
@@ -297,8 +308,15 @@ void fingerprint_internal::explain(const Analysis& a, FingerprintResult& r) {
     r.summary_en = head_en + "Recommended: " + join(en, "; ") + ". Expected: " + figures_en + ".";
     r.summary_zh = head_zh + "建议：" + join(zh, "；") + "。预计：" + figures_zh + "。";
   }
+}
 
-  // Notes.
+// Notes on what the numbers cannot say by themselves.
+void add_notes(const Analysis& a, FingerprintResult& r) {
+  const FingerprintInput& in = *a.in;
+  const FingerprintParts& p = r.parts;
+  const FingerprintRoofline& rf = r.roofline;
+  const FingerprintOption& c = r.current;
+  const FingerprintOption& o = r.recommended;
   auto note = [&](std::string e, std::string z) {
     r.notes_en.push_back(std::move(e));
     r.notes_zh.push_back(std::move(z));
@@ -345,6 +363,15 @@ void fingerprint_internal::explain(const Analysis& a, FingerprintResult& r) {
         "未提供报价：其他型号无价格；alternatives 列出各型号的步长及每步成本与当前持平的每卡时价格");
 }
 
+}  // namespace
+
+void fingerprint_internal::explain(const Analysis& a, FingerprintResult& r) {
+  explain_today(a, r);
+  explain_change(a, r);
+  summarize(a, r);
+  add_notes(a, r);
+}
+
 json to_json(const FingerprintResult& r) {
   const FingerprintInput& in = r.input;
   json profile = {{"source", in.source},
@@ -352,16 +379,16 @@ json to_json(const FingerprintResult& r) {
                   {"gpu_model", in.gpu_model},
                   {"gpu_count", in.gpu_count},
                   {"price_per_gpu_hour", in.price_per_gpu_hour.amount_string()}};
-  put(profile, "gpu_utilization_permille", in.gpu_utilization_permille);
-  put(profile, "peak_memory_mib", in.peak_memory_mib);
+  put_opt(profile, "gpu_utilization_permille", in.gpu_utilization_permille);
+  put_opt(profile, "peak_memory_mib", in.peak_memory_mib);
   if (in.achieved_tflops_x10) profile["achieved_tflops"] = format_tflops_x10(*in.achieved_tflops_x10);
-  put(profile, "memory_bandwidth_used_gbps", in.memory_bandwidth_used_gbps);
-  put(profile, "nccl_share_permille", in.nccl_share_permille);
-  put(profile, "data_wait_share_permille", in.data_wait_share_permille);
-  put(profile, "storage_io_bytes_per_s", in.io_bytes_per_s);
-  put(profile, "cpu_utilization_permille", in.cpu_utilization_permille);
-  put(profile, "cpu_cores_per_gpu", in.cpu_cores_per_gpu);
-  put(profile, "step_time_ms", in.step_time_ms);
+  put_opt(profile, "memory_bandwidth_used_gbps", in.memory_bandwidth_used_gbps);
+  put_opt(profile, "nccl_share_permille", in.nccl_share_permille);
+  put_opt(profile, "data_wait_share_permille", in.data_wait_share_permille);
+  put_opt(profile, "storage_io_bytes_per_s", in.io_bytes_per_s);
+  put_opt(profile, "cpu_utilization_permille", in.cpu_utilization_permille);
+  put_opt(profile, "cpu_cores_per_gpu", in.cpu_cores_per_gpu);
+  put_opt(profile, "step_time_ms", in.step_time_ms);
   const FingerprintParts& p = r.parts;
   json parts = {{"gpu", p.gpu},
                 {"data_wait", p.data_wait},
@@ -371,9 +398,9 @@ json to_json(const FingerprintResult& r) {
   const FingerprintRoofline& rf = r.roofline;
   json roof = json::object();
   if (rf.peak_tflops_x10) roof["peak_fp16_tflops"] = format_tflops_x10(*rf.peak_tflops_x10);
-  put(roof, "peak_bandwidth_gbps", rf.peak_bandwidth_gbps);
-  put(roof, "compute_efficiency_permille", rf.compute_efficiency_permille);
-  put(roof, "bandwidth_efficiency_permille", rf.bandwidth_efficiency_permille);
+  put_opt(roof, "peak_bandwidth_gbps", rf.peak_bandwidth_gbps);
+  put_opt(roof, "compute_efficiency_permille", rf.compute_efficiency_permille);
+  put_opt(roof, "bandwidth_efficiency_permille", rf.bandwidth_efficiency_permille);
   if (rf.arithmetic_intensity_x10) roof["arithmetic_intensity_flop_per_byte"] = fmt_x10(*rf.arithmetic_intensity_x10);
   if (rf.ridge_point_x10) roof["ridge_point_flop_per_byte"] = fmt_x10(*rf.ridge_point_x10);
   roof["memory_bound"] = rf.memory_bound;
