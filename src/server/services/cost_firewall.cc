@@ -28,6 +28,148 @@ CostFirewall::CostFirewall(ServiceContext& app, int64_t interval_ms) : app_(app)
 
 CostFirewall::~CostFirewall() { stop(); }
 
+namespace {
+
+// A tenant's firewall rules: its currency and thresholds, and its projects' budgets and actions.
+// A stored tenant that no longer decodes is reported; its currency still applies, with the
+// default thresholds, so its month is still watched. A project that no longer decodes is
+// reported and its budget not checked.
+struct TenantRules {
+  Currency currency = Currency::kUSD;
+  CostFirewallSettings settings;
+  std::map<std::string, std::string> project_ids;      // name -> id
+  std::map<std::string, BudgetAction> actions;         // name -> action
+  std::map<Currency, FirewallPolicy> policies;         // by the budgets' currencies
+};
+
+TenantRules tenant_rules(const Record& t, const std::vector<Record>& projects) {
+  TenantRules rules;
+  auto tenant = decode_record(t, parse_tenant, "its cost firewall runs with default thresholds");
+  auto body_currency = stored_tenant_currency(t.body);
+  rules.currency = tenant ? tenant->currency : body_currency ? *body_currency : Currency::kUSD;
+  if (tenant) rules.settings = tenant->cost_firewall;
+  for (const Record& p : projects) {
+    rules.project_ids[p.name] = p.id;
+    auto pj = decode_record(p, [&](const json& b) { return parse_project(b, rules.currency); }, "its budget is not checked");
+    if (!pj) continue;
+    rules.actions[p.name] = pj->quota.budget_action;
+    if (pj->quota.monthly_budget) {
+      const Currency bc = pj->quota.monthly_budget->currency();
+      auto& pol = rules.policies.try_emplace(bc, tenant_policy(rules.settings, rules.currency, bc)).first->second;
+      pol.monthly_budgets[p.name] = *pj->quota.monthly_budget;
+    }
+  }
+  return rules;
+}
+
+// The firewall's input per currency from the tenant's month-to-date invoice (volume lines per
+// day), with each card's cost per day; budgets of a currency nobody billed in yet still breach at
+// zero.
+Result<std::map<Currency, FirewallInput>> firewall_inputs(const Invoice& inv, const TenantRules& rules, TimeMs month,
+                                                           TimeMs now) {
+  std::map<Currency, FirewallInput> inputs;
+  for (const auto& s : inv.sections) {
+    FirewallInput& in = inputs[s.rated.currency];
+    in.currency = s.rated.currency;
+    in.month = month;
+    in.day = day_start(now);
+    in.lines.insert(in.lines.end(), s.rated.lines.begin(), s.rated.lines.end());
+    std::vector<ChargeLine> usage;  // GPU time of runs (commitment lines name no card)
+    for (const auto& l : s.rated.lines)
+      if (l.kind == LineKind::kUsage && l.unit == "GPU-second") usage.push_back(l);
+    auto cards = card_day_costs(usage, s.input.allocations);
+    if (!cards) return cards.error();
+    in.cards.insert(in.cards.end(), cards->begin(), cards->end());
+  }
+  for (const auto& [c, pol] : rules.policies)
+    if (!inputs.count(c)) inputs[c] = FirewallInput{c, month, day_start(now), {}, {}};
+  return inputs;
+}
+
+// Records an alert that fired: a new key becomes an active alert (returned, to deliver); a
+// resolved budget alert that fires again (the budget was lowered) becomes active again.
+Result<std::optional<Record>> record_alert(ServiceContext& app, const Record& t, const TenantRules& rules, const Alert& a,
+                                           TimeMs now) {
+  auto existing = app.store.list({"alerts", {{"tenant_id", t.id}, {"name", a.key}}, "", 1});
+  if (!existing) return existing.error();
+  if (!existing->items.empty()) {
+    const Record& r = existing->items.front();
+    if (r.state != "resolved") return std::optional<Record>();
+    Status st = app.loop.run([&](StoreTx& tx) -> Status {
+      auto cur_r = tx.get("alerts", r.id);
+      if (!cur_r) return cur_r.error();
+      auto cur = decode_alert(*cur_r);
+      if (!cur) return cur.error();
+      cur->state = AlertState::kActive;
+      cur->alert.measured = a.measured;
+      Record u = *cur_r;
+      u.state = "active";
+      u.body = to_json(*cur);
+      u.updated_at = now;
+      return tx.update(u);
+    });
+    if (!st) return st.error();
+    return std::optional<Record>();
+  }
+  Record r;
+  r.kind = "alerts";
+  r.id = new_id("alr");
+  r.name = a.key;
+  r.tenant_id = t.id;
+  r.project_id = rules.project_ids.count(a.project) ? rules.project_ids.at(a.project) : "";
+  r.state = "active";
+  r.created_at = r.updated_at = now;
+  r.body = to_json(new_stored_alert(a, t.name, t.id, r.project_id, now));
+  Status st = app.loop.run([&](StoreTx& tx) { return tx.insert(r); });
+  if (!st) return st.error();
+  spdlog::warn("{}", json({{"event", "cost_alert"}, {"key", a.key}, {"tenant", t.name}, {"message", render_en(a.message)}})
+                         .dump(-1, ' ', false, json::error_handler_t::replace));
+  return std::optional<Record>(std::move(r));
+}
+
+// Budget alerts of the tenant that no longer fire are resolved (other kinds are facts of a day).
+// One that no longer decodes is reported and kept in `failed`; the others are still checked.
+Status resolve_quiet_budget_alerts(ServiceContext& app, const Record& t, const std::set<std::string>& firing, TimeMs now,
+                                   std::optional<Error>& failed) {
+  auto active = list_all(app.store, "alerts", {{"tenant_id", t.id}, {"state", "active"}});
+  if (!active) return active.error();
+  for (const Record& r : *active) {
+    auto stored = decode_alert(r);
+    if (!stored) {
+      if (!failed) failed = stored.error();
+      continue;
+    }
+    if (stored->alert.kind != AlertKind::kBudgetBreach || firing.count(r.name)) continue;
+    Status st = app.loop.run([&](StoreTx& tx) -> Status {
+      auto cur_r = tx.get("alerts", r.id);
+      if (!cur_r) return cur_r.error();
+      auto cur = decode_alert(*cur_r);
+      if (!cur) return cur.error();
+      cur->state = AlertState::kResolved;
+      cur->resolved_at = now;
+      Record u = *cur_r;
+      u.state = "resolved";
+      u.body = to_json(*cur);
+      u.updated_at = now;
+      return tx.update(u);
+    });
+    if (!st) return st.error();
+  }
+  return ok_status();
+}
+
+// Gauges: active alerts per kind.
+void update_alert_gauges(ServiceContext& app) {
+  auto active = list_all(app.store, "alerts", {{"state", "active"}});
+  if (!active) return;
+  std::map<std::string, int> per_kind = {{"card_daily_cost", 0}, {"storage_io_share", 0}, {"egress_daily_cost", 0}, {"budget_breach", 0}};
+  for (const Record& r : *active)
+    if (auto stored = decode_alert(r)) per_kind[enum_name(kAlertKindNames, stored->alert.kind)]++;
+  for (const auto& [k, n] : per_kind) app.metrics.set_alerts_active(k, n);
+}
+
+}  // namespace
+
 Result<int> CostFirewall::run_once(TimeMs now) {
   const TimeMs month = month_start(now);
   auto tenants = list_all(app_.store, "tenants", {});
@@ -44,132 +186,29 @@ Result<int> CostFirewall::run_once(TimeMs now) {
     }
     auto projects = list_all(app_.store, "projects", {{"tenant_id", t.id}});
     if (!projects) return projects.error();
-    // A stored tenant that no longer decodes is reported (server/record_faults.h); its currency
-    // still applies, with the default thresholds, so its month is still watched.
-    auto tenant = parse_tenant(t.body);
-    if (!tenant)
-      (void)undecodable_record("tenants", t.id, t.name, tenant.error(), "its cost firewall runs with default thresholds");
-    auto body_currency = stored_tenant_currency(t.body);
-    const Currency cur = tenant ? tenant->currency : body_currency ? *body_currency : Currency::kUSD;
-    const CostFirewallSettings settings = tenant ? tenant->cost_firewall : CostFirewallSettings{};
-    std::map<std::string, std::string> project_ids;          // name -> id
-    std::map<std::string, BudgetAction> actions;              // name -> action
-    std::map<Currency, FirewallInput> inputs;
-    std::map<Currency, FirewallPolicy> policies;
-    for (const Record& p : *projects) {
-      project_ids[p.name] = p.id;
-      auto pj = parse_project(p.body, cur);
-      if (!pj) {
-        (void)undecodable_record("projects", p.id, p.name, pj.error(), "its budget is not checked");
-        continue;
-      }
-      actions[p.name] = pj->quota.budget_action;
-      if (pj->quota.monthly_budget) {
-        const Currency bc = pj->quota.monthly_budget->currency();
-        auto& pol = policies.try_emplace(bc, tenant_policy(settings, cur, bc)).first->second;
-        pol.monthly_budgets[p.name] = *pj->quota.monthly_budget;
-      }
-    }
-    for (const auto& s : inv->sections) {
-      FirewallInput& in = inputs[s.rated.currency];
-      in.currency = s.rated.currency;
-      in.month = month;
-      in.day = day_start(now);
-      in.lines.insert(in.lines.end(), s.rated.lines.begin(), s.rated.lines.end());
-      std::vector<ChargeLine> usage;  // GPU time of runs (commitment lines name no card)
-      for (const auto& l : s.rated.lines)
-        if (l.kind == LineKind::kUsage && l.unit == "GPU-second") usage.push_back(l);
-      auto cards = card_day_costs(usage, s.input.allocations);
-      if (!cards) return cards.error();
-      in.cards.insert(in.cards.end(), cards->begin(), cards->end());
-    }
-    // Budgets of a currency nobody billed in yet still breach at zero (a zero budget).
-    for (const auto& [c, pol] : policies)
-      if (!inputs.count(c)) inputs[c] = FirewallInput{c, month, day_start(now), {}, {}};
+    const TenantRules rules = tenant_rules(t, *projects);
+    auto inputs = firewall_inputs(*inv, rules, month, now);
+    if (!inputs) return inputs.error();
     std::set<std::string> firing;
-    for (auto& [c, in] : inputs) {
-      auto pol = policies.count(c) ? policies.at(c) : tenant_policy(settings, cur, c);
+    for (auto& [c, in] : *inputs) {
+      auto pol = rules.policies.count(c) ? rules.policies.at(c) : tenant_policy(rules.settings, rules.currency, c);
       auto alerts = evaluate_firewall(pol, in);
       if (!alerts) return alerts.error();
       for (Alert a : *alerts) {
-        if (a.kind == AlertKind::kBudgetBreach && actions.count(a.project) && actions[a.project] == BudgetAction::kAlert)
+        if (a.kind == AlertKind::kBudgetBreach && rules.actions.count(a.project) &&
+            rules.actions.at(a.project) == BudgetAction::kAlert)
           a.hold_submissions = false;  // the project asked to be told, not stopped
         firing.insert(a.key);
-        auto existing = app_.store.list({"alerts", {{"tenant_id", t.id}, {"name", a.key}}, "", 1});
-        if (!existing) return existing.error();
-        if (!existing->items.empty()) {
-          // A resolved budget alert that fires again (the budget was lowered) becomes active again.
-          Record r = existing->items.front();
-          if (r.state != "resolved") continue;
-          Status st = app_.loop.run([&](StoreTx& tx) -> Status {
-            auto cur_r = tx.get("alerts", r.id);
-            if (!cur_r) return cur_r.error();
-            auto cur = decode_alert(*cur_r);
-            if (!cur) return cur.error();
-            cur->state = AlertState::kActive;
-            cur->alert.measured = a.measured;
-            Record u = *cur_r;
-            u.state = "active";
-            u.body = to_json(*cur);
-            u.updated_at = now;
-            return tx.update(u);
-          });
-          if (!st) return st.error();
-          continue;
-        }
-        Record r;
-        r.kind = "alerts";
-        r.id = new_id("alr");
-        r.name = a.key;
-        r.tenant_id = t.id;
-        r.project_id = project_ids.count(a.project) ? project_ids[a.project] : "";
-        r.state = "active";
-        r.created_at = r.updated_at = now;
-        r.body = to_json(new_stored_alert(a, t.name, t.id, r.project_id, now));
-        Status st = app_.loop.run([&](StoreTx& tx) { return tx.insert(r); });
-        if (!st) return st.error();
-        ++fresh;
-        to_deliver.push_back(r);
-        spdlog::warn("{}", json({{"event", "cost_alert"}, {"key", a.key}, {"tenant", t.name}, {"message", render_en(a.message)}})
-                               .dump(-1, ' ', false, json::error_handler_t::replace));
+        auto fresh_alert = record_alert(app_, t, rules, a, now);
+        if (!fresh_alert) return fresh_alert.error();
+        if (*fresh_alert) ++fresh, to_deliver.push_back(std::move(**fresh_alert));
       }
     }
-    // Budget alerts of this tenant that no longer fire are resolved (other kinds are facts of a day).
-    auto active = list_all(app_.store, "alerts", {{"tenant_id", t.id}, {"state", "active"}});
-    if (!active) return active.error();
-    for (const Record& r : *active) {
-      auto stored = decode_alert(r);
-      if (!stored) {  // reported; the other alerts and tenants are still checked
-        if (!failed) failed = stored.error();
-        continue;
-      }
-      if (stored->alert.kind != AlertKind::kBudgetBreach || firing.count(r.name)) continue;
-      Status st = app_.loop.run([&](StoreTx& tx) -> Status {
-        auto cur_r = tx.get("alerts", r.id);
-        if (!cur_r) return cur_r.error();
-        auto cur = decode_alert(*cur_r);
-        if (!cur) return cur.error();
-        cur->state = AlertState::kResolved;
-        cur->resolved_at = now;
-        Record u = *cur_r;
-        u.state = "resolved";
-        u.body = to_json(*cur);
-        u.updated_at = now;
-        return tx.update(u);
-      });
-      if (!st) return st.error();
-    }
+    if (auto st = resolve_quiet_budget_alerts(app_, t, firing, now, failed); !st) return st.error();
   }
   for (const Record& r : to_deliver)
     if (auto s = deliver(r); !s) spdlog::error("{}", json({{"event", "webhook_delivery_failed"}, {"error", s.error().message}}).dump());
-  // Gauges: active alerts per kind.
-  auto active = list_all(app_.store, "alerts", {{"state", "active"}});
-  if (active) {
-    std::map<std::string, int> per_kind = {{"card_daily_cost", 0}, {"storage_io_share", 0}, {"egress_daily_cost", 0}, {"budget_breach", 0}};
-    for (const Record& r : *active)
-      if (auto stored = decode_alert(r)) per_kind[enum_name(kAlertKindNames, stored->alert.kind)]++;
-    for (const auto& [k, n] : per_kind) app_.metrics.set_alerts_active(k, n);
-  }
+  update_alert_gauges(app_);
   if (failed) return *failed;  // after the others: one tenant's broken record holds up no one else
   return fresh;
 }
