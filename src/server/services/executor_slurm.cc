@@ -64,7 +64,35 @@ class SlurmExecutor final : public Executor {
   std::vector<SlurmJob> jobs_;
   std::vector<SlurmNode> nodes_;
   bool ok_ = false;  // the last observe() reached Slurm
+
+  using Newest = std::map<std::string, const SlurmJob*>;  // gpurent job id -> its newest Slurm job
+  Status adopt_slurm_gpus(StoreTx& tx, const Newest& newest, ExecutorHost& host);
+  Status submit(StoreTx& tx, const Record& r, const Job& j, TimeMs now);
+  Status follow(StoreTx& tx, const Record& r, const Job& j, const SlurmJob& sj, TimeMs now, ExecutorHost& host);
 };
+
+// Why a Slurm job that ended ended, and the state its gpurent job takes.
+std::pair<JobState, Message> end_of(const SlurmJob& sj, const Job& j) {
+  JobState to = JobState::kFailed;
+  Message why;
+  if (sj.state == "COMPLETED") {
+    to = JobState::kSucceeded;
+    why = Message("exec.slurm.completed");
+  } else if (sj.state == "TIMEOUT" || sj.state == "DEADLINE") {
+    why = j.time_limit_seconds ? Message("exec.slurm.time_limit").arg("seconds", std::to_string(*j.time_limit_seconds))
+                               : Message("exec.slurm.time_limit_unknown");
+  } else if (sj.state == "OUT_OF_MEMORY") {
+    why = Message("exec.slurm.oom");
+  } else if (sj.state == "CANCELLED") {
+    why = Message("exec.slurm.cancelled");
+  } else {
+    why = sj.exit_signal ? Message("exec.slurm.exit_signal").arg("signal", std::to_string(sj.exit_signal))
+                         : Message("exec.slurm.exit");
+    why.arg("code", std::to_string(sj.exit_code));
+  }
+  why.arg("slurm_job", std::to_string(sj.id));
+  return {to, why};
+}
 
 }  // namespace
 
@@ -169,17 +197,11 @@ Status SlurmExecutor::sync_inventory(StoreTx& tx, TimeMs now) {
   return ok_status();
 }
 
-Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
-  if (!ok_) return ok_status();
-  std::map<std::string, const SlurmJob*> newest;  // gpurent job id -> its newest Slurm job
-  for (const SlurmJob& sj : jobs_) {
-    auto& n = newest[sj.comment];
-    if (!n || sj.id > n->id) n = &sj;
-  }
-  // Slurm picks the device indices on each node (gres cannot name them): gpurent's placements
-  // take Slurm's for every job Slurm runs, node by node and all at once (Slurm's view is
-  // consistent), so the ledger, the meter and CUDA_VISIBLE_DEVICES agree. A gpurent job Slurm has
-  // not started yet makes room if it held one of those GPUs.
+// Slurm picks the device indices on each node (gres cannot name them): gpurent's placements take
+// Slurm's for every job Slurm runs, node by node and all at once (Slurm's view is consistent), so
+// the ledger, the meter and CUDA_VISIBLE_DEVICES agree. A gpurent job Slurm has not started yet
+// makes room if it held one of those GPUs.
+Status SlurmExecutor::adopt_slurm_gpus(StoreTx& tx, const Newest& newest, ExecutorHost& host) {
   std::map<std::string, std::map<std::string, std::vector<int64_t>>> slurm_gpus;  // node name -> job -> GPUs
   for (const auto& [job, sj] : newest)
     if (sj->state == "RUNNING" && host.holds_allocation(job))
@@ -192,6 +214,98 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
     if (auto a = host.adopt_node_gpus(found->items[0].id, jobs); !a)
       spdlog::warn("{}", json({{"event", "slurm_gpu_mismatch"}, {"node", name}, {"why", a.error().message}}).dump());
   }
+  return ok_status();
+}
+
+// An admitted job Slurm does not run yet: sbatch it onto its placement's nodes. Slurm refusing
+// (a node it does not know, a limit) sends the job back to the queue saying why.
+Status SlurmExecutor::submit(StoreTx& tx, const Record& r, const Job& j, TimeMs now) {
+  const JobStatus& js = j.status;
+  SlurmSubmit s;
+  s.name = "gpurent-" + r.name;
+  s.comment = r.id;
+  std::map<std::string, int64_t> gpus;  // node id -> GPUs of this job there
+  std::vector<std::string> order;
+  for (const auto& w : js.placement) {
+    if (!gpus.count(w.node)) order.push_back(w.node);
+    gpus[w.node] += w.gpu_milli > 0 ? 1 : static_cast<int64_t>(w.gpus.size());
+  }
+  for (const auto& id : order) {
+    auto n = tx.get("nodes", id);
+    if (!n) return n.error();
+    s.nodes.push_back(n->name);
+    s.gpus_per_node = std::max(s.gpus_per_node, gpus[id]);
+  }
+  s.command = j.command.empty() ? std::vector<std::string>{"true"} : j.command;
+  s.env = j.env;
+  s.env["GPURENT_JOB_ID"] = r.id;
+  s.time_limit_s = j.time_limit_seconds;
+  if (j.workdir) s.workdir = *j.workdir;
+  s.output = o_.output_dir.empty() ? "" : o_.output_dir + "/" + r.id + "-%j.log";
+  auto id = slurm_.submit(s);
+  if (!id)
+    return move_job(tx, r.id, JobState::kPending, Message("exec.slurm.refused").arg("error", verbatim(id.error().message)),
+                    {}, now);
+  spdlog::info("{}", json({{"event", "slurm_submitted"}, {"job", r.id}, {"slurm_job", *id}}).dump());
+  return ok_status();
+}
+
+// A job Slurm runs or ran: its state follows Slurm's, and the run's times are Slurm's (billing and
+// reconciliation follow the executor's clock).
+Status SlurmExecutor::follow(StoreTx& tx, const Record& r, const Job& j, const SlurmJob& sj, TimeMs now,
+                             ExecutorHost& host) {
+  const JobStatus& js = j.status;
+  const std::string slurm_job = std::to_string(sj.id);
+  auto stamp = [&](bool ended) -> Status {
+    return annotate_latest_run(tx, r.id, r.project_id, [&](JobRun& run) {
+      run.slurm_job_id = sj.id;
+      if (sj.start) run.running_at = run.ready_at = *sj.start;
+      if (ended && sj.end) run.ended_at = *sj.end;
+    });
+  };
+  if (sj.state == "RUNNING" && js.state == JobState::kAdmitted) {
+    auto placed = host.placement(r.id);
+    if (auto s = move_job(tx, r.id, JobState::kRunning, Message("exec.slurm.running").arg("slurm_job", slurm_job), placed, now); !s) return s;
+    return stamp(false);
+  }
+  if (!terminal(sj.state)) return ok_status();
+  if (sj.state == "NODE_FAIL" || sj.state == "PREEMPTED" || sj.state == "BOOT_FAIL") {
+    // The run died with its node (or Slurm preempted it): gpurent requeues the job, keeping why,
+    // and records a fault on the first node (billing stops at the end of the run).
+    if (js.placement.empty()) return ok_status();
+    auto n = tx.get("nodes", js.placement.front().node);
+    const std::string node = n ? n->name : js.placement.front().node;
+    const Message failed =
+        Message("exec.slurm.node_failed").arg("node", node).arg("state", sj.state).arg("slurm_job", slurm_job);
+    const Message why = Message("sched.requeued").arg("why", failed);
+    host.forget(r.id);
+    if (js.state == JobState::kRunning)
+      if (auto s = move_job(tx, r.id, JobState::kPreempted, why, {}, now); !s) return s;
+    if (auto s = move_job(tx, r.id, JobState::kPending, why, {}, now); !s) return s;
+    auto rec = tx.get("jobs", r.id);
+    if (!rec) return rec.error();
+    return host.record_fault(tx, *rec, js.placement.front().node, failed, now);
+  }
+  if (js.state == JobState::kAdmitted)
+    if (auto s = move_job(tx, r.id, JobState::kRunning, Message("exec.slurm.ran").arg("slurm_job", slurm_job),
+                          host.placement(r.id), now);
+        !s)
+      return s;
+  const auto [to, why] = end_of(sj, j);
+  if (auto s = move_job(tx, r.id, to, why, {}, now); !s) return s;
+  if (auto s = stamp(true); !s) return s;
+  host.forget(r.id);
+  return ok_status();
+}
+
+Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
+  if (!ok_) return ok_status();
+  Newest newest;
+  for (const SlurmJob& sj : jobs_) {
+    auto& n = newest[sj.comment];
+    if (!n || sj.id > n->id) n = &sj;
+  }
+  if (auto s = adopt_slurm_gpus(tx, newest, host); !s) return s;
   std::set<int64_t> ours;  // Slurm jobs that belong to a placed gpurent job
   Status st = for_each_placed_job(tx, [&](const Record& r, Job& j) -> Status {
     const JobStatus& js = j.status;
@@ -200,100 +314,9 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
     // A Slurm job from an earlier admission (before a preemption or requeue) is not this run's.
     if (sj && js.state == JobState::kAdmitted && sj->submit_time && *sj->submit_time + 1000 < js.updated_at)
       sj = nullptr;
-    if (!sj) {
-      if (js.state != JobState::kAdmitted) return ok_status();  // running, but Slurm forgot it: keep
-      SlurmSubmit s;
-      s.name = "gpurent-" + r.name;
-      s.comment = r.id;
-      std::map<std::string, int64_t> gpus;  // node id -> GPUs of this job there
-      std::vector<std::string> order;
-      for (const auto& w : js.placement) {
-        if (!gpus.count(w.node)) order.push_back(w.node);
-        gpus[w.node] += w.gpu_milli > 0 ? 1 : static_cast<int64_t>(w.gpus.size());
-      }
-      for (const auto& id : order) {
-        auto n = tx.get("nodes", id);
-        if (!n) return n.error();
-        s.nodes.push_back(n->name);
-        s.gpus_per_node = std::max(s.gpus_per_node, gpus[id]);
-      }
-      s.command = j.command.empty() ? std::vector<std::string>{"true"} : j.command;
-      s.env = j.env;
-      s.env["GPURENT_JOB_ID"] = r.id;
-      s.time_limit_s = j.time_limit_seconds;
-      if (j.workdir) s.workdir = *j.workdir;
-      s.output = o_.output_dir.empty() ? "" : o_.output_dir + "/" + r.id + "-%j.log";
-      auto id = slurm_.submit(s);
-      if (!id) {
-        // Slurm refused (a node it does not know, a limit): the job goes back to the queue saying why.
-        return move_job(tx, r.id, JobState::kPending,
-                        Message("exec.slurm.refused").arg("error", verbatim(id.error().message)), {}, now);
-      }
-      spdlog::info("{}", json({{"event", "slurm_submitted"}, {"job", r.id}, {"slurm_job", *id}}).dump());
-      return ok_status();
-    }
+    if (!sj) return js.state == JobState::kAdmitted ? submit(tx, r, j, now) : ok_status();  // running, Slurm forgot it: keep
     ours.insert(sj->id);
-    const std::string slurm_job = std::to_string(sj->id);
-    // The run's times are Slurm's (billing and reconciliation follow the executor's clock).
-    auto stamp = [&](bool ended) -> Status {
-      return annotate_latest_run(tx, r.id, r.project_id, [&](JobRun& run) {
-        run.slurm_job_id = sj->id;
-        if (sj->start) run.running_at = run.ready_at = *sj->start;
-        if (ended && sj->end) run.ended_at = *sj->end;
-      });
-    };
-    if (sj->state == "RUNNING" && js.state == JobState::kAdmitted) {
-      auto placed = host.placement(r.id);
-      if (auto s = move_job(tx, r.id, JobState::kRunning, Message("exec.slurm.running").arg("slurm_job", slurm_job), placed, now); !s) return s;
-      return stamp(false);
-    }
-    if (!terminal(sj->state)) return ok_status();
-    if (sj->state == "NODE_FAIL" || sj->state == "PREEMPTED" || sj->state == "BOOT_FAIL") {
-      // The run died with its node (or Slurm preempted it): gpurent requeues the job, keeping why,
-      // and records a fault on the first node (billing stops at the end of the run).
-      if (js.placement.empty()) return ok_status();
-      auto n = tx.get("nodes", js.placement.front().node);
-      const std::string node = n ? n->name : js.placement.front().node;
-      const Message failed =
-          Message("exec.slurm.node_failed").arg("node", node).arg("state", sj->state).arg("slurm_job", slurm_job);
-      const Message why = Message("sched.requeued").arg("why", failed);
-      host.forget(r.id);
-      if (js.state == JobState::kRunning)
-        if (auto s = move_job(tx, r.id, JobState::kPreempted, why, {}, now); !s) return s;
-      if (auto s = move_job(tx, r.id, JobState::kPending, why, {}, now); !s) return s;
-      auto rec = tx.get("jobs", r.id);
-      if (!rec) return rec.error();
-      return host.record_fault(tx, *rec, js.placement.front().node, failed, now);
-    }
-    if (js.state == JobState::kAdmitted)
-      if (auto s =
-              move_job(tx, r.id, JobState::kRunning, Message("exec.slurm.ran").arg("slurm_job", slurm_job),
-                       host.placement(r.id), now);
-          !s)
-        return s;
-    JobState to = JobState::kFailed;
-    Message why;
-    if (sj->state == "COMPLETED") {
-      to = JobState::kSucceeded;
-      why = Message("exec.slurm.completed");
-    } else if (sj->state == "TIMEOUT" || sj->state == "DEADLINE") {
-      why = j.time_limit_seconds
-                ? Message("exec.slurm.time_limit").arg("seconds", std::to_string(*j.time_limit_seconds))
-                : Message("exec.slurm.time_limit_unknown");
-    } else if (sj->state == "OUT_OF_MEMORY") {
-      why = Message("exec.slurm.oom");
-    } else if (sj->state == "CANCELLED") {
-      why = Message("exec.slurm.cancelled");
-    } else {
-      why = sj->exit_signal ? Message("exec.slurm.exit_signal").arg("signal", std::to_string(sj->exit_signal))
-                            : Message("exec.slurm.exit");
-      why.arg("code", std::to_string(sj->exit_code));
-    }
-    why.arg("slurm_job", slurm_job);
-    if (auto s = move_job(tx, r.id, to, why, {}, now); !s) return s;
-    if (auto s = stamp(true); !s) return s;
-    host.forget(r.id);
-    return ok_status();
+    return follow(tx, r, j, *sj, now, host);
   });
   if (!st) return st;
   // Slurm jobs gpurent no longer runs (cancelled, preempted, requeued): cancel them in Slurm.
