@@ -107,14 +107,21 @@ FirewallPolicy FirewallPolicy::defaults(Currency c) {
 
 std::string utc_date(TimeMs t) { return format_rfc3339(t).substr(0, 10); }
 
-Result<std::vector<Alert>> evaluate_firewall(const FirewallPolicy& p, const FirewallInput& in) {
-  if (auto st = validate(p, in); !st) return st.error();
-  const TimeMs end = in.day + kMsPerDay;
-  const Currency cur = in.currency;
-  const std::string code = currency_code(cur);
-  const std::string month = month_label(in.month);
+namespace {
 
+// What the rules look at, from the lines and cards of [month, day + 1 day): per project its
+// month-to-date cost, reserved-covered value, storage I/O and egress per day; per card and day its
+// cost and who ran on it.
+struct Facts {
   std::map<std::string, ProjectFacts> projects;
+  std::map<std::tuple<std::string, int64_t, TimeMs>, CardFacts> cards;  // (node, gpu, day)
+};
+
+Result<Facts> gather_facts(const FirewallInput& in) {
+  const TimeMs end = in.day + kMsPerDay;
+  Facts facts;
+  auto& projects = facts.projects;
+  auto& cards = facts.cards;
   for (const auto& l : in.lines) {
     if (l.kind == LineKind::kCredit || l.project.empty() || l.from < in.month || l.from >= end) continue;
     ProjectFacts& f = projects[l.project];
@@ -123,7 +130,6 @@ Result<std::vector<Alert>> evaluate_firewall(const FirewallPolicy& p, const Fire
     if (l.rule == "storage_io") f.storage_io += l.amount_exact.micros();
     if (l.rule == "egress") f.egress_by_day[day_start(l.from)] += l.amount_exact.micros();
   }
-  std::map<std::tuple<std::string, int64_t, TimeMs>, CardFacts> cards;
   for (const auto& c : in.cards) {
     if (c.day < in.month || c.day >= end) continue;
     CardFacts& f = cards[{c.node, c.gpu, day_start(c.day)}];
@@ -134,10 +140,14 @@ Result<std::vector<Alert>> evaluate_firewall(const FirewallPolicy& p, const Fire
     if (!fits(f.total) || !fits(f.total + f.covered)) return Error::invalid("lines", "month-to-date cost of a project overflows");
   for (const auto& [_, f] : cards)
     if (!fits(f.cost)) return Error::invalid("cards", "a card's daily cost overflows");
+  return facts;
+}
 
-  std::vector<Alert> out;
-  // Card daily cost.
-  for (const auto& [k, f] : cards) {
+// card_daily_cost: a card's cost on a UTC day above the threshold.
+void card_alerts(const FirewallPolicy& p, const FirewallInput& in, const Facts& facts, std::vector<Alert>& out) {
+  const Currency cur = in.currency;
+  const std::string code = currency_code(cur);
+  for (const auto& [k, f] : facts.cards) {
     const auto& [node, gpu, day] = k;
     if (f.cost <= p.card_daily_cost.micros()) continue;
     const std::string card = node + "/" + std::to_string(gpu), date = utc_date(day);
@@ -158,55 +168,74 @@ Result<std::vector<Alert>> evaluate_firewall(const FirewallPolicy& p, const Fire
     if (!who.empty()) a.message.arg("projects", list_message(who));
     out.push_back(std::move(a));
   }
+}
 
-  for (const auto& [project, f] : projects) {
-    // Storage I/O share of the month to date: io / (total + covered) > pct / 100, in integers.
-    const Micros base = f.total + f.covered;
-    if (f.storage_io > 0 && base > 0 && f.storage_io * 100 > p.storage_io_share_pct * base) {
-      Alert a = make(AlertKind::kStorageIoShare, AlertSeverity::kWarning, project, month);
-      a.project = project;
-      a.from = in.month;
-      a.to = end;
-      a.measured = percent_ceil(f.storage_io, base);
-      a.threshold = std::to_string(p.storage_io_share_pct);
-      a.unit = "%";
-      const Money io(static_cast<int64_t>(f.storage_io), cur), total(static_cast<int64_t>(base), cur);
-      const Money covered(static_cast<int64_t>(f.covered), cur);
-      a.message = (f.covered > 0 ? Message("alert.storage_io_share_covered") : Message("alert.storage_io_share"))
-                      .arg("project", project)
-                      .arg("io", io.to_string())
-                      .arg("share", a.measured)
-                      .arg("total", total.to_string())
-                      .arg("month", month)
-                      .arg("threshold", a.threshold);
-      if (f.covered > 0) a.message.arg("covered", covered.to_string());
-      out.push_back(std::move(a));
-    }
-    // Egress cost per day.
-    for (const auto& [day, egress] : f.egress_by_day) {
-      if (egress <= p.egress_daily_cost.micros()) continue;
-      const std::string date = utc_date(day), gb = gb_text(p.large_upload_bytes);
-      Alert a = make(AlertKind::kEgressDailyCost, AlertSeverity::kCritical, project, date);
-      a.project = project;
-      a.from = day;
-      a.to = day + kMsPerDay;
-      const Money cost(static_cast<int64_t>(egress), cur);
-      a.measured = cost.amount_string();
-      a.threshold = p.egress_daily_cost.amount_string();
-      a.unit = code;
-      a.freeze_egress = true;
-      a.upload_limit_bytes = p.large_upload_bytes;
-      a.message = Message("alert.egress_daily_cost")
-                      .arg("project", project)
-                      .arg("cost", cost.to_string())
-                      .arg("date", date)
-                      .arg("threshold", p.egress_daily_cost.to_string())
-                      .arg("upload_limit", gb);
-      out.push_back(std::move(a));
-    }
+// storage_io_share: a project's storage I/O over its month-to-date cost plus reserved-covered
+// value, in integers: io / (total + covered) > pct / 100.
+void io_share_alert(const FirewallPolicy& p, const FirewallInput& in, const std::string& project, const ProjectFacts& f,
+                    std::vector<Alert>& out) {
+  const Currency cur = in.currency;
+  const TimeMs end = in.day + kMsPerDay;
+  const std::string month = month_label(in.month);
+  const Micros base = f.total + f.covered;
+  if (f.storage_io > 0 && base > 0 && f.storage_io * 100 > p.storage_io_share_pct * base) {
+    Alert a = make(AlertKind::kStorageIoShare, AlertSeverity::kWarning, project, month);
+    a.project = project;
+    a.from = in.month;
+    a.to = end;
+    a.measured = percent_ceil(f.storage_io, base);
+    a.threshold = std::to_string(p.storage_io_share_pct);
+    a.unit = "%";
+    const Money io(static_cast<int64_t>(f.storage_io), cur), total(static_cast<int64_t>(base), cur);
+    const Money covered(static_cast<int64_t>(f.covered), cur);
+    a.message = (f.covered > 0 ? Message("alert.storage_io_share_covered") : Message("alert.storage_io_share"))
+                    .arg("project", project)
+                    .arg("io", io.to_string())
+                    .arg("share", a.measured)
+                    .arg("total", total.to_string())
+                    .arg("month", month)
+                    .arg("threshold", a.threshold);
+    if (f.covered > 0) a.message.arg("covered", covered.to_string());
+    out.push_back(std::move(a));
   }
+}
 
-  // Budgets: every budgeted project, with or without cost so far (a zero budget holds at once).
+// egress_daily_cost: a project's egress on a UTC day above the threshold (publishes a freeze).
+void egress_alerts(const FirewallPolicy& p, const FirewallInput& in, const std::string& project, const ProjectFacts& f,
+                   std::vector<Alert>& out) {
+  const Currency cur = in.currency;
+  const std::string code = currency_code(cur);
+  // Egress cost per day.
+  for (const auto& [day, egress] : f.egress_by_day) {
+    if (egress <= p.egress_daily_cost.micros()) continue;
+    const std::string date = utc_date(day), gb = gb_text(p.large_upload_bytes);
+    Alert a = make(AlertKind::kEgressDailyCost, AlertSeverity::kCritical, project, date);
+    a.project = project;
+    a.from = day;
+    a.to = day + kMsPerDay;
+    const Money cost(static_cast<int64_t>(egress), cur);
+    a.measured = cost.amount_string();
+    a.threshold = p.egress_daily_cost.amount_string();
+    a.unit = code;
+    a.freeze_egress = true;
+    a.upload_limit_bytes = p.large_upload_bytes;
+    a.message = Message("alert.egress_daily_cost")
+                    .arg("project", project)
+                    .arg("cost", cost.to_string())
+                    .arg("date", date)
+                    .arg("threshold", p.egress_daily_cost.to_string())
+                    .arg("upload_limit", gb);
+    out.push_back(std::move(a));
+  }
+}
+
+// budget_breach: every budgeted project, with or without cost so far (a zero budget holds at once).
+void budget_alerts(const FirewallPolicy& p, const FirewallInput& in, const Facts& facts, std::vector<Alert>& out) {
+  const Currency cur = in.currency;
+  const std::string code = currency_code(cur);
+  const TimeMs end = in.day + kMsPerDay;
+  const std::string month = month_label(in.month);
+  const auto& projects = facts.projects;
   for (const auto& [project, budget] : p.monthly_budgets) {
     const auto it = projects.find(project);
     const Micros spent = it == projects.end() ? 0 : it->second.total;
@@ -227,7 +256,21 @@ Result<std::vector<Alert>> evaluate_firewall(const FirewallPolicy& p, const Fire
                     .arg("budget", budget.to_string());
     out.push_back(std::move(a));
   }
+}
 
+}  // namespace
+
+Result<std::vector<Alert>> evaluate_firewall(const FirewallPolicy& p, const FirewallInput& in) {
+  if (auto st = validate(p, in); !st) return st.error();
+  auto facts = gather_facts(in);
+  if (!facts) return facts.error();
+  std::vector<Alert> out;
+  card_alerts(p, in, *facts, out);
+  for (const auto& [project, f] : facts->projects) {
+    io_share_alert(p, in, project, f, out);
+    egress_alerts(p, in, project, f, out);
+  }
+  budget_alerts(p, in, *facts, out);
   std::stable_sort(out.begin(), out.end(),
                    [](const Alert& x, const Alert& y) { return std::tie(x.kind, x.key) < std::tie(y.kind, y.key); });
   return out;
