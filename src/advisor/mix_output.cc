@@ -45,8 +45,10 @@ std::string on_demand_formula(const MixModel& m, const std::vector<int64_t>& gpu
 namespace mix_detail {
 
 // The arithmetic of the result, in the order a reader checks it.
-std::vector<MixStep> mix_steps(const MixResult& r, const MixInput& in, const MixModel& m) {
-  std::vector<MixStep> s;
+namespace {
+
+// The demand curve, and the expected cost of a spot GPU-hour of each spot option.
+void demand_steps(std::vector<MixStep>& s, const MixResult& r, const MixInput& in, const MixModel& m) {
   const std::string cur = currency_code(r.currency);
   step(s,
        "Demand: " + num(r.hours) + " hours, " + num(r.gpu_hours) + " GPU-hours, peak " + num(r.peak_gpus) + " GPUs, " +
@@ -67,6 +69,10 @@ std::vector<MixStep> mix_steps(const MixResult& r, const MixInput& in, const Mix
              rework + " " + cur + " 计）。",
          spot + " + " + num(in.spot_interruption_permille) + "/1000 × " + rework, decimal(h.cost, 9));
   }
+}
+
+// The plan: each reservation (and what runs past the horizon), each hourly purchase, the total.
+void plan_steps(std::vector<MixStep>& s, const MixResult& r, const MixInput& in) {
   std::string total_formula;
   auto add_term = [&](const Money& mny) {
     total_formula += (total_formula.empty() ? "" : " + ") + mny.amount_string();
@@ -119,7 +125,11 @@ std::vector<MixStep> mix_steps(const MixResult& r, const MixInput& in, const Mix
     }
   }
   step(s, "Expected cost of the plan.", "方案的期望总成本。", total_formula, r.expected_cost.amount_string());
+}
 
+// The plan against pure on-demand and the best single reservation level, and the reserved
+// capacity's utilization.
+void comparison_steps(std::vector<MixStep>& s, const MixResult& r, const MixModel& m) {
   const LoadCurve g(m.levels);
   std::vector<int64_t> od(m.hourly.size(), 0);
   if (r.on_demand_cost) {
@@ -176,6 +186,10 @@ std::vector<MixStep> mix_steps(const MixResult& r, const MixInput& in, const Mix
              pct_text(*r.reserved_utilization_bp),
          *r.reserved_utilization_bp);
   }
+}
+
+// Which solver chose the plan.
+void solver_step(std::vector<MixStep>& s, const MixResult& r) {
   const std::string levels = num(r.levels);
   if (r.solver == "glpk") {
     step(s,
@@ -198,6 +212,16 @@ std::vector<MixStep> mix_steps(const MixResult& r, const MixInput& in, const Mix
                               : "；MILP 将有 " + skipped + " 行约束，超过上限 " + num(kMaxMilpRows) + "。"),
          "min over R of cost(R), " + levels + " levels", r.solver);
   }
+}
+
+}  // namespace
+
+std::vector<MixStep> mix_steps(const MixResult& r, const MixInput& in, const MixModel& m) {
+  std::vector<MixStep> s;
+  demand_steps(s, r, in, m);
+  plan_steps(s, r, in);
+  comparison_steps(s, r, m);
+  solver_step(s, r);
   return s;
 }
 

@@ -31,43 +31,82 @@ std::string index_list(const std::set<int64_t>& s) {
   return out.empty() ? "none" : out;
 }
 
-// Resolves every reference of the batch and builds the store rows. Errors are collected per
-// sample field (a reference is looked up once, reported at its first use).
-Result<UsageBatchRows> resolve(StoreTx& tx, const Principal& p, const UsageBatch& b, const std::string& digest,
-                               TimeMs now) {
-  FieldErrors errs;
-  std::map<std::string, std::string> node_scope;
-  if (!p.is_operator()) node_scope["supplier_id"] = p.supplier_id.empty() ? "-" : p.supplier_id;
+// Resolves the GPU a sample names — by UUID, or by node reference and index — among the nodes
+// the caller may report for (a supplier its own, operators all). Node look-ups are cached per
+// batch; the UUID table is loaded at the first sample that uses one.
+class GpuResolver {
+ public:
+  GpuResolver(StoreTx& tx, const Principal& p) : tx_(tx) {
+    if (!p.is_operator()) scope_["supplier_id"] = p.supplier_id.empty() ? "-" : p.supplier_id;
+  }
 
-  std::map<std::string, std::optional<NodeGpus>> nodes;  // ref -> node (nullopt: unresolved)
-  std::map<std::string, std::pair<std::string, int64_t>> by_uuid;
-  bool uuids_loaded = false;
-  auto load_uuids = [&]() -> Status {
-    uuids_loaded = true;
-    ListQuery q{"nodes", node_scope, "", 1000};
+  // The (node id, GPU index) of sample `s` at path `at`; nullopt with the reason added to `errs`
+  // when it names nothing the caller may report for. An error: the store failed or a node record
+  // no longer decodes.
+  Result<std::optional<std::pair<std::string, int64_t>>> resolve(const GpuSample& s, const std::string& at,
+                                                                 FieldErrors& errs) {
+    using Out = std::optional<std::pair<std::string, int64_t>>;
+    if (!s.uuid.empty()) {
+      if (!uuids_loaded_)
+        if (auto st = load_uuids(); !st) return st.error();
+      auto it = by_uuid_.find(s.uuid);
+      if (it == by_uuid_.end()) {
+        errs.add(at + ".uuid", "no GPU with uuid '" + s.uuid + "' on any node visible to you (see the nodes' gpus[].uuid)");
+        return Out();
+      }
+      return Out(it->second);
+    }
+    auto [it, fresh] = nodes_.emplace(s.node, std::nullopt);
+    if (fresh) {
+      auto rec = resolve_ref(tx_, "nodes", s.node, scope_, at + ".node");
+      if (!rec) {
+        if (rec.error().code != Code::kInvalid) return rec.error();
+        for (const auto& f : rec.error().fields) errs.add(f.field, f.reason);
+        return Out();
+      }
+      auto gpus = node_gpus(*rec);
+      if (!gpus) return gpus.error();
+      it->second = std::move(*gpus);
+    }
+    if (!it->second) return Out();  // reported at its first use
+    const int64_t gpu = s.gpu.value_or(-1);
+    if (!it->second->indexes.count(gpu)) {
+      errs.add(at + ".gpu", "node '" + it->second->name + "' has no GPU " + std::to_string(gpu) +
+                                " (its GPU indexes: " + index_list(it->second->indexes) + ")");
+      return Out();
+    }
+    return Out(std::make_pair(it->second->id, gpu));
+  }
+
+ private:
+  Status load_uuids() {
+    uuids_loaded_ = true;
+    ListQuery q{"nodes", scope_, "", 1000};
     for (;;) {
-      auto page = tx.list(q);
+      auto page = tx_.list(q);
       if (!page) return page.error();
       for (const Record& r : page->items) {
         auto cards = decode_record(r, stored_node_cards, "usage samples naming its cards by UUID are refused");
         if (!cards) return cards.error();
         for (const StoredCard& c : *cards)
-          if (c.uuid) by_uuid[*c.uuid] = {r.id, c.index};
+          if (c.uuid) by_uuid_[*c.uuid] = {r.id, c.index};
       }
       if (page->next_after.empty()) return ok_status();
       q.after_id = page->next_after;
     }
-  };
+  }
 
-  UsageBatchRows rows;
-  // Keys are the caller's own: a tenant's, a supplier's, or the platform's (operators, meters).
-  rows.scope = !p.tenant_id.empty()     ? "tenant:" + p.tenant_id
-               : !p.supplier_id.empty() ? "supplier:" + p.supplier_id
-                                        : "platform";
-  rows.idempotency_key = b.idempotency_key;
-  rows.content_sha256 = digest;
-  rows.received_at = now;
-  rows.submitted_by = p.user_id;
+  StoreTx& tx_;
+  std::map<std::string, std::string> scope_;
+  std::map<std::string, std::optional<NodeGpus>> nodes_;  // ref -> node (nullopt: unresolved)
+  std::map<std::string, std::pair<std::string, int64_t>> by_uuid_;
+  bool uuids_loaded_ = false;
+};
+
+// The batch's GPU samples as rows (at most 100 errors are collected).
+Status resolve_gpu_samples(StoreTx& tx, const Principal& p, const UsageBatch& b, FieldErrors& errs,
+                           UsageBatchRows& rows) {
+  GpuResolver gpus(tx, p);
   rows.gpu.reserve(b.gpu_samples.size());
   // The parser refused repeats as written; a GPU named by uuid in one sample and by node + index
   // in another can only be caught here.
@@ -78,41 +117,11 @@ Result<UsageBatchRows> resolve(StoreTx& tx, const Principal& p, const UsageBatch
   for (size_t i = 0; i < b.gpu_samples.size() && errs.list().size() < 100; ++i) {
     const GpuSample& s = b.gpu_samples[i];
     const std::string at = "gpu_samples[" + std::to_string(i) + "]";
+    auto card = gpus.resolve(s, at, errs);
+    if (!card) return card.error();
+    if (!*card) continue;
     GpuUsageRow r;
-    if (!s.uuid.empty()) {
-      if (!uuids_loaded)
-        if (auto st = load_uuids(); !st) return st.error();
-      auto it = by_uuid.find(s.uuid);
-      if (it == by_uuid.end()) {
-        errs.add(at + ".uuid",
-                 "no GPU with uuid '" + s.uuid + "' on any node visible to you (see the nodes' gpus[].uuid)");
-        continue;
-      }
-      r.node_id = it->second.first;
-      r.gpu = it->second.second;
-    } else {
-      auto [it, fresh] = nodes.emplace(s.node, std::nullopt);
-      if (fresh) {
-        auto rec = resolve_ref(tx, "nodes", s.node, node_scope, at + ".node");
-        if (!rec) {
-          if (rec.error().code != Code::kInvalid) return rec.error();
-          for (const auto& f : rec.error().fields) errs.add(f.field, f.reason);
-          continue;
-        }
-        auto gpus = node_gpus(*rec);
-        if (!gpus) return gpus.error();
-        it->second = std::move(*gpus);
-      }
-      if (!it->second) continue;  // reported at its first use
-      const int64_t gpu = s.gpu.value_or(-1);
-      if (!it->second->indexes.count(gpu)) {
-        errs.add(at + ".gpu", "node '" + it->second->name + "' has no GPU " + std::to_string(gpu) +
-                                  " (its GPU indexes: " + index_list(it->second->indexes) + ")");
-        continue;
-      }
-      r.node_id = it->second->id;
-      r.gpu = gpu;
-    }
+    std::tie(r.node_id, r.gpu) = **card;
     if (mixed && !seen.emplace(r.node_id, r.gpu, s.at).second) {
       errs.add(at, "repeats the GPU and time of an earlier sample (named another way)");
       continue;
@@ -125,7 +134,11 @@ Result<UsageBatchRows> resolve(StoreTx& tx, const Principal& p, const UsageBatch
     r.gr_engine_active_pct = s.metrics.gr_engine_active_pct;
     rows.gpu.push_back(std::move(r));
   }
+  return ok_status();
+}
 
+// The batch's job samples as rows, each job looked up once.
+Status resolve_job_samples(StoreTx& tx, const UsageBatch& b, FieldErrors& errs, UsageBatchRows& rows) {
   std::map<std::string, std::optional<Record>> jobs;
   rows.jobs.reserve(b.job_samples.size());
   for (size_t i = 0; i < b.job_samples.size() && errs.list().size() < 100; ++i) {
@@ -152,6 +165,25 @@ Result<UsageBatchRows> resolve(StoreTx& tx, const Principal& p, const UsageBatch
                                     .output_tokens = d.output_tokens,
                                     .requests = d.requests});
   }
+  return ok_status();
+}
+
+// Resolves every reference of the batch and builds the store rows. Errors are collected per
+// sample field (a reference is looked up once, reported at its first use).
+Result<UsageBatchRows> resolve(StoreTx& tx, const Principal& p, const UsageBatch& b, const std::string& digest,
+                               TimeMs now) {
+  UsageBatchRows rows;
+  // Keys are the caller's own: a tenant's, a supplier's, or the platform's (operators, meters).
+  rows.scope = !p.tenant_id.empty()     ? "tenant:" + p.tenant_id
+               : !p.supplier_id.empty() ? "supplier:" + p.supplier_id
+                                        : "platform";
+  rows.idempotency_key = b.idempotency_key;
+  rows.content_sha256 = digest;
+  rows.received_at = now;
+  rows.submitted_by = p.user_id;
+  FieldErrors errs;
+  if (auto st = resolve_gpu_samples(tx, p, b, errs, rows); !st) return st.error();
+  if (auto st = resolve_job_samples(tx, b, errs, rows); !st) return st.error();
   if (!errs.empty()) return errs.to_error();
   return rows;
 }
