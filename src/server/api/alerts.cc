@@ -35,6 +35,37 @@ json present_webhook(const Record& r) {
   return j;
 }
 
+// POST /api/v1/alerts/{ref}/lift: the alert becomes "lifted" (who, when) through its codec.
+void lift_alert(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
+  auto a = find_visible(app.store, app.kinds.at("alerts"), p, req.matches[1]);
+  if (!a) return send_problem(res, a.error(), req.path);
+  if (!in_scope(write_scope(p, ObjectKind::kAlert), p, *a))
+    return send_problem(res, forbidden("only an operator or the tenant's admin lifts an alert"), req.path);
+  Record out;
+  Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    auto cur = tx.get("alerts", a->id);
+    if (!cur) return cur.error();
+    if (cur->state == "lifted") return Error::make(Code::kConflict, "alert " + cur->id + " is already lifted");
+    auto stored = decode_record(*cur, decode_stored_alert, "it cannot be lifted");
+    if (!stored) return stored.error();
+    const TimeMs now = app.clock.now();
+    stored->state = AlertState::kLifted;
+    stored->lifted_at = now;
+    stored->lifted_by = p.user_id;
+    Record u = *cur;
+    u.state = "lifted";
+    u.body = to_json(*stored);
+    u.updated_at = now;
+    if (auto s = tx.update(u); !s) return s;
+    if (auto s = tx.append_audit({now, p.user_id, "lift", "alerts", u.id, u.name}); !s) return s;
+    u.version = cur->version + 1;
+    out = u;
+    return ok_status();
+  });
+  if (!st) return send_problem(res, st.error(), req.path);
+  send_json(res, 200, present(out));
+}
+
 }  // namespace
 
 void register_alert_routes(App& app, Router& srv) {
@@ -52,35 +83,7 @@ void register_alert_routes(App& app, Router& srv) {
   register_crud(app, srv, spec);
 
   route(app, srv, "POST", R"(/api/v1/alerts/([^/]+)/lift)", "alerts_lift",
-        [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
-          auto a = find_visible(app.store, app.kinds.at("alerts"), p, req.matches[1]);
-          if (!a) return send_problem(res, a.error(), req.path);
-          if (!in_scope(write_scope(p, ObjectKind::kAlert), p, *a))
-            return send_problem(res, forbidden("only an operator or the tenant's admin lifts an alert"), req.path);
-          Record out;
-          Status st = app.loop.run([&](StoreTx& tx) -> Status {
-            auto cur = tx.get("alerts", a->id);
-            if (!cur) return cur.error();
-            if (cur->state == "lifted") return Error::make(Code::kConflict, "alert " + cur->id + " is already lifted");
-            auto stored = decode_record(*cur, decode_stored_alert, "it cannot be lifted");
-            if (!stored) return stored.error();
-            const TimeMs now = app.clock.now();
-            stored->state = AlertState::kLifted;
-            stored->lifted_at = now;
-            stored->lifted_by = p.user_id;
-            Record u = *cur;
-            u.state = "lifted";
-            u.body = to_json(*stored);
-            u.updated_at = now;
-            if (auto s = tx.update(u); !s) return s;
-            if (auto s = tx.append_audit({now, p.user_id, "lift", "alerts", u.id, u.name}); !s) return s;
-            u.version = cur->version + 1;
-            out = u;
-            return ok_status();
-          });
-          if (!st) return send_problem(res, st.error(), req.path);
-          send_json(res, 200, present(out));
-        });
+        [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) { lift_alert(app, req, res, p); });
 
   auto operator_only = [](const Principal& p) { return write_scope(p, ObjectKind::kWebhook) == Scope::kAll; };
   route(app, srv, "GET", "/api/v1/webhooks", "webhooks",
