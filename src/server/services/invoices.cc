@@ -13,12 +13,6 @@
 namespace gpurent {
 namespace {
 
-std::optional<TimeMs> opt_time(const json& j, const char* key) {
-  if (!j.contains(key) || !j[key].is_string()) return std::nullopt;
-  auto t = parse_rfc3339(j[key].get<std::string>(), key);
-  return t ? std::optional<TimeMs>(*t) : std::nullopt;
-}
-
 using Group = InvoiceInput;
 
 class Builder {
@@ -131,6 +125,20 @@ Status add_contract_groups(StoreReader& store, Builder& b, const Record& tenant,
   return ok_status();
 }
 
+// A run the scheduler requeued because its node failed (an SLA outage): by its end reason's code,
+// or, for a run closed before codes, by the English text.
+bool requeued_by_node_failure(const JobRun& run) {
+  if (!run.end_reason_message) return run.end_reason.rfind("requeued: node", 0) == 0;
+  const Message& m = *run.end_reason_message;
+  if (m.code != "sched.requeued") return false;
+  for (const MessageArg& a : m.args)
+    if (a.name == "why" && a.nested.size() == 1) {
+      const std::string& why = a.nested[0].code;
+      return why == "sched.node_failed" || why == "sched.node_failed_detail" || why == "exec.slurm.node_failed";
+    }
+  return false;
+}
+
 // The group a run is rated in: its contract's, else the list prices of its supplier and currency.
 Group& group_of(LoadedInputs& loaded, Builder& b, const Record& tenant, const Record& a, const JobRun& run, const Offer& o) {
   std::string key = run.contract_id;
@@ -206,7 +214,7 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
     }
     // A run the scheduler requeued after a node failure: the job was interrupted from the end of
     // this run until its next run started (or the period's end).
-    if (ended && run.end_reason.rfind("requeued: node", 0) == 0) {
+    if (ended && requeued_by_node_failure(run)) {
       TimeMs next = to;
       for (const JobRun* r : runs_of_job[run.job_id])
         if (r->running_at && *r->running_at >= *ended) next = std::min(next, *r->running_at);
