@@ -34,6 +34,29 @@ json ok(const Resp& r, const std::string& what) {
   return r.body;
 }
 
+// Every sentence of an answer comes in the reader's language with its code beside it: the same
+// answer read with ?lang=zh has the same codes and figures, and Chinese texts.
+TEST(Advisor, AnswersInTheReadersLanguage) {
+  ServerProcess s({"--sched-interval-ms", "20", "--firewall-interval-s", "0"});
+  const json body = json::parse(
+      R"({"gpu_model": "h100-sxm5-80gb", "gpu_count": 64, "price_per_gpu": "25000", "server_overhead": "60000", "interest_bp": 800, "electricity_per_kwh": "0.10", "space_per_kw_month": "150", "staff_fte_cost_per_month": "15000", "utilization_pct": 80, "offers": [{"name": "neocloud", "on_demand_per_gpu_hour": "2.99"}]})");
+  const json en = ok(advise(s, "tco", body), "tco");
+  const json zh = ok(s.admin("POST", "/api/v1/advise/tco?lang=zh", body), "tco in zh");
+  EXPECT_EQ(en["summary_message"], zh["summary_message"]);
+  EXPECT_EQ(en["total"], zh["total"]);
+  EXPECT_EQ(en["summary"].get<std::string>().rfind("Building 64 x h100-sxm5-80gb costs ", 0), 0u) << en["summary"];
+  EXPECT_EQ(zh["summary"].get<std::string>().rfind("自建 64 x h100-sxm5-80gb 在 18 个月窗口期内总成本 ", 0), 0u)
+      << zh["summary"];
+  ASSERT_EQ(en["steps"].size(), zh["steps"].size());
+  for (size_t i = 0; i < en["steps"].size(); ++i) {
+    EXPECT_EQ(en["steps"][i]["text_message"], zh["steps"][i]["text_message"]);
+    EXPECT_EQ(en["steps"][i]["formula"], zh["steps"][i]["formula"]);
+    EXPECT_NE(en["steps"][i]["text"], zh["steps"][i]["text"]) << i;
+  }
+  EXPECT_EQ(zh["steps"][0]["text"], "服务器数 = ceil(GPU 数 / 每台 GPU 数)");
+  EXPECT_EQ(zh["lines"][0]["text"], "窗口期硬件折旧 = 资本支出 - 残值");
+}
+
 TEST(Advisor, EveryCalculatorAnswersWithItsArithmetic) {
   ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "0", "--firewall-interval-s", "0"});
   world(s);

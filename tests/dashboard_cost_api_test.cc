@@ -301,6 +301,8 @@ TEST_F(DashboardCost, CostsAddUpToTheDayInvoicesAndJobsRankByGainPerGpuHour) {
   ASSERT_EQ(jobs[3]["flags"].size(), 2u);
   EXPECT_EQ(jobs[3]["flags"][0]["key"], "no_gain");
   EXPECT_EQ(jobs[3]["flags"][1]["key"], "low_utilization");
+  EXPECT_EQ(jobs[3]["flags"][1]["text"], "Mean GPU utilization 10% is below 40%");
+  EXPECT_EQ(jobs[3]["flags"][1]["text_message"]["code"], "dashboard.flag.low_utilization");
   EXPECT_DOUBLE_EQ(jobs[3]["gain"].get<double>(), -0.5);
   EXPECT_EQ(jobs[3]["higher_is_better"], false);
   EXPECT_TRUE(jobs[3]["cost_per_unit_gain"].is_null());

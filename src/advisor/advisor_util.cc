@@ -1,4 +1,5 @@
 #include "advisor/advisor_util.h"
+#include "advisor/advisor_step.h"
 
 #include <limits>
 #include <string>
@@ -23,6 +24,21 @@ std::optional<Money> read_capped_money(Fields& f, const char* key, Currency c, i
     return std::nullopt;
   }
   return m;
+}
+
+}  // namespace gpurent
+
+namespace gpurent {
+
+nlohmann::json steps_to_json(const std::vector<AdvisorStep>& steps) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& s : steps) {
+    nlohmann::json j = text_json(s.text);
+    j["formula"] = s.formula;
+    j["value"] = s.value;
+    out.push_back(std::move(j));
+  }
+  return out;
 }
 
 }  // namespace gpurent

@@ -406,31 +406,18 @@ void advise_interconnect(const Analysis& a, FingerprintResult& r) {
   const int64_t comm = p.communication;
   if (in.gpu_count == 1) {
     r.interconnect_advice = GpuInterconnect::kPcie;
-    r.interconnect_reason_en = "one GPU: there is no GPU-to-GPU traffic, PCIe is enough";
-    r.interconnect_reason_zh = "单卡：没有卡间通信，PCIe 即可";
+    r.interconnect_reason = Message("advisor.fingerprint.interconnect.one_gpu");
   } else if (in.nccl_share_permille) {
     const bool high = comm >= kLossThresholdPermille / 2;
     r.interconnect_advice = high ? GpuInterconnect::kNvlink : GpuInterconnect::kPcie;
-    r.interconnect_reason_en =
-        high ? "communication is " + fmt_pm(comm) +
-                   " of the step (>= 10.0 %): SXM with NVLink/NVSwitch (300-1800 GB/s per GPU "
-                   "vs 32-128 GB/s for PCIe) shrinks it"
-             : "communication is only " + fmt_pm(comm) + " of the step (< 10.0 %): PCIe is enough";
-    r.interconnect_reason_zh =
-        high ? "通信占步长的 " + fmt_pm(comm) +
-                   "（>= 10.0 %）：选 SXM 机型（NVLink/NVSwitch 每卡 300-1800 GB/s，PCIe 仅 32-128 GB/s）可大幅缩短通信"
-             : "通信仅占步长的 " + fmt_pm(comm) + "（< 10.0 %）：PCIe 足够";
+    r.interconnect_reason = high ? Message("advisor.fingerprint.interconnect.high_communication")
+                                 : Message("advisor.fingerprint.interconnect.low_communication");
+    r.interconnect_reason.arg("share", fmt_pm(comm));
   } else {
     const bool large = in.peak_memory_mib && *in.peak_memory_mib * 2 >= model->memory_gib * 1024;
     r.interconnect_advice = large ? GpuInterconnect::kNvlink : GpuInterconnect::kPcie;
-    r.interconnect_reason_en =
-        large ? "communication share not measured; peak memory is at least half the card, a large model with large "
-                "gradients to all-reduce: prefer SXM with NVLink"
-              : "communication share not measured; the model is small (peak memory under half the card): PCIe is "
-                "likely enough (measure nccl_share_pct to confirm)";
-    r.interconnect_reason_zh =
-        large ? "未测通信占比；峰值显存达单卡一半以上，属大模型、梯度同步量大：建议 SXM（NVLink）"
-              : "未测通信占比；模型较小（峰值显存不到单卡一半）：PCIe 大概率足够（请测 nccl_share_pct 确认）";
+    r.interconnect_reason = large ? Message("advisor.fingerprint.interconnect.large_model")
+                                  : Message("advisor.fingerprint.interconnect.small_model");
   }
 }
 

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "advisor/advisor_step.h"
 #include "catalog/gpu_catalog.h"
 #include "core/clock.h"
 #include "core/fields.h"
@@ -114,11 +115,9 @@ Result<FingerprintInput> fingerprint_input_from_metered(const std::string& gpu_m
                                                         Money price_per_gpu_hour, const MeteredJobUsage& usage,
                                                         const GpuCatalog& catalog);
 
-// One line of arithmetic the output shows.
-struct FingerprintStep {
-  std::string en, zh, formula;
-  json value;
-};
+// One line of arithmetic the output shows: what it computes (a message code, rendered in the
+// reader's language), the arithmetic itself (language-neutral) and its value.
+using FingerprintStep = AdvisorStep;
 
 // The step split into parts, per-mille of today's step time (sum 1000).
 struct FingerprintParts {
@@ -176,7 +175,7 @@ struct FingerprintResult {
   WorkloadBottleneck bottleneck = WorkloadBottleneck::kUndetermined;
   std::vector<WorkloadBottleneck> secondary;  // other losses of at least the threshold
   GpuInterconnect interconnect_advice = GpuInterconnect::kPcie;
-  std::string interconnect_reason_en, interconnect_reason_zh;
+  Message interconnect_reason;
   FingerprintOption current;
   FingerprintOption recommended;
   std::optional<FingerprintOption> fastest_at_same_cost;  // a faster option as cheap as the recommended
@@ -185,8 +184,8 @@ struct FingerprintResult {
   std::vector<UnpricedAlternative> alternatives;
   int64_t speedup_permille = 1000;  // current step / recommended step
   int64_t cost_change_bp = 0;       // (recommended - current) / current cost per step; < 0 cheaper
-  std::string summary_en, summary_zh;
-  std::vector<std::string> notes_en, notes_zh;
+  Message summary;
+  std::vector<Message> notes;  // what the numbers cannot say by themselves, one sentence each
   std::vector<FingerprintStep> steps;
 };
 

@@ -54,7 +54,7 @@ struct Analysis {
 // when the catalog lacks the datasheet figure the mode needs.
 std::optional<i128> perf_of(const Analysis& a, const GpuModel& m);
 
-// Fills r.steps, r.summary_* and r.notes_* from the finished analysis (fingerprint_output.cc).
+// Fills r.steps, r.summary and r.notes (message codes) from the finished analysis (fingerprint_output.cc).
 void explain(const Analysis& a, FingerprintResult& r);
 
 }  // namespace gpurent::fingerprint_internal

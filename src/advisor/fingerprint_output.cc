@@ -1,13 +1,15 @@
-// Workload fingerprint, output side: the explanation (steps, summary, notes) and to_json.
+// Workload fingerprint, output side: the explanation (steps, summary, notes, as message codes
+// rendered from src/messages/<lang>.json) and to_json.
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "advisor/advisor_util.h"
-#include "core/json_put.h"
 #include "advisor/fingerprint.h"
 #include "advisor/fingerprint_internal.h"
+#include "core/json_put.h"
+#include "core/message.h"
 
 namespace gpurent {
 using namespace fingerprint_internal;
@@ -21,68 +23,38 @@ std::string fmt_x10(int64_t x10) { return fixed(x10, 10, 1, false); }         //
 std::string fmt_mbps(int64_t bps) { return std::to_string(div_half_even_sat(bps, kBytesPerMb)) + " MB/s"; }
 std::string money_str(const Money& m) { return m.to_string(); }
 
-const char* bottleneck_en(WorkloadBottleneck b) {
+// The bottleneck's human name (the JSON's "bottleneck" carries the language-neutral key).
+Message bottleneck_message(WorkloadBottleneck b) {
   switch (b) {
     case WorkloadBottleneck::kCompute:
-      return "compute";
+      return Message("advisor.fingerprint.bottleneck.compute");
     case WorkloadBottleneck::kMemoryBandwidth:
-      return "memory bandwidth";
+      return Message("advisor.fingerprint.bottleneck.memory_bandwidth");
     case WorkloadBottleneck::kCommunication:
-      return "communication";
+      return Message("advisor.fingerprint.bottleneck.communication");
     case WorkloadBottleneck::kIo:
-      return "I/O (storage)";
+      return Message("advisor.fingerprint.bottleneck.io");
     case WorkloadBottleneck::kCpu:
-      return "CPU (host side)";
+      return Message("advisor.fingerprint.bottleneck.cpu");
     case WorkloadBottleneck::kUndetermined:
-      return "undetermined (unexplained idle time)";
+      break;
   }
-  return "?";
+  return Message("advisor.fingerprint.bottleneck.undetermined");
 }
 
-const char* bottleneck_zh(WorkloadBottleneck b) {
-  switch (b) {
-    case WorkloadBottleneck::kCompute:
-      return "算力";
-    case WorkloadBottleneck::kMemoryBandwidth:
-      return "显存带宽";
-    case WorkloadBottleneck::kCommunication:
-      return "通信";
-    case WorkloadBottleneck::kIo:
-      return "I/O（存储）";
-    case WorkloadBottleneck::kCpu:
-      return "CPU（主机侧）";
-    case WorkloadBottleneck::kUndetermined:
-      return "无法判定（有未解释的空闲时间）";
-  }
-  return "?";
-}
-
-std::string perf_name_en(PerfMode m) {
+// What "speed" means when the GPU part is scaled to another model.
+Message perf_name(PerfMode m) {
   switch (m) {
     case PerfMode::kRoofline:
-      return "attainable FLOP/s on the roofline, min(peak FP16, AI x memory bandwidth)";
+      return Message("advisor.fingerprint.speed.roofline");
     case PerfMode::kBandwidth:
-      return "memory bandwidth (the GPU part is memory-bound)";
+      return Message("advisor.fingerprint.speed.bandwidth");
     case PerfMode::kPeak:
-      return "peak FP16 TFLOPS";
+      return Message("advisor.fingerprint.speed.peak");
     case PerfMode::kNone:
-      return "(no datasheet peak: other models are not compared)";
+      break;
   }
-  return "";
-}
-
-std::string perf_name_zh(PerfMode m) {
-  switch (m) {
-    case PerfMode::kRoofline:
-      return "屋顶线可达算力 min(FP16 峰值, 算术强度 x 显存带宽)";
-    case PerfMode::kBandwidth:
-      return "显存带宽（GPU 部分受带宽限制）";
-    case PerfMode::kPeak:
-      return "FP16 峰值算力";
-    case PerfMode::kNone:
-      return "（无规格峰值：不与其他型号比较）";
-  }
-  return "";
+  return Message("advisor.fingerprint.speed.none");
 }
 
 json option_json(const FingerprintOption& o) {
@@ -113,9 +85,9 @@ json option_json(const FingerprintOption& o) {
 
 namespace {
 
-// One line of the arithmetic shown to the user, in English and 简体中文, with its formula.
-void step(FingerprintResult& r, std::string en, std::string zh, std::string formula, json value) {
-  r.steps.push_back({std::move(en), std::move(zh), std::move(formula), std::move(value)});
+// One line of the arithmetic shown to the user, as a message code, with its formula.
+void step(FingerprintResult& r, Message text, std::string formula, json value) {
+  r.steps.push_back({std::move(text), std::move(formula), std::move(value)});
 }
 
 // Today's step: its parts, the roofline, the bottleneck and the read time.
@@ -124,46 +96,38 @@ void explain_today(const Analysis& a, FingerprintResult& r) {
   const FingerprintParts& p = r.parts;
   const std::string T = fmt_ms(a.T);
   if (r.step_time_given)
-    step(r, "Step time today (T)", "当前步长 T", "T = " + T, a.T);
+    step(r, Message("advisor.fingerprint.step.step_time"), "T = " + T, a.T);
   else
-    step(r, "No step_time_ms: the unit of work (\"step\") is one hour of today's job",
-         "未给 step_time_ms：以当前作业一小时的工作量为一“步”", "T = 3600000 ms", a.T);
-  step(r, "Exposed data-loader wait W = T x data wait share", "数据加载等待 W = T x 数据等待占比",
-       "W = " + T + " x " + fmt_pm(p.data_wait) + " = " + fmt_ms(a.W), a.W);
-  step(r, "Exposed communication N = T x NCCL share", "通信时间 N = T x NCCL 占比",
+    step(r, Message("advisor.fingerprint.step.step_time_hour"), "T = 3600000 ms", a.T);
+  step(r, Message("advisor.fingerprint.step.data_wait"), "W = " + T + " x " + fmt_pm(p.data_wait) + " = " + fmt_ms(a.W),
+       a.W);
+  step(r, Message("advisor.fingerprint.step.communication"),
        "N = " + T + " x " + fmt_pm(p.communication) + " = " + fmt_ms(a.N), a.N);
-  step(r, "GPU busy G = T x min(GPU utilization, 100 % - W share - N share)",
-       "GPU 忙碌 G = T x min(GPU 利用率, 100 % - W 占比 - N 占比)",
-       "G = " + T + " x " + fmt_pm(p.gpu) + " = " + fmt_ms(a.G), a.G);
+  step(r, Message("advisor.fingerprint.step.gpu_busy"), "G = " + T + " x " + fmt_pm(p.gpu) + " = " + fmt_ms(a.G), a.G);
   if (a.H > 0)
-    step(r, "Host-side time H = T - W - N - G (CPU work the GPU waits for)",
-         "主机侧时间 H = T - W - N - G（GPU 等待 CPU 的时间）",
-         "H = " + T + " x " + fmt_pm(p.host) + " = " + fmt_ms(a.H), a.H);
+    step(r, Message("advisor.fingerprint.step.host_time"), "H = " + T + " x " + fmt_pm(p.host) + " = " + fmt_ms(a.H),
+         a.H);
   if (a.X > 0)
-    step(r, "Unexplained idle X = T - W - N - G (no measurement attributes it)",
-         "未解释空闲 X = T - W - N - G（没有测量能归因）",
+    step(r, Message("advisor.fingerprint.step.unexplained_idle"),
          "X = " + T + " x " + fmt_pm(p.unattributed) + " = " + fmt_ms(a.X), a.X);
   const FingerprintRoofline& rf = r.roofline;
   if (rf.compute_efficiency_permille)
-    step(r, "Compute efficiency = achieved FLOP/s / catalog peak FP16", "算力效率 = 实测 FLOP/s / 规格 FP16 峰值",
+    step(r, Message("advisor.fingerprint.step.compute_efficiency"),
          fmt_x10(*in.achieved_tflops_x10) + " / " + fmt_x10(*rf.peak_tflops_x10) +
              " TFLOPS = " + fmt_pm(*rf.compute_efficiency_permille),
          *rf.compute_efficiency_permille);
   if (rf.bandwidth_efficiency_permille)
-    step(r, "Memory bandwidth use = achieved bytes/s / catalog peak bandwidth",
-         "显存带宽利用 = 实测字节/秒 / 规格峰值带宽",
+    step(r, Message("advisor.fingerprint.step.bandwidth_use"),
          std::to_string(*in.memory_bandwidth_used_gbps) + " / " + std::to_string(*rf.peak_bandwidth_gbps) +
              " GB/s = " + fmt_pm(*rf.bandwidth_efficiency_permille),
          *rf.bandwidth_efficiency_permille);
   if (rf.arithmetic_intensity_x10)
-    step(r, "Arithmetic intensity AI = achieved FLOP/s / achieved bytes/s (FLOP per byte)",
-         "算术强度 AI = 实测 FLOP/s / 实测字节/秒（每字节 FLOP）",
+    step(r, Message("advisor.fingerprint.step.arithmetic_intensity"),
          "AI = " + fmt_x10(*in.achieved_tflops_x10) + " TFLOPS / " + std::to_string(*in.memory_bandwidth_used_gbps) +
              " GB/s = " + fmt_x10(*rf.arithmetic_intensity_x10) + " FLOP/B",
          fmt_x10(*rf.arithmetic_intensity_x10));
   if (rf.ridge_point_x10)
-    step(r, "Ridge point = peak FP16 / peak bandwidth: below it a kernel is memory-bound",
-         "屋脊点 = FP16 峰值 / 峰值带宽：低于它即受带宽限制",
+    step(r, Message("advisor.fingerprint.step.ridge_point"),
          "ridge = " + fmt_x10(*rf.peak_tflops_x10) + " TFLOPS / " + std::to_string(*rf.peak_bandwidth_gbps) +
              " GB/s = " + fmt_x10(*rf.ridge_point_x10) + " FLOP/B",
          fmt_x10(*rf.ridge_point_x10));
@@ -173,17 +137,12 @@ void explain_today(const Analysis& a, FingerprintResult& r) {
                     ", unexplained " + fmt_pm(p.unattributed) + "; threshold " + fmt_pm(kLossThresholdPermille) +
                     "; GPU part " + (rf.memory_bound ? "memory-bound" : "compute-bound") + " -> " +
                     enum_name(kWorkloadBottleneckNames, r.bottleneck);
-    step(r, 
-        "Bottleneck = the largest loss if it is at least 20 % of the step, else what bounds the GPU part "
-        "(memory bandwidth when AI < ridge and bytes/s >= 60 % of peak, else compute)",
-        "瓶颈 = 占步长至少 20 % 的最大损失项；否则看 GPU 部分（AI < 屋脊点且带宽利用 >= 60 % 为显存带宽，否则为算力）",
-        f, enum_name(kWorkloadBottleneckNames, r.bottleneck));
+    step(r, Message("advisor.fingerprint.step.bottleneck"), f, enum_name(kWorkloadBottleneckNames, r.bottleneck));
   }
   if (a.R > 0)
-    step(r, a.W > 0 ? "Read time per step R = T - N (loading overlaps compute; the wait is what it exceeds compute by)"
-                 : "Read time per step R = T x job I/O rate / storage capacity",
-         a.W > 0 ? "每步读取时间 R = T - N（加载与计算重叠，等待是超出计算的部分）"
-                 : "每步读取时间 R = T x 作业 I/O 速率 / 存储能力",
+    step(r,
+         a.W > 0 ? Message("advisor.fingerprint.step.read_time_wait")
+                 : Message("advisor.fingerprint.step.read_time_rate"),
          "R = " + fmt_ms(a.R), a.R);
 }
 
@@ -193,7 +152,7 @@ void explain_change(const Analysis& a, FingerprintResult& r) {
   const std::string T = fmt_ms(a.T);
   const FingerprintOption& c = r.current;
   const FingerprintOption& o = r.recommended;
-  step(r, "Cost per step today = GPUs x price per GPU-hour x T / 1 h", "当前每步成本 = 卡数 x 每卡时单价 x T / 1 小时",
+  step(r, Message("advisor.fingerprint.step.cost_today"),
        std::to_string(c.gpu_count) + " x " + money_str(in.price_per_gpu_hour) + " x " + T +
            " / 3600000 ms = " + money_str(c.cost_per_step),
        c.cost_per_step.amount_string());
@@ -204,20 +163,17 @@ void explain_change(const Analysis& a, FingerprintResult& r) {
   const std::string speeds = speed_now && speed_new ? std::to_string(static_cast<int64_t>(*speed_now)) + "/" +
                                                           std::to_string(static_cast<int64_t>(*speed_new))
                                                     : "1/1";
-  step(r, "New GPU part G' = G x (GPUs now / GPUs new) x (speed now / speed new), speed = " + perf_name_en(a.mode),
-       "新 GPU 时间 G' = G x (现卡数 / 新卡数) x (现速度 / 新速度)，速度 = " + perf_name_zh(a.mode),
+  step(r, Message("advisor.fingerprint.step.new_gpu_part").arg("speed", perf_name(a.mode)),
        "G' = " + fmt_ms(a.G) + " x " + ratio + " x " + speeds + " (" + a.model->id + " -> " + o.gpu_model +
            ") = " + fmt_ms(o.gpu_us),
        o.gpu_us);
   const std::string cores = std::to_string(a.cores) + "/" + std::to_string(o.cpu_cores_per_gpu.value_or(a.cores));
-  step(r, "New host part H' = H x (GPUs now / GPUs new) x (cores now / cores new) + X x (GPUs now / GPUs new)",
-       "新主机侧时间 H' = H x (现卡数 / 新卡数) x (现核数 / 新核数) + X x (现卡数 / 新卡数)",
+  step(r, Message("advisor.fingerprint.step.new_host_part"),
        "H' = " + fmt_ms(a.H) + " x " + ratio + " x " + cores + " + " + fmt_ms(a.X) + " x " + ratio + " = " +
            fmt_ms(o.host_us),
        o.host_us);
   if (o.faster_storage && !(in.faster_storage && in.faster_storage->read_bytes_per_s)) {
-    step(r, "Faster storage sized to need: it must read a step's data within the compute time, R' = G' + H'",
-         "按需配置更快的存储：一步的数据须在计算时间内读完，R' = G' + H'",
+    step(r, Message("advisor.fingerprint.step.storage_sized_to_need"),
          "R' = " + fmt_ms(o.read_us) + "; read speed x " + fmt_ms(a.R) + " / " + fmt_ms(o.read_us) + " = " +
              fmt_times(o.required_read_speedup_permille) +
              (o.required_read_bytes_per_s ? "; " + fmt_mbps(*in.io_bytes_per_s) + " x " + T + " / " +
@@ -225,88 +181,93 @@ void explain_change(const Analysis& a, FingerprintResult& r) {
                                           : ""),
          o.read_us);
   } else if (o.faster_storage) {
-    step(r, "Faster storage of the given capacity: R' = bytes per step / capacity",
-         "给定容量的更快存储：R' = 每步字节数 / 存储容量",
+    step(r, Message("advisor.fingerprint.step.storage_given_capacity"),
          "R' = " + fmt_ms(o.read_us) + " at " + fmt_mbps(*in.faster_storage->read_bytes_per_s), o.read_us);
   } else if (a.read_cpu_bound) {
-    step(r, "Data loading is CPU-bound: R' = R x (GPUs now / GPUs new) x (cores now / cores new)",
-         "数据加载受 CPU 限制：R' = R x (现卡数 / 新卡数) x (现核数 / 新核数)",
+    step(r, Message("advisor.fingerprint.step.read_cpu_bound"),
          "R' = " + fmt_ms(a.R) + " x " + ratio + " x " + cores + " = " + fmt_ms(o.read_us), o.read_us);
   } else {
-    step(r, "Same storage: read time R' = R", "存储不变：读取时间 R' = R", "R' = " + fmt_ms(o.read_us), o.read_us);
+    step(r, Message("advisor.fingerprint.step.same_storage"), "R' = " + fmt_ms(o.read_us), o.read_us);
   }
-  step(r, "New communication N' = N x [(n'-1)/n'] / [(n-1)/n] x link now / link new (ring all-reduce)",
-       "新通信时间 N' = N x [(n'-1)/n'] / [(n-1)/n] x 现链路带宽 / 新链路带宽（环形 all-reduce）",
+  step(r, Message("advisor.fingerprint.step.new_communication"),
        "N' = " + fmt_ms(a.N) + " x ring(" + std::to_string(o.gpu_count) + ")/ring(" + std::to_string(a.n) + ") x " +
            std::to_string(a.link_gbps) + "/" + std::to_string(o.link_gbps) + " GB/s = " + fmt_ms(o.communication_us),
        o.communication_us);
-  step(r, "New step T' = max(G' + H', R') + N'", "新步长 T' = max(G' + H', R') + N'",
+  step(r, Message("advisor.fingerprint.step.new_step"),
        "T' = max(" + fmt_ms(o.gpu_us + o.host_us) + ", " + fmt_ms(o.read_us) + ") + " + fmt_ms(o.communication_us) +
            " = " + fmt_ms(o.step_us),
        o.step_us);
-  step(r, "Cost per step after = cost per hour x T' / 1 h", "调整后每步成本 = 每小时成本 x T' / 1 小时",
+  step(r, Message("advisor.fingerprint.step.cost_after"),
        money_str(o.cost_per_hour) + " x " + fmt_ms(o.step_us) + " / 3600000 ms = " + money_str(o.cost_per_step),
        o.cost_per_step.amount_string());
-  step(r, "Speed-up = T / T'; cost change = (after - before) / before",
-       "加速比 = T / T'；成本变化 = (调整后 - 调整前) / 调整前",
+  step(r, Message("advisor.fingerprint.step.speedup"),
        T + " / " + fmt_ms(o.step_us) + " = " + fmt_times(r.speedup_permille) + "; " + fmt_bp(r.cost_change_bp),
        json{{"speedup_permille", r.speedup_permille}, {"cost_change_bp", r.cost_change_bp}});
 }
 
-// The one-paragraph summary, in English and 简体中文.
+// The recommended changes, one clause each, separated as the reader's language separates list
+// items ("; " in English, "；" in Chinese). At most four: model, count, storage, cores.
+Message change_list(std::vector<Message> changes) {
+  Message m;
+  switch (changes.size()) {
+    case 1:
+      m = Message("advisor.fingerprint.changes_1");
+      break;
+    case 2:
+      m = Message("advisor.fingerprint.changes_2");
+      break;
+    case 3:
+      m = Message("advisor.fingerprint.changes_3");
+      break;
+    default:
+      m = Message("advisor.fingerprint.changes_4");
+      break;
+  }
+  static const char* const kNames[] = {"a", "b", "c", "d"};
+  for (size_t i = 0; i < changes.size() && i < 4; ++i) m.arg(kNames[i], std::move(changes[i]));
+  return m;
+}
+
+// The one-paragraph summary: the bottleneck, then the recommendation and its expected effect.
 void summarize(const Analysis& a, FingerprintResult& r) {
   const FingerprintOption& c = r.current;
   const FingerprintOption& o = r.recommended;
-  const std::string T = fmt_ms(a.T);
-  std::vector<std::string> en, zh;
+  std::vector<Message> changes;
   if (o.gpu_model != c.gpu_model) {
-    en.push_back("move to " + o.gpu_model +
-                 (o.interconnect != c.interconnect
-                      ? std::string(" (") + enum_name(kGpuInterconnectNames, o.interconnect) + ")"
-                      : ""));
-    zh.push_back("换用 " + o.gpu_model);
+    if (o.interconnect != c.interconnect)
+      changes.push_back(Message("advisor.fingerprint.change.move_to_interconnect")
+                            .arg("model", o.gpu_model)
+                            .arg("interconnect", enum_name(kGpuInterconnectNames, o.interconnect)));
+    else
+      changes.push_back(Message("advisor.fingerprint.change.move_to").arg("model", o.gpu_model));
   }
-  if (o.gpu_count != c.gpu_count) {
-    en.push_back((o.gpu_count < c.gpu_count ? "use fewer GPUs: " : "use more GPUs: ") + std::to_string(o.gpu_count) +
-                 " instead of " + std::to_string(c.gpu_count));
-    zh.push_back(std::string(o.gpu_count < c.gpu_count ? "减少卡数：" : "增加卡数：") + std::to_string(c.gpu_count) +
-                 " -> " + std::to_string(o.gpu_count));
-  }
+  if (o.gpu_count != c.gpu_count)
+    changes.push_back((o.gpu_count < c.gpu_count ? Message("advisor.fingerprint.change.fewer_gpus")
+                                                 : Message("advisor.fingerprint.change.more_gpus"))
+                          .arg("now", std::to_string(c.gpu_count))
+                          .arg("new", std::to_string(o.gpu_count)));
   if (o.faster_storage) {
-    std::string rate = o.required_read_bytes_per_s ? " reading at least " + fmt_mbps(*o.required_read_bytes_per_s) : "";
-    en.push_back("faster storage" + rate + " (" + fmt_times(o.required_read_speedup_permille) +
-                 " today's read speed, e.g. local NVMe cache or a parallel file system)");
-    zh.push_back("更快的存储" +
-                 (o.required_read_bytes_per_s ? "（读取至少 " + fmt_mbps(*o.required_read_bytes_per_s) + "，" : "（") +
-                 "为当前读取速度的 " + fmt_times(o.required_read_speedup_permille) +
-                 "，如本地 NVMe 缓存或并行文件系统）");
+    Message m = o.required_read_bytes_per_s ? Message("advisor.fingerprint.change.faster_storage_rate")
+                                                  .arg("rate", fmt_mbps(*o.required_read_bytes_per_s))
+                                            : Message("advisor.fingerprint.change.faster_storage");
+    changes.push_back(std::move(m).arg("speedup", fmt_times(o.required_read_speedup_permille)));
   }
-  if (o.cpu_cores_per_gpu != c.cpu_cores_per_gpu && o.cpu_cores_per_gpu) {
-    en.push_back("more CPU cores: " + std::to_string(*o.cpu_cores_per_gpu) + " per GPU instead of " +
-                 std::to_string(c.cpu_cores_per_gpu.value_or(0)));
-    zh.push_back("增加 CPU 核数：每卡 " + std::to_string(c.cpu_cores_per_gpu.value_or(0)) + " -> " +
-                 std::to_string(*o.cpu_cores_per_gpu) + " 核");
-  }
-  auto join = [](const std::vector<std::string>& v, const std::string& sep) {
-    std::string s;
-    for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
-    return s;
-  };
-  const std::string figures_en = "step " + T + " -> " + fmt_ms(o.step_us) + " (" + fmt_times(r.speedup_permille) +
-                                 " as fast), cost per step " + money_str(c.cost_per_step) + " -> " +
-                                 money_str(o.cost_per_step) + " (" + fmt_bp(r.cost_change_bp) + ")";
-  const std::string figures_zh = "步长 " + T + " -> " + fmt_ms(o.step_us) + "（速度 " + fmt_times(r.speedup_permille) +
-                                 "），每步成本 " + money_str(c.cost_per_step) + " -> " + money_str(o.cost_per_step) +
-                                 "（" + fmt_bp(r.cost_change_bp) + "）";
-  const std::string head_en = std::string("Bottleneck: ") + bottleneck_en(r.bottleneck) + ". ";
-  const std::string head_zh = std::string("瓶颈：") + bottleneck_zh(r.bottleneck) + "。";
-  if (en.empty()) {
-    r.summary_en =
-        head_en + "Keep the current configuration: no priced option is cheaper per step without being slower.";
-    r.summary_zh = head_zh + "保持当前配置：没有更便宜且不更慢的已报价方案。";
+  if (o.cpu_cores_per_gpu != c.cpu_cores_per_gpu && o.cpu_cores_per_gpu)
+    changes.push_back(Message("advisor.fingerprint.change.more_cores")
+                          .arg("now", std::to_string(c.cpu_cores_per_gpu.value_or(0)))
+                          .arg("new", std::to_string(*o.cpu_cores_per_gpu)));
+  if (changes.empty()) {
+    r.summary = Message("advisor.fingerprint.summary.keep").arg("bottleneck", bottleneck_message(r.bottleneck));
   } else {
-    r.summary_en = head_en + "Recommended: " + join(en, "; ") + ". Expected: " + figures_en + ".";
-    r.summary_zh = head_zh + "建议：" + join(zh, "；") + "。预计：" + figures_zh + "。";
+    r.summary = Message("advisor.fingerprint.summary.recommended")
+                    .arg("bottleneck", bottleneck_message(r.bottleneck))
+                    .arg("changes", change_list(std::move(changes)))
+                    .arg("step_now", fmt_ms(a.T))
+                    .arg("step_new", fmt_ms(o.step_us))
+                    .arg("speedup", fmt_times(r.speedup_permille))
+                    .arg("cost_now", money_str(c.cost_per_step))
+                    .arg("cost_new", money_str(o.cost_per_step))
+                    .arg("cost_change", fmt_bp(r.cost_change_bp));
   }
 }
 
@@ -317,50 +278,25 @@ void add_notes(const Analysis& a, FingerprintResult& r) {
   const FingerprintRoofline& rf = r.roofline;
   const FingerprintOption& c = r.current;
   const FingerprintOption& o = r.recommended;
-  auto note = [&](std::string e, std::string z) {
-    r.notes_en.push_back(std::move(e));
-    r.notes_zh.push_back(std::move(z));
-  };
   if (p.unattributed > 0)
-    note(fmt_pm(p.unattributed) +
-             " of the step is idle time no measurement explains: give data_wait_share_pct, "
-             "nccl_share_pct and cpu_utilization_pct (from the framework profiler) to attribute it",
-         "步长中有 " + fmt_pm(p.unattributed) +
-             " 是无法归因的空闲：请提供 data_wait_share_pct、nccl_share_pct 和 cpu_utilization_pct（来自框架 "
-             "profiler）");
+    r.notes.push_back(Message("advisor.fingerprint.note.unexplained_idle").arg("share", fmt_pm(p.unattributed)));
   if (r.bottleneck == WorkloadBottleneck::kCompute && rf.compute_efficiency_permille &&
       *rf.compute_efficiency_permille < 400)
-    note("the GPU is busy but reaches only " + fmt_pm(*rf.compute_efficiency_permille) +
-             " of peak FP16: kernel efficiency (mixed precision, larger batches, fused kernels) may gain more than new "
-             "hardware",
-         "GPU 忙但只达到 FP16 峰值的 " + fmt_pm(*rf.compute_efficiency_permille) +
-             "：优化算子效率（混合精度、更大批量、融合算子）可能比换硬件收益更大");
+    r.notes.push_back(Message("advisor.fingerprint.note.kernel_efficiency")
+                          .arg("efficiency", fmt_pm(*rf.compute_efficiency_permille)));
   if (r.bottleneck == WorkloadBottleneck::kCpu && !a.explore_cores)
-    note(
-        "host-side time dominates but the CPU is not saturated (or cores per GPU are unknown): more cores may not "
-        "help; "
-        "look at single-threaded Python, kernel-launch overhead (CUDA graphs) and synchronisations",
-        "主机侧时间占主导但 CPU 未饱和（或未给每卡核数）：加核可能无效；请检查单线程 Python、内核启动开销（CUDA "
-        "Graphs）和同步");
-  if (o.gpu_count < c.gpu_count)
-    note("fewer GPUs keep the global batch (gradient accumulation), so per-GPU memory stays at today's peak",
-         "减少卡数时保持全局批量（梯度累积），单卡显存峰值不变");
+    r.notes.push_back(Message("advisor.fingerprint.note.cpu_not_saturated"));
+  if (o.gpu_count < c.gpu_count) r.notes.push_back(Message("advisor.fingerprint.note.fewer_gpus_keep_batch"));
   if (r.fastest_at_same_cost) {
     const FingerprintOption& f = *r.fastest_at_same_cost;
-    note(std::to_string(f.gpu_count) + " x " + f.gpu_model + (f.faster_storage ? " with faster storage" : "") +
-             " costs about the same per step (" + money_str(f.cost_per_step) + ") and runs faster (" +
-             fmt_ms(f.step_us) +
-             " per step); the recommendation prefers fewer GPUs (less storage throughput, less "
-             "communication, fewer failures)",
-         std::to_string(f.gpu_count) + " x " + f.gpu_model + (f.faster_storage ? "（配更快存储）" : "") +
-             " 每步成本相近（" + money_str(f.cost_per_step) + "）且更快（每步 " + fmt_ms(f.step_us) +
-             "）；建议优先卡数更少的方案（所需存储吞吐更低、通信更少、故障面更小）");
+    r.notes.push_back((f.faster_storage ? Message("advisor.fingerprint.note.fastest_at_same_cost_storage")
+                                        : Message("advisor.fingerprint.note.fastest_at_same_cost"))
+                          .arg("gpus", std::to_string(f.gpu_count))
+                          .arg("model", f.gpu_model)
+                          .arg("cost", money_str(f.cost_per_step))
+                          .arg("step", fmt_ms(f.step_us)));
   }
-  if (in.offers.empty())
-    note(
-        "no offers given: other GPU models are not priced; 'alternatives' shows each one's step time and the price per "
-        "GPU-hour at which it would cost the same per step as today",
-        "未提供报价：其他型号无价格；alternatives 列出各型号的步长及每步成本与当前持平的每卡时价格");
+  if (in.offers.empty()) r.notes.push_back(Message("advisor.fingerprint.note.no_offers"));
 }
 
 }  // namespace
@@ -414,32 +350,32 @@ json to_json(const FingerprintResult& r) {
                     {"step_us", a.step_us},
                     {"speedup_permille", a.speedup_permille},
                     {"break_even_price_per_gpu_hour", a.break_even_price_per_gpu_hour.amount_string()}});
-  json steps = json::array();
-  for (const auto& s : r.steps)
-    steps.push_back({{"en", s.en}, {"zh", s.zh}, {"formula", s.formula}, {"value", s.value}});
-  return {{"profile", profile},
-          {"unit", r.step_time_given ? "step" : "hour_of_current_work"},
-          {"step_us", r.step_us},
-          {"parts_permille", parts},
-          {"data_wait_cause", r.data_wait_cause.empty() ? json(nullptr) : json(r.data_wait_cause)},
-          {"roofline", roof},
-          {"bottleneck", enum_name(kWorkloadBottleneckNames, r.bottleneck)},
-          {"secondary_bottlenecks", secondary},
-          {"interconnect_advice",
-           {{"interconnect", enum_name(kGpuInterconnectNames, r.interconnect_advice)},
-            {"en", r.interconnect_reason_en},
-            {"zh", r.interconnect_reason_zh}}},
-          {"current", option_json(r.current)},
-          {"recommendation", option_json(r.recommended)},
-          {"fastest_at_same_cost", r.fastest_at_same_cost ? option_json(*r.fastest_at_same_cost) : json(nullptr)},
-          {"speedup_permille", r.speedup_permille},
-          {"cost_change_bp", r.cost_change_bp},
-          {"summary", {{"en", r.summary_en}, {"zh", r.summary_zh}}},
-          {"notes", {{"en", r.notes_en}, {"zh", r.notes_zh}}},
-          {"options", options},
-          {"options_evaluated", r.options_evaluated},
-          {"alternatives", alts},
-          {"steps", steps}};
+  const json steps = steps_to_json(r.steps);
+  json notes = json::array();
+  for (const auto& n : r.notes) notes.push_back(text_json(n));
+  json interconnect = {{"interconnect", enum_name(kGpuInterconnectNames, r.interconnect_advice)}};
+  put_message(interconnect, "reason", r.interconnect_reason);
+  json out = {{"profile", profile},
+              {"unit", r.step_time_given ? "step" : "hour_of_current_work"},
+              {"step_us", r.step_us},
+              {"parts_permille", parts},
+              {"data_wait_cause", r.data_wait_cause.empty() ? json(nullptr) : json(r.data_wait_cause)},
+              {"roofline", roof},
+              {"bottleneck", enum_name(kWorkloadBottleneckNames, r.bottleneck)},
+              {"secondary_bottlenecks", secondary},
+              {"interconnect_advice", interconnect},
+              {"current", option_json(r.current)},
+              {"recommendation", option_json(r.recommended)},
+              {"fastest_at_same_cost", r.fastest_at_same_cost ? option_json(*r.fastest_at_same_cost) : json(nullptr)},
+              {"speedup_permille", r.speedup_permille},
+              {"cost_change_bp", r.cost_change_bp},
+              {"notes", notes},
+              {"options", options},
+              {"options_evaluated", r.options_evaluated},
+              {"alternatives", alts},
+              {"steps", steps}};
+  put_message(out, "summary", r.summary);
+  return out;
 }
 
 }  // namespace gpurent

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "catalog/scenario_files_test_util.h"
+#include "core/message.h"
 
 namespace gpurent {
 namespace {
@@ -18,6 +19,43 @@ FingerprintResult run(const json& body) {
   auto r = compute_fingerprint(*in, cat());
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
   return r.ok() ? *r : FingerprintResult{};
+}
+
+// A message's code and its nested arguments' codes are in every catalogue, and it renders with
+// every placeholder filled in every language.
+void expect_catalogued(const json& m) {
+  const std::string code = m.at("code");
+  for (const auto& lang : message_languages()) {
+    EXPECT_TRUE(has_message(lang, code)) << lang << " " << code;
+    auto msg = message_from_json(m);
+    ASSERT_TRUE(msg.ok()) << m.dump();
+    EXPECT_EQ(render(*msg, lang).find('{'), std::string::npos) << lang << " " << render(*msg, lang);
+  }
+  const json args = m.value("args", json::object());
+  for (const auto& [name, v] : args.items())
+    if (v.is_object()) expect_catalogued(v);
+}
+
+// Every text of to_json's answer (summary, notes, interconnect reason, steps) is a catalogued code
+// whose English rendering is the text beside it.
+void expect_texts_catalogued(const json& j) {
+  auto check = [](const json& text, const json& m) {
+    expect_catalogued(m);
+    auto msg = message_from_json(m);
+    ASSERT_TRUE(msg.ok());
+    EXPECT_EQ(text, render_en(*msg));
+  };
+  check(j["summary"], j["summary_message"]);
+  check(j["interconnect_advice"]["reason"], j["interconnect_advice"]["reason_message"]);
+  for (const auto& n : j["notes"]) check(n["text"], n["text_message"]);
+  for (const auto& s : j["steps"]) check(s["text"], s["text_message"]);
+}
+
+// The message of the first step with `code`, or an empty message.
+Message step_message(const FingerprintResult& r, const std::string& code) {
+  for (const auto& s : r.steps)
+    if (s.text.code == code) return s.text;
+  return Message();
 }
 
 std::map<std::string, std::string> parse_errors(const json& body) {
@@ -69,11 +107,20 @@ TEST(Fingerprint, DataStarvedA100sGetFewerGpusAndFasterStorage) {
   // Both cheaper and faster, and the output says so.
   EXPECT_LT(r.recommended.cost_per_step.micros(), r.current.cost_per_step.micros());
   EXPECT_LT(r.recommended.step_us, r.current.step_us);
-  EXPECT_NE(r.summary_en.find("use fewer GPUs: 8 instead of 16"), std::string::npos) << r.summary_en;
-  EXPECT_NE(r.summary_en.find("faster storage reading at least 833 MB/s"), std::string::npos) << r.summary_en;
-  EXPECT_NE(r.summary_en.find("1000 ms -> 600 ms"), std::string::npos) << r.summary_en;
-  EXPECT_NE(r.summary_en.find("0.008889 USD -> 0.002667 USD (-70.00 %)"), std::string::npos) << r.summary_en;
-  EXPECT_NE(r.summary_zh.find("减少卡数：16 -> 8"), std::string::npos) << r.summary_zh;
+  const std::string en = render_en(r.summary), zh = render(r.summary, "zh");
+  EXPECT_NE(en.find("use fewer GPUs: 8 instead of 16"), std::string::npos) << en;
+  EXPECT_NE(en.find("faster storage reading at least 833 MB/s"), std::string::npos) << en;
+  EXPECT_NE(en.find("1000 ms -> 600 ms"), std::string::npos) << en;
+  EXPECT_NE(en.find("0.008889 USD -> 0.002667 USD (-70.00 %)"), std::string::npos) << en;
+  EXPECT_NE(zh.find("减少卡数：16 -> 8"), std::string::npos) << zh;
+  EXPECT_EQ(en,
+            "Bottleneck: I/O (storage). Recommended: use fewer GPUs: 8 instead of 16; faster storage reading at least "
+            "833 MB/s (1.667x today's read speed, e.g. local NVMe cache or a parallel file system). Expected: step "
+            "1000 ms -> 600 ms (1.667x as fast), cost per step 0.008889 USD -> 0.002667 USD (-70.00 %).");
+  EXPECT_EQ(zh,
+            "瓶颈：I/O（存储）。建议：减少卡数：16 -> 8；更快的存储（读取至少 833 MB/s，为当前读取速度的 "
+            "1.667x，如本地 NVMe 缓存或并行文件系统）。预计：步长 1000 ms -> 600 ms（速度 1.667x），每步成本 "
+            "0.008889 USD -> 0.002667 USD（-70.00 %）。");
   ASSERT_TRUE(r.fastest_at_same_cost.has_value());  // 16 GPUs + faster storage: 300 ms, same cost
   EXPECT_EQ(r.fastest_at_same_cost->gpu_count, 16);
   EXPECT_EQ(r.fastest_at_same_cost->step_us, 300'000);
@@ -82,6 +129,23 @@ TEST(Fingerprint, DataStarvedA100sGetFewerGpusAndFasterStorage) {
   EXPECT_EQ(j["current"]["cost_per_step"], "0.008889");
   EXPECT_EQ(j["recommendation"]["required_read_mb_per_s"], 833);
   EXPECT_EQ(j["bottleneck"], "io");
+  EXPECT_EQ(j["summary"], en);
+  EXPECT_EQ(j["summary_message"]["code"], "advisor.fingerprint.summary.recommended");
+  EXPECT_EQ(j["summary_message"]["args"]["bottleneck"]["code"], "advisor.fingerprint.bottleneck.io");
+  // Notes: fewer GPUs keep the batch; 16 GPUs with faster storage cost the same and run faster.
+  ASSERT_EQ(r.notes.size(), 3u);
+  EXPECT_EQ(render_en(r.notes[0]),
+            "fewer GPUs keep the global batch (gradient accumulation), so per-GPU memory stays at today's peak");
+  EXPECT_EQ(j["notes"][1]["text"],
+            "16 x a100-sxm4-80gb with faster storage costs about the same per step (0.002667 USD) and runs faster "
+            "(300 ms per step); the recommendation prefers fewer GPUs (less storage throughput, less communication, "
+            "fewer failures)");
+  EXPECT_EQ(
+      render(r.notes[1], "zh"),
+      "16 x a100-sxm4-80gb（配更快存储） 每步成本相近（0.002667 USD）且更快（每步 300 ms）；建议优先卡数更少的方案"
+      "（所需存储吞吐更低、通信更少、故障面更小）");
+  EXPECT_EQ(j["notes"][2]["text_message"]["code"], "advisor.fingerprint.note.no_offers");
+  expect_texts_catalogued(j);
 }
 
 // Compute-bound: 8 x A100 SXM4 80GB at 2.00, 95 % busy, 3 % NCCL, no data wait, 200 of 312
@@ -102,7 +166,10 @@ TEST(Fingerprint, ComputeBoundKeepsWithoutOffersAndShowsBreakEvenPrices) {
   EXPECT_EQ(r.recommended.label, "current_price");
   EXPECT_EQ(r.recommended.gpu_count, 8);
   EXPECT_EQ(r.cost_change_bp, 0);
-  EXPECT_NE(r.summary_en.find("Keep the current configuration"), std::string::npos);
+  EXPECT_EQ(render_en(r.summary),
+            "Bottleneck: compute. Keep the current configuration: no priced option is cheaper per step without being "
+            "slower.");
+  EXPECT_EQ(render(r.summary, "zh"), "瓶颈：算力。保持当前配置：没有更便宜且不更慢的已报价方案。");
   const UnpricedAlternative* h100 = nullptr;
   for (const auto& a : r.alternatives)
     if (a.gpu_model == "h100-sxm5-80gb") h100 = &a;
@@ -111,6 +178,9 @@ TEST(Fingerprint, ComputeBoundKeepsWithoutOffersAndShowsBreakEvenPrices) {
   EXPECT_EQ(h100->speedup_permille, 2944);
   EXPECT_EQ(h100->break_even_price_per_gpu_hour.micros(), 5'887'617);
   EXPECT_EQ(r.interconnect_advice, GpuInterconnect::kPcie);  // 3 % communication
+  EXPECT_EQ(render_en(r.interconnect_reason), "communication is only 3.0 % of the step (< 10.0 %): PCIe is enough");
+  EXPECT_EQ(render(r.interconnect_reason, "zh"), "通信仅占步长的 3.0 %（< 10.0 %）：PCIe 足够");
+  expect_texts_catalogued(to_json(r));
 }
 
 // Same job with an H100 SXM5 offer at 4.00 (below the 5.89 break-even). 8 x H100: 169.848 ms,
@@ -172,7 +242,20 @@ TEST(Fingerprint, CommunicationBoundPcieJobMovesToNvlink) {
   EXPECT_EQ(r.recommended.cost_per_step.micros(), 2'571);
   EXPECT_EQ(r.cost_change_bp, -2288);
   EXPECT_EQ(r.speedup_permille, 1556);
-  EXPECT_NE(r.summary_en.find("move to a100-sxm4-80gb (nvlink)"), std::string::npos) << r.summary_en;
+  EXPECT_NE(render_en(r.summary).find("Recommended: move to a100-sxm4-80gb (nvlink). Expected:"), std::string::npos)
+      << render_en(r.summary);
+  EXPECT_NE(render(r.summary, "zh").find("建议：换用 a100-sxm4-80gb（nvlink）。预计："), std::string::npos)
+      << render(r.summary, "zh");
+  json j = to_json(r);
+  EXPECT_EQ(j["interconnect_advice"]["interconnect"], "nvlink");
+  EXPECT_EQ(j["interconnect_advice"]["reason"],
+            "communication is 40.0 % of the step (>= 10.0 %): SXM with NVLink/NVSwitch (300-1800 GB/s per GPU vs "
+            "32-128 GB/s for PCIe) shrinks it");
+  EXPECT_EQ(j["interconnect_advice"]["reason_message"]["code"], "advisor.fingerprint.interconnect.high_communication");
+  EXPECT_EQ(j["interconnect_advice"]["reason_message"]["args"]["share"], "40.0 %");
+  EXPECT_NE(render(r.interconnect_reason, "zh").find("通信占步长的 40.0 %（>= 10.0 %）"), std::string::npos)
+      << render(r.interconnect_reason, "zh");
+  expect_texts_catalogued(j);
 }
 
 // Memory-bound: 8 x A100 PCIe 80GB at 1.50, 95 % busy but 40 TFLOPS (12.8 % of 312) while moving
@@ -232,7 +315,10 @@ TEST(Fingerprint, CpuBoundJobGetsMoreCoresPerGpu) {
   EXPECT_EQ(r.recommended.gpu_count, 2);
   EXPECT_EQ(r.recommended.step_us, 800'000);
   EXPECT_EQ(r.cost_change_bp, -6000);
-  EXPECT_NE(r.summary_en.find("more CPU cores: 16 per GPU instead of 4"), std::string::npos) << r.summary_en;
+  EXPECT_NE(render_en(r.summary).find("more CPU cores: 16 per GPU instead of 4"), std::string::npos)
+      << render_en(r.summary);
+  EXPECT_NE(render(r.summary, "zh").find("增加 CPU 核数：每卡 4 -> 16 核"), std::string::npos)
+      << render(r.summary, "zh");
   // Priced cores: 0.05 per extra core-hour. 4 GPUs x 16: 8.00 + 4 x 12 x 0.05 = 10.40/h x 0.4 s
   // -> key 4.16e12; 2 x 16: 4.00 + 2 x 12 x 0.05 = 5.20/h x 0.8 s -> 4.16e12 (a tie: fewer GPUs);
   // 4 x 8: 8.00 + 0.80 = 8.80/h, H' = 400, T' = 600 ms -> 5.28e12. Cost -48.00 %.
@@ -283,8 +369,16 @@ TEST(Fingerprint, ProfileFromMeteredSamples) {
   EXPECT_EQ(r->parts.unattributed, 650);
   EXPECT_EQ(r->bottleneck, WorkloadBottleneck::kUndetermined);
   EXPECT_EQ(r->recommended.label, "current_price");
-  EXPECT_FALSE(r->notes_en.empty());
+  ASSERT_FALSE(r->notes.empty());
+  EXPECT_EQ(render_en(r->notes[0]),
+            "65.0 % of the step is idle time no measurement explains: give data_wait_share_pct, nccl_share_pct and "
+            "cpu_utilization_pct (from the framework profiler) to attribute it");
+  EXPECT_NE(render(r->notes[0], "zh").find("步长中有 65.0 % 是无法归因的空闲"), std::string::npos)
+      << render(r->notes[0], "zh");
   EXPECT_EQ(to_json(*r)["unit"], "hour_of_current_work");
+  EXPECT_EQ(render_en(step_message(*r, "advisor.fingerprint.step.step_time_hour")),
+            "No step_time_ms: the unit of work (\"step\") is one hour of today's job");
+  expect_texts_catalogued(to_json(*r));
   EXPECT_EQ(r->current.cost_per_step.micros(), 16'000'000);  // one hour of 8 x 2.00
 
   FingerprintInput with_cap = *in;
@@ -365,7 +459,7 @@ TEST(Fingerprint, RejectsBadInputWithFieldPaths) {
   EXPECT_EQ(parse_errors(json::array()).count(""), 1u);
 }
 
-TEST(Fingerprint, OutputCarriesItsArithmeticInBothLanguages) {
+TEST(Fingerprint, OutputCarriesItsArithmeticAsMessageCodes) {
   auto r = run({{"gpu_model", "a100-sxm4-80gb"},
                 {"gpu_count", 16},
                 {"gpu_utilization_pct", 35},
@@ -376,13 +470,24 @@ TEST(Fingerprint, OutputCarriesItsArithmeticInBothLanguages) {
   ASSERT_TRUE(j["steps"].is_array());
   ASSERT_GE(j["steps"].size(), 10u);
   for (const auto& s : j["steps"]) {
-    EXPECT_FALSE(s["en"].get<std::string>().empty());
-    EXPECT_FALSE(s["zh"].get<std::string>().empty());
+    EXPECT_FALSE(s["text"].get<std::string>().empty());
+    EXPECT_TRUE(s["text_message"].is_object());
     EXPECT_FALSE(s["formula"].get<std::string>().empty());
     EXPECT_TRUE(s.contains("value"));
+    EXPECT_FALSE(s.contains("en"));
   }
+  expect_texts_catalogued(j);
   EXPECT_EQ(j["steps"][1]["formula"], "W = 1000 ms x 70.0 % = 700 ms");
-  EXPECT_FALSE(j["summary"]["zh"].get<std::string>().empty());
+  EXPECT_EQ(j["steps"][1]["text"], "Exposed data-loader wait W = T x data wait share");
+  EXPECT_EQ(j["steps"][1]["text_message"]["code"], "advisor.fingerprint.step.data_wait");
+  EXPECT_EQ(render(r.steps[1].text, "zh"), "数据加载等待 W = T x 数据等待占比");
+  // A step with a translated argument: what "speed" means (peak FP16 here: no FLOP/s or bytes/s given).
+  const Message g = step_message(r, "advisor.fingerprint.step.new_gpu_part");
+  EXPECT_EQ(render_en(g),
+            "New GPU part G' = G x (GPUs now / GPUs new) x (speed now / speed new), speed = peak FP16 TFLOPS");
+  EXPECT_EQ(render(g, "zh"), "新 GPU 时间 G' = G x (现卡数 / 新卡数) x (现速度 / 新速度)，速度 = FP16 峰值算力");
+  EXPECT_FALSE(j["summary"].get<std::string>().empty());
+  EXPECT_NE(render(r.summary, "zh").find("瓶颈：I/O（存储）。"), std::string::npos) << render(r.summary, "zh");
 }
 
 // Properties over a grid of profiles: today's option reproduces today's step; the parts sum to
@@ -415,6 +520,7 @@ TEST(Fingerprint, PropertiesOverAGridOfProfiles) {
                       static_cast<__int128>(r.current.cost_per_hour.micros()) * r.current.step_us)
                 << body.dump();
             for (const auto& o : r.options) EXPECT_LE(o.step_us, 730'000);
+            expect_texts_catalogued(to_json(r));
             ++checked;
           }
   EXPECT_GT(checked, 100);

@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "advisor/advisor_step.h"
 #include "advisor/demand.h"
 #include "core/money.h"
 #include "core/result.h"
@@ -82,10 +83,9 @@ std::vector<CapacityOption> options_from_offer(const Offer& o);
 
 // ---- Result ----
 
-struct MixStep {
-  std::string en, zh, formula;
-  json value;
-};
+// One line of the arithmetic: what it is (a message code, rendered in the reader's language), its
+// formula (plain text, the same in every language) and its value.
+using MixStep = AdvisorStep;
 
 struct ReservedLine {
   size_t option = 0;  // index into MixInput::options

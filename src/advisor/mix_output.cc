@@ -1,5 +1,6 @@
-// The mix optimizer's output: the steps that show a result's arithmetic (en/zh, with formulas) and
-// the result's JSON (docs/advisor/mix.md).
+// The mix optimizer's output: the steps that show a result's arithmetic (message codes rendered in
+// the reader's language, src/messages/<lang>.json, with formulas) and the result's JSON
+// (docs/advisor/mix.md).
 #include "advisor/mix.h"
 #include "advisor/mix_internal.h"
 
@@ -26,8 +27,8 @@ std::string decimal(i128 v, int scale) {
 
 std::string pct_text(int64_t bp) { return decimal(bp, 2) + "%"; }
 
-void step(std::vector<MixStep>& s, std::string en, std::string zh, std::string formula, json value) {
-  s.push_back({std::move(en), std::move(zh), std::move(formula), std::move(value)});
+void step(std::vector<MixStep>& s, Message text, std::string formula, json value) {
+  s.push_back({std::move(text), std::move(formula), std::move(value)});
 }
 
 // "N1 × p1 + N2 × p2" for the on-demand GPU-hours per option.
@@ -51,11 +52,11 @@ namespace {
 void demand_steps(std::vector<MixStep>& s, const MixResult& r, const MixInput& in, const MixModel& m) {
   const std::string cur = currency_code(r.currency);
   step(s,
-       "Demand: " + num(r.hours) + " hours, " + num(r.gpu_hours) + " GPU-hours, peak " + num(r.peak_gpus) + " GPUs, " +
-           num(r.levels) +
-           " distinct hourly levels (the hours' order does not change any cost, so they are solved as a histogram).",
-       "需求：共 " + num(r.hours) + " 小时，" + num(r.gpu_hours) + " GPU·小时，峰值 " + num(r.peak_gpus) + " 张 GPU，" +
-           num(r.levels) + " 个不同的小时需求水平（小时的先后不影响成本，故按直方图求解）。",
+       Message("advisor.mix.demand")
+           .arg("hours", num(r.hours))
+           .arg("gpu_hours", num(r.gpu_hours))
+           .arg("peak", num(r.peak_gpus))
+           .arg("levels", num(r.levels)),
        "Σ_h d_h", r.gpu_hours);
   for (const MixModel::Hourly& h : m.hourly) {
     if (!h.spot) continue;
@@ -63,10 +64,11 @@ void demand_steps(std::vector<MixStep>& s, const MixResult& r, const MixInput& i
     const std::string spot = Money(h.price_micros, r.currency).amount_string(),
                       rework = Money(h.rework_micros, r.currency).amount_string();
     step(s,
-         "Expected cost of a spot GPU-hour from " + offer + ": the spot price plus " +
-             num(in.spot_interruption_permille) + "‰ of the hour re-run at " + rework + " " + cur + ".",
-         offer + " 抢占式 GPU·小时的期望成本：抢占价加上 " + num(in.spot_interruption_permille) + "‰ 的中断返工（按 " +
-             rework + " " + cur + " 计）。",
+         Message("advisor.mix.spot_hour_cost")
+             .arg("offer", offer)
+             .arg("permille", num(in.spot_interruption_permille))
+             .arg("rework", rework)
+             .arg("currency", cur),
          spot + " + " + num(in.spot_interruption_permille) + "/1000 × " + rework, decimal(h.cost, 9));
   }
 }
@@ -80,22 +82,22 @@ void plan_steps(std::vector<MixStep>& s, const MixResult& r, const MixInput& in)
   for (const ReservedLine& l : r.reserved) {
     const std::string mode = capacity_mode_name(l.mode), price = l.price.amount_string();
     step(s,
-         "Reserve " + num(l.gpus) + " GPUs of " + l.offer + " (" + mode + ") for " + num(l.billed_hours) +
-             " hours, billed whether used or not.",
-         "在 " + l.offer + " 预留 " + num(l.gpus) + " 张 GPU（" + mode + "），计费 " + num(l.billed_hours) +
-             " 小时，无论是否使用。",
+         Message("advisor.mix.reserve")
+             .arg("gpus", num(l.gpus))
+             .arg("offer", l.offer)
+             .arg("mode", mode)
+             .arg("hours", num(l.billed_hours)),
          num(l.gpus) + " × " + num(l.billed_hours) + " h × " + price, l.cost.amount_string());
     add_term(l.cost);
     if (l.hours_after_horizon > 0) {
-      const bool counted = in.count_whole_terms;
       step(s,
-           "The " + mode + " commitment (" + num(l.terms) + " term(s) of " + num(term_hours(l.mode)) + " h) runs " +
-               num(l.hours_after_horizon) + " hours past the " + num(r.hours) + "-hour horizon; that cost is " +
-               (counted ? "included above (count_whole_terms)."
-                        : "not in the plan's cost: the curve is taken to go on."),
-           mode + " 承诺（" + num(l.terms) + " 期，每期 " + num(term_hours(l.mode)) + " 小时）在 " + num(r.hours) +
-               " 小时的规划期后还剩 " + num(l.hours_after_horizon) + " 小时；这部分费用" +
-               (counted ? "已计入上式（count_whole_terms）。" : "未计入方案成本：视需求曲线为持续的。"),
+           (in.count_whole_terms ? Message("advisor.mix.after_horizon_included")
+                                 : Message("advisor.mix.after_horizon_excluded"))
+               .arg("mode", mode)
+               .arg("terms", num(l.terms))
+               .arg("term_hours", num(term_hours(l.mode)))
+               .arg("after", num(l.hours_after_horizon))
+               .arg("horizon", num(r.hours)),
            num(l.gpus) + " × " + num(l.hours_after_horizon) + " h × " + price, l.cost_after_horizon.amount_string());
     }
   }
@@ -104,11 +106,11 @@ void plan_steps(std::vector<MixStep>& s, const MixResult& r, const MixInput& in)
     if (l.mode == CapacityMode::kSpot) {
       const std::string rework = r.rework_price ? r.rework_price->amount_string() : price;
       step(s,
-           "Spot from " + l.offer + ": " + num(l.gpu_hours) + " GPU-hours (at most " + num(l.peak_gpus) +
-               " GPUs in an hour, within " + num(in.max_spot_share_pct) +
-               "% of each hour's demand), plus the expected rework.",
-           "抢占式（" + l.offer + "）：" + num(l.gpu_hours) + " GPU·小时（单小时最多 " + num(l.peak_gpus) +
-               " 张，不超过每小时需求的 " + num(in.max_spot_share_pct) + "%），另加期望返工成本。",
+           Message("advisor.mix.spot_line")
+               .arg("offer", l.offer)
+               .arg("gpu_hours", num(l.gpu_hours))
+               .arg("peak", num(l.peak_gpus))
+               .arg("share", num(in.max_spot_share_pct)),
            num(l.gpu_hours) + " × " + price + " + " + num(l.gpu_hours) + " × " + num(in.spot_interruption_permille) +
                "/1000 × " + rework + " (half-even to 0.000001)",
            Money(l.cost.micros() + l.rework_cost.micros(), r.currency).amount_string());
@@ -116,15 +118,15 @@ void plan_steps(std::vector<MixStep>& s, const MixResult& r, const MixInput& in)
       add_term(l.rework_cost);
     } else {
       step(s,
-           "On-demand from " + l.offer + ": " + num(l.gpu_hours) + " GPU-hours above the reserved capacity (at most " +
-               num(l.peak_gpus) + " GPUs in an hour).",
-           "按需（" + l.offer + "）：预留容量之外 " + num(l.gpu_hours) + " GPU·小时（单小时最多 " + num(l.peak_gpus) +
-               " 张）。",
+           Message("advisor.mix.on_demand_line")
+               .arg("offer", l.offer)
+               .arg("gpu_hours", num(l.gpu_hours))
+               .arg("peak", num(l.peak_gpus)),
            num(l.gpu_hours) + " × " + price, l.cost.amount_string());
       add_term(l.cost);
     }
   }
-  step(s, "Expected cost of the plan.", "方案的期望总成本。", total_formula, r.expected_cost.amount_string());
+  step(s, Message("advisor.mix.total"), total_formula, r.expected_cost.amount_string());
 }
 
 // The plan against pure on-demand and the best single reservation level, and the reserved
@@ -134,12 +136,10 @@ void comparison_steps(std::vector<MixStep>& s, const MixResult& r, const MixMode
   std::vector<int64_t> od(m.hourly.size(), 0);
   if (r.on_demand_cost) {
     on_demand_above(m, g, 0, &od);
-    step(s, "Pure on-demand: every GPU-hour of the demand on-demand, cheapest option first.",
-         "全部按需：所有需求 GPU·小时按需购买，先用最便宜的选项。", on_demand_formula(m, od, r.currency),
+    step(s, Message("advisor.mix.pure_on_demand"), on_demand_formula(m, od, r.currency),
          r.on_demand_cost->amount_string());
   } else {
-    step(s, "Pure on-demand cannot serve this curve (no on-demand option, or their max_gpus are below the peak).",
-         "全部按需无法满足该需求曲线（没有按需选项，或其 max_gpus 低于峰值）。", "-", nullptr);
+    step(s, Message("advisor.mix.pure_on_demand_impossible"), "-", nullptr);
   }
   if (r.best_single) {
     const SingleLevel& b = *r.best_single;
@@ -150,37 +150,33 @@ void comparison_steps(std::vector<MixStep>& s, const MixResult& r, const MixMode
       for (const auto& x : m.reserved)
         if (x.option == *b.option) res = &x;
       step(s,
-           "Best single reservation level (the cheapest level of each reserved option, on-demand above it): " +
-               num(b.gpus) + " GPUs of " + b.offer + " (" + capacity_mode_name(b.mode) + ").",
-           "最佳单一预留水平（每个预留选项的最便宜数量，超出部分按需）：在 " + b.offer + " 预留 " + num(b.gpus) +
-               " 张 GPU（" + capacity_mode_name(b.mode) + "）。",
+           Message("advisor.mix.best_single")
+               .arg("gpus", num(b.gpus))
+               .arg("offer", b.offer)
+               .arg("mode", capacity_mode_name(b.mode)),
            num(b.gpus) + " × " + num(res->billed_hours) + " h × " +
                Money(res->price_micros, r.currency).amount_string() + " + " + on_demand_formula(m, od, r.currency),
            b.cost.amount_string());
     } else {
-      step(s,
-           "Best single reservation level: reserving nothing (every reserved option at every level costs more than "
-           "on-demand).",
-           "最佳单一预留水平：不预留（任何预留选项的任何数量都比全部按需贵）。", on_demand_formula(m, od, r.currency),
+      step(s, Message("advisor.mix.best_single_none"), on_demand_formula(m, od, r.currency),
            b.cost.amount_string());
     }
   }
-  auto saving_step = [&](const char* en, const char* zh, const std::optional<Money>& base,
-                         const std::optional<Money>& saving, const std::optional<int64_t>& bp) {
+  auto saving_step = [&](Message text, const std::optional<Money>& base, const std::optional<Money>& saving,
+                         const std::optional<int64_t>& bp) {
     if (!saving) return;
-    step(s, en, zh,
+    step(s, std::move(text),
          "(" + base->amount_string() + " − " + r.expected_cost.amount_string() + ") / " + base->amount_string() +
              " = " + saving->amount_string() + " / " + base->amount_string() + " = " + pct_text(*bp),
          saving->amount_string());
   };
-  saving_step("Saving against pure on-demand.", "相对全部按需的节省。", r.on_demand_cost, r.saving_vs_on_demand,
+  saving_step(Message("advisor.mix.saving_vs_on_demand"), r.on_demand_cost, r.saving_vs_on_demand,
               r.saving_vs_on_demand_bp);
-  saving_step("Saving against the best single reservation level.", "相对最佳单一预留水平的节省。",
+  saving_step(Message("advisor.mix.saving_vs_single"),
               r.best_single ? std::optional<Money>(r.best_single->cost) : std::nullopt, r.saving_vs_single,
               r.saving_vs_single_bp);
   if (r.reserved_utilization_bp) {
-    step(s, "Utilization of the reserved capacity: GPU-hours used over GPU-hours held.",
-         "预留容量利用率：实际使用的 GPU·小时 / 持有的 GPU·小时。",
+    step(s, Message("advisor.mix.reserved_utilization"),
          "Σ_h min(d_h, " + num(r.reserved_gpus) + ") / (" + num(r.reserved_gpus) + " × " + num(r.hours) +
              " h) = " + num(r.reserved_gpu_hours_used) + " / " + num(r.reserved_gpus * r.hours) + " = " +
              pct_text(*r.reserved_utilization_bp),
@@ -193,23 +189,14 @@ void solver_step(std::vector<MixStep>& s, const MixResult& r) {
   const std::string levels = num(r.levels);
   if (r.solver == "glpk") {
     step(s,
-         std::string("GLPK (branch-and-cut, one row per demand level) chose the plan; an exact integer check of the "
-                     "total reserved "
-                     "quantity (the cost is convex in it) ") +
-             (r.milp_corrected ? "found a cheaper one, shown here." : "confirmed it."),
-         std::string("GLPK（分支切割，每个需求水平一行约束）选出方案；对预留总量的精确整数检验（成本是其凸函数）") +
-             (r.milp_corrected ? "找到了更便宜的方案，即此处所示。" : "确认了该方案。"),
+         r.milp_corrected ? Message("advisor.mix.solver_glpk_corrected") : Message("advisor.mix.solver_glpk_confirmed"),
          "min over R of cost(R), " + levels + " levels", r.solver);
   } else {
-    const std::string skipped = r.milp_skipped_rows ? num(*r.milp_skipped_rows) : "";
     step(s,
-         "Exact integer search over the total reserved quantity (the cost is convex in it) chose the plan" +
-             (skipped.empty()
-                  ? std::string(".")
-                  : "; the MILP would have " + skipped + " rows, above its limit of " + num(kMaxMilpRows) + "."),
-         "对预留总量的精确整数搜索（成本是其凸函数）选出方案" +
-             (skipped.empty() ? std::string("。")
-                              : "；MILP 将有 " + skipped + " 行约束，超过上限 " + num(kMaxMilpRows) + "。"),
+         r.milp_skipped_rows ? Message("advisor.mix.solver_exact_skipped_milp")
+                                   .arg("rows", num(*r.milp_skipped_rows))
+                                   .arg("limit", num(kMaxMilpRows))
+                             : Message("advisor.mix.solver_exact"),
          "min over R of cost(R), " + levels + " levels", r.solver);
   }
 }
@@ -248,8 +235,7 @@ json to_json(const MixResult& r) {
                       {"price_per_gpu_hour", l.price.amount_string()},
                       {"cost", l.cost.amount_string()},
                       {"rework_cost", l.rework_cost.amount_string()}});
-  for (const MixStep& s : r.steps)
-    steps.push_back({{"en", s.en}, {"zh", s.zh}, {"formula", s.formula}, {"value", s.value}});
+  steps = steps_to_json(r.steps);
   json single = nullptr;
   if (r.best_single) {
     const SingleLevel& b = *r.best_single;

@@ -5,6 +5,8 @@
 #include <map>
 #include <random>
 
+#include "core/message.h"
+
 namespace gpurent {
 namespace {
 
@@ -82,13 +84,48 @@ TEST(MixOptimizer, StepsShowTheArithmetic) {
   EXPECT_EQ(j["plan"]["reserved"][0]["mode"], "reserved_1m");
   EXPECT_EQ(j["savings"]["vs_on_demand"]["bp"], 4333);
   EXPECT_EQ(j["best_single_level"]["gpus"], 4);
+  // Every step is a catalogued code, worded in each language; the JSON carries the code and its
+  // English text (the server words it in the reader's language).
   std::map<std::string, json> by_formula;
+  std::map<std::string, json> by_code;
   for (const json& s : j["steps"]) {
-    EXPECT_FALSE(s["en"].get<std::string>().empty());
-    EXPECT_FALSE(s["zh"].get<std::string>().empty());
+    const std::string code = s["text_message"]["code"];
+    EXPECT_EQ(code.rfind("advisor.mix.", 0), 0u) << code;
+    for (const auto& lang : message_languages()) EXPECT_TRUE(has_message(lang, code)) << lang << " " << code;
+    auto m = message_from_json(s["text_message"]);
+    ASSERT_TRUE(m.ok()) << s.dump();
+    EXPECT_EQ(s["text"], render_en(*m));
+    EXPECT_FALSE(render(*m, "zh").empty());
     EXPECT_FALSE(s["formula"].get<std::string>().empty());
     by_formula[s["formula"]] = s["value"];
+    by_code[code] = s;
   }
+  ASSERT_EQ(r->steps.size(), j["steps"].size());
+  EXPECT_EQ(render_en(r->steps[0].text),
+            "Demand: 4 hours, 14 GPU-hours, peak 4 GPUs, 2 distinct hourly levels (the hours' order does not change "
+            "any cost, so they are solved as a histogram).");
+  EXPECT_EQ(render(r->steps[0].text, "zh"),
+            "需求：共 4 小时，14 GPU·小时，峰值 4 张 GPU，2 个不同的小时需求水平（小时的先后不影响成本，故按直方图求解）。");
+  EXPECT_EQ(by_code["advisor.mix.spot_hour_cost"]["text"],
+            "Expected cost of a spot GPU-hour from gpu-a: the spot price plus 100‰ of the hour re-run at 3.00 USD.");
+  EXPECT_EQ(by_code["advisor.mix.reserve"]["text"],
+            "Reserve 2 GPUs of gpu-a (reserved_1m) for 4 hours, billed whether used or not.");
+  EXPECT_EQ(render(*message_from_json(by_code["advisor.mix.reserve"]["text_message"]), "zh"),
+            "在 gpu-a 预留 2 张 GPU（reserved_1m），计费 4 小时，无论是否使用。");
+  EXPECT_EQ(by_code["advisor.mix.after_horizon_excluded"]["text"],
+            "The reserved_1m commitment (1 term(s) of 730 h) runs 726 hours past the 4-hour horizon; that cost is not "
+            "in the plan's cost: the curve is taken to go on.");
+  EXPECT_EQ(render(*message_from_json(by_code["advisor.mix.after_horizon_excluded"]["text_message"]), "zh"),
+            "reserved_1m 承诺（1 期，每期 730 小时）在 4 小时的规划期后还剩 726 小时；这部分费用未计入方案成本：视需求曲线为持续的。");
+  EXPECT_EQ(by_code["advisor.mix.spot_line"]["text"],
+            "Spot from gpu-a: 6 GPU-hours (at most 2 GPUs in an hour, within 50% of each hour's demand), plus the "
+            "expected rework.");
+  EXPECT_EQ(by_code["advisor.mix.best_single"]["text"],
+            "Best single reservation level (the cheapest level of each reserved option, on-demand above it): 4 GPUs "
+            "of gpu-a (reserved_1m).");
+  EXPECT_EQ(by_code["advisor.mix.total"]["value"], "23.80");
+  EXPECT_EQ(render(r->steps.back().text, "zh"),
+            "GLPK（分支切割，每个需求水平一行约束）选出方案；对预留总量的精确整数检验（成本是其凸函数）确认了该方案。");
   EXPECT_EQ(by_formula["1.00 + 100/1000 × 3.00"], "1.30");
   EXPECT_EQ(by_formula["2 × 4 h × 2.00"], "16.00");
   EXPECT_EQ(by_formula["2 × 726 h × 2.00"], "2904.00");
@@ -188,7 +225,10 @@ TEST(MixOptimizer, LargeCurvesUseTheExactSearch) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->solver, "exact");
   EXPECT_EQ(r->milp_skipped_rows, kMaxMilpRows + 500);
-  EXPECT_NE(r->steps.back().en.find("above its limit of 4000"), std::string::npos) << r->steps.back().en;
+  const std::string last = render_en(r->steps.back().text);
+  EXPECT_NE(last.find("the MILP would have 4500 rows, above its limit of 4000."), std::string::npos) << last;
+  EXPECT_NE(render(r->steps.back().text, "zh").find("MILP 将有 4500 行约束，超过上限 4000。"), std::string::npos)
+      << render(r->steps.back().text, "zh");
   auto exact = compute_mix(in, MixSolver::kExact);
   ASSERT_TRUE(exact.ok());
   EXPECT_EQ(exact->expected_cost, r->expected_cost);

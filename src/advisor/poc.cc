@@ -21,8 +21,8 @@ const std::vector<std::string>& item_ids() {
   return ids;
 }
 
-json step(std::string en, std::string zh, std::string formula, json value) {
-  return {{"en", std::move(en)}, {"zh", std::move(zh)}, {"formula", std::move(formula)}, {"value", std::move(value)}};
+PocStep step(Message text, std::string formula, json value) {
+  return {std::move(text), std::move(formula), std::move(value)};
 }
 
 std::string fig(int64_t micro) { return format_scaled(micro, 6); }
@@ -197,74 +197,59 @@ Result<PocInput> parse_poc_input(const json& body) {
 
 std::vector<PocItem> poc_plan_items(const PocInput& in, const PocSupplier& s) {
   std::vector<PocItem> out;
-  auto add = [&](const char* id, const char* cat, int64_t h0, int64_t h1, std::string en, std::string zh,
-                 std::string cen, std::string czh, PocCheck check, int64_t threshold, std::string unit, bool must) {
+  auto add = [&](const char* id, const char* cat, int64_t h0, int64_t h1, Message text, Message criterion,
+                 PocCheck check, int64_t threshold, std::string unit, bool must) {
     const auto o = in.must_pass.find(id);
-    out.push_back({id, cat, h0, h1, std::move(en), std::move(zh), std::move(cen), std::move(czh), check, threshold,
-                   std::move(unit), o == in.must_pass.end() ? must : o->second});
+    out.push_back({id, cat, h0, h1, std::move(text), std::move(criterion), check, threshold, std::move(unit),
+                   o == in.must_pass.end() ? must : o->second});
   };
+  // What the supplier promised: versions and names, the same in every language.
   std::string versions;
   if (s.driver) versions += "driver " + *s.driver;
   if (s.cuda) versions += (versions.empty() ? "" : ", ") + std::string("CUDA ") + *s.cuda;
   if (s.image) versions += (versions.empty() ? "" : ", ") + std::string("image ") + *s.image;
-  if (versions.empty()) versions = "the driver, CUDA and image the tenant requires";
+  Message promised = Message("advisor.poc.criterion.env_driver_cuda");
+  if (versions.empty())
+    promised.arg("versions", Message("advisor.poc.versions_required"));
+  else
+    promised.arg("versions", versions);
   const std::string model = in.model.name, metric = in.model.metric, gpus = std::to_string(s.gpus);
-  const std::string floor = fig(pass_mark(in));
-  add("env_driver_cuda", "environment", 0, 2,
-      "Run nvidia-smi on every node, start the image, run CUDA samples (deviceQuery, bandwidthTest)",
-      "在每个节点运行 nvidia-smi，启动镜像，运行 CUDA 示例（deviceQuery、bandwidthTest）",
-      versions + " as promised; every GPU visible", "符合承诺：" + versions + "；所有 GPU 可见", PocCheck::kYes, 0, "",
-      true);
-  add("env_rdma", "environment", 2, 4, "Check RDMA: ibv_devinfo shows every port ACTIVE; ib_write_bw between two nodes",
-      "检查 RDMA：ibv_devinfo 显示所有端口 ACTIVE；两节点间运行 ib_write_bw",
-      "every RDMA port up, line rate between nodes", "所有 RDMA 端口正常，节点间达到线速", PocCheck::kYes, 0, "", true);
-  add("bench_fp16_gemm", "benchmarks", 4, 8, "Dense FP16 GEMM on every card (cuBLAS, 8192³); record the lowest card",
-      "每张卡运行 FP16 稠密 GEMM（cuBLAS，8192³）；记录最低的一张",
-      "at least " + fig(s.fp16_tflops_micro) + " TFLOPS on the lowest card",
-      "最低一张卡不低于 " + fig(s.fp16_tflops_micro) + " TFLOPS", PocCheck::kAtLeast, s.fp16_tflops_micro, "TFLOPS",
-      true);
-  add("bench_nccl", "benchmarks", 8, 12,
-      "nccl-tests all_reduce_perf, 1 GB, 8 GPUs per node and across nodes; record the bus bandwidth",
-      "运行 nccl-tests all_reduce_perf，1 GB，单机 8 卡及跨节点；记录总线带宽",
-      "at least " + fig(s.nccl_busbw_micro) + " GB/s bus bandwidth",
-      "总线带宽不低于 " + fig(s.nccl_busbw_micro) + " GB/s", PocCheck::kAtLeast, s.nccl_busbw_micro, "GB/s", true);
-  add("bench_storage", "benchmarks", 12, 14,
-      "Read throughput of the shared storage the job will use (fio, 1 MiB sequential reads, many jobs)",
-      "作业将使用的共享存储的读吞吐（fio，1 MiB 顺序读，多并发）", "at least " + fig(s.storage_gbps_micro) + " GB/s",
-      "不低于 " + fig(s.storage_gbps_micro) + " GB/s", PocCheck::kAtLeast, s.storage_gbps_micro, "GB/s", true);
+  const std::string pct = std::to_string(in.max_slowdown_pct);
+  add("env_driver_cuda", "environment", 0, 2, Message("advisor.poc.item.env_driver_cuda"), std::move(promised),
+      PocCheck::kYes, 0, "", true);
+  add("env_rdma", "environment", 2, 4, Message("advisor.poc.item.env_rdma"), Message("advisor.poc.criterion.env_rdma"),
+      PocCheck::kYes, 0, "", true);
+  add("bench_fp16_gemm", "benchmarks", 4, 8, Message("advisor.poc.item.bench_fp16_gemm"),
+      Message("advisor.poc.criterion.bench_fp16_gemm").arg("tflops", fig(s.fp16_tflops_micro)), PocCheck::kAtLeast,
+      s.fp16_tflops_micro, "TFLOPS", true);
+  add("bench_nccl", "benchmarks", 8, 12, Message("advisor.poc.item.bench_nccl"),
+      Message("advisor.poc.criterion.bench_nccl").arg("gbps", fig(s.nccl_busbw_micro)), PocCheck::kAtLeast,
+      s.nccl_busbw_micro, "GB/s", true);
+  add("bench_storage", "benchmarks", 12, 14, Message("advisor.poc.item.bench_storage"),
+      Message("advisor.poc.criterion.bench_storage").arg("gbps", fig(s.storage_gbps_micro)), PocCheck::kAtLeast,
+      s.storage_gbps_micro, "GB/s", true);
   add(kModelItem, "model", 14, 30,
-      "Run " + model + " on " + gpus + " GPUs with the baseline's configuration; record the steady-state " + metric,
-      "以基线相同配置在 " + gpus + " 张 GPU 上运行 " + model + "；记录稳定状态的 " + metric,
-      "at least " + floor + " " + metric + " (baseline " + fig(in.model.baseline_micro) + " less " +
-          std::to_string(in.max_slowdown_pct) + "%); more than " + std::to_string(in.max_slowdown_pct) +
-          "% slower rejects the supplier whatever the price",
-      "不低于 " + floor + " " + metric + "（基线 " + fig(in.model.baseline_micro) + " 减 " +
-          std::to_string(in.max_slowdown_pct) + "%）；慢 " + std::to_string(in.max_slowdown_pct) +
-          "% 以上则无论价格一律否决",
+      Message("advisor.poc.item.model_throughput").arg("model", model).arg("gpus", gpus).arg("metric", metric),
+      Message("advisor.poc.criterion.model_throughput")
+          .arg("floor", fig(pass_mark(in)))
+          .arg("metric", metric)
+          .arg("baseline", fig(in.model.baseline_micro))
+          .arg("pct", pct),
       PocCheck::kAtLeast, pass_mark(in), metric, true);
   const auto& t = in.thresholds;
-  add("fault_detect", "fault_injection", 30, 34,
-      "Kill a node mid-run (power it off); time until the supplier detects and locates the fault",
-      "运行中强制关闭一个节点；计时直到供应商发现并定位故障",
-      "detected and located within " + std::to_string(t.fault_detect_minutes) + " min",
-      std::to_string(t.fault_detect_minutes) + " 分钟内发现并定位", PocCheck::kAtMost, t.fault_detect_minutes * kMicro,
-      "min", true);
-  add("fault_restore", "fault_injection", 30, 34, "Time until the job runs again on healthy capacity",
-      "计时直到作业在健康资源上恢复运行", "restored within " + std::to_string(t.restore_minutes) + " min",
-      std::to_string(t.restore_minutes) + " 分钟内恢复", PocCheck::kAtMost, t.restore_minutes * kMicro, "min", true);
-  add("ops_ticket_response", "operations", 34, 36, "Open a priority ticket; time to the first human response",
-      "提交高优先级工单；计时直到首次人工响应",
-      "first response within " + std::to_string(t.ticket_response_minutes) + " min",
-      std::to_string(t.ticket_response_minutes) + " 分钟内首次响应", PocCheck::kAtMost,
-      t.ticket_response_minutes * kMicro, "min", false);
-  add("ops_monitoring", "operations", 36, 40,
-      "Check the tenant's monitoring: per-GPU utilization, memory, temperature, ECC/XID errors, RDMA counters",
-      "检查租户可见的监控：每卡利用率、显存、温度、ECC/XID 错误、RDMA 计数", "all of these visible to the tenant",
-      "以上指标租户均可查看", PocCheck::kYes, 0, "", false);
-  add("ops_export_exit", "operations", 40, 48,
-      "Export checkpoints and data, verify checksums, tear down and obtain written confirmation of deletion",
-      "导出检查点和数据并校验，回收资源并取得书面删除确认", "export complete, checksums match, teardown confirmed",
-      "导出完成、校验一致、回收确认", PocCheck::kYes, 0, "", true);
+  add("fault_detect", "fault_injection", 30, 34, Message("advisor.poc.item.fault_detect"),
+      Message("advisor.poc.criterion.fault_detect").arg("minutes", std::to_string(t.fault_detect_minutes)),
+      PocCheck::kAtMost, t.fault_detect_minutes * kMicro, "min", true);
+  add("fault_restore", "fault_injection", 30, 34, Message("advisor.poc.item.fault_restore"),
+      Message("advisor.poc.criterion.fault_restore").arg("minutes", std::to_string(t.restore_minutes)),
+      PocCheck::kAtMost, t.restore_minutes * kMicro, "min", true);
+  add("ops_ticket_response", "operations", 34, 36, Message("advisor.poc.item.ops_ticket_response"),
+      Message("advisor.poc.criterion.ops_ticket_response").arg("minutes", std::to_string(t.ticket_response_minutes)),
+      PocCheck::kAtMost, t.ticket_response_minutes * kMicro, "min", false);
+  add("ops_monitoring", "operations", 36, 40, Message("advisor.poc.item.ops_monitoring"),
+      Message("advisor.poc.criterion.ops_monitoring"), PocCheck::kYes, 0, "", false);
+  add("ops_export_exit", "operations", 40, 48, Message("advisor.poc.item.ops_export_exit"),
+      Message("advisor.poc.criterion.ops_export_exit"), PocCheck::kYes, 0, "", true);
   return out;
 }
 
@@ -298,8 +283,7 @@ Result<PocResult> compute_poc(const PocInput& in) {
   res.model = in.model;
   res.max_slowdown_pct = in.max_slowdown_pct;
   const std::string s_pct = std::to_string(in.max_slowdown_pct);
-  res.steps.push_back(step("Throughput pass mark = baseline × (100 − max slowdown) ÷ 100; exactly at the mark passes",
-                           "吞吐及格线 = 基线 × (100 − 最大降速) ÷ 100；恰好等于及格线视为通过",
+  res.steps.push_back(step(Message("advisor.poc.step.pass_mark"),
                            fig(in.model.baseline_micro) + " × " + std::to_string(100 - in.max_slowdown_pct) + " ÷ 100",
                            fig(pass_mark(in))));
   for (const auto& s : in.suppliers) {
@@ -318,8 +302,7 @@ Result<PocResult> compute_poc(const PocInput& in) {
         const __int128 num = static_cast<__int128>(b - v) * 10'000;
         p.slowdown_bp = static_cast<int64_t>(num / b + (num % b > 0 ? 1 : 0));
         model_rejects = o.status == PocStatus::kFail;
-        res.steps.push_back(step(s.name + ": slowdown = (baseline − measured) ÷ baseline",
-                                 s.name + "：降速 = (基线 − 实测) ÷ 基线",
+        res.steps.push_back(step(Message("advisor.poc.step.slowdown").arg("supplier", s.name),
                                  "(" + fig(b) + " − " + fig(v) + ") ÷ " + fig(b), pct2(*p.slowdown_bp) + "%"));
       }
       if (o.status != PocStatus::kPass) {
@@ -330,37 +313,31 @@ Result<PocResult> compute_poc(const PocInput& in) {
     }
     if (model_rejects) {
       p.verdict = PocVerdict::kReject;
-      p.reason_en = s.name + " runs " + in.model.name + " " + pct2(*p.slowdown_bp) +
-                    "% slower than the baseline, more than " + s_pct + "%: rejected whatever the price.";
-      p.reason_zh = s.name + " 运行 " + in.model.name + " 比基线慢 " + pct2(*p.slowdown_bp) + "%，超过 " + s_pct +
-                    "%：无论价格一律否决。";
+      p.reason = Message("advisor.poc.reason.too_slow")
+                     .arg("supplier", s.name)
+                     .arg("model", in.model.name)
+                     .arg("slowdown", pct2(*p.slowdown_bp))
+                     .arg("max", s_pct);
     } else if (!p.failed.empty()) {
       p.verdict = PocVerdict::kReject;
-      p.reason_en = "Must-pass items failed: " + join(p.failed) + ".";
-      p.reason_zh = "必过项未通过：" + join(p.failed) + "。";
+      p.reason = Message("advisor.poc.reason.failed").arg("items", join(p.failed));
     } else if (!p.pending.empty()) {
       p.verdict = PocVerdict::kPending;
-      p.reason_en = "Waiting for results of must-pass items: " + join(p.pending) + ".";
-      p.reason_zh = "等待必过项结果：" + join(p.pending) + "。";
+      p.reason = Message("advisor.poc.reason.pending").arg("items", join(p.pending));
     } else {
       p.verdict = PocVerdict::kAccept;
       const int64_t sb = p.slowdown_bp.value_or(0);
-      const std::string vs_en = sb > 0   ? pct2(sb) + "% below the baseline"
-                                : sb < 0 ? pct2(-sb) + "% above the baseline"
-                                         : "equal to the baseline";
-      const std::string vs_zh = sb > 0   ? "低于基线 " + pct2(sb) + "%"
-                                : sb < 0 ? "高于基线 " + pct2(-sb) + "%"
-                                         : "与基线持平";
-      p.reason_en = "Every must-pass item passed (throughput " + vs_en + ")" +
-                    (p.caveats.empty() ? "." : "; to follow up: " + join(p.caveats) + ".");
-      p.reason_zh =
-          "所有必过项均通过（吞吐" + vs_zh + "）" + (p.caveats.empty() ? "。" : "；待跟进：" + join(p.caveats) + "。");
+      Message vs = sb > 0   ? Message("advisor.poc.vs.below").arg("pct", pct2(sb))
+                   : sb < 0 ? Message("advisor.poc.vs.above").arg("pct", pct2(-sb))
+                            : Message("advisor.poc.vs.equal");
+      p.reason =
+          p.caveats.empty()
+              ? Message("advisor.poc.reason.accept").arg("vs", std::move(vs))
+              : Message("advisor.poc.reason.accept_caveats").arg("vs", std::move(vs)).arg("items", join(p.caveats));
     }
-    res.steps.push_back(
-        step(s.name + ": verdict — reject if the model is more than " + s_pct +
-                 "% slower or a must-pass item failed; pending while a must-pass item has no result; else accept",
-             s.name + "：结论——模型慢 " + s_pct + "% 以上或必过项失败则否决；必过项缺结果则待定；否则接受",
-             "failed [" + join(p.failed) + "], pending [" + join(p.pending) + "]", enum_name(kPocVerdicts, p.verdict)));
+    res.steps.push_back(step(Message("advisor.poc.step.verdict").arg("supplier", s.name).arg("max", s_pct),
+                             "failed [" + join(p.failed) + "], pending [" + join(p.pending) + "]",
+                             enum_name(kPocVerdicts, p.verdict)));
     res.suppliers.push_back(std::move(p));
   }
   return res;
@@ -376,12 +353,11 @@ json to_json(const PocResult& r) {
       json j = {{"id", it.id},
                 {"category", it.category},
                 {"hours", {{"from", it.hour_from}, {"to", it.hour_to}}},
-                {"en", it.en},
-                {"zh", it.zh},
-                {"criterion", {{"en", it.criterion_en}, {"zh", it.criterion_zh}}},
                 {"check", enum_name(kPocChecks, it.check)},
                 {"must_pass", it.must_pass},
                 {"status", enum_name(kPocStatuses, o.status)}};
+      put_message(j, "text", it.text);
+      put_message(j, "criterion", it.criterion);
       if (it.check != PocCheck::kYes) {
         j["threshold"] = fig(it.threshold_micro);
         j["unit"] = it.unit;
@@ -397,13 +373,10 @@ json to_json(const PocResult& r) {
       }
       items.push_back(std::move(j));
     }
-    json sj = {{"name", p.name},
-               {"verdict", enum_name(kPocVerdicts, p.verdict)},
-               {"reason", {{"en", p.reason_en}, {"zh", p.reason_zh}}},
-               {"failed", p.failed},
-               {"pending", p.pending},
-               {"caveats", p.caveats},
-               {"items", items}};
+    json sj = {{"name", p.name},       {"verdict", enum_name(kPocVerdicts, p.verdict)},
+               {"failed", p.failed},   {"pending", p.pending},
+               {"caveats", p.caveats}, {"items", items}};
+    put_message(sj, "reason", p.reason);
     if (p.slowdown_bp) sj["slowdown_pct"] = pct2(*p.slowdown_bp);
     summary[enum_name(kPocVerdicts, p.verdict)].push_back(p.name);
     sups.push_back(std::move(sj));
@@ -412,9 +385,10 @@ json to_json(const PocResult& r) {
                 {"metric", r.model.metric},
                 {"baseline_throughput", fig(r.model.baseline_micro)},
                 {"baseline", r.model.baseline_note}};
+  const json steps = steps_to_json(r.steps);
   json out = {{"model", model},     {"max_slowdown_pct", r.max_slowdown_pct},
               {"hours", 48},        {"suppliers", sups},
-              {"summary", summary}, {"steps", r.steps}};
+              {"summary", summary}, {"steps", steps}};
   put_opt_time(out, "start", r.start);
   return out;
 }

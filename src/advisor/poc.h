@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "advisor/advisor_step.h"
 #include "core/clock.h"
 #include "core/fields.h"
 #include "core/result.h"
@@ -38,8 +39,8 @@ struct PocItem {
   std::string id;
   std::string category;                // environment | benchmarks | model | fault_injection | operations
   int64_t hour_from = 0, hour_to = 0;  // slot within the 48 hours
-  std::string en, zh;                  // what to do
-  std::string criterion_en, criterion_zh;
+  Message text;                        // what to do (advisor.poc.item.<id>)
+  Message criterion;                   // the pass criterion (advisor.poc.criterion.<id>)
   PocCheck check = PocCheck::kYes;
   int64_t threshold_micro = 0;  // at_least / at_most, in `unit` × 10^6
   std::string unit;
@@ -111,24 +112,29 @@ struct PocSupplierPlan {
   std::string name;
   std::vector<PocOutcome> items;
   PocVerdict verdict = PocVerdict::kPending;
-  std::string reason_en, reason_zh;
+  Message reason;                            // why the verdict (advisor.poc.reason.*)
   std::optional<int64_t> slowdown_bp;        // (baseline − measured) ÷ baseline, basis points; negative: faster
   std::vector<std::string> failed, pending;  // must-pass item ids
   std::vector<std::string> caveats;          // optional items that failed or are pending
 };
+
+// One line of the arithmetic shown to the user, as a message code, with its formula.
+using PocStep = AdvisorStep;
 
 struct PocResult {
   std::optional<TimeMs> start;
   PocModel model;
   int64_t max_slowdown_pct = 10;
   std::vector<PocSupplierPlan> suppliers;  // input order
-  json steps = json::array();
+  std::vector<PocStep> steps;
 };
 
 Result<PocResult> compute_poc(const PocInput& in);
-// {"model", "max_slowdown_pct", "suppliers": [{name, verdict, reason:{en,zh}, slowdown_pct, failed,
-//   pending, caveats, items:[{id, category, hours:{from,to}, at?, en, zh, criterion:{en,zh}, check,
-//   threshold, unit, must_pass, result?, status}]}], "summary": {accept, reject, pending}, "steps"}
+// {"model", "max_slowdown_pct", "suppliers": [{name, verdict, reason, reason_message, slowdown_pct,
+//   failed, pending, caveats, items:[{id, category, hours:{from,to}, at?, text, text_message, criterion,
+//   criterion_message, check, threshold, unit, must_pass, result?, status}]}],
+//   "summary": {accept, reject, pending}, "steps": [{text, text_message, formula, value}]}.
+// Texts are English; the server renders each `X` beside an `X_message` in the reader's language.
 json to_json(const PocResult& r);
 
 }  // namespace gpurent

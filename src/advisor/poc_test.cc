@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "core/message.h"
 #include "model/model_test_util.h"
 
 namespace gpurent {
@@ -45,6 +46,18 @@ json all_pass(const std::string& throughput) {
           {"ops_export_exit", {{"passed", true}}}};
 }
 
+std::string zh(const Message& m) { return render(m, "zh"); }
+
+// The code of a JSON `X_message` is in every catalogue, and `X` is its English text.
+void expect_catalogued(const json& obj, const std::string& key) {
+  ASSERT_TRUE(obj.contains(key + "_message")) << key << " in " << obj.dump();
+  const auto m = message_from_json(obj[key + "_message"]);
+  ASSERT_TRUE(m.ok()) << obj.dump();
+  for (const auto& lang : message_languages()) EXPECT_TRUE(has_message(lang, m->code)) << lang << " " << m->code;
+  EXPECT_EQ(obj[key], render_en(*m)) << key;
+  EXPECT_FALSE(obj[key].get<std::string>().empty()) << key;
+}
+
 PocSupplierPlan judge(json body) {
   auto in = parse_poc_input(body);
   EXPECT_TRUE(in.ok()) << (in.ok() ? "" : in.error().message);
@@ -78,11 +91,20 @@ TEST(PocPlan, FortyEightHourChecklistFromTheInput) {
   for (size_t i = 1; i < items.size(); ++i) EXPECT_LE(items[i - 1].hour_from, items[i].hour_from);
   const std::set<std::string> categories = {"environment", "benchmarks", "model", "fault_injection", "operations"};
   for (const auto& it : items) EXPECT_TRUE(categories.count(it.category)) << it.category;
-  EXPECT_NE(items[0].criterion_en.find("driver 550.54.15, CUDA 12.4"), std::string::npos);
+  EXPECT_EQ(render_en(items[0].criterion), "driver 550.54.15, CUDA 12.4 as promised; every GPU visible");
+  EXPECT_EQ(zh(items[0].criterion), "符合承诺：driver 550.54.15, CUDA 12.4；所有 GPU 可见");
   EXPECT_EQ(items[2].threshold_micro, 900'000'000);  // FP16 from the supplier's promise
   EXPECT_EQ(items[4].threshold_micro, 10'000'000);   // storage from the plan-wide threshold
   EXPECT_EQ(items[5].threshold_micro, 900'000'000);  // 1000 × 90%
-  EXPECT_NE(items[5].criterion_en.find("at least 900 tokens/s"), std::string::npos) << items[5].criterion_en;
+  EXPECT_EQ(render_en(items[5].criterion),
+            "at least 900 tokens/s (baseline 1000 less 10%); more than 10% slower rejects the supplier whatever the "
+            "price");
+  EXPECT_EQ(zh(items[5].criterion), "不低于 900 tokens/s（基线 1000 减 10%）；慢 10% 以上则无论价格一律否决");
+  EXPECT_EQ(render_en(items[5].text),
+            "Run llama3-70b-sft on 8 GPUs with the baseline's configuration; record the steady-state tokens/s");
+  EXPECT_EQ(zh(items[5].text), "以基线相同配置在 8 张 GPU 上运行 llama3-70b-sft；记录稳定状态的 tokens/s");
+  EXPECT_EQ(zh(items[2].criterion), "最低一张卡不低于 900 TFLOPS");
+  EXPECT_EQ(render_en(items[6].criterion), "detected and located within 30 min");
   EXPECT_FALSE(items[8].must_pass);  // ticket response is followed up, not blocking, by default
 
   auto r = compute_poc(*in);
@@ -94,8 +116,46 @@ TEST(PocPlan, FortyEightHourChecklistFromTheInput) {
   EXPECT_EQ(s["items"][10]["at"]["to"], "2026-12-03T01:00:00.000Z");
   EXPECT_EQ(s["items"][5]["threshold"], "900");
   EXPECT_EQ(j["summary"]["pending"][0], "huadong");
-  for (const auto& st : j["steps"])
-    EXPECT_TRUE(st.contains("en") && st.contains("zh") && st.contains("formula") && st.contains("value"));
+  EXPECT_EQ(s["reason"],
+            "Waiting for results of must-pass items: env_driver_cuda, env_rdma, bench_fp16_gemm, "
+            "bench_nccl, bench_storage, model_throughput, fault_detect, fault_restore, ops_export_exit.");
+  EXPECT_EQ(s["reason_message"]["code"], "advisor.poc.reason.pending");
+  expect_catalogued(s, "reason");
+  for (const auto& item : s["items"]) {
+    EXPECT_FALSE(item.contains("en") || item.contains("zh")) << item.dump();
+    expect_catalogued(item, "text");
+    expect_catalogued(item, "criterion");
+  }
+  EXPECT_EQ(s["items"][3]["criterion"], "at least 350 GB/s bus bandwidth");
+  // Every step is a catalogued code with its formula and value.
+  ASSERT_EQ(j["steps"].size(), 2u);  // the pass mark, the verdict (no model result: no slowdown step)
+  for (const auto& st : j["steps"]) {
+    EXPECT_TRUE(st.contains("formula") && st.contains("value")) << st.dump();
+    expect_catalogued(st, "text");
+  }
+  const Message pass_mark = *message_from_json(j["steps"][0]["text_message"]);
+  EXPECT_EQ(render_en(pass_mark),
+            "Throughput pass mark = baseline × (100 − max slowdown) ÷ 100; exactly at the mark passes");
+  EXPECT_EQ(zh(pass_mark), "吞吐及格线 = 基线 × (100 − 最大降速) ÷ 100；恰好等于及格线视为通过");
+  EXPECT_EQ(j["steps"][0]["formula"], "1000 × 90 ÷ 100");
+  EXPECT_EQ(j["steps"][0]["value"], "900");
+  const Message verdict = *message_from_json(j["steps"][1]["text_message"]);
+  EXPECT_EQ(render_en(verdict),
+            "huadong: verdict — reject if the model is more than 10% slower or a must-pass item failed; pending while "
+            "a must-pass item has no result; else accept");
+  EXPECT_EQ(zh(verdict), "huadong：结论——模型慢 10% 以上或必过项失败则否决；必过项缺结果则待定；否则接受");
+}
+
+// Without promised versions the criterion names what the tenant requires, in the reader's language.
+TEST(PocPlan, UnpromisedVersionsAreWordedPerLanguage) {
+  json body = plan_body();
+  for (const char* k : {"driver", "cuda", "image"}) body["suppliers"][0].erase(k);
+  auto in = parse_poc_input(body);
+  ASSERT_TRUE(in.ok()) << in.error().message;
+  const auto items = poc_plan_items(*in, in->suppliers[0]);
+  EXPECT_EQ(render_en(items[0].criterion),
+            "the driver, CUDA and image the tenant requires as promised; every GPU visible");
+  EXPECT_EQ(zh(items[0].criterion), "符合承诺：租户要求的驱动、CUDA 和镜像；所有 GPU 可见");
 }
 
 // Exactly 10% slower (900 of 1000) is not "more than 10% slower": accepted.
@@ -105,7 +165,8 @@ TEST(PocVerdict, ExactlyTenPercentSlowerIsAccepted) {
   EXPECT_EQ(p.slowdown_bp, 1000);
   EXPECT_EQ(outcome(p, "model_throughput").status, PocStatus::kPass);
   EXPECT_TRUE(p.caveats.empty());
-  EXPECT_EQ(p.reason_en, "Every must-pass item passed (throughput 10.00% below the baseline).");
+  EXPECT_EQ(render_en(p.reason), "Every must-pass item passed (throughput 10.00% below the baseline).");
+  EXPECT_EQ(zh(p.reason), "所有必过项均通过（吞吐低于基线 10.00%）。");
 }
 
 // 899 of 1000 is 10.1% slower: rejected, even with every other result still missing.
@@ -113,10 +174,9 @@ TEST(PocVerdict, TenPointOnePercentSlowerIsRejectedWhateverElse) {
   PocSupplierPlan p = judge_with(all_pass("899"));
   EXPECT_EQ(p.verdict, PocVerdict::kReject);
   EXPECT_EQ(p.slowdown_bp, 1010);
-  EXPECT_NE(p.reason_en.find("10.10% slower than the baseline, more than 10%: rejected whatever the price"),
-            std::string::npos)
-      << p.reason_en;
-  EXPECT_NE(p.reason_zh.find("无论价格一律否决"), std::string::npos);
+  EXPECT_EQ(render_en(p.reason),
+            "huadong runs llama3-70b-sft 10.10% slower than the baseline, more than 10%: rejected whatever the price.");
+  EXPECT_EQ(zh(p.reason), "huadong 运行 llama3-70b-sft 比基线慢 10.10%，超过 10%：无论价格一律否决。");
 
   PocSupplierPlan only_model = judge_with({{"model_throughput", {{"value", "899"}}}});
   EXPECT_EQ(only_model.verdict, PocVerdict::kReject);
@@ -135,6 +195,8 @@ TEST(PocVerdict, MissingResultsArePendingAndFailuresReject) {
   EXPECT_EQ(p.verdict, PocVerdict::kPending);
   EXPECT_EQ(p.pending, std::vector<std::string>{"fault_restore"});
   EXPECT_EQ(p.slowdown_bp, -1000);  // 10% faster
+  EXPECT_EQ(render_en(p.reason), "Waiting for results of must-pass items: fault_restore.");
+  EXPECT_EQ(zh(p.reason), "等待必过项结果：fault_restore。");
 
   results = all_pass("1000");
   results["bench_nccl"]["value"] = "349.999";  // below the 350 GB/s promise
@@ -142,7 +204,8 @@ TEST(PocVerdict, MissingResultsArePendingAndFailuresReject) {
   p = judge_with(results);
   EXPECT_EQ(p.verdict, PocVerdict::kReject);
   EXPECT_EQ(p.failed, std::vector<std::string>{"bench_nccl"});
-  EXPECT_EQ(p.reason_en, "Must-pass items failed: bench_nccl.");
+  EXPECT_EQ(render_en(p.reason), "Must-pass items failed: bench_nccl.");
+  EXPECT_EQ(zh(p.reason), "必过项未通过：bench_nccl。");
 
   results = all_pass("1000");
   results["fault_detect"]["value"] = 31;  // the limit is 30 minutes, inclusive
@@ -155,7 +218,10 @@ TEST(PocVerdict, MissingResultsArePendingAndFailuresReject) {
   p = judge_with(results);
   EXPECT_EQ(p.verdict, PocVerdict::kAccept);
   EXPECT_EQ(p.caveats, (std::vector<std::string>{"ops_ticket_response", "ops_monitoring"}));
-  EXPECT_NE(p.reason_en.find("to follow up: ops_ticket_response, ops_monitoring"), std::string::npos);
+  EXPECT_EQ(render_en(p.reason),
+            "Every must-pass item passed (throughput equal to the baseline); to follow up: ops_ticket_response, "
+            "ops_monitoring.");
+  EXPECT_EQ(zh(p.reason), "所有必过项均通过（吞吐与基线持平）；待跟进：ops_ticket_response, ops_monitoring。");
 
   // ...unless the plan makes them must-pass.
   json body = plan_body();
@@ -182,6 +248,17 @@ TEST(PocVerdict, SeveralSuppliersJudgedIndependently) {
   EXPECT_EQ(j["summary"]["accept"], json::array({"xibei"}));
   EXPECT_EQ(j["suppliers"][1]["slowdown_pct"], "4.95");
   EXPECT_EQ(j["suppliers"][1]["items"][5]["result"]["value"], "950.5");
+  // One slowdown step per supplier with a model result, one verdict step per supplier.
+  ASSERT_EQ(j["steps"].size(), 5u);
+  for (const auto& st : j["steps"]) expect_catalogued(st, "text");
+  const json& slow = j["steps"][3];
+  EXPECT_EQ(slow["text"], "xibei: slowdown = (baseline − measured) ÷ baseline");
+  EXPECT_EQ(zh(*message_from_json(slow["text_message"])), "xibei：降速 = (基线 − 实测) ÷ 基线");
+  EXPECT_EQ(slow["formula"], "(1000 − 950.5) ÷ 1000");
+  EXPECT_EQ(slow["value"], "4.95%");
+  EXPECT_EQ(j["suppliers"][0]["reason"],
+            "huadong runs llama3-70b-sft 15.00% slower than the baseline, more than 10%: rejected whatever the price.");
+  EXPECT_EQ(zh(*message_from_json(j["suppliers"][1]["reason_message"])), "所有必过项均通过（吞吐低于基线 4.95%）。");
 }
 
 TEST(PocInput, RejectsBadInputsNamingTheField) {

@@ -183,7 +183,7 @@ int64_t billing_start_offset(const Offer& o, const QuoteColdStart& cs) {
 }
 
 // Rates the on-demand plan and, per term, the commitments around the break-even depth; appends steps.
-Status rate_offer(const Month& m, OfferQuote& q, const QuoteOffer& qo, json& steps) {
+Status rate_offer(const Month& m, OfferQuote& q, const QuoteOffer& qo, std::vector<QuoteStep>& steps) {
   const Offer& o = qo.offer;
   const RatingInput base = month_input(m, qo);
   auto od = rate(base);
@@ -220,12 +220,11 @@ Status rate_offer(const Month& m, OfferQuote& q, const QuoteOffer& qo, json& ste
     }
     const int64_t k1 = std::max<int64_t>(best_depth, 1);
     steps.push_back(step(
-        q.label + ": a " + std::to_string(term) + "-month commitment of " + std::to_string(k1 * g) +
-            " GPUs pays when they are billed more than reserved ÷ on-demand of the month; best commitment rated: " +
-            std::to_string(best->committed_gpus) + " GPUs",
-        q.label + "：" + std::to_string(term) + " 个月预留 " + std::to_string(k1 * g) +
-            " 张 GPU 的前提是这些 GPU 的计费时间超过当月的 预留价 ÷ 按需价；计费引擎比较后的最佳预留：" +
-            std::to_string(best->committed_gpus) + " 张",
+        Message("advisor.quotes.step.commitment")
+            .arg("offer", q.label)
+            .arg("months", std::to_string(term))
+            .arg("gpus", std::to_string(k1 * g))
+            .arg("best_gpus", std::to_string(best->committed_gpus)),
         "held " + pct_tenths(held[k1 - 1], period) + "% of the month vs " + price->amount_string() + " / " +
             o.prices.on_demand.amount_string() + " = " + pct_tenths(price->micros(), o.prices.on_demand.micros()) + "%",
         best->total.amount_string()));
@@ -257,19 +256,16 @@ Result<QuotesResult> compute_quotes(const QuotesInput& in) {
   res.useful_milli_gpu_ms = m.useful;
   res.busy_ms_per_launch = m.busy_ms;
   res.run_ms_per_launch = m.run_ms;
-  res.steps.push_back(step("Useful GPU-hours a month = launches × GPUs × computing minutes per launch ÷ 60",
-                           "每月有效 GPU 小时 = 启动次数 × GPU 数 × 每次计算分钟数 ÷ 60",
+  res.steps.push_back(step(Message("advisor.quotes.step.useful_gpu_hours"),
                            std::to_string(w.launches_per_month) + " × " + std::to_string(w.gpus) + " × " +
                                format_scaled(m.busy_ms, 3) + " s ÷ 3600",
                            gpu_hours(m.useful)));
   res.steps.push_back(
-      step("The month rated: 2026-11-01 to 2026-12-01 (720 hours); launches start evenly spaced so the "
-           "last (longest cold start + run) ends inside the month",
-           "计费月份：2026-11-01 至 2026-12-01（720 小时）；各次启动均匀分布，最后一次（最长冷启动 + 运行）在月内结束",
+      step(Message("advisor.quotes.step.month"),
            "(2592000 s - 0.001 s - " + format_scaled(longest, 3) + " s) ÷ (" + std::to_string(w.launches_per_month) +
                " - 1)",
            format_scaled(m.spacing, 3) + " s"));
-  json offer_steps = json::array();
+  std::vector<QuoteStep> offer_steps;
   for (const auto& qo : in.offers) {
     OfferQuote q;
     q.offer = qo.offer;
@@ -308,17 +304,12 @@ Result<QuotesResult> compute_quotes(const QuotesInput& in) {
     std::string formula;
     for (const auto& c : p.components) formula += (formula.empty() ? "" : " + ") + c.amount.amount_string();
     res.steps.push_back(
-        step(q.label + ": the month's charges from the billing engine (" + plan_text(p, res.currency).first +
-                 ") = list price + cold start + idle + min increment + commitment + storage I/O + egress + rounding",
-             q.label + "：计费引擎算出的当月费用（" + plan_text(p, res.currency).second +
-                 "）= 标价部分 + 冷启动 + 闲置 + 最小计费单位取整 + 预留承诺 + 存储 I/O + 出网 + 舍入",
+        step(Message("advisor.quotes.step.charges").arg("offer", q.label).arg("plan", plan_text(p, res.currency)),
              formula, p.total.amount_string()));
-    res.steps.push_back(step(q.label + ": cost per useful GPU-hour = charges ÷ useful GPU-hours",
-                             q.label + "：每有效 GPU 小时成本 = 当月费用 ÷ 有效 GPU 小时",
+    res.steps.push_back(step(Message("advisor.quotes.step.per_useful_gpu_hour").arg("offer", q.label),
                              p.total.amount_string() + " ÷ " + gpu_hours(m.useful),
                              p.per_useful_gpu_hour.amount_string()));
-    res.steps.push_back(step(q.label + ": sticker = useful GPU-hours × on-demand list price",
-                             q.label + "：标价估算 = 有效 GPU 小时 × 按需标价",
+    res.steps.push_back(step(Message("advisor.quotes.step.sticker").arg("offer", q.label),
                              gpu_hours(m.useful) + " × " + q.offer.prices.on_demand.amount_string(),
                              q.sticker.amount_string()));
   }

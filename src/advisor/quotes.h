@@ -5,7 +5,8 @@
 // free allowances and reserved commitments follow exactly the rules invoices use. The engine's
 // lines are then grouped into components (list price, cold start, idle, min increment, commitment,
 // storage I/O, egress, rounding) that sum exactly to the month's charges, offers are ranked by
-// charges per useful GPU-hour, each difference against the cheapest is explained (en/zh), and the
+// charges per useful GPU-hour, each difference against the cheapest is explained (a message code
+// with arguments, core/message.h, worded in the reader's language at the edge), and the
 // list-price ranking is shown for contrast. Schema and formulas: docs/advisor/quotes.md.
 // Pure and deterministic (no clock, no I/O); value types, thread-compatible.
 #pragma once
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "advisor/advisor_step.h"
 #include "core/clock.h"
 #include "core/money.h"
 #include "core/result.h"
@@ -105,9 +107,12 @@ struct QuotePlan {
 
 struct QuoteDifference {
   std::string component;
-  Money diff;  // this offer's component minus the cheapest offer's
-  std::string en, zh;
+  Money diff;    // this offer's component minus the cheapest offer's
+  Message text;  // "<component>: <diff> <currency> (<why>)"
 };
+
+// One line of the arithmetic shown to the user, with its formula (plain text) and value.
+using QuoteStep = AdvisorStep;
 
 struct OfferQuote {
   Offer offer;
@@ -120,8 +125,8 @@ struct OfferQuote {
   int64_t list_rank = 0;                     // 1 = lowest on-demand list price
   Money sticker;                             // useful GPU-hours × on-demand list price
   std::vector<QuoteDifference> vs_cheapest;  // empty for the cheapest offer
-  std::string summary_en, summary_zh;
-  std::vector<std::pair<std::string, std::string>> warnings;  // (en, zh)
+  Message summary;
+  std::vector<Message> warnings;
 };
 
 struct QuotesResult {
@@ -132,15 +137,17 @@ struct QuotesResult {
   int64_t run_ms_per_launch = 0;
   std::vector<OfferQuote> offers;  // in rank order
   bool sticker_misleads = false;   // some lower list price comes with a higher true cost
-  std::string misleads_en, misleads_zh;
-  json steps = json::array();  // [{"en","zh","formula","value"}]
+  Message misleads;
+  std::vector<QuoteStep> steps;  // JSON: [{"text","text_message","formula","value"}]
 };
 
 // Validates cross-offer facts (one currency, unique labels, launches fit the month) and rates.
 Result<QuotesResult> compute_quotes(const QuotesInput& in);
 
 // {"currency","period","workload","ranking":[...],"list_price_ranking":[...],"sticker_misleads",
-//  "misleads":{"en","zh"},"steps":[...]}
+//  "misleads","misleads_message","steps":[{"text","text_message","formula","value"}]}: every text
+// is English beside its message ("X" and "X_message", core/message.h put_message / text_json);
+// the server words "X" in the reader's language.
 json to_json(const QuotesResult& r);
 
 }  // namespace gpurent

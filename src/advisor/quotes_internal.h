@@ -29,8 +29,8 @@ inline TimeMs month_to() { return days_from_civil(2026, 12, 1) * kMsPerDay; }
 // throws (core/money.h div_half_even_checked), never a wrong quote.
 inline int64_t he(__int128 num, int64_t den) { return div_half_even_checked(num, den); }
 
-inline json step(std::string en, std::string zh, std::string formula, json value) {
-  return {{"en", std::move(en)}, {"zh", std::move(zh)}, {"formula", std::move(formula)}, {"value", std::move(value)}};
+inline QuoteStep step(Message text, std::string formula, json value) {
+  return {std::move(text), std::move(formula), std::move(value)};
 }
 
 inline std::string gpu_hours(__int128 milli_ms) { return format_scaled(he(milli_ms * 1000, kMilliMsPerGpuHour), 3); }
@@ -72,13 +72,13 @@ struct Month {
 void check_input(const QuotesInput& in, FieldErrors& errs);
 
 // ---- quotes_explain.cc
-// The plan in words, (en, zh): "on-demand at …" or "N GPUs reserved for … months at …".
-std::pair<std::string, std::string> plan_text(const QuotePlan& p, Currency c);
+// The plan in words: "on-demand at …" or "N GPUs reserved for … months at …".
+Message plan_text(const QuotePlan& p, Currency c);
 // Fills x's summary and, unless x is the cheapest b, its component differences against b.
 void explain(OfferQuote& x, const OfferQuote& b);
 // Warnings for q's best plan: the idle rule catching computing time, a multi-month commitment.
 void add_warnings(const Month& m, OfferQuote& q);
-// Fills res.misleads_en/zh from the ranked offers and res.sticker_misleads.
+// Fills res.misleads from the ranked offers and res.sticker_misleads.
 void explain_sticker(QuotesResult& res);
 
 }  // namespace gpurent::quotes_internal

@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "core/message.h"
 #include "model/model_test_util.h"
 
 namespace gpurent {
@@ -38,6 +39,41 @@ const QuoteComponent& comp(const QuotePlan& p, const std::string& key) {
     if (c.key == key) return c;
   ADD_FAILURE() << "no component " << key;
   return p.components.front();
+}
+
+std::string zh(const Message& m) { return render(m, "zh"); }
+
+// Every message in the JSON (an "X_message" beside "X", and the messages nested in its
+// arguments) is a code every catalogue words; "X" is its English text.
+void expect_catalogued(const json& m) {
+  ASSERT_TRUE(m.is_object() && m.contains("code")) << m.dump();
+  const std::string code = m["code"];
+  for (const auto& lang : message_languages()) EXPECT_TRUE(has_message(lang, code)) << lang << " " << code;
+  if (m.contains("args"))
+    for (const auto& [name, a] : m["args"].items())
+      if (a.is_object()) expect_catalogued(a);
+}
+size_t expect_messages_catalogued(const json& j) {
+  size_t n = 0;
+  if (j.is_array())
+    for (const auto& x : j) n += expect_messages_catalogued(x);
+  if (!j.is_object()) return n;
+  for (const auto& [key, v] : j.items()) {
+    if (key.size() > 8 && key.ends_with("_message")) {
+      expect_catalogued(v);
+      const std::string base = key.substr(0, key.size() - 8);
+      EXPECT_TRUE(j.contains(base)) << key;
+      auto m = message_from_json(v);
+      EXPECT_TRUE(m.ok()) << v.dump();
+      if (m.ok() && j.contains(base)) {
+        EXPECT_EQ(j[base], render_en(*m)) << key;
+      }
+      ++n;
+    } else {
+      n += expect_messages_catalogued(v);
+    }
+  }
+  return n;
 }
 
 const OfferQuote& offer(const QuotesResult& r, const std::string& label) {
@@ -95,9 +131,25 @@ TEST(QuoteCompare, ColdStartAndHourIncrementMakeTheCheaperStickerLose) {
   EXPECT_EQ(a.vs_cheapest[1].component, "list_price");
   EXPECT_EQ(a.vs_cheapest[1].diff.amount_string(), "-33.3333");
   EXPECT_EQ(a.vs_cheapest[2].component, "cold_start");
-  EXPECT_NE(a.vs_cheapest[2].en.find("billing from api_call bills 600 s"), std::string::npos) << a.vs_cheapest[2].en;
-  EXPECT_NE(a.vs_cheapest[2].zh.find("自API 调用起计费"), std::string::npos) << a.vs_cheapest[2].zh;
-  EXPECT_NE(r.misleads_en.find("By list price alpha/a looks cheapest"), std::string::npos) << r.misleads_en;
+  EXPECT_EQ(render_en(a.vs_cheapest[2].text),
+            "Cold start billed: +33.33 USD (billing from api_call bills 600 s of each launch's start-up (16.667 "
+            "GPU-hours) vs 0 s from ready (0))");
+  EXPECT_EQ(zh(a.vs_cheapest[2].text),
+            "冷启动计费：+33.33 USD（自API 调用起计费，每次启动计 600 秒（16.667 GPU 小时），对比自就绪起计 0 秒（0））");
+  EXPECT_EQ(render_en(r.misleads),
+            "By list price alpha/a looks cheapest (2.00 USD/GPU-hour), but for this workload beta/b is cheapest at "
+            "3.00 USD per useful GPU-hour; alpha/a comes to 6.00 (rank 2).");
+  EXPECT_EQ(zh(r.misleads),
+            "按标价 alpha/a 看起来最便宜（每 GPU 小时 2.00 USD），但对这一负载 beta/b 才最便宜，每有效 GPU 小时 3.00 "
+            "USD；alpha/a 实为 6.00（第 2 名）。");
+  EXPECT_EQ(render_en(b.summary),
+            "Cheapest per useful GPU-hour: 3.00 USD (on-demand at 3.00 USD/GPU-hour); the month costs 100.00 USD "
+            "against a sticker of 100.00.");
+  EXPECT_EQ(zh(b.summary),
+            "每有效 GPU 小时最便宜：3.00 USD（按需，每 GPU 小时 3.00 USD）；当月费用 100.00 USD，按标价估算为 100.00。");
+  EXPECT_EQ(render_en(a.summary),
+            "alpha/a costs 100.00 USD more a month than beta/b: 6.00 vs 3.00 USD per useful GPU-hour (+100.0%).");
+  EXPECT_EQ(zh(a.summary), "alpha/a 每月比 beta/b 多 100.00 USD：每有效 GPU 小时 6.00 对 3.00 USD（高 100.0%）。");
   EXPECT_TRUE(b.vs_cheapest.empty());
 
   json j = to_json(r);
@@ -109,8 +161,33 @@ TEST(QuoteCompare, ColdStartAndHourIncrementMakeTheCheaperStickerLose) {
   EXPECT_EQ(j["workload"]["useful_gpu_hours"], "33.333");
   EXPECT_GE(j["steps"].size(), 5u);
   for (const auto& s : j["steps"]) {
-    EXPECT_TRUE(s.contains("en") && s.contains("zh") && s.contains("formula") && s.contains("value")) << s.dump();
+    EXPECT_TRUE(s.contains("text") && s.contains("text_message") && s.contains("formula") && s.contains("value"))
+        << s.dump();
+    EXPECT_FALSE(s.contains("en") || s.contains("zh")) << s.dump();
   }
+  // Every text of the answer (steps, summaries, differences, components, plans, idle rules,
+  // misleads) is English beside a code every catalogue words.
+  EXPECT_GE(expect_messages_catalogued(j), 30u);
+  EXPECT_EQ(j["steps"][0]["text"], "Useful GPU-hours a month = launches × GPUs × computing minutes per launch ÷ 60");
+  EXPECT_EQ(j["steps"][0]["formula"], "100 × 1 × 1200 s ÷ 3600");
+  const Message charges = *message_from_json(j["steps"][2]["text_message"]);
+  EXPECT_EQ(charges.code, "advisor.quotes.step.charges");
+  EXPECT_EQ(render_en(charges),
+            "beta/b: the month's charges from the billing engine (on-demand at 3.00 USD/GPU-hour) = list price + cold "
+            "start + idle + min increment + commitment + storage I/O + egress + rounding");
+  EXPECT_EQ(zh(charges),
+            "beta/b：计费引擎算出的当月费用（按需，每 GPU 小时 3.00 USD）= 标价部分 + 冷启动 + 闲置 + 最小计费单位取整 + "
+            "预留承诺 + 存储 I/O + 出网 + 舍入");
+  EXPECT_EQ(j["steps"][2]["value"], "100.00");
+  EXPECT_EQ(j["misleads"], render_en(r.misleads));
+  EXPECT_EQ(j["misleads_message"]["code"], "advisor.quotes.misleads.list_cheapest");
+  EXPECT_EQ(j["ranking"][1]["summary"], render_en(a.summary));
+  EXPECT_EQ(j["ranking"][0]["idle_rule"], "no idle rule (idle GPUs are billed as busy)");
+  EXPECT_EQ(zh(*message_from_json(j["ranking"][0]["idle_rule_message"])), "无闲置规则（闲置 GPU 照常计费）");
+  EXPECT_EQ(j["ranking"][1]["vs_cheapest"]["differences"][2]["text"], render_en(a.vs_cheapest[2].text));
+  EXPECT_EQ(j["ranking"][1]["components"][0]["text"], "Useful GPU time at the list price");
+  EXPECT_EQ(zh(*message_from_json(j["ranking"][1]["components"][0]["text_message"])), "有效 GPU 时间（按标价）");
+  EXPECT_EQ(j["ranking"][1]["plans"][0]["text"], "on-demand at 2.00 USD/GPU-hour");
 }
 
 // Long steady runs: 30 launches of 8 GPUs × 10 h = 2400 useful GPU-hours.
@@ -128,6 +205,8 @@ TEST(QuoteCompare, EgressHeavyWorkloadFlipsTheRanking) {
   EXPECT_EQ(quiet.offers[0].plans[0].total.amount_string(), "4800.00");
   EXPECT_EQ(quiet.offers[1].plans[0].total.amount_string(), "5280.00");
   EXPECT_FALSE(quiet.sticker_misleads);
+  EXPECT_EQ(render_en(quiet.misleads), "The list-price order holds for this workload.");
+  EXPECT_EQ(zh(quiet.misleads), "对这一负载，标价排序与真实成本排序一致。");
 
   body["workload"]["egress_gb"] = 10000;
   QuotesResult heavy = run(body);
@@ -144,7 +223,14 @@ TEST(QuoteCompare, EgressHeavyWorkloadFlipsTheRanking) {
   EXPECT_EQ(qc.vs_cheapest[0].diff.amount_string(), "891.00");
   EXPECT_EQ(qc.vs_cheapest[1].component, "list_price");
   EXPECT_EQ(qc.vs_cheapest[1].diff.amount_string(), "-480.00");
-  EXPECT_NE(qc.vs_cheapest[0].zh.find("出网流量"), std::string::npos);
+  EXPECT_EQ(render_en(qc.vs_cheapest[0].text),
+            "Egress beyond the free allowance: +891.00 USD (egress: 9900 GB beyond 100 GB free at 0.09 USD/GB vs not "
+            "charged)");
+  EXPECT_EQ(zh(qc.vs_cheapest[0].text),
+            "超出免费额度的出网流量：+891.00 USD（出网流量：超出免费 100 GB 后 9900 GB，每 GB 0.09 USD，对比 不收费）");
+  EXPECT_EQ(render_en(qc.vs_cheapest[1].text),
+            "Useful GPU time at the list price: -480.00 USD (list price 2.00 vs 2.20 USD/GPU-hour over 2400 useful "
+            "GPU-hours)");
 }
 
 // One launch of 60 minutes, 30 computing at 90% then 30 idle at 0%, 1 GPU at 2.00/h.
@@ -180,6 +266,21 @@ TEST(QuoteCompare, IdleRulesAreRatedByTheEngine) {
   EXPECT_EQ(comp(pn, "idle").amount.amount_string(), "1.00");
   EXPECT_EQ(r.offers[0].sticker.amount_string(), "1.00");
   EXPECT_FALSE(r.sticker_misleads);  // one list price: no lower sticker hides a higher cost
+  json j = to_json(r);
+  EXPECT_EQ(j["ranking"][0]["idle_rule"],
+            "below 5% the first 10 min are billed as usual, then billing stops (not charged; the job is not stopped)");
+  EXPECT_EQ(j["ranking"][1]["idle_rule"], "below 5% the first 10 min are billed as usual, then 50% off");
+  EXPECT_EQ(zh(*message_from_json(j["ranking"][1]["idle_rule_message"])),
+            "利用率低于 5% 时前 10 分钟照常计费，之后优惠 50%");
+  // The idle difference words both offers' rules, nested inside the difference.
+  const OfferQuote& none_q = r.offers[2];
+  ASSERT_FALSE(none_q.vs_cheapest.empty());
+  EXPECT_EQ(none_q.vs_cheapest[0].component, "idle");
+  EXPECT_EQ(render_en(none_q.vs_cheapest[0].text),
+            "Idle GPU time billed: +0.67 USD (no idle rule (idle GPUs are billed as busy) (0.5 idle GPU-hours billed) "
+            "vs below 5% the first 10 min are billed as usual, then billing stops (not charged; the job is not "
+            "stopped) (0.167))");
+  EXPECT_GE(expect_messages_catalogued(j), 10u);
 }
 
 // A month-long steady job on 8 GPUs: on-demand 8 × 720 h × 3.00 = 17,280.00; a 1-month
@@ -211,6 +312,23 @@ TEST(QuoteCompare, SteadyWorkloadTakesTheReservedPrice) {
   EXPECT_EQ(r12.offers[0].plans[2].total.amount_string(), "8640.00");
   EXPECT_EQ(r12.offers[0].best, 2u);
   ASSERT_EQ(r12.offers[0].warnings.size(), 1u);  // a 12-month term assumes the workload repeats
+  EXPECT_EQ(render_en(r12.offers[0].warnings[0]),
+            "The 12-month commitment assumes this workload runs every month of the term");
+  EXPECT_EQ(zh(r12.offers[0].warnings[0]), "12 个月的预留承诺假设该负载在整个期限内每月都如此运行");
+  json j = to_json(r12);
+  EXPECT_EQ(j["ranking"][0]["warnings"][0]["text"], render_en(r12.offers[0].warnings[0]));
+  EXPECT_EQ(j["ranking"][0]["warnings"][0]["text_message"]["code"], "advisor.quotes.warning.term");
+  EXPECT_EQ(j["ranking"][0]["plans"][2]["text"],
+            "8 GPUs reserved for 12 months at 1.50 USD/GPU-hour (billed whether used or not), the rest on-demand");
+  // The commitment steps come last, one per term.
+  ASSERT_GE(r.steps.size(), 1u);
+  EXPECT_EQ(r.steps.back().text.code, "advisor.quotes.step.commitment");
+  EXPECT_EQ(render_en(r.steps.back().text),
+            "eps/e: a 1-month commitment of 8 GPUs pays when they are billed more than reserved ÷ on-demand of the "
+            "month; best commitment rated: 8 GPUs");
+  EXPECT_EQ(zh(r.steps.back().text),
+            "eps/e：1 个月预留 8 张 GPU 的前提是这些 GPU 的计费时间超过当月的 预留价 ÷ 按需价；计费引擎比较后的最佳预留：8 张");
+  EXPECT_GE(expect_messages_catalogued(j), 10u);
 }
 
 // Ten 1-hour launches of 1 GPU: on-demand 10 × 3.00 = 30.00; the cheapest commitment (1 GPU for

@@ -33,17 +33,18 @@ std::optional<int64_t> floor_of(const std::vector<Offer>& offers, const Node& n,
   return best;
 }
 
+// A criterion's name (a message code) and the unit of its figure (the same in every language).
 struct HistoryFacts {
-  const char *en, *zh, *unit;
+  Message name;
+  const char* unit;
 };
 
 HistoryFacts history_facts(const std::string& id) {
-  if (id == "failure_rate") return {"Monthly GPU failure rate", "月度 GPU 故障率", "bp"};
-  if (id == "restore_time") return {"Mean restore time", "平均恢复时间", "min"};
-  if (id == "response_time") return {"Mean first response to an incident", "故障平均首次响应时间", "min"};
-  if (id == "fp16_attainment")
-    return {"FP16 TFLOPS attainment (measured ÷ promised)", "FP16 算力达成率（实测 ÷ 承诺）", "‰"};
-  return {"NCCL bandwidth attainment (measured ÷ promised)", "NCCL 带宽达成率（实测 ÷ 承诺）", "‰"};
+  if (id == "failure_rate") return {Message("advisor.suppliers.history.failure_rate"), "bp"};
+  if (id == "restore_time") return {Message("advisor.suppliers.history.restore_time"), "min"};
+  if (id == "response_time") return {Message("advisor.suppliers.history.response_time"), "min"};
+  if (id == "fp16_attainment") return {Message("advisor.suppliers.history.fp16_attainment"), "‰"};
+  return {Message("advisor.suppliers.history.nccl_attainment"), "‰"};
 }
 
 const char* history_field(const std::string& id) {
@@ -156,18 +157,16 @@ std::vector<SupplierHistoryRule> default_history_rules() {
 }
 
 SupplierItemResult supplier_score_internal::grade(const SupplierHistoryRule& r, const SupplierHistory& h) {
-  const HistoryFacts facts = history_facts(r.id);
+  HistoryFacts facts = history_facts(r.id);
   SupplierItemResult x;
   x.id = r.id;
-  x.en = facts.en;
-  x.zh = facts.zh;
+  x.text = std::move(facts.name);
   x.history = true;
   x.weight = r.weight;
   x.source = "none";
   const auto v = history_value(r.id, h);
   if (!v) {
-    x.evidence_en = "no record yet: no credit";
-    x.evidence_zh = "尚无记录：不得分";
+    x.evidence = Message("advisor.suppliers.evidence.no_record");
     return x;
   }
   // credit = 1000 × (bad − value) ÷ (bad − good), clamped to 0..1000 (the same formula for both directions).
@@ -178,8 +177,11 @@ SupplierItemResult supplier_score_internal::grade(const SupplierHistoryRule& r, 
                                        : SupplierItemStatus::kPartial;
   x.source = source_of(h, history_field(r.id));
   const std::string f = "1000 × (" + n2s(r.bad) + " − " + n2s(*v) + ") ÷ (" + n2s(r.bad) + " − " + n2s(r.good) + ")";
-  x.evidence_en = n2s(*v) + " " + facts.unit + ": " + f + " -> " + n2s(x.credit_permille) + "‰";
-  x.evidence_zh = n2s(*v) + " " + facts.unit + "：" + f + " -> " + n2s(x.credit_permille) + "‰";
+  x.evidence = Message("advisor.suppliers.evidence.graded")
+                   .arg("value", n2s(*v))
+                   .arg("unit", facts.unit)
+                   .arg("formula", f)
+                   .arg("credit", n2s(x.credit_permille));
   return x;
 }
 

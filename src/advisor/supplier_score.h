@@ -7,6 +7,8 @@
 // derive_supplier_history() computes the history from what the platform records (measurements of
 // the supplier's nodes — incidents with their first response, benchmarks —, the floors its offers
 // promise) so the server can score live.
+// Explanations (item names, evidence, the split, the steps) are message codes with arguments
+// (core/message.h, src/messages/<lang>.json, codes advisor.suppliers.*), rendered by the caller.
 // Rules and formulas: docs/advisor/suppliers.md. Pure and deterministic; value types,
 // thread-compatible.
 #pragma once
@@ -18,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "advisor/advisor_step.h"
 #include "core/clock.h"
 #include "core/result.h"
 #include "model/measurement.h"
@@ -37,8 +40,8 @@ inline constexpr EnumEntry<SupplierCheck> kSupplierChecks[] = {
 // Built-in items (evaluated from the Supplier record and the history) have these ids:
 // gpu_supply_30d, allreduce_120ms, fault_30m_restore_2h, cuda_7d, iso27001_mlps3, exit_path_tested.
 struct SupplierChecklistItem {
-  std::string id;  // slug, unique
-  std::string en, zh;
+  std::string id;      // slug, unique
+  Message text;        // its name: a catalogue code (built-in items), verbatim(name) (the operator's)
   int64_t weight = 0;  // points, 0..100
   bool must_have = false;
   bool builtin = false;
@@ -125,15 +128,19 @@ inline constexpr EnumEntry<SupplierItemStatus> kSupplierItemStatuses[] = {{Suppl
                                                                           {SupplierItemStatus::kUnknown, "unknown"}};
 
 struct SupplierItemResult {
-  std::string id, en, zh;
+  std::string id;
+  Message text;          // the item's name
   bool history = false;  // a graded history criterion (else a checklist item)
   int64_t weight = 0;
   bool must_have = false;
   SupplierItemStatus status = SupplierItemStatus::kUnknown;
   int64_t credit_permille = 0;
   std::string source;  // measured | entered | declared | answer | none (or "a+b" for two-part items)
-  std::string evidence_en, evidence_zh;
+  Message evidence;
 };
+
+// One line of the arithmetic shown to the user, with its formula (plain arithmetic) and value.
+using SupplierStep = AdvisorStep;
 
 struct SupplierScore {
   std::string name, display_name;
@@ -151,14 +158,16 @@ struct SupplierScoreResult {
   int64_t floor_x10 = 0;
   int64_t cap_permille = 0;            // as asked
   int64_t effective_cap_permille = 0;  // raised to ceil(1000 / eligible) when too few suppliers qualify
-  std::string split_en, split_zh;
-  json steps = json::array();
+  Message split;                       // how the procurement is shared (or why it is not)
+  std::vector<SupplierStep> steps;
 };
 
 Result<SupplierScoreResult> compute_supplier_score(const SupplierScoreInput& in);
 json to_json(const SupplierHistory& h);
 // {"suppliers":[{name, score, score_x10, blocked, hard_failures, eligible, share_permille, share_pct,
-//   items:[...], history}], "split":{floor, cap_pct, effective_cap_pct, en, zh}, "steps":[...]}
+//   items:[{id, text, text_message, kind, ..., evidence, evidence_message}], history}],
+//  "split":{floor, cap_pct, effective_cap_pct, text, text_message},
+//  "steps":[{text, text_message, formula, value}]}: every text in English, its code beside it.
 json to_json(const SupplierScoreResult& r);
 
 }  // namespace gpurent

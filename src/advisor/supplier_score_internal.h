@@ -26,7 +26,7 @@ inline std::string source_of(const SupplierHistory& h, const std::string& field)
 
 // ---- supplier_history.cc
 // One history rule applied to the supplier's history: credit 0..1000‰ between bad and good, with
-// the evidence in words (en/zh); no credit when the figure is missing.
+// the evidence as a message; no credit when the figure is missing.
 SupplierItemResult grade(const SupplierHistoryRule& r, const SupplierHistory& h);
 
 }  // namespace gpurent::supplier_score_internal

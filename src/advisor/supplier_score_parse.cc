@@ -16,6 +16,32 @@ constexpr StrRule kIdRule{.min_len = 1,
                           .pattern = "[a-z0-9]([a-z0-9_-]{0,61}[a-z0-9])?",
                           .pattern_help = "lowercase letters, digits, '_' and '-', starting and ending alphanumeric"};
 
+// An operator item's name: 1..200 characters (code points) in whatever language the operator
+// writes, at most 4 bytes each.
+constexpr size_t kMaxNameChars = 200;
+constexpr StrRule kNameRule{.min_len = 1, .max_len = 4 * kMaxNameChars};
+
+size_t code_points(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// `name`; without it (the earlier form) `en`, else `zh`. Every one given is checked.
+std::string read_item_name(Fields& xf) {
+  std::optional<std::string> chosen;
+  for (const char* key : {"name", "en", "zh"}) {
+    auto v = xf.opt_str(key, kNameRule);
+    if (v && code_points(*v) > kMaxNameChars) {
+      xf.error(key, FieldReason{"field.max_chars", {{"max", std::to_string(kMaxNameChars)}}});
+      continue;
+    }
+    if (v && !chosen) chosen = std::move(v);
+  }
+  if (!chosen && !xf.has("name") && !xf.has("en") && !xf.has("zh")) xf.error("name", FieldReason{"field.required"});
+  return chosen.value_or("");
+}
+
 void add_prefixed(FieldErrors& errs, const std::string& prefix, const Error& e) {
   if (e.fields.empty()) errs.add(prefix, e.message);
   for (const auto& fe : e.fields) errs.add(fe.field.empty() ? prefix : prefix + "." + fe.field, fe.reason);
@@ -51,8 +77,7 @@ void read_checklist(Fields& f, std::vector<SupplierChecklistItem>& items) {
     SupplierChecklistItem it;
     it.id = xf.str("id", kIdRule);
     if (!it.id.empty() && !ids.insert(it.id).second) xf.error("id", "item '" + it.id + "' is already on the checklist");
-    it.en = xf.str("en", {.min_len = 1, .max_len = 200});
-    it.zh = xf.str("zh", {.min_len = 1, .max_len = 200});
+    it.text = verbatim(read_item_name(xf));
     it.weight = xf.integer("weight", 0, 100);
     it.must_have = xf.boolean("must_have", false);
     it.check = xf.enumeration("check", kSupplierChecks, std::make_optional(SupplierCheck::kYesNo));

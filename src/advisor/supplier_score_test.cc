@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "core/message.h"
 #include "model/model_test_util.h"
 
 namespace gpurent {
@@ -84,6 +85,17 @@ const SupplierItemResult& item(const SupplierScore& s, const std::string& id) {
   return s.items.front();
 }
 
+std::string zh(const Message& m) { return render(m, "zh"); }
+
+// Every code in `m` (nested arguments included) is in every catalogue.
+void expect_catalogued(const Message& m) {
+  if (m.code != "join" && m.code != "text") {
+    for (const auto& lang : message_languages()) EXPECT_TRUE(has_message(lang, m.code)) << lang << " " << m.code;
+  }
+  for (const auto& a : m.args)
+    for (const auto& n : a.nested) expect_catalogued(n);
+}
+
 TEST(SupplierScore, HandCheckedScoresHardFailuresAndSplit) {
   SupplierScoreResult r = score(four_suppliers());
   ASSERT_EQ(r.suppliers.size(), 4u);
@@ -119,8 +131,60 @@ TEST(SupplierScore, HandCheckedScoresHardFailuresAndSplit) {
   EXPECT_EQ(j["suppliers"][0]["score"], "99.4");
   EXPECT_EQ(j["suppliers"][0]["share_pct"], "59.9");
   EXPECT_EQ(j["split"]["effective_cap_pct"], "60.0");
-  for (const auto& s : j["steps"])
-    EXPECT_TRUE(s.contains("en") && s.contains("zh") && s.contains("formula") && s.contains("value"));
+  // Steps, items, evidence and the split are catalogued codes; the JSON carries the English text
+  // beside each code (the server words it in the reader's language).
+  ASSERT_EQ(j["steps"].size(), 6u);  // one score per supplier, the split weights, the shares
+  for (const auto& s : j["steps"]) {
+    ASSERT_TRUE(s.contains("text_message") && s.contains("formula") && s.contains("value")) << s.dump();
+    EXPECT_FALSE(s.contains("en") || s.contains("zh")) << s.dump();
+    auto m = message_from_json(s["text_message"]);
+    ASSERT_TRUE(m.ok()) << s.dump();
+    expect_catalogued(*m);
+    EXPECT_EQ(s["text"], render_en(*m));
+  }
+  for (const auto& st : r.steps) expect_catalogued(st.text);
+  for (const auto& sup : r.suppliers)
+    for (const auto& x : sup.items) {
+      expect_catalogued(x.text);
+      expect_catalogued(x.evidence);
+      EXPECT_FALSE(render_en(x.text).empty()) << x.id;
+      EXPECT_FALSE(zh(x.evidence).empty()) << x.id;
+    }
+  expect_catalogued(r.split);
+  const json& beta_json = j["suppliers"][0];
+  EXPECT_EQ(beta_json["name"], "beta");
+  EXPECT_EQ(beta_json["items"][0]["id"], "gpu_supply_30d");
+  EXPECT_EQ(beta_json["items"][0]["text"], "Delivers additional GPUs within 30 days of an order");
+  EXPECT_EQ(beta_json["items"][0]["text_message"]["code"], "advisor.suppliers.item.gpu_supply_30d");
+  EXPECT_EQ(beta_json["items"][0]["evidence"], "delivery: declared 14 days ≤ 30");
+  EXPECT_EQ(zh(b.items[0].evidence), "交付：申报 14 天 ≤ 30");
+  EXPECT_EQ(zh(b.items[0].text), "下单后 30 天内可交付新增 GPU");
+  // Two-part evidence is one message with both parts.
+  EXPECT_EQ(render_en(item(a, "fault_30m_restore_2h").evidence),
+            "locate: declared 20 min ≤ 30; restore: declared 120 min ≤ 120");
+  EXPECT_EQ(zh(item(a, "fault_30m_restore_2h").evidence), "定位：申报 20 分钟 ≤ 30；恢复：申报 120 分钟 ≤ 120");
+  EXPECT_EQ(render_en(item(g, "iso27001_mlps3").evidence), "ISO 27001: held; MLPS 3+: not held");
+  EXPECT_EQ(zh(item(g, "iso27001_mlps3").evidence), "ISO 27001：已获得；等保三级及以上：未获得");
+  EXPECT_EQ(render_en(item(d, "exit_path_tested").evidence), "exit test: not answered");
+  EXPECT_EQ(zh(item(d, "exit_path_tested").evidence), "退出演练：未填写");
+  EXPECT_EQ(render_en(item(a, "failure_rate").text), "Monthly GPU failure rate");
+  EXPECT_EQ(render_en(item(a, "failure_rate").evidence), "80 bp: 1000 × (100 − 80) ÷ (100 − 10) -> 222‰");
+  EXPECT_EQ(zh(item(a, "failure_rate").evidence), "80 bp：1000 × (100 − 80) ÷ (100 − 10) -> 222‰");
+  // A step, in both languages.
+  EXPECT_EQ(j["steps"][0]["text"], "alpha: score = Σ weight × credit‰ ÷ (Σ weight × 10)");
+  EXPECT_EQ(zh(r.steps[0].text), "alpha：得分 = Σ 权重 × 得分率‰ ÷ (Σ 权重 × 10)");
+  EXPECT_EQ(r.steps[0].value, "86.4");
+  // The split, in both languages.
+  const std::string split_en = render_en(r.split);
+  EXPECT_EQ(j["split"]["text"], split_en);
+  EXPECT_EQ(j["split"]["text_message"]["code"], "advisor.suppliers.split.shares");
+  EXPECT_FALSE(j["split"].contains("en") || j["split"].contains("zh"));
+  EXPECT_EQ(split_en,
+            "Shares in proportion to each eligible supplier's score above 60.0, at most 600‰ each, in whole "
+            "per-mille summing to 1000: beta 599‰, alpha 401‰.");
+  EXPECT_EQ(zh(r.split),
+            "按各合格供应商超出 60.0 分的部分成比例分配，每家不超过 600‰，以整数千分比合计 1000：beta 599‰, alpha "
+            "401‰。");
 }
 
 // Floor 80: weights 6.4 and 19.4 -> beta's proportional 751.9‰ is over the 600‰ cap: beta 600, alpha 400.
@@ -136,11 +200,21 @@ TEST(SupplierScore, CapAndTooFewSuppliers) {
   EXPECT_EQ(by_name(r, "beta").share_permille, 1000);
   EXPECT_EQ(by_name(r, "alpha").share_permille, 0);
   EXPECT_EQ(r.effective_cap_permille, 1000);
-  EXPECT_NE(r.split_en.find("cannot hold"), std::string::npos);
+  EXPECT_NE(render_en(r.split).find("at most 1000‰ each, in whole per-mille summing to 1000: beta 1000‰. Only 1 "
+                                    "supplier(s) qualify, so the 600‰ cap cannot hold"),
+            std::string::npos)
+      << render_en(r.split);
+  EXPECT_NE(zh(r.split).find("beta 1000‰。仅 1 家供应商合格，无法满足每家不超过 600‰ 的上限"), std::string::npos)
+      << zh(r.split);
+  expect_catalogued(r.split);
   body["suppliers"].erase(1);  // without beta only alpha (86.4) is unblocked, and 86.4 is under 90
   r = score(body);
   for (const auto& s : r.suppliers) EXPECT_EQ(s.share_permille, 0);
-  EXPECT_NE(r.split_en.find("No supplier qualifies"), std::string::npos);
+  EXPECT_EQ(render_en(r.split),
+            "No supplier qualifies (every one is blocked by a must-have item or scores at or below 90.0): no "
+            "procurement split.");
+  EXPECT_EQ(zh(r.split), "没有供应商达标（均因必备项被否决或得分不高于 90.0）：不做采购分配。");
+  EXPECT_EQ(to_json(r)["split"]["text_message"]["code"], "advisor.suppliers.split.none");
 }
 
 // Operator items: a must-have yes/no item and an at_least figure, re-weighted defaults.
@@ -148,12 +222,8 @@ TEST(SupplierScore, OperatorItemsAndOverrides) {
   json body = four_suppliers();
   body["checklist"] = {{"overrides", {{"cuda_7d", {{"weight", 0}}}, {"iso27001_mlps3", {{"must_have", false}}}}},
                        {"items",
-                        {{{"id", "onsite-engineers"},
-                          {"en", "24/7 engineers on site"},
-                          {"zh", "7×24 驻场工程师"},
-                          {"weight", 10},
-                          {"must_have", true}},
-                         {{"id", "rack-kw"},
+                        {{{"id", "onsite-engineers"}, {"name", "7×24 驻场工程师"}, {"weight", 10}, {"must_have", true}},
+                         {{"id", "rack-kw"},  // the earlier form: en (the name) and zh (accepted, unused)
                           {"en", "Rack power"},
                           {"zh", "单机柜功率"},
                           {"weight", 8},
@@ -167,7 +237,26 @@ TEST(SupplierScore, OperatorItemsAndOverrides) {
   const auto &a = by_name(r, "alpha"), &b = by_name(r, "beta"), &g = by_name(r, "gamma");
   EXPECT_EQ(item(a, "rack-kw").status, SupplierItemStatus::kPass);
   EXPECT_EQ(item(b, "rack-kw").status, SupplierItemStatus::kFail);
-  EXPECT_EQ(item(b, "rack-kw").evidence_en, "answered 30 kW < 40");
+  EXPECT_EQ(render_en(item(b, "rack-kw").evidence), "answered 30 kW < 40");
+  EXPECT_EQ(zh(item(b, "rack-kw").evidence), "回答 30 kW < 40");
+  EXPECT_EQ(render_en(item(a, "rack-kw").evidence), "answered 45 kW ≥ 40");
+  EXPECT_EQ(render_en(item(a, "onsite-engineers").evidence), "yes");
+  EXPECT_EQ(zh(item(a, "onsite-engineers").evidence), "是");
+  EXPECT_EQ(zh(item(b, "onsite-engineers").evidence), "未填写");
+  // The operator's names are shown as written, in every language.
+  EXPECT_EQ(item(a, "onsite-engineers").text, verbatim("7×24 驻场工程师"));
+  EXPECT_EQ(render_en(item(a, "onsite-engineers").text), "7×24 驻场工程师");
+  EXPECT_EQ(zh(item(a, "rack-kw").text), "Rack power");
+  const json ja = to_json(r);
+  for (const auto& s : ja["suppliers"])
+    if (s["name"] == "beta")
+      for (const auto& x : s["items"])
+        if (x["id"] == "rack-kw") {
+          EXPECT_EQ(x["text"], "Rack power");
+          EXPECT_EQ(x["text_message"], message_to_json(verbatim("Rack power")));
+          EXPECT_EQ(x["evidence"], "answered 30 kW < 40");
+          EXPECT_EQ(x["evidence_message"]["code"], "advisor.suppliers.evidence.answered_unit");
+        }
   EXPECT_TRUE(b.blocked);  // onsite-engineers unanswered
   EXPECT_EQ(b.hard_failures, std::vector<std::string>{"onsite-engineers"});
   EXPECT_FALSE(g.blocked);  // MLPS is no longer a must-have
@@ -273,7 +362,14 @@ TEST(SupplierHistory, DerivedFromThePlatformRecords) {
   const SupplierScore& s = r->suppliers[0];
   EXPECT_EQ(item(s, "allreduce_120ms").source, "measured");
   EXPECT_EQ(item(s, "allreduce_120ms").status, SupplierItemStatus::kPass);
-  EXPECT_NE(item(s, "allreduce_120ms").evidence_en.find("= 6 ms < 120"), std::string::npos);
+  EXPECT_EQ(render_en(item(s, "allreduce_120ms").evidence),
+            "measured: worst NCCL bus bandwidth 315 GB/s -> 1.75 GB ÷ 315 GB/s = 6 ms < 120");
+  EXPECT_EQ(zh(item(s, "allreduce_120ms").evidence),
+            "实测：最低 NCCL 总线带宽 315 GB/s -> 1.75 GB ÷ 315 GB/s = 6 毫秒 < 120");
+  EXPECT_EQ(render_en(item(s, "fault_30m_restore_2h").evidence),
+            "locate: declared 20 min ≤ 30; restore: measured 95 min (longest outage) ≤ 120");
+  EXPECT_EQ(zh(item(s, "fault_30m_restore_2h").evidence),
+            "定位：申报 20 分钟 ≤ 30；恢复：实测 95 分钟（最长故障） ≤ 120");
   EXPECT_EQ(item(s, "fault_30m_restore_2h").source, "declared+measured");
   EXPECT_EQ(item(s, "failure_rate").source, "measured");
   EXPECT_EQ(item(s, "response_time").source, "entered");
@@ -324,7 +420,7 @@ TEST(SupplierHistory, ResponseTimeIsTheMeanOverIncidentsThatRecordIt) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(item(r->suppliers[0], "response_time").credit_permille, 1000);
   EXPECT_EQ(item(r->suppliers[0], "response_time").source, "measured");
-  EXPECT_NE(item(r->suppliers[0], "response_time").evidence_en.find("8 min"), std::string::npos);
+  EXPECT_NE(render_en(item(r->suppliers[0], "response_time").evidence).find("8 min"), std::string::npos);
 }
 
 TEST(SupplierScore, AllReduceAndRestoreLimitsAreStrict) {
@@ -336,8 +432,23 @@ TEST(SupplierScore, AllReduceAndRestoreLimitsAreStrict) {
   EXPECT_EQ(item(r.suppliers[0], "allreduce_120ms").status, SupplierItemStatus::kPass);
   EXPECT_EQ(item(r.suppliers[0], "allreduce_120ms").source, "entered");
   EXPECT_EQ(item(r.suppliers[0], "fault_30m_restore_2h").status, SupplierItemStatus::kFail);
+  EXPECT_EQ(render_en(item(r.suppliers[0], "allreduce_120ms").evidence),
+            "entered: worst NCCL bus bandwidth 15 GB/s -> 1.75 GB ÷ 15 GB/s = 117 ms < 120");
+  EXPECT_EQ(zh(item(r.suppliers[0], "fault_30m_restore_2h").evidence),
+            "定位：申报 20 分钟 ≤ 30；恢复：录入 121 分钟（最长故障） > 120");
   body["suppliers"][0]["history"]["worst_nccl_busbw_gbps"] = 14;  // ceil(1750 ÷ 14) = 125 ms: fails
-  EXPECT_EQ(item(score(body).suppliers[0], "allreduce_120ms").status, SupplierItemStatus::kFail);
+  r = score(body);
+  EXPECT_EQ(item(r.suppliers[0], "allreduce_120ms").status, SupplierItemStatus::kFail);
+  EXPECT_EQ(zh(item(r.suppliers[0], "allreduce_120ms").evidence),
+            "录入：最低 NCCL 总线带宽 14 GB/s -> 1.75 GB ÷ 14 GB/s = 125 毫秒 ≥ 120");
+  body["suppliers"][0]["history"]["worst_nccl_busbw_gbps"] = 0;
+  EXPECT_EQ(render_en(item(score(body).suppliers[0], "allreduce_120ms").evidence),
+            "entered: NCCL bus bandwidth 0 GB/s");
+  body["suppliers"][0]["history"].erase("worst_nccl_busbw_gbps");
+  body["suppliers"][0]["history"]["allreduce_8gpu_1gb_ms"] = 130;
+  r = score(body);
+  EXPECT_EQ(render_en(item(r.suppliers[0], "allreduce_120ms").evidence), "entered 130 ms ≥ 120");
+  EXPECT_EQ(zh(item(r.suppliers[0], "allreduce_120ms").evidence), "录入 130 毫秒 ≥ 120");
 }
 
 TEST(SupplierScoreInput, RejectsBadInputsNamingTheField) {
@@ -365,14 +476,36 @@ TEST(SupplierScoreInput, RejectsBadInputsNamingTheField) {
            "checklist.overrides.cuda_8d", "unknown field"},
           {"duplicate item id",
            [](json& b) {
-             b["checklist"] = {{"items", {{{"id", "cuda_7d"}, {"en", "x"}, {"zh", "x"}, {"weight", 1}}}}};
+             b["checklist"] = {{"items", {{{"id", "cuda_7d"}, {"name", "x"}, {"weight", 1}}}}};
            },
            "checklist.items[0].id", "already on the checklist"},
           {"threshold on yes/no",
            [](json& b) {
-             b["checklist"] = {{"items", {{{"id", "x"}, {"en", "x"}, {"zh", "x"}, {"weight", 1}, {"threshold", 3}}}}};
+             b["checklist"] = {{"items", {{{"id", "x"}, {"name", "x"}, {"weight", 1}, {"threshold", 3}}}}};
            },
            "checklist.items[0].threshold", "only used by"},
+          {"item without a name",
+           [](json& b) {
+             b["checklist"] = {{"items", {{{"id", "x"}, {"weight", 1}}}}};
+           },
+           "checklist.items[0].name", "required"},
+          {"empty name",
+           [](json& b) {
+             b["checklist"] = {{"items", {{{"id", "x"}, {"name", ""}, {"weight", 1}}}}};
+           },
+           "checklist.items[0].name", ""},
+          {"name over 200 characters",
+           [](json& b) {
+             std::string name;
+             for (int i = 0; i < 201; ++i) name += "驻";
+             b["checklist"] = {{"items", {{{"id", "x"}, {"name", name}, {"weight", 1}}}}};
+           },
+           "checklist.items[0].name", "200"},
+          {"legacy en over 200 characters",
+           [](json& b) {
+             b["checklist"] = {{"items", {{{"id", "x"}, {"en", std::string(201, 'a')}, {"weight", 1}}}}};
+           },
+           "checklist.items[0].en", "200"},
           {"good equals bad",
            [](json& b) {
              b["history_rules"] = {{"failure_rate", {{"good", 50}, {"bad", 50}}}};
@@ -419,9 +552,29 @@ TEST(SupplierScoreInput, RejectsBadInputsNamingTheField) {
       [](const json& b) { return parse_supplier_score_input(b); });
   json typed = valid;
   typed["checklist"] = {
-      {"items", {{{"id", "kw"}, {"en", "x"}, {"zh", "x"}, {"weight", 1}, {"check", "at_most"}, {"threshold", 3}}}}};
+      {"items", {{{"id", "kw"}, {"name", "x"}, {"weight", 1}, {"check", "at_most"}, {"threshold", 3}}}}};
   typed["suppliers"][0]["answers"] = {{"kw", "three"}};
   EXPECT_TRUE(fails_only_on(parse_supplier_score_input(typed), "suppliers[0].answers.kw", "must be an integer"));
+  // 200 characters is the most, counted as characters (600 bytes of Chinese).
+  json long_name = valid;
+  std::string name;
+  for (int i = 0; i < 200; ++i) name += "驻";
+  long_name["checklist"] = {{"items", {{{"id", "x"}, {"name", name}, {"weight", 1}}}}};
+  auto parsed = parse_supplier_score_input(long_name);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(parsed->checklist.back().text, verbatim(name));
+  // Only zh (neither name nor en): zh is the name.
+  json only_zh = valid;
+  only_zh["checklist"] = {{"items", {{{"id", "x"}, {"zh", "单机柜功率"}, {"weight", 1}}}}};
+  parsed = parse_supplier_score_input(only_zh);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(parsed->checklist.back().text, verbatim("单机柜功率"));
+  // name wins over en when both are given.
+  json both_names = valid;
+  both_names["checklist"] = {{"items", {{{"id", "x"}, {"name", "Rack power"}, {"en", "old"}, {"weight", 1}}}}};
+  parsed = parse_supplier_score_input(both_names);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(parsed->checklist.back().text, verbatim("Rack power"));
 }
 
 // Over random histories: shares sum to exactly 1000 when anyone qualifies, none exceeds the

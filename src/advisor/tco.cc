@@ -39,15 +39,15 @@ std::string amt(const Money& m) { return m.to_string(); }
 
 namespace {
 
-// One line of the arithmetic shown to the user, in English and 简体中文, with its formula.
-void step(TcoResult& r, std::string en, std::string zh, std::string formula, json value) {
-  r.steps.push_back({std::move(en), std::move(zh), std::move(formula), std::move(value)});
+// One line of the arithmetic shown to the user, as a message code, with its formula.
+void step(TcoResult& r, Message text, std::string formula, json value) {
+  r.steps.push_back({std::move(text), std::move(formula), std::move(value)});
 }
 
 // A cost line of the window (also shown as a step).
-void add_line(TcoResult& r, std::string key, std::string en, std::string zh, std::string formula, Money amount) {
-  step(r, en, zh, formula, amount.amount_string());
-  r.lines.push_back({std::move(key), std::move(en), std::move(zh), std::move(formula), amount});
+void add_line(TcoResult& r, std::string key, Message text, std::string formula, Money amount) {
+  step(r, text, formula, amount.amount_string());
+  r.lines.push_back({std::move(key), std::move(text), std::move(formula), amount});
 }
 
 Status check_tco_input(const TcoInput& in) {
@@ -79,11 +79,10 @@ Status add_capex(TcoResult& r, const TcoInput& in) {
   auto capex = gpus->plus(*servers);
   if (!capex) return overflow("capex");
   r.capex = *capex;
-  step(r, "Servers = ceil(GPUs / GPUs per server)", "服务器数 = ceil(GPU 数 / 每台 GPU 数)",
+  step(r, Message("advisor.tco.servers"),
        "ceil(" + std::to_string(n) + " / " + std::to_string(in.gpus_per_server) + ") = " + std::to_string(r.servers),
        r.servers);
-  step(r, "Capex = GPUs x price per GPU + servers x server overhead",
-       "资本支出 = GPU 数 x 单卡价格 + 服务器数 x 每台服务器附加成本",
+  step(r, Message("advisor.tco.capex"),
        std::to_string(n) + " x " + amt(in.price_per_gpu) + " + " + std::to_string(r.servers) + " x " +
            amt(in.server_overhead) + " = " + amt(r.capex),
        r.capex.amount_string());
@@ -109,9 +108,8 @@ Status add_capex(TcoResult& r, const TcoInput& in) {
       residual_formula = "0 (the whole capex is charged to the window)";
       break;
   }
-  step(r, std::string("Residual value at the end of the window (") + enum_name(kResidualMethodNames, in.residual_method) +
-           ")",
-       std::string("窗口期末残值（") + enum_name(kResidualMethodNames, in.residual_method) + "）", residual_formula,
+  step(r, Message("advisor.tco.residual").arg("method", enum_name(kResidualMethodNames, in.residual_method)),
+       residual_formula,
        r.residual.amount_string());
   return ok_status();
 }
@@ -124,16 +122,13 @@ Status add_ownership_lines(TcoResult& r, const TcoInput& in) {
   // Lines.
   auto dep = r.capex.minus(r.residual);
   if (!dep) return overflow("depreciation");
-  add_line(r, "depreciation", "Hardware depreciation over the window = capex - residual", "窗口期硬件折旧 = 资本支出 - 残值",
+  add_line(r, "depreciation", Message("advisor.tco.depreciation"),
        amt(r.capex) + " - " + amt(r.residual) + " = " + amt(*dep), *dep);
   // Equal monthly principal repayments over the window, interest monthly on the opening balance:
   // sum over k = 0..m-1 of capex x (m - k)/m x rate/12 = capex x rate x (m + 1) / 24.
   auto fin = scaled(r.capex, static_cast<i128>(in.interest_bp) * (months + 1), 2 * 12 * 10'000, "financing");
   if (!fin) return fin.error();
-  add_line(r, "financing",
-       "Financing: capex repaid in equal monthly parts over the window, interest on the balance = capex x annual "
-       "rate x (months + 1) / 24",
-       "融资成本：资本支出在窗口期内按月等额还本，按余额计息 = 资本支出 x 年利率 x (月数 + 1) / 24",
+  add_line(r, "financing", Message("advisor.tco.financing"),
        amt(r.capex) + " x " + pct_bp(in.interest_bp) + " x " + std::to_string(months + 1) + " / 24 = " + amt(*fin),
        *fin);
   for (size_t i = 0; i < kHiddenCostCount; ++i) {
@@ -149,8 +144,8 @@ Status add_ownership_lines(TcoResult& r, const TcoInput& in) {
       v = *s;
       formula = amt(r.capex) + " x " + pct_bp(h.bp) + " = " + amt(v);
     }
-    add_line(r, std::string("hidden.") + hidden[i].key, std::string("Hidden cost: ") + hidden[i].en,
-         std::string("隐性成本：") + hidden[i].zh, formula, v);
+    add_line(r, std::string("hidden.") + hidden[i].key,
+             Message("advisor.tco.hidden").arg("what", Message(hidden[i].code)), formula, v);
   }
   return ok_status();
 }
@@ -164,8 +159,7 @@ Status add_running_lines(TcoResult& r, const TcoInput& in) {
       scaled(in.electricity_per_kwh, static_cast<i128>(r.it_watts) * in.power_draw_pct * in.pue_x100 * r.window_hours,
              100 * 100 * 1000, "power");
   if (!power) return power.error();
-  add_line(r, "power", "Power = (GPUs x W per GPU + servers x overhead W) x draw x PUE x hours / 1000 x price per kWh",
-       "电费 = (GPU 数 x 单卡功率 + 服务器数 x 附加功率) x 负载率 x PUE x 小时数 / 1000 x 每千瓦时电价",
+  add_line(r, "power", Message("advisor.tco.power"),
        "(" + std::to_string(n) + " x " + std::to_string(in.gpu_watts) + " W + " + std::to_string(r.servers) + " x " +
            std::to_string(in.server_overhead_watts) + " W) x " + std::to_string(in.power_draw_pct) + " % x " +
            std::to_string(in.pue_x100 / 100) + "." + (in.pue_x100 % 100 < 10 ? "0" : "") +
@@ -175,8 +169,7 @@ Status add_running_lines(TcoResult& r, const TcoInput& in) {
   if (in.space_per_kw_month) {
     auto s = scaled(*in.space_per_kw_month, static_cast<i128>(r.it_watts) * months, 1000, "space");
     if (!s) return s.error();
-    add_line(r, "space", "Space = nameplate IT kW x price per kW-month x months",
-         "机房空间 = 额定 IT 千瓦数 x 每千瓦每月价格 x 月数",
+    add_line(r, "space", Message("advisor.tco.space_kw"),
          std::to_string(r.it_watts) + " W / 1000 x " + amt(*in.space_per_kw_month) + " x " + std::to_string(months) +
              " = " + amt(*s),
          *s);
@@ -184,16 +177,14 @@ Status add_running_lines(TcoResult& r, const TcoInput& in) {
     auto s = scaled(*in.space_per_rack_unit_month, static_cast<i128>(r.servers) * in.rack_units_per_server * months, 1,
                     "space");
     if (!s) return s.error();
-    add_line(r, "space", "Space = servers x rack units per server x price per U-month x months",
-         "机房空间 = 服务器数 x 每台机架单元数 x 每 U 每月价格 x 月数",
+    add_line(r, "space", Message("advisor.tco.space_u"),
          std::to_string(r.servers) + " x " + std::to_string(in.rack_units_per_server) + " U x " +
              amt(*in.space_per_rack_unit_month) + " x " + std::to_string(months) + " = " + amt(*s),
          *s);
   }
   auto staff = scaled(in.staff_fte_cost_per_month, static_cast<i128>(months) * n, in.gpus_per_fte, "staff");
   if (!staff) return staff.error();
-  add_line(r, "staff", "Staff = FTE cost per month x months x GPUs / GPUs per FTE",
-       "人员 = 每人月成本 x 月数 x GPU 数 / 每人可维护 GPU 数",
+  add_line(r, "staff", Message("advisor.tco.staff"),
        amt(in.staff_fte_cost_per_month) + " x " + std::to_string(months) + " x " + std::to_string(n) + " / " +
            std::to_string(in.gpus_per_fte) + " = " + amt(*staff),
        *staff);
@@ -210,7 +201,7 @@ Status add_totals(TcoResult& r, const TcoInput& in) {
     if (!t) return overflow("the total");
     r.total = *t;
   }
-  step(r, "Total cost of the window = sum of the lines", "窗口期总成本 = 各项之和", "total = " + amt(r.total),
+  step(r, Message("advisor.tco.total"), "total = " + amt(r.total),
        r.total.amount_string());
   auto per_month = scaled(r.total, 1, months, "per month");
   auto per_owned = scaled(r.total, 1, r.owned_gpu_hours, "per GPU-hour");
@@ -218,10 +209,10 @@ Status add_totals(TcoResult& r, const TcoInput& in) {
   if (!per_owned) return per_owned.error();
   r.per_month = *per_month;
   r.cost_per_owned_gpu_hour = *per_owned;
-  step(r, "Owned GPU-hours = GPUs x months x 730 h", "拥有的 GPU 小时 = GPU 数 x 月数 x 730 小时",
+  step(r, Message("advisor.tco.owned_gpu_hours"),
        std::to_string(n) + " x " + std::to_string(months) + " x 730 = " + std::to_string(r.owned_gpu_hours),
        r.owned_gpu_hours);
-  step(r, "Cost per owned GPU-hour = total / owned GPU-hours", "每拥有 GPU 小时成本 = 总成本 / 拥有的 GPU 小时",
+  step(r, Message("advisor.tco.per_owned_gpu_hour"),
        amt(r.total) + " / " + std::to_string(r.owned_gpu_hours) + " = " + amt(r.cost_per_owned_gpu_hour),
        r.cost_per_owned_gpu_hour.amount_string());
   return ok_status();
@@ -233,7 +224,7 @@ Status add_utilization(TcoResult& r, const TcoInput& in) {
   if (in.utilization_pct) {
     r.utilized_num = *in.utilization_pct;
     r.utilized_den = 100;
-    step(r, "Utilization (given)", "利用率（给定）", std::to_string(*in.utilization_pct) + " %",
+    step(r, Message("advisor.tco.utilization_given"), std::to_string(*in.utilization_pct) + " %",
          *in.utilization_pct * 100);
   } else {
     int64_t served = 0, unmet = 0, demand = 0;
@@ -246,13 +237,11 @@ Status add_utilization(TcoResult& r, const TcoInput& in) {
     r.utilized_num = served;
     r.utilized_den = n * static_cast<int64_t>(in.demand_curve.size());
     r.unmet_demand_bp = static_cast<int64_t>(div_half_even(static_cast<i128>(unmet) * 10'000, demand));
-    step(r, "Utilization = sum over hours of min(demand, GPUs) / (GPUs x hours)",
-         "利用率 = 各小时 min(需求, GPU 数) 之和 / (GPU 数 x 小时数)",
+    step(r, Message("advisor.tco.utilization_curve"),
          std::to_string(served) + " / (" + std::to_string(n) + " x " + std::to_string(in.demand_curve.size()) + ")",
          static_cast<int64_t>(div_half_even(static_cast<i128>(served) * 10'000, r.utilized_den)));
     if (unmet > 0)
-      step(r, "Demand above the owned GPUs (not served by the cluster), of all demand",
-           "超出自有 GPU 的需求（集群无法满足）占总需求",
+      step(r, Message("advisor.tco.unmet_demand"),
            std::to_string(unmet) + " / " + std::to_string(demand) + " = " + pct_bp(r.unmet_demand_bp),
            r.unmet_demand_bp);
   }
@@ -263,8 +252,7 @@ Status add_utilization(TcoResult& r, const TcoInput& in) {
       scaled(r.total, r.utilized_den, static_cast<i128>(r.owned_gpu_hours) * r.utilized_num, "per useful GPU-hour");
   if (!per_useful) return per_useful.error();
   r.cost_per_useful_gpu_hour = *per_useful;
-  step(r, "Cost per useful GPU-hour = total / (owned GPU-hours x utilization)",
-       "每有效 GPU 小时成本 = 总成本 / (拥有的 GPU 小时 x 利用率)",
+  step(r, Message("advisor.tco.per_useful_gpu_hour"),
        amt(r.total) + " / (" + std::to_string(r.owned_gpu_hours) + " x " + pct_bp(r.utilization_bp) +
            ") = " + amt(r.cost_per_useful_gpu_hour),
        r.cost_per_useful_gpu_hour.amount_string());
@@ -312,9 +300,7 @@ Status add_comparisons(TcoResult& r, const TcoInput& in) {
     if (build_key < best) cmp.cheapest = "build";
     const std::string be = cmp.build_break_even_utilization_bp > 10'000 ? "never (above 100 %)"
                                                                         : pct_bp(cmp.build_break_even_utilization_bp);
-    step(r, "Offer " + o.name +
-             ": building beats on-demand above utilization = build cost per owned GPU-hour / on-demand price",
-         "报价 " + o.name + "：自建优于按需的利用率门槛 = 每拥有 GPU 小时成本 / 按需单价",
+    step(r, Message("advisor.tco.offer_break_even").arg("offer", o.name),
          amt(r.total) + " / (" + std::to_string(r.owned_gpu_hours) + " x " + amt(o.on_demand_per_gpu_hour) +
              ") = " + be + "; at " + pct_bp(r.utilization_bp) + ": build " + amt(r.total) + ", on-demand " +
              amt(cmp.on_demand_cost) + (cmp.reserved_cost ? ", reserved " + amt(*cmp.reserved_cost) : "") + " -> " +
@@ -325,25 +311,32 @@ Status add_comparisons(TcoResult& r, const TcoInput& in) {
   return ok_status();
 }
 
+Message option_message(const std::string& cheapest) {
+  if (cheapest == "build") return Message("advisor.tco.option.build");
+  if (cheapest == "reserved") return Message("advisor.tco.option.reserved");
+  return Message("advisor.tco.option.on_demand");
+}
+
 void write_summary(TcoResult& r, const TcoInput& in) {
-  const int64_t n = in.gpu_count, months = in.window_months;
-  r.summary_en = "Building " + std::to_string(n) + " x " + in.gpu_model + " costs " + amt(r.total) + " over the " +
-                 std::to_string(months) + "-month window: " + amt(r.cost_per_owned_gpu_hour) + " per owned GPU-hour, " +
-                 amt(r.cost_per_useful_gpu_hour) + " per useful GPU-hour at " + pct_bp(r.utilization_bp) +
-                 " utilization.";
-  r.summary_zh = "自建 " + std::to_string(n) + " x " + in.gpu_model + " 在 " + std::to_string(months) +
-                 " 个月窗口期内总成本 " + amt(r.total) + "：每拥有 GPU 小时 " + amt(r.cost_per_owned_gpu_hour) +
-                 "，利用率 " + pct_bp(r.utilization_bp) + " 时每有效 GPU 小时 " + amt(r.cost_per_useful_gpu_hour) +
-                 "。";
+  std::vector<Message> parts;
+  parts.push_back(Message("advisor.tco.summary")
+                      .arg("gpus", std::to_string(in.gpu_count))
+                      .arg("model", in.gpu_model)
+                      .arg("total", amt(r.total))
+                      .arg("months", std::to_string(in.window_months))
+                      .arg("per_owned", amt(r.cost_per_owned_gpu_hour))
+                      .arg("per_useful", amt(r.cost_per_useful_gpu_hour))
+                      .arg("utilization", pct_bp(r.utilization_bp)));
   for (const auto& cmp : r.comparisons) {
     const bool never = cmp.build_break_even_utilization_bp > 10'000;
-    const std::string be = never ? "never" : pct_bp(cmp.build_break_even_utilization_bp);
-    const char* zh_cheapest = cmp.cheapest == "build" ? "自建" : cmp.cheapest == "reserved" ? "预留" : "按需";
-    r.summary_en += " vs " + cmp.name + ": " + cmp.cheapest + " is cheapest; building beats its on-demand price " +
-                    (never ? "at no utilization" : "above " + be + " utilization") + ".";
-    r.summary_zh += " 对比 " + cmp.name + "：" + zh_cheapest + "最便宜；自建" +
-                    (never ? "在任何利用率下都不如其按需价" : "在利用率高于 " + be + " 时优于其按需价") + "。";
+    parts.push_back(Message("advisor.tco.summary_offer")
+                        .arg("offer", cmp.name)
+                        .arg("cheapest", option_message(cmp.cheapest))
+                        .arg("build", never ? Message("advisor.tco.build_never_beats")
+                                            : Message("advisor.tco.build_beats_above")
+                                                  .arg("utilization", pct_bp(cmp.build_break_even_utilization_bp))));
   }
+  r.summary = join_messages(std::move(parts));
 }
 
 }  // namespace
@@ -366,7 +359,8 @@ json to_json(const TcoResult& r) {
   json lines = json::array();
   for (const auto& l : r.lines)
     lines.push_back(
-        {{"key", l.key}, {"en", l.en}, {"zh", l.zh}, {"formula", l.formula}, {"amount", l.amount.amount_string()}});
+        {{"key", l.key}, {"text", render_en(l.text)}, {"text_message", message_to_json(l.text)}, {"formula", l.formula},
+         {"amount", l.amount.amount_string()}});
   json cmps = json::array();
   for (const auto& c : r.comparisons) {
     json j = {{"name", c.name},
@@ -384,13 +378,11 @@ json to_json(const TcoResult& r) {
     }
     cmps.push_back(std::move(j));
   }
-  json steps = json::array();
-  for (const auto& s : r.steps)
-    steps.push_back({{"en", s.en}, {"zh", s.zh}, {"formula", s.formula}, {"value", s.value}});
+  const json steps = steps_to_json(r.steps);
   const int64_t whole = r.useful_gpu_hours_micro / 1'000'000, frac = r.useful_gpu_hours_micro % 1'000'000;
   std::string useful = std::to_string(frac);
   useful.insert(0, 6 - useful.size(), '0');
-  return {{"currency", currency_code(in.currency)},
+  json out = {{"currency", currency_code(in.currency)},
           {"gpu_model", in.gpu_model},
           {"gpu_count", in.gpu_count},
           {"servers", r.servers},
@@ -410,8 +402,9 @@ json to_json(const TcoResult& r) {
           {"cost_per_owned_gpu_hour", r.cost_per_owned_gpu_hour.amount_string()},
           {"cost_per_useful_gpu_hour", r.cost_per_useful_gpu_hour.amount_string()},
           {"comparisons", cmps},
-          {"summary", {{"en", r.summary_en}, {"zh", r.summary_zh}}},
           {"steps", steps}};
+  put_message(out, "summary", r.summary);
+  return out;
 }
 
 }  // namespace gpurent

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "advisor/advisor_step.h"
 #include "catalog/gpu_catalog.h"
 #include "core/fields.h"
 #include "core/money.h"
@@ -46,8 +47,7 @@ struct HiddenCostInfo {
   HiddenCost kind;
   const char* key;     // JSON key under hidden_costs
   int64_t default_bp;  // share of the hardware capex, basis points
-  const char* en;
-  const char* zh;
+  const char* code;     // message code of its name (src/messages/<lang>.json)
 };
 // In enum order; the defaults add up to 3200 bp (32 % of the hardware).
 const std::array<HiddenCostInfo, kHiddenCostCount>& hidden_cost_table();
@@ -102,14 +102,12 @@ Result<TcoInput> parse_tco_input(const json& body, const GpuCatalog& catalog);
 // A cost line over the window.
 struct TcoLine {
   std::string key;  // "depreciation", "financing", "hidden.networking", "power", "space", "staff"
-  std::string en, zh, formula;
+  Message text;
+  std::string formula;
   Money amount;
 };
 
-struct TcoStep {
-  std::string en, zh, formula;
-  json value;
-};
+using TcoStep = AdvisorStep;
 
 struct TcoOfferComparison {
   std::string name;
@@ -141,7 +139,7 @@ struct TcoResult {
   std::vector<TcoLine> lines;
   Money total, per_month, cost_per_owned_gpu_hour, cost_per_useful_gpu_hour;
   std::vector<TcoOfferComparison> comparisons;
-  std::string summary_en, summary_zh;
+  Message summary;
   std::vector<TcoStep> steps;
 };
 

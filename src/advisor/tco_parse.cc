@@ -24,25 +24,13 @@ constexpr int64_t kMaxKwhPrice = 100;
 constexpr int64_t kMaxMonthPrice = 10'000'000;
 
 const std::array<HiddenCostInfo, kHiddenCostCount> kHidden = {{
-    {HiddenCost::kNetworking, "networking", 1000,
-     "Networking fabric: InfiniBand/RoCE switches, NICs, cables and optics",
-     "网络：InfiniBand/RoCE 交换机、网卡、线缆与光模块"},
-    {HiddenCost::kStorage, "storage", 600, "Storage: the parallel file system or NVMe tier that keeps the GPUs fed",
-     "存储：为 GPU 供数的并行文件系统或 NVMe 层"},
-    {HiddenCost::kSoftware, "software", 300,
-     "Software licences and operations tooling: scheduler, monitoring, driver/CUDA stack support",
-     "软件许可与运维工具：调度、监控、驱动/CUDA 栈支持"},
-    {HiddenCost::kSpares, "spares", 400,
-     "Spare parts and RMA: hot-spare GPUs and nodes, capacity lost while parts are returned",
-     "备件与返修：热备 GPU 与节点、返修期间损失的算力"},
-    {HiddenCost::kFacility, "facility", 400,
-     "Facility build-out or colocation deposit: power and cooling upgrades, racks, installation",
-     "机房改造或托管押金：供电与制冷改造、机柜、安装"},
-    {HiddenCost::kSecurity, "security", 200, "Security and compliance: tenant isolation, audits, certifications",
-     "安全与合规：租户隔离、审计、认证"},
-    {HiddenCost::kDelay, "delay", 300,
-     "Opportunity cost of delay: the months from order to the first useful hour (lead time, burn-in)",
-     "延迟的机会成本：从下单到首个可用小时的数月（交期、烤机）"},
+    {HiddenCost::kNetworking, "networking", 1000, "advisor.tco.hidden.networking"},
+    {HiddenCost::kStorage, "storage", 600, "advisor.tco.hidden.storage"},
+    {HiddenCost::kSoftware, "software", 300, "advisor.tco.hidden.software"},
+    {HiddenCost::kSpares, "spares", 400, "advisor.tco.hidden.spares"},
+    {HiddenCost::kFacility, "facility", 400, "advisor.tco.hidden.facility"},
+    {HiddenCost::kSecurity, "security", 200, "advisor.tco.hidden.security"},
+    {HiddenCost::kDelay, "delay", 300, "advisor.tco.hidden.delay"},
 }};
 
 }  // namespace

@@ -115,14 +115,27 @@ TEST(Tco, WorkedExample) {
   EXPECT_EQ(j["total"], "1792117.493333");
   EXPECT_EQ(j["useful_gpu_hours"], "630720.000000");
   EXPECT_EQ(j["comparisons"][1]["build_break_even_utilization_bp"], 7127);
-  for (const auto& s : j["steps"]) {
-    EXPECT_FALSE(s["en"].get<std::string>().empty());
-    EXPECT_FALSE(s["zh"].get<std::string>().empty());
-    EXPECT_FALSE(s["formula"].get<std::string>().empty());
-  }
-  EXPECT_NE(r.summary_en.find("2.131038 USD per owned GPU-hour"), std::string::npos) << r.summary_en;
-  EXPECT_NE(r.summary_en.find("above 71.27 % utilization"), std::string::npos) << r.summary_en;
-  EXPECT_NE(r.summary_zh.find("71.27 %"), std::string::npos);
+  // Every step and line is a catalogued code, worded in each language; the JSON carries the
+  // code and its English text (the server words it in the reader's language).
+  for (const auto* list : {&j["steps"], &j["lines"]})
+    for (const auto& s : *list) {
+      const std::string code = s["text_message"]["code"];
+      for (const auto& lang : message_languages()) EXPECT_TRUE(has_message(lang, code)) << lang << " " << code;
+      EXPECT_EQ(s["text"], render_en(*message_from_json(s["text_message"])));
+      EXPECT_FALSE(s["formula"].get<std::string>().empty());
+    }
+  EXPECT_EQ(j["lines"][2]["text"],
+            "Hidden cost: Networking fabric: InfiniBand/RoCE switches, NICs, cables and optics");
+  EXPECT_EQ(render(*message_from_json(j["lines"][2]["text_message"]), "zh"),
+            "隐性成本：网络：InfiniBand/RoCE 交换机、网卡、线缆与光模块");
+  const std::string en = render_en(r.summary), zh = render(r.summary, "zh");
+  EXPECT_EQ(j["summary"], en);
+  EXPECT_NE(en.find("2.131038 USD per owned GPU-hour"), std::string::npos) << en;
+  EXPECT_NE(en.find("Against neocloud: building is cheapest; building beats its on-demand price above 71.27 % "
+                    "utilization."),
+            std::string::npos)
+      << en;
+  EXPECT_NE(zh.find("对比 neocloud：自建最便宜；自建在利用率高于 71.27 % 时优于其按需价。"), std::string::npos) << zh;
 }
 
 TEST(Tco, LowUtilizationMakesRentingCheaper) {
@@ -275,7 +288,10 @@ TEST(Tco, BreakEvenSeparatesBuildFromOnDemand) {
   EXPECT_GT(r.comparisons[0].build_break_even_utilization_bp, 10'000);
   EXPECT_EQ(r.comparisons[0].cheapest, "on_demand");
   EXPECT_EQ(to_json(r)["comparisons"][0]["build_ever_beats_on_demand"], false);
-  EXPECT_NE(r.summary_en.find("at no utilization"), std::string::npos);
+  EXPECT_NE(render_en(r.summary).find("Against cheap: on-demand is cheapest; building beats its on-demand price at "
+                                      "no utilization."),
+            std::string::npos)
+      << render_en(r.summary);
 }
 
 TEST(Tco, RejectsBadInputWithFieldPaths) {

@@ -1,7 +1,7 @@
 // `gpurent advise fingerprint|tco|mix|quotes|suppliers|poc -f input.yaml`: the advisor's
 // calculators (POST /api/v1/advise/<calculator>, docs/advisor.md). The input is YAML or JSON;
-// the answer prints as its summary, the key figures and every step of its arithmetic, in English
-// or Chinese (--lang zh), or whole with -o json|yaml.
+// the answer prints as its summary, the key figures and every step of its arithmetic, in the
+// locale's language or the one --lang names (the server words the texts), or whole with -o json|yaml.
 #include <memory>
 
 #include "cli/commands.h"
@@ -11,19 +11,20 @@ namespace gpurent {
 namespace {
 
 struct AdviseOpts {
-  std::string file, lang = "en";
+  std::string file, lang;  // lang: "" follows the locale (Accept-Language)
 };
 
-std::string text(const json& v, const std::string& lang) {
+// A text the server worded in the request's language: a string, or an object's "text".
+std::string text(const json& v) {
   if (v.is_string()) return v.get<std::string>();
-  if (v.is_object() && v.contains(lang) && v[lang].is_string()) return v[lang].get<std::string>();
+  if (v.is_object() && v.contains("text") && v["text"].is_string()) return v["text"].get<std::string>();
   if (v.is_null()) return "";
   return v.dump();
 }
 
 std::string str(const json& v) { return v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump(); }
 
-void key_figures(std::ostream& out, const std::string& calc, const json& r, const std::string& lang) {
+void key_figures(std::ostream& out, const std::string& calc, const json& r) {
   if (calc == "quotes") {
     Table t({{"RANK", Align::kRight},
              {"OFFER"},
@@ -34,7 +35,7 @@ void key_figures(std::ostream& out, const std::string& calc, const json& r, cons
       t.add_row(
           {str(o["rank"]), str(o["offer"]), str(o["per_useful_gpu_hour"]), str(o["list_price"]), str(o["list_rank"])});
     t.print(out, 0);
-    out << text(r.value("misleads", json()), lang) << "\n";
+    out << text(r.value("misleads", json())) << "\n";
   } else if (calc == "suppliers") {
     Table t({{"SUPPLIER"}, {"SCORE", Align::kRight}, {"BLOCKED BY"}, {"SHARE", Align::kRight}});
     for (const auto& s : r.value("suppliers", json::array())) {
@@ -43,11 +44,11 @@ void key_figures(std::ostream& out, const std::string& calc, const json& r, cons
       t.add_row({str(s["name"]), str(s["score"]), blocked, str(s["share_pct"]) + " %"});
     }
     t.print(out, 0);
-    out << text(r.value("split", json::object()), lang) << "\n";
+    out << text(r.value("split", json::object())) << "\n";
   } else if (calc == "poc") {
     Table t({{"SUPPLIER"}, {"VERDICT"}, {"REASON"}});
     for (const auto& s : r.value("suppliers", json::array()))
-      t.add_row({str(s["name"]), str(s["verdict"]), text(s.value("reason", json()), lang)});
+      t.add_row({str(s["name"]), str(s["verdict"]), text(s.value("reason", json()))});
     t.print(out, 0);
   } else if (calc == "mix") {
     out << "expected cost      " << str(r["expected_cost"]) << " " << str(r["currency"]) << "\n"
@@ -78,7 +79,8 @@ void add_advise_commands(CLI::App& app, CliContext& ctx) {
     sub->add_option("-f,--file", o->file,
                     "YAML or JSON input ('-' reads stdin); schema in docs/advisor/" + calc + ".md")
         ->required();
-    sub->add_option("--lang", o->lang, "language of the explanation: en or zh")->check(CLI::IsMember({"en", "zh"}));
+    sub->add_option("--lang", o->lang, "language of the explanation: en or zh (default: the locale's)")
+        ->check(CLI::IsMember({"en", "zh"}));
     sub->callback([&ctx, o, calc = calc] {
       ctx.action = [&ctx, o, calc] {
         auto doc = ctx.read_document(o->file);
@@ -86,15 +88,15 @@ void add_advise_commands(CLI::App& app, CliContext& ctx) {
         int rc = kExitOk;
         ApiClient* c = ctx.client(&rc);
         if (!c) return rc;
-        auto r = c->post("/advise/" + calc, *doc);
+        auto r = c->post("/advise/" + calc + (o->lang.empty() ? "" : "?lang=" + o->lang), *doc);
         if (!r) return ctx.fail(r.error());
         return ctx.emit(*r, [&](std::ostream& out) {
-          const std::string summary = text(r->value("summary", json()), o->lang);
+          const std::string summary = text(r->value("summary", json()));
           if (!summary.empty() && summary.front() != '{') out << summary << "\n\n";
-          key_figures(out, calc, *r, o->lang);
+          key_figures(out, calc, *r);
           out << "\n" << (o->lang == "zh" ? "计算过程" : "arithmetic") << ":\n";
           for (const auto& s : r->value("steps", json::array())) {
-            out << "  - " << text(s, o->lang);
+            out << "  - " << text(s);
             if (s.contains("formula")) out << ": " << str(s["formula"]);
             out << "\n";
           }

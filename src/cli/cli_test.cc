@@ -442,8 +442,12 @@ TEST_F(CliTest, AdvisePostsTheInputAndPrintsTheArithmeticInTheChosenLanguage) {
   api_.on("POST /api/v1/advise/suppliers",
           {200, R"({"suppliers":[{"name":"dc-a","score":"72.5","hard_failures":[],"share_pct":"100.0"},
                                  {"name":"dc-b","score":"40.0","hard_failures":["exit_path_tested"],"share_pct":"0.0"}],
-                   "split":{"en":"dc-a takes everything.","zh":"全部给 dc-a。"},
-                   "steps":[{"en":"dc-a: score","zh":"dc-a：得分","formula":"725 ÷ 10","value":"72.5"}]})"});
+                   "split":{"text":"dc-a takes everything.","text_message":{"code":"x"}},
+                   "steps":[{"text":"dc-a: score","text_message":{"code":"y"},"formula":"725 ÷ 10","value":"72.5"}]})"});
+  // --lang asks the server for its language (?lang=); the server words the texts.
+  api_.on("POST /api/v1/advise/suppliers?lang=zh",
+          {200, R"({"suppliers":[],"split":{"text":"全部给 dc-a。"},
+                   "steps":[{"text":"dc-a：得分","formula":"725 ÷ 10","value":"72.5"}]})"});
   CliRun r = run({"advise", "suppliers", "-f", "-"}, "split:\n  floor: 50\n");
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(json::parse(api_.requests().at(0).body), json::parse(R"({"split":{"floor":50}})"));

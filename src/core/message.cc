@@ -54,7 +54,19 @@ const std::string* lookup(std::string_view lang, std::string_view code) {
   return m == it->second.end() ? nullptr : &m->second;
 }
 
+constexpr std::string_view kJoin = "join";
+
 void render_into(const Message& m, std::string_view lang, std::string& out) {
+  if (m.code == kJoin) {
+    const std::string* sep = lookup(lang, "join.separator");
+    if (!sep) sep = lookup("en", "join.separator");
+    for (size_t i = 0; i < m.args.size(); ++i) {
+      if (i > 0 && sep) out += *sep;
+      if (m.args[i].nested.empty()) out += m.args[i].text;
+      else render_into(m.args[i].nested.front(), lang, out);
+    }
+    return;
+  }
   const std::string* tpl = lookup(lang, m.code);
   if (!tpl) tpl = lookup("en", m.code);
   if (!tpl) {
@@ -180,6 +192,19 @@ std::string pick_language(std::string_view query, std::string_view accept_langua
   return best.empty() ? "en" : best;
 }
 
+Message join_messages(std::vector<Message> parts) {
+  Message m{std::string(kJoin)};
+  m.args.reserve(parts.size());
+  for (size_t i = 0; i < parts.size(); ++i) {
+    std::string name = std::to_string(i);
+    name.insert(0, name.size() < 6 ? 6 - name.size() : 0, '0');
+    MessageArg a{"p" + name, "", {}};
+    a.nested.push_back(std::move(parts[i]));
+    m.args.push_back(std::move(a));  // names ascend: the sorted order put() keeps
+  }
+  return m;
+}
+
 nlohmann::json message_to_json(const Message& m) {
   nlohmann::json args = nlohmann::json::object();
   for (const auto& a : m.args) args[a.name] = a.nested.empty() ? nlohmann::json(a.text) : message_to_json(a.nested.front());
@@ -209,5 +234,16 @@ Result<Message> from_json_at(const nlohmann::json& j, int depth) {
 }  // namespace
 
 Result<Message> message_from_json(const nlohmann::json& j) { return from_json_at(j, 0); }
+
+void put_message(nlohmann::json& obj, const std::string& key, const Message& m) {
+  obj[key] = render_en(m);
+  obj[key + "_message"] = message_to_json(m);
+}
+
+nlohmann::json text_json(const Message& m) {
+  nlohmann::json j = nlohmann::json::object();
+  put_message(j, "text", m);
+  return j;
+}
 
 }  // namespace gpurent

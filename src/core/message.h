@@ -67,8 +67,18 @@ std::string match_language(std::string_view tag);
 // else the best match of an Accept-Language header by q-value; "en" when nothing matches.
 std::string pick_language(std::string_view query, std::string_view accept_language);
 
+// Sentences one after another: code "join", arguments "p000000", "p000001", … rendered in order
+// with the catalogue's "join.separator" between them (a space in English, nothing in Chinese).
+Message join_messages(std::vector<Message> parts);
+
 // JSON form {"code": "...", "args": {"name": "text" | {"code": ..., "args": ...}}}.
 nlohmann::json message_to_json(const Message& m);
 Result<Message> message_from_json(const nlohmann::json& j);
+
+// obj[key] = m's English text and obj[key + "_message"] = m as JSON: the server renders `key` in
+// the reader's language (server/http localize_messages); a client reading only `key` reads text.
+void put_message(nlohmann::json& obj, const std::string& key, const Message& m);
+// {"text": English, "text_message": m}: put_message into a new object.
+nlohmann::json text_json(const Message& m);
 
 }  // namespace gpurent

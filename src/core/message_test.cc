@@ -48,6 +48,20 @@ TEST(Message, SurvivesJsonAndRefusesMalformedJsonNamingTheField) {
   EXPECT_FALSE(message_from_json(deep).ok());
 }
 
+TEST(Message, JoinedSentencesKeepTheirOrderAndTheLanguagesSeparatorAndSurviveJson) {
+  std::vector<Message> parts;
+  for (int i = 0; i < 12; ++i) parts.push_back(verbatim("s" + std::to_string(i)));
+  parts.push_back(kRequeued);
+  const Message j = join_messages(parts);
+  EXPECT_EQ(render_en(j), "s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 requeued: node h100-01 failed: Xid 79");
+  EXPECT_EQ(render(j, "zh"), "s0s1s2s3s4s5s6s7s8s9s10s11重新排队：节点 h100-01 故障：Xid 79");
+  EXPECT_EQ(*message_from_json(message_to_json(j)), j);
+  EXPECT_EQ(render_en(join_messages({})), "");
+  const auto t = text_json(kRequeued);
+  EXPECT_EQ(t["text"], render_en(kRequeued));
+  EXPECT_EQ(t["text_message"], message_to_json(kRequeued));
+}
+
 TEST(Message, PicksTheLanguageFromTheQueryThenAcceptLanguage) {
   EXPECT_EQ(pick_language("zh", ""), "zh");
   EXPECT_EQ(pick_language("zh-CN", "en"), "zh");

@@ -70,21 +70,19 @@ std::map<std::string, std::optional<double>> rank_jobs(std::vector<JobEfficiency
     const auto& med = medians[j.metric];
     if (j.gain > 0 && j.gain_per_gpu_hour && med && *med > 0 && per_metric[j.metric].size() >= kLowGainMinJobs &&
         *j.gain_per_gpu_hour < *med / 4)
-      j.flags.push_back({"low_gain",
-                         "Gain per GPU-hour " + num(*j.gain_per_gpu_hour) + " is below a quarter of the median " +
-                             num(*med) + " of the jobs reporting " + j.metric,
-                         "每 GPU 小时收益 " + num(*j.gain_per_gpu_hour) + "，低于报告 " + j.metric + " 的任务中位数 " +
-                             num(*med) + " 的四分之一"});
+      j.flags.push_back({"low_gain", Message("dashboard.flag.low_gain")
+                                         .arg("gain", num(*j.gain_per_gpu_hour))
+                                         .arg("median", num(*med))
+                                         .arg("metric", j.metric)});
     if (j.gain <= 0)
-      j.flags.push_back({"no_gain",
-                         j.metric + " did not improve (" + num(j.first) + " → " + num(j.last) + ")",
-                         j.metric + " 没有改善（" + num(j.first) + " → " + num(j.last) + "）"});
+      j.flags.push_back({"no_gain", Message("dashboard.flag.no_gain")
+                                        .arg("metric", j.metric)
+                                        .arg("first", num(j.first))
+                                        .arg("last", num(j.last))});
     if (j.mean_util_pct && *j.mean_util_pct < kLowUtilizationPct)
-      j.flags.push_back({"low_utilization",
-                         "Mean GPU utilization " + std::to_string(*j.mean_util_pct) + "% is below " +
-                             std::to_string(kLowUtilizationPct) + "%",
-                         "GPU 平均利用率 " + std::to_string(*j.mean_util_pct) + "%，低于 " +
-                             std::to_string(kLowUtilizationPct) + "%"});
+      j.flags.push_back({"low_utilization", Message("dashboard.flag.low_utilization")
+                                                .arg("mean", std::to_string(*j.mean_util_pct))
+                                                .arg("limit", std::to_string(kLowUtilizationPct))});
   }
   return medians;
 }

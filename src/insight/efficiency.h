@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/message.h"
 #include "core/money.h"
 
 namespace gpurent {
@@ -19,7 +20,7 @@ inline constexpr size_t kLowGainMinJobs = 3;       // low_gain needs this many j
 
 struct EfficiencyFlag {
   std::string key;  // low_gain | no_gain | low_utilization
-  std::string en, zh;
+  Message text;     // why, as a code with its figures
 };
 
 struct JobEfficiency {

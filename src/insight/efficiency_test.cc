@@ -54,8 +54,8 @@ TEST(DashboardRank, RanksByGainPerGpuHourWithinEachMetric) {
   EXPECT_DOUBLE_EQ(*medians.at("val_accuracy"), 0.0175);
   EXPECT_DOUBLE_EQ(*medians.at("loss"), 1.0);
   EXPECT_EQ(keys(jobs[5]), std::vector<std::string>{"low_gain"});
-  EXPECT_NE(jobs[5].flags[0].en.find("0.0175"), std::string::npos) << jobs[5].flags[0].en;
-  EXPECT_NE(jobs[5].flags[0].zh.find("四分之一"), std::string::npos);
+  EXPECT_NE(render_en(jobs[5].flags[0].text).find("0.0175"), std::string::npos) << render_en(jobs[5].flags[0].text);
+  EXPECT_NE(render(jobs[5].flags[0].text, "zh").find("四分之一"), std::string::npos);
   for (size_t i = 0; i < 5; ++i) EXPECT_TRUE(jobs[i].flags.empty()) << jobs[i].job;
   // Two jobs of a metric are too few to call one of them low.
   std::vector<JobEfficiency> two = {job("a", "m", 1, kGpuHour), job("b", "m", 0.01, kGpuHour)};
@@ -74,8 +74,8 @@ TEST(DashboardRank, FlagsNoGainAndLowUtilization) {
   EXPECT_EQ(keys(jobs[1]), std::vector<std::string>{"no_gain"});  // 40% is not below 40%
   EXPECT_EQ(jobs[2].job, "worse");
   EXPECT_EQ(keys(jobs[2]), (std::vector<std::string>{"no_gain", "low_utilization"}));
-  EXPECT_NE(jobs[2].flags[1].en.find("39%"), std::string::npos);
-  EXPECT_NE(jobs[2].flags[1].zh.find("利用率"), std::string::npos);
+  EXPECT_EQ(render_en(jobs[2].flags[1].text), "Mean GPU utilization 39% is below 40%");
+  EXPECT_EQ(render(jobs[2].flags[1].text, "zh"), "GPU 平均利用率 39%，低于 40%");
 }
 
 TEST(DashboardRank, GpuHoursAndCostPerGainAreExact) {

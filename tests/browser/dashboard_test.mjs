@@ -233,10 +233,10 @@ async function run(page, base, adminToken) {
   for (const s of advice.json.suppliers) {
     const cells = await page.locator(`[data-testid="suppliers-table"] tr[data-row="${s.name}"] td`).allInnerTexts();
     check(cells[1] === s.score && cells[4] === s.share_pct, `supplier ${s.name}: score ${s.score}, share ${s.share_pct}% shown`);
-    const blocked = s.hard_failures.map((id) => s.items.find((i) => i.id === id)?.en ?? id);
+    const blocked = s.hard_failures.map((id) => s.items.find((i) => i.id === id)?.text ?? id);
     check(blocked.every((b) => cells[2].includes(b)), `supplier ${s.name}: blocked-by items shown (${s.hard_failures.join(", ") || "none"})`);
   }
-  check((await cellText(page.getByTestId("suppliers-split"))).includes(advice.json.split.en), "procurement split text shown");
+  check((await cellText(page.getByTestId("suppliers-split"))).includes(advice.json.split.text), "procurement split text shown");
   const scoreLabels = await page.locator('[data-testid="suppliers-chart"] svg text').allTextContents();
   check(advice.json.suppliers.every((s) => scoreLabels.includes(s.score)), "score chart labels every bar with the exact score");
   await shot(page, "06-suppliers");
@@ -306,7 +306,7 @@ async function run(page, base, adminToken) {
     `first ranked ${first.offer}: ${first.per_useful_gpu_hour} per useful GPU-hour (page: ${firstRow[3]}), list ${first.list_price}`);
   const perUseful = await page.locator('[data-testid="truecost-table"] tbody tr td:nth-child(4)').allInnerTexts();
   check(JSON.stringify(perUseful) === JSON.stringify(quotes.json.ranking.map((r) => r.per_useful_gpu_hour)), "every per-useful-GPU-hour figure exact, in rank order");
-  check((await cellText(page.getByTestId("truecost-misleads"))) === quotes.json.misleads.en, "misleads text shown in English");
+  check((await cellText(page.getByTestId("truecost-misleads"))) === quotes.json.misleads, "misleads text shown in English");
   const quoteLabels = await page.locator('[data-testid="truecost-chart"] svg text').allTextContents();
   check(quotes.json.ranking.every((r) => quoteLabels.includes(r.per_useful_gpu_hour) && quoteLabels.includes(r.list_price)), "chart labels both bars of every offer exactly");
   await shot(page, "12-truecost");
@@ -321,7 +321,8 @@ async function run(page, base, adminToken) {
   const changedJson = await changed.json();
   check(changed.request().postDataJSON().workload.idle_pct === 0, "the edited idle % is posted");
   await page.getByTestId("truecost-table").waitFor({ timeout: STEP_TIMEOUT_MS });
-  check((await cellText(page.getByTestId("truecost-misleads"))) === changedJson.misleads.zh, "misleads text shown in Chinese");
+  check((await cellText(page.getByTestId("truecost-misleads"))) === changedJson.misleads && /[\u4e00-\u9fff]/.test(changedJson.misleads)
+    && changedJson.misleads_message.code.startsWith("advisor.quotes."), `misleads text shown in Chinese (${changedJson.misleads})`);
   const changedFirst = await page.locator('[data-testid="truecost-table"] tbody tr td:nth-child(4)').first().innerText();
   check(changedFirst === changedJson.ranking[0].per_useful_gpu_hour, `new first rank ${changedJson.ranking[0].per_useful_gpu_hour} shown`);
   await shot(page, "13-truecost-zh");

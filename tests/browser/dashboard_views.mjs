@@ -255,7 +255,7 @@ async function costPerformance(page, base, token, jobs) {
       const row = page.locator(`[data-testid="costperf-table-${metric}"] tr[data-row="${j.job_id}"]`);
       const text = await row.textContent();
       const flagged = await row.evaluate((tr) => tr.classList.contains("inefficient"));
-      check(flagged === j.inefficient && j.flags.every((f) => text.includes(f.en)),
+      check(flagged === j.inefficient && j.flags.every((f) => text.includes(f.text)),
         `cost-performance ${metric}: ${j.job} ${j.inefficient ? `flagged (${j.flags.map((f) => f.key).join(", ")})` : "not flagged"}`);
     }
     const labels = await svgTexts(page, `costperf-chart-${metric}`);

@@ -49,9 +49,9 @@ export function t(key: Key, params: Record<string, string | number> = {}): strin
   );
 }
 
-/** Picks the API's own bilingual text ({en, zh}) in the current language. */
-export function pick(text: { en: string; zh: string }): string {
-  return current.startsWith("zh") ? text.zh : text.en;
+/** A text the API sends as `text` with its code in `text_message`, in the current language. */
+export function localText(x: { text: string; text_message?: ServerMessage }): string {
+  return renderMessage(x.text_message, x.text);
 }
 
 /** Whether `key` is in the dictionary (labels for values a newer server may extend). */
@@ -91,6 +91,14 @@ export interface ServerMessage {
 export function renderMessage(m: ServerMessage | null | undefined, fallback = ""): string {
   if (!m || !m.code) return fallback;
   const dict = dictionaries[current] as Record<string, string>;
+  if (m.code === "join") {
+    // Sentences in the order of their argument names (p000000, p000001, …), src/core/message.h.
+    const sep = dict["join.separator"] ?? " ";
+    return Object.keys(m.args ?? {}).sort().map((k) => {
+      const a = m.args![k];
+      return typeof a === "string" ? a : renderMessage(a);
+    }).join(sep);
+  }
   const template = dict[m.code] ?? (en as Record<string, string>)[m.code];
   if (template === undefined) return fallback || m.code;
   return template.replace(/\{(\w+)\}/g, (whole, name: string) => {

@@ -103,19 +103,21 @@ export interface Invoice {
   unpriced_allocations: string[];
 }
 
-export interface Bilingual {
-  en: string;
-  zh: string;
+/** A sentence the server words: `text` (in the request's language) and its code. */
+export interface ServerText {
+  text: string;
+  text_message?: ServerMessage;
 }
 
-export interface SupplierItem extends Bilingual {
+export interface SupplierItem extends ServerText {
   id: string;
   kind: string;
   must_have: boolean;
   status: string;
   weight: number;
   credit_permille: number;
-  evidence: Bilingual;
+  evidence: string;
+  evidence_message?: ServerMessage;
 }
 
 export interface SupplierAdvice {
@@ -131,7 +133,7 @@ export interface SupplierAdvice {
 
 export interface SuppliersAdvice {
   history_period: { from: string; to: string };
-  split: Bilingual & { floor: string; cap_pct: string; effective_cap_pct: string };
+  split: ServerText & { floor: string; cap_pct: string; effective_cap_pct: string };
   suppliers: SupplierAdvice[];
 }
 
@@ -194,5 +196,6 @@ export interface QuotesAdvice {
   workload: { useful_gpu_hours: string };
   ranking: QuoteRank[];
   sticker_misleads: boolean;
-  misleads: Bilingual;
+  misleads: string;
+  misleads_message?: ServerMessage;
 }

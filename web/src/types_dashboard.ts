@@ -3,7 +3,7 @@
 // wrote them; metric values are JSON numbers (metrics are not money).
 
 import type { ServerMessage } from "./i18n";
-import type { Bilingual } from "./types";
+import type { ServerText } from "./types";
 
 export interface UtilizationCard {
   node_id: string;
@@ -117,7 +117,7 @@ export interface CostPerfJob {
   mean_util_pct: number | null;
   rank: number;
   inefficient: boolean;
-  flags: (Bilingual & { key: string })[];
+  flags: (ServerText & { key: string })[];
 }
 
 export interface CostPerformance {

@@ -165,7 +165,11 @@ json to_json(const CostPerformance& c) {
   json jobs = json::array();
   for (const JobEfficiency& j : c.jobs) {
     json flags = json::array();
-    for (const auto& f : j.flags) flags.push_back({{"key", f.key}, {"en", f.en}, {"zh", f.zh}});
+    for (const auto& f : j.flags) {
+      json flag = text_json(f.text);
+      flag["key"] = f.key;
+      flags.push_back(std::move(flag));
+    }
     const auto per_gain = cost_per_unit_gain(j.cost, j.gain);
     json row = {{"job_id", j.job_id},
                 {"job", j.job},

@@ -9,7 +9,7 @@ import { barChart } from "../charts";
 import type { ViewContext } from "../context";
 import { cents, h, money, notice, num, replace, stat, table } from "../dom";
 import { decimalCompare, intText, metricText } from "../format";
-import { pick, t, type Key } from "../i18n";
+import { localText, t, type Key } from "../i18n";
 import type { CostPerfJob, CostPerformance, Project } from "../types_dashboard";
 import { errorNotice } from "./errors";
 import { filterSelect, period, periodDays, periodSelect, projectSelect, tenantSelect } from "./period";
@@ -80,7 +80,7 @@ export async function renderCostPerf(root: HTMLElement, ctx: ViewContext): Promi
           num(intText(j.mean_util_pct, "%")),
           j.flags.length === 0
             ? h("span", { class: "badge ok" }, t("costperf.efficient"))
-            : h("span", {}, ...j.flags.map((f) => h("span", { class: "badge flag", "data-flag": f.key }, pick(f)))),
+            : h("span", {}, ...j.flags.map((f) => h("span", { class: "badge flag", "data-flag": f.key }, localText(f)))),
         ]),
         jobs.map((j) => j.job_id),
       ), jobs),

@@ -8,7 +8,7 @@ import { get, post } from "../api";
 import { barChart } from "../charts";
 import type { ViewContext } from "../context";
 import { h, num, table } from "../dom";
-import { pick, t, type Key } from "../i18n";
+import { localText, renderMessage, t, type Key } from "../i18n";
 import type { SupplierAdvice, SuppliersAdvice } from "../types";
 import type { SuppliersHealth } from "../types_dashboard";
 import { errorNotice } from "./errors";
@@ -34,7 +34,7 @@ export async function renderSuppliers(root: HTMLElement, ctx: ViewContext): Prom
   const label = (s: SupplierAdvice) => (s.display_name ? `${s.display_name} (${s.name})` : s.name);
   const itemText = (s: SupplierAdvice, id: string) => {
     const item = s.items.find((i) => i.id === id);
-    return item ? pick(item) : id;
+    return item ? localText(item) : id;
   };
   const yesNo = (b: boolean) => t(b ? "suppliers.yes" : "suppliers.no");
   const chartEl = h("div", { class: "chart", "data-testid": "suppliers-chart", style: `height:${60 + 36 * advice.suppliers.length}px` });
@@ -55,7 +55,7 @@ export async function renderSuppliers(root: HTMLElement, ctx: ViewContext): Prom
     ),
     h("section", { "data-testid": "suppliers-split" },
       h("h3", {}, t("suppliers.split")),
-      h("p", {}, pick(advice.split)),
+      h("p", {}, localText(advice.split)),
       h("p", { class: "muted" }, t("suppliers.floor", { floor: advice.split.floor, cap: advice.split.effective_cap_pct }))),
     ...advice.suppliers.map((s) =>
       h("details", { "data-testid": `supplier-items-${s.name}` },
@@ -64,11 +64,11 @@ export async function renderSuppliers(root: HTMLElement, ctx: ViewContext): Prom
           `supplier-items-table-${s.name}`,
           [t("suppliers.col.item"), t("suppliers.col.weight"), t("suppliers.col.status"), t("suppliers.col.credit"), t("suppliers.col.evidence")],
           s.items.map((i) => [
-            h("span", {}, pick(i), i.must_have ? h("span", { class: "badge must" }, t("suppliers.must_have")) : null),
+            h("span", {}, localText(i), i.must_have ? h("span", { class: "badge must" }, t("suppliers.must_have")) : null),
             num(String(i.weight)),
             h("span", { class: `badge status-${i.status}` }, statusLabel(i.status)),
             num(String(i.credit_permille)),
-            pick(i.evidence),
+            renderMessage(i.evidence_message, i.evidence),
           ]),
         ))),
     controls,

@@ -7,7 +7,7 @@ import { getAll, post } from "../api";
 import { groupedBarChart } from "../charts";
 import type { ViewContext } from "../context";
 import { h, notice, num, table } from "../dom";
-import { pick, t, type Key } from "../i18n";
+import { renderMessage, t, type Key } from "../i18n";
 import type { Offer, QuotesAdvice, QuoteWorkload, SupplierInfo } from "../types";
 import { errorNotice } from "./errors";
 
@@ -107,7 +107,7 @@ export async function renderTrueCost(root: HTMLElement, _ctx: ViewContext): Prom
 function showAdvice(root: HTMLElement, advice: QuotesAdvice): void {
   const chartEl = h("div", { class: "chart", "data-testid": "truecost-chart", style: `height:${70 + 44 * advice.ranking.length}px` });
   root.replaceChildren(
-    h("p", { class: advice.sticker_misleads ? "notice error misleads" : "notice info misleads", "data-testid": "truecost-misleads" }, pick(advice.misleads)),
+    h("p", { class: advice.sticker_misleads ? "notice error misleads" : "notice info misleads", "data-testid": "truecost-misleads" }, renderMessage(advice.misleads_message, advice.misleads)),
     h("h3", {}, t("truecost.ranking", { currency: advice.currency, hours: advice.workload.useful_gpu_hours })),
     table(
       "truecost-table",
