@@ -24,6 +24,36 @@ double mean(const std::vector<int64_t>& v) {
   return static_cast<double>(s / static_cast<long double>(v.size()) / 1000.0L);
 }
 
+// Waits, completion times, makespan and utilization from the replay's raw figures (sorts waits and jcts).
+void summarize(ReplayReport& r, std::vector<int64_t>& waits, std::vector<int64_t>& jcts, long double gpu_ms,
+               TimeMs first, TimeMs last) {
+  r.wait_mean_s = mean(waits);
+  r.wait_p50_s = pct(waits, 0.5);
+  r.wait_p95_s = pct(waits, 0.95);
+  r.jct_mean_s = mean(jcts);
+  r.jct_p50_s = pct(jcts, 0.5);
+  r.jct_p95_s = pct(jcts, 0.95);
+  r.makespan_s = static_cast<double>(last - first) / 1000.0;
+  if (r.cluster_gpus > 0 && last > first)
+    r.utilization_pct = static_cast<double>(100.0L * gpu_ms / (static_cast<long double>(r.cluster_gpus) *
+                                                               static_cast<long double>(last - first)));
+}
+
+// Allocation over time: the step function (time, allocated milli-GPUs after it) sampled at 100
+// evenly spaced times, as a percentage of the cluster.
+std::vector<double> allocation_curve(const std::vector<std::pair<TimeMs, int64_t>>& steps, int64_t cluster_gpus,
+                                     TimeMs first, TimeMs last) {
+  std::vector<double> out;
+  size_t k = 0;
+  for (int i = 0; i < 100 && last > first; ++i) {
+    const TimeMs at = first + (last - first) * i / 99;
+    while (k + 1 < steps.size() && steps[k + 1].first <= at) ++k;
+    const int64_t a = steps.empty() ? 0 : steps[k].second;
+    out.push_back(cluster_gpus ? 100.0 * static_cast<double>(a) / (1000.0 * static_cast<double>(cluster_gpus)) : 0);
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<ReplayReport> replay(const ReplayInput& in, const SchedConfig& config,
@@ -102,24 +132,8 @@ Result<ReplayReport> replay(const ReplayInput& in, const SchedConfig& config,
     if (next == arrivals.size() && running.empty()) break;
   }
   r.never_started = r.jobs - static_cast<int64_t>(started.size());
-  r.wait_mean_s = mean(waits);
-  r.wait_p50_s = pct(waits, 0.5);
-  r.wait_p95_s = pct(waits, 0.95);
-  r.jct_mean_s = mean(jcts);
-  r.jct_p50_s = pct(jcts, 0.5);
-  r.jct_p95_s = pct(jcts, 0.95);
-  r.makespan_s = static_cast<double>(last - first) / 1000.0;
-  if (r.cluster_gpus > 0 && last > first)
-    r.utilization_pct = static_cast<double>(100.0L * gpu_ms / (static_cast<long double>(r.cluster_gpus) *
-                                                               static_cast<long double>(last - first)));
-  // Allocation over time: the step function sampled at 100 evenly spaced times.
-  size_t k = 0;
-  for (int i = 0; i < 100 && last > first; ++i) {
-    const TimeMs at = first + (last - first) * i / 99;
-    while (k + 1 < alloc_steps.size() && alloc_steps[k + 1].first <= at) ++k;
-    const int64_t a = alloc_steps.empty() ? 0 : alloc_steps[k].second;
-    r.alloc_pct.push_back(r.cluster_gpus ? 100.0 * static_cast<double>(a) / (1000.0 * static_cast<double>(r.cluster_gpus)) : 0);
-  }
+  summarize(r, waits, jcts, gpu_ms, first, last);
+  r.alloc_pct = allocation_curve(alloc_steps, r.cluster_gpus, first, last);
   if (progress) progress(r.finished, r.jobs);
   r.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;

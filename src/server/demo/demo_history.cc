@@ -42,24 +42,47 @@ struct JobInfo {
   int64_t replica_milli = 1000;
 };
 
-}  // namespace
-
-DemoMeter::DemoMeter(App& app, DemoWeek week, TimeMs start) : app_(app), week_(std::move(week)), last_(floor_min(start)) {}
-
-DemoMeter::~DemoMeter() { stop(); }
-
-Status DemoMeter::emit(TimeMs to) {
-  const TimeMs first = last_ + kMsPerMinute, last = floor_min(to);
-  if (last < first) return ok_status();
-
-  auto nodes = list_all(app_.store, "nodes");
-  if (!nodes) return nodes.error();
-  auto allocs = list_runs(app_.store, {}, "the demo meter cannot report its GPUs without it");
-  if (!allocs) return allocs.error();
-
+// The runs that cover part of a window, each job's workload, and each job's runs (indices).
+struct WindowRuns {
   std::vector<MeteredRun> runs;
   std::map<std::string, JobInfo> jobs;
-  std::map<std::string, std::vector<const MeteredRun*>> runs_of_job;
+  std::map<std::string, std::vector<size_t>> runs_of_job;
+
+  // Run time of a job before `m` over all its runs (a requeued job resumes from its checkpoint).
+  TimeMs run_ms_before(const std::string& job_id, TimeMs m) const {
+    TimeMs total = 0;
+    auto it = runs_of_job.find(job_id);
+    if (it == runs_of_job.end()) return total;
+    for (size_t i : it->second) {
+      const MeteredRun& r = runs[i];
+      total += std::max<TimeMs>(0, std::min(m, r.to ? r.to : m) - r.from);
+    }
+    return total;
+  }
+};
+
+// The workload, key and per-replica demand of the job a run belongs to.
+Result<JobInfo> job_info(StoreReader& store, const std::string& job_id) {
+  auto rec = store.get("jobs", job_id);
+  if (!rec) return rec.error();
+  auto tenant = store.get("tenants", rec->tenant_id);
+  if (!tenant) return tenant.error();
+  auto currency = decode_record(*tenant, stored_tenant_currency, "the demo meter cannot read its jobs");
+  if (!currency) return currency.error();
+  auto j = decode_record(*rec, [&](const json& b) { return parse_job(b, *currency); }, "the demo meter cannot report it");
+  if (!j) return j.error();
+  JobInfo info;
+  info.workload = workload_of(rec->name, enum_name(kJobKindNames, j->kind));
+  info.key = demo_key(rec->id);
+  info.replica_milli = std::max<int64_t>(1, j->gpu_milli_per_worker() * j->workers);
+  return info;
+}
+
+// The ledger's runs that were running at some minute of [first - 1 min, last].
+Result<WindowRuns> window_runs(StoreReader& store, TimeMs first, TimeMs last) {
+  auto allocs = list_runs(store, {}, "the demo meter cannot report its GPUs without it");
+  if (!allocs) return allocs.error();
+  WindowRuns w;
   for (const auto& [a, run] : *allocs) {
     MeteredRun r;
     r.from = run.running_at.value_or(0);
@@ -73,34 +96,106 @@ Status DemoMeter::emit(TimeMs to) {
     for (const RunCards& p : run.placement)
       for (int64_t g : p.gpus) r.cards.emplace_back(p.node_id, g);
     if (r.cards.empty() || r.job_id.empty()) continue;
-    if (!jobs.count(r.job_id)) {
-      auto rec = app_.store.get("jobs", r.job_id);
-      if (!rec) return rec.error();
-      auto tenant = app_.store.get("tenants", rec->tenant_id);
-      if (!tenant) return tenant.error();
-      auto currency = decode_record(*tenant, stored_tenant_currency, "the demo meter cannot read its jobs");
-      if (!currency) return currency.error();
-      auto j = decode_record(*rec, [&](const json& b) { return parse_job(b, *currency); }, "the demo meter cannot report it");
-      if (!j) return j.error();
-      JobInfo info;
-      info.workload = workload_of(rec->name, enum_name(kJobKindNames, j->kind));
-      info.key = demo_key(rec->id);
-      info.replica_milli = std::max<int64_t>(1, j->gpu_milli_per_worker() * j->workers);
-      jobs[r.job_id] = info;
+    if (!w.jobs.count(r.job_id)) {
+      auto info = job_info(store, r.job_id);
+      if (!info) return info.error();
+      w.jobs[r.job_id] = std::move(*info);
     }
-    runs.push_back(std::move(r));
+    w.runs_of_job[r.job_id].push_back(w.runs.size());
+    w.runs.push_back(std::move(r));
   }
-  for (const MeteredRun& r : runs) runs_of_job[r.job_id].push_back(&r);
+  return w;
+}
 
-  // Run time of a job before `m` over all its runs (a requeued job resumes from its checkpoint).
-  auto run_ms_before = [&](const std::string& job_id, TimeMs m) {
-    TimeMs total = 0;
-    auto it = runs_of_job.find(job_id);
-    if (it == runs_of_job.end()) return total;
-    for (const MeteredRun* r : it->second) total += std::max<TimeMs>(0, std::min(m, r->to ? r->to : m) - r->from);
-    return total;
-  };
+// One card's samples of a minute, summed over the runs sharing it (fractional GPUs).
+struct CardAcc {
+  CardSample s;
+  int n = 0;
+  void add(const CardSample& x, const GpuModel& model) {
+    s.utilization_pct = std::min<int64_t>(100, s.utilization_pct + x.utilization_pct);
+    s.memory_used_mib = std::min<int64_t>(model.memory_gib * 1024, s.memory_used_mib + x.memory_used_mib);
+    s.power_mw = std::max(s.power_mw, x.power_mw);
+    s.sm_clock_mhz = std::max(s.sm_clock_mhz, x.sm_clock_mhz);
+    s.gr_engine_active_pct = std::min<int64_t>(100, s.gr_engine_active_pct + x.gr_engine_active_pct);
+    ++n;
+  }
+};
+using BusyCards = std::map<std::pair<std::string, int64_t>, CardAcc>;
 
+// The busy cards of minute `m` (and, every kMetricEvery, each training job's metric).
+BusyCards busy_cards(const GpuCatalog& catalog, const WindowRuns& w, TimeMs m,
+                     const std::unordered_map<std::string, const Record*>& nodes, std::vector<JobMetricRow>& metric_rows) {
+  BusyCards busy;
+  for (const MeteredRun& r : w.runs) {
+    if (!r.covers(m)) continue;
+    const JobInfo& info = w.jobs.at(r.job_id);
+    const int64_t share = std::clamp<int64_t>(r.gpu_milli / static_cast<int64_t>(r.cards.size()), 1, 1000);
+    for (const auto& card : r.cards) {
+      auto nit = nodes.find(card.first);
+      if (nit == nodes.end()) continue;
+      const GpuModel* model = catalog.find(nit->second->gpu_model);
+      if (!model) continue;
+      busy[card].add(busy_card(info.workload, *model, info.key ^ demo_key(card.first) ^ static_cast<uint64_t>(card.second),
+                               m, share),
+                     *model);
+    }
+    if (!info.workload.metric.empty() && m % kMetricEvery == 0) {
+      const double hours = static_cast<double>(w.run_ms_before(r.job_id, m)) / static_cast<double>(kMsPerHour);
+      metric_rows.push_back({r.job_id, r.tenant_id, r.project_id, info.workload.metric, m,
+                             metric_value(info.workload, info.key, hours), info.workload.higher_is_better});
+    }
+  }
+  return busy;
+}
+
+// The idle cards of nodes in service at minute `m`: every card no run holds.
+Status idle_cards(const GpuCatalog& catalog, const std::vector<Record>& nodes, const BusyCards& busy, TimeMs m,
+                  UsageBatchRows& batch) {
+  for (const Record& n : nodes) {
+    if (n.state != "available") continue;
+    const GpuModel* model = catalog.find(n.gpu_model);
+    if (!model) continue;
+    auto cards = decode_record(n, stored_node_cards, "the demo meter cannot report its idle cards");
+    if (!cards) return cards.error();
+    const int64_t count = static_cast<int64_t>(cards->size());
+    for (int64_t g = 0; g < count; ++g) {
+      if (busy.count({n.id, g})) continue;
+      CardSample s = idle_card(*model, demo_key(n.id) ^ static_cast<uint64_t>(g), m);
+      batch.gpu.push_back({n.id, g, m, s.utilization_pct, s.memory_used_mib, s.power_mw, s.sm_clock_mhz,
+                           s.gr_engine_active_pct});
+    }
+  }
+  return ok_status();
+}
+
+// Each run's traffic over the minutes it covered in [first, last].
+void traffic(const DemoWeek& week, const WindowRuns& w, TimeMs first, TimeMs last, UsageBatchRows& batch) {
+  for (const MeteredRun& r : w.runs) {
+    const TimeMs lo = std::max(first, r.from), hi = std::min(last + kMsPerMinute, r.to ? r.to : last + kMsPerMinute);
+    if (hi <= lo) continue;
+    const JobInfo& info = w.jobs.at(r.job_id);
+    JobTraffic t = job_traffic(info.workload, r.job, r.gpu_milli, std::max<int64_t>(1, r.gpu_milli / info.replica_milli),
+                               lo, hi, week);
+    if (t.storage_io_bytes == 0 && t.egress_bytes == 0 && t.requests == 0) continue;
+    batch.jobs.push_back({r.job_id, r.tenant_id, r.project_id, floor_min(hi - 1), t.storage_io_bytes, t.egress_bytes,
+                          t.input_tokens, t.output_tokens, t.requests});
+  }
+}
+
+}  // namespace
+
+DemoMeter::DemoMeter(App& app, DemoWeek week, TimeMs start) : app_(app), week_(std::move(week)), last_(floor_min(start)) {}
+
+DemoMeter::~DemoMeter() { stop(); }
+
+Status DemoMeter::emit(TimeMs to) {
+  const TimeMs first = last_ + kMsPerMinute, last = floor_min(to);
+  if (last < first) return ok_status();
+
+  auto nodes = list_all(app_.store, "nodes");
+  if (!nodes) return nodes.error();
+  auto w = window_runs(app_.store, first, last);
+  if (!w) return w.error();
   std::unordered_map<std::string, const Record*> node_by_id;
   for (const Record& n : *nodes) node_by_id[n.id] = &n;
 
@@ -110,69 +205,15 @@ Status DemoMeter::emit(TimeMs to) {
   batch.received_at = last;
   batch.submitted_by = "demo-meter";
   std::vector<JobMetricRow> metric_rows;
-
   for (TimeMs m = first; m <= last; m += kMsPerMinute) {
-    struct Acc {
-      CardSample s;
-      int n = 0;
-    };
-    std::map<std::pair<std::string, int64_t>, Acc> busy;
-    for (const MeteredRun& r : runs) {
-      if (!r.covers(m)) continue;
-      const JobInfo& info = jobs.at(r.job_id);
-      const int64_t share = std::clamp<int64_t>(r.gpu_milli / static_cast<int64_t>(r.cards.size()), 1, 1000);
-      for (const auto& card : r.cards) {
-        auto nit = node_by_id.find(card.first);
-        if (nit == node_by_id.end()) continue;
-        const GpuModel* model = app_.catalog.find(nit->second->gpu_model);
-        if (!model) continue;
-        CardSample s = busy_card(info.workload, *model, info.key ^ demo_key(card.first) ^ static_cast<uint64_t>(card.second),
-                                 m, share);
-        Acc& acc = busy[card];
-        acc.s.utilization_pct = std::min<int64_t>(100, acc.s.utilization_pct + s.utilization_pct);
-        acc.s.memory_used_mib = std::min<int64_t>(model->memory_gib * 1024, acc.s.memory_used_mib + s.memory_used_mib);
-        acc.s.power_mw = std::max(acc.s.power_mw, s.power_mw);
-        acc.s.sm_clock_mhz = std::max(acc.s.sm_clock_mhz, s.sm_clock_mhz);
-        acc.s.gr_engine_active_pct = std::min<int64_t>(100, acc.s.gr_engine_active_pct + s.gr_engine_active_pct);
-        ++acc.n;
-      }
-      if (!info.workload.metric.empty() && m % kMetricEvery == 0) {
-        const double hours = static_cast<double>(run_ms_before(r.job_id, m)) / static_cast<double>(kMsPerHour);
-        metric_rows.push_back({r.job_id, r.tenant_id, r.project_id, info.workload.metric, m,
-                               metric_value(info.workload, info.key, hours), info.workload.higher_is_better});
-      }
-    }
+    const BusyCards busy = busy_cards(app_.catalog, *w, m, node_by_id, metric_rows);
     for (const auto& [card, acc] : busy)
       batch.gpu.push_back({card.first, card.second, m, acc.s.utilization_pct, acc.s.memory_used_mib, acc.s.power_mw,
                            acc.s.sm_clock_mhz, acc.s.gr_engine_active_pct});
-    if (m % kStep != 0) continue;
-    for (const Record& n : *nodes) {  // idle cards of nodes in service, every 5 minutes
-      if (n.state != "available") continue;
-      const GpuModel* model = app_.catalog.find(n.gpu_model);
-      if (!model) continue;
-      auto cards = decode_record(n, stored_node_cards, "the demo meter cannot report its idle cards");
-      if (!cards) return cards.error();
-      const int64_t count = static_cast<int64_t>(cards->size());
-      for (int64_t g = 0; g < count; ++g) {
-        if (busy.count({n.id, g})) continue;
-        CardSample s = idle_card(*model, demo_key(n.id) ^ static_cast<uint64_t>(g), m);
-        batch.gpu.push_back({n.id, g, m, s.utilization_pct, s.memory_used_mib, s.power_mw, s.sm_clock_mhz,
-                             s.gr_engine_active_pct});
-      }
-    }
+    if (m % kStep == 0)
+      if (auto s = idle_cards(app_.catalog, *nodes, busy, m, batch); !s) return s;
   }
-
-  // Each run's traffic over the minutes it covered in (last_, last].
-  for (const MeteredRun& r : runs) {
-    const TimeMs lo = std::max(first, r.from), hi = std::min(last + kMsPerMinute, r.to ? r.to : last + kMsPerMinute);
-    if (hi <= lo) continue;
-    const JobInfo& info = jobs.at(r.job_id);
-    JobTraffic t = job_traffic(info.workload, r.job, r.gpu_milli, std::max<int64_t>(1, r.gpu_milli / info.replica_milli),
-                               lo, hi, week_);
-    if (t.storage_io_bytes == 0 && t.egress_bytes == 0 && t.requests == 0) continue;
-    batch.jobs.push_back({r.job_id, r.tenant_id, r.project_id, floor_min(hi - 1), t.storage_io_bytes, t.egress_bytes,
-                          t.input_tokens, t.output_tokens, t.requests});
-  }
+  traffic(week_, *w, first, last, batch);
 
   Status st = app_.loop.run([&](StoreTx& tx) -> Status {
     if (!batch.gpu.empty() || !batch.jobs.empty())
