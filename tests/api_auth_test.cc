@@ -79,6 +79,10 @@ TEST_F(AuthTest, MalformedUnknownAndRevokedTokensAre401) {
   Resp after = s.req("GET", "/api/v1/jobs", secret);
   expect_problem(after, 401);
   EXPECT_NE(after.body.value("detail", "").find("revoked"), std::string::npos) << after.describe();
+  Resp after_zh = s.req("GET", "/api/v1/jobs?lang=zh", secret);  // the 401 in the caller's language
+  expect_problem(after_zh, 401);
+  EXPECT_EQ(after_zh.body.value("detail", ""), "令牌已被吊销") << after_zh.describe();
+  EXPECT_EQ(after_zh.body.value(json::json_pointer("/detail_message/code"), ""), "auth.revoked") << after_zh.describe();
   // Tokens that expire: the expiry must lie ahead, and is listed.
   Resp past = s.admin("POST", "/api/v1/tokens",
                       json{{"user", "acme-member"}, {"name", "old"}, {"expires_at", "2020-01-01T00:00:00Z"}});

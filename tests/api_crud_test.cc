@@ -176,7 +176,15 @@ TEST_F(CrudTest, StaleVersionIsAConflict) {
   Resp stale = s.admin("PUT", path, edit);  // still says version 1
   EXPECT_EQ(stale.status, 409) << stale.describe();
   EXPECT_EQ(stale.content_type, "application/problem+json");
-  EXPECT_NE(stale.body.value("detail", "").find("version"), std::string::npos) << stale.describe();
+  EXPECT_EQ(stale.body.value("detail", ""), "version 1 is stale; current is 2") << stale.describe();
+  // The detail is a message code with its arguments: ?lang=zh words it in Chinese.
+  const json::json_pointer code("/detail_message/code");
+  EXPECT_EQ(stale.body.value(code, ""), "api.resources.stale_version") << stale.describe();
+  Resp stale_zh = s.admin("PUT", path + "?lang=zh", edit);
+  EXPECT_EQ(stale_zh.status, 409) << stale_zh.describe();
+  EXPECT_EQ(stale_zh.body.value("detail", ""), "版本 1 已过期；当前版本为 2") << stale_zh.describe();
+  EXPECT_EQ(stale_zh.body.value(code, ""), "api.resources.stale_version") << stale_zh.describe();
+  EXPECT_EQ(stale_zh.body.value(json::json_pointer("/detail_message/args/current"), ""), "2") << stale_zh.describe();
   Resp now = s.admin("GET", path);
   EXPECT_EQ(now.body.value("display_name", ""), "First edit");
   EXPECT_EQ(now.body.value("version", 0), 2);

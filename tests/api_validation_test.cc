@@ -293,6 +293,14 @@ TEST_F(ValidationTest, UnknownQueryParametersAndBadLimitsAreNamed) {
     expect_problem(s.admin("GET", std::string("/api/v1/tenants?limit=") + bad), 422, "limit");
   }
   expect_problem(s.admin("GET", "/api/v1/tenants?after=" + std::string(100, 'a')), 422, "after");
+  // The reasons are message codes: ?lang=zh words them in Chinese, with the code.
+  const Resp zh = s.admin("GET", "/api/v1/tenants?limit=5000&lang=zh");
+  EXPECT_EQ(expect_problem(zh, 422, "limit"), "必须在 1 到 1000 之间（实际为 5000）");
+  EXPECT_EQ(zh.body.value(json::json_pointer("/errors/0/reason_message/code"), ""), "http.limit.range")
+      << zh.describe();
+  EXPECT_EQ(zh.body.value("detail", ""), "limit：必须在 1 到 1000 之间（实际为 5000）") << zh.describe();
+  EXPECT_EQ(expect_problem(s.admin("GET", "/api/v1/tenants?colour=blue&lang=zh"), 422, "colour"),
+            "未知的查询参数（允许：limit, after, name）");
   Resp ok = s.admin("GET", "/api/v1/jobs?state=pending&project=vision&limit=5");
   EXPECT_EQ(ok.status, 200) << ok.describe();
 }

@@ -338,7 +338,9 @@ TEST(Billing, ReconciliationComparesMeteredWithAllocatedGpuSeconds) {
                    {"utilization_pct", 97}}}}};
   Resp in = s.admin("POST", "/api/v1/usage", batch);
   ASSERT_EQ(in.status, 201) << in.describe();
-  json rep = s.admin("GET", "/api/v1/reports/reconciliation?tenant=acme&month=" + this_month()).body;
+  Resp rec = s.admin("GET", "/api/v1/reports/reconciliation?tenant=acme&month=" + this_month());
+  ASSERT_EQ(rec.status, 200) << rec.describe();
+  json rep = rec.body;
   ASSERT_EQ(rep["rows"].size(), 2u) << rep.dump();
   for (const auto& row : rep["rows"]) {
     if (row["job_id"] == metered) {
@@ -347,8 +349,13 @@ TEST(Billing, ReconciliationComparesMeteredWithAllocatedGpuSeconds) {
     } else {
       EXPECT_EQ(row["metered_gpu_seconds"], "0");
       EXPECT_TRUE(row["flagged"].get<bool>());
+      EXPECT_EQ(row["note_message"]["code"], "reconciliation.no_samples") << row.dump();
     }
   }
+  // The note in the reader's language.
+  json zh = s.admin("GET", "/api/v1/reports/reconciliation?lang=zh&tenant=acme&month=" + this_month()).body;
+  for (const auto& row : zh["rows"])
+    if (row["job_id"] != metered) EXPECT_EQ(row["note"].get<std::string>().rfind("该运行的 GPU 没有利用率样本", 0), 0u) << row.dump();
 }
 
 TEST(Billing, ATenantsOwnCardThresholdDecidesACardAlert) {

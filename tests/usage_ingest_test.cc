@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -144,6 +145,20 @@ TEST_F(UsageTest, ValidationAndReferenceErrorsNameTheField) {
   EXPECT_NE(rr.reason_for("gpu_samples[1].gpu").find("has no GPU 8"), std::string::npos) << rr.describe();
   EXPECT_NE(rr.reason_for("gpu_samples[2].uuid").find("no GPU with uuid"), std::string::npos) << rr.describe();
   EXPECT_FALSE(rr.reason_for("job_samples[0].job").empty()) << rr.describe();
+  // The same errors in Chinese (?lang=zh), each with its message code.
+  refs["idempotency_key"] = "refs-zh";
+  Resp zh = s.admin("POST", "/api/v1/usage?lang=zh", refs);
+  ASSERT_EQ(zh.status, 422) << zh.describe();
+  EXPECT_EQ(zh.body.value("detail", ""), "gpu_samples[0].node：没有你可见的 nodes“node-9”（另有 3 处错误）") << zh.describe();
+  EXPECT_EQ(zh.reason_for("gpu_samples[1].gpu").rfind("节点“node-1”没有 GPU 8（其 GPU 索引：0, ", 0), 0u) << zh.describe();
+  EXPECT_EQ(zh.reason_for("gpu_samples[2].uuid"),
+            "你可见的节点上没有 uuid 为“GPU-00000000-0000-0000-0000-000000000000”的 GPU（参见节点的 gpus[].uuid）");
+  std::map<std::string, std::string> codes;
+  for (const auto& e : zh.body.at("errors")) codes[e.value("field", "")] = e.at("reason_message").value("code", "");
+  EXPECT_EQ(codes["gpu_samples[0].node"], "access.ref_not_visible");
+  EXPECT_EQ(codes["gpu_samples[1].gpu"], "usage.node_has_no_gpu");
+  EXPECT_EQ(codes["gpu_samples[2].uuid"], "usage.uuid_not_visible");
+  EXPECT_EQ(codes["job_samples[0].job"], "access.ref_not_visible");
 
   // A UUID maps through the node's gpus[].uuid; the same GPU named both ways at one time is refused.
   json by_uuid = {{"idempotency_key", "uuid"},
@@ -201,6 +216,11 @@ TEST_F(UsageTest, TenantsReadOnlyTheirOwnJobsAndSuppliersReportOnlyTheirNodes) {
   EXPECT_EQ(s.req("GET", gpus_path("node-b", 0, base, base + 1000), agent).status, 403);
   json jobs = {{"idempotency_key", "sup-a-3"}, {"job_samples", {job_sample(base, w.job_id, 1)}}};
   EXPECT_EQ(s.req("POST", "/api/v1/usage", agent, jobs).status, 403);
+  Resp jobs_zh = s.req("POST", "/api/v1/usage?lang=zh", agent, jobs);
+  EXPECT_EQ(jobs_zh.status, 403);
+  EXPECT_EQ(jobs_zh.body.value("detail", ""), "作业用量由平台运营方的计量器上报；供应商只能上报 gpu_samples")
+      << jobs_zh.describe();
+  EXPECT_EQ(jobs_zh.body.at("detail_message").value("code", ""), "usage.job_samples_operator_only");
   EXPECT_EQ(s.req("GET", jobs_path("job", w.job_id, base, base + 1000), agent).status, 403);
 }
 

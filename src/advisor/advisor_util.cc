@@ -9,18 +9,19 @@ namespace gpurent {
 std::optional<Money> read_capped_money(Fields& f, const char* key, Currency c, int64_t max_units, bool required,
                                        bool positive) {
   if (!f.has(key)) {
-    if (required) f.error(key, "is required");
+    if (required) f.error(key, FieldReason{"field.required"});
     f.raw(key);
     return std::nullopt;
   }
   auto m = f.opt_money(key, c);
   if (!m) return std::nullopt;
   if (positive && m->micros() == 0) {
-    f.error(key, "must be greater than 0");
+    f.error(key, Message("advisor.price.positive"));
     return std::nullopt;
   }
   if (m->micros() > max_units * Money::kMicrosPerUnit) {
-    f.error(key, "must be at most " + std::to_string(max_units) + " " + currency_code(c));
+    f.error(key,
+            Message("advisor.price.at_most").arg("max", std::to_string(max_units)).arg("currency", currency_code(c)));
     return std::nullopt;
   }
   return m;

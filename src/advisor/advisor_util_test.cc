@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/message.h"
+
 #include <limits>
 #include <map>
 #include <optional>
@@ -72,6 +74,22 @@ TEST(AdvisorUtil, ReadCappedMoneyNamesEachProblem) {
   EXPECT_FALSE(got["req"]);
   EXPECT_FALSE(got["opt"]);
   EXPECT_FALSE(got["pos"]);
+}
+
+TEST(AdvisorUtil, ReadCappedMoneyReasonsAreCoded) {
+  FieldErrors errs;
+  const json body = json::parse(R"({"opt":"100.000001","pos":"0"})");
+  Fields f(body, "", errs);
+  read_capped_money(f, "req", Currency::kUSD, 100, true, false);
+  read_capped_money(f, "opt", Currency::kCNY, 100, false, false);
+  read_capped_money(f, "pos", Currency::kUSD, 100, false, true);
+  ASSERT_EQ(errs.list().size(), 3u);
+  EXPECT_EQ(errs.list()[0].coded.code, "field.required");
+  EXPECT_EQ(errs.list()[1].coded.code, "advisor.price.at_most");
+  EXPECT_EQ(errs.list()[1].reason, "must be at most 100 CNY");
+  EXPECT_EQ(render(errs.list()[1].coded, "zh"), "不能超过 100 CNY");
+  EXPECT_EQ(errs.list()[2].coded.code, "advisor.price.positive");
+  EXPECT_EQ(render(errs.to_error().detail, "zh"), "req：为必填项（另有 2 处错误）");
 }
 
 }  // namespace

@@ -40,17 +40,19 @@ TimeMs floor_to_hour(TimeMs t) {
 }  // namespace
 
 Status validate_demand(const DemandCurve& d, const std::string& field) {
-  if (d.gpus.empty()) return Error::invalid(field, "is empty (at least one hour is needed)");
+  if (d.gpus.empty()) return Error::invalid(field, Message("advisor.demand.empty"));
   if (static_cast<int64_t>(d.gpus.size()) > kMaxDemandHours)
-    return Error::invalid(
-        field, "has " + std::to_string(d.gpus.size()) + " hours, more than " + std::to_string(kMaxDemandHours));
+    return Error::invalid(field, Message("advisor.demand.too_many_hours")
+                                     .arg("hours", std::to_string(d.gpus.size()))
+                                     .arg("max", std::to_string(kMaxDemandHours)));
   for (size_t i = 0; i < d.gpus.size(); ++i)
     if (d.gpus[i] < 0 || d.gpus[i] > kMaxGpusPerHour)
-      return Error::invalid(
-          field + "[" + std::to_string(i) + "]",
-          "must be from 0 to " + std::to_string(kMaxGpusPerHour) + " GPUs (got " + std::to_string(d.gpus[i]) + ")");
+      return Error::invalid(field + "[" + std::to_string(i) + "]",
+                            Message("advisor.demand.gpus_range")
+                                .arg("max", std::to_string(kMaxGpusPerHour))
+                                .arg("got", std::to_string(d.gpus[i])));
   if (d.start && floor_to_hour(*d.start) != *d.start)
-    return Error::invalid(field, "start " + format_rfc3339(*d.start) + " is not on an hour boundary");
+    return Error::invalid(field, Message("advisor.demand.start_not_hour").arg("start", format_rfc3339(*d.start)));
   return ok_status();
 }
 
@@ -66,14 +68,18 @@ Result<DemandCurve> parse_demand_csv(std::string_view text, const std::string& s
   enum class HourKind { kUnknown, kIndex, kTime } hour_kind = HourKind::kUnknown;
   TimeMs prev_time = 0;
   int64_t line_no = 0;
-  auto bad = [&](const std::string& where, const std::string& why) {
-    return Error::invalid(source, "line " + std::to_string(line_no) + where + ": " + why);
+  // The problem on this line; `column` is the CSV's own column name ("" for the whole line).
+  auto bad = [&](const char* column, Message why) {
+    Message at = *column ? Message("advisor.demand.csv.line_column").arg("column", column)
+                         : Message("advisor.demand.csv.line");
+    return Error::invalid(source, std::move(at).arg("line", std::to_string(line_no)).arg("reason", std::move(why)));
   };
   auto gpus_cell = [&](std::string_view cell) -> Result<int64_t> {
     auto v = parse_count(cell);
     if (!v || *v > kMaxGpusPerHour)
-      return bad(", column gpus", "expected a whole number of GPUs from 0 to " + std::to_string(kMaxGpusPerHour) +
-                                      ", got \"" + std::string(cell) + "\"");
+      return bad("gpus", Message("advisor.demand.csv.gpus")
+                             .arg("max", std::to_string(kMaxGpusPerHour))
+                             .arg("got", std::string(cell)));
     return *v;
   };
   size_t from = 0;
@@ -95,16 +101,16 @@ Result<DemandCurve> parse_demand_csv(std::string_view text, const std::string& s
         continue;
       }
       if (cells.size() != 1 || !parse_count(cells[0]))
-        return bad("", "expected the header \"hour,gpus\" or \"gpus\", or a number of GPUs; got \"" +
-                           std::string(line) + "\"");
+        return bad("", Message("advisor.demand.csv.header").arg("got", std::string(line)));
       shape = Shape::kGpus;  // headerless single column: this line is the first hour
     }
     if (static_cast<int64_t>(d.gpus.size()) >= kMaxDemandHours)
-      return bad("", "more than " + std::to_string(kMaxDemandHours) + " hours");
+      return bad("", Message("advisor.demand.csv.too_many_hours").arg("max", std::to_string(kMaxDemandHours)));
     const size_t want = shape == Shape::kHourGpus ? 2 : 1;
     if (cells.size() != want)
-      return bad("", "expected " + std::to_string(want) + (want == 2 ? " cells (hour,gpus)" : " cell (gpus)") +
-                         ", got " + std::to_string(cells.size()));
+      return bad("",
+                 (want == 2 ? Message("advisor.demand.csv.cells_hour_gpus") : Message("advisor.demand.csv.cell_gpus"))
+                     .arg("got", std::to_string(cells.size())));
     if (shape == Shape::kHourGpus) {
       const std::string_view h = cells[0];
       const int64_t index = static_cast<int64_t>(d.gpus.size());
@@ -112,18 +118,19 @@ Result<DemandCurve> parse_demand_csv(std::string_view text, const std::string& s
       if (hour_kind == HourKind::kIndex) {
         auto v = parse_count(h);
         if (!v || *v != index)
-          return bad(", column hour", "expected hour " + std::to_string(index) +
-                                          " (hour indexes count up from 0 without gaps), got \"" + std::string(h) +
-                                          "\"");
+          return bad("hour", Message("advisor.demand.csv.hour_index")
+                                 .arg("hour", std::to_string(index))
+                                 .arg("got", std::string(h)));
       } else {
         auto t = parse_rfc3339(h, "hour");
         if (!t || floor_to_hour(*t) != *t)
-          return bad(", column hour", "expected an RFC 3339 time on an hour boundary, got \"" + std::string(h) + "\"");
+          return bad("hour", Message("advisor.demand.csv.hour_time").arg("got", std::string(h)));
         if (index == 0) {
           d.start = *t;
         } else if (*t != prev_time + kMsPerHour) {
-          return bad(", column hour", "expected " + format_rfc3339(prev_time + kMsPerHour) +
-                                          " (one hour after the previous row), got \"" + std::string(h) + "\"");
+          return bad("hour", Message("advisor.demand.csv.hour_next")
+                                 .arg("want", format_rfc3339(prev_time + kMsPerHour))
+                                 .arg("got", std::string(h)));
         }
         prev_time = *t;
       }
@@ -132,7 +139,7 @@ Result<DemandCurve> parse_demand_csv(std::string_view text, const std::string& s
     if (!g) return g.error();
     d.gpus.push_back(*g);
   }
-  if (d.gpus.empty()) return Error::invalid(source, "has no hours (the curve is empty)");
+  if (d.gpus.empty()) return Error::invalid(source, Message("advisor.demand.csv.empty"));
   return d;
 }
 
@@ -144,19 +151,21 @@ Result<DemandCurve> demand_from_intervals(const std::vector<GpuInterval>& interv
   for (size_t i = 0; i < intervals.size(); ++i) {
     const GpuInterval& iv = intervals[i];
     if (iv.gpus < 0 || iv.gpus > kMaxGpusPerHour)
-      return Error::invalid(
-          "intervals[" + std::to_string(i) + "].gpus",
-          "must be from 0 to " + std::to_string(kMaxGpusPerHour) + " (got " + std::to_string(iv.gpus) + ")");
+      return Error::invalid("intervals[" + std::to_string(i) + "].gpus",
+                            Message("advisor.demand.interval_gpus_range")
+                                .arg("max", std::to_string(kMaxGpusPerHour))
+                                .arg("got", std::to_string(iv.gpus)));
     if (iv.end <= iv.start || iv.gpus == 0) continue;
     first = any ? std::min(first, iv.start) : iv.start;
     last = any ? std::max(last, iv.end) : iv.end;
     any = true;
   }
-  if (!any) return Error::invalid("intervals", "no interval holds GPUs for a positive time (the curve would be empty)");
+  if (!any) return Error::invalid("intervals", Message("advisor.demand.intervals_empty"));
   const TimeMs t0 = floor_to_hour(first);
   const __int128 span = static_cast<__int128>(last) - t0;
   if (span > static_cast<__int128>(kMaxDemandHours) * kMsPerHour)
-    return Error::invalid("intervals", "span more than " + std::to_string(kMaxDemandHours) + " hours");
+    return Error::invalid("intervals",
+                          Message("advisor.demand.intervals_too_long").arg("max", std::to_string(kMaxDemandHours)));
   const auto hours = static_cast<size_t>((span + kMsPerHour - 1) / kMsPerHour);
   DemandCurve d;
   d.start = t0;
@@ -215,9 +224,10 @@ Result<DemandCurve> demand_from_intervals(const std::vector<GpuInterval>& interv
   }
   for (size_t h = 0; h < hours; ++h)
     if (d.gpus[h] > kMaxGpusPerHour)
-      return Error::invalid("intervals", "hour " + std::to_string(h) + " (" +
-                                             format_rfc3339(t0 + static_cast<TimeMs>(h) * kMsPerHour) +
-                                             ") needs more than " + std::to_string(kMaxGpusPerHour) + " GPUs");
+      return Error::invalid("intervals", Message("advisor.demand.hour_too_many_gpus")
+                                             .arg("hour", std::to_string(h))
+                                             .arg("time", format_rfc3339(t0 + static_cast<TimeMs>(h) * kMsPerHour))
+                                             .arg("max", std::to_string(kMaxGpusPerHour)));
   return d;
 }
 

@@ -5,6 +5,8 @@
 #include <random>
 #include <sstream>
 
+#include "core/message.h"
+
 namespace gpurent {
 namespace {
 
@@ -59,6 +61,19 @@ TEST(DemandCsv, ErrorsNameTheLineAndColumn) {
   expect("", "has no hours (the curve is empty)");
 }
 
+// The reasons are message codes: the line and column wrap the problem, each in the reader's language.
+TEST(DemandCsv, ErrorsCarryTheirCodes) {
+  auto r = parse_demand_csv("hour,gpus\n0,4\n1,-2\n", "demand.csv");
+  ASSERT_FALSE(r.ok());
+  const Message& why = r.error().fields[0].coded;
+  EXPECT_EQ(why.code, "advisor.demand.csv.line_column");
+  EXPECT_EQ(render_en(why), r.error().fields[0].reason);
+  EXPECT_EQ(render(why, "zh"), "第 3 行，gpus 列：应为 0 到 1000000 之间的 GPU 整数，实际为 \"-2\"");
+  auto cells = parse_demand_csv("hour,gpus\n0,4,1\n", "demand.csv");
+  ASSERT_FALSE(cells.ok());
+  EXPECT_EQ(render(cells.error().detail, "zh"), "demand.csv：第 2 行：应有 2 个单元格（hour,gpus），实际为 3 个");
+}
+
 TEST(DemandCurve, ValidatesEmptyNegativeAndStart) {
   auto empty = make_demand_curve({});
   ASSERT_FALSE(empty.ok());
@@ -67,6 +82,8 @@ TEST(DemandCurve, ValidatesEmptyNegativeAndStart) {
   ASSERT_FALSE(neg.ok());
   EXPECT_EQ(neg.error().fields[0].field, "demand[2]");
   EXPECT_EQ(reason(neg.error()), "must be from 0 to 1000000 GPUs (got -3)");
+  EXPECT_EQ(neg.error().fields[0].coded.code, "advisor.demand.gpus_range");
+  EXPECT_EQ(render(neg.error().detail, "zh"), "demand[2]：必须在 0 到 1000000 张 GPU 之间（实际为 -3）");
   EXPECT_FALSE(make_demand_curve({1}, kT0 + 1).ok());
   auto ok = make_demand_curve({0, 3}, kT0);
   ASSERT_TRUE(ok.ok());
@@ -95,6 +112,8 @@ TEST(DemandIntervals, PeakAndAverageByHand) {
   auto bad = demand_from_intervals({{kT0, kT0 + kMin, -1}}, HourlyMeasure::kPeak);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().fields[0].field, "intervals[0].gpus");
+  EXPECT_EQ(bad.error().fields[0].coded.code, "advisor.demand.interval_gpus_range");
+  EXPECT_EQ(render(bad.error().fields[0].coded, "zh"), "必须在 0 到 1000000 之间（实际为 -1）");
   auto longest = demand_from_intervals({{kT0, kT0 + (kMaxDemandHours + 1) * kMsPerHour, 1}}, HourlyMeasure::kPeak);
   EXPECT_FALSE(longest.ok());
 }

@@ -425,12 +425,14 @@ void advise_interconnect(const Analysis& a, FingerprintResult& r) {
 
 Result<FingerprintResult> compute_fingerprint(const FingerprintInput& in, const GpuCatalog& catalog) {
   const GpuModel* model = catalog.find(in.gpu_model);
-  if (!model) return Error::invalid("gpu_model", "unknown GPU model '" + in.gpu_model + "'");
+  if (!model)
+    return Error::invalid("gpu_model", Message("advisor.fingerprint.unknown_gpu_model").arg("model", in.gpu_model));
   if (!in.gpu_utilization_permille && !in.achieved_tflops_x10)
-    return Error::invalid("gpu_utilization_pct", "is required (or gpu_utilization_permille, or achieved_tflops)");
+    return Error::invalid("gpu_utilization_pct", Message("advisor.fingerprint.utilization_required"));
   for (size_t i = 0; i < in.offers.size(); ++i)
     if (!catalog.find(in.offers[i].gpu_model))
-      return Error::invalid("offers[" + std::to_string(i) + "].gpu_model", "unknown GPU model");
+      return Error::invalid("offers[" + std::to_string(i) + "].gpu_model",
+                            Message("advisor.fingerprint.unknown_offer_gpu_model"));
   FingerprintResult r;
   r.input = in;
   Analysis a;

@@ -44,30 +44,34 @@ Result<FingerprintInput> parse_fingerprint_input(const json& body, const GpuCata
     in.interconnect = f.enumeration("interconnect", kGpuInterconnectNames);
     if (m && *in.interconnect == GpuInterconnect::kNvlink) {
       if (m->nvlink_gbps.value_or(0) == 0)
-        f.error("interconnect", m->id + " has no NVLink");
+        f.error("interconnect", Message("advisor.fingerprint.no_nvlink").arg("model", m->id));
       else if (m->form_factor == FormFactor::kPcie && in.gpu_count > 2)
-        f.error("interconnect", "NVLink bridges join two PCIe cards; with " + std::to_string(in.gpu_count) +
-                                    " cards the all-reduce crosses PCIe (use \"pcie\")");
+        f.error("interconnect",
+                Message("advisor.fingerprint.nvlink_bridge_two").arg("gpus", std::to_string(in.gpu_count)));
     }
   } else {
     f.raw("interconnect");
   }
   in.peak_memory_mib = f.opt_integer("peak_memory_mib", 0, int64_t{1} << 24);
   if (m && in.peak_memory_mib && *in.peak_memory_mib > m->memory_gib * 1024)
-    f.error("peak_memory_mib",
-            "exceeds the memory of one " + m->id + " (" + std::to_string(m->memory_gib * 1024) + " MiB)");
+    f.error("peak_memory_mib", Message("advisor.fingerprint.peak_memory_exceeds")
+                                   .arg("model", m->id)
+                                   .arg("mib", std::to_string(m->memory_gib * 1024)));
   auto util_pct = pct_as_permille(f, "gpu_utilization_pct");
   auto util_pm = f.opt_integer("gpu_utilization_permille", 0, 1000);
-  if (util_pct && util_pm)
-    f.error("gpu_utilization_permille", "give gpu_utilization_pct or gpu_utilization_permille, not both");
+  if (util_pct && util_pm) f.error("gpu_utilization_permille", Message("advisor.fingerprint.utilization_both"));
   in.gpu_utilization_permille = util_pct ? util_pct : util_pm;
   if (const json* t = f.raw("achieved_tflops")) {
     auto r = parse_tflops_x10(*t);
     if (!r) {
-      f.error("achieved_tflops", r.error().message);
+      if (r.error().detail.empty())
+        f.error("achieved_tflops", r.error().message);
+      else
+        f.error("achieved_tflops", r.error().detail);
     } else if (m && m->fp16_tflops_x10 && *r > *m->fp16_tflops_x10) {
-      f.error("achieved_tflops",
-              "exceeds the FP16 peak of " + m->id + " (" + format_tflops_x10(*m->fp16_tflops_x10) + " TFLOPS)");
+      f.error("achieved_tflops", Message("advisor.fingerprint.tflops_exceeds_peak")
+                                     .arg("model", m->id)
+                                     .arg("tflops", format_tflops_x10(*m->fp16_tflops_x10)));
     } else {
       in.achieved_tflops_x10 = *r;
     }
@@ -75,25 +79,26 @@ Result<FingerprintInput> parse_fingerprint_input(const json& body, const GpuCata
   in.memory_bandwidth_used_gbps = f.opt_integer("memory_bandwidth_used_gbps", 0, 100'000);
   if (m && in.memory_bandwidth_used_gbps && m->memory_bandwidth_gbps &&
       *in.memory_bandwidth_used_gbps > *m->memory_bandwidth_gbps)
-    f.error("memory_bandwidth_used_gbps",
-            "exceeds the memory bandwidth of " + m->id + " (" + std::to_string(*m->memory_bandwidth_gbps) + " GB/s)");
+    f.error("memory_bandwidth_used_gbps", Message("advisor.fingerprint.bandwidth_exceeds")
+                                              .arg("model", m->id)
+                                              .arg("gbps", std::to_string(*m->memory_bandwidth_gbps)));
   in.nccl_share_permille = pct_as_permille(f, "nccl_share_pct");
   in.data_wait_share_permille = pct_as_permille(f, "data_wait_share_pct");
   if (in.nccl_share_permille.value_or(0) + in.data_wait_share_permille.value_or(0) > 1000)
-    f.error("data_wait_share_pct", "nccl_share_pct + data_wait_share_pct must not exceed 100");
+    f.error("data_wait_share_pct", Message("advisor.fingerprint.shares_exceed_100"));
   if (in.nccl_share_permille.value_or(0) > 0 && in.gpu_count == 1)
-    f.error("nccl_share_pct", "must be 0 for a single GPU (there is no GPU-to-GPU traffic)");
+    f.error("nccl_share_pct", Message("advisor.fingerprint.nccl_single_gpu"));
   if (auto io = f.opt_integer("storage_io_mb_per_s", 0, kMaxMbPerS)) in.io_bytes_per_s = *io * kBytesPerMb;
   if (auto cap = f.opt_integer("storage_capacity_mb_per_s", 1, kMaxMbPerS))
     in.storage_read_bytes_per_s = *cap * kBytesPerMb;
   if (in.io_bytes_per_s && in.storage_read_bytes_per_s && *in.io_bytes_per_s > *in.storage_read_bytes_per_s)
-    f.error("storage_io_mb_per_s", "exceeds storage_capacity_mb_per_s");
+    f.error("storage_io_mb_per_s", Message("advisor.fingerprint.io_exceeds_capacity"));
   in.cpu_utilization_permille = pct_as_permille(f, "cpu_utilization_pct");
   in.cpu_cores_per_gpu = f.opt_integer("cpu_cores_per_gpu", 1, 1024);
   if (auto mx = f.opt_integer("max_cpu_cores_per_gpu", 1, 1024)) {
     in.max_cpu_cores_per_gpu = *mx;
     if (in.cpu_cores_per_gpu && *mx < *in.cpu_cores_per_gpu)
-      f.error("max_cpu_cores_per_gpu", "must be at least cpu_cores_per_gpu");
+      f.error("max_cpu_cores_per_gpu", Message("advisor.fingerprint.max_cores_below_cores"));
   } else {
     in.max_cpu_cores_per_gpu = std::max(kDefaultMaxCpuCoresPerGpu, in.cpu_cores_per_gpu.value_or(0));
   }
@@ -108,9 +113,9 @@ Result<FingerprintInput> parse_fingerprint_input(const json& body, const GpuCata
     if (auto c = s.opt_integer("capacity_mb_per_s", 1, kMaxMbPerS)) {
       st.read_bytes_per_s = *c * kBytesPerMb;
       if (!in.io_bytes_per_s && !in.storage_read_bytes_per_s)
-        s.error("capacity_mb_per_s", "needs storage_io_mb_per_s or storage_capacity_mb_per_s to turn into read time");
+        s.error("capacity_mb_per_s", Message("advisor.fingerprint.storage_needs_io"));
       else if (in.storage_read_bytes_per_s && *st.read_bytes_per_s <= *in.storage_read_bytes_per_s)
-        s.error("capacity_mb_per_s", "must exceed storage_capacity_mb_per_s (today's storage)");
+        s.error("capacity_mb_per_s", Message("advisor.fingerprint.storage_not_faster"));
     }
     in.faster_storage = st;
   });
@@ -125,7 +130,7 @@ Result<FingerprintInput> parse_fingerprint_input(const json& body, const GpuCata
   });
   if (!in.gpu_utilization_permille && !in.achieved_tflops_x10 && !f.has("achieved_tflops") &&
       !f.has("gpu_utilization_pct") && !f.has("gpu_utilization_permille"))
-    f.error("gpu_utilization_pct", "is required (or gpu_utilization_permille, or achieved_tflops)");
+    f.error("gpu_utilization_pct", Message("advisor.fingerprint.utilization_required"));
   f.finish();
   if (!errs.empty()) return errs.to_error();
   return in;
@@ -135,16 +140,19 @@ Result<FingerprintInput> fingerprint_input_from_metered(const std::string& gpu_m
                                                         Money price_per_gpu_hour, const MeteredJobUsage& usage,
                                                         const GpuCatalog& catalog) {
   const GpuModel* m = catalog.find(gpu_model);
-  if (!m) return Error::invalid("gpu_model", "unknown GPU model '" + gpu_model + "'");
-  if (gpu_count < 1 || gpu_count > kMaxGpus) return Error::invalid("gpu_count", "must be 1 to 100000");
+  if (!m) return Error::invalid("gpu_model", Message("advisor.fingerprint.unknown_gpu_model").arg("model", gpu_model));
+  if (gpu_count < 1 || gpu_count > kMaxGpus)
+    return Error::invalid("gpu_count", Message("advisor.fingerprint.range").arg("min", "1").arg("max", "100000"));
   if (price_per_gpu_hour.micros() <= 0 || price_per_gpu_hour.micros() > kMaxGpuHourPrice * Money::kMicrosPerUnit)
-    return Error::invalid("price_per_gpu_hour", "must be greater than 0 and at most 10000");
+    return Error::invalid("price_per_gpu_hour", Message("advisor.fingerprint.price_range").arg("max", "10000"));
   if (usage.avg_gpu_utilization_permille < 0 || usage.avg_gpu_utilization_permille > 1000)
-    return Error::invalid("avg_gpu_utilization_permille", "must be 0 to 1000");
+    return Error::invalid("avg_gpu_utilization_permille",
+                          Message("advisor.fingerprint.range").arg("min", "0").arg("max", "1000"));
   if (usage.peak_memory_mib < 0 || usage.peak_memory_mib > m->memory_gib * 1024)
-    return Error::invalid("peak_memory_mib", "must be 0 to the memory of one " + m->id);
-  if (usage.storage_io_bytes < 0) return Error::invalid("storage_io_bytes", "must not be negative");
-  if (usage.duration_ms <= 0) return Error::invalid("duration_ms", "must be positive");
+    return Error::invalid("peak_memory_mib", Message("advisor.fingerprint.peak_memory_range").arg("model", m->id));
+  if (usage.storage_io_bytes < 0)
+    return Error::invalid("storage_io_bytes", FieldReason{"field.not_negative"}.message());
+  if (usage.duration_ms <= 0) return Error::invalid("duration_ms", Message("advisor.fingerprint.positive"));
   FingerprintInput in;
   in.currency = price_per_gpu_hour.currency();
   in.source = "metered";

@@ -388,9 +388,16 @@ TEST(Fingerprint, ProfileFromMeteredSamples) {
   EXPECT_EQ(r2->parts.data_wait, 650);
   EXPECT_EQ(r2->bottleneck, WorkloadBottleneck::kIo);
 
-  EXPECT_FALSE(fingerprint_input_from_metered("no-such-gpu", 8, Money(1, Currency::kUSD), u, cat()).ok());
+  auto unknown = fingerprint_input_from_metered("no-such-gpu", 8, Money(1, Currency::kUSD), u, cat());
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().fields[0].coded.code, "advisor.fingerprint.unknown_gpu_model");
+  EXPECT_EQ(unknown.error().message, "gpu_model: unknown GPU model 'no-such-gpu'");
+  EXPECT_EQ(render(unknown.error().detail, "zh"), "gpu_model：未知的 GPU 型号“no-such-gpu”");
   u.duration_ms = 0;
-  EXPECT_FALSE(fingerprint_input_from_metered("A100-80GB", 8, Money(1, Currency::kUSD), u, cat()).ok());
+  auto no_time = fingerprint_input_from_metered("A100-80GB", 8, Money(1, Currency::kUSD), u, cat());
+  ASSERT_FALSE(no_time.ok());
+  EXPECT_EQ(no_time.error().fields[0].coded.code, "advisor.fingerprint.positive");
+  EXPECT_EQ(no_time.error().fields[0].reason, "must be positive");
 }
 
 TEST(Fingerprint, FasterStorageWithAGivenCapacityAndPrice) {
@@ -457,6 +464,26 @@ TEST(Fingerprint, RejectsBadInputWithFieldPaths) {
   EXPECT_NE(e["gpu_utilization_permille"].find("not both"), std::string::npos);
   EXPECT_NE(e["interconnect"].find("NVLink bridges join two PCIe cards"), std::string::npos);
   EXPECT_EQ(parse_errors(json::array()).count(""), 1u);
+
+  // The reasons are message codes, worded in the reader's language.
+  auto in = parse_fingerprint_input({{"gpu_model", "a100-pcie-80gb"},
+                                     {"gpu_count", 8},
+                                     {"gpu_utilization_pct", 50},
+                                     {"interconnect", "nvlink"},
+                                     {"peak_memory_mib", 90000},
+                                     {"price_per_gpu_hour", "1"}},
+                                    cat());
+  ASSERT_FALSE(in.ok());
+  std::map<std::string, FieldError> f;
+  for (const auto& fe : in.error().fields) f[fe.field] = fe;
+  EXPECT_EQ(f["interconnect"].coded.code, "advisor.fingerprint.nvlink_bridge_two");
+  EXPECT_EQ(f["interconnect"].reason,
+            "NVLink bridges join two PCIe cards; with 8 cards the all-reduce crosses PCIe (use \"pcie\")");
+  EXPECT_EQ(render(f["interconnect"].coded, "zh"),
+            "NVLink 桥只能连接两张 PCIe 卡；8 张卡时 all-reduce 要经过 PCIe（请使用 \"pcie\"）");
+  EXPECT_EQ(f["peak_memory_mib"].coded.code, "advisor.fingerprint.peak_memory_exceeds");
+  EXPECT_EQ(f["peak_memory_mib"].reason, "exceeds the memory of one a100-pcie-80gb (81920 MiB)");
+  EXPECT_EQ(render(f["peak_memory_mib"].coded, "zh"), "超过了单张 a100-pcie-80gb 的显存（81920 MiB）");
 }
 
 TEST(Fingerprint, OutputCarriesItsArithmeticAsMessageCodes) {

@@ -26,7 +26,8 @@ using namespace mix_detail;
 namespace {
 
 Result<Money> money_of(i128 micros, Currency c) {
-  if (micros > INT64_MAX || micros < INT64_MIN) return Error::make(Code::kInvalid, "mix: money overflow");
+  if (micros > INT64_MAX || micros < INT64_MIN)
+    return Error::make(Code::kInvalid, Message("advisor.mix.money_overflow"));
   return Money(static_cast<int64_t>(micros), c);
 }
 
@@ -199,11 +200,14 @@ Result<MixModel> prepare_mix(const MixInput& in) {
   if (worst_need > std::min(reserved_cap, peak_units)) {
     const int64_t hour = std::find(in.demand.gpus.begin(), in.demand.gpus.end(), worst->gpus) - in.demand.gpus.begin();
     const int64_t spot = std::min(m.spot_pct * worst->gpus / 100, spot_cap);
-    return Error::invalid("options", "hour " + num(hour) + " needs " + num(worst->gpus) +
-                                         " GPUs but the options supply at most " +
-                                         num(reserved_cap * m.unit + on_demand_cap + spot) + " (reserved " +
-                                         num(reserved_cap * m.unit) + ", on-demand " + num(on_demand_cap) + ", spot " +
-                                         num(spot) + " under the " + num(m.spot_pct) + "% cap)");
+    return Error::invalid("options", Message("advisor.mix.short_supply")
+                                         .arg("hour", num(hour))
+                                         .arg("gpus", num(worst->gpus))
+                                         .arg("supply", num(reserved_cap * m.unit + on_demand_cap + spot))
+                                         .arg("reserved", num(reserved_cap * m.unit))
+                                         .arg("on_demand", num(on_demand_cap))
+                                         .arg("spot", num(spot))
+                                         .arg("pct", num(m.spot_pct)));
   }
   m.min_units = worst_need;
   m.max_units = std::min(reserved_cap, peak_units);
@@ -291,7 +295,7 @@ Result<MixResult> compute_mix(const MixInput& in, MixSolver solver) {
       bool overflow = false;
       const int64_t rework = div_round_half_even(
           static_cast<i128>(l.gpu_hours) * h.rework_micros * in.spot_interruption_permille, 1000, &overflow);
-      if (overflow) return Error::make(Code::kInvalid, "mix: money overflow");
+      if (overflow) return Error::make(Code::kInvalid, Message("advisor.mix.money_overflow"));
       l.rework_cost = Money(rework, cur);
       spot_hours += l.gpu_hours;
     }
@@ -304,8 +308,9 @@ Result<MixResult> compute_mix(const MixInput& in, MixSolver solver) {
   if (!expected) return expected.error();
   r.expected_cost = *expected;
   if (in.budget && r.expected_cost.micros() > in.budget->micros())
-    return Error::invalid("budget", "the cheapest plan costs " + r.expected_cost.to_string() + ", above the budget " +
-                                        in.budget->to_string());
+    return Error::invalid("budget", Message("advisor.mix.over_budget")
+                                        .arg("cost", r.expected_cost.to_string())
+                                        .arg("budget", in.budget->to_string()));
 
   const LoadCurve g(m.levels);
   r.reserved_gpu_hours_used = static_cast<int64_t>(g(r.reserved_gpus));

@@ -177,6 +177,8 @@ TEST(MixOptimizer, BudgetAndInfeasibleDemandAreClearErrors) {
   auto r = compute_mix(in);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message, "budget: the cheapest plan costs 23.80 USD, above the budget 20.00 USD");
+  EXPECT_EQ(r.error().fields[0].coded.code, "advisor.mix.over_budget");
+  EXPECT_EQ(render(r.error().detail, "zh"), "budget：最便宜的方案花费 23.80 USD，超出预算 20.00 USD");
   in.budget = usd("23.80");
   EXPECT_TRUE(compute_mix(in).ok());
 
@@ -324,6 +326,18 @@ TEST(MixInputParse, EveryBadFieldIsNamed) {
   EXPECT_EQ(e["options"], "must list at least one capacity option");
   e = errors_of(R"({"options": [{"offer": "a", "mode": "spot", "price_per_gpu_hour": "1"}]})");
   EXPECT_EQ(e["demand"], "is required");
+
+  // The reasons are message codes, the demand's own kept through the parser.
+  auto r = parse_mix_input(json::parse(R"({"demand": {"gpus_per_hour": [1, -1]}, "options": []})"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().fields[0].coded.code, "advisor.demand.gpus_range");
+  EXPECT_EQ(render(r.error().fields[0].coded, "zh"), "必须在 0 到 1000000 张 GPU 之间（实际为 -1）");
+  r = parse_mix_input(json::parse(R"({"demand": {"gpus_per_hour": [4]},
+      "options": [{"offer": "a", "mode": "on_demand", "price_per_gpu_hour": "1"},
+                  {"offer": "a", "mode": "on_demand", "price_per_gpu_hour": "2"}]})"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().fields[0].coded.code, "advisor.mix.repeated_option");
+  EXPECT_EQ(render(r.error().detail, "zh"), "options[1]：与 options[0] 重复（报价和模式相同）");
 }
 
 // ---- Brute force: every reserved vector, every allocation of every hour (nothing assumed about

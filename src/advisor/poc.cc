@@ -36,20 +36,19 @@ std::string pct2(int64_t bp) {  // basis points -> "10.10"
 }
 
 // "905.2" / 905 -> 905'200'000. Non-negative, at most 3 decimals; JSON floats refused (exact figures).
-std::optional<int64_t> parse_figure(const json& v, std::string* why) {
-  const std::string shape =
-      "must be a non-negative integer or decimal string with at most 3 decimals, such as \"905.2\"";
+std::optional<int64_t> parse_figure(const json& v, Message* why) {
+  const Message shape = Message("advisor.poc.figure_shape");
   if (v.is_number_integer()) {
     const bool big =
         v.is_number_unsigned() ? v.get<uint64_t>() > static_cast<uint64_t>(kMaxFigure) : v.get<int64_t>() > kMaxFigure;
     if (big || v.get<int64_t>() < 0) {
-      *why = big ? "must be at most " + std::to_string(kMaxFigure) : shape;
+      *why = big ? FieldReason{"field.at_most", {{"max", std::to_string(kMaxFigure)}}}.message() : shape;
       return std::nullopt;
     }
     return v.get<int64_t>() * kMicro;
   }
   if (!v.is_string()) {
-    *why = v.is_number() ? shape + " (floating-point numbers are refused: figures are exact)" : shape;
+    *why = v.is_number() ? Message("advisor.poc.figure_float") : shape;
     return std::nullopt;
   }
   const std::string s = v.get<std::string>();
@@ -66,12 +65,12 @@ std::optional<int64_t> parse_figure(const json& v, std::string* why) {
       frac = frac * 10 + (c - '0');
       ++decimals;
     } else {
-      *why = shape + " (got '" + s + "')";
+      *why = Message("advisor.poc.figure_got").arg("value", s);
       return std::nullopt;
     }
   }
   if (digits == 0 || decimals == 0 || whole > kMaxFigure) {
-    *why = shape + " (got '" + s + "')";
+    *why = Message("advisor.poc.figure_got").arg("value", s);
     return std::nullopt;
   }
   for (int k = std::max(decimals, 0); k < 6; ++k) frac *= 10;
@@ -81,9 +80,9 @@ std::optional<int64_t> parse_figure(const json& v, std::string* why) {
 std::optional<int64_t> read_figure(Fields& f, const char* key) {
   const json* v = f.raw(key);
   if (!v) return std::nullopt;
-  std::string why;
+  Message why;
   auto x = parse_figure(*v, &why);
-  if (!x) f.error(key, why);
+  if (!x) f.error(key, std::move(why));
   return x;
 }
 
@@ -106,8 +105,8 @@ void read_supplier(Fields& sf, const Defaults& d, PocSupplier& s) {
     else if (!given && plan_wide)
       out = *plan_wide;
     else if (!given)
-      sf.error(key, std::string("is required (or give thresholds.") + key + " for every supplier)");
-    if (given && v && *v == 0) sf.error(key, "must be greater than 0");
+      sf.error(key, Message("advisor.poc.threshold_required").arg("key", key));
+    if (given && v && *v == 0) sf.error(key, Message("advisor.poc.positive"));
   };
   mark("fp16_tflops", d.fp16, s.fp16_tflops_micro);
   mark("nccl_busbw_gbps", d.nccl, s.nccl_busbw_micro);
@@ -119,14 +118,14 @@ void read_supplier(Fields& sf, const Defaults& d, PocSupplier& s) {
         const bool yes_item =
             id == "env_driver_cuda" || id == "env_rdma" || id == "ops_monitoring" || id == "ops_export_exit";
         if (yes_item) {
-          if (!x.has("passed")) x.error("passed", "is required (true or false) for a pass/fail item");
+          if (!x.has("passed")) x.error("passed", Message("advisor.poc.passed_required"));
           r.passed = x.boolean("passed", false);
-          if (x.has("value")) x.error("value", "is not used by a pass/fail item; record passed: true or false");
+          if (x.has("value")) x.error("value", Message("advisor.poc.value_unused"));
           x.raw("value");
         } else {
           r.value_micro = read_figure(x, "value");
-          if (!x.has("value")) x.error("value", "is required (the measured figure)");
-          if (x.has("passed")) x.error("passed", "is computed from value against the pass criterion");
+          if (!x.has("value")) x.error("value", Message("advisor.poc.value_required"));
+          if (x.has("passed")) x.error("passed", Message("advisor.poc.passed_computed"));
           x.raw("passed");
         }
         r.note = x.opt_str("note", {.min_len = 0, .max_len = 1000}).value_or("");
@@ -150,9 +149,9 @@ Result<PocInput> parse_poc_input(const json& body) {
     const bool given = mf.has("baseline_throughput");
     const auto b = read_figure(mf, "baseline_throughput");
     if (!given)
-      mf.error("baseline_throughput", "is required (the tenant's measured throughput, in metric units)");
+      mf.error("baseline_throughput", Message("advisor.poc.baseline_required"));
     else if (b && *b == 0)
-      mf.error("baseline_throughput", "must be greater than 0");
+      mf.error("baseline_throughput", Message("advisor.poc.positive"));
     in.model.baseline_micro = b.value_or(0);
     in.model.baseline_note = mf.opt_str("baseline", {.min_len = 1, .max_len = 500}).value_or("");
   });
@@ -173,8 +172,7 @@ Result<PocInput> parse_poc_input(const json& body) {
         continue;
       }
       if (id == kModelItem) {
-        mf.error(id,
-                 "cannot be changed: a model more than max_slowdown_pct slower than the baseline is always rejected");
+        mf.error(id, Message("advisor.poc.model_item_fixed"));
         mf.raw(id.c_str());
         continue;
       }
@@ -185,11 +183,12 @@ Result<PocInput> parse_poc_input(const json& body) {
   f.objects("suppliers", true, 20, [&](Fields& sf, size_t) {
     PocSupplier s;
     read_supplier(sf, d, s);
-    if (!s.name.empty() && !names.insert(s.name).second) sf.error("name", "supplier '" + s.name + "' is listed twice");
+    if (!s.name.empty() && !names.insert(s.name).second)
+      sf.error("name", Message("advisor.poc.listed_twice").arg("supplier", s.name));
     in.suppliers.push_back(std::move(s));
   });
   if (body.contains("suppliers") && body["suppliers"].is_array() && body["suppliers"].empty())
-    errs.add("suppliers", "must list at least one supplier");
+    errs.add("suppliers", Message("advisor.poc.no_suppliers"));
   f.finish();
   if (!errs.empty()) return errs.to_error();
   return in;
@@ -275,9 +274,10 @@ std::string join(const std::vector<std::string>& v) {
 }  // namespace
 
 Result<PocResult> compute_poc(const PocInput& in) {
-  if (in.suppliers.empty()) return Error::invalid("suppliers", "must list at least one supplier");
-  if (in.model.baseline_micro <= 0) return Error::invalid("model.baseline_throughput", "must be greater than 0");
-  if (in.max_slowdown_pct < 0 || in.max_slowdown_pct > 99) return Error::invalid("max_slowdown_pct", "must be 0..99");
+  if (in.suppliers.empty()) return Error::invalid("suppliers", Message("advisor.poc.no_suppliers"));
+  if (in.model.baseline_micro <= 0) return Error::invalid("model.baseline_throughput", Message("advisor.poc.positive"));
+  if (in.max_slowdown_pct < 0 || in.max_slowdown_pct > 99)
+    return Error::invalid("max_slowdown_pct", Message("advisor.poc.range").arg("min", "0").arg("max", "99"));
   PocResult res;
   res.start = in.start;
   res.model = in.model;

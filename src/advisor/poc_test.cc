@@ -318,6 +318,28 @@ TEST(PocInput, RejectsBadInputsNamingTheField) {
           {"bad start", [](json& b) { b["start"] = "tomorrow"; }, "start", ""},
       },
       [](const json& b) { return parse_poc_input(b); });
+
+  // The reasons are message codes, worded in the reader's language.
+  json decimals = valid;
+  decimals["model"]["baseline_throughput"] = "12.3456";
+  auto bad = parse_poc_input(decimals);
+  ASSERT_FALSE(bad.ok());
+  ASSERT_EQ(bad.error().fields.size(), 1u);
+  EXPECT_EQ(bad.error().fields[0].coded.code, "advisor.poc.figure_got");
+  EXPECT_EQ(bad.error().fields[0].reason,
+            "must be a non-negative integer or decimal string with at most 3 decimals, such as \"905.2\" (got "
+            "'12.3456')");
+  EXPECT_EQ(render(bad.error().fields[0].coded, "zh"),
+            "必须是非负整数或最多 3 位小数的十进制字符串，例如 \"905.2\"（实际为“12.3456”）");
+  auto in = parse_poc_input(valid);
+  ASSERT_TRUE(in.ok());
+  PocInput slow = *in;
+  slow.max_slowdown_pct = 100;
+  auto r = compute_poc(slow);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().fields[0].coded.code, "advisor.poc.range");
+  EXPECT_EQ(r.error().message, "max_slowdown_pct: must be 0..99");
+  EXPECT_EQ(render(r.error().detail, "zh"), "max_slowdown_pct：必须在 0 到 99 之间");
 }
 
 }  // namespace

@@ -279,6 +279,8 @@ Result<QuotesResult> compute_quotes(const QuotesInput& in) {
     if (auto s = rate_offer(m, q, qo, offer_steps); !s) {
       Error e = s.error();
       e.message = q.label + ": " + e.message;
+      if (!e.detail.empty())
+        e.detail = Message("advisor.quotes.offer_error").arg("offer", q.label).arg("error", e.detail);
       return e;
     }
     add_warnings(m, q);

@@ -13,9 +13,18 @@ using namespace quotes_internal;
 
 namespace {
 
+// A reason as the error gave it: its code when it has one, else its text.
+void add_reason(FieldErrors& errs, std::string field, const std::string& text, const Message& coded) {
+  if (coded.empty())
+    errs.add(std::move(field), text);
+  else
+    errs.add(std::move(field), coded);
+}
+
 void add_prefixed(FieldErrors& errs, const std::string& prefix, const Error& e) {
-  if (e.fields.empty()) errs.add(prefix, e.message);
-  for (const auto& fe : e.fields) errs.add(fe.field.empty() ? prefix : prefix + "." + fe.field, fe.reason);
+  if (e.fields.empty()) add_reason(errs, prefix, e.message, e.detail);
+  for (const auto& fe : e.fields)
+    add_reason(errs, fe.field.empty() ? prefix : prefix + "." + fe.field, fe.reason, fe.coded);
 }
 
 QuoteColdStart read_cold_start(Fields& f) {
@@ -31,13 +40,13 @@ void read_run_form(Fields& f, QuoteWorkload& w) {
   const auto busy = f.opt_integer("busy_utilization_pct", 1, 100);
   const auto idle_util = f.opt_integer("idle_utilization_pct", 0, 100);
   const int64_t ip = idle_pct.value_or(0), bu = busy.value_or(90), iu = idle_util.value_or(0);
-  if (ip == 100) f.error("idle_pct", "must be below 100: the workload must compute part of each run");
+  if (ip == 100) f.error("idle_pct", Message("advisor.quotes.idle_pct_all"));
   if (bu < w.idle_below_pct)
-    f.error("busy_utilization_pct", "must be at least idle_below_pct (" + std::to_string(w.idle_below_pct) +
-                                        "), or the busy part never counts as computing");
+    f.error("busy_utilization_pct",
+            Message("advisor.quotes.busy_below_idle").arg("idle_below_pct", std::to_string(w.idle_below_pct)));
   if (ip > 0 && iu >= w.idle_below_pct)
-    f.error("idle_utilization_pct", "must be below idle_below_pct (" + std::to_string(w.idle_below_pct) +
-                                        ") for the idle part to count as idle");
+    f.error("idle_utilization_pct",
+            Message("advisor.quotes.idle_not_idle").arg("idle_below_pct", std::to_string(w.idle_below_pct)));
   if (!run || ip >= 100) return;
   const int64_t run_ms = *run * kMsPerMinute;
   const int64_t busy_ms = run_ms * (100 - ip) / 100;  // exact: run_ms is a multiple of 100
@@ -48,7 +57,7 @@ void read_run_form(Fields& f, QuoteWorkload& w) {
 void read_profile_form(Fields& f, QuoteWorkload& w) {
   for (const char* key : {"idle_pct", "busy_utilization_pct", "idle_utilization_pct"})
     if (f.has(key)) {
-      f.error(key, "is only used with run_minutes (profile states each segment's utilization)");
+      f.error(key, Message("advisor.quotes.run_minutes_only"));
       f.raw(key);
     }
   int64_t minutes = 0;
@@ -56,8 +65,8 @@ void read_profile_form(Fields& f, QuoteWorkload& w) {
   f.objects("profile", true, 1000, [&](Fields& sf, size_t) {
     const auto m = sf.opt_integer("minutes", 1, kMaxRunMinutes);
     const auto u = sf.opt_integer("utilization_pct", 0, 100);
-    if (!sf.has("minutes")) sf.error("minutes", "is required");
-    if (!sf.has("utilization_pct")) sf.error("utilization_pct", "is required");
+    if (!sf.has("minutes")) sf.error("minutes", FieldReason{"field.required"});
+    if (!sf.has("utilization_pct")) sf.error("utilization_pct", FieldReason{"field.required"});
     if (!m || !u) {
       all_valid = false;
       return;
@@ -69,33 +78,35 @@ void read_profile_form(Fields& f, QuoteWorkload& w) {
   const json* p = f.raw("profile");
   if (!p || !p->is_array() || !all_valid) return;
   if (p->empty())
-    f.error("profile", "must have at least one segment");
+    f.error("profile", Message("advisor.quotes.profile_empty"));
   else if (minutes > kMaxRunMinutes)
-    f.error("profile", "adds up to " + std::to_string(minutes) + " minutes; a run must fit in the 30-day month (" +
-                           std::to_string(kMaxRunMinutes) + ")");
+    f.error("profile", Message("advisor.quotes.profile_too_long")
+                           .arg("minutes", std::to_string(minutes))
+                           .arg("max", std::to_string(kMaxRunMinutes)));
   else if (!computes)
-    f.error("profile", "no segment reaches idle_below_pct (" + std::to_string(w.idle_below_pct) +
-                           "%): the workload never computes");
+    f.error("profile",
+            Message("advisor.quotes.profile_never_computes").arg("idle_below_pct", std::to_string(w.idle_below_pct)));
 }
 
 void read_workload(Fields& f, QuoteWorkload& w) {
   const auto n = f.opt_integer("launches_per_month", 1, kMaxLaunches);
   const auto g = f.opt_integer("gpus", 1, kMaxGpus);
-  if (!f.has("launches_per_month")) f.error("launches_per_month", "is required");
-  if (!f.has("gpus")) f.error("gpus", "is required");
+  if (!f.has("launches_per_month")) f.error("launches_per_month", FieldReason{"field.required"});
+  if (!f.has("gpus")) f.error("gpus", FieldReason{"field.required"});
   w.launches_per_month = n.value_or(1);
   w.gpus = g.value_or(1);
   if (n && g && *n * *g > kMaxGpuLaunches)
-    f.error("gpus", "launches_per_month × gpus must be at most " + std::to_string(kMaxGpuLaunches) + " (got " +
-                        std::to_string(*n * *g) + ")");
+    f.error("gpus", Message("advisor.quotes.gpu_launches_max")
+                        .arg("max", std::to_string(kMaxGpuLaunches))
+                        .arg("got", std::to_string(*n * *g)));
   w.idle_below_pct = f.opt_integer("idle_below_pct", 1, 100).value_or(5);
   const bool has_profile = f.has("profile"), has_run = f.has("run_minutes");
   if (has_profile && has_run) {
-    f.error("run_minutes", "give either run_minutes (with idle_pct) or profile, not both");
+    f.error("run_minutes", Message("advisor.quotes.run_or_profile"));
     f.raw("run_minutes");
   }
   if (!has_profile && !has_run) {
-    f.error("run_minutes", "is required (or give profile: a list of {minutes, utilization_pct})");
+    f.error("run_minutes", Message("advisor.quotes.run_minutes_required"));
     for (const char* key : {"idle_pct", "busy_utilization_pct", "idle_utilization_pct"}) f.raw(key);
   } else if (has_profile) {
     read_profile_form(f, w);
@@ -110,12 +121,12 @@ void read_workload(Fields& f, QuoteWorkload& w) {
 void read_offers(Fields& f, FieldErrors& errs, const GpuCatalog& catalog, const std::vector<Offer>& known,
                  std::vector<QuoteOffer>& out) {
   const json* list = f.raw("offers");
-  if (!list) return f.error("offers", "is required");
-  if (!list->is_array()) return f.error("offers", "must be a list of offers (objects) or offer references (strings)");
-  if (list->empty()) return f.error("offers", "must list at least one offer");
+  if (!list) return f.error("offers", FieldReason{"field.required"});
+  if (!list->is_array()) return f.error("offers", Message("advisor.quotes.offers_list"));
+  if (list->empty()) return f.error("offers", Message("advisor.quotes.offers_empty"));
   if (list->size() > kMaxOffers)
-    return f.error("offers", "must have at most " + std::to_string(kMaxOffers) + " items (got " +
-                                 std::to_string(list->size()) + ")");
+    return f.error("offers", FieldReason{"field.max_items_got",
+                                         {{"max", std::to_string(kMaxOffers)}, {"got", std::to_string(list->size())}}});
   for (size_t i = 0; i < list->size(); ++i) {
     const std::string path = "offers[" + std::to_string(i) + "]";
     const json& item = (*list)[i];
@@ -128,7 +139,7 @@ void read_offers(Fields& f, FieldErrors& errs, const GpuCatalog& catalog, const 
       continue;
     }
     if (!item.is_string()) {
-      errs.add(path, "must be an offer object or a reference \"supplier/name\"");
+      errs.add(path, Message("advisor.quotes.offer_item"));
       continue;
     }
     const std::string ref = item.get<std::string>();
@@ -141,9 +152,9 @@ void read_offers(Fields& f, FieldErrors& errs, const GpuCatalog& catalog, const 
     if (hits.size() == 1)
       out.push_back({*hits[0], std::nullopt});
     else if (hits.empty())
-      errs.add(path, "names no known offer '" + ref + "'");
+      errs.add(path, Message("advisor.quotes.unknown_offer").arg("ref", ref));
     else
-      errs.add(path, "'" + ref + "' names " + std::to_string(hits.size()) + " offers; write supplier/name");
+      errs.add(path, Message("advisor.quotes.ambiguous_offer").arg("ref", ref).arg("n", std::to_string(hits.size())));
   }
 }
 
@@ -151,8 +162,7 @@ void read_cold_starts(Fields& f, FieldErrors& errs, std::vector<QuoteOffer>& off
   const json* cs = f.raw("cold_starts");
   if (!cs) return;
   if (!cs->is_object())
-    return f.error("cold_starts",
-                   "must map an offer (supplier/name or name) to {to_running_seconds, to_ready_seconds}");
+    return f.error("cold_starts", Message("advisor.quotes.cold_starts_map"));
   for (auto it = cs->begin(); it != cs->end(); ++it) {
     const std::string path = "cold_starts." + it.key();
     Fields cf(it.value(), path, errs);
@@ -166,11 +176,11 @@ void read_cold_starts(Fields& f, FieldErrors& errs, std::vector<QuoteOffer>& off
       for (auto& o : offers)
         if (o.offer.name == it.key()) hits.push_back(&o);
     if (hits.empty())
-      errs.add(path, "names no offer of this comparison");
+      errs.add(path, Message("advisor.quotes.cold_start_unknown_offer"));
     else if (hits.size() > 1)
-      errs.add(path, "names " + std::to_string(hits.size()) + " offers; write supplier/name");
+      errs.add(path, Message("advisor.quotes.cold_start_ambiguous").arg("n", std::to_string(hits.size())));
     else if (hits[0]->cold_start)
-      errs.add(path, "sets the cold start of " + quote_offer_label(hits[0]->offer) + " twice");
+      errs.add(path, Message("advisor.quotes.cold_start_twice").arg("offer", quote_offer_label(hits[0]->offer)));
     else
       hits[0]->cold_start = c;
   }
@@ -180,14 +190,14 @@ void read_terms(Fields& f, std::vector<int64_t>& terms) {
   const json* t = f.raw("commit_terms_months");
   if (!t) return;
   terms.clear();
-  if (!t->is_array()) return f.error("commit_terms_months", "must be a list of terms: 1, 12 or 36");
+  if (!t->is_array()) return f.error("commit_terms_months", Message("advisor.quotes.terms_list"));
   for (size_t i = 0; i < t->size(); ++i) {
     const json& v = (*t)[i];
     const std::string key = "commit_terms_months[" + std::to_string(i) + "]";
     if (!v.is_number_integer() || (v.get<int64_t>() != 1 && v.get<int64_t>() != 12 && v.get<int64_t>() != 36))
-      f.error(key, "must be 1, 12 or 36 (months)");
+      f.error(key, Message("advisor.quotes.term_value"));
     else if (std::count(terms.begin(), terms.end(), v.get<int64_t>()))
-      f.error(key, "lists the term " + std::to_string(v.get<int64_t>()) + " twice");
+      f.error(key, Message("advisor.quotes.term_twice").arg("months", std::to_string(v.get<int64_t>())));
     else
       terms.push_back(v.get<int64_t>());
   }
@@ -198,34 +208,40 @@ void read_terms(Fields& f, std::vector<int64_t>& terms) {
 void quotes_internal::check_input(const QuotesInput& in, FieldErrors& errs) {
   const auto& w = in.workload;
   if (w.launches_per_month < 1 || w.launches_per_month > kMaxLaunches)
-    errs.add("workload.launches_per_month", "must be 1.." + std::to_string(kMaxLaunches));
+    errs.add("workload.launches_per_month",
+             Message("advisor.quotes.range").arg("min", "1").arg("max", std::to_string(kMaxLaunches)));
   if (w.gpus < 1 || w.gpus > kMaxGpus || w.launches_per_month * w.gpus > kMaxGpuLaunches)
-    errs.add("workload.gpus", "must be 1.." + std::to_string(kMaxGpus) + " with launches × GPUs at most " +
-                                  std::to_string(kMaxGpuLaunches));
+    errs.add("workload.gpus", Message("advisor.quotes.gpus_range")
+                                  .arg("max", std::to_string(kMaxGpus))
+                                  .arg("max_launches", std::to_string(kMaxGpuLaunches)));
   for (const auto& seg : w.profile)
     if (seg.duration_ms <= 0 || seg.utilization_pct < 0 || seg.utilization_pct > 100) {
-      errs.add("workload.profile", "segments need a positive duration and a utilization of 0..100");
+      errs.add("workload.profile", Message("advisor.quotes.profile_segments"));
       break;
     }
-  if (run_ms_of(w) > kMaxRunMinutes * kMsPerMinute) errs.add("workload.profile", "a run must fit in the 30-day month");
-  if (w.idle_below_pct < 1 || w.idle_below_pct > 100) errs.add("workload.idle_below_pct", "must be 1..100");
-  if (busy_ms_of(w) <= 0)
-    errs.add("workload.profile", "the workload never computes (no segment at or above idle_below_pct)");
+  if (run_ms_of(w) > kMaxRunMinutes * kMsPerMinute)
+    errs.add("workload.profile", Message("advisor.quotes.run_too_long"));
+  if (w.idle_below_pct < 1 || w.idle_below_pct > 100)
+    errs.add("workload.idle_below_pct", Message("advisor.quotes.range").arg("min", "1").arg("max", "100"));
+  if (busy_ms_of(w) <= 0) errs.add("workload.profile", Message("advisor.quotes.never_computes"));
   if (w.storage_io_gb < 0 || w.egress_gb < 0 || w.storage_io_gb > 1'000'000'000 || w.egress_gb > 1'000'000'000)
-    errs.add("workload", "storage_io_gb and egress_gb must be 0..1000000000");
+    errs.add("workload", Message("advisor.quotes.volumes_range").arg("max", "1000000000"));
   auto bad_cold = [](const QuoteColdStart& c) {
     return c.to_running_seconds < 0 || c.to_ready_seconds < 0 || c.to_running_seconds > 86'400 ||
            c.to_ready_seconds > 86'400;
   };
-  if (bad_cold(w.cold_start)) errs.add("workload.cold_start", "seconds must be 0..86400");
+  if (bad_cold(w.cold_start))
+    errs.add("workload.cold_start", Message("advisor.quotes.cold_start_seconds").arg("max", "86400"));
   for (const auto& o : in.offers)
     if (o.cold_start && bad_cold(*o.cold_start))
-      errs.add("cold_starts." + quote_offer_label(o.offer), "seconds must be 0..86400");
+      errs.add("cold_starts." + quote_offer_label(o.offer),
+               Message("advisor.quotes.cold_start_seconds").arg("max", "86400"));
   if (in.offers.empty() || in.offers.size() > kMaxOffers)
-    errs.add("offers",
-             "must list 1.." + std::to_string(kMaxOffers) + " offers (got " + std::to_string(in.offers.size()) + ")");
+    errs.add("offers", Message("advisor.quotes.offers_count")
+                           .arg("max", std::to_string(kMaxOffers))
+                           .arg("got", std::to_string(in.offers.size())));
   for (int64_t t : in.commit_terms_months)
-    if (t != 1 && t != 12 && t != 36) errs.add("commit_terms_months", "terms are 1, 12 or 36 months");
+    if (t != 1 && t != 12 && t != 36) errs.add("commit_terms_months", Message("advisor.quotes.terms_values"));
   if (!errs.empty()) return;
   const int64_t period = month_to() - month_from();
   std::set<std::string> labels;
@@ -233,17 +249,20 @@ void quotes_internal::check_input(const QuotesInput& in, FieldErrors& errs) {
     const Offer& o = in.offers[i].offer;
     const std::string path = "offers[" + std::to_string(i) + "]";
     if (o.currency != in.offers[0].offer.currency)
-      errs.add(path + ".currency", std::string("is ") + currency_code(o.currency) + " but offers[0] is in " +
-                                       currency_code(in.offers[0].offer.currency) + "; compare offers in one currency");
-    if (!labels.insert(quote_offer_label(o)).second) errs.add(path, "lists offer " + quote_offer_label(o) + " twice");
+      errs.add(path + ".currency", Message("advisor.quotes.mixed_currency")
+                                       .arg("currency", currency_code(o.currency))
+                                       .arg("first", currency_code(in.offers[0].offer.currency)));
+    if (!labels.insert(quote_offer_label(o)).second)
+      errs.add(path, Message("advisor.quotes.offer_twice").arg("offer", quote_offer_label(o)));
     // Several launches must all end inside the month (a run's rounding is billed when it ends).
     const int64_t cold = cold_ms(cold_of(in, in.offers[i])), span = cold + run_ms_of(w);
     if (span > period - (w.launches_per_month > 1 ? 1 : 0))
       errs.add(w.launches_per_month > 1 ? "workload.launches_per_month" : "workload.run_minutes",
-               "a launch of " + std::to_string(span / 1000) + " s (cold start " + std::to_string(cold / 1000) +
-                   " s on " + quote_offer_label(o) + " + run) " +
-                   (w.launches_per_month > 1 ? "leaves no room for several launches in" : "does not fit in") +
-                   " the 30-day month");
+               (w.launches_per_month > 1 ? Message("advisor.quotes.launch_leaves_no_room")
+                                         : Message("advisor.quotes.launch_too_long"))
+                   .arg("seconds", std::to_string(span / 1000))
+                   .arg("cold", std::to_string(cold / 1000))
+                   .arg("offer", quote_offer_label(o)));
   }
 }
 

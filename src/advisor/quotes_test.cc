@@ -479,6 +479,21 @@ TEST(QuoteInput, RejectsBadInputsNamingTheField) {
            "workload.run_minutes", "does not fit"},
       },
       [](const json& b) { return parse_quotes_input(b, test_catalog()); });
+
+  // The reasons are message codes; an offer's own problems keep theirs under the offer's path.
+  json b = valid;
+  b["workload"]["busy_utilization_pct"] = 3;
+  auto r = parse_quotes_input(b, test_catalog());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().fields.at(0).coded.code, "advisor.quotes.busy_below_idle");
+  EXPECT_EQ(zh(r.error().detail), "workload.busy_utilization_pct：不能小于 idle_below_pct（5），否则繁忙部分永远不算作计算");
+  b = valid;
+  b["offers"][0]["prices"]["on_demand"] = "-1.00";
+  r = parse_quotes_input(b, test_catalog());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().fields.at(0).field, "offers[0].prices.on_demand");
+  EXPECT_EQ(r.error().fields.at(0).coded.code, "field.not_negative");
+  EXPECT_EQ(render_en(r.error().detail), r.error().message);
 }
 
 // compute_quotes checks inputs the server builds itself, not only parsed ones.
@@ -488,11 +503,15 @@ TEST(QuoteInput, ComputeChecksBuiltInputs) {
   auto r = compute_quotes(in);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().fields.at(0).field, "offers");
+  EXPECT_EQ(r.error().fields.at(0).coded.code, "advisor.quotes.offers_count");
+  EXPECT_EQ(zh(r.error().fields.at(0).coded), "必须列出 1..20 个报价（实际为 0 个）");
   in.offers.push_back(
       {parse_offer(offer_json("s", "a", "2.00", "ready", 1), test_catalog()).value(), QuoteColdStart{-1, 0}});
   r = compute_quotes(in);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().fields.at(0).field, "cold_starts.s/a");
+  EXPECT_EQ(r.error().fields.at(0).coded.code, "advisor.quotes.cold_start_seconds");
+  EXPECT_EQ(zh(r.error().fields.at(0).coded), "秒数必须在 0..86400 之间");
   in.offers[0].cold_start.reset();
   in.workload.profile = {{60 * 60'000, 3}};  // never reaches idle_below_pct (5)
   r = compute_quotes(in);

@@ -85,7 +85,7 @@ SupplierHistory merge_history(SupplierHistory m, const SupplierHistory& e) {
 Result<SupplierHistory> derive_supplier_history(const std::vector<SupplierNodeRecord>& nodes,
                                                 const std::vector<Offer>& offers,
                                                 const std::vector<Measurement>& measurements, TimeMs from, TimeMs to) {
-  if (from >= to) return Error::invalid("window", "from must be before to");
+  if (from >= to) return Error::invalid("window", Message("advisor.suppliers.window_order"));
   SupplierHistory h;
   for (const auto& r : nodes) h.fleet_gpus += static_cast<int64_t>(r.node.gpus.size());
   auto node_of = [&](const Measurement& m) -> const Node* {

@@ -213,13 +213,15 @@ std::vector<int64_t> apportion(const std::vector<int64_t>& w, int64_t cap) {
 }  // namespace
 
 Result<SupplierScoreResult> compute_supplier_score(const SupplierScoreInput& in) {
-  if (in.suppliers.empty()) return Error::invalid("suppliers", "must list at least one supplier");
+  if (in.suppliers.empty()) return Error::invalid("suppliers", Message("advisor.suppliers.none"));
   int64_t wsum = 0;
   for (const auto& i : in.checklist) wsum += i.weight;
   for (const auto& r : in.history_rules) wsum += r.weight;
-  if (wsum <= 0) return Error::invalid("checklist", "every weight is zero: nothing to score");
-  if (in.split.floor < 0 || in.split.floor > 99) return Error::invalid("split.floor", "must be 0..99");
-  if (in.split.cap_pct < 1 || in.split.cap_pct > 100) return Error::invalid("split.cap_pct", "must be 1..100");
+  if (wsum <= 0) return Error::invalid("checklist", Message("advisor.suppliers.weights_zero"));
+  if (in.split.floor < 0 || in.split.floor > 99)
+    return Error::invalid("split.floor", Message("advisor.suppliers.range").arg("min", "0").arg("max", "99"));
+  if (in.split.cap_pct < 1 || in.split.cap_pct > 100)
+    return Error::invalid("split.cap_pct", Message("advisor.suppliers.range").arg("min", "1").arg("max", "100"));
   SupplierScoreResult res;
   res.floor_x10 = in.split.floor * 10;
   res.cap_permille = in.split.cap_pct * 10;

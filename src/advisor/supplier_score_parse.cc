@@ -14,7 +14,7 @@ namespace {
 constexpr StrRule kIdRule{.min_len = 1,
                           .max_len = 63,
                           .pattern = "[a-z0-9]([a-z0-9_-]{0,61}[a-z0-9])?",
-                          .pattern_help = "lowercase letters, digits, '_' and '-', starting and ending alphanumeric"};
+                          .pattern_help = "pattern.checklist_item_id"};
 
 // An operator item's name: 1..200 characters (code points) in whatever language the operator
 // writes, at most 4 bytes each.
@@ -43,8 +43,19 @@ std::string read_item_name(Fields& xf) {
 }
 
 void add_prefixed(FieldErrors& errs, const std::string& prefix, const Error& e) {
-  if (e.fields.empty()) errs.add(prefix, e.message);
-  for (const auto& fe : e.fields) errs.add(fe.field.empty() ? prefix : prefix + "." + fe.field, fe.reason);
+  if (e.fields.empty()) {
+    if (e.detail.empty())
+      errs.add(prefix, e.message);
+    else
+      errs.add(prefix, e.detail);
+  }
+  for (const auto& fe : e.fields) {
+    std::string path = fe.field.empty() ? prefix : prefix + "." + fe.field;
+    if (fe.coded.empty())
+      errs.add(std::move(path), fe.reason);
+    else
+      errs.add(std::move(path), fe.coded);
+  }
 }
 
 SupplierHistory read_history(Fields& f) {
@@ -76,13 +87,14 @@ void read_checklist(Fields& f, std::vector<SupplierChecklistItem>& items) {
   f.objects("items", false, 50, [&](Fields& xf, size_t) {
     SupplierChecklistItem it;
     it.id = xf.str("id", kIdRule);
-    if (!it.id.empty() && !ids.insert(it.id).second) xf.error("id", "item '" + it.id + "' is already on the checklist");
+    if (!it.id.empty() && !ids.insert(it.id).second)
+      xf.error("id", Message("advisor.suppliers.item_duplicate").arg("item", it.id));
     it.text = verbatim(read_item_name(xf));
     it.weight = xf.integer("weight", 0, 100);
     it.must_have = xf.boolean("must_have", false);
     it.check = xf.enumeration("check", kSupplierChecks, std::make_optional(SupplierCheck::kYesNo));
     if (it.check == SupplierCheck::kYesNo) {
-      if (xf.has("threshold")) xf.error("threshold", "is only used by at_most and at_least checks");
+      if (xf.has("threshold")) xf.error("threshold", Message("advisor.suppliers.threshold_unused"));
       xf.raw("threshold");
     } else {
       it.threshold = xf.integer("threshold", -1'000'000'000, 1'000'000'000);
@@ -99,10 +111,11 @@ void read_history_rules(Fields& f, std::vector<SupplierHistoryRule>& rules) {
         r.weight = x.opt_integer("weight", 0, 100).value_or(r.weight);
         r.good = x.opt_integer("good", 0, 1'000'000).value_or(r.good);
         r.bad = x.opt_integer("bad", 0, 1'000'000).value_or(r.bad);
-        if (r.good == r.bad) x.error("bad", "must differ from good (" + n2s(r.good) + ")");
+        if (r.good == r.bad) x.error("bad", Message("advisor.suppliers.bad_equals_good").arg("good", n2s(r.good)));
         const bool higher_better = r.id == "fp16_attainment" || r.id == "nccl_attainment";
-        if (higher_better && r.good < r.bad) x.error("good", "must be above bad: higher attainment is better");
-        if (!higher_better && r.good > r.bad) x.error("good", "must be below bad: lower is better for " + r.id);
+        if (higher_better && r.good < r.bad) x.error("good", Message("advisor.suppliers.good_above_bad"));
+        if (!higher_better && r.good > r.bad)
+          x.error("good", Message("advisor.suppliers.good_below_bad").arg("rule", r.id));
       });
   });
 }
@@ -114,18 +127,19 @@ void read_answers(Fields& af, const std::vector<SupplierChecklistItem>& items, s
     if (!v) continue;
     if (it.check == SupplierCheck::kYesNo) {
       if (!v->is_boolean())
-        af.error(it.id, "must be true or false (a yes/no item)");
+        af.error(it.id, Message("advisor.suppliers.answer_yes_no"));
       else
         out[it.id] = v->get<bool>() ? 1 : 0;
     } else if (!v->is_number_integer()) {
-      af.error(it.id, "must be an integer" + (it.unit.empty() ? std::string() : " (" + it.unit + ")"));
+      af.error(it.id, it.unit.empty() ? FieldReason{"field.integer"}.message()
+                                      : Message("advisor.suppliers.answer_integer_unit").arg("unit", it.unit));
     } else {
       out[it.id] = v->get<int64_t>();
     }
   }
   for (const auto& it : items)
     if (it.builtin && af.has(it.id.c_str())) {
-      af.error(it.id, "is a built-in item, evaluated from the supplier's record and history");
+      af.error(it.id, Message("advisor.suppliers.answer_builtin"));
       af.raw(it.id.c_str());
     }
 }
@@ -148,7 +162,7 @@ Result<SupplierScoreInput> parse_supplier_score_input(const json& body, const st
   int64_t total_weight = 0;
   for (const auto& i : in.checklist) total_weight += i.weight;
   for (const auto& r : in.history_rules) total_weight += r.weight;
-  if (total_weight == 0) errs.add("checklist", "every weight is zero: nothing to score");
+  if (total_weight == 0) errs.add("checklist", Message("advisor.suppliers.weights_zero"));
   std::set<std::string> names;
   f.objects("suppliers", true, 50, [&](Fields& sf, size_t) {
     SupplierCandidate c;
@@ -161,7 +175,8 @@ Result<SupplierScoreInput> parse_supplier_score_input(const json& body, const st
             c = k;
             have = true;
           }
-        if (!have) sf.error("supplier", "names no known supplier '" + s->get<std::string>() + "'");
+        if (!have)
+          sf.error("supplier", Message("advisor.suppliers.unknown_supplier").arg("supplier", s->get<std::string>()));
       } else {
         auto p = parse_supplier(*s);
         if (!p)
@@ -170,18 +185,18 @@ Result<SupplierScoreInput> parse_supplier_score_input(const json& body, const st
           c.supplier = std::move(*p), have = true;
       }
     } else {
-      sf.error("supplier", "is required (a supplier object or the name of a known supplier)");
+      sf.error("supplier", Message("advisor.suppliers.supplier_required"));
     }
     sf.object("answers", false, [&](Fields& af) { read_answers(af, in.checklist, c.answers); });
     sf.object("history", false, [&](Fields& hf) { entered = read_history(hf); });
     if (!have) return;
     c.history = merge_history(c.history, entered);
     if (!names.insert(c.supplier.name).second)
-      sf.error("supplier", "supplier '" + c.supplier.name + "' is listed twice");
+      sf.error("supplier", Message("advisor.suppliers.listed_twice").arg("supplier", c.supplier.name));
     in.suppliers.push_back(std::move(c));
   });
   if (body.contains("suppliers") && body["suppliers"].is_array() && body["suppliers"].empty())
-    errs.add("suppliers", "must list at least one supplier");
+    errs.add("suppliers", Message("advisor.suppliers.none"));
   f.finish();
   if (!errs.empty()) return errs.to_error();
   return in;

@@ -329,6 +329,11 @@ TEST(SupplierHistory, DerivedFromThePlatformRecords) {
                                  bench(nodes[0].id, 1, 8820),
                                  nccl("n1", kT0 - 5 * kHour, kT0 + 10 * kHour, 360),  // clipped to 10 h
                                  nccl("n2", kT0 + 10 * kHour, kT0 + 30 * kHour, 315)};
+  auto backwards = derive_supplier_history(nodes, {o}, ms, kT0, kT0);
+  ASSERT_FALSE(backwards.ok());
+  EXPECT_EQ(backwards.error().message, "window: from must be before to");
+  EXPECT_EQ(backwards.error().fields[0].coded.code, "advisor.suppliers.window_order");
+  EXPECT_EQ(render(backwards.error().detail, "zh"), "window：from 必须早于 to");
   auto h = derive_supplier_history(nodes, {o, weaker, elsewhere}, ms, kT0, kT0 + 730 * kHour);
   ASSERT_TRUE(h.ok()) << h.error().message;
   EXPECT_EQ(h->fleet_gpus, 2000);
@@ -555,6 +560,22 @@ TEST(SupplierScoreInput, RejectsBadInputsNamingTheField) {
       {"items", {{{"id", "kw"}, {"name", "x"}, {"weight", 1}, {"check", "at_most"}, {"threshold", 3}}}}};
   typed["suppliers"][0]["answers"] = {{"kw", "three"}};
   EXPECT_TRUE(fails_only_on(parse_supplier_score_input(typed), "suppliers[0].answers.kw", "must be an integer"));
+  // The reasons are message codes, worded in the reader's language; the unit is the operator's text.
+  typed["checklist"]["items"][0]["unit"] = "kW";
+  auto with_unit = parse_supplier_score_input(typed);
+  ASSERT_FALSE(with_unit.ok());
+  ASSERT_EQ(with_unit.error().fields.size(), 1u);
+  EXPECT_EQ(with_unit.error().fields[0].coded.code, "advisor.suppliers.answer_integer_unit");
+  EXPECT_EQ(with_unit.error().fields[0].reason, "must be an integer (kW)");
+  EXPECT_EQ(render(with_unit.error().fields[0].coded, "zh"), "必须是整数（kW）");
+  json bad_id = valid;
+  bad_id["checklist"] = {{"items", {{{"id", "Rack_"}, {"name", "x"}, {"weight", 1}}}}};
+  auto id_err = parse_supplier_score_input(bad_id);
+  ASSERT_FALSE(id_err.ok());
+  ASSERT_EQ(id_err.error().fields.size(), 1u);
+  EXPECT_EQ(id_err.error().fields[0].reason,
+            "'Rack_' is not valid: lowercase letters, digits, '_' and '-', starting and ending alphanumeric");
+  EXPECT_EQ(render(id_err.error().fields[0].coded, "zh"), "“Rack_”无效：小写字母、数字、“_”和“-”，首尾为字母或数字");
   // 200 characters is the most, counted as characters (600 bytes of Chinese).
   json long_name = valid;
   std::string name;

@@ -16,10 +16,13 @@ using i128 = __int128;
 
 bool fits64(i128 v) { return v <= std::numeric_limits<int64_t>::max() && v >= std::numeric_limits<int64_t>::min(); }
 
-Error overflow(const std::string& what) { return Error::make(Code::kInvalid, "money overflow computing " + what); }
+// "money overflow computing <what>"; `what` names the figure (advisor.tco.overflow.*).
+Error overflow(Message what) {
+  return Error::make(Code::kInvalid, Message("advisor.tco.money_overflow").arg("what", std::move(what)));
+}
 
 // m x num / den, rounded half to even once at the micro-unit.
-Result<Money> scaled(const Money& m, i128 num, i128 den, const std::string& what) {
+Result<Money> scaled(const Money& m, i128 num, i128 den, const Message& what) {
   i128 prod;
   if (__builtin_mul_overflow(static_cast<i128>(m.micros()), num, &prod)) return overflow(what);
   const i128 q = div_half_even(prod, den);
@@ -51,18 +54,20 @@ void add_line(TcoResult& r, std::string key, Message text, std::string formula, 
 }
 
 Status check_tco_input(const TcoInput& in) {
-  if (in.gpu_count < 1 || in.gpu_count > tco_internal::kMaxGpus) return Error::invalid("gpu_count", "must be 1 to 1000000");
-  if (in.gpus_per_server < 1) return Error::invalid("gpus_per_server", "must be at least 1");
+  if (in.gpu_count < 1 || in.gpu_count > tco_internal::kMaxGpus)
+    return Error::invalid("gpu_count", Message("advisor.tco.range").arg("min", "1").arg("max", "1000000"));
+  if (in.gpus_per_server < 1) return Error::invalid("gpus_per_server", Message("advisor.tco.at_least").arg("min", "1"));
   if (in.window_months < 1 || in.window_months > in.physical_life_months)
-    return Error::invalid("window_months", "must be at least 1 and at most physical_life_months");
-  if (in.gpu_watts < 1) return Error::invalid("gpu_watts", "must be at least 1");
-  if (in.pue_x100 < 100) return Error::invalid("pue_x100", "must be at least 100");
-  if (in.power_draw_pct < 1 || in.power_draw_pct > 100) return Error::invalid("power_draw_pct", "must be 1 to 100");
-  if (in.gpus_per_fte < 1) return Error::invalid("gpus_per_fte", "must be at least 1");
+    return Error::invalid("window_months", Message("advisor.tco.window_range"));
+  if (in.gpu_watts < 1) return Error::invalid("gpu_watts", Message("advisor.tco.at_least").arg("min", "1"));
+  if (in.pue_x100 < 100) return Error::invalid("pue_x100", Message("advisor.tco.at_least").arg("min", "100"));
+  if (in.power_draw_pct < 1 || in.power_draw_pct > 100)
+    return Error::invalid("power_draw_pct", Message("advisor.tco.range").arg("min", "1").arg("max", "100"));
+  if (in.gpus_per_fte < 1) return Error::invalid("gpus_per_fte", Message("advisor.tco.at_least").arg("min", "1"));
   if (in.demand_curve.empty() == !in.utilization_pct)
-    return Error::invalid("utilization_pct", "give exactly one of demand_curve and utilization_pct");
+    return Error::invalid("utilization_pct", Message("advisor.tco.utilization_exactly_one"));
   if (!in.space_per_kw_month == !in.space_per_rack_unit_month)
-    return Error::invalid("space_per_kw_month", "give exactly one of space_per_kw_month and space_per_rack_unit_month");
+    return Error::invalid("space_per_kw_month", Message("advisor.tco.space_exactly_one"));
 
   return ok_status();
 }
@@ -72,12 +77,12 @@ Status add_capex(TcoResult& r, const TcoInput& in) {
   const Currency c = in.currency;
   const int64_t n = in.gpu_count, months = in.window_months, life = in.physical_life_months;
   // Capex and residual.
-  auto gpus = scaled(in.price_per_gpu, n, 1, "capex");
-  auto servers = scaled(in.server_overhead, r.servers, 1, "capex");
+  auto gpus = scaled(in.price_per_gpu, n, 1, Message("advisor.tco.overflow.capex"));
+  auto servers = scaled(in.server_overhead, r.servers, 1, Message("advisor.tco.overflow.capex"));
   if (!gpus) return gpus.error();
   if (!servers) return servers.error();
   auto capex = gpus->plus(*servers);
-  if (!capex) return overflow("capex");
+  if (!capex) return overflow(Message("advisor.tco.overflow.capex"));
   r.capex = *capex;
   step(r, Message("advisor.tco.servers"),
        "ceil(" + std::to_string(n) + " / " + std::to_string(in.gpus_per_server) + ") = " + std::to_string(r.servers),
@@ -89,7 +94,7 @@ Status add_capex(TcoResult& r, const TcoInput& in) {
   std::string residual_formula;
   switch (in.residual_method) {
     case ResidualMethod::kStraightLine: {
-      auto v = scaled(r.capex, life - months, life, "residual");
+      auto v = scaled(r.capex, life - months, life, Message("advisor.tco.overflow.residual"));
       if (!v) return v.error();
       r.residual = *v;
       residual_formula = amt(r.capex) + " x (" + std::to_string(life) + " - " + std::to_string(months) + ") / " +
@@ -97,7 +102,7 @@ Status add_capex(TcoResult& r, const TcoInput& in) {
       break;
     }
     case ResidualMethod::kResale: {
-      auto v = scaled(r.capex, in.resale_bp, 10'000, "residual");
+      auto v = scaled(r.capex, in.resale_bp, 10'000, Message("advisor.tco.overflow.residual"));
       if (!v) return v.error();
       r.residual = *v;
       residual_formula = amt(r.capex) + " x " + pct_bp(in.resale_bp) + " = " + amt(r.residual);
@@ -121,12 +126,13 @@ Status add_ownership_lines(TcoResult& r, const TcoInput& in) {
   const auto& hidden = hidden_cost_table();
   // Lines.
   auto dep = r.capex.minus(r.residual);
-  if (!dep) return overflow("depreciation");
+  if (!dep) return overflow(Message("advisor.tco.overflow.depreciation"));
   add_line(r, "depreciation", Message("advisor.tco.depreciation"),
        amt(r.capex) + " - " + amt(r.residual) + " = " + amt(*dep), *dep);
   // Equal monthly principal repayments over the window, interest monthly on the opening balance:
   // sum over k = 0..m-1 of capex x (m - k)/m x rate/12 = capex x rate x (m + 1) / 24.
-  auto fin = scaled(r.capex, static_cast<i128>(in.interest_bp) * (months + 1), 2 * 12 * 10'000, "financing");
+  auto fin = scaled(r.capex, static_cast<i128>(in.interest_bp) * (months + 1), 2 * 12 * 10'000,
+                    Message("advisor.tco.overflow.financing"));
   if (!fin) return fin.error();
   add_line(r, "financing", Message("advisor.tco.financing"),
        amt(r.capex) + " x " + pct_bp(in.interest_bp) + " x " + std::to_string(months + 1) + " / 24 = " + amt(*fin),
@@ -139,7 +145,7 @@ Status add_ownership_lines(TcoResult& r, const TcoInput& in) {
       v = *h.amount;
       formula = "given: " + amt(v);
     } else {
-      auto s = scaled(r.capex, h.bp, 10'000, hidden[i].key);
+      auto s = scaled(r.capex, h.bp, 10'000, Message("advisor.tco.overflow.hidden").arg("key", hidden[i].key));
       if (!s) return s.error();
       v = *s;
       formula = amt(r.capex) + " x " + pct_bp(h.bp) + " = " + amt(v);
@@ -157,7 +163,7 @@ Status add_running_lines(TcoResult& r, const TcoInput& in) {
   // kWh = W x draw% x PUE x hours / 1000; cost = price per kWh x kWh, one rounding.
   auto power =
       scaled(in.electricity_per_kwh, static_cast<i128>(r.it_watts) * in.power_draw_pct * in.pue_x100 * r.window_hours,
-             100 * 100 * 1000, "power");
+             100 * 100 * 1000, Message("advisor.tco.overflow.power"));
   if (!power) return power.error();
   add_line(r, "power", Message("advisor.tco.power"),
        "(" + std::to_string(n) + " x " + std::to_string(in.gpu_watts) + " W + " + std::to_string(r.servers) + " x " +
@@ -167,7 +173,8 @@ Status add_running_lines(TcoResult& r, const TcoInput& in) {
            amt(in.electricity_per_kwh) + " = " + amt(*power),
        *power);
   if (in.space_per_kw_month) {
-    auto s = scaled(*in.space_per_kw_month, static_cast<i128>(r.it_watts) * months, 1000, "space");
+    auto s = scaled(*in.space_per_kw_month, static_cast<i128>(r.it_watts) * months, 1000,
+                    Message("advisor.tco.overflow.space"));
     if (!s) return s.error();
     add_line(r, "space", Message("advisor.tco.space_kw"),
          std::to_string(r.it_watts) + " W / 1000 x " + amt(*in.space_per_kw_month) + " x " + std::to_string(months) +
@@ -175,14 +182,15 @@ Status add_running_lines(TcoResult& r, const TcoInput& in) {
          *s);
   } else {
     auto s = scaled(*in.space_per_rack_unit_month, static_cast<i128>(r.servers) * in.rack_units_per_server * months, 1,
-                    "space");
+                    Message("advisor.tco.overflow.space"));
     if (!s) return s.error();
     add_line(r, "space", Message("advisor.tco.space_u"),
          std::to_string(r.servers) + " x " + std::to_string(in.rack_units_per_server) + " U x " +
              amt(*in.space_per_rack_unit_month) + " x " + std::to_string(months) + " = " + amt(*s),
          *s);
   }
-  auto staff = scaled(in.staff_fte_cost_per_month, static_cast<i128>(months) * n, in.gpus_per_fte, "staff");
+  auto staff = scaled(in.staff_fte_cost_per_month, static_cast<i128>(months) * n, in.gpus_per_fte,
+                      Message("advisor.tco.overflow.staff"));
   if (!staff) return staff.error();
   add_line(r, "staff", Message("advisor.tco.staff"),
        amt(in.staff_fte_cost_per_month) + " x " + std::to_string(months) + " x " + std::to_string(n) + " / " +
@@ -198,13 +206,13 @@ Status add_totals(TcoResult& r, const TcoInput& in) {
   r.total = Money::zero(c);
   for (const auto& l : r.lines) {
     auto t = r.total.plus(l.amount);
-    if (!t) return overflow("the total");
+    if (!t) return overflow(Message("advisor.tco.overflow.total"));
     r.total = *t;
   }
   step(r, Message("advisor.tco.total"), "total = " + amt(r.total),
        r.total.amount_string());
-  auto per_month = scaled(r.total, 1, months, "per month");
-  auto per_owned = scaled(r.total, 1, r.owned_gpu_hours, "per GPU-hour");
+  auto per_month = scaled(r.total, 1, months, Message("advisor.tco.overflow.per_month"));
+  auto per_owned = scaled(r.total, 1, r.owned_gpu_hours, Message("advisor.tco.overflow.per_gpu_hour"));
   if (!per_month) return per_month.error();
   if (!per_owned) return per_owned.error();
   r.per_month = *per_month;
@@ -233,7 +241,7 @@ Status add_utilization(TcoResult& r, const TcoInput& in) {
       unmet += std::max<int64_t>(d - n, 0);
       demand += d;
     }
-    if (served == 0) return Error::invalid("demand_curve", "has no demand");
+    if (served == 0) return Error::invalid("demand_curve", Message("advisor.tco.no_demand"));
     r.utilized_num = served;
     r.utilized_den = n * static_cast<int64_t>(in.demand_curve.size());
     r.unmet_demand_bp = static_cast<int64_t>(div_half_even(static_cast<i128>(unmet) * 10'000, demand));
@@ -248,8 +256,8 @@ Status add_utilization(TcoResult& r, const TcoInput& in) {
   r.utilization_bp = static_cast<int64_t>(div_half_even(static_cast<i128>(r.utilized_num) * 10'000, r.utilized_den));
   r.useful_gpu_hours_micro = static_cast<int64_t>(
       div_half_even(static_cast<i128>(r.owned_gpu_hours) * r.utilized_num * 1'000'000, r.utilized_den));
-  auto per_useful =
-      scaled(r.total, r.utilized_den, static_cast<i128>(r.owned_gpu_hours) * r.utilized_num, "per useful GPU-hour");
+  auto per_useful = scaled(r.total, r.utilized_den, static_cast<i128>(r.owned_gpu_hours) * r.utilized_num,
+                           Message("advisor.tco.overflow.per_useful_gpu_hour"));
   if (!per_useful) return per_useful.error();
   r.cost_per_useful_gpu_hour = *per_useful;
   step(r, Message("advisor.tco.per_useful_gpu_hour"),
@@ -269,7 +277,7 @@ Status add_comparisons(TcoResult& r, const TcoInput& in) {
     cmp.on_demand_per_gpu_hour = o.on_demand_per_gpu_hour;
     cmp.reserved_per_gpu_hour = o.reserved_per_gpu_hour;
     auto od = scaled(o.on_demand_per_gpu_hour, static_cast<i128>(r.owned_gpu_hours) * r.utilized_num, r.utilized_den,
-                     "on-demand cost");
+                     Message("advisor.tco.overflow.on_demand_cost"));
     if (!od) return od.error();
     cmp.on_demand_cost = *od;
     const i128 od_key = static_cast<i128>(o.on_demand_per_gpu_hour.micros()) * r.owned_gpu_hours * r.utilized_num;
@@ -280,16 +288,17 @@ Status add_comparisons(TcoResult& r, const TcoInput& in) {
     cmp.cheapest = "on_demand";
     i128 best = od_key;
     if (o.reserved_per_gpu_hour) {
-      auto rc = scaled(*o.reserved_per_gpu_hour, r.owned_gpu_hours, 1, "reserved cost");
+      auto rc = scaled(*o.reserved_per_gpu_hour, r.owned_gpu_hours, 1, Message("advisor.tco.overflow.reserved_cost"));
       if (!rc) return rc.error();
       cmp.reserved_cost = *rc;
-      auto ru = scaled(*o.reserved_per_gpu_hour, r.utilized_den, r.utilized_num, "reserved per useful GPU-hour");
+      auto ru = scaled(*o.reserved_per_gpu_hour, r.utilized_den, r.utilized_num,
+                       Message("advisor.tco.overflow.reserved_per_useful_gpu_hour"));
       if (!ru) return ru.error();
       cmp.reserved_per_useful_gpu_hour = *ru;
       cmp.reserved_break_even_utilization_bp = static_cast<int64_t>(div_half_even(
           static_cast<i128>(o.reserved_per_gpu_hour->micros()) * 10'000, o.on_demand_per_gpu_hour.micros()));
       auto diff = o.reserved_per_gpu_hour->minus(r.cost_per_owned_gpu_hour);
-      if (!diff) return overflow("build vs reserved");
+      if (!diff) return overflow(Message("advisor.tco.overflow.build_vs_reserved"));
       cmp.build_vs_reserved_per_gpu_hour = *diff;
       const i128 res_key = static_cast<i128>(rc->micros()) * r.utilized_den;
       if (res_key < best) {

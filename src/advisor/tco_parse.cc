@@ -53,14 +53,15 @@ Result<TcoInput> parse_tco_input(const json& body, const GpuCatalog& catalog) {
   in.window_months = f.opt_integer("window_months", 1, 120).value_or(18);
   in.physical_life_months = f.opt_integer("physical_life_months", 1, 240).value_or(60);
   if (in.window_months > in.physical_life_months)
-    f.error("window_months", "must not exceed physical_life_months (" + std::to_string(in.physical_life_months) + ")");
+    f.error("window_months",
+            Message("advisor.tco.window_exceeds_life").arg("months", std::to_string(in.physical_life_months)));
   in.residual_method = f.enumeration("residual_method", kResidualMethodNames,
                                      std::optional<ResidualMethod>(ResidualMethod::kStraightLine));
   auto resale = f.opt_integer("resale_bp", 0, 10'000);
   if (in.residual_method == ResidualMethod::kResale && !resale && !f.has("resale_bp"))
-    f.error("resale_bp", "is required when residual_method is \"resale\"");
+    f.error("resale_bp", Message("advisor.tco.resale_bp_required"));
   if (in.residual_method != ResidualMethod::kResale && f.has("resale_bp"))
-    f.error("resale_bp", "applies only when residual_method is \"resale\"");
+    f.error("resale_bp", Message("advisor.tco.resale_bp_only_resale"));
   in.resale_bp = resale.value_or(0);
   if (auto w = f.opt_integer("gpu_watts", 1, 5'000)) {
     in.gpu_watts = *w;
@@ -68,7 +69,7 @@ Result<TcoInput> parse_tco_input(const json& body, const GpuCatalog& catalog) {
     if (m->tdp_watts && *m->tdp_watts > 0)
       in.gpu_watts = *m->tdp_watts;
     else
-      f.error("gpu_watts", "is required: the GPU catalog gives no TDP for " + m->id);
+      f.error("gpu_watts", Message("advisor.tco.gpu_watts_required").arg("model", m->id));
   }
   in.server_overhead_watts = f.opt_integer("server_overhead_watts", 0, 100'000).value_or(3000);
   in.power_draw_pct = f.opt_integer("power_draw_pct", 1, 100).value_or(100);
@@ -78,11 +79,11 @@ Result<TcoInput> parse_tco_input(const json& body, const GpuCatalog& catalog) {
   in.space_per_rack_unit_month = read_capped_money(f, "space_per_rack_unit_month", c, kMaxMonthPrice, false, false);
   in.space_per_kw_month = read_capped_money(f, "space_per_kw_month", c, kMaxMonthPrice, false, false);
   const bool ru = f.has("space_per_rack_unit_month"), kw = f.has("space_per_kw_month");
-  if (ru && kw) f.error("space_per_kw_month", "give space_per_rack_unit_month or space_per_kw_month, not both");
-  if (!ru && !kw) f.error("space_per_kw_month", "is required (or space_per_rack_unit_month)");
+  if (ru && kw) f.error("space_per_kw_month", Message("advisor.tco.space_both"));
+  if (!ru && !kw) f.error("space_per_kw_month", Message("advisor.tco.space_required"));
   if (auto u = f.opt_integer("rack_units_per_server", 1, 48)) {
     in.rack_units_per_server = *u;
-    if (!ru) f.error("rack_units_per_server", "applies only with space_per_rack_unit_month");
+    if (!ru) f.error("rack_units_per_server", Message("advisor.tco.rack_units_only_ru"));
   }
   in.staff_fte_cost_per_month =
       read_capped_money(f, "staff_fte_cost_per_month", c, kMaxMonthPrice, true, false).value_or(Money::zero(c));
@@ -94,8 +95,8 @@ Result<TcoInput> parse_tco_input(const json& body, const GpuCatalog& catalog) {
         auto bp = e.opt_integer("bp", 0, 10'000);
         auto a = read_capped_money(e, "amount", c, kMaxUnitPrice, false, false);
         const bool has_bp = e.has("bp"), has_amount = e.has("amount");
-        if (has_bp && has_amount) e.error("amount", "give bp or amount, not both");
-        if (!has_bp && !has_amount) e.error("bp", "is required (or amount)");
+        if (has_bp && has_amount) e.error("amount", Message("advisor.tco.hidden_both"));
+        if (!has_bp && !has_amount) e.error("bp", Message("advisor.tco.hidden_required"));
         if (bp) in.hidden[i].bp = *bp;
         if (a) {
           in.hidden[i].amount = a;
@@ -107,9 +108,9 @@ Result<TcoInput> parse_tco_input(const json& body, const GpuCatalog& catalog) {
   in.interest_bp = f.opt_integer("interest_bp", 0, 5'000).value_or(0);
   if (const json* curve = f.raw("demand_curve")) {
     if (!curve->is_array() || curve->empty()) {
-      f.error("demand_curve", "must be a non-empty list of GPU counts, one per hour");
+      f.error("demand_curve", Message("advisor.tco.curve_empty"));
     } else if (curve->size() > static_cast<size_t>(kMaxCurveHours)) {
-      f.error("demand_curve", "must have at most " + std::to_string(kMaxCurveHours) + " hours");
+      f.error("demand_curve", Message("advisor.tco.curve_too_long").arg("max", std::to_string(kMaxCurveHours)));
     } else {
       int64_t sum = 0;
       bool element_errors = false;
@@ -117,23 +118,23 @@ Result<TcoInput> parse_tco_input(const json& body, const GpuCatalog& catalog) {
         const json& v = (*curve)[i];
         const std::string path = "demand_curve[" + std::to_string(i) + "]";
         if (!v.is_number_integer()) {
-          errs.add(path, "must be a whole number of GPUs");
+          errs.add(path, Message("advisor.tco.curve_whole"));
           element_errors = true;
         } else if (v.get<int64_t>() < 0 || v.get<int64_t>() > kMaxDemand) {
-          errs.add(path, "must be 0 to " + std::to_string(kMaxDemand));
+          errs.add(path, Message("advisor.tco.range").arg("min", "0").arg("max", std::to_string(kMaxDemand)));
           element_errors = true;
         } else {
           in.demand_curve.push_back(v.get<int64_t>());
           sum += v.get<int64_t>();
         }
       }
-      if (!element_errors && sum == 0) f.error("demand_curve", "has no demand (every hour is 0)");
+      if (!element_errors && sum == 0) f.error("demand_curve", Message("advisor.tco.curve_no_demand"));
     }
   }
   in.utilization_pct = f.opt_integer("utilization_pct", 1, 100);
   const bool has_curve = f.has("demand_curve"), has_pct = f.has("utilization_pct");
-  if (has_curve && has_pct) f.error("utilization_pct", "give demand_curve or utilization_pct, not both");
-  if (!has_curve && !has_pct) f.error("utilization_pct", "is required (or demand_curve)");
+  if (has_curve && has_pct) f.error("utilization_pct", Message("advisor.tco.utilization_both"));
+  if (!has_curve && !has_pct) f.error("utilization_pct", Message("advisor.tco.utilization_required"));
   f.objects("offers", false, kMaxTcoOffers, [&](Fields& o, size_t) {
     TcoOffer off;
     off.name = o.str("name", {.max_len = 64});

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "catalog/scenario_files_test_util.h"
+#include "core/message.h"
 
 namespace gpurent {
 namespace {
@@ -370,6 +371,34 @@ TEST(Tco, ComputeChecksInputsBuiltInCode) {
   auto r = compute_tco(bad);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("overflow"), std::string::npos);
+  // The error is a message code: the figure that overflowed is a nested message.
+  EXPECT_EQ(r.error().message, "money overflow computing capex");
+  EXPECT_EQ(r.error().detail.code, "advisor.tco.money_overflow");
+  EXPECT_EQ(render(r.error().detail, "zh"), "计算资本支出（capex）时金额溢出");
+  bad = *in;
+  bad.window_months = 61;
+  r = compute_tco(bad);
+  ASSERT_FALSE(r.ok());
+  ASSERT_EQ(r.error().fields.size(), 1u);
+  EXPECT_EQ(r.error().fields[0].coded.code, "advisor.tco.window_range");
+  EXPECT_EQ(r.error().message, "window_months: must be at least 1 and at most physical_life_months");
+  EXPECT_EQ(render(r.error().detail, "zh"), "window_months：不能小于 1，且不能大于 physical_life_months");
+}
+
+TEST(Tco, ParseErrorsAreMessageCodesWordedPerLanguage) {
+  json body = worked_example();
+  body["window_months"] = 70;
+  body["demand_curve"] = {1, 20'000'000};
+  auto in = parse_tco_input(body, cat());
+  ASSERT_FALSE(in.ok());
+  std::map<std::string, FieldError> f;
+  for (const auto& e : in.error().fields) f[e.field] = e;
+  EXPECT_EQ(f["window_months"].coded.code, "advisor.tco.window_exceeds_life");
+  EXPECT_EQ(f["window_months"].reason, "must not exceed physical_life_months (60)");
+  EXPECT_EQ(render(f["window_months"].coded, "zh"), "不能超过 physical_life_months（60）");
+  EXPECT_EQ(f["demand_curve[1]"].coded.code, "advisor.tco.range");
+  EXPECT_EQ(f["demand_curve[1]"].reason, "must be 0 to 10000000");
+  EXPECT_EQ(render(f["demand_curve[1]"].coded, "zh"), "必须在 0 到 10000000 之间");
 }
 
 }  // namespace

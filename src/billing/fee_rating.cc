@@ -9,8 +9,9 @@ namespace gpurent::billing_detail {
 Result<int64_t> commitment_price(const Offer& offer, const Commitment& cm) {
   const std::optional<Money> p = offer.prices.reserved_for(cm.term_months);
   if (!p)
-    return Error::invalid("commitments." + cm.id + ".term_months",
-                          "offer " + offer.name + " has no reserved_" + std::to_string(cm.term_months) + "m price");
+    return Error::invalid(
+        "commitments." + cm.id + ".term_months",
+        Message("rating.no_reserved_price").arg("offer", offer.name).arg("months", std::to_string(cm.term_months)));
   return p->micros();
 }
 

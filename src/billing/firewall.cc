@@ -37,40 +37,42 @@ bool fits(Micros v) {
   return v >= std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max();
 }
 
+Message currency_differs(Currency got, Currency evaluated) {
+  return Message("firewall.currency_differs")
+      .arg("currency", currency_code(got))
+      .arg("evaluated", currency_code(evaluated));
+}
+
 void check_money(FieldErrors& errs, const std::string& field, const Money& m, Currency c) {
   if (m.currency() != c)
-    errs.add(field, std::string("currency ") + currency_code(m.currency()) + " differs from the evaluated currency " +
-                        currency_code(c));
+    errs.add(field, currency_differs(m.currency(), c));
   else if (m.micros() < 0)
-    errs.add(field, "must not be negative");
+    errs.add(field, FieldReason{"field.not_negative"});
 }
 
 Status validate(const FirewallPolicy& p, const FirewallInput& in) {
   FieldErrors errs;
-  if (month_start(in.month) != in.month) errs.add("month", "not the start of a UTC calendar month");
+  if (month_start(in.month) != in.month) errs.add("month", Message("firewall.not_month_start"));
   if (day_start(in.day) != in.day)
-    errs.add("day", "not the start of a UTC day");
+    errs.add("day", Message("firewall.not_day_start"));
   else if (in.day < in.month || in.day >= add_months(in.month, 1))
-    errs.add("day", "not inside the month " + month_label(in.month));
+    errs.add("day", Message("firewall.day_outside_month").arg("month", month_label(in.month)));
   check_money(errs, "policy.card_daily_cost", p.card_daily_cost, in.currency);
   check_money(errs, "policy.egress_daily_cost", p.egress_daily_cost, in.currency);
   if (p.storage_io_share_pct < 0 || p.storage_io_share_pct > 100)
-    errs.add("policy.storage_io_share_pct", "must be between 0 and 100");
-  if (p.large_upload_bytes <= 0) errs.add("policy.large_upload_bytes", "must be positive");
+    errs.add("policy.storage_io_share_pct", Message("firewall.between").arg("min", "0").arg("max", "100"));
+  if (p.large_upload_bytes <= 0) errs.add("policy.large_upload_bytes", Message("firewall.positive"));
   for (const auto& [project, budget] : p.monthly_budgets) {
-    if (project.empty()) errs.add("policy.monthly_budgets", "a budget names no project");
+    if (project.empty()) errs.add("policy.monthly_budgets", Message("firewall.budget_no_project"));
     check_money(errs, "policy.monthly_budgets." + project, budget, in.currency);
   }
   for (size_t i = 0; i < in.lines.size(); ++i)
     if (in.lines[i].amount_exact.currency() != in.currency)
       errs.add("lines[" + std::to_string(i) + "].amount_exact",
-               std::string("currency ") + currency_code(in.lines[i].amount_exact.currency()) +
-                   " differs from the evaluated currency " + currency_code(in.currency));
+               currency_differs(in.lines[i].amount_exact.currency(), in.currency));
   for (size_t i = 0; i < in.cards.size(); ++i)
     if (in.cards[i].cost.currency() != in.currency)
-      errs.add("cards[" + std::to_string(i) + "].cost",
-               std::string("currency ") + currency_code(in.cards[i].cost.currency()) +
-                   " differs from the evaluated currency " + currency_code(in.currency));
+      errs.add("cards[" + std::to_string(i) + "].cost", currency_differs(in.cards[i].cost.currency(), in.currency));
   if (!errs.empty()) return errs.to_error();
   return ok_status();
 }
@@ -137,9 +139,10 @@ Result<Facts> gather_facts(const FirewallInput& in) {
     f.projects.insert(c.projects.begin(), c.projects.end());
   }
   for (const auto& [_, f] : projects)
-    if (!fits(f.total) || !fits(f.total + f.covered)) return Error::invalid("lines", "month-to-date cost of a project overflows");
+    if (!fits(f.total) || !fits(f.total + f.covered))
+      return Error::invalid("lines", Message("firewall.project_cost_overflow"));
   for (const auto& [_, f] : cards)
-    if (!fits(f.cost)) return Error::invalid("cards", "a card's daily cost overflows");
+    if (!fits(f.cost)) return Error::invalid("cards", Message("firewall.card_cost_overflow"));
   return facts;
 }
 
@@ -297,21 +300,23 @@ Result<std::vector<CardDayCost>> card_day_costs(const std::vector<ChargeLine>& l
     if (l.kind == LineKind::kCredit || l.allocation.empty() || l.unit != "GPU-second") continue;
     const std::string field = "lines[" + std::to_string(i) + "]";
     if (cur && l.amount_exact.currency() != *cur) {
-      errs.add(field + ".amount_exact", std::string("currency ") + currency_code(l.amount_exact.currency()) +
-                                            " differs from the first line's " + currency_code(*cur));
+      errs.add(field + ".amount_exact", Message("firewall.currency_differs_first")
+                                            .arg("currency", currency_code(l.amount_exact.currency()))
+                                            .arg("first", currency_code(*cur)));
       continue;
     }
     cur = l.amount_exact.currency();
     const auto it = index.find(l.allocation);
     if (it == index.end()) {
-      errs.add(field + ".allocation", "unknown allocation '" + l.allocation + "'");
+      errs.add(field + ".allocation", Message("firewall.unknown_allocation").arg("allocation", l.allocation));
       continue;
     }
     std::vector<std::pair<std::string, int64_t>> cards;
     for (const auto& part : allocations[it->second].placement)
       for (int64_t g : part.gpus) cards.emplace_back(part.node, g);
     if (cards.empty()) {
-      errs.add("allocations[" + std::to_string(it->second) + "].placement", "no cards to charge line " + field + " to");
+      errs.add("allocations[" + std::to_string(it->second) + "].placement",
+               Message("firewall.no_cards").arg("line", field));
       continue;
     }
     // (day, share numerator, share denominator) of the line's time.
@@ -336,7 +341,7 @@ Result<std::vector<CardDayCost>> card_day_costs(const std::vector<ChargeLine>& l
   if (!errs.empty()) return errs.to_error();
   std::vector<CardDayCost> out;
   for (const auto& [k, f] : acc) {
-    if (!fits(f.cost)) return Error::invalid("lines", "a card's daily cost overflows");
+    if (!fits(f.cost)) return Error::invalid("lines", Message("firewall.card_cost_overflow"));
     const auto& [day, node, gpu] = k;
     out.push_back({node, gpu, day, Money(static_cast<int64_t>(f.cost), *cur), {f.projects.begin(), f.projects.end()}});
   }

@@ -276,6 +276,10 @@ TEST(Firewall, InvalidInputNamesEveryField) {
                                               "policy.monthly_budgets.vision", "lines[0].amount_exact", "cards[0].cost"}));
   EXPECT_EQ(r.error().fields[2].reason, "currency CNY differs from the evaluated currency USD");
   EXPECT_EQ(r.error().fields[6].reason, "must not be negative");
+  EXPECT_EQ(r.error().fields[2].coded.code, "firewall.currency_differs");
+  EXPECT_EQ(render(r.error().fields[2].coded, "zh"), "币种 CNY 与评估所用币种 USD 不一致");
+  EXPECT_EQ(r.error().fields[4].coded.code, "firewall.between");
+  EXPECT_EQ(render(r.error().detail, "zh"), "month：不是 UTC 自然月的起点（另有 8 处错误）");
 
   in = nov29();
   in.day = kNov + 30 * kDay;  // 2026-12-01: not in November
@@ -349,6 +353,9 @@ TEST(CardDayCosts, Errors) {
   ASSERT_EQ(r.error().fields.size(), 2u);
   EXPECT_EQ(r.error().fields[0].field, "lines[0].allocation");
   EXPECT_EQ(r.error().fields[0].reason, "unknown allocation 'ghost'");
+  EXPECT_EQ(render(r.error().fields[0].coded, "zh"), "未知的分配“ghost”");
+  EXPECT_EQ(r.error().fields[1].reason, "no cards to charge line lines[1] to");
+  EXPECT_EQ(r.error().fields[1].coded.code, "firewall.no_cards");
   EXPECT_EQ(r.error().fields[1].field, "allocations[0].placement");
 }
 

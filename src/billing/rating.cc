@@ -117,7 +117,9 @@ Result<std::vector<ChargeLine>> LineBook::finish(Currency c) const {
   for (const auto& [k, a] : acc_) {
     bool overflow = false;
     const int64_t micros = div_round_half_even(static_cast<__int128>(k.price) * a.qty, a.den, &overflow);
-    if (overflow) return Error::make(Code::kInvalid, "amount overflow in line " + k.rule + " of " + k.allocation);
+    if (overflow)
+      return Error::make(Code::kInvalid,
+                         Message("rating.amount_overflow").arg("rule", k.rule).arg("allocation", k.allocation));
     ChargeLine l;
     l.kind = static_cast<LineKind>(k.kind);
     l.rule = k.rule;
@@ -136,7 +138,9 @@ Result<std::vector<ChargeLine>> LineBook::finish(Currency c) const {
     l.description = a.description;
     if (a.value != 0) {
       const int64_t value = div_round_half_even(a.value, a.den, &overflow);
-      if (overflow) return Error::make(Code::kInvalid, "value overflow in line " + k.rule + " of " + k.allocation);
+      if (overflow)
+        return Error::make(Code::kInvalid,
+                           Message("rating.value_overflow").arg("rule", k.rule).arg("allocation", k.allocation));
       l.covered_value = Money(value, c);
     }
     out.push_back(std::move(l));
@@ -162,51 +166,58 @@ namespace {
 using namespace billing_detail;
 
 Status check(const RatingInput& in) {
-  auto bad = [](const std::string& f, const std::string& r) { return Status(Error::invalid(f, r)); };
-  if (in.from >= in.to) return bad("period", "from must be before to");
-  if (in.offers.empty()) return bad("offers", "at least one offer is required");
+  auto bad = [](const std::string& f, Message r) { return Status(Error::invalid(f, std::move(r))); };
+  auto unknown_offer = [](const std::string& offer) { return Message("rating.unknown_offer").arg("offer", offer); };
+  auto unknown_allocation = [](const std::string& a) {
+    return Message("rating.unknown_allocation").arg("allocation", a);
+  };
+  if (in.from >= in.to) return bad("period", Message("rating.period_order"));
+  if (in.offers.empty()) return bad("offers", Message("rating.no_offers"));
   for (const auto& [name, o] : in.offers)
     if (o.currency != in.contract.currency)
-      return bad("offers." + name + ".currency", std::string("is ") + currency_code(o.currency) + " but the contract bills in " +
-                                                     currency_code(in.contract.currency));
+      return bad("offers." + name + ".currency", Message("rating.offer_currency")
+                                                     .arg("currency", currency_code(o.currency))
+                                                     .arg("contract", currency_code(in.contract.currency)));
   std::set<std::string> ids;
   for (size_t i = 0; i < in.allocations.size(); ++i) {
     const auto& a = in.allocations[i];
     const std::string f = "allocations[" + std::to_string(i) + "]";
-    if (!ids.insert(a.id).second) return bad(f + ".id", "duplicate allocation id '" + a.id + "'");
+    if (!ids.insert(a.id).second) return bad(f + ".id", Message("rating.duplicate_allocation").arg("id", a.id));
     auto o = in.offers.find(a.offer);
-    if (o == in.offers.end()) return bad(f + ".offer", "unknown offer '" + a.offer + "'");
-    if (a.gpu_milli <= 0) return bad(f + ".gpu_milli", "must be positive");
+    if (o == in.offers.end()) return bad(f + ".offer", unknown_offer(a.offer));
+    if (a.gpu_milli <= 0) return bad(f + ".gpu_milli", Message("rating.positive"));
     if (a.mode == BillingMode::kSpot && !o->second.prices.spot && !in.spot_prices.count(a.offer))
-      return bad(f + ".mode", "offer " + a.offer + " sells no spot capacity (no spot price, no market prices)");
-    if (a.running_at && *a.running_at < a.requested_at) return bad(f + ".running_at", "is before requested_at");
+      return bad(f + ".mode", Message("rating.no_spot").arg("offer", a.offer));
+    if (a.running_at && *a.running_at < a.requested_at)
+      return bad(f + ".running_at", Message("rating.before_requested"));
     if (a.ready_at && *a.ready_at < a.running_at.value_or(a.requested_at))
-      return bad(f + ".ready_at", "is before running_at/requested_at");
-    if (a.ended_at && *a.ended_at < a.requested_at) return bad(f + ".ended_at", "is before requested_at");
+      return bad(f + ".ready_at", Message("rating.before_running"));
+    if (a.ended_at && *a.ended_at < a.requested_at) return bad(f + ".ended_at", Message("rating.before_requested"));
     for (size_t k = 0; k < a.utilization.size(); ++k) {
       if (k > 0 && a.utilization[k].at < a.utilization[k - 1].at)
-        return bad(f + ".utilization[" + std::to_string(k) + "].at", "samples must be in time order");
+        return bad(f + ".utilization[" + std::to_string(k) + "].at", Message("rating.samples_order"));
       if (a.utilization[k].utilization_pct < 0 || a.utilization[k].utilization_pct > 100)
-        return bad(f + ".utilization[" + std::to_string(k) + "].pct", "must be 0..100");
+        return bad(f + ".utilization[" + std::to_string(k) + "].pct", Message("rating.pct_range"));
     }
   }
   for (size_t i = 0; i < in.commitments.size(); ++i) {
     const auto& cm = in.commitments[i];
     const std::string f = "commitments[" + std::to_string(i) + "]";
     auto o = in.offers.find(cm.offer);
-    if (o == in.offers.end()) return bad(f + ".offer", "unknown offer '" + cm.offer + "'");
-    if (auto p = commitment_price(o->second, cm); !p) return bad(f + ".term_months", p.error().fields.at(0).reason);
+    if (o == in.offers.end()) return bad(f + ".offer", unknown_offer(cm.offer));
+    if (auto p = commitment_price(o->second, cm); !p) return bad(f + ".term_months", p.error().fields.at(0).coded);
   }
   for (size_t i = 0; i < in.volume.size(); ++i)
     if (!ids.count(in.volume[i].allocation))
-      return bad("usage.volume[" + std::to_string(i) + "].allocation", "unknown allocation '" + in.volume[i].allocation + "'");
+      return bad("usage.volume[" + std::to_string(i) + "].allocation", unknown_allocation(in.volume[i].allocation));
   auto served_price = [&](const std::string& offer, const std::string& model, const std::string& f,
                           auto pick) -> Status {
     auto o = in.offers.find(offer);
-    if (o == in.offers.end()) return bad(f + ".offer", "unknown offer '" + offer + "'");
+    if (o == in.offers.end()) return bad(f + ".offer", unknown_offer(offer));
     for (const auto& m : o->second.served_models)
-      if (m.model == model) return pick(m) ? ok_status() : bad(f, "offer " + offer + " states no such price for " + model);
-    return bad(f + ".model", "offer " + offer + " does not serve '" + model + "'");
+      if (m.model == model)
+        return pick(m) ? ok_status() : bad(f, Message("rating.no_model_price").arg("offer", offer).arg("model", model));
+    return bad(f + ".model", Message("rating.model_not_served").arg("offer", offer).arg("model", model));
   };
   for (size_t i = 0; i < in.tokens.size(); ++i) {
     const auto& t = in.tokens[i];
@@ -220,24 +231,26 @@ Status check(const RatingInput& in) {
   for (size_t i = 0; i < in.qps.size(); ++i) {
     const auto& q = in.qps[i];
     const std::string f = "usage.qps[" + std::to_string(i) + "]";
-    if (q.from >= q.to) return bad(f + ".to", "must be after from");
+    if (q.from >= q.to) return bad(f + ".to", Message("time.after_from"));
     if (auto s = served_price(q.offer, q.model, f, [](const ServedModel& m) { return m.per_qps_month.has_value(); }); !s)
       return s;
   }
   for (const auto& [offer, prices] : in.spot_prices) {
-    if (!in.offers.count(offer)) return bad("spot_prices." + offer, "unknown offer");
+    if (!in.offers.count(offer)) return bad("spot_prices." + offer, Message("rating.unknown_offer_key"));
     for (size_t k = 1; k < prices.size(); ++k)
-      if (prices[k].from <= prices[k - 1].from) return bad("spot_prices." + offer, "entries must be in strictly increasing time order");
+      if (prices[k].from <= prices[k - 1].from) return bad("spot_prices." + offer, Message("rating.spot_order"));
   }
   for (size_t i = 0; i < in.incidents.size(); ++i) {
     const auto& x = in.incidents[i];
     const std::string f = "measurements.incidents[" + std::to_string(i) + "]";
-    if (x.from >= x.to) return bad(f + ".to", "must be after from");
-    if (x.node.empty() == x.allocation.empty()) return bad(f, "give exactly one of node and allocation");
-    if (!x.allocation.empty() && !ids.count(x.allocation)) return bad(f + ".allocation", "unknown allocation '" + x.allocation + "'");
+    if (x.from >= x.to) return bad(f + ".to", Message("time.after_from"));
+    if (x.node.empty() == x.allocation.empty()) return bad(f, Message("rating.node_or_allocation"));
+    if (!x.allocation.empty() && !ids.count(x.allocation))
+      return bad(f + ".allocation", unknown_allocation(x.allocation));
   }
   for (size_t i = 0; i < in.nccl.size(); ++i)
-    if (in.nccl[i].from >= in.nccl[i].to) return bad("measurements.nccl[" + std::to_string(i) + "].to", "must be after from");
+    if (in.nccl[i].from >= in.nccl[i].to)
+      return bad("measurements.nccl[" + std::to_string(i) + "].to", Message("time.after_from"));
   return ok_status();
 }
 

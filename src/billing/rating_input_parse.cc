@@ -6,8 +6,8 @@
 namespace gpurent {
 namespace {
 
-constexpr StrRule kId{.min_len = 1, .max_len = 128, .pattern = "[A-Za-z0-9][A-Za-z0-9._:/-]*",
-                      .pattern_help = "letters, digits and . _ : / -"};
+constexpr StrRule kId{
+    .min_len = 1, .max_len = 128, .pattern = "[A-Za-z0-9][A-Za-z0-9._:/-]*", .pattern_help = "pattern.rating_id"};
 constexpr size_t kMaxItems = 10'000'000;
 
 void parse_contract_terms(Fields& f, ContractTerms& k, const ContractTemplate& offer_template) {
@@ -17,7 +17,7 @@ void parse_contract_terms(Fields& f, ContractTerms& k, const ContractTemplate& o
   if (auto c = f.opt_str("currency")) {
     auto cur = parse_currency(*c);
     if (!cur)
-      f.error("currency", "must be USD or CNY");
+      f.error("currency", Message("rating.currency"));
     else
       k.currency = *cur;
   }
@@ -41,7 +41,7 @@ Allocation parse_allocation(Fields& f) {
   a.offer = f.str("offer", kId);
   a.mode = f.enumeration("mode", kBillingModeNames, std::optional(BillingMode::kOnDemand));
   const bool has_gpus = f.has("gpus"), has_milli = f.has("gpu_milli");
-  if (has_gpus && has_milli) f.error("gpu_milli", "give gpus or gpu_milli, not both");
+  if (has_gpus && has_milli) f.error("gpu_milli", Message("rating.gpus_or_milli"));
   if (has_milli)
     a.gpu_milli = f.integer("gpu_milli", 1, 999);
   else
@@ -51,16 +51,16 @@ Allocation parse_allocation(Fields& f) {
     p.node = pf.str("node", kId);
     if (const json* g = pf.raw("gpus")) {
       if (!g->is_array() || g->empty()) {
-        pf.error("gpus", "must be a non-empty list of GPU indices");
+        pf.error("gpus", Message("rating.gpu_list"));
       } else {
         for (const auto& x : *g)
           if (x.is_number_integer() && x.get<int64_t>() >= 0 && x.get<int64_t>() < 64)
             p.gpus.push_back(x.get<int64_t>());
           else
-            pf.error("gpus", "GPU indices are integers 0..63");
+            pf.error("gpus", Message("rating.gpu_index"));
       }
     } else {
-      pf.error("gpus", "is required");
+      pf.error("gpus", FieldReason{"field.required"});
     }
     pf.finish();
     a.placement.push_back(std::move(p));
@@ -82,7 +82,7 @@ Allocation parse_allocation(Fields& f) {
 }  // namespace
 
 Result<RatingInput> parse_rating_input(const json& body, const GpuCatalog& catalog) {
-  if (!body.is_object()) return Error::make(Code::kBadRequest, "a rating scenario is a mapping (YAML) or object (JSON)");
+  if (!body.is_object()) return Error::make(Code::kBadRequest, Message("rating.not_mapping"));
   RatingInput in;
   FieldErrors errs;
   Fields f(body, "", errs);
@@ -97,7 +97,7 @@ Result<RatingInput> parse_rating_input(const json& body, const GpuCatalog& catal
   std::optional<Currency> first_currency;
   if (const json* offers = f.raw("offers")) {
     if (!offers->is_array() || offers->empty()) {
-      errs.add("offers", "must be a non-empty list of offer specs (docs/resources/offers.md)");
+      errs.add("offers", Message("rating.offers_list"));
     } else {
       for (size_t i = 0; i < offers->size(); ++i) {
         json o = (*offers)[i];
@@ -105,17 +105,29 @@ Result<RatingInput> parse_rating_input(const json& body, const GpuCatalog& catal
         if (o.is_object() && !o.contains("region")) o["region"] = "zz-scenario";
         auto parsed = parse_offer(o, catalog);
         if (!parsed) {
-          for (const auto& fe : parsed.error().fields) errs.add("offers[" + std::to_string(i) + "]." + fe.field, fe.reason);
-          if (parsed.error().fields.empty()) errs.add("offers[" + std::to_string(i) + "]", parsed.error().message);
+          const std::string at = "offers[" + std::to_string(i) + "]";
+          for (const auto& fe : parsed.error().fields) {
+            if (fe.coded.empty())
+              errs.add(at + "." + fe.field, fe.reason);
+            else
+              errs.add(at + "." + fe.field, fe.coded);
+          }
+          if (parsed.error().fields.empty()) {
+            if (parsed.error().detail.empty())
+              errs.add(at, parsed.error().message);
+            else
+              errs.add(at, parsed.error().detail);
+          }
           continue;
         }
         if (i == 0) tmpl = parsed->contract_template, first_currency = parsed->currency;
-        if (in.offers.count(parsed->name)) errs.add("offers[" + std::to_string(i) + "].name", "duplicate offer name");
+        if (in.offers.count(parsed->name))
+          errs.add("offers[" + std::to_string(i) + "].name", Message("rating.duplicate_offer"));
         in.offers[parsed->name] = std::move(*parsed);
       }
     }
   } else {
-    errs.add("offers", "is required");
+    errs.add("offers", FieldReason{"field.required"});
   }
   if (first_currency) in.contract.currency = *first_currency;
   f.object("contract", false, [&](Fields& cf) {
@@ -129,7 +141,8 @@ Result<RatingInput> parse_rating_input(const json& body, const GpuCatalog& catal
     c.offer = cf.str("offer", kId);
     c.gpus = cf.integer("gpus", 1, 1'000'000);
     c.term_months = cf.integer("term_months", 1, 36);
-    if (c.term_months != 1 && c.term_months != 12 && c.term_months != 36) cf.error("term_months", "must be 1, 12 or 36");
+    if (c.term_months != 1 && c.term_months != 12 && c.term_months != 36)
+      cf.error("term_months", Message("rating.term_months"));
     c.start = cf.time("start");
     c.end = add_months(c.start, c.term_months);
     c.prepaid = cf.boolean("prepaid", false);
@@ -176,7 +189,7 @@ Result<RatingInput> parse_rating_input(const json& body, const GpuCatalog& catal
   });
   if (const json* sp = f.raw("spot_prices")) {
     if (!sp->is_object()) {
-      errs.add("spot_prices", "must map an offer name to a list of {from, price}");
+      errs.add("spot_prices", Message("rating.spot_prices_map"));
     } else {
       for (const auto& item : sp->items()) {
         const std::string offer = item.key();  // a named copy: clang 14 cannot capture a binding
@@ -202,11 +215,11 @@ Result<RatingInput> parse_rating_input(const json& body, const GpuCatalog& catal
       if (const json* v = tf.raw("fp16_tflops")) {
         auto x10 = parse_tflops_x10(*v);
         if (!x10 || *x10 <= 0)
-          tf.error("fp16_tflops", "must be a positive TFLOPS figure with at most one decimal (\"880.5\")");
+          tf.error("fp16_tflops", Message("rating.tflops"));
         else
           m.fp16_tflops_x10 = *x10;
       } else {
-        tf.error("fp16_tflops", "is required");
+        tf.error("fp16_tflops", FieldReason{"field.required"});
       }
       tf.finish();
       in.tflops.push_back(m);

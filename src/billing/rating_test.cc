@@ -10,6 +10,7 @@
 #include <random>
 
 #include "billing/scenario.h"
+#include "core/message.h"
 
 namespace gpurent {
 namespace {
@@ -219,6 +220,9 @@ TEST(Rating, RefusesBadReferencesNamingTheField) {
   auto r = rate(in);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().fields.at(0).field, "allocations[2].offer");
+  EXPECT_EQ(r.error().fields.at(0).reason, "unknown offer 'nope'");
+  EXPECT_EQ(r.error().fields.at(0).coded.code, "rating.unknown_offer");
+  EXPECT_EQ(render(r.error().detail, "zh"), "allocations[2].offer：未知的报价“nope”");
   in = random_input(3);
   in.allocations[1].utilization = {{in.from + 10, 50}, {in.from, 50}};
   r = rate(in);
@@ -226,7 +230,10 @@ TEST(Rating, RefusesBadReferencesNamingTheField) {
   EXPECT_EQ(r.error().fields.at(0).field, "allocations[1].utilization[1].at");
   in = random_input(3);
   in.from = in.to;
-  EXPECT_FALSE(rate(in).ok());
+  r = rate(in);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "period: from must be before to");
+  EXPECT_EQ(r.error().fields.at(0).coded.code, "rating.period_order");
 }
 
 }  // namespace

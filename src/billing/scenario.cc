@@ -77,10 +77,10 @@ Result<BillingScenarioResult> run_billing_scenario(const std::string& yaml_text,
   if (doc->is_object() && doc->contains("description") && (*doc)["description"].is_string())
     out.description = (*doc)["description"];
   const nlohmann::json expect = doc->is_object() && doc->contains("expect") ? (*doc)["expect"] : nlohmann::json::object();
-  if (!expect.is_object()) return Error::invalid("expect", "must be a mapping");
+  if (!expect.is_object()) return Error::invalid("expect", Message("rating.scenario.expect_mapping"));
   for (const auto& [k, v] : expect.items())
     if (k != "lines" && k != "totals" && k != "line_count" && k != "error")
-      return Error::invalid("expect." + k, "unknown key (expected lines, totals, line_count or error)");
+      return Error::invalid("expect." + k, Message("rating.scenario.expect_key"));
   auto input = parse_rating_input(*doc, catalog);
   if (!input) return input.error();
   auto rated = rate(*input);

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "catalog/scenario_files_test_util.h"
+#include "core/message.h"
 
 namespace gpurent {
 namespace {
@@ -72,6 +73,16 @@ allocations:
   auto typo = run_billing_scenario(base + "expect: {totel: \"1\"}\n", catalog());
   ASSERT_FALSE(typo.ok());
   EXPECT_EQ(typo.error().fields.at(0).field, "expect.totel");
+  EXPECT_EQ(typo.error().fields.at(0).coded.code, "rating.scenario.expect_key");
+  EXPECT_EQ(render(typo.error().fields.at(0).coded, "zh"), "未知的键（应为 lines、totals、line_count 或 error）");
+
+  auto bad_gpus = run_billing_scenario(
+      base + "  - {id: a2, offer: h100, gpus: 1, gpu_milli: 500, requested_at: \"2026-11-01\"}\n", catalog());
+  ASSERT_FALSE(bad_gpus.ok());
+  const FieldError& both = bad_gpus.error().fields.at(0);
+  EXPECT_EQ(both.field, "allocations[1].gpu_milli");
+  EXPECT_EQ(both.reason, "give gpus or gpu_milli, not both");
+  EXPECT_EQ(render(both.coded, "zh"), "gpus 和 gpu_milli 只能给出其一，不能同时给出");
 
   auto bad_key = run_billing_scenario(base + "alocations: []\n", catalog());
   ASSERT_FALSE(bad_key.ok());

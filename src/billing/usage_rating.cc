@@ -102,8 +102,7 @@ Result<int64_t> unit_price(const Ctx& c, const Offer& offer, BillingMode mode, T
     if (in_force) return in_force->price.micros();
   }
   if (offer.prices.spot) return offer.prices.spot->micros();
-  return Error::invalid("spot_prices." + offer.name,
-                        "no spot price in force at " + format_rfc3339(t) + " and the offer states no spot price");
+  return Error::invalid("spot_prices." + offer.name, Message("rating.no_spot_price_at").arg("at", format_rfc3339(t)));
 }
 
 namespace {

@@ -115,7 +115,7 @@ Result<WebhookRequest> webhook_request(WebhookType type, std::string_view url, s
         break;
       }
       case WebhookType::kWeCom:
-        return Error::invalid("secret", "WeCom group robots do not sign requests; the key in the URL is the credential");
+        return Error::invalid("secret", Message("webhook.wecom_unsigned"));
     }
   }
   r.body = dump(body);

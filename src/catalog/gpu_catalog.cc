@@ -27,9 +27,13 @@ void check_unique_names(const json& models, FieldErrors& errs) {
   auto claim = [&](const std::string& name, const std::string& path, const std::string& id) {
     auto [it, inserted] = seen.emplace(lower(name), Owner{path, id});
     if (inserted) return;
-    errs.add(path, "'" + name + "' is already used by " + it->second.path +
-                       (it->second.id.empty() ? "" : " (" + it->second.id + ")") +
-                       "; ids and aliases must be unique, ignoring case");
+    if (it->second.id.empty())
+      errs.add(path, Message("gpu_model.catalog.name_taken").arg("name", name).arg("other", it->second.path));
+    else
+      errs.add(path, Message("gpu_model.catalog.name_taken_by_id")
+                         .arg("name", name)
+                         .arg("other", it->second.path)
+                         .arg("id", it->second.id));
   };
   for (size_t i = 0; i < models.size(); ++i) {
     const json& m = models[i];
@@ -61,7 +65,7 @@ Result<GpuCatalog> GpuCatalog::from_json(const json& doc) {
     top.finish();
     const json* models = doc.contains("models") ? &doc["models"] : nullptr;
     if (models && models->is_array()) {
-      if (models->empty()) errs.add("models", "must list at least one model");
+      if (models->empty()) errs.add("models", Message("gpu_model.catalog.empty"));
       if (models->size() <= kMaxModels) check_unique_names(*models, errs);
     }
   }
@@ -87,14 +91,14 @@ const GpuModel* GpuCatalog::find(std::string_view id_or_alias) const {
 
 const GpuModel* read_gpu_model_ref(Fields& f, const GpuCatalog& catalog, const char* key) {
   if (!f.has(key)) {
-    f.error(key, "is required");
+    f.error(key, Message("field.required"));
     f.raw(key);
     return nullptr;
   }
   auto id = f.opt_str(key, {.max_len = 64});
   if (!id) return nullptr;
   const GpuModel* m = catalog.find(*id);
-  if (!m) f.error(key, "unknown GPU model '" + *id + "' (not in the GPU catalog; see GET /api/v1/gpu-models)");
+  if (!m) f.error(key, Message("gpu_model.unknown").arg("model", *id));
   return m;
 }
 

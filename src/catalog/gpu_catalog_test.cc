@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/message.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -239,6 +241,12 @@ models:
   ASSERT_EQ(id_reasons.size(), 2u);
   EXPECT_NE(id_reasons[0].find("lowercase"), std::string::npos) << id_reasons[0];
   EXPECT_EQ(id_reasons[1], "'X-1' is already used by models[0].id (x-1); ids and aliases must be unique, ignoring case");
+
+  const FieldError& taken = r.error().fields.back();
+  ASSERT_EQ(taken.field, "models[1].id");
+  EXPECT_EQ(taken.coded.code, "gpu_model.catalog.name_taken_by_id");
+  EXPECT_EQ(taken.coded.text_of("id"), "x-1");
+  EXPECT_EQ(render(taken.coded, "zh"), "“X-1”已被 models[0].id（x-1）使用；ID 和别名必须唯一（不区分大小写）");
 }
 
 TEST(GpuCatalog, DocumentShapeErrors) {
@@ -254,6 +262,10 @@ TEST(GpuCatalog, DocumentShapeErrors) {
   EXPECT_EQ(fields_of("gpus: []\n")["models"], "is required");
   EXPECT_EQ(fields_of("gpus: []\n")["gpus"], "unknown field");
   EXPECT_EQ(fields_of("models: []\n")["models"], "must list at least one model");
+  auto empty = GpuCatalog::parse("models: []\n");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().detail.code, "error.field");
+  EXPECT_EQ(render(empty.error().detail, "zh"), "models：至少要列出一个型号");
   EXPECT_EQ(fields_of("models: [1]\n")["models[0]"], "must be a JSON object");
   EXPECT_EQ(fields_of("- a\n")[""], "must be a JSON object");
   auto malformed = GpuCatalog::parse("models: [\n");

@@ -10,7 +10,7 @@ namespace {
 constexpr int64_t kMaxTflopsX10 = 10'000'000;  // 1 EFLOPS per device: far beyond any real part
 constexpr size_t kMaxAliasLen = 64;
 constexpr size_t kMaxSourceLen = 512;
-constexpr const char* kTflopsHelp = "an integer or a decimal string with at most one decimal, such as 312 or \"18.7\"";
+constexpr const char* kTflopsHelp = "pattern.tflops";
 
 // Figures every entry must state (Fields reports them missing); the rest may be left out when
 // sources.<figure> says why.
@@ -24,7 +24,8 @@ std::optional<int64_t> opt_tflops(Fields& f, const char* key) {
   if (!v) return std::nullopt;
   auto r = parse_tflops_x10(*v);
   if (!r) {
-    f.error(key, r.error().message);
+    if (!r.error().detail.empty()) f.error(key, r.error().detail);
+    else f.error(key, r.error().message);
     return std::nullopt;
   }
   return *r;
@@ -35,29 +36,29 @@ std::vector<std::string> read_aliases(Fields& f) {
   const json* v = f.raw("aliases");
   if (!v) return out;
   if (!v->is_array()) {
-    f.error("aliases", "must be a list of strings");
+    f.error("aliases", Message("field.string_list"));
     return out;
   }
   for (size_t i = 0; i < v->size(); ++i) {
     const std::string key = "aliases[" + std::to_string(i) + "]";
     const json& a = (*v)[i];
     if (!a.is_string()) {
-      f.error(key, "must be a string");
+      f.error(key, Message("field.string"));
       continue;
     }
     const auto& s = a.get_ref<const std::string&>();
     if (s.empty() || s.size() > kMaxAliasLen) {
-      f.error(key, "must have 1 to " + std::to_string(kMaxAliasLen) + " characters");
+      f.error(key, Message("gpu_model.alias.length").arg("max", std::to_string(kMaxAliasLen)));
       continue;
     }
     bool printable = true;
     for (unsigned char c : s) printable = printable && c >= 0x20 && c < 0x7f;
     if (!printable) {
-      f.error(key, "must be printable ASCII");
+      f.error(key, Message("gpu_model.alias.printable"));
       continue;
     }
     if (s.front() == ' ' || s.back() == ' ') {
-      f.error(key, "must not start or end with a space");
+      f.error(key, Message("gpu_model.alias.space"));
       continue;
     }
     out.push_back(s);
@@ -69,11 +70,11 @@ std::vector<std::string> read_aliases(Fields& f) {
 bool read_sources(Fields& f, std::map<std::string, std::string>& out) {
   const json* v = f.raw("sources");
   if (!v) {
-    f.error("sources", "is required (where each figure comes from)");
+    f.error("sources", Message("gpu_model.sources.required"));
     return false;
   }
   if (!v->is_object()) {
-    f.error("sources", "must be a map from figure name to source");
+    f.error("sources", Message("gpu_model.sources.not_map"));
     return false;
   }
   const auto& figures = gpu_figure_names();
@@ -82,16 +83,16 @@ bool read_sources(Fields& f, std::map<std::string, std::string>& out) {
     if (it.key() != "default" && std::find(figures.begin(), figures.end(), it.key()) == figures.end()) {
       std::string choices = "default";
       for (const auto& name : figures) choices += ", " + name;
-      f.error(key, "unknown figure (expected one of: " + choices + ")");
+      f.error(key, Message("gpu_model.sources.unknown_figure").arg("choices", choices));
       continue;
     }
     if (!it->is_string() || it->get_ref<const std::string&>().empty()) {
-      f.error(key, "must be a non-empty string");
+      f.error(key, Message("gpu_model.sources.empty"));
       continue;
     }
     const auto& s = it->get_ref<const std::string&>();
     if (s.size() > kMaxSourceLen) {
-      f.error(key, "must have at most " + std::to_string(kMaxSourceLen) + " characters");
+      f.error(key, Message("field.max_chars").arg("max", std::to_string(kMaxSourceLen)));
       continue;
     }
     out[it.key()] = s;
@@ -117,19 +118,19 @@ const std::string& GpuModel::source_of(const std::string& figure) const {
 }
 
 Result<int64_t> parse_tflops_x10(const json& v) {
-  auto bad = [](const std::string& why) { return Error::make(Code::kInvalid, why); };
-  const std::string too_large = "must be at most " + std::to_string(kMaxTflopsX10 / 10);
+  auto bad = [](Message why) { return Error::make(Code::kInvalid, std::move(why)); };
+  const Message too_large = Message("field.at_most").arg("max", std::to_string(kMaxTflopsX10 / 10));
   if (v.is_number_unsigned()) {
     if (v.get<uint64_t>() > static_cast<uint64_t>(kMaxTflopsX10 / 10)) return bad(too_large);
     return static_cast<int64_t>(v.get<uint64_t>()) * 10;
   }
   if (v.is_number_integer()) {
-    if (v.get<int64_t>() < 0) return bad("must not be negative");
+    if (v.get<int64_t>() < 0) return bad(Message("field.not_negative"));
     if (v.get<int64_t>() > kMaxTflopsX10 / 10) return bad(too_large);
     return v.get<int64_t>() * 10;
   }
-  if (v.is_number()) return bad(std::string("must be ") + kTflopsHelp + ": floating-point numbers are not accepted");
-  if (!v.is_string()) return bad(std::string("must be ") + kTflopsHelp);
+  if (v.is_number()) return bad(Message("gpu_model.tflops.float").arg("help", Message(kTflopsHelp)));
+  if (!v.is_string()) return bad(Message("gpu_model.tflops.not_string").arg("help", Message(kTflopsHelp)));
   const auto& s = v.get_ref<const std::string&>();
   const size_t dot = s.find('.');
   const std::string whole = s.substr(0, dot);
@@ -138,7 +139,7 @@ Result<int64_t> parse_tflops_x10(const json& v) {
     return !t.empty() && t.find_first_not_of("0123456789") == std::string::npos;
   };
   if (!digits(whole) || (dot != std::string::npos && (!digits(frac) || frac.size() > 1)))
-    return bad("'" + s + "' is not valid: must be " + kTflopsHelp);
+    return bad(Message("gpu_model.tflops.invalid").arg("value", s).arg("help", Message(kTflopsHelp)));
   if (whole.size() > 7) return bad(too_large);
   const int64_t x10 = std::stoll(whole) * 10 + (frac.empty() ? 0 : frac[0] - '0');
   if (x10 > kMaxTflopsX10) return bad(too_large);
@@ -176,11 +177,11 @@ GpuModel read_gpu_model(Fields& f) {
     if (f.has(figure.c_str())) {
       if (m.source_of(figure).empty()) unsourced += (unsourced.empty() ? "" : ", ") + figure;
     } else if (!required_figures().count(figure) && !m.sources.count(figure)) {
-      f.error(figure, "is required (if it is not published, leave it out and say so in sources." + figure + ")");
+      f.error(figure, Message("gpu_model.figure.required").arg("figure", figure));
     }
   }
   if (sources_given && !unsourced.empty())
-    f.error("sources", "gives no source for " + unsourced + " (add sources.<figure> or sources.default)");
+    f.error("sources", Message("gpu_model.sources.missing").arg("figures", unsourced));
   return m;
 }
 

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "catalog/gpu_catalog.h"
+#include "core/message.h"
 
 namespace gpurent {
 namespace {
@@ -118,6 +119,27 @@ TEST(GpuModel, TflopsAreIntegersOrOneDecimalStrings) {
   EXPECT_EQ(format_tflops_x10(187), "18.7");
   EXPECT_EQ(format_tflops_x10(3120), "312");
   EXPECT_EQ(format_tflops_x10(5), "0.5");
+
+  // The reasons are codes; the TFLOPS format's help is a code of its own, nested.
+  const Error floating = parse_tflops_x10(json(18.7)).error();
+  EXPECT_EQ(floating.detail.code, "gpu_model.tflops.float");
+  ASSERT_EQ(floating.detail.args.size(), 1u);
+  ASSERT_EQ(floating.detail.args[0].nested.size(), 1u);
+  EXPECT_EQ(floating.detail.args[0].nested[0].code, "pattern.tflops");
+  EXPECT_EQ(floating.message,
+            "must be an integer or a decimal string with at most one decimal, such as 312 or \"18.7\": "
+            "floating-point numbers are not accepted");
+  EXPECT_EQ(render(floating.detail, "zh"), "必须是整数或最多一位小数的十进制字符串，如 312 或 \"18.7\"：不接受浮点数");
+  EXPECT_EQ(parse_tflops_x10(json(-1)).error().detail.code, "field.not_negative");
+
+  json e = entry("t-16gb");
+  e["fp16_tflops"] = "abc";
+  auto r = GpuCatalog::parse(doc_of({e}).dump());
+  ASSERT_FALSE(r.ok());
+  ASSERT_EQ(r.error().fields.size(), 1u);
+  EXPECT_EQ(r.error().fields[0].coded.code, "gpu_model.tflops.invalid");
+  EXPECT_EQ(render(r.error().detail, "zh"),
+            "models[0].fp16_tflops：“abc”无效：必须是整数或最多一位小数的十进制字符串，如 312 或 \"18.7\"");
 }
 
 TEST(GpuModel, AbsentFigureNeedsANoteInSources) {
@@ -142,6 +164,10 @@ TEST(GpuModel, EveryPresentFigureNeedsASource) {
 
   e.erase("sources");
   EXPECT_EQ(errors_of(doc_of({e}))["models[0].sources"], "is required (where each figure comes from)");
+  auto r = GpuCatalog::parse(doc_of({e}).dump());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().fields.at(0).coded.code, "gpu_model.sources.required");
+  EXPECT_EQ(render(r.error().fields.at(0).coded, "zh"), "为必填项（说明每个数值的来源）");
 }
 
 TEST(GpuModel, SourcesKeysMustBeFigures) {

@@ -47,10 +47,7 @@ std::string format_rfc3339(TimeMs t) {
 }
 
 Result<TimeMs> parse_rfc3339(std::string_view s, const std::string& field) {
-  auto bad = [&]() {
-    return Error::invalid(field, "'" + std::string(s) +
-                                     "' is not an RFC 3339 time (e.g. 2026-11-29T15:41:30Z or 2026-11-29)");
-  };
+  auto bad = [&]() { return Error::invalid(field, Message("time.not_rfc3339").arg("value", std::string(s))); };
   auto num = [&](size_t pos, size_t len, int* out) {
     if (pos + len > s.size()) return false;
     int v = 0;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/message.h"
+
 namespace gpurent {
 namespace {
 
@@ -21,6 +23,11 @@ TEST(Time, RejectsBadTimesNamingTheField) {
     EXPECT_EQ(r.error().fields[0].field, "spec.start");
   }
   EXPECT_TRUE(parse_rfc3339("2024-02-29", "x").ok());
+  const Error e = parse_rfc3339("yesterday", "spec.start").error();
+  EXPECT_EQ(e.message, "spec.start: 'yesterday' is not an RFC 3339 time (e.g. 2026-11-29T15:41:30Z or 2026-11-29)");
+  EXPECT_EQ(e.fields[0].coded.code, "time.not_rfc3339");
+  EXPECT_EQ(render(e.detail, "zh"),
+            "spec.start：“yesterday”不是 RFC 3339 时间（例如 2026-11-29T15:41:30Z 或 2026-11-29）");
 }
 
 TEST(Time, FakeClockIsInjected) {

@@ -8,20 +8,30 @@
 
 namespace gpurent {
 
-void FieldErrors::add(std::string field, FieldReason r) {
-  Message m(r.code);
-  for (const auto& [k, v] : r.args) m.arg(k, v);
-  list_.push_back({std::move(field), render_en(m), std::move(r.code), std::move(r.args)});
+Message FieldReason::message() const {
+  Message m(code);
+  for (const auto& [k, v] : args) m.arg(k, v);
+  return m;
+}
+
+void FieldErrors::add(std::string field, Message reason) {
+  std::string text = render_en(reason);
+  list_.push_back({std::move(field), std::move(text), std::move(reason)});
 }
 
 Error FieldErrors::to_error() const {
-  Error e{Code::kInvalid, "", list_};
+  Error e{Code::kInvalid, "", list_, {}};
   if (list_.empty()) {
     e.message = "invalid request";
-  } else {
-    e.message = (list_[0].field.empty() ? "" : list_[0].field + ": ") + list_[0].reason;
-    if (list_.size() > 1) e.message += " (and " + std::to_string(list_.size() - 1) + " more)";
+    return e;
   }
+  const FieldError& first = list_[0];
+  e.message = (first.field.empty() ? "" : first.field + ": ") + first.reason;
+  if (list_.size() > 1) e.message += " (and " + std::to_string(list_.size() - 1) + " more)";
+  if (first.coded.empty()) return e;
+  e.detail = field_detail(first.field, first.coded);
+  if (list_.size() > 1)
+    e.detail = Message("error.and_more").arg("first", std::move(e.detail)).arg("n", std::to_string(list_.size() - 1));
   return e;
 }
 
@@ -82,43 +92,41 @@ static bool valid_utf8(const std::string& s) {
   return true;
 }
 
-// A failed check: a coded reason, or (a pattern's help, written by the model) text.
+// A failed check, as a coded reason.
 struct StrProblem {
-  FieldReason coded;
-  std::string text;
-  void report(FieldErrors& errs, std::string field) const {
-    if (text.empty()) errs.add(std::move(field), coded);
-    else errs.add(std::move(field), text);
-  }
+  Message coded;
+  void report(FieldErrors& errs, std::string field) const { errs.add(std::move(field), coded); }
 };
 
 static std::optional<std::string> check_str(const json& v, const StrRule& rule, StrProblem* why) {
   if (!v.is_string()) {
-    why->coded = {"field.string"};
+    why->coded = Message("field.string");
     return std::nullopt;
   }
   const auto& s = v.get_ref<const std::string&>();
   if (!valid_utf8(s)) {
-    why->coded = {"field.utf8"};
+    why->coded = Message("field.utf8");
     return std::nullopt;
   }
   if (s.size() < rule.min_len) {
-    why->coded = rule.min_len == 1 ? FieldReason{"field.not_empty"}
-                                   : FieldReason{"field.min_chars", {{"min", std::to_string(rule.min_len)}}};
+    why->coded = rule.min_len == 1 ? Message("field.not_empty")
+                                   : Message("field.min_chars").arg("min", std::to_string(rule.min_len));
     return std::nullopt;
   }
   if (s.size() > rule.max_len) {
-    why->coded = {"field.max_chars", {{"max", std::to_string(rule.max_len)}}};
+    why->coded = Message("field.max_chars").arg("max", std::to_string(rule.max_len));
     return std::nullopt;
   }
   for (unsigned char c : s) {
     if (c < 0x20 || c == 0x7f) {
-      why->coded = {"field.control_chars"};
+      why->coded = Message("field.control_chars");
       return std::nullopt;
     }
   }
   if (rule.pattern && !matches(rule.pattern, s)) {
-    why->text = "'" + s + "' is not valid: " + (rule.pattern_help ? rule.pattern_help : rule.pattern);
+    why->coded = Message("field.pattern")
+                     .arg("value", s)
+                     .arg("help", rule.pattern_help ? Message(rule.pattern_help) : verbatim(rule.pattern));
     return std::nullopt;
   }
   return s;

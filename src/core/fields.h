@@ -33,12 +33,17 @@ using json = nlohmann::json;
 struct FieldReason {
   std::string code;
   std::vector<std::pair<std::string, std::string>> args = {};
+  Message message() const;
 };
 
 class FieldErrors {
  public:
-  void add(std::string field, std::string reason) { list_.push_back({std::move(field), std::move(reason), {}, {}}); }
-  void add(std::string field, FieldReason reason);
+  // A reason as text only (English in every language).
+  void add(std::string field, std::string reason) { list_.push_back({std::move(field), std::move(reason), {}}); }
+  // A reason as a message code (its English text from the catalogue); a nested argument words
+  // itself too: Message("field.pattern").arg("help", Message("pattern.slug")).
+  void add(std::string field, Message reason);
+  void add(std::string field, const FieldReason& reason) { add(std::move(field), reason.message()); }
   bool empty() const { return list_.empty(); }
   const std::vector<FieldError>& list() const { return list_; }
   // A kInvalid Error whose message names the first field (and counts the rest).
@@ -83,12 +88,12 @@ struct StrRule {
   size_t min_len = 1;
   size_t max_len = 256;
   const char* pattern = nullptr;       // ECMAScript regex the whole string must match
-  const char* pattern_help = nullptr;  // human description of the pattern
+  const char* pattern_help = nullptr;  // message code describing the pattern ("pattern.slug"); none shows the regex
 };
 
 // Lowercase DNS-label-like names: "vision", "h100-pool-a".
 inline constexpr const char* kSlug = "[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?";
-inline constexpr const char* kSlugHelp = "lowercase letters, digits and '-', 1-63 characters, starting and ending alphanumeric";
+inline constexpr const char* kSlugHelp = "pattern.slug";
 
 class Fields {
  public:
@@ -98,7 +103,8 @@ class Fields {
   bool has(const char* key) const;
   std::string path_of(const std::string& key) const;
   void error(const std::string& key, const std::string& reason) { errs_.add(path_of(key), reason); }
-  void error(const std::string& key, FieldReason reason) { errs_.add(path_of(key), std::move(reason)); }
+  void error(const std::string& key, const FieldReason& reason) { errs_.add(path_of(key), reason); }
+  void error(const std::string& key, Message reason) { errs_.add(path_of(key), std::move(reason)); }
   // Keys that are accepted and ignored (server-set fields echoed back on update).
   void ignore(std::initializer_list<const char*> keys);
 

@@ -71,17 +71,19 @@ size_t first_invalid_utf8(std::string_view text) {
 
 Result<nlohmann::json> parse_json_bounded(std::string_view text, const JsonLimits& limits) {
   if (json_nesting_depth(text, limits.max_depth) > limits.max_depth)
-    return Error::make(Code::kBadRequest, "malformed JSON: arrays and objects nest deeper than " +
-                                              std::to_string(limits.max_depth) + " levels");
+    return Error::make(Code::kBadRequest, Message("json.too_deep").arg("max", std::to_string(limits.max_depth)));
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     std::string what = e.what();
     size_t colon = what.find(": ");
-    return Error::make(Code::kBadRequest, "malformed JSON at byte " + std::to_string(e.byte) + ": " +
-                                              (colon == std::string::npos ? what : what.substr(colon + 2)));
+    // The parser's own words (English in every language) after the position.
+    return Error::make(Code::kBadRequest,
+                       Message("json.malformed_at")
+                           .arg("byte", std::to_string(e.byte))
+                           .arg("detail", colon == std::string::npos ? what : what.substr(colon + 2)));
   } catch (const nlohmann::json::exception& e) {  // e.g. a number out of range such as 1e999
-    return Error::make(Code::kBadRequest, std::string("malformed JSON: ") + e.what());
+    return Error::make(Code::kBadRequest, Message("json.malformed").arg("detail", e.what()));
   }
 }
 

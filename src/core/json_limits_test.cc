@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "core/message.h"
+
 namespace gpurent {
 namespace {
 
@@ -28,6 +30,9 @@ TEST(JsonLimits, SixtyFourLevelsParseAndSixtyFiveAreRefusedWithTheReason) {
   ASSERT_FALSE(deep.ok());
   EXPECT_EQ(deep.error().code, Code::kBadRequest);
   EXPECT_NE(deep.error().message.find("deeper than 64"), std::string::npos) << deep.error().message;
+  EXPECT_EQ(deep.error().message, "malformed JSON: arrays and objects nest deeper than 64 levels");
+  EXPECT_EQ(deep.error().detail.code, "json.too_deep");
+  EXPECT_EQ(render(deep.error().detail, "zh"), "JSON 格式错误：数组和对象的嵌套超过 64 层");
 }
 
 TEST(JsonLimits, HostileNestingIsRefusedNotParsed) {
@@ -41,9 +46,12 @@ TEST(JsonLimits, MalformedTextNamesTheByteAndOutOfRangeNumbersAreBadRequests) {
   auto bad = parse_json_bounded("{\"a\": tru}");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("at byte"), std::string::npos) << bad.error().message;
+  EXPECT_EQ(bad.error().detail.code, "json.malformed_at");
+  EXPECT_EQ(render(bad.error().detail, "zh").rfind("JSON 格式错误（第 ", 0), 0u) << render(bad.error().detail, "zh");
   auto big = parse_json_bounded("{\"a\": 1e999}");
   ASSERT_FALSE(big.ok());
   EXPECT_EQ(big.error().code, Code::kBadRequest);
+  EXPECT_EQ(big.error().message.rfind("malformed JSON", 0), 0u) << big.error().message;
 }
 
 TEST(JsonLimits, FindsTheFirstByteThatIsNotUtf8) {

@@ -103,9 +103,10 @@ TEST(MessageCatalogues, EveryLanguageTranslatesEveryCodeWithTheSamePlaceholders)
 }
 
 TEST(MessageCatalogues, EveryCodeTheSourcesUseIsInTheCatalogue) {
-  // Message("code") and FieldReason{"code"…} are how the C++ sources name a message; a code
+  // Message("code"), FieldReason{"code"…} and pattern helps are how the C++ sources name a message; a code
   // missing from the catalogue would reach readers as the bare code.
-  static const std::regex re(R"re((?:Message\(|FieldReason\{)"([a-z0-9_.]+)")re");
+  // A pattern's help is a code too (StrRule::pattern_help, constants named k…Help).
+  static const std::regex re(R"re((?:Message\(|FieldReason\{|pattern_help = |Help = )"([a-z0-9_.]+)")re");
   size_t seen = 0;
   for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(GPURENT_SOURCE_DIR) + "/src")) {
     const auto p = e.path().string();

@@ -3,6 +3,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/message.h"
+
 namespace gpurent {
 
 const char* currency_code(Currency c) { return c == Currency::kCNY ? "CNY" : "USD"; }
@@ -10,33 +12,34 @@ const char* currency_code(Currency c) { return c == Currency::kCNY ? "CNY" : "US
 Result<Currency> parse_currency(std::string_view s) {
   if (s == "USD") return Currency::kUSD;
   if (s == "CNY") return Currency::kCNY;
-  return Error::invalid("currency", "unknown currency '" + std::string(s) + "' (expected USD or CNY)");
+  return Error::invalid("currency", Message("money.unknown_currency").arg("value", std::string(s)));
 }
 
 Result<Money> Money::parse(std::string_view s, Currency c) {
-  auto bad = [&](const std::string& why) {
-    return Error::invalid("amount", "'" + std::string(s) + "' is not a decimal amount: " + why);
+  auto bad = [&](Message why) {
+    return Error::invalid("amount",
+                          Message("money.not_decimal").arg("value", std::string(s)).arg("why", std::move(why)));
   };
-  if (s.empty()) return bad("empty");
+  if (s.empty()) return bad(Message("money.why.empty"));
   bool neg = false;
   size_t i = 0;
   if (s[0] == '-') { neg = true; i = 1; }
   __int128 whole = 0;
   int int_digits = 0;
   for (; i < s.size() && s[i] != '.'; ++i) {
-    if (s[i] < '0' || s[i] > '9') return bad("unexpected character");
+    if (s[i] < '0' || s[i] > '9') return bad(Message("money.why.unexpected_character"));
     whole = whole * 10 + (s[i] - '0');
-    if (++int_digits > 13) return bad("too large");
+    if (++int_digits > 13) return bad(Message("money.why.too_large"));
   }
-  if (int_digits == 0) return bad("no digits before the decimal point");
+  if (int_digits == 0) return bad(Message("money.why.no_whole_digits"));
   int64_t frac = 0;
   int frac_digits = 0;
   if (i < s.size()) {
     ++i;  // '.'
-    if (i == s.size()) return bad("no digits after the decimal point");
+    if (i == s.size()) return bad(Message("money.why.no_fraction_digits"));
     for (; i < s.size(); ++i) {
-      if (s[i] < '0' || s[i] > '9') return bad("unexpected character");
-      if (++frac_digits > 6) return bad("more than 6 decimals (amounts are exact to 1e-6)");
+      if (s[i] < '0' || s[i] > '9') return bad(Message("money.why.unexpected_character"));
+      if (++frac_digits > 6) return bad(Message("money.why.too_many_decimals"));
       frac = frac * 10 + (s[i] - '0');
     }
   }
@@ -49,21 +52,22 @@ static Error currency_mismatch(Currency a, Currency b) {
   // Built in place: GCC 12 warns (falsely, -Wstringop-overread) when a short string is moved in.
   Error e;
   e.code = Code::kInvalid;
-  e.message.append("currency mismatch: ").append(currency_code(a)).append(" vs ").append(currency_code(b));
+  e.detail = Message("money.currency_mismatch").arg("a", currency_code(a)).arg("b", currency_code(b));
+  e.message = render_en(e.detail);
   return e;
 }
 
 Result<Money> Money::plus(const Money& o) const {
   if (o.currency_ != currency_) return currency_mismatch(currency_, o.currency_);
   int64_t r;
-  if (__builtin_add_overflow(micros_, o.micros_, &r)) return Error::make(Code::kInvalid, "money overflow");
+  if (__builtin_add_overflow(micros_, o.micros_, &r)) return Error::make(Code::kInvalid, Message("money.overflow"));
   return Money(r, currency_);
 }
 
 Result<Money> Money::minus(const Money& o) const {
   if (o.currency_ != currency_) return currency_mismatch(currency_, o.currency_);
   int64_t r;
-  if (__builtin_sub_overflow(micros_, o.micros_, &r)) return Error::make(Code::kInvalid, "money overflow");
+  if (__builtin_sub_overflow(micros_, o.micros_, &r)) return Error::make(Code::kInvalid, Message("money.overflow"));
   return Money(r, currency_);
 }
 
@@ -104,10 +108,10 @@ int64_t div_half_even_sat(__int128 num, __int128 den) {
 }
 
 Result<Money> Money::mul_ratio(int64_t num, int64_t den) const {
-  if (den <= 0) return Error::make(Code::kInvalid, "ratio denominator must be positive");
+  if (den <= 0) return Error::make(Code::kInvalid, Message("money.ratio_denominator"));
   bool overflow = false;
   int64_t r = div_round_half_even(static_cast<__int128>(micros_) * num, den, &overflow);
-  if (overflow) return Error::make(Code::kInvalid, "money overflow");
+  if (overflow) return Error::make(Code::kInvalid, Message("money.overflow"));
   return Money(r, currency_);
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/message.h"
+
 namespace gpurent {
 namespace {
 
@@ -21,12 +23,22 @@ TEST(Money, RejectsWhatItCannotRepresentExactly) {
     auto r = Money::parse(bad, Currency::kUSD);
     EXPECT_FALSE(r.ok()) << bad;
   }
+  auto r = Money::parse("1.", Currency::kUSD);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "amount: '1.' is not a decimal amount: no digits after the decimal point");
+  EXPECT_EQ(r.error().fields[0].coded.code, "money.not_decimal");
+  EXPECT_EQ(render(r.error().detail, "zh"), "amount：“1.”不是十进制金额：小数点后没有数字");
+  EXPECT_EQ(Money::parse("1.0000001", Currency::kUSD).error().fields[0].reason,
+            "'1.0000001' is not a decimal amount: more than 6 decimals (amounts are exact to 1e-6)");
 }
 
 TEST(Money, AddsOnlySameCurrency) {
   auto a = usd("1.10");
   auto b = Money::parse("2", Currency::kCNY).value();
   EXPECT_FALSE(a.plus(b).ok());
+  EXPECT_EQ(a.plus(b).error().message, "currency mismatch: USD vs CNY");
+  EXPECT_EQ(render(a.plus(b).error().detail, "zh"), "币种不一致：USD 与 CNY");
+  EXPECT_EQ(Money(INT64_MAX, Currency::kUSD).plus(usd("1")).error().detail.code, "money.overflow");
   EXPECT_EQ(a.plus(usd("2.25"))->micros(), 3'350'000);
   EXPECT_EQ(a.minus(usd("2.25"))->amount_string(), "-1.15");
   EXPECT_FALSE(Money(INT64_MAX, Currency::kUSD).plus(usd("1")).ok());
@@ -54,6 +66,10 @@ TEST(Money, RoundsToCentsHalfToEven) {
 TEST(Money, Currency) {
   EXPECT_EQ(parse_currency("CNY").value(), Currency::kCNY);
   EXPECT_FALSE(parse_currency("usd").ok());
+  const Error e = parse_currency("usd").error();
+  EXPECT_EQ(e.message, "currency: unknown currency 'usd' (expected USD or CNY)");
+  EXPECT_EQ(e.fields[0].coded.code, "money.unknown_currency");
+  EXPECT_EQ(render(e.fields[0].coded, "zh"), "未知币种“usd”（应为 USD 或 CNY）");
 }
 
 }  // namespace

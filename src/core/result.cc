@@ -1,5 +1,7 @@
 #include "core/result.h"
 
+#include "core/message.h"
+
 namespace gpurent {
 
 const char* code_name(Code c) {
@@ -32,6 +34,23 @@ int http_status(Code c) {
     case Code::kInternal: return 500;
   }
   return 500;
+}
+
+Message field_detail(const std::string& field, Message reason) {
+  if (field.empty()) return reason;
+  return Message("error.field").arg("field", field).arg("reason", std::move(reason));
+}
+
+Error Error::invalid(std::string field, Message reason) {
+  Error e{Code::kInvalid, "", {}, field_detail(field, reason)};
+  e.message = render_en(e.detail);
+  e.fields.push_back({std::move(field), render_en(reason), std::move(reason)});
+  return e;
+}
+
+Error Error::make(Code c, Message detail) {
+  std::string text = render_en(detail);
+  return Error{c, std::move(text), {}, std::move(detail)};
 }
 
 }  // namespace gpurent

@@ -9,6 +9,8 @@
 #include <variant>
 #include <vector>
 
+#include "core/message_type.h"
+
 namespace gpurent {
 
 enum class Code {
@@ -32,22 +34,31 @@ struct FieldError {
   std::string reason;  // English
   // The reason as a message code with its arguments (src/messages/<lang>.json), so the API can
   // word it in the caller's language; empty for a reason given as text only.
-  std::string code;
-  std::vector<std::pair<std::string, std::string>> args;
+  Message coded;
 };
 
 struct Error {
   Code code = Code::kInternal;
-  std::string message;              // one-line summary
+  std::string message;              // one-line summary, English
   std::vector<FieldError> fields;   // each offending field with its reason
+  // The summary as a message code when it was built from one (render_en(detail) == message); the
+  // API words it in the caller's language while `message` is still that text. Empty otherwise.
+  Message detail;
 
+  // A field's reason as text only (English in every language).
   static Error invalid(std::string field, std::string reason) {
-    Error e{Code::kInvalid, field.empty() ? reason : field + ": " + reason, {}};
-    e.fields.push_back({std::move(field), std::move(reason)});
+    Error e{Code::kInvalid, field.empty() ? reason : field + ": " + reason, {}, {}};
+    e.fields.push_back({std::move(field), std::move(reason), {}});
     return e;
   }
-  static Error make(Code c, std::string message) { return Error{c, std::move(message), {}}; }
+  // A field's reason as a message code: its English text comes from the catalogue (result.cc).
+  static Error invalid(std::string field, Message reason);
+  static Error make(Code c, std::string message) { return Error{c, std::move(message), {}, {}}; }
+  static Error make(Code c, Message detail);
 };
+
+// "field: reason" as a message (code "error.field"); the reason alone when `field` is empty.
+Message field_detail(const std::string& field, Message reason);
 
 // E is the error type: Error here; the CLI's HTTP client uses its ApiError.
 template <class T, class E = Error>

@@ -5,8 +5,15 @@
 #include <yaml-cpp/yaml.h>
 
 #include <regex>
+#include <stdexcept>
 
 namespace gpurent {
+
+// A document yaml-cpp reads but JSON cannot hold, with the reason as a message.
+struct YamlShapeError : std::runtime_error {
+  Message what_message;
+  explicit YamlShapeError(Message m) : std::runtime_error(m.code), what_message(std::move(m)) {}
+};
 
 // yaml-cpp decodes a few byte sequences of a valid UTF-8 text into bytes that are not (a NUL
 // inside a plain scalar turned "\x14\x00" into a lone 0xA0, found by fuzz/run scenarios): every
@@ -14,13 +21,14 @@ namespace gpurent {
 static const std::string& checked(const YAML::Node& n) {
   const std::string& s = n.Scalar();
   if (first_invalid_utf8(s) != std::string_view::npos)
-    throw std::runtime_error("the scalar at line " + std::to_string(n.Mark().line + 1) + ", column " +
-                             std::to_string(n.Mark().column + 1) + " does not decode to valid UTF-8");
+    throw YamlShapeError(Message("yaml.scalar_not_utf8")
+                             .arg("line", std::to_string(n.Mark().line + 1))
+                             .arg("column", std::to_string(n.Mark().column + 1)));
   return s;
 }
 
 static nlohmann::json convert(const YAML::Node& n, int depth) {
-  if (depth > 64) throw std::runtime_error("nesting deeper than 64 levels");
+  if (depth > 64) throw YamlShapeError(Message("yaml.too_deep").arg("max", "64"));
   switch (n.Type()) {
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined:
@@ -43,7 +51,7 @@ static nlohmann::json convert(const YAML::Node& n, int depth) {
     case YAML::NodeType::Map: {
       auto obj = nlohmann::json::object();
       for (const auto& kv : n) {
-        if (!kv.first.IsScalar()) throw std::runtime_error("mapping keys must be plain strings");
+        if (!kv.first.IsScalar()) throw YamlShapeError(Message("yaml.key_not_string"));
         obj[checked(kv.first)] = convert(kv.second, depth + 1);
       }
       return obj;
@@ -75,24 +83,28 @@ static Status check_yaml_expansion(const YAML::Node& root, const std::string& te
   const size_t limit = 2 * text.size() + 1024;
   size_t budget = limit;
   if (!yaml_fits(root, budget, 0))
-    return Error::make(Code::kBadRequest, "YAML text expands to more than " + std::to_string(limit) +
-                                              " nodes through its aliases (*name): write the values out");
+    return Error::make(Code::kBadRequest, Message("yaml.too_many_nodes").arg("limit", std::to_string(limit)));
   return ok_status();
 }
 
 Result<nlohmann::json> yaml_to_json(const std::string& text) {
   // JSON strings are UTF-8; a YAML text that is not would become strings nothing can serialise.
   if (size_t bad = first_invalid_utf8(text); bad != std::string_view::npos)
-    return Error::make(Code::kBadRequest, "YAML text is not valid UTF-8 at byte " + std::to_string(bad));
+    return Error::make(Code::kBadRequest, Message("yaml.invalid_utf8").arg("byte", std::to_string(bad)));
   try {
     YAML::Node root = YAML::Load(text);
     if (auto s = check_yaml_expansion(root, text); !s) return s.error();
     return convert(root, 0);
   } catch (const YAML::Exception& e) {
-    return Error::make(Code::kBadRequest, "malformed YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
-                                  std::to_string(e.mark.column + 1) + ": " + e.msg);
+    // yaml-cpp's own words (English in every language) after the position.
+    return Error::make(Code::kBadRequest, Message("yaml.malformed_at")
+                                              .arg("line", std::to_string(e.mark.line + 1))
+                                              .arg("column", std::to_string(e.mark.column + 1))
+                                              .arg("detail", e.msg));
+  } catch (const YamlShapeError& e) {
+    return Error::make(Code::kBadRequest, Message("yaml.malformed").arg("detail", e.what_message));
   } catch (const std::exception& e) {
-    return Error::make(Code::kBadRequest, std::string("malformed YAML: ") + e.what());
+    return Error::make(Code::kBadRequest, Message("yaml.malformed").arg("detail", e.what()));
   }
 }
 

@@ -17,7 +17,11 @@ Result<DayRange> parse_day_range(const std::optional<std::string>& from, const s
     if (!v) return std::nullopt;
     auto t = parse_rfc3339(*v, field);
     if (!t) {
-      errs.add(field, t.error().fields.empty() ? t.error().message : t.error().fields[0].reason);
+      const auto& fe = t.error().fields;
+      if (!fe.empty() && !fe[0].coded.empty())
+        errs.add(field, fe[0].coded);
+      else
+        errs.add(field, fe.empty() ? t.error().message : fe[0].reason);
       return std::nullopt;
     }
     return *t;
@@ -28,13 +32,16 @@ Result<DayRange> parse_day_range(const std::optional<std::string>& from, const s
   DayRange r;
   const TimeMs end = t ? *t : day_start(now) + kMsPerDay;
   const TimeMs start = f ? *f : end - kDashboardDefaultDays * kMsPerDay;
-  if (end <= start) return Error::invalid("to", "must be after from");
+  if (end <= start) return Error::invalid("to", Message("time.after_from"));
   r.from = day_start(start);
   r.to = day_start(end) == end ? end : day_start(end) + kMsPerDay;
   const int64_t n = (r.to - r.from) / kMsPerDay;
   if (n > kDashboardMaxDays)
-    return Error::invalid("range", "at most " + std::to_string(kDashboardMaxDays) + " days (" + utc_date(r.from) +
-                                       " to " + utc_date(r.to) + " is " + std::to_string(n) + ")");
+    return Error::invalid("range", Message("insight.range.too_long")
+                                       .arg("max", std::to_string(kDashboardMaxDays))
+                                       .arg("from", utc_date(r.from))
+                                       .arg("to", utc_date(r.to))
+                                       .arg("days", std::to_string(n)));
   for (int64_t i = 0; i < n; ++i) r.days.push_back(r.from + i * kMsPerDay);
   return r;
 }

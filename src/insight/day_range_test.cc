@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/message.h"
+
 namespace gpurent {
 namespace {
 
@@ -30,14 +32,21 @@ TEST(DashboardDays, WidensToWholeUtcDaysAndNamesBadFields) {
   auto long_range = parse_day_range("2026-11-01", "2026-12-03", 0);
   ASSERT_FALSE(long_range.ok());
   EXPECT_EQ(long_range.error().fields.at(0).field, "range");
+  EXPECT_EQ(long_range.error().message, "range: at most 31 days (2026-11-01 to 2026-12-03 is 32)");
+  EXPECT_EQ(long_range.error().fields.at(0).coded.code, "insight.range.too_long");
+  EXPECT_EQ(render(long_range.error().detail, "zh"), "range：最多 31 天（2026-11-01 至 2026-12-03 为 32 天）");
   auto bad = parse_day_range("yesterday", "2026-13-01", 0);
   ASSERT_FALSE(bad.ok());
   ASSERT_EQ(bad.error().fields.size(), 2u);
   EXPECT_EQ(bad.error().fields[0].field, "from");
   EXPECT_EQ(bad.error().fields[1].field, "to");
+  EXPECT_EQ(bad.error().fields[0].reason,
+            "'yesterday' is not an RFC 3339 time (e.g. 2026-11-29T15:41:30Z or 2026-11-29)");
+  EXPECT_EQ(bad.error().fields[0].coded.code, "time.not_rfc3339");
   auto backwards = parse_day_range("2026-11-02", "2026-11-01", 0);
   ASSERT_FALSE(backwards.ok());
   EXPECT_EQ(backwards.error().fields.at(0).field, "to");
+  EXPECT_EQ(render(backwards.error().fields.at(0).coded, "zh"), "必须晚于 from");
 }
 
 }  // namespace

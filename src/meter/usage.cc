@@ -29,10 +29,9 @@ bool valid_gpu_uuid(const std::string& s) {
 
 void check_window(Fields& f, const char* key, TimeMs at, const UsageParseOptions& opts) {
   if (at < opts.now - kSampleMaxAgeMs)
-    f.error(key, "is more than 30 days in the past (" + format_rfc3339(at) + "): usage that old is not accepted");
+    f.error(key, Message("usage.at_too_old").arg("at", format_rfc3339(at)));
   else if (at > opts.now + kSampleMaxAheadMs)
-    f.error(key, "is more than 10 minutes in the future (" + format_rfc3339(at) + "; server time " +
-                     format_rfc3339(opts.now) + ")");
+    f.error(key, Message("usage.at_in_future").arg("at", format_rfc3339(at)).arg("now", format_rfc3339(opts.now)));
 }
 
 constexpr StrRule kNodeRefRule{.min_len = 1, .max_len = 64};
@@ -45,17 +44,17 @@ GpuSample parse_gpu_sample(Fields& f, const UsageParseOptions& opts) {
   if (f.has("uuid")) {
     s.uuid = f.opt_str("uuid", {.min_len = 1, .max_len = 64}).value_or("");
     if (!s.uuid.empty() && !valid_gpu_uuid(s.uuid))
-      f.error("uuid", "'" + s.uuid + "' is not a GPU UUID (GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, lowercase hex)");
-    if (f.has("node")) f.error("node", "must not be given together with uuid (name the GPU one way)");
-    if (f.has("gpu")) f.error("gpu", "must not be given together with uuid (name the GPU one way)");
+      f.error("uuid", Message("usage.uuid_invalid").arg("uuid", s.uuid));
+    if (f.has("node")) f.error("node", Message("usage.not_with_uuid"));
+    if (f.has("gpu")) f.error("gpu", Message("usage.not_with_uuid"));
     f.ignore({"node", "gpu"});
   } else {
     if (!f.has("node") && !f.has("gpu")) {
-      f.error("node", "is required (or give the GPU's uuid instead of node and gpu)");
+      f.error("node", Message("usage.node_required"));
       f.ignore({"gpu"});
     } else {
       s.node = f.str("node", kNodeRefRule);
-      if (!f.has("gpu")) f.error("gpu", "is required with node (the GPU's index on the node)");
+      if (!f.has("gpu")) f.error("gpu", Message("usage.gpu_required_with_node"));
       s.gpu = f.opt_integer("gpu", 0, kMaxGpuIndex);
     }
   }
@@ -87,10 +86,10 @@ template <class Fn>
 void each_object(Fields& top, const char* key, FieldErrors& errs, Fn&& fn) {
   const nlohmann::json* list = top.raw(key);
   if (!list) return;
-  if (!list->is_array()) return top.error(key, "must be a list");
+  if (!list->is_array()) return top.error(key, FieldReason{"field.list"});
   for (size_t i = 0; i < list->size(); ++i) {
     if (errs.list().size() >= kMaxReportedErrors) {
-      errs.add(key, "validation stopped after " + std::to_string(kMaxReportedErrors) + " errors");
+      errs.add(key, Message("usage.validation_stopped").arg("n", std::to_string(kMaxReportedErrors)));
       return;
     }
     Fields sub((*list)[i], std::string(key) + "[" + std::to_string(i) + "]", errs);
@@ -149,12 +148,13 @@ Result<UsageBatch> parse_usage_batch(const nlohmann::json& body, const UsagePars
   UsageBatch b;
   b.idempotency_key = f.str("idempotency_key", {.min_len = 1, .max_len = 128});
   if (!b.idempotency_key.empty() && !valid_idempotency_key(b.idempotency_key))
-    f.error("idempotency_key", "'" + b.idempotency_key + "' may hold only letters, digits and . _ : -");
+    f.error("idempotency_key", Message("usage.idempotency_key_chars").arg("value", b.idempotency_key));
 
   const size_t n_gpu = list_size(body, "gpu_samples"), n_job = list_size(body, "job_samples");
   if (n_gpu + n_job > opts.max_samples) {
-    f.error("gpu_samples", "a batch holds at most " + std::to_string(opts.max_samples) + " samples (got " +
-                               std::to_string(n_gpu + n_job) + "): split it into several batches");
+    f.error("gpu_samples", Message("usage.batch_too_large")
+                               .arg("max", std::to_string(opts.max_samples))
+                               .arg("got", std::to_string(n_gpu + n_job)));
     f.ignore({"gpu_samples", "job_samples"});
     f.finish();
     return errs.to_error();
@@ -170,13 +170,13 @@ Result<UsageBatch> parse_usage_batch(const nlohmann::json& body, const UsagePars
     std::string key = s.uuid.empty() ? s.node + "#" + std::to_string(s.gpu.value_or(-1)) : s.uuid;
     key += "@" + std::to_string(s.at);
     if (!seen.insert(std::move(key)).second)
-      errs.add("gpu_samples[" + std::to_string(i) + "]", "repeats the same GPU and time as an earlier sample");
+      errs.add("gpu_samples[" + std::to_string(i) + "]", Message("usage.repeated_sample"));
     b.gpu_samples.push_back(std::move(s));
   });
   each_object(f, "job_samples", errs, [&](Fields& sf, size_t) { b.job_samples.push_back(parse_job_sample(sf, opts)); });
   f.finish();
   if (errs.empty() && b.size() == 0)
-    errs.add("gpu_samples", "a batch needs at least one sample (gpu_samples or job_samples)");
+    errs.add("gpu_samples", Message("usage.batch_empty"));
   if (!errs.empty()) return errs.to_error();
   return b;
 }

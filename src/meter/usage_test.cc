@@ -5,6 +5,8 @@
 #include <map>
 #include <random>
 
+#include "core/message.h"
+
 namespace gpurent {
 namespace {
 
@@ -126,6 +128,41 @@ TEST(UsageBatch, StopsReportingAfterAHundredErrors) {
   ASSERT_FALSE(r.ok());
   EXPECT_LE(r.error().fields.size(), 101u);
   EXPECT_EQ(r.error().fields.back().reason, "validation stopped after 100 errors");
+  EXPECT_EQ(r.error().fields.back().coded.code, "usage.validation_stopped");
+  EXPECT_EQ(render(r.error().fields.back().coded, "zh"), "发现 100 处错误后停止校验");
+}
+
+// Reasons are message codes with arguments, so the API words them in the caller's language.
+TEST(UsageBatch, ReasonsAreMessageCodes) {
+  json body = good_batch();
+  body["gpu_samples"][1]["uuid"] = "GPU-XYZ";
+  body["gpu_samples"][1]["node"] = "n";
+  auto r = parse_usage_batch(body, opts());
+  ASSERT_FALSE(r.ok());
+  std::map<std::string, FieldError> by_field;
+  for (const auto& f : r.error().fields) by_field[f.field] = f;
+  const FieldError& uuid = by_field["gpu_samples[1].uuid"];
+  EXPECT_EQ(uuid.coded.code, "usage.uuid_invalid");
+  EXPECT_EQ(render_en(uuid.coded), uuid.reason);
+  EXPECT_EQ(render(uuid.coded, "zh"), "“GPU-XYZ”不是 GPU UUID（GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx，小写十六进制）");
+  EXPECT_EQ(by_field["gpu_samples[1].node"].coded.code, "usage.not_with_uuid");
+
+  auto big = parse_usage_batch(good_batch(), opts(2));
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(big.error().fields[0].coded.code, "usage.batch_too_large");
+  EXPECT_EQ(render(big.error().detail, "zh"), "gpu_samples：一个批次最多 2 个样本（实际为 3 个）：请拆分为多个批次");
+
+  json old = good_batch();
+  old["job_samples"][0]["at"] = format_rfc3339(kNow + kSampleMaxAheadMs + 1);
+  auto ahead = parse_usage_batch(old, opts());
+  ASSERT_FALSE(ahead.ok());
+  EXPECT_EQ(ahead.error().fields[0].coded.code, "usage.at_in_future");
+  EXPECT_EQ(ahead.error().fields[0].coded.text_of("now"), "2026-11-29T12:00:00.000Z");
+
+  auto empty = parse_usage_batch(json{{"idempotency_key", "k"}}, opts());
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().fields[0].coded.code, "usage.batch_empty");
+  EXPECT_EQ(render(empty.error().detail, "zh"), "gpu_samples：一个批次至少需要一个样本（gpu_samples 或 job_samples）");
 }
 
 TEST(UsageBatch, DigestIgnoresJsonFormAndSeesEveryValue) {

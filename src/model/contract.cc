@@ -19,16 +19,16 @@ Result<Contract> parse_contract(const json& body) {
   const size_t before = errs.list().size();
   c.offers = f.str_list("offers", ref, /*required=*/true);
   if (errs.list().size() == before) {
-    if (c.offers.empty()) f.error("offers", "must name at least one offer");
-    if (c.offers.size() > 64) f.error("offers", "must have at most 64 offers");
+    if (c.offers.empty()) f.error("offers", Message("contract.offers.empty"));
+    if (c.offers.size() > 64) f.error("offers", Message("contract.offers.too_many").arg("max", "64"));
     std::set<std::string> seen;
     for (size_t i = 0; i < c.offers.size(); ++i)
-      if (!seen.insert(c.offers[i]).second) f.error("offers[" + std::to_string(i) + "]", "is listed twice");
+      if (!seen.insert(c.offers[i]).second) f.error("offers[" + std::to_string(i) + "]", Message("contract.offers.listed_twice"));
   }
   c.currency = [&] {
     auto s = f.str("currency", {.min_len = 3, .max_len = 3});
     auto cur = parse_currency(s);
-    if (!cur && !s.empty()) f.error("currency", "must be USD or CNY");
+    if (!cur && !s.empty()) f.error("currency", Message("contract.currency.unknown"));
     return cur ? *cur : Currency::kUSD;
   }();
   f.object("clauses", false, [&](Fields& cf) {
@@ -43,16 +43,17 @@ Result<Contract> parse_contract(const json& body) {
   f.objects("commitments", false, 256, [&](Fields& cf, size_t) {
     ContractCommitment m;
     m.name = cf.str("name", slug);
-    if (!m.name.empty() && !names.insert(m.name).second) cf.error("name", "is used by another commitment");
+    if (!m.name.empty() && !names.insert(m.name).second) cf.error("name", Message("contract.commitment.name_taken"));
     m.offer = cf.str("offer", ref);
     m.gpus = cf.integer("gpus", 1, 1'000'000);
     m.term_months = cf.integer("term_months", 1, 36);
-    if (m.term_months != 1 && m.term_months != 12 && m.term_months != 36) cf.error("term_months", "must be 1, 12 or 36");
+    if (m.term_months != 1 && m.term_months != 12 && m.term_months != 36)
+      cf.error("term_months", Message("contract.commitment.term"));
     m.starts_at = cf.time("starts_at");
     m.prepaid = cf.boolean("prepaid", false);
     cf.finish();
     if (!m.offer.empty() && std::find(c.offers.begin(), c.offers.end(), m.offer) == c.offers.end())
-      cf.error("offer", "must be one of the contract's offers");
+      cf.error("offer", Message("contract.commitment.offer_not_listed"));
     c.commitments.push_back(std::move(m));
   });
   c.starts_at = f.time("starts_at");

@@ -91,12 +91,12 @@ inline constexpr EnumEntry<Currency> kCurrencies[] = {
 
 // Region: a two-letter area then one to three '-'-separated parts ("cn-east", "us-west-2").
 inline constexpr const char* kRegionPattern = "[a-z]{2}(-[a-z0-9]+){1,3}";
-inline constexpr const char* kRegionHelp = "a region such as cn-east or us-west-2 (two lowercase letters, then '-' parts)";
+inline constexpr const char* kRegionHelp = "pattern.region";
 inline constexpr StrRule kRegionRule{.min_len = 4, .max_len = 63, .pattern = kRegionPattern, .pattern_help = kRegionHelp};
 
 // Country: ISO 3166-1 alpha-2, upper case ("CN", "US").
 inline constexpr const char* kCountryPattern = "[A-Z]{2}";
-inline constexpr const char* kCountryHelp = "an ISO 3166-1 alpha-2 country code such as CN or US";
+inline constexpr const char* kCountryHelp = "pattern.country";
 
 // A name unique within its scope (site, node, offer, supplier).
 inline constexpr StrRule kSlugRule{.min_len = 1, .max_len = 63, .pattern = kSlug, .pattern_help = kSlugHelp};

@@ -11,20 +11,18 @@ namespace {
 constexpr StrRule kNameRule{.min_len = 1, .max_len = 63, .pattern = kSlug, .pattern_help = kSlugHelp};
 constexpr StrRule kProjectRule{.min_len = 1, .max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp};
 constexpr StrRule kGpuModelRule{.min_len = 1, .max_len = 64, .pattern = "\\S(.{0,62}\\S)?",
-                                .pattern_help = "a catalog GPU model id or alias (1-64 characters, no leading or "
-                                                "trailing space)"};
+                                .pattern_help = "pattern.gpu_model_ref"};
 // OCI image reference: [registry[:port]/]path[:tag][@sha256:digest], lowercase path components.
 constexpr StrRule kImageRule{
     .min_len = 1,
     .max_len = 512,
     .pattern = "[a-z0-9]+([._-]+[a-z0-9]+)*(:[0-9]{1,5})?(/[a-z0-9]+([._-]+[a-z0-9]+)*)*"
                "(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[0-9a-f]{64})?",
-    .pattern_help = "a container image reference such as nvcr.io/nvidia/pytorch:24.05-py3"};
+    .pattern_help = "pattern.job_image"};
 
 // An absolute path on the node, printable, no "..": where the command starts.
 constexpr StrRule kWorkdirRule{.min_len = 1, .max_len = 4096, .pattern = "/([^\\x00-\\x1f\\x7f]*)",
-                               .pattern_help = "an absolute path on the node such as /data/runs/llama (no control "
-                                               "characters)"};
+                               .pattern_help = "pattern.workdir"};
 
 bool valid_env_name(const std::string& k) {
   if (k.empty() || k.size() > 128) return false;  // before the regex: it recurses per character
@@ -33,11 +31,10 @@ bool valid_env_name(const std::string& k) {
 }
 
 // Variables the platform sets for every worker; a job must not override them.
-const char* reserved_env_reason(const std::string& k) {
-  if (k.rfind("GPURENT_", 0) == 0) return "is reserved: the platform sets GPURENT_* variables";
-  if (k == "CUDA_VISIBLE_DEVICES" || k == "NVIDIA_VISIBLE_DEVICES")
-    return "is set by the platform: it decides which GPUs the worker sees";
-  return nullptr;
+std::optional<Message> reserved_env_reason(const std::string& k) {
+  if (k.rfind("GPURENT_", 0) == 0) return Message("job.env.reserved_prefix");
+  if (k == "CUDA_VISIBLE_DEVICES" || k == "NVIDIA_VISIBLE_DEVICES") return Message("job.env.platform_set");
+  return std::nullopt;
 }
 
 // An optional enum key (absent and null both mean "not given").
@@ -55,8 +52,9 @@ std::map<std::string, std::string> read_env(Fields& f) {
   const json* raw = f.raw("env");
   if (!raw) return env;
   if (raw->is_object() && raw->size() > kMaxEnvVars) {
-    f.error("env", "must have at most " + std::to_string(kMaxEnvVars) + " variables (got " +
-                       std::to_string(raw->size()) + ")");
+    f.error("env", Message("job.env.too_many")
+                       .arg("max", std::to_string(kMaxEnvVars))
+                       .arg("got", std::to_string(raw->size())));
     return env;
   }
   f.object("env", false, [&](Fields& e) {
@@ -65,19 +63,20 @@ std::map<std::string, std::string> read_env(Fields& f) {
       const std::string& k = it.key();
       e.raw(k.c_str());
       if (!valid_env_name(k)) {
-        e.error(k, "is not a valid variable name: a letter or '_', then letters, digits or '_' (at most 128)");
-      } else if (const char* why = reserved_env_reason(k)) {
-        e.error(k, why);
+        e.error(k, Message("job.env.bad_name"));
+      } else if (auto why = reserved_env_reason(k)) {
+        e.error(k, std::move(*why));
       } else if (!it->is_string()) {
-        e.error(k, "must be a string (quote numbers and booleans in YAML: \"8080\")");
+        e.error(k, Message("job.env.not_string"));
       } else if (auto v = e.opt_str(k.c_str(), {.min_len = 0, .max_len = kMaxEnvBytes})) {
         bytes += k.size() + v->size();
         env[k] = *v;
       }
     }
     if (bytes > kMaxEnvBytes)
-      f.error("env", "names and values must total at most " + std::to_string(kMaxEnvBytes) + " bytes (got " +
-                         std::to_string(bytes) + ")");
+      f.error("env", Message("job.env.too_large")
+                         .arg("max", std::to_string(kMaxEnvBytes))
+                         .arg("got", std::to_string(bytes)));
   });
   return env;
 }
@@ -85,14 +84,15 @@ std::map<std::string, std::string> read_env(Fields& f) {
 std::vector<std::string> read_command(Fields& f, bool* clean) {
   const json* raw = f.raw("command");
   if (raw && raw->is_array() && raw->size() > kMaxCommandArgs) {
-    f.error("command", "must have at most " + std::to_string(kMaxCommandArgs) + " arguments (got " +
-                           std::to_string(raw->size()) + ")");
+    f.error("command", Message("job.command.too_many_args")
+                           .arg("max", std::to_string(kMaxCommandArgs))
+                           .arg("got", std::to_string(raw->size())));
     *clean = false;
     return {};
   }
   if (raw && !raw->is_array()) {
     // Catch the common mistake of a shell string instead of an argv list.
-    f.error("command", "must be a list of strings (the program and its arguments), e.g. [\"python\", \"train.py\"]");
+    f.error("command", Message("job.command.not_list"));
     *clean = false;
     return {};
   }
@@ -104,10 +104,10 @@ std::vector<std::string> read_command(Fields& f, bool* clean) {
   size_t bytes = 0;
   for (const auto& a : argv) bytes += a.size();
   if (bytes > kMaxCommandBytes) {
-    f.error("command", "must total at most " + std::to_string(kMaxCommandBytes) + " bytes");
+    f.error("command", Message("job.command.too_large").arg("max", std::to_string(kMaxCommandBytes)));
     *clean = false;
   } else if (!argv.empty() && argv[0].empty()) {
-    f.error("command[0]", "must not be empty: it is the program to run");
+    f.error("command[0]", Message("job.command.empty_program"));
     *clean = false;
   }
   return argv;
@@ -117,14 +117,14 @@ void read_constraints(Fields& c, Job& j) {
   auto& k = j.constraints;
   const json* models = c.raw("gpu_models");
   if (models && models->is_array() && models->size() > kMaxGpuModelChoices) {
-    c.error("gpu_models", "must have at most " + std::to_string(kMaxGpuModelChoices) + " models");
+    c.error("gpu_models", Message("job.gpu_models.too_many").arg("max", std::to_string(kMaxGpuModelChoices)));
   } else {
     k.gpu_models = c.str_list("gpu_models", kGpuModelRule);
     for (size_t i = 0; i < k.gpu_models.size(); ++i)
       for (size_t p = 0; p < i; ++p)
         if (k.gpu_models[i] == k.gpu_models[p]) {
           c.error("gpu_models[" + std::to_string(i) + "]",
-                  "repeats '" + k.gpu_models[i] + "' (already at index " + std::to_string(p) + ")");
+                  Message("job.gpu_models.repeated").arg("model", k.gpu_models[i]).arg("index", std::to_string(p)));
           break;
         }
   }
@@ -174,10 +174,9 @@ Result<Job> parse_job(const json& body, Currency currency) {
   j.gpu_milli = f.opt_integer("gpu_milli", 1, 999);
   const bool gpus_ok = count() == mark && has_whole != has_milli;
   if (!has_whole && !has_milli)
-    f.error("gpus_per_worker", "is required: whole GPUs per worker (0 for a CPU-only job), or gpu_milli for a "
-                               "share of one GPU");
+    f.error("gpus_per_worker", Message("job.gpus_per_worker.required"));
   if (has_whole && has_milli) {
-    f.error("gpu_milli", "cannot be combined with gpus_per_worker: give whole GPUs or a share of one GPU, not both");
+    f.error("gpu_milli", Message("job.gpu_milli.with_whole"));
     j.gpu_milli.reset();
   }
 
@@ -204,7 +203,7 @@ Result<Job> parse_job(const json& body, Currency currency) {
     billing_mode_ok = count() == mark;
     j.billing.max_price_per_gpu_hour = b.opt_money("max_price_per_gpu_hour", currency);
     if (j.billing.max_price_per_gpu_hour && j.billing.max_price_per_gpu_hour->micros() == 0)
-      b.error("max_price_per_gpu_hour", "must be greater than 0 (leave it out for no limit)");
+      b.error("max_price_per_gpu_hour", Message("job.billing.max_price_zero"));
   });
 
   j.image = f.opt_str("image", kImageRule);
@@ -215,7 +214,7 @@ Result<Job> parse_job(const json& body, Currency currency) {
   j.time_limit_seconds = f.opt_integer("time_limit_seconds", 1, kMaxJobDurationSeconds);
   j.workdir = f.opt_str("workdir", kWorkdirRule);
   if (j.workdir && ("/" + *j.workdir + "/").find("/../") != std::string::npos)
-    f.error("workdir", "must not contain '..' (give the path itself)");
+    f.error("workdir", Message("job.workdir.dotdot"));
 
   f.object("replicas", false, [&](Fields& r) {
     Replicas rep;
@@ -223,8 +222,9 @@ Result<Job> parse_job(const json& body, Currency currency) {
     rep.min = r.integer("min", 1, 1000);
     rep.max = r.integer("max", 1, 1000);
     if (count() == mark && rep.min > rep.max)
-      r.error("min", "must not exceed replicas.max (" + std::to_string(rep.min) + " > " + std::to_string(rep.max) +
-                         ")");
+      r.error("min", Message("job.replicas.min_above_max")
+                         .arg("min", std::to_string(rep.min))
+                         .arg("max", std::to_string(rep.max)));
     j.replicas = rep;
   });
   j.labels = parse_labels(f, "labels");
@@ -236,22 +236,21 @@ Result<Job> parse_job(const json& body, Currency currency) {
   // --- cross-field rules ------------------------------------------------------------------------
   const std::string kind_name = enum_name(kJobKindNames, j.kind);
   if (kind_ok && gpus_ok && j.gpu_milli && j.kind != JobKind::kInference && j.kind != JobKind::kDebug)
-    f.error("gpu_milli", "a share of a GPU is only for inference and debug jobs (kind is " + kind_name + ")");
+    f.error("gpu_milli", Message("job.gpu_milli.kind").arg("kind", kind_name));
   if (gpus_ok && workers_ok && j.gpu_milli && j.workers > 1)
-    f.error("workers", "must be 1 when gpu_milli is set: a share of one GPU cannot be ganged across workers "
-                       "(scale inference with replicas)");
+    f.error("workers", Message("job.workers.gpu_milli"));
   if (kind_ok && j.kind == JobKind::kInference && !f.has("replicas"))
-    f.error("replicas", "is required for inference jobs ({min, max} serving replicas)");
+    f.error("replicas", Message("job.replicas.required").arg("shape", "{min, max}"));
   if (kind_ok && j.kind != JobKind::kInference && f.has("replicas"))
-    f.error("replicas", "is only for inference jobs (kind is " + kind_name + ")");
+    f.error("replicas", Message("job.replicas.inference_only").arg("kind", kind_name));
 
   if (gpus_ok && j.cpu_only()) {
-    const char* why = "does not apply to a CPU-only job (gpus_per_worker is 0)";
+    const Message why = Message("job.cpu_only.not_applicable");
     if (!j.constraints.gpu_models.empty()) f.error("constraints.gpu_models", why);
     if (j.constraints.form_factor) f.error("constraints.form_factor", why);
     if (j.constraints.min_gpu_memory_gib) f.error("constraints.min_gpu_memory_gib", why);
     if (j.constraints.placement == PlacementRule::kSameNvlinkDomain) f.error("constraints.placement", why);
-    const char* need = "is required for a CPU-only job: there are no GPUs to size the worker's share by";
+    const Message need = Message("job.cpu_only.resources_required");
     if (!has_resources) {
       f.error("resources", need);
     } else {
@@ -261,19 +260,17 @@ Result<Job> parse_job(const json& body, Currency currency) {
   }
   if (gpus_ok && workers_ok && j.constraints.placement == PlacementRule::kSameNode && !j.gpu_milli &&
       j.workers * j.gpus_per_worker > kMaxGpusPerWorker)
-    f.error("constraints.placement", "same_node needs " + std::to_string(j.workers * j.gpus_per_worker) +
-                                         " GPUs on one node; no node has more than " +
-                                         std::to_string(kMaxGpusPerWorker));
+    f.error("constraints.placement", Message("job.placement.same_node_too_big")
+                                         .arg("gpus", std::to_string(j.workers * j.gpus_per_worker))
+                                         .arg("max", std::to_string(kMaxGpusPerWorker)));
 
   if (billing_mode_ok && priority_ok && j.billing.mode == BillingMode::kSpot &&
       j.priority_class == PriorityClass::kCritical)
-    f.error("billing.mode", "spot capacity can be reclaimed at any time; a critical job must use on_demand or "
-                            "reserved");
+    f.error("billing.mode", Message("job.billing.spot_critical"));
   if (billing_mode_ok && j.billing.mode == BillingMode::kReserved && j.billing.max_price_per_gpu_hour)
-    f.error("billing.max_price_per_gpu_hour", "does not apply to reserved mode: usage covered by the tenant's "
-                                              "commitment is already paid for");
+    f.error("billing.max_price_per_gpu_hour", Message("job.billing.reserved_max_price"));
   if (command_ok && !f.has("image") && j.command.empty())
-    f.error("command", "is required when no image is given: there is nothing to run");
+    f.error("command", Message("job.command.required"));
 
   if (!errs.empty()) return errs.to_error();
   return j;

@@ -38,11 +38,11 @@ Result<JobRun> decode_run(const json& body) {
     c.node = p.opt_str("node", kServerText).value_or("");
     if (const json* g = p.raw("gpus")) {
       if (!g->is_array()) {
-        p.error("gpus", "must be a list of card indexes");
+        p.error("gpus", Message("job_run.gpus_not_list"));
       } else {
         for (const json& i : *g) {
           if (!i.is_number_integer() || i.get<int64_t>() < 0) {
-            p.error("gpus", "must be a list of card indexes (whole numbers from 0)");
+            p.error("gpus", Message("job_run.gpus_not_indexes"));
             break;
           }
           c.gpus.push_back(i.get<int64_t>());

@@ -49,9 +49,9 @@ bool holds_resources(JobState s) { return s == JobState::kAdmitted || s == JobSt
 
 Status check_transition(JobState from, JobState to) {
   if (allowed(from, to)) return ok_status();
-  if (from == to) return Error::make(Code::kConflict, std::string("job is already ") + job_state_name(from));
-  return Error::make(Code::kConflict, std::string("job is ") + job_state_name(from) + "; cannot move to " +
-                                          job_state_name(to));
+  if (from == to) return Error::make(Code::kConflict, Message("job.state.already").arg("state", job_state_name(from)));
+  return Error::make(Code::kConflict,
+                     Message("job.state.cannot_move").arg("from", job_state_name(from)).arg("to", job_state_name(to)));
 }
 
 Result<JobStatus> parse_job_status(const json& status, const std::string& path) {
@@ -64,6 +64,7 @@ Result<JobStatus> parse_job_status(const json& status, const std::string& path) 
   const std::string text = f.opt_str("reason", {.min_len = 0, .max_len = 4096}).value_or("");
   if (const json* m = f.raw("reason_message")) {
     if (auto msg = message_from_json(*m)) s.reason = std::move(msg.value());
+    else if (!msg.error().detail.empty()) f.error("reason_message", msg.error().detail);
     else f.error("reason_message", msg.error().message);
   } else if (!text.empty()) {
     s.reason = verbatim(text);
@@ -76,21 +77,21 @@ Result<JobStatus> parse_job_status(const json& status, const std::string& path) 
     w.node = p.str("node", {.max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp});
     const json* gpus = p.raw("gpus");
     if (gpus && !gpus->is_array()) {
-      p.error("gpus", "must be a list of GPU indices");
+      p.error("gpus", Message("job.placement.gpus_not_list"));
     } else if (gpus) {
       for (size_t i = 0; i < gpus->size(); ++i) {
         const json& g = (*gpus)[i];
         if (!g.is_number_integer() || g.get<int64_t>() < 0 || g.get<int64_t>() > 15) {
-          p.error("gpus[" + std::to_string(i) + "]", "must be a GPU index 0..15");
+          p.error("gpus[" + std::to_string(i) + "]", Message("job.placement.gpu_index"));
         } else if (!w.gpus.empty() && g.get<int64_t>() <= w.gpus.back()) {
-          p.error("gpus[" + std::to_string(i) + "]", "must be greater than the index before it");
+          p.error("gpus[" + std::to_string(i) + "]", Message("job.placement.gpu_order"));
         } else {
           w.gpus.push_back(g.get<int64_t>());
         }
       }
     }
     w.gpu_milli = p.opt_integer("gpu_milli", 1, 999).value_or(0);
-    if (w.gpu_milli > 0 && w.gpus.size() != 1) p.error("gpu_milli", "needs exactly one GPU in gpus");
+    if (w.gpu_milli > 0 && w.gpus.size() != 1) p.error("gpu_milli", Message("job.placement.gpu_milli_one_gpu"));
     w.nvlink_domain = p.opt_str("nvlink_domain", {.max_len = 63, .pattern = kSlug}).value_or("");
     s.placement.push_back(std::move(w));
   });

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/message.h"
+
 namespace gpurent {
 namespace {
 
@@ -70,6 +72,10 @@ TEST(JobState, NothingLeavesATerminalState) {
   }
   EXPECT_EQ(check_transition(S::kSucceeded, S::kRunning).error().message,
             "job is succeeded; cannot move to running");
+  const Error e = check_transition(S::kSucceeded, S::kRunning).error();
+  EXPECT_EQ(e.detail.code, "job.state.cannot_move");
+  EXPECT_EQ(render(e.detail, "zh"), "作业处于 succeeded 状态，不能转为 running");
+  EXPECT_EQ(check_transition(S::kFailed, S::kFailed).error().detail.code, "job.state.already");
 }
 
 TEST(JobState, CancelIsPossibleFromEveryLiveState) {

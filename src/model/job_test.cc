@@ -333,6 +333,30 @@ TEST(Job, BoundsEnvAndCommand) {
   EXPECT_TRUE(fails_only_on(parse_job(body, Currency::kUSD), "constraints.gpu_models", "at most 16 models"));
 }
 
+TEST(Job, ReasonsAreMessageCodesThatRenderInEveryLanguage) {
+  json body = valid_training();
+  body["env"] = {{"CUDA_VISIBLE_DEVICES", "0"}};
+  FieldError e = testing_util::only_field_error(parse_job(body, Currency::kUSD));
+  EXPECT_EQ(e.coded.code, "job.env.platform_set");
+  EXPECT_EQ(e.reason, "is set by the platform: it decides which GPUs the worker sees");
+  EXPECT_EQ(render(e.coded, "zh"), "由平台设置：平台决定工作进程能看到哪些 GPU");
+
+  body = valid_inference();
+  body.erase("replicas");
+  auto r = parse_job(body, Currency::kUSD);
+  e = testing_util::only_field_error(r);
+  EXPECT_EQ(e.coded.code, "job.replicas.required");
+  EXPECT_EQ(e.reason, "is required for inference jobs ({min, max} serving replicas)");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(render(r.error().detail, "zh"), "replicas：推理作业必须填写（服务副本数 {min, max}）");
+
+  body = valid_training();
+  body["workdir"] = "data/runs";
+  e = testing_util::only_field_error(parse_job(body, Currency::kUSD));
+  EXPECT_EQ(testing_util::nested_code(e.coded, "help"), "pattern.workdir");
+  EXPECT_NE(render(e.coded, "zh").find("节点上的绝对路径"), std::string::npos) << render(e.coded, "zh");
+}
+
 TEST(Job, AcceptsImageReferenceForms) {
   for (const char* image : {"ubuntu", "ubuntu:22.04", "localhost:5000/team/train:v1.2-rc_3",
                             "registry.example.com/a/b/c", "nvcr.io/nvidia/pytorch:24.05-py3",
@@ -381,6 +405,10 @@ TEST(JobStatus, RejectsMalformedStatus) {
   };
   for (const auto& c : cases)
     EXPECT_TRUE(fails_only_on(parse_job_status(json::parse(c.body), "status"), c.field, c.reason)) << c.body;
+  FieldError e = testing_util::only_field_error(parse_job_status(
+      json::parse(R"({"state":"running","placement":[{"replica":0,"worker":0,"node":"n1","gpus":[16]}]})"), "status"));
+  EXPECT_EQ(e.coded.code, "job.placement.gpu_index");
+  EXPECT_EQ(render(e.coded, "zh"), "必须是 0..15 的 GPU 索引");
 
   JobStatus s{JobState::kRunning, {}, 0, {{2, 0, "nod_00000000000000a1", {3}, 250}}};
   json doc = to_json(s);

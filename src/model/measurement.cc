@@ -20,7 +20,7 @@ Result<Measurement> parse_measurement(const json& body) {
   m.note = f.opt_str("note", {.min_len = 0, .max_len = 1024}).value_or("");
   auto forbid = [&](const char* key, const char* why) {
     if (f.has(key)) {
-      f.error(key, std::string("is not used by a ") + why + " measurement");
+      f.error(key, Message("measurement.field_not_used").arg("kind", why));
       f.raw(key);
     }
   };
@@ -32,11 +32,11 @@ Result<Measurement> parse_measurement(const json& body) {
     if (const json* v = f.raw("fp16_tflops")) {
       auto x10 = parse_tflops_x10(*v);
       if (!x10 || *x10 <= 0)
-        f.error("fp16_tflops", "must be a positive TFLOPS figure with at most one decimal (\"880.5\")");
+        f.error("fp16_tflops", Message("measurement.fp16_tflops.invalid"));
       else
         m.tflops_x10 = *x10;
     } else {
-      f.error("fp16_tflops", "is required");
+      f.error("fp16_tflops", Message("field.required"));
     }
     forbid("from", "fp16_tflops");
     forbid("to", "fp16_tflops");
@@ -45,7 +45,7 @@ Result<Measurement> parse_measurement(const json& body) {
   } else {
     m.from = f.time("from");
     m.to = f.time("to");
-    if (m.from && m.to && *m.to <= *m.from) f.error("to", "must be after from");
+    if (m.from && m.to && *m.to <= *m.from) f.error("to", Message("measurement.to_before_from"));
     if (m.kind == MeasurementKind::kNcclBusbw) {
       m.busbw_gbps = f.integer("busbw_gbps", 0, 100'000);
       forbid("fp16_tflops", "nccl_busbw");
@@ -56,8 +56,9 @@ Result<Measurement> parse_measurement(const json& body) {
       // The first response to the outage: not before it began, not after it was over.
       m.responded_at = f.opt_time("responded_at");
       if (m.responded_at && m.from && m.to && *m.to > *m.from && (*m.responded_at < *m.from || *m.responded_at > *m.to))
-        f.error("responded_at", "must lie between from and to (" + format_rfc3339(*m.from) + " .. " +
-                                    format_rfc3339(*m.to) + ")");
+        f.error("responded_at", Message("measurement.responded_at_outside")
+                                    .arg("from", format_rfc3339(*m.from))
+                                    .arg("to", format_rfc3339(*m.to)));
     }
     forbid("gpu", enum_name(kMeasurementKindNames, m.kind));
     forbid("at", enum_name(kMeasurementKindNames, m.kind));

@@ -90,6 +90,12 @@ TEST(Measurement, IncidentWindowErrors) {
        {"missing from", [](json& j) { j.erase("from"); }, "from", "is required"},
        {"gpu on an incident", [](json& j) { j["gpu"] = 1; }, "gpu", "is not used by a incident"}},
       [](const json& j) { return parse_measurement(j); });
+  json j = incident();
+  j["gpu"] = 1;
+  FieldError e = testing_util::only_field_error(parse_measurement(j));
+  EXPECT_EQ(e.coded.code, "measurement.field_not_used");
+  EXPECT_EQ(e.coded.text_of("kind"), "incident");
+  EXPECT_EQ(render(e.coded, "zh"), "incident 测量不使用此字段");
 }
 
 }  // namespace

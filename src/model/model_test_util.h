@@ -11,6 +11,7 @@
 #include <string>
 
 #include "catalog/gpu_catalog.h"
+#include "core/message.h"
 #include "core/result.h"
 #include "core/yaml_json.h"
 
@@ -69,6 +70,23 @@ template <class T>
                                          << field << ": ..." << part << "...]";
   if (r.error().code != Code::kInvalid) return ::testing::AssertionFailure() << "code is not kInvalid";
   return ::testing::AssertionSuccess();
+}
+
+// The single field error of a failed result (a default FieldError, and a test failure, otherwise).
+template <class T>
+FieldError only_field_error(const Result<T>& r) {
+  if (r.ok() || r.error().fields.size() != 1) {
+    ADD_FAILURE() << (r.ok() ? std::string("parsed") : r.error().message) << ": expected exactly one field error";
+    return {};
+  }
+  return r.error().fields[0];
+}
+
+// The code of the message given as argument `name` of m ("" when there is none).
+inline std::string nested_code(const Message& m, const std::string& name) {
+  for (const auto& a : m.args)
+    if (a.name == name && !a.nested.empty()) return a.nested.front().code;
+  return "";
 }
 
 // One table-driven negative case: a mutation of a valid body and the single field error it must cause.

@@ -16,13 +16,13 @@ namespace {
 constexpr StrRule kRefRule{.min_len = 1, .max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp};
 constexpr StrRule kUuidRule{.min_len = 1, .max_len = 64,
                             .pattern = "GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
-                            .pattern_help = "an NVIDIA GPU UUID as nvidia-smi -L prints it: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx (lowercase hex)"};
+                            .pattern_help = "pattern.gpu_uuid"};
 constexpr StrRule kVersionRule{.min_len = 1, .max_len = 32, .pattern = "[0-9]+(\\.[0-9]+){0,3}([-+][A-Za-z0-9.+-]+)?",
-                               .pattern_help = "a version such as 550.54.15, 12.4 or 2.21.5-1+cuda12.4"};
+                               .pattern_help = "pattern.version"};
 constexpr StrRule kNicNameRule{.min_len = 1, .max_len = 32, .pattern = "[A-Za-z0-9][A-Za-z0-9_.:-]*",
-                               .pattern_help = "a device or interface name such as mlx5_0, ib0 or eth0"};
+                               .pattern_help = "pattern.nic_name"};
 constexpr StrRule kImageRule{.min_len = 1, .max_len = 255, .pattern = "[a-z0-9][A-Za-z0-9._/:@+-]*",
-                             .pattern_help = "a container image reference such as nvcr.io/nvidia/pytorch:24.03-py3"};
+                             .pattern_help = "pattern.node_image"};
 
 // Per-GPU values that parsed, for the cross-field checks once the whole body is read.
 struct GpuSeen {
@@ -44,26 +44,29 @@ void check_gpus(Fields& f, const std::vector<NodeGpu>& gpus, const std::vector<G
     if (seen[k].index) {
       int64_t idx = *seen[k].index;
       if (idx >= static_cast<int64_t>(listed))
-        f.error(path + ".index", "must be less than the number of GPUs (" + std::to_string(listed) +
-                                     "): indices run 0.." + std::to_string(listed - 1) + " without gaps");
+        f.error(path + ".index", Message("node.gpu.index_range")
+                                     .arg("count", std::to_string(listed))
+                                     .arg("last", std::to_string(listed - 1)));
       else if (auto [it, fresh] = by_index.emplace(idx, seen[k].pos); !fresh)
-        f.error(path + ".index", "duplicate index " + std::to_string(idx) + " (also " + at(it->second) + ")");
+        f.error(path + ".index",
+                Message("node.gpu.duplicate_index").arg("index", std::to_string(idx)).arg("other", at(it->second)));
     }
     if (seen[k].numa_node && numa_nodes && *seen[k].numa_node >= *numa_nodes)
-      f.error(path + ".numa_node", "must be less than numa_nodes (" + std::to_string(*numa_nodes) + ")");
+      f.error(path + ".numa_node", Message("node.gpu.numa_node_range").arg("numa_nodes", std::to_string(*numa_nodes)));
     if (g.uuid) {
       if (auto [it, fresh] = by_uuid.emplace(*g.uuid, seen[k].pos); !fresh)
-        f.error(path + ".uuid", "duplicate uuid (also " + at(it->second) + ")");
+        f.error(path + ".uuid", Message("node.gpu.duplicate_uuid").arg("other", at(it->second)));
     }
     // SXM and OAM modules sit on a baseboard whose GPU fabric (NVLink/NVSwitch or the vendor's
     // equivalent) links every GPU; only PCIe cards can be fabric-less.
     if (model && model->form_factor != FormFactor::kPcie && !g.nvlink_domain)
-      f.error(path + ".nvlink_domain", "is required: " + model->id + " is an " +
-                                           enum_name(kFormFactorNames, model->form_factor) +
-                                           " module, so every GPU sits in an NVLink (or equivalent) domain");
+      f.error(path + ".nvlink_domain", Message("node.gpu.nvlink_domain_required")
+                                           .arg("model", model->id)
+                                           .arg("form_factor", enum_name(kFormFactorNames, model->form_factor)));
     if (model && model->pcie_gen && g.pcie_gen > *model->pcie_gen)
-      f.error(path + ".pcie_gen", "must not exceed the PCIe generation of " + model->id + " (" +
-                                      std::to_string(*model->pcie_gen) + ")");
+      f.error(path + ".pcie_gen", Message("node.gpu.pcie_gen_above_model")
+                                      .arg("model", model->id)
+                                      .arg("pcie_gen", std::to_string(*model->pcie_gen)));
   }
 }
 
@@ -117,31 +120,30 @@ Result<Node> parse_node(const json& body, const GpuCatalog& catalog) {
     n.cpu.model = cf.str("model", {.max_len = 128});
     auto cores = cf.opt_integer("cores", 1, 1024);
     sockets = cf.opt_integer("sockets", 1, 16);
-    if (!cf.has("cores")) cf.error("cores", "is required");
-    if (!cf.has("sockets")) cf.error("sockets", "is required");
+    if (!cf.has("cores")) cf.error("cores", Message("field.required"));
+    if (!cf.has("sockets")) cf.error("sockets", Message("field.required"));
     n.cpu.cores = cores.value_or(0);
     n.cpu.sockets = sockets.value_or(0);
     if (cores && sockets && *cores < *sockets)
-      cf.error("cores", "must be at least cpu.sockets (" + std::to_string(*sockets) + "): cores counts all sockets");
+      cf.error("cores", Message("node.cpu.cores_below_sockets").arg("sockets", std::to_string(*sockets)));
   });
   n.memory_gib = f.integer("memory_gib", 1, 65'536);
   std::optional<int64_t> numa_nodes = f.opt_integer("numa_nodes", 1, 64);
-  if (!f.has("numa_nodes")) f.error("numa_nodes", "is required");
+  if (!f.has("numa_nodes")) f.error("numa_nodes", Message("field.required"));
   n.numa_nodes = numa_nodes.value_or(0);
   if (numa_nodes && sockets && *numa_nodes < *sockets)
-    f.error("numa_nodes", "must be at least cpu.sockets (" + std::to_string(*sockets) +
-                              "): every socket is at least one NUMA node");
+    f.error("numa_nodes", Message("node.numa_nodes.below_sockets").arg("sockets", std::to_string(*sockets)));
 
   std::vector<GpuSeen> seen;
   f.objects("gpus", true, kMaxGpusPerNode, [&](Fields& gf, size_t pos) {
     NodeGpu g;
     GpuSeen s{.pos = pos};
     s.index = gf.opt_integer("index", 0, kMaxGpusPerNode - 1);
-    if (!gf.has("index")) gf.error("index", "is required");
+    if (!gf.has("index")) gf.error("index", Message("field.required"));
     g.uuid = gf.opt_str("uuid", kUuidRule);
     g.nvlink_domain = gf.opt_str("nvlink_domain", kSlugRule);
     s.numa_node = gf.opt_integer("numa_node", 0, 63);
-    if (!gf.has("numa_node")) gf.error("numa_node", "is required");
+    if (!gf.has("numa_node")) gf.error("numa_node", Message("field.required"));
     g.pcie_gen = gf.integer("pcie_gen", 3, 6);
     g.index = s.index.value_or(-1);
     g.numa_node = s.numa_node.value_or(-1);
@@ -149,7 +151,7 @@ Result<Node> parse_node(const json& body, const GpuCatalog& catalog) {
     seen.push_back(s);
   });
   if (auto it = body.find("gpus"); it != body.end() && it->is_array() && it->size() <= kMaxGpusPerNode) {
-    if (it->empty()) f.error("gpus", "must list at least one GPU");
+    if (it->empty()) f.error("gpus", Message("node.gpus.empty"));
     check_gpus(f, n.gpus, seen, it->size(), model, numa_nodes);
   }
 
@@ -158,7 +160,7 @@ Result<Node> parse_node(const json& body, const GpuCatalog& catalog) {
     Nic nic;
     nic.name = nf.str("name", kNicNameRule);
     if (!nic.name.empty() && !nic_names.insert(nic.name).second)
-      nf.error("name", "duplicate NIC name '" + nic.name + "'");
+      nf.error("name", Message("node.nic.duplicate_name").arg("name", nic.name));
     nic.rdma = nf.enumeration("rdma", kRdmaTypes);
     nic.gbps = nf.integer("gbps", 1, 3200);
     n.nics.push_back(std::move(nic));
@@ -176,7 +178,7 @@ Result<Node> parse_node(const json& body, const GpuCatalog& catalog) {
     NodeImage im;
     im.name = imf.str("name", kImageRule);
     if (!im.name.empty() && !image_names.insert(im.name).second)
-      imf.error("name", "duplicate image '" + im.name + "'");
+      imf.error("name", Message("node.image.duplicate").arg("image", im.name));
     im.cve_patched_at = imf.time("cve_patched_at");
     n.images.push_back(std::move(im));
   });

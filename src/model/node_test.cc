@@ -193,6 +193,46 @@ TEST(Node, RejectsEachBadFieldWithItsPath) {
   expect_each_case_fails(valid_node(), cases, [](const json& b) { return parse_node(b, test_catalog()); });
 }
 
+TEST(Node, ReasonsAreMessageCodesThatRenderInEveryLanguage) {
+  json body = valid_node();
+  body["numa_nodes"] = 1;
+  for (auto& g : body["gpus"]) g["numa_node"] = 0;
+  auto r = parse_node(body, test_catalog());
+  FieldError e = testing_util::only_field_error(r);
+  EXPECT_EQ(e.coded.code, "node.numa_nodes.below_sockets");
+  EXPECT_EQ(e.coded.text_of("sockets"), "2");
+  EXPECT_EQ(render_en(e.coded), e.reason);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(render_en(r.error().detail), r.error().message);
+  EXPECT_EQ(render(r.error().detail, "zh"), "numa_nodes：不能小于 cpu.sockets（2）：每个插槽至少是一个 NUMA 节点");
+
+  body = valid_node();
+  body["gpus"][4].erase("nvlink_domain");
+  e = testing_util::only_field_error(parse_node(body, test_catalog()));
+  EXPECT_EQ(e.coded.code, "node.gpu.nvlink_domain_required");
+  EXPECT_EQ(render(e.coded, "zh"), "为必填项：sxm-test-80gb 是 sxm 模组，每张 GPU 都位于一个 NVLink（或同类互连）域中");
+
+  // A pattern's help is a code of its own, nested in the shared "field.pattern" reason.
+  body = valid_node();
+  body["gpus"][1]["uuid"] = "5d0b3f4e";
+  e = testing_util::only_field_error(parse_node(body, test_catalog()));
+  EXPECT_EQ(e.coded.code, "field.pattern");
+  EXPECT_EQ(testing_util::nested_code(e.coded, "help"), "pattern.gpu_uuid");
+  EXPECT_NE(render(e.coded, "zh").find("nvidia-smi -L 输出的 NVIDIA GPU UUID"), std::string::npos) << render(e.coded, "zh");
+
+  body = valid_node();
+  body["region"] = "East";
+  e = testing_util::only_field_error(parse_node(body, test_catalog()));
+  EXPECT_EQ(testing_util::nested_code(e.coded, "help"), "pattern.region");
+  EXPECT_EQ(e.reason, "'East' is not valid: a region such as cn-east or us-west-2 (two lowercase letters, then '-' parts)");
+
+  body = valid_node();
+  body["gpu_model"] = "h999";
+  e = testing_util::only_field_error(parse_node(body, test_catalog()));
+  EXPECT_EQ(e.coded.code, "gpu_model.unknown");
+  EXPECT_EQ(render(e.coded, "zh"), "未知的 GPU 型号“h999”（不在 GPU 目录中；请查看 GET /api/v1/gpu-models）");
+}
+
 TEST(Node, ReportsAllErrorsAtOnce) {
   json body = valid_node();
   body["gpus"][0]["pcie_gen"] = 2;

@@ -11,9 +11,9 @@ namespace {
 
 constexpr StrRule kRefRule{.min_len = 1, .max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp};
 constexpr StrRule kServedModelRule{.min_len = 1, .max_len = 128, .pattern = "[A-Za-z0-9][A-Za-z0-9._/:-]*",
-                                   .pattern_help = "a model name such as qwen2.5-72b-instruct or meta-llama/Llama-3.1-8B"};
+                                   .pattern_help = "pattern.served_model"};
 constexpr StrRule kSovereigntyRule{.min_len = 2, .max_len = 63, .pattern = "([A-Z]{2})|([a-z]{2}(-[a-z0-9]+){1,3})",
-                                   .pattern_help = "a region such as cn-east or an ISO country code such as CN"};
+                                   .pattern_help = "pattern.sovereignty"};
 
 // Ceilings (in whole currency units) that catch misplaced decimal points, not market limits.
 constexpr int64_t kMaxGpuHour = 10'000;
@@ -23,14 +23,16 @@ constexpr int64_t kMaxPerGb = 1'000;
 
 std::optional<Money> price(Fields& f, const char* key, Currency c, int64_t max_units, bool required = false) {
   if (required && !f.has(key)) {
-    f.error(key, "is required");
+    f.error(key, Message("field.required"));
     f.raw(key);
     return std::nullopt;
   }
   auto m = f.opt_money(key, c);
   if (m && m->micros() > max_units * Money::kMicrosPerUnit) {
-    f.error(key, "must be at most " + std::to_string(max_units) + " " + currency_code(c) + " (got " +
-                     m->amount_string() + ")");
+    f.error(key, Message("offer.price.at_most")
+                     .arg("max", std::to_string(max_units))
+                     .arg("currency", currency_code(c))
+                     .arg("got", m->amount_string()));
     return std::nullopt;
   }
   return m;
@@ -40,7 +42,7 @@ OfferPrices parse_prices(Fields& f, Currency c) {
   OfferPrices p;
   auto on_demand = price(f, "on_demand", c, kMaxGpuHour, true);
   if (on_demand && on_demand->micros() == 0) {
-    f.error("on_demand", "must be greater than 0");
+    f.error("on_demand", Message("offer.positive"));
     on_demand.reset();
   }
   p.on_demand = on_demand.value_or(Money::zero(c));
@@ -49,14 +51,18 @@ OfferPrices parse_prices(Fields& f, Currency c) {
   p.reserved_36m = price(f, "reserved_36m", c, kMaxGpuHour);
   p.spot = price(f, "spot", c, kMaxGpuHour);
   if (!on_demand) return p;
-  auto cap = [&](const char* key, const std::optional<Money>& m, const char* why) {
+  auto cap = [&](const char* key, const std::optional<Money>& m, const Message& why) {
     if (m && m->micros() > on_demand->micros())
-      f.error(key, "must not exceed on_demand (" + on_demand->amount_string() + " " + currency_code(c) + "): " + why);
+      f.error(key, Message("offer.price.above_on_demand")
+                       .arg("on_demand", on_demand->amount_string())
+                       .arg("currency", currency_code(c))
+                       .arg("why", why));
   };
-  cap("reserved_1m", p.reserved_1m, "a commitment is priced at or below on-demand");
-  cap("reserved_12m", p.reserved_12m, "a commitment is priced at or below on-demand");
-  cap("reserved_36m", p.reserved_36m, "a commitment is priced at or below on-demand");
-  cap("spot", p.spot, "interruptible capacity is priced at or below on-demand");
+  const Message commitment = Message("offer.price.commitment_below_on_demand");
+  cap("reserved_1m", p.reserved_1m, commitment);
+  cap("reserved_12m", p.reserved_12m, commitment);
+  cap("reserved_36m", p.reserved_36m, commitment);
+  cap("spot", p.spot, Message("offer.price.spot_below_on_demand"));
   return p;
 }
 
@@ -79,10 +85,9 @@ OfferFees parse_fees(Fields& f, Currency c) {
     r.action = idf.enumeration("action", kIdleActions);
     r.discount_pct = idf.opt_integer("discount_pct", 1, 100);
     if (action_ok && r.action == IdleAction::kDiscount && !idf.has("discount_pct"))
-      idf.error("discount_pct", "is required when action is discount");
+      idf.error("discount_pct", Message("offer.idle.discount_required"));
     if (action_ok && r.action != IdleAction::kDiscount && idf.has("discount_pct")) {
-      idf.error("discount_pct", std::string("is only allowed when action is discount (action is ") +
-                                    enum_name(kIdleActions, r.action) + ")");
+      idf.error("discount_pct", Message("offer.idle.discount_only").arg("action", enum_name(kIdleActions, r.action)));
       r.discount_pct.reset();
     }
     fees.idle = r;
@@ -98,12 +103,21 @@ ContractTemplate parse_contract(Fields& f, const GpuModel* model) {
   if (const json* v = f.raw("min_fp16_tflops")) {
     auto x10 = parse_tflops_x10(*v);
     if (!x10) {
-      f.error("min_fp16_tflops", x10.error().fields.empty() ? x10.error().message : x10.error().fields[0].reason);
+      const Error& e = x10.error();
+      if (!e.fields.empty()) {
+        if (!e.fields[0].coded.empty()) f.error("min_fp16_tflops", e.fields[0].coded);
+        else f.error("min_fp16_tflops", e.fields[0].reason);
+      } else if (!e.detail.empty()) {
+        f.error("min_fp16_tflops", e.detail);
+      } else {
+        f.error("min_fp16_tflops", e.message);
+      }
     } else if (*x10 <= 0) {
-      f.error("min_fp16_tflops", "must be greater than 0");
+      f.error("min_fp16_tflops", Message("offer.positive"));
     } else if (model && model->fp16_tflops_x10 && *x10 > *model->fp16_tflops_x10) {
-      f.error("min_fp16_tflops", "must not exceed the datasheet figure of " + model->id + " (" +
-                                     format_tflops_x10(*model->fp16_tflops_x10) + " TFLOPS dense FP16)");
+      f.error("min_fp16_tflops", Message("offer.contract.min_fp16_above_datasheet")
+                                     .arg("model", model->id)
+                                     .arg("tflops", format_tflops_x10(*model->fp16_tflops_x10)));
     } else {
       t.min_fp16_tflops_x10 = *x10;
     }
@@ -158,7 +172,7 @@ Result<Offer> parse_offer(const json& body, const GpuCatalog& catalog) {
     o.node_selector.node_names = sf.str_list("node_names", kSlugRule);
     std::set<std::string> names;
     for (const std::string& n : o.node_selector.node_names)
-      if (!names.insert(n).second) sf.error("node_names", "lists node '" + n + "' more than once");
+      if (!names.insert(n).second) sf.error("node_names", Message("offer.node_names.duplicate").arg("node", n));
   });
   o.currency = f.enumeration("currency", kCurrencies);
   const Currency c = o.currency;
@@ -169,13 +183,12 @@ Result<Offer> parse_offer(const json& body, const GpuCatalog& catalog) {
     ServedModel m;
     m.model = mf.str("model", kServedModelRule);
     if (!m.model.empty() && !served.insert(m.model).second)
-      mf.error("model", "duplicate served model '" + m.model + "'");
+      mf.error("model", Message("offer.served_model.duplicate").arg("model", m.model));
     m.per_million_input_tokens = price(mf, "per_million_input_tokens", c, kMaxPerMillionTokens);
     m.per_million_output_tokens = price(mf, "per_million_output_tokens", c, kMaxPerMillionTokens);
     m.per_qps_month = price(mf, "per_qps_month", c, kMaxPerQpsMonth);
     if (!mf.has("per_million_input_tokens") && !mf.has("per_million_output_tokens") && !mf.has("per_qps_month"))
-      errs.add("served_models[" + std::to_string(i) + "]",
-               "must state at least one price: per_million_input_tokens, per_million_output_tokens or per_qps_month");
+      errs.add("served_models[" + std::to_string(i) + "]", Message("offer.served_model.no_price"));
     o.served_models.push_back(std::move(m));
   });
   o.min_increment_seconds = f.opt_integer("min_increment_seconds", 1, 3600).value_or(1);

@@ -190,6 +190,30 @@ TEST(Offer, RejectsEachBadFieldWithItsPath) {
   expect_each_case_fails(valid_offer(), cases, [](const json& b) { return parse_offer(b, test_catalog()); });
 }
 
+TEST(Offer, ReasonsAreMessageCodesThatRenderInEveryLanguage) {
+  json body = valid_offer();
+  body["prices"]["reserved_12m"] = "2.60";
+  FieldError e = testing_util::only_field_error(parse_offer(body, test_catalog()));
+  EXPECT_EQ(e.coded.code, "offer.price.above_on_demand");
+  EXPECT_EQ(e.coded.text_of("on_demand"), "2.50");
+  EXPECT_EQ(testing_util::nested_code(e.coded, "why"), "offer.price.commitment_below_on_demand");
+  EXPECT_EQ(e.reason, "must not exceed on_demand (2.50 USD): a commitment is priced at or below on-demand");
+  EXPECT_EQ(render(e.coded, "zh"), "不能超过 on_demand（2.50 USD）：承诺用量的价格不高于按需价格");
+
+  // A TFLOPS floor that does not parse carries parse_tflops_x10's coded reason.
+  body = valid_offer();
+  body["contract_template"]["min_fp16_tflops"] = "900.55";
+  e = testing_util::only_field_error(parse_offer(body, test_catalog()));
+  EXPECT_EQ(e.coded.code, "gpu_model.tflops.invalid");
+  EXPECT_EQ(testing_util::nested_code(e.coded, "help"), "pattern.tflops");
+  EXPECT_EQ(render(e.coded, "zh"), "“900.55”无效：必须是整数或最多一位小数的十进制字符串，如 312 或 \"18.7\"");
+
+  body = valid_offer();
+  body["contract_template"]["data_sovereignty"] = "China";
+  e = testing_util::only_field_error(parse_offer(body, test_catalog()));
+  EXPECT_EQ(testing_util::nested_code(e.coded, "help"), "pattern.sovereignty");
+}
+
 TEST(Offer, ReportsAllErrorsAtOnce) {
   json body = valid_offer();
   body["currency"] = "usd";

@@ -23,19 +23,19 @@ constexpr EnumEntry<BudgetAction> kBudgetActions[] = {{BudgetAction::kAlert, "al
 void read_quota(Fields& f, Currency currency, Quota& q) {
   const json* models = f.raw("gpus_per_model");
   if (models && models->is_object() && models->size() > kMaxQuotaModels) {
-    f.error("gpus_per_model", "must have at most " + std::to_string(kMaxQuotaModels) + " entries");
+    f.error("gpus_per_model", Message("project.quota.too_many_models").arg("max", std::to_string(kMaxQuotaModels)));
   } else if (models) {
     f.object("gpus_per_model", false, [&](Fields& m) {
       for (auto it = models->begin(); it != models->end(); ++it) {
         const std::string& k = it.key();
         if (k != kAnyGpuModel && !valid_model_key(k)) {
           m.raw(k.c_str());
-          m.error(k, "is not a catalog GPU model id (lowercase letters, digits and '-') or \"*\"");
+          m.error(k, Message("project.quota.bad_model_key"));
           continue;
         }
         if (it->is_null()) {  // opt_integer would take null for "absent"
           m.raw(k.c_str());
-          m.error(k, "must be an integer");
+          m.error(k, Message("field.integer"));
           continue;
         }
         if (auto n = m.opt_integer(k.c_str(), 0, kMaxQuotaGpus)) q.gpus_per_model[k] = *n;

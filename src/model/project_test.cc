@@ -162,6 +162,13 @@ TEST(Project, QuotaBoundsModelCount) {
   body["quota"]["gpus_per_model"] = {{huge, 1}};
   EXPECT_TRUE(fails_only_on(parse_project(body, Currency::kUSD), "quota.gpus_per_model." + huge,
                             "not a catalog GPU model id"));
+
+  body["quota"]["gpus_per_model"] = {{"H100", 1}};
+  FieldError e = testing_util::only_field_error(parse_project(body, Currency::kUSD));
+  EXPECT_EQ(e.coded.code, "project.quota.bad_model_key");
+  EXPECT_EQ(render(e.coded, "zh"), "不是 GPU 目录中的型号 ID（小写字母、数字和“-”），也不是 \"*\"");
+  body["quota"]["gpus_per_model"] = {{"h100-sxm5-80gb", nullptr}};
+  EXPECT_EQ(testing_util::only_field_error(parse_project(body, Currency::kUSD)).coded.code, "field.integer");
 }
 
 TEST(Project, ExampleFileParses) {

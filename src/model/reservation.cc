@@ -14,24 +14,24 @@ Result<Reservation> parse_reservation(const json& body) {
   if (!f.valid_object()) return errs.to_error();
   Reservation r;
   const StrRule ref{.max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp};
-  r.name = f.str("name", {.max_len = 63, .pattern = kSlug, .pattern_help = "lowercase letters, digits and '-'"});
+  r.name = f.str("name", {.max_len = 63, .pattern = kSlug, .pattern_help = "pattern.reservation_name"});
   r.tenant = f.str("tenant", ref);
   const size_t before = errs.list().size();
   r.nodes = f.str_list("nodes", ref, /*required=*/true);
   if (errs.list().size() == before) {
-    if (r.nodes.empty()) f.error("nodes", "must name at least one node");
+    if (r.nodes.empty()) f.error("nodes", Message("reservation.nodes.empty"));
     if (r.nodes.size() > kMaxReservedNodes)
-      f.error("nodes", "must have at most " + std::to_string(kMaxReservedNodes) + " nodes");
+      f.error("nodes", Message("reservation.nodes.too_many").arg("max", std::to_string(kMaxReservedNodes)));
     std::set<std::string> seen;
     for (size_t i = 0; i < r.nodes.size(); ++i)
-      if (!seen.insert(r.nodes[i]).second) f.error("nodes[" + std::to_string(i) + "]", "is listed twice");
+      if (!seen.insert(r.nodes[i]).second) f.error("nodes[" + std::to_string(i) + "]", Message("reservation.nodes.listed_twice"));
   }
   const bool has_start = f.has("starts_at"), has_end = f.has("ends_at");
   const auto starts = f.opt_time("starts_at");
   const auto ends = f.opt_time("ends_at");
-  if (!has_start) f.error("starts_at", "is required (RFC 3339, e.g. 2026-12-01T00:00:00Z)");
-  if (!has_end) f.error("ends_at", "is required (RFC 3339, e.g. 2027-12-01T00:00:00Z)");
-  if (starts && ends && *ends <= *starts) f.error("ends_at", "must be after starts_at");
+  if (!has_start) f.error("starts_at", Message("reservation.time_required").arg("example", "2026-12-01T00:00:00Z"));
+  if (!has_end) f.error("ends_at", Message("reservation.time_required").arg("example", "2027-12-01T00:00:00Z"));
+  if (starts && ends && *ends <= *starts) f.error("ends_at", Message("reservation.ends_before_start"));
   r.starts_at = starts.value_or(0);
   r.ends_at = ends.value_or(0);
   r.offer = f.opt_str("offer", ref);

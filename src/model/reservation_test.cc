@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include "core/message.h"
+
 namespace gpurent {
 namespace {
 
@@ -47,6 +49,25 @@ TEST(Reservation, NamesEveryBadField) {
   auto r2 = parse_reservation(c);
   ASSERT_FALSE(r2.ok());
   EXPECT_EQ(fields_of(r2.error()), (std::set<std::string>{"nodes", "starts_at", "ends_at"}));
+}
+
+TEST(Reservation, ReasonsAreMessageCodesThatRenderInEveryLanguage) {
+  json b = good();
+  b.erase("ends_at");
+  auto r = parse_reservation(b);
+  ASSERT_FALSE(r.ok());
+  ASSERT_EQ(r.error().fields.size(), 1u);
+  const FieldError& e = r.error().fields[0];
+  EXPECT_EQ(e.coded.code, "reservation.time_required");
+  EXPECT_EQ(e.reason, "is required (RFC 3339, e.g. 2027-12-01T00:00:00Z)");
+  EXPECT_EQ(render(r.error().detail, "zh"), "ends_at：为必填项（RFC 3339 格式，例如 2027-12-01T00:00:00Z）");
+
+  b = good();
+  b["name"] = "Acme";
+  auto bad_name = parse_reservation(b);
+  ASSERT_FALSE(bad_name.ok());
+  EXPECT_EQ(bad_name.error().fields[0].reason, "'Acme' is not valid: lowercase letters, digits and '-'");
+  EXPECT_EQ(render(bad_name.error().fields[0].coded, "zh"), "“Acme”无效：小写字母、数字和“-”");
 }
 
 }  // namespace

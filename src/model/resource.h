@@ -39,6 +39,6 @@ struct IndexCols {
 
 // A reference field: an id with the given prefix ("sup_…") or a slug name.
 inline constexpr const char* kRefPattern = "([a-z]{2,4}_[0-9a-f]{16})|([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)";
-inline constexpr const char* kRefHelp = "an id such as sup_0123456789abcdef or a name (lowercase letters, digits, '-')";
+inline constexpr const char* kRefHelp = "pattern.ref";
 
 }  // namespace gpurent

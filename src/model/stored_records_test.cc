@@ -155,9 +155,17 @@ TEST(StoredWebhook, ParsesDecodesAndRoundTrips) {
   auto wecom = parse_webhook({{"name", "w"}, {"type", "wecom"}, {"url", "https://qyapi.weixin.qq.com/x"}, {"secret", "s"}});
   ASSERT_FALSE(wecom.ok());
   EXPECT_EQ(wecom.error().fields.at(0).field, "secret");
+  EXPECT_EQ(wecom.error().message, "secret: WeCom group robots are not signed; leave secret out");
+  EXPECT_EQ(wecom.error().fields.at(0).coded.code, "webhook.secret.wecom");
+  EXPECT_EQ(render(wecom.error().detail, "zh"), "secret：企业微信群机器人不使用签名；请省略 secret");
   auto kinds = parse_webhook({{"name", "w"}, {"type", "generic"}, {"url", "https://example.com/x"}, {"kinds", {"spam"}}});
   ASSERT_FALSE(kinds.ok());
   EXPECT_EQ(kinds.error().fields.at(0).field, "kinds[0]");
+  EXPECT_EQ(kinds.error().fields.at(0).coded.code, "webhook.kinds.unknown");
+  auto url = parse_webhook({{"name", "w"}, {"type", "generic"}, {"url", "ftp://example.com/x"}});
+  ASSERT_FALSE(url.ok());
+  EXPECT_EQ(url.error().fields.at(0).reason, "'ftp://example.com/x' is not valid: an http:// or https:// URL");
+  EXPECT_EQ(testing_util::nested_code(url.error().fields.at(0).coded, "help"), "pattern.url");
   auto tid = decode_webhook({{"name", "w"}, {"type", "generic"}, {"url", "https://example.com/x"}, {"tenant_id", 5}});
   ASSERT_FALSE(tid.ok());
   EXPECT_EQ(tid.error().fields.at(0).field, "tenant_id");

@@ -15,11 +15,11 @@ std::vector<Certification> parse_certifications(Fields& f, const char* key) {
   const json* v = f.raw(key);
   if (!v) return out;
   if (!v->is_array()) {
-    f.error(key, "must be a list of strings (each one of: " + enum_choices(kCertifications) + ")");
+    f.error(key, Message("supplier.certifications.not_list").arg("choices", enum_choices(kCertifications)));
     return out;
   }
   if (v->size() > std::size(kCertifications)) {
-    f.error(key, "must have at most " + std::to_string(std::size(kCertifications)) + " items");
+    f.error(key, Message("field.max_items").arg("max", std::to_string(std::size(kCertifications))));
     return out;
   }
   std::set<Certification> seen;
@@ -28,14 +28,18 @@ std::vector<Certification> parse_certifications(Fields& f, const char* key) {
     std::optional<Certification> c;
     if (e.is_string()) c = enum_parse(kCertifications, e.get_ref<const std::string&>());
     if (!c) {
-      f.error(std::string(key) + "[" + std::to_string(i) + "]",
-              (e.is_string() ? "unknown value '" + e.get<std::string>() + "'" : std::string("must be a string")) +
-                  " (expected one of: " + enum_choices(kCertifications) + ")");
+      const std::string at = std::string(key) + "[" + std::to_string(i) + "]";
+      if (e.is_string())
+        f.error(at, Message("field.unknown_value")
+                        .arg("value", e.get<std::string>())
+                        .arg("choices", enum_choices(kCertifications)));
+      else
+        f.error(at, Message("supplier.certifications.not_string").arg("choices", enum_choices(kCertifications)));
       continue;
     }
     if (!seen.insert(*c).second) {
       f.error(std::string(key) + "[" + std::to_string(i) + "]",
-              std::string("duplicate certification '") + enum_name(kCertifications, *c) + "'");
+              Message("supplier.certifications.duplicate").arg("certification", enum_name(kCertifications, *c)));
       continue;
     }
     out.push_back(*c);
@@ -52,7 +56,7 @@ DueDiligence parse_due_diligence(Fields& f) {
   d.cuda_update_days = f.opt_integer("cuda_update_days", 0, 3'650);
   if (const json* v = f.raw("exit_path_tested")) {  // absent or null: not answered
     if (v->is_boolean()) d.exit_path_tested = v->get<bool>();
-    else f.error("exit_path_tested", "must be true or false");
+    else f.error("exit_path_tested", Message("field.boolean"));
   }
   d.monthly_failure_rate_bp = f.opt_integer("monthly_failure_rate_bp", 0, 10'000);
   d.notes = f.opt_str("notes", {.max_len = 4000});
@@ -75,7 +79,7 @@ Result<Supplier> parse_supplier(const json& body) {
       Site site;
       site.name = sf.str("name", kSlugRule);
       if (!site.name.empty() && !site_names.insert(site.name).second)
-        sf.error("name", "duplicate site name '" + site.name + "' (site names are unique within a supplier)");
+        sf.error("name", Message("supplier.site.duplicate_name").arg("site", site.name));
       site.region = sf.str("region", kRegionRule);
       site.city = sf.str("city", {.max_len = 100});
       site.tier = sf.opt_integer("tier", 1, 4);
@@ -84,7 +88,7 @@ Result<Supplier> parse_supplier(const json& body) {
     s.certifications = parse_certifications(f, "certifications");
     f.object("due_diligence", false, [&](Fields& df) { s.due_diligence = parse_due_diligence(df); });
     s.contact_email = f.str("contact_email", {.min_len = 6, .max_len = 254, .pattern = kEmailPattern,
-                                              .pattern_help = "an e-mail address such as ops@example.com"});
+                                              .pattern_help = "pattern.supplier_email"});
     ignore_server_keys(f);
     f.finish();
   }

@@ -161,6 +161,32 @@ TEST(Supplier, ReportsAllErrorsAtOnce) {
   EXPECT_EQ(parse_supplier(body).error().message.find("(and 3 more)") != std::string::npos, true);
 }
 
+TEST(Supplier, ReasonsAreMessageCodesThatRenderInEveryLanguage) {
+  json body = valid_supplier();
+  body["certifications"][2] = "iso27001";
+  FieldError e = testing_util::only_field_error(parse_supplier(body));
+  EXPECT_EQ(e.coded.code, "supplier.certifications.duplicate");
+  EXPECT_EQ(render(e.coded, "zh"), "认证“iso27001”重复");
+
+  body = valid_supplier();
+  body["certifications"][1] = "iso9999";
+  e = testing_util::only_field_error(parse_supplier(body));
+  EXPECT_EQ(e.coded.code, "field.unknown_value");
+  EXPECT_EQ(e.coded.text_of("value"), "iso9999");
+
+  body = valid_supplier();
+  body["certifications"][1] = 7;
+  e = testing_util::only_field_error(parse_supplier(body));
+  EXPECT_EQ(e.coded.code, "supplier.certifications.not_string");
+  EXPECT_EQ(e.reason.rfind("must be a string (expected one of: iso27001, ", 0), 0u) << e.reason;
+
+  body = valid_supplier();
+  body["country"] = "cn";
+  e = testing_util::only_field_error(parse_supplier(body));
+  EXPECT_EQ(testing_util::nested_code(e.coded, "help"), "pattern.country");
+  EXPECT_EQ(render(e.coded, "zh"), "“cn”无效：ISO 3166-1 alpha-2 国家代码，如 CN 或 US");
+}
+
 TEST(Supplier, RejectsANonObjectBody) {
   auto errs = errors_of(json::array());
   ASSERT_EQ(errs.size(), 1u);

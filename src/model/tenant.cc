@@ -27,7 +27,7 @@ Labels parse_labels(Fields& f, const char* key) {
   const json* raw = f.raw(key);
   if (!raw) return out;
   if (raw->is_object() && raw->size() > kMaxLabels) {
-    f.error(key, "must have at most " + std::to_string(kMaxLabels) + " entries (got " + std::to_string(raw->size()) + ")");
+    f.error(key, Message("label.too_many").arg("max", std::to_string(kMaxLabels)).arg("got", std::to_string(raw->size())));
     return out;
   }
   f.object(key, false, [&](Fields& m) {
@@ -35,13 +35,11 @@ Labels parse_labels(Fields& f, const char* key) {
       const std::string& k = it.key();
       m.raw(k.c_str());  // consumed, whatever the verdict
       if (!valid_label_key(k)) {
-        m.error(k, "is not a valid label key: an optional DNS prefix and '/', then 1-63 of letters, digits, "
-                   "'_', '.', '-', starting and ending alphanumeric");
+        m.error(k, Message("label.bad_key"));
       } else if (!it->is_string()) {
-        m.error(k, "must be a string");
+        m.error(k, Message("field.string"));
       } else if (auto v = m.opt_str(k.c_str(), {.min_len = 0, .max_len = 63, .pattern = kLabelValuePattern,
-                                                .pattern_help = "up to 63 of letters, digits, '_', '.', '-', "
-                                                                "starting and ending alphanumeric"})) {
+                                                .pattern_help = "pattern.label_value"})) {
         out[k] = *v;
       }
     }

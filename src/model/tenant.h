@@ -29,7 +29,7 @@ json labels_to_json(const Labels& labels);
 inline constexpr const char* kEmailPattern =
     "[A-Za-z0-9_%+'-]+(\\.[A-Za-z0-9_%+'-]+)*@[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
     "(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+";
-inline constexpr const char* kEmailHelp = "an email address such as ops@example.com";
+inline constexpr const char* kEmailHelp = "pattern.email";
 inline constexpr StrRule kEmailRule{.min_len = 3, .max_len = 254, .pattern = kEmailPattern, .pattern_help = kEmailHelp};
 
 // Human-readable names shown in the dashboard.

@@ -165,6 +165,28 @@ TEST(Tenant, BoundsLengthsAndCounts) {
   EXPECT_TRUE(fails_only_on(parse_tenant(json::array()), "", "must be a JSON object"));
 }
 
+TEST(Tenant, ReasonsAreMessageCodesThatRenderInEveryLanguage) {
+  json body = valid_tenant();
+  body["labels"] = json::object();
+  for (int i = 0; i < 65; ++i) body["labels"]["k" + std::to_string(i)] = "v";
+  auto r = parse_tenant(body);
+  FieldError e = testing_util::only_field_error(r);
+  EXPECT_EQ(e.coded.code, "label.too_many");
+  EXPECT_EQ(e.reason, "must have at most 64 entries (got 65)");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(render(r.error().detail, "zh"), "labels：最多 64 项（实际为 65 项）");
+
+  body = valid_tenant();
+  body["labels"] = {{"tier", "has space"}};
+  e = testing_util::only_field_error(parse_tenant(body));
+  EXPECT_EQ(testing_util::nested_code(e.coded, "help"), "pattern.label_value");
+  EXPECT_EQ(e.reason, "'has space' is not valid: up to 63 of letters, digits, '_', '.', '-', starting and ending alphanumeric");
+
+  body = valid_tenant();
+  body["labels"] = {{"tier", 3}};
+  EXPECT_EQ(testing_util::only_field_error(parse_tenant(body)).coded.code, "field.string");
+}
+
 TEST(Tenant, AcceptsLabelEdgeCases) {
   json body = valid_tenant();
   body["labels"] = {{"empty", ""}, {"a.b_c-d", "X.y_z-1"}, {"example.com/team", "vision"}};

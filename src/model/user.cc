@@ -88,7 +88,7 @@ Result<Role> stored_user_role(const json& body) {
   auto it = body.is_object() ? body.find("role") : body.end();
   const std::string s = it != body.end() && it->is_string() ? it->get<std::string>() : "";
   auto r = parse_role(s);
-  if (!r) return Error::invalid("role", "'" + s + "' is not a role");
+  if (!r) return Error::invalid("role", Message("user.role.unknown").arg("role", s));
   return *r;
 }
 
@@ -111,14 +111,14 @@ Result<User> parse_user(const json& body) {
   if (role_ok) {
     const std::string role = role_name(u.role);
     if (is_tenant_role(u.role)) {
-      if (!f.has("tenant")) f.error("tenant", "is required for role " + role);
-      if (f.has("supplier")) f.error("supplier", "must not be set for role " + role + " (only for role supplier)");
+      if (!f.has("tenant")) f.error("tenant", Message("user.tenant.required_for_role").arg("role", role));
+      if (f.has("supplier")) f.error("supplier", Message("user.supplier.only_for_supplier").arg("role", role));
     } else if (is_supplier_role(u.role)) {
-      if (!f.has("supplier")) f.error("supplier", "is required for role supplier");
-      if (f.has("tenant")) f.error("tenant", "must not be set for role supplier (a supplier user belongs to no tenant)");
+      if (!f.has("supplier")) f.error("supplier", Message("user.supplier.required"));
+      if (f.has("tenant")) f.error("tenant", Message("user.tenant.not_for_supplier"));
     } else {
-      if (f.has("tenant")) f.error("tenant", "must not be set for role " + role + " (it spans all tenants)");
-      if (f.has("supplier")) f.error("supplier", "must not be set for role " + role + " (it spans all suppliers)");
+      if (f.has("tenant")) f.error("tenant", Message("user.tenant.spans_all").arg("role", role));
+      if (f.has("supplier")) f.error("supplier", Message("user.supplier.spans_all").arg("role", role));
     }
   }
   ignore_server_keys(f);
@@ -154,7 +154,7 @@ Result<TokenRequest> parse_token_request(const json& body, TimeMs now) {
   t.name = f.str("name", {.max_len = 63, .pattern = kSlug, .pattern_help = kSlugHelp});
   t.expires_at = f.opt_time("expires_at");
   if (t.expires_at && *t.expires_at <= now)
-    f.error("expires_at", "must be in the future (now is " + format_rfc3339(now) + ")");
+    f.error("expires_at", Message("user.token.expires_in_past").arg("now", format_rfc3339(now)));
   f.finish();
   if (!errs.empty()) return errs.to_error();
   return t;

@@ -106,6 +106,22 @@ TEST(User, RejectsEachBadField) {
   }
   EXPECT_TRUE(fails_only_on(parse_user(json(3)), "", "must be a JSON object"));
   EXPECT_TRUE(fails_only_on(parse_token_request(json("x"), 0), "", "must be a JSON object"));
+
+  json body = valid_user();
+  body["role"] = "operator_admin";
+  FieldError e = testing_util::only_field_error(parse_user(body));
+  EXPECT_EQ(e.coded.code, "user.tenant.spans_all");
+  EXPECT_EQ(e.coded.text_of("role"), "operator_admin");
+  EXPECT_EQ(render(e.coded, "zh"), "角色 operator_admin 不能设置（它覆盖所有租户）");
+  body = valid_user();
+  body["email"] = "alice";
+  e = testing_util::only_field_error(parse_user(body));
+  EXPECT_EQ(testing_util::nested_code(e.coded, "help"), "pattern.email");
+  EXPECT_EQ(render(e.coded, "zh"), "“alice”无效：电子邮件地址，如 ops@example.com");
+  auto role = stored_user_role(json::parse(R"({"role":"root"})"));
+  ASSERT_FALSE(role.ok());
+  EXPECT_EQ(role.error().message, "role: 'root' is not a role");
+  EXPECT_EQ(role.error().fields[0].coded.code, "user.role.unknown");
 }
 
 TEST(TokenRequest, ParsesAndRoundTrips) {
@@ -145,6 +161,10 @@ TEST(TokenRequest, RejectsEachBadField) {
   };
   for (const auto& c : cases)
     EXPECT_TRUE(fails_only_on(parse_token_request(json::parse(c.body), now), c.field, c.reason)) << c.body;
+  FieldError e = testing_util::only_field_error(
+      parse_token_request(json::parse(R"({"user":"alice","name":"ci","expires_at":"2020-01-01"})"), now));
+  EXPECT_EQ(e.coded.code, "user.token.expires_in_past");
+  EXPECT_EQ(render(e.coded, "zh"), "必须是将来的时间（现在是 2026-11-29T12:00:00.000Z）");
 }
 
 // --- permission matrix ---

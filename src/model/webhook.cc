@@ -16,7 +16,7 @@ Result<Webhook> parse_webhook(const json& body) {
   w.name = f.str("name", {.max_len = 63, .pattern = kSlug, .pattern_help = kSlugHelp});
   w.type = f.enumeration("type", kWebhookTypeNames);
   w.url = f.str("url", {.min_len = 8, .max_len = 2048, .pattern = "https?://[^\\s/?#]+([/?#]\\S*)?",
-                        .pattern_help = "an http:// or https:// URL"});
+                        .pattern_help = "pattern.url"});
   w.secret = f.opt_str("secret", {.min_len = 1, .max_len = 256});
   w.tenant = f.opt_str("tenant", {.max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp});
   const std::vector<std::string> kinds = f.str_list("kinds", {.max_len = 32});
@@ -24,13 +24,14 @@ Result<Webhook> parse_webhook(const json& body) {
     if (auto k = enum_parse(kAlertKindNames, kinds[i]))
       w.kinds.push_back(*k);
     else
-      f.error("kinds[" + std::to_string(i) + "]", "unknown alert kind (expected one of: " + enum_choices(kAlertKindNames) + ")");
+      f.error("kinds[" + std::to_string(i) + "]",
+              Message("webhook.kinds.unknown").arg("choices", enum_choices(kAlertKindNames)));
   }
   ignore_server_keys(f);
   f.ignore({"tenant_id", "secret_set"});
   f.finish();
   if (!errs.empty()) return errs.to_error();
-  if (w.type == WebhookType::kWeCom && w.secret) return Error::invalid("secret", "WeCom group robots are not signed; leave secret out");
+  if (w.type == WebhookType::kWeCom && w.secret) return Error::invalid("secret", Message("webhook.secret.wecom"));
   return w;
 }
 
@@ -38,7 +39,7 @@ Result<Webhook> decode_webhook(const json& body) {
   auto w = parse_webhook(body);
   if (!w) return w.error();
   if (auto it = body.find("tenant_id"); it != body.end()) {
-    if (!it->is_string()) return Error::invalid("tenant_id", "must be a string");
+    if (!it->is_string()) return Error::invalid("tenant_id", Message("field.string"));
     w->tenant_id = it->get<std::string>();
   }
   return w;

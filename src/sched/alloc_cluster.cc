@@ -14,9 +14,9 @@ int64_t AllocNode::gpu_free_total() const {
 Status AllocCluster::add_node(std::string name, int64_t cpu_milli, int64_t memory_mib, int gpus,
                               std::string model) {
   for (const auto& n : nodes_)
-    if (n.name == name) return Error::invalid("nodes." + name, "duplicate node name");
+    if (n.name == name) return Error::invalid("nodes." + name, Message("sched.duplicate_node"));
   if (cpu_milli < 0 || memory_mib < 0 || gpus < 0)
-    return Error::invalid("nodes." + name, "negative capacity");
+    return Error::invalid("nodes." + name, Message("sched.negative_capacity"));
   AllocNode n;
   n.name = std::move(name);
   n.cpu_cap = cpu_milli;
@@ -25,7 +25,8 @@ Status AllocCluster::add_node(std::string name, int64_t cpu_milli, int64_t memor
   if (!model.empty()) {
     auto it = std::find(models_.begin(), models_.end(), model);
     if (it == models_.end()) {
-      if (models_.size() == 64) return Error::invalid("nodes." + n.name + ".model", "more than 64 GPU models");
+      if (models_.size() == 64)
+        return Error::invalid("nodes." + n.name + ".model", Message("sched.too_many_models").arg("max", "64"));
       models_.push_back(model);
       it = models_.end() - 1;
     }

@@ -36,9 +36,9 @@ SchedEngine::~SchedEngine() = default;
 Result<std::unique_ptr<SchedEngine>> SchedEngine::make(SchedConfig config) {
   auto policy = make_score_policy(config.score_policy);
   if (!policy) return policy.error();
-  if (config.spot_notice_ms < 0) return Error::invalid("spot_notice_ms", "must be >= 0");
+  if (config.spot_notice_ms < 0) return Error::invalid("spot_notice_ms", Message("sched.not_negative"));
   for (const auto& [t, w] : config.tenant_weights)
-    if (w < 1 || w > 1000) return Error::invalid("tenant_weights." + t, "must be 1..1000");
+    if (w < 1 || w > 1000) return Error::invalid("tenant_weights." + t, Message("sched.weight_range"));
   auto impl = std::make_unique<Impl>();
   impl->rng.seed(config.seed);
   impl->cfg = std::move(config);
@@ -48,8 +48,8 @@ Result<std::unique_ptr<SchedEngine>> SchedEngine::make(SchedConfig config) {
 
 Status SchedEngine::add_node(const SchedNode& n) {
   Impl& e = *impl_;
-  if (e.node_index.count(n.id)) return Error::make(Code::kConflict, "node " + n.id + " is already in the scheduler");
-  if (n.cpu_cores < 0 || n.memory_gib < 0) return Error::invalid("node." + n.id, "negative capacity");
+  if (e.node_index.count(n.id)) return Error::make(Code::kConflict, Message("sched.node_exists").arg("node", n.id));
+  if (n.cpu_cores < 0 || n.memory_gib < 0) return Error::invalid("node." + n.id, Message("sched.negative_capacity"));
   const int gpus = static_cast<int>(n.gpu_domains.size());
   if (auto s = e.cluster.add_node(n.id, n.cpu_cores * 1000, n.memory_gib * 1024, gpus, gpus ? n.gpu_model : ""); !s)
     return s;
@@ -133,7 +133,8 @@ std::vector<SchedEvent> SchedEngine::node_failed(const std::string& node, TimeMs
 
 Status SchedEngine::node_restored(const std::string& node) {
   auto it = impl_->node_index.find(node);
-  if (it == impl_->node_index.end()) return Error::make(Code::kNotFound, "node " + node + " is not in the scheduler");
+  if (it == impl_->node_index.end())
+    return Error::make(Code::kNotFound, Message("sched.node_not_in_scheduler").arg("node", node));
   impl_->nodes[it->second].down = false;
   ++impl_->epoch;
   return ok_status();
@@ -141,7 +142,8 @@ Status SchedEngine::node_restored(const std::string& node) {
 
 Status SchedEngine::set_node_cordoned(const std::string& node, bool cordoned) {
   auto it = impl_->node_index.find(node);
-  if (it == impl_->node_index.end()) return Error::make(Code::kNotFound, "node " + node + " is not in the scheduler");
+  if (it == impl_->node_index.end())
+    return Error::make(Code::kNotFound, Message("sched.node_not_in_scheduler").arg("node", node));
   impl_->nodes[it->second].cordoned = cordoned;
   ++impl_->epoch;
   return ok_status();
@@ -150,7 +152,8 @@ Status SchedEngine::set_node_cordoned(const std::string& node, bool cordoned) {
 Status SchedEngine::set_node_reservation(const std::string& node, const std::string& tenant) {
   Impl& e = *impl_;
   auto it = e.node_index.find(node);
-  if (it == e.node_index.end()) return Error::make(Code::kNotFound, "node " + node + " is not in the scheduler");
+  if (it == e.node_index.end())
+    return Error::make(Code::kNotFound, Message("sched.node_not_in_scheduler").arg("node", node));
   std::string& owner = e.nodes[it->second].spec.reserved_for;
   if (!owner.empty() && --e.tenant_reserved_nodes[owner] == 0) e.tenant_reserved_nodes.erase(owner);
   owner = tenant;
@@ -171,11 +174,12 @@ void SchedEngine::set_project(const SchedProject& p) {
 namespace {
 
 Status check_job(const SchedJob& j) {
-  if (j.id.empty()) return Error::invalid("id", "required");
-  if (j.workers < 1) return Error::invalid("workers", "must be >= 1");
+  if (j.id.empty()) return Error::invalid("id", Message("sched.job.required"));
+  if (j.workers < 1) return Error::invalid("workers", Message("sched.job.at_least_one"));
   if (j.gpus_per_worker < 0 || (j.gpu_milli && (*j.gpu_milli < 1 || *j.gpu_milli > 999)))
-    return Error::invalid("gpus", "out of range");
-  if (j.replicas_min < 1 || j.replicas_max < j.replicas_min) return Error::invalid("replicas", "need 1 <= min <= max");
+    return Error::invalid("gpus", Message("sched.job.out_of_range"));
+  if (j.replicas_min < 1 || j.replicas_max < j.replicas_min)
+    return Error::invalid("replicas", Message("sched.job.replicas_range"));
   return ok_status();
 }
 
@@ -184,7 +188,7 @@ Status check_job(const SchedJob& j) {
 Status SchedEngine::submit(const SchedJob& job, const Message& requeued_why) {
   Impl& e = *impl_;
   if (auto s = check_job(job); !s) return s;
-  if (e.jobs.count(job.id)) return Error::make(Code::kConflict, "job " + job.id + " is already in the scheduler");
+  if (e.jobs.count(job.id)) return Error::make(Code::kConflict, Message("sched.job_exists").arg("job", job.id));
   EngineJob j;
   j.spec = job;
   j.seq = e.next_seq++;
@@ -202,7 +206,7 @@ Status SchedEngine::adopt_gpus(const std::string& job, const std::string& node, 
 Status SchedEngine::adopt_node_gpus(const std::string& node, const std::map<std::string, std::vector<int64_t>>& jobs) {
   Impl& e = *impl_;
   auto nt = e.node_index.find(node);
-  if (nt == e.node_index.end()) return Error::make(Code::kNotFound, "node " + node + " is unknown");
+  if (nt == e.node_index.end()) return Error::make(Code::kNotFound, Message("sched.node_unknown").arg("node", node));
   const int ni = nt->second;
   // The whole-GPU workers of `id` on the node, and the GPUs they hold.
   auto workers_of = [&](EngineJob& j, std::vector<Bound*>& out) -> std::vector<int64_t> {
@@ -224,17 +228,22 @@ Status SchedEngine::adopt_node_gpus(const std::string& node, const std::map<std:
   std::set<int64_t> wanted;
   for (const auto& [id, g] : jobs) {
     auto jt = e.jobs.find(id);
-    if (jt == e.jobs.end() || !jt->second.running) return Error::make(Code::kNotFound, "job " + id + " is not running");
+    if (jt == e.jobs.end() || !jt->second.running)
+      return Error::make(Code::kNotFound, Message("sched.job_not_running").arg("job", id));
     Move m;
     m.from = workers_of(jt->second, m.bounds);
     m.to = g;
     std::sort(m.to.begin(), m.to.end());
     if (m.bounds.empty() || m.from.size() != m.to.size() || std::adjacent_find(m.to.begin(), m.to.end()) != m.to.end())
-      return Error::make(Code::kInvalid, "job " + id + " holds " + std::to_string(m.from.size()) + " whole GPUs on " +
-                                             node + ", not " + std::to_string(m.to.size()));
+      return Error::make(Code::kInvalid, Message("sched.adopt.count_mismatch")
+                                             .arg("job", id)
+                                             .arg("held", std::to_string(m.from.size()))
+                                             .arg("node", node)
+                                             .arg("given", std::to_string(m.to.size())));
     for (int64_t x : m.to)
       if (!wanted.insert(x).second)
-        return Error::make(Code::kInvalid, "GPU " + std::to_string(x) + " of node " + node + " is given to two jobs");
+        return Error::make(Code::kInvalid,
+                           Message("sched.adopt.gpu_twice").arg("gpu", std::to_string(x)).arg("node", node));
     if (m.from != m.to) moves[id] = std::move(m);
   }
   if (moves.empty()) return ok_status();
@@ -269,7 +278,7 @@ Status SchedEngine::adopt_node_gpus(const std::string& node, const std::map<std:
       if (x < 0 || x >= static_cast<int64_t>(free.size()) || free[x] < 1000) {
         rollback(bound_now);
         return Error::make(Code::kConflict,
-                           "GPU " + std::to_string(x) + " of node " + node + " is held by another job");
+                           Message("sched.adopt.gpu_held").arg("gpu", std::to_string(x)).arg("node", node));
       }
     size_t k = 0;
     for (Bound* b : m.bounds) {
@@ -287,7 +296,7 @@ Status SchedEngine::adopt_node_gpus(const std::string& node, const std::map<std:
           if (free[x] >= 1000 && !wanted.count(x)) pick = x;
         if (pick < 0) {
           rollback(bound_now);
-          return Error::make(Code::kConflict, "no free GPU on node " + node + " for job " + id + " to make room");
+          return Error::make(Code::kConflict, Message("sched.adopt.no_room").arg("node", node).arg("job", id));
         }
         g = pick;
         wanted.insert(pick);  // taken for this pass
@@ -312,21 +321,24 @@ Status SchedEngine::restore(const SchedJob& job, const std::vector<SchedWorker>&
   for (const SchedWorker& w : placement) {
     auto it = e.node_index.find(w.node);
     if (it == e.node_index.end() || e.nodes[it->second].down)
-      return undo(Error::make(Code::kConflict, "job " + job.id + ": node " + w.node + " is not available"));
+      return undo(Error::make(Code::kConflict,
+                              Message("sched.restore.node_unavailable").arg("job", job.id).arg("node", w.node)));
     Bound b{it->second, e.pod_for(job, it->second), {}};
     for (int64_t g : w.gpus) {
       if (g < 0 || g >= static_cast<int64_t>(e.cluster.node(b.node).gpu_free.size()) ||
           e.cluster.node(b.node).gpu_free[g] < b.pod.gpu_milli)
-        return undo(Error::make(
-            Code::kConflict, "job " + job.id + ": GPU " + std::to_string(g) + " of node " + w.node + " is not free"));
+        return undo(Error::make(Code::kConflict, Message("sched.restore.gpu_not_free")
+                                                     .arg("job", job.id)
+                                                     .arg("gpu", std::to_string(g))
+                                                     .arg("node", w.node)));
       b.gpus.push_back(static_cast<int>(g));
     }
     if (static_cast<int>(b.gpus.size()) != b.pod.num_gpu)
-      return undo(
-          Error::make(Code::kConflict, "job " + job.id + ": placement does not match the job's GPUs per worker"));
+      return undo(Error::make(Code::kConflict, Message("sched.restore.gpus_mismatch").arg("job", job.id)));
     const AllocNode& n = e.cluster.node(b.node);
     if (n.cpu_used + b.pod.cpu_milli > n.cpu_cap || n.mem_used + b.pod.memory_mib > n.mem_cap)
-      return undo(Error::make(Code::kConflict, "job " + job.id + ": node " + w.node + " lacks CPU or memory"));
+      return undo(
+          Error::make(Code::kConflict, Message("sched.restore.no_cpu_memory").arg("job", job.id).arg("node", w.node)));
     Gang& u = units[w.replica];
     u.replica = w.replica;
     u.started_at = started_at;

@@ -2,6 +2,7 @@
 // (Slurm picks device indices itself); a job in the way makes room; bad requests change nothing.
 #include <gtest/gtest.h>
 
+#include "core/message.h"
 #include "sched/engine.h"
 
 namespace gpurent {
@@ -65,6 +66,14 @@ TEST(EngineAdopt, MovesJobsToTheExecutorsGpusAndMakesRoom) {
   EXPECT_EQ(e->adopt_node_gpus("n1", {{"a", {0, 1}}, {"b", {1, 2}}}).error().code, Code::kInvalid);
   EXPECT_EQ(e->adopt_gpus("zz", "n1", b).error().code, Code::kNotFound);
   EXPECT_EQ(e->adopt_gpus("a", "n1", {8, 9}).error().code, Code::kConflict);
+  const Error count = e->adopt_gpus("b", "n1", {b[0]}).error();
+  EXPECT_EQ(count.message, "job b holds 2 whole GPUs on n1, not 1");
+  EXPECT_EQ(count.detail.code, "sched.adopt.count_mismatch");
+  EXPECT_EQ(render(count.detail, "zh"), "作业 b 在 n1 上占用 2 张整卡 GPU，而不是 1 张");
+  EXPECT_EQ(e->adopt_gpus("zz", "n1", b).error().message, "job zz is not running");
+  const Error held = e->adopt_gpus("a", "n1", {8, 9}).error();
+  EXPECT_EQ(held.message, "GPU 8 of node n1 is held by another job");
+  EXPECT_EQ(render(held.detail, "zh"), "节点 n1 的 GPU 8 已被其他作业占用");
   EXPECT_EQ(gpus_of(*e, "a"), lowest);
   EXPECT_EQ(gpus_of(*e, "b"), b);
   // Freed and reusable: removing both leaves nothing allocated.

@@ -50,15 +50,25 @@ const StrRule kName{1, 128};
 
 std::vector<std::string> names(Fields& f, const char* key) { return f.str_list(key, kName); }
 
+// An error's summary as the reason of `key`: as a message when it has one, else as text.
+void error_from(Fields& f, const std::string& key, const Error& err) {
+  if (err.detail.empty())
+    f.error(key, err.message);
+  else
+    f.error(key, err.detail);
+}
+
 void parse_expect(Fields& e, Expect& x) {
   if (e.has("running")) x.running = names(e, "running");
   x.running_includes = names(e, "running_includes");
   x.not_running = names(e, "not_running");
   if (const json* p = e.raw("pending")) {
-    if (!p->is_object()) e.error("pending", "must be a map of job name to reason text");
+    if (!p->is_object())
+      e.error("pending", Message("sched.scenario.pending_map"));
     else
       for (const auto& [k, v] : p->items()) {
-        if (!v.is_string()) e.error("pending." + k, "must be a string (a part of the reason, or \"\")");
+        if (!v.is_string())
+          e.error("pending." + k, Message("sched.scenario.pending_string"));
         else x.pending[k] = v.get<std::string>();
       }
   }
@@ -72,7 +82,12 @@ void parse_expect(Fields& e, Expect& x) {
       w.same_domain = wf.boolean("same_domain", false);
       w.gpu_model = wf.opt_str("gpu_model", kName);
       wf.finish();
-      for (const auto& fe : dummy.list()) e.error("placement." + k, fe.field + ": " + fe.reason);
+      for (const auto& fe : dummy.list()) {
+        if (fe.coded.empty())
+          e.error("placement." + k, fe.field + ": " + fe.reason);
+        else
+          e.error("placement." + k, Message("error.field").arg("field", fe.field).arg("reason", fe.coded));
+      }
       x.placement[k] = w;
     }
   }
@@ -92,7 +107,8 @@ Result<Scenario> parse(const json& doc, const GpuCatalog& catalog) {
   Fields f(doc, "", errs);
   if (!f.valid_object()) return errs.to_error();
   if (const json* d = f.raw("description"); d && d->is_string()) s.description = d->get<std::string>();
-  else f.error("description", "is required: say what the scenario shows");
+  else
+    f.error("description", Message("sched.scenario.description_required"));
   s.config.score_policy = "bestfit";  // scenarios default to the simplest scoring
   f.object("config", false, [&](Fields& c) { read_sched_config(c, s.config); });
   for (const auto& m : catalog.models()) s.config.model_names[m.id] = m.name;
@@ -113,7 +129,7 @@ Result<Scenario> parse(const json& doc, const GpuCatalog& catalog) {
     if (groups.empty() && model->form_factor != FormFactor::kPcie) groups.push_back(gpus);
     int64_t sum = 0;
     for (int64_t g : groups) sum += g;
-    if (!groups.empty() && sum != gpus) n.error("nvlink", "group sizes must add up to gpus");
+    if (!groups.empty() && sum != gpus) n.error("nvlink", Message("sched.scenario.nvlink_sum"));
     for (int64_t c = 1; c <= count; ++c) {
       SchedNode sn;
       sn.id = count == 1 ? name : name + "-" + std::to_string(c);
@@ -142,7 +158,8 @@ Result<Scenario> parse(const json& doc, const GpuCatalog& catalog) {
     sp.tenant = p.str("tenant", kName);
     if (const json* q = p.raw("quota")) {
       auto quota = parse_quota(*q, Currency::kUSD, p.path_of("quota"));
-      if (!quota) p.error("quota", quota.error().message);
+      if (!quota)
+        error_from(p, "quota", quota.error());
       else sp.quota = *quota;
     } else {
       sp.quota.gpus_per_model[kAnyGpuModel] = kMaxQuotaGpus;
@@ -170,25 +187,29 @@ Result<Scenario> parse(const json& doc, const GpuCatalog& catalog) {
         auto job = parse_job(body, Currency::kUSD);
         const std::string where = "submit[" + std::to_string(i) + "]";
         if (!job) {
-          st.error(where, job.error().message);
+          error_from(st, where, job.error());
           continue;
         }
         job->project_id = job->project;
         job->tenant_id = tenant_of.count(job->project) ? tenant_of[job->project] : "";
-        if (job->tenant_id.empty()) st.error(where + ".project", "unknown project " + job->project);
+        if (job->tenant_id.empty())
+          st.error(where + ".project", Message("sched.scenario.unknown_project").arg("project", job->project));
         for (auto& m : job->constraints.gpu_models) {
           const GpuModel* gm = catalog.find(m);
-          if (!gm) st.error(where + ".constraints.gpu_models", "unknown GPU model " + m);
+          if (!gm)
+            st.error(where + ".constraints.gpu_models", Message("sched.scenario.unknown_gpu_model").arg("model", m));
           else m = gm->id;
         }
         // A scenario is a worked case, not a trace: 100,000 jobs in all (found by the scenarios
         // fuzz target: repeat 9,999,912 after the error still allocated them).
         if (repeat < 1 || repeat > kMaxScenarioJobs) {
-          st.error(where + ".repeat", "must be 1.." + std::to_string(kMaxScenarioJobs));
+          st.error(where + ".repeat",
+                   Message("sched.scenario.repeat_range").arg("max", std::to_string(kMaxScenarioJobs)));
           continue;
         }
         if (total_jobs + repeat > kMaxScenarioJobs) {
-          st.error(where + ".repeat", "a scenario submits at most " + std::to_string(kMaxScenarioJobs) + " jobs in all");
+          st.error(where + ".repeat",
+                   Message("sched.scenario.too_many_jobs").arg("max", std::to_string(kMaxScenarioJobs)));
           continue;
         }
         total_jobs += repeat;

@@ -8,7 +8,8 @@ namespace gpurent {
 
 void read_sched_config(Fields& c, SchedConfig& cfg) {
   if (auto p = c.opt_str("policy", {.min_len = 1, .max_len = 64})) {
-    if (auto made = make_score_policy(*p); !made) c.error("policy", made.error().fields.at(0).reason);
+    if (auto made = make_score_policy(*p); !made)
+      c.error("policy", made.error().fields.at(0).coded);
     else cfg.score_policy = *p;
   }
   cfg.preemption = c.boolean("preemption", cfg.preemption);
@@ -20,11 +21,11 @@ void read_sched_config(Fields& c, SchedConfig& cfg) {
                                            std::optional{cfg.inference_extra_rank});
   if (const json* w = c.raw("tenant_weights")) {
     if (!w->is_object()) {
-      c.error("tenant_weights", "must be a map of tenant name (or id) to a weight 1..1000");
+      c.error("tenant_weights", Message("sched.config.tenant_weights_map"));
     } else {
       for (const auto& [k, v] : w->items()) {
         if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 1000)
-          c.error("tenant_weights." + k, "must be an integer 1..1000");
+          c.error("tenant_weights." + k, Message("sched.config.weight_integer"));
         else
           cfg.tenant_weights[k] = v.get<int64_t>();
       }
@@ -35,10 +36,13 @@ void read_sched_config(Fields& c, SchedConfig& cfg) {
 
 Result<SchedConfig> parse_sched_config(const std::string& text, SchedConfig cfg) {
   auto doc = parse_json_or_yaml(text);
-  if (!doc) return Error::invalid("--sched-config", doc.error().message);
+  if (!doc) {
+    if (doc.error().detail.empty()) return Error::invalid("--sched-config", doc.error().message);
+    return Error::invalid("--sched-config", doc.error().detail);
+  }
   FieldErrors errs;
   Fields f(*doc, "", errs);
-  if (!f.valid_object()) return Error::invalid("--sched-config", "must be a map of settings");
+  if (!f.valid_object()) return Error::invalid("--sched-config", Message("sched.config.not_map"));
   read_sched_config(f, cfg);
   if (!errs.empty()) return errs.to_error();
   return cfg;

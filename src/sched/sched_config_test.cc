@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include "core/message.h"
+
 namespace gpurent {
 namespace {
 
@@ -37,8 +39,22 @@ TEST(SchedConfig, NamesEveryBadField) {
   std::set<std::string> fields;
   for (const auto& f : c.error().fields) fields.insert(f.field);
   EXPECT_EQ(fields, (std::set<std::string>{"policy", "spot_notice_seconds", "tenant_weights.acme", "colour"}));
+  EXPECT_EQ(c.error().fields[0].field, "policy");
+  EXPECT_EQ(
+      c.error().fields[0].reason,
+      "unknown policy \"nope\" (known: random, dotprod, gpuclustering, gpupacking, bestfit, fgd, fgdpack, fgdauto)");
+  EXPECT_EQ(c.error().fields[0].coded.code, "sched.unknown_policy");
+  EXPECT_EQ(render(c.error().fields[0].coded, "zh"),
+            "未知的调度策略“nope”（可选：random, dotprod, gpuclustering, gpupacking, bestfit, fgd, fgdpack, fgdauto）");
+  for (const auto& f : c.error().fields) {
+    if (f.field == "tenant_weights.acme") {
+      EXPECT_EQ(f.coded.code, "sched.config.weight_integer");
+    }
+  }
   EXPECT_EQ(parse_sched_config("[1, 2]").error().fields[0].field, "--sched-config");
   EXPECT_EQ(parse_sched_config("a: [").error().fields[0].field, "--sched-config");
+  EXPECT_EQ(parse_sched_config("[1, 2]").error().fields[0].coded.code, "sched.config.not_map");
+  EXPECT_EQ(parse_sched_config("a: [").error().fields[0].coded.code, "yaml.malformed_at");
 }
 
 }  // namespace

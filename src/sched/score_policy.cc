@@ -26,7 +26,7 @@ Result<std::unique_ptr<ScorePolicy>> make_score_policy(std::string_view name, st
   if (n == "fgdauto") return make_fgdauto_policy(std::move(memo));
   std::string known;
   for (const auto& k : score_policy_names()) known += (known.empty() ? "" : ", ") + k;
-  return Error::invalid("policy", "unknown policy \"" + std::string(name) + "\" (known: " + known + ")");
+  return Error::invalid("policy", Message("sched.unknown_policy").arg("policy", std::string(name)).arg("known", known));
 }
 
 }  // namespace gpurent

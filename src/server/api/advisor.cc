@@ -31,20 +31,19 @@ Result<Offer> pick_offer(const std::vector<Offer>& offers, const std::vector<std
     if (offers[i].name == ref) found = &offers[i], ++by_name;
   }
   if (by_name == 1) return *found;
-  if (by_name > 1)
-    return Error::invalid(field, "several suppliers sell an offer named '" + ref + "': write supplier/" + ref);
-  return Error::invalid(field, "no offer '" + ref + "' (give supplier/offer, an offer id, or a unique offer name)");
+  if (by_name > 1) return Error::invalid(field, Message("api.advise.offer_ambiguous").arg("offer", ref));
+  return Error::invalid(field, Message("api.advise.no_offer").arg("offer", ref));
 }
 
 // The tenant whose records a request reads: tenant users their own; operators name it.
 Result<std::string> tenant_for(App& app, const Principal& p, const json& ref, const std::string& field) {
   if (!p.is_operator()) {
-    if (p.tenant_id.empty()) return forbidden("metered demand belongs to tenants; supplier tokens cannot read it");
+    if (p.tenant_id.empty()) return Error::make(Code::kForbidden, Message("api.advise.demand_tenants_only"));
     return p.tenant_id;
   }
-  if (!ref.is_string()) return Error::invalid(field, "is required for operators (a tenant id or name)");
+  if (!ref.is_string()) return Error::invalid(field, Message("api.params.tenant_required"));
   auto t = find_visible(app.store, app.kinds.at("tenants"), p, ref.get<std::string>());
-  if (!t) return Error::invalid(field, "no tenant '" + ref.get<std::string>() + "'");
+  if (!t) return Error::invalid(field, Message("api.advise.no_tenant").arg("tenant", ref.get<std::string>()));
   return t->id;
 }
 
@@ -59,10 +58,11 @@ Result<json> fingerprint(App& app, const json& body, const Principal& p) {
   // {"job": ref, "price_per_gpu_hour"?: "2.50"}: the profile comes from the meter.
   for (const auto& [k, v] : body.items())
     if (k != "job" && k != "price_per_gpu_hour")
-      return Error::invalid(k, "unknown field with \"job\" (only price_per_gpu_hour may go with it)");
-  if (!body["job"].is_string()) return Error::invalid("job", "must be a job id or name");
+      return Error::invalid(k, Message("api.advise.fingerprint.unknown_with_job"));
+  if (!body["job"].is_string()) return Error::invalid("job", Message("api.advise.fingerprint.job_ref"));
   auto job = find_visible(app.store, app.kinds.at("jobs"), p, body["job"].get<std::string>());
-  if (!job) return Error::invalid("job", "no job '" + body["job"].get<std::string>() + "' visible to you");
+  if (!job)
+    return Error::invalid("job", Message("api.advise.fingerprint.no_job").arg("job", body["job"].get<std::string>()));
   std::optional<Money> price;
   if (body.contains("price_per_gpu_hour")) {
     auto t = app.store.get("tenants", job->tenant_id);
@@ -70,10 +70,10 @@ Result<json> fingerprint(App& app, const json& body, const Principal& p) {
     auto cur = decode_record(*t, stored_tenant_currency, "a price for its jobs cannot be read");
     if (!cur) return cur.error();
     if (!body["price_per_gpu_hour"].is_string())
-      return Error::invalid("price_per_gpu_hour", "must be a decimal string such as \"2.50\"");
+      return Error::invalid("price_per_gpu_hour", Message("api.advise.fingerprint.price_string"));
     auto m = Money::parse(body["price_per_gpu_hour"].get<std::string>(), *cur);
     if (!m || m->micros() <= 0)
-      return Error::invalid("price_per_gpu_hour", "must be a positive decimal such as \"2.50\"");
+      return Error::invalid("price_per_gpu_hour", Message("api.advise.fingerprint.price_positive"));
     price = *m;
   }
   auto in = metered_fingerprint(app.store, app.catalog, *job, app.clock.now(), price);
@@ -107,9 +107,9 @@ Result<json> tco(App& app, json body) {
 Result<json> mix(App& app, json body, const Principal& p) {
   // "offers": [refs] stand for their options (every price each states).
   if (body.contains("offers")) {
-    if (body.contains("options")) return Error::invalid("offers", "give offers or options, not both");
+    if (body.contains("options")) return Error::invalid("offers", Message("api.advise.mix.offers_or_options"));
     if (!body["offers"].is_array() || body["offers"].empty())
-      return Error::invalid("offers", "must be a non-empty list of offers (supplier/offer, id or unique name)");
+      return Error::invalid("offers", Message("api.advise.mix.offers_list"));
     std::vector<std::string> ids;
     auto all = load_offers(app.store, app.catalog, &ids);
     if (!all) return all.error();
@@ -117,11 +117,10 @@ Result<json> mix(App& app, json body, const Principal& p) {
     std::optional<Currency> cur;
     for (size_t i = 0; i < body["offers"].size(); ++i) {
       const std::string field = "offers[" + std::to_string(i) + "]";
-      if (!body["offers"][i].is_string()) return Error::invalid(field, "must be a string");
+      if (!body["offers"][i].is_string()) return Error::invalid(field, Message("field.string"));
       auto o = pick_offer(*all, ids, body["offers"][i].get<std::string>(), field);
       if (!o) return o.error();
-      if (cur && *cur != o->currency)
-        return Error::invalid(field, "is priced in another currency than the first offer");
+      if (cur && *cur != o->currency) return Error::invalid(field, Message("api.advise.mix.offer_currency"));
       cur = o->currency;
       for (const auto& opt : options_from_offer(*o))
         options.push_back({{"offer", o->name},
@@ -135,26 +134,26 @@ Result<json> mix(App& app, json body, const Principal& p) {
   // "demand": {"history": {"from", "to", "measure"?, "tenant"?}}: the tenant's metered demand.
   if (body.contains("demand") && body["demand"].is_object() && body["demand"].contains("history")) {
     const json h = body["demand"]["history"];
-    if (body["demand"].size() != 1) return Error::invalid("demand", "history goes alone");
-    if (!h.is_object()) return Error::invalid("demand.history", "must be an object {from, to, measure, tenant}");
+    if (body["demand"].size() != 1) return Error::invalid("demand", Message("api.advise.mix.history_alone"));
+    if (!h.is_object()) return Error::invalid("demand.history", Message("api.advise.mix.history_object"));
     for (const auto& [k, v] : h.items())
       if (k != "from" && k != "to" && k != "measure" && k != "tenant")
-        return Error::invalid("demand.history." + k, "unknown field");
+        return Error::invalid("demand.history." + k, Message("field.unknown"));
     const TimeMs now = app.clock.now();
     TimeMs from = now - 30 * kMsPerDay, to = now;
     if (h.contains("from")) {
-      if (!h["from"].is_string()) return Error::invalid("demand.history.from", "must be an RFC 3339 time");
+      if (!h["from"].is_string()) return Error::invalid("demand.history.from", Message("api.params.rfc3339"));
       auto t = parse_rfc3339(h["from"].get<std::string>(), "demand.history.from");
       if (!t) return t.error();
       from = *t;
     }
     if (h.contains("to")) {
-      if (!h["to"].is_string()) return Error::invalid("demand.history.to", "must be an RFC 3339 time");
+      if (!h["to"].is_string()) return Error::invalid("demand.history.to", Message("api.params.rfc3339"));
       auto t = parse_rfc3339(h["to"].get<std::string>(), "demand.history.to");
       if (!t) return t.error();
       to = *t;
     }
-    if (to <= from) return Error::invalid("demand.history.to", "must be after from");
+    if (to <= from) return Error::invalid("demand.history.to", Message("api.params.after_from"));
     HourlyMeasure m = HourlyMeasure::kPeak;
     if (h.contains("measure")) {
       const json& v = h["measure"];
@@ -163,7 +162,7 @@ Result<json> mix(App& app, json body, const Principal& p) {
       else if (v == "average_ceil")
         m = HourlyMeasure::kAverageCeil;
       else
-        return Error::invalid("demand.history.measure", "must be peak or average_ceil");
+        return Error::invalid("demand.history.measure", Message("api.advise.mix.measure"));
     }
     auto tenant = tenant_for(app, p, h.value("tenant", json()), "demand.history.tenant");
     if (!tenant) return tenant.error();
@@ -205,7 +204,7 @@ Result<json> suppliers(App& app, json body, const httplib::Request& req) {
     if (!t) return t.error();
     to = *t;
   }
-  if (to <= from) return Error::invalid("to", "must be after from");
+  if (to <= from) return Error::invalid("to", Message("api.params.after_from"));
   auto known = load_supplier_candidates(app.store, app.catalog, from, to);
   if (!known) return known.error();
   if (!body.contains("suppliers")) {  // every supplier on the platform

@@ -40,12 +40,13 @@ void lift_alert(App& app, const httplib::Request& req, httplib::Response& res, c
   auto a = find_visible(app.store, app.kinds.at("alerts"), p, req.matches[1]);
   if (!a) return send_problem(res, a.error(), req.path);
   if (!in_scope(write_scope(p, ObjectKind::kAlert), p, *a))
-    return send_problem(res, forbidden("only an operator or the tenant's admin lifts an alert"), req.path);
+    return send_problem(res, Error::make(Code::kForbidden, Message("api.alerts.lift_forbidden")), req.path);
   Record out;
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
     auto cur = tx.get("alerts", a->id);
     if (!cur) return cur.error();
-    if (cur->state == "lifted") return Error::make(Code::kConflict, "alert " + cur->id + " is already lifted");
+    if (cur->state == "lifted")
+      return Error::make(Code::kConflict, Message("api.alerts.already_lifted").arg("alert", cur->id));
     auto stored = decode_record(*cur, decode_stored_alert, "it cannot be lifted");
     if (!stored) return stored.error();
     const TimeMs now = app.clock.now();
@@ -78,7 +79,7 @@ void register_alert_routes(App& app, Router& srv) {
   spec.deletable = false;
   spec.filters = {{"tenant", "tenant_id"}, {"project", "project_id"}, {"state", "state"}};
   spec.build = [](const json&, const Principal&, StoreTx&, const Record*) -> Result<Built> {
-    return Error::make(Code::kMethodNotAllowed, "alerts are raised by the cost firewall");
+    return Error::make(Code::kMethodNotAllowed, Message("api.alerts.not_created"));
   };
   register_crud(app, srv, spec);
 
@@ -86,9 +87,10 @@ void register_alert_routes(App& app, Router& srv) {
         [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) { lift_alert(app, req, res, p); });
 
   auto operator_only = [](const Principal& p) { return write_scope(p, ObjectKind::kWebhook) == Scope::kAll; };
+  const Error not_operator = Error::make(Code::kForbidden, Message("api.webhooks.operator_only"));
   route(app, srv, "GET", "/api/v1/webhooks", "webhooks",
-        [&app, operator_only](const httplib::Request& req, httplib::Response& res, const Principal& p) {
-          if (!operator_only(p)) return send_problem(res, forbidden("webhooks are the operator's"), req.path);
+        [&app, operator_only, not_operator](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+          if (!operator_only(p)) return send_problem(res, not_operator, req.path);
           auto page = app.store.list({"webhooks", {}, "", 1000});
           if (!page) return send_problem(res, page.error(), req.path);
           json items = json::array();
@@ -96,8 +98,8 @@ void register_alert_routes(App& app, Router& srv) {
           send_json(res, 200, {{"items", items}, {"next_after", nullptr}});
         });
   route(app, srv, "POST", "/api/v1/webhooks", "webhooks",
-        [&app, operator_only](const httplib::Request& req, httplib::Response& res, const Principal& p) {
-          if (!operator_only(p)) return send_problem(res, forbidden("webhooks are the operator's"), req.path);
+        [&app, operator_only, not_operator](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+          if (!operator_only(p)) return send_problem(res, not_operator, req.path);
           auto parsed = parse_body(req);
           if (!parsed) return send_problem(res, parsed.error(), req.path);
           const json& body = *parsed;
@@ -125,19 +127,21 @@ void register_alert_routes(App& app, Router& srv) {
     if (looks_like_id(ref)) return app.store.get("webhooks", ref);
     auto page = app.store.list({"webhooks", {{"name", ref}}, "", 1});
     if (!page) return page.error();
-    if (page->items.empty()) return Error::make(Code::kNotFound, "no webhook '" + ref + "'");
+    if (page->items.empty()) return Error::make(Code::kNotFound, Message("api.webhooks.not_found").arg("webhook", ref));
     return page->items.front();
   };
   route(app, srv, "GET", R"(/api/v1/webhooks/([^/]+))", "webhook",
-        [find_hook, operator_only](const httplib::Request& req, httplib::Response& res, const Principal& p) {
-          if (!operator_only(p)) return send_problem(res, forbidden("webhooks are the operator's"), req.path);
+        [find_hook, operator_only, not_operator](const httplib::Request& req, httplib::Response& res,
+                                                 const Principal& p) {
+          if (!operator_only(p)) return send_problem(res, not_operator, req.path);
           auto r = find_hook(req.matches[1]);
           if (!r) return send_problem(res, r.error(), req.path);
           send_json(res, 200, present_webhook(*r));
         });
   route(app, srv, "DELETE", R"(/api/v1/webhooks/([^/]+))", "webhook",
-        [&app, find_hook, operator_only](const httplib::Request& req, httplib::Response& res, const Principal& p) {
-          if (!operator_only(p)) return send_problem(res, forbidden("webhooks are the operator's"), req.path);
+        [&app, find_hook, operator_only, not_operator](const httplib::Request& req, httplib::Response& res,
+                                                       const Principal& p) {
+          if (!operator_only(p)) return send_problem(res, not_operator, req.path);
           auto r = find_hook(req.matches[1]);
           if (!r) return send_problem(res, r.error(), req.path);
           Status st = app.loop.run([&](StoreTx& tx) -> Status {

@@ -21,7 +21,7 @@ void register_catalog_routes(App& app, Router& srv) {
   route(app, srv, "GET", "/api/v1/gpu-models/([^/]+)", "/api/v1/gpu-models/{id}",
         [&app](const httplib::Request& req, httplib::Response& res, const Principal&) {
           const GpuModel* m = app.catalog.find(req.matches[1].str());
-          if (!m) return send_problem(res, Error::make(Code::kNotFound, "gpu-models/" + req.matches[1].str() + " not found"), req.path);
+          if (!m) return send_problem(res, not_found_error("gpu-models", req.matches[1].str()), req.path);
           send_json(res, 200, to_json(*m));
         });
 }

@@ -35,8 +35,10 @@ void register_contract_routes(App& app, Router& srv) {
       auto offer = decode_record(*o, [&](const json& b) { return parse_offer(b, app.catalog); }, "no contract can name it");
       if (!offer) return offer.error();
       if (offer->currency != c->currency)
-        return Error::invalid(field, "offer " + o->name + " is priced in " + currency_code(offer->currency) +
-                                         " but the contract is in " + currency_code(c->currency));
+        return Error::invalid(field, Message("api.contracts.offer_currency")
+                                         .arg("offer", o->name)
+                                         .arg("offer_currency", currency_code(offer->currency))
+                                         .arg("currency", currency_code(c->currency)));
       c->offer_ids.push_back(o->id);
       offers[c->offers[i]] = std::move(*offer);
     }
@@ -45,7 +47,7 @@ void register_contract_routes(App& app, Router& srv) {
       const std::string key = "reserved_" + std::to_string(m.term_months) + "m";
       if (!offers.at(m.offer).prices.reserved_for(m.term_months))
         return Error::invalid("commitments[" + std::to_string(i) + "].term_months",
-                              "offer " + m.offer + " has no " + key + " price");
+                              Message("api.contracts.no_reserved_price").arg("offer", m.offer).arg("price", key));
     }
     return Built{to_json(*c), index_of(*c)};
   };
@@ -60,7 +62,7 @@ void register_contract_routes(App& app, Router& srv) {
   alloc.deletable = false;
   alloc.filters = {{"tenant", "tenant_id"}, {"project", "project_id"}, {"supplier", "supplier_id"}, {"state", "state"}};
   alloc.build = [](const json&, const Principal&, StoreTx&, const Record*) -> Result<Built> {
-    return Error::make(Code::kMethodNotAllowed, "allocations are recorded by the scheduler");
+    return Error::make(Code::kMethodNotAllowed, Message("api.allocations.not_created"));
   };
   register_crud(app, srv, alloc);
 }

@@ -21,7 +21,7 @@ Status only_params(const httplib::Request& req, const std::vector<std::string>& 
     if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
       std::string list;
       for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      return Error::invalid(k, "unknown query parameter (allowed: " + list + ")");
+      return Error::invalid(k, Message("api.params.unknown").arg("allowed", list));
     }
   return ok_status();
 }
@@ -45,10 +45,11 @@ Result<std::string> narrow_to_project(App& app, const Principal& p, const std::s
   std::erase_if(found, [&](const Record& r) {
     return std::none_of(tenants.begin(), tenants.end(), [&](const Record& t) { return t.id == r.tenant_id; });
   });
-  if (found.empty()) return Error::make(Code::kNotFound, "no project '" + ref + "' is visible to you");
+  if (found.empty()) return Error::make(Code::kNotFound, Message("api.dashboard.no_project").arg("project", ref));
   if (found.size() > 1)
-    return Error::invalid("project", "'" + ref + "' names a project in " + std::to_string(found.size()) +
-                                         " tenants: give tenant= or the project's id");
+    return Error::invalid(
+        "project",
+        Message("api.dashboard.project_ambiguous").arg("project", ref).arg("n", std::to_string(found.size())));
   std::erase_if(tenants, [&](const Record& t) { return t.id != found[0].tenant_id; });
   return found[0].id;
 }

@@ -30,8 +30,9 @@ Result<std::pair<TimeMs, TimeMs>> range_of(const httplib::Request& req, TimeMs n
   if (!errs.empty()) return errs.to_error();
   const TimeMs to = to_param.value_or(ceil_to(now, round_to));
   const TimeMs from = from_param.value_or(to - kDefaultSpan);
-  if (to <= from) return Error::invalid("to", "must be after from");
-  if (to - from > max_days * kMsPerDay) return Error::invalid("range", "at most " + std::to_string(max_days) + " days");
+  if (to <= from) return Error::invalid("to", Message("api.params.after_from"));
+  if (to - from > max_days * kMsPerDay)
+    return Error::invalid("range", Message("api.dashboard.range_days").arg("days", std::to_string(max_days)));
   return std::make_pair(from, to);
 }
 
@@ -41,7 +42,7 @@ Result<std::optional<Record>> ref_param(App& app, const httplib::Request& req, c
                                         const char* kind) {
   if (!req.has_param(name)) return std::optional<Record>();
   const std::string ref = req.get_param_value(name);
-  if (ref.empty()) return Error::invalid(name, std::string("must not be empty (a ") + name + " id or name)");
+  if (ref.empty()) return Error::invalid(name, Message("api.dashboard.ref_empty").arg("param", name));
   auto r = find_visible(app.store, app.kinds.at(kind), p, ref);
   if (!r) return r.error();
   return std::optional<Record>(std::move(*r));
@@ -53,7 +54,7 @@ Result<std::string> supplier_filter(App& app, const httplib::Request& req, const
   if (!sup) return sup.error();
   if (is_supplier_role(p.role)) {
     if (*sup && (*sup)->id != p.supplier_id)
-      return forbidden("supplier '" + (*sup)->name + "' is another supplier: you see only your own");
+      return Error::make(Code::kForbidden, Message("api.dashboard.other_supplier").arg("supplier", (*sup)->name));
     return p.supplier_id;
   }
   return *sup ? (*sup)->id : std::string();
@@ -81,7 +82,7 @@ Result<UtilizationScope> utilization_scope(App& app, const httplib::Request& req
   if (!node) return node.error();
   if (*node) {
     if (is_supplier_role(p.role) && (*node)->supplier_id != p.supplier_id)
-      return forbidden("node '" + (*node)->name + "' belongs to another supplier");
+      return Error::make(Code::kForbidden, Message("api.nodes.other_supplier").arg("node", (*node)->name));
     s.node_id = (*node)->id;
   }
   // tenant=: read scope makes another tenant (and, for supplier users, any tenant) 404.
@@ -89,14 +90,15 @@ Result<UtilizationScope> utilization_scope(App& app, const httplib::Request& req
   if (!tenant) return tenant.error();
   if (*tenant) s.tenant_id = (*tenant)->id;
   if (is_tenant_role(p.role)) {
-    if (!s.tenant_id.empty() && s.tenant_id != p.tenant_id) return Error::make(Code::kNotFound, "no such tenant");
+    if (!s.tenant_id.empty() && s.tenant_id != p.tenant_id)
+      return Error::make(Code::kNotFound, Message("api.tenants.no_such"));
     s.tenant_id = p.tenant_id;
   }
   auto project = ref_param(app, req, p, "project", "projects");
   if (!project) return project.error();
   if (*project) {
     if (!s.tenant_id.empty() && (*project)->tenant_id != s.tenant_id)
-      return Error::invalid("project", "project '" + (*project)->name + "' is not a project of the tenant asked for");
+      return Error::invalid("project", Message("api.dashboard.project_not_of_tenant").arg("project", (*project)->name));
     s.project_id = (*project)->id;
   }
   return s;

@@ -16,7 +16,7 @@ void register_fault_routes(App& app, Router& srv) {
   spec.filters = {{"tenant", "tenant_id"}, {"project", "project_id"}, {"supplier", "supplier_id"},
                   {"gpu_model", "gpu_model"}, {"region", "region"}};
   spec.build = [](const json&, const Principal&, StoreTx&, const Record*) -> Result<Built> {
-    return Error::make(Code::kMethodNotAllowed, "faults are recorded by the scheduler");
+    return Error::make(Code::kMethodNotAllowed, Message("api.faults.not_created"));
   };
   register_crud(app, srv, spec);
 }

@@ -14,21 +14,24 @@ namespace {
 
 Result<std::pair<TimeMs, TimeMs>> period_of(const httplib::Request& req) {
   if (req.has_param("month")) {
-    if (req.has_param("from") || req.has_param("to")) return Error::invalid("month", "give month or from/to, not both");
+    if (req.has_param("from") || req.has_param("to"))
+      return Error::invalid("month", Message("api.invoices.month_or_range"));
     const std::string m = req.get_param_value("month");
-    if (m.size() != 7 || m[4] != '-') return Error::invalid("month", "must be YYYY-MM (got '" + m + "')");
+    if (m.size() != 7 || m[4] != '-')
+      return Error::invalid("month", Message("api.invoices.month_format").arg("got", m));
     auto start = parse_rfc3339(m + "-01", "month");
     if (!start) return start.error();
     return std::make_pair(*start, add_months(*start, 1));
   }
   if (!req.has_param("from") || !req.has_param("to"))
-    return Error::invalid("month", "is required (YYYY-MM), or give from and to (RFC 3339)");
+    return Error::invalid("month", Message("api.invoices.month_required"));
   auto from = parse_rfc3339(req.get_param_value("from"), "from");
   if (!from) return from.error();
   auto to = parse_rfc3339(req.get_param_value("to"), "to");
   if (!to) return to.error();
-  if (*to <= *from) return Error::invalid("to", "must be after from");
-  if (*to - *from > 400 * kMsPerDay) return Error::invalid("to", "a period is at most 400 days");
+  if (*to <= *from) return Error::invalid("to", Message("api.params.after_from"));
+  if (*to - *from > 400 * kMsPerDay)
+    return Error::invalid("to", Message("api.invoices.period_days").arg("days", "400"));
   return std::make_pair(*from, *to);
 }
 
@@ -36,15 +39,15 @@ Result<std::pair<TimeMs, TimeMs>> period_of(const httplib::Request& req) {
 Result<std::string> report_tenant(App& app, const httplib::Request& req, const Principal& p) {
   const KindSpec& tenants = app.kinds.at("tenants");
   if (p.is_operator()) {
-    if (!req.has_param("tenant")) return Error::invalid("tenant", "is required for operators (a tenant id or name)");
+    if (!req.has_param("tenant")) return Error::invalid("tenant", Message("api.params.tenant_required"));
     auto t = find_visible(app.store, tenants, p, req.get_param_value("tenant"));
     if (!t) return t.error();
     return t->id;
   }
-  if (p.tenant_id.empty()) return forbidden("billing reports belong to tenants; supplier tokens cannot read them");
+  if (p.tenant_id.empty()) return Error::make(Code::kForbidden, Message("api.invoices.tenants_only"));
   if (req.has_param("tenant")) {
     auto t = find_visible(app.store, tenants, p, req.get_param_value("tenant"));
-    if (!t || t->id != p.tenant_id) return Error::make(Code::kNotFound, "no such tenant");
+    if (!t || t->id != p.tenant_id) return Error::make(Code::kNotFound, Message("api.tenants.no_such"));
   }
   return p.tenant_id;
 }
@@ -56,7 +59,7 @@ void register_invoice_routes(App& app, Router& srv) {
         [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
           const std::string format = req.has_param("format") ? req.get_param_value("format") : "json";
           if (format != "json" && format != "csv" && format != "focus")
-            return send_problem(res, Error::invalid("format", "must be json, csv or focus"), req.path);
+            return send_problem(res, Error::invalid("format", Message("api.invoices.format")), req.path);
           auto period = period_of(req);
           if (!period) return send_problem(res, period.error(), req.path);
           auto tenant_id = report_tenant(app, req, p);

@@ -18,7 +18,7 @@ Result<std::pair<TimeMs, TimeMs>> range_params(const httplib::Request& req) {
   FieldErrors errs;
   const TimeMs from = time_param(req, "from", errs).value_or(std::numeric_limits<TimeMs>::min());
   const TimeMs to = time_param(req, "to", errs).value_or(std::numeric_limits<TimeMs>::max());
-  if (errs.empty() && to <= from) errs.add("to", "must be after from");
+  if (errs.empty() && to <= from) errs.add("to", Message("api.params.after_from"));
   if (!errs.empty()) return errs.to_error();
   return std::make_pair(from, to);
 }
@@ -27,8 +27,9 @@ void post_metrics(App& app, const httplib::Request& req, httplib::Response& res,
   auto job = find_visible(app.store, app.kinds.at("jobs"), p, req.matches[1]);
   if (!job) return send_problem(res, job.error(), req.path);
   if (!in_scope(write_scope(p, ObjectKind::kJob), p, *job))
-    return send_problem(res, forbidden("role " + std::string(role_name(p.role)) + " may not report metrics of jobs"),
-                        req.path);
+    return send_problem(
+        res, Error::make(Code::kForbidden, Message("api.job_metrics.forbidden").arg("role", role_name(p.role))),
+        req.path);
   auto body = parse_body(req);  // a number no double holds (1e999) is a 400 there
   if (!body) return send_problem(res, body.error(), req.path);
   auto rows = parse_job_metric_points(*body, app.clock.now());

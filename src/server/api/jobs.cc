@@ -37,7 +37,7 @@ static Status check_against_project(Job& j, const Record& project, const GpuCata
     const GpuModel* m = catalog.find(j.constraints.gpu_models[i]);
     if (!m)
       return Error::invalid("constraints.gpu_models[" + std::to_string(i) + "]",
-                            "unknown GPU model '" + j.constraints.gpu_models[i] + "' (see GET /api/v1/gpu-models)");
+                            Message("api.jobs.unknown_gpu_model").arg("model", j.constraints.gpu_models[i]));
     models.push_back(m->id);
   }
   j.constraints.gpu_models = models;  // stored as catalog ids, so filters and the scheduler match
@@ -50,9 +50,10 @@ static Status check_against_project(Job& j, const Record& project, const GpuCata
   int64_t want_gpus = (want_milli + 999) / 1000;  // a share still occupies a GPU of the quota
   if (quota->max_gpus_per_job && want_milli > *quota->max_gpus_per_job * 1000)
     return Error::invalid(j.replicas ? "replicas.max" : "workers",
-                          "the job asks for " + gpus_text(want_milli) + " GPUs but project '" + project.name +
-                              "' allows at most " + std::to_string(*quota->max_gpus_per_job) +
-                              " per job (quota.max_gpus_per_job)");
+                          Message("api.jobs.over_gpus_per_job")
+                              .arg("gpus", gpus_text(want_milli))
+                              .arg("project", project.name)
+                              .arg("limit", std::to_string(*quota->max_gpus_per_job)));
   if (models.empty()) {
     for (const auto& m : catalog.models()) models.push_back(m.id);
   }
@@ -60,9 +61,10 @@ static Status check_against_project(Job& j, const Record& project, const GpuCata
   for (const auto& id : models) best = std::max(best, quota->gpu_limit(id));
   if (best < want_gpus)
     return Error::invalid(j.constraints.gpu_models.empty() ? "constraints.gpu_models" : "constraints.gpu_models",
-                          "the job needs " + std::to_string(want_gpus) + " GPUs of one allowed model but project '" +
-                              project.name + "' may hold at most " + std::to_string(best) +
-                              " of any of them (quota.gpus_per_model)");
+                          Message("api.jobs.over_gpus_per_model")
+                              .arg("gpus", std::to_string(want_gpus))
+                              .arg("project", project.name)
+                              .arg("limit", std::to_string(best)));
   return ok_status();
 }
 
@@ -106,7 +108,9 @@ void register_job_routes(App& app, Router& srv) {
           auto existing = find_visible(app.store, *sp, p, req.matches[1]);
           if (!existing) return send_problem(res, existing.error(), req.path);
           if (!in_scope(write_scope(p, ObjectKind::kJob), p, *existing))
-            return send_problem(res, forbidden("role " + std::string(role_name(p.role)) + " may not cancel jobs"), req.path);
+            return send_problem(
+                res, Error::make(Code::kForbidden, Message("api.jobs.cancel_forbidden").arg("role", role_name(p.role))),
+                req.path);
           Message reason = Message("job.cancelled_by").arg("user", p.user_id);
           if (!req.body.empty()) {
             auto body = parse_body(req);

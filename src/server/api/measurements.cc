@@ -25,8 +25,10 @@ void register_measurement_routes(App& app, Router& srv) {
       auto gpus = decode_record(*node, stored_node_cards, "no card measurement can be recorded on it");
       if (!gpus) return gpus.error();
       if (*m->gpu >= static_cast<int64_t>(gpus->size()))
-        return Error::invalid("gpu", "node " + node->name + " has " + std::to_string(gpus->size()) + " GPUs (0.." +
-                                         std::to_string(static_cast<int64_t>(gpus->size()) - 1) + ")");
+        return Error::invalid("gpu", Message("api.measurements.gpu_index")
+                                         .arg("node", node->name)
+                                         .arg("gpus", std::to_string(gpus->size()))
+                                         .arg("last", std::to_string(static_cast<int64_t>(gpus->size()) - 1)));
     }
     IndexCols idx = index_of(*m);
     idx.supplier_id = node->supplier_id;

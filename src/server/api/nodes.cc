@@ -24,7 +24,7 @@ void register_node_routes(App& app, Router& srv) {
     auto supplier = decode_record(*sup, parse_supplier, "no node can be listed under it");
     if (!supplier) return supplier.error();
     if (!supplier->has_site(n->site))
-      return Error::invalid("site", "supplier '" + sup->name + "' has no site '" + n->site + "'");
+      return Error::invalid("site", Message("api.suppliers.no_site").arg("supplier", sup->name).arg("site", n->site));
     return Built{to_json(*n), index_of(*n)};
   };
   register_crud(app, srv, spec);

@@ -23,7 +23,9 @@ void register_offer_routes(App& app, Router& srv) {
       auto supplier = decode_record(*sup, parse_supplier, "no offer can select its sites");
       if (!supplier) return supplier.error();
       if (!supplier->has_site(*o->node_selector.site))
-        return Error::invalid("node_selector.site", "supplier '" + sup->name + "' has no site '" + *o->node_selector.site + "'");
+        return Error::invalid(
+            "node_selector.site",
+            Message("api.suppliers.no_site").arg("supplier", sup->name).arg("site", *o->node_selector.site));
     }
     return Built{to_json(*o), index_of(*o)};
   };

@@ -14,12 +14,12 @@ static Result<Record> project_tenant(StoreTx& tx, const Principal& p, const std:
     std::string own = p.tenant_id.empty() ? "-" : p.tenant_id;
     if (ref.empty()) {
       auto t = tx.get("tenants", own);
-      if (!t) return Error::invalid("tenant", "your tenant no longer exists");
+      if (!t) return Error::invalid("tenant", Message("api.projects.tenant_gone"));
       return t;
     }
     return resolve_ref(tx, "tenants", ref, {{"tenant_id", own}}, "tenant");
   }
-  if (ref.empty()) return Error::invalid("tenant", "is required (operators must name the tenant)");
+  if (ref.empty()) return Error::invalid("tenant", Message("api.projects.tenant_required"));
   return resolve_ref(tx, "tenants", ref, {}, "tenant");
 }
 
@@ -35,11 +35,11 @@ static Status check_quota_models(Quota& q, const GpuCatalog& catalog, const std:
     std::string id = model;
     if (model != kAnyGpuModel) {
       const GpuModel* m = catalog.find(model);
-      if (!m) return Error::invalid(path + "gpus_per_model." + model, "unknown GPU model (see GET /api/v1/gpu-models)");
+      if (!m) return Error::invalid(path + "gpus_per_model." + model, Message("api.projects.unknown_gpu_model"));
       id = m->id;
     }
     if (!canonical.emplace(id, n).second)
-      return Error::invalid(path + "gpus_per_model." + model, "names the same GPU model as another entry (" + id + ")");
+      return Error::invalid(path + "gpus_per_model." + model, Message("api.projects.same_gpu_model").arg("model", id));
   }
   q.gpus_per_model = std::move(canonical);
   return ok_status();
@@ -58,7 +58,7 @@ void register_project_routes(App& app, Router& srv) {
     auto tenant = project_tenant(tx, p, ref);
     if (!tenant) return tenant.error();
     if (existing && tenant->id != existing->tenant_id)
-      return Error::invalid("tenant", "a project cannot move to another tenant");
+      return Error::invalid("tenant", Message("api.projects.tenant_fixed"));
     auto cur = tenant_currency(*tenant);
     if (!cur) return cur.error();
     auto pr = parse_project(body, *cur);
@@ -72,8 +72,8 @@ void register_project_routes(App& app, Router& srv) {
     auto n = tx.count("jobs", {{"project_id", r.id}});
     if (!n) return n.error();
     if (*n > 0)
-      return Error::make(Code::kConflict, "project '" + r.name + "' has " + std::to_string(*n) +
-                                              " jobs, kept for billing and audit: it cannot be deleted");
+      return Error::make(Code::kConflict,
+                         Message("api.projects.has_jobs").arg("project", r.name).arg("n", std::to_string(*n)));
     return ok_status();
   };
   register_crud(app, srv, spec);
@@ -97,8 +97,10 @@ void register_project_routes(App& app, Router& srv) {
           auto existing = find_visible(app.store, *sp, p, req.matches[1]);
           if (!existing) return send_problem(res, existing.error(), req.path);
           if (!in_scope(write_scope(p, ObjectKind::kQuota), p, *existing))
-            return send_problem(res, forbidden("role " + std::string(role_name(p.role)) + " may not change quotas"),
-                                req.path);
+            return send_problem(
+                res,
+                Error::make(Code::kForbidden, Message("api.projects.quota_forbidden").arg("role", role_name(p.role))),
+                req.path);
           auto body = parse_body(req);
           if (!body) return send_problem(res, body.error(), req.path);
           json quota;

@@ -26,7 +26,7 @@ void register_reservation_routes(App& app, Router& srv) {
       auto n = resolve_ref(tx, "nodes", r->nodes[i], {}, "nodes[" + std::to_string(i) + "]");
       if (!n) return n.error();
       if (std::find(r->node_ids.begin(), r->node_ids.end(), n->id) != r->node_ids.end())
-        return Error::invalid("nodes[" + std::to_string(i) + "]", "names a node already listed");
+        return Error::invalid("nodes[" + std::to_string(i) + "]", Message("api.reservations.node_repeated"));
       r->node_ids.push_back(n->id);
     }
     if (r->offer) {
@@ -47,8 +47,11 @@ void register_reservation_routes(App& app, Router& srv) {
         if (!(os < r->ends_at && r->starts_at < oe)) continue;
         for (const auto& id : o->node_ids)
           if (std::find(r->node_ids.begin(), r->node_ids.end(), id) != r->node_ids.end())
-            return Error::make(Code::kConflict, "node " + id + " is already reserved by '" + other.name + "' (" +
-                                                    format_rfc3339(os) + " to " + format_rfc3339(oe) + ")");
+            return Error::make(Code::kConflict, Message("api.reservations.node_taken")
+                                                    .arg("node", id)
+                                                    .arg("reservation", other.name)
+                                                    .arg("from", format_rfc3339(os))
+                                                    .arg("to", format_rfc3339(oe)));
       }
       if (page->next_after.empty()) break;
       q.after_id = page->next_after;

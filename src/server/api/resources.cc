@@ -1,6 +1,7 @@
 #include "server/api/resources.h"
 
 #include "core/ids.h"
+#include "core/message.h"
 #include "server/http/http_util.h"
 
 namespace gpurent {
@@ -15,9 +16,18 @@ json present(const Record& r) {
   return out;
 }
 
-static Error not_found(const std::string& kind, const std::string& ref) {
-  return Error::make(Code::kNotFound, kind + "/" + ref + " not found");
+Error not_found_error(const std::string& kind, const std::string& ref) {
+  return Error::make(Code::kNotFound, Message("api.resources.not_found").arg("kind", kind).arg("ref", ref));
 }
+
+Error error_with_field(Code c, Message detail, std::string field, Message reason) {
+  Error e = Error::make(c, std::move(detail));
+  std::string text = render_en(reason);
+  e.fields.push_back({std::move(field), std::move(text), std::move(reason)});
+  return e;
+}
+
+static Error not_found(const std::string& kind, const std::string& ref) { return not_found_error(kind, ref); }
 
 // Narrows a list query to what scope s lets p see; false when nothing is visible. A filter the
 // caller gave on the scope's column (?tenant=) that names something else matches nothing: it must
@@ -59,7 +69,8 @@ Result<Record> find_visible(StoreReader& store, const KindSpec& spec, const Prin
   if (!page) return page.error();
   if (page->items.empty()) return not_found(spec.kind, ref);
   if (page->items.size() > 1)
-    return Error::make(Code::kConflict, "name '" + ref + "' is ambiguous among " + spec.kind + ": use the id");
+    return Error::make(Code::kConflict,
+                       Message("api.resources.ambiguous_name").arg("name", ref).arg("kind", spec.kind));
   return page->items[0];
 }
 
@@ -81,20 +92,42 @@ static Status check_global_name(StoreTx& tx, const KindSpec& spec, const Record&
   if (!page) return page.error();
   for (const auto& other : page->items)
     if (other.id != r.id)
-      return Error{Code::kConflict, "name: '" + r.name + "' already exists among " + spec.kind,
-                   {{"name", "'" + r.name + "' already exists"}}};
+      return error_with_field(
+          Code::kConflict,
+          field_detail("name", Message("api.resources.name_exists_among").arg("name", r.name).arg("kind", spec.kind)),
+          "name", Message("api.resources.name_exists").arg("name", r.name));
   return ok_status();
 }
 
-static Status check_write(const KindSpec& spec, const Principal& p, const Record& r, const char* verb) {
+enum class WriteOp { kCreate, kChange, kDelete };
+
+static Message out_of_scope(WriteOp op) {
+  switch (op) {
+    case WriteOp::kCreate:
+      return Message("api.resources.out_of_scope_create");
+    case WriteOp::kChange:
+      return Message("api.resources.out_of_scope_change");
+    case WriteOp::kDelete:
+      return Message("api.resources.out_of_scope_delete");
+  }
+  return Message("api.resources.out_of_scope_change");
+}
+
+static Status check_write(const KindSpec& spec, const Principal& p, const Record& r, WriteOp op) {
   if (in_scope(write_scope(p, spec.object_kind), p, r)) return ok_status();
-  return forbidden(std::string("role ") + role_name(p.role) + " may not " + verb + " " + spec.kind + "/" +
-                   (r.name.empty() ? r.id : r.name) + ": it is outside your role's scope");
+  return Error::make(Code::kForbidden, out_of_scope(op)
+                                           .arg("role", role_name(p.role))
+                                           .arg("kind", spec.kind)
+                                           .arg("name", r.name.empty() ? r.id : r.name));
+}
+
+static Error may_not_create(const KindSpec& spec, const Principal& p) {
+  return Error::make(Code::kForbidden,
+                     Message("api.resources.may_not_create").arg("role", role_name(p.role)).arg("kind", spec.kind));
 }
 
 Result<Record> create_object(App& app, const KindSpec& spec, const json& body, const Principal& p) {
-  if (write_scope(p, spec.object_kind) == Scope::kNone)
-    return forbidden("role " + std::string(role_name(p.role)) + " may not create " + spec.kind);
+  if (write_scope(p, spec.object_kind) == Scope::kNone) return may_not_create(spec, p);
   Record out;
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
     auto b = spec.build(body, p, tx, nullptr);
@@ -103,7 +136,7 @@ Result<Record> create_object(App& app, const KindSpec& spec, const json& body, c
     r.kind = spec.kind;
     r.id = new_id(spec.id_prefix.c_str());
     fill_index(r, b->idx, spec);
-    if (auto a = check_write(spec, p, r, "create"); !a) return a;
+    if (auto a = check_write(spec, p, r, WriteOp::kCreate); !a) return a;
     if (auto s = check_global_name(tx, spec, r); !s) return s;
     r.created_at = r.updated_at = app.clock.now();
     r.body = std::move(b->body);
@@ -128,13 +161,18 @@ static void list_handler(App& app, const KindSpec& spec, const httplib::Request&
     if (k != "limit" && k != "after" && !spec.filters.count(k)) {
       std::string allowed = "limit, after";
       for (const auto& f : spec.filters) allowed += ", " + f.first;
-      return send_problem(res, Error::invalid(k, "unknown query parameter (allowed: " + allowed + ")"), req.path);
+      return send_problem(res, Error::invalid(k, Message("api.params.unknown").arg("allowed", allowed)), req.path);
     }
   }
   Scope s = read_scope(p, spec.object_kind);
   json items = json::array();
   json out = {{"items", items}, {"next_after", nullptr}};
-  if (s == Scope::kNone) return send_problem(res, forbidden("role " + std::string(role_name(p.role)) + " may not list " + spec.kind), req.path);
+  if (s == Scope::kNone)
+    return send_problem(
+        res,
+        Error::make(Code::kForbidden,
+                    Message("api.resources.may_not_list").arg("role", role_name(p.role)).arg("kind", spec.kind)),
+        req.path);
   if (s == Scope::kSelf) {  // only one's own object
     auto me = app.store.get(spec.kind, p.user_id);
     if (me) out["items"].push_back(present(*me));
@@ -170,13 +208,13 @@ static void update_handler(App& app, const KindSpec& spec, const httplib::Reques
                            const Principal& p) {
   auto existing = find_visible(app.store, spec, p, req.matches[1]);
   if (!existing) return send_problem(res, existing.error(), req.path);
-  if (auto a = check_write(spec, p, *existing, "change"); !a) return send_problem(res, a.error(), req.path);
+  if (auto a = check_write(spec, p, *existing, WriteOp::kChange); !a) return send_problem(res, a.error(), req.path);
   auto body = parse_body(req);
   if (!body) return send_problem(res, body.error(), req.path);
   std::optional<int64_t> want_version;
   if (body->contains("version")) {
     if (!(*body)["version"].is_number_integer())
-      return send_problem(res, Error::invalid("version", "must be an integer"), req.path);
+      return send_problem(res, Error::invalid("version", Message("field.integer")), req.path);
     want_version = (*body)["version"].get<int64_t>();
   }
   Record out;
@@ -184,15 +222,16 @@ static void update_handler(App& app, const KindSpec& spec, const httplib::Reques
     auto cur = tx.get(spec.kind, existing->id);
     if (!cur) return cur.error();
     // Re-checked on the state the write commits against (the check above read outside it).
-    if (auto a = check_write(spec, p, *cur, "change"); !a) return a;
+    if (auto a = check_write(spec, p, *cur, WriteOp::kChange); !a) return a;
     if (want_version && *want_version != cur->version)
-      return Error::make(Code::kConflict, "version " + std::to_string(*want_version) + " is stale; current is " +
-                                              std::to_string(cur->version));
+      return Error::make(Code::kConflict, Message("api.resources.stale_version")
+                                              .arg("version", std::to_string(*want_version))
+                                              .arg("current", std::to_string(cur->version)));
     auto b = spec.build(*body, p, tx, &*cur);
     if (!b) return b.error();
     Record r = *cur;
     fill_index(r, b->idx, spec);
-    if (auto a = check_write(spec, p, r, "change"); !a) return a;
+    if (auto a = check_write(spec, p, r, WriteOp::kChange); !a) return a;
     if (auto s = check_global_name(tx, spec, r); !s) return s;
     r.updated_at = app.clock.now();
     r.body = std::move(b->body);
@@ -211,11 +250,11 @@ static void delete_handler(App& app, const KindSpec& spec, const httplib::Reques
                            const Principal& p) {
   auto existing = find_visible(app.store, spec, p, req.matches[1]);
   if (!existing) return send_problem(res, existing.error(), req.path);
-  if (auto a = check_write(spec, p, *existing, "delete"); !a) return send_problem(res, a.error(), req.path);
+  if (auto a = check_write(spec, p, *existing, WriteOp::kDelete); !a) return send_problem(res, a.error(), req.path);
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
     auto cur = tx.get(spec.kind, existing->id);
     if (!cur) return cur.error();
-    if (auto a = check_write(spec, p, *cur, "delete"); !a) return a;
+    if (auto a = check_write(spec, p, *cur, WriteOp::kDelete); !a) return a;
     if (spec.on_delete)
       if (auto s = spec.on_delete(p, *cur, tx); !s) return s;
     if (auto s = tx.remove(spec.kind, cur->id); !s) return s;
@@ -226,8 +265,8 @@ static void delete_handler(App& app, const KindSpec& spec, const httplib::Reques
   res.status = 204;
 }
 
-static void not_allowed(App& app, Router& srv, const char* method, const std::string& pattern,
-                        const std::string& name, const std::string& why, const std::string& allow) {
+static void not_allowed(App& app, Router& srv, const char* method, const std::string& pattern, const std::string& name,
+                        const Message& why, const std::string& allow) {
   route(app, srv, method, pattern, name,
         [why, allow](const httplib::Request& req, httplib::Response& res, const Principal&) {
           send_problem(res, Error::make(Code::kMethodNotAllowed, why), req.path);
@@ -249,9 +288,7 @@ void register_crud(App& app, Router& srv, const KindSpec& spec) {
   });
   if (spec.creatable) {
     route(app, srv, "POST", base, base, [&app, sp](const auto& req, auto& res, const Principal& p) {
-      if (write_scope(p, sp->object_kind) == Scope::kNone)
-        return send_problem(res, forbidden("role " + std::string(role_name(p.role)) + " may not create " + sp->kind),
-                            req.path);
+      if (write_scope(p, sp->object_kind) == Scope::kNone) return send_problem(res, may_not_create(*sp, p), req.path);
       auto body = parse_body(req);
       if (!body) return send_problem(res, body.error(), req.path);
       auto out = create_object(app, *sp, *body, p);
@@ -260,7 +297,8 @@ void register_crud(App& app, Router& srv, const KindSpec& spec) {
       send_json(res, 201, present(*out));
     });
   }
-  if (!spec.creatable) not_allowed(app, srv, "POST", base, base, spec.kind + " are not created through the API", "GET");
+  if (!spec.creatable)
+    not_allowed(app, srv, "POST", base, base, Message("api.resources.not_creatable").arg("kind", spec.kind), "GET");
   std::string allow = "GET";
   if (spec.updatable) allow += ", PUT";
   if (spec.deletable) allow += ", DELETE";
@@ -268,12 +306,14 @@ void register_crud(App& app, Router& srv, const KindSpec& spec) {
     route(app, srv, "PUT", item, base + "/{id}",
           [&app, sp](const auto& req, auto& res, const Principal& p) { update_handler(app, *sp, req, res, p); });
   else
-    not_allowed(app, srv, "PUT", item, base + "/{id}", spec.kind + " cannot be updated once created", allow);
+    not_allowed(app, srv, "PUT", item, base + "/{id}", Message("api.resources.not_updatable").arg("kind", spec.kind),
+                allow);
   if (spec.deletable)
     route(app, srv, "DELETE", item, base + "/{id}",
           [&app, sp](const auto& req, auto& res, const Principal& p) { delete_handler(app, *sp, req, res, p); });
   else
-    not_allowed(app, srv, "DELETE", item, base + "/{id}", spec.kind + " cannot be deleted (they are kept for billing and audit)", allow);
+    not_allowed(app, srv, "DELETE", item, base + "/{id}", Message("api.resources.not_deletable").arg("kind", spec.kind),
+                allow);
 }
 
 }  // namespace gpurent

@@ -51,5 +51,10 @@ json present(const Record& r);  // body + id, created_at, updated_at, version
 // Finds an object visible to p by id or by name (names are looked up in p's tenant for
 // tenant-scoped kinds). kNotFound for missing objects and for objects out of the caller's read scope.
 Result<Record> find_visible(StoreReader& store, const KindSpec& spec, const Principal& p, const std::string& ref);
+// "<kind>/<ref> not found" (kNotFound), as the API words a missing object.
+Error not_found_error(const std::string& kind, const std::string& ref);
+// An error whose summary and one field's reason are both message codes (a 409 naming the field
+// that conflicts, a 403 naming the field refused).
+Error error_with_field(Code c, Message detail, std::string field, Message reason);
 
 }  // namespace gpurent

@@ -21,9 +21,12 @@ static Status check_sites_in_use(StoreTx& tx, const Supplier& s, const std::stri
         if (b.contains("node_selector") && b["node_selector"].is_object())
           site = b["node_selector"].value("site", site);
         if (!site.empty() && !sites.count(site))
-          return Error{Code::kConflict,
-                       "sites: site '" + site + "' is still named by " + kind + "/" + r.name + ": change or delete it first",
-                       {{"sites", "site '" + site + "' is still named by " + kind + "/" + r.name}}};
+          return error_with_field(
+              Code::kConflict,
+              field_detail(
+                  "sites",
+                  Message("api.suppliers.site_in_use_change").arg("site", site).arg("kind", kind).arg("name", r.name)),
+              "sites", Message("api.suppliers.site_in_use").arg("site", site).arg("kind", kind).arg("name", r.name));
       }
       if (page->next_after.empty()) break;
       q.after_id = page->next_after;
@@ -53,8 +56,10 @@ void register_supplier_routes(App& app, Router& srv) {
       auto n = tx.count(kind, {{"supplier_id", r.id}});
       if (!n) return n.error();
       if (*n > 0)
-        return Error::make(Code::kConflict, "supplier '" + r.name + "' still has " + std::to_string(*n) + " object(s) of " + kind +
-                                                ": delete them first");
+        return Error::make(Code::kConflict, Message("api.suppliers.has_objects")
+                                                .arg("supplier", r.name)
+                                                .arg("n", std::to_string(*n))
+                                                .arg("kind", kind));
     }
     return ok_status();
   };

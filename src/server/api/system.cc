@@ -72,11 +72,7 @@ void register_system_routes(App& app, Router& srv) {
       auto p = authenticate(req, app.store, app.clock);
       if (!p) return send_problem(res, p.error(), req.path);
       if (!p->is_operator())
-        return send_problem(
-            res,
-            Error::make(Code::kForbidden,
-                        "the stored objects' counts are the operator's; ask without a token for the process's figures"),
-            req.path);
+        return send_problem(res, Error::make(Code::kForbidden, Message("api.system.metrics_operator_only")), req.path);
       operator_view = true;
     }
     if (operator_view)

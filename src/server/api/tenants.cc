@@ -17,8 +17,7 @@ void register_tenant_routes(App& app, Router& srv) {
     if (!t) return t.error();
     // A stored currency that no longer decodes may be rewritten: that is how such a record is fixed.
     auto old = existing ? stored_tenant_currency(existing->body) : Result<Currency>(t->currency);
-    if (old && *old != t->currency)
-      return Error::invalid("currency", "cannot change once set (budgets and invoices are stated in it)");
+    if (old && *old != t->currency) return Error::invalid("currency", Message("api.tenants.currency_fixed"));
     return Built{to_json(*t), index_of(*t)};
   };
   spec.on_delete = [](const Principal&, const Record& r, StoreTx& tx) -> Status {
@@ -26,8 +25,9 @@ void register_tenant_routes(App& app, Router& srv) {
       auto n = tx.count(kind, {{"tenant_id", r.id}});
       if (!n) return n.error();
       if (*n > 0)
-        return Error::make(Code::kConflict, "tenant '" + r.name + "' still has " + std::to_string(*n) + " object(s) of " + kind +
-                                                ": delete them first");
+        return Error::make(
+            Code::kConflict,
+            Message("api.tenants.has_objects").arg("tenant", r.name).arg("n", std::to_string(*n)).arg("kind", kind));
     }
     return ok_status();
   };

@@ -37,13 +37,14 @@ void register_token_routes(App& app, Router& srv) {
           TokenRow row;
           Status st = app.loop.run([&](StoreTx& tx) -> Status {
             auto u = resolve_ref(tx, "users", tr->user, {}, "user");
-            if (!u || !may_manage(p, *u)) return Error::invalid("user", "no users '" + tr->user + "' is visible to you");
+            if (!u || !may_manage(p, *u))
+              return Error::invalid("user", Message("api.tokens.no_user").arg("user", tr->user));
             auto existing = tx.list_tokens({{"user_id", u->id}});
             if (!existing) return existing.error();
             for (const auto& t : *existing)
               if (t.name == tr->name && !t.revoked)
-                return Error{Code::kConflict, "token name '" + tr->name + "' is already used by this user",
-                             {{"name", "already used by an active token of this user"}}};
+                return error_with_field(Code::kConflict, Message("api.tokens.name_taken").arg("name", tr->name), "name",
+                                        Message("api.tokens.name_in_use"));
             auto role = decode_record(*u, stored_user_role, "no token can be made for this user");
             if (!role) return role.error();
             row = TokenRow{new_id("tok"), u->id, u->tenant_id, u->supplier_id, role_name(*role),
@@ -86,7 +87,7 @@ void register_token_routes(App& app, Router& srv) {
           Status st = app.loop.run([&](StoreTx& tx) -> Status {
             auto rows = tx.list_tokens({{"id", id}});
             if (!rows) return rows.error();
-            auto not_found = Error::make(Code::kNotFound, "tokens/" + id + " not found");
+            auto not_found = not_found_error("tokens", id);
             if (rows->empty()) return not_found;
             auto u = tx.get("users", (*rows)[0].user_id);
             if (!u || !may_manage(p, *u)) return not_found;

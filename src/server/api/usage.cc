@@ -28,12 +28,12 @@ Result<Range> range_params(const httplib::Request& req, TimeMs now) {
   FieldErrors errs;
   r.to = time_param(req, "to", errs).value_or(now);
   r.from = time_param(req, "from", errs).value_or(r.to - kDefaultRange);
-  if (errs.empty() && r.to <= r.from) errs.add("to", "must be after from");
+  if (errs.empty() && r.to <= r.from) errs.add("to", Message("api.params.after_from"));
   if (req.has_param("limit")) {
     const std::string v = req.get_param_value("limit");
     if (v.empty() || v.size() > 6 || v.find_first_not_of("0123456789") != std::string::npos || std::stoi(v) < 1 ||
         std::stoi(v) > kMaxLimit)
-      errs.add("limit", "must be an integer between 1 and " + std::to_string(kMaxLimit));
+      errs.add("limit", Message("http.limit.integer").arg("max", std::to_string(kMaxLimit)));
     else
       r.limit = std::stoi(v);
   }
@@ -84,7 +84,7 @@ Result<json> page_of(std::vector<P> pts, int limit) {
     pts.resize(limit);
     while (!pts.empty() && pts.back().at == cut) pts.pop_back();
     if (pts.empty())
-      return Error::invalid("limit", "more than " + std::to_string(limit) + " points share one instant: raise limit");
+      return Error::invalid("limit", Message("api.usage.limit_instant").arg("limit", std::to_string(limit)));
     next = format_rfc3339(cut);
   }
   json items = json::array();
@@ -94,7 +94,9 @@ Result<json> page_of(std::vector<P> pts, int limit) {
 
 void post_usage(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
   if (write_scope(p, ObjectKind::kGpuTelemetry) == Scope::kNone)
-    return send_problem(res, forbidden("role " + std::string(role_name(p.role)) + " may not report usage"), req.path);
+    return send_problem(
+        res, Error::make(Code::kForbidden, Message("api.usage.report_forbidden").arg("role", role_name(p.role))),
+        req.path);
   const UsageParseOptions opts{app.clock.now(), kMaxSamplesPerBatch};
   // JSON bodies take the DOM-free path; anything it declines (YAML, errors, unusual forms) the
   // document path validates and, when invalid, reports field by field.
@@ -122,20 +124,21 @@ void post_usage(App& app, const httplib::Request& req, httplib::Response& res, c
 
 void get_gpu_usage(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
   if (read_scope(p, ObjectKind::kGpuTelemetry) == Scope::kNone)
-    return send_problem(res, forbidden("GPU telemetry is for the platform operator and the node's supplier"), req.path);
+    return send_problem(res, Error::make(Code::kForbidden, Message("api.usage.telemetry_forbidden")), req.path);
   if (!req.has_param("node") || !req.has_param("gpu")) {
     FieldErrors errs;
-    if (!req.has_param("node")) errs.add("node", "is required (a node id or name)");
-    if (!req.has_param("gpu")) errs.add("gpu", "is required (the GPU's index on the node)");
+    if (!req.has_param("node")) errs.add("node", Message("api.usage.node_required"));
+    if (!req.has_param("gpu")) errs.add("gpu", Message("api.usage.gpu_required"));
     return send_problem(res, errs.to_error(), req.path);
   }
   auto node = find_visible(app.store, app.kinds.at("nodes"), p, req.get_param_value("node"));
   if (!node) return send_problem(res, node.error(), req.path);
   if (!in_scope(read_scope(p, ObjectKind::kGpuTelemetry), p, *node))
-    return send_problem(res, forbidden("node '" + node->name + "' belongs to another supplier"), req.path);
+    return send_problem(res, Error::make(Code::kForbidden, Message("api.nodes.other_supplier").arg("node", node->name)),
+                        req.path);
   const std::string g = req.get_param_value("gpu");
   if (g.empty() || g.size() > 4 || g.find_first_not_of("0123456789") != std::string::npos)
-    return send_problem(res, Error::invalid("gpu", "must be a GPU index (0, 1, ...)"), req.path);
+    return send_problem(res, Error::invalid("gpu", Message("api.usage.gpu_index")), req.path);
   const int64_t gpu = std::stoll(g);
   auto range = range_params(req, app.clock.now());
   if (!range) return send_problem(res, range.error(), req.path);
@@ -154,10 +157,9 @@ void get_gpu_usage(App& app, const httplib::Request& req, httplib::Response& res
 
 void get_job_usage(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
   const int given = req.has_param("job") + req.has_param("project") + req.has_param("tenant");
-  if (given != 1)
-    return send_problem(res, Error::invalid("job", "give exactly one of job, project or tenant"), req.path);
+  if (given != 1) return send_problem(res, Error::invalid("job", Message("api.usage.one_scope")), req.path);
   if (read_scope(p, ObjectKind::kJobUsage) == Scope::kNone)
-    return send_problem(res, forbidden("job usage is visible to the platform operator and the job's tenant"), req.path);
+    return send_problem(res, Error::make(Code::kForbidden, Message("api.usage.job_usage_forbidden")), req.path);
   auto range = range_params(req, app.clock.now());
   if (!range) return send_problem(res, range.error(), req.path);
   JobUsageFilter f{.from = range->from, .to = range->to};

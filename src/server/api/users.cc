@@ -16,10 +16,12 @@ void register_user_routes(App& app, Router& srv) {
     auto u = parse_user(body);
     if (!u) return u.error();
     if (!role_can_grant(p.role, u->role))
-      return Error{Code::kForbidden, "role " + std::string(role_name(p.role)) + " may not grant role " + role_name(u->role),
-                   {{"role", "may not be granted by your role"}}};
+      return error_with_field(
+          Code::kForbidden,
+          Message("api.users.may_not_grant").arg("role", role_name(p.role)).arg("granted", role_name(u->role)), "role",
+          Message("api.users.role_not_grantable"));
     if (existing && existing->id == p.user_id && u->role != p.role)
-      return Error::invalid("role", "you cannot change your own role");
+      return Error::invalid("role", Message("api.users.own_role"));
     if (!u->tenant.empty()) {
       std::map<std::string, std::string> scope;
       if (!p.is_operator()) scope["tenant_id"] = p.tenant_id.empty() ? "-" : p.tenant_id;
@@ -35,13 +37,13 @@ void register_user_routes(App& app, Router& srv) {
     // A user's tenant and supplier are fixed at creation (docs/resources/users.md): its tokens
     // carry them as scope columns, and moving a user would leave those behind.
     if (existing && u->tenant_id != existing->tenant_id)
-      return Error::invalid("tenant", "cannot change once the user exists (delete the user and create it again)");
+      return Error::invalid("tenant", Message("api.users.scope_fixed"));
     if (existing && u->supplier_id != existing->supplier_id)
-      return Error::invalid("supplier", "cannot change once the user exists (delete the user and create it again)");
+      return Error::invalid("supplier", Message("api.users.scope_fixed"));
     return Built{to_json(*u), index_of(*u)};
   };
   spec.on_delete = [](const Principal& p, const Record& r, StoreTx& tx) -> Status {
-    if (r.id == p.user_id) return Error::make(Code::kConflict, "you cannot delete your own user");
+    if (r.id == p.user_id) return Error::make(Code::kConflict, Message("api.users.delete_self"));
     return tx.revoke_user_tokens(r.id);
   };
   register_crud(app, srv, spec);

@@ -21,10 +21,10 @@ Result<std::vector<Record>> dashboard_tenants(App& app, const Principal& p, cons
       out = std::move(*all);
     }
   } else {
-    if (p.tenant_id.empty()) return forbidden("cost dashboards belong to tenants; supplier tokens cannot read them");
+    if (p.tenant_id.empty()) return forbidden(Message("dashboard.costs.tenants_only"));
     if (tenant) {
       auto t = find_visible(app.store, spec, p, *tenant);
-      if (!t || t->id != p.tenant_id) return Error::make(Code::kNotFound, "no such tenant");
+      if (!t || t->id != p.tenant_id) return Error::make(Code::kNotFound, Message("dashboard.no_such_tenant"));
     }
     auto own = app.store.get("tenants", p.tenant_id);
     if (!own) return own.error();

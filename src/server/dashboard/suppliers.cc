@@ -83,8 +83,8 @@ Status tally_supplier(StoreReader& store, const std::string& supplier_id, Outage
 }  // namespace
 
 Result<json> supplier_health_report(StoreReader& store, const GpuCatalog& catalog, const SupplierHealthScope& s) {
-  if (s.to <= s.from) return Error::invalid("to", "must be after from");
-  if (s.from >= s.now) return Error::invalid("from", "must be in the past (there is no record of the future yet)");
+  if (s.to <= s.from) return Error::invalid("to", Message("dashboard.to_after_from"));
+  if (s.from >= s.now) return Error::invalid("from", Message("dashboard.from_in_past"));
   const TimeMs end = std::min(s.to, s.now);
   auto candidates = load_supplier_candidates(store, catalog, s.from, end);
   if (!candidates) return candidates.error();

@@ -123,7 +123,7 @@ std::string name_of(StoreReader& store, const std::string& kind, const std::stri
 }  // namespace
 
 Result<json> utilization_report(StoreReader& store, const UtilizationScope& s) {
-  if (s.to <= s.from) return Error::invalid("to", "must be after from");
+  if (s.to <= s.from) return Error::invalid("to", Message("dashboard.to_after_from"));
   auto nodes = scoped_nodes(store, s);
   if (!nodes) return nodes.error();
   const bool allocation_scope = !s.tenant_id.empty() || !s.project_id.empty();

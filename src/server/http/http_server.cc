@@ -57,11 +57,17 @@ RateClass rate_class_of(const std::string& method, std::string_view path) {
   return RateClass::kWrite;
 }
 
+// The 429's detail: who sent too many requests of the class (argument "class", its wire name).
+Message rate_limited(std::string_view by) {
+  if (by == "address") return Message("http.rate_limited.address");
+  return Message("http.rate_limited.token");
+}
+
 // A problem+json answer built the way route handlers build theirs, with the HTTP status it is
 // sent with (429, 431 and 411 have no error code of their own).
-httplib::Response problem(int status, Code code, const std::string& detail, const std::string& instance) {
+httplib::Response problem(int status, Code code, Message detail, const std::string& instance) {
   httplib::Response r;
-  json p = problem_json(Error::make(code, detail), instance);
+  json p = problem_json(Error::make(code, std::move(detail)), instance);
   p["status"] = status;
   r.status = status;
   r.set_content(p.dump(-1, ' ', false, json::error_handler_t::replace), "application/problem+json");
@@ -216,18 +222,20 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     if (ec == http::error::header_limit) {
       srv_.stats_.too_large.fetch_add(1);
       reply_and_close(
-          431, problem(431, Code::kTooLarge,
-                       "request headers exceed " + std::to_string(srv_.opts_.limits.max_header_bytes) + " bytes", ""));
+          431,
+          problem(431, Code::kTooLarge,
+                  Message("http.headers_too_large").arg("bytes", std::to_string(srv_.opts_.limits.max_header_bytes)),
+                  ""));
     } else if (ec == http::error::body_limit) {
       srv_.stats_.too_large.fetch_add(1);
-      reply_and_close(413, problem(413, Code::kTooLarge,
-                                   "request body exceeds the server's limit of " +
-                                       std::to_string(srv_.opts_.limits.max_body_bytes) + " bytes",
-                                   target()));
+      reply_and_close(
+          413, problem(413, Code::kTooLarge,
+                       Message("http.body_too_large").arg("bytes", std::to_string(srv_.opts_.limits.max_body_bytes)),
+                       target()));
     } else if (ec.category() == http::make_error_code(http::error::bad_target).category() &&
                ec != http::error::end_of_stream && ec != http::error::partial_message) {
       srv_.stats_.malformed.fetch_add(1);
-      reply_and_close(400, problem(400, Code::kBadRequest, std::string("malformed HTTP request: ") + ec.message(), ""));
+      reply_and_close(400, problem(400, Code::kBadRequest, Message("http.malformed").arg("why", ec.message()), ""));
     } else {
       return false;
     }
@@ -253,7 +261,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       srv_.stats_.too_large.fetch_add(1);
       return reply_and_close(
           414, problem(414, Code::kTooLarge,
-                       "the request target is longer than " + std::to_string(kMaxTargetBytes) + " bytes", ""));
+                       Message("http.target_too_long").arg("bytes", std::to_string(kMaxTargetBytes)), ""));
     }
     const std::string path = target();
     // The API's rule (docs/api.md): a body-carrying method says how long its body is, or chunks it.
@@ -261,7 +269,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
         !parser_->chunked()) {
       srv_.stats_.malformed.fetch_add(1);
       return reply_and_close(
-          411, problem(411, Code::kBadRequest, method + " needs a Content-Length header (or a chunked body)", path));
+          411, problem(411, Code::kBadRequest, Message("http.length_required").arg("method", method), path));
     }
     if (srv_.opts_.rate_limits) {
       std::string token;
@@ -270,9 +278,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       auto d = srv_.limiter_.check(rate_class_of(method, path), address_, token, steady_ms());
       if (!d.allowed) {
         auto r = problem(429, Code::kUnavailable,
-                         std::string("too many ") + rate_class_name(rate_class_of(method, path)) +
-                             " requests from this " + d.by + ": retry after the Retry-After header's seconds",
-                         path);
+                         rate_limited(d.by).arg("class", rate_class_name(rate_class_of(method, path))), path);
         r.set_header("Retry-After", std::to_string((d.retry_after_ms + 999) / 1000));
         // A body not yet read is not read: the connection closes after the answer.
         return reply(429, std::move(r), !parser_->is_done() || !h.keep_alive());
@@ -299,8 +305,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       if (srv_.body_bytes_.fetch_add(n) + n > static_cast<int64_t>(srv_.opts_.limits.max_body_bytes_in_flight)) {
         srv_.body_bytes_.fetch_sub(n);
         srv_.stats_.overloaded.fetch_add(1);
-        auto r = problem(503, Code::kUnavailable, "the server is receiving too many request bodies: retry shortly",
-                         target());
+        auto r = problem(503, Code::kUnavailable, Message("http.too_many_bodies"), target());
         r.set_header("Retry-After", "1");
         return reply_and_close(503, std::move(r));
       }
@@ -336,11 +341,11 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     if (req->method == "OPTIONS") return reply_response(preflight(*req), *req);
     if (srv_.stopping_.load()) {
       keep_alive_ = false;
-      return reply_response(problem(503, Code::kUnavailable, "the server is stopping", req->path), *req);
+      return reply_response(problem(503, Code::kUnavailable, Message("http.stopping"), req->path), *req);
     }
     if (static_cast<size_t>(srv_.stats_.queued.load()) >= srv_.opts_.limits.max_queued_requests) {
       srv_.stats_.overloaded.fetch_add(1);
-      auto r = problem(503, Code::kUnavailable, "the server is busy: retry shortly", req->path);
+      auto r = problem(503, Code::kUnavailable, Message("http.busy"), req->path);
       r.set_header("Retry-After", "1");
       return reply_response(std::move(r), *req);
     }
@@ -366,8 +371,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     httplib::Response r;
     std::string origin = req.get_header_value("Origin");
     if (!origin.empty() && !origin_allowed(origin)) {
-      r = problem(403, Code::kForbidden,
-                  "cross-origin requests from " + origin + " are not allowed (serve --cors-origin)", req.path);
+      r = problem(403, Code::kForbidden, Message("http.cors_refused").arg("origin", origin), req.path);
       return r;
     }
     r.status = 204;
@@ -483,28 +487,36 @@ Result<int> HttpServer::Impl::bind() {
   if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur > 512)
     opts_.limits.max_connections = std::min<size_t>(opts_.limits.max_connections, rl.rlim_cur - 256);
   if (!opts_.tls_cert_file.empty() || !opts_.tls_key_file.empty()) {
-    if (opts_.tls_cert_file.empty()) return Error::invalid("--tls-cert", "is needed with --tls-key");
-    if (opts_.tls_key_file.empty()) return Error::invalid("--tls-key", "is needed with --tls-cert");
+    if (opts_.tls_cert_file.empty())
+      return Error::invalid("--tls-cert", Message("http.needed_with").arg("flag", "--tls-key"));
+    if (opts_.tls_key_file.empty())
+      return Error::invalid("--tls-key", Message("http.needed_with").arg("flag", "--tls-cert"));
     tls_.emplace(ssl::context::tls_server);
     tls_->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
                       ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 | ssl::context::single_dh_use);
     beast::error_code ec;
     tls_->use_certificate_chain_file(opts_.tls_cert_file, ec);
-    if (ec) return Error::invalid("--tls-cert", "cannot use " + opts_.tls_cert_file + ": " + ec.message());
+    if (ec)
+      return Error::invalid("--tls-cert",
+                            Message("http.cannot_use_file").arg("file", opts_.tls_cert_file).arg("why", ec.message()));
     tls_->use_private_key_file(opts_.tls_key_file, ssl::context::pem, ec);
-    if (ec) return Error::invalid("--tls-key", "cannot use " + opts_.tls_key_file + ": " + ec.message());
+    if (ec)
+      return Error::invalid("--tls-key",
+                            Message("http.cannot_use_file").arg("file", opts_.tls_key_file).arg("why", ec.message()));
   }
   beast::error_code ec;
   auto addr = net::ip::make_address(opts_.host == "localhost" ? "127.0.0.1" : opts_.host, ec);
-  if (ec) return Error::invalid("--host", "'" + opts_.host + "' is not an IP address: " + ec.message());
+  if (ec) return Error::invalid("--host", Message("http.not_ip").arg("host", opts_.host).arg("why", ec.message()));
   tcp::endpoint ep(addr, static_cast<uint16_t>(opts_.port));
   acceptor_.open(ep.protocol(), ec);
   if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) acceptor_.bind(ep, ec);
   if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
   if (ec)
-    return Error::make(Code::kUnavailable,
-                       "cannot listen on " + opts_.host + ":" + std::to_string(opts_.port) + ": " + ec.message());
+    return Error::make(Code::kUnavailable, Message("http.cannot_listen")
+                                               .arg("host", opts_.host)
+                                               .arg("port", std::to_string(opts_.port))
+                                               .arg("why", ec.message()));
   return static_cast<int>(acceptor_.local_endpoint().port());
 }
 
@@ -529,7 +541,7 @@ void HttpServer::Impl::accept() {
         stats_.refused_busy.fetch_add(1);
         // Too many connections: say so in one write, without waiting for the request.
         static const std::string kBusy = [] {
-          std::string body = problem(503, Code::kUnavailable, "too many connections: retry shortly", "").body;
+          std::string body = problem(503, Code::kUnavailable, Message("http.too_many_connections"), "").body;
           return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/problem+json\r\nRetry-After: 1\r\n"
                  "Connection: close\r\nContent-Length: " +
                  std::to_string(body.size()) + "\r\n\r\n" + body;

@@ -63,45 +63,30 @@ static const char* title_of(Code c) {
 
 namespace {
 
-Message reason_message(const FieldError& f) {
-  Message m(f.code);
-  for (const auto& [k, v] : f.args) m.arg(k, v);
-  return m;
-}
-
-// The detail FieldErrors::to_error() writes, in `lang`, when `e` still carries that detail (a
-// caller that reworded it keeps its words).
-std::string localized_detail(const Error& e, const std::string& lang) {
-  if (lang == "en" || e.fields.empty() || e.fields[0].code.empty()) return e.message;
-  const FieldError& first = e.fields[0];
-  std::string en = (first.field.empty() ? "" : first.field + ": ") + first.reason;
-  if (e.fields.size() > 1) en += " (and " + std::to_string(e.fields.size() - 1) + " more)";
-  if (en != e.message) return e.message;
-  Message m = first.field.empty() ? reason_message(first)
-                                  : Message("error.field").arg("field", first.field).arg("reason", reason_message(first));
-  if (e.fields.size() > 1) m = Message("error.and_more").arg("first", std::move(m)).arg("n", std::to_string(e.fields.size() - 1));
-  return render(m, lang);
-}
+// The detail in `lang`: the coded detail when `e.message` is still its English text (a caller
+// that reworded the message keeps its words, in English).
+bool detail_is_coded(const Error& e) { return !e.detail.empty() && render_en(e.detail) == e.message; }
 
 }  // namespace
 
 json problem_json(const Error& e, const std::string& instance) {
   const std::string& lang = ResponseLanguage::current();
+  const bool coded = detail_is_coded(e);
   json p = {{"type", std::string("https://gpurent.dev/problems/") + code_name(e.code)},
             {"title", title_of(e.code)},
             {"status", http_status(e.code)},
-            {"detail", localized_detail(e, lang)},
+            {"detail", coded && lang != "en" ? render(e.detail, lang) : e.message},
             {"instance", instance}};
+  if (coded) p["detail_message"] = message_to_json(e.detail);
   if (!e.fields.empty()) {
     json errs = json::array();
     for (const auto& f : e.fields) {
-      if (f.code.empty()) {
+      if (f.coded.empty()) {
         errs.push_back({{"field", f.field}, {"reason", f.reason}});
         continue;
       }
-      const Message m = reason_message(f);
-      errs.push_back({{"field", f.field}, {"reason", lang == "en" ? f.reason : render(m, lang)},
-                      {"reason_message", message_to_json(m)}});
+      errs.push_back({{"field", f.field}, {"reason", lang == "en" ? f.reason : render(f.coded, lang)},
+                      {"reason_message", message_to_json(f.coded)}});
     }
     p["errors"] = errs;
   }
@@ -116,22 +101,22 @@ void send_problem(httplib::Response& res, const Error& e, const std::string& ins
 }
 
 Result<json> parse_body(const httplib::Request& req) {
-  if (req.body.empty()) return Error::make(Code::kBadRequest, "request body is empty: a JSON object is required");
+  if (req.body.empty()) return Error::make(Code::kBadRequest, Message("http.body_empty"));
   std::string ct = req.get_header_value("Content-Type");
   bool yaml = ct.find("yaml") != std::string::npos;
   if (!yaml && !ct.empty() && ct.find("json") == std::string::npos)
-    return Error::make(Code::kBadRequest, "unsupported Content-Type '" + ct + "': use application/json or application/yaml");
+    return Error::make(Code::kBadRequest, Message("http.unsupported_content_type").arg("type", ct));
   json body;
   if (yaml) {
     auto r = yaml_to_json(req.body);
-    if (!r) return Error::make(Code::kBadRequest, r.error().message);
+    if (!r) return Error{Code::kBadRequest, r.error().message, {}, r.error().detail};  // keeps a coded detail
     body = std::move(r).value();
   } else {
     auto r = parse_json_bounded(req.body);
     if (!r) return r.error();
     body = std::move(r).value();
   }
-  if (!body.is_object()) return Error::make(Code::kBadRequest, "request body must be a JSON object");
+  if (!body.is_object()) return Error::make(Code::kBadRequest, Message("http.body_not_object"));
   return body;
 }
 
@@ -139,7 +124,11 @@ std::optional<TimeMs> time_param(const httplib::Request& req, const char* name, 
   if (!req.has_param(name)) return std::nullopt;
   auto t = parse_rfc3339(req.get_param_value(name), name);
   if (!t) {
-    errs.add(name, t.error().fields.empty() ? t.error().message : t.error().fields[0].reason);
+    const Error& e = t.error();
+    if (!e.fields.empty() && !e.fields[0].coded.empty())
+      errs.add(name, e.fields[0].coded);
+    else
+      errs.add(name, e.fields.empty() ? e.message : e.fields[0].reason);
     return std::nullopt;
   }
   return *t;
@@ -150,13 +139,13 @@ Result<PageParams> page_params(const httplib::Request& req) {
   if (req.has_param("limit")) {
     const std::string v = req.get_param_value("limit");
     if (v.empty() || v.size() > 5 || v.find_first_not_of("0123456789") != std::string::npos)
-      return Error::invalid("limit", "must be an integer between 1 and 1000");
+      return Error::invalid("limit", Message("http.limit.integer").arg("max", "1000"));
     int n = std::stoi(v);
-    if (n < 1 || n > 1000) return Error::invalid("limit", "must be between 1 and 1000 (got " + v + ")");
+    if (n < 1 || n > 1000) return Error::invalid("limit", Message("http.limit.range").arg("max", "1000").arg("got", v));
     p.limit = n;
   }
   if (req.has_param("after")) p.after = req.get_param_value("after");
-  if (p.after.size() > 64) return Error::invalid("after", "is not a valid cursor");
+  if (p.after.size() > 64) return Error::invalid("after", Message("http.after.cursor"));
   return p;
 }
 

@@ -97,8 +97,9 @@ void Router::dispatch(httplib::Request& req, httplib::Response& res) const {
     if (lang.empty()) {
       std::string known;
       for (const auto& l : message_languages()) known += (known.empty() ? "" : ", ") + l;
-      return send_problem(res, Error::invalid("lang", "unknown language '" + it->second + "' (available: " + known + ")"),
-                          req.path);
+      return send_problem(
+          res, Error::invalid("lang", Message("http.unknown_language").arg("lang", it->second).arg("available", known)),
+          req.path);
     }
     req.params.erase("lang");
   }
@@ -116,14 +117,18 @@ void Router::dispatch(httplib::Request& req, httplib::Response& res) const {
       if (r.method != method && path_matches(r, req) && allow.find(r.method) == std::string::npos)
         allow += (allow.empty() ? "" : ", ") + r.method;
     if (!allow.empty()) {
-      send_problem(res,
-                   Error::make(Code::kMethodNotAllowed,
-                               req.method + " is not allowed on " + req.path + " (allowed: " + allow + ")"),
-                   req.path);
+      send_problem(
+          res,
+          Error::make(
+              Code::kMethodNotAllowed,
+              Message("http.method_not_allowed").arg("method", req.method).arg("path", req.path).arg("allowed", allow)),
+          req.path);
       res.set_header("Allow", allow);
       return;
     }
-    send_problem(res, Error::make(Code::kNotFound, "no such route: " + req.method + " " + req.path), req.path);
+    send_problem(res,
+                 Error::make(Code::kNotFound, Message("http.no_route").arg("method", req.method).arg("path", req.path)),
+                 req.path);
   } catch (const std::exception&) {
     res = httplib::Response();
     send_problem(res, Error::make(Code::kInternal, "internal error"), req.path);

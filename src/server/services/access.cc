@@ -2,6 +2,8 @@
 
 #include <regex>
 
+#include "core/fields.h"
+
 namespace gpurent {
 
 bool looks_like_id(const std::string& s) {
@@ -10,6 +12,7 @@ bool looks_like_id(const std::string& s) {
 }
 
 Error forbidden(const std::string& why) { return Error::make(Code::kForbidden, why); }
+Error forbidden(Message why) { return Error::make(Code::kForbidden, std::move(why)); }
 
 Scope read_scope(const Principal& p, ObjectKind k) { return role_scope(p.role, k, Verb::kRead); }
 Scope write_scope(const Principal& p, ObjectKind k) { return role_scope(p.role, k, Verb::kWrite); }
@@ -27,8 +30,8 @@ bool in_scope(Scope s, const Principal& p, const Record& r) {
 
 Result<Record> resolve_ref(StoreTx& tx, const std::string& kind, const std::string& ref,
                            const std::map<std::string, std::string>& scope, const std::string& field) {
-  if (ref.empty()) return Error::invalid(field, "is required");
-  auto missing = [&] { return Error::invalid(field, "no " + kind + " '" + ref + "' is visible to you"); };
+  if (ref.empty()) return Error::invalid(field, FieldReason{"field.required"}.message());
+  auto missing = [&] { return Error::invalid(field, Message("access.ref_not_visible").arg("kind", kind).arg("ref", ref)); };
   if (looks_like_id(ref)) {
     auto r = tx.get(kind, ref);
     if (!r) return missing();
@@ -43,7 +46,7 @@ Result<Record> resolve_ref(StoreTx& tx, const std::string& kind, const std::stri
   auto page = tx.list(q);
   if (!page) return page.error();
   if (page->items.empty()) return missing();
-  if (page->items.size() > 1) return Error::invalid(field, "name '" + ref + "' is ambiguous: use the id");
+  if (page->items.size() > 1) return Error::invalid(field, Message("access.ref_ambiguous").arg("ref", ref));
   return page->items[0];
 }
 

@@ -15,6 +15,7 @@ namespace gpurent {
 
 bool looks_like_id(const std::string& s);  // "nod_3f9a0c2b7d1e4a65"
 Error forbidden(const std::string& why);
+Error forbidden(Message why);  // the reason as a message code, worded in the caller's language
 // Whether a scope from the permission matrix reaches record r for principal p.
 bool in_scope(Scope s, const Principal& p, const Record& r);
 Scope read_scope(const Principal& p, ObjectKind k);

@@ -83,8 +83,9 @@ Result<DemandCurve> ledger_demand(StoreReader& store, const std::string& tenant_
     if (e > s && gpus > 0) intervals.push_back({s, e, gpus});
   }
   if (intervals.empty())
-    return Error::invalid(field, "the tenant ran no GPU jobs between " + format_rfc3339(from) + " and " +
-                                     format_rfc3339(to) + ": no metered demand to plan for");
+    return Error::invalid(field, Message("services.advisor_live.no_demand")
+                                     .arg("from", format_rfc3339(from))
+                                     .arg("to", format_rfc3339(to)));
   return demand_from_intervals(intervals, measure);
 }
 
@@ -123,10 +124,9 @@ Result<FingerprintInput> metered_fingerprint(StoreReader& store, const GpuCatalo
     }
   }
   if (usage.duration_ms == 0 || model.empty() || gpus == 0)
-    return Error::invalid("job", "job " + job.name + " has not run on GPUs yet: nothing metered to fingerprint");
+    return Error::invalid("job", Message("services.advisor_live.job_not_run").arg("job", job.name));
   if (util_n == 0)
-    return Error::invalid(
-        "job", "no utilization samples for job " + job.name + "'s GPUs (is a DCGM exporter or node agent reporting?)");
+    return Error::invalid("job", Message("services.advisor_live.no_utilization").arg("job", job.name));
   // Mean utilization in per-mille, rounded half up (a ratio, not money).
   usage.avg_gpu_utilization_permille = (util_sum * 10 * 2 + util_n) / (2 * util_n);
   auto totals = store.job_usage_totals({.job_id = job.id, .from = first, .to = last + 1});
@@ -134,7 +134,7 @@ Result<FingerprintInput> metered_fingerprint(StoreReader& store, const GpuCatalo
   for (const auto& t : *totals) usage.storage_io_bytes += t.storage_io_bytes;
   if (!price) {
     if (offer_id.empty())
-      return Error::invalid("price_per_gpu_hour", "is required: job " + job.name + "'s runs name no offer");
+      return Error::invalid("price_per_gpu_hour", Message("services.advisor_live.price_required").arg("job", job.name));
     auto o = store.get("offers", offer_id);
     if (!o) return o.error();
     auto offer = parse_offer(o->body, catalog);

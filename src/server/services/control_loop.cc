@@ -20,7 +20,7 @@ Status ControlLoop::run(Command cmd) {
   std::future<Status> fut;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return Error::make(Code::kUnavailable, "server is shutting down");
+    if (stopping_) return Error::make(Code::kUnavailable, Message("services.control_loop.shutting_down"));
     queue_.push_back(Item{std::move(cmd), {}});
     fut = queue_.back().done.get_future();
   }

@@ -11,6 +11,9 @@ namespace {
 // A body with thousands of bad points reports the first ones, not a response as big as the body.
 constexpr size_t kMaxReportedErrors = 100;
 
+// What a metric name may hold (a message code).
+constexpr const char* kMetricNameHelp = "pattern.metric_name";
+
 // [a-z0-9_.-], checked by hand: a regex per point would dominate a 10000-point request.
 bool valid_name(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](char c) {
@@ -22,19 +25,19 @@ JobMetricRow parse_point(Fields& f, TimeMs now) {
   JobMetricRow r;
   r.name = f.str("name", {.min_len = 1, .max_len = kMaxMetricNameLen});
   if (!r.name.empty() && !valid_name(r.name))
-    f.error("name", "'" + r.name + "' is not valid: lowercase letters, digits, '_', '.' and '-', 1-64 characters");
+    f.error("name", Message("field.pattern").arg("value", r.name).arg("help", Message(kMetricNameHelp)));
   if (const json* v = f.raw("value"); !v) {
-    f.error("value", "is required");
+    f.error("value", FieldReason{"field.required"});
   } else if (!v->is_number()) {
-    f.error("value", "must be a number");
+    f.error("value", Message("job_metrics.value_not_number"));
   } else {
     r.value = v->get<double>();
-    if (!std::isfinite(r.value)) f.error("value", "must be a finite number");
+    if (!std::isfinite(r.value)) f.error("value", Message("job_metrics.value_not_finite"));
   }
   const std::optional<TimeMs> at = f.opt_time("at");
   r.at = at.value_or(now);
   if (at && *at > now + kMaxMetricLead)
-    f.error("at", "must not be more than 5 minutes ahead of the server's clock (now " + format_rfc3339(now) + ")");
+    f.error("at", Message("job_metrics.at_ahead").arg("now", format_rfc3339(now)));
   r.higher_is_better = f.boolean("higher_is_better", true);
   return r;
 }
@@ -49,18 +52,18 @@ Result<std::vector<JobMetricRow>> parse_job_metric_points(const json& body, Time
   const json* list = top.raw("points");
   const std::string max = std::to_string(kMaxMetricPoints);
   if (!list) {
-    top.error("points", "is required (a list of 1 to " + max + " points)");
+    top.error("points", Message("job_metrics.points_required").arg("max", max));
   } else if (!list->is_array()) {
-    top.error("points", "must be a list of 1 to " + max + " points");
+    top.error("points", Message("job_metrics.points_not_list").arg("max", max));
   } else if (list->empty()) {
-    top.error("points", "must hold at least 1 point");
+    top.error("points", Message("job_metrics.points_empty"));
   } else if (list->size() > kMaxMetricPoints) {
-    top.error("points", "must hold at most " + max + " points (got " + std::to_string(list->size()) + ")");
+    top.error("points", Message("job_metrics.points_too_many").arg("max", max).arg("got", std::to_string(list->size())));
   } else {
     rows.reserve(list->size());
     for (size_t i = 0; i < list->size(); ++i) {
       if (errs.list().size() >= kMaxReportedErrors) {
-        errs.add("points", "validation stopped after " + std::to_string(kMaxReportedErrors) + " errors");
+        errs.add("points", Message("job_metrics.validation_stopped").arg("n", std::to_string(kMaxReportedErrors)));
         break;
       }
       Fields f((*list)[i], "points[" + std::to_string(i) + "]", errs);
@@ -78,8 +81,17 @@ Error rows_to_points(Error e) {
   auto rename = [](std::string& s) {
     if (s.rfind("rows[", 0) == 0) s.replace(0, 4, "points");
   };
+  // A coded summary names the field in its "field" argument ("error.field", perhaps inside
+  // "error.and_more"): renamed too, so it still words the message.
+  auto rename_detail = [&](auto& self, Message& m) -> void {
+    for (MessageArg& a : m.args) {
+      if (m.code == "error.field" && a.name == "field" && a.nested.empty()) rename(a.text);
+      if (m.code == "error.and_more" && a.name == "first" && a.nested.size() == 1) self(self, a.nested[0]);
+    }
+  };
   for (FieldError& f : e.fields) rename(f.field);
   rename(e.message);
+  rename_detail(rename_detail, e.detail);
   return e;
 }
 

@@ -81,10 +81,9 @@ Result<std::vector<ReconciliationRow>> reconcile(StoreReader& store, const std::
     const int64_t agap = gap < 0 ? -gap : gap;
     r.flagged = agap * 100 > r.allocated_milli_s * 5 || agap > 300'000;
     if (r.metered_milli_s == 0)
-      r.note = "no utilization samples for this run's GPUs (is a DCGM exporter or node agent reporting?)";
+      r.note = Message("reconciliation.no_samples");
     else if (r.flagged)
-      r.note = gap > 0 ? "the meter saw less GPU time than was allocated (samples missing)"
-                       : "the meter saw more GPU time than was allocated (samples outside the run?)";
+      r.note = gap > 0 ? Message("reconciliation.metered_less") : Message("reconciliation.metered_more");
     out.push_back(std::move(r));
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return std::tie(a.job_id, a.from) < std::tie(b.job_id, b.from); });
@@ -107,11 +106,12 @@ json to_json(const std::vector<ReconciliationRow>& rows, TimeMs from, TimeMs to)
                      {"metered_gpu_seconds", gpu_seconds(r.metered_milli_s)},
                      {"gap_gpu_seconds", gpu_seconds(r.allocated_milli_s - r.metered_milli_s)},
                      {"flagged", r.flagged},
-                     {"note", r.note},
+                     {"note", render_en(r.note)},
                      {"slurm_job_id", r.slurm_job_id ? json(r.slurm_job_id) : json(nullptr)},
                      {"slurm_gpu_seconds", r.slurm_milli_s ? json(gpu_seconds(*r.slurm_milli_s)) : json(nullptr)},
                      {"slurm_gap_gpu_seconds",
                       r.slurm_milli_s ? json(gpu_seconds(r.allocated_milli_s - *r.slurm_milli_s)) : json(nullptr)}});
+    if (!r.note.empty()) items.back()["note_message"] = message_to_json(r.note);
     per_job[r.job_id].first += r.allocated_milli_s;
     per_job[r.job_id].second += r.metered_milli_s;
     job_name[r.job_id] = r.job;

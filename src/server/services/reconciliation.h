@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/message.h"
 #include "store/store.h"
 
 namespace gpurent {
@@ -21,7 +22,7 @@ struct ReconciliationRow {
   int64_t allocated_milli_s = 0;     // milli-GPU-seconds
   int64_t metered_milli_s = 0;
   bool flagged = false;              // |gap| > 5% of allocated, or > 300 GPU-seconds
-  std::string note;
+  Message note;  // why the row is flagged; empty when it is not
   int64_t slurm_job_id = 0;                   // the run's Slurm job (executor slurm); 0: none
   std::optional<int64_t> slurm_milli_s;       // Slurm's accounting: elapsed × AllocTRES gres/gpu
 };

@@ -4,6 +4,7 @@
 #include <set>
 #include <tuple>
 
+#include "core/fields.h"
 #include "model/node.h"
 #include "server/services/access.h"
 #include "server/services/record_faults.h"
@@ -25,10 +26,18 @@ Result<NodeGpus> node_gpus(const Record& r) {
   return n;
 }
 
-std::string index_list(const std::set<int64_t>& s) {
+Message index_list(const std::set<int64_t>& s) {
   std::string out;
   for (int64_t i : s) out += (out.empty() ? "" : ", ") + std::to_string(i);
-  return out.empty() ? "none" : out;
+  return out.empty() ? Message("usage.gpu_indexes.none") : verbatim(out);
+}
+
+// A reference's error, as resolve_ref worded it (its code when it has one).
+void add_reason(FieldErrors& errs, const FieldError& f) {
+  if (f.coded.empty())
+    errs.add(f.field, f.reason);
+  else
+    errs.add(f.field, f.coded);
 }
 
 // Resolves the GPU a sample names — by UUID, or by node reference and index — among the nodes
@@ -51,7 +60,7 @@ class GpuResolver {
         if (auto st = load_uuids(); !st) return st.error();
       auto it = by_uuid_.find(s.uuid);
       if (it == by_uuid_.end()) {
-        errs.add(at + ".uuid", "no GPU with uuid '" + s.uuid + "' on any node visible to you (see the nodes' gpus[].uuid)");
+        errs.add(at + ".uuid", Message("usage.uuid_not_visible").arg("uuid", s.uuid));
         return Out();
       }
       return Out(it->second);
@@ -61,7 +70,7 @@ class GpuResolver {
       auto rec = resolve_ref(tx_, "nodes", s.node, scope_, at + ".node");
       if (!rec) {
         if (rec.error().code != Code::kInvalid) return rec.error();
-        for (const auto& f : rec.error().fields) errs.add(f.field, f.reason);
+        for (const auto& f : rec.error().fields) add_reason(errs, f);
         return Out();
       }
       auto gpus = node_gpus(*rec);
@@ -71,8 +80,10 @@ class GpuResolver {
     if (!it->second) return Out();  // reported at its first use
     const int64_t gpu = s.gpu.value_or(-1);
     if (!it->second->indexes.count(gpu)) {
-      errs.add(at + ".gpu", "node '" + it->second->name + "' has no GPU " + std::to_string(gpu) +
-                                " (its GPU indexes: " + index_list(it->second->indexes) + ")");
+      errs.add(at + ".gpu", Message("usage.node_has_no_gpu")
+                                .arg("node", it->second->name)
+                                .arg("gpu", std::to_string(gpu))
+                                .arg("indexes", index_list(it->second->indexes)));
       return Out();
     }
     return Out(std::make_pair(it->second->id, gpu));
@@ -123,7 +134,7 @@ Status resolve_gpu_samples(StoreTx& tx, const Principal& p, const UsageBatch& b,
     GpuUsageRow r;
     std::tie(r.node_id, r.gpu) = **card;
     if (mixed && !seen.emplace(r.node_id, r.gpu, s.at).second) {
-      errs.add(at, "repeats the GPU and time of an earlier sample (named another way)");
+      errs.add(at, Message("usage.repeated_sample_named_another_way"));
       continue;
     }
     r.at = s.at;
@@ -148,7 +159,7 @@ Status resolve_job_samples(StoreTx& tx, const UsageBatch& b, FieldErrors& errs, 
       auto rec = resolve_ref(tx, "jobs", s.job, {}, "job_samples[" + std::to_string(i) + "].job");
       if (!rec) {
         if (rec.error().code != Code::kInvalid) return rec.error();
-        for (const auto& f : rec.error().fields) errs.add(f.field, f.reason);
+        for (const auto& f : rec.error().fields) add_reason(errs, f);
         continue;
       }
       it->second = std::move(rec).value();
@@ -199,10 +210,9 @@ Principal system_principal(const std::string& name) {
 
 Result<UsageIngestOutcome> ingest_usage(ServiceContext& app, const Principal& p, const UsageBatch& batch) {
   if (write_scope(p, ObjectKind::kGpuTelemetry) == Scope::kNone)
-    return forbidden("role " + std::string(role_name(p.role)) +
-                     " may not report usage (operators and suppliers' agents do)");
+    return forbidden(Message("usage.role_may_not_report").arg("role", role_name(p.role)));
   if (write_scope(p, ObjectKind::kJobUsage) == Scope::kNone && !batch.job_samples.empty())
-    return forbidden("job usage is reported by the platform operator's meters; suppliers report gpu_samples only");
+    return forbidden(Message("usage.job_samples_operator_only"));
   const std::string digest = usage_batch_digest(batch);  // here, not on the single writer
   UsageIngestOutcome out;
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
