@@ -68,6 +68,102 @@ static Status check_against_project(Job& j, const Record& project, const GpuCata
   return ok_status();
 }
 
+namespace {
+
+// POST /api/v1/jobs: the job parsed against its project's tenant currency and checked against
+// the project's quotas and models, pending.
+Result<Built> build_job(App& app, const json& body, const Principal& p, StoreTx& tx) {
+  std::string ref = body.is_object() && body.contains("project") && body["project"].is_string()
+                        ? body["project"].get<std::string>()
+                        : "";
+  std::map<std::string, std::string> scope;
+  if (!p.is_operator()) scope["tenant_id"] = p.tenant_id.empty() ? "-" : p.tenant_id;
+  auto project = resolve_ref(tx, "projects", ref, scope, "project");
+  if (!project) return project.error();
+  auto tenant = tx.get("tenants", project->tenant_id);
+  if (!tenant) return tenant.error();
+  auto currency = decode_record(*tenant, stored_tenant_currency, "its jobs cannot be checked against their budget");
+  if (!currency) return currency.error();
+  auto j = parse_job(body, *currency);
+  if (!j) return j.error();
+  if (auto s = check_against_project(*j, *project, app.catalog, *currency); !s) return s.error();
+  j->tenant_id = project->tenant_id;
+  j->project_id = project->id;
+  j->status = JobStatus{JobState::kPending, Message("job.submitted"), app.clock.now(), {}};
+  return Built{to_json(*j), index_of(*j)};
+}
+
+// POST /api/v1/jobs/{id}/cancel: the caller's reason (optional body {"reason"}) and the
+// transition, its allocation closed, event and audit in one transaction.
+void cancel_job(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p) {
+  auto existing = find_visible(app.store, spec, p, req.matches[1]);
+  if (!existing) return send_problem(res, existing.error(), req.path);
+  if (!in_scope(write_scope(p, ObjectKind::kJob), p, *existing))
+    return send_problem(
+        res, Error::make(Code::kForbidden, Message("api.jobs.cancel_forbidden").arg("role", role_name(p.role))),
+        req.path);
+  Message reason = Message("job.cancelled_by").arg("user", p.user_id);
+  if (!req.body.empty()) {
+    auto body = parse_body(req);
+    if (!body) return send_problem(res, body.error(), req.path);
+    FieldErrors errs;
+    Fields f(*body, "", errs);
+    if (auto r = f.opt_str("reason", {.min_len = 1, .max_len = 512}))
+      reason = Message("job.cancelled_by_because").arg("user", p.user_id).arg("why", verbatim(*r));
+    f.finish();
+    if (!errs.empty()) return send_problem(res, errs.to_error(), req.path);
+  }
+  Record out;
+  Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    auto cur = tx.get("jobs", existing->id);
+    if (!cur) return cur.error();
+    auto status = stored_job_status(cur->body);
+    if (!status) return status.error();
+    if (auto s = check_transition(status->state, JobState::kCancelled); !s) return s;
+    TimeMs now = app.clock.now();
+    std::string from = job_state_name(status->state);
+    const JobStatus before = *status;
+    status->state = JobState::kCancelled;
+    status->reason = reason;
+    status->updated_at = now;
+    status->placement.clear();
+    if (auto s = sync_allocation(tx, *cur, before, *status, now); !s) return s;
+    Record r = *cur;
+    set_stored_job_status(r.body, *status);
+    r.state = "cancelled";
+    r.updated_at = now;
+    if (auto s = tx.update(r); !s) return s;
+    if (auto s = tx.append_job_event({r.id, now, from, "cancelled", reason}); !s) return s;
+    if (auto s = tx.append_audit({now, p.user_id, "cancel", "jobs", r.id, render_en(reason)}); !s) return s;
+    r.version = cur->version + 1;
+    out = std::move(r);
+    return ok_status();
+  });
+  if (!st) return send_problem(res, st.error(), req.path);
+  app.metrics.count_write("jobs", "cancel");
+  send_json(res, 200, present(out));
+}
+
+// GET /api/v1/jobs/{id}/events: the job's state changes, oldest first.
+void job_events(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p) {
+  auto job = find_visible(app.store, spec, p, req.matches[1]);
+  if (!job) return send_problem(res, job.error(), req.path);
+  auto events = app.store.job_events(job->id);
+  if (!events) return send_problem(res, events.error(), req.path);
+  json items = json::array();
+  for (const auto& e : *events) {
+    json item = {{"at", format_rfc3339(e.at)},
+                 {"from", e.from_state.empty() ? json(nullptr) : json(e.from_state)},
+                 {"to", e.to_state},
+                 {"reason", render_en(e.reason)}};
+    if (!e.reason.empty()) item["reason_message"] = message_to_json(e.reason);
+    items.push_back(std::move(item));
+  }
+  send_json(res, 200, {{"items", items}, {"next_after", nullptr}});
+}
+
+}  // namespace
+
 void register_job_routes(App& app, Router& srv) {
   KindSpec spec;
   spec.kind = "jobs";
@@ -77,25 +173,8 @@ void register_job_routes(App& app, Router& srv) {
   spec.deletable = false;
   spec.filters = {{"tenant", "tenant_id"}, {"project", "project_id"}, {"state", "state"},
                   {"gpu_model", "gpu_model"}, {"name", "name"}};
-  spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record*) -> Result<Built> {
-    std::string ref = body.is_object() && body.contains("project") && body["project"].is_string()
-                          ? body["project"].get<std::string>()
-                          : "";
-    std::map<std::string, std::string> scope;
-    if (!p.is_operator()) scope["tenant_id"] = p.tenant_id.empty() ? "-" : p.tenant_id;
-    auto project = resolve_ref(tx, "projects", ref, scope, "project");
-    if (!project) return project.error();
-    auto tenant = tx.get("tenants", project->tenant_id);
-    if (!tenant) return tenant.error();
-    auto currency = decode_record(*tenant, stored_tenant_currency, "its jobs cannot be checked against their budget");
-    if (!currency) return currency.error();
-    auto j = parse_job(body, *currency);
-    if (!j) return j.error();
-    if (auto s = check_against_project(*j, *project, app.catalog, *currency); !s) return s.error();
-    j->tenant_id = project->tenant_id;
-    j->project_id = project->id;
-    j->status = JobStatus{JobState::kPending, Message("job.submitted"), app.clock.now(), {}};
-    return Built{to_json(*j), index_of(*j)};
+  spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record*) {
+    return build_job(app, body, p, tx);
   };
   spec.after_create = [](const Principal&, const Record& r, StoreTx& tx) -> Status {
     return tx.append_job_event({r.id, r.created_at, "", "pending", Message("job.submitted_event")});
@@ -105,70 +184,12 @@ void register_job_routes(App& app, Router& srv) {
 
   route(app, srv, "POST", "/api/v1/jobs/([^/]+)/cancel", "/api/v1/jobs/{id}/cancel",
         [&app, sp](const httplib::Request& req, httplib::Response& res, const Principal& p) {
-          auto existing = find_visible(app.store, *sp, p, req.matches[1]);
-          if (!existing) return send_problem(res, existing.error(), req.path);
-          if (!in_scope(write_scope(p, ObjectKind::kJob), p, *existing))
-            return send_problem(
-                res, Error::make(Code::kForbidden, Message("api.jobs.cancel_forbidden").arg("role", role_name(p.role))),
-                req.path);
-          Message reason = Message("job.cancelled_by").arg("user", p.user_id);
-          if (!req.body.empty()) {
-            auto body = parse_body(req);
-            if (!body) return send_problem(res, body.error(), req.path);
-            FieldErrors errs;
-            Fields f(*body, "", errs);
-            if (auto r = f.opt_str("reason", {.min_len = 1, .max_len = 512}))
-              reason = Message("job.cancelled_by_because").arg("user", p.user_id).arg("why", verbatim(*r));
-            f.finish();
-            if (!errs.empty()) return send_problem(res, errs.to_error(), req.path);
-          }
-          Record out;
-          Status st = app.loop.run([&](StoreTx& tx) -> Status {
-            auto cur = tx.get("jobs", existing->id);
-            if (!cur) return cur.error();
-            auto status = stored_job_status(cur->body);
-            if (!status) return status.error();
-            if (auto s = check_transition(status->state, JobState::kCancelled); !s) return s;
-            TimeMs now = app.clock.now();
-            std::string from = job_state_name(status->state);
-            const JobStatus before = *status;
-            status->state = JobState::kCancelled;
-            status->reason = reason;
-            status->updated_at = now;
-            status->placement.clear();
-            if (auto s = sync_allocation(tx, *cur, before, *status, now); !s) return s;
-            Record r = *cur;
-            set_stored_job_status(r.body, *status);
-            r.state = "cancelled";
-            r.updated_at = now;
-            if (auto s = tx.update(r); !s) return s;
-            if (auto s = tx.append_job_event({r.id, now, from, "cancelled", reason}); !s) return s;
-            if (auto s = tx.append_audit({now, p.user_id, "cancel", "jobs", r.id, render_en(reason)}); !s) return s;
-            r.version = cur->version + 1;
-            out = std::move(r);
-            return ok_status();
-          });
-          if (!st) return send_problem(res, st.error(), req.path);
-          app.metrics.count_write("jobs", "cancel");
-          send_json(res, 200, present(out));
+          cancel_job(app, *sp, req, res, p);
         });
 
   route(app, srv, "GET", "/api/v1/jobs/([^/]+)/events", "/api/v1/jobs/{id}/events",
         [&app, sp](const httplib::Request& req, httplib::Response& res, const Principal& p) {
-          auto job = find_visible(app.store, *sp, p, req.matches[1]);
-          if (!job) return send_problem(res, job.error(), req.path);
-          auto events = app.store.job_events(job->id);
-          if (!events) return send_problem(res, events.error(), req.path);
-          json items = json::array();
-          for (const auto& e : *events) {
-            json item = {{"at", format_rfc3339(e.at)},
-                         {"from", e.from_state.empty() ? json(nullptr) : json(e.from_state)},
-                         {"to", e.to_state},
-                         {"reason", render_en(e.reason)}};
-            if (!e.reason.empty()) item["reason_message"] = message_to_json(e.reason);
-            items.push_back(std::move(item));
-          }
-          send_json(res, 200, {{"items", items}, {"next_after", nullptr}});
+          job_events(app, *sp, req, res, p);
         });
 }
 
