@@ -45,28 +45,90 @@ static Status check_quota_models(Quota& q, const GpuCatalog& catalog, const std:
   return ok_status();
 }
 
+namespace {
+
+// POST/PUT /api/v1/projects: the project in its tenant's currency, its quota's models checked;
+// the tenant of an existing project does not change.
+Result<Built> build_project(App& app, const json& body, const Principal& p, StoreTx& tx, const Record* existing) {
+  std::string ref = body.is_object() && body.contains("tenant") && body["tenant"].is_string()
+                        ? body["tenant"].get<std::string>()
+                        : (existing ? existing->tenant_id : "");
+  auto tenant = project_tenant(tx, p, ref);
+  if (!tenant) return tenant.error();
+  if (existing && tenant->id != existing->tenant_id)
+    return Error::invalid("tenant", Message("api.projects.tenant_fixed"));
+  auto cur = tenant_currency(*tenant);
+  if (!cur) return cur.error();
+  auto pr = parse_project(body, *cur);
+  if (!pr) return pr.error();
+  if (auto s = check_quota_models(pr->quota, app.catalog, "quota."); !s) return s.error();
+  pr->tenant_id = tenant->id;
+  if (pr->tenant.empty()) pr->tenant = tenant->id;
+  return Built{to_json(*pr), index_of(*pr)};
+}
+
+// GET /api/v1/projects/{id}/quota.
+void get_quota(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p) {
+  auto r = find_visible(app.store, spec, p, req.matches[1]);
+  if (!r) return send_problem(res, r.error(), req.path);
+  auto tenant = app.store.get("tenants", r->tenant_id);
+  if (!tenant) return send_problem(res, tenant.error(), req.path);
+  auto cur = tenant_currency(*tenant);
+  if (!cur) return send_problem(res, cur.error(), req.path);
+  auto project = decode_record(*r, [&](const json& b) { return decode_project(b, *cur); }, "its quota cannot be read");
+  if (!project) return send_problem(res, project.error(), req.path);
+  send_json(res, 200, to_json(project->quota));
+}
+
+// PUT /api/v1/projects/{id}/quota: the quota replaced (tenant admins and operators), audited.
+void put_quota(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p) {
+  auto existing = find_visible(app.store, spec, p, req.matches[1]);
+  if (!existing) return send_problem(res, existing.error(), req.path);
+  if (!in_scope(write_scope(p, ObjectKind::kQuota), p, *existing))
+    return send_problem(
+        res,
+        Error::make(Code::kForbidden, Message("api.projects.quota_forbidden").arg("role", role_name(p.role))),
+        req.path);
+  auto body = parse_body(req);
+  if (!body) return send_problem(res, body.error(), req.path);
+  json quota;
+  Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    auto cur = tx.get("projects", existing->id);
+    if (!cur) return cur.error();
+    auto tenant = tx.get("tenants", cur->tenant_id);
+    if (!tenant) return tenant.error();
+    auto currency = tenant_currency(*tenant);
+    if (!currency) return currency.error();
+    auto q = parse_quota(*body, *currency, "");
+    if (!q) return q.error();
+    if (auto s = check_quota_models(*q, app.catalog, ""); !s) return s;
+    auto project = decode_record(*cur, [&](const json& b) { return decode_project(b, *currency); }, "its quota cannot be changed");
+    if (!project) return project.error();
+    project->quota = *q;
+    Record r = *cur;
+    r.body = to_json(*project);
+    r.updated_at = app.clock.now();
+    if (auto s = tx.update(r); !s) return s;
+    if (auto s = tx.append_audit({r.updated_at, p.user_id, "update_quota", "projects", r.id, to_json(*q).dump()}); !s)
+      return s;
+    quota = to_json(project->quota);
+    return ok_status();
+  });
+  if (!st) return send_problem(res, st.error(), req.path);
+  app.metrics.count_write("projects", "update_quota");
+  send_json(res, 200, quota);
+}
+
+}  // namespace
+
 void register_project_routes(App& app, Router& srv) {
   KindSpec spec;
   spec.kind = "projects";
   spec.id_prefix = "prj";
   spec.object_kind = ObjectKind::kProject;
   spec.filters = {{"tenant", "tenant_id"}, {"name", "name"}};
-  spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record* existing) -> Result<Built> {
-    std::string ref = body.is_object() && body.contains("tenant") && body["tenant"].is_string()
-                          ? body["tenant"].get<std::string>()
-                          : (existing ? existing->tenant_id : "");
-    auto tenant = project_tenant(tx, p, ref);
-    if (!tenant) return tenant.error();
-    if (existing && tenant->id != existing->tenant_id)
-      return Error::invalid("tenant", Message("api.projects.tenant_fixed"));
-    auto cur = tenant_currency(*tenant);
-    if (!cur) return cur.error();
-    auto pr = parse_project(body, *cur);
-    if (!pr) return pr.error();
-    if (auto s = check_quota_models(pr->quota, app.catalog, "quota."); !s) return s.error();
-    pr->tenant_id = tenant->id;
-    if (pr->tenant.empty()) pr->tenant = tenant->id;
-    return Built{to_json(*pr), index_of(*pr)};
+  spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record* existing) {
+    return build_project(app, body, p, tx, existing);
   };
   spec.on_delete = [](const Principal&, const Record& r, StoreTx& tx) -> Status {
     auto n = tx.count("jobs", {{"project_id", r.id}});
@@ -81,54 +143,12 @@ void register_project_routes(App& app, Router& srv) {
 
   route(app, srv, "GET", "/api/v1/projects/([^/]+)/quota", "/api/v1/projects/{id}/quota",
         [&app, sp](const httplib::Request& req, httplib::Response& res, const Principal& p) {
-          auto r = find_visible(app.store, *sp, p, req.matches[1]);
-          if (!r) return send_problem(res, r.error(), req.path);
-          auto tenant = app.store.get("tenants", r->tenant_id);
-          if (!tenant) return send_problem(res, tenant.error(), req.path);
-          auto cur = tenant_currency(*tenant);
-          if (!cur) return send_problem(res, cur.error(), req.path);
-          auto project = decode_record(*r, [&](const json& b) { return decode_project(b, *cur); }, "its quota cannot be read");
-          if (!project) return send_problem(res, project.error(), req.path);
-          send_json(res, 200, to_json(project->quota));
+          get_quota(app, *sp, req, res, p);
         });
 
   route(app, srv, "PUT", "/api/v1/projects/([^/]+)/quota", "/api/v1/projects/{id}/quota",
         [&app, sp](const httplib::Request& req, httplib::Response& res, const Principal& p) {
-          auto existing = find_visible(app.store, *sp, p, req.matches[1]);
-          if (!existing) return send_problem(res, existing.error(), req.path);
-          if (!in_scope(write_scope(p, ObjectKind::kQuota), p, *existing))
-            return send_problem(
-                res,
-                Error::make(Code::kForbidden, Message("api.projects.quota_forbidden").arg("role", role_name(p.role))),
-                req.path);
-          auto body = parse_body(req);
-          if (!body) return send_problem(res, body.error(), req.path);
-          json quota;
-          Status st = app.loop.run([&](StoreTx& tx) -> Status {
-            auto cur = tx.get("projects", existing->id);
-            if (!cur) return cur.error();
-            auto tenant = tx.get("tenants", cur->tenant_id);
-            if (!tenant) return tenant.error();
-            auto currency = tenant_currency(*tenant);
-            if (!currency) return currency.error();
-            auto q = parse_quota(*body, *currency, "");
-            if (!q) return q.error();
-            if (auto s = check_quota_models(*q, app.catalog, ""); !s) return s;
-            auto project = decode_record(*cur, [&](const json& b) { return decode_project(b, *currency); }, "its quota cannot be changed");
-            if (!project) return project.error();
-            project->quota = *q;
-            Record r = *cur;
-            r.body = to_json(*project);
-            r.updated_at = app.clock.now();
-            if (auto s = tx.update(r); !s) return s;
-            if (auto s = tx.append_audit({r.updated_at, p.user_id, "update_quota", "projects", r.id, to_json(*q).dump()}); !s)
-              return s;
-            quota = to_json(project->quota);
-            return ok_status();
-          });
-          if (!st) return send_problem(res, st.error(), req.path);
-          app.metrics.count_write("projects", "update_quota");
-          send_json(res, 200, quota);
+          put_quota(app, *sp, req, res, p);
         });
 }
 
