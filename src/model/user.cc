@@ -18,7 +18,8 @@ constexpr EnumEntry<ObjectKind> kKindNames[] = {
     {ObjectKind::kOffer, "offers"},    {ObjectKind::kTenant, "tenants"},     {ObjectKind::kProject, "projects"},
     {ObjectKind::kQuota, "quotas"},    {ObjectKind::kUser, "users"},         {ObjectKind::kToken, "tokens"},
     {ObjectKind::kJob, "jobs"},        {ObjectKind::kAlert, "alerts"},     {ObjectKind::kWebhook, "webhooks"},
-    {ObjectKind::kGpuTelemetry, "gpu_telemetry"}, {ObjectKind::kJobUsage, "job_usage"}};
+    {ObjectKind::kGpuTelemetry, "gpu_telemetry"}, {ObjectKind::kJobUsage, "job_usage"},
+    {ObjectKind::kUtilization, "utilization"}};
 
 constexpr EnumEntry<Scope> kScopeNames[] = {{Scope::kNone, "none"},
                                             {Scope::kSelf, "self"},
@@ -53,6 +54,9 @@ constexpr MatrixRow kMatrix[] = {
     {ObjectKind::kWebhook,  {A, N, N, N, N},                 {A, N, N, N, N}},
     {ObjectKind::kGpuTelemetry, {A, OS, N, N, N},            {A, OS, N, N, N}},
     {ObjectKind::kJobUsage, {A, N, OT, OT, OT},              {A, N, N, N, N}},
+    // Dashboards read from telemetry and the ledger: a supplier sees its own nodes' cards, a tenant
+    // the cards its jobs held. Nothing to write.
+    {ObjectKind::kUtilization, {A, OS, OT, OT, OT},          {N, N, N, N, N}},
 };
 
 }  // namespace

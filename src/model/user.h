@@ -38,6 +38,7 @@ enum class ObjectKind {
   kWebhook,       // where alerts are delivered
   kGpuTelemetry,  // GPU samples of a node (write = report them: the node's supplier agent)
   kJobUsage,      // job usage samples (write = report them: the platform's own meters)
+  kUtilization,   // the utilization and supplier-health dashboards (read only): whose cards they show
 };
 enum class Verb {
   kRead,   // get, list

@@ -172,11 +172,14 @@ TEST(TokenRequest, RejectsEachBadField) {
 const ObjectKind kAllKinds[] = {ObjectKind::kCatalog, ObjectKind::kSupplier, ObjectKind::kNode,  ObjectKind::kOffer,
                                 ObjectKind::kTenant,  ObjectKind::kProject,  ObjectKind::kQuota, ObjectKind::kUser,
                                 ObjectKind::kToken,   ObjectKind::kJob,      ObjectKind::kAlert, ObjectKind::kWebhook,
-                                ObjectKind::kGpuTelemetry, ObjectKind::kJobUsage};
+                                ObjectKind::kGpuTelemetry, ObjectKind::kJobUsage, ObjectKind::kUtilization};
 
 TEST(Permissions, OperatorReachesEverything) {
-  for (ObjectKind k : kAllKinds)
-    for (Verb v : {Verb::kRead, Verb::kWrite}) EXPECT_EQ(role_scope(Role::kOperatorAdmin, k, v), Scope::kAll);
+  for (ObjectKind k : kAllKinds) {
+    EXPECT_EQ(role_scope(Role::kOperatorAdmin, k, Verb::kRead), Scope::kAll);
+    // The dashboards are read-only for everyone.
+    EXPECT_EQ(role_scope(Role::kOperatorAdmin, k, Verb::kWrite), k == ObjectKind::kUtilization ? Scope::kNone : Scope::kAll);
+  }
 }
 
 TEST(Permissions, EveryoneReadsTheCatalogOnlyTheOperatorWritesIt) {
@@ -225,7 +228,7 @@ TEST(Permissions, TenantsAndSuppliersDoNotSeeEachOther) {
       for (ObjectKind k : {ObjectKind::kSupplier, ObjectKind::kNode, ObjectKind::kOffer})
         EXPECT_EQ(role_scope(r, k, Verb::kRead), Scope::kAll) << role_name(r) << " " << object_kind_name(k);
       for (ObjectKind k : {ObjectKind::kTenant, ObjectKind::kProject, ObjectKind::kQuota, ObjectKind::kUser,
-                           ObjectKind::kJob, ObjectKind::kAlert, ObjectKind::kJobUsage})
+                           ObjectKind::kJob, ObjectKind::kAlert, ObjectKind::kJobUsage, ObjectKind::kUtilization})
         EXPECT_EQ(role_scope(r, k, Verb::kRead), Scope::kOwnTenant) << role_name(r) << " " << object_kind_name(k);
       for (ObjectKind k : {ObjectKind::kWebhook, ObjectKind::kGpuTelemetry})
         EXPECT_EQ(role_scope(r, k, Verb::kRead), Scope::kNone) << role_name(r) << " " << object_kind_name(k);
@@ -235,6 +238,7 @@ TEST(Permissions, TenantsAndSuppliersDoNotSeeEachOther) {
                            ObjectKind::kAlert, ObjectKind::kWebhook, ObjectKind::kJobUsage})
         EXPECT_EQ(role_scope(r, k, Verb::kRead), Scope::kNone) << object_kind_name(k);
       EXPECT_EQ(role_scope(r, ObjectKind::kGpuTelemetry, Verb::kRead), Scope::kOwnSupplier);
+      EXPECT_EQ(role_scope(r, ObjectKind::kUtilization, Verb::kRead), Scope::kOwnSupplier);
       EXPECT_EQ(role_scope(r, ObjectKind::kUser, Verb::kRead), Scope::kSelf);
     }
   }

@@ -48,11 +48,15 @@ Result<std::optional<Record>> ref_param(App& app, const httplib::Request& req, c
   return std::optional<Record>(std::move(*r));
 }
 
-// supplier=: supplier users may name only their own.
+// How far the caller's dashboards reach (the permission matrix's utilization row): all cards,
+// its own supplier's, or the cards its own tenant's jobs held.
+Scope view_scope(const Principal& p) { return read_scope(p, ObjectKind::kUtilization); }
+
+// supplier=: a caller whose view is its own supplier may name only that one.
 Result<std::string> supplier_filter(App& app, const httplib::Request& req, const Principal& p) {
   auto sup = ref_param(app, req, p, "supplier", "suppliers");
   if (!sup) return sup.error();
-  if (is_supplier_role(p.role)) {
+  if (view_scope(p) == Scope::kOwnSupplier) {
     if (*sup && (*sup)->id != p.supplier_id)
       return Error::make(Code::kForbidden, Message("api.dashboard.other_supplier").arg("supplier", (*sup)->name));
     return p.supplier_id;
@@ -77,11 +81,12 @@ Status time_and_supplier(App& app, const httplib::Request& req, const Principal&
 Result<UtilizationScope> utilization_scope(App& app, const httplib::Request& req, const Principal& p) {
   UtilizationScope s;
   if (auto st = time_and_supplier(app, req, p, kMsPerHour, 31, s); !st) return st.error();
-  s.show_projects = !is_supplier_role(p.role);
+  const Scope view = view_scope(p);
+  s.show_projects = view != Scope::kOwnSupplier;
   auto node = ref_param(app, req, p, "node", "nodes");
   if (!node) return node.error();
   if (*node) {
-    if (is_supplier_role(p.role) && (*node)->supplier_id != p.supplier_id)
+    if (view == Scope::kOwnSupplier && (*node)->supplier_id != p.supplier_id)
       return Error::make(Code::kForbidden, Message("api.nodes.other_supplier").arg("node", (*node)->name));
     s.node_id = (*node)->id;
   }
@@ -89,7 +94,7 @@ Result<UtilizationScope> utilization_scope(App& app, const httplib::Request& req
   auto tenant = ref_param(app, req, p, "tenant", "tenants");
   if (!tenant) return tenant.error();
   if (*tenant) s.tenant_id = (*tenant)->id;
-  if (is_tenant_role(p.role)) {
+  if (view == Scope::kOwnTenant) {
     if (!s.tenant_id.empty() && s.tenant_id != p.tenant_id)
       return Error::make(Code::kNotFound, Message("api.tenants.no_such"));
     s.tenant_id = p.tenant_id;
