@@ -145,6 +145,69 @@ Result<DemandCurve> parse_demand_csv(std::string_view text, const std::string& s
 
 const char* hourly_measure_name(HourlyMeasure m) { return m == HourlyMeasure::kPeak ? "peak" : "average_ceil"; }
 
+namespace {
+
+// Each hour's peak level of the intervals, into `gpus` (one entry per hour from t0).
+void peak_per_hour(const std::vector<GpuInterval>& intervals, TimeMs t0, std::vector<int64_t>& gpus) {
+  const size_t hours = gpus.size();
+  // Sweep the starts and ends in time order. An hour's peak is the level at its first instant
+  // and after every group of events at one instant inside it ([start, end) is half-open, so a
+  // job ending when another starts does not overlap it).
+  std::vector<std::pair<TimeMs, int64_t>> events;
+  events.reserve(intervals.size() * 2);
+  for (const GpuInterval& iv : intervals) {
+    if (iv.end <= iv.start || iv.gpus == 0) continue;
+    events.emplace_back(iv.start, iv.gpus);
+    events.emplace_back(iv.end, -iv.gpus);
+  }
+  std::sort(events.begin(), events.end());
+  int64_t level = 0;
+  size_t e = 0;
+  for (size_t h = 0; h < hours; ++h) {
+    const TimeMs h0 = t0 + static_cast<TimeMs>(h) * kMsPerHour, h1 = h0 + kMsPerHour;
+    while (e < events.size() && events[e].first <= h0) level += events[e++].second;
+    int64_t peak = level;
+    while (e < events.size() && events[e].first < h1) {
+      const TimeMs at = events[e].first;
+      while (e < events.size() && events[e].first == at) level += events[e++].second;
+      peak = std::max(peak, level);
+    }
+    gpus[h] = peak;
+  }
+}
+
+// Each hour's average GPUs of the intervals, rounded up (capped at kMaxGpusPerHour + 1), into
+// `gpus` (one entry per hour from t0).
+void average_ceil_per_hour(const std::vector<GpuInterval>& intervals, TimeMs t0, std::vector<int64_t>& gpus) {
+  const size_t hours = gpus.size();
+  // GPU-milliseconds per hour: the partial first and last hours directly, the full hours in
+  // between through a difference array of GPUs.
+  std::vector<__int128> gpu_ms(hours, 0);
+  std::vector<int64_t> full(hours + 1, 0);
+  for (const GpuInterval& iv : intervals) {
+    if (iv.end <= iv.start || iv.gpus == 0) continue;
+    const auto hs = static_cast<size_t>((iv.start - t0) / kMsPerHour);
+    const auto he = static_cast<size_t>((iv.end - 1 - t0) / kMsPerHour);
+    if (hs == he) {
+      gpu_ms[hs] += static_cast<__int128>(iv.gpus) * (iv.end - iv.start);
+      continue;
+    }
+    gpu_ms[hs] += static_cast<__int128>(iv.gpus) * (t0 + static_cast<TimeMs>(hs + 1) * kMsPerHour - iv.start);
+    gpu_ms[he] += static_cast<__int128>(iv.gpus) * (iv.end - (t0 + static_cast<TimeMs>(he) * kMsPerHour));
+    full[hs + 1] += iv.gpus;
+    full[he] -= iv.gpus;
+  }
+  __int128 running = 0;
+  for (size_t h = 0; h < hours; ++h) {
+    running += full[h];
+    const __int128 total = gpu_ms[h] + running * kMsPerHour;
+    const __int128 ceil_gpus = (total + kMsPerHour - 1) / kMsPerHour;
+    gpus[h] = ceil_gpus > kMaxGpusPerHour + 1 ? kMaxGpusPerHour + 1 : static_cast<int64_t>(ceil_gpus);
+  }
+}
+
+}  // namespace
+
 Result<DemandCurve> demand_from_intervals(const std::vector<GpuInterval>& intervals, HourlyMeasure m) {
   TimeMs first = 0, last = 0;
   bool any = false;
@@ -171,57 +234,10 @@ Result<DemandCurve> demand_from_intervals(const std::vector<GpuInterval>& interv
   d.start = t0;
   d.gpus.assign(hours, 0);
 
-  if (m == HourlyMeasure::kPeak) {
-    // Sweep the starts and ends in time order. An hour's peak is the level at its first instant
-    // and after every group of events at one instant inside it ([start, end) is half-open, so a
-    // job ending when another starts does not overlap it).
-    std::vector<std::pair<TimeMs, int64_t>> events;
-    events.reserve(intervals.size() * 2);
-    for (const GpuInterval& iv : intervals) {
-      if (iv.end <= iv.start || iv.gpus == 0) continue;
-      events.emplace_back(iv.start, iv.gpus);
-      events.emplace_back(iv.end, -iv.gpus);
-    }
-    std::sort(events.begin(), events.end());
-    int64_t level = 0;
-    size_t e = 0;
-    for (size_t h = 0; h < hours; ++h) {
-      const TimeMs h0 = t0 + static_cast<TimeMs>(h) * kMsPerHour, h1 = h0 + kMsPerHour;
-      while (e < events.size() && events[e].first <= h0) level += events[e++].second;
-      int64_t peak = level;
-      while (e < events.size() && events[e].first < h1) {
-        const TimeMs at = events[e].first;
-        while (e < events.size() && events[e].first == at) level += events[e++].second;
-        peak = std::max(peak, level);
-      }
-      d.gpus[h] = peak;
-    }
-  } else {
-    // GPU-milliseconds per hour: the partial first and last hours directly, the full hours in
-    // between through a difference array of GPUs.
-    std::vector<__int128> gpu_ms(hours, 0);
-    std::vector<int64_t> full(hours + 1, 0);
-    for (const GpuInterval& iv : intervals) {
-      if (iv.end <= iv.start || iv.gpus == 0) continue;
-      const auto hs = static_cast<size_t>((iv.start - t0) / kMsPerHour);
-      const auto he = static_cast<size_t>((iv.end - 1 - t0) / kMsPerHour);
-      if (hs == he) {
-        gpu_ms[hs] += static_cast<__int128>(iv.gpus) * (iv.end - iv.start);
-        continue;
-      }
-      gpu_ms[hs] += static_cast<__int128>(iv.gpus) * (t0 + static_cast<TimeMs>(hs + 1) * kMsPerHour - iv.start);
-      gpu_ms[he] += static_cast<__int128>(iv.gpus) * (iv.end - (t0 + static_cast<TimeMs>(he) * kMsPerHour));
-      full[hs + 1] += iv.gpus;
-      full[he] -= iv.gpus;
-    }
-    __int128 running = 0;
-    for (size_t h = 0; h < hours; ++h) {
-      running += full[h];
-      const __int128 total = gpu_ms[h] + running * kMsPerHour;
-      const __int128 ceil_gpus = (total + kMsPerHour - 1) / kMsPerHour;
-      d.gpus[h] = ceil_gpus > kMaxGpusPerHour + 1 ? kMaxGpusPerHour + 1 : static_cast<int64_t>(ceil_gpus);
-    }
-  }
+  if (m == HourlyMeasure::kPeak)
+    peak_per_hour(intervals, t0, d.gpus);
+  else
+    average_ceil_per_hour(intervals, t0, d.gpus);
   for (size_t h = 0; h < hours; ++h)
     if (d.gpus[h] > kMaxGpusPerHour)
       return Error::invalid("intervals", Message("advisor.demand.hour_too_many_gpus")

@@ -214,53 +214,51 @@ Result<MixModel> prepare_mix(const MixInput& in) {
   return m;
 }
 
-Result<MixResult> compute_mix(const MixInput& in, MixSolver solver) {
-  auto prepared = prepare_mix(in);
-  if (!prepared) return prepared.error();
-  const MixModel& m = *prepared;
-  const Currency cur = in.currency;
+namespace {
 
-  std::vector<int64_t> split(m.reserved.size(), 0);
+// The plan compute_mix prices: the reserved units and their split among m.reserved.
+struct MixChoice {
+  std::vector<int64_t> split;
   int64_t units = 0;
-  bool corrected = false;
-  const int64_t milp_rows = solver == MixSolver::kMilp ? mix_milp_rows(m) : 0;
-  const bool use_milp = solver == MixSolver::kMilp && milp_rows <= kMaxMilpRows;
-  if (use_milp) {
-    auto chosen = solve_mix_milp(in, m);
-    if (!chosen) return chosen.error();
-    std::vector<int64_t> glpk_split(m.reserved.size(), 0);
-    int64_t glpk_units = 0;
-    i128 glpk_reserved = 0;
-    for (size_t j = 0; j < m.reserved.size(); ++j) {
-      glpk_split[j] = (*chosen)[m.reserved[j].option] / m.unit;
-      glpk_units += glpk_split[j];
-      glpk_reserved += glpk_split[j] * m.reserved[j].unit_cost;
-    }
-    const i128 glpk_hourly = hourly_cost(m, glpk_units, nullptr, nullptr);
-    units = walk_to_optimum(m, glpk_units);
-    const i128 best_reserved = reserved_cost(m, units, &split);
-    const i128 best = best_reserved + hourly_cost(m, units, nullptr, nullptr);
-    if (units == glpk_units && glpk_reserved == best_reserved) split = glpk_split;
-    corrected = glpk_hourly < 0 || glpk_reserved + glpk_hourly > best;
-  } else {
-    units = exact_units(m);
-    reserved_cost(m, units, &split);
-  }
-  MixResult r;
-  r.currency = cur;
-  r.hours = m.hours;
-  for (const DemandLevel& l : m.levels) r.gpu_hours += l.gpus * l.hours;
-  r.peak_gpus = m.peak;
-  r.levels = static_cast<int64_t>(m.levels.size());
-  r.solver = use_milp ? "glpk" : "exact";
-  r.milp_corrected = corrected;
-  if (solver == MixSolver::kMilp && !use_milp) r.milp_skipped_rows = milp_rows;
-  for (const CapacityOption& o : in.options)
-    if (o.mode == CapacityMode::kOnDemand &&
-        (!r.rework_price || o.price_per_gpu_hour.micros() < r.rework_price->micros()))
-      r.rework_price = o.price_per_gpu_hour;
+  bool corrected = false;  // GLPK's plan was infeasible or dearer than the exact optimum
+};
 
-  i128 total = 0;
+// GLPK's plan, walked to the exact optimum; GLPK's own split is kept when it is as cheap.
+Result<MixChoice> milp_choice(const MixInput& in, const MixModel& m) {
+  auto chosen = solve_mix_milp(in, m);
+  if (!chosen) return chosen.error();
+  MixChoice c;
+  c.split.assign(m.reserved.size(), 0);
+  std::vector<int64_t> glpk_split(m.reserved.size(), 0);
+  int64_t glpk_units = 0;
+  i128 glpk_reserved = 0;
+  for (size_t j = 0; j < m.reserved.size(); ++j) {
+    glpk_split[j] = (*chosen)[m.reserved[j].option] / m.unit;
+    glpk_units += glpk_split[j];
+    glpk_reserved += glpk_split[j] * m.reserved[j].unit_cost;
+  }
+  const i128 glpk_hourly = hourly_cost(m, glpk_units, nullptr, nullptr);
+  c.units = walk_to_optimum(m, glpk_units);
+  const i128 best_reserved = reserved_cost(m, c.units, &c.split);
+  const i128 best = best_reserved + hourly_cost(m, c.units, nullptr, nullptr);
+  if (c.units == glpk_units && glpk_reserved == best_reserved) c.split = glpk_split;
+  c.corrected = glpk_hourly < 0 || glpk_reserved + glpk_hourly > best;
+  return c;
+}
+
+// The exact search's plan.
+MixChoice exact_choice(const MixModel& m) {
+  MixChoice c;
+  c.split.assign(m.reserved.size(), 0);
+  c.units = exact_units(m);
+  reserved_cost(m, c.units, &c.split);
+  return c;
+}
+
+// A line per reserved option in the split, adding its cost to `total` and its GPUs to r.
+Status add_reserved_lines(MixResult& r, i128& total, const MixInput& in, const MixModel& m,
+                          const std::vector<int64_t>& split) {
+  const Currency cur = in.currency;
   for (size_t j = 0; j < m.reserved.size(); ++j) {
     if (split[j] == 0) continue;
     const MixModel::Reserved& res = m.reserved[j];
@@ -280,9 +278,16 @@ Result<MixResult> compute_mix(const MixInput& in, MixSolver solver) {
     r.reserved_gpus += l.gpus;
     r.reserved.push_back(std::move(l));
   }
+  return ok_status();
+}
+
+// A line per hourly option used above `units` reserved units, adding its cost (and spot rework)
+// to `total` and its spot GPU-hours to `spot_hours`.
+Status add_hourly_lines(MixResult& r, i128& total, int64_t& spot_hours, const MixInput& in, const MixModel& m,
+                        int64_t units) {
+  const Currency cur = in.currency;
   std::vector<int64_t> gpu_hours(m.hourly.size(), 0), peak(m.hourly.size(), 0);
   hourly_cost(m, units, &gpu_hours, &peak);
-  int64_t spot_hours = 0;
   for (size_t j = 0; j < m.hourly.size(); ++j) {
     if (gpu_hours[j] == 0) continue;
     const MixModel::Hourly& h = m.hourly[j];
@@ -302,6 +307,89 @@ Result<MixResult> compute_mix(const MixInput& in, MixSolver solver) {
     total += static_cast<i128>(l.cost.micros()) + l.rework_cost.micros();
     r.hourly.push_back(std::move(l));
   }
+  return ok_status();
+}
+
+// The cheapest single reserved option at one level with on-demand above it, or pure on-demand
+// (`od`) when none is cheaper, into r.best_single; left empty when neither is feasible.
+Status add_best_single(MixResult& r, const MixInput& in, const MixModel& m, const LoadCurve& g, i128 od) {
+  const Currency cur = in.currency;
+  i128 best = od;
+  SingleLevel single{std::nullopt, "", CapacityMode::kReserved1m, 0, Money::zero(cur)};
+  // Per option, the cost of k units plus on-demand above them is convex in k (linear plus a sum
+  // of convex fills): bisect on its forward difference from the first feasible k.
+  int64_t on_demand_cap = 0;
+  for (const MixModel::Hourly& h : m.hourly) on_demand_cap += h.spot ? 0 : h.cap;
+  for (const MixModel::Reserved& res : m.reserved) {  // ascending cost; ties keep the option order
+    auto level_cost = [&](int64_t k) {
+      return static_cast<i128>(k) * m.unit * res.billed_hours * res.price_micros +
+             on_demand_above(m, g, k * m.unit, nullptr);
+    };
+    int64_t a = std::max<int64_t>(1, (m.peak - on_demand_cap + m.unit - 1) / m.unit), b = res.max_units;
+    if (a > b) continue;
+    while (a < b) {
+      const int64_t mid = a + (b - a) / 2;
+      if (level_cost(mid + 1) >= level_cost(mid))
+        b = mid;
+      else
+        a = mid + 1;
+    }
+    if (const i128 c = level_cost(a); best < 0 || c < best) {
+      best = c;
+      single = {res.option, in.options[res.option].offer, in.options[res.option].mode, a * m.unit, {}};
+    }
+  }
+  if (best >= 0) {
+    auto bm = money_of(best, cur);
+    if (!bm) return bm.error();
+    single.cost = *bm;
+    r.best_single = single;
+  }
+  return ok_status();
+}
+
+// The savings of the expected cost against each baseline that r has.
+void set_savings(MixResult& r, Currency cur) {
+  if (r.on_demand_cost) {
+    r.saving_vs_on_demand = Money(r.on_demand_cost->micros() - r.expected_cost.micros(), cur);
+    r.saving_vs_on_demand_bp = basis_points(r.saving_vs_on_demand->micros(), r.on_demand_cost->micros());
+  }
+  if (r.best_single) {
+    r.saving_vs_single = Money(r.best_single->cost.micros() - r.expected_cost.micros(), cur);
+    r.saving_vs_single_bp = basis_points(r.saving_vs_single->micros(), r.best_single->cost.micros());
+  }
+}
+
+}  // namespace
+
+Result<MixResult> compute_mix(const MixInput& in, MixSolver solver) {
+  auto prepared = prepare_mix(in);
+  if (!prepared) return prepared.error();
+  const MixModel& m = *prepared;
+  const Currency cur = in.currency;
+
+  const int64_t milp_rows = solver == MixSolver::kMilp ? mix_milp_rows(m) : 0;
+  const bool use_milp = solver == MixSolver::kMilp && milp_rows <= kMaxMilpRows;
+  Result<MixChoice> choice = use_milp ? milp_choice(in, m) : exact_choice(m);
+  if (!choice) return choice.error();
+  MixResult r;
+  r.currency = cur;
+  r.hours = m.hours;
+  for (const DemandLevel& l : m.levels) r.gpu_hours += l.gpus * l.hours;
+  r.peak_gpus = m.peak;
+  r.levels = static_cast<int64_t>(m.levels.size());
+  r.solver = use_milp ? "glpk" : "exact";
+  r.milp_corrected = choice->corrected;
+  if (solver == MixSolver::kMilp && !use_milp) r.milp_skipped_rows = milp_rows;
+  for (const CapacityOption& o : in.options)
+    if (o.mode == CapacityMode::kOnDemand &&
+        (!r.rework_price || o.price_per_gpu_hour.micros() < r.rework_price->micros()))
+      r.rework_price = o.price_per_gpu_hour;
+
+  i128 total = 0;
+  if (auto s = add_reserved_lines(r, total, in, m, choice->split); !s) return s.error();
+  int64_t spot_hours = 0;
+  if (auto s = add_hourly_lines(r, total, spot_hours, in, m, choice->units); !s) return s.error();
   std::sort(r.reserved.begin(), r.reserved.end(), [](const auto& a, const auto& b) { return a.option < b.option; });
   std::sort(r.hourly.begin(), r.hourly.end(), [](const auto& a, const auto& b) { return a.option < b.option; });
   auto expected = money_of(total, cur);
@@ -325,47 +413,9 @@ Result<MixResult> compute_mix(const MixInput& in, MixSolver solver) {
     if (!mo) return mo.error();
     r.on_demand_cost = *mo;
   }
-  if (!m.reserved.empty()) {
-    i128 best = od;
-    SingleLevel single{std::nullopt, "", CapacityMode::kReserved1m, 0, Money::zero(cur)};
-    // Per option, the cost of k units plus on-demand above them is convex in k (linear plus a sum
-    // of convex fills): bisect on its forward difference from the first feasible k.
-    int64_t on_demand_cap = 0;
-    for (const MixModel::Hourly& h : m.hourly) on_demand_cap += h.spot ? 0 : h.cap;
-    for (const MixModel::Reserved& res : m.reserved) {  // ascending cost; ties keep the option order
-      auto level_cost = [&](int64_t k) {
-        return static_cast<i128>(k) * m.unit * res.billed_hours * res.price_micros +
-               on_demand_above(m, g, k * m.unit, nullptr);
-      };
-      int64_t a = std::max<int64_t>(1, (m.peak - on_demand_cap + m.unit - 1) / m.unit), b = res.max_units;
-      if (a > b) continue;
-      while (a < b) {
-        const int64_t mid = a + (b - a) / 2;
-        if (level_cost(mid + 1) >= level_cost(mid))
-          b = mid;
-        else
-          a = mid + 1;
-      }
-      if (const i128 c = level_cost(a); best < 0 || c < best) {
-        best = c;
-        single = {res.option, in.options[res.option].offer, in.options[res.option].mode, a * m.unit, {}};
-      }
-    }
-    if (best >= 0) {
-      auto bm = money_of(best, cur);
-      if (!bm) return bm.error();
-      single.cost = *bm;
-      r.best_single = single;
-    }
-  }
-  if (r.on_demand_cost) {
-    r.saving_vs_on_demand = Money(r.on_demand_cost->micros() - r.expected_cost.micros(), cur);
-    r.saving_vs_on_demand_bp = basis_points(r.saving_vs_on_demand->micros(), r.on_demand_cost->micros());
-  }
-  if (r.best_single) {
-    r.saving_vs_single = Money(r.best_single->cost.micros() - r.expected_cost.micros(), cur);
-    r.saving_vs_single_bp = basis_points(r.saving_vs_single->micros(), r.best_single->cost.micros());
-  }
+  if (!m.reserved.empty())
+    if (auto s = add_best_single(r, in, m, g, od); !s) return s.error();
+  set_savings(r, cur);
   r.steps = mix_steps(r, in, m);
   return r;
 }

@@ -235,6 +235,80 @@ Status rate_offer(const Month& m, OfferQuote& q, const QuoteOffer& qo, std::vect
   return ok_status();
 }
 
+// The longest launch over the offers: its cold start plus the run.
+int64_t longest_launch_ms(const QuotesInput& in) {
+  int64_t longest = 0;
+  for (const auto& qo : in.offers) longest = std::max(longest, cold_ms(cold_of(in, qo)) + run_ms_of(in.workload));
+  return longest;
+}
+
+// The month's steps: the useful GPU-hours and the launch spacing.
+void add_month_steps(std::vector<QuoteStep>& steps, const Month& m, int64_t longest) {
+  const auto& w = m.in.workload;
+  steps.push_back(step(Message("advisor.quotes.step.useful_gpu_hours"),
+                       std::to_string(w.launches_per_month) + " × " + std::to_string(w.gpus) + " × " +
+                           format_scaled(m.busy_ms, 3) + " s ÷ 3600",
+                       gpu_hours(m.useful)));
+  steps.push_back(step(Message("advisor.quotes.step.month"),
+                       "(2592000 s - 0.001 s - " + format_scaled(longest, 3) + " s) ÷ (" +
+                           std::to_string(w.launches_per_month) + " - 1)",
+                       format_scaled(m.spacing, 3) + " s"));
+}
+
+// One offer's quote before rating: its label, cold start, billed cold seconds and sticker price.
+OfferQuote offer_quote(const Month& m, const QuoteOffer& qo, Currency currency) {
+  const auto& w = m.in.workload;
+  OfferQuote q;
+  q.offer = qo.offer;
+  q.label = quote_offer_label(qo.offer);
+  q.cold_start = cold_of(m.in, qo);
+  q.billed_cold_seconds = (cold_ms(q.cold_start) - billing_start_offset(qo.offer, q.cold_start)) / 1000;
+  q.sticker = Money(
+      w.launches_per_month *
+          he(static_cast<__int128>(qo.offer.prices.on_demand.micros()) * w.gpus * 1000 * m.busy_ms, kMilliMsPerGpuHour),
+      currency);
+  return q;
+}
+
+// An offer's rating error, prefixed with the offer's label.
+Error offer_error(const std::string& label, Error e) {
+  e.message = label + ": " + e.message;
+  if (!e.detail.empty()) e.detail = Message("advisor.quotes.offer_error").arg("offer", label).arg("error", e.detail);
+  return e;
+}
+
+// The offer's best plan's charges (micros).
+int64_t total_of(const OfferQuote& q) { return q.plans[q.best].total.micros(); }
+
+// Sets each offer's list_rank (by list price, then label) and sorts the offers by total, then label.
+void rank_offers(std::vector<OfferQuote>& offers) {
+  std::vector<size_t> by_list(offers.size());
+  for (size_t i = 0; i < by_list.size(); ++i) by_list[i] = i;
+  std::stable_sort(by_list.begin(), by_list.end(), [&](size_t a, size_t b) {
+    const auto &x = offers[a], &y = offers[b];
+    return std::make_pair(x.offer.prices.on_demand.micros(), x.label) <
+           std::make_pair(y.offer.prices.on_demand.micros(), y.label);
+  });
+  for (size_t i = 0; i < by_list.size(); ++i) offers[by_list[i]].list_rank = static_cast<int64_t>(i) + 1;
+  std::stable_sort(offers.begin(), offers.end(), [&](const OfferQuote& x, const OfferQuote& y) {
+    return std::make_pair(total_of(x), x.label) < std::make_pair(total_of(y), y.label);
+  });
+}
+
+// The ranked offer's steps: its best plan's charges, per useful GPU-hour and sticker price.
+void add_offer_steps(std::vector<QuoteStep>& steps, const OfferQuote& q, const Month& m, Currency currency) {
+  const QuotePlan& p = q.plans[q.best];
+  std::string formula;
+  for (const auto& c : p.components) formula += (formula.empty() ? "" : " + ") + c.amount.amount_string();
+  steps.push_back(step(Message("advisor.quotes.step.charges").arg("offer", q.label).arg("plan", plan_text(p, currency)),
+                       formula, p.total.amount_string()));
+  steps.push_back(step(Message("advisor.quotes.step.per_useful_gpu_hour").arg("offer", q.label),
+                       p.total.amount_string() + " ÷ " + gpu_hours(m.useful), p.per_useful_gpu_hour.amount_string()));
+  steps.push_back(step(Message("advisor.quotes.step.sticker").arg("offer", q.label),
+                       gpu_hours(m.useful) + " × " + q.offer.prices.on_demand.amount_string(),
+                       q.sticker.amount_string()));
+}
+
 }  // namespace
 
 Result<QuotesResult> compute_quotes(const QuotesInput& in) {
@@ -248,72 +322,27 @@ Result<QuotesResult> compute_quotes(const QuotesInput& in) {
   res.to = month_to();
   // Launches spread evenly: the first starts with the month, the last (with the longest cold
   // start) ends inside it.
-  int64_t longest = 0;
-  for (const auto& qo : in.offers) longest = std::max(longest, cold_ms(cold_of(in, qo)) + run_ms_of(w));
+  const int64_t longest = longest_launch_ms(in);
   const int64_t spacing = w.launches_per_month > 1 ? (res.to - res.from - 1 - longest) / (w.launches_per_month - 1) : 0;
   Month m{in, res.from, res.to, spacing, run_ms_of(w), busy_ms_of(w), 0};
   m.useful = w.launches_per_month * w.gpus * 1000 * m.busy_ms;
   res.useful_milli_gpu_ms = m.useful;
   res.busy_ms_per_launch = m.busy_ms;
   res.run_ms_per_launch = m.run_ms;
-  res.steps.push_back(step(Message("advisor.quotes.step.useful_gpu_hours"),
-                           std::to_string(w.launches_per_month) + " × " + std::to_string(w.gpus) + " × " +
-                               format_scaled(m.busy_ms, 3) + " s ÷ 3600",
-                           gpu_hours(m.useful)));
-  res.steps.push_back(
-      step(Message("advisor.quotes.step.month"),
-           "(2592000 s - 0.001 s - " + format_scaled(longest, 3) + " s) ÷ (" + std::to_string(w.launches_per_month) +
-               " - 1)",
-           format_scaled(m.spacing, 3) + " s"));
+  add_month_steps(res.steps, m, longest);
   std::vector<QuoteStep> offer_steps;
   for (const auto& qo : in.offers) {
-    OfferQuote q;
-    q.offer = qo.offer;
-    q.label = quote_offer_label(qo.offer);
-    q.cold_start = cold_of(in, qo);
-    q.billed_cold_seconds = (cold_ms(q.cold_start) - billing_start_offset(qo.offer, q.cold_start)) / 1000;
-    q.sticker = Money(
-        w.launches_per_month * he(static_cast<__int128>(qo.offer.prices.on_demand.micros()) * w.gpus * 1000 * m.busy_ms,
-                                  kMilliMsPerGpuHour),
-        res.currency);
-    if (auto s = rate_offer(m, q, qo, offer_steps); !s) {
-      Error e = s.error();
-      e.message = q.label + ": " + e.message;
-      if (!e.detail.empty())
-        e.detail = Message("advisor.quotes.offer_error").arg("offer", q.label).arg("error", e.detail);
-      return e;
-    }
+    OfferQuote q = offer_quote(m, qo, res.currency);
+    if (auto s = rate_offer(m, q, qo, offer_steps); !s) return offer_error(q.label, s.error());
     add_warnings(m, q);
     res.offers.push_back(std::move(q));
   }
-  auto total_of = [](const OfferQuote& q) { return q.plans[q.best].total.micros(); };
-  std::vector<size_t> by_list(res.offers.size());
-  for (size_t i = 0; i < by_list.size(); ++i) by_list[i] = i;
-  std::stable_sort(by_list.begin(), by_list.end(), [&](size_t a, size_t b) {
-    const auto &x = res.offers[a], &y = res.offers[b];
-    return std::make_pair(x.offer.prices.on_demand.micros(), x.label) <
-           std::make_pair(y.offer.prices.on_demand.micros(), y.label);
-  });
-  for (size_t i = 0; i < by_list.size(); ++i) res.offers[by_list[i]].list_rank = static_cast<int64_t>(i) + 1;
-  std::stable_sort(res.offers.begin(), res.offers.end(), [&](const OfferQuote& x, const OfferQuote& y) {
-    return std::make_pair(total_of(x), x.label) < std::make_pair(total_of(y), y.label);
-  });
+  rank_offers(res.offers);
   for (size_t i = 0; i < res.offers.size(); ++i) {
     OfferQuote& q = res.offers[i];
     q.rank = static_cast<int64_t>(i) + 1;
     explain(q, res.offers[0]);
-    const QuotePlan& p = q.plans[q.best];
-    std::string formula;
-    for (const auto& c : p.components) formula += (formula.empty() ? "" : " + ") + c.amount.amount_string();
-    res.steps.push_back(
-        step(Message("advisor.quotes.step.charges").arg("offer", q.label).arg("plan", plan_text(p, res.currency)),
-             formula, p.total.amount_string()));
-    res.steps.push_back(step(Message("advisor.quotes.step.per_useful_gpu_hour").arg("offer", q.label),
-                             p.total.amount_string() + " ÷ " + gpu_hours(m.useful),
-                             p.per_useful_gpu_hour.amount_string()));
-    res.steps.push_back(step(Message("advisor.quotes.step.sticker").arg("offer", q.label),
-                             gpu_hours(m.useful) + " × " + q.offer.prices.on_demand.amount_string(),
-                             q.sticker.amount_string()));
+    add_offer_steps(res.steps, q, m, res.currency);
   }
   for (auto& s : offer_steps) res.steps.push_back(std::move(s));
   // The sticker misleads when a lower list price comes with a higher true cost (an inversion);

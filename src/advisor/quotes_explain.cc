@@ -201,85 +201,103 @@ void quotes_internal::explain_sticker(QuotesResult& res) {
   }
 }
 
-json to_json(const QuotesResult& r) {
-  const std::string cur = currency_code(r.currency);
-  json ranking = json::array(), by_list = json::array();
-  for (const auto& q : r.offers) {
-    const QuotePlan& best = q.plans[q.best];
-    auto comps = [](const QuotePlan& p) {
-      json a = json::array();
-      for (const auto& c : p.components) {
-        const Message label = component_label(c.key);
-        a.push_back({{"key", c.key},
-                     {"text", render_en(label)},
-                     {"text_message", message_to_json(label)},
-                     {"quantity", c.quantity},
-                     {"unit", c.unit},
-                     {"amount", c.amount.amount_string()}});
-      }
-      return a;
-    };
-    json plans = json::array();
-    for (const auto& p : q.plans) {
-      json rules = json::array();
-      for (const auto& x : p.rules)
-        rules.push_back({{"rule", x.rule},
-                         {"lines", x.lines},
-                         {"quantity", x.quantity},
-                         {"unit", x.unit},
-                         {"amount", x.amount.amount_string()}});
-      const Message text = plan_text(p, r.currency);
-      plans.push_back({{"plan", p.name},
-                       {"term_months", p.term_months},
-                       {"committed_gpus", p.committed_gpus},
-                       {"unit_price", p.unit_price.amount_string()},
-                       {"total", p.total.amount_string()},
-                       {"per_useful_gpu_hour", p.per_useful_gpu_hour.amount_string()},
-                       {"text", render_en(text)},
-                       {"text_message", message_to_json(text)},
-                       {"components", comps(p)},
-                       {"invoice_rules", rules}});
-    }
-    json diffs = json::array();
-    for (const auto& d : q.vs_cheapest)
-      diffs.push_back({{"component", d.component},
-                       {"diff", d.diff.amount_string()},
-                       {"text", render_en(d.text)},
-                       {"text_message", message_to_json(d.text)}});
-    json warnings = json::array();
-    for (const auto& w : q.warnings) warnings.push_back(text_json(w));
-    const int64_t overhead = best.total.micros() - q.sticker.micros();
-    json entry =
-        {{"rank", q.rank},
-         {"list_rank", q.list_rank},
-         {"offer", q.label},
-         {"supplier", q.offer.supplier},
-         {"name", q.offer.name},
-         {"gpu_model", q.offer.gpu_model},
-         {"list_price", q.offer.prices.on_demand.amount_string()},
-         {"billing_starts", enum_name(kBillingStarts, q.offer.fees.billing_starts)},
-         {"min_increment_seconds", q.offer.min_increment_seconds},
-         {"cold_start",
-          {{"to_running_seconds", q.cold_start.to_running_seconds},
-           {"to_ready_seconds", q.cold_start.to_ready_seconds},
-           {"billed_seconds_per_launch", q.billed_cold_seconds}}},
-         {"plan", best.name},
-         {"total", best.total.amount_string()},
-         {"per_useful_gpu_hour", best.per_useful_gpu_hour.amount_string()},
-         {"sticker", q.sticker.amount_string()},
-         {"overhead", Money(overhead, r.currency).amount_string()},
-         {"overhead_pct", pct_tenths(overhead, q.sticker.micros())},
-         {"components", comps(best)},
-         {"plans", plans},
-         {"vs_cheapest",
-          {{"diff", Money(best.total.micros() - r.offers[0].plans[r.offers[0].best].total.micros(), r.currency)
-                        .amount_string()},
-           {"differences", diffs}}},
-         {"warnings", warnings}};
-    put_message(entry, "idle_rule", idle_rule_text(q.offer));
-    put_message(entry, "summary", q.summary);
-    ranking.push_back(std::move(entry));
+namespace {
+
+// A plan's components, each with its label.
+json components_json(const QuotePlan& p) {
+  json a = json::array();
+  for (const auto& c : p.components) {
+    const Message label = component_label(c.key);
+    a.push_back({{"key", c.key},
+                 {"text", render_en(label)},
+                 {"text_message", message_to_json(label)},
+                 {"quantity", c.quantity},
+                 {"unit", c.unit},
+                 {"amount", c.amount.amount_string()}});
   }
+  return a;
+}
+
+// Every plan rated for q, with its invoice lines summed per rule.
+json plans_json(const OfferQuote& q, Currency currency) {
+  json plans = json::array();
+  for (const auto& p : q.plans) {
+    json rules = json::array();
+    for (const auto& x : p.rules)
+      rules.push_back({{"rule", x.rule},
+                       {"lines", x.lines},
+                       {"quantity", x.quantity},
+                       {"unit", x.unit},
+                       {"amount", x.amount.amount_string()}});
+    const Message text = plan_text(p, currency);
+    plans.push_back({{"plan", p.name},
+                     {"term_months", p.term_months},
+                     {"committed_gpus", p.committed_gpus},
+                     {"unit_price", p.unit_price.amount_string()},
+                     {"total", p.total.amount_string()},
+                     {"per_useful_gpu_hour", p.per_useful_gpu_hour.amount_string()},
+                     {"text", render_en(text)},
+                     {"text_message", message_to_json(text)},
+                     {"components", components_json(p)},
+                     {"invoice_rules", rules}});
+  }
+  return plans;
+}
+
+// q's differences against the cheapest offer.
+json differences_json(const OfferQuote& q) {
+  json diffs = json::array();
+  for (const auto& d : q.vs_cheapest)
+    diffs.push_back({{"component", d.component},
+                     {"diff", d.diff.amount_string()},
+                     {"text", render_en(d.text)},
+                     {"text_message", message_to_json(d.text)}});
+  return diffs;
+}
+
+// One offer's entry in "ranking".
+json ranking_entry(const QuotesResult& r, const OfferQuote& q) {
+  const QuotePlan& best = q.plans[q.best];
+  json plans = plans_json(q, r.currency);
+  json diffs = differences_json(q);
+  json warnings = json::array();
+  for (const auto& w : q.warnings) warnings.push_back(text_json(w));
+  const int64_t overhead = best.total.micros() - q.sticker.micros();
+  json entry = {
+      {"rank", q.rank},
+      {"list_rank", q.list_rank},
+      {"offer", q.label},
+      {"supplier", q.offer.supplier},
+      {"name", q.offer.name},
+      {"gpu_model", q.offer.gpu_model},
+      {"list_price", q.offer.prices.on_demand.amount_string()},
+      {"billing_starts", enum_name(kBillingStarts, q.offer.fees.billing_starts)},
+      {"min_increment_seconds", q.offer.min_increment_seconds},
+      {"cold_start",
+       {{"to_running_seconds", q.cold_start.to_running_seconds},
+        {"to_ready_seconds", q.cold_start.to_ready_seconds},
+        {"billed_seconds_per_launch", q.billed_cold_seconds}}},
+      {"plan", best.name},
+      {"total", best.total.amount_string()},
+      {"per_useful_gpu_hour", best.per_useful_gpu_hour.amount_string()},
+      {"sticker", q.sticker.amount_string()},
+      {"overhead", Money(overhead, r.currency).amount_string()},
+      {"overhead_pct", pct_tenths(overhead, q.sticker.micros())},
+      {"components", components_json(best)},
+      {"plans", plans},
+      {"vs_cheapest",
+       {{"diff",
+         Money(best.total.micros() - r.offers[0].plans[r.offers[0].best].total.micros(), r.currency).amount_string()},
+        {"differences", diffs}}},
+      {"warnings", warnings}};
+  put_message(entry, "idle_rule", idle_rule_text(q.offer));
+  put_message(entry, "summary", q.summary);
+  return entry;
+}
+
+// "list_price_ranking": the offers by list rank.
+json list_price_ranking_json(const QuotesResult& r) {
+  json by_list = json::array();
   std::vector<const OfferQuote*> order;
   for (const auto& q : r.offers) order.push_back(&q);
   std::sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->list_rank < b->list_rank; });
@@ -289,18 +307,29 @@ json to_json(const QuotesResult& r) {
                        {"list_price", q->offer.prices.on_demand.amount_string()},
                        {"rank", q->rank},
                        {"per_useful_gpu_hour", q->plans[q->best].per_useful_gpu_hour.amount_string()}});
+  return by_list;
+}
+
+}  // namespace
+
+json to_json(const QuotesResult& r) {
+  const std::string cur = currency_code(r.currency);
+  json ranking = json::array();
+  for (const auto& q : r.offers) ranking.push_back(ranking_entry(r, q));
+  const json by_list = list_price_ranking_json(r);
   const json steps = steps_to_json(r.steps);
-  json out = {{"currency", cur},
-          {"period",
-           {{"from", format_rfc3339(r.from)}, {"to", format_rfc3339(r.to)}, {"hours", (r.to - r.from) / kMsPerHour}}},
-          {"workload",
-           {{"useful_gpu_hours", gpu_hours(r.useful_milli_gpu_ms)},
-            {"run_seconds_per_launch", format_scaled(r.run_ms_per_launch, 3)},
-            {"computing_seconds_per_launch", format_scaled(r.busy_ms_per_launch, 3)}}},
-          {"ranking", ranking},
-          {"list_price_ranking", by_list},
-          {"sticker_misleads", r.sticker_misleads},
-          {"steps", steps}};
+  json out = {
+      {"currency", cur},
+      {"period",
+       {{"from", format_rfc3339(r.from)}, {"to", format_rfc3339(r.to)}, {"hours", (r.to - r.from) / kMsPerHour}}},
+      {"workload",
+       {{"useful_gpu_hours", gpu_hours(r.useful_milli_gpu_ms)},
+        {"run_seconds_per_launch", format_scaled(r.run_ms_per_launch, 3)},
+        {"computing_seconds_per_launch", format_scaled(r.busy_ms_per_launch, 3)}}},
+      {"ranking", ranking},
+      {"list_price_ranking", by_list},
+      {"sticker_misleads", r.sticker_misleads},
+      {"steps", steps}};
   put_message(out, "misleads", r.misleads);
   return out;
 }

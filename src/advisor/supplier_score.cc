@@ -210,9 +210,8 @@ std::vector<int64_t> apportion(const std::vector<int64_t>& w, int64_t cap) {
   return share;
 }
 
-}  // namespace
-
-Result<SupplierScoreResult> compute_supplier_score(const SupplierScoreInput& in) {
+// The input's checks, in order; Σ weight of the checklist and the history rules when they pass.
+Result<int64_t> checked_weight_sum(const SupplierScoreInput& in) {
   if (in.suppliers.empty()) return Error::invalid("suppliers", Message("advisor.suppliers.none"));
   int64_t wsum = 0;
   for (const auto& i : in.checklist) wsum += i.weight;
@@ -222,47 +221,52 @@ Result<SupplierScoreResult> compute_supplier_score(const SupplierScoreInput& in)
     return Error::invalid("split.floor", Message("advisor.suppliers.range").arg("min", "0").arg("max", "99"));
   if (in.split.cap_pct < 1 || in.split.cap_pct > 100)
     return Error::invalid("split.cap_pct", Message("advisor.suppliers.range").arg("min", "1").arg("max", "100"));
-  SupplierScoreResult res;
-  res.floor_x10 = in.split.floor * 10;
-  res.cap_permille = in.split.cap_pct * 10;
-  for (const auto& c : in.suppliers) {
-    SupplierScore s;
-    s.name = c.supplier.name;
-    s.display_name = c.supplier.display_name.empty() ? c.supplier.name : c.supplier.display_name;
-    s.history = c.history;
-    for (const auto& it : in.checklist) {
-      const Eval e = it.builtin ? eval_builtin(it, c) : eval_custom(it, c);
-      SupplierItemResult x{it.id,
-                           it.text,
-                           false,
-                           it.weight,
-                           it.must_have,
-                           e.status,
-                           e.status == SupplierItemStatus::kPass ? 1000 : 0,
-                           e.source,
-                           e.evidence};
-      if (it.must_have && e.status != SupplierItemStatus::kPass) {
-        s.blocked = true;
-        s.hard_failures.push_back(it.id);
-      }
-      s.items.push_back(std::move(x));
+  return wsum;
+}
+
+// One supplier's items, score and eligibility; appends its score step to `steps`.
+SupplierScore score_supplier(const SupplierCandidate& c, const SupplierScoreInput& in, int64_t wsum, int64_t floor_x10,
+                             std::vector<SupplierStep>& steps) {
+  SupplierScore s;
+  s.name = c.supplier.name;
+  s.display_name = c.supplier.display_name.empty() ? c.supplier.name : c.supplier.display_name;
+  s.history = c.history;
+  for (const auto& it : in.checklist) {
+    const Eval e = it.builtin ? eval_builtin(it, c) : eval_custom(it, c);
+    SupplierItemResult x{
+        it.id,
+        it.text,
+        false,
+        it.weight,
+        it.must_have,
+        e.status,
+        e.status == SupplierItemStatus::kPass ? 1000 : 0,
+        e.source,
+        e.evidence,
+    };
+    if (it.must_have && e.status != SupplierItemStatus::kPass) {
+      s.blocked = true;
+      s.hard_failures.push_back(it.id);
     }
-    for (const auto& r : in.history_rules) s.items.push_back(grade(r, c.history));
-    __int128 points = 0;
-    std::string formula;
-    for (const auto& x : s.items) {
-      points += static_cast<__int128>(x.weight) * x.credit_permille;
-      if (x.weight > 0) formula += (formula.empty() ? "(" : " + ") + n2s(x.weight) + "×" + n2s(x.credit_permille);
-    }
-    s.score_x10 = he128(points, wsum);  // Σ w × credit‰ ÷ (Σ w × 1000) × 100, in tenths
-    s.eligible = !s.blocked && s.score_x10 > res.floor_x10;
-    res.steps.push_back(step(Message("advisor.suppliers.step.score").arg("supplier", s.name),
-                             formula + ") ÷ (" + n2s(wsum) + " × 10)", tenths(s.score_x10)));
-    res.suppliers.push_back(std::move(s));
+    s.items.push_back(std::move(x));
   }
-  std::stable_sort(res.suppliers.begin(), res.suppliers.end(), [](const SupplierScore& a, const SupplierScore& b) {
-    return a.score_x10 != b.score_x10 ? a.score_x10 > b.score_x10 : a.name < b.name;
-  });
+  for (const auto& r : in.history_rules) s.items.push_back(grade(r, c.history));
+  __int128 points = 0;
+  std::string formula;
+  for (const auto& x : s.items) {
+    points += static_cast<__int128>(x.weight) * x.credit_permille;
+    if (x.weight > 0) formula += (formula.empty() ? "(" : " + ") + n2s(x.weight) + "×" + n2s(x.credit_permille);
+  }
+  s.score_x10 = he128(points, wsum);  // Σ w × credit‰ ÷ (Σ w × 1000) × 100, in tenths
+  s.eligible = !s.blocked && s.score_x10 > floor_x10;
+  steps.push_back(step(Message("advisor.suppliers.step.score").arg("supplier", s.name),
+                       formula + ") ÷ (" + n2s(wsum) + " × 10)", tenths(s.score_x10)));
+  return s;
+}
+
+// The procurement split among the eligible suppliers (res.suppliers in score order): their
+// shares, the effective cap, the split's text and its steps.
+void split_among_eligible(SupplierScoreResult& res) {
   std::vector<SupplierScore*> eligible;
   std::vector<int64_t> weights;
   std::string wformula;
@@ -276,7 +280,7 @@ Result<SupplierScoreResult> compute_supplier_score(const SupplierScoreInput& in)
   res.effective_cap_permille = n > 0 ? std::max(res.cap_permille, (1000 + n - 1) / n) : res.cap_permille;
   if (n == 0) {
     res.split = Message("advisor.suppliers.split.none").arg("floor", tenths(res.floor_x10));
-    return res;
+    return;
   }
   const auto shares = apportion(weights, res.effective_cap_permille);
   std::string sformula;
@@ -298,6 +302,21 @@ Result<SupplierScoreResult> compute_supplier_score(const SupplierScoreInput& in)
   res.steps.push_back(step(Message("advisor.suppliers.step.split_weight"), wformula, json(weights)));
   res.steps.push_back(step(Message("advisor.suppliers.step.shares"),
                            "1000 × weight ÷ Σ weight, cap " + n2s(res.effective_cap_permille) + "‰", sformula));
+}
+
+}  // namespace
+
+Result<SupplierScoreResult> compute_supplier_score(const SupplierScoreInput& in) {
+  const auto wsum = checked_weight_sum(in);
+  if (!wsum) return wsum.error();
+  SupplierScoreResult res;
+  res.floor_x10 = in.split.floor * 10;
+  res.cap_permille = in.split.cap_pct * 10;
+  for (const auto& c : in.suppliers) res.suppliers.push_back(score_supplier(c, in, *wsum, res.floor_x10, res.steps));
+  std::stable_sort(res.suppliers.begin(), res.suppliers.end(), [](const SupplierScore& a, const SupplierScore& b) {
+    return a.score_x10 != b.score_x10 ? a.score_x10 > b.score_x10 : a.name < b.name;
+  });
+  split_among_eligible(res);
   return res;
 }
 

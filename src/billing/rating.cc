@@ -165,20 +165,14 @@ namespace {
 
 using namespace billing_detail;
 
-Status check(const RatingInput& in) {
-  auto bad = [](const std::string& f, Message r) { return Status(Error::invalid(f, std::move(r))); };
-  auto unknown_offer = [](const std::string& offer) { return Message("rating.unknown_offer").arg("offer", offer); };
-  auto unknown_allocation = [](const std::string& a) {
-    return Message("rating.unknown_allocation").arg("allocation", a);
-  };
-  if (in.from >= in.to) return bad("period", Message("rating.period_order"));
-  if (in.offers.empty()) return bad("offers", Message("rating.no_offers"));
-  for (const auto& [name, o] : in.offers)
-    if (o.currency != in.contract.currency)
-      return bad("offers." + name + ".currency", Message("rating.offer_currency")
-                                                     .arg("currency", currency_code(o.currency))
-                                                     .arg("contract", currency_code(in.contract.currency)));
-  std::set<std::string> ids;
+// An invalid-input status naming field f.
+Status bad(const std::string& f, Message r) { return Status(Error::invalid(f, std::move(r))); }
+Message unknown_offer(const std::string& offer) { return Message("rating.unknown_offer").arg("offer", offer); }
+Message unknown_allocation(const std::string& a) { return Message("rating.unknown_allocation").arg("allocation", a); }
+
+// Each allocation: a unique id (collected into ids), a known offer, a price for its mode, ordered
+// times and utilization samples.
+Status check_allocations(const RatingInput& in, std::set<std::string>& ids) {
   for (size_t i = 0; i < in.allocations.size(); ++i) {
     const auto& a = in.allocations[i];
     const std::string f = "allocations[" + std::to_string(i) + "]";
@@ -200,6 +194,11 @@ Status check(const RatingInput& in) {
         return bad(f + ".utilization[" + std::to_string(k) + "].pct", Message("rating.pct_range"));
     }
   }
+  return ok_status();
+}
+
+// Each commitment: a known offer with a price for its term.
+Status check_commitments(const RatingInput& in) {
   for (size_t i = 0; i < in.commitments.size(); ++i) {
     const auto& cm = in.commitments[i];
     const std::string f = "commitments[" + std::to_string(i) + "]";
@@ -207,22 +206,27 @@ Status check(const RatingInput& in) {
     if (o == in.offers.end()) return bad(f + ".offer", unknown_offer(cm.offer));
     if (auto p = commitment_price(o->second, cm); !p) return bad(f + ".term_months", p.error().fields.at(0).coded);
   }
-  for (size_t i = 0; i < in.volume.size(); ++i)
-    if (!ids.count(in.volume[i].allocation))
-      return bad("usage.volume[" + std::to_string(i) + "].allocation", unknown_allocation(in.volume[i].allocation));
-  auto served_price = [&](const std::string& offer, const std::string& model, const std::string& f,
-                          auto pick) -> Status {
-    auto o = in.offers.find(offer);
-    if (o == in.offers.end()) return bad(f + ".offer", unknown_offer(offer));
-    for (const auto& m : o->second.served_models)
-      if (m.model == model)
-        return pick(m) ? ok_status() : bad(f, Message("rating.no_model_price").arg("offer", offer).arg("model", model));
-    return bad(f + ".model", Message("rating.model_not_served").arg("offer", offer).arg("model", model));
-  };
+  return ok_status();
+}
+
+// The offer serves the model and pick(model) says it has the prices the usage needs.
+template <typename Pick>
+Status served_price(const RatingInput& in, const std::string& offer, const std::string& model, const std::string& f,
+                    Pick pick) {
+  auto o = in.offers.find(offer);
+  if (o == in.offers.end()) return bad(f + ".offer", unknown_offer(offer));
+  for (const auto& m : o->second.served_models)
+    if (m.model == model)
+      return pick(m) ? ok_status() : bad(f, Message("rating.no_model_price").arg("offer", offer).arg("model", model));
+  return bad(f + ".model", Message("rating.model_not_served").arg("offer", offer).arg("model", model));
+}
+
+// Token and QPS usage: priced by a served model of a known offer.
+Status check_served(const RatingInput& in) {
   for (size_t i = 0; i < in.tokens.size(); ++i) {
     const auto& t = in.tokens[i];
     const std::string f = "usage.tokens[" + std::to_string(i) + "]";
-    if (auto s = served_price(t.offer, t.model, f, [&](const ServedModel& m) {
+    if (auto s = served_price(in, t.offer, t.model, f, [&](const ServedModel& m) {
           return (t.input_tokens == 0 || m.per_million_input_tokens) && (t.output_tokens == 0 || m.per_million_output_tokens);
         });
         !s)
@@ -232,14 +236,15 @@ Status check(const RatingInput& in) {
     const auto& q = in.qps[i];
     const std::string f = "usage.qps[" + std::to_string(i) + "]";
     if (q.from >= q.to) return bad(f + ".to", Message("time.after_from"));
-    if (auto s = served_price(q.offer, q.model, f, [](const ServedModel& m) { return m.per_qps_month.has_value(); }); !s)
+    if (auto s = served_price(in, q.offer, q.model, f, [](const ServedModel& m) { return m.per_qps_month.has_value(); });
+        !s)
       return s;
   }
-  for (const auto& [offer, prices] : in.spot_prices) {
-    if (!in.offers.count(offer)) return bad("spot_prices." + offer, Message("rating.unknown_offer_key"));
-    for (size_t k = 1; k < prices.size(); ++k)
-      if (prices[k].from <= prices[k - 1].from) return bad("spot_prices." + offer, Message("rating.spot_order"));
-  }
+  return ok_status();
+}
+
+// Incidents (a node or a known allocation) and NCCL measurements: non-empty periods.
+Status check_measurements(const RatingInput& in, const std::set<std::string>& ids) {
   for (size_t i = 0; i < in.incidents.size(); ++i) {
     const auto& x = in.incidents[i];
     const std::string f = "measurements.incidents[" + std::to_string(i) + "]";
@@ -252,6 +257,29 @@ Status check(const RatingInput& in) {
     if (in.nccl[i].from >= in.nccl[i].to)
       return bad("measurements.nccl[" + std::to_string(i) + "].to", Message("time.after_from"));
   return ok_status();
+}
+
+Status check(const RatingInput& in) {
+  if (in.from >= in.to) return bad("period", Message("rating.period_order"));
+  if (in.offers.empty()) return bad("offers", Message("rating.no_offers"));
+  for (const auto& [name, o] : in.offers)
+    if (o.currency != in.contract.currency)
+      return bad("offers." + name + ".currency", Message("rating.offer_currency")
+                                                     .arg("currency", currency_code(o.currency))
+                                                     .arg("contract", currency_code(in.contract.currency)));
+  std::set<std::string> ids;
+  if (auto s = check_allocations(in, ids); !s) return s;
+  if (auto s = check_commitments(in); !s) return s;
+  for (size_t i = 0; i < in.volume.size(); ++i)
+    if (!ids.count(in.volume[i].allocation))
+      return bad("usage.volume[" + std::to_string(i) + "].allocation", unknown_allocation(in.volume[i].allocation));
+  if (auto s = check_served(in); !s) return s;
+  for (const auto& [offer, prices] : in.spot_prices) {
+    if (!in.offers.count(offer)) return bad("spot_prices." + offer, Message("rating.unknown_offer_key"));
+    for (size_t k = 1; k < prices.size(); ++k)
+      if (prices[k].from <= prices[k - 1].from) return bad("spot_prices." + offer, Message("rating.spot_order"));
+  }
+  return check_measurements(in, ids);
 }
 
 Result<RatingResult> run(const RatingInput& in, bool with_credits) {

@@ -202,78 +202,74 @@ struct Partial {
   std::optional<TimeMs> ts;
 };
 
-}  // namespace
+// The spec of a DCGM metric gpurent reads; nullptr for any other metric.
+const FieldSpec* field_spec(const std::string& name) {
+  const FieldSpec* spec = nullptr;
+  for (const auto& f : kFields)
+    if (name == f.metric) spec = &f;
+  return spec;
+}
 
-Result<DcgmReadings> map_dcgm(std::span<const PromSample> samples) {
-  std::vector<Partial> gpus;
-  std::map<std::string, size_t> index;  // group key -> gpus[i]
-  for (const PromSample& s : samples) {
-    const FieldSpec* spec = nullptr;
-    for (const auto& f : kFields)
-      if (s.name == f.metric) spec = &f;
-    if (!spec) continue;
-    if (const std::string* mig = s.label("GPU_I_ID"); mig && !mig->empty()) continue;
-    const std::string* uuid = s.label("UUID");
-    if (!uuid) uuid = s.label("uuid");
-    const std::string* gpu = s.label("gpu");
-    const std::string* host = s.label("Hostname");
-    std::optional<int64_t> gpu_index;
-    if (gpu) {
-      int64_t g = -1;
-      auto [p, ec] = std::from_chars(gpu->data(), gpu->data() + gpu->size(), g);
-      if (ec != std::errc() || p != gpu->data() + gpu->size() || g < 0 || g > kMaxGpuIndex)
-        return line_error(s.line, "label gpu=\"" + *gpu + "\" is not a GPU index");
-      gpu_index = g;
-    }
-    std::string key;
-    if (uuid && !uuid->empty())
-      key = "u/" + *uuid;
-    else if (gpu_index)
-      key = "h/" + (host ? *host : std::string()) + "/" + std::to_string(*gpu_index);
-    else
-      return line_error(s.line, s.name + " has neither a UUID nor a gpu label: cannot tell which GPU it is");
-    auto [it, fresh] = index.emplace(key, gpus.size());
-    if (fresh) {
-      Partial p;
-      p.r.uuid = uuid ? *uuid : "";
-      p.r.gpu = gpu_index;
-      p.r.hostname = host ? *host : "";
-      if (const std::string* m = s.label("modelName")) p.r.model_name = *m;
-      gpus.push_back(std::move(p));
-    }
-    Partial& p = gpus[it->second];
-    if (std::isnan(s.value)) continue;
-    if (!(s.value >= spec->min && s.value <= spec->max))
-      return line_error(s.line, s.name + " value " + std::to_string(s.value) + " is outside " +
-                                    std::to_string(spec->min) + ".." + std::to_string(spec->max));
-    int64_t v = std::llround(s.value * spec->scale);
-    std::optional<int64_t>* slot = nullptr;
-    switch (spec->field) {
-      case Field::kUtil:
-        slot = &p.util;
-        break;
-      case Field::kFbUsed:
-        slot = &p.r.metrics.memory_used_mib;
-        break;
-      case Field::kPower:
-        slot = &p.r.metrics.power_mw;
-        break;
-      case Field::kSmClock:
-        slot = &p.r.metrics.sm_clock_mhz;
-        break;
-      case Field::kGrActive:
-        slot = &p.gr;
-        v = std::min<int64_t>(v, 100);
-        break;
-    }
-    if (slot->has_value()) continue;  // repeated series (one per pod on a shared GPU): keep the first
-    *slot = v;
-    if (s.timestamp_ms) {
-      p.ts = p.ts ? std::max(*p.ts, *s.timestamp_ms) : *s.timestamp_ms;
-    } else {
-      p.all_timestamped = false;
-    }
+// The GPU a sample is about, by UUID or by host and gpu index: its position in gpus, added (with
+// the sample's identity labels) the first time it is seen.
+Result<size_t> gpu_of(const PromSample& s, std::vector<Partial>& gpus, std::map<std::string, size_t>& index) {
+  const std::string* uuid = s.label("UUID");
+  if (!uuid) uuid = s.label("uuid");
+  const std::string* gpu = s.label("gpu");
+  const std::string* host = s.label("Hostname");
+  std::optional<int64_t> gpu_index;
+  if (gpu) {
+    int64_t g = -1;
+    auto [p, ec] = std::from_chars(gpu->data(), gpu->data() + gpu->size(), g);
+    if (ec != std::errc() || p != gpu->data() + gpu->size() || g < 0 || g > kMaxGpuIndex)
+      return line_error(s.line, "label gpu=\"" + *gpu + "\" is not a GPU index");
+    gpu_index = g;
   }
+  std::string key;
+  if (uuid && !uuid->empty())
+    key = "u/" + *uuid;
+  else if (gpu_index)
+    key = "h/" + (host ? *host : std::string()) + "/" + std::to_string(*gpu_index);
+  else
+    return line_error(s.line, s.name + " has neither a UUID nor a gpu label: cannot tell which GPU it is");
+  auto [it, fresh] = index.emplace(key, gpus.size());
+  if (fresh) {
+    Partial p;
+    p.r.uuid = uuid ? *uuid : "";
+    p.r.gpu = gpu_index;
+    p.r.hostname = host ? *host : "";
+    if (const std::string* m = s.label("modelName")) p.r.model_name = *m;
+    gpus.push_back(std::move(p));
+  }
+  return it->second;
+}
+
+// Where a field's value goes in p (v, in gpurent's unit, is capped for fields that need it).
+std::optional<int64_t>* field_slot(Partial& p, Field field, int64_t& v) {
+  std::optional<int64_t>* slot = nullptr;
+  switch (field) {
+    case Field::kUtil:
+      slot = &p.util;
+      break;
+    case Field::kFbUsed:
+      slot = &p.r.metrics.memory_used_mib;
+      break;
+    case Field::kPower:
+      slot = &p.r.metrics.power_mw;
+      break;
+    case Field::kSmClock:
+      slot = &p.r.metrics.sm_clock_mhz;
+      break;
+    case Field::kGrActive:
+      slot = &p.gr;
+      v = std::min<int64_t>(v, 100);
+      break;
+  }
+  return slot;
+}
+
+// The readings of the GPUs that reported a utilization; the others are listed as skipped.
+DcgmReadings readings(std::vector<Partial>& gpus) {
   DcgmReadings out;
   for (Partial& p : gpus) {
     std::string who = !p.r.uuid.empty() ? p.r.uuid : "gpu " + std::to_string(p.r.gpu.value_or(-1));
@@ -287,6 +283,35 @@ Result<DcgmReadings> map_dcgm(std::span<const PromSample> samples) {
     out.gpus.push_back(std::move(p.r));
   }
   return out;
+}
+
+}  // namespace
+
+Result<DcgmReadings> map_dcgm(std::span<const PromSample> samples) {
+  std::vector<Partial> gpus;
+  std::map<std::string, size_t> index;  // group key -> gpus[i]
+  for (const PromSample& s : samples) {
+    const FieldSpec* spec = field_spec(s.name);
+    if (!spec) continue;
+    if (const std::string* mig = s.label("GPU_I_ID"); mig && !mig->empty()) continue;
+    auto at = gpu_of(s, gpus, index);
+    if (!at) return at.error();
+    Partial& p = gpus[*at];
+    if (std::isnan(s.value)) continue;
+    if (!(s.value >= spec->min && s.value <= spec->max))
+      return line_error(s.line, s.name + " value " + std::to_string(s.value) + " is outside " +
+                                    std::to_string(spec->min) + ".." + std::to_string(spec->max));
+    int64_t v = std::llround(s.value * spec->scale);
+    std::optional<int64_t>* slot = field_slot(p, spec->field, v);
+    if (slot->has_value()) continue;  // repeated series (one per pod on a shared GPU): keep the first
+    *slot = v;
+    if (s.timestamp_ms) {
+      p.ts = p.ts ? std::max(*p.ts, *s.timestamp_ms) : *s.timestamp_ms;
+    } else {
+      p.all_timestamped = false;
+    }
+  }
+  return readings(gpus);
 }
 
 }  // namespace gpurent

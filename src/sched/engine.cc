@@ -199,39 +199,37 @@ Status SchedEngine::submit(const SchedJob& job, const Message& requeued_why) {
   return ok_status();
 }
 
-Status SchedEngine::adopt_gpus(const std::string& job, const std::string& node, std::vector<int64_t> gpus) {
-  return adopt_node_gpus(node, {{job, std::move(gpus)}});
+namespace {
+
+// The whole-GPU workers of `j` on node `ni` (appended to `out`), and the GPUs they hold, sorted.
+std::vector<int64_t> workers_on(EngineJob& j, int ni, std::vector<Bound*>& out) {
+  std::vector<int64_t> held;
+  for (Gang& u : j.units)
+    for (Bound& b : u.workers)
+      if (b.node == ni && b.pod.gpu_milli == 1000) {
+        out.push_back(&b);
+        held.insert(held.end(), b.gpus.begin(), b.gpus.end());
+      }
+  std::sort(held.begin(), held.end());
+  return held;
 }
 
-Status SchedEngine::adopt_node_gpus(const std::string& node, const std::map<std::string, std::vector<int64_t>>& jobs) {
-  Impl& e = *impl_;
-  auto nt = e.node_index.find(node);
-  if (nt == e.node_index.end()) return Error::make(Code::kNotFound, Message("sched.node_unknown").arg("node", node));
-  const int ni = nt->second;
-  // The whole-GPU workers of `id` on the node, and the GPUs they hold.
-  auto workers_of = [&](EngineJob& j, std::vector<Bound*>& out) -> std::vector<int64_t> {
-    std::vector<int64_t> held;
-    for (Gang& u : j.units)
-      for (Bound& b : u.workers)
-        if (b.node == ni && b.pod.gpu_milli == 1000) {
-          out.push_back(&b);
-          held.insert(held.end(), b.gpus.begin(), b.gpus.end());
-        }
-    std::sort(held.begin(), held.end());
-    return held;
-  };
-  struct Move {
-    std::vector<Bound*> bounds;
-    std::vector<int64_t> from, to;  // to empty: displaced, goes to any free GPUs
-  };
-  std::map<std::string, Move> moves;
-  std::set<int64_t> wanted;
+// One job's workers on the node, and the GPUs they move from and to.
+struct Move {
+  std::vector<Bound*> bounds;
+  std::vector<int64_t> from, to;  // to empty: displaced, goes to any free GPUs
+};
+
+// The moves of the named jobs not already on their GPUs, and every GPU they name (`wanted`).
+Status named_moves(SchedEngine::Impl& e, int ni, const std::string& node,
+                   const std::map<std::string, std::vector<int64_t>>& jobs, std::map<std::string, Move>& moves,
+                   std::set<int64_t>& wanted) {
   for (const auto& [id, g] : jobs) {
     auto jt = e.jobs.find(id);
     if (jt == e.jobs.end() || !jt->second.running)
       return Error::make(Code::kNotFound, Message("sched.job_not_running").arg("job", id));
     Move m;
-    m.from = workers_of(jt->second, m.bounds);
+    m.from = workers_on(jt->second, ni, m.bounds);
     m.to = g;
     std::sort(m.to.begin(), m.to.end());
     if (m.bounds.empty() || m.from.size() != m.to.size() || std::adjacent_find(m.to.begin(), m.to.end()) != m.to.end())
@@ -246,37 +244,44 @@ Status SchedEngine::adopt_node_gpus(const std::string& node, const std::map<std:
                            Message("sched.adopt.gpu_twice").arg("gpu", std::to_string(x)).arg("node", node));
     if (m.from != m.to) moves[id] = std::move(m);
   }
-  if (moves.empty()) return ok_status();
-  // Jobs not in `jobs` that hold a wanted GPU make room: they move to GPUs nobody wants.
+  return ok_status();
+}
+
+// Jobs not in `jobs` that hold a wanted GPU make room: they move to GPUs nobody wants.
+void displaced_moves(SchedEngine::Impl& e, int ni, const std::map<std::string, std::vector<int64_t>>& jobs,
+                     const std::set<int64_t>& wanted, std::map<std::string, Move>& moves) {
   for (auto& [id, j] : e.jobs) {
     if (!j.running || jobs.count(id)) continue;
     Move m;
-    m.from = workers_of(j, m.bounds);
+    m.from = workers_on(j, ni, m.bounds);
     for (int64_t x : m.from)
       if (wanted.count(x)) {
         moves[id] = std::move(m);
         break;
       }
   }
-  for (auto& [id, m] : moves)
-    for (Bound* b : m.bounds) e.unbind(*b);
-  auto rollback = [&](const std::vector<Bound*>& bound_now) {
-    for (Bound* b : bound_now) e.unbind(*b);
-    for (auto& [id, m] : moves) {
-      size_t k = 0;
-      for (Bound* b : m.bounds) {
-        for (int& g : b->gpus) g = static_cast<int>(m.from[k++]);
-        e.bind(*b);
-      }
+}
+
+// Undoes the moves: every moved worker is bound again on the GPUs it held.
+void rollback(SchedEngine::Impl& e, const std::map<std::string, Move>& moves, const std::vector<Bound*>& bound_now) {
+  for (Bound* b : bound_now) e.unbind(*b);
+  for (auto& [id, m] : moves) {
+    size_t k = 0;
+    for (Bound* b : m.bounds) {
+      for (int& g : b->gpus) g = static_cast<int>(m.from[k++]);
+      e.bind(*b);
     }
-  };
-  const auto& free = e.cluster.node(ni).gpu_free;
-  std::vector<Bound*> bound_now;
+  }
+}
+
+// Binds the named jobs' workers on their GPUs; kConflict, rolled back, when one is not free.
+Status bind_named(SchedEngine::Impl& e, const std::vector<int32_t>& free, const std::string& node,
+                  const std::map<std::string, Move>& moves, std::vector<Bound*>& bound_now) {
   for (auto& [id, m] : moves) {  // named targets first
     if (m.to.empty()) continue;
     for (int64_t x : m.to)
       if (x < 0 || x >= static_cast<int64_t>(free.size()) || free[x] < 1000) {
-        rollback(bound_now);
+        rollback(e, moves, bound_now);
         return Error::make(Code::kConflict,
                            Message("sched.adopt.gpu_held").arg("gpu", std::to_string(x)).arg("node", node));
       }
@@ -287,6 +292,13 @@ Status SchedEngine::adopt_node_gpus(const std::string& node, const std::map<std:
       bound_now.push_back(b);
     }
   }
+  return ok_status();
+}
+
+// Binds the displaced jobs' workers; kConflict, rolled back, when the node has no room for them.
+Status bind_displaced(SchedEngine::Impl& e, const std::vector<int32_t>& free, const std::string& node,
+                      const std::map<std::string, Move>& moves, std::set<int64_t>& wanted,
+                      std::vector<Bound*>& bound_now) {
   for (auto& [id, m] : moves) {  // then the displaced, on the lowest free GPUs nobody wants
     if (!m.to.empty()) continue;
     for (Bound* b : m.bounds) {
@@ -295,7 +307,7 @@ Status SchedEngine::adopt_node_gpus(const std::string& node, const std::map<std:
         for (int x = 0; x < static_cast<int>(free.size()) && pick < 0; ++x)
           if (free[x] >= 1000 && !wanted.count(x)) pick = x;
         if (pick < 0) {
-          rollback(bound_now);
+          rollback(e, moves, bound_now);
           return Error::make(Code::kConflict, Message("sched.adopt.no_room").arg("node", node).arg("job", id));
         }
         g = pick;
@@ -306,6 +318,30 @@ Status SchedEngine::adopt_node_gpus(const std::string& node, const std::map<std:
     }
   }
   return ok_status();
+}
+
+}  // namespace
+
+Status SchedEngine::adopt_gpus(const std::string& job, const std::string& node, std::vector<int64_t> gpus) {
+  return adopt_node_gpus(node, {{job, std::move(gpus)}});
+}
+
+Status SchedEngine::adopt_node_gpus(const std::string& node, const std::map<std::string, std::vector<int64_t>>& jobs) {
+  Impl& e = *impl_;
+  auto nt = e.node_index.find(node);
+  if (nt == e.node_index.end()) return Error::make(Code::kNotFound, Message("sched.node_unknown").arg("node", node));
+  const int ni = nt->second;
+  std::map<std::string, Move> moves;
+  std::set<int64_t> wanted;
+  if (auto s = named_moves(e, ni, node, jobs, moves, wanted); !s) return s;
+  if (moves.empty()) return ok_status();
+  displaced_moves(e, ni, jobs, wanted, moves);
+  for (auto& [id, m] : moves)
+    for (Bound* b : m.bounds) e.unbind(*b);
+  const auto& free = e.cluster.node(ni).gpu_free;
+  std::vector<Bound*> bound_now;
+  if (auto s = bind_named(e, free, node, moves, bound_now); !s) return s;
+  return bind_displaced(e, free, node, moves, wanted, bound_now);
 }
 
 Status SchedEngine::restore(const SchedJob& job, const std::vector<SchedWorker>& placement, TimeMs started_at) {

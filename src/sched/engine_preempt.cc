@@ -139,19 +139,29 @@ void SchedEngine::Impl::reclaim_due(std::vector<SchedEvent>& out) {
   }
 }
 
-bool SchedEngine::Impl::try_preempt(EngineJob& j, const std::vector<int>& models, std::vector<SchedEvent>& out) {
-  if (!cfg.preemption) return false;
-  struct Cand {
-    EngineJob* job;
-    int64_t replica;
-    int rank;
-    TimeMs started;
-  };
-  std::vector<char> relevant(nodes.size(), 0);
-  for (int i = 0; i < static_cast<int>(nodes.size()); ++i)
-    for (int m : models) relevant[i] = relevant[i] || node_ok(j.spec, i, m, 2);
+namespace {
+
+// A unit `j` may preempt, with what victims are ordered by.
+struct Cand {
+  EngineJob* job;
+  int64_t replica;
+  int rank;
+  TimeMs started;
+};
+
+Gang& unit_of(const Cand& c) {
+  for (Gang& u : c.job->units)
+    if (u.replica == c.replica) return u;
+  return c.job->units.front();  // unreachable: candidates come from units
+}
+
+// The running units near the nodes `j` could use that it may preempt, in victim order.
+std::vector<Cand> preemption_candidates(SchedEngine::Impl& e, const EngineJob& j, const std::vector<int>& models) {
+  std::vector<char> relevant(e.nodes.size(), 0);
+  for (int i = 0; i < static_cast<int>(e.nodes.size()); ++i)
+    for (int m : models) relevant[i] = relevant[i] || e.node_ok(j.spec, i, m, 2);
   std::vector<Cand> cands;
-  for (auto& [id, v] : jobs) {
+  for (auto& [id, v] : e.jobs) {
     if (!v.running) continue;
     for (const Gang& u : v.units) {
       bool near = false;
@@ -159,99 +169,132 @@ bool SchedEngine::Impl::try_preempt(EngineJob& j, const std::vector<int>& models
       // A tenant's jobs on its own reserved nodes are never preempted by another tenant's.
       bool owner_on_reservation = false;
       if (v.spec.tenant != j.spec.tenant)
-        for (const Bound& b : u.workers) owner_on_reservation = owner_on_reservation || nodes[b.node].spec.reserved_for == v.spec.tenant;
-      if (near && !owner_on_reservation && may_preempt(cfg, j, v, u))
-        cands.push_back({&v, u.replica, victim_rank(cfg, v, u), u.started_at});
+        for (const Bound& b : u.workers)
+          owner_on_reservation = owner_on_reservation || e.nodes[b.node].spec.reserved_for == v.spec.tenant;
+      if (near && !owner_on_reservation && may_preempt(e.cfg, j, v, u))
+        cands.push_back({&v, u.replica, victim_rank(e.cfg, v, u), u.started_at});
     }
   }
-  if (cands.empty()) return false;
   std::sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) {
     if (a.rank != b.rank) return a.rank > b.rank;                  // lowest priority first
     if (a.started != b.started) return a.started > b.started;      // most recently started first
     if (a.job->seq != b.job->seq) return a.job->seq > b.job->seq;
     return a.replica > b.replica;
   });
-  auto unit_of = [](const Cand& c) -> Gang& {
-    for (Gang& u : c.job->units)
-      if (u.replica == c.replica) return u;
-    return c.job->units.front();  // unreachable: candidates come from units
-  };
-  auto rebind = [&](const Cand& c) {
-    for (Bound& b : unit_of(c).workers) bind(b);
-  };
-  std::vector<int64_t> reps;
-  for (int64_t r = 0; r < j.spec.replicas_min; ++r) reps.push_back(r);
-  auto fits_now = [&] {
-    auto units = place_replicas(j, reps, models);
+  return cands;
+}
+
+// Trial placements of the preemptor's first replicas_min replicas, around released candidates.
+struct Trial {
+  SchedEngine::Impl& e;
+  EngineJob& j;
+  const std::vector<int64_t>& reps;
+  const std::vector<int>& models;
+
+  void release(const Cand& c) const { e.release(unit_of(c)); }
+  void rebind(const Cand& c) const {
+    for (Bound& b : unit_of(c).workers) e.bind(b);
+  }
+  // Whether the job fits in the room there is now; nothing stays placed.
+  bool fits_now() const {
+    auto units = e.place_replicas(j, reps, models);
     if (!units) return false;
-    for (auto it = units->rbegin(); it != units->rend(); ++it) release(*it);
+    for (auto it = units->rbegin(); it != units->rend(); ++it) e.release(*it);
     return true;
-  };
+  }
+};
+
+// The candidates the job needs (`victims`), or false when even all of them would not make room.
+// The cluster ends as it was.
+bool choose_victims(const Trial& t, const std::vector<Cand>& cands, std::vector<Cand>& victims) {
   // Nothing is preempted for a job that would still not fit.
-  for (const Cand& c : cands) release(unit_of(c));
-  const bool possible = fits_now();
-  for (auto it = cands.rbegin(); it != cands.rend(); ++it) rebind(*it);
+  for (const Cand& c : cands) t.release(c);
+  const bool possible = t.fits_now();
+  for (auto it = cands.rbegin(); it != cands.rend(); ++it) t.rebind(*it);
   if (!possible) return false;
   // Greedy in victim order, then drop the victims that turned out not to be needed.
   std::vector<size_t> chosen;
   for (size_t i = 0; i < cands.size(); ++i) {
-    release(unit_of(cands[i]));
+    t.release(cands[i]);
     chosen.push_back(i);
-    if (fits_now()) break;
+    if (t.fits_now()) break;
   }
   std::vector<char> keep(chosen.size(), 0);
   for (size_t k = chosen.size(); k-- > 1;) {  // the last one added was needed
-    rebind(cands[chosen[k - 1]]);
-    if (fits_now()) {
+    t.rebind(cands[chosen[k - 1]]);
+    if (t.fits_now()) {
       keep[k - 1] = 1;
     } else {
-      release(unit_of(cands[chosen[k - 1]]));
+      t.release(cands[chosen[k - 1]]);
     }
   }
-  std::vector<Cand> victims;
   for (size_t k = 0; k < chosen.size(); ++k)
     if (!keep[k]) victims.push_back(cands[chosen[k]]);
-  for (const Cand& c : victims) rebind(c);  // back to the real state before acting
-  bool notice = false;
-  for (const Cand& c : victims) notice = notice || (c.job->spec.spot && cfg.spot_notice_ms > 0);
-  if (notice) {
-    const TimeMs at = now + cfg.spot_notice_ms;
-    for (const Cand& c : victims) {
-      Gang& u = unit_of(c);
-      u.reclaim_at = at;
-      u.reclaim_for = j.spec.id;
-      SchedEvent e;
-      e.kind = SchedEventKind::kNotice;
-      e.job = c.job->spec.id;
-      e.replica = c.replica;
-      e.at = at;
-      e.reason = Message("sched.spot.notice").arg("job", j.spec.id).arg("at", format_rfc3339(at));
-      out.push_back(std::move(e));
-    }
-    j.waiting_reclaim_until = at;
-    set_reason(j,
+  for (const Cand& c : victims) t.rebind(c);  // back to the real state before acting
+  return true;
+}
+
+// Puts the victims under spot notice for `j`, which waits for them.
+void give_notice(SchedEngine::Impl& e, EngineJob& j, const std::vector<Cand>& victims, std::vector<SchedEvent>& out) {
+  const TimeMs at = e.now + e.cfg.spot_notice_ms;
+  for (const Cand& c : victims) {
+    Gang& u = unit_of(c);
+    u.reclaim_at = at;
+    u.reclaim_for = j.spec.id;
+    SchedEvent ev;
+    ev.kind = SchedEventKind::kNotice;
+    ev.job = c.job->spec.id;
+    ev.replica = c.replica;
+    ev.at = at;
+    ev.reason = Message("sched.spot.notice").arg("job", j.spec.id).arg("at", format_rfc3339(at));
+    out.push_back(std::move(ev));
+  }
+  j.waiting_reclaim_until = at;
+  e.set_reason(j,
                Message("sched.spot.waiting").arg("count", std::to_string(victims.size())).arg("at", format_rfc3339(at)),
                out);
-    return true;
-  }
+}
+
+// Evicts the victims and starts the job in their room.
+bool evict_and_start(const Trial& t, const std::vector<Cand>& victims, std::vector<SchedEvent>& out) {
   // Place the job in the victims' room first (so the placement is one that was just found to fit,
   // whatever the policy's randomness), then evict them: bind and unbind only add and subtract, so
   // the victims' GPUs are briefly counted twice and end exactly free of them.
-  for (const Cand& c : victims) release(unit_of(c));
-  auto units = place_replicas(j, reps, models);
-  for (const Cand& c : victims) rebind(c);
+  for (const Cand& c : victims) t.release(c);
+  auto units = t.e.place_replicas(t.j, t.reps, t.models);
+  for (const Cand& c : victims) t.rebind(c);
   if (!units) return false;  // cannot happen: the victims' room was checked above
   for (const Cand& c : victims) {
     EngineJob& v = *c.job;
     for (size_t i = 0; i < v.units.size(); ++i) {
       if (v.units[i].replica != c.replica) continue;
-      const Message why = preempt_reason(cfg, j, v, v.units[i]);
-      evict(v, i, why, out);
+      const Message why = preempt_reason(t.e.cfg, t.j, v, v.units[i]);
+      t.e.evict(v, i, why, out);
       break;
     }
   }
-  start_job(j, std::move(*units), out);
+  t.e.start_job(t.j, std::move(*units), out);
   return true;
+}
+
+}  // namespace
+
+bool SchedEngine::Impl::try_preempt(EngineJob& j, const std::vector<int>& models, std::vector<SchedEvent>& out) {
+  if (!cfg.preemption) return false;
+  const std::vector<Cand> cands = preemption_candidates(*this, j, models);
+  if (cands.empty()) return false;
+  std::vector<int64_t> reps;
+  for (int64_t r = 0; r < j.spec.replicas_min; ++r) reps.push_back(r);
+  const Trial t{*this, j, reps, models};
+  std::vector<Cand> victims;
+  if (!choose_victims(t, cands, victims)) return false;
+  bool notice = false;
+  for (const Cand& c : victims) notice = notice || (c.job->spec.spot && cfg.spot_notice_ms > 0);
+  if (notice) {
+    give_notice(*this, j, victims, out);
+    return true;
+  }
+  return evict_and_start(t, victims, out);
 }
 
 }  // namespace gpurent

@@ -54,6 +54,61 @@ std::vector<double> allocation_curve(const std::vector<std::pair<TimeMs, int64_t
   return out;
 }
 
+// Jobs in order of arrival (stable: ties keep their input order).
+std::vector<const ReplayJob*> arrival_order(const std::vector<ReplayJob>& jobs) {
+  std::vector<const ReplayJob*> arrivals;
+  for (const auto& j : jobs) arrivals.push_back(&j);
+  std::stable_sort(arrivals.begin(), arrivals.end(),
+                   [](const ReplayJob* a, const ReplayJob* b) { return a->job.submitted_at < b->job.submitted_at; });
+  return arrivals;
+}
+
+using JobIndex = std::unordered_map<std::string, const ReplayJob*>;
+using Done = std::pair<TimeMs, std::string>;  // (finish time, job)
+
+// The jobs placed so far, when they are due to finish, and the waits and completion times seen.
+struct InFlight {
+  std::priority_queue<Done, std::vector<Done>, std::greater<>> running;
+  std::unordered_map<std::string, TimeMs> started, finish_at;
+  std::vector<int64_t> waits, jcts;
+};
+
+// Removes the jobs that finish at `now` from the engine, recording their completion times.
+void retire_finished(SchedEngine& engine, InFlight& fl, JobIndex& by_id, TimeMs now, ReplayReport& r,
+                     const std::function<void(int64_t, int64_t)>& progress, int64_t report_every) {
+  while (!fl.running.empty() && fl.running.top().first == now) {
+    const std::string id = fl.running.top().second;
+    fl.running.pop();
+    auto f = fl.finish_at.find(id);
+    if (f == fl.finish_at.end() || f->second != now) continue;  // stale: the job was preempted
+    fl.finish_at.erase(f);
+    fl.jcts.push_back(now - by_id[id]->job.submitted_at);
+    engine.remove(id);
+    ++r.finished;
+    if (progress && r.finished % report_every == 0) progress(r.finished, r.jobs);
+  }
+}
+
+// Runs one scheduling pass at `now`: admitted jobs start (or restart) their run, preempted ones stop.
+void schedule_pass(SchedEngine& engine, InFlight& fl, JobIndex& by_id, TimeMs now, ReplayReport& r) {
+  for (const SchedEvent& e : engine.schedule(now)) {
+    if (e.kind == SchedEventKind::kAdmitted) {
+      ++r.decisions;
+      if (!fl.started.count(e.job)) {
+        fl.started[e.job] = now;
+        fl.waits.push_back(now - by_id[e.job]->job.submitted_at);
+      }
+      const TimeMs end = now + std::max<int64_t>(1, by_id[e.job]->duration_ms);
+      fl.finish_at[e.job] = end;
+      fl.running.push({end, e.job});
+    } else if (e.kind == SchedEventKind::kPreempted) {
+      ++r.decisions;
+      ++r.preemptions;
+      fl.finish_at.erase(e.job);  // restarts from the beginning when placed again
+    }
+  }
+}
+
 }  // namespace
 
 Result<ReplayReport> replay(const ReplayInput& in, const SchedConfig& config,
@@ -66,21 +121,15 @@ Result<ReplayReport> replay(const ReplayInput& in, const SchedConfig& config,
     if (auto s = engine.add_node(n); !s) return s.error();
   for (const auto& p : in.projects) engine.set_project(p);
 
-  std::vector<const ReplayJob*> arrivals;
-  for (const auto& j : in.jobs) arrivals.push_back(&j);
-  std::stable_sort(arrivals.begin(), arrivals.end(),
-                   [](const ReplayJob* a, const ReplayJob* b) { return a->job.submitted_at < b->job.submitted_at; });
-  std::unordered_map<std::string, const ReplayJob*> by_id;
+  const std::vector<const ReplayJob*> arrivals = arrival_order(in.jobs);
+  JobIndex by_id;
   for (const auto* j : arrivals) by_id[j->job.id] = j;
 
   ReplayReport r;
   r.policy = config.score_policy;
   r.jobs = static_cast<int64_t>(arrivals.size());
   r.cluster_gpus = engine.total_gpu_milli() / 1000;
-  using Done = std::pair<TimeMs, std::string>;  // (finish time, job)
-  std::priority_queue<Done, std::vector<Done>, std::greater<>> running;
-  std::unordered_map<std::string, TimeMs> started, finish_at;
-  std::vector<int64_t> waits, jcts;
+  InFlight fl;
   std::vector<std::pair<TimeMs, int64_t>> alloc_steps;  // (time, allocated milli after it)
   long double gpu_ms = 0;
   TimeMs now = arrivals.empty() ? 0 : arrivals.front()->job.submitted_at;
@@ -89,50 +138,25 @@ Result<ReplayReport> replay(const ReplayInput& in, const SchedConfig& config,
   int64_t allocated = 0;
   size_t next = 0;
   int64_t report_every = std::max<int64_t>(1, r.jobs / 200);
-  while (next < arrivals.size() || !running.empty()) {
+  while (next < arrivals.size() || !fl.running.empty()) {
     TimeMs t = next < arrivals.size() ? arrivals[next]->job.submitted_at : INT64_MAX;
-    if (!running.empty()) t = std::min(t, running.top().first);
+    if (!fl.running.empty()) t = std::min(t, fl.running.top().first);
     gpu_ms += static_cast<long double>(allocated) / 1000.0L * static_cast<long double>(t - now);
     now = t;
-    while (!running.empty() && running.top().first == now) {
-      const std::string id = running.top().second;
-      running.pop();
-      auto f = finish_at.find(id);
-      if (f == finish_at.end() || f->second != now) continue;  // stale: the job was preempted
-      finish_at.erase(f);
-      jcts.push_back(now - by_id[id]->job.submitted_at);
-      engine.remove(id);
-      ++r.finished;
-      if (progress && r.finished % report_every == 0) progress(r.finished, r.jobs);
-    }
+    retire_finished(engine, fl, by_id, now, r, progress, report_every);
     while (next < arrivals.size() && arrivals[next]->job.submitted_at == now) {
       if (auto s = engine.submit(arrivals[next]->job); !s) return s.error();
       ++next;
     }
-    for (const SchedEvent& e : engine.schedule(now)) {
-      if (e.kind == SchedEventKind::kAdmitted) {
-        ++r.decisions;
-        if (!started.count(e.job)) {
-          started[e.job] = now;
-          waits.push_back(now - by_id[e.job]->job.submitted_at);
-        }
-        const TimeMs end = now + std::max<int64_t>(1, by_id[e.job]->duration_ms);
-        finish_at[e.job] = end;
-        running.push({end, e.job});
-      } else if (e.kind == SchedEventKind::kPreempted) {
-        ++r.decisions;
-        ++r.preemptions;
-        finish_at.erase(e.job);  // restarts from the beginning when placed again
-      }
-    }
+    schedule_pass(engine, fl, by_id, now, r);
     ++r.passes;
     allocated = engine.allocated_gpu_milli();
     alloc_steps.push_back({now, allocated});
     last = now;
-    if (next == arrivals.size() && running.empty()) break;
+    if (next == arrivals.size() && fl.running.empty()) break;
   }
-  r.never_started = r.jobs - static_cast<int64_t>(started.size());
-  summarize(r, waits, jcts, gpu_ms, first, last);
+  r.never_started = r.jobs - static_cast<int64_t>(fl.started.size());
+  summarize(r, fl.waits, fl.jcts, gpu_ms, first, last);
   r.alloc_pct = allocation_curve(alloc_steps, r.cluster_gpus, first, last);
   if (progress) progress(r.finished, r.jobs);
   r.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -66,6 +66,10 @@ class SlurmExecutor final : public Executor {
   bool ok_ = false;  // the last observe() reached Slurm
 
   using Newest = std::map<std::string, const SlurmJob*>;  // gpurent job id -> its newest Slurm job
+  Status create_node(StoreTx& tx, const SlurmNode& sn, const Record& sup, const Site& site, const std::string& want,
+                     const std::string& why, TimeMs now);
+  Status update_node_state(StoreTx& tx, const Record& found, bool out, const std::string& want, const std::string& why,
+                           TimeMs now);
   Status adopt_slurm_gpus(StoreTx& tx, const Newest& newest, ExecutorHost& host);
   Status submit(StoreTx& tx, const Record& r, const Job& j, TimeMs now);
   Status follow(StoreTx& tx, const Record& r, const Job& j, const SlurmJob& sj, TimeMs now, ExecutorHost& host);
@@ -140,60 +144,74 @@ Status SlurmExecutor::sync_inventory(StoreTx& tx, TimeMs now) {
     const std::string why =
         kReasonPrefix + sn.state + (sn.drain ? " (drain)" : "") + (sn.reason.empty() ? "" : ": " + sn.reason);
     if (found->items.empty()) {
-      // First sight: the node with what Slurm knows (GPUs from gres, CPUs, memory).
-      json body = {
-          {"name", sn.name},
-          {"supplier", sup->id},
-          {"site", site.name},
-          {"region", site.region},
-          {"gpu_model", o_.gpu_model},
-          {"gpus", json::array()},
-          {"cpu", {{"model", "unknown (from Slurm)"}, {"cores", std::max<int64_t>(sn.cpus, 1)}, {"sockets", 1}}},
-          {"memory_gib", std::max<int64_t>(sn.memory_mb / 1024, 1)},
-          {"numa_nodes", 1},
-          {"nics", json::array()},
-          {"state", want}};
-      const GpuModel* model = catalog_.find(o_.gpu_model);
-      for (int64_t g = 0; g < sn.gpus; ++g) {
-        json gpu = {{"index", g}, {"numa_node", 0}, {"pcie_gen", model && model->pcie_gen ? *model->pcie_gen : 4}};
-        if (model && model->form_factor == FormFactor::kSxm) gpu["nvlink_domain"] = "nvlink-0";  // one baseboard
-        body["gpus"].push_back(std::move(gpu));
-      }
-      body["software"] = {{"driver", o_.driver}, {"cuda", o_.cuda}};
-      if (want != "available") body["state_reason"] = why;
-      auto n = parse_node(body, catalog_);
-      if (!n) return Error::make(Code::kInvalid, "slurm node " + sn.name + ": " + n.error().message);
-      n->supplier_id = sup->id;
-      Record r;
-      r.kind = "nodes";
-      r.id = new_id("nod");
-      const IndexCols idx = index_of(*n);
-      r.name = idx.name;
-      r.supplier_id = sup->id;
-      r.region = idx.region;
-      r.gpu_model = idx.gpu_model;
-      r.state = idx.state;
-      r.created_at = r.updated_at = now;
-      r.body = to_json(*n);
-      if (auto s = tx.insert(r); !s) return s;
-      if (auto s = tx.append_audit({now, "slurm", "create", "nodes", r.id, r.name}); !s) return s;
+      if (auto s = create_node(tx, sn, *sup, site, want, why, now); !s) return s;
       continue;
     }
-    Record r = found->items.front();
-    auto node = decode_record(r, [&](const json& b) { return decode_node(b, catalog_); }, "Slurm's view of it is not applied");
-    if (!node) return node.error();
-    const std::string have = enum_name(kNodeStates, node->state);
-    const std::string reason = node->state_reason.value_or("");
-    const bool ours = reason.rfind(kReasonPrefix, 0) == 0;
-    if (have == want && (want == "available" || reason == why)) continue;
-    if (have != "available" && !ours) continue;  // an operator's state stays
-    node->state = out ? NodeState::kUnavailable : NodeState::kAvailable;
-    node->state_reason = out ? std::optional<std::string>(why) : std::nullopt;
-    r.body = to_json(*node);
-    r.state = want;
-    r.updated_at = now;
-    if (auto s = tx.update(r); !s) return s;
+    if (auto s = update_node_state(tx, found->items.front(), out, want, why, now); !s) return s;
   }
+  return ok_status();
+}
+
+// First sight: the node with what Slurm knows (GPUs from gres, CPUs, memory).
+Status SlurmExecutor::create_node(StoreTx& tx, const SlurmNode& sn, const Record& sup, const Site& site,
+                                  const std::string& want, const std::string& why, TimeMs now) {
+  json body = {
+      {"name", sn.name},
+      {"supplier", sup.id},
+      {"site", site.name},
+      {"region", site.region},
+      {"gpu_model", o_.gpu_model},
+      {"gpus", json::array()},
+      {"cpu", {{"model", "unknown (from Slurm)"}, {"cores", std::max<int64_t>(sn.cpus, 1)}, {"sockets", 1}}},
+      {"memory_gib", std::max<int64_t>(sn.memory_mb / 1024, 1)},
+      {"numa_nodes", 1},
+      {"nics", json::array()},
+      {"state", want}};
+  const GpuModel* model = catalog_.find(o_.gpu_model);
+  for (int64_t g = 0; g < sn.gpus; ++g) {
+    json gpu = {{"index", g}, {"numa_node", 0}, {"pcie_gen", model && model->pcie_gen ? *model->pcie_gen : 4}};
+    if (model && model->form_factor == FormFactor::kSxm) gpu["nvlink_domain"] = "nvlink-0";  // one baseboard
+    body["gpus"].push_back(std::move(gpu));
+  }
+  body["software"] = {{"driver", o_.driver}, {"cuda", o_.cuda}};
+  if (want != "available") body["state_reason"] = why;
+  auto n = parse_node(body, catalog_);
+  if (!n) return Error::make(Code::kInvalid, "slurm node " + sn.name + ": " + n.error().message);
+  n->supplier_id = sup.id;
+  Record r;
+  r.kind = "nodes";
+  r.id = new_id("nod");
+  const IndexCols idx = index_of(*n);
+  r.name = idx.name;
+  r.supplier_id = sup.id;
+  r.region = idx.region;
+  r.gpu_model = idx.gpu_model;
+  r.state = idx.state;
+  r.created_at = r.updated_at = now;
+  r.body = to_json(*n);
+  if (auto s = tx.insert(r); !s) return s;
+  if (auto s = tx.append_audit({now, "slurm", "create", "nodes", r.id, r.name}); !s) return s;
+  return ok_status();
+}
+
+// A known node: takes Slurm's state (want, for the reason why) unless it already has it or an
+// operator set its state.
+Status SlurmExecutor::update_node_state(StoreTx& tx, const Record& found, bool out, const std::string& want,
+                                        const std::string& why, TimeMs now) {
+  Record r = found;
+  auto node = decode_record(r, [&](const json& b) { return decode_node(b, catalog_); }, "Slurm's view of it is not applied");
+  if (!node) return node.error();
+  const std::string have = enum_name(kNodeStates, node->state);
+  const std::string reason = node->state_reason.value_or("");
+  const bool ours = reason.rfind(kReasonPrefix, 0) == 0;
+  if (have == want && (want == "available" || reason == why)) return ok_status();
+  if (have != "available" && !ours) return ok_status();  // an operator's state stays
+  node->state = out ? NodeState::kUnavailable : NodeState::kAvailable;
+  node->state_reason = out ? std::optional<std::string>(why) : std::nullopt;
+  r.body = to_json(*node);
+  r.state = want;
+  r.updated_at = now;
+  if (auto s = tx.update(r); !s) return s;
   return ok_status();
 }
 
