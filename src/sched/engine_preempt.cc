@@ -106,7 +106,10 @@ void SchedEngine::Impl::reclaim_due(std::vector<SchedEvent>& out) {
       // Other jobs may have taken free GPUs meanwhile: preempt only if the claimant still fits.
       const Admission adm = admit(cit->second, cit->second.spec.replicas_min);
       if (!adm.models.empty()) {
-        for (auto& [v, r] : victims) release(*unit(v, r));
+        // A victim's unit may be gone already: an earlier claimant's eviction in this pass took the
+        // whole job (an inference job dropping below its minimum replicas).
+        for (auto& [v, r] : victims)
+          if (Gang* g = unit(v, r)) release(*g);
         std::vector<int64_t> reps;
         for (int64_t r = 0; r < cit->second.spec.replicas_min; ++r) reps.push_back(r);
         if (auto test = place_replicas(cit->second, reps, adm.models)) {
@@ -114,7 +117,8 @@ void SchedEngine::Impl::reclaim_due(std::vector<SchedEvent>& out) {
           for (auto it = test->rbegin(); it != test->rend(); ++it) release(*it);
         }
         for (auto& [v, r] : victims)
-          for (Bound& b : unit(v, r)->workers) bind(b);
+          if (Gang* g = unit(v, r))
+            for (Bound& b : g->workers) bind(b);
       }
     }
     for (auto& [v, r] : victims) {
