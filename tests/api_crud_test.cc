@@ -54,9 +54,14 @@ TEST_F(CrudTest, FullLifecycle) {
   ASSERT_EQ(offer.status, 201) << offer.describe();
   EXPECT_EQ(offer.body.at("prices").value("on_demand", ""), "17.50");
   EXPECT_EQ(offer.body.at("fees").at("idle").value("action", ""), "discount");
+  // The node was answered with a warning while no offer sold it; once one does, none.
+  EXPECT_EQ(node.body.at("warnings").at(0).at("text_message").at("code"), "api.nodes.no_offer") << node.describe();
+  Resp rewritten = s.admin("PUT", "/api/v1/nodes/" + node.body.value("id", ""), node.body);
+  ASSERT_EQ(rewritten.status, 200) << rewritten.describe();
+  EXPECT_FALSE(rewritten.body.contains("warnings")) << rewritten.describe();
   EXPECT_EQ(names(s.admin("GET", "/api/v1/nodes?supplier=sup-a")), std::vector<std::string>{"node-1"});
   EXPECT_EQ(names(s.admin("GET", "/api/v1/offers?gpu_model=h100-sxm5-80gb")), std::vector<std::string>{"h100-standard"});
-  EXPECT_TRUE(names(s.admin("GET", "/api/v1/nodes?supplier=nobody")).empty());
+  EXPECT_EQ(s.admin("GET", "/api/v1/nodes?supplier=nobody").status, 404);  // a typo is not an empty list
 
   // Demand side: the tenant and its admin by the operator; the rest by the tenant admin.
   const std::string ten_id = id_of(expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant"));
@@ -122,7 +127,15 @@ TEST_F(CrudTest, FullLifecycle) {
   EXPECT_EQ(listed("?name=train-1"), std::vector<std::string>{"train-1"});
   EXPECT_EQ(listed("?gpu_model=h100-sxm5-80gb"), std::vector<std::string>{"train-1"});
   EXPECT_EQ(listed("?gpu_model=a100-sxm4-80gb&state=pending"), std::vector<std::string>{"serve-1"});
-  EXPECT_TRUE(listed("?project=no-such-project").empty());
+  // A filter naming nothing is an error naming the parameter, not an empty list.
+  Resp typo = s.req("GET", "/api/v1/jobs?project=no-such-project", dev_tok);
+  EXPECT_EQ(typo.status, 404) << typo.describe();
+  EXPECT_EQ(typo.error_fields(), std::vector<std::string>{"project"}) << typo.describe();
+  Resp bad_state = s.req("GET", "/api/v1/jobs?state=runing", dev_tok);
+  EXPECT_EQ(bad_state.status, 422) << bad_state.describe();
+  EXPECT_NE(bad_state.body.dump().find("pending, admitted, running"), std::string::npos) << bad_state.describe();
+  Resp no_user = s.req("GET", "/api/v1/tokens?user=nobody", dev_tok);
+  EXPECT_EQ(no_user.status, 404) << no_user.describe();
   EXPECT_EQ(s.req("GET", "/api/v1/jobs/" + j1_id, dev_tok).body, j1.body);
   EXPECT_EQ(s.req("GET", "/api/v1/jobs/train-1", dev_tok).body, j1.body);
 

@@ -69,13 +69,15 @@ TEST(Scheduler, PlacesRunsAndFinishesJobsAndSaysWhyOthersWait) {
   for (const auto& e : events) path.push_back(e.at("to"));
   EXPECT_EQ(path, (std::vector<std::string>{"pending", "admitted", "running", "succeeded"})) << events.dump();
 
-  // Too big for the one node: waits, and says so.
+  // Too big for the one node: waits, and says it never fits and what would.
   std::string big = expect_2xx(s.admin("POST", "/api/v1/jobs", job("big", 2, 8, std::nullopt)), "big").body.at("id");
   json waiting = wait_for(s, "/api/v1/jobs/" + big, [](const json& j) {
     return j["status"]["reason"].get<std::string>().rfind("capacity:", 0) == 0;
   });
   EXPECT_EQ(waiting["status"]["state"], "pending");
-  EXPECT_NE(waiting["status"]["reason"].get<std::string>().find("2 × 8 GPU (NVIDIA H100 SXM5 80GB)"), std::string::npos)
+  EXPECT_EQ(waiting["status"]["reason"],
+            "capacity: never fits: 2 × 8 GPU (NVIDIA H100 SXM5 80GB): it needs 16 GPUs and the allowed nodes have 8 in "
+            "all; the largest shape that fits is 1 × 8 GPU")
       << waiting.dump();
   // The concurrent-jobs quota (3) holds the fourth small job back.
   for (const char* n : {"a", "b", "c", "d"}) expect_2xx(s.admin("POST", "/api/v1/jobs", job(n, 1, 1, std::nullopt)), n);
@@ -94,7 +96,7 @@ TEST(Scheduler, PlacesRunsAndFinishesJobsAndSaysWhyOthersWait) {
   ASSERT_TRUE(zh);
   EXPECT_EQ(json::parse(zh->body)["status"]["reason"], "配额：项目 vision 已在运行 3 个作业，并发上限为 3 个");
   json big_zh = s.admin("GET", "/api/v1/jobs/" + big + "?lang=zh-CN").body;
-  EXPECT_EQ(big_zh["status"]["reason"].get<std::string>().rfind("容量：当前没有空间容纳 2 × 8 张 GPU（NVIDIA H100 SXM5 80GB）", 0), 0u)
+  EXPECT_EQ(big_zh["status"]["reason"].get<std::string>().rfind("容量：永远无法放下：2 × 8 张 GPU（NVIDIA H100 SXM5 80GB）", 0), 0u)
       << big_zh.dump();
   json events_zh = s.admin("GET", "/api/v1/jobs/" + id + "/events?lang=zh").body.at("items");
   EXPECT_EQ(events_zh.back().at("reason"), "运行满预计时长后结束（模拟执行器）") << events_zh.dump();

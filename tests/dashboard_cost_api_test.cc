@@ -19,16 +19,6 @@ namespace {
 
 constexpr int64_t kDayMs = 86'400'000;
 
-// "-12.345678" -> -12345678 (micro-units), exactly.
-int64_t micros(const std::string& amount) {
-  const bool neg = !amount.empty() && amount[0] == '-';
-  const std::string a = neg ? amount.substr(1) : amount;
-  const size_t dot = a.find('.');
-  const int64_t whole = std::stoll(a.substr(0, dot));
-  const int64_t frac = dot == std::string::npos ? 0 : std::stoll((a.substr(dot + 1) + "000000").substr(0, 6));
-  return (neg ? -1 : 1) * (whole * 1'000'000 + frac);
-}
-int64_t micros(const json& j) { return micros(j.get<std::string>()); }
 
 TimeMs at(const json& j) { return *parse_rfc3339(j.get<std::string>(), "t"); }
 std::string date(TimeMs t) { return format_rfc3339(t).substr(0, 10); }

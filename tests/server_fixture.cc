@@ -381,4 +381,14 @@ void edit_database(const ServerProcess& s, const std::string& sql) {
   sqlite3_close(db);
 }
 
+int64_t micros(const std::string& amount) {
+  const bool neg = !amount.empty() && amount[0] == '-';
+  const std::string a = neg ? amount.substr(1) : amount;
+  const size_t dot = a.find('.');
+  const int64_t whole = std::stoll(a.substr(0, dot));
+  const int64_t frac = dot == std::string::npos ? 0 : std::stoll((a.substr(dot + 1) + "000000").substr(0, 6));
+  return (neg ? -1 : 1) * (whole * 1'000'000 + frac);
+}
+int64_t micros(const json& j) { return micros(j.get<std::string>()); }
+
 }  // namespace gpurent::testing

@@ -119,6 +119,10 @@ std::string make_user_token(const ServerProcess& s, const std::string& user, con
 // The ids of every object listed at `path` (following next_after), as seen by `token`.
 std::vector<std::string> list_ids(const ServerProcess& s, const std::string& path, const std::string& token);
 
+// A money amount as the API writes it ("-12.345678", "3.20") in micro-units, exactly.
+int64_t micros(const std::string& amount);
+int64_t micros(const json& j);
+
 // Runs one SQL statement changing one row of the server's database from outside (as an operator's
 // hand edit would), to damage a stored record and mend it again.
 void edit_database(const ServerProcess& s, const std::string& sql);

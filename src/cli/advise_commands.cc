@@ -1,6 +1,6 @@
 // `gpurent advise fingerprint|tco|mix|quotes|suppliers|poc -f input.yaml`: the advisor's
 // calculators (POST /api/v1/advise/<calculator>, docs/advisor.md). The input is YAML or JSON;
-// the answer prints as its summary, the key figures and every step of its arithmetic, in the
+// the answer prints as its summary, the key figures and (unless --brief) every step of its arithmetic, in the
 // locale's language or the one --lang names (the server words the texts), or whole with -o json|yaml.
 #include <memory>
 
@@ -12,6 +12,7 @@ namespace {
 
 struct AdviseOpts {
   std::string file, lang;  // lang: "" follows the locale (Accept-Language)
+  bool brief = false;      // the summary and key figures only, not the arithmetic
 };
 
 // A text the server worded in the request's language: a string, or an object's "text".
@@ -26,14 +27,18 @@ std::string str(const json& v) { return v.is_string() ? v.get<std::string>() : v
 
 void key_figures(std::ostream& out, const std::string& calc, const json& r) {
   if (calc == "quotes") {
+    // The true-cost ranking, with the month's total so two offers' gap reads in money.
+    const std::string cur = str(r.value("currency", json()));
     Table t({{"RANK", Align::kRight},
              {"OFFER"},
+             {"PLAN"},
+             {"MONTH TOTAL " + cur, Align::kRight},
              {"PER USEFUL GPU-HOUR", Align::kRight},
              {"LIST PRICE", Align::kRight},
              {"LIST RANK", Align::kRight}});
-    for (const auto& o : r.value("list_price_ranking", json::array()))
-      t.add_row(
-          {str(o["rank"]), str(o["offer"]), str(o["per_useful_gpu_hour"]), str(o["list_price"]), str(o["list_rank"])});
+    for (const auto& o : r.value("ranking", json::array()))
+      t.add_row({str(o["rank"]), str(o["offer"]), str(o["plan"]), str(o["total"]), str(o["per_useful_gpu_hour"]),
+                 str(o["list_price"]), str(o["list_rank"])});
     t.print(out, 0);
     out << text(r.value("misleads", json())) << "\n";
   } else if (calc == "suppliers") {
@@ -81,6 +86,7 @@ void add_advise_commands(CLI::App& app, CliContext& ctx) {
         ->required();
     sub->add_option("--lang", o->lang, "language of the explanation: en or zh (default: the locale's)")
         ->check(CLI::IsMember({"en", "zh"}));
+    sub->add_flag("--brief", o->brief, "print the summary and key figures only, not every step of the arithmetic");
     sub->callback([&ctx, o, calc = calc] {
       ctx.action = [&ctx, o, calc] {
         auto doc = ctx.read_document(o->file);
@@ -94,6 +100,7 @@ void add_advise_commands(CLI::App& app, CliContext& ctx) {
           const std::string summary = text(r->value("summary", json()));
           if (!summary.empty() && summary.front() != '{') out << summary << "\n\n";
           key_figures(out, calc, *r);
+          if (o->brief) return;
           out << "\n" << (o->lang == "zh" ? "计算过程" : "arithmetic") << ":\n";
           for (const auto& s : r->value("steps", json::array())) {
             out << "  - " << text(s);

@@ -351,6 +351,91 @@ TEST_F(CliTest, UsageErrorsAreExitCode2) {
   EXPECT_TRUE(api_.requests().empty());
 }
 
+TEST_F(CliTest, UnknownCommandsNameTheCommandAndSuggestTheNearest) {
+  CliRun r = run({"nodse", "list"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("unknown command 'nodse' for 'gpurent'; did you mean nodes?"), std::string::npos) << r.err;
+  r = run({"jobs", "logs", "x"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("unknown command 'logs' for 'gpurent jobs'; the commands are: list, get, submit"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("run `gpurent jobs --help` for usage"), std::string::npos) << r.err;
+  r = run({"-s", "http://x:1", "jobs", "lsit"});  // a flag's value is not taken for a command
+  EXPECT_NE(r.err.find("unknown command 'lsit' for 'gpurent jobs'; did you mean list?"), std::string::npos) << r.err;
+  r = run({"jobs", "get", "logs"});  // a leaf's positional is not a command
+  EXPECT_EQ(r.err.find("unknown command"), std::string::npos) << r.err;
+  EXPECT_TRUE(api_.requests().size() == 1);
+}
+
+TEST_F(CliTest, EnumFiltersAreCheckedBeforeAnythingIsSent) {
+  CliRun r = run({"jobs", "list", "--state", "runing"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("runing"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("running"), std::string::npos) << r.err;  // the allowed values are named
+  for (std::vector<std::string> args : std::vector<std::vector<std::string>>{
+           {"nodes", "list", "--state", "up"},
+           {"alerts", "list", "--state", "open"},
+           {"allocations", "list", "--state", "active"},
+           {"measurements", "list", "--kind", "tflops"},
+           {"gpu-models", "list", "--vendor", "nvdia"}}) {
+    EXPECT_EQ(run(args).rc, 2) << ::testing::PrintToString(args);
+  }
+  EXPECT_TRUE(api_.requests().empty());
+  api_.on("GET /api/v1/jobs?state=running", {200, R"({"items":[],"next_after":null})"});
+  EXPECT_EQ(run({"jobs", "list", "--state", "running"}).rc, 0);
+  // One description per flag: --state says what it takes, reference filters say id or name.
+  r = run({"jobs", "list", "--help"});
+  EXPECT_NE(r.out.find("one of: pending, admitted, running"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("only those of this project (id or name)"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, JsonOutputMakesErrorsProblemDocuments) {
+  api_.on("GET /api/v1/jobs/nosuch",
+          {404, R"({"type":"about:blank","title":"Not Found","status":404,"detail":"jobs/nosuch not found"})"});
+  CliRun r = run({"-o", "json", "jobs", "get", "nosuch"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.out, "");
+  json doc = json::parse(r.err);
+  EXPECT_EQ(doc["status"], 404);
+  EXPECT_EQ(doc["detail"], "jobs/nosuch not found");
+  EXPECT_EQ(doc["exit_code"], 1);
+  r = run({"jobs", "list", "--state", "runing", "-o", "json"});  // a usage error
+  EXPECT_EQ(r.rc, 2);
+  doc = json::parse(r.err);
+  EXPECT_EQ(doc["exit_code"], 2);
+  EXPECT_NE(doc["detail"].get<std::string>().find("runing"), std::string::npos);
+  r = run({"--output=json", "nodse"});
+  EXPECT_EQ(json::parse(r.err)["detail"], "unknown command 'nodse' for 'gpurent'; did you mean nodes?");
+  r = run({"-o", "json", "-s", "http://127.0.0.1:1", "nodes", "list"});  // unreachable
+  EXPECT_EQ(r.rc, 3);
+  doc = json::parse(r.err);
+  EXPECT_EQ(doc["exit_code"], 3);
+  EXPECT_TRUE(doc.contains("hint")) << doc.dump();
+  r = run({"version", "-o", "json"});
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_TRUE(json::parse(r.out).contains("version")) << r.out;
+}
+
+TEST_F(CliTest, InvoicesShowDefaultsToThisMonth) {
+  api_.on("GET /api/v1/invoices?month=2026-01",
+          {200, R"({"tenant":"acme","period":{"from":"2026-01-01T00:00:00.000Z","to":"2026-02-01T00:00:00.000Z"},
+                    "sections":[],"totals":{}})"});
+  CliRun r = run({"invoices", "show"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("nothing billed in this period"), std::string::npos) << r.out;
+  EXPECT_EQ(run({"invoices", "show", "--month", "2026-01", "--from", "2026-01-01"}).rc, 2);
+  EXPECT_EQ(run({"invoices", "show", "--from", "2026-01-01"}).rc, 2);
+}
+
+TEST_F(CliTest, HelpAllListsEveryLeafFlag) {
+  CliRun r = run({"--help-all"});
+  EXPECT_EQ(r.rc, 0);
+  for (const char* s : {"gpurent jobs list", "--state", "gpurent invoices show", "--export", "gpurent serve",
+                        "--demo-days", "gpurent advise quotes", "gpurent tokens create"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s;
+}
+
 TEST_F(CliTest, HelpAndVersion) {
   CliRun r = run({"--help"});
   EXPECT_EQ(r.rc, 0);

@@ -158,6 +158,7 @@ ApiError api_error_from_response(int status, std::string_view body) {
   e.status = status;
   json doc = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
   if (doc.is_object()) {
+    e.problem = doc;
     if (auto it = doc.find("title"); it != doc.end() && it->is_string()) e.title = it->get<std::string>();
     if (auto it = doc.find("detail"); it != doc.end() && it->is_string()) e.detail = it->get<std::string>();
     if (auto it = doc.find("errors"); it != doc.end() && it->is_array()) {
@@ -181,6 +182,19 @@ ApiError api_error_from_response(int status, std::string_view body) {
     }
   }
   return e;
+}
+
+json problem_json(const ApiError& e) {
+  json doc = e.problem.is_object() ? e.problem : json::object();
+  if (!doc.contains("title")) doc["title"] = !e.title.empty() ? e.title : e.unreachable() ? std::string("Server unreachable") : std::string("Error");
+  if (!doc.contains("status") && e.status != 0) doc["status"] = e.status;
+  if (!doc.contains("detail")) doc["detail"] = e.detail.empty() ? e.title : e.detail;
+  if (!doc.contains("errors") && !e.fields.empty()) {
+    doc["errors"] = json::array();
+    for (const auto& f : e.fields) doc["errors"].push_back({{"field", f.field}, {"reason", f.reason}});
+  }
+  if (!e.hint.empty()) doc["hint"] = e.hint;
+  return doc;
 }
 
 std::string render_api_error(const ApiError& e) {

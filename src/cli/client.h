@@ -45,6 +45,7 @@ struct ApiError {
   std::string detail;              // problem "detail": the one-line explanation shown to the user
   std::vector<FieldError> fields;  // problem "errors"
   std::string hint;                // optional advice (how to fix the address or the token)
+  json problem;                    // the server's problem document as sent (null when it sent none)
 
   bool unreachable() const { return status == 0; }
   // 3 when the server could not be reached, 1 otherwise.
@@ -54,6 +55,9 @@ struct ApiError {
 // Builds an ApiError from a non-2xx response: RFC 7807 fields when the body is a problem document,
 // otherwise the status line and the start of the body.
 ApiError api_error_from_response(int status, std::string_view body);
+// The failure as an RFC 7807 problem document: the server's own when it sent one (every member
+// kept), otherwise built from the fields above; "hint" added when there is one. For `-o json`.
+json problem_json(const ApiError& e);
 // "error: <detail>\n" then "  <field>: <reason>\n" per field error, then "hint: ...\n" if any.
 std::string render_api_error(const ApiError& e);
 

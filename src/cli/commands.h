@@ -72,10 +72,17 @@ class CliContext {
 CLI::App* add_resource_commands(CLI::App& app, CliContext& ctx);
 // jobs submit / cancel / events.
 void add_job_verbs(CLI::App& jobs, CliContext& ctx);
+// nodes drain/undrain, alerts lift, reports reconciliation (operator_commands.cc); after
+// add_resource_commands, whose nouns it extends.
+void add_operator_commands(CLI::App& app, CliContext& ctx);
 // quotas get/set, tokens create/list/revoke.
 void add_account_commands(CLI::App& app, CliContext& ctx);
 // serve: runs the API server (server/server.h).
 void add_serve_command(CLI::App& app, CliContext& ctx);
+
+// A local failure (bad usage, an unreadable file) as the problem document `-o json` prints on
+// standard error: title, detail, errors[] when there are field errors, exit_code.
+json local_problem(const std::string& detail, const std::vector<FieldError>& fields, int exit_code);
 
 // Path segment for a user-given id or name.
 inline std::string seg(const std::string& s) { return "/" + url_encode(s); }

@@ -56,11 +56,32 @@ int CliContext::fail(ApiError e) {
                    : "the token from " + conn_->token_source + " was refused (unknown, expired or revoked)";
     }
   }
+  if (format() == OutputFormat::kJson) {
+    json doc = problem_json(e);
+    doc["exit_code"] = e.exit_code();
+    io_.err << doc.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
+    return e.exit_code();
+  }
   io_.err << render_api_error(e);
   return e.exit_code();
 }
 
+json local_problem(const std::string& detail, const std::vector<FieldError>& fields, int exit_code) {
+  json doc = {{"title", exit_code == kExitUsage ? "Invalid usage" : "Error"}, {"detail", detail}};
+  if (!fields.empty()) {
+    doc["errors"] = json::array();
+    for (const auto& f : fields) doc["errors"].push_back({{"field", f.field}, {"reason", f.reason}});
+  }
+  doc["exit_code"] = exit_code;
+  return doc;
+}
+
 int CliContext::fail(const Error& e, int exit_code) {
+  if (format() == OutputFormat::kJson) {
+    io_.err << local_problem(e.message, e.fields, exit_code).dump(2, ' ', false, json::error_handler_t::replace)
+            << '\n';
+    return exit_code;
+  }
   io_.err << "error: " << printable(e.message) << '\n';
   // Error::invalid repeats its only field in the message; list fields only when they add detail.
   bool repeats = e.fields.size() == 1 && e.message == e.fields[0].field + ": " + e.fields[0].reason;

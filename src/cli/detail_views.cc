@@ -201,7 +201,7 @@ void print_job_detail(std::ostream& out, const json& job, TimeMs) {
        "constraints", "resources", "image", "command", "env", "expected_duration_seconds", "labels"});
   if (!placement.is_array() || placement.empty()) return;
   // Where each worker runs: the scheduler's placement.
-  section(out, "Placement (" + std::to_string(placement.size()) + " workers):");
+  section(out, "Placement (" + std::to_string(placement.size()) + (placement.size() == 1 ? " worker):" : " workers):"));
   Table t({{"REPLICA", Align::kRight}, {"WORKER", Align::kRight}, {"NODE"}, {"GPUS"}, {"SHARE"}, {"NVLINK_DOMAIN"}});
   for (const auto& w : placement) {
     std::vector<int64_t> gpus;

@@ -46,7 +46,7 @@ void add_invoice_commands(CLI::App& app, CliContext& ctx) {
   inv->require_subcommand(1);
   auto o = std::make_shared<InvoiceOpts>();
   auto* show = inv->add_subcommand("show", "rate and show the invoice of a month or a period");
-  show->add_option("--month", o->month, "calendar month, YYYY-MM (UTC)");
+  show->add_option("--month", o->month, "calendar month, YYYY-MM (UTC; default: this month)");
   show->add_option("--from", o->from, "period start (RFC 3339), with --to");
   show->add_option("--to", o->to, "period end (RFC 3339, exclusive)");
   show->add_option("--tenant", o->tenant, "tenant id or name (operators; tenant tokens see their own)");
@@ -54,13 +54,18 @@ void add_invoice_commands(CLI::App& app, CliContext& ctx) {
       ->check(CLI::IsMember({"csv", "focus"}));
   show->callback([&ctx, o] {
     ctx.action = [&ctx, o] {
-      if (o->month.empty() == (o->from.empty() || o->to.empty()))
-        return ctx.fail(Error::invalid("--month", "give --month YYYY-MM, or both --from and --to"), kExitUsage);
+      if (!o->month.empty() && (!o->from.empty() || !o->to.empty()))
+        return ctx.fail(Error::invalid("--month", "give --month YYYY-MM, or both --from and --to, not both"),
+                        kExitUsage);
+      if (o->from.empty() != o->to.empty())
+        return ctx.fail(Error::invalid(o->from.empty() ? "--from" : "--to", "give both --from and --to"), kExitUsage);
+      std::string month = o->month;
+      if (month.empty() && o->from.empty()) month = format_rfc3339(ctx.now()).substr(0, 7);  // this UTC month
       int rc = kExitOk;
       ApiClient* c = ctx.client(&rc);
       if (!c) return rc;
       Query q;
-      if (!o->month.empty()) q.push_back({"month", o->month});
+      if (!month.empty()) q.push_back({"month", month});
       if (!o->from.empty()) q.push_back({"from", o->from});
       if (!o->to.empty()) q.push_back({"to", o->to});
       if (!o->tenant.empty()) q.push_back({"tenant", o->tenant});

@@ -1,4 +1,5 @@
 // Generic verbs for every resource kind: list, get, create, update, delete.
+#include <algorithm>
 #include <memory>
 
 #include "cli/commands.h"
@@ -15,6 +16,12 @@ struct ListOpts {
   std::string after;
 };
 
+// "a node", "an offer".
+std::string a_or_an(const std::string& noun) {
+  bool vowel = !noun.empty() && std::string_view("aeiou").find(noun[0]) != std::string_view::npos;
+  return (vowel ? "an " : "a ") + noun;
+}
+
 std::string flag_of(const std::string& param) {
   std::string f = "--" + param;
   for (char& c : f)
@@ -26,8 +33,10 @@ void add_list(CLI::App& noun, CliContext& ctx, const ResourceView& view) {
   auto opts = std::make_shared<ListOpts>();
   auto* cmd = noun.add_subcommand("list", "list " + view.kind + " (every page unless --limit)");
   cmd->alias("ls");
-  for (const auto& f : view.filters)
-    cmd->add_option(flag_of(f), opts->filters[f], "only " + view.kind + " whose " + f + " is this (id or name)");
+  for (const auto& f : view.filters) {
+    auto* o = cmd->add_option(flag_of(f.param), opts->filters[f.param], f.help);
+    if (!f.values.empty()) o->check(CLI::IsMember(f.values));
+  }
   cmd->add_option("--limit", opts->limit, "fetch one page of at most N items (1-1000)")->check(CLI::Range(1, 1000));
   cmd->add_option("--after", opts->after, "continue after this cursor (printed when --limit leaves more)");
   cmd->callback([&ctx, &view, opts] {
@@ -37,10 +46,45 @@ void add_list(CLI::App& noun, CliContext& ctx, const ResourceView& view) {
         if (!v.empty()) q.emplace_back(k, v);
       return run_list(
           ctx, "/" + view.kind, q, opts->limit, opts->after,
-          [&](std::ostream& out, const std::vector<json>& items) { print_list(out, view, items, ctx.now()); },
+          [&](std::ostream& out, const std::vector<json>& items) {
+            if (view.kind != "jobs") return print_list(out, view, items, ctx.now());
+            // Jobs read newest first (RFC 3339 UTC instants sort as text); ties keep the API's order.
+            std::vector<json> newest = items;
+            std::stable_sort(newest.begin(), newest.end(), [](const json& a, const json& b) {
+              return a.value("created_at", std::string()) > b.value("created_at", std::string());
+            });
+            print_list(out, view, newest, ctx.now());
+          },
           view.kind);
     };
   });
+}
+
+// `nodes get`: the runs open on the node (the allocation ledger, read with the caller's token: an
+// operator or the node's supplier sees them all, a tenant only its own).
+void print_node_runs(CliContext& ctx, ApiClient& c, std::ostream& out, const json& node) {
+  const std::string node_id = cell_text(at_path(node, "id"));
+  auto runs = fetch_list(c, "/allocations", {{"state", "open"}, {"supplier", cell_text(at_path(node, "supplier_id"))}}, 0,
+                         "");
+  if (!runs) {
+    ctx.err() << "warning: the runs on this node could not be read: " << printable(runs.error().detail) << '\n';
+    return;
+  }
+  Table t({{"JOB"}, {"GPUS"}, {"BILLING"}, {"SINCE"}});
+  for (const json& a : runs->items)
+    for (const json& p : a.value("placement", json::array()))
+      if (p.value("node_id", "") == node_id) {
+        std::vector<int64_t> gpus;
+        for (const auto& g : p.value("gpus", json::array()))
+          if (g.is_number_integer()) gpus.push_back(g.get<int64_t>());
+        std::sort(gpus.begin(), gpus.end());
+        t.add_row({cell_text(a["job"]), index_ranges(gpus), cell_text(a["billing_mode"]), cell_text(a["running_at"])});
+      }
+  out << "\nRunning here:\n";
+  if (t.size() == 0)
+    out << "  nothing\n";
+  else
+    t.print(out, 2);
 }
 
 void add_get(CLI::App& noun, CliContext& ctx, const ResourceView& view) {
@@ -54,12 +98,16 @@ void add_get(CLI::App& noun, CliContext& ctx, const ResourceView& view) {
       if (!c) return rc;
       auto r = c->get("/" + view.kind + seg(*id));
       if (!r) return ctx.fail(r.error());
-      return ctx.emit(*r, [&](std::ostream& out) { print_detail(out, view, *r, ctx.now()); });
+      return ctx.emit(*r, [&](std::ostream& out) {
+        print_detail(out, view, *r, ctx.now());
+        if (view.kind == "nodes") print_node_runs(ctx, *c, out, *r);
+      });
     };
   });
 }
 
-// Prints "<verb> <singular> <name> (<id>)" in table format, the object otherwise.
+// Prints "<verb> <singular> <name> (<id>)" in table format, the object otherwise; the server's
+// warnings about the write go to standard error.
 int report_written(CliContext& ctx, const ResourceView& view, const json& obj, const std::string& verb) {
   return ctx.emit(obj, [&](std::ostream& out) {
     std::string name = obj.is_object() ? cell_text(at_path(obj, "name")) : "";
@@ -69,6 +117,8 @@ int report_written(CliContext& ctx, const ResourceView& view, const json& obj, c
     if (verb == "updated" && obj.contains("version")) out << ", version " << cell_text(obj["version"]);
     if (std::string state = cell_text(at_path(obj, "status/state")); !state.empty()) out << ", state " << state;
     out << '\n';
+    if (obj.is_object())
+      for (const auto& w : obj.value("warnings", json::array())) ctx.err() << "warning: " << printable(cell_text(w["text"])) << '\n';
   });
 }
 
@@ -97,7 +147,7 @@ void add_update(CLI::App& noun, CliContext& ctx, const ResourceView& view) {
     std::string id, file;
   };
   auto o = std::make_shared<Opts>();
-  auto* cmd = noun.add_subcommand("update", "replace a " + view.singular + " with the document in a file");
+  auto* cmd = noun.add_subcommand("update", "replace " + a_or_an(view.singular) + " with the document in a file");
   cmd->add_option("id", o->id, "id or name")->required();
   cmd->add_option("-f,--file", o->file,
                   "YAML or JSON file ('-' reads stdin); a \"version\" in it makes the update fail if the " +
@@ -119,7 +169,7 @@ void add_update(CLI::App& noun, CliContext& ctx, const ResourceView& view) {
 
 void add_delete(CLI::App& noun, CliContext& ctx, const ResourceView& view) {
   auto id = std::make_shared<std::string>();
-  auto* cmd = noun.add_subcommand("delete", "delete a " + view.singular);
+  auto* cmd = noun.add_subcommand("delete", "delete " + a_or_an(view.singular));
   cmd->alias("rm");
   cmd->add_option("id", *id, "id or name")->required();
   cmd->callback([&ctx, &view, id] {
@@ -150,7 +200,7 @@ CLI::App* add_resource_commands(CLI::App& app, CliContext& ctx) {
         add_create(*noun, ctx, view, "submit", "submitted", "submit a job described in a file");
         add_create(*noun, ctx, view, "create", "submitted", "same as submit");
       } else {
-        add_create(*noun, ctx, view, "create", "created", "create a " + view.singular + " from a file");
+        add_create(*noun, ctx, view, "create", "created", "create " + a_or_an(view.singular) + " from a file");
       }
     }
     if (view.updatable) add_update(*noun, ctx, view);

@@ -3,6 +3,14 @@
 #include <algorithm>
 #include <set>
 
+#include "catalog/gpu_model.h"
+#include "core/enum_names.h"
+#include "model/alert.h"
+#include "model/enums_supply.h"
+#include "model/job_run.h"
+#include "model/job_state.h"
+#include "model/measurement.h"
+
 namespace gpurent {
 
 namespace {
@@ -50,6 +58,41 @@ std::string job_shape(const json& j) {
 
 std::string tflops(const json& m, const char* key) { return text(m, key); }
 
+// One description per filter flag, the same wherever the flag appears.
+ListFilter filter(const std::string& param) {
+  if (param == "tenant") return {param, "only those of this tenant (id or name)", {}};
+  if (param == "supplier") return {param, "only those of this supplier (id or name)", {}};
+  if (param == "project") return {param, "only those of this project (id or name)", {}};
+  if (param == "name") return {param, "only the one with exactly this name", {}};
+  if (param == "region") return {param, "only those in this region (exact, e.g. us-east-1)", {}};
+  if (param == "gpu_model") return {param, "only those with this GPU model (see `gpurent gpu-models list`)", {}};
+  return {param, "only those whose " + param + " is this", {}};
+}
+
+ListFilter one_of(const std::string& param, std::vector<std::string> values) {
+  std::string list;
+  for (const auto& v : values) list += (list.empty() ? "" : ", ") + v;
+  return {param, "only those whose " + param + " is one of: " + list, std::move(values)};
+}
+
+std::vector<ListFilter> filters(std::initializer_list<const char*> params) {
+  std::vector<ListFilter> out;
+  for (const char* p : params) out.push_back(filter(p));
+  return out;
+}
+
+std::vector<ListFilter> filters(std::initializer_list<const char*> params, ListFilter last) {
+  auto out = filters(params);
+  out.push_back(std::move(last));
+  return out;
+}
+
+std::vector<std::string> job_states() {
+  std::vector<std::string> out;
+  for (JobState s : kAllJobStates) out.emplace_back(job_state_name(s));
+  return out;
+}
+
 std::vector<ResourceView> build_views() {
   std::vector<ResourceView> v;
 
@@ -62,7 +105,7 @@ std::vector<ResourceView> build_views() {
                 col("COUNTRY", "country"),
                 {"SITES", Align::kRight, [](const json& d, TimeMs) { return count_of(at_path(d, "sites")); }},
                 col("CERTIFICATIONS", "certifications")},
-               {"name", "region"},
+               filters({"name", "region"}),
                true,
                true,
                true,
@@ -80,7 +123,7 @@ std::vector<ResourceView> build_views() {
         {"NVLINK_DOMAINS", Align::kLeft, [](const json& d, TimeMs) { return nvlink_summary(at_path(d, "gpus")); }},
         {"RDMA", Align::kLeft, [](const json& d, TimeMs) { return rdma_summary(at_path(d, "nics")); }},
         col("STATE", "state")},
-       {"supplier", "region", "gpu_model", "state", "name"},
+       filters({"supplier", "region", "gpu_model", "name"}, one_of("state", enum_names(kNodeStates))),
        true,
        true,
        true,
@@ -105,7 +148,7 @@ std::vector<ResourceView> build_views() {
         col("BILLING_STARTS", "fees/billing_starts"),
         {"IDLE_RULE", Align::kLeft, [](const json& d, TimeMs) { return idle_rule_summary(at_path(d, "fees/idle")); }},
         {"EGRESS", Align::kLeft, [](const json& d, TimeMs) { return volume_fee_summary(at_path(d, "fees/egress")); }}},
-       {"supplier", "region", "gpu_model", "name"},
+       filters({"supplier", "region", "gpu_model", "name"}),
        true,
        true,
        true,
@@ -116,7 +159,7 @@ std::vector<ResourceView> build_views() {
                "customer organisations",
                {col("NAME", "name"), col("DISPLAY_NAME", "display_name"), col("CURRENCY", "currency"),
                 col("CONTACT_EMAIL", "contact_email"), age_col()},
-               {"name"},
+               filters({"name"}),
                true,
                true,
                true,
@@ -132,7 +175,7 @@ std::vector<ResourceView> build_views() {
                 col("MAX_GPUS_PER_JOB", "quota/max_gpus_per_job", Align::kRight),
                 col("MAX_JOBS", "quota/max_concurrent_jobs", Align::kRight),
                 {"MONTHLY_BUDGET", Align::kLeft, [](const json& d, TimeMs) { return budget(at_path(d, "quota")); }}},
-               {"tenant", "name"},
+               filters({"tenant", "name"}),
                true,
                true,
                true,
@@ -143,7 +186,7 @@ std::vector<ResourceView> build_views() {
                "people and robots that call the API",
                {col("NAME", "name"), col("DISPLAY_NAME", "display_name"), col("EMAIL", "email"), col("ROLE", "role"),
                 col("TENANT", "tenant"), col("SUPPLIER", "supplier"), age_col()},
-               {"tenant", "supplier", "name"},
+               filters({"tenant", "supplier", "name"}),
                true,
                true,
                true,
@@ -161,7 +204,7 @@ std::vector<ResourceView> build_views() {
                 col("STATE", "status/state"),
                 age_col(),
                 col("REASON", "status/reason")},
-               {"tenant", "project", "state", "gpu_model", "name"},
+               filters({"tenant", "project", "gpu_model", "name"}, one_of("state", job_states())),
                true,
                false,
                false,
@@ -180,7 +223,7 @@ std::vector<ResourceView> build_views() {
                 col("STARTS_AT", "starts_at"),
                 col("ENDS_AT", "ends_at"),
                 col("NOTE", "note")},
-               {"tenant", "name"},
+               filters({"tenant", "name"}),
                true,
                true,
                true,
@@ -205,7 +248,7 @@ std::vector<ResourceView> build_views() {
                    return std::to_string(g);
                  }},
                 col("STARTS_AT", "starts_at")},
-               {"tenant", "supplier", "name"},
+               filters({"tenant", "supplier", "name"}),
                true,
                true,
                true,
@@ -226,7 +269,7 @@ std::vector<ResourceView> build_views() {
                 col("ENDED_AT", "ended_at"),
                 col("STATE", "state"),
                 col("END_REASON", "end_reason")},
-               {"tenant", "project", "supplier", "state"},
+               filters({"tenant", "project", "supplier"}, one_of("state", enum_names(kRunStateNames))),
                false,
                false,
                false,
@@ -243,7 +286,7 @@ std::vector<ResourceView> build_views() {
                  [](const json& d, TimeMs) { return text(d, "measured") + " / " + text(d, "threshold") + " " + text(d, "unit"); }},
                 col("STATE", "state"),
                 col("MESSAGE", "message_en")},
-               {"tenant", "project", "state"},
+               filters({"tenant", "project"}, one_of("state", enum_names(kAlertStateNames))),
                false,
                false,
                false,
@@ -267,7 +310,7 @@ std::vector<ResourceView> build_views() {
                    return d.contains("at") ? text(d, "at") : text(d, "from") + " .. " + text(d, "to");
                  }},
                 col("NOTE", "note")},
-               {"kind", "supplier"},
+               filters({"supplier"}, one_of("kind", enum_names(kMeasurementKindNames))),
                true,
                true,
                true,
@@ -277,7 +320,7 @@ std::vector<ResourceView> build_views() {
                "fault",
                "node failures that hit jobs, recorded by the scheduler",
                {col("AT", "at"), col("JOB", "job"), col("NODE", "node"), col("REASON", "reason")},
-               {"tenant", "project", "supplier", "gpu_model", "region"},
+               filters({"tenant", "project", "supplier", "gpu_model", "region"}),
                false,
                false,
                false,
@@ -301,7 +344,7 @@ std::vector<ResourceView> build_views() {
                 {"FP8_TFLOPS", Align::kRight, [](const json& d, TimeMs) { return tflops(d, "fp8_tflops"); }},
                 col("NVLINK_GBPS", "nvlink_gbps", Align::kRight),
                 col("TDP_W", "tdp_watts", Align::kRight)},
-               {"vendor", "form_factor"},
+               {one_of("vendor", enum_names(kVendorNames)), one_of("form_factor", enum_names(kFormFactorNames))},
                false,
                false,
                false,

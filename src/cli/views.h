@@ -25,12 +25,20 @@ struct ViewColumn {
   std::function<std::string(const json& item, TimeMs now)> cell;
 };
 
+// A `list` filter: the query parameter ("gpu_model" -> --gpu-model), the flag's one description,
+// and the values it accepts (empty: any; others are refused before anything is sent, exit 2).
+struct ListFilter {
+  std::string param;
+  std::string help;
+  std::vector<std::string> values;
+};
+
 struct ResourceView {
   std::string kind;      // URL segment: "nodes", "gpu-models"
   std::string singular;  // "node"
   std::string help;      // one line for --help
   std::vector<ViewColumn> columns;
-  std::vector<std::string> filters;  // list query parameters the server accepts ("gpu_model" -> --gpu-model)
+  std::vector<ListFilter> filters;   // list query parameters the server accepts
   bool creatable = true;             // create (jobs: submit); false for the read-only catalog
   bool updatable = true;             // update (jobs are immutable once submitted)
   bool deletable = true;             // delete (jobs are kept for billing and audit)

@@ -26,6 +26,76 @@ std::string SchedEngine::Impl::display(int model) const {
   return it != cfg.model_names.end() ? it->second : id;
 }
 
+namespace {
+
+// The project's per-job GPU and concurrent-job limits: false, with `a.reason` set, when one refuses
+// the job.
+bool within_job_limits(const SchedProject& p, const EngineJob& ej, const Usage& used, Admission& a) {
+  const SchedJob& j = ej.spec;
+  const int64_t job_gpus = (j.milli_per_replica() * j.replicas_max + 999) / 1000;
+  if (p.quota.max_gpus_per_job && job_gpus > *p.quota.max_gpus_per_job) {
+    a.reason = Message("sched.quota.gpus_per_job")
+                   .arg("gpus", std::to_string(job_gpus))
+                   .arg("project", p.name)
+                   .arg("limit", std::to_string(*p.quota.max_gpus_per_job));
+    return false;
+  }
+  if (!ej.running && p.quota.max_concurrent_jobs && used.jobs >= *p.quota.max_concurrent_jobs) {
+    a.reason = Message("sched.quota.concurrent_jobs")
+                   .arg("project", p.name)
+                   .arg("running", std::to_string(used.jobs))
+                   .arg("limit", std::to_string(*p.quota.max_concurrent_jobs));
+    return false;
+  }
+  return true;
+}
+
+// The model ids the job may use, in its preference order (every known model when it names none).
+std::vector<int> candidate_models(const SchedEngine::Impl& e, const SchedJob& j) {
+  std::vector<int> cands;
+  if (j.gpu_models.empty()) {
+    for (int m = 0; m < static_cast<int>(e.model_names.size()); ++m) cands.push_back(m);
+  } else {
+    for (const auto& name : j.gpu_models)
+      if (auto it = e.model_ids.find(name); it != e.model_ids.end()) cands.push_back(it->second);
+  }
+  return cands;
+}
+
+// Sets `a.reason` for a job whose quota has no room on any of `cands`, and, with quota lending,
+// `a.borrow`: the models on which the tenant's idle quota could cover `need`.
+void refuse_over_quota(const SchedEngine::Impl& e, const SchedProject& p, const SchedJob& j, const Usage& used,
+                       const std::vector<int>& cands, int64_t need, Admission& a) {
+  const int m = cands.front();
+  auto it = used.milli_by_model.find(m);
+  const int64_t have = it == used.milli_by_model.end() ? 0 : it->second;
+  const int64_t limit = p.quota.gpu_limit(e.model_names[m]);
+  a.reason = limit == 0 ? Message("sched.quota.no_model_quota").arg("project", p.name).arg("model", e.display(m))
+                        : Message("sched.quota.model_full")
+                              .arg("project", p.name)
+                              .arg("used", format_gpus(have))
+                              .arg("limit", std::to_string(limit))
+                              .arg("model", e.display(m))
+                              .arg("need", format_gpus(need))
+                              .arg("short", format_gpus(have + need - limit * 1000));
+  if (cands.size() > 1) a.reason = Message("sched.quota.no_other_models").arg("reason", std::move(a.reason));
+  if (e.cfg.quota_lending) {
+    // The tenant's idle quota: the sum of its projects' limits minus what they all hold.
+    auto tit = e.tenant_usage.find(j.tenant);
+    for (int mm : cands) {
+      int64_t limits = 0;
+      for (const auto& [id, q] : e.projects)
+        if (q.tenant == j.tenant) limits += q.quota.gpu_limit(e.model_names[mm]) * 1000;
+      int64_t held = 0;
+      if (tit != e.tenant_usage.end())
+        if (auto u = tit->second.milli_by_model.find(mm); u != tit->second.milli_by_model.end()) held = u->second;
+      if (limits - held >= need) a.borrow.push_back(mm);
+    }
+  }
+}
+
+}  // namespace
+
 Admission SchedEngine::Impl::admit(const EngineJob& ej, int64_t replicas) const {
   const SchedJob& j = ej.spec;
   Admission a;
@@ -43,32 +113,12 @@ Admission SchedEngine::Impl::admit(const EngineJob& ej, int64_t replicas) const 
   auto uit = project_usage.find(p.id);
   const Usage& used = uit == project_usage.end() ? kNone : uit->second;
   const int64_t need = j.milli_per_replica() * replicas;
-  const int64_t job_gpus = (j.milli_per_replica() * j.replicas_max + 999) / 1000;
-  if (p.quota.max_gpus_per_job && job_gpus > *p.quota.max_gpus_per_job) {
-    a.reason = Message("sched.quota.gpus_per_job")
-                   .arg("gpus", std::to_string(job_gpus))
-                   .arg("project", p.name)
-                   .arg("limit", std::to_string(*p.quota.max_gpus_per_job));
-    return a;
-  }
-  if (!ej.running && p.quota.max_concurrent_jobs && used.jobs >= *p.quota.max_concurrent_jobs) {
-    a.reason = Message("sched.quota.concurrent_jobs")
-                   .arg("project", p.name)
-                   .arg("running", std::to_string(used.jobs))
-                   .arg("limit", std::to_string(*p.quota.max_concurrent_jobs));
-    return a;
-  }
+  if (!within_job_limits(p, ej, used, a)) return a;
   if (need == 0) {
     a.models = {-1};
     return a;
   }
-  std::vector<int> cands;
-  if (j.gpu_models.empty()) {
-    for (int m = 0; m < static_cast<int>(model_names.size()); ++m) cands.push_back(m);
-  } else {
-    for (const auto& name : j.gpu_models)
-      if (auto it = model_ids.find(name); it != model_ids.end()) cands.push_back(it->second);
-  }
+  const std::vector<int> cands = candidate_models(*this, j);
   if (cands.empty()) {
     std::string want;
     for (const auto& name : j.gpu_models) want += (want.empty() ? "" : ", ") + name;
@@ -80,35 +130,85 @@ Admission SchedEngine::Impl::admit(const EngineJob& ej, int64_t replicas) const 
     const int64_t have = it == used.milli_by_model.end() ? 0 : it->second;
     if (have + need <= p.quota.gpu_limit(model_names[m]) * 1000) a.models.push_back(m);
   }
-  if (a.models.empty()) {
-    const int m = cands.front();
-    auto it = used.milli_by_model.find(m);
-    const int64_t have = it == used.milli_by_model.end() ? 0 : it->second;
-    const int64_t limit = p.quota.gpu_limit(model_names[m]);
-    a.reason = limit == 0 ? Message("sched.quota.no_model_quota").arg("project", p.name).arg("model", display(m))
-                          : Message("sched.quota.model_full")
-                                .arg("project", p.name)
-                                .arg("used", format_gpus(have))
-                                .arg("limit", std::to_string(limit))
-                                .arg("model", display(m))
-                                .arg("need", format_gpus(need));
-    if (cands.size() > 1) a.reason = Message("sched.quota.no_other_models").arg("reason", std::move(a.reason));
-    if (cfg.quota_lending) {
-      // The tenant's idle quota: the sum of its projects' limits minus what they all hold.
-      auto tit = tenant_usage.find(j.tenant);
-      for (int mm : cands) {
-        int64_t limits = 0;
-        for (const auto& [id, q] : projects)
-          if (q.tenant == j.tenant) limits += q.quota.gpu_limit(model_names[mm]) * 1000;
-        int64_t held = 0;
-        if (tit != tenant_usage.end())
-          if (auto u = tit->second.milli_by_model.find(mm); u != tit->second.milli_by_model.end()) held = u->second;
-        if (limits - held >= need) a.borrow.push_back(mm);
-      }
-    }
-  }
+  if (a.models.empty()) refuse_over_quota(*this, p, j, used, cands, need, a);
   return a;
 }
+
+namespace {
+
+// What the job's matching nodes could hold if nothing ran on them (down, drained and reserved nodes
+// included: they may come back): the most GPUs one node has (one NVLink domain, for same_nvlink)
+// and the GPUs of all of them together.
+struct Reach {
+  bool any = false;
+  int64_t largest = 0;
+  int64_t total = 0;
+};
+
+Reach reach_of(const SchedEngine::Impl& e, const SchedJob& j) {
+  Reach r;
+  const std::vector<int> cands = candidate_models(e, j);
+  std::vector<bool> matching(e.nodes.size(), false);
+  for (int i = 0; i < static_cast<int>(e.nodes.size()); ++i) {
+    const int m = e.cluster.node(i).model_id;
+    if (std::find(cands.begin(), cands.end(), m) == cands.end() || !e.node_matches(j, i, m)) continue;
+    matching[i] = true;
+    const int64_t gpus = static_cast<int64_t>(e.nodes[i].gpu_domain.size());
+    r.any = true;
+    r.total += gpus;
+    if (j.placement != PlacementRule::kSameNvlinkDomain) r.largest = std::max(r.largest, gpus);
+  }
+  if (j.placement == PlacementRule::kSameNvlinkDomain)
+    for (const auto& gpus : e.domain_gpus) {
+      int64_t n = 0;
+      for (const auto& [node, gpu] : gpus) n += matching[node] ? 1 : 0;
+      r.largest = std::max(r.largest, n);
+    }
+  return r;
+}
+
+Message shape(int64_t workers, int64_t gpus) {
+  return Message("sched.what.gpus").arg("workers", std::to_string(workers)).arg("gpus", std::to_string(gpus));
+}
+
+// Why a whole-GPU job can never be placed on the nodes there are, with the largest shape that
+// would fit; empty when it could fit once enough GPUs are free.
+Message never_fits(const SchedEngine::Impl& e, const SchedJob& j) {
+  if (j.gpu_milli || j.gpus_per_worker <= 0) {
+    if (j.milli_per_worker() > 0 && !reach_of(e, j).any) return Message("sched.never.no_node");
+    return {};
+  }
+  const Reach r = reach_of(e, j);
+  if (!r.any) return Message("sched.never.no_node");
+  const int64_t gang = j.workers * j.gpus_per_worker;
+  const bool one_place = j.placement == PlacementRule::kSameNvlinkDomain ||
+                         (j.placement == PlacementRule::kSameNode && j.workers > 1);
+  if (one_place && gang > r.largest)
+    return Message(j.placement == PlacementRule::kSameNode ? "sched.never.node_too_small"
+                                                           : "sched.never.domain_too_small")
+        .arg("need", std::to_string(gang))
+        .arg("max", std::to_string(r.largest))
+        .arg("shape", shape(1, r.largest));
+  if (j.gpus_per_worker > r.largest) {
+    // The same GPUs in more, smaller workers: the largest divisor of the gang that one node holds.
+    int64_t per = r.largest;
+    while (per > 1 && gang % per != 0) --per;
+    const int64_t workers = gang / per;
+    return Message("sched.never.worker_too_big")
+        .arg("need", std::to_string(j.gpus_per_worker))
+        .arg("max", std::to_string(r.largest))
+        .arg("shape", workers * per <= r.total ? shape(workers, per) : shape(r.total / r.largest, r.largest));
+  }
+  const int64_t need = gang * std::max<int64_t>(j.replicas_min, 1);
+  if (need > r.total)
+    return Message("sched.never.too_few")
+        .arg("need", std::to_string(need))
+        .arg("total", std::to_string(r.total))
+        .arg("shape", shape(r.total / j.gpus_per_worker, j.gpus_per_worker));
+  return {};
+}
+
+}  // namespace
 
 Message SchedEngine::Impl::capacity_reason(const EngineJob& ej) const {
   const SchedJob& j = ej.spec;
@@ -135,6 +235,8 @@ Message SchedEngine::Impl::capacity_reason(const EngineJob& ej) const {
     what = Message("sched.what.same_node").arg("what", std::move(what));
   if (j.placement == PlacementRule::kSameNvlinkDomain)
     what = Message("sched.what.same_nvlink").arg("what", std::move(what));
+  if (Message why = never_fits(*this, j); !why.empty())
+    return Message("sched.capacity.never_fits").arg("what", std::move(what)).arg("why", std::move(why));
   return Message("sched.capacity.no_room").arg("what", std::move(what));
 }
 

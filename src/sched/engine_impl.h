@@ -44,7 +44,8 @@ struct EngineJob {
   std::vector<Gang> units;              // sorted by replica
   Message reason;
   TimeMs waiting_reclaim_until = 0;     // a spot notice it asked for is running
-  Message capacity_reason;              // built once, on its first failure to fit
+  Message capacity_reason;              // built on its first failure to fit, again when nodes are added
+  uint64_t capacity_reason_nodes = 0;   // the node count capacity_reason was built against
   Message requeued_why;                 // why it lost its placement; prefixes its reasons until it runs
 };
 
@@ -125,6 +126,8 @@ struct SchedEngine::Impl {
   // engine_place.cc
   AllocPod pod_for(const SchedJob& j, int node) const;
   bool node_ok(const SchedJob& j, int node, int model, int phase) const;
+  // The job's hard constraints on a node (model, form factor, GPU memory, RDMA), whatever its state.
+  bool node_matches(const SchedJob& j, int node, int model) const;
   bool fits(int node, const AllocPod& pod, int domain) const;
   int score(int node, const AllocPod& pod);
   std::vector<int> choose_gpus(int node, const AllocPod& pod, int domain);

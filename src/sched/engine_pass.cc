@@ -97,7 +97,10 @@ void SchedEngine::Impl::handle(EngineJob& j, std::vector<SchedEvent>& out) {
       return;
     }
   }
-  if (j.capacity_reason.empty()) j.capacity_reason = capacity_reason(j);
+  if (j.capacity_reason.empty() || j.capacity_reason_nodes != nodes.size()) {
+    j.capacity_reason = capacity_reason(j);
+    j.capacity_reason_nodes = nodes.size();
+  }
   if (!blocked && cfg.backfill) {
     blocked = shadow_for(j, adm.models);
     if (blocked && blocked->shadow > now) {

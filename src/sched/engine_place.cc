@@ -36,6 +36,11 @@ bool SchedEngine::Impl::node_ok(const SchedJob& j, int i, int model, int phase) 
   if (phase == 0 && owner != j.tenant) return false;
   if (phase == 1 && !owner.empty() && owner != j.tenant) return false;
   if (j.milli_per_worker() == 0) return true;  // CPU-only: any node with room
+  return node_matches(j, i, model);
+}
+
+bool SchedEngine::Impl::node_matches(const SchedJob& j, int i, int model) const {
+  const EngineNode& n = nodes[i];
   if (cluster.node(i).model_id != model) return false;
   if (j.form_factor && n.spec.form_factor != *j.form_factor) return false;
   if (j.min_gpu_memory_gib && n.spec.gpu_memory_gib < *j.min_gpu_memory_gib) return false;

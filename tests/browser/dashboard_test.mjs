@@ -16,8 +16,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { operatorDashboard, tenantDashboard } from "./dashboard_views.mjs";
-import { api, artifacts, cellText, check, DASHBOARD_TIMEOUT_MS, login, logout, openView, shot, STEP_TIMEOUT_MS, tally } from "./helpers.mjs";
+import { chineseDashboard, operatorDashboard, tenantDashboard } from "./dashboard_views.mjs";
+import {
+  alertText, api, artifacts, BROWSER_LOCALE, cellText, centsText, check, DASHBOARD_TIMEOUT_MS, instantText, login, logout, monthText, openView, shot,
+  STEP_TIMEOUT_MS, tally, TIME_ZONE, utcText,
+} from "./helpers.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "../..");
@@ -171,6 +174,17 @@ async function run(page, base, adminToken) {
     const row = page.locator(`[data-testid="jobs-pending-table"] tr[data-row="${j.name}"]`);
     check((await row.count()) === 1 && (await cellText(row)).includes(j.status.reason), `pending ${j.name}: reason "${j.status.reason}" shown`);
   }
+  // A gang's shape reads workers × GPUs per worker, as the CLI writes it (`1x16`).
+  const shape = (await page.locator('[data-testid="jobs-pending-table"] tr[data-row="browser-queued"] td').allInnerTexts())[4];
+  check(shape === "1×16", `the queued job's shape reads workers × GPUs: "${shape}"`);
+  // Times in the chosen language and the browser's time zone (${TIME_ZONE}), UTC on hover.
+  const queuedJob = pending.find((j) => j.name === "browser-queued");
+  if (queuedJob) {
+    const updated = page.locator('[data-testid="jobs-pending-table"] tr[data-row="browser-queued"] td time');
+    const [text, title] = [await cellText(updated), await updated.getAttribute("title")];
+    check(text === instantText(queuedJob.status.updated_at, "en") && title === utcText(queuedJob.status.updated_at),
+      `the queued job's update time in English and ${TIME_ZONE}: "${text}", hover "${title}" (API ${queuedJob.status.updated_at})`);
+  }
   check(placed.length > 0, `API has running/admitted jobs (${placed.length})`);
   for (const j of placed) {
     const text = await cellText(page.locator(`[data-testid="jobs-running-table"] tr[data-row="${j.name}"]`));
@@ -191,7 +205,8 @@ async function run(page, base, adminToken) {
     const cells = await page.locator(`[data-testid="jobs-interrupted-table"] tr[data-row="${a.id}"] td`).allInnerTexts();
     // Node ids in the reason read as the nodes' names.
     const reason = a.end_reason.replace(/\bnod_[0-9a-f]+\b/g, (id) => nodeNames.get(id) ?? id);
-    check(cells[0] === a.job && cells[3] === a.ended_at && cells[5] === reason, `interrupted run of ${a.job}: ended ${a.ended_at}, "${reason}" (page: "${cells[5]}")`);
+    check(cells[0] === a.job && cells[3] === instantText(a.ended_at, "en") && cells[5] === reason,
+      `interrupted run of ${a.job}: ended ${a.ended_at} (page: ${cells[3]}), "${reason}" (page: "${cells[5]}")`);
   }
   const summaryTotal = await page.locator('[data-testid="jobs-summary"] .card-value').allInnerTexts();
   check(summaryTotal.reduce((a, b) => a + Number(b), 0) === jobs.json.items.length, "state counts add up to the API's job count");
@@ -211,6 +226,13 @@ async function run(page, base, adminToken) {
     check(JSON.stringify(amounts) === JSON.stringify(s.lines.map((l) => l.amount)), `section ${s.contract} (${s.currency}): every line amount exact`);
     check((await cellText(page.getByTestId(`invoice-section-total-${i}`))).includes(s.totals.total), `section ${s.contract}: total ${s.totals.total} shown`);
   }
+  // The month named in English (the browser's locale is ${BROWSER_LOCALE}), picked from English month names.
+  const monthOptions = await page.locator('[data-testid="invoice-month-month"] option').allInnerTexts();
+  const chosenMonth = await page.locator('[data-testid="invoice-month-month"]').inputValue();
+  const chosenYear = await page.locator('[data-testid="invoice-month-year"]').inputValue();
+  check((await cellText(page.getByTestId("invoice-title"))) === `aurora-ai · ${monthText(month, "en")}` && monthOptions[0] === "January"
+    && monthOptions.length === 12 && `${chosenYear}-${chosenMonth}` === month,
+    `invoice month in English: "${await cellText(page.getByTestId("invoice-title"))}", picker ${chosenYear} ${monthOptions[Number(chosenMonth) - 1]} (${monthOptions.slice(0, 3).join(", ")}, …)`);
   await shot(page, "04-invoices");
 
   // 3c. Offers: table and chart.
@@ -260,13 +282,18 @@ async function run(page, base, adminToken) {
     check(listed.json.items.some((a) => a.id === breach.id), "alerts view read the new alert");
     const cells = await page.locator(`[data-testid="alerts-table"] tr[data-row="${breach.id}"] td`).allInnerTexts();
     check(cells[0].includes("Budget reached") && cells[1].includes("vision") && cells[1].includes("aurora-ai"), `alert row: kind and project/tenant (${cells.slice(0, 2).join(" | ")})`);
-    check(cells[2] === `${breach.measured} ${breach.unit} / ${breach.threshold} ${breach.unit}`, `alert row: figure vs threshold exact (${cells[2]})`);
-    check(cells[3].includes("active") && cells[5] === breach.message_en, "alert row: state and English message");
+    // Money at the currency's precision (the exact figure on hover), the message's amounts too.
+    const figure = (x) => (/^[A-Z]{3}$/.test(breach.unit) ? centsText(x) : x);
+    check(cells[2] === `${figure(breach.measured)} ${breach.unit} / ${figure(breach.threshold)} ${breach.unit}`
+      && (await page.locator(`[data-testid="alerts-table"] tr[data-row="${breach.id}"] td`).nth(2).locator(".num").first().getAttribute("title")) === breach.measured,
+      `alert row: figure vs threshold at the currency's precision, exact on hover (${cells[2]}; API ${breach.measured})`);
+    check(cells[3].includes("active") && cells[5] === alertText(breach, "en"), `alert row: state and English message (${cells[5]})`);
+    check(cells[4] === instantText(breach.first_seen, "en"), `alert row: since ${cells[4]} (API ${breach.first_seen})`);
     await page.getByTestId("lang-select").selectOption("zh-CN");
     await page.locator(`[data-testid="alerts-table"] tr[data-row="${breach.id}"] td`).nth(5)
       .filter({ hasText: "项目" }).waitFor({ timeout: STEP_TIMEOUT_MS });
     const zhCells = await page.locator(`[data-testid="alerts-table"] tr[data-row="${breach.id}"] td`).allInnerTexts();
-    check(zhCells[5] === breach.message_zh && zhCells[5].startsWith("项目 vision："), `alert row in zh: the message from the catalogue (${zhCells[5]})`);
+    check(zhCells[5] === alertText(breach, "zh") && zhCells[5].startsWith("项目 vision："), `alert row in zh: the message from the catalogue (${zhCells[5]})`);
     const descriptions = await page.locator('[data-testid="alerts-table"] .description').allInnerTexts();
     check(descriptions.length > 0 && descriptions.every((d) => CJK.test(d)), `zh: all ${descriptions.length} alert messages in Chinese`);
     await page.getByTestId("lang-select").selectOption("en");
@@ -330,6 +357,8 @@ async function run(page, base, adminToken) {
 
   // 3g. The dashboard views: utilization heatmap, costs, cost-performance, supplier health.
   const shared = await operatorDashboard(page, base, adminToken);
+  // 3h. In 简体中文: dates and months, headers and badges unbroken, charges and credits apart.
+  await chineseDashboard(page, base, adminToken);
 
   // 4. A tenant token sees only its tenant.
   const tenants = (await api(base, adminToken, "GET", "tenants")).json.items;
@@ -428,6 +457,8 @@ async function main() {
       args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"],
       viewport: { width: 1400, height: 900 },
+      timezoneId: TIME_ZONE, // the dashboard writes times in the browser's time zone
+      locale: BROWSER_LOCALE, // and dates in the chosen language, never the browser's
     });
     const page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(STEP_TIMEOUT_MS);

@@ -1,11 +1,13 @@
 // browser_dashboard, part two: the dashboard views (utilization heatmap, costs, cost-performance,
 // supplier health), checked against GET /api/v1/dashboard/* character by character with the
-// page's own number rules (helpers.mjs). Holds on whatever the demo has: where it has no GPU
-// readings or job metrics yet, the test reports a few first (as an agent and a job would).
+// page's own number and date rules (helpers.mjs), then the same views in 简体中文 (dates, month
+// picker, unbroken headers and badges, charges and credits apart). Holds on whatever the demo has:
+// where it has no GPU readings or job metrics yet, the test reports a few first (as an agent and
+// a job would).
 
 import {
-  api, bpText, cardLabel, cellText, centsText, check, DASHBOARD_TIMEOUT_MS, decimalCompare, decimalSum, hourLabel, intText, login,
-  logout, metricText, openView, permilleText, shot, sleep,
+  alertText, api, bpText, cardLabel, cellText, centsText, check, DASHBOARD_TIMEOUT_MS, decimalCompare, decimalSum, hourText, intText,
+  isChineseInstant, login, logout, metricText, openView, permilleText, shot, sleep, utcText,
 } from "./helpers.mjs";
 
 
@@ -128,7 +130,8 @@ async function hoverFirstCard(page, u) {
     }
   }
   if (!check(lines !== null, `utilization: hovering ${cardLabel(u.cards[0])}'s row shows a tooltip`)) return;
-  const hour = u.hours.findIndex((x) => `${hourLabel(x)} UTC` === lines[1]);
+  // The hour in the browser's time zone, its UTC form beside it.
+  const hour = u.hours.findIndex((x) => `${hourText(x, "en")} (${utcText(x)})` === lines[1]);
   const cell = u.cells.find(([c, hr]) => c === 0 && hr === hour);
   check(cell !== undefined && lines[2] === `Mean utilization: ${cell[2]}%` && lines[3] === `Samples: ${cell[3]}`,
     `utilization: tooltip "${lines.join(" / ")}" matches the API's cell`);
@@ -209,7 +212,7 @@ async function costs(page, freeze) {
     if (x.alerts.length > 0) {
       const rows = await page.locator(`[data-testid="costs-alerts-${key}"] tbody tr`).evaluateAll((trs) =>
         trs.map((tr) => [tr.dataset.row, tr.querySelectorAll("td")[3]?.textContent.trim()]));
-      check(JSON.stringify(rows) === JSON.stringify(x.alerts.map((a) => [a.id, a.message_en])),
+      check(JSON.stringify(rows) === JSON.stringify(x.alerts.map((a) => [a.id, alertText(a, "en")])),
         `costs ${key}: the period's ${x.alerts.length} alert(s) listed with their messages (${[...new Set(x.alerts.map((a) => a.kind))].join(", ")})`);
     }
   }
@@ -248,15 +251,16 @@ async function costPerformance(page, base, token, jobs) {
     const ranked = cp.jobs.filter((j) => j.metric === metric).sort((a, b) => a.rank - b.rank);
     const top = ranked[0];
     const cells = await texts(page.locator(`[data-testid="costperf-table-${metric}"] tbody tr`).first().locator("td"));
-    check(cells[1] === top.job && cells[7] === metricText(top.gain_per_gpu_hour) && cells[6] === top.gpu_hours && cells[8].startsWith(`${top.cost} ${top.currency}`)
+    check(cells[1] === top.job && cells[7] === metricText(top.gain_per_gpu_hour) && cells[6] === top.gpu_hours
       && cells[9] === (top.cost_per_unit_gain === null ? "—" : `${centsText(top.cost_per_unit_gain)} ${top.currency}`),
-      `cost-performance ${metric}: top job ${top.job}: ${metricText(top.gain_per_gpu_hour)} per GPU-hour (page: ${cells[7]}), ${top.gpu_hours} GPU-h, ${top.cost} ${top.currency}, ${top.cost_per_unit_gain === null ? "—" : centsText(top.cost_per_unit_gain)} per unit gain (page: ${cells[9]})`);
+      `cost-performance ${metric}: top job ${top.job}: ${metricText(top.gain_per_gpu_hour)} per GPU-hour (page: ${cells[7]}), ${top.gpu_hours} GPU-h, ${top.cost_per_unit_gain === null ? "—" : centsText(top.cost_per_unit_gain)} per unit gain (page: ${cells[9]})`);
     for (const j of ranked) {
       const row = page.locator(`[data-testid="costperf-table-${metric}"] tr[data-row="${j.job_id}"]`);
       const text = await row.textContent();
       const flagged = await row.evaluate((tr) => tr.classList.contains("inefficient"));
       check(flagged === j.inefficient && j.flags.every((f) => text.includes(f.text)),
         `cost-performance ${metric}: ${j.job} ${j.inefficient ? `flagged (${j.flags.map((f) => f.key).join(", ")})` : "not flagged"}`);
+      await costParts(page, metric, j, "en");
     }
     const labels = await svgTexts(page, `costperf-chart-${metric}`);
     const drawn = ranked.filter((j) => j.gain_per_gpu_hour !== null); // no GPU time: no ratio to draw
@@ -268,11 +272,43 @@ async function costPerformance(page, base, token, jobs) {
   const byCost = await choose(page, "filter-sort", "cost", "dashboard/cost-performance", "costperf");
   check(byCost.status === 200 && byCost.json.jobs.length === cp.jobs.length, `cost-performance ordered by cost: the same ${byCost.json.jobs?.length} jobs`);
   for (const metric of new Set(byCost.json.jobs.map((j) => j.metric))) {
+    // Cost before credits: charges and the GPU time a reserved commitment covered (what cost per unit gain divides).
+    const before = (j) => decimalSum([j.charges ?? j.cost, j.reserved_covered_value ?? "0"]);
     const expected = byCost.json.jobs.filter((j) => j.metric === metric)
-      .sort((a, b) => a.currency.localeCompare(b.currency) || decimalCompare(a.cost, b.cost)).map((j) => j.job);
+      .sort((a, b) => a.currency.localeCompare(b.currency) || decimalCompare(before(a), before(b))).map((j) => j.job);
     const shown = await texts(page.locator(`[data-testid="costperf-table-${metric}"] tbody tr td:nth-child(2)`));
-    check(JSON.stringify(shown) === JSON.stringify(expected), `cost-performance ${metric}: ordered by cost: ${shown.join(", ")}`);
+    check(JSON.stringify(shown) === JSON.stringify(expected), `cost-performance ${metric}: ordered by cost before credits: ${shown.join(", ")}`);
   }
+}
+
+const COST_LABELS = {
+  en: { charges: "Charges", reserved: "Reserved", credits: "Credits", total: "Total" },
+  zh: { charges: "费用", reserved: "预留覆盖", credits: "抵扣", total: "合计" },
+};
+
+/**
+ * A job's cost cell: per currency its charges, the GPU time a reserved commitment covered (when
+ * any), and when it has credits, the credits and the total billed (= the API's cost), each a line
+ * of its own. The API's parts must add up: cost = charges + credits.
+ */
+async function costParts(page, metric, j, lang) {
+  const blocks = [{ ...j }, ...(j.other_costs ?? [])];
+  if (!check(blocks.every((p) => p.charges !== undefined && p.credits !== undefined && p.reserved_covered_value !== undefined),
+    `cost-performance ${metric}: ${j.job}: the API gives charges, credits and reserved-covered value apart`)) return false;
+  const label = COST_LABELS[lang];
+  const nonZero = (x) => decimalCompare(x, "0") !== 0;
+  const expected = blocks.flatMap((p) => [
+    ["charges", `${label.charges} ${p.charges} ${p.currency}`],
+    // Derived micro-exact: shown to the cent.
+    ...(nonZero(p.reserved_covered_value) ? [["reserved", `${label.reserved} ${centsText(p.reserved_covered_value)} ${p.currency}`]] : []),
+    ...(nonZero(p.credits) ? [["credits", `${label.credits} ${p.credits} ${p.currency}`], ["total", `${label.total} ${p.cost} ${p.currency}`]] : []),
+  ]);
+  const shown = await page.locator(`[data-testid="costperf-table-${metric}"] tr[data-row="${j.job_id}"] [data-testid="costperf-cost"] [data-part]`)
+    .evaluateAll((els) => els.map((e) => [e.dataset.part, e.textContent.trim()]));
+  const adds = blocks.every((p) => decimalCompare(decimalSum([p.charges, p.credits]), p.cost) === 0);
+  return check(adds && JSON.stringify(shown) === JSON.stringify(expected),
+    `cost-performance ${metric}: ${j.job}'s cost apart (${lang}): ${expected.map((e) => e[1]).join(" · ")}${adds ? "" : " (API: charges + credits ≠ cost)"}` +
+    (JSON.stringify(shown) === JSON.stringify(expected) ? "" : ` (page: ${shown.map((e) => e[1]).join(" · ")})`));
 }
 
 async function supplierHealth(page) {
@@ -299,6 +335,175 @@ async function supplierHealth(page) {
     `supplier health: the demo's runpod outage is counted with its response time (${total} incident(s) in all)`);
   check(health.suppliers.every((s) => s.daily.reduce((n, d) => n + d.incidents, 0) === s.incidents), "supplier health: incidents per day add up to each supplier's count");
   await shot(page, "18-supplier-health");
+}
+
+// --- 简体中文 -------------------------------------------------------------------------
+
+/**
+ * Every header (th) and badge of the view on the page, measured character by character: a badge
+ * must be one line; a header or a flag (a sentence in a badge) may wrap, but only at a space or
+ * punctuation, never inside a word ("排/名", "生效/中" were the bugs). Returns how many were
+ * measured and the broken ones.
+ */
+async function brokenLabels(page) {
+  return page.locator("main th, main .badge").evaluateAll((els) => {
+    const measured = els.filter((e) => e.getClientRects().length > 0);
+    const broken = measured.map((e) => {
+      const chars = []; // [index in the text, top, bottom] of each character with a box
+      let text = "";
+      const walker = document.createTreeWalker(e, NodeFilter.SHOW_TEXT);
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        for (let i = 0; i < n.data.length; i++) {
+          const r = document.createRange();
+          r.setStart(n, i);
+          r.setEnd(n, i + 1);
+          const box = [...r.getClientRects()].find((b) => b.width > 0);
+          if (box) chars.push([text.length + i, box.top, box.bottom]);
+        }
+        text += n.data;
+      }
+      const breaks = []; // a character whose box starts below the previous one's: a new line
+      for (let i = 1; i < chars.length; i++) if (chars[i][1] >= chars[i - 1][2] - 1) breaks.push([chars[i - 1][0], chars[i][0]]);
+      const sentence = e.tagName === "TH" || e.classList.contains("flag");
+      const atGap = ([a, b]) => /[\s，。、；：！？,.;:!?）)（(]/.test(text.slice(a, b + 1));
+      const wrong = sentence ? breaks.filter((x) => !atGap(x)) : breaks;
+      return wrong.length === 0 ? null : `${text.trim()} (${breaks.length + 1} lines, broken at ${wrong.map(([a, b]) => `${text[a]}/${text[b]}`).join(" ")})`;
+    }).filter(Boolean);
+    return { measured: measured.length, broken };
+  });
+}
+
+async function unbroken(page, view) {
+  const { measured, broken } = await brokenLabels(page);
+  check(measured > 0 && broken.length === 0,
+    `zh ${view}: none of ${measured} headers and badges breaks inside a word${broken.length ? `: ${broken.slice(0, 5).join("; ")}` : ""}`);
+}
+
+/** Every <time> on the page: in Chinese, in the browser's time zone (UTC+8), its UTC form on hover. */
+async function chineseTimes(page, view) {
+  const times = await page.locator("main time").evaluateAll((els) => els.map((e) => [e.getAttribute("datetime"), e.textContent.trim(), e.title]));
+  const wrong = times.filter(([at, text, title]) => !isChineseInstant(text, at) || title !== utcText(at));
+  check(times.length > 0 && wrong.length === 0,
+    `zh ${view}: ${times.length} times written like "${times[0]?.[1]}" (UTC+8; hover "${times[0]?.[2]}")${wrong.length ? `; wrong: ${JSON.stringify(wrong.slice(0, 3))}` : ""}`);
+}
+
+/** The period sentence atop a view: Chinese dates, the UTC range on hover. */
+async function chinesePeriod(page, testid, from, to) {
+  const note = page.getByTestId(testid);
+  const [text, title] = [await cellText(note), await note.getAttribute("title")];
+  const dates = text.match(/\d{4}年\d{1,2}月\d{1,2}日 \d{2}:\d{2}/g) ?? [];
+  check(dates.length === 2 && isChineseInstant(dates[0], from) && isChineseInstant(dates[1], to) && title === `${utcText(from)} – ${utcText(to)}`,
+    `zh ${testid}: "${text}" (hover "${title}")`);
+}
+
+/**
+ * The cost-performance view with its jobs that have SLA credits. A longer demo replay has some (its
+ * FP16 shortfall on a Lambda H100 refunds the sweeps placed there); otherwise the test records an
+ * incident on the node of a running job the view lists, over the last minutes of its run, as a
+ * supplier would: its contract credits 200% of the interrupted time (billing.md sla_outage).
+ */
+async function creditedJobs(page, base, token) {
+  const withCredits = (cp) => (cp.json.jobs ?? []).filter((j) => j.credits !== undefined && decimalCompare(j.credits, "0") !== 0);
+  let cp = await openView(page, "#/costperf?days=7&r=zh", "dashboard/cost-performance");
+  if (cp.status !== 200 || withCredits(cp).length > 0) return { cp, credited: cp.status === 200 ? withCredits(cp) : [] };
+  const running = (await api(base, token, "GET", "jobs?state=running&limit=1000")).json.items;
+  const open = (await api(base, token, "GET", "allocations?state=open&limit=1000")).json.items;
+  for (const j of cp.json.jobs) {
+    const job = running.find((r) => r.id === j.job_id && r.status.placement.length > 0);
+    const run = job && open.find((a) => a.job_id === job.id && a.running_at);
+    if (!run) continue;
+    const to = Date.now() - 1000;
+    const from = Math.max(Date.parse(run.running_at) + 1000, to - 30 * 60_000);
+    if (to - from < 10_000) continue;
+    const incident = await api(base, token, "POST", "measurements", {
+      kind: "incident", node: job.status.placement[0].node, from: new Date(from).toISOString(), to: new Date(to).toISOString(),
+      note: "browser test: node unreachable",
+    });
+    check(incident.status === 201, `an incident recorded on ${job.name}'s node over its last ${Math.round((to - from) / 60_000)} min (HTTP ${incident.status})`);
+    cp = await openView(page, `#/costperf?days=7&r=zh-${j.job_id}`, "dashboard/cost-performance");
+    if (cp.status !== 200 || withCredits(cp).length > 0) break;
+  }
+  return { cp, credited: cp.status === 200 ? withCredits(cp) : [] };
+}
+
+export async function chineseDashboard(page, base, token) {
+  await page.getByTestId("lang-select").selectOption("zh-CN");
+
+  // Queue & jobs: times in Chinese and UTC+8; a job's update time against the API.
+  const jobs = await openView(page, "#/jobs?r=zh", "jobs");
+  await chineseTimes(page, "jobs");
+  const done = jobs.json.items.find((j) => !["pending", "admitted", "running"].includes(j.status.state)) ?? jobs.json.items.find((j) => j.status.state === "pending");
+  if (done) {
+    const time = page.locator(`main tr[data-row="${done.name}"] time`).last();
+    const text = await cellText(time);
+    check(isChineseInstant(text, done.status.updated_at) && (await time.getAttribute("title")) === utcText(done.status.updated_at),
+      `zh jobs: ${done.name} updated "${text}" = ${done.status.updated_at} in UTC+8`);
+  }
+  await unbroken(page, "jobs");
+  await shot(page, "24-jobs-zh-dates");
+
+  // Invoices: the month picker and the month heading in Chinese (the browser's locale is not),
+  // and picking another month reads that month's invoice.
+  const month = new Date().toISOString().slice(0, 7);
+  const [year, mon] = month.split("-").map(Number);
+  await openView(page, `#/invoices?tenant=aurora-ai&month=${month}`, "invoices");
+  const months = await page.locator('[data-testid="invoice-month-month"] option').allInnerTexts();
+  const years = await page.locator('[data-testid="invoice-month-year"] option').allInnerTexts();
+  const ZH_MONTH = /^(一|二|三|四|五|六|七|八|九|十|十一|十二)月$/;
+  const ENGLISH = /january|february|march|april|may|june|july|august|september|october|november|december|janvier|décembre/i;
+  check(months.length === 12 && months.every((m) => ZH_MONTH.test(m)) && months[0] === "一月" && months[11] === "十二月"
+    && years.length > 0 && years.every((y) => /^\d{4}年$/.test(y)) && !months.some((m) => ENGLISH.test(m)),
+    `zh invoices: the month picker names months in Chinese (${months.slice(0, 3).join("、")}…; years ${years.slice(0, 2).join("、")}…)`);
+  const title = await cellText(page.getByTestId("invoice-title"));
+  check(title === `aurora-ai · ${year}年${mon}月`, `zh invoices: the month heading reads "${title}"`);
+  const period = await cellText(page.getByTestId("invoice-period"));
+  check((period.match(/\d{4}年\d{1,2}月\d{1,2}日 \d{2}:\d{2}/g) ?? []).length === 3 && (await page.getByTestId("invoice-period").getAttribute("title")).includes("UTC"),
+    `zh invoices: the period in Chinese dates ("${period}")`);
+  await unbroken(page, "invoices");
+  await shot(page, "25-invoices-zh-month");
+  const previous = mon === 1 ? `${year - 1}-12` : `${year}-${String(mon - 1).padStart(2, "0")}`;
+  await page.getByTestId("invoice-month-year").selectOption(previous.slice(0, 4));
+  await page.getByTestId("invoice-month-month").selectOption(previous.slice(5));
+  const answer = page.waitForResponse((r) => r.url().includes("/api/v1/invoices?"), { timeout: DASHBOARD_TIMEOUT_MS });
+  await page.locator('main form button[type="submit"]').click();
+  const picked = new URL((await answer).url()).searchParams.get("month");
+  await page.locator('main[data-testid="view-invoices"]:not([data-loading])').waitFor({ timeout: DASHBOARD_TIMEOUT_MS });
+  await page.getByTestId("invoice-title").waitFor({ timeout: DASHBOARD_TIMEOUT_MS });
+  const [py, pm] = previous.split("-").map(Number);
+  check(picked === previous && (await cellText(page.getByTestId("invoice-title"))) === `aurora-ai · ${py}年${pm}月`,
+    `zh invoices: picking ${py}年 ${months[pm - 1]} reads month=${picked}`);
+
+  // Alerts: times, figures and the Chinese labels in one line.
+  const alerts = await openView(page, "#/alerts?r=zh", "alerts");
+  if (alerts.json.items.length > 0) await chineseTimes(page, "alerts");
+  await unbroken(page, "alerts");
+  await shot(page, "26-alerts-zh");
+
+  // Costs, utilization, suppliers: period sentences in Chinese dates; headers unbroken.
+  const costs = await openView(page, "#/costs?days=7&r=zh", "dashboard/costs");
+  if (costs.status === 200) await chinesePeriod(page, "costs-period", costs.json.from, costs.json.to);
+  await unbroken(page, "costs");
+  const util = await openView(page, "#/utilization?days=7&r=zh", "dashboard/utilization");
+  if (util.status === 200) await chinesePeriod(page, "util-period", util.json.from, util.json.to);
+  await unbroken(page, "utilization");
+  await openView(page, "#/offers?r=zh", "offers");
+  await unbroken(page, "offers");
+  await openView(page, "#/suppliers?days=7&r=zh", "advise/suppliers", "POST");
+  await unbroken(page, "suppliers");
+
+  // Cost-performance: unbroken headers, and a job with SLA credits shows its charges, the
+  // credits and the total apart.
+  const { cp, credited } = await creditedJobs(page, base, token);
+  if (cp.status === 200) await chinesePeriod(page, "costperf-period", cp.json.from, cp.json.to);
+  await unbroken(page, "cost-performance");
+  if (check(credited.length > 0, `zh cost-performance: jobs with SLA credits (${credited.map((j) => `${j.job} ${j.credits} ${j.currency}`).join(", ") || "none"})`)) {
+    for (const j of credited.slice(0, 5)) await costParts(page, j.metric, j, "zh");
+    const legend = await cellText(page.getByTestId("costperf-legend"));
+    check(legend.includes("抵扣") && legend.includes("合计"), "zh cost-performance: the legend says what charges, credits and the total are");
+  }
+  await shot(page, "27-costperf-zh-credits");
+  await page.getByTestId("lang-select").selectOption("en");
+  await page.locator('main[data-testid="view-costperf"]:not([data-loading])').waitFor({ timeout: DASHBOARD_TIMEOUT_MS });
 }
 
 // --- tenant ---------------------------------------------------------------------------

@@ -124,5 +124,54 @@ export const bpText = (bp) => `${fixed(BigInt(bp), 2)}%`;
 export const permilleText = (p) => (p === null ? "—" : `${fixed(BigInt(p), 1)}%`);
 export const metricText = (v) => (v === null ? "—" : String(Number(v.toPrecision(4))));
 export const intText = (v, unit = "") => (v === null ? "—" : `${v}${unit}`);
-export const hourLabel = (t) => `${t.slice(5, 10)} ${t.slice(11, 16)}`;
 export const cardLabel = (c) => `${c.node} #${c.gpu}`;
+
+// --- the dashboard's date rules (web/src/dates.ts), in the browser's time zone -------------
+// The test's browser runs in TIME_ZONE with a BROWSER_LOCALE that is neither dashboard language,
+// so a date or month named in English or Chinese can only come from the language switch.
+export const TIME_ZONE = "Asia/Shanghai"; // UTC+8 all year: an instant reads 8 hours on
+export const BROWSER_LOCALE = "fr-FR";
+const LANGS = { en: "en", zh: "zh-CN" };
+const fmt = (lang, options) => new Intl.DateTimeFormat(LANGS[lang] ?? lang, options);
+/** An instant as the page writes it: "Dec 1, 2026, 08:00", "2026年12月1日 08:00". */
+export const instantText = (t, lang) =>
+  fmt(lang, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZone: TIME_ZONE }).format(new Date(t));
+/** A heatmap hour: "11/29, 22:00". */
+export const hourText = (t, lang) =>
+  fmt(lang, { month: "numeric", day: "numeric", hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZone: TIME_ZONE }).format(new Date(t));
+/** The UTC form on hover: "2026-12-01 00:00:00 UTC". */
+export const utcText = (t) => `${new Date(t).toISOString().slice(0, 19).replace("T", " ")} UTC`;
+export const dateText = (d, lang) => fmt(lang, { year: "numeric", month: "short", day: "numeric", timeZone: "UTC" }).format(new Date(`${d}T00:00:00Z`));
+export const monthText = (m, lang) => fmt(lang, { year: "numeric", month: "long", timeZone: "UTC" }).format(new Date(`${m}-01T00:00:00Z`));
+
+/**
+ * By hand, not by Intl: "2026年12月1日 08:00" must be the instant `t` in UTC+8 (the Chinese date
+ * format and the time zone both checked without trusting the formatter the page uses).
+ */
+export function isChineseInstant(text, t) {
+  const m = /^(\d{4})年(\d{1,2})月(\d{1,2})日 (\d{2}):(\d{2})$/.exec(text);
+  if (!m) return false;
+  const local = new Date(new Date(t).getTime() + 8 * 3_600_000); // Asia/Shanghai: UTC+8, no DST
+  return Number(m[1]) === local.getUTCFullYear() && Number(m[2]) === local.getUTCMonth() + 1 && Number(m[3]) === local.getUTCDate()
+    && Number(m[4]) === local.getUTCHours() && Number(m[5]) === local.getUTCMinutes();
+}
+
+/** An amount with its currency at the currency's precision (USD, CNY: cents), as alert messages show it. */
+export const moneyInText = (text) => {
+  const m = /^(-?\d+(?:\.\d+)?) (USD|CNY)$/.exec(text);
+  return m ? `${centsText(m[1])} ${m[2]}` : text;
+};
+
+/**
+ * An alert's message as the page shows it in `lang`: the server's own sentence (message_en,
+ * message_zh) with its money arguments at cents and its `date` / `month` named in the language.
+ */
+export function alertText(a, lang) {
+  let text = lang === "zh" ? a.message_zh : a.message_en;
+  const args = Object.entries(a.text_message?.args ?? {}).filter(([, v]) => typeof v === "string");
+  for (const [name, value] of args.sort((x, y) => y[1].length - x[1].length)) {
+    const shown = name === "date" ? dateText(value, lang) : name === "month" ? monthText(value, lang) : moneyInText(value);
+    if (shown !== value) text = text.replaceAll(value, shown);
+  }
+  return text;
+}

@@ -1,6 +1,7 @@
 // Small DOM builders. Text always goes in through textContent, never innerHTML, so API
 // strings (names, reasons, descriptions) cannot inject markup.
 
+import { instantText, utcText } from "./dates";
 import { centsText } from "./format";
 
 export type Child = Node | string | null | undefined | false;
@@ -27,8 +28,12 @@ export function append(parent: Node, children: Child[]): void {
   }
 }
 
-/** A table with a header row; each cell is text or a node. `testid` names it for tests. */
-export function table(testid: string, headers: string[], rows: Child[][], rowIds?: string[]): HTMLTableElement {
+/**
+ * A table with a header row; each cell is text or a node. `testid` names the table for tests.
+ * Returned in a box that scrolls sideways when the columns are wider than the page (a header
+ * wraps only at a space, never inside a word: style.css).
+ */
+export function table(testid: string, headers: Child[], rows: Child[][], rowIds?: string[]): HTMLElement {
   const head = h("thead", {}, h("tr", {}, ...headers.map((text) => h("th", { scope: "col" }, text))));
   const body = h(
     "tbody",
@@ -37,7 +42,17 @@ export function table(testid: string, headers: string[], rows: Child[][], rowIds
       h("tr", { "data-row": rowIds?.[i] }, ...cells.map((cell) => h("td", {}, cell))),
     ),
   );
-  return h("table", { "data-testid": testid }, head, body);
+  return h("div", { class: "table-scroll" }, h("table", { "data-testid": testid }, head, body));
+}
+
+/** An instant from the API in the chosen language and the user's time zone, its UTC form on hover. */
+export function when(rfc3339: string, testid?: string): HTMLTimeElement {
+  return h("time", { datetime: rfc3339, title: utcText(rfc3339), "data-testid": testid }, instantText(rfc3339));
+}
+
+/** A sentence naming a period (`from`/`to` filled in as `when` writes them), the UTC range on hover. */
+export function periodNote(text: (from: string, to: string) => string, from: string, to: string, testid?: string): HTMLElement {
+  return h("p", { class: "muted", title: `${utcText(from)} – ${utcText(to)}`, "data-testid": testid }, text(instantText(from), instantText(to)));
 }
 
 /** A cell holding an exact decimal string from the API, right-aligned, monospaced digits. */

@@ -2,8 +2,10 @@
 // applies the same rules to the API's answers) shows a figure the same way:
 // - money and other decimal strings: as the API wrote them; sums and comparisons are exact
 //   (BigInt on the digits, never floats); derived amounts the API keeps micro-exact (budget
-//   remaining and projection, cost per unit gain) are shown to the cent, half to even
-//   (centsText), the exact figure in the tooltip;
+//   remaining and projection, cost per unit gain, alert figures and the amounts in alert messages)
+//   are shown at their currency's precision (USD and CNY: cents, half to even, docs/money.md:
+//   currencyText, centsText), the exact figure in the tooltip where the page has one;
+// - dates and times: dates.ts;
 // - basis points and per-mille: as percentages by integer arithmetic (120 bp → "1.20%");
 // - metric values (JSON numbers): 4 significant digits (metricText).
 
@@ -49,17 +51,44 @@ export function decimalCompare(a: string, b: string): number {
   return d < 0n ? -1 : d > 0n ? 1 : 0;
 }
 
-/** A decimal string to 2 decimals, rounded half to even exactly: "57666.550196" → "57666.55". */
-export function centsText(text: string): string {
+/** A decimal string to `scale` decimals, rounded half to even exactly. */
+function roundText(text: string, scale: number): string {
   const d = parse(text);
-  if (d.scale <= 2) return format(rescale(d, 2), 2);
-  const div = 10n ** BigInt(d.scale - 2);
+  if (d.scale <= scale) return format(rescale(d, scale), scale);
+  const div = 10n ** BigInt(d.scale - scale);
   const negative = d.units < 0n;
   const abs = negative ? -d.units : d.units;
   let q = abs / div;
   const r = abs % div;
   if (2n * r > div || (2n * r === div && q % 2n === 1n)) q += 1n;
-  return format(negative ? -q : q, 2);
+  return format(negative ? -q : q, scale);
+}
+
+/** A decimal string to 2 decimals, rounded half to even exactly: "57666.550196" → "57666.55". */
+export function centsText(text: string): string {
+  return roundText(text, 2);
+}
+
+// The decimals a currency is shown with: its minor unit (cents, fen).
+const CURRENCY_DECIMALS: Record<string, number> = { USD: 2, CNY: 2 };
+
+/** Whether `code` is a currency the dashboard knows the precision of. */
+export function isCurrency(code: string): boolean {
+  return code in CURRENCY_DECIMALS;
+}
+
+/** An amount at its currency's precision, half to even: ("935.38895", "USD") → "935.39". */
+export function currencyText(amount: string, currency: string): string {
+  return roundText(amount, CURRENCY_DECIMALS[currency] ?? 2);
+}
+
+const MONEY_TEXT = /^(-?\d+(?:\.\d+)?) ([A-Z]{3})$/;
+
+/** Text that is an amount with its currency ("935.38895 USD", a message argument) at the
+ * currency's precision ("935.39 USD"); any other text as it is. */
+export function moneyInText(text: string): string {
+  const m = MONEY_TEXT.exec(text);
+  return m && isCurrency(m[2]) ? `${currencyText(m[1], m[2])} ${m[2]}` : text;
 }
 
 /** Basis points as a percentage with two decimals: 120 → "1.20%". */
@@ -80,16 +109,6 @@ export function metricText(value: number | null): string {
 /** An integer that may be absent (minutes, percentages): the number, or "—". */
 export function intText(value: number | null, unit = ""): string {
   return value === null ? "—" : `${value}${unit}`;
-}
-
-/** "2026-11-29T14:00:00.000Z" → "11-29 14:00" (UTC, as the API's buckets are). */
-export function hourLabel(rfc3339: string): string {
-  return `${rfc3339.slice(5, 10)} ${rfc3339.slice(11, 16)}`;
-}
-
-/** "2026-11-29" → "11-29". */
-export function dayLabel(date: string): string {
-  return date.slice(5, 10);
 }
 
 /** A GPU card as every view names it: "node-7 #3". */

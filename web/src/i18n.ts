@@ -66,10 +66,12 @@ export function labelOr(key: string, fallback: string): string {
 
 /**
  * An alert's message in the current language: from its code (text_message) and the shared
- * catalogue, else the stored text ({message_en, message_zh}) of an alert stored before codes.
+ * catalogue, each text argument rewritten by `arg` (alert_text.ts: amounts and dates); else the
+ * stored text ({message_en, message_zh}) of an alert stored before codes.
  */
-export function message(m: { message_en: string; message_zh: string; text_message?: ServerMessage }): string {
-  return renderMessage(m.text_message, current.startsWith("zh") ? m.message_zh : m.message_en);
+export function message(m: { message_en: string; message_zh: string; text_message?: ServerMessage },
+  arg?: (name: string, text: string) => string): string {
+  return renderMessage(m.text_message, current.startsWith("zh") ? m.message_zh : m.message_en, arg);
 }
 
 /** A job state's label; unknown states (from a newer server) show as they are. */
@@ -86,9 +88,10 @@ export interface ServerMessage {
 
 /**
  * A server message in the current language, rendered from the shared catalogue; `fallback`
- * (the server's own rendering) when the catalogue lacks the code (a newer server).
+ * (the server's own rendering) when the catalogue lacks the code (a newer server). `arg`, when
+ * given, rewrites each text argument by its name (nested messages' too) before it is filled in.
  */
-export function renderMessage(m: ServerMessage | null | undefined, fallback = ""): string {
+export function renderMessage(m: ServerMessage | null | undefined, fallback = "", arg?: (name: string, text: string) => string): string {
   if (!m || !m.code) return fallback;
   const dict = dictionaries[current] as Record<string, string>;
   if (m.code === "join") {
@@ -96,7 +99,7 @@ export function renderMessage(m: ServerMessage | null | undefined, fallback = ""
     const sep = dict["join.separator"] ?? " ";
     return Object.keys(m.args ?? {}).sort().map((k) => {
       const a = m.args![k];
-      return typeof a === "string" ? a : renderMessage(a);
+      return typeof a === "string" ? (arg ? arg(k, a) : a) : renderMessage(a, "", arg);
     }).join(sep);
   }
   const template = dict[m.code] ?? (en as Record<string, string>)[m.code];
@@ -104,6 +107,6 @@ export function renderMessage(m: ServerMessage | null | undefined, fallback = ""
   return template.replace(/\{(\w+)\}/g, (whole, name: string) => {
     const a = m.args?.[name];
     if (a === undefined) return whole;
-    return typeof a === "string" ? a : renderMessage(a);
+    return typeof a === "string" ? (arg ? arg(name, a) : a) : renderMessage(a, "", arg);
   });
 }

@@ -36,7 +36,8 @@ export interface Job {
   kind: string;
   project: string;
   tenant_id: string;
-  gpus_per_worker?: number;
+  gpus_per_worker?: number | null;
+  gpu_milli?: number | null; // a share of one card per worker (milli-GPU) instead of whole GPUs
   workers?: number;
   status: { state: string; reason: string; reason_message?: ServerMessage; placement: Placement[]; updated_at: string };
 }

@@ -110,14 +110,28 @@ export interface CostPerfJob {
   gain: number;
   gpu_hours: string;
   gain_per_gpu_hour: number | null; // null when the span holds no GPU time
-  cost: string;
+  cost: string; // what the job was billed: charges + credits
   currency: string;
-  other_costs?: { cost: string; currency: string }[]; // a job billed in more currencies than one
-  cost_per_unit_gain: string | null;
+  // Apart (a server before they were added sends only cost): charges (usage, fees), credits (SLA
+  // refunds, ≤ 0), and the GPU time a reserved commitment covered at its price (billed with the
+  // commitment, not in cost).
+  charges?: string;
+  credits?: string;
+  reserved_covered_value?: string;
+  other_costs?: CostParts[]; // a job billed in more currencies than one
+  cost_per_unit_gain: string | null; // (charges + reserved_covered_value) ÷ gain, before credits
   mean_util_pct: number | null;
   rank: number;
   inefficient: boolean;
   flags: (ServerText & { key: string })[];
+}
+
+export interface CostParts {
+  cost: string;
+  currency: string;
+  charges?: string;
+  credits?: string;
+  reserved_covered_value?: string;
 }
 
 export interface CostPerformance {

@@ -1,12 +1,31 @@
 // /api/v1/gpu-models: the read-only GPU catalog (datasheet figures with a source per figure).
+#include "catalog/gpu_model.h"
 #include "server/http/http_util.h"
 #include "server/api/resources.h"
 
 namespace gpurent {
+namespace {
+
+// ?vendor= and ?form_factor= take the catalog's names; anything else (a typo, another parameter)
+// is a 400 that names the allowed values.
+Status check_catalog_params(const httplib::Request& req) {
+  const std::map<std::string, std::vector<std::string>> allowed = {{"vendor", enum_names(kVendorNames)},
+                                                                   {"form_factor", enum_names(kFormFactorNames)}};
+  for (const auto& [k, v] : req.params) {
+    auto it = allowed.find(k);
+    if (it == allowed.end())
+      return Error::invalid(k, Message("api.params.unknown").arg("allowed", "vendor, form_factor"));
+    if (auto st = check_one_of(k, v, it->second); !st) return st;
+  }
+  return ok_status();
+}
+
+}  // namespace
 
 void register_catalog_routes(App& app, Router& srv) {
   route(app, srv, "GET", "/api/v1/gpu-models", "/api/v1/gpu-models",
         [&app](const httplib::Request& req, httplib::Response& res, const Principal&) {
+          if (auto st = check_catalog_params(req); !st) return send_problem(res, st.error(), req.path);
           std::string vendor = req.get_param_value("vendor");
           std::string ff = req.get_param_value("form_factor");
           json items = json::array();

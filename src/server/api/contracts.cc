@@ -6,6 +6,7 @@
 // /api/v1/allocations: the allocation ledger (server/allocation_ledger.h), read-only; a tenant sees
 // its own runs, operators all.
 #include "model/contract.h"
+#include "model/job_run.h"
 #include "model/offer.h"
 #include "server/api/resources.h"
 #include "server/services/record_faults.h"
@@ -61,6 +62,7 @@ void register_contract_routes(App& app, Router& srv) {
   alloc.updatable = false;
   alloc.deletable = false;
   alloc.filters = {{"tenant", "tenant_id"}, {"project", "project_id"}, {"supplier", "supplier_id"}, {"state", "state"}};
+  alloc.filter_values["state"] = enum_names(kRunStateNames);
   alloc.build = [](const json&, const Principal&, StoreTx&, const Record*) -> Result<Built> {
     return Error::make(Code::kMethodNotAllowed, Message("api.allocations.not_created"));
   };

@@ -52,6 +52,19 @@ Result<std::string> report_tenant(App& app, const httplib::Request& req, const P
   return p.tenant_id;
 }
 
+// Every tenant (id, name), in id order: the platform-wide reconciliation's scope.
+Result<std::vector<std::pair<std::string, std::string>>> all_tenants(StoreReader& store) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::string after;
+  do {
+    auto page = store.list(ListQuery{"tenants", {}, after, 1000});
+    if (!page) return page.error();
+    for (const Record& t : page->items) out.emplace_back(t.id, t.name);
+    after = page->next_after;
+  } while (!after.empty());
+  return out;
+}
+
 }  // namespace
 
 void register_invoice_routes(App& app, Router& srv) {
@@ -72,13 +85,23 @@ void register_invoice_routes(App& app, Router& srv) {
           res.set_content(invoice_csv(*inv, format == "focus"), "text/csv; charset=utf-8");
         });
 
-  // GET /api/v1/reports/reconciliation: metered against allocated GPU-seconds per run and job.
+  // GET /api/v1/reports/reconciliation: metered against allocated GPU-seconds per run and job; an
+  // operator who names no tenant gets every tenant's, with a line per tenant.
   route(app, srv, "GET", "/api/v1/reports/reconciliation", "reconciliation",
         [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
           auto period = period_of(req);
           if (!period) return send_problem(res, period.error(), req.path);
-          auto tenant_id = report_tenant(app, req, p);
-          if (!tenant_id) return send_problem(res, tenant_id.error(), req.path);
+          std::vector<std::pair<std::string, std::string>> tenants;  // (id, name)
+          const bool platform = p.is_operator() && !req.has_param("tenant");
+          if (platform) {
+            auto all = all_tenants(app.store);
+            if (!all) return send_problem(res, all.error(), req.path);
+            tenants = std::move(*all);
+          } else {
+            auto tenant_id = report_tenant(app, req, p);
+            if (!tenant_id) return send_problem(res, tenant_id.error(), req.path);
+            tenants.emplace_back(*tenant_id, "");
+          }
           SlurmTimes slurm;
           std::string slurm_note, slurm_source;
           if (app.opts.executor == "slurm") {
@@ -90,13 +113,25 @@ void register_invoice_routes(App& app, Router& srv) {
               for (const auto& a : *acct)
                 if (a.start && a.elapsed_s) slurm[a.id].push_back({*a.start, a.end.value_or(0), *a.elapsed_s, a.gpus});
           }
-          auto rows = reconcile(app.store, *tenant_id, period->first, period->second, app.clock.now(), {},
-                                app.opts.executor == "slurm" ? &slurm : nullptr);
-          if (!rows) return send_problem(res, rows.error(), req.path);
-          json out = to_json(*rows, period->first, period->second);
+          std::vector<ReconciliationRow> all_rows;
+          json per_tenant = json::array();
+          for (const auto& [id, name] : tenants) {
+            auto rows = reconcile(app.store, id, period->first, period->second, app.clock.now(), {},
+                                  app.opts.executor == "slurm" ? &slurm : nullptr);
+            if (!rows) return send_problem(res, rows.error(), req.path);
+            if (platform) {
+              json one = to_json(*rows, period->first, period->second);
+              per_tenant.push_back({{"tenant_id", id}, {"tenant", name}, {"totals", one["totals"]}});
+            }
+            all_rows.insert(all_rows.end(), rows->begin(), rows->end());
+          }
+          json out = to_json(all_rows, period->first, period->second);
           if (!slurm_note.empty()) out["slurm_note"] = slurm_note;
           if (!slurm_source.empty()) out["slurm_source"] = slurm_source;
-          out["tenant_id"] = *tenant_id;
+          if (platform)
+            out["tenants"] = std::move(per_tenant);
+          else
+            out["tenant_id"] = tenants[0].first;
           send_json(res, 200, out);
         });
 }

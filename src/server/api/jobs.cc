@@ -1,9 +1,11 @@
-// /api/v1/jobs: submit (POST), list, get, cancel (POST /jobs/{id}/cancel) and the state history
-// (GET /jobs/{id}/events). Jobs are immutable once submitted; every state change is recorded with
-// its time and reason. Submission checks what can be known at once: the project, the GPU models
-// against the catalog, and the project's per-job GPU limit; placement and the remaining quota
-// checks belong to the scheduler.
+// /api/v1/jobs: submit (POST), list, get, cancel (POST /jobs/{id}/cancel), the state history
+// (GET /jobs/{id}/events) and, through job_cost.cc, the cost so far (GET /jobs/{id}/cost). Jobs
+// are immutable once submitted; every state change is recorded with its time, its reason and, for
+// a user's act, the user by name. Submission checks what can be known at once: the project, the
+// GPU models against the catalog, and the project's per-job GPU limit; placement and the
+// remaining quota checks belong to the scheduler.
 #include "model/job.h"
+#include "model/job_state.h"
 #include <algorithm>
 
 #include "model/project.h"
@@ -68,7 +70,16 @@ static Status check_against_project(Job& j, const Record& project, const GpuCata
   return ok_status();
 }
 
+void register_job_cost_route(App& app, Router& srv);  // GET /api/v1/jobs/{id}/cost (job_cost.cc)
+
 namespace {
+
+// The name events show for the user acting (users are named, not numbered); the id when the user
+// record is gone.
+std::string user_name(StoreReader& store, const std::string& user_id) {
+  auto u = store.get("users", user_id);
+  return u && !u->name.empty() ? u->name : user_id;
+}
 
 // POST /api/v1/jobs: the job parsed against its project's tenant currency and checked against
 // the project's quotas and models, pending.
@@ -102,14 +113,15 @@ void cancel_job(App& app, const KindSpec& spec, const httplib::Request& req, htt
     return send_problem(
         res, Error::make(Code::kForbidden, Message("api.jobs.cancel_forbidden").arg("role", role_name(p.role))),
         req.path);
-  Message reason = Message("job.cancelled_by").arg("user", p.user_id);
+  const std::string who = user_name(app.store, p.user_id);
+  Message reason = Message("job.cancelled_by").arg("user", who);
   if (!req.body.empty()) {
     auto body = parse_body(req);
     if (!body) return send_problem(res, body.error(), req.path);
     FieldErrors errs;
     Fields f(*body, "", errs);
     if (auto r = f.opt_str("reason", {.min_len = 1, .max_len = 512}))
-      reason = Message("job.cancelled_by_because").arg("user", p.user_id).arg("why", verbatim(*r));
+      reason = Message("job.cancelled_by_because").arg("user", who).arg("why", verbatim(*r));
     f.finish();
     if (!errs.empty()) return send_problem(res, errs.to_error(), req.path);
   }
@@ -173,6 +185,7 @@ void register_job_routes(App& app, Router& srv) {
   spec.deletable = false;
   spec.filters = {{"tenant", "tenant_id"}, {"project", "project_id"}, {"state", "state"},
                   {"gpu_model", "gpu_model"}, {"name", "name"}};
+  for (JobState st : kAllJobStates) spec.filter_values["state"].push_back(job_state_name(st));
   spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record*) {
     return build_job(app, body, p, tx);
   };
@@ -191,6 +204,8 @@ void register_job_routes(App& app, Router& srv) {
         [&app, sp](const httplib::Request& req, httplib::Response& res, const Principal& p) {
           job_events(app, *sp, req, res, p);
         });
+
+  register_job_cost_route(app, srv);
 }
 
 }  // namespace gpurent

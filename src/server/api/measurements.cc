@@ -15,6 +15,7 @@ void register_measurement_routes(App& app, Router& srv) {
   spec.id_prefix = "msr";
   spec.object_kind = ObjectKind::kNode;
   spec.filters = {{"kind", "state"}, {"supplier", "supplier_id"}};
+  spec.filter_values["kind"] = enum_names(kMeasurementKindNames);
   spec.build = [](const json& body, const Principal&, StoreTx& tx, const Record*) -> Result<Built> {
     auto m = parse_measurement(body);
     if (!m) return m.error();

@@ -4,6 +4,7 @@
 #include "model/supplier.h"
 #include "server/api/resources.h"
 #include "server/api/supply_refs.h"
+#include "server/services/allocation_ledger.h"
 #include "server/services/record_faults.h"
 
 namespace gpurent {
@@ -15,6 +16,7 @@ void register_node_routes(App& app, Router& srv) {
   spec.object_kind = ObjectKind::kNode;
   spec.filters = {{"supplier", "supplier_id"}, {"region", "region"}, {"gpu_model", "gpu_model"},
                   {"state", "state"},          {"name", "name"}};
+  spec.filter_values["state"] = enum_names(kNodeStates);
   spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record*) -> Result<Built> {
     auto n = parse_node(body, app.catalog);
     if (!n) return n.error();
@@ -26,6 +28,13 @@ void register_node_routes(App& app, Router& srv) {
     if (!supplier->has_site(n->site))
       return Error::invalid("site", Message("api.suppliers.no_site").arg("supplier", sup->name).arg("site", n->site));
     return Built{to_json(*n), index_of(*n)};
+  };
+  spec.warnings = [](StoreReader& store, const Record& r) {
+    std::vector<Message> out;
+    auto sold = node_is_sold(store, r);
+    if (sold && !*sold)
+      out.push_back(Message("api.nodes.no_offer").arg("node", r.name).arg("model", r.gpu_model).arg("region", r.region));
+    return out;
   };
   register_crud(app, srv, spec);
 }

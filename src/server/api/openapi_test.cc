@@ -1,9 +1,11 @@
 // Checks docs/openapi.json (embedded as openapi_document()) against the server it describes:
 // the document is OpenAPI 3.0.x and every $ref resolves; its (method, path) pairs are exactly the
-// routes the server registers (a hard-coded list read from routes_*.cc and resources.cc, the
-// kinds and list filters registered in App::kinds, and a live probe of every method on every
-// path); and the responses of a server seeded with the demo world match the documented schemas,
-// status codes and media types, with no undocumented keys.
+// routes the server registers that can succeed (a hard-coded list read from routes_*.cc and
+// resources.cc, the kinds and list filters registered in App::kinds, and a live probe of every
+// method on every path), the routes that only ever answer 405 being left out; the responses of a
+// server seeded with the demo world match the documented schemas, status codes and media types,
+// with no undocumented keys; and /metrics counts every request under its path template.
+// (tests/openapi/ runs Redocly, swagger-parser and Ajv over the same document and a live demo.)
 #include "io/files.h"
 #include "server/http/openapi_doc.h"
 
@@ -12,8 +14,11 @@
 
 #include <regex>
 #include <set>
+#include <sstream>
 #include <thread>
+#include <tuple>
 
+#include "cli/version.h"
 #include "core/clock.h"
 #include "server/api/app.h"
 #include "server/http/http_server.h"
@@ -59,8 +64,8 @@ const json& operation(const std::string& method, const std::string& path) {
   return doc().at("paths").at(path).at(m);
 }
 
-// Every route the server registers, read from the code: register_crud (GET list, POST unless
-// or 405 when !creatable, GET/PUT/DELETE item, PUT/DELETE answering 405 for jobs and faults) and the route files.
+// Every route the server registers that can succeed, read from the code: register_crud (GET list,
+// POST when creatable, GET item, PUT when updatable, DELETE when deletable) and the route files.
 const std::set<Op> kServerRoutes = {
     {"GET", "/healthz"}, {"GET", "/readyz"}, {"GET", "/metrics"}, {"GET", "/api/v1/openapi.json"},
     {"GET", "/api/v1/gpu-models"}, {"GET", "/api/v1/gpu-models/{id}"},
@@ -79,19 +84,15 @@ const std::set<Op> kServerRoutes = {
     {"PUT", "/api/v1/users/{ref}"}, {"DELETE", "/api/v1/users/{ref}"},
     {"GET", "/api/v1/tokens"}, {"POST", "/api/v1/tokens"}, {"DELETE", "/api/v1/tokens/{id}"},
     {"GET", "/api/v1/jobs"}, {"POST", "/api/v1/jobs"}, {"GET", "/api/v1/jobs/{ref}"},
-    {"PUT", "/api/v1/jobs/{ref}"}, {"DELETE", "/api/v1/jobs/{ref}"},
-    {"POST", "/api/v1/jobs/{ref}/cancel"}, {"GET", "/api/v1/jobs/{ref}/events"},
-    {"GET", "/api/v1/faults"}, {"POST", "/api/v1/faults"}, {"GET", "/api/v1/faults/{ref}"},
-    {"PUT", "/api/v1/faults/{ref}"}, {"DELETE", "/api/v1/faults/{ref}"},
+    {"POST", "/api/v1/jobs/{ref}/cancel"}, {"GET", "/api/v1/jobs/{ref}/events"}, {"GET", "/api/v1/jobs/{ref}/cost"},
+    {"GET", "/api/v1/faults"}, {"GET", "/api/v1/faults/{ref}"},
     {"GET", "/api/v1/reservations"}, {"POST", "/api/v1/reservations"}, {"GET", "/api/v1/reservations/{ref}"},
     {"PUT", "/api/v1/reservations/{ref}"}, {"DELETE", "/api/v1/reservations/{ref}"},
     {"POST", "/api/v1/usage"}, {"GET", "/api/v1/usage/gpus"}, {"GET", "/api/v1/usage/jobs"},
     {"GET", "/api/v1/contracts"}, {"POST", "/api/v1/contracts"}, {"GET", "/api/v1/contracts/{ref}"},
     {"PUT", "/api/v1/contracts/{ref}"}, {"DELETE", "/api/v1/contracts/{ref}"},
-    {"GET", "/api/v1/allocations"}, {"POST", "/api/v1/allocations"}, {"GET", "/api/v1/allocations/{ref}"},
-    {"PUT", "/api/v1/allocations/{ref}"}, {"DELETE", "/api/v1/allocations/{ref}"},
-    {"GET", "/api/v1/alerts"}, {"POST", "/api/v1/alerts"}, {"GET", "/api/v1/alerts/{ref}"},
-    {"PUT", "/api/v1/alerts/{ref}"}, {"DELETE", "/api/v1/alerts/{ref}"}, {"POST", "/api/v1/alerts/{ref}/lift"},
+    {"GET", "/api/v1/allocations"}, {"GET", "/api/v1/allocations/{ref}"},
+    {"GET", "/api/v1/alerts"}, {"GET", "/api/v1/alerts/{ref}"}, {"POST", "/api/v1/alerts/{ref}/lift"},
     {"GET", "/api/v1/webhooks"}, {"POST", "/api/v1/webhooks"}, {"GET", "/api/v1/webhooks/{ref}"},
     {"DELETE", "/api/v1/webhooks/{ref}"},
     {"GET", "/api/v1/invoices"}, {"GET", "/api/v1/reports/reconciliation"},
@@ -106,6 +107,14 @@ const std::set<Op> kServerRoutes = {
     // dashboard cost (routes_dashboard_cost.cc)
     {"GET", "/api/v1/dashboard/costs"}, {"GET", "/api/v1/dashboard/cost-performance"},
 };
+// Routes register_crud registers for the read-only kinds that only ever answer 405 (with Allow:
+// GET, after checking the token): not in the document, whose operations all can succeed.
+const std::set<Op> kNotAllowedRoutes = {
+    {"PUT", "/api/v1/jobs/{ref}"},        {"DELETE", "/api/v1/jobs/{ref}"},        {"POST", "/api/v1/faults"},
+    {"PUT", "/api/v1/faults/{ref}"},      {"DELETE", "/api/v1/faults/{ref}"},      {"POST", "/api/v1/allocations"},
+    {"PUT", "/api/v1/allocations/{ref}"}, {"DELETE", "/api/v1/allocations/{ref}"}, {"POST", "/api/v1/alerts"},
+    {"PUT", "/api/v1/alerts/{ref}"},      {"DELETE", "/api/v1/alerts/{ref}"},
+};
 const std::set<std::string> kOpenPaths = {"/healthz", "/readyz", "/metrics", "/api/v1/openapi.json"};
 
 // --- a validator for the subset of the OpenAPI 3.0 schema object the document uses ----------------
@@ -119,7 +128,7 @@ class Validator {
   void check(const json& v, const json& schema_in, const std::string& at, bool closed = true) {
     const json& s = resolve(schema_in);
     if (v.is_null()) {
-      if (!s.value("nullable", false)) err(at, "is null");
+      if (!accepts_null(s)) err(at, "is null");
       return;
     }
     if (s.contains("allOf"))
@@ -173,6 +182,15 @@ class Validator {
 
  private:
   void err(const std::string& at, const std::string& what) { errors.push_back(at + " " + what); }
+  // OpenAPI 3.0.3: nullable adds null to the schema's own type; an allOf wrapper (no type of its
+  // own) takes null when every part does.
+  static bool accepts_null(const json& s) {
+    if (s.value("nullable", false)) return true;
+    if (s.contains("type") || !s.contains("allOf") || s["allOf"].empty()) return false;
+    for (const auto& part : s["allOf"])
+      if (!accepts_null(resolve(part))) return false;
+    return true;
+  }
   void bound(const std::string& at, size_t n, const json& s, const char* lo, const char* hi) {
     if (s.contains(lo) && n < s[lo].get<size_t>()) err(at, std::string("violates ") + lo);
     if (s.contains(hi) && n > s[hi].get<size_t>()) err(at, std::string("violates ") + hi);
@@ -234,6 +252,21 @@ TEST(OpenApi, OperationsAreExactlyTheServerRoutes) {
     EXPECT_TRUE(ops.count(op)) << "route not documented: " << op.first << " " << op.second;
   for (const auto& op : ops)
     EXPECT_TRUE(kServerRoutes.count(op)) << "documented but not served: " << op.first << " " << op.second;
+  for (const auto& op : kNotAllowedRoutes)
+    EXPECT_FALSE(ops.count(op)) << "documented although it only answers 405: " << op.first << " " << op.second;
+}
+
+// Every operation can succeed (client generators make a method of each) and says why it can fail.
+TEST(OpenApi, EveryOperationHasASuccessAndAnErrorResponse) {
+  for (const auto& [method, path] : documented_ops()) {
+    bool success = false, error = false;
+    for (const auto& [code, resp] : operation(method, path).at("responses").items()) {
+      success |= code[0] == '2';
+      error |= code[0] == '4';
+    }
+    EXPECT_TRUE(success) << method << " " << path << " has no 2xx response";
+    EXPECT_TRUE(error) << method << " " << path << " has no 4xx response";
+  }
 }
 
 TEST(OpenApi, OnlySystemRoutesAreOpenAndErrorsAreProblemJson) {
@@ -289,6 +322,13 @@ class LiveServer {
     http_->stop();
     thread_.join();
     loop_.stop();
+  }
+
+  // Bootstraps the admin only; returns its token.
+  std::string admin_token() {
+    auto admin = ensure_admin(*store_, loop_, clock_, dir_.file("admin-token"));
+    EXPECT_TRUE(admin.ok()) << admin.error().message;
+    return admin.ok() ? admin->token : "";
   }
 
   // Bootstraps the admin and seeds the demo world; returns the admin's token.
@@ -352,6 +392,8 @@ class LiveServer {
   }
 
   const std::map<std::string, KindSpec>& kinds() const { return kinds_; }
+  Metrics& metrics() { return metrics_; }
+  size_t routes_registered() const { return router_.size(); }
 
  private:
   TempDir dir_;
@@ -382,17 +424,28 @@ TEST(OpenApi, KindsAndListFiltersMatchTheRegisteredSpecs) {
     for (const auto& [param, column] : spec.filters) expected.insert(param);
     for (const auto& p : operation("GET", base).at("parameters")) params.insert(resolve(p).at("name").get<std::string>());
     EXPECT_EQ(params, expected) << "query parameters of GET " << base;
+    // A method the kind does not allow is left out of the document (it answers 405).
     const json& item = doc().at("paths").at(base + "/{ref}");
-    const json& created = operation("POST", base).at("responses");
-    EXPECT_EQ(created.contains("201"), spec.creatable) << base;
+    ASSERT_EQ(doc().at("paths").at(base).contains("post"), spec.creatable) << base;
     if (spec.creatable) {
-      EXPECT_TRUE(created.at("201").at("headers").contains("Location")) << base;
+      EXPECT_TRUE(operation("POST", base).at("responses").at("201").at("headers").contains("Location")) << base;
     }
-    EXPECT_EQ(item.at("put").at("responses").contains("200"), spec.updatable) << base;
-    EXPECT_EQ(item.at("put").at("responses").contains("405"), !spec.updatable) << base;
-    EXPECT_EQ(item.at("delete").at("responses").contains("204"), spec.deletable) << base;
-    EXPECT_EQ(item.at("delete").at("responses").contains("405"), !spec.deletable) << base;
+    ASSERT_EQ(item.contains("put"), spec.updatable) << base;
+    if (spec.updatable) {
+      EXPECT_TRUE(item.at("put").at("responses").contains("200")) << base;
+    }
+    ASSERT_EQ(item.contains("delete"), spec.deletable) << base;
+    if (spec.deletable) {
+      EXPECT_TRUE(item.at("delete").at("responses").contains("204")) << base;
+    }
   }
+}
+
+// The two lists above are every route the server registers: a new route file's route fails this
+// until it is documented (and listed in kServerRoutes).
+TEST(OpenApi, TheListsNameEveryRegisteredRoute) {
+  LiveServer srv;
+  EXPECT_EQ(srv.routes_registered(), kServerRoutes.size() + kNotAllowedRoutes.size());
 }
 
 TEST(OpenApi, EveryDocumentedMethodIsServedAndNoOther) {
@@ -406,10 +459,70 @@ TEST(OpenApi, EveryDocumentedMethodIsServedAndNoOther) {
       ASSERT_NE(r.status, -1) << m << " " << path;
       const bool served = ops.count({m, path}) > 0;
       // Without a token every served route answers 401 (the open ones 200); a method the path
-      // does not have answers 405 (with Allow).
-      const int want = served ? (kOpenPaths.count(path) ? 200 : 401) : 405;
+      // does not have answers 405 (with Allow), or 401 where a 405-only route checks the token first.
+      const int want = served ? (kOpenPaths.count(path) ? 200 : 401) : kNotAllowedRoutes.count({m, path}) ? 401 : 405;
       EXPECT_EQ(r.status, want) << m << " " << path;
     }
+  // With a token, the 405-only routes answer 405 naming the methods the path has.
+  const std::string tok = srv.admin_token();
+  for (const auto& [m, path] : kNotAllowedRoutes) {
+    Reply r = srv.call(m, concrete(path), tok, m == "DELETE" ? "" : "{}");
+    EXPECT_EQ(r.status, 405) << m << " " << path;
+    ASSERT_TRUE(r.headers.count("Allow")) << m << " " << path;
+    EXPECT_EQ(r.headers.find("Allow")->second, "GET") << m << " " << path;
+  }
+}
+
+// The rows of gpurent_http_requests_total: (method, route, status) -> count.
+std::map<std::tuple<std::string, std::string, std::string>, double> request_counts(const std::string& text) {
+  std::map<std::tuple<std::string, std::string, std::string>, double> out;
+  static const std::regex row(
+      R"re(^gpurent_http_requests_total\{method="([^"]*)",route="([^"]*)",status="([^"]*)"\} (\S+)$)re");
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, row)) out[{m[1], m[2], m[3]}] = std::stod(m[4]);
+  }
+  return out;
+}
+
+// /metrics labels each request with the document's path template of the route that answered it,
+// whatever the route file named it; what no route answered is counted as route="unmatched"; and
+// gpurent_build_info says which build runs.
+TEST(OpenApi, MetricsCountEveryRequestUnderItsPathTemplate) {
+  LiveServer srv;
+  const auto ops = documented_ops();
+  for (const auto& [m, path] : ops) srv.call(m, concrete(path));                // 401, or 200 for the open ones
+  for (const auto& [m, path] : kNotAllowedRoutes) srv.call(m, concrete(path));  // 401 (the token first)
+  EXPECT_EQ(srv.call("GET", "/api/v1/no-such-route").status, 404);
+  EXPECT_EQ(srv.call("PATCH", "/api/v1/tenants").status, 405);
+  EXPECT_EQ(srv.call("GET", "/healthz?lang=xx").status, 422);  // refused before routing
+
+  const auto counts = request_counts(srv.metrics().render(false));
+  std::set<std::string> labels;
+  for (const auto& [key, n] : counts) labels.insert(std::get<1>(key));
+  for (const auto& label : labels)
+    EXPECT_TRUE(doc().at("paths").contains(label) || label == "unmatched")
+        << "route label not a documented path: " << label;
+  for (const auto& [m, path] : ops) {
+    const std::string status = kOpenPaths.count(path) ? "200" : "401";
+    EXPECT_EQ(counts.count({m, path, status}), 1u) << m << " " << path << " not counted under its template";
+  }
+  for (const auto& [m, path] : kNotAllowedRoutes)
+    EXPECT_EQ(counts.count({m, path, "401"}), 1u) << m << " " << path << " not counted under its template";
+  const auto count = [&](const char* m, const char* status) {
+    auto it = counts.find({m, "unmatched", status});
+    return it == counts.end() ? 0.0 : it->second;
+  };
+  EXPECT_EQ(count("GET", "404"), 1);
+  EXPECT_EQ(count("PATCH", "405"), 1);
+  EXPECT_EQ(count("GET", "422"), 1);
+
+  const std::string scraped = srv.metrics().render(false);
+  const size_t at = scraped.find("\ngpurent_build_info{compiler=\"");
+  ASSERT_NE(at, std::string::npos) << scraped;
+  const std::string row = scraped.substr(at + 1, scraped.find('\n', at + 1) - at - 1);
+  EXPECT_NE(row.find(std::string(",version=\"") + kGpurentVersion + "\"} 1"), std::string::npos) << row;
 }
 
 // Checks a reply against the documented response of (method, path) for its status.
@@ -485,12 +598,16 @@ TEST(OpenApi, LiveResponsesMatchTheDocument) {
   // Jobs: events, cancel (twice: the second is an illegal transition), and the 405s.
   const std::string job = "/api/v1/jobs/" + first["jobs"]["id"].get<std::string>();
   expect_documented(srv.call("GET", job + "/events", tok), "GET", "/api/v1/jobs/{ref}/events");
+  expect_documented(srv.call("GET", job + "/cost", tok), "GET", "/api/v1/jobs/{ref}/cost");
   Reply cancelled = srv.call("POST", job + "/cancel", tok, R"({"reason": "openapi test"})");
   expect_documented(cancelled, "POST", "/api/v1/jobs/{ref}/cancel");
   EXPECT_EQ(cancelled.body["status"]["state"], "cancelled");
   expect_documented(srv.call("POST", job + "/cancel", tok), "POST", "/api/v1/jobs/{ref}/cancel");
-  expect_documented(srv.call("PUT", job, tok, first["jobs"].dump()), "PUT", "/api/v1/jobs/{ref}");
-  expect_documented(srv.call("DELETE", job, tok), "DELETE", "/api/v1/jobs/{ref}");
+  for (const char* m : {"PUT", "DELETE"}) {  // not in the document: jobs are kept as they are
+    Reply r = srv.call(m, job, tok, std::string(m) == "PUT" ? first["jobs"].dump() : "");
+    EXPECT_EQ(r.status, 405) << m;
+    EXPECT_EQ(r.content_type, "application/problem+json") << m;
+  }
 
   // A tenant's whole life, in YAML and JSON, with optimistic concurrency.
   Reply made = srv.call("POST", "/api/v1/tenants", tok, "name: openapi-t\ncontact_email: ops@openapi.example\n",

@@ -153,6 +153,55 @@ Result<Record> create_object(App& app, const KindSpec& spec, const json& body, c
   return out;
 }
 
+Status check_one_of(const std::string& param, const std::string& v, const std::vector<std::string>& allowed) {
+  std::string choices;
+  for (const auto& c : allowed) {
+    if (c == v) return ok_status();
+    choices += (choices.empty() ? "" : ", ") + c;
+  }
+  return Error::invalid(param, Message("field.unknown_value").arg("value", v).arg("choices", choices));
+}
+
+// A fixed-set filter's value must be one of its values.
+static Status check_filter_value(const KindSpec& spec, const std::string& param, const std::string& v) {
+  auto it = spec.filter_values.find(param);
+  return it == spec.filter_values.end() ? ok_status() : check_one_of(param, v, it->second);
+}
+
+Result<std::string> resolve_filter_ref(App& app, const Principal& p, const std::string& param,
+                                       const std::string& kind, const std::string& ref) {
+  auto found = find_visible(app.store, app.kinds.at(kind), p, ref);
+  if (found) return found->id;
+  Error e = found.error();
+  if (e.code == Code::kNotFound) {
+    Message why = Message("api.params.ref_not_found").arg("ref", ref).arg("kind", kind);
+    e.fields.push_back({param, render_en(why), why});
+  } else if (e.code == Code::kConflict) {
+    e.fields.push_back({param, e.message, e.detail});
+  }
+  return e;
+}
+
+// A create or update body; "warnings" (answered beside a written object, never stored) is dropped
+// like the other server-set keys, so an answer can be sent back as it came.
+static Result<json> parse_written_body(const httplib::Request& req) {
+  auto body = parse_body(req);
+  if (body && body->is_object()) body->erase("warnings");
+  return body;
+}
+
+// The stored object as answered to a write, with the spec's warnings about it.
+static json with_warnings(App& app, const KindSpec& spec, const Record& r) {
+  json out = present(r);
+  if (!spec.warnings) return out;
+  for (const Message& m : spec.warnings(app.store, r)) {
+    json w = json::object();
+    put_message(w, "text", m);
+    out["warnings"].push_back(std::move(w));
+  }
+  return out;
+}
+
 static void list_handler(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res,
                          const Principal& p) {
   auto pp = page_params(req);
@@ -182,15 +231,16 @@ static void list_handler(App& app, const KindSpec& spec, const httplib::Request&
   for (const auto& [param, col] : spec.filters) {
     if (!req.has_param(param)) continue;
     std::string v = req.get_param_value(param);
-    // Reference filters accept names as well as ids.
-    if ((col == "supplier_id" || col == "tenant_id") && !looks_like_id(v)) {
-      auto found = app.store.list(ListQuery{col == "supplier_id" ? "suppliers" : "tenants", {{"name", v}}, "", 1});
-      v = (found && !found->items.empty()) ? found->items[0].id : "-";
-    } else if (col == "project_id" && !looks_like_id(v)) {
-      ListQuery lq{"projects", {{"name", v}}, "", 2};
-      if (!p.is_operator()) lq.eq["tenant_id"] = p.tenant_id;
-      auto found = app.store.list(lq);
-      v = (found && found->items.size() == 1) ? found->items[0].id : "-";
+    if (auto e = check_filter_value(spec, param, v); !e) return send_problem(res, e.error(), req.path);
+    // Reference filters accept names as well as ids; one that names nothing visible is a 404.
+    const char* ref_kind = col == "supplier_id" ? "suppliers"
+                           : col == "tenant_id" ? "tenants"
+                           : col == "project_id" ? "projects"
+                                                 : nullptr;
+    if (ref_kind) {
+      auto id = resolve_filter_ref(app, p, param, ref_kind, v);
+      if (!id) return send_problem(res, id.error(), req.path);
+      v = *id;
     } else if (col == "gpu_model") {
       if (const GpuModel* m = app.catalog.find(v)) v = m->id;
     }
@@ -209,7 +259,7 @@ static void update_handler(App& app, const KindSpec& spec, const httplib::Reques
   auto existing = find_visible(app.store, spec, p, req.matches[1]);
   if (!existing) return send_problem(res, existing.error(), req.path);
   if (auto a = check_write(spec, p, *existing, WriteOp::kChange); !a) return send_problem(res, a.error(), req.path);
-  auto body = parse_body(req);
+  auto body = parse_written_body(req);
   if (!body) return send_problem(res, body.error(), req.path);
   std::optional<int64_t> want_version;
   if (body->contains("version")) {
@@ -243,7 +293,7 @@ static void update_handler(App& app, const KindSpec& spec, const httplib::Reques
   });
   if (!st) return send_problem(res, st.error(), req.path);
   app.metrics.count_write(spec.kind, "update");
-  send_json(res, 200, present(out));
+  send_json(res, 200, with_warnings(app, spec, out));
 }
 
 static void delete_handler(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res,
@@ -289,12 +339,12 @@ void register_crud(App& app, Router& srv, const KindSpec& spec) {
   if (spec.creatable) {
     route(app, srv, "POST", base, base, [&app, sp](const auto& req, auto& res, const Principal& p) {
       if (write_scope(p, sp->object_kind) == Scope::kNone) return send_problem(res, may_not_create(*sp, p), req.path);
-      auto body = parse_body(req);
+      auto body = parse_written_body(req);
       if (!body) return send_problem(res, body.error(), req.path);
       auto out = create_object(app, *sp, *body, p);
       if (!out) return send_problem(res, out.error(), req.path);
       res.set_header("Location", "/api/v1/" + sp->kind + "/" + out->id);
-      send_json(res, 201, present(*out));
+      send_json(res, 201, with_warnings(app, *sp, *out));
     });
   }
   if (!spec.creatable)

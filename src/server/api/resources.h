@@ -7,7 +7,9 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
+#include "core/enum_names.h"
 #include "model/resource.h"
 #include "server/api/app.h"
 #include "server/services/access.h"
@@ -30,12 +32,18 @@ struct KindSpec {
   // Names unique across the whole kind (suppliers, tenants, users), checked in the transaction.
   bool global_names = false;
   std::map<std::string, std::string> filters;  // query parameter -> index column
+  // Filters that take one of a fixed set of values (?state=running): anything else is a 400 naming
+  // the allowed values, not an empty list.
+  std::map<std::string, std::vector<std::string>> filter_values;
   // Validate + resolve references; `existing` is null on create.
   std::function<Result<Built>(const json& body, const Principal&, StoreTx&, const Record* existing)> build;
   // Before delete: referential checks (kConflict) and cascades. Optional.
   std::function<Status(const Principal&, const Record&, StoreTx&)> on_delete;
   // After insert, same transaction (e.g. a job's first state event). Optional.
   std::function<Status(const Principal&, const Record&, StoreTx&)> after_create;
+  // After a create or update succeeded: what the caller should know that is not an error (a node
+  // no offer sells). Answered as "warnings": [{"text", "text_message"}]. Optional.
+  std::function<std::vector<Message>(StoreReader&, const Record&)> warnings;
   bool updatable = true;
   bool deletable = true;
   bool creatable = true;
@@ -51,6 +59,13 @@ json present(const Record& r);  // body + id, created_at, updated_at, version
 // Finds an object visible to p by id or by name (names are looked up in p's tenant for
 // tenant-scoped kinds). kNotFound for missing objects and for objects out of the caller's read scope.
 Result<Record> find_visible(StoreReader& store, const KindSpec& spec, const Principal& p, const std::string& ref);
+// The id of the object of `kind` that a list filter (?tenant=, ?user=) names by id or name, as
+// find_visible finds it; a missing or invisible object is a 404 whose field is the parameter, so a
+// typo is an error and not an empty list.
+Result<std::string> resolve_filter_ref(App& app, const Principal& p, const std::string& param,
+                                       const std::string& kind, const std::string& ref);
+// A 400 naming `param`, the value and the allowed values unless `v` is one of `allowed`.
+Status check_one_of(const std::string& param, const std::string& v, const std::vector<std::string>& allowed);
 // "<kind>/<ref> not found" (kNotFound), as the API words a missing object.
 Error not_found_error(const std::string& kind, const std::string& ref);
 // An error whose summary and one field's reason are both message codes (a 409 naming the field

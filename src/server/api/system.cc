@@ -1,4 +1,8 @@
 // Unauthenticated operational endpoints: liveness, readiness, Prometheus metrics, the OpenAPI document.
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
 #include "server/api/app.h"
 #include "server/http/http_server.h"
 #include "server/http/http_util.h"
@@ -29,23 +33,51 @@ static std::string http_metrics_text(const HttpStats& st, const RateLimiter* lim
   if (!limiter) return out;
   auto refused = limiter->refused();
   const auto& l = limiter->limits();
+  // Each family's lines together, as the exposition format wants.
+  const auto cls = [](size_t i) { return std::string(rate_class_name(static_cast<RateClass>(i))); };
   metric("gpurent_rate_limited_total", "counter", "Requests answered 429, by class");
+  for (size_t i = 0; i < 3; ++i)
+    line("gpurent_rate_limited_total{class=\"" + cls(i) + "\"}", static_cast<int64_t>(refused[i]));
   metric("gpurent_rate_limit_per_second", "gauge", "Rate limit in force: requests a second, by class and scope");
+  for (size_t i = 0; i < 3; ++i) {
+    line("gpurent_rate_limit_per_second{class=\"" + cls(i) + "\",scope=\"token\"}", l.per_token[i].per_second);
+    line("gpurent_rate_limit_per_second{class=\"" + cls(i) + "\",scope=\"address\"}", l.per_address[i].per_second);
+  }
   metric("gpurent_rate_limit_burst", "gauge", "Rate limit in force: bucket size, by class and scope");
   for (size_t i = 0; i < 3; ++i) {
-    const std::string cls = rate_class_name(static_cast<RateClass>(i));
-    line("gpurent_rate_limited_total{class=\"" + cls + "\"}", static_cast<int64_t>(refused[i]));
-    line("gpurent_rate_limit_per_second{class=\"" + cls + "\",scope=\"token\"}", l.per_token[i].per_second);
-    line("gpurent_rate_limit_per_second{class=\"" + cls + "\",scope=\"address\"}", l.per_address[i].per_second);
-    line("gpurent_rate_limit_burst{class=\"" + cls + "\",scope=\"token\"}", l.per_token[i].burst);
-    line("gpurent_rate_limit_burst{class=\"" + cls + "\",scope=\"address\"}", l.per_address[i].burst);
+    line("gpurent_rate_limit_burst{class=\"" + cls(i) + "\",scope=\"token\"}", l.per_token[i].burst);
+    line("gpurent_rate_limit_burst{class=\"" + cls(i) + "\",scope=\"address\"}", l.per_address[i].burst);
   }
   return out;
 }
 
+// An open route (no token needed) counted in /metrics under its path, like the API's routes
+// (server/api/routing.cc); a handler that throws is answered 500 and counted so.
+static Router::Handler counted(App& app, const char* path, Router::Handler h) {
+  return [&app, path, h = std::move(h)](const httplib::Request& req, httplib::Response& res) {
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      h(req, res);
+    } catch (const std::exception& e) {
+      spdlog::error("{}", json({{"event", "handler_exception"}, {"route", path}, {"what", e.what()}})
+                              .dump(-1, ' ', false, json::error_handler_t::replace));
+      res = httplib::Response();
+      send_problem(res, Error::make(Code::kInternal, "internal error"), req.path);
+    }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    app.metrics.observe_request("GET", path, res.status == -1 ? 200 : res.status, secs);
+  };
+}
+
 void register_system_routes(App& app, Router& srv) {
-  srv.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { send_json(res, 200, {{"status", "ok"}}); });
-  srv.Get("/readyz", [&app](const httplib::Request&, httplib::Response& res) {
+  // Requests no route answers (unknown paths and methods, static files) are counted too.
+  srv.set_unrouted_observer([&app](const std::string& method, const std::string& route, int status, double secs) {
+    app.metrics.observe_request(method, route, status, secs);
+  });
+  const Router::Handler healthz = [](const httplib::Request&, httplib::Response& res) {
+    send_json(res, 200, {{"status", "ok"}});
+  };
+  const Router::Handler readyz = [&app](const httplib::Request&, httplib::Response& res) {
     bool store_ok = app.store.healthy();
     bool loop_ok = app.loop.running();
     // Stored records a reader found undecodable (server/record_faults.h): the server still serves,
@@ -63,10 +95,10 @@ void register_system_routes(App& app, Router& srv) {
                    {"records", faults.empty() ? "ok" : std::to_string(faults.size()) + " undecodable"}}}};
     if (!faults.empty()) body["undecodable_records"] = undecodable;
     send_json(res, store_ok && loop_ok ? 200 : 503, body);
-  });
+  };
   // Without a token: the process's own figures (HTTP, the control loop's queue, the limits). With
   // an operator's token: also the stored objects by kind, which tell how big the business is.
-  srv.Get("/metrics", [&app](const httplib::Request& req, httplib::Response& res) {
+  const Router::Handler metrics = [&app](const httplib::Request& req, httplib::Response& res) {
     bool operator_view = false;
     if (req.has_header("Authorization")) {
       auto p = authenticate(req, app.store, app.clock);
@@ -89,10 +121,14 @@ void register_system_routes(App& app, Router& srv) {
     std::string text = app.metrics.render(operator_view);
     if (app.http_stats) text += http_metrics_text(*app.http_stats, app.rate_limiter);
     res.set_content(text, "text/plain; version=0.0.4; charset=utf-8");
-  });
-  srv.Get("/api/v1/openapi.json", [](const httplib::Request&, httplib::Response& res) {
+  };
+  const Router::Handler openapi = [](const httplib::Request&, httplib::Response& res) {
     res.set_content(openapi_document(), "application/json");
-  });
+  };
+  srv.Get("/healthz", counted(app, "/healthz", healthz));
+  srv.Get("/readyz", counted(app, "/readyz", readyz));
+  srv.Get("/metrics", counted(app, "/metrics", metrics));
+  srv.Get("/api/v1/openapi.json", counted(app, "/api/v1/openapi.json", openapi));
 }
 
 }  // namespace gpurent

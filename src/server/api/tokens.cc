@@ -66,11 +66,9 @@ void register_token_routes(App& app, Router& srv) {
           if (s == Scope::kOwnTenant) eq["tenant_id"] = p.tenant_id.empty() ? "-" : p.tenant_id;
           if (s == Scope::kSelf || s == Scope::kNone) eq["user_id"] = p.user_id;
           if (req.has_param("user")) {
-            std::string u = req.get_param_value("user");
-            if (!looks_like_id(u)) {
-              auto found = app.store.list(ListQuery{"users", {{"name", u}}, "", 1});
-              u = (found && !found->items.empty()) ? found->items[0].id : "-";
-            }
+            auto id = resolve_filter_ref(app, p, "user", "users", req.get_param_value("user"));
+            if (!id) return send_problem(res, id.error(), req.path);
+            std::string u = *id;
             if (eq.count("user_id") && eq["user_id"] != u) u = "-";
             eq["user_id"] = u;
           }

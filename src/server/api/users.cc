@@ -1,5 +1,5 @@
 // /api/v1/users: people and robots. Operators create any user; tenant admins create tenant-role
-// users in their own tenant. Deleting a user revokes its tokens.
+// users in their own tenant (the default when the document names no tenant). Deleting a user revokes its tokens.
 #include "model/user.h"
 #include "server/api/resources.h"
 
@@ -12,7 +12,17 @@ void register_user_routes(App& app, Router& srv) {
   spec.object_kind = ObjectKind::kUser;
   spec.global_names = true;
   spec.filters = {{"tenant", "tenant_id"}, {"supplier", "supplier_id"}, {"name", "name"}};
-  spec.build = [](const json& body, const Principal& p, StoreTx& tx, const Record* existing) -> Result<Built> {
+  spec.build = [](const json& given, const Principal& p, StoreTx& tx, const Record* existing) -> Result<Built> {
+    // A tenant admin's new user belongs to the admin's tenant unless the document names one.
+    json body = given;
+    std::optional<Role> role;
+    if (body.is_object() && body.contains("role") && body["role"].is_string())
+      role = parse_role(body["role"].get<std::string>());
+    const bool tenant_role = role && is_tenant_role(*role);
+    if (!existing && tenant_role && !body.contains("tenant") && !p.tenant_id.empty()) {
+      auto own = tx.get("tenants", p.tenant_id);
+      if (own) body["tenant"] = own->name;
+    }
     auto u = parse_user(body);
     if (!u) return u.error();
     if (!role_can_grant(p.role, u->role))

@@ -21,9 +21,10 @@ struct Series {
 };
 
 // The cost of each job's runs over the range from the day invoices: every line of an allocation
-// of the job, per currency; `latest` is the currency of its latest line.
+// of the job, per currency, charges, credits and reserved-covered time apart; `latest` is the
+// currency of its latest line.
 struct JobCosts {
-  std::map<Currency, int64_t> micros;
+  std::map<Currency, JobCostParts> parts;
   std::optional<Currency> latest;
   TimeMs latest_from = 0;
 };
@@ -33,7 +34,7 @@ class TenantJobs {
   TenantJobs(StoreReader& store, const GpuCatalog& catalog, const Record& tenant, const DayRange& range, TimeMs now)
       : store_(store), catalog_(catalog), tenant_(tenant), range_(range), now_(now) {}
 
-  Status add(const std::string& project_id, std::vector<JobEfficiency>& out) {
+  Status add(const std::string& project_id, CostPerformance& out) {
     auto rows = store_.job_metrics({.job_id = "", .tenant_id = tenant_.id, .from = range_.from, .to = range_.to});
     if (!rows) return rows.error();
     std::vector<Series> series;
@@ -78,12 +79,15 @@ class TenantJobs {
       e.project = project_name(s.first->project_id);
       const JobCosts& c = costs_[e.job_id];
       const Currency cur = c.latest.value_or(home);
-      e.cost = Money(c.micros.count(cur) ? c.micros.at(cur) : 0, cur);
-      for (const auto& [other, m] : c.micros)
-        if (other != cur) e.other_costs.push_back(Money(m, other));
+      auto& parts = out.costs[e.job_id];
+      parts = c.parts;
+      const JobCostParts& p = parts[cur];
+      e.cost = Money(p.charges + p.credits, cur);
+      for (const auto& [other, m] : c.parts)
+        if (other != cur) e.other_costs.push_back(Money(m.charges + m.credits, other));
       auto st = add_gpu_time(e, s.first->at, s.last->at);
       if (!st) return st;
-      out.push_back(std::move(e));
+      out.jobs.push_back(std::move(e));
     }
     return ok_status();
   }
@@ -96,10 +100,14 @@ class TenantJobs {
       if (!inv) return inv.error();
       for (const InvoiceSection& s : (*inv)->sections)
         for (const ChargeLine& l : s.rated.lines) {
-          auto it = job_of_alloc.find(l.allocation);
+          // Credit lines name "<measurement>/<allocation>": the run is what follows the last '/'.
+          const auto slash = l.allocation.rfind('/');
+          auto it = job_of_alloc.find(slash == std::string::npos ? l.allocation : l.allocation.substr(slash + 1));
           if (it == job_of_alloc.end()) continue;
           JobCosts& c = costs_[it->second];
-          c.micros[s.rated.currency] += l.amount.micros();
+          JobCostParts& p = c.parts[s.rated.currency];
+          (l.kind == LineKind::kCredit ? p.credits : p.charges) += l.amount.micros();
+          p.reserved_covered += l.covered_value.micros();
           if (!c.latest || l.from >= c.latest_from) c.latest = s.rated.currency, c.latest_from = l.from;
         }
     }
@@ -148,6 +156,20 @@ class TenantJobs {
 
 json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
+// A job's cost parts in one currency (zero when it has no line in it).
+JobCostParts parts_of(const CostPerformance& c, const std::string& job_id, Currency cur) {
+  if (auto it = c.costs.find(job_id); it != c.costs.end())
+    if (auto p = it->second.find(cur); p != it->second.end()) return p->second;
+  return {};
+}
+
+// A job's charges, credits and reserved-covered value in one currency, as decimal strings.
+void put_parts(json& out, const JobCostParts& p, Currency c) {
+  out["charges"] = Money(p.charges, c).amount_string();
+  out["credits"] = Money(p.credits, c).amount_string();
+  out["reserved_covered_value"] = Money(p.reserved_covered, c).amount_string();
+}
+
 }  // namespace
 
 Result<CostPerformance> build_cost_performance(StoreReader& store, const GpuCatalog& catalog,
@@ -156,7 +178,7 @@ Result<CostPerformance> build_cost_performance(StoreReader& store, const GpuCata
   CostPerformance out;
   out.range = range;
   for (const Record& t : tenants)
-    if (auto st = TenantJobs(store, catalog, t, range, now).add(project_id, out.jobs); !st) return st.error();
+    if (auto st = TenantJobs(store, catalog, t, range, now).add(project_id, out); !st) return st.error();
   out.medians = rank_jobs(out.jobs);
   return out;
 }
@@ -170,7 +192,11 @@ json to_json(const CostPerformance& c) {
       flag["key"] = f.key;
       flags.push_back(std::move(flag));
     }
-    const auto per_gain = cost_per_unit_gain(j.cost, j.gain);
+    // Per unit of gain: what the job's work cost before credits (an SLA refund is not a cheaper
+    // run), its reserved-covered GPU time counted at the commitment's price.
+    const Currency cur = j.cost.currency();
+    const JobCostParts parts = parts_of(c, j.job_id, cur);
+    const auto per_gain = cost_per_unit_gain(Money(parts.charges + parts.reserved_covered, cur), j.gain);
     json row = {{"job_id", j.job_id},
                 {"job", j.job},
                 {"project", j.project},
@@ -189,9 +215,14 @@ json to_json(const CostPerformance& c) {
                 {"rank", j.rank},
                 {"inefficient", !j.flags.empty()},
                 {"flags", std::move(flags)}};
+    put_parts(row, parts, cur);
     if (!j.other_costs.empty()) {
       json others = json::array();
-      for (const Money& m : j.other_costs) others.push_back({{"cost", m.amount_string()}, {"currency", currency_code(m.currency())}});
+      for (const Money& m : j.other_costs) {
+        json other = {{"cost", m.amount_string()}, {"currency", currency_code(m.currency())}};
+        put_parts(other, parts_of(c, j.job_id, m.currency()), m.currency());
+        others.push_back(std::move(other));
+      }
       row["other_costs"] = std::move(others);
     }
     jobs.push_back(std::move(row));

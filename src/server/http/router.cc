@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
 
@@ -87,7 +88,25 @@ bool Router::serve_static(const httplib::Request& req, httplib::Response& res) c
   return true;
 }
 
+// The method as /metrics labels it: HEAD runs GET's route, and a method outside the usual seven
+// (any token is a valid HTTP method) is "other", so a client cannot mint label values.
+static std::string method_label(const std::string& method) {
+  if (method == "HEAD") return "GET";
+  for (const char* m : {"GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"})
+    if (method == m) return method;
+  return "other";
+}
+
 void Router::dispatch(httplib::Request& req, httplib::Response& res) const {
+  const auto t0 = std::chrono::steady_clock::now();
+  const char* unrouted = answer(req, res);
+  if (unrouted && unrouted_) {
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    unrouted_(method_label(req.method), unrouted, res.status == -1 ? 200 : res.status, secs);
+  }
+}
+
+const char* Router::answer(httplib::Request& req, httplib::Response& res) const {
   const bool head = req.method == "HEAD";
   // ?lang= (taken out of the parameters, so no route sees it) or Accept-Language: the language
   // sentences are rendered in (server/http/http_util.h). An unknown ?lang= is an error.
@@ -97,9 +116,10 @@ void Router::dispatch(httplib::Request& req, httplib::Response& res) const {
     if (lang.empty()) {
       std::string known;
       for (const auto& l : message_languages()) known += (known.empty() ? "" : ", ") + l;
-      return send_problem(
+      send_problem(
           res, Error::invalid("lang", Message("http.unknown_language").arg("lang", it->second).arg("available", known)),
           req.path);
+      return "unmatched";
     }
     req.params.erase("lang");
   }
@@ -109,9 +129,9 @@ void Router::dispatch(httplib::Request& req, httplib::Response& res) const {
     for (const auto& r : routes_) {
       if (r.method != method || !path_matches(r, req)) continue;
       r.handler(req, res);
-      return;
+      return nullptr;
     }
-    if (method == "GET" && serve_static(req, res)) return;
+    if (method == "GET" && serve_static(req, res)) return "static";
     std::string allow;
     for (const auto& r : routes_)
       if (r.method != method && path_matches(r, req) && allow.find(r.method) == std::string::npos)
@@ -124,14 +144,18 @@ void Router::dispatch(httplib::Request& req, httplib::Response& res) const {
               Message("http.method_not_allowed").arg("method", req.method).arg("path", req.path).arg("allowed", allow)),
           req.path);
       res.set_header("Allow", allow);
-      return;
+      return "unmatched";
     }
     send_problem(res,
                  Error::make(Code::kNotFound, Message("http.no_route").arg("method", req.method).arg("path", req.path)),
                  req.path);
+    return "unmatched";
   } catch (const std::exception&) {
+    // A handler threw that does not catch its own (the API's routes do, and count the request
+    // under their route: server/api/routing.cc, server/api/system.cc).
     res = httplib::Response();
     send_problem(res, Error::make(Code::kInternal, "internal error"), req.path);
+    return "unmatched";
   }
 }
 

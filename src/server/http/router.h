@@ -34,6 +34,13 @@ class Router {
   // as problem+json. Handlers' exceptions become a 500 problem.
   void dispatch(httplib::Request& req, httplib::Response& res) const;
 
+  // Told of each request that no route answered, so that /metrics counts every request: `route`
+  // is "static" (a dashboard file) or "unmatched" (404, 405, or an unknown ?lang= refused before
+  // routing); `method` is GET for HEAD (as for routes), "other" for a method outside the usual
+  // seven. Routes count their own requests. Set before the server starts.
+  using Observer = std::function<void(const std::string& method, const std::string& route, int status, double seconds)>;
+  void set_unrouted_observer(Observer o) { unrouted_ = std::move(o); }
+
   size_t size() const { return routes_.size(); }
 
  private:
@@ -45,11 +52,14 @@ class Router {
     Handler handler;
   };
   void add(const char* method, const std::string& pattern, Handler h);
+  // dispatch() without the observer: the label of what answered when no route did, else null.
+  const char* answer(httplib::Request& req, httplib::Response& res) const;
   bool serve_static(const httplib::Request& req, httplib::Response& res) const;
   bool path_matches(const Route& r, httplib::Request& req) const;
 
   std::vector<Route> routes_;
   std::string static_dir_;
+  Observer unrouted_;
 };
 
 }  // namespace gpurent

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 namespace gpurent {
 namespace {
@@ -48,6 +49,40 @@ TEST(Router, HeadRunsGetWithoutABodyAndOtherMethodsGet405WithAllow) {
   auto missing = run(r, "GET", "/nope");
   EXPECT_EQ(missing.status, 404);
   EXPECT_EQ(nlohmann::json::parse(missing.body)["detail"], "no such route: GET /nope");
+}
+
+// What no route answers is reported to the observer (for /metrics), with a bounded method label;
+// what a route answers is not (routes count their own requests).
+TEST(Router, RequestsNoRouteAnsweredAreReportedAsUnmatched) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("gpurent-router-obs-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "index.html") << "<html>";
+  Router r;
+  r.Get("/x", [](const httplib::Request&, httplib::Response& res) { res.set_content("body", "text/plain"); });
+  ASSERT_TRUE(r.set_static_dir(dir.string()));
+  std::vector<std::string> seen;
+  r.set_unrouted_observer([&](const std::string& method, const std::string& route, int status, double secs) {
+    EXPECT_GE(secs, 0);
+    seen.push_back(method + " " + route + " " + std::to_string(status));
+  });
+  run(r, "GET", "/x");
+  EXPECT_TRUE(seen.empty());
+  run(r, "GET", "/nope");
+  run(r, "DELETE", "/x");
+  run(r, "BREW", "/x");
+  run(r, "HEAD", "/nope");
+  run(r, "GET", "/index.html");
+  httplib::Request req;
+  req.method = "GET";
+  req.path = "/x";
+  req.params.emplace("lang", "xx");
+  httplib::Response res;
+  r.dispatch(req, res);
+  EXPECT_EQ(res.status, 422);
+  EXPECT_EQ(seen, (std::vector<std::string>{"GET unmatched 404", "DELETE unmatched 405", "other unmatched 405",
+                                            "GET unmatched 404", "GET static 200", "GET unmatched 422"}));
+  fs::remove_all(dir);
 }
 
 TEST(Router, ALongPathIsMatchedWithoutExhaustingTheStack) {

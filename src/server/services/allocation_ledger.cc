@@ -52,6 +52,26 @@ Result<std::pair<std::string, std::string>> offer_for(StoreTx& tx, const std::st
   return std::make_pair(std::string(), std::string());
 }
 
+}  // namespace
+
+Result<bool> node_is_sold(StoreReader& store, const Record& node_rec) {
+  auto site = stored_node_site(node_rec.body);
+  if (!site) return site.error();
+  std::string after;
+  do {
+    auto page = store.list(ListQuery{"offers", {{"supplier_id", node_rec.supplier_id}}, after, 1000});
+    if (!page) return page.error();
+    for (const Record& o : page->items) {
+      auto reach = stored_offer_reach(o.body);
+      if (reach && sells(*reach, node_rec, *site)) return true;
+    }
+    after = page->next_after;
+  } while (!after.empty());
+  return false;
+}
+
+namespace {
+
 Status open_run(StoreTx& tx, const Record& job, const JobStatus& before, const JobStatus& after, TimeMs now) {
   if (after.placement.empty()) return ok_status();
   std::map<std::string, std::vector<int64_t>> by_node;

@@ -21,6 +21,10 @@ namespace gpurent {
 // Keeps the ledger in step with a job's status change (before -> after) at `now`.
 Status sync_allocation(StoreTx& tx, const Record& job, const JobStatus& before, const JobStatus& after, TimeMs now);
 
+// Whether any offer of the node's supplier sells it (the test runs use to pick their offer): a
+// node none sells runs jobs that are not billed. Offers that no longer decode sell nothing.
+Result<bool> node_is_sold(StoreReader& store, const Record& node_rec);
+
 // Edits the job's latest run with the executor's own facts (the Slurm job id, and the start and
 // end times Slurm recorded, so billing follows the executor's clock). No run: no-op. A stored run
 // of the project that no longer decodes fails it (services/record_faults.h).

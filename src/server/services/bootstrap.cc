@@ -60,7 +60,7 @@ Result<AdminCredentials> ensure_admin(StoreReader& store, ControlLoop& loop, con
       u.id = new_id("usr");
       u.name = "admin";
       u.created_at = u.updated_at = now;
-      u.body = {{"name", "admin"}, {"display_name", "Platform operator"}, {"email", "admin@localhost"},
+      u.body = {{"name", "admin"}, {"display_name", "Platform operator"}, {"email", "admin@localhost.localdomain"},
                 {"role", "operator_admin"}};
       if (auto s = tx.insert(u); !s) return s;
       if (auto s = tx.append_audit({now, u.id, "create", "users", u.id, "bootstrap"}); !s) return s;

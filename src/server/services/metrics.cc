@@ -4,7 +4,22 @@
 
 #include <algorithm>
 
+#include "cli/version.h"
+
 namespace gpurent {
+
+// The compiler that built this binary, for gpurent_build_info.
+static std::string compiler() {
+#if defined(__clang__)
+  return "clang-" + std::to_string(__clang_major__) + "." + std::to_string(__clang_minor__) + "." +
+         std::to_string(__clang_patchlevel__);
+#elif defined(__GNUC__)
+  return "gcc-" + std::to_string(__GNUC__) + "." + std::to_string(__GNUC_MINOR__) + "." +
+         std::to_string(__GNUC_PATCHLEVEL__);
+#else
+  return "unknown";
+#endif
+}
 
 Metrics::Metrics()
     : registry_(std::make_shared<prometheus::Registry>()),
@@ -35,7 +50,15 @@ Metrics::Metrics()
       alerts_(prometheus::BuildGauge()
                   .Name("gpurent_alerts_active")
                   .Help("Active cost-firewall alerts by kind (an egress_daily_cost one is a published freeze)")
-                  .Register(*registry_)) {}
+                  .Register(*registry_)) {
+  // Always 1: the labels say which build is running (the Prometheus *_build_info convention).
+  prometheus::BuildGauge()
+      .Name("gpurent_build_info")
+      .Help("The running gpurent: its version and the compiler that built it (always 1)")
+      .Register(*registry_)
+      .Add({{"version", kGpurentVersion}, {"compiler", compiler()}})
+      .Set(1);
+}
 
 void Metrics::set_undecodable(const std::string& kind, int64_t n) {
   undecodable_.Add({{"kind", kind}}).Set(static_cast<double>(n));

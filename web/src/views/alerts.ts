@@ -5,8 +5,11 @@
 
 import { getAll } from "../api";
 import { mayLiftAlerts, type ViewContext } from "../context";
-import { h, notice, num, replace, table } from "../dom";
-import { labelOr, message, t } from "../i18n";
+import { cents, h, notice, num, replace, table, when } from "../dom";
+import { instantText, utcText } from "../dates";
+import { isCurrency } from "../format";
+import { alertText } from "../alert_text";
+import { labelOr, t } from "../i18n";
 import type { Alert } from "../types";
 import { errorNotice } from "./errors";
 import { liftButton } from "./lift";
@@ -47,12 +50,14 @@ export async function renderAlerts(root: HTMLElement, ctx: ViewContext): Promise
               a.freeze_egress ? h("span", { class: "badge frozen", "data-testid": `alert-frozen-${a.id}` }, t("alerts.egress_frozen")) : null,
               a.hold_submissions ? h("span", { class: "badge held" }, t("alerts.held")) : null),
             h("span", {}, a.project ? h("strong", {}, a.project) : a.subject, " / ", a.tenant),
-            h("span", {}, num(a.measured), ` ${a.unit} / `, num(a.threshold), ` ${a.unit}`),
+            figure(a),
             h("span", {},
               h("span", { class: `badge alert-${a.state}`, "data-testid": `alert-state-${a.id}` }, labelOr(`alerts.state.${a.state}`, a.state)),
-              a.lifted_at ? h("div", { class: "muted description" }, t("alerts.lifted_by", { at: a.lifted_at, by: a.lifted_by ?? "?" })) : null),
-            num(a.first_seen),
-            h("span", { class: "description" }, message(a)),
+              a.lifted_at
+                ? h("div", { class: "muted description", title: utcText(a.lifted_at) }, t("alerts.lifted_by", { at: instantText(a.lifted_at), by: a.lifted_by ?? "?" }))
+                : null),
+            when(a.first_seen),
+            h("span", { class: "description" }, alertText(a)),
             ...(canLift ? [a.state === "active" ? lift(a) : "—"] : []),
           ]),
           alerts.map((a) => a.id),
@@ -60,6 +65,12 @@ export async function renderAlerts(root: HTMLElement, ctx: ViewContext): Promise
   );
 }
 
+/** What the firewall measured against its threshold: money at its currency's precision (the
+ * exact figure on hover), percentages as they are. */
+function figure(a: Alert): HTMLElement {
+  if (isCurrency(a.unit)) return h("span", {}, cents(a.measured, a.unit), " / ", cents(a.threshold, a.unit));
+  return h("span", {}, num(a.measured), ` ${a.unit} / `, num(a.threshold), ` ${a.unit}`);
+}
 
 function bytes(n: number): string {
   if (n >= 1e9 && n % 1e9 === 0) return `${n / 1e9} GB`;

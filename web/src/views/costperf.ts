@@ -1,22 +1,25 @@
 // "Cost-performance": GET /api/v1/dashboard/cost-performance — per job that reported a quality
 // metric at least twice, its gain per GPU-hour, cost and cost per unit of gain, ranked within
-// each metric; the table can also be ordered by cost, cost per unit gain or GPU utilization.
+// each metric; the table can also be ordered by cost before credits, cost per unit gain or GPU
+// utilization. A job's cost shows its charges, the GPU time a reserved commitment covered and its
+// SLA credits apart, then what it was billed (charges + credits), so a refund never reads as a
+// cheap (or negative-cost) run.
 // Inefficient jobs are flagged with the API's own reasons (en/zh); a bar chart per metric shows
 // gain per GPU-hour against the metric's median.
 
 import { get, getAll } from "../api";
 import { barChart } from "../charts";
 import type { ViewContext } from "../context";
-import { cents, h, money, notice, num, replace, stat, table } from "../dom";
-import { decimalCompare, intText, metricText } from "../format";
+import { cents, h, money, notice, num, periodNote, replace, stat, table } from "../dom";
+import { decimalCompare, decimalSum, intText, metricText } from "../format";
 import { localText, t, type Key } from "../i18n";
-import type { CostPerfJob, CostPerformance, Project } from "../types_dashboard";
+import type { CostParts, CostPerfJob, CostPerformance, Project } from "../types_dashboard";
 import { errorNotice } from "./errors";
 import { filterSelect, period, periodDays, periodSelect, projectSelect, tenantSelect } from "./period";
 
 const SORTS: Record<string, { label: Key; compare: (a: CostPerfJob, b: CostPerfJob) => number }> = {
   gain: { label: "costperf.sort.gain", compare: (a, b) => a.rank - b.rank },
-  cost: { label: "costperf.sort.cost", compare: (a, b) => a.currency.localeCompare(b.currency) || decimalCompare(a.cost, b.cost) },
+  cost: { label: "costperf.sort.cost_before_credits", compare: (a, b) => a.currency.localeCompare(b.currency) || decimalCompare(beforeCredits(a), beforeCredits(b)) },
   cost_per_gain: {
     label: "costperf.sort.cost_per_gain",
     compare: (a, b) => nullsLast(a.cost_per_unit_gain, b.cost_per_unit_gain, (x, y) => a.currency.localeCompare(b.currency) || decimalCompare(x, y)),
@@ -64,7 +67,7 @@ export async function renderCostPerf(root: HTMLElement, ctx: ViewContext): Promi
       flagRows(table(
         `costperf-table-${metric}`,
         [t("costperf.col.rank"), t("costperf.col.job"), t("costperf.col.project"), t("costperf.col.kind"), t("costperf.col.first_last"),
-         t("costperf.col.gain"), t("costperf.col.gpu_hours"), t("costperf.col.gain_per_gpu_hour"), t("costperf.col.cost"),
+         t("costperf.col.gain"), t("costperf.col.gpu_hours"), t("costperf.col.gain_per_gpu_hour"), t("costperf.col.cost_parts"),
          t("costperf.col.cost_per_gain"), t("costperf.col.util"), t("costperf.col.flags")],
         jobs.map((j) => [
           num(String(j.rank)),
@@ -75,7 +78,7 @@ export async function renderCostPerf(root: HTMLElement, ctx: ViewContext): Promi
           num(metricText(j.gain), String(j.gain)),
           num(j.gpu_hours),
           num(metricText(j.gain_per_gpu_hour), String(j.gain_per_gpu_hour)),
-          h("span", {}, money(j.cost, j.currency), ...(j.other_costs ?? []).flatMap((o) => [" + ", money(o.cost, o.currency)])),
+          costCell(j),
           j.cost_per_unit_gain === null ? "—" : cents(j.cost_per_unit_gain, j.currency),
           num(intText(j.mean_util_pct, "%")),
           j.flags.length === 0
@@ -93,7 +96,8 @@ export async function renderCostPerf(root: HTMLElement, ctx: ViewContext): Promi
     root,
     heading,
     controls,
-    h("p", { class: "muted" }, t("costperf.period", { from: cp.from, to: cp.to })),
+    periodNote((from, to) => t("costperf.period", { from, to }), cp.from, cp.to, "costperf-period"),
+    h("p", { class: "muted description", "data-testid": "costperf-legend" }, t("costperf.legend")),
     h("div", { class: "cards" },
       stat(String(cp.jobs.length), t("costperf.jobs"), "costperf-job-count"),
       stat(String(cp.jobs.filter((j) => j.inefficient).length), t("costperf.inefficient"), "costperf-inefficient-count",
@@ -109,6 +113,38 @@ export async function renderCostPerf(root: HTMLElement, ctx: ViewContext): Promi
     })), { threshold: c.median === undefined || c.median === null ? undefined : metricText(c.median) });
 }
 
+/** A job's cost parts in its currency, then in each other currency it was billed in. */
+function parts(j: CostPerfJob): CostParts[] {
+  return [{ cost: j.cost, currency: j.currency, charges: j.charges, credits: j.credits, reserved_covered_value: j.reserved_covered_value },
+    ...(j.other_costs ?? [])];
+}
+
+/**
+ * A job's cost, one block per currency: its charges; the GPU time a reserved commitment covered
+ * (when any, muted: not billed to the job); and when it has credits, the credits and the total
+ * billed. A server that sends only `cost` gets it as it is.
+ */
+function costCell(j: CostPerfJob): HTMLElement {
+  // The reserved-covered value is derived micro-exact: shown to the cent, the exact figure on hover.
+  const line = (part: string, label: string, p: CostParts, amount: string, cls?: string) =>
+    h("div", { class: cls, "data-part": part }, `${label} `,
+      part === "reserved" ? cents(amount, p.currency) : money(amount, p.currency));
+  const nonZero = (x: string | undefined): x is string => x !== undefined && decimalCompare(x, "0") !== 0;
+  return h("div", { class: "cost-parts", "data-testid": "costperf-cost" }, ...parts(j).map((p) =>
+    p.charges === undefined
+      ? h("div", { "data-part": "cost" }, money(p.cost, p.currency))
+      : h("div", { "data-currency": p.currency },
+        line("charges", t("costperf.line.charges"), p, p.charges),
+        nonZero(p.reserved_covered_value) ? line("reserved", t("costperf.line.reserved"), p, p.reserved_covered_value, "muted") : null,
+        nonZero(p.credits) ? line("credits", t("costperf.line.credits"), p, p.credits) : null,
+        nonZero(p.credits) ? line("total", t("costperf.line.total"), p, p.cost, "cost-total") : null)));
+}
+
+/** What the job's work cost before credits, in its currency (what cost per unit gain divides). */
+function beforeCredits(j: CostPerfJob): string {
+  return j.charges === undefined ? j.cost : decimalSum([j.charges, j.reserved_covered_value ?? "0"]);
+}
+
 function nullsLast<T>(a: T | null, b: T | null, compare: (x: T, y: T) => number): number {
   if (a === null || b === null) return (a === null ? 1 : 0) - (b === null ? 1 : 0);
   return compare(a, b);
@@ -116,7 +152,7 @@ function nullsLast<T>(a: T | null, b: T | null, compare: (x: T, y: T) => number)
 
 /** Rows of inefficient jobs read as such at a glance (row i is jobs[i]: a job reporting two
  * metrics has a row, and its own flags, in each metric's table). */
-function flagRows(tbl: HTMLTableElement, jobs: CostPerfJob[]): HTMLTableElement {
+function flagRows(tbl: HTMLElement, jobs: CostPerfJob[]): HTMLElement {
   tbl.querySelectorAll<HTMLTableRowElement>("tbody tr").forEach((tr, i) => tr.classList.toggle("inefficient", jobs[i].inefficient));
   return tbl;
 }

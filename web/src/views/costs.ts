@@ -8,9 +8,11 @@
 
 import { get } from "../api";
 import { mayLiftAlerts, type ViewContext } from "../context";
-import { cents, h, money, notice, num, replace, stat, table } from "../dom";
-import { cardLabel, centsText, dayLabel, decimalSum } from "../format";
-import { labelOr, message, t } from "../i18n";
+import { cents, h, money, notice, num, periodNote, replace, stat, table } from "../dom";
+import { dayText, monthText } from "../dates";
+import { cardLabel, centsText, decimalSum } from "../format";
+import { alertText } from "../alert_text";
+import { labelOr, t } from "../i18n";
 import type { CostAlert, Costs, TenantCosts } from "../types_dashboard";
 import { budgetChart, cardChart, egressChart, projectChart, storageShareChart, TOP_CARDS } from "./costs_charts";
 import { errorNotice } from "./errors";
@@ -40,7 +42,7 @@ export async function renderCosts(root: HTMLElement, ctx: ViewContext): Promise<
     root,
     h("h2", {}, t("costs.title")),
     controls,
-    h("p", { class: "muted" }, t("costs.period", { from: costs.from, to: costs.to })),
+    periodNote((from, to) => t("costs.period", { from, to }), costs.from, costs.to, "costs-period"),
     status,
     costs.tenants.length === 0 ? notice("info", t("costs.empty"), "costs-empty") : null,
     ...blocks.map((b) => b.el),
@@ -65,7 +67,7 @@ function tenantBlock(ctx: ViewContext, days: string[], x: TenantCosts, status: H
   };
   const budgets = budgeted.map((p) => {
     const b = p.budget!;
-    const box = chartBox(`costs-chart-budget-${key}-${p.project}`, t("costs.budget.chart", { project: p.project, month: b.month }));
+    const box = chartBox(`costs-chart-budget-${key}-${p.project}`, t("costs.budget.chart", { project: p.project, month: monthText(b.month) }));
     box.section.append(h("p", { class: "budget-figures", "data-testid": `costs-budget-${key}-${p.project}` },
       t("costs.budget.spent"), " ", cents(b.spent, cur), " / ", money(b.monthly, cur), " · ",
       t("costs.budget.remaining"), " ", cents(b.remaining, cur, `budget-remaining-${key}-${p.project}`), " · ",
@@ -80,7 +82,7 @@ function tenantBlock(ctx: ViewContext, days: string[], x: TenantCosts, status: H
     h("h2", {}, `${x.tenant} · ${cur}`,
       ...frozen.map((a) => h("span", { class: "badge frozen", "data-testid": `costs-frozen-badge-${a.id}` }, `${t("alerts.egress_frozen")}: ${a.project}`))),
     ...frozen.map((a) => h("div", { class: "notice error frozen-notice", "data-testid": `costs-frozen-${a.id}` },
-      message(a), " ", canLift ? lift(a) : h("span", { class: "muted" }, t("costs.ask_admin")))),
+      alertText(a), " ", canLift ? lift(a) : h("span", { class: "muted" }, t("costs.ask_admin")))),
     h("div", { class: "cards" },
       stat(money(decimalSum(x.daily_total), cur), t("costs.total"), `costs-total-${key}`),
       stat(String(x.projects.length), t("costs.projects"), `costs-project-count-${key}`),
@@ -89,7 +91,7 @@ function tenantBlock(ctx: ViewContext, days: string[], x: TenantCosts, status: H
     h("h3", {}, t("costs.daily_table", { currency: cur })),
     table(
       `costs-daily-${key}`,
-      [t("costs.col.project"), ...days.map(dayLabel), t("costs.col.total")],
+      [t("costs.col.project"), ...days.map((d) => h("span", { title: `${d} UTC` }, dayText(d))), t("costs.col.total")],
       [
         ...x.projects.map((p) => [h("strong", {}, p.project), ...p.daily.map((v) => num(v)), h("strong", {}, num(p.total))]),
         [h("em", {}, t("costs.tenant_total")), ...x.daily_total.map((v) => num(v)), h("strong", {}, num(decimalSum(x.daily_total)))],
@@ -135,7 +137,7 @@ function tenantBlock(ctx: ViewContext, days: string[], x: TenantCosts, status: H
               a.frozen ? h("span", { class: "badge frozen" }, t("alerts.egress_frozen")) : null),
             a.project || "—",
             h("span", { class: `badge alert-${a.state}` }, labelOr(`alerts.state.${a.state}`, a.state)),
-            h("span", { class: "description" }, message(a)),
+            h("span", { class: "description" }, alertText(a)),
             ...(canLift ? [a.state === "active" ? lift(a) : "—"] : []),
           ]),
           x.alerts.map((a) => a.id),

@@ -2,7 +2,8 @@
 
 import { barChart } from "../charts";
 import { seriesChart, seriesColor, type Series } from "../charts_dash";
-import { cardLabel, dayLabel } from "../format";
+import { dayText } from "../dates";
+import { cardLabel } from "../format";
 import { t } from "../i18n";
 import type { Budget, TenantCosts } from "../types_dashboard";
 
@@ -14,14 +15,14 @@ const color = seriesColor;
 export function projectChart(el: HTMLElement, days: string[], x: TenantCosts): void {
   const series: Series[] = x.projects.map((p, i) => ({ name: p.project, values: p.daily, kind: "bar", stack: "projects", color: color(i), unit: x.currency }));
   series.push({ name: t("costs.tenant_total"), values: x.daily_total, kind: "line", color: "#111827", unit: x.currency });
-  seriesChart(el, days.map(dayLabel), series);
+  seriesChart(el, days.map(dayText), series);
 }
 
 /** Egress cost per project per day, stacked, against the egress threshold (a freeze above it). */
 export function egressChart(el: HTMLElement, days: string[], x: TenantCosts): void {
   seriesChart(
     el,
-    days.map(dayLabel),
+    days.map(dayText),
     x.projects.map((p, i) => ({ name: p.project, values: p.egress_daily, kind: "bar", stack: "egress", color: color(i), unit: x.currency })),
     [{ value: x.egress_threshold, label: `${x.egress_threshold} ${x.currency}`, color: "#b91c1c" }],
   );
@@ -31,7 +32,7 @@ export function egressChart(el: HTMLElement, days: string[], x: TenantCosts): vo
 export function cardChart(el: HTMLElement, days: string[], x: TenantCosts): void {
   seriesChart(
     el,
-    days.map(dayLabel),
+    days.map(dayText),
     x.cards.slice(0, TOP_CARDS).map((c, i) => ({ name: cardLabel(c), values: c.daily, kind: "line", color: color(i), unit: x.currency })),
     [{ value: x.card_threshold, label: `${x.card_threshold} ${x.currency}` }],
   );
@@ -59,7 +60,7 @@ export function budgetChart(el: HTMLElement, b: Budget, currency: string): void 
   const projection = dates.map((d, i) => (last && d === last.date ? last.spent : i === length - 1 ? b.projected_month_end : null));
   seriesChart(
     el,
-    dates.map(dayLabel),
+    dates.map(dayText),
     [
       { name: t("costs.budget.spent_series"), values: dates.map((d) => spent.get(d) ?? null), kind: "line", color: "#1d4ed8", unit: currency },
       { name: t("costs.budget.projection"), values: projection, kind: "line", color: b.projected_over ? "#b91c1c" : "#6b7280", dashed: true, connectNulls: true, unit: currency },

@@ -1,11 +1,14 @@
 // "Invoices": GET /api/v1/invoices?month=YYYY-MM&tenant=… — totals per currency, then one
 // section per contract with its lines and totals. Amounts are the server's decimal strings.
 // The tenant selector lists GET /api/v1/tenants: every tenant for an operator, only its own
-// for a tenant user (who may also name it). Month and tenant live in the location hash.
+// for a tenant user (who may also name it). Month and tenant live in the location hash; the month
+// is picked with a year and a month select named in the dashboard's language (an <input
+// type=month> would follow the browser's locale instead).
 
 import { get } from "../api";
 import type { ViewContext } from "../context";
 import { h, num, replace, table } from "../dom";
+import { instantText, monthNames, monthText, utcText } from "../dates";
 import { t } from "../i18n";
 import type { Invoice } from "../types";
 import { errorNotice } from "./errors";
@@ -14,13 +17,30 @@ function currentMonth(): string {
   return new Date().toISOString().slice(0, 7);
 }
 
+const YEARS_BACK = 5; // the year select offers this many years before the current one (and the chosen one)
+
+/** The month picker: a year select and a month select; `value()` reads "YYYY-MM". */
+function monthPicker(month: string): { el: HTMLElement; value: () => string } {
+  const [year, mon] = /^\d{4}-\d{2}$/.test(month) ? month.split("-").map(Number) : currentMonth().split("-").map(Number);
+  const thisYear = new Date().getUTCFullYear();
+  const years = [...new Set([thisYear + 1, ...Array.from({ length: YEARS_BACK + 1 }, (_, i) => thisYear - i), year])].sort((a, b) => b - a);
+  const yearSelect = h("select", { "data-testid": "invoice-month-year", "aria-label": t("invoices.year") },
+    ...years.map((y) => h("option", { value: String(y), selected: y === year }, t("invoices.year_option", { year: y }))));
+  const monthSelect = h("select", { "data-testid": "invoice-month-month", "aria-label": t("invoices.month") },
+    ...monthNames().map((name, i) => h("option", { value: String(i + 1).padStart(2, "0"), selected: i + 1 === mon }, name)));
+  return {
+    el: h("span", { class: "month-picker", "data-testid": "invoice-month" }, yearSelect, " ", monthSelect),
+    value: () => `${yearSelect.value}-${monthSelect.value}`,
+  };
+}
+
 export async function renderInvoices(root: HTMLElement, ctx: ViewContext): Promise<void> {
   const tenants = [...ctx.tenants.values()].sort((a, b) => a.name.localeCompare(b.name));
   const ownTenant = ctx.scope.kind === "tenant" ? ctx.tenants.get(ctx.scope.tenantId)?.name : undefined;
   const month = ctx.query.get("month") ?? currentMonth();
   const tenant = ctx.query.get("tenant") ?? ownTenant ?? tenants[0]?.name ?? "";
 
-  const monthInput = h("input", { type: "month", value: month, "data-testid": "invoice-month", "aria-label": t("invoices.month") });
+  const picker = monthPicker(month);
   const select = h(
     "select",
     { "data-testid": "invoice-tenant", "aria-label": t("invoices.tenant") },
@@ -29,13 +49,13 @@ export async function renderInvoices(root: HTMLElement, ctx: ViewContext): Promi
   const form = h(
     "form",
     { class: "controls" },
-    h("label", {}, `${t("invoices.month")} `, monthInput),
+    h("label", {}, `${t("invoices.month")} `, picker.el),
     h("label", {}, `${t("invoices.tenant")} `, select),
     h("button", { type: "submit" }, t("invoices.show")),
   );
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
-    ctx.navigate({ month: monthInput.value || currentMonth(), tenant: select.value });
+    ctx.navigate({ month: picker.value(), tenant: select.value });
   });
   const body = h("div", { "data-testid": "invoice" }, h("p", { class: "muted" }, t("common.loading")));
   root.replaceChildren(form, body);
@@ -75,8 +95,9 @@ export async function renderInvoices(root: HTMLElement, ctx: ViewContext): Promi
 
   replace(
     body,
-    h("h2", {}, `${invoice.tenant} · ${month}`),
-    h("p", { class: "muted" }, t("invoices.period", { from: invoice.period.from, to: invoice.period.to, rated: invoice.rated_until })),
+    h("h2", { "data-testid": "invoice-title", title: month }, `${invoice.tenant} · ${monthText(month)}`),
+    h("p", { class: "muted", "data-testid": "invoice-period", title: `${utcText(invoice.period.from)} – ${utcText(invoice.period.to)}; ${utcText(invoice.rated_until)}` },
+      t("invoices.period", { from: instantText(invoice.period.from), to: instantText(invoice.period.to), rated: instantText(invoice.rated_until) })),
     h("h3", {}, t("invoices.totals")),
     table("invoice-totals", [t("invoices.col.currency"), t("invoices.col.charges"), t("invoices.col.credits"), t("invoices.col.total")], totalRows, Object.keys(invoice.totals)),
     invoice.unpriced_allocations.length > 0 ? h("p", { class: "notice info" }, t("invoices.unpriced", { list: invoice.unpriced_allocations.join(", ") })) : null,

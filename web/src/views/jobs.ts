@@ -5,7 +5,7 @@
 
 import { getAll } from "../api";
 import { tenantName, type ViewContext } from "../context";
-import { h, num, table } from "../dom";
+import { h, num, table, when } from "../dom";
 import { renderMessage, stateLabel, t } from "../i18n";
 import type { Allocation, Job, NodeInfo, Placement } from "../types";
 import { errorNotice } from "./errors";
@@ -56,7 +56,9 @@ export async function renderJobs(root: HTMLElement, ctx: ViewContext): Promise<v
     ),
   );
 
-  const gpus = (j: Job) => (j.gpus_per_worker === undefined ? "—" : `${j.gpus_per_worker} × ${j.workers ?? 1}`);
+  // Workers × GPUs per worker, as the CLI writes a job's shape ("4×8"; a share of one card "1×500m").
+  const gpus = (j: Job) =>
+    j.gpu_milli != null ? `${j.workers ?? 1}×${j.gpu_milli}m` : j.gpus_per_worker == null ? "—" : `${j.workers ?? 1}×${j.gpus_per_worker}`;
   const pending = byState.get("pending") ?? [];
   const placed = [...(byState.get("admitted") ?? []), ...(byState.get("running") ?? [])];
   const other = jobs.filter((j) => !["pending", "admitted", "running"].includes(j.status.state));
@@ -73,8 +75,8 @@ export async function renderJobs(root: HTMLElement, ctx: ViewContext): Promise<v
     h("h2", {}, t("jobs.summary")),
     summary,
     section(t("jobs.pending"), "jobs-pending", pending,
-      [t("jobs.col.name"), t("jobs.col.tenant"), t("jobs.col.project"), t("jobs.col.kind"), t("jobs.col.gpus"), t("jobs.col.reason"), t("jobs.col.updated")],
-      (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), j.project, j.kind, num(gpus(j)), h("span", { class: "reason" }, reasonOf(j)), j.status.updated_at]),
+      [t("jobs.col.name"), t("jobs.col.tenant"), t("jobs.col.project"), t("jobs.col.kind"), t("jobs.col.shape"), t("jobs.col.reason"), t("jobs.col.updated")],
+      (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), j.project, j.kind, num(gpus(j)), h("span", { class: "reason" }, reasonOf(j)), when(j.status.updated_at)]),
     section(t("jobs.running"), "jobs-running", placed,
       [t("jobs.col.name"), t("jobs.col.tenant"), t("jobs.col.project"), t("jobs.col.kind"), t("jobs.col.state"), t("jobs.col.placement")],
       (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), j.project, j.kind, badge(j.status.state), placementList(j.status.placement, nodes)]),
@@ -85,12 +87,12 @@ export async function renderJobs(root: HTMLElement, ctx: ViewContext): Promise<v
         ? h("p", { class: "muted" }, t("common.none"))
         : table("jobs-interrupted-table",
           [t("jobs.col.name"), t("jobs.col.tenant"), t("jobs.col.run"), t("jobs.col.ended"), t("jobs.col.placement"), t("jobs.col.reason")],
-          interrupted.map((a) => [h("strong", {}, a.job), tenantName(ctx, a.tenant_id), a.running_at, a.ended_at ?? "—",
+          interrupted.map((a) => [h("strong", {}, a.job), tenantName(ctx, a.tenant_id), when(a.running_at), a.ended_at ? when(a.ended_at) : "—",
             a.placement.map((p) => `${p.node} [${p.gpus.join(", ")}]`).join("; "), h("span", { class: "reason", title: a.end_reason }, withNodeNames(renderMessage(a.end_reason_message, a.end_reason), nodes))]),
           interrupted.map((a) => a.id)))),
     section(t("jobs.other"), "jobs-other", other,
       [t("jobs.col.name"), t("jobs.col.tenant"), t("jobs.col.project"), t("jobs.col.state"), t("jobs.col.reason"), t("jobs.col.updated")],
-      (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), j.project, badge(j.status.state), h("span", { class: "reason" }, reasonOf(j)), j.status.updated_at]),
+      (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), j.project, badge(j.status.state), h("span", { class: "reason" }, reasonOf(j)), when(j.status.updated_at)]),
   );
 }
 

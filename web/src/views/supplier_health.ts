@@ -4,8 +4,9 @@
 // of incidents and outage minutes per day. Rates are shown by integer arithmetic (format.ts).
 
 import { seriesChart, seriesColor } from "../charts_dash";
-import { h, num, table } from "../dom";
-import { bpText, dayLabel, intText, permilleText } from "../format";
+import { h, num, periodNote, table } from "../dom";
+import { dayText } from "../dates";
+import { bpText, intText, permilleText } from "../format";
 import { t } from "../i18n";
 import type { SuppliersHealth } from "../types_dashboard";
 
@@ -25,7 +26,7 @@ export function healthSection(health: SuppliersHealth): { el: HTMLElement; draw:
     "section",
     { "data-testid": "suppliers-health" },
     h("h3", {}, t("health.title")),
-    h("p", { class: "muted" }, t("health.period", { from: health.from, to: health.to })),
+    periodNote((from, to) => t("health.period", { from, to }), health.from, health.to, "health-period"),
     list.length === 0
       ? h("p", { class: "muted" }, t("health.empty"))
       : table(
@@ -50,7 +51,7 @@ export function healthSection(health: SuppliersHealth): { el: HTMLElement; draw:
   );
   const draw = () => {
     if (list.length === 0) return;
-    const days = dates.map(dayLabel);
+    const days = dates.map(dayText);
     seriesChart(incidentsEl, days, perDay((d) => d.incidents).map((s) => ({ ...s, kind: "bar", stack: "incidents" })));
     seriesChart(outageEl, days, perDay((d) => d.outage_minutes).map((s) => ({ ...s, kind: "line", unit: t("health.minutes") })));
   };

@@ -7,7 +7,7 @@
 import { get, post } from "../api";
 import { barChart } from "../charts";
 import type { ViewContext } from "../context";
-import { h, num, table } from "../dom";
+import { h, num, periodNote, table } from "../dom";
 import { localText, renderMessage, t, type Key } from "../i18n";
 import type { SupplierAdvice, SuppliersAdvice } from "../types";
 import type { SuppliersHealth } from "../types_dashboard";
@@ -41,7 +41,7 @@ export async function renderSuppliers(root: HTMLElement, ctx: ViewContext): Prom
 
   root.replaceChildren(
     h("h2", {}, t("nav.suppliers")),
-    h("p", { class: "muted" }, t("suppliers.history", { from: advice.history_period.from, to: advice.history_period.to })),
+    periodNote((from, to) => t("suppliers.history", { from, to }), advice.history_period.from, advice.history_period.to, "suppliers-history"),
     h("section", {}, h("h3", {}, t("suppliers.chart")), chartEl),
     table(
       "suppliers-table",

@@ -6,8 +6,9 @@
 import { get, getAll } from "../api";
 import { heatmapChart } from "../charts_dash";
 import type { ViewContext } from "../context";
-import { h, notice, num, stat, table } from "../dom";
-import { cardLabel, hourLabel } from "../format";
+import { h, notice, num, periodNote, stat, table } from "../dom";
+import { hourText, utcText } from "../dates";
+import { cardLabel } from "../format";
 import { t } from "../i18n";
 import type { SupplierInfo } from "../types";
 import type { NodeRef, Project, Utilization, UtilizationCard } from "../types_dashboard";
@@ -69,7 +70,7 @@ export async function renderUtilization(root: HTMLElement, ctx: ViewContext): Pr
   root.replaceChildren(
     h("h2", {}, t("util.title")),
     controls,
-    h("p", { class: "muted" }, t("util.period", { from: u.from, to: u.to })),
+    periodNote((from, to) => t("util.period", { from, to }), u.from, u.to, "util-period"),
     summary,
     ...(u.cards.length === 0
       ? [notice("info", t("util.empty"), "util-empty")]
@@ -85,13 +86,13 @@ export async function renderUtilization(root: HTMLElement, ctx: ViewContext): Pr
   );
   if (u.cards.length > 0)
     heatmapChart(chartEl, {
-      hours: u.hours.map(hourLabel),
+      hours: u.hours.map(hourText),
       cards: u.cards.map(cardLabel),
       idle: u.cards.map((c) => c.idle),
       cells: u.cells,
       tooltip: (card, hour, value, samples) => [
         cardLabel(u.cards[card]),
-        t("util.tip.hour", { hour: hourLabel(u.hours[hour]) }),
+        t("util.tip.hour_local", { hour: hourText(u.hours[hour]), utc: utcText(u.hours[hour]) }),
         t("util.tip.mean", { pct: value }),
         t("util.tip.samples", { n: samples }),
       ],

@@ -1,0 +1,138 @@
+// Operator verbs over the generic resource commands: `nodes drain|undrain NODE`, `alerts lift
+// ALERT`, and `reports reconciliation` (metered against allocated GPU-seconds, one tenant or the
+// whole platform).
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/output.h"
+
+namespace gpurent {
+namespace {
+
+// Sets a node's state through GET + PUT with the version read, so a concurrent edit is refused
+// (exit 1) rather than overwritten. `reason` empty removes state_reason.
+int set_node_state(CliContext& ctx, const std::string& ref, const std::string& state, const std::string& reason) {
+  int rc = kExitOk;
+  ApiClient* c = ctx.client(&rc);
+  if (!c) return rc;
+  auto node = c->get("/nodes" + seg(ref));
+  if (!node) return ctx.fail(node.error());
+  json doc = *node;
+  const std::string before = doc.value("state", "");
+  doc["state"] = state;
+  if (reason.empty())
+    doc.erase("state_reason");
+  else
+    doc["state_reason"] = reason;
+  auto r = c->put("/nodes" + seg(doc.value("id", ref)), doc);
+  if (!r) return ctx.fail(r.error());
+  return ctx.emit(*r, [&](std::ostream& out) {
+    out << "node " << printable(r->value("name", ref)) << ": " << before << " -> " << state;
+    if (state == "drained") out << " (running work finishes; nothing new starts)";
+    out << '\n';
+  });
+}
+
+void add_node_verbs(CLI::App& nodes, CliContext& ctx) {
+  struct Opts {
+    std::string node, reason;
+  };
+  auto d = std::make_shared<Opts>();
+  auto* drain = nodes.add_subcommand("drain", "stop placing new work on a node; running work finishes");
+  drain->add_option("node", d->node, "id or name")->required();
+  drain->add_option("--reason", d->reason, "why (kept as the node's state_reason, shown to its users)")->required();
+  drain->callback([&ctx, d] { ctx.action = [&ctx, d] { return set_node_state(ctx, d->node, "drained", d->reason); }; });
+
+  auto u = std::make_shared<Opts>();
+  auto* undrain = nodes.add_subcommand("undrain", "make a drained or unavailable node available again");
+  undrain->add_option("node", u->node, "id or name")->required();
+  undrain->callback([&ctx, u] { ctx.action = [&ctx, u] { return set_node_state(ctx, u->node, "available", ""); }; });
+}
+
+void add_alert_verbs(CLI::App& alerts, CliContext& ctx) {
+  auto id = std::make_shared<std::string>();
+  auto* lift = alerts.add_subcommand(
+      "lift", "lift an alert: an egress freeze is lifted, any other alert acknowledged (operators, the tenant's admin)");
+  lift->add_option("alert", *id, "alert id")->required();
+  lift->callback([&ctx, id] {
+    ctx.action = [&ctx, id] {
+      int rc = kExitOk;
+      ApiClient* c = ctx.client(&rc);
+      if (!c) return rc;
+      auto r = c->post("/alerts" + seg(*id) + "/lift", json::object());
+      if (!r) return ctx.fail(r.error());
+      return ctx.emit(*r, [&](std::ostream& out) {
+        out << "lifted alert " << printable(r->value("id", *id)) << " (" << printable(r->value("kind", "")) << ")\n";
+      });
+    };
+  });
+}
+
+void print_reconciliation(std::ostream& out, const json& r) {
+  out << "period   " << cell_text(at_path(r, "period/from")) << " .. " << cell_text(at_path(r, "period/to")) << "\n";
+  if (r.contains("tenants")) {
+    Table t({{"TENANT"},
+             {"ALLOCATED GPU-S", Align::kRight},
+             {"METERED GPU-S", Align::kRight},
+             {"GAP GPU-S", Align::kRight},
+             {"FLAGGED RUNS", Align::kRight}});
+    for (const auto& x : r["tenants"])
+      t.add_row({cell_text(x["tenant"]), cell_text(at_path(x, "totals/allocated_gpu_seconds")),
+                 cell_text(at_path(x, "totals/metered_gpu_seconds")), cell_text(at_path(x, "totals/gap_gpu_seconds")),
+                 cell_text(at_path(x, "totals/flagged_runs"))});
+    out << "\n";
+    t.print(out, 0);
+  }
+  Table jobs({{"JOB"},
+              {"ALLOCATED GPU-S", Align::kRight},
+              {"METERED GPU-S", Align::kRight},
+              {"GAP GPU-S", Align::kRight}});
+  for (const auto& j : r.value("jobs", json::array()))
+    jobs.add_row({cell_text(j["job"]), cell_text(j["allocated_gpu_seconds"]), cell_text(j["metered_gpu_seconds"]),
+                  cell_text(j["gap_gpu_seconds"])});
+  out << "\n";
+  jobs.print(out, 0);
+  for (const auto& row : r.value("rows", json::array()))
+    if (row.value("flagged", false))
+      out << "flagged: " << printable(cell_text(row["job"])) << " " << printable(cell_text(row["allocation"])) << ": "
+          << printable(cell_text(row["note"])) << "\n";
+  out << "\ntotal    allocated " << cell_text(at_path(r, "totals/allocated_gpu_seconds")) << "  metered "
+      << cell_text(at_path(r, "totals/metered_gpu_seconds")) << "  gap " << cell_text(at_path(r, "totals/gap_gpu_seconds"))
+      << " GPU-seconds\n";
+}
+
+void add_report_commands(CLI::App& app, CliContext& ctx) {
+  auto* reports = app.add_subcommand("reports", "platform reports for operators and finance");
+  reports->require_subcommand(1);
+  struct Opts {
+    std::string month, tenant;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* rec = reports->add_subcommand(
+      "reconciliation", "GPU-seconds allocated (the ledger) against metered (utilization samples), per run and job");
+  rec->add_option("--month", o->month, "calendar month, YYYY-MM (UTC; default: this month)");
+  rec->add_option("--tenant", o->tenant,
+                  "one tenant (id or name); operators without it get the whole platform, tenant tokens their own");
+  rec->callback([&ctx, o] {
+    ctx.action = [&ctx, o] {
+      int rc = kExitOk;
+      ApiClient* c = ctx.client(&rc);
+      if (!c) return rc;
+      Query q{{"month", o->month.empty() ? format_rfc3339(ctx.now()).substr(0, 7) : o->month}};
+      if (!o->tenant.empty()) q.emplace_back("tenant", o->tenant);
+      auto r = c->get("/reports/reconciliation", q);
+      if (!r) return ctx.fail(r.error());
+      return ctx.emit(*r, [&](std::ostream& out) { print_reconciliation(out, *r); });
+    };
+  });
+}
+
+}  // namespace
+
+void add_operator_commands(CLI::App& app, CliContext& ctx) {
+  if (CLI::App* nodes = app.get_subcommand("nodes")) add_node_verbs(*nodes, ctx);
+  if (CLI::App* alerts = app.get_subcommand("alerts")) add_alert_verbs(*alerts, ctx);
+  add_report_commands(app, ctx);
+}
+
+}  // namespace gpurent

@@ -1,0 +1,214 @@
+// GET /api/v1/jobs/{ref}/cost: what a job has cost so far, rated by the billing engine. The job's
+// tenant's invoice (server/services/invoices.h) over [the job's submission, now] is built and
+// narrowed to the lines of this job (its name in its project's name): per currency the charges,
+// the credits apart (SLA credits are never netted silently) and the total, each exactly the sum
+// of the lines shown. Beside them, the runs of the job from the allocation ledger: the offer and
+// supplier each was billed under, its billing mode, the offer's unit price for that mode in the
+// offer's currency, and the nodes by name. Readers: as GET /jobs/{ref} (operators and the job's
+// tenant; another tenant's job is 404). Contract-wide lines (commitments, exit refunds, the credit
+// cap) belong to no job and are left out. Schema: docs/api.md "Jobs".
+#include <algorithm>
+#include <map>
+
+#include "billing/rating_input.h"
+#include "billing/rating_output.h"
+#include "model/contract.h"
+#include "model/job_run.h"
+#include "model/offer.h"
+#include "server/api/resources.h"
+#include "server/http/http_util.h"
+#include "server/services/allocation_ledger.h"
+#include "server/services/invoices.h"
+#include "server/services/record_faults.h"
+
+namespace gpurent {
+
+void register_job_cost_route(App& app, Router& srv);  // called by register_job_routes (jobs.cc)
+
+namespace {
+
+// The longest period one answer rates, as GET /invoices allows: a job submitted before it is rated
+// from `now` minus this (and the answer says so).
+constexpr TimeMs kMaxCostPeriodMs = 400 * kMsPerDay;
+
+// One currency's part of the answer: the lines and their sums, exact.
+struct CurrencyCost {
+  Money charges, credits, total;
+  Money covered;  // reserved_covered lines' value at the commitment's price (billed with it)
+  json lines = json::array();
+};
+
+Status add_line(std::map<std::string, CurrencyCost>& costs, Currency cur, const ChargeLine& l) {
+  auto [it, fresh] = costs.try_emplace(currency_code(cur));
+  CurrencyCost& c = it->second;
+  if (fresh) c.charges = c.credits = c.total = c.covered = Money::zero(cur);
+  Money& part = l.kind == LineKind::kCredit ? c.credits : c.charges;
+  auto p = part.plus(l.amount);
+  if (!p) return p.error();
+  auto t = c.total.plus(l.amount);
+  if (!t) return t.error();
+  part = *p;
+  c.total = *t;
+  if (l.covered_value.micros() != 0) {
+    auto v = c.covered.plus(l.covered_value);
+    if (!v) return v.error();
+    c.covered = *v;
+  }
+  c.lines.push_back(to_json(l));
+  return ok_status();
+}
+
+// The offer's price per GPU-hour for the run's billing mode, as the billing engine rates it, and
+// which price that is: "on_demand"; "spot" (the offer's spot price; a spot run on an offer that
+// sells no spot is rated on-demand); "reserved_1m|12m|36m" (a reserved run while a commitment of
+// its contract on this offer is in force: the commitment's price; GPU time beyond the commitment
+// is rated on-demand), else "on_demand".
+struct UnitPrice {
+  Money price;
+  std::string basis;
+};
+
+Result<UnitPrice> unit_price_of(StoreReader& store, const JobRun& run, const Offer& o, const std::string& offer_id) {
+  if (run.billing_mode == BillingMode::kSpot && o.prices.spot) return UnitPrice{*o.prices.spot, "spot"};
+  if (run.billing_mode == BillingMode::kReserved && !run.contract_id.empty() && run.running_at) {
+    auto rec = store.get("contracts", run.contract_id);
+    if (!rec && rec.error().code != Code::kNotFound) return rec.error();
+    if (rec) {
+      auto k = decode_record(*rec, decode_contract, "the job's reserved price cannot be shown without it");
+      if (!k) return k.error();
+      for (const ContractCommitment& m : k->commitments) {
+        std::string id;  // the commitment's offer, resolved through the contract's own list
+        for (size_t i = 0; i < k->offers.size() && i < k->offer_ids.size(); ++i)
+          if (k->offers[i] == m.offer) id = k->offer_ids[i];
+        if (id != offer_id) continue;
+        if (*run.running_at < m.starts_at || *run.running_at >= add_months(m.starts_at, m.term_months)) continue;
+        if (auto p = o.prices.reserved_for(m.term_months))
+          return UnitPrice{*p, "reserved_" + std::to_string(m.term_months) + "m"};
+      }
+    }
+  }
+  return UnitPrice{o.prices.on_demand, "on_demand"};
+}
+
+std::string name_of(StoreReader& store, std::map<std::string, std::string>& cache, const std::string& kind,
+                    const std::string& id) {
+  if (id.empty()) return "";
+  auto key = kind + "/" + id;
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  auto r = store.get(kind, id);
+  return cache[key] = r ? r->name : id;
+}
+
+// The job's runs, oldest first, each with the offer, supplier, unit price and nodes it ran on.
+Result<json> runs_json(App& app, const Record& job) {
+  auto runs = list_runs(app.store, {{"project_id", job.project_id}}, "the job's cost cannot be shown without it");
+  if (!runs) return runs.error();
+  std::vector<const StoredRun*> mine;
+  for (const StoredRun& r : *runs)
+    if (r.run.job_id == job.id) mine.push_back(&r);
+  std::stable_sort(mine.begin(), mine.end(), [](const StoredRun* a, const StoredRun* b) {
+    const TimeMs ta = a->run.running_at.value_or(a->record.created_at),
+                 tb = b->run.running_at.value_or(b->record.created_at);
+    return ta != tb ? ta < tb : a->record.id < b->record.id;
+  });
+  std::map<std::string, std::string> names;
+  json out = json::array();
+  for (const StoredRun* s : mine) {
+    const JobRun& run = s->run;
+    json nodes = json::array();
+    for (const RunCards& c : run.placement)
+      nodes.push_back({{"node_id", c.node_id},
+                       {"node", c.node.empty() ? name_of(app.store, names, "nodes", c.node_id) : c.node},
+                       {"gpus", c.gpus}});
+    json a = {{"id", s->record.id},
+              {"state", enum_name(kRunStateNames, run.state)},
+              {"offer_id", nullptr},
+              {"offer", nullptr},
+              {"supplier_id", run.supplier_id},
+              {"supplier", name_of(app.store, names, "suppliers", run.supplier_id)},
+              {"contract_id", run.contract_id.empty() ? json(nullptr) : json(run.contract_id)},
+              {"contract",
+               run.contract_id.empty() ? json(nullptr) : json(name_of(app.store, names, "contracts", run.contract_id))},
+              {"billing_mode", enum_name(kBillingModeNames, run.billing_mode)},
+              {"unit_price", nullptr},
+              {"price_basis", nullptr},
+              {"price_unit", "GPU-hour"},
+              {"currency", nullptr},
+              {"gpu_milli", run.gpu_milli},
+              {"nodes", std::move(nodes)},
+              {"running_at", run.running_at ? json(format_rfc3339(*run.running_at)) : json(nullptr)},
+              {"ended_at", run.ended_at ? json(format_rfc3339(*run.ended_at)) : json(nullptr)}};
+    if (!run.offer_id.empty()) {
+      auto rec = app.store.get("offers", run.offer_id);
+      if (!rec) return rec.error();
+      auto o = decode_record(
+          *rec, [&](const json& b) { return parse_offer(b, app.catalog); },
+          "the job's cost cannot be shown without it");
+      if (!o) return o.error();
+      auto price = unit_price_of(app.store, run, *o, run.offer_id);
+      if (!price) return price.error();
+      a["offer_id"] = run.offer_id;
+      a["offer"] = rec->name;
+      a["unit_price"] = price->price.amount_string();
+      a["price_basis"] = price->basis;
+      a["currency"] = currency_code(o->currency);
+    }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+void get_job_cost(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
+  auto job = find_visible(app.store, app.kinds.at("jobs"), p, req.matches[1]);
+  if (!job) return send_problem(res, job.error(), req.path);
+  auto project = app.store.get("projects", job->project_id);
+  if (!project) return send_problem(res, project.error(), req.path);
+  const TimeMs now = app.clock.now();
+  const bool capped = now - job->created_at > kMaxCostPeriodMs;
+  const TimeMs from = capped ? now - kMaxCostPeriodMs : std::min(job->created_at, now);
+  auto inv = build_invoice(app.store, app.catalog, job->tenant_id, from, now, now);
+  if (!inv) return send_problem(res, inv.error(), req.path);
+
+  std::map<std::string, CurrencyCost> costs;
+  for (const InvoiceSection& s : inv->sections)
+    for (const ChargeLine& l : s.rated.lines) {
+      // A run recorded before runs carried the job's name is billed under the job's id.
+      if ((l.job != job->name && l.job != job->id) || l.project != project->name) continue;
+      if (auto st = add_line(costs, s.rated.currency, l); !st) return send_problem(res, st.error(), req.path);
+    }
+  json by_currency = json::object();
+  for (auto& [cur, c] : costs)
+    by_currency[cur] = {{"charges", c.charges.amount_string()}, {"credits", c.credits.amount_string()},
+                        {"total", c.total.amount_string()},     {"reserved_covered_value", c.covered.amount_string()},
+                        {"line_count", c.lines.size()},         {"lines", std::move(c.lines)}};
+
+  auto runs = runs_json(app, *job);
+  if (!runs) return send_problem(res, runs.error(), req.path);
+  json unpriced = json::array();
+  for (const json& a : *runs)
+    if (const std::string id = a["id"];
+        std::find(inv->unpriced.begin(), inv->unpriced.end(), id) != inv->unpriced.end())
+      unpriced.push_back(id);
+
+  send_json(res, 200,
+            {{"job_id", job->id},
+             {"job", job->name},
+             {"project_id", project->id},
+             {"project", project->name},
+             {"tenant_id", job->tenant_id},
+             {"tenant", inv->tenant_name},
+             {"job_created_at", format_rfc3339(job->created_at)},
+             {"period", {{"from", format_rfc3339(from)}, {"to", format_rfc3339(now)}}},
+             {"period_capped", capped},
+             {"costs", std::move(by_currency)},
+             {"allocations", std::move(*runs)},
+             {"unpriced_allocations", std::move(unpriced)}});
+}
+
+}  // namespace
+
+void register_job_cost_route(App& app, Router& srv) {
+  route(app, srv, "GET", "/api/v1/jobs/([^/]+)/cost", "/api/v1/jobs/{id}/cost", get_job_cost);
+}
+
+}  // namespace gpurent
