@@ -428,6 +428,24 @@ TEST_F(CliTest, InvoicesShowDefaultsToThisMonth) {
   EXPECT_EQ(run({"invoices", "show", "--from", "2026-01-01"}).rc, 2);
 }
 
+TEST_F(CliTest, JobsListNewestFirstAndWatch) {
+  api_.on("GET /api/v1/jobs", {200, R"({"items":[
+      {"name":"old","project":"p","kind":"training","workers":1,"gpus_per_worker":8,"created_at":"2025-12-30T00:00:00.000Z",
+       "status":{"state":"succeeded"}},
+      {"name":"new","project":"p","kind":"training","workers":2,"gpus_per_worker":8,"created_at":"2026-01-01T00:30:00.000Z",
+       "status":{"state":"running"}}],"next_after":null})"});
+  CliRun r = run({"jobs", "list"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_LT(r.out.find("new "), r.out.find("old ")) << r.out;
+  EXPECT_NE(r.out.find("2x8"), std::string::npos) << r.out;  // workers x GPUs
+  r = run({"jobs", "list", "--watch", "--interval", "1", "--count", "2"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(api_.requests().size(), 3u);  // one plain listing, then two watched ones
+  size_t first = r.out.find("every 1s"), second = r.out.find("every 1s", first + 1);
+  EXPECT_NE(second, std::string::npos) << r.out;
+  EXPECT_EQ(run({"nodes", "list", "--watch"}).rc, 2);  // jobs only
+}
+
 TEST_F(CliTest, HelpAllListsEveryLeafFlag) {
   CliRun r = run({"--help-all"});
   EXPECT_EQ(r.rc, 0);

@@ -1,6 +1,8 @@
 // Generic verbs for every resource kind: list, get, create, update, delete.
 #include <algorithm>
+#include <chrono>
 #include <memory>
+#include <thread>
 
 #include "cli/commands.h"
 #include "cli/list.h"
@@ -14,6 +16,9 @@ struct ListOpts {
   std::map<std::string, std::string> filters;  // query parameter -> value
   int limit = 0;                               // 0: every page
   std::string after;
+  bool watch = false;  // jobs: list again every `interval` seconds
+  int interval = 2;
+  int count = 0;       // with watch: stop after this many listings (0: until interrupted)
 };
 
 // "a node", "an offer".
@@ -29,6 +34,8 @@ std::string flag_of(const std::string& param) {
   return f;
 }
 
+int list_once(CliContext& ctx, const ResourceView& view, const ListOpts& o);
+
 void add_list(CLI::App& noun, CliContext& ctx, const ResourceView& view) {
   auto opts = std::make_shared<ListOpts>();
   auto* cmd = noun.add_subcommand("list", "list " + view.kind + " (every page unless --limit)");
@@ -39,25 +46,44 @@ void add_list(CLI::App& noun, CliContext& ctx, const ResourceView& view) {
   }
   cmd->add_option("--limit", opts->limit, "fetch one page of at most N items (1-1000)")->check(CLI::Range(1, 1000));
   cmd->add_option("--after", opts->after, "continue after this cursor (printed when --limit leaves more)");
+  if (view.kind == "jobs") {
+    cmd->add_flag("--watch", opts->watch, "list again every --interval seconds until interrupted (or --count times)");
+    cmd->add_option("--interval", opts->interval, "seconds between listings with --watch (1-3600, default 2)")
+        ->check(CLI::Range(1, 3600));
+    cmd->add_option("--count", opts->count, "with --watch: stop after this many listings")->check(CLI::Range(1, 1000000));
+  }
   cmd->callback([&ctx, &view, opts] {
     ctx.action = [&ctx, &view, opts] {
-      Query q;
-      for (const auto& [k, v] : opts->filters)
-        if (!v.empty()) q.emplace_back(k, v);
-      return run_list(
-          ctx, "/" + view.kind, q, opts->limit, opts->after,
-          [&](std::ostream& out, const std::vector<json>& items) {
-            if (view.kind != "jobs") return print_list(out, view, items, ctx.now());
-            // Jobs read newest first (RFC 3339 UTC instants sort as text); ties keep the API's order.
-            std::vector<json> newest = items;
-            std::stable_sort(newest.begin(), newest.end(), [](const json& a, const json& b) {
-              return a.value("created_at", std::string()) > b.value("created_at", std::string());
-            });
-            print_list(out, view, newest, ctx.now());
-          },
-          view.kind);
+      if (!opts->watch) return list_once(ctx, view, *opts);
+      for (int i = 0;; ++i) {
+        if (i > 0) std::this_thread::sleep_for(std::chrono::seconds(opts->interval));
+        if (ctx.format() == OutputFormat::kTable)
+          ctx.out() << (i > 0 ? "\n" : "") << "every " << opts->interval << "s  " << format_rfc3339(ctx.now()) << "\n";
+        if (int rc = list_once(ctx, view, *opts); rc != kExitOk) return rc;
+        ctx.out().flush();
+        if (opts->count > 0 && i + 1 >= opts->count) return kExitOk;
+      }
     };
   });
+}
+
+// One listing of `list` (the table of jobs newest first).
+int list_once(CliContext& ctx, const ResourceView& view, const ListOpts& opts) {
+  Query q;
+  for (const auto& [k, v] : opts.filters)
+    if (!v.empty()) q.emplace_back(k, v);
+  return run_list(
+      ctx, "/" + view.kind, q, opts.limit, opts.after,
+      [&](std::ostream& out, const std::vector<json>& items) {
+        if (view.kind != "jobs") return print_list(out, view, items, ctx.now());
+        // Jobs read newest first (RFC 3339 UTC instants sort as text); ties keep the API's order.
+        std::vector<json> newest = items;
+        std::stable_sort(newest.begin(), newest.end(), [](const json& a, const json& b) {
+          return a.value("created_at", std::string()) > b.value("created_at", std::string());
+        });
+        print_list(out, view, newest, ctx.now());
+      },
+      view.kind);
 }
 
 // `nodes get`: the runs open on the node (the allocation ledger, read with the caller's token: an

@@ -352,18 +352,17 @@ void register_crud(App& app, Router& srv, const KindSpec& spec) {
   std::string allow = "GET";
   if (spec.updatable) allow += ", PUT";
   if (spec.deletable) allow += ", DELETE";
-  if (spec.updatable)
-    route(app, srv, "PUT", item, base + "/{id}",
-          [&app, sp](const auto& req, auto& res, const Principal& p) { update_handler(app, *sp, req, res, p); });
-  else
-    not_allowed(app, srv, "PUT", item, base + "/{id}", Message("api.resources.not_updatable").arg("kind", spec.kind),
-                allow);
-  if (spec.deletable)
-    route(app, srv, "DELETE", item, base + "/{id}",
-          [&app, sp](const auto& req, auto& res, const Principal& p) { delete_handler(app, *sp, req, res, p); });
-  else
-    not_allowed(app, srv, "DELETE", item, base + "/{id}", Message("api.resources.not_deletable").arg("kind", spec.kind),
-                allow);
+  // PUT and DELETE on one object: the handler, or a 405 naming what the kind allows.
+  using Handler = void (*)(App&, const KindSpec&, const httplib::Request&, httplib::Response&, const Principal&);
+  auto item_verb = [&](const char* method, bool served, Handler handler, const char* refusal) {
+    if (served)
+      route(app, srv, method, item, base + "/{id}",
+            [&app, sp, handler](const auto& req, auto& res, const Principal& p) { handler(app, *sp, req, res, p); });
+    else
+      not_allowed(app, srv, method, item, base + "/{id}", Message(refusal).arg("kind", spec.kind), allow);
+  };
+  item_verb("PUT", spec.updatable, update_handler, "api.resources.not_updatable");
+  item_verb("DELETE", spec.deletable, delete_handler, "api.resources.not_deletable");
 }
 
 }  // namespace gpurent
