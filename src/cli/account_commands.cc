@@ -1,4 +1,5 @@
-// quotas get/set (a project's quota) and tokens create/list/revoke (API tokens).
+// quotas get/set (a project's quota, this month's spending against its budget, warnings when a
+// limit is set below present use) and tokens create/list/revoke (API tokens).
 #include <memory>
 
 #include "cli/commands.h"
@@ -10,6 +11,13 @@ namespace gpurent {
 
 namespace {
 
+// "312.45 USD" (the quota's currency after an amount; the amount alone when the answer has none).
+std::string money_text(const json& amount, const json& q) {
+  const std::string cur = cell_text(at_path(q, "currency"));
+  return cell_text(amount) + (cur.empty() ? "" : " " + cur);
+}
+
+// The quota, then this month's spending against its budget and the budget hold in force.
 void print_quota(std::ostream& out, const json& q) {
   KvList list;
   const json& models = at_path(q, "gpus_per_model");
@@ -24,12 +32,26 @@ void print_quota(std::ostream& out, const json& q) {
   limit("max_gpus_per_job");
   limit("max_concurrent_jobs");
   const json& budget = at_path(q, "monthly_budget");
-  list.emplace_back("monthly_budget", budget.is_null() ? json("none") : budget);
+  list.emplace_back("monthly_budget", budget.is_null() ? json("none") : json(money_text(budget, q)));
   list.emplace_back("budget_action", at_path(q, "budget_action"));
+  const json& burn = at_path(q, "budget");
+  if (burn.is_object()) {
+    list.emplace_back(
+        "spent", money_text(at_path(burn, "spent"), q) + " (" + cell_text(at_path(burn, "month")) + ", month to date)");
+    list.emplace_back("remaining", money_text(at_path(burn, "remaining"), q));
+    const json& over = at_path(burn, "projected_over");
+    list.emplace_back("projected_month_end", money_text(at_path(burn, "projected_month_end"), q) +
+                                                 (over.is_boolean() && over.get<bool>() ? " (over budget)" : ""));
+  }
+  const json& hold = at_path(q, "budget_hold");
+  if (hold.is_object())
+    list.emplace_back("budget_hold", at_path(hold, "text"));
+  else if (burn.is_object())
+    list.emplace_back("budget_hold", "none");
   for (auto it = q.begin(); q.is_object() && it != q.end(); ++it) {
     bool known = false;
-    for (const char* k :
-         {"gpus_per_model", "max_gpus_per_job", "max_concurrent_jobs", "monthly_budget", "budget_action"})
+    for (const char* k : {"gpus_per_model", "max_gpus_per_job", "max_concurrent_jobs", "monthly_budget",
+                          "budget_action", "currency", "budget", "budget_hold", "warnings"})
       known = known || it.key() == k;
     if (!known) list.emplace_back(it.key(), it.value());
   }
@@ -77,6 +99,10 @@ void add_quotas(CLI::App& app, CliContext& ctx) {
       return ctx.emit(*r, [&](std::ostream& out) {
         out << "updated the quota of project " << printable(so->project) << ":\n";
         print_quota(out, *r);
+        // What a limit below present use means for the project's work.
+        if (r->is_object())
+          for (const auto& w : r->value("warnings", json::array()))
+            ctx.err() << "warning: " << printable(cell_text(at_path(w, "text"))) << '\n';
       });
     };
   });

@@ -253,6 +253,45 @@ TEST_F(CliTest, Quotas) {
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(json::parse(api_.requests().back().body), json::parse(R"({"gpus_per_model":{},"budget_action":"alert"})"));
   EXPECT_NE(r.out.find("gpus_per_model:      none (no GPU may be used)\n"), std::string::npos) << r.out;
+
+  // This month's spending against the budget, in the tenant's currency, and the hold in force.
+  api_.on("GET /api/v1/projects/vision/quota", {200, R"({"gpus_per_model":{"h100-sxm5-80gb":64},
+      "max_gpus_per_job":32,"max_concurrent_jobs":20,"monthly_budget":"1000.00","budget_action":"hold",
+      "currency":"USD","budget":{"monthly":"1000.00","month":"2026-01","spent":"1012.50","remaining":"-12.50",
+      "burn":[{"date":"2026-01-01","spent":"1012.50","remaining":"-12.50"}],"projected_month_end":"31387.50",
+      "projected_over":true},"budget_hold":{"text":"budget: Project vision: month-to-date cost 1012.50 USD",
+      "text_message":{"code":"sched.hold.budget","args":{}}}})"});
+  r = run({"quotas", "get", "vision"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "gpus_per_model:\n"
+            "  h100-sxm5-80gb: 64\n"
+            "max_gpus_per_job:    32\n"
+            "max_concurrent_jobs: 20\n"
+            "monthly_budget:      1000.00 USD\n"
+            "budget_action:       hold\n"
+            "spent:               1012.50 USD (2026-01, month to date)\n"
+            "remaining:           -12.50 USD\n"
+            "projected_month_end: 31387.50 USD (over budget)\n"
+            "budget_hold:         budget: Project vision: month-to-date cost 1012.50 USD\n");
+
+  // `quotas set` prints the server's warnings on standard error; -o json keeps them in the answer.
+  api_.on("PUT /api/v1/projects/vision/quota", {200, R"({"gpus_per_model":{"h100-sxm5-80gb":8},
+      "budget_action":"hold","currency":"USD","budget":null,"budget_hold":null,
+      "warnings":[{"text":"project vision now holds 16 NVIDIA H100 SXM5 80GB GPUs, above its limit of 8: running jobs keep running",
+      "text_message":{"code":"api.quota.warn.gpus","args":{"project":"vision"}}}]})"});
+  r = run({"quotas", "set", "vision", "-f", "-"}, "gpus_per_model: {h100-sxm5-80gb: 8}\n");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.err,
+            "warning: project vision now holds 16 NVIDIA H100 SXM5 80GB GPUs, above its limit of 8: running jobs keep "
+            "running\n");
+  EXPECT_EQ(r.out.find("warning"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("monthly_budget:      none\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("spent:"), std::string::npos) << r.out;  // no budget, nothing burns down
+  r = run({"-o", "json", "quotas", "set", "vision", "-f", "-"}, "gpus_per_model: {h100-sxm5-80gb: 8}\n");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(json::parse(r.out)["warnings"][0]["text_message"]["code"], "api.quota.warn.gpus") << r.out;
 }
 
 TEST_F(CliTest, Tokens) {

@@ -278,7 +278,8 @@ std::vector<ResourceView> build_views() {
   v.push_back({"alerts",
                "alert",
                "the cost firewall's alerts: card daily cost, storage I/O share, egress freeze, budget hold",
-               {col("KIND", "kind"),
+               {col("ID", "id"),
+                col("KIND", "kind"),
                 col("SEVERITY", "severity"),
                 col("PROJECT", "project"),
                 col("SUBJECT", "subject"),
@@ -384,6 +385,32 @@ void print_detail(std::ostream& out, const ResourceView& view, const json& doc, 
   print_generic_detail(out, doc);
 }
 
+namespace {
+
+// Whether `key` is the message code ("reason_message") of a sibling text ("reason") in `obj`.
+bool is_code_of_sibling(const json& obj, const std::string& key) {
+  static const std::string kSuffix = "_message";
+  return key.size() > kSuffix.size() && key.compare(key.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0 &&
+         obj.contains(key.substr(0, key.size() - kSuffix.size()));
+}
+
+// `v` without the message codes beside texts, at any depth: the view shows the text, already in
+// the reader's language; -o json keeps both.
+json without_codes(const json& v) {
+  if (v.is_array()) {
+    json out = json::array();
+    for (const auto& x : v) out.push_back(without_codes(x));
+    return out;
+  }
+  if (!v.is_object()) return v;
+  json out = json::object();
+  for (auto it = v.begin(); it != v.end(); ++it)
+    if (!is_code_of_sibling(v, it.key())) out[it.key()] = without_codes(it.value());
+  return out;
+}
+
+}  // namespace
+
 void print_generic_detail(std::ostream& out, const json& doc, const std::vector<std::string>& first) {
   if (!doc.is_object()) return print_kv(out, doc);
   std::set<std::string> done;
@@ -391,6 +418,7 @@ void print_generic_detail(std::ostream& out, const json& doc, const std::vector<
   auto take = [&](const std::string& key) {
     if (done.count(key) || !doc.contains(key)) return;
     done.insert(key);
+    if (is_code_of_sibling(doc, key)) return;
     const json& v = doc[key];
     // "supplier": "acme" with "supplier_id": "sup_…" reads as one line.
     std::string id_key = key + "_id";
@@ -400,7 +428,7 @@ void print_generic_detail(std::ostream& out, const json& doc, const std::vector<
       list.emplace_back(key, v.get<std::string>() == id ? id : v.get<std::string>() + " (" + id + ")");
       return;
     }
-    list.emplace_back(key, v);
+    list.emplace_back(key, without_codes(v));
   };
   static const char* kFirst[] = {"name", "id", "display_name"};
   static const char* kLast[] = {"created_at", "updated_at", "version"};

@@ -193,17 +193,8 @@ void register_job_routes(App& app, Router& srv) {
     return tx.append_job_event({r.id, r.created_at, "", "pending", Message("job.submitted_event")});
   };
   register_crud(app, srv, spec);
-  const KindSpec* sp = &app.kinds["jobs"];
-
-  route(app, srv, "POST", "/api/v1/jobs/([^/]+)/cancel", "/api/v1/jobs/{id}/cancel",
-        [&app, sp](const httplib::Request& req, httplib::Response& res, const Principal& p) {
-          cancel_job(app, *sp, req, res, p);
-        });
-
-  route(app, srv, "GET", "/api/v1/jobs/([^/]+)/events", "/api/v1/jobs/{id}/events",
-        [&app, sp](const httplib::Request& req, httplib::Response& res, const Principal& p) {
-          job_events(app, *sp, req, res, p);
-        });
+  item_route(app, srv, "POST", "jobs", "cancel", cancel_job);
+  item_route(app, srv, "GET", "jobs", "events", job_events);
 
   register_job_cost_route(app, srv);
 }

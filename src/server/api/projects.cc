@@ -1,11 +1,14 @@
-// /api/v1/projects and /api/v1/projects/{id}/quota: a tenant's projects and their resource and
-// cost firewall (GPUs per model, GPUs per job, concurrent jobs, monthly budget).
+// /api/v1/projects: a tenant's projects and their resource and cost firewall (GPUs per model, GPUs
+// per job, concurrent jobs, monthly budget); the quota's own routes are in project_quota.cc. A
+// write that sets a budget re-checks it at once (project_quota.h: quota_recheck) and answers the
+// quota's warnings.
 #include "core/fields.h"
 #include "model/project.h"
 #include "model/tenant.h"
-#include "server/services/record_faults.h"
-#include "server/http/http_util.h"
+#include "server/api/project_quota.h"
 #include "server/api/resources.h"
+#include "server/http/http_util.h"
+#include "server/services/record_faults.h"
 
 namespace gpurent {
 
@@ -27,24 +30,6 @@ static Result<Currency> tenant_currency(const Record& tenant) {
   return decode_record(tenant, stored_tenant_currency, "its projects' budgets cannot be read");
 }
 
-// Checks every model of the quota against the catalog and rewrites aliases to catalog ids, so the
-// scheduler and the submission checks compare like with like.
-static Status check_quota_models(Quota& q, const GpuCatalog& catalog, const std::string& path) {
-  std::map<std::string, int64_t> canonical;
-  for (const auto& [model, n] : q.gpus_per_model) {
-    std::string id = model;
-    if (model != kAnyGpuModel) {
-      const GpuModel* m = catalog.find(model);
-      if (!m) return Error::invalid(path + "gpus_per_model." + model, Message("api.projects.unknown_gpu_model"));
-      id = m->id;
-    }
-    if (!canonical.emplace(id, n).second)
-      return Error::invalid(path + "gpus_per_model." + model, Message("api.projects.same_gpu_model").arg("model", id));
-  }
-  q.gpus_per_model = std::move(canonical);
-  return ok_status();
-}
-
 namespace {
 
 // POST/PUT /api/v1/projects: the project in its tenant's currency, its quota's models checked;
@@ -64,59 +49,24 @@ Result<Built> build_project(App& app, const json& body, const Principal& p, Stor
   if (auto s = check_quota_models(pr->quota, app.catalog, "quota."); !s) return s.error();
   pr->tenant_id = tenant->id;
   if (pr->tenant.empty()) pr->tenant = tenant->id;
+  if (existing) {  // a new project's budget is checked once it has an id (after_create)
+    auto old = decode_project(existing->body, *cur);
+    if (auto s = quota_recheck(app, tx, tenant->id, existing->id, pr->name, old ? &old->quota : nullptr, pr->quota); !s)
+      return s.error();
+  }
   return Built{to_json(*pr), index_of(*pr)};
 }
 
-// GET /api/v1/projects/{id}/quota.
-void get_quota(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p) {
-  auto r = find_visible(app.store, spec, p, req.matches[1]);
-  if (!r) return send_problem(res, r.error(), req.path);
-  auto tenant = app.store.get("tenants", r->tenant_id);
-  if (!tenant) return send_problem(res, tenant.error(), req.path);
+// The stored project's quota and its tenant's currency.
+Result<std::pair<Quota, Currency>> stored_quota(StoreReader& store, const Record& r) {
+  auto tenant = store.get("tenants", r.tenant_id);
+  if (!tenant) return tenant.error();
   auto cur = tenant_currency(*tenant);
-  if (!cur) return send_problem(res, cur.error(), req.path);
-  auto project = decode_record(*r, [&](const json& b) { return decode_project(b, *cur); }, "its quota cannot be read");
-  if (!project) return send_problem(res, project.error(), req.path);
-  send_json(res, 200, to_json(project->quota));
-}
-
-// PUT /api/v1/projects/{id}/quota: the quota replaced (tenant admins and operators), audited.
-void put_quota(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p) {
-  auto existing = find_visible(app.store, spec, p, req.matches[1]);
-  if (!existing) return send_problem(res, existing.error(), req.path);
-  if (!in_scope(write_scope(p, ObjectKind::kQuota), p, *existing))
-    return send_problem(
-        res,
-        Error::make(Code::kForbidden, Message("api.projects.quota_forbidden").arg("role", role_name(p.role))),
-        req.path);
-  auto body = parse_body(req);
-  if (!body) return send_problem(res, body.error(), req.path);
-  json quota;
-  Status st = app.loop.run([&](StoreTx& tx) -> Status {
-    auto cur = tx.get("projects", existing->id);
-    if (!cur) return cur.error();
-    auto tenant = tx.get("tenants", cur->tenant_id);
-    if (!tenant) return tenant.error();
-    auto currency = tenant_currency(*tenant);
-    if (!currency) return currency.error();
-    auto q = parse_quota(*body, *currency, "");
-    if (!q) return q.error();
-    if (auto s = check_quota_models(*q, app.catalog, ""); !s) return s;
-    auto project = decode_record(*cur, [&](const json& b) { return decode_project(b, *currency); }, "its quota cannot be changed");
-    if (!project) return project.error();
-    project->quota = *q;
-    Record r = *cur;
-    r.body = to_json(*project);
-    r.updated_at = app.clock.now();
-    if (auto s = tx.update(r); !s) return s;
-    if (auto s = tx.append_audit({r.updated_at, p.user_id, "update_quota", "projects", r.id, to_json(*q).dump()}); !s)
-      return s;
-    quota = to_json(project->quota);
-    return ok_status();
-  });
-  if (!st) return send_problem(res, st.error(), req.path);
-  app.metrics.count_write("projects", "update_quota");
-  send_json(res, 200, quota);
+  if (!cur) return cur.error();
+  auto project = decode_record(
+      r, [&](const json& b) { return decode_project(b, *cur); }, "its quota cannot be read");
+  if (!project) return project.error();
+  return std::make_pair(project->quota, *cur);
 }
 
 }  // namespace
@@ -138,18 +88,22 @@ void register_project_routes(App& app, Router& srv) {
                          Message("api.projects.has_jobs").arg("project", r.name).arg("n", std::to_string(*n)));
     return ok_status();
   };
+  // A new project's budget: nothing spent yet, so only a zero budget fires.
+  spec.after_create = [&app](const Principal&, const Record& r, StoreTx& tx) -> Status {
+    auto tenant = tx.get("tenants", r.tenant_id);
+    if (!tenant) return tenant.error();
+    auto cur = tenant_currency(*tenant);
+    if (!cur) return cur.error();
+    auto project = decode_project(r.body, *cur);
+    if (!project) return project.error();
+    return quota_recheck(app, tx, r.tenant_id, r.id, r.name, nullptr, project->quota, true);
+  };
+  spec.warnings = [&app](StoreReader& store, const Record& r) {
+    auto q = stored_quota(store, r);
+    return q ? quota_warnings(app, r, q->first, q->second) : std::vector<Message>{};
+  };
   register_crud(app, srv, spec);
-  const KindSpec* sp = &app.kinds["projects"];
-
-  route(app, srv, "GET", "/api/v1/projects/([^/]+)/quota", "/api/v1/projects/{id}/quota",
-        [&app, sp](const httplib::Request& req, httplib::Response& res, const Principal& p) {
-          get_quota(app, *sp, req, res, p);
-        });
-
-  route(app, srv, "PUT", "/api/v1/projects/([^/]+)/quota", "/api/v1/projects/{id}/quota",
-        [&app, sp](const httplib::Request& req, httplib::Response& res, const Principal& p) {
-          put_quota(app, *sp, req, res, p);
-        });
+  register_project_quota_routes(app, srv);
 }
 
 }  // namespace gpurent

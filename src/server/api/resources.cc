@@ -324,6 +324,15 @@ static void not_allowed(App& app, Router& srv, const char* method, const std::st
         });
 }
 
+void item_route(App& app, Router& srv, const char* method, const std::string& kind, const std::string& action,
+                ItemHandler h) {
+  const KindSpec* sp = &app.kinds.at(kind);  // stable: std::map nodes do not move
+  route(app, srv, method, "/api/v1/" + kind + "/([^/]+)/" + action, "/api/v1/" + kind + "/{id}/" + action,
+        [&app, sp, h](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+          h(app, *sp, req, res, p);
+        });
+}
+
 void register_crud(App& app, Router& srv, const KindSpec& spec) {
   app.kinds[spec.kind] = spec;
   const std::string base = "/api/v1/" + spec.kind;

@@ -51,6 +51,11 @@ struct KindSpec {
 
 // Registers the routes and records the spec in app.kinds.
 void register_crud(App& app, Router& srv, const KindSpec& spec);
+// A route on one object of a registered kind: METHOD /api/v1/<kind>/{id}/<action>, its handler given
+// the kind's spec (jobs' cancel and events, projects' quota).
+using ItemHandler = void (*)(App&, const KindSpec&, const httplib::Request&, httplib::Response&, const Principal&);
+void item_route(App& app, Router& srv, const char* method, const std::string& kind, const std::string& action,
+                ItemHandler h);
 // The create path of POST /api/v1/<kind>, also used to seed the demo world: same checks, same writes.
 Result<Record> create_object(App& app, const KindSpec& spec, const json& body, const Principal& p);
 

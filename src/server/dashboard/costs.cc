@@ -137,30 +137,13 @@ class TenantBuilder {
   }
 
   // Burn-down of each budget for the month holding the range's last day, as of now (or the range's
-  // end when that is earlier), from the day invoices of that month.
+  // end when that is earlier).
   Status add_budgets() {
     if (budgets_.empty()) return ok_status();
     const TimeMs month = month_start(range_.to - 1);
-    const TimeMs asof = std::clamp(std::min(now_, range_.to), month, add_months(month, 1));
-    std::map<std::string, std::vector<Money>> spent;  // by project
-    for (const auto& [name, b] : budgets_) spent[name] = {};
-    for (TimeMs d = month; d < asof; d += kMsPerDay) {
-      for (auto& [name, v] : spent) v.push_back(Money::zero(budgets_.at(name).currency()));
-      auto inv = invoices_.day(d);
-      if (!inv) return inv.error();
-      for (const InvoiceSection& s : (*inv)->sections)
-        for (const ChargeLine& l : s.rated.lines) {
-          auto it = spent.find(l.project);
-          if (it == spent.end() || l.kind == LineKind::kCredit || l.amount_exact.currency() != it->second.back().currency())
-            continue;
-          it->second.back() = Money(it->second.back().micros() + l.amount_exact.micros(), l.amount_exact.currency());
-        }
-    }
-    for (const auto& [name, budget] : budgets_) {
-      auto burn = burn_down(budget, month, asof, spent[name]);
-      if (!burn) return burn.error();
-      project(acc(budget.currency()), name).budget = std::move(*burn);
-    }
+    auto burns = budget_burns(invoices_, budgets_, month, std::min(now_, range_.to));
+    if (!burns) return burns.error();
+    for (auto& [name, burn] : *burns) project(acc(burn.monthly.currency()), name).budget = std::move(burn);
     return ok_status();
   }
 
@@ -208,6 +191,35 @@ class TenantBuilder {
 };
 
 }  // namespace
+
+Result<std::map<std::string, BudgetBurn>> budget_burns(DayInvoices& invoices,
+                                                       const std::map<std::string, Money>& budgets, TimeMs month,
+                                                       TimeMs until) {
+  std::map<std::string, BudgetBurn> out;
+  if (budgets.empty()) return out;
+  const TimeMs asof = std::clamp(until, month, add_months(month, 1));
+  std::map<std::string, std::vector<Money>> spent;  // by project
+  for (const auto& [name, b] : budgets) spent[name] = {};
+  for (TimeMs d = month; d < asof; d += kMsPerDay) {
+    for (auto& [name, v] : spent) v.push_back(Money::zero(budgets.at(name).currency()));
+    auto inv = invoices.day(d);
+    if (!inv) return inv.error();
+    for (const InvoiceSection& s : (*inv)->sections)
+      for (const ChargeLine& l : s.rated.lines) {
+        auto it = spent.find(l.project);
+        if (it == spent.end() || l.kind == LineKind::kCredit ||
+            l.amount_exact.currency() != it->second.back().currency())
+          continue;
+        it->second.back() = Money(it->second.back().micros() + l.amount_exact.micros(), l.amount_exact.currency());
+      }
+  }
+  for (const auto& [name, budget] : budgets) {
+    auto burn = burn_down(budget, month, asof, spent[name]);
+    if (!burn) return burn.error();
+    out.emplace(name, std::move(*burn));
+  }
+  return out;
+}
 
 Result<CostsDashboard> build_costs_dashboard(StoreReader& store, const GpuCatalog& catalog,
                                              const std::vector<Record>& tenants, const DayRange& range, TimeMs now) {

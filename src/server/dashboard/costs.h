@@ -7,11 +7,11 @@
 // Free functions over the store (reads only); thread-safe as the Store is.
 #pragma once
 
+#include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "billing/firewall.h"
 #include "insight/budget.h"
@@ -54,6 +54,14 @@ inline constexpr size_t kDashboardTopCards = 50;
 
 Result<CostsDashboard> build_costs_dashboard(StoreReader& store, const GpuCatalog& catalog,
                                              const std::vector<Record>& tenants, const DayRange& range, TimeMs now);
+
+// The burn-down of each budget (by project name) for the month starting at `month`, as of `asof`
+// (clamped into the month), from the tenant's day invoices: what the costs dashboard draws and
+// GET /api/v1/projects/{id}/quota answers. Spending is a project's lines other than credits in the
+// budget's currency, micro-exact (the charges the firewall's budget rule counts).
+Result<std::map<std::string, BudgetBurn>> budget_burns(DayInvoices& invoices,
+                                                       const std::map<std::string, Money>& budgets, TimeMs month,
+                                                       TimeMs asof);
 
 // The response document (docs/api.md#dashboard).
 nlohmann::json to_json(const CostsDashboard& d);

@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <set>
 
@@ -22,6 +25,34 @@ Result<StoredAlert> decode_alert(const Record& r) {
   return decode_record(r, decode_stored_alert, "the cost firewall cannot act on it");
 }
 
+// The firewalls running in this process, by their server's control loop, and the alerts that
+// quota changes raised for them to deliver (ids, pushed inside the raising write: the firewall
+// reads each back through the loop, so it sees the write's outcome). One mutex guards it all,
+// and the firewalls' stopping_ flags.
+struct Registry {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::set<const ControlLoop*> running;
+  std::map<const ControlLoop*, std::vector<std::string>> raised;
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+// Hands an alert a quota change raised to the server's firewall; the empty id wakes it to refresh
+// the gauges only (an alert resolved).
+void hand_to_firewall(const ServiceContext& app, const std::string& alert_id) {
+  Registry& reg = registry();
+  {
+    std::lock_guard<std::mutex> g(reg.mu);
+    if (!reg.running.count(&app.loop)) return;
+    reg.raised[&app.loop].push_back(alert_id);
+  }
+  reg.cv.notify_all();
+}
+
 }  // namespace
 
 CostFirewall::CostFirewall(ServiceContext& app, int64_t interval_ms) : app_(app), interval_ms_(interval_ms) {}
@@ -38,6 +69,7 @@ struct TenantRules {
   Currency currency = Currency::kUSD;
   CostFirewallSettings settings;
   std::map<std::string, std::string> project_ids;      // name -> id
+  std::map<std::string, json> quotas;                  // id -> its stored quota as read
   std::map<std::string, BudgetAction> actions;         // name -> action
   std::map<Currency, FirewallPolicy> policies;         // by the budgets' currencies
 };
@@ -50,6 +82,7 @@ TenantRules tenant_rules(const Record& t, const std::vector<Record>& projects) {
   if (tenant) rules.settings = tenant->cost_firewall;
   for (const Record& p : projects) {
     rules.project_ids[p.name] = p.id;
+    rules.quotas[p.id] = p.body.is_object() ? p.body.value("quota", json()) : json();
     auto pj = decode_record(p, [&](const json& b) { return parse_project(b, rules.currency); }, "its budget is not checked");
     if (!pj) continue;
     rules.actions[p.name] = pj->quota.budget_action;
@@ -86,29 +119,52 @@ Result<std::map<Currency, FirewallInput>> firewall_inputs(const Invoice& inv, co
   return inputs;
 }
 
-// Records an alert that fired: a new key becomes an active alert (returned, to deliver); a
-// resolved budget alert that fires again (the budget was lowered) becomes active again.
-Result<std::optional<Record>> record_alert(ServiceContext& app, const Record& t, const TenantRules& rules, const Alert& a,
+// Whether the project's stored quota is still the one the pass read (a project gone since, and
+// not read either, counts as unchanged): a pass leaves the budget alert of a project whose quota
+// changed after it read it to that change's own check (recheck_budget) and to the next pass.
+Result<bool> quota_unchanged(StoreTx& tx, const TenantRules& rules, const std::string& project_id) {
+  if (project_id.empty()) return true;
+  auto read = rules.quotas.find(project_id);
+  auto cur = tx.get("projects", project_id);
+  if (!cur && cur.error().code != Code::kNotFound) return cur.error();
+  if (!cur) return read == rules.quotas.end();
+  if (read == rules.quotas.end()) return false;
+  return (cur->body.is_object() ? cur->body.value("quota", json()) : json()) == read->second;
+}
+
+// Whether record_alert would change nothing for an alert already stored as `r`: a lifted one, or
+// an active one holding as the alert asks (read outside the loop, so a pass skips the common case
+// without a write; record_alert decides again inside it).
+bool unchanged_alert(const Record& r, const Alert& a) {
+  if (r.state == "lifted") return true;
+  if (r.state != "active") return false;
+  auto cur = decode_record(r, decode_stored_alert, "the cost firewall cannot act on it");
+  return !cur || cur->alert.hold_submissions == a.hold_submissions;
+}
+
+// Records an alert that fired, inside a write: a new key becomes an active alert (returned, to
+// deliver); a resolved budget alert that fires again (the budget was lowered) becomes active
+// again; an active one takes the hold the alert now asks for (the project's budget_action
+// changed). A lifted alert stays lifted.
+Result<std::optional<Record>> record_alert(StoreTx& tx, const Record& t, const std::string& project_id, const Alert& a,
                                            TimeMs now) {
-  auto existing = app.store.list({"alerts", {{"tenant_id", t.id}, {"name", a.key}}, "", 1});
+  auto existing = tx.list({"alerts", {{"tenant_id", t.id}, {"name", a.key}}, "", 1});
   if (!existing) return existing.error();
   if (!existing->items.empty()) {
     const Record& r = existing->items.front();
-    if (r.state != "resolved") return std::optional<Record>();
-    Status st = app.loop.run([&](StoreTx& tx) -> Status {
-      auto cur_r = tx.get("alerts", r.id);
-      if (!cur_r) return cur_r.error();
-      auto cur = decode_alert(*cur_r);
-      if (!cur) return cur.error();
-      cur->state = AlertState::kActive;
-      cur->alert.measured = a.measured;
-      Record u = *cur_r;
-      u.state = "active";
-      u.body = to_json(*cur);
-      u.updated_at = now;
-      return tx.update(u);
-    });
-    if (!st) return st.error();
+    if (r.state == "lifted") return std::optional<Record>();
+    auto cur = decode_alert(r);
+    if (!cur) return cur.error();
+    const bool reactivate = r.state == "resolved";
+    if (!reactivate && cur->alert.hold_submissions == a.hold_submissions) return std::optional<Record>();
+    cur->state = AlertState::kActive;
+    if (reactivate) cur->alert.measured = a.measured;
+    cur->alert.hold_submissions = a.hold_submissions;
+    Record u = r;
+    u.state = "active";
+    u.body = to_json(*cur);
+    u.updated_at = now;
+    if (auto st = tx.update(u); !st) return st.error();
     return std::optional<Record>();
   }
   Record r;
@@ -116,21 +172,37 @@ Result<std::optional<Record>> record_alert(ServiceContext& app, const Record& t,
   r.id = new_id("alr");
   r.name = a.key;
   r.tenant_id = t.id;
-  r.project_id = rules.project_ids.count(a.project) ? rules.project_ids.at(a.project) : "";
+  r.project_id = project_id;
   r.state = "active";
   r.created_at = r.updated_at = now;
   r.body = to_json(new_stored_alert(a, t.name, t.id, r.project_id, now));
-  Status st = app.loop.run([&](StoreTx& tx) { return tx.insert(r); });
-  if (!st) return st.error();
+  if (auto st = tx.insert(r); !st) return st.error();
   spdlog::warn("{}", json({{"event", "cost_alert"}, {"key", a.key}, {"tenant", t.name}, {"message", render_en(a.message)}})
                          .dump(-1, ' ', false, json::error_handler_t::replace));
   return std::optional<Record>(std::move(r));
 }
 
-// Budget alerts of the tenant that no longer fire are resolved (other kinds are facts of a day).
+// Resolves a stored budget alert inside a write (still active).
+Status resolve_alert(StoreTx& tx, const std::string& alert_id, TimeMs now) {
+  auto cur_r = tx.get("alerts", alert_id);
+  if (!cur_r) return cur_r.error();
+  if (cur_r->state != "active") return ok_status();
+  auto cur = decode_alert(*cur_r);
+  if (!cur) return cur.error();
+  cur->state = AlertState::kResolved;
+  cur->resolved_at = now;
+  Record u = *cur_r;
+  u.state = "resolved";
+  u.body = to_json(*cur);
+  u.updated_at = now;
+  return tx.update(u);
+}
+
+// Budget alerts of the tenant that no longer fire are resolved (other kinds are facts of a day),
+// but not those of a project whose quota changed since the pass read it (quota_unchanged).
 // One that no longer decodes is reported and kept in `failed`; the others are still checked.
-Status resolve_quiet_budget_alerts(ServiceContext& app, const Record& t, const std::set<std::string>& firing, TimeMs now,
-                                   std::optional<Error>& failed) {
+Status resolve_quiet_budget_alerts(ServiceContext& app, const Record& t, const TenantRules& rules,
+                                   const std::set<std::string>& firing, TimeMs now, std::optional<Error>& failed) {
   auto active = list_all(app.store, "alerts", {{"tenant_id", t.id}, {"state", "active"}});
   if (!active) return active.error();
   for (const Record& r : *active) {
@@ -141,17 +213,10 @@ Status resolve_quiet_budget_alerts(ServiceContext& app, const Record& t, const s
     }
     if (stored->alert.kind != AlertKind::kBudgetBreach || firing.count(r.name)) continue;
     Status st = app.loop.run([&](StoreTx& tx) -> Status {
-      auto cur_r = tx.get("alerts", r.id);
-      if (!cur_r) return cur_r.error();
-      auto cur = decode_alert(*cur_r);
-      if (!cur) return cur.error();
-      cur->state = AlertState::kResolved;
-      cur->resolved_at = now;
-      Record u = *cur_r;
-      u.state = "resolved";
-      u.body = to_json(*cur);
-      u.updated_at = now;
-      return tx.update(u);
+      auto same = quota_unchanged(tx, rules, r.project_id);
+      if (!same) return same.error();
+      if (!*same) return ok_status();
+      return resolve_alert(tx, r.id, now);
     });
     if (!st) return st.error();
   }
@@ -199,12 +264,27 @@ Result<int> CostFirewall::run_once(TimeMs now) {
             rules.actions.at(a.project) == BudgetAction::kAlert)
           a.hold_submissions = false;  // the project asked to be told, not stopped
         firing.insert(a.key);
-        auto fresh_alert = record_alert(app_, t, rules, a, now);
-        if (!fresh_alert) return fresh_alert.error();
-        if (*fresh_alert) ++fresh, to_deliver.push_back(std::move(**fresh_alert));
+        auto stored = app_.store.list({"alerts", {{"tenant_id", t.id}, {"name", a.key}}, "", 1});
+        if (!stored) return stored.error();
+        if (!stored->items.empty() && unchanged_alert(stored->items.front(), a)) continue;
+        const std::string project_id = rules.project_ids.count(a.project) ? rules.project_ids.at(a.project) : "";
+        std::optional<Record> fresh_alert;
+        Status st = app_.loop.run([&](StoreTx& tx) -> Status {
+          if (a.kind == AlertKind::kBudgetBreach) {
+            auto same = quota_unchanged(tx, rules, project_id);
+            if (!same) return same.error();
+            if (!*same) return ok_status();
+          }
+          auto rec = record_alert(tx, t, project_id, a, now);
+          if (!rec) return rec.error();
+          fresh_alert = std::move(*rec);
+          return ok_status();
+        });
+        if (!st) return st.error();
+        if (fresh_alert) ++fresh, to_deliver.push_back(std::move(*fresh_alert));
       }
     }
-    if (auto st = resolve_quiet_budget_alerts(app_, t, firing, now, failed); !st) return st.error();
+    if (auto st = resolve_quiet_budget_alerts(app_, t, rules, firing, now, failed); !st) return st.error();
   }
   for (const Record& r : to_deliver)
     if (auto s = deliver(r); !s) spdlog::error("{}", json({{"event", "webhook_delivery_failed"}, {"error", s.error().message}}).dump());
@@ -266,26 +346,127 @@ Status CostFirewall::deliver(const Record& alert_record) {
 }
 
 void CostFirewall::start() {
+  {
+    Registry& reg = registry();
+    std::lock_guard<std::mutex> g(reg.mu);
+    stopping_ = false;
+    reg.running.insert(&app_.loop);
+  }
   thread_ = std::thread([this] {
-    std::unique_lock<std::mutex> lock(mu_);
+    Registry& reg = registry();
+    std::unique_lock<std::mutex> lock(reg.mu);
     while (!stopping_) {
       lock.unlock();
       auto r = run_once(app_.clock.now());
       if (!r && app_.loop.running())
         spdlog::error("{}", json({{"event", "cost_firewall_failed"}, {"error", r.error().message}}).dump());
       lock.lock();
-      cv_.wait_for(lock, std::chrono::milliseconds(interval_ms_), [this] { return stopping_; });
+      // Until the next pass: deliver what quota changes raise, as they raise it.
+      const auto next = std::chrono::steady_clock::now() + std::chrono::milliseconds(interval_ms_);
+      auto pending = [&] { return !stopping_ && reg.raised.count(&app_.loop) && !reg.raised[&app_.loop].empty(); };
+      while (reg.cv.wait_until(lock, next, [&] { return stopping_ || pending(); }) && !stopping_) {
+        std::vector<std::string> ids;
+        ids.swap(reg.raised[&app_.loop]);
+        lock.unlock();
+        deliver_raised(ids);
+        lock.lock();
+      }
     }
   });
 }
 
 void CostFirewall::stop() {
+  Registry& reg = registry();
   {
-    std::lock_guard<std::mutex> g(mu_);
+    std::lock_guard<std::mutex> g(reg.mu);
     stopping_ = true;
+    if (thread_.joinable()) {  // a firewall never started leaves the running one's entry alone
+      reg.running.erase(&app_.loop);
+      reg.raised.erase(&app_.loop);
+    }
   }
-  cv_.notify_all();
+  reg.cv.notify_all();
   if (thread_.joinable()) thread_.join();
+}
+
+void CostFirewall::deliver_raised(const std::vector<std::string>& alert_ids) {
+  for (const std::string& id : alert_ids) {
+    if (id.empty()) continue;  // an alert resolved: only the gauges change
+    // Read through the loop: it runs after the write that raised the alert, so this sees its
+    // outcome (a write that rolled back leaves nothing to deliver).
+    std::optional<Record> alert;
+    Status st = app_.loop.run([&](StoreTx& tx) -> Status {
+      auto r = tx.get("alerts", id);
+      if (!r && r.error().code != Code::kNotFound) return r.error();
+      if (r && r->state == "active") alert = std::move(*r);
+      return ok_status();
+    });
+    if (!st && app_.loop.running())
+      spdlog::error("{}", json({{"event", "cost_firewall_failed"}, {"error", st.error().message}}).dump());
+    if (!alert) continue;
+    if (auto s = deliver(*alert); !s)
+      spdlog::error("{}", json({{"event", "webhook_delivery_failed"}, {"error", s.error().message}}).dump());
+  }
+  update_alert_gauges(app_);
+}
+
+bool cost_firewall_running(const ServiceContext& app) {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> g(reg.mu);
+  return reg.running.count(&app.loop) > 0;
+}
+
+Result<MonthToDate> rate_month_to_date(ServiceContext& app, const std::string& tenant_id, TimeMs now) {
+  const TimeMs month = month_start(now);
+  auto inv = build_invoice(app.store, app.catalog, tenant_id, month, add_months(month, 1), now, true);
+  if (!inv) return inv.error();
+  MonthToDate m;
+  m.now = now;
+  for (const auto& s : inv->sections) m.lines.insert(m.lines.end(), s.rated.lines.begin(), s.rated.lines.end());
+  return m;
+}
+
+Result<std::optional<Alert>> recheck_budget(ServiceContext& app, StoreTx& tx, const MonthToDate& mtd,
+                                            const std::string& tenant_id, const std::string& project_id,
+                                            const std::string& project, const Quota& quota) {
+  if (!cost_firewall_running(app)) return std::optional<Alert>();
+  auto t = tx.get("tenants", tenant_id);
+  if (!t) return t.error();
+  const TenantRules rules = tenant_rules(*t, {});  // the tenant's currency and thresholds
+  std::optional<Alert> firing;
+  if (quota.monthly_budget) {
+    // The pass's evaluation, narrowed to this project's budget and lines.
+    const Currency c = quota.monthly_budget->currency();
+    FirewallPolicy pol = tenant_policy(rules.settings, rules.currency, c);
+    pol.monthly_budgets[project] = *quota.monthly_budget;
+    FirewallInput in{c, month_start(mtd.now), day_start(mtd.now), {}, {}};
+    for (const ChargeLine& l : mtd.lines)
+      if (l.project == project && l.amount_exact.currency() == c) in.lines.push_back(l);
+    auto alerts = evaluate_firewall(pol, in);
+    if (!alerts) return alerts.error();
+    for (Alert& a : *alerts)
+      if (a.kind == AlertKind::kBudgetBreach && a.project == project) {
+        a.hold_submissions = quota.budget_action == BudgetAction::kHold;
+        firing = std::move(a);
+      }
+  }
+  bool changed = false;
+  if (firing) {
+    auto rec = record_alert(tx, *t, project_id, *firing, mtd.now);
+    if (!rec) return rec.error();
+    if (*rec) hand_to_firewall(app, (*rec)->id);
+  }
+  auto active = list_all(tx, "alerts", {{"tenant_id", tenant_id}, {"project_id", project_id}, {"state", "active"}});
+  if (!active) return active.error();
+  for (const Record& r : *active) {
+    if (firing && r.name == firing->key) continue;
+    auto stored = decode_record(r, decode_stored_alert, "its budget hold, if any, is not re-checked");
+    if (!stored || stored->alert.kind != AlertKind::kBudgetBreach) continue;
+    if (auto st = resolve_alert(tx, r.id, mtd.now); !st) return st.error();
+    changed = true;
+  }
+  if (changed) hand_to_firewall(app, "");
+  return firing;
 }
 
 Result<std::map<std::string, Message>> budget_holds(StoreTx& tx) {

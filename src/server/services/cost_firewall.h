@@ -7,14 +7,26 @@
 // the alerts API, webhooks and /metrics, for the supplier's gateways to enforce: gpurent itself
 // blocks no traffic). A budget alert that no longer
 // fires (a higher budget, a new month) is resolved.
+// A quota change does not wait for the next pass: while the firewall runs, the write that
+// changes a project's quota re-checks that project's budget in its own transaction
+// (recheck_budget below), and the firewall's thread delivers the alert it raised at once.
+// A pass never overturns such a change: it leaves a project whose quota changed after the pass
+// read it to the change's own check (and to the next pass).
 // Owned by run_server; one background thread; writes go through the control loop.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
+#include <map>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
+#include "billing/rating.h"
+#include "model/alert.h"
+#include "model/project.h"
 #include "server/services/context.h"
 
 namespace gpurent {
@@ -25,18 +37,47 @@ class CostFirewall {
   ~CostFirewall();
   // One evaluation of every tenant at `now`; returns how many new alerts were recorded.
   Result<int> run_once(TimeMs now);
+  // A pass now and every interval on its own thread; in between, as soon as the write that
+  // raised it has committed, it delivers each alert a quota change raised (recheck_budget).
+  // While it runs, quota changes of this server re-check budgets at once.
   void start();
   void stop();
 
  private:
   Status deliver(const Record& alert_record);
+  void deliver_raised(const std::vector<std::string>& alert_ids);
   ServiceContext& app_;
   int64_t interval_ms_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
+  bool stopping_ = false;  // guarded by the module's registry mutex (cost_firewall.cc)
   std::thread thread_;
 };
+
+// Whether a cost firewall runs for app's server (started and not stopped): a quota change re-checks
+// its project's budget only then (`serve --firewall-interval-s 0` turns the firewall off).
+bool cost_firewall_running(const ServiceContext& app);
+
+// A tenant's month to date as a firewall pass rates it (its invoice from the month's start to
+// `now`, volume lines per day), for re-checking one project's budget inside a write. Read off the
+// control loop where the caller can (reads only; any thread).
+struct MonthToDate {
+  TimeMs now = 0;
+  std::vector<ChargeLine> lines;  // every section's lines, in their currencies
+};
+Result<MonthToDate> rate_month_to_date(ServiceContext& app, const std::string& tenant_id, TimeMs now);
+
+// The firewall's budget rule for one project, run inside the write that sets its quota (PUT
+// /api/v1/projects/{id}/quota, POST and PUT /api/v1/projects) so that the hold it sets or lifts
+// commits with the quota: the scheduler's next tick sees both, and no job of the project starts
+// in between. `quota` is the project's quota as the write stores it; `mtd` its tenant's month
+// (a new project: nothing spent). As a pass would, it records the project's budget_breach alert
+// of the month when it fires (a resolved one fires again; an active one takes the hold its
+// budget_action now asks for; a lifted one stays lifted) and resolves the project's budget alerts
+// that no longer fire. The firewall's thread delivers a new alert to the webhooks once the write
+// has committed. Returns the alert that fires, if any. Does nothing (and returns none) where no
+// firewall runs.
+Result<std::optional<Alert>> recheck_budget(ServiceContext& app, StoreTx& tx, const MonthToDate& mtd,
+                                            const std::string& tenant_id, const std::string& project_id,
+                                            const std::string& project, const Quota& quota);
 
 // The hold reason of every project held by an active budget alert of the current month, by
 // project id (read by the scheduler service inside its transaction).
