@@ -152,13 +152,15 @@ TEST(Scheduler, NodeFailureRequeuesAndRecordsAFault) {
   json events = s.admin("GET", "/api/v1/jobs/" + id + "/events").body.at("items");
   ASSERT_GE(events.size(), 5u);
   EXPECT_EQ(events[3]["to"], "preempted");
-  EXPECT_EQ(events[3]["reason"], "requeued: node " + node + " failed: Xid 79: GPU has fallen off the bus");
+  // Reasons name the node by its name, as its users know it.
+  const std::string node_name = s.admin("GET", "/api/v1/nodes/" + node).body.at("name");
+  EXPECT_EQ(events[3]["reason"], "requeued: node " + node_name + " failed: Xid 79: GPU has fallen off the bus");
   EXPECT_EQ(events[4]["to"], "pending");
   json faults = s.admin("GET", "/api/v1/faults").body.at("items");
   ASSERT_EQ(faults.size(), 1u);
   EXPECT_EQ(faults[0]["job"], id);
   EXPECT_EQ(faults[0]["node"], node);
-  EXPECT_EQ(faults[0]["reason"], "node " + node + " failed: Xid 79: GPU has fallen off the bus");
+  EXPECT_EQ(faults[0]["reason"], "node " + node_name + " failed: Xid 79: GPU has fallen off the bus");
   // Back in service: the requeued job runs again.
   json n = s.admin("GET", "/api/v1/nodes/" + node).body;
   n["state"] = "available";
@@ -200,12 +202,13 @@ TEST(Scheduler, ANodeThatFailedWhileTheSchedulerWasDownStillRecordsAFault) {
   s.set_extra_args({"--sched-interval-ms", "20"});
   s.restart();
   json requeued = wait_for(s, "/api/v1/jobs/" + id, state_is("pending"));
-  EXPECT_EQ(requeued["status"]["reason"].get<std::string>().rfind("requeued: node " + node + " failed: PSU failure", 0), 0u)
+  const std::string node_name = s.admin("GET", "/api/v1/nodes/" + node).body.at("name");
+  EXPECT_EQ(requeued["status"]["reason"].get<std::string>().rfind("requeued: node " + node_name + " failed: PSU failure", 0), 0u)
       << requeued.dump();
   json faults = s.admin("GET", "/api/v1/faults").body.at("items");
   ASSERT_EQ(faults.size(), 1u);
   EXPECT_EQ(faults[0]["node"], node);
-  EXPECT_EQ(faults[0]["reason"], "node " + node + " failed: PSU failure");
+  EXPECT_EQ(faults[0]["reason"], "node " + node_name + " failed: PSU failure");
 }
 
 TEST(Scheduler, ReservedNodesServeTheirTenantFirstAndOthersOnlyPreemptibly) {

@@ -97,8 +97,9 @@ std::vector<SchedEvent> SchedEngine::node_failed(const std::string& node, TimeMs
   const int idx = it->second;
   e.now = now;
   e.nodes[idx].down = true;
-  const Message why = detail.empty() ? Message("sched.node_failed").arg("node", node)
-                                     : Message("sched.node_failed_detail").arg("node", node).arg("detail", detail);
+  const std::string& shown = e.nodes[idx].spec.name.empty() ? node : e.nodes[idx].spec.name;
+  const Message why = detail.empty() ? Message("sched.node_failed").arg("node", shown)
+                                     : Message("sched.node_failed_detail").arg("node", shown).arg("detail", detail);
   for (auto& [id, j] : e.jobs) {
     if (!j.running) continue;
     std::vector<int64_t> hit;

@@ -24,6 +24,7 @@ inline constexpr uint8_t kRdmaRoce = 2;
 
 struct SchedNode {
   std::string id;
+  std::string name;                       // what reasons call it ("node h100-01 failed"); "" for the id
   std::string gpu_model;                  // catalog id; "" for a CPU-only node
   FormFactor form_factor = FormFactor::kPcie;
   int64_t gpu_memory_gib = 0;             // per GPU

@@ -5,6 +5,7 @@ namespace gpurent {
 SchedNode to_sched_node(const Node& n, const std::string& id, const GpuCatalog& catalog) {
   SchedNode s;
   s.id = id;
+  s.name = n.name;
   s.gpu_model = n.gpu_model;
   if (const GpuModel* m = catalog.find(n.gpu_model)) {
     s.form_factor = m->form_factor;

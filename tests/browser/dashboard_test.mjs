@@ -105,7 +105,7 @@ async function run(page, base, adminToken) {
     let requeued;
     for (let i = 0; i < 100 && !requeued; i++) {
       const runs = (await api(base, adminToken, "GET", `allocations?state=closed&limit=1000`)).json.items;
-      requeued = runs.find((a) => a.job_id === running.id && a.end_reason.startsWith(`requeued: node ${failedNode.id} failed`));
+      requeued = runs.find((a) => a.job_id === running.id && a.end_reason.startsWith(`requeued: node ${failedNode.name} failed`));
       if (!requeued) await new Promise((r) => setTimeout(r, 200));
     }
     check(requeued !== undefined, `the scheduler requeued ${running.name}: "${requeued?.end_reason}"`);

@@ -238,8 +238,9 @@ Status SchedulerService::rebuild(StoreTx& tx, TimeMs now) {
         reason = node->state_reason.value_or("");
       }
       const Message detail = !n ? Message("sched.node_removed") : node_detail(reason);
-      why = detail.empty() ? Message("sched.node_failed").arg("node", w.node)
-                           : Message("sched.node_failed_detail").arg("node", w.node).arg("detail", detail);
+      const std::string& shown = n ? n->name : w.node;  // its name, as the live path says it
+      why = detail.empty() ? Message("sched.node_failed").arg("node", shown)
+                           : Message("sched.node_failed_detail").arg("node", shown).arg("detail", detail);
       if (auto s = record_fault(tx, r, w.node, why, now); !s) return s;
       why = Message("sched.requeued").arg("why", std::move(why));
       break;
