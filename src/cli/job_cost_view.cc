@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli/output.h"
+#include "core/money.h"
 #include "cli/views.h"
 
 namespace gpurent {
@@ -44,10 +45,14 @@ std::string mode_cell(const json& a) {
 void print_currency_sums(std::ostream& out, const json& c, const std::string& cur, const std::string& pad) {
   out << pad << "charges " << text(c, "charges") << "  credits " << text(c, "credits") << "  total " << text(c, "total")
       << " " << cur << "\n";
-  const std::string covered = text(c, "reserved_covered_value");
-  if (covered.find_first_not_of("0.") != std::string::npos)
-    out << pad << "covered by a reserved commitment: " << covered << " " << cur
-        << " (billed with the commitment, not in the total)\n";
+  std::string covered = text(c, "reserved_covered_value");
+  if (covered.find_first_not_of("0.") == std::string::npos) return;
+  // Derived micro-exact: shown to the cent, half to even, as the dashboard shows it.
+  auto currency = parse_currency(cur);
+  auto exact = currency ? Money::parse(covered, *currency) : Result<Money>(currency.error());
+  if (exact) covered = exact->round_to_cents().amount_string();
+  out << pad << "covered by a reserved commitment: " << covered << " " << cur
+      << " (billed with the commitment, not in the total)\n";
 }
 
 }  // namespace
