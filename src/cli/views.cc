@@ -5,6 +5,7 @@
 
 #include "catalog/gpu_model.h"
 #include "core/enum_names.h"
+#include "core/money.h"
 #include "model/alert.h"
 #include "model/enums_supply.h"
 #include "model/job_run.h"
@@ -57,6 +58,15 @@ std::string job_shape(const json& j) {
 }
 
 std::string tflops(const json& m, const char* key) { return text(m, key); }
+
+// An amount in `unit` at its currency's precision (half to even to the cent) when the unit is a
+// currency; anything else as it is.
+std::string at_currency_precision(const std::string& amount, const std::string& unit) {
+  auto c = parse_currency(unit);
+  if (!c) return amount;
+  auto m = Money::parse(amount, *c);
+  return m ? m->round_to_cents().amount_string() : amount;
+}
 
 // One description per filter flag, the same wherever the flag appears.
 ListFilter filter(const std::string& param) {
@@ -284,7 +294,10 @@ std::vector<ResourceView> build_views() {
                 col("PROJECT", "project"),
                 col("SUBJECT", "subject"),
                 {"MEASURED", Align::kRight,
-                 [](const json& d, TimeMs) { return text(d, "measured") + " / " + text(d, "threshold") + " " + text(d, "unit"); }},
+                 [](const json& d, TimeMs) {
+                   return at_currency_precision(text(d, "measured"), text(d, "unit")) + " / " +
+                          at_currency_precision(text(d, "threshold"), text(d, "unit")) + " " + text(d, "unit");
+                 }},
                 col("STATE", "state"),
                 col("MESSAGE", "message_en")},
                filters({"tenant", "project"}, one_of("state", enum_names(kAlertStateNames))),

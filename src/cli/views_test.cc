@@ -274,3 +274,26 @@ TEST(Detail, JobShowsWhereEachWorkerRuns) {
 
 }  // namespace
 }  // namespace gpurent
+
+namespace gpurent {
+namespace {
+
+// Alerts: an amount in a currency reads at the currency's precision (the API keeps it exact);
+// a share or a count as it is. The detail view shows texts, not their message codes.
+TEST(Views, AlertAmountsAtTheCurrencysPrecisionAndTextsWithoutCodes) {
+  std::ostringstream out;
+  json money = {{"id", "alr_1"}, {"kind", "egress_daily_cost"}, {"measured", "935.38895"}, {"threshold", "500.00"},
+                {"unit", "USD"}, {"state", "active"}};
+  json share = {{"id", "alr_2"}, {"kind", "storage_io_share"}, {"measured", "42.5"}, {"threshold", "30"},
+                {"unit", "%"}, {"state", "active"}};
+  print_list(out, view_of("alerts"), {money, share}, 0);
+  EXPECT_NE(out.str().find("935.39 / 500.00 USD"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("42.5 / 30 %"), std::string::npos) << out.str();
+  std::ostringstream detail;
+  print_generic_detail(detail, json{{"name", "j"}, {"status", {{"reason", "queued"}, {"reason_message", {{"code", "x"}}}}}});
+  EXPECT_NE(detail.str().find("queued"), std::string::npos) << detail.str();
+  EXPECT_EQ(detail.str().find("reason_message"), std::string::npos) << detail.str();
+}
+
+}  // namespace
+}  // namespace gpurent
