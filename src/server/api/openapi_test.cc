@@ -1,7 +1,7 @@
 // Checks docs/openapi.json (embedded as openapi_document()) against the server it describes:
 // the document is OpenAPI 3.0.x and every $ref resolves; its (method, path) pairs are exactly the
-// routes the server registers that can succeed (a hard-coded list read from routes_*.cc and
-// resources.cc, the kinds and list filters registered in App::kinds, and a live probe of every
+// routes the server registers that can succeed (a hard-coded list read from the route files in
+// src/server/api/, the kinds and list filters registered in App::kinds, and a live probe of every
 // method on every path), the routes that only ever answer 405 being left out; the responses of a
 // server seeded with the demo world match the documented schemas, status codes and media types,
 // with no undocumented keys; and /metrics counts every request under its path template.
