@@ -97,5 +97,14 @@ for i, q in enumerate(["limit=10&after=job_1", "from=2026-11-01T00:00:00Z&to=202
                        "state=pending&tenant=acme&gpu_model=h100-sxm5-80gb", "a=%zz&b=%ff%00&&=&c"]):
     write("query_params", f"q{i}", q)
 
+# Slurm's output: the real squeue/sinfo JSON of 22.05 and 24.11 kept in src/exec/testdata, a
+# jobcomp line, a sacct row, a hostlist.
+for f in sorted((root / "src" / "exec" / "testdata").glob("*.json")):
+    write("slurm_output", f.name, (b"\x00" if f.name.startswith("squeue") else b"\x01") + f.read_bytes())
+write("slurm_output", "jobcomp", b"\x02JobId=3 UserId=root(0) Name=fail JobState=FAILED StartTime=2026-12-02T04:08:41 "
+      b"EndTime=2026-12-02T04:08:41 NodeList=gpn[1-2] Tres=cpu=1,gres/gpu=2 ExitCode=3:0\n")
+write("slurm_output", "sacct", b"\x031|FAILED|1796184688|1796184688|0|billing=1,cpu=1,gres/gpu:h100=2,node=1|gpn1|2:0\n")
+write("slurm_output", "hostlist", b"\x04gpn[01-03,7],x[a-b]")
+
 for d in sorted(corpus.iterdir()):
     print(d.name, len(list(d.iterdir())))

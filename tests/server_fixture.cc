@@ -391,4 +391,24 @@ int64_t micros(const std::string& amount) {
 }
 int64_t micros(const json& j) { return micros(j.get<std::string>()); }
 
+std::string local_slurm_skip_reason() {
+  if (geteuid() != 0) return "needs root to run slurmd and munged";
+  const char* image = std::getenv("SLURM_LOCAL_IMAGE");
+  if (image != nullptr && *image != '\0') {
+    const std::string check = std::string("podman image exists '") + image + "' 2>/dev/null";
+    if (std::system(check.c_str()) != 0)
+      return std::string("no image ") + image + ": scripts/slurm-image could not build it (see the slurm24_image test)";
+    return "";
+  }
+  if (std::system("command -v slurmctld >/dev/null 2>&1") != 0)
+    return "slurm-wlm is not installed (scripts/install-deps.sh)";
+  return "";
+}
+
+void use_local_slurm_tools(const std::string& dir) {
+  if (!std::filesystem::exists(dir + "/container")) return;
+  const char* path = std::getenv("PATH");
+  ::setenv("PATH", (dir + "/bin:" + (path ? path : "/usr/bin:/bin")).c_str(), 1);
+}
+
 }  // namespace gpurent::testing

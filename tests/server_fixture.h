@@ -127,4 +127,12 @@ int64_t micros(const json& j);
 // hand edit would), to damage a stored record and mend it again.
 void edit_database(const ServerProcess& s, const std::string& sql);
 
+// A local Slurm cluster (scripts/slurm-local) for the slurm_ tests: why one cannot run here (""
+// when it can). With SLURM_LOCAL_IMAGE set (ctest's slurm24_ tests) it runs that image's Slurm
+// version in a container, so the image must exist (scripts/slurm-image builds it).
+std::string local_slurm_skip_reason();
+// After `scripts/slurm-local start DIR`: a cluster in a container is reached through its tool
+// wrappers in DIR/bin, put first on PATH for this process and every server it starts.
+void use_local_slurm_tools(const std::string& dir);
+
 }  // namespace gpurent::testing

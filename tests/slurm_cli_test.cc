@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "exec/slurm_cli.h"
+#include "server_fixture.h"
 
 namespace gpurent {
 namespace {
@@ -23,14 +24,13 @@ namespace fs = std::filesystem;
 class LocalSlurm : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root to run slurmd and munged";
-    if (std::system("command -v slurmctld >/dev/null 2>&1") != 0)
-      GTEST_SKIP() << "slurm-wlm is not installed (scripts/install-deps.sh)";
+    if (const std::string why = testing::local_slurm_skip_reason(); !why.empty()) GTEST_SKIP() << why;
     char tmpl[] = "/tmp/gpurent-slurm-cli-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     const std::string start = std::string(GPURENT_SOURCE_DIR) + "/scripts/slurm-local start " + dir_ + " 2 4";
     ASSERT_EQ(std::system(start.c_str()), 0) << "the local cluster did not start";
+    testing::use_local_slurm_tools(dir_);
     cli_ = std::make_unique<SlurmCli>(SlurmSettings{dir_ + "/slurm.conf", "", "h100", 20'000});
   }
   void TearDown() override {

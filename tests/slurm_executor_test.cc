@@ -63,13 +63,13 @@ auto state_is(const std::string& want) {
 }
 
 TEST(SlurmExecutor, slurm_JobsFlowThroughSlurmAndNodeFailuresRequeue) {
-  if (geteuid() != 0) GTEST_SKIP() << "needs root to run slurmd and munged";
-  if (std::system("command -v slurmctld >/dev/null 2>&1") != 0) GTEST_SKIP() << "slurm-wlm is not installed";
+  if (const std::string why = local_slurm_skip_reason(); !why.empty()) GTEST_SKIP() << why;
   Cluster c;
   char tmpl[] = "/tmp/gpurent-slurm-exec-XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   c.dir = tmpl;
   ASSERT_EQ(std::system((std::string(GPURENT_SOURCE_DIR) + "/scripts/slurm-local start " + c.dir + " 2 8").c_str()), 0);
+  use_local_slurm_tools(c.dir);
   fs::create_directories(c.dir + "/out");
 
   ServerProcess s({"--executor", "slurm", "--slurm-conf", c.dir + "/slurm.conf", "--slurm-gres-type", "h100",

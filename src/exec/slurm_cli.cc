@@ -4,6 +4,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "exec/process.h"
 
@@ -37,7 +38,11 @@ std::vector<std::string> expand_hostlist(const std::string& list) {
         const std::string r = ranges.substr(k, c - k);
         const size_t dash = r.find('-');
         const std::string a = r.substr(0, dash), b = dash == std::string::npos ? a : r.substr(dash + 1);
-        if (!a.empty() && !b.empty()) {
+        const auto digits = [](const std::string& t) {
+          return !t.empty() && t.size() <= 9 && t.find_first_not_of("0123456789") == std::string::npos;
+        };
+        // A malformed or absurd range ("[a-b]", "[1-999999999]") names no node: skipped, not thrown.
+        if (digits(a) && digits(b) && std::stol(b) - std::stol(a) < 100'000) {
           const long lo = std::stol(a), hi = std::stol(b);
           for (long n = lo; n <= hi; ++n) {
             std::string num = std::to_string(n);
@@ -55,11 +60,69 @@ std::vector<std::string> expand_hostlist(const std::string& list) {
 
 namespace {
 
+// Slurm's JSON changed over its data_parser versions; these readers take every form seen:
+//   22.05 (v0.0.38):        "start_time": 1700000000, "job_state": "RUNNING", "exit_code": 512
+//   23.02+ (v0.0.39..0.0.42): "start_time": {"set": true, "infinite": false, "number": 1700000000},
+//                           "job_state": ["RUNNING"], "exit_code": {"status": [...], "return_code":
+//                           {"number": 2}, "signal": {"id": {"number": 9}}}
+// (testdata/: real output of 22.05 and 24.11.)
+
+// An integer, or the {set, infinite, number} object of v0.0.39+; nullopt when unset or infinite.
+std::optional<int64_t> slurm_number(const json& v) {
+  if (v.is_number_integer()) return v.get<int64_t>();
+  if (v.is_object() && v.value("set", true) && !v.value("infinite", false) && v.contains("number") &&
+      v["number"].is_number_integer())
+    return v["number"].get<int64_t>();
+  return std::nullopt;
+}
+
+std::optional<int64_t> slurm_number(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) ? slurm_number(j[key]) : std::nullopt;
+}
+
+// A string, or the first word of a flag array (["MIXED", "DRAIN"] -> "MIXED").
+std::string slurm_word(const json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key)) return "";
+  const json& v = j[key];
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_array() && !v.empty() && v[0].is_string()) return v[0].get<std::string>();
+  return "";
+}
+
 std::optional<TimeMs> epoch_s(const json& j, const char* key) {
-  if (!j.contains(key) || !j[key].is_number_integer()) return std::nullopt;
-  const int64_t s = j[key].get<int64_t>();
-  if (s <= 0) return std::nullopt;
-  return s * 1000;
+  const auto s = slurm_number(j, key);
+  if (!s || *s <= 0) return std::nullopt;
+  return *s * 1000;
+}
+
+// The job script's exit code and the signal that ended it.
+std::pair<int, int> exit_status(const json& j) {
+  if (!j.is_object() || !j.contains("exit_code")) return {0, 0};
+  const json& e = j["exit_code"];
+  if (e.is_object()) {
+    const int code = static_cast<int>(slurm_number(e, "return_code").value_or(0));
+    const json sig = e.value("signal", json::object());
+    return {code, static_cast<int>(slurm_number(sig, "id").value_or(0))};
+  }
+  const int64_t status = slurm_number(e).value_or(0);  // a wait status: code << 8 | signal
+  return {static_cast<int>((status >> 8) & 0xff), static_cast<int>(status & 0x7f)};
+}
+
+// The names of a job's nodes in the order gres_detail lists them: job_resources.allocated_nodes
+// [{"nodename"}] up to 23.11, job_resources.nodes.allocation [{"name"}] from 24.05.
+std::vector<std::string> allocated_node_names(const json& j) {
+  std::vector<std::string> out;
+  if (!j.contains("job_resources") || !j["job_resources"].is_object()) return out;
+  const json& r = j["job_resources"];
+  const auto collect = [&out](const json& list, const char* key) {
+    if (!list.is_array()) return;
+    for (const auto& n : list)
+      if (n.is_object() && n.contains(key) && n[key].is_string()) out.push_back(n[key].get<std::string>());
+  };
+  if (r.contains("allocated_nodes")) collect(r["allocated_nodes"], "nodename");
+  if (out.empty() && r.contains("nodes") && r["nodes"].is_object())
+    collect(r["nodes"].value("allocation", json::array()), "name");
+  return out;
 }
 
 std::vector<int64_t> gpu_indices(const json& detail, size_t i = 0) {
@@ -90,58 +153,110 @@ Result<std::vector<SlurmJob>> parse_squeue_json(const std::string& text) {
   std::vector<SlurmJob> out;
   for (const auto& j : d->value("jobs", json::array())) {
     SlurmJob x;
-    x.id = j.value("job_id", int64_t{0});
-    x.name = j.value("name", "");
-    x.comment = j.value("comment", "");
-    x.state = j.value("job_state", "");
-    x.reason = j.value("state_reason", "");
-    x.nodes = expand_hostlist(j.value("nodes", ""));
+    if (!j.is_object()) continue;
+    x.id = slurm_number(j, "job_id").value_or(0);
+    x.name = slurm_word(j, "name");
+    x.comment = slurm_word(j, "comment");
+    x.state = slurm_word(j, "job_state");
+    x.reason = slurm_word(j, "state_reason");
+    x.nodes = expand_hostlist(slurm_word(j, "nodes"));
     x.submit_time = epoch_s(j, "submit_time");
     x.start = epoch_s(j, "start_time");
     x.end = epoch_s(j, "end_time");
-    const int64_t status = j.value("exit_code", int64_t{0});  // a wait status: code << 8 | signal
-    x.exit_code = static_cast<int>((status >> 8) & 0xff);
-    x.exit_signal = static_cast<int>(status & 0x7f);
-    x.restarts = j.value("restart_cnt", int64_t{0});
+    std::tie(x.exit_code, x.exit_signal) = exit_status(j);
+    x.restarts = slurm_number(j, "restart_cnt").value_or(0);
     const json detail = j.value("gres_detail", json::array());
     x.gpu_indices = gpu_indices(detail);
-    if (j.contains("job_resources") && j["job_resources"].is_object()) {
-      const json nodes = j["job_resources"].value("allocated_nodes", json::array());
-      for (size_t i = 0; i < nodes.size() && i < detail.size(); ++i)
-        if (nodes[i].is_object() && nodes[i].contains("nodename") && nodes[i]["nodename"].is_string())
-          x.gpus_by_node[nodes[i]["nodename"].get<std::string>()] = gpu_indices(detail, i);
-    }
+    const std::vector<std::string> names = allocated_node_names(j);
+    for (size_t i = 0; i < names.size() && i < detail.size(); ++i) x.gpus_by_node[names[i]] = gpu_indices(detail, i);
     out.push_back(std::move(x));
   }
   return out;
 }
 
+namespace {
+
+// "gpu:h100:8(S:0-1),shard:2" -> 8 GPUs of type h100.
+void read_gres(const std::string& gres, SlurmNode& x) {
+  for (size_t i = 0; i < gres.size();) {
+    size_t c = gres.find(',', i);
+    if (c == std::string::npos) c = gres.size();
+    std::string g = gres.substr(i, c - i);
+    g = g.substr(0, g.find('('));
+    if (g.rfind("gpu:", 0) == 0) {
+      const size_t last = g.rfind(':');
+      const std::string count = g.substr(last + 1);
+      if (!count.empty() && count.size() < 10 && count.find_first_not_of("0123456789") == std::string::npos)
+        x.gpus += std::stoll(count);
+      if (last > 4) x.gpu_type = g.substr(4, last - 4);
+    }
+    i = c + 1;
+  }
+}
+
+bool is_drain_flag(const std::string& f) { return f == "DRAIN" || f == "DRAINING" || f == "DRAINED"; }
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// A node state: "idle" with state_flags ["DRAIN"] (22.05), or ["IDLE", "DRAIN"] (23.02+).
+void read_state(const json& state, const json& flags, SlurmNode& x) {
+  if (state.is_string()) x.state = lower(state.get<std::string>());
+  if (state.is_array())
+    for (const auto& f : state) {
+      if (!f.is_string()) continue;
+      if (x.state.empty()) x.state = lower(f.get<std::string>());
+      else if (is_drain_flag(f.get<std::string>())) x.drain = true;
+    }
+  if (flags.is_array())
+    for (const auto& f : flags)
+      if (f.is_string() && is_drain_flag(f.get<std::string>())) x.drain = true;
+}
+
+// 23.02+: sinfo groups nodes by partition and state; a node in two partitions shows twice.
+std::vector<SlurmNode> sinfo_groups(const json& groups) {
+  std::vector<SlurmNode> out;
+  std::map<std::string, bool> seen;
+  for (const auto& g : groups) {
+    if (!g.is_object()) continue;
+    SlurmNode base;
+    read_state(g.value("node", json::object()).value("state", json()), json(), base);
+    const json reason = g.value("reason", json());
+    base.reason = reason.is_object() ? slurm_word(reason, "description") : reason.is_string() ? reason.get<std::string>() : "";
+    base.cpus = slurm_number(g.value("cpus", json::object()), "maximum").value_or(0);
+    base.memory_mb = slurm_number(g.value("memory", json::object()), "maximum").value_or(0);
+    const json gres = g.value("gres", json());
+    read_gres(gres.is_object() ? slurm_word(gres, "total") : gres.is_string() ? gres.get<std::string>() : "", base);
+    const json names = g.value("nodes", json::object()).value("nodes", json::array());
+    for (const auto& n : names) {
+      if (!n.is_string() || seen[n.get<std::string>()]) continue;
+      seen[n.get<std::string>()] = true;
+      SlurmNode x = base;
+      x.name = n.get<std::string>();
+      out.push_back(std::move(x));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<std::vector<SlurmNode>> parse_sinfo_json(const std::string& text) {
   auto d = parse_doc(text, "sinfo --json");
   if (!d) return d.error();
+  if (d->contains("sinfo") && (*d)["sinfo"].is_array()) return sinfo_groups((*d)["sinfo"]);
   std::vector<SlurmNode> out;
   for (const auto& n : d->value("nodes", json::array())) {
+    if (!n.is_object()) continue;
     SlurmNode x;
-    x.name = n.value("name", "");
-    x.state = n.value("state", "");
-    for (const auto& f : n.value("state_flags", json::array()))
-      if (f == "DRAIN" || f == "DRAINING" || f == "DRAINED") x.drain = true;
-    x.reason = n.value("reason", "");
-    x.cpus = n.value("cpus", int64_t{0});
-    x.memory_mb = n.value("real_memory", int64_t{0});
-    const std::string gres = n.value("gres", "");  // "gpu:h100:8" or "gpu:8", possibly "(S:0-1)"
-    for (size_t i = 0; i < gres.size();) {
-      size_t c = gres.find(',', i);
-      if (c == std::string::npos) c = gres.size();
-      std::string g = gres.substr(i, c - i);
-      g = g.substr(0, g.find('('));
-      if (g.rfind("gpu:", 0) == 0) {
-        const size_t last = g.rfind(':');
-        x.gpus += std::stoll(g.substr(last + 1));
-        if (last > 4) x.gpu_type = g.substr(4, last - 4);
-      }
-      i = c + 1;
-    }
+    x.name = slurm_word(n, "name");
+    read_state(n.value("state", json()), n.value("state_flags", json()), x);
+    x.reason = slurm_word(n, "reason");
+    x.cpus = slurm_number(n, "cpus").value_or(0);
+    x.memory_mb = slurm_number(n, "real_memory").value_or(0);
+    read_gres(slurm_word(n, "gres"), x);
     out.push_back(std::move(x));
   }
   return out;
@@ -232,12 +347,13 @@ Result<std::vector<SlurmAccounting>> parse_sacct(const std::string& text) {
     for (auto [i, slot] : {std::pair{2, &a.start}, std::pair{3, &a.end}}) {
       const std::string& t = f[i];
       if (t.empty() || t == "Unknown" || t == "None") continue;
-      if (t.find_first_not_of("0123456789") != std::string::npos)
+      if (t.size() > 12 || t.find_first_not_of("0123456789") != std::string::npos)
         return Error::make(Code::kInvalid,
                            where + ": time '" + t + "' is not epoch seconds (run sacct with SLURM_TIME_FORMAT=%s)");
       *slot = std::stoll(t) * 1000;
     }
-    if (!f[4].empty() && f[4].find_first_not_of("0123456789") == std::string::npos) a.elapsed_s = std::stoll(f[4]);
+    if (!f[4].empty() && f[4].size() <= 12 && f[4].find_first_not_of("0123456789") == std::string::npos)
+      a.elapsed_s = std::stoll(f[4]);
     a.gpus = tres_gpus(f[5]);
     if (f[6] != "None assigned") a.nodes = expand_hostlist(f[6]);
     a.exit_code = std::atoi(f[7].c_str());
@@ -320,7 +436,8 @@ Status SlurmCli::requeue(int64_t id) {
 }
 
 Result<std::vector<SlurmJob>> SlurmCli::jobs() {
-  auto r = run({"squeue", "--json"});
+  // --states=all: from 23.02 squeue --json leaves finished jobs out unless asked (22.05 lists all).
+  auto r = run({"squeue", "--json", "--states=all"});
   if (!r) return r.error();
   return parse_squeue_json(*r);
 }

@@ -1,6 +1,7 @@
 // Talks to a Slurm cluster through its command-line tools (sbatch, squeue --json, sinfo --json,
 // scancel, scontrol), the way an operator would, pointed at its slurm.conf through SLURM_CONF.
-// The JSON parsers are separate pure functions (tested against Slurm 22.05's output).
+// The JSON parsers are separate pure functions, reading the output of Slurm 22.05 through 24.11
+// (data_parser v0.0.38 to v0.0.42: docs/slurm.md, "Slurm versions"; tested on real output of both ends).
 // Thread-safe: each call runs its own processes.
 #pragma once
 

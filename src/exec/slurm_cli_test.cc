@@ -1,5 +1,6 @@
-// The Slurm CLI wrapper's pure parts against Slurm 22.05's real output (testdata/, captured from a
-// local cluster: a running 2-GPU job, a job that exited 3, a drained node).
+// The Slurm CLI wrapper's pure parts against real output of Slurm 22.05 and 24.11 (testdata/,
+// captured from local clusters, scripts/slurm-local: running jobs, a two-node gang, a job that
+// exited 3, one killed by a signal, a cancelled one, a drained node).
 #include "exec/slurm_cli.h"
 
 #include <gtest/gtest.h>
@@ -67,6 +68,83 @@ TEST(SlurmCli, ParsesSinfoJson) {
   EXPECT_TRUE((*nodes)[1].drain);
   EXPECT_EQ((*nodes)[1].reason, "test drain");
   EXPECT_FALSE((*nodes)[1].usable());
+}
+
+// Slurm 24.11 (data_parser v0.0.42): states are arrays, times {set, infinite, number} objects,
+// exit codes objects, a job's nodes under job_resources.nodes.allocation, and sinfo groups nodes.
+TEST(SlurmCli, ParsesSlurm24_11Json) {
+  auto running = parse_squeue_json(testdata("squeue_24.11_running.json"));
+  ASSERT_TRUE(running.ok()) << running.error().message;
+  ASSERT_EQ(running->size(), 2u);
+  const SlurmJob& gang = (*running)[0];
+  EXPECT_EQ(gang.id, 1);
+  EXPECT_EQ(gang.state, "RUNNING");
+  EXPECT_EQ(gang.comment, "gj-1");
+  EXPECT_EQ(gang.nodes, (std::vector<std::string>{"gpn1", "gpn2"}));
+  EXPECT_EQ(gang.gpus_by_node.at("gpn1"), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(gang.gpus_by_node.at("gpn2"), (std::vector<int64_t>{0, 1}));
+  ASSERT_TRUE(gang.start.has_value());
+  EXPECT_EQ(*gang.start, 1796184521000);
+  EXPECT_EQ((*running)[1].state, "PENDING");
+  EXPECT_EQ((*running)[1].reason, "Resources");
+  EXPECT_FALSE((*running)[1].start.has_value());  // {"number": 0}
+
+  auto finished = parse_squeue_json(testdata("squeue_24.11_finished.json"));
+  ASSERT_TRUE(finished.ok()) << finished.error().message;
+  ASSERT_EQ(finished->size(), 4u);
+  EXPECT_EQ((*finished)[0].state, "CANCELLED");
+  EXPECT_EQ((*finished)[0].exit_signal, 15);
+  EXPECT_EQ((*finished)[1].gpus_by_node.at("gpn2"), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ((*finished)[1].gpu_indices, (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ((*finished)[2].state, "FAILED");
+  EXPECT_EQ((*finished)[2].exit_code, 3);
+  EXPECT_EQ((*finished)[2].exit_signal, 0);
+  EXPECT_EQ((*finished)[3].exit_code, 0);
+  EXPECT_EQ((*finished)[3].exit_signal, 9);
+  EXPECT_EQ((*finished)[3].reason, "RaisedSignal");
+
+  auto nodes = parse_sinfo_json(testdata("sinfo_24.11.json"));
+  ASSERT_TRUE(nodes.ok()) << nodes.error().message;
+  ASSERT_EQ(nodes->size(), 2u);
+  EXPECT_EQ((*nodes)[0].name, "gpn1");
+  EXPECT_EQ((*nodes)[0].state, "mixed");
+  EXPECT_TRUE((*nodes)[0].drain);
+  EXPECT_EQ((*nodes)[0].reason, "test");
+  EXPECT_FALSE((*nodes)[0].usable());
+  EXPECT_EQ((*nodes)[1].name, "gpn2");
+  EXPECT_FALSE((*nodes)[1].drain);
+  EXPECT_TRUE((*nodes)[1].usable());
+  EXPECT_EQ((*nodes)[1].gpus, 4);
+  EXPECT_EQ((*nodes)[1].gpu_type, "h100");
+  EXPECT_EQ((*nodes)[1].cpus, 16);
+  EXPECT_EQ((*nodes)[1].memory_mb, 64000);
+}
+
+// Forms between the two (23.02-23.11) and hostile shapes: never a throw.
+TEST(SlurmCli, ReadsEveryJsonFormAndNeverThrows) {
+  auto a = parse_squeue_json(
+      R"J({"jobs": [{"job_id": 5, "job_state": ["COMPLETED"], "exit_code": {"status": ["SUCCESS"],
+          "return_code": 0}, "start_time": {"set": true, "infinite": false, "number": 100},
+          "end_time": {"set": false, "infinite": false, "number": 0},
+          "job_resources": {"allocated_nodes": [{"nodename": "n1"}]}, "gres_detail": ["gpu:2(IDX:6-7)"]}]})J");
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_EQ((*a)[0].state, "COMPLETED");
+  EXPECT_EQ(*(*a)[0].start, 100000);
+  EXPECT_FALSE((*a)[0].end.has_value());
+  EXPECT_EQ((*a)[0].gpus_by_node.at("n1"), (std::vector<int64_t>{6, 7}));
+  auto n = parse_sinfo_json(R"({"nodes": [{"name": "n1", "state": ["IDLE", "DRAIN"], "cpus": 8, "gres": "gpu:a100:4"}]})");
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ((*n)[0].state, "idle");
+  EXPECT_TRUE((*n)[0].drain);
+  EXPECT_EQ((*n)[0].gpus, 4);
+  for (const char* bad : {R"({"jobs": [1, null, {"job_id": "x", "job_state": 7, "exit_code": "y", "nodes": []}]})",
+                          R"({"jobs": {"a": 1}})", R"({"sinfo": [7, {"nodes": {"nodes": [1]}, "gres": {"total": "gpu:x:99999999999999999"}}]})",
+                          R"({"nodes": [{"state": {}, "gres": 5, "cpus": "8"}]})"}) {
+    EXPECT_NO_THROW({
+      (void)parse_squeue_json(bad);
+      (void)parse_sinfo_json(bad);
+    }) << bad;
+  }
 }
 
 TEST(SlurmCli, ParsesJobcompRecords) {

@@ -2,17 +2,23 @@
 # slurm_local_cluster: scripts/slurm-local brings up a real Slurm (slurmctld, two slurmd, munge)
 # with fake GPUs on this machine; a job asking for 4 GPUs on a named node runs there with
 # CUDA_VISIBLE_DEVICES set and is recorded by jobcomp; a node drained and resumed comes back; the
-# cluster stops cleanly. Skips (exit 77) without root or without Slurm installed.
+# cluster stops cleanly. With SLURM_LOCAL_IMAGE (slurm24_local_cluster) the same in a container of
+# that Slurm version. Skips (exit 77) without root, without Slurm installed or without the image.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root to run slurmd and munged"; exit 77; }
-command -v slurmctld >/dev/null || { echo "SKIP: slurm-wlm is not installed (scripts/install-deps.sh)"; exit 77; }
+if [ -n "${SLURM_LOCAL_IMAGE:-}" ]; then  # another Slurm version in a container (scripts/slurm-image)
+  podman image exists "$SLURM_LOCAL_IMAGE" 2>/dev/null ||
+    { echo "SKIP: no image $SLURM_LOCAL_IMAGE (scripts/slurm-image could not build it: see the slurm24_image test)"; exit 77; }
+else
+  command -v slurmctld >/dev/null || { echo "SKIP: slurm-wlm is not installed (scripts/install-deps.sh)"; exit 77; }
+fi
 dir=$(mktemp -d /tmp/gpurent-slurm-test-XXXXXX)
 trap '"$here/scripts/slurm-local" stop "$dir"; rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; tail -n 20 "$dir/slurmctld.log" 2>/dev/null; exit 1; }
 
 "$here/scripts/slurm-local" start "$dir" 2 8 || fail "the cluster did not start"
-export SLURM_CONF="$dir/slurm.conf"
+eval "$("$here/scripts/slurm-local" env "$dir")"  # SLURM_CONF, and PATH to a container's tools
 [ "$(sinfo -h -N -o '%N %G' | sort)" = "$(printf 'gpn1 gpu:h100:8\ngpn2 gpu:h100:8')" ] || fail "nodes/gres: $(sinfo -N)"
 
 job=$(sbatch --parsable --gres=gpu:h100:4 --nodelist=gpn2 --time=1 -o "$dir/out-%j.txt" \
