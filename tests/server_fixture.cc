@@ -99,6 +99,9 @@ void ServerProcess::start() {
   std::vector<std::string> args = {bin && *bin ? bin : GPURENT_BIN,  "serve",      "--port",           "0",
                                    "--host",     "127.0.0.1",  "--db",             db_path(),
                                    "--admin-token-file", dir_ + "/admin-token", "--log-level", "warn"};
+  // A test may listen elsewhere (containers reach the server through their gateway): its --host wins.
+  if (std::find(extra_args_.begin(), extra_args_.end(), "--host") != extra_args_.end())
+    args.erase(args.begin() + 4, args.begin() + 6);
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

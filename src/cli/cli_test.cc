@@ -394,9 +394,9 @@ TEST_F(CliTest, UnknownCommandsNameTheCommandAndSuggestTheNearest) {
   CliRun r = run({"nodse", "list"});
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("unknown command 'nodse' for 'gpurent'; did you mean nodes?"), std::string::npos) << r.err;
-  r = run({"jobs", "logs", "x"});
+  r = run({"jobs", "ssh", "x"});
   EXPECT_EQ(r.rc, 2);
-  EXPECT_NE(r.err.find("unknown command 'logs' for 'gpurent jobs'; the commands are: list, get, submit"),
+  EXPECT_NE(r.err.find("unknown command 'ssh' for 'gpurent jobs'; the commands are: list, get, submit"),
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("run `gpurent jobs --help` for usage"), std::string::npos) << r.err;

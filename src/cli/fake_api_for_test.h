@@ -4,14 +4,20 @@
 // Unmatched requests get 404 problem+json. Thread-safe (the server thread records, tests read).
 #pragma once
 
+#include <gtest/gtest.h>
 #include <httplib.h>
 
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "cli/cli.h"
+#include "core/clock.h"
 
 namespace gpurent::testing {
 
@@ -88,6 +94,40 @@ class FakeApi {
   mutable std::mutex mu_;
   std::map<std::string, Canned> canned_;
   std::vector<Recorded> log_;
+};
+
+struct CliRun {
+  int rc;
+  std::string out, err;
+};
+
+// A test that runs the CLI in process against a FakeApi, with GPURENT_SERVER pointing at it, a
+// token in the environment, no config file and a fixed clock (2026-01-01T01:00:00Z).
+class CliFakeApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    env_["HOME"] = "/nonexistent-home-for-cli-tests";
+    env_["GPURENT_SERVER"] = api_.url();
+    env_["GPURENT_TOKEN"] = "gpr_env";
+  }
+
+  CliRun run(std::vector<std::string> args) {
+    std::istringstream in;
+    std::ostringstream out, err;
+    auto env = [this](const std::string& k) -> std::optional<std::string> {
+      auto it = env_.find(k);
+      if (it == env_.end()) return std::nullopt;
+      return it->second;
+    };
+    auto serve = [](const ServerOptions&) { return 0; };
+    CliIo io{in, out, err, env, clock_, serve};
+    int rc = run_cli(args, io);
+    return {rc, out.str(), err.str()};
+  }
+
+  FakeApi api_;
+  std::map<std::string, std::string> env_;
+  FakeClock clock_{*parse_rfc3339("2026-01-01T01:00:00Z", "now")};
 };
 
 }  // namespace gpurent::testing

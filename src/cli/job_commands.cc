@@ -1,5 +1,6 @@
-// Job verbs beyond the generic ones: cancel, events, cost; and `jobs get`, which in table format
-// also shows what the job runs under and has cost so far (GET /jobs/{ref}/cost).
+// Job verbs beyond the generic ones: cancel, events, cost, logs (job_logs_command.cc); and
+// `jobs get`, which in table format also shows what the job runs under and has cost so far
+// (GET /jobs/{ref}/cost).
 #include <memory>
 
 #include "cli/commands.h"
@@ -9,6 +10,9 @@
 #include "cli/views.h"
 
 namespace gpurent {
+
+void add_job_logs_verb(CLI::App& jobs, CliContext& ctx);  // jobs logs (job_logs_command.cc)
+
 namespace {
 
 // `jobs get NAME` (the generic get of add_resource_commands): the job document unchanged under
@@ -113,6 +117,7 @@ void add_job_verbs(CLI::App& jobs, CliContext& ctx) {
     };
   });
 
+  add_job_logs_verb(jobs, ctx);
   extend_job_get(jobs, ctx);
 }
 

@@ -14,10 +14,7 @@ namespace {
 
 using json = nlohmann::json;
 
-struct CliRun {
-  int rc;
-  std::string out, err;
-};
+using testing::CliRun;
 
 const char* const kJob = R"({
   "id": "job_00000000000000a1", "name": "train", "project": "vision", "project_id": "prj_00000000000000b1",
@@ -61,37 +58,13 @@ const char* const kRunsTable =
     "  OFFER   SUPPLIER   MODE        PRICE/GPU-HOUR   CURRENCY   RUNNING_AT                 ENDED_AT   NODES\n"
     "  h100    dc         on_demand            17.50   CNY        2026-01-01T00:00:00.000Z   running    n1:0-1\n";
 
-class JobCommandsTest : public ::testing::Test {
+class JobCommandsTest : public testing::CliFakeApiTest {
  protected:
-  void SetUp() override {
-    env_["HOME"] = "/nonexistent-home-for-cli-tests";
-    env_["GPURENT_SERVER"] = api_.url();
-    env_["GPURENT_TOKEN"] = "gpr_env";
-  }
-
-  CliRun run(std::vector<std::string> args) {
-    std::istringstream in;
-    std::ostringstream out, err;
-    auto env = [this](const std::string& k) -> std::optional<std::string> {
-      auto it = env_.find(k);
-      if (it == env_.end()) return std::nullopt;
-      return it->second;
-    };
-    auto serve = [](const ServerOptions&) { return 0; };
-    CliIo io{in, out, err, env, clock_, serve};
-    int rc = run_cli(args, io);
-    return {rc, out.str(), err.str()};
-  }
-
   std::vector<std::string> paths() const {
     std::vector<std::string> out;
     for (const auto& r : api_.requests()) out.push_back(r.method + " " + r.path);
     return out;
   }
-
-  testing::FakeApi api_;
-  std::map<std::string, std::string> env_;
-  FakeClock clock_{*parse_rfc3339("2026-01-01T01:00:00Z", "now")};
 };
 
 TEST_F(JobCommandsTest, CostPrintsTheLinesAndChargesAndCreditsApartPerCurrency) {

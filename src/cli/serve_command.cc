@@ -126,6 +126,24 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--slurm-output-dir", s.slurm_output_dir, "folder for the jobs' output files (default: discarded)");
   cmd->add_option("--slurm-driver", s.slurm_driver, "NVIDIA driver version of the Slurm nodes, e.g. 550.90.07");
   cmd->add_option("--slurm-cuda", s.slurm_cuda, "CUDA version of the Slurm nodes, e.g. 12.4");
+  cmd->add_flag("--containers", s.containers,
+               "run every worker in a Podman container: the job's image, exactly its GPUs, limits, the tenant's "
+               "network and volumes (docs/containers.md; needs --executor slurm)");
+  cmd->add_option("--container-default-image", s.container_default_image,
+                  "image for jobs that name none (default: such jobs fail)");
+  cmd->add_option("--container-gpu-device", s.container_gpu_device,
+                  "host path of GPU N with %d for N (mounted at /dev/nvidiaN), or cdi for nvidia.com/gpu=N")
+      ->capture_default_str();
+  cmd->add_option("--container-user", s.container_user, "uid:gid the containers run as (never root)")
+      ->capture_default_str();
+  cmd->add_option("--container-podman-args", s.container_podman_args,
+                  "podman's global flags on the nodes (runc and cgroupfs suit cgroup v1 hosts)")
+      ->capture_default_str();
+  cmd->add_option("--container-pids-limit", s.container_pids_limit, "most processes in one container")
+      ->check(CLI::Range(int64_t{16}, int64_t{1} << 22))
+      ->capture_default_str();
+  cmd->add_option("--volume-root", s.volume_root,
+                  "folder on the nodes (shared storage) holding tenants' volumes as <root>/<tenant id>/<name>");
   cmd->add_option("--log-level", s.log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();

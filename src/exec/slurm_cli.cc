@@ -376,6 +376,7 @@ std::string batch_script(const SlurmSubmit& s) {
   for (const auto& a : s.command) cmd += (cmd.empty() ? "" : " ") + shell_quote(a);
   std::string script = "#!/bin/bash\n# submitted by gpurent for " + s.comment + "\n";
   for (const auto& [k, v] : s.env) script += "export " + k + "=" + shell_quote(v) + "\n";
+  if (!s.script.empty()) return script + s.script;
   return script + "exec " + cmd + "\n";
 }
 

@@ -33,6 +33,8 @@ struct SlurmSubmit {
   std::optional<int64_t> time_limit_s;     // --time, rounded up to whole minutes
   std::string output;                      // stdout/stderr file; empty: /dev/null
   bool requeue = false;                    // may Slurm requeue it (scontrol requeue, node failure)?
+  std::string script;                      // non-empty: the batch script's body instead of exec'ing
+                                           // command (containers: exec/container.h)
 };
 
 struct SlurmJob {
@@ -89,7 +91,8 @@ Result<std::vector<SlurmAccounting>> parse_sacct(const std::string& text);
 int64_t tres_gpus(const std::string& tres);
 
 // The sbatch batch script for a submission (bash): exports the job's variables and execs the
-// command, every value and argument shell-quoted. Variable names are the caller's to check.
+// command (or runs `script`), every value and argument shell-quoted. Variable names are the
+// caller's to check.
 std::string batch_script(const SlurmSubmit& s);
 
 class SlurmCli {

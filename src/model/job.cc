@@ -37,6 +37,32 @@ std::optional<Message> reserved_env_reason(const std::string& k) {
   return std::nullopt;
 }
 
+// volumes: [{name, mount, read_only}], distinct names and mount points.
+void read_volumes(Fields& f, Job& j) {
+  std::set<std::string> names, mounts;
+  f.objects("volumes", false, kMaxVolumes, [&](Fields& v, size_t) {
+    VolumeMount m;
+    m.name = v.str("name", {.min_len = 1, .max_len = 63, .pattern = kSlug, .pattern_help = kSlugHelp});
+    m.mount = v.str("mount", kWorkdirRule);
+    m.read_only = v.boolean("read_only", false);
+    // A plain path ("/data/x": no empty, "." or ".." segment), so its first segment is the one
+    // that counts for the reserved places ("//proc" and "/./sys" are not plain).
+    const std::string path = m.mount + "/";
+    const bool plain = !m.mount.empty() && m.mount != "/" && path.find("//") == std::string::npos &&
+                       path.find("/./") == std::string::npos && path.find("/../") == std::string::npos;
+    const std::string top = m.mount.substr(0, m.mount.find('/', 1));
+    if (!m.mount.empty() && !plain && m.mount != "/")
+      v.error("mount", Message("job.volumes.mount_plain").arg("mount", m.mount));
+    else if (m.mount == "/" || top == "/proc" || top == "/sys" || top == "/dev")
+      v.error("mount", Message("job.volumes.mount_reserved").arg("mount", m.mount));
+    if (!m.name.empty() && !names.insert(m.name).second)
+      v.error("name", Message("job.volumes.duplicate").arg("value", m.name));
+    if (!m.mount.empty() && !mounts.insert(m.mount).second)
+      v.error("mount", Message("job.volumes.duplicate").arg("value", m.mount));
+    j.volumes.push_back(std::move(m));
+  });
+}
+
 // An optional enum key (absent and null both mean "not given").
 template <class E, size_t N>
 std::optional<E> opt_enum(Fields& f, const char* key, const EnumEntry<E> (&table)[N]) {
@@ -187,6 +213,7 @@ Result<Job> parse_job(const json& body, Currency currency) {
     memory_given = r.has("memory_gib");
     j.resources.cpu_cores = r.opt_integer("cpu_cores", 1, 1024);
     j.resources.memory_gib = r.opt_integer("memory_gib", 1, 16384);
+    j.resources.shm_gib = r.opt_integer("shm_gib", 1, 1024);
   });
 
   f.object("constraints", false, [&](Fields& c) { read_constraints(c, j); });
@@ -215,6 +242,8 @@ Result<Job> parse_job(const json& body, Currency currency) {
   j.workdir = f.opt_str("workdir", kWorkdirRule);
   if (j.workdir && ("/" + *j.workdir + "/").find("/../") != std::string::npos)
     f.error("workdir", Message("job.workdir.dotdot"));
+
+  read_volumes(f, j);
 
   f.object("replicas", false, [&](Fields& r) {
     Replicas rep;
@@ -291,6 +320,7 @@ json to_json(const Job& j) {
   json res = json::object();
   put_opt(res, "cpu_cores", j.resources.cpu_cores);
   put_opt(res, "memory_gib", j.resources.memory_gib);
+  put_opt(res, "shm_gib", j.resources.shm_gib);
   if (!res.empty()) out["resources"] = std::move(res);
 
   const auto& k = j.constraints;
@@ -311,6 +341,11 @@ json to_json(const Job& j) {
   put_opt(out, "expected_duration_seconds", j.expected_duration_seconds);
   put_opt(out, "time_limit_seconds", j.time_limit_seconds);
   put_opt(out, "workdir", j.workdir);
+  if (!j.volumes.empty()) {
+    json vols = json::array();
+    for (const auto& v : j.volumes) vols.push_back({{"name", v.name}, {"mount", v.mount}, {"read_only", v.read_only}});
+    out["volumes"] = std::move(vols);
+  }
   if (j.replicas) out["replicas"] = {{"min", j.replicas->min}, {"max", j.replicas->max}};
   if (!j.labels.empty()) out["labels"] = labels_to_json(j.labels);
   if (!j.tenant_id.empty()) out["tenant_id"] = j.tenant_id;

@@ -77,13 +77,25 @@ inline constexpr size_t kMaxEnvBytes = 64 * 1024;     // names + values
 inline constexpr size_t kMaxCommandArgs = 256;
 inline constexpr size_t kMaxCommandBytes = 64 * 1024;
 inline constexpr size_t kMaxGpuModelChoices = 16;
+inline constexpr size_t kMaxVolumes = 16;
 
 // Per worker. Absent: a share of the node proportional to the worker's GPUs.
 struct WorkerResources {
   std::optional<int64_t> cpu_cores;   // 1..1024
   std::optional<int64_t> memory_gib;  // 1..16384
+  std::optional<int64_t> shm_gib;     // 1..1024, /dev/shm of the worker's container; absent: docs/containers.md
 
   bool operator==(const WorkerResources&) const = default;
+};
+
+// A persistent volume of the job's tenant, mounted into every worker's container (the executor
+// keeps it under its volume root, one folder per tenant; created empty on first use).
+struct VolumeMount {
+  std::string name;   // slug: the tenant's volume
+  std::string mount;  // absolute path inside the container, not /, /proc, /sys or /dev
+  bool read_only = false;
+
+  bool operator==(const VolumeMount&) const = default;
 };
 
 struct JobConstraints {
@@ -128,6 +140,7 @@ struct Job {
   std::optional<int64_t> expected_duration_seconds;  // 1..31 days; a hint for backfill and quotes
   std::optional<int64_t> time_limit_seconds;  // 1 s..31 days; the executor stops the job after it
   std::optional<std::string> workdir;         // absolute path on the node; absent: the executor's default
+  std::vector<VolumeMount> volumes;           // at most kMaxVolumes, distinct names and mounts
   std::optional<Replicas> replicas;   // present iff kind == inference
   Labels labels;
 

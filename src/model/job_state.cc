@@ -20,8 +20,9 @@ bool allowed(JobState from, JobState to) {
     case S::kPending:
       return to == S::kAdmitted || to == S::kCancelled;
     case S::kAdmitted:
-      // Placement lost (node drained or failed before start) sends the job back to the queue.
-      return to == S::kRunning || to == S::kPending || to == S::kCancelled;
+      // Placement lost (node drained or failed before start) sends the job back to the queue;
+      // an executor that cannot start it at all (no image to run: docs/containers.md) fails it.
+      return to == S::kRunning || to == S::kPending || to == S::kFailed || to == S::kCancelled;
     case S::kRunning:
       return to == S::kSucceeded || to == S::kFailed || to == S::kPreempted || to == S::kCancelled;
     case S::kPreempted:

@@ -16,7 +16,8 @@ using S = JobState;
 // The legal moves, written out independently of the implementation's switch.
 const std::set<std::pair<S, S>> kLegal = {
     {S::kPending, S::kAdmitted},    {S::kPending, S::kCancelled},   {S::kAdmitted, S::kRunning},
-    {S::kAdmitted, S::kPending},    {S::kAdmitted, S::kCancelled},  {S::kRunning, S::kSucceeded},
+    {S::kAdmitted, S::kPending},    {S::kAdmitted, S::kCancelled},  {S::kAdmitted, S::kFailed},
+    {S::kRunning, S::kSucceeded},
     {S::kRunning, S::kFailed},      {S::kRunning, S::kPreempted},   {S::kRunning, S::kCancelled},
     {S::kPreempted, S::kPending},   {S::kPreempted, S::kCancelled},
 };

@@ -461,3 +461,42 @@ TEST(Job, ExampleFilesParse) {
 
 }  // namespace
 }  // namespace gpurent
+
+namespace gpurent {
+namespace {
+
+// Volumes: a slug name, a plain absolute mount outside /proc, /sys and /dev, each once.
+TEST(Job, VolumesAreCheckedAndRoundTrip) {
+  json doc = valid_training();
+  doc["volumes"] = {{{"name", "data"}, {"mount", "/data"}}, {{"name", "ref"}, {"mount", "/mnt/ref"}, {"read_only", true}}};
+  doc["resources"]["shm_gib"] = 16;
+  auto j = parse_job(doc, Currency::kCNY);
+  ASSERT_TRUE(j.ok()) << j.error().message;
+  ASSERT_EQ(j->volumes.size(), 2u);
+  EXPECT_TRUE(j->volumes[1].read_only);
+  EXPECT_EQ(*j->resources.shm_gib, 16);
+  expect_round_trip(*j);
+  const std::pair<json, std::string> bad[] = {
+      {json{{{"name", "data"}, {"mount", "/proc/x"}}}, "volumes[0].mount"},
+      {json{{{"name", "data"}, {"mount", "//proc"}}}, "volumes[0].mount"},
+      {json{{{"name", "data"}, {"mount", "/./sys"}}}, "volumes[0].mount"},
+      {json{{{"name", "data"}, {"mount", "/data/"}}}, "volumes[0].mount"},
+      {json{{{"name", "data"}, {"mount", "/a/../dev"}}}, "volumes[0].mount"},
+      {json{{{"name", "data"}, {"mount", "/"}}}, "volumes[0].mount"},
+      {json{{{"name", "data"}, {"mount", "relative"}}}, "volumes[0].mount"},
+      {json{{{"name", "Data!"}, {"mount", "/d"}}}, "volumes[0].name"},
+      {json{{{"name", "a"}, {"mount", "/d"}}, {{"name", "a"}, {"mount", "/e"}}}, "volumes[1].name"},
+      {json{{{"name", "a"}, {"mount", "/d"}}, {{"name", "b"}, {"mount", "/d"}}}, "volumes[1].mount"},
+      {json{{{"name", "a"}, {"mount", "/d"}, {"extra", 1}}}, "volumes[0].extra"},
+  };
+  for (const auto& [vols, field] : bad) {
+    json d = valid_training();
+    d["volumes"] = vols;
+    auto r = parse_job(d, Currency::kCNY);
+    ASSERT_FALSE(r.ok()) << vols.dump();
+    EXPECT_NE(r.error().message.find(field), std::string::npos) << vols.dump() << ": " << r.error().message;
+  }
+}
+
+}  // namespace
+}  // namespace gpurent

@@ -77,6 +77,15 @@ struct ServerOptions {
   std::string slurm_output_dir;    // where jobs' output files go; empty: discarded
   std::string slurm_driver;        // NVIDIA driver and CUDA versions of the Slurm nodes (Slurm does
   std::string slurm_cuda;          // not know them; the node agent will read them from NVML)
+  // Containers (docs/containers.md): with the Slurm executor, every worker runs in a Podman
+  // container with its image, exactly its GPUs, limits, the tenant's network and volumes.
+  bool containers = false;
+  std::string container_default_image;                      // for jobs naming none; empty: they fail
+  std::string container_gpu_device = "/dev/nvidia%d";       // host path of GPU %d, or "cdi"
+  std::string container_user = "1000:1000";                 // uid:gid inside, never root
+  std::string container_podman_args = "--runtime runc --cgroup-manager cgroupfs";
+  int64_t container_pids_limit = 4096;
+  std::string volume_root;                                  // tenants' volumes on the nodes (shared)
 };
 
 // Runs until SIGINT or SIGTERM. Prints one JSON line {"event":"listening","url":...,"admin_token_file":...}

@@ -26,7 +26,7 @@
 // from another revision: the route labels are checked against it too).
 // Exit status 0 when every check passes, 1 otherwise.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -51,6 +51,7 @@ const ok = (what) => console.log(`ok   ${what}`);
 async function startServer(dir) {
   const server = spawn(binary, ["serve", "--demo", "--demo-days", DEMO_DAYS, "--db", "./d.db", "--port", "0",
     "--host", "127.0.0.1", "--no-rate-limits",
+    "--slurm-output-dir", "./logs",  // GET /jobs/{ref}/logs reads here (the test writes one log below)
     "--firewall-interval-s", "1"],  // the cost firewall runs every second: an alert appears quickly
   { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
   const stderr = [];
@@ -294,7 +295,7 @@ async function ensureItems(base, admin) {
   }
 }
 
-async function checkResponses(base, callers) {
+async function checkResponses(base, callers, logDir) {
   const [admin] = callers;
   await ensureItems(base, admin);
   // What the operator sees, for the values of parameters.
@@ -305,6 +306,12 @@ async function checkResponses(base, callers) {
   const run = world.allocations?.find((a) => a.placement?.[0]?.node_id);
   world.ranJob = run?.job_id;
   world.ranNode = run?.placement[0].node_id;
+  // The demo's simulated executor writes no output: a run's log as the Slurm executor would.
+  const logJob = world.ranJob ?? world.jobs?.[0]?.id;
+  if (logJob) {
+    mkdirSync(path.join(logDir, "logs"), { recursive: true });
+    writeFileSync(path.join(logDir, "logs", `${logJob}-1.log`), "step 1/3\nstep 2/3 — 第二步\n");
+  }
 
   const gets = Object.entries(doc.paths).filter(([, item]) => item.get).map(([p, item]) => [p, item.get]);
   let requests = 0;
@@ -489,7 +496,7 @@ async function main() {
     const s = await startServer(dir);
     server = s.server;
     ok(`server up at ${s.base} in ${((Date.now() - started) / 1000).toFixed(1)} s (demo, ${DEMO_DAYS} past day(s) replayed)`);
-    await checkResponses(s.base, s.callers);
+    await checkResponses(s.base, s.callers, dir);
     await checkMetrics(s.base, s.callers[0]);
   } catch (e) {
     fail(`${e.stack ?? e}`);

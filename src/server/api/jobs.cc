@@ -1,5 +1,6 @@
 // /api/v1/jobs: submit (POST), list, get, cancel (POST /jobs/{id}/cancel), the state history
-// (GET /jobs/{id}/events) and, through job_cost.cc, the cost so far (GET /jobs/{id}/cost). Jobs
+// (GET /jobs/{id}/events) and, through job_cost.cc, the cost so far (GET /jobs/{id}/cost) and,
+// through job_logs.cc, the runs' output (GET /jobs/{id}/logs). Jobs
 // are immutable once submitted; every state change is recorded with its time, its reason and, for
 // a user's act, the user by name. Submission checks what can be known at once: the project, the
 // GPU models against the catalog, and the project's per-job GPU limit; placement and the
@@ -70,7 +71,20 @@ static Status check_against_project(Job& j, const Record& project, const GpuCata
   return ok_status();
 }
 
+// What this server's executor cannot run is refused at once rather than failed later: in
+// containers (docs/containers.md) a job needs an image (its own or the server's default) and, for
+// volumes, a volume root.
+static Status check_runnable(const ServerOptions& o, const Job& j) {
+  if (!o.containers) return ok_status();
+  if (!j.image && o.container_default_image.empty())
+    return Error::invalid("image", Message("exec.container.no_image"));
+  if (!j.volumes.empty() && o.volume_root.empty())
+    return Error::invalid("volumes", Message("exec.container.no_volume_root"));
+  return ok_status();
+}
+
 void register_job_cost_route(App& app, Router& srv);  // GET /api/v1/jobs/{id}/cost (job_cost.cc)
+void register_job_logs_route(App& app, Router& srv);  // GET /api/v1/jobs/{id}/logs (job_logs.cc)
 
 namespace {
 
@@ -98,6 +112,7 @@ Result<Built> build_job(App& app, const json& body, const Principal& p, StoreTx&
   auto j = parse_job(body, *currency);
   if (!j) return j.error();
   if (auto s = check_against_project(*j, *project, app.catalog, *currency); !s) return s.error();
+  if (auto s = check_runnable(app.opts, *j); !s) return s.error();
   j->tenant_id = project->tenant_id;
   j->project_id = project->id;
   j->status = JobStatus{JobState::kPending, Message("job.submitted"), app.clock.now(), {}};
@@ -197,6 +212,7 @@ void register_job_routes(App& app, Router& srv) {
   item_route(app, srv, "GET", "jobs", "events", job_events);
 
   register_job_cost_route(app, srv);
+  register_job_logs_route(app, srv);
 }
 
 }  // namespace gpurent

@@ -85,6 +85,7 @@ const std::set<Op> kServerRoutes = {
     {"GET", "/api/v1/tokens"}, {"POST", "/api/v1/tokens"}, {"DELETE", "/api/v1/tokens/{id}"},
     {"GET", "/api/v1/jobs"}, {"POST", "/api/v1/jobs"}, {"GET", "/api/v1/jobs/{ref}"},
     {"POST", "/api/v1/jobs/{ref}/cancel"}, {"GET", "/api/v1/jobs/{ref}/events"}, {"GET", "/api/v1/jobs/{ref}/cost"},
+    {"GET", "/api/v1/jobs/{ref}/logs"},
     {"GET", "/api/v1/faults"}, {"GET", "/api/v1/faults/{ref}"},
     {"GET", "/api/v1/reservations"}, {"POST", "/api/v1/reservations"}, {"GET", "/api/v1/reservations/{ref}"},
     {"PUT", "/api/v1/reservations/{ref}"}, {"DELETE", "/api/v1/reservations/{ref}"},
@@ -599,6 +600,7 @@ TEST(OpenApi, LiveResponsesMatchTheDocument) {
   const std::string job = "/api/v1/jobs/" + first["jobs"]["id"].get<std::string>();
   expect_documented(srv.call("GET", job + "/events", tok), "GET", "/api/v1/jobs/{ref}/events");
   expect_documented(srv.call("GET", job + "/cost", tok), "GET", "/api/v1/jobs/{ref}/cost");
+  expect_documented(srv.call("GET", job + "/logs", tok), "GET", "/api/v1/jobs/{ref}/logs");
   Reply cancelled = srv.call("POST", job + "/cancel", tok, R"({"reason": "openapi test"})");
   expect_documented(cancelled, "POST", "/api/v1/jobs/{ref}/cancel");
   EXPECT_EQ(cancelled.body["status"]["state"], "cancelled");

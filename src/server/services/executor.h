@@ -1,7 +1,8 @@
 // Executor: what runs the jobs the scheduler places. The scheduler service (scheduler_service.h)
 // decides where a job goes; the executor makes it run there and reports how it ends. Chosen once
 // at start (`gpurent serve --executor sim|slurm`) by make_executor(); the scheduler service knows
-// none of an executor's details. Containers come next (issue 18) as a third implementation.
+// none of an executor's details. With --containers, the Slurm executor runs every worker in a
+// Podman container (exec/container.h, docs/containers.md).
 //
 // Every scheduler tick calls, in order:
 //   observe()                outside the control loop's transaction (it may take seconds: Slurm's
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "catalog/gpu_catalog.h"
+#include "exec/container.h"
 #include "model/job.h"
 #include "store/store.h"
 
@@ -64,6 +66,9 @@ struct SlurmExecutorOptions {
   std::string driver, cuda;                // their NVIDIA software (Slurm does not know it)
   std::string output_dir;                  // jobs' output files; empty: discarded
   int64_t command_timeout_ms = 20'000;
+  bool containers = false;                 // every worker in a container (docs/containers.md)
+  ContainerSettings container;
+  std::string default_image;               // for jobs that name none; empty: such jobs fail
 };
 // Checks the options and that Slurm answers (sinfo).
 Result<std::unique_ptr<Executor>> make_slurm_executor(SlurmExecutorOptions options, const GpuCatalog& catalog);

@@ -45,7 +45,7 @@ class SlurmExecutor final : public Executor {
  public:
   SlurmExecutor(SlurmExecutorOptions o, const GpuCatalog& catalog)
       : o_(std::move(o)), catalog_(catalog),
-        slurm_(SlurmSettings{o_.conf, o_.partition, o_.gres_type, o_.command_timeout_ms}) {}
+        slurm_(SlurmSettings{o_.conf, o_.partition, o_.gres_type, static_cast<int>(o_.command_timeout_ms)}) {}
   std::string_view name() const override { return "slurm"; }
   Status check() {
     auto nodes = slurm_.nodes();
@@ -71,7 +71,9 @@ class SlurmExecutor final : public Executor {
   Status update_node_state(StoreTx& tx, const Record& found, bool out, const std::string& want, const std::string& why,
                            TimeMs now);
   Status adopt_slurm_gpus(StoreTx& tx, const Newest& newest, ExecutorHost& host);
-  Status submit(StoreTx& tx, const Record& r, const Job& j, TimeMs now);
+  Status submit(StoreTx& tx, const Record& r, const Job& j, TimeMs now, ExecutorHost& host);
+  ContainerRun container_run(const Record& r, const Job& j, int64_t nodes, int64_t workers_per_node) const;
+  Message ended_why(const Record& r, const SlurmJob& sj, Message why) const;
   Status follow(StoreTx& tx, const Record& r, const Job& j, const SlurmJob& sj, TimeMs now, ExecutorHost& host);
 };
 
@@ -237,16 +239,60 @@ Status SlurmExecutor::adopt_slurm_gpus(StoreTx& tx, const Newest& newest, Execut
 
 // An admitted job Slurm does not run yet: sbatch it onto its placement's nodes. Slurm refusing
 // (a node it does not know, a limit) sends the job back to the queue saying why.
-Status SlurmExecutor::submit(StoreTx& tx, const Record& r, const Job& j, TimeMs now) {
+// One container per node holds the job's workers there: its limits are theirs together (the
+// most workers on any node: the script is the same on every node).
+ContainerRun SlurmExecutor::container_run(const Record& r, const Job& j, int64_t nodes, int64_t workers_per_node) const {
+  const auto times = [&](std::optional<int64_t> v) { return v ? std::optional<int64_t>(*v * workers_per_node) : v; };
+  ContainerRun run;
+  run.job_id = r.id;
+  run.tenant_id = r.tenant_id;
+  run.image = j.image.value_or(o_.default_image);
+  run.command = j.command;
+  run.env = j.env;
+  run.env["GPURENT_JOB_ID"] = r.id;
+  run.workdir = j.workdir.value_or("");
+  run.cpus = times(j.resources.cpu_cores);
+  run.memory_gib = times(j.resources.memory_gib);
+  run.shm_gib = times(j.resources.shm_gib);
+  for (const auto& v : j.volumes) run.volumes.push_back({v.name, v.mount, v.read_only});
+  run.nodes = nodes;
+  run.status_file = o_.output_dir.empty() ? "" : o_.output_dir + "/" + r.id + "-%j.status";
+  return run;
+}
+
+// A failed run says more than its exit code where it can: what the container script recorded
+// (image missing, runtime error, out of memory), else the last lines of its log.
+Message SlurmExecutor::ended_why(const Record& r, const SlurmJob& sj, Message why) const {
+  if (o_.output_dir.empty() || sj.state == "COMPLETED" || sj.state == "CANCELLED") return why;
+  const std::string base = o_.output_dir + "/" + r.id + "-" + std::to_string(sj.id);
+  if (o_.containers)
+    if (auto st = read_container_status(base + ".status")) {
+      const std::string slurm_job = std::to_string(sj.id);
+      if (st->reason == "image_missing")
+        return Message("exec.container.image_missing").arg("image", verbatim(st->detail)).arg("node", verbatim(st->node)).arg("slurm_job", slurm_job);
+      if (st->reason == "oom" && st->memory_gib)
+        return Message(st->oom_reported.value_or(false) ? "exec.container.oom" : "exec.container.oom_inferred")
+            .arg("limit", std::to_string(*st->memory_gib)).arg("node", verbatim(st->node)).arg("slurm_job", slurm_job);
+      if (st->reason == "runtime_error")
+        why = Message("exec.container.runtime_error").arg("detail", verbatim(st->detail)).arg("node", verbatim(st->node)).arg("slurm_job", slurm_job);
+    }
+  const std::string last = log_excerpt(base + ".log", 5, 600);
+  if (last.empty()) return why;
+  return Message("exec.run.last_lines").arg("why", why).arg("lines", verbatim(last));
+}
+
+Status SlurmExecutor::submit(StoreTx& tx, const Record& r, const Job& j, TimeMs now, ExecutorHost& host) {
   const JobStatus& js = j.status;
   SlurmSubmit s;
   s.name = "gpurent-" + r.name;
   s.comment = r.id;
-  std::map<std::string, int64_t> gpus;  // node id -> GPUs of this job there
+  std::map<std::string, int64_t> gpus, workers;  // node id -> GPUs, workers of this job there
   std::vector<std::string> order;
+  int64_t most_workers = 1;
   for (const auto& w : js.placement) {
     if (!gpus.count(w.node)) order.push_back(w.node);
     gpus[w.node] += w.gpu_milli > 0 ? 1 : static_cast<int64_t>(w.gpus.size());
+    most_workers = std::max(most_workers, ++workers[w.node]);
   }
   for (const auto& id : order) {
     auto n = tx.get("nodes", id);
@@ -254,12 +300,23 @@ Status SlurmExecutor::submit(StoreTx& tx, const Record& r, const Job& j, TimeMs 
     s.nodes.push_back(n->name);
     s.gpus_per_node = std::max(s.gpus_per_node, gpus[id]);
   }
-  s.command = j.command.empty() ? std::vector<std::string>{"true"} : j.command;
-  s.env = j.env;
-  s.env["GPURENT_JOB_ID"] = r.id;
   s.time_limit_s = j.time_limit_seconds;
-  if (j.workdir) s.workdir = *j.workdir;
   s.output = o_.output_dir.empty() ? "" : o_.output_dir + "/" + r.id + "-%j.log";
+  if (o_.containers) {
+    // Everything the job states goes into the container; the batch script only starts it.
+    ContainerRun run = container_run(r, j, static_cast<int64_t>(s.nodes.size()), most_workers);
+    if (auto c = check_container_run(o_.container, run); !c) {
+      host.forget(r.id);
+      return move_job(tx, r.id, JobState::kFailed,
+                      Message("exec.container.cannot_run").arg("why", c.error().message), {}, now);
+    }
+    s.script = container_script(o_.container, run);
+  } else {
+    s.command = j.command.empty() ? std::vector<std::string>{"true"} : j.command;
+    s.env = j.env;
+    s.env["GPURENT_JOB_ID"] = r.id;
+    if (j.workdir) s.workdir = *j.workdir;
+  }
   auto id = slurm_.submit(s);
   if (!id)
     return move_job(tx, r.id, JobState::kPending, Message("exec.slurm.refused").arg("error", verbatim(id.error().message)),
@@ -310,7 +367,7 @@ Status SlurmExecutor::follow(StoreTx& tx, const Record& r, const Job& j, const S
         !s)
       return s;
   const auto [to, why] = end_of(sj, j);
-  if (auto s = move_job(tx, r.id, to, why, {}, now); !s) return s;
+  if (auto s = move_job(tx, r.id, to, to == JobState::kSucceeded ? why : ended_why(r, sj, why), {}, now); !s) return s;
   if (auto s = stamp(true); !s) return s;
   host.forget(r.id);
   return ok_status();
@@ -332,7 +389,7 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
     // A Slurm job from an earlier admission (before a preemption or requeue) is not this run's.
     if (sj && js.state == JobState::kAdmitted && sj->submit_time && *sj->submit_time + 1000 < js.updated_at)
       sj = nullptr;
-    if (!sj) return js.state == JobState::kAdmitted ? submit(tx, r, j, now) : ok_status();  // running, Slurm forgot it: keep
+    if (!sj) return js.state == JobState::kAdmitted ? submit(tx, r, j, now, host) : ok_status();  // running, Slurm forgot it: keep
     ours.insert(sj->id);
     return follow(tx, r, j, *sj, now, host);
   });
@@ -351,6 +408,8 @@ Result<std::unique_ptr<Executor>> make_slurm_executor(SlurmExecutorOptions o, co
   if (o.supplier.empty()) return Error::invalid("slurm_supplier", "is required with --executor slurm");
   if (!catalog.find(o.gpu_model))
     return Error::invalid("slurm_gpu_model", "'" + o.gpu_model + "' is not a GPU catalog id");
+  if (o.containers)
+    if (auto s = check_container_settings(o.container); !s) return s.error();
   if (o.driver.empty() || o.cuda.empty())
     return Error::invalid("slurm_driver", "--slurm-driver and --slurm-cuda are required with --executor slurm "
                                           "(Slurm does not report the nodes' NVIDIA software)");

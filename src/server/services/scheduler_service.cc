@@ -9,6 +9,7 @@
 #include <chrono>
 
 #include <functional>
+#include <sstream>
 
 #include "core/ids.h"
 #include "model/fault.h"
@@ -133,11 +134,22 @@ Message requeued_part(const Message& m) {
 using namespace sched_detail;
 
 Result<std::unique_ptr<Executor>> make_executor(const ServerOptions& o, const GpuCatalog& catalog) {
+  if (o.containers && o.executor != "slurm")
+    return Error::invalid("containers", "--containers runs containers through Slurm: it needs --executor slurm");
   if (o.executor == "sim") return make_sim_executor(o.cold_start_ms);
   if (o.executor != "slurm") return Error::invalid("executor", "must be sim or slurm");
-  return make_slurm_executor({o.slurm_conf, o.slurm_partition, o.slurm_gres_type, o.slurm_supplier, o.slurm_gpu_model,
-                              o.slurm_driver, o.slurm_cuda, o.slurm_output_dir},
-                             catalog);
+  SlurmExecutorOptions so{o.slurm_conf,   o.slurm_partition, o.slurm_gres_type, o.slurm_supplier,
+                          o.slurm_gpu_model, o.slurm_driver,   o.slurm_cuda,      o.slurm_output_dir};
+  so.containers = o.containers;
+  so.default_image = o.container_default_image;
+  so.container.gpu_device = o.container_gpu_device;
+  so.container.user = o.container_user;
+  so.container.pids_limit = o.container_pids_limit;
+  so.container.volume_root = o.volume_root;
+  so.container.podman_args.clear();
+  std::istringstream args(o.container_podman_args);
+  for (std::string w; args >> w;) so.container.podman_args.push_back(w);
+  return make_slurm_executor(std::move(so), catalog);
 }
 
 SchedulerService::SchedulerService(ServiceContext& app, SchedConfig config, std::unique_ptr<Executor> executor)

@@ -1,0 +1,232 @@
+#include "exec/container.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "core/fields.h"
+
+namespace gpurent {
+
+namespace {
+
+std::string q(const std::string& s) {  // one shell word
+  std::string out = "'";
+  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
+std::string words(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& w : v) out += (out.empty() ? "" : " ") + q(w);
+  return out;
+}
+
+// Letters, digits, '.', '_', '-' only: safe in a container, network or folder name.
+bool plain_name(const std::string& s) {
+  static const std::regex re("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+  return std::regex_match(s, re);
+}
+
+// The status file's path with %j as the Slurm job id, as a shell word.
+std::string status_path_word(const std::string& path) {
+  std::string out;
+  size_t i = 0;
+  while (i < path.size()) {
+    const size_t j = path.find("%j", i);
+    out += q(path.substr(i, j == std::string::npos ? std::string::npos : j - i));
+    if (j == std::string::npos) break;
+    out += "\"${SLURM_JOB_ID:-0}\"";
+    i = j + 2;
+  }
+  return out;
+}
+
+std::string run_flags(const ContainerSettings& s, const ContainerRun& r) {
+  std::ostringstream f;
+  f << "--name \"$name\" --pull never --network \"$net\" --user " << q(s.user)
+    << " --cap-drop all --security-opt no-new-privileges --pids-limit " << s.pids_limit << " --ulimit nofile="
+    << s.nofile << ":" << s.nofile << " --ulimit nproc=" << s.nproc << ":" << s.nproc;
+  if (r.cpus) f << " --cpus " << *r.cpus;
+  if (r.memory_gib) f << " --memory " << *r.memory_gib << "g --memory-swap " << *r.memory_gib << "g";
+  const int64_t shm = r.shm_gib ? *r.shm_gib : r.memory_gib ? std::max<int64_t>(1, *r.memory_gib / 2) : 1;
+  f << " --shm-size " << shm << "g";
+  f << " -e CUDA_VISIBLE_DEVICES=\"$visible\" -e NVIDIA_VISIBLE_DEVICES=\"${gpus:-void}\""
+       " -e GPURENT_GPU_INDICES=\"$gpus\" -e GPURENT_NODE=\"$node\"";
+  for (const auto& [k, v] : r.env) f << " -e " << q(k + "=" + v);
+  if (!r.workdir.empty()) f << " -w " << q(r.workdir);
+  return f.str();
+}
+
+}  // namespace
+
+Status check_container_run(const ContainerSettings& s, const ContainerRun& r) {
+  FieldErrors errs;
+  if (!plain_name(r.job_id)) errs.add("id", Message("exec.container.bad_name"));
+  if (!plain_name(r.tenant_id)) errs.add("tenant_id", Message("exec.container.bad_name"));
+  if (r.image.empty()) errs.add("image", Message("exec.container.no_image"));
+  if (!r.volumes.empty() && s.volume_root.empty()) errs.add("volumes", Message("exec.container.no_volume_root"));
+  for (size_t i = 0; i < r.volumes.size(); ++i)
+    if (!plain_name(r.volumes[i].name))
+      errs.add("volumes[" + std::to_string(i) + "].name", Message("exec.container.bad_name"));
+  if (!errs.empty()) return errs.to_error();
+  return ok_status();
+}
+
+Status check_container_settings(const ContainerSettings& s) {
+  FieldErrors errs;
+  if (s.gpu_device != "cdi") {
+    const size_t at = s.gpu_device.find("%d");
+    if (s.gpu_device.empty() || s.gpu_device[0] != '/' || at == std::string::npos ||
+        s.gpu_device.find('%', at + 2) != std::string::npos || s.gpu_device.find('%') != at)
+      errs.add("--container-gpu-device", Message("exec.container.gpu_device_pattern"));
+  }
+  static const std::regex user("[0-9]{1,9}:[0-9]{1,9}");
+  if (!std::regex_match(s.user, user) || s.user.rfind("0:", 0) == 0)
+    errs.add("--container-user", Message("exec.container.user"));
+  if (!s.volume_root.empty() && s.volume_root[0] != '/')
+    errs.add("--volume-root", Message("exec.container.volume_root"));
+  if (s.pids_limit < 16) errs.add("--container-pids-limit", Message("exec.container.pids_limit"));
+  if (!errs.empty()) return errs.to_error();
+  return ok_status();
+}
+
+std::string container_script(const ContainerSettings& s, const ContainerRun& r) {
+  const bool cdi = s.gpu_device == "cdi";
+  std::ostringstream o;
+  o << "# One container per node for job " << r.job_id << " (docs/containers.md).\n"
+    << "gpurent_worker() {\n"
+    << "  local P=(" << words(std::vector<std::string>{s.podman}) << (s.podman_args.empty() ? "" : " ")
+    << words(s.podman_args) << ")\n"
+    << "  local node; node=$(printf '%s' \"${SLURMD_NODENAME:-$(hostname -s)}\" | tr -cd 'A-Za-z0-9._-')\n"
+    << "  local status_file=" << (r.status_file.empty() ? "''" : status_path_word(r.status_file)) << "\n"
+    << "  local name=" << q("gpurent-" + r.job_id + "-") << "\"$node\"\n"
+    << "  local net=" << q("gpurent-" + r.tenant_id) << "\n"
+    << "  local image=" << q(r.image) << "\n"
+    << "  status() {  # why the run failed, for gpurent (the exit code cannot say)\n"
+    << "    [ -n \"$status_file\" ] && printf '{\"reason\":\"%s\",\"detail\":\"%s\",\"node\":\"%s\"%s}\\n' "
+       "\"$1\" \"$(printf '%s' \"$2\" | tr -d '\\000-\\037\"\\\\')\" \"$node\" \"${3:-}\" > \"$status_file\"\n"
+    << "    return 0\n"
+    << "  }\n"
+    // The GPUs Slurm gave this node's step, as absolute indices.
+    << "  local gpus=${SLURM_STEP_GPUS:-${SLURM_JOB_GPUS:-}} visible='' i=0 g d\n"
+    << "  local -a args=()\n"
+    << "  for g in ${gpus//,/ }; do\n"
+    << "    [[ \"$g\" =~ ^[0-9]+$ ]] || continue\n";
+  if (cdi)
+    o << "    args+=(--device \"nvidia.com/gpu=$g\")\n";
+  else
+    o << "    args+=(--device \"$(printf " << q(s.gpu_device) << " \"$g\"):/dev/nvidia$g\")\n";
+  o << "    visible+=\"${visible:+,}$i\"; i=$((i + 1))\n"
+    << "  done\n";
+  if (!s.extra_devices.empty() && !cdi)
+    o << "  for d in " << words(s.extra_devices) << "; do [ -e \"$d\" ] && args+=(--device \"$d\"); done\n";
+  for (const auto& v : r.volumes) {
+    const std::string dir = s.volume_root + "/" + r.tenant_id + "/" + v.name;
+    o << "  if [ ! -d " << q(dir) << " ]; then mkdir -p " << q(dir) << " && chown " << q(s.user) << " " << q(dir)
+      << " || { status runtime_error 'cannot create volume " << v.name << "'; return 125; }; fi\n"
+      << "  args+=(-v " << q(dir + ":" + v.mount + (v.read_only ? ":ro" : "")) << ")\n";
+  }
+  // One network per tenant, isolated from the others (two jobs may race to create it).
+  o << "  \"${P[@]}\" network exists \"$net\" || \"${P[@]}\" network create --opt isolate=true \"$net\" >/dev/null 2>&1 "
+       "|| \"${P[@]}\" network exists \"$net\" || { status runtime_error \"cannot create network $net\"; return 125; }\n"
+    << "  if ! \"${P[@]}\" image exists \"$image\"; then\n"
+    << "    status image_missing \"$image\"\n"
+    << "    echo \"gpurent: image $image is not on node $node\" >&2\n"
+    << "    return 125\n"
+    << "  fi\n"
+    << "  \"${P[@]}\" rm -f \"$name\" >/dev/null 2>&1\n"
+    << "  local stopping=0 rc pid oom\n"
+    << "  trap 'stopping=1; \"${P[@]}\" stop -t " << s.stop_timeout_s << " \"$name\" >/dev/null 2>&1' TERM INT\n"
+    << "  \"${P[@]}\" run " << run_flags(s, r) << " \"${args[@]}\" \"$image\"" << (r.command.empty() ? "" : " ")
+    << words(r.command) << " </dev/null &\n"
+    << "  pid=$!\n"
+    << "  wait \"$pid\"; rc=$?\n"
+    << "  while kill -0 \"$pid\" 2>/dev/null; do wait \"$pid\"; rc=$?; done  # a trapped signal interrupts wait\n"
+    << "  oom=$(\"${P[@]}\" inspect --format '{{.State.OOMKilled}}' \"$name\" 2>/dev/null)\n"
+    << "  \"${P[@]}\" rm -f \"$name\" >/dev/null 2>&1\n"
+    << "  if [ \"$rc\" -ge 125 ] && [ \"$rc\" -le 127 ]; then\n"
+    << "    status runtime_error \"podman exit $rc\"\n";
+  if (r.memory_gib)
+    o << "  elif [ \"$oom\" = true ] || { [ \"$rc\" = 137 ] && [ \"$stopping\" = 0 ]; }; then\n"
+      << "    status oom \"exit $rc\" \",\\\"memory_gib\\\":" << *r.memory_gib
+      << ",\\\"oom_reported\\\":$([ \"$oom\" = true ] && echo true || echo false)\"\n";
+  o << "  fi\n"
+    << "  return \"$rc\"\n"
+    << "}\n";
+  if (r.nodes > 1)
+    o << "srun --ntasks-per-node=1 --kill-on-bad-exit=1 bash -c \"$(declare -f gpurent_worker); gpurent_worker\"\n";
+  else
+    o << "gpurent_worker\n";
+  return o.str();
+}
+
+std::optional<ContainerStatus> read_container_status(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line) || line.size() > 4096) return std::nullopt;
+  const auto j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("reason") || !j["reason"].is_string()) return std::nullopt;
+  ContainerStatus st;
+  st.reason = j["reason"].get<std::string>();
+  if (j.contains("detail") && j["detail"].is_string()) st.detail = j["detail"].get<std::string>();
+  if (j.contains("node") && j["node"].is_string()) st.node = j["node"].get<std::string>();
+  if (j.contains("memory_gib") && j["memory_gib"].is_number_integer()) st.memory_gib = j["memory_gib"].get<int64_t>();
+  if (j.contains("oom_reported") && j["oom_reported"].is_boolean()) st.oom_reported = j["oom_reported"].get<bool>();
+  return st;
+}
+
+std::string log_excerpt(const std::string& path, int lines, size_t max_bytes) {
+  const std::string raw = tail_lines(path, lines, 16 * 1024);
+  std::string out;
+  for (size_t i = 0; i < raw.size();) {
+    const auto c = static_cast<unsigned char>(raw[i]);
+    if (c == '\n') {
+      out += " | ";
+      ++i;
+    } else if (c < 0x20 || c == 0x7f) {
+      out += ' ';
+      ++i;
+    } else if (c < 0x80) {
+      out += static_cast<char>(c);
+      ++i;
+    } else {
+      // A well-formed multi-byte sequence is kept whole; anything else becomes '?'.
+      const size_t n = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+      bool ok = n > 0 && i + n <= raw.size();
+      for (size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(raw[i + k]) & 0xc0) == 0x80;
+      if (ok && n == 3) {
+        const auto c1 = static_cast<unsigned char>(raw[i + 1]);
+        ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0);  // overlong, surrogates
+      }
+      if (ok && n == 4) {
+        const auto c1 = static_cast<unsigned char>(raw[i + 1]);
+        ok = !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
+      }
+      out += ok ? raw.substr(i, n) : "?";
+      i += ok ? n : 1;
+    }
+  }
+  if (out.size() <= max_bytes) return out;
+  size_t from = out.size() - max_bytes;
+  while (from < out.size() && (static_cast<unsigned char>(out[from]) & 0xc0) == 0x80) ++from;
+  return "…" + out.substr(from);
+}
+
+std::string tail_lines(const std::string& path, int lines, size_t max_bytes) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in || lines <= 0) return "";
+  const std::streamoff size = in.tellg();
+  const std::streamoff from = size > static_cast<std::streamoff>(max_bytes) ? size - max_bytes : 0;
+  in.seekg(from);
+  std::string text(static_cast<size_t>(size - from), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  size_t cut = text.size();
+  for (int n = 0; n < lines && cut != std::string::npos; ++n) cut = cut == 0 ? std::string::npos : text.rfind('\n', cut - 1);
+  return cut == std::string::npos ? text : text.substr(cut + 1);
+}
+
+}  // namespace gpurent

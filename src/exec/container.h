@@ -1,0 +1,91 @@
+// Containers for jobs (docs/containers.md): every worker of a job runs in its own Podman container
+// on the node it was placed on, with the job's image, command, environment and working directory;
+// exactly its GPUs (device nodes, CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES); CPU, memory,
+// shared-memory and process limits; a non-root user, no capabilities, no privilege escalation;
+// the tenant's own network (isolated from other tenants'); the tenant's volumes.
+//
+// container_script() writes the bash that does it on a node: the body of the Slurm batch script
+// (SlurmSubmit::script), run by srun on every node of a gang. The GPUs come from Slurm
+// (SLURM_STEP_GPUS / SLURM_JOB_GPUS: the absolute indices it chose on that node). When the run
+// fails for a reason the exit code cannot carry (image missing, runtime error, out of memory) the
+// script writes one JSON line to the status file, which read_container_status() reads back.
+// Pure functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace gpurent {
+
+// How a deployment's nodes run containers (gpurent serve --containers ...).
+struct ContainerSettings {
+  std::string podman = "podman";
+  // Global flags before `run`; the default suits Debian 12 hosts with cgroup v1 (docs/containers.md).
+  std::vector<std::string> podman_args = {"--runtime", "runc", "--cgroup-manager", "cgroupfs"};
+  // Host path of GPU N ("%d" is the index), mounted at /dev/nvidiaN; "cdi" passes the NVIDIA
+  // Container Toolkit's CDI device nvidia.com/gpu=N instead.
+  std::string gpu_device = "/dev/nvidia%d";
+  // Also passed when present on the node (the driver's control devices).
+  std::vector<std::string> extra_devices = {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"};
+  std::string volume_root;       // tenants' volumes: <root>/<tenant id>/<volume>; empty: volumes refused
+  std::string user = "1000:1000";  // uid:gid inside the container (never root)
+  int64_t pids_limit = 4096;
+  int64_t nofile = 1024, nproc = 4096;  // ulimits (at or below the host's hard limits)
+  int64_t stop_timeout_s = 10;          // SIGTERM to SIGKILL when the job is cancelled
+};
+
+struct ContainerVolume {
+  std::string name, mount;
+  bool read_only = false;
+};
+
+// One job's container, the same on each of its nodes.
+struct ContainerRun {
+  std::string job_id;      // names the container: gpurent-<job id>-<node>
+  std::string tenant_id;   // names the network (gpurent-<tenant id>) and the volume folder
+  std::string image;       // a local image reference or digest (--pull never)
+  std::vector<std::string> command;  // empty: the image's entrypoint
+  std::map<std::string, std::string> env;
+  std::string workdir;     // empty: the image's
+  std::optional<int64_t> cpus, memory_gib, shm_gib;
+  std::vector<ContainerVolume> volumes;
+  int64_t nodes = 1;       // > 1: srun starts one container per node
+  std::string status_file;  // may contain %j (the Slurm job id); empty: none written
+};
+
+// Checks what the script will rely on: names usable in paths and container names, a volume root
+// when the job has volumes. Field names are the job's.
+Status check_container_run(const ContainerSettings& s, const ContainerRun& r);
+
+// Checks a deployment's settings (gpurent serve flags): a GPU device pattern with one %d, a
+// non-root uid:gid, an absolute volume root.
+Status check_container_settings(const ContainerSettings& s);
+
+// The bash body of the batch script (no #! line). Every value is shell-quoted.
+std::string container_script(const ContainerSettings& s, const ContainerRun& r);
+
+// What the script wrote to the status file: {"reason": "image_missing" | "runtime_error" |
+// "oom", ...}. nullopt when there is no such file or it is not a status line.
+struct ContainerStatus {
+  std::string reason;        // image_missing, runtime_error, oom
+  std::string detail;        // the runtime's own words, the image, ...
+  std::optional<int64_t> memory_gib;  // oom: the limit
+  std::optional<bool> oom_reported;   // oom: the runtime said so (false: inferred from SIGKILL)
+  std::string node;
+};
+std::optional<ContainerStatus> read_container_status(const std::string& path);
+
+// The last `lines` lines of a text file, at most `max_bytes` read from its end ("" when unreadable).
+std::string tail_lines(const std::string& path, int lines, size_t max_bytes = 64 * 1024);
+
+// The same lines as one line of printable UTF-8 for a reason: line breaks as " | ", other control
+// characters as spaces, invalid UTF-8 as '?', at most the last `max_bytes` bytes (cut at a
+// character boundary, "…" in front when cut).
+std::string log_excerpt(const std::string& path, int lines, size_t max_bytes);
+
+}  // namespace gpurent

@@ -1,0 +1,155 @@
+// The container worker script's pure parts (exec/container.h): what it passes to Podman for a
+// job, how it quotes hostile values, how it reads back the status file, and the log excerpt that
+// ends up in a job's reason (printable one-line UTF-8 whatever the job printed). The script
+// itself runs for real in tests/container_slurm_test.cc.
+#include "exec/container.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "exec/process.h"
+
+namespace gpurent {
+namespace {
+
+std::string temp_file(const std::string& text) {
+  char tmpl[] = "/tmp/gpurent-container-test-XXXXXX";
+  const int fd = mkstemp(tmpl);
+  EXPECT_GE(fd, 0);
+  close(fd);
+  std::ofstream(tmpl, std::ios::binary) << text;
+  return tmpl;
+}
+
+ContainerRun sample() {
+  ContainerRun r;
+  r.job_id = "job_0123456789abcdef";
+  r.tenant_id = "ten_0123456789abcdef";
+  r.image = "localhost/gpurent/python:bookworm";
+  r.command = {"python3", "-c", "print('it''s')"};
+  r.env = {{"GREETING", "a b'c\"$(touch /tmp/pwned)"}};
+  r.cpus = 4;
+  r.memory_gib = 16;
+  r.volumes = {{"data", "/data", false}, {"ref", "/ref", true}};
+  r.status_file = "/out/job_0123456789abcdef-%j.status";
+  return r;
+}
+
+TEST(Container, ScriptPassesTheJobsLimitsDevicesAndVolumes) {
+  ContainerSettings s;
+  s.volume_root = "/shared/volumes";
+  const std::string sh = container_script(s, sample());
+  for (const char* want : {"--cpus 4", "--memory 16g --memory-swap 16g", "--shm-size 8g", "--pids-limit 4096",
+                           "--cap-drop all", "--security-opt no-new-privileges", "--user '1000:1000'", "--pull never",
+                           "--network \"$net\"", "'/shared/volumes/ten_0123456789abcdef/data:/data'",
+                           "'/shared/volumes/ten_0123456789abcdef/ref:/ref:ro'", "gpurent-ten_0123456789abcdef",
+                           "printf '/dev/nvidia%d' \"$g\"", "SLURM_STEP_GPUS", "'/out/job_0123456789abcdef-'\"${SLURM_JOB_ID:-0}\"'.status'",
+                           "status oom", "gpurent_worker\n"})
+    EXPECT_NE(sh.find(want), std::string::npos) << want << "\n" << sh;
+  EXPECT_EQ(sh.find("--privileged"), std::string::npos);
+  EXPECT_EQ(sh.find("--network host"), std::string::npos);
+  EXPECT_EQ(sh.find("srun"), std::string::npos) << "one node: no srun";
+  ContainerRun gang = sample();
+  gang.nodes = 2;
+  s.gpu_device = "cdi";
+  const std::string g = container_script(s, gang);
+  EXPECT_NE(g.find("srun --ntasks-per-node=1"), std::string::npos);
+  EXPECT_NE(g.find("nvidia.com/gpu=$g"), std::string::npos);
+}
+
+// The script is valid bash, and a hostile environment value reaches the container as it is,
+// never run by the shell: checked by running the script with a fake podman that prints its argv.
+TEST(Container, HostileValuesStayData) {
+  char dir[] = "/tmp/gpurent-fake-podman-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string fake = std::string(dir) + "/podman";
+  std::ofstream(fake) << "#!/bin/bash\n"
+                         "for a in \"$@\"; do [ \"$a\" = run ] && run=1; done\n"
+                         "[ -n \"$run\" ] && printf '%s\\n' \"$@\" > " << dir << "/argv\n"
+                         "for a in \"$@\"; do [ \"$a\" = inspect ] && echo false; done\n"
+                         "exit 0\n";
+  std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+  ContainerSettings s;
+  s.podman = fake;
+  s.user = std::to_string(getuid()) + ":" + std::to_string(getgid());  // chown works without root too
+  s.volume_root = std::string(dir) + "/vol";
+  ContainerRun r = sample();
+  r.status_file.clear();
+  auto out = run_process({"bash", "-c", container_script(s, r)},
+                         {{"SLURM_JOB_GPUS", "3,5"}, {"SLURMD_NODENAME", "gpn1"}}, "", 20'000);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(out->exit_code, 0) << out->err;
+  EXPECT_FALSE(std::filesystem::exists("/tmp/pwned"));
+  std::ifstream in(std::string(dir) + "/argv");
+  std::vector<std::string> argv;
+  for (std::string a; std::getline(in, a);) argv.push_back(a);
+  auto has = [&](const std::string& a) { return std::find(argv.begin(), argv.end(), a) != argv.end(); };
+  EXPECT_TRUE(has("GREETING=a b'c\"$(touch /tmp/pwned)"));
+  EXPECT_TRUE(has("CUDA_VISIBLE_DEVICES=0,1"));
+  EXPECT_TRUE(has("NVIDIA_VISIBLE_DEVICES=3,5"));
+  EXPECT_TRUE(has("/dev/nvidia3:/dev/nvidia3"));
+  EXPECT_TRUE(has("/dev/nvidia5:/dev/nvidia5"));
+  EXPECT_FALSE(has("/dev/nvidia0:/dev/nvidia0"));
+  EXPECT_TRUE(has("print('it''s')"));
+  EXPECT_TRUE(has("gpurent-job_0123456789abcdef-gpn1"));
+  EXPECT_TRUE(std::filesystem::is_directory(std::string(dir) + "/vol/ten_0123456789abcdef/data"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Container, ChecksRunsAndSettings) {
+  ContainerSettings s;
+  ContainerRun r = sample();
+  EXPECT_FALSE(check_container_run(s, r).ok()) << "volumes without a volume root";
+  s.volume_root = "/v";
+  EXPECT_TRUE(check_container_run(s, r).ok());
+  r.image.clear();
+  EXPECT_FALSE(check_container_run(s, r).ok());
+  EXPECT_TRUE(check_container_settings(s).ok());
+  for (const char* bad : {"nvidia%d", "/dev/nvidia", "/dev/%s%d", "/dev/nvidia%d%d"}) {
+    s.gpu_device = bad;
+    EXPECT_FALSE(check_container_settings(s).ok()) << bad;
+  }
+  s.gpu_device = "cdi";
+  EXPECT_TRUE(check_container_settings(s).ok());
+  s.user = "0:0";
+  EXPECT_FALSE(check_container_settings(s).ok()) << "root inside";
+}
+
+TEST(Container, ReadsTheStatusFile) {
+  const std::string p = temp_file(R"({"reason":"oom","detail":"exit 137","node":"gpn1","memory_gib":4,"oom_reported":false})"
+                                  "\n");
+  auto st = read_container_status(p);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->reason, "oom");
+  EXPECT_EQ(*st->memory_gib, 4);
+  EXPECT_FALSE(*st->oom_reported);
+  EXPECT_EQ(st->node, "gpn1");
+  std::ofstream(p) << "not json";
+  EXPECT_FALSE(read_container_status(p).has_value());
+  EXPECT_FALSE(read_container_status("/nonexistent/x.status").has_value());
+  std::remove(p.c_str());
+}
+
+// A reason is one printable line of valid UTF-8 (a record with a line break or a broken
+// character would not decode, and the control loop would stop on it).
+TEST(Container, LogExcerptIsOnePrintableLine) {
+  const std::string p = temp_file("l1\nl2\nl3\tx\r\n\x1b[31mred\x1b[0m\n\xff\xfe bad \xe4\xb8\n第二步\n\n");
+  const std::string e = log_excerpt(p, 5, 600);
+  EXPECT_EQ(e, "l2 | l3 x  |  [31mred [0m | ?? bad ?? | 第二步");
+  for (unsigned char c : e) EXPECT_TRUE(c >= 0x20 && c != 0x7f) << e;
+  // Cut at a character boundary, marked.
+  const std::string cut = log_excerpt(p, 5, 10);
+  EXPECT_EQ(cut.rfind("…", 0), 0u) << cut;
+  EXPECT_EQ(cut.substr(cut.size() - 9), "第二步");
+  EXPECT_EQ(log_excerpt("/nonexistent", 5, 100), "");
+  std::remove(p.c_str());
+}
+
+}  // namespace
+}  // namespace gpurent
