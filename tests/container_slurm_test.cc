@@ -100,6 +100,10 @@ except urllib.error.HTTPError as e:
     facts["api"] = e.code
 except Exception as e:
     facts["api"] = str(e)
+sv = os.environ.get("HF_TOKEN")
+if sv is not None:
+    fv = open("/run/secrets/hf").read() if os.path.exists("/run/secrets/hf") else None
+    facts.update(secret_len=len(sv), secret_same=(fv == sv), secret_prefix=sv[:4])
 peer = os.environ.get("PEER")
 if peer:
     try:
@@ -156,6 +160,7 @@ TEST(ContainerSlurm, slurm_containers_RunIsolatedOnExactlyTheirGpus) {
     p["quota"]["max_concurrent_jobs"] = 10;
     expect_2xx(s.admin("POST", "/api/v1/projects", p), "project");
     token[t] = make_user_token(s, t + "-dev", "tenant_member", t);
+    token[t + "-admin"] = make_user_token(s, t + "-admin", "tenant_admin", t);
   }
   auto submit = [&](const std::string& tenant, const std::string& name, int workers, int gpus, json command,
                     const json& extra = json::object()) {
@@ -194,10 +199,16 @@ TEST(ContainerSlurm, slurm_containers_RunIsolatedOnExactlyTheirGpus) {
     EXPECT_EQ(r.error_fields(), std::vector<std::string>{"image"}) << r.describe();
   }
 
-  // Tenant acme: a server on two GPUs that writes to its volume and stays up.
+  // Tenant acme: a server on two GPUs that writes to its volume and stays up, with a secret as a
+  // variable and as a file.
+  const std::string kSecret = "tok-s3cr3t\nsecond line";
+  ASSERT_EQ(s.req("PUT", "/api/v1/projects/acme-proj/secrets/hf-token", token["acme-admin"], json{{"value", kSecret}}).status,
+            201);
   const std::string a = submit("acme", "a-serve", 1, 2, kRunFacts,
                                {{"volumes", {{{"name", "data"}, {"mount", "/data"}}}},
-                                {"env", {{"WRITE", "hello.txt"}, {"SERVE", "1"}}}});
+                                {"env", {{"WRITE", "hello.txt"}, {"SERVE", "1"}}},
+                                {"secrets", {{{"name", "hf-token"}, {"env", "HF_TOKEN"}},
+                                             {{"name", "hf-token"}, {"file", "/run/secrets/hf"}}}}});
   json fa = wait_tag("acme", a, "FACTS");
   ASSERT_FALSE(fa.is_null()) << logs("acme", a) << s.log();
   EXPECT_NE(fa["uid"], 0) << "never root inside";
@@ -211,6 +222,9 @@ TEST(ContainerSlurm, slurm_containers_RunIsolatedOnExactlyTheirGpus) {
   EXPECT_EQ(fa["greeting"], "你好");
   EXPECT_EQ(fa["api"], 401) << "the API answers a container only with a token: " << fa.dump();
   EXPECT_EQ(fa["data"], json::array({"hello.txt"}));
+  EXPECT_EQ(fa["secret_len"], kSecret.size()) << fa.dump();
+  EXPECT_EQ(fa["secret_same"], true) << "the variable and the file hold the same value: " << fa.dump();
+  EXPECT_EQ(fa["secret_prefix"], "tok-");
   EXPECT_LE(fa["pids"].size(), 3u) << "its own processes only: " << fa.dump();
   // The placement gpurent shows is the GPUs the container got.
   json ja = s.req("GET", "/api/v1/jobs/" + a, token["acme"]).body;
@@ -242,12 +256,31 @@ TEST(ContainerSlurm, slurm_containers_RunIsolatedOnExactlyTheirGpus) {
   const std::string cli = run_cmd("GPURENT_SERVER=" + s.url() + " GPURENT_TOKEN=" + token["beta"] + " " +
                                   std::string(GPURENT_BIN) + " jobs logs b-probe --tail 5");
   EXPECT_NE(cli.find("FACTS {"), std::string::npos) << cli;
+  // The secret's value is nowhere the platform writes: not in the batch script Slurm keeps, the
+  // job's answers, its log (the job printed only its length), nor the server's log.
+  const std::string scripts = run_cmd("export SLURM_CONF=" + c.dir +
+                                      "/slurm.conf; for j in $(squeue -h -o %i); do scontrol write batch_script $j -; done");
+  EXPECT_NE(scripts.find("gpurent_worker"), std::string::npos) << scripts;
+  EXPECT_EQ(scripts.find("s3cr3t"), std::string::npos) << "the batch script holds no value";
+  EXPECT_EQ(s.req("GET", "/api/v1/jobs/" + a, token["acme"]).text.find("s3cr3t"), std::string::npos);
+  EXPECT_EQ(logs("acme", a).find("s3cr3t"), std::string::npos);
+  EXPECT_EQ(s.req("GET", "/api/v1/projects/acme-proj/secrets", token["acme"]).text.find("s3cr3t"), std::string::npos);
+  EXPECT_TRUE(fs::exists(c.dir + "/out/.secrets/" + a + "/hf-token"));
   expect_2xx(s.req("POST", "/api/v1/jobs/" + a + "/cancel", token["acme"], json{{"reason", "done"}}), "cancel");
   wait_for(s, "/api/v1/jobs/" + a, finished, 60);
+  for (int i = 0; i < 50 && fs::exists(c.dir + "/out/.secrets/" + a); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(fs::exists(c.dir + "/out/.secrets/" + a)) << "a job's secret files go when it ends";
 
-  // A gang over both nodes: a container on each, each with its node's four GPUs.
+  // A gang over both nodes: a container on each, each with its node's four GPUs; the image named
+  // by its digest (exactly that content runs).
+  std::string digest = run_cmd("podman image inspect " + std::string(kImage) + " --format '{{.Digest}}'");
+  while (!digest.empty() && digest.back() == '\n') digest.pop_back();
+  ASSERT_EQ(digest.rfind("sha256:", 0), 0u) << digest;
+  const std::string by_digest = "localhost/gpurent/python@" + digest;
   const std::string g = submit("acme", "gang", 2, 4,
-                               {"sh", "-c", "echo GANG \"{\\\"node\\\": \\\"$GPURENT_NODE\\\", \\\"n\\\": $(ls /dev/nvidia* | wc -l)}\""});
+                               {"sh", "-c", "echo GANG \"{\\\"node\\\": \\\"$GPURENT_NODE\\\", \\\"n\\\": $(ls /dev/nvidia* | wc -l)}\""},
+                               {{"image", by_digest}});
   json gj = wait_for(s, "/api/v1/jobs/" + g, finished, 90);
   EXPECT_EQ(gj["status"]["state"], "succeeded") << gj.dump() << logs("acme", g);
   const std::string gl = logs("acme", g);
@@ -263,6 +296,8 @@ TEST(ContainerSlurm, slurm_containers_RunIsolatedOnExactlyTheirGpus) {
                                   "            time.sleep(60); os._exit(0)\n        n += 1\nexcept OSError as e:\n"
                                   "    print('FORKS', n, e.errno, flush=True)\n")}}}});
   const std::string missing = submit("beta", "missing", 1, 1, {"true"}, {{"image", "localhost/no-such-image:1"}});
+  const std::string other = "localhost/gpurent/python@sha256:" + std::string(64, 'a');
+  const std::string wrong_digest = submit("beta", "wrong-digest", 1, 1, {"true"}, {{"image", other}});
   const std::string bad = submit("beta", "exit3", 1, 1, {"sh", "-c", "echo first; echo 'the last words' >&2; exit 3"});
   json jo = wait_for(s, "/api/v1/jobs/" + oom, finished, 90);
   EXPECT_EQ(jo["status"]["state"], "failed");
@@ -273,6 +308,10 @@ TEST(ContainerSlurm, slurm_containers_RunIsolatedOnExactlyTheirGpus) {
   EXPECT_NE(jm["status"]["reason"].get<std::string>().find("image localhost/no-such-image:1 is not on node"),
             std::string::npos)
       << jm.dump();
+  json jw = wait_for(s, "/api/v1/jobs/" + wrong_digest, finished, 90);
+  EXPECT_EQ(jw["status"]["state"], "failed");
+  EXPECT_NE(jw["status"]["reason"].get<std::string>().find("image " + other + " is not on node"), std::string::npos)
+      << jw.dump();
   json je = wait_for(s, "/api/v1/jobs/" + bad, finished, 90);
   EXPECT_EQ(je["status"]["reason"].get<std::string>().rfind("exit code 3 (Slurm job ", 0), 0u) << je.dump();
   EXPECT_NE(je["status"]["reason"].get<std::string>().find("the last words"), std::string::npos) << je.dump();
@@ -285,6 +324,7 @@ TEST(ContainerSlurm, slurm_containers_RunIsolatedOnExactlyTheirGpus) {
   EXPECT_GT(forks, 10) << bl;
   EXPECT_LT(forks, 64) << bl;
   EXPECT_NE(bl.find("FORKS " + std::to_string(forks) + " 11"), std::string::npos) << "EAGAIN: " << bl;
+  EXPECT_EQ(s.log().find("s3cr3t"), std::string::npos) << "the server never logs a secret";
 }
 
 }  // namespace

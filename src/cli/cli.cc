@@ -14,6 +14,8 @@ void add_rate_command(CLI::App& app, CliContext& ctx);
 // invoices show (invoice_commands.cc).
 void add_invoice_commands(CLI::App& app, CliContext& ctx);
 void add_advise_commands(CLI::App& app, CliContext& ctx);
+// secrets set/list/delete (secret_commands.cc).
+void add_secret_commands(CLI::App& app, CliContext& ctx);
 
 namespace {
 
@@ -166,6 +168,7 @@ int run_cli(const std::vector<std::string>& args, const CliIo& io) {
   add_job_verbs(*jobs, ctx);
   add_operator_commands(app, ctx);
   add_account_commands(app, ctx);
+  add_secret_commands(app, ctx);
   add_serve_command(app, ctx);
   add_simulate_command(app, ctx);
   add_rate_command(app, ctx);

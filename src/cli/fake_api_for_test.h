@@ -111,8 +111,9 @@ class CliFakeApiTest : public ::testing::Test {
     env_["GPURENT_TOKEN"] = "gpr_env";
   }
 
-  CliRun run(std::vector<std::string> args) {
-    std::istringstream in;
+  // `stdin_text` is what the command reads on standard input.
+  CliRun run(std::vector<std::string> args, const std::string& stdin_text = "") {
+    std::istringstream in(stdin_text);
     std::ostringstream out, err;
     auto env = [this](const std::string& k) -> std::optional<std::string> {
       auto it = env_.find(k);

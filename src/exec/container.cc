@@ -120,6 +120,27 @@ std::string container_script(const ContainerSettings& s, const ContainerRun& r) 
     o << "    args+=(--device \"$(printf " << q(s.gpu_device) << " \"$g\"):/dev/nvidia$g\")\n";
   o << "    visible+=\"${visible:+,}$i\"; i=$((i + 1))\n"
     << "  done\n";
+  // CPUs and memory of the GPUs' NUMA node, when they share one and the node says which CPUs.
+  if (!r.gpu_numa.empty()) {
+    o << "  local -a numa_of=()\n  case \"$node\" in\n";
+    for (const auto& [name, numa] : r.gpu_numa) {
+      if (!plain_name(name)) continue;
+      o << "    " << q(name) << ") numa_of=(";
+      for (size_t k = 0; k < numa.size(); ++k) o << (k ? " " : "") << numa[k];
+      o << ") ;;\n";
+    }
+    o << "  esac\n"
+      << "  local numa='' n\n"
+      << "  for g in ${gpus//,/ }; do\n"
+      << "    n=${numa_of[$g]:-}\n"
+      << "    [ -z \"$n\" ] && { numa=mixed; break; }\n"
+      << "    [ -z \"$numa\" ] && numa=$n\n"
+      << "    [ \"$numa\" != \"$n\" ] && { numa=mixed; break; }\n"
+      << "  done\n"
+      << "  if [[ \"$numa\" =~ ^[0-9]+$ ]] && [ -r \"/sys/devices/system/node/node$numa/cpulist\" ]; then\n"
+      << "    args+=(--cpuset-cpus \"$(cat /sys/devices/system/node/node$numa/cpulist)\" --cpuset-mems \"$numa\")\n"
+      << "  fi\n";
+  }
   if (!s.extra_devices.empty() && !cdi)
     o << "  for d in " << words(s.extra_devices) << "; do [ -e \"$d\" ] && args+=(--device \"$d\"); done\n";
   for (const auto& v : r.volumes) {
@@ -127,6 +148,26 @@ std::string container_script(const ContainerSettings& s, const ContainerRun& r) 
     o << "  if [ ! -d " << q(dir) << " ]; then mkdir -p " << q(dir) << " && chown " << q(s.user) << " " << q(dir)
       << " || { status runtime_error 'cannot create volume " << v.name << "'; return 125; }; fi\n"
       << "  args+=(-v " << q(dir + ":" + v.mount + (v.read_only ? ":ro" : "")) << ")\n";
+  }
+  // Secrets: each file becomes a Podman secret for this container (gpurent-<job>-<node>-<i>),
+  // given as a variable (type=env) or a read-only file owned by the container user (type=mount).
+  // The value goes from the file to Podman's secret store and into the container: never through
+  // the environment of Podman itself (a variable named LD_PRELOAD would run code as root), a
+  // command line or this script. Removed when the container is.
+  const std::string uid = s.user.substr(0, s.user.find(':')), gid = s.user.substr(s.user.find(':') + 1);
+  std::ostringstream sec_o;
+  sec_o << "  local -a secret_ids=()\n";
+  for (size_t i = 0; i < r.secrets.size(); ++i) {
+    const ContainerSecret& sec = r.secrets[i];
+    sec_o << "  local sid" << i << "=\"$name-" << i << "\"\n"
+      << "  \"${P[@]}\" secret rm \"$sid" << i << "\" >/dev/null 2>&1\n"
+      << "  \"${P[@]}\" secret create \"$sid" << i << "\" " << q(sec.host_file)
+      << " >/dev/null || { status runtime_error 'cannot create a secret'; return 125; }\n"
+      << "  secret_ids+=(\"$sid" << i << "\")\n";
+    if (!sec.env.empty()) sec_o << "  args+=(--secret \"$sid" << i << "\"" << q(",type=env,target=" + sec.env) << ")\n";
+    if (!sec.file.empty())
+      sec_o << "  args+=(--secret \"$sid" << i << "\""
+            << q(",type=mount,target=" + sec.file + ",uid=" + uid + ",gid=" + gid + ",mode=0400") << ")\n";
   }
   // One network per tenant, isolated from the others (two jobs may race to create it).
   o << "  \"${P[@]}\" network exists \"$net\" || \"${P[@]}\" network create --opt isolate=true \"$net\" >/dev/null 2>&1 "
@@ -137,6 +178,7 @@ std::string container_script(const ContainerSettings& s, const ContainerRun& r) 
     << "    return 125\n"
     << "  fi\n"
     << "  \"${P[@]}\" rm -f \"$name\" >/dev/null 2>&1\n"
+    << sec_o.str()
     << "  local stopping=0 rc pid oom\n"
     << "  trap 'stopping=1; \"${P[@]}\" stop -t " << s.stop_timeout_s << " \"$name\" >/dev/null 2>&1' TERM INT\n"
     << "  \"${P[@]}\" run " << run_flags(s, r) << " \"${args[@]}\" \"$image\"" << (r.command.empty() ? "" : " ")
@@ -146,6 +188,7 @@ std::string container_script(const ContainerSettings& s, const ContainerRun& r) 
     << "  while kill -0 \"$pid\" 2>/dev/null; do wait \"$pid\"; rc=$?; done  # a trapped signal interrupts wait\n"
     << "  oom=$(\"${P[@]}\" inspect --format '{{.State.OOMKilled}}' \"$name\" 2>/dev/null)\n"
     << "  \"${P[@]}\" rm -f \"$name\" >/dev/null 2>&1\n"
+    << "  for d in \"${secret_ids[@]}\"; do \"${P[@]}\" secret rm \"$d\" >/dev/null 2>&1; done\n"
     << "  if [ \"$rc\" -ge 125 ] && [ \"$rc\" -le 127 ]; then\n"
     << "    status runtime_error \"podman exit $rc\"\n";
   if (r.memory_gib)

@@ -44,6 +44,13 @@ struct ContainerVolume {
   bool read_only = false;
 };
 
+// A secret for the container: the file on the node holding its value (readable by root only),
+// given as the environment variable `env` or mounted read-only at `file` (through Podman's own
+// secrets: the value never passes through Podman's environment or a command line).
+struct ContainerSecret {
+  std::string host_file, env, file;
+};
+
 // One job's container, the same on each of its nodes.
 struct ContainerRun {
   std::string job_id;      // names the container: gpurent-<job id>-<node>
@@ -54,6 +61,11 @@ struct ContainerRun {
   std::string workdir;     // empty: the image's
   std::optional<int64_t> cpus, memory_gib, shm_gib;
   std::vector<ContainerVolume> volumes;
+  std::vector<ContainerSecret> secrets;  // values never appear in the script or on a command line
+  // Node name -> the NUMA node of each GPU index there (gpurent's node topology). When all of a
+  // container's GPUs are on one NUMA node the container's CPUs and memory are that node's
+  // (--cpuset-cpus from /sys/devices/system/node/nodeN/cpulist on the node, --cpuset-mems N).
+  std::map<std::string, std::vector<int64_t>> gpu_numa;
   int64_t nodes = 1;       // > 1: srun starts one container per node
   std::string status_file;  // may contain %j (the Slurm job id); empty: none written
 };

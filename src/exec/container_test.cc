@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "exec/process.h"
 
@@ -72,6 +73,8 @@ TEST(Container, HostileValuesStayData) {
   std::ofstream(fake) << "#!/bin/bash\n"
                          "for a in \"$@\"; do [ \"$a\" = run ] && run=1; done\n"
                          "[ -n \"$run\" ] && printf '%s\\n' \"$@\" > " << dir << "/argv\n"
+                         "[ \"$5\" = secret ] && echo \"$@\" >> " << dir << "/secrets\n"
+                         "[ -n \"$run\" ] && env > " << dir << "/env\n"
                          "for a in \"$@\"; do [ \"$a\" = inspect ] && echo false; done\n"
                          "exit 0\n";
   std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
@@ -81,7 +84,13 @@ TEST(Container, HostileValuesStayData) {
   s.volume_root = std::string(dir) + "/vol";
   ContainerRun r = sample();
   r.status_file.clear();
-  auto out = run_process({"bash", "-c", container_script(s, r)},
+  r.gpu_numa = {{"gpn1", {0, 0, 0, 0, 0, 0, 1, 1}}, {"gpn2", {1, 1}}};  // GPUs 3 and 5 of gpn1: NUMA node 0
+  const std::string secret = std::string(dir) + "/secret";
+  std::ofstream(secret) << "tok $(x) 's3cr3t\nline two\n";
+  r.secrets = {{secret, "HF_TOKEN", ""}, {secret, "", "/run/secrets/$(touch /tmp/pwned) \"x\""}};
+  const std::string script = container_script(s, r);
+  EXPECT_EQ(script.find("s3cr3t"), std::string::npos) << "the script names the file, never the value";
+  auto out = run_process({"bash", "-c", script},
                          {{"SLURM_JOB_GPUS", "3,5"}, {"SLURMD_NODENAME", "gpn1"}}, "", 20'000);
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_EQ(out->exit_code, 0) << out->err;
@@ -98,7 +107,54 @@ TEST(Container, HostileValuesStayData) {
   EXPECT_FALSE(has("/dev/nvidia0:/dev/nvidia0"));
   EXPECT_TRUE(has("print('it''s')"));
   EXPECT_TRUE(has("gpurent-job_0123456789abcdef-gpn1"));
+  EXPECT_TRUE(has("gpurent-job_0123456789abcdef-gpn1-0,type=env,target=HF_TOKEN"));
+  EXPECT_TRUE(has("gpurent-job_0123456789abcdef-gpn1-1,type=mount,target=/run/secrets/$(touch /tmp/pwned) \"x\",uid=" +
+                  s.user.substr(0, s.user.find(':')) + ",gid=" + s.user.substr(s.user.find(':') + 1) + ",mode=0400"));
+  if (std::filesystem::exists("/sys/devices/system/node/node0/cpulist")) {
+    EXPECT_TRUE(has("--cpuset-mems")) << "bound to the GPUs' NUMA node";
+    EXPECT_TRUE(has("0"));
+  }
+  for (const auto& a : argv) EXPECT_EQ(a.find("s3cr3t"), std::string::npos) << "no value on podman's command line";
+  std::ifstream env(std::string(dir) + "/env");
+  std::string penv((std::istreambuf_iterator<char>(env)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(penv.find("s3cr3t"), std::string::npos) << "nor in podman's environment";
+  EXPECT_EQ(penv.find("HF_TOKEN"), std::string::npos);
+  std::ifstream created(std::string(dir) + "/secrets");
+  std::string secrets((std::istreambuf_iterator<char>(created)), std::istreambuf_iterator<char>());
+  EXPECT_NE(secrets.find("secret create gpurent-job_0123456789abcdef-gpn1-0 " + secret), std::string::npos) << secrets;
+  EXPECT_NE(secrets.find("secret rm gpurent-job_0123456789abcdef-gpn1-1"), std::string::npos) << "removed after";
   EXPECT_TRUE(std::filesystem::is_directory(std::string(dir) + "/vol/ten_0123456789abcdef/data"));
+  std::filesystem::remove_all(dir);
+}
+
+// GPUs on one NUMA node bind the container to that node's CPUs and memory; GPUs on two, or a
+// node whose topology is unknown, do not.
+TEST(Container, BindsToTheGpusNumaNodeOnlyWhenTheyShareOne) {
+  if (!std::filesystem::exists("/sys/devices/system/node/node0/cpulist")) GTEST_SKIP() << "no NUMA information here";
+  char dir[] = "/tmp/gpurent-fake-podman-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string fake = std::string(dir) + "/podman";
+  std::ofstream(fake) << "#!/bin/bash\nfor a in \"$@\"; do [ \"$a\" = run ] && printf '%s\\n' \"$@\" > " << dir
+                      << "/argv; done\nexit 0\n";
+  std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+  ContainerSettings s;
+  s.podman = fake;
+  ContainerRun r = sample();
+  r.volumes.clear();
+  r.status_file.clear();
+  r.gpu_numa = {{"gpn1", {0, 0, 0, 0, 1, 1, 1, 1}}};
+  auto bound = [&](const std::string& gpus, const std::string& node) {
+    std::filesystem::remove(std::string(dir) + "/argv");
+    auto out = run_process({"bash", "-c", container_script(s, r)}, {{"SLURM_JOB_GPUS", gpus}, {"SLURMD_NODENAME", node}},
+                           "", 20'000);
+    EXPECT_TRUE(out.ok() && out->exit_code == 0);
+    std::ifstream in(std::string(dir) + "/argv");
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return all.find("--cpuset-mems\n0\n") != std::string::npos;
+  };
+  EXPECT_TRUE(bound("0,3", "gpn1"));
+  EXPECT_FALSE(bound("3,4", "gpn1")) << "two NUMA nodes";
+  EXPECT_FALSE(bound("0", "gpn9")) << "a node whose topology gpurent does not know";
   std::filesystem::remove_all(dir);
 }
 

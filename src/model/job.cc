@@ -37,6 +37,54 @@ std::optional<Message> reserved_env_reason(const std::string& k) {
   return std::nullopt;
 }
 
+// A path inside the container that is plain ("/data/x": no empty, "." or ".." segment) and not
+// /, nor under /proc, /sys or /dev; errors on `key`.
+void check_container_path(Fields& v, const char* key, const std::string& p) {
+  if (p.empty()) return;  // already reported
+  const std::string path = p + "/";
+  // ':' and ',' separate the parts of a container runtime's mount option.
+  const bool plain = p != "/" && path.find("//") == std::string::npos && path.find("/./") == std::string::npos &&
+                     path.find("/../") == std::string::npos && p.find_first_of(":,") == std::string::npos;
+  const std::string top = p.substr(0, p.find('/', 1));
+  if (!plain && p != "/")
+    v.error(key, Message("job.volumes.mount_plain").arg("mount", p));
+  else if (p == "/" || top == "/proc" || top == "/sys" || top == "/dev")
+    v.error(key, Message("job.volumes.mount_reserved").arg("mount", p));
+}
+
+// secrets: [{name, env} | {name, file}], distinct variables and files.
+void read_secrets(Fields& f, Job& j) {
+  std::set<std::string> envs, files;
+  f.objects("secrets", false, kMaxJobSecrets, [&](Fields& v, size_t) {
+    JobSecret s;
+    s.name = v.str("name", {.min_len = 1, .max_len = 63, .pattern = kSlug, .pattern_help = kSlugHelp});
+    const bool has_env = v.has("env"), has_file = v.has("file");
+    if (has_env == has_file) v.error(has_env ? "file" : "env", Message("job.secrets.env_or_file"));
+    if (has_env) {
+      s.env = v.str("env", {.min_len = 1, .max_len = 128});
+      if (!s.env.empty() && !valid_env_name(s.env))
+        v.error("env", Message("job.env.bad_name"));
+      else if (auto why = reserved_env_reason(s.env))
+        v.error("env", *why);
+      else if (!s.env.empty() && !envs.insert(s.env).second)
+        v.error("env", Message("job.secrets.duplicate").arg("value", s.env));
+    }
+    if (has_file) {
+      s.file = v.str("file", kWorkdirRule);
+      check_container_path(v, "file", s.file);
+      if (!s.file.empty() && !files.insert(s.file).second)
+        v.error("file", Message("job.secrets.duplicate").arg("value", s.file));
+      for (const VolumeMount& m : j.volumes)  // a file inside a volume would hide or be hidden
+        if (!s.file.empty() && (s.file == m.mount || s.file.rfind(m.mount + "/", 0) == 0))
+          v.error("file", Message("job.secrets.in_volume").arg("file", s.file).arg("mount", m.mount));
+    }
+    j.secrets.push_back(std::move(s));
+  });
+  for (size_t i = 0; i < j.secrets.size(); ++i)
+    if (!j.secrets[i].env.empty() && j.env.count(j.secrets[i].env))
+      f.error("secrets[" + std::to_string(i) + "].env", Message("job.secrets.env_taken").arg("name", j.secrets[i].env));
+}
+
 // volumes: [{name, mount, read_only}], distinct names and mount points.
 void read_volumes(Fields& f, Job& j) {
   std::set<std::string> names, mounts;
@@ -45,16 +93,7 @@ void read_volumes(Fields& f, Job& j) {
     m.name = v.str("name", {.min_len = 1, .max_len = 63, .pattern = kSlug, .pattern_help = kSlugHelp});
     m.mount = v.str("mount", kWorkdirRule);
     m.read_only = v.boolean("read_only", false);
-    // A plain path ("/data/x": no empty, "." or ".." segment), so its first segment is the one
-    // that counts for the reserved places ("//proc" and "/./sys" are not plain).
-    const std::string path = m.mount + "/";
-    const bool plain = !m.mount.empty() && m.mount != "/" && path.find("//") == std::string::npos &&
-                       path.find("/./") == std::string::npos && path.find("/../") == std::string::npos;
-    const std::string top = m.mount.substr(0, m.mount.find('/', 1));
-    if (!m.mount.empty() && !plain && m.mount != "/")
-      v.error("mount", Message("job.volumes.mount_plain").arg("mount", m.mount));
-    else if (m.mount == "/" || top == "/proc" || top == "/sys" || top == "/dev")
-      v.error("mount", Message("job.volumes.mount_reserved").arg("mount", m.mount));
+    check_container_path(v, "mount", m.mount);
     if (!m.name.empty() && !names.insert(m.name).second)
       v.error("name", Message("job.volumes.duplicate").arg("value", m.name));
     if (!m.mount.empty() && !mounts.insert(m.mount).second)
@@ -244,6 +283,7 @@ Result<Job> parse_job(const json& body, Currency currency) {
     f.error("workdir", Message("job.workdir.dotdot"));
 
   read_volumes(f, j);
+  read_secrets(f, j);
 
   f.object("replicas", false, [&](Fields& r) {
     Replicas rep;
@@ -341,6 +381,16 @@ json to_json(const Job& j) {
   put_opt(out, "expected_duration_seconds", j.expected_duration_seconds);
   put_opt(out, "time_limit_seconds", j.time_limit_seconds);
   put_opt(out, "workdir", j.workdir);
+  if (!j.secrets.empty()) {
+    json secs = json::array();
+    for (const auto& s : j.secrets) {
+      json one = {{"name", s.name}};
+      if (!s.env.empty()) one["env"] = s.env;
+      if (!s.file.empty()) one["file"] = s.file;
+      secs.push_back(std::move(one));
+    }
+    out["secrets"] = std::move(secs);
+  }
   if (!j.volumes.empty()) {
     json vols = json::array();
     for (const auto& v : j.volumes) vols.push_back({{"name", v.name}, {"mount", v.mount}, {"read_only", v.read_only}});

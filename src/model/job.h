@@ -78,6 +78,7 @@ inline constexpr size_t kMaxCommandArgs = 256;
 inline constexpr size_t kMaxCommandBytes = 64 * 1024;
 inline constexpr size_t kMaxGpuModelChoices = 16;
 inline constexpr size_t kMaxVolumes = 16;
+inline constexpr size_t kMaxJobSecrets = 32;
 
 // Per worker. Absent: a share of the node proportional to the worker's GPUs.
 struct WorkerResources {
@@ -96,6 +97,16 @@ struct VolumeMount {
   bool read_only = false;
 
   bool operator==(const VolumeMount&) const = default;
+};
+
+// A secret of the job's project (model/secret.h) its containers receive: as the environment
+// variable `env` or as the read-only file `file` (exactly one of the two).
+struct JobSecret {
+  std::string name;
+  std::string env;   // a variable name, not reserved, not also in the job's env
+  std::string file;  // a plain absolute path in the container, not under /proc, /sys or /dev
+
+  bool operator==(const JobSecret&) const = default;
 };
 
 struct JobConstraints {
@@ -141,6 +152,7 @@ struct Job {
   std::optional<int64_t> time_limit_seconds;  // 1 s..31 days; the executor stops the job after it
   std::optional<std::string> workdir;         // absolute path on the node; absent: the executor's default
   std::vector<VolumeMount> volumes;           // at most kMaxVolumes, distinct names and mounts
+  std::vector<JobSecret> secrets;             // at most kMaxJobSecrets, distinct env names and files
   std::optional<Replicas> replicas;   // present iff kind == inference
   Labels labels;
 

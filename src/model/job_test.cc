@@ -498,5 +498,43 @@ TEST(Job, VolumesAreCheckedAndRoundTrip) {
   }
 }
 
+// Secrets: each {name, env} or {name, file}, variables and files once each, not reserved.
+TEST(Job, SecretsAreCheckedAndRoundTrip) {
+  json doc = valid_training();
+  doc["secrets"] = {{{"name", "hf-token"}, {"env", "HF_TOKEN"}}, {{"name", "hf-token"}, {"file", "/run/secrets/hf"}}};
+  auto j = parse_job(doc, Currency::kCNY);
+  ASSERT_TRUE(j.ok()) << j.error().message;
+  ASSERT_EQ(j->secrets.size(), 2u);
+  EXPECT_EQ(j->secrets[0].env, "HF_TOKEN");
+  EXPECT_EQ(j->secrets[1].file, "/run/secrets/hf");
+  expect_round_trip(*j);
+  const std::pair<json, std::string> bad[] = {
+      {json{{{"name", "a"}}}, "secrets[0].env"},
+      {json{{{"name", "a"}, {"env", "X"}, {"file", "/x"}}}, "secrets[0].file"},
+      {json{{{"name", "a"}, {"env", "1X"}}}, "secrets[0].env"},
+      {json{{{"name", "a"}, {"env", "GPURENT_TOKEN"}}}, "secrets[0].env"},
+      {json{{{"name", "a"}, {"env", "CUDA_VISIBLE_DEVICES"}}}, "secrets[0].env"},
+      {json{{{"name", "a"}, {"env", "NCCL_DEBUG"}}}, "secrets[0].env"},  // also in the job's env
+      {json{{{"name", "a"}, {"env", "X"}}, {{"name", "b"}, {"env", "X"}}}, "secrets[1].env"},
+      {json{{{"name", "a"}, {"file", "/proc/self"}}}, "secrets[0].file"},
+      {json{{{"name", "a"}, {"file", "/run/a:b"}}}, "secrets[0].file"},
+      {json{{{"name", "a"}, {"file", "/x"}}, {{"name", "b"}, {"file", "/x"}}}, "secrets[1].file"},
+      {json{{{"name", "A b"}, {"env", "X"}}}, "secrets[0].name"},
+  };
+  json in_volume = valid_training();
+  in_volume["volumes"] = {{{"name", "data"}, {"mount", "/data"}}};
+  in_volume["secrets"] = {{{"name", "a"}, {"file", "/data/key"}}};
+  auto iv = parse_job(in_volume, Currency::kCNY);
+  ASSERT_FALSE(iv.ok());
+  EXPECT_NE(iv.error().message.find("secrets[0].file"), std::string::npos) << iv.error().message;
+  for (const auto& [secs, field] : bad) {
+    json d = valid_training();
+    d["secrets"] = secs;
+    auto r = parse_job(d, Currency::kCNY);
+    ASSERT_FALSE(r.ok()) << secs.dump();
+    EXPECT_NE(r.error().message.find(field), std::string::npos) << secs.dump() << ": " << r.error().message;
+  }
+}
+
 }  // namespace
 }  // namespace gpurent

@@ -47,6 +47,7 @@ void register_all_routes(App& app, Router& srv) {
   register_measurement_routes(app, srv);
   register_advisor_routes(app, srv);
   register_job_metric_routes(app, srv);
+  register_secret_routes(app, srv);
   register_dashboard_usage_routes(app, srv);
   register_dashboard_cost_routes(app, srv);
 }

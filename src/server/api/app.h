@@ -61,6 +61,7 @@ void register_alert_routes(App& app, Router& srv);  // alerts, webhooks
 void register_measurement_routes(App& app, Router& srv);
 void register_advisor_routes(App& app, Router& srv);  // POST /api/v1/advise/*
 void register_job_metric_routes(App& app, Router& srv);  // /api/v1/jobs/{id}/metrics
+void register_secret_routes(App& app, Router& srv);      // /api/v1/projects/{id}/secrets
 void register_dashboard_usage_routes(App& app, Router& srv);  // GET /api/v1/dashboard/{utilization,suppliers}
 void register_dashboard_cost_routes(App& app, Router& srv);  // GET /api/v1/dashboard/{costs,cost-performance}
 

@@ -75,7 +75,11 @@ static Status check_against_project(Job& j, const Record& project, const GpuCata
 // containers (docs/containers.md) a job needs an image (its own or the server's default) and, for
 // volumes, a volume root.
 static Status check_runnable(const ServerOptions& o, const Job& j) {
+  if (!j.secrets.empty() && o.executor == "slurm" && !o.containers)
+    return Error::invalid("secrets", Message("api.jobs.secrets_need_containers"));
   if (!o.containers) return ok_status();
+  if (!j.secrets.empty() && o.slurm_output_dir.empty())
+    return Error::invalid("secrets", Message("api.jobs.secrets_need_output_dir"));
   if (!j.image && o.container_default_image.empty())
     return Error::invalid("image", Message("exec.container.no_image"));
   if (!j.volumes.empty() && o.volume_root.empty())
@@ -113,6 +117,14 @@ Result<Built> build_job(App& app, const json& body, const Principal& p, StoreTx&
   if (!j) return j.error();
   if (auto s = check_against_project(*j, *project, app.catalog, *currency); !s) return s.error();
   if (auto s = check_runnable(app.opts, *j); !s) return s.error();
+  for (size_t i = 0; i < j->secrets.size(); ++i) {  // the project's own secrets (docs/resources/secrets.md)
+    auto found = tx.list({"secrets", {{"project_id", project->id}, {"name", project->id + "/" + j->secrets[i].name}}, "", 1});
+    if (!found) return found.error();
+    if (found->items.empty())
+      return Error::invalid("secrets[" + std::to_string(i) + "].name", Message("api.jobs.unknown_secret")
+                                                                          .arg("project", project->name)
+                                                                          .arg("name", j->secrets[i].name));
+  }
   j->tenant_id = project->tenant_id;
   j->project_id = project->id;
   j->status = JobStatus{JobState::kPending, Message("job.submitted"), app.clock.now(), {}};

@@ -80,6 +80,9 @@ const std::set<Op> kServerRoutes = {
     {"GET", "/api/v1/projects"}, {"POST", "/api/v1/projects"}, {"GET", "/api/v1/projects/{ref}"},
     {"PUT", "/api/v1/projects/{ref}"}, {"DELETE", "/api/v1/projects/{ref}"},
     {"GET", "/api/v1/projects/{ref}/quota"}, {"PUT", "/api/v1/projects/{ref}/quota"},
+    // project secrets (secrets.cc)
+    {"GET", "/api/v1/projects/{ref}/secrets"}, {"PUT", "/api/v1/projects/{ref}/secrets/{name}"},
+    {"DELETE", "/api/v1/projects/{ref}/secrets/{name}"},
     {"GET", "/api/v1/users"}, {"POST", "/api/v1/users"}, {"GET", "/api/v1/users/{ref}"},
     {"PUT", "/api/v1/users/{ref}"}, {"DELETE", "/api/v1/users/{ref}"},
     {"GET", "/api/v1/tokens"}, {"POST", "/api/v1/tokens"}, {"DELETE", "/api/v1/tokens/{id}"},
@@ -595,6 +598,19 @@ TEST(OpenApi, LiveResponsesMatchTheDocument) {
   expect_documented(srv.call("PUT", prj + "/quota", tok, quota.body.dump()), "PUT", "/api/v1/projects/{ref}/quota");
   expect_documented(srv.call("PUT", prj + "/quota", tok, R"({"max_gpus_per_job": -3})"), "PUT",
                     "/api/v1/projects/{ref}/quota");
+
+  // Its secrets: set (201), replaced (200), refused (422), listed, deleted (204), then 404.
+  const std::string sec = prj + "/secrets/openapi-key";
+  Reply set = srv.call("PUT", sec, tok, R"({"value": "s3cr3t\nline"})");
+  expect_documented(set, "PUT", "/api/v1/projects/{ref}/secrets/{name}");
+  EXPECT_EQ(set.status, 201);
+  expect_documented(srv.call("PUT", sec, tok, R"({"value": "other"})"), "PUT", "/api/v1/projects/{ref}/secrets/{name}");
+  expect_documented(srv.call("PUT", sec, tok, R"({"value": ""})"), "PUT", "/api/v1/projects/{ref}/secrets/{name}");
+  Reply secrets = srv.call("GET", prj + "/secrets", tok);
+  expect_documented(secrets, "GET", "/api/v1/projects/{ref}/secrets");
+  EXPECT_EQ(secrets.status, 200);
+  expect_documented(srv.call("DELETE", sec, tok), "DELETE", "/api/v1/projects/{ref}/secrets/{name}");
+  expect_documented(srv.call("DELETE", sec, tok), "DELETE", "/api/v1/projects/{ref}/secrets/{name}");
 
   // Jobs: events, cancel (twice: the second is an illegal transition), and the 405s.
   const std::string job = "/api/v1/jobs/" + first["jobs"]["id"].get<std::string>();

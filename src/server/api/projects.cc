@@ -86,7 +86,14 @@ void register_project_routes(App& app, Router& srv) {
     if (*n > 0)
       return Error::make(Code::kConflict,
                          Message("api.projects.has_jobs").arg("project", r.name).arg("n", std::to_string(*n)));
-    return ok_status();
+    // Its secrets go with it (values included): nothing else can reach them.
+    for (;;) {
+      auto secrets = tx.list({"secrets", {{"project_id", r.id}}, "", 500});
+      if (!secrets) return secrets.error();
+      if (secrets->items.empty()) return ok_status();
+      for (const Record& sec : secrets->items)
+        if (auto s = tx.remove("secrets", sec.id); !s) return s;
+    }
   };
   // A new project's budget: nothing spent yet, so only a zero budget fires.
   spec.after_create = [&app](const Principal&, const Record& r, StoreTx& tx) -> Status {

@@ -13,15 +13,20 @@
 //    no longer placed (cancelled, preempted, requeued) is cancelled in Slurm. Slurm never
 //    requeues by itself (--no-requeue): gpurent owns requeue and its fault records.
 // squeue/sinfo run before the tick's transaction (observe); submissions and cancels inside it.
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 
 #include "core/ids.h"
 #include "exec/slurm_cli.h"
 #include "model/node.h"
+#include "model/secret.h"
 #include "model/supplier.h"
 #include "server/services/record_faults.h"
 #include "server/services/allocation_ledger.h"
@@ -73,6 +78,9 @@ class SlurmExecutor final : public Executor {
   Status adopt_slurm_gpus(StoreTx& tx, const Newest& newest, ExecutorHost& host);
   Status submit(StoreTx& tx, const Record& r, const Job& j, TimeMs now, ExecutorHost& host);
   ContainerRun container_run(const Record& r, const Job& j, int64_t nodes, int64_t workers_per_node) const;
+  Result<std::vector<ContainerSecret>> write_secrets(StoreTx& tx, const Record& r, const Job& j) const;
+  std::string secrets_dir() const { return o_.output_dir + "/.secrets"; }
+  void sweep_secrets(const std::set<std::string>& placed) const;
   Message ended_why(const Record& r, const SlurmJob& sj, Message why) const;
   Status follow(StoreTx& tx, const Record& r, const Job& j, const SlurmJob& sj, TimeMs now, ExecutorHost& host);
 };
@@ -260,6 +268,49 @@ ContainerRun SlurmExecutor::container_run(const Record& r, const Job& j, int64_t
   return run;
 }
 
+// The job's secrets as files under the output folder (shared with the nodes):
+// <output dir>/.secrets/<job id>/<name>, the folder 0700, each file 0400. Removed when the job no
+// longer runs (sweep_secrets). On the node the script hands each to Podman's secret store for the
+// container (exec/container.h); the values are in no script, command line or log.
+Result<std::vector<ContainerSecret>> SlurmExecutor::write_secrets(StoreTx& tx, const Record& r, const Job& j) const {
+  std::vector<ContainerSecret> out;
+  if (j.secrets.empty()) return out;
+  if (o_.output_dir.empty()) return Error::invalid("secrets", Message("api.jobs.secrets_need_output_dir"));
+  namespace fs = std::filesystem;
+  const std::string dir = secrets_dir() + "/" + r.id;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  ::chmod(secrets_dir().c_str(), 0700);
+  ::chmod(dir.c_str(), 0700);
+  for (const JobSecret& js : j.secrets) {
+    auto found = tx.list({"secrets", {{"project_id", r.project_id}, {"name", r.project_id + "/" + js.name}}, "", 1});
+    if (!found) return found.error();
+    if (found->items.empty()) return Error::invalid("secrets", Message("exec.container.secret_missing").arg("name", js.name));
+    auto sec = decode_record(found->items.front(), decode_secret, "the job cannot be given it");
+    if (!sec) return sec.error();
+    const std::string file = dir + "/" + js.name;
+    ::unlink(file.c_str());
+    const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
+    if (fd < 0) return Error::make(Code::kUnavailable, "cannot write a secret file under " + dir);
+    const bool wrote = ::write(fd, sec->value.data(), sec->value.size()) == static_cast<ssize_t>(sec->value.size());
+    ::close(fd);
+    if (!wrote) return Error::make(Code::kUnavailable, "cannot write a secret file under " + dir);
+    out.push_back({file, js.env, js.file});
+  }
+  return out;
+}
+
+// Secret files of jobs that no longer run (ended, cancelled, requeued) are removed.
+void SlurmExecutor::sweep_secrets(const std::set<std::string>& placed) const {
+  if (o_.output_dir.empty()) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (fs::directory_iterator it(secrets_dir(), ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string job = it->path().filename().string();
+    if (!placed.count(job)) fs::remove_all(it->path(), ec);
+  }
+}
+
 // A failed run says more than its exit code where it can: what the container script recorded
 // (image missing, runtime error, out of memory), else the last lines of its log.
 Message SlurmExecutor::ended_why(const Record& r, const SlurmJob& sj, Message why) const {
@@ -305,12 +356,32 @@ Status SlurmExecutor::submit(StoreTx& tx, const Record& r, const Job& j, TimeMs 
   if (o_.containers) {
     // Everything the job states goes into the container; the batch script only starts it.
     ContainerRun run = container_run(r, j, static_cast<int64_t>(s.nodes.size()), most_workers);
+    for (const auto& id : order) {  // each node's GPU -> NUMA node, from gpurent's topology
+      auto n = tx.get("nodes", id);
+      if (!n) return n.error();
+      auto node = decode_node(n->body, catalog_);
+      if (!node) continue;  // no binding; the undecodable node is reported where it is read for placement
+      std::vector<int64_t>& numa = run.gpu_numa[n->name];
+      for (const NodeGpu& g : node->gpus) {
+        if (g.index < 0 || g.index >= kMaxGpusPerNode) continue;
+        if (numa.size() <= static_cast<size_t>(g.index)) numa.resize(g.index + 1, -1);  // -1: not known
+        numa[g.index] = g.numa_node;
+      }
+    }
+    auto secrets = write_secrets(tx, r, j);
+    if (!secrets) {
+      host.forget(r.id);
+      return move_job(tx, r.id, JobState::kFailed,
+                      Message("exec.container.cannot_run").arg("why", secrets.error().message), {}, now);
+    }
+    run.secrets = std::move(*secrets);
     if (auto c = check_container_run(o_.container, run); !c) {
       host.forget(r.id);
       return move_job(tx, r.id, JobState::kFailed,
                       Message("exec.container.cannot_run").arg("why", c.error().message), {}, now);
     }
     s.script = container_script(o_.container, run);
+    s.workdir = "/tmp";  // the batch script's own folder on the node (the job's workdir is inside the container)
   } else {
     s.command = j.command.empty() ? std::vector<std::string>{"true"} : j.command;
     s.env = j.env;
@@ -382,8 +453,10 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
   }
   if (auto s = adopt_slurm_gpus(tx, newest, host); !s) return s;
   std::set<int64_t> ours;  // Slurm jobs that belong to a placed gpurent job
+  std::set<std::string> placed;
   Status st = for_each_placed_job(tx, [&](const Record& r, Job& j) -> Status {
     const JobStatus& js = j.status;
+    placed.insert(r.id);
     auto it = newest.find(r.id);
     const SlurmJob* sj = it == newest.end() ? nullptr : it->second;
     // A Slurm job from an earlier admission (before a preemption or requeue) is not this run's.
@@ -394,6 +467,7 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
     return follow(tx, r, j, *sj, now, host);
   });
   if (!st) return st;
+  if (o_.containers) sweep_secrets(placed);
   // Slurm jobs gpurent no longer runs (cancelled, preempted, requeued): cancel them in Slurm.
   for (const SlurmJob& sj : jobs_) {
     if (terminal(sj.state) || ours.count(sj.id) || sj.comment.rfind("job_", 0) != 0) continue;

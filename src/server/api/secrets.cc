@@ -1,0 +1,124 @@
+// /api/v1/projects/{ref}/secrets: a project's secrets (model/secret.h, docs/resources/secrets.md).
+//   PUT    /projects/{ref}/secrets/{name}  {"value": "..."}  sets it (201 new, 200 replaced)
+//   GET    /projects/{ref}/secrets                           names and sizes, never values
+//   DELETE /projects/{ref}/secrets/{name}                    204
+// The project's writers (operator_admin, tenant_admin of its tenant: the projects row of the
+// permission matrix) set and delete; its readers list. The value is never answered, logged or
+// audited: the audit log names the secret only. Jobs receive secrets in their containers.
+#include "core/ids.h"
+#include "model/secret.h"
+#include "server/api/resources.h"
+#include "server/http/http_util.h"
+#include "server/services/access.h"
+#include "server/services/record_faults.h"
+
+namespace gpurent {
+namespace {
+
+constexpr const char* kOne = "/api/v1/projects/([^/]+)/secrets/([^/]+)";
+constexpr const char* kAll = "/api/v1/projects/([^/]+)/secrets";
+
+json answer(const Record& r, const Secret& s) {
+  json out = to_public_json(s);
+  out["id"] = r.id;
+  out["created_at"] = format_rfc3339(r.created_at);
+  out["updated_at"] = format_rfc3339(r.updated_at);
+  return out;
+}
+
+// The project, visible to p; for writes also within p's write scope.
+Result<Record> project_for(App& app, const httplib::Request& req, const Principal& p, bool write) {
+  auto project = find_visible(app.store, app.kinds.at("projects"), p, req.matches[1]);
+  if (!project) return project.error();
+  if (write && !in_scope(write_scope(p, ObjectKind::kProject), p, *project))
+    return Error::make(Code::kForbidden, Message("api.secrets.forbidden").arg("role", role_name(p.role)));
+  return project;
+}
+
+template <class Reader>
+Result<Record> find_secret(Reader& store, const std::string& project_id, const std::string& name) {
+  auto found = store.list({"secrets", {{"project_id", project_id}, {"name", project_id + "/" + name}}, "", 2});
+  if (!found) return found.error();
+  if (found->items.empty()) return not_found_error("secrets", name);
+  return found->items.front();
+}
+
+void put_secret(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
+  auto project = project_for(app, req, p, true);
+  if (!project) return send_problem(res, project.error(), req.path);
+  auto body = parse_body(req);
+  if (!body) return send_problem(res, body.error(), req.path);
+  auto s = parse_secret(req.matches[2], *body);
+  if (!s) return send_problem(res, s.error(), req.path);
+  s->project_id = project->id;
+  s->tenant_id = project->tenant_id;
+  const TimeMs now = app.clock.now();
+  Record out;
+  bool created = false;
+  Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    auto found = find_secret(tx, project->id, s->name);
+    if (!found && found.error().code != Code::kNotFound) return found.error();
+    Record r;
+    created = !found;
+    if (created) {
+      r.kind = "secrets";
+      r.id = new_id("sec");
+      r.created_at = now;
+      r.version = 1;
+    } else {
+      r = *found;
+    }
+    const IndexCols idx = index_of(*s);
+    r.name = idx.name;
+    r.tenant_id = idx.tenant_id;
+    r.project_id = idx.project_id;
+    r.updated_at = now;
+    r.body = to_stored_json(*s);
+    if (auto w = created ? tx.insert(r) : tx.update(r); !w) return w;
+    out = r;
+    return tx.append_audit({now, p.user_id, created ? "create" : "update", "secrets", r.id,
+                            project->name + "/" + s->name});
+  });
+  if (!st) return send_problem(res, st.error(), req.path);
+  app.metrics.count_write("secrets", created ? "create" : "update");
+  send_json(res, created ? 201 : 200, answer(out, *s));
+}
+
+void list_secrets(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
+  auto project = project_for(app, req, p, false);
+  if (!project) return send_problem(res, project.error(), req.path);
+  auto all = list_all(app.store, "secrets", {{"project_id", project->id}});
+  if (!all) return send_problem(res, all.error(), req.path);
+  json items = json::array();
+  for (const Record& r : *all) {
+    auto s = decode_record(r, decode_secret, "it cannot be listed or given to jobs");
+    if (!s) return send_problem(res, s.error(), req.path);
+    items.push_back(answer(r, *s));
+  }
+  send_json(res, 200, {{"project_id", project->id}, {"project", project->name}, {"items", std::move(items)}});
+}
+
+void delete_secret(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
+  auto project = project_for(app, req, p, true);
+  if (!project) return send_problem(res, project.error(), req.path);
+  const std::string name = req.matches[2];
+  Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    auto r = find_secret(tx, project->id, name);
+    if (!r) return r.error();
+    if (auto s = tx.remove("secrets", r->id); !s) return s;
+    return tx.append_audit({app.clock.now(), p.user_id, "delete", "secrets", r->id, project->name + "/" + name});
+  });
+  if (!st) return send_problem(res, st.error(), req.path);
+  app.metrics.count_write("secrets", "delete");
+  res.status = 204;
+}
+
+}  // namespace
+
+void register_secret_routes(App& app, Router& srv) {
+  route(app, srv, "PUT", kOne, "/api/v1/projects/{id}/secrets/{name}", put_secret);
+  route(app, srv, "DELETE", kOne, "/api/v1/projects/{id}/secrets/{name}", delete_secret);
+  route(app, srv, "GET", kAll, "/api/v1/projects/{id}/secrets", list_secrets);
+}
+
+}  // namespace gpurent
