@@ -92,8 +92,12 @@ Status check_container_settings(const ContainerSettings& s) {
   return ok_status();
 }
 
-std::string container_script(const ContainerSettings& s, const ContainerRun& r) {
-  const bool cdi = s.gpu_device == "cdi";
+namespace {
+
+// The worker function's parts, in order (container_script() below joins them).
+
+// Its variables and the status() helper that tells gpurent why a run failed.
+std::string script_head(const ContainerSettings& s, const ContainerRun& r) {
   std::ostringstream o;
   o << "# One container per node for job " << r.job_id << " (docs/containers.md).\n"
     << "gpurent_worker() {\n"
@@ -108,9 +112,15 @@ std::string container_script(const ContainerSettings& s, const ContainerRun& r) 
     << "    [ -n \"$status_file\" ] && printf '{\"reason\":\"%s\",\"detail\":\"%s\",\"node\":\"%s\"%s}\\n' "
        "\"$1\" \"$(printf '%s' \"$2\" | tr -d '\\000-\\037\"\\\\')\" \"$node\" \"${3:-}\" > \"$status_file\"\n"
     << "    return 0\n"
-    << "  }\n"
-    // The GPUs Slurm gave this node's step, as absolute indices.
-    << "  local gpus=${SLURM_STEP_GPUS:-${SLURM_JOB_GPUS:-}} visible='' i=0 g d\n"
+    << "  }\n";
+  return o.str();
+}
+
+// The GPUs Slurm gave this node's step (absolute indices) as devices, and the driver's own.
+std::string script_gpus(const ContainerSettings& s) {
+  const bool cdi = s.gpu_device == "cdi";
+  std::ostringstream o;
+  o << "  local gpus=${SLURM_STEP_GPUS:-${SLURM_JOB_GPUS:-}} visible='' i=0 g d\n"
     << "  local -a args=()\n"
     << "  for g in ${gpus//,/ }; do\n"
     << "    [[ \"$g\" =~ ^[0-9]+$ ]] || continue\n";
@@ -120,66 +130,89 @@ std::string container_script(const ContainerSettings& s, const ContainerRun& r) 
     o << "    args+=(--device \"$(printf " << q(s.gpu_device) << " \"$g\"):/dev/nvidia$g\")\n";
   o << "    visible+=\"${visible:+,}$i\"; i=$((i + 1))\n"
     << "  done\n";
-  // CPUs and memory of the GPUs' NUMA node, when they share one and the node says which CPUs.
-  if (!r.gpu_numa.empty()) {
-    o << "  local -a numa_of=()\n  case \"$node\" in\n";
-    for (const auto& [name, numa] : r.gpu_numa) {
-      if (!plain_name(name)) continue;
-      o << "    " << q(name) << ") numa_of=(";
-      for (size_t k = 0; k < numa.size(); ++k) o << (k ? " " : "") << numa[k];
-      o << ") ;;\n";
-    }
-    o << "  esac\n"
-      << "  local numa='' n\n"
-      << "  for g in ${gpus//,/ }; do\n"
-      << "    n=${numa_of[$g]:-}\n"
-      << "    [ -z \"$n\" ] && { numa=mixed; break; }\n"
-      << "    [ -z \"$numa\" ] && numa=$n\n"
-      << "    [ \"$numa\" != \"$n\" ] && { numa=mixed; break; }\n"
-      << "  done\n"
-      << "  if [[ \"$numa\" =~ ^[0-9]+$ ]] && [ -r \"/sys/devices/system/node/node$numa/cpulist\" ]; then\n"
-      << "    args+=(--cpuset-cpus \"$(cat /sys/devices/system/node/node$numa/cpulist)\" --cpuset-mems \"$numa\")\n"
-      << "  fi\n";
-  }
   if (!s.extra_devices.empty() && !cdi)
     o << "  for d in " << words(s.extra_devices) << "; do [ -e \"$d\" ] && args+=(--device \"$d\"); done\n";
+  return o.str();
+}
+
+// CPUs and memory of the GPUs' NUMA node, when they share one and the node says which CPUs.
+std::string script_numa(const ContainerRun& r) {
+  if (r.gpu_numa.empty()) return "";
+  std::ostringstream o;
+  o << "  local -a numa_of=()\n  case \"$node\" in\n";
+  for (const auto& [name, numa] : r.gpu_numa) {
+    if (!plain_name(name)) continue;
+    o << "    " << q(name) << ") numa_of=(";
+    for (size_t k = 0; k < numa.size(); ++k) o << (k ? " " : "") << numa[k];
+    o << ") ;;\n";
+  }
+  o << "  esac\n"
+    << "  local numa='' n\n"
+    << "  for g in ${gpus//,/ }; do\n"
+    << "    n=${numa_of[$g]:-}\n"
+    << "    [ -z \"$n\" ] && { numa=mixed; break; }\n"
+    << "    [ -z \"$numa\" ] && numa=$n\n"
+    << "    [ \"$numa\" != \"$n\" ] && { numa=mixed; break; }\n"
+    << "  done\n"
+    << "  if [[ \"$numa\" =~ ^[0-9]+$ ]] && [ -r \"/sys/devices/system/node/node$numa/cpulist\" ]; then\n"
+    << "    args+=(--cpuset-cpus \"$(cat /sys/devices/system/node/node$numa/cpulist)\" --cpuset-mems \"$numa\")\n"
+    << "  fi\n";
+  return o.str();
+}
+
+// The tenant's volumes, created empty and owned by the container user on first use.
+std::string script_volumes(const ContainerSettings& s, const ContainerRun& r) {
+  std::ostringstream o;
   for (const auto& v : r.volumes) {
     const std::string dir = s.volume_root + "/" + r.tenant_id + "/" + v.name;
     o << "  if [ ! -d " << q(dir) << " ]; then mkdir -p " << q(dir) << " && chown " << q(s.user) << " " << q(dir)
       << " || { status runtime_error 'cannot create volume " << v.name << "'; return 125; }; fi\n"
       << "  args+=(-v " << q(dir + ":" + v.mount + (v.read_only ? ":ro" : "")) << ")\n";
   }
-  // Secrets: each file becomes a Podman secret for this container (gpurent-<job>-<node>-<i>),
-  // given as a variable (type=env) or a read-only file owned by the container user (type=mount).
-  // The value goes from the file to Podman's secret store and into the container: never through
-  // the environment of Podman itself (a variable named LD_PRELOAD would run code as root), a
-  // command line or this script. Removed when the container is.
+  return o.str();
+}
+
+// The tenant's network (one per tenant, isolated from the others; two jobs may race to create
+// it) and the image, which must be on the node.
+std::string script_checks() {
+  return "  \"${P[@]}\" network exists \"$net\" || \"${P[@]}\" network create --opt isolate=true \"$net\" >/dev/null 2>&1 "
+         "|| \"${P[@]}\" network exists \"$net\" || { status runtime_error \"cannot create network $net\"; return 125; }\n"
+         "  if ! \"${P[@]}\" image exists \"$image\"; then\n"
+         "    status image_missing \"$image\"\n"
+         "    echo \"gpurent: image $image is not on node $node\" >&2\n"
+         "    return 125\n"
+         "  fi\n"
+         "  \"${P[@]}\" rm -f \"$name\" >/dev/null 2>&1\n";
+}
+
+// Secrets: each file becomes a Podman secret for this container (gpurent-<job>-<node>-<i>),
+// given as a variable (type=env) or a read-only file owned by the container user (type=mount).
+// The value goes from the file to Podman's secret store and into the container: never through
+// the environment of Podman itself (a variable named LD_PRELOAD would run code as root), a
+// command line or this script. Removed with the container (script_run).
+std::string script_secrets(const ContainerSettings& s, const ContainerRun& r) {
   const std::string uid = s.user.substr(0, s.user.find(':')), gid = s.user.substr(s.user.find(':') + 1);
-  std::ostringstream sec_o;
-  sec_o << "  local -a secret_ids=()\n";
+  std::ostringstream o;
+  o << "  local -a secret_ids=()\n";
   for (size_t i = 0; i < r.secrets.size(); ++i) {
     const ContainerSecret& sec = r.secrets[i];
-    sec_o << "  local sid" << i << "=\"$name-" << i << "\"\n"
+    o << "  local sid" << i << "=\"$name-" << i << "\"\n"
       << "  \"${P[@]}\" secret rm \"$sid" << i << "\" >/dev/null 2>&1\n"
       << "  \"${P[@]}\" secret create \"$sid" << i << "\" " << q(sec.host_file)
       << " >/dev/null || { status runtime_error 'cannot create a secret'; return 125; }\n"
       << "  secret_ids+=(\"$sid" << i << "\")\n";
-    if (!sec.env.empty()) sec_o << "  args+=(--secret \"$sid" << i << "\"" << q(",type=env,target=" + sec.env) << ")\n";
+    if (!sec.env.empty()) o << "  args+=(--secret \"$sid" << i << "\"" << q(",type=env,target=" + sec.env) << ")\n";
     if (!sec.file.empty())
-      sec_o << "  args+=(--secret \"$sid" << i << "\""
-            << q(",type=mount,target=" + sec.file + ",uid=" + uid + ",gid=" + gid + ",mode=0400") << ")\n";
+      o << "  args+=(--secret \"$sid" << i << "\""
+        << q(",type=mount,target=" + sec.file + ",uid=" + uid + ",gid=" + gid + ",mode=0400") << ")\n";
   }
-  // One network per tenant, isolated from the others (two jobs may race to create it).
-  o << "  \"${P[@]}\" network exists \"$net\" || \"${P[@]}\" network create --opt isolate=true \"$net\" >/dev/null 2>&1 "
-       "|| \"${P[@]}\" network exists \"$net\" || { status runtime_error \"cannot create network $net\"; return 125; }\n"
-    << "  if ! \"${P[@]}\" image exists \"$image\"; then\n"
-    << "    status image_missing \"$image\"\n"
-    << "    echo \"gpurent: image $image is not on node $node\" >&2\n"
-    << "    return 125\n"
-    << "  fi\n"
-    << "  \"${P[@]}\" rm -f \"$name\" >/dev/null 2>&1\n"
-    << sec_o.str()
-    << "  local stopping=0 rc pid oom\n"
+  return o.str();
+}
+
+// Runs the container, stops it on SIGTERM, waits, cleans up and says why it failed.
+std::string script_run(const ContainerSettings& s, const ContainerRun& r) {
+  std::ostringstream o;
+  o << "  local stopping=0 rc pid oom\n"
     << "  trap 'stopping=1; \"${P[@]}\" stop -t " << s.stop_timeout_s << " \"$name\" >/dev/null 2>&1' TERM INT\n"
     << "  \"${P[@]}\" run " << run_flags(s, r) << " \"${args[@]}\" \"$image\"" << (r.command.empty() ? "" : " ")
     << words(r.command) << " </dev/null &\n"
@@ -198,11 +231,16 @@ std::string container_script(const ContainerSettings& s, const ContainerRun& r) 
   o << "  fi\n"
     << "  return \"$rc\"\n"
     << "}\n";
-  if (r.nodes > 1)
-    o << "srun --ntasks-per-node=1 --kill-on-bad-exit=1 bash -c \"$(declare -f gpurent_worker); gpurent_worker\"\n";
-  else
-    o << "gpurent_worker\n";
   return o.str();
+}
+
+}  // namespace
+
+std::string container_script(const ContainerSettings& s, const ContainerRun& r) {
+  return script_head(s, r) + script_gpus(s) + script_numa(r) + script_volumes(s, r) + script_checks() +
+         script_secrets(s, r) + script_run(s, r) +
+         (r.nodes > 1 ? "srun --ntasks-per-node=1 --kill-on-bad-exit=1 bash -c \"$(declare -f gpurent_worker); gpurent_worker\"\n"
+                      : "gpurent_worker\n");
 }
 
 std::optional<ContainerStatus> read_container_status(const std::string& path) {
