@@ -271,6 +271,13 @@ TEST(ContainerSlurm, slurm_containers_RunIsolatedOnExactlyTheirGpus) {
   for (int i = 0; i < 50 && fs::exists(c.dir + "/out/.secrets/" + a); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_FALSE(fs::exists(c.dir + "/out/.secrets/" + a)) << "a job's secret files go when it ends";
+  std::string left;
+  for (int i = 0; i < 50; ++i) {  // and Podman's copies of them, even though the job was cancelled
+    left = run_cmd("podman secret ls --format '{{.Name}}' | grep " + a + " || true");
+    if (left.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_EQ(left, "") << "Podman secrets left on the node";
 
   // A gang over both nodes: a container on each, each with its node's four GPUs; the image named
   // by its digest (exactly that content runs).

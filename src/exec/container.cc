@@ -213,7 +213,10 @@ std::string script_secrets(const ContainerSettings& s, const ContainerRun& r) {
 std::string script_run(const ContainerSettings& s, const ContainerRun& r) {
   std::ostringstream o;
   o << "  local stopping=0 rc pid oom\n"
-    << "  trap 'stopping=1; \"${P[@]}\" stop -t " << s.stop_timeout_s << " \"$name\" >/dev/null 2>&1' TERM INT\n"
+    // On SIGTERM (a cancel, a time limit) the secrets go first: Slurm kills what is left of the
+    // job KillWait seconds later, and the container already holds its copy.
+    << "  trap 'stopping=1; for d in \"${secret_ids[@]}\"; do \"${P[@]}\" secret rm \"$d\" >/dev/null 2>&1; done; \"${P[@]}\" stop -t "
+    << s.stop_timeout_s << " \"$name\" >/dev/null 2>&1' TERM INT\n"
     << "  \"${P[@]}\" run " << run_flags(s, r) << " \"${args[@]}\" \"$image\"" << (r.command.empty() ? "" : " ")
     << words(r.command) << " </dev/null &\n"
     << "  pid=$!\n"
