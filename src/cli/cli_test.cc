@@ -18,36 +18,10 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-struct CliRun {
-  int rc;
-  std::string out, err;
-};
+using testing::CliRun;
 
-class CliTest : public ::testing::Test {
+class CliTest : public testing::CliFakeApiTest {
  protected:
-  void SetUp() override {
-    env_["HOME"] = "/nonexistent-home-for-cli-tests";
-    env_["GPURENT_SERVER"] = api_.url();
-    env_["GPURENT_TOKEN"] = "gpr_env";
-  }
-
-  CliRun run(std::vector<std::string> args, const std::string& stdin_text = "") {
-    std::istringstream in(stdin_text);
-    std::ostringstream out, err;
-    auto env = [this](const std::string& k) -> std::optional<std::string> {
-      auto it = env_.find(k);
-      if (it == env_.end()) return std::nullopt;
-      return it->second;
-    };
-    auto serve = [this](const ServerOptions& o) {
-      served_ = o;
-      return 0;
-    };
-    CliIo io{in, out, err, env, clock_, serve};
-    int rc = run_cli(args, io);
-    return {rc, out.str(), err.str()};
-  }
-
   std::string temp_file(const std::string& name, const std::string& text) {
     fs::path p = fs::temp_directory_path() / ("gpurent_cli_test_" + std::to_string(::getpid()) + "_" + name);
     std::ofstream(p) << text;
@@ -58,11 +32,7 @@ class CliTest : public ::testing::Test {
     for (const auto& p : files_) fs::remove(p);
   }
 
-  testing::FakeApi api_;
-  std::map<std::string, std::string> env_;
-  FakeClock clock_{*parse_rfc3339("2026-01-01T01:00:00Z", "now")};
   std::vector<fs::path> files_;
-  std::optional<ServerOptions> served_;
 };
 
 TEST_F(CliTest, ListFollowsEveryPage) {

@@ -120,7 +120,10 @@ class CliFakeApiTest : public ::testing::Test {
       if (it == env_.end()) return std::nullopt;
       return it->second;
     };
-    auto serve = [](const ServerOptions&) { return 0; };
+    auto serve = [this](const ServerOptions& o) {
+      served_ = o;  // what `gpurent serve` would have run with
+      return 0;
+    };
     CliIo io{in, out, err, env, clock_, serve};
     int rc = run_cli(args, io);
     return {rc, out.str(), err.str()};
@@ -129,6 +132,7 @@ class CliFakeApiTest : public ::testing::Test {
   FakeApi api_;
   std::map<std::string, std::string> env_;
   FakeClock clock_{*parse_rfc3339("2026-01-01T01:00:00Z", "now")};
+  std::optional<ServerOptions> served_;
 };
 
 }  // namespace gpurent::testing
