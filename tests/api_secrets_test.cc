@@ -17,10 +17,7 @@ constexpr const char* kValue = "hf_s3cr3t-VALUE\nline two\twith a tab";
 class Secrets : public ::testing::Test {
  protected:
   void SetUp() override {
-    expect_2xx(s_.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
-    expect_2xx(s_.admin("POST", "/api/v1/tenants", tenant_doc("beta")), "tenant");
-    expect_2xx(s_.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
-    expect_2xx(s_.admin("POST", "/api/v1/projects", project_doc("beta", "nlp")), "project");
+    acme_and_beta(s_);
     admin_ = make_user_token(s_, "acme-admin", "tenant_admin", "acme");
     member_ = make_user_token(s_, "acme-dev", "tenant_member", "acme");
     beta_ = make_user_token(s_, "beta-admin", "tenant_admin", "beta");

@@ -238,41 +238,6 @@ TEST(Billing, ACardBenchmarkBelowTheFloorIsRefundedInProportion) {
   EXPECT_LE(std::llabs(2 * micros(credit) + micros(fee)), 1) << credit << " for a fee of " << fee;
 }
 
-// A tiny HTTP server in the test process that records the bodies POSTed to it.
-class HookSink {
- public:
-  HookSink() {
-    srv_.Post(".*", [this](const httplib::Request& req, httplib::Response& res) {
-      std::lock_guard<std::mutex> g(mu_);
-      bodies_.push_back(req.body);
-      headers_.push_back(req.get_header_value("X-Gpurent-Signature"));
-      res.set_content("{}", "application/json");
-    });
-    port_ = srv_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { srv_.listen_after_bind(); });
-  }
-  ~HookSink() {
-    srv_.stop();
-    thread_.join();
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/hooks/gpurent"; }
-  std::vector<std::string> bodies() {
-    std::lock_guard<std::mutex> g(mu_);
-    return bodies_;
-  }
-  std::vector<std::string> signatures() {
-    std::lock_guard<std::mutex> g(mu_);
-    return headers_;
-  }
-
- private:
-  httplib::Server srv_;
-  int port_ = 0;
-  std::thread thread_;
-  std::mutex mu_;
-  std::vector<std::string> bodies_, headers_;
-};
-
 TEST(Billing, ABudgetBreachAlertsAWebhookAndHoldsNewJobsUntilTheBudgetIsRaised) {
   HookSink sink;
   ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "1"});

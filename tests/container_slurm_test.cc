@@ -20,6 +20,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/ids.h"
 #include "server_fixture.h"
 
 namespace gpurent::testing {
@@ -145,7 +146,7 @@ TEST(ContainerSlurm, slurm_containers_RunIsolatedOnExactlyTheirGpus) {
                    "--slurm-driver", "550.90.07", "--slurm-cuda", "12.4", "--slurm-output-dir", c.dir + "/out",
                    "--containers", "--container-gpu-device", c.dir + "/dev/gpu%d", "--volume-root",
                    c.dir + "/volumes", "--container-pids-limit", "64", "--sched-interval-ms", "200",
-                   "--firewall-interval-s", "0"});
+                   "--firewall-interval-s", "3600"});  // a pass at start; raised alerts delivered at once
   const std::string port = s.url().substr(s.url().rfind(':') + 1);
   const std::string api = "http://host.containers.internal:" + port;
   expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
@@ -332,6 +333,121 @@ TEST(ContainerSlurm, slurm_containers_RunIsolatedOnExactlyTheirGpus) {
   EXPECT_LT(forks, 64) << bl;
   EXPECT_NE(bl.find("FORKS " + std::to_string(forks) + " 11"), std::string::npos) << "EAGAIN: " << bl;
   EXPECT_EQ(s.log().find("s3cr3t"), std::string::npos) << "the server never logs a secret";
+
+  // Artifacts (docs/resources/artifacts.md): uploaded through the API in chunks, checked on the
+  // node and mounted read-only; the same file changed in the store afterwards stops the next job
+  // before its container starts, with a security alert delivered to the operator's webhook.
+  HookSink sink;
+  expect_2xx(s.admin("POST", "/api/v1/webhooks", json{{"name", "sec"}, {"type", "generic"}, {"url", sink.url()}}), "hook");
+  std::string weights((3 << 19) + 17, '\0');
+  for (size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<char>((i * 2654435761u) >> 13);
+  const std::string sha = sha256_hex(weights);
+  expect_2xx(s.req("POST", "/api/v1/projects/acme-proj/artifacts", token["acme"],
+                   json{{"name", "weights"}, {"sha256", sha}, {"size_bytes", weights.size()}, {"kind", "model"}}),
+             "artifact");
+  for (size_t at = 0; at < weights.size(); at += 1 << 20)
+    expect_2xx(s.raw("PUT", "/api/v1/projects/acme-proj/artifacts/weights/content?offset=" + std::to_string(at),
+                     token["acme"], weights.substr(at, 1 << 20), "application/octet-stream"),
+               "chunk");
+  const json uses = {{"artifacts", {{{"name", "weights"}, {"sha256", sha}, {"mount", "/models/w.bin"}}}}};
+  const json show = {"sh", "-c", "echo STARTED; sha256sum /models/w.bin; (echo x >> /models/w.bin) 2>/dev/null && echo WRITABLE || echo READ-ONLY"};
+  const std::string good = submit("acme", "uses-weights", 1, 1, show, uses);
+  json jg = wait_for(s, "/api/v1/jobs/" + good, finished, 90);
+  EXPECT_EQ(jg["status"]["state"], "succeeded") << jg.dump() << logs("acme", good);
+  EXPECT_NE(logs("acme", good).find(sha + "  /models/w.bin"), std::string::npos) << logs("acme", good);
+  EXPECT_NE(logs("acme", good).find("READ-ONLY"), std::string::npos) << logs("acme", good);
+  const std::string stored = s.db_path() + ".artifacts/sha256/" + sha;
+  ASSERT_TRUE(fs::exists(stored));
+  fs::permissions(stored, fs::perms::owner_write, fs::perm_options::add);
+  std::ofstream(stored, std::ios::binary | std::ios::in | std::ios::out).put('!');  // one byte changed in place
+  const std::string tampered = sha256_hex([&] { std::string t = weights; t[0] = '!'; return t; }());
+  const std::string bad_job = submit("acme", "tampered", 1, 1, show, uses);
+  json jt = wait_for(s, "/api/v1/jobs/" + bad_job, finished, 90);
+  EXPECT_EQ(jt["status"]["state"], "failed") << jt.dump();
+  const std::string why = jt["status"]["reason"];
+  EXPECT_NE(why.find("artifact weights failed its check"), std::string::npos) << why;
+  EXPECT_NE(why.find(tampered), std::string::npos) << why;
+  EXPECT_NE(why.find(sha), std::string::npos) << why;
+  EXPECT_EQ(logs("acme", bad_job).find("STARTED"), std::string::npos) << "the container never started";
+  json alerts = wait_for(s, "/api/v1/alerts?state=active", [](const json& j) {
+    for (const auto& a : j["items"]) if (a["kind"] == "artifact_digest_mismatch") return true;
+    return false;
+  });
+  json alert;
+  for (const auto& a : alerts["items"]) if (a["kind"] == "artifact_digest_mismatch") alert = a;
+  ASSERT_FALSE(alert.is_null()) << alerts.dump();
+  EXPECT_EQ(alert["severity"], "critical");
+  EXPECT_EQ(alert["subject"], "acme-proj/weights");
+  EXPECT_EQ(alert["measured"], tampered);
+  EXPECT_EQ(alert["threshold"], sha);
+  EXPECT_EQ(alert["unit"], "sha256");
+  EXPECT_EQ(s.req("GET", "/api/v1/alerts?state=active", token["beta"]).text.find("artifact_digest_mismatch"),
+            std::string::npos) << "acme's alert is not beta's";
+  bool delivered = false;
+  for (int i = 0; i < 100 && !delivered; ++i) {
+    for (const auto& b : sink.bodies()) delivered = delivered || b.find("artifact_digest_mismatch") != std::string::npos;
+    if (!delivered) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(delivered) << "the webhook got the alert";
+
+  // Images (docs/resources/images.md): acme's own image, uploaded as the archive `podman save`
+  // writes. The node lacks it under its gpurent reference, so the job's script loads it from the
+  // store after checking its digest; the same file changed in the store fails the next job that
+  // must load it, saying so.
+  const std::string saved = c.dir + "/py.tar";
+  ASSERT_EQ(std::system(("podman save -q --format docker-archive -o " + saved + " " + kImage).c_str()), 0);
+  std::string archive;
+  {
+    std::ifstream in(saved, std::ios::binary);
+    archive.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ASSERT_GT(archive.size(), 1u << 20);
+  const std::string image_sha = sha256_hex(archive);
+  expect_2xx(s.req("POST", "/api/v1/images", token["acme"],
+                   json{{"name", "py"}, {"archive", {{"format", "docker-archive"}, {"sha256", image_sha}, {"size_bytes", archive.size()}}}}),
+             "image");
+  Resp up;
+  for (size_t at = 0; at < archive.size(); at += 1 << 20) {
+    up = s.raw("PUT", "/api/v1/images/py/archive?offset=" + std::to_string(at), token["acme"], archive.substr(at, 1 << 20),
+               "application/octet-stream");
+    ASSERT_EQ(up.status, 200) << up.describe();
+  }
+  ASSERT_EQ(up.body["state"], "ready") << up.describe();
+  const std::string reference = up.body["reference"];
+  archive.clear();
+  run_cmd("podman rmi -f " + reference + " >/dev/null 2>&1");
+  const std::string in_py = submit("acme", "in-py", 1, 1, {"python3", "-c", "print('IMAGE OK')"}, {{"image", "py"}});
+  json jp = wait_for(s, "/api/v1/jobs/" + in_py, finished, 120);
+  EXPECT_EQ(jp["status"]["state"], "succeeded") << jp.dump() << logs("acme", in_py);
+  EXPECT_NE(logs("acme", in_py).find("IMAGE OK"), std::string::npos) << logs("acme", in_py);
+  EXPECT_EQ(run_cmd("podman image exists " + reference + " && echo yes"), "yes\n") << "loaded on the node under its reference";
+  EXPECT_EQ(s.req("POST", "/api/v1/jobs", token["beta"], [&] {
+              json j = job_doc("beta-proj", "not-theirs");
+              j["image"] = "py";
+              return j;
+            }()).error_fields(),
+            std::vector<std::string>{"image"}) << "acme's image is not beta's";
+  // Another spelling of acme's reference passes the API's check but not the node's.
+  const std::string other_spelling = reference.substr(std::string("localhost/").size());
+  const std::string sneak = submit("beta", "sneak", 1, 1, {"python3", "-c", "print('IMAGE OK')"}, {{"image", other_spelling}});
+  json js = wait_for(s, "/api/v1/jobs/" + sneak, finished, 120);
+  EXPECT_EQ(js["status"]["state"], "failed") << js.dump();
+  EXPECT_NE(js["status"]["reason"].get<std::string>().find("is another tenant's"), std::string::npos) << js.dump();
+  EXPECT_EQ(logs("beta", sneak).find("IMAGE OK"), std::string::npos);
+  run_cmd("podman rmi -f " + reference + " >/dev/null 2>&1");
+  const std::string image_file = s.db_path() + ".artifacts/sha256/" + image_sha;
+  fs::permissions(image_file, fs::perms::owner_write, fs::perm_options::add);
+  {
+    std::fstream f(image_file, std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(4096);
+    f.put('!');
+  }
+  const std::string in_bad = submit("acme", "in-bad-py", 1, 1, {"python3", "-c", "print('IMAGE OK')"}, {{"image", "py"}});
+  json jbad = wait_for(s, "/api/v1/jobs/" + in_bad, finished, 120);
+  EXPECT_EQ(jbad["status"]["state"], "failed") << jbad.dump();
+  EXPECT_NE(jbad["status"]["reason"].get<std::string>().find("its file in the image store has the SHA-256"), std::string::npos)
+      << jbad.dump();
+  EXPECT_EQ(run_cmd("podman image exists " + reference + " || echo absent"), "absent\n") << "nothing was loaded";
 }
 
 }  // namespace

@@ -414,4 +414,12 @@ void use_local_slurm_tools(const std::string& dir) {
   ::setenv("PATH", (dir + "/bin:" + (path ? path : "/usr/bin:/bin")).c_str(), 1);
 }
 
+std::string acme_and_beta(const ServerProcess& s) {
+  const std::string acme = expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant").body["id"];
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("beta")), "tenant");
+  expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
+  expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("beta", "nlp")), "project");
+  return acme;
+}
+
 }  // namespace gpurent::testing

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 #include <functional>
+#include <mutex>
+#include <thread>
 #include <optional>
 #include <string>
 #include <vector>
@@ -102,6 +104,8 @@ json project_doc(const std::string& tenant, const std::string& name);
 json user_doc(const std::string& name, const std::string& role, const std::string& tenant = "",
               const std::string& supplier = "");
 json job_doc(const std::string& project, const std::string& name);  // 1 worker x 1 h100
+// Tenants acme and beta with one project each: vision (acme) and nlp (beta); acme's id.
+std::string acme_and_beta(const ServerProcess& s);
 
 // Polls GET path with the admin token until pred holds (`seconds` at most); returns the last body
 // (and records a test failure when it times out).
@@ -134,5 +138,40 @@ std::string local_slurm_skip_reason();
 // After `scripts/slurm-local start DIR`: a cluster in a container is reached through its tool
 // wrappers in DIR/bin, put first on PATH for this process and every server it starts.
 void use_local_slurm_tools(const std::string& dir);
+
+// A tiny HTTP server in the test process that records the bodies POSTed to it.
+class HookSink {
+ public:
+  HookSink() {
+    srv_.Post(".*", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard<std::mutex> g(mu_);
+      bodies_.push_back(req.body);
+      headers_.push_back(req.get_header_value("X-Gpurent-Signature"));
+      res.set_content("{}", "application/json");
+    });
+    port_ = srv_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { srv_.listen_after_bind(); });
+  }
+  ~HookSink() {
+    srv_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/hooks/gpurent"; }
+  std::vector<std::string> bodies() {
+    std::lock_guard<std::mutex> g(mu_);
+    return bodies_;
+  }
+  std::vector<std::string> signatures() {
+    std::lock_guard<std::mutex> g(mu_);
+    return headers_;
+  }
+
+ private:
+  httplib::Server srv_;
+  int port_ = 0;
+  std::thread thread_;
+  std::mutex mu_;
+  std::vector<std::string> bodies_, headers_;
+};
 
 }  // namespace gpurent::testing

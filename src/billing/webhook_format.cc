@@ -19,6 +19,7 @@ Titles kind_title(AlertKind k) {
     case AlertKind::kStorageIoShare: return {"存储 I/O 费用占比过高", "Storage I/O share of cost over threshold"};
     case AlertKind::kEgressDailyCost: return {"出网流量日费用超限", "Daily egress cost over threshold"};
     case AlertKind::kBudgetBreach: return {"项目月度预算已用尽", "Monthly project budget reached"};
+    case AlertKind::kArtifactDigestMismatch: return {"制品校验和不符（安全）", "Artifact digest mismatch (security)"};
   }
   return {"?", "?"};
 }
@@ -65,7 +66,8 @@ std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohma
 
 nlohmann::json to_json(const Alert& a) {
   nlohmann::json j = alert_fields(a);
-  j["event"] = "cost_firewall.alert";
+  // A cost rule's alert, or a security alert (an artifact's digest).
+  j["event"] = a.kind == AlertKind::kArtifactDigestMismatch ? "security.alert" : "cost_firewall.alert";
   return j;
 }
 

@@ -16,6 +16,10 @@ void add_invoice_commands(CLI::App& app, CliContext& ctx);
 void add_advise_commands(CLI::App& app, CliContext& ctx);
 // secrets set/list/delete (secret_commands.cc).
 void add_secret_commands(CLI::App& app, CliContext& ctx);
+// artifacts upload/list/show/delete (artifact_commands.cc).
+void add_artifact_commands(CLI::App& app, CliContext& ctx);
+// images list/show/delete/build/import (image_commands.cc).
+void add_image_commands(CLI::App& app, CliContext& ctx);
 
 namespace {
 
@@ -169,6 +173,8 @@ int run_cli(const std::vector<std::string>& args, const CliIo& io) {
   add_operator_commands(app, ctx);
   add_account_commands(app, ctx);
   add_secret_commands(app, ctx);
+  add_artifact_commands(app, ctx);
+  add_image_commands(app, ctx);
   add_serve_command(app, ctx);
   add_simulate_command(app, ctx);
   add_rate_command(app, ctx);

@@ -254,8 +254,12 @@ ApiResult<json> ApiClient::put(const std::string& path, const json& body) {
   return call(Method::kPut, path, {}, &body);
 }
 ApiResult<json> ApiClient::del(const std::string& path) { return call(Method::kDelete, path, {}, nullptr); }
+ApiResult<json> ApiClient::put_bytes(const std::string& path, const Query& query, std::string_view bytes) {
+  return call(Method::kPut, path, query, nullptr, &bytes);
+}
 
-ApiResult<json> ApiClient::call(Method m, const std::string& path, const Query& query, const json* body) {
+ApiResult<json> ApiClient::call(Method m, const std::string& path, const Query& query, const json* body,
+                                const std::string_view* raw) {
   std::string target = url_.base_path + "/api/v1" + path;
   for (size_t i = 0; i < query.size(); ++i)
     target += (i == 0 ? "?" : "&") + url_encode(query[i].first) + "=" + url_encode(query[i].second);
@@ -274,6 +278,7 @@ ApiResult<json> ApiClient::call(Method m, const std::string& path, const Query& 
       case Method::kPost:
         return http_->Post(target, headers, payload, ctype);
       case Method::kPut:
+        if (raw) return http_->Put(target, headers, raw->data(), raw->size(), "application/octet-stream");
         return http_->Put(target, headers, payload, ctype);
       case Method::kDelete:
         return http_->Delete(target, headers);

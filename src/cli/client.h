@@ -94,12 +94,17 @@ class ApiClient {
   ApiResult<json> post(const std::string& path, const json& body);
   ApiResult<json> put(const std::string& path, const json& body);
   ApiResult<json> del(const std::string& path);
+  // PUT of raw bytes (Content-Type application/octet-stream) with a query string: a chunk of an
+  // artifact's content. `bytes` is sent as it is, not copied.
+  ApiResult<json> put_bytes(const std::string& path, const Query& query, std::string_view bytes);
 
   const ServerUrl& url() const { return url_; }
 
  private:
   enum class Method { kGet, kPost, kPut, kDelete };
-  ApiResult<json> call(Method m, const std::string& path, const Query& query, const json* body);
+  // `raw` (a PUT only): sent as application/octet-stream instead of `body`.
+  ApiResult<json> call(Method m, const std::string& path, const Query& query, const json* body,
+                       const std::string_view* raw = nullptr);
 
   ServerUrl url_;
   std::string token_;

@@ -1,13 +1,17 @@
 // Test helper (header-only, used by the CLI's *_test.cc): an in-process HTTP server on a free
 // loopback port that records every request and answers from a table of canned responses keyed by
 // "METHOD /path" (query string excluded; a "?k=v&..." suffix matches a specific query first).
-// Unmatched requests get 404 problem+json. Thread-safe (the server thread records, tests read).
+// Unmatched requests get 404 problem+json. A route may instead answer through a function of the
+// request (on_call), for a stateful fake such as a chunked upload; it runs on the server thread
+// under the fake's lock, so it must not call the FakeApi. Thread-safe (the server thread records,
+// tests read).
 #pragma once
 
 #include <gtest/gtest.h>
 #include <httplib.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -60,6 +64,13 @@ class FakeApi {
     std::lock_guard<std::mutex> l(mu_);
     canned_[method_path] = std::move(c);
   }
+  // Answers "METHOD /path" (same matching as `on`, and before a canned answer of the same key)
+  // with `respond(request)`.
+  using Responder = std::function<Canned(const Recorded&)>;
+  void on_call(const std::string& method_path, Responder respond) {
+    std::lock_guard<std::mutex> l(mu_);
+    responders_[method_path] = std::move(respond);
+  }
   std::vector<Recorded> requests() const {
     std::lock_guard<std::mutex> l(mu_);
     return log_;
@@ -76,6 +87,15 @@ class FakeApi {
       query += (query.empty() ? "?" : "&") + k + "=" + v;
     }
     log_.push_back(r);
+    for (const std::string& key : {req.method + " " + req.path + query, req.method + " " + req.path}) {
+      if (auto f = responders_.find(key); f != responders_.end()) {
+        const Canned c = f->second(r);
+        res.status = c.status;
+        if (!c.body.empty()) res.set_content(c.body, c.content_type.c_str());
+        return;
+      }
+      if (canned_.count(key)) break;
+    }
     auto it = canned_.find(req.method + " " + req.path + query);
     if (it == canned_.end()) it = canned_.find(req.method + " " + req.path);
     if (it == canned_.end()) {
@@ -93,6 +113,7 @@ class FakeApi {
   std::thread thread_;
   mutable std::mutex mu_;
   std::map<std::string, Canned> canned_;
+  std::map<std::string, Responder> responders_;
   std::vector<Recorded> log_;
 };
 

@@ -1,7 +1,8 @@
 // secrets set/list/delete: a project's secrets (docs/resources/secrets.md), which its jobs receive
 // in their containers. `set` reads the value from standard input or --from-file, never from an
 // argument, so it stays out of the shell's history and of `ps`; the value is sent as it was read
-// (a trailing newline included) and nothing the CLI prints holds it.
+// (a trailing newline included) and nothing the CLI prints holds it. `list` and `delete` are
+// cli/object_verbs.h's.
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/object_verbs.h"
 #include "cli/output.h"
 #include "cli/views.h"
 #include "core/json_limits.h"
@@ -61,8 +63,28 @@ Result<std::string> read_value(CliContext& ctx, const std::string& path) {
   return text;
 }
 
+std::string secrets_path(const std::string& project) { return "/projects" + seg(project) + "/secrets"; }
 std::string secret_path(const std::string& project, const std::string& name) {
-  return "/projects" + seg(project) + "/secrets" + seg(name);
+  return secrets_path(project) + seg(name);
+}
+
+// `list`'s answer: the secrets by name (a note on standard error when there are none).
+void print_secrets(CliContext& ctx, std::ostream& out, const json& doc) {
+  const json& items = at_path(doc, "items");
+  if (!items.is_array() || items.empty()) {
+    ctx.err() << "no secrets found\n";
+    return;
+  }
+  std::vector<json> sorted(items.begin(), items.end());
+  std::sort(sorted.begin(), sorted.end(), [](const json& a, const json& b) {
+    return cell_text(at_path(a, "name")) < cell_text(at_path(b, "name"));
+  });
+  // UPDATED: how long ago the value was last set.
+  Table t({{"NAME"}, {"BYTES", Align::kRight}, {"UPDATED"}, {"ID"}});
+  for (const auto& i : sorted)
+    t.add_row({cell_text(at_path(i, "name")), cell_text(at_path(i, "size_bytes")),
+               format_age(at_path(i, "updated_at"), ctx.now()), cell_text(at_path(i, "id"))});
+  t.print(out);
 }
 
 }  // namespace
@@ -98,59 +120,15 @@ void add_secret_commands(CLI::App& app, CliContext& ctx) {
     };
   });
 
-  auto lp = std::make_shared<std::string>();
-  auto* list = secrets->add_subcommand("list", "list a project's secrets: names and sizes, never values");
-  list->alias("ls");
-  list->add_option("project", *lp, "project id or name")->required();
-  list->callback([&ctx, lp] {
-    ctx.action = [&ctx, lp] {
-      int rc = kExitOk;
-      ApiClient* c = ctx.client(&rc);
-      if (!c) return rc;
-      auto r = c->get("/projects" + seg(*lp) + "/secrets");
-      if (!r) return ctx.fail(r.error());
-      return ctx.emit(*r, [&](std::ostream& out) {
-        const json& items = at_path(*r, "items");
-        if (!items.is_array() || items.empty()) {
-          ctx.err() << "no secrets found\n";
-          return;
-        }
-        std::vector<json> sorted(items.begin(), items.end());
-        std::sort(sorted.begin(), sorted.end(), [](const json& a, const json& b) {
-          return cell_text(at_path(a, "name")) < cell_text(at_path(b, "name"));
-        });
-        // UPDATED: how long ago the value was last set.
-        Table t({{"NAME"}, {"BYTES", Align::kRight}, {"UPDATED"}, {"ID"}});
-        for (const auto& i : sorted)
-          t.add_row({cell_text(at_path(i, "name")), cell_text(at_path(i, "size_bytes")),
-                     format_age(at_path(i, "updated_at"), ctx.now()), cell_text(at_path(i, "id"))});
-        t.print(out);
-      });
-    };
-  });
-
-  struct DeleteOpts {
-    std::string project, name;
-  };
-  auto d = std::make_shared<DeleteOpts>();
-  auto* del = secrets->add_subcommand("delete", "delete a secret (jobs that name it and have not started will fail)");
-  del->alias("rm");
-  del->add_option("project", d->project, "project id or name")->required();
-  del->add_option("name", d->name, "secret name")->required();
-  del->callback([&ctx, d] {
-    ctx.action = [&ctx, d] {
-      int rc = kExitOk;
-      ApiClient* c = ctx.client(&rc);
-      if (!c) return rc;
-      auto r = c->del(secret_path(d->project, d->name));
-      if (!r) return ctx.fail(r.error());
-      return ctx.emit(json{{"deleted", d->name}, {"kind", "secrets"}, {"project", d->project}},
-                      [&](std::ostream& out) {
-                        out << "deleted secret " << printable(d->name) << " of project " << printable(d->project)
-                            << '\n';
-                      });
-    };
-  });
+  const ObjectVerbs verbs{.kind = "secrets",
+                          .collection = secrets_path,
+                          .path = [](const ObjectRef& s) { return secret_path(s.project, s.name); }};
+  add_list_verb(*secrets, ctx, verbs, "list a project's secrets: names and sizes, never values",
+                [&ctx](std::ostream& out, const json& doc, const std::string&) { print_secrets(ctx, out, doc); });
+  add_delete_verb(*secrets, ctx, verbs, "delete a secret (jobs that name it and have not started will fail)",
+                  "secret name", [](const ObjectRef& s, const std::string&) {
+                    return "deleted secret " + s.name + " of project " + s.project;
+                  });
 }
 
 }  // namespace gpurent

@@ -144,6 +144,20 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--volume-root", s.volume_root,
                   "folder on the nodes (shared storage) holding tenants' volumes as <root>/<tenant id>/<name>");
+  cmd->add_option("--artifact-dir", s.artifact_dir,
+                  "the artifact store (model weights, datasets by SHA-256); with --executor slurm the nodes "
+                  "must see it at the same path (default: <db>.artifacts)");
+  cmd->add_option("--artifact-max-gib", s.artifact_max_gib, "the largest artifact or image archive, in GiB")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->capture_default_str();
+  cmd->add_option("--artifact-tenant-gib", s.artifact_tenant_gib,
+                  "all of one tenant's artifacts and own images (uploads included), in GiB")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->capture_default_str();
+  cmd->add_flag("--image-builds", s.image_builds,
+               "build queued image recipes here with mmdebstrap (needs the Debian mirror; one at a time)");
+  cmd->add_option("--debian-mirror", s.debian_mirror, "the Debian archive image recipes install from")
+      ->capture_default_str();
   cmd->add_option("--log-level", s.log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();

@@ -70,6 +70,21 @@ Status check_container_run(const ContainerSettings& s, const ContainerRun& r) {
   for (size_t i = 0; i < r.volumes.size(); ++i)
     if (!plain_name(r.volumes[i].name))
       errs.add("volumes[" + std::to_string(i) + "].name", Message("exec.container.bad_name"));
+  for (size_t i = 0; i < r.artifacts.size(); ++i) {
+    const ContainerArtifact& a = r.artifacts[i];
+    const std::string at = "artifacts[" + std::to_string(i) + "]";
+    if (!plain_name(a.name)) errs.add(at + ".name", Message("exec.container.bad_name"));
+    // ':' and ',' separate the parts of a mount option.
+    if (a.host_file.empty() || a.host_file[0] != '/' || a.host_file.find_first_of(":,") != std::string::npos)
+      errs.add(at, Message("exec.container.artifact_path").arg("path", a.host_file));
+    if (a.sha256.size() != 64 || a.sha256.find_first_not_of("0123456789abcdef") != std::string::npos)
+      errs.add(at + ".sha256", Message("artifact.sha256.hex"));
+  }
+  if (!r.image_file.empty()) {
+    if (r.image_file[0] != '/') errs.add("image", Message("exec.container.artifact_path").arg("path", r.image_file));
+    if (r.image_sha256.size() != 64 || r.image_sha256.find_first_not_of("0123456789abcdef") != std::string::npos)
+      errs.add("image", Message("artifact.sha256.hex"));
+  }
   if (!errs.empty()) return errs.to_error();
   return ok_status();
 }
@@ -173,16 +188,86 @@ std::string script_volumes(const ContainerSettings& s, const ContainerRun& r) {
 }
 
 // The tenant's network (one per tenant, isolated from the others; two jobs may race to create
-// it) and the image, which must be on the node.
-std::string script_checks() {
-  return "  \"${P[@]}\" network exists \"$net\" || \"${P[@]}\" network create --opt isolate=true \"$net\" >/dev/null 2>&1 "
-         "|| \"${P[@]}\" network exists \"$net\" || { status runtime_error \"cannot create network $net\"; return 125; }\n"
-         "  if ! \"${P[@]}\" image exists \"$image\"; then\n"
-         "    status image_missing \"$image\"\n"
-         "    echo \"gpurent: image $image is not on node $node\" >&2\n"
-         "    return 125\n"
-         "  fi\n"
-         "  \"${P[@]}\" rm -f \"$name\" >/dev/null 2>&1\n";
+// it) and the image: on the node, or loaded there from the image store after its SHA-256 is
+// checked (a gpurent image).
+std::string script_checks(const ContainerRun& r) {
+  std::ostringstream o;
+  o << "  \"${P[@]}\" network exists \"$net\" || \"${P[@]}\" network create --opt isolate=true \"$net\" >/dev/null 2>&1 "
+       "|| \"${P[@]}\" network exists \"$net\" || { status runtime_error \"cannot create network $net\"; return 125; }\n"
+    << "  if ! \"${P[@]}\" image exists \"$image\"; then\n";
+  if (r.image_file.empty()) {
+    o << "    status image_missing \"$image\"\n"
+      << "    echo \"gpurent: image $image is not on node $node\" >&2\n"
+      << "    return 125\n";
+  } else {
+    const std::string f = q(r.image_file);
+    o << "    local sum loaded\n"
+      << "    if ! sum=$(sha256sum < " << f << " 2>/dev/null); then\n"
+      << "      status image_unreadable \"$image\"\n"
+      << "      echo \"gpurent: image $image is neither on node $node nor readable in the image store\" >&2\n"
+      << "      return 125\n"
+      << "    fi\n"
+      << "    sum=$(printf '%s' \"${sum%% *}\" | tr -cd 0-9a-f)\n"
+      << "    if [ \"$sum\" != " << q(r.image_sha256) << " ]; then\n"
+      << "      status image_corrupt \"$image\" \",\\\"expected\\\":\\\"" << r.image_sha256
+      << "\\\",\\\"actual\\\":\\\"$sum\\\"\"\n"
+      << "      echo \"gpurent: image $image in the image store has SHA-256 $sum, not " << r.image_sha256 << "\" >&2\n"
+      << "      return 125\n"
+      << "    fi\n";
+    if (r.image_format == "rootfs-tar")
+      o << "    if ! loaded=$(\"${P[@]}\" import -q " << f << " \"$image\" 2>&1); then\n";
+    else
+      o << "    if ! loaded=$(\"${P[@]}\" load -q -i " << f << " 2>&1) || ! loaded=$(printf '%s\\n' \"$loaded\" "
+        << "| sed -n 's/^Loaded image[(s)]*: *//p' | head -n 1 | cut -d, -f1) || [ -z \"$loaded\" ] "
+        << "|| ! \"${P[@]}\" tag \"$loaded\" \"$image\" 2>/dev/null; then\n";
+    o << "      status image_corrupt \"$image: $(printf '%s' \"$loaded\" | tail -c 300)\"\n"
+      << "      echo \"gpurent: image $image could not be loaded on node $node: $loaded\" >&2\n"
+      << "      return 125\n"
+      << "    fi\n";
+  }
+  o << "  fi\n"
+    // Whatever name the job used (a tag, an id, another spelling), a tenant's image (tagged under
+    // localhost/gpurent/<tenant id>/) runs only for that tenant, unless it is also public or the
+    // job's tenant's own.
+    << "  local t mine=0 theirs=0\n"
+    << "  for t in $(\"${P[@]}\" image inspect --format '{{range .RepoTags}}{{.}} {{end}}' \"$image\" 2>/dev/null); do\n"
+    << "    case \"$t\" in\n"
+    << "      localhost/gpurent/public/*|localhost/gpurent/" << r.tenant_id << "/*) mine=1 ;;\n"
+    << "      localhost/gpurent/*/*) theirs=1 ;;\n"
+    << "    esac\n"
+    << "  done\n"
+    << "  if [ \"$theirs\" = 1 ] && [ \"$mine\" = 0 ]; then\n"
+    << "    status image_not_yours \"$image\"\n"
+    << "    echo \"gpurent: image $image on node $node is another tenant's\" >&2\n"
+    << "    return 125\n"
+    << "  fi\n"
+    << "  \"${P[@]}\" rm -f \"$name\" >/dev/null 2>&1\n";
+  return o.str();
+}
+
+// Artifacts: each content file must be there and hash to the job's digest (checked here, on the
+// node, before anything starts: a file changed in the store after its upload stops the run), then
+// it is mounted read-only.
+std::string script_artifacts(const ContainerRun& r) {
+  std::ostringstream o;
+  if (!r.artifacts.empty()) o << "  local got\n";
+  for (const ContainerArtifact& a : r.artifacts) {
+    o << "  if ! got=$(sha256sum < " << q(a.host_file) << " 2>/dev/null); then\n"
+      << "    status artifact_missing " << q(a.name) << "\n"
+      << "    echo " << q("gpurent: artifact " + a.name + " is not readable at " + a.host_file + " on node ") << "\"$node\" >&2\n"
+      << "    return 125\n"
+      << "  fi\n"
+      << "  got=$(printf '%s' \"${got%% *}\" | tr -cd 0-9a-f)\n"
+      << "  if [ \"$got\" != " << q(a.sha256) << " ]; then\n"
+      << "    status artifact_mismatch " << q(a.name) << " \",\\\"expected\\\":\\\"" << a.sha256
+      << "\\\",\\\"actual\\\":\\\"$got\\\"\"\n"
+      << "    echo " << q("gpurent: artifact " + a.name + " has SHA-256 ") << "\"$got\"" << q(", not " + a.sha256 + ": the container was not started")
+      << " >&2\n"
+      << "    return 125\n"
+      << "  fi\n"
+      << "  args+=(-v " << q(a.host_file + ":" + a.mount + ":ro") << ")\n";
+  }
+  return o.str();
 }
 
 // Secrets: each file becomes a Podman secret for this container (gpurent-<job>-<node>-<i>),
@@ -240,8 +325,8 @@ std::string script_run(const ContainerSettings& s, const ContainerRun& r) {
 }  // namespace
 
 std::string container_script(const ContainerSettings& s, const ContainerRun& r) {
-  return script_head(s, r) + script_gpus(s) + script_numa(r) + script_volumes(s, r) + script_checks() +
-         script_secrets(s, r) + script_run(s, r) +
+  return script_head(s, r) + script_gpus(s) + script_numa(r) + script_volumes(s, r) + script_checks(r) +
+         script_artifacts(r) + script_secrets(s, r) + script_run(s, r) +
          (r.nodes > 1 ? "srun --ntasks-per-node=1 --kill-on-bad-exit=1 bash -c \"$(declare -f gpurent_worker); gpurent_worker\"\n"
                       : "gpurent_worker\n");
 }
@@ -255,6 +340,8 @@ std::optional<ContainerStatus> read_container_status(const std::string& path) {
   ContainerStatus st;
   st.reason = j["reason"].get<std::string>();
   if (j.contains("detail") && j["detail"].is_string()) st.detail = j["detail"].get<std::string>();
+  if (j.contains("expected") && j["expected"].is_string()) st.expected = j["expected"].get<std::string>();
+  if (j.contains("actual") && j["actual"].is_string()) st.actual = j["actual"].get<std::string>();
   if (j.contains("node") && j["node"].is_string()) st.node = j["node"].get<std::string>();
   if (j.contains("memory_gib") && j["memory_gib"].is_number_integer()) st.memory_gib = j["memory_gib"].get<int64_t>();
   if (j.contains("oom_reported") && j["oom_reported"].is_boolean()) st.oom_reported = j["oom_reported"].get<bool>();

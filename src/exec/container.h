@@ -51,17 +51,29 @@ struct ContainerSecret {
   std::string host_file, env, file;
 };
 
+// An artifact for the container: the content file on the node (the artifact store, shared with
+// the server), checked against `sha256` before the container starts and mounted read-only as the
+// file `mount`. A file that is missing or hashes otherwise stops the run before it starts.
+struct ContainerArtifact {
+  std::string name, host_file, sha256, mount;
+};
+
 // One job's container, the same on each of its nodes.
 struct ContainerRun {
   std::string job_id;      // names the container: gpurent-<job id>-<node>
   std::string tenant_id;   // names the network (gpurent-<tenant id>) and the volume folder
   std::string image;       // a local image reference or digest (--pull never)
+  // A gpurent image (model/image.h): its content in the store, loaded (docker-archive,
+  // oci-archive) or imported (rootfs-tar) as `image` on a node that lacks it, after its SHA-256
+  // is checked. Empty: the node must have `image`.
+  std::string image_file, image_sha256, image_format;
   std::vector<std::string> command;  // empty: the image's entrypoint
   std::map<std::string, std::string> env;
   std::string workdir;     // empty: the image's
   std::optional<int64_t> cpus, memory_gib, shm_gib;
   std::vector<ContainerVolume> volumes;
   std::vector<ContainerSecret> secrets;  // values never appear in the script or on a command line
+  std::vector<ContainerArtifact> artifacts;
   // Node name -> the NUMA node of each GPU index there (gpurent's node topology). When all of a
   // container's GPUs are on one NUMA node the container's CPUs and memory are that node's
   // (--cpuset-cpus from /sys/devices/system/node/nodeN/cpulist on the node, --cpuset-mems N).
@@ -82,10 +94,14 @@ Status check_container_settings(const ContainerSettings& s);
 std::string container_script(const ContainerSettings& s, const ContainerRun& r);
 
 // What the script wrote to the status file: {"reason": "image_missing" | "runtime_error" |
-// "oom", ...}. nullopt when there is no such file or it is not a status line.
+// "oom" | "artifact_missing" | "artifact_mismatch" | "image_corrupt", ...}. nullopt when there is
+// no such file or it is not a status line.
 struct ContainerStatus {
-  std::string reason;        // image_missing, runtime_error, oom
-  std::string detail;        // the runtime's own words, the image, ...
+  // image_missing, image_unreadable, image_corrupt, image_not_yours, runtime_error, oom,
+  // artifact_missing, artifact_mismatch
+  std::string reason;
+  std::string detail;        // the runtime's own words, the image, the artifact's name, ...
+  std::string expected, actual;  // artifact_mismatch, image_corrupt: the SHA-256 expected, the one found
   std::optional<int64_t> memory_gib;  // oom: the limit
   std::optional<bool> oom_reported;   // oom: the runtime said so (false: inferred from SIGKILL)
   std::string node;

@@ -28,6 +28,17 @@ std::string temp_file(const std::string& text) {
   return tmpl;
 }
 
+// A folder with a fake `podman` (the bash `script`, "$D" its folder) for the script to call.
+std::string fake_podman_dir(const std::string& script) {
+  char dir[] = "/tmp/gpurent-fake-podman-XXXXXX";
+  if (!mkdtemp(dir)) return "";
+  std::string body = script;
+  for (size_t at; (at = body.find("$D")) != std::string::npos;) body.replace(at, 2, dir);
+  std::ofstream(std::string(dir) + "/podman") << "#!/bin/bash\n" << body;
+  std::filesystem::permissions(std::string(dir) + "/podman", std::filesystem::perms::owner_all);
+  return dir;
+}
+
 ContainerRun sample() {
   ContainerRun r;
   r.job_id = "job_0123456789abcdef";
@@ -125,6 +136,165 @@ TEST(Container, HostileValuesStayData) {
   EXPECT_NE(secrets.find("secret rm gpurent-job_0123456789abcdef-gpn1-1"), std::string::npos) << "removed after";
   EXPECT_TRUE(std::filesystem::is_directory(std::string(dir) + "/vol/ten_0123456789abcdef/data"));
   std::filesystem::remove_all(dir);
+}
+
+// Artifacts are checked on the node before the container starts: the right content is mounted
+// read-only; a changed file or a missing one stops the run before `podman run`, saying why in the
+// status file (with both digests for a mismatch).
+TEST(Container, ChecksArtifactsBeforeTheContainerStarts) {
+  const std::string d = fake_podman_dir("for a in \"$@\"; do [ \"$a\" = run ] && printf '%s\\n' \"$@\" > $D/argv; done\n"
+                                         "for a in \"$@\"; do [ \"$a\" = inspect ] && echo false; done\n"
+                                         "exit 0\n");
+  ASSERT_FALSE(d.empty());
+  std::ofstream(d + "/weights", std::ios::binary) << "abc";  // SHA-256 of "abc":
+  const std::string abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+  ContainerSettings s;
+  s.podman = d + "/podman";
+  ContainerRun r = sample();
+  r.volumes.clear();
+  r.status_file = d + "/status";
+  r.artifacts = {{"llama", d + "/weights", abc, "/models/llama.bin"}};
+  ASSERT_TRUE(check_container_run(s, r).ok());
+  auto run = [&] { return run_process({"bash", "-c", container_script(s, r)}, {{"SLURMD_NODENAME", "gpn1"}}, "", 20'000); };
+  auto good = run();
+  ASSERT_TRUE(good.ok()) << good.error().message;
+  EXPECT_EQ(good->exit_code, 0) << good->err;
+  std::ifstream argv(d + "/argv");
+  std::string args((std::istreambuf_iterator<char>(argv)), std::istreambuf_iterator<char>());
+  EXPECT_NE(args.find(d + "/weights:/models/llama.bin:ro\n"), std::string::npos) << args;
+  EXPECT_FALSE(std::filesystem::exists(d + "/status"));
+
+  std::filesystem::remove(d + "/argv");
+  std::ofstream(d + "/weights", std::ios::binary) << "abd";  // tampered after upload
+  auto bad = run();
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(bad->exit_code, 125);
+  EXPECT_FALSE(std::filesystem::exists(d + "/argv")) << "the container never started";
+  auto st = read_container_status(d + "/status");
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->reason, "artifact_mismatch");
+  EXPECT_EQ(st->detail, "llama");
+  EXPECT_EQ(st->expected, abc);
+  EXPECT_EQ(st->actual, "a52d159f262b2c6ddb724a61840befc36eb30c88877a4030b65cbe86298449c9");  // sha256("abd")
+  EXPECT_EQ(st->node, "gpn1");
+  EXPECT_NE(bad->err.find("has SHA-256 a52d159f"), std::string::npos) << bad->err;
+
+  std::filesystem::remove(d + "/weights");
+  auto missing = run();
+  ASSERT_TRUE(missing.ok());
+  EXPECT_EQ(missing->exit_code, 125);
+  st = read_container_status(d + "/status");
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->reason, "artifact_missing");
+  EXPECT_FALSE(std::filesystem::exists(d + "/argv"));
+
+  r.artifacts[0].host_file = d + "/a:b";  // would split the mount option
+  EXPECT_FALSE(check_container_run(s, r).ok());
+  r.artifacts[0].host_file = d + "/weights";
+  r.artifacts[0].sha256 = "not-a-digest";
+  EXPECT_FALSE(check_container_run(s, r).ok());
+  std::filesystem::remove_all(d);
+}
+
+// A gpurent image the node lacks is loaded from the image store after its digest is checked
+// (docker/oci archives: podman load, then tagged; root file systems: podman import); a changed file
+// stops the run before anything is loaded.
+TEST(Container, LoadsAMissingImageFromTheStoreAfterCheckingIt) {
+  const std::string d = fake_podman_dir("echo \"$*\" >> $D/calls\n"
+                                         "case \" $* \" in\n"
+                                         "  *' image exists '*) exit 1 ;;\n"
+                                         "  *' load '*) echo 'Loaded image: localhost/original:1' ;;\n"
+                                         "  *' inspect '*) echo false ;;\n"
+                                         "esac\n"
+                                         "exit 0\n");
+  ASSERT_FALSE(d.empty());
+  std::ofstream(d + "/image.tar", std::ios::binary) << "abc";
+  ContainerSettings s;
+  s.podman = d + "/podman";
+  ContainerRun r = sample();
+  r.volumes.clear();
+  r.status_file = d + "/status";
+  r.image = "localhost/gpurent/ten_0123456789abcdef/py:ba7816bf8f01";
+  r.image_file = d + "/image.tar";
+  r.image_sha256 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+  r.image_format = "docker-archive";
+  ASSERT_TRUE(check_container_run(s, r).ok());
+  auto calls = [&] {
+    std::ifstream in(d + "/calls");
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::filesystem::remove(d + "/calls");
+    return all;
+  };
+  auto run = [&] { return run_process({"bash", "-c", container_script(s, r)}, {{"SLURMD_NODENAME", "gpn1"}}, "", 20'000); };
+  auto loaded = run();
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ(loaded->exit_code, 0) << loaded->err;
+  std::string c = calls();
+  EXPECT_NE(c.find("load -q -i " + d + "/image.tar"), std::string::npos) << c;
+  EXPECT_NE(c.find("tag localhost/original:1 " + r.image), std::string::npos) << c;
+  EXPECT_NE(c.find(" run "), std::string::npos) << c;
+
+  r.image_format = "rootfs-tar";
+  auto imported = run();
+  ASSERT_TRUE(imported.ok());
+  EXPECT_EQ(imported->exit_code, 0) << imported->err;
+  c = calls();
+  EXPECT_NE(c.find("import -q " + d + "/image.tar " + r.image), std::string::npos) << c;
+
+  std::ofstream(d + "/image.tar", std::ios::binary) << "abd";  // changed in the store
+  auto bad = run();
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(bad->exit_code, 125);
+  c = calls();
+  EXPECT_EQ(c.find("import"), std::string::npos) << c;
+  EXPECT_EQ(c.find(" run "), std::string::npos) << c;
+  auto st = read_container_status(d + "/status");
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->reason, "image_corrupt");
+  EXPECT_EQ(st->expected, r.image_sha256);
+  EXPECT_EQ(st->actual, "a52d159f262b2c6ddb724a61840befc36eb30c88877a4030b65cbe86298449c9");
+  std::filesystem::remove_all(d);
+}
+
+// A tenant's image, however the job names it (another spelling, its id), runs only for that
+// tenant: the node reads the image's tags before it starts anything.
+TEST(Container, RefusesAnotherTenantsImageWhateverItsName) {
+  const std::string d = fake_podman_dir("echo \"$*\" >> $D/calls\n"
+                                         "case \" $* \" in\n"
+                                         "  *' image inspect '*) cat $D/tags ;;\n"
+                                         "  *' inspect '*) echo false ;;\n"
+                                         "esac\n"
+                                         "exit 0\n");
+  ASSERT_FALSE(d.empty());
+  ContainerSettings s;
+  s.podman = d + "/podman";
+  ContainerRun r = sample();
+  r.volumes.clear();
+  r.status_file = d + "/status";
+  r.image = "sha256:0123";  // acme's image by its id
+  auto run = [&](const std::string& tags) {
+    std::ofstream(d + "/tags") << tags;
+    std::filesystem::remove(d + "/calls");
+    std::filesystem::remove(d + "/status");
+    return run_process({"bash", "-c", container_script(s, r)}, {{"SLURMD_NODENAME", "gpn1"}}, "", 20'000);
+  };
+  auto theirs = run("localhost/gpurent/ten_aaaaaaaaaaaaaaaa/py:abc localhost/original:1 ");
+  ASSERT_TRUE(theirs.ok());
+  EXPECT_EQ(theirs->exit_code, 125);
+  auto st = read_container_status(d + "/status");
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->reason, "image_not_yours");
+  std::ifstream calls(d + "/calls");
+  std::string c((std::istreambuf_iterator<char>(calls)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(c.find(" run "), std::string::npos) << c;
+  for (const std::string ok : {"localhost/gpurent/ten_aaaaaaaaaaaaaaaa/py:abc localhost/gpurent/ten_0123456789abcdef/mine:abc ",
+                               "localhost/gpurent/public/python:abc localhost/gpurent/ten_aaaaaaaaaaaaaaaa/py:abc ",
+                               "localhost/gpurent/python:bookworm ", ""}) {
+    auto mine = run(ok);
+    ASSERT_TRUE(mine.ok());
+    EXPECT_EQ(mine->exit_code, 0) << ok << mine->err;
+  }
+  std::filesystem::remove_all(d);
 }
 
 // GPUs on one NUMA node bind the container to that node's CPUs and memory; GPUs on two, or a

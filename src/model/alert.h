@@ -1,4 +1,5 @@
-// Alert: what the cost firewall (billing/firewall.h) found, and the stored alert (kind "alerts",
+// Alert: what the cost firewall (billing/firewall.h) found, or a security alert (an artifact whose
+// content changed after its upload: the Slurm executor raises it), and the stored alert (kind "alerts",
 // id "alr_…") the server keeps of it: its state (active → resolved for a budget that no longer
 // fires, or lifted by an admin), when it was first seen, and each webhook delivery. Written only
 // by the server (services/cost_firewall.h; the lift route); schema: docs/api.md "Cost firewall: alerts and webhooks".
@@ -18,11 +19,12 @@
 
 namespace gpurent {
 
-enum class AlertKind { kCardDailyCost, kStorageIoShare, kEgressDailyCost, kBudgetBreach };
+enum class AlertKind { kCardDailyCost, kStorageIoShare, kEgressDailyCost, kBudgetBreach, kArtifactDigestMismatch };
 inline constexpr EnumEntry<AlertKind> kAlertKindNames[] = {{AlertKind::kCardDailyCost, "card_daily_cost"},
                                                            {AlertKind::kStorageIoShare, "storage_io_share"},
                                                            {AlertKind::kEgressDailyCost, "egress_daily_cost"},
-                                                           {AlertKind::kBudgetBreach, "budget_breach"}};
+                                                           {AlertKind::kBudgetBreach, "budget_breach"},
+                                                           {AlertKind::kArtifactDigestMismatch, "artifact_digest_mismatch"}};
 
 enum class AlertSeverity { kWarning, kCritical };
 inline constexpr EnumEntry<AlertSeverity> kAlertSeverityNames[] = {{AlertSeverity::kWarning, "warning"},
@@ -30,7 +32,8 @@ inline constexpr EnumEntry<AlertSeverity> kAlertSeverityNames[] = {{AlertSeverit
 
 struct Alert {
   // Stable identity for deduplication: "<kind>:<subject>:<YYYY-MM-DD>" for daily rules,
-  // "<kind>:<project>:<YYYY-MM>" for month-to-date rules. Example: "card_daily_cost:n1/3:2026-11-29".
+  // "<kind>:<project>:<YYYY-MM>" for month-to-date rules, "<kind>:<job id>:<artifact>" for an
+  // artifact's digest. Example: "card_daily_cost:n1/3:2026-11-29".
   std::string key;
   AlertKind kind = AlertKind::kCardDailyCost;
   AlertSeverity severity = AlertSeverity::kWarning;
@@ -38,9 +41,9 @@ struct Alert {
   std::string subject;  // "n1/3" (node/gpu) for a card, else the project
   TimeMs from = 0;      // what was measured: the day, or the month to the end of `day`
   TimeMs to = 0;
-  std::string measured;   // exact decimal: money ("612.4" -> "612.40") or a percentage
-  std::string threshold;  // exact decimal, same unit
-  std::string unit;       // the currency code ("USD") or "%"
+  std::string measured;   // exact decimal: money ("612.4" -> "612.40") or a percentage; a digest's: found
+  std::string threshold;  // exact decimal, same unit; a digest's: expected
+  std::string unit;       // the currency code ("USD"), "%", or "sha256"
   // What happened, as a message code with its arguments (src/messages/<lang>.json: alert.*);
   // the server stores it rendered in every language and as the code.
   Message message;

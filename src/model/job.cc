@@ -85,6 +85,29 @@ void read_secrets(Fields& f, Job& j) {
       f.error("secrets[" + std::to_string(i) + "].env", Message("job.secrets.env_taken").arg("name", j.secrets[i].env));
 }
 
+// artifacts: [{name, sha256, mount}], distinct mounts, none inside a volume or on a secret's file.
+void read_artifacts(Fields& f, Job& j) {
+  std::set<std::string> mounts;
+  f.objects("artifacts", false, kMaxJobArtifacts, [&](Fields& v, size_t) {
+    JobArtifact a;
+    a.name = v.str("name", {.min_len = 1, .max_len = 63, .pattern = kSlug, .pattern_help = kSlugHelp});
+    a.sha256 = v.str("sha256", {.min_len = 64, .max_len = 64, .pattern = "[0-9a-fA-F]{64}", .pattern_help = "pattern.sha256"});
+    for (char& c : a.sha256)
+      if (c >= 'A' && c <= 'F') c = static_cast<char>(c - 'A' + 'a');
+    a.mount = v.str("mount", kWorkdirRule);
+    check_container_path(v, "mount", a.mount);
+    if (!a.mount.empty() && !mounts.insert(a.mount).second)
+      v.error("mount", Message("job.artifacts.duplicate").arg("value", a.mount));
+    for (const VolumeMount& m : j.volumes)
+      if (!a.mount.empty() && (a.mount == m.mount || a.mount.rfind(m.mount + "/", 0) == 0))
+        v.error("mount", Message("job.artifacts.in_volume").arg("mount", a.mount).arg("volume", m.mount));
+    for (const JobSecret& s : j.secrets)
+      if (!a.mount.empty() && a.mount == s.file)
+        v.error("mount", Message("job.artifacts.duplicate").arg("value", a.mount));
+    j.artifacts.push_back(std::move(a));
+  });
+}
+
 // volumes: [{name, mount, read_only}], distinct names and mount points.
 void read_volumes(Fields& f, Job& j) {
   std::set<std::string> names, mounts;
@@ -284,6 +307,7 @@ Result<Job> parse_job(const json& body, Currency currency) {
 
   read_volumes(f, j);
   read_secrets(f, j);
+  read_artifacts(f, j);
 
   f.object("replicas", false, [&](Fields& r) {
     Replicas rep;
@@ -390,6 +414,11 @@ json to_json(const Job& j) {
       secs.push_back(std::move(one));
     }
     out["secrets"] = std::move(secs);
+  }
+  if (!j.artifacts.empty()) {
+    json arts = json::array();
+    for (const auto& a : j.artifacts) arts.push_back({{"name", a.name}, {"sha256", a.sha256}, {"mount", a.mount}});
+    out["artifacts"] = std::move(arts);
   }
   if (!j.volumes.empty()) {
     json vols = json::array();

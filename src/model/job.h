@@ -79,6 +79,7 @@ inline constexpr size_t kMaxCommandBytes = 64 * 1024;
 inline constexpr size_t kMaxGpuModelChoices = 16;
 inline constexpr size_t kMaxVolumes = 16;
 inline constexpr size_t kMaxJobSecrets = 32;
+inline constexpr size_t kMaxJobArtifacts = 32;
 
 // Per worker. Absent: a share of the node proportional to the worker's GPUs.
 struct WorkerResources {
@@ -107,6 +108,16 @@ struct JobSecret {
   std::string file;  // a plain absolute path in the container, not under /proc, /sys or /dev
 
   bool operator==(const JobSecret&) const = default;
+};
+
+// An artifact of the job's project (model/artifact.h) mounted read-only as the file `mount` in
+// every worker's container, after the node has checked that its SHA-256 is `sha256`.
+struct JobArtifact {
+  std::string name;
+  std::string sha256;  // 64 lowercase hex (given in either case)
+  std::string mount;   // a plain absolute path in the container, not under /proc, /sys or /dev
+
+  bool operator==(const JobArtifact&) const = default;
 };
 
 struct JobConstraints {
@@ -153,6 +164,7 @@ struct Job {
   std::optional<std::string> workdir;         // absolute path on the node; absent: the executor's default
   std::vector<VolumeMount> volumes;           // at most kMaxVolumes, distinct names and mounts
   std::vector<JobSecret> secrets;             // at most kMaxJobSecrets, distinct env names and files
+  std::vector<JobArtifact> artifacts;         // at most kMaxJobArtifacts, distinct mounts
   std::optional<Replicas> replicas;   // present iff kind == inference
   Labels labels;
 

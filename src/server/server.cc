@@ -17,6 +17,7 @@
 #include "server/api/app.h"
 #include "server/services/bootstrap.h"
 #include "server/services/cost_firewall.h"
+#include "server/services/image_builder.h"
 #include "server/services/dcgm_scraper.h"
 #include "server/demo/demo_history.h"
 #include "server/http/http_server.h"
@@ -48,6 +49,8 @@ void register_all_routes(App& app, Router& srv) {
   register_advisor_routes(app, srv);
   register_job_metric_routes(app, srv);
   register_secret_routes(app, srv);
+  register_artifact_routes(app, srv);
+  register_image_routes(app, srv);
   register_dashboard_usage_routes(app, srv);
   register_dashboard_cost_routes(app, srv);
 }
@@ -212,6 +215,8 @@ static int serve(const ServerOptions& opts, App& app, HttpServer& http, Schedule
     return fail("", s.error(), 2);
   }
   if (opts.firewall_interval_s > 0) firewall.start();
+  ImageBuilder builder(app, opts.debian_mirror);
+  if (opts.image_builds) builder.start();
   // Signals go to one waiting thread, started only now that nothing returns before http.run():
   // the first SIGINT/SIGTERM stops the server cleanly (the control loop drains, the WAL
   // checkpoints); a second one, while that stop hangs, ends the process at once.
@@ -225,6 +230,7 @@ static int serve(const ServerOptions& opts, App& app, HttpServer& http, Schedule
   signals.detach();
   http.run();
   if (demo_meter) demo_meter->stop();
+  builder.stop();
   firewall.stop();
   usage.stop();
   scheduler.stop();

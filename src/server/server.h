@@ -86,6 +86,16 @@ struct ServerOptions {
   std::string container_podman_args = "--runtime runc --cgroup-manager cgroupfs";
   int64_t container_pids_limit = 4096;
   std::string volume_root;                                  // tenants' volumes on the nodes (shared)
+  // Artifacts (docs/resources/artifacts.md): the content-addressed store of the projects' files
+  // (shared with the nodes at the same path); empty: "<db_path>.artifacts". Limits: one
+  // artifact, and all of a tenant's (uploads included), in GiB.
+  std::string artifact_dir;
+  int64_t artifact_max_gib = 64;
+  int64_t artifact_tenant_gib = 256;
+  // Images (docs/resources/images.md): build queued recipes here with mmdebstrap from this
+  // Debian mirror (one at a time, on a thread of their own). Off: recipes stay queued.
+  bool image_builds = false;
+  std::string debian_mirror = "http://deb.debian.org/debian";
 };
 
 // Runs until SIGINT or SIGTERM. Prints one JSON line {"event":"listening","url":...,"admin_token_file":...}

@@ -26,6 +26,7 @@
 // from another revision: the route labels are checked against it too).
 // Exit status 0 when every check passes, 1 otherwise.
 import { spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -80,11 +81,12 @@ async function startServer(dir) {
   return { server, base: listening.url.replace(/\/$/, ""), callers };
 }
 
-async function call(base, token, method, target, body) {
+async function call(base, token, method, target, body, rawType) {
   const headers = {};
   if (token) headers.Authorization = `Bearer ${token}`;
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  const res = await fetch(base + target, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (body !== undefined) headers["Content-Type"] = rawType ?? "application/json";
+  const sent = body === undefined ? undefined : rawType ? body : JSON.stringify(body);
+  const res = await fetch(base + target, { method, headers, body: sent });
   const text = await res.text();
   const media = (res.headers.get("content-type") ?? "").split(";")[0].trim();
   let json;
@@ -147,10 +149,10 @@ const paramsOf = (template, op) =>
 const itemsOf = (body) => (Array.isArray(body?.items) ? body.items : Array.isArray(body) ? body : []);
 
 /** Every item of a list operation the caller can see (following pages). */
-async function listAll(base, token, listPath) {
-  const op = doc.paths[listPath]?.get;
+async function listAll(base, token, listPath, docPath = listPath) {
+  const op = doc.paths[docPath]?.get;
   if (!op) return null;
-  const paged = paramsOf(listPath, op).some((p) => p.name === "limit");
+  const paged = paramsOf(docPath, op).some((p) => p.name === "limit");
   const items = [];
   for (let after = "", i = 0; i < 100; i++) {
     const q = paged ? `?limit=1000${after ? `&after=${encodeURIComponent(after)}` : ""}` : "";
@@ -212,7 +214,7 @@ async function targetsFor(base, caller, template, op, world) {
     const next = [];
     for (const filled of paths) {
       const listPath = filled.slice(0, filled.indexOf(`{${p.name}}`) - 1);
-      const mine = await listAll(base, caller.token, listPath);
+      const mine = await listAll(base, caller.token, listPath, collection);
       if (mine === null) { fail(`cannot fill {${p.name}} of ${template}: ${collection} has no GET`); return []; }
       const everyone = world[collection] ?? [];
       const values = mine.map((it) => it.id).filter(Boolean);
@@ -263,8 +265,8 @@ async function waitForItems(base, token, listPath, seconds) {
 
 /** Makes an item of each kind whose item route would otherwise have nothing to show. */
 async function ensureItems(base, admin) {
-  const write = async (method, target, template, body) => {
-    const r = await call(base, admin.token, method, target, body);
+  const write = async (method, target, template, body, rawType) => {
+    const r = await call(base, admin.token, method, target, body, rawType);
     expectDocumented(r, method, template, target, `${admin.name} (setup)`);
     return r;
   };
@@ -283,6 +285,17 @@ async function ensureItems(base, admin) {
       if (!(await waitForItems(base, admin.token, "/api/v1/faults", 20)).length)
         fail(`setup: node ${node} marked unavailable under a running job, but no fault was recorded in 20 s`);
     }
+  }
+  // An artifact (the demo has none), declared and uploaded, so its routes have one to answer.
+  const first = (await listAll(base, admin.token, "/api/v1/projects"))?.[0];
+  const arts = `/api/v1/projects/${first?.id}/artifacts`;
+  if (first && !(await listAll(base, admin.token, arts, "/api/v1/projects/{ref}/artifacts"))?.length) {
+    const content = "openapi live weights";
+    const sha256 = createHash("sha256").update(content).digest("hex");
+    await write("POST", arts, "/api/v1/projects/{ref}/artifacts", { name: "openapi-live", kind: "model", sha256, size_bytes: content.length });
+    const done = await write("PUT", `${arts}/openapi-live/content?offset=0`, "/api/v1/projects/{ref}/artifacts/{name}/content",
+      content, "application/octet-stream");
+    if (done.json?.state !== "ready") fail(`setup: the artifact did not become ready: ${done.text}`);
   }
   // A zero monthly budget: the cost firewall (every second here) raises a budget alert.
   if (!(await listAll(base, admin.token, "/api/v1/alerts"))?.length) {

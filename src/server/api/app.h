@@ -62,6 +62,8 @@ void register_measurement_routes(App& app, Router& srv);
 void register_advisor_routes(App& app, Router& srv);  // POST /api/v1/advise/*
 void register_job_metric_routes(App& app, Router& srv);  // /api/v1/jobs/{id}/metrics
 void register_secret_routes(App& app, Router& srv);      // /api/v1/projects/{id}/secrets
+void register_artifact_routes(App& app, Router& srv);    // /api/v1/projects/{id}/artifacts
+void register_image_routes(App& app, Router& srv);       // /api/v1/images
 void register_dashboard_usage_routes(App& app, Router& srv);  // GET /api/v1/dashboard/{utilization,suppliers}
 void register_dashboard_cost_routes(App& app, Router& srv);  // GET /api/v1/dashboard/{costs,cost-performance}
 

@@ -5,6 +5,8 @@
 // a user's act, the user by name. Submission checks what can be known at once: the project, the
 // GPU models against the catalog, and the project's per-job GPU limit; placement and the
 // remaining quota checks belong to the scheduler.
+#include "model/artifact.h"
+#include "model/image.h"
 #include "model/job.h"
 #include "model/job_state.h"
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include "model/tenant.h"
 #include "server/http/http_util.h"
 #include "server/services/allocation_ledger.h"
+#include "server/services/image_builder.h"
 #include "server/services/record_faults.h"
 #include "server/api/resources.h"
 
@@ -77,9 +80,14 @@ static Status check_against_project(Job& j, const Record& project, const GpuCata
 static Status check_runnable(const ServerOptions& o, const Job& j) {
   if (!j.secrets.empty() && o.executor == "slurm" && !o.containers)
     return Error::invalid("secrets", Message("api.jobs.secrets_need_containers"));
+  if (!j.artifacts.empty() && o.executor == "slurm" && !o.containers)
+    return Error::invalid("artifacts", Message("api.jobs.artifacts_need_containers"));
   if (!o.containers) return ok_status();
   if (!j.secrets.empty() && o.slurm_output_dir.empty())
     return Error::invalid("secrets", Message("api.jobs.secrets_need_output_dir"));
+  // The node's check reports a changed file (and raises the alert) through the output folder.
+  if (!j.artifacts.empty() && o.slurm_output_dir.empty())
+    return Error::invalid("artifacts", Message("api.jobs.artifacts_need_output_dir"));
   if (!j.image && o.container_default_image.empty())
     return Error::invalid("image", Message("exec.container.no_image"));
   if (!j.volumes.empty() && o.volume_root.empty())
@@ -97,6 +105,26 @@ namespace {
 std::string user_name(StoreReader& store, const std::string& user_id) {
   auto u = store.get("users", user_id);
   return u && !u->name.empty() ? u->name : user_id;
+}
+
+// An artifact a job names (docs/resources/artifacts.md): the project's, uploaded, and holding the
+// content the job expects. Errors name `at` (artifacts[i]).
+Status check_job_artifact(StoreTx& tx, const Record& project, const JobArtifact& ja, const std::string& at) {
+  auto found = tx.list({"artifacts", {{"project_id", project.id}, {"name", project.id + "/" + ja.name}}, "", 1});
+  if (!found) return found.error();
+  if (found->items.empty())
+    return Error::invalid(at + ".name", Message("api.jobs.unknown_artifact").arg("project", project.name).arg("name", ja.name));
+  auto a = decode_record(found->items.front(), decode_artifact, "jobs cannot use it");
+  if (!a) return a.error();
+  if (a->state != ArtifactState::kReady)
+    return Error::invalid(at + ".name", Message("api.jobs.artifact_not_ready")
+                                            .arg("name", ja.name)
+                                            .arg("received", std::to_string(a->received_bytes))
+                                            .arg("size", std::to_string(a->size_bytes)));
+  if (a->sha256 != ja.sha256)
+    return Error::invalid(at + ".sha256",
+                          Message("api.jobs.artifact_digest").arg("name", ja.name).arg("have", a->sha256).arg("want", ja.sha256));
+  return ok_status();
 }
 
 // POST /api/v1/jobs: the job parsed against its project's tenant currency and checked against
@@ -125,6 +153,25 @@ Result<Built> build_job(App& app, const json& body, const Principal& p, StoreTx&
                                                                           .arg("project", project->name)
                                                                           .arg("name", j->secrets[i].name));
   }
+  if (j->image && names_platform_image(*j->image)) {  // a gpurent image: the tenant's own or a public one, ready
+    auto img = find_image(tx, project->tenant_id, *j->image);
+    if (!img && img.error().code != Code::kNotFound) return img.error();
+    if (!img) return Error::invalid("image", Message("api.jobs.unknown_image").arg("name", *j->image));
+    auto i = decode_record(*img, decode_image, "jobs cannot run in it");
+    if (!i) return i.error();
+    if (i->state != ImageState::kReady)
+      return Error::invalid("image", Message("api.jobs.image_not_ready")
+                                         .arg("name", *j->image)
+                                         .arg("state", enum_name(kImageStateNames, i->state)));
+    if (i->format == ImageFormat::kRootfsTar && j->command.empty())  // a root file system runs nothing by itself
+      return Error::invalid("command", Message("api.jobs.image_needs_command").arg("name", *j->image));
+  } else if (j->image && !gpurent_reference_allowed(*j->image, project->tenant_id)) {
+    // Another tenant's image as the nodes name it once loaded: not this tenant's to run.
+    return Error::invalid("image", Message("api.jobs.image_not_yours").arg("image", *j->image));
+  }
+  for (size_t i = 0; i < j->artifacts.size(); ++i)  // ready, with the content the job expects
+    if (auto s = check_job_artifact(tx, *project, j->artifacts[i], "artifacts[" + std::to_string(i) + "]"); !s)
+      return s.error();
   j->tenant_id = project->tenant_id;
   j->project_id = project->id;
   j->status = JobStatus{JobState::kPending, Message("job.submitted"), app.clock.now(), {}};

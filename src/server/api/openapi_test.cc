@@ -83,6 +83,13 @@ const std::set<Op> kServerRoutes = {
     // project secrets (secrets.cc)
     {"GET", "/api/v1/projects/{ref}/secrets"}, {"PUT", "/api/v1/projects/{ref}/secrets/{name}"},
     {"DELETE", "/api/v1/projects/{ref}/secrets/{name}"},
+    // project artifacts (artifacts.cc)
+    {"POST", "/api/v1/projects/{ref}/artifacts"}, {"GET", "/api/v1/projects/{ref}/artifacts"},
+    {"GET", "/api/v1/projects/{ref}/artifacts/{name}"}, {"DELETE", "/api/v1/projects/{ref}/artifacts/{name}"},
+    {"PUT", "/api/v1/projects/{ref}/artifacts/{name}/content"},
+    // images (images.cc)
+    {"POST", "/api/v1/images"}, {"GET", "/api/v1/images"}, {"GET", "/api/v1/images/{ref}"},
+    {"DELETE", "/api/v1/images/{ref}"}, {"PUT", "/api/v1/images/{ref}/archive"},
     {"GET", "/api/v1/users"}, {"POST", "/api/v1/users"}, {"GET", "/api/v1/users/{ref}"},
     {"PUT", "/api/v1/users/{ref}"}, {"DELETE", "/api/v1/users/{ref}"},
     {"GET", "/api/v1/tokens"}, {"POST", "/api/v1/tokens"}, {"DELETE", "/api/v1/tokens/{id}"},
@@ -611,6 +618,61 @@ TEST(OpenApi, LiveResponsesMatchTheDocument) {
   EXPECT_EQ(secrets.status, 200);
   expect_documented(srv.call("DELETE", sec, tok), "DELETE", "/api/v1/projects/{ref}/secrets/{name}");
   expect_documented(srv.call("DELETE", sec, tok), "DELETE", "/api/v1/projects/{ref}/secrets/{name}");
+
+  // Its artifacts: created (201), again (409), refused (422), uploaded in two chunks (200), a wrong
+  // offset (409), a wrong digest (422), listed, shown, deleted (204), then 404.
+  const std::string arts = prj + "/artifacts", art = arts + "/openapi-w";
+  const char* kArts = "/api/v1/projects/{ref}/artifacts";
+  const char* kArt = "/api/v1/projects/{ref}/artifacts/{name}";
+  const char* kContent = "/api/v1/projects/{ref}/artifacts/{name}/content";
+  const std::string hello = R"({"name": "openapi-w", "kind": "model", "size_bytes": 5,
+      "sha256": "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"})";
+  Reply created = srv.call("POST", arts, tok, hello);
+  expect_documented(created, "POST", kArts);
+  EXPECT_EQ(created.status, 201);
+  expect_documented(srv.call("POST", arts, tok, hello), "POST", kArts);
+  expect_documented(srv.call("POST", arts, tok, R"({"name": "x", "size_bytes": -1, "sha256": "00"})"), "POST", kArts);
+  Reply part = srv.call("PUT", art + "/content?offset=0", tok, "hel", "application/octet-stream");
+  expect_documented(part, "PUT", kContent);
+  EXPECT_EQ(part.body["received_bytes"], 3);
+  expect_documented(srv.call("PUT", art + "/content?offset=0", tok, "hel", "application/octet-stream"), "PUT", kContent);
+  Reply done = srv.call("PUT", art + "/content?offset=3", tok, "lo", "application/octet-stream");
+  expect_documented(done, "PUT", kContent);
+  EXPECT_EQ(done.body["state"], "ready");
+  expect_documented(srv.call("GET", arts, tok), "GET", kArts);
+  expect_documented(srv.call("GET", art, tok), "GET", kArt);
+  expect_documented(srv.call("DELETE", art, tok), "DELETE", kArt);
+  expect_documented(srv.call("GET", art, tok), "GET", kArt);
+  ASSERT_EQ(srv.call("POST", arts, tok, hello).status, 201);
+  Reply wrong = srv.call("PUT", art + "/content?offset=0", tok, "jello", "application/octet-stream");
+  expect_documented(wrong, "PUT", kContent);
+  EXPECT_EQ(wrong.status, 422);
+  expect_documented(srv.call("DELETE", art, tok), "DELETE", kArt);
+
+  // Images: the demo's public ones listed and shown; one uploaded (201, chunk 200, ready), a
+  // recipe queued, a refused one (422), a duplicate (409), deleted (204), then 404.
+  Reply images = srv.call("GET", "/api/v1/images", tok);
+  expect_documented(images, "GET", "/api/v1/images");
+  EXPECT_GE(images.body["items"].size(), 2u) << "the demo's python and notebook images";
+  expect_documented(srv.call("GET", "/api/v1/images/python", tok), "GET", "/api/v1/images/{ref}");
+  const std::string archive = R"({"name": "openapi-img", "archive": {"format": "rootfs-tar", "size_bytes": 5,
+      "sha256": "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"}})";
+  Reply img = srv.call("POST", "/api/v1/images", tok, archive);
+  expect_documented(img, "POST", "/api/v1/images");
+  EXPECT_EQ(img.status, 201);
+  expect_documented(srv.call("POST", "/api/v1/images", tok, archive), "POST", "/api/v1/images");
+  expect_documented(srv.call("POST", "/api/v1/images", tok, R"({"name": "x"})"), "POST", "/api/v1/images");
+  expect_documented(srv.call("POST", "/api/v1/images", tok, R"({"name": "openapi-r", "recipe": {"packages": ["hello"]}})"),
+                    "POST", "/api/v1/images");
+  Reply loaded = srv.call("PUT", "/api/v1/images/openapi-img/archive?offset=0", tok, "hello", "application/octet-stream");
+  expect_documented(loaded, "PUT", "/api/v1/images/{ref}/archive");
+  EXPECT_EQ(loaded.body["state"], "ready");
+  expect_documented(srv.call("PUT", "/api/v1/images/openapi-img/archive?offset=0", tok, "hello", "application/octet-stream"),
+                    "PUT", "/api/v1/images/{ref}/archive");
+  expect_documented(srv.call("GET", "/api/v1/images/openapi-img", tok), "GET", "/api/v1/images/{ref}");
+  expect_documented(srv.call("DELETE", "/api/v1/images/openapi-img", tok), "DELETE", "/api/v1/images/{ref}");
+  expect_documented(srv.call("DELETE", "/api/v1/images/openapi-img", tok), "DELETE", "/api/v1/images/{ref}");
+  expect_documented(srv.call("GET", "/api/v1/images/openapi-img", tok), "GET", "/api/v1/images/{ref}");
 
   // Jobs: events, cancel (twice: the second is an illegal transition), and the 405s.
   const std::string job = "/api/v1/jobs/" + first["jobs"]["id"].get<std::string>();

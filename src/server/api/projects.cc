@@ -86,6 +86,12 @@ void register_project_routes(App& app, Router& srv) {
     if (*n > 0)
       return Error::make(Code::kConflict,
                          Message("api.projects.has_jobs").arg("project", r.name).arg("n", std::to_string(*n)));
+    // Its artifacts are deleted one by one first (their content files are shared by digest).
+    auto arts = tx.count("artifacts", {{"project_id", r.id}});
+    if (!arts) return arts.error();
+    if (*arts > 0)
+      return Error::make(Code::kConflict,
+                         Message("api.projects.has_artifacts").arg("project", r.name).arg("n", std::to_string(*arts)));
     // Its secrets go with it (values included): nothing else can reach them.
     for (;;) {
       auto secrets = tx.list({"secrets", {{"project_id", r.id}}, "", 500});

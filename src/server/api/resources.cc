@@ -20,6 +20,15 @@ Error not_found_error(const std::string& kind, const std::string& ref) {
   return Error::make(Code::kNotFound, Message("api.resources.not_found").arg("kind", kind).arg("ref", ref));
 }
 
+Result<Record> path_project(App& app, const httplib::Request& req, const Principal& p, bool write, ObjectKind writers,
+                            const char* forbidden) {
+  auto project = find_visible(app.store, app.kinds.at("projects"), p, req.matches[1]);
+  if (!project) return project.error();
+  if (write && !in_scope(write_scope(p, writers), p, *project))
+    return Error::make(Code::kForbidden, Message(forbidden).arg("role", role_name(p.role)));
+  return project;
+}
+
 Error error_with_field(Code c, Message detail, std::string field, Message reason) {
   Error e = Error::make(c, std::move(detail));
   std::string text = render_en(reason);

@@ -73,6 +73,19 @@ Result<std::string> resolve_filter_ref(App& app, const Principal& p, const std::
 Status check_one_of(const std::string& param, const std::string& v, const std::vector<std::string>& allowed);
 // "<kind>/<ref> not found" (kNotFound), as the API words a missing object.
 Error not_found_error(const std::string& kind, const std::string& ref);
+// The project a route's path names first (/api/v1/projects/{ref}/...), visible to p; for a write,
+// p must also be within write_scope(p, writers), else 403 with the message `forbidden` naming the role.
+Result<Record> path_project(App& app, const httplib::Request& req, const Principal& p, bool write, ObjectKind writers,
+                            const char* forbidden);
+// A project's own object of `kind` (secrets, artifacts: their name column is "<project id>/<name>").
+template <class Reader>
+Result<Record> find_in_project(Reader& store, const std::string& kind, const std::string& project_id,
+                               const std::string& name) {
+  auto found = store.list({kind, {{"project_id", project_id}, {"name", project_id + "/" + name}}, "", 2});
+  if (!found) return found.error();
+  if (found->items.empty()) return not_found_error(kind, name);
+  return found->items.front();
+}
 // An error whose summary and one field's reason are both message codes (a 409 naming the field
 // that conflicts, a 403 naming the field refused).
 Error error_with_field(Code c, Message detail, std::string field, Message reason);

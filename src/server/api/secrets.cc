@@ -26,21 +26,13 @@ json answer(const Record& r, const Secret& s) {
   return out;
 }
 
-// The project, visible to p; for writes also within p's write scope.
 Result<Record> project_for(App& app, const httplib::Request& req, const Principal& p, bool write) {
-  auto project = find_visible(app.store, app.kinds.at("projects"), p, req.matches[1]);
-  if (!project) return project.error();
-  if (write && !in_scope(write_scope(p, ObjectKind::kProject), p, *project))
-    return Error::make(Code::kForbidden, Message("api.secrets.forbidden").arg("role", role_name(p.role)));
-  return project;
+  return path_project(app, req, p, write, ObjectKind::kProject, "api.secrets.forbidden");
 }
 
 template <class Reader>
 Result<Record> find_secret(Reader& store, const std::string& project_id, const std::string& name) {
-  auto found = store.list({"secrets", {{"project_id", project_id}, {"name", project_id + "/" + name}}, "", 2});
-  if (!found) return found.error();
-  if (found->items.empty()) return not_found_error("secrets", name);
-  return found->items.front();
+  return find_in_project(store, "secrets", project_id, name);
 }
 
 void put_secret(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {

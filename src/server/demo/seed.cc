@@ -3,6 +3,7 @@
 #include "core/ids.h"
 #include "demo/demo_world.h"
 #include "io/files.h"
+#include "model/image.h"
 #include "model/user.h"
 #include "server/services/bootstrap.h"
 #include "server/api/resources.h"
@@ -45,6 +46,36 @@ Result<json> seed_demo_if_empty(App& app, const std::string& admin_user_id, cons
       return e;
     }
     counts[obj.kind] = counts.value(obj.kind, 0) + 1;
+  }
+
+  // Public base images, built from Debian packages by a server with --image-builds (scripts/demo
+  // passes it); queued until then. Packages sorted, as parse_image keeps a recipe.
+  const std::vector<std::tuple<std::string, std::string, std::vector<std::string>>> images = {
+      {"python", "Python 3 on Debian 12, no CUDA / Debian 12 上的 Python 3（不含 CUDA）", {"procps", "python3", "python3-numpy"}},
+      {"notebook", "Jupyter Notebook on Debian 12, no CUDA / Debian 12 上的 Jupyter Notebook（不含 CUDA）",
+       {"jupyter-notebook", "procps", "python3"}}};
+  for (const auto& [name, description, packages] : images) {
+    Image img;
+    img.name = name;
+    img.description = description;
+    img.recipe = ImageRecipe{"bookworm", "minbase", packages};
+    img.state = ImageState::kQueued;
+    img.created_by = admin_user_id;
+    Status st = app.loop.run([&](StoreTx& tx) -> Status {
+      Record r;
+      r.kind = "images";
+      r.id = new_id("img");
+      const IndexCols idx = index_of(img);
+      r.name = idx.name;
+      r.state = idx.state;
+      r.created_at = r.updated_at = app.clock.now();
+      r.version = 1;
+      r.body = to_json(img);
+      if (auto s = tx.insert(r); !s) return s;
+      return tx.append_audit({r.created_at, admin_user_id, "create", "images", r.id, r.name + " recipe (demo)"});
+    });
+    if (!st) return st.error();
+    counts["images"] = counts.value("images", 0) + 1;
   }
 
   // One token per demo user, so each role can be tried at once.

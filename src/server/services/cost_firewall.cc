@@ -227,7 +227,8 @@ Status resolve_quiet_budget_alerts(ServiceContext& app, const Record& t, const T
 void update_alert_gauges(ServiceContext& app) {
   auto active = list_all(app.store, "alerts", {{"state", "active"}});
   if (!active) return;
-  std::map<std::string, int> per_kind = {{"card_daily_cost", 0}, {"storage_io_share", 0}, {"egress_daily_cost", 0}, {"budget_breach", 0}};
+  std::map<std::string, int> per_kind;
+  for (const auto& e : kAlertKindNames) per_kind[e.name] = 0;
   for (const Record& r : *active)
     if (auto stored = decode_alert(r)) per_kind[enum_name(kAlertKindNames, stored->alert.kind)]++;
   for (const auto& [k, n] : per_kind) app.metrics.set_alerts_active(k, n);
@@ -467,6 +468,17 @@ Result<std::optional<Alert>> recheck_budget(ServiceContext& app, StoreTx& tx, co
   }
   if (changed) hand_to_firewall(app, "");
   return firing;
+}
+
+Result<std::optional<std::string>> record_security_alert(ServiceContext& app, StoreTx& tx, const std::string& tenant_id,
+                                                         const std::string& project_id, const Alert& a, TimeMs now) {
+  auto t = tx.get("tenants", tenant_id);
+  if (!t) return t.error();
+  auto rec = record_alert(tx, *t, project_id, a, now);
+  if (!rec) return rec.error();
+  if (!*rec) return std::optional<std::string>();
+  hand_to_firewall(app, (*rec)->id);
+  return std::optional<std::string>((*rec)->id);
 }
 
 Result<std::map<std::string, Message>> budget_holds(StoreTx& tx) {

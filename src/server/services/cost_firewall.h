@@ -79,6 +79,13 @@ Result<std::optional<Alert>> recheck_budget(ServiceContext& app, StoreTx& tx, co
                                             const std::string& tenant_id, const std::string& project_id,
                                             const std::string& project, const Quota& quota);
 
+// A security alert (an artifact's digest: model/alert.h) raised inside a write by the executor:
+// recorded once per key (active until an admin lifts it) and handed to the firewall's thread,
+// which delivers it to the webhooks once the write has committed (where no firewall runs it is
+// stored and listed, not delivered). Returns the new alert's id; none when the key was known.
+Result<std::optional<std::string>> record_security_alert(ServiceContext& app, StoreTx& tx, const std::string& tenant_id,
+                                                         const std::string& project_id, const Alert& a, TimeMs now);
+
 // The hold reason of every project held by an active budget alert of the current month, by
 // project id (read by the scheduler service inside its transaction).
 Result<std::map<std::string, Message>> budget_holds(StoreTx& tx);

@@ -24,6 +24,7 @@
 
 #include "catalog/gpu_catalog.h"
 #include "exec/container.h"
+#include "model/alert.h"
 #include "model/job.h"
 #include "store/store.h"
 
@@ -42,6 +43,9 @@ class ExecutorHost {
   // A fault record (GET /api/v1/faults) for a run that died with its node.
   virtual Status record_fault(StoreTx& tx, const Record& job, const std::string& node_id, const Message& reason,
                               TimeMs at) = 0;
+  // A security alert about the job (GET /api/v1/alerts), delivered to the webhooks once the tick
+  // has committed: an artifact whose content changed after upload.
+  virtual Status raise_alert(StoreTx& tx, const Record& job, const Alert& alert, TimeMs at) = 0;
 };
 
 class Executor {
@@ -69,6 +73,7 @@ struct SlurmExecutorOptions {
   bool containers = false;                 // every worker in a container (docs/containers.md)
   ContainerSettings container;
   std::string default_image;               // for jobs that name none; empty: such jobs fail
+  std::string artifact_dir;                // the artifact store (services/artifact_store.h), shared with the nodes
 };
 // Checks the options and that Slurm answers (sinfo).
 Result<std::unique_ptr<Executor>> make_slurm_executor(SlurmExecutorOptions options, const GpuCatalog& catalog);

@@ -25,12 +25,14 @@
 
 #include "core/ids.h"
 #include "exec/slurm_cli.h"
+#include "model/image.h"
 #include "model/node.h"
 #include "model/secret.h"
 #include "model/supplier.h"
 #include "server/services/record_faults.h"
 #include "server/services/allocation_ledger.h"
 #include "server/services/executor.h"
+#include "server/services/image_builder.h"
 #include "server/services/scheduler_internal.h"
 
 namespace gpurent {
@@ -82,6 +84,8 @@ class SlurmExecutor final : public Executor {
   std::string secrets_dir() const { return o_.output_dir + "/.secrets"; }
   void sweep_secrets(const std::set<std::string>& placed) const;
   Message ended_why(const Record& r, const SlurmJob& sj, Message why) const;
+  std::optional<ContainerStatus> container_status(const Record& r, const SlurmJob& sj) const;
+  Status alert_on_artifact(StoreTx& tx, const Record& r, const SlurmJob& sj, TimeMs now, ExecutorHost& host) const;
   Status follow(StoreTx& tx, const Record& r, const Job& j, const SlurmJob& sj, TimeMs now, ExecutorHost& host);
 };
 
@@ -263,6 +267,8 @@ ContainerRun SlurmExecutor::container_run(const Record& r, const Job& j, int64_t
   run.memory_gib = times(j.resources.memory_gib);
   run.shm_gib = times(j.resources.shm_gib);
   for (const auto& v : j.volumes) run.volumes.push_back({v.name, v.mount, v.read_only});
+  for (const auto& a : j.artifacts)  // the content the job expects, checked on the node before start
+    run.artifacts.push_back({a.name, o_.artifact_dir + "/sha256/" + a.sha256, a.sha256, a.mount});
   run.nodes = nodes;
   run.status_file = o_.output_dir.empty() ? "" : o_.output_dir + "/" + r.id + "-%j.status";
   return run;
@@ -311,14 +317,67 @@ void SlurmExecutor::sweep_secrets(const std::set<std::string>& placed) const {
   }
 }
 
+// What the container script recorded for a run that failed, if anything.
+std::optional<ContainerStatus> SlurmExecutor::container_status(const Record& r, const SlurmJob& sj) const {
+  if (!o_.containers || o_.output_dir.empty() || sj.state == "COMPLETED" || sj.state == "CANCELLED") return std::nullopt;
+  return read_container_status(o_.output_dir + "/" + r.id + "-" + std::to_string(sj.id) + ".status");
+}
+
+// A run stopped because an artifact's content was not what the job expects: a security alert
+// (the store's file was changed after its upload, or the node reads another file).
+Status SlurmExecutor::alert_on_artifact(StoreTx& tx, const Record& r, const SlurmJob& sj, TimeMs now,
+                                        ExecutorHost& host) const {
+  auto st = container_status(r, sj);
+  if (!st || st->reason != "artifact_mismatch") return ok_status();
+  auto project = tx.get("projects", r.project_id);
+  const std::string pname = project ? project->name : r.project_id;
+  Alert a;
+  a.key = "artifact_digest_mismatch:" + r.id + ":" + st->detail;
+  a.kind = AlertKind::kArtifactDigestMismatch;
+  a.severity = AlertSeverity::kCritical;
+  a.project = pname;
+  a.subject = pname + "/" + st->detail;
+  a.from = a.to = now;
+  a.measured = st->actual;
+  a.threshold = st->expected;
+  a.unit = "sha256";
+  a.message = Message("alert.artifact_digest_mismatch")
+                  .arg("job", verbatim(r.name))
+                  .arg("project", verbatim(pname))
+                  .arg("artifact", verbatim(st->detail))
+                  .arg("node", verbatim(st->node))
+                  .arg("actual", verbatim(st->actual))
+                  .arg("expected", verbatim(st->expected));
+  spdlog::warn("{}", json({{"event", "artifact_digest_mismatch"}, {"job", r.id}, {"artifact", st->detail},
+                           {"node", st->node}, {"expected", st->expected}, {"actual", st->actual}})
+                         .dump(-1, ' ', false, json::error_handler_t::replace));
+  return host.raise_alert(tx, r, a, now);
+}
+
 // A failed run says more than its exit code where it can: what the container script recorded
-// (image missing, runtime error, out of memory), else the last lines of its log.
+// (image missing, artifact missing or changed, runtime error, out of memory), else the last lines
+// of its log.
 Message SlurmExecutor::ended_why(const Record& r, const SlurmJob& sj, Message why) const {
   if (o_.output_dir.empty() || sj.state == "COMPLETED" || sj.state == "CANCELLED") return why;
   const std::string base = o_.output_dir + "/" + r.id + "-" + std::to_string(sj.id);
   if (o_.containers)
-    if (auto st = read_container_status(base + ".status")) {
+    if (auto st = container_status(r, sj)) {
       const std::string slurm_job = std::to_string(sj.id);
+      if (st->reason == "artifact_mismatch")
+        return Message("exec.container.artifact_mismatch")
+            .arg("name", verbatim(st->detail)).arg("node", verbatim(st->node)).arg("actual", verbatim(st->actual))
+            .arg("expected", verbatim(st->expected)).arg("slurm_job", slurm_job);
+      if (st->reason == "artifact_missing")
+        return Message("exec.container.artifact_missing").arg("name", verbatim(st->detail)).arg("node", verbatim(st->node)).arg("slurm_job", slurm_job);
+      if (st->reason == "image_corrupt" && !st->expected.empty())
+        return Message("exec.container.image_corrupt").arg("image", verbatim(st->detail)).arg("node", verbatim(st->node))
+            .arg("actual", verbatim(st->actual)).arg("expected", verbatim(st->expected)).arg("slurm_job", slurm_job);
+      if (st->reason == "image_not_yours")
+        return Message("exec.container.image_not_yours").arg("image", verbatim(st->detail)).arg("node", verbatim(st->node)).arg("slurm_job", slurm_job);
+      if (st->reason == "image_unreadable")
+        return Message("exec.container.image_unreadable").arg("image", verbatim(st->detail)).arg("node", verbatim(st->node)).arg("slurm_job", slurm_job);
+      if (st->reason == "image_corrupt")
+        return Message("exec.container.image_unloadable").arg("detail", verbatim(st->detail)).arg("node", verbatim(st->node)).arg("slurm_job", slurm_job);
       if (st->reason == "image_missing")
         return Message("exec.container.image_missing").arg("image", verbatim(st->detail)).arg("node", verbatim(st->node)).arg("slurm_job", slurm_job);
       if (st->reason == "oom" && st->memory_gib)
@@ -367,6 +426,18 @@ Status SlurmExecutor::submit(StoreTx& tx, const Record& r, const Job& j, TimeMs 
         if (numa.size() <= static_cast<size_t>(g.index)) numa.resize(g.index + 1, -1);  // -1: not known
         numa[g.index] = g.numa_node;
       }
+    }
+    if (names_platform_image(run.image)) {  // a gpurent image: its reference and content in the store
+      auto img = find_image(tx, r.tenant_id, run.image);
+      auto image = img ? decode_record(*img, decode_image, "jobs cannot run in it") : Result<Image>(img.error());
+      if (!image || image->state != ImageState::kReady) {
+        host.forget(r.id);
+        return move_job(tx, r.id, JobState::kFailed, Message("exec.container.image_gone").arg("image", run.image), {}, now);
+      }
+      run.image = image_reference(*image);
+      run.image_file = o_.artifact_dir + "/sha256/" + image->sha256;
+      run.image_sha256 = image->sha256;
+      run.image_format = enum_name(kImageFormatNames, image->format);
     }
     auto secrets = write_secrets(tx, r, j);
     if (!secrets) {
@@ -439,6 +510,8 @@ Status SlurmExecutor::follow(StoreTx& tx, const Record& r, const Job& j, const S
       return s;
   const auto [to, why] = end_of(sj, j);
   if (auto s = move_job(tx, r.id, to, to == JobState::kSucceeded ? why : ended_why(r, sj, why), {}, now); !s) return s;
+  if (to != JobState::kSucceeded)
+    if (auto s = alert_on_artifact(tx, r, sj, now, host); !s) return s;
   if (auto s = stamp(true); !s) return s;
   host.forget(r.id);
   return ok_status();

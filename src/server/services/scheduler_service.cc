@@ -1,6 +1,7 @@
 #include "server/services/scheduler_service.h"
 
 #include "server/services/allocation_ledger.h"
+#include "server/services/artifact_store.h"
 #include "server/services/cost_firewall.h"
 #include "server/services/scheduler_internal.h"
 
@@ -146,6 +147,9 @@ Result<std::unique_ptr<Executor>> make_executor(const ServerOptions& o, const Gp
   so.container.user = o.container_user;
   so.container.pids_limit = o.container_pids_limit;
   so.container.volume_root = o.volume_root;
+  so.artifact_dir = artifact_root(o);
+  if (o.containers && so.artifact_dir.find_first_of(":,") != std::string::npos)  // it becomes a mount option
+    return Error::invalid("artifact_dir", "--artifact-dir " + so.artifact_dir + " must not contain ':' or ','");
   so.container.podman_args.clear();
   std::istringstream args(o.container_podman_args);
   for (std::string w; args >> w;) so.container.podman_args.push_back(w);
@@ -386,6 +390,12 @@ Status SchedulerService::record_fault(StoreTx& tx, const Record& job, const std:
   f.created_at = f.updated_at = app_.clock.now();
   f.body = to_json(Fault{f.name, job.id, node_id, f.tenant_id, f.project_id, f.supplier_id, at, reason});
   return tx.insert(f);
+}
+
+Status SchedulerService::raise_alert(StoreTx& tx, const Record& job, const Alert& alert, TimeMs at) {
+  auto raised = record_security_alert(app_, tx, job.tenant_id, job.project_id, alert, at);
+  if (!raised) return raised.error();
+  return ok_status();
 }
 
 Status SchedulerService::apply(StoreTx& tx, const std::vector<SchedEvent>& events, TimeMs now) {

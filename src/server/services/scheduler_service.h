@@ -62,6 +62,7 @@ class SchedulerService : private ExecutorHost {
   void forget(const std::string& job) override;
   Status record_fault(StoreTx& tx, const Record& job, const std::string& node, const Message& reason,
                       TimeMs at) override;
+  Status raise_alert(StoreTx& tx, const Record& job, const Alert& alert, TimeMs at) override;
 
   ServiceContext& app_;
   SchedConfig config_;

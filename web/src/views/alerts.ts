@@ -66,9 +66,14 @@ export async function renderAlerts(root: HTMLElement, ctx: ViewContext): Promise
 }
 
 /** What the firewall measured against its threshold: money at its currency's precision (the
- * exact figure on hover), percentages as they are. */
+ * exact figure on hover), percentages as they are; an artifact's digests (the one found on the
+ * node and the one expected) shortened, whole on hover. */
 function figure(a: Alert): HTMLElement {
   if (isCurrency(a.unit)) return h("span", {}, cents(a.measured, a.unit), " / ", cents(a.threshold, a.unit));
+  if (a.unit === "sha256")
+    return h("span", { class: "digest" },
+      h("span", { title: a.measured }, `${t("alerts.digest.found")} ${a.measured.slice(0, 12)}…`), " / ",
+      h("span", { title: a.threshold }, `${t("alerts.digest.expected")} ${a.threshold.slice(0, 12)}…`));
   return h("span", {}, num(a.measured), ` ${a.unit} / `, num(a.threshold), ` ${a.unit}`);
 }
 

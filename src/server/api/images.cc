@@ -1,0 +1,174 @@
+// /api/v1/images: container images jobs run in (model/image.h, docs/resources/images.md).
+//   POST   /images                        {name, description, recipe | archive}: an operator's are
+//                                         public, a tenant user's its tenant's own
+//   PUT    /images/{ref}/archive?offset=N  the archive's bytes from N (api/uploads.h)
+//   GET    /images                        public ones and the caller's tenant's
+//   GET    /images/{ref}                  by id, or by name (the tenant's own first, then public)
+//   DELETE /images/{ref}                  204
+// Public images are the operators' to write; a tenant's, those who may submit its jobs. Recipes
+// are built by the image builder (services/image_builder.h) when the server runs one.
+#include "core/ids.h"
+#include "model/image.h"
+#include "server/api/resources.h"
+#include "server/api/uploads.h"
+#include "server/http/http_util.h"
+#include "server/services/access.h"
+#include "server/services/image_builder.h"
+#include "server/services/record_faults.h"
+
+namespace gpurent {
+namespace {
+
+constexpr const char* kAll = "/api/v1/images";
+constexpr const char* kOne = "/api/v1/images/([^/]+)";
+constexpr const char* kArchive = "/api/v1/images/([^/]+)/archive";
+
+Result<Image> decode(const Record& r) { return decode_record(r, decode_image, "jobs cannot run in it"); }
+
+bool visible(const Principal& p, const Record& r) {
+  return p.is_operator() || r.tenant_id.empty() || (!p.tenant_id.empty() && r.tenant_id == p.tenant_id);
+}
+
+// Who may change it: operators public images; those who may submit a tenant's jobs its images.
+bool writable(const Principal& p, const Record& r) {
+  if (r.tenant_id.empty()) return p.is_operator();
+  return in_scope(write_scope(p, ObjectKind::kJob), p, r);
+}
+
+json answer(StoreReader& store, const Record& r, const Image& i) {
+  json out = to_json(i);
+  out["id"] = r.id;
+  out["visibility"] = i.is_public() ? "public" : "tenant";
+  if (i.state == ImageState::kReady) out["reference"] = image_reference(i);  // what nodes know it by
+  auto u = store.get("users", i.created_by);
+  out["created_by"] = u && !u->name.empty() ? u->name : i.created_by;
+  out["created_at"] = format_rfc3339(r.created_at);
+  out["updated_at"] = format_rfc3339(r.updated_at);
+  return out;
+}
+
+
+// The image `ref` as p sees it (an operator names a tenant's image by id).
+Result<Record> image_for(App& app, const httplib::Request& req, const Principal& p, bool write) {
+  auto r = find_image(app.store, p.is_operator() ? "*" : p.tenant_id, req.matches[1]);
+  if (!r) return r.error();
+  if (!visible(p, *r)) return not_found_error("images", req.matches[1]);
+  if (write && !writable(p, *r))
+    return Error::make(Code::kForbidden, Message("api.images.forbidden").arg("role", role_name(p.role)));
+  return r;
+}
+
+void create_image(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
+  if (!p.is_operator() && (p.tenant_id.empty() || !role_can_submit_jobs(p.role)))
+    return send_problem(res, Error::make(Code::kForbidden, Message("api.images.forbidden").arg("role", role_name(p.role))),
+                        req.path);
+  auto body = parse_body(req);
+  if (!body) return send_problem(res, body.error(), req.path);
+  auto i = parse_image(*body, app.opts.artifact_max_gib * (int64_t{1} << 30));
+  if (!i) return send_problem(res, i.error(), req.path);
+  i->tenant_id = p.is_operator() ? "" : p.tenant_id;
+  i->created_by = p.user_id;
+  const TimeMs now = app.clock.now();
+  Record out;
+  Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    const IndexCols idx = index_of(*i);
+    auto found = tx.list({"images", {{"name", idx.name}}, "", 1});
+    if (!found) return found.error();
+    if (!found->items.empty()) return Error::make(Code::kConflict, Message("api.images.exists").arg("name", i->name));
+    if (!i->recipe)
+      if (auto room = check_room(app, tx, i->tenant_id, i->size_bytes, "archive.size_bytes"); !room) return room;
+    Record r;
+    r.kind = "images";
+    r.id = new_id("img");
+    r.name = idx.name;
+    r.tenant_id = idx.tenant_id;
+    r.state = idx.state;
+    r.created_at = r.updated_at = now;
+    r.version = 1;
+    r.body = to_json(*i);
+    if (auto w = tx.insert(r); !w) return w;
+    out = r;
+    return tx.append_audit({now, p.user_id, "create", "images", r.id,
+                            idx.name + (i->recipe ? " recipe" : " archive sha256:" + i->sha256)});
+  });
+  if (!st) return send_problem(res, st.error(), req.path);
+  if (i->recipe) wake_image_builder(app);
+  app.metrics.count_write("images", "create");
+  send_json(res, 201, answer(app.store, out, *i));
+}
+
+void upload_archive(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
+  auto r = image_for(app, req, p, true);
+  if (!r) return send_problem(res, r.error(), req.path);
+  if (auto cur = decode(*r); cur && cur->recipe)
+    return send_problem(res, Error::make(Code::kConflict, Message("api.images.recipe_no_upload").arg("name", cur->name)),
+                        req.path);
+  auto out = receive_chunk(app, typed_upload_target("images", *r, r->name, decode, ImageState::kUploading, ImageState::kReady),
+                           req, p.user_id);
+  if (!out) return send_problem(res, out.error(), req.path);
+  auto i = decode(*out);
+  if (!i) return send_problem(res, i.error(), req.path);
+  if (i->state == ImageState::kReady) app.metrics.count_write("images", "upload");
+  send_json(res, 200, answer(app.store, *out, *i));
+}
+
+// Pages of the images p sees, in id order (?limit=, ?after= as every list).
+void list_images(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
+  auto pp = page_params(req);
+  if (!pp) return send_problem(res, pp.error(), req.path);
+  for (const auto& [k, v] : req.params)
+    if (k != "limit" && k != "after")
+      return send_problem(res, Error::invalid(k, Message("api.params.unknown").arg("allowed", "limit, after")), req.path);
+  json items = json::array(), next = nullptr;
+  ListQuery q{"images", {}, pp->after, 1000};
+  while (items.size() < static_cast<size_t>(pp->limit) && next.is_null()) {
+    auto page = app.store.list(q);
+    if (!page) return send_problem(res, page.error(), req.path);
+    for (const Record& r : page->items) {
+      if (!visible(p, r)) continue;
+      auto i = decode(r);
+      if (!i) continue;  // reported by decode; the others are still listed
+      items.push_back(answer(app.store, r, *i));
+      if (items.size() == static_cast<size_t>(pp->limit)) {
+        if (&r != &page->items.back() || !page->next_after.empty()) next = r.id;
+        break;
+      }
+    }
+    if (page->next_after.empty()) break;
+    q.after_id = page->next_after;
+  }
+  send_json(res, 200, {{"items", std::move(items)}, {"next_after", next}});
+}
+
+void get_image(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
+  auto r = image_for(app, req, p, false);
+  if (!r) return send_problem(res, r.error(), req.path);
+  auto i = decode(*r);
+  if (!i) return send_problem(res, i.error(), req.path);
+  send_json(res, 200, answer(app.store, *r, *i));
+}
+
+void delete_image(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
+  auto r = image_for(app, req, p, true);
+  if (!r) return send_problem(res, r.error(), req.path);
+  Status st = delete_with_content(app, "images", r->id, r->name, p.user_id, [](const json& body) -> Status {
+    auto i = decode_image(body);
+    if (i && i->state == ImageState::kBuilding)  // the builder's result would have nowhere to go
+      return Error::make(Code::kConflict, Message("api.images.building").arg("name", i->name));
+    return ok_status();
+  });
+  if (!st) return send_problem(res, st.error(), req.path);
+  res.status = 204;
+}
+
+}  // namespace
+
+void register_image_routes(App& app, Router& srv) {
+  route(app, srv, "POST", kAll, "/api/v1/images", create_image);
+  route(app, srv, "GET", kAll, "/api/v1/images", list_images);
+  route(app, srv, "PUT", kArchive, "/api/v1/images/{ref}/archive", upload_archive);
+  route(app, srv, "GET", kOne, "/api/v1/images/{ref}", get_image);
+  route(app, srv, "DELETE", kOne, "/api/v1/images/{ref}", delete_image);
+}
+
+}  // namespace gpurent

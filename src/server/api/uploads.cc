@@ -1,0 +1,153 @@
+#include "server/api/uploads.h"
+
+#include <charconv>
+
+#include "server/api/resources.h"
+#include "server/http/http_util.h"
+
+namespace gpurent {
+
+namespace {
+
+Error wrong_offset(const UploadView& u, int64_t offset) {
+  return Error::make(Code::kConflict, Message("api.artifacts.offset")
+                                          .arg("name", u.name)
+                                          .arg("expected", std::to_string(u.received))
+                                          .arg("offset", std::to_string(offset)));
+}
+
+Result<int64_t> offset_param(const httplib::Request& req) {
+  const std::string v = req.get_param_value("offset");
+  int64_t n = -1;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (v.empty() || ec != std::errc() || end != v.data() + v.size() || n < 0)
+    return Error::invalid("offset", Message("api.artifacts.offset_param"));
+  return n;
+}
+
+// Moves the record from `expect` received bytes to `to` inside a write (a conflict when it no
+// longer has `expect`: deleted, or another upload moved it); when complete, with the audit entry.
+Result<Record> advance(App& app, const UploadTarget& t, int64_t expect, int64_t to, bool complete,
+                       const std::string& user_id) {
+  Record out;
+  Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    auto cur = tx.get(t.kind, t.id);
+    if (!cur) return cur.error();
+    auto u = t.view(*cur);
+    if (!u) return u.error();
+    if (u->received != expect || !u->uploading) return wrong_offset(*u, expect);
+    const TimeMs now = app.clock.now();
+    auto next = t.advance(*cur, to, complete, now);
+    if (!next) return next.error();
+    next->updated_at = now;
+    if (auto s = tx.update(*next); !s) return s;
+    out = *next;
+    if (!complete) return ok_status();
+    return tx.append_audit({now, user_id, "upload", t.kind, t.id, t.label + " sha256:" + u->sha256});
+  });
+  if (!st) return st.error();
+  return out;
+}
+
+}  // namespace
+
+Result<Record> receive_chunk(App& app, const UploadTarget& t, const httplib::Request& req, const std::string& user_id) {
+  auto offset = offset_param(req);
+  if (!offset) return offset.error();
+  if (req.body.empty())
+    return Error::invalid("body", Message("api.artifacts.empty_body").arg("max", std::to_string(app.opts.max_body_bytes)));
+  auto lock = ArtifactStore::upload_lock(t.id);
+  auto cur = app.store.get(t.kind, t.id);  // as it is now this upload is ours
+  if (!cur) return cur.error();
+  auto u = t.view(*cur);
+  if (!u) return u.error();
+  if (!u->uploading) return Error::make(Code::kConflict, Message("api.artifacts.ready").arg("name", u->name));
+  if (*offset != u->received) return wrong_offset(*u, *offset);
+  const int64_t end = *offset + static_cast<int64_t>(req.body.size());
+  if (end > u->size)
+    return Error::invalid("offset", Message("api.artifacts.past_end")
+                                        .arg("from", std::to_string(*offset))
+                                        .arg("to", std::to_string(end))
+                                        .arg("size", std::to_string(u->size)));
+  ArtifactStore files(artifact_root(app.opts));
+  auto digest = files.write_chunk(t.id, *offset, req.body, u->size);
+  if (!digest && digest.error().code == Code::kConflict) {  // the upload's file is gone: from 0 again
+    files.discard_upload(t.id);
+    (void)advance(app, t, u->received, 0, false, user_id);
+    return wrong_offset(UploadView{u->name, true, 0, u->size, u->sha256}, *offset);
+  }
+  if (!digest) return digest.error();
+  if (!*digest) return advance(app, t, *offset, end, false, user_id);  // more to come
+  if (**digest != u->sha256) {
+    files.discard_upload(t.id);
+    (void)advance(app, t, *offset, 0, false, user_id);
+    return Error::invalid("sha256", Message("api.artifacts.digest_mismatch").arg("got", **digest).arg("declared", u->sha256));
+  }
+  // Published and marked complete under the content lock: a delete of another record with the
+  // same content sees this one, or removes the file before it is published again.
+  auto content = ArtifactStore::content_lock();
+  if (auto s = files.publish(t.id, u->sha256); !s) return s.error();
+  return advance(app, t, *offset, end, true, user_id);
+}
+
+Status check_room(App& app, StoreTx& tx, const std::string& tenant_id, int64_t size, const std::string& field) {
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  ArtifactStore files(artifact_root(app.opts));
+  if (auto s = files.init(); !s) return s;
+  const int64_t free = files.free_bytes();
+  if (free >= 0 && free < size + kGiB)
+    return Error::make(Code::kUnavailable,
+                       Message("api.artifacts.disk_full").arg("free", std::to_string(free)).arg("size", std::to_string(size)));
+  if (tenant_id.empty()) return ok_status();
+  auto used = tenant_stored_bytes(tx, tenant_id);
+  if (!used) return used.error();
+  const int64_t limit = app.opts.artifact_tenant_gib * kGiB;
+  if (*used + size > limit)
+    return Error::invalid(field, Message("api.artifacts.tenant_full")
+                                            .arg("size", std::to_string(size))
+                                            .arg("used", std::to_string(*used))
+                                            .arg("limit", std::to_string(limit)));
+  return ok_status();
+}
+
+Result<bool> content_named(StoreReader& store, const std::string& sha256, const std::string& except_id) {
+  for (const char* kind : {"artifacts", "images"}) {
+    auto all = list_all(store, kind, {});
+    if (!all) return all.error();
+    for (const Record& r : *all)
+      if (r.id != except_id && r.body.is_object() && r.body.value("sha256", "") == sha256) return true;
+  }
+  return false;
+}
+
+Status delete_with_content(App& app, const std::string& kind, const std::string& id, const std::string& label,
+                           const std::string& user_id, const std::function<Status(const json& body)>& refuse) {
+  auto lock = ArtifactStore::upload_lock(id);
+  std::string sha;
+  Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    auto cur = tx.get(kind, id);
+    if (!cur) return cur.error();
+    if (refuse)
+      if (auto s = refuse(cur->body); !s) return s;
+    // One that no longer decodes can still be deleted: only its digest is read.
+    if (cur->body.is_object() && cur->body.contains("sha256") && cur->body["sha256"].is_string())
+      sha = cur->body["sha256"].get<std::string>();
+    if (auto s = tx.remove(kind, id); !s) return s;
+    return tx.append_audit({app.clock.now(), user_id, "delete", kind, id, label + (sha.empty() ? "" : " sha256:" + sha)});
+  });
+  if (!st) return st;
+  release_content(app, id, sha);
+  app.metrics.count_write(kind, "delete");
+  return ok_status();
+}
+
+void release_content(App& app, const std::string& id, const std::string& sha256) {
+  ArtifactStore files(artifact_root(app.opts));
+  files.discard_upload(id);
+  if (sha256.empty()) return;
+  auto content = ArtifactStore::content_lock();
+  auto named = content_named(app.store, sha256, id);
+  if (named && !*named) files.remove_content(sha256);
+}
+
+}  // namespace gpurent

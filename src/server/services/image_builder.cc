@@ -1,0 +1,248 @@
+#include "server/services/image_builder.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "exec/process.h"
+#include "server/services/artifact_store.h"
+#include "server/services/record_faults.h"
+
+namespace gpurent {
+
+namespace {
+
+constexpr int kBuildTimeoutMs = 30 * 60 * 1000;
+constexpr size_t kMaxPackages = 5000;
+
+// The builders running in this process, by their server's control loop (wake_image_builder finds
+// its server's).
+struct Registry {
+  std::mutex mu;
+  std::map<const ControlLoop*, ImageBuilder*> builders;
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+Result<Image> decode(const Record& r) { return decode_record(r, decode_image, "it cannot be built"); }
+
+// The last words of a failed command, printable, on one line.
+std::string last_words(const std::string& err) {
+  std::string s = err.size() > 600 ? err.substr(err.size() - 600) : err;
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+// "name=version" of each installed package, from the tarball's dpkg status file.
+std::vector<std::string> installed_packages(const std::string& tar) {
+  auto out = run_process({"tar", "-xOf", tar, "./var/lib/dpkg/status"}, {}, "", 60'000);
+  std::vector<std::string> pkgs;
+  if (!out || out->exit_code != 0) return pkgs;
+  std::istringstream in(out->out);
+  std::string line, name, version;
+  bool installed = false;
+  auto flush = [&] {
+    if (!name.empty() && installed && pkgs.size() < kMaxPackages) pkgs.push_back(name + "=" + version);
+    name.clear(), version.clear(), installed = false;
+  };
+  while (std::getline(in, line)) {
+    if (line.empty()) flush();
+    else if (line.rfind("Package: ", 0) == 0) name = line.substr(9);
+    else if (line.rfind("Version: ", 0) == 0) version = line.substr(9);
+    else if (line.rfind("Status: ", 0) == 0) installed = line.find(" installed") != std::string::npos;
+  }
+  flush();
+  std::sort(pkgs.begin(), pkgs.end());
+  return pkgs;
+}
+
+// Moves an image to `to` inside a write, applying `change`; with an audit entry when `action`.
+Status update_image(ServiceContext& app, const std::string& id, ImageState to, const std::function<void(Image&)>& change,
+                    const char* action = nullptr) {
+  return app.loop.run([&](StoreTx& tx) -> Status {
+    auto cur = tx.get("images", id);
+    if (!cur) return cur.error();
+    auto i = decode(*cur);
+    if (!i) return i.error();
+    i->state = to;
+    change(*i);
+    Record u = *cur;
+    u.state = index_of(*i).state;
+    u.body = to_json(*i);
+    u.updated_at = app.clock.now();
+    if (auto s = tx.update(u); !s) return s;
+    if (!action) return ok_status();
+    return tx.append_audit({u.updated_at, "image-builder", action, "images", id, u.name + " sha256:" + i->sha256});
+  });
+}
+
+}  // namespace
+
+ImageBuilder::ImageBuilder(ServiceContext& app, std::string mirror) : app_(app), mirror_(std::move(mirror)) {}
+
+ImageBuilder::~ImageBuilder() { stop(); }
+
+Result<bool> ImageBuilder::build_one() {
+  // The oldest queued image becomes "building".
+  std::optional<Record> picked;
+  Status st = app_.loop.run([&](StoreTx& tx) -> Status {
+    auto queued = list_all(tx, "images", {{"state", "queued"}});
+    if (!queued) return queued.error();
+    for (const Record& r : *queued)
+      if (!picked || r.created_at < picked->created_at) picked = r;
+    if (!picked) return ok_status();
+    auto i = decode(*picked);
+    if (!i) return i.error();
+    i->state = ImageState::kBuilding;
+    picked->state = index_of(*i).state;
+    picked->body = to_json(*i);
+    picked->updated_at = app_.clock.now();
+    return tx.update(*picked);
+  });
+  if (!st) return st.error();
+  if (!picked) return false;
+  auto image = decode(*picked);
+  if (!image) return image.error();
+  if (!image->recipe) return update_image(app_, picked->id, ImageState::kFailed, [](Image& i) { i.error = "no recipe"; }).ok();
+
+  // The same recipe built before: its content, at once.
+  auto ready = list_all(app_.store, "images", {{"state", "ready"}});
+  if (!ready) return ready.error();
+  for (const Record& r : *ready) {
+    auto other = decode_image(r.body);
+    if (!other || !other->recipe || !(*other->recipe == *image->recipe)) continue;
+    ArtifactStore files(artifact_root(app_.opts));
+    auto content = ArtifactStore::content_lock();
+    if (::access(files.content_path(other->sha256).c_str(), R_OK) != 0) continue;
+    if (auto s = update_image(app_, picked->id, ImageState::kReady, [&](Image& i) {
+          i.sha256 = other->sha256, i.size_bytes = other->size_bytes, i.packages = other->packages;
+          i.received_bytes = other->size_bytes, i.ready_at = app_.clock.now(), i.error.clear();
+        }, "build");
+        !s)
+      return s.error();
+    return true;
+  }
+
+  ArtifactStore files(artifact_root(app_.opts));
+  if (auto s = files.init(); !s) return s.error();
+  const std::string out = files.upload_path(picked->id) + ".build.tar";
+  ::unlink(out.c_str());
+  std::vector<std::string> argv = {"mmdebstrap", "--quiet", "--variant=" + image->recipe->variant, "--format=tar"};
+  if (!image->recipe->packages.empty()) {
+    std::string include = "--include=";
+    for (size_t k = 0; k < image->recipe->packages.size(); ++k) include += (k ? "," : "") + image->recipe->packages[k];
+    argv.push_back(include);
+  }
+  argv.insert(argv.end(), {image->recipe->suite, out, mirror_});
+  spdlog::info("{}", json({{"event", "image_build_started"}, {"image", picked->id}, {"name", image->name}}).dump());
+  auto ran = run_process(argv, {}, "", kBuildTimeoutMs);
+  std::string error;
+  if (!ran) error = ran.error().message;
+  else if (ran->exit_code != 0) error = "mmdebstrap exit " + std::to_string(ran->exit_code) + ": " + last_words(ran->err);
+  Result<std::string> sha = error.empty() ? ArtifactStore::file_sha256(out) : Result<std::string>(std::string());
+  if (error.empty() && !sha) error = sha.error().message;
+  if (!error.empty()) {
+    ::unlink(out.c_str());
+    spdlog::warn("{}", json({{"event", "image_build_failed"}, {"image", picked->id}, {"error", error}}).dump());
+    if (auto s = update_image(app_, picked->id, ImageState::kFailed, [&](Image& i) { i.error = error; }); !s) return s.error();
+    return true;
+  }
+  struct stat stt {};
+  ::stat(out.c_str(), &stt);
+  const auto packages = installed_packages(out);
+  auto content = ArtifactStore::content_lock();
+  if (auto s = files.publish_file(out, *sha); !s) return s.error();
+  if (auto s = update_image(app_, picked->id, ImageState::kReady, [&](Image& i) {
+        i.sha256 = *sha, i.size_bytes = stt.st_size, i.received_bytes = stt.st_size, i.packages = packages;
+        i.ready_at = app_.clock.now(), i.error.clear();
+      }, "build");
+      !s)
+    return s.error();
+  spdlog::info("{}", json({{"event", "image_built"}, {"image", picked->id}, {"sha256", *sha}, {"bytes", stt.st_size}}).dump());
+  return true;
+}
+
+void ImageBuilder::start() {
+  // A build a restart interrupted is queued again.
+  (void)app_.loop.run([&](StoreTx& tx) -> Status {
+    auto building = list_all(tx, "images", {{"state", "building"}});
+    if (!building) return building.error();
+    for (Record r : *building) {
+      auto i = decode(r);
+      if (!i) continue;
+      i->state = ImageState::kQueued;
+      r.state = index_of(*i).state;
+      r.body = to_json(*i);
+      if (auto s = tx.update(r); !s) return s;
+    }
+    return ok_status();
+  });
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    stopping_ = false;
+  }
+  {
+    std::lock_guard<std::mutex> g(registry().mu);
+    registry().builders[&app_.loop] = this;
+  }
+  thread_ = std::thread([this] { run(); });
+}
+
+// Builds while images are queued; then waits for a wake-up (a minute at most: a recipe queued by
+// another server on the same database).
+void ImageBuilder::run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    woken_ = false;
+    lock.unlock();
+    for (bool more = true; more;) {
+      auto built = build_one();
+      if (!built && app_.loop.running())
+        spdlog::error("{}", json({{"event", "image_builder_failed"}, {"error", built.error().message}}).dump());
+      std::lock_guard<std::mutex> g(mu_);
+      more = built && *built && !stopping_;
+    }
+    lock.lock();
+    cv_.wait_for(lock, std::chrono::seconds(60), [&] { return stopping_ || woken_; });
+  }
+}
+
+void ImageBuilder::wake() {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    woken_ = true;
+  }
+  cv_.notify_all();
+}
+
+void ImageBuilder::stop() {
+  {
+    std::lock_guard<std::mutex> g(registry().mu);
+    auto it = registry().builders.find(&app_.loop);
+    if (it != registry().builders.end() && it->second == this) registry().builders.erase(it);
+  }
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void wake_image_builder(const ServiceContext& app) {
+  std::lock_guard<std::mutex> g(registry().mu);  // held: the builder is not stopped meanwhile
+  auto it = registry().builders.find(&app.loop);
+  if (it != registry().builders.end()) it->second->wake();
+}
+
+}  // namespace gpurent

@@ -1,0 +1,69 @@
+// Images (model/image.h, docs/resources/images.md) on the services' side: how a job's image name
+// finds its record, and the builder that turns queued recipes into images.
+//
+// The builder (gpurent serve --image-builds) runs one build at a time on its own thread: the
+// oldest queued image becomes "building"; mmdebstrap installs the recipe's Debian packages from
+// the mirror into a root file system tarball; its SHA-256, size and installed packages are
+// recorded and the tarball moves into the content-addressed store (artifact_store.h), where nodes
+// import it from; the image is "ready". An image whose recipe another ready image already built
+// takes that content at once. A failed build is "failed" with mmdebstrap's last words. A build
+// interrupted by a restart is queued again at the next start.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "model/image.h"
+#include "server/services/access.h"
+#include "server/services/context.h"
+
+namespace gpurent {
+
+// The image `ref` as a user of tenant `tenant_id` names it: an id, or a name (the tenant's own
+// image first, then a public one). tenant_id "*" (an operator) reaches any image by id and
+// public ones by name.
+template <class Reader>
+Result<Record> find_image(Reader& store, const std::string& tenant_id, const std::string& ref) {
+  const Error missing = Error::make(Code::kNotFound, Message("api.resources.not_found").arg("kind", "images").arg("ref", ref));
+  if (looks_like_id(ref)) {
+    auto r = store.get("images", ref);
+    if (r && (r->tenant_id.empty() || r->tenant_id == tenant_id || tenant_id == "*")) return r;
+    return missing;
+  }
+  for (const std::string& scope : {tenant_id, std::string("public")}) {
+    if (scope.empty() || scope == "*") continue;
+    auto found = store.list({"images", {{"name", scope + "/" + ref}}, "", 1});
+    if (!found) return found.error();
+    if (!found->items.empty()) return found->items.front();
+  }
+  return missing;
+}
+
+class ImageBuilder {
+ public:
+  // mirror: the Debian archive mmdebstrap installs from.
+  ImageBuilder(ServiceContext& app, std::string mirror);
+  ~ImageBuilder();
+  void start();
+  void stop();
+  // Builds the oldest queued image (and returns true), or returns false when none is queued.
+  Result<bool> build_one();
+  void wake();  // a recipe was queued
+
+ private:
+  void run();
+  ServiceContext& app_;
+  std::string mirror_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false, woken_ = false;  // guarded by mu_
+  std::thread thread_;
+};
+
+// Wakes the server's builder (a recipe was queued); nothing when it runs none.
+void wake_image_builder(const ServiceContext& app);
+
+}  // namespace gpurent
