@@ -448,6 +448,16 @@ TEST(ContainerSlurm, slurm_containers_RunIsolatedOnExactlyTheirGpus) {
   EXPECT_NE(jbad["status"]["reason"].get<std::string>().find("its file in the image store has the SHA-256"), std::string::npos)
       << jbad.dump();
   EXPECT_EQ(run_cmd("podman image exists " + reference + " || echo absent"), "absent\n") << "nothing was loaded";
+  json image_alerts = wait_for(s, "/api/v1/alerts?state=active", [&](const json& j) {
+    for (const auto& a : j["items"]) if (a["subject"] == "image " + reference) return true;
+    return false;
+  });
+  for (const auto& a : image_alerts["items"])
+    if (a["subject"] == "image " + reference) {
+      EXPECT_EQ(a["kind"], "artifact_digest_mismatch");
+      EXPECT_EQ(a["threshold"], image_sha);
+      EXPECT_EQ(a["severity"], "critical");
+    }
 }
 
 }  // namespace

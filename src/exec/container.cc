@@ -82,6 +82,8 @@ Status check_container_run(const ContainerSettings& s, const ContainerRun& r) {
   }
   if (!r.image_file.empty()) {
     if (r.image_file[0] != '/') errs.add("image", Message("exec.container.artifact_path").arg("path", r.image_file));
+    if (r.image_format != "docker-archive" && r.image_format != "oci-archive" && r.image_format != "rootfs-tar")
+      errs.add("image", Message("exec.container.bad_name"));
     if (r.image_sha256.size() != 64 || r.image_sha256.find_first_not_of("0123456789abcdef") != std::string::npos)
       errs.add("image", Message("artifact.sha256.hex"));
   }
@@ -190,7 +192,7 @@ std::string script_volumes(const ContainerSettings& s, const ContainerRun& r) {
 // The tenant's network (one per tenant, isolated from the others; two jobs may race to create
 // it) and the image: on the node, or loaded there from the image store after its SHA-256 is
 // checked (a gpurent image).
-std::string script_checks(const ContainerRun& r) {
+std::string script_checks(const ContainerSettings& s, const ContainerRun& r) {
   std::ostringstream o;
   o << "  \"${P[@]}\" network exists \"$net\" || \"${P[@]}\" network create --opt isolate=true \"$net\" >/dev/null 2>&1 "
        "|| \"${P[@]}\" network exists \"$net\" || { status runtime_error \"cannot create network $net\"; return 125; }\n"
@@ -214,12 +216,13 @@ std::string script_checks(const ContainerRun& r) {
       << "      echo \"gpurent: image $image in the image store has SHA-256 $sum, not " << r.image_sha256 << "\" >&2\n"
       << "      return 125\n"
       << "    fi\n";
+    // An archive goes in under exactly the job's reference: `podman load` would also apply the
+    // tags the archive carries, letting a tenant's archive take another image's name on the node.
     if (r.image_format == "rootfs-tar")
       o << "    if ! loaded=$(\"${P[@]}\" import -q " << f << " \"$image\" 2>&1); then\n";
     else
-      o << "    if ! loaded=$(\"${P[@]}\" load -q -i " << f << " 2>&1) || ! loaded=$(printf '%s\\n' \"$loaded\" "
-        << "| sed -n 's/^Loaded image[(s)]*: *//p' | head -n 1 | cut -d, -f1) || [ -z \"$loaded\" ] "
-        << "|| ! \"${P[@]}\" tag \"$loaded\" \"$image\" 2>/dev/null; then\n";
+      o << "    if ! loaded=$(" << q(s.skopeo) << " copy --quiet " << q(r.image_format + ":" + r.image_file)
+        << " \"containers-storage:$image\" 2>&1); then\n";
     o << "      status image_corrupt \"$image: $(printf '%s' \"$loaded\" | tail -c 300)\"\n"
       << "      echo \"gpurent: image $image could not be loaded on node $node: $loaded\" >&2\n"
       << "      return 125\n"
@@ -325,7 +328,7 @@ std::string script_run(const ContainerSettings& s, const ContainerRun& r) {
 }  // namespace
 
 std::string container_script(const ContainerSettings& s, const ContainerRun& r) {
-  return script_head(s, r) + script_gpus(s) + script_numa(r) + script_volumes(s, r) + script_checks(r) +
+  return script_head(s, r) + script_gpus(s) + script_numa(r) + script_volumes(s, r) + script_checks(s, r) +
          script_artifacts(r) + script_secrets(s, r) + script_run(s, r) +
          (r.nodes > 1 ? "srun --ntasks-per-node=1 --kill-on-bad-exit=1 bash -c \"$(declare -f gpurent_worker); gpurent_worker\"\n"
                       : "gpurent_worker\n");

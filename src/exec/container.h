@@ -25,6 +25,9 @@ namespace gpurent {
 // How a deployment's nodes run containers (gpurent serve --containers ...).
 struct ContainerSettings {
   std::string podman = "podman";
+  // Copies an image archive into Podman's storage under exactly the job's reference (the tags the
+  // archive carries are not applied: a tenant's archive cannot claim another image's name).
+  std::string skopeo = "skopeo";
   // Global flags before `run`; the default suits Debian 12 hosts with cgroup v1 (docs/containers.md).
   std::vector<std::string> podman_args = {"--runtime", "runc", "--cgroup-manager", "cgroupfs"};
   // Host path of GPU N ("%d" is the index), mounted at /dev/nvidiaN; "cdi" passes the NVIDIA
@@ -63,9 +66,9 @@ struct ContainerRun {
   std::string job_id;      // names the container: gpurent-<job id>-<node>
   std::string tenant_id;   // names the network (gpurent-<tenant id>) and the volume folder
   std::string image;       // a local image reference or digest (--pull never)
-  // A gpurent image (model/image.h): its content in the store, loaded (docker-archive,
-  // oci-archive) or imported (rootfs-tar) as `image` on a node that lacks it, after its SHA-256
-  // is checked. Empty: the node must have `image`.
+  // A gpurent image (model/image.h): its content in the store, copied in with skopeo
+  // (docker-archive, oci-archive) or imported with podman (rootfs-tar) as `image` on a node that
+  // lacks it, after its SHA-256 is checked. Empty: the node must have `image`.
   std::string image_file, image_sha256, image_format;
   std::vector<std::string> command;  // empty: the image's entrypoint
   std::map<std::string, std::string> env;

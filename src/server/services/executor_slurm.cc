@@ -323,25 +323,27 @@ std::optional<ContainerStatus> SlurmExecutor::container_status(const Record& r, 
   return read_container_status(o_.output_dir + "/" + r.id + "-" + std::to_string(sj.id) + ".status");
 }
 
-// A run stopped because an artifact's content was not what the job expects: a security alert
-// (the store's file was changed after its upload, or the node reads another file).
+// A run stopped because an artifact's or an image's content in the store was not what the job
+// expects: a security alert (the store's file was changed after its upload, or the node reads
+// another file).
 Status SlurmExecutor::alert_on_artifact(StoreTx& tx, const Record& r, const SlurmJob& sj, TimeMs now,
                                         ExecutorHost& host) const {
   auto st = container_status(r, sj);
-  if (!st || st->reason != "artifact_mismatch") return ok_status();
+  const bool image = st && st->reason == "image_corrupt" && !st->expected.empty();  // an image's file
+  if (!st || (st->reason != "artifact_mismatch" && !image)) return ok_status();
   auto project = tx.get("projects", r.project_id);
   const std::string pname = project ? project->name : r.project_id;
   Alert a;
-  a.key = "artifact_digest_mismatch:" + r.id + ":" + st->detail;
+  a.key = "artifact_digest_mismatch:" + r.id + ":" + (image ? "image" : st->detail);
   a.kind = AlertKind::kArtifactDigestMismatch;
   a.severity = AlertSeverity::kCritical;
   a.project = pname;
-  a.subject = pname + "/" + st->detail;
+  a.subject = image ? "image " + st->detail : pname + "/" + st->detail;
   a.from = a.to = now;
   a.measured = st->actual;
   a.threshold = st->expected;
   a.unit = "sha256";
-  a.message = Message("alert.artifact_digest_mismatch")
+  a.message = Message(image ? "alert.image_digest_mismatch" : "alert.artifact_digest_mismatch")
                   .arg("job", verbatim(r.name))
                   .arg("project", verbatim(pname))
                   .arg("artifact", verbatim(st->detail))
