@@ -21,25 +21,13 @@
 #include <thread>
 
 #include "core/ids.h"
+#include "container_fixture.h"
 #include "server_fixture.h"
 
 namespace gpurent::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr const char* kImage = "localhost/gpurent/python:bookworm";
-
-std::string run_cmd(const std::string& cmd, int* rc = nullptr) {
-  std::string out;
-  if (FILE* p = popen((cmd + " 2>&1").c_str(), "r")) {
-    char buf[4096];
-    while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-    const int st = pclose(p);
-    if (rc) *rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  }
-  return out;
-}
 
 struct Cluster {
   std::string dir;
@@ -125,12 +113,10 @@ TEST(ContainerSlurm, slurm_containers_RunIsolatedOnExactlyTheirGpus) {
   if (const std::string why = local_slurm_skip_reason(); !why.empty()) GTEST_SKIP() << why;
   if (std::getenv("SLURM_LOCAL_IMAGE")) GTEST_SKIP() << "containers run on the host's Slurm (22.05) only";
   if (std::system("command -v podman >/dev/null 2>&1") != 0) GTEST_SKIP() << "podman is not installed";
-  int rc = 0;
-  const std::string built = run_cmd(std::string(GPURENT_SOURCE_DIR) + "/scripts/debian-image " + kImage +
-                                        " bookworm python3,procps,iproute2 minbase",
-                                    &rc);
-  if (rc == 77) GTEST_SKIP() << built;
-  ASSERT_EQ(rc, 0) << built;
+  bool skip = false;
+  const std::string built = ensure_test_image(&skip);
+  if (skip) GTEST_SKIP() << built;
+  ASSERT_EQ(built, "");
 
   Cluster c;
   char tmpl[] = "/tmp/gpurent-containers-XXXXXX";

@@ -113,8 +113,10 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
                   "seconds between cost-firewall evaluations (alerts, webhooks, budget holds); 0 = off")
       ->check(CLI::Range(int64_t{0}, kSecondsPerDay))
       ->capture_default_str();
-  cmd->add_option("--executor", s.executor, "what runs admitted jobs: sim (simulated) or slurm (docs/slurm.md)")
-      ->check(CLI::IsMember({"sim", "slurm"}))
+  cmd->add_option("--executor", s.executor,
+                  "what runs admitted jobs: sim (simulated), slurm (docs/slurm.md) or local (containers on this "
+                  "machine, docs/containers.md)")
+      ->check(CLI::IsMember({"sim", "slurm", "local"}))
       ->capture_default_str();
   cmd->add_option("--slurm-conf", s.slurm_conf,
                   "slurm.conf of the cluster (exported as SLURM_CONF to the Slurm tools)");
@@ -123,12 +125,23 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--slurm-supplier", s.slurm_supplier, "supplier (id or name) whose nodes the Slurm nodes are");
   cmd->add_option("--slurm-gpu-model", s.slurm_gpu_model,
                   "GPU catalog id of the Slurm nodes (for nodes created from sinfo)");
-  cmd->add_option("--slurm-output-dir", s.slurm_output_dir, "folder for the jobs' output files (default: discarded)");
+  cmd->add_option("--job-output-dir,--slurm-output-dir", s.slurm_output_dir,
+                  "folder for the jobs' output files (default: discarded; required by --executor local)");
   cmd->add_option("--slurm-driver", s.slurm_driver, "NVIDIA driver version of the Slurm nodes, e.g. 550.90.07");
   cmd->add_option("--slurm-cuda", s.slurm_cuda, "CUDA version of the Slurm nodes, e.g. 12.4");
+  cmd->add_option("--local-supplier", s.local_supplier,
+                  "supplier (id or name) this machine is a node of (--executor local)");
+  cmd->add_option("--local-node", s.local_node, "this machine's node name (default: its host name)");
+  cmd->add_option("--local-gpu-model", s.local_gpu_model, "GPU catalog id of this machine's GPUs");
+  cmd->add_option("--local-gpus", s.local_gpus,
+                  "GPUs on this machine (default: the GPU device files there are, --container-gpu-device from 0 up)")
+      ->check(CLI::Range(int64_t{0}, int64_t{4096}));
+  cmd->add_option("--local-driver", s.local_driver, "NVIDIA driver version of this machine, e.g. 550.90.07");
+  cmd->add_option("--local-cuda", s.local_cuda, "CUDA version of this machine, e.g. 12.4");
+  cmd->add_option("--local-run-dir", s.local_run_dir, "folder of the local runs' state (default: <db>.runs)");
   cmd->add_flag("--containers", s.containers,
                "run every worker in a Podman container: the job's image, exactly its GPUs, limits, the tenant's "
-               "network and volumes (docs/containers.md; needs --executor slurm)");
+               "network and volumes (docs/containers.md; needs --executor slurm or local)");
   cmd->add_option("--container-default-image", s.container_default_image,
                   "image for jobs that name none (default: such jobs fail)");
   cmd->add_option("--container-gpu-device", s.container_gpu_device,

@@ -29,7 +29,7 @@ bool plain_name(const std::string& s) {
   return std::regex_match(s, re);
 }
 
-// The status file's path with %j as the Slurm job id, as a shell word.
+// The status file's path with %j as the run's id (the local runner's, else Slurm's job id), as a shell word.
 std::string status_path_word(const std::string& path) {
   std::string out;
   size_t i = 0;
@@ -37,7 +37,7 @@ std::string status_path_word(const std::string& path) {
     const size_t j = path.find("%j", i);
     out += q(path.substr(i, j == std::string::npos ? std::string::npos : j - i));
     if (j == std::string::npos) break;
-    out += "\"${SLURM_JOB_ID:-0}\"";
+    out += "\"${GPURENT_RUN_ID:-${SLURM_JOB_ID:-0}}\"";
     i = j + 2;
   }
   return out;
@@ -120,7 +120,7 @@ std::string script_head(const ContainerSettings& s, const ContainerRun& r) {
     << "gpurent_worker() {\n"
     << "  local P=(" << words(std::vector<std::string>{s.podman}) << (s.podman_args.empty() ? "" : " ")
     << words(s.podman_args) << ")\n"
-    << "  local node; node=$(printf '%s' \"${SLURMD_NODENAME:-$(hostname -s)}\" | tr -cd 'A-Za-z0-9._-')\n"
+    << "  local node; node=$(printf '%s' \"${GPURENT_RUN_NODE:-${SLURMD_NODENAME:-$(hostname -s)}}\" | tr -cd 'A-Za-z0-9._-')\n"
     << "  local status_file=" << (r.status_file.empty() ? "''" : status_path_word(r.status_file)) << "\n"
     << "  local name=" << q("gpurent-" + r.job_id + "-") << "\"$node\"\n"
     << "  local net=" << q("gpurent-" + r.tenant_id) << "\n"
@@ -133,11 +133,12 @@ std::string script_head(const ContainerSettings& s, const ContainerRun& r) {
   return o.str();
 }
 
-// The GPUs Slurm gave this node's step (absolute indices) as devices, and the driver's own.
+// The GPUs of this node's run (absolute indices: the local runner's GPURENT_RUN_GPUS, else what
+// Slurm gave the step) as devices, and the driver's own.
 std::string script_gpus(const ContainerSettings& s) {
   const bool cdi = s.gpu_device == "cdi";
   std::ostringstream o;
-  o << "  local gpus=${SLURM_STEP_GPUS:-${SLURM_JOB_GPUS:-}} visible='' i=0 g d\n"
+  o << "  local gpus=${GPURENT_RUN_GPUS:-${SLURM_STEP_GPUS:-${SLURM_JOB_GPUS:-}}} visible='' i=0 g d\n"
     << "  local -a args=()\n"
     << "  for g in ${gpus//,/ }; do\n"
     << "    [[ \"$g\" =~ ^[0-9]+$ ]] || continue\n";

@@ -5,7 +5,8 @@
 // the tenant's own network (isolated from other tenants'); the tenant's volumes.
 //
 // container_script() writes the bash that does it on a node: the body of the Slurm batch script
-// (SlurmSubmit::script), run by srun on every node of a gang. The GPUs come from Slurm
+// (SlurmSubmit::script), run by srun on every node of a gang, or by the local runner
+// (exec/local_runner.h). The GPUs come from the local runner (GPURENT_RUN_GPUS) or from Slurm
 // (SLURM_STEP_GPUS / SLURM_JOB_GPUS: the absolute indices it chose on that node). When the run
 // fails for a reason the exit code cannot carry (image missing, runtime error, out of memory) the
 // script writes one JSON line to the status file, which read_container_status() reads back.
@@ -82,7 +83,7 @@ struct ContainerRun {
   // (--cpuset-cpus from /sys/devices/system/node/nodeN/cpulist on the node, --cpuset-mems N).
   std::map<std::string, std::vector<int64_t>> gpu_numa;
   int64_t nodes = 1;       // > 1: srun starts one container per node
-  std::string status_file;  // may contain %j (the Slurm job id); empty: none written
+  std::string status_file;  // may contain %j (the run's id there: Slurm's job id); empty: none written
 };
 
 // Checks what the script will rely on: names usable in paths and container names, a volume root

@@ -61,7 +61,7 @@ TEST(Container, ScriptPassesTheJobsLimitsDevicesAndVolumes) {
                            "--cap-drop all", "--security-opt no-new-privileges", "--user '1000:1000'", "--pull never",
                            "--network \"$net\"", "'/shared/volumes/ten_0123456789abcdef/data:/data'",
                            "'/shared/volumes/ten_0123456789abcdef/ref:/ref:ro'", "gpurent-ten_0123456789abcdef",
-                           "printf '/dev/nvidia%d' \"$g\"", "SLURM_STEP_GPUS", "'/out/job_0123456789abcdef-'\"${SLURM_JOB_ID:-0}\"'.status'",
+                           "printf '/dev/nvidia%d' \"$g\"", "SLURM_STEP_GPUS", "'/out/job_0123456789abcdef-'\"${GPURENT_RUN_ID:-${SLURM_JOB_ID:-0}}\"'.status'",
                            "status oom", "gpurent_worker\n"})
     EXPECT_NE(sh.find(want), std::string::npos) << want << "\n" << sh;
   EXPECT_EQ(sh.find("--privileged"), std::string::npos);

@@ -35,6 +35,9 @@ struct SlurmSubmit {
   bool requeue = false;                    // may Slurm requeue it (scontrol requeue, node failure)?
   std::string script;                      // non-empty: the batch script's body instead of exec'ing
                                            // command (containers: exec/container.h)
+  // The GPU indices gpurent placed the job on, per node. Slurm picks its own (gres) and ignores
+  // these; the local runner (exec/local_runner.h) runs on exactly them.
+  std::map<std::string, std::vector<int64_t>> gpu_indices;
 };
 
 struct SlurmJob {
@@ -95,14 +98,26 @@ int64_t tres_gpus(const std::string& tres);
 // caller's to check.
 std::string batch_script(const SlurmSubmit& s);
 
-class SlurmCli {
+// What runs batch scripts on nodes and reports their jobs the way squeue and sinfo do: Slurm
+// (SlurmCli) or this machine alone (LocalRunner, exec/local_runner.h). The executor
+// (server/services/executor_slurm.cc) drives either the same way.
+class BatchSystem {
+ public:
+  virtual ~BatchSystem() = default;
+  virtual Result<int64_t> submit(const SlurmSubmit& job) = 0;  // the job's id there
+  virtual Status cancel(int64_t id) = 0;
+  virtual Result<std::vector<SlurmJob>> jobs() = 0;  // every job it still knows (finished ones for a while)
+  virtual Result<std::vector<SlurmNode>> nodes() = 0;
+};
+
+class SlurmCli final : public BatchSystem {
  public:
   explicit SlurmCli(SlurmSettings s) : s_(std::move(s)) {}
-  Result<int64_t> submit(const SlurmSubmit& job);   // the Slurm job id
-  Status cancel(int64_t id);
+  Result<int64_t> submit(const SlurmSubmit& job) override;  // the Slurm job id
+  Status cancel(int64_t id) override;
   Status requeue(int64_t id);                        // back to pending (preemption by requeue)
-  Result<std::vector<SlurmJob>> jobs();              // every job slurmctld still knows
-  Result<std::vector<SlurmNode>> nodes();
+  Result<std::vector<SlurmJob>> jobs() override;     // every job slurmctld still knows
+  Result<std::vector<SlurmNode>> nodes() override;
   // Jobs Slurm's accounting recorded since `since`: sacct when slurm.conf names slurmdbd
   // (AccountingStorageType=accounting_storage/slurmdbd), else the jobcomp/filetxt file
   // (JobCompLoc). `source` says which ("sacct" or "jobcomp").

@@ -66,17 +66,22 @@ struct ServerOptions {
   // Cost firewall (docs/billing.md#cost-firewall): rate every tenant's month to date this often,
   // raise alerts, deliver them to webhooks, hold over-budget projects. 0 = off.
   int64_t firewall_interval_s = 60;
-  // Execution (docs/slurm.md): "sim" (the simulated executor) or "slurm" (jobs run on a Slurm
-  // cluster whose nodes become the supplier's nodes).
+  // Execution (docs/slurm.md, docs/containers.md): "sim" (the simulated executor), "slurm" (jobs
+  // run on a Slurm cluster whose nodes become the supplier's nodes) or "local" (jobs run in
+  // containers on this machine, one node of the supplier; local_* below, slurm_output_dir).
   std::string executor = "sim";
   std::string slurm_conf;          // slurm.conf of the cluster (SLURM_CONF); empty: the tools' default
   std::string slurm_partition;     // empty: the cluster's default partition
   std::string slurm_gres_type;     // "h100" -> --gres=gpu:h100:N; empty: --gres=gpu:N
   std::string slurm_supplier;      // supplier (id or name) the Slurm nodes belong to
   std::string slurm_gpu_model;     // catalog id of the Slurm nodes' GPUs (nodes created from sinfo)
-  std::string slurm_output_dir;    // where jobs' output files go; empty: discarded
+  std::string slurm_output_dir;    // where jobs' output files go (--job-output-dir); empty: discarded
   std::string slurm_driver;        // NVIDIA driver and CUDA versions of the Slurm nodes (Slurm does
   std::string slurm_cuda;          // not know them; the node agent will read them from NVML)
+  std::string local_supplier, local_gpu_model, local_driver, local_cuda;  // as slurm_* for --executor local
+  std::string local_node;          // this machine's node name; empty: its host name
+  int64_t local_gpus = -1;         // -1: count the GPU device files (container_gpu_device)
+  std::string local_run_dir;       // the local runs' folders; empty: "<db_path>.runs"
   // Containers (docs/containers.md): with the Slurm executor, every worker runs in a Podman
   // container with its image, exactly its GPUs, limits, the tenant's network and volumes.
   bool containers = false;

@@ -1,8 +1,8 @@
 // Executor: what runs the jobs the scheduler places. The scheduler service (scheduler_service.h)
 // decides where a job goes; the executor makes it run there and reports how it ends. Chosen once
-// at start (`gpurent serve --executor sim|slurm`) by make_executor(); the scheduler service knows
-// none of an executor's details. With --containers, the Slurm executor runs every worker in a
-// Podman container (exec/container.h, docs/containers.md).
+// at start (`gpurent serve --executor sim|slurm|local`) by make_executor(); the scheduler service
+// knows none of an executor's details. With --containers, the Slurm executor runs every worker in
+// a Podman container (exec/container.h, docs/containers.md); the local executor always does.
 //
 // Every scheduler tick calls, in order:
 //   observe()                outside the control loop's transaction (it may take seconds: Slurm's
@@ -51,7 +51,7 @@ class ExecutorHost {
 class Executor {
  public:
   virtual ~Executor() = default;
-  virtual std::string_view name() const = 0;  // "sim", "slurm"
+  virtual std::string_view name() const = 0;  // "sim", "slurm", "local"
   virtual void observe() {}
   virtual Status sync_inventory(StoreTx&, TimeMs) { return ok_status(); }
   virtual Status advance(StoreTx& tx, TimeMs now, ExecutorHost& host) = 0;
@@ -77,5 +77,16 @@ struct SlurmExecutorOptions {
 };
 // Checks the options and that Slurm answers (sinfo).
 Result<std::unique_ptr<Executor>> make_slurm_executor(SlurmExecutorOptions options, const GpuCatalog& catalog);
+
+// The local executor (docs/containers.md): this machine is one node of `options.supplier`, and
+// every worker runs in a Podman container here (the local runner, exec/local_runner.h), with no
+// Slurm. Of the options, conf, partition and gres_type are not used; containers must be on.
+struct LocalExecutorOptions {
+  std::string run_dir;  // the runs' folders (exec/local_runner.h)
+  std::string node;     // this machine's node name
+  int64_t gpus = -1;    // -1: count the GPU device files (container.gpu_device, from 0 up)
+};
+Result<std::unique_ptr<Executor>> make_local_executor(SlurmExecutorOptions options, LocalExecutorOptions local,
+                                                      const GpuCatalog& catalog);
 
 }  // namespace gpurent

@@ -13,6 +13,11 @@
 //    no longer placed (cancelled, preempted, requeued) is cancelled in Slurm. Slurm never
 //    requeues by itself (--no-requeue): gpurent owns requeue and its fault records.
 // squeue/sinfo run before the tick's transaction (observe); submissions and cancels inside it.
+//
+// The local executor (`--executor local`) is this same executor driving the local runner
+// (exec/local_runner.h) instead of Slurm's tools: this machine is the supplier's one node, and a
+// run is a detached process on it rather than a Slurm job. Its messages say "local run N" where
+// Slurm's say "Slurm job N" (the catalogues' ".local" codes).
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -24,6 +29,7 @@
 #include <set>
 
 #include "core/ids.h"
+#include "exec/local_runner.h"
 #include "exec/slurm_cli.h"
 #include "model/image.h"
 #include "model/node.h"
@@ -46,16 +52,25 @@ bool terminal(const std::string& s) {
          s == "OUT_OF_MEMORY" || s == "PREEMPTED" || s == "BOOT_FAIL" || s == "DEADLINE";
 }
 
-constexpr const char* kReasonPrefix = "slurm: ";
+// For the local runner, a message naming a Slurm job names the local run instead: code
+// "<code>.local", argument local_run (nested messages too).
+Message as_local_run(Message m) {
+  bool names_run = false;
+  for (auto& a : m.args) {
+    if (a.name == "slurm_job") a.name = "local_run", names_run = true;
+    for (auto& n : a.nested) n = as_local_run(std::move(n));
+  }
+  if (names_run) m.code += ".local";
+  return m;
+}
 
 class SlurmExecutor final : public Executor {
  public:
-  SlurmExecutor(SlurmExecutorOptions o, const GpuCatalog& catalog)
-      : o_(std::move(o)), catalog_(catalog),
-        slurm_(SlurmSettings{o_.conf, o_.partition, o_.gres_type, static_cast<int>(o_.command_timeout_ms)}) {}
-  std::string_view name() const override { return "slurm"; }
+  SlurmExecutor(SlurmExecutorOptions o, const GpuCatalog& catalog, std::unique_ptr<BatchSystem> batch, bool local)
+      : o_(std::move(o)), catalog_(catalog), batch_(std::move(batch)), local_(local) {}
+  std::string_view name() const override { return local_ ? "local" : "slurm"; }
   Status check() {
-    auto nodes = slurm_.nodes();
+    auto nodes = batch_->nodes();
     if (!nodes) return Error::make(Code::kUnavailable, "Slurm does not answer: " + nodes.error().message);
     return ok_status();
   }
@@ -66,7 +81,11 @@ class SlurmExecutor final : public Executor {
  private:
   SlurmExecutorOptions o_;
   const GpuCatalog& catalog_;
-  SlurmCli slurm_;
+  std::unique_ptr<BatchSystem> batch_;  // Slurm's tools, or the local runner
+  bool local_ = false;
+  // Node reasons gpurent set itself from what the batch system saw (only those are lifted).
+  const char* reason_prefix() const { return local_ ? "local: " : "slurm: "; }
+  Message labelled(Message m) const { return local_ ? as_local_run(std::move(m)) : m; }
   bool supplier_missing_logged_ = false;
   std::vector<SlurmJob> jobs_;
   std::vector<SlurmNode> nodes_;
@@ -116,8 +135,8 @@ std::pair<JobState, Message> end_of(const SlurmJob& sj, const Job& j) {
 
 void SlurmExecutor::observe() {
   ok_ = false;
-  auto jobs = slurm_.jobs();
-  auto nodes = slurm_.nodes();
+  auto jobs = batch_->jobs();
+  auto nodes = batch_->nodes();
   if (!jobs || !nodes) {
     spdlog::error(
         "{}",
@@ -138,7 +157,7 @@ Status SlurmExecutor::sync_inventory(StoreTx& tx, TimeMs now) {
     if (!page) return page.error();
     if (page->items.empty()) {
       if (!supplier_missing_logged_)
-        spdlog::warn("{}", json({{"event", "slurm_supplier_missing"}, {"supplier", o_.supplier}}).dump());
+        spdlog::warn("{}", json({{"event", std::string(name()) + "_supplier_missing"}, {"supplier", o_.supplier}}).dump());
       supplier_missing_logged_ = true;
       return ok_status();
     }
@@ -156,7 +175,7 @@ Status SlurmExecutor::sync_inventory(StoreTx& tx, TimeMs now) {
     const bool out = sn.drain || sn.state == "down" || sn.state == "unknown" || sn.state == "future";
     const std::string want = out ? "unavailable" : "available";
     const std::string why =
-        kReasonPrefix + sn.state + (sn.drain ? " (drain)" : "") + (sn.reason.empty() ? "" : ": " + sn.reason);
+        reason_prefix() + sn.state + (sn.drain ? " (drain)" : "") + (sn.reason.empty() ? "" : ": " + sn.reason);
     if (found->items.empty()) {
       if (auto s = create_node(tx, sn, *sup, site, want, why, now); !s) return s;
       continue;
@@ -176,7 +195,7 @@ Status SlurmExecutor::create_node(StoreTx& tx, const SlurmNode& sn, const Record
       {"region", site.region},
       {"gpu_model", o_.gpu_model},
       {"gpus", json::array()},
-      {"cpu", {{"model", "unknown (from Slurm)"}, {"cores", std::max<int64_t>(sn.cpus, 1)}, {"sockets", 1}}},
+      {"cpu", {{"model", local_ ? "unknown (from the local runner)" : "unknown (from Slurm)"}, {"cores", std::max<int64_t>(sn.cpus, 1)}, {"sockets", 1}}},
       {"memory_gib", std::max<int64_t>(sn.memory_mb / 1024, 1)},
       {"numa_nodes", 1},
       {"nics", json::array()},
@@ -204,7 +223,7 @@ Status SlurmExecutor::create_node(StoreTx& tx, const SlurmNode& sn, const Record
   r.created_at = r.updated_at = now;
   r.body = to_json(*n);
   if (auto s = tx.insert(r); !s) return s;
-  if (auto s = tx.append_audit({now, "slurm", "create", "nodes", r.id, r.name}); !s) return s;
+  if (auto s = tx.append_audit({now, std::string(name()), "create", "nodes", r.id, r.name}); !s) return s;
   return ok_status();
 }
 
@@ -217,7 +236,7 @@ Status SlurmExecutor::update_node_state(StoreTx& tx, const Record& found, bool o
   if (!node) return node.error();
   const std::string have = enum_name(kNodeStates, node->state);
   const std::string reason = node->state_reason.value_or("");
-  const bool ours = reason.rfind(kReasonPrefix, 0) == 0;
+  const bool ours = reason.rfind(reason_prefix(), 0) == 0;
   if (have == want && (want == "available" || reason == why)) return ok_status();
   if (have != "available" && !ours) return ok_status();  // an operator's state stays
   node->state = out ? NodeState::kUnavailable : NodeState::kAvailable;
@@ -401,7 +420,9 @@ Status SlurmExecutor::submit(StoreTx& tx, const Record& r, const Job& j, TimeMs 
   std::map<std::string, int64_t> gpus, workers;  // node id -> GPUs, workers of this job there
   std::vector<std::string> order;
   int64_t most_workers = 1;
+  std::map<std::string, std::vector<int64_t>> indices;  // node id -> GPU indices gpurent placed
   for (const auto& w : js.placement) {
+    for (int64_t g : w.gpus) indices[w.node].push_back(g);
     if (!gpus.count(w.node)) order.push_back(w.node);
     gpus[w.node] += w.gpu_milli > 0 ? 1 : static_cast<int64_t>(w.gpus.size());
     most_workers = std::max(most_workers, ++workers[w.node]);
@@ -411,6 +432,7 @@ Status SlurmExecutor::submit(StoreTx& tx, const Record& r, const Job& j, TimeMs 
     if (!n) return n.error();
     s.nodes.push_back(n->name);
     s.gpus_per_node = std::max(s.gpus_per_node, gpus[id]);
+    s.gpu_indices[n->name] = indices[id];
   }
   s.time_limit_s = j.time_limit_seconds;
   s.output = o_.output_dir.empty() ? "" : o_.output_dir + "/" + r.id + "-%j.log";
@@ -461,11 +483,12 @@ Status SlurmExecutor::submit(StoreTx& tx, const Record& r, const Job& j, TimeMs 
     s.env["GPURENT_JOB_ID"] = r.id;
     if (j.workdir) s.workdir = *j.workdir;
   }
-  auto id = slurm_.submit(s);
+  auto id = batch_->submit(s);
   if (!id)
-    return move_job(tx, r.id, JobState::kPending, Message("exec.slurm.refused").arg("error", verbatim(id.error().message)),
+    return move_job(tx, r.id, JobState::kPending,
+                    Message(local_ ? "exec.local.refused" : "exec.slurm.refused").arg("error", verbatim(id.error().message)),
                     {}, now);
-  spdlog::info("{}", json({{"event", "slurm_submitted"}, {"job", r.id}, {"slurm_job", *id}}).dump());
+  spdlog::info("{}", json({{"event", std::string(name()) + "_submitted"}, {"job", r.id}, {"run", *id}}).dump());
   return ok_status();
 }
 
@@ -484,7 +507,7 @@ Status SlurmExecutor::follow(StoreTx& tx, const Record& r, const Job& j, const S
   };
   if (sj.state == "RUNNING" && js.state == JobState::kAdmitted) {
     auto placed = host.placement(r.id);
-    if (auto s = move_job(tx, r.id, JobState::kRunning, Message("exec.slurm.running").arg("slurm_job", slurm_job), placed, now); !s) return s;
+    if (auto s = move_job(tx, r.id, JobState::kRunning, labelled(Message("exec.slurm.running").arg("slurm_job", slurm_job)), placed, now); !s) return s;
     return stamp(false);
   }
   if (!terminal(sj.state)) return ok_status();
@@ -495,7 +518,7 @@ Status SlurmExecutor::follow(StoreTx& tx, const Record& r, const Job& j, const S
     auto n = tx.get("nodes", js.placement.front().node);
     const std::string node = n ? n->name : js.placement.front().node;
     const Message failed =
-        Message("exec.slurm.node_failed").arg("node", node).arg("state", sj.state).arg("slurm_job", slurm_job);
+        labelled(Message("exec.slurm.node_failed").arg("node", node).arg("state", sj.state).arg("slurm_job", slurm_job));
     const Message why = Message("sched.requeued").arg("why", failed);
     host.forget(r.id);
     if (js.state == JobState::kRunning)
@@ -506,12 +529,13 @@ Status SlurmExecutor::follow(StoreTx& tx, const Record& r, const Job& j, const S
     return host.record_fault(tx, *rec, js.placement.front().node, failed, now);
   }
   if (js.state == JobState::kAdmitted)
-    if (auto s = move_job(tx, r.id, JobState::kRunning, Message("exec.slurm.ran").arg("slurm_job", slurm_job),
+    if (auto s = move_job(tx, r.id, JobState::kRunning, labelled(Message("exec.slurm.ran").arg("slurm_job", slurm_job)),
                           host.placement(r.id), now);
         !s)
       return s;
   const auto [to, why] = end_of(sj, j);
-  if (auto s = move_job(tx, r.id, to, to == JobState::kSucceeded ? why : ended_why(r, sj, why), {}, now); !s) return s;
+  if (auto s = move_job(tx, r.id, to, labelled(to == JobState::kSucceeded ? why : ended_why(r, sj, why)), {}, now); !s)
+    return s;
   if (to != JobState::kSucceeded)
     if (auto s = alert_on_artifact(tx, r, sj, now, host); !s) return s;
   if (auto s = stamp(true); !s) return s;
@@ -546,9 +570,10 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
   // Slurm jobs gpurent no longer runs (cancelled, preempted, requeued): cancel them in Slurm.
   for (const SlurmJob& sj : jobs_) {
     if (terminal(sj.state) || ours.count(sj.id) || sj.comment.rfind("job_", 0) != 0) continue;
-    if (auto s = slurm_.cancel(sj.id); !s)
-      spdlog::error(
-          "{}", json({{"event", "slurm_cancel_failed"}, {"slurm_job", sj.id}, {"error", s.error().message}}).dump());
+    if (auto s = batch_->cancel(sj.id); !s)
+      spdlog::error("{}", json({{"event", std::string(name()) + "_cancel_failed"}, {"run", sj.id},
+                                {"error", s.error().message}})
+                              .dump());
   }
   return ok_status();
 }
@@ -562,9 +587,38 @@ Result<std::unique_ptr<Executor>> make_slurm_executor(SlurmExecutorOptions o, co
   if (o.driver.empty() || o.cuda.empty())
     return Error::invalid("slurm_driver", "--slurm-driver and --slurm-cuda are required with --executor slurm "
                                           "(Slurm does not report the nodes' NVIDIA software)");
-  auto e = std::make_unique<SlurmExecutor>(std::move(o), catalog);
+  SlurmSettings settings{o.conf, o.partition, o.gres_type, static_cast<int>(o.command_timeout_ms)};
+  auto e = std::make_unique<SlurmExecutor>(std::move(o), catalog, std::make_unique<SlurmCli>(std::move(settings)), false);
   if (auto s = e->check(); !s) return s.error();
   return std::unique_ptr<Executor>(std::move(e));
+}
+
+Result<std::unique_ptr<Executor>> make_local_executor(SlurmExecutorOptions o, LocalExecutorOptions local,
+                                                      const GpuCatalog& catalog) {
+  if (o.supplier.empty()) return Error::invalid("local_supplier", "is required with --executor local");
+  if (!catalog.find(o.gpu_model))
+    return Error::invalid("local_gpu_model", "'" + o.gpu_model + "' is not a GPU catalog id");
+  if (!o.containers)
+    return Error::invalid("containers", "the local executor runs every job in a container: add --containers");
+  if (auto s = check_container_settings(o.container); !s) return s.error();
+  if (o.driver.empty() || o.cuda.empty())
+    return Error::invalid("local_driver", "--local-driver and --local-cuda are required with --executor local "
+                                          "(gpurent does not read this machine's NVIDIA software yet)");
+  if (o.output_dir.empty())
+    return Error::invalid("job_output_dir", "is required with --executor local (the jobs' logs and run status go there)");
+  if (local.gpus < 0) {  // the GPU device files there are, from 0 up
+    local.gpus = 0;
+    if (o.container.gpu_device != "cdi")
+      for (int64_t g = 0; g < 4096; ++g) {
+        std::string path = o.container.gpu_device;
+        path.replace(path.find("%d"), 2, std::to_string(g));
+        if (!std::filesystem::exists(path)) break;
+        local.gpus = g + 1;
+      }
+  }
+  auto runner = LocalRunner::open({local.run_dir, local.node, local.gpus, 0, 0});
+  if (!runner) return runner.error();
+  return std::unique_ptr<Executor>(std::make_unique<SlurmExecutor>(std::move(o), catalog, std::move(*runner), true));
 }
 
 }  // namespace gpurent

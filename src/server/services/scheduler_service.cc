@@ -6,8 +6,10 @@
 #include "server/services/scheduler_internal.h"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 
 #include <functional>
 #include <sstream>
@@ -135,12 +137,19 @@ Message requeued_part(const Message& m) {
 using namespace sched_detail;
 
 Result<std::unique_ptr<Executor>> make_executor(const ServerOptions& o, const GpuCatalog& catalog) {
-  if (o.containers && o.executor != "slurm")
-    return Error::invalid("containers", "--containers runs containers through Slurm: it needs --executor slurm");
+  if (o.containers && o.executor == "sim")
+    return Error::invalid("containers", "--containers runs real containers: it needs --executor slurm or local");
   if (o.executor == "sim") return make_sim_executor(o.cold_start_ms);
-  if (o.executor != "slurm") return Error::invalid("executor", "must be sim or slurm");
-  SlurmExecutorOptions so{o.slurm_conf,   o.slurm_partition, o.slurm_gres_type, o.slurm_supplier,
-                          o.slurm_gpu_model, o.slurm_driver,   o.slurm_cuda,      o.slurm_output_dir};
+  if (o.executor != "slurm" && o.executor != "local") return Error::invalid("executor", "must be sim, slurm or local");
+  const bool local = o.executor == "local";
+  SlurmExecutorOptions so{o.slurm_conf,
+                          o.slurm_partition,
+                          o.slurm_gres_type,
+                          local ? o.local_supplier : o.slurm_supplier,
+                          local ? o.local_gpu_model : o.slurm_gpu_model,
+                          local ? o.local_driver : o.slurm_driver,
+                          local ? o.local_cuda : o.slurm_cuda,
+                          o.slurm_output_dir};
   so.containers = o.containers;
   so.default_image = o.container_default_image;
   so.container.gpu_device = o.container_gpu_device;
@@ -153,7 +162,22 @@ Result<std::unique_ptr<Executor>> make_executor(const ServerOptions& o, const Gp
   so.container.podman_args.clear();
   std::istringstream args(o.container_podman_args);
   for (std::string w; args >> w;) so.container.podman_args.push_back(w);
-  return make_slurm_executor(std::move(so), catalog);
+  if (!local) return make_slurm_executor(std::move(so), catalog);
+  LocalExecutorOptions lo;
+  // The runs' wrappers work in their own folders: every path they use is absolute.
+  std::error_code ec;
+  lo.run_dir = std::filesystem::absolute(!o.local_run_dir.empty() ? o.local_run_dir : o.db_path + ".runs", ec)
+                   .lexically_normal()
+                   .string();
+  if (!so.output_dir.empty()) so.output_dir = std::filesystem::absolute(so.output_dir, ec).lexically_normal().string();
+  lo.node = o.local_node;
+  if (lo.node.empty()) {
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) == 0) lo.node = host;
+    lo.node = lo.node.substr(0, lo.node.find('.'));
+  }
+  lo.gpus = o.local_gpus;
+  return make_local_executor(std::move(so), std::move(lo), catalog);
 }
 
 SchedulerService::SchedulerService(ServiceContext& app, SchedConfig config, std::unique_ptr<Executor> executor)

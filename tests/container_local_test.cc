@@ -1,0 +1,170 @@
+// local_containers: `gpurent serve --executor local --containers` runs jobs in Podman containers on
+// this machine, without Slurm (exec/local_runner.h): the machine becomes the supplier's one node
+// with its GPU device files (fake ones here); a job sees exactly its GPUs and its volume, runs as a
+// non-root user, and its tenant reads its output through the API; a failing job says its exit
+// code and last lines; a kill -9 of the server does not stop a running job, and the restarted
+// server finishes it once; a cancelled job's container is stopped and removed.
+// Skipped without root or Podman, or (when the image is not built yet) the Debian archive.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <thread>
+
+#include "container_fixture.h"
+#include "server_fixture.h"
+
+namespace gpurent::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kPodman = "podman --runtime runc --cgroup-manager cgroupfs";
+
+struct Box {
+  std::string dir;
+  std::string network;
+  ~Box() {
+    (void)std::system((std::string(kPodman) + " rm -f $(podman ps -aq --filter name=gpurent-job_) >/dev/null 2>&1").c_str());
+    if (!network.empty()) (void)std::system(("podman network rm -f " + network + " >/dev/null 2>&1").c_str());
+    if (!dir.empty()) fs::remove_all(dir);
+  }
+};
+
+auto state_is = [](const std::string& want) {
+  return [want](const json& j) { return j["status"]["state"] == want; };
+};
+
+// A program printing what the container sees as one line tagged FACTS, then sleeping SLEEP seconds
+// (one line: the API refuses line breaks in a command).
+const char* kFacts =
+    "import json, os, glob, time; "
+    "open('/data/' + os.environ['GPURENT_JOB_ID'], 'w').write('hi'); "
+    "print('FACTS ' + json.dumps({'uid': os.getuid(), 'devices': sorted(glob.glob('/dev/nvidia*')),"
+    " 'cuda': os.environ.get('CUDA_VISIBLE_DEVICES'), 'indices': os.environ.get('GPURENT_GPU_INDICES'),"
+    " 'data': sorted(os.listdir('/data'))}), flush=True); "
+    "time.sleep(float(os.environ.get('SLEEP', '0')))";
+
+TEST(ContainerLocal, local_containers_RunWithoutSlurmAndSurviveAServerKill) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (Podman containers with device nodes)";
+  if (std::system("command -v podman >/dev/null 2>&1") != 0) GTEST_SKIP() << "podman is not installed";
+  bool skip = false;
+  const std::string built = ensure_test_image(&skip);
+  if (skip) GTEST_SKIP() << built;
+  ASSERT_EQ(built, "");
+
+  Box b;
+  char tmpl[] = "/tmp/gpurent-local-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  b.dir = tmpl;
+  for (const char* d : {"/dev", "/out", "/volumes", "/runs"}) fs::create_directories(b.dir + d);
+  for (int i = 0; i < 4; ++i)
+    ASSERT_EQ(std::system(("mknod " + b.dir + "/dev/gpu" + std::to_string(i) + " c 1 3").c_str()), 0);
+
+  ServerProcess s({"--executor", "local", "--containers", "--local-supplier", "dc", "--local-node", "box",
+                   "--local-gpu-model", "h100-sxm5-80gb", "--local-driver", "550.90.07", "--local-cuda", "12.4",
+                   "--local-run-dir", b.dir + "/runs", "--job-output-dir", b.dir + "/out",
+                   "--container-gpu-device", b.dir + "/dev/gpu%d", "--volume-root", b.dir + "/volumes",
+                   "--sched-interval-ms", "200"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  // The machine is the supplier's node, with the four GPU device files it has.
+  json nodes = wait_for(s, "/api/v1/nodes?supplier=dc", [](const json& j) { return j["items"].size() == 1; });
+  ASSERT_EQ(nodes["items"].size(), 1u) << nodes.dump();
+  EXPECT_EQ(nodes["items"][0]["name"], "box");
+  EXPECT_EQ(nodes["items"][0]["gpus"].size(), 4u) << nodes.dump();
+
+  const std::string tenant = expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant").body["id"];
+  b.network = "gpurent-" + tenant;
+  json p = project_doc("acme", "acme-proj");
+  p["quota"]["gpus_per_model"] = {{"h100-sxm5-80gb", 8}};
+  p["quota"].erase("max_gpus_per_job");
+  p["quota"]["max_concurrent_jobs"] = 10;
+  expect_2xx(s.admin("POST", "/api/v1/projects", p), "project");
+  const std::string token = make_user_token(s, "acme-dev", "tenant_member", "acme");
+  auto submit = [&](const std::string& name, int gpus, json command, const json& extra = json::object()) {
+    json j = job_doc("acme-proj", name);
+    j["gpus_per_worker"] = gpus;
+    j["image"] = kImage;
+    j["command"] = std::move(command);
+    j["expected_duration_seconds"] = 600;
+    j["constraints"] = {{"gpu_models", {"h100-sxm5-80gb"}}};
+    j["resources"] = {{"cpu_cores", 1}, {"memory_gib", 1}};
+    j["volumes"] = {{{"name", "data"}, {"mount", "/data"}}};
+    j.merge_patch(extra);
+    return expect_2xx(s.req("POST", "/api/v1/jobs", token, j), name).body["id"].get<std::string>();
+  };
+  auto logs = [&](const std::string& id) {
+    Resp r = s.req("GET", "/api/v1/jobs/" + id + "/logs?limit=1048576", token);
+    return r.status == 200 ? r.body["data"].get<std::string>() : r.describe();
+  };
+  auto allocations_of = [&](const std::string& id) {
+    int runs = 0;
+    const json all = s.admin("GET", "/api/v1/allocations?limit=100").body;
+    for (const auto& a : all["items"]) runs += a["job_id"] == id;
+    return runs;
+  };
+  const json py = {"python3", "-c", kFacts};
+
+  // A job on two GPUs: exactly their device nodes, its volume, never root; done, with its run named.
+  const std::string a = submit("two-gpus", 2, py);
+  json done = wait_for(s, "/api/v1/jobs/" + a, state_is("succeeded"), 120);
+  ASSERT_EQ(done["status"]["state"], "succeeded") << done.dump() << logs(a) << s.log();
+  EXPECT_EQ(done["status"]["reason"].get<std::string>().rfind("completed (local run ", 0), 0u) << done.dump();
+  const std::string out = logs(a);
+  const size_t at = out.find("FACTS ");
+  ASSERT_NE(at, std::string::npos) << out;
+  const json facts = json::parse(out.substr(at + 6, out.find('\n', at) - at - 6));
+  EXPECT_NE(facts["uid"], 0);
+  const std::string idx = facts["indices"];
+  ASSERT_EQ(idx.size(), 3u) << facts.dump();
+  EXPECT_EQ(facts["devices"], json::array({"/dev/nvidia" + idx.substr(0, 1), "/dev/nvidia" + idx.substr(2, 1)}));
+  EXPECT_EQ(facts["cuda"], "0,1");
+  EXPECT_EQ(facts["data"], json::array({a}));
+  EXPECT_TRUE(fs::exists(b.dir + "/volumes/" + tenant + "/data/" + a)) << "the tenant's volume on this machine";
+  json run = s.admin("GET", "/api/v1/allocations?state=closed&limit=100").body["items"][0];
+  EXPECT_EQ(run["placement"][0]["gpus"], json::array({idx[0] - '0', idx[2] - '0'})) << run.dump();
+
+  // A failing job says its exit code, its run and its last lines.
+  const std::string bad = submit("fails", 1, {"sh", "-c", "echo something went wrong; exit 3"});
+  json failed = wait_for(s, "/api/v1/jobs/" + bad, state_is("failed"), 120);
+  const std::string why = failed["status"]["reason"];
+  EXPECT_EQ(why.rfind("exit code 3 (local run ", 0), 0u) << failed.dump();
+  EXPECT_NE(why.find("something went wrong"), std::string::npos) << why;
+  Resp zh = s.req("GET", "/api/v1/jobs/" + bad + "?lang=zh", token);
+  EXPECT_NE(zh.body["status"]["reason"].get<std::string>().find("本机运行"), std::string::npos) << zh.describe();
+
+  // kill -9 of the server while a job runs: the job goes on, and the restarted server sees it
+  // finish, once.
+  const std::string lasting = submit("outlives-server", 1, py, {{"env", {{"SLEEP", "6"}}}});
+  wait_for(s, "/api/v1/jobs/" + lasting, state_is("running"), 120);
+  s.kill9();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  s.start();
+  json after = wait_for(s, "/api/v1/jobs/" + lasting, state_is("succeeded"), 60);
+  EXPECT_EQ(after["status"]["state"], "succeeded") << after.dump() << s.log();
+  EXPECT_EQ(allocations_of(lasting), 1) << "it ran once: " << s.admin("GET", "/api/v1/allocations?limit=100").body.dump();
+  const json events = s.admin("GET", "/api/v1/jobs/" + lasting + "/events").body;
+  EXPECT_EQ(events["items"].back()["reason"].get<std::string>().rfind("completed (local run ", 0), 0u) << events.dump();
+
+  // A cancelled job's container is stopped and removed.
+  const std::string long_id = submit("cancelled", 1, py, {{"env", {{"SLEEP", "600"}}}});
+  wait_for(s, "/api/v1/jobs/" + long_id, state_is("running"), 120);
+  for (int i = 0; i < 100 && logs(long_id).find("FACTS") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_NE(run_cmd(std::string(kPodman) + " ps -q --filter name=gpurent-" + long_id), "") << "its container runs";
+  expect_2xx(s.req("POST", "/api/v1/jobs/" + long_id + "/cancel", token, json::object()), "cancel");
+  std::string left = "?";
+  for (int i = 0; i < 150 && !left.empty(); ++i) {
+    left = run_cmd(std::string(kPodman) + " ps -aq --filter name=gpurent-" + long_id);
+    if (!left.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_EQ(left, "") << "the cancelled job's container is gone; " << run_cmd("tail -n 3 " + b.dir + "/runs/*/*")
+                      << s.log();
+}
+
+}  // namespace
+}  // namespace gpurent::testing
