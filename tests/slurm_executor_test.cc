@@ -156,7 +156,10 @@ TEST(SlurmExecutor, slurm_JobsFlowThroughSlurmAndNodeFailuresRequeue) {
   int runs = 0;
   json all = s.admin("GET", "/api/v1/allocations?limit=100").body;
   for (const auto& a : all["items"]) runs += a["job_id"] == during;
-  EXPECT_EQ(runs, 1) << "the job ran once, across both restarts; " << after.dump() << "\n" << all.dump().substr(0, 3000);
+  EXPECT_EQ(runs, 1) << "the job ran once, across both restarts; "
+                     << s.admin("GET", "/api/v1/jobs/" + during + "/events").body.dump() << "\n"
+                     << s.admin("GET", "/api/v1/faults").body.dump() << "\n"
+                     << s.admin("GET", "/api/v1/nodes").body.dump().substr(0, 3000);
   // The limited job was killed by Slurm at its time limit and says so (Slurm checks limits about
   // every 30 s, so this takes up to a minute and a half).
   json killed = wait_for(s, "/api/v1/jobs/" + limited_id, state_is("failed"), 150);

@@ -180,6 +180,10 @@ Status SlurmExecutor::sync_inventory(StoreTx& tx, TimeMs now) {
       if (auto s = create_node(tx, sn, *sup, site, want, why, now); !s) return s;
       continue;
     }
+    // UNKNOWN is Slurm's "the controller has just started and not yet heard from the node" (as
+    // after a slurmctld restart): no news, so a known node keeps its state and its running jobs
+    // (requeueing them would run them twice).
+    if (sn.state == "unknown" && !sn.drain) continue;
     if (auto s = update_node_state(tx, found->items.front(), out, want, why, now); !s) return s;
   }
   return ok_status();
