@@ -4,7 +4,10 @@
 
 #include <sys/wait.h>
 
+#include <stdlib.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace gpurent::testing {
@@ -24,15 +27,24 @@ inline std::string run_cmd(const std::string& cmd, int* rc = nullptr) {
   return out;
 }
 
-// Builds kImage unless Podman has it (cached by scripts/debian-image). "" when it is there; else
-// what went wrong, with *skip set when only the Debian archive was out of reach.
-inline std::string ensure_test_image(bool* skip) {
+// Podman and kImage, built unless Podman has it (cached by scripts/debian-image): "" when both are
+// there; else what is missing, with *skip set when the test should skip (no Podman, or only the
+// Debian archive out of reach).
+inline std::string container_test_setup(bool* skip) {
+  *skip = true;
+  if (std::system("command -v podman >/dev/null 2>&1") != 0) return "podman is not installed";
   int rc = 0;
   const std::string out = run_cmd(std::string(GPURENT_SOURCE_DIR) + "/scripts/debian-image " + kImage +
                                       " bookworm python3,procps,iproute2 minbase",
                                   &rc);
   *skip = rc == 77;
   return rc == 0 ? "" : out.empty() ? "scripts/debian-image failed" : out;
+}
+
+// A new folder /tmp/<prefix>-XXXXXX ("" when it cannot be made).
+inline std::string make_temp_dir(const std::string& prefix) {
+  std::string tmpl = "/tmp/" + prefix + "-XXXXXX";
+  return mkdtemp(tmpl.data()) ? tmpl : "";
 }
 
 }  // namespace gpurent::testing

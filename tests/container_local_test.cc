@@ -51,16 +51,14 @@ const char* kFacts =
 
 TEST(ContainerLocal, local_containers_RunWithoutSlurmAndSurviveAServerKill) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root (Podman containers with device nodes)";
-  if (std::system("command -v podman >/dev/null 2>&1") != 0) GTEST_SKIP() << "podman is not installed";
   bool skip = false;
-  const std::string built = ensure_test_image(&skip);
-  if (skip) GTEST_SKIP() << built;
-  ASSERT_EQ(built, "");
+  const std::string not_ready = container_test_setup(&skip);
+  if (skip) GTEST_SKIP() << not_ready;
+  ASSERT_EQ(not_ready, "");
 
   Box b;
-  char tmpl[] = "/tmp/gpurent-local-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  b.dir = tmpl;
+  b.dir = make_temp_dir("gpurent-local");
+  ASSERT_NE(b.dir, "");
   for (const char* d : {"/dev", "/out", "/volumes", "/runs"}) fs::create_directories(b.dir + d);
   for (int i = 0; i < 4; ++i)
     ASSERT_EQ(std::system(("mknod " + b.dir + "/dev/gpu" + std::to_string(i) + " c 1 3").c_str()), 0);

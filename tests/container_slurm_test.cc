@@ -112,16 +112,14 @@ const json kRunFacts = {"python3", "-c", "import base64, os; exec(base64.b64deco
 TEST(ContainerSlurm, slurm_containers_RunIsolatedOnExactlyTheirGpus) {
   if (const std::string why = local_slurm_skip_reason(); !why.empty()) GTEST_SKIP() << why;
   if (std::getenv("SLURM_LOCAL_IMAGE")) GTEST_SKIP() << "containers run on the host's Slurm (22.05) only";
-  if (std::system("command -v podman >/dev/null 2>&1") != 0) GTEST_SKIP() << "podman is not installed";
   bool skip = false;
-  const std::string built = ensure_test_image(&skip);
-  if (skip) GTEST_SKIP() << built;
-  ASSERT_EQ(built, "");
+  const std::string not_ready = container_test_setup(&skip);
+  if (skip) GTEST_SKIP() << not_ready;
+  ASSERT_EQ(not_ready, "");
 
   Cluster c;
-  char tmpl[] = "/tmp/gpurent-containers-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  c.dir = tmpl;
+  c.dir = make_temp_dir("gpurent-containers");
+  ASSERT_NE(c.dir, "");
   ASSERT_EQ(std::system((std::string(GPURENT_SOURCE_DIR) + "/scripts/slurm-local start " + c.dir + " 2 4").c_str()), 0);
   use_local_slurm_tools(c.dir);
   fs::create_directories(c.dir + "/out");
