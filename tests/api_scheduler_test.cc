@@ -106,7 +106,19 @@ TEST(Scheduler, PlacesRunsAndFinishesJobsAndSaysWhyOthersWait) {
   EXPECT_NE(bad.reason_for("lang").find("unknown language 'klingon' (available: en, zh)"), std::string::npos) << bad.describe();
   // Cancelling one lets it start.
   expect_2xx(s.admin("POST", "/api/v1/jobs/a/cancel"), "cancel a");
-  wait_for(s, "/api/v1/jobs/d", state_is("running"));
+  json d_running = wait_for(s, "/api/v1/jobs/d", state_is("running"));
+  // Its time in the queue is not cold start: the run's capacity was committed (requested_at) when
+  // the scheduler placed it, not when it was submitted.
+  const json runs = s.admin("GET", "/api/v1/allocations?limit=100").body;
+  int d_runs = 0;
+  for (const auto& r : runs["items"]) {
+    if (r["job"] != "d") continue;
+    ++d_runs;
+    EXPECT_EQ(r["requested_at"], r["admitted_at"]) << r.dump();
+    EXPECT_GT(r["requested_at"].get<std::string>(), d_running["created_at"].get<std::string>()) << r.dump();
+    EXPECT_LE(r["requested_at"].get<std::string>(), r["running_at"].get<std::string>()) << r.dump();
+  }
+  EXPECT_EQ(d_runs, 1) << runs.dump();
 }
 
 // fgdauto in the server: its rehearsal runs off the control loop (jobs are placed under FGD's

@@ -44,7 +44,7 @@ struct Allocation {
   BillingMode mode = BillingMode::kOnDemand;
   int64_t gpu_milli = 1000;  // GPUs × 1000, or a milli-GPU share
   std::vector<PlacementPart> placement;
-  TimeMs requested_at = 0;            // the create call was accepted (billing_starts: api_call)
+  TimeMs requested_at = 0;            // capacity committed to the run: a job's placement (billing_starts: api_call)
   std::optional<TimeMs> running_at;   // the container started (billing_starts: running)
   std::optional<TimeMs> ready_at;     // passed its health check (billing_starts: ready)
   std::optional<TimeMs> ended_at;     // absent: still running at the end of the period

@@ -39,7 +39,7 @@ struct JobRun {
   BillingMode billing_mode = BillingMode::kOnDemand;
   int64_t gpu_milli = 0;    // GPUs held, in thousandths (a fractional worker holds < 1000)
   std::vector<RunCards> placement;
-  std::optional<TimeMs> requested_at;  // when capacity was asked for (billing's cold start)
+  std::optional<TimeMs> requested_at;  // capacity committed to the run: its placement (billing's cold start)
   std::optional<TimeMs> admitted_at;   // when the scheduler admitted the job, if it waited admitted
   std::optional<TimeMs> running_at;
   std::optional<TimeMs> ready_at;

@@ -106,7 +106,10 @@ Status open_run(StoreTx& tx, const Record& job, const JobStatus& before, const J
   if (!j) return j.error();
   run.billing_mode = j->billing.mode;
   run.gpu_milli = milli;
-  run.requested_at = job.created_at;
+  // Capacity is committed to the run when the scheduler places it (admission): billing from
+  // api_call counts from there. The job's time in the queue, before that, is never billed, and a
+  // requeued job's next run counts from its own placement.
+  run.requested_at = before.state == JobState::kAdmitted ? before.updated_at : now;
   run.running_at = now;
   run.ready_at = now;
   if (before.state == JobState::kAdmitted) run.admitted_at = before.updated_at;
