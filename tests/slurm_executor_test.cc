@@ -93,7 +93,9 @@ TEST(SlurmExecutor, slurm_JobsFlowThroughSlurmAndNodeFailuresRequeue) {
   // succeed; one more fails with exit code 3.
   std::vector<std::string> ok;
   fs::create_directories(c.dir + "/work dir");
-  ok.push_back(submit(s, "echo", 1, 1, "echo $CUDA_VISIBLE_DEVICES $GPURENT_JOB_ID; pwd; sleep 2",
+  // It runs long enough to be seen running (a loaded machine's ticks can be seconds apart: a job
+  // that starts and ends between two looks keeps gpurent's GPU indices, docs/slurm.md).
+  ok.push_back(submit(s, "echo", 1, 1, "echo $CUDA_VISIBLE_DEVICES $GPURENT_JOB_ID; pwd; sleep 8",
                       {{"workdir", c.dir + "/work dir"}})["id"]);
   ok.push_back(submit(s, "gang", 2, 8, "hostname")["id"]);
   const int sizes[] = {1, 2, 4, 8};
