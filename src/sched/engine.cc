@@ -327,7 +327,8 @@ Status SchedEngine::adopt_gpus(const std::string& job, const std::string& node, 
   return adopt_node_gpus(node, {{job, std::move(gpus)}});
 }
 
-Status SchedEngine::adopt_node_gpus(const std::string& node, const std::map<std::string, std::vector<int64_t>>& jobs) {
+Status SchedEngine::adopt_node_gpus(const std::string& node, const std::map<std::string, std::vector<int64_t>>& jobs,
+                                    std::vector<std::string>* moved) {
   Impl& e = *impl_;
   auto nt = e.node_index.find(node);
   if (nt == e.node_index.end()) return Error::make(Code::kNotFound, Message("sched.node_unknown").arg("node", node));
@@ -342,7 +343,10 @@ Status SchedEngine::adopt_node_gpus(const std::string& node, const std::map<std:
   const auto& free = e.cluster.node(ni).gpu_free;
   std::vector<Bound*> bound_now;
   if (auto s = bind_named(e, free, node, moves, bound_now); !s) return s;
-  return bind_displaced(e, free, node, moves, wanted, bound_now);
+  if (auto s = bind_displaced(e, free, node, moves, wanted, bound_now); !s) return s;
+  if (moved)
+    for (const auto& [id, m] : moves) moved->push_back(id);
+  return ok_status();
 }
 
 Status SchedEngine::restore(const SchedJob& job, const std::vector<SchedWorker>& placement, TimeMs started_at) {

@@ -75,8 +75,10 @@ class SchedEngine {
   Status adopt_gpus(const std::string& job, const std::string& node, std::vector<int64_t> gpus);
   // The same for several jobs of one node at once (job id -> its GPUs there). A running job not
   // named that holds one of those GPUs moves to the lowest GPUs nobody named (its executor has
-  // not placed it yet). All or nothing.
-  Status adopt_node_gpus(const std::string& node, const std::map<std::string, std::vector<int64_t>>& jobs);
+  // not placed it yet). All or nothing. `moved`, when given, receives the ids of the jobs whose
+  // GPUs changed (named or displaced), for the caller to store their new placements.
+  Status adopt_node_gpus(const std::string& node, const std::map<std::string, std::vector<int64_t>>& jobs,
+                         std::vector<std::string>* moved = nullptr);
   // The job ended (succeeded, failed or cancelled): its resources are freed and it is forgotten.
   void remove(const std::string& job);
 

@@ -55,10 +55,16 @@ TEST(EngineAdopt, MovesJobsToTheExecutorsGpusAndMakesRoom) {
     if (std::find(b.begin(), b.end(), g) == b.end()) lowest.push_back(g);
   EXPECT_EQ(gpus_of(*e, "b"), lowest);
   EXPECT_EQ(e->allocated_gpu_milli(), 4000);
-  // Both named at once (Slurm's consistent view): a swap.
-  ASSERT_TRUE(e->adopt_node_gpus("n1", {{"a", lowest}, {"b", b}}).ok());
+  // Both named at once (Slurm's consistent view): a swap. Both moved, and the caller is told.
+  std::vector<std::string> moved;
+  ASSERT_TRUE(e->adopt_node_gpus("n1", {{"a", lowest}, {"b", b}}, &moved).ok());
   EXPECT_EQ(gpus_of(*e, "a"), lowest);
   EXPECT_EQ(gpus_of(*e, "b"), b);
+  EXPECT_EQ(moved, (std::vector<std::string>{"a", "b"}));
+  // Named on the GPUs it holds: nothing moved.
+  moved.clear();
+  ASSERT_TRUE(e->adopt_node_gpus("n1", {{"b", b}}, &moved).ok());
+  EXPECT_TRUE(moved.empty());
   // Its own GPUs: unchanged. A wrong count, a GPU given twice, an unknown job: errors, nothing moves.
   EXPECT_TRUE(e->adopt_gpus("b", "n1", b).ok());
   EXPECT_EQ(e->adopt_gpus("b", "n1", {b[0]}).error().code, Code::kInvalid);

@@ -191,4 +191,30 @@ Status annotate_latest_run(StoreTx& tx, const std::string& job_id, const std::st
   return tx.update(u);
 }
 
+Status correct_open_run_gpus(StoreTx& tx, const Record& job, const std::vector<WorkerPlacement>& placement) {
+  std::map<std::string, std::vector<int64_t>> by_node;
+  for (const auto& w : placement) {
+    auto& g = by_node[w.node];
+    g.insert(g.end(), w.gpus.begin(), w.gpus.end());
+  }
+  auto open = list_all(tx, "allocations", {{"project_id", job.project_id}, {"state", "open"}});
+  if (!open) return open.error();
+  for (Record r : *open) {
+    auto run = decode_record(r, decode_run, "the run of job " + job.name + " cannot be corrected");
+    if (!run) return run.error();
+    if (run->job_id != job.id) continue;
+    bool changed = false;
+    for (auto& p : run->placement)
+      if (auto it = by_node.find(p.node_id); it != by_node.end() && it->second.size() == p.gpus.size() &&
+                                             it->second != p.gpus) {
+        p.gpus = it->second;
+        changed = true;
+      }
+    if (!changed) continue;
+    r.body = to_json(*run);
+    if (auto s = tx.update(r); !s) return s;
+  }
+  return ok_status();
+}
+
 }  // namespace gpurent

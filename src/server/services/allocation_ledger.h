@@ -42,4 +42,9 @@ Result<std::vector<StoredRun>> list_runs(StoreReader& store, std::map<std::strin
 Status annotate_latest_run(StoreTx& tx, const std::string& job_id, const std::string& project_id,
                            const std::function<void(JobRun&)>& edit);
 
+// The executor says a running job's GPUs are other indices of the same nodes than gpurent
+// recorded (Slurm picks them itself): the job's open run takes them in place. It is the same
+// run on the same number of cards, so it is neither closed nor reopened. No open run: no-op.
+Status correct_open_run_gpus(StoreTx& tx, const Record& job, const std::vector<WorkerPlacement>& placement);
+
 }  // namespace gpurent

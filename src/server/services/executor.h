@@ -37,7 +37,12 @@ class ExecutorHost {
   virtual std::vector<WorkerPlacement> placement(const std::string& job) const = 0;
   virtual bool holds_allocation(const std::string& job) const = 0;
   // The executor picked the device indices itself (Slurm's gres): node id -> job -> GPU indices.
-  virtual Status adopt_node_gpus(const std::string& node_id, const std::map<std::string, std::vector<int64_t>>& jobs) = 0;
+  // The engine takes them, and every job whose GPUs moved has its stored placement rewritten in
+  // `tx`, so a restarted server restores what the executor really runs. GPUs the engine cannot
+  // take (held by a job the executor does not name) are logged (slurm_gpu_mismatch) and change
+  // nothing; the error returned is the store's.
+  virtual Status adopt_node_gpus(StoreTx& tx, const std::string& node_id,
+                                 const std::map<std::string, std::vector<int64_t>>& jobs, TimeMs now) = 0;
   // The job ended or left its placement outside the engine's own events: the engine forgets it.
   virtual void forget(const std::string& job) = 0;
   // A fault record (GET /api/v1/faults) for a run that died with its node.

@@ -96,7 +96,7 @@ class SlurmExecutor final : public Executor {
                      const std::string& why, TimeMs now);
   Status update_node_state(StoreTx& tx, const Record& found, bool out, const std::string& want, const std::string& why,
                            TimeMs now);
-  Status adopt_slurm_gpus(StoreTx& tx, const Newest& newest, ExecutorHost& host);
+  Status adopt_slurm_gpus(StoreTx& tx, const Newest& newest, ExecutorHost& host, TimeMs now);
   Status submit(StoreTx& tx, const Record& r, const Job& j, TimeMs now, ExecutorHost& host);
   ContainerRun container_run(const Record& r, const Job& j, int64_t nodes, int64_t workers_per_node) const;
   Result<std::vector<ContainerSecret>> write_secrets(StoreTx& tx, const Record& r, const Job& j) const;
@@ -256,7 +256,7 @@ Status SlurmExecutor::update_node_state(StoreTx& tx, const Record& found, bool o
 // Slurm's for every job Slurm runs, node by node and all at once (Slurm's view is consistent), so
 // the ledger, the meter and CUDA_VISIBLE_DEVICES agree. A gpurent job Slurm has not started yet
 // makes room if it held one of those GPUs.
-Status SlurmExecutor::adopt_slurm_gpus(StoreTx& tx, const Newest& newest, ExecutorHost& host) {
+Status SlurmExecutor::adopt_slurm_gpus(StoreTx& tx, const Newest& newest, ExecutorHost& host, TimeMs now) {
   std::map<std::string, std::map<std::string, std::vector<int64_t>>> slurm_gpus;  // node name -> job -> GPUs
   for (const auto& [job, sj] : newest)
     if (sj->state == "RUNNING" && host.holds_allocation(job))
@@ -266,8 +266,7 @@ Status SlurmExecutor::adopt_slurm_gpus(StoreTx& tx, const Newest& newest, Execut
     auto found = tx.list({"nodes", {{"name", name}}, "", 2});
     if (!found) return found.error();
     if (found->items.size() != 1) continue;
-    if (auto a = host.adopt_node_gpus(found->items[0].id, jobs); !a)
-      spdlog::warn("{}", json({{"event", "slurm_gpu_mismatch"}, {"node", name}, {"why", a.error().message}}).dump());
+    if (auto a = host.adopt_node_gpus(tx, found->items[0].id, jobs, now); !a) return a;
   }
   return ok_status();
 }
@@ -554,7 +553,7 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
     auto& n = newest[sj.comment];
     if (!n || sj.id > n->id) n = &sj;
   }
-  if (auto s = adopt_slurm_gpus(tx, newest, host); !s) return s;
+  if (auto s = adopt_slurm_gpus(tx, newest, host, now); !s) return s;
   std::set<int64_t> ours;  // Slurm jobs that belong to a placed gpurent job
   std::set<std::string> placed;
   Status st = for_each_placed_job(tx, [&](const Record& r, Job& j) -> Status {

@@ -48,7 +48,9 @@ Result<Job> load_job(StoreTx& tx, const Record& r) {
 
 // Calls fn(record, job) for every job that holds a placement (admitted, then running).
 Status for_each_placed_job(StoreTx& tx, const std::function<Status(const Record&, Job&)>& fn) {
-  for (const char* state : {"admitted", "running"}) {
+  // Running jobs first: they hold what the executor really runs; an admitted job that no longer
+  // fits beside them is the one requeued.
+  for (const char* state : {"running", "admitted"}) {
     auto jobs = list_all(tx, "jobs", {{"state", state}});
     if (!jobs) return jobs.error();
     for (const Record& r : *jobs) {
@@ -191,9 +193,33 @@ std::vector<WorkerPlacement> SchedulerService::placement(const std::string& job)
   return to_placement(engine_->placement(job));
 }
 bool SchedulerService::holds_allocation(const std::string& job) const { return engine_->is_running(job); }
-Status SchedulerService::adopt_node_gpus(const std::string& node_id,
-                                         const std::map<std::string, std::vector<int64_t>>& jobs) {
-  return engine_->adopt_node_gpus(node_id, jobs);
+Status SchedulerService::adopt_node_gpus(StoreTx& tx, const std::string& node_id,
+                                         const std::map<std::string, std::vector<int64_t>>& jobs, TimeMs now) {
+  std::vector<std::string> moved;
+  if (auto s = engine_->adopt_node_gpus(node_id, jobs, &moved); !s) {
+    spdlog::warn("{}", json({{"event", "slurm_gpu_mismatch"}, {"node", node_id}, {"why", s.error().message}}).dump());
+    return ok_status();
+  }
+  // The store keeps what the engine holds: a restarted server restores each job on the GPUs the
+  // executor really gave it, and two jobs never claim the same GPU. The status time stays (it is
+  // when the job reached its state); a running job's run is closed and reopened on the new GPUs.
+  for (const std::string& id : moved) {
+    auto r = tx.get("jobs", id);
+    if (!r) return r.error();
+    auto st = stored_job_status(r->body);
+    if (!st) return st.error();
+    if (st->state != JobState::kAdmitted && st->state != JobState::kRunning) continue;
+    JobStatus next = *st;
+    next.placement = to_placement(engine_->placement(id));
+    if (next.placement == st->placement) continue;
+    if (st->state == JobState::kRunning)
+      if (auto s = correct_open_run_gpus(tx, *r, next.placement); !s) return s;
+    Record u = *r;
+    set_stored_job_status(u.body, next);
+    u.updated_at = now;
+    if (auto s = tx.update(u); !s) return s;
+  }
+  return ok_status();
 }
 void SchedulerService::forget(const std::string& job) {
   engine_->remove(job);
@@ -261,10 +287,12 @@ Status SchedulerService::rebuild(StoreTx& tx, TimeMs now) {
   // Jobs that hold a placement keep it; one that no longer fits (a node vanished) is requeued.
   return for_each_placed_job(tx, [&](const Record& r, Job& j) -> Status {
     const SchedJob sj = to_sched_job(j, r.id, r.created_at);
-    if (engine_->restore(sj, from_placement(j.status.placement), j.status.updated_at)) {
+    auto restored = engine_->restore(sj, from_placement(j.status.placement), j.status.updated_at);
+    if (restored) {
       known_jobs_.insert(r.id);
       return ok_status();
     }
+    spdlog::warn("{}", json({{"event", "job_not_restored"}, {"job", r.id}, {"why", restored.error().message}}).dump());
     // A node that failed (or was deleted) while the engine was down: a fault, as if seen live.
     Message why("sched.requeued.placement_invalid");
     for (const auto& w : j.status.placement) {

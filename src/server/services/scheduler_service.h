@@ -57,8 +57,8 @@ class SchedulerService : private ExecutorHost {
   // ExecutorHost: the engine as the executor sees it.
   std::vector<WorkerPlacement> placement(const std::string& job) const override;
   bool holds_allocation(const std::string& job) const override;
-  Status adopt_node_gpus(const std::string& node_id,
-                         const std::map<std::string, std::vector<int64_t>>& jobs) override;
+  Status adopt_node_gpus(StoreTx& tx, const std::string& node_id,
+                         const std::map<std::string, std::vector<int64_t>>& jobs, TimeMs now) override;
   void forget(const std::string& job) override;
   Status record_fault(StoreTx& tx, const Record& job, const std::string& node, const Message& reason,
                       TimeMs at) override;
