@@ -15,6 +15,7 @@
 
 #include <sqlite3.h>
 
+#include "core/ids.h"
 #include "server_fixture.h"
 
 namespace gpurent::testing {
@@ -171,6 +172,85 @@ TEST(Billing, ContractsValidateAndInvoicesEqualTheSumOfTheirLines) {
   // Bad periods name the parameter.
   EXPECT_EQ(s.admin("GET", "/api/v1/invoices?tenant=acme&month=2026-13").error_fields(), std::vector<std::string>{"month"});
   EXPECT_EQ(s.admin("GET", "/api/v1/invoices?month=" + this_month()).error_fields(), std::vector<std::string>{"tenant"});
+}
+
+// A tenant's own image is kept on the offer's nodes from its first run there until it is deleted,
+// billed per GB-month: one record per image and offer, whatever the number of runs; the invoice's
+// line is the image's bytes × the time kept (GB-seconds, exact); a public image is not billed.
+TEST(Billing, ATenantsOwnImageIsBilledPerGbMonthWhileKept) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
+  json offer = offer_doc("dc", "h100");
+  offer["fees"]["image_storage"] = {{"per_gb_month", "0.70"}, {"free_gb", 0}};
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer), "offer");
+  EXPECT_EQ(s.admin("GET", "/api/v1/offers/h100").body["fees"]["image_storage"],
+            (json{{"per_gb_month", "0.70"}, {"free_gb", 0}}));
+  json no_price = offer_doc("dc", "h100-b");
+  no_price["fees"]["image_storage"] = {{"free_gb", 3}};
+  EXPECT_EQ(s.admin("POST", "/api/v1/offers", no_price).error_fields(),
+            std::vector<std::string>{"fees.image_storage.per_gb_month"});
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
+  expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
+  const std::string dev = make_user_token(s, "acme-dev", "tenant_member", "acme");
+  const std::string bytes(4096, 'x');
+  for (const char* name : {"mine", "public-base"}) {
+    const bool pub = std::string(name) == "public-base";
+    json img = {{"name", name}, {"archive", {{"format", "docker-archive"}, {"sha256", sha256_hex(bytes)}, {"size_bytes", bytes.size()}}}};
+    const std::string who = pub ? s.admin_token() : dev;
+    ASSERT_EQ(s.req("POST", "/api/v1/images", who, img).status, 201);
+    ASSERT_EQ(s.raw("PUT", std::string("/api/v1/images/") + name + "/archive?offset=0", who, bytes, "application/octet-stream").status, 200);
+  }
+  std::vector<std::string> ids;
+  for (const char* image : {"mine", "mine", "public-base"}) {
+    json j = job_doc("vision", "in-" + std::to_string(ids.size()));
+    j["image"] = image;
+    j["expected_duration_seconds"] = 1;
+    ids.push_back(expect_2xx(s.req("POST", "/api/v1/jobs", dev, j), "job").body.at("id"));
+    wait_for(s, "/api/v1/jobs/" + ids.back(), [](const json& x) { return x["status"]["state"] == "succeeded"; });
+  }
+  json first;
+  const json runs = s.admin("GET", "/api/v1/allocations?state=closed").body.at("items");
+  for (const auto& a : runs)
+    if (a["job_id"] == ids[0]) first = a;
+  ASSERT_FALSE(first.is_null()) << runs.dump();
+  auto image_lines = [&] {
+    json out = json::array();
+    json inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + this_month()).body;
+    for (const auto& sec : inv["sections"])
+      for (const auto& l : sec["lines"])
+        if (l["rule"].get<std::string>().rfind("image_storage", 0) == 0) out.push_back(l);
+    return out;
+  };
+  json lines = image_lines();
+  ASSERT_EQ(lines.size(), 1u) << "one line for the tenant's own image (two runs), none for the public one: " << lines.dump();
+  EXPECT_EQ(lines[0]["rule"], "image_storage");
+  EXPECT_EQ(lines[0]["unit"], "GB-second");
+  EXPECT_EQ(lines[0]["unit_price"], "0.70");
+  EXPECT_EQ(lines[0]["from"], first["running_at"]) << "kept from the first run's start";
+  EXPECT_NE(lines[0]["description"].get<std::string>().find("Image mine (4096 bytes) kept on offer h100"), std::string::npos)
+      << lines[0].dump();
+  // Deleted: the storage stops then, and the line no longer grows.
+  ASSERT_EQ(s.req("DELETE", "/api/v1/images/mine", dev).status, 204);
+  json closed = image_lines();
+  ASSERT_EQ(closed.size(), 1u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(image_lines(), closed) << "an image deleted is no longer billed";
+  // The quantity is bytes × the time kept, exactly: 4096 bytes × ms / 10^12 GB-seconds.
+  auto ms_of = [](const json& t) {
+    const std::string v = t.get<std::string>();  // 2026-12-02T15:04:05.123Z
+    std::tm tm{};
+    strptime(v.substr(0, 19).c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+    return static_cast<int64_t>(timegm(&tm)) * 1000 + (v.size() > 20 ? std::stoll(v.substr(20, 3)) : 0);
+  };
+  const int64_t kept_ms = ms_of(closed[0]["to"]) - ms_of(closed[0]["from"]);
+  ASSERT_GT(kept_ms, 0);
+  const std::string digits = std::to_string(int64_t{4096} * kept_ms);  // / 10^12
+  std::string want = digits.size() > 12 ? digits.substr(0, digits.size() - 12) : "0";
+  std::string frac = std::string(digits.size() < 12 ? 12 - digits.size() : 0, '0') + digits.substr(digits.size() > 12 ? digits.size() - 12 : 0);
+  while (!frac.empty() && frac.back() == '0') frac.pop_back();
+  if (!frac.empty()) want += "." + frac;
+  EXPECT_EQ(closed[0]["quantity"], want) << closed[0].dump();
 }
 
 TEST(Billing, ARequeueAfterANodeFailureIsAnOutageCredit) {

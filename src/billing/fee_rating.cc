@@ -1,6 +1,7 @@
-// Commitments (reserved billing), storage I/O and egress beyond free allowances, per-token and
-// per-QPS-month charges of served models.
+// Commitments (reserved billing), storage I/O and egress beyond free allowances, images kept per
+// GB-month, per-token and per-QPS-month charges of served models.
 #include <algorithm>
+#include <set>
 
 #include "billing/rating_impl.h"
 
@@ -110,6 +111,50 @@ Status rate_volumes(Ctx& c) {
     if (o.fees.storage_io)
       volume_fee(c, allocs, o, *o.fees.storage_io, "storage_io", "Storage I/O", &VolumeUsage::storage_io_bytes);
     if (o.fees.egress) volume_fee(c, allocs, o, *o.fees.egress, "egress", "Egress", &VolumeUsage::egress_bytes);
+  }
+  return ok_status();
+}
+
+// Images kept on an offer's nodes: bytes × time per image, offer and calendar month, at the fee's
+// price per GB-month (730 h). At every moment the free allowance (free_gb) covers the images kept
+// longest first (then by id); the rest is charged.
+Status rate_images(Ctx& c) {
+  for (const auto& [name, o] : c.in.offers) {
+    if (!o.fees.image_storage) continue;
+    const StorageFee& fee = *o.fees.image_storage;
+    std::vector<const StoredImage*> imgs;
+    for (const auto& im : c.in.images)
+      if (im.offer == name && im.bytes > 0 && im.from < c.in.to && (!im.to || *im.to > c.in.from)) imgs.push_back(&im);
+    if (imgs.empty()) continue;
+    std::stable_sort(imgs.begin(), imgs.end(), [](auto* x, auto* y) { return std::tie(x->from, x->id) < std::tie(y->from, y->id); });
+    std::set<TimeMs> cuts{c.in.from, c.in.to};
+    for (const auto* im : imgs) {
+      if (im->from > c.in.from) cuts.insert(im->from);
+      if (im->to && *im->to < c.in.to) cuts.insert(*im->to);
+    }
+    for (TimeMs m = add_months(month_start(c.in.from), 1); m < c.in.to; m = add_months(m, 1)) cuts.insert(m);
+    const __int128 free_bytes = static_cast<__int128>(fee.free_gb) * kBytesPerGb;
+    const int64_t den = kBytesPerGb * kMsPerBillingMonth;
+    for (auto it = cuts.begin(); std::next(it) != cuts.end(); ++it) {
+      const TimeMs t0 = *it, t1 = *std::next(it);
+      const std::string label = month_label(t0);
+      __int128 left = free_bytes;
+      for (const auto* im : imgs) {
+        if (im->from > t0 || (im->to && *im->to < t1)) continue;  // not kept over the whole piece
+        const __int128 free_part = std::min<__int128>(left, im->bytes);
+        left -= free_part;
+        const std::string base = "Image " + im->image + " (" + std::to_string(im->bytes) + " bytes) kept on offer " +
+                                 o.name + " in " + label;
+        if (free_part > 0)
+          c.book.add({2, "", "", "", o.name, "", "image_storage_free", 0, label + " " + im->id},
+                     free_part * (t1 - t0), t0, t1, den, 12, "GB-second", "GB-month (730 h)",
+                     base + ", inside the free allowance of " + std::to_string(fee.free_gb) + " GB");
+        if (im->bytes > free_part)
+          c.book.add({2, "", "", "", o.name, "", "image_storage", fee.per_gb_month.micros(), label + " " + im->id},
+                     (im->bytes - free_part) * (t1 - t0), t0, t1, den, 12, "GB-second", "GB-month (730 h)",
+                     base + ", beyond the free allowance");
+      }
+    }
   }
   return ok_status();
 }

@@ -274,6 +274,13 @@ Status check(const RatingInput& in) {
     if (!ids.count(in.volume[i].allocation))
       return bad("usage.volume[" + std::to_string(i) + "].allocation", unknown_allocation(in.volume[i].allocation));
   if (auto s = check_served(in); !s) return s;
+  for (size_t i = 0; i < in.images.size(); ++i) {
+    const StoredImage& im = in.images[i];
+    const std::string f = "usage.images[" + std::to_string(i) + "]";
+    if (!in.offers.count(im.offer)) return bad(f + ".offer", unknown_offer(im.offer));
+    if (im.bytes < 0) return bad(f + ".bytes", Message("rating.positive"));
+    if (im.to && *im.to <= im.from) return bad(f + ".to", Message("time.after_from"));
+  }
   for (const auto& [offer, prices] : in.spot_prices) {
     if (!in.offers.count(offer)) return bad("spot_prices." + offer, Message("rating.unknown_offer_key"));
     for (size_t k = 1; k < prices.size(); ++k)
@@ -285,7 +292,7 @@ Status check(const RatingInput& in) {
 Result<RatingResult> run(const RatingInput& in, bool with_credits) {
   if (auto s = check(in); !s) return s.error();
   Ctx c{in, in.contract.currency, effective_exit(in.contract), {}, {}};
-  for (auto part : {rate_allocations, rate_commitments, rate_volumes, rate_served})
+  for (auto part : {rate_allocations, rate_commitments, rate_volumes, rate_images, rate_served})
     if (auto s = part(c); !s) return s.error();
   if (with_credits)
     if (auto s = rate_credits(c); !s) return s.error();

@@ -1,6 +1,6 @@
 // What the rating engine rates: one contract's world over a period — the offers it binds, the
 // tenant's reserved commitments, allocations (who held how many GPUs of which offer, when), usage
-// (utilization samples, storage I/O, egress, tokens, provisioned QPS), spot market prices, and the
+// (utilization samples, storage I/O, egress, tokens, provisioned QPS, images kept), spot market prices, and the
 // measurements SLA clauses turn into credits (card benchmarks, NCCL bandwidth, incidents, exit).
 // Built by the scenario reader (billing/scenario.h) and by the server from its store; the engine
 // (billing/rating.h) never does I/O. Times are ms since the epoch (UTC); money is exact.
@@ -90,6 +90,17 @@ struct QpsProvision {
   TimeMs to = 0;
 };
 
+// A tenant's own image kept on the offer's nodes over [from, to) (to absent: still kept at the
+// period's end): billed per GB-month under the offer's image_storage fee.
+struct StoredImage {
+  std::string id;     // the image's id: one line per image, offer and calendar month
+  std::string image;  // its name, for the line's description
+  std::string offer;
+  int64_t bytes = 0;
+  TimeMs from = 0;
+  std::optional<TimeMs> to;
+};
+
 // The spot market price of an offer from `from` until the next entry.
 struct SpotPrice {
   TimeMs from = 0;
@@ -145,6 +156,7 @@ struct RatingInput {
   std::vector<VolumeUsage> volume;
   std::vector<TokenUsage> tokens;
   std::vector<QpsProvision> qps;
+  std::vector<StoredImage> images;
   std::map<std::string, std::vector<SpotPrice>> spot_prices;  // by offer, sorted by time
   std::vector<TflopsMeasurement> tflops;
   std::vector<NcclMeasurement> nccl;

@@ -92,17 +92,18 @@ std::string pricing_category(const ChargeLine& l) {
 }
 
 const char* service_category(const ChargeLine& l) {
-  if (l.rule.rfind("storage_io", 0) == 0) return "Storage";
+  if (l.rule.rfind("storage_io", 0) == 0 || l.rule.rfind("image_storage", 0) == 0) return "Storage";
   if (l.rule.rfind("egress", 0) == 0) return "Networking";
   if (l.billing_mode == "per_token" || l.billing_mode == "per_qps") return "AI and Machine Learning";
   return "Compute";
 }
 
-// Pricing quantity in the price's unit (GPU-hours from GPU-seconds; 9 decimals, rounded half to even).
+// Pricing quantity in the price's unit (GPU-hours from GPU-seconds, QPS- and GB-months of 730 h
+// from QPS- and GB-seconds; 9 decimals, rounded half to even).
 std::string pricing_quantity(const ChargeLine& l) {
-  if (l.unit == "GPU-second" || l.unit == "QPS-second") {
-    // quantity has at most 6 (GPU) / 3 (QPS) decimals: scale to an integer, divide exactly-rounded.
-    const int scale = l.unit == "GPU-second" ? 6 : 3;
+  if (l.unit == "GPU-second" || l.unit == "QPS-second" || l.unit == "GB-second") {
+    // quantity has at most 6 (GPU) / 3 (QPS) / 12 (GB) decimals: scale to an integer, divide exactly-rounded.
+    const int scale = l.unit == "GPU-second" ? 6 : l.unit == "QPS-second" ? 3 : 12;
     __int128 v = 0;
     bool neg = false;
     int decimals = -1;

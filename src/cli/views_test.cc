@@ -34,7 +34,8 @@ const json kOffer = json::parse(R"({
   "min_increment_seconds": 60,
   "fees": {"billing_starts": "ready",
            "idle": {"utilization_below_pct": 5, "window_minutes": 10, "action": "discount", "discount_pct": 50},
-           "egress": {"per_gb": "0.50", "free_gb": 100}},
+           "egress": {"per_gb": "0.50", "free_gb": 100},
+           "image_storage": {"per_gb_month": "0.70", "free_gb": 20}},
   "contract_template": {"model_lock": true, "min_fp16_tflops": "900", "outage_compensation_pct": 200,
                         "exit_notice_days": 30, "exit_refund_prepaid": true, "audit_rights": false,
                         "penalty": {"fee_pct_per_step": 5, "step_pct_below_promise": 10}},
@@ -174,7 +175,8 @@ TEST(Detail, OfferShowsPricesFeesAndContract) {
                    "  billing starts: ready: when the instance is ready (recorded as the moment it runs: no separate health check yet)\n"
                    "  idle GPU:       below 5% utilization for 10 min: charged at 50% off\n"
                    "  storage I/O:    not charged\n"
-                   "  egress:         0.50 CNY/GB, first 100 GB per month free\n"),
+                   "  egress:         0.50 CNY/GB, first 100 GB per month free\n"
+                   "  image storage:  0.70 CNY/GB-month of the tenant's own images kept, first 20 GB free\n"),
             std::string::npos)
       << s;
   EXPECT_NE(s.find("  model lock:          yes (no substitution of h100-sxm5-80gb)\n"), std::string::npos) << s;

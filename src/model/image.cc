@@ -136,4 +136,26 @@ IndexCols index_of(const Image& i) {
   return c;
 }
 
+Result<KeptImage> decode_kept_image(const json& body) {
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  if (!f.valid_object()) return errs.to_error();
+  KeptImage k;
+  k.image_id = f.str("image_id", kServerText);
+  k.image = f.opt_str("image", kServerText).value_or(k.image_id);
+  k.offer_id = f.str("offer_id", kServerText);
+  k.contract_id = f.opt_str("contract_id", kServerText).value_or("");
+  k.bytes = f.integer("bytes", 0, kMaxImageBytes);
+  k.from = f.time("from");
+  if (const json* v = f.raw("to"); v && !v->is_null()) k.to = f.opt_time("to");
+  if (!errs.empty()) return errs.to_error();
+  return k;
+}
+
+json to_json(const KeptImage& k) {
+  json j = {{"image_id", k.image_id}, {"image", k.image},   {"offer_id", k.offer_id}, {"contract_id", k.contract_id},
+            {"bytes", k.bytes},       {"from", format_rfc3339(k.from)}, {"to", time_or_null(k.to)}};
+  return j;
+}
+
 }  // namespace gpurent

@@ -72,6 +72,22 @@ bool names_platform_image(const std::string& job_image);
 // "public" or the tenant's own id.
 bool gpurent_reference_allowed(const std::string& ref, const std::string& tenant_id);
 
+// A tenant's own image kept on the nodes of one offer (kind "image_storage", id "ims_…", state
+// "open" or "closed"): from the start of the first run of a job in it billed under that offer
+// until the image is deleted. Rated per GB-month under the offer's fees.image_storage (public
+// images are the platform's and not billed). Written by the server only
+// (services/allocation_ledger.h).
+struct KeptImage {
+  std::string image_id, image;        // the image's id and name
+  std::string offer_id, contract_id;  // contract "" at list prices
+  int64_t bytes = 0;
+  TimeMs from = 0;
+  std::optional<TimeMs> to;  // none while kept
+  bool operator==(const KeptImage&) const = default;
+};
+Result<KeptImage> decode_kept_image(const json& body);  // strictly by type
+json to_json(const KeptImage& k);
+
 // POST body: name, description, and either recipe {suite, variant, packages} or archive
 // {format, sha256, size_bytes (1..max_bytes)}.
 Result<Image> parse_image(const json& body, int64_t max_bytes);

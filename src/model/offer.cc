@@ -73,6 +73,13 @@ VolumeFee parse_volume_fee(Fields& f, Currency c) {
   return v;
 }
 
+StorageFee parse_storage_fee(Fields& f, Currency c) {
+  StorageFee v;
+  v.per_gb_month = price(f, "per_gb_month", c, kMaxPerGb, true).value_or(Money::zero(c));
+  v.free_gb = f.opt_integer("free_gb", 0, 1'000'000'000).value_or(0);
+  return v;
+}
+
 OfferFees parse_fees(Fields& f, Currency c) {
   OfferFees fees;
   fees.billing_starts = f.enumeration("billing_starts", kBillingStarts);
@@ -94,6 +101,7 @@ OfferFees parse_fees(Fields& f, Currency c) {
   });
   f.object("storage_io", false, [&](Fields& sf) { fees.storage_io = parse_volume_fee(sf, c); });
   f.object("egress", false, [&](Fields& ef) { fees.egress = parse_volume_fee(ef, c); });
+  f.object("image_storage", false, [&](Fields& sf) { fees.image_storage = parse_storage_fee(sf, c); });
   return fees;
 }
 
@@ -247,6 +255,8 @@ json to_json(const Offer& o) {
   }
   if (o.fees.storage_io) fees["storage_io"] = volume_fee_json(*o.fees.storage_io);
   if (o.fees.egress) fees["egress"] = volume_fee_json(*o.fees.egress);
+  if (const auto& st = o.fees.image_storage)
+    fees["image_storage"] = {{"per_gb_month", st->per_gb_month.amount_string()}, {"free_gb", st->free_gb}};
 
   json j = {{"name", o.name},
             {"supplier", o.supplier},

@@ -1,6 +1,6 @@
 // Offer: a supplier's price sheet for a pool of its nodes of one GPU model in one region — prices
 // per GPU-hour for each billing mode, per-token/per-QPS prices for served models, the fee rules
-// stated explicitly (when billing starts, idle GPUs, storage I/O, egress) and the contract
+// stated explicitly (when billing starts, idle GPUs, storage I/O, egress, image storage) and the contract
 // template a tenant signs (model lock, performance floors, compensation, exit, penalties).
 // Money is exact (core/money.h), all in the offer's currency. Schema: docs/resources/offers.md.
 // Value types; thread-compatible.
@@ -74,11 +74,21 @@ struct VolumeFee {
   bool operator==(const VolumeFee&) const = default;
 };
 
+// A per-GB-month fee for what stays stored (a tenant's own images on the offer's nodes), after a
+// free allowance (GB stored free at any moment, per tenant).
+struct StorageFee {
+  Money per_gb_month;
+  int64_t free_gb = 0;
+
+  bool operator==(const StorageFee&) const = default;
+};
+
 struct OfferFees {
   BillingStart billing_starts = BillingStart::kReady;
   std::optional<IdleRule> idle;         // absent: idle GPUs are charged like busy ones
   std::optional<VolumeFee> storage_io;  // absent: storage I/O is not charged
   std::optional<VolumeFee> egress;      // absent: egress is not charged
+  std::optional<StorageFee> image_storage;  // absent: images are stored free
 
   bool operator==(const OfferFees&) const = default;
 };

@@ -1,10 +1,11 @@
-// The codecs of the records only the server writes (runs, alerts, webhooks, faults): each stored
+// The codecs of the records only the server writes (runs, images kept, alerts, webhooks, faults): each stored
 // document decodes to what was encoded, byte for byte back, and each kind of damage is an error
 // naming the field (services/record_faults.h turns it into a reported, loud failure).
 #include <gtest/gtest.h>
 
 #include "model/alert.h"
 #include "model/fault.h"
+#include "model/image.h"
 #include "model/model_test_util.h"
 #include "model/job_run.h"
 #include "model/webhook.h"
@@ -77,6 +78,30 @@ TEST(StoredRun, DamageNamesTheField) {
           {"message", [](json& j) { j["end_reason_message"] = 7; }, "end_reason_message", ""},
       },
       decode_run);
+}
+
+TEST(StoredKeptImage, RoundTripsAndNamesDamage) {
+  KeptImage k{"img_00000000000000a1", "trainer", "off_00000000000000a1", "", 3'000'000'000, kT, std::nullopt};
+  auto back = decode_kept_image(to_json(k));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, k);
+  EXPECT_TRUE(to_json(k)["to"].is_null());
+  k.to = kT + 1000;
+  k.contract_id = "ctr_00000000000000a1";
+  back = decode_kept_image(to_json(k));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, k);
+  EXPECT_EQ(to_json(*back).dump(), to_json(k).dump());
+  expect_each_case_fails(
+      to_json(k),
+      {
+          {"no image", [](json& j) { j.erase("image_id"); }, "image_id", "required"},
+          {"no offer", [](json& j) { j.erase("offer_id"); }, "offer_id", "required"},
+          {"bytes", [](json& j) { j["bytes"] = -1; }, "bytes", ""},
+          {"from", [](json& j) { j["from"] = "soon"; }, "from", ""},
+          {"to", [](json& j) { j["to"] = 5; }, "to", ""},
+      },
+      decode_kept_image);
 }
 
 Alert budget_alert() {

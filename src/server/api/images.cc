@@ -11,6 +11,7 @@
 #include "model/image.h"
 #include "server/api/resources.h"
 #include "server/api/uploads.h"
+#include "server/services/allocation_ledger.h"
 #include "server/http/http_util.h"
 #include "server/services/access.h"
 #include "server/services/image_builder.h"
@@ -156,6 +157,8 @@ void delete_image(App& app, const httplib::Request& req, httplib::Response& res,
     if (i && i->state == ImageState::kBuilding)  // the builder's result would have nowhere to go
       return Error::make(Code::kConflict, Message("api.images.building").arg("name", i->name));
     return ok_status();
+  }, [](StoreTx& tx, const Record& removed, TimeMs now) {  // no longer kept on any node: its storage stops
+    return removed.tenant_id.empty() ? ok_status() : close_kept_image(tx, removed.tenant_id, removed.id, now);
   });
   if (!st) return send_problem(res, st.error(), req.path);
   res.status = 204;

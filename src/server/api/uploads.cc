@@ -121,7 +121,8 @@ Result<bool> content_named(StoreReader& store, const std::string& sha256, const 
 }
 
 Status delete_with_content(App& app, const std::string& kind, const std::string& id, const std::string& label,
-                           const std::string& user_id, const std::function<Status(const json& body)>& refuse) {
+                           const std::string& user_id, const std::function<Status(const json& body)>& refuse,
+                           const std::function<Status(StoreTx& tx, const Record& removed, TimeMs now)>& also) {
   auto lock = ArtifactStore::upload_lock(id);
   std::string sha;
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
@@ -133,6 +134,8 @@ Status delete_with_content(App& app, const std::string& kind, const std::string&
     if (cur->body.is_object() && cur->body.contains("sha256") && cur->body["sha256"].is_string())
       sha = cur->body["sha256"].get<std::string>();
     if (auto s = tx.remove(kind, id); !s) return s;
+    if (also)
+      if (auto s = also(tx, *cur, app.clock.now()); !s) return s;
     return tx.append_audit({app.clock.now(), user_id, "delete", kind, id, label + (sha.empty() ? "" : " sha256:" + sha)});
   });
   if (!st) return st;

@@ -89,7 +89,8 @@ Result<bool> content_named(StoreReader& store, const std::string& sha256, const 
 // digest, then releases its content (release_content below), holding its upload lock throughout:
 // no chunk of it is being written. `refuse`, when given, may stop it inside the write.
 Status delete_with_content(App& app, const std::string& kind, const std::string& id, const std::string& label,
-                           const std::string& user_id, const std::function<Status(const json& body)>& refuse = {});
+                           const std::string& user_id, const std::function<Status(const json& body)>& refuse = {},
+                           const std::function<Status(StoreTx& tx, const Record& removed, TimeMs now)>& also = {});
 
 // After the record `id` naming `sha256` was deleted: its upload goes, and the content when no
 // other record names it. Call holding ArtifactStore::upload_lock(id).

@@ -5,11 +5,13 @@
 
 #include "core/ids.h"
 #include "model/contract.h"
+#include "model/image.h"
 #include "model/job.h"
 #include "model/node.h"
 #include "model/offer.h"
 #include "model/tenant.h"
 #include "model/job_run.h"
+#include "server/services/image_builder.h"
 #include "server/services/record_faults.h"
 
 namespace gpurent {
@@ -72,6 +74,35 @@ Result<bool> node_is_sold(StoreReader& store, const Record& node_rec) {
 
 namespace {
 
+// The run's job runs in one of the tenant's own images: it is kept on the run's offer's nodes
+// from now, unless an open record already says so. Images named by their node reference, public
+// images and unpriced runs keep nothing billable.
+Status keep_image(StoreTx& tx, const Record& job, const Job& j, const JobRun& run, TimeMs now) {
+  if (run.offer_id.empty() || !j.image || !names_platform_image(*j.image)) return ok_status();
+  auto img = find_image(tx, job.tenant_id, *j.image);
+  if (!img) return img.error().code == Code::kNotFound ? ok_status() : Status(img.error());
+  if (img->tenant_id != job.tenant_id) return ok_status();
+  auto image = decode_record(*img, decode_image, "its storage cannot be billed");
+  if (!image) return image.error();
+  auto open = list_all(tx, "image_storage", {{"tenant_id", job.tenant_id}, {"state", "open"}});
+  if (!open) return open.error();
+  for (const Record& o : *open) {
+    auto k = decode_record(o, decode_kept_image, "its storage cannot be billed");
+    if (!k) return k.error();
+    if (k->image_id == img->id && k->offer_id == run.offer_id) return ok_status();
+  }
+  KeptImage k{img->id, image->name, run.offer_id, run.contract_id, image->size_bytes, now, std::nullopt};
+  Record r;
+  r.kind = "image_storage";
+  r.id = new_id("ims");
+  r.tenant_id = job.tenant_id;
+  r.supplier_id = run.supplier_id;
+  r.state = "open";
+  r.created_at = r.updated_at = now;
+  r.body = to_json(k);
+  return tx.insert(r);
+}
+
 Status open_run(StoreTx& tx, const Record& job, const JobStatus& before, const JobStatus& after, TimeMs now) {
   if (after.placement.empty()) return ok_status();
   std::map<std::string, std::vector<int64_t>> by_node;
@@ -123,7 +154,8 @@ Status open_run(StoreTx& tx, const Record& job, const JobStatus& before, const J
   r.gpu_model = node->gpu_model;
   r.created_at = r.updated_at = now;
   r.body = to_json(run);
-  return tx.insert(r);
+  if (auto s = tx.insert(r); !s) return s;
+  return keep_image(tx, job, *j, run, now);
 }
 
 Status close_runs(StoreTx& tx, const Record& job, const Message& reason, TimeMs now) {
@@ -212,6 +244,22 @@ Status correct_open_run_gpus(StoreTx& tx, const Record& job, const std::vector<W
       }
     if (!changed) continue;
     r.body = to_json(*run);
+    if (auto s = tx.update(r); !s) return s;
+  }
+  return ok_status();
+}
+
+Status close_kept_image(StoreTx& tx, const std::string& tenant_id, const std::string& image_id, TimeMs at) {
+  auto open = list_all(tx, "image_storage", {{"tenant_id", tenant_id}, {"state", "open"}});
+  if (!open) return open.error();
+  for (Record r : *open) {
+    auto k = decode_record(r, decode_kept_image, "its storage cannot be closed");
+    if (!k) return k.error();
+    if (k->image_id != image_id) continue;
+    k->to = std::max(at, k->from + 1);
+    r.state = "closed";
+    r.updated_at = at;
+    r.body = to_json(*k);
     if (auto s = tx.update(r); !s) return s;
   }
   return ok_status();

@@ -5,6 +5,9 @@
 // supplier that sells the node, else the supplier's first offer that does. The billing engine
 // rates these records (server/invoices.h); GET /api/v1/allocations lists them.
 // Called inside the control loop's transaction by every writer of a job's status.
+// A run of a job in one of the tenant's own images (model/image.h KeptImage) also opens that
+// image's "image_storage" record for the run's offer, unless one is open: the image is kept on
+// the offer's nodes from then until it is deleted (close_kept_image).
 #pragma once
 
 #include <functional>
@@ -41,6 +44,9 @@ Result<std::vector<StoredRun>> list_runs(StoreReader& store, std::map<std::strin
 
 Status annotate_latest_run(StoreTx& tx, const std::string& job_id, const std::string& project_id,
                            const std::function<void(JobRun&)>& edit);
+
+// The image was deleted at `at`: every open image_storage record of it is closed then.
+Status close_kept_image(StoreTx& tx, const std::string& tenant_id, const std::string& image_id, TimeMs at);
 
 // The executor says a running job's GPUs are other indices of the same nodes than gpurent
 // recorded (Slurm picks them itself): the job's open run takes them in place. It is the same

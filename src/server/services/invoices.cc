@@ -5,6 +5,7 @@
 
 #include "billing/rating_output.h"
 #include "model/contract.h"
+#include "model/image.h"
 #include "model/measurement.h"
 #include "model/offer.h"
 #include "model/job_run.h"
@@ -140,16 +141,17 @@ bool requeued_by_node_failure(const JobRun& run) {
 }
 
 // The group a run is rated in: its contract's, else the list prices of its supplier and currency.
-Group& group_of(LoadedInputs& loaded, Builder& b, const Record& tenant, const Record& a, const JobRun& run, const Offer& o) {
-  std::string key = run.contract_id;
+Group& group_of(LoadedInputs& loaded, Builder& b, const Record& tenant, const std::string& contract_id,
+                const std::string& supplier_id, const Offer& o) {
+  std::string key = contract_id;
   if (key.empty() || !loaded.groups.count(key)) {
-    key = "list/" + a.supplier_id + "/" + currency_code(o.currency);
+    key = "list/" + supplier_id + "/" + currency_code(o.currency);
     Group& g = loaded.groups[key];
     if (g.in.offers.empty()) {
-      g.supplier_id = a.supplier_id;
+      g.supplier_id = supplier_id;
       g.in.contract = list_terms(o.currency);
       g.in.contract.tenant = tenant.name;
-      g.in.contract.supplier = b.name_of("suppliers", a.supplier_id);
+      g.in.contract.supplier = b.name_of("suppliers", supplier_id);
     }
   }
   Group& g = loaded.groups[key];
@@ -184,7 +186,7 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
     }
     auto o = b.offer(run.offer_id);
     if (!o) return o.error();
-    Group& g = group_of(loaded, b, tenant, a, run, **o);
+    Group& g = group_of(loaded, b, tenant, run.contract_id, a.supplier_id, **o);
     Allocation x;
     x.id = a.id;
     x.project = b.name_of("projects", a.project_id);
@@ -220,6 +222,23 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
         if (r->running_at && *r->running_at >= *ended) next = std::min(next, *r->running_at);
       if (next > *ended) g.in.incidents.push_back({"fault/" + a.id, *ended, next, "", a.id, run.end_reason});
     }
+  }
+  return ok_status();
+}
+
+// The tenant's own images kept on offers' nodes over any part of [from, to), in the group of the
+// contract (or list prices) of the run that first brought them there.
+Status add_kept_images(StoreReader& store, Builder& b, const Record& tenant, TimeMs from, TimeMs to, LoadedInputs& loaded) {
+  auto kept = list_all(store, "image_storage", {{"tenant_id", tenant.id}});
+  if (!kept) return kept.error();
+  for (const Record& r : *kept) {
+    auto k = decode_record(r, decode_kept_image, "tenant " + tenant.name + "'s invoices cannot be rated without it");
+    if (!k) return k.error();
+    if (k->from >= to || (k->to && *k->to <= month_start(from))) continue;
+    auto o = b.offer(k->offer_id);
+    if (!o) return o.error();
+    Group& g = group_of(loaded, b, tenant, k->contract_id, r.supplier_id, **o);
+    g.in.images.push_back({k->image_id, k->image, (*o)->name, k->bytes, k->from, k->to});
   }
   return ok_status();
 }
@@ -274,6 +293,7 @@ Result<LoadedInputs> load_inputs(StoreReader& store, const GpuCatalog& catalog, 
   Builder b(store, catalog);
   if (auto s = add_contract_groups(store, b, tenant, loaded); !s) return s.error();
   if (auto s = add_runs(store, b, tenant, from, to, loaded); !s) return s.error();
+  if (auto s = add_kept_images(store, b, tenant, from, to, loaded); !s) return s.error();
   if (auto s = add_measurements(store, b, loaded); !s) return s.error();
   drop_requeues_inside_outages(loaded);
   return loaded;
@@ -313,7 +333,8 @@ std::map<std::string, Group> narrowed(const std::map<std::string, Group>& groups
       std::erase_if(x.utilization, [&](const UtilSample& u) { return u.at < lo || u.at >= hi; });
       n.in.allocations.push_back(std::move(x));
     }
-    if (n.contract_id.empty() && n.in.allocations.empty()) continue;
+    std::erase_if(n.in.images, [&](const StoredImage& k) { return k.from >= to || (k.to && *k.to <= since); });
+    if (n.contract_id.empty() && n.in.allocations.empty() && n.in.images.empty()) continue;
     std::erase_if(n.in.volume, [&](const VolumeUsage& v) {
       auto it = kept.find(v.allocation);
       return it == kept.end() || v.at <= it->second.first || v.at > it->second.second;
