@@ -253,6 +253,52 @@ TEST(Billing, ATenantsOwnImageIsBilledPerGbMonthWhileKept) {
   EXPECT_EQ(closed[0]["quantity"], want) << closed[0].dump();
 }
 
+// Spot market prices: appended by operators and the offer's supplier, never in the past, never
+// changed; a spot run is rated at the price in force in each interval.
+TEST(Billing, SpotTimeIsRatedAtTheMarketPriceOfEachInterval) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  world(s);
+  json plain = offer_doc("dc", "h100-nospot");
+  plain["prices"].erase("spot");
+  expect_2xx(s.admin("POST", "/api/v1/offers", plain), "offer");
+  const json offer = s.admin("GET", "/api/v1/offers/h100").body;
+  auto post = [&](json body) { return s.admin("POST", "/api/v1/spot-prices", body); };
+  EXPECT_EQ(post({{"offer", "h100-nospot"}, {"price", "1.00"}}).error_fields(), std::vector<std::string>{"offer"});
+  EXPECT_EQ(post({{"offer", "h100"}, {"price", 1.5}}).error_fields(), std::vector<std::string>{"price"});
+  Resp above = post({{"offer", "h100"}, {"price", "9999.00"}});
+  EXPECT_EQ(above.error_fields(), std::vector<std::string>{"price"}) << above.describe();
+  EXPECT_EQ(post({{"offer", "h100"}, {"price", "0"}}).error_fields(), std::vector<std::string>{"price"});
+  EXPECT_EQ(post({{"offer", "h100"}, {"price", "1.00"}, {"from", "2020-01-01T00:00:00Z"}}).error_fields(),
+            std::vector<std::string>{"from"}) << "a price never reaches back into metered usage";
+  EXPECT_EQ(post({{"offer", "nope"}, {"price", "1.00"}}).status, 422);
+  const json first = expect_2xx(post({{"offer", "h100"}, {"price", "2.00"}}), "spot price").body;
+  EXPECT_EQ(first["offer_id"], offer["id"]);
+  EXPECT_EQ(first["currency"], offer["currency"]);
+  EXPECT_EQ(s.admin("PUT", "/api/v1/spot-prices/" + first["id"].get<std::string>(), json{{"offer", "h100"}, {"price", "1.00"}}).status, 405);
+  EXPECT_EQ(s.admin("DELETE", "/api/v1/spot-prices/" + first["id"].get<std::string>()).status, 405);
+  EXPECT_EQ(post({{"offer", "h100"}, {"price", "1.00"}, {"from", first["from"]}}).error_fields(), std::vector<std::string>{"from"})
+      << "each price starts after the latest";
+  json j = job_doc("vision", "cheap");
+  j["billing"] = {{"mode", "spot"}};
+  j["expected_duration_seconds"] = 6;
+  const std::string id = expect_2xx(s.admin("POST", "/api/v1/jobs", j), "job").body.at("id");
+  wait_for(s, "/api/v1/jobs/" + id, [](const json& x) { return x["status"]["state"] == "running"; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  expect_2xx(post({{"offer", "h100"}, {"price", "3.00"}}), "spot price");
+  wait_for(s, "/api/v1/jobs/" + id, [](const json& x) { return x["status"]["state"] == "succeeded"; });
+  const json list = s.admin("GET", "/api/v1/spot-prices?offer=" + offer["id"].get<std::string>()).body;
+  ASSERT_EQ(list["items"].size(), 2u) << list.dump();
+  const std::string changed = list["items"][1]["from"];
+  std::map<std::string, json> spot;  // unit price -> line
+  json inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + this_month()).body;
+  for (const auto& sec : inv["sections"])
+    for (const auto& l : sec["lines"])
+      if (l["rule"] == "spot") spot[l["unit_price"]] = l;
+  ASSERT_EQ(spot.size(), 2u) << "one spot line per price in force: " << inv.dump();
+  EXPECT_EQ(spot["2.00"]["to"], changed);
+  EXPECT_EQ(spot["3.00"]["from"], changed);
+}
+
 TEST(Billing, ARequeueAfterANodeFailureIsAnOutageCredit) {
   ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
   world(s);

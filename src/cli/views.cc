@@ -75,6 +75,7 @@ ListFilter filter(const std::string& param) {
   if (param == "project") return {param, "only those of this project (id or name)", {}};
   if (param == "name") return {param, "only the one with exactly this name", {}};
   if (param == "region") return {param, "only those in this region (exact, e.g. us-east-1)", {}};
+  if (param == "offer") return {param, "only those of this offer (its id)", {}};
   if (param == "gpu_model") return {param, "only those with this GPU model (see `gpurent gpu-models list`)", {}};
   return {param, "only those whose " + param + " is this", {}};
 }
@@ -328,6 +329,17 @@ std::vector<ResourceView> build_views() {
                true,
                true,
                true,
+               nullptr});
+
+  v.push_back({"spot-prices",
+               "spot price",
+               "offers' spot market prices over time (appended, never changed)",
+               {col("ID", "id"), col("OFFER", "offer_id"), col("FROM", "from"),
+                {"PRICE", Align::kRight, [](const json& d, TimeMs) { return text(d, "price") + " " + text(d, "currency"); }}},
+               filters({"offer", "supplier"}),
+               true,
+               false,
+               false,
                nullptr});
 
   v.push_back({"faults",

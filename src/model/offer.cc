@@ -282,4 +282,38 @@ IndexCols index_of(const Offer& o) {
   return c;
 }
 
+Result<SpotPriceEntry> parse_spot_price(const json& body, Currency c, TimeMs now) {
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  if (!f.valid_object()) return errs.to_error();
+  SpotPriceEntry e;
+  e.offer = f.str("offer", {.max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp});
+  auto p = price(f, "price", c, kMaxGpuHour, true);
+  if (p && p->micros() == 0) f.error("price", Message("offer.positive"));
+  e.price = p.value_or(Money::zero(c));
+  e.from = f.opt_time("from").value_or(now);
+  if (f.has("from") && e.from < now) f.error("from", Message("spot_price.from_past"));
+  f.finish();
+  if (!errs.empty()) return errs.to_error();
+  return e;
+}
+
+Result<SpotPriceEntry> decode_spot_price(const json& body) {
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  if (!f.valid_object()) return errs.to_error();
+  SpotPriceEntry e;
+  e.offer_id = f.str("offer_id", {.min_len = 1, .max_len = 64});
+  const Currency c = f.enumeration("currency", kCurrencies);
+  e.price = f.opt_money("price", c).value_or(Money::zero(c));
+  e.from = f.time("from");
+  if (!errs.empty()) return errs.to_error();
+  return e;
+}
+
+json to_json(const SpotPriceEntry& e, Currency c) {
+  return {{"offer_id", e.offer_id}, {"price", e.price.amount_string()}, {"currency", currency_code(c)},
+          {"from", format_rfc3339(e.from)}};
+}
+
 }  // namespace gpurent

@@ -132,6 +132,24 @@ struct Offer {
   bool operator==(const Offer&) const = default;
 };
 
+// A spot market price of an offer from `from` on (kind "spot-prices", id "spp_…"): operators and
+// the offer's supplier append them; none is ever changed or removed, and none is dated before the
+// moment it is recorded, so usage already metered keeps its price. Spot time is rated at the price
+// in force in each interval; before an offer's first, at its sheet's `spot` price.
+struct SpotPriceEntry {
+  std::string offer;     // reference as given: offer id or name
+  std::string offer_id;  // resolved by the server
+  Money price;           // per GPU-hour, in the offer's currency: > 0, at most its on-demand price
+  TimeMs from = 0;       // absent from a body: when it is recorded
+  bool operator==(const SpotPriceEntry&) const = default;
+};
+// A POST body {offer, price, from?}; `c` is the offer's currency, `now` the default and the
+// earliest `from`.
+Result<SpotPriceEntry> parse_spot_price(const json& body, Currency c, TimeMs now);
+// The stored body {offer_id, price, currency, from}, strictly by type.
+Result<SpotPriceEntry> decode_spot_price(const json& body);
+json to_json(const SpotPriceEntry& e, Currency c);
+
 // Reads contract clauses (every absent clause at its default); `model` bounds min_fp16_tflops when known.
 ContractTemplate parse_contract_template(Fields& f, const GpuModel* model);
 json to_json(const ContractTemplate& t);

@@ -286,6 +286,12 @@ async function ensureItems(base, admin) {
         fail(`setup: node ${node} marked unavailable under a running job, but no fault was recorded in 20 s`);
     }
   }
+  // A spot market price on an offer that sells spot (the demo records none), so its routes have one.
+  if (!(await listAll(base, admin.token, "/api/v1/spot-prices"))?.length) {
+    const offer = ((await listAll(base, admin.token, "/api/v1/offers")) ?? []).find((o) => o.prices?.spot);
+    if (!offer) fail("setup: no demo offer sells spot, so no spot price to show");
+    else await write("POST", "/api/v1/spot-prices", "/api/v1/spot-prices", { offer: offer.id, price: offer.prices.spot });
+  }
   // An artifact (the demo has none), declared and uploaded, so its routes have one to answer.
   const first = (await listAll(base, admin.token, "/api/v1/projects"))?.[0];
   const arts = `/api/v1/projects/${first?.id}/artifacts`;

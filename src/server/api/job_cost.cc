@@ -59,7 +59,8 @@ Status add_line(std::map<std::string, CurrencyCost>& costs, Currency cur, const 
 }
 
 // The offer's price per GPU-hour for the run's billing mode, as the billing engine rates it, and
-// which price that is: "on_demand"; "spot" (the offer's spot price; a spot run on an offer that
+// which price that is: "on_demand"; "spot" (the offer's market price in force when the run started
+// — POST /spot-prices — else its sheet's spot price; the lines split at each later change; a spot run on an offer that
 // sells no spot is rated on-demand); "reserved_1m|12m|36m" (a reserved run while a commitment of
 // its contract on this offer is in force: the commitment's price; GPU time beyond the commitment
 // is rated on-demand), else "on_demand".
@@ -69,7 +70,19 @@ struct UnitPrice {
 };
 
 Result<UnitPrice> unit_price_of(StoreReader& store, const JobRun& run, const Offer& o, const std::string& offer_id) {
-  if (run.billing_mode == BillingMode::kSpot && o.prices.spot) return UnitPrice{*o.prices.spot, "spot"};
+  if (run.billing_mode == BillingMode::kSpot && o.prices.spot) {
+    Money price = *o.prices.spot;  // the market price in force when the run started, else the sheet's
+    TimeMs latest = INT64_MIN;
+    const TimeMs at = run.running_at.value_or(0);
+    auto series = list_all(store, "spot-prices", {{"state", offer_id}});
+    if (!series) return series.error();
+    for (const Record& r : *series) {
+      auto e = decode_record(r, decode_spot_price, "the job's spot price cannot be shown without it");
+      if (!e) return e.error();
+      if (e->from <= at && e->from > latest) latest = e->from, price = e->price;
+    }
+    return UnitPrice{price, "spot"};
+  }
   if (run.billing_mode == BillingMode::kReserved && !run.contract_id.empty() && run.running_at) {
     auto rec = store.get("contracts", run.contract_id);
     if (!rec && rec.error().code != Code::kNotFound) return rec.error();

@@ -109,6 +109,7 @@ const std::set<Op> kServerRoutes = {
     {"GET", "/api/v1/invoices"}, {"GET", "/api/v1/reports/reconciliation"},
     {"GET", "/api/v1/measurements"}, {"POST", "/api/v1/measurements"}, {"GET", "/api/v1/measurements/{ref}"},
     {"PUT", "/api/v1/measurements/{ref}"}, {"DELETE", "/api/v1/measurements/{ref}"},
+    {"GET", "/api/v1/spot-prices"}, {"POST", "/api/v1/spot-prices"}, {"GET", "/api/v1/spot-prices/{ref}"},
     {"POST", "/api/v1/advise/fingerprint"}, {"POST", "/api/v1/advise/tco"}, {"POST", "/api/v1/advise/mix"},
     {"POST", "/api/v1/advise/quotes"}, {"POST", "/api/v1/advise/suppliers"}, {"POST", "/api/v1/advise/poc"},
     // job metrics (routes_job_metrics.cc)

@@ -26,7 +26,13 @@ class Builder {
     if (!r) return r.error();
     auto o = parse_offer(r->body, catalog_);
     if (!o) return o.error();
+    ids_[r->supplier_id + "/" + o->name] = id;
     return &(offers_[id] = std::move(*o));
+  }
+  // The id of an offer this builder read, by its supplier and name ("" if none).
+  std::string offer_id(const std::string& supplier_id, const std::string& name) const {
+    auto it = ids_.find(supplier_id + "/" + name);
+    return it == ids_.end() ? "" : it->second;
   }
 
   std::string name_of(const std::string& kind, const std::string& id) {
@@ -40,6 +46,7 @@ class Builder {
   StoreReader& store_;
   const GpuCatalog& catalog_;
   std::map<std::string, Offer> offers_;
+  std::map<std::string, std::string> ids_;  // supplier id + "/" + offer name -> offer id
   std::map<std::string, std::string> names_;
 };
 
@@ -193,7 +200,8 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
     x.job = run.job.empty() ? run.job_id : run.job;
     x.offer = (*o)->name;
     x.mode = run.billing_mode;
-    // A spot run on an offer that sells no spot is rated on-demand rather than refused.
+    // A spot run on an offer that sells no spot is rated on-demand rather than refused (a market
+    // price needs a sheet spot price first: POST /spot-prices refuses one otherwise).
     if (x.mode == BillingMode::kSpot && !(*o)->prices.spot) x.mode = BillingMode::kOnDemand;
     x.gpu_milli = run.gpu_milli;
     for (const auto& p : run.placement) x.placement.push_back({p.node, p.gpus});
@@ -240,6 +248,29 @@ Status add_kept_images(StoreReader& store, Builder& b, const Record& tenant, Tim
     Group& g = group_of(loaded, b, tenant, k->contract_id, r.supplier_id, **o);
     g.in.images.push_back({k->image_id, k->image, (*o)->name, k->bytes, k->from, k->to});
   }
+  return ok_status();
+}
+
+// Each group's offers' spot market prices (all of them: the engine takes the one in force).
+Status add_spot_prices(StoreReader& store, const Builder& b, LoadedInputs& loaded) {
+  std::map<std::string, std::vector<SpotPrice>> by_offer;  // offer id -> sorted series
+  for (auto& [key, g] : loaded.groups)
+    for (const auto& [name, o] : g.in.offers) {
+      const std::string id = b.offer_id(g.supplier_id, name);
+      if (id.empty()) continue;
+      if (!by_offer.count(id)) {
+        auto recs = list_all(store, "spot-prices", {{"state", id}});
+        if (!recs) return recs.error();
+        auto& series = by_offer[id];
+        for (const Record& r : *recs) {
+          auto e = decode_record(r, decode_spot_price, "spot time on its offer cannot be rated without it");
+          if (!e) return e.error();
+          series.push_back({e->from, e->price});
+        }
+        std::stable_sort(series.begin(), series.end(), [](const SpotPrice& x, const SpotPrice& y) { return x.from < y.from; });
+      }
+      if (!by_offer[id].empty()) g.in.spot_prices[name] = by_offer[id];
+    }
   return ok_status();
 }
 
@@ -294,6 +325,7 @@ Result<LoadedInputs> load_inputs(StoreReader& store, const GpuCatalog& catalog, 
   if (auto s = add_contract_groups(store, b, tenant, loaded); !s) return s.error();
   if (auto s = add_runs(store, b, tenant, from, to, loaded); !s) return s.error();
   if (auto s = add_kept_images(store, b, tenant, from, to, loaded); !s) return s.error();
+  if (auto s = add_spot_prices(store, b, loaded); !s) return s.error();
   if (auto s = add_measurements(store, b, loaded); !s) return s.error();
   drop_requeues_inside_outages(loaded);
   return loaded;
