@@ -258,8 +258,10 @@ TEST(Billing, ATenantsOwnImageIsBilledPerGbMonthWhileKept) {
 TEST(Billing, SpotTimeIsRatedAtTheMarketPriceOfEachInterval) {
   ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
   world(s);
-  json plain = offer_doc("dc", "h100-nospot");
+  json plain = offer_doc("dc", "h100-nospot");  // another model's: it sells none of the H100 nodes
   plain["prices"].erase("spot");
+  plain["gpu_model"] = "a100-sxm4-80gb";
+  plain["contract_template"].erase("min_fp16_tflops");
   expect_2xx(s.admin("POST", "/api/v1/offers", plain), "offer");
   const json offer = s.admin("GET", "/api/v1/offers/h100").body;
   auto post = [&](json body) { return s.admin("POST", "/api/v1/spot-prices", body); };
@@ -362,6 +364,30 @@ TEST(Billing, ACardBenchmarkBelowTheFloorIsRefundedInProportion) {
   EXPECT_EQ(base, fee);
   auto micros = [](const std::string& a) { return static_cast<int64_t>(std::llround(std::stod(a) * 1e6)); };
   EXPECT_LE(std::llabs(2 * micros(credit) + micros(fee)), 1) << credit << " for a fee of " << fee;
+
+  // Measurements are append-only: the supplier it penalises can neither rewrite nor withdraw it.
+  const std::string mid = made.body["id"];
+  EXPECT_EQ(made.body["method"], "manual");
+  EXPECT_FALSE(made.body["recorded_by"].get<std::string>().empty()) << made.body.dump();
+  bench.erase("from");
+  bench["fp16_tflops"] = "950";
+  EXPECT_EQ(s.req("PUT", "/api/v1/measurements/" + mid, supplier, bench).status, 405);
+  EXPECT_EQ(s.req("DELETE", "/api/v1/measurements/" + mid, supplier).status, 405);
+  // A correction is a new record naming the old one (same kind, same node, once), with its evidence.
+  json wrong_kind = {{"kind", "incident"}, {"node", node}, {"from", "2020-01-01T00:00:00Z"}, {"to", "2020-01-01T01:00:00Z"},
+                     {"note", "x"}, {"corrects", mid}};
+  EXPECT_EQ(s.req("POST", "/api/v1/measurements", supplier, wrong_kind).error_fields(), std::vector<std::string>{"corrects"});
+  bench["corrects"] = mid;
+  bench["method"] = "acceptance";
+  bench["evidence"] = "gemm fp16 8192^3: 950.2 TFLOPS";
+  Resp fixed = s.req("POST", "/api/v1/measurements", supplier, bench);
+  ASSERT_EQ(fixed.status, 201) << fixed.describe();
+  EXPECT_EQ(fixed.body["evidence"], "gemm fp16 8192^3: 950.2 TFLOPS");
+  EXPECT_EQ(s.req("POST", "/api/v1/measurements", supplier, bench).error_fields(), std::vector<std::string>{"corrects"})
+      << "corrected once: a second correction corrects the correction";
+  // The correction holds: the card now meets the floor, and no credit is left.
+  json after = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + this_month()).body;
+  for (const auto& l : after["sections"][0]["lines"]) EXPECT_NE(l["rule"], "sla_tflops") << l.dump();
 }
 
 TEST(Billing, ABudgetBreachAlertsAWebhookAndHoldsNewJobsUntilTheBudgetIsRaised) {

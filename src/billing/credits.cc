@@ -3,6 +3,7 @@
 // GPU time (what the tenant paid for it in effect: covered time at its commitment's price) times
 // the clause's factor, computed exactly over the constant-rate pieces of the allocations.
 #include <algorithm>
+#include <set>
 
 #include "billing/rating_impl.h"
 
@@ -101,34 +102,70 @@ void tflops_proportional(Ctx& c, int64_t floor) {
   for (auto& [id, x] : acc) emit(c, "sla_tflops", id, x);
 }
 
+// The fee (micro-units) of the GPU time on `cards` inside [m0, m1): each allocation's share of its
+// cards (what the tenant paid in effect, covered time at its commitment's price), rounded half to
+// even to the micro-unit per allocation.
+int64_t fee_of_cards(const Ctx& c, const std::set<std::pair<std::string, int64_t>>& cards, TimeMs m0, TimeMs m1) {
+  std::map<std::string, std::pair<__int128, int64_t>> by_alloc;  // id -> (num, den)
+  for (const auto& p : c.pieces) {
+    const Allocation& a = *p.alloc;
+    const TimeMs ov = overlap(p.t0, p.t1, m0, m1);
+    if (ov == 0) continue;
+    int64_t on_short = 0;
+    for (const auto& part : a.placement)
+      for (int64_t g : part.gpus) on_short += cards.count({part.node, g});
+    if (on_short == 0) continue;
+    auto& [num, den] = by_alloc[a.id];
+    num += static_cast<__int128>(p.value_price) * p.milli * ov * on_short;
+    den = kMilliMsPerGpuHour * cards_of(a);
+  }
+  int64_t total = 0;
+  for (const auto& [id, nd] : by_alloc) total += div_half_even_checked(nd.first, nd.second);
+  return total;
+}
+
 // Penalty schedule: per calendar month ending inside the period, the mean of the month's card
-// measurements against the floor; fee_pct_per_step % of the month's fee per full step below it.
+// measurements against the floor; fee_pct_per_step % per full step below it of the base: the
+// month's fee of the cards measured short (default), or the whole month's fee.
 Status tflops_schedule(Ctx& c, int64_t floor) {
   const Penalty& pen = c.in.contract.clauses.penalty;
   for (TimeMs m0 = month_start(c.in.from); m0 < c.in.to; m0 = add_months(m0, 1)) {
     const TimeMs m1 = add_months(m0, 1);
     if (m1 <= c.in.from || m1 > c.in.to) continue;
     __int128 sum = 0, count = 0;
+    std::set<std::pair<std::string, int64_t>> short_cards;
     for (const auto& m : c.in.tflops)
-      if (m.at >= m0 && m.at < m1) sum += m.fp16_tflops_x10, ++count;
+      if (m.at >= m0 && m.at < m1) {
+        sum += m.fp16_tflops_x10, ++count;
+        if (m.fp16_tflops_x10 < floor) short_cards.insert({m.node, m.gpu});
+      }
     if (count == 0 || sum >= floor * count) continue;
     // shortfall % = 100 × (floor·count − sum) / (floor·count); steps = floor(shortfall % / step %)
     const int64_t steps = static_cast<int64_t>(((floor * count - sum) * 100) / (floor * count * pen.step_pct_below_promise));
     if (steps == 0) continue;
-    auto fee = month_charges(c.in, m0, m1);
-    if (!fee) return fee.error();
+    int64_t base = 0;
+    if (pen.base == PenaltyBase::kMonthFee) {
+      auto fee = month_charges(c.in, m0, m1);
+      if (!fee) return fee.error();
+      base = fee->micros();
+    } else {
+      base = fee_of_cards(c, short_cards, m0, m1);
+    }
     const int64_t pct = std::min<int64_t>(100, steps * pen.fee_pct_per_step);
     Acc x;
-    x.num = static_cast<__int128>(fee->micros()) * pct;
+    x.num = static_cast<__int128>(base) * pct;
     x.den = 100;
-    x.base_num = fee->micros();
+    x.base_num = base;
     x.from = m0;
     x.to = m1;
     x.description = "Penalty schedule: mean FP16 of " + std::to_string(static_cast<int64_t>(count)) +
                     " card benchmark(s) in " + format_rfc3339(m0).substr(0, 7) + " is " +
                     format_scaled(static_cast<int64_t>((sum * 10) / count), 2) + " TFLOPS vs " + tflops_text(floor) +
                     " promised: " + std::to_string(steps) + " step(s) of " + std::to_string(pen.step_pct_below_promise) +
-                    "% below → " + std::to_string(pct) + "% of the month's fee";
+                    "% below → " + std::to_string(pct) + "% of " +
+                    (pen.base == PenaltyBase::kMonthFee
+                         ? std::string("the month's fee")
+                         : "the month's fee of the " + std::to_string(short_cards.size()) + " card(s) measured short");
     emit(c, "sla_tflops_penalty", format_rfc3339(m0).substr(0, 7), x);
   }
   return ok_status();

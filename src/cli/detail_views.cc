@@ -357,8 +357,10 @@ void print_offer_detail(std::ostream& out, const json& offer, TimeMs) {
     list.emplace_back("data sovereignty", c.contains("data_sovereignty") ? text(c, "data_sovereignty") : "not stated");
     if (c.contains("audit_rights")) list.emplace_back("audit rights", yes_no(at_path(c, "audit_rights")));
     if (const json& p = at_path(c, "penalty"); p.is_object())
-      list.emplace_back("penalty", text(p, "fee_pct_per_step") + "% of the month's fee per " +
-                                       text(p, "step_pct_below_promise") + "% below the promise");
+      list.emplace_back("penalty", text(p, "fee_pct_per_step") + "% of " +
+                                       (text(p, "base") == "month_fee" ? "the month's fee"
+                                                                        : "the month's fee of the cards measured short") +
+                                       " per " + text(p, "step_pct_below_promise") + "% below the promise");
     append_unknown(c,
                    {"model_lock", "min_fp16_tflops", "min_nccl_busbw_gbps", "outage_compensation_pct",
                     "exit_notice_days", "exit_refund_prepaid", "data_sovereignty", "audit_rights", "penalty"},

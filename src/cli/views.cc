@@ -309,7 +309,7 @@ std::vector<ResourceView> build_views() {
 
   v.push_back({"measurements",
                "measurement",
-               "card FP16 benchmarks, node NCCL bandwidth and outages (SLA credits)",
+               "card FP16 benchmarks, node NCCL bandwidth and outages (SLA credits; append-only)",
                {col("ID", "id"),
                 col("KIND", "kind"),
                 col("NODE", "node"),
@@ -324,11 +324,13 @@ std::vector<ResourceView> build_views() {
                  [](const json& d, TimeMs) {
                    return d.contains("at") ? text(d, "at") : text(d, "from") + " .. " + text(d, "to");
                  }},
+                col("METHOD", "method"),
+                col("CORRECTS", "corrects"),
                 col("NOTE", "note")},
                filters({"supplier"}, one_of("kind", enum_names(kMeasurementKindNames))),
                true,
-               true,
-               true,
+               false,  // append-only: corrected by a new one naming it
+               false,
                nullptr});
 
   v.push_back({"spot-prices",

@@ -182,7 +182,9 @@ TEST(Detail, OfferShowsPricesFeesAndContract) {
   EXPECT_NE(s.find("  model lock:          yes (no substitution of h100-sxm5-80gb)\n"), std::string::npos) << s;
   EXPECT_NE(s.find("  min FP16 per card:   900 TFLOPS (shortfall refunded in proportion)\n"), std::string::npos) << s;
   EXPECT_NE(s.find("  exit:                30 days' notice, prepaid unused fees refunded\n"), std::string::npos) << s;
-  EXPECT_NE(s.find("  penalty:             5% of the month's fee per 10% below the promise\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("  penalty:             5% of the month's fee of the cards measured short per 10% below the promise\n"),
+            std::string::npos)
+      << s;
   EXPECT_NE(s.find("  qwen2.5-72b-instruct                  4.00"), std::string::npos) << s;
 }
 

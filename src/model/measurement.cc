@@ -63,8 +63,11 @@ Result<Measurement> parse_measurement(const json& body) {
     forbid("gpu", enum_name(kMeasurementKindNames, m.kind));
     forbid("at", enum_name(kMeasurementKindNames, m.kind));
   }
+  m.method = f.enumeration("method", kMeasurementMethodNames, std::optional(MeasurementMethod::kManual));
+  m.evidence = f.opt_str("evidence", {.min_len = 0, .max_len = kMaxEvidenceBytes}).value_or("");
+  m.corrects = f.opt_str("corrects", {.max_len = 64, .pattern = "[a-z]{2,4}_[0-9a-f]{16}", .pattern_help = "pattern.id"});
   ignore_server_keys(f);
-  f.ignore({"node_id"});
+  f.ignore({"node_id", "recorded_by"});
   f.finish();
   if (!errs.empty()) return errs.to_error();
   return m;
@@ -72,7 +75,10 @@ Result<Measurement> parse_measurement(const json& body) {
 
 Result<Measurement> decode_measurement(const json& body) {
   return with_server_keys(parse_measurement(body), body,
-                          [](Fields& f, Measurement& m) { m.node_id = f.opt_str("node_id", kServerText).value_or(""); });
+                          [](Fields& f, Measurement& m) {
+                            m.node_id = f.opt_str("node_id", kServerText).value_or("");
+                            m.recorded_by = f.opt_str("recorded_by", kServerText).value_or("");
+                          });
 }
 
 json to_json(const Measurement& m) {
@@ -84,7 +90,11 @@ json to_json(const Measurement& m) {
   put_opt_time(j, "responded_at", m.responded_at);
   if (m.tflops_x10) j["fp16_tflops"] = format_tflops_x10(*m.tflops_x10);
   put_opt(j, "busbw_gbps", m.busbw_gbps);
+  j["method"] = enum_name(kMeasurementMethodNames, m.method);
+  if (!m.evidence.empty()) j["evidence"] = m.evidence;
+  put_opt(j, "corrects", m.corrects);
   if (!m.node_id.empty()) j["node_id"] = m.node_id;
+  if (!m.recorded_by.empty()) j["recorded_by"] = m.recorded_by;
   return j;
 }
 

@@ -139,6 +139,7 @@ ContractTemplate parse_contract(Fields& f, const GpuModel* model) {
   f.object("penalty", false, [&](Fields& pf) {
     t.penalty.fee_pct_per_step = pf.opt_integer("fee_pct_per_step", 0, 100).value_or(5);
     t.penalty.step_pct_below_promise = pf.opt_integer("step_pct_below_promise", 1, 100).value_or(10);
+    t.penalty.base = pf.enumeration("base", kPenaltyBaseNames, std::optional(PenaltyBase::kShortCards));
   });
   return t;
 }
@@ -217,7 +218,8 @@ json to_json(const ContractTemplate& t) {
                    {"exit_refund_prepaid", t.exit_refund_prepaid},
                    {"audit_rights", t.audit_rights},
                    {"penalty", {{"fee_pct_per_step", t.penalty.fee_pct_per_step},
-                                {"step_pct_below_promise", t.penalty.step_pct_below_promise}}}};
+                                {"step_pct_below_promise", t.penalty.step_pct_below_promise},
+                                {"base", enum_name(kPenaltyBaseNames, t.penalty.base)}}}};
   if (t.min_fp16_tflops_x10) contract["min_fp16_tflops"] = format_tflops_x10(*t.min_fp16_tflops_x10);
   put_opt(contract, "min_nccl_busbw_gbps", t.min_nccl_busbw_gbps);
   put_opt(contract, "data_sovereignty", t.data_sovereignty);

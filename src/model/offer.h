@@ -93,10 +93,17 @@ struct OfferFees {
   bool operator==(const OfferFees&) const = default;
 };
 
-// "fee_pct_per_step % of the month's fee per step_pct_below_promise % below the promise".
+// What a penalty's percentage is taken of: the month's fee of the cards measured short (default:
+// one slow card on a 100-card invoice is penalised on its own fee), or the whole month's fee.
+enum class PenaltyBase { kShortCards, kMonthFee };
+inline constexpr EnumEntry<PenaltyBase> kPenaltyBaseNames[] = {{PenaltyBase::kShortCards, "short_cards"},
+                                                              {PenaltyBase::kMonthFee, "month_fee"}};
+
+// "fee_pct_per_step % of the fee (`base`) per step_pct_below_promise % below the promise".
 struct Penalty {
   int64_t fee_pct_per_step = 5;
   int64_t step_pct_below_promise = 10;
+  PenaltyBase base = PenaltyBase::kShortCards;
 
   bool operator==(const Penalty&) const = default;
 };

@@ -48,6 +48,20 @@ Result<json> seed_demo_if_empty(App& app, const std::string& admin_user_id, cons
     counts[obj.kind] = counts.value(obj.kind, 0) + 1;
   }
 
+  // A spot market price on every offer that sells spot: its sheet's, from now (the market moves it
+  // later through POST /api/v1/spot-prices).
+  if (auto spot = app.kinds.find("spot-prices"); spot != app.kinds.end()) {
+    auto offers = list_all(app.store, "offers");
+    if (!offers) return offers.error();
+    for (const Record& o : *offers) {
+      const json* sheet = o.body.contains("prices") ? &o.body["prices"] : nullptr;
+      if (!sheet || !sheet->is_object() || !sheet->contains("spot")) continue;
+      auto r = create_object(app, spot->second, json{{"offer", o.id}, {"price", (*sheet)["spot"]}}, op);
+      if (!r) return Error::make(Code::kInternal, "demo spot price of offer " + o.name + ": " + r.error().message);
+      counts["spot-prices"] = counts.value("spot-prices", 0) + 1;
+    }
+  }
+
   // Public base images, built from Debian packages by a server with --image-builds (scripts/demo
   // passes it); queued until then. Packages sorted, as parse_image keeps a recipe.
   const std::vector<std::tuple<std::string, std::string, std::vector<std::string>>> images = {

@@ -57,7 +57,9 @@ Result<std::vector<SupplierCandidate>> load_supplier_candidates(StoreReader& sto
     std::vector<Measurement> measurements;
     auto m_records = list_all(store, "measurements", {{"supplier_id", s.id}});
     if (!m_records) return m_records.error();
+    const std::set<std::string> corrected = corrected_ids(*m_records);
     for (const Record& m : *m_records) {
+      if (corrected.count(m.id)) continue;  // its correction holds instead
       auto parsed = decode_record(m, decode_measurement, "its supplier cannot be scored without it");
       if (!parsed) return parsed.error();
       measurements.push_back(std::move(*parsed));

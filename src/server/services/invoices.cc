@@ -285,7 +285,9 @@ Status add_measurements(StoreReader& store, Builder& b, LoadedInputs& loaded) {
   }
   for (auto& [key, g] : loaded.groups) {
     if (g.contract_id.empty()) continue;  // list prices: no SLA
+    const std::set<std::string> corrected = corrected_ids(measurements[g.supplier_id]);
     for (const Record& r : measurements[g.supplier_id]) {
+      if (corrected.count(r.id)) continue;  // its correction holds instead
       auto m = decode_record(r, decode_measurement,
                              "the SLA credits of contracts with this supplier cannot be computed without it");
       if (!m) return m.error();
