@@ -290,7 +290,9 @@ TEST(Billing, SpotTimeIsRatedAtTheMarketPriceOfEachInterval) {
   wait_for(s, "/api/v1/jobs/" + id, [](const json& x) { return x["status"]["state"] == "succeeded"; });
   const json list = s.admin("GET", "/api/v1/spot-prices?offer=" + offer["id"].get<std::string>()).body;
   ASSERT_EQ(list["items"].size(), 2u) << list.dump();
-  const std::string changed = list["items"][1]["from"];
+  std::string changed;  // the list is in id order, not time order
+  for (const auto& p : list["items"])
+    if (p["price"] == "3.00") changed = p["from"];
   std::map<std::string, json> spot;  // unit price -> line
   json inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + this_month()).body;
   for (const auto& sec : inv["sections"])
