@@ -20,7 +20,7 @@ TimeMs commitment_end(const Ctx& c, const Commitment& cm) { return c.exit ? std:
 
 Status rate_commitments(Ctx& c) {
   for (const auto& cm : c.in.commitments) {
-    const Offer& o = c.in.offers.at(cm.offer);
+    const Offer& o = offer_in_force(c.in, cm.offer, cm.start);  // a commitment keeps the price it was made at
     auto price = commitment_price(o, cm);
     if (!price) return price.error();
     const std::string what = "Reserved commitment " + cm.id + ": " + std::to_string(cm.gpus) + " GPU(s) × " +
@@ -45,55 +45,64 @@ namespace {
 
 std::string month_label(TimeMs t) { return format_rfc3339(month_start(t)).substr(0, 7); }
 
-// One volume fee: records of allocations on `offer`, the month's free allowance used first come
-// first served (counted from the month's start even when the period starts later). Records are
-// summed per (month, allocation) — or per (UTC day, allocation) with volume_lines_per_day — before
-// they reach the line book.
-void volume_fee(Ctx& c, const std::map<std::string, const Allocation*>& allocs, const Offer& o, const VolumeFee& fee,
-                const char* rule, const char* what, int64_t VolumeUsage::*bytes_of) {
+// One volume fee of offer `name` (fee_of picks storage I/O or egress from a version): records of
+// its allocations, each priced by the offer version in force at its time, the month's free
+// allowance (of that version) used first come first served, counted from the month's start even
+// when the period starts later. Records are summed per (month, allocation, price) — or per (UTC day,
+// allocation, price) with volume_lines_per_day — before they reach the line book.
+void volume_fee(Ctx& c, const std::map<std::string, const Allocation*>& allocs, const std::string& name,
+                const std::optional<VolumeFee>& (*fee_of)(const Offer&), const char* rule, const char* what,
+                int64_t VolumeUsage::*bytes_of) {
   std::vector<const VolumeUsage*> recs;
   const TimeMs since = month_start(c.in.from);
   for (const auto& v : c.in.volume)
-    if (v.at < c.in.to && v.at >= since && v.*bytes_of > 0 && allocs.at(v.allocation)->offer == o.name) recs.push_back(&v);
+    if (v.at < c.in.to && v.at >= since && v.*bytes_of > 0 && allocs.at(v.allocation)->offer == name) recs.push_back(&v);
   std::stable_sort(recs.begin(), recs.end(), [](auto* x, auto* y) { return std::tie(x->at, x->allocation) < std::tie(y->at, y->allocation); });
   struct Sum {
     __int128 free = 0, charged = 0;
     TimeMs from = INT64_MAX, to = INT64_MIN;
+    int64_t free_gb = 0;
   };
-  std::map<std::pair<TimeMs, std::string>, Sum> sums;  // (month or day start, allocation)
-  const __int128 free_bytes = static_cast<__int128>(fee.free_gb) * kBytesPerGb;
+  std::map<std::tuple<TimeMs, std::string, int64_t>, Sum> sums;  // (month or day start, allocation, price)
   TimeMs month = INT64_MIN, month_end = INT64_MIN;
   __int128 used = 0;
   for (const auto* v : recs) {
+    const std::optional<VolumeFee>& fee = fee_of(offer_in_force(c.in, name, v->at));
+    if (!fee) continue;  // the version in force then charged nothing for it
     if (v->at >= month_end) {  // records are in time order: a new month resets the allowance
       month = month_start(v->at);
       month_end = add_months(month, 1);
       used = 0;
     }
     const __int128 n = v->*bytes_of;
-    const __int128 free_part = std::clamp<__int128>(free_bytes - used, 0, n);
+    const __int128 free_part = std::clamp<__int128>(static_cast<__int128>(fee->free_gb) * kBytesPerGb - used, 0, n);
     used += n;
     if (v->at < c.in.from) continue;  // counted toward the allowance only
-    Sum& s = sums[{c.in.volume_lines_per_day ? day_start(v->at) : month, v->allocation}];
+    Sum& s = sums[{c.in.volume_lines_per_day ? day_start(v->at) : month, v->allocation, fee->per_gb.micros()}];
     s.free += free_part;
     s.charged += n - free_part;
     s.from = std::min(s.from, v->at);
     s.to = std::max(s.to, v->at);
+    s.free_gb = fee->free_gb;
   }
   for (const auto& [key, s] : sums) {
-    const Allocation& a = *allocs.at(key.second);
-    const std::string label = c.in.volume_lines_per_day ? format_rfc3339(key.first).substr(0, 10) : month_label(key.first);
-    const std::string base = std::string(what) + " of job " + a.job + " on offer " + o.name +
+    const auto& [start, alloc, price] = key;
+    const Allocation& a = *allocs.at(alloc);
+    const std::string label = c.in.volume_lines_per_day ? format_rfc3339(start).substr(0, 10) : month_label(start);
+    const std::string base = std::string(what) + " of job " + a.job + " on offer " + name +
                              (c.in.volume_lines_per_day ? " on " : " in ") + label;
     if (s.free > 0)
-      c.book.add({2, a.project, a.job, a.id, o.name, "", std::string(rule) + "_free", 0, label}, s.free, s.from, s.to,
+      c.book.add({2, a.project, a.job, a.id, name, "", std::string(rule) + "_free", 0, label}, s.free, s.from, s.to,
                  kBytesPerGb, 9, "GB", "GB",
-                 base + ", inside the free allowance of " + std::to_string(fee.free_gb) + " GB per month");
+                 base + ", inside the free allowance of " + std::to_string(s.free_gb) + " GB per month");
     if (s.charged > 0)
-      c.book.add({2, a.project, a.job, a.id, o.name, "", rule, fee.per_gb.micros(), label}, s.charged, s.from, s.to,
-                 kBytesPerGb, 9, "GB", "GB", base + ", beyond the free allowance");
+      c.book.add({2, a.project, a.job, a.id, name, "", rule, price, label}, s.charged, s.from, s.to, kBytesPerGb, 9,
+                 "GB", "GB", base + ", beyond the free allowance");
   }
 }
+
+const std::optional<VolumeFee>& storage_io_of(const Offer& o) { return o.fees.storage_io; }
+const std::optional<VolumeFee>& egress_of(const Offer& o) { return o.fees.egress; }
 
 const ServedModel& served(const Offer& o, const std::string& model) {
   for (const auto& m : o.served_models)
@@ -108,20 +117,17 @@ Status rate_volumes(Ctx& c) {
   std::map<std::string, const Allocation*> allocs;
   for (const auto& a : c.in.allocations) allocs[a.id] = &a;
   for (const auto& [name, o] : c.in.offers) {
-    if (o.fees.storage_io)
-      volume_fee(c, allocs, o, *o.fees.storage_io, "storage_io", "Storage I/O", &VolumeUsage::storage_io_bytes);
-    if (o.fees.egress) volume_fee(c, allocs, o, *o.fees.egress, "egress", "Egress", &VolumeUsage::egress_bytes);
+    volume_fee(c, allocs, name, storage_io_of, "storage_io", "Storage I/O", &VolumeUsage::storage_io_bytes);
+    volume_fee(c, allocs, name, egress_of, "egress", "Egress", &VolumeUsage::egress_bytes);
   }
   return ok_status();
 }
 
 // Images kept on an offer's nodes: bytes × time per image, offer and calendar month, at the fee's
-// price per GB-month (730 h). At every moment the free allowance (free_gb) covers the images kept
-// longest first (then by id); the rest is charged.
+// price per GB-month (730 h) of the offer version in force. At every moment the free allowance
+// (free_gb) covers the images kept longest first (then by id); the rest is charged.
 Status rate_images(Ctx& c) {
   for (const auto& [name, o] : c.in.offers) {
-    if (!o.fees.image_storage) continue;
-    const StorageFee& fee = *o.fees.image_storage;
     std::vector<const StoredImage*> imgs;
     for (const auto& im : c.in.images)
       if (im.offer == name && im.bytes > 0 && im.from < c.in.to && (!im.to || *im.to > c.in.from)) imgs.push_back(&im);
@@ -133,10 +139,14 @@ Status rate_images(Ctx& c) {
       if (im->to && *im->to < c.in.to) cuts.insert(*im->to);
     }
     for (TimeMs m = add_months(month_start(c.in.from), 1); m < c.in.to; m = add_months(m, 1)) cuts.insert(m);
-    const __int128 free_bytes = static_cast<__int128>(fee.free_gb) * kBytesPerGb;
+    for (auto [v0, v1] : version_cuts(c.in, name, c.in.from, c.in.to)) cuts.insert(v0);
     const int64_t den = kBytesPerGb * kMsPerBillingMonth;
     for (auto it = cuts.begin(); std::next(it) != cuts.end(); ++it) {
       const TimeMs t0 = *it, t1 = *std::next(it);
+      const Offer& v = offer_in_force(c.in, name, t0);
+      if (!v.fees.image_storage) continue;
+      const StorageFee& fee = *v.fees.image_storage;
+      const __int128 free_bytes = static_cast<__int128>(fee.free_gb) * kBytesPerGb;
       const std::string label = month_label(t0);
       __int128 left = free_bytes;
       for (const auto* im : imgs) {
@@ -162,7 +172,7 @@ Status rate_images(Ctx& c) {
 Status rate_served(Ctx& c) {
   for (const auto& t : c.in.tokens) {
     if (t.at < c.in.from || t.at >= c.in.to) continue;
-    const Offer& o = c.in.offers.at(t.offer);
+    const Offer& o = offer_in_force(c.in, t.offer, t.at);
     const ServedModel& m = served(o, t.model);
     const std::string base = " tokens of " + t.model + " on offer " + o.name;
     if (t.input_tokens > 0)
@@ -173,13 +183,14 @@ Status rate_served(Ctx& c) {
                  t.output_tokens, t.at, t.at, kTokensPerPrice, 0, "token", "1M tokens", "Output" + base);
   }
   for (const auto& q : c.in.qps) {
-    const TimeMs t0 = std::max(q.from, c.in.from), t1 = std::min(q.to, c.in.to);
-    if (t0 >= t1) continue;
-    const Offer& o = c.in.offers.at(q.offer);
-    const ServedModel& m = served(o, q.model);
-    c.book.add({0, q.project, "", "", o.name, "per_qps", "qps_month", m.per_qps_month->micros(), q.model},
-               static_cast<__int128>(q.qps) * (t1 - t0), t0, t1, kMsPerQpsMonth, 3, "QPS-second", "QPS-month (730 h)",
-               "Provisioned QPS capacity of " + q.model + " on offer " + o.name);
+    const TimeMs from = std::max(q.from, c.in.from), to = std::min(q.to, c.in.to);
+    for (auto [t0, t1] : version_cuts(c.in, q.offer, from, to)) {
+      const Offer& o = offer_in_force(c.in, q.offer, t0);
+      const ServedModel& m = served(o, q.model);
+      c.book.add({0, q.project, "", "", o.name, "per_qps", "qps_month", m.per_qps_month->micros(), q.model},
+                 static_cast<__int128>(q.qps) * (t1 - t0), t0, t1, kMsPerQpsMonth, 3, "QPS-second",
+                 "QPS-month (730 h)", "Provisioned QPS capacity of " + q.model + " on offer " + o.name);
+    }
   }
   return ok_status();
 }

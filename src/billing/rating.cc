@@ -64,6 +64,27 @@ std::optional<TimeMs> effective_exit(const ContractTerms& c) {
   return std::max(c.exit_at.value_or(earliest), earliest);
 }
 
+const Offer& offer_in_force(const RatingInput& in, const std::string& name, TimeMs t) {
+  if (auto h = in.offer_history.find(name); h != in.offer_history.end())
+    for (const auto& v : h->second)
+      if (t < v.until) return v.offer;
+  return in.offers.at(name);
+}
+
+std::vector<std::pair<TimeMs, TimeMs>> version_cuts(const RatingInput& in, const std::string& name, TimeMs t0,
+                                                    TimeMs t1) {
+  std::vector<std::pair<TimeMs, TimeMs>> out;
+  TimeMs t = t0;
+  if (auto h = in.offer_history.find(name); h != in.offer_history.end())
+    for (const auto& v : h->second)
+      if (v.until > t && v.until < t1) {
+        out.push_back({t, v.until});
+        t = v.until;
+      }
+  if (t < t1) out.push_back({t, t1});
+  return out;
+}
+
 std::string format_scaled(__int128 v, int scale) {
   const bool neg = v < 0;
   if (neg) v = -v;
@@ -204,18 +225,18 @@ Status check_commitments(const RatingInput& in) {
     const std::string f = "commitments[" + std::to_string(i) + "]";
     auto o = in.offers.find(cm.offer);
     if (o == in.offers.end()) return bad(f + ".offer", unknown_offer(cm.offer));
-    if (auto p = commitment_price(o->second, cm); !p) return bad(f + ".term_months", p.error().fields.at(0).coded);
+    if (auto p = commitment_price(offer_in_force(in, cm.offer, cm.start), cm); !p) return bad(f + ".term_months", p.error().fields.at(0).coded);
   }
   return ok_status();
 }
 
 // The offer serves the model and pick(model) says it has the prices the usage needs.
+// `at`: when the usage happened (the offer's version in force then prices it).
 template <typename Pick>
-Status served_price(const RatingInput& in, const std::string& offer, const std::string& model, const std::string& f,
-                    Pick pick) {
-  auto o = in.offers.find(offer);
-  if (o == in.offers.end()) return bad(f + ".offer", unknown_offer(offer));
-  for (const auto& m : o->second.served_models)
+Status served_price(const RatingInput& in, const std::string& offer, const std::string& model, TimeMs at,
+                    const std::string& f, Pick pick) {
+  if (!in.offers.count(offer)) return bad(f + ".offer", unknown_offer(offer));
+  for (const auto& m : offer_in_force(in, offer, at).served_models)
     if (m.model == model)
       return pick(m) ? ok_status() : bad(f, Message("rating.no_model_price").arg("offer", offer).arg("model", model));
   return bad(f + ".model", Message("rating.model_not_served").arg("offer", offer).arg("model", model));
@@ -226,7 +247,7 @@ Status check_served(const RatingInput& in) {
   for (size_t i = 0; i < in.tokens.size(); ++i) {
     const auto& t = in.tokens[i];
     const std::string f = "usage.tokens[" + std::to_string(i) + "]";
-    if (auto s = served_price(in, t.offer, t.model, f, [&](const ServedModel& m) {
+    if (auto s = served_price(in, t.offer, t.model, t.at, f, [&](const ServedModel& m) {
           return (t.input_tokens == 0 || m.per_million_input_tokens) && (t.output_tokens == 0 || m.per_million_output_tokens);
         });
         !s)
@@ -236,9 +257,10 @@ Status check_served(const RatingInput& in) {
     const auto& q = in.qps[i];
     const std::string f = "usage.qps[" + std::to_string(i) + "]";
     if (q.from >= q.to) return bad(f + ".to", Message("time.after_from"));
-    if (auto s = served_price(in, q.offer, q.model, f, [](const ServedModel& m) { return m.per_qps_month.has_value(); });
-        !s)
-      return s;
+    for (auto [t0, t1] : version_cuts(in, q.offer, q.from, q.to))
+      if (auto s = served_price(in, q.offer, q.model, t0, f, [](const ServedModel& m) { return m.per_qps_month.has_value(); });
+          !s)
+        return s;
   }
   return ok_status();
 }
@@ -280,6 +302,17 @@ Status check(const RatingInput& in) {
     if (!in.offers.count(im.offer)) return bad(f + ".offer", unknown_offer(im.offer));
     if (im.bytes < 0) return bad(f + ".bytes", Message("rating.positive"));
     if (im.to && *im.to <= im.from) return bad(f + ".to", Message("time.after_from"));
+  }
+  for (const auto& [name, versions] : in.offer_history) {
+    if (!in.offers.count(name)) return bad("offer_history." + name, Message("rating.unknown_offer_key"));
+    for (size_t k = 0; k < versions.size(); ++k) {
+      if (k > 0 && versions[k].until <= versions[k - 1].until)
+        return bad("offer_history." + name, Message("rating.history_order"));
+      if (versions[k].offer.currency != in.contract.currency)
+        return bad("offer_history." + name + ".currency", Message("rating.offer_currency")
+                                                            .arg("currency", currency_code(versions[k].offer.currency))
+                                                            .arg("contract", currency_code(in.contract.currency)));
+    }
   }
   for (const auto& [offer, prices] : in.spot_prices) {
     if (!in.offers.count(offer)) return bad("spot_prices." + offer, Message("rating.unknown_offer_key"));

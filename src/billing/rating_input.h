@@ -146,11 +146,22 @@ struct ContractTerms {
   std::optional<TimeMs> exit_at;         // ...to leave at this time (effective no earlier than notice + notice days)
 };
 
+// An earlier version of an offer's price sheet and fee rules, in force until `until` (from the
+// previous version's `until`, or from the beginning of time for the first).
+struct OfferVersion {
+  TimeMs until = 0;
+  Offer offer;
+};
+
 struct RatingInput {
   TimeMs from = 0;  // period [from, to)
   TimeMs to = 0;
   ContractTerms contract;
-  std::map<std::string, Offer> offers;  // by name
+  std::map<std::string, Offer> offers;  // by name: the version in force now (after every history entry)
+  // Price history by offer name, sorted by `until`: usage is priced by the version in force when it
+  // happened (GPU time per interval, volume and tokens at their time, commitments at their start);
+  // a run's billing start, idle rule and minimum increment are those in force when it was placed.
+  std::map<std::string, std::vector<OfferVersion>> offer_history;
   std::vector<Commitment> commitments;
   std::vector<Allocation> allocations;
   std::vector<VolumeUsage> volume;
@@ -166,6 +177,11 @@ struct RatingInput {
   // egress per day) need. Invoices keep one line per month.
   bool volume_lines_per_day = false;
 };
+
+// The version of offer `name` (a key of in.offers) in force at t.
+const Offer& offer_in_force(const RatingInput& in, const std::string& name, TimeMs t);
+// [t0, t1) cut where offer `name`'s versions change (one piece without history).
+std::vector<std::pair<TimeMs, TimeMs>> version_cuts(const RatingInput& in, const std::string& name, TimeMs t0, TimeMs t1);
 
 // The effective exit time (max of exit_at and notice + exit_notice_days), if an exit was given.
 std::optional<TimeMs> effective_exit(const ContractTerms& c);

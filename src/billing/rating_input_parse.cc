@@ -101,11 +101,24 @@ Result<RatingInput> parse_rating_input(const json& body, const GpuCatalog& catal
     } else {
       for (size_t i = 0; i < offers->size(); ++i) {
         json o = (*offers)[i];
+        const std::string at = "offers[" + std::to_string(i) + "]";
+        // An earlier version of an offer listed again: in force until `in_force_until`.
+        std::optional<TimeMs> until;
+        if (o.is_object() && o.contains("in_force_until")) {
+          const json u = o["in_force_until"];
+          o.erase("in_force_until");
+          auto t = u.is_string() ? parse_rfc3339(u.get<std::string>(), at + ".in_force_until")
+                                 : Result<TimeMs>(Error::invalid(at + ".in_force_until", Message("field.time_string")));
+          if (!t) {
+            errs.add(at + ".in_force_until", t.error().fields.at(0).coded);
+            continue;
+          }
+          until = *t;
+        }
         if (o.is_object() && !o.contains("supplier")) o["supplier"] = "scenario";
         if (o.is_object() && !o.contains("region")) o["region"] = "zz-scenario";
         auto parsed = parse_offer(o, catalog);
         if (!parsed) {
-          const std::string at = "offers[" + std::to_string(i) + "]";
           for (const auto& fe : parsed.error().fields) {
             if (fe.coded.empty())
               errs.add(at + "." + fe.field, fe.reason);
@@ -121,10 +134,18 @@ Result<RatingInput> parse_rating_input(const json& body, const GpuCatalog& catal
           continue;
         }
         if (i == 0) tmpl = parsed->contract_template, first_currency = parsed->currency;
-        if (in.offers.count(parsed->name))
-          errs.add("offers[" + std::to_string(i) + "].name", Message("rating.duplicate_offer"));
-        in.offers[parsed->name] = std::move(*parsed);
+        if (in.offers.count(parsed->name)) {
+          errs.add(at + ".name", Message(until ? "rating.history_after_current" : "rating.duplicate_offer"));
+          continue;
+        }
+        if (until) {
+          in.offer_history[parsed->name].push_back({*until, std::move(*parsed)});  // order checked by rate()
+        } else {
+          in.offers[parsed->name] = std::move(*parsed);
+        }
       }
+      for (const auto& [name, h] : in.offer_history)
+        if (!in.offers.count(name)) errs.add("offers", Message("rating.history_no_current").arg("offer", name));
     }
   } else {
     errs.add("offers", FieldReason{"field.required"});

@@ -119,6 +119,27 @@ TEST(RatingProperties, TotalsAreSumsOfLinesAndRatingIsDeterministic) {
   }
 }
 
+// The whole period's exact amount equals its two parts' up to ½ µ per line on both sides; when it
+// does not, names the rules that differ. Returns the number of lines (for the cents bound).
+int64_t expect_parts_add_up(uint32_t seed, const RatingResult& whole, const RatingResult& first,
+                            const RatingResult& second) {
+  int64_t exact_whole = 0, exact_parts = 0;
+  for (const auto& l : whole.lines) exact_whole += l.amount_exact.micros();
+  for (const auto* h : {&first, &second})
+    for (const auto& l : h->lines) exact_parts += l.amount_exact.micros();
+  const int64_t lines = static_cast<int64_t>(whole.lines.size() + first.lines.size() + second.lines.size());
+  if (std::llabs(exact_whole - exact_parts) > lines) {
+    std::map<std::string, int64_t> by_rule;
+    for (const auto& l : whole.lines) by_rule[l.rule] += l.amount_exact.micros();
+    for (const auto* h : {&first, &second})
+      for (const auto& l : h->lines) by_rule[l.rule] -= l.amount_exact.micros();
+    for (auto [k, v] : by_rule)
+      if (std::llabs(v) > 100) ADD_FAILURE() << "seed " << seed << " rule " << k << " differs by " << v << " µ";
+  }
+  EXPECT_LE(std::llabs(exact_whole - exact_parts), lines) << "seed " << seed;  // ≤ ½ µ per line, both sides
+  return lines;
+}
+
 // The invoice for a period equals the sum of the invoices for its halves, up to rounding: each line
 // may move by half a cent when rounded, and each exact amount by half a micro-unit.
 TEST(RatingProperties, PeriodEqualsSumOfItsHalves) {
@@ -130,22 +151,62 @@ TEST(RatingProperties, PeriodEqualsSumOfItsHalves) {
     second_in.from = mid;
     auto whole = rate(whole_in), first = rate(first_in), second = rate(second_in);
     ASSERT_TRUE(whole.ok() && first.ok() && second.ok()) << "seed " << seed;
-    int64_t exact_whole = 0, exact_halves = 0;
-    for (const auto& l : whole->lines) exact_whole += l.amount_exact.micros();
-    for (const auto* h : {&*first, &*second})
-      for (const auto& l : h->lines) exact_halves += l.amount_exact.micros();
-    const int64_t lines = static_cast<int64_t>(whole->lines.size() + first->lines.size() + second->lines.size());
-    if (std::llabs(exact_whole - exact_halves) > lines) {
-      std::map<std::string, int64_t> by_rule;
-      for (const auto& l : whole->lines) by_rule[l.rule] += l.amount_exact.micros();
-      for (const auto* h : {&*first, &*second})
-        for (const auto& l : h->lines) by_rule[l.rule] -= l.amount_exact.micros();
-      for (auto [k, v] : by_rule)
-        if (std::llabs(v) > 100) ADD_FAILURE() << "seed " << seed << " rule " << k << " differs by " << v << " µ";
-    }
-    EXPECT_LE(std::llabs(exact_whole - exact_halves), lines) << "seed " << seed;  // ≤ ½ µ per line, both sides
+    const int64_t lines = expect_parts_add_up(seed, *whole, *first, *second);
     const int64_t cents_diff = whole->total.micros() - first->total.micros() - second->total.micros();
     EXPECT_LE(std::llabs(cents_diff), lines * 5'000) << "seed " << seed;  // ≤ ½ cent per line
+  }
+}
+
+// Every price of the offer's sheet doubled (a new version with the same rules).
+Offer repriced(Offer o) {
+  auto twice = [](Money& m) { m = Money(m.micros() * 2, m.currency()); };
+  twice(o.prices.on_demand);
+  for (auto* p : {&o.prices.reserved_1m, &o.prices.spot})
+    if (*p) twice(**p);
+  for (auto* f : {&o.fees.storage_io, &o.fees.egress})
+    if (*f) twice((*f)->per_gb);
+  for (auto& m : o.served_models)
+    for (auto* p : {&m.per_million_input_tokens, &m.per_million_output_tokens, &m.per_qps_month})
+      if (*p) twice(**p);
+  return o;
+}
+
+// Price history: a sheet that changes after the period leaves the period's invoice exactly as it
+// was; a change inside it reprices only what happened after the change (the period rated with
+// the history equals its part before the change at the old sheet plus its part after at the new
+// one, up to the halves' rounding).
+TEST(RatingProperties, APriceChangeRepricesOnlyUsageAfterIt) {
+  for (uint32_t seed = 1; seed <= 40; ++seed) {
+    RatingInput in = random_input(seed);
+    in.commitments.clear();  // a commitment keeps its price across the change: not comparable by parts
+    in.incidents.clear();    // an outage is compensated at the price in force when it began: likewise
+    auto base = rate(in);
+    ASSERT_TRUE(base.ok()) << "seed " << seed << ": " << base.error().message;
+
+    RatingInput later = in;  // changed at the period's end: nothing in it moves
+    for (auto& [name, o] : later.offers) {
+      later.offer_history[name] = {{in.to, o}};
+      o = repriced(o);
+    }
+    auto same = rate(later);
+    ASSERT_TRUE(same.ok()) << "seed " << seed;
+    ASSERT_EQ(same->lines.size(), base->lines.size()) << "seed " << seed;
+    for (size_t i = 0; i < base->lines.size(); ++i) EXPECT_EQ(same->lines[i].amount_exact, base->lines[i].amount_exact);
+
+    const TimeMs t = in.from + (static_cast<TimeMs>(seed) * 7919 % 720) * kHour + seed * 1013;
+    RatingInput mid = in, before = in, after = in;
+    before.to = t;
+    after.from = t;
+    for (auto& [name, o] : mid.offers) {
+      mid.offer_history[name] = {{t, o}};
+      o = repriced(o);
+      after.offers[name] = o;
+    }
+    // Runs placed before t keep the rules they were placed under: same rules in both sheets here.
+    auto whole = rate(mid), first = rate(before), second = rate(after);
+    ASSERT_TRUE(whole.ok() && first.ok() && second.ok()) << "seed " << seed;
+    expect_parts_add_up(seed, *whole, *first, *second);
+    EXPECT_GE(whole->charges.micros(), base->charges.micros()) << "seed " << seed << ": the dearer sheet shows";
   }
 }
 

@@ -1,4 +1,5 @@
-// GPU time of allocations: billing window by the offer's `billing_starts`, cold start, idle
+// GPU time of allocations, priced by the offer version in force in each interval: billing window
+// by the `billing_starts` of the version the run was placed under, cold start, idle
 // stretches by the offer's idle rule, coverage by reserved commitments (a sweep per offer), spot
 // market intervals, and the on-demand minimum increment.
 #include <algorithm>
@@ -93,7 +94,8 @@ std::string describe(const std::string& rule, const Allocation& a, const Offer& 
 }  // namespace
 
 Result<int64_t> unit_price(const Ctx& c, const Offer& offer, BillingMode mode, TimeMs t) {
-  if (mode != BillingMode::kSpot) return offer.prices.on_demand.micros();
+  const Offer& v = offer_in_force(c.in, offer.name, t);
+  if (mode != BillingMode::kSpot) return v.prices.on_demand.micros();
   auto it = c.in.spot_prices.find(offer.name);
   if (it != c.in.spot_prices.end()) {
     const SpotPrice* in_force = nullptr;
@@ -101,25 +103,27 @@ Result<int64_t> unit_price(const Ctx& c, const Offer& offer, BillingMode mode, T
       if (p.from <= t) in_force = &p;
     if (in_force) return in_force->price.micros();
   }
-  if (offer.prices.spot) return offer.prices.spot->micros();
+  if (v.prices.spot) return v.prices.spot->micros();
   return Error::invalid("spot_prices." + offer.name, Message("rating.no_spot_price_at").arg("at", format_rfc3339(t)));
 }
 
 namespace {
 
-// [t0, t1) split where the offer's spot market price changes (one piece for other modes).
+// [t0, t1) split where the offer's version changes and, for spot, where its market price changes.
 std::vector<std::pair<TimeMs, TimeMs>> price_cuts(const Ctx& c, const Offer& o, BillingMode mode, TimeMs t0, TimeMs t1) {
   std::vector<std::pair<TimeMs, TimeMs>> out;
-  TimeMs t = t0;
-  if (mode == BillingMode::kSpot) {
-    if (auto it = c.in.spot_prices.find(o.name); it != c.in.spot_prices.end())
-      for (const auto& p : it->second)
-        if (p.from > t && p.from < t1) {
-          out.push_back({t, p.from});
-          t = p.from;
-        }
+  for (auto [v0, v1] : version_cuts(c.in, o.name, t0, t1)) {
+    TimeMs t = v0;
+    if (mode == BillingMode::kSpot) {
+      if (auto it = c.in.spot_prices.find(o.name); it != c.in.spot_prices.end())
+        for (const auto& p : it->second)
+          if (p.from > t && p.from < v1) {
+            out.push_back({t, p.from});
+            t = p.from;
+          }
+    }
+    out.push_back({t, v1});
   }
-  out.push_back({t, t1});
   return out;
 }
 
@@ -137,7 +141,7 @@ Status add_excess(Ctx& c, const Span& s, TimeMs t0, TimeMs t1, int64_t milli) {
     auto price = unit_price(c, *s.offer, a.mode, p0);
     if (!price) return price.error();
     int64_t billed = *price;
-    if (s.st == St::kIdle) billed = idle_price(*s.offer, billed);
+    if (s.st == St::kIdle) billed = idle_price(*s.offer, billed);  // the run's idle rule, the interval's price
     if (s.st == St::kStopped) billed = 0;
     c.pieces.push_back({&a, p0, p1, milli, rule_of(s.st, a.mode, *s.offer), billed, billed});
   }
@@ -187,14 +191,13 @@ Status rate_allocations(Ctx& c) {
   std::map<std::string, std::vector<Span>> eligible;  // by offer: spans a commitment may cover
   std::map<std::string, std::vector<Pool>> pools;
   for (const auto& cm : in.commitments) {
-    const Offer& o = in.offers.at(cm.offer);
-    auto price = commitment_price(o, cm);
+    auto price = commitment_price(offer_in_force(in, cm.offer, cm.start), cm);
     if (!price) return price.error();
     TimeMs t0 = std::max(cm.start, in.from), t1 = std::min(commitment_end(c, cm), in.to);
     if (t0 < t1) pools[cm.offer].push_back({t0, t1, cm.gpus * 1000, *price, cm.id});
   }
   for (const auto& a : in.allocations) {
-    const Offer& o = in.offers.at(a.offer);
+    const Offer& o = offer_in_force(in, a.offer, a.requested_at);  // the rules the run was placed under
     auto spans = states_of(a, o, in.to);
     // Minimum increment: the whole life's billed time rounded up, charged when the allocation ends.
     if (a.mode != BillingMode::kReserved && a.ended_at && *a.ended_at >= in.from && *a.ended_at < in.to) {

@@ -78,6 +78,44 @@ TEST_F(CliTest, ListJsonAndYamlKeepTheApiShape) {
   EXPECT_EQ(r.out, "items:\n  - name: o\n    prices:\n      on_demand: \"3.20\"\nnext_after: null\n");
 }
 
+TEST_F(CliTest, OffersHistoryShowsEachSheetAndTheOneInForce) {
+  api_.on("GET /api/v1/offers/h100/history",
+          {200, R"({"offer_id":"off_1","offer":"h100","items":[
+            {"version":1,"from":"2026-11-01T00:00:00.000Z","until":"2026-11-15T00:00:00.000Z","currency":"USD",
+             "prices":{"on_demand":"2.00"},"fees":{"billing_starts":"ready"}},
+            {"version":2,"from":"2026-11-15T00:00:00.000Z","until":null,"currency":"USD",
+             "prices":{"on_demand":"2.50","spot":"1.10"},"fees":{"billing_starts":"running"}}],"next_after":null})"});
+  CliRun r = run({"offers", "history", "h100"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("2026-11-15T00:00:00.000Z   (in force)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2.00"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("running"), std::string::npos) << r.out;
+  EXPECT_EQ(api_.requests().at(0).path, "/api/v1/offers/h100/history");
+}
+
+TEST_F(CliTest, IssuedInvoiceVerbsPostTheirActionsAndPrintTheHtml) {
+  api_.on("POST /api/v1/invoices/close", {200, R"({"month":"2026-11","already_closed":false,"issued":["inv_1","inv_2"],"failed_tenants":[]})"});
+  CliRun r = run({"invoices", "close", "--month", "2026-11"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "closed 2026-11: 2 invoice(s) issued\n");
+  EXPECT_EQ(json::parse(api_.requests().back().body), json({{"month", "2026-11"}}));
+  api_.on("POST /api/v1/issued-invoices/acme-USD-000001/pay", {200, R"({"number":"acme-USD-000001","state":"paid"})"});
+  r = run({"invoices", "pay", "acme-USD-000001", "--reference", "wire 42"});
+  EXPECT_EQ(r.out, "invoice acme-USD-000001 is paid\n") << r.err;
+  EXPECT_EQ(json::parse(api_.requests().back().body), json({{"reference", "wire 42"}}));
+  r = run({"invoices", "void", "acme-USD-000001"});
+  EXPECT_EQ(r.rc, 2) << "void needs --reason";
+  api_.on("GET /api/v1/issued-invoices/inv_1/verify", {200, R"({"number":"acme-USD-000001","hash":"sha256:aa","computed":"sha256:bb","verified":false})"});
+  r = run({"invoices", "verify", "inv_1"});
+  EXPECT_EQ(r.rc, 1) << "a hash that does not verify fails the command";
+  EXPECT_NE(r.out.find("HASH MISMATCH"), std::string::npos) << r.out;
+  api_.on("GET /api/v1/issued-invoices/inv_1/print", {200, "<!DOCTYPE html><html>发票</html>", "text/html"});
+  r = run({"invoices", "print", "inv_1", "--lang", "zh"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "<!DOCTYPE html><html>发票</html>");
+  EXPECT_EQ(api_.requests().back().params.find("lang")->second, "zh");
+}
+
 TEST_F(CliTest, EmptyListSaysSoOnStderr) {
   api_.on("GET /api/v1/jobs", {200, R"({"items":[],"next_after":null})"});
   CliRun r = run({"jobs", "list", "--state", "running", "--project", "vision"});

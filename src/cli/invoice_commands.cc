@@ -1,6 +1,7 @@
 // `gpurent invoices show --month 2026-11`: a tenant's invoice (GET /api/v1/invoices) as a table
 // per contract section with totals per currency, as JSON (-o json), or exported as CSV or FinOps
-// FOCUS columns (--export csv|focus).
+// FOCUS columns (--export csv|focus). Issued invoices: `invoices close --month` (operators),
+// `invoices pay|void|verify|print ID` (the list and get views are `gpurent issued-invoices`).
 #include <memory>
 
 #include "cli/commands.h"
@@ -77,6 +78,91 @@ void add_invoice_commands(CLI::App& app, CliContext& ctx) {
         return kExitOk;
       }
       return ctx.emit(*r, [&](std::ostream& out) { print_invoice(out, *r); });
+    };
+  });
+
+  auto month = std::make_shared<std::string>();
+  auto* close = inv->add_subcommand("close", "issue every tenant's invoices for an ended month now (operators)");
+  close->add_option("--month", *month, "the month, YYYY-MM (UTC); it must have ended")->required();
+  close->callback([&ctx, month] {
+    ctx.action = [&ctx, month] {
+      int rc = kExitOk;
+      ApiClient* c = ctx.client(&rc);
+      if (!c) return rc;
+      auto r = c->post("/invoices/close", json{{"month", *month}});
+      if (!r) return ctx.fail(r.error());
+      return ctx.emit(*r, [&](std::ostream& out) {
+        if (r->value("already_closed", false)) out << "month " << *month << " was already closed\n";
+        else out << "closed " << *month << ": " << r->at("issued").size() << " invoice(s) issued\n";
+        for (const auto& t : r->value("failed_tenants", json::array()))
+          out << "not rated (see the server log): tenant " << t.get<std::string>() << "\n";
+      });
+    };
+  });
+
+  struct StateOpts {
+    std::string id, text;
+  };
+  for (const bool pay : {true, false}) {
+    auto so = std::make_shared<StateOpts>();
+    auto* cmd = inv->add_subcommand(pay ? "pay" : "void", pay ? "record an issued invoice as paid (operators)"
+                                                               : "void an unpaid, uncredited issued invoice (operators)");
+    cmd->add_option("id", so->id, "issued invoice id or number")->required();
+    if (pay)
+      cmd->add_option("--reference", so->text, "the payment's reference (bank transfer id)");
+    else
+      cmd->add_option("--reason", so->text, "why it is void")->required();
+    cmd->callback([&ctx, so, pay] {
+      ctx.action = [&ctx, so, pay] {
+        int rc = kExitOk;
+        ApiClient* c = ctx.client(&rc);
+        if (!c) return rc;
+        json body = json::object();
+        if (!so->text.empty()) body[pay ? "reference" : "reason"] = so->text;
+        auto r = c->post("/issued-invoices" + seg(so->id) + (pay ? "/pay" : "/void"), body);
+        if (!r) return ctx.fail(r.error());
+        return ctx.emit(*r, [&](std::ostream& out) {
+          out << "invoice " << r->value("number", "") << " is " << r->value("state", "") << "\n";
+        });
+      };
+    });
+  }
+
+  auto vid = std::make_shared<std::string>();
+  auto* verify = inv->add_subcommand("verify", "recompute an issued invoice's content hash and compare it");
+  verify->add_option("id", *vid, "issued invoice id or number")->required();
+  verify->callback([&ctx, vid] {
+    ctx.action = [&ctx, vid] {
+      int rc = kExitOk;
+      ApiClient* c = ctx.client(&rc);
+      if (!c) return rc;
+      auto r = c->get("/issued-invoices" + seg(*vid) + "/verify");
+      if (!r) return ctx.fail(r.error());
+      const bool ok = r->value("verified", false);
+      const int code = ctx.emit(*r, [&](std::ostream& out) {
+        out << r->value("number", "") << (ok ? ": hash verified " : ": HASH MISMATCH, stored ") << r->value("hash", "")
+            << "\n";
+      });
+      return ok ? code : kExitFailed;
+    };
+  });
+
+  struct PrintOpts {
+    std::string id, lang = "en";
+  };
+  auto po = std::make_shared<PrintOpts>();
+  auto* print = inv->add_subcommand("print", "write an issued invoice as HTML that prints to A4 (redirect to a file)");
+  print->add_option("id", po->id, "issued invoice id or number")->required();
+  print->add_option("--lang", po->lang, "en or zh")->check(CLI::IsMember({"en", "zh"}))->capture_default_str();
+  print->callback([&ctx, po] {
+    ctx.action = [&ctx, po] {
+      int rc = kExitOk;
+      ApiClient* c = ctx.client(&rc);
+      if (!c) return rc;
+      auto r = c->get("/issued-invoices" + seg(po->id) + "/print", {{"lang", po->lang}});
+      if (!r) return ctx.fail(r.error());
+      ctx.out() << (r->is_string() ? r->get<std::string>() : r->dump());
+      return kExitOk;
     };
   });
 }

@@ -1,4 +1,4 @@
-// Generic verbs for every resource kind: list, get, create, update, delete.
+// Generic verbs for every resource kind: list, get, create, update, delete; and `offers history`.
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/list.h"
+#include "cli/output.h"
 #include "cli/views.h"
 
 namespace gpurent {
@@ -212,6 +213,31 @@ void add_delete(CLI::App& noun, CliContext& ctx, const ResourceView& view) {
   });
 }
 
+// `offers history NAME`: every price sheet the offer has had (GET /offers/{ref}/history), oldest
+// first, with the time it took effect and the time it was replaced.
+void add_offer_history(CLI::App& offers, CliContext& ctx) {
+  auto ref = std::make_shared<std::string>();
+  auto* history = offers.add_subcommand(
+      "history", "show an offer's price sheets over time: usage is rated by the sheet in force when it happened");
+  history->add_option("offer", *ref, "offer id or name")->required();
+  history->callback([&ctx, ref] {
+    ctx.action = [&ctx, ref] {
+      auto table = [](std::ostream& out, const std::vector<json>& items) {
+        Table t({{"VERSION"}, {"FROM"}, {"UNTIL"}, {"ON-DEMAND"}, {"SPOT"}, {"RESERVED 1M"}, {"CURRENCY"}, {"BILLING STARTS"}});
+        for (const auto& v : items) {
+          const json until = at_path(v, "until");
+          t.add_row({cell_text(at_path(v, "version")), cell_text(at_path(v, "from")),
+                     until.is_null() ? "(in force)" : cell_text(until), cell_text(at_path(v, "prices/on_demand")),
+                     cell_text(at_path(v, "prices/spot")), cell_text(at_path(v, "prices/reserved_1m")),
+                     cell_text(at_path(v, "currency")), cell_text(at_path(v, "fees/billing_starts"))});
+        }
+        t.print(out);
+      };
+      return run_list(ctx, "/offers" + seg(*ref) + "/history", {}, 0, "", table, "price sheets");
+    };
+  });
+}
+
 }  // namespace
 
 CLI::App* add_resource_commands(CLI::App& app, CliContext& ctx) {
@@ -232,6 +258,7 @@ CLI::App* add_resource_commands(CLI::App& app, CliContext& ctx) {
     if (view.updatable) add_update(*noun, ctx, view);
     if (view.deletable) add_delete(*noun, ctx, view);
     if (view.kind == "jobs") jobs = noun;
+    if (view.kind == "offers") add_offer_history(*noun, ctx);
   }
   return jobs;
 }

@@ -113,6 +113,10 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
                   "seconds between cost-firewall evaluations (alerts, webhooks, budget holds); 0 = off")
       ->check(CLI::Range(int64_t{0}, kSecondsPerDay))
       ->capture_default_str();
+  cmd->add_option("--month-close-delay-h", s.month_close_delay_h,
+                  "hours after a month ends before the cost firewall's pass issues its invoices (0-240)")
+      ->check(CLI::Range(int64_t{0}, int64_t{240}))
+      ->capture_default_str();
   cmd->add_option("--executor", s.executor,
                   "what runs admitted jobs: sim (simulated), slurm (docs/slurm.md) or local (containers on this "
                   "machine, docs/containers.md)")

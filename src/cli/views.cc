@@ -344,6 +344,30 @@ std::vector<ResourceView> build_views() {
                false,
                nullptr});
 
+  v.push_back({"issued-invoices",
+               "issued invoice",
+               "invoices frozen at month close: numbered, hashed, never changed (pay and void: `invoices pay|void`)",
+               {col("NUMBER", "number"), col("MONTH", "month"), col("TENANT", "tenant"),
+                {"TOTAL", Align::kRight, [](const json& d, TimeMs) { return text(d, "totals/total") + " " + text(d, "currency"); }},
+                col("STATE", "state"), col("ISSUED", "issued_at")},
+               filters({"tenant", "number"}, one_of("state", {"issued", "paid", "void"})),
+               false,
+               false,
+               false,
+               nullptr});
+
+  v.push_back({"credit-notes",
+               "credit note",
+               "corrections of issued invoices (operators create; never changed)",
+               {col("NUMBER", "number"), col("INVOICE", "invoice_number"),
+                {"AMOUNT", Align::kRight, [](const json& d, TimeMs) { return text(d, "amount") + " " + text(d, "currency"); }},
+                col("REASON", "reason"), col("ISSUED", "issued_at")},
+               filters({"tenant", "invoice"}),
+               true,
+               false,
+               false,
+               nullptr});
+
   v.push_back({"faults",
                "fault",
                "node failures that hit jobs, recorded by the scheduler",

@@ -44,6 +44,7 @@ void register_all_routes(App& app, Router& srv) {
   register_usage_routes(app, srv);
   register_contract_routes(app, srv);
   register_invoice_routes(app, srv);
+  register_issued_invoice_routes(app, srv);
   register_alert_routes(app, srv);  // alerts, webhooks
   register_measurement_routes(app, srv);
   register_advisor_routes(app, srv);
@@ -311,6 +312,11 @@ int run_server(const ServerOptions& opts) {
                                  admin->user_id);
     if (!week) return fail("demo week: ", week.error(), 1);
     demo_info["week"] = std::move(*week);
+  }
+  if (opts.demo && demo_info.is_object() && demo_info.value("seeded", false)) {
+    auto invoices = seed_demo_invoices(app, admin->user_id);
+    if (!invoices) return fail("demo invoices: ", invoices.error(), 1);
+    demo_info["invoices"] = std::move(*invoices);
   }
 
   auto bound = http.bind();

@@ -66,6 +66,9 @@ struct ServerOptions {
   // Cost firewall (docs/billing.md#cost-firewall): rate every tenant's month to date this often,
   // raise alerts, deliver them to webhooks, hold over-budget projects. 0 = off.
   int64_t firewall_interval_s = 60;
+  // Month close (docs/billing.md#issued-invoices): the cost firewall's first pass this many hours
+  // after a month ends issues every tenant's invoices for it (late usage reports land first).
+  int64_t month_close_delay_h = 6;
   // Execution (docs/slurm.md, docs/containers.md): "sim" (the simulated executor), "slurm" (jobs
   // run on a Slurm cluster whose nodes become the supplier's nodes) or "local" (jobs run in
   // containers on this machine, one node of the supplier; local_* below, slurm_output_dir).

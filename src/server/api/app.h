@@ -57,6 +57,7 @@ void register_reservation_routes(App& app, Router& srv);
 void register_usage_routes(App& app, Router& srv);
 void register_contract_routes(App& app, Router& srv);  // contracts, allocations
 void register_invoice_routes(App& app, Router& srv);
+void register_issued_invoice_routes(App& app, Router& srv);  // issued invoices, credit notes, month close
 void register_alert_routes(App& app, Router& srv);  // alerts, webhooks
 void register_measurement_routes(App& app, Router& srv);
 void register_advisor_routes(App& app, Router& srv);  // POST /api/v1/advise/*

@@ -1,14 +1,54 @@
-// /api/v1/offers: price sheets (every billing mode, the fee rules, the contract template).
+// /api/v1/offers: price sheets (every billing mode, the fee rules, the contract template). A change
+// to an offer's pricing keeps the sheet it replaces (GET /api/v1/offers/{id}/history), so usage is
+// rated by the sheet in force when it happened; an offer's currency never changes.
 // /api/v1/spot-prices: an offer's spot market prices over time, appended by operators and the
 // offer's supplier, never changed, removed or dated in the past (model/offer.h SpotPriceEntry).
+#include <algorithm>
+
 #include "model/offer.h"
 #include "model/supplier.h"
 #include "server/api/resources.h"
+#include "server/http/http_util.h"
 #include "server/api/supply_refs.h"
 #include "server/services/access.h"
+#include "server/services/offer_history.h"
 #include "server/services/record_faults.h"
 
 namespace gpurent {
+namespace {
+
+// GET /api/v1/offers/{id}/history: every sheet the offer has had, oldest first, the current last
+// (until null), each with the time it took effect and the time it was replaced.
+void offer_history(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res,
+                   const Principal& p) {
+  auto offer = find_visible(app.store, spec, p, req.matches[1]);
+  if (!offer) return send_problem(res, offer.error(), req.path);
+  auto versions = offer_versions(app.store, offer->id);
+  if (!versions) return send_problem(res, versions.error(), req.path);
+  auto sheet_of = [](const json& body) {
+    json j = json::object();
+    for (const char* k : {"currency", "prices", "served_models", "min_increment_seconds", "fees"})
+      if (body.contains(k)) j[k] = body[k];
+    return j;
+  };
+  json items = json::array();
+  for (const auto& v : *versions) {
+    json item = sheet_of(v.sheet);
+    item["version"] = v.version;
+    item["from"] = format_rfc3339(v.from);
+    item["until"] = format_rfc3339(v.until);
+    item["changed_by"] = v.changed_by;
+    items.push_back(std::move(item));
+  }
+  json now = sheet_of(offer->body);
+  now["version"] = offer->version;
+  now["from"] = format_rfc3339(versions->empty() ? offer->created_at : versions->back().until);
+  now["until"] = nullptr;
+  items.push_back(std::move(now));
+  send_json(res, 200, {{"offer_id", offer->id}, {"offer", offer->name}, {"items", items}, {"next_after", nullptr}});
+}
+
+}  // namespace
 
 void register_offer_routes(App& app, Router& srv) {
   KindSpec spec;
@@ -16,9 +56,12 @@ void register_offer_routes(App& app, Router& srv) {
   spec.id_prefix = "off";
   spec.object_kind = ObjectKind::kOffer;
   spec.filters = {{"supplier", "supplier_id"}, {"region", "region"}, {"gpu_model", "gpu_model"}, {"name", "name"}};
-  spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record*) -> Result<Built> {
+  spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record* existing) -> Result<Built> {
     auto o = parse_offer(body, app.catalog);
     if (!o) return o.error();
+    // Past usage stays rated in the offer's currency: a different currency is a different offer.
+    if (existing && existing->body.value("currency", "") != currency_code(o->currency))
+      return Error::invalid("currency", Message("api.offers.currency_fixed").arg("currency", existing->body.value("currency", "")));
     auto sup = resolve_supplier(tx, p, o->supplier);
     if (!sup) return sup.error();
     o->supplier_id = sup->id;
@@ -30,9 +73,33 @@ void register_offer_routes(App& app, Router& srv) {
             "node_selector.site",
             Message("api.suppliers.no_site").arg("supplier", sup->name).arg("site", *o->node_selector.site));
     }
-    return Built{to_json(*o), index_of(*o)};
+    json out = to_json(*o);
+    // A new price sheet: the one it replaces is kept, in force until now (price history).
+    if (existing && pricing_differs(existing->body, out))
+      if (auto s = keep_offer_version(tx, *existing, p.user_id, app.clock.now()); !s) return s.error();
+    return Built{std::move(out), index_of(*o)};
+  };
+  // Billed usage, contracts and kept images name the offer: its sheets must stay readable.
+  spec.on_delete = [](const Principal&, const Record& r, StoreTx& tx) -> Status {
+    for (const char* kind : {"allocations", "contracts", "image_storage"}) {
+      auto recs = list_all(tx, kind, {{"supplier_id", r.supplier_id}});
+      if (!recs) return recs.error();
+      int64_t n = 0;
+      for (const Record& x : *recs) {
+        const json& ids = x.body.contains("offer_ids") ? x.body["offer_ids"] : json::array();
+        if (x.body.value("offer_id", "") == r.id || (ids.is_array() && std::find(ids.begin(), ids.end(), json(r.id)) != ids.end()))
+          ++n;
+      }
+      if (n > 0)
+        return Error::make(Code::kConflict, Message("api.offers.in_use")
+                                                .arg("offer", r.name)
+                                                .arg("n", std::to_string(n))
+                                                .arg("kind", kind));
+    }
+    return ok_status();
   };
   register_crud(app, srv, spec);
+  item_route(app, srv, "GET", "offers", "history", offer_history);
 
   KindSpec spot;
   spot.kind = "spot-prices";

@@ -95,6 +95,12 @@ const std::set<Op> kServerRoutes = {
     {"GET", "/api/v1/tokens"}, {"POST", "/api/v1/tokens"}, {"DELETE", "/api/v1/tokens/{id}"},
     {"GET", "/api/v1/jobs"}, {"POST", "/api/v1/jobs"}, {"GET", "/api/v1/jobs/{ref}"},
     {"POST", "/api/v1/jobs/{ref}/cancel"}, {"GET", "/api/v1/jobs/{ref}/events"}, {"GET", "/api/v1/jobs/{ref}/cost"},
+    {"GET", "/api/v1/offers/{ref}/history"},
+    {"GET", "/api/v1/issued-invoices"}, {"GET", "/api/v1/issued-invoices/{ref}"},
+    {"POST", "/api/v1/issued-invoices/{ref}/pay"}, {"POST", "/api/v1/issued-invoices/{ref}/void"},
+    {"GET", "/api/v1/issued-invoices/{ref}/print"}, {"GET", "/api/v1/issued-invoices/{ref}/verify"},
+    {"GET", "/api/v1/credit-notes"}, {"POST", "/api/v1/credit-notes"}, {"GET", "/api/v1/credit-notes/{ref}"},
+    {"POST", "/api/v1/invoices/close"},
     {"GET", "/api/v1/jobs/{ref}/logs"},
     {"GET", "/api/v1/faults"}, {"GET", "/api/v1/faults/{ref}"},
     {"GET", "/api/v1/reservations"}, {"POST", "/api/v1/reservations"}, {"GET", "/api/v1/reservations/{ref}"},
@@ -127,6 +133,9 @@ const std::set<Op> kNotAllowedRoutes = {
     {"PUT", "/api/v1/alerts/{ref}"},      {"DELETE", "/api/v1/alerts/{ref}"},
     {"PUT", "/api/v1/spot-prices/{ref}"}, {"DELETE", "/api/v1/spot-prices/{ref}"},
     {"PUT", "/api/v1/measurements/{ref}"}, {"DELETE", "/api/v1/measurements/{ref}"},
+    {"POST", "/api/v1/issued-invoices"}, {"PUT", "/api/v1/issued-invoices/{ref}"},
+    {"DELETE", "/api/v1/issued-invoices/{ref}"}, {"PUT", "/api/v1/credit-notes/{ref}"},
+    {"DELETE", "/api/v1/credit-notes/{ref}"},
 };
 const std::set<std::string> kOpenPaths = {"/healthz", "/readyz", "/metrics", "/api/v1/openapi.json"};
 
@@ -350,6 +359,8 @@ class LiveServer {
     EXPECT_TRUE(admin.ok()) << admin.error().message;
     auto seeded = seed_demo_if_empty(app_, admin->user_id, dir_.file("no-price-lists"));
     EXPECT_TRUE(seeded.ok()) << seeded.error().message;
+    auto invoices = seed_demo_invoices(app_, admin->user_id);
+    EXPECT_TRUE(invoices.ok()) << invoices.error().message;
     return admin->token;
   }
 
@@ -430,7 +441,7 @@ std::string concrete(std::string path) {
 
 TEST(OpenApi, KindsAndListFiltersMatchTheRegisteredSpecs) {
   LiveServer srv;
-  ASSERT_EQ(srv.kinds().size(), 14u);
+  ASSERT_EQ(srv.kinds().size(), 16u);
   for (const auto& [kind, spec] : srv.kinds()) {
     const std::string base = "/api/v1/" + kind;
     std::set<std::string> params, expected = {"limit", "after"};

@@ -5,7 +5,9 @@
 #include "io/files.h"
 #include "model/image.h"
 #include "model/user.h"
+#include "billing/rating_input.h"
 #include "server/services/bootstrap.h"
+#include "server/services/issued_invoices.h"
 #include "server/api/resources.h"
 
 namespace gpurent {
@@ -112,6 +114,24 @@ Result<json> seed_demo_if_empty(App& app, const std::string& admin_user_id, cons
   }
   if (auto s = write_secret_file(tokens_file, tokens.dump(2)); !s) return s.error();
   return json{{"seeded", true}, {"counts", counts}, {"tokens_file", tokens_file}, {"price_source", world->price_source}};
+}
+
+Result<json> seed_demo_invoices(App& app, const std::string& admin_user_id) {
+  const TimeMs now = app.clock.now();
+  auto closed = close_month(app, add_months(month_start(now), -1), now, admin_user_id);
+  if (!closed) return closed.error();
+  json out = {{"month", closed->month}, {"issued", closed->issued.size()}, {"credit_notes", 0}};
+  if (closed->issued.empty()) return out;
+  auto notes = app.kinds.find("credit-notes");
+  if (notes == app.kinds.end()) return out;
+  Principal op{admin_user_id, "", Role::kOperatorAdmin, "", ""};
+  json body = {{"invoice", closed->issued.front()},
+               {"amount", "100.00"},
+               {"reason", "Goodwill credit for a maintenance window / 维护窗口善意补偿"}};
+  auto r = create_object(app, notes->second, body, op);
+  if (!r) return Error::make(Code::kInternal, "demo credit note: " + r.error().message);
+  out["credit_notes"] = 1;
+  return out;
 }
 
 }  // namespace gpurent

@@ -16,4 +16,10 @@ Result<Principal> demo_creator(App& app, const Principal& op, const std::string&
 // Returns a summary: {"seeded": bool, "counts": {...}, "tokens_file": "...", "price_source": "..."}.
 Result<json> seed_demo_if_empty(App& app, const std::string& admin_user_id, const std::string& data_dir);
 
+// Closes the month before now (the demo's contracts bill reserved commitments from November 2026,
+// so it has invoices to issue) and credits the first issued invoice with a goodwill credit note,
+// so finance sees issued, numbered invoices and a correction at once. Run after the demo week's
+// replay, which may add usage to that month. Returns {"month", "issued", "credit_notes"}.
+Result<json> seed_demo_invoices(App& app, const std::string& admin_user_id);
+
 }  // namespace gpurent

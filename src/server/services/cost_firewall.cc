@@ -15,6 +15,7 @@
 #include "model/tenant.h"
 #include "server/http/http_client.h"
 #include "server/services/invoices.h"
+#include "server/services/issued_invoices.h"
 #include "server/services/record_faults.h"
 
 namespace gpurent {
@@ -361,6 +362,10 @@ void CostFirewall::start() {
       auto r = run_once(app_.clock.now());
       if (!r && app_.loop.running())
         spdlog::error("{}", json({{"event", "cost_firewall_failed"}, {"error", r.error().message}}).dump());
+      // Month close rides on the same pass: last month's invoices, once the delay has passed.
+      auto closed = close_due_month(app_, app_.clock.now(), app_.opts.month_close_delay_h * kMsPerHour);
+      if (!closed && app_.loop.running())
+        spdlog::error("{}", json({{"event", "month_close_failed"}, {"error", closed.error().message}}).dump());
       lock.lock();
       // Until the next pass: deliver what quota changes raise, as they raise it.
       const auto next = std::chrono::steady_clock::now() + std::chrono::milliseconds(interval_ms_);

@@ -9,6 +9,7 @@
 #include "model/measurement.h"
 #include "model/offer.h"
 #include "model/job_run.h"
+#include "server/services/offer_history.h"
 #include "server/services/record_faults.h"
 
 namespace gpurent {
@@ -29,6 +30,25 @@ class Builder {
     ids_[r->supplier_id + "/" + o->name] = id;
     return &(offers_[id] = std::move(*o));
   }
+  // The earlier sheets of an offer this builder read, oldest first, named as it is named now.
+  Result<const std::vector<OfferVersion>*> history(const std::string& id) {
+    if (auto it = history_.find(id); it != history_.end()) return &it->second;
+    auto cur = offer(id);
+    if (!cur) return cur.error();
+    auto versions = offer_versions(store_, id);
+    if (!versions) return versions.error();
+    std::vector<OfferVersion> out;
+    for (const auto& v : *versions) {
+      auto o = parse_offer(v.sheet, catalog_);
+      if (!o) return Error::make(Code::kInternal, Message("invoices.bad_offer_version")
+                                                      .arg("offer", id)
+                                                      .arg("version", std::to_string(v.version))
+                                                      .arg("why", o.error().message));
+      o->name = (*cur)->name;
+      out.push_back({v.until, std::move(*o)});
+    }
+    return &(history_[id] = std::move(out));
+  }
   // The id of an offer this builder read, by its supplier and name ("" if none).
   std::string offer_id(const std::string& supplier_id, const std::string& name) const {
     auto it = ids_.find(supplier_id + "/" + name);
@@ -46,6 +66,7 @@ class Builder {
   StoreReader& store_;
   const GpuCatalog& catalog_;
   std::map<std::string, Offer> offers_;
+  std::map<std::string, std::vector<OfferVersion>> history_;  // by offer id
   std::map<std::string, std::string> ids_;  // supplier id + "/" + offer name -> offer id
   std::map<std::string, std::string> names_;
 };
@@ -251,6 +272,19 @@ Status add_kept_images(StoreReader& store, Builder& b, const Record& tenant, Tim
   return ok_status();
 }
 
+// Each group's offers' earlier sheets (price history).
+Status add_offer_history(Builder& b, LoadedInputs& loaded) {
+  for (auto& [key, g] : loaded.groups)
+    for (const auto& [name, o] : g.in.offers) {
+      const std::string id = b.offer_id(g.supplier_id, name);
+      if (id.empty()) continue;
+      auto h = b.history(id);
+      if (!h) return h.error();
+      if (!(*h)->empty()) g.in.offer_history[name] = **h;
+    }
+  return ok_status();
+}
+
 // Each group's offers' spot market prices (all of them: the engine takes the one in force).
 Status add_spot_prices(StoreReader& store, const Builder& b, LoadedInputs& loaded) {
   std::map<std::string, std::vector<SpotPrice>> by_offer;  // offer id -> sorted series
@@ -328,6 +362,7 @@ Result<LoadedInputs> load_inputs(StoreReader& store, const GpuCatalog& catalog, 
   if (auto s = add_runs(store, b, tenant, from, to, loaded); !s) return s.error();
   if (auto s = add_kept_images(store, b, tenant, from, to, loaded); !s) return s.error();
   if (auto s = add_spot_prices(store, b, loaded); !s) return s.error();
+  if (auto s = add_offer_history(b, loaded); !s) return s.error();
   if (auto s = add_measurements(store, b, loaded); !s) return s.error();
   drop_requeues_inside_outages(loaded);
   return loaded;

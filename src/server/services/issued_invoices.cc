@@ -1,0 +1,158 @@
+#include "server/services/issued_invoices.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+
+#include "billing/rating_input.h"
+#include "core/ids.h"
+#include "core/message.h"
+#include "server/services/control_loop.h"
+#include "server/services/invoices.h"
+
+namespace gpurent {
+namespace {
+
+using json = nlohmann::json;
+
+std::string month_label(TimeMs month) { return format_rfc3339(month).substr(0, 7); }
+
+std::string seq_text(size_t n) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%06zu", n);
+  return buf;
+}
+
+// The tenant's issued invoice (or credit note) records, inside the writer's transaction.
+Result<std::vector<Record>> of_tenant(StoreTx& tx, const char* kind, const std::string& tenant_id) {
+  return list_all(tx, kind, {{"tenant_id", tenant_id}});
+}
+
+// One invoice document per currency with lines in the tenant's month (sections of that currency).
+std::vector<json> documents(const Invoice& inv, const std::string& label, TimeMs now, const std::string& by) {
+  const json whole = to_json(inv);
+  std::map<std::string, json> by_currency;
+  for (const json& s : whole["sections"]) {
+    if (!s.contains("lines") || s["lines"].empty()) continue;
+    const std::string cur = s.value("currency", "");
+    json& d = by_currency[cur];
+    if (d.is_null())
+      d = {{"tenant_id", inv.tenant_id},
+           {"tenant", inv.tenant_name},
+           {"currency", cur},
+           {"month", label},
+           {"period", whole["period"]},
+           {"issued_at", format_rfc3339(now)},
+           {"issued_by", by},
+           {"sections", json::array()},
+           {"totals", whole["totals"].value(cur, json::object())},
+           {"unpriced_allocations", whole["unpriced_allocations"]}};
+    d["sections"].push_back(s);
+  }
+  std::vector<json> out;
+  for (auto& [cur, d] : by_currency) out.push_back(std::move(d));
+  return out;
+}
+
+}  // namespace
+
+std::string content_hash(const json& doc) {
+  json c = doc;
+  for (const char* k : {"state", "paid_at", "payment_reference", "voided_at", "void_reason", "hash", "id",
+                        "created_at", "updated_at", "version"})
+    c.erase(k);
+  return "sha256:" + sha256_hex(c.dump());
+}
+
+Result<MonthCloseOutcome> close_month(ServiceContext& ctx, TimeMs month, TimeMs now, const std::string& by) {
+  MonthCloseOutcome out;
+  out.month = month_label(month);
+  if (month != month_start(month) || add_months(month, 1) > now)
+    return Error::invalid("month", Message("api.invoices.close_not_ended").arg("month", out.month));
+  auto marks = list_all(ctx.store, "month-closes", {{"name", out.month}});
+  if (!marks) return marks.error();
+  if (!marks->empty()) {
+    out.already_closed = true;
+    return out;
+  }
+  auto tenants = list_all(ctx.store, "tenants", {});
+  if (!tenants) return tenants.error();
+  for (const Record& t : *tenants) {
+    auto inv = build_invoice(ctx.store, ctx.catalog, t.id, month, add_months(month, 1), now);
+    if (!inv) {
+      spdlog::error("{}", json({{"event", "month_close_tenant_failed"}, {"tenant", t.name}, {"month", out.month},
+                                {"error", inv.error().message}}).dump());
+      out.failed.push_back(t.name);
+      continue;
+    }
+    std::vector<json> docs = documents(*inv, out.month, now, by);
+    if (docs.empty()) continue;
+    Status st = ctx.loop.run([&](StoreTx& tx) -> Status {
+      auto mine = of_tenant(tx, "issued-invoices", t.id);
+      if (!mine) return mine.error();
+      for (json& d : docs) {
+        const std::string cur = d["currency"];
+        size_t n = 0;
+        bool exists = false;
+        for (const Record& r : *mine)
+          if (r.body.value("currency", "") == cur) {
+            ++n;
+            exists = exists || r.body.value("month", "") == out.month;
+          }
+        if (exists) continue;
+        d["number"] = t.name + "-" + cur + "-" + seq_text(n + 1);
+        d["state"] = "issued";
+        d["hash"] = content_hash(d);
+        Record r;
+        r.kind = "issued-invoices";
+        r.id = new_id("inv");
+        r.name = d["number"];
+        r.tenant_id = t.id;
+        r.state = "issued";
+        r.created_at = r.updated_at = now;
+        r.version = 1;
+        r.body = d;
+        if (auto s = tx.insert(r); !s) return s;
+        if (auto s = tx.append_audit({now, by, "issue", "issued-invoices", r.id, r.name}); !s) return s;
+        out.issued.push_back(r.id);
+        mine->push_back(r);
+      }
+      return ok_status();
+    });
+    if (!st) return st.error();
+  }
+  if (out.failed.empty()) {
+    Status st = ctx.loop.run([&](StoreTx& tx) -> Status {
+      auto again = list_all(tx, "month-closes", {{"name", out.month}});
+      if (!again) return again.error();
+      if (!again->empty()) return ok_status();
+      Record r;
+      r.kind = "month-closes";
+      r.id = new_id("mcl");
+      r.name = out.month;
+      r.created_at = r.updated_at = now;
+      r.version = 1;
+      r.body = {{"month", out.month}, {"closed_at", format_rfc3339(now)}, {"closed_by", by},
+                {"invoices_issued", out.issued.size()}};
+      return tx.insert(r);
+    });
+    if (!st) return st.error();
+  }
+  spdlog::info("{}", json({{"event", "month_closed"}, {"month", out.month}, {"issued", out.issued.size()},
+                           {"failed_tenants", out.failed}}).dump());
+  return out;
+}
+
+Result<std::optional<MonthCloseOutcome>> close_due_month(ServiceContext& ctx, TimeMs now, int64_t delay_ms) {
+  const TimeMs this_month = month_start(now);
+  if (now < this_month + delay_ms) return std::optional<MonthCloseOutcome>();
+  const TimeMs prev = add_months(this_month, -1);
+  auto marks = list_all(ctx.store, "month-closes", {{"name", month_label(prev)}});
+  if (!marks) return marks.error();
+  if (!marks->empty()) return std::optional<MonthCloseOutcome>();
+  auto r = close_month(ctx, prev, now, "");
+  if (!r) return r.error();
+  return std::optional<MonthCloseOutcome>(std::move(*r));
+}
+
+}  // namespace gpurent

@@ -1,0 +1,48 @@
+// Issued invoices and credit notes. At month close each tenant's month is rated once more (the
+// same engine and inputs as GET /api/v1/invoices) and frozen per currency into an
+// "issued-invoices" record: numbered per tenant and currency (<tenant>-<CUR>-000001), its lines,
+// totals and a SHA-256 over that content, never changed after (payment and voiding change only
+// its state). Corrections are credit notes ("credit-notes" records) that reference an issued
+// invoice, numbered in their own series (<tenant>-<CUR>-CN-000001), never more than the
+// invoice's total in all. A "month-closes" record marks a month closed for every tenant.
+// Functions read the store and write through the control loop; callable from any thread.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/money.h"
+#include "nlohmann/json.hpp"
+#include "server/services/context.h"
+
+namespace gpurent {
+
+struct MonthCloseOutcome {
+  std::string month;                 // "2026-11"
+  bool already_closed = false;       // the month had been closed before: nothing issued now
+  std::vector<std::string> issued;   // ids of the invoices issued by this close
+  std::vector<std::string> failed;   // tenants whose month could not be rated (named in the log)
+};
+
+// Closes the calendar month starting at `month` (a UTC month start that has ended by `now`):
+// every tenant with charges or credits in it gets one issued invoice per currency; a tenant whose
+// invoice for that month and currency exists already is skipped (a close is idempotent). The
+// month is marked closed only when every tenant was rated. `by`: the user id, or "" for the
+// server's own pass.
+Result<MonthCloseOutcome> close_month(ServiceContext& ctx, TimeMs month, TimeMs now, const std::string& by);
+
+// The previous month, closed if it is not yet and `now` is at least `delay_ms` past its end.
+// What the cost firewall's pass calls; returns the outcome, or nullopt when nothing was due.
+Result<std::optional<MonthCloseOutcome>> close_due_month(ServiceContext& ctx, TimeMs now, int64_t delay_ms);
+
+// "sha256:<hex>" over an issued invoice's or credit note's immutable content (every key but the
+// state keys: state, paid_at, payment_reference, voided_at, void_reason, credited).
+std::string content_hash(const nlohmann::json& doc);
+
+// The printable invoice (HTML that prints to A4), in English or Chinese (`lang` "en" or "zh"),
+// with the credit notes issued against it.
+std::string invoice_html(const nlohmann::json& invoice, const std::vector<nlohmann::json>& credit_notes,
+                         const std::string& lang);
+
+}  // namespace gpurent

@@ -1,0 +1,135 @@
+// Issued invoices through the real server: an operator closes an ended month (a contract's reserved
+// commitment bills it whether used or not); the invoice is numbered per tenant and currency,
+// equals the month's draft, carries a content hash that verifies, and never changes when the
+// offer's prices change afterwards; tenants read only their own; credit notes correct it within
+// its total; pay and void move only its state; the printable invoice reads in both languages.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <ctime>
+
+#include "server_fixture.h"
+
+namespace gpurent::testing {
+namespace {
+
+// "YYYY-MM" of the month `back` months before the current one (UTC).
+std::string month_ago(int back) {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  int y = tm.tm_year + 1900, m = tm.tm_mon + 1 - back;
+  while (m < 1) m += 12, --y;
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%04d-%02d", y, m);
+  return buf;
+}
+
+TEST(IssuedInvoices, AClosedMonthIsFrozenNumberedHashedAndCorrectedOnlyByCreditNotes) {
+  ServerProcess s({"--firewall-interval-s", "0"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
+  json offer = offer_doc("dc", "h100");
+  const std::string offer_id = expect_2xx(s.admin("POST", "/api/v1/offers", offer), "offer").body.at("id");
+  acme_and_beta(s);
+  const std::string last = month_ago(1);
+  expect_2xx(s.admin("POST", "/api/v1/contracts",
+                     json{{"name", "acme-dc"}, {"tenant", "acme"}, {"supplier", "dc"}, {"offers", {"h100"}},
+                          {"currency", "CNY"}, {"starts_at", month_ago(2) + "-01T00:00:00Z"},
+                          {"commitments", {{{"name", "one"}, {"offer", "h100"}, {"gpus", 1}, {"term_months", 12},
+                                            {"starts_at", last + "-01T00:00:00Z"}}}}}),
+             "contract");
+  const std::string acme_viewer = make_user_token(s, "acme-fin", "viewer", "acme");
+  const std::string beta_admin = make_user_token(s, "beta-admin", "tenant_admin", "beta");
+
+  EXPECT_EQ(s.admin("POST", "/api/v1/invoices/close", json{{"month", month_ago(0)}}).error_fields(),
+            std::vector<std::string>{"month"}) << "a month still running cannot be closed";
+  EXPECT_EQ(s.admin("POST", "/api/v1/invoices/close", json{{"month", "2026-13x"}}).error_fields(),
+            std::vector<std::string>{"month"});
+  EXPECT_EQ(s.req("POST", "/api/v1/invoices/close", acme_viewer, json{{"month", last}}).status, 403);
+  const json draft = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + last).body;
+  const json closed = expect_2xx(s.admin("POST", "/api/v1/invoices/close", json{{"month", last}}), "close").body;
+  ASSERT_EQ(closed["issued"].size(), 1u) << closed.dump() << "\nbeta has no charges: no invoice";
+  EXPECT_EQ(closed["already_closed"], false);
+  const json again = expect_2xx(s.admin("POST", "/api/v1/invoices/close", json{{"month", last}}), "close").body;
+  EXPECT_EQ(again["already_closed"], true);
+  EXPECT_TRUE(again["issued"].empty());
+
+  const std::string id = closed["issued"][0];
+  const std::string path = "/api/v1/issued-invoices/" + id;
+  const json inv = s.admin("GET", path).body;
+  EXPECT_EQ(inv["number"], "acme-CNY-000001");
+  EXPECT_EQ(inv["state"], "issued");
+  EXPECT_EQ(inv["month"], last);
+  EXPECT_EQ(inv["totals"], draft["totals"]["CNY"]) << "the issued invoice is the month's draft, frozen";
+  ASSERT_EQ(inv["sections"].size(), 1u);
+  EXPECT_EQ(inv["sections"][0]["lines"], draft["sections"][0]["lines"]);
+  EXPECT_EQ(inv["sections"][0]["lines"][0]["rule"], "reserved_commitment");
+  EXPECT_EQ(s.admin("GET", path + "/verify").body["verified"], true);
+  EXPECT_EQ(s.admin("GET", "/api/v1/issued-invoices/acme-CNY-000001").body["id"], id) << "found by number";
+
+  // Tenants read their own invoices only; nobody changes one through CRUD.
+  EXPECT_EQ(s.req("GET", path, acme_viewer).status, 200);
+  EXPECT_EQ(s.req("GET", path, beta_admin).status, 404);
+  EXPECT_EQ(s.req("GET", "/api/v1/issued-invoices", beta_admin).body["items"].size(), 0u);
+  EXPECT_EQ(s.admin("PUT", path, inv).status, 405);
+  EXPECT_EQ(s.admin("DELETE", path).status, 405);
+  EXPECT_EQ(s.admin("POST", "/api/v1/issued-invoices", inv).status, 405);
+
+  // A supplier who reprices the offer afterwards changes nothing issued.
+  json dearer = offer;
+  dearer["prices"]["on_demand"] = "40.00";
+  dearer["prices"]["reserved_12m"] = "30.00";
+  expect_2xx(s.admin("PUT", "/api/v1/offers/" + offer_id, dearer), "price change");
+  const json after = s.admin("GET", path).body;
+  EXPECT_EQ(after["sections"], inv["sections"]);
+  EXPECT_EQ(after["hash"], inv["hash"]);
+  EXPECT_EQ(s.admin("GET", path + "/verify").body["verified"], true);
+  EXPECT_EQ(s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + last).body["totals"], draft["totals"])
+      << "nor the month's draft: the commitment keeps the price it was made at";
+
+  // Credit notes: operators only, whole cents, never beyond the invoice's total.
+  auto credit = [&](const std::string& amount, const std::string& token = "") {
+    json b{{"invoice", inv["number"]}, {"amount", amount}, {"reason", "maintenance window"}};
+    return token.empty() ? s.admin("POST", "/api/v1/credit-notes", b) : s.req("POST", "/api/v1/credit-notes", token, b);
+  };
+  EXPECT_EQ(credit("10.00", acme_viewer).status, 403);
+  EXPECT_EQ(credit("0.001").error_fields(), std::vector<std::string>{"amount"});
+  EXPECT_EQ(credit("0").error_fields(), std::vector<std::string>{"amount"});
+  EXPECT_EQ(credit("99999999.00").error_fields(), std::vector<std::string>{"amount"});
+  const json note = expect_2xx(credit("10.00"), "credit note").body;
+  EXPECT_EQ(note["number"], "acme-CNY-CN-000001");
+  EXPECT_EQ(note["invoice_id"], id);
+  EXPECT_EQ(note["amount"], "10.00");
+  EXPECT_EQ(s.admin("GET", "/api/v1/credit-notes?invoice=" + id).body["items"].size(), 1u);
+  EXPECT_EQ(s.req("GET", "/api/v1/credit-notes", acme_viewer).body["items"].size(), 1u);
+  EXPECT_EQ(s.req("GET", "/api/v1/credit-notes", beta_admin).body["items"].size(), 0u);
+  EXPECT_EQ(s.admin("DELETE", "/api/v1/credit-notes/" + note["id"].get<std::string>()).status, 405);
+
+  // Void only what was neither paid nor credited; pay moves the state, never the content.
+  EXPECT_EQ(s.admin("POST", path + "/void", json{{"reason", "wrong"}}).status, 409);
+  EXPECT_EQ(s.req("POST", path + "/pay", acme_viewer, json::object()).status, 403);
+  const json paid = expect_2xx(s.admin("POST", path + "/pay", json{{"reference", "wire 42"}}), "pay").body;
+  EXPECT_EQ(paid["state"], "paid");
+  EXPECT_EQ(paid["payment_reference"], "wire 42");
+  EXPECT_EQ(paid["hash"], inv["hash"]);
+  EXPECT_EQ(s.admin("GET", path + "/verify").body["verified"], true);
+  EXPECT_EQ(s.admin("POST", path + "/pay", json::object()).status, 409);
+  EXPECT_EQ(s.admin("GET", "/api/v1/issued-invoices?state=paid").body["items"].size(), 1u);
+
+  // The printable invoice, in English and Chinese.
+  Resp zh = s.req("GET", path + "/print?lang=zh", acme_viewer);
+  EXPECT_EQ(zh.status, 200);
+  EXPECT_EQ(zh.content_type, "text/html");
+  EXPECT_NE(zh.text.find("发票"), std::string::npos) << zh.text.substr(0, 600);
+  EXPECT_NE(zh.text.find("acme-CNY-000001"), std::string::npos);
+  EXPECT_NE(zh.text.find("acme-CNY-CN-000001"), std::string::npos);
+  EXPECT_NE(zh.text.find(inv["hash"].get<std::string>()), std::string::npos);
+  Resp en = s.admin("GET", path + "/print");
+  EXPECT_NE(en.text.find("Balance due"), std::string::npos);
+  EXPECT_NE(en.text.find("@page{size:A4"), std::string::npos);
+  EXPECT_EQ(s.admin("GET", path + "/print?lang=fr").error_fields(), std::vector<std::string>{"lang"});
+}
+
+}  // namespace
+}  // namespace gpurent::testing
