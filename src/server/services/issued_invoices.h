@@ -5,6 +5,8 @@
 // its state). Corrections are credit notes ("credit-notes" records) that reference an issued
 // invoice, numbered in their own series (<tenant>-<CUR>-CN-000001), never more than the
 // invoice's total in all. A "month-closes" record marks a month closed for every tenant.
+// Index columns of an issued invoice: name = its number, tenant_id, state, gpu_model = its
+// currency and region = its month (what the numbering and a close's idempotency look up).
 // Functions read the store and write through the control loop; callable from any thread.
 #pragma once
 
