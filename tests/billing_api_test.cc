@@ -1,6 +1,7 @@
 // Billing inside the real server: contracts validate; the scheduler's runs land in the allocation
 // ledger under the contract's offer; invoices rate them (lines sum to the totals, tenants see only
-// their own, CSV and FOCUS exports); a node failure becomes an outage credit; the cost firewall
+// their own, CSV and FOCUS exports); a node failure becomes an outage credit; a card benchmark
+// below the floor a credit naming it, and a tenant's dispute one once accepted; the cost firewall
 // raises a budget alert, delivers it to a webhook and holds new jobs until the budget is raised,
 // and alerts on a card by the tenant's own threshold;
 // the reconciliation report compares metered with allocated GPU-seconds.
@@ -346,8 +347,8 @@ TEST(Billing, ACardBenchmarkBelowTheFloorIsRefundedInProportion) {
   Resp made = s.req("POST", "/api/v1/measurements", supplier, bench);
   ASSERT_EQ(made.status, 201) << made.describe();
   EXPECT_EQ(made.body["fp16_tflops"], "450");
-  const std::string tenant = make_user_token(s, "acme-admin", "tenant_admin", "acme");
-  EXPECT_EQ(s.req("POST", "/api/v1/measurements", tenant, bench).status, 403);
+  const std::string member = make_user_token(s, "acme-dev", "tenant_member", "acme");
+  EXPECT_EQ(s.req("POST", "/api/v1/measurements", member, bench).status, 403) << "tenant members file nothing";
   bench["gpu"] = 99;
   EXPECT_EQ(s.admin("POST", "/api/v1/measurements", bench).error_fields(), std::vector<std::string>{"gpu"});
   bench["gpu"] = gpu;
@@ -364,6 +365,8 @@ TEST(Billing, ACardBenchmarkBelowTheFloorIsRefundedInProportion) {
   }
   ASSERT_FALSE(credit.empty()) << inv.dump();
   EXPECT_EQ(base, fee);
+  for (const auto& l : inv["sections"][0]["lines"])
+    if (l["rule"] == "sla_tflops") EXPECT_EQ(l["measurements"], json::array({made.body["id"]})) << "the credit names its measurement";
   auto micros = [](const std::string& a) { return static_cast<int64_t>(std::llround(std::stod(a) * 1e6)); };
   EXPECT_LE(std::llabs(2 * micros(credit) + micros(fee)), 1) << credit << " for a fee of " << fee;
 
@@ -390,6 +393,66 @@ TEST(Billing, ACardBenchmarkBelowTheFloorIsRefundedInProportion) {
   // The correction holds: the card now meets the floor, and no credit is left.
   json after = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + this_month()).body;
   for (const auto& l : after["sections"][0]["lines"]) EXPECT_NE(l["rule"], "sla_tflops") << l.dump();
+}
+
+// A tenant's admin files a dispute about a card its job ran on: nothing changes until the node's
+// supplier accepts it; then the credit appears and names the dispute. A rejected dispute never counts.
+TEST(Billing, ATenantsDisputeCountsOnlyOnceTheSupplierAcceptsIt) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  world(s);
+  json contract = contract_doc();
+  contract["commitments"] = json::array();
+  expect_2xx(s.admin("POST", "/api/v1/contracts", contract), "contract");
+  const std::string id = run_job(s, "slow-card", 1, 1);
+  wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "succeeded"; });
+  json run = s.admin("GET", "/api/v1/allocations").body["items"][0];
+  const std::string node = run["placement"][0]["node"];
+  const std::string other = node == "n1" ? "n2" : "n1";
+  const int64_t gpu = run["placement"][0]["gpus"][0];
+  const std::string tenant = make_user_token(s, "acme-admin", "tenant_admin", "acme");
+  const std::string supplier = make_user_token(s, "dc-ops", "supplier", "", "dc");
+  auto credits = [&] {
+    json inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + this_month()).body;
+    std::vector<json> out;
+    for (const auto& sec : inv["sections"])
+      for (const auto& l : sec["lines"])
+        if (l["kind"] == "credit") out.push_back(l);
+    return out;
+  };
+  json bench = {{"kind", "fp16_tflops"}, {"node", node}, {"gpu", gpu}, {"at", "2020-01-01T00:00:00Z"},
+                {"fp16_tflops", "450"}, {"method", "manual"}, {"evidence", "gemm fp16 8192^3: 450.0 TFLOPS"}};
+  json on_other = bench;
+  on_other["node"] = other;
+  EXPECT_EQ(s.req("POST", "/api/v1/measurements", tenant, on_other).error_fields(), std::vector<std::string>{"node"})
+      << "a dispute is about hardware the tenant rented";
+  Resp filed = s.req("POST", "/api/v1/measurements", tenant, bench);
+  ASSERT_EQ(filed.status, 201) << filed.describe();
+  EXPECT_EQ(filed.body["status"], "disputed");
+  EXPECT_FALSE(filed.body["tenant_id"].get<std::string>().empty());
+  const std::string dispute = filed.body["id"];
+  EXPECT_TRUE(credits().empty()) << "a pending dispute credits nothing";
+
+  EXPECT_EQ(s.req("POST", "/api/v1/measurements/" + dispute + "/accept", tenant, json::object()).status, 403);
+  Resp accepted = s.req("POST", "/api/v1/measurements/" + dispute + "/accept", supplier, json{{"note", "reproduced"}});
+  ASSERT_EQ(accepted.status, 200) << accepted.describe();
+  EXPECT_EQ(accepted.body["status"], "accepted");
+  EXPECT_EQ(accepted.body["resolution_note"], "reproduced");
+  EXPECT_EQ(s.req("POST", "/api/v1/measurements/" + dispute + "/reject", supplier, json{{"note", "x"}}).status, 409);
+  auto after = credits();
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0]["rule"], "sla_tflops");
+  EXPECT_EQ(after[0]["measurements"], json::array({dispute}));
+
+  // A second dispute, rejected (a note is required): the invoice stays as it was.
+  bench["at"] = "2020-02-01T00:00:00Z";
+  bench["fp16_tflops"] = "90";
+  const std::string second = expect_2xx(s.req("POST", "/api/v1/measurements", tenant, bench), "dispute").body["id"];
+  EXPECT_EQ(s.req("POST", "/api/v1/measurements/" + second + "/reject", supplier, json::object()).error_fields(),
+            std::vector<std::string>{"note"});
+  EXPECT_EQ(s.req("POST", "/api/v1/measurements/" + second + "/reject", supplier, json{{"note", "not reproduced"}}).body["status"],
+            "rejected");
+  EXPECT_EQ(credits(), after);
+  EXPECT_EQ(s.req("GET", "/api/v1/measurements?tenant=acme", tenant).body["items"].size(), 2u);
 }
 
 TEST(Billing, ABudgetBreachAlertsAWebhookAndHoldsNewJobsUntilTheBudgetIsRaised) {

@@ -16,6 +16,7 @@ struct Acc {
   int64_t den = 1, base_den = 1;
   TimeMs from = INT64_MAX, to = INT64_MIN;
   std::string project, job, offer, description;
+  std::set<std::string> measurements;  // ids the credit rests on
 };
 
 int64_t cards_of(const Allocation& a) {
@@ -52,6 +53,7 @@ void emit(Ctx& c, const std::string& rule, const std::string& key, Acc& a) {
   l.to = a.to;
   l.amount_exact = Money(-credit, c.cur);
   l.description = a.description;
+  l.measurements.assign(a.measurements.begin(), a.measurements.end());
   c.book.add_direct(std::move(l));
 }
 
@@ -92,6 +94,7 @@ void tflops_proportional(Ctx& c, int64_t floor) {
           x.num += fee * (floor - ms[i]->fp16_tflops_x10);
           x.den = kMilliMsPerGpuHour * n * floor;
           x.base_den = kMilliMsPerGpuHour * n;
+          if (!ms[i]->id.empty()) x.measurements.insert(ms[i]->id);
           touch(x, a, std::max(p.t0, ms[i]->at), std::min(p.t1, end),
                 "FP16 throughput below the contract's " + tflops_text(floor) + " TFLOPS per card (card " + part.node +
                     "/" + std::to_string(g) + " measured " + tflops_text(ms[i]->fp16_tflops_x10) +
@@ -134,9 +137,11 @@ Status tflops_schedule(Ctx& c, int64_t floor) {
     if (m1 <= c.in.from || m1 > c.in.to) continue;
     __int128 sum = 0, count = 0;
     std::set<std::pair<std::string, int64_t>> short_cards;
+    std::set<std::string> used;
     for (const auto& m : c.in.tflops)
       if (m.at >= m0 && m.at < m1) {
         sum += m.fp16_tflops_x10, ++count;
+        if (!m.id.empty()) used.insert(m.id);
         if (m.fp16_tflops_x10 < floor) short_cards.insert({m.node, m.gpu});
       }
     if (count == 0 || sum >= floor * count) continue;
@@ -158,6 +163,7 @@ Status tflops_schedule(Ctx& c, int64_t floor) {
     x.base_num = base;
     x.from = m0;
     x.to = m1;
+    x.measurements = std::move(used);
     x.description = "Penalty schedule: mean FP16 of " + std::to_string(static_cast<int64_t>(count)) +
                     " card benchmark(s) in " + format_rfc3339(m0).substr(0, 7) + " is " +
                     format_scaled(static_cast<int64_t>((sum * 10) / count), 2) + " TFLOPS vs " + tflops_text(floor) +
@@ -187,6 +193,7 @@ void nccl(Ctx& c, int64_t floor) {
       x.num += fee * pct;
       x.den = kMilliMsPerGpuHour * cards_of(a) * 100;
       x.base_den = kMilliMsPerGpuHour * cards_of(a);
+      if (!m.id.empty()) x.measurements.insert(m.id);
       touch(x, a, std::max(p.t0, m.from), std::min(p.t1, m.to),
             "NCCL bus bandwidth below the contract's " + std::to_string(floor) + " GB/s (node " + m.node + " measured " +
                 std::to_string(m.busbw_gbps) + " GB/s): " + std::to_string(pct) + "% of those hours' fee, job " + a.job);
@@ -224,6 +231,7 @@ void outages(Ctx& c) {
       x.num = fee * pct;
       x.den = kMilliMsPerGpuHour * cards_of(a) * 100;
       x.base_den = kMilliMsPerGpuHour * cards_of(a);
+      x.measurements.insert(inc.id);
       touch(x, a, t0, t1,
             "Outage " + inc.id + (inc.node.empty() ? "" : " on node " + inc.node) + " interrupted job " + a.job + " for " +
                 format_scaled(t1 - t0, 3) + " s" + (inc.reason.empty() ? "" : " (" + inc.reason + ")") + ": " +
@@ -239,7 +247,7 @@ Status exit_refund(Ctx& c) {
   if (e < c.in.from || e >= c.in.to) return ok_status();
   for (const auto& cm : c.in.commitments) {
     if (!cm.prepaid || e < cm.start || e >= cm.end) continue;
-    auto price = commitment_price(c.in.offers.at(cm.offer), cm);
+    auto price = commitment_price(offer_in_force(c.in, cm.offer, cm.start), cm);
     if (!price) return price.error();
     Acc x;
     x.num = static_cast<__int128>(*price) * cm.gpus * 1000 * (cm.end - e);

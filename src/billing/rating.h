@@ -42,6 +42,8 @@ struct ChargeLine {
   // line's amount is 0: the commitment line bills it, to no project). The cost firewall's storage
   // I/O share counts it in the project's cost. Zero on other lines; not part of an invoice.
   Money covered_value;
+  // Credit lines: the measurements and incidents the credit rests on (ids, sorted); empty otherwise.
+  std::vector<std::string> measurements;
 };
 
 struct RatingResult {

@@ -113,6 +113,7 @@ struct TflopsMeasurement {
   std::string node;
   int64_t gpu = 0;
   int64_t fp16_tflops_x10 = 0;
+  std::string id;  // the measurement's id, named by the credit lines it leads to ("" in a scenario without one)
 };
 
 // NCCL all-reduce bus bandwidth measured on a node over [from, to).
@@ -121,6 +122,7 @@ struct NcclMeasurement {
   TimeMs from = 0;
   TimeMs to = 0;
   int64_t busbw_gbps = 0;
+  std::string id;  // as TflopsMeasurement::id
 };
 
 // An outage or fault: a node (every allocation on it) or one allocation interrupted over [from, to).

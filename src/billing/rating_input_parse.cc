@@ -241,6 +241,7 @@ Result<RatingInput> parse_rating_input(const json& body, const GpuCatalog& catal
   f.object("measurements", false, [&](Fields& mf) {
     mf.objects("tflops", false, kMaxItems, [&](Fields& tf, size_t) {
       TflopsMeasurement m;
+      m.id = tf.opt_str("id", kId).value_or("");
       m.at = tf.time("at");
       m.node = tf.str("node", kId);
       m.gpu = tf.integer("gpu", 0, 63);
@@ -258,6 +259,7 @@ Result<RatingInput> parse_rating_input(const json& body, const GpuCatalog& catal
     });
     mf.objects("nccl", false, kMaxItems, [&](Fields& nf, size_t) {
       NcclMeasurement m;
+      m.id = nf.opt_str("id", kId).value_or("");
       m.node = nf.str("node", kId);
       m.from = nf.time("from");
       m.to = nf.time("to");

@@ -7,7 +7,7 @@ namespace gpurent {
 using json = nlohmann::json;
 
 json to_json(const ChargeLine& l) {
-  return {{"kind", enum_name(kLineKindNames, l.kind)},
+  json j = {{"kind", enum_name(kLineKindNames, l.kind)},
           {"rule", l.rule},
           {"project", l.project},
           {"job", l.job},
@@ -23,6 +23,8 @@ json to_json(const ChargeLine& l) {
           {"amount", l.amount.amount_string()},
           {"amount_exact", l.amount_exact.amount_string()},
           {"description", l.description}};
+  if (!l.measurements.empty()) j["measurements"] = l.measurements;
+  return j;
 }
 
 json to_json(const RatingResult& r) {

@@ -1,6 +1,6 @@
-// Operator verbs over the generic resource commands: `nodes drain|undrain NODE`, `alerts lift
-// ALERT`, and `reports reconciliation` (metered against allocated GPU-seconds, one tenant or the
-// whole platform).
+// Operator verbs over the generic resource commands: `measurements accept|reject ID`, `nodes
+// drain|undrain NODE`, `alerts lift ALERT`, and `reports reconciliation` (metered against
+// allocated GPU-seconds, one tenant or the whole platform).
 #include <memory>
 
 #include "cli/commands.h"
@@ -68,6 +68,37 @@ void add_alert_verbs(CLI::App& alerts, CliContext& ctx) {
   });
 }
 
+// `measurements accept|reject ID`: resolve a tenant's dispute (operators, the node's supplier).
+void add_measurement_verbs(CLI::App& measurements, CliContext& ctx) {
+  struct Opts {
+    std::string id, note;
+  };
+  for (const bool accept : {true, false}) {
+    auto o = std::make_shared<Opts>();
+    auto* cmd = measurements.add_subcommand(
+        accept ? "accept" : "reject",
+        accept ? "accept a tenant's dispute: it counts toward SLA credits (operators, the node's supplier)"
+               : "reject a tenant's dispute, saying why (operators, the node's supplier)");
+    cmd->add_option("id", o->id, "measurement id")->required();
+    auto* note = cmd->add_option("--note", o->note, accept ? "why (optional)" : "why it is rejected");
+    if (!accept) note->required();
+    cmd->callback([&ctx, o, accept] {
+      ctx.action = [&ctx, o, accept] {
+        int rc = kExitOk;
+        ApiClient* c = ctx.client(&rc);
+        if (!c) return rc;
+        json body = json::object();
+        if (!o->note.empty()) body["note"] = o->note;
+        auto r = c->post("/measurements" + seg(o->id) + (accept ? "/accept" : "/reject"), body);
+        if (!r) return ctx.fail(r.error());
+        return ctx.emit(*r, [&](std::ostream& out) {
+          out << "measurement " << printable(r->value("id", o->id)) << " is " << printable(r->value("status", "")) << "\n";
+        });
+      };
+    });
+  }
+}
+
 void print_reconciliation(std::ostream& out, const json& r) {
   out << "period   " << cell_text(at_path(r, "period/from")) << " .. " << cell_text(at_path(r, "period/to")) << "\n";
   if (r.contains("tenants")) {
@@ -132,6 +163,7 @@ void add_report_commands(CLI::App& app, CliContext& ctx) {
 void add_operator_commands(CLI::App& app, CliContext& ctx) {
   if (CLI::App* nodes = app.get_subcommand("nodes")) add_node_verbs(*nodes, ctx);
   if (CLI::App* alerts = app.get_subcommand("alerts")) add_alert_verbs(*alerts, ctx);
+  if (CLI::App* ms = app.get_subcommand("measurements")) add_measurement_verbs(*ms, ctx);
   add_report_commands(app, ctx);
 }
 

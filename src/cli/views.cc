@@ -309,7 +309,7 @@ std::vector<ResourceView> build_views() {
 
   v.push_back({"measurements",
                "measurement",
-               "card FP16 benchmarks, node NCCL bandwidth and outages (SLA credits; append-only)",
+               "card FP16 benchmarks, node NCCL bandwidth and outages (SLA credits; append-only; tenants' disputes: accept|reject)",
                {col("ID", "id"),
                 col("KIND", "kind"),
                 col("NODE", "node"),
@@ -325,9 +325,10 @@ std::vector<ResourceView> build_views() {
                    return d.contains("at") ? text(d, "at") : text(d, "from") + " .. " + text(d, "to");
                  }},
                 col("METHOD", "method"),
+                col("STATUS", "status"),
                 col("CORRECTS", "corrects"),
                 col("NOTE", "note")},
-               filters({"supplier"}, one_of("kind", enum_names(kMeasurementKindNames))),
+               filters({"supplier", "tenant"}, one_of("kind", enum_names(kMeasurementKindNames))),
                true,
                false,  // append-only: corrected by a new one naming it
                false,

@@ -67,7 +67,7 @@ Result<Measurement> parse_measurement(const json& body) {
   m.evidence = f.opt_str("evidence", {.min_len = 0, .max_len = kMaxEvidenceBytes}).value_or("");
   m.corrects = f.opt_str("corrects", {.max_len = 64, .pattern = "[a-z]{2,4}_[0-9a-f]{16}", .pattern_help = "pattern.id"});
   ignore_server_keys(f);
-  f.ignore({"node_id", "recorded_by"});
+  f.ignore({"node_id", "recorded_by", "status", "tenant_id", "resolved_by", "resolved_at", "resolution_note"});
   f.finish();
   if (!errs.empty()) return errs.to_error();
   return m;
@@ -78,6 +78,12 @@ Result<Measurement> decode_measurement(const json& body) {
                           [](Fields& f, Measurement& m) {
                             m.node_id = f.opt_str("node_id", kServerText).value_or("");
                             m.recorded_by = f.opt_str("recorded_by", kServerText).value_or("");
+                            m.status = f.enumeration("status", kMeasurementStatusNames,
+                                                     std::optional(MeasurementStatus::kRecorded));
+                            m.tenant_id = f.opt_str("tenant_id", kServerText).value_or("");
+                            m.resolved_by = f.opt_str("resolved_by", kServerText).value_or("");
+                            m.resolved_at = f.opt_time("resolved_at");
+                            m.resolution_note = f.opt_str("resolution_note", kServerText).value_or("");
                           });
 }
 
@@ -95,6 +101,11 @@ json to_json(const Measurement& m) {
   put_opt(j, "corrects", m.corrects);
   if (!m.node_id.empty()) j["node_id"] = m.node_id;
   if (!m.recorded_by.empty()) j["recorded_by"] = m.recorded_by;
+  j["status"] = enum_name(kMeasurementStatusNames, m.status);
+  if (!m.tenant_id.empty()) j["tenant_id"] = m.tenant_id;
+  if (!m.resolved_by.empty()) j["resolved_by"] = m.resolved_by;
+  put_opt_time(j, "resolved_at", m.resolved_at);
+  if (!m.resolution_note.empty()) j["resolution_note"] = m.resolution_note;
   return j;
 }
 

@@ -6,7 +6,10 @@
 // supplier record them; everyone who can see the node reads them. They are append-only: a wrong
 // one is corrected by a new record naming it (`corrects`), which readers (invoices, the supplier
 // score) use in its place; each carries how it was measured (`method`), its raw `evidence` and who
-// recorded it. Schema: docs/resources/measurements.md.
+// recorded it. A tenant's admin may file one about a node its jobs ran on: a dispute (`status`
+// disputed, `tenant_id` the filer) that counts toward credits only once the node's supplier or an
+// operator accepts it (accepted; or rejected, with a note); operators' and suppliers' own records
+// are `recorded` and count at once. Schema: docs/resources/measurements.md.
 // Value types and pure functions; thread-safe.
 #pragma once
 
@@ -28,6 +31,12 @@ enum class MeasurementMethod { kManual, kAcceptance, kDcgm };
 inline constexpr EnumEntry<MeasurementMethod> kMeasurementMethodNames[] = {
     {MeasurementMethod::kManual, "manual"}, {MeasurementMethod::kAcceptance, "acceptance"}, {MeasurementMethod::kDcgm, "dcgm"}};
 
+enum class MeasurementStatus { kRecorded, kDisputed, kAccepted, kRejected };
+inline constexpr EnumEntry<MeasurementStatus> kMeasurementStatusNames[] = {{MeasurementStatus::kRecorded, "recorded"},
+                                                                           {MeasurementStatus::kDisputed, "disputed"},
+                                                                           {MeasurementStatus::kAccepted, "accepted"},
+                                                                           {MeasurementStatus::kRejected, "rejected"}};
+
 inline constexpr size_t kMaxEvidenceBytes = 64 * 1024;
 
 struct Measurement {
@@ -46,16 +55,33 @@ struct Measurement {
 
   std::string node_id;      // set by the server
   std::string recorded_by;  // set by the server: the user who recorded it
+  // Set by the server: recorded (an operator's or the supplier's), or a tenant's dispute and its
+  // outcome; tenant_id is the tenant that filed it ("" otherwise).
+  MeasurementStatus status = MeasurementStatus::kRecorded;
+  std::string tenant_id;
+  std::string resolved_by;          // accepted or rejected by (user id)
+  std::optional<TimeMs> resolved_at;
+  std::string resolution_note;
   bool operator==(const Measurement&) const = default;
 };
 
-// The ids that stored measurements (anything with a json `body`) correct: readers skip those and
-// use the corrections.
+// Whether a stored measurement's body counts toward credits and scores: recorded, or a dispute
+// that was accepted (a pending or rejected dispute does not).
+inline bool measurement_counts(const json& body) {
+  if (!body.is_object()) return false;
+  auto it = body.find("status");
+  if (it == body.end() || !it->is_string()) return true;  // stored before disputes: recorded
+  const auto& s = it->template get_ref<const std::string&>();
+  return s == "recorded" || s == "accepted";
+}
+
+// The ids that stored measurements (anything with a json `body`) that count correct: readers skip
+// those and use the corrections.
 template <class Records>
 std::set<std::string> corrected_ids(const Records& records) {
   std::set<std::string> out;
   for (const auto& r : records)
-    if (r.body.is_object())
+    if (measurement_counts(r.body))
       if (auto it = r.body.find("corrects"); it != r.body.end() && it->is_string()) out.insert(it->template get<std::string>());
   return out;
 }

@@ -19,7 +19,7 @@ constexpr EnumEntry<ObjectKind> kKindNames[] = {
     {ObjectKind::kQuota, "quotas"},    {ObjectKind::kUser, "users"},         {ObjectKind::kToken, "tokens"},
     {ObjectKind::kJob, "jobs"},        {ObjectKind::kAlert, "alerts"},     {ObjectKind::kWebhook, "webhooks"},
     {ObjectKind::kGpuTelemetry, "gpu_telemetry"}, {ObjectKind::kJobUsage, "job_usage"},
-    {ObjectKind::kUtilization, "utilization"}};
+    {ObjectKind::kUtilization, "utilization"}, {ObjectKind::kMeasurement, "measurements"}};
 
 constexpr EnumEntry<Scope> kScopeNames[] = {{Scope::kNone, "none"},
                                             {Scope::kSelf, "self"},
@@ -57,6 +57,9 @@ constexpr MatrixRow kMatrix[] = {
     // Dashboards read from telemetry and the ledger: a supplier sees its own nodes' cards, a tenant
     // the cards its jobs held. Nothing to write.
     {ObjectKind::kUtilization, {A, OS, OT, OT, OT},          {N, N, N, N, N}},
+    // Measurements are public facts about the market's hardware; a tenant's admin files disputes
+    // (its own tenant's), which count once the node's supplier or an operator accepts them.
+    {ObjectKind::kMeasurement, {A, A, A, A, A},              {A, OS, OT, N, N}},
 };
 
 }  // namespace

@@ -39,6 +39,7 @@ enum class ObjectKind {
   kGpuTelemetry,  // GPU samples of a node (write = report them: the node's supplier agent)
   kJobUsage,      // job usage samples (write = report them: the platform's own meters)
   kUtilization,   // the utilization and supplier-health dashboards (read only): whose cards they show
+  kMeasurement,   // SLA measurements: recorded by operators and the node's supplier; disputes filed by a tenant's admin
 };
 enum class Verb {
   kRead,   // get, list

@@ -36,14 +36,10 @@ void change_state(App& app, const KindSpec& spec, const httplib::Request& req, h
   auto inv = find_visible(app.store, spec, p, req.matches[1]);
   if (!inv) return send_problem(res, inv.error(), req.path);
   if (auto s = operator_only(p); !s) return send_problem(res, s.error(), req.path);
-  json body = json::object();
-  if (!req.body.empty()) {
-    auto b = parse_body(req);
-    if (!b) return send_problem(res, b.error(), req.path);
-    body = *b;
-  }
+  auto body = body_or_empty(req);
+  if (!body) return send_problem(res, body.error(), req.path);
   FieldErrors errs;
-  Fields f(body, "", errs);
+  Fields f(*body, "", errs);
   std::optional<std::string> text =
       pay ? f.opt_str("reference", {.min_len = 1, .max_len = 256}) : std::optional<std::string>(f.str("reason", {.min_len = 1, .max_len = 1024}));
   f.finish();
@@ -71,10 +67,7 @@ void change_state(App& app, const KindSpec& spec, const httplib::Request& req, h
       r.body["voided_at"] = format_rfc3339(now);
       r.body["void_reason"] = *text;
     }
-    r.updated_at = now;
-    if (auto s = tx.update(r); !s) return s;
-    if (auto s = tx.append_audit({now, p.user_id, pay ? "pay" : "void", "issued-invoices", r.id, r.name}); !s) return s;
-    r.version = cur->version + 1;
+    if (auto s = store_change(tx, *cur, r, p, pay ? "pay" : "void", r.name, now); !s) return s;
     out = std::move(r);
     return ok_status();
   });
@@ -82,11 +75,9 @@ void change_state(App& app, const KindSpec& spec, const httplib::Request& req, h
   send_json(res, 200, present(out));
 }
 
-void pay_invoice(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p) {
-  change_state(app, spec, req, res, p, true);
-}
-void void_invoice(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p) {
-  change_state(app, spec, req, res, p, false);
+template <bool kPay>
+void pay_or_void(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p) {
+  change_state(app, spec, req, res, p, kPay);
 }
 
 void print_invoice(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p) {
@@ -121,8 +112,8 @@ void register_issued_invoice_routes(App& app, Router& srv) {
     return Error::make(Code::kInternal, Message("api.issued_invoices.not_built"));
   };
   register_crud(app, srv, inv);
-  item_route(app, srv, "POST", "issued-invoices", "pay", pay_invoice);
-  item_route(app, srv, "POST", "issued-invoices", "void", void_invoice);
+  item_route(app, srv, "POST", "issued-invoices", "pay", pay_or_void<true>);
+  item_route(app, srv, "POST", "issued-invoices", "void", pay_or_void<false>);
   item_route(app, srv, "GET", "issued-invoices", "print", print_invoice);
   item_route(app, srv, "GET", "issued-invoices", "verify", verify_invoice);
 

@@ -1,22 +1,92 @@
 // /api/v1/measurements: card FP16 benchmarks, node NCCL bandwidth and node outages
 // (model/measurement.h) that contract clauses turn into credits on the invoice. Operators and the
-// node's supplier write (the nodes row of the permission matrix); everyone who sees nodes reads.
-// Records are facts and append-only (no PUT, no DELETE): a wrong one is corrected by a new record
-// naming it in `corrects` (same kind, same node; once), which readers use in its place. The server
-// records who wrote each (`recorded_by`).
+// node's supplier record them; a tenant's admin files disputes about a node its jobs ran on, which
+// count once an operator or the node's supplier accepts them (POST …/{id}/accept, …/{id}/reject);
+// everyone reads. Records are facts and append-only (no PUT, no DELETE): a wrong one is corrected
+// by a new record naming it in `corrects` (same kind, same node; once), which readers use in its
+// place. The server records who wrote each (`recorded_by`).
 #include "model/measurement.h"
 #include "model/node.h"
 #include "server/api/resources.h"
+#include "server/http/http_util.h"
 #include "server/services/record_faults.h"
 
 namespace gpurent {
+namespace {
+
+// Whether any run of the tenant held cards on the node (a dispute is about hardware it rented).
+Result<bool> tenant_used_node(StoreTx& tx, const std::string& tenant_id, const std::string& node_id) {
+  auto runs = list_all(tx, "allocations", {{"tenant_id", tenant_id}});
+  if (!runs) return runs.error();
+  for (const Record& r : *runs)
+    if (r.body.is_object() && r.body.contains("placement") && r.body["placement"].is_array())
+      for (const json& part : r.body["placement"])
+        if (part.is_object() && part.value("node_id", "") == node_id) return true;
+  return false;
+}
+
+// accept or reject a pending dispute: operators and the node's supplier.
+void resolve(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p,
+             bool accept) {
+  auto rec = find_visible(app.store, spec, p, req.matches[1]);
+  if (!rec) return send_problem(res, rec.error(), req.path);
+  if (!in_scope(write_scope(p, ObjectKind::kNode), p, *rec))
+    return send_problem(res, Error::make(Code::kForbidden, Message("api.measurements.resolve_forbidden").arg("role", role_name(p.role))),
+                        req.path);
+  auto body = body_or_empty(req);
+  if (!body) return send_problem(res, body.error(), req.path);
+  FieldErrors errs;
+  Fields f(*body, "", errs);
+  const std::string note = accept ? f.opt_str("note", {.min_len = 1, .max_len = 1024}).value_or("")
+                                  : f.str("note", {.min_len = 1, .max_len = 1024});
+  f.finish();
+  if (!errs.empty()) return send_problem(res, errs.to_error(), req.path);
+  Record out;
+  Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    auto cur = tx.get("measurements", rec->id);
+    if (!cur) return cur.error();
+    auto m = decode_record(*cur, decode_measurement, "it cannot be resolved");
+    if (!m) return m.error();
+    if (m->status != MeasurementStatus::kDisputed)
+      return Error::make(Code::kConflict, Message("api.measurements.not_disputed")
+                                              .arg("id", cur->id)
+                                              .arg("status", enum_name(kMeasurementStatusNames, m->status)));
+    if (accept && m->corrects) {  // it replaces what it disputes: unless something else already does
+      auto siblings = list_all(tx, "measurements", {{"supplier_id", cur->supplier_id}});
+      if (!siblings) return siblings.error();
+      for (const Record& r : *siblings)
+        if (r.id != cur->id && measurement_counts(r.body) && r.body.value("corrects", "") == *m->corrects)
+          return Error::make(Code::kConflict, Message("api.measurements.already_corrected").arg("id", *m->corrects).arg("by", r.id));
+    }
+    const TimeMs now = app.clock.now();
+    m->status = accept ? MeasurementStatus::kAccepted : MeasurementStatus::kRejected;
+    m->resolved_by = p.user_id;
+    m->resolved_at = now;
+    m->resolution_note = note;
+    Record r = *cur;
+    r.body = to_json(*m);
+    if (auto s = store_change(tx, *cur, r, p, accept ? "accept" : "reject", note, now); !s) return s;
+    out = std::move(r);
+    return ok_status();
+  });
+  if (!st) return send_problem(res, st.error(), req.path);
+  send_json(res, 200, present(out));
+}
+
+template <bool kAccept>
+void resolve_dispute(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res,
+                     const Principal& p) {
+  resolve(app, spec, req, res, p, kAccept);
+}
+
+}  // namespace
 
 void register_measurement_routes(App& app, Router& srv) {
   KindSpec spec;
   spec.kind = "measurements";
   spec.id_prefix = "msr";
-  spec.object_kind = ObjectKind::kNode;
-  spec.filters = {{"kind", "state"}, {"supplier", "supplier_id"}};
+  spec.object_kind = ObjectKind::kMeasurement;
+  spec.filters = {{"kind", "state"}, {"supplier", "supplier_id"}, {"tenant", "tenant_id"}};
   spec.filter_values["kind"] = enum_names(kMeasurementKindNames);
   spec.updatable = false;
   spec.deletable = false;
@@ -27,6 +97,13 @@ void register_measurement_routes(App& app, Router& srv) {
     if (!node) return node.error();
     m->node_id = node->id;
     m->recorded_by = p.user_id;
+    if (!p.tenant_id.empty()) {  // a tenant's admin: a dispute about hardware the tenant rented
+      auto used = tenant_used_node(tx, p.tenant_id, node->id);
+      if (!used) return used.error();
+      if (!*used) return Error::invalid("node", Message("api.measurements.not_your_node").arg("node", node->name));
+      m->status = MeasurementStatus::kDisputed;
+      m->tenant_id = p.tenant_id;
+    }
     if (m->corrects) {  // the same fact measured again: same kind, same node, corrected once
       auto old = tx.get("measurements", *m->corrects);
       if (!old && old.error().code != Code::kNotFound) return old.error();
@@ -39,8 +116,8 @@ void register_measurement_routes(App& app, Router& srv) {
                                               .arg("node", node->name));
       auto siblings = list_all(tx, "measurements", {{"supplier_id", node->supplier_id}});
       if (!siblings) return siblings.error();
-      for (const Record& r : *siblings)
-        if (r.body.is_object() && r.body.value("corrects", "") == *m->corrects)
+      for (const Record& r : *siblings)  // a pending or rejected dispute does not stand in the way
+        if (measurement_counts(r.body) && r.body.value("corrects", "") == *m->corrects)
           return Error::invalid("corrects", Message("api.measurements.already_corrected").arg("id", *m->corrects).arg("by", r.id));
     }
     if (m->gpu) {
@@ -54,11 +131,14 @@ void register_measurement_routes(App& app, Router& srv) {
     }
     IndexCols idx = index_of(*m);
     idx.supplier_id = node->supplier_id;
+    idx.tenant_id = m->tenant_id;
     idx.region = node->region;
     idx.gpu_model = node->gpu_model;
     return Built{to_json(*m), idx};
   };
   register_crud(app, srv, spec);
+  item_route(app, srv, "POST", "measurements", "accept", resolve_dispute<true>);
+  item_route(app, srv, "POST", "measurements", "reject", resolve_dispute<false>);
 }
 
 }  // namespace gpurent

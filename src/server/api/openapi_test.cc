@@ -101,6 +101,7 @@ const std::set<Op> kServerRoutes = {
     {"GET", "/api/v1/issued-invoices/{ref}/print"}, {"GET", "/api/v1/issued-invoices/{ref}/verify"},
     {"GET", "/api/v1/credit-notes"}, {"POST", "/api/v1/credit-notes"}, {"GET", "/api/v1/credit-notes/{ref}"},
     {"POST", "/api/v1/invoices/close"},
+    {"POST", "/api/v1/measurements/{ref}/accept"}, {"POST", "/api/v1/measurements/{ref}/reject"},
     {"GET", "/api/v1/jobs/{ref}/logs"},
     {"GET", "/api/v1/faults"}, {"GET", "/api/v1/faults/{ref}"},
     {"GET", "/api/v1/reservations"}, {"POST", "/api/v1/reservations"}, {"GET", "/api/v1/reservations/{ref}"},

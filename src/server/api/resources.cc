@@ -6,6 +6,20 @@
 
 namespace gpurent {
 
+Result<json> body_or_empty(const httplib::Request& req) {
+  if (req.body.empty()) return json::object();
+  return parse_body(req);
+}
+
+Status store_change(StoreTx& tx, const Record& cur, Record& r, const Principal& p, const std::string& action,
+                    const std::string& detail, TimeMs now) {
+  r.updated_at = now;
+  if (auto s = tx.update(r); !s) return s;
+  if (auto s = tx.append_audit({now, p.user_id, action, r.kind, r.id, detail}); !s) return s;
+  r.version = cur.version + 1;
+  return ok_status();
+}
+
 json present(const Record& r) {
   json out = json::object();
   out["id"] = r.id;

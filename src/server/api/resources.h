@@ -61,6 +61,12 @@ Result<Record> create_object(App& app, const KindSpec& spec, const json& body, c
 
 // Shared helpers for route files (and services/access.h: scopes, references).
 json present(const Record& r);  // body + id, created_at, updated_at, version
+// An action's optional body (POST …/{id}/pay): the parsed JSON object, or {} when none was sent.
+Result<json> body_or_empty(const httplib::Request& req);
+// Inside the writer's transaction: stores `r`, a changed copy of `cur`, at `now` with an audit
+// entry (action, detail) by `p`, and gives `r` its new version.
+Status store_change(StoreTx& tx, const Record& cur, Record& r, const Principal& p, const std::string& action,
+                    const std::string& detail, TimeMs now);
 // Finds an object visible to p by id or by name (names are looked up in p's tenant for
 // tenant-scoped kinds). kNotFound for missing objects and for objects out of the caller's read scope.
 Result<Record> find_visible(StoreReader& store, const KindSpec& spec, const Principal& p, const std::string& ref);

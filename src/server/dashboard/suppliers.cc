@@ -40,7 +40,7 @@ Status tally_supplier(StoreReader& store, const std::string& supplier_id, Outage
   std::map<std::string, std::vector<Interval>> incidents;  // node id -> incident windows, as recorded
   const std::set<std::string> corrected = corrected_ids(*records);
   for (const Record& r : *records) {
-    if (corrected.count(r.id)) continue;  // its correction holds instead
+    if (corrected.count(r.id) || !measurement_counts(r.body)) continue;  // corrected, or a dispute not accepted
     auto m = decode_record(r, decode_measurement, "the supplier's health cannot be scored without it");
     if (!m) return m.error();
     if (m->kind != MeasurementKind::kIncident || !m->from || !m->to) continue;

@@ -1,5 +1,7 @@
 #include "server/demo/seed.h"
 
+#include <algorithm>
+
 #include "core/ids.h"
 #include "demo/demo_world.h"
 #include "io/files.h"
@@ -125,8 +127,17 @@ Result<json> seed_demo_invoices(App& app, const std::string& admin_user_id) {
   auto notes = app.kinds.find("credit-notes");
   if (notes == app.kinds.end()) return out;
   Principal op{admin_user_id, "", Role::kOperatorAdmin, "", ""};
+  // 100.00 in the invoice's currency, or its whole total when smaller (none for a zero invoice).
+  auto inv = app.store.get("issued-invoices", closed->issued.front());
+  if (!inv) return inv.error();
+  auto cur = parse_currency(inv->body.value("currency", ""));
+  if (!cur) return cur.error();
+  auto total = Money::parse(inv->body["totals"].value("total", "0"), *cur);
+  if (!total) return total.error();
+  const int64_t credit = std::min<int64_t>(100'000'000, total->micros() / 10'000 * 10'000);
+  if (credit <= 0) return out;
   json body = {{"invoice", closed->issued.front()},
-               {"amount", "100.00"},
+               {"amount", Money(credit, *cur).amount_string()},
                {"reason", "Goodwill credit for a maintenance window / 维护窗口善意补偿"}};
   auto r = create_object(app, notes->second, body, op);
   if (!r) return Error::make(Code::kInternal, "demo credit note: " + r.error().message);

@@ -59,7 +59,7 @@ Result<std::vector<SupplierCandidate>> load_supplier_candidates(StoreReader& sto
     if (!m_records) return m_records.error();
     const std::set<std::string> corrected = corrected_ids(*m_records);
     for (const Record& m : *m_records) {
-      if (corrected.count(m.id)) continue;  // its correction holds instead
+      if (corrected.count(m.id) || !measurement_counts(m.body)) continue;  // corrected, or a dispute not accepted
       auto parsed = decode_record(m, decode_measurement, "its supplier cannot be scored without it");
       if (!parsed) return parsed.error();
       measurements.push_back(std::move(*parsed));

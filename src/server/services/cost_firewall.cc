@@ -362,10 +362,16 @@ void CostFirewall::start() {
       auto r = run_once(app_.clock.now());
       if (!r && app_.loop.running())
         spdlog::error("{}", json({{"event", "cost_firewall_failed"}, {"error", r.error().message}}).dump());
-      // Month close rides on the same pass: last month's invoices, once the delay has passed.
-      auto closed = close_due_month(app_, app_.clock.now(), app_.opts.month_close_delay_h * kMsPerHour);
-      if (!closed && app_.loop.running())
-        spdlog::error("{}", json({{"event", "month_close_failed"}, {"error", closed.error().message}}).dump());
+      // Month close rides on the same pass: last month's invoices, once the delay has passed. A
+      // close that could not rate every tenant (a record that does not decode) is retried hourly,
+      // not on every pass: each try rates every tenant's whole month.
+      const TimeMs now = app_.clock.now();
+      if (now >= next_close_try_) {
+        auto closed = close_due_month(app_, now, app_.opts.month_close_delay_h * kMsPerHour);
+        if (!closed && app_.loop.running())
+          spdlog::error("{}", json({{"event", "month_close_failed"}, {"error", closed.error().message}}).dump());
+        if (!closed || (*closed && !(*closed)->failed.empty())) next_close_try_ = now + kMsPerHour;
+      }
       lock.lock();
       // Until the next pass: deliver what quota changes raise, as they raise it.
       const auto next = std::chrono::steady_clock::now() + std::chrono::milliseconds(interval_ms_);

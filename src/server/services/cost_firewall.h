@@ -48,6 +48,7 @@ class CostFirewall {
   void deliver_raised(const std::vector<std::string>& alert_ids);
   ServiceContext& app_;
   int64_t interval_ms_;
+  TimeMs next_close_try_ = 0;  // the firewall thread's: a month close that left tenants unrated waits an hour
   bool stopping_ = false;  // guarded by the module's registry mutex (cost_firewall.cc)
   std::thread thread_;
 };

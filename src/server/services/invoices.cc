@@ -376,14 +376,14 @@ Status add_measurements(StoreReader& store, Builder& b, LoadedInputs& loaded) {
     if (g.contract_id.empty()) continue;  // list prices: no SLA
     const std::set<std::string> corrected = corrected_ids(measurements[g.supplier_id]);
     for (const Record& r : measurements[g.supplier_id]) {
-      if (corrected.count(r.id)) continue;  // its correction holds instead
+      if (corrected.count(r.id) || !measurement_counts(r.body)) continue;  // corrected, or a dispute not accepted
       auto m = decode_record(r, decode_measurement,
                              "the SLA credits of contracts with this supplier cannot be computed without it");
       if (!m) return m.error();
       const std::string node = b.name_of("nodes", m->node_id);
       switch (m->kind) {
-        case MeasurementKind::kFp16Tflops: g.in.tflops.push_back({*m->at, node, *m->gpu, *m->tflops_x10}); break;
-        case MeasurementKind::kNcclBusbw: g.in.nccl.push_back({node, *m->from, *m->to, *m->busbw_gbps}); break;
+        case MeasurementKind::kFp16Tflops: g.in.tflops.push_back({*m->at, node, *m->gpu, *m->tflops_x10, r.id}); break;
+        case MeasurementKind::kNcclBusbw: g.in.nccl.push_back({node, *m->from, *m->to, *m->busbw_gbps, r.id}); break;
         case MeasurementKind::kIncident: g.in.incidents.push_back({r.id, *m->from, *m->to, node, "", m->note}); break;
       }
     }
