@@ -137,29 +137,38 @@ TEST(Billing, ContractsValidateAndInvoicesEqualTheSumOfTheirLines) {
   EXPECT_EQ(csv.status, 200);
   EXPECT_EQ(csv.content_type, "text/csv");
   EXPECT_EQ(csv.text.rfind("BilledCost,BillingAccountId", 0), 0u) << csv.text.substr(0, 200);
-  // The FOCUS rows are the invoice's lines: one row each, the same amounts, the same currency.
+  // The FOCUS rows are the invoice's lines (one row each, the same amounts, the same currency) and
+  // at most one Unused row for the commitment, billed 0; EffectiveCost spreads the commitment's
+  // share over the time it covered and that row, so it adds up to the invoice too.
   const auto rows = csv_rows(csv.text);
-  ASSERT_EQ(rows.size(), sec["lines"].size() + 1) << csv.text;
+  ASSERT_GE(rows.size(), sec["lines"].size() + 1) << csv.text;
+  ASSERT_LE(rows.size(), sec["lines"].size() + 2) << csv.text;
   const auto col = [&](const std::string& name) {
     for (size_t i = 0; i < rows[0].size(); ++i)
       if (rows[0][i] == name) return i;
     ADD_FAILURE() << "no column " << name;
     return size_t{0};
   };
-  const size_t billed = col("BilledCost"), currency = col("BillingCurrency"), charge = col("ChargeCategory");
-  int64_t focus_sum = 0;
+  const size_t billed = col("BilledCost"), currency = col("BillingCurrency"), charge = col("ChargeCategory"),
+               effective = col("EffectiveCost"), status = col("CommitmentDiscountStatus"),
+               account = col("BillingAccountName"), provider = col("ProviderName");
+  int64_t focus_sum = 0, effective_sum = 0;
   std::multiset<int64_t> focus_amounts, line_amounts;
   for (size_t r = 1; r < rows.size(); ++r) {
     ASSERT_EQ(rows[r].size(), rows[0].size()) << "row " << r;
     EXPECT_EQ(rows[r][currency], "CNY");
+    EXPECT_EQ(rows[r][account], "acme");
+    EXPECT_EQ(rows[r][provider], "dc");  // the supplier's name, not its id
     EXPECT_TRUE(rows[r][charge] == "Usage" || rows[r][charge] == "Purchase" || rows[r][charge] == "Credit")
         << rows[r][charge];
     focus_sum += cents(rows[r][billed]);
-    focus_amounts.insert(cents(rows[r][billed]));
+    effective_sum += cents(rows[r][effective]);
+    if (rows[r][status] != "Unused") focus_amounts.insert(cents(rows[r][billed]));
   }
   for (const auto& l : sec["lines"]) line_amounts.insert(cents(l["amount"]));
   EXPECT_EQ(focus_amounts, line_amounts);
   EXPECT_EQ(focus_sum, cents(sec["totals"]["total"]));
+  EXPECT_EQ(effective_sum, cents(sec["totals"]["total"]));
 
   // Tenants read their own invoice; another tenant's is not found.
   const std::string own = make_user_token(s, "acme-admin", "tenant_admin", "acme");

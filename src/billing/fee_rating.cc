@@ -25,16 +25,24 @@ Status rate_commitments(Ctx& c) {
     if (!price) return price.error();
     const std::string what = "Reserved commitment " + cm.id + ": " + std::to_string(cm.gpus) + " GPU(s) × " +
                              std::to_string(cm.term_months) + "-month term on offer " + o.name;
+    const TimeMs t0 = std::max(cm.start, c.in.from), t1 = std::min(commitment_end(c, cm), c.in.to);
+    if (t0 < t1) {
+      const __int128 milli_ms = static_cast<__int128>(cm.gpus) * 1000 * (t1 - t0);
+      bool overflow = false;
+      const int64_t share = div_round_half_even(*price * milli_ms, kMilliMsPerGpuHour, &overflow);
+      if (overflow)
+        return Error::make(Code::kInvalid, Message("rating.amount_overflow").arg("rule", "reserved_commitment").arg("allocation", cm.id));
+      c.shares.push_back({cm.id, o.name, what, t0, t1, cm.gpus, *price, cm.prepaid, Money(share, c.cur)});
+    }
     if (cm.prepaid) {
       if (cm.start >= c.in.from && cm.start < c.in.to)
-        c.book.add({1, "", "", cm.id, o.name, "reserved", "reserved_prepaid", *price, ""},
+        c.book.add({1, "", "", cm.id, o.name, "reserved", "reserved_prepaid", *price, "", cm.id},
                    static_cast<__int128>(cm.gpus) * 1000 * (cm.end - cm.start), cm.start, cm.end, kMilliMsPerGpuHour, 6,
                    "GPU-second", "GPU-hour", what + ", the whole term prepaid");
       continue;
     }
-    const TimeMs t0 = std::max(cm.start, c.in.from), t1 = std::min(commitment_end(c, cm), c.in.to);
     if (t0 < t1)
-      c.book.add({1, "", "", cm.id, o.name, "reserved", "reserved_commitment", *price, ""},
+      c.book.add({1, "", "", cm.id, o.name, "reserved", "reserved_commitment", *price, "", cm.id},
                  static_cast<__int128>(cm.gpus) * 1000 * (t1 - t0), t0, t1, kMilliMsPerGpuHour, 6, "GPU-second",
                  "GPU-hour", what + ", billed whether used or not");
   }

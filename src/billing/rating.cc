@@ -157,6 +157,15 @@ Result<std::vector<ChargeLine>> LineBook::finish(Currency c) const {
     l.to = a.to;
     l.amount_exact = Money(micros, c);
     l.description = a.description;
+    l.commitment = k.commitment;
+    if (k.list_price != 0 && k.list_price != k.price) {
+      l.list_unit_price = Money(k.list_price, c).amount_string();
+      const int64_t list = div_round_half_even(static_cast<__int128>(k.list_price) * a.qty, a.den, &overflow);
+      if (overflow)
+        return Error::make(Code::kInvalid,
+                           Message("rating.amount_overflow").arg("rule", k.rule).arg("allocation", k.allocation));
+      l.list_amount = Money(list, c).round_to_cents();
+    }
     if (a.value != 0) {
       const int64_t value = div_round_half_even(a.value, a.den, &overflow);
       if (overflow)
@@ -170,6 +179,7 @@ Result<std::vector<ChargeLine>> LineBook::finish(Currency c) const {
   for (auto& l : out) {
     l.amount = l.amount_exact.round_to_cents();
     if (l.covered_value.micros() == 0) l.covered_value = Money(0, c);
+    if (l.list_amount.micros() == 0) l.list_amount = Money(0, c);
   }
   std::stable_sort(out.begin(), out.end(), [](const ChargeLine& x, const ChargeLine& y) {
     return std::tie(x.kind, x.project, x.job, x.allocation, x.rule, x.from) <
@@ -336,6 +346,8 @@ Result<RatingResult> run(const RatingInput& in, bool with_credits) {
   r.from = in.from;
   r.to = in.to;
   r.lines = std::move(*lines);
+  r.commitments = std::move(c.shares);
+  std::sort(r.commitments.begin(), r.commitments.end(), [](const auto& x, const auto& y) { return x.id < y.id; });
   int64_t charges = 0, credits = 0;
   for (const auto& l : r.lines) (l.kind == LineKind::kCredit ? credits : charges) += l.amount.micros();
   int64_t sla = 0;
@@ -354,6 +366,7 @@ Result<RatingResult> run(const RatingInput& in, bool with_credits) {
     cap.amount_exact = Money(-sla - charges, c.cur);
     cap.amount = cap.amount_exact;
     cap.covered_value = Money(0, c.cur);
+    cap.list_amount = Money(0, c.cur);
     cap.description = "SLA credits are capped at the period's charges (" + Money(charges, c.cur).to_string() + ")";
     credits += cap.amount.micros();
     r.lines.push_back(std::move(cap));

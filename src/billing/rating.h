@@ -44,6 +44,29 @@ struct ChargeLine {
   Money covered_value;
   // Credit lines: the measurements and incidents the credit rests on (ids, sorted); empty otherwise.
   std::vector<std::string> measurements;
+  // Commitment lines and reserved_covered lines: the commitment's id (covered lines: the one that
+  // covered them); empty otherwise.
+  std::string commitment;
+  // GPU-time lines billed below the offer's on-demand price (spot, idle discount, reserved covered
+  // or overflow...): that on-demand price, in force when the time was used, and the line's quantity
+  // at it (rounded half to even to cents). Empty / zero when the line is billed at it.
+  std::string list_unit_price;
+  Money list_amount;
+};
+
+// A commitment's share of the rated period: its GPUs × the part of its term inside the period
+// (cut at an effective exit) at its price, micro-exact. FOCUS amortization spreads it over the
+// GPU time it covered, the rest being unused (rating_output.cc).
+struct CommitmentShare {
+  std::string id;
+  std::string offer;
+  std::string description;
+  TimeMs from = 0;
+  TimeMs to = 0;
+  int64_t gpus = 0;
+  int64_t price = 0;         // micros per GPU-hour
+  bool prepaid = false;
+  Money amortized;
 };
 
 struct RatingResult {
@@ -51,6 +74,7 @@ struct RatingResult {
   TimeMs from = 0;
   TimeMs to = 0;
   std::vector<ChargeLine> lines;
+  std::vector<CommitmentShare> commitments;  // those in force during the period, by id
   Money charges;  // sum of non-credit lines' amount
   Money credits;  // sum of credit lines' amount (≤ 0)
   Money total;    // charges + credits == sum of every line's amount

@@ -24,6 +24,8 @@ struct Piece {
   std::string rule;
   int64_t billed_price = 0;  // micros per GPU-hour charged for this piece
   int64_t value_price = 0;   // what the tenant pays for it in effect (covered: the commitment's price)
+  int64_t list_price = 0;    // the offer's on-demand price in force (0: idle_stopped)
+  const std::string* commitment = nullptr;  // covered pieces: the id of the commitment covering them
 };
 
 // Sums quantities per line key; amounts are computed once per line at the end.
@@ -34,9 +36,12 @@ class LineBook {
     std::string project, job, allocation, offer, mode, rule;
     int64_t price;
     std::string extra;  // e.g. the calendar month of a volume line
+    std::string commitment;  // commitment and reserved_covered lines: the commitment's id
+    int64_t list_price = 0;  // GPU-time lines: the on-demand price in force (0: none)
     bool operator<(const Key& o) const {
-      return std::tie(kind, project, job, allocation, offer, rule, price, extra, mode) <
-             std::tie(o.kind, o.project, o.job, o.allocation, o.offer, o.rule, o.price, o.extra, o.mode);
+      return std::tie(kind, project, job, allocation, offer, rule, price, extra, mode, commitment, list_price) <
+             std::tie(o.kind, o.project, o.job, o.allocation, o.offer, o.rule, o.price, o.extra, o.mode, o.commitment,
+                      o.list_price);
     }
   };
   struct Acc {
@@ -70,6 +75,7 @@ struct Ctx {
   std::optional<TimeMs> exit;  // effective exit
   LineBook book;
   std::vector<Piece> pieces;   // every allocation's pieces inside the period
+  std::vector<CommitmentShare> shares;  // rate_commitments
 };
 
 // Price of `offer` for `mode` at time t (spot: the market price in force, else the sheet's).

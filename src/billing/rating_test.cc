@@ -9,6 +9,7 @@
 #include <map>
 #include <random>
 
+#include "billing/rating_output.h"
 #include "billing/scenario.h"
 #include "core/message.h"
 
@@ -295,6 +296,93 @@ TEST(Rating, RefusesBadReferencesNamingTheField) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message, "period: from must be before to");
   EXPECT_EQ(r.error().fields.at(0).coded.code, "rating.period_order");
+}
+
+// RFC 4180 rows of a CSV document (quoted fields may hold commas and quotes; no newlines in ours).
+std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows(1);
+  std::string cell;
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (quoted) {
+      if (ch == '"' && i + 1 < text.size() && text[i + 1] == '"') cell += '"', ++i;
+      else if (ch == '"') quoted = false;
+      else cell += ch;
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      rows.back().push_back(std::move(cell)), cell.clear();
+    } else if (ch == '\n') {
+      rows.back().push_back(std::move(cell)), cell.clear();
+      rows.emplace_back();
+    } else {
+      cell += ch;
+    }
+  }
+  rows.pop_back();  // after the last newline
+  return rows;
+}
+
+int64_t cents_of(const std::string& amount) {
+  auto m = Money::parse(amount, Currency::kUSD);
+  EXPECT_TRUE(m.ok()) << amount;
+  return m.ok() ? m->micros() / 10'000 : 0;
+}
+
+// The FOCUS export on random months (one monthly commitment, spot, idle rules, fees, credits):
+// BilledCost adds up to the invoice; EffectiveCost adds up to it too (the commitment's share is
+// spread over what it covered plus an Unused row, to the cent); a Purchase has EffectiveCost 0 and
+// no consumed quantity; covered usage bills 0 at a list price above it; every date-time is
+// YYYY-MM-DDTHH:mm:ssZ.
+TEST(FocusProperties, CostsAddUpAndConditionalColumnsHold) {
+  for (uint32_t seed = 1; seed <= 60; ++seed) {
+    const RatingInput in = random_input(seed);
+    auto r = rate(in);
+    ASSERT_TRUE(r.ok()) << "seed " << seed << ": " << r.error().message;
+    const auto rows = csv_rows(to_focus_csv(*r, {"t", "tenant", "supplier", "gpurent", {}}));
+    ASSERT_GE(rows.size(), r->lines.size() + 1) << "seed " << seed;
+    std::map<std::string, size_t> col;
+    for (size_t i = 0; i < rows[0].size(); ++i) col[rows[0][i]] = i;
+    auto at = [&](const std::vector<std::string>& row, const char* name) { return row.at(col.at(name)); };
+    int64_t billed = 0, effective = 0;
+    size_t unused = 0;
+    for (size_t k = 1; k < rows.size(); ++k) {
+      const auto& row = rows[k];
+      ASSERT_EQ(row.size(), rows[0].size()) << "seed " << seed << " row " << k;
+      billed += cents_of(at(row, "BilledCost"));
+      effective += cents_of(at(row, "EffectiveCost"));
+      for (const char* t : {"BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart", "ChargePeriodEnd"}) {
+        const std::string v = at(row, t);
+        EXPECT_TRUE(v.size() == 20 && v[4] == '-' && v[10] == 'T' && v[19] == 'Z' && v.find('.') == std::string::npos)
+            << t << " " << v;
+      }
+      EXPECT_LE(at(row, "ChargePeriodStart"), at(row, "ChargePeriodEnd"));
+      const std::string category = at(row, "ChargeCategory"), status = at(row, "CommitmentDiscountStatus");
+      if (category == "Purchase") {
+        EXPECT_EQ(at(row, "EffectiveCost"), "0.00");
+        EXPECT_EQ(at(row, "ConsumedQuantity"), "");
+        EXPECT_EQ(at(row, "CommitmentDiscountId"), "c1");
+        EXPECT_EQ(status, "");
+      }
+      if (status == "Unused") {
+        ++unused;
+        EXPECT_EQ(at(row, "BilledCost"), "0.00");
+        EXPECT_EQ(at(row, "ConsumedQuantity"), "");
+      }
+      if (at(row, "x_Rule") == "reserved_covered") {
+        EXPECT_EQ(status, "Used");
+        EXPECT_EQ(at(row, "CommitmentDiscountId"), "c1");
+        EXPECT_EQ(at(row, "BilledCost"), "0.00");
+        EXPECT_GE(cents_of(at(row, "ListCost")), cents_of(at(row, "EffectiveCost"))) << "seed " << seed;
+      }
+      if (category == "Usage" && status != "Unused") EXPECT_NE(at(row, "ConsumedUnit"), "") << "seed " << seed;
+    }
+    EXPECT_EQ(billed, r->total.micros() / 10'000) << "seed " << seed;
+    EXPECT_EQ(effective, r->total.micros() / 10'000) << "seed " << seed;
+    EXPECT_LE(unused, r->commitments.size());
+    EXPECT_EQ(rows.size() - 1, r->lines.size() + unused) << "seed " << seed;
+  }
 }
 
 }  // namespace

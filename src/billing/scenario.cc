@@ -44,9 +44,11 @@ void check_lines(const nlohmann::json& expect, const RatingResult& r, std::vecto
       failures.push_back("expect.lines: each entry is a mapping of line keys to values");
       continue;
     }
-    // Every key a line can have: what any line carries, and `measurements` (credit lines only).
+    // Every key a line can have: what any line carries, and those only some carry: `measurements`
+    // (credits), `commitment` (commitments and covered time), `list_unit_price` and `list_amount`
+    // (GPU time billed below the on-demand price).
     nlohmann::json known = to_json(ChargeLine{});
-    known["measurements"] = nullptr;
+    for (const char* k : {"measurements", "commitment", "list_unit_price", "list_amount"}) known[k] = nullptr;
     for (const auto& [k, v] : e.items())
       if (!known.contains(k)) {
         failures.push_back("expect.lines " + brief(e) + ": '" + k + "' is not a line key");

@@ -143,7 +143,8 @@ Status add_excess(Ctx& c, const Span& s, TimeMs t0, TimeMs t1, int64_t milli) {
     int64_t billed = *price;
     if (s.st == St::kIdle) billed = idle_price(*s.offer, billed);  // the run's idle rule, the interval's price
     if (s.st == St::kStopped) billed = 0;
-    c.pieces.push_back({&a, p0, p1, milli, rule_of(s.st, a.mode, *s.offer), billed, billed});
+    const int64_t list = s.st == St::kStopped ? 0 : offer_in_force(c.in, s.offer->name, p0).prices.on_demand.micros();
+    c.pieces.push_back({&a, p0, p1, milli, rule_of(s.st, a.mode, *s.offer), billed, billed, list});
   }
   return ok_status();
 }
@@ -155,10 +156,14 @@ struct Pool {
 };
 
 // Sweep one offer's eligible spans against its commitments, greedily in (billing start, id) order.
-Status cover(Ctx& c, const std::vector<Span>& spans, const std::vector<Pool>& pools) {
+// Cut where the offer's version changes too, so each covered piece knows its on-demand list price.
+Status cover(Ctx& c, const std::string& offer, const std::vector<Span>& spans, const std::vector<Pool>& pools) {
   std::vector<TimeMs> cuts;
   for (const auto& s : spans) cuts.insert(cuts.end(), {s.t0, s.t1});
   for (const auto& p : pools) cuts.insert(cuts.end(), {p.t0, p.t1});
+  std::sort(cuts.begin(), cuts.end());
+  if (!cuts.empty())
+    for (auto [v0, v1] : version_cuts(c.in, offer, cuts.front(), cuts.back())) cuts.push_back(v0);
   std::sort(cuts.begin(), cuts.end());
   cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
   // Spans are sorted by (allocation start, id, t0); walk with an active window.
@@ -168,12 +173,13 @@ Status cover(Ctx& c, const std::vector<Span>& spans, const std::vector<Pool>& po
     for (const auto& p : pools)
       if (p.t0 <= t0 && t1 <= p.t1) avail.push_back({p.milli, &p});
     size_t pi = 0;
+    const int64_t list = offer_in_force(c.in, offer, t0).prices.on_demand.micros();
     for (const auto& s : spans) {
       if (!(s.t0 <= t0 && t1 <= s.t1)) continue;
       int64_t left = s.a->gpu_milli;
       while (left > 0 && pi < avail.size()) {
         int64_t take = std::min(left, avail[pi].first);
-        c.pieces.push_back({s.a, t0, t1, take, "reserved_covered", 0, avail[pi].second->price});
+        c.pieces.push_back({s.a, t0, t1, take, "reserved_covered", 0, avail[pi].second->price, list, &avail[pi].second->id});
         left -= take;
         avail[pi].first -= take;
         if (avail[pi].first == 0) ++pi;
@@ -209,7 +215,8 @@ Status rate_allocations(Ctx& c) {
       if (billed > 0 && extra > 0) {
         auto price = unit_price(c, o, a.mode, *a.ended_at);
         if (!price) return price.error();
-        c.book.add({0, a.project, a.job, a.id, o.name, mode_name(a.mode), "min_increment", *price, ""},
+        c.book.add({0, a.project, a.job, a.id, o.name, mode_name(a.mode), "min_increment", *price, "", "",
+                    offer_in_force(in, a.offer, *a.ended_at).prices.on_demand.micros()},
                    static_cast<__int128>(a.gpu_milli) * extra, *a.ended_at, *a.ended_at + extra, kMilliMsPerGpuHour, 6,
                    "GPU-second", "GPU-hour", describe("min_increment", a, o));
       }
@@ -230,12 +237,13 @@ Status rate_allocations(Ctx& c) {
     });
     auto& ps = pools[offer];
     std::sort(ps.begin(), ps.end(), [](const Pool& x, const Pool& y) { return std::tie(x.t0, x.id) < std::tie(y.t0, y.id); });
-    if (auto st = cover(c, spans, ps); !st) return st;
+    if (auto st = cover(c, offer, spans, ps); !st) return st;
   }
   for (const auto& p : c.pieces) {
     const Offer& o = in.offers.at(p.alloc->offer);
     const std::string mode = p.rule == "reserved_covered" ? "reserved" : mode_name(p.alloc->mode);
-    const LineBook::Key key{0, p.alloc->project, p.alloc->job, p.alloc->id, o.name, mode, p.rule, p.billed_price, ""};
+    const LineBook::Key key{0,  p.alloc->project, p.alloc->job, p.alloc->id, o.name, mode, p.rule, p.billed_price, "",
+                            p.commitment ? *p.commitment : std::string(), p.list_price};
     const __int128 qty = static_cast<__int128>(p.milli) * (p.t1 - p.t0);
     c.book.add(key, qty, p.t0, p.t1, kMilliMsPerGpuHour, 6, "GPU-second", "GPU-hour", describe(p.rule, *p.alloc, o));
     if (p.rule == "reserved_covered") c.book.add_value(key, qty * p.value_price);

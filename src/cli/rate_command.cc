@@ -47,7 +47,7 @@ int run_rate(CliContext& ctx, const RateOpts& o) {
     return kExitOk;
   }
   if (o.export_format == "focus") {
-    ctx.out() << to_focus_csv(*rated, {input->contract.tenant, input->contract.tenant, input->contract.supplier, ""});
+    ctx.out() << to_focus_csv(*rated, scenario_parties(*input));
     return kExitOk;
   }
   return ctx.emit(to_json(*rated), [&](std::ostream& out) { print_lines(out, *rated); });

@@ -556,12 +556,21 @@ nlohmann::json to_json(const Invoice& inv) {
           {"unpriced_allocations", inv.unpriced}};
 }
 
+namespace {
+
+BillingParties focus_parties(const Invoice& inv, const InvoiceSection& s) {
+  BillingParties p{inv.tenant_id, inv.tenant_name, s.input.contract.supplier, "gpurent", {}};
+  for (const auto& [name, o] : s.input.offers) p.regions[name] = o.region;
+  return p;
+}
+
+}  // namespace
+
 std::string invoice_csv(const Invoice& inv, bool focus) {
   std::string out;
   for (size_t i = 0; i < inv.sections.size(); ++i) {
     const auto& s = inv.sections[i];
-    std::string part = focus ? to_focus_csv(s.rated, {inv.tenant_id, inv.tenant_name, s.rated.lines.empty() ? "" : s.supplier_id, ""})
-                             : to_csv(s.rated);
+    std::string part = focus ? to_focus_csv(s.rated, focus_parties(inv, s)) : to_csv(s.rated);
     if (i > 0) part.erase(0, part.find('\n') + 1);  // one header
     out += part;
   }
