@@ -20,6 +20,8 @@ Titles kind_title(AlertKind k) {
     case AlertKind::kEgressDailyCost: return {"出网流量日费用超限", "Daily egress cost over threshold"};
     case AlertKind::kBudgetBreach: return {"项目月度预算已用尽", "Monthly project budget reached"};
     case AlertKind::kArtifactDigestMismatch: return {"制品校验和不符（安全）", "Artifact digest mismatch (security)"};
+    case AlertKind::kBalanceLow: return {"余额即将用尽", "Balance running low"};
+    case AlertKind::kBalanceExhausted: return {"余额已用尽，运行中的作业已停止", "Balance exhausted: running work stopped"};
   }
   return {"?", "?"};
 }
@@ -67,7 +69,9 @@ std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohma
 nlohmann::json to_json(const Alert& a) {
   nlohmann::json j = alert_fields(a);
   // A cost rule's alert, or a security alert (an artifact's digest).
-  j["event"] = a.kind == AlertKind::kArtifactDigestMismatch ? "security.alert" : "cost_firewall.alert";
+  j["event"] = a.kind == AlertKind::kArtifactDigestMismatch                                   ? "security.alert"
+               : a.kind == AlertKind::kBalanceLow || a.kind == AlertKind::kBalanceExhausted ? "balance.alert"
+                                                                                             : "cost_firewall.alert";
   return j;
 }
 

@@ -60,7 +60,7 @@ TEST(WebhookFormat, GenericCarriesEveryField) {
     "measured": "612.40", "threshold": "500.00", "unit": "USD",
     "message_en": "Project vision: egress cost 612.40 USD on 2026-11-29 exceeds 500.00 USD; egress and uploads over 10 GB are to be frozen by the supplier's gateways until an admin lifts it",
     "message_zh": "项目 vision：2026-11-29 出网流量费用 612.40 USD，超过阈值 500.00 USD；出网及超过 10 GB 的上传应由供应商网关冻结，直至管理员解除",
-    "freeze_egress": true, "upload_limit_bytes": 10000000000, "hold_submissions": false})");
+    "freeze_egress": true, "upload_limit_bytes": 10000000000, "hold_submissions": false, "stop_work": false})");
   EXPECT_EQ(webhook_body(WebhookType::kGeneric, egress_alert()), expected);
   EXPECT_EQ(to_json(egress_alert()), expected);
 }

@@ -116,6 +116,25 @@ TEST_F(CliTest, IssuedInvoiceVerbsPostTheirActionsAndPrintTheHtml) {
   EXPECT_EQ(api_.requests().back().params.find("lang")->second, "zh");
 }
 
+TEST_F(CliTest, BalanceShowsEachCurrencyAndBillingPutsTheSettings) {
+  api_.on("GET /api/v1/tenants/qingyun-tech/balance",
+          {200, R"({"tenant_id":"ten_1","tenant":"qingyun-tech","at":"2026-12-02T03:00:00.000Z","payment":"prepaid",
+                   "watched":true,"runway_alert_minutes":2880,"stop_minutes":0,
+                   "balances":[{"currency":"CNY","top_ups":"1200000.00","invoiced":"366120.55","accruing":"25000.10",
+                                "burn_per_hour":"505.60","available":"808879.35","runway_minutes":95990}]})"});
+  CliRun r = run({"balance", "qingyun-tech"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("tenant   qingyun-tech (prepaid, watched)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("808879.35"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("95990 min"), std::string::npos) << r.out;
+  api_.on("PUT /api/v1/tenants/acme/billing", {200, R"({"payment":"postpaid","credit_limit":"5000.00","runway_alert_minutes":60,"stop_minutes":0})"});
+  r = run({"billing", "acme", "--payment", "postpaid", "--credit-limit", "5000.00", "--runway-alert-minutes", "60"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(json::parse(api_.requests().back().body),
+            json({{"payment", "postpaid"}, {"credit_limit", "5000.00"}, {"runway_alert_minutes", 60}}));
+  EXPECT_EQ(run({"billing", "acme", "--payment", "later"}).rc, 2);
+}
+
 TEST_F(CliTest, EmptyListSaysSoOnStderr) {
   api_.on("GET /api/v1/jobs", {200, R"({"items":[],"next_after":null})"});
   CliRun r = run({"jobs", "list", "--state", "running", "--project", "vision"});

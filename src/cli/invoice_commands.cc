@@ -3,6 +3,7 @@
 // FOCUS columns (--export csv|focus). Issued invoices: `invoices close --month` (operators),
 // `invoices pay|void|verify|print ID` (the list and get views are `gpurent issued-invoices`).
 #include <memory>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/output.h"
@@ -163,6 +164,58 @@ void add_invoice_commands(CLI::App& app, CliContext& ctx) {
       if (!r) return ctx.fail(r.error());
       ctx.out() << (r->is_string() ? r->get<std::string>() : r->dump());
       return kExitOk;
+    };
+  });
+
+  // `gpurent balance TENANT`: the balances live; `gpurent billing TENANT ...`: how it pays.
+  auto bt = std::make_shared<std::string>();
+  auto* bal = app.add_subcommand("balance", "a tenant's balances live: top-ups, invoices, drafts, burn per hour, runway");
+  bal->add_option("tenant", *bt, "tenant id or name")->required();
+  bal->callback([&ctx, bt] {
+    ctx.action = [&ctx, bt] {
+      int rc = kExitOk;
+      ApiClient* c = ctx.client(&rc);
+      if (!c) return rc;
+      auto r = c->get("/tenants" + seg(*bt) + "/balance");
+      if (!r) return ctx.fail(r.error());
+      return ctx.emit(*r, [&](std::ostream& out) {
+        out << "tenant   " << r->value("tenant", "") << " (" << r->value("payment", "") << ", "
+            << (r->value("watched", false) ? "watched" : "not watched") << ")\n\n";
+        Table t({{"CURRENCY"}, {"TOP-UPS", Align::kRight}, {"INVOICED", Align::kRight}, {"ACCRUING", Align::kRight},
+                 {"LIMIT", Align::kRight}, {"AVAILABLE", Align::kRight}, {"BURN/H", Align::kRight}, {"RUNWAY", Align::kRight}});
+        for (const auto& b : r->value("balances", json::array()))
+          t.add_row({b.value("currency", ""), b.value("top_ups", ""), b.value("invoiced", ""), b.value("accruing", ""),
+                     b.value("credit_limit", "-"), b.value("available", "-"), b.value("burn_per_hour", ""),
+                     b.contains("runway_minutes") ? std::to_string(b["runway_minutes"].get<int64_t>()) + " min" : "-"});
+        t.print(out);
+      });
+    };
+  });
+
+  struct BillingOpts {
+    std::string tenant, payment, credit_limit;
+    std::optional<int64_t> runway, stop;
+  };
+  auto bo = std::make_shared<BillingOpts>();
+  auto* bill = app.add_subcommand("billing", "set how a tenant pays and when its work stops (operators; a tenant's "
+                                             "admin: its runway alert)");
+  bill->add_option("tenant", bo->tenant, "tenant id or name")->required();
+  bill->add_option("--payment", bo->payment, "prepaid or postpaid")->check(CLI::IsMember({"prepaid", "postpaid"}))->required();
+  bill->add_option("--credit-limit", bo->credit_limit, "postpaid: the most it may owe, in its currency");
+  bill->add_option("--runway-alert-minutes", bo->runway, "alert when the money left covers fewer minutes (0: none)");
+  bill->add_option("--stop-minutes", bo->stop, "stop running work when the money left covers fewer minutes");
+  bill->callback([&ctx, bo] {
+    ctx.action = [&ctx, bo] {
+      int rc = kExitOk;
+      ApiClient* c = ctx.client(&rc);
+      if (!c) return rc;
+      json body = {{"payment", bo->payment}};
+      if (!bo->credit_limit.empty()) body["credit_limit"] = bo->credit_limit;
+      if (bo->runway) body["runway_alert_minutes"] = *bo->runway;
+      if (bo->stop) body["stop_minutes"] = *bo->stop;
+      auto r = c->put("/tenants" + seg(bo->tenant) + "/billing", body);
+      if (!r) return ctx.fail(r.error());
+      return ctx.emit(*r, [&](std::ostream& out) { out << r->dump(2) << "\n"; });
     };
   });
 }

@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "io/files.h"
 #include "sched/score_policy.h"
 #include "server/server.h"
 
@@ -13,6 +14,7 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
     bool no_sync_full = false;
     bool no_scheduler = false;
     bool no_rate_limits = false;
+    std::string payment_secret_file;
   };
   auto o = std::make_shared<Opts>();
   ServerOptions& s = o->server;
@@ -175,6 +177,9 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
                "build queued image recipes here with mmdebstrap (needs the Debian mirror; one at a time)");
   cmd->add_option("--debian-mirror", s.debian_mirror, "the Debian archive image recipes install from")
       ->capture_default_str();
+  cmd->add_option("--payment-webhook-secret-file", o->payment_secret_file,
+                  "turn on POST /api/v1/payments/webhook: payments signed with the secret in this file "
+                  "(docs/billing.md#balances) record top-ups of prepaid tenants");
   cmd->add_option("--log-level", s.log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();
@@ -183,6 +188,15 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
       o->server.sync_full = !o->no_sync_full;
       o->server.scheduler = !o->no_scheduler;
       o->server.rate_limits = !o->no_rate_limits;
+      if (!o->payment_secret_file.empty()) {
+        auto secret = read_text_file(o->payment_secret_file, 4096, "payment webhook secret");
+        if (!secret) return ctx.fail(secret.error(), kExitUsage);
+        std::string v = *secret;
+        while (!v.empty() && (v.back() == '\n' || v.back() == '\r' || v.back() == ' ')) v.pop_back();
+        if (v.size() < 16)
+          return ctx.fail(Error::invalid("--payment-webhook-secret-file", Message("cli.serve.payment_secret_short")), kExitUsage);
+        o->server.payment_webhook_secret = v;
+      }
       return ctx.serve(o->server);
     };
   });

@@ -369,6 +369,18 @@ std::vector<ResourceView> build_views() {
                false,
                nullptr});
 
+  v.push_back({"top-ups",
+               "top-up",
+               "money prepaid tenants paid in (operators and the payment webhook record it; never changed)",
+               {col("ID", "id"), col("TENANT", "tenant_id"),
+                {"AMOUNT", Align::kRight, [](const json& d, TimeMs) { return text(d, "amount") + " " + text(d, "currency"); }},
+                col("REFERENCE", "reference"), col("SOURCE", "source"), col("AT", "created_at")},
+               filters({"tenant", "currency", "source"}),
+               true,
+               false,
+               false,
+               nullptr});
+
   v.push_back({"faults",
                "fault",
                "node failures that hit jobs, recorded by the scheduler",

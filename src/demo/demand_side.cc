@@ -215,12 +215,18 @@ std::vector<Job> qingyun_jobs() {
 
 std::vector<DemoObject> demand_objects() {
   std::vector<DemoObject> out;
-  out.push_back({"tenants", to_json(tenant("aurora-ai", "Aurora AI", Currency::kUSD, "enterprise", "us")), ""});
+  // An enterprise pays after the month on credit (invoices, a limit); a startup prepays (充值), as
+  // developer GPU clouds' users do, and is warned two days before its balance runs out.
+  Tenant aurora = tenant("aurora-ai", "Aurora AI", Currency::kUSD, "enterprise", "us");
+  aurora.billing.credit_limit = usd(250'000);
+  out.push_back({"tenants", to_json(aurora), ""});
   // An Ascend 910B card at ¥11/h costs ¥264 a day: the default 100.00 threshold, meant for dollars,
   // would alert on every card every day, so the CNY tenant sets thresholds of its own.
   Tenant qingyun = tenant("qingyun-tech", "青云科技", Currency::kCNY, "startup", "cn");
   qingyun.cost_firewall.card_daily_cost = cny(800);
   qingyun.cost_firewall.egress_daily_cost = cny(3500);
+  qingyun.billing.payment = Payment::kPrepaid;
+  qingyun.billing.runway_alert_minutes = 2 * 24 * 60;
   out.push_back({"tenants", to_json(qingyun), ""});
 
   // The operator creates each tenant's first admin (the seed acts as that admin for as_tenant

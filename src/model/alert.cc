@@ -20,7 +20,8 @@ json alert_fields(const Alert& a) {
           {"message_zh", render(a.message, "zh")},
           {"freeze_egress", a.freeze_egress},
           {"upload_limit_bytes", a.upload_limit_bytes},
-          {"hold_submissions", a.hold_submissions}};
+          {"hold_submissions", a.hold_submissions},
+          {"stop_work", a.stop_work}};
 }
 
 StoredAlert new_stored_alert(Alert a, std::string tenant, std::string tenant_id, std::string project_id, TimeMs now) {
@@ -58,6 +59,7 @@ Result<StoredAlert> decode_stored_alert(const json& body) {
   a.freeze_egress = f.boolean("freeze_egress", false);
   a.upload_limit_bytes = f.opt_integer("upload_limit_bytes", 0, INT64_MAX).value_or(0);
   a.hold_submissions = f.boolean("hold_submissions", false);
+  a.stop_work = f.boolean("stop_work", false);
   s.tenant = f.opt_str("tenant", kServerText).value_or("");
   s.tenant_id = f.opt_str("tenant_id", kServerText).value_or("");
   s.project_id = f.opt_str("project_id", kServerText).value_or("");

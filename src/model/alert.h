@@ -19,12 +19,17 @@
 
 namespace gpurent {
 
-enum class AlertKind { kCardDailyCost, kStorageIoShare, kEgressDailyCost, kBudgetBreach, kArtifactDigestMismatch };
+enum class AlertKind {
+  kCardDailyCost, kStorageIoShare, kEgressDailyCost, kBudgetBreach, kArtifactDigestMismatch,
+  kBalanceLow, kBalanceExhausted  // a tenant's balance or credit (billing/balance.h)
+};
 inline constexpr EnumEntry<AlertKind> kAlertKindNames[] = {{AlertKind::kCardDailyCost, "card_daily_cost"},
                                                            {AlertKind::kStorageIoShare, "storage_io_share"},
                                                            {AlertKind::kEgressDailyCost, "egress_daily_cost"},
                                                            {AlertKind::kBudgetBreach, "budget_breach"},
-                                                           {AlertKind::kArtifactDigestMismatch, "artifact_digest_mismatch"}};
+                                                           {AlertKind::kArtifactDigestMismatch, "artifact_digest_mismatch"},
+                                                           {AlertKind::kBalanceLow, "balance_low"},
+                                                           {AlertKind::kBalanceExhausted, "balance_exhausted"}};
 
 enum class AlertSeverity { kWarning, kCritical };
 inline constexpr EnumEntry<AlertSeverity> kAlertSeverityNames[] = {{AlertSeverity::kWarning, "warning"},
@@ -51,13 +56,15 @@ struct Alert {
   bool freeze_egress = false;      // gateways should refuse egress and uploads > upload_limit_bytes
   int64_t upload_limit_bytes = 0;  // with freeze_egress; else 0
   bool hold_submissions = false;   // new submissions of the project held, the message as reason
+                                   // (balance_exhausted: of every project of the tenant)
+  bool stop_work = false;          // balance_exhausted: the tenant's running work is stopped (requeued, held)
   bool operator==(const Alert&) const = default;
 };
 
 
 // The alert as a document: key, kind, severity, project, subject, from, to (RFC 3339), measured,
 // threshold, unit, message_en, message_zh (rendered from `message`), freeze_egress,
-// upload_limit_bytes, hold_submissions. The generic webhook body adds "event"
+// upload_limit_bytes, hold_submissions, stop_work. The generic webhook body adds "event"
 // (billing/webhook_format.h).
 json alert_fields(const Alert& a);
 

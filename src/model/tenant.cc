@@ -62,6 +62,22 @@ Result<Currency> stored_tenant_currency(const json& body) {
   return c;
 }
 
+void parse_billing_settings(Fields& f, BillingSettings& b, Currency c) {
+  b.payment = f.enumeration("payment", kPaymentNames, std::optional(Payment::kPostpaid));
+  b.credit_limit = f.opt_money("credit_limit", c);
+  if (b.credit_limit && b.payment == Payment::kPrepaid) f.error("credit_limit", Message("tenant.billing.limit_prepaid"));
+  b.runway_alert_minutes = f.opt_integer("runway_alert_minutes", 0, 525'600).value_or(kDefaultRunwayAlertMinutes);
+  b.stop_minutes = f.opt_integer("stop_minutes", 0, 10'080).value_or(kDefaultStopMinutes);
+}
+
+json to_json(const BillingSettings& b) {
+  json j = {{"payment", enum_name(kPaymentNames, b.payment)},
+            {"runway_alert_minutes", b.runway_alert_minutes},
+            {"stop_minutes", b.stop_minutes}};
+  put_opt_money(j, "credit_limit", b.credit_limit);
+  return j;
+}
+
 Result<Tenant> parse_tenant(const json& body) {
   FieldErrors errs;
   Fields f(body, "", errs);
@@ -77,6 +93,7 @@ Result<Tenant> parse_tenant(const json& body) {
     t.cost_firewall.egress_daily_cost = c.opt_money("egress_daily_cost", t.currency);
     t.cost_firewall.storage_io_share_pct = c.opt_integer("storage_io_share_pct", 0, 100);
   });
+  f.object("billing", false, [&](Fields& b) { parse_billing_settings(b, t.billing, t.currency); });
   ignore_server_keys(f);
   f.finish();
   if (!errs.empty()) return errs.to_error();
@@ -97,6 +114,7 @@ json to_json(const Tenant& t) {
     put_opt(fw, "storage_io_share_pct", c.storage_io_share_pct);
     j["cost_firewall"] = std::move(fw);
   }
+  if (!t.billing.is_default()) j["billing"] = to_json(t.billing);
   return j;
 }
 

@@ -48,6 +48,33 @@ struct CostFirewallSettings {
   bool operator==(const CostFirewallSettings&) const = default;
 };
 
+// How the tenant pays, and when its running work stops (docs/billing.md#balances). Prepaid: a
+// balance per currency (top-ups less invoices, issued and accruing); postpaid: a credit limit less
+// what it owes (unpaid issued invoices and accruing drafts), none by default (nothing stops).
+// The firewall alerts when the money left covers less than runway_alert_minutes of the current
+// burn, and stops the tenant's running work (requeued and held) when it covers less than
+// stop_minutes (or nothing is left).
+enum class Payment { kPostpaid, kPrepaid };
+inline constexpr EnumEntry<Payment> kPaymentNames[] = {{Payment::kPostpaid, "postpaid"}, {Payment::kPrepaid, "prepaid"}};
+inline constexpr int64_t kDefaultRunwayAlertMinutes = 1440;
+inline constexpr int64_t kDefaultStopMinutes = 0;
+
+struct BillingSettings {
+  Payment payment = Payment::kPostpaid;
+  std::optional<Money> credit_limit;  // postpaid only; >= 0; absent: no limit
+  int64_t runway_alert_minutes = kDefaultRunwayAlertMinutes;  // 0..525600; 0: no alert
+  int64_t stop_minutes = kDefaultStopMinutes;                 // 0..10080
+
+  // Whether the firewall watches the money: prepaid, or postpaid with a credit limit.
+  bool enforced() const { return payment == Payment::kPrepaid || credit_limit.has_value(); }
+  bool is_default() const { return *this == BillingSettings{}; }
+  bool operator==(const BillingSettings&) const = default;
+};
+
+// The "billing" object of a tenant (or of PUT /api/v1/tenants/{ref}/billing) in currency c.
+void parse_billing_settings(Fields& f, BillingSettings& b, Currency c);
+json to_json(const BillingSettings& b);
+
 struct Tenant {
   std::string name;                     // slug, globally unique
   std::string display_name;             // defaults to name
@@ -55,6 +82,7 @@ struct Tenant {
   std::string contact_email;
   Labels labels;
   CostFirewallSettings cost_firewall;   // JSON "cost_firewall"; omitted when empty
+  BillingSettings billing;              // JSON "billing"; omitted when the defaults
 
   bool operator==(const Tenant&) const = default;
 };

@@ -45,6 +45,7 @@ void register_all_routes(App& app, Router& srv) {
   register_contract_routes(app, srv);
   register_invoice_routes(app, srv);
   register_issued_invoice_routes(app, srv);
+  register_balance_routes(app, srv);
   register_alert_routes(app, srv);  // alerts, webhooks
   register_measurement_routes(app, srv);
   register_advisor_routes(app, srv);

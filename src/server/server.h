@@ -69,6 +69,9 @@ struct ServerOptions {
   // Month close (docs/billing.md#issued-invoices): the cost firewall's first pass this many hours
   // after a month ends issues every tenant's invoices for it (late usage reports land first).
   int64_t month_close_delay_h = 6;
+  // Payment webhook (docs/billing.md#balances): the shared secret inbound payments are signed
+  // with, read from --payment-webhook-secret-file; empty: POST /api/v1/payments/webhook is off.
+  std::string payment_webhook_secret;
   // Execution (docs/slurm.md, docs/containers.md): "sim" (the simulated executor), "slurm" (jobs
   // run on a Slurm cluster whose nodes become the supplier's nodes) or "local" (jobs run in
   // containers on this machine, one node of the supplier; local_* below, slurm_output_dir).

@@ -58,6 +58,7 @@ void register_usage_routes(App& app, Router& srv);
 void register_contract_routes(App& app, Router& srv);  // contracts, allocations
 void register_invoice_routes(App& app, Router& srv);
 void register_issued_invoice_routes(App& app, Router& srv);  // issued invoices, credit notes, month close
+void register_balance_routes(App& app, Router& srv);  // top-ups, balances, tenants' billing, payment webhook
 void register_alert_routes(App& app, Router& srv);  // alerts, webhooks
 void register_measurement_routes(App& app, Router& srv);
 void register_advisor_routes(App& app, Router& srv);  // POST /api/v1/advise/*

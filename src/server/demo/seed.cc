@@ -66,6 +66,16 @@ Result<json> seed_demo_if_empty(App& app, const std::string& admin_user_id, cons
     }
   }
 
+  // The prepaid tenant's top-up (充值), so its balance has money in it.
+  if (auto tops = app.kinds.find("top-ups"); tops != app.kinds.end()) {
+    auto r = create_object(app, tops->second,
+                           json{{"tenant", "qingyun-tech"}, {"amount", "1200000.00"}, {"reference", "demo-recharge-0001"},
+                                {"note", "预充值 / prepaid top-up"}},
+                           op);
+    if (!r) return Error::make(Code::kInternal, "demo top-up: " + r.error().message);
+    counts["top-ups"] = 1;
+  }
+
   // Public base images, built from Debian packages by a server with --image-builds (scripts/demo
   // passes it); queued until then. Packages sorted, as parse_image keeps a recipe.
   const std::vector<std::tuple<std::string, std::string, std::vector<std::string>>> images = {

@@ -8,12 +8,14 @@
 #include <optional>
 #include <set>
 
+#include "billing/balance.h"
 #include "billing/firewall.h"
 #include "billing/webhook_format.h"
 #include "core/ids.h"
 #include "model/project.h"
 #include "model/tenant.h"
 #include "server/http/http_client.h"
+#include "server/services/balances.h"
 #include "server/services/invoices.h"
 #include "server/services/issued_invoices.h"
 #include "server/services/record_faults.h"
@@ -69,6 +71,8 @@ namespace {
 struct TenantRules {
   Currency currency = Currency::kUSD;
   CostFirewallSettings settings;
+  BillingSettings billing;  // decoded: balances watched when enforced()
+  bool decoded = false;     // the tenant decoded (a broken one's balance is not evaluated)
   std::map<std::string, std::string> project_ids;      // name -> id
   std::map<std::string, json> quotas;                  // id -> its stored quota as read
   std::map<std::string, BudgetAction> actions;         // name -> action
@@ -80,7 +84,7 @@ TenantRules tenant_rules(const Record& t, const std::vector<Record>& projects) {
   auto tenant = decode_record(t, parse_tenant, "its cost firewall runs with default thresholds");
   auto body_currency = stored_tenant_currency(t.body);
   rules.currency = tenant ? tenant->currency : body_currency ? *body_currency : Currency::kUSD;
-  if (tenant) rules.settings = tenant->cost_firewall;
+  if (tenant) rules.settings = tenant->cost_firewall, rules.billing = tenant->billing, rules.decoded = true;
   for (const Record& p : projects) {
     rules.project_ids[p.name] = p.id;
     rules.quotas[p.id] = p.body.is_object() ? p.body.value("quota", json()) : json();
@@ -199,8 +203,9 @@ Status resolve_alert(StoreTx& tx, const std::string& alert_id, TimeMs now) {
   return tx.update(u);
 }
 
-// Budget alerts of the tenant that no longer fire are resolved (other kinds are facts of a day),
-// but not those of a project whose quota changed since the pass read it (quota_unchanged).
+// Budget and balance alerts of the tenant that no longer fire are resolved (other kinds are facts
+// of a day), but not the budget alerts of a project whose quota changed since the pass read it
+// (quota_unchanged). Resolving a balance_exhausted alert lifts its stop.
 // One that no longer decodes is reported and kept in `failed`; the others are still checked.
 Status resolve_quiet_budget_alerts(ServiceContext& app, const Record& t, const TenantRules& rules,
                                    const std::set<std::string>& firing, TimeMs now, std::optional<Error>& failed) {
@@ -212,7 +217,13 @@ Status resolve_quiet_budget_alerts(ServiceContext& app, const Record& t, const T
       if (!failed) failed = stored.error();
       continue;
     }
-    if (stored->alert.kind != AlertKind::kBudgetBreach || firing.count(r.name)) continue;
+    const AlertKind k = stored->alert.kind;
+    const bool balance = k == AlertKind::kBalanceLow || k == AlertKind::kBalanceExhausted;
+    if ((k != AlertKind::kBudgetBreach && !balance) || firing.count(r.name)) continue;
+    if (balance) {
+      if (auto st = app.loop.run([&](StoreTx& tx) { return resolve_alert(tx, r.id, now); }); !st) return st.error();
+      continue;
+    }
     Status st = app.loop.run([&](StoreTx& tx) -> Status {
       auto same = quota_unchanged(tx, rules, r.project_id);
       if (!same) return same.error();
@@ -284,6 +295,30 @@ Result<int> CostFirewall::run_once(TimeMs now) {
         });
         if (!st) return st.error();
         if (fresh_alert) ++fresh, to_deliver.push_back(std::move(*fresh_alert));
+      }
+    }
+    // Balances: the money left against the burn (prepaid, or postpaid with a credit limit).
+    if (rules.decoded && rules.billing.enforced()) {
+      auto bal = tenant_balances(app_.store, app_.catalog, t, now);
+      if (!bal) {
+        if (!failed) failed = bal.error();
+      } else {
+        for (const Balance& b : bal->balances)
+          for (const Alert& a : evaluate_balance(rules.billing, b, t.name, now)) {
+            firing.insert(a.key);
+            auto stored = app_.store.list({"alerts", {{"tenant_id", t.id}, {"name", a.key}}, "", 1});
+            if (!stored) return stored.error();
+            if (!stored->items.empty() && unchanged_alert(stored->items.front(), a)) continue;
+            std::optional<Record> fresh_alert;
+            Status st = app_.loop.run([&](StoreTx& tx) -> Status {
+              auto rec = record_alert(tx, t, "", a, now);
+              if (!rec) return rec.error();
+              fresh_alert = std::move(*rec);
+              return ok_status();
+            });
+            if (!st) return st.error();
+            if (fresh_alert) ++fresh, to_deliver.push_back(std::move(*fresh_alert));
+          }
       }
     }
     if (auto st = resolve_quiet_budget_alerts(app_, t, rules, firing, now, failed); !st) return st.error();
@@ -490,6 +525,19 @@ Result<std::optional<std::string>> record_security_alert(ServiceContext& app, St
   if (!*rec) return std::optional<std::string>();
   hand_to_firewall(app, (*rec)->id);
   return std::optional<std::string>((*rec)->id);
+}
+
+Result<std::map<std::string, Message>> balance_stops(StoreTx& tx) {
+  std::map<std::string, Message> out;
+  auto active = list_all(tx, "alerts", {{"state", "active"}});
+  if (!active) return active.error();
+  for (const Record& r : *active) {
+    if (r.name.rfind("balance_exhausted:", 0) != 0) continue;
+    auto stored = decode_record(r, decode_stored_alert, "its stop, if any, is not applied");
+    if (!stored || !stored->alert.stop_work) continue;
+    out.emplace(r.tenant_id, Message("sched.hold.balance").arg("alert", stored->alert.message));
+  }
+  return out;
 }
 
 Result<std::map<std::string, Message>> budget_holds(StoreTx& tx) {

@@ -6,7 +6,9 @@
 // publishes a freeze of the project's egress and large uploads until an admin lifts it (through
 // the alerts API, webhooks and /metrics, for the supplier's gateways to enforce: gpurent itself
 // blocks no traffic). A budget alert that no longer
-// fires (a higher budget, a new month) is resolved.
+// fires (a higher budget, a new month) is resolved. Tenants whose money is watched (prepaid, or a
+// credit limit: services/balances.h) get balance_low and balance_exhausted alerts; the latter
+// stops the tenant's running work until it no longer fires (a top-up, a payment).
 // A quota change does not wait for the next pass: while the firewall runs, the write that
 // changes a project's quota re-checks that project's budget in its own transaction
 // (recheck_budget below), and the firewall's thread delivers the alert it raised at once.
@@ -86,6 +88,11 @@ Result<std::optional<Alert>> recheck_budget(ServiceContext& app, StoreTx& tx, co
 // stored and listed, not delivered). Returns the new alert's id; none when the key was known.
 Result<std::optional<std::string>> record_security_alert(ServiceContext& app, StoreTx& tx, const std::string& tenant_id,
                                                          const std::string& project_id, const Alert& a, TimeMs now);
+
+// The stop of every tenant whose balance is exhausted (an active balance_exhausted alert), by
+// tenant id, as the hold reason of its jobs (read by the scheduler service inside its
+// transaction: it stops the tenant's running work and admits none of it).
+Result<std::map<std::string, Message>> balance_stops(StoreTx& tx);
 
 // The hold reason of every project held by an active budget alert of the current month, by
 // project id (read by the scheduler service inside its transaction).

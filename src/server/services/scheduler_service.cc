@@ -282,7 +282,7 @@ Status SchedulerService::rebuild(StoreTx& tx, TimeMs now) {
   known_jobs_.clear();
   std::vector<SchedEvent> ignored;
   if (auto s = sync_nodes(tx, now, ignored); !s) return s;
-  if (auto s = sync_projects(tx); !s) return s;
+  if (auto s = sync_projects(tx, now); !s) return s;
   if (auto s = sync_reservations(tx, now); !s) return s;
   // Jobs that hold a placement keep it; one that no longer fits (a node vanished) is requeued.
   return for_each_placed_job(tx, [&](const Record& r, Job& j) -> Status {
@@ -381,11 +381,13 @@ Status SchedulerService::sync_reservations(StoreTx& tx, TimeMs now) {
   return ok_status();
 }
 
-Status SchedulerService::sync_projects(StoreTx& tx) {
+Status SchedulerService::sync_projects(StoreTx& tx, TimeMs now) {
   auto projects = list_all(tx, "projects");
   if (!projects) return projects.error();
   auto holds = budget_holds(tx);  // the cost firewall's budget holds
   if (!holds) return holds.error();
+  auto stops = balance_stops(tx);  // tenants whose balance is exhausted
+  if (!stops) return stops.error();
   for (const Record& r : *projects) {
     auto cur = tenant_currency(tx, r.tenant_id);
     if (!cur) return cur.error();
@@ -394,7 +396,22 @@ Status SchedulerService::sync_projects(StoreTx& tx) {
     p->tenant_id = r.tenant_id;
     SchedProject sp = to_sched_project(*p, r.id);
     if (auto h = holds->find(r.id); h != holds->end()) sp.hold = h->second;
+    if (auto b = stops->find(r.tenant_id); b != stops->end()) sp.hold = b->second;
     engine_->set_project(sp);
+  }
+  for (const auto& [tenant_id, why] : *stops) {
+    for (const char* state : {"running", "admitted"}) {
+      auto jobs = list_all(tx, "jobs", {{"tenant_id", tenant_id}, {"state", state}});
+      if (!jobs) return jobs.error();
+      for (const Record& r : *jobs) {
+        const Message reason = Message("sched.requeued").arg("why", why);
+        engine_->remove(r.id);
+        known_jobs_.erase(r.id);  // submitted again, pending and held, by the next tick
+        if (std::string(state) == "running")
+          if (auto s = move_job(tx, r.id, JobState::kPreempted, reason, {}, now); !s) return s;
+        if (auto s = move_job(tx, r.id, JobState::kPending, reason, {}, now); !s) return s;
+      }
+    }
   }
   return ok_status();
 }
@@ -536,7 +553,7 @@ Status SchedulerService::tick(StoreTx& tx, TimeMs now) {
   // Jobs first: one cancelled since the last tick must not be requeued by a node failure.
   if (auto s = sync_jobs(tx, now); !s) return s;
   if (auto s = sync_nodes(tx, now, events); !s) return s;
-  if (auto s = sync_projects(tx); !s) return s;
+  if (auto s = sync_projects(tx, now); !s) return s;
   if (auto s = sync_reservations(tx, now); !s) return s;
   if (auto s = apply(tx, events, now); !s) return s;
   if (auto s = executor_->advance(tx, now, *this); !s) return s;

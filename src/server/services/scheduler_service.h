@@ -45,7 +45,10 @@ class SchedulerService : private ExecutorHost {
   Status tick(StoreTx& tx, TimeMs now);
   Status rebuild(StoreTx& tx, TimeMs now);
   Status sync_nodes(StoreTx& tx, TimeMs now, std::vector<SchedEvent>& events);
-  Status sync_projects(StoreTx& tx);
+  // Projects' quotas and holds (budgets; a tenant's exhausted balance holds all its projects);
+  // the running and admitted jobs of a tenant whose balance is exhausted are stopped: requeued,
+  // and held by the same reason.
+  Status sync_projects(StoreTx& tx, TimeMs now);
   Status sync_reservations(StoreTx& tx, TimeMs now);
   Status sync_jobs(StoreTx& tx, TimeMs now);
   Status apply(StoreTx& tx, const std::vector<SchedEvent>& events, TimeMs now);

@@ -1,0 +1,146 @@
+#include "server/services/balances.h"
+
+#include <map>
+
+#include "billing/rating_input.h"
+#include "server/services/record_faults.h"
+#include "model/tenant.h"
+#include "model/top_up.h"
+#include "server/services/invoices.h"
+
+namespace gpurent {
+namespace {
+
+using json = nlohmann::json;
+
+std::string month_text(TimeMs t) { return format_rfc3339(t).substr(0, 7); }
+
+struct Draft {
+  int64_t charges = 0;
+  int64_t total = 0;  // charges and credits
+};
+
+// Each currency's charges and total of the tenant's invoice over [from, to) rated at `now`.
+Result<std::map<Currency, Draft>> drafts(StoreReader& store, const GpuCatalog& catalog, const std::string& tenant_id,
+                                         TimeMs from, TimeMs to, TimeMs now) {
+  std::map<Currency, Draft> out;
+  auto inv = build_invoice(store, catalog, tenant_id, from, to, now);
+  if (!inv) return inv.error();
+  for (const auto& s : inv->sections) {
+    out[s.rated.currency].charges += s.rated.charges.micros();
+    out[s.rated.currency].total += s.rated.total.micros();
+  }
+  return out;
+}
+
+int64_t money_of(const json& doc, const char* key, Currency c) {
+  auto m = Money::parse(doc.is_object() && doc.contains(key) && doc[key].is_string() ? doc[key].get<std::string>() : "0", c);
+  return m ? m->micros() : 0;
+}
+
+}  // namespace
+
+Result<TenantBalances> tenant_balances(StoreReader& store, const GpuCatalog& catalog, const Record& tenant, TimeMs now) {
+  TenantBalances out;
+  out.tenant_id = tenant.id;
+  out.tenant = tenant.name;
+  out.at = now;
+  auto t = decode_record(tenant, parse_tenant, "its balance cannot be computed");
+  if (!t) return t.error();
+  out.currency = t->currency;
+  out.settings = t->billing;
+  const bool prepaid = t->billing.payment == Payment::kPrepaid;
+  std::map<Currency, BalanceFigures> figs;
+  figs[t->currency].currency = t->currency;
+  auto fig = [&](Currency c) -> BalanceFigures& {
+    auto& f = figs[c];
+    f.currency = c;
+    return f;
+  };
+
+  auto tops = list_all(store, "top-ups", {{"tenant_id", tenant.id}});
+  if (!tops) return tops.error();
+  for (const Record& r : *tops) {
+    auto tu = decode_record(r, decode_top_up, "it does not count toward the balance");
+    if (!tu) return tu.error();  // a balance that silently skipped money would be wrong
+    fig(tu->amount.currency()).top_ups += tu->amount.micros();
+  }
+
+  auto issued = list_all(store, "issued-invoices", {{"tenant_id", tenant.id}});
+  if (!issued) return issued.error();
+  auto notes = list_all(store, "credit-notes", {{"tenant_id", tenant.id}});
+  if (!notes) return notes.error();
+  std::map<std::string, int64_t> credited;  // invoice id -> credit notes
+  for (const Record& n : *notes) {
+    auto c = parse_currency(n.body.value("currency", ""));
+    if (c) credited[n.state] += money_of(n.body, "amount", *c);
+  }
+  const TimeMs month = month_start(now), prev = add_months(month, -1);
+  std::map<Currency, bool> prev_issued;
+  for (const Record& r : *issued) {
+    auto c = parse_currency(r.gpu_model);
+    if (!c) continue;
+    if (r.region == month_text(prev)) prev_issued[*c] = true;
+    if (r.state == "void" || (!prepaid && r.state == "paid")) continue;
+    const json totals = r.body.value("totals", json::object());
+    fig(*c).invoiced += money_of(totals, "total", *c) - credited[r.id];
+  }
+
+  // Drafts: the month to date; the previous month while its close has not issued it.
+  auto cur = drafts(store, catalog, tenant.id, month, add_months(month, 1), now);
+  if (!cur) return cur.error();
+  for (const auto& [c, d] : *cur) fig(c).accruing += d.total;
+  auto closed = list_all(store, "month-closes", {{"name", month_text(prev)}});
+  if (!closed) return closed.error();
+  if (closed->empty()) {
+    auto last = drafts(store, catalog, tenant.id, prev, month, now);
+    if (!last) return last.error();
+    for (const auto& [c, d] : *last)
+      if (!prev_issued[c]) fig(c).accruing += d.total;
+  }
+  // Burn: the charges of [month, now + 1 h) with the open runs going on, less the month's to date.
+  const TimeMs later = now + kMsPerHour;
+  auto ahead = drafts(store, catalog, tenant.id, month, later, later);
+  if (!ahead) return ahead.error();
+  for (const auto& [c, d] : *ahead) {
+    const int64_t before = cur->count(c) ? cur->at(c).charges : 0;
+    fig(c).burn_per_hour = std::max<int64_t>(0, d.charges - before);
+  }
+
+  for (auto& [c, f] : figs)
+    if (!prepaid && t->billing.credit_limit && c == t->currency) f.credit_limit = t->billing.credit_limit->micros();
+  auto push = [&](const BalanceFigures& f) { out.balances.push_back(balance_of(t->billing, f)); };
+  push(figs[t->currency]);
+  for (const auto& [c, f] : figs)
+    if (c != t->currency && (f.top_ups || f.invoiced || f.accruing || f.burn_per_hour)) push(f);
+  return out;
+}
+
+json to_json(const TenantBalances& b) {
+  json list = json::array();
+  for (const Balance& x : b.balances) {
+    const Currency c = x.figures.currency;
+    auto m = [&](int64_t v) { return Money(v, c).round_to_cents().amount_string(); };
+    json j = {{"currency", currency_code(c)},
+              {"top_ups", m(x.figures.top_ups)},
+              {"invoiced", m(x.figures.invoiced)},
+              {"accruing", m(x.figures.accruing)},
+              {"burn_per_hour", m(x.figures.burn_per_hour)}};
+    if (x.figures.credit_limit) j["credit_limit"] = m(*x.figures.credit_limit);
+    if (x.available) j["available"] = m(*x.available);
+    if (x.runway_minutes) j["runway_minutes"] = *x.runway_minutes;
+    list.push_back(std::move(j));
+  }
+  json out = {{"tenant_id", b.tenant_id},
+              {"tenant", b.tenant},
+              {"at", format_rfc3339(b.at)},
+              {"payment", enum_name(kPaymentNames, b.settings.payment)},
+              {"watched", b.settings.enforced()},
+              {"runway_alert_minutes", b.settings.runway_alert_minutes},
+              {"stop_minutes", b.settings.stop_minutes},
+              {"balances", std::move(list)}};
+  if (b.settings.credit_limit) out["credit_limit"] = b.settings.credit_limit->amount_string();
+  return out;
+}
+
+}  // namespace gpurent
