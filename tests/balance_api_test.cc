@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "billing/webhook_format.h"
+#include "core/clock.h"
 #include "server_fixture.h"
 
 namespace gpurent::testing {

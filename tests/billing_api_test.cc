@@ -16,7 +16,9 @@
 
 #include <sqlite3.h>
 
+#include "core/clock.h"
 #include "core/ids.h"
+#include "core/money.h"
 #include "server_fixture.h"
 
 namespace gpurent::testing {
@@ -686,6 +688,56 @@ TEST(Billing, ACorruptStoredContractFailsTheInvoiceInsteadOfShrinkingIt) {
   ready = s.req("GET", "/readyz", "").body;
   EXPECT_EQ(ready["checks"]["records"], "ok") << ready.dump();
   EXPECT_FALSE(ready.contains("undecodable_records"));
+}
+
+}  // namespace
+}  // namespace gpurent::testing
+
+namespace gpurent::testing {
+namespace {
+
+// A CPU-only job (无卡模式) on an offer that sells CPU-only work gets an allocation of the cores and
+// memory its workers asked for, and its invoice bills them per core-hour and GiB-hour, exactly.
+TEST(Billing, CpuOnlyJobsAreBilledByTheCoresAndMemoryTheyAskedFor) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
+  json o = offer_doc("dc", "h100");  // CNY 17.50 per GPU-hour
+  o["prices"]["cpu_core_hour"] = "0.36";
+  o["prices"]["memory_gib_hour"] = "0.072";
+  expect_2xx(s.admin("POST", "/api/v1/offers", o), "offer");
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
+  expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
+  json j = job_doc("vision", "setup-env");
+  j["gpus_per_worker"] = 0;
+  j["workers"] = 2;
+  j["resources"] = {{"cpu_cores", 4}, {"memory_gib", 10}};
+  j.erase("constraints");
+  j.erase("billing");
+  j["expected_duration_seconds"] = 2;
+  const std::string id = expect_2xx(s.admin("POST", "/api/v1/jobs", j), "cpu-only job").body.at("id");
+  wait_for(s, "/api/v1/jobs/" + id, [](const json& x) { return x["status"]["state"] == "succeeded"; });
+
+  json allocs = s.admin("GET", "/api/v1/allocations").body.at("items");
+  ASSERT_EQ(allocs.size(), 1u) << allocs.dump();
+  const json& run = allocs[0];
+  EXPECT_EQ(run["gpu_milli"], 0);
+  EXPECT_EQ(run["cpu_cores"], 8) << "4 cores × 2 workers";
+  EXPECT_EQ(run["memory_gib"], 20);
+  const int64_t ms = *parse_rfc3339(run["ended_at"].get<std::string>(), "t") - *parse_rfc3339(run["ready_at"].get<std::string>(), "t");
+  json inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + this_month()).body;
+  ASSERT_EQ(inv["sections"].size(), 1u) << inv.dump();
+  std::map<std::string, json> by_rule;
+  for (const auto& l : inv["sections"][0]["lines"]) by_rule[l["rule"]] = l;
+  ASSERT_TRUE(by_rule.count("cpu_time") && by_rule.count("memory_time")) << inv.dump();
+  EXPECT_EQ(by_rule.size(), 2u) << "no GPU time, no minimum increment: " << inv.dump();
+  // 8 cores × ms × 0.36 per hour = 0.8 µ per ms; 20 GiB × ms × 0.072 per hour = 0.4 µ per ms, rounded
+  // to the micro-unit (tenths never end in 5 here: no tie to break).
+  auto micros_of = [](const json& amount) { return *Money::parse(amount.get<std::string>(), Currency::kCNY); };
+  EXPECT_EQ(micros_of(by_rule["cpu_time"]["amount_exact"]).micros(), (8 * ms + 5) / 10);
+  EXPECT_EQ(micros_of(by_rule["memory_time"]["amount_exact"]).micros(), (4 * ms + 5) / 10);
+  EXPECT_EQ(by_rule["cpu_time"]["unit"], "core-second");
+  EXPECT_EQ(by_rule["memory_time"]["price_unit"], "GiB-hour");
 }
 
 }  // namespace

@@ -210,7 +210,12 @@ Status check_allocations(const RatingInput& in, std::set<std::string>& ids) {
     if (!ids.insert(a.id).second) return bad(f + ".id", Message("rating.duplicate_allocation").arg("id", a.id));
     auto o = in.offers.find(a.offer);
     if (o == in.offers.end()) return bad(f + ".offer", unknown_offer(a.offer));
-    if (a.gpu_milli <= 0) return bad(f + ".gpu_milli", Message("rating.positive"));
+    if (a.gpu_milli < 0) return bad(f + ".gpu_milli", Message("rating.positive"));
+    if (a.gpu_milli == 0 && a.cpu_cores <= 0) return bad(f + ".cpus", Message("rating.cpu_only_cores"));
+    if (a.gpu_milli > 0 && (a.cpu_cores != 0 || a.memory_gib != 0))
+      return bad(f + ".cpus", Message("rating.cpu_with_gpus"));
+    if (a.gpu_milli == 0 && !o->second.prices.cpu_core_hour)
+      return bad(f + ".offer", Message("rating.no_cpu_price").arg("offer", a.offer));
     if (a.mode == BillingMode::kSpot && !o->second.prices.spot && !in.spot_prices.count(a.offer))
       return bad(f + ".mode", Message("rating.no_spot").arg("offer", a.offer));
     if (a.running_at && *a.running_at < a.requested_at)

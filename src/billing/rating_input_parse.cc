@@ -42,10 +42,18 @@ Allocation parse_allocation(Fields& f) {
   a.mode = f.enumeration("mode", kBillingModeNames, std::optional(BillingMode::kOnDemand));
   const bool has_gpus = f.has("gpus"), has_milli = f.has("gpu_milli");
   if (has_gpus && has_milli) f.error("gpu_milli", Message("rating.gpus_or_milli"));
+  // CPU-only: `gpus: 0` with `cpus` (and `memory_gib`), billed at the offer's CPU prices.
+  const bool cpu_only = !has_milli && f.has("gpus") && f.raw("gpus")->is_number_integer() && f.raw("gpus")->get<int64_t>() == 0;
   if (has_milli)
     a.gpu_milli = f.integer("gpu_milli", 1, 999);
   else
-    a.gpu_milli = f.opt_integer("gpus", 1, 16 * 1024).value_or(1) * 1000;
+    a.gpu_milli = f.opt_integer("gpus", cpu_only ? 0 : 1, 16 * 1024).value_or(1) * 1000;
+  if (cpu_only) {
+    a.cpu_cores = f.integer("cpus", 1, 1'048'576);
+    a.memory_gib = f.opt_integer("memory_gib", 0, 16'777'216).value_or(0);
+  } else if (f.has("cpus") || f.has("memory_gib")) {
+    f.error(f.has("cpus") ? "cpus" : "memory_gib", Message("rating.cpu_with_gpus"));
+  }
   f.objects("placement", false, 1024, [&](Fields& pf, size_t) {
     PlacementPart p;
     p.node = pf.str("node", kId);

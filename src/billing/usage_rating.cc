@@ -190,6 +190,28 @@ Status cover(Ctx& c, const std::string& offer, const std::vector<Span>& spans, c
   return ok_status();
 }
 
+// A CPU-only run: its cores and memory from its billing start to its end (cold start included, as
+// GPU time would be), each interval at the CPU prices of the offer version in force; a version
+// without them bills nothing. No idle rule (no GPU to be idle), commitment or minimum increment.
+void rate_cpu_only(Ctx& c, const Allocation& a, const std::vector<Span>& spans) {
+  for (const auto& s : spans) {
+    const TimeMs t0 = std::max(s.t0, c.in.from), t1 = std::min(s.t1, c.in.to);
+    if (t0 >= t1 || s.st == St::kStopped) continue;
+    for (auto [v0, v1] : version_cuts(c.in, a.offer, t0, t1)) {
+      const Offer& v = offer_in_force(c.in, a.offer, v0);
+      const std::string who = "job " + a.job + " (allocation " + a.id + ") on offer " + v.name;
+      if (v.prices.cpu_core_hour)
+        c.book.add({0, a.project, a.job, a.id, v.name, mode_name(a.mode), "cpu_time", v.prices.cpu_core_hour->micros(), ""},
+                   static_cast<__int128>(a.cpu_cores) * 1000 * (v1 - v0), v0, v1, kMilliMsPerGpuHour, 6, "core-second",
+                   "core-hour", "CPU time of a CPU-only run, " + std::to_string(a.cpu_cores) + " core(s), " + who);
+      if (v.prices.memory_gib_hour && a.memory_gib > 0)
+        c.book.add({0, a.project, a.job, a.id, v.name, mode_name(a.mode), "memory_time", v.prices.memory_gib_hour->micros(), ""},
+                   static_cast<__int128>(a.memory_gib) * 1000 * (v1 - v0), v0, v1, kMilliMsPerGpuHour, 6, "GiB-second",
+                   "GiB-hour", "Memory of a CPU-only run, " + std::to_string(a.memory_gib) + " GiB, " + who);
+    }
+  }
+}
+
 }  // namespace
 
 Status rate_allocations(Ctx& c) {
@@ -205,6 +227,10 @@ Status rate_allocations(Ctx& c) {
   for (const auto& a : in.allocations) {
     const Offer& o = offer_in_force(in, a.offer, a.requested_at);  // the rules the run was placed under
     auto spans = states_of(a, o, in.to);
+    if (a.gpu_milli == 0) {  // CPU-only: cores and memory over the billed window, no GPU rules
+      rate_cpu_only(c, a, spans);
+      continue;
+    }
     // Minimum increment: the whole life's billed time rounded up, charged when the allocation ends.
     if (a.mode != BillingMode::kReserved && a.ended_at && *a.ended_at >= in.from && *a.ended_at < in.to) {
       TimeMs billed = 0;

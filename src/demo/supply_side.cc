@@ -328,6 +328,10 @@ Result<std::vector<DemoObject>> supply_objects(const ListPrices& prices, const G
       auto p = stated_prices(*sheet);
       if (!p) return p.error();
       o.prices = *p;
+      // The data centre also rents its nodes' CPUs without GPUs (无卡模式), to set up environments
+      // and reach data cheaply; the public lists state no such price.
+      o.prices.cpu_core_hour = Money(80'000, d.terms.currency);    // 0.08 per core-hour
+      o.prices.memory_gib_hour = Money(10'000, d.terms.currency);  // 0.01 per GiB-hour
     }
     o.served_models = pool.served_models;
     o.min_increment_seconds = d.terms.min_increment_seconds;

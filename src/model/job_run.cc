@@ -32,6 +32,8 @@ Result<JobRun> decode_run(const json& body) {
   r.contract_id = f.opt_str("contract_id", kServerText).value_or("");
   r.billing_mode = f.enumeration("billing_mode", kBillingModeNames, std::optional(BillingMode::kOnDemand));
   r.gpu_milli = f.opt_integer("gpu_milli", 0, kMaxRunMilli).value_or(0);
+  r.cpu_cores = f.opt_integer("cpu_cores", 0, 1'048'576).value_or(0);
+  r.memory_gib = f.opt_integer("memory_gib", 0, 16'777'216).value_or(0);
   f.objects("placement", false, kMaxWorkers, [&](Fields& p, size_t) {
     RunCards c;
     c.node_id = p.opt_str("node_id", kServerText).value_or("");
@@ -90,6 +92,10 @@ json to_json(const JobRun& r) {
   put_opt_time(j, "admitted_at", r.admitted_at);
   if (r.end_reason_message) j["end_reason_message"] = message_to_json(*r.end_reason_message);
   put_opt(j, "slurm_job_id", r.slurm_job_id);
+  if (r.gpu_milli == 0) {
+    j["cpu_cores"] = r.cpu_cores;
+    j["memory_gib"] = r.memory_gib;
+  }
   return j;
 }
 

@@ -38,6 +38,10 @@ struct JobRun {
   std::string contract_id;  // "" for list prices
   BillingMode billing_mode = BillingMode::kOnDemand;
   int64_t gpu_milli = 0;    // GPUs held, in thousandths (a fractional worker holds < 1000)
+  // CPU-only runs (gpu_milli 0): the cores and memory the job's workers asked for, billed at the
+  // offer's cpu_core_hour and memory_gib_hour. 0 on GPU runs (their price includes both).
+  int64_t cpu_cores = 0;
+  int64_t memory_gib = 0;
   std::vector<RunCards> placement;
   std::optional<TimeMs> requested_at;  // capacity committed to the run: its placement (billing's cold start)
   std::optional<TimeMs> admitted_at;   // when the scheduler admitted the job, if it waited admitted

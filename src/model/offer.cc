@@ -17,6 +17,7 @@ constexpr StrRule kSovereigntyRule{.min_len = 2, .max_len = 63, .pattern = "([A-
 
 // Ceilings (in whole currency units) that catch misplaced decimal points, not market limits.
 constexpr int64_t kMaxGpuHour = 10'000;
+constexpr int64_t kMaxCpuHour = 1'000;  // per core-hour or GiB-hour
 constexpr int64_t kMaxPerMillionTokens = 10'000;
 constexpr int64_t kMaxPerQpsMonth = 1'000'000;
 constexpr int64_t kMaxPerGb = 1'000;
@@ -50,6 +51,9 @@ OfferPrices parse_prices(Fields& f, Currency c) {
   p.reserved_12m = price(f, "reserved_12m", c, kMaxGpuHour);
   p.reserved_36m = price(f, "reserved_36m", c, kMaxGpuHour);
   p.spot = price(f, "spot", c, kMaxGpuHour);
+  p.cpu_core_hour = price(f, "cpu_core_hour", c, kMaxCpuHour);
+  p.memory_gib_hour = price(f, "memory_gib_hour", c, kMaxCpuHour);
+  if (p.memory_gib_hour && !p.cpu_core_hour) f.error("memory_gib_hour", Message("offer.price.memory_without_cpu"));
   if (!on_demand) return p;
   auto cap = [&](const char* key, const std::optional<Money>& m, const Message& why) {
     if (m && m->micros() > on_demand->micros())
@@ -237,6 +241,8 @@ json to_json(const Offer& o) {
   put_opt_money(prices, "reserved_12m", o.prices.reserved_12m);
   put_opt_money(prices, "reserved_36m", o.prices.reserved_36m);
   put_opt_money(prices, "spot", o.prices.spot);
+  put_opt_money(prices, "cpu_core_hour", o.prices.cpu_core_hour);
+  put_opt_money(prices, "memory_gib_hour", o.prices.memory_gib_hour);
 
   json served = json::array();
   for (const ServedModel& m : o.served_models) {

@@ -35,6 +35,10 @@ struct OfferPrices {
   std::optional<Money> reserved_12m;
   std::optional<Money> reserved_36m;
   std::optional<Money> spot;
+  // CPU-only work (jobs without GPUs): per CPU core-hour and per GiB-hour of memory, as requested.
+  // Absent: the offer does not sell CPU-only work (such runs are reported unpriced).
+  std::optional<Money> cpu_core_hour;
+  std::optional<Money> memory_gib_hour;
 
   // The reserved price for a commitment of `term_months` (1, 12 or 36); none for another term.
   std::optional<Money> reserved_for(int64_t term_months) const {

@@ -112,7 +112,6 @@ Status open_run(StoreTx& tx, const Record& job, const JobStatus& before, const J
     g.insert(g.end(), w.gpus.begin(), w.gpus.end());
     milli += w.gpu_milli > 0 ? w.gpu_milli : static_cast<int64_t>(w.gpus.size()) * 1000;
   }
-  if (milli == 0) return ok_status();  // a CPU-only job holds no GPU: nothing to meter here
   auto node = tx.get("nodes", after.placement.front().node);
   if (!node) return node.error();
   auto offer = offer_for(tx, job.tenant_id, *node, now);
@@ -137,6 +136,10 @@ Status open_run(StoreTx& tx, const Record& job, const JobStatus& before, const J
   if (!j) return j.error();
   run.billing_mode = j->billing.mode;
   run.gpu_milli = milli;
+  if (milli == 0) {  // a CPU-only job: billed by the cores and memory its workers asked for
+    run.cpu_cores = j->resources.cpu_cores.value_or(1) * j->workers;
+    run.memory_gib = j->resources.memory_gib.value_or(0) * j->workers;
+  }
   // Capacity is committed to the run when the scheduler places it (admission): billing from
   // api_call counts from there. The job's time in the queue, before that, is never billed, and a
   // requeued job's next run counts from its own placement.

@@ -269,6 +269,10 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
     }
     auto o = b.offer(run.offer_id);
     if (!o) return o.error();
+    if (run.gpu_milli == 0 && !(*o)->prices.cpu_core_hour) {  // a CPU-only run its offer does not sell
+      loaded.unpriced.push_back(a.id);
+      continue;
+    }
     Group& g = group_of(loaded, b, tenant, run.contract_id, a.supplier_id, **o);
     Allocation x;
     x.id = a.id;
@@ -280,6 +284,8 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
     // price needs a sheet spot price first: POST /spot-prices refuses one otherwise).
     if (x.mode == BillingMode::kSpot && !(*o)->prices.spot) x.mode = BillingMode::kOnDemand;
     x.gpu_milli = run.gpu_milli;
+    x.cpu_cores = run.cpu_cores;
+    x.memory_gib = run.memory_gib;
     for (const auto& p : run.placement) x.placement.push_back({p.node, p.gpus});
     x.requested_at = std::min(run.requested_at.value_or(*running), *running);
     x.running_at = running;

@@ -41,6 +41,7 @@ Result<std::vector<ReconciliationRow>> reconcile(StoreReader& store, const std::
     r.from = t0;
     r.to = t1;
     const int64_t milli = run.gpu_milli;
+    if (milli == 0) continue;  // CPU-only: no GPU time to reconcile
     r.allocated_milli_s = milli * (t1 - t0) / 1000;
     int64_t cards = 0;
     __int128 covered_card_ms = 0;  // summed over cards
