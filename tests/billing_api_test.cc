@@ -742,3 +742,71 @@ TEST(Billing, CpuOnlyJobsAreBilledByTheCoresAndMemoryTheyAskedFor) {
 
 }  // namespace
 }  // namespace gpurent::testing
+
+namespace gpurent::testing {
+namespace {
+
+// Inference jobs that are model endpoints (billing.endpoint) are billed by use — per token they
+// report, or per provisioned QPS while they run — at their offer's served-model prices, and their
+// GPU time is not billed.
+TEST(Billing, ModelEndpointsAreBilledPerTokenOrPerQpsNotByGpuTime) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");  // qwen per token, deepseek per QPS
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
+  expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
+  auto endpoint_job = [&](const std::string& name, json endpoint) {
+    json j = job_doc("vision", name);
+    j["kind"] = "inference";
+    j["replicas"] = {{"min", 1}, {"max", 1}};
+    j["billing"] = {{"mode", "on_demand"}, {"endpoint", std::move(endpoint)}};
+    return j;
+  };
+  // Refused: an endpoint that is not an inference job, QPS without a number, spot.
+  json training = job_doc("vision", "t");
+  training["billing"]["endpoint"] = {{"model", "qwen2.5-72b-instruct"}, {"per", "token"}};
+  EXPECT_EQ(s.admin("POST", "/api/v1/jobs", training).error_fields(), std::vector<std::string>{"billing.endpoint"});
+  EXPECT_EQ(s.admin("POST", "/api/v1/jobs", endpoint_job("q", {{"model", "m"}, {"per", "qps"}})).error_fields(),
+            std::vector<std::string>{"billing.endpoint.qps"});
+  json spot = endpoint_job("sp", {{"model", "m"}, {"per", "token"}});
+  spot["billing"]["mode"] = "spot";
+  EXPECT_EQ(s.admin("POST", "/api/v1/jobs", spot).error_fields(), std::vector<std::string>{"billing.endpoint"});
+
+  const std::string tok = expect_2xx(s.admin("POST", "/api/v1/jobs", endpoint_job("qwen", {{"model", "qwen2.5-72b-instruct"}, {"per", "token"}})), "qwen").body["id"];
+  const std::string qps = expect_2xx(s.admin("POST", "/api/v1/jobs", endpoint_job("r1", {{"model", "deepseek-r1-distill-qwen-32b"}, {"per", "qps"}, {"qps", 2}})), "r1").body["id"];
+  for (const auto& id : {tok, qps})
+    wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "running"; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  json batch = {{"idempotency_key", "tokens-1"},
+                {"job_samples", {{{"at", format_rfc3339(SystemClock().now())}, {"job", tok}, {"input_tokens", 2'500'000},
+                                  {"output_tokens", 1'000'000}, {"requests", 40}}}}};
+  ASSERT_EQ(s.admin("POST", "/api/v1/usage", batch).status, 201);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  for (const auto& id : {tok, qps}) expect_2xx(s.admin("POST", "/api/v1/jobs/" + id + "/cancel"), "cancel");
+  wait_for(s, "/api/v1/allocations?state=closed", [](const json& j) { return j["items"].size() == 2; });
+
+  json inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + this_month()).body;
+  ASSERT_EQ(inv["sections"].size(), 1u) << inv.dump();
+  std::map<std::string, json> by_rule;
+  for (const auto& l : inv["sections"][0]["lines"]) by_rule[l["rule"]] = l;
+  EXPECT_EQ(by_rule["tokens_input"]["amount"], "10.00") << inv.dump();  // 2.5 × 4.00
+  EXPECT_EQ(by_rule["tokens_output"]["amount"], "12.00");              // 1 × 12.00
+  ASSERT_TRUE(by_rule.count("qps_month")) << inv.dump();
+  for (const char* gpu_rule : {"on_demand", "cold_start", "min_increment"}) EXPECT_FALSE(by_rule.count(gpu_rule)) << gpu_rule;
+  EXPECT_EQ(by_rule.size(), 3u) << inv.dump();
+  // 2 QPS × the run's billed time × 3200.00 per QPS-month of 730 h, exact to the micro-unit.
+  json runs = s.admin("GET", "/api/v1/allocations").body["items"];
+  const json& r1 = runs[0]["job_id"] == qps ? runs[0] : runs[1];
+  EXPECT_EQ(r1["endpoint"]["per"], "qps");
+  const int64_t ms = *parse_rfc3339(r1["ended_at"].get<std::string>(), "t") - *parse_rfc3339(r1["ready_at"].get<std::string>(), "t");
+  const __int128 num = static_cast<__int128>(2) * ms * 3'200'000'000, den = static_cast<__int128>(730) * 3'600'000;
+  __int128 q = num / den;
+  const __int128 rem = num % den;
+  if (rem * 2 > den || (rem * 2 == den && q % 2 == 1)) ++q;
+  EXPECT_EQ(Money::parse(by_rule["qps_month"]["amount_exact"].get<std::string>(), Currency::kCNY)->micros(),
+            static_cast<int64_t>(q));
+}
+
+}  // namespace
+}  // namespace gpurent::testing

@@ -222,7 +222,7 @@ void outages(Ctx& c) {
     const TimeMs t0 = std::max(inc.from, c.in.from), t1 = std::min(inc.to, c.in.to);
     if (t0 >= t1) continue;
     for (const auto& a : c.in.allocations) {
-      const bool live = a.gpu_milli > 0 && a.requested_at <= inc.from && (!a.ended_at || *a.ended_at >= inc.from);
+      const bool live = a.gpu_milli > 0 && !a.by_use && a.requested_at <= inc.from && (!a.ended_at || *a.ended_at >= inc.from);
       const int64_t on = inc.allocation.empty() ? gpus_on(a, inc.node) : (inc.allocation == a.id ? cards_of(a) : 0);
       if (!live || on == 0) continue;
       Acc x;

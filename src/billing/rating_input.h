@@ -45,6 +45,7 @@ struct Allocation {
   int64_t gpu_milli = 1000;  // GPUs × 1000, or a milli-GPU share; 0: CPU-only (cpu_cores, memory_gib)
   int64_t cpu_cores = 0;     // CPU-only: billed per core-hour at the offer's cpu_core_hour
   int64_t memory_gib = 0;    // CPU-only: billed per GiB-hour at its memory_gib_hour
+  bool by_use = false;       // a model endpoint billed per token or QPS (tokens, qps): no GPU time
   std::vector<PlacementPart> placement;
   TimeMs requested_at = 0;            // capacity committed to the run: a job's placement (billing_starts: api_call)
   std::optional<TimeMs> running_at;   // the container started (billing_starts: running)

@@ -73,6 +73,7 @@ Allocation parse_allocation(Fields& f) {
     pf.finish();
     a.placement.push_back(std::move(p));
   });
+  a.by_use = f.boolean("by_use", false);
   a.requested_at = f.time("requested_at");
   a.running_at = f.opt_time("running_at");
   a.ready_at = f.opt_time("ready_at");

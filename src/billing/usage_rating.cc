@@ -226,6 +226,7 @@ Status rate_allocations(Ctx& c) {
   }
   for (const auto& a : in.allocations) {
     const Offer& o = offer_in_force(in, a.offer, a.requested_at);  // the rules the run was placed under
+    if (a.by_use) continue;  // its tokens or QPS are rated by rate_served
     auto spans = states_of(a, o, in.to);
     if (a.gpu_milli == 0) {  // CPU-only: cores and memory over the billed window, no GPU rules
       rate_cpu_only(c, a, spans);

@@ -293,6 +293,16 @@ Result<Job> parse_job(const json& body, Currency currency) {
     j.billing.max_price_per_gpu_hour = b.opt_money("max_price_per_gpu_hour", currency);
     if (j.billing.max_price_per_gpu_hour && j.billing.max_price_per_gpu_hour->micros() == 0)
       b.error("max_price_per_gpu_hour", Message("job.billing.max_price_zero"));
+    b.object("endpoint", false, [&](Fields& e) {
+      JobEndpoint ep;
+      ep.model = e.str("model", {.min_len = 1, .max_len = 128, .pattern = "[A-Za-z0-9][A-Za-z0-9._/:-]*",
+                                 .pattern_help = "pattern.model_name"});
+      ep.per = e.enumeration("per", kEndpointBillingNames);
+      ep.qps = e.opt_integer("qps", 1, 100'000);
+      if (ep.per == EndpointBilling::kQps && !ep.qps && !e.has("qps")) e.error("qps", Message("job.endpoint.qps_required"));
+      if (ep.per == EndpointBilling::kToken && e.has("qps")) e.error("qps", Message("job.endpoint.qps_for_token"));
+      j.billing.endpoint = std::move(ep);
+    });
   });
 
   j.image = f.opt_str("image", kImageRule);
@@ -362,6 +372,10 @@ Result<Job> parse_job(const json& body, Currency currency) {
     f.error("billing.mode", Message("job.billing.spot_critical"));
   if (billing_mode_ok && j.billing.mode == BillingMode::kReserved && j.billing.max_price_per_gpu_hour)
     f.error("billing.max_price_per_gpu_hour", Message("job.billing.reserved_max_price"));
+  if (j.billing.endpoint && kind_ok && j.kind != JobKind::kInference)
+    f.error("billing.endpoint", Message("job.endpoint.inference_only"));
+  else if (j.billing.endpoint && billing_mode_ok && j.billing.mode != BillingMode::kOnDemand)
+    f.error("billing.endpoint", Message("job.endpoint.on_demand_only"));
   if (command_ok && !f.has("image") && j.command.empty())
     f.error("command", Message("job.command.required"));
 
@@ -397,6 +411,11 @@ json to_json(const Job& j) {
 
   json b = {{"mode", enum_name(kBillingModeNames, j.billing.mode)}};
   put_opt_money(b, "max_price_per_gpu_hour", j.billing.max_price_per_gpu_hour);
+  if (const auto& ep = j.billing.endpoint) {
+    json e = {{"model", ep->model}, {"per", enum_name(kEndpointBillingNames, ep->per)}};
+    put_opt(e, "qps", ep->qps);
+    b["endpoint"] = std::move(e);
+  }
   out["billing"] = std::move(b);
 
   put_opt(out, "image", j.image);

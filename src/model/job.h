@@ -130,9 +130,25 @@ struct JobConstraints {
   bool operator==(const JobConstraints&) const = default;
 };
 
+// An inference job that is a model endpoint billed by its use instead of its GPU time: per token
+// served (the job's usage reports of input and output tokens) or per provisioned query per second,
+// at the prices of `model` among its offer's served_models. An offer that does not price the model
+// so bills the job's GPU time as usual (docs/billing.md).
+enum class EndpointBilling { kToken, kQps };
+inline constexpr EnumEntry<EndpointBilling> kEndpointBillingNames[] = {{EndpointBilling::kToken, "token"},
+                                                                       {EndpointBilling::kQps, "qps"}};
+struct JobEndpoint {
+  std::string model;                          // 1-128 of [A-Za-z0-9._/:-]
+  EndpointBilling per = EndpointBilling::kToken;
+  std::optional<int64_t> qps;                 // per qps: provisioned queries per second, 1..100000
+
+  bool operator==(const JobEndpoint&) const = default;
+};
+
 struct JobBilling {
   BillingMode mode = BillingMode::kOnDemand;
   std::optional<Money> max_price_per_gpu_hour;  // tenant's currency; not for reserved
+  std::optional<JobEndpoint> endpoint;          // inference jobs, on-demand mode only
 
   bool operator==(const JobBilling&) const = default;
 };

@@ -34,6 +34,13 @@ Result<JobRun> decode_run(const json& body) {
   r.gpu_milli = f.opt_integer("gpu_milli", 0, kMaxRunMilli).value_or(0);
   r.cpu_cores = f.opt_integer("cpu_cores", 0, 1'048'576).value_or(0);
   r.memory_gib = f.opt_integer("memory_gib", 0, 16'777'216).value_or(0);
+  f.object("endpoint", false, [&](Fields& e) {
+    JobEndpoint ep;
+    ep.model = e.str("model", {.min_len = 1, .max_len = 128});
+    ep.per = e.enumeration("per", kEndpointBillingNames);
+    ep.qps = e.opt_integer("qps", 1, 100'000);
+    r.endpoint = std::move(ep);
+  });
   f.objects("placement", false, kMaxWorkers, [&](Fields& p, size_t) {
     RunCards c;
     c.node_id = p.opt_str("node_id", kServerText).value_or("");
@@ -92,6 +99,11 @@ json to_json(const JobRun& r) {
   put_opt_time(j, "admitted_at", r.admitted_at);
   if (r.end_reason_message) j["end_reason_message"] = message_to_json(*r.end_reason_message);
   put_opt(j, "slurm_job_id", r.slurm_job_id);
+  if (r.endpoint) {
+    json e = {{"model", r.endpoint->model}, {"per", enum_name(kEndpointBillingNames, r.endpoint->per)}};
+    put_opt(e, "qps", r.endpoint->qps);
+    j["endpoint"] = std::move(e);
+  }
   if (r.gpu_milli == 0) {
     j["cpu_cores"] = r.cpu_cores;
     j["memory_gib"] = r.memory_gib;

@@ -42,6 +42,7 @@ struct JobRun {
   // offer's cpu_core_hour and memory_gib_hour. 0 on GPU runs (their price includes both).
   int64_t cpu_cores = 0;
   int64_t memory_gib = 0;
+  std::optional<JobEndpoint> endpoint;  // the job's billing.endpoint when the run opened
   std::vector<RunCards> placement;
   std::optional<TimeMs> requested_at;  // capacity committed to the run: its placement (billing's cold start)
   std::optional<TimeMs> admitted_at;   // when the scheduler admitted the job, if it waited admitted

@@ -136,6 +136,7 @@ Status open_run(StoreTx& tx, const Record& job, const JobStatus& before, const J
   if (!j) return j.error();
   run.billing_mode = j->billing.mode;
   run.gpu_milli = milli;
+  run.endpoint = j->billing.endpoint;
   if (milli == 0) {  // a CPU-only job: billed by the cores and memory its workers asked for
     run.cpu_cores = j->resources.cpu_cores.value_or(1) * j->workers;
     run.memory_gib = j->resources.memory_gib.value_or(0) * j->workers;

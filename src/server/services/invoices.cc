@@ -286,6 +286,15 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
     x.gpu_milli = run.gpu_milli;
     x.cpu_cores = run.cpu_cores;
     x.memory_gib = run.memory_gib;
+    // A model endpoint billed by use, when its offer prices the model so (else its GPU time).
+    const ServedModel* served = nullptr;
+    if (run.endpoint)
+      for (const auto& m : (*o)->served_models)
+        if (m.model == run.endpoint->model &&
+            (run.endpoint->per == EndpointBilling::kQps ? m.per_qps_month.has_value()
+                                                        : m.per_million_input_tokens && m.per_million_output_tokens))
+          served = &m;
+    x.by_use = served != nullptr;
     for (const auto& p : run.placement) x.placement.push_back({p.node, p.gpus});
     x.requested_at = std::min(run.requested_at.value_or(*running), *running);
     x.running_at = running;
@@ -295,15 +304,22 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
     auto util = utilization_of(store, samples, run.placement, v_from, v_to);
     if (!util) return util.error();
     x.utilization = std::move(*util);
+    const std::string project = x.project;
+    const TimeMs ready = *x.ready_at;
     g.in.allocations.push_back(std::move(x));
-    // Storage I/O and egress the job reported while this run lasted.
+    // Storage I/O and egress the job reported while this run lasted (and tokens, for an endpoint).
     if (v_from < v_to) {
       auto vol = store.job_usage(run.job_id, v_from + 1, v_to + 1, 1'000'000);  // (from, to]: a delta belongs to the interval it ends
       if (!vol) return vol.error();
-      for (const auto& v : *vol)
+      for (const auto& v : *vol) {
         if (v.storage_io_bytes > 0 || v.egress_bytes > 0)
           g.in.volume.push_back({v.at, a.id, v.storage_io_bytes, v.egress_bytes});
+        if (served && run.endpoint->per == EndpointBilling::kToken && (v.input_tokens > 0 || v.output_tokens > 0))
+          g.in.tokens.push_back({v.at, project, (*o)->name, served->model, v.input_tokens, v.output_tokens});
+      }
     }
+    if (served && run.endpoint->per == EndpointBilling::kQps)
+      g.in.qps.push_back({project, (*o)->name, served->model, *run.endpoint->qps, ready, ended.value_or(std::max(to, ready))});
     // A run the scheduler requeued after a node failure: the job was interrupted from the end of
     // this run until its next run started (or the period's end).
     if (ended && requeued_by_node_failure(run)) {
