@@ -698,16 +698,21 @@ namespace {
 
 // A CPU-only job (无卡模式) on an offer that sells CPU-only work gets an allocation of the cores and
 // memory its workers asked for, and its invoice bills them per core-hour and GiB-hour, exactly.
-TEST(Billing, CpuOnlyJobsAreBilledByTheCoresAndMemoryTheyAskedFor) {
-  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+// Supplier dc with node n1 and `offer`; tenant acme (USD) with project vision.
+void one_node_world(const ServerProcess& s, const json& offer) {
   expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
   expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer), "offer");
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
+  expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
+}
+
+TEST(Billing, CpuOnlyJobsAreBilledByTheCoresAndMemoryTheyAskedFor) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
   json o = offer_doc("dc", "h100");  // CNY 17.50 per GPU-hour
   o["prices"]["cpu_core_hour"] = "0.36";
   o["prices"]["memory_gib_hour"] = "0.072";
-  expect_2xx(s.admin("POST", "/api/v1/offers", o), "offer");
-  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
-  expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
+  one_node_world(s, o);
   json j = job_doc("vision", "setup-env");
   j["gpus_per_worker"] = 0;
   j["workers"] = 2;
@@ -740,22 +745,12 @@ TEST(Billing, CpuOnlyJobsAreBilledByTheCoresAndMemoryTheyAskedFor) {
   EXPECT_EQ(by_rule["memory_time"]["price_unit"], "GiB-hour");
 }
 
-}  // namespace
-}  // namespace gpurent::testing
-
-namespace gpurent::testing {
-namespace {
-
 // Inference jobs that are model endpoints (billing.endpoint) are billed by use — per token they
 // report, or per provisioned QPS while they run — at their offer's served-model prices, and their
 // GPU time is not billed.
 TEST(Billing, ModelEndpointsAreBilledPerTokenOrPerQpsNotByGpuTime) {
   ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
-  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
-  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
-  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");  // qwen per token, deepseek per QPS
-  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
-  expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
+  one_node_world(s, offer_doc("dc", "h100"));  // qwen per token, deepseek per QPS
   auto endpoint_job = [&](const std::string& name, json endpoint) {
     json j = job_doc("vision", name);
     j["kind"] = "inference";
