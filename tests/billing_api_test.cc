@@ -803,5 +803,37 @@ TEST(Billing, ModelEndpointsAreBilledPerTokenOrPerQpsNotByGpuTime) {
             static_cast<int64_t>(q));
 }
 
+
+// An egress freeze holds the project's new jobs until an admin lifts it (running jobs go on).
+TEST(Billing, AnEgressFreezeHoldsTheProjectsNewJobsUntilLifted) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "1"});
+  one_node_world(s, offer_doc("dc", "h100"));  // egress 0.50 per GB beyond 100 GB a month
+  json first = job_doc("vision", "uploader");
+  first["expected_duration_seconds"] = 3600;
+  const std::string up = expect_2xx(s.admin("POST", "/api/v1/jobs", first), "uploader").body["id"];
+  wait_for(s, "/api/v1/jobs/" + up, [](const json& j) { return j["status"]["state"] == "running"; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // 1,200 GB out: (1200 − 100) × 0.50 = 550.00 today, over the 500.00 threshold.
+  json batch = {{"idempotency_key", "egress-1"},
+                {"job_samples", {{{"at", format_rfc3339(SystemClock().now())}, {"job", up}, {"egress_bytes", 1'200'000'000'000}}}}};
+  ASSERT_EQ(s.admin("POST", "/api/v1/usage", batch).status, 201);
+  json alerts = wait_for(s, "/api/v1/alerts?state=active", [](const json& j) { return !j["items"].empty(); });
+  ASSERT_EQ(alerts["items"].size(), 1u) << alerts.dump();
+  const json& a = alerts["items"][0];
+  ASSERT_EQ(a["kind"], "egress_daily_cost");
+  EXPECT_EQ(a["freeze_egress"], true);
+
+  json next = job_doc("vision", "next");
+  next["expected_duration_seconds"] = 60;
+  const std::string id = expect_2xx(s.admin("POST", "/api/v1/jobs", next), "next").body["id"];
+  json held = wait_for(s, "/api/v1/jobs/" + id, [](const json& j) {
+    return j["status"]["reason"].get<std::string>().rfind("egress frozen:", 0) == 0;
+  });
+  EXPECT_EQ(held["status"]["state"], "pending") << held.dump();
+  EXPECT_EQ(s.admin("GET", "/api/v1/jobs/" + up).body["status"]["state"], "running") << "running jobs go on";
+  expect_2xx(s.admin("POST", "/api/v1/alerts/" + a["id"].get<std::string>() + "/lift"), "lift");
+  wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "running"; });
+}
+
 }  // namespace
 }  // namespace gpurent::testing

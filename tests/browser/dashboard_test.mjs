@@ -82,10 +82,12 @@ async function run(page, base, adminToken) {
 
   // A job that must wait, so the queue has a reason to show: 16 GPUs on one worker, where every
   // Ascend node has 8 (a quota-full project is not enough: the tenant's idle sibling quota may be
-  // lent to it). First let the scheduler place every demo job, so the counts below are settled.
+  // lent to it). First let the scheduler place every demo job, so the counts below are settled
+  // (a job held by the cost firewall — an egress freeze or a budget — stays pending by design).
+  const held = (j) => /^(egress frozen|budget|balance): /.test(j.status.reason ?? "");
   for (let i = 0; ; i++) {
     const all = await api(base, adminToken, "GET", "jobs?limit=100");
-    const waiting = (all.json?.items ?? []).filter((j) => j.status.state === "pending").length;
+    const waiting = (all.json?.items ?? []).filter((j) => j.status.state === "pending" && !held(j)).length;
     if (all.status === 200 && all.json.items.length > 0 && waiting === 0) break;
     if (i >= 200) throw new Error(`the demo's jobs were not all placed after 20 s (${waiting} pending)`);
     await new Promise((r) => setTimeout(r, 100));

@@ -553,6 +553,9 @@ Result<std::map<std::string, Message>> budget_holds(StoreTx& tx) {
       auto stored = decode_record(r, decode_stored_alert, "its budget hold, if any, is not applied");
       if (!stored) continue;
       if (stored->alert.hold_submissions) out[r.project_id] = Message("sched.hold.budget").arg("alert", stored->alert.message);
+      // An egress freeze holds the project's new starts until an admin lifts it.
+      else if (stored->alert.freeze_egress && !out.count(r.project_id))
+        out[r.project_id] = Message("sched.hold.egress").arg("alert", stored->alert.message);
     }
     if (page->next_after.empty()) return out;
     q.after_id = page->next_after;

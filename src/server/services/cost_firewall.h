@@ -4,8 +4,9 @@
 // webhooks, and keeps the effects: a budget breach of a project whose budget_action is "hold"
 // holds its new jobs (the scheduler reads active budget alerts each tick); an egress alert
 // publishes a freeze of the project's egress and large uploads until an admin lifts it (through
-// the alerts API, webhooks and /metrics, for the supplier's gateways to enforce: gpurent itself
-// blocks no traffic). A budget alert that no longer
+// the alerts API, webhooks and /metrics, for the supplier's gateways to enforce traffic: gpurent
+// itself cuts no running container's network) and holds the project's new jobs (not admitted)
+// until the freeze is lifted. A budget alert that no longer
 // fires (a higher budget, a new month) is resolved. Tenants whose money is watched (prepaid, or a
 // credit limit: services/balances.h) get balance_low and balance_exhausted alerts; the latter
 // stops the tenant's running work until it no longer fires (a top-up, a payment).
@@ -94,8 +95,9 @@ Result<std::optional<std::string>> record_security_alert(ServiceContext& app, St
 // transaction: it stops the tenant's running work and admits none of it).
 Result<std::map<std::string, Message>> balance_stops(StoreTx& tx);
 
-// The hold reason of every project held by an active budget alert of the current month, by
-// project id (read by the scheduler service inside its transaction).
+// The hold reason of every project held by an active budget alert of the current month, or by an
+// egress freeze not lifted yet, by project id (read by the scheduler service inside its
+// transaction).
 Result<std::map<std::string, Message>> budget_holds(StoreTx& tx);
 
 }  // namespace gpurent
