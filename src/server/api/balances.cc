@@ -118,7 +118,7 @@ void payment_webhook(App& app, const httplib::Request& req, httplib::Response& r
     auto t = b.contains("tenant") && b["tenant"].is_string()
                  ? find_visible(app.store, app.kinds.at("tenants"), hook, b["tenant"].get<std::string>())
                  : Result<Record>(created.error());
-    auto same = t && b["reference"].is_string()
+    auto same = t && b.contains("reference") && b["reference"].is_string()
                     ? app.store.list({"top-ups", {{"tenant_id", t->id}, {"name", b["reference"].get<std::string>()}}, "", 1})
                     : Result<Page>(created.error());
     if (same && !same->items.empty()) {
