@@ -745,6 +745,38 @@ TEST(Billing, CpuOnlyJobsAreBilledByTheCoresAndMemoryTheyAskedFor) {
   EXPECT_EQ(by_rule["memory_time"]["price_unit"], "GiB-hour");
 }
 
+// A job that reports readiness (readiness: a health check or a heartbeat) is ready when the executor
+// sees it so — the simulated executor passes its health check --cold-start-ms after it started
+// running — and an offer that bills from `running` bills the wait until then as cold start.
+TEST(Billing, ReadinessReportedByTheExecutorSplitsColdStartFromUse) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "600", "--firewall-interval-s", "0"});
+  json o = offer_doc("dc", "h100");
+  o["fees"]["billing_starts"] = "running";
+  one_node_world(s, o);
+  json j = job_doc("vision", "loads-a-model");
+  j["readiness"] = {{"command", {"curl", "-sf", "http://127.0.0.1:8000/health"}}};
+  j["expected_duration_seconds"] = 2;
+  const std::string id = expect_2xx(s.admin("POST", "/api/v1/jobs", j), "job").body.at("id");
+  wait_for(s, "/api/v1/jobs/" + id, [](const json& x) { return x["status"]["state"] == "succeeded"; });
+
+  json allocs = s.admin("GET", "/api/v1/allocations").body.at("items");
+  ASSERT_EQ(allocs.size(), 1u) << allocs.dump();
+  const json run = allocs[0];
+  ASSERT_TRUE(run["ready_at"].is_string()) << run.dump();
+  auto ms = [](const json& t) { return *parse_rfc3339(t.get<std::string>(), "t"); };
+  EXPECT_GE(ms(run["ready_at"]) - ms(run["running_at"]), 600) << run.dump();
+  EXPECT_LT(ms(run["ready_at"]), ms(run["ended_at"])) << run.dump();
+
+  json inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + this_month()).body;
+  ASSERT_EQ(inv["sections"].size(), 1u) << inv.dump();
+  std::map<std::string, json> by_rule;
+  for (const auto& l : inv["sections"][0]["lines"]) by_rule[l["rule"]] = l;
+  ASSERT_TRUE(by_rule.count("cold_start") && by_rule.count("on_demand")) << inv.dump();
+  EXPECT_EQ(by_rule["cold_start"]["from"], run["running_at"]) << inv.dump();
+  EXPECT_EQ(by_rule["cold_start"]["to"], run["ready_at"]) << inv.dump();
+  EXPECT_EQ(by_rule["on_demand"]["from"], run["ready_at"]) << inv.dump();
+}
+
 // Inference jobs that are model endpoints (billing.endpoint) are billed by use — per token they
 // report, or per provisioned QPS while they run — at their offer's served-model prices, and their
 // GPU time is not billed.

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "container_fixture.h"
+#include "core/clock.h"
 #include "server_fixture.h"
 
 namespace gpurent::testing {
@@ -134,6 +135,28 @@ TEST(ContainerLocal, local_containers_RunWithoutSlurmAndSurviveAServerKill) {
   EXPECT_NE(why.find("something went wrong"), std::string::npos) << why;
   Resp zh = s.req("GET", "/api/v1/jobs/" + bad + "?lang=zh", token);
   EXPECT_NE(zh.body["status"]["reason"].get<std::string>().find("本机运行"), std::string::npos) << zh.describe();
+
+  // Readiness: a job's run is ready when its health check first passes in the container (here
+  // once the workload has created /tmp/up, 3 s in) or when the workload creates $GPURENT_READY_FILE;
+  // until then it is not ready, however long it has been running.
+  const char* kLater = "import os, time; time.sleep(3); open(os.environ.get('GPURENT_READY_FILE', '/tmp/up'), 'w').close(); "
+                       "time.sleep(3)";
+  const std::string checked = submit("health-checked", 1, {"python3", "-c", kLater},
+                                     {{"readiness", {{"command", {"test", "-e", "/tmp/up"}}, {"interval_seconds", 1}}}});
+  const std::string beating = submit("heartbeat", 1, {"python3", "-c", kLater}, {{"readiness", {{"heartbeat", true}}}});
+  for (const std::string& id : {checked, beating}) {
+    json ended = wait_for(s, "/api/v1/jobs/" + id, state_is("succeeded"), 120);
+    ASSERT_EQ(ended["status"]["state"], "succeeded") << ended.dump() << logs(id) << s.log();
+    json found;
+    const json closed = s.admin("GET", "/api/v1/allocations?state=closed&limit=100").body;
+    for (const auto& r : closed["items"])
+      if (r["job_id"] == id) found = r;
+    ASSERT_TRUE(found.contains("ready_at") && found["ready_at"].is_string())
+        << found.dump() << run_cmd("ls " + b.dir + "/out; cat " + b.dir + "/out/" + id + "*.log");
+    auto ms = [](const json& t) { return *parse_rfc3339(t.get<std::string>(), "t"); };
+    EXPECT_GE(ms(found["ready_at"]) - ms(found["running_at"]), 2500) << found.dump();
+    EXPECT_LE(ms(found["ready_at"]), ms(found["ended_at"])) << found.dump();
+  }
 
   // kill -9 of the server while a job runs: the job goes on, and the restarted server sees it
   // finish, once.

@@ -237,7 +237,7 @@ std::string relative_to(const std::string& price, const std::string& reference) 
 const char* billing_start_text(const std::string& s) {
   if (s == "api_call") return "when the API call is accepted";
   if (s == "running") return "when the instance is running (container/process started)";
-  if (s == "ready") return "when the instance is ready (recorded as the moment it runs: no separate health check yet)";
+  if (s == "ready") return "when the instance is ready (its health check passed or it reported ready; a job that reports neither is ready when it runs)";
   return nullptr;
 }
 

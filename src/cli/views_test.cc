@@ -172,7 +172,7 @@ TEST(Detail, OfferShowsPricesFeesAndContract) {
             std::string::npos)
       << s;
   EXPECT_NE(s.find("Fee rules:\n"
-                   "  billing starts: ready: when the instance is ready (recorded as the moment it runs: no separate health check yet)\n"
+                   "  billing starts: ready: when the instance is ready (its health check passed or it reported ready; a job that reports neither is ready when it runs)\n"
                    "  idle GPU:       below 5% utilization for 10 min: charged at 50% off\n"
                    "  storage I/O:    not charged\n"
                    "  egress:         0.50 CNY/GB, first 100 GB per month free\n"

@@ -1,5 +1,6 @@
 #include "exec/container.h"
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -298,10 +299,44 @@ std::string script_secrets(const ContainerSettings& s, const ContainerRun& r) {
   return o.str();
 }
 
+// Readiness by heartbeat: a private folder of the node, owned by the container user, mounted at
+// /run/gpurent; the workload creates $GPURENT_READY_FILE in it.
+std::string script_heartbeat(const ContainerSettings& s, const ContainerRun& r) {
+  if (r.ready_file.empty() || !r.ready_heartbeat) return "";
+  std::ostringstream o;
+  o << "  local beat\n"
+    << "  beat=$(mktemp -d /tmp/gpurent-ready.XXXXXX) && chown " << q(s.user) << " \"$beat\" && chmod 700 \"$beat\" "
+       "|| { status runtime_error 'cannot create the readiness folder'; return 125; }\n"
+    << "  args+=(-v \"$beat:/run/gpurent\" -e GPURENT_READY_FILE=/run/gpurent/ready)\n";
+  return o.str();
+}
+
+// Readiness: checks in the background while the container runs; the first success writes the
+// node's time (epoch ms) to the ready file, through a rename so that it is never read half-written.
+std::string script_watch(const ContainerRun& r) {
+  if (r.ready_file.empty() || (r.ready_command.empty() && !r.ready_heartbeat)) return "";
+  const int64_t every = std::max<int64_t>(1, r.ready_interval_s);
+  std::ostringstream o;
+  o << "  local ready_file=" << status_path_word(r.ready_file) << "\".$node\"\n"
+    << "  rm -f \"$ready_file\"\n"
+    << "  ( while kill -0 \"$pid\" 2>/dev/null; do\n";
+  if (r.ready_heartbeat)
+    o << "      if [ -e \"$beat/ready\" ]; then\n";
+  else
+    o << "      if timeout -k 2 " << std::max<int64_t>(10, every) << " \"${P[@]}\" exec \"$name\" " << words(r.ready_command)
+      << " </dev/null >/dev/null 2>&1; then\n";
+  o << "        date +%s%3N > \"$ready_file.tmp\" && mv -f \"$ready_file.tmp\" \"$ready_file\"; exit 0\n"
+    << "      fi\n"
+    << "      sleep " << every << "\n"
+    << "    done ) &\n"
+    << "  watcher=$!\n";
+  return o.str();
+}
+
 // Runs the container, stops it on SIGTERM, waits, cleans up and says why it failed.
 std::string script_run(const ContainerSettings& s, const ContainerRun& r) {
   std::ostringstream o;
-  o << "  local stopping=0 rc pid oom\n"
+  o << "  local stopping=0 rc pid oom watcher=''\n"
     // On SIGTERM (a cancel, a time limit) the secrets go first: Slurm kills what is left of the
     // job KillWait seconds later, and the container already holds its copy.
     << "  trap 'stopping=1; for d in \"${secret_ids[@]}\"; do \"${P[@]}\" secret rm \"$d\" >/dev/null 2>&1; done; \"${P[@]}\" stop -t "
@@ -309,11 +344,14 @@ std::string script_run(const ContainerSettings& s, const ContainerRun& r) {
     << "  \"${P[@]}\" run " << run_flags(s, r) << " \"${args[@]}\" \"$image\"" << (r.command.empty() ? "" : " ")
     << words(r.command) << " </dev/null &\n"
     << "  pid=$!\n"
+    << script_watch(r)
     << "  wait \"$pid\"; rc=$?\n"
     << "  while kill -0 \"$pid\" 2>/dev/null; do wait \"$pid\"; rc=$?; done  # a trapped signal interrupts wait\n"
+    << "  [ -n \"$watcher\" ] && { kill \"$watcher\" 2>/dev/null; wait \"$watcher\" 2>/dev/null; }\n"
     << "  oom=$(\"${P[@]}\" inspect --format '{{.State.OOMKilled}}' \"$name\" 2>/dev/null)\n"
     << "  \"${P[@]}\" rm -f \"$name\" >/dev/null 2>&1\n"
     << "  for d in \"${secret_ids[@]}\"; do \"${P[@]}\" secret rm \"$d\" >/dev/null 2>&1; done\n"
+    << (r.ready_file.empty() || !r.ready_heartbeat ? "" : "  rm -rf \"$beat\"\n")
     << "  if [ \"$rc\" -ge 125 ] && [ \"$rc\" -le 127 ]; then\n"
     << "    status runtime_error \"podman exit $rc\"\n";
   if (r.memory_gib)
@@ -330,7 +368,7 @@ std::string script_run(const ContainerSettings& s, const ContainerRun& r) {
 
 std::string container_script(const ContainerSettings& s, const ContainerRun& r) {
   return script_head(s, r) + script_gpus(s) + script_numa(r) + script_volumes(s, r) + script_checks(s, r) +
-         script_artifacts(r) + script_secrets(s, r) + script_run(s, r) +
+         script_artifacts(r) + script_secrets(s, r) + script_heartbeat(s, r) + script_run(s, r) +
          (r.nodes > 1 ? "srun --ntasks-per-node=1 --kill-on-bad-exit=1 bash -c \"$(declare -f gpurent_worker); gpurent_worker\"\n"
                       : "gpurent_worker\n");
 }
@@ -350,6 +388,23 @@ std::optional<ContainerStatus> read_container_status(const std::string& path) {
   if (j.contains("memory_gib") && j["memory_gib"].is_number_integer()) st.memory_gib = j["memory_gib"].get<int64_t>();
   if (j.contains("oom_reported") && j["oom_reported"].is_boolean()) st.oom_reported = j["oom_reported"].get<bool>();
   return st;
+}
+
+std::string ready_file_for(const std::string& ready_file, const std::string& run_id, const std::string& node) {
+  std::string path = ready_file;
+  for (size_t at; (at = path.find("%j")) != std::string::npos;) path.replace(at, 2, run_id);
+  return path + "." + node;
+}
+
+std::optional<int64_t> read_ready_file(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line) || line.empty() || line.size() > 15 ||
+      line.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  const int64_t ms = std::stoll(line);
+  if (ms < 1'000'000'000'000LL) return std::nullopt;  // before 2001: not the epoch in milliseconds
+  return ms;
 }
 
 std::string log_excerpt(const std::string& path, int lines, size_t max_bytes) {

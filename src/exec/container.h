@@ -84,6 +84,16 @@ struct ContainerRun {
   std::map<std::string, std::vector<int64_t>> gpu_numa;
   int64_t nodes = 1;       // > 1: srun starts one container per node
   std::string status_file;  // may contain %j (the run's id there: Slurm's job id); empty: none written
+  // Readiness (model/job.h JobReadiness): while the container runs, every `ready_interval_s` the
+  // script runs `ready_command` in it (podman exec, bounded by a timeout) or, with
+  // `ready_heartbeat`, looks for the file the workload creates at $GPURENT_READY_FILE
+  // (/run/gpurent/ready, a folder of the node's mounted into the container). On the first success
+  // it writes the node's clock in epoch milliseconds to `ready_file` + "." + the node's name
+  // (ready_file_for()); the executor reads it back (read_ready_file()). Empty ready_file: no checks.
+  std::string ready_file;  // may contain %j, like status_file
+  std::vector<std::string> ready_command;
+  bool ready_heartbeat = false;
+  int64_t ready_interval_s = 5;
 };
 
 // Checks what the script will rely on: names usable in paths and container names, a volume root
@@ -111,6 +121,12 @@ struct ContainerStatus {
   std::string node;
 };
 std::optional<ContainerStatus> read_container_status(const std::string& path);
+
+// Where a node's script reports readiness: `ready_file` with %j as `run_id`, then "." and the node.
+std::string ready_file_for(const std::string& ready_file, const std::string& run_id, const std::string& node);
+// When the node said the run was ready (epoch ms); nullopt when there is no such file or it does
+// not hold one plausible time.
+std::optional<int64_t> read_ready_file(const std::string& path);
 
 // The last `lines` lines of a text file, at most `max_bytes` read from its end ("" when unreadable).
 std::string tail_lines(const std::string& path, int lines, size_t max_bytes = 64 * 1024);

@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <algorithm>
 #include <filesystem>
@@ -330,6 +331,89 @@ TEST(Container, BindsToTheGpusNumaNodeOnlyWhenTheyShareOne) {
   EXPECT_FALSE(bound("3,4", "gpn1")) << "two NUMA nodes";
   EXPECT_FALSE(bound("0", "gpn9")) << "a node whose topology gpurent does not know";
   std::filesystem::remove_all(dir);
+}
+
+// Readiness: while the container runs, a health check through `podman exec` (or the workload's
+// heartbeat file in the folder mounted at /run/gpurent) is tried every interval; the first success
+// writes the node's clock to <ready file>.<node>, read back by read_ready_file().
+TEST(Container, ReportsReadinessFromAHealthCheckOrAHeartbeat) {
+  // `run` lasts 3 s, creating the heartbeat file after 1 s when a folder is mounted at /run/gpurent;
+  // `exec` (the health check) succeeds once $D/up exists.
+  const std::string d = fake_podman_dir(
+      "case \" $* \" in\n"
+      "  *' run '*) prev=''; for a in \"$@\"; do\n"
+      "      case \"$a\" in *:/run/gpurent) [ \"$prev\" = -v ] && (sleep 1; touch \"${a%%:*}/ready\") & ;; esac; prev=$a\n"
+      "    done; sleep 3 ;;\n"
+      "  *' exec '*) echo \"$*\" >> $D/execs; [ -e $D/up ]; exit $? ;;\n"
+      "  *' inspect '*) echo false ;;\n"
+      "esac\n"
+      "exit 0\n");
+  ASSERT_FALSE(d.empty());
+  ContainerSettings s;
+  s.podman = d + "/podman";
+  s.user = std::to_string(getuid()) + ":" + std::to_string(getgid());
+  ContainerRun r = sample();
+  r.volumes.clear();
+  r.status_file = d + "/status-%j";
+  r.ready_file = d + "/ready-%j";
+  r.ready_command = {"curl", "-sf", "http://127.0.0.1:8000/health"};
+  r.ready_interval_s = 1;
+  auto run = [&] {
+    return run_process({"bash", "-c", container_script(s, r)}, {{"SLURMD_NODENAME", "gpn1"}, {"SLURM_JOB_ID", "42"}}, "",
+                       30'000);
+  };
+  EXPECT_EQ(ready_file_for(r.ready_file, "42", "gpn1"), d + "/ready-42.gpn1");
+
+  // The check fails throughout: nothing reported, but it was tried, as the job's argv.
+  auto never = run();
+  ASSERT_TRUE(never.ok()) << never.error().message;
+  EXPECT_EQ(never->exit_code, 0) << never->err;
+  EXPECT_FALSE(std::filesystem::exists(d + "/ready-42.gpn1"));
+  std::ifstream execs(d + "/execs");
+  std::string calls((std::istreambuf_iterator<char>(execs)), std::istreambuf_iterator<char>());
+  EXPECT_NE(calls.find("exec gpurent-job_0123456789abcdef-gpn1 curl -sf http://127.0.0.1:8000/health"), std::string::npos)
+      << calls;
+
+  // The check passes: the node's time, between the run's start and end.
+  std::ofstream(d + "/up") << "";
+  const int64_t before = static_cast<int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                   std::chrono::system_clock::now().time_since_epoch())
+                                                   .count());
+  auto ready = run();
+  ASSERT_TRUE(ready.ok());
+  EXPECT_EQ(ready->exit_code, 0) << ready->err;
+  auto at = read_ready_file(d + "/ready-42.gpn1");
+  ASSERT_TRUE(at.has_value());
+  EXPECT_GE(*at, before - 1000);
+  EXPECT_LE(*at, before + 10'000);
+  EXPECT_FALSE(std::filesystem::exists(d + "/ready-42.gpn1.tmp"));
+
+  // A heartbeat: no exec at all; the workload's file in the mounted folder is seen.
+  std::filesystem::remove(d + "/ready-42.gpn1");
+  std::filesystem::remove(d + "/execs");
+  r.ready_command.clear();
+  r.ready_heartbeat = true;
+  const std::string sh = container_script(s, r);
+  EXPECT_NE(sh.find("GPURENT_READY_FILE=/run/gpurent/ready"), std::string::npos);
+  auto beat = run();
+  ASSERT_TRUE(beat.ok());
+  EXPECT_EQ(beat->exit_code, 0) << beat->err;
+  EXPECT_TRUE(read_ready_file(d + "/ready-42.gpn1").has_value());
+  EXPECT_FALSE(std::filesystem::exists(d + "/execs"));
+
+  // Without readiness the script checks nothing.
+  r.ready_heartbeat = false;
+  EXPECT_EQ(container_script(s, r).find("ready_file"), std::string::npos);
+
+  // Only one plausible epoch-ms time is read back.
+  for (const char* text : {"", "abc", "12", "1700000000000x", "99999999999999999999"}) {
+    std::ofstream(d + "/r") << text;
+    EXPECT_FALSE(read_ready_file(d + "/r").has_value()) << text;
+  }
+  std::ofstream(d + "/r") << "1700000000123\n";
+  EXPECT_EQ(read_ready_file(d + "/r"), 1700000000123);
+  EXPECT_FALSE(read_ready_file(d + "/missing").has_value());
+  std::filesystem::remove_all(d);
 }
 
 TEST(Container, ChecksRunsAndSettings) {

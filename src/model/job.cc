@@ -330,6 +330,18 @@ Result<Job> parse_job(const json& body, Currency currency) {
                          .arg("max", std::to_string(rep.max)));
     j.replicas = rep;
   });
+  f.object("readiness", false, [&](Fields& r) {
+    JobReadiness rd;
+    const bool has_command = r.has("command"), has_beat = r.has("heartbeat");
+    bool clean = true;
+    rd.command = read_command(r, &clean);
+    rd.heartbeat = r.boolean("heartbeat", false);
+    rd.interval_seconds = r.opt_integer("interval_seconds", 1, kMaxReadinessIntervalSeconds).value_or(5);
+    if (has_command && clean && rd.command.empty()) r.error("command", Message("job.readiness.empty_command"));
+    if (has_command == (has_beat && rd.heartbeat))
+      r.error(has_command ? "heartbeat" : "command", Message("job.readiness.one_of"));
+    j.readiness = std::move(rd);
+  });
   j.labels = parse_labels(f, "labels");
 
   ignore_server_keys(f);
@@ -445,6 +457,12 @@ json to_json(const Job& j) {
     out["volumes"] = std::move(vols);
   }
   if (j.replicas) out["replicas"] = {{"min", j.replicas->min}, {"max", j.replicas->max}};
+  if (j.readiness) {
+    json rd = {{"interval_seconds", j.readiness->interval_seconds}};
+    if (!j.readiness->command.empty()) rd["command"] = j.readiness->command;
+    if (j.readiness->heartbeat) rd["heartbeat"] = true;
+    out["readiness"] = std::move(rd);
+  }
   if (!j.labels.empty()) out["labels"] = labels_to_json(j.labels);
   if (!j.tenant_id.empty()) out["tenant_id"] = j.tenant_id;
   if (!j.project_id.empty()) out["project_id"] = j.project_id;

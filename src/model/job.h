@@ -153,6 +153,19 @@ struct JobBilling {
   bool operator==(const JobBilling&) const = default;
 };
 
+// How the executor learns that a run is ready to serve (offers that bill from `ready`): a health
+// check run in each worker's container every interval until it first exits 0, or the workload's
+// own heartbeat (it creates the file named by $GPURENT_READY_FILE). Exactly one of the two. A run
+// of a job without readiness is ready when it starts running.
+inline constexpr int64_t kMaxReadinessIntervalSeconds = 300;
+struct JobReadiness {
+  std::vector<std::string> command;  // argv run in the container (podman exec), as the job's user
+  bool heartbeat = false;
+  int64_t interval_seconds = 5;  // 1..kMaxReadinessIntervalSeconds
+
+  bool operator==(const JobReadiness&) const = default;
+};
+
 // Inference only: the serving replica range; each replica is one gang of `workers`.
 struct Replicas {
   int64_t min = 1;  // 1..1000
@@ -182,6 +195,7 @@ struct Job {
   std::vector<JobSecret> secrets;             // at most kMaxJobSecrets, distinct env names and files
   std::vector<JobArtifact> artifacts;         // at most kMaxJobArtifacts, distinct mounts
   std::optional<Replicas> replicas;   // present iff kind == inference
+  std::optional<JobReadiness> readiness;  // absent: ready when running
   Labels labels;
 
   // Set by the server (from the resolved project, or the stored record's columns and status);

@@ -498,6 +498,45 @@ TEST(Job, VolumesAreCheckedAndRoundTrip) {
   }
 }
 
+// Readiness: a health check command or the workload's heartbeat, exactly one, with an interval.
+TEST(Job, ReadinessIsCheckedAndRoundTrips) {
+  json doc = valid_inference();
+  doc["readiness"] = {{"command", {"curl", "-sf", "http://127.0.0.1:8000/health"}}, {"interval_seconds", 2}};
+  auto j = parse_job(doc, Currency::kUSD);
+  ASSERT_TRUE(j.ok()) << j.error().message;
+  ASSERT_TRUE(j->readiness.has_value());
+  EXPECT_EQ(j->readiness->command.size(), 3u);
+  EXPECT_FALSE(j->readiness->heartbeat);
+  EXPECT_EQ(j->readiness->interval_seconds, 2);
+  expect_round_trip(*j);
+  doc["readiness"] = {{"heartbeat", true}};
+  j = parse_job(doc, Currency::kUSD);
+  ASSERT_TRUE(j.ok()) << j.error().message;
+  EXPECT_TRUE(j->readiness->heartbeat);
+  EXPECT_EQ(j->readiness->interval_seconds, 5);  // the default
+  expect_round_trip(*j);
+  EXPECT_FALSE(parse_job(valid_inference(), Currency::kUSD)->readiness.has_value());
+  const std::pair<json, std::string> bad[] = {
+      {json::object(), "readiness.command"},
+      {{{"heartbeat", false}}, "readiness.command"},
+      {{{"heartbeat", true}, {"command", {"true"}}}, "readiness.heartbeat"},
+      {{{"command", json::array()}}, "readiness.command"},
+      {{{"command", "curl localhost"}}, "readiness.command"},
+      {{{"command", {""}}}, "readiness.command[0]"},
+      {{{"command", {"true"}}, {"interval_seconds", 0}}, "readiness.interval_seconds"},
+      {{{"command", {"true"}}, {"interval_seconds", 301}}, "readiness.interval_seconds"},
+      {{{"command", {"true"}}, {"every", 3}}, "readiness.every"},
+      {json("yes"), "readiness"},
+  };
+  for (const auto& [rd, field] : bad) {
+    json d = valid_inference();
+    d["readiness"] = rd;
+    auto r = parse_job(d, Currency::kUSD);
+    ASSERT_FALSE(r.ok()) << rd.dump();
+    EXPECT_NE(r.error().message.find(field), std::string::npos) << rd.dump() << ": " << r.error().message;
+  }
+}
+
 // Secrets: each {name, env} or {name, file}, variables and files once each, not reserved.
 TEST(Job, SecretsAreCheckedAndRoundTrip) {
   json doc = valid_training();

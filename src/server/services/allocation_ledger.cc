@@ -146,7 +146,7 @@ Status open_run(StoreTx& tx, const Record& job, const JobStatus& before, const J
   // requeued job's next run counts from its own placement.
   run.requested_at = before.state == JobState::kAdmitted ? before.updated_at : now;
   run.running_at = now;
-  run.ready_at = now;
+  if (!j->readiness) run.ready_at = now;  // else when the executor sees it ready (mark_run_ready)
   if (before.state == JobState::kAdmitted) run.admitted_at = before.updated_at;
   Record r;
   r.kind = "allocations";
@@ -225,6 +225,20 @@ Status annotate_latest_run(StoreTx& tx, const std::string& job_id, const std::st
   edit(latest_run);
   u.body = to_json(latest_run);
   return tx.update(u);
+}
+
+Status mark_run_ready(StoreTx& tx, const Record& job, TimeMs at) {
+  auto open = list_all(tx, "allocations", {{"project_id", job.project_id}, {"state", "open"}});
+  if (!open) return open.error();
+  for (Record r : *open) {
+    auto run = decode_record(r, decode_run, "the run of job " + job.name + " cannot be marked ready");
+    if (!run) return run.error();
+    if (run->job_id != job.id || run->ready_at) continue;
+    run->ready_at = std::max(at, run->running_at.value_or(at));
+    r.body = to_json(*run);
+    if (auto s = tx.update(r); !s) return s;
+  }
+  return ok_status();
 }
 
 Status correct_open_run_gpus(StoreTx& tx, const Record& job, const std::vector<WorkerPlacement>& placement) {

@@ -45,6 +45,10 @@ Result<std::vector<StoredRun>> list_runs(StoreReader& store, std::map<std::strin
 Status annotate_latest_run(StoreTx& tx, const std::string& job_id, const std::string& project_id,
                            const std::function<void(JobRun&)>& edit);
 
+// The executor saw the job's open run become ready at `at` (its health check passed or the
+// workload's heartbeat came): ready_at = max(at, running_at) unless already set. No open run: no-op.
+Status mark_run_ready(StoreTx& tx, const Record& job, TimeMs at);
+
 // The image was deleted at `at`: every open image_storage record of it is closed then.
 Status close_kept_image(StoreTx& tx, const std::string& tenant_id, const std::string& image_id, TimeMs at);
 

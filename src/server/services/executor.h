@@ -62,7 +62,8 @@ class Executor {
   virtual Status advance(StoreTx& tx, TimeMs now, ExecutorHost& host) = 0;
 };
 
-// The simulated executor: an admitted job starts `cold_start_ms` after admission; a running job
+// The simulated executor: an admitted job starts `cold_start_ms` after admission; a job with
+// `readiness` passes its health check `cold_start_ms` after it started running; a running job
 // with an expected duration succeeds when it has passed (inference never does); a time limit
 // shorter than that fails it, as Slurm would.
 std::unique_ptr<Executor> make_sim_executor(int64_t cold_start_ms);

@@ -1,6 +1,8 @@
 // The simulated executor (executor.h): no process runs; time alone moves the jobs.
+#include <set>
 #include <string>
 
+#include "server/services/allocation_ledger.h"
 #include "server/services/executor.h"
 #include "server/services/scheduler_internal.h"
 
@@ -16,11 +18,19 @@ class SimExecutor final : public Executor {
   std::string_view name() const override { return "sim"; }
 
   Status advance(StoreTx& tx, TimeMs now, ExecutorHost& host) override {
-    return for_each_placed_job(tx, [&](const Record& r, Job& j) -> Status {
+    std::set<std::string> running;
+    Status done = for_each_placed_job(tx, [&](const Record& r, Job& j) -> Status {
       const JobStatus& st = j.status;
       if (st.state == JobState::kAdmitted && now >= st.updated_at + cold_start_ms_)
         return move_job(tx, r.id, JobState::kRunning, Message("exec.sim.started"), st.placement, now);
       if (st.state != JobState::kRunning) return ok_status();
+      running.insert(r.id);
+      // A job that reports readiness passes its (simulated) health check cold_start_ms after it
+      // started running: a model loading.
+      if (j.readiness && !ready_.count(r.id) && now >= st.updated_at + cold_start_ms_) {
+        if (auto s = mark_run_ready(tx, r, now); !s) return s;
+        ready_.insert(r.id);
+      }
       if (j.time_limit_seconds &&
           (!j.expected_duration_seconds || *j.time_limit_seconds < *j.expected_duration_seconds ||
            j.kind == JobKind::kInference) &&
@@ -41,10 +51,14 @@ class SimExecutor final : public Executor {
       }
       return ok_status();
     });
+    for (auto it = ready_.begin(); it != ready_.end();)  // a requeued job's next run reports again
+      it = running.count(*it) ? std::next(it) : ready_.erase(it);
+    return done;
   }
 
  private:
   int64_t cold_start_ms_;
+  std::set<std::string> ready_;  // jobs whose current run was marked ready
 };
 
 }  // namespace

@@ -106,6 +106,9 @@ class SlurmExecutor final : public Executor {
   std::optional<ContainerStatus> container_status(const Record& r, const SlurmJob& sj) const;
   Status alert_on_artifact(StoreTx& tx, const Record& r, const SlurmJob& sj, TimeMs now, ExecutorHost& host) const;
   Status follow(StoreTx& tx, const Record& r, const Job& j, const SlurmJob& sj, TimeMs now, ExecutorHost& host);
+  std::string ready_base(const std::string& job_id) const { return o_.output_dir + "/" + job_id + "-%j.ready"; }
+  Status observe_ready(StoreTx& tx, const Record& r, const Job& j, const SlurmJob& sj);
+  std::set<std::string> ready_seen_;  // "<job id>/<run id>" already marked ready
 };
 
 // Why a Slurm job that ended ended, and the state its gpurent job takes.
@@ -293,7 +296,31 @@ ContainerRun SlurmExecutor::container_run(const Record& r, const Job& j, int64_t
     run.artifacts.push_back({a.name, o_.artifact_dir + "/sha256/" + a.sha256, a.sha256, a.mount});
   run.nodes = nodes;
   run.status_file = o_.output_dir.empty() ? "" : o_.output_dir + "/" + r.id + "-%j.status";
+  if (j.readiness && !o_.output_dir.empty()) {
+    run.ready_file = ready_base(r.id);
+    run.ready_command = j.readiness->command;
+    run.ready_heartbeat = j.readiness->heartbeat;
+    run.ready_interval_s = j.readiness->interval_seconds;
+  }
   return run;
+}
+
+// A running job that reports readiness: when every node of its run has written its ready file,
+// the run is ready at the latest of their times (never before it started running). Each run is
+// marked once; a server restarted in between marks it again, which changes nothing.
+Status SlurmExecutor::observe_ready(StoreTx& tx, const Record& r, const Job& j, const SlurmJob& sj) {
+  if (!j.readiness || o_.output_dir.empty() || !o_.containers) return ok_status();
+  const std::string key = r.id + "/" + std::to_string(sj.id);
+  if (ready_seen_.count(key)) return ok_status();
+  std::optional<int64_t> at;
+  for (const std::string& node : sj.nodes) {
+    auto t = read_ready_file(ready_file_for(ready_base(r.id), std::to_string(sj.id), node));
+    if (!t) return ok_status();
+    at = std::max(at.value_or(*t), *t);
+  }
+  if (!at) return ok_status();
+  ready_seen_.insert(key);
+  return mark_run_ready(tx, r, *at);
 }
 
 // The job's secrets as files under the output folder (shared with the nodes):
@@ -417,6 +444,10 @@ Message SlurmExecutor::ended_why(const Record& r, const SlurmJob& sj, Message wh
 
 Status SlurmExecutor::submit(StoreTx& tx, const Record& r, const Job& j, TimeMs now, ExecutorHost& host) {
   const JobStatus& js = j.status;
+  if (j.readiness && (!o_.containers || o_.output_dir.empty())) {  // nothing could report it
+    host.forget(r.id);
+    return move_job(tx, r.id, JobState::kFailed, Message("exec.readiness.unsupported"), {}, now);
+  }
   SlurmSubmit s;
   s.name = "gpurent-" + r.name;
   s.comment = r.id;
@@ -504,16 +535,24 @@ Status SlurmExecutor::follow(StoreTx& tx, const Record& r, const Job& j, const S
   auto stamp = [&](bool ended) -> Status {
     return annotate_latest_run(tx, r.id, r.project_id, [&](JobRun& run) {
       run.slurm_job_id = sj.id;
-      if (sj.start) run.running_at = run.ready_at = *sj.start;
+      if (sj.start) {
+        run.running_at = *sj.start;
+        // A job that reports readiness is ready when it says so (observe_ready), never before it ran.
+        if (!j.readiness)
+          run.ready_at = *sj.start;
+        else if (run.ready_at && *run.ready_at < *sj.start)
+          run.ready_at = *sj.start;
+      }
       if (ended && sj.end) run.ended_at = *sj.end;
     });
   };
   if (sj.state == "RUNNING" && js.state == JobState::kAdmitted) {
     auto placed = host.placement(r.id);
     if (auto s = move_job(tx, r.id, JobState::kRunning, labelled(Message("exec.slurm.running").arg("slurm_job", slurm_job)), placed, now); !s) return s;
-    return stamp(false);
+    if (auto s = stamp(false); !s) return s;
+    return observe_ready(tx, r, j, sj);
   }
-  if (!terminal(sj.state)) return ok_status();
+  if (!terminal(sj.state)) return js.state == JobState::kRunning ? observe_ready(tx, r, j, sj) : ok_status();
   if (sj.state == "NODE_FAIL" || sj.state == "PREEMPTED" || sj.state == "BOOT_FAIL") {
     // The run died with its node (or Slurm preempted it): gpurent requeues the job, keeping why,
     // and records a fault on the first node (billing stops at the end of the run).
@@ -536,6 +575,7 @@ Status SlurmExecutor::follow(StoreTx& tx, const Record& r, const Job& j, const S
                           host.placement(r.id), now);
         !s)
       return s;
+  if (auto s = observe_ready(tx, r, j, sj); !s) return s;  // a report written just before the end
   const auto [to, why] = end_of(sj, j);
   if (auto s = move_job(tx, r.id, to, labelled(to == JobState::kSucceeded ? why : ended_why(r, sj, why)), {}, now); !s)
     return s;
@@ -570,6 +610,8 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
   });
   if (!st) return st;
   if (o_.containers) sweep_secrets(placed);
+  for (auto it = ready_seen_.begin(); it != ready_seen_.end();)  // runs of jobs no longer placed
+    it = placed.count(it->substr(0, it->find('/'))) ? std::next(it) : ready_seen_.erase(it);
   // Slurm jobs gpurent no longer runs (cancelled, preempted, requeued): cancel them in Slurm.
   for (const SlurmJob& sj : jobs_) {
     if (terminal(sj.state) || ours.count(sj.id) || sj.comment.rfind("job_", 0) != 0) continue;

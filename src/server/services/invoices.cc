@@ -298,14 +298,16 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
     for (const auto& p : run.placement) x.placement.push_back({p.node, p.gpus});
     x.requested_at = std::min(run.requested_at.value_or(*running), *running);
     x.running_at = running;
-    x.ready_at = run.ready_at.value_or(*running);
+    // Absent while a job that reports readiness has not (billing_starts: ready bills nothing yet;
+    // api_call and running bill the wait as cold start).
+    x.ready_at = run.ready_at;
     x.ended_at = ended;
     const auto [v_from, v_to] = window(run);
     auto util = utilization_of(store, samples, run.placement, v_from, v_to);
     if (!util) return util.error();
     x.utilization = std::move(*util);
     const std::string project = x.project;
-    const TimeMs ready = *x.ready_at;
+    const std::optional<TimeMs> ready = x.ready_at;
     g.in.allocations.push_back(std::move(x));
     // Storage I/O and egress the job reported while this run lasted (and tokens, for an endpoint).
     if (v_from < v_to) {
@@ -318,8 +320,8 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
           g.in.tokens.push_back({v.at, project, (*o)->name, served->model, v.input_tokens, v.output_tokens});
       }
     }
-    if (served && run.endpoint->per == EndpointBilling::kQps)
-      g.in.qps.push_back({project, (*o)->name, served->model, *run.endpoint->qps, ready, ended.value_or(std::max(to, ready))});
+    if (served && run.endpoint->per == EndpointBilling::kQps && ready)  // provisioned once it serves
+      g.in.qps.push_back({project, (*o)->name, served->model, *run.endpoint->qps, *ready, ended.value_or(std::max(to, *ready))});
     // A run the scheduler requeued after a node failure: the job was interrupted from the end of
     // this run until its next run started (or the period's end).
     if (ended && requeued_by_node_failure(run)) {
