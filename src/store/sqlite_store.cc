@@ -187,6 +187,10 @@ class SqliteStore final : public Store {
                                                int limit) override {
     return readers_.with([&](Db& db) { return query_job_usage(db, job_id, from, to, limit); });
   }
+  Result<std::vector<std::pair<std::string, JobUsagePoint>>> tenant_job_usage(const std::string& tenant_id, TimeMs from,
+                                                                             TimeMs to, int limit) override {
+    return readers_.with([&](Db& db) { return query_tenant_job_usage(db, tenant_id, from, to, limit); });
+  }
   Result<std::vector<JobUsageTotals>> job_usage_totals(const JobUsageFilter& f) override {
     return readers_.with([&](Db& db) { return query_job_usage_totals(db, f); });
   }

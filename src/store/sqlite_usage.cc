@@ -228,6 +228,13 @@ const std::string kJobSeries =
     " FROM usage_job_minutes WHERE job_id = ?1 AND minute >= ?2 AND minute < ?3"
     " UNION ALL SELECT at, 0, 1, storage_io_bytes, egress_bytes, input_tokens, output_tokens, requests"
     " FROM usage_job_samples WHERE job_id = ?1 AND at >= ?2 AND at < ?3 ORDER BY 1, 2 DESC LIMIT ?4";
+const std::string kTenantJobSeries =
+    "SELECT j.job_id, m.minute, 1, m.samples, m.storage_io_bytes, m.egress_bytes, m.input_tokens, m.output_tokens,"
+    " m.requests FROM usage_jobs j JOIN usage_job_minutes m ON m.job_id = j.job_id"
+    " WHERE j.tenant_id = ?1 AND m.minute >= ?2 AND m.minute < ?3"
+    " UNION ALL SELECT j.job_id, s.at, 0, 1, s.storage_io_bytes, s.egress_bytes, s.input_tokens, s.output_tokens,"
+    " s.requests FROM usage_jobs j JOIN usage_job_samples s ON s.job_id = j.job_id"
+    " WHERE j.tenant_id = ?1 AND s.at >= ?2 AND s.at < ?3 ORDER BY 1, 2, 3 DESC LIMIT ?4";
 const std::string kJobTotals =
     "SELECT coalesce(sum(n), 0), coalesce(sum(s), 0), coalesce(sum(e), 0), coalesce(sum(i), 0), coalesce(sum(o), 0),"
     " coalesce(sum(r), 0) FROM ("
@@ -283,6 +290,23 @@ Result<std::vector<JobUsagePoint>> query_job_usage(Db& db, const std::string& jo
     if (!*row) return out;
     out.push_back({q->integer(0), q->integer(1) != 0, q->integer(2), q->integer(3), q->integer(4), q->integer(5),
                    q->integer(6), q->integer(7)});
+  }
+}
+
+Result<std::vector<std::pair<std::string, JobUsagePoint>>> query_tenant_job_usage(Db& db, const std::string& tenant_id,
+                                                                                  TimeMs from, TimeMs to, int limit) {
+  if (to <= from) return Error::invalid("to", "must be after from");
+  if (limit < 1 || limit > 10'000'000) return Error::invalid("limit", "must be 1..10000000");
+  auto q = db.query(kTenantJobSeries);
+  if (!q) return q.error();
+  q->bind(1, tenant_id).bind(2, from).bind(3, to).bind(4, int64_t{limit});
+  std::vector<std::pair<std::string, JobUsagePoint>> out;
+  for (;;) {
+    auto row = q->step("reading the tenant's job usage");
+    if (!row) return row.error();
+    if (!*row) return out;
+    out.emplace_back(q->text(0), JobUsagePoint{q->integer(1), q->integer(2) != 0, q->integer(3), q->integer(4),
+                                               q->integer(5), q->integer(6), q->integer(7), q->integer(8)});
   }
 }
 

@@ -19,6 +19,8 @@ Result<std::vector<GpuUsagePoint>> query_gpu_usage(Db& db, const std::string& no
                                                    TimeMs to, int limit);
 Result<std::vector<JobUsagePoint>> query_job_usage(Db& db, const std::string& job_id, TimeMs from, TimeMs to,
                                                    int limit);
+Result<std::vector<std::pair<std::string, JobUsagePoint>>> query_tenant_job_usage(Db& db, const std::string& tenant_id,
+                                                                                  TimeMs from, TimeMs to, int limit);
 Result<std::vector<JobUsageTotals>> query_job_usage_totals(Db& db, const JobUsageFilter& f);
 // Utilization per (node, GPU, bucket) (sqlite_usage_buckets.cc), ordered by node, GPU, bucket.
 Result<std::vector<GpuBucket>> query_gpu_usage_buckets(Db& db, const GpuBucketQuery& q);

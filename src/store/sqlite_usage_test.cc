@@ -201,6 +201,37 @@ TEST_F(UsageStore, TotalsPerTenantAndProject) {
   EXPECT_FALSE(store->job_usage_totals({.job_id = "x", .tenant_id = "y", .from = 0, .to = 1}).ok());
 }
 
+// A tenant's job usage in one read: every job of the tenant, each as job_usage gives it (raw and
+// rolled-up points merged in time order), jobs in id order; other tenants' jobs never.
+TEST_F(UsageStore, TenantJobUsageIsEachJobsSeriesInOneRead) {
+  ASSERT_TRUE(ingest(*store, batch("a", "a", {},
+                                   {job_row("job_b", kT0 + 1, 1), job_row("job_a", kT0 + 2, 2),
+                                    job_row("job_a", kT0 + 3 * kMin, 4), job_row("job_c", kT0 + 5, 8, "ten_2"),
+                                    job_row("job_b", kT0 + 9 * kMin, 16)}))
+                  .ok());
+  ASSERT_TRUE(store->write([&](StoreTx& tx) -> Status {  // job_a's and job_b's first minute rolled up
+    return tx.roll_up_usage(kT0 + 2 * kMin, 0).ok() ? ok_status() : Status(Error::make(Code::kInternal, "rollup"));
+  }));
+  auto all = store->tenant_job_usage("ten_1", kT0, kT0 + 5 * kMin, 100).value();
+  ASSERT_EQ(all.size(), 3u);  // job_b's sample at 9 min is outside
+  EXPECT_EQ(all[0].first, "job_a");
+  EXPECT_EQ(all[1].first, "job_a");
+  EXPECT_EQ(all[2].first, "job_b");
+  for (const std::string job : {"job_a", "job_b"}) {
+    std::vector<JobUsagePoint> mine;
+    for (const auto& [j, p] : all)
+      if (j == job) mine.push_back(p);
+    EXPECT_EQ(mine, store->job_usage(job, kT0, kT0 + 5 * kMin, 100).value()) << job;
+  }
+  EXPECT_TRUE(all[0].second.minute);
+  EXPECT_EQ(all[0].second.egress_bytes, 2);
+  EXPECT_FALSE(all[1].second.minute);
+  EXPECT_EQ(store->tenant_job_usage("ten_1", kT0, kT0 + 5 * kMin, 2).value().size(), 2u);  // the limit
+  EXPECT_TRUE(store->tenant_job_usage("ten_3", kT0, kT0 + kMin, 10).value().empty());
+  EXPECT_FALSE(store->tenant_job_usage("ten_1", kT0, kT0, 10).ok());
+  EXPECT_FALSE(store->tenant_job_usage("ten_1", kT0, kT0 + 1, 0).ok());
+}
+
 TEST_F(UsageStore, ForgetsOldKeysAtRollup) {
   auto b = batch("old", "d", {gpu_row(kT0, 1)});
   b.received_at = kT0;

@@ -160,6 +160,12 @@ class StoreReader {
                                                        int limit) = 0;
   virtual Result<std::vector<JobUsagePoint>> job_usage(const std::string& job_id, TimeMs from, TimeMs to,
                                                        int limit) = 0;
+  // Every job of the tenant's points in [from, to), as job_usage gives them, ordered by job id then
+  // time; at most `limit` (1..10000000) points in all (one read where an invoice would otherwise
+  // ask per run).
+  virtual Result<std::vector<std::pair<std::string, JobUsagePoint>>> tenant_job_usage(const std::string& tenant_id,
+                                                                                     TimeMs from, TimeMs to,
+                                                                                     int limit) = 0;
   // Totals per job (jobs with no usage in the range are left out), ordered by job id.
   virtual Result<std::vector<JobUsageTotals>> job_usage_totals(const JobUsageFilter& f) = 0;
   // Job metric points matching f (see JobMetricFilter), ordered by job_id, name, at. kInvalid when

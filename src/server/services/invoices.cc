@@ -257,6 +257,31 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
       for (int64_t g : p.gpus) samples.want(p.node_id, g, w0, w1);
   }
   if (auto st = samples.load(store); !st) return st;
+  // The jobs' storage I/O, egress and tokens over the month so far, read once for the tenant; each
+  // run takes the points of its own window. Past kUsageLimit points, each run reads its own.
+  constexpr int kUsageLimit = 10'000'000;
+  auto usage = store.tenant_job_usage(tenant.id, since + 1, to + 1, kUsageLimit);
+  if (!usage) return usage.error();
+  const bool usage_whole = usage->size() < static_cast<size_t>(kUsageLimit);
+  std::map<std::string, std::pair<size_t, size_t>> usage_of;  // job id -> [begin, end) in *usage
+  for (size_t k = 0; k < usage->size();) {
+    size_t e = k + 1;
+    while (e < usage->size() && (*usage)[e].first == (*usage)[k].first) ++e;
+    usage_of[(*usage)[k].first] = {k, e};
+    k = e;
+  }
+  auto usage_in = [&](const std::string& job, TimeMs lo, TimeMs hi) -> Result<std::vector<JobUsagePoint>> {
+    if (!usage_whole) return store.job_usage(job, lo, hi, 1'000'000);
+    std::vector<JobUsagePoint> out;
+    auto it = usage_of.find(job);
+    if (it == usage_of.end()) return out;
+    const auto first = usage->begin() + static_cast<std::ptrdiff_t>(it->second.first);
+    const auto last = usage->begin() + static_cast<std::ptrdiff_t>(it->second.second);
+    auto at_or_after = [](const std::pair<std::string, JobUsagePoint>& p, TimeMs t) { return p.second.at < t; };
+    for (auto p = std::lower_bound(first, last, lo, at_or_after); p != last && p->second.at < hi; ++p)
+      out.push_back(p->second);
+    return out;
+  };
   for (size_t i = 0; i < runs.size(); ++i) {
     const Record& a = (*allocs)[i];
     const JobRun& run = runs[i];
@@ -311,7 +336,7 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
     g.in.allocations.push_back(std::move(x));
     // Storage I/O and egress the job reported while this run lasted (and tokens, for an endpoint).
     if (v_from < v_to) {
-      auto vol = store.job_usage(run.job_id, v_from + 1, v_to + 1, 1'000'000);  // (from, to]: a delta belongs to the interval it ends
+      auto vol = usage_in(run.job_id, v_from + 1, v_to + 1);  // (from, to]: a delta belongs to the interval it ends
       if (!vol) return vol.error();
       for (const auto& v : *vol) {
         if (v.storage_io_bytes > 0 || v.egress_bytes > 0)

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <future>
 
 #include "billing/rating_input.h"
 #include "core/ids.h"
@@ -73,11 +74,13 @@ Result<MonthCloseOutcome> close_month(ServiceContext& ctx, TimeMs month, TimeMs 
   auto tenants = list_all(ctx.store, "tenants", {});
   if (!tenants) return tenants.error();
   // Issued in transactions of up to 64 tenants (one fsync each), each tenant's invoices checked
-  // against what exists inside the transaction that writes them.
-  std::vector<std::pair<const Record*, std::vector<json>>> pending;
-  auto issue = [&]() -> Status {
-    Status st = ctx.loop.run([&](StoreTx& tx) -> Status {
-      for (auto& [t, docs] : pending)
+  // against what exists inside the transaction that writes them. While the control loop writes
+  // one batch, this thread reads and rates the next (one batch in flight: numbers stay in order).
+  using Batch = std::vector<std::pair<const Record*, std::vector<json>>>;
+  Batch pending;
+  auto issue = [&](Batch batch) -> Status {
+    return ctx.loop.run([&](StoreTx& tx) -> Status {
+      for (auto& [t, docs] : batch)
         for (json& d : docs) {
           const std::string cur = d["currency"];
           auto n = tx.count("issued-invoices", {{"tenant_id", t->id}, {"gpu_model", cur}});
@@ -105,8 +108,14 @@ Result<MonthCloseOutcome> close_month(ServiceContext& ctx, TimeMs month, TimeMs 
         }
       return ok_status();
     });
+  };
+  std::future<Status> writing;
+  auto hand_over = [&]() -> Status {
+    if (writing.valid())
+      if (auto st = writing.get(); !st) return st;
+    writing = std::async(std::launch::async, [&issue, b = std::move(pending)]() mutable { return issue(std::move(b)); });
     pending.clear();
-    return st;
+    return ok_status();
   };
   for (const Record& t : *tenants) {
     auto inv = build_invoice(ctx.store, ctx.catalog, t.id, month, add_months(month, 1), now);
@@ -120,10 +129,12 @@ Result<MonthCloseOutcome> close_month(ServiceContext& ctx, TimeMs month, TimeMs 
     if (docs.empty()) continue;
     pending.emplace_back(&t, std::move(docs));
     if (pending.size() >= 64)
-      if (auto st = issue(); !st) return st.error();
+      if (auto st = hand_over(); !st) return st.error();
   }
   if (!pending.empty())
-    if (auto st = issue(); !st) return st.error();
+    if (auto st = hand_over(); !st) return st.error();
+  if (writing.valid())
+    if (auto st = writing.get(); !st) return st.error();
   if (out.failed.empty()) {
     Status st = ctx.loop.run([&](StoreTx& tx) -> Status {
       auto again = list_all(tx, "month-closes", {{"name", out.month}});
