@@ -68,7 +68,7 @@ TEST(ContainerLocal, local_containers_RunWithoutSlurmAndSurviveAServerKill) {
                    "--local-gpu-model", "h100-sxm5-80gb", "--local-driver", "550.90.07", "--local-cuda", "12.4",
                    "--local-run-dir", b.dir + "/runs", "--job-output-dir", b.dir + "/out",
                    "--container-gpu-device", b.dir + "/dev/gpu%d", "--volume-root", b.dir + "/volumes",
-                   "--sched-interval-ms", "200"});
+                   "--sched-interval-ms", "200", "--firewall-interval-s", "1"});
   expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
   // The machine is the supplier's node, with the four GPU device files it has.
   json nodes = wait_for(s, "/api/v1/nodes?supplier=dc", [](const json& j) { return j["items"].size() == 1; });
@@ -157,6 +157,45 @@ TEST(ContainerLocal, local_containers_RunWithoutSlurmAndSurviveAServerKill) {
     EXPECT_GE(ms(found["ready_at"]) - ms(found["running_at"]), 2500) << found.dump();
     EXPECT_LE(ms(found["ready_at"]), ms(found["ended_at"])) << found.dump();
   }
+
+  // An egress freeze cuts a running container's network (loopback stays) until an admin lifts it;
+  // the job runs on, and its log says both. The egress is priced by the offer the node sells under.
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
+  // The program's line breaks are the two characters backslash and n, read by exec(): the API refuses real
+  // ones in a command.
+  const std::string kWatchNet =
+      "import time\\n"
+      "seen, last = [], None\\n"
+      "for _ in range(480):\\n"
+      "    up = 'eth0' in open('/proc/net/dev').read()\\n"
+      "    if up != last: print('NET', 'up' if up else 'down', flush=True); seen.append(up); last = up\\n"
+      "    if seen[-3:] == [True, False, True]: break\\n"
+      "    time.sleep(0.25)\\n";
+  const std::string watcher = submit("net-watcher", 1, {"python3", "-c", "exec(\"" + kWatchNet + "\")"});
+  auto log_has = [&](const std::string& id, const std::string& what, int from = 0) {
+    for (int i = 0; i < 300; ++i) {
+      const std::string out = logs(id);
+      if (out.find(what, from) != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return false;
+  };
+  ASSERT_TRUE(log_has(watcher, "NET up")) << logs(watcher) << s.log();
+  json egress = {{"idempotency_key", "egress-1"},
+                 {"job_samples", {{{"at", format_rfc3339(SystemClock().now())}, {"job", watcher}, {"egress_bytes", 1'200'000'000'000}}}}};
+  ASSERT_EQ(s.admin("POST", "/api/v1/usage", egress).status, 201) << s.log();
+  json frozen = wait_for(s, "/api/v1/alerts?state=active", [](const json& j) { return !j["items"].empty(); }, 60);
+  ASSERT_EQ(frozen["items"].size(), 1u) << frozen.dump();
+  ASSERT_EQ(frozen["items"][0]["freeze_egress"], true) << frozen.dump();
+  EXPECT_TRUE(log_has(watcher, "NET down")) << logs(watcher);
+  EXPECT_NE(logs(watcher).find("egress is frozen"), std::string::npos) << logs(watcher);
+  EXPECT_EQ(s.admin("GET", "/api/v1/jobs/" + watcher).body["status"]["state"], "running") << "the job runs on";
+  expect_2xx(s.admin("POST", "/api/v1/alerts/" + frozen["items"][0]["id"].get<std::string>() + "/lift"), "lift");
+  const int down_at = static_cast<int>(logs(watcher).find("NET down"));
+  EXPECT_TRUE(log_has(watcher, "NET up", down_at)) << logs(watcher);
+  json net_done = wait_for(s, "/api/v1/jobs/" + watcher, state_is("succeeded"), 60);
+  EXPECT_EQ(net_done["status"]["state"], "succeeded") << net_done.dump() << logs(watcher);
+  EXPECT_NE(logs(watcher).find("network is back"), std::string::npos) << logs(watcher);
 
   // kill -9 of the server while a job runs: the job goes on, and the restarted server sees it
   // finish, once.

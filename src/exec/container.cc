@@ -333,10 +333,30 @@ std::string script_watch(const ContainerRun& r) {
   return o.str();
 }
 
+// An egress freeze: the container leaves its network while the project's freeze file exists, and
+// rejoins it (with a new address) once the file is gone.
+std::string script_freeze(const ContainerRun& r) {
+  if (r.freeze_file.empty()) return "";
+  std::ostringstream o;
+  o << "  ( cut=0\n"
+    << "    while kill -0 \"$pid\" 2>/dev/null; do\n"
+    << "      if [ -e " << q(r.freeze_file) << " ]; then\n"
+    << "        if [ \"$cut\" = 0 ] && \"${P[@]}\" network disconnect \"$net\" \"$name\" >/dev/null 2>&1; then\n"
+    << "          cut=1; echo \"gpurent: the project's egress is frozen: the container's network is cut\" >&2\n"
+    << "        fi\n"
+    << "      elif [ \"$cut\" = 1 ] && \"${P[@]}\" network connect \"$net\" \"$name\" >/dev/null 2>&1; then\n"
+    << "        cut=0; echo \"gpurent: the egress freeze was lifted: the container's network is back\" >&2\n"
+    << "      fi\n"
+    << "      sleep 2\n"
+    << "    done ) &\n"
+    << "  netwatch=$!\n";
+  return o.str();
+}
+
 // Runs the container, stops it on SIGTERM, waits, cleans up and says why it failed.
 std::string script_run(const ContainerSettings& s, const ContainerRun& r) {
   std::ostringstream o;
-  o << "  local stopping=0 rc pid oom watcher=''\n"
+  o << "  local stopping=0 rc pid oom watcher='' netwatch=''\n"
     // On SIGTERM (a cancel, a time limit) the secrets go first: Slurm kills what is left of the
     // job KillWait seconds later, and the container already holds its copy.
     << "  trap 'stopping=1; for d in \"${secret_ids[@]}\"; do \"${P[@]}\" secret rm \"$d\" >/dev/null 2>&1; done; \"${P[@]}\" stop -t "
@@ -344,10 +364,11 @@ std::string script_run(const ContainerSettings& s, const ContainerRun& r) {
     << "  \"${P[@]}\" run " << run_flags(s, r) << " \"${args[@]}\" \"$image\"" << (r.command.empty() ? "" : " ")
     << words(r.command) << " </dev/null &\n"
     << "  pid=$!\n"
-    << script_watch(r)
+    << script_watch(r) << script_freeze(r)
     << "  wait \"$pid\"; rc=$?\n"
     << "  while kill -0 \"$pid\" 2>/dev/null; do wait \"$pid\"; rc=$?; done  # a trapped signal interrupts wait\n"
     << "  [ -n \"$watcher\" ] && { kill \"$watcher\" 2>/dev/null; wait \"$watcher\" 2>/dev/null; }\n"
+    << "  [ -n \"$netwatch\" ] && { kill \"$netwatch\" 2>/dev/null; wait \"$netwatch\" 2>/dev/null; }\n"
     << "  oom=$(\"${P[@]}\" inspect --format '{{.State.OOMKilled}}' \"$name\" 2>/dev/null)\n"
     << "  \"${P[@]}\" rm -f \"$name\" >/dev/null 2>&1\n"
     << "  for d in \"${secret_ids[@]}\"; do \"${P[@]}\" secret rm \"$d\" >/dev/null 2>&1; done\n"

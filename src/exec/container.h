@@ -91,6 +91,10 @@ struct ContainerRun {
   // it writes the node's clock in epoch milliseconds to `ready_file` + "." + the node's name
   // (ready_file_for()); the executor reads it back (read_ready_file()). Empty ready_file: no checks.
   std::string ready_file;  // may contain %j, like status_file
+  // An egress freeze: while this file exists (the executor keeps one per frozen project) the
+  // container is disconnected from its network every check (every 2 s), keeping only loopback,
+  // and reconnected once it is gone; each change is one line on the job's log. Empty: no checks.
+  std::string freeze_file;
   std::vector<std::string> ready_command;
   bool ready_heartbeat = false;
   int64_t ready_interval_s = 5;

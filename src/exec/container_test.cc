@@ -54,6 +54,20 @@ ContainerRun sample() {
   return r;
 }
 
+// Settings that call the fake Podman in `d`, and the sample run without volumes.
+std::pair<ContainerSettings, ContainerRun> faked(const std::string& d) {
+  ContainerSettings s;
+  s.podman = d + "/podman";
+  ContainerRun r = sample();
+  r.volumes.clear();
+  return {s, r};
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 TEST(Container, ScriptPassesTheJobsLimitsDevicesAndVolumes) {
   ContainerSettings s;
   s.volume_root = "/shared/volumes";
@@ -349,11 +363,8 @@ TEST(Container, ReportsReadinessFromAHealthCheckOrAHeartbeat) {
       "esac\n"
       "exit 0\n");
   ASSERT_FALSE(d.empty());
-  ContainerSettings s;
-  s.podman = d + "/podman";
+  auto [s, r] = faked(d);
   s.user = std::to_string(getuid()) + ":" + std::to_string(getgid());
-  ContainerRun r = sample();
-  r.volumes.clear();
   r.status_file = d + "/status-%j";
   r.ready_file = d + "/ready-%j";
   r.ready_command = {"curl", "-sf", "http://127.0.0.1:8000/health"};
@@ -369,8 +380,7 @@ TEST(Container, ReportsReadinessFromAHealthCheckOrAHeartbeat) {
   ASSERT_TRUE(never.ok()) << never.error().message;
   EXPECT_EQ(never->exit_code, 0) << never->err;
   EXPECT_FALSE(std::filesystem::exists(d + "/ready-42.gpn1"));
-  std::ifstream execs(d + "/execs");
-  std::string calls((std::istreambuf_iterator<char>(execs)), std::istreambuf_iterator<char>());
+  const std::string calls = read_all(d + "/execs");
   EXPECT_NE(calls.find("exec gpurent-job_0123456789abcdef-gpn1 curl -sf http://127.0.0.1:8000/health"), std::string::npos)
       << calls;
 
@@ -413,6 +423,34 @@ TEST(Container, ReportsReadinessFromAHealthCheckOrAHeartbeat) {
   std::ofstream(d + "/r") << "1700000000123\n";
   EXPECT_EQ(read_ready_file(d + "/r"), 1700000000123);
   EXPECT_FALSE(read_ready_file(d + "/missing").has_value());
+  std::filesystem::remove_all(d);
+}
+
+// An egress freeze: while the project's freeze file exists the container leaves its network, and
+// rejoins it once the file is gone, each change said on the job's log (the script's stderr).
+TEST(Container, CutsTheNetworkWhileTheProjectsEgressIsFrozen) {
+  const std::string d = fake_podman_dir("case \" $* \" in\n"
+                                         "  *' run '*) (sleep 3; rm -f $D/frozen) & sleep 7 ;;\n"
+                                         "  *' network disconnect '*|*' network connect '*) echo \"$*\" >> $D/calls ;;\n"
+                                         "  *' inspect '*) echo false ;;\n"
+                                         "esac\n"
+                                         "exit 0\n");
+  ASSERT_FALSE(d.empty());
+  auto [s, r] = faked(d);
+  r.freeze_file = d + "/frozen";
+  std::ofstream(d + "/frozen") << "";
+  auto run = run_process({"bash", "-c", container_script(s, r)}, {{"SLURMD_NODENAME", "gpn1"}}, "", 30'000);
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  EXPECT_EQ(run->exit_code, 0) << run->err;
+  const std::string calls = read_all(d + "/calls");
+  const std::string net = "gpurent-ten_0123456789abcdef gpurent-job_0123456789abcdef-gpn1";
+  const size_t cut = calls.find("network disconnect " + net), back = calls.find("network connect " + net);
+  ASSERT_NE(cut, std::string::npos) << calls;
+  ASSERT_NE(back, std::string::npos) << calls;
+  EXPECT_LT(cut, back) << calls;
+  EXPECT_EQ(calls.find("network disconnect", cut + 1), std::string::npos) << "cut once: " << calls;
+  EXPECT_NE(run->err.find("egress is frozen"), std::string::npos) << run->err;
+  EXPECT_NE(run->err.find("network is back"), std::string::npos) << run->err;
   std::filesystem::remove_all(d);
 }
 

@@ -540,6 +540,22 @@ Result<std::map<std::string, Message>> balance_stops(StoreTx& tx) {
   return out;
 }
 
+Result<std::set<std::string>> egress_frozen_projects(StoreTx& tx) {
+  std::set<std::string> out;
+  ListQuery q{"alerts", {{"state", "active"}}, "", 1000};
+  for (;;) {
+    auto page = tx.list(q);
+    if (!page) return page.error();
+    for (const Record& r : page->items) {
+      if (r.project_id.empty() || out.count(r.project_id)) continue;
+      auto stored = decode_record(r, decode_stored_alert, "its egress freeze, if any, is not applied");
+      if (stored && stored->alert.freeze_egress) out.insert(r.project_id);
+    }
+    if (page->next_after.empty()) return out;
+    q.after_id = page->next_after;
+  }
+}
+
 Result<std::map<std::string, Message>> budget_holds(StoreTx& tx) {
   std::map<std::string, Message> out;
   ListQuery q{"alerts", {{"state", "active"}}, "", 1000};

@@ -21,6 +21,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <map>
+#include <set>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -99,5 +100,9 @@ Result<std::map<std::string, Message>> balance_stops(StoreTx& tx);
 // egress freeze not lifted yet, by project id (read by the scheduler service inside its
 // transaction).
 Result<std::map<std::string, Message>> budget_holds(StoreTx& tx);
+
+// Projects under an egress freeze not lifted yet (their containers lose their network: the
+// executors, services/executor.h), by id.
+Result<std::set<std::string>> egress_frozen_projects(StoreTx& tx);
 
 }  // namespace gpurent

@@ -37,6 +37,7 @@
 #include "model/supplier.h"
 #include "server/services/record_faults.h"
 #include "server/services/allocation_ledger.h"
+#include "server/services/cost_firewall.h"
 #include "server/services/executor.h"
 #include "server/services/image_builder.h"
 #include "server/services/scheduler_internal.h"
@@ -109,6 +110,10 @@ class SlurmExecutor final : public Executor {
   std::string ready_base(const std::string& job_id) const { return o_.output_dir + "/" + job_id + "-%j.ready"; }
   Status observe_ready(StoreTx& tx, const Record& r, const Job& j, const SlurmJob& sj);
   std::set<std::string> ready_seen_;  // "<job id>/<run id>" already marked ready
+  // Egress freezes: one empty file per frozen project under the output folder, which every
+  // container of the project watches (exec/container.h freeze_file).
+  std::string frozen_dir() const { return o_.output_dir + "/.egress-frozen"; }
+  void sync_freezes(const std::set<std::string>& frozen) const;
 };
 
 // Why a Slurm job that ended ended, and the state its gpurent job takes.
@@ -296,6 +301,7 @@ ContainerRun SlurmExecutor::container_run(const Record& r, const Job& j, int64_t
     run.artifacts.push_back({a.name, o_.artifact_dir + "/sha256/" + a.sha256, a.sha256, a.mount});
   run.nodes = nodes;
   run.status_file = o_.output_dir.empty() ? "" : o_.output_dir + "/" + r.id + "-%j.status";
+  if (!o_.output_dir.empty()) run.freeze_file = frozen_dir() + "/" + r.project_id;
   if (j.readiness && !o_.output_dir.empty()) {
     run.ready_file = ready_base(r.id);
     run.ready_command = j.readiness->command;
@@ -363,6 +369,35 @@ void SlurmExecutor::sweep_secrets(const std::set<std::string>& placed) const {
   for (fs::directory_iterator it(secrets_dir(), ec), end; !ec && it != end; it.increment(ec)) {
     const std::string job = it->path().filename().string();
     if (!placed.count(job)) fs::remove_all(it->path(), ec);
+  }
+}
+
+// The freeze files are exactly the frozen projects: created for a new freeze, removed once lifted.
+// A file that cannot be written is logged and tried again on the next tick.
+void SlurmExecutor::sync_freezes(const std::set<std::string>& frozen) const {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::set<std::string> there;
+  for (fs::directory_iterator it(frozen_dir(), ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string project = it->path().filename().string();
+    if (frozen.count(project)) {
+      there.insert(project);
+    } else {
+      std::error_code rm;
+      fs::remove(it->path(), rm);
+      spdlog::info("{}", json({{"event", "egress_freeze_lifted"}, {"project", project}}).dump());
+    }
+  }
+  for (const std::string& project : frozen) {
+    if (there.count(project)) continue;
+    fs::create_directories(frozen_dir(), ec);
+    const std::string path = frozen_dir() + "/" + project;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0) ::close(fd);
+    spdlog::log(fd >= 0 ? spdlog::level::info : spdlog::level::err, "{}",
+                json({{"event", fd >= 0 ? "egress_freeze_applied" : "egress_freeze_file_failed"}, {"project", project},
+                      {"path", path}})
+                    .dump());
   }
 }
 
@@ -610,6 +645,11 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
   });
   if (!st) return st;
   if (o_.containers) sweep_secrets(placed);
+  if (o_.containers && !o_.output_dir.empty()) {  // egress freezes reach the projects' containers
+    auto frozen = egress_frozen_projects(tx);
+    if (!frozen) return frozen.error();
+    sync_freezes(*frozen);
+  }
   for (auto it = ready_seen_.begin(); it != ready_seen_.end();)  // runs of jobs no longer placed
     it = placed.count(it->substr(0, it->find('/'))) ? std::next(it) : ready_seen_.erase(it);
   // Slurm jobs gpurent no longer runs (cancelled, preempted, requeued): cancel them in Slurm.
