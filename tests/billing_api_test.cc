@@ -782,7 +782,9 @@ TEST(Billing, ReadinessReportedByTheExecutorSplitsColdStartFromUse) {
 // GPU time is not billed.
 TEST(Billing, ModelEndpointsAreBilledPerTokenOrPerQpsNotByGpuTime) {
   ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
-  one_node_world(s, offer_doc("dc", "h100"));  // qwen per token, deepseek per QPS
+  json offer = offer_doc("dc", "h100");  // qwen per token, deepseek per QPS; and a reranker per request
+  offer["served_models"].push_back({{"model", "bge-reranker-v2-m3"}, {"per_million_requests", "0.80"}});
+  one_node_world(s, offer);
   auto endpoint_job = [&](const std::string& name, json endpoint) {
     json j = job_doc("vision", name);
     j["kind"] = "inference";
@@ -802,16 +804,19 @@ TEST(Billing, ModelEndpointsAreBilledPerTokenOrPerQpsNotByGpuTime) {
 
   const std::string tok = expect_2xx(s.admin("POST", "/api/v1/jobs", endpoint_job("qwen", {{"model", "qwen2.5-72b-instruct"}, {"per", "token"}})), "qwen").body["id"];
   const std::string qps = expect_2xx(s.admin("POST", "/api/v1/jobs", endpoint_job("r1", {{"model", "deepseek-r1-distill-qwen-32b"}, {"per", "qps"}, {"qps", 2}})), "r1").body["id"];
-  for (const auto& id : {tok, qps})
+  const std::string req = expect_2xx(s.admin("POST", "/api/v1/jobs", endpoint_job("rerank", {{"model", "bge-reranker-v2-m3"}, {"per", "request"}})), "rerank").body["id"];
+  for (const auto& id : {tok, qps, req})
     wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "running"; });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // qwen's 40 requests are not billed (its sheet prices tokens only); the reranker's 3,750,000 are.
+  const std::string at = format_rfc3339(SystemClock().now());
   json batch = {{"idempotency_key", "tokens-1"},
-                {"job_samples", {{{"at", format_rfc3339(SystemClock().now())}, {"job", tok}, {"input_tokens", 2'500'000},
-                                  {"output_tokens", 1'000'000}, {"requests", 40}}}}};
+                {"job_samples", {{{"at", at}, {"job", tok}, {"input_tokens", 2'500'000}, {"output_tokens", 1'000'000}, {"requests", 40}},
+                                 {{"at", at}, {"job", req}, {"input_tokens", 99}, {"requests", 3'750'000}}}}};
   ASSERT_EQ(s.admin("POST", "/api/v1/usage", batch).status, 201);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  for (const auto& id : {tok, qps}) expect_2xx(s.admin("POST", "/api/v1/jobs/" + id + "/cancel"), "cancel");
-  wait_for(s, "/api/v1/allocations?state=closed", [](const json& j) { return j["items"].size() == 2; });
+  for (const auto& id : {tok, qps, req}) expect_2xx(s.admin("POST", "/api/v1/jobs/" + id + "/cancel"), "cancel");
+  wait_for(s, "/api/v1/allocations?state=closed", [](const json& j) { return j["items"].size() == 3; });
 
   json inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + this_month()).body;
   ASSERT_EQ(inv["sections"].size(), 1u) << inv.dump();
@@ -820,11 +825,15 @@ TEST(Billing, ModelEndpointsAreBilledPerTokenOrPerQpsNotByGpuTime) {
   EXPECT_EQ(by_rule["tokens_input"]["amount"], "10.00") << inv.dump();  // 2.5 × 4.00
   EXPECT_EQ(by_rule["tokens_output"]["amount"], "12.00");              // 1 × 12.00
   ASSERT_TRUE(by_rule.count("qps_month")) << inv.dump();
+  EXPECT_EQ(by_rule["requests"]["amount"], "3.00") << inv.dump();  // 3.75 × 0.80, the reranker's tokens not billed
+  EXPECT_EQ(by_rule["requests"]["quantity"], "3750000") << inv.dump();
   for (const char* gpu_rule : {"on_demand", "cold_start", "min_increment"}) EXPECT_FALSE(by_rule.count(gpu_rule)) << gpu_rule;
-  EXPECT_EQ(by_rule.size(), 3u) << inv.dump();
+  EXPECT_EQ(by_rule.size(), 4u) << inv.dump();
   // 2 QPS × the run's billed time × 3200.00 per QPS-month of 730 h, exact to the micro-unit.
   json runs = s.admin("GET", "/api/v1/allocations").body["items"];
-  const json& r1 = runs[0]["job_id"] == qps ? runs[0] : runs[1];
+  json r1;
+  for (const auto& r : runs)
+    if (r["job_id"] == qps) r1 = r;
   EXPECT_EQ(r1["endpoint"]["per"], "qps");
   const int64_t ms = *parse_rfc3339(r1["ended_at"].get<std::string>(), "t") - *parse_rfc3339(r1["ready_at"].get<std::string>(), "t");
   const __int128 num = static_cast<__int128>(2) * ms * 3'200'000'000, den = static_cast<__int128>(730) * 3'600'000;

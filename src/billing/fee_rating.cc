@@ -189,6 +189,10 @@ Status rate_served(Ctx& c) {
     if (t.output_tokens > 0)
       c.book.add({0, t.project, "", "", o.name, "per_token", "tokens_output", m.per_million_output_tokens->micros(), t.model},
                  t.output_tokens, t.at, t.at, kTokensPerPrice, 0, "token", "1M tokens", "Output" + base);
+    if (t.requests > 0)
+      c.book.add({0, t.project, "", "", o.name, "per_request", "requests", m.per_million_requests->micros(), t.model},
+                 t.requests, t.at, t.at, kTokensPerPrice, 0, "request", "1M requests",
+                 "Requests to " + t.model + " on offer " + o.name);
   }
   for (const auto& q : c.in.qps) {
     const TimeMs from = std::max(q.from, c.in.from), to = std::min(q.to, c.in.to);

@@ -263,7 +263,8 @@ Status check_served(const RatingInput& in) {
     const auto& t = in.tokens[i];
     const std::string f = "usage.tokens[" + std::to_string(i) + "]";
     if (auto s = served_price(in, t.offer, t.model, t.at, f, [&](const ServedModel& m) {
-          return (t.input_tokens == 0 || m.per_million_input_tokens) && (t.output_tokens == 0 || m.per_million_output_tokens);
+          return (t.input_tokens == 0 || m.per_million_input_tokens) && (t.output_tokens == 0 || m.per_million_output_tokens) &&
+                 (t.requests == 0 || m.per_million_requests);
         });
         !s)
       return s;

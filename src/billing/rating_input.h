@@ -81,6 +81,7 @@ struct TokenUsage {
   std::string model;
   int64_t input_tokens = 0;
   int64_t output_tokens = 0;
+  int64_t requests = 0;  // at the model's per_million_requests
 };
 
 // Provisioned queries per second of a served model over [from, to) (per-QPS-month billing).

@@ -201,6 +201,7 @@ Result<RatingInput> parse_rating_input(const json& body, const GpuCatalog& catal
       t.model = tf.str("model", {.min_len = 1, .max_len = 128});
       t.input_tokens = tf.opt_integer("input_tokens", 0, INT64_MAX / 4).value_or(0);
       t.output_tokens = tf.opt_integer("output_tokens", 0, INT64_MAX / 4).value_or(0);
+      t.requests = tf.opt_integer("requests", 0, INT64_MAX / 4).value_or(0);
       tf.finish();
       in.tokens.push_back(std::move(t));
     });

@@ -107,7 +107,8 @@ std::string pricing_category(const ChargeLine& l) {
 const char* service_category(const ChargeLine& l) {
   if (l.rule.rfind("storage_io", 0) == 0 || l.rule.rfind("image_storage", 0) == 0) return "Storage";
   if (l.rule.rfind("egress", 0) == 0) return "Networking";
-  if (l.billing_mode == "per_token" || l.billing_mode == "per_qps") return "AI and Machine Learning";
+  if (l.billing_mode == "per_token" || l.billing_mode == "per_qps" || l.billing_mode == "per_request")
+    return "AI and Machine Learning";
   return "Compute";
 }
 
@@ -122,7 +123,8 @@ std::string focus_unit(const std::string& u) {
   static const std::map<std::string, std::string> m = {
       {"GPU-second", "GPU-Seconds"}, {"GPU-hour", "GPU-Hours"},         {"GB", "GB"},
       {"GB-second", "GB-Seconds"},   {"GB-month (730 h)", "GB-Months"}, {"token", "Tokens"},
-      {"1M tokens", "1000000 Tokens"}, {"QPS-second", "QPS-Seconds"},   {"QPS-month (730 h)", "QPS-Months"}};
+      {"1M tokens", "1000000 Tokens"}, {"QPS-second", "QPS-Seconds"},   {"QPS-month (730 h)", "QPS-Months"},
+      {"request", "Requests"},       {"1M requests", "1000000 Requests"}};
   auto it = m.find(u);
   return it == m.end() ? u : it->second;
 }
@@ -169,7 +171,7 @@ std::string pricing_quantity(const ChargeLine& l) {
   if (l.unit == "GPU-second") return per_time_quantity(scaled(l.quantity, 6), 6, kSecondsPerHour);
   if (l.unit == "QPS-second") return per_time_quantity(scaled(l.quantity, 3), 3, kHoursPerBillingMonth * kSecondsPerHour);
   if (l.unit == "GB-second") return per_time_quantity(scaled(l.quantity, 12), 12, kHoursPerBillingMonth * kSecondsPerHour);
-  if (l.unit == "token") return format_scaled(scaled(l.quantity, 0), 6);  // priced per 1M tokens
+  if (l.unit == "token" || l.unit == "request") return format_scaled(scaled(l.quantity, 0), 6);  // priced per 1M
   return l.quantity;
 }
 

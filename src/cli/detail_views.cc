@@ -326,10 +326,11 @@ void print_offer_detail(std::ostream& out, const json& offer, TimeMs) {
     Table t({{"MODEL"},
              {"PER_1M_INPUT_TOKENS", Align::kRight},
              {"PER_1M_OUTPUT_TOKENS", Align::kRight},
-             {"PER_QPS_MONTH", Align::kRight}});
+             {"PER_QPS_MONTH", Align::kRight},
+             {"PER_1M_REQUESTS", Align::kRight}});
     for (const auto& m : served)
       t.add_row({text(m, "model"), text(m, "per_million_input_tokens"), text(m, "per_million_output_tokens"),
-                 text(m, "per_qps_month")});
+                 text(m, "per_qps_month"), text(m, "per_million_requests")});
     t.print(out, 2);
   }
 

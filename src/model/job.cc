@@ -300,7 +300,7 @@ Result<Job> parse_job(const json& body, Currency currency) {
       ep.per = e.enumeration("per", kEndpointBillingNames);
       ep.qps = e.opt_integer("qps", 1, 100'000);
       if (ep.per == EndpointBilling::kQps && !ep.qps && !e.has("qps")) e.error("qps", Message("job.endpoint.qps_required"));
-      if (ep.per == EndpointBilling::kToken && e.has("qps")) e.error("qps", Message("job.endpoint.qps_for_token"));
+      if (ep.per != EndpointBilling::kQps && e.has("qps")) e.error("qps", Message("job.endpoint.qps_for_token"));
       j.billing.endpoint = std::move(ep);
     });
   });

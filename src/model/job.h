@@ -134,9 +134,9 @@ struct JobConstraints {
 // served (the job's usage reports of input and output tokens) or per provisioned query per second,
 // at the prices of `model` among its offer's served_models. An offer that does not price the model
 // so bills the job's GPU time as usual (docs/billing.md).
-enum class EndpointBilling { kToken, kQps };
-inline constexpr EnumEntry<EndpointBilling> kEndpointBillingNames[] = {{EndpointBilling::kToken, "token"},
-                                                                       {EndpointBilling::kQps, "qps"}};
+enum class EndpointBilling { kToken, kQps, kRequest };
+inline constexpr EnumEntry<EndpointBilling> kEndpointBillingNames[] = {
+    {EndpointBilling::kToken, "token"}, {EndpointBilling::kQps, "qps"}, {EndpointBilling::kRequest, "request"}};
 struct JobEndpoint {
   std::string model;                          // 1-128 of [A-Za-z0-9._/:-]
   EndpointBilling per = EndpointBilling::kToken;

@@ -200,7 +200,9 @@ Result<Offer> parse_offer(const json& body, const GpuCatalog& catalog) {
     m.per_million_input_tokens = price(mf, "per_million_input_tokens", c, kMaxPerMillionTokens);
     m.per_million_output_tokens = price(mf, "per_million_output_tokens", c, kMaxPerMillionTokens);
     m.per_qps_month = price(mf, "per_qps_month", c, kMaxPerQpsMonth);
-    if (!mf.has("per_million_input_tokens") && !mf.has("per_million_output_tokens") && !mf.has("per_qps_month"))
+    m.per_million_requests = price(mf, "per_million_requests", c, kMaxPerMillionTokens);
+    if (!mf.has("per_million_input_tokens") && !mf.has("per_million_output_tokens") && !mf.has("per_qps_month") &&
+        !mf.has("per_million_requests"))
       errs.add("served_models[" + std::to_string(i) + "]", Message("offer.served_model.no_price"));
     o.served_models.push_back(std::move(m));
   });
@@ -250,6 +252,7 @@ json to_json(const Offer& o) {
     put_opt_money(j, "per_million_input_tokens", m.per_million_input_tokens);
     put_opt_money(j, "per_million_output_tokens", m.per_million_output_tokens);
     put_opt_money(j, "per_qps_month", m.per_qps_month);
+    put_opt_money(j, "per_million_requests", m.per_million_requests);
     served.push_back(std::move(j));
   }
 

@@ -56,6 +56,7 @@ struct ServedModel {
   std::optional<Money> per_million_input_tokens;
   std::optional<Money> per_million_output_tokens;
   std::optional<Money> per_qps_month;  // one query per second of provisioned capacity for a month
+  std::optional<Money> per_million_requests;  // requests served (by an endpoint billed per token or per request)
 
   bool operator==(const ServedModel&) const = default;
 };

@@ -33,7 +33,8 @@ json valid_offer() {
                "spot": "1.10"},
     "served_models": [
       {"model": "qwen2.5-72b-instruct", "per_million_input_tokens": "0.40", "per_million_output_tokens": "1.20"},
-      {"model": "meta-llama/Llama-3.1-8B-Instruct", "per_qps_month": "45"}
+      {"model": "meta-llama/Llama-3.1-8B-Instruct", "per_qps_month": "45"},
+      {"model": "bge-reranker-v2-m3", "per_million_requests": "0.80"}
     ],
     "min_increment_seconds": 60,
     "fees": {
@@ -68,9 +69,11 @@ TEST(Offer, ValidExampleParses) {
   EXPECT_EQ(o.currency, Currency::kUSD);
   EXPECT_EQ(o.prices.on_demand, Money(2'500'000, Currency::kUSD));
   EXPECT_EQ(o.prices.spot, Money(1'100'000, Currency::kUSD));
-  ASSERT_EQ(o.served_models.size(), 2u);
+  ASSERT_EQ(o.served_models.size(), 3u);
   EXPECT_EQ(o.served_models[1].per_qps_month, Money(45'000'000, Currency::kUSD));
   EXPECT_FALSE(o.served_models[1].per_million_input_tokens.has_value());
+  EXPECT_EQ(o.served_models[2].per_million_requests, Money(800'000, Currency::kUSD));
+  EXPECT_FALSE(o.served_models[2].per_qps_month.has_value());
   EXPECT_EQ(o.fees.billing_starts, BillingStart::kReady);
   ASSERT_TRUE(o.fees.idle.has_value());
   EXPECT_EQ(o.fees.idle->action, IdleAction::kDiscount);

@@ -316,8 +316,9 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
     if (run.endpoint)
       for (const auto& m : (*o)->served_models)
         if (m.model == run.endpoint->model &&
-            (run.endpoint->per == EndpointBilling::kQps ? m.per_qps_month.has_value()
-                                                        : m.per_million_input_tokens && m.per_million_output_tokens))
+            (run.endpoint->per == EndpointBilling::kQps       ? m.per_qps_month.has_value()
+             : run.endpoint->per == EndpointBilling::kRequest ? m.per_million_requests.has_value()
+                                                              : m.per_million_input_tokens && m.per_million_output_tokens))
           served = &m;
     x.by_use = served != nullptr;
     for (const auto& p : run.placement) x.placement.push_back({p.node, p.gpus});
@@ -341,8 +342,14 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
       for (const auto& v : *vol) {
         if (v.storage_io_bytes > 0 || v.egress_bytes > 0)
           g.in.volume.push_back({v.at, a.id, v.storage_io_bytes, v.egress_bytes});
-        if (served && run.endpoint->per == EndpointBilling::kToken && (v.input_tokens > 0 || v.output_tokens > 0))
-          g.in.tokens.push_back({v.at, project, (*o)->name, served->model, v.input_tokens, v.output_tokens});
+        if (!served || run.endpoint->per == EndpointBilling::kQps) continue;
+        // Per token: its tokens, and its requests where the model prices them too; per request:
+        // its requests alone.
+        const bool tokens = run.endpoint->per == EndpointBilling::kToken;
+        const int64_t requests = served->per_million_requests ? v.requests : 0;
+        if ((tokens && (v.input_tokens > 0 || v.output_tokens > 0)) || requests > 0)
+          g.in.tokens.push_back({v.at, project, (*o)->name, served->model, tokens ? v.input_tokens : 0,
+                                 tokens ? v.output_tokens : 0, requests});
       }
     }
     if (served && run.endpoint->per == EndpointBilling::kQps && ready)  // provisioned once it serves
