@@ -34,6 +34,25 @@ std::string this_month() {
   return buf;
 }
 
+// The closed run of job `id` (null when there is none).
+json closed_run_of(const ServerProcess& s, const std::string& id) {
+  json found;
+  const json runs = s.admin("GET", "/api/v1/allocations?state=closed").body.at("items");
+  for (const auto& a : runs)
+    if (a["job_id"] == id) found = a;
+  return found;
+}
+
+// Acme's invoice lines of this month whose rule starts with `prefix`.
+json lines_of_rule(const ServerProcess& s, const std::string& prefix) {
+  json out = json::array();
+  json inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + this_month()).body;
+  for (const auto& sec : inv["sections"])
+    for (const auto& l : sec["lines"])
+      if (l["rule"].get<std::string>().rfind(prefix, 0) == 0) out.push_back(l);
+  return out;
+}
+
 void world(const ServerProcess& s) {
   expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
   for (const char* n : {"n1", "n2"}) expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", n)), "node");
@@ -221,19 +240,9 @@ TEST(Billing, ATenantsOwnImageIsBilledPerGbMonthWhileKept) {
     ids.push_back(expect_2xx(s.req("POST", "/api/v1/jobs", dev, j), "job").body.at("id"));
     wait_for(s, "/api/v1/jobs/" + ids.back(), [](const json& x) { return x["status"]["state"] == "succeeded"; });
   }
-  json first;
-  const json runs = s.admin("GET", "/api/v1/allocations?state=closed").body.at("items");
-  for (const auto& a : runs)
-    if (a["job_id"] == ids[0]) first = a;
-  ASSERT_FALSE(first.is_null()) << runs.dump();
-  auto image_lines = [&] {
-    json out = json::array();
-    json inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + this_month()).body;
-    for (const auto& sec : inv["sections"])
-      for (const auto& l : sec["lines"])
-        if (l["rule"].get<std::string>().rfind("image_storage", 0) == 0) out.push_back(l);
-    return out;
-  };
+  const json first = closed_run_of(s, ids[0]);
+  ASSERT_FALSE(first.is_null());
+  auto image_lines = [&] { return lines_of_rule(s, "image_storage"); };
   json lines = image_lines();
   ASSERT_EQ(lines.size(), 1u) << "one line for the tenant's own image (two runs), none for the public one: " << lines.dump();
   EXPECT_EQ(lines[0]["rule"], "image_storage");
@@ -263,6 +272,56 @@ TEST(Billing, ATenantsOwnImageIsBilledPerGbMonthWhileKept) {
   while (!frac.empty() && frac.back() == '0') frac.pop_back();
   if (!frac.empty()) want += "." + frac;
   EXPECT_EQ(closed[0]["quantity"], want) << closed[0].dump();
+}
+
+// A project's artifact is kept for the offer's nodes from the first run that mounts it until it is
+// deleted, billed per GB-month under the offer's artifact_storage fee: one record per artifact and
+// offer whatever the number of runs.
+TEST(Billing, AProjectsArtifactIsBilledPerGbMonthWhileKept) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
+  json offer = offer_doc("dc", "h100");
+  offer["fees"]["artifact_storage"] = {{"per_gb_month", "0.07"}, {"free_gb", 0}};
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer), "offer");
+  EXPECT_EQ(s.admin("GET", "/api/v1/offers/h100").body["fees"]["artifact_storage"],
+            (json{{"per_gb_month", "0.07"}, {"free_gb", 0}}));
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
+  expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
+  const std::string dev = make_user_token(s, "acme-dev", "tenant_admin", "acme");
+  const std::string weights(8192, 'w');
+  ASSERT_EQ(s.req("POST", "/api/v1/projects/vision/artifacts", dev,
+                  json{{"name", "weights"}, {"sha256", sha256_hex(weights)}, {"size_bytes", weights.size()}, {"kind", "model"}})
+                .status,
+            201);
+  ASSERT_EQ(s.raw("PUT", "/api/v1/projects/vision/artifacts/weights/content?offset=0", dev, weights, "application/octet-stream").status,
+            200);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 2; ++i) {
+    json j = job_doc("vision", "uses-weights-" + std::to_string(i));
+    j["artifacts"] = {{{"name", "weights"}, {"sha256", sha256_hex(weights)}, {"mount", "/models/w.bin"}}};
+    j["expected_duration_seconds"] = 1;
+    ids.push_back(expect_2xx(s.req("POST", "/api/v1/jobs", dev, j), "job").body.at("id"));
+    wait_for(s, "/api/v1/jobs/" + ids.back(), [](const json& x) { return x["status"]["state"] == "succeeded"; });
+  }
+  const json first = closed_run_of(s, ids[0]);
+  ASSERT_FALSE(first.is_null());
+  auto artifact_lines = [&] { return lines_of_rule(s, "artifact_storage"); };
+  json lines = artifact_lines();
+  ASSERT_EQ(lines.size(), 1u) << "one line for the artifact (two runs): " << lines.dump();
+  EXPECT_EQ(lines[0]["rule"], "artifact_storage");
+  EXPECT_EQ(lines[0]["unit_price"], "0.07");
+  EXPECT_EQ(lines[0]["from"], first["running_at"]) << "kept from the first run's start";
+  EXPECT_NE(lines[0]["description"].get<std::string>().find("Artifact weights (8192 bytes) kept on offer h100"),
+            std::string::npos)
+      << lines[0].dump();
+  // Deleted: the storage stops then, and the line no longer grows.
+  ASSERT_EQ(s.req("DELETE", "/api/v1/projects/vision/artifacts/weights", dev).status, 204);
+  json closed = artifact_lines();
+  ASSERT_EQ(closed.size(), 1u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(artifact_lines(), closed) << "an artifact deleted is no longer billed";
+  EXPECT_NE(closed[0]["to"], lines[0]["to"]) << "its end is the deletion, no longer the period's";
 }
 
 // Spot market prices: appended by operators and the offer's supplier, never in the past, never

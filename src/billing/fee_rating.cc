@@ -131,13 +131,15 @@ Status rate_volumes(Ctx& c) {
   return ok_status();
 }
 
-// Images kept on an offer's nodes: bytes × time per image, offer and calendar month, at the fee's
-// price per GB-month (730 h) of the offer version in force. At every moment the free allowance
-// (free_gb) covers the images kept longest first (then by id); the rest is charged.
-Status rate_images(Ctx& c) {
+// Images (or artifacts) kept for an offer's nodes: bytes × time per item, offer and calendar month,
+// at the fee's price per GB-month (730 h) of the offer version in force. At every moment the free
+// allowance (free_gb) covers the items kept longest first (then by id); the rest is charged.
+// `rule` is the line's rule (and rule + "_free"), `noun` starts its description.
+static Status rate_kept(Ctx& c, const std::vector<StoredImage>& items, std::optional<StorageFee> OfferFees::*fee_of,
+                        const std::string& rule, const std::string& noun) {
   for (const auto& [name, o] : c.in.offers) {
     std::vector<const StoredImage*> imgs;
-    for (const auto& im : c.in.images)
+    for (const auto& im : items)
       if (im.offer == name && im.bytes > 0 && im.from < c.in.to && (!im.to || *im.to > c.in.from)) imgs.push_back(&im);
     if (imgs.empty()) continue;
     std::stable_sort(imgs.begin(), imgs.end(), [](auto* x, auto* y) { return std::tie(x->from, x->id) < std::tie(y->from, y->id); });
@@ -152,8 +154,8 @@ Status rate_images(Ctx& c) {
     for (auto it = cuts.begin(); std::next(it) != cuts.end(); ++it) {
       const TimeMs t0 = *it, t1 = *std::next(it);
       const Offer& v = offer_in_force(c.in, name, t0);
-      if (!v.fees.image_storage) continue;
-      const StorageFee& fee = *v.fees.image_storage;
+      if (!(v.fees.*fee_of)) continue;
+      const StorageFee& fee = *(v.fees.*fee_of);
       const __int128 free_bytes = static_cast<__int128>(fee.free_gb) * kBytesPerGb;
       const std::string label = month_label(t0);
       __int128 left = free_bytes;
@@ -161,20 +163,25 @@ Status rate_images(Ctx& c) {
         if (im->from > t0 || (im->to && *im->to < t1)) continue;  // not kept over the whole piece
         const __int128 free_part = std::min<__int128>(left, im->bytes);
         left -= free_part;
-        const std::string base = "Image " + im->image + " (" + std::to_string(im->bytes) + " bytes) kept on offer " +
+        const std::string base = noun + " " + im->image + " (" + std::to_string(im->bytes) + " bytes) kept on offer " +
                                  o.name + " in " + label;
         if (free_part > 0)
-          c.book.add({2, "", "", "", o.name, "", "image_storage_free", 0, label + " " + im->id},
+          c.book.add({2, "", "", "", o.name, "", rule + "_free", 0, label + " " + im->id},
                      free_part * (t1 - t0), t0, t1, den, 12, "GB-second", "GB-month (730 h)",
                      base + ", inside the free allowance of " + std::to_string(fee.free_gb) + " GB");
         if (im->bytes > free_part)
-          c.book.add({2, "", "", "", o.name, "", "image_storage", fee.per_gb_month.micros(), label + " " + im->id},
+          c.book.add({2, "", "", "", o.name, "", rule, fee.per_gb_month.micros(), label + " " + im->id},
                      (im->bytes - free_part) * (t1 - t0), t0, t1, den, 12, "GB-second", "GB-month (730 h)",
                      base + ", beyond the free allowance");
       }
     }
   }
   return ok_status();
+}
+
+Status rate_images(Ctx& c) {
+  if (auto s = rate_kept(c, c.in.images, &OfferFees::image_storage, "image_storage", "Image"); !s) return s;
+  return rate_kept(c, c.in.artifacts, &OfferFees::artifact_storage, "artifact_storage", "Artifact");
 }
 
 Status rate_served(Ctx& c) {

@@ -312,13 +312,14 @@ Status check(const RatingInput& in) {
     if (!ids.count(in.volume[i].allocation))
       return bad("usage.volume[" + std::to_string(i) + "].allocation", unknown_allocation(in.volume[i].allocation));
   if (auto s = check_served(in); !s) return s;
-  for (size_t i = 0; i < in.images.size(); ++i) {
-    const StoredImage& im = in.images[i];
-    const std::string f = "usage.images[" + std::to_string(i) + "]";
-    if (!in.offers.count(im.offer)) return bad(f + ".offer", unknown_offer(im.offer));
-    if (im.bytes < 0) return bad(f + ".bytes", Message("rating.positive"));
-    if (im.to && *im.to <= im.from) return bad(f + ".to", Message("time.after_from"));
-  }
+  for (const auto* list : {&in.images, &in.artifacts})
+    for (size_t i = 0; i < list->size(); ++i) {
+      const StoredImage& im = (*list)[i];
+      const std::string f = std::string(list == &in.images ? "usage.images[" : "usage.artifacts[") + std::to_string(i) + "]";
+      if (!in.offers.count(im.offer)) return bad(f + ".offer", unknown_offer(im.offer));
+      if (im.bytes < 0) return bad(f + ".bytes", Message("rating.positive"));
+      if (im.to && *im.to <= im.from) return bad(f + ".to", Message("time.after_from"));
+    }
   for (const auto& [name, versions] : in.offer_history) {
     if (!in.offers.count(name)) return bad("offer_history." + name, Message("rating.unknown_offer_key"));
     for (size_t k = 0; k < versions.size(); ++k) {

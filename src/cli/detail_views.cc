@@ -257,9 +257,9 @@ std::string idle_text(const json& idle) {
   return s;
 }
 
-std::string image_storage_text(const json& fee, const std::string& currency) {
+std::string storage_text(const json& fee, const std::string& currency, const std::string& what) {
   if (!fee.is_object() || zero_amount(at_path(fee, "per_gb_month"))) return "not charged";
-  std::string s = text(fee, "per_gb_month") + " " + currency + "/GB-month of the tenant's own images kept";
+  std::string s = text(fee, "per_gb_month") + " " + currency + "/GB-month of " + what + " kept";
   if (integer(fee, "free_gb").value_or(0) > 0) s += ", first " + text(fee, "free_gb") + " GB free";
   return s;
 }
@@ -315,8 +315,9 @@ void print_offer_detail(std::ostream& out, const json& offer, TimeMs) {
     list.emplace_back("idle GPU", idle_text(at_path(fees, "idle")));
     list.emplace_back("storage I/O", volume_text(at_path(fees, "storage_io"), currency));
     list.emplace_back("egress", volume_text(at_path(fees, "egress"), currency));
-    list.emplace_back("image storage", image_storage_text(at_path(fees, "image_storage"), currency));
-    append_unknown(fees, {"billing_starts", "idle", "storage_io", "egress", "image_storage"}, list);
+    list.emplace_back("image storage", storage_text(at_path(fees, "image_storage"), currency, "the tenant's own images"));
+    list.emplace_back("artifact store", storage_text(at_path(fees, "artifact_storage"), currency, "the projects' artifacts"));
+    append_unknown(fees, {"billing_starts", "idle", "storage_io", "egress", "image_storage", "artifact_storage"}, list);
     print_kv(out, list, 2);
   }
 

@@ -176,7 +176,8 @@ TEST(Detail, OfferShowsPricesFeesAndContract) {
                    "  idle GPU:       below 5% utilization for 10 min: charged at 50% off\n"
                    "  storage I/O:    not charged\n"
                    "  egress:         0.50 CNY/GB, first 100 GB per month free\n"
-                   "  image storage:  0.70 CNY/GB-month of the tenant's own images kept, first 20 GB free\n"),
+                   "  image storage:  0.70 CNY/GB-month of the tenant's own images kept, first 20 GB free\n"
+                   "  artifact store: not charged\n"),
             std::string::npos)
       << s;
   EXPECT_NE(s.find("  model lock:          yes (no substitution of h100-sxm5-80gb)\n"), std::string::npos) << s;

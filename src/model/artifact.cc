@@ -94,4 +94,26 @@ IndexCols index_of(const Artifact& a) {
   return c;
 }
 
+Result<KeptArtifact> decode_kept_artifact(const json& body) {
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  if (!f.valid_object()) return errs.to_error();
+  KeptArtifact k;
+  k.artifact_id = f.str("artifact_id", kServerText);
+  k.artifact = f.str("artifact", kServerText);
+  k.offer_id = f.str("offer_id", kServerText);
+  k.contract_id = f.opt_str("contract_id", kServerText).value_or("");
+  k.bytes = f.integer("bytes", 0, kMaxArtifactBytes);
+  k.from = f.time("from");
+  if (const json* v = f.raw("to"); v && !v->is_null()) k.to = f.opt_time("to");
+  if (!errs.empty()) return errs.to_error();
+  return k;
+}
+
+json to_json(const KeptArtifact& k) {
+  return {{"artifact_id", k.artifact_id}, {"artifact", k.artifact}, {"offer_id", k.offer_id},
+          {"contract_id", k.contract_id}, {"bytes", k.bytes}, {"from", format_rfc3339(k.from)},
+          {"to", time_or_null(k.to)}};
+}
+
 }  // namespace gpurent

@@ -51,4 +51,19 @@ Result<Artifact> decode_artifact(const json& body);
 json to_json(const Artifact& a);  // the stored body; the API adds id, project, times
 IndexCols index_of(const Artifact& a);  // name "<project id>/<name>", state
 
+// A project's artifact kept for the nodes of one offer (kind "artifact_storage", id "ars_…",
+// state "open" or "closed"): from the start of the first run of a job that mounts it billed under
+// that offer until the artifact is deleted. Rated per GB-month under the offer's
+// fees.artifact_storage. Written by the server only (services/allocation_ledger.h).
+struct KeptArtifact {
+  std::string artifact_id, artifact;  // the artifact's id and name
+  std::string offer_id, contract_id;  // contract "" at list prices
+  int64_t bytes = 0;
+  TimeMs from = 0;
+  std::optional<TimeMs> to;  // none while kept
+  bool operator==(const KeptArtifact&) const = default;
+};
+Result<KeptArtifact> decode_kept_artifact(const json& body);  // strictly by type
+json to_json(const KeptArtifact& k);
+
 }  // namespace gpurent

@@ -106,6 +106,7 @@ OfferFees parse_fees(Fields& f, Currency c) {
   f.object("storage_io", false, [&](Fields& sf) { fees.storage_io = parse_volume_fee(sf, c); });
   f.object("egress", false, [&](Fields& ef) { fees.egress = parse_volume_fee(ef, c); });
   f.object("image_storage", false, [&](Fields& sf) { fees.image_storage = parse_storage_fee(sf, c); });
+  f.object("artifact_storage", false, [&](Fields& sf) { fees.artifact_storage = parse_storage_fee(sf, c); });
   return fees;
 }
 
@@ -268,6 +269,8 @@ json to_json(const Offer& o) {
   if (o.fees.egress) fees["egress"] = volume_fee_json(*o.fees.egress);
   if (const auto& st = o.fees.image_storage)
     fees["image_storage"] = {{"per_gb_month", st->per_gb_month.amount_string()}, {"free_gb", st->free_gb}};
+  if (const auto& st = o.fees.artifact_storage)
+    fees["artifact_storage"] = {{"per_gb_month", st->per_gb_month.amount_string()}, {"free_gb", st->free_gb}};
 
   json j = {{"name", o.name},
             {"supplier", o.supplier},

@@ -12,6 +12,7 @@
 #include "server/api/resources.h"
 #include "server/http/http_util.h"
 #include "server/services/access.h"
+#include "server/services/allocation_ledger.h"
 #include "server/api/uploads.h"
 #include "server/services/artifact_store.h"
 #include "server/services/record_faults.h"
@@ -147,7 +148,11 @@ void delete_artifact(App& app, const httplib::Request& req, httplib::Response& r
   if (!project) return send_problem(res, project.error(), req.path);
   auto r = find_artifact(app.store, project->id, req.matches[2]);
   if (!r) return send_problem(res, r.error(), req.path);
-  Status st = delete_with_content(app, "artifacts", r->id, project->name + "/" + std::string(req.matches[2]), p.user_id);
+  // Its storage stops being billed with it (services/allocation_ledger.h).
+  Status st = delete_with_content(app, "artifacts", r->id, project->name + "/" + std::string(req.matches[2]), p.user_id,
+                                  nullptr, [&](StoreTx& tx, const Record& removed, TimeMs now) {
+                                    return close_kept_artifact(tx, removed.project_id, removed.id, now);
+                                  });
   if (!st) return send_problem(res, st.error(), req.path);
   res.status = 204;
 }

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "core/ids.h"
+#include "model/artifact.h"
 #include "model/contract.h"
 #include "model/image.h"
 #include "model/job.h"
@@ -103,6 +105,41 @@ Status keep_image(StoreTx& tx, const Record& job, const Job& j, const JobRun& ru
   return tx.insert(r);
 }
 
+// The run's job mounts artifacts of its project: each is kept for the run's offer's nodes from
+// now, unless an open record already says so. Unpriced runs keep nothing billable.
+Status keep_artifacts(StoreTx& tx, const Record& job, const Job& j, const JobRun& run, TimeMs now) {
+  if (run.offer_id.empty() || j.artifacts.empty()) return ok_status();
+  auto open = list_all(tx, "artifact_storage", {{"project_id", job.project_id}, {"state", "open"}});
+  if (!open) return open.error();
+  std::set<std::string> kept;
+  for (const Record& o : *open) {
+    auto k = decode_record(o, decode_kept_artifact, "its storage cannot be billed");
+    if (!k) return k.error();
+    if (k->offer_id == run.offer_id) kept.insert(k->artifact_id);
+  }
+  for (const JobArtifact& a : j.artifacts) {
+    auto found = list_all(tx, "artifacts", {{"name", job.project_id + "/" + a.name}});
+    if (!found) return found.error();
+    if (found->empty() || kept.count(found->front().id)) continue;
+    const Record& rec = found->front();
+    auto art = decode_record(rec, decode_artifact, "its storage cannot be billed");
+    if (!art) return art.error();
+    KeptArtifact k{rec.id, art->name, run.offer_id, run.contract_id, art->size_bytes, now, std::nullopt};
+    Record r;
+    r.kind = "artifact_storage";
+    r.id = new_id("ars");
+    r.tenant_id = job.tenant_id;
+    r.project_id = job.project_id;
+    r.supplier_id = run.supplier_id;
+    r.state = "open";
+    r.created_at = r.updated_at = now;
+    r.body = to_json(k);
+    if (auto s = tx.insert(r); !s) return s;
+    kept.insert(rec.id);
+  }
+  return ok_status();
+}
+
 Status open_run(StoreTx& tx, const Record& job, const JobStatus& before, const JobStatus& after, TimeMs now) {
   if (after.placement.empty()) return ok_status();
   std::map<std::string, std::vector<int64_t>> by_node;
@@ -159,7 +196,8 @@ Status open_run(StoreTx& tx, const Record& job, const JobStatus& before, const J
   r.created_at = r.updated_at = now;
   r.body = to_json(run);
   if (auto s = tx.insert(r); !s) return s;
-  return keep_image(tx, job, *j, run, now);
+  if (auto s = keep_image(tx, job, *j, run, now); !s) return s;
+  return keep_artifacts(tx, job, *j, run, now);
 }
 
 Status close_runs(StoreTx& tx, const Record& job, const Message& reason, TimeMs now) {
@@ -267,13 +305,19 @@ Status correct_open_run_gpus(StoreTx& tx, const Record& job, const std::vector<W
   return ok_status();
 }
 
-Status close_kept_image(StoreTx& tx, const std::string& tenant_id, const std::string& image_id, TimeMs at) {
-  auto open = list_all(tx, "image_storage", {{"tenant_id", tenant_id}, {"state", "open"}});
+namespace {
+
+// Closes at `at` every open record of `kind` matching `eq` whose kept item (`id_of`) is `id`.
+template <class Kept>
+Status close_kept(StoreTx& tx, const char* kind, std::map<std::string, std::string> eq,
+                  Result<Kept> (*decode)(const json&), std::string Kept::*id_of, const std::string& id, TimeMs at) {
+  eq["state"] = "open";
+  auto open = list_all(tx, kind, std::move(eq));
   if (!open) return open.error();
   for (Record r : *open) {
-    auto k = decode_record(r, decode_kept_image, "its storage cannot be closed");
+    auto k = decode_record(r, decode, "its storage cannot be closed");
     if (!k) return k.error();
-    if (k->image_id != image_id) continue;
+    if ((*k).*id_of != id) continue;
     k->to = std::max(at, k->from + 1);
     r.state = "closed";
     r.updated_at = at;
@@ -281,6 +325,18 @@ Status close_kept_image(StoreTx& tx, const std::string& tenant_id, const std::st
     if (auto s = tx.update(r); !s) return s;
   }
   return ok_status();
+}
+
+}  // namespace
+
+Status close_kept_artifact(StoreTx& tx, const std::string& project_id, const std::string& artifact_id, TimeMs at) {
+  return close_kept(tx, "artifact_storage", {{"project_id", project_id}}, decode_kept_artifact, &KeptArtifact::artifact_id,
+                    artifact_id, at);
+}
+
+Status close_kept_image(StoreTx& tx, const std::string& tenant_id, const std::string& image_id, TimeMs at) {
+  return close_kept(tx, "image_storage", {{"tenant_id", tenant_id}}, decode_kept_image, &KeptImage::image_id, image_id,
+                    at);
 }
 
 }  // namespace gpurent

@@ -49,6 +49,9 @@ Status annotate_latest_run(StoreTx& tx, const std::string& job_id, const std::st
 // workload's heartbeat came): ready_at = max(at, running_at) unless already set. No open run: no-op.
 Status mark_run_ready(StoreTx& tx, const Record& job, TimeMs at);
 
+// The artifact was deleted at `at`: every open artifact_storage record of it is closed then.
+Status close_kept_artifact(StoreTx& tx, const std::string& project_id, const std::string& artifact_id, TimeMs at);
+
 // The image was deleted at `at`: every open image_storage record of it is closed then.
 Status close_kept_image(StoreTx& tx, const std::string& tenant_id, const std::string& image_id, TimeMs at);
 

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "billing/rating_output.h"
+#include "model/artifact.h"
 #include "model/contract.h"
 #include "model/image.h"
 #include "model/measurement.h"
@@ -383,6 +384,24 @@ Status add_kept_images(StoreReader& store, Builder& b, const Record& tenant, Tim
   return ok_status();
 }
 
+// The project artifacts kept for offers' nodes over any part of [from, to), in the group of the
+// contract (or list prices) of the run that first mounted them there.
+Status add_kept_artifacts(StoreReader& store, Builder& b, const Record& tenant, TimeMs from, TimeMs to,
+                          LoadedInputs& loaded) {
+  auto kept = list_all(store, "artifact_storage", {{"tenant_id", tenant.id}});
+  if (!kept) return kept.error();
+  for (const Record& r : *kept) {
+    auto k = decode_record(r, decode_kept_artifact, "tenant " + tenant.name + "'s invoices cannot be rated without it");
+    if (!k) return k.error();
+    if (k->from >= to || (k->to && *k->to <= month_start(from))) continue;
+    auto o = b.offer(k->offer_id);
+    if (!o) return o.error();
+    Group& g = group_of(loaded, b, tenant, k->contract_id, r.supplier_id, **o);
+    g.in.artifacts.push_back({k->artifact_id, k->artifact, (*o)->name, k->bytes, k->from, k->to});
+  }
+  return ok_status();
+}
+
 // Each group's offers' earlier sheets (price history).
 Status add_offer_history(Builder& b, LoadedInputs& loaded) {
   for (auto& [key, g] : loaded.groups)
@@ -472,6 +491,7 @@ Result<LoadedInputs> load_inputs(StoreReader& store, const GpuCatalog& catalog, 
   if (auto s = add_contract_groups(store, b, tenant, loaded); !s) return s.error();
   if (auto s = add_runs(store, b, tenant, from, to, loaded); !s) return s.error();
   if (auto s = add_kept_images(store, b, tenant, from, to, loaded); !s) return s.error();
+  if (auto s = add_kept_artifacts(store, b, tenant, from, to, loaded); !s) return s.error();
   if (auto s = add_spot_prices(store, b, loaded); !s) return s.error();
   if (auto s = add_offer_history(b, loaded); !s) return s.error();
   if (auto s = add_measurements(store, b, loaded); !s) return s.error();
