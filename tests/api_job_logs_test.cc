@@ -20,7 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string make_temp_dir() {
+std::string make_logs_temp_dir() {
   std::string t = (fs::temp_directory_path() / "gpurent-logs-XXXXXX").string();
   if (!::mkdtemp(t.data())) throw std::runtime_error("mkdtemp failed");
   return t;
@@ -52,7 +52,7 @@ class JobLogsTest : public ::testing::Test {
     return r;
   }
 
-  const std::string dir = make_temp_dir();
+  const std::string dir = make_logs_temp_dir();
   ServerProcess s{{"--no-scheduler", "--slurm-output-dir", dir}};
   std::string id;
 };

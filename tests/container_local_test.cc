@@ -84,6 +84,7 @@ TEST(ContainerLocal, local_containers_RunWithoutSlurmAndSurviveAServerKill) {
   p["quota"]["max_concurrent_jobs"] = 10;
   expect_2xx(s.admin("POST", "/api/v1/projects", p), "project");
   const std::string token = make_user_token(s, "acme-dev", "tenant_member", "acme");
+  expect_2xx(s.req("POST", "/api/v1/volumes", token, json{{"name", "data"}, {"size_gb", 10}}), "volume");
   auto submit = [&](const std::string& name, int gpus, json command, const json& extra = json::object()) {
     json j = job_doc("acme-proj", name);
     j["gpus_per_worker"] = gpus;
@@ -224,6 +225,11 @@ TEST(ContainerLocal, local_containers_RunWithoutSlurmAndSurviveAServerKill) {
   }
   EXPECT_EQ(left, "") << "the cancelled job's container is gone; " << run_cmd("tail -n 3 " + b.dir + "/runs/*/*")
                       << s.log();
+
+  // Every job that mounts it has finished: deleting the volume removes its data on the nodes.
+  ASSERT_TRUE(fs::exists(b.dir + "/volumes/" + tenant + "/data"));
+  ASSERT_EQ(s.req("DELETE", "/api/v1/volumes/data", token).status, 204);
+  EXPECT_FALSE(fs::exists(b.dir + "/volumes/" + tenant + "/data")) << "the deleted volume's folder is gone";
 }
 
 }  // namespace

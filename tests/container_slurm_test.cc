@@ -184,6 +184,9 @@ TEST(ContainerSlurm, slurm_containers_RunIsolatedOnExactlyTheirGpus) {
     EXPECT_EQ(r.error_fields(), std::vector<std::string>{"image"}) << r.describe();
   }
 
+  for (const char* t : {"acme", "beta"})  // each tenant's own volume named data
+    expect_2xx(s.req("POST", "/api/v1/volumes", token[t], json{{"name", "data"}, {"size_gb", 10}}), "volume");
+
   // Tenant acme: a server on two GPUs that writes to its volume and stays up, with a secret as a
   // variable and as a file.
   const std::string kSecret = "tok-s3cr3t\nsecond line";

@@ -163,14 +163,15 @@ static Status rate_kept(Ctx& c, const std::vector<StoredImage>& items, std::opti
         if (im->from > t0 || (im->to && *im->to < t1)) continue;  // not kept over the whole piece
         const __int128 free_part = std::min<__int128>(left, im->bytes);
         left -= free_part;
+        const std::string key = label + " " + im->id + " " + std::to_string(im->bytes);  // a grown volume: a line per size
         const std::string base = noun + " " + im->image + " (" + std::to_string(im->bytes) + " bytes) kept on offer " +
                                  o.name + " in " + label;
         if (free_part > 0)
-          c.book.add({2, "", "", "", o.name, "", rule + "_free", 0, label + " " + im->id},
+          c.book.add({2, "", "", "", o.name, "", rule + "_free", 0, key},
                      free_part * (t1 - t0), t0, t1, den, 12, "GB-second", "GB-month (730 h)",
                      base + ", inside the free allowance of " + std::to_string(fee.free_gb) + " GB");
         if (im->bytes > free_part)
-          c.book.add({2, "", "", "", o.name, "", rule, fee.per_gb_month.micros(), label + " " + im->id},
+          c.book.add({2, "", "", "", o.name, "", rule, fee.per_gb_month.micros(), key},
                      (im->bytes - free_part) * (t1 - t0), t0, t1, den, 12, "GB-second", "GB-month (730 h)",
                      base + ", beyond the free allowance");
       }
@@ -181,7 +182,8 @@ static Status rate_kept(Ctx& c, const std::vector<StoredImage>& items, std::opti
 
 Status rate_images(Ctx& c) {
   if (auto s = rate_kept(c, c.in.images, &OfferFees::image_storage, "image_storage", "Image"); !s) return s;
-  return rate_kept(c, c.in.artifacts, &OfferFees::artifact_storage, "artifact_storage", "Artifact");
+  if (auto s = rate_kept(c, c.in.artifacts, &OfferFees::artifact_storage, "artifact_storage", "Artifact"); !s) return s;
+  return rate_kept(c, c.in.volumes, &OfferFees::volume_storage, "volume_storage", "Volume");
 }
 
 Status rate_served(Ctx& c) {

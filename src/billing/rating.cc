@@ -312,10 +312,11 @@ Status check(const RatingInput& in) {
     if (!ids.count(in.volume[i].allocation))
       return bad("usage.volume[" + std::to_string(i) + "].allocation", unknown_allocation(in.volume[i].allocation));
   if (auto s = check_served(in); !s) return s;
-  for (const auto* list : {&in.images, &in.artifacts})
+  for (const auto& [key, list] : {std::pair{"usage.images[", &in.images}, std::pair{"usage.artifacts[", &in.artifacts},
+                                   std::pair{"usage.volumes[", &in.volumes}})
     for (size_t i = 0; i < list->size(); ++i) {
       const StoredImage& im = (*list)[i];
-      const std::string f = std::string(list == &in.images ? "usage.images[" : "usage.artifacts[") + std::to_string(i) + "]";
+      const std::string f = key + std::to_string(i) + "]";
       if (!in.offers.count(im.offer)) return bad(f + ".offer", unknown_offer(im.offer));
       if (im.bytes < 0) return bad(f + ".bytes", Message("rating.positive"));
       if (im.to && *im.to <= im.from) return bad(f + ".to", Message("time.after_from"));

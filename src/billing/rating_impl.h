@@ -87,7 +87,7 @@ TimeMs commitment_end(const Ctx& c, const Commitment& cm);  // term end, cut at 
 Status rate_allocations(Ctx& c);   // pieces + usage lines + minimum increments
 Status rate_commitments(Ctx& c);   // commitment lines (monthly pro rata or prepaid)
 Status rate_volumes(Ctx& c);       // storage I/O and egress beyond allowances
-Status rate_images(Ctx& c);        // images and artifacts kept, per GB-month beyond the allowance
+Status rate_images(Ctx& c);        // images, artifacts and volumes kept, per GB-month beyond the allowance
 Status rate_served(Ctx& c);        // per token and per QPS-month
 Status rate_credits(Ctx& c);       // SLA credits and exit refunds (needs the pieces)
 

@@ -175,6 +175,7 @@ struct RatingInput {
   std::vector<QpsProvision> qps;
   std::vector<StoredImage> images;
   std::vector<StoredImage> artifacts;  // a project's artifacts kept for the offer's nodes (fees.artifact_storage)
+  std::vector<StoredImage> volumes;    // the tenant's volumes at their provisioned size (fees.volume_storage)
   std::map<std::string, std::vector<SpotPrice>> spot_prices;  // by offer, sorted by time
   std::vector<TflopsMeasurement> tflops;
   std::vector<NcclMeasurement> nccl;

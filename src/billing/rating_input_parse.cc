@@ -216,17 +216,18 @@ Result<RatingInput> parse_rating_input(const json& body, const GpuCatalog& catal
       qf.finish();
       in.qps.push_back(std::move(q));
     });
-    for (const char* key : {"images", "artifacts"})
+    for (auto [key, name_key, list] : {std::tuple{"images", "image", &in.images}, std::tuple{"artifacts", "artifact", &in.artifacts},
+                                       std::tuple{"volumes", "volume", &in.volumes}})
       uf.objects(key, false, kMaxItems, [&](Fields& imf, size_t) {
         StoredImage im;
         im.id = imf.str("id", kId);
-        im.image = imf.opt_str(key[0] == 'i' ? "image" : "artifact", kId).value_or(im.id);
+        im.image = imf.opt_str(name_key, kId).value_or(im.id);
         im.offer = imf.str("offer", kId);
         im.bytes = imf.integer("bytes", 0, INT64_MAX / 4);
         im.from = imf.time("from");
         im.to = imf.opt_time("to");
         imf.finish();
-        (key[0] == 'i' ? in.images : in.artifacts).push_back(std::move(im));
+        list->push_back(std::move(im));
       });
     uf.finish();
   });

@@ -105,7 +105,8 @@ std::string pricing_category(const ChargeLine& l) {
 }
 
 const char* service_category(const ChargeLine& l) {
-  if (l.rule.rfind("storage_io", 0) == 0 || l.rule.rfind("image_storage", 0) == 0 || l.rule.rfind("artifact_storage", 0) == 0)
+  if (l.rule.rfind("storage_io", 0) == 0 || l.rule.rfind("image_storage", 0) == 0 || l.rule.rfind("artifact_storage", 0) == 0 ||
+      l.rule.rfind("volume_storage", 0) == 0)
     return "Storage";
   if (l.rule.rfind("egress", 0) == 0) return "Networking";
   if (l.billing_mode == "per_token" || l.billing_mode == "per_qps" || l.billing_mode == "per_request")

@@ -317,7 +317,8 @@ void print_offer_detail(std::ostream& out, const json& offer, TimeMs) {
     list.emplace_back("egress", volume_text(at_path(fees, "egress"), currency));
     list.emplace_back("image storage", storage_text(at_path(fees, "image_storage"), currency, "the tenant's own images"));
     list.emplace_back("artifact store", storage_text(at_path(fees, "artifact_storage"), currency, "the projects' artifacts"));
-    append_unknown(fees, {"billing_starts", "idle", "storage_io", "egress", "image_storage", "artifact_storage"}, list);
+    list.emplace_back("volume store", storage_text(at_path(fees, "volume_storage"), currency, "the tenant's volumes (provisioned size)"));
+    append_unknown(fees, {"billing_starts", "idle", "storage_io", "egress", "image_storage", "artifact_storage", "volume_storage"}, list);
     print_kv(out, list, 2);
   }
 

@@ -1,5 +1,5 @@
-// Operator verbs over the generic resource commands: `measurements accept|reject ID`, `nodes
-// drain|undrain NODE`, `alerts lift ALERT`, and `reports reconciliation` (metered against
+// Verbs over the generic resource commands: `measurements accept|reject ID`, `nodes
+// drain|undrain NODE`, `instances start|stop INSTANCE`, `alerts lift ALERT`, and `reports reconciliation` (metered against
 // allocated GPU-seconds, one tenant or the whole platform).
 #include <memory>
 
@@ -158,9 +158,35 @@ void add_report_commands(CLI::App& app, CliContext& ctx) {
   });
 }
 
+// `instances start|stop NAME`: a stopped instance submits its next job; a running one's job is
+// cancelled (its volume keeps the data).
+void add_instance_verbs(CLI::App& instances, CliContext& ctx) {
+  for (const bool start : {true, false}) {
+    auto ref = std::make_shared<std::string>();
+    auto* cmd = instances.add_subcommand(start ? "start" : "stop",
+                                         start ? "start a stopped instance (a new job of its project; it may wait for GPUs)"
+                                               : "stop a running instance: its container goes, its volume keeps the data");
+    cmd->add_option("instance", *ref, "id or name")->required();
+    cmd->callback([&ctx, ref, start] {
+      ctx.action = [&ctx, ref, start] {
+        int rc = kExitOk;
+        ApiClient* c = ctx.client(&rc);
+        if (!c) return rc;
+        auto r = c->post("/instances" + seg(*ref) + (start ? "/start" : "/stop"), json::object());
+        if (!r) return ctx.fail(r.error());
+        return ctx.emit(*r, [&](std::ostream& out) {
+          out << "instance " << printable(r->value("name", *ref)) << ": " << printable(r->value("state", "")) << " (job "
+              << printable(r->contains("current_job") ? (*r)["current_job"].value("name", "") : "") << ")\n";
+        });
+      };
+    });
+  }
+}
+
 }  // namespace
 
 void add_operator_commands(CLI::App& app, CliContext& ctx) {
+  if (CLI::App* instances = app.get_subcommand("instances")) add_instance_verbs(*instances, ctx);
   if (CLI::App* nodes = app.get_subcommand("nodes")) add_node_verbs(*nodes, ctx);
   if (CLI::App* alerts = app.get_subcommand("alerts")) add_alert_verbs(*alerts, ctx);
   if (CLI::App* ms = app.get_subcommand("measurements")) add_measurement_verbs(*ms, ctx);

@@ -240,6 +240,37 @@ std::vector<ResourceView> build_views() {
                true,
                nullptr});
 
+  v.push_back({"volumes",
+               "volume",
+               "a tenant's persistent volumes that jobs mount, billed per GB-month at their size",
+               {col("NAME", "name"),
+                col("TENANT", "tenant_id"),
+                {"SIZE_GB", Align::kRight, [](const json& d, TimeMs) { return at_path(d, "size_gb").dump(); }},
+                age_col(),
+                col("DESCRIPTION", "description")},
+               filters({"tenant", "name"}),
+               true,
+               true,
+               true,
+               nullptr});
+
+  v.push_back({"instances",
+               "instance",
+               "interactive instances: started and stopped at will, each start a job of the project",
+               {col("NAME", "name"),
+                col("PROJECT", "project"),
+                {"GPUS", Align::kRight, [](const json& d, TimeMs) { return at_path(d, "gpus").dump(); }},
+                col("GPU_MODEL", "gpu_model"),
+                col("VOLUME", "volume/name"),
+                col("STATE", "state"),
+                col("JOB", "current_job/name"),
+                age_col()},
+               filters({"tenant", "project", "name"}),
+               true,
+               false,
+               true,
+               nullptr});
+
   v.push_back({"contracts",
                "contract",
                "what a tenant signed with a supplier: offers, clauses, reserved commitments",

@@ -177,7 +177,8 @@ TEST(Detail, OfferShowsPricesFeesAndContract) {
                    "  storage I/O:    not charged\n"
                    "  egress:         0.50 CNY/GB, first 100 GB per month free\n"
                    "  image storage:  0.70 CNY/GB-month of the tenant's own images kept, first 20 GB free\n"
-                   "  artifact store: not charged\n"),
+                   "  artifact store: not charged\n"
+                   "  volume store:   not charged\n"),
             std::string::npos)
       << s;
   EXPECT_NE(s.find("  model lock:          yes (no substitution of h100-sxm5-80gb)\n"), std::string::npos) << s;

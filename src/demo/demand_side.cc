@@ -171,6 +171,7 @@ std::vector<Job> qingyun_jobs() {
     j.image = cann;
     j.command = {"torchrun", "--nnodes=8", "--nproc-per-node=8", "sft.py", "--model", "Qwen2.5-72B"};
     j.env = {{"HCCL_CONNECT_TIMEOUT", "1200"}};
+    j.volumes = {{"pretrain-corpus", "/data", true}};  // the tenant's volume (below)
     j.expected_duration_seconds = 5 * kSecondsPerDay;
     j.labels = {{"team", "llm"}};
     jobs.push_back(std::move(j));
@@ -281,6 +282,12 @@ std::vector<DemoObject> demand_objects() {
                        quota({{"ascend-910b-64gb", 16}, {kAnyGpuModel, 4}}, 8, 10, cny(80'000), BudgetAction::kAlert))),
        "qingyun-tech"});
 
+  // 青云科技's tokenised corpus, which its SFT job reads: a volume of the tenant, created by its admin.
+  out.push_back({"volumes",
+                 {{"name", "pretrain-corpus"},
+                  {"size_gb", 2000},
+                  {"description", "清洗后的预训练语料 (deduplicated, tokenised pretraining corpus)"}},
+                 "qingyun-tech"});
   // 青云科技's 12-month reserved commitment: eight Atlas 910B nodes the scheduler holds for it.
   {
     nlohmann::json nodes = nlohmann::json::array();
@@ -327,6 +334,16 @@ std::vector<DemoObject> demand_objects() {
                  ""});
   for (const Job& j : aurora_jobs()) out.push_back({"jobs", job_body(j), "aurora-ai"});
   for (const Job& j : qingyun_jobs()) out.push_back({"jobs", job_body(j), "qingyun-tech"});
+  // An engineer's interactive instance on one 910B with the corpus volume as its data disk.
+  out.push_back({"instances",
+                 {{"name", "dev-box"},
+                  {"project", "copilot"},
+                  {"gpus", 1},
+                  {"gpu_model", "ascend-910b-64gb"},
+                  {"image", "quay.io/ascend/cann:8.0.0-910b-ubuntu22.04-py3.10"},
+                  {"command", {"sleep", "infinity"}},
+                  {"volume", {{"name", "pretrain-corpus"}, {"mount", "/data"}}}},
+                 "qingyun-tech"});
   return out;
 }
 

@@ -22,6 +22,8 @@
 #include "model/supplier.h"
 #include "model/tenant.h"
 #include "model/user.h"
+#include "model/instance.h"
+#include "model/volume.h"
 
 namespace gpurent {
 namespace {
@@ -58,6 +60,7 @@ struct Seen {
   std::vector<Offer> offers;
   std::vector<std::pair<std::string, Job>> jobs;  // (tenant, job)
   std::vector<User> users;
+  std::set<std::string> volumes;  // "<tenant>/<name>"
 };
 
 class DemoWorldTest : public ::testing::Test {
@@ -73,7 +76,7 @@ class DemoWorldTest : public ::testing::Test {
   // the references the server resolves: each must name an object created before it.
   static void validate(const DemoWorld& w, Seen& s) {
     const std::vector<std::string> order = {"suppliers", "nodes", "offers", "measurements", "tenants", "users", "projects",
-                                            "reservations", "contracts", "jobs"};
+                                            "volumes", "reservations", "contracts", "jobs", "instances"};
     size_t rank = 0;
     std::map<std::string, std::set<std::string>> names;  // kind -> names (unique across scopes: no ambiguity)
     for (const DemoObject& o : w.objects) {
@@ -164,6 +167,25 @@ class DemoWorldTest : public ::testing::Test {
             known = known || (off.name == name && off.supplier == r->supplier && off.currency == r->currency);
           EXPECT_TRUE(known) << "offer " << name << " is not the supplier's, or not in the contract currency";
         }
+      } else if (o.kind == "volumes") {
+        auto v = parse_volume(o.body);
+        ASSERT_TRUE(v) << reason(v.error());
+        EXPECT_TRUE(s.tenants.count(o.as_tenant)) << "a volume is created by a user of its tenant";
+        s.volumes.insert(o.as_tenant + "/" + v->name);
+      } else if (o.kind == "instances") {
+        auto i = parse_instance(o.body);
+        ASSERT_TRUE(i) << reason(i.error());
+        ASSERT_TRUE(s.tenants.count(o.as_tenant));
+        auto j = parse_job(instance_job(*i, 1), s.tenants[o.as_tenant].currency);
+        ASSERT_TRUE(j) << reason(j.error());
+        ASSERT_TRUE(s.projects.count(i->project)) << "unknown project";
+        EXPECT_EQ(s.projects[i->project].first, o.as_tenant) << "project of another tenant";
+        if (i->volume) {
+          EXPECT_TRUE(s.volumes.count(o.as_tenant + "/" + i->volume->name));
+        }
+        if (i->gpu_model) {
+          EXPECT_GT(s.projects[i->project].second.quota.gpu_limit(*i->gpu_model), 0) << "quota grants no " << *i->gpu_model;
+        }
       } else if (o.kind == "reservations") {
         EXPECT_TRUE(o.as_tenant.empty()) << "reservations are the operator's to create";
         auto r = parse_reservation(o.body);
@@ -193,6 +215,8 @@ class DemoWorldTest : public ::testing::Test {
         if (project.quota.max_gpus_per_job) {
           EXPECT_LE(milli, *project.quota.max_gpus_per_job * 1000);
         }
+        for (const VolumeMount& m : r->volumes)
+          EXPECT_TRUE(s.volumes.count(o.as_tenant + "/" + m.name)) << "volume " << m.name << " is not the tenant's";
         s.jobs.push_back({o.as_tenant, *r});
       }
     }

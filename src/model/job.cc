@@ -486,4 +486,14 @@ Result<JobStatus> stored_job_status(const json& job_body) {
 
 void set_stored_job_status(json& job_body, const JobStatus& status) { job_body["status"] = to_json(status); }
 
+Result<std::vector<VolumeMount>> stored_job_volumes(const json& job_body) {
+  FieldErrors errs;
+  Fields f(job_body, "", errs);
+  if (!f.valid_object()) return errs.to_error();
+  Job j;
+  read_volumes(f, j);
+  if (!errs.empty()) return errs.to_error();
+  return j.volumes;
+}
+
 }  // namespace gpurent

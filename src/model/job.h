@@ -222,6 +222,8 @@ Result<Job> parse_job(const json& body, Currency currency);
 // unreadable one is an error naming "status…".
 Result<JobStatus> stored_job_status(const json& job_body);
 void set_stored_job_status(json& job_body, const JobStatus& status);
+// The volumes a stored job mounts (the "volumes" key), for checks that need no currency.
+Result<std::vector<VolumeMount>> stored_job_volumes(const json& job_body);
 json to_json(const Job& j);                 // includes "status" and the server-set ids when set
 IndexCols index_of(const Job& j);           // name, tenant_id, project_id, state, gpu_model
 

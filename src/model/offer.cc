@@ -107,6 +107,7 @@ OfferFees parse_fees(Fields& f, Currency c) {
   f.object("egress", false, [&](Fields& ef) { fees.egress = parse_volume_fee(ef, c); });
   f.object("image_storage", false, [&](Fields& sf) { fees.image_storage = parse_storage_fee(sf, c); });
   f.object("artifact_storage", false, [&](Fields& sf) { fees.artifact_storage = parse_storage_fee(sf, c); });
+  f.object("volume_storage", false, [&](Fields& sf) { fees.volume_storage = parse_storage_fee(sf, c); });
   return fees;
 }
 
@@ -271,6 +272,8 @@ json to_json(const Offer& o) {
     fees["image_storage"] = {{"per_gb_month", st->per_gb_month.amount_string()}, {"free_gb", st->free_gb}};
   if (const auto& st = o.fees.artifact_storage)
     fees["artifact_storage"] = {{"per_gb_month", st->per_gb_month.amount_string()}, {"free_gb", st->free_gb}};
+  if (const auto& st = o.fees.volume_storage)
+    fees["volume_storage"] = {{"per_gb_month", st->per_gb_month.amount_string()}, {"free_gb", st->free_gb}};
 
   json j = {{"name", o.name},
             {"supplier", o.supplier},

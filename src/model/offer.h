@@ -95,6 +95,7 @@ struct OfferFees {
   std::optional<VolumeFee> egress;      // absent: egress is not charged
   std::optional<StorageFee> image_storage;  // absent: images are stored free
   std::optional<StorageFee> artifact_storage;  // absent: artifacts are stored free
+  std::optional<StorageFee> volume_storage;    // absent: volumes are stored free
 
   bool operator==(const OfferFees&) const = default;
 };

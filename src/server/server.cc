@@ -53,6 +53,8 @@ void register_all_routes(App& app, Router& srv) {
   register_secret_routes(app, srv);
   register_artifact_routes(app, srv);
   register_image_routes(app, srv);
+  register_volume_routes(app, srv);
+  register_instance_routes(app, srv);
   register_dashboard_usage_routes(app, srv);
   register_dashboard_cost_routes(app, srv);
 }

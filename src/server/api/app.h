@@ -66,6 +66,8 @@ void register_job_metric_routes(App& app, Router& srv);  // /api/v1/jobs/{id}/me
 void register_secret_routes(App& app, Router& srv);      // /api/v1/projects/{id}/secrets
 void register_artifact_routes(App& app, Router& srv);    // /api/v1/projects/{id}/artifacts
 void register_image_routes(App& app, Router& srv);       // /api/v1/images
+void register_volume_routes(App& app, Router& srv);      // /api/v1/volumes
+void register_instance_routes(App& app, Router& srv);    // /api/v1/instances
 void register_dashboard_usage_routes(App& app, Router& srv);  // GET /api/v1/dashboard/{utilization,suppliers}
 void register_dashboard_cost_routes(App& app, Router& srv);  // GET /api/v1/dashboard/{costs,cost-performance}
 

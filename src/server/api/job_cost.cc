@@ -15,6 +15,7 @@
 #include "model/contract.h"
 #include "model/job_run.h"
 #include "model/offer.h"
+#include "server/api/job_actions.h"
 #include "server/api/resources.h"
 #include "server/http/http_util.h"
 #include "server/services/allocation_ledger.h"
@@ -58,17 +59,14 @@ Status add_line(std::map<std::string, CurrencyCost>& costs, Currency cur, const 
   return ok_status();
 }
 
+}  // namespace
+
 // The offer's price per GPU-hour for the run's billing mode, as the billing engine rates it, and
 // which price that is: "on_demand"; "spot" (the offer's market price in force when the run started
 // — POST /spot-prices — else its sheet's spot price; the lines split at each later change; a spot run on an offer that
 // sells no spot is rated on-demand); "reserved_1m|12m|36m" (a reserved run while a commitment of
 // its contract on this offer is in force: the commitment's price; GPU time beyond the commitment
 // is rated on-demand), else "on_demand".
-struct UnitPrice {
-  Money price;
-  std::string basis;
-};
-
 Result<UnitPrice> unit_price_of(StoreReader& store, const JobRun& run, const Offer& o, const std::string& offer_id) {
   if (run.billing_mode == BillingMode::kSpot && o.prices.spot) {
     Money price = *o.prices.spot;  // the market price in force when the run started, else the sheet's
@@ -102,6 +100,8 @@ Result<UnitPrice> unit_price_of(StoreReader& store, const JobRun& run, const Off
   }
   return UnitPrice{o.prices.on_demand, "on_demand"};
 }
+
+namespace {
 
 std::string name_of(StoreReader& store, std::map<std::string, std::string>& cache, const std::string& kind,
                     const std::string& id) {

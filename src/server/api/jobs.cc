@@ -17,6 +17,7 @@
 #include "server/services/allocation_ledger.h"
 #include "server/services/image_builder.h"
 #include "server/services/record_faults.h"
+#include "server/api/job_actions.h"
 #include "server/api/resources.h"
 
 namespace gpurent {
@@ -169,6 +170,13 @@ Result<Built> build_job(App& app, const json& body, const Principal& p, StoreTx&
     // Another tenant's image as the nodes name it once loaded: not this tenant's to run.
     return Error::invalid("image", Message("api.jobs.image_not_yours").arg("image", *j->image));
   }
+  for (size_t i = 0; i < j->volumes.size(); ++i) {  // the tenant's own volumes (docs/resources/volumes.md)
+    auto found = tx.list({"volumes", {{"tenant_id", project->tenant_id}, {"name", j->volumes[i].name}}, "", 1});
+    if (!found) return found.error();
+    if (found->items.empty())
+      return Error::invalid("volumes[" + std::to_string(i) + "].name",
+                            Message("api.jobs.unknown_volume").arg("name", j->volumes[i].name));
+  }
   for (size_t i = 0; i < j->artifacts.size(); ++i)  // ready, with the content the job expects
     if (auto s = check_job_artifact(tx, *project, j->artifacts[i], "artifacts[" + std::to_string(i) + "]"); !s)
       return s.error();
@@ -177,6 +185,35 @@ Result<Built> build_job(App& app, const json& body, const Principal& p, StoreTx&
   j->status = JobStatus{JobState::kPending, Message("job.submitted"), app.clock.now(), {}};
   return Built{to_json(*j), index_of(*j)};
 }
+
+}  // namespace
+
+Result<Record> cancel_job_in(StoreTx& tx, const std::string& job_id, const Message& reason, const std::string& user_id,
+                             TimeMs now) {
+  auto cur = tx.get("jobs", job_id);
+  if (!cur) return cur.error();
+  auto status = stored_job_status(cur->body);
+  if (!status) return status.error();
+  if (auto s = check_transition(status->state, JobState::kCancelled); !s) return s.error();
+  std::string from = job_state_name(status->state);
+  const JobStatus before = *status;
+  status->state = JobState::kCancelled;
+  status->reason = reason;
+  status->updated_at = now;
+  status->placement.clear();
+  if (auto s = sync_allocation(tx, *cur, before, *status, now); !s) return s.error();
+  Record r = *cur;
+  set_stored_job_status(r.body, *status);
+  r.state = "cancelled";
+  r.updated_at = now;
+  if (auto s = tx.update(r); !s) return s.error();
+  if (auto s = tx.append_job_event({r.id, now, from, "cancelled", reason}); !s) return s.error();
+  if (auto s = tx.append_audit({now, user_id, "cancel", "jobs", r.id, render_en(reason)}); !s) return s.error();
+  r.version = cur->version + 1;
+  return r;
+}
+
+namespace {
 
 // POST /api/v1/jobs/{id}/cancel: the caller's reason (optional body {"reason"}) and the
 // transition, its allocation closed, event and audit in one transaction.
@@ -201,28 +238,9 @@ void cancel_job(App& app, const KindSpec& spec, const httplib::Request& req, htt
   }
   Record out;
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
-    auto cur = tx.get("jobs", existing->id);
-    if (!cur) return cur.error();
-    auto status = stored_job_status(cur->body);
-    if (!status) return status.error();
-    if (auto s = check_transition(status->state, JobState::kCancelled); !s) return s;
-    TimeMs now = app.clock.now();
-    std::string from = job_state_name(status->state);
-    const JobStatus before = *status;
-    status->state = JobState::kCancelled;
-    status->reason = reason;
-    status->updated_at = now;
-    status->placement.clear();
-    if (auto s = sync_allocation(tx, *cur, before, *status, now); !s) return s;
-    Record r = *cur;
-    set_stored_job_status(r.body, *status);
-    r.state = "cancelled";
-    r.updated_at = now;
-    if (auto s = tx.update(r); !s) return s;
-    if (auto s = tx.append_job_event({r.id, now, from, "cancelled", reason}); !s) return s;
-    if (auto s = tx.append_audit({now, p.user_id, "cancel", "jobs", r.id, render_en(reason)}); !s) return s;
-    r.version = cur->version + 1;
-    out = std::move(r);
+    auto r = cancel_job_in(tx, existing->id, reason, p.user_id, app.clock.now());
+    if (!r) return r.error();
+    out = std::move(*r);
     return ok_status();
   });
   if (!st) return send_problem(res, st.error(), req.path);

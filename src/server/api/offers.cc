@@ -79,9 +79,9 @@ void register_offer_routes(App& app, Router& srv) {
       if (auto s = keep_offer_version(tx, *existing, p.user_id, app.clock.now()); !s) return s.error();
     return Built{std::move(out), index_of(*o)};
   };
-  // Billed usage, contracts and kept images and artifacts name the offer: its sheets must stay readable.
+  // Billed usage, contracts and kept images, artifacts and volumes name the offer: its sheets must stay readable.
   spec.on_delete = [](const Principal&, const Record& r, StoreTx& tx) -> Status {
-    for (const char* kind : {"allocations", "contracts", "image_storage", "artifact_storage"}) {
+    for (const char* kind : {"allocations", "contracts", "image_storage", "artifact_storage", "volume_storage"}) {
       auto recs = list_all(tx, kind, {{"supplier_id", r.supplier_id}});
       if (!recs) return recs.error();
       int64_t n = 0;

@@ -106,6 +106,11 @@ const std::set<Op> kServerRoutes = {
     {"GET", "/api/v1/faults"}, {"GET", "/api/v1/faults/{ref}"},
     {"GET", "/api/v1/reservations"}, {"POST", "/api/v1/reservations"}, {"GET", "/api/v1/reservations/{ref}"},
     {"PUT", "/api/v1/reservations/{ref}"}, {"DELETE", "/api/v1/reservations/{ref}"},
+    {"GET", "/api/v1/volumes"}, {"POST", "/api/v1/volumes"}, {"GET", "/api/v1/volumes/{ref}"},
+    {"PUT", "/api/v1/volumes/{ref}"}, {"DELETE", "/api/v1/volumes/{ref}"},
+    {"GET", "/api/v1/instances"}, {"POST", "/api/v1/instances"}, {"GET", "/api/v1/instances/{ref}"},
+    {"DELETE", "/api/v1/instances/{ref}"}, {"POST", "/api/v1/instances/{ref}/start"},
+    {"POST", "/api/v1/instances/{ref}/stop"},
     {"POST", "/api/v1/usage"}, {"GET", "/api/v1/usage/gpus"}, {"GET", "/api/v1/usage/jobs"},
     {"GET", "/api/v1/contracts"}, {"POST", "/api/v1/contracts"}, {"GET", "/api/v1/contracts/{ref}"},
     {"PUT", "/api/v1/contracts/{ref}"}, {"DELETE", "/api/v1/contracts/{ref}"},
@@ -140,7 +145,7 @@ const std::set<Op> kNotAllowedRoutes = {
     {"POST", "/api/v1/issued-invoices"}, {"PUT", "/api/v1/issued-invoices/{ref}"},
     {"DELETE", "/api/v1/issued-invoices/{ref}"}, {"PUT", "/api/v1/credit-notes/{ref}"},
     {"DELETE", "/api/v1/credit-notes/{ref}"}, {"PUT", "/api/v1/top-ups/{ref}"},
-    {"DELETE", "/api/v1/top-ups/{ref}"},
+    {"DELETE", "/api/v1/top-ups/{ref}"}, {"PUT", "/api/v1/instances/{ref}"},
 };
 const std::set<std::string> kOpenPaths = {"/healthz", "/readyz", "/metrics", "/api/v1/openapi.json"};
 // Routes without a bearer token whose request is signed instead (security: [] in the document):
@@ -450,7 +455,7 @@ std::string concrete(std::string path) {
 
 TEST(OpenApi, KindsAndListFiltersMatchTheRegisteredSpecs) {
   LiveServer srv;
-  ASSERT_EQ(srv.kinds().size(), 17u);
+  ASSERT_EQ(srv.kinds().size(), 19u);
   for (const auto& [kind, spec] : srv.kinds()) {
     const std::string base = "/api/v1/" + kind;
     std::set<std::string> params, expected = {"limit", "after"};
@@ -502,7 +507,8 @@ TEST(OpenApi, EveryDocumentedMethodIsServedAndNoOther) {
     Reply r = srv.call(m, concrete(path), tok, m == "DELETE" ? "" : "{}");
     EXPECT_EQ(r.status, 405) << m << " " << path;
     ASSERT_TRUE(r.headers.count("Allow")) << m << " " << path;
-    EXPECT_EQ(r.headers.find("Allow")->second, "GET") << m << " " << path;
+    const std::string allow = r.headers.find("Allow")->second;
+    EXPECT_EQ(allow, path == "/api/v1/instances/{ref}" ? "GET, DELETE" : "GET") << m << " " << path;
   }
 }
 

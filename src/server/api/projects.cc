@@ -12,20 +12,6 @@
 
 namespace gpurent {
 
-static Result<Record> project_tenant(StoreTx& tx, const Principal& p, const std::string& ref) {
-  if (!p.is_operator()) {
-    std::string own = p.tenant_id.empty() ? "-" : p.tenant_id;
-    if (ref.empty()) {
-      auto t = tx.get("tenants", own);
-      if (!t) return Error::invalid("tenant", Message("api.projects.tenant_gone"));
-      return t;
-    }
-    return resolve_ref(tx, "tenants", ref, {{"tenant_id", own}}, "tenant");
-  }
-  if (ref.empty()) return Error::invalid("tenant", Message("api.projects.tenant_required"));
-  return resolve_ref(tx, "tenants", ref, {}, "tenant");
-}
-
 static Result<Currency> tenant_currency(const Record& tenant) {
   return decode_record(tenant, stored_tenant_currency, "its projects' budgets cannot be read");
 }
@@ -38,7 +24,7 @@ Result<Built> build_project(App& app, const json& body, const Principal& p, Stor
   std::string ref = body.is_object() && body.contains("tenant") && body["tenant"].is_string()
                         ? body["tenant"].get<std::string>()
                         : (existing ? existing->tenant_id : "");
-  auto tenant = project_tenant(tx, p, ref);
+  auto tenant = owning_tenant(tx, p, ref);
   if (!tenant) return tenant.error();
   if (existing && tenant->id != existing->tenant_id)
     return Error::invalid("tenant", Message("api.projects.tenant_fixed"));

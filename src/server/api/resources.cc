@@ -149,26 +149,33 @@ static Error may_not_create(const KindSpec& spec, const Principal& p) {
                      Message("api.resources.may_not_create").arg("role", role_name(p.role)).arg("kind", spec.kind));
 }
 
+Result<Record> create_in(App& app, const KindSpec& spec, const json& body, const Principal& p, StoreTx& tx) {
+  if (write_scope(p, spec.object_kind) == Scope::kNone) return may_not_create(spec, p);
+  auto b = spec.build(body, p, tx, nullptr);
+  if (!b) return b.error();
+  Record r;
+  r.kind = spec.kind;
+  r.id = new_id(spec.id_prefix.c_str());
+  fill_index(r, b->idx, spec);
+  if (auto a = check_write(spec, p, r, WriteOp::kCreate); !a) return a.error();
+  if (auto s = check_global_name(tx, spec, r); !s) return s.error();
+  r.created_at = r.updated_at = app.clock.now();
+  r.body = std::move(b->body);
+  if (auto s = tx.insert(r); !s) return s.error();
+  if (spec.after_create)
+    if (auto s = spec.after_create(p, r, tx); !s) return s.error();
+  if (auto s = tx.append_audit({r.created_at, p.user_id, "create", spec.kind, r.id, r.name}); !s) return s.error();
+  r.version = 1;
+  return r;
+}
+
 Result<Record> create_object(App& app, const KindSpec& spec, const json& body, const Principal& p) {
   if (write_scope(p, spec.object_kind) == Scope::kNone) return may_not_create(spec, p);
   Record out;
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
-    auto b = spec.build(body, p, tx, nullptr);
-    if (!b) return b.error();
-    Record r;
-    r.kind = spec.kind;
-    r.id = new_id(spec.id_prefix.c_str());
-    fill_index(r, b->idx, spec);
-    if (auto a = check_write(spec, p, r, WriteOp::kCreate); !a) return a;
-    if (auto s = check_global_name(tx, spec, r); !s) return s;
-    r.created_at = r.updated_at = app.clock.now();
-    r.body = std::move(b->body);
-    if (auto s = tx.insert(r); !s) return s;
-    if (spec.after_create)
-      if (auto s = spec.after_create(p, r, tx); !s) return s;
-    if (auto s = tx.append_audit({r.created_at, p.user_id, "create", spec.kind, r.id, r.name}); !s) return s;
-    r.version = 1;
-    out = std::move(r);
+    auto r = create_in(app, spec, body, p, tx);
+    if (!r) return r.error();
+    out = std::move(*r);
     return ok_status();
   });
   if (!st) return st.error();
@@ -216,6 +223,7 @@ static Result<json> parse_written_body(const httplib::Request& req) {
 // The stored object as answered to a write, with the spec's warnings about it.
 static json with_warnings(App& app, const KindSpec& spec, const Record& r) {
   json out = present(r);
+  if (spec.decorate) spec.decorate(app.store, r, out);
   if (!spec.warnings) return out;
   for (const Message& m : spec.warnings(app.store, r)) {
     json w = json::object();
@@ -272,7 +280,11 @@ static void list_handler(App& app, const KindSpec& spec, const httplib::Request&
   if (!narrow(q, s, p)) return send_json(res, 200, out);
   auto page = app.store.list(q);
   if (!page) return send_problem(res, page.error(), req.path);
-  for (const auto& r : page->items) out["items"].push_back(present(r));
+  for (const auto& r : page->items) {
+    json item = present(r);
+    if (spec.decorate) spec.decorate(app.store, r, item);
+    out["items"].push_back(std::move(item));
+  }
   if (!page->next_after.empty()) out["next_after"] = page->next_after;
   send_json(res, 200, out);
 }
@@ -324,6 +336,7 @@ static void delete_handler(App& app, const KindSpec& spec, const httplib::Reques
   auto existing = find_visible(app.store, spec, p, req.matches[1]);
   if (!existing) return send_problem(res, existing.error(), req.path);
   if (auto a = check_write(spec, p, *existing, WriteOp::kDelete); !a) return send_problem(res, a.error(), req.path);
+  Record removed;
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
     auto cur = tx.get(spec.kind, existing->id);
     if (!cur) return cur.error();
@@ -331,9 +344,11 @@ static void delete_handler(App& app, const KindSpec& spec, const httplib::Reques
     if (spec.on_delete)
       if (auto s = spec.on_delete(p, *cur, tx); !s) return s;
     if (auto s = tx.remove(spec.kind, cur->id); !s) return s;
+    removed = *cur;
     return tx.append_audit({app.clock.now(), p.user_id, "delete", spec.kind, cur->id, cur->name});
   });
   if (!st) return send_problem(res, st.error(), req.path);
+  if (spec.after_delete) spec.after_delete(removed);
   app.metrics.count_write(spec.kind, "delete");
   res.status = 204;
 }
@@ -366,7 +381,9 @@ void register_crud(App& app, Router& srv, const KindSpec& spec) {
   route(app, srv, "GET", item, base + "/{id}", [&app, sp](const auto& req, auto& res, const Principal& p) {
     auto r = find_visible(app.store, *sp, p, req.matches[1]);
     if (!r) return send_problem(res, r.error(), req.path);
-    send_json(res, 200, present(*r));
+    json out = present(*r);
+    if (sp->decorate) sp->decorate(app.store, *r, out);
+    send_json(res, 200, out);
   });
   if (spec.creatable) {
     route(app, srv, "POST", base, base, [&app, sp](const auto& req, auto& res, const Principal& p) {

@@ -39,6 +39,10 @@ struct KindSpec {
   std::function<Result<Built>(const json& body, const Principal&, StoreTx&, const Record* existing)> build;
   // Before delete: referential checks (kConflict) and cascades. Optional.
   std::function<Status(const Principal&, const Record&, StoreTx&)> on_delete;
+  // What a read adds to the stored object (an instance's state, derived from its job). Optional.
+  std::function<void(StoreReader&, const Record&, json& out)> decorate;
+  // After a delete committed: what lives outside the store (a volume's folder). Optional.
+  std::function<void(const Record& removed)> after_delete;
   // After insert, same transaction (e.g. a job's first state event). Optional.
   std::function<Status(const Principal&, const Record&, StoreTx&)> after_create;
   // After a create or update succeeded: what the caller should know that is not an error (a node
@@ -58,6 +62,8 @@ void item_route(App& app, Router& srv, const char* method, const std::string& ki
                 ItemHandler h);
 // The create path of POST /api/v1/<kind>, also used to seed the demo world: same checks, same writes.
 Result<Record> create_object(App& app, const KindSpec& spec, const json& body, const Principal& p);
+// The same inside the caller's transaction (an instance's start creates its job with it).
+Result<Record> create_in(App& app, const KindSpec& spec, const json& body, const Principal& p, StoreTx& tx);
 
 // Shared helpers for route files (and services/access.h: scopes, references).
 json present(const Record& r);  // body + id, created_at, updated_at, version

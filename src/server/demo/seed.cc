@@ -50,6 +50,7 @@ Result<json> seed_demo_if_empty(App& app, const std::string& admin_user_id, cons
       return e;
     }
     counts[obj.kind] = counts.value(obj.kind, 0) + 1;
+    if (obj.kind == "instances") counts["jobs"] = counts.value("jobs", 0) + 1;  // its first start is a job
   }
 
   // A spot market price on every offer that sells spot: its sheet's, from now (the market moves it

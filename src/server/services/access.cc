@@ -50,4 +50,18 @@ Result<Record> resolve_ref(StoreTx& tx, const std::string& kind, const std::stri
   return page->items[0];
 }
 
+Result<Record> owning_tenant(StoreTx& tx, const Principal& p, const std::string& ref) {
+  if (!p.is_operator()) {
+    const std::string own = p.tenant_id.empty() ? "-" : p.tenant_id;
+    if (ref.empty()) {
+      auto t = tx.get("tenants", own);
+      if (!t) return Error::invalid("tenant", Message("api.projects.tenant_gone"));
+      return t;
+    }
+    return resolve_ref(tx, "tenants", ref, {{"tenant_id", own}}, "tenant");
+  }
+  if (ref.empty()) return Error::invalid("tenant", Message("api.projects.tenant_required"));
+  return resolve_ref(tx, "tenants", ref, {}, "tenant");
+}
+
 }  // namespace gpurent

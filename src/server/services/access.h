@@ -24,5 +24,9 @@ Scope write_scope(const Principal& p, ObjectKind k);
 // (e.g. {"tenant_id", t}). Errors name `field`.
 Result<Record> resolve_ref(StoreTx& tx, const std::string& kind, const std::string& ref,
                            const std::map<std::string, std::string>& scope, const std::string& field);
+// The tenant a new tenant-owned object (a project, a volume) belongs to, from its "tenant" field
+// `ref`: a tenant user's own tenant (the field may be omitted, and names nothing else); operators
+// must name one. Errors name "tenant".
+Result<Record> owning_tenant(StoreTx& tx, const Principal& p, const std::string& ref);
 
 }  // namespace gpurent

@@ -6,6 +6,7 @@
 
 #include "core/ids.h"
 #include "model/artifact.h"
+#include "model/volume.h"
 #include "model/contract.h"
 #include "model/image.h"
 #include "model/job.h"
@@ -140,6 +141,46 @@ Status keep_artifacts(StoreTx& tx, const Record& job, const Job& j, const JobRun
   return ok_status();
 }
 
+Status insert_kept_volume(StoreTx& tx, const std::string& tenant_id, const std::string& supplier_id,
+                          const KeptVolume& k, TimeMs now) {
+  Record r;
+  r.kind = "volume_storage";
+  r.id = new_id("vls");
+  r.tenant_id = tenant_id;
+  r.supplier_id = supplier_id;
+  r.state = "open";
+  r.created_at = r.updated_at = now;
+  r.body = to_json(k);
+  return tx.insert(r);
+}
+
+// The run's job mounts volumes of its tenant: each is kept for the run's offer's nodes at its
+// provisioned size from now, unless an open record already says so. Unpriced runs keep nothing
+// billable; a volume that no longer exists (a job queued before volumes were records) neither.
+Status keep_volumes(StoreTx& tx, const Record& job, const Job& j, const JobRun& run, TimeMs now) {
+  if (run.offer_id.empty() || j.volumes.empty()) return ok_status();
+  auto open = list_all(tx, "volume_storage", {{"tenant_id", job.tenant_id}, {"state", "open"}});
+  if (!open) return open.error();
+  std::set<std::string> kept;
+  for (const Record& o : *open) {
+    auto k = decode_record(o, decode_kept_volume, "its storage cannot be billed");
+    if (!k) return k.error();
+    if (k->offer_id == run.offer_id) kept.insert(k->volume_id);
+  }
+  for (const VolumeMount& m : j.volumes) {
+    auto found = list_all(tx, "volumes", {{"tenant_id", job.tenant_id}, {"name", m.name}});
+    if (!found) return found.error();
+    if (found->empty() || kept.count(found->front().id)) continue;
+    const Record& rec = found->front();
+    auto vol = decode_record(rec, decode_volume, "its storage cannot be billed");
+    if (!vol) return vol.error();
+    KeptVolume k{rec.id, vol->name, run.offer_id, run.contract_id, vol->size_gb * 1'000'000'000, now, std::nullopt};
+    if (auto s = insert_kept_volume(tx, job.tenant_id, run.supplier_id, k, now); !s) return s;
+    kept.insert(rec.id);
+  }
+  return ok_status();
+}
+
 Status open_run(StoreTx& tx, const Record& job, const JobStatus& before, const JobStatus& after, TimeMs now) {
   if (after.placement.empty()) return ok_status();
   std::map<std::string, std::vector<int64_t>> by_node;
@@ -197,7 +238,8 @@ Status open_run(StoreTx& tx, const Record& job, const JobStatus& before, const J
   r.body = to_json(run);
   if (auto s = tx.insert(r); !s) return s;
   if (auto s = keep_image(tx, job, *j, run, now); !s) return s;
-  return keep_artifacts(tx, job, *j, run, now);
+  if (auto s = keep_artifacts(tx, job, *j, run, now); !s) return s;
+  return keep_volumes(tx, job, *j, run, now);
 }
 
 Status close_runs(StoreTx& tx, const Record& job, const Message& reason, TimeMs now) {
@@ -337,6 +379,28 @@ Status close_kept_artifact(StoreTx& tx, const std::string& project_id, const std
 Status close_kept_image(StoreTx& tx, const std::string& tenant_id, const std::string& image_id, TimeMs at) {
   return close_kept(tx, "image_storage", {{"tenant_id", tenant_id}}, decode_kept_image, &KeptImage::image_id, image_id,
                     at);
+}
+
+Status close_kept_volume(StoreTx& tx, const std::string& tenant_id, const std::string& volume_id, TimeMs at) {
+  return close_kept(tx, "volume_storage", {{"tenant_id", tenant_id}}, decode_kept_volume, &KeptVolume::volume_id,
+                    volume_id, at);
+}
+
+Status resize_kept_volume(StoreTx& tx, const std::string& tenant_id, const std::string& volume_id, int64_t bytes,
+                          TimeMs at) {
+  auto open = list_all(tx, "volume_storage", {{"tenant_id", tenant_id}, {"state", "open"}});
+  if (!open) return open.error();
+  if (auto s = close_kept_volume(tx, tenant_id, volume_id, at); !s) return s;
+  for (const Record& o : *open) {
+    auto k = decode_record(o, decode_kept_volume, "its storage cannot be billed");
+    if (!k) return k.error();
+    if (k->volume_id != volume_id) continue;
+    KeptVolume grown = *k;
+    grown.bytes = bytes;
+    grown.from = std::max(at, k->from + 1);
+    if (auto s = insert_kept_volume(tx, tenant_id, o.supplier_id, grown, at); !s) return s;
+  }
+  return ok_status();
 }
 
 }  // namespace gpurent

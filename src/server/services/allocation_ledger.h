@@ -7,7 +7,9 @@
 // Called inside the control loop's transaction by every writer of a job's status.
 // A run of a job in one of the tenant's own images (model/image.h KeptImage) also opens that
 // image's "image_storage" record for the run's offer, unless one is open: the image is kept on
-// the offer's nodes from then until it is deleted (close_kept_image).
+// the offer's nodes from then until it is deleted (close_kept_image); so do the project's
+// artifacts it mounts ("artifact_storage") and the tenant's volumes ("volume_storage", at their
+// provisioned size).
 #pragma once
 
 #include <functional>
@@ -54,6 +56,13 @@ Status close_kept_artifact(StoreTx& tx, const std::string& project_id, const std
 
 // The image was deleted at `at`: every open image_storage record of it is closed then.
 Status close_kept_image(StoreTx& tx, const std::string& tenant_id, const std::string& image_id, TimeMs at);
+
+// The volume was deleted at `at`: every open volume_storage record of it is closed then.
+Status close_kept_volume(StoreTx& tx, const std::string& tenant_id, const std::string& volume_id, TimeMs at);
+// The volume grew to `bytes` at `at`: each open volume_storage record of it is closed then and
+// one at the new size opens for the same offer.
+Status resize_kept_volume(StoreTx& tx, const std::string& tenant_id, const std::string& volume_id, int64_t bytes,
+                          TimeMs at);
 
 // The executor says a running job's GPUs are other indices of the same nodes than gpurent
 // recorded (Slurm picks them itself): the job's open run takes them in place. It is the same

@@ -8,6 +8,7 @@
 #include "model/contract.h"
 #include "model/image.h"
 #include "model/measurement.h"
+#include "model/volume.h"
 #include "model/offer.h"
 #include "model/job_run.h"
 #include "server/services/offer_history.h"
@@ -367,39 +368,39 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
   return ok_status();
 }
 
-// The tenant's own images kept on offers' nodes over any part of [from, to), in the group of the
-// contract (or list prices) of the run that first brought them there.
-Status add_kept_images(StoreReader& store, Builder& b, const Record& tenant, TimeMs from, TimeMs to, LoadedInputs& loaded) {
-  auto kept = list_all(store, "image_storage", {{"tenant_id", tenant.id}});
+// What the tenant keeps stored for offers' nodes over any part of [from, to) (its own images, its
+// projects' artifacts, its volumes: records of `kind`), in the group of the contract (or list
+// prices) of the run that first brought each there, into the group's input list `into`.
+template <class Kept>
+Status add_kept(StoreReader& store, Builder& b, const Record& tenant, TimeMs from, TimeMs to, LoadedInputs& loaded,
+                const char* kind, Result<Kept> (*decode)(const json&), std::string Kept::*id_of,
+                std::string Kept::*name_of, std::vector<StoredImage> RatingInput::*into) {
+  auto kept = list_all(store, kind, {{"tenant_id", tenant.id}});
   if (!kept) return kept.error();
   for (const Record& r : *kept) {
-    auto k = decode_record(r, decode_kept_image, "tenant " + tenant.name + "'s invoices cannot be rated without it");
+    auto k = decode_record(r, decode, "tenant " + tenant.name + "'s invoices cannot be rated without it");
     if (!k) return k.error();
     if (k->from >= to || (k->to && *k->to <= month_start(from))) continue;
     auto o = b.offer(k->offer_id);
     if (!o) return o.error();
     Group& g = group_of(loaded, b, tenant, k->contract_id, r.supplier_id, **o);
-    g.in.images.push_back({k->image_id, k->image, (*o)->name, k->bytes, k->from, k->to});
+    (g.in.*into).push_back({(*k).*id_of, (*k).*name_of, (*o)->name, k->bytes, k->from, k->to});
   }
   return ok_status();
 }
 
-// The project artifacts kept for offers' nodes over any part of [from, to), in the group of the
-// contract (or list prices) of the run that first mounted them there.
-Status add_kept_artifacts(StoreReader& store, Builder& b, const Record& tenant, TimeMs from, TimeMs to,
-                          LoadedInputs& loaded) {
-  auto kept = list_all(store, "artifact_storage", {{"tenant_id", tenant.id}});
-  if (!kept) return kept.error();
-  for (const Record& r : *kept) {
-    auto k = decode_record(r, decode_kept_artifact, "tenant " + tenant.name + "'s invoices cannot be rated without it");
-    if (!k) return k.error();
-    if (k->from >= to || (k->to && *k->to <= month_start(from))) continue;
-    auto o = b.offer(k->offer_id);
-    if (!o) return o.error();
-    Group& g = group_of(loaded, b, tenant, k->contract_id, r.supplier_id, **o);
-    g.in.artifacts.push_back({k->artifact_id, k->artifact, (*o)->name, k->bytes, k->from, k->to});
-  }
-  return ok_status();
+Status add_kept_storage(StoreReader& store, Builder& b, const Record& tenant, TimeMs from, TimeMs to,
+                        LoadedInputs& loaded) {
+  if (auto s = add_kept(store, b, tenant, from, to, loaded, "image_storage", decode_kept_image, &KeptImage::image_id,
+                        &KeptImage::image, &RatingInput::images);
+      !s)
+    return s;
+  if (auto s = add_kept(store, b, tenant, from, to, loaded, "artifact_storage", decode_kept_artifact,
+                        &KeptArtifact::artifact_id, &KeptArtifact::artifact, &RatingInput::artifacts);
+      !s)
+    return s;
+  return add_kept(store, b, tenant, from, to, loaded, "volume_storage", decode_kept_volume, &KeptVolume::volume_id,
+                  &KeptVolume::volume, &RatingInput::volumes);
 }
 
 // Each group's offers' earlier sheets (price history).
@@ -490,8 +491,7 @@ Result<LoadedInputs> load_inputs(StoreReader& store, const GpuCatalog& catalog, 
   Builder b(store, catalog);
   if (auto s = add_contract_groups(store, b, tenant, loaded); !s) return s.error();
   if (auto s = add_runs(store, b, tenant, from, to, loaded); !s) return s.error();
-  if (auto s = add_kept_images(store, b, tenant, from, to, loaded); !s) return s.error();
-  if (auto s = add_kept_artifacts(store, b, tenant, from, to, loaded); !s) return s.error();
+  if (auto s = add_kept_storage(store, b, tenant, from, to, loaded); !s) return s.error();
   if (auto s = add_spot_prices(store, b, loaded); !s) return s.error();
   if (auto s = add_offer_history(b, loaded); !s) return s.error();
   if (auto s = add_measurements(store, b, loaded); !s) return s.error();
@@ -533,8 +533,13 @@ std::map<std::string, Group> narrowed(const std::map<std::string, Group>& groups
       std::erase_if(x.utilization, [&](const UtilSample& u) { return u.at < lo || u.at >= hi; });
       n.in.allocations.push_back(std::move(x));
     }
-    std::erase_if(n.in.images, [&](const StoredImage& k) { return k.from >= to || (k.to && *k.to <= since); });
-    if (n.contract_id.empty() && n.in.allocations.empty() && n.in.images.empty()) continue;
+    auto outside = [&](const StoredImage& k) { return k.from >= to || (k.to && *k.to <= since); };
+    std::erase_if(n.in.images, outside);
+    std::erase_if(n.in.artifacts, outside);
+    std::erase_if(n.in.volumes, outside);
+    if (n.contract_id.empty() && n.in.allocations.empty() && n.in.images.empty() && n.in.artifacts.empty() &&
+        n.in.volumes.empty())
+      continue;
     std::erase_if(n.in.volume, [&](const VolumeUsage& v) {
       auto it = kept.find(v.allocation);
       return it == kept.end() || v.at <= it->second.first || v.at > it->second.second;

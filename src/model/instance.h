@@ -1,0 +1,57 @@
+// Instance: a tenant's interactive machine (docs/resources/instances.md) — N GPUs of one model, or
+// none (CPU-only), an image, and the tenant's volume as its data disk, started and stopped at will
+// and billed only while it runs (its volume while it exists). Each start runs one job of the
+// instance's project (kind debug, named "<instance>-<n>", labelled gpurent.io/instance) through
+// the scheduler and the executor like any other job, so quotas, placement, metering and billing
+// are the jobs'; a stop cancels that job, whose container goes, while the volume keeps the data.
+// Written by the API (api/instances.cc). Value types and pure functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/job.h"
+#include "model/resource.h"
+
+namespace gpurent {
+
+inline constexpr int64_t kMaxInstanceGpus = 16;
+inline constexpr const char* kInstanceLabel = "gpurent.io/instance";
+
+struct Instance {
+  std::string name;     // slug, 1..57 (its jobs are "<name>-<n>"), unique within the tenant
+  std::string project;  // reference as given: project id or name
+  int64_t gpus = 0;     // 0..kMaxInstanceGpus; 0: CPU-only (无卡模式)
+  std::optional<std::string> gpu_model;  // required iff gpus > 0: a catalog id or alias
+  std::optional<VolumeMount> volume;     // the tenant's volume, mounted read-write (default /data)
+  // Each start stops by itself this long after it began running (its job's time_limit_seconds):
+  // a timer against forgotten instances. 1..kMaxJobDurationSeconds / 60 minutes.
+  std::optional<int64_t> stop_after_minutes;
+  // Passed to each start's job as they are, checked as a job checks them: resources, image,
+  // command, env (docs/resources/jobs.md).
+  json job_fields = json::object();
+  // Set by the server.
+  std::string tenant_id, project_id;
+  bool want_running = true;           // started (true) or stopped (false) by its users
+  std::vector<std::string> job_ids;   // one job per start, the latest last
+  std::optional<Message> stop_reason;  // why it last stopped (a user, the job's end)
+
+  bool operator==(const Instance&) const = default;
+};
+
+// POST body (name, project, gpus, gpu_model, volume, resources, image, command, env); the job
+// fields are only shaped here: the server checks them as the first start's job.
+Result<Instance> parse_instance(const json& body);
+Result<Instance> decode_instance(const json& body);  // the stored body, strictly by type
+json to_json(const Instance& i);                     // the stored body; the API adds state, times
+IndexCols index_of(const Instance& i);               // name, tenant_id, project_id
+
+// The job the instance's `n`-th start submits (POST /api/v1/jobs body).
+json instance_job(const Instance& i, int64_t n);
+// A job error's field as the instance's client named it ("gpus_per_worker" -> "gpus",
+// "constraints.gpu_models[0]" -> "gpu_model", "volumes[0].mount" -> "volume.mount").
+std::string instance_field(const std::string& job_field);
+
+}  // namespace gpurent

@@ -1,0 +1,272 @@
+// /api/v1/instances: a tenant's interactive instances (model/instance.h,
+// docs/resources/instances.md).
+//   POST   /instances               create and start (its first job is submitted in the same write)
+//   GET    /instances, /{ref}        with the state derived from its latest job
+//   POST   /instances/{ref}/stop     cancels the running job: the container goes, the volume stays
+//   POST   /instances/{ref}/start    submits the next job "<name>-<n>"
+//   DELETE /instances/{ref}          release: stops it and removes the instance (not its volume)
+// Those who submit the tenant's jobs write (the jobs row of the permission matrix); its users read.
+#include "model/instance.h"
+#include "model/job_state.h"
+#include "model/offer.h"
+#include "model/volume.h"
+#include "server/services/allocation_ledger.h"
+#include "server/api/job_actions.h"
+#include "server/api/resources.h"
+#include "server/http/http_util.h"
+#include "server/services/record_faults.h"
+
+namespace gpurent {
+namespace {
+
+// A job error named as the instance's client named the field.
+Error as_instance_error(Error e) {
+  for (auto& fe : e.fields) fe.field = instance_field(fe.field);
+  return e;
+}
+
+// Submits the instance's next job inside tx; its id is appended to i.job_ids.
+Status start_in(App& app, const Principal& p, StoreTx& tx, Instance& i) {
+  auto job = create_in(app, app.kinds.at("jobs"), instance_job(i, static_cast<int64_t>(i.job_ids.size()) + 1), p, tx);
+  if (!job) return as_instance_error(job.error());
+  i.job_ids.push_back(job->id);
+  i.want_running = true;
+  i.stop_reason.reset();
+  return ok_status();
+}
+
+Result<Built> build_instance(App& app, const json& body, const Principal& p, StoreTx& tx) {
+  auto i = parse_instance(body);
+  if (!i) return i.error();
+  std::map<std::string, std::string> scope;
+  if (!p.is_operator()) scope["tenant_id"] = p.tenant_id.empty() ? "-" : p.tenant_id;
+  auto project = resolve_ref(tx, "projects", i->project, scope, "project");
+  if (!project) return project.error();
+  i->tenant_id = project->tenant_id;
+  i->project_id = project->id;
+  if (auto s = start_in(app, p, tx, *i); !s) return s.error();
+  return Built{to_json(*i), index_of(*i)};
+}
+
+// The instance's latest job, or null when it never started.
+template <class Reader>
+Result<std::optional<Record>> latest_job(Reader& store, const Instance& i) {
+  if (i.job_ids.empty()) return std::optional<Record>();
+  auto r = store.get("jobs", i.job_ids.back());
+  if (!r) return r.error().code == Code::kNotFound ? Result<std::optional<Record>>(std::optional<Record>()) : r.error();
+  return std::optional<Record>(*r);
+}
+
+// requested (waiting for GPUs), starting (placed, not yet running), running, stopped.
+const char* instance_state(const std::optional<JobStatus>& st) {
+  if (!st) return "stopped";
+  switch (st->state) {
+    case JobState::kPending:
+    case JobState::kPreempted:
+      return "requested";
+    case JobState::kAdmitted:
+      return "starting";
+    case JobState::kRunning:
+      return "running";
+    default:
+      return "stopped";
+  }
+}
+
+// What the instance costs per hour now, before free allowances, in the offer's currency:
+// `running`, its running job's GPU (or CPU and memory) time at the price its run is rated at; null
+// while it does not run (the offer is chosen when it is placed). `stopped`, its volume's storage at
+// the offers that keep it (fees.volume_storage per GB-month of 730 h at its size): paid running or
+// not. The total while running is their sum.
+json cost_per_hour(App& app, StoreReader& store, const Instance& i, const std::optional<Record>& job, bool running) {
+  json out = {{"running", nullptr}, {"stopped", nullptr}, {"currency", nullptr}, {"basis", nullptr}};
+  std::optional<Money> storage;
+  if (i.volume) {
+    auto vols = list_all(store, "volumes", {{"tenant_id", i.tenant_id}, {"name", i.volume->name}});
+    auto kept = vols && !vols->empty()
+                    ? list_all(store, "volume_storage", {{"tenant_id", i.tenant_id}, {"state", "open"}})
+                    : Result<std::vector<Record>>(std::vector<Record>{});
+    if (kept)
+      for (const Record& k : *kept) {
+        auto kv = decode_record(k, decode_kept_volume, "the instance's cost cannot be shown without it");
+        if (!kv || kv->volume_id != vols->front().id) continue;
+        auto o = store.get("offers", kv->offer_id);
+        auto offer = o ? parse_offer(o->body, app.catalog) : Result<Offer>(o.error());
+        if (!offer || !offer->fees.volume_storage) continue;
+        auto per_hour = offer->fees.volume_storage->per_gb_month.mul_ratio(kv->bytes, int64_t{730} * 1'000'000'000);
+        if (!per_hour) continue;
+        if (!storage) {
+          storage = *per_hour;
+        } else if (auto sum = storage->plus(*per_hour)) {  // another offer keeps it too (same currency)
+          storage = *sum;
+        }
+      }
+  }
+  if (storage) {
+    out["stopped"] = storage->amount_string();
+    out["currency"] = currency_code(storage->currency());
+  }
+  if (!running || !job) return out;
+  auto runs = list_runs(store, {{"project_id", i.project_id}, {"state", "open"}}, "the instance's cost cannot be shown without it");
+  if (!runs) return out;
+  for (const StoredRun& sr : *runs) {
+    if (sr.run.job_id != job->id || sr.run.offer_id.empty()) continue;
+    auto o = store.get("offers", sr.run.offer_id);
+    if (!o) return out;
+    auto offer = parse_offer(o->body, app.catalog);
+    if (!offer) return out;
+    std::optional<Money> compute;
+    if (sr.run.gpu_milli > 0) {
+      auto price = unit_price_of(store, sr.run, *offer, sr.run.offer_id);
+      if (!price) return out;
+      if (auto m = price->price.mul_ratio(sr.run.gpu_milli, 1000)) compute = *m;
+      out["basis"] = price->basis;
+    } else if (offer->prices.cpu_core_hour && offer->prices.memory_gib_hour) {  // CPU-only, as requested
+      const json& res = i.job_fields.contains("resources") ? i.job_fields["resources"] : json::object();
+      const int64_t cores = res.value("cpu_cores", int64_t{0}), gib = res.value("memory_gib", int64_t{0});
+      auto c = offer->prices.cpu_core_hour->mul_ratio(cores, 1);
+      auto m = offer->prices.memory_gib_hour->mul_ratio(gib, 1);
+      if (c && m)
+        if (auto sum = c->plus(*m)) compute = *sum;
+      out["basis"] = "cpu_only";
+    }
+    if (!compute) return out;
+    if (storage && storage->currency() == compute->currency())
+      if (auto sum = compute->plus(*storage)) compute = *sum;
+    out["running"] = compute->amount_string();
+    out["currency"] = currency_code(compute->currency());
+    return out;
+  }
+  return out;
+}
+
+void decorate(App& app, StoreReader& store, const Record& r, json& out) {
+  auto i = decode_record(r, decode_instance, "its state cannot be shown");
+  if (!i) return;
+  auto job = latest_job(store, *i);
+  std::optional<JobStatus> st;
+  if (job && *job) {
+    auto s = stored_job_status((*job)->body);
+    if (s) st = *s;
+    out["current_job"] = {{"id", (*job)->id}, {"name", (*job)->name}, {"state", st ? job_state_name(st->state) : "unknown"}};
+    if (st) put_message(out["current_job"], "reason", st->reason);
+  }
+  out["state"] = instance_state(st);
+  out["cost_per_hour"] = cost_per_hour(app, store, *i, job && *job ? *job : std::optional<Record>(),
+                                       st && st->state == JobState::kRunning);
+  if (st && st->state == JobState::kRunning && i->stop_after_minutes)  // the job's time limit, from its start
+    out["stops_at"] = format_rfc3339(st->updated_at + *i->stop_after_minutes * 60'000);
+  out.erase("stop_reason");
+  out.erase("stop_reason_text");
+  if (i->stop_reason && !i->want_running)
+    put_message(out, "stop_reason", *i->stop_reason);
+  else if (st && is_terminal(st->state))  // it ended by itself (the job failed or finished)
+    put_message(out, "stop_reason", st->reason);
+}
+
+// Loads the instance `ref` for a write by p inside tx.
+Result<std::pair<Record, Instance>> instance_for_write(App& app, const KindSpec& spec, const Principal& p,
+                                                       const std::string& ref, StoreTx& tx) {
+  auto found = find_visible(app.store, spec, p, ref);
+  if (!found) return found.error();
+  if (!in_scope(write_scope(p, ObjectKind::kJob), p, *found))
+    return Error::make(Code::kForbidden, Message("api.instances.forbidden").arg("role", role_name(p.role)));
+  auto cur = tx.get("instances", found->id);
+  if (!cur) return cur.error();
+  auto i = decode_record(*cur, decode_instance, "it cannot be started or stopped");
+  if (!i) return i.error();
+  return std::make_pair(*cur, *i);
+}
+
+// Cancels the instance's latest job unless it has ended; records why it stopped.
+Status stop_in(StoreTx& tx, Instance& i, const Message& why, const std::string& user_id, TimeMs now) {
+  auto job = latest_job(tx, i);
+  if (!job) return job.error();
+  if (*job) {
+    auto st = stored_job_status((*job)->body);
+    if (!st) return st.error();
+    if (!is_terminal(st->state))
+      if (auto c = cancel_job_in(tx, (*job)->id, why, user_id, now); !c) return c.error();
+  }
+  i.want_running = false;
+  i.stop_reason = why;
+  return ok_status();
+}
+
+void act(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p,
+         bool start) {
+  const std::string who = p.user_id;
+  Record out;
+  Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    auto loaded = instance_for_write(app, spec, p, req.matches[1], tx);
+    if (!loaded) return loaded.error();
+    auto& [cur, i] = *loaded;
+    const TimeMs now = app.clock.now();
+    auto job = latest_job(tx, i);
+    if (!job) return job.error();
+    std::optional<JobStatus> jst;
+    if (*job)
+      if (auto s = stored_job_status((**job).body); s) jst = *s;
+    const bool active = jst && !is_terminal(jst->state);
+    if (start) {
+      if (active) return Error::make(Code::kConflict, Message("api.instances.already_started").arg("name", i.name));
+      if (auto s = start_in(app, p, tx, i); !s) return s;
+    } else {
+      if (!active) return Error::make(Code::kConflict, Message("api.instances.already_stopped").arg("name", i.name));
+      auto u = tx.get("users", who);
+      Message why = Message("instance.stopped_by").arg("user", u && !u->name.empty() ? u->name : who);
+      if (auto s = stop_in(tx, i, why, who, now); !s) return s;
+    }
+    Record r = cur;
+    r.body = to_json(i);
+    r.updated_at = now;
+    if (auto s = tx.update(r); !s) return s;
+    if (auto s = tx.append_audit({now, who, start ? "start" : "stop", "instances", r.id, r.name}); !s) return s;
+    r.version = cur.version + 1;
+    out = std::move(r);
+    return ok_status();
+  });
+  if (!st) return send_problem(res, st.error(), req.path);
+  app.metrics.count_write("instances", start ? "start" : "stop");
+  json body = present(out);
+  decorate(app, app.store, out, body);
+  send_json(res, 200, body);
+}
+
+void start_instance(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res,
+                    const Principal& p) {
+  act(app, spec, req, res, p, true);
+}
+void stop_instance(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res,
+                   const Principal& p) {
+  act(app, spec, req, res, p, false);
+}
+
+}  // namespace
+
+void register_instance_routes(App& app, Router& srv) {
+  KindSpec spec;
+  spec.kind = "instances";
+  spec.id_prefix = "ins";
+  spec.object_kind = ObjectKind::kJob;
+  spec.updatable = false;
+  spec.filters = {{"tenant", "tenant_id"}, {"project", "project_id"}, {"name", "name"}};
+  spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record*) {
+    return build_instance(app, body, p, tx);
+  };
+  spec.decorate = [&app](StoreReader& store, const Record& r, json& out) { decorate(app, store, r, out); };
+  // Release: a running instance is stopped first; its jobs stay (their runs are billed), and its
+  // volume is the tenant's to keep or delete.
+  spec.on_delete = [&app](const Principal& p, const Record& r, StoreTx& tx) -> Status {
+    auto i = decode_record(r, decode_instance, "it cannot be released");
+    if (!i) return i.error();
+    auto u = tx.get("users", p.user_id);
+    const Message why = Message("instance.released_by").arg("user", u && !u->name.empty() ? u->name : p.user_id);
+    return stop_in(tx, *i, why, p.user_id, app.clock.now());
+  };
+  register_crud(app, srv, spec);
+  item_route(app, srv, "POST", "instances", "start", start_instance);
+  item_route(app, srv, "POST", "instances", "stop", stop_instance);
+}
+
+}  // namespace gpurent

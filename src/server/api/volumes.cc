@@ -1,0 +1,90 @@
+// /api/v1/volumes: a tenant's persistent volumes (model/volume.h, docs/resources/volumes.md).
+// Those who may submit the tenant's jobs (the jobs row of the permission matrix) create, grow and
+// delete them; its users read them. A volume a job that has not finished names cannot be deleted;
+// a deleted volume's storage stops being billed and its folder under the server's --volume-root is
+// removed once the delete is committed.
+#include <filesystem>
+#include <system_error>
+
+#include "model/job.h"
+#include "model/job_state.h"
+#include "model/volume.h"
+#include "server/api/resources.h"
+#include "server/services/allocation_ledger.h"
+#include "server/services/record_faults.h"
+
+namespace gpurent {
+namespace {
+
+// The tenant's jobs that have not finished and mount volume `name`: the first one's name, or "".
+Result<std::string> unfinished_job_using(StoreTx& tx, const std::string& tenant_id, const std::string& name) {
+  ListQuery q{"jobs", {{"tenant_id", tenant_id}}, "", 500};
+  for (;;) {
+    auto page = tx.list(q);
+    if (!page) return page.error();
+    for (const Record& r : page->items) {
+      auto status = stored_job_status(r.body);
+      if (!status) return status.error();
+      if (is_terminal(status->state)) continue;
+      auto vols = stored_job_volumes(r.body);
+      if (!vols) return vols.error();
+      for (const VolumeMount& v : *vols)
+        if (v.name == name) return r.name.empty() ? r.id : r.name;
+    }
+    if (page->next_after.empty()) return std::string();
+    q.after_id = page->next_after;
+  }
+}
+
+Result<Built> build_volume(App& app, const json& body, const Principal& p, StoreTx& tx, const Record* existing) {
+  auto v = parse_volume(body);
+  if (!v) return v.error();
+  auto tenant = owning_tenant(tx, p, v->tenant.empty() && existing ? existing->tenant_id : v->tenant);
+  if (!tenant) return tenant.error();
+  v->tenant_id = tenant->id;
+  if (existing) {
+    auto old = decode_record(*existing, decode_volume, "it cannot be changed");
+    if (!old) return old.error();
+    if (tenant->id != existing->tenant_id) return Error::invalid("tenant", Message("api.volumes.tenant_fixed"));
+    if (v->name != old->name)  // its folder on the nodes is named after it
+      return Error::invalid("name", Message("api.volumes.name_fixed").arg("name", old->name));
+    if (v->size_gb < old->size_gb)
+      return Error::invalid("size_gb", Message("api.volumes.shrink")
+                                           .arg("old", std::to_string(old->size_gb))
+                                           .arg("new", std::to_string(v->size_gb)));
+    if (v->size_gb > old->size_gb)  // billed at the new size from now on
+      if (auto s = resize_kept_volume(tx, existing->tenant_id, existing->id, v->size_gb * 1'000'000'000, app.clock.now()); !s)
+        return s.error();
+  }
+  return Built{to_json(*v), index_of(*v)};
+}
+
+}  // namespace
+
+void register_volume_routes(App& app, Router& srv) {
+  KindSpec spec;
+  spec.kind = "volumes";
+  spec.id_prefix = "vol";
+  spec.object_kind = ObjectKind::kJob;
+  spec.filters = {{"tenant", "tenant_id"}, {"name", "name"}};
+  spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record* existing) {
+    return build_volume(app, body, p, tx, existing);
+  };
+  spec.on_delete = [&app](const Principal&, const Record& r, StoreTx& tx) -> Status {
+    auto user = unfinished_job_using(tx, r.tenant_id, r.name);
+    if (!user) return user.error();
+    if (!user->empty())
+      return Error::make(Code::kConflict, Message("api.volumes.in_use").arg("volume", r.name).arg("job", *user));
+    return close_kept_volume(tx, r.tenant_id, r.id, app.clock.now());
+  };
+  // The data goes with it. Where the folder cannot be removed it stays, and a volume created later
+  // under the same name finds it (as one created for a folder jobs made before volumes had sizes).
+  spec.after_delete = [&app](const Record& r) {
+    if (app.opts.volume_root.empty() || r.tenant_id.empty() || r.name.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(std::filesystem::path(app.opts.volume_root) / r.tenant_id / r.name, ec);
+  };
+  register_crud(app, srv, spec);
+}
+
+}  // namespace gpurent

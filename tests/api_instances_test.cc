@@ -1,0 +1,136 @@
+// Instances (docs/resources/instances.md) in the real server on the simulated executor: created
+// and started in one write, stopped and started again as new jobs of the project, the tenant's
+// volume as the data disk, CPU-only at no GPU, released without losing the volume; each run billed
+// as a job's; invisible to other tenants, stopped only by those who may submit the tenant's jobs.
+#include <gtest/gtest.h>
+
+#include "server_fixture.h"
+
+namespace gpurent::testing {
+namespace {
+
+auto instance_in(const std::string& state) {
+  return [state](const json& x) { return x["state"] == state; };
+}
+
+TEST(Instances, StartStopAndReleaseAsJobsOfTheProjectKeepingTheVolume) {
+  ServerProcess s({"--sched-interval-ms", "20", "--firewall-interval-s", "0"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
+  json offer = offer_doc("dc", "h100");  // CNY 17.50 per GPU-hour on demand
+  offer["fees"]["volume_storage"] = {{"per_gb_month", "0.073"}, {"free_gb", 0}};
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer), "offer");
+  acme_and_beta(s);
+  const std::string dev = make_user_token(s, "acme-dev", "tenant_member", "acme");
+  const std::string viewer = make_user_token(s, "acme-viewer", "viewer", "acme");
+  const std::string other = make_user_token(s, "beta-dev", "tenant_admin", "beta");
+  const json box = {{"name", "box"},
+                    {"project", "vision"},
+                    {"gpus", 1},
+                    {"gpu_model", "h100-sxm5-80gb"},
+                    {"image", "nvcr.io/nvidia/pytorch:24.05-py3"},
+                    {"volume", {{"name", "home"}}}};
+  auto post = [&](json body) { return s.req("POST", "/api/v1/instances", dev, body); };
+  Resp no_volume = post(box);
+  EXPECT_EQ(no_volume.error_fields(), std::vector<std::string>{"volume.name"}) << no_volume.describe();
+  json no_model = box;
+  no_model.erase("gpu_model");
+  EXPECT_EQ(post(no_model).error_fields(), std::vector<std::string>{"gpu_model"});
+  json cpu_with_model = box;
+  cpu_with_model["gpus"] = 0;
+  EXPECT_EQ(post(cpu_with_model).error_fields(), std::vector<std::string>{"gpu_model"});
+  json no_timer = box;
+  no_timer["stop_after_minutes"] = 0;
+  EXPECT_EQ(post(no_timer).error_fields(), std::vector<std::string>{"stop_after_minutes"});
+  json too_many = box;
+  too_many["gpus"] = 17;
+  EXPECT_EQ(post(too_many).error_fields(), std::vector<std::string>{"gpus"});
+  EXPECT_EQ(s.req("POST", "/api/v1/instances", viewer, box).status, 403);
+  expect_2xx(s.req("POST", "/api/v1/volumes", dev, json{{"name", "home"}, {"size_gb", 50}}), "volume");
+
+  const json created = expect_2xx(post(box), "instance").body;
+  EXPECT_EQ(created["id"].get<std::string>().rfind("ins_", 0), 0u);
+  EXPECT_EQ(created["current_job"]["name"], "box-1") << created.dump();
+  const std::string path = "/api/v1/instances/" + created["id"].get<std::string>();
+  json running = wait_for(s, path, instance_in("running"));
+  ASSERT_EQ(running["state"], "running") << running.dump();
+  const std::string first_job = running["current_job"]["id"];
+  // What it costs per hour: running, one H100 at 17.50 plus the 50 GB volume at 0.073 per
+  // GB-month of 730 h (0.005 per hour); stopped, the volume alone.
+  EXPECT_EQ(running["cost_per_hour"]["currency"], "CNY") << running.dump();
+  EXPECT_EQ(running["cost_per_hour"]["basis"], "on_demand");
+  EXPECT_EQ(micros(running["cost_per_hour"]["running"]), 17'505'000) << running.dump();
+  EXPECT_EQ(micros(running["cost_per_hour"]["stopped"]), 5'000) << running.dump();
+  const json job1 = s.admin("GET", "/api/v1/jobs/" + first_job).body;
+  EXPECT_EQ(job1["kind"], "debug");
+  EXPECT_EQ(job1["labels"]["gpurent.io/instance"], "box");
+  EXPECT_EQ(job1["volumes"][0]["name"], "home");
+  EXPECT_EQ(job1["volumes"][0]["mount"], "/data");
+  EXPECT_EQ(job1["gpus_per_worker"], 1);
+
+  // Other tenants do not see it; readers of the tenant cannot stop it.
+  EXPECT_EQ(s.req("GET", path, other).status, 404);
+  EXPECT_TRUE(list_ids(s, "/api/v1/instances", other).empty());
+  EXPECT_EQ(s.req("POST", path + "/stop", viewer).status, 403);
+  EXPECT_EQ(s.req("POST", path + "/start", dev).status, 409) << "already started";
+
+  // Stop: the job is cancelled (its run ends), the reason names who stopped it.
+  const json stopped = expect_2xx(s.req("POST", path + "/stop", dev), "stop").body;
+  EXPECT_EQ(stopped["state"], "stopped") << stopped.dump();
+  EXPECT_NE(stopped["stop_reason"].get<std::string>().find("acme-dev"), std::string::npos) << stopped.dump();
+  EXPECT_EQ(s.admin("GET", "/api/v1/jobs/" + first_job).body["status"]["state"], "cancelled");
+  EXPECT_EQ(s.req("POST", path + "/stop", dev).status, 409) << "already stopped";
+  EXPECT_TRUE(stopped["cost_per_hour"]["running"].is_null()) << stopped.dump();
+  EXPECT_EQ(micros(stopped["cost_per_hour"]["stopped"]), 5'000) << "the volume is paid while stopped";
+
+  // Start again: a new job of the project with the same volume.
+  const json restarted = expect_2xx(s.req("POST", path + "/start", dev), "start").body;
+  EXPECT_EQ(restarted["current_job"]["name"], "box-2") << restarted.dump();
+  json again = wait_for(s, path, instance_in("running"));
+  ASSERT_EQ(again["state"], "running") << again.dump();
+  EXPECT_FALSE(again.contains("stop_reason")) << again.dump();
+
+  // A timer: each start's job stops itself after stop_after_minutes (its time limit).
+  const json timed = expect_2xx(post({{"name", "timed"},
+                                      {"project", "vision"},
+                                      {"gpus", 1},
+                                      {"gpu_model", "h100-sxm5-80gb"},
+                                      {"image", "nvcr.io/nvidia/pytorch:24.05-py3"},
+                                      {"stop_after_minutes", 90}}),
+                                "timed instance")
+                          .body;
+  EXPECT_EQ(s.admin("GET", "/api/v1/jobs/" + timed["current_job"]["id"].get<std::string>()).body["time_limit_seconds"], 5400);
+  json timed_running = wait_for(s, "/api/v1/instances/timed", instance_in("running"));
+  EXPECT_TRUE(timed_running.contains("stops_at")) << timed_running.dump();
+
+  // CPU-only: no GPU, the CPU and memory it asks for.
+  const json cpu = expect_2xx(post({{"name", "setup"},
+                                    {"project", "vision"},
+                                    {"gpus", 0},
+                                    {"image", "docker.io/library/debian:12"},
+                                    {"command", {"sleep", "infinity"}},
+                                    {"resources", {{"cpu_cores", 2}, {"memory_gib", 4}}},
+                                    {"volume", {{"name", "home"}, {"mount", "/root/data"}}}}),
+                              "cpu-only instance")
+                        .body;
+  const json cpu_job = s.admin("GET", "/api/v1/jobs/" + cpu["current_job"]["id"].get<std::string>()).body;
+  EXPECT_EQ(cpu_job["gpus_per_worker"], 0) << cpu_job.dump();
+  EXPECT_EQ(cpu_job["resources"]["cpu_cores"], 2);
+
+  // Release: stopped and gone; its jobs and the tenant's volume stay.
+  const std::string second_job = again["current_job"]["id"];
+  EXPECT_EQ(s.req("DELETE", path, viewer).status, 403);
+  ASSERT_EQ(s.req("DELETE", path, dev).status, 204);
+  EXPECT_EQ(s.req("GET", path, dev).status, 404);
+  EXPECT_EQ(s.admin("GET", "/api/v1/jobs/" + second_job).body["status"]["state"], "cancelled");
+  EXPECT_EQ(s.req("GET", "/api/v1/volumes/home", dev).status, 200) << "the volume is the tenant's";
+
+  // Each run was billed as a job's run: two closed allocations for the instance's two jobs.
+  const json closed = s.admin("GET", "/api/v1/allocations?state=closed&limit=100").body;
+  int runs = 0;
+  for (const auto& a : closed["items"]) runs += a["job_id"] == first_job || a["job_id"] == second_job;
+  EXPECT_EQ(runs, 2) << closed.dump();
+}
+
+}  // namespace
+}  // namespace gpurent::testing
