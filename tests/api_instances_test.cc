@@ -4,6 +4,7 @@
 // as a job's; invisible to other tenants, stopped only by those who may submit the tenant's jobs.
 #include <gtest/gtest.h>
 
+#include "core/clock.h"
 #include "server_fixture.h"
 
 namespace gpurent::testing {
@@ -42,6 +43,9 @@ TEST(Instances, StartStopAndReleaseAsJobsOfTheProjectKeepingTheVolume) {
   json no_timer = box;
   no_timer["stop_after_minutes"] = 0;
   EXPECT_EQ(post(no_timer).error_fields(), std::vector<std::string>{"stop_after_minutes"});
+  json past = box;
+  past["stop_at"] = "2020-01-01T00:00:00Z";
+  EXPECT_EQ(post(past).error_fields(), std::vector<std::string>{"stop_at"});
   json too_many = box;
   too_many["gpus"] = 17;
   EXPECT_EQ(post(too_many).error_fields(), std::vector<std::string>{"gpus"});
@@ -102,6 +106,27 @@ TEST(Instances, StartStopAndReleaseAsJobsOfTheProjectKeepingTheVolume) {
   EXPECT_EQ(s.admin("GET", "/api/v1/jobs/" + timed["current_job"]["id"].get<std::string>()).body["time_limit_seconds"], 5400);
   json timed_running = wait_for(s, "/api/v1/instances/timed", instance_in("running"));
   EXPECT_TRUE(timed_running.contains("stops_at")) << timed_running.dump();
+  // What it will cost until then at its running price: at most 90 minutes of 17.50 per hour.
+  ASSERT_TRUE(timed_running.contains("cost_until_stop")) << timed_running.dump();
+  EXPECT_GT(micros(timed_running["cost_until_stop"]), 0);
+  EXPECT_LE(micros(timed_running["cost_until_stop"]), 26'250'000) << timed_running.dump();
+  EXPECT_GE(micros(timed_running["cost_until_stop"]), 26'000'000) << "within about a minute of 90: " << timed_running.dump();
+
+  // Or stop at a time: the job's time limit runs until then (the sooner of the two when both are set).
+  const std::string in_an_hour = format_rfc3339(SystemClock().now() + 3'600'000);
+  const json until = expect_2xx(post({{"name", "until"},
+                                      {"project", "vision"},
+                                      {"gpus", 1},
+                                      {"gpu_model", "h100-sxm5-80gb"},
+                                      {"image", "nvcr.io/nvidia/pytorch:24.05-py3"},
+                                      {"stop_after_minutes", 600},
+                                      {"stop_at", in_an_hour}}),
+                                "instance stopping at a time")
+                          .body;
+  const int64_t limit =
+      s.admin("GET", "/api/v1/jobs/" + until["current_job"]["id"].get<std::string>()).body["time_limit_seconds"];
+  EXPECT_LE(limit, 3600);
+  EXPECT_GE(limit, 3540);
 
   // CPU-only: no GPU, the CPU and memory it asks for.
   const json cpu = expect_2xx(post({{"name", "setup"},

@@ -176,7 +176,9 @@ class DemoWorldTest : public ::testing::Test {
         auto i = parse_instance(o.body);
         ASSERT_TRUE(i) << reason(i.error());
         ASSERT_TRUE(s.tenants.count(o.as_tenant));
-        auto j = parse_job(instance_job(*i, 1), s.tenants[o.as_tenant].currency);
+        auto body = instance_job(*i, 1, 0);
+        ASSERT_TRUE(body) << reason(body.error());
+        auto j = parse_job(*body, s.tenants[o.as_tenant].currency);
         ASSERT_TRUE(j) << reason(j.error());
         ASSERT_TRUE(s.projects.count(i->project)) << "unknown project";
         EXPECT_EQ(s.projects[i->project].first, o.as_tenant) << "project of another tenant";

@@ -22,6 +22,7 @@ void read_declared(Fields& f, Instance& i) {
     f.error("gpu_model", Message("instance.gpu_model.required"));
   if (gpus_ok && i.gpus == 0 && i.gpu_model) f.error("gpu_model", Message("instance.gpu_model.cpu_only"));
   i.stop_after_minutes = f.opt_integer("stop_after_minutes", 1, kMaxJobDurationSeconds / 60);
+  i.stop_at = f.opt_time("stop_at");
   f.object("volume", false, [&](Fields& v) {
     VolumeMount m;
     m.name = v.str("name", {.min_len = 1, .max_len = 63, .pattern = kSlug, .pattern_help = kSlugHelp});
@@ -42,7 +43,7 @@ Result<Instance> parse_instance(const json& body) {
   Instance i;
   read_declared(f, i);
   f.ignore({"tenant_id", "project_id", "state", "job_ids", "want_running", "stop_reason", "stop_reason_message",
-            "current_job", "reason", "cost_per_hour", "stop_reason_text"});
+            "current_job", "reason", "cost_per_hour", "stop_reason_text", "stops_at", "cost_until_stop"});
   ignore_server_keys(f);
   f.finish();
   if (!errs.empty()) return errs.to_error();
@@ -73,6 +74,7 @@ json to_json(const Instance& i) {
   if (i.gpu_model) j["gpu_model"] = *i.gpu_model;
   if (i.volume) j["volume"] = {{"name", i.volume->name}, {"mount", i.volume->mount}};
   if (i.stop_after_minutes) j["stop_after_minutes"] = *i.stop_after_minutes;
+  if (i.stop_at) j["stop_at"] = format_rfc3339(*i.stop_at);
   for (const auto& [k, v] : i.job_fields.items()) j[k] = v;
   if (i.stop_reason) {
     j["stop_reason"] = message_to_json(*i.stop_reason);
@@ -90,7 +92,16 @@ IndexCols index_of(const Instance& i) {
   return c;
 }
 
-json instance_job(const Instance& i, int64_t n) {
+Result<json> instance_job(const Instance& i, int64_t n, TimeMs now) {
+  std::optional<int64_t> limit;
+  if (i.stop_after_minutes) limit = *i.stop_after_minutes * 60;
+  if (i.stop_at) {
+    if (*i.stop_at <= now)
+      return Error::invalid("stop_at", Message("instance.stop_at.past").arg("at", format_rfc3339(*i.stop_at)));
+    const int64_t s = (*i.stop_at - now + 999) / 1000;  // whole seconds, rounded up
+    if (s > kMaxJobDurationSeconds) return Error::invalid("stop_at", Message("instance.stop_at.too_far"));
+    limit = limit ? std::min(*limit, s) : s;
+  }
   json j = {{"name", i.name + "-" + std::to_string(n)},
             {"project", i.project_id.empty() ? i.project : i.project_id},
             {"kind", "debug"},
@@ -99,7 +110,7 @@ json instance_job(const Instance& i, int64_t n) {
             {"labels", {{kInstanceLabel, i.name}}}};
   if (i.gpu_model) j["constraints"] = {{"gpu_models", {*i.gpu_model}}};
   if (i.volume) j["volumes"] = {{{"name", i.volume->name}, {"mount", i.volume->mount}}};
-  if (i.stop_after_minutes) j["time_limit_seconds"] = *i.stop_after_minutes * 60;
+  if (limit) j["time_limit_seconds"] = *limit;
   for (const auto& [k, v] : i.job_fields.items()) j[k] = v;
   return j;
 }

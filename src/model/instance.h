@@ -29,6 +29,8 @@ struct Instance {
   // Each start stops by itself this long after it began running (its job's time_limit_seconds):
   // a timer against forgotten instances. 1..kMaxJobDurationSeconds / 60 minutes.
   std::optional<int64_t> stop_after_minutes;
+  // Or at this time (whichever comes first): a start after it is refused.
+  std::optional<TimeMs> stop_at;
   // Passed to each start's job as they are, checked as a job checks them: resources, image,
   // command, env (docs/resources/jobs.md).
   json job_fields = json::object();
@@ -48,8 +50,10 @@ Result<Instance> decode_instance(const json& body);  // the stored body, strictl
 json to_json(const Instance& i);                     // the stored body; the API adds state, times
 IndexCols index_of(const Instance& i);               // name, tenant_id, project_id
 
-// The job the instance's `n`-th start submits (POST /api/v1/jobs body).
-json instance_job(const Instance& i, int64_t n);
+// The job the instance's `n`-th start submits at `now` (POST /api/v1/jobs body): its time limit is
+// the sooner of stop_after_minutes and stop_at. An error on stop_at when it is not after `now`, or
+// more than the longest time limit away.
+Result<json> instance_job(const Instance& i, int64_t n, TimeMs now);
 // A job error's field as the instance's client named it ("gpus_per_worker" -> "gpus",
 // "constraints.gpu_models[0]" -> "gpu_model", "volumes[0].mount" -> "volume.mount").
 std::string instance_field(const std::string& job_field);

@@ -27,7 +27,9 @@ Error as_instance_error(Error e) {
 
 // Submits the instance's next job inside tx; its id is appended to i.job_ids.
 Status start_in(App& app, const Principal& p, StoreTx& tx, Instance& i) {
-  auto job = create_in(app, app.kinds.at("jobs"), instance_job(i, static_cast<int64_t>(i.job_ids.size()) + 1), p, tx);
+  auto body = instance_job(i, static_cast<int64_t>(i.job_ids.size()) + 1, app.clock.now());
+  if (!body) return body.error();
+  auto job = create_in(app, app.kinds.at("jobs"), *body, p, tx);
   if (!job) return as_instance_error(job.error());
   i.job_ids.push_back(job->id);
   i.want_running = true;
@@ -154,8 +156,18 @@ void decorate(App& app, StoreReader& store, const Record& r, json& out) {
   out["state"] = instance_state(st);
   out["cost_per_hour"] = cost_per_hour(app, store, *i, job && *job ? *job : std::optional<Record>(),
                                        st && st->state == JobState::kRunning);
-  if (st && st->state == JobState::kRunning && i->stop_after_minutes)  // the job's time limit, from its start
-    out["stops_at"] = format_rfc3339(st->updated_at + *i->stop_after_minutes * 60'000);
+  if (st && st->state == JobState::kRunning && (i->stop_after_minutes || i->stop_at)) {
+    TimeMs stops = i->stop_at.value_or(INT64_MAX);  // the job's time limit, from its start, or the set time
+    if (i->stop_after_minutes) stops = std::min(stops, st->updated_at + *i->stop_after_minutes * 60'000);
+    out["stops_at"] = format_rfc3339(stops);
+    // What it will have cost from now until then at today's running price (none when unknown).
+    const json& c = out["cost_per_hour"];
+    if (c["running"].is_string() && c["currency"].is_string())
+      if (auto cur = parse_currency(c["currency"].get<std::string>()))
+        if (auto per_hour = Money::parse(c["running"].get<std::string>(), *cur))
+          if (auto until = per_hour->mul_ratio(std::max<TimeMs>(0, stops - app.clock.now()), 3'600'000))
+            out["cost_until_stop"] = until->amount_string();
+  }
   out.erase("stop_reason");
   out.erase("stop_reason_text");
   if (i->stop_reason && !i->want_running)

@@ -4,9 +4,9 @@
 // webhooks, and keeps the effects: a budget breach of a project whose budget_action is "hold"
 // holds its new jobs (the scheduler reads active budget alerts each tick); an egress alert
 // publishes a freeze of the project's egress and large uploads until an admin lifts it (through
-// the alerts API, webhooks and /metrics, for the supplier's gateways to enforce traffic: gpurent
-// itself cuts no running container's network) and holds the project's new jobs (not admitted)
-// until the freeze is lifted. A budget alert that no longer
+// the alerts API, webhooks and /metrics, for the supplier's gateways; the container executors cut
+// the project's running containers' network themselves: egress_frozen_projects) and holds the
+// project's new jobs (not admitted) until the freeze is lifted. A budget alert that no longer
 // fires (a higher budget, a new month) is resolved. Tenants whose money is watched (prepaid, or a
 // credit limit: services/balances.h) get balance_low and balance_exhausted alerts; the latter
 // stops the tenant's running work until it no longer fires (a top-up, a payment).
