@@ -149,6 +149,10 @@ TEST(Instances, StartStopAndReleaseAsJobsOfTheProjectKeepingTheVolume) {
   EXPECT_EQ(s.req("GET", path, dev).status, 404);
   EXPECT_EQ(s.admin("GET", "/api/v1/jobs/" + second_job).body["status"]["state"], "cancelled");
   EXPECT_EQ(s.req("GET", "/api/v1/volumes/home", dev).status, 200) << "the volume is the tenant's";
+  // Created again under its name: its jobs keep theirs, the new one takes the next number.
+  const json again_created = expect_2xx(post(box), "the same name again").body;
+  EXPECT_EQ(again_created["current_job"]["name"], "box-3") << again_created.dump();
+  ASSERT_EQ(s.req("DELETE", "/api/v1/instances/box", dev).status, 204);
 
   // Each run was billed as a job's run: two closed allocations for the instance's two jobs.
   const json closed = s.admin("GET", "/api/v1/allocations?state=closed&limit=100").body;

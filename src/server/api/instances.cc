@@ -25,9 +25,17 @@ Error as_instance_error(Error e) {
   return e;
 }
 
-// Submits the instance's next job inside tx; its id is appended to i.job_ids.
+// Submits the instance's next job inside tx; its id is appended to i.job_ids. Its number is the
+// next after the instance's starts whose name no job of the tenant has (an instance released and
+// created again under its name, or a job a user named so, keeps its jobs' names).
 Status start_in(App& app, const Principal& p, StoreTx& tx, Instance& i) {
-  auto body = instance_job(i, static_cast<int64_t>(i.job_ids.size()) + 1, app.clock.now());
+  int64_t n = static_cast<int64_t>(i.job_ids.size()) + 1;
+  for (;; ++n) {
+    auto taken = tx.list({"jobs", {{"tenant_id", i.tenant_id}, {"name", i.name + "-" + std::to_string(n)}}, "", 1});
+    if (!taken) return taken.error();
+    if (taken->items.empty()) break;
+  }
+  auto body = instance_job(i, n, app.clock.now());
   if (!body) return body.error();
   auto job = create_in(app, app.kinds.at("jobs"), *body, p, tx);
   if (!job) return as_instance_error(job.error());
