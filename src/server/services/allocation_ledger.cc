@@ -77,6 +77,21 @@ Result<bool> node_is_sold(StoreReader& store, const Record& node_rec) {
 
 namespace {
 
+// Opens a kept-storage record of `kind` (an image, artifact or volume kept for an offer's nodes).
+Status insert_kept(StoreTx& tx, const char* kind, const char* id_prefix, const std::string& tenant_id,
+                   const std::string& project_id, const std::string& supplier_id, json body, TimeMs now) {
+  Record r;
+  r.kind = kind;
+  r.id = new_id(id_prefix);
+  r.tenant_id = tenant_id;
+  r.project_id = project_id;
+  r.supplier_id = supplier_id;
+  r.state = "open";
+  r.created_at = r.updated_at = now;
+  r.body = std::move(body);
+  return tx.insert(r);
+}
+
 // The run's job runs in one of the tenant's own images: it is kept on the run's offer's nodes
 // from now, unless an open record already says so. Images named by their node reference, public
 // images and unpriced runs keep nothing billable.
@@ -95,15 +110,7 @@ Status keep_image(StoreTx& tx, const Record& job, const Job& j, const JobRun& ru
     if (k->image_id == img->id && k->offer_id == run.offer_id) return ok_status();
   }
   KeptImage k{img->id, image->name, run.offer_id, run.contract_id, image->size_bytes, now, std::nullopt};
-  Record r;
-  r.kind = "image_storage";
-  r.id = new_id("ims");
-  r.tenant_id = job.tenant_id;
-  r.supplier_id = run.supplier_id;
-  r.state = "open";
-  r.created_at = r.updated_at = now;
-  r.body = to_json(k);
-  return tx.insert(r);
+  return insert_kept(tx, "image_storage", "ims", job.tenant_id, "", run.supplier_id, to_json(k), now);
 }
 
 // The run's job mounts artifacts of its project: each is kept for the run's offer's nodes from
@@ -126,16 +133,9 @@ Status keep_artifacts(StoreTx& tx, const Record& job, const Job& j, const JobRun
     auto art = decode_record(rec, decode_artifact, "its storage cannot be billed");
     if (!art) return art.error();
     KeptArtifact k{rec.id, art->name, run.offer_id, run.contract_id, art->size_bytes, now, std::nullopt};
-    Record r;
-    r.kind = "artifact_storage";
-    r.id = new_id("ars");
-    r.tenant_id = job.tenant_id;
-    r.project_id = job.project_id;
-    r.supplier_id = run.supplier_id;
-    r.state = "open";
-    r.created_at = r.updated_at = now;
-    r.body = to_json(k);
-    if (auto s = tx.insert(r); !s) return s;
+    if (auto s = insert_kept(tx, "artifact_storage", "ars", job.tenant_id, job.project_id, run.supplier_id, to_json(k), now);
+        !s)
+      return s;
     kept.insert(rec.id);
   }
   return ok_status();
@@ -143,15 +143,7 @@ Status keep_artifacts(StoreTx& tx, const Record& job, const Job& j, const JobRun
 
 Status insert_kept_volume(StoreTx& tx, const std::string& tenant_id, const std::string& supplier_id,
                           const KeptVolume& k, TimeMs now) {
-  Record r;
-  r.kind = "volume_storage";
-  r.id = new_id("vls");
-  r.tenant_id = tenant_id;
-  r.supplier_id = supplier_id;
-  r.state = "open";
-  r.created_at = r.updated_at = now;
-  r.body = to_json(k);
-  return tx.insert(r);
+  return insert_kept(tx, "volume_storage", "vls", tenant_id, "", supplier_id, to_json(k), now);
 }
 
 // The run's job mounts volumes of its tenant: each is kept for the run's offer's nodes at its
