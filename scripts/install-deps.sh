@@ -11,7 +11,7 @@ PACKAGES=(
   libyaml-cpp-dev libssl-dev libboost1.81-dev libgtest-dev libgmock-dev libbenchmark-dev prometheus-cpp-dev
   curl ca-certificates wrk jq python3
   slurm-wlm munge iproute2 util-linux slurmdbd mariadb-server
-  podman runc mmdebstrap skopeo
+  podman runc mmdebstrap skopeo openssh-client
   libglpk-dev
   chromium fonts-wqy-microhei
 )

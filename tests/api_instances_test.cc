@@ -161,5 +161,52 @@ TEST(Instances, StartStopAndReleaseAsJobsOfTheProjectKeepingTheVolume) {
   EXPECT_EQ(runs, 2) << closed.dump();
 }
 
+// Access fields on the simulated executor (no container, so no way in is shown): keys checked and
+// named, each instance holding the lowest free node ports of the server's range for its life, the
+// range running out with a 409, a released instance's ports free again, the notebook token never
+// in an answer.
+TEST(Instances, SshKeysAndNotebookHoldPortsOfTheServersRange) {
+  ServerProcess s({"--sched-interval-ms", "20", "--firewall-interval-s", "0", "--instance-ports", "30100-30102"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
+  acme_and_beta(s);
+  const std::string dev = make_user_token(s, "acme-dev", "tenant_member", "acme");
+  const std::string key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMmoR98h6zcgRAJsBTuFmr2APBlJQ6nJyM70vXl+nPx dev@laptop";
+  auto box = [&](const std::string& name, json keys, bool notebook) {
+    return json{{"name", name}, {"project", "vision"}, {"resources", {{"cpu_cores", 2}, {"memory_gib", 4}}}, {"image", "localhost/dev:1"},
+                {"ssh_keys", std::move(keys)}, {"notebook", notebook}};
+  };
+  auto post = [&](const json& body) { return s.req("POST", "/api/v1/instances", dev, body); };
+  Resp bad = post(box("bad", {key, "-----BEGIN OPENSSH PRIVATE KEY-----"}, false));
+  EXPECT_EQ(bad.error_fields(), std::vector<std::string>{"ssh_keys[1]"}) << bad.describe();
+  EXPECT_NE(bad.body.dump().find("private"), std::string::npos) << "it says a private key was pasted: " << bad.describe();
+  Resp chosen = post([&] {
+    json b = box("chosen", {key}, false);
+    b["notebook_token"] = "guessable";
+    return b;
+  }());
+  EXPECT_EQ(chosen.error_fields(), std::vector<std::string>{"notebook_token"}) << chosen.describe();
+
+  const json a = expect_2xx(post(box("a", {key}, true)), "a").body;
+  EXPECT_EQ(a["ssh_port"], 30100);
+  EXPECT_EQ(a["notebook_port"], 30101);
+  EXPECT_FALSE(a.contains("notebook_token")) << a.dump();
+  EXPECT_TRUE(a["access"].is_null()) << "no containers, no way in: " << a.dump();
+  const json plain = expect_2xx(post(box("plain", json::array(), false)), "no access").body;
+  EXPECT_FALSE(plain.contains("ssh_port")) << "no keys, no notebook: no ports";
+  const json b = expect_2xx(post(box("b", {key}, false)), "b").body;
+  EXPECT_EQ(b["ssh_port"], 30102);
+  Resp full = post(box("c", {key}, false));
+  EXPECT_EQ(full.status, 409) << full.describe();
+  EXPECT_NE(full.body.dump().find("30100-30102"), std::string::npos) << full.describe();
+  // Released, its ports go back to the range.
+  ASSERT_EQ(s.req("DELETE", "/api/v1/instances/a", dev).status, 204);
+  const json c = expect_2xx(post(box("c", {key}, true)), "c").body;
+  EXPECT_EQ(c["ssh_port"], 30100);
+  EXPECT_EQ(c["notebook_port"], 30101);
+  for (const std::string& path : {"/api/v1/instances/c", "/api/v1/instances"})
+    EXPECT_EQ(s.req("GET", path, dev).body.dump().find("notebook_token"), std::string::npos) << path;
+}
+
 }  // namespace
 }  // namespace gpurent::testing

@@ -12,8 +12,9 @@
 
 namespace gpurent::testing {
 
-// The image the container tests run (scripts/debian-image: Debian's python3, procps, iproute2).
-inline constexpr const char* kImage = "localhost/gpurent/python:bookworm";
+// The image the container tests run (scripts/debian-image: Debian's python3, procps, iproute2, and
+// openssh-server and jupyter-notebook for instances' SSH and notebook).
+inline constexpr const char* kImage = "localhost/gpurent/dev:bookworm";
 
 // Runs `cmd` with sh, stderr joined to stdout: its output, and its exit status in *rc.
 inline std::string run_cmd(const std::string& cmd, int* rc = nullptr) {
@@ -35,7 +36,7 @@ inline std::string container_test_setup(bool* skip) {
   if (std::system("command -v podman >/dev/null 2>&1") != 0) return "podman is not installed";
   int rc = 0;
   const std::string out = run_cmd(std::string(GPURENT_SOURCE_DIR) + "/scripts/debian-image " + kImage +
-                                      " bookworm python3,procps,iproute2 minbase",
+                                      " bookworm python3,procps,iproute2,openssh-server,jupyter-notebook minbase",
                                   &rc);
   *skip = rc == 77;
   return rc == 0 ? "" : out.empty() ? "scripts/debian-image failed" : out;

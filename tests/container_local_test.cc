@@ -30,8 +30,11 @@ struct Box {
   std::string dir;
   std::string network;
   ~Box() {
-    (void)std::system((std::string(kPodman) + " rm -f $(podman ps -aq --filter name=gpurent-job_) >/dev/null 2>&1").c_str());
-    if (!network.empty()) (void)std::system(("podman network rm -f " + network + " >/dev/null 2>&1").c_str());
+    // Only this test's containers (its tenant's network): other container tests may run beside it.
+    if (!network.empty())
+      (void)std::system((std::string(kPodman) + " rm -f $(podman ps -aq --filter network=" + network +
+                         ") >/dev/null 2>&1; podman network rm -f " + network + " >/dev/null 2>&1")
+                            .c_str());
     if (!dir.empty()) fs::remove_all(dir);
   }
 };
@@ -144,7 +147,7 @@ TEST(ContainerLocal, local_containers_RunWithoutSlurmAndSurviveAServerKill) {
                        "time.sleep(3)";
   const std::string checked = submit("health-checked", 1, {"python3", "-c", kLater},
                                      {{"readiness", {{"command", {"test", "-e", "/tmp/up"}}, {"interval_seconds", 1}}}});
-  const std::string beating = submit("heartbeat", 1, {"python3", "-c", kLater}, {{"readiness", {{"heartbeat", true}}}});
+  const std::string beating = submit("heartbeat", 1, {"python3", "-c", kLater}, {{"readiness", {{"heartbeat", true}, {"interval_seconds", 1}}}});
   for (const std::string& id : {checked, beating}) {
     json ended = wait_for(s, "/api/v1/jobs/" + id, state_is("succeeded"), 120);
     ASSERT_EQ(ended["status"]["state"], "succeeded") << ended.dump() << logs(id) << s.log();

@@ -33,11 +33,13 @@ struct Cluster {
   std::string dir;
   std::vector<std::string> networks;  // the tenants' Podman networks the jobs created
   ~Cluster() {
-    for (const auto& n : networks) (void)std::system(("podman network rm -f " + n + " >/dev/null 2>&1").c_str());
+    // Only this test's containers (its tenants' networks): other container tests may run beside it.
+    for (const auto& n : networks)
+      (void)std::system(("podman --runtime runc --cgroup-manager cgroupfs rm -f $(podman ps -aq --filter network=" + n +
+                         ") >/dev/null 2>&1; podman network rm -f " + n + " >/dev/null 2>&1")
+                            .c_str());
     if (dir.empty()) return;
     (void)std::system((std::string(GPURENT_SOURCE_DIR) + "/scripts/slurm-local stop " + dir).c_str());
-    (void)std::system(
-        "podman --runtime runc --cgroup-manager cgroupfs rm -f $(podman ps -aq --filter name=gpurent-job_) >/dev/null 2>&1");
     fs::remove_all(dir);
   }
 };
@@ -272,7 +274,7 @@ TEST(ContainerSlurm, slurm_containers_RunIsolatedOnExactlyTheirGpus) {
   std::string digest = run_cmd("podman image inspect " + std::string(kImage) + " --format '{{.Digest}}'");
   while (!digest.empty() && digest.back() == '\n') digest.pop_back();
   ASSERT_EQ(digest.rfind("sha256:", 0), 0u) << digest;
-  const std::string by_digest = "localhost/gpurent/python@" + digest;
+  const std::string by_digest = "localhost/gpurent/dev@" + digest;
   const std::string g = submit("acme", "gang", 2, 4,
                                {"sh", "-c", "echo GANG \"{\\\"node\\\": \\\"$GPURENT_NODE\\\", \\\"n\\\": $(ls /dev/nvidia* | wc -l)}\""},
                                {{"image", by_digest}});
@@ -291,7 +293,7 @@ TEST(ContainerSlurm, slurm_containers_RunIsolatedOnExactlyTheirGpus) {
                                   "            time.sleep(60); os._exit(0)\n        n += 1\nexcept OSError as e:\n"
                                   "    print('FORKS', n, e.errno, flush=True)\n")}}}});
   const std::string missing = submit("beta", "missing", 1, 1, {"true"}, {{"image", "localhost/no-such-image:1"}});
-  const std::string other = "localhost/gpurent/python@sha256:" + std::string(64, 'a');
+  const std::string other = "localhost/gpurent/dev@sha256:" + std::string(64, 'a');
   const std::string wrong_digest = submit("beta", "wrong-digest", 1, 1, {"true"}, {{"image", other}});
   const std::string bad = submit("beta", "exit3", 1, 1, {"sh", "-c", "echo first; echo 'the last words' >&2; exit 3"});
   json jo = wait_for(s, "/api/v1/jobs/" + oom, finished, 90);

@@ -8,6 +8,21 @@
 
 namespace gpurent {
 
+namespace {
+
+// "30000-30999": the first and last port, 1024..65535, the first not above the last.
+Result<std::pair<int64_t, int64_t>> parse_port_range(const std::string& v) {
+  const auto bad = [] { return Error::invalid("--instance-ports", Message("cli.serve.port_range")); };
+  const size_t dash = v.find('-');
+  if (dash == std::string::npos || dash == 0 || dash + 1 >= v.size() || v.size() > 11) return bad();
+  if (v.find_first_not_of("0123456789-") != std::string::npos || v.find('-', dash + 1) != std::string::npos) return bad();
+  const int64_t lo = std::stoll(v.substr(0, dash)), hi = std::stoll(v.substr(dash + 1));
+  if (lo < 1024 || hi > 65535 || lo > hi) return bad();
+  return std::make_pair(lo, hi);
+}
+
+}  // namespace
+
 void add_serve_command(CLI::App& app, CliContext& ctx) {
   struct Opts {
     ServerOptions server;
@@ -15,6 +30,7 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
     bool no_scheduler = false;
     bool no_rate_limits = false;
     std::string payment_secret_file;
+    std::string instance_ports = "30000-30999";
   };
   auto o = std::make_shared<Opts>();
   ServerOptions& s = o->server;
@@ -163,6 +179,14 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--volume-root", s.volume_root,
                   "folder on the nodes (shared storage) holding tenants' volumes as <root>/<tenant id>/<name>");
+  cmd->add_option("--instance-ports", o->instance_ports,
+                  "node ports instances' SSH and notebook servers are published on, LOW-HIGH (each instance "
+                  "holds its own for its life)")
+      ->capture_default_str();
+  cmd->add_option("--instance-bind", s.instance_bind, "the node address (IPv4) instances' ports are published on")
+      ->capture_default_str();
+  cmd->add_option("--instance-host", s.instance_host,
+                  "the host name tenants connect to for instances' SSH and notebook (default: the node's name)");
   cmd->add_option("--artifact-dir", s.artifact_dir,
                   "the artifact store (model weights, datasets by SHA-256); with --executor slurm the nodes "
                   "must see it at the same path (default: <db>.artifacts)");
@@ -188,6 +212,12 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
       o->server.sync_full = !o->no_sync_full;
       o->server.scheduler = !o->no_scheduler;
       o->server.rate_limits = !o->no_rate_limits;
+      if (auto ports = parse_port_range(o->instance_ports); ports) {
+        o->server.instance_port_min = ports->first;
+        o->server.instance_port_max = ports->second;
+      } else {
+        return ctx.fail(ports.error(), kExitUsage);
+      }
       if (!o->payment_secret_file.empty()) {
         auto secret = read_text_file(o->payment_secret_file, 4096, "payment webhook secret");
         if (!secret) return ctx.fail(secret.error(), kExitUsage);

@@ -57,6 +57,12 @@ std::string run_flags(const ContainerSettings& s, const ContainerRun& r) {
        " -e GPURENT_GPU_INDICES=\"$gpus\" -e GPURENT_NODE=\"$node\"";
   for (const auto& [k, v] : r.env) f << " -e " << q(k + "=" + v);
   if (!r.workdir.empty()) f << " -w " << q(r.workdir);
+  for (const ContainerPort& p : r.ports)
+    f << " -p " << q(p.host_ip + ":" + std::to_string(p.host_port) + ":" + std::to_string(p.container_port) + "/tcp");
+  // Podman fills in $UID and $GID itself.
+  if (!r.login.empty())
+    f << " --passwd-entry " << q(r.login + ":*:$UID:$GID:" + r.login + ":" + (r.home.empty() ? "/" : r.home) + ":/bin/sh");
+  if (!r.home.empty()) f << " -e " << q("HOME=" + r.home);
   return f.str();
 }
 
@@ -81,6 +87,16 @@ Status check_container_run(const ContainerSettings& s, const ContainerRun& r) {
     if (a.sha256.size() != 64 || a.sha256.find_first_not_of("0123456789abcdef") != std::string::npos)
       errs.add(at + ".sha256", Message("artifact.sha256.hex"));
   }
+  static const std::regex ipv4("(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}");
+  for (size_t i = 0; i < r.ports.size(); ++i) {
+    const ContainerPort& p = r.ports[i];
+    if (!std::regex_match(p.host_ip, ipv4) || p.host_port < 1 || p.host_port > 65535 || p.container_port < 1 ||
+        p.container_port > 65535)
+      errs.add("ports[" + std::to_string(i) + "]", Message("exec.container.bad_port"));
+  }
+  if (!r.login.empty() && !plain_name(r.login)) errs.add("login", Message("exec.container.bad_name"));
+  if (!r.home.empty() && (r.home[0] != '/' || r.home.find_first_of(":\n") != std::string::npos))
+    errs.add("home", Message("exec.container.artifact_path").arg("path", r.home));
   if (!r.image_file.empty()) {
     if (r.image_file[0] != '/') errs.add("image", Message("exec.container.artifact_path").arg("path", r.image_file));
     if (r.image_format != "docker-archive" && r.image_format != "oci-archive" && r.image_format != "rootfs-tar")
@@ -359,8 +375,9 @@ std::string script_run(const ContainerSettings& s, const ContainerRun& r) {
   o << "  local stopping=0 rc pid oom watcher='' netwatch=''\n"
     // On SIGTERM (a cancel, a time limit) the secrets go first: Slurm kills what is left of the
     // job KillWait seconds later, and the container already holds its copy.
-    << "  trap 'stopping=1; for d in \"${secret_ids[@]}\"; do \"${P[@]}\" secret rm \"$d\" >/dev/null 2>&1; done; \"${P[@]}\" stop -t "
-    << s.stop_timeout_s << " \"$name\" >/dev/null 2>&1' TERM INT\n"
+    // Once: a second signal while the container stops (a cancel asked again) changes nothing.
+    << "  trap '[ \"$stopping\" = 1 ] || { stopping=1; for d in \"${secret_ids[@]}\"; do \"${P[@]}\" secret rm \"$d\" >/dev/null 2>&1; done; \"${P[@]}\" stop -t "
+    << s.stop_timeout_s << " \"$name\" >/dev/null 2>&1; }' TERM INT\n"
     << "  \"${P[@]}\" run " << run_flags(s, r) << " \"${args[@]}\" \"$image\"" << (r.command.empty() ? "" : " ")
     << words(r.command) << " </dev/null &\n"
     << "  pid=$!\n"

@@ -62,6 +62,12 @@ struct ContainerArtifact {
   std::string name, host_file, sha256, mount;
 };
 
+// A container port published on the node: host_ip:host_port -> container_port (TCP).
+struct ContainerPort {
+  std::string host_ip;
+  int64_t host_port = 0, container_port = 0;
+};
+
 // One job's container, the same on each of its nodes.
 struct ContainerRun {
   std::string job_id;      // names the container: gpurent-<job id>-<node>
@@ -78,6 +84,10 @@ struct ContainerRun {
   std::vector<ContainerVolume> volumes;
   std::vector<ContainerSecret> secrets;  // values never appear in the script or on a command line
   std::vector<ContainerArtifact> artifacts;
+  std::vector<ContainerPort> ports;  // an instance's sshd and notebook (a node port is one container's)
+  // The container user's login name and home in the container's /etc/passwd (podman
+  // --passwd-entry, HOME): an instance's, for SSH logins. Empty: Podman's ("<uid>", home /).
+  std::string login, home;
   // Node name -> the NUMA node of each GPU index there (gpurent's node topology). When all of a
   // container's GPUs are on one NUMA node the container's CPUs and memory are that node's
   // (--cpuset-cpus from /sys/devices/system/node/nodeN/cpulist on the node, --cpuset-mems N).

@@ -139,10 +139,13 @@ std::string local_run_wrapper(const std::string& run_dir, const std::string& nod
     << "  ( trap 'kill \"$s\" 2>/dev/null; exit 0' TERM; sleep \"$n\" & s=$!; wait \"$s\"; \"$@\" ) &\n"
     << "}\n"
     << "killer='' timer=''\n"
+    // Once: the server asks again on every tick until the run is gone, and a script still
+    // stopping its container must not be sent into its trap over and over.
     << "stop() {  # SIGTERM to the script (its trap stops the container), SIGKILL a minute later\n"
+    << "  [ -n \"$killer\" ] && return 0\n"
     << "  [ -e ending ] || printf '%s\\n' \"$1\" > ending\n"
     << "  kill -TERM \"$child\" 2>/dev/null\n"
-    << "  [ -z \"$killer\" ] && { after 60 kill -KILL \"$child\"; killer=$!; }\n"
+    << "  after 60 kill -KILL \"$child\"; killer=$!\n"
     << "}\n"
     << "trap 'stop cancelled' TERM INT\n"
     << "trap 'stop timeout' USR1\n";

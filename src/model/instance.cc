@@ -30,8 +30,43 @@ void read_declared(Fields& f, Instance& i) {
     v.finish();
     i.volume = std::move(m);
   });
+  i.ssh_keys = f.str_list("ssh_keys", {.min_len = 1, .max_len = 16384});
+  if (i.ssh_keys.size() > kMaxInstanceSshKeys)
+    f.error("ssh_keys", Message("instance.ssh_keys.too_many").arg("max", std::to_string(kMaxInstanceSshKeys)));
+  for (size_t k = 0; k < i.ssh_keys.size(); ++k)
+    if (auto why = ssh_key_problem(i.ssh_keys[k]))
+      f.error("ssh_keys[" + std::to_string(k) + "]", std::move(*why));
+  i.notebook = f.boolean("notebook", false);
   for (const char* k : kJobFieldKeys)
     if (const json* v = f.raw(k); v && !v->is_null()) i.job_fields[k] = *v;
+}
+
+// Standard base64 (RFC 4648, padded) to bytes; nullopt when it is not.
+std::optional<std::string> base64_decode(const std::string& in) {
+  if (in.empty() || in.size() % 4 != 0) return std::nullopt;
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  size_t pad = 0;
+  for (size_t k = 0; k < in.size(); ++k) {
+    const char c = in[k];
+    int v;
+    if (c >= 'A' && c <= 'Z') v = c - 'A';
+    else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
+    else if (c >= '0' && c <= '9') v = c - '0' + 52;
+    else if (c == '+') v = 62;
+    else if (c == '/') v = 63;
+    else if (c == '=' && k + 2 >= in.size()) { ++pad; continue; }
+    else return std::nullopt;
+    if (pad) return std::nullopt;  // data after padding
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((acc >> bits) & 0xff));
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -43,7 +78,8 @@ Result<Instance> parse_instance(const json& body) {
   Instance i;
   read_declared(f, i);
   f.ignore({"tenant_id", "project_id", "state", "job_ids", "want_running", "stop_reason", "stop_reason_message",
-            "current_job", "reason", "cost_per_hour", "stop_reason_text", "stops_at", "cost_until_stop"});
+            "current_job", "reason", "cost_per_hour", "stop_reason_text", "stops_at", "cost_until_stop",
+            "ssh_port", "notebook_port", "access"});
   ignore_server_keys(f);
   f.finish();
   if (!errs.empty()) return errs.to_error();
@@ -61,6 +97,9 @@ Result<Instance> decode_instance(const json& body) {
   i.want_running = f.boolean("want_running", true);
   i.job_ids = f.str_list("job_ids", kServerText);
   i.stop_reason = stored_message(f, "stop_reason");
+  i.ssh_port = f.opt_integer("ssh_port", 1, 65535).value_or(0);
+  i.notebook_port = f.opt_integer("notebook_port", 1, 65535).value_or(0);
+  i.notebook_token = f.opt_str("notebook_token", {.min_len = 0, .max_len = 128}).value_or("");
   f.ignore({"stop_reason_text"});
   f.finish();
   if (!errs.empty()) return errs.to_error();
@@ -76,6 +115,11 @@ json to_json(const Instance& i) {
   if (i.stop_after_minutes) j["stop_after_minutes"] = *i.stop_after_minutes;
   if (i.stop_at) j["stop_at"] = format_rfc3339(*i.stop_at);
   for (const auto& [k, v] : i.job_fields.items()) j[k] = v;
+  j["ssh_keys"] = i.ssh_keys;
+  j["notebook"] = i.notebook;
+  if (i.ssh_port) j["ssh_port"] = i.ssh_port;
+  if (i.notebook_port) j["notebook_port"] = i.notebook_port;
+  if (!i.notebook_token.empty()) j["notebook_token"] = i.notebook_token;
   if (i.stop_reason) {
     j["stop_reason"] = message_to_json(*i.stop_reason);
     j["stop_reason_text"] = render_en(*i.stop_reason);
@@ -122,6 +166,28 @@ std::string instance_field(const std::string& job_field) {
   if (job_field == "volumes") return "volume";
   if (job_field == "time_limit_seconds") return "stop_after_minutes";
   return job_field;
+}
+
+std::optional<Message> ssh_key_problem(const std::string& key) {
+  static constexpr const char* kTypes[] = {"ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384",
+                                           "ecdsa-sha2-nistp521", "sk-ssh-ed25519@openssh.com",
+                                           "sk-ecdsa-sha2-nistp256@openssh.com"};
+  for (unsigned char c : key)
+    if (c < 0x20 || c > 0x7e) return Message("instance.ssh_key.one_line");
+  const size_t sp = key.find(' ');
+  const std::string type = key.substr(0, sp);
+  bool known = false;
+  for (const char* t : kTypes) known = known || type == t;
+  if (!known) return Message("instance.ssh_key.type").arg("type", type.substr(0, 40));
+  if (sp == std::string::npos) return Message("instance.ssh_key.no_key");
+  const size_t sp2 = key.find(' ', sp + 1);
+  const std::string blob = key.substr(sp + 1, sp2 == std::string::npos ? std::string::npos : sp2 - sp - 1);
+  auto raw = base64_decode(blob);
+  if (!raw || raw->size() < 4 + type.size()) return Message("instance.ssh_key.not_base64");
+  const uint32_t n = (uint32_t(uint8_t((*raw)[0])) << 24) | (uint32_t(uint8_t((*raw)[1])) << 16) |
+                     (uint32_t(uint8_t((*raw)[2])) << 8) | uint32_t(uint8_t((*raw)[3]));
+  if (n != type.size() || raw->compare(4, n, type) != 0) return Message("instance.ssh_key.type_mismatch").arg("type", type);
+  return std::nullopt;
 }
 
 }  // namespace gpurent

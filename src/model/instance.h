@@ -19,6 +19,12 @@ namespace gpurent {
 
 inline constexpr int64_t kMaxInstanceGpus = 16;
 inline constexpr const char* kInstanceLabel = "gpurent.io/instance";
+inline constexpr size_t kMaxInstanceSshKeys = 16;
+// Where the instance's servers listen inside its container (published on the node's own ports).
+inline constexpr int64_t kInstanceSshPort = 2222;
+inline constexpr int64_t kInstanceNotebookPort = 8888;
+// The login name of the instance's container user (podman --passwd-entry).
+inline constexpr const char* kInstanceLogin = "gpurent";
 
 struct Instance {
   std::string name;     // slug, 1..57 (its jobs are "<name>-<n>"), unique within the tenant
@@ -34,16 +40,26 @@ struct Instance {
   // Passed to each start's job as they are, checked as a job checks them: resources, image,
   // command, env (docs/resources/jobs.md).
   json job_fields = json::object();
+  // Access (docs/resources/instances.md#access): OpenSSH public keys that may log in (an sshd in the
+  // container), and a Jupyter notebook server on or off.
+  std::vector<std::string> ssh_keys;
+  bool notebook = false;
   // Set by the server.
   std::string tenant_id, project_id;
   bool want_running = true;           // started (true) or stopped (false) by its users
   std::vector<std::string> job_ids;   // one job per start, the latest last
   std::optional<Message> stop_reason;  // why it last stopped (a user, the job's end)
+  // The node ports published to its sshd and notebook (0: none), fixed for the instance's life
+  // from the server's range (--instance-ports), and the notebook's token (64 hex digits; shown only
+  // to those who may start and stop the instance).
+  int64_t ssh_port = 0, notebook_port = 0;
+  std::string notebook_token;
 
   bool operator==(const Instance&) const = default;
 };
 
-// POST body (name, project, gpus, gpu_model, volume, resources, image, command, env); the job
+// POST body (name, project, gpus, gpu_model, volume, ssh_keys, notebook, stop timers, resources,
+// image, command, env); the job
 // fields are only shaped here: the server checks them as the first start's job.
 Result<Instance> parse_instance(const json& body);
 Result<Instance> decode_instance(const json& body);  // the stored body, strictly by type
@@ -57,5 +73,9 @@ Result<json> instance_job(const Instance& i, int64_t n, TimeMs now);
 // A job error's field as the instance's client named it ("gpus_per_worker" -> "gpus",
 // "constraints.gpu_models[0]" -> "gpu_model", "volumes[0].mount" -> "volume.mount").
 std::string instance_field(const std::string& job_field);
+
+// Nothing when `key` is one line of an OpenSSH public key ("ssh-ed25519 AAAA… comment": a known
+// type, its base64 blob naming the same type, an optional printable comment); else why not.
+std::optional<Message> ssh_key_problem(const std::string& key);
 
 }  // namespace gpurent

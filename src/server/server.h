@@ -97,6 +97,12 @@ struct ServerOptions {
   std::string container_podman_args = "--runtime runc --cgroup-manager cgroupfs";
   int64_t container_pids_limit = 4096;
   std::string volume_root;                                  // tenants' volumes on the nodes (shared)
+  // Instances' access (docs/resources/instances.md#access): the node ports their sshd and
+  // notebook servers are published on (each instance holds its own for its life), the address
+  // they are published on, and the host tenants are told to connect to (empty: the node's name).
+  int64_t instance_port_min = 30000, instance_port_max = 30999;
+  std::string instance_bind = "0.0.0.0";
+  std::string instance_host;
   // Artifacts (docs/resources/artifacts.md): the content-addressed store of the projects' files
   // (shared with the nodes at the same path); empty: "<db_path>.artifacts". Limits: one
   // artifact, and all of a tenant's (uploads included), in GiB.

@@ -6,6 +6,9 @@
 //   POST   /instances/{ref}/start    submits the next job "<name>-<n>"
 //   DELETE /instances/{ref}          release: stops it and removes the instance (not its volume)
 // Those who submit the tenant's jobs write (the jobs row of the permission matrix); its users read.
+#include <set>
+
+#include "core/ids.h"
 #include "model/instance.h"
 #include "model/job_state.h"
 #include "model/offer.h"
@@ -45,6 +48,36 @@ Status start_in(App& app, const Principal& p, StoreTx& tx, Instance& i) {
   return ok_status();
 }
 
+// The instance's node ports (its sshd's when it has SSH keys, its notebook's when that is on): the
+// lowest of the server's range (--instance-ports) no other instance holds, for its whole life.
+// Its notebook token: 32 random bytes.
+Status assign_access(App& app, StoreTx& tx, Instance& i) {
+  if (i.ssh_keys.empty() && !i.notebook) return ok_status();
+  std::set<int64_t> taken;
+  auto all = list_all(tx, "instances");
+  if (!all) return all.error();
+  for (const Record& r : *all)
+    for (const char* k : {"ssh_port", "notebook_port"})
+      if (auto v = r.body.find(k); v != r.body.end() && v->is_number_integer()) taken.insert(v->get<int64_t>());
+  int64_t next = app.opts.instance_port_min;
+  auto take = [&](int64_t& port) -> Status {
+    while (next <= app.opts.instance_port_max && taken.count(next)) ++next;
+    if (next > app.opts.instance_port_max)
+      return Error::make(Code::kConflict, Message("api.instances.no_port")
+                                              .arg("min", std::to_string(app.opts.instance_port_min))
+                                              .arg("max", std::to_string(app.opts.instance_port_max)));
+    port = next++;
+    return ok_status();
+  };
+  if (!i.ssh_keys.empty())
+    if (auto s = take(i.ssh_port); !s) return s;
+  if (i.notebook) {
+    if (auto s = take(i.notebook_port); !s) return s;
+    i.notebook_token = random_hex(32);
+  }
+  return ok_status();
+}
+
 Result<Built> build_instance(App& app, const json& body, const Principal& p, StoreTx& tx) {
   auto i = parse_instance(body);
   if (!i) return i.error();
@@ -54,6 +87,7 @@ Result<Built> build_instance(App& app, const json& body, const Principal& p, Sto
   if (!project) return project.error();
   i->tenant_id = project->tenant_id;
   i->project_id = project->id;
+  if (auto s = assign_access(app, tx, *i); !s) return s.error();
   if (auto s = start_in(app, p, tx, *i); !s) return s.error();
   return Built{to_json(*i), index_of(*i)};
 }
@@ -150,7 +184,36 @@ json cost_per_hour(App& app, StoreReader& store, const Instance& i, const std::o
   return out;
 }
 
-void decorate(App& app, StoreReader& store, const Record& r, json& out) {
+// How to reach the instance while it runs in a container: {ssh: {host, port, user, command},
+// notebook: {host, port, url}}; null otherwise. The host is --instance-host, else the name of the
+// node it runs on. The notebook's URL carries its token only for those who may start and stop it.
+json access_of(App& app, StoreReader& store, const Instance& i, const Principal& p, const Record& r,
+               const std::optional<JobStatus>& st) {
+  if (!app.opts.containers || !st || st->state != JobState::kRunning || st->placement.empty()) return nullptr;
+  if (!i.ssh_port && !i.notebook_port) return nullptr;
+  std::string host = app.opts.instance_host;
+  if (host.empty()) {
+    auto node = store.get("nodes", st->placement.front().node);
+    if (!node) return nullptr;
+    host = node->name;
+  }
+  json a = json::object();
+  const std::string port_s = std::to_string(i.ssh_port);
+  if (i.ssh_port)
+    a["ssh"] = {{"host", host},
+                {"port", i.ssh_port},
+                {"user", kInstanceLogin},
+                {"command", "ssh -p " + port_s + " " + kInstanceLogin + "@" + host}};
+  if (i.notebook_port) {
+    a["notebook"] = {{"host", host}, {"port", i.notebook_port}, {"url", nullptr}};
+    if (in_scope(write_scope(p, ObjectKind::kJob), p, r))
+      a["notebook"]["url"] = "http://" + host + ":" + std::to_string(i.notebook_port) + "/?token=" + i.notebook_token;
+  }
+  return a;
+}
+
+void decorate(App& app, StoreReader& store, const Record& r, const Principal& p, json& out) {
+  out.erase("notebook_token");  // shown only inside access.notebook.url, to those who may use it
   auto i = decode_record(r, decode_instance, "its state cannot be shown");
   if (!i) return;
   auto job = latest_job(store, *i);
@@ -162,6 +225,7 @@ void decorate(App& app, StoreReader& store, const Record& r, json& out) {
     if (st) put_message(out["current_job"], "reason", st->reason);
   }
   out["state"] = instance_state(st);
+  out["access"] = access_of(app, store, *i, p, r, st);
   out["cost_per_hour"] = cost_per_hour(app, store, *i, job && *job ? *job : std::optional<Record>(),
                                        st && st->state == JobState::kRunning);
   if (st && st->state == JobState::kRunning && (i->stop_after_minutes || i->stop_at)) {
@@ -249,7 +313,7 @@ void act(App& app, const KindSpec& spec, const httplib::Request& req, httplib::R
   if (!st) return send_problem(res, st.error(), req.path);
   app.metrics.count_write("instances", start ? "start" : "stop");
   json body = present(out);
-  decorate(app, app.store, out, body);
+  decorate(app, app.store, out, p, body);
   send_json(res, 200, body);
 }
 
@@ -274,7 +338,9 @@ void register_instance_routes(App& app, Router& srv) {
   spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record*) {
     return build_instance(app, body, p, tx);
   };
-  spec.decorate = [&app](StoreReader& store, const Record& r, json& out) { decorate(app, store, r, out); };
+  spec.decorate = [&app](StoreReader& store, const Record& r, const Principal& p, json& out) {
+    decorate(app, store, r, p, out);
+  };
   // Release: a running instance is stopped first; its jobs stay (their runs are billed), and its
   // volume is the tenant's to keep or delete.
   spec.on_delete = [&app](const Principal& p, const Record& r, StoreTx& tx) -> Status {

@@ -221,9 +221,9 @@ static Result<json> parse_written_body(const httplib::Request& req) {
 }
 
 // The stored object as answered to a write, with the spec's warnings about it.
-static json with_warnings(App& app, const KindSpec& spec, const Record& r) {
+static json with_warnings(App& app, const KindSpec& spec, const Record& r, const Principal& p) {
   json out = present(r);
-  if (spec.decorate) spec.decorate(app.store, r, out);
+  if (spec.decorate) spec.decorate(app.store, r, p, out);
   if (!spec.warnings) return out;
   for (const Message& m : spec.warnings(app.store, r)) {
     json w = json::object();
@@ -282,7 +282,7 @@ static void list_handler(App& app, const KindSpec& spec, const httplib::Request&
   if (!page) return send_problem(res, page.error(), req.path);
   for (const auto& r : page->items) {
     json item = present(r);
-    if (spec.decorate) spec.decorate(app.store, r, item);
+    if (spec.decorate) spec.decorate(app.store, r, p, item);
     out["items"].push_back(std::move(item));
   }
   if (!page->next_after.empty()) out["next_after"] = page->next_after;
@@ -328,7 +328,7 @@ static void update_handler(App& app, const KindSpec& spec, const httplib::Reques
   });
   if (!st) return send_problem(res, st.error(), req.path);
   app.metrics.count_write(spec.kind, "update");
-  send_json(res, 200, with_warnings(app, spec, out));
+  send_json(res, 200, with_warnings(app, spec, out, p));
 }
 
 static void delete_handler(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res,
@@ -382,7 +382,7 @@ void register_crud(App& app, Router& srv, const KindSpec& spec) {
     auto r = find_visible(app.store, *sp, p, req.matches[1]);
     if (!r) return send_problem(res, r.error(), req.path);
     json out = present(*r);
-    if (sp->decorate) sp->decorate(app.store, *r, out);
+    if (sp->decorate) sp->decorate(app.store, *r, p, out);
     send_json(res, 200, out);
   });
   if (spec.creatable) {
@@ -393,7 +393,7 @@ void register_crud(App& app, Router& srv, const KindSpec& spec) {
       auto out = create_object(app, *sp, *body, p);
       if (!out) return send_problem(res, out.error(), req.path);
       res.set_header("Location", "/api/v1/" + sp->kind + "/" + out->id);
-      send_json(res, 201, with_warnings(app, *sp, *out));
+      send_json(res, 201, with_warnings(app, *sp, *out, p));
     });
   }
   if (!spec.creatable)

@@ -39,8 +39,9 @@ struct KindSpec {
   std::function<Result<Built>(const json& body, const Principal&, StoreTx&, const Record* existing)> build;
   // Before delete: referential checks (kConflict) and cascades. Optional.
   std::function<Status(const Principal&, const Record&, StoreTx&)> on_delete;
-  // What a read adds to the stored object (an instance's state, derived from its job). Optional.
-  std::function<void(StoreReader&, const Record&, json& out)> decorate;
+  // What a read by the principal adds to (or hides from) the stored object (an instance's state,
+  // derived from its job). Optional.
+  std::function<void(StoreReader&, const Record&, const Principal&, json& out)> decorate;
   // After a delete committed: what lives outside the store (a volume's folder). Optional.
   std::function<void(const Record& removed)> after_delete;
   // After insert, same transaction (e.g. a job's first state event). Optional.

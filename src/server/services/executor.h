@@ -80,6 +80,7 @@ struct SlurmExecutorOptions {
   ContainerSettings container;
   std::string default_image;               // for jobs that name none; empty: such jobs fail
   std::string artifact_dir;                // the artifact store (services/artifact_store.h), shared with the nodes
+  std::string instance_bind = "0.0.0.0";   // the node address instances' ports are published on
 };
 // Checks the options and that Slurm answers (sinfo).
 Result<std::unique_ptr<Executor>> make_slurm_executor(SlurmExecutorOptions options, const GpuCatalog& catalog);

@@ -37,6 +37,7 @@
 #include "model/supplier.h"
 #include "server/services/record_faults.h"
 #include "server/services/allocation_ledger.h"
+#include "server/services/instance_entry.h"
 #include "server/services/cost_firewall.h"
 #include "server/services/executor.h"
 #include "server/services/image_builder.h"
@@ -47,6 +48,11 @@ namespace gpurent {
 using namespace sched_detail;
 
 namespace {
+
+// A secret the server gives a job's container (written like the job's own: write_secrets).
+struct ServerSecret {
+  std::string name, value, env, file;
+};
 
 bool terminal(const std::string& s) {
   return s == "COMPLETED" || s == "FAILED" || s == "CANCELLED" || s == "TIMEOUT" || s == "NODE_FAIL" ||
@@ -100,7 +106,8 @@ class SlurmExecutor final : public Executor {
   Status adopt_slurm_gpus(StoreTx& tx, const Newest& newest, ExecutorHost& host, TimeMs now);
   Status submit(StoreTx& tx, const Record& r, const Job& j, TimeMs now, ExecutorHost& host);
   ContainerRun container_run(const Record& r, const Job& j, int64_t nodes, int64_t workers_per_node) const;
-  Result<std::vector<ContainerSecret>> write_secrets(StoreTx& tx, const Record& r, const Job& j) const;
+  Result<std::vector<ContainerSecret>> write_secrets(StoreTx& tx, const Record& r, const Job& j,
+                                                     const std::vector<ServerSecret>& extra) const;
   std::string secrets_dir() const { return o_.output_dir + "/.secrets"; }
   void sweep_secrets(const std::set<std::string>& placed) const;
   Message ended_why(const Record& r, const SlurmJob& sj, Message why) const;
@@ -329,34 +336,40 @@ Status SlurmExecutor::observe_ready(StoreTx& tx, const Record& r, const Job& j, 
   return mark_run_ready(tx, r, *at);
 }
 
-// The job's secrets as files under the output folder (shared with the nodes):
-// <output dir>/.secrets/<job id>/<name>, the folder 0700, each file 0400. Removed when the job no
-// longer runs (sweep_secrets). On the node the script hands each to Podman's secret store for the
-// container (exec/container.h); the values are in no script, command line or log.
-Result<std::vector<ContainerSecret>> SlurmExecutor::write_secrets(StoreTx& tx, const Record& r, const Job& j) const {
+// The job's secrets, and `extra` ones the server gives it (an instance's notebook token), as files
+// under the output folder (shared with the nodes): <output dir>/.secrets/<job id>/<name>, the folder
+// 0700, each file 0400. Removed when the job no longer runs (sweep_secrets). On the node the
+// script hands each to Podman's secret store for the container (exec/container.h); the values are
+// in no script, command line or log.
+Result<std::vector<ContainerSecret>> SlurmExecutor::write_secrets(StoreTx& tx, const Record& r, const Job& j,
+                                                                  const std::vector<ServerSecret>& extra) const {
   std::vector<ContainerSecret> out;
-  if (j.secrets.empty()) return out;
+  if (j.secrets.empty() && extra.empty()) return out;
   if (o_.output_dir.empty()) return Error::invalid("secrets", Message("api.jobs.secrets_need_output_dir"));
-  namespace fs = std::filesystem;
-  const std::string dir = secrets_dir() + "/" + r.id;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  ::chmod(secrets_dir().c_str(), 0700);
-  ::chmod(dir.c_str(), 0700);
+  std::vector<ServerSecret> all = extra;
   for (const JobSecret& js : j.secrets) {
     auto found = tx.list({"secrets", {{"project_id", r.project_id}, {"name", r.project_id + "/" + js.name}}, "", 1});
     if (!found) return found.error();
     if (found->items.empty()) return Error::invalid("secrets", Message("exec.container.secret_missing").arg("name", js.name));
     auto sec = decode_record(found->items.front(), decode_secret, "the job cannot be given it");
     if (!sec) return sec.error();
-    const std::string file = dir + "/" + js.name;
+    all.push_back({js.name, sec->value, js.env, js.file});
+  }
+  namespace fs = std::filesystem;
+  const std::string dir = secrets_dir() + "/" + r.id;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  ::chmod(secrets_dir().c_str(), 0700);
+  ::chmod(dir.c_str(), 0700);
+  for (const ServerSecret& sec : all) {
+    const std::string file = dir + "/" + sec.name;
     ::unlink(file.c_str());
     const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
     if (fd < 0) return Error::make(Code::kUnavailable, "cannot write a secret file under " + dir);
-    const bool wrote = ::write(fd, sec->value.data(), sec->value.size()) == static_cast<ssize_t>(sec->value.size());
+    const bool wrote = ::write(fd, sec.value.data(), sec.value.size()) == static_cast<ssize_t>(sec.value.size());
     ::close(fd);
     if (!wrote) return Error::make(Code::kUnavailable, "cannot write a secret file under " + dir);
-    out.push_back({file, js.env, js.file});
+    out.push_back({file, sec.env, sec.file});
   }
   return out;
 }
@@ -532,7 +545,16 @@ Status SlurmExecutor::submit(StoreTx& tx, const Record& r, const Job& j, TimeMs 
       run.image_sha256 = image->sha256;
       run.image_format = enum_name(kImageFormatNames, image->format);
     }
-    auto secrets = write_secrets(tx, r, j);
+    // An instance's start: its sshd and notebook (services/instance_entry.h).
+    auto entry = instance_entry(tx, r, j, o_.instance_bind);
+    if (!entry) return entry.error();
+    std::vector<ServerSecret> extra;
+    if (*entry) {
+      apply_instance_entry(run, **entry);
+      if (!(*entry)->notebook_token.empty())
+        extra.push_back({".notebook-token", (*entry)->notebook_token, (*entry)->token_env, ""});
+    }
+    auto secrets = write_secrets(tx, r, j, extra);
     if (!secrets) {
       host.forget(r.id);
       return move_job(tx, r.id, JobState::kFailed,

@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include <functional>
+#include <regex>
 #include <sstream>
 
 #include "core/ids.h"
@@ -158,6 +159,10 @@ Result<std::unique_ptr<Executor>> make_executor(const ServerOptions& o, const Gp
   so.container.user = o.container_user;
   so.container.pids_limit = o.container_pids_limit;
   so.container.volume_root = o.volume_root;
+  so.instance_bind = o.instance_bind;
+  static const std::regex ipv4("(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}");
+  if (!std::regex_match(o.instance_bind, ipv4))
+    return Error::invalid("instance_bind", Message("cli.serve.instance_bind").arg("value", o.instance_bind));
   so.artifact_dir = artifact_root(o);
   if (o.containers && so.artifact_dir.find_first_of(":,") != std::string::npos)  // it becomes a mount option
     return Error::invalid("artifact_dir", "--artifact-dir " + so.artifact_dir + " must not contain ':' or ','");

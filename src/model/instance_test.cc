@@ -1,0 +1,77 @@
+// Instances' SSH keys and access fields (model/instance.h): what a key must look like, how many,
+// and that the server-set ports and token are read back from the stored body only.
+#include "model/instance.h"
+
+#include <gtest/gtest.h>
+
+namespace gpurent {
+namespace {
+
+constexpr const char* kInstanceEd25519 =
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMmoR98h6zcgRAJsBTuFmr2APBlJQ6nJyM70vXl+nPx dev@laptop";
+constexpr const char* kInstanceEcdsa =
+    "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBHasDhG+TC3Lt5HfW/qSs8/atprSuo6WMbZCgAg"
+    "MMw+MSezkQurfxd36ffl+fDMr1V0M9iS7m4gSCVVuq0ZjOOA=";
+
+std::string key_problem_code(const std::string& key) {
+  auto m = ssh_key_problem(key);
+  return m ? m->code : "";
+}
+
+TEST(Instance, SshKeysAreOneLineOpenSshPublicKeysOfTheirOwnType) {
+  EXPECT_EQ(key_problem_code(kInstanceEd25519), "");
+  EXPECT_EQ(key_problem_code(kInstanceEcdsa), "");
+  EXPECT_EQ(key_problem_code("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMmoR98h6zcgRAJsBTuFmr2APBlJQ6nJyM70vXl+nPx"), "") << "no comment";
+  EXPECT_EQ(key_problem_code(std::string(kInstanceEd25519) + "\ncommand=\"sh\" ssh-rsa AAAA"), "instance.ssh_key.one_line");
+  EXPECT_EQ(key_problem_code("-----BEGIN OPENSSH PRIVATE KEY-----"), "instance.ssh_key.type");
+  EXPECT_EQ(key_problem_code("command=\"/bin/sh\" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMmoR98h6zcgRAJsBTuFmr2APBlJQ6nJyM70vXl+nPx"),
+            "instance.ssh_key.type")
+      << "authorized_keys options are not keys";
+  EXPECT_EQ(key_problem_code("ssh-ed25519"), "instance.ssh_key.no_key");
+  EXPECT_EQ(key_problem_code("ssh-ed25519 not-base64!"), "instance.ssh_key.not_base64");
+  EXPECT_EQ(key_problem_code("ssh-ed25519 AAAA"), "instance.ssh_key.not_base64") << "too short to hold its type";
+  // An ECDSA key labelled ed25519 (a copy-paste slip): the blob names its own type.
+  const std::string blob = std::string(kInstanceEcdsa).substr(std::string(kInstanceEcdsa).find(' ') + 1);
+  EXPECT_EQ(key_problem_code("ssh-ed25519 " + blob), "instance.ssh_key.type_mismatch");
+}
+
+TEST(Instance, AccessFieldsNameTheKeyAndAreServerSetOnlyWhenStored) {
+  json body = {{"name", "box"}, {"project", "vision"}, {"ssh_keys", {kInstanceEd25519, "ssh-rsa x"}}, {"notebook", true}};
+  auto bad = parse_instance(body);
+  ASSERT_FALSE(bad);
+  ASSERT_EQ(bad.error().fields.size(), 1u);
+  EXPECT_EQ(bad.error().fields[0].field, "ssh_keys[1]");
+  body["ssh_keys"] = json::array();
+  for (int k = 0; k < 17; ++k) body["ssh_keys"].push_back(kInstanceEd25519);
+  EXPECT_EQ(parse_instance(body).error().fields[0].field, "ssh_keys");
+  body["ssh_keys"] = {kInstanceEd25519};
+  // A client cannot choose the node ports or the token: they are echoed back ignored.
+  body["ssh_port"] = 22;
+  body["notebook_port"] = 80;
+  auto i = parse_instance(body);
+  ASSERT_TRUE(i) << i.error().message;
+  EXPECT_EQ(i->ssh_port, 0);
+  EXPECT_EQ(i->notebook_port, 0);
+  EXPECT_TRUE(i->notebook);
+  body.erase("notebook_port");
+  body.erase("ssh_port");
+  body["notebook_token"] = "mine";
+  EXPECT_FALSE(parse_instance(body)) << "the token is the server's";
+  // Stored: read back exactly.
+  i->tenant_id = "ten_1";
+  i->project_id = "prj_1";
+  i->ssh_port = 30000;
+  i->notebook_port = 30001;
+  i->notebook_token = std::string(64, 'a');
+  auto back = decode_instance(to_json(*i));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(*back, *i);
+  // The job of a start carries neither keys nor token: the executor gives them to the container.
+  auto job = instance_job(*i, 1, 0);
+  ASSERT_TRUE(job);
+  EXPECT_FALSE(job->contains("ssh_keys"));
+  EXPECT_EQ(job->dump().find(std::string(64, 'a')), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpurent

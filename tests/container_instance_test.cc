@@ -1,0 +1,174 @@
+// local_containers: an instance's way in on real Podman containers (docs/resources/instances.md
+// #access): a real `ssh` client logs in with the tenant's key (and not with another), writes on the
+// data volume; the notebook answers its token and refuses requests without it; after a stop and a
+// start the file is still there and the SSH host key is the same (it lives on the volume); the
+// notebook's URL (with its token) is shown only to those who may start and stop the instance.
+// Skipped without root, Podman or ssh, or (when the image is not built yet) the Debian archive.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "container_fixture.h"
+#include "server_fixture.h"
+
+namespace gpurent::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct InstanceBox {
+  std::string dir, network;
+  ~InstanceBox() {
+    // Only this test's containers (its tenant's network): other container tests may run beside it.
+    if (!network.empty())
+      (void)std::system(("podman --runtime runc --cgroup-manager cgroupfs rm -f $(podman ps -aq --filter network=" + network +
+                         ") >/dev/null 2>&1; podman network rm -f " + network + " >/dev/null 2>&1")
+                            .c_str());
+    if (!dir.empty()) fs::remove_all(dir);
+  }
+};
+
+TEST(ContainerInstance, local_containers_SshAndNotebookReachAnInstanceAcrossStopAndStart) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (Podman containers with device nodes)";
+  if (std::system("command -v ssh >/dev/null && command -v ssh-keygen >/dev/null && command -v curl >/dev/null") != 0)
+    GTEST_SKIP() << "needs the OpenSSH client and curl (scripts/install-deps.sh)";
+  bool skip = false;
+  const std::string not_ready = container_test_setup(&skip);
+  if (skip) GTEST_SKIP() << not_ready;
+  ASSERT_EQ(not_ready, "");
+
+  InstanceBox b;
+  b.dir = make_temp_dir("gpurent-instance");
+  ASSERT_NE(b.dir, "");
+  for (const char* d : {"/dev", "/out", "/volumes", "/runs", "/ssh"}) fs::create_directories(b.dir + d);
+  for (int i = 0; i < 2; ++i)
+    ASSERT_EQ(std::system(("mknod " + b.dir + "/dev/gpu" + std::to_string(i) + " c 1 3").c_str()), 0);
+  const std::string key = b.dir + "/ssh/id", stranger = b.dir + "/ssh/other";
+  ASSERT_EQ(std::system(("ssh-keygen -q -t ed25519 -N '' -C dev@laptop -f " + key + " && ssh-keygen -q -t ed25519 -N '' -f " +
+                         stranger)
+                            .c_str()),
+            0);
+  const std::string pub = run_cmd("cat " + key + ".pub");
+  // Node ports of its own, away from another test run's and
+  // below the kernel's ephemeral range (32768 up), where clients' and test servers' ports land.
+  const int base = 20000 + static_cast<int>(getpid() % 600) * 20;
+  ServerProcess s({"--executor", "local", "--containers", "--local-supplier", "dc", "--local-node", "box",
+                   "--local-gpu-model", "h100-sxm5-80gb", "--local-driver", "550.90.07", "--local-cuda", "12.4",
+                   "--local-run-dir", b.dir + "/runs", "--job-output-dir", b.dir + "/out",
+                   "--container-gpu-device", b.dir + "/dev/gpu%d", "--volume-root", b.dir + "/volumes",
+                   "--instance-ports", std::to_string(base) + "-" + std::to_string(base + 19), "--instance-bind",
+                   "127.0.0.1", "--instance-host", "127.0.0.1", "--sched-interval-ms", "200", "--firewall-interval-s", "0"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  wait_for(s, "/api/v1/nodes?supplier=dc", [](const json& j) { return j["items"].size() == 1; });
+  const std::string tenant = expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant").body["id"];
+  b.network = "gpurent-" + tenant;
+  json p = project_doc("acme", "acme-proj");
+  p["quota"]["gpus_per_model"] = {{"h100-sxm5-80gb", 2}};
+  p["quota"].erase("max_gpus_per_job");
+  expect_2xx(s.admin("POST", "/api/v1/projects", p), "project");
+  const std::string dev = make_user_token(s, "acme-dev", "tenant_member", "acme");
+  const std::string viewer = make_user_token(s, "acme-viewer", "viewer", "acme");
+  expect_2xx(s.req("POST", "/api/v1/volumes", dev, json{{"name", "home"}, {"size_gb", 10}}), "volume");
+
+  json box = {{"name", "box"},         {"project", "acme-proj"},  {"gpus", 1},
+              {"gpu_model", "h100-sxm5-80gb"}, {"image", kImage}, {"volume", {{"name", "home"}}},
+              {"ssh_keys", {pub.substr(0, pub.find('\n'))}},   {"notebook", true},
+              {"resources", {{"cpu_cores", 1}, {"memory_gib", 2}}}};
+  const json created = expect_2xx(s.req("POST", "/api/v1/instances", dev, box), "instance").body;
+  EXPECT_FALSE(created.contains("notebook_token")) << created.dump();
+  EXPECT_EQ(created["ssh_port"], base);
+  EXPECT_EQ(created["notebook_port"], base + 1);
+  const std::string path = "/api/v1/instances/box";
+  auto running = [](const json& j) { return j["state"] == "running"; };
+  auto logs = [&](const json& inst) {
+    const std::string job = inst["current_job"]["id"];
+    Resp r = s.req("GET", "/api/v1/jobs/" + job + "/logs?limit=65536", dev);
+    return r.status == 200 ? r.body["data"].get<std::string>() : r.describe();
+  };
+  json up = wait_for(s, path, running, 120);
+  ASSERT_EQ(up["state"], "running") << up.dump() << s.log();
+  ASSERT_TRUE(up["access"].is_object()) << up.dump();
+  EXPECT_EQ(up["access"]["ssh"]["command"], "ssh -p " + std::to_string(base) + " gpurent@127.0.0.1") << up.dump();
+  const std::string url = up["access"]["notebook"]["url"];
+  EXPECT_EQ(url.rfind("http://127.0.0.1:" + std::to_string(base + 1) + "/?token=", 0), 0u) << url;
+  const json seen_by_viewer = s.req("GET", path, viewer).body;
+  EXPECT_TRUE(seen_by_viewer["access"]["notebook"]["url"].is_null()) << seen_by_viewer.dump();
+  EXPECT_EQ(seen_by_viewer.dump().find(url.substr(url.find("token=") + 6)), std::string::npos) << "no token for a viewer";
+
+  const std::string known_hosts = b.dir + "/ssh/known_hosts";
+  auto ssh = [&](const std::string& with, const std::string& cmd, const std::string& host_check, int* rc) {
+    return run_cmd("ssh -i " + with + " -p " + std::to_string(base) + " -o BatchMode=yes -o ConnectTimeout=5" +
+                       " -o IdentitiesOnly=yes -o UserKnownHostsFile=" + known_hosts + " -o StrictHostKeyChecking=" +
+                       host_check + " gpurent@127.0.0.1 '" + cmd + "'",
+                   rc);
+  };
+  // sshd starts a moment after the container: retry for a while.
+  auto ssh_when_up = [&](const std::string& cmd, const std::string& host_check) {
+    int rc = -1;
+    std::string out;
+    for (int i = 0; i < 60 && rc != 0; ++i) {
+      out = ssh(key, cmd, host_check, &rc);
+      if (rc != 0) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    return std::make_pair(rc, out);
+  };
+  auto [rc, out] = ssh_when_up("id -un; echo $HOME; echo kept > /data/notes.txt; nvidia-smi >/dev/null 2>&1; ls /dev | grep -c nvidia", "accept-new");
+  ASSERT_EQ(rc, 0) << out << logs(up) << s.log();
+  EXPECT_NE(out.find("gpurent\n/data\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("\n1\n"), std::string::npos) << "exactly its one GPU: " << out;
+  int other_rc = 0;
+  const std::string refused = ssh(stranger, "true", "yes", &other_rc);
+  EXPECT_EQ(other_rc, 255) << "another key is refused: " << refused;
+  EXPECT_NE(refused.find("Permission denied"), std::string::npos) << refused;
+
+  // The notebook: its token opens it, nothing else does.
+  const std::string nb = "http://127.0.0.1:" + std::to_string(base + 1);
+  const std::string token = url.substr(url.find("token=") + 6);
+  std::string code;
+  for (int i = 0; i < 60 && code != "200"; ++i) {
+    code = run_cmd("curl -s -o /dev/null -w '%{http_code}' '" + nb + "/api/status?token=" + token + "'");
+    if (code != "200") std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  EXPECT_EQ(code, "200") << logs(up);
+  EXPECT_EQ(run_cmd("curl -s -o /dev/null -w '%{http_code}' '" + nb + "/api/status'"), "403");
+  EXPECT_EQ(run_cmd("curl -s -o /dev/null -w '%{http_code}' '" + nb + "/api/status?token=" + std::string(64, '0') + "'"), "403");
+  const std::string files = run_cmd("curl -s '" + nb + "/api/contents?token=" + token + "'");
+  EXPECT_NE(files.find("notes.txt"), std::string::npos) << "the notebook serves the data volume: " << files;
+
+  // Stop: nothing answers. Start: the file is there, under the same host key (StrictHostKeyChecking=yes).
+  expect_2xx(s.req("POST", path + "/stop", dev, json::object()), "stop");
+  json stopped = wait_for(s, path, [](const json& j) { return j["state"] == "stopped"; }, 60);
+  EXPECT_TRUE(stopped["access"].is_null()) << stopped.dump();
+  int down_rc = 0;
+  for (int i = 0; i < 40 && down_rc != 255; ++i) {
+    ssh(key, "true", "yes", &down_rc);
+    if (down_rc != 255) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  EXPECT_EQ(down_rc, 255) << "a stopped instance answers no SSH";
+  expect_2xx(s.req("POST", path + "/start", dev, json::object()), "start");
+  json again = wait_for(s, path, running, 120);
+  ASSERT_EQ(again["state"], "running") << again.dump();
+  EXPECT_EQ(again["access"]["ssh"]["port"], base) << "the same endpoint after a restart";
+  auto [rc2, out2] = ssh_when_up("cat /data/notes.txt", "yes");
+  EXPECT_EQ(rc2, 0) << out2 << logs(again);
+  EXPECT_EQ(out2, "kept\n");
+
+  // Release: the container goes; the volume keeps the file.
+  ASSERT_EQ(s.req("DELETE", path, dev).status, 204);
+  std::string left = "?";
+  for (int i = 0; i < 150 && !left.empty(); ++i) {
+    left = run_cmd("podman ps -aq --filter name=gpurent-" + again["current_job"]["id"].get<std::string>());
+    if (!left.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_EQ(left, "") << s.admin("GET", "/api/v1/jobs/" + again["current_job"]["id"].get<std::string>()).body.dump()
+                      << run_cmd("date; cat " + b.dir + "/runs/*/wrapper.log " + b.dir + "/runs/*/exit; tail -n 30 " + b.dir + "/out/*.log") << s.log();
+  EXPECT_TRUE(fs::exists(b.dir + "/volumes/" + tenant + "/home/notes.txt"));
+}
+
+}  // namespace
+}  // namespace gpurent::testing
