@@ -206,6 +206,21 @@ TEST(Instances, SshKeysAndNotebookHoldPortsOfTheServersRange) {
   EXPECT_EQ(c["notebook_port"], 30101);
   for (const std::string& path : {"/api/v1/instances/c", "/api/v1/instances"})
     EXPECT_EQ(s.req("GET", path, dev).body.dump().find("notebook_token"), std::string::npos) << path;
+
+  // Idle auto-stop: no rule in force until the tenant sets a default; an instance's own wins.
+  EXPECT_TRUE(c["idle_stop_in_force"].is_null()) << c.dump();
+  json acme = s.admin("GET", "/api/v1/tenants/acme").body;
+  acme["instance_idle_stop"] = {{"below_percent", 5}, {"minutes", 2000}};
+  Resp bad_rule = s.admin("PUT", "/api/v1/tenants/acme", acme);
+  EXPECT_EQ(bad_rule.error_fields(), std::vector<std::string>{"instance_idle_stop.minutes"}) << bad_rule.describe();
+  acme["instance_idle_stop"] = {{"below_percent", 5}, {"minutes", 30}};
+  expect_2xx(s.admin("PUT", "/api/v1/tenants/acme", acme), "tenant default");
+  EXPECT_EQ(s.req("GET", "/api/v1/instances/c", dev).body["idle_stop_in_force"],
+            (json{{"below_percent", 5}, {"minutes", 30}, {"source", "tenant"}}));
+  json own = box("own", json::array(), false);
+  own["idle_stop"] = {{"below_percent", 20}, {"minutes", 0}};
+  EXPECT_EQ(expect_2xx(post(own), "own rule").body["idle_stop_in_force"],
+            (json{{"below_percent", 20}, {"minutes", 0}, {"source", "instance"}}));
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 // #access): a real `ssh` client logs in with the tenant's key (and not with another), writes on the
 // data volume; the notebook answers its token and refuses requests without it; after a stop and a
 // start the file is still there and the SSH host key is the same (it lives on the volume); the
-// notebook's URL (with its token) is shown only to those who may start and stop the instance.
+// notebook's URL (with its token) is shown only to those who may start and stop the instance; a
+// minute of low metered utilization stops an instance on its tenant's idle rule, saying why, and
+// not one whose own rule is off.
 // Skipped without root, Podman or ssh, or (when the image is not built yet) the Debian archive.
 #include <gtest/gtest.h>
 
@@ -14,6 +16,7 @@
 #include <thread>
 
 #include "container_fixture.h"
+#include "core/clock.h"
 #include "server_fixture.h"
 
 namespace gpurent::testing {
@@ -62,10 +65,13 @@ TEST(ContainerInstance, local_containers_SshAndNotebookReachAnInstanceAcrossStop
                    "--local-run-dir", b.dir + "/runs", "--job-output-dir", b.dir + "/out",
                    "--container-gpu-device", b.dir + "/dev/gpu%d", "--volume-root", b.dir + "/volumes",
                    "--instance-ports", std::to_string(base) + "-" + std::to_string(base + 19), "--instance-bind",
-                   "127.0.0.1", "--instance-host", "127.0.0.1", "--sched-interval-ms", "200", "--firewall-interval-s", "0"});
+                   "127.0.0.1", "--instance-host", "127.0.0.1", "--sched-interval-ms", "200", "--firewall-interval-s", "1"});
   expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
   wait_for(s, "/api/v1/nodes?supplier=dc", [](const json& j) { return j["items"].size() == 1; });
-  const std::string tenant = expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant").body["id"];
+  // The tenant's instances stop when idle for a minute, unless they say otherwise.
+  json acme = tenant_doc("acme");
+  acme["instance_idle_stop"] = {{"below_percent", 10}, {"minutes", 1}};
+  const std::string tenant = expect_2xx(s.admin("POST", "/api/v1/tenants", acme), "tenant").body["id"];
   b.network = "gpurent-" + tenant;
   json p = project_doc("acme", "acme-proj");
   p["quota"]["gpus_per_model"] = {{"h100-sxm5-80gb", 2}};
@@ -78,8 +84,14 @@ TEST(ContainerInstance, local_containers_SshAndNotebookReachAnInstanceAcrossStop
   json box = {{"name", "box"},         {"project", "acme-proj"},  {"gpus", 1},
               {"gpu_model", "h100-sxm5-80gb"}, {"image", kImage}, {"volume", {{"name", "home"}}},
               {"ssh_keys", {pub.substr(0, pub.find('\n'))}},   {"notebook", true},
-              {"resources", {{"cpu_cores", 1}, {"memory_gib", 2}}}};
+              {"resources", {{"cpu_cores", 1}, {"memory_gib", 2}}}, {"idle_stop", {{"below_percent", 10}, {"minutes", 0}}}};
   const json created = expect_2xx(s.req("POST", "/api/v1/instances", dev, box), "instance").body;
+  // A second instance, on the tenant's idle rule, runs beside it until it is found idle (below).
+  expect_2xx(s.req("POST", "/api/v1/instances", dev,
+                   json{{"name", "idler"}, {"project", "acme-proj"}, {"gpus", 1}, {"gpu_model", "h100-sxm5-80gb"},
+                        {"image", kImage}, {"command", {"sleep", "infinity"}},
+                        {"resources", {{"cpu_cores", 1}, {"memory_gib", 1}}}}),
+             "idler");
   EXPECT_FALSE(created.contains("notebook_token")) << created.dump();
   EXPECT_EQ(created["ssh_port"], base);
   EXPECT_EQ(created["notebook_port"], base + 1);
@@ -157,6 +169,37 @@ TEST(ContainerInstance, local_containers_SshAndNotebookReachAnInstanceAcrossStop
   auto [rc2, out2] = ssh_when_up("cat /data/notes.txt", "yes");
   EXPECT_EQ(rc2, 0) << out2 << logs(again);
   EXPECT_EQ(out2, "kept\n");
+
+  // Idle auto-stop: a minute of metered utilization below 10 % stops the idler (the tenant's rule)
+  // and records why; box (its own rule: minutes 0, off) runs on with the same readings.
+  json idler = wait_for(s, "/api/v1/instances/idler", running, 120);
+  ASSERT_EQ(idler["state"], "running") << idler.dump() << s.log();
+  EXPECT_EQ(idler["idle_stop_in_force"], (json{{"below_percent", 10}, {"minutes", 1}, {"source", "tenant"}}));
+  EXPECT_EQ(again["idle_stop_in_force"]["source"], "instance");
+  auto ms = [](const json& t) { return *parse_rfc3339(t.get<std::string>(), "t"); };
+  auto started = [&](const json& inst) {
+    const json job = s.admin("GET", "/api/v1/jobs/" + inst["current_job"]["id"].get<std::string>()).body;
+    return std::make_pair(ms(job["status"]["updated_at"]), job["status"]["placement"][0]["gpus"][0].get<int64_t>());
+  };
+  const auto [idler_from, idler_gpu] = started(idler);
+  const auto [box_from, box_gpu] = started(again);
+  while (SystemClock().now() < std::max(idler_from, box_from) + 63'000)
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  json low = {{"idempotency_key", "idle-1"}, {"gpu_samples", json::array()}};
+  for (const auto& [from, gpu] : {std::make_pair(idler_from, idler_gpu), std::make_pair(box_from, box_gpu)})
+    for (TimeMs at = from + 1000; at < SystemClock().now() - 1000; at += 5000)
+      low["gpu_samples"].push_back({{"at", format_rfc3339(at)}, {"node", "box"}, {"gpu", gpu}, {"utilization_pct", 3}});
+  ASSERT_EQ(s.admin("POST", "/api/v1/usage", low).status, 201) << s.log();
+  json idle = wait_for(s, "/api/v1/instances/idler", [](const json& j) { return j["state"] == "stopped"; }, 30);
+  ASSERT_EQ(idle["state"], "stopped") << idle.dump() << s.log();
+  const std::string why = idle["stop_reason"];
+  EXPECT_NE(why.find("idle"), std::string::npos) << why;
+  EXPECT_NE(why.find("10%"), std::string::npos) << why;
+  EXPECT_NE(s.req("GET", "/api/v1/instances/idler?lang=zh", dev).body["stop_reason"].get<std::string>().find("空闲"),
+            std::string::npos);
+  EXPECT_EQ(s.admin("GET", "/api/v1/jobs/" + idler["current_job"]["id"].get<std::string>()).body["status"]["state"],
+            "cancelled");
+  EXPECT_EQ(s.admin("GET", path).body["state"], "running") << "box's own rule is off";
 
   // Release: the container goes; the volume keeps the file.
   ASSERT_EQ(s.req("DELETE", path, dev).status, 204);

@@ -37,6 +37,7 @@ void read_declared(Fields& f, Instance& i) {
     if (auto why = ssh_key_problem(i.ssh_keys[k]))
       f.error("ssh_keys[" + std::to_string(k) + "]", std::move(*why));
   i.notebook = f.boolean("notebook", false);
+  i.idle_stop = read_idle_stop(f, "idle_stop");
   for (const char* k : kJobFieldKeys)
     if (const json* v = f.raw(k); v && !v->is_null()) i.job_fields[k] = *v;
 }
@@ -79,7 +80,7 @@ Result<Instance> parse_instance(const json& body) {
   read_declared(f, i);
   f.ignore({"tenant_id", "project_id", "state", "job_ids", "want_running", "stop_reason", "stop_reason_message",
             "current_job", "reason", "cost_per_hour", "stop_reason_text", "stops_at", "cost_until_stop",
-            "ssh_port", "notebook_port", "access"});
+            "ssh_port", "notebook_port", "access", "idle_stop_in_force"});
   ignore_server_keys(f);
   f.finish();
   if (!errs.empty()) return errs.to_error();
@@ -115,6 +116,7 @@ json to_json(const Instance& i) {
   if (i.stop_after_minutes) j["stop_after_minutes"] = *i.stop_after_minutes;
   if (i.stop_at) j["stop_at"] = format_rfc3339(*i.stop_at);
   for (const auto& [k, v] : i.job_fields.items()) j[k] = v;
+  if (i.idle_stop) j["idle_stop"] = idle_stop_json(*i.idle_stop);
   j["ssh_keys"] = i.ssh_keys;
   j["notebook"] = i.notebook;
   if (i.ssh_port) j["ssh_port"] = i.ssh_port;

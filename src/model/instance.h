@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "model/idle_stop.h"
 #include "model/job.h"
 #include "model/resource.h"
 
@@ -32,6 +33,8 @@ struct Instance {
   int64_t gpus = 0;     // 0..kMaxInstanceGpus; 0: CPU-only (无卡模式)
   std::optional<std::string> gpu_model;  // required iff gpus > 0: a catalog id or alias
   std::optional<VolumeMount> volume;     // the tenant's volume, mounted read-write (default /data)
+  // Its own idle auto-stop rule; absent: its tenant's default (Tenant::instance_idle_stop).
+  std::optional<IdleStop> idle_stop;
   // Each start stops by itself this long after it began running (its job's time_limit_seconds):
   // a timer against forgotten instances. 1..kMaxJobDurationSeconds / 60 minutes.
   std::optional<int64_t> stop_after_minutes;

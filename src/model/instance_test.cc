@@ -73,5 +73,37 @@ TEST(Instance, AccessFieldsNameTheKeyAndAreServerSetOnlyWhenStored) {
   EXPECT_EQ(job->dump().find(std::string(64, 'a')), std::string::npos);
 }
 
+TEST(Instance, IdleWhenTheTrailingLowReadingsLastTheWindow) {
+  const IdleStop rule{10, 5};  // below 10 % for 5 minutes
+  const TimeMs m = 60'000;
+  auto pts = [](std::vector<std::pair<TimeMs, int64_t>> v) {
+    std::vector<UtilPoint> out;
+    for (auto [at, pct] : v) out.push_back({at, pct});
+    return out;
+  };
+  EXPECT_FALSE(instance_idle_since({}, rule)) << "no readings: never idle";
+  EXPECT_EQ(instance_idle_since(pts({{0, 3}, {5 * m, 3}}), rule), 5 * m) << "low from 0 to 5 minutes";
+  EXPECT_EQ(instance_idle_since(pts({{0, 3}, {3 * m, 2}, {7 * m, 9}}), rule), 5 * m);
+  EXPECT_FALSE(instance_idle_since(pts({{0, 3}, {4 * m, 3}}), rule)) << "low for 4 minutes only";
+  EXPECT_FALSE(instance_idle_since(pts({{0, 3}, {5 * m, 3}, {6 * m, 10}}), rule)) << "busy again (10 is not below 10)";
+  EXPECT_FALSE(instance_idle_since(pts({{0, 3}, {2 * m, 50}, {3 * m, 3}, {7 * m, 3}}), rule))
+      << "the low run restarted at 3 minutes";
+  EXPECT_EQ(instance_idle_since(pts({{0, 3}, {2 * m, 50}, {3 * m, 3}, {8 * m, 3}}), rule), 8 * m);
+  EXPECT_FALSE(instance_idle_since(pts({{0, 0}, {60 * m, 0}}), IdleStop{10, 0})) << "minutes 0: off";
+}
+
+TEST(Instance, IdleRulesAreCheckedWhereTheyAreSet) {
+  json body = {{"name", "box"}, {"project", "vision"}, {"idle_stop", {{"below_percent", 0}, {"minutes", 1441}}}};
+  auto bad = parse_instance(body);
+  ASSERT_FALSE(bad);
+  std::vector<std::string> fields;
+  for (const auto& f : bad.error().fields) fields.push_back(f.field);
+  EXPECT_EQ(fields, (std::vector<std::string>{"idle_stop.below_percent", "idle_stop.minutes"}));
+  body["idle_stop"] = {{"below_percent", 5}, {"minutes", 0}};
+  auto off = parse_instance(body);
+  ASSERT_TRUE(off) << off.error().message;
+  EXPECT_EQ(off->idle_stop, (IdleStop{5, 0}));
+}
+
 }  // namespace
 }  // namespace gpurent

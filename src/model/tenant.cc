@@ -94,6 +94,7 @@ Result<Tenant> parse_tenant(const json& body) {
     t.cost_firewall.storage_io_share_pct = c.opt_integer("storage_io_share_pct", 0, 100);
   });
   f.object("billing", false, [&](Fields& b) { parse_billing_settings(b, t.billing, t.currency); });
+  t.instance_idle_stop = read_idle_stop(f, "instance_idle_stop");
   ignore_server_keys(f);
   f.finish();
   if (!errs.empty()) return errs.to_error();
@@ -115,6 +116,7 @@ json to_json(const Tenant& t) {
     j["cost_firewall"] = std::move(fw);
   }
   if (!t.billing.is_default()) j["billing"] = to_json(t.billing);
+  if (t.instance_idle_stop) j["instance_idle_stop"] = idle_stop_json(*t.instance_idle_stop);
   return j;
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/money.h"
+#include "model/idle_stop.h"
 #include "model/resource.h"
 
 namespace gpurent {
@@ -83,6 +84,8 @@ struct Tenant {
   Labels labels;
   CostFirewallSettings cost_firewall;   // JSON "cost_firewall"; omitted when empty
   BillingSettings billing;              // JSON "billing"; omitted when the defaults
+  // Idle auto-stop of the tenant's instances that set no rule of their own (model/idle_stop.h).
+  std::optional<IdleStop> instance_idle_stop;
 
   bool operator==(const Tenant&) const = default;
 };

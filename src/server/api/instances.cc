@@ -12,6 +12,7 @@
 #include "model/instance.h"
 #include "model/job_state.h"
 #include "model/offer.h"
+#include "model/tenant.h"
 #include "model/volume.h"
 #include "server/services/allocation_ledger.h"
 #include "server/api/job_actions.h"
@@ -225,6 +226,18 @@ void decorate(App& app, StoreReader& store, const Record& r, const Principal& p,
     if (st) put_message(out["current_job"], "reason", st->reason);
   }
   out["state"] = instance_state(st);
+  // The idle auto-stop rule in force: its own, else its tenant's default (null: none).
+  out["idle_stop_in_force"] = nullptr;
+  if (i->idle_stop) {
+    out["idle_stop_in_force"] = idle_stop_json(*i->idle_stop);
+    out["idle_stop_in_force"]["source"] = "instance";
+  } else if (auto t = store.get("tenants", i->tenant_id)) {
+    auto tenant = decode_record(*t, parse_tenant, "its idle rule cannot be shown");
+    if (tenant && tenant->instance_idle_stop) {
+      out["idle_stop_in_force"] = idle_stop_json(*tenant->instance_idle_stop);
+      out["idle_stop_in_force"]["source"] = "tenant";
+    }
+  }
   out["access"] = access_of(app, store, *i, p, r, st);
   out["cost_per_hour"] = cost_per_hour(app, store, *i, job && *job ? *job : std::optional<Record>(),
                                        st && st->state == JobState::kRunning);

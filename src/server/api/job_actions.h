@@ -1,6 +1,6 @@
 // What other route files do to jobs (api/jobs.cc, api/job_cost.cc): an instance's stop cancels its
-// job inside its own transaction with the same state change, allocation close, event and audit
-// entry as POST /api/v1/jobs/{id}/cancel; its cost per hour prices its run as the job's cost does.
+// job inside its own transaction (cancel_job_in, services/job_cancel.h); its cost per hour prices
+// its run as the job's cost does.
 #pragma once
 
 #include <string>
@@ -8,13 +8,11 @@
 #include "core/message.h"
 #include "model/job_run.h"
 #include "model/offer.h"
+#include "server/services/job_cancel.h"  // cancel_job_in
 #include "store/store.h"
 
 namespace gpurent {
 
-// Cancels job `job_id` at `now` for `reason`, by `user_id`; 409 when it has already finished.
-Result<Record> cancel_job_in(StoreTx& tx, const std::string& job_id, const Message& reason, const std::string& user_id,
-                             TimeMs now);
 
 // The offer's price per GPU-hour for a run's billing mode, as the billing engine rates it, and
 // which price that is ("on_demand", "spot", "reserved_1m|12m|36m"): api/job_cost.cc.

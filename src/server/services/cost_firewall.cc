@@ -1,4 +1,5 @@
 #include "server/services/cost_firewall.h"
+#include "server/services/instance_idle.h"
 
 #include <spdlog/spdlog.h>
 
@@ -397,6 +398,10 @@ void CostFirewall::start() {
       auto r = run_once(app_.clock.now());
       if (!r && app_.loop.running())
         spdlog::error("{}", json({{"event", "cost_firewall_failed"}, {"error", r.error().message}}).dump());
+      // Idle instances ride on the same pass (services/instance_idle.h): a GPU nobody uses is
+      // the cost a firewall is for.
+      if (auto idle = stop_idle_instances(app_, app_.clock.now()); !idle && app_.loop.running())
+        spdlog::error("{}", json({{"event", "instance_idle_stop_failed"}, {"error", idle.error().message}}).dump());
       // Month close rides on the same pass: last month's invoices, once the delay has passed. A
       // close that could not rate every tenant (a record that does not decode) is retried hourly,
       // not on every pass: each try rates every tenant's whole month.

@@ -10,6 +10,7 @@
 // fires (a higher budget, a new month) is resolved. Tenants whose money is watched (prepaid, or a
 // credit limit: services/balances.h) get balance_low and balance_exhausted alerts; the latter
 // stops the tenant's running work until it no longer fires (a top-up, a payment).
+// Each pass also stops idle instances (services/instance_idle.h).
 // A quota change does not wait for the next pass: while the firewall runs, the write that
 // changes a project's quota re-checks that project's budget in its own transaction
 // (recheck_budget below), and the firewall's thread delivers the alert it raised at once.

@@ -145,6 +145,15 @@ Result<std::vector<UtilSample>> utilization_of(StoreReader& store, const CardSam
   return out;
 }
 
+}  // namespace
+
+Result<std::vector<UtilSample>> run_utilization(StoreReader& store, const std::vector<RunCards>& placement, TimeMs from,
+                                                TimeMs to) {
+  return utilization_of(store, CardSamples(), placement, from, to);
+}
+
+namespace {
+
 ContractTerms list_terms(Currency cur) {
   ContractTerms k;
   k.name = "list prices";

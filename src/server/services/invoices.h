@@ -9,6 +9,7 @@
 
 #include "billing/rating.h"
 #include "catalog/gpu_catalog.h"
+#include "model/job_run.h"
 #include "store/store.h"
 
 namespace gpurent {
@@ -37,6 +38,12 @@ struct Invoice {
   std::vector<InvoiceSection> sections;
   std::vector<std::string> unpriced;  // allocations no offer sells (reported, not billed)
 };
+
+// A run's utilization as the billing engine reads it (the idle rules): at each reading's time in
+// [from, to), the highest of its cards' latest readings (raw samples, or a rolled-up minute's
+// maximum). Instances' idle auto-stop reads it too.
+Result<std::vector<UtilSample>> run_utilization(StoreReader& store, const std::vector<RunCards>& placement, TimeMs from,
+                                                TimeMs to);
 
 // Runs still open are billed up to `now`; a period that has not begun yet has no sections.
 // `volume_lines_per_day`: storage I/O and egress lines per UTC day (RatingInput), for daily rules.

@@ -1,0 +1,118 @@
+#include "server/services/instance_idle.h"
+
+#include <spdlog/spdlog.h>
+
+#include <map>
+
+#include "model/instance.h"
+#include "model/job_state.h"
+#include "model/tenant.h"
+#include "server/services/invoices.h"
+#include "server/services/job_cancel.h"
+#include "server/services/record_faults.h"
+
+namespace gpurent {
+
+namespace {
+
+struct IdleFound {
+  std::string instance_id, job_id;
+  IdleStop rule;
+  TimeMs since = 0;
+};
+
+// The tenant's default rule (nothing when it sets none or cannot be read).
+std::optional<IdleStop> tenant_rule(StoreReader& store, const std::string& tenant_id) {
+  auto t = store.get("tenants", tenant_id);
+  if (!t) return std::nullopt;
+  auto it = t->body.find("instance_idle_stop");
+  if (it == t->body.end()) return std::nullopt;
+  FieldErrors errs;
+  json holder = {{"instance_idle_stop", *it}};
+  Fields f(holder, "", errs);
+  auto rule = read_idle_stop(f, "instance_idle_stop");
+  return errs.empty() ? rule : std::nullopt;
+}
+
+// Whether instance `i` (running job `job`) is idle by `rule` at `now`, and since when.
+Result<std::optional<TimeMs>> idle_since(StoreReader& store, const Record& job, const IdleStop& rule, TimeMs now) {
+  auto st = stored_job_status(job.body);
+  if (!st) return st.error();
+  if (st->state != JobState::kRunning || st->placement.empty()) return std::optional<TimeMs>();
+  std::vector<RunCards> cards;
+  for (const WorkerPlacement& w : st->placement) cards.push_back({w.node, "", w.gpus});
+  // Readings since it started running, over twice the rule's window: enough to see a trailing
+  // run of low readings that lasts the window.
+  const TimeMs from = std::max(st->updated_at, now - 2 * rule.minutes * 60'000);
+  auto util = run_utilization(store, cards, from, now + 1);
+  if (!util) return util.error();
+  std::vector<UtilPoint> points;
+  for (const UtilSample& u : *util) points.push_back({u.at, u.utilization_pct});
+  return instance_idle_since(points, rule);
+}
+
+}  // namespace
+
+Result<int> stop_idle_instances(ServiceContext& app, TimeMs now) {
+  auto all = list_all(app.store, "instances");
+  if (!all) return all.error();
+  std::map<std::string, std::optional<IdleStop>> tenants;
+  std::vector<IdleFound> found;
+  for (const Record& r : *all) {
+    auto i = decode_record(r, decode_instance, "its idle rule cannot be applied");
+    if (!i || i->gpus == 0 || !i->want_running || i->job_ids.empty()) continue;
+    std::optional<IdleStop> rule = i->idle_stop;
+    if (!rule) {
+      auto [it, fresh] = tenants.try_emplace(i->tenant_id);
+      if (fresh) it->second = tenant_rule(app.store, i->tenant_id);
+      rule = it->second;
+    }
+    if (!rule || rule->minutes <= 0) continue;
+    auto job = app.store.get("jobs", i->job_ids.back());
+    if (!job) continue;
+    auto since = idle_since(app.store, *job, *rule, now);
+    if (!since) return since.error();
+    if (*since) found.push_back({r.id, job->id, *rule, **since});
+  }
+  int stopped = 0;
+  for (const IdleFound& f : found) {
+    bool did = false;
+    Status st = app.loop.run([&](StoreTx& tx) -> Status {
+      auto cur = tx.get("instances", f.instance_id);
+      if (!cur) return cur.error().code == Code::kNotFound ? ok_status() : Status(cur.error());
+      auto i = decode_record(*cur, decode_instance, "its idle rule cannot be applied");
+      if (!i) return i.error();
+      // Still the same start, still running (a user may have stopped or restarted it meanwhile).
+      if (!i->want_running || i->job_ids.empty() || i->job_ids.back() != f.job_id) return ok_status();
+      auto job = tx.get("jobs", f.job_id);
+      if (!job) return job.error();
+      auto js = stored_job_status(job->body);
+      if (!js || js->state != JobState::kRunning) return ok_status();
+      const Message why = Message("instance.idle_stopped")
+                              .arg("percent", std::to_string(f.rule.below_percent))
+                              .arg("minutes", std::to_string(f.rule.minutes))
+                              .arg("since", format_rfc3339(f.since));
+      if (auto c = cancel_job_in(tx, f.job_id, why, "idle-stop", now); !c) return c.error();
+      i->want_running = false;
+      i->stop_reason = why;
+      Record r = *cur;
+      r.body = to_json(*i);
+      r.updated_at = now;
+      if (auto s = tx.update(r); !s) return s;
+      if (auto s = tx.append_audit({now, "idle-stop", "stop", "instances", r.id, r.name}); !s) return s;
+      did = true;
+      return ok_status();
+    });
+    if (!st) return st.error();
+    if (did) {
+      ++stopped;
+      app.metrics.count_write("instances", "idle_stop");
+      spdlog::info("{}", json({{"event", "instance_idle_stopped"}, {"instance", f.instance_id}, {"job", f.job_id},
+                               {"idle_since", format_rfc3339(f.since)}})
+                             .dump());
+    }
+  }
+  return stopped;
+}
+
+}  // namespace gpurent
