@@ -44,6 +44,8 @@ TEST(Instance, AccessFieldsNameTheKeyAndAreServerSetOnlyWhenStored) {
   body["ssh_keys"] = json::array();
   for (int k = 0; k < 17; ++k) body["ssh_keys"].push_back(kInstanceEd25519);
   EXPECT_EQ(parse_instance(body).error().fields[0].field, "ssh_keys");
+  body["ssh_keys"] = {std::string("ssh-rsa AAAAB3NzaC1yc2E") + std::string(4096, 'A')};
+  EXPECT_EQ(parse_instance(body).error().fields[0].field, "ssh_keys[0]") << "longer than any real public key";
   body["ssh_keys"] = {kInstanceEd25519};
   // A client cannot choose the node ports or the token: they are echoed back ignored.
   body["ssh_port"] = 22;
