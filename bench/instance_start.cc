@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "exec/process.h"
 #include "server/services/instance_entry.h"
 
 namespace {
@@ -30,15 +31,11 @@ namespace fs = std::filesystem;
 
 constexpr const char* kImage = "localhost/gpurent/dev:bookworm";
 
+// Runs `cmd` with sh, stderr joined to stdout: its output, its exit status in *rc.
 std::string sh(const std::string& cmd, int* rc = nullptr) {
-  std::string out;
-  if (FILE* p = popen((cmd + " 2>&1").c_str(), "r")) {
-    char buf[4096];
-    while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-    const int st = pclose(p);
-    if (rc) *rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  }
-  return out;
+  auto r = gpurent::run_process({"sh", "-c", cmd + " 2>&1"}, {}, "", 180'000);
+  if (rc) *rc = r ? r->exit_code : -1;
+  return r ? r->out : "";
 }
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
