@@ -65,6 +65,19 @@ TEST(Instances, StartStopAndReleaseAsJobsOfTheProjectKeepingTheVolume) {
   EXPECT_EQ(running["cost_per_hour"]["basis"], "on_demand");
   EXPECT_EQ(micros(running["cost_per_hour"]["running"]), 17'505'000) << running.dump();
   EXPECT_EQ(micros(running["cost_per_hour"]["stopped"]), 5'000) << running.dump();
+  // Its GPUs' latest metered utilization: none before a reading; then the highest card's reading.
+  EXPECT_TRUE(running["utilization"].is_null()) << running.dump();
+  const json job_status = s.admin("GET", "/api/v1/jobs/" + running["current_job"]["id"].get<std::string>()).body["status"];
+  const std::string sampled_at = format_rfc3339(SystemClock().now());
+  expect_2xx(s.admin("POST", "/api/v1/usage",
+                     json{{"idempotency_key", "ins-util-1"},
+                          {"gpu_samples", {{{"at", sampled_at},
+                                            {"node", job_status["placement"][0]["node"]},
+                                            {"gpu", job_status["placement"][0]["gpus"][0]},
+                                            {"utilization_pct", 42}}}}}),
+             "usage");
+  const json util = s.req("GET", path, dev).body["utilization"];
+  EXPECT_EQ(util, (json{{"percent", 42}, {"at", sampled_at}})) << util.dump();
   const json job1 = s.admin("GET", "/api/v1/jobs/" + first_job).body;
   EXPECT_EQ(job1["kind"], "debug");
   EXPECT_EQ(job1["labels"]["gpurent.io/instance"], "box");
@@ -85,6 +98,7 @@ TEST(Instances, StartStopAndReleaseAsJobsOfTheProjectKeepingTheVolume) {
   EXPECT_EQ(s.admin("GET", "/api/v1/jobs/" + first_job).body["status"]["state"], "cancelled");
   EXPECT_EQ(s.req("POST", path + "/stop", dev).status, 409) << "already stopped";
   EXPECT_TRUE(stopped["cost_per_hour"]["running"].is_null()) << stopped.dump();
+  EXPECT_TRUE(stopped["utilization"].is_null()) << "a stopped instance has no utilization: " << stopped.dump();
   EXPECT_EQ(micros(stopped["cost_per_hour"]["stopped"]), 5'000) << "the volume is paid while stopped";
 
   // Start again: a new job of the project with the same volume.
@@ -204,7 +218,7 @@ TEST(Instances, SshKeysAndNotebookHoldPortsOfTheServersRange) {
   const json c = expect_2xx(post(box("c", {key}, true)), "c").body;
   EXPECT_EQ(c["ssh_port"], 30100);
   EXPECT_EQ(c["notebook_port"], 30101);
-  for (const std::string& path : {"/api/v1/instances/c", "/api/v1/instances"})
+  for (const char* path : {"/api/v1/instances/c", "/api/v1/instances"})
     EXPECT_EQ(s.req("GET", path, dev).body.dump().find("notebook_token"), std::string::npos) << path;
 
   // Idle auto-stop: no rule in force until the tenant sets a default; an instance's own wins.

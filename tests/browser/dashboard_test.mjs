@@ -2,7 +2,8 @@
 // browser_dashboard: drives the built dashboard (web/dist) in headless Chromium against a
 // fresh `gpurent serve --demo`, and checks what it shows against the API's own answers.
 // The dashboard views (utilization, costs, cost-performance, supplier health) are checked by
-// dashboard_views.mjs; helpers.mjs holds the shared helpers.
+// dashboard_views.mjs, the console (instances, the job form) by console_views.mjs; helpers.mjs
+// holds the shared helpers.
 // Usage: node tests/browser/dashboard_test.mjs /path/to/gpurent
 // Env: ARTIFACT_DIR (screenshots; default tests/browser/artifacts), CHROMIUM (default /usr/bin/chromium),
 // SERVER_START_TIMEOUT_S (how long the demo may take to listen; default 300), DEMO_DAYS (the
@@ -16,6 +17,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { instanceConsole } from "./console_views.mjs";
 import { chineseDashboard, operatorDashboard, tenantDashboard } from "./dashboard_views.mjs";
 import {
   alertText, api, artifacts, BROWSER_LOCALE, cellText, centsText, check, DASHBOARD_TIMEOUT_MS, instantText, login, logout, monthText, openView, shot,
@@ -408,7 +410,10 @@ async function run(page, base, adminToken) {
   // costs refused; its admin lifts the egress freeze; a member sees it but cannot lift it.
   await tenantDashboard(page, base, adminToken, tenantToken, qingyun, shared);
 
-  // 6. A supplier's account.
+  // 6. The console: instances and the job form, by role, in both languages (console_views.mjs).
+  await instanceConsole(page, base, adminToken, tenantToken, qingyun);
+
+  // 7. A supplier's account.
   await supplierAccount(page, base, adminToken);
 }
 

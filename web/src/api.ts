@@ -7,10 +7,17 @@ const TOKEN_KEY = "gpurent.token";
 const BASE = "api/v1";
 export const TOKEN_PATTERN = /^gpr_[0-9a-f]{64}$/;
 
+/** A field the server refused, as its problem document names it (`errors[]`). */
+export interface FieldError {
+  field: string;
+  reason: string;
+}
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly detail: string,
+    readonly fields: FieldError[] = [],
   ) {
     super(`${status}: ${detail}`);
   }
@@ -38,7 +45,7 @@ function url(path: string, query: Query = {}): string {
 }
 
 /** Sends one request with `token` (default: the stored one) and parses the JSON answer. */
-export async function request<T>(method: "GET" | "POST", path: string, options: {
+export async function request<T>(method: "GET" | "POST" | "DELETE", path: string, options: {
   query?: Query;
   body?: unknown;
   token?: string;
@@ -61,15 +68,17 @@ export async function request<T>(method: "GET" | "POST", path: string, options: 
   const text = await response.text();
   if (!response.ok) {
     let detail = response.statusText;
+    let fields: FieldError[] = [];
     try {
-      const problem = JSON.parse(text) as { detail?: string; title?: string };
+      const problem = JSON.parse(text) as { detail?: string; title?: string; errors?: FieldError[] };
       detail = problem.detail ?? problem.title ?? detail;
+      if (Array.isArray(problem.errors)) fields = problem.errors.filter((e) => typeof e?.field === "string");
     } catch {
       /* not a problem document: keep the status text */
     }
-    throw new ApiError(response.status, detail);
+    throw new ApiError(response.status, detail, fields);
   }
-  return JSON.parse(text) as T;
+  return (text ? JSON.parse(text) : null) as T; // DELETE answers 204 with no body
 }
 
 export function get<T>(path: string, query: Query = {}, token?: string): Promise<T> {
@@ -78,6 +87,10 @@ export function get<T>(path: string, query: Query = {}, token?: string): Promise
 
 export function post<T>(path: string, body: unknown, query: Query = {}): Promise<T> {
   return request<T>("POST", path, { body, query });
+}
+
+export function del(path: string): Promise<unknown> {
+  return request<unknown>("DELETE", path);
 }
 
 interface Page<T> {

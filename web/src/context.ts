@@ -5,7 +5,7 @@ import type { Tenant } from "./types";
 
 export type Scope =
   | { kind: "operator" }
-  | { kind: "tenant"; tenantId: string; admin: boolean } // admin: role tenant_admin
+  | { kind: "tenant"; tenantId: string; admin: boolean; writer: boolean } // admin: role tenant_admin; writer: it or tenant_member
   | { kind: "supplier" };
 
 export interface ViewContext {
@@ -18,6 +18,15 @@ export interface ViewContext {
 
 export function tenantName(ctx: ViewContext, id: string): string {
   return ctx.tenants.get(id)?.name ?? id;
+}
+
+/**
+ * Whether the account may submit jobs and create, start, stop and release instances (the jobs row
+ * of the permission matrix, docs/security.md): operators, and a tenant's admins and members for
+ * their own tenant; viewers and suppliers read only. The server decides; this only hides buttons.
+ */
+export function mayWriteJobs(ctx: ViewContext): boolean {
+  return ctx.scope.kind === "operator" || (ctx.scope.kind === "tenant" && ctx.scope.writer);
 }
 
 /** Whether the account may lift a cost-firewall alert: operators, and a tenant's admins for its own. */

@@ -1,5 +1,5 @@
 // The dashboard shell: sign-in with an API token, the header (scope, language, sign-out),
-// the nav bar, and hash routing (#/jobs, #/utilization?days=…&supplier=…&node=…&project=…,
+// the nav bar, and hash routing (#/jobs?submitted=…, #/instances, #/utilization?days=…&supplier=…&node=…&project=…,
 // #/costs?days=…&tenant=…, #/costperf?…&sort=…, #/invoices?month=…&tenant=…, #/offers,
 // #/suppliers?days=…, #/alerts, #/truecost).
 
@@ -14,6 +14,7 @@ import { renderAlerts } from "./views/alerts";
 import { renderCostPerf } from "./views/costperf";
 import { errorNotice } from "./views/errors";
 import { renderCosts } from "./views/costs";
+import { renderInstances } from "./views/instances";
 import { renderInvoices } from "./views/invoices";
 import { renderJobs } from "./views/jobs";
 import { renderOffers } from "./views/offers";
@@ -21,11 +22,12 @@ import { renderSuppliers } from "./views/suppliers";
 import { renderTrueCost } from "./views/truecost";
 import { renderUtilization } from "./views/utilization";
 
-type ViewName = "jobs" | "utilization" | "costs" | "costperf" | "invoices" | "offers" | "suppliers" | "alerts" | "truecost";
+type ViewName = "jobs" | "instances" | "utilization" | "costs" | "costperf" | "invoices" | "offers" | "suppliers" | "alerts" | "truecost";
 // `tenantData`: the view reads tenants' jobs, costs or alerts, which supplier accounts may not
 // (the API answers 403): their nav leaves it out and its address opens their first view.
 const VIEWS: Record<ViewName, { label: Key; render: (root: HTMLElement, ctx: ViewContext) => Promise<void>; tenantData?: true }> = {
   jobs: { label: "nav.jobs", render: renderJobs, tenantData: true },
+  instances: { label: "nav.instances", render: renderInstances, tenantData: true },
   utilization: { label: "nav.utilization", render: renderUtilization },
   costs: { label: "nav.costs", render: renderCosts, tenantData: true },
   costperf: { label: "nav.costperf", render: renderCostPerf, tenantData: true },
@@ -55,7 +57,8 @@ let renderSeq = 0; // a newer render supersedes a slower older one
  * operator sees every token, its own (role operator_admin) included; other roles never see
  * an operator's token, and their tokens carry their tenant or supplier. A tenant admin sees
  * its tenant's tokens (its own tenant_admin one among them); members and viewers see only
- * their own, so a tenant_admin token in the list means the account is its tenant's admin.
+ * their own, so a tenant_admin token in the list means the account is its tenant's admin, and a
+ * tenant_member one (without an admin's) that it is a member, who submits jobs as admins do.
  * The list is not paged (docs/api.md): one read holds every token.
  */
 async function loadSession(token: string): Promise<Session> {
@@ -65,7 +68,9 @@ async function loadSession(token: string): Promise<Session> {
   else {
     const tenantId = tokens.items.find((x) => x.tenant_id)?.tenant_id;
     const admin = tokens.items.some((x) => x.role === "tenant_admin");
-    scope = tenantId ? { kind: "tenant", tenantId, admin } : { kind: "supplier" };
+    // A member's or a viewer's list holds only its own tokens, so their role is the account's.
+    const writer = admin || tokens.items.some((x) => x.role === "tenant_member");
+    scope = tenantId ? { kind: "tenant", tenantId, admin, writer } : { kind: "supplier" };
   }
   const tenants = new Map<string, Tenant>();
   if (scope.kind !== "supplier") for (const x of await getAll<Tenant>("tenants", {}, token)) tenants.set(x.id, x);

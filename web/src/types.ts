@@ -200,3 +200,52 @@ export interface QuotesAdvice {
   misleads: string;
   misleads_message?: ServerMessage;
 }
+
+/** A catalog GPU model (GET /api/v1/gpu-models); the console offers those some offer sells. */
+export interface GpuModel {
+  id: string;
+  name: string;
+  memory_gib?: number;
+}
+
+/** A tenant's volume (GET /api/v1/volumes). */
+export interface Volume {
+  id: string;
+  name: string;
+  tenant_id: string;
+  size_gb: number;
+}
+
+/** An interactive instance (GET /api/v1/instances, docs/resources/instances.md). */
+export interface Instance {
+  id: string;
+  name: string;
+  tenant_id: string;
+  project_id: string;
+  gpus: number;
+  gpu_model?: string;
+  resources?: { cpu_cores?: number; memory_gib?: number };
+  image?: string;
+  volume?: { name: string; mount: string };
+  notebook?: boolean;
+  ssh_keys?: string[];
+  state: string; // requested | starting | running | stopped
+  want_running: boolean;
+  job_ids: string[];
+  current_job?: { id: string; name: string; state: string; reason?: string; reason_message?: ServerMessage };
+  stop_reason?: string;
+  stop_reason_message?: ServerMessage;
+  stops_at?: string;
+  cost_until_stop?: string;
+  cost_per_hour: { running: string | null; stopped: string | null; currency: string | null; basis: string | null };
+  access: null | {
+    ssh?: { host: string; port: number; user: string; command: string };
+    notebook?: { host: string; port: number; url: string | null };
+  };
+  utilization: null | { percent: number; at: string };
+}
+
+/** What a job has cost so far (GET /api/v1/jobs/{ref}/cost): per currency. */
+export interface JobCost {
+  costs: Record<string, { charges: string; credits: string; total: string }>;
+}

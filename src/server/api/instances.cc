@@ -15,6 +15,7 @@
 #include "model/tenant.h"
 #include "model/volume.h"
 #include "server/services/allocation_ledger.h"
+#include "server/services/invoices.h"
 #include "server/api/job_actions.h"
 #include "server/api/resources.h"
 #include "server/http/http_util.h"
@@ -213,6 +214,18 @@ json access_of(App& app, StoreReader& store, const Instance& i, const Principal&
   return a;
 }
 
+// The latest metered utilization of the instance's GPUs while it runs: {percent, at}, the highest of
+// its cards' latest readings (as idle auto-stop reads them) in the last 15 minutes; null while it
+// does not run, is CPU-only, or has no reading that recent.
+json utilization_of(StoreReader& store, const Instance& i, const std::optional<JobStatus>& st, TimeMs now) {
+  if (i.gpus == 0 || !st || st->state != JobState::kRunning || st->placement.empty()) return nullptr;
+  std::vector<RunCards> cards;
+  for (const WorkerPlacement& w : st->placement) cards.push_back({w.node, "", w.gpus});
+  auto util = run_utilization(store, cards, std::max(st->updated_at, now - 15 * 60'000), now + 1);
+  if (!util || util->empty()) return nullptr;
+  return {{"percent", util->back().utilization_pct}, {"at", format_rfc3339(util->back().at)}};
+}
+
 void decorate(App& app, StoreReader& store, const Record& r, const Principal& p, json& out) {
   out.erase("notebook_token");  // shown only inside access.notebook.url, to those who may use it
   auto i = decode_record(r, decode_instance, "its state cannot be shown");
@@ -239,6 +252,7 @@ void decorate(App& app, StoreReader& store, const Record& r, const Principal& p,
     }
   }
   out["access"] = access_of(app, store, *i, p, r, st);
+  out["utilization"] = utilization_of(store, *i, st, app.clock.now());
   out["cost_per_hour"] = cost_per_hour(app, store, *i, job && *job ? *job : std::optional<Record>(),
                                        st && st->state == JobState::kRunning);
   if (st && st->state == JobState::kRunning && (i->stop_after_minutes || i->stop_at)) {

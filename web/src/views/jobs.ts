@@ -1,13 +1,17 @@
 // "Queue & jobs": GET /api/v1/jobs grouped by state — pending jobs with the scheduler's
 // reason, running/admitted jobs with their placement (node, GPU indices or share, NVLink
 // domain), the runs the scheduler preempted or requeued (GET /api/v1/allocations, closed runs
-// whose end reason says so), and the rest with their final reason.
+// whose end reason says so), and the rest with their final reason. Those who may submit jobs
+// get a form above them (POST /api/v1/jobs); a submitted job's name comes back as `submitted`
+// in the address, so the notice survives the view reading the queue again.
 
-import { getAll } from "../api";
-import { tenantName, type ViewContext } from "../context";
-import { h, num, table, when } from "../dom";
+import { getAll, post } from "../api";
+import { mayWriteJobs, tenantName, type ViewContext } from "../context";
+import { h, notice, num, replace, table, when } from "../dom";
+import { intValue, labelled, numberInput, problemNotice, projectChoices, select, soldModels, textInput } from "../forms";
 import { renderMessage, stateLabel, t } from "../i18n";
-import type { Allocation, Job, NodeInfo, Placement } from "../types";
+import type { Allocation, GpuModel, Job, NodeInfo, Placement } from "../types";
+import type { Project } from "../types_dashboard";
 import { errorNotice } from "./errors";
 
 const INTERRUPTED_DAYS = 7;
@@ -40,6 +44,14 @@ export async function renderJobs(root: HTMLElement, ctx: ViewContext): Promise<v
   } catch {
     /* nodes unreadable: show ids */
   }
+  // A job names its project as its submitter did: by name, or by id (an instance's jobs do).
+  const projectNames = new Map<string, string>();
+  try {
+    for (const p of await getAll<Project>("projects")) projectNames.set(p.id, p.name);
+  } catch {
+    /* projects unreadable: show the references as they are */
+  }
+  const projectOf = (j: Job) => projectNames.get(j.project) ?? j.project;
 
   const byState = new Map<string, Job[]>();
   for (const job of jobs) {
@@ -71,15 +83,29 @@ export async function renderJobs(root: HTMLElement, ctx: ViewContext): Promise<v
       list.length === 0 ? h("p", { class: "muted" }, t("common.none")) : table(`${testid}-table`, headers, list.map(row), list.map((j) => j.name)),
     );
 
-  root.replaceChildren(
+  // The form needs the projects and the models on sale; without them it is left out, the queue stays.
+  let form: HTMLElement | null = null;
+  if (mayWriteJobs(ctx)) {
+    try {
+      const [projects, models] = await Promise.all([projectChoices(ctx), soldModels()]);
+      form = submitForm(projects, models, (name) => ctx.navigate({ submitted: name }));
+    } catch (e) {
+      form = errorNotice(e);
+    }
+  }
+  const submitted = ctx.query.get("submitted");
+  replace(
+    root,
+    submitted ? notice("info", t("jobs.submitted", { name: submitted }), "job-submitted") : null,
+    form,
     h("h2", {}, t("jobs.summary")),
     summary,
     section(t("jobs.pending"), "jobs-pending", pending,
       [t("jobs.col.name"), t("jobs.col.tenant"), t("jobs.col.project"), t("jobs.col.kind"), t("jobs.col.shape"), t("jobs.col.reason"), t("jobs.col.updated")],
-      (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), j.project, j.kind, num(gpus(j)), h("span", { class: "reason" }, reasonOf(j)), when(j.status.updated_at)]),
+      (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), projectOf(j), j.kind, num(gpus(j)), h("span", { class: "reason" }, reasonOf(j)), when(j.status.updated_at)]),
     section(t("jobs.running"), "jobs-running", placed,
       [t("jobs.col.name"), t("jobs.col.tenant"), t("jobs.col.project"), t("jobs.col.kind"), t("jobs.col.state"), t("jobs.col.placement")],
-      (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), j.project, j.kind, badge(j.status.state), placementList(j.status.placement, nodes)]),
+      (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), projectOf(j), j.kind, badge(j.status.state), placementList(j.status.placement, nodes)]),
     h("section", { "data-testid": "jobs-interrupted" },
       h("h2", {}, `${t("jobs.interrupted")} `, h("small", {}, t("common.count", { n: interrupted.length }))),
       h("p", { class: "muted" }, t("jobs.interrupted.note")),
@@ -92,7 +118,7 @@ export async function renderJobs(root: HTMLElement, ctx: ViewContext): Promise<v
           interrupted.map((a) => a.id)))),
     section(t("jobs.other"), "jobs-other", other,
       [t("jobs.col.name"), t("jobs.col.tenant"), t("jobs.col.project"), t("jobs.col.state"), t("jobs.col.reason"), t("jobs.col.updated")],
-      (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), j.project, badge(j.status.state), h("span", { class: "reason" }, reasonOf(j)), when(j.status.updated_at)]),
+      (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), projectOf(j), badge(j.status.state), h("span", { class: "reason" }, reasonOf(j)), when(j.status.updated_at)]),
   );
 }
 
@@ -132,4 +158,63 @@ function placementList(placement: Placement[], nodes: Map<string, string>): HTML
       return h("li", { "data-node": p.node }, h("span", { class: "muted" }, `${t("jobs.placement.replica", { r: p.replica, w: p.worker })}: `), parts.join(" · "));
     }),
   );
+}
+
+/**
+ * Submit a job: the fields most jobs need (name, project, kind, workers × GPUs of a model, image,
+ * command, expected hours); each left out when empty, so the server's defaults and checks apply.
+ * The API takes far more (docs/resources/jobs.md): the CLI and YAML files are the way to it.
+ */
+function submitForm(projects: { project: Project; label: string }[], models: GpuModel[], done: (name: string) => void): HTMLElement {
+  const name = textInput("job-name", { placeholder: "llama3-8b-sft", required: true });
+  const project = select("job-project", projects.map((p) => ({ value: p.project.id, label: p.label })));
+  const kind = select("job-kind", ["training", "batch", "debug"].map((k) => ({ value: k, label: k })));
+  const workers = numberInput("job-workers", 1, 1024, 1);
+  const gpus = numberInput("job-gpus", 0, 16, 1);
+  const model = select("job-model", [{ value: "", label: t("jobs.field.model.any") }, ...models.map((m) => ({ value: m.id, label: m.name }))]);
+  const image = textInput("job-image", { placeholder: "nvcr.io/nvidia/pytorch:24.05-py3" });
+  const command = h("textarea", { rows: "3", cols: "32", spellcheck: "false", placeholder: "torchrun\n--nproc-per-node=8\ntrain.py", "data-testid": "job-command" });
+  const hours = numberInput("job-hours", 1, 744);
+  const button = h("button", { type: "submit", "data-testid": "job-submit" }, t("jobs.submit"));
+  const status = h("div", { "data-testid": "job-submit-status" });
+  const form = h(
+    "form",
+    { class: "form-grid console-form", novalidate: true, "data-testid": "job-form" },
+    labelled(t("instances.field.name"), name),
+    labelled(t("jobs.col.project"), project),
+    labelled(t("jobs.field.kind"), kind),
+    labelled(t("jobs.field.workers"), workers),
+    labelled(t("jobs.field.gpus"), gpus),
+    labelled(t("jobs.field.model"), model),
+    labelled(t("jobs.field.image"), image),
+    labelled(t("jobs.field.command"), command),
+    labelled(t("jobs.field.hours"), hours),
+    button,
+  );
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const body: Record<string, unknown> = { name: name.value.trim(), project: project.value, kind: kind.value };
+    const w = intValue(workers);
+    const g = intValue(gpus);
+    const hrs = intValue(hours);
+    if (w !== undefined) body.workers = w;
+    if (g !== undefined) body.gpus_per_worker = g;
+    if (model.value !== "") body.constraints = { gpu_models: [model.value] };
+    if (image.value.trim() !== "") body.image = image.value.trim();
+    // One argument per line, as typed: argv, not a shell line (spaces stay inside an argument).
+    const argv = command.value.split("\n").map((a) => a.replace(/\r$/, ""));
+    while (argv.length > 0 && argv[argv.length - 1].trim() === "") argv.pop();
+    if (argv.length > 0) body.command = argv;
+    if (hrs !== undefined) body.expected_duration_seconds = hrs * 3600;
+    button.disabled = true;
+    status.replaceChildren();
+    try {
+      await post("jobs", body);
+      done(String(body.name));
+    } catch (e) {
+      status.replaceChildren(problemNotice(e, "job-submit-error"));
+      button.disabled = false;
+    }
+  });
+  return h("details", { class: "console", "data-testid": "job-submit-section" }, h("summary", {}, t("jobs.submit.title")), form, status);
 }

@@ -1,0 +1,214 @@
+// browser_dashboard, part three: the tenant's console. Instances created, stopped, started and
+// released from the page, in English and in 简体中文, with what the page shows (state, cost per
+// hour, what the starts cost so far, utilization, access) checked against the API's own answers;
+// a refused form naming its field; the job form; the roles (a viewer reads and has no buttons);
+// and one tenant never seeing another's instances, while the operator sees both.
+
+import { api, cellText, centsText, check, decimalSum, login, logout, openView, shot, sleep, STEP_TIMEOUT_MS } from "./helpers.mjs";
+
+const row = (page, name) => page.locator(`[data-testid="instances-table"] tr[data-row="${name}"]`);
+const inRow = (page, name, testid) => row(page, name).getByTestId(testid);
+
+/** The instance once `ok` holds for its API answer (polled; the scheduler and executor take a moment). */
+async function instanceWhen(base, token, name, ok, what) {
+  let last;
+  for (let i = 0; i < 150; i++) {
+    last = await api(base, token, "GET", `instances/${name}`);
+    if (last.status === 200 && ok(last.json)) return last.json;
+    await sleep(100);
+  }
+  throw new Error(`instance ${name} never got ${what}: ${JSON.stringify(last?.json)}`);
+}
+
+/** What the page must show as the starts' cost so far: the sum of its jobs' totals, per currency, at cents. */
+async function costSoFar(base, token, instance) {
+  const per = new Map();
+  for (const id of instance.job_ids) {
+    const cost = (await api(base, token, "GET", `jobs/${id}/cost`)).json;
+    for (const [cur, c] of Object.entries(cost.costs)) per.set(cur, [...(per.get(cur) ?? []), c.total]);
+  }
+  return [...per.entries()].sort().map(([cur, totals]) => `${centsText(decimalSum(totals))} ${cur}`).join(" + ");
+}
+
+/** A per-hour price as the page writes it: exact, no zeros past the cents. */
+const perHour = (amount, currency, unit) => `${amount.includes(".") ? amount.replace(/0+$/, "").replace(/\.(\d?)$/, (_, d) => `.${d.padEnd(2, "0")}`) : amount} ${currency}${unit}`;
+
+/** Waits until the row shows `state` (the page reads the list again by itself while one starts). */
+async function rowState(page, name, state) {
+  await page.locator(`[data-testid="instances-table"] tr[data-row="${name}"] [data-testid="instance-state"][data-state="${state}"]`)
+    .waitFor({ timeout: STEP_TIMEOUT_MS });
+}
+
+async function costCell(page, name) {
+  const cell = page.locator(`[data-testid="instances-table"] tr[data-row="${name}"] [data-testid="instance-cost-so-far"][data-loaded]`);
+  await cell.waitFor({ timeout: STEP_TIMEOUT_MS });
+  return cellText(cell);
+}
+
+export async function instanceConsole(page, base, adminToken, tenantToken, qingyun) {
+  const tenants = (await api(base, adminToken, "GET", "tenants")).json.items;
+  const aurora = tenants.find((x) => x.name === "aurora-ai");
+  // Another tenant's instance, which the tenant's console must never show.
+  const auroraProject = (await api(base, adminToken, "GET", "projects?limit=1000")).json.items.find((p) => p.tenant_id === aurora.id);
+  const theirs = await api(base, adminToken, "POST", "instances",
+    { name: "aurora-secret-box", project: auroraProject.id, gpus: 1, gpu_model: "h100-sxm5-80gb", image: "nvcr.io/nvidia/pytorch:24.05-py3" });
+  check(theirs.status === 201 && theirs.json.tenant_id === aurora.id, `aurora-ai's instance created through the API (HTTP ${theirs.status}${theirs.status === 201 ? "" : `: ${JSON.stringify(theirs.json?.errors ?? theirs.json?.detail)}`})`);
+
+  // 1. The tenant's admin: its instances only, each as the API answers it.
+  // Signed in as the tenant's admin since the tenant views (part two).
+  const listed = await openView(page, "#/instances", "instances");
+  const own = listed.json.items;
+  check(own.length > 0 && own.every((i) => i.tenant_id === qingyun.id), `tenant's instance list holds only its own (${own.map((i) => i.name).join(", ")})`);
+  const mainText = await cellText(page.locator("main"));
+  check(!mainText.includes("aurora-secret-box"), "instances view: another tenant's instance never appears");
+  const theirsDirect = await api(base, tenantToken, "GET", "instances/aurora-secret-box");
+  check(theirsDirect.status === 404, `API: another tenant's instance is 404 to the tenant (HTTP ${theirsDirect.status})`);
+  // 2. A refused form names its field; then a real instance from the form.
+  const volumes = (await api(base, tenantToken, "GET", "volumes")).json.items;
+  const form = page.getByTestId("instance-form");
+  await form.getByTestId("instance-name").fill("Bad Name");
+  await form.getByTestId("instance-create").click();
+  const refused = page.locator('[data-testid="instance-error"] li[data-field="name"]');
+  await refused.waitFor({ timeout: STEP_TIMEOUT_MS });
+  check((await cellText(refused)).startsWith("name:"), `a bad name is refused naming the field: "${await cellText(refused)}"`);
+
+  // A project of its own (the demo's have their quotas taken or their egress frozen by now);
+  // only the CNY supplier sells Ascend, so the CNY tenant's instance is billed in its currency.
+  const madeProject = await api(base, tenantToken, "POST", "projects", { name: "console", quota: { gpus_per_model: { "ascend-910b-64gb": 4 } } });
+  check(madeProject.status === 201, `the tenant's admin makes a project for the console (HTTP ${madeProject.status})`);
+  const project = madeProject.json;
+  await openView(page, "#/instances?r=0", "instances"); // the form lists the new project
+  await form.getByTestId("instance-name").fill("browser-box");
+  await form.getByTestId("instance-project").selectOption(project.id);
+  await form.getByTestId("instance-gpus").fill("1");
+  await form.getByTestId("instance-model").selectOption("ascend-910b-64gb");
+  await form.getByTestId("instance-image").fill("nvcr.io/nvidia/pytorch:24.05-py3");
+  if (volumes.length > 0) await form.getByTestId("instance-volume").selectOption(volumes[0].name);
+  await form.getByTestId("instance-ssh-keys").fill("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIgSxaQ2Qz1gDd7Y9wF6Zr1i4e0bqKk2yG0o3b4c5d6e browser@test");
+  await form.getByTestId("instance-notebook-on").check();
+  await form.getByTestId("instance-stop-after").fill("120");
+  await form.getByTestId("instance-create").click();
+  await page.getByTestId("instance-done").waitFor({ timeout: STEP_TIMEOUT_MS });
+  check((await cellText(page.getByTestId("instance-done"))).includes("browser-box"), "create: the page says browser-box was created");
+  const created = await instanceWhen(base, tenantToken, "browser-box", (i) => i.state === "running", "running");
+  check(created.project_id === project.id && created.gpus === 1 && created.gpu_model === "ascend-910b-64gb" && created.notebook === true
+    && created.ssh_keys.length === 1 && created.stop_after_minutes === 120 && (volumes.length === 0 || created.volume?.name === volumes[0].name),
+    `the form's fields reached the API (${JSON.stringify({ project: created.project_id, gpus: created.gpus, model: created.gpu_model, volume: created.volume })})`);
+  await rowState(page, "browser-box", "running");
+  check(true, "create: the row reaches running without reloading the page");
+  // Its GPU's utilization, as an agent on the node reports it, shown as the API answers it.
+  const job = (await api(base, tenantToken, "GET", `jobs/${created.current_job.id}`)).json;
+  const sampled = await api(base, adminToken, "POST", "usage", {
+    idempotency_key: "browser-console-util",
+    gpu_samples: [{ at: new Date().toISOString(), node: job.status.placement[0].node, gpu: job.status.placement[0].gpus[0], utilization_pct: 37 }],
+  });
+  check(sampled.status < 300, `a utilization reading of 37% for browser-box's GPU (HTTP ${sampled.status})`);
+  await openView(page, "#/instances?r=1", "instances");
+  const running = (await api(base, tenantToken, "GET", "instances/browser-box")).json;
+  const util = await cellText(inRow(page, "browser-box", "instance-utilization"));
+  check(running.utilization?.percent === 37 && util.startsWith("37%"), `browser-box: utilization "${util}" (API ${JSON.stringify(running.utilization)})`);
+  const runCost = await cellText(inRow(page, "browser-box", "instance-cost-running"));
+  check(running.cost_per_hour.running !== null && runCost === perHour(running.cost_per_hour.running, running.cost_per_hour.currency, "/h"),
+    `browser-box: running cost per hour "${runCost}" (API ${running.cost_per_hour.running} ${running.cost_per_hour.currency})`);
+  // The demo runs no containers: the page says so instead of an SSH command that leads nowhere.
+  check((await cellText(inRow(page, "browser-box", "instance-access-none"))) === "not reachable: this server runs no containers" && running.access === null,
+    "access: the page says the server runs no containers (the API's access is null)");
+  check((await inRow(page, "browser-box", "instance-stops-at").count()) === 1, "the timer's stop time is shown");
+  await shot(page, "24-console-instances");
+
+  // 3. Stop: stopped, why, and what its start cost, exactly as the API rates it.
+  await inRow(page, "browser-box", "instance-stop").click();
+  await rowState(page, "browser-box", "stopped");
+  const stopped = await instanceWhen(base, tenantToken, "browser-box", (i) => i.state === "stopped", "stopped");
+  const reason = await cellText(inRow(page, "browser-box", "instance-reason"));
+  check(reason === stopped.stop_reason && reason !== "", `stop: the reason reads as the API's: "${reason}"`);
+  const soFar = await costCell(page, "browser-box");
+  const want = await costSoFar(base, tenantToken, stopped);
+  check(soFar === want && /^\d+\.\d\d CNY$/.test(soFar), `stop: the starts' cost so far "${soFar}" equals its job's rated cost (${want})`);
+  check((await cellText(inRow(page, "browser-box", "instance-cost-running"))) === "—", "stopped: no running price");
+
+  // 4. Start again: a second job, running.
+  await inRow(page, "browser-box", "instance-start").click();
+  await rowState(page, "browser-box", "running");
+  const restarted = await instanceWhen(base, tenantToken, "browser-box", (i) => i.state === "running", "running again");
+  check(restarted.job_ids.length === 2, `start: a second start (jobs ${restarted.job_ids.length})`);
+
+  // 5. In 简体中文: the same console, the states and buttons translated, the server's reasons too.
+  await page.getByTestId("lang-select").selectOption("zh-CN");
+  await openView(page, "#/instances?lang=zh", "instances");
+  check((await cellText(page.getByTestId("nav-instances"))) === "实例", "zh: nav reads 实例");
+  check((await cellText(inRow(page, "browser-box", "instance-state"))) === "运行中", "zh: the state reads 运行中");
+  check((await cellText(inRow(page, "browser-box", "instance-stop"))) === "停止", "zh: the stop button reads 停止");
+  check((await cellText(inRow(page, "browser-box", "instance-access-none"))) === "无法访问：此服务器不运行容器", "zh: the access note is Chinese");
+  const zhRun = await cellText(inRow(page, "browser-box", "instance-cost-running"));
+  check(zhRun === perHour(restarted.cost_per_hour.running, restarted.cost_per_hour.currency, "/小时"), `zh: running cost per hour "${zhRun}"`);
+  await inRow(page, "browser-box", "instance-stop").click();
+  await rowState(page, "browser-box", "stopped");
+  const stoppedZh = await cellText(inRow(page, "browser-box", "instance-reason"));
+  const apiZh = (await api(base, tenantToken, "GET", "instances/browser-box?lang=zh")).json.stop_reason;
+  check(stoppedZh === apiZh && /[\u4e00-\u9fff]/.test(stoppedZh), `zh: the stop reason as the API renders it in zh: "${stoppedZh}"`);
+  await shot(page, "25-console-instances-zh");
+  await page.getByTestId("lang-select").selectOption("en");
+
+  // 6. Release (confirmed): gone from the page and the API; its volume stays.
+  await openView(page, "#/instances?r=2", "instances");
+  page.once("dialog", (d) => void d.accept());
+  await inRow(page, "browser-box", "instance-release").click();
+  await page.getByTestId("instance-done").waitFor({ timeout: STEP_TIMEOUT_MS });
+  await row(page, "browser-box").waitFor({ state: "detached", timeout: STEP_TIMEOUT_MS });
+  check((await api(base, tenantToken, "GET", "instances/browser-box")).status === 404, "release: the row is gone and the API answers 404");
+  if (volumes.length > 0) check((await api(base, tenantToken, "GET", `volumes/${volumes[0].name}`)).status === 200, "release: the volume stays");
+
+  // 7. A member submits a job from the form (and is told which field is wrong first).
+  await logout(page);
+  const member = await api(base, adminToken, "POST", "tokens", { user: "qingyun-dev", name: "browser-console-member" });
+  await login(page, member.json.token);
+  await openView(page, "#/jobs?r=5", "jobs");
+  await page.getByTestId("job-submit-section").locator("summary").click();
+  const jobForm = page.getByTestId("job-form");
+  await jobForm.getByTestId("job-name").fill("browser-form-job");
+  await jobForm.getByTestId("job-project").selectOption(project.id);
+  await jobForm.getByTestId("job-workers").fill("0");
+  await jobForm.getByTestId("job-submit").click();
+  const badWorkers = page.locator('[data-testid="job-submit-error"] li[data-field="workers"]');
+  await badWorkers.waitFor({ timeout: STEP_TIMEOUT_MS });
+  check(true, `job form: workers 0 refused naming the field: "${await cellText(badWorkers)}"`);
+  await jobForm.getByTestId("job-workers").fill("1");
+  await jobForm.getByTestId("job-gpus").fill("1");
+  await jobForm.getByTestId("job-model").selectOption("ascend-910b-64gb");
+  await jobForm.getByTestId("job-image").fill("busybox:1.36");
+  await jobForm.getByTestId("job-command").fill("sh\n-c\necho hello world");
+  await jobForm.getByTestId("job-hours").fill("2");
+  const reread = page.waitForResponse((r) => r.url().includes("/api/v1/jobs?") && r.request().method() === "GET", { timeout: STEP_TIMEOUT_MS });
+  await jobForm.getByTestId("job-submit").click();
+  await reread;
+  await page.getByTestId("job-submitted").waitFor({ timeout: STEP_TIMEOUT_MS });
+  const formJob = (await api(base, member.json.token, "GET", "jobs/browser-form-job")).json;
+  check(formJob.kind === "training" && formJob.workers === 1 && formJob.gpus_per_worker === 1 && JSON.stringify(formJob.command) === JSON.stringify(["sh", "-c", "echo hello world"])
+    && formJob.expected_duration_seconds === 7200 && JSON.stringify(formJob.constraints?.gpu_models) === JSON.stringify(["ascend-910b-64gb"]),
+    `job form: the job as typed (${JSON.stringify({ kind: formJob.kind, command: formJob.command, gpu_models: formJob.constraints?.gpu_models })})`);
+  await page.locator(`main[data-testid="view-jobs"]:not([data-loading])`).waitFor({ timeout: STEP_TIMEOUT_MS });
+  check((await page.locator('tr[data-row="browser-form-job"]').count()) === 1, "job form: the queue lists the submitted job");
+  await shot(page, "26-console-job-form");
+
+  // 8. A viewer reads the console: no form, no buttons.
+  await logout(page);
+  const viewer = await api(base, adminToken, "POST", "tokens", { user: "qingyun-audit", name: "browser-console-viewer" });
+  await login(page, viewer.json.token);
+  const seen = await openView(page, "#/instances?r=3", "instances");
+  check(seen.json.items.length > 0 && (await page.locator('[data-testid="instances-table"] tbody tr').count()) === seen.json.items.length,
+    `viewer: reads the instances (${seen.json.items.length})`);
+  check((await page.getByTestId("instance-form").count()) === 0 && (await page.locator('[data-testid="instances-table"] button').count()) === 0
+    && (await page.getByTestId("instances-read-only").count()) === 1, "viewer: no create form, no start/stop/release buttons, told why");
+  await openView(page, "#/jobs?r=6", "jobs");
+  check((await page.getByTestId("job-form").count()) === 0, "viewer: no job form");
+
+  // 9. The operator sees every tenant's instances, each with its tenant.
+  await logout(page);
+  await login(page, adminToken);
+  const all = await openView(page, "#/instances?r=4", "instances");
+  const tenantsShown = await page.locator('[data-testid="instances-table"] tbody tr td:nth-child(2)').allInnerTexts();
+  check(all.json.items.some((i) => i.name === "aurora-secret-box") && tenantsShown.includes("aurora-ai") && tenantsShown.includes("qingyun-tech"),
+    `operator: both tenants' instances (${[...new Set(tenantsShown)].join(", ")})`);
+  await api(base, adminToken, "DELETE", `instances/${theirs.json.id}`);
+}
