@@ -237,5 +237,109 @@ TEST(Instances, SshKeysAndNotebookHoldPortsOfTheServersRange) {
             (json{{"below_percent", 20}, {"minutes", 0}, {"source", "instance"}}));
 }
 
+namespace {
+
+// The node an instance's latest job runs on (its placement's first worker).
+std::string host_of(ServerProcess& s, const json& instance) {
+  const json job = s.admin("GET", "/api/v1/jobs/" + instance["current_job"]["id"].get<std::string>()).body;
+  return job["status"]["placement"][0]["node"];
+}
+
+}  // namespace
+
+TEST(Instances, RestartReturnsToItsHostOrSaysWhyAndOffersAnotherHostOrCpuOnly) {
+  ServerProcess s({"--sched-interval-ms", "20", "--firewall-interval-s", "0"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n2")), "node");
+  json offer = offer_doc("dc", "h100");
+  offer["prices"]["cpu_core_hour"] = "0.05";
+  offer["prices"]["memory_gib_hour"] = "0.01";
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer), "offer");
+  acme_and_beta(s);
+  const std::string dev = make_user_token(s, "acme-dev", "tenant_member", "acme");
+  const std::string other = make_user_token(s, "beta-dev", "tenant_admin", "beta");
+  const std::string path = "/api/v1/instances/box";
+  auto start = [&](const json& body) { return s.req("POST", path + "/start", dev, body); };
+  auto stop_it = [&] {
+    expect_2xx(s.req("POST", path + "/stop", dev, json::object()), "stop");
+    return wait_for(s, path, instance_in("stopped"));
+  };
+  expect_2xx(s.req("POST", "/api/v1/instances", dev,
+                   json{{"name", "box"}, {"project", "vision"}, {"gpus", 1}, {"gpu_model", "h100-sxm5-80gb"},
+                        {"image", "nvcr.io/nvidia/pytorch:24.05-py3"}}),
+             "instance");
+  const json first = wait_for(s, path, instance_in("running"));
+  const std::string host = host_of(s, first);
+  const std::string host_name = s.admin("GET", "/api/v1/nodes/" + host).body["name"];
+  const std::string elsewhere = host_name == "n1" ? "n2" : "n1";
+  stop_it();
+
+  // Stopped, its host free: the preflight says a start returns there, and it does.
+  json pf = expect_2xx(s.req("GET", path + "/preflight", dev), "preflight").body;
+  EXPECT_EQ(pf["host"]["node"], host) << pf.dump();
+  EXPECT_EQ(pf["host"]["free_gpus"], 8);
+  EXPECT_EQ(pf["host_free"], true);
+  EXPECT_EQ(pf["other_nodes_with_room"], 1);
+  EXPECT_EQ(pf["options"], (json{"same_host", "any_host", "cpu_only"}));
+  EXPECT_NE(pf["advice"].get<std::string>().find("returns there"), std::string::npos) << pf.dump();
+  expect_2xx(start(json::object()), "start back home");
+  json back = wait_for(s, path, instance_in("running"));
+  EXPECT_EQ(host_of(s, back), host) << "a free host takes its instance back";
+  const json pinned = s.admin("GET", "/api/v1/jobs/" + back["current_job"]["id"].get<std::string>()).body;
+  EXPECT_EQ(pinned["constraints"]["nodes"], (json{host})) << pinned.dump();
+  stop_it();
+
+  // Another tenant's job takes the host's 8 GPUs (pinned there by name; stored as the node's id).
+  json filler = job_doc("nlp", "filler");
+  filler["gpus_per_worker"] = 8;
+  filler["constraints"]["nodes"] = {"nope"};
+  Resp unknown = s.req("POST", "/api/v1/jobs", other, filler);
+  EXPECT_EQ(unknown.error_fields(), std::vector<std::string>{"constraints.nodes[0]"}) << unknown.describe();
+  filler["constraints"]["nodes"] = {host_name};
+  const json f = expect_2xx(s.req("POST", "/api/v1/jobs", other, filler), "filler").body;
+  EXPECT_EQ(f["constraints"]["nodes"], (json{host})) << f.dump();
+  wait_for(s, "/api/v1/jobs/" + f["id"].get<std::string>(), [](const json& j) { return j["status"]["state"] == "running"; });
+
+  pf = s.req("GET", path + "/preflight", dev).body;
+  EXPECT_EQ(pf["host_free"], false) << pf.dump();
+  EXPECT_EQ(pf["host"]["free_gpus"], 0);
+  EXPECT_EQ(pf["other_nodes_with_room"], 1);
+  const std::string zh = s.req("GET", path + "/preflight?lang=zh", dev).body["advice"];
+  EXPECT_NE(zh.find("原主机"), std::string::npos) << zh;
+  const size_t starts = s.req("GET", path, dev).body["job_ids"].size();
+  Resp refused = start(json::object());
+  EXPECT_EQ(refused.status, 409) << refused.describe();
+  EXPECT_NE(refused.body["detail"].get<std::string>().find(host_name), std::string::npos) << refused.describe();
+  EXPECT_EQ(s.req("GET", path, dev).body["job_ids"].size(), starts) << "refused before anything was submitted";
+  EXPECT_EQ(start(json{{"on", "elsewhere"}}).error_fields(), std::vector<std::string>{"on"});
+
+  // Waiting for the host: queued, the reason naming it.
+  expect_2xx(start(json{{"on", "same_host"}}), "wait for the host");
+  const json waiting = wait_for(s, path, [](const json& i) {
+    return i["state"] == "requested" && i["current_job"]["reason"].get<std::string>().find("on node") != std::string::npos;
+  });
+  EXPECT_NE(waiting["current_job"]["reason"].get<std::string>().find(host_name), std::string::npos) << waiting.dump();
+  stop_it();
+
+  // Another host: running there.
+  expect_2xx(start(json{{"on", "any_host"}}), "another host");
+  const json moved = wait_for(s, path, instance_in("running"));
+  EXPECT_EQ(s.admin("GET", "/api/v1/nodes/" + host_of(s, moved)).body["name"], elsewhere);
+  stop_it();
+
+  // CPU-only, to reach the data: no GPUs, the default cores and memory, billed at the CPU prices
+  // (2 cores x 0.05 + 8 GiB x 0.01 = 0.18 per hour).
+  expect_2xx(start(json{{"on", "cpu_only"}}), "cpu only");
+  const json cpu = wait_for(s, path, instance_in("running"));
+  const json cpu_job = s.admin("GET", "/api/v1/jobs/" + cpu["current_job"]["id"].get<std::string>()).body;
+  EXPECT_EQ(cpu_job["gpus_per_worker"], 0) << cpu_job.dump();
+  EXPECT_EQ(cpu_job["resources"]["cpu_cores"], 2);
+  EXPECT_EQ(cpu_job["resources"]["memory_gib"], 8);
+  EXPECT_EQ(cpu["cost_per_hour"]["basis"], "cpu_only") << cpu.dump();
+  EXPECT_EQ(micros(cpu["cost_per_hour"]["running"]), 180'000) << cpu.dump();
+  EXPECT_TRUE(cpu["utilization"].is_null());
+}
+
 }  // namespace
 }  // namespace gpurent::testing

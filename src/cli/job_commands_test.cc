@@ -196,5 +196,25 @@ TEST_F(JobCommandsTest, GetShowsTheJobWhenItsCostCannotBeRead) {
   EXPECT_EQ(r.err, "warning: the job's cost could not be read: rating failed\n");
 }
 
+// `instances start --on` sends where the start goes; `instances preflight` prints the server's advice.
+TEST_F(JobCommandsTest, InstanceStartSaysWhereAndPreflightPrintsTheAdvice) {
+  api_.on("POST /api/v1/instances/box/start", {200, R"({"name": "box", "state": "requested", "current_job": {"name": "box-3"}})"});
+  api_.on("GET /api/v1/instances/box/preflight",
+          {200, R"({"instance": "box", "host_free": false, "advice": "its host n1 is available with 0 GPU(s) free"})"});
+  CliRun r = run({"instances", "start", "box", "--on", "any_host"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "instance box: requested (job box-3)\n");
+  ASSERT_EQ(api_.requests().size(), 1u);
+  EXPECT_EQ(json::parse(api_.requests()[0].body), (json{{"on", "any_host"}}));
+  r = run({"instances", "start", "box"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(json::parse(api_.requests()[1].body), json::object()) << "no --on: the server's default (auto)";
+  EXPECT_NE(run({"instances", "start", "box", "--on", "home"}).rc, 0);
+  EXPECT_EQ(api_.requests().size(), 2u) << "a bad --on sends nothing";
+  r = run({"instances", "preflight", "box"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "instance box: its host n1 is available with 0 GPU(s) free\n");
+}
+
 }  // namespace
 }  // namespace gpurent

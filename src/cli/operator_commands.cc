@@ -1,5 +1,5 @@
 // Verbs over the generic resource commands: `measurements accept|reject ID`, `nodes
-// drain|undrain NODE`, `instances start|stop INSTANCE`, `alerts lift ALERT`, and `reports reconciliation` (metered against
+// drain|undrain NODE`, `instances start|stop|preflight INSTANCE`, `alerts lift ALERT`, and `reports reconciliation` (metered against
 // allocated GPU-seconds, one tenant or the whole platform).
 #include <memory>
 
@@ -158,21 +158,45 @@ void add_report_commands(CLI::App& app, CliContext& ctx) {
   });
 }
 
-// `instances start|stop NAME`: a stopped instance submits its next job; a running one's job is
-// cancelled (its volume keeps the data).
+// `instances start|stop NAME`: a stopped instance submits its next job (back to its last host
+// when that host's GPUs are free; `--on` says where else); a running one's job is cancelled (its
+// volume keeps the data). `instances preflight NAME`: what a start would meet.
 void add_instance_verbs(CLI::App& instances, CliContext& ctx) {
+  auto pre = std::make_shared<std::string>();
+  auto* preflight = instances.add_subcommand(
+      "preflight", "what a start of a stopped instance would meet: its last host's free GPUs, other nodes with room, the options");
+  preflight->add_option("instance", *pre, "id or name")->required();
+  preflight->callback([&ctx, pre] {
+    ctx.action = [&ctx, pre] {
+      int rc = kExitOk;
+      ApiClient* c = ctx.client(&rc);
+      if (!c) return rc;
+      auto r = c->get("/instances" + seg(*pre) + "/preflight");
+      if (!r) return ctx.fail(r.error());
+      return ctx.emit(*r, [&](std::ostream& out) {
+        out << "instance " << printable(r->value("instance", *pre)) << ": " << printable(r->value("advice", "")) << "\n";
+      });
+    };
+  });
   for (const bool start : {true, false}) {
     auto ref = std::make_shared<std::string>();
+    auto on = std::make_shared<std::string>();
     auto* cmd = instances.add_subcommand(start ? "start" : "stop",
-                                         start ? "start a stopped instance (a new job of its project; it may wait for GPUs)"
+                                         start ? "start a stopped instance (a new job of its project; back to its host when its GPUs are free)"
                                                : "stop a running instance: its container goes, its volume keeps the data");
     cmd->add_option("instance", *ref, "id or name")->required();
-    cmd->callback([&ctx, ref, start] {
-      ctx.action = [&ctx, ref, start] {
+    if (start)
+      cmd->add_option("--on", *on,
+                      "auto (default: its last host, refused when that host is busy), same_host (wait for it), any_host, cpu_only")
+          ->check(CLI::IsMember({"auto", "same_host", "any_host", "cpu_only"}));
+    cmd->callback([&ctx, ref, on, start] {
+      ctx.action = [&ctx, ref, on, start] {
         int rc = kExitOk;
         ApiClient* c = ctx.client(&rc);
         if (!c) return rc;
-        auto r = c->post("/instances" + seg(*ref) + (start ? "/start" : "/stop"), json::object());
+        json body = json::object();
+        if (!on->empty()) body["on"] = *on;
+        auto r = c->post("/instances" + seg(*ref) + (start ? "/start" : "/stop"), body);
         if (!r) return ctx.fail(r.error());
         return ctx.emit(*r, [&](std::ostream& out) {
           out << "instance " << printable(r->value("name", *ref)) << ": " << printable(r->value("state", "")) << " (job "

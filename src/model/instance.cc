@@ -82,7 +82,7 @@ Result<Instance> parse_instance(const json& body) {
   read_declared(f, i);
   f.ignore({"tenant_id", "project_id", "state", "job_ids", "want_running", "stop_reason", "stop_reason_message",
             "current_job", "reason", "cost_per_hour", "stop_reason_text", "stops_at", "cost_until_stop",
-            "ssh_port", "notebook_port", "access", "idle_stop_in_force"});
+            "ssh_port", "notebook_port", "access", "idle_stop_in_force", "utilization"});
   ignore_server_keys(f);
   f.finish();
   if (!errs.empty()) return errs.to_error();
@@ -161,6 +161,34 @@ Result<json> instance_job(const Instance& i, int64_t n, TimeMs now) {
   if (limit) j["time_limit_seconds"] = *limit;
   for (const auto& [k, v] : i.job_fields.items()) j[k] = v;
   return j;
+}
+
+Result<StartOn> parse_start_request(const json& body) {
+  if (body.is_object() && body.empty()) return StartOn::kAuto;
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  if (!f.valid_object()) return errs.to_error();
+  const StartOn on = f.enumeration("on", kStartOnNames, std::optional(StartOn::kAuto));
+  f.finish();
+  if (!errs.empty()) return errs.to_error();
+  return on;
+}
+
+json start_job_on(json job, StartOn on, const std::string& host) {
+  if (on == StartOn::kCpuOnly) {
+    job["gpus_per_worker"] = 0;
+    job.erase("constraints");
+    json& res = job["resources"];
+    if (!res.is_object()) res = json::object();
+    if (!res.contains("cpu_cores")) res["cpu_cores"] = kCpuOnlyStartCores;
+    if (!res.contains("memory_gib")) res["memory_gib"] = kCpuOnlyStartMemoryGib;
+    return job;
+  }
+  if (!host.empty()) {
+    if (!job["constraints"].is_object()) job["constraints"] = json::object();
+    job["constraints"]["nodes"] = {host};
+  }
+  return job;
 }
 
 std::string instance_field(const std::string& job_field) {

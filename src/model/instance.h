@@ -73,6 +73,22 @@ IndexCols index_of(const Instance& i);               // name, tenant_id, project
 // the sooner of stop_after_minutes and stop_at. An error on stop_at when it is not after `now`, or
 // more than the longest time limit away.
 Result<json> instance_job(const Instance& i, int64_t n, TimeMs now);
+// Where a start of a stopped instance goes (POST /instances/{ref}/start {"on": …}; docs/resources/
+// instances.md#restart): `auto` returns to its last GPU host when that host has its GPUs free and
+// is refused (409, with the preflight's advice) when not; `same_host` waits in the queue for that
+// host; `any_host` goes wherever the scheduler finds room; `cpu_only` starts without GPUs (its
+// resources, else kCpuOnlyStart's) to reach the data.
+enum class StartOn { kAuto, kSameHost, kAnyHost, kCpuOnly };
+inline constexpr EnumEntry<StartOn> kStartOnNames[] = {
+    {StartOn::kAuto, "auto"}, {StartOn::kSameHost, "same_host"}, {StartOn::kAnyHost, "any_host"}, {StartOn::kCpuOnly, "cpu_only"}};
+inline constexpr int64_t kCpuOnlyStartCores = 2;
+inline constexpr int64_t kCpuOnlyStartMemoryGib = 8;
+// The start request's body ({} or {"on": …}); an empty body is {}.
+Result<StartOn> parse_start_request(const json& body);
+// The job `instance_job` built, adjusted for one start: pinned to `host` (a node id; "" none), or
+// CPU-only (no GPUs, no GPU constraints, its resources' cores and memory or the defaults above).
+json start_job_on(json job, StartOn on, const std::string& host);
+
 // A job error's field as the instance's client named it ("gpus_per_worker" -> "gpus",
 // "constraints.gpu_models[0]" -> "gpu_model", "volumes[0].mount" -> "volume.mount").
 std::string instance_field(const std::string& job_field);

@@ -107,5 +107,21 @@ TEST(Instance, IdleRulesAreCheckedWhereTheyAreSet) {
   EXPECT_EQ(off->idle_stop, (IdleStop{5, 0}));
 }
 
+TEST(Instance, AStartGoesHomeElsewhereOrWithoutGpusAsAsked) {
+  EXPECT_EQ(*parse_start_request(json::object()), StartOn::kAuto);
+  EXPECT_EQ(*parse_start_request(json{{"on", "cpu_only"}}), StartOn::kCpuOnly);
+  EXPECT_EQ(parse_start_request(json{{"on", "home"}}).error().fields.at(0).field, "on");
+  EXPECT_EQ(parse_start_request(json{{"where", "home"}}).error().fields.at(0).field, "where");
+  const json job = {{"gpus_per_worker", 2}, {"constraints", {{"gpu_models", {"h100-sxm5-80gb"}}}}, {"resources", {{"cpu_cores", 16}}}};
+  EXPECT_EQ(start_job_on(job, StartOn::kAnyHost, ""), job);
+  EXPECT_EQ(start_job_on(job, StartOn::kSameHost, "nod_1")["constraints"],
+            (json{{"gpu_models", {"h100-sxm5-80gb"}}, {"nodes", {"nod_1"}}}));
+  // CPU-only: no GPUs and no GPU constraints; its own cores kept, the default memory added.
+  const json cpu = start_job_on(job, StartOn::kCpuOnly, "nod_1");
+  EXPECT_EQ(cpu["gpus_per_worker"], 0);
+  EXPECT_FALSE(cpu.contains("constraints"));
+  EXPECT_EQ(cpu["resources"], (json{{"cpu_cores", 16}, {"memory_gib", kCpuOnlyStartMemoryGib}}));
+}
+
 }  // namespace
 }  // namespace gpurent

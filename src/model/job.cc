@@ -216,6 +216,19 @@ void read_constraints(Fields& c, Job& j) {
           break;
         }
   }
+  const json* nodes = c.raw("nodes");
+  if (nodes && nodes->is_array() && nodes->size() > kMaxNodeChoices) {
+    c.error("nodes", Message("job.nodes.too_many").arg("max", std::to_string(kMaxNodeChoices)));
+  } else {
+    k.nodes = c.str_list("nodes", kProjectRule);  // a reference: an id or a name
+    for (size_t i = 0; i < k.nodes.size(); ++i)
+      for (size_t p = 0; p < i; ++p)
+        if (k.nodes[i] == k.nodes[p]) {
+          c.error("nodes[" + std::to_string(i) + "]",
+                  Message("job.nodes.repeated").arg("node", k.nodes[i]).arg("index", std::to_string(p)));
+          break;
+        }
+  }
   k.form_factor = opt_enum(c, "form_factor", kFormFactorNames);
   k.min_gpu_memory_gib = c.opt_integer("min_gpu_memory_gib", 1, 1024);
   k.rdma = c.enumeration("rdma", kRdmaRequirementNames, std::optional(RdmaRequirement::kNone));
@@ -419,6 +432,7 @@ json to_json(const Job& j) {
             {"placement", enum_name(kPlacementRuleNames, k.placement)}};
   if (k.form_factor) c["form_factor"] = enum_name(kFormFactorNames, *k.form_factor);
   put_opt(c, "min_gpu_memory_gib", k.min_gpu_memory_gib);
+  if (!k.nodes.empty()) c["nodes"] = k.nodes;
   out["constraints"] = std::move(c);
 
   json b = {{"mode", enum_name(kBillingModeNames, j.billing.mode)}};

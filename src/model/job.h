@@ -77,6 +77,7 @@ inline constexpr size_t kMaxEnvBytes = 64 * 1024;     // names + values
 inline constexpr size_t kMaxCommandArgs = 256;
 inline constexpr size_t kMaxCommandBytes = 64 * 1024;
 inline constexpr size_t kMaxGpuModelChoices = 16;
+inline constexpr size_t kMaxNodeChoices = 16;
 inline constexpr size_t kMaxVolumes = 16;
 inline constexpr size_t kMaxJobSecrets = 32;
 inline constexpr size_t kMaxJobArtifacts = 32;
@@ -126,6 +127,9 @@ struct JobConstraints {
   std::optional<int64_t> min_gpu_memory_gib;  // 1..1024 per GPU
   RdmaRequirement rdma = RdmaRequirement::kNone;
   PlacementRule placement = PlacementRule::kAny;
+  // Nodes the job may run on (ids or names; the API stores ids), any of them; empty: any node.
+  // An instance's start pins its job to its last host this way (docs/resources/instances.md).
+  std::vector<std::string> nodes;
 
   bool operator==(const JobConstraints&) const = default;
 };

@@ -235,6 +235,15 @@ Message SchedEngine::Impl::capacity_reason(const EngineJob& ej) const {
     what = Message("sched.what.same_node").arg("what", std::move(what));
   if (j.placement == PlacementRule::kSameNvlinkDomain)
     what = Message("sched.what.same_nvlink").arg("what", std::move(what));
+  if (!j.nodes.empty()) {
+    std::string names;
+    for (const std::string& id : j.nodes) {
+      auto it = node_index.find(id);
+      const std::string& name = it == node_index.end() || nodes[it->second].spec.name.empty() ? id : nodes[it->second].spec.name;
+      names += (names.empty() ? "" : ", ") + name;
+    }
+    what = Message("sched.what.on_nodes").arg("what", std::move(what)).arg("nodes", names);
+  }
   if (Message why = never_fits(*this, j); !why.empty())
     return Message("sched.capacity.never_fits").arg("what", std::move(what)).arg("why", std::move(why));
   return Message("sched.capacity.no_room").arg("what", std::move(what));

@@ -128,6 +128,8 @@ struct SchedEngine::Impl {
   bool node_ok(const SchedJob& j, int node, int model, int phase) const;
   // The job's hard constraints on a node (model, form factor, GPU memory, RDMA), whatever its state.
   bool node_matches(const SchedJob& j, int node, int model) const;
+  // Whether the job may use the node at all (SchedJob::nodes).
+  bool pinned_ok(const SchedJob& j, int node) const;
   bool fits(int node, const AllocPod& pod, int domain) const;
   int score(int node, const AllocPod& pod);
   std::vector<int> choose_gpus(int node, const AllocPod& pod, int domain);

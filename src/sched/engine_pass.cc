@@ -193,6 +193,8 @@ bool SchedEngine::Impl::place_or_preempt(EngineJob& j, const Admission& adm, std
                     std::to_string(s.min_gpu_memory_gib.value_or(0)) + '/' + std::to_string(priority_rank(s.priority)) +
                     '/' + std::to_string(s.cpu_milli.value_or(-1)) + '/' + std::to_string(s.memory_mib.value_or(-1)) +
                     (s.spot ? "s" : "") + '\x1f' + s.project + '\x1f';
+  for (const std::string& n : s.nodes) key += n + ',';
+  key += '\x1f';
   for (int m : adm.models) key += std::to_string(m) + ',';
   if (failed.count(key)) return false;
   std::vector<int64_t> reps;

@@ -32,6 +32,7 @@ AllocPod SchedEngine::Impl::pod_for(const SchedJob& j, int node) const {
 bool SchedEngine::Impl::node_ok(const SchedJob& j, int i, int model, int phase) const {
   const EngineNode& n = nodes[i];
   if (n.down || n.cordoned) return false;
+  if (!pinned_ok(j, i)) return false;
   const std::string& owner = n.spec.reserved_for;
   if (phase == 0 && owner != j.tenant) return false;
   if (phase == 1 && !owner.empty() && owner != j.tenant) return false;
@@ -39,9 +40,14 @@ bool SchedEngine::Impl::node_ok(const SchedJob& j, int i, int model, int phase) 
   return node_matches(j, i, model);
 }
 
+bool SchedEngine::Impl::pinned_ok(const SchedJob& j, int i) const {
+  return j.nodes.empty() || std::find(j.nodes.begin(), j.nodes.end(), nodes[i].spec.id) != j.nodes.end();
+}
+
 bool SchedEngine::Impl::node_matches(const SchedJob& j, int i, int model) const {
   const EngineNode& n = nodes[i];
   if (cluster.node(i).model_id != model) return false;
+  if (!pinned_ok(j, i)) return false;
   if (j.form_factor && n.spec.form_factor != *j.form_factor) return false;
   if (j.min_gpu_memory_gib && n.spec.gpu_memory_gib < *j.min_gpu_memory_gib) return false;
   switch (j.rdma) {

@@ -54,6 +54,7 @@ struct SchedJob {
   std::optional<int64_t> min_gpu_memory_gib;
   RdmaRequirement rdma = RdmaRequirement::kNone;
   PlacementRule placement = PlacementRule::kAny;
+  std::vector<std::string> nodes;         // node ids it may run on; empty: any
   bool spot = false;                      // billed as spot: reclaimable after the notice period
   int64_t replicas_min = 1;               // inference: min..max replicas; others 1..1
   int64_t replicas_max = 1;

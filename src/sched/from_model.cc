@@ -38,6 +38,7 @@ SchedJob to_sched_job(const Job& j, const std::string& id, TimeMs submitted_at) 
   s.min_gpu_memory_gib = j.constraints.min_gpu_memory_gib;
   s.rdma = j.constraints.rdma;
   s.placement = j.constraints.placement;
+  s.nodes = j.constraints.nodes;
   s.spot = j.billing.mode == BillingMode::kSpot;
   if (j.replicas) {
     s.replicas_min = j.replicas->min;

@@ -49,7 +49,7 @@ export async function instanceConsole(page, base, adminToken, tenantToken, qingy
   const tenants = (await api(base, adminToken, "GET", "tenants")).json.items;
   const aurora = tenants.find((x) => x.name === "aurora-ai");
   // Another tenant's instance, which the tenant's console must never show.
-  const auroraProject = (await api(base, adminToken, "GET", "projects?limit=1000")).json.items.find((p) => p.tenant_id === aurora.id);
+  const auroraProject = (await api(base, adminToken, "GET", "projects?limit=1000")).json.items.find((p) => p.tenant_id === aurora.id && p.name === "vision"); // it has H100 quota
   const theirs = await api(base, adminToken, "POST", "instances",
     { name: "aurora-secret-box", project: auroraProject.id, gpus: 1, gpu_model: "h100-sxm5-80gb", image: "nvcr.io/nvidia/pytorch:24.05-py3" });
   check(theirs.status === 201 && theirs.json.tenant_id === aurora.id, `aurora-ai's instance created through the API (HTTP ${theirs.status}${theirs.status === 201 ? "" : `: ${JSON.stringify(theirs.json?.errors ?? theirs.json?.detail)}`})`);
@@ -74,7 +74,7 @@ export async function instanceConsole(page, base, adminToken, tenantToken, qingy
 
   // A project of its own (the demo's have their quotas taken or their egress frozen by now);
   // only the CNY supplier sells Ascend, so the CNY tenant's instance is billed in its currency.
-  const madeProject = await api(base, tenantToken, "POST", "projects", { name: "console", quota: { gpus_per_model: { "ascend-910b-64gb": 4 } } });
+  const madeProject = await api(base, tenantToken, "POST", "projects", { name: "console", quota: { gpus_per_model: { "ascend-910b-64gb": 16 } } });
   check(madeProject.status === 201, `the tenant's admin makes a project for the console (HTTP ${madeProject.status})`);
   const project = madeProject.json;
   await openView(page, "#/instances?r=0", "instances"); // the form lists the new project
@@ -127,11 +127,27 @@ export async function instanceConsole(page, base, adminToken, tenantToken, qingy
   check(soFar === want && /^\d+\.\d\d CNY$/.test(soFar), `stop: the starts' cost so far "${soFar}" equals its job's rated cost (${want})`);
   check((await cellText(inRow(page, "browser-box", "instance-cost-running"))) === "—", "stopped: no running price");
 
-  // 4. Start again: a second job, running.
+  // 4. Start again while its host is full: the page says so before anything is billed and offers
+  // the ways on; "On another host" runs it elsewhere.
+  const pf = (await api(base, tenantToken, "GET", "instances/browser-box/preflight")).json;
+  check(pf.host?.node && pf.host_free === true, `preflight: its host ${pf.host?.name} has ${pf.host?.free_gpus} GPUs free`);
+  const filler = await api(base, tenantToken, "POST", "jobs", {
+    name: "browser-filler", project: project.id, kind: "batch", workers: 1, gpus_per_worker: pf.host.free_gpus,
+    constraints: { gpu_models: ["ascend-910b-64gb"], nodes: [pf.host.name] }, image: "busybox:1.36", command: ["true"], expected_duration_seconds: 3600,
+  });
+  check(filler.status === 201, `a job of the tenant's fills the host's ${pf.host.free_gpus} free GPUs (HTTP ${filler.status})`);
+  for (let i = 0; i < 150 && (await api(base, tenantToken, "GET", `jobs/${filler.json.id}`)).json.status.state !== "running"; i++) await sleep(100);
   await inRow(page, "browser-box", "instance-start").click();
+  await page.getByTestId("instance-start-options").waitFor({ timeout: STEP_TIMEOUT_MS });
+  const busy = await cellText(page.getByTestId("instance-error"));
+  check(busy.includes(pf.host.name) && busy.includes("409"), `start on a full host: refused naming it: "${busy.split("\n")[0]}"`);
+  check((await api(base, tenantToken, "GET", "instances/browser-box")).json.job_ids.length === 1, "refused before anything was submitted");
+  await page.getByTestId("instance-start-any_host").click();
   await rowState(page, "browser-box", "running");
   const restarted = await instanceWhen(base, tenantToken, "browser-box", (i) => i.state === "running", "running again");
-  check(restarted.job_ids.length === 2, `start: a second start (jobs ${restarted.job_ids.length})`);
+  const movedTo = (await api(base, tenantToken, "GET", `jobs/${restarted.current_job.id}`)).json.status.placement[0].node;
+  check(restarted.job_ids.length === 2 && movedTo !== pf.host.node, `"On another host": a second start, on another node (${movedTo})`);
+  await api(base, tenantToken, "POST", `jobs/${filler.json.id}/cancel`);
 
   // 5. In 简体中文: the same console, the states and buttons translated, the server's reasons too.
   await page.getByTestId("lang-select").selectOption("zh-CN");

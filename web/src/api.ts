@@ -18,6 +18,7 @@ export class ApiError extends Error {
     readonly status: number,
     readonly detail: string,
     readonly fields: FieldError[] = [],
+    readonly code?: string, // the problem's message code (detail_message.code), when it sent one
   ) {
     super(`${status}: ${detail}`);
   }
@@ -69,14 +70,16 @@ export async function request<T>(method: "GET" | "POST" | "DELETE", path: string
   if (!response.ok) {
     let detail = response.statusText;
     let fields: FieldError[] = [];
+    let code: string | undefined;
     try {
-      const problem = JSON.parse(text) as { detail?: string; title?: string; errors?: FieldError[] };
+      const problem = JSON.parse(text) as { detail?: string; title?: string; errors?: FieldError[]; detail_message?: { code?: string } };
       detail = problem.detail ?? problem.title ?? detail;
+      code = problem.detail_message?.code;
       if (Array.isArray(problem.errors)) fields = problem.errors.filter((e) => typeof e?.field === "string");
     } catch {
       /* not a problem document: keep the status text */
     }
-    throw new ApiError(response.status, detail, fields);
+    throw new ApiError(response.status, detail, fields, code);
   }
   return (text ? JSON.parse(text) : null) as T; // DELETE answers 204 with no body
 }

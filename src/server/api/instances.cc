@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/ids.h"
+#include "model/job_run.h"
 #include "model/instance.h"
 #include "model/job_state.h"
 #include "model/offer.h"
@@ -33,7 +34,8 @@ Error as_instance_error(Error e) {
 // Submits the instance's next job inside tx; its id is appended to i.job_ids. Its number is the
 // next after the instance's starts whose name no job of the tenant has (an instance released and
 // created again under its name, or a job a user named so, keeps its jobs' names).
-Status start_in(App& app, const Principal& p, StoreTx& tx, Instance& i) {
+Status start_in(App& app, const Principal& p, StoreTx& tx, Instance& i, StartOn on = StartOn::kAnyHost,
+                const std::string& host = "") {
   int64_t n = static_cast<int64_t>(i.job_ids.size()) + 1;
   for (;; ++n) {
     auto taken = tx.list({"jobs", {{"tenant_id", i.tenant_id}, {"name", i.name + "-" + std::to_string(n)}}, "", 1});
@@ -42,7 +44,7 @@ Status start_in(App& app, const Principal& p, StoreTx& tx, Instance& i) {
   }
   auto body = instance_job(i, n, app.clock.now());
   if (!body) return body.error();
-  auto job = create_in(app, app.kinds.at("jobs"), *body, p, tx);
+  auto job = create_in(app, app.kinds.at("jobs"), start_job_on(std::move(*body), on, host), p, tx);
   if (!job) return as_instance_error(job.error());
   i.job_ids.push_back(job->id);
   i.want_running = true;
@@ -101,6 +103,115 @@ Result<std::optional<Record>> latest_job(Reader& store, const Instance& i) {
   auto r = store.get("jobs", i.job_ids.back());
   if (!r) return r.error().code == Code::kNotFound ? Result<std::optional<Record>>(std::optional<Record>()) : r.error();
   return std::optional<Record>(*r);
+}
+
+// A node's GPUs and how many of them no open run holds (a card shared by fractional runs is held).
+struct HostRoom {
+  std::string name, gpu_model, state;
+  int64_t gpus = 0, free = 0;
+};
+
+template <class Reader>
+Result<std::map<std::string, HostRoom>> host_rooms(Reader& store) {
+  auto nodes = list_all(store, "nodes");
+  if (!nodes) return nodes.error();
+  std::map<std::string, HostRoom> out;
+  for (const Record& n : *nodes) {
+    HostRoom h{n.name, n.body.value("gpu_model", ""), n.body.value("state", "available"), 0, 0};
+    if (auto g = n.body.find("gpus"); g != n.body.end() && g->is_array()) h.gpus = static_cast<int64_t>(g->size());
+    out[n.id] = h;
+  }
+  auto open = list_all(store, "allocations", {{"state", "open"}});
+  if (!open) return open.error();
+  std::map<std::string, std::set<int64_t>> held;
+  for (const Record& r : *open) {
+    auto run = decode_record(r, decode_run, "an instance's restart cannot be checked without it");
+    if (!run) return run.error();
+    for (const RunCards& c : run->placement) held[c.node_id].insert(c.gpus.begin(), c.gpus.end());
+  }
+  for (auto& [id, h] : out) h.free = h.gpus - static_cast<int64_t>(held[id].size());
+  return out;
+}
+
+// The node of the instance's latest run on GPUs that reached running ("" when none did).
+template <class Reader>
+Result<std::string> last_host(Reader& store, const Instance& i) {
+  if (i.job_ids.empty() || i.gpus == 0) return std::string();
+  auto runs = list_all(store, "allocations", {{"project_id", i.project_id}});
+  if (!runs) return runs.error();
+  const std::set<std::string> mine(i.job_ids.begin(), i.job_ids.end());
+  std::string host;
+  TimeMs latest = -1;
+  for (const Record& r : *runs) {
+    auto run = decode_record(r, decode_run, "the instance's last host cannot be known without it");
+    if (!run) return run.error();
+    if (!mine.count(run->job_id) || run->gpu_milli == 0 || !run->running_at || run->placement.empty()) continue;
+    if (*run->running_at > latest) latest = *run->running_at, host = run->placement.front().node_id;
+  }
+  return host;
+}
+
+// What a start of the stopped instance would meet (docs/resources/instances.md#restart): its last
+// GPU host and that host's free GPUs, the other nodes of its model with room now, its volume, the
+// start options and advice in words. Nothing is submitted, so nothing is billed.
+struct Preflight {
+  json body;
+  std::string host;  // node id; "" when it never ran on GPUs
+  bool host_free = false;
+  Message advice;
+};
+
+template <class Reader>
+Result<Preflight> preflight(Reader& store, const Instance& i) {
+  Preflight pf;
+  json& out = pf.body;
+  out = {{"instance", i.name},
+         {"needs_gpus", i.gpus},
+         {"gpu_model", i.gpu_model ? json(*i.gpu_model) : json(nullptr)},
+         {"host", nullptr},
+         {"host_free", false},
+         {"other_nodes_with_room", nullptr},
+         {"volume", nullptr}};
+  // Volumes live under the server's volume root, which every node mounts: another host reads the
+  // same folder, so a start elsewhere copies nothing (docs/resources/volumes.md).
+  if (i.volume) out["volume"] = {{"name", i.volume->name}, {"mount", i.volume->mount}, {"shared", true}};
+  if (i.gpus == 0) {
+    out["options"] = {"any_host"};
+    put_message(out, "advice", pf.advice = Message("instance.preflight.cpu_only"));
+    return pf;
+  }
+  auto host = last_host(store, i);
+  if (!host) return host.error();
+  auto rooms = host_rooms(store);
+  if (!rooms) return rooms.error();
+  pf.host = *host;
+  int64_t others = 0;
+  for (const auto& [id, h] : *rooms)
+    if (id != pf.host && h.gpu_model == i.gpu_model.value_or("") && h.state == "available" && h.free >= i.gpus) ++others;
+  out["other_nodes_with_room"] = others;
+  const std::string need = std::to_string(i.gpus);
+  auto it = rooms->find(pf.host);
+  if (pf.host.empty() || it == rooms->end()) {  // never ran on GPUs, or its host is gone
+    pf.host.clear();
+    out["options"] = {"any_host", "cpu_only"};
+    pf.advice = Message("instance.preflight.no_host").arg("need", need).arg("others", std::to_string(others));
+  } else {
+    const HostRoom& h = it->second;
+    out["host"] = {{"node", it->first}, {"name", h.name}, {"state", h.state}, {"gpus", h.gpus}, {"free_gpus", h.free}};
+    pf.host_free = h.state == "available" && h.free >= i.gpus;
+    out["options"] = {"same_host", "any_host", "cpu_only"};
+    pf.advice = pf.host_free
+                    ? Message("instance.preflight.host_free").arg("node", h.name).arg("free", std::to_string(h.free)).arg("need", need)
+                    : Message("instance.preflight.host_busy")
+                          .arg("node", h.name)
+                          .arg("state", h.state)
+                          .arg("free", std::to_string(h.free))
+                          .arg("need", need)
+                          .arg("others", std::to_string(others));
+  }
+  out["host_free"] = pf.host_free;
+  put_message(out, "advice", pf.advice);
+  return pf;
 }
 
 // requested (waiting for GPUs), starting (placed, not yet running), running, stopped.
@@ -167,11 +278,9 @@ json cost_per_hour(App& app, StoreReader& store, const Instance& i, const std::o
       if (!price) return out;
       if (auto m = price->price.mul_ratio(sr.run.gpu_milli, 1000)) compute = *m;
       out["basis"] = price->basis;
-    } else if (offer->prices.cpu_core_hour && offer->prices.memory_gib_hour) {  // CPU-only, as requested
-      const json& res = i.job_fields.contains("resources") ? i.job_fields["resources"] : json::object();
-      const int64_t cores = res.value("cpu_cores", int64_t{0}), gib = res.value("memory_gib", int64_t{0});
-      auto c = offer->prices.cpu_core_hour->mul_ratio(cores, 1);
-      auto m = offer->prices.memory_gib_hour->mul_ratio(gib, 1);
+    } else if (offer->prices.cpu_core_hour && offer->prices.memory_gib_hour) {  // CPU-only: the run's cores and memory
+      auto c = offer->prices.cpu_core_hour->mul_ratio(sr.run.cpu_cores, 1);
+      auto m = offer->prices.memory_gib_hour->mul_ratio(sr.run.memory_gib, 1);
       if (c && m)
         if (auto sum = c->plus(*m)) compute = *sum;
       out["basis"] = "cpu_only";
@@ -307,6 +416,13 @@ Status stop_in(StoreTx& tx, Instance& i, const Message& why, const std::string& 
 void act(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p,
          bool start) {
   const std::string who = p.user_id;
+  StartOn on = StartOn::kAuto;
+  if (start && !req.body.empty()) {  // {"on": …}; no body is {}
+    auto body = parse_body(req);
+    auto parsed = body ? parse_start_request(*body) : Result<StartOn>(body.error());
+    if (!parsed) return send_problem(res, parsed.error(), req.path);
+    on = *parsed;
+  }
   Record out;
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
     auto loaded = instance_for_write(app, spec, p, req.matches[1], tx);
@@ -321,7 +437,20 @@ void act(App& app, const KindSpec& spec, const httplib::Request& req, httplib::R
     const bool active = jst && !is_terminal(jst->state);
     if (start) {
       if (active) return Error::make(Code::kConflict, Message("api.instances.already_started").arg("name", i.name));
-      if (auto s = start_in(app, p, tx, i); !s) return s;
+      // Back to its last GPU host (auto: only when that host has its GPUs free; else refused,
+      // before anything is submitted, with what the preflight advises).
+      std::string host;
+      if (i.gpus > 0 && (on == StartOn::kAuto || on == StartOn::kSameHost)) {
+        auto pf = preflight(tx, i);
+        if (!pf) return pf.error();
+        if (on == StartOn::kSameHost && pf->host.empty())
+          return Error::invalid("on", Message("api.instances.no_host").arg("name", i.name));
+        if (on == StartOn::kAuto && !pf->host.empty() && !pf->host_free)
+          return Error::make(Code::kConflict, Message("api.instances.host_busy").arg("name", i.name).arg("why", pf->advice));
+        host = pf->host;
+      }
+      if (on == StartOn::kCpuOnly && i.gpus == 0) on = StartOn::kAnyHost;  // it is CPU-only anyway
+      if (auto s = start_in(app, p, tx, i, on, host); !s) return s;
     } else {
       if (!active) return Error::make(Code::kConflict, Message("api.instances.already_stopped").arg("name", i.name));
       auto u = tx.get("users", who);
@@ -342,6 +471,18 @@ void act(App& app, const KindSpec& spec, const httplib::Request& req, httplib::R
   json body = present(out);
   decorate(app, app.store, out, p, body);
   send_json(res, 200, body);
+}
+
+// GET /instances/{ref}/preflight: what a start would meet, for the instance's readers.
+void preflight_instance(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res,
+                        const Principal& p) {
+  auto r = find_visible(app.store, spec, p, req.matches[1]);
+  if (!r) return send_problem(res, r.error(), req.path);
+  auto i = decode_record(*r, decode_instance, "its restart cannot be checked");
+  if (!i) return send_problem(res, i.error(), req.path);
+  auto pf = preflight(app.store, *i);
+  if (!pf) return send_problem(res, pf.error(), req.path);
+  send_json(res, 200, pf->body);
 }
 
 void start_instance(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res,
@@ -380,6 +521,7 @@ void register_instance_routes(App& app, Router& srv) {
   register_crud(app, srv, spec);
   item_route(app, srv, "POST", "instances", "start", start_instance);
   item_route(app, srv, "POST", "instances", "stop", stop_instance);
+  item_route(app, srv, "GET", "instances", "preflight", preflight_instance);
 }
 
 }  // namespace gpurent

@@ -146,6 +146,11 @@ Result<Built> build_job(App& app, const json& body, const Principal& p, StoreTx&
   if (!j) return j.error();
   if (auto s = check_against_project(*j, *project, app.catalog, *currency); !s) return s.error();
   if (auto s = check_runnable(app.opts, *j); !s) return s.error();
+  for (size_t i = 0; i < j->constraints.nodes.size(); ++i) {  // stored as node ids, as the scheduler knows them
+    auto node = resolve_ref(tx, "nodes", j->constraints.nodes[i], {}, "constraints.nodes[" + std::to_string(i) + "]");
+    if (!node) return node.error();
+    j->constraints.nodes[i] = node->id;
+  }
   for (size_t i = 0; i < j->secrets.size(); ++i) {  // the project's own secrets (docs/resources/secrets.md)
     auto found = tx.list({"secrets", {{"project_id", project->id}, {"name", project->id + "/" + j->secrets[i].name}}, "", 1});
     if (!found) return found.error();

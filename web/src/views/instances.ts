@@ -108,7 +108,7 @@ export async function renderInstances(root: HTMLElement, ctx: ViewContext): Prom
       "div",
       { class: "actions" },
       i.state === "stopped"
-        ? button("instances.start", "instance-start", () => void act(() => post(`${path}/start`, {}), t("instances.started", { name: i.name })))
+        ? button("instances.start", "instance-start", () => void start(i))
         : button("instances.stop", "instance-stop", () => void act(() => post(`${path}/stop`, {}), t("instances.stopped", { name: i.name }))),
       button("instances.release", "instance-release", () => {
         if (!window.confirm(t("instances.release.confirm", { name: i.name, volume: i.volume?.name ?? "—" }))) {
@@ -118,6 +118,33 @@ export async function renderInstances(root: HTMLElement, ctx: ViewContext): Prom
         void act(() => del(path), t("instances.released", { name: i.name }));
       }),
     );
+  }
+
+  /**
+   * Starts a stopped instance: back to its last host when that host's GPUs are free. When they
+   * are not, the server refuses before anything is billed (host_busy, with its preflight's advice)
+   * and the page offers the three ways on: wait for the host, another host, CPU-only.
+   */
+  async function start(i: Instance, on?: string): Promise<void> {
+    status.replaceChildren(notice("info", t("common.loading")));
+    try {
+      await post(`instances/${encodeURIComponent(i.id)}/start`, on ? { on } : {});
+      status.replaceChildren(notice("info", t("instances.started", { name: i.name }), "instance-done"));
+    } catch (e) {
+      const box = problemNotice(e, "instance-error");
+      if (e instanceof ApiError && e.code === "api.instances.host_busy")
+        box.append(
+          h("p", {}, t("instances.preflight.title")),
+          h("div", { class: "actions", "data-testid": "instance-start-options" },
+            ...(["same_host", "any_host", "cpu_only"] as const).map((o) => {
+              const b = h("button", { type: "button", "data-testid": `instance-start-${o}` }, t(`instances.on.${o}`));
+              b.addEventListener("click", () => void start(i, o));
+              return b;
+            })),
+        );
+      status.replaceChildren(box);
+    }
+    await refresh();
   }
 
   root.replaceChildren(
