@@ -3,7 +3,8 @@
 // data volume; the notebook answers its token and refuses requests without it; after a stop and a
 // start the file is still there and the SSH host key is the same (it lives on the volume); the
 // notebook's URL (with its token) is shown only to those who may start and stop the instance; a
-// minute of low metered utilization stops an instance on its tenant's idle rule, saying why.
+// minute of low metered utilization stops an instance on its tenant's idle rule, saying why; with
+// its host's GPUs taken a start is refused saying so, and a CPU-only start reaches the data.
 // Skipped without root, Podman or ssh, or (when the image is not built yet) the Debian archive.
 #include <gtest/gtest.h>
 
@@ -197,14 +198,39 @@ TEST(ContainerInstance, local_containers_SshAndNotebookReachAnInstanceAcrossStop
             "cancelled");
   EXPECT_EQ(s.admin("GET", path).body["state"], "running");
 
+  // Its host taken by another job: a start is refused before anything is submitted, saying so; a
+  // CPU-only start reaches the data, with no GPU in the container.
+  expect_2xx(s.req("POST", path + "/stop", dev, json::object()), "stop");
+  ASSERT_EQ(wait_for(s, path, [](const json& j) { return j["state"] == "stopped"; }, 60)["state"], "stopped");
+  const json filler = {{"name", "filler"}, {"project", "acme-proj"}, {"kind", "batch"}, {"workers", 1},
+                       {"gpus_per_worker", 2}, {"constraints", {{"gpu_models", {"h100-sxm5-80gb"}}}}, {"image", kImage},
+                       {"command", {"sleep", "infinity"}}, {"resources", {{"cpu_cores", 1}, {"memory_gib", 1}}}};
+  const std::string filler_id = expect_2xx(s.req("POST", "/api/v1/jobs", dev, filler), "filler").body["id"];
+  wait_for(s, "/api/v1/jobs/" + filler_id, [](const json& j) { return j["status"]["state"] == "running"; }, 120);
+  const json pf = s.req("GET", path + "/preflight", dev).body;
+  EXPECT_EQ(pf["host"]["name"], "box") << pf.dump();
+  EXPECT_EQ(pf["host_free"], false) << pf.dump();
+  EXPECT_EQ(pf["host"]["free_gpus"], 0) << pf.dump();
+  const size_t starts = s.req("GET", path, dev).body["job_ids"].size();
+  Resp busy = s.req("POST", path + "/start", dev, json::object());
+  EXPECT_EQ(busy.status, 409) << busy.describe();
+  EXPECT_EQ(s.req("GET", path, dev).body["job_ids"].size(), starts) << "nothing submitted";
+  expect_2xx(s.req("POST", path + "/start", dev, json{{"on", "cpu_only"}}), "start CPU-only");
+  const json cpu = wait_for(s, path, running, 120);
+  ASSERT_EQ(cpu["state"], "running") << cpu.dump() << s.log();
+  auto [rc3, out3] = ssh_when_up("cat /data/notes.txt; ls /dev | grep -c nvidia || true", "yes");
+  EXPECT_EQ(rc3, 0) << out3 << logs(cpu);
+  EXPECT_EQ(out3, "kept\n0\n") << "its data, and no GPU";
+  expect_2xx(s.req("POST", "/api/v1/jobs/" + filler_id + "/cancel", dev, json::object()), "cancel the filler");
+
   // Release: the container goes; the volume keeps the file.
   ASSERT_EQ(s.req("DELETE", path, dev).status, 204);
   std::string left = "?";
   for (int i = 0; i < 150 && !left.empty(); ++i) {
-    left = run_cmd("podman ps -aq --filter name=gpurent-" + again["current_job"]["id"].get<std::string>());
+    left = run_cmd("podman ps -aq --filter name=gpurent-" + cpu["current_job"]["id"].get<std::string>());
     if (!left.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  EXPECT_EQ(left, "") << s.admin("GET", "/api/v1/jobs/" + again["current_job"]["id"].get<std::string>()).body.dump()
+  EXPECT_EQ(left, "") << s.admin("GET", "/api/v1/jobs/" + cpu["current_job"]["id"].get<std::string>()).body.dump()
                       << run_cmd("date; cat " + b.dir + "/runs/*/wrapper.log " + b.dir + "/runs/*/exit; tail -n 30 " + b.dir + "/out/*.log") << s.log();
   EXPECT_TRUE(fs::exists(b.dir + "/volumes/" + tenant + "/home/notes.txt"));
 }
