@@ -341,5 +341,111 @@ TEST(Instances, RestartReturnsToItsHostOrSaysWhyAndOffersAnotherHostOrCpuOnly) {
   EXPECT_TRUE(cpu["utilization"].is_null());
 }
 
+// A stopped instance is released after its offer's days, warned 3 and 1 days before; a started one
+// is not, and its warning is resolved. The instances run and stop on the real clock; then the
+// server's clock is pinned days later (--demo-clock) by restarting it on the same database.
+TEST(Instances, StoppedInstancesAreReleasedAfterTheirOffersDaysWithWarningsBefore) {
+  const TimeMs day = 86'400'000;
+  auto at = [&](TimeMs t) {
+    return std::vector<std::string>{"--sched-interval-ms", "20", "--firewall-interval-s", "1", "--demo-clock", format_rfc3339(t)};
+  };
+  ServerProcess s({"--sched-interval-ms", "20", "--firewall-interval-s", "1"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
+  json offer = offer_doc("dc", "h100");
+  offer["stopped_instance_release_days"] = 400;
+  EXPECT_EQ(s.admin("POST", "/api/v1/offers", offer).error_fields(), std::vector<std::string>{"stopped_instance_release_days"});
+  offer["stopped_instance_release_days"] = 5;
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer), "offer");
+  acme_and_beta(s);
+  const std::string dev = make_user_token(s, "acme-dev", "tenant_member", "acme");
+  expect_2xx(s.req("POST", "/api/v1/volumes", dev, json{{"name", "home"}, {"size_gb", 10}}), "volume");
+  for (const char* name : {"kept", "gone"}) {
+    json box = {{"name", name}, {"project", "vision"}, {"gpus", 1}, {"gpu_model", "h100-sxm5-80gb"},
+                {"image", "nvcr.io/nvidia/pytorch:24.05-py3"}};
+    if (std::string(name) == "gone") box["volume"] = {{"name", "home"}};
+    expect_2xx(s.req("POST", "/api/v1/instances", dev, box), name);
+    const std::string path = std::string("/api/v1/instances/") + name;
+    ASSERT_EQ(wait_for(s, path, instance_in("running"))["state"], "running");
+    expect_2xx(s.req("POST", path + "/stop", dev, json::object()), "stop");
+  }
+  const json stopped = wait_for(s, "/api/v1/instances/gone", instance_in("stopped"));
+  // Its run's end, from the ledger: the release is 5 days after it.
+  TimeMs t0 = 0;
+  wait_for(s, "/api/v1/allocations?state=closed&limit=100", [&](const json& j) {
+    for (const json& run : j["items"])
+      if (run["job"] == "gone-1") t0 = *parse_rfc3339(run["ended_at"].get<std::string>(), "ended_at");
+    return t0 > 0;
+  });
+  ASSERT_GT(t0, 0);
+  const json released_at = s.req("GET", "/api/v1/instances/gone", dev).body;
+  EXPECT_EQ(released_at["release_at"], format_rfc3339(t0 + 5 * day)) << released_at.dump();
+  EXPECT_EQ(stopped["state"], "stopped");
+  EXPECT_EQ(released_at["release_after_days"], 5);
+  const std::string gone_id = stopped["id"];
+  auto release_alerts = [&] {
+    json out = json::array();
+    const json all = s.req("GET", "/api/v1/alerts?limit=1000", dev).body;
+    for (const json& a : all["items"])
+      if (a["kind"] == "instance_release") out.push_back(a);
+    return out;
+  };
+  auto with_key = [&](const json& alerts, const std::string& key) {
+    for (const json& a : alerts)
+      if (a["key"] == key) return a;
+    return json();
+  };
+  EXPECT_TRUE(release_alerts().empty());
+
+  // 3 days before: a warning each, saying when, what goes and what stays.
+  s.set_extra_args(at(t0 + 2 * day + 3'600'000));
+  s.restart();
+  const std::string warn3 = "instance_release:" + gone_id + ":" + std::to_string(t0 + 5 * day) + ":3";
+  wait_for(s, "/api/v1/alerts?limit=1000", [&](const json& j) {
+    for (const json& a : j["items"]) if (a["key"] == warn3) return true;
+    return false;
+  });
+  json alerts = release_alerts();
+  EXPECT_EQ(alerts.size(), 2u) << alerts.dump();
+  const json w = with_key(alerts, warn3);
+  EXPECT_EQ(w["state"], "active");
+  EXPECT_EQ(w["subject"], "gone");
+  EXPECT_EQ(w["to"], format_rfc3339(t0 + 5 * day));
+  const std::string text = w["message_en"];
+  EXPECT_NE(text.find("in 3 day(s)"), std::string::npos) << text;
+  EXPECT_NE(text.find("volume home and the files on it are kept"), std::string::npos) << text;
+  EXPECT_NE(w["message_zh"].get<std::string>().find("数据卷 home"), std::string::npos) << w.dump();
+
+  // One of them is started again: its warning is resolved, and it is not released. (While the
+  // clock is pinned the simulated executor's start delay does not pass: it is starting.)
+  expect_2xx(s.req("POST", "/api/v1/instances/kept/start", dev, json{{"on", "any_host"}}), "start");
+  ASSERT_EQ(wait_for(s, "/api/v1/instances/kept", instance_in("starting"))["state"], "starting");
+  wait_for(s, "/api/v1/alerts?state=resolved&limit=1000", [](const json& j) { return j["items"].size() == 1; });
+
+  // 1 day before, then due: the second warning, then the release; its volume and jobs stay.
+  s.set_extra_args(at(t0 + 4 * day + 3'600'000));
+  s.restart();
+  const std::string warn1 = "instance_release:" + gone_id + ":" + std::to_string(t0 + 5 * day) + ":1";
+  wait_for(s, "/api/v1/alerts?limit=1000", [&](const json& j) {
+    for (const json& a : j["items"]) if (a["key"] == warn1) return true;
+    return false;
+  });
+  s.set_extra_args(at(t0 + 5 * day + 60'000));
+  s.restart();
+  const json released = wait_for(s, "/api/v1/alerts?limit=1000", [&](const json& j) {
+    for (const json& a : j["items"]) if (a["key"] == "instance_release:" + gone_id + ":released") return true;
+    return false;
+  });
+  EXPECT_EQ(s.req("GET", "/api/v1/instances/gone", dev).status, 404);
+  const std::string kept = s.req("GET", "/api/v1/instances/kept", dev).body["state"];
+  EXPECT_TRUE(kept == "starting" || kept == "running") << "started again, kept: " << kept;
+  EXPECT_EQ(s.req("GET", "/api/v1/volumes/home", dev).status, 200) << "the volume stays";
+  EXPECT_EQ(s.req("GET", "/api/v1/jobs/gone-1", dev).status, 200) << "its jobs stay";
+  const json last = with_key(release_alerts(), "instance_release:" + gone_id + ":released");
+  EXPECT_NE(last["message_en"].get<std::string>().find("was released"), std::string::npos) << last.dump();
+  EXPECT_EQ(with_key(release_alerts(), warn3)["state"], "resolved") << "a released instance's warnings are resolved";
+  (void)released;
+}
+
 }  // namespace
 }  // namespace gpurent::testing

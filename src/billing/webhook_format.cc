@@ -22,6 +22,7 @@ Titles kind_title(AlertKind k) {
     case AlertKind::kArtifactDigestMismatch: return {"制品校验和不符（安全）", "Artifact digest mismatch (security)"};
     case AlertKind::kBalanceLow: return {"余额即将用尽", "Balance running low"};
     case AlertKind::kBalanceExhausted: return {"余额已用尽，运行中的作业已停止", "Balance exhausted: running work stopped"};
+    case AlertKind::kInstanceRelease: return {"已停止的实例将被释放", "Stopped instance to be released"};
   }
   return {"?", "?"};
 }
@@ -71,6 +72,7 @@ nlohmann::json to_json(const Alert& a) {
   // A cost rule's alert, or a security alert (an artifact's digest).
   j["event"] = a.kind == AlertKind::kArtifactDigestMismatch                                   ? "security.alert"
                : a.kind == AlertKind::kBalanceLow || a.kind == AlertKind::kBalanceExhausted ? "balance.alert"
+               : a.kind == AlertKind::kInstanceRelease                                      ? "instance.alert"
                                                                                              : "cost_firewall.alert";
   return j;
 }

@@ -32,7 +32,8 @@
 
 namespace gpurent {
 
-// {"event":"cost_firewall.alert" (a security alert: "security.alert"),"key","kind","severity","project","subject","from","to" (RFC 3339),
+// {"event":"cost_firewall.alert" (a security alert: "security.alert"; balance: "balance.alert";
+//  an instance's release: "instance.alert"),"key","kind","severity","project","subject","from","to" (RFC 3339),
 //  "measured","threshold","unit","message_en","message_zh","freeze_egress","upload_limit_bytes",
 //  "hold_submissions"}: the generic body, also fit for the API.
 nlohmann::json to_json(const Alert& a);

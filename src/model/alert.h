@@ -21,7 +21,8 @@ namespace gpurent {
 
 enum class AlertKind {
   kCardDailyCost, kStorageIoShare, kEgressDailyCost, kBudgetBreach, kArtifactDigestMismatch,
-  kBalanceLow, kBalanceExhausted  // a tenant's balance or credit (billing/balance.h)
+  kBalanceLow, kBalanceExhausted,  // a tenant's balance or credit (billing/balance.h)
+  kInstanceRelease                 // a stopped instance to be released, or released (model/instance.h)
 };
 inline constexpr EnumEntry<AlertKind> kAlertKindNames[] = {{AlertKind::kCardDailyCost, "card_daily_cost"},
                                                            {AlertKind::kStorageIoShare, "storage_io_share"},
@@ -29,7 +30,8 @@ inline constexpr EnumEntry<AlertKind> kAlertKindNames[] = {{AlertKind::kCardDail
                                                            {AlertKind::kBudgetBreach, "budget_breach"},
                                                            {AlertKind::kArtifactDigestMismatch, "artifact_digest_mismatch"},
                                                            {AlertKind::kBalanceLow, "balance_low"},
-                                                           {AlertKind::kBalanceExhausted, "balance_exhausted"}};
+                                                           {AlertKind::kBalanceExhausted, "balance_exhausted"},
+                                                           {AlertKind::kInstanceRelease, "instance_release"}};
 
 enum class AlertSeverity { kWarning, kCritical };
 inline constexpr EnumEntry<AlertSeverity> kAlertSeverityNames[] = {{AlertSeverity::kWarning, "warning"},

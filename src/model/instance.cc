@@ -1,5 +1,7 @@
 #include "model/instance.h"
 
+#include <algorithm>
+
 #include "model/record_codec.h"
 
 namespace gpurent {
@@ -82,7 +84,8 @@ Result<Instance> parse_instance(const json& body) {
   read_declared(f, i);
   f.ignore({"tenant_id", "project_id", "state", "job_ids", "want_running", "stop_reason", "stop_reason_message",
             "current_job", "reason", "cost_per_hour", "stop_reason_text", "stops_at", "cost_until_stop",
-            "ssh_port", "notebook_port", "access", "idle_stop_in_force", "utilization"});
+            "ssh_port", "notebook_port", "access", "idle_stop_in_force", "utilization", "release_at",
+            "release_after_days"});
   ignore_server_keys(f);
   f.finish();
   if (!errs.empty()) return errs.to_error();
@@ -189,6 +192,15 @@ json start_job_on(json job, StartOn on, const std::string& host) {
     job["constraints"]["nodes"] = {host};
   }
   return job;
+}
+
+TimeMs release_time(TimeMs stopped_at, int64_t days) { return stopped_at + days * 86'400'000; }
+
+std::vector<int64_t> release_warnings_due(TimeMs now, TimeMs stopped_at, TimeMs release_at) {
+  std::vector<int64_t> due;
+  for (int64_t d : kReleaseWarningDays)
+    if (now >= std::max(stopped_at, release_at - d * 86'400'000) && now < release_at) due.push_back(d);
+  return due;
 }
 
 std::string instance_field(const std::string& job_field) {

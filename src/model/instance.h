@@ -89,6 +89,14 @@ Result<StartOn> parse_start_request(const json& body);
 // CPU-only (no GPUs, no GPU constraints, its resources' cores and memory or the defaults above).
 json start_job_on(json job, StartOn on, const std::string& host);
 
+// Release of stopped instances (docs/resources/instances.md#release): an instance whose last run
+// ended `days` before (its offer's stopped_instance_release_days) is released; warnings go out 3
+// and 1 days before, never before it stopped.
+inline constexpr int64_t kReleaseWarningDays[] = {3, 1};
+TimeMs release_time(TimeMs stopped_at, int64_t days);
+// The warnings (days before the release, of kReleaseWarningDays) due at `now`.
+std::vector<int64_t> release_warnings_due(TimeMs now, TimeMs stopped_at, TimeMs release_at);
+
 // A job error's field as the instance's client named it ("gpus_per_worker" -> "gpus",
 // "constraints.gpu_models[0]" -> "gpu_model", "volumes[0].mount" -> "volume.mount").
 std::string instance_field(const std::string& job_field);

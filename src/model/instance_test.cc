@@ -123,5 +123,20 @@ TEST(Instance, AStartGoesHomeElsewhereOrWithoutGpusAsAsked) {
   EXPECT_EQ(cpu["resources"], (json{{"cpu_cores", 16}, {"memory_gib", kCpuOnlyStartMemoryGib}}));
 }
 
+TEST(Instance, ReleaseWarningsGoOutThreeAndOneDayBeforeButNeverBeforeTheStop) {
+  constexpr TimeMs kDay = 86'400'000;
+  const TimeMs stopped = 100 * kDay;
+  const TimeMs release = release_time(stopped, 5);
+  EXPECT_EQ(release, 105 * kDay);
+  EXPECT_TRUE(release_warnings_due(stopped + kDay, stopped, release).empty());
+  EXPECT_EQ(release_warnings_due(release - 3 * kDay, stopped, release), (std::vector<int64_t>{3}));
+  EXPECT_EQ(release_warnings_due(release - kDay, stopped, release), (std::vector<int64_t>{3, 1}));
+  EXPECT_TRUE(release_warnings_due(release, stopped, release).empty()) << "due: released, not warned";
+  // Two days: the 3-day warning would come before the stop, so it goes out at the stop.
+  const TimeMs soon = release_time(stopped, 2);
+  EXPECT_EQ(release_warnings_due(stopped, stopped, soon), (std::vector<int64_t>{3}));
+  EXPECT_EQ(release_warnings_due(soon - kDay, stopped, soon), (std::vector<int64_t>{3, 1}));
+}
+
 }  // namespace
 }  // namespace gpurent

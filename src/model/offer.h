@@ -140,6 +140,9 @@ struct Offer {
   OfferPrices prices;
   std::vector<ServedModel> served_models;
   int64_t min_increment_seconds = 1;  // billing granularity
+  // An instance stopped this many days after its last run on the offer ended is released
+  // (docs/resources/instances.md#release); absent: stopped instances are kept. 1..365.
+  std::optional<int64_t> stopped_instance_release_days;
   OfferFees fees;
   ContractTemplate contract_template;
 

@@ -237,6 +237,8 @@ export interface Instance {
   stop_reason_message?: ServerMessage;
   stops_at?: string;
   cost_until_stop?: string;
+  release_at?: string; // while stopped, when its offer releases stopped instances
+  release_after_days?: number;
   cost_per_hour: { running: string | null; stopped: string | null; currency: string | null; basis: string | null };
   access: null | {
     ssh?: { host: string; port: number; user: string; command: string };

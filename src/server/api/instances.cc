@@ -16,6 +16,7 @@
 #include "model/tenant.h"
 #include "model/volume.h"
 #include "server/services/allocation_ledger.h"
+#include "server/services/instance_release.h"
 #include "server/services/invoices.h"
 #include "server/api/job_actions.h"
 #include "server/api/resources.h"
@@ -362,6 +363,11 @@ void decorate(App& app, StoreReader& store, const Record& r, const Principal& p,
   }
   out["access"] = access_of(app, store, *i, p, r, st);
   out["utilization"] = utilization_of(store, *i, st, app.clock.now());
+  // Stopped on an offer that releases stopped instances: when (docs/resources/instances.md#release).
+  if (auto due = release_due(store, app.catalog, *i); due && *due) {
+    out["release_at"] = format_rfc3339((*due)->release_at);
+    out["release_after_days"] = (*due)->days;
+  }
   out["cost_per_hour"] = cost_per_hour(app, store, *i, job && *job ? *job : std::optional<Record>(),
                                        st && st->state == JobState::kRunning);
   if (st && st->state == JobState::kRunning && (i->stop_after_minutes || i->stop_at)) {

@@ -1,5 +1,6 @@
 #include "server/services/cost_firewall.h"
 #include "server/services/instance_idle.h"
+#include "server/services/instance_release.h"
 
 #include <spdlog/spdlog.h>
 
@@ -402,6 +403,10 @@ void CostFirewall::start() {
       // the cost a firewall is for.
       if (auto idle = stop_idle_instances(app_, app_.clock.now()); !idle && app_.loop.running())
         spdlog::error("{}", json({{"event", "instance_idle_stop_failed"}, {"error", idle.error().message}}).dump());
+      // So do stopped instances' releases (services/instance_release.h): storage kept for an
+      // instance nobody starts is a cost too.
+      if (auto rel = release_stopped_instances(app_, app_.clock.now()); !rel && app_.loop.running())
+        spdlog::error("{}", json({{"event", "instance_release_failed"}, {"error", rel.error().message}}).dump());
       // Month close rides on the same pass: last month's invoices, once the delay has passed. A
       // close that could not rate every tenant (a record that does not decode) is retried hourly,
       // not on every pass: each try rates every tenant's whole month.
@@ -519,6 +524,10 @@ Result<std::optional<Alert>> recheck_budget(ServiceContext& app, StoreTx& tx, co
   }
   if (changed) hand_to_firewall(app, "");
   return firing;
+}
+
+Status resolve_stored_alert(StoreTx& tx, const std::string& alert_id, TimeMs now) {
+  return resolve_alert(tx, alert_id, now);
 }
 
 Result<std::optional<std::string>> record_security_alert(ServiceContext& app, StoreTx& tx, const std::string& tenant_id,

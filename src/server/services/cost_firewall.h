@@ -85,7 +85,8 @@ Result<std::optional<Alert>> recheck_budget(ServiceContext& app, StoreTx& tx, co
                                             const std::string& tenant_id, const std::string& project_id,
                                             const std::string& project, const Quota& quota);
 
-// A security alert (an artifact's digest: model/alert.h) raised inside a write by the executor:
+// An alert raised outside the firewall's rules inside a write — a security alert (an artifact's
+// digest: model/alert.h) by the executor, an instance's release (services/instance_release.h):
 // recorded once per key (active until an admin lifts it) and handed to the firewall's thread,
 // which delivers it to the webhooks once the write has committed (where no firewall runs it is
 // stored and listed, not delivered). Returns the new alert's id; none when the key was known.
@@ -96,6 +97,9 @@ Result<std::optional<std::string>> record_security_alert(ServiceContext& app, St
 // tenant id, as the hold reason of its jobs (read by the scheduler service inside its
 // transaction: it stops the tenant's running work and admits none of it).
 Result<std::map<std::string, Message>> balance_stops(StoreTx& tx);
+
+// Resolves an active stored alert inside a write (an instance release warning no longer true).
+Status resolve_stored_alert(StoreTx& tx, const std::string& alert_id, TimeMs now);
 
 // The hold reason of every project held by an active budget alert of the current month, or by an
 // egress freeze not lifted yet, by project id (read by the scheduler service inside its

@@ -168,6 +168,7 @@ function stateCell(i: Instance): HTMLElement {
     {},
     h("span", { class: `badge state-${i.state}`, "data-state": i.state, "data-testid": "instance-state" }, instanceState(i.state)),
     why ? h("div", { class: "reason", "data-testid": "instance-reason" }, why) : null,
+    i.release_at ? h("div", { class: "muted", "data-testid": "instance-release-at" }, `${t("instances.release_at")} `, when(i.release_at)) : null,
     i.stops_at ? h("div", { class: "muted", "data-testid": "instance-stops-at" }, `${t("instances.stops_at")} `, when(i.stops_at),
       i.cost_until_stop && i.cost_per_hour.currency ? h("span", {}, " · ", t("instances.cost_until_stop"), " ", cents(i.cost_until_stop, i.cost_per_hour.currency)) : null) : null,
   );
