@@ -383,8 +383,20 @@ TEST(ContainerSlurm, slurm_containers_RunIsolatedOnExactlyTheirGpus) {
   // writes. The node lacks it under its gpurent reference, so the job's script loads it from the
   // store after checking its digest; the same file changed in the store fails the next job that
   // must load it, saying so.
+  // An image of its own (kImage plus a label: another image id). Saving kImage itself would load
+  // acme's tag onto the shared image's id, which the node then refuses to other tenants' jobs
+  // running beside this test (the node checks an image's every tag).
   const std::string saved = c.dir + "/py.tar";
-  ASSERT_EQ(std::system(("podman save -q --format docker-archive -o " + saved + " " + kImage).c_str()), 0);
+  const std::string own = "localhost/gpurent-test/acme-py:" + std::to_string(getpid());
+  {
+    std::ofstream cf(c.dir + "/Containerfile");
+    cf << "FROM " << kImage << "\nLABEL io.gpurent.test=acme-py-" << getpid() << "\n";
+  }
+  ASSERT_EQ(std::system(("podman build -q --pull=never -t " + own + " -f " + c.dir + "/Containerfile " + c.dir +
+                         " >/dev/null && podman save -q --format docker-archive -o " + saved + " " + own +
+                         " && podman rmi -f " + own + " >/dev/null")
+                            .c_str()),
+            0);
   std::string archive;
   {
     std::ifstream in(saved, std::ios::binary);
