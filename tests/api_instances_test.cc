@@ -59,6 +59,17 @@ TEST(Instances, StartStopAndReleaseAsJobsOfTheProjectKeepingTheVolume) {
   json running = wait_for(s, path, instance_in("running"));
   ASSERT_EQ(running["state"], "running") << running.dump();
   const std::string first_job = running["current_job"]["id"];
+  // Saving it as an image: its body checked first, then who asks; a server without containers has
+  // no container to save (tests/container_image_save_test.cc saves real ones).
+  EXPECT_EQ(s.req("POST", path + "/image", dev, json{{"name", "My Env"}}).error_fields(), std::vector<std::string>{"name"});
+  EXPECT_EQ(s.req("POST", path + "/image", dev, json{{"name", "env"}, {"source", "x"}}).error_fields(),
+            std::vector<std::string>{"source"});
+  EXPECT_EQ(s.req("POST", path + "/image", viewer, json{{"name", "env"}}).status, 403);
+  EXPECT_EQ(s.req("POST", path + "/image", other, json{{"name", "env"}}).status, 404);
+  Resp no_containers = s.req("POST", path + "/image", dev, json{{"name", "env"}});
+  EXPECT_EQ(no_containers.status, 409) << no_containers.describe();
+  EXPECT_EQ(no_containers.body["detail_message"]["code"], "api.instances.save_no_containers") << no_containers.describe();
+  EXPECT_EQ(s.req("GET", "/api/v1/images/env", dev).status, 404) << "nothing added";
   // What it costs per hour: running, one H100 at 17.50 plus the 50 GB volume at 0.073 per
   // GB-month of 730 h (0.005 per hour); stopped, the volume alone.
   EXPECT_EQ(running["cost_per_hour"]["currency"], "CNY") << running.dump();

@@ -1,5 +1,5 @@
-// What the container tests share (tests/container_slurm_test.cc, tests/container_local_test.cc):
-// a shell command's output, and the Python image they run, built from Debian packages once.
+// What the container tests share (tests/container_*_test.cc): a shell command's output, the Python
+// image they run, built from Debian packages once, and a folder and network cleaned up after them.
 #pragma once
 
 #include <sys/wait.h>
@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 namespace gpurent::testing {
@@ -41,6 +42,22 @@ inline std::string container_test_setup(bool* skip) {
   *skip = rc == 77;
   return rc == 0 ? "" : out.empty() ? "scripts/debian-image failed" : out;
 }
+
+// A test's folder and its tenant's network: at the end, only this test's containers (those on that
+// network: other container tests may run beside it), the network and the folder are removed.
+struct ContainerTestBox {
+  std::string dir, network;
+  ContainerTestBox() = default;
+  ContainerTestBox(const ContainerTestBox&) = delete;
+  ContainerTestBox& operator=(const ContainerTestBox&) = delete;
+  ~ContainerTestBox() {
+    if (!network.empty())
+      (void)std::system(("podman --runtime runc --cgroup-manager cgroupfs rm -f $(podman ps -aq --filter network=" + network +
+                         ") >/dev/null 2>&1; podman network rm -f " + network + " >/dev/null 2>&1")
+                            .c_str());
+    if (!dir.empty()) std::filesystem::remove_all(dir);
+  }
+};
 
 // A new folder /tmp/<prefix>-XXXXXX ("" when it cannot be made).
 inline std::string make_temp_dir(const std::string& prefix) {

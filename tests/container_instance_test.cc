@@ -24,18 +24,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct InstanceBox {
-  std::string dir, network;
-  ~InstanceBox() {
-    // Only this test's containers (its tenant's network): other container tests may run beside it.
-    if (!network.empty())
-      (void)std::system(("podman --runtime runc --cgroup-manager cgroupfs rm -f $(podman ps -aq --filter network=" + network +
-                         ") >/dev/null 2>&1; podman network rm -f " + network + " >/dev/null 2>&1")
-                            .c_str());
-    if (!dir.empty()) fs::remove_all(dir);
-  }
-};
-
 TEST(ContainerInstance, local_containers_SshAndNotebookReachAnInstanceAcrossStopAndStart) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root (Podman containers with device nodes)";
   if (std::system("command -v ssh >/dev/null && command -v ssh-keygen >/dev/null && command -v curl >/dev/null") != 0)
@@ -45,7 +33,7 @@ TEST(ContainerInstance, local_containers_SshAndNotebookReachAnInstanceAcrossStop
   if (skip) GTEST_SKIP() << not_ready;
   ASSERT_EQ(not_ready, "");
 
-  InstanceBox b;
+  ContainerTestBox b;
   b.dir = make_temp_dir("gpurent-instance");
   ASSERT_NE(b.dir, "");
   for (const char* d : {"/dev", "/out", "/volumes", "/runs", "/ssh"}) fs::create_directories(b.dir + d);

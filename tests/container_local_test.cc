@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -25,19 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kPodman = "podman --runtime runc --cgroup-manager cgroupfs";
-
-struct Box {
-  std::string dir;
-  std::string network;
-  ~Box() {
-    // Only this test's containers (its tenant's network): other container tests may run beside it.
-    if (!network.empty())
-      (void)std::system((std::string(kPodman) + " rm -f $(podman ps -aq --filter network=" + network +
-                         ") >/dev/null 2>&1; podman network rm -f " + network + " >/dev/null 2>&1")
-                            .c_str());
-    if (!dir.empty()) fs::remove_all(dir);
-  }
-};
 
 auto state_is = [](const std::string& want) {
   return [want](const json& j) { return j["status"]["state"] == want; };
@@ -60,7 +48,7 @@ TEST(ContainerLocal, local_containers_RunWithoutSlurmAndSurviveAServerKill) {
   if (skip) GTEST_SKIP() << not_ready;
   ASSERT_EQ(not_ready, "");
 
-  Box b;
+  ContainerTestBox b;
   b.dir = make_temp_dir("gpurent-local");
   ASSERT_NE(b.dir, "");
   for (const char* d : {"/dev", "/out", "/volumes", "/runs"}) fs::create_directories(b.dir + d);
@@ -139,6 +127,26 @@ TEST(ContainerLocal, local_containers_RunWithoutSlurmAndSurviveAServerKill) {
   EXPECT_NE(why.find("something went wrong"), std::string::npos) << why;
   Resp zh = s.req("GET", "/api/v1/jobs/" + bad + "?lang=zh", token);
   EXPECT_NE(zh.body["status"]["reason"].get<std::string>().find("本机运行"), std::string::npos) << zh.describe();
+
+  // Another tenant uploading the bytes of this node's base image gives that image id one more tag,
+  // in the other tenant's scope (what skopeo's copy of the archive does): acme's jobs on the base
+  // image run on, by its reference and by its id.
+  struct Tag {
+    std::string ref;
+    ~Tag() { (void)std::system((std::string(kPodman) + " untag " + kImage + " " + ref + " >/dev/null 2>&1").c_str()); }
+  } other{"localhost/gpurent/ten_ffffffffffffffff/base:copy"};
+  ASSERT_EQ(std::system((std::string(kPodman) + " tag " + kImage + " " + other.ref).c_str()), 0);
+  std::string image_id = run_cmd(std::string(kPodman) + " image inspect --format '{{.Id}}' " + kImage);
+  while (!image_id.empty() && std::isspace(static_cast<unsigned char>(image_id.back()))) image_id.pop_back();
+  ASSERT_EQ(image_id.size(), 64u) << image_id;
+  for (const std::string& ref : {std::string(kImage), "sha256:" + image_id}) {
+    const std::string same = submit("same-bytes-" + ref.substr(0, 6), 1, {"true"}, {{"image", ref}});
+    json ran = wait_for(s, "/api/v1/jobs/" + same, [](const json& j) {
+      const json& st = j["status"]["state"];
+      return st == "succeeded" || st == "failed" || st == "cancelled";
+    }, 120);
+    EXPECT_EQ(ran["status"]["state"], "succeeded") << ref << ": " << ran.dump() << logs(same);
+  }
 
   // Readiness: a job's run is ready when its health check first passes in the container (here
   // once the workload has created /tmp/up, 3 s in) or when the workload creates $GPURENT_READY_FILE;

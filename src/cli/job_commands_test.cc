@@ -216,5 +216,17 @@ TEST_F(JobCommandsTest, InstanceStartSaysWhereAndPreflightPrintsTheAdvice) {
   EXPECT_EQ(r.out, "instance box: its host n1 is available with 0 GPU(s) free\n");
 }
 
+// `instances save` posts the image's name (and description) and says where to watch it.
+TEST_F(JobCommandsTest, InstanceSaveNamesTheImage) {
+  api_.on("POST /api/v1/instances/box/image", {202, R"({"id": "img_1", "name": "my-env", "state": "saving"})"});
+  CliRun r = run({"instances", "save", "box", "--image", "my-env", "--description", "torch + data tools"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "image my-env (img_1): saving from instance box (gpurent images show my-env)\n");
+  ASSERT_EQ(api_.requests().size(), 1u);
+  EXPECT_EQ(json::parse(api_.requests()[0].body), (json{{"name", "my-env"}, {"description", "torch + data tools"}}));
+  EXPECT_NE(run({"instances", "save", "box"}).rc, 0) << "--image is required";
+  EXPECT_EQ(api_.requests().size(), 1u);
+}
+
 }  // namespace
 }  // namespace gpurent

@@ -160,8 +160,34 @@ void add_report_commands(CLI::App& app, CliContext& ctx) {
 
 // `instances start|stop NAME`: a stopped instance submits its next job (back to its last host
 // when that host's GPUs are free; `--on` says where else); a running one's job is cancelled (its
-// volume keeps the data). `instances preflight NAME`: what a start would meet.
+// volume keeps the data). `instances preflight NAME`: what a start would meet. `instances save NAME
+// --image IMG`: the running container saved as the tenant's image IMG.
 void add_instance_verbs(CLI::App& instances, CliContext& ctx) {
+  struct SaveOpts {
+    std::string ref, image, description;
+  };
+  auto so = std::make_shared<SaveOpts>();
+  auto* save = instances.add_subcommand(
+      "save", "save a running instance's container (its system disk; not its volume) as an image of its tenant");
+  save->add_option("instance", so->ref, "id or name")->required();
+  save->add_option("--image", so->image, "the new image's name (gpurent images list)")->required();
+  save->add_option("--description", so->description, "the image's description");
+  save->callback([&ctx, so] {
+    ctx.action = [&ctx, so] {
+      int rc = kExitOk;
+      ApiClient* c = ctx.client(&rc);
+      if (!c) return rc;
+      json body = {{"name", so->image}};
+      if (!so->description.empty()) body["description"] = so->description;
+      auto r = c->post("/instances" + seg(so->ref) + "/image", body);
+      if (!r) return ctx.fail(r.error());
+      return ctx.emit(*r, [&](std::ostream& out) {
+        out << "image " << printable(r->value("name", so->image)) << " (" << printable(r->value("id", "")) << "): "
+            << printable(r->value("state", "")) << " from instance " << printable(so->ref)
+            << " (gpurent images show " << printable(r->value("name", so->image)) << ")\n";
+      });
+    };
+  });
   auto pre = std::make_shared<std::string>();
   auto* preflight = instances.add_subcommand(
       "preflight", "what a start of a stopped instance would meet: its last host's free GPUs, other nodes with room, the options");

@@ -247,17 +247,25 @@ std::string script_checks(const ContainerSettings& s, const ContainerRun& r) {
       << "    fi\n";
   }
   o << "  fi\n"
-    // Whatever name the job used (a tag, an id, another spelling), a tenant's image (tagged under
-    // localhost/gpurent/<tenant id>/) runs only for that tenant, unless it is also public or the
-    // job's tenant's own.
-    << "  local t mine=0 theirs=0\n"
-    << "  for t in $(\"${P[@]}\" image inspect --format '{{range .RepoTags}}{{.}} {{end}}' \"$image\" 2>/dev/null); do\n"
-    << "    case \"$t\" in\n"
-    << "      localhost/gpurent/public/*|localhost/gpurent/" << r.tenant_id << "/*) mine=1 ;;\n"
-    << "      localhost/gpurent/*/*) theirs=1 ;;\n"
-    << "    esac\n"
-    << "  done\n"
-    << "  if [ \"$theirs\" = 1 ] && [ \"$mine\" = 0 ]; then\n"
+    // Whatever name the job used (a tag, an id, another spelling), an image whose every tag is
+    // another tenant's (localhost/gpurent/<tenant id>/) runs only for that tenant. One tag that is
+    // public, the job's tenant's, or outside gpurent's tenant scopes (put there by the node's
+    // operator) makes it usable: the same bytes are then reachable anyway, and a tenant who loads
+    // the bytes of a node's base image must not lock other tenants out of it.
+    << "  local t usable=0 tagged=0\n"
+    << "  case \"$image\" in\n"
+    << "    localhost/gpurent/public/*|localhost/gpurent/" << r.tenant_id << "/*) ;;\n"
+    << "    localhost/gpurent/*/*) tagged=1 ;;\n"  // another tenant's reference: refused whatever else tags it
+    << "    *) for t in $(\"${P[@]}\" image inspect --format '{{range .RepoTags}}{{.}} {{end}}' \"$image\" 2>/dev/null); do\n"
+    << "         tagged=1\n"
+    << "         case \"$t\" in\n"
+    << "           localhost/gpurent/public/*|localhost/gpurent/" << r.tenant_id << "/*) usable=1 ;;\n"
+    << "           localhost/gpurent/*/*) ;;\n"
+    << "           *) usable=1 ;;\n"
+    << "         esac\n"
+    << "       done ;;\n"
+    << "  esac\n"
+    << "  if [ \"$tagged\" = 1 ] && [ \"$usable\" = 0 ]; then\n"
     << "    status image_not_yours \"$image\"\n"
     << "    echo \"gpurent: image $image on node $node is another tenant's\" >&2\n"
     << "    return 125\n"
@@ -369,10 +377,48 @@ std::string script_freeze(const ContainerRun& r) {
   return o.str();
 }
 
+// Saving the container as an image when the server asks (ContainerRun::save_request): the
+// commit keeps the image's own CMD (the run's command is the instance's entry), leaves the volumes
+// out (bind mounts are not in the writable layer), and is written through a ".part" file and a
+// rename, so the server never reads half an archive or half a line.
+std::string script_save(const ContainerRun& r) {
+  if (r.save_request.empty() || r.save_dir.empty() || r.nodes > 1) return "";
+  const std::string req = q(r.save_request), dir = q(r.save_dir);
+  std::ostringstream o;
+  o << "  ( while kill -0 \"$pid\" 2>/dev/null; do\n"
+    << "      if [ -e " << req << " ]; then\n"
+    << "        sid=$(head -c 80 " << req << " | tr -cd 'a-z0-9_')\n"
+    << "        if ! [[ \"$sid\" =~ ^img_[a-z0-9]{1,64}$ ]]; then rm -f " << req << "\n"
+    << "        elif mv -f " << req << " " << dir << "/\"$sid.save.taken\"; then\n"
+    << "          out=" << dir << "/$sid.save.tar; fin=" << dir << "/$sid.save.done\n"
+    << "          tag=" << q("localhost/gpurent/" + r.tenant_id + "/saving-") << "\"${sid#img_}:tmp\"\n"
+    << "          echo \"gpurent: saving the container as image $sid\" >&2\n"
+    << "          cmd=$(\"${P[@]}\" image inspect --format '{{json .Config.Cmd}}' \"$image\" 2>/dev/null)\n"
+    << "          change=(); [ -n \"$cmd\" ] && [ \"$cmd\" != null ] && change=(--change \"CMD $cmd\")\n"
+    << "          if err=$(\"${P[@]}\" commit -q \"${change[@]}\" \"$name\" \"$tag\" 2>&1 >/dev/null) &&\n"
+    << "             err=$(\"${P[@]}\" save -q --format docker-archive -o \"$out.part\" \"$tag\" 2>&1) &&\n"
+    << "             sum=$(sha256sum < \"$out.part\") && size=$(stat -c %s \"$out.part\") && mv -f \"$out.part\" \"$out\"; then\n"
+    << "            printf 'ok %s %s\\n' \"${sum%% *}\" \"$size\" > \"$fin.part\"\n"
+    << "            echo \"gpurent: saved the container as image $sid ($size bytes)\" >&2\n"
+    << "          else\n"
+    << "            rm -f \"$out.part\"\n"
+    << "            printf 'error %s\\n' \"$(printf '%s' \"$err\" | tr '\\000-\\037' ' ' | tail -c 300)\" > \"$fin.part\"\n"
+    << "            echo \"gpurent: the container could not be saved as image $sid: $err\" >&2\n"
+    << "          fi\n"
+    << "          mv -f \"$fin.part\" \"$fin\"\n"
+    << "          \"${P[@]}\" untag \"$tag\" >/dev/null 2>&1; \"${P[@]}\" rmi \"$tag\" >/dev/null 2>&1\n"
+    << "        fi\n"
+    << "      fi\n"
+    << "      sleep 2\n"
+    << "    done ) &\n"
+    << "  savewatch=$!\n";
+  return o.str();
+}
+
 // Runs the container, stops it on SIGTERM, waits, cleans up and says why it failed.
 std::string script_run(const ContainerSettings& s, const ContainerRun& r) {
   std::ostringstream o;
-  o << "  local stopping=0 rc pid oom watcher='' netwatch=''\n"
+  o << "  local stopping=0 rc pid oom watcher='' netwatch='' savewatch=''\n"
     // On SIGTERM (a cancel, a time limit) the secrets go first: Slurm kills what is left of the
     // job KillWait seconds later, and the container already holds its copy.
     // Once: a second signal while the container stops (a cancel asked again) changes nothing.
@@ -381,11 +427,12 @@ std::string script_run(const ContainerSettings& s, const ContainerRun& r) {
     << "  \"${P[@]}\" run " << run_flags(s, r) << " \"${args[@]}\" \"$image\"" << (r.command.empty() ? "" : " ")
     << words(r.command) << " </dev/null &\n"
     << "  pid=$!\n"
-    << script_watch(r) << script_freeze(r)
+    << script_watch(r) << script_freeze(r) << script_save(r)
     << "  wait \"$pid\"; rc=$?\n"
     << "  while kill -0 \"$pid\" 2>/dev/null; do wait \"$pid\"; rc=$?; done  # a trapped signal interrupts wait\n"
     << "  [ -n \"$watcher\" ] && { kill \"$watcher\" 2>/dev/null; wait \"$watcher\" 2>/dev/null; }\n"
     << "  [ -n \"$netwatch\" ] && { kill \"$netwatch\" 2>/dev/null; wait \"$netwatch\" 2>/dev/null; }\n"
+    << "  [ -n \"$savewatch\" ] && { kill \"$savewatch\" 2>/dev/null; wait \"$savewatch\" 2>/dev/null; }\n"
     << "  oom=$(\"${P[@]}\" inspect --format '{{.State.OOMKilled}}' \"$name\" 2>/dev/null)\n"
     << "  \"${P[@]}\" rm -f \"$name\" >/dev/null 2>&1\n"
     << "  for d in \"${secret_ids[@]}\"; do \"${P[@]}\" secret rm \"$d\" >/dev/null 2>&1; done\n"
@@ -443,6 +490,35 @@ std::optional<int64_t> read_ready_file(const std::string& path) {
   const int64_t ms = std::stoll(line);
   if (ms < 1'000'000'000'000LL) return std::nullopt;  // before 2001: not the epoch in milliseconds
   return ms;
+}
+
+std::string save_archive_for(const std::string& save_dir, const std::string& image_id) {
+  return save_dir + "/" + image_id + ".save.tar";
+}
+std::string save_done_for(const std::string& save_dir, const std::string& image_id) {
+  return save_dir + "/" + image_id + ".save.done";
+}
+
+std::optional<SaveDone> read_save_done(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line) || line.size() > 1024) return std::nullopt;
+  SaveDone d;
+  if (line.rfind("error ", 0) == 0 || line == "error") {
+    d.error = line.size() > 6 ? line.substr(6) : "podman said nothing";
+    if (d.error.empty()) d.error = "podman said nothing";
+    return d;
+  }
+  std::istringstream words(line);
+  std::string ok, sum, size, extra;
+  if (!(words >> ok >> sum >> size) || (words >> extra) || ok != "ok" || sum.size() != 64 ||
+      sum.find_first_not_of("0123456789abcdef") != std::string::npos || size.empty() || size.size() > 18 ||
+      size.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  d.ok = true;
+  d.sha256 = sum;
+  d.bytes = std::stoll(size);
+  return d;
 }
 
 std::string log_excerpt(const std::string& path, int lines, size_t max_bytes) {

@@ -108,6 +108,16 @@ struct ContainerRun {
   std::vector<std::string> ready_command;
   bool ready_heartbeat = false;
   int64_t ready_interval_s = 5;
+  // Saving the container as an image (an instance's save, docs/resources/instances.md#saving-an-image),
+  // single-node runs only: while the container runs, every 2 s the script looks for
+  // `save_request`, a file holding an image id (img_…, written by the server). It moves the file
+  // to `<save_dir>/<id>.save.taken`, commits the container (podman commit: its writable layer over its image; volumes and
+  // secrets are not in it; the image's own CMD is kept, not the run's command) under a temporary
+  // tag in the tenant's scope, writes that with podman save as a docker-archive to
+  // `<save_dir>/<id>.save.tar`, drops the tag, and then writes `<save_dir>/<id>.save.done`:
+  // "ok <sha256> <bytes>" or "error <podman's last words>" (save_done_for, read_save_done).
+  // Empty: no saving.
+  std::string save_request, save_dir;
 };
 
 // Checks what the script will rely on: names usable in paths and container names, a volume root
@@ -141,6 +151,18 @@ std::string ready_file_for(const std::string& ready_file, const std::string& run
 // When the node said the run was ready (epoch ms); nullopt when there is no such file or it does
 // not hold one plausible time.
 std::optional<int64_t> read_ready_file(const std::string& path);
+
+// What a save left in `save_dir` for image `image_id`: the archive and the line saying how it went.
+std::string save_archive_for(const std::string& save_dir, const std::string& image_id);
+std::string save_done_for(const std::string& save_dir, const std::string& image_id);
+struct SaveDone {
+  bool ok = false;
+  std::string sha256;  // ok: the archive's SHA-256 as the node computed it (lowercase hex)
+  int64_t bytes = 0;   // ok: its size
+  std::string error;   // not ok: why, one line
+};
+// nullopt when the file is not there (yet) or not a line the script writes.
+std::optional<SaveDone> read_save_done(const std::string& path);
 
 // The last `lines` lines of a text file, at most `max_bytes` read from its end ("" when unreadable).
 std::string tail_lines(const std::string& path, int lines, size_t max_bytes = 64 * 1024);

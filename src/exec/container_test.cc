@@ -276,7 +276,9 @@ TEST(Container, LoadsAMissingImageFromTheStoreAfterCheckingIt) {
 }
 
 // A tenant's image, however the job names it (another spelling, its id), runs only for that
-// tenant: the node reads the image's tags before it starts anything.
+// tenant: the node reads the image's tags before it starts anything. One tag that is public, the
+// job's tenant's or the node's own (outside localhost/gpurent/<scope>/) makes it usable, so a
+// tenant who loads the same bytes as a node's base image locks nobody out of it.
 TEST(Container, RefusesAnotherTenantsImageWhateverItsName) {
   const std::string d = fake_podman_dir("echo \"$*\" >> $D/calls\n"
                                          "case \" $* \" in\n"
@@ -290,28 +292,43 @@ TEST(Container, RefusesAnotherTenantsImageWhateverItsName) {
   ContainerRun r = sample();
   r.volumes.clear();
   r.status_file = d + "/status";
-  r.image = "sha256:0123";  // acme's image by its id
-  auto run = [&](const std::string& tags) {
+  auto run = [&](const std::string& image, const std::string& tags) {
+    r.image = image;
     std::ofstream(d + "/tags") << tags;
     std::filesystem::remove(d + "/calls");
     std::filesystem::remove(d + "/status");
     return run_process({"bash", "-c", container_script(s, r)}, {{"SLURMD_NODENAME", "gpn1"}}, "", 20'000);
   };
-  auto theirs = run("localhost/gpurent/ten_aaaaaaaaaaaaaaaa/py:abc localhost/original:1 ");
-  ASSERT_TRUE(theirs.ok());
-  EXPECT_EQ(theirs->exit_code, 125);
-  auto st = read_container_status(d + "/status");
-  ASSERT_TRUE(st.has_value());
-  EXPECT_EQ(st->reason, "image_not_yours");
-  std::ifstream calls(d + "/calls");
-  std::string c((std::istreambuf_iterator<char>(calls)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(c.find(" run "), std::string::npos) << c;
-  for (const std::string ok : {"localhost/gpurent/ten_aaaaaaaaaaaaaaaa/py:abc localhost/gpurent/ten_0123456789abcdef/mine:abc ",
-                               "localhost/gpurent/public/python:abc localhost/gpurent/ten_aaaaaaaaaaaaaaaa/py:abc ",
-                               "localhost/gpurent/python:bookworm ", ""}) {
-    auto mine = run(ok);
+  const std::string acme = "localhost/gpurent/ten_aaaaaaaaaaaaaaaa/py:abc ";
+  // acme's image by its id, by a spelling the submission check does not read, by its reference
+  // while a public tag is on the same id: refused, nothing run.
+  for (const auto& [image, tags] : std::vector<std::pair<std::string, std::string>>{
+           {"sha256:0123", acme},
+           {"sha256:0123", acme + "localhost/gpurent/ten_bbbbbbbbbbbbbbbb/same:abc "},
+           {"gpurent/ten_aaaaaaaaaaaaaaaa/py:abc", acme},
+           {"localhost/gpurent/ten_aaaaaaaaaaaaaaaa/py:abc", acme + "localhost/gpurent/public/python:abc "}}) {
+    auto theirs = run(image, tags);
+    ASSERT_TRUE(theirs.ok());
+    EXPECT_EQ(theirs->exit_code, 125) << image << " / " << tags;
+    auto st = read_container_status(d + "/status");
+    ASSERT_TRUE(st.has_value()) << image << " / " << tags;
+    EXPECT_EQ(st->reason, "image_not_yours");
+    std::ifstream calls(d + "/calls");
+    std::string c((std::istreambuf_iterator<char>(calls)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(c.find(" run "), std::string::npos) << c;
+  }
+  for (const auto& [image, tags] : std::vector<std::pair<std::string, std::string>>{
+           {"sha256:0123", acme + "localhost/gpurent/ten_0123456789abcdef/mine:abc "},
+           {"sha256:0123", "localhost/gpurent/public/python:abc " + acme},
+           // the node's base image, whose bytes acme also uploaded: still everyone's
+           {"localhost/gpurent/dev:bookworm", acme + "localhost/gpurent/dev:bookworm "},
+           {"sha256:0123", acme + "localhost/original:1 "},
+           {"localhost/gpurent/ten_0123456789abcdef/mine:abc", acme + "localhost/gpurent/ten_0123456789abcdef/mine:abc "},
+           {"sha256:0123", "localhost/gpurent/python:bookworm "},
+           {"sha256:0123", ""}}) {
+    auto mine = run(image, tags);
     ASSERT_TRUE(mine.ok());
-    EXPECT_EQ(mine->exit_code, 0) << ok << mine->err;
+    EXPECT_EQ(mine->exit_code, 0) << image << " / " << tags << mine->err;
   }
   std::filesystem::remove_all(d);
 }
@@ -452,6 +469,75 @@ TEST(Container, CutsTheNetworkWhileTheProjectsEgressIsFrozen) {
   EXPECT_NE(run->err.find("egress is frozen"), std::string::npos) << run->err;
   EXPECT_NE(run->err.find("network is back"), std::string::npos) << run->err;
   std::filesystem::remove_all(d);
+}
+
+// Asked through its request file, a running container is committed (its image's own CMD kept)
+// under a temporary tag in its tenant's scope, saved as a docker-archive, hashed, and the result
+// written after the archive; the tag is dropped. A request that names no image id saves nothing.
+TEST(Container, SavesTheRunningContainerWhenAsked) {
+  const std::string d = fake_podman_dir("echo \"$*\" >> $D/calls\n"
+                                         "case \" $* \" in\n"
+                                         "  *' run '*) sleep 6 ;;\n"
+                                         "  *' image inspect '*) echo '[\"bash\",\"-l\"]' ;;\n"
+                                         "  *' save '*) while [ \"$1\" != -o ]; do shift; done; printf 'layers' > \"$2\" ;;\n"
+                                         "  *' inspect '*) echo false ;;\n"
+                                         "esac\n"
+                                         "exit 0\n");
+  ASSERT_FALSE(d.empty());
+  auto [s, r] = faked(d);
+  std::filesystem::create_directories(d + "/saves");
+  r.save_request = d + "/saves/job.save-request";
+  r.save_dir = d + "/saves";
+  std::ofstream(r.save_request) << "img_00aa11bb22cc33dd\n";
+  auto run = run_process({"bash", "-c", container_script(s, r)}, {{"SLURMD_NODENAME", "gpn1"}}, "", 30'000);
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  EXPECT_EQ(run->exit_code, 0) << run->err;
+  const std::string calls = read_all(d + "/calls");
+  const std::string tag = "localhost/gpurent/ten_0123456789abcdef/saving-00aa11bb22cc33dd:tmp";
+  EXPECT_NE(calls.find("commit -q --change CMD [\"bash\",\"-l\"] gpurent-job_0123456789abcdef-gpn1 " + tag), std::string::npos)
+      << calls;
+  EXPECT_NE(calls.find("save -q --format docker-archive -o " + d + "/saves/img_00aa11bb22cc33dd.save.tar.part " + tag),
+            std::string::npos)
+      << calls;
+  EXPECT_NE(calls.find("untag " + tag), std::string::npos) << calls;
+  EXPECT_FALSE(std::filesystem::exists(r.save_request)) << "the request was taken";
+  EXPECT_TRUE(std::filesystem::exists(d + "/saves/img_00aa11bb22cc33dd.save.taken"));
+  EXPECT_EQ(read_all(save_archive_for(d + "/saves", "img_00aa11bb22cc33dd")), "layers");
+  auto done = read_save_done(save_done_for(d + "/saves", "img_00aa11bb22cc33dd"));
+  ASSERT_TRUE(done.has_value()) << read_all(save_done_for(d + "/saves", "img_00aa11bb22cc33dd"));
+  EXPECT_TRUE(done->ok);
+  EXPECT_EQ(done->sha256, "e3b816898ca5ba5fbe6b8e6ee8e5d028da790352f5e65ac760fb59635882f6cd");  // sha256 of "layers"
+  EXPECT_EQ(done->bytes, 6);
+  EXPECT_NE(run->err.find("saved the container as image img_00aa11bb22cc33dd"), std::string::npos) << run->err;
+
+  // Not an image id: taken away, nothing committed.
+  std::filesystem::remove(d + "/calls");
+  std::ofstream(r.save_request) << "../../etc/passwd";
+  auto bad = run_process({"bash", "-c", container_script(s, r)}, {{"SLURMD_NODENAME", "gpn1"}}, "", 30'000);
+  ASSERT_TRUE(bad.ok());
+  EXPECT_FALSE(std::filesystem::exists(r.save_request));
+  EXPECT_EQ(read_all(d + "/calls").find("commit"), std::string::npos) << read_all(d + "/calls");
+  // A gang has no single container to save: no watcher at all.
+  r.nodes = 2;
+  EXPECT_EQ(container_script(s, r).find("save-request"), std::string::npos);
+  std::filesystem::remove_all(d);
+}
+
+TEST(Container, ReadsWhatASaveLeft) {
+  const std::string sum(64, 'a');
+  auto ok = read_save_done(temp_file("ok " + sum + " 475170816\n"));
+  ASSERT_TRUE(ok.has_value());
+  EXPECT_TRUE(ok->ok);
+  EXPECT_EQ(ok->sha256, sum);
+  EXPECT_EQ(ok->bytes, 475170816);
+  auto failed = read_save_done(temp_file("error Error: no container with name or ID found\n"));
+  ASSERT_TRUE(failed.has_value());
+  EXPECT_FALSE(failed->ok);
+  EXPECT_EQ(failed->error, "Error: no container with name or ID found");
+  for (const std::string& bad : std::vector<std::string>{"ok " + std::string(63, 'a') + " 1", "ok " + sum, "ok " + sum + " -1", "ok " + sum + " 1 2",
+                                "ok " + std::string(64, 'G') + " 1", std::string("fine"), std::string()})
+    EXPECT_FALSE(read_save_done(temp_file(bad + "\n")).has_value()) << bad;
+  EXPECT_FALSE(read_save_done("/nonexistent/x.save.done").has_value());
 }
 
 TEST(Container, ChecksRunsAndSettings) {

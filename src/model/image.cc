@@ -19,9 +19,13 @@ constexpr int64_t kMaxImageBytes = int64_t{1} << 50;
 inline constexpr EnumEntry<int> kVariants[] = {{0, "essential"}, {1, "minbase"},   {2, "apt"},
                                                {3, "required"},  {4, "important"}, {5, "standard"}};
 
-void read_declared(Fields& f, Image& i, int64_t max_bytes) {
+void read_name(Fields& f, Image& i) {
   i.name = f.str("name", kImageNameRule);
   i.description = f.opt_str("description", {.min_len = 1, .max_len = 512});
+}
+
+void read_declared(Fields& f, Image& i, int64_t max_bytes) {
+  read_name(f, i);
   const bool has_recipe = f.has("recipe"), has_archive = f.has("archive");
   if (has_recipe == has_archive) f.error(has_recipe ? "archive" : "recipe", Message("image.recipe_or_archive"));
   f.object("recipe", false, [&](Fields& r) {
@@ -80,14 +84,33 @@ Result<Image> parse_image(const json& body, int64_t max_bytes) {
   return i;
 }
 
+Result<Image> parse_saved_image(const json& body) {
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  if (!f.valid_object()) return errs.to_error();
+  Image i;
+  read_name(f, i);
+  f.finish();
+  if (!errs.empty()) return errs.to_error();
+  i.format = ImageFormat::kDockerArchive;  // podman save keeps the image's configuration (its PATH, CMD…)
+  i.state = ImageState::kSaving;
+  return i;
+}
+
 Result<Image> decode_image(const json& body) {
   FieldErrors errs;
   Fields f(body, "", errs);
   if (!f.valid_object()) return errs.to_error();
   Image i;
   // The declared part as a client states it, then what the server keeps beside it.
-  i.name = f.str("name", kImageNameRule);
-  i.description = f.opt_str("description", {.min_len = 1, .max_len = 512});
+  read_name(f, i);
+  f.object("source", false, [&](Fields& s) {
+    ImageSource src;
+    src.instance_id = s.str("instance_id", kServerText);
+    src.instance = s.str("instance", kServerText);
+    src.job_id = s.str("job_id", kServerText);
+    i.source = std::move(src);
+  });
   f.object("recipe", false, [&](Fields& r) {
     ImageRecipe rec;
     rec.suite = r.str("suite", kSuiteRule);
@@ -103,6 +126,7 @@ Result<Image> decode_image(const json& body) {
   i.received_bytes = f.integer("received_bytes", 0, kMaxImageBytes);
   i.packages = f.str_list("packages", kServerText);
   i.error = f.opt_str("error", kServerText).value_or("");
+  i.failure = stored_message(f, "error_message");
   i.created_by = f.opt_str("created_by", kServerText).value_or("");
   i.ready_at = f.opt_time("ready_at");
   if (!i.sha256.empty() && !is_sha256_hex(i.sha256)) errs.add("sha256", Message("artifact.sha256.hex"));
@@ -123,7 +147,12 @@ json to_json(const Image& i) {
   put_opt(j, "description", i.description);
   if (i.recipe)
     j["recipe"] = {{"suite", i.recipe->suite}, {"variant", i.recipe->variant}, {"packages", i.recipe->packages}};
-  if (!i.error.empty()) j["error"] = i.error;
+  if (i.source)
+    j["source"] = {{"instance_id", i.source->instance_id}, {"instance", i.source->instance}, {"job_id", i.source->job_id}};
+  if (i.failure)
+    put_message(j, "error", *i.failure);
+  else if (!i.error.empty())
+    j["error"] = i.error;
   put_opt_time(j, "ready_at", i.ready_at);
   return j;
 }

@@ -1,8 +1,9 @@
 // Image: a container image jobs run in (docs/resources/images.md). Operators publish public
 // images for everyone; a tenant adds its own, seen only by its users. An image comes from an
 // archive uploaded in chunks (a docker-archive or oci-archive as `podman save` writes, or a root
-// file system tarball), checked against its declared SHA-256; or from a recipe of Debian packages
-// the server builds (mmdebstrap). Either way its content is one file of the content-addressed
+// file system tarball), checked against its declared SHA-256; from a recipe of Debian packages
+// the server builds (mmdebstrap); or saved from a running instance's container (podman commit on
+// its node: services/image_saves.h). Either way its content is one file of the content-addressed
 // store (server/services/artifact_store.h), which nodes load from when they lack the image.
 // Written by the server only (api/images.cc, services/image_builder.h). Value types and pure
 // functions; thread-safe.
@@ -15,6 +16,7 @@
 
 #include "core/clock.h"
 #include "core/enum_names.h"
+#include "core/message.h"
 #include "model/resource.h"
 
 namespace gpurent {
@@ -24,10 +26,11 @@ inline constexpr EnumEntry<ImageFormat> kImageFormatNames[] = {{ImageFormat::kDo
                                                                {ImageFormat::kOciArchive, "oci-archive"},
                                                                {ImageFormat::kRootfsTar, "rootfs-tar"}};
 
-enum class ImageState { kUploading, kQueued, kBuilding, kReady, kFailed };
+enum class ImageState { kUploading, kQueued, kBuilding, kSaving, kReady, kFailed };
 inline constexpr EnumEntry<ImageState> kImageStateNames[] = {{ImageState::kUploading, "uploading"},
                                                              {ImageState::kQueued, "queued"},
                                                              {ImageState::kBuilding, "building"},
+                                                             {ImageState::kSaving, "saving"},
                                                              {ImageState::kReady, "ready"},
                                                              {ImageState::kFailed, "failed"}};
 
@@ -41,10 +44,17 @@ struct ImageRecipe {
   bool operator==(const ImageRecipe&) const = default;
 };
 
+// Where a saved image comes from: the instance and the start (job) whose container was saved.
+struct ImageSource {
+  std::string instance_id, instance, job_id;  // instance: its name when saved
+  bool operator==(const ImageSource&) const = default;
+};
+
 struct Image {
   std::string name;  // slug; unique among public images, and among a tenant's own
   std::optional<std::string> description;
-  std::optional<ImageRecipe> recipe;  // built by the server; else an uploaded archive
+  std::optional<ImageRecipe> recipe;  // built by the server; else an uploaded or a saved archive
+  std::optional<ImageSource> source;  // saved from an instance (server-set; a docker-archive)
   ImageFormat format = ImageFormat::kRootfsTar;  // a recipe's is rootfs-tar
   std::string sha256;      // the archive's (declared), or the built tarball's (once built)
   int64_t size_bytes = 0;  // likewise
@@ -53,7 +63,8 @@ struct Image {
   ImageState state = ImageState::kUploading;
   int64_t received_bytes = 0;
   std::vector<std::string> packages;  // "name=version" of a built recipe's installed packages
-  std::string error;                  // why a build failed
+  std::string error;                  // why a build or a save failed (English)
+  std::optional<Message> failure;     // the same as a message, when gpurent said it (a save)
   std::string created_by;             // the user id
   std::optional<TimeMs> ready_at;
   bool operator==(const Image&) const = default;
@@ -91,6 +102,8 @@ json to_json(const KeptImage& k);
 // POST body: name, description, and either recipe {suite, variant, packages} or archive
 // {format, sha256, size_bytes (1..max_bytes)}.
 Result<Image> parse_image(const json& body, int64_t max_bytes);
+// POST /instances/{ref}/image body: name, description. A docker-archive in state "saving".
+Result<Image> parse_saved_image(const json& body);
 Result<Image> decode_image(const json& body);  // the stored body, strictly by type
 json to_json(const Image& i);                  // the stored body; the API adds id, reference, times
 IndexCols index_of(const Image& i);            // name "<public|tenant id>/<name>", state

@@ -5,10 +5,15 @@
 //   GET    /images                        public ones and the caller's tenant's
 //   GET    /images/{ref}                  by id, or by name (the tenant's own first, then public)
 //   DELETE /images/{ref}                  204
+//   POST   /instances/{ref}/image         {name, description}: the instance's running container
+//                                         saved as its tenant's image (services/image_saves.h)
 // Public images are the operators' to write; a tenant's, those who may submit its jobs. Recipes
 // are built by the image builder (services/image_builder.h) when the server runs one.
 #include "core/ids.h"
 #include "model/image.h"
+#include "model/instance.h"
+#include "model/job.h"
+#include "model/job_state.h"
 #include "server/api/resources.h"
 #include "server/api/uploads.h"
 #include "server/services/allocation_ledger.h"
@@ -23,6 +28,7 @@ namespace {
 constexpr const char* kAll = "/api/v1/images";
 constexpr const char* kOne = "/api/v1/images/([^/]+)";
 constexpr const char* kArchive = "/api/v1/images/([^/]+)/archive";
+constexpr const char* kFromInstance = "/api/v1/instances/([^/]+)/image";
 
 Result<Image> decode(const Record& r) { return decode_record(r, decode_image, "jobs cannot run in it"); }
 
@@ -49,6 +55,27 @@ json answer(StoreReader& store, const Record& r, const Image& i) {
 }
 
 
+// Adds the image inside tx (409 when its scope has one of that name), with an audit entry by its
+// creator whose detail is its index name and `how`.
+Result<Record> insert_image(StoreTx& tx, const Image& i, TimeMs now, const std::string& how) {
+  const IndexCols idx = index_of(i);
+  auto found = tx.list({"images", {{"name", idx.name}}, "", 1});
+  if (!found) return found.error();
+  if (!found->items.empty()) return Error::make(Code::kConflict, Message("api.images.exists").arg("name", i.name));
+  Record r;
+  r.kind = "images";
+  r.id = new_id("img");
+  r.name = idx.name;
+  r.tenant_id = idx.tenant_id;
+  r.state = idx.state;
+  r.created_at = r.updated_at = now;
+  r.version = 1;
+  r.body = to_json(i);
+  if (auto w = tx.insert(r); !w) return w.error();
+  if (auto a = tx.append_audit({now, i.created_by, "create", "images", r.id, idx.name + how}); !a) return a.error();
+  return r;
+}
+
 // The image `ref` as p sees it (an operator names a tenant's image by id).
 Result<Record> image_for(App& app, const httplib::Request& req, const Principal& p, bool write) {
   auto r = find_image(app.store, p.is_operator() ? "*" : p.tenant_id, req.matches[1]);
@@ -72,25 +99,12 @@ void create_image(App& app, const httplib::Request& req, httplib::Response& res,
   const TimeMs now = app.clock.now();
   Record out;
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
-    const IndexCols idx = index_of(*i);
-    auto found = tx.list({"images", {{"name", idx.name}}, "", 1});
-    if (!found) return found.error();
-    if (!found->items.empty()) return Error::make(Code::kConflict, Message("api.images.exists").arg("name", i->name));
     if (!i->recipe)
       if (auto room = check_room(app, tx, i->tenant_id, i->size_bytes, "archive.size_bytes"); !room) return room;
-    Record r;
-    r.kind = "images";
-    r.id = new_id("img");
-    r.name = idx.name;
-    r.tenant_id = idx.tenant_id;
-    r.state = idx.state;
-    r.created_at = r.updated_at = now;
-    r.version = 1;
-    r.body = to_json(*i);
-    if (auto w = tx.insert(r); !w) return w;
-    out = r;
-    return tx.append_audit({now, p.user_id, "create", "images", r.id,
-                            idx.name + (i->recipe ? " recipe" : " archive sha256:" + i->sha256)});
+    auto r = insert_image(tx, *i, now, i->recipe ? " recipe" : " archive sha256:" + i->sha256);
+    if (!r) return r.error();
+    out = *r;
+    return ok_status();
   });
   if (!st) return send_problem(res, st.error(), req.path);
   if (i->recipe) wake_image_builder(app);
@@ -103,6 +117,9 @@ void upload_archive(App& app, const httplib::Request& req, httplib::Response& re
   if (!r) return send_problem(res, r.error(), req.path);
   if (auto cur = decode(*r); cur && cur->recipe)
     return send_problem(res, Error::make(Code::kConflict, Message("api.images.recipe_no_upload").arg("name", cur->name)),
+                        req.path);
+  if (auto cur = decode(*r); cur && cur->source)
+    return send_problem(res, Error::make(Code::kConflict, Message("api.images.saved_no_upload").arg("name", cur->name)),
                         req.path);
   auto out = receive_chunk(app, typed_upload_target("images", *r, r->name, decode, ImageState::kUploading, ImageState::kReady),
                            req, p.user_id);
@@ -156,12 +173,61 @@ void delete_image(App& app, const httplib::Request& req, httplib::Response& res,
     auto i = decode_image(body);
     if (i && i->state == ImageState::kBuilding)  // the builder's result would have nowhere to go
       return Error::make(Code::kConflict, Message("api.images.building").arg("name", i->name));
+    if (i && i->state == ImageState::kSaving)  // likewise the node's archive
+      return Error::make(Code::kConflict, Message("api.images.saving").arg("name", i->name));
     return ok_status();
   }, [](StoreTx& tx, const Record& removed, TimeMs now) {  // no longer kept on any node: its storage stops
     return removed.tenant_id.empty() ? ok_status() : close_kept_image(tx, removed.tenant_id, removed.id, now);
   });
   if (!st) return send_problem(res, st.error(), req.path);
   res.status = 204;
+}
+
+// POST /instances/{ref}/image {name, description}: the instance's running container saved as an
+// image of the instance's tenant, by those who may start and stop it. 202 with the image in state
+// "saving"; the executor and the node do the rest (services/image_saves.h).
+void save_instance(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
+  auto body = parse_body(req);
+  if (!body) return send_problem(res, body.error(), req.path);
+  auto i = parse_saved_image(*body);
+  if (!i) return send_problem(res, i.error(), req.path);
+  auto found = find_visible(app.store, app.kinds.at("instances"), p, req.matches[1]);
+  if (!found) return send_problem(res, found.error(), req.path);
+  if (!in_scope(write_scope(p, ObjectKind::kJob), p, *found))
+    return send_problem(res, Error::make(Code::kForbidden, Message("api.instances.forbidden").arg("role", role_name(p.role))),
+                        req.path);
+  if (!app.opts.containers)
+    return send_problem(res, Error::make(Code::kConflict, Message("api.instances.save_no_containers")), req.path);
+  const TimeMs now = app.clock.now();
+  Record out;
+  Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    auto cur = tx.get("instances", found->id);
+    if (!cur) return cur.error();
+    auto inst = decode_record(*cur, decode_instance, "it cannot be saved");
+    if (!inst) return inst.error();
+    std::optional<JobStatus> js;  // its latest start's
+    if (!inst->job_ids.empty())
+      if (auto j = tx.get("jobs", inst->job_ids.back()))
+        if (auto s = stored_job_status(j->body)) js = *s;
+    if (!js || js->state != JobState::kRunning)
+      return Error::make(Code::kConflict, Message("api.instances.save_not_running").arg("name", inst->name));
+    auto saving = list_all(tx, "images", {{"state", "saving"}, {"tenant_id", inst->tenant_id}});
+    if (!saving) return saving.error();
+    for (const Record& s : *saving)  // one save of an instance at a time
+      if (auto other = decode_image(s.body); other && other->source && other->source->instance_id == cur->id)
+        return Error::make(Code::kConflict,
+                           Message("api.instances.save_under_way").arg("name", inst->name).arg("image", other->name));
+    i->tenant_id = inst->tenant_id;
+    i->created_by = p.user_id;
+    i->source = ImageSource{cur->id, inst->name, inst->job_ids.back()};
+    auto r = insert_image(tx, *i, now, " saved from instance " + inst->name + " (job " + inst->job_ids.back() + ")");
+    if (!r) return r.error();
+    out = *r;
+    return ok_status();
+  });
+  if (!st) return send_problem(res, st.error(), req.path);
+  app.metrics.count_write("images", "save");
+  send_json(res, 202, answer(app.store, out, *i));
 }
 
 }  // namespace
@@ -172,6 +238,7 @@ void register_image_routes(App& app, Router& srv) {
   route(app, srv, "PUT", kArchive, "/api/v1/images/{ref}/archive", upload_archive);
   route(app, srv, "GET", kOne, "/api/v1/images/{ref}", get_image);
   route(app, srv, "DELETE", kOne, "/api/v1/images/{ref}", delete_image);
+  route(app, srv, "POST", kFromInstance, "/api/v1/instances/{ref}/image", save_instance);
 }
 
 }  // namespace gpurent

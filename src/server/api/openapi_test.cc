@@ -111,6 +111,7 @@ const std::set<Op> kServerRoutes = {
     {"GET", "/api/v1/instances"}, {"POST", "/api/v1/instances"}, {"GET", "/api/v1/instances/{ref}"},
     {"DELETE", "/api/v1/instances/{ref}"}, {"POST", "/api/v1/instances/{ref}/start"},
     {"POST", "/api/v1/instances/{ref}/stop"}, {"GET", "/api/v1/instances/{ref}/preflight"},
+    {"POST", "/api/v1/instances/{ref}/image"},
     {"POST", "/api/v1/usage"}, {"GET", "/api/v1/usage/gpus"}, {"GET", "/api/v1/usage/jobs"},
     {"GET", "/api/v1/contracts"}, {"POST", "/api/v1/contracts"}, {"GET", "/api/v1/contracts/{ref}"},
     {"PUT", "/api/v1/contracts/{ref}"}, {"DELETE", "/api/v1/contracts/{ref}"},

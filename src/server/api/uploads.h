@@ -63,20 +63,6 @@ UploadTarget typed_upload_target(const char* kind, const Record& r, std::string 
 // The audit log records the completion by `user_id`.
 Result<Record> receive_chunk(App& app, const UploadTarget& t, const httplib::Request& req, const std::string& user_id);
 
-// Bytes the tenant's artifacts and own images take or will take (uploads at their declared size):
-// through a StoreTx inside the write that adds one, or a StoreReader to show it.
-template <class Reader>
-Result<int64_t> tenant_stored_bytes(Reader& store, const std::string& tenant_id) {
-  int64_t sum = 0;
-  for (const char* kind : {"artifacts", "images"}) {
-    auto all = list_all(store, kind, {{"tenant_id", tenant_id}});
-    if (!all) return all.error();
-    for (const Record& r : *all)
-      if (r.body.is_object() && r.body.contains("size_bytes") && r.body["size_bytes"].is_number_integer())
-        sum += r.body["size_bytes"].template get<int64_t>();
-  }
-  return sum;
-}
 // Room for `size` more bytes: on the store's disk (with 1 GiB to spare: else 503) and, for a
 // tenant (not "" = public), within --artifact-tenant-gib (else 422 naming `field`). Inside the
 // write that adds them.

@@ -23,11 +23,27 @@
 
 #include "core/result.h"
 #include "server/server.h"
+#include "store/store.h"
 
 namespace gpurent {
 
 // The store's folder, absolute: --artifact-dir, else "<db path>.artifacts".
 std::string artifact_root(const ServerOptions& o);
+
+// Bytes the tenant's artifacts and own images take or will take (uploads at their declared size):
+// through a StoreTx inside the write that adds one, or a StoreReader to show it.
+template <class Reader>
+Result<int64_t> tenant_stored_bytes(Reader& store, const std::string& tenant_id) {
+  int64_t sum = 0;
+  for (const char* kind : {"artifacts", "images"}) {
+    auto all = list_all(store, kind, {{"tenant_id", tenant_id}});
+    if (!all) return all.error();
+    for (const Record& r : *all)
+      if (r.body.is_object() && r.body.contains("size_bytes") && r.body["size_bytes"].is_number_integer())
+        sum += r.body["size_bytes"].template get<int64_t>();
+  }
+  return sum;
+}
 
 class ArtifactStore {
  public:

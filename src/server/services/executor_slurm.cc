@@ -26,12 +26,14 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "core/ids.h"
 #include "exec/local_runner.h"
 #include "exec/slurm_cli.h"
 #include "model/image.h"
+#include "model/instance.h"
 #include "model/node.h"
 #include "model/secret.h"
 #include "model/supplier.h"
@@ -41,6 +43,7 @@
 #include "server/services/cost_firewall.h"
 #include "server/services/executor.h"
 #include "server/services/image_builder.h"
+#include "server/services/image_saves.h"
 #include "server/services/scheduler_internal.h"
 
 namespace gpurent {
@@ -74,7 +77,10 @@ Message as_local_run(Message m) {
 class SlurmExecutor final : public Executor {
  public:
   SlurmExecutor(SlurmExecutorOptions o, const GpuCatalog& catalog, std::unique_ptr<BatchSystem> batch, bool local)
-      : o_(std::move(o)), catalog_(catalog), batch_(std::move(batch)), local_(local) {}
+      : o_(std::move(o)), catalog_(catalog), batch_(std::move(batch)), local_(local) {
+    if (o_.containers && !o_.artifact_dir.empty())
+      saves_.emplace(ImageSaveSettings{o_.artifact_dir, o_.artifact_max_bytes, o_.artifact_tenant_bytes});
+  }
   std::string_view name() const override { return local_ ? "local" : "slurm"; }
   Status check() {
     auto nodes = batch_->nodes();
@@ -121,6 +127,8 @@ class SlurmExecutor final : public Executor {
   // container of the project watches (exec/container.h freeze_file).
   std::string frozen_dir() const { return o_.output_dir + "/.egress-frozen"; }
   void sync_freezes(const std::set<std::string>& frozen) const;
+  // Instances saved as images (services/image_saves.h), with containers and an artifact store.
+  std::optional<ImageSaves> saves_;
 };
 
 // Why a Slurm job that ended ended, and the state its gpurent job takes.
@@ -161,6 +169,7 @@ void SlurmExecutor::observe() {
   jobs_ = std::move(*jobs);
   nodes_ = std::move(*nodes);
   ok_ = true;
+  if (saves_) saves_->observe();
 }
 
 Status SlurmExecutor::sync_inventory(StoreTx& tx, TimeMs now) {
@@ -309,6 +318,10 @@ ContainerRun SlurmExecutor::container_run(const Record& r, const Job& j, int64_t
   run.nodes = nodes;
   run.status_file = o_.output_dir.empty() ? "" : o_.output_dir + "/" + r.id + "-%j.status";
   if (!o_.output_dir.empty()) run.freeze_file = frozen_dir() + "/" + r.project_id;
+  if (saves_ && nodes == 1 && j.labels.count(kInstanceLabel)) {  // an instance's start may be saved as an image
+    run.save_request = save_request_for(o_.artifact_dir, r.id);
+    run.save_dir = image_saves_dir(o_.artifact_dir);
+  }
   if (j.readiness && !o_.output_dir.empty()) {
     run.ready_file = ready_base(r.id);
     run.ready_command = j.readiness->command;
@@ -667,6 +680,8 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
   });
   if (!st) return st;
   if (o_.containers) sweep_secrets(placed);
+  if (saves_)
+    if (auto s = saves_->sync(tx, now); !s) return s;
   if (o_.containers && !o_.output_dir.empty()) {  // egress freezes reach the projects' containers
     auto frozen = egress_frozen_projects(tx);
     if (!frozen) return frozen.error();

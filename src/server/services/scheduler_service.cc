@@ -164,6 +164,8 @@ Result<std::unique_ptr<Executor>> make_executor(const ServerOptions& o, const Gp
   if (!std::regex_match(o.instance_bind, ipv4))
     return Error::invalid("instance_bind", Message("cli.serve.instance_bind").arg("value", o.instance_bind));
   so.artifact_dir = artifact_root(o);
+  so.artifact_max_bytes = o.artifact_max_gib * (int64_t{1} << 30);
+  so.artifact_tenant_bytes = o.artifact_tenant_gib * (int64_t{1} << 30);
   if (o.containers && so.artifact_dir.find_first_of(":,") != std::string::npos)  // it becomes a mount option
     return Error::invalid("artifact_dir", "--artifact-dir " + so.artifact_dir + " must not contain ':' or ','");
   so.container.podman_args.clear();
