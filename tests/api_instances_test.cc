@@ -153,14 +153,15 @@ TEST(Instances, StartStopAndReleaseAsJobsOfTheProjectKeepingTheVolume) {
   EXPECT_LE(limit, 3600);
   EXPECT_GE(limit, 3540);
 
-  // CPU-only: no GPU, the CPU and memory it asks for.
+  // CPU-only: no GPU, the CPU and memory it asks for. (home is box's data disk: it takes its own.)
+  expect_2xx(s.req("POST", "/api/v1/volumes", dev, json{{"name", "setup-disk"}, {"size_gb", 5}}), "volume");
   const json cpu = expect_2xx(post({{"name", "setup"},
                                     {"project", "vision"},
                                     {"gpus", 0},
                                     {"image", "docker.io/library/debian:12"},
                                     {"command", {"sleep", "infinity"}},
                                     {"resources", {{"cpu_cores", 2}, {"memory_gib", 4}}},
-                                    {"volume", {{"name", "home"}, {"mount", "/root/data"}}}}),
+                                    {"volume", {{"name", "setup-disk"}, {"mount", "/root/data"}}}}),
                               "cpu-only instance")
                         .body;
   const json cpu_job = s.admin("GET", "/api/v1/jobs/" + cpu["current_job"]["id"].get<std::string>()).body;

@@ -216,6 +216,22 @@ TEST_F(JobCommandsTest, InstanceStartSaysWhereAndPreflightPrintsTheAdvice) {
   EXPECT_EQ(r.out, "instance box: its host n1 is available with 0 GPU(s) free\n");
 }
 
+// `instances attach|detach` post the volume and how it is mounted, and print what the instance holds.
+TEST_F(JobCommandsTest, InstanceAttachAndDetachSayWhatItHolds) {
+  api_.on("POST /api/v1/instances/box/attach",
+          {200, R"({"name": "box", "volume": {"name": "home", "mount": "/data"},
+                    "shared_volumes": [{"name": "team", "mount": "/shared/team", "read_only": true}]})"});
+  api_.on("POST /api/v1/instances/box/detach", {200, R"({"name": "box", "shared_volumes": []})"});
+  CliRun r = run({"instances", "attach", "box", "team", "--shared", "--read-only"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "instance box: data disk home, shared team at /shared/team (read-only)\n");
+  EXPECT_EQ(json::parse(api_.requests()[0].body), (json{{"name", "team"}, {"shared", true}, {"read_only", true}}));
+  r = run({"instances", "detach", "box", "home"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "instance box: data disk none\n");
+  EXPECT_EQ(json::parse(api_.requests()[1].body), (json{{"name", "home"}}));
+}
+
 // `instances save` posts the image's name (and description) and says where to watch it.
 TEST_F(JobCommandsTest, InstanceSaveNamesTheImage) {
   api_.on("POST /api/v1/instances/box/image", {202, R"({"id": "img_1", "name": "my-env", "state": "saving"})"});

@@ -158,6 +158,49 @@ void add_report_commands(CLI::App& app, CliContext& ctx) {
   });
 }
 
+// `instances attach NAME VOLUME [--mount M] [--shared [--read-only]]`, `instances detach NAME
+// VOLUME`: a stopped instance's data disk or shared volumes, for its next start.
+void add_instance_volume_verbs(CLI::App& instances, CliContext& ctx) {
+  struct VolOpts {
+    std::string ref, volume, mount;
+    bool shared = false, read_only = false;
+  };
+  for (const bool attach : {true, false}) {
+    auto o = std::make_shared<VolOpts>();
+    auto* cmd = instances.add_subcommand(attach ? "attach" : "detach",
+                                         attach ? "attach a volume to a stopped instance: its data disk, or --shared"
+                                                : "detach a volume from a stopped instance (the volume and its data stay)");
+    cmd->add_option("instance", o->ref, "id or name")->required();
+    cmd->add_option("volume", o->volume, "the volume's name")->required();
+    if (attach) {
+      cmd->add_option("--mount", o->mount, "where it is mounted (default /data, or /shared/VOLUME with --shared)");
+      cmd->add_flag("--shared", o->shared, "one more shared volume (a project's, say), not its data disk");
+      cmd->add_flag("--read-only", o->read_only, "mounted read-only (shared volumes only)");
+    }
+    cmd->callback([&ctx, o, attach] {
+      ctx.action = [&ctx, o, attach] {
+        int rc = kExitOk;
+        ApiClient* c = ctx.client(&rc);
+        if (!c) return rc;
+        json body = {{"name", o->volume}};
+        if (!o->mount.empty()) body["mount"] = o->mount;
+        if (o->shared) body["shared"] = true;
+        if (o->read_only) body["read_only"] = true;
+        auto r = c->post("/instances" + seg(o->ref) + (attach ? "/attach" : "/detach"), body);
+        if (!r) return ctx.fail(r.error());
+        return ctx.emit(*r, [&](std::ostream& out) {
+          out << "instance " << printable(r->value("name", o->ref)) << ": data disk "
+              << printable(r->contains("volume") ? (*r)["volume"].value("name", "") : std::string("none"));
+          for (const auto& m : r->value("shared_volumes", json::array()))
+            out << ", shared " << printable(m.value("name", "")) << " at " << printable(m.value("mount", ""))
+                << (m.value("read_only", false) ? " (read-only)" : "");
+          out << "\n";
+        });
+      };
+    });
+  }
+}
+
 // `instances start|stop NAME`: a stopped instance submits its next job (back to its last host
 // when that host's GPUs are free; `--on` says where else); a running one's job is cancelled (its
 // volume keeps the data). `instances preflight NAME`: what a start would meet. `instances save NAME
@@ -231,6 +274,7 @@ void add_instance_verbs(CLI::App& instances, CliContext& ctx) {
       };
     });
   }
+  add_instance_volume_verbs(instances, ctx);
 }
 
 }  // namespace

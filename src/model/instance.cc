@@ -11,6 +11,16 @@ namespace {
 constexpr StrRule kInstanceNameRule{.min_len = 1, .max_len = 57, .pattern = kSlug, .pattern_help = kSlugHelp};
 constexpr StrRule kProjectRefRule{.min_len = 1, .max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp};
 constexpr const char* kJobFieldKeys[] = {"resources", "image", "command", "env"};
+constexpr StrRule kVolumeRefRule{.min_len = 1, .max_len = 63, .pattern = kSlug, .pattern_help = kSlugHelp};
+
+// A shared volume: {name, mount (default /shared/<name>), read_only}.
+VolumeMount read_shared(Fields& v) {
+  VolumeMount m;
+  m.name = v.str("name", kVolumeRefRule);
+  m.mount = v.opt_str("mount", {.min_len = 1, .max_len = 4096}).value_or("/shared/" + m.name);
+  m.read_only = v.boolean("read_only", false);
+  return m;
+}
 
 void read_declared(Fields& f, Instance& i) {
   i.name = f.str("name", kInstanceNameRule);
@@ -27,11 +37,12 @@ void read_declared(Fields& f, Instance& i) {
   i.stop_at = f.opt_time("stop_at");
   f.object("volume", false, [&](Fields& v) {
     VolumeMount m;
-    m.name = v.str("name", {.min_len = 1, .max_len = 63, .pattern = kSlug, .pattern_help = kSlugHelp});
+    m.name = v.str("name", kVolumeRefRule);
     m.mount = v.opt_str("mount", {.min_len = 1, .max_len = 4096}).value_or("/data");
     v.finish();
     i.volume = std::move(m);
   });
+  f.objects("shared_volumes", false, kMaxSharedVolumes, [&](Fields& v, size_t) { i.shared_volumes.push_back(read_shared(v)); });
   // 4 KiB holds any OpenSSH public key (an RSA-16384 key is about 2.8 KB); 16 of them stay well
   // under the kernel's 128 KiB limit on one argument, which the container's entry script is.
   i.ssh_keys = f.str_list("ssh_keys", {.min_len = 1, .max_len = 4096});
@@ -118,6 +129,11 @@ json to_json(const Instance& i) {
             {"job_ids", i.job_ids}};
   if (i.gpu_model) j["gpu_model"] = *i.gpu_model;
   if (i.volume) j["volume"] = {{"name", i.volume->name}, {"mount", i.volume->mount}};
+  if (!i.shared_volumes.empty()) {
+    j["shared_volumes"] = json::array();
+    for (const VolumeMount& m : i.shared_volumes)
+      j["shared_volumes"].push_back({{"name", m.name}, {"mount", m.mount}, {"read_only", m.read_only}});
+  }
   if (i.stop_after_minutes) j["stop_after_minutes"] = *i.stop_after_minutes;
   if (i.stop_at) j["stop_at"] = format_rfc3339(*i.stop_at);
   for (const auto& [k, v] : i.job_fields.items()) j[k] = v;
@@ -160,10 +176,43 @@ Result<json> instance_job(const Instance& i, int64_t n, TimeMs now) {
             {"gpus_per_worker", i.gpus},
             {"labels", {{kInstanceLabel, i.name}}}};
   if (i.gpu_model) j["constraints"] = {{"gpu_models", {*i.gpu_model}}};
-  if (i.volume) j["volumes"] = {{{"name", i.volume->name}, {"mount", i.volume->mount}}};
+  if (i.volume || !i.shared_volumes.empty()) {
+    j["volumes"] = json::array();
+    if (i.volume) j["volumes"].push_back({{"name", i.volume->name}, {"mount", i.volume->mount}});
+    for (const VolumeMount& m : i.shared_volumes)
+      j["volumes"].push_back({{"name", m.name}, {"mount", m.mount}, {"read_only", m.read_only}});
+  }
   if (limit) j["time_limit_seconds"] = *limit;
   for (const auto& [k, v] : i.job_fields.items()) j[k] = v;
   return j;
+}
+
+Result<VolumeAttach> parse_volume_attach(const json& body) {
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  if (!f.valid_object()) return errs.to_error();
+  VolumeAttach a;
+  a.shared = f.boolean("shared", false);
+  if (a.shared) {
+    a.mount = read_shared(f);
+  } else {
+    a.mount.name = f.str("name", kVolumeRefRule);
+    a.mount.mount = f.opt_str("mount", {.min_len = 1, .max_len = 4096}).value_or("/data");
+    if (f.boolean("read_only", false)) f.error("read_only", Message("instance.volume.data_read_only"));
+  }
+  f.finish();
+  if (!errs.empty()) return errs.to_error();
+  return a;
+}
+
+Result<std::string> parse_volume_detach(const json& body) {
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  if (!f.valid_object()) return errs.to_error();
+  std::string name = f.str("name", kVolumeRefRule);
+  f.finish();
+  if (!errs.empty()) return errs.to_error();
+  return name;
 }
 
 Result<StartOn> parse_start_request(const json& body) {
@@ -203,11 +252,20 @@ std::vector<int64_t> release_warnings_due(TimeMs now, TimeMs stopped_at, TimeMs 
   return due;
 }
 
-std::string instance_field(const std::string& job_field) {
+std::string instance_field(const std::string& job_field, bool has_volume) {
   if (job_field == "gpus_per_worker") return "gpus";
   if (job_field.rfind("constraints.gpu_models", 0) == 0) return "gpu_model";
-  if (job_field.rfind("volumes[0].", 0) == 0) return "volume." + job_field.substr(11);
-  if (job_field == "volumes") return "volume";
+  if (job_field.rfind("volumes[", 0) == 0) {
+    const size_t close = job_field.find(']');
+    const std::string digits = close == std::string::npos ? "" : job_field.substr(8, close - 8);
+    if (!digits.empty() && digits.size() < 4 && digits.find_first_not_of("0123456789") == std::string::npos) {
+      const int k = std::stoi(digits);
+      const std::string rest = job_field.substr(close + 1);  // ".name", ".mount", ""
+      if (has_volume && k == 0) return rest.empty() ? "volume" : "volume" + rest;
+      return "shared_volumes[" + std::to_string(has_volume ? k - 1 : k) + "]" + rest;
+    }
+  }
+  if (job_field == "volumes") return has_volume ? "volume" : "shared_volumes";
   if (job_field == "time_limit_seconds") return "stop_after_minutes";
   return job_field;
 }

@@ -21,6 +21,7 @@ namespace gpurent {
 inline constexpr int64_t kMaxInstanceGpus = 16;
 inline constexpr const char* kInstanceLabel = "gpurent.io/instance";
 inline constexpr size_t kMaxInstanceSshKeys = 16;
+inline constexpr size_t kMaxSharedVolumes = 8;
 // Where the instance's servers listen inside its container (published on the node's own ports).
 inline constexpr int64_t kInstanceSshPort = 2222;
 inline constexpr int64_t kInstanceNotebookPort = 8888;
@@ -32,7 +33,13 @@ struct Instance {
   std::string project;  // reference as given: project id or name
   int64_t gpus = 0;     // 0..kMaxInstanceGpus; 0: CPU-only (无卡模式)
   std::optional<std::string> gpu_model;  // required iff gpus > 0: a catalog id or alias
-  std::optional<VolumeMount> volume;     // the tenant's volume, mounted read-write (default /data)
+  // Its data disk: one of the tenant's volumes, mounted read-write (default /data), no other
+  // instance's data disk or shared volume at the same time (the API checks it).
+  std::optional<VolumeMount> volume;
+  // Volumes it shares with other instances and jobs (a project's volume, say), mounted at `mount`
+  // (default /shared/<name>), read-only when asked; at most kMaxSharedVolumes, none another
+  // instance's data disk.
+  std::vector<VolumeMount> shared_volumes;
   // Its own idle auto-stop rule; absent: its tenant's default (Tenant::instance_idle_stop).
   std::optional<IdleStop> idle_stop;
   // Each start stops by itself this long after it began running (its job's time_limit_seconds):
@@ -98,8 +105,20 @@ TimeMs release_time(TimeMs stopped_at, int64_t days);
 std::vector<int64_t> release_warnings_due(TimeMs now, TimeMs stopped_at, TimeMs release_at);
 
 // A job error's field as the instance's client named it ("gpus_per_worker" -> "gpus",
-// "constraints.gpu_models[0]" -> "gpu_model", "volumes[0].mount" -> "volume.mount").
-std::string instance_field(const std::string& job_field);
+// "constraints.gpu_models[0]" -> "gpu_model", "volumes[0].mount" -> "volume.mount", the shared
+// volumes after it "volumes[k]…" -> "shared_volumes[k-1]…"; without a data disk they start at 0).
+std::string instance_field(const std::string& job_field, bool has_volume = true);
+
+// POST /instances/{ref}/attach body: {name, mount, shared, read_only}: the data disk (mount
+// default /data; read_only refused) or, with shared: true, one more shared volume (mount default
+// /shared/<name>).
+struct VolumeAttach {
+  VolumeMount mount;
+  bool shared = false;
+};
+Result<VolumeAttach> parse_volume_attach(const json& body);
+// POST /instances/{ref}/detach body: {name}.
+Result<std::string> parse_volume_detach(const json& body);
 
 // Nothing when `key` is one line of an OpenSSH public key ("ssh-ed25519 AAAA… comment": a known
 // type, its base64 blob naming the same type, an optional printable comment); else why not.

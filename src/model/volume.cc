@@ -14,6 +14,7 @@ void read_declared(Fields& f, Volume& v) {
   v.tenant = f.opt_str("tenant", {.max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp}).value_or("");
   v.size_gb = f.integer("size_gb", 1, kMaxVolumeGb);
   v.description = f.opt_str("description", {.min_len = 1, .max_len = 512});
+  v.project = f.opt_str("project", {.min_len = 1, .max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp});
 }
 
 }  // namespace
@@ -24,7 +25,7 @@ Result<Volume> parse_volume(const json& body) {
   if (!f.valid_object()) return errs.to_error();
   Volume v;
   read_declared(f, v);
-  f.ignore({"tenant_id"});
+  f.ignore({"tenant_id", "project_id"});
   ignore_server_keys(f);
   f.finish();
   if (!errs.empty()) return errs.to_error();
@@ -38,6 +39,7 @@ Result<Volume> decode_volume(const json& body) {
   Volume v;
   read_declared(f, v);
   v.tenant_id = f.str("tenant_id", kServerText);
+  v.project_id = f.opt_str("project_id", kServerText).value_or("");
   f.finish();
   if (!errs.empty()) return errs.to_error();
   return v;
@@ -47,6 +49,8 @@ json to_json(const Volume& v) {
   json j = {{"name", v.name}, {"size_gb", v.size_gb}, {"tenant_id", v.tenant_id}};
   if (!v.tenant.empty()) j["tenant"] = v.tenant;
   put_opt(j, "description", v.description);
+  put_opt(j, "project", v.project);
+  if (!v.project_id.empty()) j["project_id"] = v.project_id;
   return j;
 }
 
@@ -54,6 +58,7 @@ IndexCols index_of(const Volume& v) {
   IndexCols c;
   c.name = v.name;
   c.tenant_id = v.tenant_id;
+  c.project_id = v.project_id;
   return c;
 }
 

@@ -22,15 +22,18 @@ struct Volume {
   std::string tenant;  // as the client named it (operators name one; tenant users may omit it)
   int64_t size_gb = 0;  // 1..kMaxVolumeGb, 1 GB = 10^9 bytes; only grows
   std::optional<std::string> description;  // 1..512 characters
-  std::string tenant_id;  // set by the server
+  // A project's volume: only that project's jobs and instances mount it (id or name as given).
+  std::optional<std::string> project;
+  std::string tenant_id;   // set by the server
+  std::string project_id;  // set by the server: project's id, "" for a volume of the whole tenant
   bool operator==(const Volume&) const = default;
 };
 
-// POST/PUT body: name, size_gb, description, tenant.
+// POST/PUT body: name, size_gb, description, tenant, project.
 Result<Volume> parse_volume(const json& body);
 Result<Volume> decode_volume(const json& body);  // the stored body, strictly by type
 json to_json(const Volume& v);                   // the stored body; the API adds id, times, version
-IndexCols index_of(const Volume& v);             // name, tenant_id
+IndexCols index_of(const Volume& v);             // name, tenant_id, project_id
 
 // What a tenant keeps stored for the nodes of one offer: a volume (kind "volume_storage", id
 // "vls_…", state "open" or "closed"), from the start of the first run of a job that mounts it

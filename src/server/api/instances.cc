@@ -5,6 +5,7 @@
 //   POST   /instances/{ref}/stop     cancels the running job: the container goes, the volume stays
 //   POST   /instances/{ref}/start    submits the next job "<name>-<n>"
 //   DELETE /instances/{ref}          release: stops it and removes the instance (not its volume)
+//   POST   /instances/{ref}/attach, /detach   its volumes (api/instance_volumes.h)
 // Those who submit the tenant's jobs write (the jobs row of the permission matrix); its users read.
 #include <set>
 
@@ -18,6 +19,7 @@
 #include "server/services/allocation_ledger.h"
 #include "server/services/instance_release.h"
 #include "server/services/invoices.h"
+#include "server/api/instance_volumes.h"
 #include "server/api/job_actions.h"
 #include "server/api/resources.h"
 #include "server/http/http_util.h"
@@ -27,8 +29,8 @@ namespace gpurent {
 namespace {
 
 // A job error named as the instance's client named the field.
-Error as_instance_error(Error e) {
-  for (auto& fe : e.fields) fe.field = instance_field(fe.field);
+Error as_instance_error(Error e, const Instance& i) {
+  for (auto& fe : e.fields) fe.field = instance_field(fe.field, i.volume.has_value());
   return e;
 }
 
@@ -46,7 +48,7 @@ Status start_in(App& app, const Principal& p, StoreTx& tx, Instance& i, StartOn 
   auto body = instance_job(i, n, app.clock.now());
   if (!body) return body.error();
   auto job = create_in(app, app.kinds.at("jobs"), start_job_on(std::move(*body), on, host), p, tx);
-  if (!job) return as_instance_error(job.error());
+  if (!job) return as_instance_error(job.error(), i);
   i.job_ids.push_back(job->id);
   i.want_running = true;
   i.stop_reason.reset();
@@ -92,6 +94,7 @@ Result<Built> build_instance(App& app, const json& body, const Principal& p, Sto
   if (!project) return project.error();
   i->tenant_id = project->tenant_id;
   i->project_id = project->id;
+  if (auto s = check_instance_volumes(tx, *i, ""); !s) return s.error();
   if (auto s = assign_access(app, tx, *i); !s) return s.error();
   if (auto s = start_in(app, p, tx, *i); !s) return s.error();
   return Built{to_json(*i), index_of(*i)};
@@ -528,6 +531,7 @@ void register_instance_routes(App& app, Router& srv) {
   item_route(app, srv, "POST", "instances", "start", start_instance);
   item_route(app, srv, "POST", "instances", "stop", stop_instance);
   item_route(app, srv, "GET", "instances", "preflight", preflight_instance);
+  register_instance_volume_routes(app, srv);
 }
 
 }  // namespace gpurent

@@ -181,6 +181,14 @@ Result<Built> build_job(App& app, const json& body, const Principal& p, StoreTx&
     if (found->items.empty())
       return Error::invalid("volumes[" + std::to_string(i) + "].name",
                             Message("api.jobs.unknown_volume").arg("name", j->volumes[i].name));
+    const std::string owner = found->items.front().project_id;  // a project's volume: its jobs only
+    if (!owner.empty() && owner != project->id) {
+      auto other = tx.get("projects", owner);
+      return Error::invalid("volumes[" + std::to_string(i) + "].name",
+                            Message("api.jobs.volume_other_project")
+                                .arg("name", j->volumes[i].name)
+                                .arg("project", other ? other->name : owner));
+    }
   }
   for (size_t i = 0; i < j->artifacts.size(); ++i)  // ready, with the content the job expects
     if (auto s = check_job_artifact(tx, *project, j->artifacts[i], "artifacts[" + std::to_string(i) + "]"); !s)

@@ -9,6 +9,7 @@
 #include "model/job.h"
 #include "model/job_state.h"
 #include "model/volume.h"
+#include "server/api/instance_volumes.h"
 #include "server/api/resources.h"
 #include "server/services/allocation_ledger.h"
 #include "server/services/record_faults.h"
@@ -42,10 +43,17 @@ Result<Built> build_volume(App& app, const json& body, const Principal& p, Store
   auto tenant = owning_tenant(tx, p, v->tenant.empty() && existing ? existing->tenant_id : v->tenant);
   if (!tenant) return tenant.error();
   v->tenant_id = tenant->id;
+  if (v->project) {  // a project's volume: only its jobs and instances mount it
+    auto project = resolve_ref(tx, "projects", *v->project, {{"tenant_id", tenant->id}}, "project");
+    if (!project) return project.error();
+    v->project_id = project->id;
+  }
   if (existing) {
     auto old = decode_record(*existing, decode_volume, "it cannot be changed");
     if (!old) return old.error();
     if (tenant->id != existing->tenant_id) return Error::invalid("tenant", Message("api.volumes.tenant_fixed"));
+    if (v->project_id != old->project_id)  // who may mount it does not change under running jobs
+      return Error::invalid("project", Message("api.volumes.project_fixed"));
     if (v->name != old->name)  // its folder on the nodes is named after it
       return Error::invalid("name", Message("api.volumes.name_fixed").arg("name", old->name));
     if (v->size_gb < old->size_gb)
@@ -66,11 +74,16 @@ void register_volume_routes(App& app, Router& srv) {
   spec.kind = "volumes";
   spec.id_prefix = "vol";
   spec.object_kind = ObjectKind::kJob;
-  spec.filters = {{"tenant", "tenant_id"}, {"name", "name"}};
+  spec.filters = {{"tenant", "tenant_id"}, {"project", "project_id"}, {"name", "name"}};
   spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record* existing) {
     return build_volume(app, body, p, tx, existing);
   };
   spec.on_delete = [&app](const Principal&, const Record& r, StoreTx& tx) -> Status {
+    auto holder = volume_holder(tx, r.tenant_id, r.name, "");  // an instance's next start would miss it
+    if (!holder) return holder.error();
+    if (*holder)
+      return Error::make(Code::kConflict,
+                         Message("api.volumes.attached").arg("volume", r.name).arg("instance", (*holder)->instance));
     auto user = unfinished_job_using(tx, r.tenant_id, r.name);
     if (!user) return user.error();
     if (!user->empty())
