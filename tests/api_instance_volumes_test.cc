@@ -135,3 +135,46 @@ TEST(InstanceVolumes, ADataDiskIsOneInstancesAProjectVolumeIsSharedWithinItsProj
 
 }  // namespace
 }  // namespace gpurent::testing
+
+namespace gpurent::testing {
+namespace {
+
+// Node volumes on the simulated executor (nothing runs, so none reaches a node): only servers with
+// --node-volume-root keep them; only an instance mounts one, as its data disk; the preflight says
+// where it is (no node before its first run).
+TEST(InstanceVolumes, ANodeVolumeIsOnlyAnInstancesDataDisk) {
+  ServerProcess plain({"--sched-interval-ms", "20", "--firewall-interval-s", "0"});
+  acme_and_beta(plain);
+  const std::string dev0 = make_user_token(plain, "acme-dev", "tenant_member", "acme");
+  Resp no_root = plain.req("POST", "/api/v1/volumes", dev0, json{{"name", "disk"}, {"size_gb", 10}, {"placement", "node"}});
+  EXPECT_EQ(no_root.error_fields(), std::vector<std::string>{"placement"}) << no_root.describe();
+
+  ServerProcess s({"--sched-interval-ms", "20", "--firewall-interval-s", "0", "--node-volume-root", "/var/lib/gpurent/volumes"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
+  acme_and_beta(s);
+  const std::string dev = make_user_token(s, "acme-dev", "tenant_member", "acme");
+  const json disk = expect_2xx(s.req("POST", "/api/v1/volumes", dev, json{{"name", "disk"}, {"size_gb", 10}, {"placement", "node"}}), "disk").body;
+  EXPECT_EQ(disk["placement"], "node");
+  EXPECT_FALSE(disk.contains("node_id")) << "on no node before its first run";
+  json to_shared = disk;
+  to_shared["placement"] = "shared";
+  EXPECT_EQ(s.req("PUT", "/api/v1/volumes/disk", dev, to_shared).error_fields(), std::vector<std::string>{"placement"});
+  json job = job_doc("vision", "reads-disk");
+  job["volumes"] = {{{"name", "disk"}, {"mount", "/disk"}}};
+  EXPECT_EQ(s.req("POST", "/api/v1/jobs", dev, job).error_fields(), std::vector<std::string>{"volumes[0].name"});
+  json box = {{"name", "box"}, {"project", "vision"}, {"gpus", 1}, {"gpu_model", "h100-sxm5-80gb"},
+              {"image", "nvcr.io/nvidia/pytorch:24.05-py3"}, {"shared_volumes", {{{"name", "disk"}}}}};
+  EXPECT_EQ(s.req("POST", "/api/v1/instances", dev, box).error_fields(), std::vector<std::string>{"shared_volumes[0].name"});
+  box.erase("shared_volumes");
+  box["volume"] = {{"name", "disk"}};
+  expect_2xx(s.req("POST", "/api/v1/instances", dev, box), "box");
+  const json pf = s.req("GET", "/api/v1/instances/box/preflight", dev).body;
+  EXPECT_EQ(pf["volume"]["placement"], "node") << pf.dump();
+  EXPECT_EQ(pf["volume"]["shared"], false);
+  EXPECT_TRUE(pf["volume"]["node"].is_null()) << pf.dump();
+  EXPECT_TRUE(pf["volume"]["copy"].is_null()) << pf.dump();
+}
+
+}  // namespace
+}  // namespace gpurent::testing

@@ -179,6 +179,17 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--volume-root", s.volume_root,
                   "folder on the nodes (shared storage) holding tenants' volumes as <root>/<tenant id>/<name>");
+  cmd->add_option("--node-volume-root", s.node_volume_root,
+                  "folder on each node's own disk holding node volumes as <root>/<tenant id>/<name> (%n: the "
+                  "node's name); a node volume moves with the instance it is the data disk of");
+  cmd->add_option("--volume-copy-command", s.volume_copy_command,
+                  "run on the node an instance moves to, copying its node volume there from {from_node}'s "
+                  "{from_dir} into {dir}")
+      ->capture_default_str();
+  cmd->add_option("--volume-copy-mbps", s.volume_copy_mbps,
+                  "the copy rate (Mbit/s) a node volume's first copy estimate assumes; later ones use the last measured")
+      ->check(CLI::Range(int64_t{1}, int64_t{1'000'000}))
+      ->capture_default_str();
   cmd->add_option("--instance-ports", o->instance_ports,
                   "node ports instances' SSH and notebook servers are published on, LOW-HIGH (each instance "
                   "holds its own for its life)")

@@ -73,7 +73,11 @@ Status check_container_run(const ContainerSettings& s, const ContainerRun& r) {
   if (!plain_name(r.job_id)) errs.add("id", Message("exec.container.bad_name"));
   if (!plain_name(r.tenant_id)) errs.add("tenant_id", Message("exec.container.bad_name"));
   if (r.image.empty()) errs.add("image", Message("exec.container.no_image"));
-  if (!r.volumes.empty() && s.volume_root.empty()) errs.add("volumes", Message("exec.container.no_volume_root"));
+  for (const ContainerVolume& v : r.volumes)  // a node volume brings its own folder
+    if (v.host_dir.empty() && s.volume_root.empty()) {
+      errs.add("volumes", Message("exec.container.no_volume_root"));
+      break;
+    }
   for (size_t i = 0; i < r.volumes.size(); ++i)
     if (!plain_name(r.volumes[i].name))
       errs.add("volumes[" + std::to_string(i) + "].name", Message("exec.container.bad_name"));
@@ -195,16 +199,60 @@ std::string script_numa(const ContainerRun& r) {
   return o.str();
 }
 
-// The tenant's volumes, created empty and owned by the container user on first use.
+std::string volume_dir(const ContainerSettings& s, const ContainerRun& r, const ContainerVolume& v) {
+  return v.host_dir.empty() ? s.volume_root + "/" + r.tenant_id + "/" + v.name : v.host_dir;
+}
+
+// The tenant's volumes, created empty and owned by the container user on first use; a node volume
+// that lives on another node is copied here first, timed, and the copy reported.
 std::string script_volumes(const ContainerSettings& s, const ContainerRun& r) {
   std::ostringstream o;
   for (const auto& v : r.volumes) {
-    const std::string dir = s.volume_root + "/" + r.tenant_id + "/" + v.name;
+    const std::string dir = volume_dir(s, r, v);
     o << "  if [ ! -d " << q(dir) << " ]; then mkdir -p " << q(dir) << " && chown " << q(s.user) << " " << q(dir)
-      << " || { status runtime_error 'cannot create volume " << v.name << "'; return 125; }; fi\n"
-      << "  args+=(-v " << q(dir + ":" + v.mount + (v.read_only ? ":ro" : "")) << ")\n";
+      << " || { status runtime_error 'cannot create volume " << v.name << "'; return 125; }";
+    if (!v.report_file.empty() && v.copy_command.empty()) {
+      // A node volume's first folder: it lives here now. One already here is measured beside the
+      // start (in the background: a large tree must not delay it), as the end of a run may not be
+      // (a batch system that kills the script before it is through).
+      const std::string part = q(v.report_file + ".used.part"), done = q(v.report_file + ".used");
+      o << "; printf 'used %s 0 %s\\n' \"$node\" \"$(date +%s%3N)\" > " << part << " && mv -f " << part << " " << done
+        << "; else ( vb=$(timeout 300 du -sb " << q(dir) << " 2>/dev/null | cut -f1); [ -n \"$vb\" ] && printf 'used %s %s %s\\n' \"$node\" \"$vb\" \"$(date +%s%3N)\" > "
+        << part << " && mv -f " << part << " " << done << " ) </dev/null >/dev/null 2>&1 &\n  fi\n";
+    } else {
+      o << "; fi\n";
+    }
+    if (!v.copy_command.empty()) {
+      o << "  echo " << q("gpurent: copying volume " + v.name + " from node " + v.copy_from + " to node ") << "\"$node\" >&2\n"
+        << "  local c0 c1 cout vb\n"
+        << "  c0=$(date +%s%3N)\n"
+        << "  if ! cout=$(sh -c " << q(v.copy_command) << " 2>&1 </dev/null); then\n"
+        << "    status volume_copy_failed " << q(v.name + " from " + v.copy_from + ": ") << "\"$(printf '%s' \"$cout\" | tail -c 300)\"\n"
+        << "    echo " << q("gpurent: volume " + v.name + " could not be copied from node " + v.copy_from + ": ") << "\"$cout\" >&2\n"
+        << "    return 125\n"
+        << "  fi\n"
+        << "  c1=$(date +%s%3N); vb=$(du -sb " << q(dir) << " 2>/dev/null | cut -f1)\n";
+      if (!v.report_file.empty())
+        o << "  printf 'copied %s %s %s %s %s\\n' " << q(v.copy_from) << " \"$node\" \"${vb:-0}\" \"$((c1 - c0))\" \"$c1\" > "
+          << q(v.report_file + ".copied.part") << " && mv -f " << q(v.report_file + ".copied.part") << " " << q(v.report_file + ".copied") << "\n";
+      o << "  echo \"gpurent: copied volume " << v.name << ": ${vb:-0} bytes in $((c1 - c0)) ms\" >&2\n";
+    }
+    o << "  args+=(-v " << q(dir + ":" + v.mount + (v.read_only ? ":ro" : "")) << ")\n";
   }
   return o.str();
+}
+
+// After the container: what each reported node volume holds now (bounded: a huge tree is left unmeasured).
+std::string script_volume_usage(const ContainerSettings& s, const ContainerRun& r) {
+  std::ostringstream o;
+  for (const auto& v : r.volumes) {
+    if (v.report_file.empty()) continue;
+    const std::string part = q(v.report_file + ".used.part");
+    o << "  vb=$(timeout 60 du -sb " << q(volume_dir(s, r, v)) << " 2>/dev/null | cut -f1)\n"
+      << "  [ -n \"$vb\" ] && printf 'used %s %s %s\\n' \"$node\" \"$vb\" \"$(date +%s%3N)\" > " << part << " && mv -f " << part
+      << " " << q(v.report_file + ".used") << "\n";
+  }
+  return o.str().empty() ? "" : "  local vb\n" + o.str();
 }
 
 // The tenant's network (one per tenant, isolated from the others; two jobs may race to create
@@ -435,6 +483,7 @@ std::string script_run(const ContainerSettings& s, const ContainerRun& r) {
     << "  [ -n \"$savewatch\" ] && { kill \"$savewatch\" 2>/dev/null; wait \"$savewatch\" 2>/dev/null; }\n"
     << "  oom=$(\"${P[@]}\" inspect --format '{{.State.OOMKilled}}' \"$name\" 2>/dev/null)\n"
     << "  \"${P[@]}\" rm -f \"$name\" >/dev/null 2>&1\n"
+    << script_volume_usage(s, r)
     << "  for d in \"${secret_ids[@]}\"; do \"${P[@]}\" secret rm \"$d\" >/dev/null 2>&1; done\n"
     << (r.ready_file.empty() || !r.ready_heartbeat ? "" : "  rm -rf \"$beat\"\n")
     << "  if [ \"$rc\" -ge 125 ] && [ \"$rc\" -le 127 ]; then\n"
@@ -490,6 +539,32 @@ std::optional<int64_t> read_ready_file(const std::string& path) {
   const int64_t ms = std::stoll(line);
   if (ms < 1'000'000'000'000LL) return std::nullopt;  // before 2001: not the epoch in milliseconds
   return ms;
+}
+
+std::optional<VolumeReport> read_volume_report(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line) || line.size() > 512) return std::nullopt;
+  std::istringstream words(line);
+  std::string kind, extra;
+  VolumeReport r;
+  auto number = [](const std::string& w, int64_t& out) {
+    if (w.empty() || w.size() > 18 || w.find_first_not_of("0123456789") != std::string::npos) return false;
+    out = std::stoll(w);
+    return true;
+  };
+  std::string bytes, ms, at;
+  if (!(words >> kind)) return std::nullopt;
+  if (kind == "copied") {
+    if (!(words >> r.from >> r.node >> bytes >> ms >> at) || !number(ms, r.ms)) return std::nullopt;
+    r.copied = true;
+  } else if (kind == "used") {
+    if (!(words >> r.node >> bytes >> at)) return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  if ((words >> extra) || !number(bytes, r.bytes) || !number(at, r.at)) return std::nullopt;
+  return r;
 }
 
 std::string save_archive_for(const std::string& save_dir, const std::string& image_id) {

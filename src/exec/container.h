@@ -46,6 +46,15 @@ struct ContainerSettings {
 struct ContainerVolume {
   std::string name, mount;
   bool read_only = false;
+  // A node volume (docs/resources/volumes.md#node-volumes): its folder on this node's own disk,
+  // used instead of <volume root>/<tenant id>/<name>. With copy_command (rendered, run with sh -c),
+  // the folder is first filled from node copy_from before the container starts; a failed copy
+  // stops the run (status volume_copy_failed). With report_file, the script reports what it
+  // measured: "<report_file>.copied" holds "copied <from node> <this node> <bytes> <ms> <epoch ms>"
+  // after a copy, "<report_file>.used" holds "used <this node> <bytes> <epoch ms>" once the
+  // container ended, or "used <this node> 0 …" when the run created the folder (read back by
+  // read_volume_report).
+  std::string host_dir, copy_command, copy_from, report_file;
 };
 
 // A secret for the container: the file on the node holding its value (readable by root only),
@@ -136,7 +145,7 @@ std::string container_script(const ContainerSettings& s, const ContainerRun& r);
 // no such file or it is not a status line.
 struct ContainerStatus {
   // image_missing, image_unreadable, image_corrupt, image_not_yours, runtime_error, oom,
-  // artifact_missing, artifact_mismatch
+  // artifact_missing, artifact_mismatch, volume_copy_failed
   std::string reason;
   std::string detail;        // the runtime's own words, the image, the artifact's name, ...
   std::string expected, actual;  // artifact_mismatch, image_corrupt: the SHA-256 expected, the one found
@@ -151,6 +160,15 @@ std::string ready_file_for(const std::string& ready_file, const std::string& run
 // When the node said the run was ready (epoch ms); nullopt when there is no such file or it does
 // not hold one plausible time.
 std::optional<int64_t> read_ready_file(const std::string& path);
+
+// A node volume's report (ContainerVolume::report_file): "copied" (from, bytes, ms, at) or "used"
+// (bytes, at), by node `node`. nullopt when the file is not one.
+struct VolumeReport {
+  bool copied = false;
+  std::string from, node;
+  int64_t bytes = 0, ms = 0, at = 0;
+};
+std::optional<VolumeReport> read_volume_report(const std::string& path);
 
 // What a save left in `save_dir` for image `image_id`: the archive and the line saying how it went.
 std::string save_archive_for(const std::string& save_dir, const std::string& image_id);

@@ -523,6 +523,73 @@ TEST(Container, SavesTheRunningContainerWhenAsked) {
   std::filesystem::remove_all(d);
 }
 
+// A node volume on another node is copied here before the container starts, timed and reported;
+// a failed copy starts nothing and says why; one created here is reported as this node's; each
+// run ends with what its folder holds.
+TEST(Container, CopiesANodeVolumeHereFirstAndReportsWhatItMeasured) {
+  const std::string d = fake_podman_dir("echo \"$*\" >> $D/calls\n"
+                                         "case \" $* \" in *' inspect '*) echo false ;; esac\n"
+                                         "exit 0\n");
+  ASSERT_FALSE(d.empty());
+  auto [s, r] = faked(d);
+  r.status_file = d + "/status";
+  std::filesystem::create_directories(d + "/gpn1/home/sub");
+  std::ofstream(d + "/gpn1/home/sub/notes.txt") << "kept";
+  ContainerVolume v{"home", "/data", false};
+  v.host_dir = d + "/gpn2/home";
+  v.copy_from = "gpn1";
+  v.copy_command = "mkdir -p '" + v.host_dir + "' && cp -a '" + d + "/gpn1/home/.' '" + v.host_dir + "'";
+  v.report_file = d + "/report";
+  r.volumes = {v};
+  s.user = std::to_string(getuid()) + ":" + std::to_string(getgid());  // chown to ourselves
+  auto run = [&] { return run_process({"bash", "-c", container_script(s, r)}, {{"SLURMD_NODENAME", "gpn2"}}, "", 30'000); };
+  auto copied = run();
+  ASSERT_TRUE(copied.ok());
+  EXPECT_EQ(copied->exit_code, 0) << copied->err;
+  EXPECT_EQ(read_all(d + "/gpn2/home/sub/notes.txt"), "kept");
+  EXPECT_NE(read_all(d + "/calls").find("-v " + d + "/gpn2/home:/data"), std::string::npos) << read_all(d + "/calls");
+  auto rep = read_volume_report(d + "/report.copied");
+  ASSERT_TRUE(rep.has_value()) << read_all(d + "/report.copied");
+  EXPECT_TRUE(rep->copied);
+  EXPECT_EQ(rep->from, "gpn1");
+  EXPECT_EQ(rep->node, "gpn2");
+  EXPECT_GT(rep->bytes, 0);
+  EXPECT_GE(rep->ms, 0);
+  EXPECT_GT(rep->at, 1'000'000'000'000);
+  auto used = read_volume_report(d + "/report.used");
+  ASSERT_TRUE(used.has_value());
+  EXPECT_FALSE(used->copied);
+  EXPECT_EQ(used->node, "gpn2");
+  EXPECT_EQ(used->bytes, rep->bytes);
+  EXPECT_NE(copied->err.find("copied volume home"), std::string::npos) << copied->err;
+
+  // The copy fails: nothing runs, the status says which volume and why.
+  std::filesystem::remove(d + "/calls");
+  r.volumes[0].copy_command = "echo no route to host gpn1 >&2; exit 12";
+  auto failed = run();
+  ASSERT_TRUE(failed.ok());
+  EXPECT_EQ(failed->exit_code, 125);
+  EXPECT_EQ(read_all(d + "/calls").find(" run "), std::string::npos);
+  auto st = read_container_status(d + "/status");
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->reason, "volume_copy_failed");
+  EXPECT_NE(st->detail.find("home from gpn1: no route to host"), std::string::npos) << st->detail;
+
+  // On no node yet: this run creates it and says so.
+  std::filesystem::remove_all(d + "/gpn2");
+  std::filesystem::remove(d + "/report.used");
+  r.volumes[0].copy_command.clear();
+  r.volumes[0].copy_from.clear();
+  auto created = run();
+  ASSERT_TRUE(created.ok());
+  EXPECT_EQ(created->exit_code, 0) << created->err;
+  EXPECT_TRUE(std::filesystem::is_directory(d + "/gpn2/home"));
+  auto first = read_volume_report(d + "/report.used");
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->node, "gpn2");
+  std::filesystem::remove_all(d);
+}
+
 TEST(Container, ReadsWhatASaveLeft) {
   const std::string sum(64, 'a');
   auto ok = read_save_done(temp_file("ok " + sum + " 475170816\n"));
@@ -538,6 +605,13 @@ TEST(Container, ReadsWhatASaveLeft) {
                                 "ok " + std::string(64, 'G') + " 1", std::string("fine"), std::string()})
     EXPECT_FALSE(read_save_done(temp_file(bad + "\n")).has_value()) << bad;
   EXPECT_FALSE(read_save_done("/nonexistent/x.save.done").has_value());
+  auto copied = read_volume_report(temp_file("copied gpn1 gpn2 4096 350 1764806400000\n"));
+  ASSERT_TRUE(copied.has_value());
+  EXPECT_TRUE(copied->copied);
+  EXPECT_EQ(copied->bytes, 4096);
+  EXPECT_EQ(copied->ms, 350);
+  for (const std::string& bad : std::vector<std::string>{"copied gpn1 gpn2 4096 350", "used gpn2 -1 1", "used gpn2 1 2 3", "moved gpn2 1 2"})
+    EXPECT_FALSE(read_volume_report(temp_file(bad + "\n")).has_value()) << bad;
 }
 
 TEST(Container, ChecksRunsAndSettings) {

@@ -234,7 +234,6 @@ json start_job_on(json job, StartOn on, const std::string& host) {
     if (!res.is_object()) res = json::object();
     if (!res.contains("cpu_cores")) res["cpu_cores"] = kCpuOnlyStartCores;
     if (!res.contains("memory_gib")) res["memory_gib"] = kCpuOnlyStartMemoryGib;
-    return job;
   }
   if (!host.empty()) {
     if (!job["constraints"].is_object()) job["constraints"] = json::object();

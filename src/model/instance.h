@@ -92,8 +92,9 @@ inline constexpr int64_t kCpuOnlyStartCores = 2;
 inline constexpr int64_t kCpuOnlyStartMemoryGib = 8;
 // The start request's body ({} or {"on": …}); an empty body is {}.
 Result<StartOn> parse_start_request(const json& body);
-// The job `instance_job` built, adjusted for one start: pinned to `host` (a node id; "" none), or
-// CPU-only (no GPUs, no GPU constraints, its resources' cores and memory or the defaults above).
+// The job `instance_job` built, adjusted for one start: CPU-only (no GPUs, no GPU constraints, its
+// resources' cores and memory or the defaults above) for `cpu_only`, and pinned to `host` (a node
+// id; "" none): its last GPU host, or for a start without GPUs the node its node volume is on.
 json start_job_on(json job, StartOn on, const std::string& host);
 
 // Release of stopped instances (docs/resources/instances.md#release): an instance whose last run

@@ -116,11 +116,13 @@ TEST(Instance, AStartGoesHomeElsewhereOrWithoutGpusAsAsked) {
   EXPECT_EQ(start_job_on(job, StartOn::kAnyHost, ""), job);
   EXPECT_EQ(start_job_on(job, StartOn::kSameHost, "nod_1")["constraints"],
             (json{{"gpu_models", {"h100-sxm5-80gb"}}, {"nodes", {"nod_1"}}}));
-  // CPU-only: no GPUs and no GPU constraints; its own cores kept, the default memory added.
-  const json cpu = start_job_on(job, StartOn::kCpuOnly, "nod_1");
+  // CPU-only: no GPUs and no GPU constraints; its own cores kept, the default memory added; on the
+  // node given (where its node volume is), else anywhere.
+  const json cpu = start_job_on(job, StartOn::kCpuOnly, "");
   EXPECT_EQ(cpu["gpus_per_worker"], 0);
   EXPECT_FALSE(cpu.contains("constraints"));
   EXPECT_EQ(cpu["resources"], (json{{"cpu_cores", 16}, {"memory_gib", kCpuOnlyStartMemoryGib}}));
+  EXPECT_EQ(start_job_on(job, StartOn::kCpuOnly, "nod_1")["constraints"], (json{{"nodes", {"nod_1"}}}));
 }
 
 TEST(Instance, ReleaseWarningsGoOutThreeAndOneDayBeforeButNeverBeforeTheStop) {

@@ -15,6 +15,7 @@ void read_declared(Fields& f, Volume& v) {
   v.size_gb = f.integer("size_gb", 1, kMaxVolumeGb);
   v.description = f.opt_str("description", {.min_len = 1, .max_len = 512});
   v.project = f.opt_str("project", {.min_len = 1, .max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp});
+  v.placement = f.enumeration("placement", kVolumePlacementNames, std::optional(VolumePlacement::kShared));
 }
 
 }  // namespace
@@ -25,7 +26,7 @@ Result<Volume> parse_volume(const json& body) {
   if (!f.valid_object()) return errs.to_error();
   Volume v;
   read_declared(f, v);
-  f.ignore({"tenant_id", "project_id"});
+  f.ignore({"tenant_id", "project_id", "node_id", "node", "used_bytes", "used_at", "last_copy"});
   ignore_server_keys(f);
   f.finish();
   if (!errs.empty()) return errs.to_error();
@@ -40,6 +41,18 @@ Result<Volume> decode_volume(const json& body) {
   read_declared(f, v);
   v.tenant_id = f.str("tenant_id", kServerText);
   v.project_id = f.opt_str("project_id", kServerText).value_or("");
+  v.node_id = f.opt_str("node_id", kServerText).value_or("");
+  v.used_bytes = f.opt_integer("used_bytes", 0, INT64_MAX);
+  v.used_at = f.opt_time("used_at");
+  f.object("last_copy", false, [&](Fields& c) {
+    VolumeCopy k;
+    k.from_node = c.str("from_node", kServerText);
+    k.to_node = c.str("to_node", kServerText);
+    k.bytes = c.integer("bytes", 0, INT64_MAX);
+    k.ms = c.integer("ms", 0, INT64_MAX);
+    k.at = c.time("at");
+    v.last_copy = k;
+  });
   f.finish();
   if (!errs.empty()) return errs.to_error();
   return v;
@@ -51,6 +64,13 @@ json to_json(const Volume& v) {
   put_opt(j, "description", v.description);
   put_opt(j, "project", v.project);
   if (!v.project_id.empty()) j["project_id"] = v.project_id;
+  if (v.placement != VolumePlacement::kShared) j["placement"] = enum_name(kVolumePlacementNames, v.placement);
+  if (!v.node_id.empty()) j["node_id"] = v.node_id;
+  put_opt(j, "used_bytes", v.used_bytes);
+  if (v.used_at) j["used_at"] = format_rfc3339(*v.used_at);
+  if (v.last_copy)
+    j["last_copy"] = {{"from_node", v.last_copy->from_node}, {"to_node", v.last_copy->to_node}, {"bytes", v.last_copy->bytes},
+                      {"ms", v.last_copy->ms}, {"at", format_rfc3339(v.last_copy->at)}};
   return j;
 }
 

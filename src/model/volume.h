@@ -11,12 +11,28 @@
 #include <string>
 
 #include "core/clock.h"
+#include "core/enum_names.h"
 #include "model/resource.h"
 
 namespace gpurent {
 
 inline constexpr int64_t kMaxVolumeGb = 1'000'000;  // 1 PB
 
+// Where a volume's data lives: on the volume root every node mounts (shared, the default), or on
+// the own disk of one node at a time (node: `gpurent serve --node-volume-root`), copied to another
+// node when the instance it is the data disk of starts there (docs/resources/volumes.md#node-volumes).
+enum class VolumePlacement { kShared, kNode };
+inline constexpr EnumEntry<VolumePlacement> kVolumePlacementNames[] = {{VolumePlacement::kShared, "shared"},
+                                                                        {VolumePlacement::kNode, "node"}};
+
+// A node volume's copy from one node to another, as the node that received it measured it.
+struct VolumeCopy {
+  std::string from_node, to_node;  // node ids
+  int64_t bytes = 0;               // what the folder held after the copy
+  int64_t ms = 0;                  // how long the copy took
+  TimeMs at = 0;                   // when it ended
+  bool operator==(const VolumeCopy&) const = default;
+};
 struct Volume {
   std::string name;  // slug, unique within the tenant
   std::string tenant;  // as the client named it (operators name one; tenant users may omit it)
@@ -24,12 +40,20 @@ struct Volume {
   std::optional<std::string> description;  // 1..512 characters
   // A project's volume: only that project's jobs and instances mount it (id or name as given).
   std::optional<std::string> project;
+  VolumePlacement placement = VolumePlacement::kShared;  // fixed once created
   std::string tenant_id;   // set by the server
   std::string project_id;  // set by the server: project's id, "" for a volume of the whole tenant
+  // Set by the server for a node volume: the node its data is on ("" until a run first mounts it),
+  // what its folder held when last measured (after a copy, at the end of each run) and when, and
+  // its last copy to another node.
+  std::string node_id;
+  std::optional<int64_t> used_bytes;
+  std::optional<TimeMs> used_at;
+  std::optional<VolumeCopy> last_copy;
   bool operator==(const Volume&) const = default;
 };
 
-// POST/PUT body: name, size_gb, description, tenant, project.
+// POST/PUT body: name, size_gb, description, tenant, project, placement.
 Result<Volume> parse_volume(const json& body);
 Result<Volume> decode_volume(const json& body);  // the stored body, strictly by type
 json to_json(const Volume& v);                   // the stored body; the API adds id, times, version

@@ -97,6 +97,13 @@ struct ServerOptions {
   std::string container_podman_args = "--runtime runc --cgroup-manager cgroupfs";
   int64_t container_pids_limit = 4096;
   std::string volume_root;                                  // tenants' volumes on the nodes (shared)
+  // Node volumes (docs/resources/volumes.md#node-volumes): the folder on each node's own disk that
+  // holds them ("%n" is the node's name: one machine's fake nodes each get their own), the command
+  // that copies one from another node to this one ({from_node}, {from_dir}, {dir}), and the copy
+  // rate a first estimate assumes, in Mbit/s (a measured copy's rate replaces it).
+  std::string node_volume_root;
+  std::string volume_copy_command = "rsync -a --delete -e 'ssh -o BatchMode=yes' {from_node}:{from_dir}/ {dir}/";
+  int64_t volume_copy_mbps = 1000;
   // Instances' access (docs/resources/instances.md#access): the node ports their sshd and
   // notebook servers are published on (each instance holds its own for its life), the address
   // they are published on, and the host tenants are told to connect to (empty: the node's name).

@@ -37,9 +37,14 @@ Status check_instance_volumes(StoreTx& tx, const Instance& i, const std::string&
     if (*h) return taken("volume.name", i.volume->name, **h);
   }
   for (size_t k = 0; k < i.shared_volumes.size(); ++k) {
+    const std::string field = "shared_volumes[" + std::to_string(k) + "].name";
+    auto found = tx.list({"volumes", {{"tenant_id", i.tenant_id}, {"name", i.shared_volumes[k].name}}, "", 1});
+    if (!found) return found.error();
+    if (!found->items.empty() && found->items.front().body.value("placement", "") == "node")  // on one node's disk
+      return Error::invalid(field, Message("instance.volume.node_not_shared").arg("volume", i.shared_volumes[k].name));
     auto h = volume_holder(tx, i.tenant_id, i.shared_volumes[k].name, self_id);
     if (!h) return h.error();
-    if (*h && (*h)->data) return taken("shared_volumes[" + std::to_string(k) + "].name", i.shared_volumes[k].name, **h);
+    if (*h && (*h)->data) return taken(field, i.shared_volumes[k].name, **h);
   }
   return ok_status();
 }

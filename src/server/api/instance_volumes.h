@@ -25,7 +25,8 @@ Result<std::optional<VolumeHolder>> volume_holder(StoreTx& tx, const std::string
                                                   const std::string& self_id);
 
 // 409 (api.instances.volume_taken) when i's data disk is held by another instance, or one of its
-// shared volumes is another instance's data disk. `self_id`: i's own id ("" while it is created).
+// shared volumes is another instance's data disk; 422 when a shared volume is a node volume (a
+// data disk only). `self_id`: i's own id ("" while it is created).
 Status check_instance_volumes(StoreTx& tx, const Instance& i, const std::string& self_id);
 
 // The attach and detach routes (registered by register_instance_routes).

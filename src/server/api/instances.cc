@@ -18,6 +18,7 @@
 #include "model/volume.h"
 #include "server/services/allocation_ledger.h"
 #include "server/services/instance_release.h"
+#include "server/services/node_volumes.h"
 #include "server/services/invoices.h"
 #include "server/api/instance_volumes.h"
 #include "server/api/job_actions.h"
@@ -163,10 +164,57 @@ struct Preflight {
   std::string host;  // node id; "" when it never ran on GPUs
   bool host_free = false;
   Message advice;
+  std::string volume_node;  // a node volume's node id ("" : a shared volume, none, or on no node yet)
 };
 
+// Its data disk as a start meets it: on the shared volume root every node mounts (a start
+// elsewhere copies nothing), or a node volume on one node's disk, copied to another node first
+// (what that would copy and take: services/node_volumes.h). The clause the advice adds.
 template <class Reader>
-Result<Preflight> preflight(Reader& store, const Instance& i) {
+Result<std::optional<Message>> preflight_volume(Reader& store, const Instance& i, int64_t assumed_mbps, Preflight& pf) {
+  if (!i.volume) return std::optional<Message>();
+  json& out = pf.body["volume"];
+  out = {{"name", i.volume->name}, {"mount", i.volume->mount}, {"shared", true}, {"placement", "shared"}};
+  auto found = store.list({"volumes", {{"tenant_id", i.tenant_id}, {"name", i.volume->name}}, "", 1});
+  if (!found) return found.error();
+  std::optional<Volume> v;
+  if (!found->items.empty())
+    if (auto d = decode_record(found->items.front(), decode_volume, "its place is not known"); d) v = *d;
+  if (!v || v->placement != VolumePlacement::kNode)
+    return std::optional<Message>(Message("instance.preflight.volume_shared").arg("volume", i.volume->name));
+  out["shared"] = false;
+  out["placement"] = "node";
+  out["node"] = nullptr;
+  out["copy"] = nullptr;
+  if (v->node_id.empty()) return std::optional<Message>();  // on no node yet: created where it first runs
+  auto node = store.get("nodes", v->node_id);
+  const std::string node_name = node ? node->name : v->node_id;
+  pf.volume_node = v->node_id;
+  out["node"] = {{"node", v->node_id}, {"name", node_name}};
+  const CopyEstimate e = estimate_volume_copy(*v, assumed_mbps);
+  out["copy"] = {{"bytes", e.bytes}, {"bytes_measured", e.measured}, {"estimate_seconds", e.seconds},
+                 {"rate_mbps", e.rate_mbps}, {"rate_basis", e.rate_basis}, {"last", nullptr}};
+  if (v->last_copy) {
+    auto name_of = [&](const std::string& id) {
+      auto n = store.get("nodes", id);
+      return n ? n->name : id;
+    };
+    out["copy"]["last"] = {{"from", name_of(v->last_copy->from_node)}, {"to", name_of(v->last_copy->to_node)},
+                           {"bytes", v->last_copy->bytes}, {"ms", v->last_copy->ms}, {"at", format_rfc3339(v->last_copy->at)}};
+  }
+  return std::optional<Message>(
+      Message("instance.preflight.volume_copy")
+          .arg("volume", i.volume->name)
+          .arg("node", node_name)
+          .arg("bytes", std::to_string(e.bytes))
+          .arg("size_basis", Message(e.measured ? "instance.preflight.size_measured" : "instance.preflight.size_provisioned"))
+          .arg("seconds", std::to_string(e.seconds))
+          .arg("rate", std::to_string(e.rate_mbps))
+          .arg("rate_basis", Message(e.rate_basis == "measured" ? "instance.preflight.rate_measured" : "instance.preflight.rate_assumed")));
+}
+
+template <class Reader>
+Result<Preflight> preflight(Reader& store, const Instance& i, int64_t assumed_mbps) {
   Preflight pf;
   json& out = pf.body;
   out = {{"instance", i.name},
@@ -176,9 +224,11 @@ Result<Preflight> preflight(Reader& store, const Instance& i) {
          {"host_free", false},
          {"other_nodes_with_room", nullptr},
          {"volume", nullptr}};
-  // Volumes live under the server's volume root, which every node mounts: another host reads the
-  // same folder, so a start elsewhere copies nothing (docs/resources/volumes.md).
-  if (i.volume) out["volume"] = {{"name", i.volume->name}, {"mount", i.volume->mount}, {"shared", true}};
+  auto volume = preflight_volume(store, i, assumed_mbps, pf);
+  if (!volume) return volume.error();
+  auto with_volume = [&](Message m) {
+    return *volume ? Message("instance.preflight.with_volume").arg("advice", std::move(m)).arg("volume", **volume) : m;
+  };
   if (i.gpus == 0) {
     out["options"] = {"any_host"};
     put_message(out, "advice", pf.advice = Message("instance.preflight.cpu_only"));
@@ -214,6 +264,10 @@ Result<Preflight> preflight(Reader& store, const Instance& i) {
                           .arg("others", std::to_string(others));
   }
   out["host_free"] = pf.host_free;
+  if (!pf.host_free) pf.advice = with_volume(pf.advice);  // where a move would copy, say what
+  if (!pf.volume_node.empty() && !pf.host_free)
+    pf.advice = Message("instance.preflight.with_volume").arg("advice", pf.advice).arg("volume",
+        Message("instance.preflight.cpu_only_home").arg("node", out["volume"]["node"]["name"].get<std::string>()));
   put_message(out, "advice", pf.advice);
   return pf;
 }
@@ -450,13 +504,19 @@ void act(App& app, const KindSpec& spec, const httplib::Request& req, httplib::R
       // before anything is submitted, with what the preflight advises).
       std::string host;
       if (i.gpus > 0 && (on == StartOn::kAuto || on == StartOn::kSameHost)) {
-        auto pf = preflight(tx, i);
+        auto pf = preflight(tx, i, app.opts.volume_copy_mbps);
         if (!pf) return pf.error();
         if (on == StartOn::kSameHost && pf->host.empty())
           return Error::invalid("on", Message("api.instances.no_host").arg("name", i.name));
         if (on == StartOn::kAuto && !pf->host.empty() && !pf->host_free)
           return Error::make(Code::kConflict, Message("api.instances.host_busy").arg("name", i.name).arg("why", pf->advice));
         host = pf->host;
+      }
+      if (on == StartOn::kCpuOnly || i.gpus == 0) {  // without GPUs: where a node volume is, so nothing is copied
+        Preflight vp;
+        vp.body = json::object();
+        if (auto v = preflight_volume(tx, i, app.opts.volume_copy_mbps, vp); !v) return v.error();
+        host = vp.volume_node;
       }
       if (on == StartOn::kCpuOnly && i.gpus == 0) on = StartOn::kAnyHost;  // it is CPU-only anyway
       if (auto s = start_in(app, p, tx, i, on, host); !s) return s;
@@ -489,7 +549,7 @@ void preflight_instance(App& app, const KindSpec& spec, const httplib::Request& 
   if (!r) return send_problem(res, r.error(), req.path);
   auto i = decode_record(*r, decode_instance, "its restart cannot be checked");
   if (!i) return send_problem(res, i.error(), req.path);
-  auto pf = preflight(app.store, *i);
+  auto pf = preflight(app.store, *i, app.opts.volume_copy_mbps);
   if (!pf) return send_problem(res, pf.error(), req.path);
   send_json(res, 200, pf->body);
 }

@@ -7,6 +7,7 @@
 // remaining quota checks belong to the scheduler.
 #include "model/artifact.h"
 #include "model/image.h"
+#include "model/instance.h"
 #include "model/job.h"
 #include "model/job_state.h"
 #include <algorithm>
@@ -181,6 +182,9 @@ Result<Built> build_job(App& app, const json& body, const Principal& p, StoreTx&
     if (found->items.empty())
       return Error::invalid("volumes[" + std::to_string(i) + "].name",
                             Message("api.jobs.unknown_volume").arg("name", j->volumes[i].name));
+    if (found->items.front().body.value("placement", "") == "node" && !j->labels.count(kInstanceLabel))
+      return Error::invalid("volumes[" + std::to_string(i) + "].name",
+                            Message("api.jobs.node_volume").arg("name", j->volumes[i].name));
     const std::string owner = found->items.front().project_id;  // a project's volume: its jobs only
     if (!owner.empty() && owner != project->id) {
       auto other = tx.get("projects", owner);

@@ -43,6 +43,8 @@ Result<Built> build_volume(App& app, const json& body, const Principal& p, Store
   auto tenant = owning_tenant(tx, p, v->tenant.empty() && existing ? existing->tenant_id : v->tenant);
   if (!tenant) return tenant.error();
   v->tenant_id = tenant->id;
+  if (v->placement == VolumePlacement::kNode && app.opts.node_volume_root.empty())
+    return Error::invalid("placement", Message("api.volumes.no_node_root"));
   if (v->project) {  // a project's volume: only its jobs and instances mount it
     auto project = resolve_ref(tx, "projects", *v->project, {{"tenant_id", tenant->id}}, "project");
     if (!project) return project.error();
@@ -54,6 +56,13 @@ Result<Built> build_volume(App& app, const json& body, const Principal& p, Store
     if (tenant->id != existing->tenant_id) return Error::invalid("tenant", Message("api.volumes.tenant_fixed"));
     if (v->project_id != old->project_id)  // who may mount it does not change under running jobs
       return Error::invalid("project", Message("api.volumes.project_fixed"));
+    if (v->placement != old->placement)
+      return Error::invalid("placement", Message("api.volumes.placement_fixed")
+                                             .arg("placement", enum_name(kVolumePlacementNames, old->placement)));
+    v->node_id = old->node_id;  // what the nodes reported stays
+    v->used_bytes = old->used_bytes;
+    v->used_at = old->used_at;
+    v->last_copy = old->last_copy;
     if (v->name != old->name)  // its folder on the nodes is named after it
       return Error::invalid("name", Message("api.volumes.name_fixed").arg("name", old->name));
     if (v->size_gb < old->size_gb)
@@ -75,6 +84,16 @@ void register_volume_routes(App& app, Router& srv) {
   spec.id_prefix = "vol";
   spec.object_kind = ObjectKind::kJob;
   spec.filters = {{"tenant", "tenant_id"}, {"project", "project_id"}, {"name", "name"}};
+  // A node volume's node and last copy by name as well as id.
+  spec.decorate = [](StoreReader& store, const Record&, const Principal&, json& out) {
+    if (out.contains("node_id") && out["node_id"].is_string())
+      if (auto n = store.get("nodes", out["node_id"].get<std::string>())) out["node"] = n->name;
+    if (out.contains("last_copy") && out["last_copy"].is_object())
+      for (const char* k : {"from_node", "to_node"})
+        if (out["last_copy"][k].is_string())
+          if (auto n = store.get("nodes", out["last_copy"][k].get<std::string>()))
+            out["last_copy"][std::string(k) + "_name"] = n->name;
+  };
   spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record* existing) {
     return build_volume(app, body, p, tx, existing);
   };

@@ -81,6 +81,8 @@ struct SlurmExecutorOptions {
   std::string default_image;               // for jobs that name none; empty: such jobs fail
   std::string artifact_dir;                // the artifact store (services/artifact_store.h), shared with the nodes
   int64_t artifact_max_bytes = 0, artifact_tenant_bytes = 0;  // an instance saved as an image: its limits
+  std::string node_volume_root;            // node volumes (services/node_volumes.h); "" none
+  std::string volume_copy_command;
   std::string instance_bind = "0.0.0.0";   // the node address instances' ports are published on
 };
 // Checks the options and that Slurm answers (sinfo).

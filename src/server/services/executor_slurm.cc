@@ -44,6 +44,7 @@
 #include "server/services/executor.h"
 #include "server/services/image_builder.h"
 #include "server/services/image_saves.h"
+#include "server/services/node_volumes.h"
 #include "server/services/scheduler_internal.h"
 
 namespace gpurent {
@@ -490,6 +491,8 @@ Message SlurmExecutor::ended_why(const Record& r, const SlurmJob& sj, Message wh
         return Message("exec.container.image_unreadable").arg("image", verbatim(st->detail)).arg("node", verbatim(st->node)).arg("slurm_job", slurm_job);
       if (st->reason == "image_corrupt")
         return Message("exec.container.image_unloadable").arg("detail", verbatim(st->detail)).arg("node", verbatim(st->node)).arg("slurm_job", slurm_job);
+      if (st->reason == "volume_copy_failed")
+        return Message("exec.container.volume_copy_failed").arg("detail", verbatim(st->detail)).arg("node", verbatim(st->node)).arg("slurm_job", slurm_job);
       if (st->reason == "image_missing")
         return Message("exec.container.image_missing").arg("image", verbatim(st->detail)).arg("node", verbatim(st->node)).arg("slurm_job", slurm_job);
       if (st->reason == "oom" && st->memory_gib)
@@ -544,6 +547,17 @@ Status SlurmExecutor::submit(StoreTx& tx, const Record& r, const Job& j, TimeMs 
         if (g.index < 0 || g.index >= kMaxGpusPerNode) continue;
         if (numa.size() <= static_cast<size_t>(g.index)) numa.resize(g.index + 1, -1);  // -1: not known
         numa[g.index] = g.numa_node;
+      }
+    }
+    if (saves_) {  // node volumes: their folder on this node, copied here first when they live elsewhere
+      std::vector<std::pair<std::string, std::string>> where;
+      for (size_t k = 0; k < order.size(); ++k) where.push_back({order[k], s.nodes[k]});
+      auto refused = place_node_volumes(tx, {o_.node_volume_root, o_.volume_copy_command, o_.artifact_dir}, r.tenant_id, r.id,
+                                        where, run.volumes, now);
+      if (!refused) return refused.error();
+      if (*refused) {
+        host.forget(r.id);
+        return move_job(tx, r.id, JobState::kFailed, **refused, {}, now);
       }
     }
     if (names_platform_image(run.image)) {  // a gpurent image: its reference and content in the store
@@ -658,6 +672,8 @@ Status SlurmExecutor::follow(StoreTx& tx, const Record& r, const Job& j, const S
 
 Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
   if (!ok_) return ok_status();
+  if (saves_)  // first: a start submitted below sees where node volumes are now
+    if (auto s = sync_volume_reports(tx, o_.artifact_dir, now); !s) return s;
   Newest newest;
   for (const SlurmJob& sj : jobs_) {
     auto& n = newest[sj.comment];

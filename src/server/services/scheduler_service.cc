@@ -166,6 +166,12 @@ Result<std::unique_ptr<Executor>> make_executor(const ServerOptions& o, const Gp
   so.artifact_dir = artifact_root(o);
   so.artifact_max_bytes = o.artifact_max_gib * (int64_t{1} << 30);
   so.artifact_tenant_bytes = o.artifact_tenant_gib * (int64_t{1} << 30);
+  so.node_volume_root = o.node_volume_root;
+  so.volume_copy_command = o.volume_copy_command;
+  if (!o.node_volume_root.empty() && o.node_volume_root[0] != '/')
+    return Error::invalid("node_volume_root", "--node-volume-root " + o.node_volume_root + " must be an absolute path");
+  if (o.volume_copy_command.find("{dir}") == std::string::npos)
+    return Error::invalid("volume_copy_command", "--volume-copy-command must name {dir}, the folder it copies into");
   if (o.containers && so.artifact_dir.find_first_of(":,") != std::string::npos)  // it becomes a mount option
     return Error::invalid("artifact_dir", "--artifact-dir " + so.artifact_dir + " must not contain ':' or ','");
   so.container.podman_args.clear();

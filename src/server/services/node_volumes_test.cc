@@ -1,0 +1,47 @@
+// Node volumes' pure helpers (services/node_volumes.h): where a node keeps one, the copy command
+// as the node runs it (values quoted), and what a move would copy and take.
+#include "server/services/node_volumes.h"
+
+#include <gtest/gtest.h>
+
+namespace gpurent {
+namespace {
+
+TEST(NodeVolumes, FolderPerNodeAndACopyCommandWithQuotedValues) {
+  EXPECT_EQ(node_volume_dir("/var/lib/gpurent/volumes", "gpn2", "ten_1", "home"), "/var/lib/gpurent/volumes/ten_1/home");
+  EXPECT_EQ(node_volume_dir("/tmp/t/%n/volumes", "gpn2", "ten_1", "home"), "/tmp/t/gpn2/volumes/ten_1/home")
+      << "%n: one machine's fake nodes each keep their own";
+  EXPECT_EQ(render_volume_copy("rsync -a --delete {from_node}:{from_dir}/ {dir}/", "gpn1", "/v/ten_1/home", "/w/ten_1/home"),
+            "rsync -a --delete 'gpn1':'/v/ten_1/home'/ '/w/ten_1/home'/");
+  EXPECT_EQ(render_volume_copy("cp -a {from_dir}/. {dir}", "n", "/it's", "/d"), "cp -a '/it'\\''s'/. '/d'")
+      << "a quote in a value stays data";
+}
+
+TEST(NodeVolumes, ACopyIsEstimatedFromWhatWasMeasured) {
+  Volume v;
+  v.size_gb = 50;
+  // Nothing measured: the provisioned size at the assumed rate. 50 GB at 1000 Mbit/s: 400 s.
+  CopyEstimate e = estimate_volume_copy(v, 1000);
+  EXPECT_FALSE(e.measured);
+  EXPECT_EQ(e.bytes, 50'000'000'000);
+  EXPECT_EQ(e.rate_basis, "assumed");
+  EXPECT_EQ(e.rate_mbps, 1000);
+  EXPECT_EQ(e.seconds, 400);
+  // Its size measured: 1 byte still takes a second (rounded up).
+  v.used_bytes = 1;
+  e = estimate_volume_copy(v, 1000);
+  EXPECT_TRUE(e.measured);
+  EXPECT_EQ(e.seconds, 1);
+  // A copy too small to tell a rate keeps the assumed one; a real one gives its own.
+  v.used_bytes = 2'000'000'000;
+  v.last_copy = VolumeCopy{"n1", "n2", 1'000'000, 2, 0};
+  EXPECT_EQ(estimate_volume_copy(v, 1000).rate_basis, "assumed");
+  v.last_copy = VolumeCopy{"n1", "n2", 500'000'000, 2'000, 0};  // 250 MB/s = 2000 Mbit/s
+  e = estimate_volume_copy(v, 1000);
+  EXPECT_EQ(e.rate_basis, "measured");
+  EXPECT_EQ(e.rate_mbps, 2000);
+  EXPECT_EQ(e.seconds, 8);  // 2 GB at 250 MB/s
+}
+
+}  // namespace
+}  // namespace gpurent
