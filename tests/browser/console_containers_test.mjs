@@ -3,7 +3,7 @@
 // real containers (`gpurent serve --executor local --containers`, Podman on this machine, the
 // test image scripts/debian-image builds): an instance created from the form reaches running, the
 // page shows the SSH command and the notebook link exactly as the API gives them, a real `ssh`
-// client logs in with that very command and the link opens the notebook, the same in 简体中文, and Stop from the page ends the
+// client logs in with that very command and the link opens the notebook, Save image saves it, the same in 简体中文, and Stop from the page ends the
 // session. (browser_dashboard checks the rest of the console against the demo, which runs no
 // containers.)
 // Usage: node tests/browser/console_containers_test.mjs /path/to/gpurent
@@ -92,6 +92,8 @@ async function run(page, base, adminToken, dir) {
     await sleep(100);
   }
   const member = (await api(base, adminToken, "POST", "tokens", { user: "acme-dev", name: "console" })).json.token;
+  const home = await api(base, member, "POST", "volumes", { name: "home", size_gb: 10 });
+  check(home.status === 201, `the member's volume (HTTP ${home.status})`);
   const key = path.join(dir, "ssh/id");
   execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "dev@laptop", "-f", key]);
   const pub = readFileSync(`${key}.pub`, "utf8").trim();
@@ -106,6 +108,7 @@ async function run(page, base, adminToken, dir) {
   await form.getByTestId("instance-gpus").fill("1");
   await form.getByTestId("instance-model").selectOption("h100-sxm5-80gb");
   await form.getByTestId("instance-image").fill(IMAGE);
+  await form.getByTestId("instance-volume").selectOption("home");
   await form.getByTestId("instance-ssh-keys").fill(pub);
   await form.getByTestId("instance-notebook-on").check();
   await form.getByTestId("instance-create").click();
@@ -120,6 +123,7 @@ async function run(page, base, adminToken, dir) {
     `the page shows the SSH command as the API gives it: "${shown}"`);
   const link = await row("ssh-box").getByTestId("instance-notebook").getAttribute("href");
   check(link === inst.access?.notebook?.url && link?.includes("?token="), "the notebook link is the API's URL with its token");
+  check((await cellText(row("ssh-box").getByTestId("instance-volumes"))) === "disk home at /data", "the row names its data disk");
   await shot(page, "30-console-ssh");
 
   // 2. That very command logs in (sshd starts a moment after the container).
@@ -140,10 +144,27 @@ async function run(page, base, adminToken, dir) {
   const noToken = await fetch(`${new URL(link).origin}/api/status`).then((r) => r.status, () => 0);
   check(noToken === 403, `without its token the notebook refuses (HTTP ${noToken})`);
 
+  // Saved as an image from the page: the server answers at once, the node saves it, the image is
+  // the tenant's, made from this instance.
+  page.once("dialog", (d) => void d.accept("ssh-box-env"));
+  await row("ssh-box").getByTestId("instance-save").click();
+  await page.getByTestId("instance-done").waitFor({ timeout: STEP_TIMEOUT_MS });
+  check((await cellText(page.getByTestId("instance-done"))).includes("ssh-box-env"), "save: the page says the image is being saved");
+  let image;
+  for (let i = 0; i < 300; i++) {
+    image = (await api(base, member, "GET", "images/ssh-box-env")).json;
+    if (image?.state === "ready" || image?.state === "failed") break;
+    await sleep(500);
+  }
+  check(image?.state === "ready" && image.source?.instance === "ssh-box" && image.visibility === "tenant",
+    `save: image ssh-box-env is ready, the tenant's, from ssh-box (${JSON.stringify({ state: image?.state, error: image?.error, source: image?.source })})`);
+
   // 3. In 简体中文: the same command, the column and the state translated.
   await page.getByTestId("lang-select").selectOption("zh-CN");
   await openView(page, "#/instances?lang=zh", "instances");
   check((await cellText(row("ssh-box").getByTestId("instance-state"))) === "运行中", "zh: the state reads 运行中");
+  check((await cellText(row("ssh-box").getByTestId("instance-save"))) === "保存镜像", "zh: the save button reads 保存镜像");
+  check((await cellText(row("ssh-box").getByTestId("instance-volumes"))) === "数据盘 home（/data）", "zh: the data disk line");
   check((await cellText(row("ssh-box").getByTestId("instance-ssh"))) === shown, "zh: the same SSH command");
   const header = await page.locator('[data-testid="instances-table"] thead').innerText();
   check(/访问/.test(header), `zh: the access column's header is Chinese (${header.replace(/\s+/g, " ").trim()})`);

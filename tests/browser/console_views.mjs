@@ -64,7 +64,9 @@ export async function instanceConsole(page, base, adminToken, tenantToken, qingy
   const theirsDirect = await api(base, tenantToken, "GET", "instances/aurora-secret-box");
   check(theirsDirect.status === 404, `API: another tenant's instance is 404 to the tenant (HTTP ${theirsDirect.status})`);
   // 2. A refused form names its field; then a real instance from the form.
-  const volumes = (await api(base, tenantToken, "GET", "volumes")).json.items;
+  // A data disk of its own (a data disk is one instance's alone: the demo's dev-box holds its own).
+  const disk = await api(base, tenantToken, "POST", "volumes", { name: "console-disk", size_gb: 20 });
+  check(disk.status === 201, `a volume for the console's instance (HTTP ${disk.status})`);
   const form = page.getByTestId("instance-form");
   await form.getByTestId("instance-name").fill("Bad Name");
   await form.getByTestId("instance-create").click();
@@ -83,7 +85,7 @@ export async function instanceConsole(page, base, adminToken, tenantToken, qingy
   await form.getByTestId("instance-gpus").fill("1");
   await form.getByTestId("instance-model").selectOption("ascend-910b-64gb");
   await form.getByTestId("instance-image").fill("nvcr.io/nvidia/pytorch:24.05-py3");
-  if (volumes.length > 0) await form.getByTestId("instance-volume").selectOption(volumes[0].name);
+  await form.getByTestId("instance-volume").selectOption("console-disk");
   await form.getByTestId("instance-ssh-keys").fill("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIgSxaQ2Qz1gDd7Y9wF6Zr1i4e0bqKk2yG0o3b4c5d6e browser@test");
   await form.getByTestId("instance-notebook-on").check();
   await form.getByTestId("instance-stop-after").fill("120");
@@ -92,7 +94,7 @@ export async function instanceConsole(page, base, adminToken, tenantToken, qingy
   check((await cellText(page.getByTestId("instance-done"))).includes("browser-box"), "create: the page says browser-box was created");
   const created = await instanceWhen(base, tenantToken, "browser-box", (i) => i.state === "running", "running");
   check(created.project_id === project.id && created.gpus === 1 && created.gpu_model === "ascend-910b-64gb" && created.notebook === true
-    && created.ssh_keys.length === 1 && created.stop_after_minutes === 120 && (volumes.length === 0 || created.volume?.name === volumes[0].name),
+    && created.ssh_keys.length === 1 && created.stop_after_minutes === 120 && created.volume?.name === "console-disk",
     `the form's fields reached the API (${JSON.stringify({ project: created.project_id, gpus: created.gpus, model: created.gpu_model, volume: created.volume })})`);
   await rowState(page, "browser-box", "running");
   check(true, "create: the row reaches running without reloading the page");
@@ -173,7 +175,7 @@ export async function instanceConsole(page, base, adminToken, tenantToken, qingy
   await page.getByTestId("instance-done").waitFor({ timeout: STEP_TIMEOUT_MS });
   await row(page, "browser-box").waitFor({ state: "detached", timeout: STEP_TIMEOUT_MS });
   check((await api(base, tenantToken, "GET", "instances/browser-box")).status === 404, "release: the row is gone and the API answers 404");
-  if (volumes.length > 0) check((await api(base, tenantToken, "GET", `volumes/${volumes[0].name}`)).status === 200, "release: the volume stays");
+  check((await api(base, tenantToken, "GET", "volumes/console-disk")).status === 200, "release: the volume stays");
 
   // 7. A member submits a job from the form (and is told which field is wrong first).
   await logout(page);

@@ -227,6 +227,7 @@ export interface Instance {
   resources?: { cpu_cores?: number; memory_gib?: number };
   image?: string;
   volume?: { name: string; mount: string };
+  shared_volumes?: { name: string; mount: string; read_only: boolean }[];
   notebook?: boolean;
   ssh_keys?: string[];
   state: string; // requested | starting | running | stopped

@@ -60,7 +60,8 @@ export async function renderInstances(root: HTMLElement, ctx: ViewContext): Prom
           [t("instances.col.name"), t("jobs.col.tenant"), t("instances.col.state"), t("instances.col.gpus"), t("instances.col.cost_per_hour"),
             t("instances.col.cost_so_far"), t("instances.col.utilization"), t("instances.col.access"), writer ? t("instances.col.actions") : null],
           instances.map((i) => [
-            h("div", {}, h("strong", {}, i.name), h("div", { class: "muted" }, projectName.get(i.project_id) ?? i.project_id)),
+            h("div", {}, h("strong", {}, i.name), h("div", { class: "muted" }, projectName.get(i.project_id) ?? i.project_id),
+              volumesLine(i)),
             tenantName(ctx, i.tenant_id),
             stateCell(i),
             gpusCell(i, modelName),
@@ -110,6 +111,18 @@ export async function renderInstances(root: HTMLElement, ctx: ViewContext): Prom
       i.state === "stopped"
         ? button("instances.start", "instance-start", () => void start(i))
         : button("instances.stop", "instance-stop", () => void act(() => post(`${path}/stop`, {}), t("instances.stopped", { name: i.name }))),
+      // Its running container (system disk, not its volume) as an image of the tenant: the server
+      // answers at once (saving); the image is ready once the node has saved it.
+      i.state === "running"
+        ? button("instances.save", "instance-save", () => {
+          const name = window.prompt(t("instances.save.prompt", { name: i.name }), `${i.name}-image`);
+          if (name === null || name.trim() === "") {
+            void refresh(); // the button comes back
+            return;
+          }
+          void act(() => post(`${path}/image`, { name: name.trim() }), t("instances.saving", { name: i.name, image: name.trim() }));
+        })
+        : null,
       button("instances.release", "instance-release", () => {
         if (!window.confirm(t("instances.release.confirm", { name: i.name, volume: i.volume?.name ?? "—" }))) {
           void refresh(); // the button comes back
@@ -219,6 +232,15 @@ async function costSoFar(i: Instance): Promise<Child[]> {
 function utilizationCell(i: Instance): Child {
   if (!i.utilization) return h("span", { class: "muted", "data-testid": "instance-utilization" }, "—");
   return h("span", { "data-testid": "instance-utilization", title: i.utilization.at }, num(`${i.utilization.percent}%`), " ", h("span", { class: "muted" }, when(i.utilization.at)));
+}
+
+/** Its data disk and shared volumes, one muted line (nothing without volumes). */
+function volumesLine(i: Instance): Child {
+  const parts: string[] = [];
+  if (i.volume) parts.push(t("instances.volume.data", { name: i.volume.name, mount: i.volume.mount }));
+  for (const v of i.shared_volumes ?? [])
+    parts.push(t(v.read_only ? "instances.volume.shared_ro" : "instances.volume.shared", { name: v.name, mount: v.mount }));
+  return parts.length === 0 ? null : h("div", { class: "muted", "data-testid": "instance-volumes" }, parts.join(" · "));
 }
 
 function accessCell(i: Instance): Child {
