@@ -1,10 +1,10 @@
 // local_containers: an instance's way in on real Podman containers (docs/resources/instances.md
-// #access): a real `ssh` client logs in with the tenant's key (and not with another), writes on the
+// #access): created with the CLI, a real `ssh` client logs in with the tenant's key (and not with another), writes on the
 // data volume; the notebook answers its token and refuses requests without it; after a stop and a
 // start the file is still there and the SSH host key is the same (it lives on the volume); the
 // notebook's URL (with its token) is shown only to those who may start and stop the instance; a
 // minute of low metered utilization stops an instance on its tenant's idle rule, saying why; with
-// its host's GPUs taken a start is refused saying so, and a CPU-only start reaches the data.
+// its host's GPUs taken by another tenant's job a start is refused saying so, and a CPU-only start reaches the data.
 // Skipped without root, Podman or ssh, or (when the image is not built yet) the Debian archive.
 #include <gtest/gtest.h>
 
@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "container_fixture.h"
@@ -69,11 +70,20 @@ TEST(ContainerInstance, local_containers_SshAndNotebookReachAnInstanceAcrossStop
   const std::string viewer = make_user_token(s, "acme-viewer", "viewer", "acme");
   expect_2xx(s.req("POST", "/api/v1/volumes", dev, json{{"name", "home"}, {"size_gb", 10}}), "volume");
 
+  // Created with the CLI, as a tenant's engineer would (the file below is the CLI's input).
   json box = {{"name", "box"},         {"project", "acme-proj"},  {"gpus", 1},
               {"gpu_model", "h100-sxm5-80gb"}, {"image", kImage}, {"volume", {{"name", "home"}}},
               {"ssh_keys", {pub.substr(0, pub.find('\n'))}},   {"notebook", true},
               {"resources", {{"cpu_cores", 1}, {"memory_gib", 2}}}, {"idle_stop", {{"below_percent", 10}, {"minutes", 0}}}};
-  const json created = expect_2xx(s.req("POST", "/api/v1/instances", dev, box), "instance").body;
+  const std::string box_file = b.dir + "/box.json";
+  std::ofstream(box_file) << box.dump();
+  int cli_rc = -1;
+  const char* bin = std::getenv("GPURENT_TEST_BIN");
+  const std::string cli_out = run_cmd("GPURENT_SERVER=" + s.url() + " GPURENT_TOKEN=" + dev + " " + (bin && *bin ? bin : GPURENT_BIN) +
+                                          " -o json instances create -f " + box_file,
+                                      &cli_rc);
+  ASSERT_EQ(cli_rc, 0) << cli_out;
+  const json created = json::parse(cli_out.substr(cli_out.find('{')));
   // A second instance, on the tenant's idle rule, runs beside it until it is found idle (below).
   expect_2xx(s.req("POST", "/api/v1/instances", dev,
                    json{{"name", "idler"}, {"project", "acme-proj"}, {"gpus", 1}, {"gpu_model", "h100-sxm5-80gb"},
@@ -186,14 +196,20 @@ TEST(ContainerInstance, local_containers_SshAndNotebookReachAnInstanceAcrossStop
             "cancelled");
   EXPECT_EQ(s.admin("GET", path).body["state"], "running");
 
-  // Its host taken by another job: a start is refused before anything is submitted, saying so; a
-  // CPU-only start reaches the data, with no GPU in the container.
+  // Its host taken by another tenant's job: a start is refused before anything is submitted,
+  // saying so; a CPU-only start reaches the data, with no GPU in the container.
   expect_2xx(s.req("POST", path + "/stop", dev, json::object()), "stop");
   ASSERT_EQ(wait_for(s, path, [](const json& j) { return j["state"] == "stopped"; }, 60)["state"], "stopped");
-  const json filler = {{"name", "filler"}, {"project", "acme-proj"}, {"kind", "batch"}, {"workers", 1},
+  const std::string beta_tenant = expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("beta")), "tenant").body["id"];
+  json bp = project_doc("beta", "beta-proj");
+  bp["quota"]["gpus_per_model"] = {{"h100-sxm5-80gb", 2}};
+  bp["quota"].erase("max_gpus_per_job");
+  expect_2xx(s.admin("POST", "/api/v1/projects", bp), "beta's project");
+  const std::string beta = make_user_token(s, "beta-dev", "tenant_member", "beta");
+  const json filler = {{"name", "filler"}, {"project", "beta-proj"}, {"kind", "batch"}, {"workers", 1},
                        {"gpus_per_worker", 2}, {"constraints", {{"gpu_models", {"h100-sxm5-80gb"}}}}, {"image", kImage},
                        {"command", {"sleep", "infinity"}}, {"resources", {{"cpu_cores", 1}, {"memory_gib", 1}}}};
-  const std::string filler_id = expect_2xx(s.req("POST", "/api/v1/jobs", dev, filler), "filler").body["id"];
+  const std::string filler_id = expect_2xx(s.req("POST", "/api/v1/jobs", beta, filler), "filler").body["id"];
   wait_for(s, "/api/v1/jobs/" + filler_id, [](const json& j) { return j["status"]["state"] == "running"; }, 120);
   const json pf = s.req("GET", path + "/preflight", dev).body;
   EXPECT_EQ(pf["host"]["name"], "box") << pf.dump();
@@ -209,7 +225,10 @@ TEST(ContainerInstance, local_containers_SshAndNotebookReachAnInstanceAcrossStop
   auto [rc3, out3] = ssh_when_up("cat /data/notes.txt; ls /dev | grep -c nvidia || true", "yes");
   EXPECT_EQ(rc3, 0) << out3 << logs(cpu);
   EXPECT_EQ(out3, "kept\n0\n") << "its data, and no GPU";
-  expect_2xx(s.req("POST", "/api/v1/jobs/" + filler_id + "/cancel", dev, json::object()), "cancel the filler");
+  expect_2xx(s.req("POST", "/api/v1/jobs/" + filler_id + "/cancel", beta, json::object()), "cancel the filler");
+  (void)std::system(("podman --runtime runc --cgroup-manager cgroupfs rm -f $(podman ps -aq --filter network=gpurent-" + beta_tenant +
+                     ") >/dev/null 2>&1; podman network rm -f gpurent-" + beta_tenant + " >/dev/null 2>&1")
+                        .c_str());
 
   // Release: the container goes; the volume keeps the file.
   ASSERT_EQ(s.req("DELETE", path, dev).status, 204);
