@@ -124,6 +124,42 @@ TEST(Balance, APrepaidTenantsJobStopsWhenItsBalanceRunsOutAfterTheAlertWithAnExa
   for (const auto& a : active["items"]) EXPECT_NE(a["kind"], "balance_exhausted") << a.dump();
 }
 
+// An instance of a prepaid tenant stops when the money runs out, saying why, its run billed to that
+// moment; it stays stopped after a top-up until a user starts it again.
+TEST(Balance, AnInstanceStopsWhenItsTenantsMoneyRunsOutAndStaysStopped) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "1"});
+  prepaid_world(s);
+  expect_2xx(s.admin("POST", "/api/v1/top-ups", json{{"tenant", "acme"}, {"amount", "4.00"}, {"reference", "pay-i1"}}), "top-up");
+  const std::string dev = make_user_token(s, "acme-dev", "tenant_member", "acme");
+  expect_2xx(s.req("POST", "/api/v1/instances", dev,
+                   json{{"name", "box"}, {"project", "vision"}, {"gpus", 1}, {"gpu_model", "h100-sxm5-80gb"},
+                        {"image", "nvcr.io/nvidia/pytorch:24.05-py3"}}),
+             "instance");
+  // 4.00 at 1.00 a second: about 4 s, then stopped by the balance guard.
+  json stopped = wait_for(
+      s, "/api/v1/instances/box",
+      [](const json& j) { return j["state"] == "stopped" && j.contains("stop_reason"); }, 30);
+  ASSERT_EQ(stopped["state"], "stopped") << stopped.dump();
+  EXPECT_EQ(stopped["want_running"], false);
+  EXPECT_NE(stopped["stop_reason"].get<std::string>().find("balance guard"), std::string::npos) << stopped.dump();
+  EXPECT_NE(s.req("GET", "/api/v1/instances/box?lang=zh", dev).body["stop_reason"].get<std::string>().find("余额不足"),
+            std::string::npos);
+  const json job = s.admin("GET", "/api/v1/jobs/" + stopped["current_job"]["id"].get<std::string>()).body;
+  EXPECT_EQ(job["status"]["state"], "cancelled") << job.dump();
+  // Money paid in: the stop is lifted, the instance stays stopped until started.
+  expect_2xx(s.admin("POST", "/api/v1/top-ups", json{{"tenant", "acme"}, {"amount", "100000.00"}, {"reference", "pay-i2"}}), "top-up");
+  for (int i = 0; i < 50; ++i) {
+    bool active = false;
+    for (const auto& a : s.admin("GET", "/api/v1/alerts?state=active").body["items"]) active = active || a["kind"] == "balance_exhausted";
+    if (!active) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(s.req("GET", "/api/v1/instances/box", dev).body["state"], "stopped") << "no start by itself";
+  expect_2xx(s.req("POST", "/api/v1/instances/box/start", dev, json::object()), "start");
+  EXPECT_EQ(wait_for(s, "/api/v1/instances/box", [](const json& j) { return j["state"] == "running"; })["state"], "running");
+}
+
 TEST(Balance, TopUpsAndBillingSettingsValidateAndRespectRoles) {
   ServerProcess s({"--sched-interval-ms", "20", "--firewall-interval-s", "0"});
   prepaid_world(s);

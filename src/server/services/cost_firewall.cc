@@ -403,6 +403,9 @@ void CostFirewall::start() {
       // the cost a firewall is for.
       if (auto idle = stop_idle_instances(app_, app_.clock.now()); !idle && app_.loop.running())
         spdlog::error("{}", json({{"event", "instance_idle_stop_failed"}, {"error", idle.error().message}}).dump());
+      // And instances of tenants whose money ran out: stopped, not left to restart on a top-up.
+      if (auto broke = stop_unfunded_instances(app_, app_.clock.now()); !broke && app_.loop.running())
+        spdlog::error("{}", json({{"event", "instance_balance_stop_failed"}, {"error", broke.error().message}}).dump());
       // So do stopped instances' releases (services/instance_release.h): storage kept for an
       // instance nobody starts is a cost too.
       if (auto rel = release_stopped_instances(app_, app_.clock.now()); !rel && app_.loop.running())

@@ -7,6 +7,7 @@
 #include "model/instance.h"
 #include "model/job_state.h"
 #include "model/tenant.h"
+#include "server/services/cost_firewall.h"
 #include "server/services/invoices.h"
 #include "server/services/job_cancel.h"
 #include "server/services/record_faults.h"
@@ -112,6 +113,40 @@ Result<int> stop_idle_instances(ServiceContext& app, TimeMs now) {
                              .dump());
     }
   }
+  return stopped;
+}
+
+Result<int> stop_unfunded_instances(ServiceContext& app, TimeMs now) {
+  int stopped = 0;
+  Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    auto stops = balance_stops(tx);
+    if (!stops) return stops.error();
+    for (const auto& [tenant, hold] : *stops) {
+      auto mine = list_all(tx, "instances", {{"tenant_id", tenant}});
+      if (!mine) return mine.error();
+      for (const Record& r : *mine) {
+        auto i = decode_record(r, decode_instance, "the balance guard cannot stop it");
+        if (!i || !i->want_running || i->job_ids.empty()) continue;
+        auto job = tx.get("jobs", i->job_ids.back());
+        if (!job) continue;
+        auto js = stored_job_status(job->body);
+        if (!js || is_terminal(js->state)) continue;
+        const Message why = Message("instance.balance_stopped").arg("hold", hold);
+        if (auto c = cancel_job_in(tx, job->id, why, "balance-guard", now); !c) return c.error();
+        i->want_running = false;
+        i->stop_reason = why;
+        Record u = r;
+        u.body = to_json(*i);
+        u.updated_at = now;
+        if (auto s = tx.update(u); !s) return s;
+        if (auto s = tx.append_audit({now, "balance-guard", "stop", "instances", r.id, r.name}); !s) return s;
+        ++stopped;
+      }
+    }
+    return ok_status();
+  });
+  if (!st) return st.error();
+  if (stopped > 0) spdlog::info("{}", json({{"event", "instances_balance_stopped"}, {"count", stopped}}).dump());
   return stopped;
 }
 

@@ -12,4 +12,11 @@ namespace gpurent {
 // One pass at `now`: how many instances it stopped.
 Result<int> stop_idle_instances(ServiceContext& app, TimeMs now);
 
+// The balance guard's stop of instances (docs/resources/instances.md#money): every instance of a
+// tenant under an active balance_exhausted stop whose latest start has not ended is stopped as a
+// user's stop is, saying so (the scheduler has already requeued its job, closing its run; without
+// this the instance would start by itself once money is paid in). Started again by its users.
+// How many it stopped.
+Result<int> stop_unfunded_instances(ServiceContext& app, TimeMs now);
+
 }  // namespace gpurent
