@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace gpurent::testing {
 
@@ -56,6 +57,26 @@ struct ContainerTestBox {
                          ") >/dev/null 2>&1; podman network rm -f " + network + " >/dev/null 2>&1")
                             .c_str());
     if (!dir.empty()) std::filesystem::remove_all(dir);
+  }
+};
+
+// A local Slurm cluster (scripts/slurm-local, in `dir`) and the tenants' networks its container
+// jobs created: at the end only those networks' containers and the networks go (other container
+// tests may run beside it), then the cluster's daemons stop and the folder is removed.
+struct SlurmContainerCluster {
+  std::string dir;
+  std::vector<std::string> networks;
+  SlurmContainerCluster() = default;
+  SlurmContainerCluster(const SlurmContainerCluster&) = delete;
+  SlurmContainerCluster& operator=(const SlurmContainerCluster&) = delete;
+  ~SlurmContainerCluster() {
+    for (const auto& n : networks)
+      (void)std::system(("podman --runtime runc --cgroup-manager cgroupfs rm -f $(podman ps -aq --filter network=" + n +
+                         ") >/dev/null 2>&1; podman network rm -f " + n + " >/dev/null 2>&1")
+                            .c_str());
+    if (dir.empty()) return;
+    (void)std::system((std::string(GPURENT_SOURCE_DIR) + "/scripts/slurm-local stop " + dir).c_str());
+    std::filesystem::remove_all(dir);
   }
 };
 

@@ -26,19 +26,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct NodeVolumeCluster {
-  std::string dir, network;
-  ~NodeVolumeCluster() {
-    if (!network.empty())
-      (void)std::system(("podman --runtime runc --cgroup-manager cgroupfs rm -f $(podman ps -aq --filter network=" + network +
-                         ") >/dev/null 2>&1; podman network rm -f " + network + " >/dev/null 2>&1")
-                            .c_str());
-    if (dir.empty()) return;
-    (void)std::system((std::string(GPURENT_SOURCE_DIR) + "/scripts/slurm-local stop " + dir).c_str());
-    fs::remove_all(dir);
-  }
-};
-
 TEST(ContainerNodeVolume, slurm_containers_ANodeVolumeIsCopiedWhenItsInstanceMovesAndTheCopyMeasured) {
   if (const std::string why = local_slurm_skip_reason(); !why.empty()) GTEST_SKIP() << why;
   if (std::getenv("SLURM_LOCAL_IMAGE")) GTEST_SKIP() << "containers run on the host's Slurm (22.05) only";
@@ -48,7 +35,7 @@ TEST(ContainerNodeVolume, slurm_containers_ANodeVolumeIsCopiedWhenItsInstanceMov
   if (skip) GTEST_SKIP() << not_ready;
   ASSERT_EQ(not_ready, "");
 
-  NodeVolumeCluster c;
+  SlurmContainerCluster c;
   c.dir = make_temp_dir("gpurent-nodevol");
   ASSERT_NE(c.dir, "");
   ASSERT_EQ(std::system((std::string(GPURENT_SOURCE_DIR) + "/scripts/slurm-local start " + c.dir + " 2 2").c_str()), 0);
@@ -63,7 +50,7 @@ TEST(ContainerNodeVolume, slurm_containers_ANodeVolumeIsCopiedWhenItsInstanceMov
   expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
   wait_for(s, "/api/v1/nodes?supplier=dc", [](const json& j) { return j["items"].size() == 2; });
   const std::string tenant = expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant").body["id"];
-  c.network = "gpurent-" + tenant;
+  c.networks.push_back("gpurent-" + tenant);
   json p = project_doc("acme", "acme-proj");
   p["quota"]["gpus_per_model"] = {{"h100-sxm5-80gb", 4}};
   p["quota"].erase("max_gpus_per_job");

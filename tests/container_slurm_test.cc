@@ -29,21 +29,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Cluster {
-  std::string dir;
-  std::vector<std::string> networks;  // the tenants' Podman networks the jobs created
-  ~Cluster() {
-    // Only this test's containers (its tenants' networks): other container tests may run beside it.
-    for (const auto& n : networks)
-      (void)std::system(("podman --runtime runc --cgroup-manager cgroupfs rm -f $(podman ps -aq --filter network=" + n +
-                         ") >/dev/null 2>&1; podman network rm -f " + n + " >/dev/null 2>&1")
-                            .c_str());
-    if (dir.empty()) return;
-    (void)std::system((std::string(GPURENT_SOURCE_DIR) + "/scripts/slurm-local stop " + dir).c_str());
-    fs::remove_all(dir);
-  }
-};
-
 auto finished = [](const json& j) {
   const std::string s = j["status"]["state"];
   return s == "succeeded" || s == "failed" || s == "cancelled";
@@ -119,7 +104,7 @@ TEST(ContainerSlurm, slurm_containers_RunIsolatedOnExactlyTheirGpus) {
   if (skip) GTEST_SKIP() << not_ready;
   ASSERT_EQ(not_ready, "");
 
-  Cluster c;
+  SlurmContainerCluster c;
   c.dir = make_temp_dir("gpurent-containers");
   ASSERT_NE(c.dir, "");
   ASSERT_EQ(std::system((std::string(GPURENT_SOURCE_DIR) + "/scripts/slurm-local start " + c.dir + " 2 4").c_str()), 0);
