@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { api, artifacts, cellText, check, login, openView, shot, sleep, STEP_TIMEOUT_MS, tally } from "./helpers.mjs";
+import { api, artifacts, cellText, check, login, openView, runOnPage, shot, sleep, STEP_TIMEOUT_MS, stopServer, tally } from "./helpers.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "../..");
@@ -211,23 +211,12 @@ async function main() {
     });
     const page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(STEP_TIMEOUT_MS);
-    const pageErrors = [];
-    page.on("pageerror", (e) => pageErrors.push(String(e)));
-    try {
-      tenantId = await run(page, started.url, started.adminToken, dir);
-    } catch (e) {
-      await shot(page, "failure-containers").catch(() => {});
-      throw e;
-    }
-    check(pageErrors.length === 0, `no uncaught errors in the page${pageErrors.length ? `: ${pageErrors.join("; ")}` : ""}`);
+    tenantId = await runOnPage(page, "failure-containers", () => run(page, started.url, started.adminToken, dir));
   } catch (e) {
     check(false, `test aborted: ${e.stack ?? e}`);
   } finally {
     if (context) await context.close().catch(() => {});
-    if (server) {
-      server.kill("SIGTERM");
-      await new Promise((resolve) => (server.exitCode !== null ? resolve() : server.once("exit", resolve)));
-    }
+    await stopServer(server);
     if (tenantId) { // only this test's containers (its tenant's network): other container tests may run beside it
       const net = `gpurent-${tenantId}`;
       spawnSync("sh", ["-c", `podman rm -f $(podman ps -aq --filter network=${net}) >/dev/null 2>&1; podman network rm -f ${net} >/dev/null 2>&1`]);

@@ -20,7 +20,7 @@ import { fileURLToPath } from "node:url";
 import { instanceConsole } from "./console_views.mjs";
 import { chineseDashboard, operatorDashboard, tenantDashboard } from "./dashboard_views.mjs";
 import {
-  alertText, api, artifacts, BROWSER_LOCALE, cellText, centsText, check, DASHBOARD_TIMEOUT_MS, instantText, login, logout, monthText, openView, shot,
+  alertText, api, artifacts, runOnPage, stopServer, BROWSER_LOCALE, cellText, centsText, check, DASHBOARD_TIMEOUT_MS, instantText, login, logout, monthText, openView, shot,
   STEP_TIMEOUT_MS, tally, TIME_ZONE, utcText,
 } from "./helpers.mjs";
 
@@ -469,27 +469,13 @@ async function main() {
     });
     const page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(STEP_TIMEOUT_MS);
-    const pageErrors = [];
-    page.on("pageerror", (e) => {
-      pageErrors.push(String(e));
-      console.log(`     pageerror: ${e.stack ?? e}`); // where it happened, among the steps
-    });
     page.on("console", (m) => { if (m.type() === "error") console.log(`     console: ${m.text()}`); });
-    try {
-      await run(page, started.url, started.adminToken);
-    } catch (e) {
-      await shot(page, "failure").catch(() => {});
-      throw e;
-    }
-    check(pageErrors.length === 0, `no uncaught errors in the page${pageErrors.length ? `: ${pageErrors.join("; ")}` : ""}`);
+    await runOnPage(page, "failure", () => run(page, started.url, started.adminToken));
   } catch (e) {
     check(false, `test aborted: ${e.stack ?? e}`);
   } finally {
     if (context) await context.close().catch(() => {});
-    if (server) {
-      server.kill("SIGTERM");
-      await new Promise((resolve) => (server.exitCode !== null ? resolve() : server.once("exit", resolve)));
-    }
+    await stopServer(server);
     rmSync(dir, { recursive: true, force: true });
   }
   const { passes, failures } = tally();

@@ -68,6 +68,31 @@ export async function login(page, token) {
   await page.getByTestId("scope").waitFor({ timeout: STEP_TIMEOUT_MS });
 }
 
+/** Runs `body` on the page: a failure leaves a screenshot named `failureShot`; uncaught page errors fail a check. */
+export async function runOnPage(page, failureShot, body) {
+  const pageErrors = [];
+  page.on("pageerror", (e) => {
+    pageErrors.push(String(e));
+    console.log(`     pageerror: ${e.stack ?? e}`); // where it happened, among the steps
+  });
+  let result;
+  try {
+    result = await body();
+  } catch (e) {
+    await shot(page, failureShot).catch(() => {});
+    throw e;
+  }
+  check(pageErrors.length === 0, `no uncaught errors in the page${pageErrors.length ? `: ${pageErrors.join("; ")}` : ""}`);
+  return result;
+}
+
+/** Stops a server the test started and waits for it to exit. */
+export async function stopServer(server) {
+  if (!server) return;
+  server.kill("SIGTERM");
+  await new Promise((resolve) => (server.exitCode !== null ? resolve() : server.once("exit", resolve)));
+}
+
 export async function logout(page) {
   await page.getByTestId("logout").click();
   await page.getByTestId("login-form").waitFor({ timeout: STEP_TIMEOUT_MS });
