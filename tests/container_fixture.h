@@ -2,15 +2,20 @@
 // image they run, built from Debian packages once, and a folder and network cleaned up after them.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <stdlib.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "server_fixture.h"
 
 namespace gpurent::testing {
 
@@ -79,6 +84,39 @@ struct SlurmContainerCluster {
     std::filesystem::remove_all(dir);
   }
 };
+
+// Stops the instance at `path` as `token` and follows it to stopped (docs/resources/instances.md
+// #stopping): the stop answers stopping (its job cancelled, its container still going); a start
+// and a detach of its data disk at once are refused as still stopping; once it reads stopped, no container of that job is left on
+// this machine. The last body read; how long it read stopping in *stopping_ms.
+inline json stop_and_follow(const ServerProcess& s, const std::string& path, const std::string& token,
+                            int64_t* stopping_ms = nullptr) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto stop = s.req("POST", path + "/stop", token, json::object());
+  EXPECT_EQ(stop.status, 200) << stop.describe();
+  EXPECT_EQ(stop.body.value("state", ""), "stopping") << "the stop answers stopping: " << stop.body.dump();
+  const std::string job = stop.body.contains("current_job") ? stop.body["current_job"].value("id", "") : "";
+  const auto early = s.req("POST", path + "/start", token, json::object());
+  EXPECT_EQ(early.status, 409) << early.describe();
+  if (early.status == 409)
+    EXPECT_EQ(early.body["detail_message"].value("code", ""), "api.instances.still_stopping") << early.describe();
+  if (stop.body.contains("volume")) {  // nor may its volumes change while the old container holds them
+    const auto detach = s.req("POST", path + "/detach", token, json{{"name", stop.body["volume"]["name"]}});
+    EXPECT_EQ(detach.body["detail_message"].value("code", ""), "api.instances.still_stopping") << detach.describe();
+  }
+  json last = stop.body;
+  for (int i = 0; i < 600 && last.value("state", "") == "stopping"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    last = s.req("GET", path, token).body;
+  }
+  if (stopping_ms)
+    *stopping_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(last.value("state", ""), "stopped") << last.dump();
+  EXPECT_FALSE(last.contains("stopping_since")) << last.dump();
+  EXPECT_EQ(run_cmd("podman --runtime runc --cgroup-manager cgroupfs ps -aq --filter name=gpurent-" + job + "-"), "")
+      << "stopped means its container has gone";
+  return last;
+}
 
 // A new folder /tmp/<prefix>-XXXXXX ("" when it cannot be made).
 inline std::string make_temp_dir(const std::string& prefix) {

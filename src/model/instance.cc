@@ -96,7 +96,7 @@ Result<Instance> parse_instance(const json& body) {
   f.ignore({"tenant_id", "project_id", "state", "job_ids", "want_running", "stop_reason", "stop_reason_message",
             "current_job", "reason", "cost_per_hour", "stop_reason_text", "stops_at", "cost_until_stop",
             "ssh_port", "notebook_port", "access", "idle_stop_in_force", "utilization", "release_at",
-            "release_after_days"});
+            "release_after_days", "stopping_job", "stopping_since"});
   ignore_server_keys(f);
   f.finish();
   if (!errs.empty()) return errs.to_error();
@@ -117,6 +117,8 @@ Result<Instance> decode_instance(const json& body) {
   i.ssh_port = f.opt_integer("ssh_port", 1, 65535).value_or(0);
   i.notebook_port = f.opt_integer("notebook_port", 1, 65535).value_or(0);
   i.notebook_token = f.opt_str("notebook_token", {.min_len = 0, .max_len = 128}).value_or("");
+  i.stopping_job = f.opt_str("stopping_job", kServerText).value_or("");
+  i.stopping_since = f.opt_time("stopping_since").value_or(0);
   f.ignore({"stop_reason_text"});
   f.finish();
   if (!errs.empty()) return errs.to_error();
@@ -147,6 +149,10 @@ json to_json(const Instance& i) {
     j["stop_reason"] = message_to_json(*i.stop_reason);
     j["stop_reason_text"] = render_en(*i.stop_reason);
   }
+  if (!i.stopping_job.empty()) {
+    j["stopping_job"] = i.stopping_job;
+    j["stopping_since"] = format_rfc3339(i.stopping_since);
+  }
   return j;
 }
 
@@ -156,6 +162,7 @@ IndexCols index_of(const Instance& i) {
   c.tenant_id = i.tenant_id;
   c.project_id = i.project_id;
   c.gpu_model = i.gpu_model.value_or("");
+  if (!i.stopping_job.empty()) c.state = "stopping";  // found each tick without reading them all
   return c;
 }
 

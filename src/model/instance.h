@@ -59,6 +59,10 @@ struct Instance {
   bool want_running = true;           // started (true) or stopped (false) by its users
   std::vector<std::string> job_ids;   // one job per start, the latest last
   std::optional<Message> stop_reason;  // why it last stopped (a user, the job's end)
+  // Stopping (services/instance_stop.h): the job whose run the executor still sees alive after its
+  // cancel (its container being stopped), since when; "" once the run has gone.
+  std::string stopping_job;
+  TimeMs stopping_since = 0;
   // The node ports published to its sshd and notebook (0: none), fixed for the instance's life
   // from the server's range (--instance-ports), and the notebook's token (64 hex digits; shown only
   // to those who may start and stop the instance).
@@ -74,7 +78,7 @@ struct Instance {
 Result<Instance> parse_instance(const json& body);
 Result<Instance> decode_instance(const json& body);  // the stored body, strictly by type
 json to_json(const Instance& i);                     // the stored body; the API adds state, times
-IndexCols index_of(const Instance& i);               // name, tenant_id, project_id
+IndexCols index_of(const Instance& i);               // name, tenant_id, project_id, gpu_model; state "stopping"
 
 // The job the instance's `n`-th start submits at `now` (POST /api/v1/jobs body): its time limit is
 // the sooner of stop_after_minutes and stop_at. An error on stop_at when it is not after `now`, or

@@ -230,7 +230,8 @@ export interface Instance {
   shared_volumes?: { name: string; mount: string; read_only: boolean }[];
   notebook?: boolean;
   ssh_keys?: string[];
-  state: string; // requested | starting | running | stopped
+  state: string; // requested | starting | running | stopping | stopped
+  stopping_since?: string; // while stopping: since when its container is being stopped
   want_running: boolean;
   job_ids: string[];
   current_job?: { id: string; name: string; state: string; reason?: string; reason_message?: ServerMessage };

@@ -3,6 +3,7 @@
 #include "model/job.h"
 #include "model/job_state.h"
 #include "server/http/http_util.h"
+#include "server/services/instance_stop.h"
 #include "server/services/record_faults.h"
 
 namespace gpurent {
@@ -83,6 +84,7 @@ void change_volume(App& app, const KindSpec& spec, const httplib::Request& req, 
       if (auto j = tx.get("jobs", i->job_ids.back()))
         if (auto s = stored_job_status(j->body); s && !is_terminal(s->state))
           return Error::make(Code::kConflict, Message("api.instances.volume_while_active").arg("name", i->name));
+    if (auto s = check_not_stopping(*i); !s) return s;
     const TimeMs now = app.clock.now();
     std::string detail;
     if (add) {

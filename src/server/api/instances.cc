@@ -18,6 +18,7 @@
 #include "model/volume.h"
 #include "server/services/allocation_ledger.h"
 #include "server/services/instance_release.h"
+#include "server/services/instance_stop.h"
 #include "server/services/node_volumes.h"
 #include "server/services/invoices.h"
 #include "server/api/instance_volumes.h"
@@ -272,7 +273,8 @@ Result<Preflight> preflight(Reader& store, const Instance& i, int64_t assumed_mb
   return pf;
 }
 
-// requested (waiting for GPUs), starting (placed, not yet running), running, stopped.
+// requested (waiting for GPUs), starting (placed, not yet running), running, stopped (decorate
+// makes it stopping while the executor still sees its run: services/instance_stop.h).
 const char* instance_state(const std::optional<JobStatus>& st) {
   if (!st) return "stopped";
   switch (st->state) {
@@ -406,6 +408,12 @@ void decorate(App& app, StoreReader& store, const Record& r, const Principal& p,
     if (st) put_message(out["current_job"], "reason", st->reason);
   }
   out["state"] = instance_state(st);
+  out.erase("stopping_job");
+  out.erase("stopping_since");
+  if (!i->stopping_job.empty() && out["state"] == "stopped") {  // its run is still being stopped
+    out["state"] = "stopping";
+    out["stopping_since"] = format_rfc3339(i->stopping_since);
+  }
   // The idle auto-stop rule in force: its own, else its tenant's default (null: none).
   out["idle_stop_in_force"] = nullptr;
   if (i->idle_stop) {
@@ -461,21 +469,6 @@ Result<std::pair<Record, Instance>> instance_for_write(App& app, const KindSpec&
   return std::make_pair(*cur, *i);
 }
 
-// Cancels the instance's latest job unless it has ended; records why it stopped.
-Status stop_in(StoreTx& tx, Instance& i, const Message& why, const std::string& user_id, TimeMs now) {
-  auto job = latest_job(tx, i);
-  if (!job) return job.error();
-  if (*job) {
-    auto st = stored_job_status((*job)->body);
-    if (!st) return st.error();
-    if (!is_terminal(st->state))
-      if (auto c = cancel_job_in(tx, (*job)->id, why, user_id, now); !c) return c.error();
-  }
-  i.want_running = false;
-  i.stop_reason = why;
-  return ok_status();
-}
-
 void act(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p,
          bool start) {
   const std::string who = p.user_id;
@@ -500,6 +493,7 @@ void act(App& app, const KindSpec& spec, const httplib::Request& req, httplib::R
     const bool active = jst && !is_terminal(jst->state);
     if (start) {
       if (active) return Error::make(Code::kConflict, Message("api.instances.already_started").arg("name", i.name));
+      if (auto s = check_not_stopping(i); !s) return s;
       // Back to its last GPU host (auto: only when that host has its GPUs free; else refused,
       // before anything is submitted, with what the preflight advises).
       std::string host;
@@ -524,15 +518,12 @@ void act(App& app, const KindSpec& spec, const httplib::Request& req, httplib::R
       if (!active) return Error::make(Code::kConflict, Message("api.instances.already_stopped").arg("name", i.name));
       auto u = tx.get("users", who);
       Message why = Message("instance.stopped_by").arg("user", u && !u->name.empty() ? u->name : who);
-      if (auto s = stop_in(tx, i, why, who, now); !s) return s;
+      if (auto s = stop_instance_job(tx, i, why, who, now, runs_linger(app.opts.executor)); !s) return s;
     }
-    Record r = cur;
-    r.body = to_json(i);
-    r.updated_at = now;
-    if (auto s = tx.update(r); !s) return s;
-    if (auto s = tx.append_audit({now, who, start ? "start" : "stop", "instances", r.id, r.name}); !s) return s;
-    r.version = cur.version + 1;
-    out = std::move(r);
+    auto r = write_instance(tx, cur, i, now);
+    if (!r) return r.error();
+    if (auto s = tx.append_audit({now, who, start ? "start" : "stop", "instances", r->id, r->name}); !s) return s;
+    out = std::move(*r);
     return ok_status();
   });
   if (!st) return send_problem(res, st.error(), req.path);
@@ -585,7 +576,7 @@ void register_instance_routes(App& app, Router& srv) {
     if (!i) return i.error();
     auto u = tx.get("users", p.user_id);
     const Message why = Message("instance.released_by").arg("user", u && !u->name.empty() ? u->name : p.user_id);
-    return stop_in(tx, *i, why, p.user_id, app.clock.now());
+    return stop_instance_job(tx, *i, why, p.user_id, app.clock.now(), runs_linger(app.opts.executor));
   };
   register_crud(app, srv, spec);
   item_route(app, srv, "POST", "instances", "start", start_instance);

@@ -4,6 +4,7 @@
 
 #include "server/services/allocation_ledger.h"
 #include "server/services/executor.h"
+#include "server/services/instance_stop.h"
 #include "server/services/scheduler_internal.h"
 
 namespace gpurent {
@@ -53,7 +54,10 @@ class SimExecutor final : public Executor {
     });
     for (auto it = ready_.begin(); it != ready_.end();)  // a requeued job's next run reports again
       it = running.count(*it) ? std::next(it) : ready_.erase(it);
-    return done;
+    if (!done) return done;
+    // No run outlives its cancel here: instances another executor left stopping are stopped.
+    auto ended = end_instance_stops(tx, {}, now);
+    return ended ? ok_status() : Status(ended.error());
   }
 
  private:

@@ -37,6 +37,7 @@
 #include "model/node.h"
 #include "model/secret.h"
 #include "model/supplier.h"
+#include "server/services/instance_stop.h"
 #include "server/services/record_faults.h"
 #include "server/services/allocation_ledger.h"
 #include "server/services/instance_entry.h"
@@ -705,15 +706,19 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
   }
   for (auto it = ready_seen_.begin(); it != ready_seen_.end();)  // runs of jobs no longer placed
     it = placed.count(it->substr(0, it->find('/'))) ? std::next(it) : ready_seen_.erase(it);
-  // Slurm jobs gpurent no longer runs (cancelled, preempted, requeued): cancel them in Slurm.
+  // Slurm jobs gpurent no longer runs (cancelled, preempted, requeued): cancel them in Slurm. Until
+  // Slurm says they ended (COMPLETING while their processes go), their instances read stopping.
+  std::set<std::string> lingering;
   for (const SlurmJob& sj : jobs_) {
     if (terminal(sj.state) || ours.count(sj.id) || sj.comment.rfind("job_", 0) != 0) continue;
+    lingering.insert(sj.comment);
     if (auto s = batch_->cancel(sj.id); !s)
       spdlog::error("{}", json({{"event", std::string(name()) + "_cancel_failed"}, {"run", sj.id},
                                 {"error", s.error().message}})
                               .dump());
   }
-  return ok_status();
+  auto ended = end_instance_stops(tx, lingering, now);
+  return ended ? ok_status() : Status(ended.error());
 }
 
 Result<std::unique_ptr<Executor>> make_slurm_executor(SlurmExecutorOptions o, const GpuCatalog& catalog) {

@@ -9,7 +9,7 @@
 #include "model/tenant.h"
 #include "server/services/cost_firewall.h"
 #include "server/services/invoices.h"
-#include "server/services/job_cancel.h"
+#include "server/services/instance_stop.h"
 #include "server/services/record_faults.h"
 
 namespace gpurent {
@@ -93,14 +93,10 @@ Result<int> stop_idle_instances(ServiceContext& app, TimeMs now) {
                               .arg("percent", std::to_string(f.rule.below_percent))
                               .arg("minutes", std::to_string(f.rule.minutes))
                               .arg("since", format_rfc3339(f.since));
-      if (auto c = cancel_job_in(tx, f.job_id, why, "idle-stop", now); !c) return c.error();
-      i->want_running = false;
-      i->stop_reason = why;
-      Record r = *cur;
-      r.body = to_json(*i);
-      r.updated_at = now;
-      if (auto s = tx.update(r); !s) return s;
-      if (auto s = tx.append_audit({now, "idle-stop", "stop", "instances", r.id, r.name}); !s) return s;
+      if (auto s = stop_instance_job(tx, *i, why, "idle-stop", now, runs_linger(app.opts.executor)); !s) return s;
+      auto r = write_instance(tx, *cur, *i, now);
+      if (!r) return r.error();
+      if (auto s = tx.append_audit({now, "idle-stop", "stop", "instances", r->id, r->name}); !s) return s;
       did = true;
       return ok_status();
     });
@@ -132,13 +128,8 @@ Result<int> stop_unfunded_instances(ServiceContext& app, TimeMs now) {
         auto js = stored_job_status(job->body);
         if (!js || is_terminal(js->state)) continue;
         const Message why = Message("instance.balance_stopped").arg("hold", hold);
-        if (auto c = cancel_job_in(tx, job->id, why, "balance-guard", now); !c) return c.error();
-        i->want_running = false;
-        i->stop_reason = why;
-        Record u = r;
-        u.body = to_json(*i);
-        u.updated_at = now;
-        if (auto s = tx.update(u); !s) return s;
+        if (auto s = stop_instance_job(tx, *i, why, "balance-guard", now, runs_linger(app.opts.executor)); !s) return s;
+        if (auto u = write_instance(tx, r, *i, now); !u) return u.error();
         if (auto s = tx.append_audit({now, "balance-guard", "stop", "instances", r.id, r.name}); !s) return s;
         ++stopped;
       }

@@ -17,7 +17,7 @@ import type { Project } from "../types_dashboard";
 import { errorNotice } from "./errors";
 
 const POLL_MS = 2000;
-const TRANSITIONAL = new Set(["requested", "starting"]);
+const TRANSITIONAL = new Set(["requested", "starting", "stopping"]);
 
 export async function renderInstances(root: HTMLElement, ctx: ViewContext): Promise<void> {
   const writer = mayWriteJobs(ctx);
@@ -108,8 +108,10 @@ export async function renderInstances(root: HTMLElement, ctx: ViewContext): Prom
     return h(
       "div",
       { class: "actions" },
+      // Stopping: its container is still going; neither a start nor a stop until it has.
       i.state === "stopped"
         ? button("instances.start", "instance-start", () => void start(i))
+        : i.state === "stopping" ? null
         : button("instances.stop", "instance-stop", () => void act(() => post(`${path}/stop`, {}), t("instances.stopped", { name: i.name }))),
       // Its running container (system disk, not its volume) as an image of the tenant: the server
       // answers at once (saving); the image is ready once the node has saved it.
@@ -173,7 +175,7 @@ export async function renderInstances(root: HTMLElement, ctx: ViewContext): Prom
 }
 
 function stateCell(i: Instance): HTMLElement {
-  const why = i.state === "stopped"
+  const why = i.state === "stopped" || i.state === "stopping"
     ? renderMessage(i.stop_reason_message, i.stop_reason ?? "")
     : i.state === "requested" ? renderMessage(i.current_job?.reason_message, i.current_job?.reason ?? "") : "";
   return h(

@@ -1,0 +1,64 @@
+#include "server/services/instance_stop.h"
+
+#include "core/clock.h"
+#include "model/job_state.h"
+#include "server/services/job_cancel.h"
+
+namespace gpurent {
+
+Status stop_instance_job(StoreTx& tx, Instance& i, const Message& why, const std::string& who, TimeMs now,
+                         bool lingering) {
+  if (!i.job_ids.empty()) {
+    auto job = tx.get("jobs", i.job_ids.back());
+    if (!job && job.error().code != Code::kNotFound) return job.error();
+    if (job) {
+      auto st = stored_job_status(job->body);
+      if (!st) return st.error();
+      if (!is_terminal(st->state)) {
+        if (auto c = cancel_job_in(tx, job->id, why, who, now); !c) return c.error();
+        // Placed: the executor has (or is about to have) a run that must go first.
+        if (lingering && (st->state == JobState::kAdmitted || st->state == JobState::kRunning)) {
+          i.stopping_job = job->id;
+          i.stopping_since = now;
+        }
+      }
+    }
+  }
+  i.want_running = false;
+  i.stop_reason = why;
+  return ok_status();
+}
+
+Status check_not_stopping(const Instance& i) {
+  if (i.stopping_job.empty()) return ok_status();
+  return Error::make(Code::kConflict, Message("api.instances.still_stopping")
+                                          .arg("name", i.name)
+                                          .arg("since", format_rfc3339(i.stopping_since)));
+}
+
+Result<Record> write_instance(StoreTx& tx, const Record& cur, const Instance& i, TimeMs now) {
+  Record r = cur;
+  r.body = to_json(i);
+  r.state = index_of(i).state;
+  r.updated_at = now;
+  if (auto s = tx.update(r); !s) return s.error();
+  r.version = cur.version + 1;
+  return r;
+}
+
+Result<int> end_instance_stops(StoreTx& tx, const std::set<std::string>& live, TimeMs now) {
+  auto stopping = list_all(tx, "instances", {{"state", "stopping"}});
+  if (!stopping) return stopping.error();
+  int ended = 0;
+  for (const Record& r : *stopping) {
+    auto i = decode_instance(r.body);
+    if (!i || live.count(i->stopping_job)) continue;
+    i->stopping_job.clear();
+    i->stopping_since = 0;
+    if (auto w = write_instance(tx, r, *i, now); !w) return w.error();
+    ++ended;
+  }
+  return ended;
+}
+
+}  // namespace gpurent

@@ -1,0 +1,38 @@
+// Stopping an instance (docs/resources/instances.md#lifecycle). A stop (by a user, idle
+// auto-stop, the balance guard, a release) cancels the instance's latest job inside the caller's
+// transaction, so its GPUs and its billing stop at that instant. When that job had a run (it was
+// starting or running), the instance reads `stopping` until the executor no longer sees the run
+// alive (the container being stopped: podman stop, Slurm's KillWait); meanwhile it cannot be
+// started, nor its volumes attached or detached, because its container may still write to them.
+// Every executor ends the marks each tick (end_instance_stops) with the gpurent jobs whose runs it
+// still sees; the simulated executor has none and marks none. Inside the caller's transaction; any thread.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "core/message.h"
+#include "model/instance.h"
+#include "store/store.h"
+
+namespace gpurent {
+
+// Cancels i's latest job unless it has ended and records why it stopped (i.stop_reason) and, when
+// the job had a run that outlives its cancel (`lingering`: the Slurm and local executors' runs do,
+// the simulated executor's do not), that it is stopping. The caller writes i (write_instance).
+Status stop_instance_job(StoreTx& tx, Instance& i, const Message& why, const std::string& who, TimeMs now,
+                         bool lingering);
+// Whether the server's executor leaves runs to stop after a cancel (all but the simulated one).
+inline bool runs_linger(const std::string& executor) { return executor != "sim"; }
+
+// 409 while i is stopping: a start or a volume change waits until its run has gone.
+Status check_not_stopping(const Instance& i);
+
+// Stores i over `cur` (body and index columns) at `now`; the stored record, with its new version.
+Result<Record> write_instance(StoreTx& tx, const Record& cur, const Instance& i, TimeMs now);
+
+// Instances stopping whose job is not in `live` (gpurent jobs whose runs the executor still sees)
+// become stopped. How many.
+Result<int> end_instance_stops(StoreTx& tx, const std::set<std::string>& live, TimeMs now);
+
+}  // namespace gpurent
