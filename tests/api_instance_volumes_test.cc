@@ -116,7 +116,7 @@ TEST(InstanceVolumes, ADataDiskIsOneInstancesAProjectVolumeIsSharedWithinItsProj
   EXPECT_EQ(s.req("POST", "/api/v1/instances/b/attach", dev, json{{"name", "nowhere"}}).error_fields(),
             std::vector<std::string>{"volume.name"});
   const json b_home = expect_2xx(s.req("POST", "/api/v1/instances/b/attach", dev, json{{"name", "home"}}), "attach").body;
-  EXPECT_EQ(b_home["volume"], (json{{"name", "home"}, {"mount", "/data"}})) << b_home.dump();
+  EXPECT_EQ(b_home["volume"], (json{{"name", "home"}, {"mount", "/data"}, {"size_gb", 10}})) << b_home.dump();
   EXPECT_EQ(s.req("POST", "/api/v1/instances/a/attach", dev, json{{"name", "home"}}).status, 409) << "now b's";
   expect_2xx(s.req("POST", "/api/v1/instances/a/attach", dev,
                    json{{"name", "scratch"}, {"shared", true}, {"mount", "/scratch"}, {"read_only", true}}),

@@ -4,7 +4,10 @@
 // as a job's; invisible to other tenants, stopped only by those who may submit the tenant's jobs.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "core/clock.h"
+#include "model/instance.h"
 #include "server_fixture.h"
 
 namespace gpurent::testing {
@@ -168,23 +171,78 @@ TEST(Instances, StartStopAndReleaseAsJobsOfTheProjectKeepingTheVolume) {
   EXPECT_EQ(cpu_job["gpus_per_worker"], 0) << cpu_job.dump();
   EXPECT_EQ(cpu_job["resources"]["cpu_cores"], 2);
 
-  // Release: stopped and gone; its jobs and the tenant's volume stay.
+  // Release: stopped and kept to be read as released, by id only: its name, its volume and its
+  // actions are gone; its jobs and the tenant's volume stay.
   const std::string second_job = again["current_job"]["id"];
+  const std::string box_id = again["id"];
   EXPECT_EQ(s.req("DELETE", path, viewer).status, 403);
   ASSERT_EQ(s.req("DELETE", path, dev).status, 204);
-  EXPECT_EQ(s.req("GET", path, dev).status, 404);
+  EXPECT_EQ(s.req("GET", "/api/v1/instances/box", dev).status, 404) << "its name finds nothing";
+  const json released = s.req("GET", "/api/v1/instances/" + box_id, dev).body;
+  EXPECT_EQ(released["state"], "released") << released.dump();
+  EXPECT_TRUE(released["released_at"].is_string()) << released.dump();
+  EXPECT_NE(released["stop_reason"].get<std::string>().find("released by"), std::string::npos) << released.dump();
+  EXPECT_TRUE(released["cost_per_hour"]["stopped"].is_null()) << "its volume is billed as the tenant's, not its";
+  EXPECT_EQ(s.req("GET", "/api/v1/instances/" + box_id + "?lang=zh", dev).body["stop_reason"], "实例由 acme-dev 释放");
+  for (const auto& [method, action, body] : std::vector<std::tuple<std::string, std::string, json>>{
+           {"POST", "/start", json::object()}, {"POST", "/stop", json::object()}, {"GET", "/preflight", nullptr},
+           {"POST", "/detach", json{{"name", "home"}}}, {"DELETE", "", nullptr}}) {
+    Resp r = body.is_null() ? s.req(method, "/api/v1/instances/" + box_id + action, dev)
+                            : s.req(method, "/api/v1/instances/" + box_id + action, dev, body);
+    EXPECT_EQ(r.status, 409) << method << " " << action << ": " << r.describe();
+    EXPECT_EQ(r.body["detail_message"].value("code", ""), "api.instances.released") << r.describe();
+  }
+  bool listed = false;
+  const json listing = s.req("GET", "/api/v1/instances", dev).body;
+  for (const json& i : listing["items"])
+    if (i["id"] == box_id) listed = i["state"] == "released";
+  EXPECT_TRUE(listed) << "listed as released: " << listing.dump();
   EXPECT_EQ(s.admin("GET", "/api/v1/jobs/" + second_job).body["status"]["state"], "cancelled");
   EXPECT_EQ(s.req("GET", "/api/v1/volumes/home", dev).status, 200) << "the volume is the tenant's";
-  // Created again under its name: its jobs keep theirs, the new one takes the next number.
-  const json again_created = expect_2xx(post(box), "the same name again").body;
+  // Created again under its name, with the same data disk: its jobs keep theirs, the new one takes
+  // the next number.
+  const json again_created = expect_2xx(post(box), "the same name and disk again").body;
   EXPECT_EQ(again_created["current_job"]["name"], "box-3") << again_created.dump();
   ASSERT_EQ(s.req("DELETE", "/api/v1/instances/box", dev).status, 204);
+  EXPECT_EQ(s.req("DELETE", "/api/v1/volumes/home", dev).status, 204) << "released instances hold no volume";
 
   // Each run was billed as a job's run: two closed allocations for the instance's two jobs.
   const json closed = s.admin("GET", "/api/v1/allocations?state=closed&limit=100").body;
   int runs = 0;
   for (const auto& a : closed["items"]) runs += a["job_id"] == first_job || a["job_id"] == second_job;
   EXPECT_EQ(runs, 2) << closed.dump();
+}
+
+// volume.size_gb at create: the data disk is made with the instance (in the same write) when the
+// tenant has no volume of that name, and checked against the one it has otherwise; an instance
+// refused makes no volume; the answer shows the disk's size.
+TEST(Instances, ADataDiskOfTheAskedSizeIsMadeWithTheInstance) {
+  ServerProcess s({"--sched-interval-ms", "20", "--firewall-interval-s", "0"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
+  acme_and_beta(s);
+  const std::string dev = make_user_token(s, "acme-dev", "tenant_member", "acme");
+  auto box = [](const std::string& name, const std::string& disk, int64_t gb) {
+    return json{{"name", name}, {"project", "vision"}, {"image", "docker.io/library/debian:12"},
+                {"resources", {{"cpu_cores", 2}, {"memory_gib", 4}}}, {"volume", {{"name", disk}, {"size_gb", gb}}}};
+  };
+  auto post = [&](const json& b) { return s.req("POST", "/api/v1/instances", dev, b); };
+  EXPECT_EQ(post(box("a", "scratch", 0)).error_fields(), std::vector<std::string>{"volume.size_gb"});
+  json refused = box("a", "scratch", 25);
+  refused["stop_after_minutes"] = 0;
+  EXPECT_EQ(post(refused).error_fields(), std::vector<std::string>{"stop_after_minutes"});
+  EXPECT_EQ(s.req("GET", "/api/v1/volumes/scratch", dev).status, 404) << "a refused instance makes no volume";
+  const json a = expect_2xx(post(box("a", "scratch", 25)), "a with a new 25 GB disk").body;
+  EXPECT_EQ(a["volume"]["size_gb"], 25) << a.dump();
+  const json disk = s.req("GET", "/api/v1/volumes/scratch", dev).body;
+  EXPECT_EQ(disk["size_gb"], 25) << disk.dump();
+  EXPECT_EQ(disk["tenant_id"], a["tenant_id"]);
+  expect_2xx(s.req("POST", "/api/v1/volumes", dev, json{{"name", "home"}, {"size_gb", 10}}), "home");
+  Resp differs = post(box("b", "home", 20));
+  EXPECT_EQ(differs.error_fields(), std::vector<std::string>{"volume.size_gb"}) << differs.describe();
+  EXPECT_NE(differs.body.dump().find("10 GB"), std::string::npos) << differs.describe();
+  EXPECT_EQ(expect_2xx(post(box("b", "home", 10)), "b on home as it is").body["volume"]["size_gb"], 10);
+  EXPECT_EQ(post(box("c", "home", 10)).status, 409) << "home is b's data disk";
 }
 
 // Access fields on the simulated executor (no container, so no way in is shown): keys checked and
@@ -258,6 +316,43 @@ std::string host_of(ServerProcess& s, const json& instance) {
 }
 
 }  // namespace
+
+// Restart: a running instance's job is cancelled and its next one submitted in one write, saying
+// who restarted it; a stopped one is told to start instead; a viewer may not.
+TEST(Instances, RestartStopsAndStartsInOneWrite) {
+  ServerProcess s({"--sched-interval-ms", "20", "--firewall-interval-s", "0"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
+  acme_and_beta(s);
+  const std::string dev = make_user_token(s, "acme-dev", "tenant_member", "acme");
+  const std::string viewer = make_user_token(s, "acme-viewer", "viewer", "acme");
+  expect_2xx(s.req("POST", "/api/v1/instances", dev,
+                   json{{"name", "box"}, {"project", "vision"}, {"gpus", 1}, {"gpu_model", "h100-sxm5-80gb"},
+                        {"image", "nvcr.io/nvidia/pytorch:24.05-py3"}}),
+             "box");
+  const std::string path = "/api/v1/instances/box";
+  const json up = wait_for(s, path, instance_in("running"));
+  ASSERT_EQ(up["state"], "running");
+  const std::string first = up["current_job"]["id"];
+  const std::string home = host_of(s, up);
+  EXPECT_EQ(s.req("POST", path + "/restart", viewer, json::object()).status, 403);
+  Resp bad = s.req("POST", path + "/restart", dev, json{{"on", "elsewhere"}});
+  EXPECT_EQ(bad.error_fields(), std::vector<std::string>{"on"}) << bad.describe();
+  const json restarted = expect_2xx(s.req("POST", path + "/restart", dev, json::object()), "restart").body;
+  EXPECT_EQ(restarted["current_job"]["name"], "box-2") << restarted.dump();
+  EXPECT_NE(restarted["state"], "stopped") << restarted.dump();
+  const json old = s.admin("GET", "/api/v1/jobs/" + first).body;
+  EXPECT_EQ(old["status"]["state"], "cancelled");
+  EXPECT_EQ(old["status"]["reason"], "instance restarted by acme-dev") << old.dump();
+  const json again = wait_for(s, path, instance_in("running"));
+  EXPECT_EQ(again["state"], "running");
+  EXPECT_EQ(host_of(s, again), home) << "back on its host, whose GPU the restart freed";
+  expect_2xx(s.req("POST", path + "/stop", dev, json::object()), "stop");
+  Resp stopped = s.req("POST", path + "/restart", dev, json::object());
+  EXPECT_EQ(stopped.status, 409) << stopped.describe();
+  EXPECT_EQ(stopped.body["detail_message"].value("code", ""), "api.instances.already_stopped") << stopped.describe();
+}
 
 TEST(Instances, RestartReturnsToItsHostOrSaysWhyAndOffersAnotherHostOrCpuOnly) {
   ServerProcess s({"--sched-interval-ms", "20", "--firewall-interval-s", "0"});
@@ -457,6 +552,25 @@ TEST(Instances, StoppedInstancesAreReleasedAfterTheirOffersDaysWithWarningsBefor
   EXPECT_NE(last["message_en"].get<std::string>().find("was released"), std::string::npos) << last.dump();
   EXPECT_EQ(with_key(release_alerts(), warn3)["state"], "resolved") << "a released instance's warnings are resolved";
   (void)released;
+  const json kept_as_released = s.req("GET", "/api/v1/instances/" + gone_id, dev).body;
+  EXPECT_EQ(kept_as_released["state"], "released") << kept_as_released.dump();
+  EXPECT_NE(kept_as_released["stop_reason"].get<std::string>().find("after 5 day(s) stopped"), std::string::npos)
+      << kept_as_released.dump();
+
+  // Kept, read-only, for a week after its release; then removed.
+  s.set_extra_args(at(t0 + 5 * day + 60'000 + kReleasedKeptDays * day - 3'600'000));
+  s.restart();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // a firewall pass or two
+  EXPECT_EQ(s.req("GET", "/api/v1/instances/" + gone_id, dev).status, 200) << "not yet a week";
+  s.set_extra_args(at(t0 + 5 * day + 60'000 + kReleasedKeptDays * day + 3'600'000));
+  s.restart();
+  wait_for(s, "/api/v1/instances?limit=100", [&](const json& j) {
+    for (const json& i : j["items"])
+      if (i["id"] == gone_id) return false;
+    return true;
+  });
+  EXPECT_EQ(s.req("GET", "/api/v1/instances/" + gone_id, dev).status, 404);
+  EXPECT_EQ(s.req("GET", "/api/v1/instances/kept", dev).status, 200);
 }
 
 }  // namespace

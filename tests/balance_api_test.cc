@@ -150,7 +150,8 @@ TEST(Balance, AnInstanceStopsWhenItsTenantsMoneyRunsOutAndStaysStopped) {
   expect_2xx(s.admin("POST", "/api/v1/top-ups", json{{"tenant", "acme"}, {"amount", "100000.00"}, {"reference", "pay-i2"}}), "top-up");
   for (int i = 0; i < 50; ++i) {
     bool active = false;
-    for (const auto& a : s.admin("GET", "/api/v1/alerts?state=active").body["items"]) active = active || a["kind"] == "balance_exhausted";
+    const json alerts = s.admin("GET", "/api/v1/alerts?state=active").body;  // kept: the loop reads into it
+    for (const auto& a : alerts["items"]) active = active || a["kind"] == "balance_exhausted";
     if (!active) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }

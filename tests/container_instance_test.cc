@@ -1,10 +1,11 @@
 // local_containers: an instance's way in on real Podman containers (docs/resources/instances.md
 // #access): created with the CLI, a real `ssh` client logs in with the tenant's key (and not with another), writes on the
 // data volume; the notebook answers its token and refuses requests without it; after a stop and a
-// start the file is still there and the SSH host key is the same (it lives on the volume); the
+// start, and after a restart, the file is still there and the SSH host key is the same (it lives on the volume); the
 // notebook's URL (with its token) is shown only to those who may start and stop the instance; a
 // minute of low metered utilization stops an instance on its tenant's idle rule, saying why; with
-// its host's GPUs taken by another tenant's job a start is refused saying so, and a CPU-only start reaches the data.
+// its host's GPUs taken by another tenant's job a start is refused saying so, and a CPU-only start reaches the data;
+// a restart of an instance slow to stop starts the new container only once the old one has gone.
 // Skipped without root, Podman or ssh, or (when the image is not built yet) the Debian archive.
 #include <gtest/gtest.h>
 
@@ -151,7 +152,7 @@ TEST(ContainerInstance, local_containers_SshAndNotebookReachAnInstanceAcrossStop
   EXPECT_NE(files.find("notes.txt"), std::string::npos) << "the notebook serves the data volume: " << files;
 
   // Stop: nothing answers. Start: the file is there, under the same host key (StrictHostKeyChecking=yes).
-  // Stopping while its container goes (a start meanwhile refused); stopped once it has gone.
+  // Stopping while its container goes; stopped once it has gone.
   int64_t stopping_ms = 0;
   json stopped = stop_and_follow(s, path, dev, &stopping_ms);
   std::printf("stopping lasted %lld ms (local executor)\n", static_cast<long long>(stopping_ms));
@@ -166,6 +167,16 @@ TEST(ContainerInstance, local_containers_SshAndNotebookReachAnInstanceAcrossStop
   auto [rc2, out2] = ssh_when_up("cat /data/notes.txt", "yes");
   EXPECT_EQ(rc2, 0) << out2 << logs(again);
   EXPECT_EQ(out2, "kept\n");
+
+  // Restart in one step: the new run is submitted only once the old container has gone (without
+  // that wait the new one would find the instance's ports still taken and fail).
+  const json re = expect_2xx(s.req("POST", path + "/restart", dev, json::object()), "restart").body;
+  EXPECT_NE(re["current_job"]["id"], again["current_job"]["id"]) << re.dump();
+  const json back = wait_for(s, path, running, 120);
+  ASSERT_EQ(back["state"], "running") << back.dump() << s.log();
+  auto [rc_re, out_re] = ssh_when_up("cat /data/notes.txt", "yes");
+  EXPECT_EQ(rc_re, 0) << out_re << logs(back);
+  EXPECT_EQ(out_re, "kept\n");
 
   // Idle auto-stop: a minute of metered utilization below 10 % stops the idler (the tenant's rule)
   // and records why; box's own rule (minutes 0, off) is the one in force for it.
@@ -239,6 +250,27 @@ TEST(ContainerInstance, local_containers_SshAndNotebookReachAnInstanceAcrossStop
   EXPECT_EQ(left, "") << s.admin("GET", "/api/v1/jobs/" + cpu["current_job"]["id"].get<std::string>()).body.dump()
                       << run_cmd("date; cat " + b.dir + "/runs/*/wrapper.log " + b.dir + "/runs/*/exit; tail -n 30 " + b.dir + "/out/*.log") << s.log();
   EXPECT_TRUE(fs::exists(b.dir + "/volumes/" + tenant + "/home/notes.txt"));
+
+  // A restart of an instance slow to stop (its command, PID 1, has no SIGTERM handler, so podman
+  // stop waits its 10 s before the kill): the new container is started only once the old one has
+  // gone. Started beside it, it would find the instance's SSH port still taken and fail.
+  const json slow = {{"name", "slow"}, {"project", "acme-proj"}, {"gpus", 0}, {"image", kImage},
+                     {"command", {"sleep", "infinity"}}, {"ssh_keys", {pub.substr(0, pub.find('\n'))}},
+                     {"resources", {{"cpu_cores", 1}, {"memory_gib", 1}}}};
+  expect_2xx(s.req("POST", "/api/v1/instances", dev, slow), "slow");
+  const json slow_up = wait_for(s, "/api/v1/instances/slow", running, 120);
+  ASSERT_EQ(slow_up["state"], "running") << slow_up.dump() << s.log();
+  const json slow_re = expect_2xx(s.req("POST", "/api/v1/instances/slow/restart", dev, json::object()), "restart slow").body;
+  EXPECT_EQ(slow_re["state"], "requested") << slow_re.dump();
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  const json held = s.admin("GET", "/api/v1/jobs/" + slow_re["current_job"]["id"].get<std::string>()).body;
+  EXPECT_EQ(held["status"]["state"], "admitted") << "held while the old container stops: " << held.dump();
+  const json slow_back = wait_for(s, "/api/v1/instances/slow", running, 60);
+  ASSERT_EQ(slow_back["state"], "running") << slow_back.dump() << logs(slow_back);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const json still = s.req("GET", "/api/v1/instances/slow", dev).body;
+  EXPECT_EQ(still["state"], "running") << "its new container keeps running: " << still.dump() << logs(still);
+  EXPECT_EQ(s.req("DELETE", "/api/v1/instances/slow", dev).status, 204);
 }
 
 }  // namespace

@@ -2,8 +2,9 @@
 // (`gpurent serve --executor slurm --containers`), reached as its tenant reaches it: a real `ssh`
 // client logs in with the tenant's key through the port the API names and writes on the data
 // volume, the notebook answers its token (and refuses requests without it), a stop reads stopping
-// until Slurm's job has gone (a start meanwhile is refused), a stopped instance answers no SSH, and after a start the file is there under the same host key. The same as
-// container_instance_test on the local executor, here through sbatch, the batch script and scancel.
+// until Slurm's job has gone (its data disk cannot be detached meanwhile), a stopped instance
+// answers no SSH, and after a start, and after a restart, the file is there under the same host
+// key. The same as container_instance_test on the local executor, here through sbatch, the batch script and scancel.
 // Skipped without root, Slurm, Podman, ssh or curl, or (when the image is not built yet) the
 // Debian archive.
 #include <gtest/gtest.h>
@@ -102,7 +103,7 @@ TEST(ContainerSlurmInstance, slurm_containers_AnInstanceIsReachedBySshAndNoteboo
   EXPECT_EQ(run_cmd("curl -s -o /dev/null -w '%{http_code}' '" + nb + "/api/status'"), "403");
 
   // Stopped through scancel: nothing answers. Started again: the file, under the same host key.
-  // Stopping while Slurm's job completes (a start meanwhile refused); stopped once it has gone.
+  // Stopping while Slurm's job completes; stopped once it has gone.
   int64_t stopping_ms = 0;
   ASSERT_EQ(stop_and_follow(s, path, dev, &stopping_ms)["state"], "stopped");
   std::printf("stopping lasted %lld ms (Slurm)\n", static_cast<long long>(stopping_ms));
@@ -114,6 +115,13 @@ TEST(ContainerSlurmInstance, slurm_containers_AnInstanceIsReachedBySshAndNoteboo
   auto [rc2, out2] = ssh_when_up("cat /data/notes.txt", "yes");
   EXPECT_EQ(rc2, 0) << out2;
   EXPECT_EQ(out2, "kept\n");
+  const json re = expect_2xx(s.req("POST", path + "/restart", dev, json::object()), "restart").body;
+  const json back = wait_for(s, path, running, 120);
+  ASSERT_EQ(back["state"], "running") << back.dump() << s.log();
+  EXPECT_NE(back["current_job"]["id"], up["current_job"]["id"]);
+  auto [rc3, out3] = ssh_when_up("cat /data/notes.txt", "yes");
+  EXPECT_EQ(out3, "kept\n") << "after a restart";
+  (void)re;
   EXPECT_EQ(s.req("DELETE", path, dev).status, 204);
 }
 

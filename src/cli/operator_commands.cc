@@ -1,7 +1,9 @@
 // Verbs over the generic resource commands: `measurements accept|reject ID`, `nodes
 // drain|undrain NODE`, `instances start|stop|preflight INSTANCE`, `alerts lift ALERT`, and `reports reconciliation` (metered against
 // allocated GPU-seconds, one tenant or the whole platform).
+#include <chrono>
 #include <memory>
+#include <thread>
 
 #include "cli/commands.h"
 #include "cli/output.h"
@@ -201,10 +203,12 @@ void add_instance_volume_verbs(CLI::App& instances, CliContext& ctx) {
   }
 }
 
-// `instances start|stop NAME`: a stopped instance submits its next job (back to its last host
-// when that host's GPUs are free; `--on` says where else); a running one's job is cancelled (its
-// volume keeps the data). `instances preflight NAME`: what a start would meet. `instances save NAME
+// `instances start|stop|restart NAME`: a stopped instance submits its next job (back to its last
+// host when that host's GPUs are free; `--on` says where else); a running one's job is cancelled
+// (its volume keeps the data); a restart does both in one write. `instances preflight NAME`: what a start would meet. `instances save NAME
 // --image IMG`: the running container saved as the tenant's image IMG.
+constexpr std::chrono::seconds kStopWait{120};
+
 void add_instance_verbs(CLI::App& instances, CliContext& ctx) {
   struct SaveOpts {
     std::string ref, image, description;
@@ -247,25 +251,44 @@ void add_instance_verbs(CLI::App& instances, CliContext& ctx) {
       });
     };
   });
-  for (const bool start : {true, false}) {
+  struct Verb {
+    const char* name;
+    const char* help;
+    bool on;  // takes --on
+  };
+  for (const Verb& v : {Verb{"start", "start a stopped instance (a new job of its project; back to its host when its GPUs are free)", true},
+                        Verb{"stop", "stop a running instance: its container goes, its volume keeps the data", false},
+                        Verb{"restart", "stop a running instance and start it again in one step (the new container waits for the old one to go)", true}}) {
     auto ref = std::make_shared<std::string>();
     auto on = std::make_shared<std::string>();
-    auto* cmd = instances.add_subcommand(start ? "start" : "stop",
-                                         start ? "start a stopped instance (a new job of its project; back to its host when its GPUs are free)"
-                                               : "stop a running instance: its container goes, its volume keeps the data");
+    auto no_wait = std::make_shared<bool>(false);
+    auto* cmd = instances.add_subcommand(v.name, v.help);
     cmd->add_option("instance", *ref, "id or name")->required();
-    if (start)
+    if (std::string(v.name) == "stop")
+      cmd->add_flag("--no-wait", *no_wait, "return at once, while its container may still be stopping");
+    if (v.on)
       cmd->add_option("--on", *on,
                       "auto (default: its last host, refused when that host is busy), same_host (wait for it), any_host, cpu_only")
           ->check(CLI::IsMember({"auto", "same_host", "any_host", "cpu_only"}));
-    cmd->callback([&ctx, ref, on, start] {
-      ctx.action = [&ctx, ref, on, start] {
+    const std::string action = std::string("/") + v.name;
+    cmd->callback([&ctx, ref, on, no_wait, action] {
+      ctx.action = [&ctx, ref, on, no_wait, action] {
         int rc = kExitOk;
         ApiClient* c = ctx.client(&rc);
         if (!c) return rc;
         json body = json::object();
         if (!on->empty()) body["on"] = *on;
-        auto r = c->post("/instances" + seg(*ref) + (start ? "/start" : "/stop"), body);
+        auto r = c->post("/instances" + seg(*ref) + action, body);
+        // A stop returns once the container has gone (stopping -> stopped), as `podman stop`
+        // does, so `stop && attach` works; at most kStopWait, then it says it is still stopping.
+        if (r && action == "/stop" && !*no_wait) {
+          const std::string id = r->value("id", *ref);
+          for (auto until = std::chrono::steady_clock::now() + kStopWait;
+               r && r->value("state", "") == "stopping" && std::chrono::steady_clock::now() < until;) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(250));
+            r = c->get("/instances" + seg(id));
+          }
+        }
         if (!r) return ctx.fail(r.error());
         return ctx.emit(*r, [&](std::ostream& out) {
           out << "instance " << printable(r->value("name", *ref)) << ": " << printable(r->value("state", "")) << " (job "

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "model/record_codec.h"
+#include "model/volume.h"
 
 namespace gpurent {
 
@@ -39,6 +40,7 @@ void read_declared(Fields& f, Instance& i) {
     VolumeMount m;
     m.name = v.str("name", kVolumeRefRule);
     m.mount = v.opt_str("mount", {.min_len = 1, .max_len = 4096}).value_or("/data");
+    i.volume_size_gb = v.opt_integer("size_gb", 1, kMaxVolumeGb);
     v.finish();
     i.volume = std::move(m);
   });
@@ -96,7 +98,7 @@ Result<Instance> parse_instance(const json& body) {
   f.ignore({"tenant_id", "project_id", "state", "job_ids", "want_running", "stop_reason", "stop_reason_message",
             "current_job", "reason", "cost_per_hour", "stop_reason_text", "stops_at", "cost_until_stop",
             "ssh_port", "notebook_port", "access", "idle_stop_in_force", "utilization", "release_at",
-            "release_after_days", "stopping_job", "stopping_since"});
+            "release_after_days", "stopping_job", "stopping_since", "released_at"});
   ignore_server_keys(f);
   f.finish();
   if (!errs.empty()) return errs.to_error();
@@ -119,6 +121,7 @@ Result<Instance> decode_instance(const json& body) {
   i.notebook_token = f.opt_str("notebook_token", {.min_len = 0, .max_len = 128}).value_or("");
   i.stopping_job = f.opt_str("stopping_job", kServerText).value_or("");
   i.stopping_since = f.opt_time("stopping_since").value_or(0);
+  i.released_at = f.opt_time("released_at");
   f.ignore({"stop_reason_text"});
   f.finish();
   if (!errs.empty()) return errs.to_error();
@@ -153,6 +156,7 @@ json to_json(const Instance& i) {
     j["stopping_job"] = i.stopping_job;
     j["stopping_since"] = format_rfc3339(i.stopping_since);
   }
+  if (i.released_at) j["released_at"] = format_rfc3339(*i.released_at);
   return j;
 }
 
@@ -163,7 +167,19 @@ IndexCols index_of(const Instance& i) {
   c.project_id = i.project_id;
   c.gpu_model = i.gpu_model.value_or("");
   if (!i.stopping_job.empty()) c.state = "stopping";  // found each tick without reading them all
+  if (i.released_at) {
+    c.name.clear();
+    c.state = "released";
+  }
   return c;
+}
+
+void mark_released(Instance& i, const Message& why, TimeMs now) {
+  i.released_at = now;
+  i.want_running = false;
+  i.stop_reason = why;
+  i.stopping_job.clear();
+  i.stopping_since = 0;
 }
 
 Result<json> instance_job(const Instance& i, int64_t n, TimeMs now) {

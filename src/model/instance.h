@@ -36,6 +36,9 @@ struct Instance {
   // Its data disk: one of the tenant's volumes, mounted read-write (default /data), no other
   // instance's data disk or shared volume at the same time (the API checks it).
   std::optional<VolumeMount> volume;
+  // At create only (volume.size_gb, not stored): the data disk's size, made with the instance when
+  // the tenant has no volume of that name, else checked against the one it has.
+  std::optional<int64_t> volume_size_gb;
   // Volumes it shares with other instances and jobs (a project's volume, say), mounted at `mount`
   // (default /shared/<name>), read-only when asked; at most kMaxSharedVolumes, none another
   // instance's data disk.
@@ -63,6 +66,9 @@ struct Instance {
   // cancel (its container being stopped), since when; "" once the run has gone.
   std::string stopping_job;
   TimeMs stopping_since = 0;
+  // Released (DELETE, or by its offer's rule): kept, read-only, as `released` for
+  // kReleasedKeptDays, holding no name, ports or volumes; then removed.
+  std::optional<TimeMs> released_at;
   // The node ports published to its sshd and notebook (0: none), fixed for the instance's life
   // from the server's range (--instance-ports), and the notebook's token (64 hex digits; shown only
   // to those who may start and stop the instance).
@@ -78,7 +84,9 @@ struct Instance {
 Result<Instance> parse_instance(const json& body);
 Result<Instance> decode_instance(const json& body);  // the stored body, strictly by type
 json to_json(const Instance& i);                     // the stored body; the API adds state, times
-IndexCols index_of(const Instance& i);               // name, tenant_id, project_id, gpu_model; state "stopping"
+// name (none once released: another instance may take it), tenant_id, project_id, gpu_model;
+// state "stopping" or "released" (found without reading them all).
+IndexCols index_of(const Instance& i);
 
 // The job the instance's `n`-th start submits at `now` (POST /api/v1/jobs body): its time limit is
 // the sooner of stop_after_minutes and stop_at. An error on stop_at when it is not after `now`, or
@@ -105,6 +113,9 @@ json start_job_on(json job, StartOn on, const std::string& host);
 // ended `days` before (its offer's stopped_instance_release_days) is released; warnings go out 3
 // and 1 days before, never before it stopped.
 inline constexpr int64_t kReleaseWarningDays[] = {3, 1};
+inline constexpr int64_t kReleasedKeptDays = 7;
+// Released at `now` for `why`: stopped (it must have been stopped first), holding nothing.
+void mark_released(Instance& i, const Message& why, TimeMs now);
 TimeMs release_time(TimeMs stopped_at, int64_t days);
 // The warnings (days before the release, of kReleaseWarningDays) due at `now`.
 std::vector<int64_t> release_warnings_due(TimeMs now, TimeMs stopped_at, TimeMs release_at);

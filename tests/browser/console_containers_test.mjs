@@ -186,8 +186,8 @@ async function run(page, base, adminToken, dir) {
   // 5. Release from the page.
   page.once("dialog", (d) => void d.accept());
   await row("ssh-box").getByTestId("instance-release").click();
-  await row("ssh-box").waitFor({ state: "detached", timeout: STEP_TIMEOUT_MS });
-  check((await api(base, member, "GET", "instances/ssh-box")).status === 404, "released from the page");
+  await row("ssh-box").locator('[data-testid="instance-state"][data-state="released"]').waitFor({ timeout: STEP_TIMEOUT_MS });
+  check((await api(base, member, "GET", "instances/ssh-box")).status === 404, "released from the page: its name is free");
   return tenant.id;
 }
 

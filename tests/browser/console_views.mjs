@@ -1,5 +1,5 @@
 // browser_dashboard, part three: the tenant's console. Instances created, stopped, started and
-// released from the page, in English and in 简体中文, with what the page shows (state, cost per
+// released from the page (and then read-only, its name free), in English and in 简体中文, with what the page shows (state, cost per
 // hour, what the starts cost so far, utilization, access) checked against the API's own answers;
 // a refused form naming its field; the job form; the roles (a viewer reads and has no buttons);
 // and one tenant never seeing another's instances, while the operator sees both.
@@ -151,12 +151,21 @@ export async function instanceConsole(page, base, adminToken, tenantToken, qingy
   check(restarted.job_ids.length === 2 && movedTo !== pf.host.node, `"On another host": a second start, on another node (${movedTo})`);
   await api(base, tenantToken, "POST", `jobs/${filler.json.id}/cancel`);
 
+  // Restart: one click stops and starts it in one write (a third job; the second's reason says who).
+  await inRow(page, "browser-box", "instance-restart").click();
+  const thrice = await instanceWhen(base, tenantToken, "browser-box", (i) => i.state === "running" && i.job_ids.length === 3, "restarted");
+  const before = (await api(base, tenantToken, "GET", `jobs/${restarted.current_job.id}`)).json.status;
+  check(thrice.job_ids.length === 3 && before.state === "cancelled" && /restarted by/.test(before.reason),
+    `restart: a new job, the old one cancelled as "${before.reason}"`);
+  await rowState(page, "browser-box", "running");
+
   // 5. In 简体中文: the same console, the states and buttons translated, the server's reasons too.
   await page.getByTestId("lang-select").selectOption("zh-CN");
   await openView(page, "#/instances?lang=zh", "instances");
   check((await cellText(page.getByTestId("nav-instances"))) === "实例", "zh: nav reads 实例");
   check((await cellText(inRow(page, "browser-box", "instance-state"))) === "运行中", "zh: the state reads 运行中");
   check((await cellText(inRow(page, "browser-box", "instance-stop"))) === "停止", "zh: the stop button reads 停止");
+  check((await cellText(inRow(page, "browser-box", "instance-restart"))) === "重启", "zh: the restart button reads 重启");
   check((await cellText(inRow(page, "browser-box", "instance-access-none"))) === "无法访问：此服务器不运行容器", "zh: the access note is Chinese");
   const zhRun = await cellText(inRow(page, "browser-box", "instance-cost-running"));
   check(zhRun === perHour(restarted.cost_per_hour.running, restarted.cost_per_hour.currency, "/小时"), `zh: running cost per hour "${zhRun}"`);
@@ -168,13 +177,19 @@ export async function instanceConsole(page, base, adminToken, tenantToken, qingy
   await shot(page, "25-console-instances-zh");
   await page.getByTestId("lang-select").selectOption("en");
 
-  // 6. Release (confirmed): gone from the page and the API; its volume stays.
+  // 6. Release (confirmed): the row reads released, with no action left; its name is free (the API
+  // finds it by id only); its volume stays.
   await openView(page, "#/instances?r=2", "instances");
+  const boxId = (await api(base, tenantToken, "GET", "instances/browser-box")).json.id;
   page.once("dialog", (d) => void d.accept());
   await inRow(page, "browser-box", "instance-release").click();
   await page.getByTestId("instance-done").waitFor({ timeout: STEP_TIMEOUT_MS });
-  await row(page, "browser-box").waitFor({ state: "detached", timeout: STEP_TIMEOUT_MS });
-  check((await api(base, tenantToken, "GET", "instances/browser-box")).status === 404, "release: the row is gone and the API answers 404");
+  await rowState(page, "browser-box", "released");
+  check((await row(page, "browser-box").locator("button").count()) === 0, "release: the released row offers no action");
+  check((await cellText(inRow(page, "browser-box", "instance-reason"))).includes("released by"), "release: the row says who released it");
+  check((await api(base, tenantToken, "GET", "instances/browser-box")).status === 404, "release: its name no longer finds it");
+  const gone = await api(base, tenantToken, "GET", `instances/${boxId}`);
+  check(gone.status === 200 && gone.json.state === "released" && gone.json.released_at, `release: by id it reads released (${gone.json.state})`);
   check((await api(base, tenantToken, "GET", "volumes/console-disk")).status === 200, "release: the volume stays");
 
   // 7. A member submits a job from the form (and is told which field is wrong first).

@@ -226,11 +226,12 @@ export interface Instance {
   gpu_model?: string;
   resources?: { cpu_cores?: number; memory_gib?: number };
   image?: string;
-  volume?: { name: string; mount: string };
+  volume?: { name: string; mount: string; size_gb?: number };
   shared_volumes?: { name: string; mount: string; read_only: boolean }[];
   notebook?: boolean;
   ssh_keys?: string[];
-  state: string; // requested | starting | running | stopping | stopped
+  state: string; // requested | starting | running | stopping | stopped | released
+  released_at?: string; // once released: when (kept, read-only, for 7 days)
   stopping_since?: string; // while stopping: since when its container is being stopped
   want_running: boolean;
   job_ids: string[];

@@ -16,7 +16,7 @@ Result<std::optional<VolumeHolder>> volume_holder(StoreTx& tx, const std::string
   for (const Record& r : *all) {
     if (r.id == self_id) continue;
     auto i = decode_record(r, decode_instance, "its volumes are not counted");
-    if (!i) continue;  // reported by decode_record
+    if (!i || i->released_at) continue;  // reported by decode_record; a released one holds none
     if (i->volume && i->volume->name == name) return std::optional<VolumeHolder>(VolumeHolder{i->name, true});
     for (const VolumeMount& m : i->shared_volumes)
       if (m.name == name && !shared) shared = VolumeHolder{i->name, false};
@@ -84,6 +84,7 @@ void change_volume(App& app, const KindSpec& spec, const httplib::Request& req, 
       if (auto j = tx.get("jobs", i->job_ids.back()))
         if (auto s = stored_job_status(j->body); s && !is_terminal(s->state))
           return Error::make(Code::kConflict, Message("api.instances.volume_while_active").arg("name", i->name));
+    if (auto s = check_not_released(*i); !s) return s;
     if (auto s = check_not_stopping(*i); !s) return s;
     const TimeMs now = app.clock.now();
     std::string detail;

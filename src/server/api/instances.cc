@@ -4,6 +4,7 @@
 //   GET    /instances, /{ref}        with the state derived from its latest job
 //   POST   /instances/{ref}/stop     cancels the running job: the container goes, the volume stays
 //   POST   /instances/{ref}/start    submits the next job "<name>-<n>"
+//   POST   /instances/{ref}/restart  both, in one write
 //   DELETE /instances/{ref}          release: stops it and removes the instance (not its volume)
 //   POST   /instances/{ref}/attach, /detach   its volumes (api/instance_volumes.h)
 // Those who submit the tenant's jobs write (the jobs row of the permission matrix); its users read.
@@ -67,7 +68,8 @@ Status assign_access(App& app, StoreTx& tx, Instance& i) {
   if (!all) return all.error();
   for (const Record& r : *all)
     for (const char* k : {"ssh_port", "notebook_port"})
-      if (auto v = r.body.find(k); v != r.body.end() && v->is_number_integer()) taken.insert(v->get<int64_t>());
+      if (!r.body.contains("released_at"))  // a released instance's ports are free
+        if (auto v = r.body.find(k); v != r.body.end() && v->is_number_integer()) taken.insert(v->get<int64_t>());
   int64_t next = app.opts.instance_port_min;
   auto take = [&](int64_t& port) -> Status {
     while (next <= app.opts.instance_port_max && taken.count(next)) ++next;
@@ -87,6 +89,29 @@ Status assign_access(App& app, StoreTx& tx, Instance& i) {
   return ok_status();
 }
 
+// volume.size_gb at create: the tenant's volume of that name must be that size; when the tenant has
+// none, it is made (as POST /volumes would, in this write). Errors name the instance's fields.
+Status ensure_data_disk(App& app, const Principal& p, StoreTx& tx, const Instance& i) {
+  if (!i.volume || !i.volume_size_gb) return ok_status();
+  auto found = list_all(tx, "volumes", {{"tenant_id", i.tenant_id}, {"name", i.volume->name}});
+  if (!found) return found.error();
+  if (!found->empty()) {
+    auto v = decode_record(found->front(), decode_volume, "the instance's data disk cannot be checked");
+    if (!v) return v.error();
+    if (v->size_gb == *i.volume_size_gb) return ok_status();
+    return Error::invalid("volume.size_gb", Message("instance.volume.size_differs")
+                                                .arg("volume", i.volume->name)
+                                                .arg("size", std::to_string(v->size_gb))
+                                                .arg("asked", std::to_string(*i.volume_size_gb)));
+  }
+  auto made = create_in(app, app.kinds.at("volumes"),
+                        json{{"name", i.volume->name}, {"size_gb", *i.volume_size_gb}, {"tenant", i.tenant_id}}, p, tx);
+  if (made) return ok_status();
+  Error e = made.error();
+  for (auto& fe : e.fields) fe.field = "volume." + fe.field;
+  return e;
+}
+
 Result<Built> build_instance(App& app, const json& body, const Principal& p, StoreTx& tx) {
   auto i = parse_instance(body);
   if (!i) return i.error();
@@ -96,6 +121,7 @@ Result<Built> build_instance(App& app, const json& body, const Principal& p, Sto
   if (!project) return project.error();
   i->tenant_id = project->tenant_id;
   i->project_id = project->id;
+  if (auto s = ensure_data_disk(app, p, tx, *i); !s) return s.error();
   if (auto s = check_instance_volumes(tx, *i, ""); !s) return s.error();
   if (auto s = assign_access(app, tx, *i); !s) return s.error();
   if (auto s = start_in(app, p, tx, *i); !s) return s.error();
@@ -408,11 +434,22 @@ void decorate(App& app, StoreReader& store, const Record& r, const Principal& p,
     if (st) put_message(out["current_job"], "reason", st->reason);
   }
   out["state"] = instance_state(st);
+  if (i->volume && out.contains("volume"))  // the data disk's size, as the volume has it now
+    if (auto vols = list_all(store, "volumes", {{"tenant_id", i->tenant_id}, {"name", i->volume->name}}); vols && !vols->empty())
+      if (auto v = decode_volume(vols->front().body)) out["volume"]["size_gb"] = v->size_gb;
   out.erase("stopping_job");
   out.erase("stopping_since");
   if (!i->stopping_job.empty() && out["state"] == "stopped") {  // its run is still being stopped
     out["state"] = "stopping";
     out["stopping_since"] = format_rfc3339(i->stopping_since);
+  }
+  if (i->released_at) {  // kept to be read: nothing runs, is reached or is paid through it
+    out["state"] = "released";
+    for (const char* k : {"ssh_port", "notebook_port", "stop_reason", "stop_reason_text"}) out.erase(k);
+    for (const char* k : {"access", "utilization", "idle_stop_in_force"}) out[k] = nullptr;
+    out["cost_per_hour"] = {{"running", nullptr}, {"stopped", nullptr}, {"currency", nullptr}, {"basis", nullptr}};
+    if (i->stop_reason) put_message(out, "stop_reason", *i->stop_reason);
+    return;
   }
   // The idle auto-stop rule in force: its own, else its tenant's default (null: none).
   out["idle_stop_in_force"] = nullptr;
@@ -466,14 +503,44 @@ Result<std::pair<Record, Instance>> instance_for_write(App& app, const KindSpec&
   if (!cur) return cur.error();
   auto i = decode_record(*cur, decode_instance, "it cannot be started or stopped");
   if (!i) return i.error();
+  if (auto s = check_not_released(*i); !s) return s.error();
   return std::make_pair(*cur, *i);
 }
 
+enum class Act { kStart, kStop, kRestart };
+const char* act_name(Act a) { return a == Act::kStart ? "start" : a == Act::kStop ? "stop" : "restart"; }
+
+// Starts the stopped instance i inside tx: back to its last GPU host (auto: only when that host has
+// its GPUs free; else refused, before anything is submitted, with what the preflight advises).
+Status start_stopped(App& app, const Principal& p, StoreTx& tx, Instance& i, StartOn on) {
+  std::string host;
+  if (i.gpus > 0 && (on == StartOn::kAuto || on == StartOn::kSameHost)) {
+    auto pf = preflight(tx, i, app.opts.volume_copy_mbps);
+    if (!pf) return pf.error();
+    if (on == StartOn::kSameHost && pf->host.empty())
+      return Error::invalid("on", Message("api.instances.no_host").arg("name", i.name));
+    if (on == StartOn::kAuto && !pf->host.empty() && !pf->host_free)
+      return Error::make(Code::kConflict, Message("api.instances.host_busy").arg("name", i.name).arg("why", pf->advice));
+    host = pf->host;
+  }
+  if (on == StartOn::kCpuOnly || i.gpus == 0) {  // without GPUs: where a node volume is, so nothing is copied
+    Preflight vp;
+    vp.body = json::object();
+    if (auto v = preflight_volume(tx, i, app.opts.volume_copy_mbps, vp); !v) return v.error();
+    host = vp.volume_node;
+  }
+  if (on == StartOn::kCpuOnly && i.gpus == 0) on = StartOn::kAnyHost;  // it is CPU-only anyway
+  return start_in(app, p, tx, i, on, host);
+}
+
+// start, stop, restart (a stop and a start in one write). A start while the previous run is
+// still stopping is accepted: the executor submits the new run once the old one has gone
+// (services/instance_stop.h), so the two never hold the ports or the volumes at once.
 void act(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p,
-         bool start) {
+         Act what) {
   const std::string who = p.user_id;
   StartOn on = StartOn::kAuto;
-  if (start && !req.body.empty()) {  // {"on": …}; no body is {}
+  if (what != Act::kStop && !req.body.empty()) {  // {"on": …}; no body is {}
     auto body = parse_body(req);
     auto parsed = body ? parse_start_request(*body) : Result<StartOn>(body.error());
     if (!parsed) return send_problem(res, parsed.error(), req.path);
@@ -491,43 +558,26 @@ void act(App& app, const KindSpec& spec, const httplib::Request& req, httplib::R
     if (*job)
       if (auto s = stored_job_status((**job).body); s) jst = *s;
     const bool active = jst && !is_terminal(jst->state);
-    if (start) {
-      if (active) return Error::make(Code::kConflict, Message("api.instances.already_started").arg("name", i.name));
-      if (auto s = check_not_stopping(i); !s) return s;
-      // Back to its last GPU host (auto: only when that host has its GPUs free; else refused,
-      // before anything is submitted, with what the preflight advises).
-      std::string host;
-      if (i.gpus > 0 && (on == StartOn::kAuto || on == StartOn::kSameHost)) {
-        auto pf = preflight(tx, i, app.opts.volume_copy_mbps);
-        if (!pf) return pf.error();
-        if (on == StartOn::kSameHost && pf->host.empty())
-          return Error::invalid("on", Message("api.instances.no_host").arg("name", i.name));
-        if (on == StartOn::kAuto && !pf->host.empty() && !pf->host_free)
-          return Error::make(Code::kConflict, Message("api.instances.host_busy").arg("name", i.name).arg("why", pf->advice));
-        host = pf->host;
-      }
-      if (on == StartOn::kCpuOnly || i.gpus == 0) {  // without GPUs: where a node volume is, so nothing is copied
-        Preflight vp;
-        vp.body = json::object();
-        if (auto v = preflight_volume(tx, i, app.opts.volume_copy_mbps, vp); !v) return v.error();
-        host = vp.volume_node;
-      }
-      if (on == StartOn::kCpuOnly && i.gpus == 0) on = StartOn::kAnyHost;  // it is CPU-only anyway
-      if (auto s = start_in(app, p, tx, i, on, host); !s) return s;
-    } else {
-      if (!active) return Error::make(Code::kConflict, Message("api.instances.already_stopped").arg("name", i.name));
+    if (what == Act::kStart && active)
+      return Error::make(Code::kConflict, Message("api.instances.already_started").arg("name", i.name));
+    if (what != Act::kStart && !active)
+      return Error::make(Code::kConflict, Message("api.instances.already_stopped").arg("name", i.name));
+    if (what != Act::kStart) {
       auto u = tx.get("users", who);
-      Message why = Message("instance.stopped_by").arg("user", u && !u->name.empty() ? u->name : who);
+      const std::string user = u && !u->name.empty() ? u->name : who;
+      Message why = Message(what == Act::kRestart ? "instance.restarted_by" : "instance.stopped_by").arg("user", user);
       if (auto s = stop_instance_job(tx, i, why, who, now, runs_linger(app.opts.executor)); !s) return s;
     }
+    if (what != Act::kStop)
+      if (auto s = start_stopped(app, p, tx, i, on); !s) return s;
     auto r = write_instance(tx, cur, i, now);
     if (!r) return r.error();
-    if (auto s = tx.append_audit({now, who, start ? "start" : "stop", "instances", r->id, r->name}); !s) return s;
+    if (auto s = tx.append_audit({now, who, act_name(what), "instances", r->id, r->name}); !s) return s;
     out = std::move(*r);
     return ok_status();
   });
   if (!st) return send_problem(res, st.error(), req.path);
-  app.metrics.count_write("instances", start ? "start" : "stop");
+  app.metrics.count_write("instances", act_name(what));
   json body = present(out);
   decorate(app, app.store, out, p, body);
   send_json(res, 200, body);
@@ -540,6 +590,7 @@ void preflight_instance(App& app, const KindSpec& spec, const httplib::Request& 
   if (!r) return send_problem(res, r.error(), req.path);
   auto i = decode_record(*r, decode_instance, "its restart cannot be checked");
   if (!i) return send_problem(res, i.error(), req.path);
+  if (auto s = check_not_released(*i); !s) return send_problem(res, s.error(), req.path);
   auto pf = preflight(app.store, *i, app.opts.volume_copy_mbps);
   if (!pf) return send_problem(res, pf.error(), req.path);
   send_json(res, 200, pf->body);
@@ -547,11 +598,15 @@ void preflight_instance(App& app, const KindSpec& spec, const httplib::Request& 
 
 void start_instance(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res,
                     const Principal& p) {
-  act(app, spec, req, res, p, true);
+  act(app, spec, req, res, p, Act::kStart);
 }
 void stop_instance(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res,
                    const Principal& p) {
-  act(app, spec, req, res, p, false);
+  act(app, spec, req, res, p, Act::kStop);
+}
+void restart_instance(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res,
+                      const Principal& p) {
+  act(app, spec, req, res, p, Act::kRestart);
 }
 
 }  // namespace
@@ -569,18 +624,25 @@ void register_instance_routes(App& app, Router& srv) {
   spec.decorate = [&app](StoreReader& store, const Record& r, const Principal& p, json& out) {
     decorate(app, store, r, p, out);
   };
-  // Release: a running instance is stopped first; its jobs stay (their runs are billed), and its
+  // Release: a running instance is stopped first; it is kept as `released` (read-only, holding no
+  // name, ports or volumes) for kReleasedKeptDays; its jobs stay (their runs are billed), and its
   // volume is the tenant's to keep or delete.
-  spec.on_delete = [&app](const Principal& p, const Record& r, StoreTx& tx) -> Status {
+  spec.soft_delete = [&app](const Principal& p, Record& r, StoreTx& tx) -> Status {
     auto i = decode_record(r, decode_instance, "it cannot be released");
     if (!i) return i.error();
+    if (auto s = check_not_released(*i); !s) return s;
     auto u = tx.get("users", p.user_id);
     const Message why = Message("instance.released_by").arg("user", u && !u->name.empty() ? u->name : p.user_id);
-    return stop_instance_job(tx, *i, why, p.user_id, app.clock.now(), runs_linger(app.opts.executor));
+    const TimeMs now = app.clock.now();
+    if (auto s = stop_instance_job(tx, *i, why, p.user_id, now, runs_linger(app.opts.executor)); !s) return s;
+    mark_released(*i, why, now);
+    put_instance(r, *i);
+    return ok_status();
   };
   register_crud(app, srv, spec);
   item_route(app, srv, "POST", "instances", "start", start_instance);
   item_route(app, srv, "POST", "instances", "stop", stop_instance);
+  item_route(app, srv, "POST", "instances", "restart", restart_instance);
   item_route(app, srv, "GET", "instances", "preflight", preflight_instance);
   register_instance_volume_routes(app, srv);
 }

@@ -110,7 +110,7 @@ const std::set<Op> kServerRoutes = {
     {"PUT", "/api/v1/volumes/{ref}"}, {"DELETE", "/api/v1/volumes/{ref}"},
     {"GET", "/api/v1/instances"}, {"POST", "/api/v1/instances"}, {"GET", "/api/v1/instances/{ref}"},
     {"DELETE", "/api/v1/instances/{ref}"}, {"POST", "/api/v1/instances/{ref}/start"},
-    {"POST", "/api/v1/instances/{ref}/stop"}, {"GET", "/api/v1/instances/{ref}/preflight"},
+    {"POST", "/api/v1/instances/{ref}/stop"}, {"POST", "/api/v1/instances/{ref}/restart"}, {"GET", "/api/v1/instances/{ref}/preflight"},
     {"POST", "/api/v1/instances/{ref}/image"}, {"POST", "/api/v1/instances/{ref}/attach"},
     {"POST", "/api/v1/instances/{ref}/detach"},
     {"POST", "/api/v1/usage"}, {"GET", "/api/v1/usage/gpus"}, {"GET", "/api/v1/usage/jobs"},

@@ -343,12 +343,19 @@ static void delete_handler(App& app, const KindSpec& spec, const httplib::Reques
     if (auto a = check_write(spec, p, *cur, WriteOp::kDelete); !a) return a;
     if (spec.on_delete)
       if (auto s = spec.on_delete(p, *cur, tx); !s) return s;
-    if (auto s = tx.remove(spec.kind, cur->id); !s) return s;
-    removed = *cur;
+    if (spec.soft_delete) {
+      Record r = *cur;
+      if (auto s = spec.soft_delete(p, r, tx); !s) return s;
+      r.updated_at = app.clock.now();
+      if (auto s = tx.update(r); !s) return s;
+    } else {
+      if (auto s = tx.remove(spec.kind, cur->id); !s) return s;
+      removed = *cur;
+    }
     return tx.append_audit({app.clock.now(), p.user_id, "delete", spec.kind, cur->id, cur->name});
   });
   if (!st) return send_problem(res, st.error(), req.path);
-  if (spec.after_delete) spec.after_delete(removed);
+  if (spec.after_delete && !spec.soft_delete) spec.after_delete(removed);
   app.metrics.count_write(spec.kind, "delete");
   res.status = 204;
 }

@@ -42,6 +42,9 @@ struct KindSpec {
   // What a read by the principal adds to (or hides from) the stored object (an instance's state,
   // derived from its job). Optional.
   std::function<void(StoreReader&, const Record&, const Principal&, json& out)> decorate;
+  // Instead of removing the object, DELETE changes it to what it becomes (an instance released:
+  // kept to be read): sets `r`, a copy of the current record, which the caller stores. Optional.
+  std::function<Status(const Principal&, Record& r, StoreTx&)> soft_delete;
   // After a delete committed: what lives outside the store (a volume's folder). Optional.
   std::function<void(const Record& removed)> after_delete;
   // After insert, same transaction (e.g. a job's first state event). Optional.

@@ -513,6 +513,10 @@ Status SlurmExecutor::submit(StoreTx& tx, const Record& r, const Job& j, TimeMs 
     host.forget(r.id);
     return move_job(tx, r.id, JobState::kFailed, Message("exec.readiness.unsupported"), {}, now);
   }
+  // An instance's start waits for its previous run to go (its ports, its volumes): a later tick.
+  auto waits = waits_for_earlier_run(tx, r, j);
+  if (!waits) return waits.error();
+  if (*waits) return ok_status();
   SlurmSubmit s;
   s.name = "gpurent-" + r.name;
   s.comment = r.id;
@@ -681,6 +685,12 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
     if (!n || sj.id > n->id) n = &sj;
   }
   if (auto s = adopt_slurm_gpus(tx, newest, host, now); !s) return s;
+  // Instances stopping a run Slurm no longer runs (it left COMPLETING: its processes are gone) are
+  // stopped; first, so that a start waiting for that run is submitted in this same tick.
+  std::set<std::string> alive;
+  for (const SlurmJob& sj : jobs_)
+    if (!terminal(sj.state)) alive.insert(sj.comment);
+  if (auto ended = end_instance_stops(tx, alive, now); !ended) return ended.error();
   std::set<int64_t> ours;  // Slurm jobs that belong to a placed gpurent job
   std::set<std::string> placed;
   Status st = for_each_placed_job(tx, [&](const Record& r, Job& j) -> Status {
@@ -706,19 +716,15 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
   }
   for (auto it = ready_seen_.begin(); it != ready_seen_.end();)  // runs of jobs no longer placed
     it = placed.count(it->substr(0, it->find('/'))) ? std::next(it) : ready_seen_.erase(it);
-  // Slurm jobs gpurent no longer runs (cancelled, preempted, requeued): cancel them in Slurm. Until
-  // Slurm says they ended (COMPLETING while their processes go), their instances read stopping.
-  std::set<std::string> lingering;
+  // Slurm jobs gpurent no longer runs (cancelled, preempted, requeued): cancel them in Slurm.
   for (const SlurmJob& sj : jobs_) {
     if (terminal(sj.state) || ours.count(sj.id) || sj.comment.rfind("job_", 0) != 0) continue;
-    lingering.insert(sj.comment);
     if (auto s = batch_->cancel(sj.id); !s)
       spdlog::error("{}", json({{"event", std::string(name()) + "_cancel_failed"}, {"run", sj.id},
                                 {"error", s.error().message}})
                               .dump());
   }
-  auto ended = end_instance_stops(tx, lingering, now);
-  return ended ? ok_status() : Status(ended.error());
+  return ok_status();
 }
 
 Result<std::unique_ptr<Executor>> make_slurm_executor(SlurmExecutorOptions o, const GpuCatalog& catalog) {

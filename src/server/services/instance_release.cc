@@ -10,6 +10,7 @@
 #include "model/job_state.h"
 #include "model/offer.h"
 #include "server/services/cost_firewall.h"
+#include "server/services/instance_stop.h"
 #include "server/services/record_faults.h"
 
 namespace gpurent {
@@ -54,7 +55,7 @@ Alert release_alert(const Instance& i, const std::string& project, const Release
 }  // namespace
 
 Result<std::optional<ReleaseDue>> release_due(StoreReader& store, const GpuCatalog& catalog, const Instance& i) {
-  if (i.job_ids.empty()) return std::optional<ReleaseDue>();
+  if (i.job_ids.empty() || i.released_at) return std::optional<ReleaseDue>();
   auto job = store.get("jobs", i.job_ids.back());
   if (!job) return job.error().code == Code::kNotFound ? Result<std::optional<ReleaseDue>>(std::nullopt) : job.error();
   auto st = stored_job_status(job->body);
@@ -87,6 +88,18 @@ Result<int> release_stopped_instances(ServiceContext& app, TimeMs now) {
   for (const Record& r : *all) {
     auto i = decode_record(r, decode_instance, "its release is not applied");
     if (!i) continue;
+    if (i->released_at) {  // kept to be read for kReleasedKeptDays, then removed
+      if (now < *i->released_at + kReleasedKeptDays * 86'400'000) continue;
+      Status st = app.loop.run([&](StoreTx& tx) -> Status {
+        auto cur = tx.get("instances", r.id);
+        if (!cur) return cur.error().code == Code::kNotFound ? ok_status() : Status(cur.error());
+        if (cur->version != r.version) return ok_status();
+        if (auto s = tx.remove("instances", r.id); !s) return s;
+        return tx.append_audit({now, "auto-release", "remove", "instances", r.id, i->name});
+      });
+      if (!st) return st.error();
+      continue;
+    }
     auto due = release_due(app.store, app.catalog, *i);
     if (!due) return due.error();
     if (!*due) continue;
@@ -111,7 +124,10 @@ Result<int> release_stopped_instances(ServiceContext& app, TimeMs now) {
       auto cur = tx.get("instances", r.id);
       if (!cur) return cur.error().code == Code::kNotFound ? ok_status() : Status(cur.error());
       if (cur->version != r.version) return ok_status();  // changed meanwhile: the next pass decides
-      if (auto s = tx.remove("instances", r.id); !s) return s;
+      Instance gone = *i;
+      mark_released(gone, Message("instance.released_after").arg("days", std::to_string((*due)->days))
+                              .arg("offer", verbatim((*due)->offer)), now);
+      if (auto w = write_instance(tx, *cur, gone, now); !w) return w.error();
       if (auto s = tx.append_audit({now, "auto-release", "release", "instances", r.id, r.name}); !s) return s;
       Alert a = release_alert(*i, pname, **due, now, 0);
       a.key = kKeyPrefix + r.id + ":released";

@@ -1,8 +1,10 @@
 // Release of stopped instances (docs/resources/instances.md#release): an instance whose last run
-// ended its offer's stopped_instance_release_days ago is released (removed; its jobs and its volume
-// stay), after warnings 3 and 1 days before: alerts of kind instance_release, delivered to the
-// tenant's webhooks like every alert, saying what goes and what is kept. The cost firewall runs a
-// pass each time it runs (services/cost_firewall.h). Reads off the loop, writes through it; any thread.
+// ended its offer's stopped_instance_release_days ago is released (kept as `released` to be read,
+// holding no name, ports or volumes; its jobs and its volume stay), after warnings 3 and 1 days
+// before: alerts of kind instance_release, delivered to the tenant's webhooks like every alert,
+// saying what goes and what is kept. Released instances (by this rule or by hand) are removed
+// kReleasedKeptDays after their release. The cost firewall runs a pass each time it runs
+// (services/cost_firewall.h). Reads off the loop, writes through it; any thread.
 #pragma once
 
 #include <optional>
@@ -24,8 +26,9 @@ struct ReleaseDue {
 // run's offer sets no release.
 Result<std::optional<ReleaseDue>> release_due(StoreReader& store, const GpuCatalog& catalog, const Instance& i);
 
-// One pass at `now`: warnings due, releases due, and warnings no longer true (the instance was
-// started again or released by hand) resolved. Returns how many instances it released.
+// One pass at `now`: warnings due, releases due, released instances past keeping removed, and
+// warnings no longer true (the instance was started again or released by hand) resolved. Returns
+// how many instances it released.
 Result<int> release_stopped_instances(ServiceContext& app, TimeMs now);
 
 }  // namespace gpurent

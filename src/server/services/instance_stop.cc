@@ -36,14 +36,36 @@ Status check_not_stopping(const Instance& i) {
                                           .arg("since", format_rfc3339(i.stopping_since)));
 }
 
+Status check_not_released(const Instance& i) {
+  if (!i.released_at) return ok_status();
+  return Error::make(Code::kConflict,
+                     Message("api.instances.released").arg("name", i.name).arg("at", format_rfc3339(*i.released_at)));
+}
+
+void put_instance(Record& r, const Instance& i) {
+  const IndexCols idx = index_of(i);
+  r.body = to_json(i);
+  r.name = idx.name;
+  r.state = idx.state;
+}
+
 Result<Record> write_instance(StoreTx& tx, const Record& cur, const Instance& i, TimeMs now) {
   Record r = cur;
-  r.body = to_json(i);
-  r.state = index_of(i).state;
+  put_instance(r, i);
   r.updated_at = now;
   if (auto s = tx.update(r); !s) return s.error();
   r.version = cur.version + 1;
   return r;
+}
+
+Result<bool> waits_for_earlier_run(StoreTx& tx, const Record& r, const Job& j) {
+  auto label = j.labels.find(kInstanceLabel);
+  if (label == j.labels.end()) return false;
+  auto found = tx.list({"instances", {{"tenant_id", r.tenant_id}, {"name", label->second}}, "", 1});
+  if (!found) return found.error();
+  if (found->items.empty()) return false;
+  auto i = decode_instance(found->items.front().body);
+  return i && !i->stopping_job.empty() && i->stopping_job != r.id;
 }
 
 Result<int> end_instance_stops(StoreTx& tx, const std::set<std::string>& live, TimeMs now) {

@@ -1,9 +1,10 @@
-// Stopping an instance (docs/resources/instances.md#lifecycle). A stop (by a user, idle
+// Stopping an instance (docs/resources/instances.md#stopping). A stop (by a user, idle
 // auto-stop, the balance guard, a release) cancels the instance's latest job inside the caller's
 // transaction, so its GPUs and its billing stop at that instant. When that job had a run (it was
 // starting or running), the instance reads `stopping` until the executor no longer sees the run
-// alive (the container being stopped: podman stop, Slurm's KillWait); meanwhile it cannot be
-// started, nor its volumes attached or detached, because its container may still write to them.
+// alive (the container being stopped: podman stop, Slurm's KillWait); meanwhile its volumes cannot be
+// attached or detached, because its container may still write to them; a start (or a restart) is
+// accepted, and the executor submits its run only once the old one has gone (waits_for_earlier_run).
 // Every executor ends the marks each tick (end_instance_stops) with the gpurent jobs whose runs it
 // still sees; the simulated executor has none and marks none. Inside the caller's transaction; any thread.
 #pragma once
@@ -27,9 +28,17 @@ inline bool runs_linger(const std::string& executor) { return executor != "sim";
 
 // 409 while i is stopping: a start or a volume change waits until its run has gone.
 Status check_not_stopping(const Instance& i);
+// 409 once i is released: it is kept to be read, not used.
+Status check_not_released(const Instance& i);
 
+// i as r's body and index columns.
+void put_instance(Record& r, const Instance& i);
 // Stores i over `cur` (body and index columns) at `now`; the stored record, with its new version.
 Result<Record> write_instance(StoreTx& tx, const Record& cur, const Instance& i, TimeMs now);
+
+// Whether job `r` (j) is an instance's start that must wait: its instance is still stopping an
+// earlier run. The executor submits it at a later tick, once that run has gone.
+Result<bool> waits_for_earlier_run(StoreTx& tx, const Record& r, const Job& j);
 
 // Instances stopping whose job is not in `live` (gpurent jobs whose runs the executor still sees)
 // become stopped. How many.

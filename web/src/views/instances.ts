@@ -2,7 +2,8 @@
 // Lists them (GET /api/v1/instances) with their state and why, what they cost per hour running
 // and stopped, what their starts have cost so far (each job's GET /jobs/{ref}/cost, summed per
 // currency), their GPUs' latest utilization, and how to reach them (the SSH command, the notebook
-// link); those who may submit the tenant's jobs also create, start, stop and release them. The
+// link); those who may submit the tenant's jobs also create, start, stop and release them (a released
+// instance stays listed, read-only, for a week). The
 // list reads itself again every few seconds while an instance is on its way up, so a start is
 // seen to run without reloading the page.
 
@@ -105,6 +106,7 @@ export async function renderInstances(root: HTMLElement, ctx: ViewContext): Prom
       return b;
     };
     const path = `instances/${encodeURIComponent(i.id)}`;
+    if (i.state === "released") return h("div", { class: "actions" }); // kept to be read, not used
     return h(
       "div",
       { class: "actions" },
@@ -113,6 +115,10 @@ export async function renderInstances(root: HTMLElement, ctx: ViewContext): Prom
         ? button("instances.start", "instance-start", () => void start(i))
         : i.state === "stopping" ? null
         : button("instances.stop", "instance-stop", () => void act(() => post(`${path}/stop`, {}), t("instances.stopped", { name: i.name }))),
+      // A stop and a start in one write; the new container waits for the old one to go.
+      i.state === "running"
+        ? button("instances.restart", "instance-restart", () => void act(() => post(`${path}/restart`, {}), t("instances.restarted", { name: i.name })))
+        : null,
       // Its running container (system disk, not its volume) as an image of the tenant: the server
       // answers at once (saving); the image is ready once the node has saved it.
       i.state === "running"
@@ -175,7 +181,7 @@ export async function renderInstances(root: HTMLElement, ctx: ViewContext): Prom
 }
 
 function stateCell(i: Instance): HTMLElement {
-  const why = i.state === "stopped" || i.state === "stopping"
+  const why = i.state === "stopped" || i.state === "stopping" || i.state === "released"
     ? renderMessage(i.stop_reason_message, i.stop_reason ?? "")
     : i.state === "requested" ? renderMessage(i.current_job?.reason_message, i.current_job?.reason ?? "") : "";
   return h(
@@ -184,6 +190,7 @@ function stateCell(i: Instance): HTMLElement {
     h("span", { class: `badge state-${i.state}`, "data-state": i.state, "data-testid": "instance-state" }, instanceState(i.state)),
     why ? h("div", { class: "reason", "data-testid": "instance-reason" }, why) : null,
     i.release_at ? h("div", { class: "muted", "data-testid": "instance-release-at" }, `${t("instances.release_at")} `, when(i.release_at)) : null,
+    i.released_at ? h("div", { class: "muted", "data-testid": "instance-released-at" }, `${t("instances.released_at")} `, when(i.released_at)) : null,
     i.stops_at ? h("div", { class: "muted", "data-testid": "instance-stops-at" }, `${t("instances.stops_at")} `, when(i.stops_at),
       i.cost_until_stop && i.cost_per_hour.currency ? h("span", {}, " · ", t("instances.cost_until_stop"), " ", cents(i.cost_until_stop, i.cost_per_hour.currency)) : null) : null,
   );
