@@ -64,9 +64,6 @@ export async function instanceConsole(page, base, adminToken, tenantToken, qingy
   const theirsDirect = await api(base, tenantToken, "GET", "instances/aurora-secret-box");
   check(theirsDirect.status === 404, `API: another tenant's instance is 404 to the tenant (HTTP ${theirsDirect.status})`);
   // 2. A refused form names its field; then a real instance from the form.
-  // A data disk of its own (a data disk is one instance's alone: the demo's dev-box holds its own).
-  const disk = await api(base, tenantToken, "POST", "volumes", { name: "console-disk", size_gb: 20 });
-  check(disk.status === 201, `a volume for the console's instance (HTTP ${disk.status})`);
   const form = page.getByTestId("instance-form");
   await form.getByTestId("instance-name").fill("Bad Name");
   await form.getByTestId("instance-create").click();
@@ -85,7 +82,12 @@ export async function instanceConsole(page, base, adminToken, tenantToken, qingy
   await form.getByTestId("instance-gpus").fill("1");
   await form.getByTestId("instance-model").selectOption("ascend-910b-64gb");
   await form.getByTestId("instance-image").fill("nvcr.io/nvidia/pytorch:24.05-py3");
-  await form.getByTestId("instance-volume").selectOption("console-disk");
+  // A data disk of its own, made with it from the form (a data disk is one instance's alone: the
+  // demo's dev-box holds its own).
+  check(await form.getByTestId("instance-new-disk").isHidden(), "the new disk's fields show only when asked for");
+  await form.getByTestId("instance-volume").selectOption({ label: "a new disk…" });
+  await form.getByTestId("instance-new-disk-name").fill("console-disk");
+  await form.getByTestId("instance-new-disk-size").fill("20");
   await form.getByTestId("instance-ssh-keys").fill("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIgSxaQ2Qz1gDd7Y9wF6Zr1i4e0bqKk2yG0o3b4c5d6e browser@test");
   await form.getByTestId("instance-notebook-on").check();
   await form.getByTestId("instance-stop-after").fill("120");
@@ -94,10 +96,14 @@ export async function instanceConsole(page, base, adminToken, tenantToken, qingy
   check((await cellText(page.getByTestId("instance-done"))).includes("browser-box"), "create: the page says browser-box was created");
   const created = await instanceWhen(base, tenantToken, "browser-box", (i) => i.state === "running", "running");
   check(created.project_id === project.id && created.gpus === 1 && created.gpu_model === "ascend-910b-64gb" && created.notebook === true
-    && created.ssh_keys.length === 1 && created.stop_after_minutes === 120 && created.volume?.name === "console-disk",
+    && created.ssh_keys.length === 1 && created.stop_after_minutes === 120 && created.volume?.name === "console-disk"
+    && created.volume?.size_gb === 20,
     `the form's fields reached the API (${JSON.stringify({ project: created.project_id, gpus: created.gpus, model: created.gpu_model, volume: created.volume })})`);
   await rowState(page, "browser-box", "running");
   check(true, "create: the row reaches running without reloading the page");
+  const disk = await api(base, tenantToken, "GET", "volumes/console-disk");
+  check(disk.status === 200 && disk.json.size_gb === 20, `the form made the 20 GB data disk with the instance (HTTP ${disk.status}, ${disk.json.size_gb} GB)`);
+  check((await cellText(inRow(page, "browser-box", "instance-volumes"))).includes("console-disk (20 GB)"), "the row shows the disk and its size");
   // Its GPU's utilization, as an agent on the node reports it, shown as the API answers it.
   const job = (await api(base, tenantToken, "GET", `jobs/${created.current_job.id}`)).json;
   const sampled = await api(base, adminToken, "POST", "usage", {

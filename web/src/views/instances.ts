@@ -18,6 +18,7 @@ import type { Project } from "../types_dashboard";
 import { errorNotice } from "./errors";
 
 const POLL_MS = 2000;
+const NEW_DISK = "\u0000new"; // the volume select's "a new disk" (no volume name has a NUL)
 const TRANSITIONAL = new Set(["requested", "starting", "stopping"]);
 
 export async function renderInstances(root: HTMLElement, ctx: ViewContext): Promise<void> {
@@ -246,7 +247,10 @@ function utilizationCell(i: Instance): Child {
 /** Its data disk and shared volumes, one muted line (nothing without volumes). */
 function volumesLine(i: Instance): Child {
   const parts: string[] = [];
-  if (i.volume) parts.push(t("instances.volume.data", { name: i.volume.name, mount: i.volume.mount }));
+  if (i.volume) {
+    const name = i.volume.size_gb === undefined ? i.volume.name : `${i.volume.name} (${i.volume.size_gb} GB)`;
+    parts.push(t("instances.volume.data", { name, mount: i.volume.mount }));
+  }
   for (const v of i.shared_volumes ?? [])
     parts.push(t(v.read_only ? "instances.volume.shared_ro" : "instances.volume.shared", { name: v.name, mount: v.mount }));
   return parts.length === 0 ? null : h("div", { class: "muted", "data-testid": "instance-volumes" }, parts.join(" · "));
@@ -284,6 +288,11 @@ function createForm(projects: { project: Project; label: string }[], models: Gpu
   const memory = numberInput("instance-memory", 1, 16384);
   const image = textInput("instance-image", { placeholder: t("instances.image.default") });
   const volume = h("select", { "data-testid": "instance-volume" });
+  // "A new disk": made with the instance at this name and size (volume.size_gb).
+  const newDiskName = textInput("instance-new-disk-name", { placeholder: "home" });
+  const newDiskSize = numberInput("instance-new-disk-size", 1, 1000000);
+  const newDisk = h("div", { class: "inline", hidden: true, "data-testid": "instance-new-disk" },
+    labelled(t("instances.field.new_disk_name"), newDiskName), labelled(t("instances.field.new_disk_size"), newDiskSize));
   const keys = h("textarea", { rows: "2", cols: "48", spellcheck: "false", placeholder: "ssh-ed25519 AAAA… you@laptop", "data-testid": "instance-ssh-keys" });
   const notebook = h("input", { type: "checkbox", "data-testid": "instance-notebook-on" });
   const stopAfter = numberInput("instance-stop-after", 1, 44640);
@@ -291,8 +300,11 @@ function createForm(projects: { project: Project; label: string }[], models: Gpu
   const fillVolumes = () => {
     const tenant = projects.find((p) => p.project.id === project.value)?.project.tenant_id;
     volume.replaceChildren(h("option", { value: "" }, t("instances.volume.none")),
-      ...volumes.filter((v) => v.tenant_id === tenant).map((v) => h("option", { value: v.name }, `${v.name} (${v.size_gb} GB)`)));
+      ...volumes.filter((v) => v.tenant_id === tenant).map((v) => h("option", { value: v.name }, `${v.name} (${v.size_gb} GB)`)),
+      h("option", { value: NEW_DISK }, t("instances.volume.new")));
+    newDisk.hidden = volume.value !== NEW_DISK;
   };
+  volume.addEventListener("change", () => { newDisk.hidden = volume.value !== NEW_DISK; });
   const cpuOnly = () => { model.disabled = gpus.value.trim() === "0"; };
   project.addEventListener("change", fillVolumes);
   gpus.addEventListener("input", cpuOnly);
@@ -309,6 +321,7 @@ function createForm(projects: { project: Project; label: string }[], models: Gpu
     labelled(t("instances.field.memory"), memory),
     labelled(t("instances.field.image"), image),
     labelled(t("instances.field.volume"), volume),
+    newDisk,
     labelled(t("instances.field.ssh_keys"), keys),
     h("label", { class: "inline" }, notebook, ` ${t("instances.field.notebook")}`),
     labelled(t("instances.field.stop_after"), stopAfter),
@@ -327,7 +340,12 @@ function createForm(projects: { project: Project; label: string }[], models: Gpu
     if (m !== undefined) res.memory_gib = m;
     if (Object.keys(res).length > 0) body.resources = res;
     if (image.value.trim() !== "") body.image = image.value.trim();
-    if (volume.value !== "") body.volume = { name: volume.value };
+    if (volume.value === NEW_DISK) {
+      const size = intValue(newDiskSize);
+      body.volume = size === undefined ? { name: newDiskName.value.trim() } : { name: newDiskName.value.trim(), size_gb: size };
+    } else if (volume.value !== "") {
+      body.volume = { name: volume.value };
+    }
     const sshKeys = keys.value.split("\n").map((k) => k.trim()).filter((k) => k !== "");
     if (sshKeys.length > 0) body.ssh_keys = sshKeys;
     if (notebook.checked) body.notebook = true;
