@@ -98,7 +98,7 @@ Result<Instance> parse_instance(const json& body) {
   f.ignore({"tenant_id", "project_id", "state", "job_ids", "want_running", "stop_reason", "stop_reason_message",
             "current_job", "reason", "cost_per_hour", "stop_reason_text", "stops_at", "cost_until_stop",
             "ssh_port", "notebook_port", "access", "idle_stop_in_force", "utilization", "release_at",
-            "release_after_days", "stopping_job", "stopping_since", "released_at"});
+            "release_after_days", "stopping_job", "stopping_since", "stopping_gone_at", "released_at"});
   ignore_server_keys(f);
   f.finish();
   if (!errs.empty()) return errs.to_error();
@@ -121,6 +121,7 @@ Result<Instance> decode_instance(const json& body) {
   i.notebook_token = f.opt_str("notebook_token", {.min_len = 0, .max_len = 128}).value_or("");
   i.stopping_job = f.opt_str("stopping_job", kServerText).value_or("");
   i.stopping_since = f.opt_time("stopping_since").value_or(0);
+  i.stopping_gone_at = f.opt_time("stopping_gone_at").value_or(0);
   i.released_at = f.opt_time("released_at");
   f.ignore({"stop_reason_text"});
   f.finish();
@@ -155,6 +156,7 @@ json to_json(const Instance& i) {
   if (!i.stopping_job.empty()) {
     j["stopping_job"] = i.stopping_job;
     j["stopping_since"] = format_rfc3339(i.stopping_since);
+    if (i.stopping_gone_at) j["stopping_gone_at"] = format_rfc3339(i.stopping_gone_at);
   }
   if (i.released_at) j["released_at"] = format_rfc3339(*i.released_at);
   return j;
@@ -180,6 +182,7 @@ void mark_released(Instance& i, const Message& why, TimeMs now) {
   i.stop_reason = why;
   i.stopping_job.clear();
   i.stopping_since = 0;
+  i.stopping_gone_at = 0;
 }
 
 Result<json> instance_job(const Instance& i, int64_t n, TimeMs now) {

@@ -66,6 +66,7 @@ struct Instance {
   // cancel (its container being stopped), since when; "" once the run has gone.
   std::string stopping_job;
   TimeMs stopping_since = 0;
+  TimeMs stopping_gone_at = 0;  // when the executor first saw that run gone (0: not yet)
   // Released (DELETE, or by its offer's rule): kept, read-only, as `released` for
   // kReleasedKeptDays, holding no name, ports or volumes; then removed.
   std::optional<TimeMs> released_at;
@@ -114,6 +115,9 @@ json start_job_on(json job, StartOn on, const std::string& host);
 // and 1 days before, never before it stopped.
 inline constexpr int64_t kReleaseWarningDays[] = {3, 1};
 inline constexpr int64_t kReleasedKeptDays = 7;
+// How long a stopping instance stays stopping after its run is seen gone: the container runtime
+// lets go of the published ports (conmon) a moment after the run itself has ended.
+inline constexpr int64_t kStopSettleMs = 2000;
 // Released at `now` for `why`: stopped (it must have been stopped first), holding nothing.
 void mark_released(Instance& i, const Message& why, TimeMs now);
 TimeMs release_time(TimeMs stopped_at, int64_t days);

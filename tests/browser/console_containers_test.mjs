@@ -123,7 +123,7 @@ async function run(page, base, adminToken, dir) {
     `the page shows the SSH command as the API gives it: "${shown}"`);
   const link = await row("ssh-box").getByTestId("instance-notebook").getAttribute("href");
   check(link === inst.access?.notebook?.url && link?.includes("?token="), "the notebook link is the API's URL with its token");
-  check((await cellText(row("ssh-box").getByTestId("instance-volumes"))) === "disk home at /data", "the row names its data disk");
+  check((await cellText(row("ssh-box").getByTestId("instance-volumes"))) === "disk home (10 GB) at /data", "the row names its data disk and its size");
   await shot(page, "30-console-ssh");
 
   // 2. That very command logs in (sshd starts a moment after the container).
@@ -164,7 +164,7 @@ async function run(page, base, adminToken, dir) {
   await openView(page, "#/instances?lang=zh", "instances");
   check((await cellText(row("ssh-box").getByTestId("instance-state"))) === "运行中", "zh: the state reads 运行中");
   check((await cellText(row("ssh-box").getByTestId("instance-save"))) === "保存镜像", "zh: the save button reads 保存镜像");
-  check((await cellText(row("ssh-box").getByTestId("instance-volumes"))) === "数据盘 home（/data）", "zh: the data disk line");
+  check((await cellText(row("ssh-box").getByTestId("instance-volumes"))) === "数据盘 home (10 GB)（/data）", "zh: the data disk line");
   check((await cellText(row("ssh-box").getByTestId("instance-ssh"))) === shown, "zh: the same SSH command");
   const header = await page.locator('[data-testid="instances-table"] thead').innerText();
   check(/访问/.test(header), `zh: the access column's header is Chinese (${header.replace(/\s+/g, " ").trim()})`);

@@ -421,11 +421,25 @@ json utilization_of(StoreReader& store, const Instance& i, const std::optional<J
   return {{"percent", util->back().utilization_pct}, {"at", format_rfc3339(util->back().at)}};
 }
 
-void decorate(App& app, StoreReader& store, const Record& r, const Principal& p, json& out) {
-  out.erase("notebook_token");  // shown only inside access.notebook.url, to those who may use it
+void decorate(App& app, StoreReader& store, const Record& read, const Principal& p, json& out) {
+  // The instance and its latest job as one write left them: reads are not one snapshot, so a
+  // write that changed both (a stop: the job cancelled, want_running false) between reading the
+  // instance and its job would show half of it. The instance is read again after its job; when
+  // it changed meanwhile, both are read again.
+  Record r = read;
   auto i = decode_record(r, decode_instance, "its state cannot be shown");
   if (!i) return;
   auto job = latest_job(store, *i);
+  for (int tries = 0; tries < 3; ++tries) {
+    auto again = store.get("instances", r.id);
+    if (!again || again->version == r.version) break;
+    r = *again;
+    out = present(r);
+    i = decode_record(r, decode_instance, "its state cannot be shown");
+    if (!i) return;
+    job = latest_job(store, *i);
+  }
+  out.erase("notebook_token");  // shown only inside access.notebook.url, to those who may use it
   std::optional<JobStatus> st;
   if (job && *job) {
     auto s = stored_job_status((*job)->body);
@@ -439,6 +453,7 @@ void decorate(App& app, StoreReader& store, const Record& r, const Principal& p,
       if (auto v = decode_volume(vols->front().body)) out["volume"]["size_gb"] = v->size_gb;
   out.erase("stopping_job");
   out.erase("stopping_since");
+  out.erase("stopping_gone_at");
   if (!i->stopping_job.empty() && out["state"] == "stopped") {  // its run is still being stopped
     out["state"] = "stopping";
     out["stopping_since"] = format_rfc3339(i->stopping_since);

@@ -74,11 +74,21 @@ Result<int> end_instance_stops(StoreTx& tx, const std::set<std::string>& live, T
   int ended = 0;
   for (const Record& r : *stopping) {
     auto i = decode_instance(r.body);
-    if (!i || live.count(i->stopping_job)) continue;
-    i->stopping_job.clear();
-    i->stopping_since = 0;
+    if (!i) continue;
+    if (live.count(i->stopping_job)) {
+      if (i->stopping_gone_at == 0) continue;
+      i->stopping_gone_at = 0;  // seen again (a snapshot from before): not gone after all
+    } else if (i->stopping_gone_at == 0) {
+      i->stopping_gone_at = now;  // gone: stopped once the runtime has let go of its ports
+    } else if (now < i->stopping_gone_at + kStopSettleMs) {
+      continue;
+    } else {
+      i->stopping_job.clear();
+      i->stopping_since = 0;
+      i->stopping_gone_at = 0;
+      ++ended;
+    }
     if (auto w = write_instance(tx, r, *i, now); !w) return w.error();
-    ++ended;
   }
   return ended;
 }

@@ -41,7 +41,8 @@ Result<Record> write_instance(StoreTx& tx, const Record& cur, const Instance& i,
 Result<bool> waits_for_earlier_run(StoreTx& tx, const Record& r, const Job& j);
 
 // Instances stopping whose job is not in `live` (gpurent jobs whose runs the executor still sees)
-// become stopped. How many.
+// become stopped kStopSettleMs after the run was first seen gone (the runtime releases the
+// published ports a moment after the run ends). How many.
 Result<int> end_instance_stops(StoreTx& tx, const std::set<std::string>& live, TimeMs now);
 
 }  // namespace gpurent
