@@ -91,7 +91,7 @@ TEST(Volumes, AreBilledAtTheirProvisionedSizePerGbMonthFromTheFirstRunUntilDelet
   expect_2xx(s.admin("POST", "/api/v1/offers", offer), "offer");
   EXPECT_EQ(s.admin("GET", "/api/v1/offers/h100").body["fees"]["volume_storage"],
             (json{{"per_gb_month", "0.08"}, {"free_gb", 0}}));
-  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme", "CNY")), "tenant");
   expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
   const std::string dev = make_user_token(s, "acme-dev", "tenant_admin", "acme");
   expect_2xx(s.req("POST", "/api/v1/volumes", dev, json{{"name", "home"}, {"size_gb", 40}}), "volume");

@@ -57,7 +57,8 @@ void world(const ServerProcess& s) {
   expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
   for (const char* n : {"n1", "n2"}) expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", n)), "node");
   expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
-  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
+  // In CNY, as the offer: the scheduler uses offers in a tenant's own currency (or its contracts').
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme", "CNY")), "tenant");
   expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
 }
 
@@ -221,7 +222,7 @@ TEST(Billing, ATenantsOwnImageIsBilledPerGbMonthWhileKept) {
   no_price["fees"]["image_storage"] = {{"free_gb", 3}};
   EXPECT_EQ(s.admin("POST", "/api/v1/offers", no_price).error_fields(),
             std::vector<std::string>{"fees.image_storage.per_gb_month"});
-  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme", "CNY")), "tenant");
   expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
   const std::string dev = make_user_token(s, "acme-dev", "tenant_member", "acme");
   const std::string bytes(4096, 'x');
@@ -286,7 +287,7 @@ TEST(Billing, AProjectsArtifactIsBilledPerGbMonthWhileKept) {
   expect_2xx(s.admin("POST", "/api/v1/offers", offer), "offer");
   EXPECT_EQ(s.admin("GET", "/api/v1/offers/h100").body["fees"]["artifact_storage"],
             (json{{"per_gb_month", "0.07"}, {"free_gb", 0}}));
-  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme", "CNY")), "tenant");
   expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
   const std::string dev = make_user_token(s, "acme-dev", "tenant_admin", "acme");
   const std::string weights(8192, 'w');
@@ -730,7 +731,8 @@ TEST(Billing, ACorruptStoredContractFailsTheInvoiceInsteadOfShrinkingIt) {
   ASSERT_EQ(ready["undecodable_records"].size(), 1u) << ready.dump();
   EXPECT_EQ(ready["undecodable_records"][0]["kind"], "contracts");
   EXPECT_EQ(ready["undecodable_records"][0]["id"], contract);
-  EXPECT_EQ(ready["undecodable_records"][0]["seen"], 3);
+  // Three reads here, and the scheduler's: it reads contracts every pass (terms of placement).
+  EXPECT_GE(ready["undecodable_records"][0]["seen"].get<int64_t>(), 3);
   EXPECT_NE(s.req("GET", "/metrics", "").text.find("gpurent_records_undecodable{kind=\"contracts\"} 1"),
             std::string::npos);
 
@@ -762,7 +764,8 @@ void one_node_world(const ServerProcess& s, const json& offer) {
   expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
   expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
   expect_2xx(s.admin("POST", "/api/v1/offers", offer), "offer");
-  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
+  // In the offer's currency: the scheduler uses offers in a tenant's own currency only.
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme", offer.value("currency", "USD"))), "tenant");
   expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
 }
 

@@ -67,7 +67,7 @@ TEST(ContainerLocal, local_containers_RunWithoutSlurmAndSurviveAServerKill) {
   EXPECT_EQ(nodes["items"][0]["name"], "box");
   EXPECT_EQ(nodes["items"][0]["gpus"].size(), 4u) << nodes.dump();
 
-  const std::string tenant = expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant").body["id"];
+  const std::string tenant = expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme", "CNY")), "tenant").body["id"];
   b.network = "gpurent-" + tenant;
   json p = project_doc("acme", "acme-proj");
   p["quota"]["gpus_per_model"] = {{"h100-sxm5-80gb", 8}};

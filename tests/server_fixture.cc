@@ -308,8 +308,8 @@ json offer_doc(const std::string& supplier, const std::string& name) {
   return o;
 }
 
-json tenant_doc(const std::string& name) {
-  return {{"name", name}, {"display_name", "Tenant " + name}, {"currency", "USD"},
+json tenant_doc(const std::string& name, const std::string& currency) {
+  return {{"name", name}, {"display_name", "Tenant " + name}, {"currency", currency},
           {"contact_email", "ops@" + name + ".example.com"}, {"labels", {{"tier", "gold"}}}};
 }
 
@@ -335,6 +335,8 @@ json job_doc(const std::string& project, const std::string& name) {
   j["workers"] = 1;
   j["gpus_per_worker"] = 1;
   j["resources"] = {{"cpu_cores", 8}, {"memory_gib", 64}};
+  // The example's cap (3.20) is below offer_doc's prices (CNY 17.50): capped jobs would never start.
+  j["billing"].erase("max_price_per_gpu_hour");
   return j;
 }
 
@@ -415,8 +417,11 @@ void use_local_slurm_tools(const std::string& dir) {
 }
 
 std::string acme_and_beta(const ServerProcess& s) {
-  const std::string acme = expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant").body["id"];
-  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("beta")), "tenant");
+  // In CNY, as offer_doc's offers: the scheduler uses offers in a tenant's own currency only.
+  json acme_doc = tenant_doc("acme"), beta_doc = tenant_doc("beta");
+  acme_doc["currency"] = beta_doc["currency"] = "CNY";
+  const std::string acme = expect_2xx(s.admin("POST", "/api/v1/tenants", acme_doc), "tenant").body["id"];
+  expect_2xx(s.admin("POST", "/api/v1/tenants", beta_doc), "tenant");
   expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
   expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("beta", "nlp")), "project");
   return acme;

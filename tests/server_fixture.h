@@ -99,13 +99,13 @@ Resp expect_2xx(Resp r, const std::string& what);
 json supplier_doc(const std::string& name);                    // one site: "site-a"
 json node_doc(const std::string& supplier, const std::string& name);  // 8 x h100-sxm5-80gb at site-a
 json offer_doc(const std::string& supplier, const std::string& name);
-json tenant_doc(const std::string& name);                       // USD
+json tenant_doc(const std::string& name, const std::string& currency = "USD");                       // USD
 json project_doc(const std::string& tenant, const std::string& name);
 json user_doc(const std::string& name, const std::string& role, const std::string& tenant = "",
               const std::string& supplier = "");
-json job_doc(const std::string& project, const std::string& name);  // 1 worker x 1 h100
+json job_doc(const std::string& project, const std::string& name);  // 1 worker x 1 h100, no price cap
 // Tenants acme and beta with one project each: vision (acme) and nlp (beta); acme's id.
-std::string acme_and_beta(const ServerProcess& s);
+std::string acme_and_beta(const ServerProcess& s);  // CNY tenants, as offer_doc
 
 // Polls GET path with the admin token until pred holds (`seconds` at most); returns the last body
 // (and records a test failure when it times out).

@@ -163,13 +163,13 @@ std::vector<Job> qingyun_jobs() {
   std::vector<Job> jobs;
   {  // 64 Ascend 910B over RoCE: eight Atlas nodes, inside the tenant's reservation.
     Job j = base_job("qwen-sft-72b", "pretrain", JobKind::kTraining);
-    j.workers = 8;
+    j.workers = 4;  // 32 NPUs of one site: a gang stays on one site (Lingang has six nodes, Wuhu four)
     j.gpus_per_worker = 8;
     j.constraints.gpu_models = {"ascend-910b-64gb"};
     j.constraints.rdma = RdmaRequirement::kRoceV2;
     j.billing.mode = BillingMode::kReserved;
     j.image = cann;
-    j.command = {"torchrun", "--nnodes=8", "--nproc-per-node=8", "sft.py", "--model", "Qwen2.5-72B"};
+    j.command = {"torchrun", "--nnodes=4", "--nproc-per-node=8", "sft.py", "--model", "Qwen2.5-72B"};
     j.env = {{"HCCL_CONNECT_TIMEOUT", "1200"}};
     j.volumes = {{"pretrain-corpus", "/data", true}};  // the tenant's volume (below)
     j.expected_duration_seconds = 5 * kSecondsPerDay;

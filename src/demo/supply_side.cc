@@ -86,6 +86,7 @@ DemoSupplier demo_supplier(std::string name, std::string display_name, std::stri
   d.supplier.region = std::move(region);
   d.supplier.country = std::move(country);
   for (auto& [site, site_country] : sites) {
+    if (site_country != d.supplier.country) site.country = site_country;  // RunPod's Bucharest, Montréal
     d.site_country[site.name] = std::move(site_country);
     d.supplier.sites.push_back(std::move(site));
   }
@@ -224,7 +225,9 @@ ContractTemplate contract_for(const GpuModel& m, const std::string& country, boo
   t.outage_compensation_pct = 200;
   t.exit_notice_days = 30;
   t.exit_refund_prepaid = true;
-  t.data_sovereignty = country;
+  // Data localisation is the rule for China's computing centres (PIPL, MLPS); the demo's US clouds
+  // promise none, so a tenant signing with them may still run elsewhere (docs/scheduler.md#terms).
+  if (country == "CN") t.data_sovereignty = country;
   t.audit_rights = audit;
   t.penalty = Penalty{5, 10};
   return t;

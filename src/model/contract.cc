@@ -39,6 +39,8 @@ Result<Contract> parse_contract(const json& body) {
   c.performance_remedy =
       f.enumeration("performance_remedy", kPerformanceRemedyNames, std::optional(PerformanceRemedy::kProportional));
   c.cap_credits = f.boolean("cap_credits", true);
+  c.reserved_overflow =
+      f.enumeration("reserved_overflow", kReservedOverflowNames, std::optional(ReservedOverflow::kOnDemand));
   std::set<std::string> names;
   f.objects("commitments", false, 256, [&](Fields& cf, size_t) {
     ContractCommitment m;
@@ -94,6 +96,7 @@ json to_json(const Contract& c) {
             {"nccl_compensation_pct", c.nccl_compensation_pct},
             {"performance_remedy", enum_name(kPerformanceRemedyNames, c.performance_remedy)},
             {"cap_credits", c.cap_credits},
+            {"reserved_overflow", enum_name(kReservedOverflowNames, c.reserved_overflow)},
             {"commitments", std::move(commitments)},
             {"starts_at", format_rfc3339(c.starts_at)}};
   if (c.clauses) j["clauses"] = to_json(*c.clauses);

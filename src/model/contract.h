@@ -25,6 +25,14 @@ enum class PerformanceRemedy {
 inline constexpr EnumEntry<PerformanceRemedy> kPerformanceRemedyNames[] = {
     {PerformanceRemedy::kProportional, "proportional"}, {PerformanceRemedy::kSchedule, "schedule"}};
 
+// What reserved-mode work beyond the contract's commitments does (docs/scheduler.md#terms).
+enum class ReservedOverflow {
+  kOnDemand,  // runs, its time beyond the commitment billed at the on-demand price (reserved_overflow)
+  kWait,      // waits in the queue until the commitment has room
+};
+inline constexpr EnumEntry<ReservedOverflow> kReservedOverflowNames[] = {{ReservedOverflow::kOnDemand, "on_demand"},
+                                                                        {ReservedOverflow::kWait, "wait"}};
+
 struct ContractCommitment {
   std::string name;          // slug, unique within the contract
   std::string offer;         // one of the contract's offers (reference as given)
@@ -46,6 +54,7 @@ struct Contract {
   int64_t nccl_compensation_pct = 200;
   PerformanceRemedy performance_remedy = PerformanceRemedy::kProportional;
   bool cap_credits = true;
+  ReservedOverflow reserved_overflow = ReservedOverflow::kOnDemand;
   std::vector<ContractCommitment> commitments;
   TimeMs starts_at = 0;
   std::optional<TimeMs> exit_notice_at;

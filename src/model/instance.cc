@@ -11,7 +11,9 @@ namespace {
 
 constexpr StrRule kInstanceNameRule{.min_len = 1, .max_len = 57, .pattern = kSlug, .pattern_help = kSlugHelp};
 constexpr StrRule kProjectRefRule{.min_len = 1, .max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp};
-constexpr const char* kJobFieldKeys[] = {"resources", "image", "command", "env"};
+constexpr const char* kJobFieldKeys[] = {"resources", "image", "command", "env", "billing"};
+// The job constraints an instance may state itself (its GPU model is `gpu_model`, its host its last).
+constexpr const char* kInstanceConstraintKeys[] = {"regions", "suppliers"};
 constexpr StrRule kVolumeRefRule{.min_len = 1, .max_len = 63, .pattern = kSlug, .pattern_help = kSlugHelp};
 
 // A shared volume: {name, mount (default /shared/<name>), read_only}.
@@ -57,6 +59,13 @@ void read_declared(Fields& f, Instance& i) {
   i.idle_stop = read_idle_stop(f, "idle_stop");
   for (const char* k : kJobFieldKeys)
     if (const json* v = f.raw(k); v && !v->is_null()) i.job_fields[k] = *v;
+  f.object("constraints", false, [&](Fields& c) {
+    json kept = json::object();
+    for (const char* k : kInstanceConstraintKeys)
+      if (const json* v = c.raw(k); v && !v->is_null()) kept[k] = *v;
+    c.finish();  // any other key is refused by name (gpu_model is the instance's own field)
+    if (!kept.empty()) i.job_fields["constraints"] = std::move(kept);
+  });
 }
 
 // Standard base64 (RFC 4648, padded) to bytes; nullopt when it is not.
@@ -209,7 +218,14 @@ Result<json> instance_job(const Instance& i, int64_t n, TimeMs now) {
       j["volumes"].push_back({{"name", m.name}, {"mount", m.mount}, {"read_only", m.read_only}});
   }
   if (limit) j["time_limit_seconds"] = *limit;
-  for (const auto& [k, v] : i.job_fields.items()) j[k] = v;
+  for (const auto& [k, v] : i.job_fields.items()) {
+    if (k != "constraints") {
+      j[k] = v;
+      continue;
+    }
+    if (!j["constraints"].is_object()) j["constraints"] = json::object();
+    for (const auto& [ck, cv] : v.items()) j["constraints"][ck] = cv;
+  }
   return j;
 }
 

@@ -1,4 +1,5 @@
 #include "model/job.h"
+#include "model/enums_supply.h"
 
 #include "core/json_put.h"
 
@@ -201,6 +202,24 @@ std::vector<std::string> read_command(Fields& f, bool* clean) {
   return argv;
 }
 
+// A list of at most kMaxPlaceChoices distinct strings.
+std::vector<std::string> distinct_list(Fields& c, const char* key, const StrRule& rule) {
+  const json* raw = c.raw(key);
+  if (raw && raw->is_array() && raw->size() > kMaxPlaceChoices) {
+    c.error(key, Message("job.list.too_many").arg("max", std::to_string(kMaxPlaceChoices)));
+    return {};
+  }
+  std::vector<std::string> v = c.str_list(key, rule);
+  for (size_t i = 0; i < v.size(); ++i)
+    for (size_t p = 0; p < i; ++p)
+      if (v[i] == v[p]) {
+        c.error(std::string(key) + "[" + std::to_string(i) + "]",
+                Message("job.list.repeated").arg("value", v[i]).arg("index", std::to_string(p)));
+        break;
+      }
+  return v;
+}
+
 void read_constraints(Fields& c, Job& j) {
   auto& k = j.constraints;
   const json* models = c.raw("gpu_models");
@@ -229,6 +248,9 @@ void read_constraints(Fields& c, Job& j) {
           break;
         }
   }
+  k.regions = distinct_list(c, "regions", kRegionRule);
+  k.suppliers = distinct_list(c, "suppliers", kProjectRule);  // references: ids or names
+  k.span_sites = c.boolean("span_sites", false);
   k.form_factor = opt_enum(c, "form_factor", kFormFactorNames);
   k.min_gpu_memory_gib = c.opt_integer("min_gpu_memory_gib", 1, 1024);
   k.rdma = c.enumeration("rdma", kRdmaRequirementNames, std::optional(RdmaRequirement::kNone));
@@ -304,6 +326,7 @@ Result<Job> parse_job(const json& body, Currency currency) {
     j.billing.mode = b.enumeration("mode", kBillingModeNames, std::optional(BillingMode::kOnDemand));
     billing_mode_ok = count() == mark;
     j.billing.max_price_per_gpu_hour = b.opt_money("max_price_per_gpu_hour", currency);
+    j.billing.offer = b.opt_str("offer", kProjectRule);  // a reference: an id or a name
     if (j.billing.max_price_per_gpu_hour && j.billing.max_price_per_gpu_hour->micros() == 0)
       b.error("max_price_per_gpu_hour", Message("job.billing.max_price_zero"));
     b.object("endpoint", false, [&](Fields& e) {
@@ -433,10 +456,14 @@ json to_json(const Job& j) {
   if (k.form_factor) c["form_factor"] = enum_name(kFormFactorNames, *k.form_factor);
   put_opt(c, "min_gpu_memory_gib", k.min_gpu_memory_gib);
   if (!k.nodes.empty()) c["nodes"] = k.nodes;
+  if (!k.regions.empty()) c["regions"] = k.regions;
+  if (!k.suppliers.empty()) c["suppliers"] = k.suppliers;
+  if (k.span_sites) c["span_sites"] = true;
   out["constraints"] = std::move(c);
 
   json b = {{"mode", enum_name(kBillingModeNames, j.billing.mode)}};
   put_opt_money(b, "max_price_per_gpu_hour", j.billing.max_price_per_gpu_hour);
+  put_opt(b, "offer", j.billing.offer);
   if (const auto& ep = j.billing.endpoint) {
     json e = {{"model", ep->model}, {"per", enum_name(kEndpointBillingNames, ep->per)}};
     put_opt(e, "qps", ep->qps);

@@ -78,6 +78,7 @@ inline constexpr size_t kMaxCommandArgs = 256;
 inline constexpr size_t kMaxCommandBytes = 64 * 1024;
 inline constexpr size_t kMaxGpuModelChoices = 16;
 inline constexpr size_t kMaxNodeChoices = 16;
+inline constexpr size_t kMaxPlaceChoices = 16;  // constraints.regions, constraints.suppliers
 inline constexpr size_t kMaxVolumes = 16;
 inline constexpr size_t kMaxJobSecrets = 32;
 inline constexpr size_t kMaxJobArtifacts = 32;
@@ -130,6 +131,11 @@ struct JobConstraints {
   // Nodes the job may run on (ids or names; the API stores ids), any of them; empty: any node.
   // An instance's start pins its job to its last host this way (docs/resources/instances.md).
   std::vector<std::string> nodes;
+  // Where it may run and who may sell it (docs/scheduler.md#terms): regions (kRegionPattern) and
+  // suppliers (ids or names; the API stores ids), any of them; empty: any.
+  std::vector<std::string> regions;
+  std::vector<std::string> suppliers;
+  bool span_sites = false;  // a gang may span sites (else all its workers run on one site)
 
   bool operator==(const JobConstraints&) const = default;
 };
@@ -152,6 +158,9 @@ struct JobEndpoint {
 struct JobBilling {
   BillingMode mode = BillingMode::kOnDemand;
   std::optional<Money> max_price_per_gpu_hour;  // tenant's currency; not for reserved
+  // The offer it runs under (id, or name when unique; the API stores the id); absent: the
+  // scheduler chooses. Naming one in another currency is how a tenant is billed in it.
+  std::optional<std::string> offer;
   std::optional<JobEndpoint> endpoint;          // inference jobs, on-demand mode only
 
   bool operator==(const JobBilling&) const = default;

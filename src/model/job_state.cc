@@ -94,6 +94,7 @@ Result<JobStatus> parse_job_status(const json& status, const std::string& path) 
     w.gpu_milli = p.opt_integer("gpu_milli", 1, 999).value_or(0);
     if (w.gpu_milli > 0 && w.gpus.size() != 1) p.error("gpu_milli", Message("job.placement.gpu_milli_one_gpu"));
     w.nvlink_domain = p.opt_str("nvlink_domain", {.max_len = 63, .pattern = kSlug}).value_or("");
+    w.offer_id = p.opt_str("offer_id", {.max_len = 128}).value_or("");
     s.placement.push_back(std::move(w));
   });
   f.finish();
@@ -107,6 +108,7 @@ json to_json(const JobStatus& s) {
     json p = {{"replica", w.replica}, {"worker", w.worker}, {"node", w.node}, {"gpus", w.gpus}};
     if (w.gpu_milli > 0) p["gpu_milli"] = w.gpu_milli;
     if (!w.nvlink_domain.empty()) p["nvlink_domain"] = w.nvlink_domain;
+    if (!w.offer_id.empty()) p["offer_id"] = w.offer_id;
     placement.push_back(std::move(p));
   }
   json j = {{"state", job_state_name(s.state)}, {"placement", std::move(placement)}};

@@ -51,6 +51,7 @@ struct WorkerPlacement {
   std::vector<int64_t> gpus;  // device indices on the node (nvidia-smi numbering), ascending
   int64_t gpu_milli = 0;      // for a fractional job: the share of gpus[0] (1..999); else 0
   std::string nvlink_domain;  // the node's NVLink domain holding all of gpus; "" when none or mixed
+  std::string offer_id;       // the offer the job runs under (the scheduler's choice); "" unpriced
 
   bool operator==(const WorkerPlacement&) const = default;
 };

@@ -210,6 +210,7 @@ Result<Offer> parse_offer(const json& body, const GpuCatalog& catalog) {
   });
   o.min_increment_seconds = f.opt_integer("min_increment_seconds", 1, 3600).value_or(1);
   o.stopped_instance_release_days = f.opt_integer("stopped_instance_release_days", 1, 365);
+  o.contract_only = f.boolean("contract_only", false);
   f.object("fees", true, [&](Fields& ff) { o.fees = parse_fees(ff, c); });
   f.object("contract_template", false, [&](Fields& tf) { o.contract_template = parse_contract(tf, model); });
 
@@ -289,6 +290,7 @@ json to_json(const Offer& o) {
             {"contract_template", to_json(o.contract_template)}};
   if (!o.supplier_id.empty()) j["supplier_id"] = o.supplier_id;
   if (o.stopped_instance_release_days) j["stopped_instance_release_days"] = *o.stopped_instance_release_days;
+  j["contract_only"] = o.contract_only;
   return j;
 }
 

@@ -143,6 +143,8 @@ struct Offer {
   // An instance stopped this many days after its last run on the offer ended is released
   // (docs/resources/instances.md#release); absent: stopped instances are kept. 1..365.
   std::optional<int64_t> stopped_instance_release_days;
+  // Sold only to tenants whose contract (in force) names it; false: a public offer anyone may use.
+  bool contract_only = false;
   OfferFees fees;
   ContractTemplate contract_template;
 

@@ -83,6 +83,8 @@ Result<Supplier> parse_supplier(const json& body) {
       site.region = sf.str("region", kRegionRule);
       site.city = sf.str("city", {.max_len = 100});
       site.tier = sf.opt_integer("tier", 1, 4);
+      site.country =
+          sf.opt_str("country", {.min_len = 2, .max_len = 2, .pattern = kCountryPattern, .pattern_help = kCountryHelp});
       s.sites.push_back(std::move(site));
     });
     s.certifications = parse_certifications(f, "certifications");
@@ -101,6 +103,7 @@ json to_json(const Supplier& s) {
   for (const Site& site : s.sites) {
     json j = {{"name", site.name}, {"region", site.region}, {"city", site.city}};
     put_opt(j, "tier", site.tier);
+    put_opt(j, "country", site.country);
     sites.push_back(std::move(j));
   }
   json certs = json::array();

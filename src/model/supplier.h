@@ -20,6 +20,9 @@ struct Site {
   std::string region;           // kRegionPattern
   std::string city;             // free text ("上海", "Ashburn")
   std::optional<int64_t> tier;  // Uptime Institute tier 1..4, when rated
+  // ISO 3166-1 alpha-2 of the site when it is not the supplier's own country (data sovereignty
+  // places work by it); absent: the supplier's.
+  std::optional<std::string> country;
 
   bool operator==(const Site&) const = default;
 };

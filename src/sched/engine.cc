@@ -57,6 +57,9 @@ Status SchedEngine::add_node(const SchedNode& n) {
   e.node_index[n.id] = idx;
   EngineNode en;
   en.spec = n;
+  if (!n.site.empty())
+    en.site = e.site_ids.try_emplace(n.supplier + "/" + n.site, static_cast<int>(e.site_ids.size())).first->second;
+  for (const auto& o : n.offers) en.offers.push_back(e.offer_slot(o));
   for (int g = 0; g < gpus; ++g) {
     const std::string& d = n.gpu_domains[g];
     int id = -1;
@@ -383,6 +386,7 @@ Status SchedEngine::restore(const SchedJob& job, const std::vector<SchedWorker>&
     Gang& u = units[w.replica];
     u.replica = w.replica;
     u.started_at = started_at;
+    if (!w.offer.empty()) u.offer = e.offer_slot(w.offer);
     e.bind(b);
     u.workers.push_back(std::move(b));
   }

@@ -16,6 +16,12 @@
 //    (allowed models in preference order, form factor, GPU memory, RDMA, same node, same NVLink
 //    domain, CPU and memory) filter nodes; the configured ScorePolicy ranks them. All workers of a
 //    replica use one GPU model. Fractional jobs take a milli-GPU share of one GPU.
+//  - Terms: a job runs only under an offer it may use (contract-only offers need its tenant's
+//    contract; offers in another currency than its tenant's only when it names them; reserved mode
+//    only inside its tenant's commitments; spot and on-demand at or below its price cap), in the
+//    suppliers, regions and sovereignty places it allows. The offer is chosen with the placement
+//    (its tenant's contracts first, then the cheapest), one per job; a gang stays on one site
+//    unless the job spans sites. The pending reason names the term that blocks a job.
 //  - Reservations: nodes reserved for a tenant serve its jobs first; others may borrow them while
 //    idle and are preempted when the owner needs them back.
 //  - Preemption: a job may preempt allocations of strictly lower priority classes, spot
@@ -60,6 +66,10 @@ class SchedEngine {
   Status set_node_cordoned(const std::string& node, bool cordoned);
   // Changes which tenant holds the node as reserved capacity ("" none).
   Status set_node_reservation(const std::string& node, const std::string& tenant);
+  // Terms of placement: an offer is created or replaced (a new spot price, a contract, a
+  // commitment); which offers sell a node. Jobs already running keep their offer.
+  Status set_offer(const SchedOffer& offer);
+  Status set_node_offers(const std::string& node, const std::vector<std::string>& offer_ids);
 
   // Projects: created or replaced (a quota change applies from the next pass).
   void set_project(const SchedProject& project);

@@ -233,6 +233,8 @@ Message SchedEngine::Impl::capacity_reason(const EngineJob& ej) const {
     what = Message("sched.what.replicas").arg("what", std::move(what)).arg("replicas", std::to_string(j.replicas_min));
   if (j.placement == PlacementRule::kSameNode && j.workers > 1)
     what = Message("sched.what.same_node").arg("what", std::move(what));
+  else if (j.placement == PlacementRule::kAny && j.workers > 1 && !j.terms.span_sites && site_ids.size() > 1)
+    what = Message("sched.what.one_site").arg("what", std::move(what));
   if (j.placement == PlacementRule::kSameNvlinkDomain)
     what = Message("sched.what.same_nvlink").arg("what", std::move(what));
   if (!j.nodes.empty()) {
@@ -244,6 +246,8 @@ Message SchedEngine::Impl::capacity_reason(const EngineJob& ej) const {
     }
     what = Message("sched.what.on_nodes").arg("what", std::move(what)).arg("nodes", names);
   }
+  if (Message why = terms_block(j, candidate_models(*this, j)); !why.empty())
+    return Message("sched.terms.blocked").arg("what", what).arg("why", std::move(why));
   if (Message why = never_fits(*this, j); !why.empty())
     return Message("sched.capacity.never_fits").arg("what", std::move(what)).arg("why", std::move(why));
   return Message("sched.capacity.no_room").arg("what", std::move(what));
@@ -260,6 +264,10 @@ void SchedEngine::Impl::account(const EngineJob& j, const Gang& u, int sign) {
     t.gpu_milli += sign * g;
     p.cpu_milli += sign * b.pod.cpu_milli;
     t.cpu_milli += sign * b.pod.cpu_milli;
+    if (j.spec.reserved && u.offer >= 0 && g > 0) {
+      reserved_used[{j.spec.tenant, u.offer}] += sign * g;
+      ++terms_version;  // the room left in its commitment changed
+    }
   }
 }
 
@@ -297,6 +305,7 @@ std::vector<SchedWorker> describe(const SchedEngine::Impl& e, const Gang& u) {
       dom = (dom == -2 || dom == d) ? d : -1;
     }
     if (dom >= 0) w.nvlink_domain = e.domains[dom];
+    if (u.offer >= 0) w.offer = e.offers[u.offer].spec.id;
     out.push_back(std::move(w));
   }
   return out;
@@ -311,6 +320,7 @@ void SchedEngine::Impl::start_job(EngineJob& j, std::vector<Gang> units, std::ve
   e.kind = SchedEventKind::kAdmitted;
   e.job = j.spec.id;
   e.at = now;
+  if (!units.empty() && j.units.empty()) j.offer = units.front().offer;
   for (Gang& u : units) {
     account(j, u, +1);
     for (auto& w : describe(*this, u)) e.placement.push_back(std::move(w));

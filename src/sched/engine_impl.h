@@ -17,6 +17,26 @@ struct EngineNode {
   std::vector<int> gpu_domain;  // per GPU: domain id or -1
   bool down = false;
   bool cordoned = false;
+  int site = -1;                // site id (supplier/site) when known; a gang stays on one by default
+  std::vector<int> offers;      // offer slots that sell it
+};
+
+// An offer slot: set_offer fills it; a node may name an offer before it is known (unusable until then).
+struct EngineOffer {
+  SchedOffer spec;
+  bool known = false;
+};
+
+inline constexpr int kUnpriced = -1;  // offer_on: a node no offer sells, usable without commercial terms
+inline constexpr int kNoOffer = -2;   // offer_on: the job may use no offer of the node
+
+// What binds the workers of one gang together beyond its placement rule: one offer (the job's,
+// once it runs) and, unless the job spans sites, one site. Unset fields are fixed by the first worker.
+struct GangLock {
+  bool offer_set = false;
+  int offer = kUnpriced;
+  bool site_set = false;
+  int site = -1;
 };
 
 // One worker bound on one node.
@@ -35,6 +55,7 @@ struct Gang {
   std::optional<TimeMs> reclaim_at;     // spot notice running: preempted at this time
   std::string reclaim_for;              // the job that reclaims it
   bool quota_lent = false;              // runs on quota lent by sibling projects (reclaimable)
+  int offer = kUnpriced;                // the offer it runs under
 };
 
 struct EngineJob {
@@ -42,10 +63,12 @@ struct EngineJob {
   uint64_t seq = 0;
   bool running = false;
   std::vector<Gang> units;              // sorted by replica
+  int offer = kUnpriced;                // the offer its units run under (while running)
   Message reason;
   TimeMs waiting_reclaim_until = 0;     // a spot notice it asked for is running
   Message capacity_reason;              // built on its first failure to fit, again when nodes are added
   uint64_t capacity_reason_nodes = 0;   // the node count capacity_reason was built against
+  uint64_t capacity_reason_terms = 0;   // the terms version it was built against
   Message requeued_why;                 // why it lost its placement; prefixes its reasons until it runs
 };
 
@@ -91,6 +114,34 @@ struct SchedEngine::Impl {
   std::unordered_map<std::string, int> tenant_reserved_nodes;  // tenant -> reserved node count
   int64_t total_cpu_milli = 0;
 
+  // Terms of placement (engine_terms.cc).
+  std::vector<EngineOffer> offers;
+  std::unordered_map<std::string, int> offer_ids;
+  std::unordered_map<std::string, int> site_ids;
+  bool commercial = false;        // some offer is known: nodes without offers are unpriced
+  uint64_t terms_version = 1;     // bumped when offers, their prices or commitments' use change
+  std::map<std::pair<std::string, int>, int64_t> reserved_used;  // (tenant, offer) -> reserved-mode GPU milli
+  std::unordered_set<std::string> contract_tenants;  // tenants named by some offer's contract_tenants
+  int offer_slot(const std::string& id);
+  // Whether the offer the job would run under on the node is one of its tenant's contracts.
+  bool under_contract(const SchedJob& j, int node) const;
+  // Location terms (suppliers, regions, sovereignty) on a node.
+  bool location_ok(const SchedJob& j, int node) const;
+  // Whether the job may run under the offer (contract-only, named offers, currency, reserved
+  // commitments, price cap), with `need` GPU milli more of it.
+  bool offer_ok(const SchedJob& j, int offer, int64_t need) const;
+  int64_t price_of(const SchedJob& j, int offer) const;  // per GPU-hour in the job's mode
+  // The offer a job runs under on the node: `fixed` when set (kNoOffer unless usable there),
+  // else the best it may use (its tenant's contracts first, then the cheapest); kUnpriced on a
+  // node no offer sells when the job states no commercial terms; kNoOffer when it may use none.
+  int offer_on(const SchedJob& j, int node, std::optional<int> fixed = std::nullopt) const;
+  bool terms_ok(const SchedJob& j, int node) const;  // location and some offer (or unpriced)
+  bool lock_ok(const SchedJob& j, const GangLock& lock, int node) const;
+  void lock_to(const SchedJob& j, GangLock& lock, int node) const;
+  // Why no node matching the job's hardware constraints passes its terms; empty when one does.
+  Message terms_block(const SchedJob& j, const std::vector<int>& models) const;
+  std::string terms_key(const SchedJob& j) const;  // for the failed-shape cache
+
   // Score cache: per node, per pod shape, the score at a node version.
   std::map<std::tuple<int64_t, int32_t, int32_t>, int> shapes;
   std::vector<std::vector<std::pair<uint32_t, int16_t>>> score_cache;
@@ -128,6 +179,8 @@ struct SchedEngine::Impl {
   bool node_ok(const SchedJob& j, int node, int model, int phase) const;
   // The job's hard constraints on a node (model, form factor, GPU memory, RDMA), whatever its state.
   bool node_matches(const SchedJob& j, int node, int model) const;
+  // The same without the terms of placement (suppliers, regions, sovereignty, offers, prices).
+  bool node_matches_hardware(const SchedJob& j, int node, int model) const;
   // Whether the job may use the node at all (SchedJob::nodes).
   bool pinned_ok(const SchedJob& j, int node) const;
   bool fits(int node, const AllocPod& pod, int domain) const;

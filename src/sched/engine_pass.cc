@@ -97,9 +97,11 @@ void SchedEngine::Impl::handle(EngineJob& j, std::vector<SchedEvent>& out) {
       return;
     }
   }
-  if (j.capacity_reason.empty() || j.capacity_reason_nodes != nodes.size()) {
+  if (j.capacity_reason.empty() || j.capacity_reason_nodes != nodes.size() ||
+      j.capacity_reason_terms != terms_version) {
     j.capacity_reason = capacity_reason(j);
     j.capacity_reason_nodes = nodes.size();
+    j.capacity_reason_terms = terms_version;
   }
   if (!blocked && cfg.backfill) {
     blocked = shadow_for(j, adm.models);
@@ -196,6 +198,7 @@ bool SchedEngine::Impl::place_or_preempt(EngineJob& j, const Admission& adm, std
   for (const std::string& n : s.nodes) key += n + ',';
   key += '\x1f';
   for (int m : adm.models) key += std::to_string(m) + ',';
+  if (s.terms.any() || s.reserved || s.terms.span_sites) key += '\x1f' + terms_key(s);
   if (failed.count(key)) return false;
   std::vector<int64_t> reps;
   for (int64_t r = 0; r < s.replicas_min; ++r) reps.push_back(r);

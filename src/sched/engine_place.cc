@@ -36,7 +36,7 @@ bool SchedEngine::Impl::node_ok(const SchedJob& j, int i, int model, int phase) 
   const std::string& owner = n.spec.reserved_for;
   if (phase == 0 && owner != j.tenant) return false;
   if (phase == 1 && !owner.empty() && owner != j.tenant) return false;
-  if (j.milli_per_worker() == 0) return true;  // CPU-only: any node with room
+  if (j.milli_per_worker() == 0) return terms_ok(j, i);  // CPU-only: any node with room
   return node_matches(j, i, model);
 }
 
@@ -45,6 +45,10 @@ bool SchedEngine::Impl::pinned_ok(const SchedJob& j, int i) const {
 }
 
 bool SchedEngine::Impl::node_matches(const SchedJob& j, int i, int model) const {
+  return node_matches_hardware(j, i, model) && terms_ok(j, i);
+}
+
+bool SchedEngine::Impl::node_matches_hardware(const SchedJob& j, int i, int model) const {
   const EngineNode& n = nodes[i];
   if (cluster.node(i).model_id != model) return false;
   if (!pinned_ok(j, i)) return false;
@@ -131,13 +135,14 @@ void SchedEngine::Impl::release(const Gang& u) {
 namespace {
 
 // Binds workers one at a time; each takes the best-scoring node `allowed` admits.
+// The first worker fixes what `lock` leaves open (the gang's offer and site).
 template <typename Allowed>
 bool place_workers(SchedEngine::Impl& e, const SchedJob& j, int64_t count, int domain, Allowed allowed,
-                   std::vector<Bound>& out) {
+                   GangLock lock, std::vector<Bound>& out) {
   for (int64_t w = 0; w < count; ++w) {
     e.feasible.clear();
     for (int i = 0; i < static_cast<int>(e.nodes.size()); ++i)
-      if (allowed(i) && e.fits(i, e.pod_for(j, i), domain)) e.feasible.push_back(i);
+      if (allowed(i) && e.lock_ok(j, lock, i) && e.fits(i, e.pod_for(j, i), domain)) e.feasible.push_back(i);
     if (e.feasible.empty()) return false;
     std::optional<int> chosen;
     if (e.feasible.size() > 1) chosen = e.policy->pick_node(e.feasible, e.rng);
@@ -151,9 +156,41 @@ bool place_workers(SchedEngine::Impl& e, const SchedJob& j, int64_t count, int d
     Bound b{*chosen, e.pod_for(j, *chosen), {}};
     b.gpus = e.choose_gpus(b.node, b.pod, domain);
     e.bind(b);
+    e.lock_to(j, lock, b.node);
     out.push_back(std::move(b));
   }
   return true;
+}
+
+// Where a gang may be bound beyond `ok`: the (site, offer) pairs of the nodes `ok` admits, best
+// node score first, when there is more than one (else none: the plain greedy placement holds).
+template <typename Ok>
+std::vector<GangLock> gang_locks(SchedEngine::Impl& e, const SchedJob& j, Ok ok, const GangLock& base) {
+  if (j.workers <= 1 || (!e.commercial && e.site_ids.empty())) return {};
+  if (base.offer_set && (base.site_set || j.terms.span_sites)) return {};
+  std::map<std::pair<int, int>, int> best;  // (site, offer) -> best score of a node
+  for (int i = 0; i < static_cast<int>(e.nodes.size()); ++i) {
+    if (!ok(i) || !e.lock_ok(j, base, i) || !e.fits(i, e.pod_for(j, i), -1)) continue;
+    GangLock l = base;
+    e.lock_to(j, l, i);
+    const std::pair<int, int> key{l.site_set ? l.site : -1, l.offer};
+    const int s = e.score(i, e.pod_for(j, i));
+    auto [it, added] = best.try_emplace(key, s);
+    if (!added) it->second = std::max(it->second, s);
+  }
+  if (best.size() <= 1) return {};
+  std::vector<std::pair<int, std::pair<int, int>>> order;
+  for (const auto& [k, s] : best) order.push_back({-s, k});
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<GangLock> out;
+  for (const auto& [s, k] : order) {
+    GangLock l = base;
+    l.offer_set = true;
+    l.offer = k.second;
+    if (!j.terms.span_sites) l.site_set = true, l.site = k.first;
+    out.push_back(l);
+  }
+  return out;
 }
 
 }  // namespace
@@ -169,11 +206,21 @@ std::optional<Gang> SchedEngine::Impl::place_replica(const EngineJob& ej, int64_
     for (auto it = bound.rbegin(); it != bound.rend(); ++it) unbind(*it);
     bound.clear();
   };
+  // A job that runs already (an inference replica more) stays under its offer.
+  GangLock base;
+  if (ej.running && !ej.units.empty()) base.offer_set = true, base.offer = ej.offer;
+  // Its tenant's contracts first: nodes it may buy under one of them, then the rest.
+  const bool contracts_first = !base.offer_set && contract_tenants.count(j.tenant) > 0;
   for (int phase = 0; phase < 3; ++phase) {
     if (phase == 0 && !own_reserved) continue;
     if (phase == 2 && !any_reserved_other) continue;
-    for (int m : models) {
-      auto ok = [&](int i) { return node_ok(j, i, m, phase); };
+    for (int mi = 0; mi < static_cast<int>(models.size()) * 2; ++mi) {
+      const int m = models[mi / 2];
+      const bool contract_pass = mi % 2 == 0;
+      if (contract_pass && !contracts_first) continue;
+      auto ok = [&](int i) {
+        return node_ok(j, i, m, phase) && (!contract_pass || under_contract(j, i));
+      };
       bool placed = false;
       if (j.placement == PlacementRule::kSameNode && j.workers > 1) {
         // Rank nodes by the score of the whole gang as one pod, then try them in order.
@@ -189,7 +236,7 @@ std::optional<Gang> SchedEngine::Impl::place_replica(const EngineJob& ej, int64_
         std::sort(ranked.begin(), ranked.end());
         for (const auto& entry : ranked) {
           const int i = entry.second;  // a named copy: clang 14 cannot capture a structured binding
-          placed = place_workers(*this, j, j.workers, -1, [&](int k) { return k == i; }, bound);
+          placed = place_workers(*this, j, j.workers, -1, [&](int k) { return k == i; }, base, bound);
           if (placed) break;
           rollback();
         }
@@ -206,13 +253,23 @@ std::optional<Gang> SchedEngine::Impl::place_replica(const EngineJob& ej, int64_
         }
         std::sort(cands.begin(), cands.end());
         for (const auto& [slack, d] : cands) {
-          placed = place_workers(*this, j, j.workers, d, ok, bound);
+          placed = place_workers(*this, j, j.workers, d, ok, base, bound);
           if (placed) break;
           rollback();
         }
       } else {
-        placed = place_workers(*this, j, j.workers, -1, ok, bound);
-        if (!placed) rollback();
+        // One gang, one offer and (unless it spans sites) one site: with several to choose from,
+        // each is tried whole, the one holding the best-scoring node first.
+        const std::vector<GangLock> locks = gang_locks(*this, j, ok, base);
+        if (locks.empty()) {
+          placed = place_workers(*this, j, j.workers, -1, ok, base, bound);
+          if (!placed) rollback();
+        }
+        for (const GangLock& l : locks) {
+          placed = place_workers(*this, j, j.workers, -1, ok, l, bound);
+          if (placed) break;
+          rollback();
+        }
       }
       if (placed) {
         Gang u;
@@ -222,6 +279,7 @@ std::optional<Gang> SchedEngine::Impl::place_replica(const EngineJob& ej, int64_
           const std::string& owner = nodes[b.node].spec.reserved_for;
           if (!owner.empty() && owner != j.tenant) u.borrowed_from = owner;
         }
+        u.offer = ej.running && !ej.units.empty() ? ej.offer : commercial ? offer_on(j, bound.front().node) : kUnpriced;
         u.workers = std::move(bound);
         return u;
       }

@@ -22,6 +22,22 @@ namespace gpurent {
 inline constexpr uint8_t kRdmaIb = 1;
 inline constexpr uint8_t kRdmaRoce = 2;
 
+// An offer that sells nodes, as placement weighs it (docs/scheduler.md#terms): who may buy under it
+// and at what price per GPU-hour now. Prices are micro-units of `currency`.
+struct SchedOffer {
+  std::string id;
+  std::string name;                       // what reasons call it
+  std::string currency;                   // ISO 4217
+  int64_t on_demand = 0;                  // per GPU-hour
+  std::optional<int64_t> spot;            // the spot price in force now; absent: on_demand
+  bool contract_only = false;             // sold only to tenants with a contract naming it
+  std::vector<std::string> contract_tenants;  // tenants whose contract in force names it
+  // Reserved commitments on it in force now: tenant -> committed GPU milli; and the tenants whose
+  // contract says reserved work beyond them waits (else it overflows, billed at on-demand).
+  std::map<std::string, int64_t> committed_milli;
+  std::vector<std::string> overflow_waits;
+};
+
 struct SchedNode {
   std::string id;
   std::string name;                       // what reasons call it ("node h100-01 failed"); "" for the id
@@ -33,6 +49,29 @@ struct SchedNode {
   int64_t memory_gib = 0;
   std::vector<std::string> gpu_domains;   // per GPU (index order): NVLink domain, "" for PCIe only
   std::string reserved_for;               // tenant id holding this node as reserved capacity; "" none
+  // Where it is and who sells it (terms of placement): "" when unknown (traces, the simulator).
+  std::string supplier;                   // supplier id
+  std::string site;                       // supplier-scoped: a gang stays on one site by default
+  std::string region;
+  std::string country;                    // ISO 3166-1 alpha-2 of its site
+  std::vector<std::string> offers;        // ids of the offers (set_offer) that sell it
+};
+
+// What the tenant signed and asked for, as placement applies it (docs/scheduler.md#terms).
+// Every list empty and no cap: any node, any offer in `currency` (or unpriced nodes).
+struct SchedTerms {
+  std::vector<std::string> regions;    // the job's constraints.regions
+  std::vector<std::string> suppliers;  // supplier ids (constraints.suppliers)
+  std::vector<std::string> offers;     // offer ids (billing.offer): only these; any currency
+  // Data sovereignty: regions or ISO countries the work may run in (its tenant's contracts); empty: anywhere.
+  std::vector<std::string> places;
+  std::string currency;                // the tenant's: offers in another only when named; "" any
+  std::optional<int64_t> max_price;    // micro-units of `currency` per GPU-hour (in the job's mode)
+  bool span_sites = false;             // a gang may span sites (constraints.span_sites)
+
+  bool any() const {
+    return !regions.empty() || !suppliers.empty() || !offers.empty() || !places.empty() || max_price;
+  }
 };
 
 // One job as the engine sees it. Inference jobs run `replicas` gangs; every other kind one.
@@ -56,6 +95,8 @@ struct SchedJob {
   PlacementRule placement = PlacementRule::kAny;
   std::vector<std::string> nodes;         // node ids it may run on; empty: any
   bool spot = false;                      // billed as spot: reclaimable after the notice period
+  bool reserved = false;                  // billed as reserved: runs inside its tenant's commitments
+  SchedTerms terms;
   int64_t replicas_min = 1;               // inference: min..max replicas; others 1..1
   int64_t replicas_max = 1;
   std::optional<int64_t> expected_duration_ms;  // a hint for backfill
@@ -103,6 +144,7 @@ struct SchedWorker {
   std::vector<int64_t> gpus;
   int64_t gpu_milli = 0;        // share of gpus[0] for a fractional job; else 0
   std::string nvlink_domain;    // the domain of its GPUs when they share one; else ""
+  std::string offer;            // the offer the job runs under (every worker alike); "" unpriced
 };
 
 enum class SchedEventKind {

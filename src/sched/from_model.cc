@@ -15,6 +15,9 @@ SchedNode to_sched_node(const Node& n, const std::string& id, const GpuCatalog& 
     if (nic.rdma == RdmaType::kInfiniband) s.rdma |= kRdmaIb;
     if (nic.rdma == RdmaType::kRoceV2) s.rdma |= kRdmaRoce;
   }
+  s.supplier = n.supplier_id;
+  s.site = n.site;
+  s.region = n.region;
   s.cpu_cores = n.cpu.cores;
   s.memory_gib = n.memory_gib;
   for (const NodeGpu& g : n.gpus) s.gpu_domains.push_back(g.nvlink_domain ? id + "/" + *g.nvlink_domain : "");
@@ -40,6 +43,15 @@ SchedJob to_sched_job(const Job& j, const std::string& id, TimeMs submitted_at) 
   s.placement = j.constraints.placement;
   s.nodes = j.constraints.nodes;
   s.spot = j.billing.mode == BillingMode::kSpot;
+  s.reserved = j.billing.mode == BillingMode::kReserved;
+  s.terms.regions = j.constraints.regions;
+  s.terms.suppliers = j.constraints.suppliers;
+  s.terms.span_sites = j.constraints.span_sites;
+  if (j.billing.offer) s.terms.offers = {*j.billing.offer};
+  if (const auto& cap = j.billing.max_price_per_gpu_hour) {
+    s.terms.max_price = cap->micros();
+    s.terms.currency = currency_code(cap->currency());
+  }
   if (j.replicas) {
     s.replicas_min = j.replicas->min;
     s.replicas_max = j.replicas->max;

@@ -21,6 +21,7 @@ struct Expect {
     std::optional<std::vector<std::string>> nodes;
     bool same_node = false, same_domain = false;
     std::optional<std::string> gpu_model;
+    std::optional<std::string> offer;  // "" for unpriced
   };
   std::map<std::string, Where> placement;
   std::map<std::string, int64_t> replicas;
@@ -35,7 +36,14 @@ struct Step {
   std::optional<std::string> fail_node, fail_reason, restore_node;
   std::map<std::string, std::string> reserve;
   std::map<std::string, std::string> hold;  // project -> hold reason ("" lifts the hold)
+  std::map<std::string, std::string> spot_price;  // offer -> its spot price from this step on
   Expect expect;
+};
+
+// A tenant's terms: its currency and the places its contracts keep data in.
+struct ScenarioTenant {
+  std::string currency = "USD";
+  std::vector<std::string> places;
 };
 
 struct Scenario {
@@ -44,6 +52,8 @@ struct Scenario {
   std::vector<SchedNode> nodes;
   std::vector<SchedProject> projects;
   std::vector<Step> steps;
+  std::map<std::string, ScenarioTenant> tenants;
+  std::vector<SchedOffer> offers;
 };
 
 const StrRule kName{1, 128};
@@ -81,6 +91,7 @@ void parse_expect(Fields& e, Expect& x) {
       w.same_node = wf.boolean("same_node", false);
       w.same_domain = wf.boolean("same_domain", false);
       w.gpu_model = wf.opt_str("gpu_model", kName);
+      if (wf.has("offer")) w.offer = wf.str("offer", {0, 128});
       wf.finish();
       for (const auto& fe : dummy.list()) {
         if (fe.coded.empty())
@@ -113,6 +124,11 @@ void parse_node(Fields& n, const GpuCatalog& catalog, std::vector<SchedNode>& no
     for (const auto& v : *g) groups.push_back(v.is_number_integer() ? v.get<int64_t>() : 0);
   const auto rdma = n.str_list("rdma", kName);
   const std::string reserved = n.opt_str("reserved_for", kName).value_or("");
+  const std::string supplier = n.opt_str("supplier", kName).value_or("");
+  const std::string site = n.opt_str("site", kName).value_or("");
+  const std::string region = n.opt_str("region", kName).value_or("");
+  const std::string country = n.opt_str("country", kName).value_or("");
+  const auto offers = n.str_list("offers", kName);
   const int64_t count = n.opt_integer("count", 1, 10000).value_or(1);
   n.finish();
   if (!model) return;
@@ -129,6 +145,11 @@ void parse_node(Fields& n, const GpuCatalog& catalog, std::vector<SchedNode>& no
     sn.cpu_cores = cpu;
     sn.memory_gib = mem;
     sn.reserved_for = reserved;
+    sn.supplier = supplier;
+    sn.site = site;
+    sn.region = region;
+    sn.country = country;
+    sn.offers = offers;
     for (const auto& r : rdma) sn.rdma |= r == "infiniband" ? kRdmaIb : r == "roce_v2" ? kRdmaRoce : 0;
     for (size_t gi = 0, i = 0; gi < groups.size() || (groups.empty() && i < static_cast<size_t>(gpus)); ++gi) {
       if (groups.empty()) {
@@ -140,6 +161,33 @@ void parse_node(Fields& n, const GpuCatalog& catalog, std::vector<SchedNode>& no
     }
     nodes.push_back(std::move(sn));
   }
+}
+
+// A price in a scenario ("2.99") as micro-units; an error names `key`.
+int64_t price(Fields& f, const char* key, bool required) {
+  if (!f.has(key)) {
+    if (required) f.error(key, Message("field.required"));
+    return 0;
+  }
+  auto m = f.opt_money(key, Currency::kUSD);
+  return m ? m->micros() : 0;
+}
+
+// One `offers` entry: {name, currency?, on_demand, spot?, contract_only?, contracts: [tenant],
+// commitments: {tenant: GPUs}, overflow_waits: [tenant]}.
+void parse_offer(Fields& o, std::vector<SchedOffer>& offers) {
+  SchedOffer so;
+  so.id = so.name = o.str("name", kName);
+  so.currency = o.opt_str("currency", {3, 3}).value_or("USD");
+  so.on_demand = price(o, "on_demand", true);
+  if (o.has("spot")) so.spot = price(o, "spot", false);
+  so.contract_only = o.boolean("contract_only", false);
+  so.contract_tenants = o.str_list("contracts", kName);
+  if (const json* c = o.raw("commitments"); c && c->is_object())
+    for (const auto& [t, g] : c->items()) so.committed_milli[t] = g.is_number_integer() ? g.get<int64_t>() * 1000 : 0;
+  so.overflow_waits = o.str_list("overflow_waits", kName);
+  o.finish();
+  offers.push_back(std::move(so));
 }
 
 // One `projects` entry; notes its tenant in `tenant_of`.
@@ -222,6 +270,15 @@ Result<Scenario> parse(const json& doc, const GpuCatalog& catalog) {
   f.object("config", false, [&](Fields& c) { read_sched_config(c, s.config); });
   for (const auto& m : catalog.models()) s.config.model_names[m.id] = m.name;
   f.objects("nodes", true, 10000, [&](Fields& n, size_t) { parse_node(n, catalog, s.nodes); });
+  f.objects("offers", false, 1000, [&](Fields& o, size_t) { parse_offer(o, s.offers); });
+  f.objects("tenants", false, 1000, [&](Fields& t, size_t) {
+    ScenarioTenant st;
+    const std::string name = t.str("name", kName);
+    st.currency = t.opt_str("currency", {3, 3}).value_or("USD");
+    st.places = t.str_list("sovereignty", kName);
+    t.finish();
+    s.tenants[name] = st;
+  });
   std::map<std::string, std::string> tenant_of;
   f.objects("projects", true, 1000, [&](Fields& p, size_t) { parse_project(p, s.projects, tenant_of); });
   int64_t total_jobs = 0;
@@ -236,6 +293,8 @@ Result<Scenario> parse(const json& doc, const GpuCatalog& catalog) {
     step.restore_node = st.opt_str("restore_node", kName);
     if (const json* r = st.raw("reserve"); r && r->is_object())
       for (const auto& [k, v] : r->items()) step.reserve[k] = v.is_string() ? v.get<std::string>() : "";
+    if (const json* sp = st.raw("spot_price"); sp && sp->is_object())
+      for (const auto& [k, v] : sp->items()) step.spot_price[k] = v.is_string() ? v.get<std::string>() : "";
     if (const json* h = st.raw("hold"); h && h->is_object())
       for (const auto& [k, v] : h->items()) step.hold[k] = v.is_string() ? v.get<std::string>() : "";
     st.object("expect", false, [&](Fields& e) { parse_expect(e, step.expect); });
@@ -244,6 +303,15 @@ Result<Scenario> parse(const json& doc, const GpuCatalog& catalog) {
   });
   f.finish();
   if (!errs.list().empty()) return errs.to_error();
+  // Jobs take their tenant's currency and sovereignty (the server reads them from the tenant and its contracts).
+  for (Step& step : s.steps)
+    for (SchedJob& j : step.submit) {
+      auto t = s.tenants.find(j.tenant);
+      const ScenarioTenant none;
+      const ScenarioTenant& tt = t == s.tenants.end() ? none : t->second;
+      if (j.terms.currency.empty()) j.terms.currency = tt.currency;
+      j.terms.places = tt.places;
+    }
   return s;
 }
 
@@ -274,8 +342,19 @@ struct StepFailures {
 
 // Applies a step's finishes, holds, reservations, node failure and restore and submissions, then
 // runs one scheduling pass; the events of both go to `events`.
-void apply_step(SchedEngine& engine, std::vector<SchedProject>& projects, const Step& st, TimeMs now,
-                LiveJobs& live, std::vector<SchedEvent>& events, const StepFailures& fail) {
+void apply_step(SchedEngine& engine, std::vector<SchedProject>& projects, std::vector<SchedOffer>& offers,
+                const Step& st, TimeMs now, LiveJobs& live, std::vector<SchedEvent>& events,
+                const StepFailures& fail) {
+  for (const auto& [name, amount] : st.spot_price) {
+    auto it = std::find_if(offers.begin(), offers.end(), [&](const SchedOffer& o) { return o.id == name; });
+    auto m = Money::parse(amount, Currency::kUSD);
+    if (it == offers.end() || !m) {
+      fail("spot_price: unknown offer or bad price for " + name);
+      continue;
+    }
+    it->spot = m->micros();
+    if (auto x = engine.set_offer(*it); !x) fail(x.error().message);
+  }
   for (const auto& id : st.finish) {
     if (!live.count(id)) fail("finish: unknown job " + id);
     engine.remove(id);
@@ -385,6 +464,9 @@ void check_placements(const SchedEngine& engine, const Expect& x, const LiveJobs
       fail("expected " + id + " on exactly the nodes listed; it is on " + got);
     }
     if (w.same_node && used.size() != 1) fail("expected " + id + " on one node");
+    if (w.offer)
+      for (const auto& p : place)
+        if (p.offer != *w.offer) fail("expected " + id + " under offer '" + *w.offer + "'; a worker runs under '" + p.offer + "'");
     if (w.same_domain && (domains.size() != 1 || domains.begin()->empty()))
       fail("expected " + id + " inside one NVLink domain");
   }
@@ -440,6 +522,8 @@ Result<ScenarioResult> run_scenario(const std::string& yaml_text, const GpuCatal
     if (auto st = engine.add_node(n); !st) return st.error();
     node_by_id[n.id] = &n;
   }
+  for (const auto& o : s.offers)
+    if (auto st = engine.set_offer(o); !st) return st.error();
   for (const auto& p : s.projects) engine.set_project(p);
   ScenarioResult r;
   r.description = s.description;
@@ -450,7 +534,7 @@ Result<ScenarioResult> run_scenario(const std::string& yaml_text, const GpuCatal
     const std::string where = "step " + std::to_string(si + 1) + " (at " + std::to_string(st.at_s) + "s): ";
     const StepFailures fail{r.failures, where};
     std::vector<SchedEvent> events;
-    apply_step(engine, s.projects, st, now, live, events, fail);
+    apply_step(engine, s.projects, s.offers, st, now, live, events, fail);
     ++r.steps;
     // Invariants.
     int64_t running = 0, pending = 0;

@@ -152,6 +152,16 @@ Result<Built> build_job(App& app, const json& body, const Principal& p, StoreTx&
     if (!node) return node.error();
     j->constraints.nodes[i] = node->id;
   }
+  for (size_t i = 0; i < j->constraints.suppliers.size(); ++i) {  // stored as supplier ids
+    auto sup = resolve_ref(tx, "suppliers", j->constraints.suppliers[i], {}, "constraints.suppliers[" + std::to_string(i) + "]");
+    if (!sup) return sup.error();
+    j->constraints.suppliers[i] = sup->id;
+  }
+  if (j->billing.offer) {  // stored as the offer's id
+    auto offer = resolve_ref(tx, "offers", *j->billing.offer, {}, "billing.offer");
+    if (!offer) return offer.error();
+    j->billing.offer = offer->id;
+  }
   for (size_t i = 0; i < j->secrets.size(); ++i) {  // the project's own secrets (docs/resources/secrets.md)
     auto found = tx.list({"secrets", {{"project_id", project->id}, {"name", project->id + "/" + j->secrets[i].name}}, "", 1});
     if (!found) return found.error();

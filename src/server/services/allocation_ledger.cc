@@ -20,14 +20,16 @@
 namespace gpurent {
 namespace {
 
-// Whether offer `o` sells `node`: the same GPU model and region, and a node selector (site,
-// names) that lets the node in.
-bool sells(const OfferReach& o, const Record& node_rec, const std::string& site) {
+}  // namespace
+
+bool offer_sells(const OfferReach& o, const Record& node_rec, const std::string& site) {
   if (o.gpu_model != node_rec.gpu_model || o.region != node_rec.region) return false;
   if (o.node_selector.site && *o.node_selector.site != site) return false;
   const auto& names = o.node_selector.node_names;
   return names.empty() || std::find(names.begin(), names.end(), node_rec.name) != names.end();
 }
+
+namespace {
 
 // (offer id, contract id) for a run on `node`; empty offer when nothing sells the node. A contract
 // or offer that no longer decodes is reported and sells nothing here (its tenant's invoices fail
@@ -38,7 +40,7 @@ Result<std::pair<std::string, std::string>> offer_for(StoreTx& tx, const std::st
   if (!site) return site.error();
   auto sells_node = [&](const Record& o) {
     auto reach = decode_record(o, stored_offer_reach, "it sells no new run until it is fixed");
-    return reach && sells(*reach, node_rec, *site);
+    return reach && offer_sells(*reach, node_rec, *site);
   };
   auto contracts = list_all(tx, "contracts", {{"tenant_id", tenant_id}, {"supplier_id", node_rec.supplier_id}});
   if (!contracts) return contracts.error();
@@ -57,6 +59,23 @@ Result<std::pair<std::string, std::string>> offer_for(StoreTx& tx, const std::st
   return std::make_pair(std::string(), std::string());
 }
 
+// (offer id, contract id) for a run the scheduler placed under `offer_id`: the tenant's contract
+// in force that names the offer, if any. A placement without one (stored before the scheduler
+// chose offers) gets offer_for's choice.
+Result<std::pair<std::string, std::string>> run_offer(StoreTx& tx, const std::string& tenant_id, const Record& node_rec,
+                                                      const std::string& offer_id, TimeMs now) {
+  if (offer_id.empty()) return offer_for(tx, tenant_id, node_rec, now);
+  auto contracts = list_all(tx, "contracts", {{"tenant_id", tenant_id}, {"supplier_id", node_rec.supplier_id}});
+  if (!contracts) return contracts.error();
+  for (const Record& c : *contracts) {
+    auto k = decode_record(c, decode_contract, "runs started meanwhile are priced at list prices");
+    if (!k || k->starts_at > now || (k->exit_at && *k->exit_at <= now)) continue;
+    if (std::find(k->offer_ids.begin(), k->offer_ids.end(), offer_id) != k->offer_ids.end())
+      return std::make_pair(offer_id, c.id);
+  }
+  return std::make_pair(offer_id, std::string());
+}
+
 }  // namespace
 
 Result<bool> node_is_sold(StoreReader& store, const Record& node_rec) {
@@ -68,7 +87,7 @@ Result<bool> node_is_sold(StoreReader& store, const Record& node_rec) {
     if (!page) return page.error();
     for (const Record& o : page->items) {
       auto reach = stored_offer_reach(o.body);
-      if (reach && sells(*reach, node_rec, *site)) return true;
+      if (reach && offer_sells(*reach, node_rec, *site)) return true;
     }
     after = page->next_after;
   } while (!after.empty());
@@ -184,7 +203,7 @@ Status open_run(StoreTx& tx, const Record& job, const JobStatus& before, const J
   }
   auto node = tx.get("nodes", after.placement.front().node);
   if (!node) return node.error();
-  auto offer = offer_for(tx, job.tenant_id, *node, now);
+  auto offer = run_offer(tx, job.tenant_id, *node, after.placement.front().offer_id, now);
   if (!offer) return offer.error();
   JobRun run;
   for (const auto& [nid, gpus] : by_node) {

@@ -1,8 +1,10 @@
 // The allocation ledger: one "allocations" record per run of a job on GPUs — opened when the job
 // starts running, closed (ended_at, end_reason) when it stops or its placement changes (an
 // inference replica added or removed opens a new record). Each record names the offer it is
-// billed under, chosen when it opens: the first offer of the tenant's contract with the node's
-// supplier that sells the node, else the supplier's first offer that does. The billing engine
+// billed under: the one the scheduler placed the job under (the placement's offer_id, with the
+// tenant's contract in force that names it); for a placement stored without one, the first offer
+// of the tenant's contract with the node's supplier that sells the node, else the supplier's
+// first offer that does. The billing engine
 // rates these records (server/invoices.h); GET /api/v1/allocations lists them.
 // Called inside the control loop's transaction by every writer of a job's status.
 // A run of a job in one of the tenant's own images (model/image.h KeptImage) also opens that
@@ -19,12 +21,17 @@
 
 #include "model/job_state.h"
 #include "model/job_run.h"
+#include "model/offer.h"
 #include "store/store.h"
 
 namespace gpurent {
 
 // Keeps the ledger in step with a job's status change (before -> after) at `now`.
 Status sync_allocation(StoreTx& tx, const Record& job, const JobStatus& before, const JobStatus& after, TimeMs now);
+
+// Whether offer `o` (of the node's supplier) sells the node: the same GPU model and region, and a
+// node selector (site, names) that lets it in; `site` is the node's.
+bool offer_sells(const OfferReach& o, const Record& node_rec, const std::string& site);
 
 // Whether any offer of the node's supplier sells it (the test runs use to pick their offer): a
 // node none sells runs jobs that are not billed. Offers that no longer decode sell nothing.

@@ -72,6 +72,7 @@ std::vector<WorkerPlacement> to_placement(const std::vector<SchedWorker>& ws) {
     p.node = w.node;
     p.gpus = w.gpus;
     p.gpu_milli = w.gpu_milli;
+    p.offer_id = w.offer;
     // The engine scopes domains as "<node id>/<name>"; the API shows the node's own name.
     const std::string prefix = w.node + "/";
     if (w.nvlink_domain.rfind(prefix, 0) == 0) p.nvlink_domain = w.nvlink_domain.substr(prefix.size());
@@ -82,7 +83,7 @@ std::vector<WorkerPlacement> to_placement(const std::vector<SchedWorker>& ws) {
 
 std::vector<SchedWorker> from_placement(const std::vector<WorkerPlacement>& ps) {
   std::vector<SchedWorker> out;
-  for (const auto& p : ps) out.push_back(SchedWorker{p.replica, p.worker, p.node, p.gpus, p.gpu_milli, ""});
+  for (const auto& p : ps) out.push_back(SchedWorker{p.replica, p.worker, p.node, p.gpus, p.gpu_milli, "", p.offer_id});
   return out;
 }
 
@@ -294,12 +295,14 @@ Status SchedulerService::rebuild(StoreTx& tx, TimeMs now) {
   reserved_for_.clear();
   known_jobs_.clear();
   std::vector<SchedEvent> ignored;
+  if (auto s = sync_terms(tx, now); !s) return s;
   if (auto s = sync_nodes(tx, now, ignored); !s) return s;
   if (auto s = sync_projects(tx, now); !s) return s;
   if (auto s = sync_reservations(tx, now); !s) return s;
   // Jobs that hold a placement keep it; one that no longer fits (a node vanished) is requeued.
   return for_each_placed_job(tx, [&](const Record& r, Job& j) -> Status {
-    const SchedJob sj = to_sched_job(j, r.id, r.created_at);
+    SchedJob sj = to_sched_job(j, r.id, r.created_at);
+    apply_tenant_terms(terms_, sj);
     auto restored = engine_->restore(sj, from_placement(j.status.placement), j.status.updated_at);
     if (restored) {
       known_jobs_.insert(r.id);
@@ -344,8 +347,14 @@ Status SchedulerService::sync_nodes(StoreTx& tx, TimeMs now, std::vector<SchedEv
     if (it == node_state_.end()) {
       auto n = decode_record(r, [&](const json& b) { return decode_node(b, app_.catalog); }, "the scheduler cannot place on it");
       if (!n) return n.error();
-      if (auto s = engine_->add_node(to_sched_node(*n, r.id, app_.catalog)); !s) return s;
+      n->supplier_id = r.supplier_id;
+      SchedNode sn = to_sched_node(*n, r.id, app_.catalog);
+      if (auto c = terms_.node_country.find(r.id); c != terms_.node_country.end()) sn.country = c->second;
+      if (auto o = terms_.node_offers.find(r.id); o != terms_.node_offers.end()) sn.offers = o->second;
+      if (auto s = engine_->add_node(sn); !s) return s;
       it = node_state_.emplace(r.id, "available").first;
+    } else if (auto o = terms_.node_offers.find(r.id); o != terms_.node_offers.end()) {
+      if (auto s = engine_->set_node_offers(r.id, o->second); !s) return s;  // unchanged: nothing happens
     }
     if (it->second == r.state) continue;
     auto stored = decode_record(r, [&](const json& b) { return decode_node(b, app_.catalog); }, "the scheduler cannot follow its state");
@@ -450,9 +459,20 @@ Status SchedulerService::sync_jobs(StoreTx& tx, TimeMs now) {
     auto j = load_job(tx, r);
     if (!j) return j.error();
     // A job requeued before (a failure, a preemption, a restart) keeps saying why.
-    if (auto s = engine_->submit(to_sched_job(*j, r.id, r.created_at), requeued_part(j->status.reason)); !s) return s;
+    SchedJob sj = to_sched_job(*j, r.id, r.created_at);
+    apply_tenant_terms(terms_, sj);
+    if (auto s = engine_->submit(sj, requeued_part(j->status.reason)); !s) return s;
     known_jobs_.insert(r.id);
   }
+  return ok_status();
+}
+
+Status SchedulerService::sync_terms(StoreTx& tx, TimeMs now) {
+  auto t = read_placement_terms(tx, app_.catalog, now);
+  if (!t) return t.error();
+  terms_ = std::move(*t);
+  for (const SchedOffer& o : terms_.offers)
+    if (auto s = engine_->set_offer(o); !s) return s;
   return ok_status();
 }
 
@@ -563,6 +583,7 @@ Status SchedulerService::tick(StoreTx& tx, TimeMs now) {
   adopt_finished_policy_work();
   std::vector<SchedEvent> events;
   if (auto s = executor_->sync_inventory(tx, now); !s) return s;
+  if (auto s = sync_terms(tx, now); !s) return s;
   // Jobs first: one cancelled since the last tick must not be requeued by a node failure.
   if (auto s = sync_jobs(tx, now); !s) return s;
   if (auto s = sync_nodes(tx, now, events); !s) return s;

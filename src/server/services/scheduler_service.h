@@ -24,6 +24,7 @@
 #include "sched/engine.h"
 #include "server/services/context.h"
 #include "server/services/executor.h"
+#include "server/services/sched_terms.h"
 
 namespace gpurent {
 
@@ -51,6 +52,10 @@ class SchedulerService : private ExecutorHost {
   Status sync_projects(StoreTx& tx, TimeMs now);
   Status sync_reservations(StoreTx& tx, TimeMs now);
   Status sync_jobs(StoreTx& tx, TimeMs now);
+  // Offers, prices, contracts and sovereignty (sched_terms.h): read every tick (a job placed after
+  // an offer was written is placed knowing it) and handed to the engine, which ignores what has
+  // not changed.
+  Status sync_terms(StoreTx& tx, TimeMs now);
   Status apply(StoreTx& tx, const std::vector<SchedEvent>& events, TimeMs now);
   // The policy's slow preparation (fgdauto's rehearsal) runs on its own thread, never on the
   // control loop: started after a pass that handed one out, adopted at the first tick after it
@@ -72,6 +77,7 @@ class SchedulerService : private ExecutorHost {
   std::unique_ptr<SchedEngine> engine_;
   std::unordered_map<std::string, std::string> node_state_;  // node id -> last seen state
   std::unordered_map<std::string, std::string> reserved_for_;  // node id -> tenant holding it now
+  PlacementTerms terms_;
   std::set<std::string> known_jobs_;
   std::thread thread_;
   std::mutex mu_;
