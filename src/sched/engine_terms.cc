@@ -135,15 +135,8 @@ bool SchedEngine::Impl::under_contract(const SchedJob& j, int i) const {
   return o >= 0 && has(offers[o].spec.contract_tenants, j.tenant);
 }
 
-bool SchedEngine::Impl::terms_ok(const SchedJob& j, int i) const {
-  if (!commercial && !j.terms.any() && !j.reserved) return true;  // traces, the simulator
+bool SchedEngine::Impl::terms_ok_slow(const SchedJob& j, int i) const {
   return location_ok(j, i) && offer_on(j, i) != kNoOffer;
-}
-
-bool SchedEngine::Impl::lock_ok(const SchedJob& j, const GangLock& lock, int i) const {
-  if (lock.site_set && nodes[i].site != lock.site) return false;
-  if (lock.offer_set && commercial && offer_on(j, i, lock.offer) == kNoOffer) return false;
-  return true;
 }
 
 void SchedEngine::Impl::lock_to(const SchedJob& j, GangLock& lock, int i) const {
