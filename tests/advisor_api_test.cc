@@ -18,7 +18,7 @@ void world(const ServerProcess& s) {
   for (const char* n : {"n1", "n2"}) expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", n)), "node");
   expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
   for (const char* t : {"acme", "other"}) {
-    expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc(t)), t);
+    expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc(t, "CNY")), t);
     expect_2xx(s.admin("POST", "/api/v1/projects", project_doc(t, "vision")), "project");
   }
 }

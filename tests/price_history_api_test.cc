@@ -30,7 +30,7 @@ TEST(PriceHistory, UsageIsRatedByTheSheetInForceWhenItHappened) {
   json offer = offer_doc("dc", "h100");
   offer["prices"]["on_demand"] = "20.00";
   const std::string offer_id = expect_2xx(s.admin("POST", "/api/v1/offers", offer), "offer").body.at("id");
-  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme", "CNY")), "tenant");
   expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
 
   const std::string path = "/api/v1/offers/" + offer_id;
