@@ -36,11 +36,7 @@ Status SchedEngine::set_offer(const SchedOffer& offer) {
   Impl& e = *impl_;
   if (offer.id.empty()) return Error::invalid("offer.id", "must not be empty");
   EngineOffer& o = e.offers[e.offer_slot(offer.id)];
-  if (o.known && o.spec.on_demand == offer.on_demand && o.spec.spot == offer.spot &&
-      o.spec.contract_only == offer.contract_only && o.spec.contract_tenants == offer.contract_tenants &&
-      o.spec.committed_milli == offer.committed_milli && o.spec.overflow_waits == offer.overflow_waits &&
-      o.spec.currency == offer.currency && o.spec.name == offer.name)
-    return ok_status();
+  if (o.known && o.spec == offer) return ok_status();
   o.spec = offer;
   o.known = true;
   e.contract_tenants.clear();

@@ -36,6 +36,8 @@ struct SchedOffer {
   // contract says reserved work beyond them waits (else it overflows, billed at on-demand).
   std::map<std::string, int64_t> committed_milli;
   std::vector<std::string> overflow_waits;
+
+  bool operator==(const SchedOffer&) const = default;
 };
 
 struct SchedNode {
