@@ -3,7 +3,8 @@
 //  1. the Alibaba trace's 6,212-GPU cluster (openb_node_list_gpu_node.csv) with every pod of
 //     openb_pod_list_default.csv queued at once (8,152 jobs; whole GPUs, shares, CPU-only, GPU-model
 //     constraints; converted as `gpurent simulate alibaba` does); baseline in the same run: the allocation experiment's one-pod placer
-//     (AllocScheduler, no quotas, gangs or fair share) placing the same pods in the same order;
+//     (AllocScheduler, no quotas, gangs or fair share) placing the same pods in the same order,
+//     scanning every node for each pod as it did before the placement indexes (Mode::kScan);
 //  2. a synthetic 100,000-GPU cluster (12,500 nodes × 8 H100) with JOBS_100K (default 50,000)
 //     queued jobs of mixed shapes (1/2/4/8 GPUs, 2×8 gangs, 0.25-GPU shares), seeded.
 //  3. fgdauto on the trace cluster: the first pass with its rehearsal inside (offline runs) beside
@@ -121,7 +122,7 @@ int main(int argc, char** argv) {
     std::vector<AllocPod> workload;
     for (auto p : *pods) c.intern_spec(p.pod), workload.push_back(p.pod);
     (*policy)->prepare(c, workload);
-    AllocScheduler s(c, **policy, order);
+    AllocScheduler s(c, **policy, order, AllocScheduler::Mode::kScan);  // as before the indexes
     SimRng rng(42);
     const auto t0 = std::chrono::steady_clock::now();
     size_t placed = 0;

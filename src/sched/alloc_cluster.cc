@@ -13,8 +13,7 @@ int64_t AllocNode::gpu_free_total() const {
 
 Status AllocCluster::add_node(std::string name, int64_t cpu_milli, int64_t memory_mib, int gpus,
                               std::string model) {
-  for (const auto& n : nodes_)
-    if (n.name == name) return Error::invalid("nodes." + name, Message("sched.duplicate_node"));
+  if (names_.count(name)) return Error::invalid("nodes." + name, Message("sched.duplicate_node"));
   if (cpu_milli < 0 || memory_mib < 0 || gpus < 0)
     return Error::invalid("nodes." + name, Message("sched.negative_capacity"));
   AllocNode n;
@@ -33,6 +32,7 @@ Status AllocCluster::add_node(std::string name, int64_t cpu_milli, int64_t memor
     n.model_id = static_cast<int>(it - models_.begin());
   }
   n.model = std::move(model);
+  names_.insert(n.name);
   total_gpu_milli_ += int64_t{gpus} * kGpuMilli;
   nodes_.push_back(std::move(n));
   return ok_status();
@@ -113,6 +113,13 @@ std::vector<int> pick_gpus_best_fit(const AllocNode& n, const AllocPod& p) {
   for (int i = 0; i < static_cast<int>(n.gpu_free.size()) && static_cast<int>(out.size()) < p.num_gpu; ++i)
     if (n.gpu_free[i] >= p.gpu_milli) out.push_back(i);
   return out;
+}
+
+void append_score_state(std::string& key, const AllocNode& n) {
+  auto put = [&key](int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(n.cpu_free());
+  put(n.model_id * 4 + (n.has_share_pod ? 2 : 0) + (n.has_kgpu_pod ? 1 : 0));
+  key.append(reinterpret_cast<const char*>(n.gpu_free.data()), n.gpu_free.size() * sizeof(int32_t));
 }
 
 }  // namespace gpurent

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "core/result.h"
@@ -71,6 +72,7 @@ class AllocCluster {
  private:
   std::vector<AllocNode> nodes_;
   std::vector<std::string> models_;
+  std::unordered_set<std::string> names_;
   int64_t total_gpu_milli_ = 0;
   int64_t allocated_gpu_milli_ = 0;
 };
@@ -78,5 +80,8 @@ class AllocCluster {
 // GPU choice shared by most policies (protocol §6): for k=1 the GPU with the smallest free >= g
 // (lowest index on ties); for k>1 the lowest-index GPUs with free >= g. Empty for CPU-only pods.
 std::vector<int> pick_gpus_best_fit(const AllocNode& n, const AllocPod& pod);
+// Appends what a ScorePolicy's score reads of a node (score_policy.h): free CPU, model, pod tags and
+// free milli per GPU. Nodes with equal keys score every pod alike.
+void append_score_state(std::string& key, const AllocNode& n);
 
 }  // namespace gpurent

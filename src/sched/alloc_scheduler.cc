@@ -4,12 +4,42 @@
 
 namespace gpurent {
 
-AllocScheduler::AllocScheduler(AllocCluster& cluster, ScorePolicy& policy, std::vector<int> priority_order)
+AllocScheduler::AllocScheduler(AllocCluster& cluster, ScorePolicy& policy, std::vector<int> priority_order, Mode mode)
     : cluster_(cluster),
       policy_(policy),
       order_(std::move(priority_order)),
       cache_(cluster.size()),
-      max_score_(std::clamp(policy.max_score(), 0, kMaxScoreLimit)) {}
+      max_score_(std::clamp(policy.max_score(), 0, kMaxScoreLimit)) {
+  SimRng probe;  // a policy that picks draws among every feasible node: it scans
+  indexed_ = mode == Mode::kIndexed && !policy.pick_node({0, 1}, probe).has_value();
+  position_.assign(cluster.size(), -1);
+  for (size_t p = 0; p < order_.size(); ++p) position_[order_[p]] = static_cast<int>(p);
+}
+
+int AllocScheduler::cached_score(int n, int shape, const AllocPod& pod) {
+  auto& row = cache_[n];
+  if (static_cast<int>(row.size()) <= shape) row.resize(shape + 1, -1);
+  if (row[shape] < 0) row[shape] = static_cast<int16_t>(memo_score(n, shape, pod));
+  return row[shape];
+}
+
+std::optional<int> AllocScheduler::best_indexed(const AllocPod& pod) {
+  const int shape = shape_id(pod);
+  auto [it, added] = indexes_.try_emplace({pod.cpu_milli, pod.memory_mib, pod.num_gpu, pod.gpu_milli, pod.spec_mask});
+  Index& x = it->second;
+  auto value = [&](size_t pos) {
+    const int n = order_[pos];
+    return cluster_.feasible(n, pod) ? MaxTree::pack(cached_score(n, shape, pod), pos) : MaxTree::kNone;
+  };
+  if (added || bound_.size() - x.cursor > order_.size()) {
+    x.tree.fill(order_.size(), value);
+  } else {
+    for (size_t c = x.cursor; c < bound_.size(); ++c) x.tree.set(position_[bound_[c]], value(position_[bound_[c]]));
+  }
+  x.cursor = bound_.size();
+  if (x.tree.top() < 0) return std::nullopt;
+  return order_[MaxTree::position(x.tree.top())];
+}
 
 int AllocScheduler::shape_id(const AllocPod& p) {
   auto [it, added] = shapes_.try_emplace({p.cpu_milli, p.num_gpu, p.gpu_milli}, static_cast<int>(shapes_.size()));
@@ -17,19 +47,22 @@ int AllocScheduler::shape_id(const AllocPod& p) {
 }
 
 int AllocScheduler::memo_score(int node, int shape, const AllocPod& pod) {
-  const AllocNode& n = cluster_.node(node);
-  auto put = [this](int64_t v) { key_.append(reinterpret_cast<const char*>(&v), sizeof v); };
-  key_.clear();
-  put(shape);
-  put(n.cpu_free());
-  put(n.model_id * 4 + (n.has_share_pod ? 2 : 0) + (n.has_kgpu_pod ? 1 : 0));
-  key_.append(reinterpret_cast<const char*>(n.gpu_free.data()), n.gpu_free.size() * sizeof(int32_t));
+  key_.assign(reinterpret_cast<const char*>(&shape), sizeof shape);
+  append_score_state(key_, cluster_.node(node));
   auto [it, added] = memo_.try_emplace(key_, int16_t{0});
   if (added) it->second = static_cast<int16_t>(std::clamp(policy_.score(cluster_, node, pod), 0, max_score_));
   return it->second;
 }
 
 std::optional<int> AllocScheduler::place(const AllocPod& pod, SimRng& rng) {
+  if (indexed_) {
+    const std::optional<int> chosen = best_indexed(pod);
+    if (!chosen) return std::nullopt;
+    cluster_.bind(*chosen, pod, policy_.choose_gpus(cluster_, *chosen, pod, rng));
+    std::fill(cache_[*chosen].begin(), cache_[*chosen].end(), int16_t{-1});
+    bound_.push_back(*chosen);
+    return chosen;
+  }
   feasible_.clear();
   for (int n : order_)
     if (cluster_.feasible(n, pod)) feasible_.push_back(n);
@@ -43,10 +76,8 @@ std::optional<int> AllocScheduler::place(const AllocPod& pod, SimRng& rng) {
       const int shape = shape_id(pod);
       int best = -1;
       for (int n : feasible_) {  // priority order: strict > keeps the first of equal scores
-        auto& row = cache_[n];
-        if (static_cast<int>(row.size()) <= shape) row.resize(shape + 1, -1);
-        if (row[shape] < 0) row[shape] = static_cast<int16_t>(memo_score(n, shape, pod));
-        if (row[shape] > best) best = row[shape], chosen = n;
+        const int s = cached_score(n, shape, pod);
+        if (s > best) best = s, chosen = n;
       }
     }
   }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "sched/alloc_arrivals.h"
+
 namespace gpurent {
 namespace {
 
@@ -49,6 +51,60 @@ TEST(AllocScheduler, TiesGoToPriorityAndDropsWhenNothingFits) {
   EXPECT_EQ(s.place(pod(1000, 2048, 1, 1000), rng), std::nullopt);  // n2 lacks memory
   EXPECT_EQ(s.place(pod(1000, 512, 1, 1000), rng), 2);              // single feasible node
   EXPECT_EQ(c.allocated_gpu_milli(), 5000);
+}
+
+}  // namespace
+}  // namespace gpurent
+
+namespace gpurent {
+namespace {
+
+// The indexed placer chooses exactly what the scan chooses, for every policy, on a mixed random
+// cluster (five models, 1 to 8 GPUs) fed the protocol's tuned arrivals at x = 130: shares, whole and
+// multi-GPU pods, CPU-only pods, model constraints. Node by node and GPU by GPU.
+TEST(AllocScheduler, IndexedChoosesWhatTheScanChooses) {
+  const char* models[] = {"P100", "V100", "T4", "A10", "G2"};
+  SimRng gen(99);
+  AllocCluster start;
+  for (int i = 0; i < 300; ++i) {
+    const int gpus = 1 << (gen() % 4);
+    ASSERT_TRUE(start.add_node("n" + std::to_string(i), 32000 + 32000 * static_cast<int64_t>(gen() % 3),
+                               131072 * (1 + static_cast<int64_t>(gen() % 2)), gpus, models[gen() % 5])
+                    .ok());
+  }
+  std::vector<AllocPod> pods;
+  for (int i = 0; i < 1200; ++i) {
+    const int kind = static_cast<int>(gen() % 6);
+    const int k = kind == 0 ? 0 : kind <= 2 ? 1 : 1 << (gen() % 4);
+    const int g = kind == 1 ? 100 * static_cast<int>(1 + gen() % 9) : k ? 1000 : 0;
+    std::string spec = k && gen() % 4 == 0 ? std::string(models[gen() % 5]) + (gen() % 2 ? "|T4" : "") : "";
+    AllocPod p{1000 * static_cast<int64_t>(1 + gen() % 16), 1024 * static_cast<int64_t>(1 + gen() % 64), k, g,
+               std::move(spec), 0};
+    start.intern_spec(p);
+    pods.push_back(std::move(p));
+  }
+  for (const std::string& name : score_policy_names()) {
+    std::vector<std::vector<int64_t>> runs[2];  // per arrival: node, allocated milli, the node's free GPUs
+    for (const auto mode : {AllocScheduler::Mode::kScan, AllocScheduler::Mode::kIndexed}) {
+      AllocCluster c = start;
+      auto policy = std::move(make_score_policy(name).value());
+      policy->prepare(c, pods);
+      SimRng rng(42);
+      const std::vector<int> seq = tuned_arrivals(pods, c.total_gpu_milli(), 1.3, rng);
+      AllocScheduler s(c, *policy, node_priority_order(c.size(), rng), mode);
+      auto& out = runs[mode == AllocScheduler::Mode::kIndexed];
+      for (int p : seq) {
+        const std::optional<int> n = s.place(pods[p], rng);
+        std::vector<int64_t> row{n.value_or(-1), c.allocated_gpu_milli()};
+        if (n) row.insert(row.end(), c.node(*n).gpu_free.begin(), c.node(*n).gpu_free.end());
+        out.push_back(std::move(row));
+      }
+    }
+    ASSERT_EQ(runs[0].size(), runs[1].size()) << name;
+    for (size_t i = 0; i < runs[0].size(); ++i)
+      ASSERT_EQ(runs[0][i], runs[1][i]) << name << ": arrival " << i << " of " << runs[0].size();
+    EXPECT_GT(runs[0].back()[1], 0) << name;
+  }
 }
 
 }  // namespace

@@ -43,6 +43,10 @@ Result<std::unique_ptr<SchedEngine>> SchedEngine::make(SchedConfig config) {
   impl->rng.seed(config.seed);
   impl->cfg = std::move(config);
   impl->policy = std::move(*policy);
+  impl->indexed = SchedEngine::Impl::policy_scores(*impl->policy);
+  impl->model_nodes.resize(1);
+  impl->change_log.resize(1);
+  impl->change_base.resize(1, 0);
   return std::unique_ptr<SchedEngine>(new SchedEngine(std::move(impl)));
 }
 
@@ -82,6 +86,15 @@ Status SchedEngine::add_node(const SchedNode& n) {
     e.free_by_model.resize(model + 1, 0);
   }
   if (model >= 0) e.free_by_model[model] += int64_t{gpus} * kGpuMilli;
+  if (model + 2 > static_cast<int>(e.model_nodes.size())) {
+    e.model_nodes.resize(model + 2);
+    e.change_log.resize(model + 2);
+    e.change_base.resize(model + 2, 0);
+  }
+  e.model_nodes[0].push_back(idx);
+  e.model_pos.push_back(model >= 0 ? static_cast<int>(e.model_nodes[model + 1].size()) : -1);
+  if (model >= 0) e.model_nodes[model + 1].push_back(idx);
+  ++e.layout_version;
   if (!n.reserved_for.empty()) ++e.tenant_reserved_nodes[n.reserved_for];
   e.total_cpu_milli += n.cpu_cores * 1000;
   e.nodes.push_back(std::move(en));
@@ -100,6 +113,7 @@ std::vector<SchedEvent> SchedEngine::node_failed(const std::string& node, TimeMs
   const int idx = it->second;
   e.now = now;
   e.nodes[idx].down = true;
+  ++e.layout_version;
   const std::string& shown = e.nodes[idx].spec.name.empty() ? node : e.nodes[idx].spec.name;
   const Message why = detail.empty() ? Message("sched.node_failed").arg("node", shown)
                                      : Message("sched.node_failed_detail").arg("node", shown).arg("detail", detail);
@@ -140,6 +154,7 @@ Status SchedEngine::node_restored(const std::string& node) {
   if (it == impl_->node_index.end())
     return Error::make(Code::kNotFound, Message("sched.node_not_in_scheduler").arg("node", node));
   impl_->nodes[it->second].down = false;
+  ++impl_->layout_version;
   ++impl_->epoch;
   return ok_status();
 }
@@ -149,6 +164,7 @@ Status SchedEngine::set_node_cordoned(const std::string& node, bool cordoned) {
   if (it == impl_->node_index.end())
     return Error::make(Code::kNotFound, Message("sched.node_not_in_scheduler").arg("node", node));
   impl_->nodes[it->second].cordoned = cordoned;
+  ++impl_->layout_version;
   ++impl_->epoch;
   return ok_status();
 }
@@ -163,6 +179,7 @@ Status SchedEngine::set_node_reservation(const std::string& node, const std::str
   owner = tenant;
   if (!owner.empty()) ++e.tenant_reserved_nodes[owner];
   ++e.epoch;
+  ++e.layout_version;
   return ok_status();
 }
 
@@ -477,6 +494,8 @@ void SchedEngine::adopt_policy_choice(int choice) {
   Impl& e = *impl_;
   e.policy->adopt(choice, e.cluster, e.planned_workload);
   for (auto& row : e.score_cache) row.clear();
+  e.state_scores.clear();
+  ++e.layout_version;  // new scores
   e.planned_workload.clear();
   e.awaiting_choice = false;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sched/engine.h"
+#include "sched/max_tree.h"
 
 namespace gpurent {
 
@@ -155,6 +156,8 @@ struct SchedEngine::Impl {
   std::map<std::tuple<int64_t, int32_t, int32_t>, int> shapes;
   std::vector<std::vector<std::pair<uint32_t, int16_t>>> score_cache;
   std::vector<uint32_t> node_version;
+  std::unordered_map<std::string, int16_t> state_scores;  // by pod shape and node state (score())
+  std::string state_key;
   std::vector<int> feasible;
   std::vector<int64_t> free_by_model;  // free GPU milli per model id, on every node (an upper bound)
   // What running allocations could be preempted at all (scanned at the start of a pass, updated on
@@ -182,6 +185,37 @@ struct SchedEngine::Impl {
   std::unordered_set<std::string> failed;  // shapes of jobs that found no room (since the last full pass)
   std::vector<std::string> claimants;  // jobs whose spot notice ended this pass
   TimeMs now = 0;                  // of the current call
+
+  // Placement indexes (engine_index.cc; docs/scheduler.md#speed). A decision reads the best node
+  // of a filter from a max tree over the nodes that pass it, instead of scanning every node; the
+  // trees catch up from the log of nodes whose allocation changed (bind/unbind) since they last
+  // looked, and are dropped when anything else a filter reads changes (layout_version: nodes added,
+  // down, cordoned, reserved, re-scored; terms_version: offers, prices, commitments' use).
+  // A job with the same index_key passes the same filter on every node and has the same pod there.
+  struct PlaceIndex {
+    std::vector<int> members;    // node indices passing the filter, ascending
+    std::vector<int> leaf_of;    // per position in the model's node list: leaf or -1
+    MaxTree tree;                // (score, position), kNone where the pod does not fit now
+    uint64_t cursor = 0;         // absolute position in its model's change log
+  };
+  std::unordered_map<std::string, PlaceIndex> indexes;
+  std::vector<std::vector<int>> model_nodes;    // model id + 1 -> node indices (0: every node)
+  std::vector<int> model_pos;                   // node -> position in its model's list
+  std::vector<std::vector<int>> change_log;     // model id + 1 -> nodes whose allocation changed
+  std::vector<uint64_t> change_base;            // absolute position of change_log[k][0]
+  uint64_t layout_version = 1;
+  uint64_t indexed_layout = 0, indexed_terms = 0;
+  size_t index_cells = 0;                       // leaves held by every index (a memory bound)
+  bool indexed = true;                          // the policy scores nodes (Random picks: scan)
+  static bool policy_scores(ScorePolicy& policy);
+  void note_change(int node);
+  // The best node (highest score, lowest index) of the filter for the job's next worker; -1 none.
+  int best_indexed(const SchedJob& j, const std::string& job_key, int model, int phase, bool contract_pass,
+                   const GangLock& lock);
+  std::string index_key(const SchedJob& j) const;  // the job's part of a filter's key
+  std::unordered_map<std::string, Message> reason_cache;  // capacity reasons by reason_key
+  uint64_t reason_layout = 0, reason_terms = 0;
+  std::string reason_key(const SchedJob& j) const;  // what capacity_reason reads of a job
 
   // engine_place.cc
   AllocPod pod_for(const SchedJob& j, int node) const;

@@ -99,7 +99,15 @@ void SchedEngine::Impl::handle(EngineJob& j, std::vector<SchedEvent>& out) {
   }
   if (j.capacity_reason.empty() || j.capacity_reason_nodes != nodes.size() ||
       j.capacity_reason_terms != terms_version) {
-    j.capacity_reason = capacity_reason(j);
+    // Jobs alike share it: building one reads every node.
+    if (reason_layout != layout_version || reason_terms != terms_version) {
+      reason_cache.clear();
+      reason_layout = layout_version;
+      reason_terms = terms_version;
+    }
+    auto [it, added] = reason_cache.try_emplace(reason_key(j.spec));
+    if (added) it->second = capacity_reason(j);
+    j.capacity_reason = it->second;
     j.capacity_reason_nodes = nodes.size();
     j.capacity_reason_terms = terms_version;
   }

@@ -81,7 +81,14 @@ int SchedEngine::Impl::score(int node, const AllocPod& p) {
   if (static_cast<int>(row.size()) <= shape) row.resize(shape + 1, {UINT32_MAX, 0});
   auto& cell = row[shape];
   if (cell.first != node_version[node]) {
-    cell = {node_version[node], static_cast<int16_t>(std::clamp(policy->score(cluster, node, p), 0, policy->max_score()))};
+    // Nodes in the same state score alike (score_policy.h): FGD's score is worth remembering.
+    const AllocNode& n = cluster.node(node);
+    state_key.assign(reinterpret_cast<const char*>(&shape), sizeof shape);
+    append_score_state(state_key, n);
+    if (state_scores.size() > (size_t{1} << 20)) state_scores.clear();
+    auto [it, added] = state_scores.try_emplace(state_key, int16_t{0});
+    if (added) it->second = static_cast<int16_t>(std::clamp(policy->score(cluster, node, p), 0, policy->max_score()));
+    cell = {node_version[node], it->second};
   }
   return cell.second;
 }
@@ -117,6 +124,7 @@ std::vector<int> SchedEngine::Impl::choose_gpus(int i, const AllocPod& p, int do
 void SchedEngine::Impl::bind(Bound& b) {
   cluster.bind(b.node, b.pod, b.gpus);
   ++node_version[b.node];
+  note_change(b.node);
   if (const int m = cluster.node(b.node).model_id; m >= 0)
     free_by_model[m] -= int64_t{b.pod.gpu_milli} * static_cast<int64_t>(b.gpus.size());
 }
@@ -124,6 +132,7 @@ void SchedEngine::Impl::bind(Bound& b) {
 void SchedEngine::Impl::unbind(const Bound& b) {
   cluster.unbind(b.node, b.pod, b.gpus);
   ++node_version[b.node];
+  note_change(b.node);
   if (const int m = cluster.node(b.node).model_id; m >= 0)
     free_by_model[m] += int64_t{b.pod.gpu_milli} * static_cast<int64_t>(b.gpus.size());
 }
@@ -155,6 +164,22 @@ bool place_workers(SchedEngine::Impl& e, const SchedJob& j, int64_t count, int d
     }
     Bound b{*chosen, e.pod_for(j, *chosen), {}};
     b.gpus = e.choose_gpus(b.node, b.pod, domain);
+    e.bind(b);
+    e.lock_to(j, lock, b.node);
+    out.push_back(std::move(b));
+  }
+  return true;
+}
+
+// place_workers for the filter of an index (model, phase, contract pass): the same choices, read
+// from the index instead of a scan.
+bool place_workers_indexed(SchedEngine::Impl& e, const SchedJob& j, const std::string& job_key, int model,
+                           int phase, bool contract_pass, GangLock lock, std::vector<Bound>& out) {
+  for (int64_t w = 0; w < j.workers; ++w) {
+    const int chosen = e.best_indexed(j, job_key, model, phase, contract_pass, lock);
+    if (chosen < 0) return false;
+    Bound b{chosen, e.pod_for(j, chosen), {}};
+    b.gpus = e.choose_gpus(b.node, b.pod, -1);
     e.bind(b);
     e.lock_to(j, lock, b.node);
     out.push_back(std::move(b));
@@ -211,6 +236,9 @@ std::optional<Gang> SchedEngine::Impl::place_replica(const EngineJob& ej, int64_
   if (ej.running && !ej.units.empty()) base.offer_set = true, base.offer = ej.offer;
   // Its tenant's contracts first: nodes it may buy under one of them, then the rest.
   const bool contracts_first = !base.offer_set && contract_tenants.count(j.tenant) > 0;
+  // The indexes serve the plain greedy placement below for jobs not pinned to nodes.
+  const bool use_index = indexed && j.nodes.empty();
+  const std::string job_key = use_index ? index_key(j) : std::string();
   for (int phase = 0; phase < 3; ++phase) {
     if (phase == 0 && !own_reserved) continue;
     if (phase == 2 && !any_reserved_other) continue;
@@ -261,12 +289,16 @@ std::optional<Gang> SchedEngine::Impl::place_replica(const EngineJob& ej, int64_
         // One gang, one offer and (unless it spans sites) one site: with several to choose from,
         // each is tried whole, the one holding the best-scoring node first.
         const std::vector<GangLock> locks = gang_locks(*this, j, ok, base);
+        auto place = [&](const GangLock& l) {
+          return use_index ? place_workers_indexed(*this, j, job_key, m, phase, contract_pass, l, bound)
+                           : place_workers(*this, j, j.workers, -1, ok, l, bound);
+        };
         if (locks.empty()) {
-          placed = place_workers(*this, j, j.workers, -1, ok, base, bound);
+          placed = place(base);
           if (!placed) rollback();
         }
         for (const GangLock& l : locks) {
-          placed = place_workers(*this, j, j.workers, -1, ok, l, bound);
+          placed = place(l);
           if (placed) break;
           rollback();
         }
@@ -323,6 +355,8 @@ void SchedEngine::Impl::maybe_prepare() {
     policy->prepare(cluster, workload);
   }
   for (auto& row : score_cache) row.clear();
+  state_scores.clear();
+  ++layout_version;  // new scores
   prepared = true;
   submissions_since_prepare = 0;
 }

@@ -1,6 +1,7 @@
 #include "sched/fragmentation.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <tuple>
 
@@ -45,8 +46,38 @@ int64_t task_fragment(const TaskType& t, int64_t cpu_free, int model_id, std::sp
 
 int64_t node_fragmentation_scaled(const TargetWorkload& w, int64_t cpu_free, int model_id,
                                   std::span<const int32_t> gpu_free) {
+  // task_fragment for every type, with the node's GPUs sorted once: the GPUs with at least g free
+  // are a prefix of the descending order, and what the others hold is the total minus its sum.
+  constexpr size_t kInline = 16;
+  int32_t inline_free[kInline];
+  int64_t inline_prefix[kInline + 1];
+  std::vector<int32_t> heap_free;
+  std::vector<int64_t> heap_prefix;
+  const size_t n = gpu_free.size();
+  int32_t* sorted = inline_free;
+  int64_t* prefix = inline_prefix;
+  if (n > kInline) {
+    heap_free.resize(n);
+    heap_prefix.resize(n + 1);
+    sorted = heap_free.data();
+    prefix = heap_prefix.data();
+  }
+  std::copy(gpu_free.begin(), gpu_free.end(), sorted);
+  std::sort(sorted, sorted + n, std::greater<>());
+  prefix[0] = 0;
+  for (size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + sorted[i];
+  const int64_t all = prefix[n];
   int64_t s = 0;
-  for (const auto& t : w.types) s += t.count * task_fragment(t, cpu_free, model_id, gpu_free);
+  for (const auto& t : w.types) {
+    int64_t f = all;
+    if (t.num_gpu != 0 && (t.spec_mask == 0 || (model_id >= 0 && ((t.spec_mask >> model_id) & 1))) &&
+        cpu_free >= t.cpu_milli) {
+      size_t fit = 0;
+      while (fit < n && sorted[fit] >= t.gpu_milli) ++fit;
+      if (static_cast<int64_t>(fit) >= t.num_gpu) f = all - prefix[fit];
+    }
+    s += t.count * f;
+  }
   return s;
 }
 

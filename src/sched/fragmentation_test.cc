@@ -70,5 +70,31 @@ TEST(Fragmentation, FgdScoreAndGpuChoice) {
   EXPECT_EQ(fgd->choose_gpus(c, 0, pod(0, 1, 1000), rng), std::vector<int>{1});
 }
 
+// node_fragmentation_scaled sorts the GPUs once for every type; it must equal the sum of
+// task_fragment, type by type, on any node state (random ones here, up to 20 GPUs).
+TEST(Fragmentation, NodeSumEqualsTaskFragmentsOnRandomStates) {
+  AllocCluster c;
+  ASSERT_TRUE(c.add_node("a", 64000, 65536, 8, "V100").ok());
+  ASSERT_TRUE(c.add_node("b", 64000, 65536, 8, "T4").ok());
+  std::vector<AllocPod> pods;
+  SimRng rng(5);
+  for (int i = 0; i < 300; ++i) {
+    const int k = static_cast<int>(rng() % 5);
+    pods.push_back(pod(1000 * static_cast<int64_t>(rng() % 33), k, k == 1 ? 100 * static_cast<int>(1 + rng() % 10) : 1000,
+                       rng() % 4 == 0 ? (rng() % 2 ? "V100" : "T4|V100") : ""));
+  }
+  const TargetWorkload w = typical_tasks(pods, c, 100);
+  ASSERT_GT(w.types.size(), 20u);
+  for (int round = 0; round < 2000; ++round) {
+    std::vector<int32_t> free(1 + rng() % 20);
+    for (auto& f : free) f = static_cast<int32_t>(rng() % 3 == 0 ? 1000 : rng() % 1001);
+    const int64_t cpu = static_cast<int64_t>(rng() % 40000);
+    const int model = static_cast<int>(rng() % 3) - 1;
+    int64_t want = 0;
+    for (const auto& t : w.types) want += t.count * task_fragment(t, cpu, model, free);
+    ASSERT_EQ(node_fragmentation_scaled(w, cpu, model, free), want) << "round " << round;
+  }
+}
+
 }  // namespace
 }  // namespace gpurent

@@ -1,0 +1,125 @@
+// Placement indexes: the best node for a job's next worker without scanning every node.
+// A filter (model, reservation phase, contract pass, gang lock, and the job fields its checks and pod
+// shape read: index_key) keeps a max tree over the nodes passing its static checks, each leaf the
+// node's score for the pod packed with its position (ties go to the lowest node index, as a scan in
+// node order does), or -1 where the pod does not fit now. A decision costs the nodes changed since
+// the filter last looked (each a score, cached per node version, and log(n) tree steps), not the
+// cluster: the same choices as the scan, which Random (it draws among all feasible nodes) still uses.
+#include <algorithm>
+
+#include "sched/engine_impl.h"
+
+namespace gpurent {
+namespace {
+
+// Bound on the leaves every index holds together; beyond it they are all dropped and rebuilt on demand.
+constexpr size_t kMaxIndexCells = size_t{1} << 25;
+
+}  // namespace
+
+bool SchedEngine::Impl::policy_scores(ScorePolicy& policy) {
+  SimRng probe;  // a policy that picks (Random) draws among every feasible node: it keeps the scan
+  return !policy.pick_node({0, 1}, probe).has_value();
+}
+
+void SchedEngine::Impl::note_change(int node) {
+  auto log_to = [&](size_t k) {
+    auto& log = change_log[k];
+    log.push_back(node);
+    if (log.size() > 4 * model_nodes[k].size() + 4096) {  // every index would rather refill
+      change_base[k] += log.size();
+      log.clear();
+    }
+  };
+  log_to(0);
+  if (const int m = cluster.node(node).model_id; m >= 0) log_to(static_cast<size_t>(m) + 1);
+}
+
+std::string SchedEngine::Impl::index_key(const SchedJob& j) const {
+  std::string k;
+  auto num = [&](int64_t v) { k.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  num(j.gpus_per_worker);
+  num(j.gpu_milli.value_or(-1));
+  num(j.cpu_cores.value_or(-1));
+  num(j.memory_gib.value_or(-1));
+  num(j.cpu_milli.value_or(-1));
+  num(j.memory_mib.value_or(-1));
+  num(j.form_factor ? static_cast<int>(*j.form_factor) : -1);
+  num(j.min_gpu_memory_gib.value_or(-1));
+  num(static_cast<int>(j.rdma));
+  // The tenant matters for reserved nodes and for every term; terms_ok reads these fields.
+  if (!tenant_reserved_nodes.empty() || commercial || j.reserved || j.terms.any()) {
+    k += j.tenant;
+    k += '\x1f';
+  }
+  if (commercial || j.reserved || j.terms.any()) {
+    num(j.milli_per_replica());
+    k += j.spot ? 's' : '-';
+    k += terms_key(j);
+  }
+  return k;
+}
+
+std::string SchedEngine::Impl::reason_key(const SchedJob& j) const {
+  std::string k = index_key(j);
+  auto num = [&](int64_t v) { k.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  num(j.workers);
+  num(j.replicas_min);
+  num(static_cast<int>(j.placement));
+  k += j.terms.span_sites ? 'x' : '-';
+  k += j.tenant;  // terms_block names none of it, but the tenant's contracts decide the terms
+  for (const auto* v : {&j.gpu_models, &j.nodes}) {
+    k += '\x1e';
+    for (const std::string& s : *v) k += s + '\x1f';
+  }
+  return k;
+}
+
+int SchedEngine::Impl::best_indexed(const SchedJob& j, const std::string& job_key, int model, int phase,
+                                    bool contract_pass, const GangLock& lock) {
+  if (indexed_layout != layout_version || indexed_terms != terms_version || index_cells > kMaxIndexCells) {
+    indexes.clear();
+    index_cells = 0;
+    indexed_layout = layout_version;
+    indexed_terms = terms_version;
+  }
+  std::string key = job_key;
+  key += '\x1d';
+  for (const int v : {model, phase, contract_pass ? 1 : 0, lock.offer_set ? lock.offer : -9, lock.site_set ? lock.site : -9})
+    key.append(reinterpret_cast<const char*>(&v), sizeof v);
+  const size_t k = static_cast<size_t>(model + 1);
+  const std::vector<int>& universe = model_nodes[k];
+  auto [it, added] = indexes.try_emplace(std::move(key));
+  PlaceIndex& x = it->second;
+  auto value = [&](size_t pos) {
+    const int i = x.members[pos];
+    const AllocPod p = pod_for(j, i);
+    return fits(i, p, -1) ? MaxTree::pack(score(i, p), pos) : MaxTree::kNone;
+  };
+  const uint64_t end = change_base[k] + change_log[k].size();
+  if (added) {
+    x.leaf_of.assign(universe.size(), -1);
+    for (size_t u = 0; u < universe.size(); ++u) {
+      const int i = universe[u];
+      if (node_ok(j, i, model, phase) && (!contract_pass || under_contract(j, i)) && lock_ok(j, lock, i)) {
+        x.leaf_of[u] = static_cast<int>(x.members.size());
+        x.members.push_back(i);
+      }
+    }
+  }
+  if (added || x.cursor < change_base[k] || end - x.cursor > x.members.size()) {
+    index_cells -= x.tree.cells();
+    x.tree.fill(x.members.size(), value);
+    index_cells += x.tree.cells() + (added ? x.leaf_of.size() : 0);
+  } else {
+    const auto& log = change_log[k];
+    for (uint64_t c = x.cursor - change_base[k]; c < log.size(); ++c) {
+      const int pos = x.leaf_of[k == 0 ? log[c] : model_pos[log[c]]];
+      if (pos >= 0) x.tree.set(static_cast<size_t>(pos), value(static_cast<size_t>(pos)));
+    }
+  }
+  x.cursor = end;
+  return x.tree.top() < 0 ? -1 : x.members[MaxTree::position(x.tree.top())];
+}
+
+}  // namespace gpurent
