@@ -189,6 +189,7 @@ void SchedEngine::set_project(const SchedProject& p) {
       it->second.tenant == p.tenant && it->second.hold == p.hold)
     return;
   impl_->projects[p.id] = p;
+  ++impl_->projects_version;
   ++impl_->epoch;
 }
 
@@ -214,7 +215,8 @@ Status SchedEngine::submit(const SchedJob& job, const Message& requeued_why) {
   j.spec = job;
   j.seq = e.next_seq++;
   j.requeued_why = requeued_why;
-  e.jobs.emplace(job.id, std::move(j));
+  e.pending.insert(&e.jobs.emplace(job.id, std::move(j)).first->second);
+  if (job.kind == JobKind::kInference) ++e.inference_jobs;
   e.fresh.push_back(job.id);
   ++e.submissions_since_prepare;
   return ok_status();
@@ -376,6 +378,8 @@ Status SchedEngine::restore(const SchedJob& job, const std::vector<SchedWorker>&
   std::map<int64_t, Gang> units;
   auto undo = [&](Error err) {
     for (auto& [r, u] : units) e.release(u);
+    e.pending.erase(&e.jobs.at(job.id));
+    if (job.kind == JobKind::kInference) --e.inference_jobs;
     e.jobs.erase(job.id);
     return err;
   };
@@ -436,11 +440,14 @@ void SchedEngine::remove(const std::string& id) {
       e.account(j, *u, -1);
     }
     --e.project_usage[j.spec.project].jobs;
+    ++e.project_usage[j.spec.project].version;
     --e.tenant_usage[j.spec.tenant].jobs;
   }
-  for (auto& [other_id, other] : e.jobs)  // its spot notices are void
-    for (Gang& u : other.units)
-      if (u.reclaim_for == id) u.reclaim_at.reset(), u.reclaim_for.clear();
+  if (e.notices)
+    for (auto& [other_id, other] : e.jobs)  // its spot notices are void
+      for (Gang& u : other.units)
+        if (u.reclaim_for == id) u.reclaim_at.reset(), u.reclaim_for.clear();
+  if (j.spec.kind == JobKind::kInference) --e.inference_jobs;
   for (const Gang& u : j.units)  // notices it was under: their claimant stops waiting
     if (u.reclaim_at) e.free_claimant(u);
   if (j.running) ++e.epoch;
@@ -448,6 +455,7 @@ void SchedEngine::remove(const std::string& id) {
     e.blocked.reset();
     ++e.epoch;
   }
+  e.pending.erase(&it->second);
   e.jobs.erase(it);
 }
 
@@ -455,6 +463,8 @@ std::vector<SchedEvent> SchedEngine::schedule(TimeMs now) {
   Impl& e = *impl_;
   std::vector<SchedEvent> out;
   e.now = now;
+  if (e.blocked) e.blocked->delay_reason.clear();  // it names a time relative to now
+  e.backfill_refused.clear();
   e.reclaim_due(out);
   e.maybe_prepare();
   e.victims = {};

@@ -256,6 +256,7 @@ Message SchedEngine::Impl::capacity_reason(const EngineJob& ej) const {
 void SchedEngine::Impl::account(const EngineJob& j, const Gang& u, int sign) {
   Usage& p = project_usage[j.spec.project];
   Usage& t = tenant_usage[j.spec.tenant];
+  ++p.version;
   for (const Bound& b : u.workers) {
     const int64_t g = int64_t{b.pod.gpu_milli} * static_cast<int64_t>(b.gpus.size());
     const int m = cluster.node(b.node).model_id;
@@ -271,17 +272,19 @@ void SchedEngine::Impl::account(const EngineJob& j, const Gang& u, int sign) {
   }
 }
 
-void SchedEngine::Impl::set_reason(EngineJob& j, Message why, std::vector<SchedEvent>& out) {
+void SchedEngine::Impl::set_reason(EngineJob& j, const Message& why, std::vector<SchedEvent>& out) {
   // A requeued job keeps saying why it was requeued ("requeued: node … failed: …; now capacity: …").
-  Message reason = j.requeued_why.empty() || why == j.requeued_why
-                       ? std::move(why)
-                       : Message("sched.requeued_now").arg("requeued", j.requeued_why).arg("reason", std::move(why));
+  // Most calls repeat the reason a job has: compared before anything is copied.
+  j.reason_src = 0;
+  const bool plain = j.requeued_why.empty() || why == j.requeued_why;
+  if (plain && j.reason == why) return;
+  Message reason = plain ? why : Message("sched.requeued_now").arg("requeued", j.requeued_why).arg("reason", why);
   if (j.reason == reason) return;
   j.reason = reason;
   SchedEvent e;
   e.kind = SchedEventKind::kPending;
   e.job = j.spec.id;
-  e.reason = reason;
+  e.reason = std::move(reason);
   e.at = now;
   out.push_back(std::move(e));
 }
@@ -330,10 +333,13 @@ void SchedEngine::Impl::start_job(EngineJob& j, std::vector<Gang> units, std::ve
     j.units.push_back(std::move(u));
   }
   j.running = true;
+  pending.erase(&j);
   j.reason.clear();
+  j.reason_src = 0;
   j.requeued_why.clear();
   j.waiting_reclaim_until = 0;
   ++project_usage[j.spec.project].jobs;
+  ++project_usage[j.spec.project].version;
   ++tenant_usage[j.spec.tenant].jobs;
   out.push_back(std::move(e));
 }

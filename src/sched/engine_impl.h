@@ -59,6 +59,13 @@ struct Gang {
   int offer = kUnpriced;                // the offer it runs under
 };
 
+// Admission result: the models a job may use now (quota allows), in preference order.
+struct Admission {
+  std::vector<int> models;  // model ids; {-1} for a CPU-only job
+  Message reason;           // set when models is empty
+  std::vector<int> borrow;  // models on which the tenant's idle quota could cover it (lending)
+};
+
 struct EngineJob {
   SchedJob spec;
   uint64_t seq = 0;
@@ -71,6 +78,16 @@ struct EngineJob {
   uint64_t capacity_reason_nodes = 0;   // the node count capacity_reason was built against
   uint64_t capacity_reason_terms = 0;   // the terms version it was built against
   Message requeued_why;                 // why it lost its placement; prefixes its reasons until it runs
+  std::string fail_key;                 // place_or_preempt's failure-cache key without the models (built once)
+  uint64_t capacity_reason_id = 0;      // unique per value of capacity_reason
+  // handle() found it hopeless (fewer GPUs free than it needs) behind a blocked head and left its
+  // capacity reason; with its project's usage, the projects and the nodes unchanged it would again.
+  struct Frozen {
+    uint64_t usage = 0, projects = 0, layout = 0, terms = 0;
+    std::vector<int> models;            // its candidate models then
+  };
+  std::optional<Frozen> frozen;
+  uint64_t reason_src = 0;              // the id of the cached Message its reason was set from (0: none)
 };
 
 struct Usage {
@@ -78,13 +95,7 @@ struct Usage {
   int64_t gpu_milli = 0;
   int64_t cpu_milli = 0;
   int64_t jobs = 0;                       // running jobs
-};
-
-// Admission result: the models a job may use now (quota allows), in preference order.
-struct Admission {
-  std::vector<int> models;  // model ids; {-1} for a CPU-only job
-  Message reason;           // set when models is empty
-  std::vector<int> borrow;  // models on which the tenant's idle quota could cover it (lending)
+  uint64_t version = 0;                   // projects: bumped on every change (handle()'s fast path)
 };
 
 // The first job of a pass that could not start, and what it will take (EASY backfill).
@@ -92,6 +103,8 @@ struct Blocked {
   std::string job;
   std::vector<int> models;
   TimeMs shadow = 0;      // when enough GPUs are expected to be free for it
+  Message delay_reason;   // what a job backfill keeps off its nodes says (built once)
+  uint64_t delay_reason_id = 0;
   int64_t extra = 0;      // GPU milli on its nodes that backfill may take without delaying it
 };
 
@@ -108,6 +121,9 @@ struct SchedEngine::Impl {
   std::unordered_map<std::string, int> domain_ids;
   std::vector<std::vector<std::pair<int, int>>> domain_gpus;  // domain id -> (node, gpu)
   std::map<std::string, EngineJob> jobs;
+  std::unordered_set<EngineJob*> pending;   // the jobs not running (run_queue's full pass)
+  int64_t inference_jobs = 0;               // scale_up looks only when there are some
+  bool notices = false;                     // some gang may be under a spot notice
   uint64_t next_seq = 1;
   std::unordered_map<std::string, SchedProject> projects;
   std::unordered_map<std::string, Usage> project_usage;
@@ -183,6 +199,9 @@ struct SchedEngine::Impl {
   std::vector<std::string> fresh;  // submitted since the last pass
   std::optional<Blocked> blocked;  // from the last full pass, kept by incremental ones
   std::unordered_set<std::string> failed;  // shapes of jobs that found no room (since the last full pass)
+  // Failure keys of jobs backfill refused after placing them, with changes() at the refusal (this pass).
+  std::unordered_map<std::string, uint64_t> backfill_refused;
+  uint64_t changes() const { return change_base[0] + change_log[0].size(); }  // binds and releases so far
   std::vector<std::string> claimants;  // jobs whose spot notice ended this pass
   TimeMs now = 0;                  // of the current call
 
@@ -214,6 +233,8 @@ struct SchedEngine::Impl {
                    const GangLock& lock);
   std::string index_key(const SchedJob& j) const;  // the job's part of a filter's key
   std::unordered_map<std::string, Message> reason_cache;  // capacity reasons by reason_key
+  uint64_t next_reason_id = 1;
+  uint64_t projects_version = 1;  // bumped by set_project
   uint64_t reason_layout = 0, reason_terms = 0;
   std::string reason_key(const SchedJob& j) const;  // what capacity_reason reads of a job
 
@@ -243,7 +264,7 @@ struct SchedEngine::Impl {
   std::string display(int model) const;
   void account(const EngineJob& j, const Gang& u, int sign);
   void start_job(EngineJob& j, std::vector<Gang> units, std::vector<SchedEvent>& out);
-  void set_reason(EngineJob& j, Message reason, std::vector<SchedEvent>& out);
+  void set_reason(EngineJob& j, const Message& reason, std::vector<SchedEvent>& out);
   std::optional<Blocked> shadow_for(const EngineJob& j, const std::vector<int>& models) const;
   bool backfill_ok(const EngineJob& j, const std::vector<Gang>& units);
 
@@ -258,7 +279,11 @@ struct SchedEngine::Impl {
   // All pending jobs, or only those listed (an incremental pass).
   void run_queue(std::vector<SchedEvent>& out, const std::vector<std::string>* only);
   void handle(EngineJob& j, std::vector<SchedEvent>& out);
+  bool still_frozen(const EngineJob& j) const;
+  // set_reason from a Message remembered under `id`: nothing to compare when the job says it already.
+  void set_reason_from(EngineJob& j, const Message& why, uint64_t id, std::vector<SchedEvent>& out);
   bool place_or_preempt(EngineJob& j, const Admission& adm, std::vector<SchedEvent>& out);
+  std::string failure_key(const SchedJob& j) const;  // what decides whether alike jobs fail alike
   bool borrow_quota(EngineJob& j, const Admission& adm, std::vector<SchedEvent>& out);
   // After `owner` started within its own quota: preempts lent gangs of its tenant until the tenant
   // holds no more than the sum of its projects' quotas.

@@ -25,38 +25,55 @@ struct Shares {
 }  // namespace
 
 void SchedEngine::Impl::run_queue(std::vector<SchedEvent>& out, const std::vector<std::string>* only) {
-  std::map<std::string, std::vector<EngineJob*>> queues;  // by project, deterministic order
+  // Per project, its pending jobs by (priority, submission, sequence); the order is total, so how
+  // they are gathered does not matter.
+  struct Queue {
+    std::vector<EngineJob*> jobs;
+    Usage* project = nullptr;
+    const std::string* tenant = nullptr;  // of its first job, with its usage and weight
+    Usage* tenant_usage = nullptr;
+    int64_t weight = 1;
+  };
+  std::unordered_map<std::string, Queue> queues;
+  auto add = [&](EngineJob* j) { queues[j->spec.project].jobs.push_back(j); };
   if (only) {
     for (const auto& id : *only)
-      if (auto it = jobs.find(id); it != jobs.end() && !it->second.running)
-        queues[it->second.spec.project].push_back(&it->second);
+      if (auto it = jobs.find(id); it != jobs.end() && !it->second.running) add(&it->second);
   } else {
-    for (auto& [id, j] : jobs)
-      if (!j.running) queues[j.spec.project].push_back(&j);
+    for (EngineJob* j : pending) add(j);
   }
-  for (auto& [p, q] : queues)
-    std::sort(q.begin(), q.end(), [](const EngineJob* a, const EngineJob* b) {
+  auto weight_of = [&](const std::string& tenant) {
+    auto wit = cfg.tenant_weights.find(tenant);
+    return wit == cfg.tenant_weights.end() ? int64_t{1} : wit->second;
+  };
+  for (auto& [p, q] : queues) {
+    std::sort(q.jobs.begin(), q.jobs.end(), [](const EngineJob* a, const EngineJob* b) {
       const int ra = priority_rank(a->spec.priority), rb = priority_rank(b->spec.priority);
       if (ra != rb) return ra < rb;
       if (a->spec.submitted_at != b->spec.submitted_at) return a->spec.submitted_at < b->spec.submitted_at;
       return a->seq < b->seq;
     });
+    q.project = &project_usage[p];
+    q.tenant = &q.jobs.front()->spec.tenant;
+    q.tenant_usage = &tenant_usage[*q.tenant];
+    q.weight = weight_of(*q.tenant);
+  }
   using Key = std::tuple<int, double, double, TimeMs, uint64_t>;
   struct Entry {
     Key key;
-    const std::vector<EngineJob*>* queue;
+    const Queue* queue;
     size_t pos;
     bool operator>(const Entry& o) const { return key > o.key; }
   };
   Shares shares{*this};
-  auto key_of = [&](const EngineJob& j) {
-    auto wit = cfg.tenant_weights.find(j.spec.tenant);
-    const int64_t w = wit == cfg.tenant_weights.end() ? 1 : wit->second;
-    return Key{priority_rank(j.spec.priority), shares.of(tenant_usage[j.spec.tenant], w),
-               shares.of(project_usage[j.spec.project], 1), j.spec.submitted_at, j.seq};
+  auto key_of = [&](const Queue& q, const EngineJob& j) {
+    const bool same = j.spec.tenant == *q.tenant;
+    const Usage& t = same ? *q.tenant_usage : tenant_usage[j.spec.tenant];
+    return Key{priority_rank(j.spec.priority), shares.of(t, same ? q.weight : weight_of(j.spec.tenant)),
+               shares.of(*q.project, 1), j.spec.submitted_at, j.seq};
   };
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
-  for (const auto& [p, q] : queues) heap.push({key_of(*q.front()), &q, 0});
+  for (const auto& [p, q] : queues) heap.push({key_of(q, *q.jobs.front()), &q, 0});
   // Jobs whose spot notice ended go first: the capacity was freed for them.
   for (const std::string& id : claimants)
     if (auto it = jobs.find(id); it != jobs.end() && !it->second.running) handle(it->second, out);
@@ -64,19 +81,24 @@ void SchedEngine::Impl::run_queue(std::vector<SchedEvent>& out, const std::vecto
   while (!heap.empty()) {
     Entry top = heap.top();
     heap.pop();
-    EngineJob& j = *(*top.queue)[top.pos];
-    const Key fresh = key_of(j);
+    const Queue& q = *top.queue;
+    EngineJob& j = *q.jobs[top.pos];
+    const Key fresh = key_of(q, j);
     if (fresh != top.key && !heap.empty() && heap.top().key < fresh) {  // shares moved since it was queued
       heap.push({fresh, top.queue, top.pos});
       continue;
     }
-    if (top.pos + 1 < top.queue->size()) heap.push({key_of(*(*top.queue)[top.pos + 1]), top.queue, top.pos + 1});
+    if (top.pos + 1 < q.jobs.size()) heap.push({key_of(q, *q.jobs[top.pos + 1]), top.queue, top.pos + 1});
     if (!j.running) handle(j, out);
   }
 }
 
 void SchedEngine::Impl::handle(EngineJob& j, std::vector<SchedEvent>& out) {
   if (j.waiting_reclaim_until > now) return;
+  // Behind the blocked head a job cannot become the head: a hopeless one only restates its reason.
+  const bool behind = (blocked && blocked->job != j.spec.id) || !cfg.backfill;
+  if (behind && still_frozen(j)) return;
+  j.frozen.reset();
   const Admission adm = admit(j, j.spec.replicas_min);
   if (adm.models.empty()) {
     if (!adm.borrow.empty() && borrow_quota(j, adm, out)) return;
@@ -108,6 +130,7 @@ void SchedEngine::Impl::handle(EngineJob& j, std::vector<SchedEvent>& out) {
     auto [it, added] = reason_cache.try_emplace(reason_key(j.spec));
     if (added) it->second = capacity_reason(j);
     j.capacity_reason = it->second;
+    j.capacity_reason_id = next_reason_id++;
     j.capacity_reason_nodes = nodes.size();
     j.capacity_reason_terms = terms_version;
   }
@@ -122,7 +145,33 @@ void SchedEngine::Impl::handle(EngineJob& j, std::vector<SchedEvent>& out) {
       return;
     }
   }
-  set_reason(j, j.capacity_reason, out);
+  set_reason_from(j, j.capacity_reason, j.capacity_reason_id, out);
+  if (hopeless && behind) {
+    auto u = project_usage.find(s.project);
+    j.frozen = EngineJob::Frozen{u == project_usage.end() ? 0 : u->second.version, projects_version,
+                                 layout_version, terms_version, adm.models};
+  }
+}
+
+void SchedEngine::Impl::set_reason_from(EngineJob& j, const Message& why, uint64_t id, std::vector<SchedEvent>& out) {
+  if (j.reason_src == id) return;
+  set_reason(j, why, out);
+  j.reason_src = id;
+}
+
+// What handle() would do to a frozen job is nothing while nothing it read has changed: its project's
+// usage (so its admission), the projects, the nodes and terms (its capacity reason), its reason, and
+// the free GPUs of the models it was admitted to (still fewer than it needs, and nothing to preempt).
+bool SchedEngine::Impl::still_frozen(const EngineJob& j) const {
+  if (!j.frozen) return false;
+  const EngineJob::Frozen& f = *j.frozen;
+  if (f.projects != projects_version || f.layout != layout_version || f.terms != terms_version) return false;
+  if (j.reason_src != j.capacity_reason_id || j.capacity_reason_nodes != nodes.size()) return false;
+  auto u = project_usage.find(j.spec.project);
+  if ((u == project_usage.end() ? 0 : u->second.version) != f.usage) return false;
+  int64_t room = 0;
+  for (int m : f.models) room += free_by_model[m];
+  return room < j.spec.milli_per_replica() * j.spec.replicas_min && !could_preempt(j);
 }
 
 // Places the job on its tenant's idle quota, in free capacity only (a borrower preempts nothing);
@@ -195,30 +244,37 @@ bool SchedEngine::Impl::borrow_quota(EngineJob& j, const Admission& adm, std::ve
 // Places the job, or preempts for it; false when neither works (the caller records why).
 bool SchedEngine::Impl::place_or_preempt(EngineJob& j, const Admission& adm, std::vector<SchedEvent>& out) {
   const SchedJob& s = j.spec;
-  std::string key = s.tenant + '\x1f' + std::to_string(s.workers) + '/' + std::to_string(s.gpus_per_worker) + '/' +
-                    std::to_string(s.gpu_milli.value_or(0)) + '/' + std::to_string(s.cpu_cores.value_or(-1)) + '/' +
-                    std::to_string(s.memory_gib.value_or(-1)) + '/' + std::to_string(s.replicas_min) + '/' +
-                    std::to_string(static_cast<int>(s.placement)) + '/' + std::to_string(static_cast<int>(s.rdma)) +
-                    '/' + std::to_string(s.form_factor ? static_cast<int>(*s.form_factor) : -1) + '/' +
-                    std::to_string(s.min_gpu_memory_gib.value_or(0)) + '/' + std::to_string(priority_rank(s.priority)) +
-                    '/' + std::to_string(s.cpu_milli.value_or(-1)) + '/' + std::to_string(s.memory_mib.value_or(-1)) +
-                    (s.spot ? "s" : "") + '\x1f' + s.project + '\x1f';
-  for (const std::string& n : s.nodes) key += n + ',';
-  key += '\x1f';
+  if (j.fail_key.empty()) j.fail_key = failure_key(s);
+  std::string key = j.fail_key;
   for (int m : adm.models) key += std::to_string(m) + ',';
-  if (s.terms.any() || s.reserved || s.terms.span_sites) key += '\x1f' + terms_key(s);
   if (failed.count(key)) return false;
+  auto refuse_for_backfill = [&] {
+    if (blocked->delay_reason.empty()) {
+      blocked->delay_reason_id = next_reason_id++;
+      blocked->delay_reason = blocked->shadow > now ? Message("sched.backfill.would_delay_until")
+                                                          .arg("job", blocked->job)
+                                                          .arg("at", format_rfc3339(blocked->shadow))
+                                                    : Message("sched.backfill.would_delay").arg("job", blocked->job);
+    }
+    set_reason_from(j, blocked->delay_reason, blocked->delay_reason_id, out);
+  };
+  // A job like one backfill just refused, with nothing bound or released since, would be placed
+  // where that one was (placement is deterministic when the policy scores) and refused the same
+  // way unless it ends before the blocked job's start.
+  if (auto r = backfill_refused.find(key); indexed && blocked && r != backfill_refused.end() && r->second == changes()) {
+    const auto& d = s.expected_duration_ms;
+    if (!(d && now + *d <= blocked->shadow)) {
+      refuse_for_backfill();
+      return true;
+    }
+  }
   std::vector<int64_t> reps;
   for (int64_t r = 0; r < s.replicas_min; ++r) reps.push_back(r);
   if (auto units = place_replicas(j, reps, adm.models)) {
     if (!backfill_ok(j, *units)) {
       for (auto it = units->rbegin(); it != units->rend(); ++it) release(*it);
-      set_reason(j,
-                 blocked->shadow > now ? Message("sched.backfill.would_delay_until")
-                                             .arg("job", blocked->job)
-                                             .arg("at", format_rfc3339(blocked->shadow))
-                                       : Message("sched.backfill.would_delay").arg("job", blocked->job),
-                 out);
+      backfill_refused[key] = changes();
+      refuse_for_backfill();
       return true;
     }
     start_job(j, std::move(*units), out);
@@ -233,7 +289,23 @@ bool SchedEngine::Impl::place_or_preempt(EngineJob& j, const Admission& adm, std
   return false;
 }
 
+std::string SchedEngine::Impl::failure_key(const SchedJob& s) const {
+  std::string key = s.tenant + '\x1f' + std::to_string(s.workers) + '/' + std::to_string(s.gpus_per_worker) + '/' +
+                    std::to_string(s.gpu_milli.value_or(0)) + '/' + std::to_string(s.cpu_cores.value_or(-1)) + '/' +
+                    std::to_string(s.memory_gib.value_or(-1)) + '/' + std::to_string(s.replicas_min) + '/' +
+                    std::to_string(static_cast<int>(s.placement)) + '/' + std::to_string(static_cast<int>(s.rdma)) +
+                    '/' + std::to_string(s.form_factor ? static_cast<int>(*s.form_factor) : -1) + '/' +
+                    std::to_string(s.min_gpu_memory_gib.value_or(0)) + '/' + std::to_string(priority_rank(s.priority)) +
+                    '/' + std::to_string(s.cpu_milli.value_or(-1)) + '/' + std::to_string(s.memory_mib.value_or(-1)) +
+                    (s.spot ? "s" : "") + '\x1f' + s.project + '\x1f';
+  for (const std::string& n : s.nodes) key += n + ',';
+  key += '\x1f';
+  if (s.terms.any() || s.reserved || s.terms.span_sites) key += terms_key(s) + '\x1f';
+  return key;
+}
+
 void SchedEngine::Impl::scale_up(std::vector<SchedEvent>& out) {
+  if (inference_jobs == 0) return;
   for (auto& [id, j] : jobs) {
     if (!j.running || j.spec.kind != JobKind::kInference) continue;
     while (static_cast<int64_t>(j.units.size()) < j.spec.replicas_max) {

@@ -71,10 +71,13 @@ void SchedEngine::Impl::evict(EngineJob& v, size_t idx, const Message& reason, s
   }
   v.units.clear();
   v.running = false;
+  pending.insert(&v);
   v.reason = reason;
   v.requeued_why = reason;
+  v.reason_src = 0;
   fresh.push_back(v.spec.id);  // the next pass looks at it again
   --project_usage[v.spec.project].jobs;
+  ++project_usage[v.spec.project].version;
   --tenant_usage[v.spec.tenant].jobs;
   e.kind = SchedEventKind::kPreempted;
   out.push_back(std::move(e));
@@ -91,9 +94,14 @@ void SchedEngine::Impl::free_claimant(const Gang& u) {
 void SchedEngine::Impl::reclaim_due(std::vector<SchedEvent>& out) {
   // Due notices, by the job that asked for them.
   std::map<std::string, std::vector<std::pair<EngineJob*, int64_t>>> due;
+  if (!notices) return;
+  bool any = false;
   for (auto& [id, v] : jobs)
-    for (const Gang& u : v.units)
+    for (const Gang& u : v.units) {
+      any = any || u.reclaim_at;
       if (u.reclaim_at && *u.reclaim_at <= now) due[u.reclaim_for].push_back({&v, u.replica});
+    }
+  notices = any;  // set again when the next notice starts
   auto unit = [](EngineJob* v, int64_t replica) -> Gang* {
     for (Gang& u : v->units)
       if (u.replica == replica) return &u;
@@ -244,6 +252,7 @@ void give_notice(SchedEngine::Impl& e, EngineJob& j, const std::vector<Cand>& vi
   for (const Cand& c : victims) {
     Gang& u = unit_of(c);
     u.reclaim_at = at;
+    e.notices = true;
     u.reclaim_for = j.spec.id;
     SchedEvent ev;
     ev.kind = SchedEventKind::kNotice;

@@ -4,6 +4,8 @@
 // synthetic commercial world (sites, offers in two currencies, contracts, price caps, spot).
 // Each world runs a pass, loses a seeded tenth of its running jobs, and runs a second pass; every
 // event (placements with their GPUs and offers, pending reasons) is compared line by line.
+// The Philly trace's first 6,000 jobs are replayed (arrivals, departures, backfill on recorded
+// durations: thousands of passes over a deep queue) and the report compared to full precision.
 // Re-record only for an intended change of placement: GPURENT_RECORD_PLACEMENTS=1 writes the file.
 #include <gtest/gtest.h>
 
@@ -16,6 +18,8 @@
 
 #include "sched/engine.h"
 #include "sim/alibaba_replay.h"
+#include "sim/philly.h"
+#include "sim/replay.h"
 #include "sim/trace_reader.h"
 
 namespace gpurent {
@@ -204,6 +208,37 @@ void commercial_world(std::ostream& out) {
   run_world(out, "commercial", **e, ids);
 }
 
+void philly_world(std::ostream& out, bool& have_philly) {
+  const std::filesystem::path csv = GPURENT_SOURCE_DIR "/../shared/data/traces/philly/philly.csv";
+  have_philly = std::filesystem::exists(csv);
+  if (!have_philly) return;
+  auto all = read_philly_file(csv.string());
+  ASSERT_TRUE(all.ok());
+  std::vector<PhillyJob> jobs(all->begin(), all->begin() + std::min<size_t>(6000, all->size()));
+  const ReplayInput in = philly_replay_input(jobs, philly_nodes_for(jobs, 1.25));
+  for (const char* policy : {"bestfit", "fgd"}) {
+    SchedConfig cfg;
+    cfg.score_policy = policy;
+    auto r = replay(in, cfg);
+    ASSERT_TRUE(r.ok());
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "philly-%s report jobs %lld finished %lld never %lld preemptions %lld passes %lld decisions %lld "
+                  "wait %.17g %.17g %.17g jct %.17g %.17g %.17g util %.17g makespan %.17g\n",
+                  policy, static_cast<long long>(r->jobs), static_cast<long long>(r->finished),
+                  static_cast<long long>(r->never_started), static_cast<long long>(r->preemptions),
+                  static_cast<long long>(r->passes), static_cast<long long>(r->decisions), r->wait_mean_s, r->wait_p50_s,
+                  r->wait_p95_s, r->jct_mean_s, r->jct_p50_s, r->jct_p95_s, r->utilization_pct, r->makespan_s);
+    out << line;
+    out << "philly-" << policy << " alloc";
+    for (double a : r->alloc_pct) {
+      std::snprintf(line, sizeof line, " %.17g", a);
+      out << line;
+    }
+    out << '\n';
+  }
+}
+
 std::string gunzip(const char* path) {
   std::string out;
   FILE* f = popen((std::string("gzip -dc ") + path).c_str(), "r");
@@ -220,8 +255,10 @@ TEST(PlacementsGolden, EqualTheRecordedPlacements) {
   trace_worlds(out, have_trace);
   synthetic_world(out);
   commercial_world(out);
+  bool have_philly = false;
+  philly_world(out, have_philly);
   if (std::getenv("GPURENT_RECORD_PLACEMENTS")) {
-    ASSERT_TRUE(have_trace) << "record with the trace present";
+    ASSERT_TRUE(have_trace && have_philly) << "record with the traces present";
     std::filesystem::create_directories(std::filesystem::path(kGolden).parent_path());
     FILE* f = popen((std::string("gzip -9n > ") + kGolden).c_str(), "w");
     ASSERT_NE(f, nullptr);
@@ -237,6 +274,7 @@ TEST(PlacementsGolden, EqualTheRecordedPlacements) {
   // Without the trace the recorded trace lines are skipped, the rest compared.
   while (std::getline(b, want_line)) {
     if (!have_trace && want_line.rfind("trace-", 0) == 0) continue;
+    if (!have_philly && want_line.rfind("philly-", 0) == 0) continue;
     ++line;
     ASSERT_TRUE(std::getline(a, got_line)) << "placements end early; recorded line " << line << ": " << want_line;
     ASSERT_EQ(got_line, want_line) << "first difference at line " << line;
@@ -244,7 +282,8 @@ TEST(PlacementsGolden, EqualTheRecordedPlacements) {
   }
   EXPECT_FALSE(std::getline(a, got_line)) << "more placements than recorded: " << got_line;
   EXPECT_GT(compared, 10000u);
-  if (!have_trace) std::printf("trace data absent (../shared/data): compared the synthetic worlds only\n");
+  if (!have_trace || !have_philly)
+    std::printf("trace data absent (../shared/data): compared the worlds whose data is present\n");
 }
 
 }  // namespace
