@@ -10,9 +10,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -51,11 +54,43 @@ json submit(const ServerProcess& s, const std::string& name, int workers, int gp
   j["gpus_per_worker"] = gpus;
   j["command"] = {"sh", "-c", script};
   j["expected_duration_seconds"] = 600;
-  // Nodes made from sinfo know GPUs, CPUs and memory, not NICs: no RDMA constraint here.
   j["constraints"] = {{"gpu_models", {"h100-sxm5-80gb"}}};
   j["resources"] = {{"cpu_cores", 2}, {"memory_gib", 4}};
   j.merge_patch(extra);
   return expect_2xx(s.admin("POST", "/api/v1/jobs", j), name).body;
+}
+
+std::vector<std::string> server_args(const Cluster& c) {
+  return {"--executor", "slurm", "--slurm-conf", c.dir + "/slurm.conf", "--slurm-gres-type", "h100",
+          "--slurm-supplier", "dc", "--slurm-gpu-model", "h100-sxm5-80gb", "--slurm-driver", "550.90.07",
+          "--slurm-cuda", "12.4", "--slurm-output-dir", c.dir + "/out", "--sched-interval-ms", "200",
+          "--firewall-interval-s", "0"};
+}
+
+// The supplier whose nodes Slurm's become, tenant acme and its project vision; the nodes once seen.
+json start_world(const ServerProcess& s, size_t nodes) {
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  json seen = wait_for(s, "/api/v1/nodes?supplier=dc", [&](const json& j) { return j["items"].size() == nodes; });
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
+  json p = project_doc("acme", "vision");
+  p["quota"]["gpus_per_model"] = {{"h100-sxm5-80gb", 64}};
+  p["quota"].erase("max_gpus_per_job");
+  p["quota"]["max_concurrent_jobs"] = 10;
+  expect_2xx(s.admin("POST", "/api/v1/projects", p), "project");
+  return seen;
+}
+
+// Starts scripts/slurm-local with `nodes` nodes of 8 GPUs in a fresh folder.
+void start_cluster(Cluster& c, int nodes) {
+  char tmpl[] = "/tmp/gpurent-slurm-exec-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  c.dir = tmpl;
+  ASSERT_EQ(std::system((std::string(GPURENT_SOURCE_DIR) + "/scripts/slurm-local start " + c.dir + " " +
+                         std::to_string(nodes) + " 8")
+                            .c_str()),
+            0);
+  use_local_slurm_tools(c.dir);
+  fs::create_directories(c.dir + "/out");
 }
 
 auto state_is(const std::string& want) {
@@ -65,29 +100,15 @@ auto state_is(const std::string& want) {
 TEST(SlurmExecutor, slurm_JobsFlowThroughSlurmAndNodeFailuresRequeue) {
   if (const std::string why = local_slurm_skip_reason(); !why.empty()) GTEST_SKIP() << why;
   Cluster c;
-  char tmpl[] = "/tmp/gpurent-slurm-exec-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  c.dir = tmpl;
-  ASSERT_EQ(std::system((std::string(GPURENT_SOURCE_DIR) + "/scripts/slurm-local start " + c.dir + " 2 8").c_str()), 0);
-  use_local_slurm_tools(c.dir);
-  fs::create_directories(c.dir + "/out");
+  start_cluster(c, 2);
+  if (HasFatalFailure()) return;
 
-  ServerProcess s({"--executor", "slurm", "--slurm-conf", c.dir + "/slurm.conf", "--slurm-gres-type", "h100",
-                   "--slurm-supplier", "dc", "--slurm-gpu-model", "h100-sxm5-80gb", "--slurm-driver", "550.90.07",
-                   "--slurm-cuda", "12.4", "--slurm-output-dir",
-                   c.dir + "/out", "--sched-interval-ms", "200", "--firewall-interval-s", "0"});
-  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
-  json nodes = wait_for(s, "/api/v1/nodes?supplier=dc", [](const json& j) { return j["items"].size() == 2; });
+  ServerProcess s(server_args(c));
+  json nodes = start_world(s, 2);
   for (const auto& n : nodes["items"]) {
     EXPECT_EQ(n["gpus"].size(), 8u);
     EXPECT_EQ(n["state"], "available");
   }
-  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
-  json p = project_doc("acme", "vision");
-  p["quota"]["gpus_per_model"] = {{"h100-sxm5-80gb", 64}};
-  p["quota"].erase("max_gpus_per_job");
-  p["quota"]["max_concurrent_jobs"] = 10;
-  expect_2xx(s.admin("POST", "/api/v1/projects", p), "project");
 
   // Twenty jobs of 1, 2, 4 and 8 GPUs (one a gang across both nodes) flow through Slurm and
   // succeed; one more fails with exit code 3.
@@ -207,6 +228,55 @@ TEST(SlurmExecutor, slurm_JobsFlowThroughSlurmAndNodeFailuresRequeue) {
   // The node comes back when Slurm resumes it.
   sh(c.dir, "scontrol update nodename=" + node + " state=resume");
   wait_for(s, "/api/v1/nodes/" + node_id, [](const json& n) { return n["state"] == "available"; }, 30);
+}
+
+// Topology from Slurm (scripts/slurm-local: 2 sockets x 8 cores, each half of the GPUs bound to
+// one socket's cores in gres.conf, gpn1 feature ib400, gpn2 roce200): the nodes gpurent makes say
+// which NUMA node each GPU is on and which RDMA NICs they have; jobs that need InfiniBand land on
+// gpn1; and Slurm gives each job CPUs on its GPUs' socket (--gres-flags=enforce-binding).
+TEST(SlurmExecutor, slurm_NodesTakeTheirTopologyFromSlurmAndJobsTheirBinding) {
+  if (const std::string why = local_slurm_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  Cluster c;
+  start_cluster(c, 3);
+  if (HasFatalFailure()) return;
+  ServerProcess s(server_args(c));
+  json nodes = start_world(s, 3);
+  std::map<std::string, json> by_name;
+  for (const auto& n : nodes["items"]) by_name[n["name"]] = n;
+  ASSERT_EQ(by_name.size(), 3u);
+  for (const auto& [name, n] : by_name) {
+    EXPECT_EQ(n["numa_nodes"], 2) << name;
+    EXPECT_EQ(n["cpu"]["sockets"], 2) << name;
+    ASSERT_EQ(n["gpus"].size(), 8u) << name;
+    for (int g = 0; g < 8; ++g) EXPECT_EQ(n["gpus"][g]["numa_node"], g < 4 ? 0 : 1) << name << " GPU " << g;
+  }
+  EXPECT_EQ(by_name["gpn1"]["nics"], json::parse(R"([{"name": "ib400", "rdma": "infiniband", "gbps": 400}])"));
+  EXPECT_EQ(by_name["gpn2"]["nics"], json::parse(R"([{"name": "roce200", "rdma": "roce_v2", "gbps": 200}])"));
+  EXPECT_TRUE(by_name["gpn3"]["nics"].empty());
+
+  // Two InfiniBand jobs of 4 GPUs: both on gpn1, one on each socket's GPUs.
+  const json ib = {{"constraints", {{"gpu_models", {"h100-sxm5-80gb"}}, {"rdma", "infiniband"}}}};
+  std::vector<std::string> ids;
+  for (const char* name : {"ib-a", "ib-b"}) ids.push_back(submit(s, name, 1, 4, "sleep 120", ib)["id"]);
+  for (const auto& id : ids) {
+    json j = wait_for(s, "/api/v1/jobs/" + id, state_is("running"), 60);
+    EXPECT_EQ(j["status"]["placement"][0]["node"], by_name["gpn1"]["id"]) << j.dump();
+  }
+  std::set<int> sockets_seen;
+  auto jobs = parse_squeue_json(sh(c.dir, "squeue --json"));
+  ASSERT_TRUE(jobs.ok());
+  for (const auto& sj : *jobs) {
+    if (std::find(ids.begin(), ids.end(), sj.comment) == ids.end() || sj.state != "RUNNING") continue;
+    // "Nodes=gpn1 CPU_IDs=8 Mem=4096 GRES=gpu:h100:4(IDX:4-7)"
+    const std::string detail = sh(c.dir, "scontrol -d show job " + std::to_string(sj.id));
+    const size_t cpu_at = detail.find("CPU_IDs="), idx_at = detail.find("IDX:");
+    ASSERT_TRUE(cpu_at != std::string::npos && idx_at != std::string::npos) << detail;
+    const int cpu = std::stoi(detail.substr(cpu_at + 8)), gpu = std::stoi(detail.substr(idx_at + 4));
+    EXPECT_EQ(cpu / 8, gpu / 4) << "its CPUs on its GPUs' socket: " << detail;
+    sockets_seen.insert(gpu / 4);
+  }
+  EXPECT_EQ(sockets_seen, (std::set<int>{0, 1})) << sh(c.dir, "squeue");
+  for (const auto& id : ids) expect_2xx(s.admin("POST", "/api/v1/jobs/" + id + "/cancel", json{{"reason", "test"}}), "cancel");
 }
 
 }  // namespace

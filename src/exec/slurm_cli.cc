@@ -1,6 +1,7 @@
 #include "exec/slurm_cli.h"
 
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -194,6 +195,31 @@ void read_gres(const std::string& gres, SlurmNode& x) {
   }
 }
 
+// "ib,fabric-a" -> {"ib", "fabric-a"}; Slurm writes "(null)" for none.
+std::vector<std::string> read_features(const std::string& list);
+
+// Features as a string (22.05) or an array of strings (24.11's scontrol).
+std::vector<std::string> read_features(const json& v) {
+  if (v.is_string()) return read_features(v.get<std::string>());
+  std::vector<std::string> out;
+  if (v.is_array())
+    for (const auto& f : v)
+      if (f.is_string() && !f.get<std::string>().empty() && out.size() < 64) out.push_back(f.get<std::string>());
+  return out;
+}
+
+std::vector<std::string> read_features(const std::string& list) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i <= list.size();) {
+    size_t c = list.find(',', i);
+    if (c == std::string::npos) c = list.size();
+    std::string f = list.substr(i, c - i);
+    if (!f.empty() && f != "(null)") out.push_back(std::move(f));
+    i = c + 1;
+  }
+  return out;
+}
+
 bool is_drain_flag(const std::string& f) { return f == "DRAIN" || f == "DRAINING" || f == "DRAINED"; }
 
 std::string lower(std::string s) {
@@ -227,6 +253,12 @@ std::vector<SlurmNode> sinfo_groups(const json& groups) {
     base.reason = reason.is_object() ? slurm_word(reason, "description") : reason.is_string() ? reason.get<std::string>() : "";
     base.cpus = slurm_number(g.value("cpus", json::object()), "maximum").value_or(0);
     base.memory_mb = slurm_number(g.value("memory", json::object()), "maximum").value_or(0);
+    base.sockets = slurm_number(g.value("sockets", json::object()), "maximum").value_or(0);
+    base.cores_per_socket = slurm_number(g.value("cores", json::object()), "maximum").value_or(0);
+    const json features = g.value("features", json());
+    base.features = read_features(features.is_object() ? slurm_word(features, "active")
+                                  : features.is_string() ? features.get<std::string>()
+                                                         : "");
     const json gres = g.value("gres", json());
     read_gres(gres.is_object() ? slurm_word(gres, "total") : gres.is_string() ? gres.get<std::string>() : "", base);
     const json names = g.value("nodes", json::object()).value("nodes", json::array());
@@ -243,6 +275,55 @@ std::vector<SlurmNode> sinfo_groups(const json& groups) {
 
 }  // namespace
 
+void add_node_topology(std::vector<SlurmNode>& nodes, const std::string& text) {
+  auto d = parse_doc(text, "scontrol show nodes --json");
+  if (!d) return;
+  const json all = d->value("nodes", json::array());
+  std::map<std::string, const json*> by_name;
+  for (const auto& n : all)
+    if (n.is_object()) by_name[slurm_word(n, "name")] = &n;
+  for (SlurmNode& x : nodes) {
+    auto it = by_name.find(x.name);
+    if (it == by_name.end()) continue;
+    const json& n = *it->second;
+    x.sockets = slurm_number(n, "sockets").value_or(x.sockets);
+    x.cores_per_socket = slurm_number(n, "cores").value_or(x.cores_per_socket);
+    x.features = read_features(n.contains("active_features") ? n["active_features"] : n.value("features", json()));
+  }
+}
+
+std::map<std::string, std::vector<int64_t>> parse_gres_conf_cores(const std::string& text,
+                                                                  const std::vector<std::string>& nodes) {
+  std::map<std::string, std::vector<int64_t>> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    line = line.substr(0, line.find('#'));
+    std::map<std::string, std::string> kv;
+    std::istringstream words(line);
+    for (std::string w; words >> w;) {
+      const size_t eq = w.find('=');
+      if (eq == std::string::npos) continue;
+      std::string key = w.substr(0, eq);
+      for (char& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      kv[key] = w.substr(eq + 1);
+    }
+    if (kv["name"] != "gpu" || kv["file"].empty()) continue;
+    const size_t count = expand_hostlist(kv["file"]).size();
+    if (count == 0 || count > 1024) continue;
+    int64_t core = -1;
+    if (const std::string& cores = kv["cores"]; !cores.empty()) {
+      const std::string first = cores.substr(0, cores.find_first_of(",-"));
+      if (!first.empty() && first.size() <= 9 && first.find_first_not_of("0123456789") == std::string::npos)
+        core = std::stoll(first);
+    }
+    for (const std::string& node : kv.count("nodename") ? expand_hostlist(kv["nodename"]) : nodes) {
+      auto& gpus = out[node];
+      if (gpus.size() + count <= 1024) gpus.insert(gpus.end(), count, core);
+    }
+  }
+  return out;
+}
+
 Result<std::vector<SlurmNode>> parse_sinfo_json(const std::string& text) {
   auto d = parse_doc(text, "sinfo --json");
   if (!d) return d.error();
@@ -256,6 +337,9 @@ Result<std::vector<SlurmNode>> parse_sinfo_json(const std::string& text) {
     x.reason = slurm_word(n, "reason");
     x.cpus = slurm_number(n, "cpus").value_or(0);
     x.memory_mb = slurm_number(n, "real_memory").value_or(0);
+    x.sockets = slurm_number(n, "sockets").value_or(0);
+    x.cores_per_socket = slurm_number(n, "cores").value_or(0);
+    x.features = read_features(n.contains("active_features") ? n["active_features"] : n.value("features", json()));
     read_gres(slurm_word(n, "gres"), x);
     out.push_back(std::move(x));
   }
@@ -408,8 +492,11 @@ Result<int64_t> SlurmCli::submit(const SlurmSubmit& j) {
   std::string list;
   for (const auto& n : j.nodes) list += (list.empty() ? "" : ",") + n;
   argv.insert(argv.end(), {"--nodelist", list});
-  if (j.gpus_per_node > 0)
+  if (j.gpus_per_node > 0) {
     argv.push_back("--gres=gpu:" + (s_.gres_type.empty() ? "" : s_.gres_type + ":") + std::to_string(j.gpus_per_node));
+    // The job's CPUs come from the cores gres.conf binds its GPUs to (their socket, so their NUMA node).
+    argv.push_back("--gres-flags=enforce-binding");
+  }
   if (!s_.partition.empty()) argv.insert(argv.end(), {"-p", s_.partition});
   if (!j.workdir.empty()) argv.insert(argv.end(), {"-D", j.workdir});
   if (j.time_limit_s) argv.push_back("--time=" + std::to_string((*j.time_limit_s + 59) / 60));
@@ -446,7 +533,23 @@ Result<std::vector<SlurmJob>> SlurmCli::jobs() {
 Result<std::vector<SlurmNode>> SlurmCli::nodes() {
   auto r = run({"sinfo", "--json"});
   if (!r) return r.error();
-  return parse_sinfo_json(*r);
+  auto nodes = parse_sinfo_json(*r);
+  if (!nodes) return nodes;
+  // 23.02+ groups sinfo's nodes without telling features apart: scontrol has them per node.
+  if (r->find("\"sinfo\"") != std::string::npos)
+    if (auto per_node = run({"scontrol", "show", "nodes", "--json"})) add_node_topology(*nodes, *per_node);
+  // Which cores each GPU is bound to: gres.conf beside slurm.conf (Slurm reads it from there too).
+  const std::string conf = s_.conf.empty() ? "/etc/slurm/slurm.conf" : s_.conf;
+  std::ifstream gres(conf.substr(0, conf.rfind('/') + 1) + "gres.conf");
+  if (gres) {
+    std::vector<std::string> names;
+    for (const SlurmNode& n : *nodes) names.push_back(n.name);
+    const std::string text((std::istreambuf_iterator<char>(gres)), std::istreambuf_iterator<char>());
+    auto cores = parse_gres_conf_cores(text, names);
+    for (SlurmNode& n : *nodes)
+      if (auto it = cores.find(n.name); it != cores.end()) n.gpu_cores = it->second;
+  }
+  return nodes;
 }
 
 std::map<std::string, std::string> SlurmCli::conf_values() {

@@ -64,6 +64,10 @@ struct SlurmNode {
   std::string gpu_type;
   int64_t cpus = 0;
   int64_t memory_mb = 0;
+  int64_t sockets = 0;                // 0: not reported
+  int64_t cores_per_socket = 0;
+  std::vector<std::string> features;  // active features ("ib", "roce", ...)
+  std::vector<int64_t> gpu_cores;     // per GPU index: the first core gres.conf binds it to, -1 none
   bool usable() const { return !drain && state != "down" && state != "unknown" && state != "future"; }
 };
 
@@ -90,6 +94,16 @@ Result<std::vector<SlurmAccounting>> parse_jobcomp(const std::string& text);
 // `sacct -a -X -D -P -n -o JobID,State,Start,End,ElapsedRaw,AllocTRES,NodeList,ExitCode` run with
 // SLURM_TIME_FORMAT=%s (times as epoch seconds, so no time zone is guessed).
 Result<std::vector<SlurmAccounting>> parse_sacct(const std::string& text);
+// 23.02+: sinfo --json groups nodes (features of one node may be shown for all of its group):
+// sockets, cores per socket and features per node from `scontrol show nodes --json`, by name.
+// What it cannot read it leaves as it was.
+void add_node_topology(std::vector<SlurmNode>& nodes, const std::string& scontrol_json);
+// The GPUs gres.conf declares, per node, in index order (the order of their File= devices): the
+// first core each is bound to (Cores=), -1 where it names none. Lines without NodeName apply to
+// every node in `nodes`; AutoDetect lines and other gres are ignored. Never fails: what it cannot
+// read it leaves out.
+std::map<std::string, std::vector<int64_t>> parse_gres_conf_cores(const std::string& text,
+                                                                  const std::vector<std::string>& nodes);
 // "billing=1,cpu=1,gres/gpu=2,mem=1000M,node=1" -> 2 (also "gres/gpu:h100=2"); 0 when absent.
 int64_t tres_gpus(const std::string& tres);
 

@@ -70,6 +70,62 @@ TEST(SlurmCli, ParsesSinfoJson) {
   EXPECT_FALSE((*nodes)[1].usable());
 }
 
+// The local cluster's topology as 22.05's sinfo prints it: sockets, cores per socket, features.
+TEST(SlurmCli, ReadsSocketsAndFeatures) {
+  auto nodes = parse_sinfo_json(testdata("sinfo_22.05_topology.json"));
+  ASSERT_TRUE(nodes.ok()) << nodes.error().message;
+  ASSERT_EQ(nodes->size(), 3u);
+  EXPECT_EQ((*nodes)[0].sockets, 2);
+  EXPECT_EQ((*nodes)[0].cores_per_socket, 8);
+  EXPECT_EQ((*nodes)[0].features, (std::vector<std::string>{"ib400"}));
+  EXPECT_EQ((*nodes)[1].features, (std::vector<std::string>{"roce200"}));
+  EXPECT_TRUE((*nodes)[2].features.empty());
+  EXPECT_EQ((*nodes)[2].gpus, 8);
+  EXPECT_TRUE((*nodes)[0].gpu_cores.empty()) << "gres.conf is read by SlurmCli::nodes, not from sinfo";
+}
+
+// 24.11's sinfo groups the three nodes and shows one node's features for all; scontrol's
+// per-node records put each node's own back.
+TEST(SlurmCli, TakesFeaturesPerNodeFromScontrolOn24_11) {
+  auto nodes = parse_sinfo_json(testdata("sinfo_24.11_topology.json"));
+  ASSERT_TRUE(nodes.ok()) << nodes.error().message;
+  ASSERT_EQ(nodes->size(), 3u);
+  EXPECT_EQ((*nodes)[2].features, (std::vector<std::string>{"ib400"})) << "the group's";
+  add_node_topology(*nodes, testdata("scontrol_nodes_24.11.json"));
+  EXPECT_EQ((*nodes)[0].features, (std::vector<std::string>{"ib400"}));
+  EXPECT_EQ((*nodes)[1].features, (std::vector<std::string>{"roce200"}));
+  EXPECT_TRUE((*nodes)[2].features.empty());
+  EXPECT_EQ((*nodes)[2].sockets, 2);
+  EXPECT_EQ((*nodes)[2].cores_per_socket, 8);
+  add_node_topology(*nodes, "not json");
+  add_node_topology(*nodes, R"({"nodes": [{"name": "gpn1", "features": 7, "sockets": "x"}, 3]})");
+  EXPECT_TRUE((*nodes)[0].features.empty());
+  EXPECT_EQ((*nodes)[0].sockets, 2);
+}
+
+// gres.conf: per node, each GPU's first bound core in device order; lines without NodeName
+// apply to every node; other gres, AutoDetect and broken lines are left out.
+TEST(SlurmCli, ReadsGpuCoresFromGresConf) {
+  const std::string conf = R"(# scripts/slurm-local
+NodeName=gpn[1-2] Name=gpu Type=h100 File=/d/gpu[0-3] Cores=0-7
+NodeName=gpn[1-2] Name=gpu Type=h100 File=/d/gpu[4-7] Cores=8-15   # socket 1
+NodeName=gpx1 name=gpu File=/dev/nvidia0,/dev/nvidia1 cores=4,6
+NodeName=gpx2 Name=gpu File=/dev/nvidia[0-1]
+Name=shard Count=8
+AutoDetect=nvml
+Name=gpu File=/dev/nvidia[0-1] Cores=x
+NodeName=bad Name=gpu File=/dev/nvidia[0-99999999]
+)";
+  const auto cores = parse_gres_conf_cores(conf, {"gpn1", "gpy"});
+  EXPECT_EQ(cores.at("gpn1"), (std::vector<int64_t>{0, 0, 0, 0, 8, 8, 8, 8, -1, -1}));
+  EXPECT_EQ(cores.at("gpn2"), (std::vector<int64_t>{0, 0, 0, 0, 8, 8, 8, 8}));
+  EXPECT_EQ(cores.at("gpx1"), (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(cores.at("gpx2"), (std::vector<int64_t>{-1, -1}));
+  EXPECT_EQ(cores.at("gpy"), (std::vector<int64_t>{-1, -1}));
+  EXPECT_FALSE(cores.count("bad"));
+  EXPECT_NO_THROW(parse_gres_conf_cores("NodeName== Name=gpu File=[ Cores=-\nName=gpu File=]]-[ Cores=99999999999", {"n"}));
+}
+
 // Slurm 24.11 (data_parser v0.0.42): states are arrays, times {set, infinite, number} objects,
 // exit codes objects, a job's nodes under job_resources.nodes.allocation, and sinfo groups nodes.
 TEST(SlurmCli, ParsesSlurm24_11Json) {

@@ -19,7 +19,7 @@ fail() { echo "FAIL: $*"; tail -n 20 "$dir/slurmctld.log" 2>/dev/null; exit 1; }
 
 "$here/scripts/slurm-local" start "$dir" 2 8 || fail "the cluster did not start"
 eval "$("$here/scripts/slurm-local" env "$dir")"  # SLURM_CONF, and PATH to a container's tools
-[ "$(sinfo -h -N -o '%N %G' | sort)" = "$(printf 'gpn1 gpu:h100:8\ngpn2 gpu:h100:8')" ] || fail "nodes/gres: $(sinfo -N)"
+[ "$(sinfo -h -N -o '%N %G' | sort)" = "$(printf 'gpn1 gpu:h100:8(S:0-1)\ngpn2 gpu:h100:8(S:0-1)')" ] || fail "nodes/gres: $(sinfo -N)"
 
 job=$(sbatch --parsable --gres=gpu:h100:4 --nodelist=gpn2 --time=1 -o "$dir/out-%j.txt" \
   --wrap 'echo "gpus=$CUDA_VISIBLE_DEVICES node=$SLURMD_NODENAME"') || fail "sbatch"

@@ -215,9 +215,32 @@ Status SlurmExecutor::sync_inventory(StoreTx& tx, TimeMs now) {
   return ok_status();
 }
 
-// First sight: the node with what Slurm knows (GPUs from gres, CPUs, memory).
+// RDMA NICs named by node features: "ib" or "infiniband", "roce" (RoCE v2), each optionally
+// followed by its line rate in Gb/s ("ib400", "roce200"); 100 Gb/s when the feature names none.
+static json slurm_nics(const std::vector<std::string>& features) {
+  json nics = json::array();
+  for (const std::string& f : features) {
+    std::string kind;
+    for (const char* k : {"infiniband", "ib", "roce"})
+      if (f.rfind(k, 0) == 0) {
+        kind = k;
+        break;
+      }
+    if (kind.empty()) continue;
+    const std::string rate = f.substr(kind.size());
+    if (!rate.empty() && (rate.size() > 4 || rate.find_first_not_of("0123456789") != std::string::npos)) continue;
+    const int64_t gbps = rate.empty() ? 100 : std::stoll(rate);
+    if (gbps < 1 || gbps > 3200 || nics.size() >= 32) continue;
+    nics.push_back({{"name", f}, {"rdma", kind == "roce" ? "roce_v2" : "infiniband"}, {"gbps", gbps}});
+  }
+  return nics;
+}
+
+// First sight: the node with what Slurm knows (GPUs from gres and their cores from gres.conf,
+// sockets, CPUs, memory, RDMA NICs from node features).
 Status SlurmExecutor::create_node(StoreTx& tx, const SlurmNode& sn, const Record& sup, const Site& site,
                                   const std::string& want, const std::string& why, TimeMs now) {
+  const int64_t sockets = std::clamp<int64_t>(sn.sockets, 1, 64);
   json body = {
       {"name", sn.name},
       {"supplier", sup.id},
@@ -225,14 +248,19 @@ Status SlurmExecutor::create_node(StoreTx& tx, const SlurmNode& sn, const Record
       {"region", site.region},
       {"gpu_model", o_.gpu_model},
       {"gpus", json::array()},
-      {"cpu", {{"model", local_ ? "unknown (from the local runner)" : "unknown (from Slurm)"}, {"cores", std::max<int64_t>(sn.cpus, 1)}, {"sockets", 1}}},
+      {"cpu", {{"model", local_ ? "unknown (from the local runner)" : "unknown (from Slurm)"}, {"cores", std::max<int64_t>(sn.cpus, 1)}, {"sockets", sockets}}},
       {"memory_gib", std::max<int64_t>(sn.memory_mb / 1024, 1)},
-      {"numa_nodes", 1},
-      {"nics", json::array()},
+      {"numa_nodes", sockets},
+      {"nics", slurm_nics(sn.features)},
       {"state", want}};
   const GpuModel* model = catalog_.find(o_.gpu_model);
   for (int64_t g = 0; g < sn.gpus; ++g) {
-    json gpu = {{"index", g}, {"numa_node", 0}, {"pcie_gen", model && model->pcie_gen ? *model->pcie_gen : 4}};
+    // A GPU's NUMA node: the socket of the first core gres.conf binds it to (Slurm numbers cores
+    // socket by socket), else 0.
+    int64_t numa = 0;
+    if (g < static_cast<int64_t>(sn.gpu_cores.size()) && sn.gpu_cores[g] >= 0 && sn.cores_per_socket > 0)
+      numa = std::min(sn.gpu_cores[g] / sn.cores_per_socket, sockets - 1);
+    json gpu = {{"index", g}, {"numa_node", numa}, {"pcie_gen", model && model->pcie_gen ? *model->pcie_gen : 4}};
     if (model && model->form_factor == FormFactor::kSxm) gpu["nvlink_domain"] = "nvlink-0";  // one baseboard
     body["gpus"].push_back(std::move(gpu));
   }
