@@ -275,6 +275,33 @@ std::vector<SlurmNode> sinfo_groups(const json& groups) {
 
 }  // namespace
 
+std::vector<SlurmNic> nics_from_features(const std::vector<std::string>& features) {
+  std::string fabric;
+  for (const std::string& f : features) {
+    if (f.rfind("fabric-", 0) != 0) continue;
+    const std::string name = f.substr(7);
+    const bool slug = !name.empty() && name.size() <= 63 && name.front() != '-' && name.back() != '-' &&
+                      name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") == std::string::npos;
+    if (slug) fabric = name;
+  }
+  std::vector<SlurmNic> out;
+  for (const std::string& f : features) {
+    std::string kind;
+    for (const char* k : {"infiniband", "ib", "roce"})
+      if (f.rfind(k, 0) == 0) {
+        kind = k;
+        break;
+      }
+    if (kind.empty() || f.size() > 32) continue;
+    const std::string rate = f.substr(kind.size());
+    if (!rate.empty() && (rate.size() > 4 || rate.find_first_not_of("0123456789") != std::string::npos)) continue;
+    SlurmNic n{f, kind == "roce", rate.empty() ? 100 : std::stoll(rate), fabric};
+    if (n.gbps < 1 || n.gbps > 3200 || out.size() >= 32) continue;
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
 void add_node_topology(std::vector<SlurmNode>& nodes, const std::string& text) {
   auto d = parse_doc(text, "scontrol show nodes --json");
   if (!d) return;

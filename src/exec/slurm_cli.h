@@ -94,6 +94,17 @@ Result<std::vector<SlurmAccounting>> parse_jobcomp(const std::string& text);
 // `sacct -a -X -D -P -n -o JobID,State,Start,End,ElapsedRaw,AllocTRES,NodeList,ExitCode` run with
 // SLURM_TIME_FORMAT=%s (times as epoch seconds, so no time zone is guessed).
 Result<std::vector<SlurmAccounting>> parse_sacct(const std::string& text);
+// An RDMA NIC a node's features name: "ib" or "infiniband", "roce" (RoCE v2), each optionally followed
+// by its line rate in Gb/s ("ib400", "roce200"; 100 when absent); a feature "fabric-<slug>" puts
+// them on that RDMA fabric. Other features are not NICs.
+struct SlurmNic {
+  std::string name;  // the feature
+  bool roce = false;
+  int64_t gbps = 100;
+  std::string fabric;
+};
+std::vector<SlurmNic> nics_from_features(const std::vector<std::string>& features);
+
 // 23.02+: sinfo --json groups nodes (features of one node may be shown for all of its group):
 // sockets, cores per socket and features per node from `scontrol show nodes --json`, by name.
 // What it cannot read it leaves as it was.

@@ -103,6 +103,21 @@ TEST(SlurmCli, TakesFeaturesPerNodeFromScontrolOn24_11) {
   EXPECT_EQ((*nodes)[0].sockets, 2);
 }
 
+// RDMA NICs and their fabric from node features; anything else is not a NIC.
+TEST(SlurmCli, ReadsNicsFromFeatures) {
+  const auto nics = nics_from_features({"gpu-hbm3", "ib400", "roce", "fabric-east", "ibx", "roce99999", "infiniband200"});
+  ASSERT_EQ(nics.size(), 3u);
+  EXPECT_EQ(nics[0].name, "ib400");
+  EXPECT_FALSE(nics[0].roce);
+  EXPECT_EQ(nics[0].gbps, 400);
+  EXPECT_EQ(nics[0].fabric, "east");
+  EXPECT_TRUE(nics[1].roce);
+  EXPECT_EQ(nics[1].gbps, 100) << "no rate named";
+  EXPECT_EQ(nics[2].gbps, 200);
+  EXPECT_EQ(nics_from_features({"ib", "fabric-East Wing"})[0].fabric, "") << "not a slug";
+  EXPECT_TRUE(nics_from_features({"ib0", "roce5000"}).empty()) << "rates outside 1-3200";
+}
+
 // gres.conf: per node, each GPU's first bound core in device order; lines without NodeName
 // apply to every node; other gres, AutoDetect and broken lines are left out.
 TEST(SlurmCli, ReadsGpuCoresFromGresConf) {

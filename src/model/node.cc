@@ -163,6 +163,7 @@ Result<Node> parse_node(const json& body, const GpuCatalog& catalog) {
       nf.error("name", Message("node.nic.duplicate_name").arg("name", nic.name));
     nic.rdma = nf.enumeration("rdma", kRdmaTypes);
     nic.gbps = nf.integer("gbps", 1, 3200);
+    nic.fabric = nf.opt_str("fabric", kSlugRule).value_or("");
     n.nics.push_back(std::move(nic));
   });
 
@@ -202,8 +203,11 @@ json to_json(const Node& n) {
     gpus.push_back(std::move(j));
   }
   json nics = json::array();
-  for (const Nic& nic : n.nics)
-    nics.push_back({{"name", nic.name}, {"rdma", enum_name(kRdmaTypes, nic.rdma)}, {"gbps", nic.gbps}});
+  for (const Nic& nic : n.nics) {
+    json one = {{"name", nic.name}, {"rdma", enum_name(kRdmaTypes, nic.rdma)}, {"gbps", nic.gbps}};
+    if (!nic.fabric.empty()) one["fabric"] = nic.fabric;
+    nics.push_back(std::move(one));
+  }
   json software = {{"driver", n.software.driver}, {"cuda", n.software.cuda}};
   put_opt(software, "cudnn", n.software.cudnn);
   put_opt(software, "nccl", n.software.nccl);

@@ -42,6 +42,7 @@ struct Nic {
   std::string name;  // device or interface name: "mlx5_0", "ib0", "eth0"
   RdmaType rdma = RdmaType::kNone;
   int64_t gbps = 0;  // line rate, gigabits per second
+  std::string fabric;  // the RDMA fabric it is on ("" unknown): a gang stays on one (docs/scheduler.md)
 
   bool operator==(const Nic&) const = default;
 };

@@ -34,7 +34,8 @@ json valid_node() {
   json gpus = json::array();
   for (int i = 0; i < 8; ++i) gpus.push_back(gpu(i, i / 4));
   json nics = json::array();
-  for (int i = 0; i < 8; ++i) nics.push_back({{"name", "mlx5_" + std::to_string(i)}, {"rdma", "infiniband"}, {"gbps", 400}});
+  for (int i = 0; i < 8; ++i)
+    nics.push_back({{"name", "mlx5_" + std::to_string(i)}, {"rdma", "infiniband"}, {"gbps", 400}, {"fabric", "ib-east"}});
   nics.push_back({{"name", "eth0"}, {"rdma", "none"}, {"gbps", 100}});
   return {{"name", "sh1-h100-001"},
           {"supplier", "huadong-compute"},
@@ -69,6 +70,8 @@ TEST(Node, ValidExampleParses) {
   EXPECT_EQ(n.gpus[5].nvlink_domain, "nvs0");
   EXPECT_EQ(n.nics.size(), 9u);
   EXPECT_EQ(n.nics[0].rdma, RdmaType::kInfiniband);
+  EXPECT_EQ(n.nics[0].fabric, "ib-east");
+  EXPECT_EQ(n.nics[8].fabric, "");
   EXPECT_EQ(n.software.nccl, "2.21.5-1+cuda12.4");
   EXPECT_EQ(n.images[0].cve_patched_at, parse_rfc3339("2026-01-15T00:00:00Z", "t").value());
   EXPECT_EQ(n.state, NodeState::kAvailable);
@@ -180,6 +183,7 @@ TEST(Node, RejectsEachBadFieldWithItsPath) {
        "unknown value 'omnipath' (expected one of: infiniband, roce_v2, none)"},
       {"absurd nic speed", [](json& b) { b["nics"][1]["gbps"] = 5000; }, "nics[1].gbps", "at most 3200"},
       {"duplicate nic", [](json& b) { b["nics"][1]["name"] = "mlx5_0"; }, "nics[1].name", "duplicate NIC name"},
+      {"bad fabric", [](json& b) { b["nics"][2]["fabric"] = "East Wing"; }, "nics[2].fabric", "lowercase letters, digits and '-'"},
       {"missing cuda", [](json& b) { b["software"].erase("cuda"); }, "software.cuda", "is required"},
       {"bad driver version", [](json& b) { b["software"]["driver"] = "latest"; }, "software.driver",
        "a version such as"},

@@ -61,8 +61,13 @@ Status SchedEngine::add_node(const SchedNode& n) {
   e.node_index[n.id] = idx;
   EngineNode en;
   en.spec = n;
-  if (!n.site.empty())
-    en.site = e.site_ids.try_emplace(n.supplier + "/" + n.site, static_cast<int>(e.site_ids.size())).first->second;
+  // A gang stays in one place: a site of a supplier and, where the site has several, one RDMA fabric.
+  if (!n.site.empty() || !n.fabric.empty())
+    en.site = e.site_ids
+                  .try_emplace(n.supplier + "/" + n.site + (n.fabric.empty() ? "" : "/" + n.fabric),
+                               static_cast<int>(e.site_ids.size()))
+                  .first->second;
+  if (!n.fabric.empty()) e.fabrics = true;
   for (const auto& o : n.offers) en.offers.push_back(e.offer_slot(o));
   for (int g = 0; g < gpus; ++g) {
     const std::string& d = n.gpu_domains[g];

@@ -234,7 +234,7 @@ Message SchedEngine::Impl::capacity_reason(const EngineJob& ej) const {
   if (j.placement == PlacementRule::kSameNode && j.workers > 1)
     what = Message("sched.what.same_node").arg("what", std::move(what));
   else if (j.placement == PlacementRule::kAny && j.workers > 1 && !j.terms.span_sites && site_ids.size() > 1)
-    what = Message("sched.what.one_site").arg("what", std::move(what));
+    what = Message(fabrics ? "sched.what.one_fabric" : "sched.what.one_site").arg("what", std::move(what));
   if (j.placement == PlacementRule::kSameNvlinkDomain)
     what = Message("sched.what.same_nvlink").arg("what", std::move(what));
   if (!j.nodes.empty()) {

@@ -18,7 +18,7 @@ struct EngineNode {
   std::vector<int> gpu_domain;  // per GPU: domain id or -1
   bool down = false;
   bool cordoned = false;
-  int site = -1;                // site id (supplier/site) when known; a gang stays on one by default
+  int site = -1;                // place id (supplier/site, and RDMA fabric when known); a gang stays on one by default
   std::vector<int> offers;      // offer slots that sell it
 };
 
@@ -135,6 +135,7 @@ struct SchedEngine::Impl {
   std::vector<EngineOffer> offers;
   std::unordered_map<std::string, int> offer_ids;
   std::unordered_map<std::string, int> site_ids;
+  bool fabrics = false;           // some node names its RDMA fabric (a gang stays on one)
   bool commercial = false;        // some offer is known: nodes without offers are unpriced
   uint64_t terms_version = 1;     // bumped when offers, their prices or commitments' use change
   std::map<std::pair<std::string, int>, int64_t> reserved_used;  // (tenant, offer) -> reserved-mode GPU milli

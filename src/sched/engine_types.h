@@ -54,6 +54,7 @@ struct SchedNode {
   // Where it is and who sells it (terms of placement): "" when unknown (traces, the simulator).
   std::string supplier;                   // supplier id
   std::string site;                       // supplier-scoped: a gang stays on one site by default
+  std::string fabric;                     // its RDMA fabric within the site ("" none known): a gang stays on one
   std::string region;
   std::string country;                    // ISO 3166-1 alpha-2 of its site
   std::vector<std::string> offers;        // ids of the offers (set_offer) that sell it

@@ -14,6 +14,7 @@ SchedNode to_sched_node(const Node& n, const std::string& id, const GpuCatalog& 
   for (const Nic& nic : n.nics) {
     if (nic.rdma == RdmaType::kInfiniband) s.rdma |= kRdmaIb;
     if (nic.rdma == RdmaType::kRoceV2) s.rdma |= kRdmaRoce;
+    if (nic.rdma != RdmaType::kNone && s.fabric.empty()) s.fabric = nic.fabric;
   }
   s.supplier = n.supplier_id;
   s.site = n.site;

@@ -313,7 +313,9 @@ TEST(OpenApi, OnlySystemRoutesAreOpenAndErrorsAreProblemJson) {
     EXPECT_TRUE(ids.insert(op.at("operationId").get<std::string>()).second) << "duplicate operationId at " << path;
     if (kOpenPaths.count(path) || kSignedPaths.count(path)) {
       EXPECT_EQ(op.at("security"), json::array()) << path;
-      if (kSignedPaths.count(path)) EXPECT_TRUE(op.at("responses").contains("401")) << method << " " << path;
+      if (kSignedPaths.count(path)) {
+        EXPECT_TRUE(op.at("responses").contains("401")) << method << " " << path;
+      }
     } else {
       EXPECT_FALSE(op.contains("security")) << method << " " << path << " must use the global bearerAuth";
       EXPECT_TRUE(op.at("responses").contains("401")) << method << " " << path;

@@ -215,23 +215,13 @@ Status SlurmExecutor::sync_inventory(StoreTx& tx, TimeMs now) {
   return ok_status();
 }
 
-// RDMA NICs named by node features: "ib" or "infiniband", "roce" (RoCE v2), each optionally
-// followed by its line rate in Gb/s ("ib400", "roce200"); 100 Gb/s when the feature names none.
+// RDMA NICs named by node features (exec/slurm_cli.h nics_from_features).
 static json slurm_nics(const std::vector<std::string>& features) {
   json nics = json::array();
-  for (const std::string& f : features) {
-    std::string kind;
-    for (const char* k : {"infiniband", "ib", "roce"})
-      if (f.rfind(k, 0) == 0) {
-        kind = k;
-        break;
-      }
-    if (kind.empty()) continue;
-    const std::string rate = f.substr(kind.size());
-    if (!rate.empty() && (rate.size() > 4 || rate.find_first_not_of("0123456789") != std::string::npos)) continue;
-    const int64_t gbps = rate.empty() ? 100 : std::stoll(rate);
-    if (gbps < 1 || gbps > 3200 || nics.size() >= 32) continue;
-    nics.push_back({{"name", f}, {"rdma", kind == "roce" ? "roce_v2" : "infiniband"}, {"gbps", gbps}});
+  for (const SlurmNic& n : nics_from_features(features)) {
+    json one = {{"name", n.name}, {"rdma", n.roce ? "roce_v2" : "infiniband"}, {"gbps", n.gbps}};
+    if (!n.fabric.empty()) one["fabric"] = n.fabric;
+    nics.push_back(std::move(one));
   }
   return nics;
 }
