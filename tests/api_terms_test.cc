@@ -2,10 +2,13 @@
 // placement and the run is billed under it and the contract naming it; a contract's data
 // sovereignty keeps a tenant's work in its country; a price cap holds a job off dearer offers and
 // the pending reason names it; a job runs in another currency only under an offer it names;
-// references to suppliers and offers are checked and stored as ids.
+// references to suppliers and offers are checked and stored as ids; a procurement split steers a
+// tenant's jobs between suppliers and its achieved shares are reported; a contract signed while a
+// job waits applies to it at once.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <set>
 #include <thread>
 
 #include "server_fixture.h"
@@ -149,6 +152,117 @@ TEST(Terms, TheOfferIsChosenWithThePlacementAndTheTenantsTermsHold) {
   EXPECT_EQ(after["status"]["placement"][0]["offer_id"], h100) << after.dump();
   EXPECT_EQ(s.admin("GET", "/api/v1/allocations?limit=100").body["items"].size(), runs_before);
   EXPECT_EQ(terms_why(terms_pending(s, ab)), "sched.terms.sovereignty") << "still held after the restart";
+}
+
+
+// Two suppliers, dc (n1, n2) and dc2 (m1), 8 GPUs each, nothing priced; tenant acme, project vision.
+void split_world(const ServerProcess& s) {
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier dc");
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc2")), "supplier dc2");
+  for (const char* n : {"n1", "n2"}) expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", n)), n);
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc2", "m1")), "m1");
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme", "CNY")), "tenant acme");
+  expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project vision");
+}
+
+json whole_node_job(const std::string& name) {
+  json j = terms_job("vision", name);
+  j["gpus_per_worker"] = 8;
+  return j;
+}
+
+TEST(Terms, AProcurementSplitSteersJobsAndReportsItsAchievedShares) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  split_world(s);
+  const std::string dc = s.admin("GET", "/api/v1/suppliers/dc").body.at("id");
+  const std::string dc2 = s.admin("GET", "/api/v1/suppliers/dc2").body.at("id");
+
+  // Bad splits are refused by field, and nothing is stored.
+  auto put = [&](const json& split) {
+    return s.admin("PUT", "/api/v1/tenants/acme/procurement", json{{"procurement_split", split}});
+  };
+  EXPECT_EQ(put(json::array({{{"supplier", "dc"}, {"share_permille", 700}}, {{"supplier", "dc2"}, {"share_permille", 400}}}))
+                .error_fields(),
+            std::vector<std::string>{"procurement_split"});
+  EXPECT_EQ(put(json::array({{{"supplier", "nope"}, {"share_permille", 500}}})).error_fields(),
+            std::vector<std::string>{"procurement_split[0].supplier"});
+  EXPECT_EQ(put(json::array({{{"supplier", "dc"}, {"share_permille", 300}}, {{"supplier", dc}, {"share_permille", 300}}}))
+                .error_fields(),
+            std::vector<std::string>{"procurement_split[1].supplier"});
+  EXPECT_EQ(put(json::array({{{"supplier", "dc"}, {"share_permille", 0}}})).error_fields(),
+            std::vector<std::string>{"procurement_split[0].share_permille"});
+  EXPECT_FALSE(s.admin("GET", "/api/v1/tenants/acme").body.contains("procurement_split"));
+
+  // Half each. Without the split, bestfit would fill n1 then n2 (both dc).
+  json set = expect_2xx(put(json::array({{{"supplier", "dc"}, {"share_permille", 500}},
+                                         {{"supplier", "dc2"}, {"share_permille", 500}}})),
+                        "split")
+                 .body;
+  EXPECT_EQ(set["split"], true) << set.dump();
+  ASSERT_EQ(set["suppliers"].size(), 2u) << set.dump();
+  EXPECT_EQ(set["suppliers"][0]["supplier"], dc) << "stored as the supplier's id";
+  EXPECT_EQ(set["suppliers"][0]["target_permille"], 500);
+  EXPECT_EQ(s.admin("GET", "/api/v1/tenants/acme").body["procurement_split"][1]["supplier"], dc2);
+
+  std::set<std::string> suppliers_used;
+  for (const char* name : {"one", "two"}) {
+    const std::string id = expect_2xx(s.admin("POST", "/api/v1/jobs", whole_node_job(name)), name).body["id"];
+    json running = wait_for(s, "/api/v1/jobs/" + id, terms_state_is("running"));
+    const std::string node = running["status"]["placement"][0]["node"];
+    suppliers_used.insert(s.admin("GET", "/api/v1/nodes/" + node).body["supplier"]);
+  }
+  EXPECT_EQ(suppliers_used, (std::set<std::string>{"dc", "dc2"})) << "one job at each supplier";
+
+  json rep = s.admin("GET", "/api/v1/tenants/acme/procurement").body;
+  ASSERT_EQ(rep["suppliers"].size(), 2u) << rep.dump();
+  for (const auto& row : rep["suppliers"]) {
+    EXPECT_EQ(row["held_gpus"], "8") << rep.dump();
+    EXPECT_EQ(row["held_permille"], 500) << rep.dump();
+  }
+  EXPECT_EQ(rep["held_gpus"], "16");
+  EXPECT_EQ(s.admin("GET", "/api/v1/tenants/acme/procurement?from=2026-01-02&to=2026-01-01").error_fields(),
+            std::vector<std::string>{"to"});
+  EXPECT_EQ(s.admin("GET", "/api/v1/tenants/acme/procurement?window=1").error_fields(),
+            std::vector<std::string>{"window"});
+
+  // The split is soft: with dc2 full the third job still runs, on dc.
+  const std::string three = expect_2xx(s.admin("POST", "/api/v1/jobs", whole_node_job("three")), "three").body["id"];
+  json third = wait_for(s, "/api/v1/jobs/" + three, terms_state_is("running"));
+  EXPECT_EQ(s.admin("GET", "/api/v1/nodes/" + third["status"]["placement"][0]["node"].get<std::string>()).body["supplier"], "dc");
+
+  // Cleared with an empty list.
+  json cleared = expect_2xx(put(json::array()), "clear").body;
+  EXPECT_EQ(cleared["split"], false);
+  EXPECT_FALSE(s.admin("GET", "/api/v1/tenants/acme").body.contains("procurement_split"));
+}
+
+TEST(Terms, AContractSignedWhileAJobWaitsAppliesToItAtOnce) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  terms_world(s);
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("kappa", "CNY")), "tenant kappa");
+  expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("kappa", "k")), "project k");
+  // kappa (no contract yet) fills the US node with one job; a second one pinned there waits for room.
+  json first = terms_job("k", "first");
+  first["gpus_per_worker"] = 8;
+  first["constraints"]["nodes"] = {"u1"};
+  first["billing"] = {{"offer", "us-h100"}};
+  const std::string a = expect_2xx(s.admin("POST", "/api/v1/jobs", first), "first").body["id"];
+  wait_for(s, "/api/v1/jobs/" + a, terms_state_is("running"));
+  json second = first;
+  second["name"] = "second";
+  const std::string b = expect_2xx(s.admin("POST", "/api/v1/jobs", second), "second").body["id"];
+  json waiting = wait_for(s, "/api/v1/jobs/" + b, [](const json& j) {
+    return j["status"]["state"] == "pending" && j["status"].contains("reason_message") &&
+           j["status"]["reason_message"].value("code", "") != "job.submitted";
+  });
+  EXPECT_NE(waiting["status"]["reason_message"].value("code", ""), "sched.terms.blocked") << waiting.dump();
+  // kappa signs with dc, whose clauses keep its data in CN: the waiting job now names that term.
+  json contract = {{"name", "kappa-dc"}, {"tenant", "kappa"}, {"supplier", "dc"}, {"offers", {"h100"}},
+                   {"currency", "CNY"}, {"starts_at", "2020-01-01T00:00:00Z"}};
+  contract["clauses"] = {{"data_sovereignty", "CN"}};
+  expect_2xx(s.admin("POST", "/api/v1/contracts", contract), "contract");
+  EXPECT_EQ(terms_why(terms_pending(s, b)), "sched.terms.sovereignty");
+  EXPECT_EQ(s.admin("GET", "/api/v1/jobs/" + a).body["status"]["state"], "running") << "running work stays";
 }
 
 }  // namespace

@@ -135,6 +135,32 @@ TEST_F(CliTest, BalanceShowsEachCurrencyAndBillingPutsTheSettings) {
   EXPECT_EQ(run({"billing", "acme", "--payment", "later"}).rc, 2);
 }
 
+TEST_F(CliTest, ProcurementShowsTargetsAgainstAchievedSharesAndSetsTheSplit) {
+  const char* report = R"({"tenant":"acme","from":"2026-12-01T00:00:00.000Z","to":"2026-12-04T07:00:00.000Z","split":true,
+      "held_gpus":"24","gpu_hours":"1234.5","suppliers":[
+      {"supplier":"sup_1","supplier_name":"huadong","target_permille":600,"held_gpus":"16","held_permille":667,"gpu_hours":"800","gpu_hours_permille":648},
+      {"supplier":"sup_2","supplier_name":"","target_permille":400,"held_gpus":"8","held_permille":333,"gpu_hours":"434.5","gpu_hours_permille":352}]})";
+  api_.on("GET /api/v1/tenants/acme/procurement", {200, report});
+  CliRun r = run({"procurement", "acme"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("huadong"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sup_2"), std::string::npos) << "a deleted supplier shows by id: " << r.out;
+  EXPECT_NE(r.out.find("667"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("24 GPUs held, 1234.5 GPU-hours"), std::string::npos) << r.out;
+  api_.on("PUT /api/v1/tenants/acme/procurement", {200, report});
+  r = run({"procurement", "acme", "--set", "huadong=600", "--set", "sup_2=400", "--from", "2026-12-01"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(json::parse(api_.requests().back().body),
+            json::parse(R"({"procurement_split":[{"supplier":"huadong","share_permille":600},{"supplier":"sup_2","share_permille":400}]})"));
+  EXPECT_EQ(api_.requests().back().params.find("from")->second, "2026-12-01");
+  r = run({"procurement", "acme", "--clear"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(json::parse(api_.requests().back().body), json::parse(R"({"procurement_split":[]})"));
+  EXPECT_EQ(run({"procurement", "acme", "--set", "huadong"}).rc, 2);
+  EXPECT_EQ(run({"procurement", "acme", "--set", "huadong=6x"}).rc, 2);
+  EXPECT_EQ(run({"procurement", "acme", "--set", "a=1", "--clear"}).rc, 2);
+}
+
 TEST_F(CliTest, EmptyListSaysSoOnStderr) {
   api_.on("GET /api/v1/jobs", {200, R"({"items":[],"next_after":null})"});
   CliRun r = run({"jobs", "list", "--state", "running", "--project", "vision"});

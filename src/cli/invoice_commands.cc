@@ -218,6 +218,60 @@ void add_invoice_commands(CLI::App& app, CliContext& ctx) {
       return ctx.emit(*r, [&](std::ostream& out) { out << r->dump(2) << "\n"; });
     };
   });
+
+  // `gpurent procurement TENANT [--set SUPPLIER=PERMILLE ...|--clear] [--from --to]`: the tenant's
+  // procurement split against what it achieved; --set/--clear replace the split first.
+  struct ProcurementOpts {
+    std::string tenant, from, to;
+    std::vector<std::string> set;
+    bool clear = false;
+  };
+  auto pr = std::make_shared<ProcurementOpts>();
+  auto* proc = app.add_subcommand("procurement", "a tenant's procurement split (the advisor's, adopted) against the "
+                                                 "shares it achieved; --set or --clear changes it");
+  proc->add_option("tenant", pr->tenant, "tenant id or name")->required();
+  auto* set_opt = proc->add_option("--set", pr->set,
+                                   "SUPPLIER=PERMILLE, once per supplier (e.g. --set huadong=600 --set runpod=400): "
+                                   "replaces the split (operators and the tenant's admin)");
+  proc->add_flag("--clear", pr->clear, "remove the split")->excludes(set_opt);
+  proc->add_option("--from", pr->from, "start of the GPU-hours window (default: this UTC month)");
+  proc->add_option("--to", pr->to, "end of the window (default: now)");
+  proc->callback([&ctx, pr] {
+    ctx.action = [&ctx, pr] {
+      json split = json::array();
+      for (const std::string& kv : pr->set) {
+        const auto eq = kv.find('=');
+        const std::string n = eq == std::string::npos ? "" : kv.substr(eq + 1);
+        if (eq == std::string::npos || eq == 0 || n.empty() || n.size() > 4 ||
+            n.find_first_not_of("0123456789") != std::string::npos)
+          return ctx.fail(Error::invalid("--set", "expected SUPPLIER=PERMILLE (an integer 1..1000), got " + kv), kExitUsage);
+        split.push_back({{"supplier", kv.substr(0, eq)}, {"share_permille", std::stoll(n)}});
+      }
+      int rc = kExitOk;
+      ApiClient* c = ctx.client(&rc);
+      if (!c) return rc;
+      std::string q;
+      if (!pr->from.empty()) q += "from=" + pr->from;
+      if (!pr->to.empty()) q += std::string(q.empty() ? "" : "&") + "to=" + pr->to;
+      const std::string path = "/tenants" + seg(pr->tenant) + "/procurement" + (q.empty() ? "" : "?" + q);
+      auto r = pr->clear || !pr->set.empty() ? c->put(path, json{{"procurement_split", split}}) : c->get(path);
+      if (!r) return ctx.fail(r.error());
+      return ctx.emit(*r, [&](std::ostream& out) {
+        out << "tenant   " << r->value("tenant", "") << (r->value("split", false) ? "" : " (no procurement split)")
+            << "\nwindow   " << r->value("from", "") << " .. " << r->value("to", "") << "\n\n";
+        Table t({{"SUPPLIER"}, {"TARGET ‰", Align::kRight}, {"HELD GPUS", Align::kRight}, {"HELD ‰", Align::kRight},
+                 {"GPU-HOURS", Align::kRight}, {"GPU-HOURS ‰", Align::kRight}});
+        for (const auto& w : r->value("suppliers", json::array())) {
+          const std::string name = w.value("supplier_name", "");
+          t.add_row({name.empty() ? w.value("supplier", "") : name, std::to_string(w.value("target_permille", 0)),
+                     w.value("held_gpus", ""), std::to_string(w.value("held_permille", 0)), w.value("gpu_hours", ""),
+                     std::to_string(w.value("gpu_hours_permille", 0))});
+        }
+        t.print(out);
+        out << "total    " << r->value("held_gpus", "") << " GPUs held, " << r->value("gpu_hours", "") << " GPU-hours\n";
+      });
+    };
+  });
 }
 
 }  // namespace gpurent

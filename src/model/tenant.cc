@@ -78,6 +78,31 @@ json to_json(const BillingSettings& b) {
   return j;
 }
 
+std::vector<ProcurementShare> parse_procurement_split(Fields& f, const char* key) {
+  std::vector<ProcurementShare> out;
+  int64_t sum = 0;
+  f.objects(key, false, kMaxProcurementShares, [&](Fields& e, size_t i) {
+    ProcurementShare s;
+    s.supplier = e.str("supplier", {.min_len = 1, .max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp});
+    s.share_permille = e.integer("share_permille", 1, 1000);
+    e.finish();
+    for (size_t k = 0; k < out.size(); ++k)
+      if (!s.supplier.empty() && out[k].supplier == s.supplier)
+        f.error(std::string(key) + "[" + std::to_string(i) + "].supplier",
+                Message("tenant.split.duplicate").arg("index", std::to_string(k)));
+    sum += s.share_permille;
+    out.push_back(std::move(s));
+  });
+  if (sum > 1000) f.error(key, Message("sched.split.sum").arg("sum", std::to_string(sum)));
+  return out;
+}
+
+json to_json(const std::vector<ProcurementShare>& split) {
+  json a = json::array();
+  for (const auto& s : split) a.push_back({{"supplier", s.supplier}, {"share_permille", s.share_permille}});
+  return a;
+}
+
 Result<Tenant> parse_tenant(const json& body) {
   FieldErrors errs;
   Fields f(body, "", errs);
@@ -95,6 +120,7 @@ Result<Tenant> parse_tenant(const json& body) {
   });
   f.object("billing", false, [&](Fields& b) { parse_billing_settings(b, t.billing, t.currency); });
   t.instance_idle_stop = read_idle_stop(f, "instance_idle_stop");
+  t.procurement_split = parse_procurement_split(f, "procurement_split");
   ignore_server_keys(f);
   f.finish();
   if (!errs.empty()) return errs.to_error();
@@ -117,6 +143,7 @@ json to_json(const Tenant& t) {
   }
   if (!t.billing.is_default()) j["billing"] = to_json(t.billing);
   if (t.instance_idle_stop) j["instance_idle_stop"] = idle_stop_json(*t.instance_idle_stop);
+  if (!t.procurement_split.empty()) j["procurement_split"] = to_json(t.procurement_split);
   return j;
 }
 

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/money.h"
 #include "model/idle_stop.h"
@@ -76,6 +77,21 @@ struct BillingSettings {
 void parse_billing_settings(Fields& f, BillingSettings& b, Currency c);
 json to_json(const BillingSettings& b);
 
+// One supplier's target share of the GPUs the tenant holds (docs/scheduler.md#procurement-split):
+// the advisor's procurement split adopted, or the tenant's own. A soft target the scheduler steers
+// by. `supplier` is a supplier id (the API resolves names when it stores the tenant).
+struct ProcurementShare {
+  std::string supplier;
+  int64_t share_permille = 0;  // 1..1000; the shares add up to at most 1000
+  bool operator==(const ProcurementShare&) const = default;
+};
+inline constexpr size_t kMaxProcurementShares = 64;
+
+// Reads the optional list `key` of f: at most 64 entries {supplier, share_permille}, suppliers
+// distinct, shares 1..1000 adding up to at most 1000; errors name "<key>[i].<field>" or "<key>".
+std::vector<ProcurementShare> parse_procurement_split(Fields& f, const char* key);
+json to_json(const std::vector<ProcurementShare>& split);
+
 struct Tenant {
   std::string name;                     // slug, globally unique
   std::string display_name;             // defaults to name
@@ -86,6 +102,7 @@ struct Tenant {
   BillingSettings billing;              // JSON "billing"; omitted when the defaults
   // Idle auto-stop of the tenant's instances that set no rule of their own (model/idle_stop.h).
   std::optional<IdleStop> instance_idle_stop;
+  std::vector<ProcurementShare> procurement_split;  // JSON "procurement_split"; omitted when empty
 
   bool operator==(const Tenant&) const = default;
 };

@@ -198,3 +198,45 @@ TEST(Tenant, AcceptsLabelEdgeCases) {
 
 }  // namespace
 }  // namespace gpurent
+
+namespace gpurent {
+namespace {
+
+TEST(Tenant, ProcurementSplitRoundTripsAndIsChecked) {
+  json body = valid_tenant();
+  body["procurement_split"] = json::parse(R"([{"supplier":"huadong","share_permille":600},
+                                              {"supplier":"sup_0123456789abcdef","share_permille":400}])");
+  auto t = parse_tenant(body);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->procurement_split.size(), 2u);
+  EXPECT_EQ(t->procurement_split[1].supplier, "sup_0123456789abcdef");
+  EXPECT_EQ(t->procurement_split[0].share_permille, 600);
+  EXPECT_EQ(to_json(*t)["procurement_split"], body["procurement_split"]);
+  EXPECT_FALSE(to_json(*parse_tenant(valid_tenant())).contains("procurement_split")) << "omitted when empty";
+
+  auto fields_of = [](const json& split) {
+    json b = valid_tenant();
+    b["procurement_split"] = split;
+    auto r = parse_tenant(b);
+    std::set<std::string> f;
+    if (!r.ok())
+      for (const auto& e : r.error().fields) f.insert(e.field);
+    return f;
+  };
+  using S = std::set<std::string>;
+  EXPECT_EQ(fields_of(json::parse(R"([{"supplier":"a","share_permille":600},{"supplier":"b","share_permille":401}])")),
+            S{"procurement_split"});  // 1001 in all
+  EXPECT_EQ(fields_of(json::parse(R"([{"supplier":"a","share_permille":600},{"supplier":"b","share_permille":400}])")), S{});
+  EXPECT_EQ(fields_of(json::parse(R"([{"supplier":"a","share_permille":500},{"supplier":"a","share_permille":100}])")),
+            S{"procurement_split[1].supplier"});
+  EXPECT_EQ(fields_of(json::parse(R"([{"supplier":"a","share_permille":0}])")), S{"procurement_split[0].share_permille"});
+  EXPECT_EQ(fields_of(json::parse(R"([{"supplier":"Not A Ref","share_permille":5}])")), S{"procurement_split[0].supplier"});
+  EXPECT_EQ(fields_of(json::parse(R"([{"supplier":"a","share_permille":5,"colour":1}])")), S{"procurement_split[0].colour"});
+  EXPECT_EQ(fields_of(json::parse(R"({"a":5})")), S{"procurement_split"});
+  json many = json::array();
+  for (int i = 0; i < 65; ++i) many.push_back({{"supplier", "s" + std::to_string(i)}, {"share_permille", 1}});
+  EXPECT_EQ(fields_of(many), S{"procurement_split"});
+}
+
+}  // namespace
+}  // namespace gpurent

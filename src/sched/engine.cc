@@ -68,6 +68,7 @@ Status SchedEngine::add_node(const SchedNode& n) {
                                static_cast<int>(e.site_ids.size()))
                   .first->second;
   if (!n.fabric.empty()) e.fabrics = true;
+  if (!n.supplier.empty()) en.supplier = e.supplier_slot(n.supplier);
   for (const auto& o : n.offers) en.offers.push_back(e.offer_slot(o));
   for (int g = 0; g < gpus; ++g) {
     const std::string& d = n.gpu_domains[g];

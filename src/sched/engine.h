@@ -37,6 +37,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -70,6 +71,14 @@ class SchedEngine {
   // commitment); which offers sell a node. Jobs already running keep their offer.
   Status set_offer(const SchedOffer& offer);
   Status set_node_offers(const std::string& node, const std::vector<std::string>& offer_ids);
+
+  // A tenant's procurement split (the advisor's, or its own): supplier -> target share of the
+  // GPUs it holds, per mille (1..1000 each, at most 1000 in all; empty: none). A soft target: the
+  // tenant's jobs try first the suppliers that stay at or below target with them, most room
+  // first, then anywhere their other rules allow (docs/scheduler.md#procurement-split).
+  Status set_procurement_split(const std::string& tenant, const std::map<std::string, int64_t>& split);
+  // GPU milli the tenant's running jobs hold per supplier ("" for nodes that name none).
+  std::map<std::string, int64_t> held_by_supplier(const std::string& tenant) const;
 
   // Projects: created or replaced (a quota change applies from the next pass).
   void set_project(const SchedProject& project);

@@ -265,6 +265,7 @@ void SchedEngine::Impl::account(const EngineJob& j, const Gang& u, int sign) {
     t.gpu_milli += sign * g;
     p.cpu_milli += sign * b.pod.cpu_milli;
     t.cpu_milli += sign * b.pod.cpu_milli;
+    if (g > 0 && nodes[b.node].supplier >= 0) t.milli_by_supplier[nodes[b.node].supplier] += sign * g;
     if (j.spec.reserved && u.offer >= 0 && g > 0) {
       reserved_used[{j.spec.tenant, u.offer}] += sign * g;
       ++terms_version;  // the room left in its commitment changed

@@ -19,6 +19,7 @@ struct EngineNode {
   bool down = false;
   bool cordoned = false;
   int site = -1;                // place id (supplier/site, and RDMA fabric when known); a gang stays on one by default
+  int supplier = -1;            // supplier id (supplier_ids); -1 when the node names none
   std::vector<int> offers;      // offer slots that sell it
 };
 
@@ -38,6 +39,7 @@ struct GangLock {
   int offer = kUnpriced;
   bool site_set = false;
   int site = -1;
+  int supplier = -1;  // >= 0: only nodes of this supplier (a procurement split's steering)
 };
 
 // One worker bound on one node.
@@ -96,6 +98,7 @@ struct Usage {
   int64_t cpu_milli = 0;
   int64_t jobs = 0;                       // running jobs
   uint64_t version = 0;                   // projects: bumped on every change (handle()'s fast path)
+  std::unordered_map<int, int64_t> milli_by_supplier;  // tenants: GPU milli held per supplier id
 };
 
 // The first job of a pass that could not start, and what it will take (EASY backfill).
@@ -140,6 +143,14 @@ struct SchedEngine::Impl {
   uint64_t terms_version = 1;     // bumped when offers, their prices or commitments' use change
   std::map<std::pair<std::string, int>, int64_t> reserved_used;  // (tenant, offer) -> reserved-mode GPU milli
   std::unordered_set<std::string> contract_tenants;  // tenants named by some offer's contract_tenants
+  std::unordered_map<std::string, int> supplier_ids;  // supplier name -> id
+  std::vector<std::string> supplier_names;            // id -> name
+  int supplier_slot(const std::string& name);
+  // Procurement splits: tenant -> (supplier id, target per mille), by supplier name.
+  std::unordered_map<std::string, std::vector<std::pair<int, int64_t>>> splits;
+  // The suppliers a job of a tenant with a split tries first: those owed something (their target
+  // share of what the tenant will hold with the job, less what it holds there now), most first.
+  std::vector<int> split_order(const SchedJob& j) const;
   int offer_slot(const std::string& id);
   // Whether the offer the job would run under on the node is one of its tenant's contracts.
   bool under_contract(const SchedJob& j, int node) const;
@@ -162,6 +173,7 @@ struct SchedEngine::Impl {
   bool terms_ok_slow(const SchedJob& j, int node) const;
   bool lock_ok(const SchedJob& j, const GangLock& lock, int node) const {
     if (lock.site_set && nodes[node].site != lock.site) return false;
+    if (lock.supplier >= 0 && nodes[node].supplier != lock.supplier) return false;
     return !lock.offer_set || !commercial || offer_on(j, node, lock.offer) != kNoOffer;
   }
   void lock_to(const SchedJob& j, GangLock& lock, int node) const;

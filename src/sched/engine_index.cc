@@ -85,7 +85,7 @@ int SchedEngine::Impl::best_indexed(const SchedJob& j, const std::string& job_ke
   }
   std::string key = job_key;
   key += '\x1d';
-  for (const int v : {model, phase, contract_pass ? 1 : 0, lock.offer_set ? lock.offer : -9, lock.site_set ? lock.site : -9})
+  for (const int v : {model, phase, contract_pass ? 1 : 0, lock.offer_set ? lock.offer : -9, lock.site_set ? lock.site : -9, lock.supplier})
     key.append(reinterpret_cast<const char*>(&v), sizeof v);
   const size_t k = static_cast<size_t>(model + 1);
   const std::vector<int>& universe = model_nodes[k];

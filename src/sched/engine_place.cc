@@ -55,10 +55,17 @@ bool SchedEngine::Impl::node_matches_hardware(const SchedJob& j, int i, int mode
   if (j.form_factor && n.spec.form_factor != *j.form_factor) return false;
   if (j.min_gpu_memory_gib && n.spec.gpu_memory_gib < *j.min_gpu_memory_gib) return false;
   switch (j.rdma) {
-    case RdmaRequirement::kNone: break;
-    case RdmaRequirement::kAny: if (n.spec.rdma == 0) return false; break;
-    case RdmaRequirement::kInfiniband: if (!(n.spec.rdma & kRdmaIb)) return false; break;
-    case RdmaRequirement::kRoceV2: if (!(n.spec.rdma & kRdmaRoce)) return false; break;
+    case RdmaRequirement::kNone:
+      break;
+    case RdmaRequirement::kAny:
+      if (n.spec.rdma == 0) return false;
+      break;
+    case RdmaRequirement::kInfiniband:
+      if (!(n.spec.rdma & kRdmaIb)) return false;
+      break;
+    case RdmaRequirement::kRoceV2:
+      if (!(n.spec.rdma & kRdmaRoce)) return false;
+      break;
   }
   return true;
 }
@@ -146,8 +153,8 @@ namespace {
 // Binds workers one at a time; each takes the best-scoring node `allowed` admits.
 // The first worker fixes what `lock` leaves open (the gang's offer and site).
 template <typename Allowed>
-bool place_workers(SchedEngine::Impl& e, const SchedJob& j, int64_t count, int domain, Allowed allowed,
-                   GangLock lock, std::vector<Bound>& out) {
+bool place_workers(SchedEngine::Impl& e, const SchedJob& j, int64_t count, int domain, Allowed allowed, GangLock lock,
+                   std::vector<Bound>& out) {
   for (int64_t w = 0; w < count; ++w) {
     e.feasible.clear();
     for (int i = 0; i < static_cast<int>(e.nodes.size()); ++i)
@@ -173,8 +180,8 @@ bool place_workers(SchedEngine::Impl& e, const SchedJob& j, int64_t count, int d
 
 // place_workers for the filter of an index (model, phase, contract pass): the same choices, read
 // from the index instead of a scan.
-bool place_workers_indexed(SchedEngine::Impl& e, const SchedJob& j, const std::string& job_key, int model,
-                           int phase, bool contract_pass, GangLock lock, std::vector<Bound>& out) {
+bool place_workers_indexed(SchedEngine::Impl& e, const SchedJob& j, const std::string& job_key, int model, int phase,
+                           bool contract_pass, GangLock lock, std::vector<Bound>& out) {
   for (int64_t w = 0; w < j.workers; ++w) {
     const int chosen = e.best_indexed(j, job_key, model, phase, contract_pass, lock);
     if (chosen < 0) return false;
@@ -232,10 +239,12 @@ std::optional<Gang> SchedEngine::Impl::place_replica(const EngineJob& ej, int64_
     bound.clear();
   };
   // A job that runs already (an inference replica more) stays under its offer.
-  GangLock base;
-  if (ej.running && !ej.units.empty()) base.offer_set = true, base.offer = ej.offer;
+  GangLock base0;
+  if (ej.running && !ej.units.empty()) base0.offer_set = true, base0.offer = ej.offer;
   // Its tenant's contracts first: nodes it may buy under one of them, then the rest.
-  const bool contracts_first = !base.offer_set && contract_tenants.count(j.tenant) > 0;
+  const bool contracts_first = !base0.offer_set && contract_tenants.count(j.tenant) > 0;
+  // Within each of those, a tenant with a procurement split tries the suppliers it owes first.
+  const std::vector<int> steer = splits.empty() ? std::vector<int>() : split_order(j);
   // The indexes serve the plain greedy placement below for jobs not pinned to nodes.
   const bool use_index = indexed && j.nodes.empty();
   const std::string job_key = use_index ? index_key(j) : std::string();
@@ -246,61 +255,68 @@ std::optional<Gang> SchedEngine::Impl::place_replica(const EngineJob& ej, int64_
       const int m = models[mi / 2];
       const bool contract_pass = mi % 2 == 0;
       if (contract_pass && !contracts_first) continue;
-      auto ok = [&](int i) {
-        return node_ok(j, i, m, phase) && (!contract_pass || under_contract(j, i));
-      };
       bool placed = false;
-      if (j.placement == PlacementRule::kSameNode && j.workers > 1) {
-        // Rank nodes by the score of the whole gang as one pod, then try them in order.
-        std::vector<std::pair<int, int>> ranked;  // (-score, node)
-        for (int i = 0; i < static_cast<int>(nodes.size()); ++i) {
-          if (!ok(i)) continue;
-          AllocPod all = pod_for(j, i);
-          all.cpu_milli *= j.workers;
-          all.memory_mib *= j.workers;
-          if (!all.is_share()) all.num_gpu = static_cast<int32_t>(all.num_gpu * j.workers);
-          if (fits(i, all, -1)) ranked.push_back({-policy->score(cluster, i, all), i});
-        }
-        std::sort(ranked.begin(), ranked.end());
-        for (const auto& entry : ranked) {
-          const int i = entry.second;  // a named copy: clang 14 cannot capture a structured binding
-          placed = place_workers(*this, j, j.workers, -1, [&](int k) { return k == i; }, base, bound);
-          if (placed) break;
-          rollback();
-        }
-      } else if (j.placement == PlacementRule::kSameNvlinkDomain && j.milli_per_worker() > 0) {
-        // Domains with room for the gang, tightest first.
-        const int64_t need = j.gpu_milli ? j.workers : j.workers * j.gpus_per_worker;
-        const int32_t g = j.gpu_milli ? static_cast<int32_t>(*j.gpu_milli) : kGpuMilli;
-        std::vector<std::pair<int64_t, int>> cands;  // (slack, domain)
-        for (int d = 0; d < static_cast<int>(domain_gpus.size()); ++d) {
-          int64_t room = 0;
-          for (const auto& [i, gpu] : domain_gpus[d])
-            if (ok(i) && cluster.node(i).gpu_free[gpu] >= g) ++room;
-          if (room >= need) cands.push_back({room - need, d});
-        }
-        std::sort(cands.begin(), cands.end());
-        for (const auto& [slack, d] : cands) {
-          placed = place_workers(*this, j, j.workers, d, ok, base, bound);
-          if (placed) break;
-          rollback();
-        }
-      } else {
-        // One gang, one offer and (unless it spans sites) one site: with several to choose from,
-        // each is tried whole, the one holding the best-scoring node first.
-        const std::vector<GangLock> locks = gang_locks(*this, j, ok, base);
-        auto place = [&](const GangLock& l) {
-          return use_index ? place_workers_indexed(*this, j, job_key, m, phase, contract_pass, l, bound)
-                           : place_workers(*this, j, j.workers, -1, ok, l, bound);
+      for (size_t si = 0; si <= steer.size() && !placed; ++si) {
+        const int pref = si < steer.size() ? steer[si] : -1;  // a supplier the split steers to; -1 any
+        GangLock base = base0;
+        base.supplier = pref;
+        auto ok = [&](int i) {
+          return node_ok(j, i, m, phase) && (!contract_pass || under_contract(j, i)) &&
+                 (pref < 0 || nodes[i].supplier == pref);
         };
-        if (locks.empty()) {
-          placed = place(base);
-          if (!placed) rollback();
-        }
-        for (const GangLock& l : locks) {
-          placed = place(l);
-          if (placed) break;
-          rollback();
+        if (j.placement == PlacementRule::kSameNode && j.workers > 1) {
+          // Rank nodes by the score of the whole gang as one pod, then try them in order.
+          std::vector<std::pair<int, int>> ranked;  // (-score, node)
+          for (int i = 0; i < static_cast<int>(nodes.size()); ++i) {
+            if (!ok(i)) continue;
+            AllocPod all = pod_for(j, i);
+            all.cpu_milli *= j.workers;
+            all.memory_mib *= j.workers;
+            if (!all.is_share()) all.num_gpu = static_cast<int32_t>(all.num_gpu * j.workers);
+            if (fits(i, all, -1)) ranked.push_back({-policy->score(cluster, i, all), i});
+          }
+          std::sort(ranked.begin(), ranked.end());
+          for (const auto& entry : ranked) {
+            const int i = entry.second;  // a named copy: clang 14 cannot capture a structured binding
+            placed = place_workers(
+                *this, j, j.workers, -1, [&](int k) { return k == i; }, base, bound);
+            if (placed) break;
+            rollback();
+          }
+        } else if (j.placement == PlacementRule::kSameNvlinkDomain && j.milli_per_worker() > 0) {
+          // Domains with room for the gang, tightest first.
+          const int64_t need = j.gpu_milli ? j.workers : j.workers * j.gpus_per_worker;
+          const int32_t g = j.gpu_milli ? static_cast<int32_t>(*j.gpu_milli) : kGpuMilli;
+          std::vector<std::pair<int64_t, int>> cands;  // (slack, domain)
+          for (int d = 0; d < static_cast<int>(domain_gpus.size()); ++d) {
+            int64_t room = 0;
+            for (const auto& [i, gpu] : domain_gpus[d])
+              if (ok(i) && cluster.node(i).gpu_free[gpu] >= g) ++room;
+            if (room >= need) cands.push_back({room - need, d});
+          }
+          std::sort(cands.begin(), cands.end());
+          for (const auto& [slack, d] : cands) {
+            placed = place_workers(*this, j, j.workers, d, ok, base, bound);
+            if (placed) break;
+            rollback();
+          }
+        } else {
+          // One gang, one offer and (unless it spans sites) one site: with several to choose from,
+          // each is tried whole, the one holding the best-scoring node first.
+          const std::vector<GangLock> locks = gang_locks(*this, j, ok, base);
+          auto place = [&](const GangLock& l) {
+            return use_index ? place_workers_indexed(*this, j, job_key, m, phase, contract_pass, l, bound)
+                             : place_workers(*this, j, j.workers, -1, ok, l, bound);
+          };
+          if (locks.empty()) {
+            placed = place(base);
+            if (!placed) rollback();
+          }
+          for (const GangLock& l : locks) {
+            placed = place(l);
+            if (placed) break;
+            rollback();
+          }
         }
       }
       if (placed) {

@@ -63,6 +63,74 @@ Status SchedEngine::set_node_offers(const std::string& node, const std::vector<s
   return ok_status();
 }
 
+int SchedEngine::Impl::supplier_slot(const std::string& name) {
+  auto [it, added] = supplier_ids.try_emplace(name, static_cast<int>(supplier_names.size()));
+  if (added) supplier_names.push_back(name);
+  return it->second;
+}
+
+Status SchedEngine::set_procurement_split(const std::string& tenant, const std::map<std::string, int64_t>& split) {
+  Impl& e = *impl_;
+  int64_t sum = 0;
+  for (const auto& [supplier, permille] : split) {
+    if (supplier.empty()) return Error::invalid("procurement_split", Message("sched.split.supplier_empty"));
+    if (permille < 1 || permille > 1000)
+      return Error::invalid("procurement_split." + supplier, Message("sched.split.share_range"));
+    sum += permille;
+  }
+  if (sum > 1000) return Error::invalid("procurement_split", Message("sched.split.sum").arg("sum", std::to_string(sum)));
+  std::vector<std::pair<int, int64_t>> next;
+  for (const auto& [supplier, permille] : split) next.push_back({e.supplier_slot(supplier), permille});
+  auto it = e.splits.find(tenant);
+  if (next.empty()) {
+    if (it == e.splits.end()) return ok_status();
+    e.splits.erase(it);
+  } else {
+    if (it != e.splits.end() && it->second == next) return ok_status();
+    e.splits[tenant] = std::move(next);
+  }
+  ++e.epoch;  // steering changes where the tenant's next jobs go, not whether they fit
+  return ok_status();
+}
+
+std::map<std::string, int64_t> SchedEngine::held_by_supplier(const std::string& tenant) const {
+  const Impl& e = *impl_;
+  std::map<std::string, int64_t> out;
+  auto t = e.tenant_usage.find(tenant);
+  if (t == e.tenant_usage.end()) return out;
+  int64_t named = 0;
+  for (const auto& [s, milli] : t->second.milli_by_supplier)
+    if (milli > 0) out[e.supplier_names[s]] = milli, named += milli;
+  if (t->second.gpu_milli > named) out[""] = t->second.gpu_milli - named;
+  return out;
+}
+
+std::vector<int> SchedEngine::Impl::split_order(const SchedJob& j) const {
+  auto sp = splits.find(j.tenant);
+  if (sp == splits.end()) return {};
+  const int64_t need = j.milli_per_replica();
+  if (need <= 0) return {};
+  int64_t total = need;
+  const Usage* u = nullptr;
+  if (auto t = tenant_usage.find(j.tenant); t != tenant_usage.end()) u = &t->second, total += t->second.gpu_milli;
+  // What each supplier is owed: its target share of what the tenant will hold with this job, less
+  // what it holds there now (GPU milli × 1000); those owed something, the most first, ties in the
+  // split's order.
+  std::vector<std::pair<int64_t, int>> room;  // (-room, position)
+  for (size_t k = 0; k < sp->second.size(); ++k) {
+    const auto& [s, target] = sp->second[k];
+    int64_t held = 0;
+    if (u)
+      if (auto h = u->milli_by_supplier.find(s); h != u->milli_by_supplier.end()) held = h->second;
+    const int64_t r = target * total - 1000 * held;
+    if (r > 0) room.push_back({-r, static_cast<int>(k)});
+  }
+  std::stable_sort(room.begin(), room.end());
+  std::vector<int> out;
+  for (const auto& [r, k] : room) out.push_back(sp->second[k].first);
+  return out;
+}
+
 bool SchedEngine::Impl::location_ok(const SchedJob& j, int i) const {
   const SchedNode& n = nodes[i].spec;
   const SchedTerms& t = j.terms;

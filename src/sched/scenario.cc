@@ -27,6 +27,8 @@ struct Expect {
   std::map<std::string, int64_t> replicas;
   std::vector<std::string> events, absent_events;
   std::optional<int64_t> running_count, pending_count;
+  // tenant -> supplier -> the share of the GPUs it holds there, per mille (rounded half up)
+  std::map<std::string, std::map<std::string, int64_t>> supplier_shares;
 };
 
 struct Step {
@@ -44,6 +46,7 @@ struct Step {
 struct ScenarioTenant {
   std::string currency = "USD";
   std::vector<std::string> places;
+  std::map<std::string, int64_t> split;  // procurement split: supplier -> per mille
 };
 
 struct Scenario {
@@ -107,6 +110,19 @@ void parse_expect(Fields& e, Expect& x) {
       if (v.is_number_integer()) x.replicas[k] = v.get<int64_t>();
   x.events = e.str_list("events", {1, 300});
   x.absent_events = e.str_list("absent_events", {1, 300});
+  if (const json* p = e.raw("supplier_shares"); p && p->is_object())
+    for (const auto& [tenant, shares] : p->items()) {
+      if (!shares.is_object()) {
+        e.error("supplier_shares." + tenant, Message("sched.scenario.shares_map"));
+        continue;
+      }
+      for (const auto& [supplier, v] : shares.items()) {
+        if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 1000)
+          e.error("supplier_shares." + tenant + "." + supplier, Message("sched.scenario.shares_map"));
+        else
+          x.supplier_shares[tenant][supplier] = v.get<int64_t>();
+      }
+    }
   x.running_count = e.opt_integer("running_count", 0, 1000000);
   x.pending_count = e.opt_integer("pending_count", 0, 1000000);
   e.finish();
@@ -276,6 +292,13 @@ Result<Scenario> parse(const json& doc, const GpuCatalog& catalog) {
     const std::string name = t.str("name", kName);
     st.currency = t.opt_str("currency", {3, 3}).value_or("USD");
     st.places = t.str_list("sovereignty", kName);
+    if (const json* sp = t.raw("procurement_split"); sp && sp->is_object())
+      for (const auto& [supplier, v] : sp->items()) {
+        if (!v.is_number_integer())
+          t.error("procurement_split." + supplier, Message("sched.scenario.shares_map"));
+        else
+          st.split[supplier] = v.get<int64_t>();
+      }
     t.finish();
     s.tenants[name] = st;
   });
@@ -500,6 +523,23 @@ void check_expect(const SchedEngine& engine, const Expect& x, const LiveJobs& li
   check_job_states(engine, x, live, fail);
   check_placements(engine, x, live, node_by_id, fail);
   check_events(x, events, fail);
+  for (const auto& [tenant, want] : x.supplier_shares) {
+    const auto held = engine.held_by_supplier(tenant);
+    int64_t total = 0;
+    for (const auto& [s, milli] : held) total += milli;
+    std::string got;
+    std::map<std::string, int64_t> shares;
+    for (const auto& [s, milli] : held) {
+      shares[s] = total > 0 ? (milli * 1000 + total / 2) / total : 0;
+      got += (got.empty() ? "" : ", ") + (s.empty() ? std::string("(none)") : s) + " " + std::to_string(shares[s]) + "‰";
+    }
+    for (const auto& [s, permille] : want) {
+      auto it = shares.find(s);
+      if ((it == shares.end() ? 0 : it->second) != permille)
+        fail("expected " + tenant + " to hold " + std::to_string(permille) + "‰ of its GPUs at " + s + "; it holds " +
+             (got.empty() ? "nothing" : got));
+    }
+  }
   if (x.running_count && running != *x.running_count)
     fail("expected " + std::to_string(*x.running_count) + " running jobs; " + std::to_string(running) + " run");
   if (x.pending_count && pending != *x.pending_count)
@@ -525,6 +565,8 @@ Result<ScenarioResult> run_scenario(const std::string& yaml_text, const GpuCatal
   for (const auto& o : s.offers)
     if (auto st = engine.set_offer(o); !st) return st.error();
   for (const auto& p : s.projects) engine.set_project(p);
+  for (const auto& [name, t] : s.tenants)
+    if (auto st = engine.set_procurement_split(name, t.split); !st) return st.error();
   ScenarioResult r;
   r.description = s.description;
   LiveJobs live;

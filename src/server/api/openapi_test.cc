@@ -125,6 +125,7 @@ const std::set<Op> kServerRoutes = {
     {"GET", "/api/v1/spot-prices"}, {"POST", "/api/v1/spot-prices"}, {"GET", "/api/v1/spot-prices/{ref}"},
     {"GET", "/api/v1/top-ups"}, {"POST", "/api/v1/top-ups"}, {"GET", "/api/v1/top-ups/{ref}"},
     {"GET", "/api/v1/tenants/{ref}/balance"}, {"PUT", "/api/v1/tenants/{ref}/billing"},
+    {"GET", "/api/v1/tenants/{ref}/procurement"}, {"PUT", "/api/v1/tenants/{ref}/procurement"},
     {"POST", "/api/v1/payments/webhook"},
     {"POST", "/api/v1/advise/fingerprint"}, {"POST", "/api/v1/advise/tco"}, {"POST", "/api/v1/advise/mix"},
     {"POST", "/api/v1/advise/quotes"}, {"POST", "/api/v1/advise/suppliers"}, {"POST", "/api/v1/advise/poc"},
@@ -735,6 +736,11 @@ TEST(OpenApi, LiveResponsesMatchTheDocument) {
   expect_documented(updated, "PUT", "/api/v1/tenants/{ref}");
   EXPECT_EQ(updated.body["version"], 2);
   expect_documented(srv.call("PUT", tenant, tok, edit.dump()), "PUT", "/api/v1/tenants/{ref}");  // stale: 409
+  expect_documented(srv.call("PUT", tenant + "/procurement", tok, R"({"procurement_split": []})"), "PUT",
+                    "/api/v1/tenants/{ref}/procurement");
+  expect_documented(srv.call("PUT", tenant + "/procurement", tok, R"({"procurement_split": [{"supplier": "nope", "share_permille": 1}]})"),
+                    "PUT", "/api/v1/tenants/{ref}/procurement");  // unknown supplier: 422
+  expect_documented(srv.call("GET", tenant + "/procurement", tok), "GET", "/api/v1/tenants/{ref}/procurement");
   expect_documented(srv.call("POST", "/api/v1/tenants", tok, "{not json"), "POST", "/api/v1/tenants");
   expect_documented(srv.call("POST", "/api/v1/tenants", tok, R"({"name": "X", "colour": 1})"), "POST",
                     "/api/v1/tenants");

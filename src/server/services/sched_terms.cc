@@ -27,6 +27,9 @@ Result<PlacementTerms> read_placement_terms(StoreTx& tx, const GpuCatalog& catal
   for (const Record& r : *tenants) {
     auto c = decode_record(r, stored_tenant_currency, "its jobs cannot be placed by its terms");
     if (c) t.tenant_currency[r.id] = currency_code(*c);
+    if (r.body.is_object() && r.body.contains("procurement_split"))
+      if (auto full = decode_record(r, parse_tenant, "its jobs are placed without its procurement split"))
+        for (const ProcurementShare& s : full->procurement_split) t.tenant_split[r.id][s.supplier] = s.share_permille;
   }
 
   // Offers, their spot prices in force now.

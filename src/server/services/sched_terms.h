@@ -2,7 +2,7 @@
 // every offer with its price in force now (the latest spot price, its sheet's otherwise), whether
 // it is contract-only, the tenants whose contracts in force name it and their reserved
 // commitments on it; which offers sell each node; where each node is (its site's country); each
-// tenant's currency and the places its contracts keep its data in. Records that no longer decode
+// tenant's currency, the places its contracts keep its data in and its procurement split. Records that no longer decode
 // are reported (decode_record) and left out: one broken offer must not stop the scheduler.
 // Read inside the control loop's transaction; values; thread-compatible.
 #pragma once
@@ -23,6 +23,7 @@ struct PlacementTerms {
   std::map<std::string, std::string> node_country;              // node id -> ISO country
   std::map<std::string, std::string> tenant_currency;           // tenant id -> ISO 4217
   std::map<std::string, std::vector<std::string>> tenant_places;  // tenant id -> sovereignty places
+  std::map<std::string, std::map<std::string, int64_t>> tenant_split;  // tenant id -> supplier id -> ‰
 };
 
 Result<PlacementTerms> read_placement_terms(StoreTx& tx, const GpuCatalog& catalog, TimeMs now);

@@ -470,9 +470,50 @@ Status SchedulerService::sync_jobs(StoreTx& tx, TimeMs now) {
 Status SchedulerService::sync_terms(StoreTx& tx, TimeMs now) {
   auto t = read_placement_terms(tx, app_.catalog, now);
   if (!t) return t.error();
+  // Tenants whose currency or sovereignty changed (a contract signed or ended) since the last tick:
+  // their waiting jobs are submitted again under the new terms. Running jobs keep their placement.
+  std::set<std::string> changed;
+  if (!known_jobs_.empty()) {
+    auto differ = [&](const auto& before, const auto& after) {
+      for (const auto* side : {&before, &after})
+        for (const auto& [tenant, v] : *side) {
+          auto b = before.find(tenant);
+          auto a = after.find(tenant);
+          if (b == before.end() || a == after.end() || b->second != a->second) changed.insert(tenant);
+        }
+    };
+    differ(terms_.tenant_currency, t->tenant_currency);
+    differ(terms_.tenant_places, t->tenant_places);
+  }
+  std::map<std::string, std::map<std::string, int64_t>> old_split = std::move(terms_.tenant_split);
   terms_ = std::move(*t);
   for (const SchedOffer& o : terms_.offers)
     if (auto s = engine_->set_offer(o); !s) return s;
+  for (const auto& [tenant, split] : terms_.tenant_split)
+    if (auto s = engine_->set_procurement_split(tenant, split); !s) return s;  // unchanged: nothing happens
+  for (const auto& [tenant, split] : old_split)
+    if (!terms_.tenant_split.count(tenant))
+      if (auto s = engine_->set_procurement_split(tenant, {}); !s) return s;
+  for (const std::string& tenant : changed)
+    if (auto s = resubmit_pending(tx, tenant); !s) return s;
+  return ok_status();
+}
+
+Status SchedulerService::resubmit_pending(StoreTx& tx, const std::string& tenant) {
+  auto pending = list_all(tx, "jobs", {{"state", "pending"}, {"tenant_id", tenant}});
+  if (!pending) return pending.error();
+  for (const Record& r : *pending) {
+    if (!known_jobs_.count(r.id) || engine_->is_running(r.id)) continue;
+    auto j = load_job(tx, r);
+    if (!j) return j.error();
+    SchedJob sj = to_sched_job(*j, r.id, r.created_at);
+    apply_tenant_terms(terms_, sj);
+    engine_->remove(r.id);
+    if (auto s = engine_->submit(sj, requeued_part(j->status.reason)); !s) {
+      known_jobs_.erase(r.id);  // sync_jobs tries again next tick
+      return s;
+    }
+  }
   return ok_status();
 }
 

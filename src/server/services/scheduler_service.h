@@ -78,6 +78,8 @@ class SchedulerService : private ExecutorHost {
   std::unordered_map<std::string, std::string> node_state_;  // node id -> last seen state
   std::unordered_map<std::string, std::string> reserved_for_;  // node id -> tenant holding it now
   PlacementTerms terms_;
+  // Pending jobs of `tenant` taken back and submitted again with its terms as they are now.
+  Status resubmit_pending(StoreTx& tx, const std::string& tenant);
   std::set<std::string> known_jobs_;
   std::thread thread_;
   std::mutex mu_;
