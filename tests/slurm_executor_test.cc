@@ -233,7 +233,8 @@ TEST(SlurmExecutor, slurm_JobsFlowThroughSlurmAndNodeFailuresRequeue) {
 // Topology from Slurm (scripts/slurm-local: 2 sockets x 8 cores, each half of the GPUs bound to
 // one socket's cores in gres.conf, gpn1 feature ib400, gpn2 roce200): the nodes gpurent makes say
 // which NUMA node each GPU is on and which RDMA NICs they have; jobs that need InfiniBand land on
-// gpn1; and Slurm gives each job CPUs on its GPUs' socket (--gres-flags=enforce-binding).
+// gpn1; and Slurm gives each job the CPUs and memory it states (--cpus-per-task, --mem), the CPUs
+// on its GPUs' socket (--gres-flags=enforce-binding).
 TEST(SlurmExecutor, slurm_NodesTakeTheirTopologyFromSlurmAndJobsTheirBinding) {
   if (const std::string why = local_slurm_skip_reason(); !why.empty()) GTEST_SKIP() << why;
   Cluster c;
@@ -267,12 +268,20 @@ TEST(SlurmExecutor, slurm_NodesTakeTheirTopologyFromSlurmAndJobsTheirBinding) {
   ASSERT_TRUE(jobs.ok());
   for (const auto& sj : *jobs) {
     if (std::find(ids.begin(), ids.end(), sj.comment) == ids.end() || sj.state != "RUNNING") continue;
-    // "Nodes=gpn1 CPU_IDs=8 Mem=4096 GRES=gpu:h100:4(IDX:4-7)"
+    // "Nodes=gpn1 CPU_IDs=8-9 Mem=4096 GRES=gpu:h100:4(IDX:4-7)": the 2 cores and 4 GiB the job
+    // states, on its GPUs' socket.
     const std::string detail = sh(c.dir, "scontrol -d show job " + std::to_string(sj.id));
     const size_t cpu_at = detail.find("CPU_IDs="), idx_at = detail.find("IDX:");
     ASSERT_TRUE(cpu_at != std::string::npos && idx_at != std::string::npos) << detail;
-    const int cpu = std::stoi(detail.substr(cpu_at + 8)), gpu = std::stoi(detail.substr(idx_at + 4));
-    EXPECT_EQ(cpu / 8, gpu / 4) << "its CPUs on its GPUs' socket: " << detail;
+    const std::string cpu_ids = detail.substr(cpu_at + 8, detail.find_first_of(" \n", cpu_at) - cpu_at - 8);
+    const size_t dash = cpu_ids.find('-');
+    ASSERT_NE(dash, std::string::npos) << "two CPUs: " << detail;
+    const int first = std::stoi(cpu_ids), last = std::stoi(cpu_ids.substr(dash + 1));
+    const int gpu = std::stoi(detail.substr(idx_at + 4));
+    EXPECT_EQ(last - first + 1, 2) << detail;
+    EXPECT_EQ(first / 8, gpu / 4) << "its CPUs on its GPUs' socket: " << detail;
+    EXPECT_EQ(last / 8, gpu / 4) << "its CPUs on its GPUs' socket: " << detail;
+    EXPECT_NE(detail.find("Mem=4096"), std::string::npos) << detail;
     sockets_seen.insert(gpu / 4);
   }
   EXPECT_EQ(sockets_seen, (std::set<int>{0, 1})) << sh(c.dir, "squeue");

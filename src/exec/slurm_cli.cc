@@ -522,8 +522,10 @@ Result<int64_t> SlurmCli::submit(const SlurmSubmit& j) {
   if (j.gpus_per_node > 0) {
     argv.push_back("--gres=gpu:" + (s_.gres_type.empty() ? "" : s_.gres_type + ":") + std::to_string(j.gpus_per_node));
     // The job's CPUs come from the cores gres.conf binds its GPUs to (their socket, so their NUMA node).
-    argv.push_back("--gres-flags=enforce-binding");
+    if (j.bind_cpus) argv.push_back("--gres-flags=enforce-binding");
   }
+  if (j.cpus_per_node > 0) argv.push_back("--cpus-per-task=" + std::to_string(j.cpus_per_node));
+  if (j.mem_mib_per_node > 0) argv.push_back("--mem=" + std::to_string(j.mem_mib_per_node) + "M");
   if (!s_.partition.empty()) argv.insert(argv.end(), {"-p", s_.partition});
   if (!j.workdir.empty()) argv.insert(argv.end(), {"-D", j.workdir});
   if (j.time_limit_s) argv.push_back("--time=" + std::to_string((*j.time_limit_s + 59) / 60));

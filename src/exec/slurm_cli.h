@@ -27,6 +27,13 @@ struct SlurmSubmit {
   std::string comment;                     // gpurent's job id: how a Slurm job is found again
   std::vector<std::string> nodes;          // exact nodes (--nodelist), one per gang node
   int64_t gpus_per_node = 0;
+  // What the job's workers on one node ask for together (the most of any node): --cpus-per-task
+  // (one task per node) and --mem; 0: Slurm's defaults.
+  int64_t cpus_per_node = 0;
+  int64_t mem_mib_per_node = 0;
+  // Ask Slurm for CPUs bound to the job's GPUs (--gres-flags=enforce-binding): only when the CPUs
+  // asked for fit in the GPUs' share of the node's cores, else Slurm could never start the job.
+  bool bind_cpus = true;
   std::vector<std::string> command;        // argv; run by the batch script
   std::string workdir;                     // empty: Slurm's default
   std::map<std::string, std::string> env;  // exported to the job

@@ -548,12 +548,32 @@ Status SlurmExecutor::submit(StoreTx& tx, const Record& r, const Job& j, TimeMs 
     gpus[w.node] += w.gpu_milli > 0 ? 1 : static_cast<int64_t>(w.gpus.size());
     most_workers = std::max(most_workers, ++workers[w.node]);
   }
+  // CPUs and memory per node: what the job's workers there state, else their GPUs' share of the
+  // node (the scheduler's rule); GPU-less jobs state both (parse_job).
+  std::map<std::string, int64_t> cpus, mem_mib, share_cpus;  // node id -> sums
+  for (const auto& w : js.placement) {
+    auto n = tx.get("nodes", w.node);
+    if (!n) return n.error();
+    auto node = decode_node(n->body, catalog_);
+    const int64_t node_gpus = node ? static_cast<int64_t>(node->gpus.size()) : 0;
+    const int64_t worker_gpus = w.gpu_milli > 0 ? 1 : static_cast<int64_t>(w.gpus.size());
+    auto share = [&](int64_t total) {
+      return node_gpus > 0 && worker_gpus > 0 ? std::max<int64_t>(1, total * worker_gpus / node_gpus) : 0;
+    };
+    const int64_t cores = node ? node->cpu.cores : 0, mem = node ? node->memory_gib * 1024 : 0;
+    cpus[w.node] += j.resources.cpu_cores.value_or(share(cores));
+    mem_mib[w.node] += j.resources.memory_gib ? *j.resources.memory_gib * 1024 : share(mem);
+    share_cpus[w.node] += share(cores);
+  }
   for (const auto& id : order) {
     auto n = tx.get("nodes", id);
     if (!n) return n.error();
     s.nodes.push_back(n->name);
     s.gpus_per_node = std::max(s.gpus_per_node, gpus[id]);
     s.gpu_indices[n->name] = indices[id];
+    s.cpus_per_node = std::max(s.cpus_per_node, cpus[id]);
+    s.mem_mib_per_node = std::max(s.mem_mib_per_node, mem_mib[id]);
+    if (cpus[id] > share_cpus[id]) s.bind_cpus = false;
   }
   s.time_limit_s = j.time_limit_seconds;
   s.output = o_.output_dir.empty() ? "" : o_.output_dir + "/" + r.id + "-%j.log";
