@@ -221,7 +221,11 @@ Status SchedEngine::submit(const SchedJob& job, const Message& requeued_why) {
   j.spec = job;
   j.seq = e.next_seq++;
   j.requeued_why = requeued_why;
-  e.pending.insert(&e.jobs.emplace(job.id, std::move(j)).first->second);
+  j.project_usage = &e.project_usage[job.project];
+  j.tenant_usage = &e.tenant_usage[job.tenant];
+  j.rank = priority_rank(job.priority);
+  if (auto w = e.cfg.tenant_weights.find(job.tenant); w != e.cfg.tenant_weights.end()) j.weight = w->second;
+  e.set_pending(e.jobs.emplace(job.id, std::move(j)).first->second, true);
   if (job.kind == JobKind::kInference) ++e.inference_jobs;
   e.fresh.push_back(job.id);
   ++e.submissions_since_prepare;
@@ -384,7 +388,8 @@ Status SchedEngine::restore(const SchedJob& job, const std::vector<SchedWorker>&
   std::map<int64_t, Gang> units;
   auto undo = [&](Error err) {
     for (auto& [r, u] : units) e.release(u);
-    e.pending.erase(&e.jobs.at(job.id));
+    e.set_pending(e.jobs.at(job.id), false);
+    e.running.erase(&e.jobs.at(job.id));
     if (job.kind == JobKind::kInference) --e.inference_jobs;
     e.jobs.erase(job.id);
     return err;
@@ -461,7 +466,8 @@ void SchedEngine::remove(const std::string& id) {
     e.blocked.reset();
     ++e.epoch;
   }
-  e.pending.erase(&it->second);
+  e.set_pending(it->second, false);
+  e.running.erase(&it->second);
   e.jobs.erase(it);
 }
 
@@ -474,8 +480,8 @@ std::vector<SchedEvent> SchedEngine::schedule(TimeMs now) {
   e.reclaim_due(out);
   e.maybe_prepare();
   e.victims = {};
-  for (const auto& [id, j] : e.jobs)
-    for (const Gang& u : j.units) e.note_victim(j, u);
+  for (const EngineJob* j : e.running)  // a max over them: order does not matter
+    for (const Gang& u : j->units) e.note_victim(*j, u);
   // Jobs requeued during this pass land in e.fresh for the next one.
   std::vector<std::string> fresh;
   fresh.swap(e.fresh);

@@ -110,8 +110,7 @@ Admission SchedEngine::Impl::admit(const EngineJob& ej, int64_t replicas) const 
     return a;
   }
   static const Usage kNone;
-  auto uit = project_usage.find(p.id);
-  const Usage& used = uit == project_usage.end() ? kNone : uit->second;
+  const Usage& used = ej.project_usage ? *ej.project_usage : kNone;  // p.id == j.project
   const int64_t need = j.milli_per_replica() * replicas;
   if (!within_job_limits(p, ej, used, a)) return a;
   if (need == 0) {
@@ -334,7 +333,8 @@ void SchedEngine::Impl::start_job(EngineJob& j, std::vector<Gang> units, std::ve
     j.units.push_back(std::move(u));
   }
   j.running = true;
-  pending.erase(&j);
+  set_pending(j, false);
+  running.insert(&j);
   j.reason.clear();
   j.reason_src = 0;
   j.requeued_why.clear();

@@ -3,6 +3,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -68,9 +69,17 @@ struct Admission {
   std::vector<int> borrow;  // models on which the tenant's idle quota could cover it (lending)
 };
 
+struct Usage;
+
 struct EngineJob {
   SchedJob spec;
   uint64_t seq = 0;
+  // Looked up once at submission (the pass reads them for every pending job): its project's and
+  // its tenant's usage (entries are never erased), its priority's rank and its tenant's weight.
+  Usage* project_usage = nullptr;
+  Usage* tenant_usage = nullptr;
+  int rank = 0;
+  int64_t weight = 1;
   bool running = false;
   std::vector<Gang> units;              // sorted by replica
   int offer = kUnpriced;                // the offer its units run under (while running)
@@ -81,6 +90,8 @@ struct EngineJob {
   uint64_t capacity_reason_terms = 0;   // the terms version it was built against
   Message requeued_why;                 // why it lost its placement; prefixes its reasons until it runs
   std::string fail_key;                 // place_or_preempt's failure-cache key without the models (built once)
+  std::vector<int> key_models;          // the models key_with_models was built for
+  std::string key_with_models;          // fail_key and those models
   uint64_t capacity_reason_id = 0;      // unique per value of capacity_reason
   // handle() found it hopeless (fewer GPUs free than it needs) behind a blocked head and left its
   // capacity reason; with its project's usage, the projects and the nodes unchanged it would again.
@@ -99,6 +110,12 @@ struct Usage {
   int64_t jobs = 0;                       // running jobs
   uint64_t version = 0;                   // projects: bumped on every change (handle()'s fast path)
   std::unordered_map<int, int64_t> milli_by_supplier;  // tenants: GPU milli held per supplier id
+  // Projects: its pending jobs in queue order (priority rank, submission, sequence), kept as they
+  // come and go so a full pass need not gather and sort them (set_pending).
+  struct QueueOrder {
+    bool operator()(const EngineJob* a, const EngineJob* b) const;
+  };
+  std::set<EngineJob*, QueueOrder> queue;
 };
 
 // The first job of a pass that could not start, and what it will take (EASY backfill).
@@ -124,7 +141,11 @@ struct SchedEngine::Impl {
   std::unordered_map<std::string, int> domain_ids;
   std::vector<std::vector<std::pair<int, int>>> domain_gpus;  // domain id -> (node, gpu)
   std::map<std::string, EngineJob> jobs;
-  std::unordered_set<EngineJob*> pending;   // the jobs not running (run_queue's full pass)
+  std::unordered_set<EngineJob*> pending;   // the jobs not running
+  std::unordered_set<EngineJob*> running;   // the others (the victim scans)
+  std::unordered_set<Usage*> queued;        // projects whose queue holds some pending job
+  // Moves a job into or out of the pending set, its project's queue and the running set.
+  void set_pending(EngineJob& j, bool is_pending);
   int64_t inference_jobs = 0;               // scale_up looks only when there are some
   bool notices = false;                     // some gang may be under a spot notice
   uint64_t next_seq = 1;

@@ -24,39 +24,53 @@ struct Shares {
 
 }  // namespace
 
+namespace {
+
+bool queued_before(const EngineJob* a, const EngineJob* b) {
+  if (a->rank != b->rank) return a->rank < b->rank;
+  if (a->spec.submitted_at != b->spec.submitted_at) return a->spec.submitted_at < b->spec.submitted_at;
+  return a->seq < b->seq;
+}
+
+}  // namespace
+
+bool Usage::QueueOrder::operator()(const EngineJob* a, const EngineJob* b) const { return queued_before(a, b); }
+
+void SchedEngine::Impl::set_pending(EngineJob& j, bool is_pending) {
+  if (is_pending) {
+    pending.insert(&j);
+    j.project_usage->queue.insert(&j);
+    queued.insert(j.project_usage);
+  } else {
+    pending.erase(&j);
+    j.project_usage->queue.erase(&j);
+    if (j.project_usage->queue.empty()) queued.erase(j.project_usage);
+  }
+}
+
 void SchedEngine::Impl::run_queue(std::vector<SchedEvent>& out, const std::vector<std::string>* only) {
   // Per project, its pending jobs by (priority, submission, sequence); the order is total, so how
   // they are gathered does not matter.
   struct Queue {
     std::vector<EngineJob*> jobs;
     Usage* project = nullptr;
-    const std::string* tenant = nullptr;  // of its first job, with its usage and weight
-    Usage* tenant_usage = nullptr;
+    Usage* tenant_usage = nullptr;  // of its first job, with its weight
     int64_t weight = 1;
   };
-  std::unordered_map<std::string, Queue> queues;
-  auto add = [&](EngineJob* j) { queues[j->spec.project].jobs.push_back(j); };
+  std::unordered_map<Usage*, Queue> queues;  // by the project's usage: one per project
   if (only) {
     for (const auto& id : *only)
-      if (auto it = jobs.find(id); it != jobs.end() && !it->second.running) add(&it->second);
+      if (auto it = jobs.find(id); it != jobs.end() && !it->second.running)
+        queues[it->second.project_usage].jobs.push_back(&it->second);
+    for (auto& [p, q] : queues) std::sort(q.jobs.begin(), q.jobs.end(), queued_before);
   } else {
-    for (EngineJob* j : pending) add(j);
+    // A copy: starting and preempting jobs change the queues while the pass walks them.
+    for (Usage* p : queued) queues[p].jobs.assign(p->queue.begin(), p->queue.end());
   }
-  auto weight_of = [&](const std::string& tenant) {
-    auto wit = cfg.tenant_weights.find(tenant);
-    return wit == cfg.tenant_weights.end() ? int64_t{1} : wit->second;
-  };
   for (auto& [p, q] : queues) {
-    std::sort(q.jobs.begin(), q.jobs.end(), [](const EngineJob* a, const EngineJob* b) {
-      const int ra = priority_rank(a->spec.priority), rb = priority_rank(b->spec.priority);
-      if (ra != rb) return ra < rb;
-      if (a->spec.submitted_at != b->spec.submitted_at) return a->spec.submitted_at < b->spec.submitted_at;
-      return a->seq < b->seq;
-    });
-    q.project = &project_usage[p];
-    q.tenant = &q.jobs.front()->spec.tenant;
-    q.tenant_usage = &tenant_usage[*q.tenant];
-    q.weight = weight_of(*q.tenant);
+    q.project = p;
+    q.tenant_usage = q.jobs.front()->tenant_usage;
+    q.weight = q.jobs.front()->weight;
   }
   using Key = std::tuple<int, double, double, TimeMs, uint64_t>;
   struct Entry {
@@ -67,10 +81,9 @@ void SchedEngine::Impl::run_queue(std::vector<SchedEvent>& out, const std::vecto
   };
   Shares shares{*this};
   auto key_of = [&](const Queue& q, const EngineJob& j) {
-    const bool same = j.spec.tenant == *q.tenant;
-    const Usage& t = same ? *q.tenant_usage : tenant_usage[j.spec.tenant];
-    return Key{priority_rank(j.spec.priority), shares.of(t, same ? q.weight : weight_of(j.spec.tenant)),
-               shares.of(*q.project, 1), j.spec.submitted_at, j.seq};
+    const bool same = j.tenant_usage == q.tenant_usage;
+    return Key{j.rank, shares.of(*j.tenant_usage, same ? q.weight : j.weight), shares.of(*q.project, 1),
+               j.spec.submitted_at, j.seq};
   };
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
   for (const auto& [p, q] : queues) heap.push({key_of(q, *q.jobs.front()), &q, 0});
@@ -147,8 +160,7 @@ void SchedEngine::Impl::handle(EngineJob& j, std::vector<SchedEvent>& out) {
   }
   set_reason_from(j, j.capacity_reason, j.capacity_reason_id, out);
   if (hopeless && behind) {
-    auto u = project_usage.find(s.project);
-    j.frozen = EngineJob::Frozen{u == project_usage.end() ? 0 : u->second.version, projects_version,
+    j.frozen = EngineJob::Frozen{j.project_usage->version, projects_version,
                                  layout_version, terms_version, adm.models};
   }
 }
@@ -167,8 +179,7 @@ bool SchedEngine::Impl::still_frozen(const EngineJob& j) const {
   const EngineJob::Frozen& f = *j.frozen;
   if (f.projects != projects_version || f.layout != layout_version || f.terms != terms_version) return false;
   if (j.reason_src != j.capacity_reason_id || j.capacity_reason_nodes != nodes.size()) return false;
-  auto u = project_usage.find(j.spec.project);
-  if ((u == project_usage.end() ? 0 : u->second.version) != f.usage) return false;
+  if (j.project_usage->version != f.usage) return false;
   int64_t room = 0;
   for (int m : f.models) room += free_by_model[m];
   return room < j.spec.milli_per_replica() * j.spec.replicas_min && !could_preempt(j);
@@ -245,8 +256,12 @@ bool SchedEngine::Impl::borrow_quota(EngineJob& j, const Admission& adm, std::ve
 bool SchedEngine::Impl::place_or_preempt(EngineJob& j, const Admission& adm, std::vector<SchedEvent>& out) {
   const SchedJob& s = j.spec;
   if (j.fail_key.empty()) j.fail_key = failure_key(s);
-  std::string key = j.fail_key;
-  for (int m : adm.models) key += std::to_string(m) + ',';
+  if (j.key_with_models.empty() || j.key_models != adm.models) {
+    j.key_models = adm.models;
+    j.key_with_models = j.fail_key;
+    for (int m : adm.models) j.key_with_models += std::to_string(m) + ',';
+  }
+  const std::string& key = j.key_with_models;
   if (failed.count(key)) return false;
   auto refuse_for_backfill = [&] {
     if (blocked->delay_reason.empty()) {

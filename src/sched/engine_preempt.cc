@@ -71,7 +71,8 @@ void SchedEngine::Impl::evict(EngineJob& v, size_t idx, const Message& reason, s
   }
   v.units.clear();
   v.running = false;
-  pending.insert(&v);
+  set_pending(v, true);
+  running.erase(&v);
   v.reason = reason;
   v.requeued_why = reason;
   v.reason_src = 0;
@@ -173,8 +174,8 @@ std::vector<Cand> preemption_candidates(SchedEngine::Impl& e, const EngineJob& j
   for (int i = 0; i < static_cast<int>(e.nodes.size()); ++i)
     for (int m : models) relevant[i] = relevant[i] || e.node_ok(j.spec, i, m, 2);
   std::vector<Cand> cands;
-  for (auto& [id, v] : e.jobs) {
-    if (!v.running) continue;
+  for (EngineJob* vp : e.running) {  // sorted below by a total order: the scan's order does not matter
+    EngineJob& v = *vp;
     for (const Gang& u : v.units) {
       bool near = false;
       for (const Bound& b : u.workers) near = near || relevant[b.node];
