@@ -92,6 +92,10 @@ Status SchedEngine::add_node(const SchedNode& n) {
     e.free_by_model.resize(model + 1, 0);
   }
   if (model >= 0) e.free_by_model[model] += int64_t{gpus} * kGpuMilli;
+  if (model >= 0) {
+    if (model >= static_cast<int>(e.milli_by_model.size())) e.milli_by_model.resize(model + 1, 0);
+    e.milli_by_model[model] += int64_t{gpus} * kGpuMilli;
+  }
   if (model + 2 > static_cast<int>(e.model_nodes.size())) {
     e.model_nodes.resize(model + 2);
     e.change_log.resize(model + 2);

@@ -96,6 +96,19 @@ void refuse_over_quota(const SchedEngine::Impl& e, const SchedProject& p, const 
 
 }  // namespace
 
+bool SchedEngine::Impl::admission_reads_usage(const EngineJob& ej) const {
+  auto pit = projects.find(ej.spec.project);
+  if (pit == projects.end()) return true;
+  const Quota& q = pit->second.quota;
+  if (q.max_concurrent_jobs) return true;
+  const int64_t need = ej.spec.milli_per_replica() * ej.spec.replicas_min;
+  for (int m : candidate_models(*this, ej.spec)) {
+    const int64_t all = m < static_cast<int>(milli_by_model.size()) ? milli_by_model[m] : 0;
+    if (q.gpu_limit(model_names[m]) * 1000 < all + need) return true;
+  }
+  return false;
+}
+
 Admission SchedEngine::Impl::admit(const EngineJob& ej, int64_t replicas) const {
   const SchedJob& j = ej.spec;
   Admission a;

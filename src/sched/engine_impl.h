@@ -97,6 +97,7 @@ struct EngineJob {
   // capacity reason; with its project's usage, the projects and the nodes unchanged it would again.
   struct Frozen {
     uint64_t usage = 0, projects = 0, layout = 0, terms = 0;
+    bool usage_matters = true;          // its admission could change with its project's usage
     std::vector<int> models;            // its candidate models then
   };
   std::optional<Frozen> frozen;
@@ -210,6 +211,10 @@ struct SchedEngine::Impl {
   std::string state_key;
   std::vector<int> feasible;
   std::vector<int64_t> free_by_model;  // free GPU milli per model id, on every node (an upper bound)
+  std::vector<int64_t> milli_by_model;  // GPU milli per model id on every node, up or down
+  // Whether the job's admission reads its project's usage: a concurrent-job limit, or a GPU quota
+  // for one of its models that the project could reach (below all of that model's GPUs plus the job).
+  bool admission_reads_usage(const EngineJob& j) const;
   // What running allocations could be preempted at all (scanned at the start of a pass, updated on
   // admissions), so a job that cannot preempt anything skips the victim search.
   struct VictimSummary {

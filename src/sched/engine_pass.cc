@@ -160,8 +160,8 @@ void SchedEngine::Impl::handle(EngineJob& j, std::vector<SchedEvent>& out) {
   }
   set_reason_from(j, j.capacity_reason, j.capacity_reason_id, out);
   if (hopeless && behind) {
-    j.frozen = EngineJob::Frozen{j.project_usage->version, projects_version,
-                                 layout_version, terms_version, adm.models};
+    j.frozen = EngineJob::Frozen{j.project_usage->version, projects_version, layout_version, terms_version,
+                                 admission_reads_usage(j), adm.models};
   }
 }
 
@@ -179,7 +179,7 @@ bool SchedEngine::Impl::still_frozen(const EngineJob& j) const {
   const EngineJob::Frozen& f = *j.frozen;
   if (f.projects != projects_version || f.layout != layout_version || f.terms != terms_version) return false;
   if (j.reason_src != j.capacity_reason_id || j.capacity_reason_nodes != nodes.size()) return false;
-  if (j.project_usage->version != f.usage) return false;
+  if (f.usage_matters && j.project_usage->version != f.usage) return false;
   int64_t room = 0;
   for (int m : f.models) room += free_by_model[m];
   return room < j.spec.milli_per_replica() * j.spec.replicas_min && !could_preempt(j);
