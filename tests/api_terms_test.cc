@@ -230,6 +230,16 @@ TEST(Terms, AProcurementSplitSteersJobsAndReportsItsAchievedShares) {
   json third = wait_for(s, "/api/v1/jobs/" + three, terms_state_is("running"));
   EXPECT_EQ(s.admin("GET", "/api/v1/nodes/" + third["status"]["placement"][0]["node"].get<std::string>()).body["supplier"], "dc");
 
+  // The tenant's admin may set it and every tenant user may read the report; a member may not set it.
+  const std::string admin = make_user_token(s, "acme-admin", "tenant_admin", "acme");
+  const std::string member = make_user_token(s, "acme-dev", "tenant_member", "acme");
+  const json own = {{"procurement_split", json::array({{{"supplier", "dc2"}, {"share_permille", 1000}}})}};
+  EXPECT_EQ(s.req("PUT", "/api/v1/tenants/acme/procurement", member, own).status, 403);
+  Resp by_admin = s.req("PUT", "/api/v1/tenants/acme/procurement", admin, own);
+  ASSERT_EQ(by_admin.status, 200) << by_admin.describe();
+  EXPECT_EQ(by_admin.body["suppliers"][0]["target_permille"], 1000);
+  EXPECT_EQ(s.req("GET", "/api/v1/tenants/acme/procurement", member).status, 200);
+
   // Cleared with an empty list.
   json cleared = expect_2xx(put(json::array()), "clear").body;
   EXPECT_EQ(cleared["split"], false);

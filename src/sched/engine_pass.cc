@@ -22,10 +22,6 @@ struct Shares {
   }
 };
 
-}  // namespace
-
-namespace {
-
 bool queued_before(const EngineJob* a, const EngineJob* b) {
   if (a->rank != b->rank) return a->rank < b->rank;
   if (a->spec.submitted_at != b->spec.submitted_at) return a->spec.submitted_at < b->spec.submitted_at;

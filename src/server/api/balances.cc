@@ -37,47 +37,32 @@ void get_balance(App& app, const KindSpec& spec, const httplib::Request& req, ht
 }
 
 void put_billing(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p) {
-  auto found = find_visible(app.store, spec, p, req.matches[1]);
-  if (!found) return send_problem(res, found.error(), req.path);
   const bool op = p.is_operator();
-  if (!op && !(p.role == Role::kTenantAdmin && p.tenant_id == found->id))
-    return send_problem(res, Error::make(Code::kForbidden, Message("api.tenants.billing_forbidden").arg("role", role_name(p.role))),
-                        req.path);
-  auto body = parse_body(req);
-  if (!body) return send_problem(res, body.error(), req.path);
-  std::optional<Record> out;
-  Status st = app.loop.run([&](StoreTx& tx) -> Status {
-    auto cur = tx.get("tenants", found->id);
-    if (!cur) return cur.error();
-    auto t = decode_record(*cur, parse_tenant, "its billing cannot be changed");
-    if (!t) return t.error();
-    FieldErrors errs;
-    Fields f(*body, "", errs);
-    if (!f.valid_object()) return errs.to_error();
-    BillingSettings next;
-    parse_billing_settings(f, next, t->currency);
-    f.finish();
-    if (!errs.empty()) return errs.to_error();
-    if (!op) {  // a tenant's admin: its runway alert only
-      BillingSettings allowed = t->billing;
-      allowed.runway_alert_minutes = next.runway_alert_minutes;
-      if (!(allowed == next)) {
-        const char* field = next.payment != t->billing.payment       ? "payment"
-                            : next.credit_limit != t->billing.credit_limit ? "credit_limit"
-                                                                           : "stop_minutes";
-        return error_with_field(Code::kForbidden, Message("api.tenants.billing_operator_only"), field,
-                                Message("api.tenants.billing_operator_field"));
-      }
-    }
-    t->billing = next;
-    Record r = *cur;
-    r.body = to_json(*t);
-    if (auto s = store_change(tx, *cur, r, p, "billing", enum_name(kPaymentNames, next.payment), app.clock.now()); !s) return s;
-    out = std::move(r);
-    return ok_status();
-  });
-  if (!st) return send_problem(res, st.error(), req.path);
-  send_json(res, 200, to_json(decode_record(*out, parse_tenant, "").value().billing));
+  auto out = change_tenant_setting(
+      app, spec, req, res, p, "api.tenants.billing_forbidden", "billing",
+      [&](StoreTx&, Tenant& t, const json& body) -> Result<std::string> {
+        FieldErrors errs;
+        Fields f(body, "", errs);
+        if (!f.valid_object()) return errs.to_error();
+        BillingSettings next;
+        parse_billing_settings(f, next, t.currency);
+        f.finish();
+        if (!errs.empty()) return errs.to_error();
+        if (!op) {  // a tenant's admin: its runway alert only
+          BillingSettings allowed = t.billing;
+          allowed.runway_alert_minutes = next.runway_alert_minutes;
+          if (!(allowed == next)) {
+            const char* field = next.payment != t.billing.payment             ? "payment"
+                                : next.credit_limit != t.billing.credit_limit ? "credit_limit"
+                                                                              : "stop_minutes";
+            return error_with_field(Code::kForbidden, Message("api.tenants.billing_operator_only"), field,
+                                    Message("api.tenants.billing_operator_field"));
+          }
+        }
+        t.billing = next;
+        return std::string(enum_name(kPaymentNames, next.payment));
+      });
+  if (out) send_json(res, 200, to_json(decode_record(*out, parse_tenant, "").value().billing));
 }
 
 // The signature check of an inbound payment: X-Gpurent-Timestamp (ms) within 5 minutes of now and

@@ -2,6 +2,8 @@
 
 #include "core/ids.h"
 #include "core/message.h"
+#include "model/tenant.h"
+#include "server/services/record_faults.h"
 #include "server/http/http_util.h"
 
 namespace gpurent {
@@ -9,6 +11,34 @@ namespace gpurent {
 Result<json> body_or_empty(const httplib::Request& req) {
   if (req.body.empty()) return json::object();
   return parse_body(req);
+}
+
+std::optional<Record> change_tenant_setting(App& app, const KindSpec& spec, const httplib::Request& req,
+                                            httplib::Response& res, const Principal& p, const char* forbidden,
+                                            const std::string& action, const TenantEdit& edit) {
+  auto found = find_visible(app.store, spec, p, req.matches[1]);
+  if (!found) return send_problem(res, found.error(), req.path), std::nullopt;
+  if (!p.is_operator() && !(p.role == Role::kTenantAdmin && p.tenant_id == found->id))
+    return send_problem(res, Error::make(Code::kForbidden, Message(forbidden).arg("role", role_name(p.role))), req.path),
+           std::nullopt;
+  auto body = parse_body(req);
+  if (!body) return send_problem(res, body.error(), req.path), std::nullopt;
+  std::optional<Record> out;
+  Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    auto cur = tx.get("tenants", found->id);
+    if (!cur) return cur.error();
+    auto t = decode_record(*cur, parse_tenant, "its " + action + " cannot be changed");
+    if (!t) return t.error();
+    auto detail = edit(tx, *t, *body);
+    if (!detail) return detail.error();
+    Record r = *cur;
+    r.body = to_json(*t);
+    if (auto s = store_change(tx, *cur, r, p, action, *detail, app.clock.now()); !s) return s;
+    out = std::move(r);
+    return ok_status();
+  });
+  if (!st) return send_problem(res, st.error(), req.path), std::nullopt;
+  return out;
 }
 
 Status store_change(StoreTx& tx, const Record& cur, Record& r, const Principal& p, const std::string& action,

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,15 @@ Result<Record> find_in_project(Reader& store, const std::string& kind, const std
   if (found->items.empty()) return not_found_error(kind, name);
   return found->items.front();
 }
+// PUT /api/v1/tenants/{ref}/<setting> (billing, procurement): operators, or the tenant's own admin
+// (else 403 with message `forbidden` naming the role). Inside the writer's transaction `edit`
+// changes the decoded tenant from the request's body and answers the audit entry's detail; the
+// tenant is stored (audited as `action`). The stored record, or none once the problem is sent.
+struct Tenant;
+using TenantEdit = std::function<Result<std::string>(StoreTx&, Tenant&, const json& body)>;
+std::optional<Record> change_tenant_setting(App& app, const KindSpec& spec, const httplib::Request& req,
+                                            httplib::Response& res, const Principal& p, const char* forbidden,
+                                            const std::string& action, const TenantEdit& edit);
 // An error whose summary and one field's reason are both message codes (a 409 naming the field
 // that conflicts, a 403 naming the field refused).
 Error error_with_field(Code c, Message detail, std::string field, Message reason);

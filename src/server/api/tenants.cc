@@ -61,42 +61,23 @@ void get_procurement(App& app, const KindSpec& spec, const httplib::Request& req
 
 void put_procurement(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res,
                      const Principal& p) {
-  auto found = find_visible(app.store, spec, p, req.matches[1]);
-  if (!found) return send_problem(res, found.error(), req.path);
-  if (!p.is_operator() && !(p.role == Role::kTenantAdmin && p.tenant_id == found->id))
-    return send_problem(
-        res, Error::make(Code::kForbidden, Message("api.tenants.procurement_forbidden").arg("role", role_name(p.role))),
-        req.path);
   if (auto range = report_range(req, app.clock.now()); !range)  // before anything is written
     return send_problem(res, range.error(), req.path);
-  auto body = parse_body(req);
-  if (!body) return send_problem(res, body.error(), req.path);
-  std::optional<Record> out;
-  Status st = app.loop.run([&](StoreTx& tx) -> Status {
-    auto cur = tx.get("tenants", found->id);
-    if (!cur) return cur.error();
-    auto t = decode_record(*cur, parse_tenant, "its procurement split cannot be changed");
-    if (!t) return t.error();
-    FieldErrors errs;
-    Fields f(*body, "", errs);
-    if (!f.valid_object()) return errs.to_error();
-    if (!f.has("procurement_split")) f.error("procurement_split", Message("field.required"));
-    auto split = parse_procurement_split(f, "procurement_split");
-    f.finish();
-    if (!errs.empty()) return errs.to_error();
-    if (auto s = resolve_split(tx, split); !s) return s;
-    t->procurement_split = std::move(split);
-    Record r = *cur;
-    r.body = to_json(*t);
-    if (auto s = store_change(tx, *cur, r, p, "procurement", std::to_string(t->procurement_split.size()),
-                              app.clock.now());
-        !s)
-      return s;
-    out = std::move(r);
-    return ok_status();
-  });
-  if (!st) return send_problem(res, st.error(), req.path);
-  send_report(app, *out, req, res);
+  auto out = change_tenant_setting(
+      app, spec, req, res, p, "api.tenants.procurement_forbidden", "procurement",
+      [](StoreTx& tx, Tenant& t, const json& body) -> Result<std::string> {
+        FieldErrors errs;
+        Fields f(body, "", errs);
+        if (!f.valid_object()) return errs.to_error();
+        if (!f.has("procurement_split")) f.error("procurement_split", Message("field.required"));
+        auto split = parse_procurement_split(f, "procurement_split");
+        f.finish();
+        if (!errs.empty()) return errs.to_error();
+        if (auto s = resolve_split(tx, split); !s) return s.error();
+        t.procurement_split = std::move(split);
+        return std::to_string(t.procurement_split.size());
+      });
+  if (out) send_report(app, *out, req, res);
 }
 
 }  // namespace

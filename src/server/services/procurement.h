@@ -2,7 +2,7 @@
 // per supplier, the target share (the tenant's procurement_split), the GPUs its running work holds
 // there now (what the scheduler steers by) and the GPU-hours of its runs in a window (the
 // allocation ledger). Shares are per mille of the tenant's total, each rounded half up (so they
-// may add up to 999..1001). Reads the store only; any thread.
+// may not add up to exactly 1000). Reads the store only; any thread.
 #pragma once
 
 #include <string>
