@@ -109,6 +109,27 @@ bool SchedEngine::Impl::admission_reads_usage(const EngineJob& ej) const {
   return false;
 }
 
+int64_t SchedEngine::Impl::limit_milli(const SchedProject& p, Usage* u, int m) const {
+  if (!u) return p.quota.gpu_limit(model_names[m]) * 1000;
+  if (u->limits_version != projects_version || u->limit_milli.size() != model_names.size()) {
+    u->limit_milli.resize(model_names.size());
+    for (size_t i = 0; i < model_names.size(); ++i) u->limit_milli[i] = p.quota.gpu_limit(model_names[i]) * 1000;
+    u->limits_version = projects_version;
+  }
+  return u->limit_milli[static_cast<size_t>(m)];
+}
+
+int64_t SchedEngine::Impl::tenant_limit_milli(const std::string& t, Usage& u, int m) const {
+  if (u.limits_version != projects_version || u.limit_milli.size() != model_names.size()) {
+    u.limit_milli.assign(model_names.size(), 0);
+    for (const auto& [id, q] : projects)
+      if (q.tenant == t)
+        for (size_t i = 0; i < model_names.size(); ++i) u.limit_milli[i] += q.quota.gpu_limit(model_names[i]) * 1000;
+    u.limits_version = projects_version;
+  }
+  return u.limit_milli[static_cast<size_t>(m)];
+}
+
 Admission SchedEngine::Impl::admit(const EngineJob& ej, int64_t replicas) const {
   const SchedJob& j = ej.spec;
   Admission a;
@@ -140,7 +161,7 @@ Admission SchedEngine::Impl::admit(const EngineJob& ej, int64_t replicas) const 
   for (int m : cands) {
     auto it = used.milli_by_model.find(m);
     const int64_t have = it == used.milli_by_model.end() ? 0 : it->second;
-    if (have + need <= p.quota.gpu_limit(model_names[m]) * 1000) a.models.push_back(m);
+    if (have + need <= limit_milli(p, ej.project_usage, m)) a.models.push_back(m);
   }
   if (a.models.empty()) refuse_over_quota(*this, p, j, used, cands, need, a);
   return a;

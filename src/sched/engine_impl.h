@@ -117,6 +117,11 @@ struct Usage {
     bool operator()(const EngineJob* a, const EngineJob* b) const;
   };
   std::set<EngineJob*, QueueOrder> queue;
+  // The quota's GPU limit in milli per model id (Quota::gpu_limit looks up model names), as of
+  // limits_version (projects_version) and the model count: a project's own (Impl::limit_milli), a
+  // tenant's the sum of its projects' (Impl::tenant_limit_milli).
+  std::vector<int64_t> limit_milli;
+  uint64_t limits_version = 0;
 };
 
 // The first job of a pass that could not start, and what it will take (EASY backfill).
@@ -257,6 +262,14 @@ struct SchedEngine::Impl {
     uint64_t cursor = 0;         // absolute position in its model's change log
   };
   std::unordered_map<std::string, PlaceIndex> indexes;
+  std::string index_lookup;                     // best_indexed's key, its buffer kept
+  // The nodes passing a filter, by the filter's key without the pod's shape (indexes of jobs that
+  // differ only in their pods' shape share them): members and leaf_of as in PlaceIndex.
+  struct FilterNodes {
+    std::vector<int> members, leaf_of;
+  };
+  std::unordered_map<std::string, FilterNodes> filters;
+  std::string filter_lookup;
   std::vector<std::vector<int>> model_nodes;    // model id + 1 -> node indices (0: every node)
   std::vector<int> model_pos;                   // node -> position in its model's list
   std::vector<std::vector<int>> change_log;     // model id + 1 -> nodes whose allocation changed
@@ -270,15 +283,25 @@ struct SchedEngine::Impl {
   // The best node (highest score, lowest index) of the filter for the job's next worker; -1 none.
   int best_indexed(const SchedJob& j, const std::string& job_key, int model, int phase, bool contract_pass,
                    const GangLock& lock);
-  std::string index_key(const SchedJob& j) const;  // the job's part of a filter's key
+  // The job's part of a filter's key: first the pod's shape (kShapeKeyBytes), then what the
+  // filter reads.
+  std::string index_key(const SchedJob& j) const;
+  static constexpr size_t kShapeKeyBytes = 6 * sizeof(int64_t);
   std::unordered_map<std::string, Message> reason_cache;  // capacity reasons by reason_key
   uint64_t next_reason_id = 1;
   uint64_t projects_version = 1;  // bumped by set_project
+  // p's GPU quota on model m in milli, read through `u` (p's usage) when given.
+  int64_t limit_milli(const SchedProject& p, Usage* u, int m) const;
+  // The sum of tenant t's projects' GPU quotas on model m in milli, read through `u` (t's usage).
+  int64_t tenant_limit_milli(const std::string& t, Usage& u, int m) const;
   uint64_t reason_layout = 0, reason_terms = 0;
   std::string reason_key(const SchedJob& j) const;  // what capacity_reason reads of a job
 
   // engine_place.cc
   AllocPod pod_for(const SchedJob& j, int node) const;
+  // Whether pod_for(j, node) is the same on every node (the job states its CPUs and memory, or
+  // asks for no GPU).
+  static bool pod_is_fixed(const SchedJob& j);
   bool node_ok(const SchedJob& j, int node, int model, int phase) const;
   // The job's hard constraints on a node (model, form factor, GPU memory, RDMA), whatever its state.
   bool node_matches(const SchedJob& j, int node, int model) const;
@@ -287,7 +310,9 @@ struct SchedEngine::Impl {
   // Whether the job may use the node at all (SchedJob::nodes).
   bool pinned_ok(const SchedJob& j, int node) const;
   bool fits(int node, const AllocPod& pod, int domain) const;
-  int score(int node, const AllocPod& pod);
+  int score(int node, const AllocPod& pod) { return score_shape(node, shape_id(pod), pod); }
+  int shape_id(const AllocPod& pod);  // the pod's (cpu_milli, num_gpu, gpu_milli) as a small number
+  int score_shape(int node, int shape, const AllocPod& pod);
   std::vector<int> choose_gpus(int node, const AllocPod& pod, int domain);
   void bind(Bound& b);
   void unbind(const Bound& b);

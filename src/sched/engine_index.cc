@@ -38,7 +38,7 @@ void SchedEngine::Impl::note_change(int node) {
 std::string SchedEngine::Impl::index_key(const SchedJob& j) const {
   std::string k;
   auto num = [&](int64_t v) { k.append(reinterpret_cast<const char*>(&v), sizeof v); };
-  num(j.gpus_per_worker);
+  num(j.gpus_per_worker);  // the pod's shape: kShapeKeyBytes
   num(j.gpu_milli.value_or(-1));
   num(j.cpu_cores.value_or(-1));
   num(j.memory_gib.value_or(-1));
@@ -79,33 +79,52 @@ int SchedEngine::Impl::best_indexed(const SchedJob& j, const std::string& job_ke
                                     bool contract_pass, const GangLock& lock) {
   if (indexed_layout != layout_version || indexed_terms != terms_version || index_cells > kMaxIndexCells) {
     indexes.clear();
+    filters.clear();
     index_cells = 0;
     indexed_layout = layout_version;
     indexed_terms = terms_version;
   }
-  std::string key = job_key;
+  std::string& key = index_lookup;
+  key.assign(job_key);
   key += '\x1d';
   for (const int v : {model, phase, contract_pass ? 1 : 0, lock.offer_set ? lock.offer : -9, lock.site_set ? lock.site : -9, lock.supplier})
     key.append(reinterpret_cast<const char*>(&v), sizeof v);
   const size_t k = static_cast<size_t>(model + 1);
   const std::vector<int>& universe = model_nodes[k];
-  auto [it, added] = indexes.try_emplace(std::move(key));
+  auto it = indexes.find(key);
+  const bool added = it == indexes.end();
+  if (added) it = indexes.try_emplace(key).first;
   PlaceIndex& x = it->second;
+  // The trace's jobs state their CPUs and memory: one pod and shape for every node.
+  const bool fixed = pod_is_fixed(j);
+  const AllocPod fixed_pod = fixed && !nodes.empty() ? pod_for(j, 0) : AllocPod{};
+  const int fixed_shape = fixed ? shape_id(fixed_pod) : -1;
   auto value = [&](size_t pos) {
     const int i = x.members[pos];
+    if (fixed) return fits(i, fixed_pod, -1) ? MaxTree::pack(score_shape(i, fixed_shape, fixed_pod), pos) : MaxTree::kNone;
     const AllocPod p = pod_for(j, i);
     return fits(i, p, -1) ? MaxTree::pack(score(i, p), pos) : MaxTree::kNone;
   };
   const uint64_t end = change_base[k] + change_log[k].size();
   if (added) {
-    x.leaf_of.assign(universe.size(), -1);
-    for (size_t u = 0; u < universe.size(); ++u) {
-      const int i = universe[u];
-      if (node_ok(j, i, model, phase) && (!contract_pass || under_contract(j, i)) && lock_ok(j, lock, i)) {
-        x.leaf_of[u] = static_cast<int>(x.members.size());
-        x.members.push_back(i);
+    // node_ok reads of the pod's shape only whether it asks for GPUs.
+    filter_lookup.assign(1, j.milli_per_worker() == 0 ? 'c' : 'g');
+    filter_lookup.append(key, kShapeKeyBytes, std::string::npos);
+    auto [f, fresh] = filters.try_emplace(filter_lookup);
+    FilterNodes& fn = f->second;
+    if (fresh) {
+      fn.leaf_of.assign(universe.size(), -1);
+      for (size_t u = 0; u < universe.size(); ++u) {
+        const int i = universe[u];
+        if (node_ok(j, i, model, phase) && (!contract_pass || under_contract(j, i)) && lock_ok(j, lock, i)) {
+          fn.leaf_of[u] = static_cast<int>(fn.members.size());
+          fn.members.push_back(i);
+        }
       }
+      index_cells += fn.leaf_of.size() + fn.members.size();
     }
+    x.members = fn.members;
+    x.leaf_of = fn.leaf_of;
   }
   if (added || x.cursor < change_base[k] || end - x.cursor > x.members.size()) {
     index_cells -= x.tree.cells();

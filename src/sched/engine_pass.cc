@@ -189,9 +189,7 @@ void SchedEngine::Impl::return_lent_quota(const EngineJob& owner, std::vector<Sc
   if (tit == tenant_usage.end()) return;
   std::map<int, int64_t> over;  // model -> milli the tenant holds beyond the sum of its quotas
   for (const auto& [m, held] : tit->second.milli_by_model) {
-    int64_t limits = 0;
-    for (const auto& [id, q] : projects)
-      if (q.tenant == tenant) limits += q.quota.gpu_limit(model_names[m]) * 1000;
+    const int64_t limits = tenant_limit_milli(tenant, tit->second, m);
     if (held > limits) over[m] = held - limits;
   }
   if (over.empty()) return;
@@ -301,14 +299,21 @@ bool SchedEngine::Impl::place_or_preempt(EngineJob& j, const Admission& adm, std
 }
 
 std::string SchedEngine::Impl::failure_key(const SchedJob& s) const {
-  std::string key = s.tenant + '\x1f' + std::to_string(s.workers) + '/' + std::to_string(s.gpus_per_worker) + '/' +
-                    std::to_string(s.gpu_milli.value_or(0)) + '/' + std::to_string(s.cpu_cores.value_or(-1)) + '/' +
-                    std::to_string(s.memory_gib.value_or(-1)) + '/' + std::to_string(s.replicas_min) + '/' +
-                    std::to_string(static_cast<int>(s.placement)) + '/' + std::to_string(static_cast<int>(s.rdma)) +
-                    '/' + std::to_string(s.form_factor ? static_cast<int>(*s.form_factor) : -1) + '/' +
-                    std::to_string(s.min_gpu_memory_gib.value_or(0)) + '/' + std::to_string(priority_rank(s.priority)) +
-                    '/' + std::to_string(s.cpu_milli.value_or(-1)) + '/' + std::to_string(s.memory_mib.value_or(-1)) +
-                    (s.spot ? "s" : "") + '\x1f' + s.project + '\x1f';
+  // The tenant, then fixed-width numbers (so no separator is needed between them), then the
+  // project, pinned nodes and terms, each closed by a separator names cannot hold.
+  std::string key;
+  key.reserve(s.tenant.size() + s.project.size() + 16 * sizeof(int64_t));
+  key += s.tenant;
+  key += '\x1f';
+  auto num = [&key](int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  for (const int64_t v : {s.workers, s.gpus_per_worker, s.gpu_milli.value_or(0), s.cpu_cores.value_or(-1),
+                          s.memory_gib.value_or(-1), s.replicas_min, int64_t{static_cast<int>(s.placement)},
+                          int64_t{static_cast<int>(s.rdma)}, int64_t{s.form_factor ? static_cast<int>(*s.form_factor) : -1},
+                          s.min_gpu_memory_gib.value_or(0), int64_t{priority_rank(s.priority)}, s.cpu_milli.value_or(-1),
+                          s.memory_mib.value_or(-1), int64_t{s.spot ? 1 : 0}})
+    num(v);
+  key += s.project;
+  key += '\x1f';
   for (const std::string& n : s.nodes) key += n + ',';
   key += '\x1f';
   if (s.terms.any() || s.reserved || s.terms.span_sites) key += terms_key(s) + '\x1f';

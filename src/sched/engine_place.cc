@@ -81,9 +81,16 @@ bool SchedEngine::Impl::fits(int i, const AllocPod& p, int domain) const {
   return false;
 }
 
-int SchedEngine::Impl::score(int node, const AllocPod& p) {
-  auto [it, added] = shapes.try_emplace({p.cpu_milli, p.num_gpu, p.gpu_milli}, static_cast<int>(shapes.size()));
-  const int shape = it->second;
+bool SchedEngine::Impl::pod_is_fixed(const SchedJob& j) {
+  if (j.milli_per_worker() == 0) return true;
+  return (j.cpu_cores || j.cpu_milli) && (j.memory_gib || j.memory_mib);
+}
+
+int SchedEngine::Impl::shape_id(const AllocPod& p) {
+  return shapes.try_emplace({p.cpu_milli, p.num_gpu, p.gpu_milli}, static_cast<int>(shapes.size())).first->second;
+}
+
+int SchedEngine::Impl::score_shape(int node, int shape, const AllocPod& p) {
   auto& row = score_cache[node];
   if (static_cast<int>(row.size()) <= shape) row.resize(shape + 1, {UINT32_MAX, 0});
   auto& cell = row[shape];

@@ -26,6 +26,14 @@ TargetWorkload typical_tasks(const std::vector<AllocPod>& pods, const AllocClust
     w.types.push_back(std::move(t));
     w.total += count;
   }
+  w.gpu_types_by_model.resize(65);
+  for (int m = -1; m < 64; ++m) {
+    auto& list = w.gpu_types_by_model[static_cast<size_t>(m + 1)];
+    for (const auto& t : w.types)
+      if (t.num_gpu != 0 && (t.spec_mask == 0 || (m >= 0 && ((t.spec_mask >> m) & 1))))
+        list.push_back({t.cpu_milli, t.gpu_milli, t.num_gpu, t.count});
+    std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.gpu_milli > b.gpu_milli; });
+  }
   return w;
 }
 
@@ -67,6 +75,18 @@ int64_t node_fragmentation_scaled(const TargetWorkload& w, int64_t cpu_free, int
   prefix[0] = 0;
   for (size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + sorted[i];
   const int64_t all = prefix[n];
+  if (static_cast<size_t>(model_id + 1) < w.gpu_types_by_model.size()) {
+    // Every type counts all of F except those the node could run now, which count what their GPUs
+    // leave out; by gpu_milli descending, the GPUs that fit grow as a prefix, found in one sweep.
+    int64_t s = all * w.total;
+    size_t fit = 0;
+    for (const auto& t : w.gpu_types_by_model[static_cast<size_t>(model_id + 1)]) {
+      if (cpu_free < t.cpu_milli) continue;
+      while (fit < n && sorted[fit] >= t.gpu_milli) ++fit;
+      if (static_cast<int64_t>(fit) >= t.num_gpu) s -= t.count * prefix[fit];
+    }
+    return s;
+  }
   int64_t s = 0;
   for (const auto& t : w.types) {
     int64_t f = all;

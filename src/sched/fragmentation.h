@@ -26,6 +26,14 @@ struct TargetWorkload {
   std::vector<TaskType> types;  // the kept prefix, by count descending
   int64_t total = 0;            // sum of the kept counts (denominator of p_t)
   int distinct_types = 0;       // before truncation
+  // For node_fragmentation_scaled: per model id + 1 (0: a node of no known model), the GPU types a
+  // node of that model may run (spec admits it), by gpu_milli descending. Filled by typical_tasks.
+  struct GpuType {
+    int64_t cpu_milli;
+    int32_t gpu_milli, num_gpu;
+    int64_t count;
+  };
+  std::vector<std::vector<GpuType>> gpu_types_by_model;
 };
 
 // Groups pods by (cpu, g, k, spec), sorts by count descending (ties: larger key first) and keeps

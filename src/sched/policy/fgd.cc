@@ -2,6 +2,7 @@
 // after placement. Share pods (k=1, g<1000) try every GPU with free >= g and keep the best, the
 // lowest index on ties; other pods take the lowest-index fully free GPUs. Frag is kept scaled by
 // the target workload's total count (exact int64); only the sigmoid is floating point.
+#include <algorithm>
 #include <cmath>
 #include <span>
 
@@ -37,6 +38,9 @@ class FgdPolicy final : public ScorePolicy {
     int best = -1, best_gpu = -1;
     for (int i = 0; i < static_cast<int>(after.size()); ++i) {
       if (n.gpu_free[i] < p.gpu_milli) continue;
+      // A GPU with as much free as an earlier one leaves the same multiset, so the same score
+      // (and ties keep the lower index).
+      if (std::find(n.gpu_free.begin(), n.gpu_free.begin() + i, n.gpu_free[i]) != n.gpu_free.begin() + i) continue;
       after[i] -= p.gpu_milli;
       const int s = to_score(before - node_fragmentation_scaled(target_, cpu_after, n.model_id, after));
       after[i] += p.gpu_milli;
