@@ -21,6 +21,7 @@ Status AllocCluster::add_node(std::string name, int64_t cpu_milli, int64_t memor
   n.cpu_cap = cpu_milli;
   n.mem_cap = memory_mib;
   n.gpu_free.assign(gpus, kGpuMilli);
+  recount(n);
   if (!model.empty()) {
     auto it = std::find(models_.begin(), models_.end(), model);
     if (it == models_.end()) {
@@ -54,16 +55,12 @@ uint64_t AllocCluster::spec_mask(const std::string& spec) const {
 
 void AllocCluster::intern_spec(AllocPod& pod) const { pod.spec_mask = spec_mask(pod.gpu_spec); }
 
-bool AllocCluster::feasible(int i, const AllocPod& p) const {
-  const AllocNode& n = nodes_[i];
-  if (n.cpu_used + p.cpu_milli > n.cpu_cap || n.mem_used + p.memory_mib > n.mem_cap) return false;
-  if (p.gpu_milli <= 0) return true;
-  if (n.gpu_free.empty()) return false;
-  if (p.spec_mask != 0 && (n.model_id < 0 || !((p.spec_mask >> n.model_id) & 1))) return false;
-  int fit = 0;
-  for (int32_t f : n.gpu_free)
-    if (f >= p.gpu_milli && ++fit >= p.num_gpu) return true;
-  return false;
+void AllocCluster::recount(AllocNode& n) {
+  n.max_free = n.whole_free = 0;
+  for (int32_t f : n.gpu_free) {
+    n.max_free = std::max(n.max_free, f);
+    if (f >= kGpuMilli) ++n.whole_free;
+  }
 }
 
 void AllocCluster::bind(int i, const AllocPod& p, const std::vector<int>& gpus) {
@@ -71,6 +68,7 @@ void AllocCluster::bind(int i, const AllocPod& p, const std::vector<int>& gpus) 
   n.cpu_used += p.cpu_milli;
   n.mem_used += p.memory_mib;
   for (int g : gpus) n.gpu_free[g] -= p.gpu_milli;
+  recount(n);
   if (p.num_gpu > 0 && p.gpu_milli > 0) {
     (p.is_share() ? n.has_share_pod : n.has_kgpu_pod) = true;
     ++(p.is_share() ? n.share_pods : n.kgpu_pods);
@@ -83,6 +81,7 @@ void AllocCluster::unbind(int i, const AllocPod& p, const std::vector<int>& gpus
   n.cpu_used -= p.cpu_milli;
   n.mem_used -= p.memory_mib;
   for (int g : gpus) n.gpu_free[g] += p.gpu_milli;
+  recount(n);
   if (p.num_gpu > 0 && p.gpu_milli > 0) {
     int32_t& count = p.is_share() ? n.share_pods : n.kgpu_pods;
     if (--count == 0) (p.is_share() ? n.has_share_pod : n.has_kgpu_pod) = false;
@@ -94,6 +93,7 @@ void AllocCluster::clear_allocations() {
   for (auto& n : nodes_) {
     n.cpu_used = n.mem_used = 0;
     std::fill(n.gpu_free.begin(), n.gpu_free.end(), kGpuMilli);
+    recount(n);
     n.has_share_pod = n.has_kgpu_pod = false;
     n.share_pods = n.kgpu_pods = 0;
   }

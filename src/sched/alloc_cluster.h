@@ -35,6 +35,8 @@ struct AllocNode {
   int64_t cpu_cap = 0, mem_cap = 0;
   int64_t cpu_used = 0, mem_used = 0;
   std::vector<int32_t> gpu_free;  // free milli per GPU, index order
+  int32_t max_free = 0;           // the most free milli on one GPU, and how many GPUs are
+  int32_t whole_free = 0;         // wholly free (kept by AllocCluster beside gpu_free)
   bool has_share_pod = false;     // tags of GPU pods bound here (GpuClustering)
   bool has_kgpu_pod = false;
   int32_t share_pods = 0;         // how many of each are bound; unbind clears a tag at 0
@@ -54,8 +56,16 @@ class AllocCluster {
   // The mask for a spec string; 0 for "".
   uint64_t spec_mask(const std::string& spec) const;
 
-  // Feasibility filter (protocol §4): CPU, memory, and for g>0 model and GPU capacity.
-  bool feasible(int node, const AllocPod& pod) const;
+  // Feasibility filter (protocol §4): CPU, memory, and for g>0 model and GPU capacity. Inline:
+  // every index fill runs it for every node.
+  bool feasible(int node, const AllocPod& p) const {
+    const AllocNode& n = nodes_[node];
+    if (n.cpu_used + p.cpu_milli > n.cpu_cap || n.mem_used + p.memory_mib > n.mem_cap) return false;
+    if (p.gpu_milli <= 0) return true;
+    if (n.gpu_free.empty()) return false;
+    if (p.spec_mask != 0 && (n.model_id < 0 || !((p.spec_mask >> n.model_id) & 1))) return false;
+    return gpus_fit(n, p.num_gpu, p.gpu_milli);
+  }
   // Places the pod on `gpus` of `node` (empty for CPU-only). The caller checked feasibility.
   void bind(int node, const AllocPod& pod, const std::vector<int>& gpus);
 
@@ -68,8 +78,18 @@ class AllocCluster {
   void unbind(int node, const AllocPod& pod, const std::vector<int>& gpus);
   // Back to empty nodes (same nodes, nothing bound).
   void clear_allocations();
+  // Whether the node has num_gpu GPUs with at least gpu_milli free each (g > 0).
+  static bool gpus_fit(const AllocNode& n, int32_t num_gpu, int32_t gpu_milli) {
+    if (num_gpu <= 1) return n.max_free >= gpu_milli;
+    if (gpu_milli >= kGpuMilli) return n.whole_free >= num_gpu;
+    int fit = 0;
+    for (int32_t f : n.gpu_free)
+      if (f >= gpu_milli && ++fit >= num_gpu) return true;
+    return false;
+  }
 
  private:
+  static void recount(AllocNode& n);  // max_free and whole_free from gpu_free
   std::vector<AllocNode> nodes_;
   std::vector<std::string> models_;
   std::unordered_set<std::string> names_;

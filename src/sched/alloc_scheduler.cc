@@ -49,9 +49,10 @@ int AllocScheduler::shape_id(const AllocPod& p) {
 int AllocScheduler::memo_score(int node, int shape, const AllocPod& pod) {
   key_.assign(reinterpret_cast<const char*>(&shape), sizeof shape);
   append_score_state(key_, cluster_.node(node));
-  auto [it, added] = memo_.try_emplace(key_, int16_t{0});
-  if (added) it->second = static_cast<int16_t>(std::clamp(policy_.score(cluster_, node, pod), 0, max_score_));
-  return it->second;
+  bool added = false;
+  int16_t& score = memo_.find_or_add(key_, added);
+  if (added) score = static_cast<int16_t>(std::clamp(policy_.score(cluster_, node, pod), 0, max_score_));
+  return score;
 }
 
 std::optional<int> AllocScheduler::place(const AllocPod& pod, SimRng& rng) {

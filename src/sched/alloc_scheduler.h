@@ -21,6 +21,7 @@
 #include "sched/alloc_cluster.h"
 #include "sched/max_tree.h"
 #include "sched/score_policy.h"
+#include "sched/state_memo.h"
 
 namespace gpurent {
 
@@ -52,7 +53,7 @@ class AllocScheduler {
   std::map<std::tuple<int64_t, int32_t, int32_t>, int> shapes_;
   std::vector<std::vector<int16_t>> cache_;  // [node][shape] score, -1 = unknown
   std::vector<int> feasible_;
-  std::unordered_map<std::string, int16_t> memo_;
+  StateMemo memo_;
   std::string key_;
   int max_score_;  // the policy's max_score(), capped at kMaxScoreLimit
   bool indexed_;

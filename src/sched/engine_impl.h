@@ -11,6 +11,7 @@
 
 #include "sched/engine.h"
 #include "sched/max_tree.h"
+#include "sched/state_memo.h"
 
 namespace gpurent {
 
@@ -212,7 +213,7 @@ struct SchedEngine::Impl {
   std::map<std::tuple<int64_t, int32_t, int32_t>, int> shapes;
   std::vector<std::vector<std::pair<uint32_t, int16_t>>> score_cache;
   std::vector<uint32_t> node_version;
-  std::unordered_map<std::string, int16_t> state_scores;  // by pod shape and node state (score())
+  StateMemo state_scores;  // by pod shape and node state (score())
   std::string state_key;
   std::vector<int> feasible;
   std::vector<int64_t> free_by_model;  // free GPU milli per model id, on every node (an upper bound)

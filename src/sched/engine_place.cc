@@ -74,6 +74,7 @@ bool SchedEngine::Impl::fits(int i, const AllocPod& p, int domain) const {
   const AllocNode& n = cluster.node(i);
   if (n.cpu_used + p.cpu_milli > n.cpu_cap || n.mem_used + p.memory_mib > n.mem_cap) return false;
   if (p.gpu_milli <= 0) return true;
+  if (domain < 0) return AllocCluster::gpus_fit(n, p.num_gpu, p.gpu_milli);
   int fit = 0;
   for (size_t g = 0; g < n.gpu_free.size(); ++g)
     if (n.gpu_free[g] >= p.gpu_milli && (domain < 0 || nodes[i].gpu_domain[g] == domain) && ++fit >= p.num_gpu)
@@ -100,9 +101,10 @@ int SchedEngine::Impl::score_shape(int node, int shape, const AllocPod& p) {
     state_key.assign(reinterpret_cast<const char*>(&shape), sizeof shape);
     append_score_state(state_key, n);
     if (state_scores.size() > (size_t{1} << 20)) state_scores.clear();
-    auto [it, added] = state_scores.try_emplace(state_key, int16_t{0});
-    if (added) it->second = static_cast<int16_t>(std::clamp(policy->score(cluster, node, p), 0, policy->max_score()));
-    cell = {node_version[node], it->second};
+    bool added = false;
+    int16_t& score = state_scores.find_or_add(state_key, added);
+    if (added) score = static_cast<int16_t>(std::clamp(policy->score(cluster, node, p), 0, policy->max_score()));
+    cell = {node_version[node], score};
   }
   return cell.second;
 }

@@ -37,10 +37,11 @@
 //
 // Fragmentation is evaluated exactly as node_fragmentation_scaled(), but with the target's task
 // types grouped by (g, k, spec) in prepare() and filed under the models they may use: per node
-// state the GPUs are scanned once per distinct g, and a group's CPU thresholds are counted by
-// binary search.
+// state the GPUs are sorted once and swept across the distinct g, and a group's CPU thresholds are
+// counted by binary search.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <tuple>
 
@@ -124,19 +125,21 @@ class FgdPackPolicy final : public ScorePolicy {
   // total * Frag(n), equal to node_fragmentation_scaled(target, ...).
   int64_t frag(int64_t cpu_free, int model_id, const std::vector<int32_t>& gpu_free) const {
     const int slot = model_id >= 0 && model_id < kMaxModels ? model_id : kMaxModels;
-    int64_t all = 0;
-    for (int32_t f : gpu_free) all += f;
-    // Per distinct g: GPUs with free >= g, and the free milli of the others.
+    // The GPUs' free milli sorted descending with prefix sums: for each distinct g (descending),
+    // the GPUs with free >= g are a growing prefix, and the others hold the total minus its sum.
+    const size_t gpus = gpu_free.size();
+    sorted_.assign(gpu_free.begin(), gpu_free.end());
+    std::sort(sorted_.begin(), sorted_.end(), std::greater<>());
+    prefix_.resize(gpus + 1);
+    prefix_[0] = 0;
+    for (size_t i = 0; i < gpus; ++i) prefix_[i + 1] = prefix_[i] + sorted_[i];
+    const int64_t all = prefix_[gpus];
     fit_.resize(gpu_milli_.size());
     small_.resize(gpu_milli_.size());
-    for (size_t i = 0; i < gpu_milli_.size(); ++i) {
-      int fit = 0;
-      int64_t small = 0;
-      for (int32_t f : gpu_free) {
-        if (f >= gpu_milli_[i]) ++fit;
-        else small += f;
-      }
-      fit_[i] = fit, small_[i] = small;
+    size_t fit = 0;
+    for (size_t i = gpu_milli_.size(); i-- > 0;) {  // gpu_milli_ ascends
+      while (fit < gpus && sorted_[fit] >= gpu_milli_[i]) ++fit;
+      fit_[i] = static_cast<int>(fit), small_[i] = all - prefix_[fit];
     }
     int64_t s = always_all_[slot] * all;
     for (const auto& gr : groups_[slot]) {
@@ -202,7 +205,8 @@ class FgdPackPolicy final : public ScorePolicy {
   std::pair<int, int> fgd_score(const AllocNode& n, const AllocPod& p) const {
     const int64_t cpu_after = n.cpu_free() - p.cpu_milli;
     const int64_t before = frag(n.cpu_free(), n.model_id, n.gpu_free);
-    std::vector<int32_t> after(n.gpu_free);
+    std::vector<int32_t>& after = after_;
+    after.assign(n.gpu_free.begin(), n.gpu_free.end());
     if (!p.is_share()) {
       const double excess = n.model_id >= 0 ? excess_[n.model_id] : 0.0;  // -1: a node without a model
       const double penalty = kLambda * excess * static_cast<double>(p.gpu_demand()) / kGpuMilli;
@@ -233,6 +237,9 @@ class FgdPackPolicy final : public ScorePolicy {
   std::vector<int32_t> gpu_milli_;             // the groups' distinct g, ascending
   std::vector<std::vector<TaskGroup>> groups_;  // [model id or kMaxModels] the groups that may use it
   std::vector<int64_t> always_all_;             // [same] count of types for which all free is fragment
+  mutable std::vector<int32_t> after_;          // fgd_score() scratch: free milli after placement
+  mutable std::vector<int32_t> sorted_;         // frag() scratch: free milli, descending,
+  mutable std::vector<int64_t> prefix_;         // and its prefix sums
   mutable std::vector<int> fit_;                // frag() scratch, per distinct g
   mutable std::vector<int64_t> small_;
   std::vector<double> excess_ = std::vector<double>(kMaxModels, 0.0);
