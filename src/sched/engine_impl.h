@@ -256,19 +256,19 @@ struct SchedEngine::Impl {
   // looked, and are dropped when anything else a filter reads changes (layout_version: nodes added,
   // down, cordoned, reserved, re-scored; terms_version: offers, prices, commitments' use).
   // A job with the same index_key passes the same filter on every node and has the same pod there.
-  struct PlaceIndex {
+  // The nodes passing a filter, by the filter's key without the pod's shape: indexes of jobs that
+  // differ only in their pods' shape share them.
+  struct FilterNodes {
     std::vector<int> members;    // node indices passing the filter, ascending
     std::vector<int> leaf_of;    // per position in the model's node list: leaf or -1
+  };
+  struct PlaceIndex {
+    const FilterNodes* nodes = nullptr;  // in `filters` (dropped together with the indexes)
     MaxTree tree;                // (score, position), kNone where the pod does not fit now
     uint64_t cursor = 0;         // absolute position in its model's change log
   };
   std::unordered_map<std::string, PlaceIndex> indexes;
   std::string index_lookup;                     // best_indexed's key, its buffer kept
-  // The nodes passing a filter, by the filter's key without the pod's shape (indexes of jobs that
-  // differ only in their pods' shape share them): members and leaf_of as in PlaceIndex.
-  struct FilterNodes {
-    std::vector<int> members, leaf_of;
-  };
   std::unordered_map<std::string, FilterNodes> filters;
   std::string filter_lookup;
   std::vector<std::vector<int>> model_nodes;    // model id + 1 -> node indices (0: every node)

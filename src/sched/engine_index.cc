@@ -100,7 +100,7 @@ int SchedEngine::Impl::best_indexed(const SchedJob& j, const std::string& job_ke
   const AllocPod fixed_pod = fixed && !nodes.empty() ? pod_for(j, 0) : AllocPod{};
   const int fixed_shape = fixed ? shape_id(fixed_pod) : -1;
   auto value = [&](size_t pos) {
-    const int i = x.members[pos];
+    const int i = x.nodes->members[pos];
     if (fixed) return fits(i, fixed_pod, -1) ? MaxTree::pack(score_shape(i, fixed_shape, fixed_pod), pos) : MaxTree::kNone;
     const AllocPod p = pod_for(j, i);
     return fits(i, p, -1) ? MaxTree::pack(score(i, p), pos) : MaxTree::kNone;
@@ -123,22 +123,22 @@ int SchedEngine::Impl::best_indexed(const SchedJob& j, const std::string& job_ke
       }
       index_cells += fn.leaf_of.size() + fn.members.size();
     }
-    x.members = fn.members;
-    x.leaf_of = fn.leaf_of;
+    x.nodes = &fn;
   }
-  if (added || x.cursor < change_base[k] || end - x.cursor > x.members.size()) {
+  const std::vector<int>& members = x.nodes->members;
+  if (added || x.cursor < change_base[k] || end - x.cursor > members.size()) {
     index_cells -= x.tree.cells();
-    x.tree.fill(x.members.size(), value);
-    index_cells += x.tree.cells() + (added ? x.leaf_of.size() : 0);
+    x.tree.fill(members.size(), value);
+    index_cells += x.tree.cells();
   } else {
     const auto& log = change_log[k];
     for (uint64_t c = x.cursor - change_base[k]; c < log.size(); ++c) {
-      const int pos = x.leaf_of[k == 0 ? log[c] : model_pos[log[c]]];
+      const int pos = x.nodes->leaf_of[k == 0 ? log[c] : model_pos[log[c]]];
       if (pos >= 0) x.tree.set(static_cast<size_t>(pos), value(static_cast<size_t>(pos)));
     }
   }
   x.cursor = end;
-  return x.tree.top() < 0 ? -1 : x.members[MaxTree::position(x.tree.top())];
+  return x.tree.top() < 0 ? -1 : members[MaxTree::position(x.tree.top())];
 }
 
 }  // namespace gpurent

@@ -77,8 +77,7 @@ bool SchedEngine::Impl::fits(int i, const AllocPod& p, int domain) const {
   if (domain < 0) return AllocCluster::gpus_fit(n, p.num_gpu, p.gpu_milli);
   int fit = 0;
   for (size_t g = 0; g < n.gpu_free.size(); ++g)
-    if (n.gpu_free[g] >= p.gpu_milli && (domain < 0 || nodes[i].gpu_domain[g] == domain) && ++fit >= p.num_gpu)
-      return true;
+    if (n.gpu_free[g] >= p.gpu_milli && nodes[i].gpu_domain[g] == domain && ++fit >= p.num_gpu) return true;
   return false;
 }
 

@@ -26,13 +26,22 @@ TargetWorkload typical_tasks(const std::vector<AllocPod>& pods, const AllocClust
     w.types.push_back(std::move(t));
     w.total += count;
   }
-  w.gpu_types_by_model.resize(65);
+  w.gpu_groups_by_model.resize(65);
   for (int m = -1; m < 64; ++m) {
-    auto& list = w.gpu_types_by_model[static_cast<size_t>(m + 1)];
+    // (g descending, k) -> (cpu, count) of the types a node of model m may run.
+    std::map<std::pair<int32_t, int32_t>, std::map<int64_t, int64_t>> groups;
     for (const auto& t : w.types)
       if (t.num_gpu != 0 && (t.spec_mask == 0 || (m >= 0 && ((t.spec_mask >> m) & 1))))
-        list.push_back({t.cpu_milli, t.gpu_milli, t.num_gpu, t.count});
-    std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.gpu_milli > b.gpu_milli; });
+        groups[{-t.gpu_milli, t.num_gpu}][t.cpu_milli] += t.count;
+    auto& list = w.gpu_groups_by_model[static_cast<size_t>(m + 1)];
+    for (const auto& [key, by_cpu] : groups) {
+      TargetWorkload::GpuGroup gr;
+      gr.gpu_milli = -key.first;
+      gr.num_gpu = key.second;
+      int64_t sum = 0;
+      for (const auto& [cpu, count] : by_cpu) gr.cpu.push_back(cpu), gr.cum.push_back(sum += count);
+      list.push_back(std::move(gr));
+    }
   }
   return w;
 }
@@ -75,15 +84,18 @@ int64_t node_fragmentation_scaled(const TargetWorkload& w, int64_t cpu_free, int
   prefix[0] = 0;
   for (size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + sorted[i];
   const int64_t all = prefix[n];
-  if (static_cast<size_t>(model_id + 1) < w.gpu_types_by_model.size()) {
+  if (static_cast<size_t>(model_id + 1) < w.gpu_groups_by_model.size()) {
     // Every type counts all of F except those the node could run now, which count what their GPUs
-    // leave out; by gpu_milli descending, the GPUs that fit grow as a prefix, found in one sweep.
+    // leave out; by gpu_milli descending, the GPUs that fit grow as a prefix, found in one sweep,
+    // and a group's types with CPU enough are a prefix of its thresholds.
     int64_t s = all * w.total;
     size_t fit = 0;
-    for (const auto& t : w.gpu_types_by_model[static_cast<size_t>(model_id + 1)]) {
-      if (cpu_free < t.cpu_milli) continue;
-      while (fit < n && sorted[fit] >= t.gpu_milli) ++fit;
-      if (static_cast<int64_t>(fit) >= t.num_gpu) s -= t.count * prefix[fit];
+    for (const auto& gr : w.gpu_groups_by_model[static_cast<size_t>(model_id + 1)]) {
+      while (fit < n && sorted[fit] >= gr.gpu_milli) ++fit;
+      if (static_cast<int64_t>(fit) < gr.num_gpu || cpu_free < gr.cpu.front()) continue;
+      size_t c = 1;
+      while (c < gr.cpu.size() && gr.cpu[c] <= cpu_free) ++c;
+      s -= gr.cum[c - 1] * prefix[fit];
     }
     return s;
   }

@@ -27,13 +27,15 @@ struct TargetWorkload {
   int64_t total = 0;            // sum of the kept counts (denominator of p_t)
   int distinct_types = 0;       // before truncation
   // For node_fragmentation_scaled: per model id + 1 (0: a node of no known model), the GPU types a
-  // node of that model may run (spec admits it), by gpu_milli descending. Filled by typical_tasks.
-  struct GpuType {
-    int64_t cpu_milli;
-    int32_t gpu_milli, num_gpu;
-    int64_t count;
+  // node of that model may run (spec admits it) grouped by (gpu_milli, num_gpu), by gpu_milli
+  // descending; a group's CPU thresholds ascending with the running sum of their counts. Filled
+  // by typical_tasks.
+  struct GpuGroup {
+    int32_t gpu_milli = 0, num_gpu = 0;
+    std::vector<int64_t> cpu;  // ascending
+    std::vector<int64_t> cum;  // cum[i]: the counts of the types with cpu[0..i]
   };
-  std::vector<std::vector<GpuType>> gpu_types_by_model;
+  std::vector<std::vector<GpuGroup>> gpu_groups_by_model;
 };
 
 // Groups pods by (cpu, g, k, spec), sorts by count descending (ties: larger key first) and keeps
