@@ -89,6 +89,7 @@ Status SchedEngine::add_node(const SchedNode& n) {
     e.model_names.resize(model + 1);
     e.model_names[model] = n.gpu_model;
     e.model_ids[n.gpu_model] = model;
+    while (e.all_models.size() < e.model_names.size()) e.all_models.push_back(static_cast<int>(e.all_models.size()));
     e.free_by_model.resize(model + 1, 0);
   }
   if (model >= 0) e.free_by_model[model] += int64_t{gpus} * kGpuMilli;

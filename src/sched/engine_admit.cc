@@ -50,16 +50,14 @@ bool within_job_limits(const SchedProject& p, const EngineJob& ej, const Usage& 
   return true;
 }
 
-// The model ids the job may use, in its preference order (every known model when it names none).
-std::vector<int> candidate_models(const SchedEngine::Impl& e, const SchedJob& j) {
-  std::vector<int> cands;
-  if (j.gpu_models.empty()) {
-    for (int m = 0; m < static_cast<int>(e.model_names.size()); ++m) cands.push_back(m);
-  } else {
-    for (const auto& name : j.gpu_models)
-      if (auto it = e.model_ids.find(name); it != e.model_ids.end()) cands.push_back(it->second);
-  }
-  return cands;
+// The model ids the job may use, in its preference order: every known model when it names none
+// (kept by the engine), else those it names, listed in `scratch`.
+const std::vector<int>& candidate_models(const SchedEngine::Impl& e, const SchedJob& j, std::vector<int>& scratch) {
+  if (j.gpu_models.empty()) return e.all_models;
+  scratch.clear();
+  for (const auto& name : j.gpu_models)
+    if (auto it = e.model_ids.find(name); it != e.model_ids.end()) scratch.push_back(it->second);
+  return scratch;
 }
 
 // Sets `a.reason` for a job whose quota has no room on any of `cands`, and, with quota lending,
@@ -102,7 +100,8 @@ bool SchedEngine::Impl::admission_reads_usage(const EngineJob& ej) const {
   const Quota& q = pit->second.quota;
   if (q.max_concurrent_jobs) return true;
   const int64_t need = ej.spec.milli_per_replica() * ej.spec.replicas_min;
-  for (int m : candidate_models(*this, ej.spec)) {
+  std::vector<int> scratch;
+  for (int m : candidate_models(*this, ej.spec, scratch)) {
     const int64_t all = m < static_cast<int>(milli_by_model.size()) ? milli_by_model[m] : 0;
     if (q.gpu_limit(model_names[m]) * 1000 < all + need) return true;
   }
@@ -133,12 +132,15 @@ int64_t SchedEngine::Impl::tenant_limit_milli(const std::string& t, Usage& u, in
 Admission SchedEngine::Impl::admit(const EngineJob& ej, int64_t replicas) const {
   const SchedJob& j = ej.spec;
   Admission a;
-  auto pit = projects.find(j.project);
-  if (pit == projects.end()) {
-    a.reason = Message("sched.quota.unknown_project").arg("project", j.project);
-    return a;
+  if (!ej.project) {  // projects are never removed, and their map's entries do not move
+    auto pit = projects.find(j.project);
+    if (pit == projects.end()) {
+      a.reason = Message("sched.quota.unknown_project").arg("project", j.project);
+      return a;
+    }
+    ej.project = &pit->second;
   }
-  const SchedProject& p = pit->second;
+  const SchedProject& p = *ej.project;
   if (!p.hold.empty()) {
     a.reason = p.hold;
     return a;
@@ -151,7 +153,8 @@ Admission SchedEngine::Impl::admit(const EngineJob& ej, int64_t replicas) const 
     a.models = {-1};
     return a;
   }
-  const std::vector<int> cands = candidate_models(*this, j);
+  std::vector<int> scratch;
+  const std::vector<int>& cands = candidate_models(*this, j, scratch);
   if (cands.empty()) {
     std::string want;
     for (const auto& name : j.gpu_models) want += (want.empty() ? "" : ", ") + name;
@@ -180,7 +183,8 @@ struct Reach {
 
 Reach reach_of(const SchedEngine::Impl& e, const SchedJob& j) {
   Reach r;
-  const std::vector<int> cands = candidate_models(e, j);
+  std::vector<int> scratch;
+  const std::vector<int>& cands = candidate_models(e, j, scratch);
   std::vector<bool> matching(e.nodes.size(), false);
   for (int i = 0; i < static_cast<int>(e.nodes.size()); ++i) {
     const int m = e.cluster.node(i).model_id;
@@ -279,7 +283,8 @@ Message SchedEngine::Impl::capacity_reason(const EngineJob& ej) const {
     }
     what = Message("sched.what.on_nodes").arg("what", std::move(what)).arg("nodes", names);
   }
-  if (Message why = terms_block(j, candidate_models(*this, j)); !why.empty())
+  std::vector<int> scratch;
+  if (Message why = terms_block(j, candidate_models(*this, j, scratch)); !why.empty())
     return Message("sched.terms.blocked").arg("what", what).arg("why", std::move(why));
   if (Message why = never_fits(*this, j); !why.empty())
     return Message("sched.capacity.never_fits").arg("what", std::move(what)).arg("why", std::move(why));
@@ -390,7 +395,7 @@ std::optional<Blocked> SchedEngine::Impl::shadow_for(const EngineJob& ej, const 
   const int64_t k = j.gpu_milli ? 1 : std::max<int64_t>(1, j.gpus_per_worker);
   const int64_t workers = j.workers * j.replicas_min;
   std::vector<char> eligible(nodes.size(), 0);
-  std::unordered_map<int, std::vector<int32_t>> free;  // eligible node -> free milli per GPU
+  std::vector<std::vector<int32_t>> free(nodes.size());  // eligible node -> free milli per GPU
   auto slots_of = [&](const std::vector<int32_t>& gpus) {
     int64_t n = 0;
     if (j.gpu_milli) {
@@ -426,10 +431,11 @@ std::optional<Blocked> SchedEngine::Impl::shadow_for(const EngineJob& ej, const 
     int32_t milli;
   };
   std::vector<Release> ends;
-  for (const auto& [id, other] : jobs) {
-    if (!other.running || !other.spec.expected_duration_ms) continue;  // unknown: holds its GPUs
-    for (const Gang& u : other.units) {
-      const TimeMs end = std::max(now, u.started_at + *other.spec.expected_duration_ms);
+  // The running jobs in any order: releases at the same time are applied together below.
+  for (const EngineJob* other : running) {
+    if (!other->spec.expected_duration_ms) continue;  // unknown: holds its GPUs
+    for (const Gang& u : other->units) {
+      const TimeMs end = std::max(now, u.started_at + *other->spec.expected_duration_ms);
       for (const Bound& w : u.workers)
         if (eligible[w.node])
           for (int gpu : w.gpus) ends.push_back({end, w.node, gpu, w.pod.gpu_milli});

@@ -79,6 +79,7 @@ struct EngineJob {
   // its tenant's usage (entries are never erased), its priority's rank and its tenant's weight.
   Usage* project_usage = nullptr;
   Usage* tenant_usage = nullptr;
+  mutable const SchedProject* project = nullptr;  // its project, once known (admit)
   int rank = 0;
   int64_t weight = 1;
   bool running = false;
@@ -93,6 +94,8 @@ struct EngineJob {
   std::string fail_key;                 // place_or_preempt's failure-cache key without the models (built once)
   std::vector<int> key_models;          // the models key_with_models was built for
   std::string key_with_models;          // fail_key and those models
+  uint64_t key_id = 0;                  // key_with_models interned (Impl::key_ids) in generation key_gen
+  uint64_t key_gen = 0;
   uint64_t capacity_reason_id = 0;      // unique per value of capacity_reason
   // handle() found it hopeless (fewer GPUs free than it needs) behind a blocked head and left its
   // capacity reason; with its project's usage, the projects and the nodes unchanged it would again.
@@ -113,11 +116,9 @@ struct Usage {
   uint64_t version = 0;                   // projects: bumped on every change (handle()'s fast path)
   std::unordered_map<int, int64_t> milli_by_supplier;  // tenants: GPU milli held per supplier id
   // Projects: its pending jobs in queue order (priority rank, submission, sequence), kept as they
-  // come and go so a full pass need not gather and sort them (set_pending).
-  struct QueueOrder {
-    bool operator()(const EngineJob* a, const EngineJob* b) const;
-  };
-  std::set<EngineJob*, QueueOrder> queue;
+  // come and go so a full pass need not gather and sort them (set_pending). A sorted vector: a
+  // pass copies it whole, and jobs mostly arrive at its end.
+  std::vector<EngineJob*> queue;
   // The quota's GPU limit in milli per model id (Quota::gpu_limit looks up model names), as of
   // limits_version (projects_version) and the model count: a project's own (Impl::limit_milli), a
   // tenant's the sum of its projects' (Impl::tenant_limit_milli).
@@ -156,7 +157,8 @@ struct SchedEngine::Impl {
   int64_t inference_jobs = 0;               // scale_up looks only when there are some
   bool notices = false;                     // some gang may be under a spot notice
   uint64_t next_seq = 1;
-  std::unordered_map<std::string, SchedProject> projects;
+  std::unordered_map<std::string, SchedProject> projects;  // never erased: EngineJob::project points in
+  std::vector<int> all_models;  // 0 .. model_names.size() - 1
   std::unordered_map<std::string, Usage> project_usage;
   std::unordered_map<std::string, Usage> tenant_usage;
   std::unordered_map<std::string, int> tenant_reserved_nodes;  // tenant -> reserved node count
@@ -243,9 +245,20 @@ struct SchedEngine::Impl {
   uint64_t passed_epoch = 0;
   std::vector<std::string> fresh;  // submitted since the last pass
   std::optional<Blocked> blocked;  // from the last full pass, kept by incremental ones
-  std::unordered_set<std::string> failed;  // shapes of jobs that found no room (since the last full pass)
+  struct LastDelay {               // the last backfill delay reason built, and its identity
+    std::string job;
+    TimeMs shadow = 0;
+    bool until = false;
+    Message reason;
+    uint64_t id = 0;
+  } last_delay;
+  // Failure keys (EngineJob::key_with_models) as small numbers, so the caches below compare numbers;
+  // dropped with both caches when large (generation key_generation).
+  std::unordered_map<std::string, uint64_t> key_ids;
+  uint64_t key_generation = 1;
+  std::unordered_set<uint64_t> failed;  // shapes of jobs that found no room (since the last full pass)
   // Failure keys of jobs backfill refused after placing them, with changes() at the refusal (this pass).
-  std::unordered_map<std::string, uint64_t> backfill_refused;
+  std::unordered_map<uint64_t, uint64_t> backfill_refused;
   uint64_t changes() const { return change_base[0] + change_log[0].size(); }  // binds and releases so far
   std::vector<std::string> claimants;  // jobs whose spot notice ended this pass
   TimeMs now = 0;                  // of the current call

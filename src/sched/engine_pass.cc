@@ -30,17 +30,18 @@ bool queued_before(const EngineJob* a, const EngineJob* b) {
 
 }  // namespace
 
-bool Usage::QueueOrder::operator()(const EngineJob* a, const EngineJob* b) const { return queued_before(a, b); }
-
 void SchedEngine::Impl::set_pending(EngineJob& j, bool is_pending) {
+  std::vector<EngineJob*>& q = j.project_usage->queue;
+  const auto at = std::lower_bound(q.begin(), q.end(), &j, queued_before);
+  const bool there = at != q.end() && *at == &j;
   if (is_pending) {
     pending.insert(&j);
-    j.project_usage->queue.insert(&j);
+    if (!there) q.insert(at, &j);
     queued.insert(j.project_usage);
   } else {
     pending.erase(&j);
-    j.project_usage->queue.erase(&j);
-    if (j.project_usage->queue.empty()) queued.erase(j.project_usage);
+    if (there) q.erase(at);
+    if (q.empty()) queued.erase(j.project_usage);
   }
 }
 
@@ -61,7 +62,7 @@ void SchedEngine::Impl::run_queue(std::vector<SchedEvent>& out, const std::vecto
     for (auto& [p, q] : queues) std::sort(q.jobs.begin(), q.jobs.end(), queued_before);
   } else {
     // A copy: starting and preempting jobs change the queues while the pass walks them.
-    for (Usage* p : queued) queues[p].jobs.assign(p->queue.begin(), p->queue.end());
+    for (Usage* p : queued) queues[p].jobs = p->queue;
   }
   for (auto& [p, q] : queues) {
     q.project = p;
@@ -254,16 +255,37 @@ bool SchedEngine::Impl::place_or_preempt(EngineJob& j, const Admission& adm, std
     j.key_models = adm.models;
     j.key_with_models = j.fail_key;
     for (int m : adm.models) j.key_with_models += std::to_string(m) + ',';
+    j.key_gen = 0;
   }
-  const std::string& key = j.key_with_models;
+  if (j.key_gen != key_generation) {
+    if (key_ids.size() >= (size_t{1} << 20)) {  // caches only: dropping them costs work, not outcomes
+      key_ids.clear();
+      failed.clear();
+      backfill_refused.clear();
+      ++key_generation;
+    }
+    j.key_id = key_ids.try_emplace(j.key_with_models, key_ids.size() + 1).first->second;
+    j.key_gen = key_generation;
+  }
+  const uint64_t key = j.key_id;
   if (failed.count(key)) return false;
   auto refuse_for_backfill = [&] {
     if (blocked->delay_reason.empty()) {
-      blocked->delay_reason_id = next_reason_id++;
-      blocked->delay_reason = blocked->shadow > now ? Message("sched.backfill.would_delay_until")
-                                                          .arg("job", blocked->job)
-                                                          .arg("at", format_rfc3339(blocked->shadow))
-                                                    : Message("sched.backfill.would_delay").arg("job", blocked->job);
+      // The same words as the last delay reason built (same job, same start or none) keep its
+      // identity, so jobs that already show it are recognised without comparing messages.
+      const bool until = blocked->shadow > now;
+      if (last_delay.id != 0 && last_delay.job == blocked->job && last_delay.until == until &&
+          (!until || last_delay.shadow == blocked->shadow)) {
+        blocked->delay_reason = last_delay.reason;
+        blocked->delay_reason_id = last_delay.id;
+      } else {
+        blocked->delay_reason_id = next_reason_id++;
+        blocked->delay_reason = until ? Message("sched.backfill.would_delay_until")
+                                            .arg("job", blocked->job)
+                                            .arg("at", format_rfc3339(blocked->shadow))
+                                      : Message("sched.backfill.would_delay").arg("job", blocked->job);
+        last_delay = {blocked->job, blocked->shadow, until, blocked->delay_reason, blocked->delay_reason_id};
+      }
     }
     set_reason_from(j, blocked->delay_reason, blocked->delay_reason_id, out);
   };
