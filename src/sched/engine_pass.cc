@@ -91,15 +91,28 @@ void SchedEngine::Impl::run_queue(std::vector<SchedEvent>& out, const std::vecto
   while (!heap.empty()) {
     Entry top = heap.top();
     heap.pop();
-    const Queue& q = *top.queue;
-    EngineJob& j = *q.jobs[top.pos];
-    const Key fresh = key_of(q, j);
-    if (fresh != top.key && !heap.empty() && heap.top().key < fresh) {  // shares moved since it was queued
-      heap.push({fresh, top.queue, top.pos});
-      continue;
+    for (;;) {
+      const Queue& q = *top.queue;
+      EngineJob& j = *q.jobs[top.pos];
+      const Key fresh = key_of(q, j);
+      if (fresh != top.key && !heap.empty() && heap.top().key < fresh) {  // shares moved since it was queued
+        heap.push({fresh, top.queue, top.pos});
+        break;
+      }
+      // The queue's next job, keyed before this one is handled (as if queued now); when that key
+      // comes before every other queue's, it is the entry the heap would give next (keys are
+      // unique: they end in the sequence), so it goes on without the heap.
+      const bool more = top.pos + 1 < q.jobs.size();
+      Entry next{};
+      if (more) next = {key_of(q, *q.jobs[top.pos + 1]), top.queue, top.pos + 1};
+      if (!j.running) handle(j, out);
+      if (!more) break;
+      if (!heap.empty() && !(next.key < heap.top().key)) {
+        heap.push(next);
+        break;
+      }
+      top = next;
     }
-    if (top.pos + 1 < q.jobs.size()) heap.push({key_of(q, *q.jobs[top.pos + 1]), top.queue, top.pos + 1});
-    if (!j.running) handle(j, out);
   }
 }
 
