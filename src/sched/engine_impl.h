@@ -1,6 +1,7 @@
 // Private state of SchedEngine (engine.h), shared by engine*.cc. Not a public header.
 #pragma once
 
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -116,9 +117,9 @@ struct Usage {
   uint64_t version = 0;                   // projects: bumped on every change (handle()'s fast path)
   std::unordered_map<int, int64_t> milli_by_supplier;  // tenants: GPU milli held per supplier id
   // Projects: its pending jobs in queue order (priority rank, submission, sequence), kept as they
-  // come and go so a full pass need not gather and sort them (set_pending). A sorted vector: a
-  // pass copies it whole, and jobs mostly arrive at its end.
-  std::vector<EngineJob*> queue;
+  // come and go so a full pass need not gather and sort them (set_pending). A sorted deque: a
+  // pass copies it in a few blocks, jobs mostly arrive at its end and start near its front.
+  std::deque<EngineJob*> queue;
   // The quota's GPU limit in milli per model id (Quota::gpu_limit looks up model names), as of
   // limits_version (projects_version) and the model count: a project's own (Impl::limit_milli), a
   // tenant's the sum of its projects' (Impl::tenant_limit_milli).

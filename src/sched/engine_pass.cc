@@ -31,7 +31,7 @@ bool queued_before(const EngineJob* a, const EngineJob* b) {
 }  // namespace
 
 void SchedEngine::Impl::set_pending(EngineJob& j, bool is_pending) {
-  std::vector<EngineJob*>& q = j.project_usage->queue;
+  std::deque<EngineJob*>& q = j.project_usage->queue;
   const auto at = std::lower_bound(q.begin(), q.end(), &j, queued_before);
   const bool there = at != q.end() && *at == &j;
   if (is_pending) {
@@ -62,7 +62,7 @@ void SchedEngine::Impl::run_queue(std::vector<SchedEvent>& out, const std::vecto
     for (auto& [p, q] : queues) std::sort(q.jobs.begin(), q.jobs.end(), queued_before);
   } else {
     // A copy: starting and preempting jobs change the queues while the pass walks them.
-    for (Usage* p : queued) queues[p].jobs = p->queue;
+    for (Usage* p : queued) queues[p].jobs.assign(p->queue.begin(), p->queue.end());
   }
   for (auto& [p, q] : queues) {
     q.project = p;

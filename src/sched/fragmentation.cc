@@ -80,7 +80,16 @@ int64_t node_fragmentation_scaled(const TargetWorkload& w, int64_t cpu_free, int
     prefix = heap_prefix.data();
   }
   std::copy(gpu_free.begin(), gpu_free.end(), sorted);
-  std::sort(sorted, sorted + n, std::greater<>());
+  if (n <= kInline) {  // a node's few GPUs: insertion sort, descending
+    for (size_t i = 1; i < n; ++i) {
+      const int32_t v = sorted[i];
+      size_t k = i;
+      for (; k > 0 && sorted[k - 1] < v; --k) sorted[k] = sorted[k - 1];
+      sorted[k] = v;
+    }
+  } else {
+    std::sort(sorted, sorted + n, std::greater<>());
+  }
   prefix[0] = 0;
   for (size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + sorted[i];
   const int64_t all = prefix[n];

@@ -30,7 +30,8 @@ class FgdPolicy final : public ScorePolicy {
     const AllocNode& n = c.node(node);
     const int64_t cpu_after = n.cpu_free() - p.cpu_milli;
     const int64_t before = node_fragmentation_scaled(target_, n.cpu_free(), n.model_id, n.gpu_free);
-    std::vector<int32_t> after(n.gpu_free);
+    std::vector<int32_t>& after = after_;  // scratch kept between calls
+    after.assign(n.gpu_free.begin(), n.gpu_free.end());
     if (!p.is_share()) {
       for (int g : pick_gpus_best_fit(n, p)) after[g] = 0;  // whole GPUs (or none)
       return {to_score(before - node_fragmentation_scaled(target_, cpu_after, n.model_id, after)), -1};
@@ -55,6 +56,7 @@ class FgdPolicy final : public ScorePolicy {
   }
 
   TargetWorkload target_;
+  mutable std::vector<int32_t> after_;  // evaluate()'s free milli after placement
 };
 
 }  // namespace
