@@ -34,7 +34,11 @@ std::optional<int> AllocScheduler::best_indexed(const AllocPod& pod) {
   if (added || bound_.size() - x.cursor > order_.size()) {
     x.tree.fill(order_.size(), value);
   } else {
-    for (size_t c = x.cursor; c < bound_.size(); ++c) x.tree.set(position_[bound_[c]], value(position_[bound_[c]]));
+    // Binding only takes room: a node the pod did not fit keeps not fitting.
+    for (size_t c = x.cursor; c < bound_.size(); ++c) {
+      const size_t pos = static_cast<size_t>(position_[bound_[c]]);
+      if (x.tree.leaf(pos) != MaxTree::kNone) x.tree.set(pos, value(pos));
+    }
   }
   x.cursor = bound_.size();
   if (x.tree.top() < 0) return std::nullopt;

@@ -281,20 +281,22 @@ struct SchedEngine::Impl {
     MaxTree tree;                // (score, position), kNone where the pod does not fit now
     uint64_t cursor = 0;         // absolute position in its model's change log
   };
-  std::unordered_map<std::string, PlaceIndex> indexes;
+  std::unordered_map<std::string, PlaceIndex, ShortKeyHash> indexes;
   std::string index_lookup;                     // best_indexed's key, its buffer kept
-  std::unordered_map<std::string, FilterNodes> filters;
+  std::unordered_map<std::string, FilterNodes, ShortKeyHash> filters;
   std::string filter_lookup;
   std::vector<std::vector<int>> model_nodes;    // model id + 1 -> node indices (0: every node)
   std::vector<int> model_pos;                   // node -> position in its model's list
-  std::vector<std::vector<int>> change_log;     // model id + 1 -> nodes whose allocation changed
+  std::vector<std::vector<int>> change_log;     // model id + 1 -> nodes whose allocation changed (~node: freed)
   std::vector<uint64_t> change_base;            // absolute position of change_log[k][0]
   uint64_t layout_version = 1;
   uint64_t indexed_layout = 0, indexed_terms = 0;
   size_t index_cells = 0;                       // leaves held by every index (a memory bound)
   bool indexed = true;                          // the policy scores nodes (Random picks: scan)
   static bool policy_scores(ScorePolicy& policy);
-  void note_change(int node);
+  // Logs a node whose allocation changed; `freed`: room was released there (an unbind), which
+  // may make a pod fit that did not (a bind never does).
+  void note_change(int node, bool freed = false);
   // The best node (highest score, lowest index) of the filter for the job's next worker; -1 none.
   int best_indexed(const SchedJob& j, const std::string& job_key, int model, int phase, bool contract_pass,
                    const GangLock& lock);

@@ -3,8 +3,9 @@
 // shape read: index_key) keeps a max tree over the nodes passing its static checks, each leaf the
 // node's score for the pod packed with its position (ties go to the lowest node index, as a scan in
 // node order does), or -1 where the pod does not fit now. A decision costs the nodes changed since
-// the filter last looked (each a score, cached per node version, and log(n) tree steps), not the
-// cluster: the same choices as the scan, which Random (it draws among all feasible nodes) still uses.
+// the filter last looked (each a score, cached per node version, and log(n) tree steps; none for a
+// node a bind changed where the pod did not fit), not the cluster: the same choices as the scan,
+// which Random (it draws among all feasible nodes) still uses.
 #include <algorithm>
 
 #include "sched/engine_impl.h"
@@ -22,10 +23,10 @@ bool SchedEngine::Impl::policy_scores(ScorePolicy& policy) {
   return !policy.pick_node({0, 1}, probe).has_value();
 }
 
-void SchedEngine::Impl::note_change(int node) {
+void SchedEngine::Impl::note_change(int node, bool freed) {
   auto log_to = [&](size_t k) {
     auto& log = change_log[k];
-    log.push_back(node);
+    log.push_back(freed ? ~node : node);
     if (log.size() > 4 * model_nodes[k].size() + 4096) {  // every index would rather refill
       change_base[k] += log.size();
       log.clear();
@@ -133,8 +134,13 @@ int SchedEngine::Impl::best_indexed(const SchedJob& j, const std::string& job_ke
   } else {
     const auto& log = change_log[k];
     for (uint64_t c = x.cursor - change_base[k]; c < log.size(); ++c) {
-      const int pos = x.nodes->leaf_of[k == 0 ? log[c] : model_pos[log[c]]];
-      if (pos >= 0) x.tree.set(static_cast<size_t>(pos), value(static_cast<size_t>(pos)));
+      const bool freed = log[c] < 0;
+      const int node = freed ? ~log[c] : log[c];
+      const int pos = x.nodes->leaf_of[k == 0 ? node : model_pos[node]];
+      if (pos < 0) continue;
+      // A bind only takes room: where the pod did not fit it still does not (its score is moot).
+      if (!freed && x.tree.leaf(static_cast<size_t>(pos)) == MaxTree::kNone) continue;
+      x.tree.set(static_cast<size_t>(pos), value(static_cast<size_t>(pos)));
     }
   }
   x.cursor = end;

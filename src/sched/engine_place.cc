@@ -147,7 +147,7 @@ void SchedEngine::Impl::bind(Bound& b) {
 void SchedEngine::Impl::unbind(const Bound& b) {
   cluster.unbind(b.node, b.pod, b.gpus);
   ++node_version[b.node];
-  note_change(b.node);
+  note_change(b.node, true);
   if (const int m = cluster.node(b.node).model_id; m >= 0)
     free_by_model[m] += int64_t{b.pod.gpu_milli} * static_cast<int64_t>(b.gpus.size());
 }

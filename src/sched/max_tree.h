@@ -37,6 +37,7 @@ class MaxTree {
     }
   }
   int64_t top() const { return tree_.size() > 1 ? tree_[1] : kNone; }
+  int64_t leaf(size_t pos) const { return tree_[width_ + pos]; }
   size_t cells() const { return tree_.size(); }
 
  private:

@@ -5,7 +5,7 @@
 
 namespace gpurent {
 
-uint64_t StateMemo::hash_of(std::string_view key) {
+uint64_t short_key_hash(std::string_view key) {
   // Eight bytes at a time, each word mixed in with a multiply and a shift (the keys are short and
   // mostly numbers); the tail as one zero-padded word, the length in the seed.
   uint64_t h = 0x9e3779b97f4a7c15ULL ^ (key.size() * 0xff51afd7ed558ccdULL);
@@ -47,7 +47,7 @@ int16_t& StateMemo::find_or_add(std::string_view key, bool& added) {
   // The arena's offsets are 32-bit: a memo that large starts over (it only saves work).
   if (arena_.size() + key.size() > std::numeric_limits<uint32_t>::max()) clear();
   if ((size_ + 1) * 2 > slots_.size()) grow();
-  const uint64_t h = hash_of(key);
+  const uint64_t h = short_key_hash(key);
   const size_t mask = slots_.size() - 1;
   size_t at = h & mask;
   while (slots_[at].used) {

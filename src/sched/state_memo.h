@@ -12,6 +12,12 @@
 
 namespace gpurent {
 
+// A fast hash of short binary keys (eight bytes at a time), also for maps keyed by such strings.
+uint64_t short_key_hash(std::string_view key);
+struct ShortKeyHash {
+  size_t operator()(const std::string& key) const noexcept { return short_key_hash(key); }
+};
+
 class StateMemo {
  public:
   // The score stored for `key`, or a new entry for it holding 0; `added` says which.
@@ -27,7 +33,6 @@ class StateMemo {
     int16_t value = 0;
     bool used = false;
   };
-  static uint64_t hash_of(std::string_view key);
   void grow();
 
   std::vector<Slot> slots_;  // a power of two long, at most half used
