@@ -4,8 +4,8 @@
 // way (the canonical JSON document plus the same handful of index columns from IndexCols), and
 // new kinds keep arriving (instances, endpoints, reservations, market orders...). A single table
 // means a new kind needs no migration and no new SQL, get/list/update are one code path, the
-// name-uniqueness rule is one index, and a PostgreSQL store (none exists yet) could mirror it with
-// a jsonb body. The cost, indexes shared across kinds, is paid for by putting `kind` first in
+// name-uniqueness rule is one index, and the PostgreSQL store mirrors it with a jsonb body
+// (pg_migrations.cc). The cost, indexes shared across kinds, is paid for by putting `kind` first in
 // every index, so each kind's rows form their own contiguous key range.
 //
 // Design notes:

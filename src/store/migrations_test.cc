@@ -164,5 +164,29 @@ TEST(Migrations, V4ScopesExistingUsageKeysByTheirSender) {
   EXPECT_FALSE(table_exists(db, "usage_batches_v4"));
 }
 
+// A version-2 file (before job metrics) upgrades on open and keeps its data; the new table works.
+TEST(Migrations, AVersion2FileUpgradesToJobMetricsKeepingItsData) {
+  TempDir dir;
+  const std::string path = dir.file("v2.db");
+  {
+    Db db = open_db(path);
+    auto all = sqlite_migrations();
+    ASSERT_GE(all.size(), 3u);
+    ASSERT_EQ(apply_migrations(db, all.first(2), 1).value(), 2);
+    ASSERT_TRUE(db.exec("INSERT INTO objects (kind, id, name, created_at, updated_at, version, body)"
+                        " VALUES ('tenants', 'ten_1', 'acme', 1, 1, 1, '{\"name\":\"acme\"}')")
+                    .ok());
+  }
+  auto store = open_or_die(path);
+  ASSERT_NE(store, nullptr);
+  EXPECT_GE(store->schema_version(), 3);
+  EXPECT_TRUE(store->get("tenants", "ten_1").ok());
+  const JobMetricRow point{"job_a", "ten_1", "prj_1", "acc", 1, 0.5, true};
+  ASSERT_TRUE(store->write([&](StoreTx& tx) { return tx.insert_job_metrics({point}); }).ok());
+  auto rows = store->job_metrics({.tenant_id = "ten_1", .from = 0, .to = 10});
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  EXPECT_EQ(rows->size(), 1u);
+}
+
 }  // namespace
 }  // namespace gpurent

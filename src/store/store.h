@@ -1,7 +1,13 @@
 // Store: durable home of every resource. Resources are kept as documents (the canonical JSON the
 // API returns) plus a few indexed columns used for scoping and filtering; see docs/architecture.md
-// for why. Implementations: SqliteStore (embedded), the only one today. The interface has no SQL
-// in it, so a PostgreSQL store (jsonb body, same columns) could implement it; none exists yet.
+// for why. Two implementations behind the same interface and the same test suite
+// (src/store/store_test.cc and its siblings run every test against both):
+//  * SqliteStore (sqlite_*.cc, open_sqlite_store): embedded, one file in WAL mode; the default.
+//  * PostgresStore (pg_*.cc, open_postgres_store): a PostgreSQL 15+ server through libpq; bodies
+//    as jsonb, raw usage samples partitioned by month (pg_migrations.cc). Not yet selectable from
+//    `gpurent serve`.
+// The interface has no SQL in it; each backend has its own versioned schema (migrations.cc,
+// pg_migrations.cc), applied on open.
 //
 // Concurrency contract: exactly one writer (the server's control loop) calls write(); reads
 // (get/list/token lookups) may be called from any thread concurrently with the writer.
@@ -209,5 +215,20 @@ struct SqliteOptions {
 
 // Opens (creating if needed) the file in WAL mode and applies pending schema migrations.
 Result<std::unique_ptr<Store>> open_sqlite_store(const SqliteOptions& opts);
+
+struct PostgresOptions {
+  // "postgresql://user:secret@host:5432/gpurent?sslmode=require" or a libpq key=value string
+  // ("host=/run/postgresql dbname=gpurent"). The database must exist; its schema is created.
+  std::string url;
+  int readers = 4;             // reader connections at most (1..64), opened as reads need them
+  int connect_timeout_s = 10;  // per connection attempt (1..3600)
+};
+
+// Connects the writer (and one reader, to fail early), then applies pending schema migrations.
+// Commits are durable when write() returns (synchronous_commit is on for the writer's session).
+// Errors: kInvalid naming "url", "readers" or "connect_timeout_s" for bad options; kUnavailable
+// when the server cannot be reached (the message names host, port, database and user, never the
+// password).
+Result<std::unique_ptr<Store>> open_postgres_store(const PostgresOptions& opts);
 
 }  // namespace gpurent

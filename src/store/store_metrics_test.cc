@@ -1,14 +1,13 @@
-// Job metric points in the SQLite store: round trip of exact doubles, ordering, per-job and
-// per-tenant reads over [from, to), replacement at an instant, the direction rule (also against
-// rows of the same batch, and atomically: a refused batch stores nothing), input checks, and the
-// upgrade of a version-2 file.
+// Job metric points in the store, on every backend: round trip of exact doubles, ordering,
+// per-job and per-tenant reads over [from, to), replacement at an instant, the direction rule
+// (also against rows of the same batch, and atomically: a refused batch stores nothing) and input
+// checks. The upgrade of a version-2 SQLite file is in migrations_test.cc.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
-#include "store/migrations.h"
-#include "store/store_test_util.h"
+#include "store/store_backends_test_util.h"
 
 namespace gpurent {
 namespace {
@@ -18,7 +17,7 @@ JobMetricRow point(std::string job, std::string tenant, std::string name, TimeMs
   return {std::move(job), std::move(tenant), "prj_1", std::move(name), at, value, higher_is_better};
 }
 
-Status insert(Store& s, const std::vector<JobMetricRow>& rows) {
+Status insert_points(Store& s, const std::vector<JobMetricRow>& rows) {
   return s.write([&](StoreTx& tx) { return tx.insert_job_metrics(rows); });
 }
 
@@ -31,15 +30,11 @@ std::vector<JobMetricRow> read(Store& s, JobMetricFilter f) {
 constexpr TimeMs kMin = std::numeric_limits<TimeMs>::min();
 constexpr TimeMs kMax = std::numeric_limits<TimeMs>::max();
 
-class JobMetricsStore : public ::testing::Test {
- protected:
-  TempDir dir_;
-  std::unique_ptr<Store> store_ = open_or_die(dir_.file("m.db"));
-};
+class JobMetricsStore : public StoreBackendTest {};
 
-TEST_F(JobMetricsStore, RoundTripsExactValuesInJobNameTimeOrder) {
+TEST_P(JobMetricsStore, RoundTripsExactValuesInJobNameTimeOrder) {
   const double tiny = 1e-300, big = std::numeric_limits<double>::max(), third = 1.0 / 3.0;
-  ASSERT_TRUE(insert(*store_, {point("job_b", "ten_1", "loss", 300, 0.5, false),
+  ASSERT_TRUE(insert_points(*store_, {point("job_b", "ten_1", "loss", 300, 0.5, false),
                                point("job_a", "ten_1", "val_accuracy", 200, third),
                                point("job_a", "ten_1", "val_accuracy", 100, tiny),
                                point("job_a", "ten_1", "loss", 150, -big, false),
@@ -67,8 +62,8 @@ TEST_F(JobMetricsStore, RoundTripsExactValuesInJobNameTimeOrder) {
   EXPECT_EQ(tenant[4].job_id, "job_b");
 }
 
-TEST_F(JobMetricsStore, RangesAreHalfOpenAndScopedToTheTenant) {
-  ASSERT_TRUE(insert(*store_, {point("job_a", "ten_1", "acc", 100, 1), point("job_a", "ten_1", "acc", 200, 2),
+TEST_P(JobMetricsStore, RangesAreHalfOpenAndScopedToTheTenant) {
+  ASSERT_TRUE(insert_points(*store_, {point("job_a", "ten_1", "acc", 100, 1), point("job_a", "ten_1", "acc", 200, 2),
                                point("job_a", "ten_1", "acc", 300, 3), point("job_x", "ten_2", "acc", 200, 9)})
                   .ok());
   auto mid = read(*store_, {.job_id = "job_a", .from = 100, .to = 300});
@@ -84,18 +79,18 @@ TEST_F(JobMetricsStore, RangesAreHalfOpenAndScopedToTheTenant) {
   EXPECT_TRUE(read(*store_, {.job_id = "job_none", .from = kMin, .to = kMax}).empty());
 }
 
-TEST_F(JobMetricsStore, APointAtAStoredInstantReplacesItsValue) {
-  ASSERT_TRUE(insert(*store_, {point("job_a", "ten_1", "acc", 100, 0.25)}).ok());
-  ASSERT_TRUE(insert(*store_, {point("job_a", "ten_1", "acc", 100, 0.75), point("job_a", "ten_1", "acc", 200, 0.8)}).ok());
+TEST_P(JobMetricsStore, APointAtAStoredInstantReplacesItsValue) {
+  ASSERT_TRUE(insert_points(*store_, {point("job_a", "ten_1", "acc", 100, 0.25)}).ok());
+  ASSERT_TRUE(insert_points(*store_, {point("job_a", "ten_1", "acc", 100, 0.75), point("job_a", "ten_1", "acc", 200, 0.8)}).ok());
   auto rows = read(*store_, {.job_id = "job_a", .from = kMin, .to = kMax});
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].value, 0.75);
 }
 
-TEST_F(JobMetricsStore, DirectionMustAgreeWithStoredPointsAndTheBatch) {
-  ASSERT_TRUE(insert(*store_, {point("job_a", "ten_1", "loss", 100, 2.0, false)}).ok());
+TEST_P(JobMetricsStore, DirectionMustAgreeWithStoredPointsAndTheBatch) {
+  ASSERT_TRUE(insert_points(*store_, {point("job_a", "ten_1", "loss", 100, 2.0, false)}).ok());
   // Against the store: the whole batch is refused, naming the offending row.
-  auto s = insert(*store_, {point("job_a", "ten_1", "acc", 150, 0.5), point("job_a", "ten_1", "loss", 200, 1.0, true)});
+  auto s = insert_points(*store_, {point("job_a", "ten_1", "acc", 150, 0.5), point("job_a", "ten_1", "loss", 200, 1.0, true)});
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code, Code::kConflict);
   ASSERT_EQ(s.error().fields.size(), 1u);
@@ -104,31 +99,31 @@ TEST_F(JobMetricsStore, DirectionMustAgreeWithStoredPointsAndTheBatch) {
   EXPECT_EQ(read(*store_, {.job_id = "job_a", .from = kMin, .to = kMax}).size(), 1u);  // nothing of it stored
 
   // Within the batch: the first row of a new metric sets its direction.
-  s = insert(*store_, {point("job_a", "ten_1", "bleu", 1, 10), point("job_a", "ten_1", "bleu", 2, 11, false)});
+  s = insert_points(*store_, {point("job_a", "ten_1", "bleu", 1, 10), point("job_a", "ten_1", "bleu", 2, 11, false)});
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code, Code::kConflict);
   EXPECT_EQ(s.error().fields[0].field, "rows[1].higher_is_better");
   EXPECT_NE(s.error().message.find("earlier in this batch"), std::string::npos) << s.error().message;
 
   // The same name on another job is another series, free to choose.
-  EXPECT_TRUE(insert(*store_, {point("job_b", "ten_1", "loss", 100, 2.0, true)}).ok());
+  EXPECT_TRUE(insert_points(*store_, {point("job_b", "ten_1", "loss", 100, 2.0, true)}).ok());
 }
 
-TEST_F(JobMetricsStore, RefusesIncompleteRowsAndNonFiniteValues) {
-  auto s = insert(*store_, {point("job_a", "ten_1", "acc", 1, 1), point("job_a", "ten_1", "acc", 2, std::nan(""))});
+TEST_P(JobMetricsStore, RefusesIncompleteRowsAndNonFiniteValues) {
+  auto s = insert_points(*store_, {point("job_a", "ten_1", "acc", 1, 1), point("job_a", "ten_1", "acc", 2, std::nan(""))});
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code, Code::kInvalid);
   EXPECT_EQ(s.error().fields[0].field, "rows[1].value");
-  s = insert(*store_, {point("job_a", "ten_1", "acc", 1, std::numeric_limits<double>::infinity())});
+  s = insert_points(*store_, {point("job_a", "ten_1", "acc", 1, std::numeric_limits<double>::infinity())});
   EXPECT_EQ(s.error().fields[0].field, "rows[0].value");
-  EXPECT_EQ(insert(*store_, {point("", "ten_1", "acc", 1, 1)}).error().fields[0].field, "rows[0].job_id");
-  EXPECT_EQ(insert(*store_, {point("job_a", "", "acc", 1, 1)}).error().fields[0].field, "rows[0].tenant_id");
-  EXPECT_EQ(insert(*store_, {point("job_a", "ten_1", "", 1, 1)}).error().fields[0].field, "rows[0].name");
+  EXPECT_EQ(insert_points(*store_, {point("", "ten_1", "acc", 1, 1)}).error().fields[0].field, "rows[0].job_id");
+  EXPECT_EQ(insert_points(*store_, {point("job_a", "", "acc", 1, 1)}).error().fields[0].field, "rows[0].tenant_id");
+  EXPECT_EQ(insert_points(*store_, {point("job_a", "ten_1", "", 1, 1)}).error().fields[0].field, "rows[0].name");
   EXPECT_TRUE(read(*store_, {.job_id = "job_a", .from = kMin, .to = kMax}).empty());
-  EXPECT_TRUE(insert(*store_, {}).ok());  // an empty batch is a no-op
+  EXPECT_TRUE(insert_points(*store_, {}).ok());  // an empty batch is a no-op
 }
 
-TEST_F(JobMetricsStore, RefusesAnEmptyFilterOrRange) {
+TEST_P(JobMetricsStore, RefusesAnEmptyFilterOrRange) {
   auto none = store_->job_metrics({.from = 0, .to = 10});
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().code, Code::kInvalid);
@@ -137,26 +132,7 @@ TEST_F(JobMetricsStore, RefusesAnEmptyFilterOrRange) {
   EXPECT_EQ(empty.error().fields[0].field, "to");
 }
 
-TEST(JobMetricsMigration, AVersion2FileUpgradesKeepingItsData) {
-  TempDir dir;
-  const std::string path = dir.file("v2.db");
-  {
-    auto db = Db::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 1000);
-    ASSERT_TRUE(db.ok());
-    auto all = sqlite_migrations();
-    ASSERT_GE(all.size(), 3u);
-    ASSERT_EQ(apply_migrations(*db, all.first(2), 1).value(), 2);
-    ASSERT_TRUE(db->exec("INSERT INTO objects (kind, id, name, created_at, updated_at, version, body)"
-                         " VALUES ('tenants', 'ten_1', 'acme', 1, 1, 1, '{\"name\":\"acme\"}')")
-                    .ok());
-  }
-  auto store = open_or_die(path);
-  ASSERT_NE(store, nullptr);
-  EXPECT_GE(store->schema_version(), 3);
-  EXPECT_TRUE(store->get("tenants", "ten_1").ok());
-  ASSERT_TRUE(insert(*store, {point("job_a", "ten_1", "acc", 1, 0.5)}).ok());
-  EXPECT_EQ(read(*store, {.tenant_id = "ten_1", .from = kMin, .to = kMax}).size(), 1u);
-}
+INSTANTIATE_TEST_SUITE_P(Backends, JobMetricsStore, ::testing::ValuesIn(kStoreBackends), backend_test_name);
 
 }  // namespace
 }  // namespace gpurent
