@@ -1,6 +1,8 @@
 // Durability through the real server: writers create objects as fast as the server acknowledges
 // them, the server is killed (SIGKILL) mid-stream or stopped (SIGTERM), and after a restart on the
-// same database every acknowledged object must be there — an acknowledged write is durable.
+// same database every acknowledged object must be there — an acknowledged write is durable. On
+// both stores: an SQLite file, and a PostgreSQL database (`--db postgresql://…`; the cluster is
+// the ctest run's, or the process's own: src/store/pg_test_cluster.h).
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -11,6 +13,7 @@
 #include <thread>
 
 #include "server_fixture.h"
+#include "store/pg_test_cluster.h"
 
 namespace gpurent::testing {
 namespace {
@@ -120,18 +123,28 @@ void expect_all_present(const ServerProcess& s, const std::vector<std::string>& 
   }
 }
 
-class Crash : public ::testing::Test {
+class Crash : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
+    // The writers hammer one token as fast as the store commits: rate limits are not what is tested.
+    std::vector<std::string> args{"--no-rate-limits"};
+    if (GetParam() == "postgres") {
+      auto db = PgTestDatabase::create();
+      ASSERT_TRUE(db) << db.error().message;
+      pg_ = std::move(db).value();
+      args.insert(args.end(), {"--db", pg_->url()});
+    }
+    server_ = std::make_unique<ServerProcess>(args);
+    expect_2xx(server_->admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
     json p = project_doc("acme", "durable");
-    expect_2xx(s.admin("POST", "/api/v1/projects", p), "project");
+    expect_2xx(server_->admin("POST", "/api/v1/projects", p), "project");
   }
-  // The writers hammer one token as fast as fsync allows: rate limits are not what is tested here.
-  ServerProcess s{{"--no-rate-limits"}};
+  std::unique_ptr<PgTestDatabase> pg_;  // outlives the server
+  std::unique_ptr<ServerProcess> server_;
 };
 
-TEST_F(Crash, KillNineLosesNoAcknowledgedWrite) {
+TEST_P(Crash, KillNineLosesNoAcknowledgedWrite) {
+  ServerProcess& s = *server_;
   std::vector<std::string> all_tenants, all_jobs;
   for (int round = 0; round < 2; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
@@ -151,7 +164,8 @@ TEST_F(Crash, KillNineLosesNoAcknowledgedWrite) {
   }
 }
 
-TEST_F(Crash, CleanStopKeepsEverythingAndExitsZero) {
+TEST_P(Crash, CleanStopKeepsEverythingAndExitsZero) {
+  ServerProcess& s = *server_;
   const std::string token = s.admin_token();
   auto [tenants, jobs] = write_until_interrupted(s, "term", 100, 1000ms, [&] { s.stop(); });
   EXPECT_EQ(s.last_exit_status(), 0) << s.log();
@@ -167,6 +181,9 @@ TEST_F(Crash, CleanStopKeepsEverythingAndExitsZero) {
   EXPECT_EQ(s.last_exit_status(), 0);
   expect_all_present(s, tenants, jobs);
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, Crash, ::testing::Values("sqlite", "postgres"),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 
 }  // namespace
 }  // namespace gpurent::testing

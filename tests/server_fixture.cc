@@ -102,6 +102,12 @@ void ServerProcess::start() {
   // A test may listen elsewhere (containers reach the server through their gateway): its --host wins.
   if (std::find(extra_args_.begin(), extra_args_.end(), "--host") != extra_args_.end())
     args.erase(args.begin() + 4, args.begin() + 6);
+  // A test's own --db (a PostgreSQL URL) wins too; the server's other files stay in the folder.
+  if (std::find(extra_args_.begin(), extra_args_.end(), "--db") != extra_args_.end()) {
+    auto db = std::find(args.begin(), args.end(), "--db");
+    *(db + 1) = dir_;
+    *db = "--state-dir";
+  }
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

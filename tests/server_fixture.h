@@ -42,7 +42,8 @@ struct Resp {
 
 class ServerProcess {
  public:
-  // Starts at once; extra_args are appended to the serve command line (e.g. {"--demo"}).
+  // Starts at once; extra_args are appended to the serve command line (e.g. {"--demo"}). With
+  // its own "--db" (a PostgreSQL URL) the folder is the server's --state-dir instead.
   explicit ServerProcess(std::vector<std::string> extra_args = {});
   ~ServerProcess();
   ServerProcess(const ServerProcess&) = delete;

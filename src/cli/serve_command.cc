@@ -39,10 +39,17 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--port", s.port, "port to listen on; 0 picks a free one (printed at start)")
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
-  cmd->add_option("--db", s.db_path, "SQLite database file (created if missing)")->capture_default_str();
+  cmd->add_option("--db", s.db_path,
+                  "SQLite database file (created if missing), or a PostgreSQL URL postgresql://user@host/dbname "
+                  "(the database must exist; its schema is created)")
+      ->capture_default_str();
+  cmd->add_option("--state-dir", s.state_dir,
+                  "folder for the server's own files (admin token, demo users' tokens, local runs, artifacts), named "
+                  "gpurent.*; default: beside an SQLite --db file, var/ for a PostgreSQL one");
   cmd->add_option("--catalog", s.catalog_path, "GPU catalog file (default: the one shipped with gpurent)");
   cmd->add_option("--admin-token-file", s.admin_token_file,
-                  "where the operator admin token is written on first start, mode 600 (default: <db>.admin-token)");
+                  "where the operator admin token is written on first start, mode 600 (default: gpurent.admin-token "
+                  "in --state-dir when given, else <db>.admin-token for SQLite, var/gpurent.admin-token for PostgreSQL)");
   cmd->add_option("--data-dir", s.data_dir, "folder with the demo's price lists (default: found automatically)");
   cmd->add_option("--static-dir", s.static_dir, "serve the dashboard's built files from this folder");
   cmd->add_flag("--demo", s.demo, "seed the demo world (suppliers, nodes, offers, tenants) into an empty database");
@@ -98,7 +105,8 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
       ->check(CLI::Range(int64_t{1}, int64_t{10000}))
       ->capture_default_str();
   cmd->add_flag("--no-sync-full", o->no_sync_full,
-                "do not fsync every commit (faster; a power loss may lose the last commits)");
+                "SQLite: do not fsync every commit (faster; a power loss may lose the last commits); "
+                "PostgreSQL commits are always synchronous");
   cmd->add_flag("--no-scheduler", o->no_scheduler, "do not run the scheduler (jobs stay pending)");
   cmd->add_option("--sched-interval-ms", s.sched_interval_ms, "milliseconds between scheduling passes")
       ->check(CLI::Range(int64_t{10}, int64_t{600000}))

@@ -177,7 +177,7 @@ static void announce(const ServerOptions& opts, const std::string& url, const Ad
   json ready = {{"event", "listening"},
                 {"url", url},
                 {"admin_token_file", admin.token_file},
-                {"db", opts.db_path},
+                {"db", describe_db(opts.db_path)},
                 {"schema_version", schema_version}};
   if (!demo_info.is_null()) ready["demo"] = demo_info;
   std::cout << ready.dump() << std::endl;
@@ -190,20 +190,31 @@ static void announce(const ServerOptions& opts, const std::string& url, const Ad
               << "                (kept in " << admin.token_file << ", shown only now)\n";
   else
     std::cout << "  admin token:  in " << admin.token_file << "\n";
-  std::cout << "  demo users' tokens: " << opts.db_path << ".demo-tokens.json\n"
+  std::cout << "  demo users' tokens: " << opts.file_prefix() << ".demo-tokens.json\n"
             << "  try:  ./build/gpurent -s " << url << " --token-file " << admin.token_file << " nodes list\n"
             << std::endl;
 }
 
-// The database (its folder created) with migrations applied.
+std::string ServerOptions::file_prefix() const {
+  if (!state_dir.empty()) return (std::filesystem::path(state_dir) / "gpurent").string();
+  return is_postgres_url(db_path) ? "var/gpurent" : db_path;
+}
+
+// The database with migrations applied (an SQLite file's folder created), and the folder of the
+// server's own files.
 static Result<std::unique_ptr<Store>> open_database(const ServerOptions& opts) {
-  std::filesystem::path db(opts.db_path);
-  if (db.has_parent_path()) {
+  for (const std::string& file : {is_postgres_url(opts.db_path) ? std::string() : opts.db_path, opts.file_prefix()}) {
+    std::filesystem::path p(file);
+    if (!p.has_parent_path()) continue;
     std::error_code ec;
-    std::filesystem::create_directories(db.parent_path(), ec);
+    std::filesystem::create_directories(p.parent_path(), ec);
   }
-  auto store = open_sqlite_store(SqliteOptions{opts.db_path, opts.sync_full, 5000});
-  if (!store) return Error::make(store.error().code, "cannot open database " + opts.db_path + ": " + store.error().message);
+  auto store = is_postgres_url(opts.db_path)
+                   ? open_postgres_store(PostgresOptions{.url = opts.db_path, .readers = 8})
+                   : open_sqlite_store(SqliteOptions{opts.db_path, opts.sync_full, 5000});
+  if (!store)
+    return Error::make(store.error().code,
+                       "cannot open database " + describe_db(opts.db_path) + ": " + store.error().message);
   return store;
 }
 
@@ -284,7 +295,7 @@ int run_server(const ServerOptions& opts) {
     return 1;
   }
 
-  std::string token_file = opts.admin_token_file.empty() ? opts.db_path + ".admin-token" : opts.admin_token_file;
+  std::string token_file = opts.admin_token_file.empty() ? opts.file_prefix() + ".admin-token" : opts.admin_token_file;
   auto admin = ensure_admin(**store, loop, clock, token_file);
   if (!admin) {
     std::cerr << "error: bootstrap failed: " << admin.error().message << "\n";

@@ -12,9 +12,14 @@ namespace gpurent {
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;                    // 0 = pick a free port (printed on start)
+  // An SQLite file (created if missing) or a PostgreSQL URL (postgresql://…; the database must
+  // exist, its schema is created).
   std::string db_path = "var/gpurent.db";
+  // Where the server keeps its own files (admin token, demo users' tokens, local runs, artifacts)
+  // when not given one by one; see file_prefix().
+  std::string state_dir;
   std::string catalog_path;           // empty = default_catalog_path()
-  std::string admin_token_file;       // empty = "<db_path>.admin-token"; created (mode 600) on first start
+  std::string admin_token_file;       // empty = "<file_prefix()>.admin-token"; created (mode 600) on first start
   std::string data_dir;               // ../shared/data-like folder for the demo's price lists; empty = auto
   std::string static_dir;             // dashboard files; empty = none
   bool demo = false;                  // seed the demo world into an empty database
@@ -87,7 +92,7 @@ struct ServerOptions {
   std::string local_supplier, local_gpu_model, local_driver, local_cuda;  // as slurm_* for --executor local
   std::string local_node;          // this machine's node name; empty: its host name
   int64_t local_gpus = -1;         // -1: count the GPU device files (container_gpu_device)
-  std::string local_run_dir;       // the local runs' folders; empty: "<db_path>.runs"
+  std::string local_run_dir;       // the local runs' folders; empty: "<file_prefix()>.runs"
   // Containers (docs/containers.md): with the Slurm executor, every worker runs in a Podman
   // container with its image, exactly its GPUs, limits, the tenant's network and volumes.
   bool containers = false;
@@ -111,7 +116,7 @@ struct ServerOptions {
   std::string instance_bind = "0.0.0.0";
   std::string instance_host;
   // Artifacts (docs/resources/artifacts.md): the content-addressed store of the projects' files
-  // (shared with the nodes at the same path); empty: "<db_path>.artifacts". Limits: one
+  // (shared with the nodes at the same path); empty: "<file_prefix()>.artifacts". Limits: one
   // artifact, and all of a tenant's (uploads included), in GiB.
   std::string artifact_dir;
   int64_t artifact_max_gib = 64;
@@ -120,6 +125,11 @@ struct ServerOptions {
   // Debian mirror (one at a time, on a thread of their own). Off: recipes stay queued.
   bool image_builds = false;
   std::string debian_mirror = "http://deb.debian.org/debian";
+
+  // The path the server's own files are named from ("<prefix>.admin-token", ".demo-tokens.json",
+  // ".runs", ".artifacts"): "<state_dir>/gpurent" when state_dir is set; else the SQLite file
+  // itself (its files beside it, as before); else, for a PostgreSQL database, "var/gpurent".
+  std::string file_prefix() const;
 };
 
 // Runs until SIGINT or SIGTERM. Prints one JSON line {"event":"listening","url":...,"admin_token_file":...}

@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -230,5 +231,12 @@ struct PostgresOptions {
 // when the server cannot be reached (the message names host, port, database and user, never the
 // password).
 Result<std::unique_ptr<Store>> open_postgres_store(const PostgresOptions& opts);
+
+// Whether a `--db` argument names a PostgreSQL database (a postgresql:// or postgres:// URL)
+// rather than an SQLite file.
+bool is_postgres_url(std::string_view db);
+// A `--db` argument fit for logs and messages: a URL's password (user:PASSWORD@ or a password=
+// parameter) replaced by "***"; a file path as given.
+std::string describe_db(const std::string& db);
 
 }  // namespace gpurent

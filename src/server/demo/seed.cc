@@ -27,7 +27,7 @@ Result<Principal> demo_creator(App& app, const Principal& op, const std::string&
 }
 
 Result<json> seed_demo_if_empty(App& app, const std::string& admin_user_id, const std::string& data_dir) {
-  std::string tokens_file = app.opts.db_path + ".demo-tokens.json";
+  std::string tokens_file = app.opts.file_prefix() + ".demo-tokens.json";
   auto existing = app.store.count("suppliers", {});
   if (!existing) return existing.error();
   if (*existing > 0) return json{{"seeded", false}, {"reason", "database already has suppliers"}, {"tokens_file", tokens_file}};

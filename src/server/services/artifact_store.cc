@@ -94,8 +94,8 @@ void sync_dir(const std::string& dir) {
 
 std::string artifact_root(const ServerOptions& o) {
   std::error_code ec;
-  const fs::path p = fs::absolute(o.artifact_dir.empty() ? o.db_path + ".artifacts" : o.artifact_dir, ec);
-  return (ec ? fs::path(o.artifact_dir.empty() ? o.db_path + ".artifacts" : o.artifact_dir) : p.lexically_normal())
+  const fs::path p = fs::absolute(o.artifact_dir.empty() ? o.file_prefix() + ".artifacts" : o.artifact_dir, ec);
+  return (ec ? fs::path(o.artifact_dir.empty() ? o.file_prefix() + ".artifacts" : o.artifact_dir) : p.lexically_normal())
       .string();
 }
 

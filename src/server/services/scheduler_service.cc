@@ -182,7 +182,7 @@ Result<std::unique_ptr<Executor>> make_executor(const ServerOptions& o, const Gp
   LocalExecutorOptions lo;
   // The runs' wrappers work in their own folders: every path they use is absolute.
   std::error_code ec;
-  lo.run_dir = std::filesystem::absolute(!o.local_run_dir.empty() ? o.local_run_dir : o.db_path + ".runs", ec)
+  lo.run_dir = std::filesystem::absolute(!o.local_run_dir.empty() ? o.local_run_dir : o.file_prefix() + ".runs", ec)
                    .lexically_normal()
                    .string();
   if (!so.output_dir.empty()) so.output_dir = std::filesystem::absolute(so.output_dir, ec).lexically_normal().string();
