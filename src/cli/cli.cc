@@ -176,6 +176,7 @@ int run_cli(const std::vector<std::string>& args, const CliIo& io) {
   add_artifact_commands(app, ctx);
   add_image_commands(app, ctx);
   add_serve_command(app, ctx);
+  add_store_commands(app, ctx);
   add_simulate_command(app, ctx);
   add_rate_command(app, ctx);
   add_invoice_commands(app, ctx);

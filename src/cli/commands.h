@@ -79,6 +79,8 @@ void add_operator_commands(CLI::App& app, CliContext& ctx);
 void add_account_commands(CLI::App& app, CliContext& ctx);
 // serve: runs the API server (server/server.h).
 void add_serve_command(CLI::App& app, CliContext& ctx);
+// backup, restore, migrate: a store's backups and its move to PostgreSQL (store/backup.h).
+void add_store_commands(CLI::App& app, CliContext& ctx);
 
 // A local failure (bad usage, an unreadable file) as the problem document `-o json` prints on
 // standard error: title, detail, errors[] when there are field errors, exit_code.

@@ -291,27 +291,35 @@ Result<int> applied_schema_version(Db& db) {
   return static_cast<int>(q->integer(0));
 }
 
-Result<int> apply_migrations(Db& db, std::span<const Migration> migrations, TimeMs now) {
+Status check_schema_not_newer(int current, std::span<const Migration> migrations) {
+  const int known = migrations.empty() ? 0 : migrations.back().version;
+  if (current <= known) return ok_status();
+  return Error::make(Code::kInternal, "database schema version " + std::to_string(current) +
+                                          " is newer than this binary supports (" + std::to_string(known) +
+                                          "); it was written by a newer gpurent: upgrade gpurent to open it");
+}
+
+Result<int> run_migrations(std::span<const Migration> migrations, const MigrationSteps& steps) {
   int prev = 0;
   for (const Migration& m : migrations) {
     if (m.version <= prev)
       return Error::make(Code::kInternal, "schema migrations out of order at version " + std::to_string(m.version));
     prev = m.version;
   }
-  if (auto s = db.exec(kBootstrap); !s) return s.error();
-  auto current = applied_schema_version(db);
+  if (auto s = steps.bootstrap(); !s) return s.error();
+  auto current = steps.read_version();
   if (!current) return current;
-  const int known = migrations.empty() ? 0 : migrations.back().version;
-  if (*current > known) {
-    return Error::make(Code::kInternal, "database schema version " + std::to_string(*current) +
-                                            " is newer than this binary supports (" + std::to_string(known) +
-                                            "); it was written by a newer gpurent: upgrade gpurent to open it");
-  }
+  if (auto s = check_schema_not_newer(*current, migrations); !s) return s.error();
   for (const Migration& m : migrations) {
     if (m.version <= *current) continue;
-    if (auto s = apply_one(db, m, now); !s) return s.error();
+    if (auto s = steps.apply_one(m); !s) return s.error();
   }
-  return applied_schema_version(db);
+  return steps.read_version();
+}
+
+Result<int> apply_migrations(Db& db, std::span<const Migration> migrations, TimeMs now) {
+  return run_migrations(migrations, {[&] { return db.exec(kBootstrap); }, [&] { return applied_schema_version(db); },
+                                     [&](const Migration& m) { return apply_one(db, m, now); }});
 }
 
 }  // namespace gpurent

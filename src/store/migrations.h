@@ -4,6 +4,7 @@
 // Not thread-safe: runs once at open, on the writer connection, before the store is shared.
 #pragma once
 
+#include <functional>
 #include <span>
 
 #include "core/clock.h"
@@ -28,5 +29,21 @@ Result<int> apply_migrations(Db& db, std::span<const Migration> migrations, Time
 
 // The highest applied version (0 for a fresh file).
 Result<int> applied_schema_version(Db& db);
+
+// ---- shared by the SQLite and PostgreSQL schemas (pg_migrations.cc) ----
+
+// How one backend runs the steps of applying migrations.
+struct MigrationSteps {
+  std::function<Status()> bootstrap;                  // creates schema_migrations if missing
+  std::function<Result<int>()> read_version;          // the highest applied version
+  std::function<Status(const Migration&)> apply_one;  // one migration and its record, atomically
+};
+// Checks that `migrations` is in strictly increasing order, bootstraps, refuses a database newer
+// than the newest migration (check_schema_not_newer), applies each pending migration in order and
+// returns the version read afterwards.
+Result<int> run_migrations(std::span<const Migration> migrations, const MigrationSteps& steps);
+// kInternal "database schema version N is newer than this binary supports (M); ..." when
+// current > the newest version of `migrations`.
+Status check_schema_not_newer(int current, std::span<const Migration> migrations);
 
 }  // namespace gpurent

@@ -168,6 +168,14 @@ int64_t PgRows::affected() const {
   return v;
 }
 
+// ---- PgRow ----
+
+std::string PgRow::text(int col) const { return rows_->text(row_, col); }
+int64_t PgRow::integer(int col) const { return rows_->integer(row_, col); }
+double PgRow::real(int col) const { return rows_->real(row_, col); }
+bool PgRow::flag(int col) const { return rows_->boolean(row_, col) || rows_->integer(row_, col) != 0; }
+bool PgRow::is_null(int col) const { return rows_->is_null(row_, col); }
+
 // ---- PgConn ----
 
 Result<PgConn> PgConn::connect(const std::string& url, int connect_timeout_s, bool read_only) {
@@ -257,6 +265,47 @@ Status PgConn::script(const std::string& sql, std::string_view what) {
   sqlstate_.clear();
   constraint_.clear();
   return ok_status();
+}
+
+Result<int64_t> PgConn::copy_in(const std::string& sql, const std::function<Result<bool>(std::string&)>& fill,
+                                std::string_view what) {
+  {
+    PGresult* res = PQexec(conn_.get(), sql.c_str());
+    PgRows started(res);
+    if (res == nullptr || PQresultStatus(res) != PGRES_COPY_IN) return fail(res, what);
+  }
+  std::optional<Error> failed;
+  std::string buf;
+  for (bool more = true; more;) {
+    buf.clear();
+    auto r = fill(buf);
+    if (!r) {
+      failed = r.error();
+      break;
+    }
+    more = *r;
+    if (!buf.empty() && PQputCopyData(conn_.get(), buf.data(), static_cast<int>(buf.size())) != 1) {
+      failed = Error::make(Code::kUnavailable, std::string(what) + ": " + trimmed(PQerrorMessage(conn_.get())));
+      break;
+    }
+  }
+  PQputCopyEnd(conn_.get(), failed ? "aborted by gpurent" : nullptr);
+  Result<int64_t> out = int64_t{0};
+  while (PGresult* res = PQgetResult(conn_.get())) {  // the COPY's own result, then the end
+    PgRows rows(res);
+    if (failed) continue;
+    if (PQresultStatus(res) == PGRES_COMMAND_OK) {
+      out = rows.affected();
+    } else {
+      out = fail(res, what);
+    }
+  }
+  if (failed) return *failed;
+  if (out.ok()) {
+    sqlstate_.clear();
+    constraint_.clear();
+  }
+  return out;
 }
 
 // ---- PgPool ----

@@ -12,6 +12,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -62,6 +63,24 @@ class PgParams {
   int nul_param_ = 0;  // 1-based index of the first string with a NUL byte, 0 = none
 };
 
+class PgRows;
+
+// One row of a PgRows, read by column (0-based) like SQLite's Query: the shape the shared row
+// readers take (store_rows.h). Valid while its PgRows lives.
+class PgRow {
+ public:
+  PgRow(const PgRows& rows, int row) : rows_(&rows), row_(row) {}
+  std::string text(int col) const;
+  int64_t integer(int col) const;
+  double real(int col) const;
+  bool flag(int col) const;  // a boolean ('t') or an integer other than 0
+  bool is_null(int col) const;
+
+ private:
+  const PgRows* rows_;
+  int row_;
+};
+
 // The rows of one query. Rows and columns are 0-based; values are read from libpq's text format.
 class PgRows {
  public:
@@ -72,6 +91,15 @@ class PgRows {
   int64_t integer(int row, int col) const;   // NULL reads as 0; bigint, int and numeric integers
   double real(int row, int col) const;       // NULL reads as 0.0
   bool boolean(int row, int col) const;      // 't' is true
+  PgRow row(int i) const { return PgRow(*this, i); }
+  // Every row as `read(PgRow)` gives it, in order.
+  template <class F>
+  auto collect(F&& read) const -> std::vector<decltype(read(std::declval<PgRow>()))> {
+    std::vector<decltype(read(std::declval<PgRow>()))> out;
+    out.reserve(static_cast<size_t>(size()));
+    for (int i = 0; i < size(); ++i) out.push_back(read(row(i)));
+    return out;
+  }
   // Rows a command changed (INSERT/UPDATE/DELETE), from its command tag.
   int64_t affected() const;
 
@@ -99,6 +127,11 @@ class PgConn {
   Result<int64_t> exec(const std::string& sql, const PgParams& params, std::string_view what);
   // Runs one or more parameterless statements (DDL, BEGIN/COMMIT, SAVEPOINT) in one round trip.
   Status script(const std::string& sql, std::string_view what);
+  // Runs `COPY ... FROM STDIN` (`sql`, text format), sending what `fill` appends to the buffer it
+  // is handed (whole rows), call after call until it returns false. An error from `fill` aborts the
+  // COPY and is returned. Returns the rows copied.
+  Result<int64_t> copy_in(const std::string& sql, const std::function<Result<bool>(std::string&)>& fill,
+                          std::string_view what);
 
   // SQLSTATE and constraint name of the last failed statement ("" when it succeeded).
   const std::string& last_sqlstate() const { return sqlstate_; }

@@ -206,6 +206,10 @@ BEGIN
              FROM unnest(ats) AS a LOOP
     part := parent || '_p' || to_char(m, 'YYYYMM');
     CONTINUE WHEN EXISTS (SELECT 1 FROM usage_partitions p WHERE p.name = part);
+    -- Servers sharing the database may ingest the month's first samples at once: one creates the
+    -- partition, the others wait for its commit here and then find it.
+    PERFORM pg_advisory_xact_lock(hashtext('gpurent usage partition ' || part));
+    CONTINUE WHEN EXISTS (SELECT 1 FROM usage_partitions p WHERE p.name = part);
     lo := (extract(epoch FROM m) * 1000)::bigint;
     hi := (extract(epoch FROM m + interval '1 month') * 1000)::bigint;
     EXECUTE format('CREATE TABLE %I (LIKE %I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', part, parent);
@@ -309,37 +313,20 @@ Status apply_one(PgConn& db, const Migration& m, TimeMs now) {
 
 std::span<const Migration> postgres_migrations() { return kMigrations; }
 
-Result<int> pg_applied_schema_version(PgConn& db) {
+Result<int> applied_schema_version(PgConn& db) {
   auto row =
       db.query("SELECT coalesce(max(version), 0) FROM schema_migrations", PgParams(), "reading the schema version");
   if (!row) return row.error();
   return static_cast<int>(row->integer(0, 0));
 }
 
-Result<int> pg_apply_migrations(PgConn& db, std::span<const Migration> migrations, TimeMs now) {
-  int prev = 0;
-  for (const Migration& m : migrations) {
-    if (m.version <= prev)
-      return Error::make(Code::kInternal, "schema migrations out of order at version " + std::to_string(m.version));
-    prev = m.version;
-  }
-  if (auto s = locked_transaction(db, "creating schema_migrations",
-                                  [&] { return db.script(kBootstrap, "creating schema_migrations"); });
-      !s)
-    return s.error();
-  auto current = pg_applied_schema_version(db);
-  if (!current) return current;
-  const int known = migrations.empty() ? 0 : migrations.back().version;
-  if (*current > known) {
-    return Error::make(Code::kInternal, "database schema version " + std::to_string(*current) +
-                                            " is newer than this binary supports (" + std::to_string(known) +
-                                            "); it was written by a newer gpurent: upgrade gpurent to open it");
-  }
-  for (const Migration& m : migrations) {
-    if (m.version <= *current) continue;
-    if (auto s = apply_one(db, m, now); !s) return s.error();
-  }
-  return pg_applied_schema_version(db);
+Result<int> apply_migrations(PgConn& db, std::span<const Migration> migrations, TimeMs now) {
+  auto bootstrap = [&] {
+    return locked_transaction(db, "creating schema_migrations",
+                              [&] { return db.script(kBootstrap, "creating schema_migrations"); });
+  };
+  return run_migrations(migrations, {bootstrap, [&] { return applied_schema_version(db); },
+                                     [&](const Migration& m) { return apply_one(db, m, now); }});
 }
 
 }  // namespace gpurent

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -102,6 +103,37 @@ class PgTestCluster {
   Status create_database(const std::string& name) { return admin("CREATE DATABASE " + name, "creating " + name); }
   Status drop_database(const std::string& name) {
     return admin("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)", "dropping " + name);
+  }
+
+  // `url` with its database replaced by `dbname`, as a postgresql:// URL (what `gpurent --db`
+  // takes): "postgresql:///DBNAME?host=...&port=...", every value percent-encoded.
+  static std::string uri_with_dbname(const std::string& url, const std::string& dbname) {
+    auto enc = [](const std::string& v) {
+      static const char* hex = "0123456789ABCDEF";
+      std::string out;
+      for (unsigned char c : v) {
+        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+          out += static_cast<char>(c);
+        } else {
+          out += '%';
+          out += hex[c >> 4];
+          out += hex[c & 15];
+        }
+      }
+      return out;
+    };
+    char* err = nullptr;
+    PQconninfoOption* opts = PQconninfoParse(url.c_str(), &err);
+    if (err != nullptr) PQfreemem(err);
+    std::string out = "postgresql:///" + enc(dbname), sep = "?";
+    if (opts == nullptr) return out;
+    for (PQconninfoOption* o = opts; o->keyword != nullptr; ++o) {
+      if (o->val == nullptr || std::string_view(o->keyword) == "dbname") continue;
+      out += sep + o->keyword + "=" + enc(o->val);
+      sep = "&";
+    }
+    PQconninfoFree(opts);
+    return out;
   }
 
   // Runs argv (argv[0] a path), as the cluster's system user when we are root, output appended to
@@ -277,6 +309,8 @@ class PgTestDatabase {
 
   const std::string& name() const { return name_; }
   std::string url() const { return PgTestCluster::with_dbname(cluster_->admin_url(), name_); }
+  // The same database as a postgresql:// URL (the form `--db` and backup.h's functions take).
+  std::string uri() const { return PgTestCluster::uri_with_dbname(cluster_->admin_url(), name_); }
 
  private:
   PgTestCluster* cluster_;

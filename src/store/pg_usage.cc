@@ -7,14 +7,10 @@
 #include <vector>
 
 #include "store/pg_queries.h"
+#include "store/store_checks.h"
 
 namespace gpurent {
 namespace {
-
-// Month partitions are named by their year (pg_migrations.cc): years 1 to 9999 in milliseconds
-// since the epoch. The meter accepts only samples near the present, far inside this.
-constexpr TimeMs kFirstPartitionable = -62'135'596'800'000;  // 0001-01-01T00:00:00Z
-constexpr TimeMs kEndPartitionable = 253'402'300'800'000;    // 10000-01-01T00:00:00Z
 
 const std::string kFindBatch =
     "SELECT content_sha256, gpu_samples, job_samples, received_at FROM usage_batches"
@@ -46,8 +42,8 @@ const std::string kInsertJob =
     " ON CONFLICT (job_id) DO UPDATE SET raw_from = least(usage_jobs.raw_from, excluded.raw_from)";
 
 Status check_times(const UsageBatchRows& b) {
-  auto outside = [](TimeMs at) { return at < kFirstPartitionable || at >= kEndPartitionable; };
-  const std::string why = "must lie between the years 1 and 9999 (the raw samples are partitioned by month)";
+  auto outside = [](TimeMs at) { return !partitionable(at); };
+  const std::string why = kPartitionableRange;
   for (size_t i = 0; i < b.gpu.size(); ++i)
     if (outside(b.gpu[i].at)) return Error::invalid("gpu[" + std::to_string(i) + "].at", why);
   for (size_t i = 0; i < b.jobs.size(); ++i)
@@ -107,16 +103,13 @@ Status insert_job_rows(PgConn& db, const std::vector<JobUsageRow>& rows, int64_t
 
 }  // namespace
 
-Result<UsageIngestOutcome> pg_insert_usage_batch(PgConn& db, const UsageBatchRows& b) {
-  if (db.tx_status() != PQTRANS_INTRANS)
-    return Error::make(Code::kInternal, "insert_usage_batch needs a write transaction");
+Result<UsageIngestOutcome> store_usage_batch(PgConn& db, const UsageBatchRows& b) {
+  if (db.tx_status() != PQTRANS_INTRANS) return needs_write_transaction("insert_usage_batch");
   {
     auto row = db.query(kFindBatch, PgParams().add(b.scope).add(b.idempotency_key), "looking up an idempotency key");
     if (!row) return row.error();
     if (row->size() > 0) {
-      if (row->text(0, 0) != b.content_sha256)
-        return Error::make(Code::kConflict, "idempotency_key '" + b.idempotency_key +
-                                                "' was already used for a batch with different content");
+      if (row->text(0, 0) != b.content_sha256) return idempotency_conflict(b.idempotency_key);
       return UsageIngestOutcome{true, row->integer(0, 1), row->integer(0, 2), row->integer(0, 3)};
     }
   }
@@ -181,9 +174,9 @@ const std::string kForgetBatches = "DELETE FROM usage_batches WHERE received_at 
 
 }  // namespace
 
-Result<UsageRollupStats> pg_roll_up_usage(PgConn& db, TimeMs raw_before, TimeMs keys_before) {
-  if (db.tx_status() != PQTRANS_INTRANS) return Error::make(Code::kInternal, "roll_up_usage needs a write transaction");
-  const TimeMs cut = raw_before - ((raw_before % 60000) + 60000) % 60000;  // floor to a whole minute
+Result<UsageRollupStats> roll_up_usage_rows(PgConn& db, TimeMs raw_before, TimeMs keys_before) {
+  if (db.tx_status() != PQTRANS_INTRANS) return needs_write_transaction("roll_up_usage");
+  const TimeMs cut = floor_to_minute(raw_before);
   const PgParams at_cut = PgParams().add(cut);
   UsageRollupStats st;
   const std::pair<const std::string*, const char*> steps[] = {{&kFoldGpu, "rolling up GPU usage"},

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/fields.h"
 #include "store/pg_queries.h"
+#include "store/store_rows.h"
 
 namespace gpurent {
 namespace {
@@ -51,16 +51,6 @@ std::string totals_sql(const char* column) {
 }
 const std::array<std::string, 3> kTotals = {totals_sql("job_id"), totals_sql("project_id"), totals_sql("tenant_id")};
 
-Status check_range(TimeMs from, TimeMs to, int limit) {
-  if (to <= from) return Error::invalid("to", "must be after from");
-  if (limit < 1 || limit > 1'000'000) return Error::invalid("limit", "must be between 1 and 1000000");
-  return ok_status();
-}
-
-UsageStat stat(const PgRows& q, int i, int col) {
-  return {q.integer(i, col), q.integer(i, col + 1), q.integer(i, col + 2)};
-}
-
 // As sqlite_usage_buckets.cc: one statement text per filter shape; ((t % b) + b) % b floors
 // negative times too.
 std::string bucket_sql(bool node, bool gpu) {
@@ -82,98 +72,49 @@ std::string bucket_sql(bool node, bool gpu) {
 const std::array<std::string, 3> kBucketSql = {bucket_sql(false, false), bucket_sql(true, false),
                                                bucket_sql(true, true)};
 
-Status check_buckets(const GpuBucketQuery& q) {
-  FieldErrors errs;
-  if (q.to <= q.from) errs.add("to", "must be after from");
-  if (q.bucket_ms <= 0 || q.bucket_ms % kMsPerMinute != 0)
-    errs.add("bucket_ms",
-             "must be a positive whole number of minutes in milliseconds (got " + std::to_string(q.bucket_ms) + ")");
-  if (q.gpu < -1) errs.add("gpu", "must be a GPU index, or -1 for every GPU");
-  if (q.gpu >= 0 && q.node_id.empty()) errs.add("gpu", "a GPU index needs a node_id");
-  if (!errs.empty()) return errs.to_error();
-  return ok_status();
-}
-
 }  // namespace
 
-Result<std::vector<GpuUsagePoint>> pg_gpu_usage(PgConn& db, const std::string& node_id, int64_t gpu, TimeMs from,
-                                                TimeMs to, int limit) {
-  if (auto s = check_range(from, to, limit); !s) return s.error();
+Result<std::vector<GpuUsagePoint>> query_gpu_usage(PgConn& db, const std::string& node_id, int64_t gpu, TimeMs from,
+                                                   TimeMs to, int limit) {
+  if (auto s = check_series_range(from, to, limit); !s) return s.error();
   auto q =
       db.query(kGpuSeries, PgParams().add(node_id).add(gpu).add(from).add(to).add(int64_t{limit}), "reading GPU usage");
   if (!q) return q.error();
-  std::vector<GpuUsagePoint> out;
-  for (int i = 0; i < q->size(); ++i) {
-    GpuUsagePoint p;
-    p.at = q->integer(i, 0);
-    p.minute = q->integer(i, 1) != 0;
-    p.samples = q->integer(i, 2);
-    p.utilization_pct = stat(*q, i, 3);
-    p.memory_used_mib = stat(*q, i, 6);
-    p.power_mw = stat(*q, i, 9);
-    p.sm_clock_mhz = stat(*q, i, 12);
-    p.gr_engine_active_pct = stat(*q, i, 15);
-    out.push_back(p);
-  }
-  return out;
+  return q->collect([](const PgRow& r) { return read_gpu_point(r); });
 }
 
-Result<std::vector<JobUsagePoint>> pg_job_usage(PgConn& db, const std::string& job_id, TimeMs from, TimeMs to,
-                                                int limit) {
-  if (auto s = check_range(from, to, limit); !s) return s.error();
+Result<std::vector<JobUsagePoint>> query_job_usage(PgConn& db, const std::string& job_id, TimeMs from, TimeMs to,
+                                                   int limit) {
+  if (auto s = check_series_range(from, to, limit); !s) return s.error();
   auto q = db.query(kJobSeries, PgParams().add(job_id).add(from).add(to).add(int64_t{limit}), "reading job usage");
   if (!q) return q.error();
-  std::vector<JobUsagePoint> out;
-  for (int i = 0; i < q->size(); ++i) {
-    out.push_back({q->integer(i, 0), q->integer(i, 1) != 0, q->integer(i, 2), q->integer(i, 3), q->integer(i, 4),
-                   q->integer(i, 5), q->integer(i, 6), q->integer(i, 7)});
-  }
-  return out;
+  return q->collect([](const PgRow& r) { return read_job_point(r); });
 }
 
-Result<std::vector<std::pair<std::string, JobUsagePoint>>> pg_tenant_job_usage(PgConn& db, const std::string& tenant_id,
-                                                                               TimeMs from, TimeMs to, int limit) {
-  if (to <= from) return Error::invalid("to", "must be after from");
-  if (limit < 1 || limit > 10'000'000) return Error::invalid("limit", "must be 1..10000000");
+Result<std::vector<std::pair<std::string, JobUsagePoint>>> query_tenant_job_usage(PgConn& db,
+                                                                                  const std::string& tenant_id,
+                                                                                  TimeMs from, TimeMs to, int limit) {
+  if (auto s = check_tenant_series_range(from, to, limit); !s) return s.error();
   auto q = db.query(kTenantJobSeries, PgParams().add(tenant_id).add(from).add(to).add(int64_t{limit}),
                     "reading the tenant's job usage");
   if (!q) return q.error();
-  std::vector<std::pair<std::string, JobUsagePoint>> out;
-  for (int i = 0; i < q->size(); ++i) {
-    out.emplace_back(q->text(i, 0),
-                     JobUsagePoint{q->integer(i, 1), q->integer(i, 2) != 0, q->integer(i, 3), q->integer(i, 4),
-                                   q->integer(i, 5), q->integer(i, 6), q->integer(i, 7), q->integer(i, 8)});
-  }
-  return out;
+  return q->collect([](const PgRow& r) { return std::make_pair(r.text(0), read_job_point(r, 1)); });
 }
 
-Result<std::vector<JobUsageTotals>> pg_job_usage_totals(PgConn& db, const JobUsageFilter& f) {
-  if (f.to <= f.from) return Error::invalid("to", "must be after from");
-  const int given = !f.job_id.empty() + !f.project_id.empty() + !f.tenant_id.empty();
-  if (given != 1) return Error::invalid("", "exactly one of job_id, project_id, tenant_id must be given");
-  const std::string& sql = !f.job_id.empty() ? kTotals[0] : !f.project_id.empty() ? kTotals[1] : kTotals[2];
-  const std::string& key = !f.job_id.empty() ? f.job_id : !f.project_id.empty() ? f.project_id : f.tenant_id;
-  auto q = db.query(sql, PgParams().add(key).add(f.from).add(f.to), "summing job usage");
+Result<std::vector<JobUsageTotals>> query_job_usage_totals(PgConn& db, const JobUsageFilter& f) {
+  if (auto s = check_totals_filter(f); !s) return s.error();
+  auto q = db.query(kTotals[totals_filter_column(f)], PgParams().add(totals_filter_value(f)).add(f.from).add(f.to),
+                    "summing job usage");
   if (!q) return q.error();
-  std::vector<JobUsageTotals> out;
-  for (int i = 0; i < q->size(); ++i) {
-    JobUsageTotals t;
-    t.job_id = q->text(i, 0);
-    t.tenant_id = q->text(i, 1);
-    t.project_id = q->text(i, 2);
-    t.samples = q->integer(i, 3);
-    t.storage_io_bytes = q->integer(i, 4);
-    t.egress_bytes = q->integer(i, 5);
-    t.input_tokens = q->integer(i, 6);
-    t.output_tokens = q->integer(i, 7);
-    t.requests = q->integer(i, 8);
-    out.push_back(std::move(t));
-  }
-  return out;
+  return q->collect([](const PgRow& r) {
+    JobUsageTotals t = read_metered_job(r);
+    read_totals(r, 3, t);
+    return t;
+  });
 }
 
-Result<std::vector<GpuBucket>> pg_gpu_usage_buckets(PgConn& db, const GpuBucketQuery& q) {
-  if (auto s = check_buckets(q); !s) return s.error();
+Result<std::vector<GpuBucket>> query_gpu_usage_buckets(PgConn& db, const GpuBucketQuery& q) {
+  if (auto s = check_bucket_query(q); !s) return s.error();
   const std::string& sql = q.node_id.empty() ? kBucketSql[0] : q.gpu < 0 ? kBucketSql[1] : kBucketSql[2];
   PgParams p;
   p.add(q.from).add(q.to).add(q.bucket_ms);
@@ -181,12 +122,7 @@ Result<std::vector<GpuBucket>> pg_gpu_usage_buckets(PgConn& db, const GpuBucketQ
   if (q.gpu >= 0) p.add(q.gpu);
   auto rows = db.query(sql, p, "summing GPU usage per bucket");
   if (!rows) return rows.error();
-  std::vector<GpuBucket> out;
-  for (int i = 0; i < rows->size(); ++i) {
-    out.push_back({rows->text(i, 0), rows->integer(i, 1), rows->integer(i, 2), rows->integer(i, 3), rows->integer(i, 4),
-                   rows->integer(i, 5)});
-  }
-  return out;
+  return rows->collect([](const PgRow& r) { return read_bucket(r); });
 }
 
 }  // namespace gpurent

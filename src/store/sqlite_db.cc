@@ -86,6 +86,8 @@ int64_t Query::integer(int col) const { return sqlite3_column_int64(stmt_, col);
 
 double Query::real(int col) const { return sqlite3_column_double(stmt_, col); }
 
+bool Query::is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+
 // ---- Db ----
 
 Result<Db> Db::open(const std::string& path, int flags, int busy_timeout_ms) {

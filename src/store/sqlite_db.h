@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "core/result.h"
 
@@ -50,6 +51,20 @@ class Query {
   std::string text(int col) const;  // NULL reads as ""
   int64_t integer(int col) const;   // NULL reads as 0
   double real(int col) const;       // NULL reads as 0.0
+  // Booleans are stored as 0/1.
+  bool flag(int col) const { return integer(col) != 0; }
+  bool is_null(int col) const;
+  // Steps through every row, each as `read(*this)` gives it, in order; errors carry `what`.
+  template <class F>
+  auto collect(std::string_view what, F&& read) -> Result<std::vector<decltype(read(*this))>> {
+    std::vector<decltype(read(*this))> out;
+    for (;;) {
+      auto more = step(what);
+      if (!more) return more.error();
+      if (!*more) return out;
+      out.push_back(read(*this));
+    }
+  }
 
  private:
   Db* db_;

@@ -1,66 +1,9 @@
 // The `objects` table: resources as JSON documents plus index columns (see migrations.cc).
-#include <array>
-#include <string_view>
-
 #include "store/sqlite_queries.h"
+#include "store/store_rows.h"
 
 namespace gpurent {
 namespace {
-
-constexpr std::array<std::string_view, 7> kFilterColumns = {"name",  "tenant_id", "supplier_id", "project_id",
-                                                            "state", "region",    "gpu_model"};
-
-constexpr const char* kSelectColumns =
-    "SELECT kind, id, coalesce(name, ''), tenant_id, supplier_id, project_id, state, region, gpu_model,"
-    " created_at, updated_at, version, body FROM objects";
-
-std::string path_of(const std::string& kind, const std::string& id) { return kind + "/" + id; }
-
-Error not_found(const std::string& kind, const std::string& id) {
-  return Error::make(Code::kNotFound, path_of(kind, id) + " not found");
-}
-
-Error conflict(std::string field, std::string reason) {
-  Error e{Code::kConflict, field + ": " + reason, {}};
-  e.fields.push_back({std::move(field), std::move(reason)});
-  return e;
-}
-
-Status check_key(const std::string& kind, const std::string& id) {
-  if (kind.empty()) return Error::invalid("kind", "is required");
-  if (id.empty()) return Error::invalid("id", "is required");
-  return ok_status();
-}
-
-Result<std::string> dump_body(const nlohmann::json& body) {
-  try {
-    return body.dump();
-  } catch (const nlohmann::json::exception& e) {  // e.g. a string that is not valid UTF-8
-    return Error::invalid("body", e.what());
-  }
-}
-
-Result<Record> read_record(const Query& q) {
-  Record r;
-  r.kind = q.text(0);
-  r.id = q.text(1);
-  r.name = q.text(2);
-  r.tenant_id = q.text(3);
-  r.supplier_id = q.text(4);
-  r.project_id = q.text(5);
-  r.state = q.text(6);
-  r.region = q.text(7);
-  r.gpu_model = q.text(8);
-  r.created_at = q.integer(9);
-  r.updated_at = q.integer(10);
-  r.version = q.integer(11);
-  try {
-    r.body = nlohmann::json::parse(q.text(12));
-  } catch (const nlohmann::json::exception& e) {
-    return Error::make(Code::kInternal, "stored body of " + path_of(r.kind, r.id) + " is not JSON: " + e.what());
-  }
-  return r;
-}
 
 // Binds the six index columns other than name, starting at parameter `first`.
 void bind_index_columns(Query& q, int first, const Record& r) {
@@ -82,32 +25,17 @@ void bind_name(Query& q, int index, const std::string& name) {
 
 // Turns a failed write into the error the caller can act on.
 Error write_error(const Query& q, const Error& e, const Record& r) {
-  if (q.rc() == SQLITE_CONSTRAINT_UNIQUE) return conflict("name", "'" + r.name + "' already exists");
-  if (q.rc() == SQLITE_CONSTRAINT_PRIMARYKEY) return conflict("id", path_of(r.kind, r.id) + " already exists");
+  if (q.rc() == SQLITE_CONSTRAINT_UNIQUE) return object_name_taken(r);
+  if (q.rc() == SQLITE_CONSTRAINT_PRIMARYKEY) return object_id_taken(r);
   return e;
 }
 
-// " AND col = ?N" for each filter, parameters numbered from `next`. Column names come from the
-// allow-list, never from the caller's string.
+// The filters, parameters numbered from `next`. Unnamed objects hold NULL (see migrations.cc); IS
+// matches them when bound to NULL and, unlike coalesce(), still lets the planner use objects_by_name.
 Result<std::string> where_eq(const std::map<std::string, std::string>& eq, int next) {
-  std::string sql;
-  for (const auto& [column, value] : eq) {
-    const std::string_view* known = nullptr;
-    for (const auto& c : kFilterColumns)
-      if (c == column) known = &c;
-    if (known == nullptr) {
-      return Error::invalid(column,
-                            "is not a filterable column (expected one of: name, tenant_id, supplier_id, "
-                            "project_id, state, region, gpu_model)");
-    }
-    sql += " AND ";
-    sql += *known;
-    // Unnamed objects hold NULL (see migrations.cc); IS matches them when bound to NULL and, unlike
-    // coalesce(), still lets the planner use objects_by_name.
-    sql += *known == "name" ? " IS ?" : " = ?";
-    sql += std::to_string(next++);
-  }
-  return sql;
+  return filter_sql(eq, object_filter_column, [&](std::string_view column, const std::string&) {
+    return (column == "name" ? " IS ?" : " = ?") + std::to_string(next++);
+  });
 }
 
 void bind_eq(Query& q, const std::map<std::string, std::string>& eq, int first) {
@@ -122,15 +50,8 @@ void bind_eq(Query& q, const std::map<std::string, std::string>& eq, int first) 
 
 }  // namespace
 
-Status check_limit(int limit) {
-  if (limit < 1 || limit > 1000)
-    return Error::invalid("limit", "must be between 1 and 1000 (got " + std::to_string(limit) + ")");
-  return ok_status();
-}
-
 Status insert_object(Db& db, const Record& r) {
-  if (auto s = check_key(r.kind, r.id); !s) return s;
-  auto body = dump_body(r.body);
+  auto body = checked_body(r);
   if (!body) return body.error();
   auto q = db.query(
       "INSERT INTO objects (kind, id, name, tenant_id, supplier_id, project_id, state, region, gpu_model,"
@@ -140,13 +61,12 @@ Status insert_object(Db& db, const Record& r) {
   bind_name(*q, 3, r.name);
   bind_index_columns(*q, 4, r);
   q->bind(10, r.created_at).bind(11, r.updated_at).bind(12, *body);
-  if (auto s = q->run("inserting " + path_of(r.kind, r.id)); !s) return write_error(*q, s.error(), r);
+  if (auto s = q->run("inserting " + object_path(r.kind, r.id)); !s) return write_error(*q, s.error(), r);
   return ok_status();
 }
 
 Status update_object(Db& db, const Record& r) {
-  if (auto s = check_key(r.kind, r.id); !s) return s;
-  auto body = dump_body(r.body);
+  auto body = checked_body(r);
   if (!body) return body.error();
   {
     auto q = db.query(
@@ -157,48 +77,47 @@ Status update_object(Db& db, const Record& r) {
     bind_name(*q, 1, r.name);
     bind_index_columns(*q, 2, r);
     q->bind(8, r.updated_at).bind(9, *body).bind(10, r.kind).bind(11, r.id).bind(12, r.version);
-    if (auto s = q->run("updating " + path_of(r.kind, r.id)); !s) return write_error(*q, s.error(), r);
+    if (auto s = q->run("updating " + object_path(r.kind, r.id)); !s) return write_error(*q, s.error(), r);
     if (db.changes() == 1) return ok_status();
   }
   // Nothing matched: tell a missing object from a stale version.
   auto q = db.query("SELECT version FROM objects WHERE kind = ?1 AND id = ?2");
   if (!q) return q.error();
   q->bind(1, r.kind).bind(2, r.id);
-  auto row = q->step("reading the version of " + path_of(r.kind, r.id));
+  auto row = q->step("reading the version of " + object_path(r.kind, r.id));
   if (!row) return row.error();
-  if (!*row) return not_found(r.kind, r.id);
-  return conflict("version", "version " + std::to_string(r.version) + " is stale; current is " +
-                                 std::to_string(q->integer(0)));
+  if (!*row) return object_not_found(r.kind, r.id);
+  return stale_version(r.version, q->integer(0));
 }
 
 Status remove_object(Db& db, const std::string& kind, const std::string& id) {
-  if (auto s = check_key(kind, id); !s) return s;
+  if (auto s = check_object_key(kind, id); !s) return s;
   auto q = db.query("DELETE FROM objects WHERE kind = ?1 AND id = ?2");
   if (!q) return q.error();
   q->bind(1, kind).bind(2, id);
-  if (auto s = q->run("deleting " + path_of(kind, id)); !s) return s;
-  if (db.changes() == 0) return not_found(kind, id);
+  if (auto s = q->run("deleting " + object_path(kind, id)); !s) return s;
+  if (db.changes() == 0) return object_not_found(kind, id);
   return ok_status();
 }
 
 Result<Record> get_object(Db& db, const std::string& kind, const std::string& id) {
-  auto q = db.query(std::string(kSelectColumns) + " WHERE kind = ?1 AND id = ?2");
+  auto q = db.query(std::string(kObjectSelect) + " WHERE kind = ?1 AND id = ?2");
   if (!q) return q.error();
   q->bind(1, kind).bind(2, id);
-  auto row = q->step("reading " + path_of(kind, id));
+  auto row = q->step("reading " + object_path(kind, id));
   if (!row) return row.error();
-  if (!*row) return not_found(kind, id);
+  if (!*row) return object_not_found(kind, id);
   return read_record(*q);
 }
 
 Result<Page> list_objects(Db& db, const ListQuery& lq) {
-  if (lq.kind.empty()) return Error::invalid("kind", "is required");
-  if (auto s = check_limit(lq.limit); !s) return s.error();
+  if (auto s = check_kind(lq.kind); !s) return s.error();
+  if (auto s = check_list_limit(lq.limit); !s) return s.error();
   auto where = where_eq(lq.eq, 2);
   if (!where) return where.error();
   const int after = 2 + static_cast<int>(lq.eq.size());
   // One row past the page tells whether another page exists.
-  std::string sql = std::string(kSelectColumns) + " WHERE kind = ?1" + *where +
+  std::string sql = std::string(kObjectSelect) + " WHERE kind = ?1" + *where +
                     (lq.after_id.empty() ? "" : " AND id > ?" + std::to_string(after)) + " ORDER BY id LIMIT ?" +
                     std::to_string(after + 1);
   auto q = db.query(sql);
@@ -224,7 +143,7 @@ Result<Page> list_objects(Db& db, const ListQuery& lq) {
 }
 
 Result<int64_t> count_objects(Db& db, const std::string& kind, const std::map<std::string, std::string>& eq) {
-  if (kind.empty()) return Error::invalid("kind", "is required");
+  if (auto s = check_kind(kind); !s) return s.error();
   auto where = where_eq(eq, 2);
   if (!where) return where.error();
   auto q = db.query("SELECT count(*) FROM objects WHERE kind = ?1" + *where);

@@ -6,11 +6,14 @@
 #include <map>
 #include <utility>
 
+#include "store/store_rows.h"
+
 namespace gpurent {
 namespace {
 
 const std::string kFindBatch =
-    "SELECT content_sha256, gpu_samples, job_samples, received_at FROM usage_batches WHERE scope = ?1 AND idempotency_key = ?2";
+    "SELECT content_sha256, gpu_samples, job_samples, received_at FROM usage_batches WHERE scope = ?1 AND "
+    "idempotency_key = ?2";
 const std::string kInsertBatch =
     "INSERT INTO usage_batches (idempotency_key, content_sha256, received_at, submitted_by, gpu_samples, job_samples,"
     " scope) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING seq";
@@ -72,8 +75,8 @@ Status insert_rows(Db& db, const UsageBatchRows& b, int64_t seq) {
 
 }  // namespace
 
-Result<UsageIngestOutcome> insert_usage_batch(Db& db, const UsageBatchRows& b) {
-  if (!db.in_transaction()) return Error::make(Code::kInternal, "insert_usage_batch needs a write transaction");
+Result<UsageIngestOutcome> store_usage_batch(Db& db, const UsageBatchRows& b) {
+  if (!db.in_transaction()) return needs_write_transaction("insert_usage_batch");
   {
     auto q = db.query(kFindBatch);
     if (!q) return q.error();
@@ -81,9 +84,7 @@ Result<UsageIngestOutcome> insert_usage_batch(Db& db, const UsageBatchRows& b) {
     auto row = q->step("looking up an idempotency key");
     if (!row) return row.error();
     if (*row) {
-      if (q->text(0) != b.content_sha256)
-        return Error::make(Code::kConflict, "idempotency_key '" + b.idempotency_key +
-                                                "' was already used for a batch with different content");
+      if (q->text(0) != b.content_sha256) return idempotency_conflict(b.idempotency_key);
       return UsageIngestOutcome{true, q->integer(1), q->integer(2), q->integer(3)};
     }
   }
@@ -156,23 +157,17 @@ Result<int64_t> exec_counted(Db& db, const std::string& sql, const char* what, B
 
 }  // namespace
 
-Result<UsageRollupStats> roll_up_usage(Db& db, TimeMs raw_before, TimeMs keys_before) {
-  if (!db.in_transaction()) return Error::make(Code::kInternal, "roll_up_usage needs a write transaction");
-  const TimeMs cut = raw_before - ((raw_before % 60000) + 60000) % 60000;  // floor to a whole minute
+Result<UsageRollupStats> roll_up_usage_rows(Db& db, TimeMs raw_before, TimeMs keys_before) {
+  if (!db.in_transaction()) return needs_write_transaction("roll_up_usage");
+  const TimeMs cut = floor_to_minute(raw_before);
   UsageRollupStats st;
-  std::vector<std::pair<std::string, int64_t>> gpus;
-  {
-    auto q = db.query(kGpusDue);
-    if (!q) return q.error();
-    q->bind(1, cut);
-    for (;;) {
-      auto row = q->step("listing GPUs to roll up");
-      if (!row) return row.error();
-      if (!*row) break;
-      gpus.emplace_back(q->text(0), q->integer(1));
-    }
-  }
-  for (const auto& [node, gpu] : gpus) {
+  auto due_gpus = db.query(kGpusDue);
+  if (!due_gpus) return due_gpus.error();
+  due_gpus->bind(1, cut);
+  auto gpus =
+      due_gpus->collect("listing GPUs to roll up", [](Query& r) { return std::make_pair(r.text(0), r.integer(1)); });
+  if (!gpus) return gpus.error();
+  for (const auto& [node, gpu] : *gpus) {
     auto bind = [&](Query& q) { q.bind(1, node).bind(2, gpu).bind(3, cut); };
     if (auto n = exec_counted(db, kFoldGpu, "rolling up GPU usage", bind); !n) return n.error();
     auto dropped = exec_counted(db, kDropGpuRaw, "dropping rolled-up GPU samples", bind);
@@ -182,19 +177,12 @@ Result<UsageRollupStats> roll_up_usage(Db& db, TimeMs raw_before, TimeMs keys_be
         exec_counted(db, kRetrackGpu, "tracking a GPU's raw usage", [&](Query& q) { q.bind(1, node).bind(2, gpu); });
     if (!re) return re.error();
   }
-  std::vector<std::string> jobs;
-  {
-    auto q = db.query(kJobsDue);
-    if (!q) return q.error();
-    q->bind(1, cut);
-    for (;;) {
-      auto row = q->step("listing jobs to roll up");
-      if (!row) return row.error();
-      if (!*row) break;
-      jobs.push_back(q->text(0));
-    }
-  }
-  for (const auto& job : jobs) {
+  auto due_jobs = db.query(kJobsDue);
+  if (!due_jobs) return due_jobs.error();
+  due_jobs->bind(1, cut);
+  auto jobs = due_jobs->collect("listing jobs to roll up", [](Query& r) { return r.text(0); });
+  if (!jobs) return jobs.error();
+  for (const auto& job : *jobs) {
     auto bind = [&](Query& q) { q.bind(1, job).bind(2, cut); };
     if (auto n = exec_counted(db, kFoldJob, "rolling up job usage", bind); !n) return n.error();
     auto dropped = exec_counted(db, kDropJobRaw, "dropping rolled-up job samples", bind);
@@ -243,111 +231,56 @@ const std::string kJobTotals =
     " UNION ALL SELECT 1, storage_io_bytes, egress_bytes, input_tokens, output_tokens, requests"
     " FROM usage_job_samples WHERE job_id = ?1 AND at >= ?2 AND at < ?3)";
 
-Status check_range(TimeMs from, TimeMs to, int limit) {
-  if (to <= from) return Error::invalid("to", "must be after from");
-  if (limit < 1 || limit > 1'000'000) return Error::invalid("limit", "must be between 1 and 1000000");
-  return ok_status();
-}
-
-UsageStat stat(const Query& q, int col) { return {q.integer(col), q.integer(col + 1), q.integer(col + 2)}; }
-
 }  // namespace
 
 Result<std::vector<GpuUsagePoint>> query_gpu_usage(Db& db, const std::string& node_id, int64_t gpu, TimeMs from,
                                                    TimeMs to, int limit) {
-  if (auto s = check_range(from, to, limit); !s) return s.error();
+  if (auto s = check_series_range(from, to, limit); !s) return s.error();
   auto q = db.query(kGpuSeries);
   if (!q) return q.error();
   q->bind(1, node_id).bind(2, gpu).bind(3, from).bind(4, to).bind(5, int64_t{limit});
-  std::vector<GpuUsagePoint> out;
-  for (;;) {
-    auto row = q->step("reading GPU usage");
-    if (!row) return row.error();
-    if (!*row) return out;
-    GpuUsagePoint p;
-    p.at = q->integer(0);
-    p.minute = q->integer(1) != 0;
-    p.samples = q->integer(2);
-    p.utilization_pct = stat(*q, 3);
-    p.memory_used_mib = stat(*q, 6);
-    p.power_mw = stat(*q, 9);
-    p.sm_clock_mhz = stat(*q, 12);
-    p.gr_engine_active_pct = stat(*q, 15);
-    out.push_back(p);
-  }
+  return q->collect("reading GPU usage", [](Query& r) { return read_gpu_point(r); });
 }
 
 Result<std::vector<JobUsagePoint>> query_job_usage(Db& db, const std::string& job_id, TimeMs from, TimeMs to,
                                                    int limit) {
-  if (auto s = check_range(from, to, limit); !s) return s.error();
+  if (auto s = check_series_range(from, to, limit); !s) return s.error();
   auto q = db.query(kJobSeries);
   if (!q) return q.error();
   q->bind(1, job_id).bind(2, from).bind(3, to).bind(4, int64_t{limit});
-  std::vector<JobUsagePoint> out;
-  for (;;) {
-    auto row = q->step("reading job usage");
-    if (!row) return row.error();
-    if (!*row) return out;
-    out.push_back({q->integer(0), q->integer(1) != 0, q->integer(2), q->integer(3), q->integer(4), q->integer(5),
-                   q->integer(6), q->integer(7)});
-  }
+  return q->collect("reading job usage", [](Query& r) { return read_job_point(r); });
 }
 
 Result<std::vector<std::pair<std::string, JobUsagePoint>>> query_tenant_job_usage(Db& db, const std::string& tenant_id,
                                                                                   TimeMs from, TimeMs to, int limit) {
-  if (to <= from) return Error::invalid("to", "must be after from");
-  if (limit < 1 || limit > 10'000'000) return Error::invalid("limit", "must be 1..10000000");
+  if (auto s = check_tenant_series_range(from, to, limit); !s) return s.error();
   auto q = db.query(kTenantJobSeries);
   if (!q) return q.error();
   q->bind(1, tenant_id).bind(2, from).bind(3, to).bind(4, int64_t{limit});
-  std::vector<std::pair<std::string, JobUsagePoint>> out;
-  for (;;) {
-    auto row = q->step("reading the tenant's job usage");
-    if (!row) return row.error();
-    if (!*row) return out;
-    out.emplace_back(q->text(0), JobUsagePoint{q->integer(1), q->integer(2) != 0, q->integer(3), q->integer(4),
-                                               q->integer(5), q->integer(6), q->integer(7), q->integer(8)});
-  }
+  return q->collect("reading the tenant's job usage",
+                    [](Query& r) { return std::make_pair(r.text(0), read_job_point(r, 1)); });
 }
 
 Result<std::vector<JobUsageTotals>> query_job_usage_totals(Db& db, const JobUsageFilter& f) {
-  if (f.to <= f.from) return Error::invalid("to", "must be after from");
-  const int given = !f.job_id.empty() + !f.project_id.empty() + !f.tenant_id.empty();
-  if (given != 1) return Error::invalid("", "exactly one of job_id, project_id, tenant_id must be given");
-  std::string sql = "SELECT job_id, tenant_id, project_id FROM usage_jobs WHERE ";
-  sql += !f.job_id.empty() ? "job_id = ?1" : !f.project_id.empty() ? "project_id = ?1" : "tenant_id = ?1";
-  sql += " ORDER BY job_id";
-  std::vector<JobUsageTotals> jobs;
-  {
-    auto q = db.query(sql);
-    if (!q) return q.error();
-    q->bind(1, !f.job_id.empty() ? f.job_id : !f.project_id.empty() ? f.project_id : f.tenant_id);
-    for (;;) {
-      auto row = q->step("listing metered jobs");
-      if (!row) return row.error();
-      if (!*row) break;
-      JobUsageTotals t;
-      t.job_id = q->text(0);
-      t.tenant_id = q->text(1);
-      t.project_id = q->text(2);
-      jobs.push_back(std::move(t));
-    }
-  }
+  if (auto s = check_totals_filter(f); !s) return s.error();
+  static const std::string kColumns[] = {"job_id", "project_id", "tenant_id"};
+  const std::string sql = "SELECT job_id, tenant_id, project_id FROM usage_jobs WHERE " +
+                          kColumns[totals_filter_column(f)] + " = ?1 ORDER BY job_id";
+  auto metered = db.query(sql);
+  if (!metered) return metered.error();
+  metered->bind(1, totals_filter_value(f));
+  auto jobs = metered->collect("listing metered jobs", [](Query& r) { return read_metered_job(r); });
+  if (!jobs) return jobs.error();
   std::vector<JobUsageTotals> out;
-  for (JobUsageTotals& t : jobs) {
+  for (JobUsageTotals& t : *jobs) {
     auto q = db.query(kJobTotals);
     if (!q) return q.error();
     q->bind(1, t.job_id).bind(2, f.from).bind(3, f.to);
     auto row = q->step("summing job usage");
     if (!row) return row.error();
     if (!*row) continue;
-    t.samples = q->integer(0);
+    read_totals(*q, 0, t);
     if (t.samples == 0) continue;
-    t.storage_io_bytes = q->integer(1);
-    t.egress_bytes = q->integer(2);
-    t.input_tokens = q->integer(3);
-    t.output_tokens = q->integer(4);
-    t.requests = q->integer(5);
     out.push_back(std::move(t));
   }
   return out;

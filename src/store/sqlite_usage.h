@@ -12,8 +12,8 @@
 namespace gpurent {
 
 // Must run inside a write transaction (it is several statements).
-Result<UsageIngestOutcome> insert_usage_batch(Db& db, const UsageBatchRows& b);
-Result<UsageRollupStats> roll_up_usage(Db& db, TimeMs raw_before, TimeMs keys_before);
+Result<UsageIngestOutcome> store_usage_batch(Db& db, const UsageBatchRows& b);
+Result<UsageRollupStats> roll_up_usage_rows(Db& db, TimeMs raw_before, TimeMs keys_before);
 
 Result<std::vector<GpuUsagePoint>> query_gpu_usage(Db& db, const std::string& node_id, int64_t gpu, TimeMs from,
                                                    TimeMs to, int limit);

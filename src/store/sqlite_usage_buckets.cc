@@ -4,8 +4,8 @@
 // lies in [from, to), a rolled-up minute when its start does.
 #include <array>
 
-#include "core/fields.h"
 #include "store/sqlite_usage.h"
+#include "store/store_rows.h"
 
 namespace gpurent {
 namespace {
@@ -32,36 +32,17 @@ std::string bucket_sql(bool node, bool gpu) {
 const std::array<std::string, 3> kBucketSql = {bucket_sql(false, false), bucket_sql(true, false),
                                                bucket_sql(true, true)};
 
-
-Status check_query(const GpuBucketQuery& q) {
-  FieldErrors errs;
-  if (q.to <= q.from) errs.add("to", "must be after from");
-  if (q.bucket_ms <= 0 || q.bucket_ms % kMsPerMinute != 0)
-    errs.add("bucket_ms",
-             "must be a positive whole number of minutes in milliseconds (got " + std::to_string(q.bucket_ms) + ")");
-  if (q.gpu < -1) errs.add("gpu", "must be a GPU index, or -1 for every GPU");
-  if (q.gpu >= 0 && q.node_id.empty()) errs.add("gpu", "a GPU index needs a node_id");
-  if (!errs.empty()) return errs.to_error();
-  return ok_status();
-}
-
 }  // namespace
 
 Result<std::vector<GpuBucket>> query_gpu_usage_buckets(Db& db, const GpuBucketQuery& q) {
-  if (auto s = check_query(q); !s) return s.error();
+  if (auto s = check_bucket_query(q); !s) return s.error();
   const std::string& sql = q.node_id.empty() ? kBucketSql[0] : q.gpu < 0 ? kBucketSql[1] : kBucketSql[2];
   auto st = db.query(sql);
   if (!st) return st.error();
   if (!q.node_id.empty()) st->bind(1, q.node_id);
   if (q.gpu >= 0) st->bind(2, q.gpu);
   st->bind(3, q.from).bind(4, q.to).bind(5, q.bucket_ms);
-  std::vector<GpuBucket> out;
-  for (;;) {
-    auto row = st->step("summing GPU usage per bucket");
-    if (!row) return row.error();
-    if (!*row) return out;
-    out.push_back({st->text(0), st->integer(1), st->integer(2), st->integer(3), st->integer(4), st->integer(5)});
-  }
+  return st->collect("summing GPU usage per bucket", [](Query& r) { return read_bucket(r); });
 }
 
 }  // namespace gpurent
