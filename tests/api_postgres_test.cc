@@ -51,13 +51,16 @@ TEST(Postgres, TheDemoReplayBillsExactlyAsOnSqlite) {
 
   ServerProcess lite(args);
   std::vector<std::string> pg_args = args;
-  pg_args.insert(pg_args.end(), {"--db", (*db)->url()});
+  pg_args.insert(pg_args.end(), {"--db", (*db)->uri()});
   ServerProcess pg(pg_args);
   // The listening line names the database without a password, and the server's files are in its
   // --state-dir.
-  EXPECT_EQ(pg.listening_event().value("db", ""), (*db)->url()) << pg.listening_event().dump();
+  EXPECT_EQ(pg.listening_event().value("db", ""), (*db)->uri()) << pg.listening_event().dump();
   EXPECT_EQ(pg.listening_event().value("admin_token_file", ""), pg.dir() + "/admin-token");
   EXPECT_TRUE(fs::exists(pg.dir() + "/gpurent.demo-tokens.json")) << "the demo users' tokens are not in --state-dir";
+  // Each is on the store it should be: SQLite has one server; PostgreSQL elects a leader.
+  EXPECT_EQ(lite.req("GET", "/readyz", "").body["checks"].value("role", ""), "single");
+  EXPECT_EQ(pg.req("GET", "/readyz", "").body["checks"].value("role", ""), "leader");
 
   const auto want = pg_billing_view(lite, at.substr(0, 7));
   const auto got = pg_billing_view(pg, at.substr(0, 7));
@@ -78,6 +81,29 @@ TEST(Postgres, TheDemoReplayBillsExactlyAsOnSqlite) {
   pg.restart();
   EXPECT_FALSE(pg.listening_event().value("demo", json::object()).value("seeded", true)) << pg.listening_event().dump();
   EXPECT_EQ(pg_billing_view(pg, at.substr(0, 7)), got);
+}
+
+// Run a command line; its output (stdout and stderr) and exit status.
+std::pair<std::string, int> pg_run(const std::string& cmd) {
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return {"popen failed", -1};
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  const int st = ::pclose(p);
+  return {out, WIFEXITED(st) ? WEXITSTATUS(st) : -1};
+}
+
+TEST(Postgres, AKeyValueConnectionStringIsRefusedNotTakenForAFile) {
+  const char* bin = std::getenv("GPURENT_TEST_BIN");
+  const fs::path dir = fs::temp_directory_path() / "gpurent-pg-keyvalue";
+  auto [out, status] = pg_run(std::string(bin && *bin ? bin : GPURENT_BIN) + " serve --port 0 --db 'host=/tmp dbname=x' "
+                              "--state-dir " + dir.string());
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find("postgresql:// URL"), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists("host=/tmp dbname=x")) << "an SQLite file was created under the connection string's name";
+  std::error_code ec;
+  fs::remove_all(dir, ec);
 }
 
 TEST(Postgres, AnUnreachableDatabaseIsAClearErrorAtStart) {

@@ -132,7 +132,7 @@ class Crash : public ::testing::TestWithParam<std::string> {
       auto db = PgTestDatabase::create();
       ASSERT_TRUE(db) << db.error().message;
       pg_ = std::move(db).value();
-      args.insert(args.end(), {"--db", pg_->url()});
+      args.insert(args.end(), {"--db", pg_->uri()});
     }
     server_ = std::make_unique<ServerProcess>(args);
     expect_2xx(server_->admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");

@@ -221,6 +221,21 @@ void ServerProcess::kill9() {
   stdout_fd_ = -1;
 }
 
+void ServerProcess::send_signal(int sig) {
+  if (running()) ::kill(pid_, sig);
+}
+
+bool ServerProcess::wait_exited(std::chrono::milliseconds timeout) {
+  if (!running()) return true;
+  int st = wait_exit(pid_, timeout);
+  if (st == -2) return false;
+  exit_status_ = (st >= 0 && WIFEXITED(st)) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+  pid_ = -1;
+  ::close(stdout_fd_);
+  stdout_fd_ = -1;
+  return true;
+}
+
 void ServerProcess::restart() {
   stop();
   start();

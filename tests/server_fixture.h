@@ -12,6 +12,7 @@
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>
+#include <chrono>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -56,6 +57,9 @@ class ServerProcess {
   void stop();     // SIGTERM, then waitpid; the exit status is kept in last_exit_status()
   void kill9();    // SIGKILL, then waitpid
   void restart();  // stop() (if running) and start() on the same database and token file
+  void send_signal(int sig);  // e.g. SIGSTOP / SIGCONT
+  // Waits for the server to exit by itself; false when it still runs after `timeout`.
+  bool wait_exited(std::chrono::milliseconds timeout);
   // The extra serve flags for the next start() (e.g. to restart without the scheduler).
   void set_extra_args(std::vector<std::string> extra_args) { extra_args_ = std::move(extra_args); }
   bool running() const { return pid_ > 0; }

@@ -108,6 +108,12 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
                 "SQLite: do not fsync every commit (faster; a power loss may lose the last commits); "
                 "PostgreSQL commits are always synchronous");
   cmd->add_flag("--no-scheduler", o->no_scheduler, "do not run the scheduler (jobs stay pending)");
+  cmd->add_option("--leader-lease-ms", s.leader_lease_ms,
+                  "PostgreSQL: several servers may share the database and one leads (scheduler, firewall, usage "
+                  "roll-up); its lease lasts this long unrenewed, so a follower takes over about this long after the "
+                  "leader dies (docs/deployment.md)")
+      ->check(CLI::Range(int64_t{500}, int64_t{600000}))
+      ->capture_default_str();
   cmd->add_option("--sched-interval-ms", s.sched_interval_ms, "milliseconds between scheduling passes")
       ->check(CLI::Range(int64_t{10}, int64_t{600000}))
       ->capture_default_str();

@@ -1,12 +1,15 @@
 #include "server/server.h"
 
 #include <signal.h>
+#include <unistd.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <mutex>
+#include <random>
 #include <thread>
 
 #include "catalog/gpu_catalog.h"
@@ -18,6 +21,7 @@
 #include "server/services/bootstrap.h"
 #include "server/services/cost_firewall.h"
 #include "server/services/image_builder.h"
+#include "server/services/leader_lease.h"
 #include "server/services/dcgm_scraper.h"
 #include "server/demo/demo_history.h"
 #include "server/http/http_server.h"
@@ -203,6 +207,11 @@ std::string ServerOptions::file_prefix() const {
 // The database with migrations applied (an SQLite file's folder created), and the folder of the
 // server's own files.
 static Result<std::unique_ptr<Store>> open_database(const ServerOptions& opts) {
+  // A libpq key=value string would otherwise be taken for an SQLite file's name.
+  if (!is_postgres_url(opts.db_path) &&
+      (opts.db_path.find("dbname=") != std::string::npos || opts.db_path.find("host=") != std::string::npos))
+    return Error::invalid("--db", "names a PostgreSQL database as a key=value string: give it as a postgresql:// URL "
+                                  "(postgresql:///DBNAME?host=HOST&port=PORT&user=USER)");
   for (const std::string& file : {is_postgres_url(opts.db_path) ? std::string() : opts.db_path, opts.file_prefix()}) {
     std::filesystem::path p(file);
     if (!p.has_parent_path()) continue;
@@ -218,20 +227,61 @@ static Result<std::unique_ptr<Store>> open_database(const ServerOptions& opts) {
   return store;
 }
 
+// This process's name in the leader lease: host, pid and a random part (a restarted server is
+// another holder).
+static std::string lease_holder() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "unknown");
+  std::random_device rd;
+  char tail[16];
+  std::snprintf(tail, sizeof tail, "%08x", rd());
+  return std::string(host) + ":" + std::to_string(::getpid()) + ":" + tail;
+}
+
 // Runs the services until SIGINT/SIGTERM (blocked in `set` by the caller) stops the HTTP front,
-// then stops them in order; the exit status.
+// then stops them in order; the exit status. The work one server does for all (the scheduler, the
+// demo meter, usage scrapes and roll-up, the cost firewall, image builds) starts at once without a
+// lease (SQLite) or when this server leads at start; else when it takes the lease over. A leader
+// that finds the lease taken exits at once with status 3 (its writes are refused from then on
+// anyway): a supervisor restarts it, and it comes back as a follower.
 static int serve(const ServerOptions& opts, App& app, HttpServer& http, SchedulerService& scheduler,
-                 CostFirewall& firewall, DemoMeter* demo_meter, const sigset_t& set) {
-  if (opts.scheduler) scheduler.start();
-  if (demo_meter) demo_meter->start();
+                 CostFirewall& firewall, DemoMeter* demo_meter, LeaderLease* lease, const sigset_t& set) {
+  for (const auto& t : opts.dcgm_targets)  // a follower would meet a bad target only when elected
+    if (auto r = parse_dcgm_target(t); !r) return fail("", r.error(), 2);
   UsageBackground usage(app);  // DCGM scrapes and the usage rollup
-  if (auto s = usage.start(opts.dcgm_targets); !s) {
-    scheduler.stop();
-    return fail("", s.error(), 2);
-  }
-  if (opts.firewall_interval_s > 0) firewall.start();
   ImageBuilder builder(app, opts.debian_mirror);
-  if (opts.image_builds) builder.start();
+  std::mutex work_mu;
+  bool work_started = false;
+  auto start_work = [&]() -> Status {
+    std::lock_guard lock(work_mu);
+    if (work_started) return ok_status();
+    work_started = true;
+    if (opts.scheduler) scheduler.start();
+    if (demo_meter) demo_meter->start();
+    if (auto s = usage.start(opts.dcgm_targets); !s) return s;
+    if (opts.firewall_interval_s > 0) firewall.start();
+    if (opts.image_builds) builder.start();
+    return ok_status();
+  };
+  if (!lease || lease->view().leader) {
+    if (auto s = start_work(); !s) {
+      scheduler.stop();
+      return fail("", s.error(), 2);
+    }
+  }
+  if (lease)
+    lease->start(
+        [&] {
+          if (auto s = start_work(); !s) {
+            spdlog::critical("{}", json({{"event", "leader_start_failed"}, {"error", s.error().message}}).dump());
+            std::_Exit(2);
+          }
+        },
+        [](const std::string& why) {
+          spdlog::critical("{}", json({{"event", "leader_deposed"}, {"why", why}, {"exit", 3}}).dump());
+          spdlog::default_logger()->flush();
+          std::_Exit(3);
+        });
   // Signals go to one waiting thread, started only now that nothing returns before http.run():
   // the first SIGINT/SIGTERM stops the server cleanly (the control loop drains, the WAL
   // checkpoints); a second one, while that stop hangs, ends the process at once.
@@ -244,6 +294,7 @@ static int serve(const ServerOptions& opts, App& app, HttpServer& http, Schedule
   });
   signals.detach();
   http.run();
+  if (lease) lease->stop();  // no election after this
   if (demo_meter) demo_meter->stop();
   builder.stop();
   firewall.stop();
@@ -268,7 +319,7 @@ int run_server(const ServerOptions& opts) {
   if (auto s = apply_start_flags(opts, clock, pinned); !s) return fail("", s.error(), 2);
 
   auto store = open_database(opts);
-  if (!store) return fail("", store.error(), 1);
+  if (!store) return fail("", store.error(), store.error().code == Code::kInvalid ? 2 : 1);
   const std::string catalog_path = opts.catalog_path.empty() ? default_catalog_path() : opts.catalog_path;
   auto catalog = load_catalog_file(catalog_path);
   if (!catalog) return fail("cannot load GPU catalog " + catalog_path + ": ", catalog.error(), 1);
@@ -295,6 +346,16 @@ int run_server(const ServerOptions& opts) {
     return 1;
   }
 
+  // Several servers may share a PostgreSQL database: one leads (leader_lease.h). On SQLite the one
+  // server does everything.
+  std::unique_ptr<LeaderLease> lease;
+  if (is_postgres_url(opts.db_path)) {
+    lease = std::make_unique<LeaderLease>(loop, clock, lease_holder(), opts.leader_lease_ms);
+    if (auto led = lease->try_acquire(); !led) return fail("cannot read the leader lease: ", led.error(), 1);
+  }
+  const bool leader = !lease || lease->view().leader;
+  app.leader = lease.get();
+
   std::string token_file = opts.admin_token_file.empty() ? opts.file_prefix() + ".admin-token" : opts.admin_token_file;
   auto admin = ensure_admin(**store, loop, clock, token_file);
   if (!admin) {
@@ -304,7 +365,9 @@ int run_server(const ServerOptions& opts) {
 
   json demo_info = nullptr;
   std::optional<DemoWeek> demo_week_plan;
-  if (opts.demo) {
+  if (opts.demo && !leader) {
+    demo_info = {{"seeded", false}, {"reason", "this server follows the leader, which seeds the demo"}};
+  } else if (opts.demo) {
     auto seeded = seed_demo(app, clock, pinned, admin->user_id, demo_week_plan);
     if (!seeded) return fail("demo seeding failed: ", seeded.error(), 1);
     demo_info = std::move(*seeded);
@@ -344,7 +407,7 @@ int run_server(const ServerOptions& opts) {
   const std::string url = std::string(http.tls() ? "https" : "http") + "://" + opts.host + ":" + std::to_string(port);
   announce(opts, url, *admin, (*store)->schema_version(), demo_info);
 
-  return serve(opts, app, http, scheduler, firewall, demo_meter.get(), set);
+  return serve(opts, app, http, scheduler, firewall, demo_meter.get(), lease.get(), set);
 }
 
 }  // namespace gpurent

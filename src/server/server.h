@@ -57,6 +57,11 @@ struct ServerOptions {
   // Scheduler (docs/scheduler.md): the control loop admits and places pending jobs every tick;
   // the simulated executor runs admitted jobs for their expected duration.
   bool scheduler = true;
+  // On PostgreSQL, several servers may share the database: one leads (runs the scheduler, the
+  // cost firewall, the usage roll-up and scrapes, image builds, the demo meter) under a lease of
+  // this many milliseconds (services/leader_lease.h); the others serve reads and take writes, and
+  // one takes over when the lease runs out. Unused on SQLite (one server).
+  int64_t leader_lease_ms = 10000;
   int64_t sched_interval_ms = 1000;
   std::string sched_policy = "fgd";
   int64_t spot_notice_s = 30;

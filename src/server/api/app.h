@@ -19,12 +19,16 @@ namespace gpurent {
 struct KindSpec;
 struct HttpStats;
 class RateLimiter;
+class LeaderLease;
 
 struct App : ServiceContext {
   std::map<std::string, KindSpec>& kinds;  // filled by register_crud
   // The HTTP front's counters and limits, for /metrics; null where routes run without it (tests).
   const HttpStats* http_stats = nullptr;
   const RateLimiter* rate_limiter = nullptr;
+  // Several servers on one PostgreSQL database: this one's view of the leader lease (/readyz); null
+  // on SQLite, where the one server does everything.
+  const LeaderLease* leader = nullptr;
 };
 
 // An authenticated handler: called only when the bearer token is valid.

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "server/api/app.h"
+#include "server/services/leader_lease.h"
 #include "server/http/http_server.h"
 #include "server/http/http_util.h"
 #include "server/http/openapi_doc.h"
@@ -94,6 +95,15 @@ void register_system_routes(App& app, Router& srv) {
                    {"catalog_models", app.catalog.models().size()},
                    {"records", faults.empty() ? "ok" : std::to_string(faults.size()) + " undecodable"}}}};
     if (!faults.empty()) body["undecodable_records"] = undecodable;
+    // Which server does the once-only work (the scheduler, the firewall…) when several share one
+    // PostgreSQL database; "single" on SQLite.
+    if (app.leader) {
+      const LeaseView v = app.leader->view();
+      body["checks"]["role"] = v.leader ? "leader" : "follower";
+      body["leader"] = {{"holder", v.holder}, {"token", v.token}, {"self", app.leader->holder()}};
+    } else {
+      body["checks"]["role"] = "single";
+    }
     send_json(res, store_ok && loop_ok ? 200 : 503, body);
   };
   // Without a token: the process's own figures (HTTP, the control loop's queue, the limits). With

@@ -28,6 +28,11 @@ Status ControlLoop::run(Command cmd) {
   return fut.get();
 }
 
+void ControlLoop::set_fence(Command fence) {
+  std::lock_guard<std::mutex> lock(mu_);
+  fence_ = std::move(fence);
+}
+
 size_t ControlLoop::queue_depth() const {
   std::lock_guard<std::mutex> lock(mu_);
   return queue_.size();
@@ -41,16 +46,24 @@ bool ControlLoop::running() const {
 void ControlLoop::loop() {
   for (;;) {
     Item item;
+    Command fence;
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping and drained
       item = std::move(queue_.front());
       queue_.pop_front();
+      fence = fence_;
     }
     Status st = Error::make(Code::kInternal, "command did not run");
     try {
-      st = store_.write(item.cmd);
+      if (fence)
+        st = store_.write([&](StoreTx& tx) -> Status {
+          if (auto s = fence(tx); !s) return s;
+          return item.cmd(tx);
+        });
+      else
+        st = store_.write(item.cmd);
     } catch (const std::exception& e) {
       st = Error::make(Code::kInternal, std::string("internal error: ") + e.what());
     }

@@ -28,6 +28,10 @@ class ControlLoop {
 
   // Queues a command and blocks until it has committed (or failed). kUnavailable once stopping.
   Status run(Command cmd);
+  // From now on every command first runs `fence` in its transaction and fails with the fence's
+  // error (nothing of it written) when the fence refuses. Used by LeaderLease: a server that leads
+  // several on one database writes only while it still holds the lease. Empty: no fence.
+  void set_fence(Command fence);
   size_t queue_depth() const;
   bool running() const;
   void stop();
@@ -43,6 +47,7 @@ class ControlLoop {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Item> queue_;
+  Command fence_;  // guarded by mu_; copied by the loop per command
   bool stopping_ = false;
   std::thread thread_;
 };

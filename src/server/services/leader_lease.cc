@@ -1,0 +1,165 @@
+#include "server/services/leader_lease.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+namespace gpurent {
+namespace {
+
+constexpr const char* kKind = "leases";
+
+void log_event(const nlohmann::json& fields) { spdlog::info("{}", fields.dump()); }
+constexpr const char* kId = "lse_leader";
+
+LeaseView read_view(const Record& r) {
+  LeaseView v;
+  v.holder = r.body.value("holder", "");
+  v.token = r.body.value("token", int64_t{0});
+  v.expires_at = r.body.value("expires_at", TimeMs{0});
+  return v;
+}
+
+void write_view(Record& r, const LeaseView& v, TimeMs now) {
+  r.body = {{"holder", v.holder}, {"token", v.token}, {"expires_at", v.expires_at}};
+  r.updated_at = now;
+}
+
+}  // namespace
+
+LeaderLease::LeaderLease(ControlLoop& loop, const Clock& clock, std::string holder, int64_t ttl_ms)
+    : loop_(loop), clock_(clock), holder_(std::move(holder)), ttl_ms_(std::max<int64_t>(ttl_ms, 100)) {}
+
+LeaderLease::~LeaderLease() { stop(); }
+
+LeaseView LeaderLease::view() const {
+  std::lock_guard lock(mu_);
+  return view_;
+}
+
+Result<bool> LeaderLease::try_acquire() {
+  if (view().leader) return true;
+  LeaseView seen;
+  bool taken = false;
+  Status st = loop_.run([&](StoreTx& tx) -> Status {
+    const TimeMs now = clock_.now();
+    auto r = tx.get(kKind, kId);
+    if (!r && r.error().code != Code::kNotFound) return r.error();
+    if (!r) {  // the first server on this database
+      Record n;
+      n.kind = kKind;
+      n.id = kId;
+      n.name = "leader";
+      n.created_at = now;
+      seen = {true, holder_, 1, now + ttl_ms_};
+      write_view(n, seen, now);
+      if (auto s = tx.insert(n); !s) return s;
+      taken = true;
+      return ok_status();
+    }
+    seen = read_view(*r);
+    if (seen.holder != holder_ && seen.expires_at > now) return ok_status();  // someone leads
+    Record u = *r;
+    seen = {true, holder_, seen.holder == holder_ ? seen.token : seen.token + 1, now + ttl_ms_};
+    write_view(u, seen, now);
+    if (auto s = tx.update(u); !s) return s;
+    taken = true;
+    return ok_status();
+  });
+  if (!st) {
+    // Another server took it in the same instant: it leads.
+    if (st.error().code == Code::kConflict) return false;
+    return st.error();
+  }
+  {
+    std::lock_guard lock(mu_);
+    view_ = seen;
+    view_.leader = taken;
+  }
+  if (taken) {
+    loop_.set_fence([this](StoreTx& tx) { return fence(tx); });
+    log_event({{"event", "leader_elected"}, {"holder", holder_}, {"token", seen.token}, {"ttl_ms", ttl_ms_}});
+  }
+  return taken;
+}
+
+Status LeaderLease::fence(StoreTx& tx) {
+  const TimeMs now = clock_.now();
+  const int64_t token = view().token;
+  auto r = tx.get(kKind, kId);
+  if (!r) return r.error();
+  const LeaseView seen = read_view(*r);
+  if (seen.holder != holder_ || seen.token != token) {
+    lost("the lease is held by " + seen.holder + " (token " + std::to_string(seen.token) + ")");
+    return Error::make(Code::kUnavailable, Message("services.leader.not_leader")
+                                               .arg("holder", seen.holder)
+                                               .arg("token", std::to_string(seen.token)));
+  }
+  // Extending it is an update: a takeover racing with this command waits for it, then finds a
+  // newer version and fails, so the two never interleave.
+  Record u = *r;
+  LeaseView next = seen;
+  next.expires_at = std::max(seen.expires_at, now + ttl_ms_);
+  write_view(u, next, now);
+  if (auto s = tx.update(u); !s) return s;
+  std::lock_guard lock(mu_);
+  view_.expires_at = next.expires_at;
+  return ok_status();
+}
+
+void LeaderLease::lost(const std::string& why) {
+  if (lost_.exchange(true)) return;
+  {
+    std::lock_guard lock(mu_);
+    view_.leader = false;
+  }
+  log_event({{"event", "leader_lost"}, {"holder", holder_}, {"why", why}});
+  if (on_lost_) on_lost_(why);
+}
+
+void LeaderLease::start(std::function<void()> on_elected, std::function<void(const std::string&)> on_lost) {
+  on_elected_ = std::move(on_elected);
+  on_lost_ = std::move(on_lost);
+  thread_ = std::thread([this] { run(); });
+}
+
+void LeaderLease::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void LeaderLease::run() {
+  bool was_leader = view().leader;
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      const int64_t wait_ms = view_.leader ? ttl_ms_ / 3 : ttl_ms_ / 4;
+      if (cv_.wait_for(lock, std::chrono::milliseconds(wait_ms), [this] { return stopping_; })) return;
+    }
+    if (lost_) return;
+    if (was_leader) {
+      // An empty command: the fence renews the lease (or finds it taken and reports the loss).
+      Status st = loop_.run([](StoreTx&) { return ok_status(); });
+      if (!st && st.error().code != Code::kUnavailable)
+        log_event({{"event", "leader_renew_failed"}, {"holder", holder_}, {"error", st.error().message}});
+      continue;
+    }
+    auto taken = try_acquire();
+    if (!taken) {
+      log_event({{"event", "leader_acquire_failed"}, {"holder", holder_}, {"error", taken.error().message}});
+      continue;
+    }
+    if (*taken) {
+      was_leader = true;
+      if (on_elected_) on_elected_();
+    }
+  }
+}
+
+}  // namespace gpurent

@@ -1,0 +1,81 @@
+// LeaderLease: which of several servers on one database does the control-loop work that must run
+// once (the scheduler and its executor, the cost firewall, the usage roll-up and scrapes, image
+// builds, the demo meter). Every server serves reads and accepts writes; one holds the lease.
+//
+// The lease is one stored record (kind "leases", id "lse_leader": holder, token, expires_at), so
+// it needs nothing beyond the Store contract and works the same on SQLite and PostgreSQL:
+//  * A follower tries to take it every ttl/4: when it is absent, or expired by the follower's
+//    clock, it writes itself as holder with token + 1 (the fencing token) and expires_at = now +
+//    ttl. Two followers racing update the same version; the store lets one win (kConflict for
+//    the other).
+//  * The leader's control loop runs fence() inside every command's transaction: it reads the lease,
+//    refuses the command (kUnavailable, nothing of it is written) unless this server still holds
+//    it under its token, and otherwise extends it (an update, so a takeover racing with the
+//    command waits for it and then finds a newer version: a deposed leader's late write is
+//    refused, never interleaved). A ticker renews it every ttl/3 when the loop is idle.
+//  * A leader that finds the lease taken calls on_lost once (the server then exits: run servers
+//    under a supervisor that restarts them; they come back as followers).
+// Expiry compares server clocks: keep them within a small fraction of the ttl (NTP).
+// Thread-safe: start/stop from the owning thread; the state is read from any thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "core/clock.h"
+#include "core/result.h"
+#include "server/services/control_loop.h"
+
+namespace gpurent {
+
+struct LeaseView {
+  bool leader = false;
+  std::string holder;    // who holds it as last seen (empty: nobody yet)
+  int64_t token = 0;     // its fencing token as last seen
+  TimeMs expires_at = 0;
+};
+
+class LeaderLease {
+ public:
+  // holder: this server's identity (unique per process); ttl_ms: how long a lease lasts unrenewed.
+  LeaderLease(ControlLoop& loop, const Clock& clock, std::string holder, int64_t ttl_ms);
+  ~LeaderLease();
+  LeaderLease(const LeaderLease&) = delete;
+  LeaderLease& operator=(const LeaderLease&) = delete;
+
+  // One attempt now (a command on the loop): takes the lease when it is free or expired. True when
+  // this server holds it afterwards; then the loop's commands are fenced.
+  Result<bool> try_acquire();
+  // The ticker: a follower tries to take the lease (on_elected once it does), a leader renews it;
+  // a leader that finds it taken calls on_lost (once) with the reason.
+  void start(std::function<void()> on_elected, std::function<void(const std::string&)> on_lost);
+  void stop();
+
+  LeaseView view() const;
+  const std::string& holder() const { return holder_; }
+  int64_t ttl_ms() const { return ttl_ms_; }
+
+ private:
+  Status fence(StoreTx& tx);
+  void lost(const std::string& why);
+  void run();
+
+  ControlLoop& loop_;
+  const Clock& clock_;
+  const std::string holder_;
+  const int64_t ttl_ms_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  LeaseView view_;
+  bool stopping_ = false;
+  std::atomic<bool> lost_{false};
+  std::function<void()> on_elected_;
+  std::function<void(const std::string&)> on_lost_;
+  std::thread thread_;
+};
+
+}  // namespace gpurent
