@@ -348,9 +348,13 @@ int run_server(const ServerOptions& opts) {
 
   // Several servers may share a PostgreSQL database: one leads (leader_lease.h). On SQLite the one
   // server does everything.
+  std::unique_ptr<Store> lease_store;  // the lease is renewed on a connection of its own
   std::unique_ptr<LeaderLease> lease;
   if (is_postgres_url(opts.db_path)) {
-    lease = std::make_unique<LeaderLease>(loop, clock, lease_holder(), opts.leader_lease_ms);
+    auto ls = open_postgres_store(PostgresOptions{.url = opts.db_path, .readers = 1});
+    if (!ls) return fail("cannot open database " + describe_db(opts.db_path) + ": ", ls.error(), 1);
+    lease_store = std::move(ls).value();
+    lease = std::make_unique<LeaderLease>(loop, *lease_store, clock, lease_holder(), opts.leader_lease_ms);
     if (auto led = lease->try_acquire(); !led) return fail("cannot read the leader lease: ", led.error(), 1);
   }
   const bool leader = !lease || lease->view().leader;

@@ -99,12 +99,24 @@ Status remove_object(PgConn& db, const std::string& kind, const std::string& id)
   return ok_status();
 }
 
-Result<Record> get_object(PgConn& db, const std::string& kind, const std::string& id) {
-  auto rows = db.query(std::string(kObjectSelect) + " WHERE kind = $1 AND id = $2", PgParams().add(kind).add(id),
+namespace {
+
+Result<Record> select_object(PgConn& db, const std::string& kind, const std::string& id, const char* suffix) {
+  auto rows = db.query(std::string(kObjectSelect) + " WHERE kind = $1 AND id = $2" + suffix, PgParams().add(kind).add(id),
                        "reading " + object_path(kind, id));
   if (!rows) return rows.error();
   if (rows->size() == 0) return object_not_found(kind, id);
   return read_record(rows->row(0));
+}
+
+}  // namespace
+
+Result<Record> get_object(PgConn& db, const std::string& kind, const std::string& id) {
+  return select_object(db, kind, id, "");
+}
+
+Result<Record> get_object_locked(PgConn& db, const std::string& kind, const std::string& id) {
+  return select_object(db, kind, id, " FOR UPDATE");
 }
 
 Result<Page> list_objects(PgConn& db, const ListQuery& lq) {

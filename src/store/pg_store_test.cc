@@ -219,6 +219,42 @@ TEST_F(PgStore, SeveralStoresShareOneDatabaseAndMigrateItOnce) {
   EXPECT_EQ(opened, 4);
 }
 
+// get_locked holds the row until the transaction ends: another store's update of it waits for
+// the commit and then finds the version it read gone (what the leader lease's fence relies on).
+TEST_F(PgStore, ALockedRecordMakesAnotherStoresUpdateWaitForTheCommit) {
+  ASSERT_TRUE(insert_all(*store_, {make_record("leases", "lse_a", "a")}).ok());
+  auto other = open();
+  ASSERT_NE(other, nullptr);
+  std::promise<void> locked;
+  auto holder = std::async(std::launch::async, [&] {
+    return store_->write([&](StoreTx& tx) -> Status {
+      auto r = tx.get_locked("leases", "lse_a");
+      if (!r) return r.error();
+      locked.set_value();
+      std::this_thread::sleep_for(std::chrono::milliseconds(400));
+      Record u = *r;
+      u.body["by"] = "holder";
+      return tx.update(u);
+    });
+  });
+  locked.get_future().wait();
+  const auto t0 = std::chrono::steady_clock::now();
+  Status late = other->write([&](StoreTx& tx) -> Status {
+    Record u = make_record("leases", "lse_a", "a");
+    u.version = 1;  // what it was before the holder's commit
+    u.body["by"] = "other";
+    return tx.update(u);
+  });
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  ASSERT_TRUE(holder.get().ok());
+  EXPECT_GE(waited, std::chrono::milliseconds(250)) << "the update did not wait for the lock";
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.error().code, Code::kConflict) << late.error().message;
+  auto now = store_->get("leases", "lse_a");
+  ASSERT_TRUE(now.ok());
+  EXPECT_EQ(now->body.value("by", ""), "holder");
+}
+
 TEST_F(PgStore, ADatabaseFromANewerGpurentIsRefused) {
   {
     PgConn c = sql();

@@ -23,6 +23,10 @@ Status insert_object(Db& db, const Record& r);
 Status update_object(Db& db, const Record& r);
 Status remove_object(Db& db, const std::string& kind, const std::string& id);
 Result<Record> get_object(Db& db, const std::string& kind, const std::string& id);
+// get_object: the one writer's transaction holds the database, so nobody else changes the row.
+inline Result<Record> get_object_locked(Db& db, const std::string& kind, const std::string& id) {
+  return get_object(db, kind, id);
+}
 Result<Page> list_objects(Db& db, const ListQuery& q);
 Result<int64_t> count_objects(Db& db, const std::string& kind, const std::map<std::string, std::string>& eq);
 

@@ -118,6 +118,10 @@ class StoreTx {
   virtual Status update(const Record& r) = 0;
   virtual Status remove(const std::string& kind, const std::string& id) = 0;
   virtual Result<Record> get(const std::string& kind, const std::string& id) = 0;
+  // get(), and no other writer may change or remove the record until this transaction ends
+  // (PostgreSQL: SELECT … FOR UPDATE, so another server's update waits for the commit; SQLite's
+  // one writer holds the whole database already). Used by the leader lease's fence.
+  virtual Result<Record> get_locked(const std::string& kind, const std::string& id) = 0;
   virtual Result<Page> list(const ListQuery& q) = 0;
   virtual Result<int64_t> count(const std::string& kind, const std::map<std::string, std::string>& eq) = 0;
   virtual Status insert_token(const TokenRow& t) = 0;

@@ -59,8 +59,8 @@ void ControlLoop::loop() {
     try {
       if (fence)
         st = store_.write([&](StoreTx& tx) -> Status {
-          if (auto s = fence(tx); !s) return s;
-          return item.cmd(tx);
+          if (auto s = item.cmd(tx); !s) return s;
+          return fence(tx);  // last: what it checks holds until the commit
         });
       else
         st = store_.write(item.cmd);

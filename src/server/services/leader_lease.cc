@@ -29,10 +29,13 @@ void write_view(Record& r, const LeaseView& v, TimeMs now) {
 
 }  // namespace
 
-LeaderLease::LeaderLease(ControlLoop& loop, const Clock& clock, std::string holder, int64_t ttl_ms)
-    : loop_(loop), clock_(clock), holder_(std::move(holder)), ttl_ms_(std::max<int64_t>(ttl_ms, 100)) {}
+LeaderLease::LeaderLease(ControlLoop& loop, Store& lease_store, const Clock& clock, std::string holder, int64_t ttl_ms)
+    : loop_(loop), store_(lease_store), clock_(clock), holder_(std::move(holder)), ttl_ms_(std::max<int64_t>(ttl_ms, 100)) {}
 
-LeaderLease::~LeaderLease() { stop(); }
+LeaderLease::~LeaderLease() {
+  stop();
+  loop_.set_fence(nullptr);  // the loop may outlive this
+}
 
 LeaseView LeaderLease::view() const {
   std::lock_guard lock(mu_);
@@ -43,7 +46,7 @@ Result<bool> LeaderLease::try_acquire() {
   if (view().leader) return true;
   LeaseView seen;
   bool taken = false;
-  Status st = loop_.run([&](StoreTx& tx) -> Status {
+  Status st = store_.write([&](StoreTx& tx) -> Status {
     const TimeMs now = clock_.now();
     auto r = tx.get(kKind, kId);
     if (!r && r.error().code != Code::kNotFound) return r.error();
@@ -86,24 +89,41 @@ Result<bool> LeaderLease::try_acquire() {
 }
 
 Status LeaderLease::fence(StoreTx& tx) {
-  const TimeMs now = clock_.now();
   const int64_t token = view().token;
-  auto r = tx.get(kKind, kId);
+  auto r = tx.get_locked(kKind, kId);  // held until the command commits
   if (!r) return r.error();
   const LeaseView seen = read_view(*r);
-  if (seen.holder != holder_ || seen.token != token) {
-    lost("the lease is held by " + seen.holder + " (token " + std::to_string(seen.token) + ")");
-    return Error::make(Code::kUnavailable, Message("services.leader.not_leader")
-                                               .arg("holder", seen.holder)
-                                               .arg("token", std::to_string(seen.token)));
+  if (seen.holder == holder_ && seen.token == token) return ok_status();
+  lost("the lease is held by " + seen.holder + " (token " + std::to_string(seen.token) + ")");
+  return Error::make(Code::kUnavailable, Message("services.leader.not_leader")
+                                             .arg("holder", seen.holder)
+                                             .arg("token", std::to_string(seen.token)));
+}
+
+Status LeaderLease::renew() {
+  const int64_t token = view().token;
+  LeaseView next;
+  std::string taken_by;
+  Status st = store_.write([&](StoreTx& tx) -> Status {
+    const TimeMs now = clock_.now();
+    auto r = tx.get(kKind, kId);
+    if (!r) return r.error();
+    const LeaseView seen = read_view(*r);
+    if (seen.holder != holder_ || seen.token != token) {
+      taken_by = seen.holder + " (token " + std::to_string(seen.token) + ")";
+      return ok_status();
+    }
+    Record u = *r;
+    next = seen;
+    next.expires_at = std::max(seen.expires_at, now + ttl_ms_);
+    write_view(u, next, now);
+    return tx.update(u);
+  });
+  if (!taken_by.empty()) {
+    lost("the lease is held by " + taken_by);
+    return ok_status();
   }
-  // Extending it is an update: a takeover racing with this command waits for it, then finds a
-  // newer version and fails, so the two never interleave.
-  Record u = *r;
-  LeaseView next = seen;
-  next.expires_at = std::max(seen.expires_at, now + ttl_ms_);
-  write_view(u, next, now);
-  if (auto s = tx.update(u); !s) return s;
+  if (!st) return st;
   std::lock_guard lock(mu_);
   view_.expires_at = next.expires_at;
   return ok_status();
@@ -144,9 +164,9 @@ void LeaderLease::run() {
     }
     if (lost_) return;
     if (was_leader) {
-      // An empty command: the fence renews the lease (or finds it taken and reports the loss).
-      Status st = loop_.run([](StoreTx&) { return ok_status(); });
-      if (!st && st.error().code != Code::kUnavailable)
+      // On the lease's own connection: a long command on the loop does not hold it up. A conflict
+      // (the loop's fence held the row a moment) or an unreachable database is tried again next time.
+      if (Status st = renew(); !st)
         log_event({{"event", "leader_renew_failed"}, {"holder", holder_}, {"error", st.error().message}});
       continue;
     }

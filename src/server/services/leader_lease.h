@@ -3,18 +3,21 @@
 // builds, the demo meter). Every server serves reads and accepts writes; one holds the lease.
 //
 // The lease is one stored record (kind "leases", id "lse_leader": holder, token, expires_at), so
-// it needs nothing beyond the Store contract and works the same on SQLite and PostgreSQL:
+// it needs nothing beyond the Store contract:
 //  * A follower tries to take it every ttl/4: when it is absent, or expired by the follower's
 //    clock, it writes itself as holder with token + 1 (the fencing token) and expires_at = now +
 //    ttl. Two followers racing update the same version; the store lets one win (kConflict for
 //    the other).
-//  * The leader's control loop runs fence() inside every command's transaction: it reads the lease,
-//    refuses the command (kUnavailable, nothing of it is written) unless this server still holds
-//    it under its token, and otherwise extends it (an update, so a takeover racing with the
-//    command waits for it and then finds a newer version: a deposed leader's late write is
-//    refused, never interleaved). A ticker renews it every ttl/3 when the loop is idle.
-//  * A leader that finds the lease taken calls on_lost once (the server then exits: run servers
-//    under a supervisor that restarts them; they come back as followers).
+//  * The leader renews it every ttl/3 on a store connection of its own (`lease_store`), apart from
+//    the control loop, so a long command (a scheduler tick over a deep queue) does not let it lapse.
+//  * Fencing: the leader's control loop ends every command's transaction with fence(), which reads
+//    the lease locked (StoreTx::get_locked: another server's update of it waits for the commit) and
+//    refuses the command (kUnavailable, nothing of it written) unless this server still holds it
+//    under its token. So a takeover commits either before the fence (the command is refused) or
+//    after the command's commit: a deposed leader's late write is never interleaved with the new
+//    leader's.
+//  * A leader that finds the lease taken (renewing, or in the fence) calls on_lost once (the server
+//    then exits: run servers under a supervisor that restarts them; they come back as followers).
 // Expiry compares server clocks: keep them within a small fraction of the ttl (NTP).
 // Thread-safe: start/stop from the owning thread; the state is read from any thread.
 #pragma once
@@ -41,14 +44,16 @@ struct LeaseView {
 
 class LeaderLease {
  public:
-  // holder: this server's identity (unique per process); ttl_ms: how long a lease lasts unrenewed.
-  LeaderLease(ControlLoop& loop, const Clock& clock, std::string holder, int64_t ttl_ms);
+  // lease_store: a store on the same database with a writer connection of its own (not the
+  // loop's). holder: this server's identity (unique per process); ttl_ms: how long a lease lasts
+  // unrenewed.
+  LeaderLease(ControlLoop& loop, Store& lease_store, const Clock& clock, std::string holder, int64_t ttl_ms);
   ~LeaderLease();
   LeaderLease(const LeaderLease&) = delete;
   LeaderLease& operator=(const LeaderLease&) = delete;
 
-  // One attempt now (a command on the loop): takes the lease when it is free or expired. True when
-  // this server holds it afterwards; then the loop's commands are fenced.
+  // One attempt now: takes the lease when it is free or expired. True when this server holds it
+  // afterwards; then the loop's commands are fenced.
   Result<bool> try_acquire();
   // The ticker: a follower tries to take the lease (on_elected once it does), a leader renews it;
   // a leader that finds it taken calls on_lost (once) with the reason.
@@ -61,10 +66,12 @@ class LeaderLease {
 
  private:
   Status fence(StoreTx& tx);
+  Status renew();
   void lost(const std::string& why);
   void run();
 
   ControlLoop& loop_;
+  Store& store_;
   const Clock& clock_;
   const std::string holder_;
   const int64_t ttl_ms_;
