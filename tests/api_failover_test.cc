@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <map>
 #include <mutex>
 #include <set>
@@ -285,6 +286,58 @@ TEST(PostgresFailover, KillingTheLeaderFiveTimesLosesNoWriteAndRunsNothingTwice)
               jobs, batches, allocs.size(), takeover_s[takeover_s.size() / 2], takeover_s.back());
   ::testing::Test::RecordProperty("takeover_p50_ms", static_cast<int>(takeover_s[takeover_s.size() / 2] * 1000));
   ::testing::Test::RecordProperty("takeover_max_ms", static_cast<int>(takeover_s.back() * 1000));
+}
+
+// Three servers started at the same moment on an empty database: all come up, one leads, there
+// is one admin user, and each server's admin token works on every server.
+TEST(PostgresFailover, ThreeServersStartedAtOnceOnAnEmptyDatabase) {
+  auto db = PgTestDatabase::create();
+  ASSERT_TRUE(db) << db.error().message;
+  std::vector<std::unique_ptr<ServerProcess>> servers(3);
+  std::vector<std::string> errors(3);
+  // A child's parent-death signal (server_fixture.cc) follows the thread that forked it: the
+  // starting threads live until the servers are gone.
+  std::promise<void> finished;
+  std::shared_future<void> done = finished.get_future().share();
+  std::atomic<int> started{0};
+  std::vector<std::thread> starting;
+  for (size_t i = 0; i < 3; ++i)
+    starting.emplace_back([&, i] {
+      try {
+        servers[i] = std::make_unique<ServerProcess>(failover_args((*db)->uri()));
+      } catch (const std::exception& e) {
+        errors[i] = e.what();
+      }
+      ++started;
+      done.wait();
+    });
+  struct Release {
+    std::vector<std::unique_ptr<ServerProcess>>& servers;
+    std::promise<void>& finished;
+    std::vector<std::thread>& threads;
+    ~Release() {
+      for (auto& s : servers) s.reset();
+      finished.set_value();
+      for (auto& t : threads) t.join();
+    }
+  } release{servers, finished, starting};
+  while (started < 3) std::this_thread::sleep_for(10ms);
+  for (size_t i = 0; i < 3; ++i) ASSERT_TRUE(servers[i]) << "server " << i << " did not start: " << errors[i];
+  int leaders = 0;
+  for (auto& s : servers) {
+    const json r = failover_readyz(s->url());
+    ASSERT_TRUE(r.is_object()) << s->url() << " does not answer /readyz: " << s->req("GET", "/readyz", "").describe()
+                               << s->log();
+    leaders += r["checks"].value("role", "") == "leader";
+  }
+  EXPECT_EQ(leaders, 1);
+  for (auto& s : servers) {
+    Resp users = s->admin("GET", "/api/v1/users?name=admin");
+    ASSERT_EQ(users.status, 200) << users.describe();
+    EXPECT_EQ(users.body.at("items").size(), 1u) << users.describe();
+    for (auto& other : servers)
+      EXPECT_EQ(other->req("GET", "/api/v1/tenants", s->admin_token()).status, 200) << "a token from " << s->url();
+  }
 }
 
 TEST(PostgresFailover, APausedLeaderIsDeposedAndExitsOnItsNextWrite) {

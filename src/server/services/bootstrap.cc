@@ -52,24 +52,38 @@ Result<AdminCredentials> ensure_admin(StoreReader& store, ControlLoop& loop, con
     }
   }
   std::string secret = new_token_secret();
-  Status st = loop.run([&](StoreTx& tx) -> Status {
-    TimeMs now = clock.now();
-    if (out.user_id.empty()) {
-      Record u;
-      u.kind = "users";
-      u.id = new_id("usr");
-      u.name = "admin";
-      u.created_at = u.updated_at = now;
-      u.body = {{"name", "admin"}, {"display_name", "Platform operator"}, {"email", "admin@localhost.localdomain"},
-                {"role", "operator_admin"}};
-      if (auto s = tx.insert(u); !s) return s;
-      if (auto s = tx.append_audit({now, u.id, "create", "users", u.id, "bootstrap"}); !s) return s;
-      out.user_id = u.id;
-    }
-    TokenRow t{new_id("tok"), out.user_id, "", "", "operator_admin", "bootstrap", token_hash(secret), now, 0, false};
-    if (auto s = tx.insert_token(t); !s) return s;
-    return tx.append_audit({now, out.user_id, "create", "tokens", t.id, "bootstrap"});
-  });
+  // Several servers starting at once on an empty PostgreSQL database may all find no admin: the
+  // first insert wins (names are unique) and the others, refused with kConflict, find its user on
+  // the next attempt and mint a token for it.
+  Status st = ok_status();
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    std::string user_id = out.user_id;
+    st = loop.run([&](StoreTx& tx) -> Status {
+      TimeMs now = clock.now();
+      if (user_id.empty()) {
+        auto made = tx.list(ListQuery{"users", {{"name", "admin"}}, "", 1});
+        if (!made) return made.error();
+        if (!made->items.empty()) user_id = made->items[0].id;
+      }
+      if (user_id.empty()) {
+        Record u;
+        u.kind = "users";
+        u.id = new_id("usr");
+        u.name = "admin";
+        u.created_at = u.updated_at = now;
+        u.body = {{"name", "admin"}, {"display_name", "Platform operator"}, {"email", "admin@localhost.localdomain"},
+                  {"role", "operator_admin"}};
+        if (auto s = tx.insert(u); !s) return s;
+        if (auto s = tx.append_audit({now, u.id, "create", "users", u.id, "bootstrap"}); !s) return s;
+        user_id = u.id;
+      }
+      TokenRow t{new_id("tok"), user_id, "", "", "operator_admin", "bootstrap", token_hash(secret), now, 0, false};
+      if (auto s = tx.insert_token(t); !s) return s;
+      return tx.append_audit({now, user_id, "create", "tokens", t.id, "bootstrap"});
+    });
+    if (st) out.user_id = user_id;
+    if (st || st.error().code != Code::kConflict) break;
+  }
   if (!st) return st.error();
   if (auto s = write_secret_file(token_file, secret); !s) return s.error();
   out.token = secret;
