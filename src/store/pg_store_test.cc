@@ -335,18 +335,7 @@ TEST_F(PgStore, TextPostgresCannotHoldIsInvalidNamingTheField) {
 [[noreturn]] void pg_write_until_killed(const std::string& url, int fd) {
   auto store = open_postgres_store({.url = url, .readers = 1});
   if (!store) _exit(2);
-  for (int i = 0; i < 10'000'000; ++i) {
-    char id[32];
-    int n = std::snprintf(id, sizeof id, "job_%016d\n", i);
-    std::string job_id(id, n - 1);
-    auto s = (*store)->write([&](StoreTx& tx) -> Status {
-      if (auto s = tx.insert(make_record("jobs", job_id, job_id, "ten_1")); !s) return s;
-      return tx.append_job_event({.job_id = job_id, .at = i, .from_state = "", .to_state = "queued"});
-    });
-    if (!s) _exit(3);
-    if (write(fd, id, n) != n) _exit(4);  // n < PIPE_BUF: atomic
-  }
-  _exit(0);
+  write_jobs_until_killed(**store, fd);
 }
 
 TEST_F(PgStore, AcknowledgedWritesSurviveASigkilledWriter) {

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include <filesystem>
 #include <string>
@@ -59,6 +62,24 @@ inline Status insert_all(Store& store, const std::vector<Record>& records) {
       if (auto s = tx.insert(r); !s) return s;
     return ok_status();
   });
+}
+
+// In a forked child: writes a job and its first event per transaction into `store` until killed,
+// reporting each id on `fd` only after write() returned ok (what the SIGKILL durability tests
+// compare with what survived). Exits 3 on a failed write, 4 on a failed report.
+[[noreturn]] inline void write_jobs_until_killed(Store& store, int fd) {
+  for (int i = 0; i < 10'000'000; ++i) {
+    char id[32];
+    int n = std::snprintf(id, sizeof id, "job_%016d\n", i);
+    std::string job_id(id, n - 1);
+    auto s = store.write([&](StoreTx& tx) -> Status {
+      if (auto s = tx.insert(make_record("jobs", job_id, job_id, "ten_1")); !s) return s;
+      return tx.append_job_event({.job_id = job_id, .at = i, .from_state = "", .to_state = "queued"});
+    });
+    if (!s) _exit(3);
+    if (write(fd, id, n) != n) _exit(4);  // n < PIPE_BUF: atomic
+  }
+  _exit(0);
 }
 
 }  // namespace gpurent
