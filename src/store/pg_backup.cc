@@ -121,20 +121,20 @@ Result<DumpInfo> read_dump(const std::string& pg_restore, const std::string& bac
   return info;
 }
 
-// Replaces the dump's tables in a database that has them: pg_restore --clean cannot drop the
-// primary keys of attached month partitions (they are the parent's), so the partitioned tables
-// the dump has are dropped first (their partitions go with them), then pg_restore's script runs,
-// all in one psql transaction.
+// Replaces a gpurent database's tables with the dump's: every table of its public schema is
+// dropped first — the dump's own (pg_restore --clean cannot drop the primary keys of attached
+// month partitions: they are the parent's), month partitions newer than the backup, and tables a
+// later schema version added, which the migrations run after the restore would otherwise meet
+// already made — then pg_restore's script runs, all in one psql transaction.
 Status restore_over(const std::string& pg_restore, const std::string& backup, const PgToolConnection& conn,
-                    const DumpInfo& dump, const TargetTables& target) {
+                    const TargetTables& target) {
   auto psql = find_pg_tool("psql");
   if (!psql) return psql.error();
   std::vector<std::string> consumer = {
       *psql, "-X", "-q", "--no-password", "-v", "ON_ERROR_STOP=1", "--single-transaction"};
   std::string drop;
-  for (const auto& t : target.partitioned)
-    if (dump.tables.contains(t)) drop += (drop.empty() ? "" : ", ") + std::string("public.") + quote_ident(t);
-  if (!drop.empty()) consumer.insert(consumer.end(), {"-c", "DROP TABLE IF EXISTS " + drop});
+  for (const auto& t : target.all) drop += (drop.empty() ? "" : ", ") + std::string("public.") + quote_ident(t);
+  if (!drop.empty()) consumer.insert(consumer.end(), {"-c", "DROP TABLE IF EXISTS " + drop + " CASCADE"});
   consumer.insert(consumer.end(), {"-f", "-", "--dbname=" + conn.conninfo});
   auto runs = run_pipeline({pg_restore, "--clean", "--if-exists", "--no-owner", "--file=-", backup}, consumer,
                            password_env(conn));
@@ -193,19 +193,28 @@ Result<RestoreReport> restore_postgres(const std::string& backup, const std::str
     auto tables = public_tables(*db);
     if (!tables) return tables.error();
     target = std::move(tables).value();
+    if (!target.all.empty() && !force)
+      return Error::make(Code::kConflict, pg_describe(url) + " is not empty (" + std::to_string(target.all.size()) +
+                                              " tables, e.g. " + target.all.front() +
+                                              "); restore into an empty database, or replace its gpurent tables "
+                                              "with --force (stop any server using it first)");
+    // --force replaces a gpurent database, never someone else's tables.
+    if (!target.all.empty())
+      if (auto v = gpurent_version(*db, "dest", url); !v) {
+        if (v.error().code != Code::kInvalid) return v.error();
+        return Error::invalid("dest", pg_describe(url) +
+                                          " is not a gpurent database (it has tables, but no schema_migrations and "
+                                          "objects): --force replaces only a gpurent database's tables; restore "
+                                          "into an empty database");
+      }
   }
-  if (!target.all.empty() && !force)
-    return Error::make(Code::kConflict, pg_describe(url) + " is not empty (" + std::to_string(target.all.size()) +
-                                            " tables, e.g. " + target.all.front() +
-                                            "); restore into an empty database, or replace its gpurent tables "
-                                            "with --force (stop any server using it first)");
   if (target.all.empty()) {
     auto run = run_tool({*pg_restore, "--clean", "--if-exists", "--no-owner", "--single-transaction", "--exit-on-error",
                          "--no-password", "--dbname=" + conn->conninfo, backup},
                         password_env(*conn));
     if (!run) return run.error();
     if (run->exit_code != 0) return tool_failure("pg_restore", *run);
-  } else if (auto s = restore_over(*pg_restore, backup, *conn, *dump, target); !s) {
+  } else if (auto s = restore_over(*pg_restore, backup, *conn, target); !s) {
     return s.error();
   }
   auto store = open_postgres_store({.url = url});

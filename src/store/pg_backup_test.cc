@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "store/backup.h"
+#include "store/pg_db.h"
 #include "store/pg_test_cluster.h"
 #include "store/store_records_test_util.h"
 #include "store/store_test_util.h"
@@ -87,6 +88,14 @@ TEST_F(PgBackup, RestoreRefusesANonEmptyDatabaseWithoutForce) {
                     })
                     .ok());
   }
+  {
+    // And a table the backup's schema version does not have (as a later migration would add).
+    auto conn = PgConn::connect(target->uri(), 10, /*read_only=*/false);
+    ASSERT_TRUE(conn.ok()) << conn.error().message;
+    ASSERT_TRUE(conn->script("CREATE TABLE public.added_later (x integer); INSERT INTO public.added_later VALUES (1)",
+                             "a later table")
+                    .ok());
+  }
   auto refused = restore_store(dir_.file("pg.dump"), target->uri(), {});
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, Code::kConflict);
@@ -104,6 +113,31 @@ TEST_F(PgBackup, RestoreRefusesANonEmptyDatabaseWithoutForce) {
   ASSERT_TRUE(march.ok()) << march.error().message;
   EXPECT_TRUE(march->empty());
   expect_same_records(*live, *back);
+  auto conn = PgConn::connect(target->uri(), 10, /*read_only=*/true);
+  ASSERT_TRUE(conn.ok()) << conn.error().message;
+  auto later = conn->query("SELECT to_regclass('public.added_later') IS NULL", PgParams(), "the later table");
+  ASSERT_TRUE(later.ok()) << later.error().message;
+  EXPECT_TRUE(later->boolean(0, 0)) << "a table the backup does not have survived the restore";
+}
+
+TEST_F(PgBackup, ForceReplacesOnlyAGpurentDatabase) {
+  auto source = database(), target = database();
+  ASSERT_TRUE(source && target);
+  {
+    auto live = open(source->uri());
+    ASSERT_NE(live, nullptr);
+  }
+  ASSERT_TRUE(backup_store(source->uri(), dir_.file("pg.dump")).ok());
+  auto conn = PgConn::connect(target->uri(), 10, /*read_only=*/false);
+  ASSERT_TRUE(conn.ok()) << conn.error().message;
+  ASSERT_TRUE(conn->script("CREATE TABLE public.orders (id integer); INSERT INTO public.orders VALUES (7)", "theirs").ok());
+  auto refused = restore_store(dir_.file("pg.dump"), target->uri(), {.force = true});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, Code::kInvalid);
+  EXPECT_NE(refused.error().message.find("is not a gpurent database"), std::string::npos) << refused.error().message;
+  auto kept = conn->query("SELECT count(*) FROM public.orders", PgParams(), "their table");
+  ASSERT_TRUE(kept.ok()) << kept.error().message;
+  EXPECT_EQ(kept->integer(0, 0), 1);
 }
 
 TEST_F(PgBackup, RestoreRefusesWhatIsNotAPostgresBackup) {

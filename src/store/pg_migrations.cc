@@ -265,10 +265,78 @@ CREATE TABLE job_metric_points (
 CREATE INDEX job_metric_points_by_tenant ON job_metric_points (tenant_id, at);
 )sql";
 
+// Late samples racing the rollup (several servers on one database): a month's partition is
+// dropped only while nobody adds to it. An ingest holds a share lock on the month's
+// usage_partitions row until it commits; the rollup locks that row for update before it looks
+// whether the partition is still empty, so it either waits for the ingest and sees its samples
+// (the partition stays, the next rollup folds them) or drops the month first, and the ingest,
+// which waited on the row, finds it gone and makes the month again. The rollup's lock waits are
+// bounded (500 ms, under PostgreSQL's 1 s deadlock check): a month it cannot lock is left for the
+// next rollup.
+constexpr const char* kV4 = R"sql(
+CREATE OR REPLACE FUNCTION usage_ensure_month_partitions(parent text, ats bigint[]) RETURNS integer
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  m       timestamp;
+  part    text;
+  lo      bigint;
+  hi      bigint;
+  created integer := 0;
+BEGIN
+  FOR m IN SELECT DISTINCT date_trunc('month', 'epoch'::timestamp + a * interval '1 millisecond')
+             FROM unnest(ats) AS a LOOP
+    part := parent || '_p' || to_char(m, 'YYYYMM');
+    PERFORM 1 FROM usage_partitions p WHERE p.name = part FOR SHARE;
+    CONTINUE WHEN FOUND;
+    -- Servers sharing the database may ingest the month's first samples at once: one creates the
+    -- partition, the others wait for its commit here and then find it.
+    PERFORM pg_advisory_xact_lock(hashtext('gpurent usage partition ' || part));
+    PERFORM 1 FROM usage_partitions p WHERE p.name = part FOR SHARE;
+    CONTINUE WHEN FOUND;
+    lo := (extract(epoch FROM m) * 1000)::bigint;
+    hi := (extract(epoch FROM m + interval '1 month') * 1000)::bigint;
+    EXECUTE format('CREATE TABLE %I (LIKE %I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', part, parent);
+    EXECUTE format('ALTER TABLE %I ATTACH PARTITION %I FOR VALUES FROM (%s) TO (%s)', parent, part, lo, hi);
+    INSERT INTO usage_partitions (name, parent, lo, hi) VALUES (part, parent, lo, hi);
+    created := created + 1;
+  END LOOP;
+  RETURN created;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION usage_drop_empty_partitions(before_ms bigint) RETURNS integer
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  p       record;
+  saved   text := current_setting('lock_timeout');
+  busy    boolean;
+  dropped integer := 0;
+BEGIN
+  FOR p IN SELECT name FROM usage_partitions WHERE hi <= before_ms ORDER BY name LOOP
+    BEGIN
+      PERFORM set_config('lock_timeout', '500ms', true);
+      PERFORM 1 FROM usage_partitions WHERE name = p.name FOR UPDATE;
+      CONTINUE WHEN NOT FOUND;
+      EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I)', p.name) INTO busy;
+      CONTINUE WHEN busy;  -- late samples came after the fold: the next rollup folds them
+      EXECUTE format('DROP TABLE %I', p.name);
+      DELETE FROM usage_partitions WHERE name = p.name;
+      dropped := dropped + 1;
+    EXCEPTION WHEN lock_not_available THEN
+      NULL;
+    END;
+  END LOOP;
+  PERFORM set_config('lock_timeout', saved, true);
+  RETURN dropped;
+END
+$fn$;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "objects, api_tokens, job_events, audit_log", kV1},
     {2, "usage: ingest batches, raw samples partitioned by month, per-minute rollups", kV2},
     {3, "job metrics: points a job reports about its quality", kV3},
+    {4, "usage: a month's partition is dropped only while no ingest adds to it", kV4},
 };
 
 // Serializes schema changes between processes opening the same database (any fixed key).

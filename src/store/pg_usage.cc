@@ -132,16 +132,20 @@ namespace {
 // The rollup works on every raw row before the cut at once (one statement per step rather than
 // one per GPU as on SQLite): the rows before the cut are the oldest partitions' rows, which a
 // range scan of them reads in one pass. `at - at % 60000` is SQLite's minute expression, so the
-// two backends put every sample in the same minute.
+// two backends put every sample in the same minute. Each fold is one statement that deletes the
+// raw rows and folds exactly the rows it deleted: as a fold then a delete, a late sample another
+// server committed between the two would be deleted without being folded.
 const std::string kFoldGpu =
-    "INSERT INTO usage_gpu_minutes AS m (node_id, gpu, minute, samples, util_sum, util_max, mem_n, mem_sum, mem_max,"
+    "WITH gone AS (DELETE FROM usage_gpu_samples WHERE at < $1 RETURNING node_id, gpu, at, utilization_pct,"
+    " memory_used_mib, power_mw, sm_clock_mhz, gr_engine_active_pct),"
+    " folded AS (INSERT INTO usage_gpu_minutes AS m (node_id, gpu, minute, samples, util_sum, util_max, mem_n, mem_sum, mem_max,"
     " power_n, power_sum, power_max, clock_n, clock_sum, clock_max, gr_n, gr_sum, gr_max)"
     " SELECT node_id, gpu, at - at % 60000 AS minute, count(*), sum(utilization_pct), max(utilization_pct),"
     " count(memory_used_mib), coalesce(sum(memory_used_mib), 0), coalesce(max(memory_used_mib), 0),"
     " count(power_mw), coalesce(sum(power_mw), 0), coalesce(max(power_mw), 0),"
     " count(sm_clock_mhz), coalesce(sum(sm_clock_mhz), 0), coalesce(max(sm_clock_mhz), 0),"
     " count(gr_engine_active_pct), coalesce(sum(gr_engine_active_pct), 0), coalesce(max(gr_engine_active_pct), 0)"
-    " FROM usage_gpu_samples WHERE at < $1 GROUP BY node_id, gpu, at - at % 60000"
+    " FROM gone GROUP BY node_id, gpu, at - at % 60000"
     " ON CONFLICT (node_id, gpu, minute) DO UPDATE SET samples = m.samples + excluded.samples,"
     " util_sum = m.util_sum + excluded.util_sum, util_max = greatest(m.util_max, excluded.util_max),"
     " mem_n = m.mem_n + excluded.mem_n, mem_sum = m.mem_sum + excluded.mem_sum,"
@@ -150,22 +154,26 @@ const std::string kFoldGpu =
     " power_max = greatest(m.power_max, excluded.power_max),"
     " clock_n = m.clock_n + excluded.clock_n, clock_sum = m.clock_sum + excluded.clock_sum,"
     " clock_max = greatest(m.clock_max, excluded.clock_max),"
-    " gr_n = m.gr_n + excluded.gr_n, gr_sum = m.gr_sum + excluded.gr_sum, gr_max = greatest(m.gr_max, excluded.gr_max)";
-const std::string kDropGpuRaw = "DELETE FROM usage_gpu_samples WHERE at < $1";
+    " gr_n = m.gr_n + excluded.gr_n, gr_sum = m.gr_sum + excluded.gr_sum, gr_max = greatest(m.gr_max, excluded.gr_max)"
+    " RETURNING 1)"
+    " SELECT count(*) FROM gone";
 const std::string kRetrackGpu =
     "UPDATE usage_gpus g SET raw_from = (SELECT min(at) FROM usage_gpu_samples s"
     " WHERE s.node_id = g.node_id AND s.gpu = g.gpu) WHERE raw_from < $1";
 
 const std::string kFoldJob =
-    "INSERT INTO usage_job_minutes AS m (job_id, minute, samples, storage_io_bytes, egress_bytes, input_tokens,"
-    " output_tokens, requests)"
+    "WITH gone AS (DELETE FROM usage_job_samples WHERE at < $1 RETURNING job_id, at, storage_io_bytes, egress_bytes,"
+    " input_tokens, output_tokens, requests),"
+    " folded AS (INSERT INTO usage_job_minutes AS m (job_id, minute, samples, storage_io_bytes, egress_bytes,"
+    " input_tokens, output_tokens, requests)"
     " SELECT job_id, at - at % 60000 AS minute, count(*), sum(storage_io_bytes), sum(egress_bytes), sum(input_tokens),"
-    " sum(output_tokens), sum(requests) FROM usage_job_samples WHERE at < $1 GROUP BY job_id, at - at % 60000"
+    " sum(output_tokens), sum(requests) FROM gone GROUP BY job_id, at - at % 60000"
     " ON CONFLICT (job_id, minute) DO UPDATE SET samples = m.samples + excluded.samples,"
     " storage_io_bytes = m.storage_io_bytes + excluded.storage_io_bytes,"
     " egress_bytes = m.egress_bytes + excluded.egress_bytes, input_tokens = m.input_tokens + excluded.input_tokens,"
-    " output_tokens = m.output_tokens + excluded.output_tokens, requests = m.requests + excluded.requests";
-const std::string kDropJobRaw = "DELETE FROM usage_job_samples WHERE at < $1";
+    " output_tokens = m.output_tokens + excluded.output_tokens, requests = m.requests + excluded.requests"
+    " RETURNING 1)"
+    " SELECT count(*) FROM gone";
 const std::string kRetrackJob =
     "UPDATE usage_jobs j SET raw_from = (SELECT min(at) FROM usage_job_samples s WHERE s.job_id = j.job_id)"
     " WHERE raw_from < $1";
@@ -179,18 +187,16 @@ Result<UsageRollupStats> roll_up_usage_rows(PgConn& db, TimeMs raw_before, TimeM
   const TimeMs cut = floor_to_minute(raw_before);
   const PgParams at_cut = PgParams().add(cut);
   UsageRollupStats st;
-  const std::pair<const std::string*, const char*> steps[] = {{&kFoldGpu, "rolling up GPU usage"},
-                                                              {&kDropGpuRaw, "dropping rolled-up GPU samples"},
-                                                              {&kRetrackGpu, "tracking GPUs' raw usage"},
-                                                              {&kFoldJob, "rolling up job usage"},
-                                                              {&kDropJobRaw, "dropping rolled-up job samples"},
-                                                              {&kRetrackJob, "tracking jobs' raw usage"}};
-  for (const auto& [sql, what] : steps) {
-    auto n = db.exec(*sql, at_cut, what);
+  const std::pair<const std::string*, const char*> folds[] = {{&kFoldGpu, "rolling up GPU usage"},
+                                                              {&kFoldJob, "rolling up job usage"}};
+  for (const auto& [sql, what] : folds) {
+    auto n = db.query(*sql, at_cut, what);
     if (!n) return n.error();
-    if (sql == &kDropGpuRaw) st.gpu_samples = *n;
-    if (sql == &kDropJobRaw) st.job_samples = *n;
+    (sql == &kFoldGpu ? st.gpu_samples : st.job_samples) = n->integer(0, 0);
   }
+  for (const auto& [sql, what] : {std::pair{&kRetrackGpu, "tracking GPUs' raw usage"},
+                                  std::pair{&kRetrackJob, "tracking jobs' raw usage"}})
+    if (auto n = db.exec(*sql, at_cut, what); !n) return n.error();
   // Every raw row before the cut is gone: the months that end by then are empty tables.
   if (auto r = db.query(kDropEmptied, at_cut, "dropping emptied month partitions"); !r) return r.error();
   auto forgot = db.exec(kForgetBatches, PgParams().add(keys_before), "forgetting old idempotency keys");

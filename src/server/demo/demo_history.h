@@ -25,6 +25,8 @@ class CostFirewall;
 
 class DemoMeter {
  public:
+  // The first emit() writes the minute of `start` too: a run that starts seconds into the world's
+  // first minute is covered from its start.
   DemoMeter(App& app, DemoWeek week, TimeMs start);
   ~DemoMeter();
   // Samples for every whole minute in (last emitted, to]: each card of a running allocation every
@@ -52,7 +54,7 @@ struct FastForwardStats {
 // Replays `week` from week.start to `present` in 5-minute steps on `clock` (which must be set to
 // week.start): submissions due are created as their tenant's admin through the POST path, nodes go
 // out of service and come back (the supplier's incident is recorded on return), the scheduler ticks,
-// the meter writes the step, and every 6 hours the cost firewall runs. Releases the clock at the end
+// the meter writes the step (after the tick: starts and ends are dated inside it), and every 6 hours the cost firewall runs. Releases the clock at the end
 // (also on error; the caller pins it again for a stopped clock). `day_done`, when given, is called after each replayed UTC day (the last one,
 // today, when the present is reached) with the days done and the days in all (a progress line).
 Result<FastForwardStats> fast_forward_demo_week(App& app, FastForwardClock& clock, const DemoWeek& week,

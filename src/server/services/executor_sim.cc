@@ -21,15 +21,20 @@ class SimExecutor final : public Executor {
   Status advance(StoreTx& tx, TimeMs now, ExecutorHost& host) override {
     std::set<std::string> running;
     Status done = for_each_placed_job(tx, [&](const Record& r, Job& j) -> Status {
+      // Each step happens at its exact time, not at the tick that notices it: a job admitted at T
+      // starts at T + cold start and ends expected_duration_seconds later, however late the next
+      // tick comes (a slow pass, or a new leader taking over after a lease ran out), so the
+      // seconds billed are the same on one server and on several.
       const JobStatus& st = j.status;
-      if (st.state == JobState::kAdmitted && now >= st.updated_at + cold_start_ms_)
-        return move_job(tx, r.id, JobState::kRunning, Message("exec.sim.started"), st.placement, now);
+      const TimeMs started_at = st.updated_at + cold_start_ms_;
+      if (st.state == JobState::kAdmitted && now >= started_at)
+        return move_job(tx, r.id, JobState::kRunning, Message("exec.sim.started"), st.placement, started_at);
       if (st.state != JobState::kRunning) return ok_status();
       running.insert(r.id);
       // A job that reports readiness passes its (simulated) health check cold_start_ms after it
       // started running: a model loading.
       if (j.readiness && !ready_.count(r.id) && now >= st.updated_at + cold_start_ms_) {
-        if (auto s = mark_run_ready(tx, r, now); !s) return s;
+        if (auto s = mark_run_ready(tx, r, st.updated_at + cold_start_ms_); !s) return s;
         ready_.insert(r.id);
       }
       if (j.time_limit_seconds &&
@@ -39,13 +44,14 @@ class SimExecutor final : public Executor {
         // The simulated job would outrun its limit: stopped there, as Slurm would.
         if (auto s = move_job(tx, r.id, JobState::kFailed,
                               Message("exec.sim.time_limit").arg("seconds", std::to_string(*j.time_limit_seconds)),
-                              {}, now);
+                              {}, st.updated_at + *j.time_limit_seconds * 1000);
             !s)
           return s;
         host.forget(r.id);
       } else if (j.kind != JobKind::kInference && j.expected_duration_seconds &&
                  now >= st.updated_at + *j.expected_duration_seconds * 1000) {
-        if (auto s = move_job(tx, r.id, JobState::kSucceeded, Message("exec.sim.finished"), {}, now);
+        if (auto s = move_job(tx, r.id, JobState::kSucceeded, Message("exec.sim.finished"), {},
+                              st.updated_at + *j.expected_duration_seconds * 1000);
             !s)
           return s;
         host.forget(r.id);
