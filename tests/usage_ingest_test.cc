@@ -260,24 +260,38 @@ TEST(UsageRollup, RawSamplesBecomeMinutesVisibleThroughGet) {
   EXPECT_EQ(s.admin("POST", "/api/v1/usage", body).status, 200);
 }
 
-// A dcgm-exporter stand-in: the test serves /metrics itself and points the server at it.
+// A dcgm-exporter stand-in: the test serves /metrics itself and points the server at it. Its
+// exposition has node-1's GPUs 0 and 5 whole, GPU 2 split into two MIG instances, and a GPU 3
+// whose UUID is another node's (a target pointed at the wrong node).
 TEST(UsageDcgm, ScrapesTheExporterIntoGpuSamples) {
+  const json node = node_doc("sup-a", "node-1");  // as make_world registers it: its GPUs' UUIDs
+  auto uuid = [&](int i) { return node["gpus"][i]["uuid"].get<std::string>(); };
+  auto labels = [&](int i, const std::string& u, const std::string& host_label) {
+    return "gpu=\"" + std::to_string(i) + "\",UUID=\"" + u + "\",device=\"nvidia" + std::to_string(i) +
+           "\",modelName=\"NVIDIA H100 80GB HBM3\"," + host_label + "=\"node-1\"";
+  };
+  const std::string mig1 = labels(2, uuid(2), "hostname") + ",GPU_I_PROFILE=\"3g.40gb\",GPU_I_ID=\"1\"";
+  const std::string mig2 = labels(2, uuid(2), "hostname") + ",GPU_I_PROFILE=\"4g.40gb\",GPU_I_ID=\"2\"";
+  const std::string exposition =
+      "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"
+      "DCGM_FI_DEV_GPU_UTIL{" + labels(0, uuid(0), "hostname") + "} 77\n"
+      "DCGM_FI_DEV_GPU_UTIL{" + labels(5, uuid(5), "Hostname") + "} 12\n"
+      "DCGM_FI_DEV_GPU_UTIL{" + labels(3, "GPU-3b8e1c60-4d9f-4032-9c2e-0000000000ff", "Hostname") + "} 99\n"
+      "# HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).\n# TYPE DCGM_FI_DEV_FB_USED gauge\n"
+      "DCGM_FI_DEV_FB_USED{" + mig1 + "} 1000\n"
+      "DCGM_FI_DEV_FB_USED{" + mig2 + "} 2000\n"
+      "# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n"
+      "DCGM_FI_DEV_POWER_USAGE{" + labels(0, uuid(0), "hostname") + "} 412.5\n"
+      "# HELP DCGM_FI_PROF_GR_ENGINE_ACTIVE Ratio of time the graphics engine is active.\n"
+      "# TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge\n"
+      "DCGM_FI_PROF_GR_ENGINE_ACTIVE{" + labels(0, uuid(0), "hostname") + "} 0.754\n"
+      "DCGM_FI_PROF_GR_ENGINE_ACTIVE{" + mig1 + "} 0.5\n"
+      "DCGM_FI_PROF_GR_ENGINE_ACTIVE{" + mig2 + "} 0.25\n";
   httplib::Server exporter;
   std::atomic<int> scrapes{0};
   exporter.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
     ++scrapes;
-    res.set_content(
-        "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"
-        "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-x\",device=\"nvidia0\",modelName=\"NVIDIA H100 80GB "
-        "HBM3\",Hostname=\"node-1\"} 77\n"
-        "DCGM_FI_DEV_GPU_UTIL{gpu=\"5\",UUID=\"GPU-y\",device=\"nvidia5\",modelName=\"NVIDIA H100 80GB "
-        "HBM3\",Hostname=\"node-1\"} 12\n"
-        "# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n"
-        "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-x\",device=\"nvidia0\",modelName=\"NVIDIA H100 80GB "
-        "HBM3\",Hostname=\"node-1\"} 412.5\n"
-        "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",UUID=\"GPU-x\",device=\"nvidia0\",modelName=\"NVIDIA H100 80GB "
-        "HBM3\",Hostname=\"node-1\"} 0.754\n",
-        "text/plain; version=0.0.4");
+    res.set_content(exposition, "text/plain; version=0.0.4");
   });
   const int port = exporter.bind_to_any_port("127.0.0.1");
   ASSERT_GT(port, 0);
@@ -287,11 +301,14 @@ TEST(UsageDcgm, ScrapesTheExporterIntoGpuSamples) {
     ServerProcess s({"--no-scheduler", "--dcgm-target", "http://127.0.0.1:" + std::to_string(port) + "/metrics@node-1",
                      "--dcgm-interval-s", "1"});
     make_world(s);  // node-1 appears after the first scrapes, which fail until then
-    Resp g0, g5;
+    Resp g0, g5, g2;
     for (int i = 0; i < 100; ++i) {
       g0 = s.admin("GET", gpus_path("node-1", 0, started - 60'000, now_ms() + 60'000));
       g5 = s.admin("GET", gpus_path("node-1", 5, started - 60'000, now_ms() + 60'000));
-      if (g0.status == 200 && !g0.body.at("points").empty() && g5.status == 200 && !g5.body.at("points").empty()) break;
+      g2 = s.admin("GET", gpus_path("node-1", 2, started - 60'000, now_ms() + 60'000));
+      if (g0.status == 200 && !g0.body.at("points").empty() && g5.status == 200 && !g5.body.at("points").empty() &&
+          g2.status == 200 && !g2.body.at("points").empty())
+        break;
       std::this_thread::sleep_for(100ms);
     }
     ASSERT_FALSE(g0.body.at("points").empty()) << g0.describe() << "\n" << s.log();
@@ -302,6 +319,20 @@ TEST(UsageDcgm, ScrapesTheExporterIntoGpuSamples) {
     ASSERT_FALSE(g5.body.at("points").empty());
     EXPECT_EQ(g5.body["points"][0]["utilization_pct"].value("max", 0), 12);
     EXPECT_FALSE(g5.body["points"][0].contains("power_mw"));
+    // The MIG GPU: (50% x 3 slices + 25% x 4) / 7 = 35.7%, its instances' memory summed.
+    ASSERT_FALSE(g2.body.at("points").empty());
+    EXPECT_EQ(g2.body["points"][0]["utilization_pct"].value("max", 0), 36);
+    EXPECT_EQ(g2.body["points"][0]["memory_used_mib"].value("max", 0), 3000);
+    // GPU 3's UUID is not node-1's GPU 3: not metered, and said so.
+    Resp g3 = s.admin("GET", gpus_path("node-1", 3, started - 60'000, now_ms() + 60'000));
+    EXPECT_TRUE(g3.body.at("points").empty()) << g3.describe();
+    EXPECT_NE(s.log().find("dcgm_gpus_skipped"), std::string::npos) << s.log();
+    const std::string metrics = s.admin("GET", "/metrics").text;
+    EXPECT_NE(metrics.find("gpurent_dcgm_scrapes_total{node=\"node-1\",result=\"ok\"}"), std::string::npos) << metrics;
+    EXPECT_NE(metrics.find("gpurent_dcgm_gpus_metered{node=\"node-1\"} 3"), std::string::npos) << metrics;
+    EXPECT_NE(metrics.find("gpurent_dcgm_gpus_skipped{node=\"node-1\"} 1"), std::string::npos) << metrics;
+    EXPECT_NE(metrics.find("gpurent_dcgm_mig_instances{node=\"node-1\"} 2"), std::string::npos) << metrics;
+    EXPECT_NE(metrics.find("gpurent_dcgm_last_success_timestamp_seconds{node=\"node-1\"}"), std::string::npos);
   }
   EXPECT_GE(scrapes.load(), 1);
   exporter.stop();

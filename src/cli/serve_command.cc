@@ -137,7 +137,8 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--dcgm-target", s.dcgm_targets,
                   "scrape an NVIDIA dcgm-exporter into usage: URL@NODE, e.g. http://10.0.0.7:9400/metrics@node-7 "
-                  "(repeatable; NODE is a node id or name, the exporter's gpu label is the GPU index)");
+                  "(repeatable; NODE is a node id or name; only NODE's GPUs are metered: the exporter's gpu label "
+                  "is the GPU index and its UUID must be that card's; MIG instances count as their fractions)");
   cmd->add_option("--dcgm-interval-s", s.dcgm_interval_s, "seconds between DCGM scrapes")
       ->check(CLI::Range(int64_t{1}, kSecondsPerHour))
       ->capture_default_str();

@@ -195,9 +195,15 @@ constexpr FieldSpec kFields[] = {
     {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", Field::kGrActive, 100, 0, 1.0001},
 };
 
+struct MigPartial {
+  std::string profile;
+  std::optional<int64_t> gr, fb;
+};
+
 struct Partial {
   DcgmGpuReading r;
   std::optional<int64_t> util, gr;
+  std::map<std::string, MigPartial> mig;  // GPU_I_ID -> the instance's series
   bool all_timestamped = true;
   std::optional<TimeMs> ts;
 };
@@ -217,6 +223,7 @@ Result<size_t> gpu_of(const PromSample& s, std::vector<Partial>& gpus, std::map<
   if (!uuid) uuid = s.label("uuid");
   const std::string* gpu = s.label("gpu");
   const std::string* host = s.label("Hostname");
+  if (!host) host = s.label("hostname");
   std::optional<int64_t> gpu_index;
   if (gpu) {
     int64_t g = -1;
@@ -268,11 +275,56 @@ std::optional<int64_t>* field_slot(Partial& p, Field field, int64_t& v) {
   return slot;
 }
 
+// A MIG-enabled GPU's utilization and memory from its instances, each weighted by its compute
+// slices; false with `why` when an instance cannot be counted.
+bool fold_mig(Partial& p, std::string& why) {
+  const int64_t total = mig_gpu_slices(p.r.model_name);
+  int64_t slices = 0, weighted = 0;
+  std::optional<int64_t> memory;
+  for (const auto& [id, m] : p.mig) {
+    const int64_t n = mig_profile_slices(m.profile);
+    if (n == 0) {
+      why = "MIG instance " + id + " has no readable GPU_I_PROFILE ('" + m.profile + "')";
+      return false;
+    }
+    if (!m.gr) {
+      why = "MIG instance " + id + " (" + m.profile + ") reports no DCGM_FI_PROF_GR_ENGINE_ACTIVE";
+      return false;
+    }
+    slices += n;
+    weighted += *m.gr * n;
+    if (m.fb) memory = memory.value_or(0) + *m.fb;
+    p.r.mig.push_back({id, m.profile, n, *m.gr, m.fb});
+  }
+  if (slices > total) {
+    why = "its MIG instances hold " + std::to_string(slices) + " compute slices, more than the " +
+          std::to_string(total) + " of a " + (p.r.model_name.empty() ? std::string("GPU") : p.r.model_name);
+    p.r.mig.clear();
+    return false;
+  }
+  p.r.mig_slices = total;
+  const int64_t pct = (2 * weighted + total) / (2 * total);  // rounded half up
+  p.r.metrics.utilization_pct = pct;
+  p.r.metrics.gr_engine_active_pct = pct;
+  if (memory) p.r.metrics.memory_used_mib = std::min<int64_t>(*memory, kMaxMemoryMib);
+  return true;
+}
+
 // The readings of the GPUs that reported a utilization; the others are listed as skipped.
 DcgmReadings readings(std::vector<Partial>& gpus) {
   DcgmReadings out;
   for (Partial& p : gpus) {
     std::string who = !p.r.uuid.empty() ? p.r.uuid : "gpu " + std::to_string(p.r.gpu.value_or(-1));
+    if (!p.util && !p.mig.empty()) {
+      std::string why;
+      if (!fold_mig(p, why)) {
+        out.skipped.push_back(who + ": " + why);
+        continue;
+      }
+      if (p.all_timestamped && p.ts) p.r.at = *p.ts;
+      out.gpus.push_back(std::move(p.r));
+      continue;
+    }
     if (!p.util && !p.gr) {
       out.skipped.push_back(who + ": neither DCGM_FI_DEV_GPU_UTIL nor DCGM_FI_PROF_GR_ENGINE_ACTIVE reported");
       continue;
@@ -287,13 +339,24 @@ DcgmReadings readings(std::vector<Partial>& gpus) {
 
 }  // namespace
 
+int64_t mig_profile_slices(std::string_view profile) {
+  int64_t n = 0;
+  size_t i = 0;
+  while (i < profile.size() && i < 2 && profile[i] >= '0' && profile[i] <= '9') n = n * 10 + (profile[i++] - '0');
+  if (i == 0 || i >= profile.size() || profile[i] != 'g' || n < 1 || n > 8) return 0;
+  return n;
+}
+
+int64_t mig_gpu_slices(std::string_view model_name) { return model_name.find("A30") != std::string_view::npos ? 4 : 7; }
+
 Result<DcgmReadings> map_dcgm(std::span<const PromSample> samples) {
   std::vector<Partial> gpus;
   std::map<std::string, size_t> index;  // group key -> gpus[i]
   for (const PromSample& s : samples) {
     const FieldSpec* spec = field_spec(s.name);
     if (!spec) continue;
-    if (const std::string* mig = s.label("GPU_I_ID"); mig && !mig->empty()) continue;
+    const std::string* mig = s.label("GPU_I_ID");
+    if (mig && mig->empty()) mig = nullptr;
     auto at = gpu_of(s, gpus, index);
     if (!at) return at.error();
     Partial& p = gpus[*at];
@@ -302,7 +365,18 @@ Result<DcgmReadings> map_dcgm(std::span<const PromSample> samples) {
       return line_error(s.line, s.name + " value " + std::to_string(s.value) + " is outside " +
                                     std::to_string(spec->min) + ".." + std::to_string(spec->max));
     int64_t v = std::llround(s.value * spec->scale);
-    std::optional<int64_t>* slot = field_slot(p, spec->field, v);
+    std::optional<int64_t>* slot = nullptr;
+    if (mig && (spec->field == Field::kGrActive || spec->field == Field::kFbUsed || spec->field == Field::kUtil)) {
+      // An instance's own activity and memory; a GPU_UTIL per instance is not a DCGM field
+      // (MIG has none) and is not counted.
+      if (spec->field == Field::kUtil) continue;
+      MigPartial& m = p.mig[*mig];
+      if (const std::string* prof = s.label("GPU_I_PROFILE"); prof && m.profile.empty()) m.profile = *prof;
+      if (spec->field == Field::kGrActive) v = std::min<int64_t>(v, 100);
+      slot = spec->field == Field::kGrActive ? &m.gr : &m.fb;
+    } else {
+      slot = field_slot(p, spec->field, v);  // power and clocks are the device's, on MIG too
+    }
     if (slot->has_value()) continue;  // repeated series (one per pod on a shared GPU): keep the first
     *slot = v;
     if (s.timestamp_ms) {

@@ -9,8 +9,17 @@
 //   DCGM_FI_PROF_GR_ENGINE_ACTIVE  ratio 0..1   -> gr_engine_active_pct (x100, rounded)
 //
 // Series are grouped per GPU by the exporter's `UUID` label (older exporters: `uuid`), else by
-// (`Hostname`, `gpu`). MIG-instance series (a non-empty `GPU_I_ID` label) are left out: samples
-// are per physical GPU. Other metrics are ignored. Pure; thread-safe.
+// (`Hostname`, `gpu`); the host label is `Hostname`, or `hostname` as current dcgm-exporter
+// releases write it. Other metrics are ignored. Pure; thread-safe.
+//
+// MIG: a MIG-enabled GPU has no DCGM_FI_DEV_GPU_UTIL; dcgm-exporter reports it per GPU instance
+// (series with a non-empty `GPU_I_ID`, its profile in `GPU_I_PROFILE`, e.g. "3g.40gb", and the
+// physical GPU's `gpu` and `UUID`). Samples stay per physical GPU, each instance counted as the
+// fraction it is: utilization_pct and gr_engine_active_pct = the instances' GR_ENGINE_ACTIVE
+// weighted by their compute slices (the profile's "Ng") over the GPU's slices (7; 4 on an A30), so
+// idle slices count as idle; memory_used_mib = the instances' FB_USED summed. Power and SM clock
+// are the device's own. A GPU an instance of which has no activity or no readable profile is left
+// out (skipped, with why): its utilization cannot be known.
 #pragma once
 
 #include <cstdint>
@@ -45,14 +54,27 @@ struct PromSample {
 // Parses a whole exposition. A malformed line is an error (kInvalid) whose field is "line N".
 Result<std::vector<PromSample>> parse_prometheus_text(std::string_view text);
 
+// One MIG GPU instance of a reading.
+struct DcgmMigInstance {
+  std::string id;       // GPU_I_ID
+  std::string profile;  // GPU_I_PROFILE, e.g. "1g.10gb"
+  int64_t slices = 0;   // compute slices of the profile (the "1" of "1g.10gb")
+  int64_t gr_engine_active_pct = 0;
+  std::optional<int64_t> memory_used_mib;
+
+  bool operator==(const DcgmMigInstance&) const = default;
+};
+
 // One GPU's readings from one scrape.
 struct DcgmGpuReading {
   std::string uuid;            // "" when the exporter gave none
   std::optional<int64_t> gpu;  // the exporter's `gpu` label: the index nvidia-smi uses
-  std::string hostname;        // `Hostname` label ("" when absent)
+  std::string hostname;        // `Hostname` (or `hostname`) label ("" when absent)
   std::string model_name;      // `modelName` label
   std::optional<TimeMs> at;    // the exposition's timestamp, when every mapped series had one
   GpuMetrics metrics;          // utilization_pct from GPU_UTIL, else from GR_ENGINE_ACTIVE
+  std::vector<DcgmMigInstance> mig;  // a MIG-enabled GPU's instances (metrics are their sum)
+  int64_t mig_slices = 0;            // the GPU's compute slices when mig is not empty
 
   bool operator==(const DcgmGpuReading&) const = default;
 };
@@ -61,6 +83,11 @@ struct DcgmReadings {
   std::vector<DcgmGpuReading> gpus;  // in order of first appearance
   std::vector<std::string> skipped;  // GPUs left out, with why (e.g. no utilization reported)
 };
+
+// The compute slices of a MIG profile ("3g.40gb" -> 3, "1g.10gb+me" -> 1), 0 when unreadable; and
+// of a GPU model by its exporter name (an A30 has 4, the A100, H100, H200 and B200 have 7).
+int64_t mig_profile_slices(std::string_view profile);
+int64_t mig_gpu_slices(std::string_view model_name);
 
 // Maps the DCGM series of a parsed exposition to one reading per GPU. A value outside its
 // metric's range (e.g. utilization 130, negative power) is an error naming the line; NaN values

@@ -112,12 +112,11 @@ TEST(Dcgm, MapsTheExporterFieldsPerGpu) {
   EXPECT_FALSE(g1.metrics.gr_engine_active_pct.has_value());
 }
 
-TEST(Dcgm, GroupsByHostAndIndexWithoutUuidAndSkipsMig) {
+TEST(Dcgm, GroupsByHostAndIndexWithoutUuid) {
   auto samples = parse_prometheus_text(
       "DCGM_FI_DEV_GPU_UTIL{gpu=\"2\",Hostname=\"a\"} 50 1764417600000\n"
       "DCGM_FI_DEV_GPU_UTIL{gpu=\"2\",Hostname=\"b\"} 60 1764417600000\n"
       "DCGM_FI_DEV_FB_USED{gpu=\"2\",Hostname=\"a\"} 10 1764417601000\n"
-      "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"3\",GPU_I_ID=\"1\",GPU_I_PROFILE=\"1g.10gb\"} 0.5\n"
       "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"4\",GPU_I_ID=\"\"} 0.25\n"
       "DCGM_FI_DEV_FB_USED{gpu=\"5\"} 10\n"
       "DCGM_FI_DEV_GPU_UTIL{gpu=\"6\"} NaN\n");
@@ -129,9 +128,84 @@ TEST(Dcgm, GroupsByHostAndIndexWithoutUuidAndSkipsMig) {
   EXPECT_EQ(m.gpus[0].at, 1764417601000);
   EXPECT_EQ(m.gpus[1].hostname, "b");
   EXPECT_EQ(m.gpus[1].metrics.utilization_pct, 60);
-  EXPECT_EQ(m.gpus[2].gpu, 4);  // utilization from GR_ENGINE_ACTIVE when GPU_UTIL is absent
+  EXPECT_EQ(m.gpus[2].gpu, 4);  // utilization from GR_ENGINE_ACTIVE when GPU_UTIL is absent (GPU_I_ID empty: no MIG)
   EXPECT_EQ(m.gpus[2].metrics.utilization_pct, 25);
   EXPECT_EQ(m.skipped.size(), 2u);  // gpu 5 (memory only), gpu 6 (NaN utilization)
+}
+
+// A MIG-enabled H100 as dcgm-exporter shows it (no GPU_UTIL; per instance GR_ENGINE_ACTIVE and
+// FB_USED with GPU_I_ID and GPU_I_PROFILE; the physical GPU's gpu and UUID; current releases'
+// lower-case `hostname`), beside a whole GPU; power is the device's.
+constexpr const char* kMigScrape = R"(# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).
+# TYPE DCGM_FI_DEV_GPU_UTIL gauge
+DCGM_FI_DEV_GPU_UTIL{gpu="1",UUID="GPU-6e1c0d2a-1111-2222-3333-444455556666",pci_bus_id="00000000:2A:00.0",device="nvidia1",modelName="NVIDIA H100 80GB HBM3",hostname="gpu-node-12",DCGM_FI_DRIVER_VERSION="570.124.06"} 64
+# HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).
+# TYPE DCGM_FI_DEV_FB_USED gauge
+DCGM_FI_DEV_FB_USED{gpu="0",UUID="GPU-5d0b9c19-1111-2222-3333-444455556666",pci_bus_id="00000000:18:00.0",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",GPU_I_PROFILE="3g.40gb",GPU_I_ID="1",hostname="gpu-node-12",DCGM_FI_DRIVER_VERSION="570.124.06",container="vllm",namespace="serving",pod="qwen-7b-0"} 30112
+DCGM_FI_DEV_FB_USED{gpu="0",UUID="GPU-5d0b9c19-1111-2222-3333-444455556666",pci_bus_id="00000000:18:00.0",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",GPU_I_PROFILE="2g.20gb",GPU_I_ID="5",hostname="gpu-node-12",DCGM_FI_DRIVER_VERSION="570.124.06"} 9000
+DCGM_FI_DEV_FB_USED{gpu="0",UUID="GPU-5d0b9c19-1111-2222-3333-444455556666",pci_bus_id="00000000:18:00.0",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",GPU_I_PROFILE="1g.10gb",GPU_I_ID="13",hostname="gpu-node-12",DCGM_FI_DRIVER_VERSION="570.124.06"} 13
+# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).
+# TYPE DCGM_FI_DEV_POWER_USAGE gauge
+DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-5d0b9c19-1111-2222-3333-444455556666",pci_bus_id="00000000:18:00.0",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",hostname="gpu-node-12",DCGM_FI_DRIVER_VERSION="570.124.06"} 301.5
+# HELP DCGM_FI_PROF_GR_ENGINE_ACTIVE Ratio of time the graphics engine is active.
+# TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="0",UUID="GPU-5d0b9c19-1111-2222-3333-444455556666",pci_bus_id="00000000:18:00.0",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",GPU_I_PROFILE="3g.40gb",GPU_I_ID="1",hostname="gpu-node-12",DCGM_FI_DRIVER_VERSION="570.124.06",container="vllm",namespace="serving",pod="qwen-7b-0"} 0.600000
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="0",UUID="GPU-5d0b9c19-1111-2222-3333-444455556666",pci_bus_id="00000000:18:00.0",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",GPU_I_PROFILE="2g.20gb",GPU_I_ID="5",hostname="gpu-node-12",DCGM_FI_DRIVER_VERSION="570.124.06"} 0.250000
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="0",UUID="GPU-5d0b9c19-1111-2222-3333-444455556666",pci_bus_id="00000000:18:00.0",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",GPU_I_PROFILE="1g.10gb",GPU_I_ID="13",hostname="gpu-node-12",DCGM_FI_DRIVER_VERSION="570.124.06"} 0.000000
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="1",UUID="GPU-6e1c0d2a-1111-2222-3333-444455556666",pci_bus_id="00000000:2A:00.0",device="nvidia1",modelName="NVIDIA H100 80GB HBM3",hostname="gpu-node-12",DCGM_FI_DRIVER_VERSION="570.124.06"} 0.641000
+)";
+
+TEST(Dcgm, MigInstancesCountAsTheFractionsOfTheirGpu) {
+  auto m = map_dcgm(parse_prometheus_text(kMigScrape).value());
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_EQ(m->gpus.size(), 2u);
+  EXPECT_TRUE(m->skipped.empty());
+  const DcgmGpuReading& mig = m->gpus[1];  // in order of first appearance: GPU 1 comes first
+  EXPECT_EQ(mig.gpu, 0);
+  EXPECT_EQ(mig.hostname, "gpu-node-12");  // the lower-case label
+  ASSERT_EQ(mig.mig.size(), 3u);
+  EXPECT_EQ(mig.mig_slices, 7);
+  // (60% x 3 slices + 25% x 2 + 0% x 1) / 7 slices = 32.9%: the idle seventh counts as idle.
+  EXPECT_EQ(mig.metrics.utilization_pct, 33);
+  EXPECT_EQ(mig.metrics.gr_engine_active_pct, 33);
+  EXPECT_EQ(mig.metrics.memory_used_mib, 30112 + 9000 + 13);
+  EXPECT_EQ(mig.metrics.power_mw, 301'500);
+  EXPECT_EQ(mig.mig[0], (DcgmMigInstance{"1", "3g.40gb", 3, 60, 30112}));
+  const DcgmGpuReading& whole = m->gpus[0];
+  EXPECT_TRUE(whole.mig.empty());
+  EXPECT_EQ(whole.metrics.utilization_pct, 64);
+  EXPECT_EQ(whole.metrics.gr_engine_active_pct, 64);
+}
+
+TEST(Dcgm, AMigGpuThatCannotBeCountedIsSkippedWithWhy) {
+  const std::string labels = "gpu=\"0\",UUID=\"GPU-a\",modelName=\"NVIDIA A30\",Hostname=\"n\"";
+  auto run = [&](const std::string& text) { return map_dcgm(parse_prometheus_text(text).value()).value(); };
+  // An A30 has 4 slices: 2g.12gb at 50% and 1g.6gb at 100% -> (100 + 100) / 4 = 50%.
+  auto a30 = run("DCGM_FI_PROF_GR_ENGINE_ACTIVE{" + labels + ",GPU_I_ID=\"1\",GPU_I_PROFILE=\"2g.12gb\"} 0.5\n" +
+                 "DCGM_FI_PROF_GR_ENGINE_ACTIVE{" + labels + ",GPU_I_ID=\"3\",GPU_I_PROFILE=\"1g.6gb\"} 1\n");
+  ASSERT_EQ(a30.gpus.size(), 1u);
+  EXPECT_EQ(a30.gpus[0].mig_slices, 4);
+  EXPECT_EQ(a30.gpus[0].metrics.utilization_pct, 50);
+  // An instance with memory but no activity (profiling metrics off): the GPU cannot be counted.
+  auto silent = run("DCGM_FI_PROF_GR_ENGINE_ACTIVE{" + labels + ",GPU_I_ID=\"1\",GPU_I_PROFILE=\"2g.12gb\"} 0.5\n" +
+                    "DCGM_FI_DEV_FB_USED{" + labels + ",GPU_I_ID=\"3\",GPU_I_PROFILE=\"1g.6gb\"} 100\n");
+  EXPECT_TRUE(silent.gpus.empty());
+  ASSERT_EQ(silent.skipped.size(), 1u);
+  EXPECT_NE(silent.skipped[0].find("MIG instance 3 (1g.6gb) reports no DCGM_FI_PROF_GR_ENGINE_ACTIVE"), std::string::npos)
+      << silent.skipped[0];
+  auto unreadable = run("DCGM_FI_PROF_GR_ENGINE_ACTIVE{" + labels + ",GPU_I_ID=\"1\",GPU_I_PROFILE=\"big\"} 0.5\n");
+  ASSERT_EQ(unreadable.skipped.size(), 1u);
+  EXPECT_NE(unreadable.skipped[0].find("no readable GPU_I_PROFILE ('big')"), std::string::npos);
+  auto too_many = run("DCGM_FI_PROF_GR_ENGINE_ACTIVE{" + labels + ",GPU_I_ID=\"1\",GPU_I_PROFILE=\"4g.24gb\"} 0.5\n" +
+                      "DCGM_FI_PROF_GR_ENGINE_ACTIVE{" + labels + ",GPU_I_ID=\"2\",GPU_I_PROFILE=\"1g.6gb\"} 0.5\n");
+  ASSERT_EQ(too_many.skipped.size(), 1u);
+  EXPECT_NE(too_many.skipped[0].find("5 compute slices, more than the 4 of a NVIDIA A30"), std::string::npos)
+      << too_many.skipped[0];
+  EXPECT_EQ(mig_profile_slices("7g.80gb"), 7);
+  EXPECT_EQ(mig_profile_slices("1g.10gb+me"), 1);
+  EXPECT_EQ(mig_profile_slices("1c.3g.40gb"), 0);
+  EXPECT_EQ(mig_profile_slices(""), 0);
+  EXPECT_EQ(mig_gpu_slices("NVIDIA H200"), 7);
 }
 
 TEST(Dcgm, RepeatedSeriesKeepTheFirstValue) {

@@ -3,7 +3,10 @@
 #include <spdlog/spdlog.h>
 
 #include "meter/dcgm.h"
+#include "model/node.h"
 #include "server/http/http_client.h"
+#include "server/services/access.h"
+#include "server/services/record_faults.h"
 #include "server/services/usage_ingest.h"
 
 namespace gpurent {
@@ -23,40 +26,125 @@ Result<DcgmTarget> parse_dcgm_target(const std::string& spec) {
   return t;
 }
 
-Result<UsageBatch> dcgm_batch(std::string_view exposition, const std::string& node, TimeMs scraped_at) {
+Result<DcgmScrape> dcgm_batch(std::string_view exposition, const std::string& node, TimeMs scraped_at,
+                              const NodeCards& cards) {
   auto samples = parse_prometheus_text(exposition);
   if (!samples) return samples.error();
   auto readings = map_dcgm(*samples);
   if (!readings) return readings.error();
-  if (readings->gpus.empty())
+  if (readings->gpus.empty() && readings->skipped.empty())
     return Error::invalid("", "the exposition has no GPU with DCGM_FI_DEV_GPU_UTIL or DCGM_FI_PROF_GR_ENGINE_ACTIVE");
-  UsageBatch b;
-  b.idempotency_key = "dcgm:" + node + ":" + std::to_string(scraped_at);
+  DcgmScrape out;
+  out.skipped = readings->skipped;
+  out.batch.idempotency_key = "dcgm:" + node + ":" + std::to_string(scraped_at);
+  std::map<std::string, int64_t> by_uuid;
+  for (const auto& [index, uuid] : cards)
+    if (uuid) by_uuid[*uuid] = index;
+  std::optional<TimeMs> newest;
   for (const DcgmGpuReading& r : readings->gpus) {
+    std::optional<int64_t> index = r.gpu;
+    const std::string who = "gpu " + (r.gpu ? std::to_string(*r.gpu) : std::string("?")) +
+                            (r.uuid.empty() ? "" : " (" + r.uuid + ")");
+    if (index) {
+      auto card = cards.find(*index);
+      if (card == cards.end()) {
+        out.skipped.push_back(who + ": " + node + " has no GPU " + std::to_string(*index));
+        continue;
+      }
+      if (card->second && !r.uuid.empty() && *card->second != r.uuid) {
+        out.skipped.push_back(who + ": " + node + "'s GPU " + std::to_string(*index) + " is " + *card->second +
+                              "; is the target pointed at another node?");
+        continue;
+      }
+    } else {
+      auto it = by_uuid.find(r.uuid);
+      if (it == by_uuid.end()) {
+        out.skipped.push_back(who + ": not a GPU of " + node);
+        continue;
+      }
+      index = it->second;
+    }
     GpuSample s;
     s.at = scraped_at;
     if (r.at && *r.at >= scraped_at - kSampleMaxAgeMs && *r.at <= scraped_at + kSampleMaxAheadMs) s.at = *r.at;
-    if (r.gpu) {
-      s.node = node;
-      s.gpu = r.gpu;
-    } else {
-      s.uuid = r.uuid;
-    }
+    if (r.at) newest = newest ? std::max(*newest, *r.at) : *r.at;
+    s.node = node;
+    s.gpu = index;
     s.metrics = r.metrics;
-    b.gpu_samples.push_back(std::move(s));
+    out.mig_instances += static_cast<int64_t>(r.mig.size());
+    out.batch.gpu_samples.push_back(std::move(s));
   }
-  return b;
+  if (newest) out.lag_ms = scraped_at - *newest;
+  if (out.batch.gpu_samples.empty()) {
+    std::string why;
+    for (size_t i = 0; i < out.skipped.size() && i < 3; ++i) why += (i ? "; " : "") + out.skipped[i];
+    return Error::invalid("", "no GPU of " + node + " in the exposition: " + why);
+  }
+  return out;
+}
+
+static void log_json(spdlog::level::level_enum lvl, const json& j) {
+  spdlog::log(lvl, "{}", j.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+// The target node's cards, by id or by name (a name two suppliers share is ambiguous).
+Result<NodeCards> target_cards(StoreReader& store, const std::string& node) {
+  std::optional<Record> rec;
+  if (looks_like_id(node)) {
+    auto r = store.get("nodes", node);
+    if (!r && r.error().code != Code::kNotFound) return r.error();
+    if (r) rec = *r;
+  }
+  if (!rec) {
+    auto page = store.list(ListQuery{"nodes", {{"name", node}}, "", 2});
+    if (!page) return page.error();
+    if (page->items.size() > 1)
+      return Error::invalid("dcgm-target", "two nodes are named '" + node + "': name the node by its id");
+    if (page->items.empty()) return Error::invalid("dcgm-target", "no node '" + node + "'");
+    rec = page->items.front();
+  }
+  auto stored = decode_record(*rec, stored_node_cards, "its DCGM exporter cannot be scraped");
+  if (!stored) return stored.error();
+  NodeCards cards;
+  for (const StoredCard& c : *stored) cards[c.index] = c.uuid;
+  return cards;
 }
 
 Result<UsageIngestOutcome> UsageBackground::scrape_once(const DcgmTarget& t) {
   const TimeMs now = app_.clock.now();
-  auto res = send_request({"GET", t.url, {}, "", "", 5000, 10000});
-  if (!res) return res.error();
-  if (res->status != 200)
-    return Error::make(Code::kUnavailable, "GET " + t.url + ": HTTP " + std::to_string(res->status));
-  auto batch = dcgm_batch(res->body, t.node, now);
-  if (!batch) return batch.error();
-  return ingest_usage(app_, system_principal("dcgm-scraper"), *batch);
+  auto scraped = [&]() -> Result<std::pair<UsageIngestOutcome, DcgmScrape>> {
+    auto cards = target_cards(app_.store, t.node);
+    if (!cards) return cards.error();
+    auto res = send_request({"GET", t.url, {}, "", "", 5000, 10000});
+    if (!res) return res.error();
+    if (res->status != 200)
+      return Error::make(Code::kUnavailable, "GET " + t.url + ": HTTP " + std::to_string(res->status));
+    auto scrape = dcgm_batch(res->body, t.node, now, *cards);
+    if (!scrape) return scrape.error();
+    auto in = ingest_usage(app_, system_principal("dcgm-scraper"), scrape->batch);
+    if (!in) return in.error();
+    return std::make_pair(*in, std::move(*scrape));
+  }();
+  if (!scraped) {
+    app_.metrics.observe_dcgm_scrape(t.node, false, {});
+    return scraped.error();
+  }
+  const DcgmScrape& d = scraped->second;
+  Metrics::DcgmScrapeFigures f;
+  f.gpus = static_cast<int64_t>(d.batch.gpu_samples.size());
+  f.skipped = static_cast<int64_t>(d.skipped.size());
+  f.mig_instances = d.mig_instances;
+  f.at_s = static_cast<double>(now) / 1000.0;
+  if (d.lag_ms) f.lag_s = static_cast<double>(*d.lag_ms) / 1000.0;
+  app_.metrics.observe_dcgm_scrape(t.node, true, f);
+  if (!d.skipped.empty())  // one line per scrape, not one per GPU
+    log_json(spdlog::level::warn, {{"event", "dcgm_gpus_skipped"},
+                                   {"url", t.url},
+                                   {"node", t.node},
+                                   {"count", d.skipped.size()},
+                                   {"why", json(std::vector<std::string>(
+                                               d.skipped.begin(), d.skipped.begin() + std::min<size_t>(d.skipped.size(), 5)))}});
+  return scraped->first;
 }
 
 Result<UsageRollupStats> UsageBackground::roll_up_once(TimeMs now) {
@@ -75,10 +163,6 @@ Result<UsageRollupStats> UsageBackground::roll_up_once(TimeMs now) {
 bool UsageBackground::wait(int64_t ms) {
   std::unique_lock lock(mu_);
   return !cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stopping_; });
-}
-
-static void log_json(spdlog::level::level_enum lvl, const json& j) {
-  spdlog::log(lvl, "{}", j.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 Status UsageBackground::start(const std::vector<std::string>& dcgm_targets) {

@@ -1,7 +1,8 @@
 // Scraping NVIDIA dcgm-exporter endpoints into usage batches. `gpurent serve --dcgm-target
 // URL@NODE` names an exporter and the node it runs on; every --dcgm-interval-s the scraper GETs the
 // URL, maps the exposition (meter/dcgm.h) to GPU samples of NODE (the exporter's `gpu` label is
-// the GPU index; series with only a UUID are matched by the nodes' gpus[].uuid) and ingests them
+// the GPU index, checked against the node's cards and their UUIDs; series with only a UUID are
+// matched to the node's card with that UUID), counts the scrape in /metrics, and ingests them
 // through the same path as POST /api/v1/usage, with the idempotency key
 // "dcgm:<NODE>:<scrape time ms>".
 // parse_dcgm_target and dcgm_batch are pure; DcgmScraper owns one thread per target and is
@@ -9,7 +10,9 @@
 #pragma once
 
 #include <condition_variable>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,10 +30,25 @@ struct DcgmTarget {
 // "URL@NODE", split at the last '@'. The URL must be http:// or https:// with a host.
 Result<DcgmTarget> parse_dcgm_target(const std::string& spec);
 
+// What one scrape becomes: the batch, and the GPUs left out with why.
+struct DcgmScrape {
+  UsageBatch batch;
+  std::vector<std::string> skipped;
+  int64_t mig_instances = 0;       // folded into the batch's GPUs
+  std::optional<int64_t> lag_ms;   // scraped_at minus the newest series timestamp, when stamped
+};
+
+// The node's GPUs as registered: index -> UUID (nullopt: registered without one).
+using NodeCards = std::map<int64_t, std::optional<std::string>>;
+
 // The batch one scrape becomes. Each GPU's time is the exposition's timestamp when it has one
-// within the accepted window, else scraped_at. Errors: a malformed exposition (naming the line),
-// or no GPU with a utilization in it.
-Result<UsageBatch> dcgm_batch(std::string_view exposition, const std::string& node, TimeMs scraped_at);
+// within the accepted window, else scraped_at. A GPU is metered only if it is one of the node's:
+// its `gpu` index is among `cards` and, when both sides know it, its UUID is the card's (a target
+// pointed at the wrong node is refused, not metered as this one); a series with only a UUID must
+// be one of the node's cards. Errors: a malformed exposition (naming the line), no GPU with a
+// utilization in it, or no GPU of the node (the skipped ones named).
+Result<DcgmScrape> dcgm_batch(std::string_view exposition, const std::string& node, TimeMs scraped_at,
+                              const NodeCards& cards);
 
 // Runs the scrapes and the periodic usage rollup of the server.
 class UsageBackground {

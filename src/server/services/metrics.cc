@@ -50,7 +50,33 @@ Metrics::Metrics()
       alerts_(prometheus::BuildGauge()
                   .Name("gpurent_alerts_active")
                   .Help("Active cost-firewall alerts by kind (an egress_daily_cost one is a published freeze)")
-                  .Register(*registry_)) {
+                  .Register(*registry_)),
+      dcgm_scrapes_(prometheus::BuildCounter()
+                        .Name("gpurent_dcgm_scrapes_total")
+                        .Help("Scrapes of a node's dcgm-exporter by result (ok, failed)")
+                        .Register(*registry_)),
+      dcgm_gpus_(prometheus::BuildGauge()
+                     .Name("gpurent_dcgm_gpus_metered")
+                     .Help("GPUs the node's last successful DCGM scrape metered")
+                     .Register(*registry_)),
+      dcgm_skipped_(prometheus::BuildGauge()
+                        .Name("gpurent_dcgm_gpus_skipped")
+                        .Help("GPUs the node's last successful DCGM scrape left out (no utilization, an "
+                              "unreadable MIG instance, a UUID that is not the node's), logged with why")
+                        .Register(*registry_)),
+      dcgm_mig_(prometheus::BuildGauge()
+                    .Name("gpurent_dcgm_mig_instances")
+                    .Help("MIG instances the node's last successful DCGM scrape folded into their GPUs")
+                    .Register(*registry_)),
+      dcgm_last_ok_(prometheus::BuildGauge()
+                        .Name("gpurent_dcgm_last_success_timestamp_seconds")
+                        .Help("When the node's last DCGM scrape succeeded (Unix time)")
+                        .Register(*registry_)),
+      dcgm_lag_(prometheus::BuildGauge()
+                    .Name("gpurent_dcgm_sample_lag_seconds")
+                    .Help("Age of the exporter's readings at the node's last successful scrape (scrape time minus "
+                          "the newest series timestamp; only for exporters that stamp their series)")
+                    .Register(*registry_)) {
   // Always 1: the labels say which build is running (the Prometheus *_build_info convention).
   prometheus::BuildGauge()
       .Name("gpurent_build_info")
@@ -83,12 +109,23 @@ void Metrics::set_alerts_active(const std::string& kind, int64_t n) {
   alerts_.Add({{"kind", kind}}).Set(static_cast<double>(n));
 }
 
+void Metrics::observe_dcgm_scrape(const std::string& node, bool ok, const DcgmScrapeFigures& f) {
+  dcgm_scrapes_.Add({{"node", node}, {"result", ok ? "ok" : "failed"}}).Increment();
+  if (!ok) return;
+  dcgm_gpus_.Add({{"node", node}}).Set(static_cast<double>(f.gpus));
+  dcgm_skipped_.Add({{"node", node}}).Set(static_cast<double>(f.skipped));
+  dcgm_mig_.Add({{"node", node}}).Set(static_cast<double>(f.mig_instances));
+  dcgm_last_ok_.Add({{"node", node}}).Set(f.at_s);
+  if (f.lag_s) dcgm_lag_.Add({{"node", node}}).Set(*f.lag_s);
+}
+
 std::string Metrics::render(bool with_objects) {
   auto families = registry_->Collect();
   if (!with_objects)
     families.erase(std::remove_if(families.begin(), families.end(),
                                   [](const prometheus::MetricFamily& f) {
-                                    return f.name == "gpurent_objects" || f.name == "gpurent_alerts_active";
+                                    return f.name == "gpurent_objects" || f.name == "gpurent_alerts_active" ||
+                                           f.name.rfind("gpurent_dcgm_", 0) == 0;
                                   }),
                    families.end());
   return prometheus::TextSerializer().Serialize(families);

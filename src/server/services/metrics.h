@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <prometheus/counter.h>
@@ -24,8 +25,17 @@ class Metrics {
   void set_alerts_active(const std::string& kind, int64_t n);
   // Stored records of a kind that no longer decode (server/record_faults.h).
   void set_undecodable(const std::string& kind, int64_t n);
-  // Prometheus text format 0.0.4; the stored objects' and active alerts' counts only when
-  // `with_objects` (the operator's view).
+  // One scrape of a node's dcgm-exporter (services/dcgm_scraper.h): counted by result; on success
+  // the GPUs metered and left out, the MIG instances folded, when it succeeded (Unix seconds) and
+  // how old the exporter's readings were (only when it stamps its series).
+  struct DcgmScrapeFigures {
+    int64_t gpus = 0, skipped = 0, mig_instances = 0;
+    double at_s = 0;
+    std::optional<double> lag_s;
+  };
+  void observe_dcgm_scrape(const std::string& node, bool ok, const DcgmScrapeFigures& f);
+  // Prometheus text format 0.0.4; the stored objects', active alerts' and DCGM scrapes' figures
+  // only when `with_objects` (the operator's view).
   std::string render(bool with_objects = true);
   prometheus::Registry& registry() { return *registry_; }
 
@@ -38,6 +48,12 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>& queue_;
   prometheus::Family<prometheus::Gauge>& undecodable_;
   prometheus::Family<prometheus::Gauge>& alerts_;
+  prometheus::Family<prometheus::Counter>& dcgm_scrapes_;
+  prometheus::Family<prometheus::Gauge>& dcgm_gpus_;
+  prometheus::Family<prometheus::Gauge>& dcgm_skipped_;
+  prometheus::Family<prometheus::Gauge>& dcgm_mig_;
+  prometheus::Family<prometheus::Gauge>& dcgm_last_ok_;
+  prometheus::Family<prometheus::Gauge>& dcgm_lag_;
 };
 
 }  // namespace gpurent
