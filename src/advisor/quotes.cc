@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "advisor/quotes_internal.h"
+#include "catalog/gpu_model.h"
 #include "billing/rating.h"
 
 namespace gpurent {
@@ -280,8 +282,9 @@ Error offer_error(const std::string& label, Error e) {
 // The offer's best plan's charges (micros).
 int64_t total_of(const OfferQuote& q) { return q.plans[q.best].total.micros(); }
 
-// Sets each offer's list_rank (by list price, then label) and sorts the offers by total, then label.
-void rank_offers(std::vector<OfferQuote>& offers) {
+// Sets each offer's list_rank (by list price, then label) and sorts the offers by total (or, by
+// compute, by cost per useful PFLOP-hour with the offers lacking a figure last), then label.
+void rank_offers(std::vector<OfferQuote>& offers, bool by_compute) {
   std::vector<size_t> by_list(offers.size());
   for (size_t i = 0; i < by_list.size(); ++i) by_list[i] = i;
   std::stable_sort(by_list.begin(), by_list.end(), [&](size_t a, size_t b) {
@@ -291,8 +294,26 @@ void rank_offers(std::vector<OfferQuote>& offers) {
   });
   for (size_t i = 0; i < by_list.size(); ++i) offers[by_list[i]].list_rank = static_cast<int64_t>(i) + 1;
   std::stable_sort(offers.begin(), offers.end(), [&](const OfferQuote& x, const OfferQuote& y) {
+    if (by_compute) {
+      auto key = [](const OfferQuote& q) {
+        return std::make_tuple(!q.per_useful_pflop_hour, q.per_useful_pflop_hour ? q.per_useful_pflop_hour->micros() : 0,
+                               total_of(q));
+      };
+      if (key(x) != key(y)) return key(x) < key(y);
+    }
     return std::make_pair(total_of(x), x.label) < std::make_pair(total_of(y), y.label);
   });
+}
+
+// The offer's TFLOPS at the workload's precision (measured, else datasheet) and its best plan's
+// cost per useful PFLOP-hour.
+void price_compute(OfferQuote& q, const QuoteOffer& qo) {
+  q.tflops_x10 = qo.measured_tflops_x10 ? qo.measured_tflops_x10 : qo.datasheet_tflops_x10;
+  if (!q.tflops_x10) return;
+  q.tflops_source = qo.measured_tflops_x10 ? "measured" : "datasheet";
+  // per GPU-hour ÷ (TFLOPS ÷ 1000) = per GPU-hour × 10000 ÷ (TFLOPS × 10)
+  q.per_useful_pflop_hour = Money(
+      he(static_cast<__int128>(q.plans[q.best].per_useful_gpu_hour.micros()) * 10'000, *q.tflops_x10), q.offer.currency);
 }
 
 // The ranked offer's steps: its best plan's charges, per useful GPU-hour and sticker price.
@@ -307,6 +328,15 @@ void add_offer_steps(std::vector<QuoteStep>& steps, const OfferQuote& q, const M
   steps.push_back(step(Message("advisor.quotes.step.sticker").arg("offer", q.label),
                        gpu_hours(m.useful) + " × " + q.offer.prices.on_demand.amount_string(),
                        q.sticker.amount_string()));
+  if (q.per_useful_pflop_hour)
+    steps.push_back(step(Message("advisor.quotes.step.per_useful_pflop_hour")
+                             .arg("offer", q.label)
+                             .arg("precision", m.in.workload.precision)
+                             .arg("source", Message(q.tflops_source == "measured"
+                                                        ? "advisor.quotes.tflops_source.measured"
+                                                        : "advisor.quotes.tflops_source.datasheet")),
+                         p.per_useful_gpu_hour.amount_string() + " × 1000 ÷ " + format_tflops_x10(*q.tflops_x10),
+                         q.per_useful_pflop_hour->amount_string()));
 }
 
 }  // namespace
@@ -334,14 +364,21 @@ Result<QuotesResult> compute_quotes(const QuotesInput& in) {
   for (const auto& qo : in.offers) {
     OfferQuote q = offer_quote(m, qo, res.currency);
     if (auto s = rate_offer(m, q, qo, offer_steps); !s) return offer_error(q.label, s.error());
+    if (!w.precision.empty()) {
+      price_compute(q, qo);
+      if (!q.tflops_x10)
+        q.warnings.push_back(
+            Message("advisor.quotes.warning.no_tflops").arg("model", qo.offer.gpu_model).arg("precision", w.precision));
+    }
     add_warnings(m, q);
     res.offers.push_back(std::move(q));
   }
-  rank_offers(res.offers);
+  if (!w.precision.empty()) res.ranked_by = "per_useful_pflop_hour";
+  rank_offers(res.offers, !w.precision.empty());
   for (size_t i = 0; i < res.offers.size(); ++i) {
     OfferQuote& q = res.offers[i];
     q.rank = static_cast<int64_t>(i) + 1;
-    explain(q, res.offers[0]);
+    explain(q, res.offers[0], w.precision);
     add_offer_steps(res.steps, q, m, res.currency);
   }
   for (auto& s : offer_steps) res.steps.push_back(std::move(s));

@@ -53,11 +53,19 @@ struct QuoteWorkload {
   QuoteColdStart cold_start;          // per launch; offers may override
   int64_t storage_io_gb = 0;          // per month (GB = 10^9 bytes)
   int64_t egress_gb = 0;              // per month
+  // The precision the work computes in: "fp16", "bf16" or "fp8" ranks the offers by cost per
+  // useful PFLOP-hour at it (a GPU-hour is not the same work on every model); "" by cost per
+  // useful GPU-hour.
+  std::string precision;
 };
 
 struct QuoteOffer {
   Offer offer;
   std::optional<QuoteColdStart> cold_start;  // this supplier's start-up, when it differs
+  // Dense TFLOPS per GPU at the workload's precision, ×10 (871.4 -> 8714): measured (benchmarks
+  // on the supplier's cards, given in the request) and the catalog's datasheet figure for the
+  // offer's GPU model (filled by parse_quotes_input). The measured one is used when present.
+  std::optional<int64_t> measured_tflops_x10, datasheet_tflops_x10;
 };
 
 struct QuotesInput {
@@ -66,8 +74,9 @@ struct QuotesInput {
   std::vector<int64_t> commit_terms_months{1, 12, 36};  // reserved terms to consider; empty: on-demand only
 };
 
-// Body: {"workload": {...}, "offers": [offer object | "supplier/name" | "name", ...],
-//        "cold_starts": {"<offer>": {...}}, "commit_terms_months": [1, 12, 36]}.
+// Body: {"workload": {..., "precision"?}, "offers": [offer object | "supplier/name" | "name", ...],
+//        "cold_starts": {"<offer>": {...}}, "measured_tflops": {"<offer>": "871.4"},
+//        "commit_terms_months": [1, 12, 36]}.
 // Offer objects are read with parse_offer (errors prefixed "offers[i]."); strings name one of
 // `known` (the server's offers) by "supplier/name" or by a name that is unique among them.
 Result<QuotesInput> parse_quotes_input(const json& body, const GpuCatalog& catalog,
@@ -125,6 +134,12 @@ struct OfferQuote {
   int64_t list_rank = 0;                     // 1 = lowest on-demand list price
   Money sticker;                             // useful GPU-hours × on-demand list price
   std::vector<QuoteDifference> vs_cheapest;  // empty for the cheapest offer
+  // With a workload precision: the TFLOPS used, whose ("measured" | "datasheet"), and the best
+  // plan's cost per useful PFLOP-hour (per useful GPU-hour × 1000 ÷ TFLOPS, half to even at the
+  // micro-unit). An offer with no figure at the precision has none and ranks after the others.
+  std::optional<int64_t> tflops_x10;
+  std::string tflops_source;
+  std::optional<Money> per_useful_pflop_hour;
   Message summary;
   std::vector<Message> warnings;
 };
@@ -136,6 +151,7 @@ struct QuotesResult {
   int64_t busy_ms_per_launch = 0;
   int64_t run_ms_per_launch = 0;
   std::vector<OfferQuote> offers;  // in rank order
+  std::string ranked_by = "per_useful_gpu_hour";  // or "per_useful_pflop_hour" (a workload precision)
   bool sticker_misleads = false;   // some lower list price comes with a higher true cost
   Message misleads;
   std::vector<QuoteStep> steps;  // JSON: [{"text","text_message","formula","value"}]

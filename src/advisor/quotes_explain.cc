@@ -5,6 +5,7 @@
 
 #include "advisor/quotes.h"
 #include "advisor/quotes_internal.h"
+#include "catalog/gpu_model.h"
 
 namespace gpurent {
 
@@ -122,11 +123,46 @@ Message quotes_internal::plan_text(const QuotePlan& p, Currency c) {
       .arg("price", price);
 }
 
-void quotes_internal::explain(OfferQuote& x, const OfferQuote& b) {
+namespace {
+
+// The summary by compute: cost per useful PFLOP-hour at the precision, the TFLOPS and whose.
+Message compute_summary(const OfferQuote& x, const OfferQuote& b, const std::string& precision) {
+  const QuotePlan& px = x.plans[x.best];
+  const std::string cur = currency_code(x.offer.currency);
+  if (!x.per_useful_pflop_hour)
+    return Message("advisor.quotes.summary.no_tflops")
+        .arg("offer", x.label)
+        .arg("precision", precision)
+        .arg("model", x.offer.gpu_model)
+        .arg("per_useful", px.per_useful_gpu_hour.amount_string())
+        .arg("currency", cur);
+  Message m = Message(&x == &b ? "advisor.quotes.summary.cheapest_compute" : "advisor.quotes.summary.dearer_compute")
+                  .arg("offer", x.label)
+                  .arg("precision", precision)
+                  .arg("per_pflop", x.per_useful_pflop_hour->amount_string())
+                  .arg("currency", cur)
+                  .arg("tflops", format_tflops_x10(*x.tflops_x10))
+                  .arg("source", Message(x.tflops_source == "measured" ? "advisor.quotes.tflops_source.measured"
+                                                                        : "advisor.quotes.tflops_source.datasheet"))
+                  .arg("per_useful", px.per_useful_gpu_hour.amount_string())
+                  .arg("total", cents(px.total));
+  if (&x != &b && b.per_useful_pflop_hour)
+    m.arg("cheapest", b.label)
+        .arg("cheapest_per_pflop", b.per_useful_pflop_hour->amount_string())
+        .arg("pct", pct_tenths(x.per_useful_pflop_hour->micros() - b.per_useful_pflop_hour->micros(),
+                               b.per_useful_pflop_hour->micros()));
+  return m;
+}
+
+}  // namespace
+
+void quotes_internal::explain(OfferQuote& x, const OfferQuote& b, const std::string& precision) {
   const QuotePlan &px = x.plans[x.best], &pb = b.plans[b.best];
   const Currency c = x.offer.currency;
   const std::string cur = currency_code(c);
+  if (!precision.empty()) x.summary = compute_summary(x, b, precision);
   if (&x == &b) {
+    if (!precision.empty()) return;
     x.summary = Message("advisor.quotes.summary.cheapest")
                     .arg("per_useful", px.per_useful_gpu_hour.amount_string())
                     .arg("currency", cur)
@@ -138,7 +174,8 @@ void quotes_internal::explain(OfferQuote& x, const OfferQuote& b) {
   const Money diff(px.total.micros() - pb.total.micros(), c);
   const std::string pct =
       pct_tenths(px.per_useful_gpu_hour.micros() - pb.per_useful_gpu_hour.micros(), pb.per_useful_gpu_hour.micros());
-  x.summary = Message("advisor.quotes.summary.dearer")
+  if (precision.empty())
+    x.summary = Message("advisor.quotes.summary.dearer")
                   .arg("offer", x.label)
                   .arg("diff", cents(diff))
                   .arg("currency", cur)
@@ -179,7 +216,11 @@ void quotes_internal::add_warnings(const Month& m, OfferQuote& q) {
 }
 
 void quotes_internal::explain_sticker(QuotesResult& res) {
-  const OfferQuote& best = res.offers[0];
+  // The lowest true cost per useful GPU-hour (the first-ranked offer unless ranked by compute).
+  const OfferQuote* cheapest = &res.offers[0];
+  for (const auto& q : res.offers)
+    if (q.plans[q.best].total.micros() < cheapest->plans[cheapest->best].total.micros()) cheapest = &q;
+  const OfferQuote& best = *cheapest;
   const OfferQuote* list_best = &best;
   for (const auto& q : res.offers)
     if (q.list_rank == 1) list_best = &q;
@@ -290,6 +331,11 @@ json ranking_entry(const QuotesResult& r, const OfferQuote& q) {
          Money(best.total.micros() - r.offers[0].plans[r.offers[0].best].total.micros(), r.currency).amount_string()},
         {"differences", diffs}}},
       {"warnings", warnings}};
+  if (r.ranked_by == "per_useful_pflop_hour")
+    entry["compute"] = q.tflops_x10 ? json{{"tflops", format_tflops_x10(*q.tflops_x10)},
+                                           {"source", q.tflops_source},
+                                           {"per_useful_pflop_hour", q.per_useful_pflop_hour->amount_string()}}
+                                    : json{{"tflops", nullptr}, {"source", nullptr}, {"per_useful_pflop_hour", nullptr}};
   put_message(entry, "idle_rule", idle_rule_text(q.offer));
   put_message(entry, "summary", q.summary);
   return entry;
@@ -326,6 +372,7 @@ json to_json(const QuotesResult& r) {
        {{"useful_gpu_hours", gpu_hours(r.useful_milli_gpu_ms)},
         {"run_seconds_per_launch", format_scaled(r.run_ms_per_launch, 3)},
         {"computing_seconds_per_launch", format_scaled(r.busy_ms_per_launch, 3)}}},
+      {"ranked_by", r.ranked_by},
       {"ranking", ranking},
       {"list_price_ranking", by_list},
       {"sticker_misleads", r.sticker_misleads},

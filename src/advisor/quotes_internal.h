@@ -74,8 +74,9 @@ void check_input(const QuotesInput& in, FieldErrors& errs);
 // ---- quotes_explain.cc
 // The plan in words: "on-demand at …" or "N GPUs reserved for … months at …".
 Message plan_text(const QuotePlan& p, Currency c);
-// Fills x's summary and, unless x is the cheapest b, its component differences against b.
-void explain(OfferQuote& x, const OfferQuote& b);
+// Fills x's summary and, unless x is the first-ranked b, its component differences against b.
+// With a workload precision the summary speaks of cost per useful PFLOP-hour.
+void explain(OfferQuote& x, const OfferQuote& b, const std::string& precision);
 // Warnings for q's best plan: the idle rule catching computing time, a multi-month commitment.
 void add_warnings(const Month& m, OfferQuote& q);
 // Fills res.misleads from the ranked offers and res.sticker_misleads.

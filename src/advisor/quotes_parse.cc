@@ -116,6 +116,56 @@ void read_workload(Fields& f, QuoteWorkload& w) {
   f.object("cold_start", false, [&](Fields& cf) { w.cold_start = read_cold_start(cf); });
   w.storage_io_gb = f.opt_integer("storage_io_gb", 0, 1'000'000'000).value_or(0);
   w.egress_gb = f.opt_integer("egress_gb", 0, 1'000'000'000).value_or(0);
+  enum class Precision { kNone, kFp16, kBf16, kFp8 };
+  static constexpr EnumEntry<Precision> kPrecisions[] = {
+      {Precision::kFp16, "fp16"}, {Precision::kBf16, "bf16"}, {Precision::kFp8, "fp8"}};
+  if (f.has("precision")) w.precision = enum_name(kPrecisions, f.enumeration("precision", kPrecisions));
+}
+
+// The catalog's dense TFLOPS (×10) of a model at a precision; nullopt when unknown or unpublished.
+std::optional<int64_t> datasheet_tflops(const GpuCatalog& catalog, const std::string& model, const std::string& precision) {
+  const GpuModel* m = catalog.find(model);
+  if (!m) return std::nullopt;
+  const std::optional<int64_t>& v = precision == "fp16"   ? m->fp16_tflops_x10
+                                    : precision == "bf16" ? m->bf16_tflops_x10
+                                                          : m->fp8_tflops_x10;
+  if (!v || *v <= 0) return std::nullopt;  // 0: the part lacks the precision
+  return v;
+}
+
+// The offer a per-offer map's key names (supplier/name, or a name unique among the offers);
+// nullptr with the reason added under `path`.
+QuoteOffer* offer_named(std::vector<QuoteOffer>& offers, const std::string& key, const std::string& path,
+                        FieldErrors& errs) {
+  std::vector<QuoteOffer*> hits;
+  for (auto& o : offers)
+    if (quote_offer_label(o.offer) == key) hits.push_back(&o);
+  if (hits.empty())
+    for (auto& o : offers)
+      if (o.offer.name == key) hits.push_back(&o);
+  if (hits.empty())
+    errs.add(path, Message("advisor.quotes.cold_start_unknown_offer"));
+  else if (hits.size() > 1)
+    errs.add(path, Message("advisor.quotes.cold_start_ambiguous").arg("n", std::to_string(hits.size())));
+  return hits.size() == 1 ? hits[0] : nullptr;
+}
+
+// "measured_tflops": {"<offer>": "871.4"}: the offer's dense TFLOPS per GPU at the workload's
+// precision as benchmarked on its cards.
+void read_measured(Fields& f, FieldErrors& errs, const QuoteWorkload& w, std::vector<QuoteOffer>& offers) {
+  const json* ms = f.raw("measured_tflops");
+  if (!ms) return;
+  if (!ms->is_object()) return f.error("measured_tflops", Message("advisor.quotes.measured_map"));
+  if (w.precision.empty() && !ms->empty()) return f.error("measured_tflops", Message("advisor.quotes.measured_needs_precision"));
+  for (auto it = ms->begin(); it != ms->end(); ++it) {
+    const std::string path = "measured_tflops." + it.key();
+    auto v = parse_tflops_x10(it.value());
+    if (!v || *v <= 0) {
+      errs.add(path, Message("advisor.quotes.measured_value"));
+      continue;
+    }
+    if (QuoteOffer* o = offer_named(offers, it.key(), path, errs)) o->measured_tflops_x10 = *v;
+  }
 }
 
 void read_offers(Fields& f, FieldErrors& errs, const GpuCatalog& catalog, const std::vector<Offer>& known,
@@ -169,20 +219,11 @@ void read_cold_starts(Fields& f, FieldErrors& errs, std::vector<QuoteOffer>& off
     if (!cf.valid_object()) continue;
     const QuoteColdStart c = read_cold_start(cf);
     cf.finish();
-    std::vector<QuoteOffer*> hits;
-    for (auto& o : offers)
-      if (quote_offer_label(o.offer) == it.key()) hits.push_back(&o);
-    if (hits.empty())
-      for (auto& o : offers)
-        if (o.offer.name == it.key()) hits.push_back(&o);
-    if (hits.empty())
-      errs.add(path, Message("advisor.quotes.cold_start_unknown_offer"));
-    else if (hits.size() > 1)
-      errs.add(path, Message("advisor.quotes.cold_start_ambiguous").arg("n", std::to_string(hits.size())));
-    else if (hits[0]->cold_start)
-      errs.add(path, Message("advisor.quotes.cold_start_twice").arg("offer", quote_offer_label(hits[0]->offer)));
-    else
-      hits[0]->cold_start = c;
+    QuoteOffer* o = offer_named(offers, it.key(), path, errs);
+    if (o && o->cold_start)
+      errs.add(path, Message("advisor.quotes.cold_start_twice").arg("offer", quote_offer_label(o->offer)));
+    else if (o)
+      o->cold_start = c;
   }
 }
 
@@ -276,6 +317,9 @@ Result<QuotesInput> parse_quotes_input(const json& body, const GpuCatalog& catal
   f.object("workload", true, [&](Fields& wf) { read_workload(wf, in.workload); });
   read_offers(f, errs, catalog, known, in.offers);
   read_cold_starts(f, errs, in.offers);
+  read_measured(f, errs, in.workload, in.offers);
+  if (!in.workload.precision.empty())
+    for (auto& o : in.offers) o.datasheet_tflops_x10 = datasheet_tflops(catalog, o.offer.gpu_model, in.workload.precision);
   read_terms(f, in.commit_terms_months);
   f.finish();
   if (errs.empty()) check_input(in, errs);

@@ -578,3 +578,109 @@ TEST(QuoteCompare, PropertiesOverRandomInputs) {
 
 }  // namespace
 }  // namespace gpurent
+
+namespace gpurent {
+namespace {
+
+json compute_offer(const std::string& name, const std::string& model, const std::string& price) {
+  json o = offer_json("cloud", name, price, "ready", 1);
+  o["gpu_model"] = model;
+  return o;
+}
+
+json compute_body() {
+  return {{"workload", {{"launches_per_month", 1}, {"gpus", 8}, {"run_minutes", 600}, {"busy_utilization_pct", 95},
+                        {"precision", "bf16"}}},
+          {"offers",
+           {compute_offer("pcie", "pcie-test-48gb", "0.57"), compute_offer("sxm", "sxm-test-80gb", "3.99"),
+            compute_offer("old", "old-test-16gb", "0.30")}},
+          {"commit_terms_months", json::array()}};
+}
+
+QuotesResult run_compute(const json& body) {
+  auto in = parse_quotes_input(body, test_catalog());
+  EXPECT_TRUE(in.ok()) << (in.ok() ? "" : in.error().message);
+  if (!in.ok()) return {};
+  auto r = compute_quotes(*in);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  return r.ok() ? *r : QuotesResult{};
+}
+
+// Ranked per useful GPU-hour the PCIe card at 0.57 wins; what the work needs is PFLOP-hours. By
+// datasheet BF16 (362 vs 989 TFLOPS) it still wins: 0.57 × 1000 ÷ 362 = 1.574586 against
+// 3.99 × 1000 ÷ 989 = 4.034378 per useful PFLOP-hour. Measured on the tenant's model (95.0 vs
+// 710.5 TFLOPS: the smaller card starves on memory bandwidth), the SXM card's PFLOP-hour is the
+// cheaper one: 5.615764 against 6.000000. The card without BF16 cannot be priced by compute and
+// ranks last, with a warning.
+TEST(QuoteCompare, RanksByCostPerUsefulPflopHourAtTheWorkloadsPrecision) {
+  QuotesResult d = run_compute(compute_body());
+  ASSERT_EQ(d.offers.size(), 3u);
+  EXPECT_EQ(d.ranked_by, "per_useful_pflop_hour");
+  EXPECT_EQ(d.offers[0].label, "cloud/pcie");
+  EXPECT_EQ(d.offers[1].label, "cloud/sxm");
+  EXPECT_EQ(d.offers[2].label, "cloud/old");
+  EXPECT_EQ(d.offers[0].plans[d.offers[0].best].per_useful_gpu_hour.micros(), 570'000);
+  EXPECT_EQ(d.offers[0].per_useful_pflop_hour->micros(), 1'574'586);
+  EXPECT_EQ(d.offers[0].tflops_source, "datasheet");
+  EXPECT_EQ(d.offers[1].per_useful_pflop_hour->micros(), 4'034'378);
+  EXPECT_FALSE(d.offers[2].per_useful_pflop_hour.has_value());
+  ASSERT_FALSE(d.offers[2].warnings.empty());
+  EXPECT_NE(render_en(d.offers[2].warnings[0]).find("no dense bf16 TFLOPS for old-test-16gb"), std::string::npos);
+
+  json body = compute_body();
+  body["measured_tflops"] = {{"cloud/pcie", "95.0"}, {"sxm", "710.5"}};
+  QuotesResult m = run_compute(body);
+  ASSERT_EQ(m.offers.size(), 3u);
+  EXPECT_EQ(m.offers[0].label, "cloud/sxm");
+  EXPECT_EQ(m.offers[0].per_useful_pflop_hour->micros(), 5'615'764);
+  EXPECT_EQ(m.offers[0].tflops_source, "measured");
+  EXPECT_EQ(m.offers[1].label, "cloud/pcie");
+  EXPECT_EQ(m.offers[1].per_useful_pflop_hour->micros(), 6'000'000);
+  EXPECT_EQ(m.offers[0].rank, 1);
+  EXPECT_EQ(offer(m, "cloud/pcie").list_rank, 2);  // the old card's 0.30 is the lowest list price
+  const std::string first = render_en(m.offers[0].summary), second = render_en(m.offers[1].summary);
+  EXPECT_NE(first.find("Cheapest per useful PFLOP-hour at bf16: 5.615764 USD (710.5 TFLOPS, measured"), std::string::npos)
+      << first;
+  EXPECT_NE(second.find("cloud/pcie: 6.00 vs 5.615764 USD per useful PFLOP-hour at bf16 (+6.8% on cloud/sxm): 95 TFLOPS (measured)"), std::string::npos)
+      << second;
+  EXPECT_EQ(zh(m.offers[1].summary).find('{'), std::string::npos) << zh(m.offers[1].summary);
+  const json j = to_json(m);
+  EXPECT_EQ(j.at("ranked_by"), "per_useful_pflop_hour");
+  EXPECT_EQ(j["ranking"][0]["compute"], (json{{"tflops", "710.5"}, {"source", "measured"}, {"per_useful_pflop_hour", "5.615764"}}));
+  EXPECT_TRUE(j["ranking"][2]["compute"]["tflops"].is_null());
+  EXPECT_GT(expect_messages_catalogued(j), 0u);
+  bool stepped = false;
+  for (const auto& s : m.steps) stepped |= s.formula == "3.99 × 1000 ÷ 710.5";
+  EXPECT_TRUE(stepped) << "no per-PFLOP step";
+
+  // Without a precision nothing changes: ranked per useful GPU-hour, no compute figures.
+  json plain = compute_body();
+  plain["workload"].erase("precision");
+  QuotesResult g = run_compute(plain);
+  EXPECT_EQ(g.ranked_by, "per_useful_gpu_hour");
+  EXPECT_EQ(g.offers[0].label, "cloud/old");
+  EXPECT_FALSE(to_json(g)["ranking"][0].contains("compute"));
+}
+
+TEST(QuoteCompare, ComputeInputsAreChecked) {
+  auto errors = [](json body) {
+    auto in = parse_quotes_input(body, test_catalog());
+    return in.ok() ? std::string("(parsed)") : in.error().fields.empty() ? in.error().message : in.error().fields[0].field;
+  };
+  json bad_precision = compute_body();
+  bad_precision["workload"]["precision"] = "fp4";
+  EXPECT_EQ(errors(bad_precision), "workload.precision");
+  json no_precision = compute_body();
+  no_precision["workload"].erase("precision");
+  no_precision["measured_tflops"] = {{"cloud/pcie", "95.0"}};
+  EXPECT_EQ(errors(no_precision), "measured_tflops");
+  json bad_value = compute_body();
+  bad_value["measured_tflops"] = {{"cloud/pcie", "fast"}};
+  EXPECT_EQ(errors(bad_value), "measured_tflops.cloud/pcie");
+  json unknown = compute_body();
+  unknown["measured_tflops"] = {{"cloud/nope", "95.0"}};
+  EXPECT_EQ(errors(unknown), "measured_tflops.cloud/nope");
+}
+
+}  // namespace
+}  // namespace gpurent

@@ -222,8 +222,8 @@ Result<size_t> gpu_of(const PromSample& s, std::vector<Partial>& gpus, std::map<
   const std::string* uuid = s.label("UUID");
   if (!uuid) uuid = s.label("uuid");
   const std::string* gpu = s.label("gpu");
-  const std::string* host = s.label("Hostname");
-  if (!host) host = s.label("hostname");
+  const std::string* host = s.label("hostname");  // dcgm-exporter since its PR #655; before, Hostname
+  if (!host) host = s.label("Hostname");
   std::optional<int64_t> gpu_index;
   if (gpu) {
     int64_t g = -1;

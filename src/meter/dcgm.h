@@ -9,8 +9,8 @@
 //   DCGM_FI_PROF_GR_ENGINE_ACTIVE  ratio 0..1   -> gr_engine_active_pct (x100, rounded)
 //
 // Series are grouped per GPU by the exporter's `UUID` label (older exporters: `uuid`), else by
-// (`Hostname`, `gpu`); the host label is `Hostname`, or `hostname` as current dcgm-exporter
-// releases write it. Other metrics are ignored. Pure; thread-safe.
+// (host, `gpu`); the host label is `hostname` as current dcgm-exporter releases write it (its
+// PR #655), else the older `Hostname`. Other metrics are ignored. Pure; thread-safe.
 //
 // MIG: a MIG-enabled GPU has no DCGM_FI_DEV_GPU_UTIL; dcgm-exporter reports it per GPU instance
 // (series with a non-empty `GPU_I_ID`, its profile in `GPU_I_PROFILE`, e.g. "3g.40gb", and the

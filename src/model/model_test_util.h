@@ -50,6 +50,20 @@ models:
     pcie_gen: 4
     tdp_watts: 350
     sources: {default: test fixture}
+  - id: old-test-16gb
+    name: Test Old 16GB
+    vendor: nvidia
+    form_factor: sxm
+    memory_gib: 16
+    memory_type: hbm2
+    memory_bandwidth_gbps: 900
+    fp16_tflops: 125
+    bf16_tflops: 0
+    fp8_tflops: 0
+    nvlink_gbps: 300
+    pcie_gen: 3
+    tdp_watts: 300
+    sources: {default: test fixture}
 )").value();
   return cat;
 }
