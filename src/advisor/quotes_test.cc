@@ -597,15 +597,6 @@ json compute_body() {
           {"commit_terms_months", json::array()}};
 }
 
-QuotesResult run_compute(const json& body) {
-  auto in = parse_quotes_input(body, test_catalog());
-  EXPECT_TRUE(in.ok()) << (in.ok() ? "" : in.error().message);
-  if (!in.ok()) return {};
-  auto r = compute_quotes(*in);
-  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
-  return r.ok() ? *r : QuotesResult{};
-}
-
 // Ranked per useful GPU-hour the PCIe card at 0.57 wins; what the work needs is PFLOP-hours. By
 // datasheet BF16 (362 vs 989 TFLOPS) it still wins: 0.57 × 1000 ÷ 362 = 1.574586 against
 // 3.99 × 1000 ÷ 989 = 4.034378 per useful PFLOP-hour. Measured on the tenant's model (95.0 vs
@@ -613,7 +604,7 @@ QuotesResult run_compute(const json& body) {
 // cheaper one: 5.615764 against 6.000000. The card without BF16 cannot be priced by compute and
 // ranks last, with a warning.
 TEST(QuoteCompare, RanksByCostPerUsefulPflopHourAtTheWorkloadsPrecision) {
-  QuotesResult d = run_compute(compute_body());
+  QuotesResult d = run(compute_body());
   ASSERT_EQ(d.offers.size(), 3u);
   EXPECT_EQ(d.ranked_by, "per_useful_pflop_hour");
   EXPECT_EQ(d.offers[0].label, "cloud/pcie");
@@ -629,7 +620,7 @@ TEST(QuoteCompare, RanksByCostPerUsefulPflopHourAtTheWorkloadsPrecision) {
 
   json body = compute_body();
   body["measured_tflops"] = {{"cloud/pcie", "95.0"}, {"sxm", "710.5"}};
-  QuotesResult m = run_compute(body);
+  QuotesResult m = run(body);
   ASSERT_EQ(m.offers.size(), 3u);
   EXPECT_EQ(m.offers[0].label, "cloud/sxm");
   EXPECT_EQ(m.offers[0].per_useful_pflop_hour->micros(), 5'615'764);
@@ -656,7 +647,7 @@ TEST(QuoteCompare, RanksByCostPerUsefulPflopHourAtTheWorkloadsPrecision) {
   // Without a precision nothing changes: ranked per useful GPU-hour, no compute figures.
   json plain = compute_body();
   plain["workload"].erase("precision");
-  QuotesResult g = run_compute(plain);
+  QuotesResult g = run(plain);
   EXPECT_EQ(g.ranked_by, "per_useful_gpu_hour");
   EXPECT_EQ(g.offers[0].label, "cloud/old");
   EXPECT_FALSE(to_json(g)["ranking"][0].contains("compute"));
