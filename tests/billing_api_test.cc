@@ -73,6 +73,15 @@ json contract_doc() {
            {{{"name", "one-gpu"}, {"offer", "h100"}, {"gpus", 1}, {"term_months", 1}, {"starts_at", this_month() + "-01T00:00:00Z"}}}}};
 }
 
+// The lines of acme's invoice of this month (its first section) under one rule.
+std::vector<json> acme_lines(const ServerProcess& s, const std::string& rule) {
+  std::vector<json> out;
+  json inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + this_month()).body;
+  for (const auto& l : inv["sections"][0]["lines"])
+    if (l["rule"] == rule) out.push_back(l);
+  return out;
+}
+
 std::string run_job(const ServerProcess& s, const std::string& name, int gpus, int seconds) {
   json j = job_doc("vision", name);
   j["gpus_per_worker"] = gpus;
@@ -389,16 +398,13 @@ TEST(Billing, ARequeueAfterANodeFailureIsAnOutageCredit) {
   expect_2xx(s.admin("PUT", "/api/v1/nodes/" + node, n), "node down");
   // The job restarts on the other node; the time in between is an outage.
   wait_for(s, "/api/v1/allocations?state=closed", [](const json& j) { return j["items"].size() == 1; });
-  json inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + this_month()).body;
-  bool credited = false;
-  for (const auto& l : inv["sections"][0]["lines"])
-    if (l["rule"] == "sla_outage") {
-      credited = true;
-      EXPECT_EQ(l["kind"], "credit");
-      EXPECT_LT(cents(l["amount"]), 1);  // a credit: negative (or rounding to 0.00 for a short outage)
-      EXPECT_NE(l["description"].get<std::string>().find("PSU failure"), std::string::npos) << l.dump();
-    }
-  EXPECT_TRUE(credited) << inv.dump();
+  const auto credits = acme_lines(s, "sla_outage");
+  for (const json& l : credits) {
+    EXPECT_EQ(l["kind"], "credit");
+    EXPECT_LT(cents(l["amount"]), 1);  // a credit: negative (or rounding to 0.00 for a short outage)
+    EXPECT_NE(l["description"].get<std::string>().find("PSU failure"), std::string::npos) << l.dump();
+  }
+  EXPECT_FALSE(credits.empty()) << "no sla_outage line";
 }
 
 TEST(Billing, ACardBenchmarkBelowTheFloorIsRefundedInProportion) {
@@ -936,6 +942,91 @@ TEST(Billing, AnEgressFreezeHoldsTheProjectsNewJobsUntilLifted) {
   EXPECT_EQ(s.admin("GET", "/api/v1/jobs/" + up).body["status"]["state"], "running") << "running jobs go on";
   expect_2xx(s.admin("POST", "/api/v1/alerts/" + a["id"].get<std::string>() + "/lift"), "lift");
   wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "running"; });
+}
+
+}  // namespace
+}  // namespace gpurent::testing
+
+namespace gpurent::testing {
+namespace {
+
+// Drained before it fails (issue 23): a dcgm-exporter stand-in serves each node's cards with
+// their health fields; the card a job runs on starts counting double-bit ECC errors. The node is
+// taken out of service with the reason, the job requeues on the other node, the fault is recorded,
+// and the requeue is credited as an outage on the invoice.
+TEST(Billing, ARisingDoubleBitEccCountTakesTheNodeOutBeforeItFails) {
+  std::mutex mu;
+  std::map<std::string, int> dbe;  // "n1/3" -> the card's double-bit ECC count
+  auto exposition = [&](const std::string& node) {
+    const json doc = node_doc("dc", node);
+    std::string out = "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n";
+    std::lock_guard lock(mu);
+    for (int g = 0; g < 8; ++g) {
+      const std::string labels = "gpu=\"" + std::to_string(g) + "\",UUID=\"" + doc["gpus"][g]["uuid"].get<std::string>() +
+                                 "\",modelName=\"NVIDIA H100 80GB HBM3\",hostname=\"" + node + "\"";
+      out += "DCGM_FI_DEV_GPU_UTIL{" + labels + "} 90\n";
+      out += "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{" + labels + "} " + std::to_string(dbe[node + "/" + std::to_string(g)]) + "\n";
+      out += "DCGM_FI_DEV_XID_ERRORS{" + labels + "} 0\n";
+      out += "DCGM_FI_DEV_GPU_TEMP{" + labels + "} 61\n";
+    }
+    return out;
+  };
+  httplib::Server exporter;
+  exporter.Get(R"(/(n1|n2)/metrics)", [&](const httplib::Request& req, httplib::Response& res) {
+    res.set_content(exposition(req.matches[1]), "text/plain; version=0.0.4");
+  });
+  const int port = exporter.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread serve([&] { exporter.listen_after_bind(); });
+  struct Stop {
+    httplib::Server& e;
+    std::thread& t;
+    ~Stop() {
+      e.stop();
+      t.join();
+    }
+  } stop{exporter, serve};
+  const std::string base = "http://127.0.0.1:" + std::to_string(port);
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0", "--dcgm-target",
+                   base + "/n1/metrics@n1", "--dcgm-target", base + "/n2/metrics@n2", "--dcgm-interval-s", "1"});
+  world(s);
+  expect_2xx(s.admin("POST", "/api/v1/contracts", contract_doc()), "contract");
+  const std::string id = run_job(s, "long", 1, 3600);
+  json running = wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "running"; });
+  const std::string node =  // the placement names the node by id; the targets by name
+      s.admin("GET", "/api/v1/nodes/" + running["status"]["placement"][0]["node"].get<std::string>()).body["name"];
+  const int gpu = running["status"]["placement"][0]["gpus"][0];
+  const std::string other = node == "n1" ? "n2" : "n1";
+  const std::string other_id = s.admin("GET", "/api/v1/nodes/" + other).body["id"];
+  // Both nodes scraped at least twice (a card's first reading is its baseline).
+  wait_for(s, "/api/v1/usage/gpus?node=" + node + "&gpu=" + std::to_string(gpu) + "&from=" +
+                  format_rfc3339(SystemClock().now() - 60'000),
+           [](const json& j) { return j["points"].size() >= 2; });
+  EXPECT_EQ(s.admin("GET", "/api/v1/nodes/" + node).body.value("state", ""), "available");
+  {
+    std::lock_guard lock(mu);
+    dbe[node + "/" + std::to_string(gpu)] = 2;
+  }
+  json down = wait_for(s, "/api/v1/nodes/" + node, [](const json& n) { return n.value("state", "") == "unavailable"; });
+  const std::string reason = down.value("state_reason", "");
+  EXPECT_NE(reason.find("GPU " + std::to_string(gpu) + " (GPU-"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("double-bit ECC errors rose from 0 to 2"), std::string::npos) << reason;
+  // The job moves to the other node; the fault names the reason; the other node stays in service.
+  wait_for(s, "/api/v1/jobs/" + id, [&](const json& j) {
+    return j["status"]["state"] == "running" && j["status"]["placement"][0]["node"] == other_id;
+  });
+  EXPECT_EQ(s.admin("GET", "/api/v1/nodes/" + other).body.value("state", ""), "available");
+  Resp faults = expect_2xx(s.admin("GET", "/api/v1/faults"), "faults");
+  EXPECT_NE(faults.body.dump().find("double-bit ECC errors rose from 0 to 2"), std::string::npos) << faults.describe();
+  wait_for(s, "/api/v1/allocations?state=closed", [](const json& j) { return j["items"].size() == 1; });
+  const auto credits = acme_lines(s, "sla_outage");
+  for (const json& l : credits)
+    EXPECT_NE(l["description"].get<std::string>().find("double-bit ECC"), std::string::npos) << l.dump();
+  EXPECT_FALSE(credits.empty()) << "no sla_outage line";
+  // Said in the log, counted in /metrics, and audited.
+  EXPECT_NE(s.log().find("gpu_health_drain"), std::string::npos);
+  EXPECT_NE(s.admin("GET", "/metrics").text.find("gpurent_gpu_health_drains_total{node=\"" + node + "\",rule=\"ecc_dbe_rising\"} 1"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -177,7 +177,7 @@ Result<std::vector<PromSample>> parse_prometheus_text(std::string_view text) {
 
 namespace {
 
-enum class Field { kUtil, kFbUsed, kPower, kSmClock, kGrActive };
+enum class Field { kUtil, kFbUsed, kPower, kSmClock, kGrActive, kXid, kEccDbe, kEccSbe, kRetiredPending, kRowRemapFailure, kPcieReplays, kTemp };
 
 struct FieldSpec {
   const char* metric;
@@ -193,6 +193,14 @@ constexpr FieldSpec kFields[] = {
     {"DCGM_FI_DEV_SM_CLOCK", Field::kSmClock, 1, 0, static_cast<double>(kMaxClockMhz)},
     // A ratio; DCGM's float arithmetic can land a hair above 1.
     {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", Field::kGrActive, 100, 0, 1.0001},
+    // Health (meter/gpu_health.h): the last XID, error and retirement counters, temperature.
+    {"DCGM_FI_DEV_XID_ERRORS", Field::kXid, 1, 0, 1e6},
+    {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", Field::kEccDbe, 1, 0, 1e15},
+    {"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", Field::kEccSbe, 1, 0, 1e15},
+    {"DCGM_FI_DEV_RETIRED_PENDING", Field::kRetiredPending, 1, 0, 1e9},
+    {"DCGM_FI_DEV_ROW_REMAP_FAILURE", Field::kRowRemapFailure, 1, 0, 1e9},
+    {"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", Field::kPcieReplays, 1, 0, 1e15},
+    {"DCGM_FI_DEV_GPU_TEMP", Field::kTemp, 1, 0, 200},
 };
 
 struct MigPartial {
@@ -271,6 +279,27 @@ std::optional<int64_t>* field_slot(Partial& p, Field field, int64_t& v) {
       slot = &p.gr;
       v = std::min<int64_t>(v, 100);
       break;
+    case Field::kXid:
+      slot = &p.r.health.xid;
+      break;
+    case Field::kEccDbe:
+      slot = &p.r.health.ecc_dbe;
+      break;
+    case Field::kEccSbe:
+      slot = &p.r.health.ecc_sbe;
+      break;
+    case Field::kRetiredPending:
+      slot = &p.r.health.retired_pending;
+      break;
+    case Field::kRowRemapFailure:
+      slot = &p.r.health.row_remap_failure;
+      break;
+    case Field::kPcieReplays:
+      slot = &p.r.health.pcie_replays;
+      break;
+    case Field::kTemp:
+      slot = &p.r.health.temp_c;
+      break;
   }
   return slot;
 }
@@ -314,6 +343,15 @@ bool fold_mig(Partial& p, std::string& why) {
 DcgmReadings readings(std::vector<Partial>& gpus) {
   DcgmReadings out;
   for (Partial& p : gpus) {
+    if (!p.r.health.empty()) {
+      DcgmGpuReading h;
+      h.uuid = p.r.uuid;
+      h.gpu = p.r.gpu;
+      h.hostname = p.r.hostname;
+      h.model_name = p.r.model_name;
+      h.health = p.r.health;
+      out.health.push_back(std::move(h));
+    }
     std::string who = !p.r.uuid.empty() ? p.r.uuid : "gpu " + std::to_string(p.r.gpu.value_or(-1));
     if (!p.util && !p.mig.empty()) {
       std::string why;

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "meter/gpu_health.h"
 #include "meter/usage.h"
 
 namespace gpurent {
@@ -75,6 +76,7 @@ struct DcgmGpuReading {
   GpuMetrics metrics;          // utilization_pct from GPU_UTIL, else from GR_ENGINE_ACTIVE
   std::vector<DcgmMigInstance> mig;  // a MIG-enabled GPU's instances (metrics are their sum)
   int64_t mig_slices = 0;            // the GPU's compute slices when mig is not empty
+  GpuHealth health;                  // XID, ECC, retired pages… (meter/gpu_health.h)
 
   bool operator==(const DcgmGpuReading&) const = default;
 };
@@ -82,6 +84,8 @@ struct DcgmGpuReading {
 struct DcgmReadings {
   std::vector<DcgmGpuReading> gpus;  // in order of first appearance
   std::vector<std::string> skipped;  // GPUs left out, with why (e.g. no utilization reported)
+  // Every GPU that reported a health field (meter/gpu_health.h), metered or not: identity and health.
+  std::vector<DcgmGpuReading> health;
 };
 
 // The compute slices of a MIG profile ("3g.40gb" -> 3, "1g.10gb+me" -> 1), 0 when unreadable; and
@@ -89,7 +93,8 @@ struct DcgmReadings {
 int64_t mig_profile_slices(std::string_view profile);
 int64_t mig_gpu_slices(std::string_view model_name);
 
-// Maps the DCGM series of a parsed exposition to one reading per GPU. A value outside its
+// Maps the DCGM series of a parsed exposition to one reading per GPU (and the health fields of
+// the table in meter/gpu_health.h, device-level also on MIG). A value outside its
 // metric's range (e.g. utilization 130, negative power) is an error naming the line; NaN values
 // are treated as absent. Repeated series of one GPU and field (dcgm-exporter repeats a shared
 // GPU once per pod) keep the first value.

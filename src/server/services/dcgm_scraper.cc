@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "meter/dcgm.h"
+#include "meter/gpu_health.h"
 #include "model/node.h"
 #include "server/http/http_client.h"
 #include "server/services/access.h"
@@ -75,6 +76,18 @@ Result<DcgmScrape> dcgm_batch(std::string_view exposition, const std::string& no
     out.batch.gpu_samples.push_back(std::move(s));
   }
   if (newest) out.lag_ms = scraped_at - *newest;
+  for (const DcgmGpuReading& r : readings->health) {  // the node's cards only, as above
+    std::optional<int64_t> index = r.gpu;
+    if (index) {
+      auto card = cards.find(*index);
+      if (card == cards.end() || (card->second && !r.uuid.empty() && *card->second != r.uuid)) continue;
+    } else {
+      auto it = by_uuid.find(r.uuid);
+      if (it == by_uuid.end()) continue;
+      index = it->second;
+    }
+    out.health.push_back({*index, "GPU " + std::to_string(*index) + (r.uuid.empty() ? "" : " (" + r.uuid + ")"), r.health});
+  }
   if (out.batch.gpu_samples.empty()) {
     std::string why;
     for (size_t i = 0; i < out.skipped.size() && i < 3; ++i) why += (i ? "; " : "") + out.skipped[i];
@@ -137,6 +150,8 @@ Result<UsageIngestOutcome> UsageBackground::scrape_once(const DcgmTarget& t) {
   f.at_s = static_cast<double>(now) / 1000.0;
   if (d.lag_ms) f.lag_s = static_cast<double>(*d.lag_ms) / 1000.0;
   app_.metrics.observe_dcgm_scrape(t.node, true, f);
+  if (auto h = check_health(t, d.health); !h)
+    log_json(spdlog::level::warn, {{"event", "gpu_health_failed"}, {"node", t.node}, {"error", h.error().message}});
   if (!d.skipped.empty())  // one line per scrape, not one per GPU
     log_json(spdlog::level::warn, {{"event", "dcgm_gpus_skipped"},
                                    {"url", t.url},
@@ -145,6 +160,49 @@ Result<UsageIngestOutcome> UsageBackground::scrape_once(const DcgmTarget& t) {
                                    {"why", json(std::vector<std::string>(
                                                d.skipped.begin(), d.skipped.begin() + std::min<size_t>(d.skipped.size(), 5)))}});
   return scraped->first;
+}
+
+Result<std::optional<std::string>> UsageBackground::check_health(const DcgmTarget& t,
+                                                                const std::vector<DcgmCardHealth>& cards) {
+  std::optional<HealthFinding> finding;
+  {
+    std::lock_guard lock(health_mu_);
+    auto& last = health_[t.node];
+    for (const DcgmCardHealth& c : cards) {
+      auto it = last.find(c.gpu);
+      auto f = judge_gpu_health(it == last.end() ? std::nullopt : std::optional<GpuHealth>(it->second), c.health, c.label);
+      last[c.gpu] = c.health;
+      if (f && !finding) finding = std::move(f);
+    }
+  }
+  if (!finding) return std::optional<std::string>();
+  const TimeMs now = app_.clock.now();
+  const std::string reason = render_en(finding->why);
+  bool changed = false;
+  Status s = app_.loop.run([&](StoreTx& tx) -> Status {
+    auto rec = resolve_ref(tx, "nodes", t.node, {}, "node");
+    if (!rec) return rec.error();
+    auto n = decode_record(*rec, [&](const json& b) { return decode_node(b, app_.catalog); },
+                           "a failing GPU cannot take it out of service");
+    if (!n) return n.error();
+    if (n->state == NodeState::kUnavailable) return ok_status();  // out of service already
+    n->state = NodeState::kUnavailable;
+    n->state_reason = reason;
+    Record r = *rec;
+    r.state = enum_name(kNodeStates, n->state);
+    r.body = to_json(*n);
+    r.updated_at = now;
+    if (auto st = tx.update(r); !st) return st;
+    changed = true;
+    return tx.append_audit({now, "system:gpu-health", "update", "nodes", r.id, "gpu health (" + finding->rule + "): " + reason});
+  });
+  if (!s) return s.error();
+  if (changed) {
+    app_.metrics.count_health_drain(t.node, finding->rule);
+    log_json(spdlog::level::warn,
+             {{"event", "gpu_health_drain"}, {"node", t.node}, {"rule", finding->rule}, {"reason", reason}});
+  }
+  return std::optional<std::string>(finding->rule);
 }
 
 Result<UsageRollupStats> UsageBackground::roll_up_once(TimeMs now) {

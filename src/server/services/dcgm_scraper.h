@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "meter/gpu_health.h"
 #include "meter/usage.h"
 #include "server/services/context.h"
 
@@ -31,8 +32,16 @@ struct DcgmTarget {
 Result<DcgmTarget> parse_dcgm_target(const std::string& spec);
 
 // What one scrape becomes: the batch, and the GPUs left out with why.
+// One of the node's cards as the scrape's health fields show it.
+struct DcgmCardHealth {
+  int64_t gpu = 0;    // the node's GPU index
+  std::string label;  // "GPU 3 (GPU-…)", for the words
+  GpuHealth health;
+};
+
 struct DcgmScrape {
   UsageBatch batch;
+  std::vector<DcgmCardHealth> health;  // the node's cards that reported health fields
   std::vector<std::string> skipped;
   int64_t mig_instances = 0;       // folded into the batch's GPUs
   std::optional<int64_t> lag_ms;   // scraped_at minus the newest series timestamp, when stamped
@@ -66,12 +75,19 @@ class UsageBackground {
   Result<UsageIngestOutcome> scrape_once(const DcgmTarget& t);
   // One rollup pass at `now` (raw samples older than the retention window become minutes).
   Result<UsageRollupStats> roll_up_once(TimeMs now);
+  // Judges the cards' health against their previous readings (meter/gpu_health.h); on the first
+  // finding takes the node out of service (state unavailable, the finding as its reason, an audit
+  // entry): the scheduler then requeues its jobs elsewhere and records the fault. Returns the rule
+  // that fired, if any.
+  Result<std::optional<std::string>> check_health(const DcgmTarget& t, const std::vector<DcgmCardHealth>& cards);
 
  private:
   // Sleeps up to ms; false when stopping.
   bool wait(int64_t ms);
 
   ServiceContext& app_;
+  std::mutex health_mu_;
+  std::map<std::string, std::map<int64_t, GpuHealth>> health_;  // target node -> GPU -> last reading
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;

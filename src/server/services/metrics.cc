@@ -76,7 +76,11 @@ Metrics::Metrics()
                     .Name("gpurent_dcgm_sample_lag_seconds")
                     .Help("Age of the exporter's readings at the node's last successful scrape (scrape time minus "
                           "the newest series timestamp; only for exporters that stamp their series)")
-                    .Register(*registry_)) {
+                    .Register(*registry_)),
+      health_drains_(prometheus::BuildCounter()
+                         .Name("gpurent_gpu_health_drains_total")
+                         .Help("Nodes taken out of service by a GPU health rule, by node and rule")
+                         .Register(*registry_)) {
   // Always 1: the labels say which build is running (the Prometheus *_build_info convention).
   prometheus::BuildGauge()
       .Name("gpurent_build_info")
@@ -119,13 +123,17 @@ void Metrics::observe_dcgm_scrape(const std::string& node, bool ok, const DcgmSc
   if (f.lag_s) dcgm_lag_.Add({{"node", node}}).Set(*f.lag_s);
 }
 
+void Metrics::count_health_drain(const std::string& node, const std::string& rule) {
+  health_drains_.Add({{"node", node}, {"rule", rule}}).Increment();
+}
+
 std::string Metrics::render(bool with_objects) {
   auto families = registry_->Collect();
   if (!with_objects)
     families.erase(std::remove_if(families.begin(), families.end(),
                                   [](const prometheus::MetricFamily& f) {
                                     return f.name == "gpurent_objects" || f.name == "gpurent_alerts_active" ||
-                                           f.name.rfind("gpurent_dcgm_", 0) == 0;
+                                           f.name.rfind("gpurent_dcgm_", 0) == 0 || f.name == "gpurent_gpu_health_drains_total";
                                   }),
                    families.end());
   return prometheus::TextSerializer().Serialize(families);

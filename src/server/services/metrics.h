@@ -34,6 +34,8 @@ class Metrics {
     std::optional<double> lag_s;
   };
   void observe_dcgm_scrape(const std::string& node, bool ok, const DcgmScrapeFigures& f);
+  // A node taken out of service by a GPU health rule (meter/gpu_health.h).
+  void count_health_drain(const std::string& node, const std::string& rule);
   // Prometheus text format 0.0.4; the stored objects', active alerts' and DCGM scrapes' figures
   // only when `with_objects` (the operator's view).
   std::string render(bool with_objects = true);
@@ -54,6 +56,7 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>& dcgm_mig_;
   prometheus::Family<prometheus::Gauge>& dcgm_last_ok_;
   prometheus::Family<prometheus::Gauge>& dcgm_lag_;
+  prometheus::Family<prometheus::Counter>& health_drains_;
 };
 
 }  // namespace gpurent
