@@ -87,6 +87,10 @@ class GuardedTx final : public StoreTx {
   Result<int64_t> count(const std::string& kind, const std::map<std::string, std::string>& eq) override {
     return g_.op(false, [&](auto& db) { return count_objects(db, kind, eq); });
   }
+  Result<std::vector<std::string>> list_ids(const std::string& kind,
+                                            const std::map<std::string, std::string>& eq) override {
+    return g_.op(false, [&](auto& db) { return list_object_ids(db, kind, eq); });
+  }
   Status insert_token(const TokenRow& t) override {
     return g_.op(true, [&](auto& db) { return insert_token_row(db, t); });
   }

@@ -159,4 +159,19 @@ Result<int64_t> count_objects(PgConn& db, const std::string& kind, const std::ma
   return rows->integer(0, 0);
 }
 
+Result<std::vector<std::string>> list_object_ids(PgConn& db, const std::string& kind,
+                                                 const std::map<std::string, std::string>& eq) {
+  if (auto s = check_kind(kind); !s) return s.error();
+  PgParams p;
+  p.add(kind);
+  auto where = where_eq(eq, p);
+  if (!where) return where.error();
+  auto rows = db.query("SELECT id FROM objects WHERE kind = $1" + *where + " ORDER BY id", p, "listing the ids of " + kind);
+  if (!rows) return rows.error();
+  std::vector<std::string> ids;
+  ids.reserve(static_cast<size_t>(rows->size()));
+  for (int i = 0; i < rows->size(); ++i) ids.push_back(rows->text(i, 0));
+  return ids;
+}
+
 }  // namespace gpurent

@@ -28,6 +28,8 @@ Result<Record> get_object(PgConn& db, const std::string& kind, const std::string
 Result<Record> get_object_locked(PgConn& db, const std::string& kind, const std::string& id);
 Result<Page> list_objects(PgConn& db, const ListQuery& q);
 Result<int64_t> count_objects(PgConn& db, const std::string& kind, const std::map<std::string, std::string>& eq);
+Result<std::vector<std::string>> list_object_ids(PgConn& db, const std::string& kind,
+                                                 const std::map<std::string, std::string>& eq);
 
 // api_tokens, job_events, audit_log (pg_logs.cc)
 Status insert_token_row(PgConn& db, const TokenRow& t);

@@ -155,4 +155,22 @@ Result<int64_t> count_objects(Db& db, const std::string& kind, const std::map<st
   return q->integer(0);
 }
 
+Result<std::vector<std::string>> list_object_ids(Db& db, const std::string& kind,
+                                                 const std::map<std::string, std::string>& eq) {
+  if (auto s = check_kind(kind); !s) return s.error();
+  auto where = where_eq(eq, 2);
+  if (!where) return where.error();
+  auto q = db.query("SELECT id FROM objects WHERE kind = ?1" + *where + " ORDER BY id");
+  if (!q) return q.error();
+  q->bind(1, kind);
+  bind_eq(*q, eq, 2);
+  std::vector<std::string> ids;
+  for (;;) {
+    auto row = q->step("listing the ids of " + kind);
+    if (!row) return row.error();
+    if (!*row) return ids;
+    ids.push_back(q->text(0));
+  }
+}
+
 }  // namespace gpurent

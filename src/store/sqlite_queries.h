@@ -29,6 +29,8 @@ inline Result<Record> get_object_locked(Db& db, const std::string& kind, const s
 }
 Result<Page> list_objects(Db& db, const ListQuery& q);
 Result<int64_t> count_objects(Db& db, const std::string& kind, const std::map<std::string, std::string>& eq);
+Result<std::vector<std::string>> list_object_ids(Db& db, const std::string& kind,
+                                                 const std::map<std::string, std::string>& eq);
 
 // api_tokens, job_events, audit_log (sqlite_logs.cc)
 Status insert_token_row(Db& db, const TokenRow& t);

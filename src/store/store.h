@@ -124,6 +124,10 @@ class StoreTx {
   virtual Result<Record> get_locked(const std::string& kind, const std::string& id) = 0;
   virtual Result<Page> list(const ListQuery& q) = 0;
   virtual Result<int64_t> count(const std::string& kind, const std::map<std::string, std::string>& eq) = 0;
+  // Every id of `kind` matching `eq` (the same columns as list()), in id order, unpaged, without
+  // reading the bodies: the scheduler's per-tick look at which jobs are where.
+  virtual Result<std::vector<std::string>> list_ids(const std::string& kind,
+                                                    const std::map<std::string, std::string>& eq) = 0;
   virtual Status insert_token(const TokenRow& t) = 0;
   virtual Status revoke_token(const std::string& token_id) = 0;
   // Same filters as Store::tokens, inside the transaction.

@@ -169,6 +169,24 @@ TEST_P(StoreTest, FiltersAndKeysetPagination) {
   EXPECT_EQ(store_->count("jobs", {{"state", "running"}}).value(), 50);
   EXPECT_EQ(store_->count("jobs", {{"gpu_model", "a100"}}).value(), 0);
   EXPECT_EQ(store_->count("nodes", {}).value(), 1);
+
+  // Ids alone, unpaged, in id order, with the same filters (inside a write, as the scheduler reads).
+  ASSERT_TRUE(store_->write([&](StoreTx& tx) -> Status {
+                auto all = tx.list_ids("jobs", {});
+                EXPECT_TRUE(all.ok());
+                EXPECT_EQ(all->size(), 250u);
+                EXPECT_TRUE(std::is_sorted(all->begin(), all->end()));
+                auto running = tx.list_ids("jobs", {{"state", "running"}, {"tenant_id", "ten_even"}});
+                EXPECT_TRUE(running.ok());
+                EXPECT_EQ(running->size(), 25u);
+                EXPECT_EQ(running->front(), "job_0000");
+                EXPECT_EQ(running->back(), "job_0240");
+                EXPECT_TRUE(tx.list_ids("jobs", {{"state", "done"}})->empty());
+                auto bad = tx.list_ids("jobs", {{"body", "x"}});
+                EXPECT_FALSE(bad.ok());
+                EXPECT_EQ(bad.error().fields.at(0).field, "body");
+                return ok_status();
+              }).ok());
 }
 
 TEST_P(StoreTest, RejectsUnknownFilterColumnsAndBadLimits) {

@@ -440,29 +440,37 @@ Status SchedulerService::sync_projects(StoreTx& tx, TimeMs now) {
 
 Status SchedulerService::sync_jobs(StoreTx& tx, TimeMs now) {
   (void)now;
-  // Jobs that ended or were cancelled through the API leave the engine.
+  // Which jobs are where, by id alone: the tick runs inside the single writer's transaction, so
+  // its cost must not grow with the bodies of thousands of waiting jobs (reading each known job
+  // and every pending body every tick held every write up to 190 ms at 5,000 pending jobs).
+  std::set<std::string> live;  // not ended: pending, admitted, running, preempted
+  std::vector<std::string> pending;
+  for (JobState state : {JobState::kPending, JobState::kAdmitted, JobState::kRunning, JobState::kPreempted}) {
+    auto ids = tx.list_ids("jobs", {{"state", job_state_name(state)}});
+    if (!ids) return ids.error();
+    live.insert(ids->begin(), ids->end());
+    if (state == JobState::kPending) pending = std::move(*ids);
+  }
+  // Jobs that ended, were cancelled through the API or deleted leave the engine.
   for (auto it = known_jobs_.begin(); it != known_jobs_.end();) {
-    auto r = tx.get("jobs", *it);
-    if (!r && r.error().code != Code::kNotFound) return r.error();  // a read error is not "gone"
-    const bool gone = !r || is_terminal(parse_job_state(r->state).value_or(JobState::kCancelled));
-    if (gone) {
+    if (!live.count(*it)) {
       engine_->remove(*it);
       it = known_jobs_.erase(it);
     } else {
       ++it;
     }
   }
-  auto pending = list_all(tx, "jobs", {{"state", "pending"}});
-  if (!pending) return pending.error();
-  for (const Record& r : *pending) {
-    if (known_jobs_.count(r.id)) continue;
-    auto j = load_job(tx, r);
+  for (const std::string& id : pending) {
+    if (known_jobs_.count(id)) continue;
+    auto r = tx.get("jobs", id);
+    if (!r) return r.error();
+    auto j = load_job(tx, *r);
     if (!j) return j.error();
     // A job requeued before (a failure, a preemption, a restart) keeps saying why.
-    SchedJob sj = to_sched_job(*j, r.id, r.created_at);
+    SchedJob sj = to_sched_job(*j, r->id, r->created_at);
     apply_tenant_terms(terms_, sj);
     if (auto s = engine_->submit(sj, requeued_part(j->status.reason)); !s) return s;
-    known_jobs_.insert(r.id);
+    known_jobs_.insert(r->id);
   }
   return ok_status();
 }
