@@ -144,6 +144,31 @@ TEST(Advisor, EveryCalculatorAnswersWithItsArithmetic) {
   EXPECT_EQ(q["ranking"][0]["offer"], "dc/h100-cheap") << q.dump();
   EXPECT_EQ(q["ranking"][1]["offer"], "dc/h100");
   EXPECT_EQ(q["workload"]["useful_gpu_hours"], "480") << q["workload"].dump();  // 30 × 8 GPUs × 2 h
+  // Ranked by compute at FP16: the cards' own benchmarks (the latest per card that counts, a
+  // corrected one left out) are the measured figure of both offers of the pool (n1 and n2).
+  json b1 = {{"kind", "fp16_tflops"}, {"node", "n1"}, {"gpu", 0}, {"at", "2026-11-01T00:00:00Z"}, {"fp16_tflops", "700"}};
+  const std::string first = expect_2xx(s.admin("POST", "/api/v1/measurements", b1), "benchmark").body.at("id");
+  b1["corrects"] = first;
+  b1["fp16_tflops"] = "800";  // the correction replaces the first
+  expect_2xx(s.admin("POST", "/api/v1/measurements", b1), "correction");
+  json b2 = {{"kind", "fp16_tflops"}, {"node", "n2"}, {"gpu", 3}, {"at", "2026-11-02T00:00:00Z"}, {"fp16_tflops", "900.5"}};
+  expect_2xx(s.admin("POST", "/api/v1/measurements", b2), "benchmark");
+  json fp16 = ok(advise(s, "quotes",
+                        {{"workload",
+                          {{"launches_per_month", 30}, {"gpus", 8}, {"run_minutes", 120}, {"precision", "fp16"}}},
+                         {"offers", {"dc/h100", "dc/h100-cheap"}},
+                         {"measured_tflops", {{"dc/h100-cheap", "500"}}}}),
+                 "quotes by compute");
+  EXPECT_EQ(fp16["ranked_by"], "per_useful_pflop_hour");
+  std::map<std::string, json> compute;
+  for (const auto& e : fp16["ranking"]) compute[e["offer"]] = e["compute"];
+  // (800 + 900.5) / 2 = 850.25 -> 850.3 (x10, half up); the request's own figure wins for the other.
+  EXPECT_EQ(compute["dc/h100"], (json{{"tflops", "850.3"}, {"source", "measured"}, {"measured_cards", 2},
+                                      {"per_useful_pflop_hour", compute["dc/h100"]["per_useful_pflop_hour"]}}))
+      << fp16.dump();
+  EXPECT_EQ(compute["dc/h100-cheap"]["tflops"], "500");
+  EXPECT_FALSE(compute["dc/h100-cheap"].contains("measured_cards"));
+  EXPECT_EQ(fp16["ranking"][0]["offer"], "dc/h100") << "17.50 at 850.3 TFLOPS beats 12.00 at 500 per PFLOP-hour";
   // The platform's suppliers with their recorded due diligence, when the body names none.
   json sup = ok(advise(s, "suppliers", json::object()), "suppliers");
   ASSERT_EQ(sup["suppliers"].size(), 1u);

@@ -311,6 +311,7 @@ void price_compute(OfferQuote& q, const QuoteOffer& qo) {
   q.tflops_x10 = qo.measured_tflops_x10 ? qo.measured_tflops_x10 : qo.datasheet_tflops_x10;
   if (!q.tflops_x10) return;
   q.tflops_source = qo.measured_tflops_x10 ? "measured" : "datasheet";
+  q.measured_cards = qo.measured_tflops_x10 ? qo.measured_cards : 0;
   // per GPU-hour ÷ (TFLOPS ÷ 1000) = per GPU-hour × 10000 ÷ (TFLOPS × 10)
   q.per_useful_pflop_hour = Money(
       he(static_cast<__int128>(q.plans[q.best].per_useful_gpu_hour.micros()) * 10'000, *q.tflops_x10), q.offer.currency);

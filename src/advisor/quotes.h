@@ -66,6 +66,7 @@ struct QuoteOffer {
   // on the supplier's cards, given in the request) and the catalog's datasheet figure for the
   // offer's GPU model (filled by parse_quotes_input). The measured one is used when present.
   std::optional<int64_t> measured_tflops_x10, datasheet_tflops_x10;
+  int64_t measured_cards = 0;  // the server's benchmarks the measured figure averages (0: given in the request)
 };
 
 struct QuotesInput {
@@ -139,6 +140,7 @@ struct OfferQuote {
   // micro-unit). An offer with no figure at the precision has none and ranks after the others.
   std::optional<int64_t> tflops_x10;
   std::string tflops_source;
+  int64_t measured_cards = 0;  // when measured from the platform's benchmarks: how many cards
   std::optional<Money> per_useful_pflop_hour;
   Message summary;
   std::vector<Message> warnings;

@@ -336,6 +336,7 @@ json ranking_entry(const QuotesResult& r, const OfferQuote& q) {
                                            {"source", q.tflops_source},
                                            {"per_useful_pflop_hour", q.per_useful_pflop_hour->amount_string()}}
                                     : json{{"tflops", nullptr}, {"source", nullptr}, {"per_useful_pflop_hour", nullptr}};
+  if (q.measured_cards > 0) entry["compute"]["measured_cards"] = q.measured_cards;
   put_message(entry, "idle_rule", idle_rule_text(q.offer));
   put_message(entry, "summary", q.summary);
   return entry;

@@ -4,6 +4,8 @@
 // the suppliers' measured history. Every answer shows its arithmetic ("steps"). Any authenticated
 // user may ask; what is read from the platform is only what the caller may see.
 #include <chrono>
+#include <map>
+#include <set>
 
 #include "advisor/fingerprint.h"
 #include "advisor/mix.h"
@@ -11,7 +13,10 @@
 #include "advisor/quotes.h"
 #include "advisor/supplier_score.h"
 #include "advisor/tco.h"
+#include "model/measurement.h"
+#include "model/node.h"
 #include "model/tenant.h"
+#include "server/services/allocation_ledger.h"
 #include "server/services/advisor_live.h"
 #include "server/services/record_faults.h"
 #include "server/http/http_util.h"
@@ -181,11 +186,54 @@ Result<json> mix(App& app, json body, const Principal& p) {
   return to_json(*r);
 }
 
+// With workload.precision fp16, each platform offer the request did not give a measured figure
+// for gets the mean of its cards' latest dense FP16 benchmarks (fp16_tflops measurements that
+// count: not corrected, not a rejected dispute) over the nodes it sells, when it has any.
+Status fill_measured_fp16(App& app, QuotesInput& in) {
+  if (in.workload.precision != "fp16") return ok_status();
+  auto nodes = list_all(app.store, "nodes");
+  if (!nodes) return nodes.error();
+  auto records = list_all(app.store, "measurements");
+  if (!records) return records.error();
+  const std::set<std::string> corrected = corrected_ids(*records);
+  std::map<std::pair<std::string, int64_t>, std::pair<TimeMs, int64_t>> latest;  // (node id, gpu) -> (at, x10)
+  for (const Record& r : *records) {
+    if (corrected.count(r.id) || !measurement_counts(r.body)) continue;
+    auto m = decode_record(r, decode_measurement, "the quotes advisor cannot use it");
+    if (!m) return m.error();
+    if (m->kind != MeasurementKind::kFp16Tflops || !m->gpu || !m->at || !m->tflops_x10) continue;
+    auto& slot = latest[{m->node_id, *m->gpu}];
+    if (*m->at >= slot.first) slot = {*m->at, *m->tflops_x10};
+  }
+  for (QuoteOffer& qo : in.offers) {
+    const Offer& o = qo.offer;
+    if (qo.measured_tflops_x10 || o.supplier_id.empty()) continue;  // given, or not a platform offer
+    int64_t sum = 0, cards = 0;
+    for (const Record& n : *nodes) {
+      if (n.supplier_id != o.supplier_id) continue;
+      auto site = decode_record(n, stored_node_site, "the quotes advisor cannot match offers to it");
+      if (!site) return site.error();
+      if (!offer_sells(OfferReach{o.gpu_model, o.region, o.node_selector}, n, *site)) continue;
+      for (const auto& [card, figure] : latest)
+        if (card.first == n.id) {
+          sum += figure.second;
+          ++cards;
+        }
+    }
+    if (cards > 0) {
+      qo.measured_tflops_x10 = (sum + cards / 2) / cards;
+      qo.measured_cards = cards;
+    }
+  }
+  return ok_status();
+}
+
 Result<json> quotes(App& app, const json& body) {
   auto offers = load_offers(app.store, app.catalog);
   if (!offers) return offers.error();
   auto in = parse_quotes_input(body, app.catalog, *offers);
   if (!in) return in.error();
+  if (auto s = fill_measured_fp16(app, *in); !s) return s.error();
   auto r = compute_quotes(*in);
   if (!r) return r.error();
   return to_json(*r);
