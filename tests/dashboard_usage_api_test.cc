@@ -319,5 +319,44 @@ TEST_F(DashboardUsage, SupplierHealthFromMeasurements) {
   EXPECT_EQ(one.body["suppliers"][0]["supplier"], "far");
 }
 
+// Two 8-GPU nodes, each running a 6-GPU job: 4 GPUs are free, 2 on each, so a waiting 4-GPU job
+// is blocked by fragmentation, not by capacity, and every 4- and 8-GPU shape finds its GPUs stranded.
+TEST(DashboardFragmentation, FreeGpusThatNoShapeCanUseTogetherAreStranded) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "0", "--firewall-interval-s", "0"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("sup-a")), "supplier");
+  for (const char* n : {"node-1", "node-2"}) expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("sup-a", n)), n);
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("sup-a", "offer-a")), "offer");
+  acme_and_beta(s);
+  auto submit = [&](const std::string& name, int gpus) {
+    json j = job_doc("vision", name);
+    j["gpus_per_worker"] = gpus;
+    return expect_2xx(s.admin("POST", "/api/v1/jobs", j), name).body.at("id").get<std::string>();
+  };
+  for (const char* name : {"six-a", "six-b"})
+    wait_for(s, "/api/v1/jobs/" + submit(name, 6), [](const json& j) { return j["status"]["state"] == "running"; });
+  const std::string four = submit("four", 4);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // ticks pass; it stays pending
+  ASSERT_EQ(s.admin("GET", "/api/v1/jobs/" + four).body["status"].value("state", ""), "pending");
+  Resp r = expect_2xx(s.admin("GET", "/api/v1/dashboard/fragmentation"), "fragmentation");
+  EXPECT_EQ(r.body["nodes"], 2);
+  EXPECT_EQ(r.body["gpus"], 16);
+  EXPECT_EQ(r.body["free_gpus"], 4);
+  EXPECT_EQ(r.body["waiting_jobs"], 1);
+  ASSERT_EQ(r.body["models"].size(), 1u) << r.describe();
+  std::map<int, json> shape;
+  for (const json& x : r.body["models"][0]["shapes"]) shape[x["gpus_per_worker"].get<int>()] = x;
+  EXPECT_EQ(shape[2]["usable_gpus"], 4);
+  EXPECT_EQ(shape[2]["stranded_gpus"], 0);
+  EXPECT_EQ(shape[4]["usable_gpus"], 0);
+  EXPECT_EQ(shape[4]["stranded_gpus"], 4);
+  EXPECT_EQ(shape[4]["waiting_jobs"], 1);
+  EXPECT_EQ(shape[4]["blocked_by_fragmentation"], 1);
+  EXPECT_EQ(shape[8]["stranded_gpus"], 4);
+  EXPECT_EQ(shape[8]["nodes_that_fit"], 0);
+  // Only operators see every supplier's nodes.
+  const std::string member = make_user_token(s, "acme-dev", "tenant_member", "acme");
+  EXPECT_EQ(s.req("GET", "/api/v1/dashboard/fragmentation", member).status, 403);
+}
+
 }  // namespace
 }  // namespace gpurent::testing

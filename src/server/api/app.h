@@ -72,7 +72,7 @@ void register_artifact_routes(App& app, Router& srv);    // /api/v1/projects/{id
 void register_image_routes(App& app, Router& srv);       // /api/v1/images
 void register_volume_routes(App& app, Router& srv);      // /api/v1/volumes
 void register_instance_routes(App& app, Router& srv);    // /api/v1/instances
-void register_dashboard_usage_routes(App& app, Router& srv);  // GET /api/v1/dashboard/{utilization,suppliers}
+void register_dashboard_usage_routes(App& app, Router& srv);  // GET /api/v1/dashboard/{utilization,suppliers,fragmentation}
 void register_dashboard_cost_routes(App& app, Router& srv);  // GET /api/v1/dashboard/{costs,cost-performance}
 
 }  // namespace gpurent

@@ -1,10 +1,12 @@
-// GET /api/v1/dashboard/utilization (hour × card GPU utilization) and GET
-// /api/v1/dashboard/suppliers (supplier health and the advisor's split): the query parameters,
+// GET /api/v1/dashboard/utilization (hour × card GPU utilization), GET
+// /api/v1/dashboard/suppliers (supplier health and the advisor's split) and GET
+// /api/v1/dashboard/fragmentation (GPUs stranded per model and job shape; operators): the query parameters,
 // who sees what, and the JSON; the figures come from server/dashboard/usage.h and
 // server/dashboard/suppliers.h. Scope: operators see everything and may narrow with supplier=,
 // node=, project=, tenant= (an id or a name); tenant users see only their own tenant's
 // allocations (tenant= naming another tenant is 404, as for invoices); supplier users see only
 // their own nodes. Contract: docs/api.md, "Dashboard".
+#include "server/dashboard/fragmentation.h"
 #include "server/dashboard/suppliers.h"
 #include "server/dashboard/usage.h"
 #include "server/http/http_util.h"
@@ -123,6 +125,18 @@ void register_dashboard_usage_routes(App& app, Router& srv) {
           auto scope = utilization_scope(app, req, p);
           if (!scope) return send_problem(res, scope.error(), req.path);
           auto out = utilization_report(app.store, *scope);
+          if (!out) return send_problem(res, out.error(), req.path);
+          send_json(res, 200, *out);
+        });
+  // Operators only: it shows every supplier's nodes.
+  route(app, srv, "GET", "/api/v1/dashboard/fragmentation", "dashboard_fragmentation",
+        [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+          if (!p.is_operator())
+            return send_problem(
+                res,
+                Error::make(Code::kForbidden, Message("api.dashboard.fragmentation_operators").arg("role", role_name(p.role))),
+                req.path);
+          auto out = fragmentation_report(app.store, app.catalog);
           if (!out) return send_problem(res, out.error(), req.path);
           send_json(res, 200, *out);
         });

@@ -132,7 +132,7 @@ const std::set<Op> kServerRoutes = {
     // job metrics (routes_job_metrics.cc)
     {"GET", "/api/v1/jobs/{ref}/metrics"}, {"POST", "/api/v1/jobs/{ref}/metrics"},
     // dashboard usage (routes_dashboard_usage.cc)
-    {"GET", "/api/v1/dashboard/utilization"}, {"GET", "/api/v1/dashboard/suppliers"},
+    {"GET", "/api/v1/dashboard/utilization"}, {"GET", "/api/v1/dashboard/suppliers"}, {"GET", "/api/v1/dashboard/fragmentation"},
     // dashboard cost (routes_dashboard_cost.cc)
     {"GET", "/api/v1/dashboard/costs"}, {"GET", "/api/v1/dashboard/cost-performance"},
 };
@@ -842,6 +842,9 @@ TEST(OpenApi, DashboardUsageResponsesMatchTheDocument) {
   EXPECT_EQ(health.status, 200);
   EXPECT_FALSE(health.body["suppliers"].empty()) << health.body.dump();
   EXPECT_EQ(get_documented(srv, tok, "/api/v1/dashboard/suppliers?supplier=no-such-supplier").status, 404);
+  Reply frag = get_documented(srv, tok, "/api/v1/dashboard/fragmentation");
+  EXPECT_EQ(frag.status, 200);
+  EXPECT_FALSE(frag.body["models"].empty()) << frag.body.dump();
   EXPECT_EQ(get_documented(srv, tok, "/api/v1/dashboard/suppliers?from=2030-01-02T00:00:00Z&to=2030-01-01T00:00:00Z").status,
             422);
 }
