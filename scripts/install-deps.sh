@@ -9,7 +9,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache
   nlohmann-json3-dev libcpp-httplib-dev libsqlite3-dev sqlite3 libpq-dev postgresql-15 libcli11-dev libspdlog-dev
   libyaml-cpp-dev libssl-dev libboost1.81-dev libgtest-dev libgmock-dev libbenchmark-dev prometheus-cpp-dev
-  curl ca-certificates wrk jq python3
+  curl ca-certificates wrk jq python3 fio iperf3
   slurm-wlm munge iproute2 util-linux slurmdbd mariadb-server
   podman runc mmdebstrap skopeo openssh-client
   libglpk-dev

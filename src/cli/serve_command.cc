@@ -227,6 +227,9 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
                "build queued image recipes here with mmdebstrap (needs the Debian mirror; one at a time)");
   cmd->add_option("--debian-mirror", s.debian_mirror, "the Debian archive image recipes install from")
       ->capture_default_str();
+  cmd->add_flag("--acceptance-count-simulated", s.acceptance_count_simulated,
+               "let acceptance stages from the simulated GPU source (gpurent-gpu-sim, nccl-sim) make measurements "
+               "that SLA credits count (for demos and tests; off, they are recorded in their run only)");
   cmd->add_option("--payment-webhook-secret-file", o->payment_secret_file,
                   "turn on POST /api/v1/payments/webhook: payments signed with the secret in this file "
                   "(docs/billing.md#balances) record top-ups of prepaid tenants");

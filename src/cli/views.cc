@@ -366,6 +366,39 @@ std::vector<ResourceView> build_views() {
                false,
                nullptr});
 
+  v.push_back({"acceptance-runs",
+               "acceptance run",
+               "what gpurent-accept measured on a node, its figures derived from the tools' raw output (append-only; "
+               "create -f with {job} or {report})",
+               {col("ID", "id"),
+                col("NODE", "node"),
+                col("JOB", "job"),
+                {"STAGES", Align::kLeft,
+                 [](const json& d, TimeMs) {
+                   std::string out;
+                   if (d.contains("stages") && d["stages"].is_array())
+                     for (const json& st : d["stages"])
+                       out += (out.empty() ? "" : " ") + text(st, "stage") + ":" + text(st, "status");
+                   return out;
+                 }},
+                {"SIMULATED", Align::kLeft,
+                 [](const json& d, TimeMs) {
+                   if (!d.value("simulated", false)) return std::string("no");
+                   return std::string(d.value("simulated_counted", false) ? "counted" : "not counted");
+                 }},
+                col("VERDICT", "verdict"),
+                {"MEASUREMENTS", Align::kRight,
+                 [](const json& d, TimeMs) {
+                   return d.contains("measurements") && d["measurements"].is_array() ? std::to_string(d["measurements"].size())
+                                                                                      : std::string();
+                 }},
+                col("STATUS", "status")},
+               filters({"supplier", "tenant"}, one_of("status", enum_names(kMeasurementStatusNames))),
+               true,
+               false,  // append-only, like the measurements it makes
+               false,
+               nullptr});
+
   v.push_back({"spot-prices",
                "spot price",
                "offers' spot market prices over time (appended, never changed)",

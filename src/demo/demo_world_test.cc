@@ -1,4 +1,5 @@
 #include "demo/demo_world.h"
+#include "meter/acceptance.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -75,7 +76,7 @@ class DemoWorldTest : public ::testing::Test {
   // Runs every object through its kind's parse function (the server's POST validation) and checks
   // the references the server resolves: each must name an object created before it.
   static void validate(const DemoWorld& w, Seen& s) {
-    const std::vector<std::string> order = {"suppliers", "nodes", "offers", "measurements", "tenants", "users", "projects",
+    const std::vector<std::string> order = {"suppliers", "nodes", "offers", "measurements", "acceptance-runs", "tenants", "users", "projects",
                                             "volumes", "reservations", "contracts", "jobs", "instances"};
     size_t rank = 0;
     std::map<std::string, std::set<std::string>> names;  // kind -> names (unique across scopes: no ambiguity)
@@ -87,7 +88,7 @@ class DemoWorldTest : public ::testing::Test {
       if (pos == order.end()) continue;
       EXPECT_GE(static_cast<size_t>(pos - order.begin()), rank) << "out of creation order";
       rank = std::max(rank, static_cast<size_t>(pos - order.begin()));
-      if (o.kind != "measurements") {  // measurements have no name
+      if (o.kind != "measurements" && o.kind != "acceptance-runs") {  // measurements and runs have no name
         EXPECT_TRUE(names[o.kind].insert(name).second) << "duplicate name";
       }
       if (!o.as_tenant.empty()) {
@@ -150,6 +151,14 @@ class DemoWorldTest : public ::testing::Test {
       } else if (o.kind == "measurements") {
         EXPECT_TRUE(o.as_tenant.empty()) << "measurements are recorded by the operator or the supplier";
         auto r = parse_measurement(o.body);
+        ASSERT_TRUE(r) << reason(r.error());
+        bool known = false;
+        for (const auto& [sup, nodes] : s.nodes_by_supplier)
+          for (const Node& n : nodes) known = known || n.name == r->node;
+        EXPECT_TRUE(known) << "unknown node " << r->node;
+      } else if (o.kind == "acceptance-runs") {
+        EXPECT_TRUE(o.as_tenant.empty()) << "acceptance runs are recorded by the operator or the supplier";
+        auto r = parse_acceptance_report(o.body.at("report"));
         ASSERT_TRUE(r) << reason(r.error());
         bool known = false;
         for (const auto& [sup, nodes] : s.nodes_by_supplier)

@@ -6,6 +6,7 @@
 #include "demo/builtin_prices.h"
 #include "demo/topology.h"
 #include "demo/world_parts.h"
+#include "meter/acceptance.h"
 #include "model/supplier.h"
 
 namespace gpurent {
@@ -366,6 +367,34 @@ Result<std::vector<DemoObject>> supply_objects(const ListPrices& prices, const G
                   {"from", "2026-11-12T08:00:00Z"},
                   {"to", "2026-11-12T11:00:00Z"},
                   {"note", "PSU failure; node replaced"}},
+                 ""});
+  // An acceptance run of the same node from the simulated GPU source (the demo has no GPUs): it
+  // is recorded and shown, and, the source being simulated, makes no measurement.
+  std::vector<SimulatedGpu> cards;
+  for (int64_t i = 0; i < 8; ++i) cards.push_back({i, "", "NVIDIA H100 80GB HBM3 (simulated)", 8714 - 37 * i, 8650 - 31 * i, 0, 301250, 5210, 5075});
+  auto stage = [](const char* kind, const char* tool, const char* from, const char* to, std::string output) {
+    return json{{"stage", kind}, {"tool", tool}, {"tool_version", "1"}, {"status", "ok"},
+                {"started_at", from}, {"finished_at", to}, {"output", std::move(output)}};
+  };
+  json skipped_storage = {{"stage", "storage"}, {"tool", "fio"}, {"status", "skipped"},
+                          {"reason", "the demo has no node to run fio on"},
+                          {"started_at", "2026-11-20T08:07:00Z"}, {"finished_at", "2026-11-20T08:07:00Z"}};
+  json gpus = json::array();
+  for (const SimulatedGpu& c : cards) gpus.push_back({{"index", c.index}, {"name", c.name}});
+  out.push_back({"acceptance-runs",
+                 {{"report",
+                   {{"format", kAcceptanceFormat},
+                    {"node", "lambda-ussouth1-h100-05"},
+                    {"hostname", "lambda-ussouth1-h100-05"},
+                    {"tool_version", "1"},
+                    {"started_at", "2026-11-20T08:00:00Z"},
+                    {"finished_at", "2026-11-20T08:07:00Z"},
+                    {"gpus", gpus},
+                    {"stages",
+                     {stage("gpu", "gpurent-gpu-sim", "2026-11-20T08:00:00Z", "2026-11-20T08:05:00Z", simulated_gpu_bench(cards)),
+                      stage("nccl", "nccl-sim", "2026-11-20T08:05:00Z", "2026-11-20T08:07:00Z", simulated_nccl_tests(31250, 8)),
+                      skipped_storage}}}},
+                  {"note", "burn-in before the node was listed (simulated GPU source)"}},
                  ""});
   return out;
 }

@@ -84,6 +84,7 @@ Result<Measurement> decode_measurement(const json& body) {
                             m.resolved_by = f.opt_str("resolved_by", kServerText).value_or("");
                             m.resolved_at = f.opt_time("resolved_at");
                             m.resolution_note = f.opt_str("resolution_note", kServerText).value_or("");
+                            m.acceptance_run = f.opt_str("acceptance_run", kServerText).value_or("");
                           });
 }
 
@@ -106,6 +107,7 @@ json to_json(const Measurement& m) {
   if (!m.resolved_by.empty()) j["resolved_by"] = m.resolved_by;
   put_opt_time(j, "resolved_at", m.resolved_at);
   if (!m.resolution_note.empty()) j["resolution_note"] = m.resolution_note;
+  if (!m.acceptance_run.empty()) j["acceptance_run"] = m.acceptance_run;
   return j;
 }
 

@@ -62,6 +62,8 @@ struct Measurement {
   std::string resolved_by;          // accepted or rejected by (user id)
   std::optional<TimeMs> resolved_at;
   std::string resolution_note;
+  // Set by the server: the acceptance run (acr_…) that made it (docs/acceptance.md); "" otherwise.
+  std::string acceptance_run;
   bool operator==(const Measurement&) const = default;
 };
 

@@ -130,6 +130,11 @@ struct ServerOptions {
   // Debian mirror (one at a time, on a thread of their own). Off: recipes stay queued.
   bool image_builds = false;
   std::string debian_mirror = "http://deb.debian.org/debian";
+  // Acceptance runs (docs/acceptance.md): whether stages from the simulated GPU source
+  // (gpurent-gpu-sim, nccl-sim) make measurements that credits count. Off in production: a
+  // simulated figure is recorded in its run but never becomes a measurement. The demo and tests
+  // turn it on.
+  bool acceptance_count_simulated = false;
 
   // The path the server's own files are named from ("<prefix>.admin-token", ".demo-tokens.json",
   // ".runs", ".artifacts"): "<state_dir>/gpurent" when state_dir is set; else the SQLite file

@@ -100,7 +100,7 @@ async function call(base, token, method, target, body, rawType) {
 // --- checking an answer against the document ------------------------------------------
 
 const statusesSeen = new Map();  // "GET /path" -> Set of statuses
-const TEXT_MEDIA = new Set(["text/plain", "text/csv", "text/html"]);
+const TEXT_MEDIA = new Set(["text/plain", "text/csv", "text/html", "text/markdown"]);
 
 function valueAt(body, pointer) {
   let at = body;

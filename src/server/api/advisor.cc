@@ -13,6 +13,7 @@
 #include "advisor/quotes.h"
 #include "advisor/supplier_score.h"
 #include "advisor/tco.h"
+#include "meter/acceptance.h"
 #include "model/measurement.h"
 #include "model/node.h"
 #include "model/tenant.h"
@@ -268,7 +269,85 @@ Result<json> suppliers(App& app, json body, const httplib::Request& req) {
   return out;
 }
 
-Result<json> poc(const json& body) {
+// A figure the acceptance run stored as fixed-point text ("712.5", "355.50") as an integer of its
+// decimals; -1 when it is not one.
+int64_t fixed_digits(const json& v) {
+  if (!v.is_string()) return -1;
+  int64_t n = 0;
+  for (char c : v.get<std::string>()) {
+    if (c == '.') continue;
+    if (c < '0' || c > '9' || n > (int64_t{1} << 52)) return -1;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
+// suppliers[i].acceptance_runs: recorded acceptance runs (docs/acceptance.md) whose figures become
+// the supplier's benchmark results, so nobody retypes them — bench_fp16_gemm: the slowest card's
+// dense FP16 GEMM (TFLOPS), bench_nccl: the lowest all-reduce bus bandwidth (GB/s), bench_storage:
+// the lowest fio read throughput (GB/s). Stages from the simulated GPU source count only where
+// the run says they were counted; a result also given by hand is a 422.
+Status fill_poc_from_acceptance(App& app, const Principal& p, json& body) {
+  if (!body.is_object() || !body.contains("suppliers") || !body["suppliers"].is_array()) return ok_status();
+  json& suppliers = body["suppliers"];
+  for (size_t i = 0; i < suppliers.size(); ++i) {
+    json& sup = suppliers[i];
+    if (!sup.is_object() || !sup.contains("acceptance_runs")) continue;
+    const std::string field = "suppliers[" + std::to_string(i) + "].acceptance_runs";
+    const json runs = sup["acceptance_runs"];
+    sup.erase("acceptance_runs");
+    if (!runs.is_array() || runs.empty() || runs.size() > 50)
+      return Error::invalid(field, Message("api.advise.poc_runs_list"));
+    struct Worst {
+      int64_t value = -1;
+      int decimals = 0;
+      std::string note;
+    };
+    std::map<std::string, Worst> worst;  // POC item -> lowest figure
+    auto take = [&](const char* item, int64_t v, int decimals, const std::string& note) {
+      Worst& w = worst[item];
+      if (v >= 0 && (w.value < 0 || v < w.value)) w = {v, decimals, note};
+    };
+    for (size_t j = 0; j < runs.size(); ++j) {
+      const std::string at = field + "[" + std::to_string(j) + "]";
+      if (!runs[j].is_string()) return Error::invalid(at, Message("api.advise.poc_runs_list"));
+      auto run = find_visible(app.store, app.kinds.at("acceptance-runs"), p, runs[j].get<std::string>());
+      if (!run) {
+        Error e = run.error();
+        if (e.code == Code::kNotFound) return Error::invalid(at, Message("api.resources.not_found").arg("kind", "acceptance-runs").arg("ref", runs[j].get<std::string>()));
+        return e;
+      }
+      const bool simulated_counts = run->body.value("simulated_counted", false);
+      for (const json& st : run->body.value("stages", json::array())) {
+        if (st.value("status", "") != "ok" || (st.value("simulated", false) && !simulated_counts)) continue;
+        const json f = st.value("figures", json::object());
+        const std::string note = "acceptance run " + run->id + " on " + run->body.value("node", "") + " (" +
+                                 st.value("tool", "") + " " + st.value("tool_version", "") + ")";
+        const std::string kind = st.value("stage", "");
+        if (kind == "gpu") {
+          for (const json& g : f.value("gemm", json::array()))
+            if (g.value("dtype", "") == "fp16") take("bench_fp16_gemm", fixed_digits(g["tflops"]), 1, note);
+        } else if (kind == "nccl") {
+          take("bench_nccl", fixed_digits(f["busbw_gbps"]), 2, note);
+        } else if (kind == "storage") {
+          take("bench_storage", f.value("read_mbps", int64_t{-1}), 3, note);  // MB/s = GB/s with 3 decimals
+        }
+      }
+    }
+    for (const auto& [item, w] : worst) {
+      if (w.value < 0) continue;
+      if (sup.contains("results") && sup["results"].is_object() && sup["results"].contains(item))
+        return Error::invalid("suppliers[" + std::to_string(i) + "].results." + item,
+                              Message("api.advise.poc_result_twice").arg("item", item));
+      if (!sup.contains("results") || !sup["results"].is_object()) sup["results"] = json::object();
+      sup["results"][item] = {{"value", fixed_text(w.value, w.decimals)}, {"note", w.note}};
+    }
+  }
+  return ok_status();
+}
+
+Result<json> poc(App& app, json body, const Principal& p) {
+  if (auto s = fill_poc_from_acceptance(app, p, body); !s) return s.error();
   auto in = parse_poc_input(body);
   if (!in) return in.error();
   auto r = compute_poc(*in);
@@ -297,7 +376,7 @@ void register_advisor_routes(App& app, Router& srv) {
             else if (calc == "suppliers")
               out = suppliers(app, *body, req);
             else
-              out = poc(*body);
+              out = poc(app, *body, p);
             if (!out) return send_problem(res, out.error(), req.path);
             send_json(res, 200, *out);
           });

@@ -33,6 +33,9 @@
 namespace gpurent {
 
 void register_job_logs_route(App& app, Router& srv);  // called by register_job_routes (jobs.cc)
+// The last max_bytes of the newest run's log of a job (valid UTF-8); kNotFound when it left none.
+// Used by POST /api/v1/acceptance-runs {job} (acceptance_runs.cc).
+Result<std::string> newest_job_log_tail(const std::string& dir, const std::string& job_id, int64_t max_bytes);
 
 namespace {
 
@@ -310,6 +313,24 @@ void get_job_logs(App& app, const httplib::Request& req, httplib::Response& res,
 }
 
 }  // namespace
+
+Result<std::string> newest_job_log_tail(const std::string& dir, const std::string& job_id, int64_t max_bytes) {
+  const Error none = Error::make(Code::kNotFound, Message("api.job_logs.none").arg("job", job_id));
+  if (dir.empty() || !safe_id(job_id)) return none;
+  auto runs = runs_with_logs(dir, job_id);
+  if (!runs) return runs.error();
+  if (runs->empty()) return none;
+  const std::string path = dir + "/" + job_id + "-" + std::to_string(runs->back()) + ".log";
+  Fd f(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  if (f.fd < 0) return errno == ENOENT ? none : unreadable(path, std::strerror(errno));
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) return unreadable(path, std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return none;
+  const int64_t size = st.st_size, n = std::min<int64_t>(size, max_bytes);
+  auto bytes = read_at(f.fd, size - n, n, path);
+  if (!bytes) return bytes.error();
+  return valid_utf8(*bytes);
+}
 
 void register_job_logs_route(App& app, Router& srv) {
   route(app, srv, "GET", "/api/v1/jobs/([^/]+)/logs", "/api/v1/jobs/{id}/logs", get_job_logs);

@@ -12,9 +12,7 @@
 #include "server/services/record_faults.h"
 
 namespace gpurent {
-namespace {
 
-// Whether any run of the tenant held cards on the node (a dispute is about hardware it rented).
 Result<bool> tenant_used_node(StoreTx& tx, const std::string& tenant_id, const std::string& node_id) {
   auto runs = list_all(tx, "allocations", {{"tenant_id", tenant_id}});
   if (!runs) return runs.error();
@@ -24,6 +22,8 @@ Result<bool> tenant_used_node(StoreTx& tx, const std::string& tenant_id, const s
         if (part.is_object() && part.value("node_id", "") == node_id) return true;
   return false;
 }
+
+namespace {
 
 // accept or reject a pending dispute: operators and the node's supplier.
 void resolve(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p,

@@ -122,6 +122,8 @@ const std::set<Op> kServerRoutes = {
     {"DELETE", "/api/v1/webhooks/{ref}"},
     {"GET", "/api/v1/invoices"}, {"GET", "/api/v1/reports/reconciliation"},
     {"GET", "/api/v1/measurements"}, {"POST", "/api/v1/measurements"}, {"GET", "/api/v1/measurements/{ref}"},
+    {"GET", "/api/v1/acceptance-runs"}, {"POST", "/api/v1/acceptance-runs"}, {"GET", "/api/v1/acceptance-runs/{ref}"},
+    {"GET", "/api/v1/acceptance-runs/{ref}/report"},
     {"GET", "/api/v1/spot-prices"}, {"POST", "/api/v1/spot-prices"}, {"GET", "/api/v1/spot-prices/{ref}"},
     {"GET", "/api/v1/top-ups"}, {"POST", "/api/v1/top-ups"}, {"GET", "/api/v1/top-ups/{ref}"},
     {"GET", "/api/v1/tenants/{ref}/balance"}, {"PUT", "/api/v1/tenants/{ref}/billing"},
@@ -145,6 +147,7 @@ const std::set<Op> kNotAllowedRoutes = {
     {"PUT", "/api/v1/alerts/{ref}"},      {"DELETE", "/api/v1/alerts/{ref}"},
     {"PUT", "/api/v1/spot-prices/{ref}"}, {"DELETE", "/api/v1/spot-prices/{ref}"},
     {"PUT", "/api/v1/measurements/{ref}"}, {"DELETE", "/api/v1/measurements/{ref}"},
+    {"PUT", "/api/v1/acceptance-runs/{ref}"}, {"DELETE", "/api/v1/acceptance-runs/{ref}"},
     {"POST", "/api/v1/issued-invoices"}, {"PUT", "/api/v1/issued-invoices/{ref}"},
     {"DELETE", "/api/v1/issued-invoices/{ref}"}, {"PUT", "/api/v1/credit-notes/{ref}"},
     {"DELETE", "/api/v1/credit-notes/{ref}"}, {"PUT", "/api/v1/top-ups/{ref}"},
@@ -460,7 +463,7 @@ std::string concrete(std::string path) {
 
 TEST(OpenApi, KindsAndListFiltersMatchTheRegisteredSpecs) {
   LiveServer srv;
-  ASSERT_EQ(srv.kinds().size(), 19u);
+  ASSERT_EQ(srv.kinds().size(), 20u);
   for (const auto& [kind, spec] : srv.kinds()) {
     const std::string base = "/api/v1/" + kind;
     std::set<std::string> params, expected = {"limit", "after"};

@@ -81,6 +81,9 @@ Status store_change(StoreTx& tx, const Record& cur, Record& r, const Principal& 
 // Finds an object visible to p by id or by name (names are looked up in p's tenant for
 // tenant-scoped kinds). kNotFound for missing objects and for objects out of the caller's read scope.
 Result<Record> find_visible(StoreReader& store, const KindSpec& spec, const Principal& p, const std::string& ref);
+// Whether any run of the tenant held cards on the node: a tenant's dispute (a measurement, an
+// acceptance run) is about hardware it rented (measurements.cc).
+Result<bool> tenant_used_node(StoreTx& tx, const std::string& tenant_id, const std::string& node_id);
 // The id of the object of `kind` that a list filter (?tenant=, ?user=) names by id or name, as
 // find_visible finds it; a missing or invisible object is a 404 whose field is the parameter, so a
 // typo is an error and not an empty list.
