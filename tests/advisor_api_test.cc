@@ -4,10 +4,14 @@
 // the field; a tenant cannot read another tenant's demand or jobs.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include <map>
 #include <set>
 #include <utility>
 
+#include "core/clock.h"
 #include "server_fixture.h"
 
 namespace gpurent::testing {
@@ -254,6 +258,29 @@ TEST(Advisor, MeteredJobsAndDemandFeedTheAdvisorOfTheirOwnTenantOnly) {
   json fp = ok(advise(s, "fingerprint", {{"job", id}}, alice), "metered fingerprint");
   EXPECT_EQ(fp["source"]["job"], id);
   EXPECT_EQ(fp["profile"]["gpu_count"], 2) << fp["profile"].dump();
+  EXPECT_FALSE(fp["source"].contains("storage_read")) << "no acceptance run measured the node yet";
+  // Once an acceptance run measured the node's disk (fio, recorded output), the job's storage reads
+  // are judged against it.
+  std::ifstream fio_in(std::string(GPURENT_SOURCE_DIR) + "/src/meter/testdata/acceptance/fio_write_then_read.json");
+  std::stringstream fio;
+  fio << fio_in.rdbuf();
+  const json report = {{"format", "gpurent-acceptance/1"},
+                       {"node", run["placement"][0]["node"]},
+                       {"started_at", "2026-12-01T00:00:00Z"},
+                       {"finished_at", "2026-12-01T00:01:00Z"},
+                       {"stages",
+                        {{{"stage", "storage"}, {"tool", "fio"}, {"tool_version", "fio-3.33"}, {"status", "ok"},
+                          {"started_at", "2026-12-01T00:00:00Z"}, {"finished_at", "2026-12-01T00:01:00Z"},
+                          {"output", fio.str()}}}}};
+  const json acc = expect_2xx(s.admin("POST", "/api/v1/acceptance-runs", json{{"report", report}}), "acceptance run").body;
+  expect_2xx(s.admin("POST", "/api/v1/usage",
+                     json{{"idempotency_key", "adv-2"},
+                          {"job_samples", {{{"at", format_rfc3339(SystemClock().now())}, {"job", id}, {"storage_io_bytes", 1000}}}}}),
+             "job usage");
+  fp = ok(advise(s, "fingerprint", {{"job", id}}, alice), "fingerprint with the measured disk");
+  EXPECT_EQ(fp["source"]["storage_read"]["acceptance_run"], acc["id"]) << fp["source"].dump();
+  EXPECT_EQ(fp["source"]["storage_read"]["read_mbps"], 642);
+  EXPECT_EQ(fp["profile"]["storage_read_bytes_per_s"], 642'000'000) << fp["profile"].dump();
   Resp hidden = advise(s, "fingerprint", {{"job", id}}, bob);
   EXPECT_EQ(hidden.status, 422) << hidden.describe();
   // The tenant's own metered demand (2 GPUs held) plans a mix on the platform's offer.

@@ -322,6 +322,7 @@ json to_json(const FingerprintResult& r) {
   put_opt(profile, "nccl_share_permille", in.nccl_share_permille);
   put_opt(profile, "data_wait_share_permille", in.data_wait_share_permille);
   put_opt(profile, "storage_io_bytes_per_s", in.io_bytes_per_s);
+  put_opt(profile, "storage_read_bytes_per_s", in.storage_read_bytes_per_s);  // what the storage delivers
   put_opt(profile, "cpu_utilization_permille", in.cpu_utilization_permille);
   put_opt(profile, "cpu_cores_per_gpu", in.cpu_cores_per_gpu);
   put_opt(profile, "step_time_ms", in.step_time_ms);

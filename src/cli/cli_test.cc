@@ -238,6 +238,20 @@ TEST_F(CliTest, UpdateAndDelete) {
   EXPECT_EQ(api_.requests().at(1).method, "DELETE");
 }
 
+TEST_F(CliTest, NodesFailTakesTheNodeOutAsAFailureKeepingItsVersion) {
+  api_.on("GET /api/v1/nodes/gpn1",
+          {200, R"({"id":"nod_1","name":"gpn1","state":"available","version":7,"supplier":"dc"})"});
+  api_.on("PUT /api/v1/nodes/nod_1", {200, R"({"id":"nod_1","name":"gpn1","state":"unavailable","version":8})"});
+  CliRun r = run({"nodes", "fail", "gpn1", "--reason", "fault drill: POC stage 5"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "node gpn1: available -> unavailable (its running jobs are requeued elsewhere, each with a fault record)\n");
+  const json sent = json::parse(api_.requests().at(1).body);
+  EXPECT_EQ(sent["state"], "unavailable");
+  EXPECT_EQ(sent["state_reason"], "fault drill: POC stage 5");
+  EXPECT_EQ(sent["version"], 7);  // a change made in between is not overwritten
+  EXPECT_EQ(run({"nodes", "fail", "gpn1"}).rc, 2);  // the reason is required
+}
+
 TEST_F(CliTest, ConflictIsExitCode1) {
   api_.on("PUT /api/v1/tenants/acme",
           {409, R"({"status":409,"title":"Conflict","detail":"version 3 is stale; current is 4"})"});

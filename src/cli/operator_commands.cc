@@ -31,6 +31,7 @@ int set_node_state(CliContext& ctx, const std::string& ref, const std::string& s
   return ctx.emit(*r, [&](std::ostream& out) {
     out << "node " << printable(r->value("name", ref)) << ": " << before << " -> " << state;
     if (state == "drained") out << " (running work finishes; nothing new starts)";
+    if (state == "unavailable") out << " (its running jobs are requeued elsewhere, each with a fault record)";
     out << '\n';
   });
 }
@@ -44,6 +45,14 @@ void add_node_verbs(CLI::App& nodes, CliContext& ctx) {
   drain->add_option("node", d->node, "id or name")->required();
   drain->add_option("--reason", d->reason, "why (kept as the node's state_reason, shown to its users)")->required();
   drain->callback([&ctx, d] { ctx.action = [&ctx, d] { return set_node_state(ctx, d->node, "drained", d->reason); }; });
+
+  // Fault injection (docs/acceptance.md#fault-injection): the node fails now, as if it had died.
+  auto f = std::make_shared<Opts>();
+  auto* fail = nodes.add_subcommand(
+      "fail", "take a node out of service as a failure (fault injection): its running jobs are requeued elsewhere");
+  fail->add_option("node", f->node, "id or name")->required();
+  fail->add_option("--reason", f->reason, "why (kept as the node's state_reason and in the fault records)")->required();
+  fail->callback([&ctx, f] { ctx.action = [&ctx, f] { return set_node_state(ctx, f->node, "unavailable", f->reason); }; });
 
   auto u = std::make_shared<Opts>();
   auto* undrain = nodes.add_subcommand("undrain", "make a drained or unavailable node available again");

@@ -53,6 +53,45 @@ Result<std::string> tenant_for(App& app, const Principal& p, const json& ref, co
   return t->id;
 }
 
+// What the job's nodes' disks deliver, as their latest recorded acceptance runs measured it (fio's
+// sequential read): the slowest of its nodes, so a metered job's storage reads are judged against
+// a measurement rather than left unknown. read_mbps 0: no run measured any of them.
+struct MeasuredDisk {
+  int64_t read_mbps = 0;
+  std::string run_id, node;
+};
+Result<MeasuredDisk> node_disk_from_acceptance(App& app, const Record& job) {
+  MeasuredDisk out;
+  auto runs = list_all(app.store, "allocations", {{"tenant_id", job.tenant_id}});
+  if (!runs) return runs.error();
+  std::map<std::string, std::string> nodes;  // node id -> supplier id
+  for (const Record& r : *runs)
+    if (r.body.value("job_id", "") == job.id && r.body.contains("placement") && r.body["placement"].is_array())
+      for (const json& part : r.body["placement"])
+        if (part.is_object()) nodes[part.value("node_id", "")] = r.supplier_id;
+  std::set<std::string> suppliers;
+  for (const auto& [node, supplier] : nodes) suppliers.insert(supplier);
+  for (const std::string& supplier : suppliers) {
+    auto acc = list_all(app.store, "acceptance-runs", {{"supplier_id", supplier}, {"state", "recorded"}});
+    if (!acc) return acc.error();
+    std::map<std::string, std::pair<TimeMs, MeasuredDisk>> newest;  // node id -> its newest run's read
+    for (const Record& a : *acc) {
+      const std::string node = a.body.value("node_id", "");
+      if (!nodes.count(node)) continue;
+      for (const json& st : a.body.value("stages", json::array()))
+        if (st.value("stage", "") == "storage" && st.value("status", "") == "ok") {
+          const int64_t mbps = st.value("figures", json::object()).value("read_mbps", int64_t{0});
+          auto it = newest.find(node);
+          if (mbps > 0 && (it == newest.end() || a.created_at >= it->second.first))
+            newest[node] = {a.created_at, MeasuredDisk{mbps, a.id, a.body.value("node", "")}};
+        }
+    }
+    for (const auto& [node, found] : newest)
+      if (out.read_mbps == 0 || found.second.read_mbps < out.read_mbps) out = found.second;
+  }
+  return out;
+}
+
 Result<json> fingerprint(App& app, const json& body, const Principal& p) {
   if (!body.contains("job")) {
     auto in = parse_fingerprint_input(body, app.catalog);
@@ -84,10 +123,17 @@ Result<json> fingerprint(App& app, const json& body, const Principal& p) {
   }
   auto in = metered_fingerprint(app.store, app.catalog, *job, app.clock.now(), price);
   if (!in) return in.error();
+  auto disk = node_disk_from_acceptance(app, *job);
+  if (!disk) return disk.error();
+  // Used only where it can be the job's storage: a job reading faster than that disk reads elsewhere.
+  const bool disk_fits = disk->read_mbps > 0 && (!in->io_bytes_per_s || *in->io_bytes_per_s <= disk->read_mbps * 1'000'000);
+  if (disk_fits) in->storage_read_bytes_per_s = disk->read_mbps * 1'000'000;
   auto r = compute_fingerprint(*in, app.catalog);
   if (!r) return r.error();
   json out = to_json(*r);
   out["source"] = {{"job", job->id}, {"from", "metered samples"}};
+  if (disk_fits)
+    out["source"]["storage_read"] = {{"acceptance_run", disk->run_id}, {"node", disk->node}, {"read_mbps", disk->read_mbps}};
   return out;
 }
 
