@@ -281,6 +281,22 @@ TEST(Advisor, MeteredJobsAndDemandFeedTheAdvisorOfTheirOwnTenantOnly) {
   EXPECT_EQ(fp["source"]["storage_read"]["acceptance_run"], acc["id"]) << fp["source"].dump();
   EXPECT_EQ(fp["source"]["storage_read"]["read_mbps"], 642);
   EXPECT_EQ(fp["profile"]["storage_read_bytes_per_s"], 642'000'000) << fp["profile"].dump();
+  // The quotes advisor prices the job's own work on each offer: an hour of its current work takes
+  // an hour on the model it runs on.
+  const json work_quote = {{"workload", {{"job", id}, {"launches_per_month", 1}, {"run_minutes", 60}, {"busy_utilization_pct", 90}}},
+                           {"offers", {"dc/h100"}},
+                           {"commit_terms_months", json::array()}};
+  json q = ok(advise(s, "quotes", work_quote, alice), "quotes by the job's work");
+  EXPECT_EQ(q["ranked_by"], "per_unit_of_work") << q.dump();
+  EXPECT_EQ(q["work_from"], (json{{"job", id}, {"unit", "hour_of_current_work"}}));
+  EXPECT_EQ(q["ranking"][0]["work"]["us_per_unit"], 3'600'000'000LL) << q["ranking"][0].dump();
+  EXPECT_FALSE(q["ranking"][0]["work"]["per_unit"].is_null());
+  json wrong_gpus = work_quote;
+  wrong_gpus["workload"]["gpus"] = 3;
+  Resp bad = advise(s, "quotes", wrong_gpus, alice);
+  EXPECT_EQ(bad.status, 422) << bad.describe();
+  EXPECT_NE(bad.reason_for("workload.gpus"), "") << bad.describe();
+  EXPECT_EQ(advise(s, "quotes", work_quote, bob).status, 422) << "another tenant's job";
   Resp hidden = advise(s, "fingerprint", {{"job", id}}, bob);
   EXPECT_EQ(hidden.status, 422) << hidden.describe();
   // The tenant's own metered demand (2 GPUs held) plans a mix on the platform's offer.

@@ -452,6 +452,14 @@ Result<FingerprintResult> compute_fingerprint(const FingerprintInput& in, const 
   if (auto s = evaluate_options(a, r); !s) return s.error();
   recommend(a, r);
   if (auto s = add_unpriced_alternatives(a, r); !s) return s.error();
+  for (const auto& m : catalog.models()) {
+    if (m.id == model->id) {
+      r.step_us_by_model[m.id] = a.T;
+    } else if (fits(in, m)) {
+      auto s = shape_of(a, m, a.n, false, in.cpu_cores_per_gpu, false);
+      if (s && s->step > 0) r.step_us_by_model[m.id] = s->step;
+    }
+  }
   advise_interconnect(a, r);
   explain(a, r);
   return r;

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -182,6 +183,10 @@ struct FingerprintResult {
   std::vector<FingerprintOption> options;                 // cheapest first, at most 12, feasible ones only
   int64_t options_evaluated = 0;
   std::vector<UnpricedAlternative> alternatives;
+  // The modelled time of today's unit of work at today's GPU count on every catalog model the job
+  // fits (slower ones too; today's model is step_us): the quotes advisor prices offers per unit
+  // of work with it (docs/advisor/quotes.md).
+  std::map<std::string, int64_t> step_us_by_model;
   int64_t speedup_permille = 1000;  // current step / recommended step
   int64_t cost_change_bp = 0;       // (recommended - current) / current cost per step; < 0 cheaper
   Message summary;

@@ -284,7 +284,7 @@ int64_t total_of(const OfferQuote& q) { return q.plans[q.best].total.micros(); }
 
 // Sets each offer's list_rank (by list price, then label) and sorts the offers by total (or, by
 // compute, by cost per useful PFLOP-hour with the offers lacking a figure last), then label.
-void rank_offers(std::vector<OfferQuote>& offers, bool by_compute) {
+void rank_offers(std::vector<OfferQuote>& offers, bool by_compute, bool by_work) {
   std::vector<size_t> by_list(offers.size());
   for (size_t i = 0; i < by_list.size(); ++i) by_list[i] = i;
   std::stable_sort(by_list.begin(), by_list.end(), [&](size_t a, size_t b) {
@@ -294,6 +294,12 @@ void rank_offers(std::vector<OfferQuote>& offers, bool by_compute) {
   });
   for (size_t i = 0; i < by_list.size(); ++i) offers[by_list[i]].list_rank = static_cast<int64_t>(i) + 1;
   std::stable_sort(offers.begin(), offers.end(), [&](const OfferQuote& x, const OfferQuote& y) {
+    if (by_work) {
+      auto key = [](const OfferQuote& q) {
+        return std::make_tuple(!q.per_unit_of_work, q.per_unit_of_work ? q.per_unit_of_work->micros() : 0, total_of(q));
+      };
+      if (key(x) != key(y)) return key(x) < key(y);
+    }
     if (by_compute) {
       auto key = [](const OfferQuote& q) {
         return std::make_tuple(!q.per_useful_pflop_hour, q.per_useful_pflop_hour ? q.per_useful_pflop_hour->micros() : 0,
@@ -317,6 +323,17 @@ void price_compute(OfferQuote& q, const QuoteOffer& qo) {
       he(static_cast<__int128>(q.plans[q.best].per_useful_gpu_hour.micros()) * 10'000, *q.tflops_x10), q.offer.currency);
 }
 
+// The best plan's cost per unit of the job's work on the offer's model: per useful GPU-hour ×
+// gpus × µs per unit ÷ 3,600,000,000 µs.
+void price_work(OfferQuote& q, const QuoteWorkload& w) {
+  auto it = w.us_per_unit.find(q.offer.gpu_model);
+  if (it == w.us_per_unit.end()) return;
+  q.us_per_unit = it->second;
+  q.per_unit_of_work = Money(he(static_cast<__int128>(q.plans[q.best].per_useful_gpu_hour.micros()) * w.gpus * it->second,
+                                __int128{3'600'000'000}),
+                             q.offer.currency);
+}
+
 // The ranked offer's steps: its best plan's charges, per useful GPU-hour and sticker price.
 void add_offer_steps(std::vector<QuoteStep>& steps, const OfferQuote& q, const Month& m, Currency currency) {
   const QuotePlan& p = q.plans[q.best];
@@ -338,6 +355,13 @@ void add_offer_steps(std::vector<QuoteStep>& steps, const OfferQuote& q, const M
                                                         : "advisor.quotes.tflops_source.datasheet")),
                          p.per_useful_gpu_hour.amount_string() + " × 1000 ÷ " + format_tflops_x10(*q.tflops_x10),
                          q.per_useful_pflop_hour->amount_string()));
+  if (q.per_unit_of_work)
+    steps.push_back(step(Message("advisor.quotes.step.per_unit_of_work")
+                             .arg("offer", q.label)
+                             .arg("unit", quotes_internal::work_unit_text(m.in.workload.work_unit)),
+                         p.per_useful_gpu_hour.amount_string() + " × " + std::to_string(m.in.workload.gpus) + " × " +
+                             std::to_string(*q.us_per_unit) + " µs ÷ 3600000000 µs",
+                         q.per_unit_of_work->amount_string()));
 }
 
 }  // namespace
@@ -371,15 +395,21 @@ Result<QuotesResult> compute_quotes(const QuotesInput& in) {
         q.warnings.push_back(
             Message("advisor.quotes.warning.no_tflops").arg("model", qo.offer.gpu_model).arg("precision", w.precision));
     }
+    if (!w.work_unit.empty()) {
+      price_work(q, w);
+      if (!q.per_unit_of_work)
+        q.warnings.push_back(Message("advisor.quotes.warning.no_unit_time").arg("model", qo.offer.gpu_model));
+    }
     add_warnings(m, q);
     res.offers.push_back(std::move(q));
   }
   if (!w.precision.empty()) res.ranked_by = "per_useful_pflop_hour";
-  rank_offers(res.offers, !w.precision.empty());
+  if (!w.work_unit.empty()) res.ranked_by = "per_unit_of_work";
+  rank_offers(res.offers, !w.precision.empty(), !w.work_unit.empty());
   for (size_t i = 0; i < res.offers.size(); ++i) {
     OfferQuote& q = res.offers[i];
     q.rank = static_cast<int64_t>(i) + 1;
-    explain(q, res.offers[0], w.precision);
+    explain(q, res.offers[0], w.precision, w.work_unit);
     add_offer_steps(res.steps, q, m, res.currency);
   }
   for (auto& s : offer_steps) res.steps.push_back(std::move(s));

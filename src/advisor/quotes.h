@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,12 @@ struct QuoteWorkload {
   // useful PFLOP-hour at it (a GPU-hour is not the same work on every model); "" by cost per
   // useful GPU-hour.
   std::string precision;
+  // A fingerprinted job's unit of work (a training step, or an hour of the job's work as it runs
+  // today) and how long it takes on each GPU model (catalog id -> microseconds, for the workload's
+  // `gpus` GPUs): with it, offers rank by cost per unit of work = per useful GPU-hour × gpus ×
+  // µs ÷ 3,600,000,000, which takes precedence over the precision. Empty unit: none.
+  std::string work_unit;  // "step" | "hour_of_current_work"
+  std::map<std::string, int64_t> us_per_unit;
 };
 
 struct QuoteOffer {
@@ -142,6 +149,10 @@ struct OfferQuote {
   std::string tflops_source;
   int64_t measured_cards = 0;  // when measured from the platform's benchmarks: how many cards
   std::optional<Money> per_useful_pflop_hour;
+  // With a unit of work: its time on the offer's model and the best plan's cost per unit (half to
+  // even at the micro-unit); none when the model's time is unknown (the offer ranks last).
+  std::optional<int64_t> us_per_unit;
+  std::optional<Money> per_unit_of_work;
   Message summary;
   std::vector<Message> warnings;
 };
@@ -153,7 +164,8 @@ struct QuotesResult {
   int64_t busy_ms_per_launch = 0;
   int64_t run_ms_per_launch = 0;
   std::vector<OfferQuote> offers;  // in rank order
-  std::string ranked_by = "per_useful_gpu_hour";  // or "per_useful_pflop_hour" (a workload precision)
+  std::string ranked_by = "per_useful_gpu_hour";  // or "per_useful_pflop_hour" (a workload precision),
+                                                  // or "per_unit_of_work" (a fingerprinted job's work)
   bool sticker_misleads = false;   // some lower list price comes with a higher true cost
   Message misleads;
   std::vector<QuoteStep> steps;  // JSON: [{"text","text_message","formula","value"}]

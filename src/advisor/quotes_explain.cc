@@ -156,13 +156,42 @@ Message compute_summary(const OfferQuote& x, const OfferQuote& b, const std::str
 
 }  // namespace
 
-void quotes_internal::explain(OfferQuote& x, const OfferQuote& b, const std::string& precision) {
+// The summary by the job's work: cost per unit on the offer's model, and against the cheapest.
+static Message work_summary(const OfferQuote& x, const OfferQuote& b, const std::string& unit) {
+  const QuotePlan& px = x.plans[x.best];
+  const std::string cur = currency_code(x.offer.currency);
+  const Message unit_text = quotes_internal::work_unit_text(unit);
+  if (!x.per_unit_of_work)
+    return Message("advisor.quotes.summary.no_unit_time")
+        .arg("offer", x.label)
+        .arg("model", x.offer.gpu_model)
+        .arg("unit", unit_text)
+        .arg("per_useful", px.per_useful_gpu_hour.amount_string())
+        .arg("currency", cur);
+  Message m = Message(&x == &b ? "advisor.quotes.summary.cheapest_work" : "advisor.quotes.summary.dearer_work")
+                  .arg("offer", x.label)
+                  .arg("per_unit", x.per_unit_of_work->amount_string())
+                  .arg("currency", cur)
+                  .arg("unit", unit_text)
+                  .arg("us", std::to_string(*x.us_per_unit))
+                  .arg("model", x.offer.gpu_model)
+                  .arg("per_useful", px.per_useful_gpu_hour.amount_string());
+  if (&x != &b && b.per_unit_of_work)
+    m.arg("cheapest", b.label)
+        .arg("cheapest_per_unit", b.per_unit_of_work->amount_string())
+        .arg("pct", pct_tenths(x.per_unit_of_work->micros() - b.per_unit_of_work->micros(), b.per_unit_of_work->micros()));
+  return m;
+}
+
+void quotes_internal::explain(OfferQuote& x, const OfferQuote& b, const std::string& precision,
+                              const std::string& work_unit) {
   const QuotePlan &px = x.plans[x.best], &pb = b.plans[b.best];
   const Currency c = x.offer.currency;
   const std::string cur = currency_code(c);
   if (!precision.empty()) x.summary = compute_summary(x, b, precision);
+  if (!work_unit.empty()) x.summary = work_summary(x, b, work_unit);
   if (&x == &b) {
-    if (!precision.empty()) return;
+    if (!precision.empty() || !work_unit.empty()) return;
     x.summary = Message("advisor.quotes.summary.cheapest")
                     .arg("per_useful", px.per_useful_gpu_hour.amount_string())
                     .arg("currency", cur)
@@ -174,7 +203,7 @@ void quotes_internal::explain(OfferQuote& x, const OfferQuote& b, const std::str
   const Money diff(px.total.micros() - pb.total.micros(), c);
   const std::string pct =
       pct_tenths(px.per_useful_gpu_hour.micros() - pb.per_useful_gpu_hour.micros(), pb.per_useful_gpu_hour.micros());
-  if (precision.empty())
+  if (precision.empty() && work_unit.empty())
     x.summary = Message("advisor.quotes.summary.dearer")
                   .arg("offer", x.label)
                   .arg("diff", cents(diff))
@@ -337,6 +366,9 @@ json ranking_entry(const QuotesResult& r, const OfferQuote& q) {
                                            {"per_useful_pflop_hour", q.per_useful_pflop_hour->amount_string()}}
                                     : json{{"tflops", nullptr}, {"source", nullptr}, {"per_useful_pflop_hour", nullptr}};
   if (q.measured_cards > 0) entry["compute"]["measured_cards"] = q.measured_cards;
+  if (r.ranked_by == "per_unit_of_work")
+    entry["work"] = q.per_unit_of_work ? json{{"us_per_unit", *q.us_per_unit}, {"per_unit", q.per_unit_of_work->amount_string()}}
+                                       : json{{"us_per_unit", nullptr}, {"per_unit", nullptr}};
   put_message(entry, "idle_rule", idle_rule_text(q.offer));
   put_message(entry, "summary", q.summary);
   return entry;

@@ -76,7 +76,11 @@ void check_input(const QuotesInput& in, FieldErrors& errs);
 Message plan_text(const QuotePlan& p, Currency c);
 // Fills x's summary and, unless x is the first-ranked b, its component differences against b.
 // With a workload precision the summary speaks of cost per useful PFLOP-hour.
-void explain(OfferQuote& x, const OfferQuote& b, const std::string& precision);
+void explain(OfferQuote& x, const OfferQuote& b, const std::string& precision, const std::string& work_unit);
+// The unit of work in words: "training step" or "hour of the job's current work".
+inline Message work_unit_text(const std::string& unit) {
+  return Message(unit == "step" ? "advisor.quotes.work_unit.step" : "advisor.quotes.work_unit.hour_of_current_work");
+}
 // Warnings for q's best plan: the idle rule catching computing time, a multi-month commitment.
 void add_warnings(const Month& m, OfferQuote& q);
 // Fills res.misleads from the ranked offers and res.sticker_misleads.

@@ -120,6 +120,22 @@ void read_workload(Fields& f, QuoteWorkload& w) {
   static constexpr EnumEntry<Precision> kPrecisions[] = {
       {Precision::kFp16, "fp16"}, {Precision::kBf16, "bf16"}, {Precision::kFp8, "fp8"}};
   if (f.has("precision")) w.precision = enum_name(kPrecisions, f.enumeration("precision", kPrecisions));
+  f.object("work", false, [&](Fields& wf) {
+    enum class Unit { kStep, kHour };
+    static constexpr EnumEntry<Unit> kUnits[] = {{Unit::kStep, "step"}, {Unit::kHour, "hour_of_current_work"}};
+    w.work_unit = enum_name(kUnits, wf.enumeration("unit", kUnits));
+    const json* times = wf.raw("us_per_unit");
+    if (!times || !times->is_object() || times->empty() || times->size() > 64) {
+      wf.error("us_per_unit", Message("advisor.quotes.work_times"));
+      return;
+    }
+    for (const auto& [model, us] : times->items()) {
+      if (!us.is_number_integer() || us.get<int64_t>() < 1 || us.get<int64_t>() > 3'600'000'000'000)
+        wf.error("us_per_unit", Message("advisor.quotes.work_time").arg("model", model));
+      else
+        w.us_per_unit[model] = us.get<int64_t>();
+    }
+  });
 }
 
 // The catalog's dense TFLOPS (×10) of a model at a precision; nullopt when unknown or unpublished.
@@ -320,6 +336,16 @@ Result<QuotesInput> parse_quotes_input(const json& body, const GpuCatalog& catal
   read_measured(f, errs, in.workload, in.offers);
   if (!in.workload.precision.empty())
     for (auto& o : in.offers) o.datasheet_tflops_x10 = datasheet_tflops(catalog, o.offer.gpu_model, in.workload.precision);
+  // The unit times' GPU models as catalog ids (aliases resolved).
+  std::map<std::string, int64_t> by_id;
+  for (const auto& [model, us] : in.workload.us_per_unit) {
+    const GpuModel* m = catalog.find(model);
+    if (!m)
+      errs.add("workload.work.us_per_unit", Message("advisor.quotes.work_model").arg("model", model));
+    else
+      by_id[m->id] = us;
+  }
+  in.workload.us_per_unit = std::move(by_id);
   read_terms(f, in.commit_terms_months);
   f.finish();
   if (errs.empty()) check_input(in, errs);

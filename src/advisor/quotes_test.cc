@@ -653,6 +653,52 @@ TEST(QuoteCompare, RanksByCostPerUsefulPflopHourAtTheWorkloadsPrecision) {
   EXPECT_FALSE(to_json(g)["ranking"][0].contains("compute"));
 }
 
+// A fingerprinted job's training step takes 1.9 s on the PCIe card and 0.24 s on the SXM card (8
+// GPUs each): per step 0.57 × 8 × 1,900,000 ÷ 3,600,000,000 = 0.0024066… → 0.002407 against
+// 3.99 × 8 × 240,000 ÷ 3,600,000,000 = 0.002128: the dearer card is the cheaper step, ahead of the
+// precision's ranking; the old card has no time and ranks last with a warning.
+TEST(QuoteCompare, RanksAFingerprintedJobByCostPerUnitOfWork) {
+  json body = compute_body();
+  body["workload"]["work"] = {{"unit", "step"}, {"us_per_unit", {{"pcie-test-48gb", 1'900'000}, {"sxm-test-80gb", 240'000}}}};
+  QuotesResult r = run(body);
+  ASSERT_EQ(r.offers.size(), 3u);
+  EXPECT_EQ(r.ranked_by, "per_unit_of_work");
+  EXPECT_EQ(r.offers[0].label, "cloud/sxm");
+  EXPECT_EQ(r.offers[0].per_unit_of_work->micros(), 2'128);
+  EXPECT_EQ(r.offers[1].label, "cloud/pcie");
+  EXPECT_EQ(r.offers[1].per_unit_of_work->micros(), 2'407);
+  EXPECT_FALSE(r.offers[2].per_unit_of_work.has_value());
+  ASSERT_FALSE(r.offers[2].warnings.empty());
+  EXPECT_NE(render_en(r.offers[2].warnings.back()).find("no time on old-test-16gb"), std::string::npos);
+  const std::string first = render_en(r.offers[0].summary), second = render_en(r.offers[1].summary);
+  EXPECT_NE(first.find("Cheapest per training step: 0.002128 USD (240000 µs per unit on sxm-test-80gb"), std::string::npos)
+      << first;
+  EXPECT_NE(second.find("cloud/pcie: 0.002407 vs 0.002128 USD per training step (+13.1% on cloud/sxm)"), std::string::npos)
+      << second;
+  EXPECT_EQ(zh(r.offers[1].summary).find('{'), std::string::npos) << zh(r.offers[1].summary);
+  const json j = to_json(r);
+  EXPECT_EQ(j["ranking"][0]["work"], (json{{"us_per_unit", 240'000}, {"per_unit", "0.002128"}}));
+  EXPECT_TRUE(j["ranking"][2]["work"]["per_unit"].is_null());
+  EXPECT_GT(expect_messages_catalogued(j), 0u);
+  bool stepped = false;
+  for (const auto& st : r.steps) stepped |= st.formula == "3.99 × 8 × 240000 µs ÷ 3600000000 µs";
+  EXPECT_TRUE(stepped) << "no per-step arithmetic";
+
+  auto error_field = [](json b) {
+    auto in = parse_quotes_input(b, test_catalog());
+    return in.ok() ? std::string("(parsed)") : in.error().fields.empty() ? in.error().message : in.error().fields[0].field;
+  };
+  json unknown = body;
+  unknown["workload"]["work"]["us_per_unit"]["no-such-gpu"] = 5;
+  EXPECT_EQ(error_field(unknown), "workload.work.us_per_unit");
+  json zero = body;
+  zero["workload"]["work"]["us_per_unit"]["sxm-test-80gb"] = 0;
+  EXPECT_EQ(error_field(zero), "workload.work.us_per_unit");
+  json unit = body;
+  unit["workload"]["work"]["unit"] = "token";
+  EXPECT_EQ(error_field(unit), "workload.work.unit");
+}
+
 TEST(QuoteCompare, ComputeInputsAreChecked) {
   auto errors = [](json body) {
     auto in = parse_quotes_input(body, test_catalog());

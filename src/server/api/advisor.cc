@@ -92,6 +92,24 @@ Result<MeasuredDisk> node_disk_from_acceptance(App& app, const Record& job) {
   return out;
 }
 
+// A job's fingerprint from its metered samples, its storage judged against its nodes' measured
+// disk (disk.read_mbps 0 when none was measured or the job reads faster than it: it reads elsewhere).
+struct JobFingerprint {
+  FingerprintResult result;
+  MeasuredDisk disk;
+};
+Result<JobFingerprint> job_fingerprint(App& app, const Record& job, std::optional<Money> price) {
+  auto in = metered_fingerprint(app.store, app.catalog, job, app.clock.now(), price);
+  if (!in) return in.error();
+  auto disk = node_disk_from_acceptance(app, job);
+  if (!disk) return disk.error();
+  if (disk->read_mbps > 0 && in->io_bytes_per_s && *in->io_bytes_per_s > disk->read_mbps * 1'000'000) *disk = {};
+  if (disk->read_mbps > 0) in->storage_read_bytes_per_s = disk->read_mbps * 1'000'000;
+  auto r = compute_fingerprint(*in, app.catalog);
+  if (!r) return r.error();
+  return JobFingerprint{std::move(*r), *disk};
+}
+
 Result<json> fingerprint(App& app, const json& body, const Principal& p) {
   if (!body.contains("job")) {
     auto in = parse_fingerprint_input(body, app.catalog);
@@ -121,19 +139,13 @@ Result<json> fingerprint(App& app, const json& body, const Principal& p) {
       return Error::invalid("price_per_gpu_hour", Message("api.advise.fingerprint.price_positive"));
     price = *m;
   }
-  auto in = metered_fingerprint(app.store, app.catalog, *job, app.clock.now(), price);
-  if (!in) return in.error();
-  auto disk = node_disk_from_acceptance(app, *job);
-  if (!disk) return disk.error();
-  // Used only where it can be the job's storage: a job reading faster than that disk reads elsewhere.
-  const bool disk_fits = disk->read_mbps > 0 && (!in->io_bytes_per_s || *in->io_bytes_per_s <= disk->read_mbps * 1'000'000);
-  if (disk_fits) in->storage_read_bytes_per_s = disk->read_mbps * 1'000'000;
-  auto r = compute_fingerprint(*in, app.catalog);
-  if (!r) return r.error();
-  json out = to_json(*r);
+  auto fp = job_fingerprint(app, *job, price);
+  if (!fp) return fp.error();
+  json out = to_json(fp->result);
   out["source"] = {{"job", job->id}, {"from", "metered samples"}};
-  if (disk_fits)
-    out["source"]["storage_read"] = {{"acceptance_run", disk->run_id}, {"node", disk->node}, {"read_mbps", disk->read_mbps}};
+  if (fp->disk.read_mbps > 0)
+    out["source"]["storage_read"] =
+        {{"acceptance_run", fp->disk.run_id}, {"node", fp->disk.node}, {"read_mbps", fp->disk.read_mbps}};
   return out;
 }
 
@@ -275,7 +287,47 @@ Status fill_measured_fp16(App& app, QuotesInput& in) {
   return ok_status();
 }
 
-Result<json> quotes(App& app, const json& body) {
+// workload.job: the job's fingerprint gives the unit of work (a step, or an hour of its current
+// work) and its time on every GPU model it fits, at its GPU count (workload.gpus, filled when
+// absent, must equal it).
+Status fill_work_from_job(App& app, json& body, const Principal& p) {
+  if (!body.is_object() || !body.contains("workload") || !body["workload"].is_object() ||
+      !body["workload"].contains("job"))
+    return ok_status();
+  json& w = body["workload"];
+  if (w.contains("work")) return Error::invalid("workload.work", Message("api.advise.quotes.work_with_job"));
+  if (!w["job"].is_string()) return Error::invalid("workload.job", Message("api.advise.fingerprint.job_ref"));
+  const std::string ref = w["job"].get<std::string>();
+  auto job = find_visible(app.store, app.kinds.at("jobs"), p, ref);
+  if (!job) return Error::invalid("workload.job", Message("api.advise.fingerprint.no_job").arg("job", ref));
+  auto fp = job_fingerprint(app, *job, std::nullopt);
+  if (!fp) {
+    Error e = fp.error();
+    for (FieldError& fe : e.fields) fe.field = "workload.job";
+    return e;
+  }
+  const FingerprintResult& r = fp->result;
+  if (r.step_us_by_model.empty())
+    return Error::invalid("workload.job", Message("api.advise.quotes.job_no_times").arg("job", job->name));
+  if (!w.contains("gpus"))
+    w["gpus"] = r.input.gpu_count;
+  else if (!w["gpus"].is_number_integer() || w["gpus"].get<int64_t>() != r.input.gpu_count)
+    return Error::invalid("workload.gpus", Message("api.advise.quotes.job_gpus")
+                                               .arg("job", job->name)
+                                               .arg("gpus", std::to_string(r.input.gpu_count)));
+  json times = json::object();
+  for (const auto& [model, us] : r.step_us_by_model) times[model] = us;
+  w["work"] = {{"unit", r.step_time_given ? "step" : "hour_of_current_work"}, {"us_per_unit", times}};
+  w.erase("job");
+  return ok_status();
+}
+
+Result<json> quotes(App& app, json body, const Principal& p) {
+  std::string job_ref;
+  if (body.is_object() && body.contains("workload") && body["workload"].is_object() && body["workload"].contains("job") &&
+      body["workload"]["job"].is_string())
+    job_ref = body["workload"]["job"].get<std::string>();
+  if (auto s = fill_work_from_job(app, body, p); !s) return s.error();
   auto offers = load_offers(app.store, app.catalog);
   if (!offers) return offers.error();
   auto in = parse_quotes_input(body, app.catalog, *offers);
@@ -283,7 +335,9 @@ Result<json> quotes(App& app, const json& body) {
   if (auto s = fill_measured_fp16(app, *in); !s) return s.error();
   auto r = compute_quotes(*in);
   if (!r) return r.error();
-  return to_json(*r);
+  json out = to_json(*r);
+  if (!job_ref.empty()) out["work_from"] = {{"job", job_ref}, {"unit", in->workload.work_unit}};
+  return out;
 }
 
 Result<json> suppliers(App& app, json body, const httplib::Request& req) {
@@ -418,7 +472,7 @@ void register_advisor_routes(App& app, Router& srv) {
             else if (calc == "mix")
               out = mix(app, *body, p);
             else if (calc == "quotes")
-              out = quotes(app, *body);
+              out = quotes(app, *body, p);
             else if (calc == "suppliers")
               out = suppliers(app, *body, req);
             else
