@@ -399,6 +399,29 @@ std::vector<ResourceView> build_views() {
                false,
                nullptr});
 
+  v.push_back({"poc-runs",
+               "POC run",
+               "a tenant's 48-hour POC of one supplier, judged on every read (create -f; results: POST "
+               "/api/v1/poc-runs/{id}/results)",
+               {col("NAME", "name"),
+                col("SUPPLIER", "supplier"),
+                col("CONTRACT", "contract"),
+                col("START", "start"),
+                {"VERDICT", Align::kLeft,
+                 [](const json& d, TimeMs) {
+                   return d.contains("plan") && d["plan"].is_object() ? text(d["plan"], "verdict") : std::string("?");
+                 }},
+                {"RESULTS", Align::kRight,
+                 [](const json& d, TimeMs) {
+                   return d.contains("results") && d["results"].is_array() ? std::to_string(d["results"].size()) : std::string();
+                 }},
+                col("ID", "id")},
+               filters({"tenant", "supplier", "name"}),
+               true,
+               false,  // the plan is fixed; results are appended
+               true,
+               nullptr});
+
   v.push_back({"spot-prices",
                "spot price",
                "offers' spot market prices over time (appended, never changed)",

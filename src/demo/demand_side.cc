@@ -332,6 +332,22 @@ std::vector<DemoObject> demand_objects() {
                      {"term_months", 1},
                      {"starts_at", "2026-11-01T00:00:00Z"}}}}},
                  ""});
+  // Aurora's POC of Lambda's H100s before it signed (docs/advisor/poc.md#poc-runs): the pass marks
+  // from the contract's floors, no result recorded yet in the demo, so the verdict is pending.
+  out.push_back({"poc-runs",
+                 {{"name", "lambda-h100-poc"},
+                  {"supplier", "lambda"},
+                  {"contract", "aurora-lambda-h100"},
+                  {"start", "2026-11-18T01:00:00Z"},
+                  {"model",
+                   {{"name", "aurora-vit-l"},
+                    {"metric", "images/s"},
+                    {"baseline_throughput", "4200"},
+                    {"baseline", "8×A100 80GB, in-house"}}},
+                  {"gpu_model", "h100-sxm5-80gb"},
+                  {"gpus", 8},
+                  {"thresholds", {{"storage_gbps", "2"}}}},
+                 "aurora-ai"});
   for (const Job& j : aurora_jobs()) out.push_back({"jobs", job_body(j), "aurora-ai"});
   for (const Job& j : qingyun_jobs()) out.push_back({"jobs", job_body(j), "qingyun-tech"});
   // An engineer's interactive instance on one 910B with the corpus volume as its data disk.

@@ -77,7 +77,7 @@ class DemoWorldTest : public ::testing::Test {
   // the references the server resolves: each must name an object created before it.
   static void validate(const DemoWorld& w, Seen& s) {
     const std::vector<std::string> order = {"suppliers", "nodes", "offers", "measurements", "acceptance-runs", "tenants", "users", "projects",
-                                            "volumes", "reservations", "contracts", "jobs", "instances"};
+                                            "volumes", "reservations", "contracts", "poc-runs", "jobs", "instances"};
     size_t rank = 0;
     std::map<std::string, std::set<std::string>> names;  // kind -> names (unique across scopes: no ambiguity)
     for (const DemoObject& o : w.objects) {
@@ -164,6 +164,9 @@ class DemoWorldTest : public ::testing::Test {
         for (const auto& [sup, nodes] : s.nodes_by_supplier)
           for (const Node& n : nodes) known = known || n.name == r->node;
         EXPECT_TRUE(known) << "unknown node " << r->node;
+      } else if (o.kind == "poc-runs") {
+        EXPECT_FALSE(o.as_tenant.empty()) << "a POC is its tenant's";
+        EXPECT_TRUE(s.suppliers.count(o.body.value("supplier", ""))) << "unknown supplier";
       } else if (o.kind == "contracts") {
         EXPECT_TRUE(o.as_tenant.empty()) << "contracts are the operator's to create";
         auto r = parse_contract(o.body);

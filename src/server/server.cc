@@ -53,6 +53,7 @@ void register_all_routes(App& app, Router& srv) {
   register_alert_routes(app, srv);  // alerts, webhooks
   register_measurement_routes(app, srv);
   register_acceptance_run_routes(app, srv);
+  register_poc_run_routes(app, srv);
   register_advisor_routes(app, srv);
   register_job_metric_routes(app, srv);
   register_secret_routes(app, srv);

@@ -30,6 +30,18 @@ namespace gpurent {
 
 Result<std::string> newest_job_log_tail(const std::string& dir, const std::string& job_id, int64_t max_bytes);
 
+// A contract's floors: its clauses, else its first offer's contract template (as billing reads
+// them). Also used by poc_runs.cc.
+Result<ContractTemplate> contract_floors(App& app, StoreTx& tx, const Contract& k) {
+  if (k.clauses) return *k.clauses;
+  if (k.offer_ids.empty()) return ContractTemplate{};
+  auto rec = tx.get("offers", k.offer_ids.front());
+  if (!rec) return rec.error();
+  auto o = decode_record(*rec, [&](const json& b) { return parse_offer(b, app.catalog); }, "its contract's floors cannot be read");
+  if (!o) return o.error();
+  return o->contract_template;
+}
+
 namespace {
 
 constexpr int64_t kLogWindowBytes = 4 * 1024 * 1024;  // the report is the log's last line: read this much
@@ -190,18 +202,6 @@ std::vector<Measurement> plan_measurements(const AcceptanceReport& rep, const st
     }
   }
   return out;
-}
-
-// The contract's floors the run is judged against: the contract's clauses, else its first
-// offer's contract template (as billing reads them).
-Result<ContractTemplate> contract_floors(App& app, StoreTx& tx, const Contract& k) {
-  if (k.clauses) return *k.clauses;
-  if (k.offer_ids.empty()) return ContractTemplate{};
-  auto rec = tx.get("offers", k.offer_ids.front());
-  if (!rec) return rec.error();
-  auto o = decode_record(*rec, [&](const json& b) { return parse_offer(b, app.catalog); }, "its contract's floors cannot be read");
-  if (!o) return o.error();
-  return o->contract_template;
 }
 
 // Each floor against what the run measured: a card's FP16 GEMM against min_fp16_tflops, the

@@ -369,9 +369,11 @@ Result<json> suppliers(App& app, json body, const httplib::Request& req) {
   return out;
 }
 
+}  // namespace
+
 // A figure the acceptance run stored as fixed-point text ("712.5", "355.50") as an integer of its
 // decimals; -1 when it is not one.
-int64_t fixed_digits(const json& v) {
+static int64_t fixed_digits(const json& v) {
   if (!v.is_string()) return -1;
   int64_t n = 0;
   for (char c : v.get<std::string>()) {
@@ -386,8 +388,9 @@ int64_t fixed_digits(const json& v) {
 // the supplier's benchmark results, so nobody retypes them — bench_fp16_gemm: the slowest card's
 // dense FP16 GEMM (TFLOPS), bench_nccl: the lowest all-reduce bus bandwidth (GB/s), bench_storage:
 // the lowest fio read throughput (GB/s). Stages from the simulated GPU source count only where
-// the run says they were counted; a result also given by hand is a 422.
-Status fill_poc_from_acceptance(App& app, const Principal& p, json& body) {
+// the run says they were counted; a result also given by hand is a 422, unless given_wins (a POC
+// run, where a result recorded by hand stands). Also used by poc_runs.cc.
+Status fill_poc_from_acceptance(App& app, const Principal& p, json& body, bool given_wins) {
   if (!body.is_object() || !body.contains("suppliers") || !body["suppliers"].is_array()) return ok_status();
   json& suppliers = body["suppliers"];
   for (size_t i = 0; i < suppliers.size(); ++i) {
@@ -436,9 +439,11 @@ Status fill_poc_from_acceptance(App& app, const Principal& p, json& body) {
     }
     for (const auto& [item, w] : worst) {
       if (w.value < 0) continue;
-      if (sup.contains("results") && sup["results"].is_object() && sup["results"].contains(item))
+      if (sup.contains("results") && sup["results"].is_object() && sup["results"].contains(item)) {
+        if (given_wins) continue;  // a POC run: a result recorded by hand stands
         return Error::invalid("suppliers[" + std::to_string(i) + "].results." + item,
                               Message("api.advise.poc_result_twice").arg("item", item));
+      }
       if (!sup.contains("results") || !sup["results"].is_object()) sup["results"] = json::object();
       sup["results"][item] = {{"value", fixed_text(w.value, w.decimals)}, {"note", w.note}};
     }
@@ -446,8 +451,10 @@ Status fill_poc_from_acceptance(App& app, const Principal& p, json& body) {
   return ok_status();
 }
 
+namespace {
+
 Result<json> poc(App& app, json body, const Principal& p) {
-  if (auto s = fill_poc_from_acceptance(app, p, body); !s) return s.error();
+  if (auto s = fill_poc_from_acceptance(app, p, body, false); !s) return s.error();
   auto in = parse_poc_input(body);
   if (!in) return in.error();
   auto r = compute_poc(*in);

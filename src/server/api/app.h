@@ -66,6 +66,7 @@ void register_balance_routes(App& app, Router& srv);  // top-ups, balances, tena
 void register_alert_routes(App& app, Router& srv);  // alerts, webhooks
 void register_measurement_routes(App& app, Router& srv);
 void register_acceptance_run_routes(App& app, Router& srv);  // acceptance_runs.cc
+void register_poc_run_routes(App& app, Router& srv);         // poc_runs.cc
 void register_advisor_routes(App& app, Router& srv);  // POST /api/v1/advise/*
 void register_job_metric_routes(App& app, Router& srv);  // /api/v1/jobs/{id}/metrics
 void register_secret_routes(App& app, Router& srv);      // /api/v1/projects/{id}/secrets

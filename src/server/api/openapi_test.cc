@@ -124,6 +124,8 @@ const std::set<Op> kServerRoutes = {
     {"GET", "/api/v1/measurements"}, {"POST", "/api/v1/measurements"}, {"GET", "/api/v1/measurements/{ref}"},
     {"GET", "/api/v1/acceptance-runs"}, {"POST", "/api/v1/acceptance-runs"}, {"GET", "/api/v1/acceptance-runs/{ref}"},
     {"GET", "/api/v1/acceptance-runs/{ref}/report"},
+    {"GET", "/api/v1/poc-runs"}, {"POST", "/api/v1/poc-runs"}, {"GET", "/api/v1/poc-runs/{ref}"},
+    {"DELETE", "/api/v1/poc-runs/{ref}"}, {"POST", "/api/v1/poc-runs/{ref}/results"}, {"GET", "/api/v1/poc-runs/{ref}/report"},
     {"GET", "/api/v1/spot-prices"}, {"POST", "/api/v1/spot-prices"}, {"GET", "/api/v1/spot-prices/{ref}"},
     {"GET", "/api/v1/top-ups"}, {"POST", "/api/v1/top-ups"}, {"GET", "/api/v1/top-ups/{ref}"},
     {"GET", "/api/v1/tenants/{ref}/balance"}, {"PUT", "/api/v1/tenants/{ref}/billing"},
@@ -148,6 +150,7 @@ const std::set<Op> kNotAllowedRoutes = {
     {"PUT", "/api/v1/spot-prices/{ref}"}, {"DELETE", "/api/v1/spot-prices/{ref}"},
     {"PUT", "/api/v1/measurements/{ref}"}, {"DELETE", "/api/v1/measurements/{ref}"},
     {"PUT", "/api/v1/acceptance-runs/{ref}"}, {"DELETE", "/api/v1/acceptance-runs/{ref}"},
+    {"PUT", "/api/v1/poc-runs/{ref}"},
     {"POST", "/api/v1/issued-invoices"}, {"PUT", "/api/v1/issued-invoices/{ref}"},
     {"DELETE", "/api/v1/issued-invoices/{ref}"}, {"PUT", "/api/v1/credit-notes/{ref}"},
     {"DELETE", "/api/v1/credit-notes/{ref}"}, {"PUT", "/api/v1/top-ups/{ref}"},
@@ -463,7 +466,7 @@ std::string concrete(std::string path) {
 
 TEST(OpenApi, KindsAndListFiltersMatchTheRegisteredSpecs) {
   LiveServer srv;
-  ASSERT_EQ(srv.kinds().size(), 20u);
+  ASSERT_EQ(srv.kinds().size(), 21u);
   for (const auto& [kind, spec] : srv.kinds()) {
     const std::string base = "/api/v1/" + kind;
     std::set<std::string> params, expected = {"limit", "after"};
@@ -516,7 +519,8 @@ TEST(OpenApi, EveryDocumentedMethodIsServedAndNoOther) {
     EXPECT_EQ(r.status, 405) << m << " " << path;
     ASSERT_TRUE(r.headers.count("Allow")) << m << " " << path;
     const std::string allow = r.headers.find("Allow")->second;
-    EXPECT_EQ(allow, path == "/api/v1/instances/{ref}" ? "GET, DELETE" : "GET") << m << " " << path;
+    const bool deletable = path == "/api/v1/instances/{ref}" || path == "/api/v1/poc-runs/{ref}";
+    EXPECT_EQ(allow, deletable ? "GET, DELETE" : "GET") << m << " " << path;
   }
 }
 
