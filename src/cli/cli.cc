@@ -20,6 +20,8 @@ void add_secret_commands(CLI::App& app, CliContext& ctx);
 void add_artifact_commands(CLI::App& app, CliContext& ctx);
 // images list/show/delete/build/import (image_commands.cc).
 void add_image_commands(CLI::App& app, CliContext& ctx);
+// agent: the node agent (agent_command.cc).
+void add_agent_command(CLI::App& app, CliContext& ctx);
 
 namespace {
 
@@ -175,6 +177,7 @@ int run_cli(const std::vector<std::string>& args, const CliIo& io) {
   add_secret_commands(app, ctx);
   add_artifact_commands(app, ctx);
   add_image_commands(app, ctx);
+  add_agent_command(app, ctx);
   add_serve_command(app, ctx);
   add_store_commands(app, ctx);
   add_simulate_command(app, ctx);
