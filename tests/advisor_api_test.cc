@@ -275,7 +275,8 @@ TEST(Advisor, MeteredJobsAndDemandFeedTheAdvisorOfTheirOwnTenantOnly) {
   const json acc = expect_2xx(s.admin("POST", "/api/v1/acceptance-runs", json{{"report", report}}), "acceptance run").body;
   expect_2xx(s.admin("POST", "/api/v1/usage",
                      json{{"idempotency_key", "adv-2"},
-                          {"job_samples", {{{"at", format_rfc3339(SystemClock().now())}, {"job", id}, {"storage_io_bytes", 1000}}}}}),
+                          {"job_samples", {{{"at", format_rfc3339(SystemClock().now())}, {"job", id}, {"storage_io_bytes", 1000},
+                                            {"output_tokens", 90'000}}}}}),
              "job usage");
   fp = ok(advise(s, "fingerprint", {{"job", id}}, alice), "fingerprint with the measured disk");
   EXPECT_EQ(fp["source"]["storage_read"]["acceptance_run"], acc["id"]) << fp["source"].dump();
@@ -288,9 +289,13 @@ TEST(Advisor, MeteredJobsAndDemandFeedTheAdvisorOfTheirOwnTenantOnly) {
                            {"commit_terms_months", json::array()}};
   json q = ok(advise(s, "quotes", work_quote, alice), "quotes by the job's work");
   EXPECT_EQ(q["ranked_by"], "per_unit_of_work") << q.dump();
-  EXPECT_EQ(q["work_from"], (json{{"job", id}, {"unit", "hour_of_current_work"}}));
+  EXPECT_EQ(q["work_from"]["unit"], "hour_of_current_work");
+  EXPECT_EQ(q["work_from"]["job"], id);
   EXPECT_EQ(q["ranking"][0]["work"]["us_per_unit"], 3'600'000'000LL) << q["ranking"][0].dump();
   EXPECT_FALSE(q["ranking"][0]["work"]["per_unit"].is_null());
+  // Its metered output tokens make the hour's cost a cost per million tokens as well.
+  EXPECT_GT(q["work_from"].value("tokens_per_unit", int64_t{0}), 0) << q["work_from"].dump();
+  EXPECT_TRUE(q["ranking"][0]["work"]["per_million_tokens"].is_string()) << q["ranking"][0].dump();
   json wrong_gpus = work_quote;
   wrong_gpus["workload"]["gpus"] = 3;
   Resp bad = advise(s, "quotes", wrong_gpus, alice);

@@ -91,6 +91,9 @@ struct FingerprintInput {
   int64_t max_cpu_cores_per_gpu = kDefaultMaxCpuCoresPerGpu;
   std::optional<Money> price_per_cpu_core_hour;  // absent: cores come with the GPU price
   std::optional<int64_t> step_time_ms;           // absent: the unit is one hour of today's work
+  // Metered: the output tokens the job produced per hour of its runs (an inference job's); not
+  // used by the fingerprint itself, only carried to the quotes advisor's cost per million tokens.
+  std::optional<int64_t> output_tokens_per_hour;
   Money price_per_gpu_hour;
   std::optional<FingerprintStorage> faster_storage;
   int64_t network_gbps_per_gpu = kDefaultNetworkGbpsPerGpu;  // inter-node, bidirectional

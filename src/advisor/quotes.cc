@@ -332,6 +332,9 @@ void price_work(OfferQuote& q, const QuoteWorkload& w) {
   q.per_unit_of_work = Money(he(static_cast<__int128>(q.plans[q.best].per_useful_gpu_hour.micros()) * w.gpus * it->second,
                                 __int128{3'600'000'000}),
                              q.offer.currency);
+  if (w.tokens_per_unit)  // per unit × 10^6 ÷ tokens per unit, half to even at the micro-unit
+    q.per_million_tokens = Money(he(static_cast<__int128>(q.per_unit_of_work->micros()) * 1'000'000, *w.tokens_per_unit),
+                                 q.offer.currency);
 }
 
 // The ranked offer's steps: its best plan's charges, per useful GPU-hour and sticker price.
@@ -362,6 +365,10 @@ void add_offer_steps(std::vector<QuoteStep>& steps, const OfferQuote& q, const M
                          p.per_useful_gpu_hour.amount_string() + " × " + std::to_string(m.in.workload.gpus) + " × " +
                              std::to_string(*q.us_per_unit) + " µs ÷ 3600000000 µs",
                          q.per_unit_of_work->amount_string()));
+  if (q.per_million_tokens)
+    steps.push_back(step(Message("advisor.quotes.step.per_million_tokens").arg("offer", q.label),
+                         q.per_unit_of_work->amount_string() + " × 1000000 ÷ " + std::to_string(*m.in.workload.tokens_per_unit),
+                         q.per_million_tokens->amount_string()));
 }
 
 }  // namespace

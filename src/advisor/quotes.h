@@ -64,6 +64,9 @@ struct QuoteWorkload {
   // µs ÷ 3,600,000,000, which takes precedence over the precision. Empty unit: none.
   std::string work_unit;  // "step" | "hour_of_current_work"
   std::map<std::string, int64_t> us_per_unit;
+  // The output tokens one unit produces (an inference job's, metered): with it each offer's cost
+  // per unit also reads per million tokens = per unit × 1,000,000 ÷ tokens per unit.
+  std::optional<int64_t> tokens_per_unit;
 };
 
 struct QuoteOffer {
@@ -153,6 +156,7 @@ struct OfferQuote {
   // even at the micro-unit); none when the model's time is unknown (the offer ranks last).
   std::optional<int64_t> us_per_unit;
   std::optional<Money> per_unit_of_work;
+  std::optional<Money> per_million_tokens;  // with the workload's tokens per unit
   Message summary;
   std::vector<Message> warnings;
 };

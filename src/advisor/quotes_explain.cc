@@ -367,8 +367,11 @@ json ranking_entry(const QuotesResult& r, const OfferQuote& q) {
                                     : json{{"tflops", nullptr}, {"source", nullptr}, {"per_useful_pflop_hour", nullptr}};
   if (q.measured_cards > 0) entry["compute"]["measured_cards"] = q.measured_cards;
   if (r.ranked_by == "per_unit_of_work")
+  {
     entry["work"] = q.per_unit_of_work ? json{{"us_per_unit", *q.us_per_unit}, {"per_unit", q.per_unit_of_work->amount_string()}}
                                        : json{{"us_per_unit", nullptr}, {"per_unit", nullptr}};
+    if (q.per_million_tokens) entry["work"]["per_million_tokens"] = q.per_million_tokens->amount_string();
+  }
   put_message(entry, "idle_rule", idle_rule_text(q.offer));
   put_message(entry, "summary", q.summary);
   return entry;

@@ -124,6 +124,7 @@ void read_workload(Fields& f, QuoteWorkload& w) {
     enum class Unit { kStep, kHour };
     static constexpr EnumEntry<Unit> kUnits[] = {{Unit::kStep, "step"}, {Unit::kHour, "hour_of_current_work"}};
     w.work_unit = enum_name(kUnits, wf.enumeration("unit", kUnits));
+    if (auto t = wf.opt_integer("tokens_per_unit", 1, 1'000'000'000'000'000)) w.tokens_per_unit = *t;
     const json* times = wf.raw("us_per_unit");
     if (!times || !times->is_object() || times->empty() || times->size() > 64) {
       wf.error("us_per_unit", Message("advisor.quotes.work_times"));

@@ -684,6 +684,15 @@ TEST(QuoteCompare, RanksAFingerprintedJobByCostPerUnitOfWork) {
   for (const auto& st : r.steps) stepped |= st.formula == "3.99 × 8 × 240000 µs ÷ 3600000000 µs";
   EXPECT_TRUE(stepped) << "no per-step arithmetic";
 
+  // With the output tokens a step produces, the same ranking reads per million tokens too.
+  json tokens = body;
+  tokens["workload"]["work"]["tokens_per_unit"] = 4000;
+  QuotesResult t = run(tokens);
+  EXPECT_EQ(t.offers[0].per_million_tokens->micros(), 532'000);  // 0.002128 × 10^6 ÷ 4000
+  EXPECT_EQ(t.offers[1].per_million_tokens->micros(), 601'750);  // 0.002407 × 10^6 ÷ 4000
+  EXPECT_FALSE(t.offers[2].per_million_tokens.has_value());
+  EXPECT_EQ(to_json(t)["ranking"][0]["work"]["per_million_tokens"], "0.532");
+
   auto error_field = [](json b) {
     auto in = parse_quotes_input(b, test_catalog());
     return in.ok() ? std::string("(parsed)") : in.error().fields.empty() ? in.error().message : in.error().fields[0].field;

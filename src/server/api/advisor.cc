@@ -318,6 +318,9 @@ Status fill_work_from_job(App& app, json& body, const Principal& p) {
   json times = json::object();
   for (const auto& [model, us] : r.step_us_by_model) times[model] = us;
   w["work"] = {{"unit", r.step_time_given ? "step" : "hour_of_current_work"}, {"us_per_unit", times}};
+  // An inference job's metered output tokens: what an hour of its current work produces.
+  if (!r.step_time_given && r.input.output_tokens_per_hour && *r.input.output_tokens_per_hour > 0)
+    w["work"]["tokens_per_unit"] = *r.input.output_tokens_per_hour;
   w.erase("job");
   return ok_status();
 }
@@ -336,7 +339,10 @@ Result<json> quotes(App& app, json body, const Principal& p) {
   auto r = compute_quotes(*in);
   if (!r) return r.error();
   json out = to_json(*r);
-  if (!job_ref.empty()) out["work_from"] = {{"job", job_ref}, {"unit", in->workload.work_unit}};
+  if (!job_ref.empty()) {
+    out["work_from"] = {{"job", job_ref}, {"unit", in->workload.work_unit}};
+    if (in->workload.tokens_per_unit) out["work_from"]["tokens_per_unit"] = *in->workload.tokens_per_unit;
+  }
   return out;
 }
 

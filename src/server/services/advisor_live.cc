@@ -133,7 +133,11 @@ Result<FingerprintInput> metered_fingerprint(StoreReader& store, const GpuCatalo
   usage.avg_gpu_utilization_permille = (util_sum * 10 * 2 + util_n) / (2 * util_n);
   auto totals = store.job_usage_totals({.job_id = job.id, .from = first, .to = last + 1});
   if (!totals) return totals.error();
-  for (const auto& t : *totals) usage.storage_io_bytes += t.storage_io_bytes;
+  int64_t output_tokens = 0;
+  for (const auto& t : *totals) {
+    usage.storage_io_bytes += t.storage_io_bytes;
+    output_tokens += t.output_tokens;
+  }
   if (!price) {
     if (offer_id.empty())
       return Error::invalid("price_per_gpu_hour", Message("services.advisor_live.price_required").arg("job", job.name));
@@ -143,7 +147,11 @@ Result<FingerprintInput> metered_fingerprint(StoreReader& store, const GpuCatalo
     if (!offer) return offer.error();
     price = offer->prices.on_demand;
   }
-  return fingerprint_input_from_metered(model, gpus, *price, usage, catalog);
+  auto in = fingerprint_input_from_metered(model, gpus, *price, usage, catalog);
+  if (in && output_tokens > 0)  // per hour of the job's runs, rounded half up (a rate, not money)
+    in->output_tokens_per_hour =
+        static_cast<int64_t>((static_cast<__int128>(output_tokens) * 2 * kMsPerHour + usage.duration_ms) / (2 * usage.duration_ms));
+  return in;
 }
 
 }  // namespace gpurent
