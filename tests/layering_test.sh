@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The rooms keep their doors (docs/architecture.md#rooms): fails, naming file and line, when
-#  - an engine module (core catalog model sched meter billing advisor insight sim demo) includes store/,
+#  - an engine module (core catalog model sched meter billing advisor insight sim demo market) includes store/,
 #    exec/, io/ or server/, or an HTTP library;
-#  - a pure engine (catalog model sched meter billing advisor insight demo) reads a file, the environment
+#  - a pure engine (catalog model sched meter billing advisor insight demo market) reads a file, the environment
 #    or a clock (std::getenv, fstreams, fopen, std::chrono clocks, std::time): the shell (io/,
 #    server/, cli/) reads them and passes values in (sim reads trace files by design; core's clock
 #    is the injected clock itself);
@@ -25,10 +25,10 @@ check() {  # check DIRS REGEX WHY
   fi
 }
 engines=""
-for m in core catalog model sched meter billing advisor insight sim demo; do engines="$engines src/$m"; done
+for m in core catalog model sched meter billing advisor insight sim demo market; do engines="$engines src/$m"; done
 check "$engines" 'store/|exec/|io/|server/|httplib|boost/beast' "engines do no I/O: no store, executor, file access, server or HTTP"
 pure=""
-for m in catalog model sched meter billing advisor insight demo; do pure="$pure src/$m"; done
+for m in catalog model sched meter billing advisor insight demo market; do pure="$pure src/$m"; done
 hits=$(grep -rnE 'std::getenv|getenv\(|<fstream>|std::[io]?fstream|fopen\(|system_clock|steady_clock|high_resolution_clock|std::time\(' \
   $pure --include='*.h' --include='*.cc' | grep -vE '_test\.cc:|test_util\.h:' || true)
 if [ -n "$hits" ]; then
