@@ -3,6 +3,7 @@
 // by hand, the verdict judged on every read, and the report in both languages.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -89,6 +90,26 @@ TEST(PocRuns, AnAcceptanceRunAndTypedResultsDecideTheVerdictAgainstTheContract) 
   EXPECT_NE(zh.text.find("850 samples/s"), std::string::npos) << zh.text;
   Resp en = s.raw("GET", "/api/v1/poc-runs/" + id + "/report", admin, "", "");
   EXPECT_NE(en.text.find("## Stages"), std::string::npos) << en.text;
+
+  // The CLI: a result recorded and the report printed, through the real binary.
+  {
+    const std::string cli = "GPURENT_SERVER=" + s.url() + " GPURENT_TOKEN=" + admin + " " + GPURENT_BIN;
+    std::string out;
+    if (FILE* p = popen((cli + " poc-runs record dc-poc --item env_rdma --passed --note 'ib_write_bw 390 Gb/s' 2>&1").c_str(), "r")) {
+      char buf[4096];
+      while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+      EXPECT_EQ(pclose(p), 0) << out;
+    }
+    EXPECT_NE(out.find("POC dc-poc: reject"), std::string::npos) << out;
+    out.clear();
+    if (FILE* p = popen((cli + " poc-runs report dc-poc --lang zh 2>&1").c_str(), "r")) {
+      char buf[4096];
+      while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+      EXPECT_EQ(pclose(p), 0) << out;
+    }
+    EXPECT_NE(out.find("# POC 验证 dc-poc"), std::string::npos) << out;
+    EXPECT_NE(out.find("ib_write_bw 390 Gb/s"), std::string::npos) << out;
+  }
 
   // Results the advisor cannot read are refused naming the field; others may not write or see.
   Resp unknown = s.req("POST", "/api/v1/poc-runs/" + id + "/results", admin, json{{"item", "bench_fp32"}, {"value", "1"}});

@@ -252,6 +252,28 @@ TEST_F(CliTest, NodesFailTakesTheNodeOutAsAFailureKeepingItsVersion) {
   EXPECT_EQ(run({"nodes", "fail", "gpn1"}).rc, 2);  // the reason is required
 }
 
+TEST_F(CliTest, PocRunsRecordResultsAndPrintReports) {
+  api_.on("POST /api/v1/poc-runs/dc-poc/results",
+          {200, R"({"id":"pcr_1","name":"dc-poc","plan":{"verdict":"reject","reason":"dc runs m 15.00% slower"}})"});
+  CliRun r = run({"poc-runs", "record", "dc-poc", "--item", "model_throughput", "--value", "850", "--note", "bf16"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "POC dc-poc: reject — dc runs m 15.00% slower\n");
+  EXPECT_EQ(json::parse(api_.requests().at(0).body), (json{{"item", "model_throughput"}, {"value", "850"}, {"note", "bf16"}}));
+  r = run({"poc-runs", "record", "dc-poc", "--item", "env_rdma", "--failed"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(json::parse(api_.requests().at(1).body), (json{{"item", "env_rdma"}, {"passed", false}}));
+  r = run({"poc-runs", "record", "dc-poc", "--acceptance-run", "acr_0123456789abcdef"});
+  EXPECT_EQ(json::parse(api_.requests().at(2).body), (json{{"acceptance_run", "acr_0123456789abcdef"}}));
+  EXPECT_EQ(run({"poc-runs", "record", "dc-poc"}).rc, 2);
+  EXPECT_EQ(run({"poc-runs", "record", "dc-poc", "--item", "x", "--acceptance-run", "y"}).rc, 2);
+  EXPECT_EQ(run({"poc-runs", "record", "dc-poc", "--item", "x", "--passed", "--value", "1"}).rc, 2);
+  api_.on("GET /api/v1/acceptance-runs/acr_1/report", {200, "# Acceptance run acr_1\n", "text/markdown; charset=utf-8"});
+  r = run({"acceptance-runs", "report", "acr_1", "--lang", "zh"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "# Acceptance run acr_1\n");
+  EXPECT_EQ(api_.requests().back().params.find("lang")->second, "zh");
+}
+
 TEST_F(CliTest, ConflictIsExitCode1) {
   api_.on("PUT /api/v1/tenants/acme",
           {409, R"({"status":409,"title":"Conflict","detail":"version 3 is stale; current is 4"})"});

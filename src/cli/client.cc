@@ -320,7 +320,8 @@ ApiResult<json> ApiClient::call(Method m, const std::string& path, const Query& 
   if (r->body.empty() || status == 204) return json(nullptr);
   // Text exports (CSV) and printable pages (HTML) come back as a JSON string holding the text.
   const std::string type = r->get_header_value("Content-Type");
-  if (type.rfind("text/csv", 0) == 0 || type.rfind("text/html", 0) == 0) return json(r->body);
+  if (type.rfind("text/csv", 0) == 0 || type.rfind("text/html", 0) == 0 || type.rfind("text/markdown", 0) == 0)
+    return json(r->body);
   json doc = json::parse(r->body, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) {
     ApiError e;

@@ -89,7 +89,7 @@ class ApiClient {
 
   // `path` is relative to /api/v1 and already encoded ("/nodes/nod_0123"). Results: the response
   // body as JSON (null when the server sent none, e.g. 204; a string holding the text of a
-  // text/csv export or a text/html page).
+  // text/csv export, a text/html page or a text/markdown report).
   ApiResult<json> get(const std::string& path, const Query& query = {});
   ApiResult<json> post(const std::string& path, const json& body);
   ApiResult<json> put(const std::string& path, const json& body);

@@ -309,9 +309,81 @@ void add_instance_verbs(CLI::App& instances, CliContext& ctx) {
   add_instance_volume_verbs(instances, ctx);
 }
 
+// `acceptance-runs report RUN` and `poc-runs report POC`: the Markdown report in --lang.
+void add_report_verb(CLI::App& noun, CliContext& ctx, const std::string& kind, const char* what) {
+  struct Opts {
+    std::string ref, lang = "en";
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = noun.add_subcommand("report", std::string("print ") + what + " as a Markdown report");
+  cmd->add_option("ref", o->ref, "id or name")->required();
+  cmd->add_option("--lang", o->lang, "en or zh")->check(CLI::IsMember({"en", "zh"}))->capture_default_str();
+  cmd->callback([&ctx, o, kind] {
+    ctx.action = [&ctx, o, kind] {
+      int rc = kExitOk;
+      ApiClient* c = ctx.client(&rc);
+      if (!c) return rc;
+      auto r = c->get("/" + kind + seg(o->ref) + "/report", {{"lang", o->lang}});
+      if (!r) return ctx.fail(r.error());
+      ctx.out() << (r->is_string() ? r->get<std::string>() : r->dump());
+      return kExitOk;
+    };
+  });
+}
+
+// `poc-runs record POC (--item ID (--passed | --failed | --value V) | --acceptance-run RUN) [--note]`:
+// appends a result (operators, the tenant's admins) and prints the verdict now.
+void add_poc_verbs(CLI::App& pocs, CliContext& ctx) {
+  struct Opts {
+    std::string poc, item, value, run, note;
+    bool passed = false, failed = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = pocs.add_subcommand("record", "record a POC result: one item's, or an acceptance run's figures");
+  cmd->add_option("poc", o->poc, "POC run id or name")->required();
+  auto* item = cmd->add_option("--item", o->item, "a plan item id (bench_nccl, model_throughput, env_rdma, …)");
+  auto* run = cmd->add_option("--acceptance-run", o->run, "an acceptance run whose figures become the benchmark results");
+  auto* passed = cmd->add_flag("--passed", o->passed, "a yes-item passed");
+  auto* failed = cmd->add_flag("--failed", o->failed, "a yes-item failed");
+  auto* value = cmd->add_option("--value", o->value, "a figure item's value (a decimal, at most 3 places)");
+  cmd->add_option("--note", o->note, "how it was measured");
+  item->excludes(run);
+  passed->excludes(failed)->excludes(value)->excludes(run);
+  failed->excludes(value)->excludes(run);
+  value->excludes(run);
+  cmd->callback([&ctx, o] {
+    ctx.action = [&ctx, o]() -> int {
+      if (o->item.empty() && o->run.empty())
+        return ctx.fail(Error::invalid("--item", "give --item (with --passed, --failed or --value) or --acceptance-run"), kExitUsage);
+      json body = json::object();
+      if (!o->run.empty()) {
+        body["acceptance_run"] = o->run;
+      } else {
+        body["item"] = o->item;
+        if (o->passed || o->failed) body["passed"] = o->passed;
+        if (!o->value.empty()) body["value"] = o->value;
+      }
+      if (!o->note.empty()) body["note"] = o->note;
+      int rc = kExitOk;
+      ApiClient* c = ctx.client(&rc);
+      if (!c) return rc;
+      auto r = c->post("/poc-runs" + seg(o->poc) + "/results", body);
+      if (!r) return ctx.fail(r.error());
+      return ctx.emit(*r, [&](std::ostream& out) {
+        const json plan = r->value("plan", json::object());
+        out << "POC " << printable(r->value("name", o->poc)) << ": " << printable(plan.value("verdict", "?")) << " — "
+            << printable(plan.value("reason", "")) << "\n";
+      });
+    };
+  });
+  add_report_verb(pocs, ctx, "poc-runs", "a POC run");
+}
+
 }  // namespace
 
 void add_operator_commands(CLI::App& app, CliContext& ctx) {
+  if (CLI::App* pocs = app.get_subcommand("poc-runs")) add_poc_verbs(*pocs, ctx);
+  if (CLI::App* acc = app.get_subcommand("acceptance-runs")) add_report_verb(*acc, ctx, "acceptance-runs", "an acceptance run");
   if (CLI::App* instances = app.get_subcommand("instances")) add_instance_verbs(*instances, ctx);
   if (CLI::App* nodes = app.get_subcommand("nodes")) add_node_verbs(*nodes, ctx);
   if (CLI::App* alerts = app.get_subcommand("alerts")) add_alert_verbs(*alerts, ctx);
