@@ -120,4 +120,28 @@ inline std::string make_temp_dir(const std::string& prefix) {
   return mkdtemp(tmpl.data()) ? tmpl : "";
 }
 
+// A local-executor server's folder in b.dir (a new /tmp/<prefix>-XXXXXX): runs, job output, volumes
+// and `gpus` fake GPU device nodes (character devices, which containers get passed through). ""
+// when it is ready, else what failed.
+inline std::string prepare_local_box(ContainerTestBox& b, const std::string& prefix, int gpus) {
+  b.dir = make_temp_dir(prefix);
+  if (b.dir.empty()) return "cannot make a folder under /tmp";
+  for (const char* d : {"/dev", "/out", "/volumes", "/runs"}) std::filesystem::create_directories(b.dir + d);
+  for (int i = 0; i < gpus; ++i)
+    if (std::system(("mknod " + b.dir + "/dev/gpu" + std::to_string(i) + " c 1 3").c_str()) != 0)
+      return "mknod " + b.dir + "/dev/gpu" + std::to_string(i) + " failed";
+  return "";
+}
+
+// The flags of a server running containers on this machine as node "box" of supplier "dc"
+// (H100s, the box's folders), followed by `extra`.
+inline std::vector<std::string> local_executor_flags(const ContainerTestBox& b, std::vector<std::string> extra) {
+  std::vector<std::string> flags = {"--executor", "local", "--containers", "--local-supplier", "dc", "--local-node", "box",
+                                    "--local-gpu-model", "h100-sxm5-80gb", "--local-driver", "550.90.07", "--local-cuda", "12.4",
+                                    "--local-run-dir", b.dir + "/runs", "--job-output-dir", b.dir + "/out",
+                                    "--container-gpu-device", b.dir + "/dev/gpu%d", "--volume-root", b.dir + "/volumes"};
+  flags.insert(flags.end(), extra.begin(), extra.end());
+  return flags;
+}
+
 }  // namespace gpurent::testing

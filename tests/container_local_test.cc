@@ -49,17 +49,9 @@ TEST(ContainerLocal, local_containers_RunWithoutSlurmAndSurviveAServerKill) {
   ASSERT_EQ(not_ready, "");
 
   ContainerTestBox b;
-  b.dir = make_temp_dir("gpurent-local");
-  ASSERT_NE(b.dir, "");
-  for (const char* d : {"/dev", "/out", "/volumes", "/runs"}) fs::create_directories(b.dir + d);
-  for (int i = 0; i < 4; ++i)
-    ASSERT_EQ(std::system(("mknod " + b.dir + "/dev/gpu" + std::to_string(i) + " c 1 3").c_str()), 0);
-
-  ServerProcess s({"--executor", "local", "--containers", "--local-supplier", "dc", "--local-node", "box",
-                   "--local-gpu-model", "h100-sxm5-80gb", "--local-driver", "550.90.07", "--local-cuda", "12.4",
-                   "--local-run-dir", b.dir + "/runs", "--job-output-dir", b.dir + "/out",
-                   "--container-gpu-device", b.dir + "/dev/gpu%d", "--volume-root", b.dir + "/volumes",
-                   "--sched-interval-ms", "200", "--firewall-interval-s", "1"});
+  const std::string box = prepare_local_box(b, "gpurent-local", 4);
+  ASSERT_EQ(box, "");
+  ServerProcess s(local_executor_flags(b, {"--sched-interval-ms", "200", "--firewall-interval-s", "1"}));
   expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
   // The machine is the supplier's node, with the four GPU device files it has.
   json nodes = wait_for(s, "/api/v1/nodes?supplier=dc", [](const json& j) { return j["items"].size() == 1; });
