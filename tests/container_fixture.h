@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <stdlib.h>
 
@@ -48,6 +49,17 @@ inline std::string container_test_setup(bool* skip) {
   *skip = rc == 77;
   return rc == 0 ? "" : out.empty() ? "scripts/debian-image failed" : out;
 }
+
+// In a test body: skips the test without root (containers with device nodes) or without Podman and
+// kImage (container_test_setup), and fails it when the image cannot be built.
+#define GPURENT_NEED_LOCAL_CONTAINERS()                                                        \
+  do {                                                                                        \
+    if (geteuid() != 0) GTEST_SKIP() << "needs root (Podman containers with device nodes)";   \
+    bool skip_ = false;                                                                       \
+    const std::string not_ready_ = ::gpurent::testing::container_test_setup(&skip_);          \
+    if (skip_) GTEST_SKIP() << not_ready_;                                                    \
+    ASSERT_EQ(not_ready_, "");                                                                \
+  } while (0)
 
 // A test's folder and its tenant's network: at the end, only this test's containers (those on that
 // network: other container tests may run beside it), the network and the folder are removed.

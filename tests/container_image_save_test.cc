@@ -32,11 +32,7 @@ std::vector<std::string> files_naming(const std::string& dir, const std::string&
 }
 
 TEST(ContainerImageSave, local_containers_ARunningInstanceIsSavedAsAnImageJobsRunIn) {
-  if (geteuid() != 0) GTEST_SKIP() << "needs root (Podman containers with device nodes)";
-  bool skip = false;
-  const std::string not_ready = container_test_setup(&skip);
-  if (skip) GTEST_SKIP() << not_ready;
-  ASSERT_EQ(not_ready, "");
+  GPURENT_NEED_LOCAL_CONTAINERS();
 
   ContainerTestBox b;
   b.dir = make_temp_dir("gpurent-save");

@@ -27,13 +27,9 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(ContainerInstance, local_containers_SshAndNotebookReachAnInstanceAcrossStopAndStart) {
-  if (geteuid() != 0) GTEST_SKIP() << "needs root (Podman containers with device nodes)";
   if (std::system("command -v ssh >/dev/null && command -v ssh-keygen >/dev/null && command -v curl >/dev/null") != 0)
     GTEST_SKIP() << "needs the OpenSSH client and curl (scripts/install-deps.sh)";
-  bool skip = false;
-  const std::string not_ready = container_test_setup(&skip);
-  if (skip) GTEST_SKIP() << not_ready;
-  ASSERT_EQ(not_ready, "");
+  GPURENT_NEED_LOCAL_CONTAINERS();
 
   ContainerTestBox b;
   b.dir = make_temp_dir("gpurent-instance");

@@ -42,11 +42,7 @@ const char* kFacts =
     "time.sleep(float(os.environ.get('SLEEP', '0')))";
 
 TEST(ContainerLocal, local_containers_RunWithoutSlurmAndSurviveAServerKill) {
-  if (geteuid() != 0) GTEST_SKIP() << "needs root (Podman containers with device nodes)";
-  bool skip = false;
-  const std::string not_ready = container_test_setup(&skip);
-  if (skip) GTEST_SKIP() << not_ready;
-  ASSERT_EQ(not_ready, "");
+  GPURENT_NEED_LOCAL_CONTAINERS();
 
   ContainerTestBox b;
   const std::string box = prepare_local_box(b, "gpurent-local", 4);

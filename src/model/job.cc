@@ -347,6 +347,7 @@ Result<Job> parse_job(const json& body, Currency currency) {
   j.env = read_env(f);
   j.expected_duration_seconds = f.opt_integer("expected_duration_seconds", 1, kMaxJobDurationSeconds);
   j.time_limit_seconds = f.opt_integer("time_limit_seconds", 1, kMaxJobDurationSeconds);
+  j.fault_retries = f.opt_integer("fault_retries", 0, kMaxFaultRetries).value_or(0);
   j.workdir = f.opt_str("workdir", kWorkdirRule);
   if (j.workdir && ("/" + *j.workdir + "/").find("/../") != std::string::npos)
     f.error("workdir", Message("job.workdir.dotdot"));
@@ -476,6 +477,7 @@ json to_json(const Job& j) {
   if (!j.env.empty()) out["env"] = j.env;
   put_opt(out, "expected_duration_seconds", j.expected_duration_seconds);
   put_opt(out, "time_limit_seconds", j.time_limit_seconds);
+  if (j.fault_retries > 0) out["fault_retries"] = j.fault_retries;
   put_opt(out, "workdir", j.workdir);
   if (!j.secrets.empty()) {
     json secs = json::array();

@@ -82,6 +82,7 @@ inline constexpr size_t kMaxPlaceChoices = 16;  // constraints.regions, constrai
 inline constexpr size_t kMaxVolumes = 16;
 inline constexpr size_t kMaxJobSecrets = 32;
 inline constexpr size_t kMaxJobArtifacts = 32;
+inline constexpr int64_t kMaxFaultRetries = 10;
 
 // Per worker. Absent: a share of the node proportional to the worker's GPUs.
 struct WorkerResources {
@@ -204,6 +205,10 @@ struct Job {
   std::optional<int64_t> expected_duration_seconds;  // 1..31 days; a hint for backfill and quotes
   std::optional<int64_t> time_limit_seconds;  // 1 s..31 days; the executor stops the job after it
   std::optional<std::string> workdir;         // absolute path on the node; absent: the executor's default
+  // How many times a run whose worker was killed from outside (SIGKILL or SIGBUS: an operator, the
+  // host's OOM killer, a machine check) is requeued instead of failing the job, 0..kMaxFaultRetries.
+  // Runs that fail otherwise (an exit code, a reported OOM kill, a cancel, a time limit) never are.
+  int64_t fault_retries = 0;
   std::vector<VolumeMount> volumes;           // at most kMaxVolumes, distinct names and mounts
   std::vector<JobSecret> secrets;             // at most kMaxJobSecrets, distinct env names and files
   std::vector<JobArtifact> artifacts;         // at most kMaxJobArtifacts, distinct mounts

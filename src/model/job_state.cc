@@ -71,6 +71,7 @@ Result<JobStatus> parse_job_status(const json& status, const std::string& path) 
     s.reason = verbatim(text);
   }
   s.updated_at = f.opt_time("updated_at").value_or(0);
+  s.fault_retries_used = f.opt_integer("fault_retries_used", 0, 1000).value_or(0);
   f.objects("placement", false, 1024 * 1000, [&](Fields& p, size_t) {
     WorkerPlacement w;
     w.replica = p.integer("replica", 0, 999);
@@ -117,6 +118,7 @@ json to_json(const JobStatus& s) {
     j["reason_message"] = message_to_json(s.reason);
   }
   if (s.updated_at != 0) j["updated_at"] = format_rfc3339(s.updated_at);
+  if (s.fault_retries_used > 0) j["fault_retries_used"] = s.fault_retries_used;
   return j;
 }
 

@@ -61,6 +61,7 @@ struct JobStatus {
   Message reason;       // why the job is in this state ("preempted by job_…", "exit code 137")
   TimeMs updated_at = 0;  // when state last changed; 0 = not yet recorded
   std::vector<WorkerPlacement> placement;  // non-empty only while admitted or running
+  int64_t fault_retries_used = 0;  // runs requeued after a killed worker (Job::fault_retries); kept by every move
 
   bool operator==(const JobStatus&) const = default;
 };

@@ -25,7 +25,7 @@ json valid_training() {
                    "rdma":"infiniband","placement":"same_nvlink_domain"},
     "billing":{"mode":"on_demand","max_price_per_gpu_hour":"2.75"},
     "image":"nvcr.io/nvidia/pytorch:24.05-py3","command":["torchrun","train.py"],
-    "env":{"NCCL_DEBUG":"INFO"},"expected_duration_seconds":3600,"time_limit_seconds":7200,"workdir":"/data/runs/resnet",
+    "env":{"NCCL_DEBUG":"INFO"},"expected_duration_seconds":3600,"time_limit_seconds":7200,"fault_retries":2,"workdir":"/data/runs/resnet",
     "labels":{"team":"vision"}})");
 }
 
@@ -61,6 +61,7 @@ TEST(Job, ParsesTrainingJobAndRoundTrips) {
   EXPECT_EQ(j->priority_class, PriorityClass::kNormal);
   EXPECT_EQ(j->billing.max_price_per_gpu_hour, Money(2'750'000, Currency::kCNY));
   EXPECT_EQ(j->env.at("NCCL_DEBUG"), "INFO");
+  EXPECT_EQ(j->fault_retries, 2);
   EXPECT_EQ(j->status.state, JobState::kPending);
   expect_round_trip(*j);
   EXPECT_EQ(to_json(*j)["billing"]["max_price_per_gpu_hour"], "2.75");
@@ -72,6 +73,8 @@ TEST(Job, DefaultsFollowTheKind) {
                      Currency::kUSD);
   ASSERT_TRUE(j.ok()) << j.error().message;
   EXPECT_EQ(j->workers, 1);
+  EXPECT_EQ(j->fault_retries, 0);
+  EXPECT_FALSE(to_json(*j).contains("fault_retries"));
   EXPECT_EQ(j->priority_class, PriorityClass::kLow);
   EXPECT_EQ(j->billing.mode, BillingMode::kOnDemand);
   EXPECT_EQ(j->billing.max_price_per_gpu_hour, std::nullopt);
@@ -125,8 +128,10 @@ TEST(Job, ServerSetFieldsAreEmittedButNeverRead) {
   j.status.updated_at = parse_rfc3339("2026-11-29T10:00:00Z", "t").value();
   j.status.placement = {{0, 0, "nod_00000000000000a1", {0, 1, 2, 3, 4, 5, 6, 7}, 0},
                         {0, 1, "nod_00000000000000a2", {0, 1, 2, 3, 4, 5, 6, 7}, 0}};
+  j.status.fault_retries_used = 1;
   json doc = to_json(j);
   EXPECT_EQ(doc["tenant_id"], "ten_0123456789abcdef");
+  EXPECT_EQ(doc["status"]["fault_retries_used"], 1);
   EXPECT_EQ(doc["status"]["state"], "running");
   EXPECT_EQ(doc["status"]["updated_at"], "2026-11-29T10:00:00.000Z");
   EXPECT_EQ(doc["status"]["placement"][1]["node"], "nod_00000000000000a2");
@@ -224,6 +229,8 @@ TEST(Job, RejectsEachBadField) {
       {R"({"expected_duration_seconds":2678401})", "expected_duration_seconds", "at most 2678400"},
       {R"({"time_limit_seconds":0})", "time_limit_seconds", "at least 1"},
       {R"({"time_limit_seconds":2678401})", "time_limit_seconds", "at most 2678400"},
+      {R"({"fault_retries":-1})", "fault_retries", "at least 0"},
+      {R"({"fault_retries":11})", "fault_retries", "at most 10"},
       {R"({"workdir":"data/runs"})", "workdir", "an absolute path"},
       {R"({"workdir":"/data/\nruns"})", "workdir", "control characters"},
       {R"({"workdir":"/data/../etc"})", "workdir", "must not contain '..'"},

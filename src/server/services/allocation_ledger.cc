@@ -318,6 +318,18 @@ Status annotate_latest_run(StoreTx& tx, const std::string& job_id, const std::st
   return tx.update(u);
 }
 
+Result<bool> closed_run_was(StoreTx& tx, const std::string& job_id, const std::string& project_id,
+                            int64_t slurm_job_id) {
+  auto runs = list_all(tx, "allocations", {{"project_id", project_id}, {"state", "closed"}});
+  if (!runs) return runs.error();
+  for (const Record& r : *runs) {
+    auto run = decode_record(r, decode_run, "job " + job_id + "'s runs cannot be followed");
+    if (!run) return run.error();
+    if (run->job_id == job_id && run->slurm_job_id == slurm_job_id) return true;
+  }
+  return false;
+}
+
 Status mark_run_ready(StoreTx& tx, const Record& job, TimeMs at) {
   auto open = list_all(tx, "allocations", {{"project_id", job.project_id}, {"state", "open"}});
   if (!open) return open.error();

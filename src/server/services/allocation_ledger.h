@@ -54,6 +54,11 @@ Result<std::vector<StoredRun>> list_runs(StoreReader& store, std::map<std::strin
 Status annotate_latest_run(StoreTx& tx, const std::string& job_id, const std::string& project_id,
                            const std::function<void(JobRun&)>& edit);
 
+// Whether a closed run of the job ran as the executor's job `slurm_job_id`: its end has been acted
+// on (a requeue), so it is not the run of the job's next admission.
+Result<bool> closed_run_was(StoreTx& tx, const std::string& job_id, const std::string& project_id,
+                            int64_t slurm_job_id);
+
 // The executor saw the job's open run become ready at `at` (its health check passed or the
 // workload's heartbeat came): ready_at = max(at, running_at) unless already set. No open run: no-op.
 Status mark_run_ready(StoreTx& tx, const Record& job, TimeMs at);

@@ -19,6 +19,7 @@
 // run is a detached process on it rather than a Slurm job. Its messages say "local run N" where
 // Slurm's say "Slurm job N" (the catalogues' ".local" codes).
 #include <fcntl.h>
+#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -154,6 +155,27 @@ std::pair<JobState, Message> end_of(const SlurmJob& sj, const Job& j) {
   }
   why.arg("slurm_job", std::to_string(sj.id));
   return {to, why};
+}
+
+// The signal a failed run's worker was killed by from outside the job, 0 if it was not: SIGKILL
+// or SIGBUS, as Slurm's exit signal (the batch step was killed) or as a shell's exit status 128+N
+// (a process it waited for was). gpurent's own stops read as CANCELLED or TIMEOUT instead.
+int killed_from_outside(const SlurmJob& sj) {
+  if (sj.state != "FAILED") return 0;
+  for (int sig : {SIGKILL, SIGBUS})
+    if (sj.exit_signal == sig || (sj.exit_signal == 0 && sj.exit_code == 128 + sig)) return sig;
+  return 0;
+}
+
+// One more of the job's fault retries is used (the status keeps the count through its moves).
+Status count_fault_retry(StoreTx& tx, const std::string& job_id) {
+  auto r = tx.get("jobs", job_id);
+  if (!r) return r.error();
+  auto st = stored_job_status(r->body);
+  if (!st) return st.error();
+  ++st->fault_retries_used;
+  set_stored_job_status(r->body, *st);
+  return tx.update(*r);
 }
 
 }  // namespace
@@ -697,6 +719,33 @@ Status SlurmExecutor::follow(StoreTx& tx, const Record& r, const Job& j, const S
     if (!rec) return rec.error();
     return host.record_fault(tx, *rec, js.placement.front().node, failed, now);
   }
+  const int killed = killed_from_outside(sj);
+  const bool oom_reported = killed && o_.containers && [&] {
+    auto st = container_status(r, sj);
+    return st && st->reason == "oom" && st->oom_reported.value_or(false);
+  }();
+  if (killed && !oom_reported && !js.placement.empty() && js.fault_retries_used < j.fault_retries) {
+    // A worker killed from outside (job.h fault_retries): the run ends, the job requeues and the
+    // node gets a fault record, like a failed node's job; the retry is counted on the status.
+    auto n = tx.get("nodes", js.placement.front().node);
+    const Message killed_why = labelled(Message("exec.worker_killed")
+                                            .arg("signal", killed == SIGKILL ? "KILL" : "BUS")
+                                            .arg("node", n ? n->name : js.placement.front().node)
+                                            .arg("slurm_job", slurm_job));
+    const Message why = Message("sched.requeued_retry")
+                            .arg("why", killed_why)
+                            .arg("retry", std::to_string(js.fault_retries_used + 1))
+                            .arg("retries", std::to_string(j.fault_retries));
+    if (auto s = count_fault_retry(tx, r.id); !s) return s;
+    host.forget(r.id);
+    if (js.state == JobState::kRunning)
+      if (auto s = move_job(tx, r.id, JobState::kPreempted, why, {}, now); !s) return s;
+    if (auto s = move_job(tx, r.id, JobState::kPending, why, {}, now); !s) return s;
+    if (auto s = stamp(true); !s) return s;
+    auto rec = tx.get("jobs", r.id);
+    if (!rec) return rec.error();
+    return host.record_fault(tx, *rec, js.placement.front().node, killed_why, now);
+  }
   if (js.state == JobState::kAdmitted)
     if (auto s = move_job(tx, r.id, JobState::kRunning, labelled(Message("exec.slurm.ran").arg("slurm_job", slurm_job)),
                           host.placement(r.id), now);
@@ -704,8 +753,10 @@ Status SlurmExecutor::follow(StoreTx& tx, const Record& r, const Job& j, const S
       return s;
   if (auto s = observe_ready(tx, r, j, sj); !s) return s;  // a report written just before the end
   const auto [to, why] = end_of(sj, j);
-  if (auto s = move_job(tx, r.id, to, labelled(to == JobState::kSucceeded ? why : ended_why(r, sj, why)), {}, now); !s)
-    return s;
+  Message ended = to == JobState::kSucceeded ? why : ended_why(r, sj, why);
+  if (killed && !oom_reported && j.fault_retries > 0)  // killed again with every retry used
+    ended = Message("exec.fault_retries_exhausted").arg("why", ended).arg("retries", std::to_string(j.fault_retries));
+  if (auto s = move_job(tx, r.id, to, labelled(std::move(ended)), {}, now); !s) return s;
   if (to != JobState::kSucceeded)
     if (auto s = alert_on_artifact(tx, r, sj, now, host); !s) return s;
   if (auto s = stamp(true); !s) return s;
@@ -739,6 +790,12 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
     // A Slurm job from an earlier admission (before a preemption or requeue) is not this run's.
     if (sj && js.state == JobState::kAdmitted && sj->submit_time && *sj->submit_time + 1000 < js.updated_at)
       sj = nullptr;
+    // Nor is one whose end requeued the job (a killed worker's), however soon it was admitted again.
+    if (sj && js.state == JobState::kAdmitted && terminal(sj->state)) {
+      auto was = closed_run_was(tx, r.id, r.project_id, sj->id);
+      if (!was) return was.error();
+      if (*was) sj = nullptr;
+    }
     if (!sj) return js.state == JobState::kAdmitted ? submit(tx, r, j, now, host) : ok_status();  // running, Slurm forgot it: keep
     ours.insert(sj->id);
     return follow(tx, r, j, *sj, now, host);

@@ -110,6 +110,7 @@ Status move_job(StoreTx& tx, const std::string& id, JobState to, const Message& 
   if (!st) return st.error();
   if (auto s = check_transition(st->state, to); !s) return s;
   JobStatus next{to, reason, now, std::move(placement)};
+  next.fault_retries_used = st->fault_retries_used;
   return write_status(tx, *r, next, true, now);
 }
 
