@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "server_fixture.h"
@@ -20,12 +21,14 @@ bool have_tool(const char* name) { return std::system((std::string("command -v "
 
 // Runs gpurent-accept for node `node` with a simulated-GPU file naming two of the node's cards (by
 // UUID): its report, parsed.
-json run_accept(const std::string& dir, const std::string& node, const json& node_body, const std::string& extra = "") {
-  const json sim = {{"gpus",
+json run_accept(const std::string& dir, const std::string& node, const json& node_body, const std::string& extra = "",
+                const json& nccl_hosts = json()) {
+  json sim = {{"gpus",
                      {{{"index", 0}, {"uuid", node_body["gpus"][5]["uuid"]}, {"name", "simulated H100"},
                        {"fp16_tflops", 712.5}, {"bf16_tflops", 705}, {"hbm_gbps", 2900}, {"h2d_gbps", 52.3}},
                       {{"index", 1}, {"uuid", node_body["gpus"][6]["uuid"]}, {"fp16_tflops", 650}}}},
                     {"nccl_busbw_gbps", 355.5}};
+  if (!nccl_hosts.is_null()) sim["nccl_hosts"] = nccl_hosts;
   std::ofstream(dir + "/sim.json") << sim.dump();
   const std::string cmd = std::string(GPURENT_ACCEPT_BIN) + " --node " + node + " --gpu-sim " + dir +
                           "/sim.json --storage-dir " + dir + "/disk --storage-size-mb 32 --network-seconds 1 --out " +
@@ -221,6 +224,60 @@ TEST(AcceptanceRuns, BadReportsAreRefusedNamingTheField) {
   r = s.req("POST", "/api/v1/acceptance-runs", admin, json{{"report", report}});
   EXPECT_EQ(r.status, 422) << r.describe();
   EXPECT_NE(r.reason_for("report.node"), "") << r.describe();
+}
+
+// An all-reduce across two nodes (the simulated source's ranks on gpn1 and gpn2, as mpirun across
+// them prints them): its bus bandwidth is a measurement on each node; a rank on a host that is not a
+// node of the supplier is refused, naming the stage.
+TEST(AcceptanceRuns, AnAllReduceAcrossNodesMeasuresEveryNodeItRanOn) {
+  ServerProcess s({"--acceptance-count-simulated"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  const json gpn1 = expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "gpn1")), "node").body;
+  const json gpn2 = expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "gpn2")), "node").body;
+  const std::string supplier = make_user_token(s, "dc-ops", "supplier", "", "dc");
+  const json report = run_accept(s.dir(), "gpn1", gpn1, "--stages gpu,nccl", json{"gpn1", "gpn2"});
+  Resp created = s.req("POST", "/api/v1/acceptance-runs", supplier, json{{"report", report}});
+  ASSERT_EQ(created.status, 201) << created.describe();
+  const json nccl = stage_of(created.body, "nccl");
+  EXPECT_EQ(nccl["figures"]["ranks"], 4) << nccl.dump();  // two simulated cards on each of the two nodes
+  EXPECT_EQ(nccl["figures"]["hosts"], (json{"gpn1", "gpn2"}));
+  EXPECT_EQ(created.body["nccl_nodes"], (json{{{"node", "gpn2"}, {"node_id", gpn2["id"]}}}));
+  std::map<std::string, int> nccl_on;
+  const json measured = s.admin("GET", "/api/v1/measurements?supplier=dc").body;
+  for (const json& m : measured.at("items"))
+    if (m["kind"] == "nccl_busbw") {
+      ++nccl_on[m["node_id"].get<std::string>()];
+      EXPECT_EQ(m["busbw_gbps"], 355);
+      EXPECT_EQ(m["acceptance_run"], created.body["id"]);
+      EXPECT_NE(m["note"].get<std::string>().find("across 2 nodes (gpn1, gpn2)"), std::string::npos) << m.dump();
+    }
+  EXPECT_EQ(nccl_on, (std::map<std::string, int>{{gpn1["id"], 1}, {gpn2["id"], 1}})) << measured.dump();
+  Resp md = s.raw("GET", "/api/v1/acceptance-runs/" + created.body["id"].get<std::string>() + "/report", s.admin_token(), "", "");
+  EXPECT_NE(md.text.find("across nodes gpn1, gpn2"), std::string::npos) << md.text;
+
+  // The runner puts --nccl-launch's words in front of all_reduce_perf, one rank per GPU: here a
+  // stand-in all_reduce_perf (it prints its arguments and a recorded 2 x 8 H100 run) under env.
+  fs::create_directories(s.dir() + "/nccl");
+  std::ofstream(s.dir() + "/nccl/all_reduce_perf")
+      << "#!/bin/sh\necho \"# args: $* FOO=$FOO\"\ncat " << GPURENT_SOURCE_DIR
+      << "/src/meter/testdata/acceptance/nccl_all_reduce_2x8_h100.txt\n";
+  fs::permissions(s.dir() + "/nccl/all_reduce_perf", fs::perms::owner_all);
+  const json launched = run_accept(s.dir(), "gpn1", gpn1,
+                                   "--stages gpu,nccl --nccl-tests " + s.dir() + "/nccl --nccl-launch 'env FOO=launched'");
+  const json launched_nccl = launched["stages"][1];
+  EXPECT_EQ(launched_nccl["status"], "ok") << launched_nccl.dump();
+  EXPECT_NE(launched_nccl["output"].get<std::string>().find("# args: -b 8M -e 1G -f 2 -g 1 FOO=launched"), std::string::npos)
+      << launched_nccl.dump();
+  // Its hosts are not dc's nodes: refused, naming the stage.
+  Resp foreign = s.req("POST", "/api/v1/acceptance-runs", supplier, json{{"report", launched}});
+  EXPECT_EQ(foreign.status, 422) << foreign.describe();
+  EXPECT_NE(foreign.reason_for("report.stages[1].output").find("rank host ztan-mig-235z"), std::string::npos)
+      << foreign.describe();
+
+  const json ghost = run_accept(s.dir(), "gpn1", gpn1, "--stages gpu,nccl", json{"gpn1", "ghost"});
+  Resp refused = s.req("POST", "/api/v1/acceptance-runs", supplier, json{{"report", ghost}});
+  EXPECT_EQ(refused.status, 422) << refused.describe();
+  EXPECT_NE(refused.reason_for("report.stages[1].output").find("rank host ghost"), std::string::npos) << refused.describe();
 }
 
 }  // namespace

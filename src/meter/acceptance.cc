@@ -1,6 +1,8 @@
 // Parsers of the acceptance tools' outputs and of gpurent-accept's report (acceptance.h).
 #include "meter/acceptance.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -153,7 +155,15 @@ Result<NcclFigures> parse_nccl_tests(std::string_view text) {
   for (std::string_view line : split_lines(text)) {
     if (line.rfind("#", 0) == 0) {
       std::vector<std::string_view> w = split_blanks(line.substr(1));
-      if (w.size() >= 2 && w[0] == "Rank") ++out.ranks;
+      if (w.size() >= 2 && w[0] == "Rank") {
+        ++out.ranks;
+        for (size_t i = 2; i + 1 < w.size(); ++i)
+          if (w[i] == "on") {
+            const std::string host(w[i + 1]);
+            if (std::find(out.hosts.begin(), out.hosts.end(), host) == out.hosts.end()) out.hosts.push_back(host);
+            break;
+          }
+      }
       if (!w.empty() && w[0] == "size" && line.find("busbw") != std::string_view::npos) header = true;
       if (line.find("Avg bus bandwidth") != std::string_view::npos) {
         const size_t colon = line.find(':');
@@ -275,12 +285,15 @@ std::string simulated_gpu_bench(const std::vector<SimulatedGpu>& gpus) {
   return out;
 }
 
-std::string simulated_nccl_tests(int64_t busbw_x100, int64_t ranks) {
+std::string simulated_nccl_tests(int64_t busbw_x100, int64_t ranks, const std::vector<std::string>& hosts) {
   std::string out = "# nccl-sim 1: simulated all-reduce (no device was measured)\n";
   out += "# nThread 1 nGpus " + std::to_string(ranks) + " minBytes 8388608 maxBytes 1073741824 step: 2(factor)\n#\n";
   out += "# Using devices\n";
   for (int64_t r = 0; r < ranks; ++r)
-    out += "#  Rank " + std::to_string(r) + " Group  0 Pid 1 on sim device " + std::to_string(r) + " simulated\n";
+    out += "#  Rank " + std::to_string(r) + " Group  0 Pid 1 on " +
+           (hosts.empty() ? std::string("sim") : hosts[static_cast<size_t>(r) * hosts.size() / static_cast<size_t>(ranks)]) +
+           " device " + std::to_string(hosts.empty() ? r : r % std::max<int64_t>(1, ranks / static_cast<int64_t>(hosts.size()))) +
+           " simulated\n";
   out += "#\n#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
          "#wrong\n";
   // nccl-tests' all-reduce: busbw = algbw × 2(n−1)/n.

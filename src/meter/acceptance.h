@@ -61,6 +61,9 @@ struct NcclFigures {
   int64_t peak_size_bytes = 0;
   std::optional<int64_t> avg_busbw_x100;  // the tool's "Avg bus bandwidth"
   int64_t wrong = 0;                 // #wrong summed (a number; "N/A" counts 0)
+  // The hosts the ranks ran on ("#  Rank 0 Group 0 Pid 1 on HOST device 0 ..."), distinct, in
+  // rank order: more than one when the all-reduce ran across nodes (under mpirun or srun).
+  std::vector<std::string> hosts;
 };
 Result<NcclFigures> parse_nccl_tests(std::string_view text);
 
@@ -128,7 +131,8 @@ std::optional<std::string> find_report_in_log(std::string_view log);
 
 // The simulated GPU source (machines without GPUs: tests, the demo): the lines gpurent-gpu-bench
 // would print for GPUs of these figures (tool gpurent-gpu-sim), and the table all_reduce_perf
-// would print for this bus bandwidth over `ranks` GPUs, 8 MiB to 1 GiB (tool nccl-sim). A figure
+// would print for this bus bandwidth over `ranks` GPUs, 8 MiB to 1 GiB (tool nccl-sim), the ranks
+// split evenly over `hosts` in order (none: one host, "sim"). A figure
 // of 0 leaves its line out. Reading them back gives the figures (to their rounding).
 struct SimulatedGpu {
   int64_t index = 0;
@@ -137,7 +141,7 @@ struct SimulatedGpu {
   int64_t hbm_gbps_x100 = 0, h2d_gbps_x100 = 0, d2h_gbps_x100 = 0;
 };
 std::string simulated_gpu_bench(const std::vector<SimulatedGpu>& gpus);
-std::string simulated_nccl_tests(int64_t busbw_x100, int64_t ranks);
+std::string simulated_nccl_tests(int64_t busbw_x100, int64_t ranks, const std::vector<std::string>& hosts = {});
 
 // Decimal text of a fixed-point figure: (8714, 1) -> "871.4", (401235, 2) -> "4012.35".
 std::string fixed_text(int64_t v, int decimals);

@@ -25,6 +25,21 @@ TEST(AcceptanceParsers, NcclTestsBusBandwidthIsTheLargestMessagesOutOfPlace) {
   EXPECT_EQ(r->peak_busbw_x100, 33882);  // 338.82 GB/s
   EXPECT_EQ(r->avg_busbw_x100, 7074);    // the tool's own average, 70.742
   EXPECT_EQ(r->wrong, 0);
+  // Two nodes of eight ranks each (mpirun across them): the hosts, in rank order.
+  EXPECT_EQ(r->hosts, (std::vector<std::string>{"ztan-mig-235z", "ztan-mig-gq73"}));
+}
+
+TEST(AcceptanceParsers, SimulatedNcclTestsReadBackWithTheirHosts) {
+  auto one = parse_nccl_tests(simulated_nccl_tests(35550, 4));
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  EXPECT_EQ(one->ranks, 4);
+  EXPECT_EQ(one->peak_busbw_x100, 35550);
+  EXPECT_EQ(one->hosts, (std::vector<std::string>{"sim"}));
+  auto two = parse_nccl_tests(simulated_nccl_tests(18000, 16, {"gpn1", "gpn2"}));
+  ASSERT_TRUE(two.ok()) << two.error().message;
+  EXPECT_EQ(two->ranks, 16);
+  EXPECT_EQ(two->peak_busbw_x100, 18000);
+  EXPECT_EQ(two->hosts, (std::vector<std::string>{"gpn1", "gpn2"}));
 }
 
 TEST(AcceptanceParsers, NcclTestsCountsWrongResultsAndRefusesOutputWithoutATable) {

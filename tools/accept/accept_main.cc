@@ -10,7 +10,11 @@
 //            GPU source: the figures the file gives, written in the bench's format and marked
 //            simulated (tool gpurent-gpu-sim), for machines without GPUs
 //   nccl     nccl-tests' all_reduce_perf over the visible GPUs (-b 8M -e 1G -f 2 -g N); with
-//            --gpu-sim, the file's nccl_busbw_gbps as an nccl-tests table (tool nccl-sim)
+//            --nccl-launch "LAUNCHER ARGS" across nodes instead: the launcher (mpirun -np 16
+//            -H gpn1:8,gpn2:8, or srun --mpi=pmix inside an allocation) starts one rank per GPU
+//            (-g 1) of an nccl-tests build with MPI; the ranks' hosts are in the output. With
+//            --gpu-sim (and no --nccl-tests), the file's nccl_busbw_gbps as an nccl-tests table
+//            (tool nccl-sim), its ranks split over the file's nccl_hosts when it names them
 //   storage  fio: a sequential write (fsync at its end) then a sequential read of --storage-size-mb
 //            in --storage-dir, 1 MiB blocks; the file is removed afterwards
 //   network  iperf3 for --network-seconds against --iperf3-server, or against an iperf3 server it
@@ -19,6 +23,7 @@
 // are wrong (2) or the report cannot be written (1).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -43,6 +48,7 @@ constexpr int kToolTimeoutMs = 20 * 60 * 1000;
 
 struct Options {
   std::string node, gpu_sim, gpu_bench, nccl_tests, storage_dir = "/tmp", iperf3_server, out;
+  std::vector<std::string> nccl_launch;  // launcher argv for an all-reduce across nodes
   std::set<std::string> stages{"gpu", "nccl", "storage", "network"};
   int64_t storage_size_mb = 256, network_seconds = 3;
 };
@@ -175,7 +181,9 @@ json gpu_stage(const Options& o, const json* sim, json& gpus) {
 
 // ---- nccl ----
 
-json nccl_stage(const Options& o, const json* sim, size_t gpu_count) {
+json nccl_stage(const Options& o, const json* gpu_sim, size_t gpu_count) {
+  // --nccl-tests names a real all_reduce_perf: it runs even beside --gpu-sim.
+  const json* sim = o.nccl_tests.empty() ? gpu_sim : nullptr;
   json st = stage_doc("nccl", sim ? "nccl-sim" : "all_reduce_perf");
   if (gpu_count < 2) {
     finish(st, "skipped", "an all-reduce needs at least two GPUs; " + std::to_string(gpu_count) + " measured", "");
@@ -189,14 +197,25 @@ json nccl_stage(const Options& o, const json* sim, size_t gpu_count) {
       return st;
     }
     st["tool_version"] = kVersion;
-    out = gpurent::simulated_nccl_tests(static_cast<int64_t>(busbw * 100 + 0.5), static_cast<int64_t>(gpu_count));
+    std::vector<std::string> hosts;
+    if (const auto it = sim->find("nccl_hosts"); it != sim->end() && it->is_array())
+      for (const json& h : *it)
+        if (h.is_string() && !h.get<std::string>().empty()) hosts.push_back(h.get<std::string>());
+    // Every simulated host has as many GPUs as this node.
+    out = gpurent::simulated_nccl_tests(static_cast<int64_t>(busbw * 100 + 0.5),
+                                        static_cast<int64_t>(gpu_count * std::max<size_t>(1, hosts.size())), hosts);
   } else {
     const std::string tool = find_tool(o.nccl_tests.empty() ? "" : o.nccl_tests + "/all_reduce_perf", "all_reduce_perf");
     if (tool.empty()) {
       finish(st, "skipped", "all_reduce_perf (nccl-tests) was not found (--nccl-tests DIR)", "");
       return st;
     }
-    if (!run_tool(st, {tool, "-b", "8M", "-e", "1G", "-f", "2", "-g", std::to_string(gpu_count)}, &out)) return st;
+    std::vector<std::string> argv = o.nccl_launch;  // across nodes: one rank per GPU under the launcher
+    for (const std::string& a : {tool, std::string("-b"), std::string("8M"), std::string("-e"), std::string("1G"),
+                                 std::string("-f"), std::string("2"), std::string("-g")})
+      argv.push_back(a);
+    argv.push_back(o.nccl_launch.empty() ? std::to_string(gpu_count) : "1");
+    if (!run_tool(st, argv, &out)) return st;
     if (size_t at = out.find("NCCL version "); at != std::string::npos)
       st["tool_version"] = out.substr(at, out.find_first_of(" \n", at + 13) - at);
   }
@@ -206,7 +225,7 @@ json nccl_stage(const Options& o, const json* sim, size_t gpu_count) {
     return st;
   }
   std::cout << "nccl all-reduce bus bandwidth: " << gpurent::fixed_text(n->peak_busbw_x100, 2) << " GB/s at "
-            << n->peak_size_bytes << " bytes over " << n->ranks << " ranks\n";
+            << n->peak_size_bytes << " bytes over " << n->ranks << " ranks on " << n->hosts.size() << " host(s)\n";
   finish(st, "ok", "", out);
   return st;
 }
@@ -284,7 +303,8 @@ json network_stage(const Options& o) {
 int usage(const std::string& why) {
   std::cerr << "gpurent-accept: " << why << "\n"
             << "usage: gpurent-accept --node NAME [--stages gpu,nccl,storage,network] [--gpu-sim FILE]\n"
-               "       [--gpu-bench PATH] [--nccl-tests DIR] [--storage-dir DIR] [--storage-size-mb N]\n"
+               "       [--gpu-bench PATH] [--nccl-tests DIR] [--nccl-launch \"LAUNCHER ARGS\"]\n"
+               "       [--storage-dir DIR] [--storage-size-mb N]\n"
                "       [--iperf3-server HOST[:PORT]] [--network-seconds N] [--out FILE]\n";
   return 2;
 }
@@ -305,6 +325,12 @@ int main(int argc, char** argv) {
       else if (a == "--gpu-sim") o.gpu_sim = value();
       else if (a == "--gpu-bench") o.gpu_bench = value();
       else if (a == "--nccl-tests") o.nccl_tests = value();
+      else if (a == "--nccl-launch") {
+        std::stringstream words(value());
+        o.nccl_launch.clear();
+        for (std::string w; words >> w;) o.nccl_launch.push_back(w);
+        if (o.nccl_launch.empty()) return usage("--nccl-launch: give the launcher and its arguments");
+      }
       else if (a == "--storage-dir") o.storage_dir = value();
       else if (a == "--iperf3-server") o.iperf3_server = value();
       else if (a == "--out") o.out = value();

@@ -131,6 +131,7 @@ json stage_figures(const AcceptanceStage& s, const std::vector<MappedGpu>& gpus)
                 {"ranks", s.nccl.ranks},
                 {"wrong", s.nccl.wrong}};
       if (s.nccl.avg_busbw_x100) j["avg_busbw_gbps"] = fixed_text(*s.nccl.avg_busbw_x100, 2);
+      if (s.nccl.hosts.size() > 1) j["hosts"] = s.nccl.hosts;
       return j;
     }
     case AcceptanceStageKind::kStorage:
@@ -163,10 +164,52 @@ std::string bounded_evidence(const std::string& s) {
   return s.size() <= kMaxEvidenceBytes ? s : s.substr(s.size() - kMaxEvidenceBytes);  // the table's end
 }
 
+// A node an all-reduce across nodes also ran on (its ranks' hosts beyond the run's node).
+struct PeerNode {
+  std::string name, id;
+};
+
+std::vector<PeerNode> peers_of(const json& run_body) {
+  std::vector<PeerNode> out;
+  for (const json& n : run_body.value("nccl_nodes", json::array()))
+    out.push_back({n.at("node").get<std::string>(), n.at("node_id").get<std::string>()});
+  return out;
+}
+
+// The other nodes an all-reduce across nodes ran on: its ranks' hosts beyond the run's node (its
+// name or the report's hostname), each a node of the same supplier by name — and, for a tenant's
+// admin, one the tenant rented. They get the same nccl_busbw measurement. A host that is not such a
+// node is a 422 naming the stage's output.
+Result<std::vector<PeerNode>> nccl_peer_nodes(StoreTx& tx, const Principal& p, const AcceptanceReport& rep,
+                                              const Record& node, const std::string& prefix) {
+  std::vector<PeerNode> out;
+  for (size_t i = 0; i < rep.stages.size(); ++i) {
+    const AcceptanceStage& s = rep.stages[i];
+    if (s.kind != AcceptanceStageKind::kNccl || s.status != "ok" || s.nccl.hosts.size() < 2) continue;
+    const std::string field = prefix + "stages[" + std::to_string(i) + "].output";
+    for (const std::string& host : s.nccl.hosts) {
+      if (host == node.name || host == rep.hostname) continue;
+      auto peer = resolve_ref(tx, "nodes", host, {{"supplier_id", node.supplier_id}}, field);
+      if (!peer && peer.error().code != Code::kInvalid && peer.error().code != Code::kNotFound) return peer.error();
+      if (!peer || peer->supplier_id != node.supplier_id || looks_like_id(host))
+        return Error::invalid(field, Message("api.acceptance_runs.nccl_host_unknown").arg("host", host).arg("node", node.name));
+      if (!p.tenant_id.empty()) {
+        auto used = tenant_used_node(tx, p.tenant_id, peer->id);
+        if (!used) return used.error();
+        if (!*used) return Error::invalid(field, Message("api.measurements.not_your_node").arg("node", peer->name));
+      }
+      if (std::none_of(out.begin(), out.end(), [&](const PeerNode& n) { return n.id == peer->id; }))
+        out.push_back({peer->name, peer->id});
+    }
+  }
+  return out;
+}
+
 // The measurements a run makes, in a fixed order (build assigns their ids, after_create stores
 // them in the same order).
 std::vector<Measurement> plan_measurements(const AcceptanceReport& rep, const std::vector<MappedGpu>& gpus,
-                                           const std::string& node_name, bool count_simulated) {
+                                           const std::string& node_name, const std::vector<PeerNode>& peers,
+                                           bool count_simulated) {
   std::vector<Measurement> out;
   for (const AcceptanceStage& s : rep.stages) {
     if (s.status != "ok" || (s.simulated && !count_simulated)) continue;
@@ -195,10 +238,21 @@ std::vector<Measurement> plan_measurements(const AcceptanceReport& rep, const st
       m.to = std::max(s.finished_at, s.started_at + 1000);  // a window of at least a second
       m.busbw_gbps = s.nccl.peak_busbw_x100 / 100;  // whole GB/s, rounded down: never above what was measured
       m.method = MeasurementMethod::kAcceptance;
+      std::string across;
+      if (s.nccl.hosts.size() > 1) {
+        across = " across " + std::to_string(s.nccl.hosts.size()) + " nodes (";
+        for (size_t i = 0; i < s.nccl.hosts.size(); ++i) across += (i ? ", " : "") + s.nccl.hosts[i];
+        across += ")";
+      }
       m.note = "all-reduce bus bandwidth at " + std::to_string(s.nccl.peak_size_bytes) + " bytes over " +
-               std::to_string(s.nccl.ranks) + " ranks, " + tool + (s.simulated ? " (simulated)" : "");
+               std::to_string(s.nccl.ranks) + " ranks" + across + ", " + tool + (s.simulated ? " (simulated)" : "");
       m.evidence = bounded_evidence(s.output);
-      out.push_back(std::move(m));
+      out.push_back(m);
+      for (const PeerNode& peer : peers) {  // the same figure is each node's: their fabric was measured
+        m.node = peer.name;
+        m.node_id = peer.id;
+        out.push_back(m);
+      }
     }
   }
   return out;
@@ -344,6 +398,9 @@ Result<Built> build_run(App& app, const json& body, const Principal& p, StoreTx&
     status = MeasurementStatus::kDisputed;
   }
 
+  auto peers = nccl_peer_nodes(tx, p, *rep, *node, prefix);
+  if (!peers) return peers.error();
+
   json stages = json::array();
   bool simulated = false;
   for (const AcceptanceStage& s : rep->stages) {
@@ -367,7 +424,7 @@ Result<Built> build_run(App& app, const json& body, const Principal& p, StoreTx&
     if (!g.uuid.empty()) j["uuid"] = g.uuid;
     gpu_list.push_back(std::move(j));
   }
-  const auto planned = plan_measurements(*rep, *gpus, node->name, app.opts.acceptance_count_simulated);
+  const auto planned = plan_measurements(*rep, *gpus, node->name, *peers, app.opts.acceptance_count_simulated);
   json ids = json::array();
   for (size_t i = 0; i < planned.size(); ++i) ids.push_back(new_id("msr"));
   json out = {{"node", node->name},
@@ -386,6 +443,11 @@ Result<Built> build_run(App& app, const json& body, const Principal& p, StoreTx&
               {"recorded_by", p.user_id},
               {"note", note},
               {"report", report_json}};
+  if (!peers->empty()) {
+    json list = json::array();
+    for (const PeerNode& peer : *peers) list.push_back({{"node", peer.name}, {"node_id", peer.id}});
+    out["nccl_nodes"] = std::move(list);
+  }
   if (job) {
     out["job"] = job->name;
     out["job_id"] = job->id;
@@ -414,14 +476,14 @@ Status store_measurements(App& app, const Principal& p, const Record& run, Store
   for (const json& g : run.body.at("gpus"))
     gpus.push_back({g.at("card").get<int64_t>(), g.at("reported_index").get<int64_t>(), g.value("uuid", ""), ""});
   // As build planned them: simulated stages counted only when the run says they were.
-  const auto planned = plan_measurements(*rep, gpus, run.body.at("node").get<std::string>(),
+  const auto planned = plan_measurements(*rep, gpus, run.body.at("node").get<std::string>(), peers_of(run.body),
                                          run.body.value("simulated_counted", false));
   const json& ids = run.body.at("measurements");
   if (planned.size() != ids.size()) return Error::make(Code::kInternal, "acceptance run: measurement plan changed");
   const bool disputed = run.body.value("status", "recorded") == "disputed";
   for (size_t i = 0; i < planned.size(); ++i) {
     Measurement m = planned[i];
-    m.node_id = run.body.at("node_id").get<std::string>();
+    if (m.node_id.empty()) m.node_id = run.body.at("node_id").get<std::string>();
     m.recorded_by = p.user_id;
     if (disputed) {
       m.status = MeasurementStatus::kDisputed;
@@ -492,7 +554,13 @@ std::string render_report(const Record& run, bool zh) {
                    c.value("gbps", "") + " GB/s; ";
     } else if (kind == "nccl" && !f.empty()) {
       figures = t("bus bandwidth ", "总线带宽 ") + f.value("busbw_gbps", "") + " GB/s (" +
-                std::to_string(f.value("ranks", int64_t{0})) + t(" ranks)", " 个 rank)");
+                std::to_string(f.value("ranks", int64_t{0})) + t(" ranks", " 个 rank");
+      if (f.contains("hosts")) {
+        std::string hosts;
+        for (const json& h : f["hosts"]) hosts += (hosts.empty() ? "" : ", ") + h.get<std::string>();
+        figures += t(" across nodes ", "，跨节点 ") + hosts;
+      }
+      figures += t(")", "）");
     } else if (kind == "storage" && !f.empty()) {
       figures = t("read ", "读 ") + std::to_string(f.value("read_mbps", int64_t{0})) + t(" MB/s, write ", " MB/s，写 ") +
                 std::to_string(f.value("write_mbps", int64_t{0})) + " MB/s";
