@@ -6,35 +6,24 @@
 // third of a tick) with no job waiting — the baseline — then submits JOBS one-GPU jobs (default
 // 5,000: 16 run, the rest wait) and measures the same 300 writes again, in the same run.
 // Last line: sched_backlog: <max> ms max write wait with JOBS pending (baseline: <max> ms with none)
-#include <fcntl.h>
 #include <httplib.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "core/yaml_json.h"
+#include "bench_server.h"
 
 using json = nlohmann::json;
 using SteadyClock = std::chrono::steady_clock;
 
 namespace {
-
-json yaml_file(const std::string& path) {
-  std::ifstream in(path);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return gpurent::yaml_to_json(text).value();
-}
 
 struct Latency {
   double p50 = 0, p99 = 0, max = 0;
@@ -61,88 +50,30 @@ Latency measure_writes(httplib::Client& c, const httplib::Headers& auth) {
 
 int main(int argc, char** argv) {
   int jobs = 5000;
-  std::string bin = std::filesystem::path(argv[0]).parent_path() / "gpurent";
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--gpurent" && i + 1 < argc)
-      bin = argv[++i];
-    else
-      jobs = std::stoi(a);
-  }
-  const std::string dir = std::filesystem::temp_directory_path() / ("gpurent-sched-backlog-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string out_file = dir + "/stdout";
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    int fd = ::open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ::dup2(fd, 1);
-    int err = ::open((dir + "/log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ::dup2(err, 2);
-    ::execl(bin.c_str(), bin.c_str(), "serve", "--port", "0", "--db", (dir + "/g.db").c_str(), "--no-rate-limits",
-            "--log-level", "warn", "--firewall-interval-s", "0", "--sched-interval-ms", "1000", nullptr);
-    ::_exit(127);
-  }
-  struct Cleanup {
-    pid_t pid;
-    std::string dir;
-    ~Cleanup() {
-      ::kill(pid, SIGTERM);
-      ::waitpid(pid, nullptr, 0);
-      std::filesystem::remove_all(dir);
-    }
-  } cleanup{pid, dir};
-  std::string url;
-  for (int i = 0; i < 200 && url.empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    std::ifstream in(out_file);
-    std::string line;
-    if (std::getline(in, line) && !line.empty()) url = json::parse(line).value("url", "");
-  }
-  if (url.empty()) {
+  const std::string bin = bench::parse_args(argc, argv, jobs);
+  bench::ServerChild server("sched_backlog", bin, {"--sched-interval-ms", "1000"});
+  if (!server.started()) {
     std::cerr << "sched_backlog: the server (" << bin << ") did not start\n";
     return 1;
   }
-  std::ifstream tf(dir + "/g.db.admin-token");
-  std::string token;
-  std::getline(tf, token);
-  httplib::Client c(url);
-  c.set_keep_alive(true);
-  c.set_tcp_nodelay(true);
-  const httplib::Headers auth{{"Authorization", "Bearer " + token}};
-  auto post = [&](const std::string& path, const json& body) {
-    auto r = c.Post(path, auth, body.dump(), "application/json");
-    if (!r || r->status >= 300) {
-      std::cerr << "sched_backlog: " << path << ": " << (r ? r->body : "no answer") << "\n";
-      std::exit(1);
-    }
-  };
+  const std::string url = server.url();
+  auto client = server.client();
+  httplib::Client& c = *client;
+  const httplib::Headers auth = server.auth();
+  auto post = [&](const std::string& path, const json& body) { server.post(c, path, body); };
   const std::string ex = std::string(GPURENT_SOURCE_DIR) + "/examples/";
-  json sup = yaml_file(ex + "supplier.yaml");
-  sup["name"] = "sup-a";
-  sup["sites"] = json::array({{{"name", "site-a"}, {"region", "cn-east"}, {"city", "Shanghai"}, {"tier", 3}}});
-  post("/api/v1/suppliers", sup);
-  for (int n = 1; n <= 2; ++n) {
-    json node = yaml_file(ex + "node.yaml");
-    node["name"] = "node-" + std::to_string(n);
-    node["supplier"] = "sup-a";
-    node["site"] = "site-a";
-    for (auto& g : node["gpus"]) {
-      std::string u = g["uuid"];
-      g["uuid"] = u.substr(0, u.size() - 1) + std::to_string(n);
-    }
-    post("/api/v1/nodes", node);
-  }
-  json offer = yaml_file(ex + "offer.yaml");
+  server.supplier_with_two_nodes(c);
+  json offer = bench::yaml_file(ex + "offer.yaml");
   offer["supplier"] = "sup-a";
   offer["node_selector"] = {{"site", "site-a"}};
   post("/api/v1/offers", offer);
   post("/api/v1/tenants", json{{"name", "acme"}, {"currency", "CNY"}, {"contact_email", "ops@acme.example.com"}});
-  json project = yaml_file(ex + "project.yaml");
+  json project = bench::yaml_file(ex + "project.yaml");
   project["tenant"] = "acme";
   post("/api/v1/projects", project);
   std::this_thread::sleep_for(std::chrono::seconds(2));
   const Latency base = measure_writes(c, auth);
-  json job = yaml_file(ex + "job.yaml");
+  json job = bench::yaml_file(ex + "job.yaml");
   job["project"] = project["name"];
   job["workers"] = 1;
   job["gpus_per_worker"] = 1;

@@ -18,7 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* const kKinds[] = {"suppliers", "nodes", "offers", "tenants", "projects", "users", "reservations", "volumes", "instances", "contracts", "measurements", "acceptance-runs", "poc-runs", "jobs", "images", "spot-prices", "issued-invoices", "credit-notes", "top-ups"};
+const char* const kKinds[] = {"suppliers", "nodes", "offers", "tenants", "projects", "users", "reservations", "volumes", "instances", "contracts", "measurements", "acceptance-runs", "poc-runs", "jobs", "images", "spot-prices", "issued-invoices", "credit-notes", "top-ups", "market-orders", "market-trades"};
 
 // ../shared/data when this checkout has it (the price lists the demo reads), else "".
 std::string shared_data_dir() {

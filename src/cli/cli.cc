@@ -173,6 +173,7 @@ int run_cli(const std::vector<std::string>& args, const CliIo& io) {
   CLI::App* jobs = add_resource_commands(app, ctx);
   add_job_verbs(*jobs, ctx);
   add_operator_commands(app, ctx);
+  add_market_commands(app, ctx);
   add_account_commands(app, ctx);
   add_secret_commands(app, ctx);
   add_artifact_commands(app, ctx);

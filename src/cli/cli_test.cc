@@ -252,6 +252,38 @@ TEST_F(CliTest, NodesFailTakesTheNodeOutAsAFailureKeepingItsVersion) {
   EXPECT_EQ(run({"nodes", "fail", "gpn1"}).rc, 2);  // the reason is required
 }
 
+TEST_F(CliTest, MarketBuySellCancelAndReadABook) {
+  api_.on("POST /api/v1/market-orders",
+          {201, R"({"id":"mko_1","state":"open","gpus":10,"filled_gpus":8,"remaining_gpus":2})"});
+  CliRun r = run({"market", "buy", "--gpu-model", "h100", "--region", "us-east-1", "--from", "2027-01-01T00:00:00Z", "--to",
+                  "2027-01-01T08:00:00Z", "--currency", "USD", "--gpus", "10", "--price", "2.20", "--idempotency-key", "k1"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "order mko_1: open, filled 8 of 10 GPUs, 2 resting\n");
+  EXPECT_EQ(json::parse(api_.requests().at(0).body),
+            (json{{"side", "buy"}, {"gpu_model", "h100"}, {"region", "us-east-1"}, {"starts_at", "2027-01-01T00:00:00Z"},
+                  {"ends_at", "2027-01-01T08:00:00Z"}, {"currency", "USD"}, {"gpus", 10}, {"price_per_gpu_hour", "2.20"},
+                  {"time_in_force", "gtc"}, {"idempotency_key", "k1"}}));
+  EXPECT_EQ(run({"market", "sell", "--gpu-model", "h100", "--region", "r", "--from", "a", "--to", "b", "--currency", "EUR",
+                 "--gpus", "1", "--price", "1"}).rc,
+            2);  // not a currency
+  api_.on("POST /api/v1/market-orders/mko_1/cancel", {200, R"({"id":"mko_1","state":"cancelled","gpus":10,"filled_gpus":8})"});
+  r = run({"market", "cancel", "mko_1"});
+  EXPECT_EQ(r.out, "order mko_1: cancelled (filled 8 of 10 GPUs)\n");
+  api_.on("GET /api/v1/market/quote",
+          {200, R"({"gpu_model":"h100-sxm5-80gb","region":"us-east-1","starts_at":"S","ends_at":"E","currency":"USD",)"
+                R"("bid":{"price_per_gpu_hour":"1.90","gpus":8,"orders":1},"ask":null})"});
+  r = run({"market", "quote", "--gpu-model", "h100", "--region", "us-east-1", "--from", "S", "--to", "E", "--currency", "USD"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "h100-sxm5-80gb us-east-1 S – E (USD per GPU-hour)\nbid: 1.90 × 8 GPUs (1 orders)\nask: —\n");
+  EXPECT_EQ(api_.requests().back().params.find("starts_at")->second, "S");
+  api_.on("GET /api/v1/market/index",
+          {200, R"({"currency":"USD","days":[{"day":"2026-12-05","vwap_per_gpu_hour":"2.10","gpu_hours":192,"trades":1,)"
+                R"("low_per_gpu_hour":"2.10","high_per_gpu_hour":"2.10"}]})"});
+  r = run({"market", "index", "--gpu-model", "h100", "--region", "us-east-1", "--currency", "USD"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "DAY         VWAP/GPU-H  GPU-HOURS  TRADES  LOW  HIGH (USD)\n2026-12-05  2.10  192  1  2.10  2.10\n");
+}
+
 TEST_F(CliTest, PocRunsRecordResultsAndPrintReports) {
   api_.on("POST /api/v1/poc-runs/dc-poc/results",
           {200, R"({"id":"pcr_1","name":"dc-poc","plan":{"verdict":"reject","reason":"dc runs m 15.00% slower"}})"});

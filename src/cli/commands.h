@@ -75,6 +75,8 @@ void add_job_verbs(CLI::App& jobs, CliContext& ctx);
 // nodes drain/undrain, alerts lift, reports reconciliation (operator_commands.cc); after
 // add_resource_commands, whose nouns it extends.
 void add_operator_commands(CLI::App& app, CliContext& ctx);
+// market buy/sell/cancel/quote/depth/prints (market_commands.cc).
+void add_market_commands(CLI::App& app, CliContext& ctx);
 // quotas get/set, tokens create/list/revoke.
 void add_account_commands(CLI::App& app, CliContext& ctx);
 // serve: runs the API server (server/server.h).

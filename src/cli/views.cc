@@ -422,6 +422,39 @@ std::vector<ResourceView> build_views() {
                true,
                nullptr});
 
+  v.push_back({"market-orders",
+               "market order",
+               "orders in the GPU-hour market, matched at once (place: `market buy|sell`; cancel: `market cancel`)",
+               {col("ID", "id"), col("SIDE", "side"), col("GPU MODEL", "gpu_model"), col("REGION", "region"),
+                col("FROM", "starts_at"), col("TO", "ends_at"),
+                {"PRICE", Align::kRight, [](const json& d, TimeMs) { return text(d, "price_per_gpu_hour") + " " + text(d, "currency"); }},
+                {"FILLED", Align::kRight,
+                 [](const json& d, TimeMs) {
+                   return d.contains("filled_gpus") && d.contains("gpus") ? d["filled_gpus"].dump() + "/" + d["gpus"].dump()
+                                                                            : std::string();
+                 }},
+                col("STATE", "state")},
+               filters({"tenant", "supplier", "gpu_model", "region"}, one_of("state", {"open", "filled", "cancelled"})),
+               true,
+               false,  // never edited: cancel
+               false,
+               nullptr});
+
+  v.push_back({"market-trades",
+               "market trade",
+               "the market's trades, read by their two parties (made only by matching)",
+               {col("ID", "id"), col("GPU MODEL", "gpu_model"), col("REGION", "region"), col("FROM", "starts_at"),
+                col("TO", "ends_at"),
+                {"PRICE", Align::kRight, [](const json& d, TimeMs) { return text(d, "price_per_gpu_hour") + " " + text(d, "currency"); }},
+                {"GPUS", Align::kRight, [](const json& d, TimeMs) { return d.contains("gpus") ? d["gpus"].dump() : std::string(); }},
+                {"AMOUNT", Align::kRight, [](const json& d, TimeMs) { return text(d, "amount") + " " + text(d, "currency"); }},
+                col("AT", "at")},
+               filters({"tenant", "supplier", "gpu_model", "region"}),
+               false,
+               false,
+               false,
+               nullptr});
+
   v.push_back({"spot-prices",
                "spot price",
                "offers' spot market prices over time (appended, never changed)",

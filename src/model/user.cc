@@ -19,7 +19,8 @@ constexpr EnumEntry<ObjectKind> kKindNames[] = {
     {ObjectKind::kQuota, "quotas"},    {ObjectKind::kUser, "users"},         {ObjectKind::kToken, "tokens"},
     {ObjectKind::kJob, "jobs"},        {ObjectKind::kAlert, "alerts"},     {ObjectKind::kWebhook, "webhooks"},
     {ObjectKind::kGpuTelemetry, "gpu_telemetry"}, {ObjectKind::kJobUsage, "job_usage"},
-    {ObjectKind::kUtilization, "utilization"}, {ObjectKind::kMeasurement, "measurements"}};
+    {ObjectKind::kUtilization, "utilization"}, {ObjectKind::kMeasurement, "measurements"},
+    {ObjectKind::kMarketOrder, "market_orders"}, {ObjectKind::kMarketTrade, "market_trades"}};
 
 constexpr EnumEntry<Scope> kScopeNames[] = {{Scope::kNone, "none"},
                                             {Scope::kSelf, "self"},
@@ -60,6 +61,10 @@ constexpr MatrixRow kMatrix[] = {
     // Measurements are public facts about the market's hardware; a tenant's admin files disputes
     // (its own tenant's), which count once the node's supplier or an operator accepts them.
     {ObjectKind::kMeasurement, {A, A, A, A, A},              {A, OS, OT, N, N}},
+    // The market: a supplier sells its capacity, a tenant's admin buys; each sees its own orders and
+    // trades (the books' aggregate prices are public: GET /api/v1/market/quote, …/depth, …/prints).
+    {ObjectKind::kMarketOrder, {A, OS, OT, OT, OT},           {A, OS, OT, N, N}},
+    {ObjectKind::kMarketTrade, {A, OS, OT, OT, OT},           {N, N, N, N, N}},
 };
 
 }  // namespace

@@ -40,6 +40,8 @@ enum class ObjectKind {
   kJobUsage,      // job usage samples (write = report them: the platform's own meters)
   kUtilization,   // the utilization and supplier-health dashboards (read only): whose cards they show
   kMeasurement,   // SLA measurements: recorded by operators and the node's supplier; disputes filed by a tenant's admin
+  kMarketOrder,   // orders in the GPU-hour market: suppliers sell, tenants' admins buy
+  kMarketTrade,   // the market's trades: read by their two parties (made only by matching)
 };
 enum class Verb {
   kRead,   // get, list

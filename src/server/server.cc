@@ -54,6 +54,7 @@ void register_all_routes(App& app, Router& srv) {
   register_measurement_routes(app, srv);
   register_acceptance_run_routes(app, srv);
   register_poc_run_routes(app, srv);
+  register_market_routes(app, srv);
   register_advisor_routes(app, srv);
   register_job_metric_routes(app, srv);
   register_secret_routes(app, srv);

@@ -184,6 +184,10 @@ function demoValues(name, schema, ownItems, world) {
       if (typeof v === "string" && v) return [v];
   }
   const first = (kind) => (world[kind]?.[0]?.id ? [world[kind][0].id] : []);
+  // The demo's market book (GET /api/v1/market/quote, …/depth, …/prints name a book by these).
+  const book = world["market-orders"]?.[0];
+  if (book && ["gpu_model", "region", "starts_at", "ends_at"].includes(name) && typeof book[name] === "string")
+    return [book[name]];
   switch (name) {
     case "tenant": return first("tenants");
     case "project": return first("projects");

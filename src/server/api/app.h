@@ -67,6 +67,9 @@ void register_alert_routes(App& app, Router& srv);  // alerts, webhooks
 void register_measurement_routes(App& app, Router& srv);
 void register_acceptance_run_routes(App& app, Router& srv);  // acceptance_runs.cc
 void register_poc_run_routes(App& app, Router& srv);         // poc_runs.cc
+void register_market_routes(App& app, Router& srv);           // market.cc
+// Places a market order as POST /api/v1/market-orders does (the demo seeds its book with it).
+Result<Record> place_market_order(App& app, const json& body, const Principal& p);
 void register_advisor_routes(App& app, Router& srv);  // POST /api/v1/advise/*
 void register_job_metric_routes(App& app, Router& srv);  // /api/v1/jobs/{id}/metrics
 void register_secret_routes(App& app, Router& srv);      // /api/v1/projects/{id}/secrets

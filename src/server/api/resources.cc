@@ -433,7 +433,7 @@ void register_crud(App& app, Router& srv, const KindSpec& spec) {
       send_json(res, 201, with_warnings(app, *sp, *out, p));
     });
   }
-  if (!spec.creatable)
+  if (!spec.creatable && !spec.create_elsewhere)
     not_allowed(app, srv, "POST", base, base, Message("api.resources.not_creatable").arg("kind", spec.kind), "GET");
   std::string allow = "GET";
   if (spec.updatable) allow += ", PUT";

@@ -56,6 +56,9 @@ struct KindSpec {
   bool updatable = true;
   bool deletable = true;
   bool creatable = true;
+  // POST /api/v1/<kind> is the route file's own handler (market orders: matched at once, idempotency
+  // keys): register_crud registers neither a create route nor a 405 for it. creatable stays false.
+  bool create_elsewhere = false;
 };
 
 // Registers the routes and records the spec in app.kinds.

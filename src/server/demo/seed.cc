@@ -1,6 +1,7 @@
 #include "server/demo/seed.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "core/ids.h"
 #include "demo/demo_world.h"
@@ -10,6 +11,7 @@
 #include "billing/rating_input.h"
 #include "server/services/bootstrap.h"
 #include "server/services/issued_invoices.h"
+#include "server/api/app.h"
 #include "server/api/resources.h"
 
 namespace gpurent {
@@ -65,6 +67,29 @@ Result<json> seed_demo_if_empty(App& app, const std::string& admin_user_id, cons
       if (!r) return Error::make(Code::kInternal, "demo spot price of offer " + o.name + ": " + r.error().message);
       counts["spot-prices"] = counts.value("spot-prices", 0) + 1;
     }
+  }
+
+  // A book in the GPU-hour market (docs/market.md): Lambda sells two lots of its Ashburn H100s for
+  // tomorrow (UTC), Aurora buys 8 GPUs across the spread (a trade at Lambda's 2.10) and bids 1.90.
+  if (app.kinds.count("market-orders")) {
+    const TimeMs day = 24 * 3'600'000LL;
+    const TimeMs start = (app.clock.now() / day + 1) * day;
+    const json book = {{"gpu_model", "h100-sxm5-80gb"}, {"region", "us-east-1"}, {"currency", "USD"},
+                       {"starts_at", format_rfc3339(start)}, {"ends_at", format_rfc3339(start + day)}};
+    const std::vector<std::tuple<const char*, const char*, int, const char*>> orders = {
+        {"sell", "lambda", 16, "2.10"}, {"sell", "lambda", 16, "2.40"}, {"buy", "aurora-ai", 8, "2.20"},
+        {"buy", "aurora-ai", 8, "1.90"}};
+    for (const auto& [side, who, gpus, price] : orders) {
+      json o = book;
+      o["side"] = side;
+      o[std::string(side) == "sell" ? "supplier" : "tenant"] = who;
+      o["gpus"] = gpus;
+      o["price_per_gpu_hour"] = price;
+      auto r = place_market_order(app, o, op);
+      if (!r) return Error::make(Code::kInternal, std::string("demo market order of ") + who + ": " + r.error().message);
+      counts["market-orders"] = counts.value("market-orders", 0) + 1;
+    }
+    counts["market-trades"] = 1;
   }
 
   // The prepaid tenant's top-up (充值), so its balance has money in it.

@@ -1,0 +1,559 @@
+// The GPU-hour market's API (docs/market.md): /api/v1/market-orders and /api/v1/market-trades, and
+// the books' public data (quote, depth, prints) under /api/v1/market/.
+//
+// A book is (GPU model, region, delivery window, currency): a window is whole UTC hours, and an
+// order's quantity is GPUs for the whole window (a rectangle: GPUs × hours). Suppliers sell (only
+// what their available nodes of that model in that region can deliver beside what they already
+// sold or offer for overlapping windows); tenants' admins buy. The store is the truth: each order
+// is matched inside the single writer's transaction against its book rebuilt from the stored open
+// orders (market/order_book.h, price-time priority, the resting order's price), so an
+// acknowledged order or trade survives a kill -9 and the book after a restart is the book before.
+// Not built yet (said so in docs/market.md): settlement into contracts and reservations, resale,
+// all-or-none and node-rectangle orders, the price index.
+#include <algorithm>
+#include <functional>
+
+#include "core/ids.h"
+#include "market/order_book.h"
+#include "market/price_index.h"
+#include "model/enums_supply.h"
+#include "server/api/resources.h"
+#include "server/http/http_util.h"
+
+namespace gpurent {
+namespace {
+
+constexpr int64_t kHourMs = 3'600'000;
+constexpr int64_t kMaxWindowHours = 366 * 24;
+constexpr int64_t kMaxOrderGpus = 100'000;
+constexpr size_t kDepthLevels = 20;
+constexpr size_t kMaxPrints = 200;
+constexpr int64_t kMaxPriceMicros = int64_t{1'000'000} * 1'000'000;  // 1,000,000 per GPU-hour
+// Open orders one tenant or supplier may have: a book is rebuilt per order, so nobody may grow one
+// without bound to slow everyone else's orders.
+constexpr int64_t kMaxOpenOrdersPerOwner = 1000;
+
+constexpr EnumEntry<MarketSide> kSideNames[] = {{MarketSide::kBuy, "buy"}, {MarketSide::kSell, "sell"}};
+constexpr EnumEntry<TimeInForce> kTifNames[] = {
+    {TimeInForce::kGtc, "gtc"}, {TimeInForce::kIoc, "ioc"}, {TimeInForce::kFok, "fok"}};
+
+// What names a book, as the stored orders and the query parameters carry it.
+struct BookKey {
+  std::string gpu_model, region;
+  TimeMs starts_at = 0, ends_at = 0;
+  Currency currency = Currency::kUSD;
+  bool operator==(const BookKey&) const = default;
+  int64_t hours() const { return (ends_at - starts_at) / kHourMs; }
+};
+
+BookKey key_of(const json& order) {
+  return {order.at("gpu_model").get<std::string>(), order.at("region").get<std::string>(),
+          parse_rfc3339(order.at("starts_at").get<std::string>(), "starts_at").value(),
+          parse_rfc3339(order.at("ends_at").get<std::string>(), "ends_at").value(),
+          parse_currency(order.at("currency").get<std::string>()).value()};
+}
+
+bool overlaps(const BookKey& a, const BookKey& b) { return a.starts_at < b.ends_at && b.starts_at < a.ends_at; }
+
+// Reads the book's fields (an order's body, or a market-data query), checking the window: whole
+// hours, ends after it starts, at most a year long, not over.
+void read_book(Fields& f, const GpuCatalog& catalog, TimeMs now, BookKey& k) {
+  if (const GpuModel* m = read_gpu_model_ref(f, catalog, "gpu_model")) k.gpu_model = m->id;
+  k.region = f.str("region", kRegionRule);
+  k.starts_at = f.time("starts_at");
+  k.ends_at = f.time("ends_at");
+  const std::string cur = f.str("currency", {.max_len = 3});
+  if (auto c = parse_currency(cur)) k.currency = *c;
+  else if (!cur.empty()) f.error("currency", Message("api.market.currency"));
+  if (k.starts_at % kHourMs != 0) f.error("starts_at", Message("api.market.whole_hour"));
+  if (k.ends_at % kHourMs != 0) f.error("ends_at", Message("api.market.whole_hour"));
+  if (k.ends_at <= k.starts_at) f.error("ends_at", Message("api.market.window_order"));
+  else if (k.ends_at - k.starts_at > kMaxWindowHours * kHourMs)
+    f.error("ends_at", Message("api.market.window_too_long").arg("hours", std::to_string(kMaxWindowHours)));
+  else if (k.ends_at <= now) f.error("ends_at", Message("api.market.window_over"));
+}
+
+uint64_t owner_of(const json& order) {
+  const std::string who = order.value("side", "") == "sell" ? "s:" + order.value("supplier_id", "")
+                                                             : "t:" + order.value("tenant_id", "");
+  return std::hash<std::string>{}(who);
+}
+
+// The book's open orders, oldest first (their sequence numbers give time priority). Reader: a
+// StoreReader (market data) or the writer's StoreTx (matching).
+template <class Reader>
+Result<std::vector<Record>> open_orders(Reader& store, const BookKey& k) {
+  auto all = list_all(store, "market-orders", {{"gpu_model", k.gpu_model}, {"region", k.region}, {"state", "open"}});
+  if (!all) return all.error();
+  std::vector<Record> out;
+  for (Record& r : *all)
+    if (key_of(r.body) == k) out.push_back(std::move(r));
+  std::sort(out.begin(), out.end(),
+            [](const Record& a, const Record& b) { return a.body.at("seq").get<int64_t>() < b.body.at("seq").get<int64_t>(); });
+  return out;
+}
+
+// The book of these resting orders: order i has engine id i + 1.
+OrderBook book_of(const std::vector<Record>& resting) {
+  OrderBook book;
+  std::vector<MarketFill> none;
+  for (size_t i = 0; i < resting.size(); ++i) {
+    const json& b = resting[i].body;
+    book.add({i + 1, owner_of(b), enum_parse(kSideNames, b.at("side").get<std::string>()).value(),
+              b.at("price_micros").get<int64_t>(), b.at("remaining_gpus").get<int64_t>(), TimeInForce::kGtc},
+             none);
+  }
+  return book;
+}
+
+// GPUs the supplier can still sell for this window: its available nodes of the model in the
+// region, less its open sell orders and its trades whose windows overlap (counted whole).
+Result<int64_t> sellable_gpus(StoreTx& tx, const std::string& supplier_id, const BookKey& k) {
+  auto nodes = list_all(tx, "nodes", {{"supplier_id", supplier_id}, {"gpu_model", k.gpu_model}, {"region", k.region}});
+  if (!nodes) return nodes.error();
+  int64_t cap = 0;
+  for (const Record& n : *nodes)
+    if (n.body.value("state", "available") == "available" && n.body.contains("gpus") && n.body["gpus"].is_array())
+      cap += static_cast<int64_t>(n.body["gpus"].size());
+  auto orders = list_all(tx, "market-orders", {{"supplier_id", supplier_id}, {"gpu_model", k.gpu_model}, {"region", k.region}, {"state", "open"}});
+  if (!orders) return orders.error();
+  for (const Record& o : *orders)
+    if (overlaps(key_of(o.body), k)) cap -= o.body.at("remaining_gpus").get<int64_t>();
+  auto trades = list_all(tx, "market-trades", {{"supplier_id", supplier_id}, {"gpu_model", k.gpu_model}, {"region", k.region}});
+  if (!trades) return trades.error();
+  for (const Record& t : *trades)
+    if (overlaps(key_of(t.body), k)) cap -= t.body.at("gpus").get<int64_t>();
+  return std::max<int64_t>(cap, 0);
+}
+
+// The order as written by its owner (what an idempotent retry must repeat).
+json order_request(const json& body) {
+  json req = json::object();
+  for (const char* k : {"side", "gpu_model", "region", "starts_at", "ends_at", "currency", "gpus", "price_per_gpu_hour",
+                        "time_in_force", "tenant", "supplier"})
+    if (body.contains(k)) req[k] = body[k];
+  return req;
+}
+
+struct Matched {
+  json order;                  // the new order's body, final
+  std::vector<Record> makers;  // resting orders it changed
+  std::vector<Record> trades;  // new trades
+};
+
+// Validates a new order and matches it against its book (inside the writer's transaction).
+Result<Matched> match_new(App& app, const json& body, const Principal& p, StoreTx& tx) {
+  if (!body.is_object()) return Error::invalid("", Message("field.object"));
+  const TimeMs now = app.clock.now();
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  BookKey k;
+  const MarketSide side = f.enumeration("side", kSideNames);
+  read_book(f, app.catalog, now, k);
+  const int64_t gpus = f.integer("gpus", 1, kMaxOrderGpus);
+  const Money price = f.money("price_per_gpu_hour", k.currency);
+  const TimeInForce tif = f.enumeration("time_in_force", kTifNames, std::optional<TimeInForce>(TimeInForce::kGtc));
+  const std::string tenant_ref = f.opt_str("tenant", {.max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp}).value_or("");
+  const std::string supplier_ref = f.opt_str("supplier", {.max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp}).value_or("");
+  f.opt_str("idempotency_key", {.max_len = 64, .pattern = "[A-Za-z0-9._:-]+", .pattern_help = "pattern.idempotency_key"});
+  if (f.has("price_per_gpu_hour") && price.micros() <= 0) f.error("price_per_gpu_hour", Message("api.market.price_positive"));
+  if (price.micros() > kMaxPriceMicros)
+    f.error("price_per_gpu_hour", Message("api.market.price_too_high").arg("max", Money(kMaxPriceMicros, k.currency).amount_string()));
+  f.finish();
+  if (!errs.empty()) return errs.to_error();
+
+  json order = order_request(body);
+  order["request"] = order_request(body);  // as written: an idempotent retry must repeat it
+  order["gpu_model"] = k.gpu_model;
+  order["starts_at"] = format_rfc3339(k.starts_at);
+  order["ends_at"] = format_rfc3339(k.ends_at);
+  order["currency"] = currency_code(k.currency);
+  order["price_per_gpu_hour"] = price.amount_string();
+  order["price_micros"] = price.micros();
+  order["time_in_force"] = enum_name(kTifNames, tif);
+  order["window_hours"] = k.hours();
+  if (side == MarketSide::kBuy) {
+    if (!p.is_operator() && p.tenant_id.empty())
+      return forbidden(Message("api.market.may_not_buy").arg("role", role_name(p.role)));
+    if (!supplier_ref.empty()) return Error::invalid("supplier", Message("api.market.buy_names_tenant"));
+    auto tenant = owning_tenant(tx, p, tenant_ref);
+    if (!tenant) return tenant.error();
+    order["tenant_id"] = tenant->id;
+  } else {
+    if (!tenant_ref.empty() || (!p.is_operator() && p.supplier_id.empty()))
+      return Error::invalid("side", Message("api.market.resale_not_built"));
+    std::string supplier_id = p.supplier_id;
+    if (p.is_operator()) {
+      if (supplier_ref.empty()) return Error::invalid("supplier", Message("field.required"));
+      auto sup = resolve_ref(tx, "suppliers", supplier_ref, {}, "supplier");
+      if (!sup) return sup.error();
+      supplier_id = sup->id;
+    } else if (!supplier_ref.empty()) {
+      auto sup = resolve_ref(tx, "suppliers", supplier_ref, {}, "supplier");
+      if (!sup) return sup.error();
+      if (sup->id != p.supplier_id) return Error::invalid("supplier", Message("api.market.own_supplier"));
+    }
+    auto can = sellable_gpus(tx, supplier_id, k);
+    if (!can) return can.error();
+    if (gpus > *can)
+      return Error::invalid("gpus", Message("api.market.cannot_deliver")
+                                        .arg("gpus", std::to_string(gpus))
+                                        .arg("can", std::to_string(*can))
+                                        .arg("gpu_model", k.gpu_model)
+                                        .arg("region", k.region));
+    order["supplier_id"] = supplier_id;
+  }
+  {
+    const bool buy = side == MarketSide::kBuy;
+    auto open = tx.count("market-orders", {{buy ? "tenant_id" : "supplier_id", order[buy ? "tenant_id" : "supplier_id"]}, {"state", "open"}});
+    if (!open) return open.error();
+    if (*open >= kMaxOpenOrdersPerOwner)
+      return Error::invalid("gpus", Message("api.market.too_many_open").arg("max", std::to_string(kMaxOpenOrdersPerOwner)));
+  }
+  auto seq = tx.count("market-orders", {});
+  if (!seq) return seq.error();
+  order["seq"] = *seq + 1;
+
+  auto resting = open_orders(tx, k);
+  if (!resting) return resting.error();
+  OrderBook book = book_of(*resting);
+  std::vector<MarketFill> fills;
+  const uint64_t taker = resting->size() + 1;
+  const AddResult r = book.add({taker, owner_of(order), side, price.micros(), gpus, tif}, fills);
+  Matched out;
+  json trade_ids = json::array();
+  for (const MarketFill& fill : fills) {
+    Record maker = (*resting)[fill.maker - 1];
+    const json& mb = maker.body;
+    Record t;
+    t.kind = "market-trades";
+    t.id = new_id("mtr");
+    t.name = t.id;
+    t.gpu_model = k.gpu_model;
+    t.region = k.region;
+    t.tenant_id = side == MarketSide::kBuy ? order["tenant_id"].get<std::string>() : mb.at("tenant_id").get<std::string>();
+    t.supplier_id = side == MarketSide::kSell ? order["supplier_id"].get<std::string>() : mb.at("supplier_id").get<std::string>();
+    t.state = "unsettled";
+    const Money trade_price(fill.price, k.currency);
+    auto amount = trade_price.mul_ratio(fill.qty * k.hours(), 1);
+    if (!amount) return amount.error();
+    t.body = {{"gpu_model", k.gpu_model}, {"region", k.region}, {"starts_at", order["starts_at"]}, {"ends_at", order["ends_at"]},
+              {"currency", order["currency"]}, {"price_per_gpu_hour", trade_price.amount_string()}, {"gpus", fill.qty},
+              {"gpu_hours", fill.qty * k.hours()}, {"amount", amount->amount_string()},
+              {"buy_order", side == MarketSide::kBuy ? std::string("(this)") : maker.id},
+              {"sell_order", side == MarketSide::kSell ? std::string("(this)") : maker.id},
+              {"taker_side", enum_name(kSideNames, side)}, {"at", format_rfc3339(now)},
+              {"tenant_id", t.tenant_id}, {"supplier_id", t.supplier_id}, {"settlement", "unsettled"}};
+    t.created_at = t.updated_at = now;
+    trade_ids.push_back(t.id);
+    out.trades.push_back(std::move(t));
+    // The maker: less remaining; filled when none is left. A maker met twice is updated twice.
+    auto it = std::find_if(out.makers.begin(), out.makers.end(), [&](const Record& m) { return m.id == maker.id; });
+    Record& m = it == out.makers.end() ? out.makers.emplace_back(std::move(maker)) : *it;
+    m.body["remaining_gpus"] = m.body["remaining_gpus"].get<int64_t>() - fill.qty;
+    m.body["filled_gpus"] = m.body["filled_gpus"].get<int64_t>() + fill.qty;
+    m.body["trades"].push_back(out.trades.back().id);
+    if (m.body["remaining_gpus"].get<int64_t>() == 0) m.body["state"] = m.state = "filled";
+  }
+  for (uint64_t id : r.stp_cancelled) {  // cannot happen between a tenant and a supplier; kept exact
+    Record m = (*resting)[id - 1];
+    m.body["state"] = m.state = "cancelled";
+    m.body["reason"] = "self-trade prevention";
+    out.makers.push_back(std::move(m));
+  }
+  order["filled_gpus"] = r.filled;
+  order["remaining_gpus"] = r.rested;
+  order["trades"] = trade_ids;
+  order["state"] = r.rested > 0 ? "open" : r.filled == gpus ? "filled" : "cancelled";
+  if (order["state"] == "cancelled")
+    order["reason"] = tif == TimeInForce::kFok ? "fill-or-kill: the book could not fill all of it at once"
+                                               : "immediate-or-cancel: the rest did not fill at once";
+  order["side"] = enum_name(kSideNames, side);
+  out.order = std::move(order);
+  return out;
+}
+
+Result<Built> build_order(App& app, const json& body, const Principal& p, StoreTx& tx, Matched& keep) {
+  auto m = match_new(app, body, p, tx);
+  if (!m) return m.error();
+  keep = std::move(*m);
+  IndexCols idx;
+  idx.name = body.value("idempotency_key", "");
+  idx.state = keep.order["state"];
+  idx.gpu_model = keep.order["gpu_model"];
+  idx.region = keep.order["region"];
+  idx.tenant_id = keep.order.value("tenant_id", "");
+  idx.supplier_id = keep.order.value("supplier_id", "");
+  if (!body.value("idempotency_key", "").empty()) keep.order["idempotency_key"] = body["idempotency_key"];
+  return Built{keep.order, idx};
+}
+
+// A new order, matched at once; *repeated when its idempotency key names an order the owner placed
+// with the same request (that order is answered as it is now; another request is a 422).
+Result<Record> place_order(App& app, const KindSpec& spec, const json& body, const Principal& p, bool* repeated) {
+  *repeated = false;
+  const std::string key = body.is_object() && body.value("idempotency_key", json()).is_string()
+                              ? body["idempotency_key"].get<std::string>() : "";
+  Record out;
+  Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    if (!key.empty()) {
+      auto same = list_all(tx, "market-orders", {{"name", key}});
+      if (!same) return same.error();
+      for (const Record& r : *same) {
+        const bool mine = p.is_operator() || (!p.tenant_id.empty() && r.tenant_id == p.tenant_id) ||
+                          (!p.supplier_id.empty() && r.supplier_id == p.supplier_id);
+        if (!mine) continue;
+        if (r.body.value("request", json()) != order_request(body))
+          return Error::invalid("idempotency_key", Message("api.market.key_reused").arg("order", r.id));
+        out = r;
+        *repeated = true;
+        return ok_status();
+      }
+    }
+    Matched m;
+    KindSpec once = spec;
+    once.build = [&](const json& b, const Principal& who, StoreTx& t, const Record*) { return build_order(app, b, who, t, m); };
+    once.after_create = [&](const Principal& who, const Record& r, StoreTx& t) -> Status {
+      for (Record& trade : m.trades) {
+        for (const char* side : {"buy_order", "sell_order"})
+          if (trade.body[side] == "(this)") trade.body[side] = r.id;
+        if (auto s = t.insert(trade); !s) return s;
+        if (auto s = t.append_audit({trade.created_at, who.user_id, "create", "market-trades", trade.id, trade.name}); !s) return s;
+      }
+      for (Record& maker : m.makers) {
+        auto cur = t.get("market-orders", maker.id);
+        if (!cur) return cur.error();
+        if (auto s = store_change(t, *cur, maker, who, "fill", r.id, r.created_at); !s) return s;
+      }
+      return ok_status();
+    };
+    auto r = create_in(app, once, body, p, tx);
+    if (!r) return r.error();
+    out = std::move(*r);
+    return ok_status();
+  });
+  if (!st) return st.error();
+  if (!*repeated) app.metrics.count_write(spec.kind, "create");
+  return out;
+}
+
+// POST /api/v1/market-orders: 201 with the new order, or 200 with the one an idempotent retry names.
+void post_order(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p) {
+  auto body = parse_body(req);
+  if (!body) return send_problem(res, body.error(), req.path);
+  bool repeated = false;
+  auto out = place_order(app, spec, *body, p, &repeated);
+  if (!out) return send_problem(res, out.error(), req.path);
+  if (!repeated) res.set_header("Location", "/api/v1/market-orders/" + out->id);
+  send_json(res, repeated ? 200 : 201, present(*out));
+}
+
+// POST /api/v1/market-orders/{id}/cancel: what is left of an open order leaves the book.
+void cancel_order(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p) {
+  auto rec = find_visible(app.store, spec, p, req.matches[1]);
+  if (!rec) return send_problem(res, rec.error(), req.path);
+  if (!in_scope(write_scope(p, spec.object_kind), p, *rec))
+    return send_problem(res, forbidden(Message("api.market.cancel_forbidden").arg("role", role_name(p.role))), req.path);
+  Record out;
+  Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    auto cur = tx.get(spec.kind, rec->id);
+    if (!cur) return cur.error();
+    if (cur->state != "open")
+      return Error::make(Code::kConflict, Message("api.market.not_open").arg("order", cur->id).arg("state", cur->state));
+    Record r = *cur;
+    r.state = r.body["state"] = "cancelled";
+    r.body["reason"] = "cancelled by its owner";
+    if (auto s = store_change(tx, *cur, r, p, "cancel", r.id, app.clock.now()); !s) return s;
+    out = std::move(r);
+    return ok_status();
+  });
+  if (!st) return send_problem(res, st.error(), req.path);
+  send_json(res, 200, present(out));
+}
+
+// The book a market-data query names (?gpu_model=&region=&starts_at=&ends_at=&currency=).
+Result<BookKey> book_query(App& app, const httplib::Request& req) {
+  json q = json::object();
+  for (const auto& [k, v] : req.params) {
+    if (k != "gpu_model" && k != "region" && k != "starts_at" && k != "ends_at" && k != "currency")
+      return Error::invalid(k, Message("api.params.unknown").arg("allowed", "gpu_model, region, starts_at, ends_at, currency"));
+    q[k] = v;
+  }
+  FieldErrors errs;
+  Fields f(q, "", errs);
+  BookKey k;
+  read_book(f, app.catalog, 0, k);  // a book that is over still has its prints
+  f.finish();
+  if (!errs.empty()) return errs.to_error();
+  return k;
+}
+
+json book_json(const BookKey& k) {
+  return {{"gpu_model", k.gpu_model}, {"region", k.region}, {"starts_at", format_rfc3339(k.starts_at)},
+          {"ends_at", format_rfc3339(k.ends_at)}, {"currency", currency_code(k.currency)}, {"window_hours", k.hours()}};
+}
+
+std::string price_text(int64_t micros, Currency c) { return Money(micros, c).amount_string(); }
+
+json levels_json(const std::vector<BookLevel>& levels, Currency c) {
+  json out = json::array();
+  for (const BookLevel& l : levels)
+    out.push_back({{"price_per_gpu_hour", price_text(l.price, c)}, {"gpus", l.qty}, {"orders", l.orders}});
+  return out;
+}
+
+// GET /api/v1/market/quote and …/depth: the book's best prices or its levels, without identities.
+void get_depth(App& app, const httplib::Request& req, httplib::Response& res, bool quote_only) {
+  auto k = book_query(app, req);
+  if (!k) return send_problem(res, k.error(), req.path);
+  auto resting = open_orders(app.store, *k);
+  if (!resting) return send_problem(res, resting.error(), req.path);
+  const OrderBook book = book_of(*resting);
+  json out = book_json(*k);
+  const size_t levels = quote_only ? 1 : kDepthLevels;
+  json bids = levels_json(book.depth(MarketSide::kBuy, levels), k->currency);
+  json asks = levels_json(book.depth(MarketSide::kSell, levels), k->currency);
+  if (quote_only) {
+    out["bid"] = bids.empty() ? json(nullptr) : bids[0];
+    out["ask"] = asks.empty() ? json(nullptr) : asks[0];
+  } else {
+    out["bids"] = bids;
+    out["asks"] = asks;
+  }
+  send_json(res, 200, out);
+}
+
+void get_quote(App& app, const httplib::Request& req, httplib::Response& res, const Principal&) { get_depth(app, req, res, true); }
+void get_book_depth(App& app, const httplib::Request& req, httplib::Response& res, const Principal&) {
+  get_depth(app, req, res, false);
+}
+
+// GET /api/v1/market/prints: the book's trades, newest first (at most 200): time, price, GPUs and
+// which side took, without the parties.
+void get_prints(App& app, const httplib::Request& req, httplib::Response& res, const Principal&) {
+  auto k = book_query(app, req);
+  if (!k) return send_problem(res, k.error(), req.path);
+  auto trades = list_all(app.store, "market-trades", {{"gpu_model", k->gpu_model}, {"region", k->region}});
+  if (!trades) return send_problem(res, trades.error(), req.path);
+  std::vector<const Record*> mine;
+  for (const Record& t : *trades)
+    if (key_of(t.body) == *k) mine.push_back(&t);
+  std::sort(mine.begin(), mine.end(), [](const Record* a, const Record* b) {
+    return a->created_at != b->created_at ? a->created_at > b->created_at : a->id > b->id;
+  });
+  json prints = json::array();
+  for (size_t i = 0; i < mine.size() && i < kMaxPrints; ++i) {
+    const json& b = mine[i]->body;
+    prints.push_back({{"at", b.at("at")}, {"price_per_gpu_hour", b.at("price_per_gpu_hour")}, {"gpus", b.at("gpus")},
+                      {"taker_side", b.at("taker_side")}});
+  }
+  json out = book_json(*k);
+  out["prints"] = std::move(prints);
+  send_json(res, 200, out);
+}
+
+// GET /api/v1/market/index?gpu_model=&region=&currency=[&from=&to=]: the daily price index
+// (market/price_index.h) of the trades of every delivery window of that model and region, per UTC
+// day of [from, to) (default: the last 30 days; at most 400).
+void get_index(App& app, const httplib::Request& req, httplib::Response& res, const Principal&) {
+  json q = json::object();
+  for (const auto& [k, v] : req.params) {
+    if (k != "gpu_model" && k != "region" && k != "currency" && k != "from" && k != "to")
+      return send_problem(res, Error::invalid(k, Message("api.params.unknown").arg("allowed", "gpu_model, region, currency, from, to")),
+                          req.path);
+    q[k] = v;
+  }
+  FieldErrors errs;
+  Fields f(q, "", errs);
+  std::string model;
+  if (const GpuModel* m = read_gpu_model_ref(f, app.catalog, "gpu_model")) model = m->id;
+  const std::string region = f.str("region", kRegionRule);
+  const std::string cur = f.str("currency", {.max_len = 3});
+  auto currency = parse_currency(cur);
+  if (!currency && !cur.empty()) f.error("currency", Message("api.market.currency"));
+  constexpr TimeMs kDay = 86'400'000;
+  const TimeMs today = app.clock.now() / kDay * kDay;
+  const TimeMs to = f.opt_time("to").value_or(today + kDay);
+  const TimeMs from = f.opt_time("from").value_or(to - 30 * kDay);
+  if (to <= from) f.error("to", Message("api.market.window_order_from"));
+  else if (to - from > 400 * kDay) f.error("to", Message("api.market.index_too_long"));
+  f.finish();
+  if (!errs.empty()) return send_problem(res, errs.to_error(), req.path);
+  auto trades = list_all(app.store, "market-trades", {{"gpu_model", model}, {"region", region}});
+  if (!trades) return send_problem(res, trades.error(), req.path);
+  std::vector<IndexTrade> in;
+  for (const Record& t : *trades) {
+    if (t.body.value("currency", "") != currency_code(*currency)) continue;
+    auto price = Money::parse(t.body.at("price_per_gpu_hour").get<std::string>(), *currency);
+    auto at = parse_rfc3339(t.body.at("at").get<std::string>(), "at");
+    if (!price || !at) return send_problem(res, Error::make(Code::kInternal, "market trade " + t.id + " does not decode"), req.path);
+    in.push_back({*at, price->micros(), t.body.at("gpu_hours").get<int64_t>()});
+  }
+  auto days = daily_index(in, from, to);
+  if (!days) return send_problem(res, days.error(), req.path);
+  json list = json::array();
+  for (const IndexDay& d : *days)
+    list.push_back({{"day", format_rfc3339(d.day).substr(0, 10)},
+                    {"vwap_per_gpu_hour", price_text(d.vwap_micros, *currency)},
+                    {"gpu_hours", d.gpu_hours},
+                    {"trades", d.trades},
+                    {"low_per_gpu_hour", price_text(d.low_micros, *currency)},
+                    {"high_per_gpu_hour", price_text(d.high_micros, *currency)}});
+  send_json(res, 200,
+            {{"gpu_model", model}, {"region", region}, {"currency", currency_code(*currency)}, {"from", format_rfc3339(from)},
+             {"to", format_rfc3339(to)},
+             {"method", "per UTC day of execution: sum of price x GPU-hours over sum of GPU-hours of that day's trades, every "
+                        "delivery window together, rounded half to even to the micro-unit; days without trades are left out"},
+             {"days", list}});
+}
+
+}  // namespace
+
+Result<Record> place_market_order(App& app, const json& body, const Principal& p) {
+  bool repeated = false;
+  return place_order(app, app.kinds.at("market-orders"), body, p, &repeated);
+}
+
+void register_market_routes(App& app, Router& srv) {
+  route(app, srv, "GET", "/api/v1/market/quote", "/api/v1/market/quote", get_quote);
+  route(app, srv, "GET", "/api/v1/market/depth", "/api/v1/market/depth", get_book_depth);
+  route(app, srv, "GET", "/api/v1/market/prints", "/api/v1/market/prints", get_prints);
+  route(app, srv, "GET", "/api/v1/market/index", "/api/v1/market/index", get_index);
+
+  KindSpec trades;
+  trades.kind = "market-trades";
+  trades.id_prefix = "mtr";
+  trades.object_kind = ObjectKind::kMarketTrade;
+  trades.filters = {{"tenant", "tenant_id"}, {"supplier", "supplier_id"}, {"gpu_model", "gpu_model"}, {"region", "region"}};
+  trades.creatable = trades.updatable = trades.deletable = false;
+  trades.build = [](const json&, const Principal&, StoreTx&, const Record*) -> Result<Built> {
+    return Error::make(Code::kInternal, "market trades are made by matching");
+  };
+  register_crud(app, srv, trades);
+
+  KindSpec orders;
+  orders.kind = "market-orders";
+  orders.id_prefix = "mko";
+  orders.object_kind = ObjectKind::kMarketOrder;
+  orders.filters = {{"tenant", "tenant_id"}, {"supplier", "supplier_id"}, {"gpu_model", "gpu_model"}, {"region", "region"},
+                    {"state", "state"}};
+  orders.filter_values["state"] = {"open", "filled", "cancelled"};
+  orders.updatable = orders.deletable = false;  // cancel (POST …/cancel); an order is never edited
+  orders.build = [](const json&, const Principal&, StoreTx&, const Record*) -> Result<Built> {
+    return Error::make(Code::kInternal, "market orders are created by POST /api/v1/market-orders");
+  };
+  app.kinds[orders.kind] = orders;  // the POST route reads it; register_crud stores it again
+  route(app, srv, "POST", "/api/v1/market-orders", "/api/v1/market-orders",
+        [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+          const KindSpec& spec = app.kinds.at("market-orders");
+          if (write_scope(p, spec.object_kind) == Scope::kNone)
+            return send_problem(res, forbidden(Message("api.market.may_not_order").arg("role", role_name(p.role))), req.path);
+          post_order(app, spec, req, res, p);
+        });
+  orders.creatable = false;
+  orders.create_elsewhere = true;
+  register_crud(app, srv, orders);
+  item_route(app, srv, "POST", "market-orders", "cancel", cancel_order);
+}
+
+}  // namespace gpurent

@@ -1,0 +1,175 @@
+// The GPU-hour market through the real server (docs/market.md): a supplier sells what its nodes
+// can deliver, tenants' admins buy; orders match in price-time priority at the resting price,
+// GTC/IOC/FOK; the books' quote, depth and prints are public and carry no identities; orders and
+// trades are their owners' to read; idempotency keys; cancel; a kill -9 loses no acknowledged
+// order and the book after the restart is the book before.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/clock.h"
+#include "server_fixture.h"
+
+namespace gpurent::testing {
+namespace {
+
+struct Market {
+  ServerProcess& s;
+  std::string book_query;  // ?gpu_model=…&region=…&starts_at=…&ends_at=…&currency=CNY
+  json book;               // the same as order fields
+  std::string dc, acme, beta, acme_member;
+
+  json order(const std::string& side, int gpus, const std::string& price, const std::string& tif = "gtc") const {
+    json o = book;
+    o["side"] = side;
+    o["gpus"] = gpus;
+    o["price_per_gpu_hour"] = price;
+    o["time_in_force"] = tif;
+    return o;
+  }
+  Resp place(const std::string& token, const json& o) const { return s.req("POST", "/api/v1/market-orders", token, o); }
+  json get(const std::string& what, const std::string& token) const {
+    return s.req("GET", "/api/v1/market/" + what + book_query, token).body;
+  }
+};
+
+// Tomorrow 00:00–08:00 UTC: a window of 8 whole hours.
+std::pair<std::string, std::string> tomorrow_morning() {
+  const TimeMs day = 24 * 3'600'000LL;
+  const TimeMs start = (SystemClock().now() / day + 1) * day;
+  return {format_rfc3339(start), format_rfc3339(start + 8 * 3'600'000LL)};
+}
+
+TEST(MarketApi, OrdersMatchAtTheRestingPriceAndTheBookIsPublicWithoutIdentities) {
+  ServerProcess s;
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  for (const char* n : {"gpn1", "gpn2"}) expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", n)), n);
+  acme_and_beta(s);
+  const auto [starts, ends] = tomorrow_morning();
+  Market m{s,
+           "?gpu_model=h100-sxm5-80gb&region=cn-east&starts_at=" + starts + "&ends_at=" + ends + "&currency=CNY",
+           json{{"gpu_model", "H100-SXM"}, {"region", "cn-east"}, {"starts_at", starts}, {"ends_at", ends}, {"currency", "CNY"}},
+           make_user_token(s, "dc-ops", "supplier", "", "dc"),
+           make_user_token(s, "acme-admin", "tenant_admin", "acme"),
+           make_user_token(s, "beta-admin", "tenant_admin", "beta"),
+           make_user_token(s, "acme-dev", "tenant_member", "acme")};
+
+  // The supplier sells its two nodes' 16 GPUs in two lots; a 17th GPU it cannot deliver.
+  Resp sell20 = m.place(m.dc, m.order("sell", 8, "20.00"));
+  ASSERT_EQ(sell20.status, 201) << sell20.describe();
+  EXPECT_EQ(sell20.body["state"], "open");
+  EXPECT_EQ(sell20.body["gpu_model"], "h100-sxm5-80gb") << "the catalog id, whatever alias was given";
+  EXPECT_EQ(sell20.body["window_hours"], 8);
+  ASSERT_EQ(m.place(m.dc, m.order("sell", 8, "18.00")).status, 201);
+  Resp more = m.place(m.dc, m.order("sell", 1, "30"));
+  EXPECT_EQ(more.status, 422) << more.describe();
+  EXPECT_NE(more.reason_for("gpus").find("can deliver 0 more"), std::string::npos) << more.describe();
+  json q = m.get("quote", m.acme_member);
+  EXPECT_TRUE(q["bid"].is_null()) << q.dump();
+  EXPECT_EQ(q["ask"], (json{{"price_per_gpu_hour", "18.00"}, {"gpus", 8}, {"orders", 1}}));
+
+  // acme bids 19 for 10: it takes the 8 at 18 (the resting price) and rests 2 at 19.
+  Resp buy = m.place(m.acme, m.order("buy", 10, "19"));
+  ASSERT_EQ(buy.status, 201) << buy.describe();
+  EXPECT_EQ(buy.body["state"], "open");
+  EXPECT_EQ(buy.body["filled_gpus"], 8);
+  EXPECT_EQ(buy.body["remaining_gpus"], 2);
+  ASSERT_EQ(buy.body["trades"].size(), 1u);
+  const json trade = s.req("GET", "/api/v1/market-trades/" + buy.body["trades"][0].get<std::string>(), m.acme_member).body;
+  EXPECT_EQ(trade["price_per_gpu_hour"], "18.00");
+  EXPECT_EQ(trade["gpu_hours"], 64);
+  EXPECT_EQ(trade["amount"], "1152.00");  // 18 × 8 GPUs × 8 h, exact
+  EXPECT_EQ(trade["buy_order"], buy.body["id"]);
+  EXPECT_EQ(trade["taker_side"], "buy");
+
+  // beta: fill-or-kill 10 at 25 finds only 8 (the 20s): nothing trades; immediate-or-cancel takes the 8.
+  Resp fok = m.place(m.beta, m.order("buy", 10, "25", "fok"));
+  ASSERT_EQ(fok.status, 201) << fok.describe();
+  EXPECT_EQ(fok.body["state"], "cancelled");
+  EXPECT_EQ(fok.body["filled_gpus"], 0);
+  EXPECT_TRUE(fok.body["trades"].empty());
+  Resp ioc = m.place(m.beta, m.order("buy", 10, "25", "ioc"));
+  EXPECT_EQ(ioc.body["state"], "cancelled");
+  EXPECT_EQ(ioc.body["filled_gpus"], 8);
+  EXPECT_EQ(s.req("GET", "/api/v1/market-orders/" + sell20.body["id"].get<std::string>(), m.dc).body["state"], "filled");
+
+  // The book now: acme's 2 at 19, no ask. Depth and prints carry no identities.
+  json depth = m.get("depth", m.beta);
+  EXPECT_EQ(depth["bids"], (json{{{"price_per_gpu_hour", "19.00"}, {"gpus", 2}, {"orders", 1}}}));
+  EXPECT_TRUE(depth["asks"].empty());
+  json prints = m.get("prints", m.beta);
+  ASSERT_EQ(prints["prints"].size(), 2u) << prints.dump();
+  EXPECT_EQ(prints["prints"][0]["price_per_gpu_hour"], "20.00");
+  EXPECT_EQ(prints.dump().find("ten_"), std::string::npos) << prints.dump();
+  EXPECT_EQ(prints.dump().find("sup_"), std::string::npos) << prints.dump();
+
+  // The daily index: today's trades weighted by GPU-hours: 64 at 18.00 and 64 at 20.00.
+  const json index = s.req("GET", "/api/v1/market/index?gpu_model=H100-SXM&region=cn-east&currency=CNY", m.beta).body;
+  ASSERT_EQ(index["days"].size(), 1u) << index.dump();
+  EXPECT_EQ(index["days"][0]["vwap_per_gpu_hour"], "19.00");
+  EXPECT_EQ(index["days"][0]["gpu_hours"], 128);
+  EXPECT_EQ(index["days"][0]["trades"], 2);
+  EXPECT_EQ(index["days"][0]["low_per_gpu_hour"], "18.00");
+  EXPECT_EQ(index["days"][0]["day"], format_rfc3339(SystemClock().now()).substr(0, 10));
+  EXPECT_TRUE(s.req("GET", "/api/v1/market/index?gpu_model=H100-SXM&region=cn-east&currency=USD", m.beta).body["days"].empty());
+
+  // Orders and trades are their owners': acme sees its order and trade only; the supplier both trades.
+  EXPECT_EQ(s.req("GET", "/api/v1/market-orders/" + fok.body["id"].get<std::string>(), m.acme_member).status, 404);
+  EXPECT_EQ(s.req("GET", "/api/v1/market-trades", m.acme_member).body["items"].size(), 1u);
+  EXPECT_EQ(s.req("GET", "/api/v1/market-trades", m.dc).body["items"].size(), 2u);
+  EXPECT_EQ(s.req("GET", "/api/v1/market-orders?state=open", m.acme_member).body["items"].size(), 1u);
+  // Who may order: a member may not; a supplier buying or a tenant selling is refused.
+  EXPECT_EQ(m.place(m.acme_member, m.order("buy", 1, "1")).status, 403);
+  EXPECT_EQ(m.place(m.dc, m.order("buy", 1, "1")).status, 403);
+  Resp resale = m.place(m.acme, m.order("sell", 1, "30"));
+  EXPECT_EQ(resale.status, 422) << resale.describe();
+  EXPECT_NE(resale.reason_for("side"), "") << resale.describe();
+
+  // Bad input names the field.
+  json bad = m.order("buy", 1, "1");
+  bad["starts_at"] = starts.substr(0, 11) + "00:30:00Z";
+  EXPECT_NE(m.place(m.acme, bad).reason_for("starts_at"), "");
+  bad = m.order("buy", 0, "-1");
+  Resp two = m.place(m.acme, bad);
+  EXPECT_NE(two.reason_for("gpus"), "") << two.describe();
+  EXPECT_NE(two.reason_for("price_per_gpu_hour"), "") << two.describe();
+  bad = m.order("buy", 1, "1");
+  bad["ends_at"] = "2020-01-01T08:00:00Z";
+  bad["starts_at"] = "2020-01-01T00:00:00Z";
+  EXPECT_NE(m.place(m.acme, bad).reason_for("ends_at").find("over"), std::string::npos);
+  EXPECT_EQ(s.req("GET", "/api/v1/market/quote?gpu_model=h100-sxm5-80gb", m.acme).status, 422);
+  EXPECT_NE(m.place(m.acme, m.order("buy", 1, "1000000.01")).reason_for("price_per_gpu_hour").find("at most"), std::string::npos);
+
+  // Idempotency: the same request with the same key is the same order (200); other fields, a 422.
+  json keyed = m.order("buy", 1, "10");
+  keyed["idempotency_key"] = "acme-2027-001";
+  Resp first = m.place(m.acme, keyed);
+  ASSERT_EQ(first.status, 201) << first.describe();
+  Resp again = m.place(m.acme, keyed);
+  EXPECT_EQ(again.status, 200) << again.describe();
+  EXPECT_EQ(again.body["id"], first.body["id"]);
+  keyed["price_per_gpu_hour"] = "11";
+  Resp other = m.place(m.acme, keyed);
+  EXPECT_EQ(other.status, 422) << other.describe();
+  EXPECT_NE(other.reason_for("idempotency_key").find(first.body["id"].get<std::string>()), std::string::npos);
+
+  // A kill -9: every acknowledged order is still there and the book is the same.
+  const json before = m.get("depth", m.beta);
+  s.kill9();
+  s.start();
+  EXPECT_EQ(m.get("depth", m.beta), before);
+
+  // Cancel: the rest leaves the book; twice is a conflict; not the owner's, not found.
+  const std::string rest = buy.body["id"];
+  EXPECT_EQ(s.req("POST", "/api/v1/market-orders/" + rest + "/cancel", m.beta).status, 404);
+  Resp cancelled = s.req("POST", "/api/v1/market-orders/" + rest + "/cancel", m.acme);
+  EXPECT_EQ(cancelled.body["state"], "cancelled") << cancelled.describe();
+  EXPECT_EQ(cancelled.body["filled_gpus"], 8);
+  EXPECT_EQ(s.req("POST", "/api/v1/market-orders/" + rest + "/cancel", m.acme).status, 409);
+  EXPECT_EQ(m.get("quote", m.beta)["bid"]["price_per_gpu_hour"], "10.00");
+  // The 16 GPUs sold stay sold: the supplier cannot sell more for this window.
+  EXPECT_EQ(m.place(m.dc, m.order("sell", 1, "30")).status, 422);
+}
+
+}  // namespace
+}  // namespace gpurent::testing
