@@ -171,5 +171,41 @@ TEST(MarketApi, OrdersMatchAtTheRestingPriceAndTheBookIsPublicWithoutIdentities)
   EXPECT_EQ(m.place(m.dc, m.order("sell", 1, "30")).status, 422);
 }
 
+// A spot book (its window starts within the hour) moves the seller's offers' spot price to its last
+// trade; a forward book does not; a trade above the offer's on-demand price leaves it alone.
+TEST(MarketApi, SpotFillsSetTheOffersSpotPrice) {
+  ServerProcess s;
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "gpn1")), "node");
+  const std::string offer = expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer").body["id"];
+  acme_and_beta(s);
+  const std::string dc = make_user_token(s, "dc-ops", "supplier", "", "dc");
+  const std::string acme = make_user_token(s, "acme-admin", "tenant_admin", "acme");
+  const TimeMs hour = 3'600'000;
+  const TimeMs this_hour = SystemClock().now() / hour * hour;
+  auto order = [&](TimeMs start, const char* side, const char* price) {
+    return json{{"side", side}, {"gpu_model", "h100-sxm5-80gb"}, {"region", "cn-east"}, {"currency", "CNY"},
+                {"starts_at", format_rfc3339(start)}, {"ends_at", format_rfc3339(start + 2 * hour)}, {"gpus", 1},
+                {"price_per_gpu_hour", price}};
+  };
+  auto spot_prices = [&] { return s.admin("GET", "/api/v1/spot-prices?offer=" + offer).body["items"]; };
+  ASSERT_TRUE(spot_prices().empty());
+  // Forward (the day after tomorrow): no spot price.
+  expect_2xx(s.req("POST", "/api/v1/market-orders", dc, order(this_hour + 48 * hour, "sell", "9.00")), "sell");
+  expect_2xx(s.req("POST", "/api/v1/market-orders", acme, order(this_hour + 48 * hour, "buy", "9.00")), "buy");
+  EXPECT_TRUE(spot_prices().empty());
+  // Spot (from this hour): the trade's price is the offer's spot price from now.
+  expect_2xx(s.req("POST", "/api/v1/market-orders", dc, order(this_hour, "sell", "7.25")), "sell");
+  expect_2xx(s.req("POST", "/api/v1/market-orders", acme, order(this_hour, "buy", "8")), "buy");
+  json prices = spot_prices();
+  ASSERT_EQ(prices.size(), 1u) << prices.dump();
+  EXPECT_EQ(prices[0]["price"], "7.25");
+  // Above the offer's on-demand price (17.50): the trade stands, the spot price does not move.
+  expect_2xx(s.req("POST", "/api/v1/market-orders", dc, order(this_hour, "sell", "20")), "sell");
+  Resp buy = s.req("POST", "/api/v1/market-orders", acme, order(this_hour, "buy", "20"));
+  EXPECT_EQ(buy.body["state"], "filled") << buy.describe();
+  EXPECT_EQ(spot_prices().size(), 1u);
+}
+
 }  // namespace
 }  // namespace gpurent::testing

@@ -12,6 +12,7 @@
 // all-or-none and node-rectangle orders, the price index.
 #include <algorithm>
 #include <functional>
+#include <map>
 
 #include "core/ids.h"
 #include "market/order_book.h"
@@ -288,6 +289,33 @@ Result<Built> build_order(App& app, const json& body, const Principal& p, StoreT
   return Built{keep.order, idx};
 }
 
+// Spot fills set the spot price series (docs/market.md#spot-prices): in a book whose window starts
+// within the next hour, each selling supplier's last trade of this order becomes, from now, the
+// spot price of each of its offers of that model in that region and currency that sells spot —
+// through the spot-prices resource's own checks: an offer whose on-demand price is below the trade
+// price, or whose latest spot price is not earlier than now, keeps its price.
+Status set_spot_prices(App& app, const Matched& m, const Principal& who, StoreTx& tx) {
+  if (m.trades.empty()) return ok_status();
+  const TimeMs now = app.clock.now();
+  const BookKey k = key_of(m.order);
+  if (k.starts_at > now + kHourMs) return ok_status();  // a forward book
+  std::map<std::string, std::string> last;  // supplier id -> its last trade's price
+  for (const Record& t : m.trades) last[t.supplier_id] = t.body.at("price_per_gpu_hour").get<std::string>();
+  const KindSpec& spot = app.kinds.at("spot-prices");
+  for (const auto& [supplier_id, price] : last) {
+    auto offers = list_all(tx, "offers", {{"supplier_id", supplier_id}, {"gpu_model", k.gpu_model}, {"region", k.region}});
+    if (!offers) return offers.error();
+    for (const Record& o : *offers) {
+      const json& prices = o.body.value("prices", json::object());
+      if (o.body.value("currency", "") != currency_code(k.currency) || !prices.contains("spot")) continue;
+      const Principal seller{who.user_id, who.token_id, Role::kSupplier, "", supplier_id};
+      auto r = create_in(app, spot, json{{"offer", o.id}, {"price", price}}, seller, tx);
+      if (!r && r.error().code != Code::kInvalid) return r.error();  // a price the offer refuses is no error of the order
+    }
+  }
+  return ok_status();
+}
+
 // A new order, matched at once; *repeated when its idempotency key names an order the owner placed
 // with the same request (that order is answered as it is now; another request is a 422).
 Result<Record> place_order(App& app, const KindSpec& spec, const json& body, const Principal& p, bool* repeated) {
@@ -325,7 +353,7 @@ Result<Record> place_order(App& app, const KindSpec& spec, const json& body, con
         if (!cur) return cur.error();
         if (auto s = store_change(t, *cur, maker, who, "fill", r.id, r.created_at); !s) return s;
       }
-      return ok_status();
+      return set_spot_prices(app, m, who, t);
     };
     auto r = create_in(app, once, body, p, tx);
     if (!r) return r.error();
