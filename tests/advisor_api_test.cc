@@ -196,6 +196,22 @@ TEST(Advisor, EveryCalculatorAnswersWithItsArithmetic) {
   EXPECT_EQ(compared, (std::set<std::string>{"dc/h100", "dc/h100-cheap"}));
 }
 
+TEST(Advisor, HedgeShowsTheCostAndItsSwingsAtEachShare) {
+  ServerProcess s;
+  Resp r = s.admin("POST", "/api/v1/advise/hedge?lang=zh",
+                   json::parse(R"({"currency":"USD","demand_gpu_hours":[10,30,20,40],"prices":["2.00","4.00","3.00","5.00"],
+                                   "forward_price":"3.00"})"));
+  ASSERT_EQ(r.status, 200) << r.describe();
+  EXPECT_EQ(r.body["chosen"]["share_pct"], 20);
+  EXPECT_EQ(r.body["chosen"]["mean_cost"], "97.50");
+  EXPECT_EQ(r.body["unhedged"]["stdev_cost"], "67.823299");
+  EXPECT_EQ(r.body["curve"].size(), 11u);
+  EXPECT_NE(r.body["steps"][0]["text"].get<std::string>().find("周期"), std::string::npos) << r.body["steps"].dump();
+  Resp bad = s.admin("POST", "/api/v1/advise/hedge", json::parse(R"({"demand_gpu_hours":[1,2],"prices":["1.00"]})"));
+  EXPECT_EQ(bad.status, 422);
+  EXPECT_NE(bad.reason_for("prices"), "") << bad.describe();
+}
+
 TEST(Advisor, BadInputsNameTheField) {
   ServerProcess s({"--firewall-interval-s", "0"});
   world(s);

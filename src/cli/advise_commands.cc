@@ -1,4 +1,4 @@
-// `gpurent advise fingerprint|tco|mix|quotes|suppliers|poc -f input.yaml`: the advisor's
+// `gpurent advise fingerprint|tco|mix|quotes|suppliers|poc|hedge -f input.yaml`: the advisor's
 // calculators (POST /api/v1/advise/<calculator>, docs/advisor.md). The input is YAML or JSON;
 // the answer prints as its summary, the key figures and (unless --brief) every step of its arithmetic, in the
 // locale's language or the one --lang names (the server words the texts), or whole with -o json|yaml.
@@ -55,6 +55,14 @@ void key_figures(std::ostream& out, const std::string& calc, const json& r) {
     for (const auto& s : r.value("suppliers", json::array()))
       t.add_row({str(s["name"]), str(s["verdict"]), text(s.value("reason", json()))});
     t.print(out, 0);
+  } else if (calc == "hedge") {
+    const std::string cur = str(r.value("currency", json()));
+    Table t({{"HEDGED", Align::kRight}, {"GPU-H/PERIOD", Align::kRight}, {"MEAN COST " + cur, Align::kRight},
+             {"STDEV", Align::kRight}, {"WASTED GPU-H", Align::kRight}});
+    for (const auto& o : r.value("curve", json::array()))
+      t.add_row({str(o["share_pct"]) + " %", str(o["hedged_gpu_hours"]), str(o["mean_cost"]), str(o["stdev_cost"]),
+                 str(o["wasted_gpu_hours"])});
+    t.print(out, 0);
   } else if (calc == "mix") {
     out << "expected cost      " << str(r["expected_cost"]) << " " << str(r["currency"]) << "\n"
         << "pure on-demand     " << str(r["pure_on_demand_cost"]) << "\n"
@@ -69,7 +77,7 @@ void key_figures(std::ostream& out, const std::string& calc, const json& r) {
 void add_advise_commands(CLI::App& app, CliContext& ctx) {
   auto* adv = app.add_subcommand("advise",
                                  "the advisor: workload fingerprint, rent vs build, reserved/on-demand/spot "
-                                 "mix, true-cost quotes, supplier score, POC plan (docs/advisor.md)");
+                                 "mix, true-cost quotes, supplier score, POC plan, hedging (docs/advisor.md)");
   adv->require_subcommand(1);
   const std::vector<std::pair<std::string, std::string>> calcs = {
       {"fingerprint", "a job's bottleneck and the GPUs, interconnect and storage that run it cheaper or faster"},
@@ -77,7 +85,8 @@ void add_advise_commands(CLI::App& app, CliContext& ctx) {
       {"mix", "the cheapest reserved / on-demand / spot mix for an hourly demand curve"},
       {"quotes", "offers ranked by true cost per useful GPU-hour for a workload, every fee included"},
       {"suppliers", "supplier due-diligence scores and a procurement split"},
-      {"poc", "the 48-hour POC acceptance plan per supplier, and its verdict"}};
+      {"poc", "the 48-hour POC acceptance plan per supplier, and its verdict"},
+      {"hedge", "the cost and its swings when a share of the GPU-hours is bought forward"}};
   for (const auto& [calc, help] : calcs) {
     auto o = std::make_shared<AdviseOpts>();
     auto* sub = adv->add_subcommand(calc, help);

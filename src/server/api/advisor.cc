@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "advisor/hedge.h"
 #include "advisor/fingerprint.h"
 #include "advisor/mix.h"
 #include "advisor/poc.h"
@@ -459,6 +460,14 @@ Status fill_poc_from_acceptance(App& app, const Principal& p, json& body, bool g
 
 namespace {
 
+Result<json> hedge(const json& body) {
+  auto in = parse_hedge_input(body);
+  if (!in) return in.error();
+  auto r = compute_hedge(*in);
+  if (!r) return r.error();
+  return to_json(*r);
+}
+
 Result<json> poc(App& app, json body, const Principal& p) {
   if (auto s = fill_poc_from_acceptance(app, p, body, false); !s) return s.error();
   auto in = parse_poc_input(body);
@@ -471,7 +480,7 @@ Result<json> poc(App& app, json body, const Principal& p) {
 }  // namespace
 
 void register_advisor_routes(App& app, Router& srv) {
-  const std::vector<std::string> calcs = {"fingerprint", "tco", "mix", "quotes", "suppliers", "poc"};
+  const std::vector<std::string> calcs = {"fingerprint", "tco", "mix", "quotes", "suppliers", "poc", "hedge"};
   for (const std::string& calc : calcs) {
     route(app, srv, "POST", "/api/v1/advise/" + calc, "advise_" + calc,
           [&app, calc](const httplib::Request& req, httplib::Response& res, const Principal& p) {
@@ -488,6 +497,8 @@ void register_advisor_routes(App& app, Router& srv) {
               out = quotes(app, *body, p);
             else if (calc == "suppliers")
               out = suppliers(app, *body, req);
+            else if (calc == "hedge")
+              out = hedge(*body);
             else
               out = poc(app, *body, p);
             if (!out) return send_problem(res, out.error(), req.path);

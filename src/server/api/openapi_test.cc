@@ -138,6 +138,7 @@ const std::set<Op> kServerRoutes = {
     {"POST", "/api/v1/payments/webhook"},
     {"POST", "/api/v1/advise/fingerprint"}, {"POST", "/api/v1/advise/tco"}, {"POST", "/api/v1/advise/mix"},
     {"POST", "/api/v1/advise/quotes"}, {"POST", "/api/v1/advise/suppliers"}, {"POST", "/api/v1/advise/poc"},
+    {"POST", "/api/v1/advise/hedge"},
     // job metrics (routes_job_metrics.cc)
     {"GET", "/api/v1/jobs/{ref}/metrics"}, {"POST", "/api/v1/jobs/{ref}/metrics"},
     // dashboard usage (routes_dashboard_usage.cc)
