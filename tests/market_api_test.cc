@@ -153,6 +153,21 @@ TEST(MarketApi, OrdersMatchAtTheRestingPriceAndTheBookIsPublicWithoutIdentities)
   EXPECT_EQ(other.status, 422) << other.describe();
   EXPECT_NE(other.reason_for("idempotency_key").find(first.body["id"].get<std::string>()), std::string::npos);
 
+  // The same key is another owner's own: the supplier's order under acme's key is a new order; an
+  // operator's for beta under it too.
+  json supplier_keyed = m.order("sell", 1, "50");
+  supplier_keyed["idempotency_key"] = "acme-2027-001";
+  Resp supplier_key = m.place(m.dc, supplier_keyed);
+  EXPECT_NE(supplier_key.reason_for("gpus"), "") << "nothing left to sell, but not a reused key: " << supplier_key.describe();
+  json for_beta = m.order("buy", 1, "9");
+  for_beta["idempotency_key"] = "acme-2027-001";
+  for_beta["tenant"] = "beta";
+  Resp op_first = s.admin("POST", "/api/v1/market-orders", for_beta);
+  EXPECT_EQ(op_first.status, 201) << op_first.describe();
+  EXPECT_EQ(s.admin("POST", "/api/v1/market-orders", for_beta).body["id"], op_first.body["id"]);
+  for_beta["tenant"] = 5;
+  EXPECT_EQ(s.admin("POST", "/api/v1/market-orders", for_beta).status, 422);
+
   // A kill -9: every acknowledged order is still there and the book is the same.
   const json before = m.get("depth", m.beta);
   s.kill9();

@@ -328,8 +328,17 @@ Result<Record> place_order(App& app, const KindSpec& spec, const json& body, con
       auto same = list_all(tx, "market-orders", {{"name", key}});
       if (!same) return same.error();
       for (const Record& r : *same) {
-        const bool mine = p.is_operator() || (!p.tenant_id.empty() && r.tenant_id == p.tenant_id) ||
-                          (!p.supplier_id.empty() && r.supplier_id == p.supplier_id);
+        // The key is its owner's: a tenant's or a supplier's own orders; an operator's, those placed
+        // for the same tenant or supplier reference.
+        const json& req = r.body.value("request", json::object());
+        auto text = [](const json& j, const char* k) {
+          auto it = j.find(k);
+          return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+        };
+        const bool mine = p.is_operator() ? text(req, "tenant") == text(body, "tenant") &&
+                                                text(req, "supplier") == text(body, "supplier")
+                                          : (!p.tenant_id.empty() && r.tenant_id == p.tenant_id) ||
+                                                (!p.supplier_id.empty() && r.supplier_id == p.supplier_id);
         if (!mine) continue;
         if (r.body.value("request", json()) != order_request(body))
           return Error::invalid("idempotency_key", Message("api.market.key_reused").arg("order", r.id));
