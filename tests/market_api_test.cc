@@ -182,6 +182,15 @@ TEST(MarketApi, OrdersMatchAtTheRestingPriceAndTheBookIsPublicWithoutIdentities)
   EXPECT_EQ(cancelled.body["filled_gpus"], 8);
   EXPECT_EQ(s.req("POST", "/api/v1/market-orders/" + rest + "/cancel", m.acme).status, 409);
   EXPECT_EQ(m.get("quote", m.beta)["bid"]["price_per_gpu_hour"], "10.00");
+  // A tenant that placed orders is kept (its orders and trades are never deleted): one with nothing
+  // else, whose order an operator placed, cannot be deleted and the refusal says why.
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("gamma", "CNY")), "tenant");
+  json for_gamma = m.order("buy", 1, "1");
+  for_gamma["tenant"] = "gamma";
+  expect_2xx(s.admin("POST", "/api/v1/market-orders", for_gamma), "gamma's order");
+  Resp keep = s.admin("DELETE", "/api/v1/tenants/gamma");
+  EXPECT_EQ(keep.status, 409) << keep.describe();
+  EXPECT_NE(keep.describe().find("market-orders"), std::string::npos) << keep.describe();
   // The 16 GPUs sold stay sold: the supplier cannot sell more for this window.
   EXPECT_EQ(m.place(m.dc, m.order("sell", 1, "30")).status, 422);
 }

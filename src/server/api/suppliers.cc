@@ -52,7 +52,7 @@ void register_supplier_routes(App& app, Router& srv) {
   };
   spec.on_delete = [](const Principal&, const Record& r, StoreTx& tx) -> Status {
     // Users too: a supplier user whose supplier is gone would still authenticate with its id.
-    for (const char* kind : {"nodes", "offers", "users"}) {
+    for (const char* kind : {"nodes", "offers", "users", "market-orders", "market-trades"}) {
       auto n = tx.count(kind, {{"supplier_id", r.id}});
       if (!n) return n.error();
       if (*n > 0)

@@ -100,7 +100,7 @@ void register_tenant_routes(App& app, Router& srv) {
     return Built{to_json(*t), index_of(*t)};
   };
   spec.on_delete = [](const Principal&, const Record& r, StoreTx& tx) -> Status {
-    for (const char* kind : {"projects", "users", "reservations", "jobs", "volumes"}) {
+    for (const char* kind : {"projects", "users", "reservations", "jobs", "volumes", "market-orders", "market-trades"}) {
       auto n = tx.count(kind, {{"tenant_id", r.id}});
       if (!n) return n.error();
       if (*n > 0)
