@@ -44,6 +44,7 @@ TEST(MarketApi, OrdersMatchAtTheRestingPriceAndTheBookIsPublicWithoutIdentities)
   ServerProcess s;
   expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
   for (const char* n : {"gpn1", "gpn2"}) expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", n)), n);
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
   acme_and_beta(s);
   const auto [starts, ends] = tomorrow_morning();
   Market m{s,
@@ -200,7 +201,8 @@ TEST(MarketApi, OrdersMatchAtTheRestingPriceAndTheBookIsPublicWithoutIdentities)
 TEST(MarketApi, SpotFillsSetTheOffersSpotPrice) {
   ServerProcess s;
   expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
-  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "gpn1")), "node");
+  // Two nodes: each trade below holds a whole node for its window (its reservation).
+  for (const char* n : {"gpn1", "gpn2"}) expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", n)), n);
   const std::string offer = expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer").body["id"];
   acme_and_beta(s);
   const std::string dc = make_user_token(s, "dc-ops", "supplier", "", "dc");

@@ -264,6 +264,34 @@ Status exit_refund(Ctx& c) {
   return ok_status();
 }
 
+// A market commitment's capacity its supplier did not deliver: the fee of those GPU-hours at the
+// trade price is given back, with the contract's outage compensation on top (docs/market.md#defaults).
+void market_defaults(Ctx& c) {
+  const int64_t pct = c.in.contract.clauses.outage_compensation_pct;
+  for (const auto& cm : c.in.commitments) {
+    if (!cm.price) continue;
+    for (size_t i = 0; i < cm.defaults.size(); ++i) {
+      const CommitmentDefault& d = cm.defaults[i];
+      const TimeMs t0 = std::max({d.from, cm.start, c.in.from}), t1 = std::min({d.to, commitment_end(c, cm), c.in.to});
+      if (t0 >= t1) continue;
+      Acc x;
+      const __int128 fee = static_cast<__int128>(*cm.price) * d.gpus * 1000 * (t1 - t0);
+      x.base_num = fee;
+      x.base_den = kMilliMsPerGpuHour;
+      x.num = fee * (100 + pct);
+      x.den = kMilliMsPerGpuHour * 100;
+      x.from = t0;
+      x.to = t1;
+      x.offer = cm.offer;
+      x.description = "Supplier did not deliver " + std::to_string(d.gpus) + " GPU(s) of market commitment " + cm.id +
+                      (cm.trade.empty() ? "" : " (trade " + cm.trade + ")") + " for " + format_scaled(t1 - t0, 3) +
+                      " s" + (d.reason.empty() ? "" : " (" + d.reason + ")") + ": their fee refunded and " +
+                      std::to_string(pct) + "% of it in compensation";
+      emit(c, "sla_market_default", cm.id + "/" + std::to_string(i), x);
+    }
+  }
+}
+
 }  // namespace
 
 Status rate_credits(Ctx& c) {
@@ -276,6 +304,7 @@ Status rate_credits(Ctx& c) {
   }
   if (k.clauses.min_nccl_busbw_gbps) nccl(c, *k.clauses.min_nccl_busbw_gbps);
   outages(c);
+  market_defaults(c);
   return exit_refund(c);
 }
 

@@ -8,6 +8,7 @@
 namespace gpurent::billing_detail {
 
 Result<int64_t> commitment_price(const Offer& offer, const Commitment& cm) {
+  if (cm.price) return *cm.price;  // a market commitment: its trade price
   const std::optional<Money> p = offer.prices.reserved_for(cm.term_months);
   if (!p)
     return Error::invalid(
@@ -23,15 +24,20 @@ Status rate_commitments(Ctx& c) {
     const Offer& o = offer_in_force(c.in, cm.offer, cm.start);  // a commitment keeps the price it was made at
     auto price = commitment_price(o, cm);
     if (!price) return price.error();
-    const std::string what = "Reserved commitment " + cm.id + ": " + std::to_string(cm.gpus) + " GPU(s) × " +
-                             std::to_string(cm.term_months) + "-month term on offer " + o.name;
+    const std::string what =
+        cm.price ? "Market commitment " + cm.id + (cm.trade.empty() ? "" : " (trade " + cm.trade + ")") + ": " +
+                       std::to_string(cm.gpus) + " GPU(s) from " + format_rfc3339(cm.start) + " to " +
+                       format_rfc3339(cm.end) + " on offer " + o.name + " at the trade price"
+                 : "Reserved commitment " + cm.id + ": " + std::to_string(cm.gpus) + " GPU(s) × " +
+                       std::to_string(cm.term_months) + "-month term on offer " + o.name;
+    const char* rule = cm.price ? "market_commitment" : "reserved_commitment";
     const TimeMs t0 = std::max(cm.start, c.in.from), t1 = std::min(commitment_end(c, cm), c.in.to);
     if (t0 < t1) {
       const __int128 milli_ms = static_cast<__int128>(cm.gpus) * 1000 * (t1 - t0);
       bool overflow = false;
       const int64_t share = div_round_half_even(*price * milli_ms, kMilliMsPerGpuHour, &overflow);
       if (overflow)
-        return Error::make(Code::kInvalid, Message("rating.amount_overflow").arg("rule", "reserved_commitment").arg("allocation", cm.id));
+        return Error::make(Code::kInvalid, Message("rating.amount_overflow").arg("rule", rule).arg("allocation", cm.id));
       c.shares.push_back({cm.id, o.name, what, t0, t1, cm.gpus, *price, cm.prepaid, Money(share, c.cur)});
     }
     if (cm.prepaid) {
@@ -42,7 +48,7 @@ Status rate_commitments(Ctx& c) {
       continue;
     }
     if (t0 < t1)
-      c.book.add({1, "", "", cm.id, o.name, "reserved", "reserved_commitment", *price, "", cm.id},
+      c.book.add({1, "", "", cm.id, o.name, "reserved", rule, *price, "", cm.id},
                  static_cast<__int128>(cm.gpus) * 1000 * (t1 - t0), t0, t1, kMilliMsPerGpuHour, 6, "GPU-second",
                  "GPU-hour", what + ", billed whether used or not");
   }

@@ -233,7 +233,7 @@ Status check_allocations(const RatingInput& in, std::set<std::string>& ids) {
   return ok_status();
 }
 
-// Each commitment: a known offer with a price for its term.
+// Each commitment: a known offer with a price for its term; defaults within its GPUs.
 Status check_commitments(const RatingInput& in) {
   for (size_t i = 0; i < in.commitments.size(); ++i) {
     const auto& cm = in.commitments[i];
@@ -241,6 +241,8 @@ Status check_commitments(const RatingInput& in) {
     auto o = in.offers.find(cm.offer);
     if (o == in.offers.end()) return bad(f + ".offer", unknown_offer(cm.offer));
     if (auto p = commitment_price(offer_in_force(in, cm.offer, cm.start), cm); !p) return bad(f + ".term_months", p.error().fields.at(0).coded);
+    if (most_defaulted(cm.defaults) > cm.gpus)
+      return bad(f + ".defaults", Message("contract.commitment.defaults_exceed").arg("gpus", std::to_string(cm.gpus)));
   }
   return ok_status();
 }

@@ -63,6 +63,11 @@ struct Commitment {
   TimeMs start = 0;
   TimeMs end = 0;           // start + term_months calendar months (computed)
   bool prepaid = false;     // the whole term is charged up front on the invoice holding `start`
+  // A market commitment (a settled trade): the trade price instead of the offer's reserved price
+  // (term_months 0, `end` the delivery window's end), and the capacity its supplier did not deliver.
+  std::optional<int64_t> price;  // micro-units per GPU-hour
+  std::string trade;
+  std::vector<CommitmentDefault> defaults;
 };
 
 // Storage I/O and egress of an allocation over the interval ending at `at` (deltas).

@@ -170,12 +170,22 @@ Result<RatingInput> parse_rating_input(const json& body, const GpuCatalog& catal
     c.id = cf.str("id", kId);
     c.offer = cf.str("offer", kId);
     c.gpus = cf.integer("gpus", 1, 1'000'000);
-    c.term_months = cf.integer("term_months", 1, 36);
-    if (c.term_months != 1 && c.term_months != 12 && c.term_months != 36)
-      cf.error("term_months", Message("rating.term_months"));
     c.start = cf.time("start");
-    c.end = add_months(c.start, c.term_months);
-    c.prepaid = cf.boolean("prepaid", false);
+    if (cf.has("price")) {  // a market commitment: a window at the trade price (docs/market.md#settlement)
+      c.term_months = 0;
+      c.price = cf.money("price", in.contract.currency).micros();
+      if (*c.price <= 0) cf.error("price", Message("contract.commitment.price_positive"));
+      c.end = cf.time("end");
+      if (c.end <= c.start) cf.error("end", Message("contract.commitment.ends_after_start"));
+      c.trade = cf.opt_str("trade", {.max_len = 63}).value_or("");
+      c.defaults = read_commitment_defaults(cf, c.gpus, c.start, c.end);
+    } else {
+      c.term_months = cf.integer("term_months", 1, 36);
+      if (c.term_months != 1 && c.term_months != 12 && c.term_months != 36)
+        cf.error("term_months", Message("rating.term_months"));
+      c.end = add_months(c.start, c.term_months);
+      c.prepaid = cf.boolean("prepaid", false);
+    }
     cf.finish();
     in.commitments.push_back(std::move(c));
   });

@@ -222,7 +222,20 @@ Status rate_allocations(Ctx& c) {
     auto price = commitment_price(offer_in_force(in, cm.offer, cm.start), cm);
     if (!price) return price.error();
     TimeMs t0 = std::max(cm.start, in.from), t1 = std::min(commitment_end(c, cm), in.to);
-    if (t0 < t1) pools[cm.offer].push_back({t0, t1, cm.gpus * 1000, *price, cm.id});
+    if (t0 >= t1) continue;
+    // Capacity its supplier did not deliver covers nothing: the pool shrinks while a default lasts.
+    std::vector<TimeMs> cuts{t0, t1};
+    for (const auto& d : cm.defaults)
+      for (TimeMs t : {d.from, d.to})
+        if (t0 < t && t < t1) cuts.push_back(t);
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+      int64_t gpus = cm.gpus;
+      for (const auto& d : cm.defaults)
+        if (d.from <= cuts[k] && cuts[k] < d.to) gpus -= d.gpus;
+      if (gpus > 0) pools[cm.offer].push_back({cuts[k], cuts[k + 1], gpus * 1000, *price, cm.id});
+    }
   }
   for (const auto& a : in.allocations) {
     const Offer& o = offer_in_force(in, a.offer, a.requested_at);  // the rules the run was placed under

@@ -269,6 +269,14 @@ TEST_F(CliTest, MarketBuySellCancelAndReadABook) {
   api_.on("POST /api/v1/market-orders/mko_1/cancel", {200, R"({"id":"mko_1","state":"cancelled","gpus":10,"filled_gpus":8})"});
   r = run({"market", "cancel", "mko_1"});
   EXPECT_EQ(r.out, "order mko_1: cancelled (filled 8 of 10 GPUs)\n");
+  api_.on("POST /api/v1/market-trades/mtr_1/default",
+          {200, R"({"id":"mtr_1","state":"defaulted","settlement":{"contract":"market-dc-usd","commitment":"trade-mtr-1",)"
+                R"("defaults":[{"gpus":4}]}})"});
+  r = run({"market", "default", "mtr_1", "--gpus", "4", "--reason", "gpn1 failed"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "trade mtr_1: defaulted, 1 default(s) on commitment trade-mtr-1 of contract market-dc-usd\n");
+  EXPECT_EQ(json::parse(api_.requests().back().body), (json{{"reason", "gpn1 failed"}, {"gpus", 4}}));
+  EXPECT_EQ(run({"market", "default", "mtr_1"}).rc, 2);  // a reason is required
   api_.on("GET /api/v1/market/quote",
           {200, R"({"gpu_model":"h100-sxm5-80gb","region":"us-east-1","starts_at":"S","ends_at":"E","currency":"USD",)"
                 R"("bid":{"price_per_gpu_hour":"1.90","gpus":8,"orders":1},"ask":null})"});

@@ -3,6 +3,7 @@
 //                    [--tif gtc|ioc|fok] [--idempotency-key K] [--tenant T | --supplier S]
 //   market quote|depth|prints --gpu-model M --region R --from T --to T --currency C
 //   market cancel ORDER
+//   market default TRADE --reason R [--gpus N] [--from T]
 //   market index --gpu-model M --region R --currency C [--from T] [--to T]
 // Orders and trades are listed with `market-orders list` and `market-trades list`.
 #include <memory>
@@ -125,6 +126,39 @@ void add_cancel_verb(CLI::App& market, CliContext& ctx) {
   });
 }
 
+// `market default TRADE --reason R [--gpus N] [--from T]`: the seller (or an operator) records
+// capacity of a settled trade it does not deliver (docs/market.md#defaults).
+void add_default_verb(CLI::App& market, CliContext& ctx) {
+  struct Opts {
+    std::string trade, reason, from;
+    int64_t gpus = 0;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = market.add_subcommand("default", "record GPUs of a settled trade the seller does not deliver");
+  cmd->add_option("trade", o->trade, "trade id")->required();
+  cmd->add_option("--reason", o->reason, "why (shown on the buyer's invoice)")->required();
+  cmd->add_option("--gpus", o->gpus, "GPUs not delivered; default: all still delivered");
+  cmd->add_option("--from", o->from, "from when (RFC 3339, within the window); default: now");
+  cmd->callback([&ctx, o] {
+    ctx.action = [&ctx, o]() -> int {
+      int rc = kExitOk;
+      ApiClient* c = ctx.client(&rc);
+      if (!c) return rc;
+      json body = {{"reason", o->reason}};
+      if (o->gpus > 0) body["gpus"] = o->gpus;
+      if (!o->from.empty()) body["from"] = o->from;
+      auto r = c->post("/market-trades" + seg(o->trade) + "/default", body);
+      if (!r) return ctx.fail(r.error());
+      return ctx.emit(*r, [&](std::ostream& out) {
+        const json& st = r->value("settlement", json::object());
+        out << "trade " << printable(r->value("id", o->trade)) << ": " << printable(r->value("state", "")) << ", "
+            << st.value("defaults", json::array()).size() << " default(s) on commitment "
+            << printable(st.value("commitment", "")) << " of contract " << printable(st.value("contract", "")) << "\n";
+      });
+    };
+  });
+}
+
 // `market index --gpu-model M --region R --currency C [--from T] [--to T]`: the daily price index.
 void add_index_verb(CLI::App& market, CliContext& ctx) {
   struct Opts {
@@ -161,11 +195,12 @@ void add_index_verb(CLI::App& market, CliContext& ctx) {
 }  // namespace
 
 void add_market_commands(CLI::App& app, CliContext& ctx) {
-  CLI::App* market = app.add_subcommand("market", "the GPU-hour market: buy, sell, cancel, quote, depth, prints, index");
+  CLI::App* market = app.add_subcommand("market", "the GPU-hour market: buy, sell, cancel, default, quote, depth, prints, index");
   market->require_subcommand(1);
   add_order_verb(*market, ctx, "buy");
   add_order_verb(*market, ctx, "sell");
   add_cancel_verb(*market, ctx);
+  add_default_verb(*market, ctx);
   add_book_verb(*market, ctx, "quote", "a book's best bid and ask");
   add_book_verb(*market, ctx, "depth", "a book's price levels, best first");
   add_book_verb(*market, ctx, "prints", "a book's trades, newest first, without parties");

@@ -6,6 +6,33 @@
 
 namespace gpurent {
 
+int64_t most_defaulted(const std::vector<CommitmentDefault>& defaults) {
+  int64_t most = 0;
+  for (const auto& at : defaults) {  // the sum is largest at some default's start
+    int64_t n = 0;
+    for (const auto& d : defaults)
+      if (d.from <= at.from && at.from < d.to) n += d.gpus;
+    most = std::max(most, n);
+  }
+  return most;
+}
+
+std::vector<CommitmentDefault> read_commitment_defaults(Fields& f, int64_t gpus, TimeMs start, TimeMs end) {
+  std::vector<CommitmentDefault> out;
+  f.objects("defaults", false, 1000, [&](Fields& df, size_t) {
+    CommitmentDefault d;
+    d.gpus = df.integer("gpus", 1, gpus);
+    d.from = df.time("from");
+    d.to = df.time("to");
+    d.reason = df.opt_str("reason", {.max_len = 1024}).value_or("");
+    if (d.to <= d.from) df.error("to", Message("contract.commitment.ends_after_start"));
+    else if (d.from < start || d.to > end) df.error("from", Message("contract.commitment.default_in_window"));
+    df.finish();
+    out.push_back(std::move(d));
+  });
+  return out;
+}
+
 Result<Contract> parse_contract(const json& body) {
   FieldErrors errs;
   Fields f(body, "", errs);
@@ -42,17 +69,37 @@ Result<Contract> parse_contract(const json& body) {
   c.reserved_overflow =
       f.enumeration("reserved_overflow", kReservedOverflowNames, std::optional(ReservedOverflow::kOnDemand));
   std::set<std::string> names;
-  f.objects("commitments", false, 256, [&](Fields& cf, size_t) {
+  f.objects("commitments", false, 1000, [&](Fields& cf, size_t) {
     ContractCommitment m;
     m.name = cf.str("name", slug);
     if (!m.name.empty() && !names.insert(m.name).second) cf.error("name", Message("contract.commitment.name_taken"));
     m.offer = cf.str("offer", ref);
     m.gpus = cf.integer("gpus", 1, 1'000'000);
-    m.term_months = cf.integer("term_months", 1, 36);
-    if (m.term_months != 1 && m.term_months != 12 && m.term_months != 36)
-      cf.error("term_months", Message("contract.commitment.term"));
     m.starts_at = cf.time("starts_at");
     m.prepaid = cf.boolean("prepaid", false);
+    m.ends_at = cf.opt_time("ends_at");
+    m.price_per_gpu_hour = cf.opt_money("price_per_gpu_hour", c.currency);
+    if (m.ends_at || m.price_per_gpu_hour) {  // a market commitment: a window at a price, no term
+      m.term_months = 0;
+      if (!m.ends_at) cf.error("ends_at", Message("contract.commitment.market_pair"));
+      if (!m.price_per_gpu_hour) cf.error("price_per_gpu_hour", Message("contract.commitment.market_pair"));
+      else if (m.price_per_gpu_hour->micros() <= 0) cf.error("price_per_gpu_hour", Message("contract.commitment.price_positive"));
+      if (m.ends_at && *m.ends_at <= m.starts_at) cf.error("ends_at", Message("contract.commitment.ends_after_start"));
+      if (cf.has("term_months")) cf.error("term_months", Message("contract.commitment.market_no_term"));
+      cf.ignore({"term_months"});
+      if (m.prepaid) cf.error("prepaid", Message("contract.commitment.market_not_prepaid"));
+      m.trade = cf.opt_str("trade", {.max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp}).value_or("");
+      m.defaults = read_commitment_defaults(cf, m.gpus, m.starts_at, m.ends_at.value_or(m.starts_at));
+      if (most_defaulted(m.defaults) > m.gpus)
+        cf.error("defaults", Message("contract.commitment.defaults_exceed").arg("gpus", std::to_string(m.gpus)));
+    } else {
+      m.term_months = cf.integer("term_months", 1, 36);
+      if (m.term_months != 1 && m.term_months != 12 && m.term_months != 36)
+        cf.error("term_months", Message("contract.commitment.term"));
+      for (const char* k : {"trade", "defaults"})
+        if (cf.has(k)) cf.error(k, Message("contract.commitment.market_only"));
+      cf.ignore({"trade", "defaults"});
+    }
     cf.finish();
     if (!m.offer.empty() && std::find(c.offers.begin(), c.offers.end(), m.offer) == c.offers.end())
       cf.error("offer", Message("contract.commitment.offer_not_listed"));
@@ -81,13 +128,25 @@ Result<Contract> decode_contract(const json& body) {
 
 json to_json(const Contract& c) {
   json commitments = json::array();
-  for (const auto& m : c.commitments)
-    commitments.push_back({{"name", m.name},
-                           {"offer", m.offer},
-                           {"gpus", m.gpus},
-                           {"term_months", m.term_months},
-                           {"starts_at", format_rfc3339(m.starts_at)},
-                           {"prepaid", m.prepaid}});
+  for (const auto& m : c.commitments) {
+    json j = {{"name", m.name}, {"offer", m.offer}, {"gpus", m.gpus}, {"starts_at", format_rfc3339(m.starts_at)},
+              {"prepaid", m.prepaid}};
+    if (!m.market()) {
+      j["term_months"] = m.term_months;
+    } else {
+      j["ends_at"] = format_rfc3339(*m.ends_at);
+      j["price_per_gpu_hour"] = m.price_per_gpu_hour->amount_string();
+      if (!m.trade.empty()) j["trade"] = m.trade;
+      json ds = json::array();
+      for (const auto& d : m.defaults) {
+        json dj = {{"gpus", d.gpus}, {"from", format_rfc3339(d.from)}, {"to", format_rfc3339(d.to)}};
+        if (!d.reason.empty()) dj["reason"] = d.reason;
+        ds.push_back(std::move(dj));
+      }
+      if (!ds.empty()) j["defaults"] = std::move(ds);
+    }
+    commitments.push_back(std::move(j));
+  }
   json j = {{"name", c.name},
             {"tenant", c.tenant},
             {"supplier", c.supplier},

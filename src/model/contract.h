@@ -33,14 +33,31 @@ enum class ReservedOverflow {
 inline constexpr EnumEntry<ReservedOverflow> kReservedOverflowNames[] = {{ReservedOverflow::kOnDemand, "on_demand"},
                                                                         {ReservedOverflow::kWait, "wait"}};
 
+// Capacity of a market commitment the supplier did not deliver: `gpus` of it over [from, to).
+struct CommitmentDefault {
+  int64_t gpus = 1;
+  TimeMs from = 0;
+  TimeMs to = 0;
+  std::string reason;
+
+  bool operator==(const CommitmentDefault&) const = default;
+};
+
 struct ContractCommitment {
   std::string name;          // slug, unique within the contract
   std::string offer;         // one of the contract's offers (reference as given)
   int64_t gpus = 1;
-  int64_t term_months = 1;   // 1, 12 or 36
+  int64_t term_months = 1;   // 1, 12 or 36; 0 for a market commitment
   TimeMs starts_at = 0;
   bool prepaid = false;
+  // A market commitment (a settled trade, docs/market.md#settlement) has a window and the trade
+  // price instead of a term and the offer's reserved price: both set, or neither.
+  std::optional<TimeMs> ends_at;
+  std::optional<Money> price_per_gpu_hour;
+  std::string trade;                        // the market trade it settles ("" for none)
+  std::vector<CommitmentDefault> defaults;  // what the supplier did not deliver (market commitments)
 
+  bool market() const { return ends_at.has_value(); }
   bool operator==(const ContractCommitment&) const = default;
 };
 
@@ -67,6 +84,14 @@ struct Contract {
 
   bool operator==(const Contract&) const = default;
 };
+
+// The most GPUs these defaults withhold at any one time (they may overlap; never more than the
+// commitment's GPUs).
+int64_t most_defaulted(const std::vector<CommitmentDefault>& defaults);
+
+// Reads a market commitment's `defaults` (each inside [start, end), at most `gpus`); errors name
+// the field under f's path.
+std::vector<CommitmentDefault> read_commitment_defaults(Fields& f, int64_t gpus, TimeMs start, TimeMs end);
 
 Result<Contract> parse_contract(const json& body);
 Result<Contract> decode_contract(const json& body);  // a stored one: parse_contract + the *_id fields

@@ -2,8 +2,8 @@
 // browser_dashboard: drives the built dashboard (web/dist) in headless Chromium against a
 // fresh `gpurent serve --demo`, and checks what it shows against the API's own answers.
 // The dashboard views (utilization, costs, cost-performance, supplier health) are checked by
-// dashboard_views.mjs, the console (instances, the job form) by console_views.mjs; helpers.mjs
-// holds the shared helpers.
+// dashboard_views.mjs, the console (instances, the job form) by console_views.mjs, the market
+// by market_views.mjs; helpers.mjs holds the shared helpers.
 // Usage: node tests/browser/dashboard_test.mjs /path/to/gpurent
 // Env: ARTIFACT_DIR (screenshots; default tests/browser/artifacts), CHROMIUM (default /usr/bin/chromium),
 // SERVER_START_TIMEOUT_S (how long the demo may take to listen; default 300), DEMO_DAYS (the
@@ -19,6 +19,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { instanceConsole } from "./console_views.mjs";
 import { chineseDashboard, operatorDashboard, tenantDashboard } from "./dashboard_views.mjs";
+import { operatorMarket, tenantMarket } from "./market_views.mjs";
 import {
   alertText, api, artifacts, runOnPage, stopServer, BROWSER_LOCALE, cellText, centsText, check, DASHBOARD_TIMEOUT_MS, instantText, login, logout, monthText, openView, shot,
   STEP_TIMEOUT_MS, tally, TIME_ZONE, utcText,
@@ -253,6 +254,9 @@ async function run(page, base, adminToken) {
   }
   await shot(page, "05-offers");
 
+  // 3c'. Market: the demo book's quote, depth, the trade at 2.10, the index; orders and trades; in zh.
+  const demoBook = await operatorMarket(page, base, adminToken);
+
   // 3d. Suppliers.
   const advice = await openView(page, "#/suppliers", "advise/suppliers", "POST");
   check(advice.status === 200 && advice.json.suppliers.length > 0, `supplier advice (${advice.json.suppliers.length} suppliers)`);
@@ -406,6 +410,9 @@ async function run(page, base, adminToken) {
   check(direct.status === 404, `API refuses the other tenant's invoice to the tenant token (HTTP ${direct.status})`);
   await shot(page, "09-tenant-other-invoice-refused");
 
+  // 4b. The market for a tenant with no orders: empty states; the demo book named in the form.
+  await tenantMarket(page, base, tenantToken, demoBook);
+
   // 5. The dashboard views for the tenant: only its cards, projects and costs; another tenant's
   // costs refused; its admin lifts the egress freeze; a member sees it but cannot lift it.
   await tenantDashboard(page, base, adminToken, tenantToken, qingyun, shared);
@@ -418,7 +425,7 @@ async function run(page, base, adminToken) {
 }
 
 // Only the views whose data a supplier may read (the API refuses it jobs, costs, invoices and
-// alerts), and its own cards only.
+// alerts), and its own cards only; the market (its own sells and trades: none for huadong-aidc).
 async function supplierAccount(page, base, adminToken) {
   await logout(page);
   const supplierToken = await api(base, adminToken, "POST", "tokens", { user: "huadong-ops", name: "browser-supplier" });
@@ -427,8 +434,8 @@ async function supplierAccount(page, base, adminToken) {
   await page.evaluate(() => { location.hash = "#/jobs?r=4"; });
   check((await cellText(page.getByTestId("scope"))) === "Supplier account", "supplier token: signed in as a supplier account");
   const navs = await page.locator("header nav a").evaluateAll((as) => as.map((a) => a.dataset.testid));
-  check(JSON.stringify(navs) === JSON.stringify(["nav-utilization", "nav-offers", "nav-suppliers", "nav-truecost"]),
-    `supplier nav: utilization, offers, suppliers, true cost only (${navs.join(", ")})`);
+  check(JSON.stringify(navs) === JSON.stringify(["nav-utilization", "nav-offers", "nav-market", "nav-suppliers", "nav-truecost"]),
+    `supplier nav: utilization, offers, market, suppliers, true cost only (${navs.join(", ")})`);
   await page.locator('main[data-testid="view-utilization"]:not([data-loading])').waitFor({ timeout: DASHBOARD_TIMEOUT_MS });
   check(true, "supplier opening #/jobs lands on utilization");
   for (const route of ["jobs", "dashboard/costs", "alerts"]) {
@@ -445,6 +452,9 @@ async function supplierAccount(page, base, adminToken) {
   check(scores.status === 200 && (await page.getByTestId("view-error").count()) === 0, `supplier: the suppliers view opens (HTTP ${scores.status})`);
   const quotes = await openView(page, "#/truecost?r=3", "advise/quotes", "POST");
   check(quotes.status === 200 && (await page.getByTestId("view-error").count()) === 0, `supplier: the true-cost view opens (HTTP ${quotes.status})`);
+  const sells = await openView(page, "#/market?r=3", "market-orders");
+  check(sells.status === 200 && sells.json.items.length === 0 && (await page.getByTestId("market-no-book").count()) === 1
+    && (await page.getByTestId("view-error").count()) === 0, `supplier: the market view opens, no sells of its own, says there is no book (HTTP ${sells.status})`);
 }
 
 // --- main -----------------------------------------------------------------------------

@@ -373,14 +373,14 @@ async function brokenLabels(page) {
   });
 }
 
-async function unbroken(page, view) {
+export async function unbroken(page, view) {
   const { measured, broken } = await brokenLabels(page);
   check(measured > 0 && broken.length === 0,
     `zh ${view}: none of ${measured} headers and badges breaks inside a word${broken.length ? `: ${broken.slice(0, 5).join("; ")}` : ""}`);
 }
 
 /** Every <time> on the page: in Chinese, in the browser's time zone (UTC+8), its UTC form on hover. */
-async function chineseTimes(page, view) {
+export async function chineseTimes(page, view) {
   const times = await page.locator("main time").evaluateAll((els) => els.map((e) => [e.getAttribute("datetime"), e.textContent.trim(), e.title]));
   const wrong = times.filter(([at, text, title]) => !isChineseInstant(text, at) || title !== utcText(at));
   check(times.length > 0 && wrong.length === 0,

@@ -1,7 +1,8 @@
 // The dashboard shell: sign-in with an API token, the header (scope, language, sign-out),
 // the nav bar, and hash routing (#/jobs?submitted=…, #/instances, #/utilization?days=…&supplier=…&node=…&project=…,
 // #/costs?days=…&tenant=…, #/costperf?…&sort=…, #/invoices?month=…&tenant=…, #/offers,
-// #/suppliers?days=…, #/alerts, #/truecost).
+// #/market?gpu_model=…&region=…&starts_at=…&ends_at=…&currency=…&index_days=…, #/suppliers?days=…,
+// #/alerts, #/truecost).
 
 import "./style.css";
 import { ApiError, clearToken, getAll, request, storedToken, storeToken, TOKEN_PATTERN } from "./api";
@@ -17,12 +18,13 @@ import { renderCosts } from "./views/costs";
 import { renderInstances } from "./views/instances";
 import { renderInvoices } from "./views/invoices";
 import { renderJobs } from "./views/jobs";
+import { renderMarket } from "./views/market";
 import { renderOffers } from "./views/offers";
 import { renderSuppliers } from "./views/suppliers";
 import { renderTrueCost } from "./views/truecost";
 import { renderUtilization } from "./views/utilization";
 
-type ViewName = "jobs" | "instances" | "utilization" | "costs" | "costperf" | "invoices" | "offers" | "suppliers" | "alerts" | "truecost";
+type ViewName = "jobs" | "instances" | "utilization" | "costs" | "costperf" | "invoices" | "offers" | "market" | "suppliers" | "alerts" | "truecost";
 // `tenantData`: the view reads tenants' jobs, costs or alerts, which supplier accounts may not
 // (the API answers 403): their nav leaves it out and its address opens their first view.
 const VIEWS: Record<ViewName, { label: Key; render: (root: HTMLElement, ctx: ViewContext) => Promise<void>; tenantData?: true }> = {
@@ -33,6 +35,7 @@ const VIEWS: Record<ViewName, { label: Key; render: (root: HTMLElement, ctx: Vie
   costperf: { label: "nav.costperf", render: renderCostPerf, tenantData: true },
   invoices: { label: "nav.invoices", render: renderInvoices, tenantData: true },
   offers: { label: "nav.offers", render: renderOffers },
+  market: { label: "nav.market", render: renderMarket },
   suppliers: { label: "nav.suppliers", render: renderSuppliers },
   alerts: { label: "nav.alerts", render: renderAlerts, tenantData: true },
   truecost: { label: "nav.truecost", render: renderTrueCost },

@@ -45,6 +45,7 @@ void register_contract_routes(App& app, Router& srv) {
     }
     for (size_t i = 0; i < c->commitments.size(); ++i) {
       const auto& m = c->commitments[i];
+      if (m.market()) continue;  // priced by its trade
       const std::string key = "reserved_" + std::to_string(m.term_months) + "m";
       if (!offers.at(m.offer).prices.reserved_for(m.term_months))
         return Error::invalid("commitments[" + std::to_string(i) + "].term_months",

@@ -66,7 +66,8 @@ Status add_line(std::map<std::string, CurrencyCost>& costs, Currency cur, const 
 // — POST /spot-prices — else its sheet's spot price; the lines split at each later change; a spot run on an offer that
 // sells no spot is rated on-demand); "reserved_1m|12m|36m" (a reserved run while a commitment of
 // its contract on this offer is in force: the commitment's price; GPU time beyond the commitment
-// is rated on-demand), else "on_demand".
+// is rated on-demand; "market_trade" when that commitment is a settled market trade: its trade
+// price), else "on_demand".
 Result<UnitPrice> unit_price_of(StoreReader& store, const JobRun& run, const Offer& o, const std::string& offer_id) {
   if (run.billing_mode == BillingMode::kSpot && o.prices.spot) {
     Money price = *o.prices.spot;  // the market price in force when the run started, else the sheet's
@@ -92,7 +93,9 @@ Result<UnitPrice> unit_price_of(StoreReader& store, const JobRun& run, const Off
         for (size_t i = 0; i < k->offers.size() && i < k->offer_ids.size(); ++i)
           if (k->offers[i] == m.offer) id = k->offer_ids[i];
         if (id != offer_id) continue;
-        if (*run.running_at < m.starts_at || *run.running_at >= add_months(m.starts_at, m.term_months)) continue;
+        const TimeMs end = m.market() ? *m.ends_at : add_months(m.starts_at, m.term_months);
+        if (*run.running_at < m.starts_at || *run.running_at >= end) continue;
+        if (m.market()) return UnitPrice{*m.price_per_gpu_hour, "market_trade"};
         if (auto p = o.prices.reserved_for(m.term_months))
           return UnitPrice{*p, "reserved_" + std::to_string(m.term_months) + "m"};
       }

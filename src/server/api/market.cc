@@ -3,13 +3,14 @@
 //
 // A book is (GPU model, region, delivery window, currency): a window is whole UTC hours, and an
 // order's quantity is GPUs for the whole window (a rectangle: GPUs × hours). Suppliers sell (only
-// what their available nodes of that model in that region can deliver beside what they already
-// sold or offer for overlapping windows); tenants' admins buy. The store is the truth: each order
+// what their available nodes of that model in that region, not reserved then, can deliver beside
+// what they offer for overlapping windows); tenants' admins buy. The store is the truth: each order
 // is matched inside the single writer's transaction against its book rebuilt from the stored open
 // orders (market/order_book.h, price-time priority, the resting order's price), so an
 // acknowledged order or trade survives a kill -9 and the book after a restart is the book before.
-// Not built yet (said so in docs/market.md): settlement into contracts and reservations, resale,
-// all-or-none and node-rectangle orders, the price index.
+// Each trade is settled in the same transaction (market_settlement.h): a reservation of the
+// seller's nodes and a commitment at the trade price in the buyer's contract. Not built yet (said
+// so in docs/market.md): resale, all-or-none and node-rectangle orders.
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -18,6 +19,7 @@
 #include "market/order_book.h"
 #include "market/price_index.h"
 #include "model/enums_supply.h"
+#include "server/api/market_settlement.h"
 #include "server/api/resources.h"
 #include "server/http/http_util.h"
 
@@ -107,25 +109,7 @@ OrderBook book_of(const std::vector<Record>& resting) {
   return book;
 }
 
-// GPUs the supplier can still sell for this window: its available nodes of the model in the
-// region, less its open sell orders and its trades whose windows overlap (counted whole).
-Result<int64_t> sellable_gpus(StoreTx& tx, const std::string& supplier_id, const BookKey& k) {
-  auto nodes = list_all(tx, "nodes", {{"supplier_id", supplier_id}, {"gpu_model", k.gpu_model}, {"region", k.region}});
-  if (!nodes) return nodes.error();
-  int64_t cap = 0;
-  for (const Record& n : *nodes)
-    if (n.body.value("state", "available") == "available" && n.body.contains("gpus") && n.body["gpus"].is_array())
-      cap += static_cast<int64_t>(n.body["gpus"].size());
-  auto orders = list_all(tx, "market-orders", {{"supplier_id", supplier_id}, {"gpu_model", k.gpu_model}, {"region", k.region}, {"state", "open"}});
-  if (!orders) return orders.error();
-  for (const Record& o : *orders)
-    if (overlaps(key_of(o.body), k)) cap -= o.body.at("remaining_gpus").get<int64_t>();
-  auto trades = list_all(tx, "market-trades", {{"supplier_id", supplier_id}, {"gpu_model", k.gpu_model}, {"region", k.region}});
-  if (!trades) return trades.error();
-  for (const Record& t : *trades)
-    if (overlaps(key_of(t.body), k)) cap -= t.body.at("gpus").get<int64_t>();
-  return std::max<int64_t>(cap, 0);
-}
+MarketBook market_book(const BookKey& k) { return {k.gpu_model, k.region, k.starts_at, k.ends_at, k.currency}; }
 
 // The order as written by its owner (what an idempotent retry must repeat).
 json order_request(const json& body) {
@@ -194,7 +178,7 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, StoreT
       if (!sup) return sup.error();
       if (sup->id != p.supplier_id) return Error::invalid("supplier", Message("api.market.own_supplier"));
     }
-    auto can = sellable_gpus(tx, supplier_id, k);
+    auto can = deliverable_gpus(tx, supplier_id, market_book(k));
     if (!can) return can.error();
     if (gpus > *can)
       return Error::invalid("gpus", Message("api.market.cannot_deliver")
@@ -244,7 +228,7 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, StoreT
               {"buy_order", side == MarketSide::kBuy ? std::string("(this)") : maker.id},
               {"sell_order", side == MarketSide::kSell ? std::string("(this)") : maker.id},
               {"taker_side", enum_name(kSideNames, side)}, {"at", format_rfc3339(now)},
-              {"tenant_id", t.tenant_id}, {"supplier_id", t.supplier_id}, {"settlement", "unsettled"}};
+              {"tenant_id", t.tenant_id}, {"supplier_id", t.supplier_id}};
     t.created_at = t.updated_at = now;
     trade_ids.push_back(t.id);
     out.trades.push_back(std::move(t));
@@ -351,9 +335,11 @@ Result<Record> place_order(App& app, const KindSpec& spec, const json& body, con
     KindSpec once = spec;
     once.build = [&](const json& b, const Principal& who, StoreTx& t, const Record*) { return build_order(app, b, who, t, m); };
     once.after_create = [&](const Principal& who, const Record& r, StoreTx& t) -> Status {
-      for (Record& trade : m.trades) {
+      for (Record& trade : m.trades)
         for (const char* side : {"buy_order", "sell_order"})
           if (trade.body[side] == "(this)") trade.body[side] = r.id;
+      if (auto s = settle_trades(app, m.trades, market_book(key_of(m.order)), who, t); !s) return s;
+      for (Record& trade : m.trades) {
         if (auto s = t.insert(trade); !s) return s;
         if (auto s = t.append_audit({trade.created_at, who.user_id, "create", "market-trades", trade.id, trade.name}); !s) return s;
       }
@@ -561,12 +547,15 @@ void register_market_routes(App& app, Router& srv) {
   trades.kind = "market-trades";
   trades.id_prefix = "mtr";
   trades.object_kind = ObjectKind::kMarketTrade;
-  trades.filters = {{"tenant", "tenant_id"}, {"supplier", "supplier_id"}, {"gpu_model", "gpu_model"}, {"region", "region"}};
+  trades.filters = {{"tenant", "tenant_id"}, {"supplier", "supplier_id"}, {"gpu_model", "gpu_model"}, {"region", "region"},
+                    {"state", "state"}};
+  trades.filter_values["state"] = {"settled", "defaulted"};
   trades.creatable = trades.updatable = trades.deletable = false;
   trades.build = [](const json&, const Principal&, StoreTx&, const Record*) -> Result<Built> {
     return Error::make(Code::kInternal, "market trades are made by matching");
   };
   register_crud(app, srv, trades);
+  register_market_default_route(app, srv);
 
   KindSpec orders;
   orders.kind = "market-orders";

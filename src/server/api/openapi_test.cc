@@ -129,6 +129,7 @@ const std::set<Op> kServerRoutes = {
     // the market (market.cc)
     {"GET", "/api/v1/market-orders"}, {"POST", "/api/v1/market-orders"}, {"GET", "/api/v1/market-orders/{ref}"},
     {"POST", "/api/v1/market-orders/{ref}/cancel"}, {"GET", "/api/v1/market-trades"}, {"GET", "/api/v1/market-trades/{ref}"},
+    {"POST", "/api/v1/market-trades/{ref}/default"},
     {"GET", "/api/v1/market/quote"}, {"GET", "/api/v1/market/depth"}, {"GET", "/api/v1/market/prints"},
     {"GET", "/api/v1/market/index"},
     {"GET", "/api/v1/spot-prices"}, {"POST", "/api/v1/spot-prices"}, {"GET", "/api/v1/spot-prices/{ref}"},

@@ -70,7 +70,8 @@ Result<json> seed_demo_if_empty(App& app, const std::string& admin_user_id, cons
   }
 
   // A book in the GPU-hour market (docs/market.md): Lambda sells two lots of its Ashburn H100s for
-  // tomorrow (UTC), Aurora buys 8 GPUs across the spread (a trade at Lambda's 2.10) and bids 1.90.
+  // tomorrow (UTC), Aurora buys 8 GPUs across the spread (a trade at Lambda's 2.10, settled) and
+  // bids 1.90.
   if (app.kinds.count("market-orders")) {
     const TimeMs day = 24 * 3'600'000LL;
     const TimeMs start = (app.clock.now() / day + 1) * day;
@@ -90,6 +91,13 @@ Result<json> seed_demo_if_empty(App& app, const std::string& admin_user_id, cons
       counts["market-orders"] = counts.value("market-orders", 0) + 1;
     }
     counts["market-trades"] = 1;
+    // The trade settled into a reservation of a Lambda node and a new contract holding its
+    // commitment (docs/market.md#settlement).
+    for (const char* kind : {"reservations", "contracts"}) {
+      auto all = list_all(app.store, kind);
+      if (!all) return all.error();
+      counts[kind] = all->size();
+    }
   }
 
   // The prepaid tenant's top-up (充值), so its balance has money in it.

@@ -199,9 +199,16 @@ Status add_contract_groups(StoreReader& store, Builder& b, const Record& tenant,
       g.in.offers[(*o)->name] = **o;
       ref_to_name[k->offers[i]] = (*o)->name;
     }
-    for (const auto& m : k->commitments)
-      g.in.commitments.push_back(
-          {m.name, ref_to_name[m.offer], m.gpus, m.term_months, m.starts_at, add_months(m.starts_at, m.term_months), m.prepaid});
+    for (const auto& m : k->commitments) {
+      Commitment cm{m.name, ref_to_name[m.offer], m.gpus, m.term_months, m.starts_at,
+                    m.market() ? *m.ends_at : add_months(m.starts_at, m.term_months), m.prepaid};
+      if (m.market()) {
+        cm.price = m.price_per_gpu_hour->micros();
+        cm.trade = m.trade;
+        cm.defaults = m.defaults;
+      }
+      g.in.commitments.push_back(std::move(cm));
+    }
   }
   return ok_status();
 }

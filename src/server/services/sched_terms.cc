@@ -18,6 +18,14 @@ void add_once(std::vector<std::string>& v, const std::string& x) {
   if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
 }
 
+// GPUs of a market commitment its supplier is not delivering at t (docs/market.md#defaults).
+int64_t defaulted_at(const ContractCommitment& c, TimeMs t) {
+  int64_t n = 0;
+  for (const auto& d : c.defaults)
+    if (d.from <= t && t < d.to) n += d.gpus;
+  return std::min(n, c.gpus);
+}
+
 }  // namespace
 
 Result<PlacementTerms> read_placement_terms(StoreTx& tx, const GpuCatalog& catalog, TimeMs now) {
@@ -81,11 +89,11 @@ Result<PlacementTerms> read_placement_terms(StoreTx& tx, const GpuCatalog& catal
     }
     for (const ContractCommitment& c : k->commitments) {
       if (c.starts_at > now) continue;
-      if (now >= add_months(c.starts_at, c.term_months)) continue;
+      if (now >= (c.market() ? *c.ends_at : add_months(c.starts_at, c.term_months))) continue;
       for (size_t i = 0; i < k->offers.size() && i < k->offer_ids.size(); ++i)
         if (k->offers[i] == c.offer || k->offer_ids[i] == c.offer)
           if (auto it = index.find(k->offer_ids[i]); it != index.end())
-            t.offers[it->second].committed_milli[r.tenant_id] += c.gpus * 1000;
+            t.offers[it->second].committed_milli[r.tenant_id] += (c.gpus - defaulted_at(c, now)) * 1000;
     }
     std::optional<std::string> place;
     if (k->clauses) place = k->clauses->data_sovereignty;

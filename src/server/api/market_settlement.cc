@@ -1,0 +1,353 @@
+// Settlement of market trades into reservations and contract commitments, and the supplier's
+// default (docs/market.md#settlement, #defaults). See market_settlement.h.
+#include "server/api/market_settlement.h"
+
+#include <algorithm>
+#include <set>
+
+#include "model/contract.h"
+#include "model/node.h"
+#include "model/offer.h"
+#include "model/reservation.h"
+#include "server/http/http_util.h"
+#include "server/services/allocation_ledger.h"
+#include "server/services/record_faults.h"
+
+namespace gpurent {
+namespace {
+
+struct FreeNode {
+  Record node;
+  int64_t gpus = 0;
+};
+
+bool overlaps(TimeMs a0, TimeMs a1, TimeMs b0, TimeMs b1) { return a0 < b1 && b0 < a1; }
+
+// Node ids held by reservations whose windows overlap [from, to).
+Result<std::set<std::string>> reserved_nodes(StoreTx& tx, TimeMs from, TimeMs to) {
+  auto all = list_all(tx, "reservations");
+  if (!all) return all.error();
+  std::set<std::string> out;
+  for (const Record& r : *all) {
+    auto res = decode_record(r, decode_reservation, "no market trade can be settled without it");
+    if (!res) return res.error();
+    if (overlaps(res->starts_at, res->ends_at, from, to)) out.insert(res->node_ids.begin(), res->node_ids.end());
+  }
+  return out;
+}
+
+// The seller's available nodes of the book that `offer` sells and no reservation holds then.
+Result<std::vector<FreeNode>> free_nodes(StoreTx& tx, const std::string& supplier_id, const MarketBook& k, const Record& offer) {
+  auto reach = stored_offer_reach(offer.body);
+  if (!reach) return reach.error();
+  auto held = reserved_nodes(tx, k.starts_at, k.ends_at);
+  if (!held) return held.error();
+  auto nodes = list_all(tx, "nodes", {{"supplier_id", supplier_id}, {"gpu_model", k.gpu_model}, {"region", k.region}});
+  if (!nodes) return nodes.error();
+  std::vector<FreeNode> out;
+  for (Record& n : *nodes) {
+    if (n.body.value("state", "available") != "available" || held->count(n.id)) continue;
+    if (!n.body.contains("gpus") || !n.body["gpus"].is_array() || n.body["gpus"].empty()) continue;
+    auto site = stored_node_site(n.body);
+    if (!site || !offer_sells(*reach, n, *site)) continue;
+    const auto gpus = static_cast<int64_t>(n.body["gpus"].size());
+    out.push_back({std::move(n), gpus});
+  }
+  return out;
+}
+
+// Whole nodes for `want` GPUs, best fit: while GPUs are wanted, the smallest node that holds all
+// of them, else the largest; ties by id. Fewer GPUs than wanted when the nodes run out.
+std::vector<const FreeNode*> pick_nodes(const std::vector<FreeNode>& free, int64_t want) {
+  std::vector<const FreeNode*> left;
+  for (const auto& n : free) left.push_back(&n);
+  std::sort(left.begin(), left.end(), [](auto* a, auto* b) { return std::tie(a->gpus, a->node.id) < std::tie(b->gpus, b->node.id); });
+  std::vector<const FreeNode*> out;
+  while (want > 0 && !left.empty()) {
+    auto it = std::find_if(left.begin(), left.end(), [&](auto* n) { return n->gpus >= want; });
+    if (it == left.end()) it = std::prev(left.end());
+    out.push_back(*it);
+    want -= (*it)->gpus;
+    left.erase(it);
+  }
+  return out;
+}
+
+Principal system_of(const Principal& who) { return {who.user_id, who.token_id, Role::kOperatorAdmin, "", ""}; }
+
+std::string slug_of(const std::string& id) {
+  std::string s = id;
+  std::replace(s.begin(), s.end(), '_', '-');
+  return s;
+}
+
+// Writes `c` over the stored contract `cur` through the contracts resource's own checks.
+Status store_contract(App& app, const Record& cur, const Contract& c, const Principal& op, const std::string& detail,
+                      StoreTx& tx) {
+  auto built = app.kinds.at("contracts").build(to_json(c), op, tx, &cur);
+  if (!built) return built.error();
+  Record r = cur;
+  r.body = std::move(built->body);
+  return store_change(tx, cur, r, op, "settle", detail, app.clock.now());
+}
+
+// The buyer's contract with the seller that will bill its runs on `offer` through the window (the
+// first in force from the window's start to its end naming it, in the book's currency), and the
+// reference by which that contract names the offer.
+Result<std::pair<std::optional<Record>, std::string>> contract_for(StoreTx& tx, const Record& trade, const MarketBook& k,
+                                                                   const Record& offer) {
+  auto all = list_all(tx, "contracts", {{"tenant_id", trade.tenant_id}, {"supplier_id", trade.supplier_id}});
+  if (!all) return all.error();
+  for (const Record& r : *all) {
+    auto c = decode_record(r, decode_contract, "no market trade of its tenant can be settled without it");
+    if (!c) return c.error();
+    if (c->currency != k.currency || c->starts_at > k.starts_at || (c->exit_at && *c->exit_at < k.ends_at)) continue;
+    for (size_t i = 0; i < c->offer_ids.size() && i < c->offers.size(); ++i)
+      if (c->offer_ids[i] == offer.id) return std::make_pair(std::optional<Record>(r), c->offers[i]);
+  }
+  return std::make_pair(std::optional<Record>(), offer.id);
+}
+
+// A name for a new market contract, unique within the tenant: market-<supplier>-<currency>[-n].
+Result<std::string> new_contract_name(StoreTx& tx, const std::string& tenant_id, const std::string& supplier_name,
+                                      Currency cur) {
+  std::string base = supplier_name.substr(0, 40);
+  while (!base.empty() && base.back() == '-') base.pop_back();
+  std::string cur_code = currency_code(cur);
+  std::transform(cur_code.begin(), cur_code.end(), cur_code.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  base = "market-" + base + "-" + cur_code;
+  for (int n = 1;; ++n) {
+    const std::string name = n == 1 ? base : base + "-" + std::to_string(n);
+    auto same = tx.count("contracts", {{"tenant_id", tenant_id}, {"name", name}});
+    if (!same) return same.error();
+    if (*same == 0) return name;
+  }
+}
+
+json default_json(const CommitmentDefault& d) {
+  json j = {{"gpus", d.gpus}, {"from", format_rfc3339(d.from)}, {"to", format_rfc3339(d.to)}};
+  if (!d.reason.empty()) j["reason"] = d.reason;
+  return j;
+}
+
+// One trade: its reservation, its commitment, its settlement.
+Status settle_one(App& app, Record& t, const MarketBook& k, const Principal& who, StoreTx& tx) {
+  const Principal op = system_of(who);
+  const TimeMs now = app.clock.now();
+  auto offer = market_offer(tx, t.supplier_id, k);
+  if (!offer) return offer.error();
+  auto free = free_nodes(tx, t.supplier_id, k, *offer);
+  if (!free) return free.error();
+  const int64_t gpus = t.body.at("gpus").get<int64_t>();
+  const auto picked = pick_nodes(*free, gpus);
+  int64_t delivered = 0;
+  json nodes = json::array(), node_names = json::array();
+  for (const FreeNode* n : picked) {
+    delivered += n->gpus;
+    nodes.push_back(n->node.id);
+    node_names.push_back(n->node.name);
+  }
+  delivered = std::min(delivered, gpus);
+  const std::string price = t.body.at("price_per_gpu_hour").get<std::string>();
+  json settlement = {{"offer_id", offer->id}, {"offer", offer->name}, {"nodes", node_names}, {"node_ids", nodes},
+                     {"delivered_gpus", delivered}, {"reservation_id", nullptr}, {"reservation", nullptr}};
+  if (!picked.empty()) {
+    json body = {{"name", "market-" + slug_of(t.id)}, {"tenant", t.tenant_id}, {"nodes", nodes},
+                 {"starts_at", format_rfc3339(k.starts_at)}, {"ends_at", format_rfc3339(k.ends_at)}, {"offer", offer->id},
+                 {"note", "market trade " + t.id + ": " + std::to_string(gpus) + " GPU(s) at " + price + " per GPU-hour"}};
+    auto r = create_in(app, app.kinds.at("reservations"), body, op, tx);
+    if (!r) return r.error();
+    settlement["reservation_id"] = r->id;
+    settlement["reservation"] = r->name;
+  }
+
+  ContractCommitment cm;
+  cm.name = "trade-" + slug_of(t.id);
+  cm.gpus = gpus;
+  cm.term_months = 0;
+  cm.starts_at = k.starts_at;
+  cm.ends_at = k.ends_at;
+  auto money = Money::parse(price, k.currency);
+  if (!money) return money.error();
+  cm.price_per_gpu_hour = *money;
+  cm.trade = t.id;
+  if (delivered < gpus)
+    cm.defaults.push_back({gpus - delivered, k.starts_at, k.ends_at,
+                           "at settlement the seller had no deliverable node for " + std::to_string(gpus - delivered) +
+                               " of the GPUs"});
+  auto found = contract_for(tx, t, k, *offer);
+  if (!found) return found.error();
+  auto& [cur, offer_ref] = *found;
+  cm.offer = offer_ref;
+  if (cur) {
+    auto c = decode_record(*cur, decode_contract, "no market trade of its tenant can be settled without it");
+    if (!c) return c.error();
+    c->commitments.push_back(cm);
+    if (auto s = store_contract(app, *cur, *c, op, t.id, tx); !s) return s;
+    settlement["contract_id"] = cur->id;
+    settlement["contract"] = cur->name;
+  } else {
+    auto supplier = tx.get("suppliers", t.supplier_id);
+    if (!supplier) return supplier.error();
+    auto name = new_contract_name(tx, t.tenant_id, supplier->name, k.currency);
+    if (!name) return name.error();
+    Contract c;
+    c.name = *name;
+    c.tenant = t.tenant_id;
+    c.supplier = t.supplier_id;
+    c.offers = {offer->id};
+    c.currency = k.currency;
+    c.starts_at = std::min(now, k.starts_at);
+    c.commitments = {cm};
+    auto r = create_in(app, app.kinds.at("contracts"), to_json(c), op, tx);
+    if (!r) return r.error();
+    settlement["contract_id"] = r->id;
+    settlement["contract"] = r->name;
+  }
+  settlement["commitment"] = cm.name;
+  json defaults = json::array();
+  for (const auto& d : cm.defaults) defaults.push_back(default_json(d));
+  settlement["defaults"] = std::move(defaults);
+  t.state = delivered < gpus ? "defaulted" : "settled";
+  settlement["state"] = t.body["state"] = t.state;
+  t.body["settlement"] = std::move(settlement);
+  return ok_status();
+}
+
+// POST /api/v1/market-trades/{id}/default {gpus?, from?, reason}: the seller (or an operator)
+// records capacity of a settled trade it cannot deliver from `from` to the window's end.
+void post_default(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p) {
+  auto rec = find_visible(app.store, spec, p, req.matches[1]);
+  if (!rec) return send_problem(res, rec.error(), req.path);
+  if (!p.is_operator() && (p.role != Role::kSupplier || p.supplier_id != rec->supplier_id))
+    return send_problem(res, forbidden(Message("api.market.default_forbidden").arg("role", role_name(p.role))), req.path);
+  auto body = body_or_empty(req);
+  if (!body) return send_problem(res, body.error(), req.path);
+  Record out;
+  Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    auto cur = tx.get(spec.kind, rec->id);
+    if (!cur) return cur.error();
+    const json& s = cur->body.value("settlement", json());
+    if (!s.is_object() || !s.contains("contract_id"))
+      return Error::make(Code::kConflict, Message("api.market.not_settled").arg("trade", cur->id));
+    const TimeMs now = app.clock.now();
+    const TimeMs start = parse_rfc3339(cur->body.at("starts_at").get<std::string>(), "starts_at").value();
+    const TimeMs end = parse_rfc3339(cur->body.at("ends_at").get<std::string>(), "ends_at").value();
+    const int64_t gpus_all = cur->body.at("gpus").get<int64_t>();
+    FieldErrors errs;
+    Fields f(*body, "", errs);
+    CommitmentDefault d;
+    d.from = f.opt_time("from").value_or(std::clamp(now, start, end));
+    d.to = end;
+    d.reason = f.str("reason", {.min_len = 1, .max_len = 1024});
+    const std::optional<int64_t> asked = f.opt_integer("gpus", 1, gpus_all);
+    f.finish();
+    if (!errs.empty()) return errs.to_error();
+    if (d.from < start || d.from >= end)
+      return Error::invalid("from", Message("api.market.default_in_window").arg("from", format_rfc3339(start)).arg("to", format_rfc3339(end)));
+
+    auto crec = tx.get("contracts", s.at("contract_id").get<std::string>());
+    if (!crec) return crec.error();
+    auto c = decode_record(*crec, decode_contract, "the trade's default cannot be recorded without it");
+    if (!c) return c.error();
+    auto cm = std::find_if(c->commitments.begin(), c->commitments.end(), [&](const auto& m) { return m.trade == cur->id; });
+    if (cm == c->commitments.end())
+      return Error::make(Code::kConflict, Message("api.market.commitment_gone").arg("trade", cur->id).arg("contract", crec->name));
+    std::vector<CommitmentDefault> later = cm->defaults;  // what is already withheld from `from` on
+    for (auto& x : later) x.from = std::max(x.from, d.from);
+    later.erase(std::remove_if(later.begin(), later.end(), [](const auto& x) { return x.to <= x.from; }), later.end());
+    const int64_t left = cm->gpus - most_defaulted(later);
+    d.gpus = asked.value_or(left);
+    if (left <= 0 || d.gpus > left)
+      return Error::invalid("gpus", Message("api.market.default_too_many").arg("gpus", std::to_string(d.gpus))
+                                        .arg("left", std::to_string(std::max<int64_t>(left, 0))).arg("from", format_rfc3339(d.from)));
+    cm->defaults.push_back(d);
+    const bool none_left = d.gpus == left;
+    const Principal op = system_of(p);
+    if (auto s2 = store_contract(app, *crec, *c, op, cur->id, tx); !s2) return s2;
+
+    Record t = *cur;
+    // Nothing of it is delivered any more: its nodes are released from `from`.
+    if (none_left && s.value("reservation_id", json()).is_string()) {
+      auto rrec = tx.get("reservations", s["reservation_id"].get<std::string>());
+      if (rrec) {
+        auto r = decode_record(*rrec, decode_reservation, "the trade's default cannot be recorded without it");
+        if (!r) return r.error();
+        if (d.from <= r->starts_at) {
+          if (auto s3 = tx.remove("reservations", rrec->id); !s3) return s3;
+          if (auto s3 = tx.append_audit({now, p.user_id, "delete", "reservations", rrec->id, rrec->name}); !s3) return s3;
+        } else if (d.from < r->ends_at) {
+          Record nr = *rrec;
+          nr.body["ends_at"] = format_rfc3339(d.from);
+          if (auto s3 = store_change(tx, *rrec, nr, op, "default", cur->id, now); !s3) return s3;
+        }
+      } else if (rrec.error().code != Code::kNotFound) {
+        return rrec.error();
+      }
+    }
+    json dj = default_json(d);
+    dj["at"] = format_rfc3339(now);
+    dj["by"] = p.user_id;
+    t.body["settlement"]["defaults"].push_back(std::move(dj));
+    t.state = "defaulted";
+    t.body["settlement"]["state"] = t.body["state"] = "defaulted";
+    if (auto s4 = store_change(tx, *cur, t, p, "default", std::to_string(d.gpus) + " GPU(s)", now); !s4) return s4;
+    out = std::move(t);
+    return ok_status();
+  });
+  if (!st) return send_problem(res, st.error(), req.path);
+  send_json(res, 200, present(out));
+}
+
+}  // namespace
+
+Result<Record> market_offer(StoreTx& tx, const std::string& supplier_id, const MarketBook& k) {
+  auto offers = list_all(tx, "offers", {{"supplier_id", supplier_id}, {"gpu_model", k.gpu_model}, {"region", k.region}});
+  if (!offers) return offers.error();
+  std::sort(offers->begin(), offers->end(), [](const Record& a, const Record& b) { return a.id < b.id; });
+  auto nodes = list_all(tx, "nodes", {{"supplier_id", supplier_id}, {"gpu_model", k.gpu_model}, {"region", k.region}});
+  if (!nodes) return nodes.error();
+  for (const Record& o : *offers) {
+    if (o.body.value("currency", "") != currency_code(k.currency)) continue;
+    auto reach = stored_offer_reach(o.body);
+    if (!reach) continue;  // an offer that no longer decodes sells nothing
+    for (const Record& n : *nodes) {
+      auto site = stored_node_site(n.body);
+      if (site && offer_sells(*reach, n, *site)) return o;
+    }
+  }
+  return Error::invalid("currency", Message("api.market.no_offer")
+                                        .arg("gpu_model", k.gpu_model)
+                                        .arg("region", k.region)
+                                        .arg("currency", currency_code(k.currency)));
+}
+
+Result<int64_t> deliverable_gpus(StoreTx& tx, const std::string& supplier_id, const MarketBook& k) {
+  auto offer = market_offer(tx, supplier_id, k);
+  if (!offer) return offer.error();
+  auto free = free_nodes(tx, supplier_id, k, *offer);
+  if (!free) return free.error();
+  int64_t cap = 0;
+  for (const auto& n : *free) cap += n.gpus;
+  auto orders = list_all(tx, "market-orders", {{"supplier_id", supplier_id}, {"gpu_model", k.gpu_model}, {"region", k.region}, {"state", "open"}});
+  if (!orders) return orders.error();
+  for (const Record& o : *orders) {
+    auto s = parse_rfc3339(o.body.at("starts_at").get<std::string>(), "starts_at");
+    auto e = parse_rfc3339(o.body.at("ends_at").get<std::string>(), "ends_at");
+    if (!s || !e) return Error::make(Code::kInternal, "market order " + o.id + " does not decode");
+    if (overlaps(*s, *e, k.starts_at, k.ends_at)) cap -= o.body.at("remaining_gpus").get<int64_t>();
+  }
+  return std::max<int64_t>(cap, 0);
+}
+
+Status settle_trades(App& app, std::vector<Record>& trades, const MarketBook& k, const Principal& who, StoreTx& tx) {
+  for (Record& t : trades)
+    if (auto s = settle_one(app, t, k, who, tx); !s) return s;
+  return ok_status();
+}
+
+void register_market_default_route(App& app, Router& srv) {
+  item_route(app, srv, "POST", "market-trades", "default", post_default);
+}
+
+}  // namespace gpurent

@@ -1,0 +1,48 @@
+// Settlement of GPU-hour market trades (docs/market.md#settlement), inside the single writer's
+// transaction that made them: each trade becomes
+//  - a reservation of whole nodes of the seller (those its offer sells, available, not reserved in
+//    an overlapping window) for the buyer over the delivery window, which the scheduler honours;
+//  - a market commitment (the window, the trade price) in the buyer's contract with the seller that
+//    names that offer, or in a new contract `market-<supplier>-<currency>` when there is none, which
+//    the billing engine rates whether used or not and which covers the buyer's runs on the offer.
+// Capacity the seller cannot deliver — nodes short at settlement, or a default recorded later
+// (POST /api/v1/market-trades/{id}/default) — is a default on the commitment: refunded with the
+// contract's outage compensation on the buyer's invoice.
+// Functions of the route files; they run on the control loop's thread inside its transaction.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/money.h"
+#include "server/api/resources.h"
+
+namespace gpurent {
+
+struct MarketBook {
+  std::string gpu_model, region;
+  TimeMs starts_at = 0, ends_at = 0;
+  Currency currency = Currency::kUSD;
+};
+
+// The seller's offer a trade in this book is billed under: the first (by id) of its offers of the
+// model and region in the currency that sells at least one of its nodes. kInvalid naming
+// `currency` when it has none (a sell order is refused before it can trade).
+Result<Record> market_offer(StoreTx& tx, const std::string& supplier_id, const MarketBook& k);
+
+// GPUs the supplier can still sell in this book: the GPUs of its available nodes that its offer
+// sells and that no reservation holds in an overlapping window, less its open sell orders for
+// overlapping windows. A trade's reservation holds whole nodes, so a part-node trade keeps the
+// rest of that node's GPUs from being sold again for the window.
+Result<int64_t> deliverable_gpus(StoreTx& tx, const std::string& supplier_id, const MarketBook& k);
+
+// Settles new trades (not yet inserted): each gets its reservation and commitment and, on the
+// trade, state "settled" (or "defaulted" when none of it could be delivered) and a `settlement`
+// object naming them. `who` placed the order (the audit names them).
+Status settle_trades(App& app, std::vector<Record>& trades, const MarketBook& k, const Principal& who, StoreTx& tx);
+
+// POST /api/v1/market-trades/{id}/default.
+void register_market_default_route(App& app, Router& srv);
+
+}  // namespace gpurent

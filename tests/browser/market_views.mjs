@@ -1,0 +1,146 @@
+// browser_dashboard, part four: the market view. The operator sees the demo book (Lambda's two
+// lots of Ashburn H100s, Aurora's buy that traded at 2.10 and its resting bid at 1.90): quote,
+// ladder and depth chart, the trade at 2.10 among the book's prints, the daily price index, and
+// every order and trade with their parties — checked against the API's own answers and against
+// the demo's values, then in 简体中文. A tenant with no orders sees the empty states, names the
+// demo book in the form (a window not on a whole hour is refused, the field named) and sees the
+// same public depth without anyone's name.
+
+import { chineseTimes, unbroken } from "./dashboard_views.mjs";
+import { api, cellText, check, dateText, instantText, openView, shot, STEP_TIMEOUT_MS } from "./helpers.mjs";
+
+const CJK = /[\u4e00-\u9fff]/;
+const texts = async (locator) => (await locator.allTextContents()).map((x) => x.trim());
+const rowCells = (page, table, row) => texts(page.locator(`[data-testid="${table}"] tr[data-row="${row}"] td`));
+const cardValue = (page, testid) => cellText(page.locator(`[data-testid="${testid}"] .card-value`));
+const waitMarket = (page) => page.locator('main[data-testid="view-market"]:not([data-loading])').waitFor({ timeout: STEP_TIMEOUT_MS });
+const BOOK_FIELDS = ["gpu_model", "region", "starts_at", "ends_at", "currency"];
+const bookOf = (x) => Object.fromEntries(BOOK_FIELDS.map((k) => [k, x[k]]));
+const levels = (side) => JSON.stringify(side.map((l) => [l.price_per_gpu_hour, l.gpus, l.orders]));
+
+/** What the ladder must hold: asks worst first, then bids best first, one row a price. */
+async function ladderMatches(page, depth, who) {
+  const rows = [...[...depth.asks].reverse().map((l) => ["ask", l]), ...depth.bids.map((l) => ["bid", l])];
+  const shown = await page.locator('[data-testid="market-ladder"] tbody tr').evaluateAll((trs) => trs.map((tr) => tr.dataset.row));
+  let ok = JSON.stringify(shown) === JSON.stringify(rows.map(([s, l]) => `${s}-${l.price_per_gpu_hour}`));
+  for (const [side, l] of rows) {
+    const cells = await rowCells(page, "market-ladder", `${side}-${l.price_per_gpu_hour}`);
+    const want = side === "bid" ? [String(l.orders), String(l.gpus), l.price_per_gpu_hour, "", ""] : ["", "", l.price_per_gpu_hour, String(l.gpus), String(l.orders)];
+    ok &&= JSON.stringify(cells) === JSON.stringify(want);
+  }
+  check(ok, `${who}: the ladder holds every level of the API's depth (${shown.join(", ")})`);
+}
+
+export async function operatorMarket(page, base, token) {
+  const orders = (await api(base, token, "GET", "market-orders?limit=1000")).json.items;
+  const trades = (await api(base, token, "GET", "market-trades?limit=1000")).json.items;
+  const trade = trades.find((x) => x.gpu_model === "h100-sxm5-80gb" && x.region === "us-east-1" && x.price_per_gpu_hour === "2.10");
+  if (!check(trade !== undefined, `the demo's trade at 2.10 (the API lists ${trades.length} trade(s), ${orders.length} order(s))`)) return null;
+  const book = bookOf(trade);
+  const q = new URLSearchParams(book);
+
+  const indexAnswer = page.waitForResponse((r) => r.url().includes("/api/v1/market/index?"), { timeout: STEP_TIMEOUT_MS });
+  const view = await openView(page, "#/market", "market/depth");
+  const index = await (await indexAnswer).json();
+  const asked = new URL(view.url).searchParams;
+  check(view.status === 200 && BOOK_FIELDS.every((k) => asked.get(k) === book[k]),
+    `market: with no book in the address the page shows the demo book (${asked.toString()})`);
+  const depth = view.json;
+  // The demo: Lambda sells 16 at 2.10 and 16 at 2.40, Aurora buys 8 at 2.20 (8 trade at 2.10) and bids 8 at 1.90.
+  check(levels(depth.asks) === levels([{ price_per_gpu_hour: "2.10", gpus: 8, orders: 1 }, { price_per_gpu_hour: "2.40", gpus: 16, orders: 1 }])
+    && levels(depth.bids) === levels([{ price_per_gpu_hour: "1.90", gpus: 8, orders: 1 }]),
+    `market: the API's depth is the demo's (asks ${levels(depth.asks)}, bids ${levels(depth.bids)})`);
+  await ladderMatches(page, depth, "market");
+  const quote = (await api(base, token, "GET", `market/quote?${q}`)).json;
+  check((await cardValue(page, "market-bid")) === quote.bid.price_per_gpu_hour && (await cardValue(page, "market-ask")) === quote.ask.price_per_gpu_hour
+    && (await cardValue(page, "market-spread")) === "0.20" && (await cardValue(page, "market-last")) === "2.10",
+    `market: quote shown — bid ${quote.bid.price_per_gpu_hour}, ask ${quote.ask.price_per_gpu_hour}, spread 0.20, last trade 2.10`);
+  const depthLabels = await page.locator('[data-testid="market-depth-chart"] svg text').allTextContents();
+  check(["1.90", "2.10", "2.40"].every((p) => depthLabels.includes(p)), "market: the depth chart labels every level with its exact price");
+
+  const prints = (await api(base, token, "GET", `market/prints?${q}`)).json.prints;
+  const printRows = await page.locator('[data-testid="market-prints"] tbody tr').count();
+  const first = await texts(page.locator('[data-testid="market-prints"] tbody tr').first().locator("td"));
+  check(printRows === prints.length && JSON.stringify(first) === JSON.stringify([instantText(trade.at, "en"), "2.10", "8", String(trade.gpu_hours), "buy"]),
+    `market: the trade at 2.10 among the book's ${prints.length} print(s): ${first.join(" | ")}`);
+
+  const day = trade.at.slice(0, 10);
+  const indexDay = index.days.find((d) => d.day === day);
+  const dayCells = await rowCells(page, "market-index-table", day);
+  check(indexDay !== undefined && JSON.stringify(dayCells) === JSON.stringify([dateText(day, "en"), indexDay.vwap_per_gpu_hour, String(indexDay.gpu_hours),
+    String(indexDay.trades), indexDay.low_per_gpu_hour, indexDay.high_per_gpu_hour]) && indexDay.vwap_per_gpu_hour === "2.10",
+    `market: the index of ${day} shown as the API gives it: ${dayCells.join(" | ")}`);
+  check((await page.locator('[data-testid="market-index-chart"] svg text').allTextContents()).includes("2.10"), "market: the index chart labels its point 2.10");
+
+  const orderRows = await page.locator('[data-testid="market-orders"] tbody tr').evaluateAll((trs) => trs.map((tr) => tr.dataset.row));
+  check(orderRows.length === orders.length && orders.every((o) => orderRows.includes(o.id)), `market: every order listed (${orderRows.length})`);
+  const bid = orders.find((o) => o.side === "buy" && o.state === "open" && o.price_per_gpu_hour === "1.90");
+  const bidCells = bid ? await rowCells(page, "market-orders", bid.id) : [];
+  check(bid !== undefined && bidCells[3] === "buy" && bidCells[4] === "open" && bidCells[5] === "8" && bidCells[6] === "0" && bidCells[7] === "1.90" && bidCells[8] === "aurora-ai",
+    `market: Aurora's resting bid — ${bidCells.join(" | ")}`);
+  const tradeCells = await rowCells(page, "market-trades", trade.id);
+  check(tradeCells[3] === "2.10" && tradeCells[6] === `${trade.amount} USD` && tradeCells[8] === "settled" && tradeCells[9] === "aurora-ai" && tradeCells[10] === "lambda",
+    `market: the trade in the trades table — ${tradeCells.join(" | ")}`);
+  await shot(page, "28-market");
+
+  // 简体中文: labels, sides and states from the catalogues, times in Chinese and UTC+8, headers unbroken.
+  await page.getByTestId("lang-select").selectOption("zh-CN");
+  await page.locator("main h2").filter({ hasText: "GPU 小时市场" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+  await waitMarket(page);
+  const headers = await texts(page.locator("main th"));
+  check(headers.length > 0 && headers.every((x) => CJK.test(x)), `zh market: all ${headers.length} column headers in Chinese`);
+  const zhBid = bid ? await rowCells(page, "market-orders", bid.id) : [];
+  const zhTrade = await rowCells(page, "market-trades", trade.id);
+  check(zhBid[3] === "买入" && zhBid[4] === "挂单中" && zhTrade[8] === "已结算" && (await cardValue(page, "market-last")) === "2.10",
+    `zh market: sides, states and settlement in Chinese (${zhBid[3]}, ${zhBid[4]}, ${zhTrade[8]})`);
+  check((await rowCells(page, "market-index-table", day))[0] === dateText(day, "zh"), `zh market: the index day reads ${dateText(day, "zh")}`);
+  await chineseTimes(page, "market");
+  await unbroken(page, "market");
+  await shot(page, "29-market-zh");
+  await page.getByTestId("lang-select").selectOption("en");
+  await page.locator("main h2").filter({ hasText: "GPU-hour market" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+  await waitMarket(page);
+  return { book, depth };
+}
+
+/** Fills the book form (opening it when it is folded) and returns the depth answer the page read. */
+async function nameBook(page, book, starts, ends) {
+  const box = page.getByTestId("market-form-box");
+  if ((await box.getAttribute("open")) === null) await box.locator("summary").click();
+  await page.getByTestId("market-form-gpu_model").selectOption(book.gpu_model);
+  await page.getByTestId("market-form-region").fill(book.region);
+  await page.getByTestId("market-form-starts_at").fill(starts);
+  await page.getByTestId("market-form-ends_at").fill(ends);
+  await page.getByTestId("market-form-currency").selectOption(book.currency);
+  const answer = page.waitForResponse((r) => r.url().includes("/api/v1/market/depth?"), { timeout: STEP_TIMEOUT_MS });
+  await page.getByTestId("market-form-submit").click();
+  const response = await answer;
+  await waitMarket(page);
+  return { status: response.status(), json: await response.json() };
+}
+
+/** A tenant with no orders (qingyun-tech's admin): empty states, then the demo book named in the form. */
+export async function tenantMarket(page, base, tenantToken, demo) {
+  const own = await api(base, tenantToken, "GET", "market-orders");
+  await openView(page, "#/market", "market-trades");
+  check(own.json.items.length === 0 && (await page.getByTestId("market-no-book").count()) === 1 && (await page.getByTestId("market-book").count()) === 0
+    && (await page.getByTestId("market-orders-empty").count()) === 1 && (await page.getByTestId("market-trades-empty").count()) === 1,
+    "tenant market: no orders or trades — says there is no book, no orders and no trades (no empty chart)");
+  await shot(page, "30-tenant-market-empty");
+  if (!demo) return;
+  const utc = (at) => new Date(at).toISOString().slice(0, 16).replace("T", " ");
+  const refused = await nameBook(page, demo.book, utc(demo.book.starts_at).replace(/:00$/, ":30"), utc(demo.book.ends_at));
+  const error = page.getByTestId("market-book-error");
+  check(refused.status === 422 && (await error.count()) === 1 && (await error.locator('li[data-field="starts_at"]').count()) === 1,
+    `tenant market: a window start not on a whole hour is refused, the field named (HTTP ${refused.status}: ${(await error.count()) ? await cellText(error) : "no error shown"})`);
+  const named = await nameBook(page, demo.book, utc(demo.book.starts_at), utc(demo.book.ends_at));
+  check(named.status === 200 && levels(named.json.asks) === levels(demo.depth.asks) && levels(named.json.bids) === levels(demo.depth.bids),
+    "tenant market: the named book's depth is the one the operator saw (public data)");
+  await ladderMatches(page, named.json, "tenant market");
+  const printed = await texts(page.locator('[data-testid="market-prints"] tbody tr td:nth-child(2)'));
+  const mainText = await cellText(page.locator("main"));
+  check(printed.includes("2.10") && !/aurora-ai|lambda/.test(mainText), "tenant market: the trade at 2.10 shown, and nobody's name on the page");
+  const option = await cellText(page.locator('[data-testid="market-book-select"] option:checked'));
+  check(option.includes(demo.book.gpu_model) && option.endsWith("(named below)"), `tenant market: the picker holds the named book ("${option}")`);
+  await shot(page, "31-tenant-market-named");
+}

@@ -1,0 +1,199 @@
+// Settlement end to end through the real server (docs/market.md#settlement): a trade becomes a
+// reservation of the seller's nodes and a commitment at the trade price in the buyer's contract; a
+// job of the buyer runs inside the reservation and its invoice bills the trade price; a supplier's
+// default is a compensation line; a seller short of nodes at settlement defaults at once.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/clock.h"
+#include "core/money.h"
+#include "server_fixture.h"
+
+namespace gpurent::testing {
+namespace {
+
+constexpr TimeMs kHour = 3'600'000;
+
+json order(TimeMs start, TimeMs hours, const char* side, int gpus, const char* price) {
+  return json{{"side", side}, {"gpu_model", "h100-sxm5-80gb"}, {"region", "cn-east"}, {"currency", "CNY"},
+              {"starts_at", format_rfc3339(start)}, {"ends_at", format_rfc3339(start + hours * kHour)},
+              {"gpus", gpus}, {"price_per_gpu_hour", price}};
+}
+
+// Micro-units of an exact decimal amount ("-12.345678").
+int64_t micros(const json& amount) { return Money::parse(amount.get<std::string>(), Currency::kCNY).value().micros(); }
+
+// The lines of the one invoice section of contract `name` in acme's invoice over [from, to).
+json section(const ServerProcess& s, const std::string& name, TimeMs from, TimeMs to) {
+  json inv = s.admin("GET", "/api/v1/invoices?tenant=acme&from=" + format_rfc3339(from) + "&to=" + format_rfc3339(to)).body;
+  for (const auto& sec : inv["sections"])
+    if (sec["contract"] == name) return sec;
+  ADD_FAILURE() << "no section of contract " << name << ": " << inv.dump();
+  return json::object();
+}
+
+json line_of(const json& sec, const std::string& rule) {
+  for (const auto& l : sec["lines"])
+    if (l["rule"] == rule) return l;
+  return json();
+}
+
+TEST(MarketSettlement, AFillIsAReservationAndACommitmentAJobRunsInsideAndADefaultIsCompensated) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  for (const char* n : {"gpn1", "gpn2"}) expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", n)), n);
+  acme_and_beta(s);
+  const std::string dc = make_user_token(s, "dc-ops", "supplier", "", "dc");
+  const std::string acme = make_user_token(s, "acme-admin", "tenant_admin", "acme");
+  const std::string beta = make_user_token(s, "beta-admin", "tenant_admin", "beta");
+  const TimeMs this_hour = SystemClock().now() / kHour * kHour;
+
+  // Without an offer that sells its nodes in the book's currency the supplier cannot sell: a trade
+  // could not be billed.
+  Resp no_offer = s.req("POST", "/api/v1/market-orders", dc, order(this_hour, 2, "sell", 8, "12.00"));
+  EXPECT_EQ(no_offer.status, 422) << no_offer.describe();
+  EXPECT_NE(no_offer.reason_for("currency").find("no offer"), std::string::npos) << no_offer.describe();
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");  // on-demand CNY 17.50
+
+  // A trade for this hour and the next: 8 GPUs at 12.00, i.e. one whole node.
+  expect_2xx(s.req("POST", "/api/v1/market-orders", dc, order(this_hour, 2, "sell", 8, "12.00")), "sell");
+  Resp buy = s.req("POST", "/api/v1/market-orders", acme, order(this_hour, 2, "buy", 8, "12.50"));
+  ASSERT_EQ(buy.status, 201) << buy.describe();
+  ASSERT_EQ(buy.body["trades"].size(), 1u) << buy.describe();
+  const std::string trade_id = buy.body["trades"][0];
+  json trade = s.req("GET", "/api/v1/market-trades/" + trade_id, acme).body;
+  EXPECT_EQ(trade["state"], "settled") << trade.dump();
+  const json st = trade["settlement"];
+  EXPECT_EQ(st["state"], "settled");
+  EXPECT_EQ(st["delivered_gpus"], 8);
+  EXPECT_EQ(st["offer"], "h100");
+  EXPECT_EQ(st["contract"], "market-dc-cny") << "a new contract: acme had none with dc";
+  ASSERT_EQ(st["nodes"].size(), 1u) << st.dump();
+  EXPECT_TRUE(st["defaults"].empty());
+
+  // The reservation: the node, the window, the tenant; the tenant's users read it.
+  const json rsv = s.req("GET", "/api/v1/reservations/" + st["reservation_id"].get<std::string>(), acme).body;
+  EXPECT_EQ(rsv["starts_at"], format_rfc3339(this_hour)) << rsv.dump();
+  EXPECT_EQ(rsv["ends_at"], format_rfc3339(this_hour + 2 * kHour));
+  EXPECT_EQ(rsv["node_ids"], st["node_ids"]);
+  // The commitment: the window at the trade price (the resting sell's 12.00), naming the trade.
+  const json contract = s.req("GET", "/api/v1/contracts/" + st["contract_id"].get<std::string>(), acme).body;
+  ASSERT_EQ(contract["commitments"].size(), 1u) << contract.dump();
+  const json& cm = contract["commitments"][0];
+  EXPECT_EQ(cm["price_per_gpu_hour"], "12.00");
+  EXPECT_EQ(cm["gpus"], 8);
+  EXPECT_EQ(cm["trade"], trade_id);
+  EXPECT_EQ(cm["ends_at"], format_rfc3339(this_hour + 2 * kHour));
+  EXPECT_FALSE(cm.contains("term_months"));
+  // The reserved node is sold for the window: the supplier can sell only the other node now.
+  Resp too_much = s.req("POST", "/api/v1/market-orders", dc, order(this_hour, 2, "sell", 9, "13"));
+  EXPECT_NE(too_much.reason_for("gpus").find("can deliver 8 more"), std::string::npos) << too_much.describe();
+
+  // A job of acme runs inside the reservation, under the market contract.
+  json job = job_doc("vision", "inside");
+  job["gpus_per_worker"] = 8;
+  job["expected_duration_seconds"] = 2;
+  const std::string jid = expect_2xx(s.req("POST", "/api/v1/jobs", acme, job), "job").body.at("id");
+  wait_for(s, "/api/v1/jobs/" + jid, [](const json& j) { return j["status"]["state"] == "succeeded"; });
+  json run;
+  const json runs = s.admin("GET", "/api/v1/allocations?state=closed").body.at("items");
+  for (const auto& a : runs)
+    if (a["job_id"] == jid) run = a;
+  ASSERT_FALSE(run.is_null()) << runs.dump();
+  EXPECT_EQ(run["placement"][0]["node_id"], st["node_ids"][0]) << run.dump();
+  EXPECT_EQ(run["contract_id"], st["contract_id"]) << run.dump();
+
+  // Its invoice: the commitment at the trade price, whether used or not, up to now; the job's GPU
+  // time covered by it (nothing more to pay); the invoice equals its lines.
+  json sec = section(s, "market-dc-cny", this_hour, this_hour + 2 * kHour);
+  const json commit = line_of(sec, "market_commitment");
+  ASSERT_FALSE(commit.is_null()) << sec.dump();
+  EXPECT_EQ(commit["unit_price"], "12.00");
+  EXPECT_EQ(commit["kind"], "commitment");
+  const json covered = line_of(sec, "reserved_covered");
+  ASSERT_FALSE(covered.is_null()) << sec.dump();
+  EXPECT_EQ(covered["job"], "inside");
+  EXPECT_EQ(covered["amount"], "0.00");
+  EXPECT_TRUE(line_of(sec, "on_demand").is_null()) << sec.dump();
+  int64_t sum = 0;
+  for (const auto& l : sec["lines"]) sum += micros(l["amount"]);
+  EXPECT_EQ(sum, micros(sec["totals"]["total"])) << sec.dump();
+
+  // The default: only the seller (or an operator) may record it; a tenant may not.
+  const std::string default_path = "/api/v1/market-trades/" + trade_id + "/default";
+  EXPECT_EQ(s.req("POST", default_path, acme, json{{"reason", "x"}}).status, 403);
+  Resp no_reason = s.req("POST", default_path, dc, json::object());
+  EXPECT_NE(no_reason.reason_for("reason"), "") << no_reason.describe();
+  Resp too_many = s.req("POST", default_path, dc, json{{"gpus", 9}, {"reason", "gpn1 failed"}});
+  EXPECT_NE(too_many.reason_for("gpus"), "") << too_many.describe();
+  Resp outside = s.req("POST", default_path, dc, json{{"from", format_rfc3339(this_hour + 3 * kHour)}, {"reason", "late"}});
+  EXPECT_NE(outside.reason_for("from"), "") << outside.describe();
+  // From the window's start the seller delivers 4 of the 8 GPUs only.
+  Resp half = s.req("POST", default_path, dc,
+                    json{{"gpus", 4}, {"from", format_rfc3339(this_hour)}, {"reason", "gpn1 lost 4 GPUs"}});
+  ASSERT_EQ(half.status, 200) << half.describe();
+  EXPECT_EQ(half.body["state"], "defaulted");
+  EXPECT_EQ(half.body["settlement"]["defaults"].size(), 1u);
+  // At most the 4 still delivered can default on top.
+  EXPECT_NE(s.req("POST", default_path, dc, json{{"gpus", 5}, {"reason", "more"}}).reason_for("gpus").find("only 4"),
+            std::string::npos);
+
+  // The compensation line: the undelivered 4 GPUs from the window's start to the period's end, at
+  // the trade price, refunded plus the offer template's 200% outage compensation (300% in all).
+  sec = section(s, "market-dc-cny", this_hour, this_hour + 2 * kHour);
+  const json credit = line_of(sec, "sla_market_default");
+  ASSERT_FALSE(credit.is_null()) << sec.dump();
+  EXPECT_EQ(credit["kind"], "credit");
+  EXPECT_NE(credit["description"].get<std::string>().find(trade_id), std::string::npos) << credit.dump();
+  const int64_t commit_micros = micros(commit["amount_exact"]);
+  const int64_t credit_micros = micros(credit["amount_exact"]);
+  // Both run to the period's end (now, when the invoice is made): the credit is 3 × half the
+  // commitment's fee, within each line's rounding.
+  EXPECT_LT(credit_micros, 0);
+  const json commit2 = line_of(sec, "market_commitment");
+  const int64_t fee_half = micros(commit2["amount_exact"]) / 2;
+  EXPECT_NEAR(static_cast<double>(-credit_micros), 3.0 * static_cast<double>(fee_half), 2.0) << sec.dump();
+  EXPECT_GE(micros(commit2["amount_exact"]), commit_micros);
+  sum = 0;
+  for (const auto& l : sec["lines"]) sum += micros(l["amount"]);
+  EXPECT_EQ(sum, micros(sec["totals"]["total"])) << sec.dump();
+
+  // The rest defaults too: nothing is delivered from now, so the reservation ends now and the
+  // node can be sold again for the rest of the window.
+  Resp rest = s.req("POST", default_path, dc, json{{"reason", "gpn1 failed"}});
+  ASSERT_EQ(rest.status, 200) << rest.describe();
+  const json rsv2 = s.req("GET", "/api/v1/reservations/" + st["reservation_id"].get<std::string>(), acme).body;
+  EXPECT_LT(parse_rfc3339(rsv2["ends_at"].get<std::string>(), "ends_at").value(), this_hour + 2 * kHour) << rsv2.dump();
+  const json contract2 = s.req("GET", "/api/v1/contracts/" + st["contract_id"].get<std::string>(), acme).body;
+  EXPECT_EQ(contract2["commitments"][0]["defaults"].size(), 2u) << contract2.dump();
+  EXPECT_EQ(s.req("POST", default_path, dc, json{{"reason", "again"}}).status, 422);
+
+  // A seller short of nodes at settlement defaults at once: tomorrow it offers both nodes, then one
+  // of them leaves service before beta buys; the trade reserves the node left and the other 8 GPUs
+  // are a default over the whole window.
+  const TimeMs tomorrow = (this_hour / (24 * kHour) + 1) * 24 * kHour;
+  expect_2xx(s.req("POST", "/api/v1/market-orders", dc, order(tomorrow, 4, "sell", 16, "11")), "sell 16");
+  const std::string other = st["nodes"][0] == "gpn1" ? "gpn2" : "gpn1";
+  json node = node_doc("dc", other);
+  node["state"] = "drained";
+  Resp drained = s.admin("PUT", "/api/v1/nodes/" + other, node);
+  ASSERT_EQ(drained.status, 200) << drained.describe();
+  Resp short_buy = s.req("POST", "/api/v1/market-orders", beta, order(tomorrow, 4, "buy", 16, "11"));
+  ASSERT_EQ(short_buy.status, 201) << short_buy.describe();
+  const json t2 = s.req("GET", "/api/v1/market-trades/" + short_buy.body["trades"][0].get<std::string>(), beta).body;
+  EXPECT_EQ(t2["state"], "defaulted") << t2.dump();
+  EXPECT_EQ(t2["settlement"]["delivered_gpus"], 8);
+  ASSERT_EQ(t2["settlement"]["defaults"].size(), 1u);
+  EXPECT_EQ(t2["settlement"]["defaults"][0]["gpus"], 8);
+  EXPECT_EQ(t2["settlement"]["defaults"][0]["from"], format_rfc3339(tomorrow));
+
+  // Kill -9: the settlement is in the store with the trade.
+  s.kill9();
+  s.start();
+  EXPECT_EQ(s.req("GET", "/api/v1/market-trades/" + trade_id, acme).body["settlement"]["defaults"].size(), 2u);
+  EXPECT_EQ(s.admin("GET", "/api/v1/reservations?tenant=beta").body["items"].size(), 1u);
+}
+
+}  // namespace
+}  // namespace gpurent::testing
