@@ -128,6 +128,17 @@ class ServerChild {
     }
   }
 
+  // An offer that sells those nodes (examples/offer.yaml: CNY, cn-east): market trades are billed
+  // under it.
+  void offer_for_the_nodes(httplib::Client& c) const {
+    const std::string ex = std::string(GPURENT_SOURCE_DIR) + "/examples/";
+    json offer = yaml_file(ex + "offer.yaml");
+    offer["name"] = "sup-a-h100";
+    offer["supplier"] = "sup-a";
+    offer["node_selector"] = {{"site", "site-a"}};
+    post(c, "/api/v1/offers", offer);
+  }
+
  private:
   std::string name_, dir_, url_, token_;
   pid_t pid_ = -1;

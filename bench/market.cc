@@ -73,7 +73,9 @@ double run(Book& book, const std::vector<Op>& ops, size_t n, uint64_t* fills_out
       book.add(op.order, fills);
       total += fills.size();
     } else {
-      book.cancel(op.cancel_id);
+      fills.clear();
+      book.cancel(op.cancel_id, fills);
+      total += fills.size();
     }
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -4,9 +4,10 @@
 // a supplier of two 8-GPU H100 nodes and a tenant; the operator's token places every order (naming
 // the supplier or the tenant), one at a time on one kept-alive connection, as fast as answered:
 //  * baseline: 500 plain writes (PUT /api/v1/tenants/acme/billing);
-//  * a realistic mix over one-hour books of the next day: per book the supplier offers 1-GPU lots
-//    at rising prices, the tenant's buys alternate between marketable (they trade) and resting
-//    bids below the ask, and every fourth resting bid is cancelled (ORDERS orders, default 1,000);
+//  * a realistic mix over one-hour books of the next days: per book the supplier offers its two
+//    nodes (8 GPUs each; a trade holds whole nodes) and the tenant buys each of them (marketable:
+//    they trade and are settled into a reservation and a commitment), then rests 8-GPU bids below
+//    the ask, every fourth of them cancelled (ORDERS requests, default 1,000);
 //  * a deep book: another tenant's 800 resting bids in one book first, then 200 more bids measured
 //    there (each order rebuilds its book from the store: this is what that costs).
 // Last line: market_api: <figure> orders/s (baseline: <figure> writes/s)
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
   const httplib::Headers auth = server.auth();
   auto post = [&](const std::string& path, const json& body) { return server.post(c, path, body); };
   server.supplier_with_two_nodes(c);
+  server.offer_for_the_nodes(c);
   post("/api/v1/tenants", json{{"name", "acme"}, {"currency", "CNY"}, {"contact_email", "ops@acme.example.com"}});
   post("/api/v1/tenants", json{{"name", "deep"}, {"currency", "CNY"}, {"contact_email", "ops@deep.example.com"}});
 
@@ -62,27 +64,29 @@ int main(int argc, char** argv) {
 
   const int64_t hour = 3'600'000, day = 24 * hour;
   const int64_t tomorrow = (gpurent::SystemClock().now() / day + 1) * day;
-  auto order = [&](int64_t start, const char* side, const std::string& price, const char* tenant = "acme") {
+  auto order = [&](int64_t start, const char* side, const std::string& price, const char* tenant = "acme", int gpus = 8) {
     json o = {{"side", side}, {"gpu_model", "h100-sxm5-80gb"}, {"region", "cn-east"}, {"currency", "CNY"},
               {"starts_at", gpurent::format_rfc3339(start)}, {"ends_at", gpurent::format_rfc3339(start + hour)},
-              {"gpus", 1}, {"price_per_gpu_hour", price}};
+              {"gpus", gpus}, {"price_per_gpu_hour", price}};
     o[std::string(side) == "sell" ? "supplier" : "tenant"] = std::string(side) == "sell" ? "sup-a" : tenant;
     return o;
   };
-  // The mix: per one-hour book, 16 sells (1 GPU, 20.00 up), buys alternating marketable (30.00) and
-  // resting (10.xx), every fourth resting bid cancelled. Books are used in turn until ORDERS.
+  // The mix: per one-hour book, two sells of a node (8 GPUs, 20.00 and 21.00) each bought at once
+  // (30.00), and 16 resting bids (10.xx), every fourth cancelled. Books are used in turn until ORDERS.
   int placed = 0, traded = 0, cancelled = 0, rested = 0;
   t0 = SteadyClock::now();
-  for (int book = 0; placed < orders && book < 24; ++book) {
+  for (int book = 0; placed < orders && book < 48; ++book) {
     const int64_t start = tomorrow + book * hour;
     for (int i = 0; i < 16 && placed < orders; ++i) {
-      post("/api/v1/market-orders", order(start, "sell", std::to_string(20 + i) + ".00"));
-      ++placed;
-      if (placed >= orders) break;
-      json buy = post("/api/v1/market-orders", order(start, "buy", "30.00"));
-      traded += buy["filled_gpus"].get<int>();
-      ++placed;
-      if (placed >= orders) break;
+      if (i < 2) {
+        post("/api/v1/market-orders", order(start, "sell", std::to_string(20 + i) + ".00"));
+        ++placed;
+        if (placed >= orders) break;
+        json buy = post("/api/v1/market-orders", order(start, "buy", "30.00"));
+        traded += buy["filled_gpus"].get<int>();
+        ++placed;
+        if (placed >= orders) break;
+      }
       json bid = post("/api/v1/market-orders", order(start, "buy", "10." + std::to_string(10 + i)));
       ++placed, ++rested;
       if (i % 4 == 3 && placed < orders) {
@@ -96,10 +100,10 @@ int main(int argc, char** argv) {
 
   // The deep book: another tenant's 800 resting bids (its open orders stay within the limit of
   // 1,000), then 200 more measured.
-  const int64_t deep_start = tomorrow + day;
-  for (int i = 0; i < 800; ++i) post("/api/v1/market-orders", order(deep_start, "buy", "1." + std::to_string(100 + i), "deep"));
+  const int64_t deep_start = tomorrow + 3 * day;
+  for (int i = 0; i < 800; ++i) post("/api/v1/market-orders", order(deep_start, "buy", "1." + std::to_string(100 + i), "deep", 1));
   t0 = SteadyClock::now();
-  for (int i = 0; i < 200; ++i) post("/api/v1/market-orders", order(deep_start, "buy", "2." + std::to_string(100 + i), "deep"));
+  for (int i = 0; i < 200; ++i) post("/api/v1/market-orders", order(deep_start, "buy", "2." + std::to_string(100 + i), "deep", 1));
   const double deep_per_s = 200 / seconds_since(t0);
 
   std::printf("the real server (%s; SQLite with fsync; one client, one kept-alive connection)\n", url.c_str());

@@ -196,6 +196,62 @@ TEST(MarketApi, OrdersMatchAtTheRestingPriceAndTheBookIsPublicWithoutIdentities)
   EXPECT_EQ(m.place(m.dc, m.order("sell", 1, "30")).status, 422);
 }
 
+// All-or-none orders trade whole or not at all: a resting one is passed by until the other side can
+// fill all of it — by a later order resting beside it, or by an order cancelled out of its way.
+TEST(MarketApi, AllOrNoneOrdersTradeWholeEvenAfterResting) {
+  ServerProcess s;
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  for (const char* n : {"gpn1", "gpn2", "gpn3", "gpn4"}) expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", n)), n);
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
+  acme_and_beta(s);
+  const auto [starts, ends] = tomorrow_morning();
+  Market m{s, "?gpu_model=h100-sxm5-80gb&region=cn-east&starts_at=" + starts + "&ends_at=" + ends + "&currency=CNY",
+           json{{"gpu_model", "h100-sxm5-80gb"}, {"region", "cn-east"}, {"starts_at", starts}, {"ends_at", ends}, {"currency", "CNY"}},
+           make_user_token(s, "dc-ops", "supplier", "", "dc"), make_user_token(s, "acme-admin", "tenant_admin", "acme"),
+           make_user_token(s, "beta-admin", "tenant_admin", "beta"), ""};
+  auto aon = [&](const std::string& side, int gpus, const std::string& price) {
+    json o = m.order(side, gpus, price);
+    o["all_or_none"] = true;
+    return o;
+  };
+  // The supplier sells 8 all-or-none at 15: acme's 4 and beta's 4 pass it by one after the other;
+  // with both resting it fills whole, at its own price (it was first), 4 to each.
+  const std::string sell = expect_2xx(m.place(m.dc, aon("sell", 8, "15")), "aon sell").body["id"];
+  Resp a = m.place(m.acme, m.order("buy", 4, "16"));
+  EXPECT_EQ(a.body["state"], "open") << a.describe();
+  EXPECT_TRUE(a.body["trades"].empty());
+  Resp b = m.place(m.beta, m.order("buy", 4, "16"));
+  EXPECT_EQ(b.body["state"], "filled") << b.describe();
+  const json sold = s.req("GET", "/api/v1/market-orders/" + sell, m.dc).body;
+  EXPECT_EQ(sold["state"], "filled") << sold.dump();
+  ASSERT_EQ(sold["trades"].size(), 2u);
+  const json t1 = s.req("GET", "/api/v1/market-trades/" + sold["trades"][0].get<std::string>(), m.dc).body;
+  EXPECT_EQ(t1["price_per_gpu_hour"], "15.00");
+  EXPECT_EQ(t1["buy_order"], a.body["id"]) << "acme's bid was first in time";
+  EXPECT_EQ(t1["state"], "settled") << t1.dump();
+  EXPECT_EQ(s.req("GET", "/api/v1/market-orders/" + a.body["id"].get<std::string>(), m.acme).body["state"], "filled");
+  // Not whole at once: IOC + all-or-none is cancelled, nothing traded.
+  Resp ioc = m.place(m.beta, [&] { json o = aon("buy", 20, "30"); o["time_in_force"] = "ioc"; return o; }());
+  EXPECT_EQ(ioc.body["state"], "cancelled") << ioc.describe();
+  EXPECT_NE(ioc.body["reason"].get<std::string>().find("all-or-none"), std::string::npos);
+
+  // A cancel that makes room: the supplier's 3 at 14 stand before its all-or-none 6 at 15 in acme's
+  // all-or-none bid for 8: 3 taken, 6 > 5 passed by, 0 more: it rests. Cancelling the 3 lets the bid
+  // take the 6 and the 2 at 15 behind them: two trades, made by the cancel.
+  expect_2xx(m.place(m.dc, m.order("sell", 2, "15.50")), "sell 2");
+  const std::string three = expect_2xx(m.place(m.dc, m.order("sell", 3, "14")), "sell 3").body["id"];
+  expect_2xx(m.place(m.dc, aon("sell", 6, "15")), "aon sell 6");
+  Resp bid = m.place(m.acme, aon("buy", 8, "20"));
+  ASSERT_EQ(bid.status, 201) << bid.describe();
+  EXPECT_EQ(bid.body["state"], "open") << bid.describe();
+  EXPECT_TRUE(bid.body["trades"].empty());
+  ASSERT_EQ(s.req("POST", "/api/v1/market-orders/" + three + "/cancel", m.dc).status, 200);
+  const json filled = s.req("GET", "/api/v1/market-orders/" + bid.body["id"].get<std::string>(), m.acme).body;
+  EXPECT_EQ(filled["state"], "filled") << filled.dump();
+  EXPECT_EQ(filled["trades"].size(), 2u);
+  EXPECT_TRUE(m.get("depth", m.beta)["asks"].empty()) << m.get("depth", m.beta).dump();
+}
+
 // A spot book (its window starts within the hour) moves the seller's offers' spot price to its last
 // trade; a forward book does not; a trade above the offer's on-demand price leaves it alone.
 TEST(MarketApi, SpotFillsSetTheOffersSpotPrice) {

@@ -263,6 +263,10 @@ TEST_F(CliTest, MarketBuySellCancelAndReadABook) {
             (json{{"side", "buy"}, {"gpu_model", "h100"}, {"region", "us-east-1"}, {"starts_at", "2027-01-01T00:00:00Z"},
                   {"ends_at", "2027-01-01T08:00:00Z"}, {"currency", "USD"}, {"gpus", 10}, {"price_per_gpu_hour", "2.20"},
                   {"time_in_force", "gtc"}, {"idempotency_key", "k1"}}));
+  r = run({"market", "sell", "--gpu-model", "h100", "--region", "us-east-1", "--from", "S", "--to", "E", "--currency", "USD",
+           "--gpus", "16", "--price", "2.10", "--all-or-none"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(json::parse(api_.requests().back().body)["all_or_none"], true);
   EXPECT_EQ(run({"market", "sell", "--gpu-model", "h100", "--region", "r", "--from", "a", "--to", "b", "--currency", "EUR",
                  "--gpus", "1", "--price", "1"}).rc,
             2);  // not a currency

@@ -1,6 +1,6 @@
 // `gpurent market …`: the GPU-hour market (docs/market.md) from the command line.
 //   market buy|sell  --gpu-model M --region R --from T --to T --currency C --gpus N --price P
-//                    [--tif gtc|ioc|fok] [--idempotency-key K] [--tenant T | --supplier S]
+//                    [--tif gtc|ioc|fok] [--all-or-none] [--idempotency-key K] [--tenant T | --supplier S]
 //   market quote|depth|prints --gpu-model M --region R --from T --to T --currency C
 //   market cancel ORDER
 //   market default TRADE --reason R [--gpus N] [--from T]
@@ -37,6 +37,7 @@ void add_order_verb(CLI::App& market, CliContext& ctx, const char* side) {
     BookOpts book;
     int64_t gpus = 0;
     std::string price, tif = "gtc", key, tenant, supplier;
+    bool aon = false;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = market.add_subcommand(side, std::string(side) == "buy" ? "bid for GPUs over a delivery window (tenants' admins)"
@@ -47,6 +48,7 @@ void add_order_verb(CLI::App& market, CliContext& ctx, const char* side) {
   cmd->add_option("--tif", o->tif, "gtc (rest), ioc (cancel the rest) or fok (all at once or nothing)")
       ->check(CLI::IsMember({"gtc", "ioc", "fok"}))
       ->capture_default_str();
+  cmd->add_flag("--all-or-none", o->aon, "trade all of it in one go or none of it (it may rest until then)");
   cmd->add_option("--idempotency-key", o->key, "a retry with the same key places nothing twice");
   cmd->add_option("--tenant", o->tenant, "operators buying for a tenant");
   cmd->add_option("--supplier", o->supplier, "operators selling for a supplier");
@@ -55,6 +57,7 @@ void add_order_verb(CLI::App& market, CliContext& ctx, const char* side) {
       json body = {{"side", side},           {"gpu_model", o->book.gpu_model}, {"region", o->book.region},
                    {"starts_at", o->book.from}, {"ends_at", o->book.to},         {"currency", o->book.currency},
                    {"gpus", o->gpus},        {"price_per_gpu_hour", o->price}, {"time_in_force", o->tif}};
+      if (o->aon) body["all_or_none"] = true;
       if (!o->key.empty()) body["idempotency_key"] = o->key;
       if (!o->tenant.empty()) body["tenant"] = o->tenant;
       if (!o->supplier.empty()) body["supplier"] = o->supplier;

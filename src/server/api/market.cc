@@ -96,15 +96,15 @@ Result<std::vector<Record>> open_orders(Reader& store, const BookKey& k) {
   return out;
 }
 
-// The book of these resting orders: order i has engine id i + 1.
+// The book of these resting orders, restored as they are (a stored book has nothing left to
+// trade: every change ran through the engine): order i has engine id i + 1.
 OrderBook book_of(const std::vector<Record>& resting) {
   OrderBook book;
-  std::vector<MarketFill> none;
   for (size_t i = 0; i < resting.size(); ++i) {
     const json& b = resting[i].body;
-    book.add({i + 1, owner_of(b), enum_parse(kSideNames, b.at("side").get<std::string>()).value(),
-              b.at("price_micros").get<int64_t>(), b.at("remaining_gpus").get<int64_t>(), TimeInForce::kGtc},
-             none);
+    book.restore({i + 1, owner_of(b), enum_parse(kSideNames, b.at("side").get<std::string>()).value(),
+                  b.at("price_micros").get<int64_t>(), b.at("remaining_gpus").get<int64_t>(), TimeInForce::kGtc,
+                  b.value("all_or_none", false)});
   }
   return book;
 }
@@ -115,16 +115,66 @@ MarketBook market_book(const BookKey& k) { return {k.gpu_model, k.region, k.star
 json order_request(const json& body) {
   json req = json::object();
   for (const char* k : {"side", "gpu_model", "region", "starts_at", "ends_at", "currency", "gpus", "price_per_gpu_hour",
-                        "time_in_force", "tenant", "supplier"})
+                        "time_in_force", "all_or_none", "tenant", "supplier"})
     if (body.contains(k)) req[k] = body[k];
   return req;
 }
 
 struct Matched {
-  json order;                  // the new order's body, final
-  std::vector<Record> makers;  // resting orders it changed
+  json order;                  // the new order's body, final (null for a cancel)
+  std::vector<Record> makers;  // resting orders that traded or were cancelled
   std::vector<Record> trades;  // new trades
 };
+
+// The engine's fills as trades, and the resting orders they changed (into m.makers). Engine ids:
+// resting[i] is i + 1; `incoming` (id resting.size() + 1) is the new order's body, or null. A
+// fill may be between two resting orders (an all-or-none order that could now fill whole).
+Status record_fills(const std::vector<MarketFill>& fills, const std::vector<Record>& resting, const json* incoming,
+                    const BookKey& k, TimeMs now, Matched& m) {
+  const uint64_t in_id = resting.size() + 1;
+  auto maker_rec = [&](uint64_t id) -> Record& {  // the changed copy of resting order `id`
+    const Record& r = resting[id - 1];
+    auto it = std::find_if(m.makers.begin(), m.makers.end(), [&](const Record& x) { return x.id == r.id; });
+    return it == m.makers.end() ? m.makers.emplace_back(r) : *it;
+  };
+  auto body_of = [&](uint64_t id) -> const json& { return id == in_id ? *incoming : resting[id - 1].body; };
+  for (const MarketFill& fill : fills) {
+    const json& mb = body_of(fill.maker);
+    const bool maker_buys = mb.at("side") == "buy";
+    const uint64_t buy = maker_buys ? fill.maker : fill.taker, sell = maker_buys ? fill.taker : fill.maker;
+    Record t;
+    t.kind = "market-trades";
+    t.id = new_id("mtr");
+    t.name = t.id;
+    t.gpu_model = k.gpu_model;
+    t.region = k.region;
+    t.tenant_id = body_of(buy).at("tenant_id").get<std::string>();
+    t.supplier_id = body_of(sell).at("supplier_id").get<std::string>();
+    t.state = "unsettled";
+    const Money trade_price(fill.price, k.currency);
+    auto amount = trade_price.mul_ratio(fill.qty * k.hours(), 1);
+    if (!amount) return amount.error();
+    auto order_id = [&](uint64_t id) { return id == in_id ? std::string("(this)") : resting[id - 1].id; };
+    t.body = {{"gpu_model", k.gpu_model}, {"region", k.region}, {"starts_at", format_rfc3339(k.starts_at)},
+              {"ends_at", format_rfc3339(k.ends_at)}, {"currency", currency_code(k.currency)},
+              {"price_per_gpu_hour", trade_price.amount_string()}, {"gpus", fill.qty}, {"gpu_hours", fill.qty * k.hours()},
+              {"amount", amount->amount_string()}, {"buy_order", order_id(buy)}, {"sell_order", order_id(sell)},
+              {"taker_side", body_of(fill.taker).at("side")}, {"at", format_rfc3339(now)},
+              {"tenant_id", t.tenant_id}, {"supplier_id", t.supplier_id}};
+    t.created_at = t.updated_at = now;
+    // Each resting order: less remaining; filled when none is left. One met twice is updated twice.
+    for (uint64_t id : {fill.maker, fill.taker}) {
+      if (id == in_id) continue;
+      Record& r = maker_rec(id);
+      r.body["remaining_gpus"] = r.body["remaining_gpus"].get<int64_t>() - fill.qty;
+      r.body["filled_gpus"] = r.body["filled_gpus"].get<int64_t>() + fill.qty;
+      r.body["trades"].push_back(t.id);
+      if (r.body["remaining_gpus"].get<int64_t>() == 0) r.body["state"] = r.state = "filled";
+    }
+    m.trades.push_back(std::move(t));
+  }
+  return ok_status();
+}
 
 // Validates a new order and matches it against its book (inside the writer's transaction).
 Result<Matched> match_new(App& app, const json& body, const Principal& p, StoreTx& tx) {
@@ -138,6 +188,7 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, StoreT
   const int64_t gpus = f.integer("gpus", 1, kMaxOrderGpus);
   const Money price = f.money("price_per_gpu_hour", k.currency);
   const TimeInForce tif = f.enumeration("time_in_force", kTifNames, std::optional<TimeInForce>(TimeInForce::kGtc));
+  const bool aon = f.boolean("all_or_none", false);
   const std::string tenant_ref = f.opt_str("tenant", {.max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp}).value_or("");
   const std::string supplier_ref = f.opt_str("supplier", {.max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp}).value_or("");
   f.opt_str("idempotency_key", {.max_len = 64, .pattern = "[A-Za-z0-9._:-]+", .pattern_help = "pattern.idempotency_key"});
@@ -157,6 +208,7 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, StoreT
   order["price_micros"] = price.micros();
   order["time_in_force"] = enum_name(kTifNames, tif);
   order["window_hours"] = k.hours();
+  order["all_or_none"] = aon;
   if (side == MarketSide::kBuy) {
     if (!p.is_operator() && p.tenant_id.empty())
       return forbidden(Message("api.market.may_not_buy").arg("role", role_name(p.role)));
@@ -204,42 +256,13 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, StoreT
   OrderBook book = book_of(*resting);
   std::vector<MarketFill> fills;
   const uint64_t taker = resting->size() + 1;
-  const AddResult r = book.add({taker, owner_of(order), side, price.micros(), gpus, tif}, fills);
+  const AddResult r = book.add({taker, owner_of(order), side, price.micros(), gpus, tif, aon}, fills);
   Matched out;
+  order["side"] = enum_name(kSideNames, side);
+  if (auto st = record_fills(fills, *resting, &order, k, now, out); !st) return st.error();
   json trade_ids = json::array();
-  for (const MarketFill& fill : fills) {
-    Record maker = (*resting)[fill.maker - 1];
-    const json& mb = maker.body;
-    Record t;
-    t.kind = "market-trades";
-    t.id = new_id("mtr");
-    t.name = t.id;
-    t.gpu_model = k.gpu_model;
-    t.region = k.region;
-    t.tenant_id = side == MarketSide::kBuy ? order["tenant_id"].get<std::string>() : mb.at("tenant_id").get<std::string>();
-    t.supplier_id = side == MarketSide::kSell ? order["supplier_id"].get<std::string>() : mb.at("supplier_id").get<std::string>();
-    t.state = "unsettled";
-    const Money trade_price(fill.price, k.currency);
-    auto amount = trade_price.mul_ratio(fill.qty * k.hours(), 1);
-    if (!amount) return amount.error();
-    t.body = {{"gpu_model", k.gpu_model}, {"region", k.region}, {"starts_at", order["starts_at"]}, {"ends_at", order["ends_at"]},
-              {"currency", order["currency"]}, {"price_per_gpu_hour", trade_price.amount_string()}, {"gpus", fill.qty},
-              {"gpu_hours", fill.qty * k.hours()}, {"amount", amount->amount_string()},
-              {"buy_order", side == MarketSide::kBuy ? std::string("(this)") : maker.id},
-              {"sell_order", side == MarketSide::kSell ? std::string("(this)") : maker.id},
-              {"taker_side", enum_name(kSideNames, side)}, {"at", format_rfc3339(now)},
-              {"tenant_id", t.tenant_id}, {"supplier_id", t.supplier_id}};
-    t.created_at = t.updated_at = now;
-    trade_ids.push_back(t.id);
-    out.trades.push_back(std::move(t));
-    // The maker: less remaining; filled when none is left. A maker met twice is updated twice.
-    auto it = std::find_if(out.makers.begin(), out.makers.end(), [&](const Record& m) { return m.id == maker.id; });
-    Record& m = it == out.makers.end() ? out.makers.emplace_back(std::move(maker)) : *it;
-    m.body["remaining_gpus"] = m.body["remaining_gpus"].get<int64_t>() - fill.qty;
-    m.body["filled_gpus"] = m.body["filled_gpus"].get<int64_t>() + fill.qty;
-    m.body["trades"].push_back(out.trades.back().id);
-    if (m.body["remaining_gpus"].get<int64_t>() == 0) m.body["state"] = m.state = "filled";
-  }
+  for (const Record& t : out.trades)
+    if (t.body["buy_order"] == "(this)" || t.body["sell_order"] == "(this)") trade_ids.push_back(t.id);
   for (uint64_t id : r.stp_cancelled) {  // cannot happen between a tenant and a supplier; kept exact
     Record m = (*resting)[id - 1];
     m.body["state"] = m.state = "cancelled";
@@ -252,7 +275,8 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, StoreT
   order["state"] = r.rested > 0 ? "open" : r.filled == gpus ? "filled" : "cancelled";
   if (order["state"] == "cancelled")
     order["reason"] = tif == TimeInForce::kFok ? "fill-or-kill: the book could not fill all of it at once"
-                                               : "immediate-or-cancel: the rest did not fill at once";
+                      : aon ? "all-or-none, immediate-or-cancel: the book could not fill all of it at once"
+                            : "immediate-or-cancel: the rest did not fill at once";
   order["side"] = enum_name(kSideNames, side);
   out.order = std::move(order);
   return out;
@@ -273,18 +297,39 @@ Result<Built> build_order(App& app, const json& body, const Principal& p, StoreT
   return Built{keep.order, idx};
 }
 
+Status set_spot_prices(App& app, const BookKey& k, const std::vector<Record>& trades, const Principal& who, StoreTx& tx);
+
+// Writes what a change of the book made: its trades (settled first, market_settlement.h) and the
+// resting orders they changed, then the spot prices they set. `this_id` replaces "(this)".
+Status write_matched(App& app, Matched& m, const BookKey& k, const std::string& this_id, const Principal& who,
+                     StoreTx& t, TimeMs now) {
+  for (Record& trade : m.trades)
+    for (const char* side : {"buy_order", "sell_order"})
+      if (trade.body[side] == "(this)") trade.body[side] = this_id;
+  if (auto s = settle_trades(app, m.trades, market_book(k), who, t); !s) return s;
+  for (Record& trade : m.trades) {
+    if (auto s = t.insert(trade); !s) return s;
+    if (auto s = t.append_audit({trade.created_at, who.user_id, "create", "market-trades", trade.id, trade.name}); !s) return s;
+  }
+  for (Record& maker : m.makers) {
+    auto cur = t.get("market-orders", maker.id);
+    if (!cur) return cur.error();
+    if (auto s = store_change(t, *cur, maker, who, "fill", this_id, now); !s) return s;
+  }
+  return set_spot_prices(app, k, m.trades, who, t);
+}
+
 // Spot fills set the spot price series (docs/market.md#spot-prices): in a book whose window starts
 // within the next hour, each selling supplier's last trade of this order becomes, from now, the
 // spot price of each of its offers of that model in that region and currency that sells spot —
 // through the spot-prices resource's own checks: an offer whose on-demand price is below the trade
 // price, or whose latest spot price is not earlier than now, keeps its price.
-Status set_spot_prices(App& app, const Matched& m, const Principal& who, StoreTx& tx) {
-  if (m.trades.empty()) return ok_status();
+Status set_spot_prices(App& app, const BookKey& k, const std::vector<Record>& trades, const Principal& who, StoreTx& tx) {
+  if (trades.empty()) return ok_status();
   const TimeMs now = app.clock.now();
-  const BookKey k = key_of(m.order);
   if (k.starts_at > now + kHourMs) return ok_status();  // a forward book
   std::map<std::string, std::string> last;  // supplier id -> its last trade's price
-  for (const Record& t : m.trades) last[t.supplier_id] = t.body.at("price_per_gpu_hour").get<std::string>();
+  for (const Record& t : trades) last[t.supplier_id] = t.body.at("price_per_gpu_hour").get<std::string>();
   const KindSpec& spot = app.kinds.at("spot-prices");
   for (const auto& [supplier_id, price] : last) {
     auto offers = list_all(tx, "offers", {{"supplier_id", supplier_id}, {"gpu_model", k.gpu_model}, {"region", k.region}});
@@ -335,20 +380,7 @@ Result<Record> place_order(App& app, const KindSpec& spec, const json& body, con
     KindSpec once = spec;
     once.build = [&](const json& b, const Principal& who, StoreTx& t, const Record*) { return build_order(app, b, who, t, m); };
     once.after_create = [&](const Principal& who, const Record& r, StoreTx& t) -> Status {
-      for (Record& trade : m.trades)
-        for (const char* side : {"buy_order", "sell_order"})
-          if (trade.body[side] == "(this)") trade.body[side] = r.id;
-      if (auto s = settle_trades(app, m.trades, market_book(key_of(m.order)), who, t); !s) return s;
-      for (Record& trade : m.trades) {
-        if (auto s = t.insert(trade); !s) return s;
-        if (auto s = t.append_audit({trade.created_at, who.user_id, "create", "market-trades", trade.id, trade.name}); !s) return s;
-      }
-      for (Record& maker : m.makers) {
-        auto cur = t.get("market-orders", maker.id);
-        if (!cur) return cur.error();
-        if (auto s = store_change(t, *cur, maker, who, "fill", r.id, r.created_at); !s) return s;
-      }
-      return set_spot_prices(app, m, who, t);
+      return write_matched(app, m, key_of(m.order), r.id, who, t, r.created_at);
     };
     auto r = create_in(app, once, body, p, tx);
     if (!r) return r.error();
@@ -383,10 +415,23 @@ void cancel_order(App& app, const KindSpec& spec, const httplib::Request& req, h
     if (!cur) return cur.error();
     if (cur->state != "open")
       return Error::make(Code::kConflict, Message("api.market.not_open").arg("order", cur->id).arg("state", cur->state));
+    const TimeMs now = app.clock.now();
     Record r = *cur;
     r.state = r.body["state"] = "cancelled";
     r.body["reason"] = "cancelled by its owner";
-    if (auto s = store_change(tx, *cur, r, p, "cancel", r.id, app.clock.now()); !s) return s;
+    // Through the engine: an order out of the way may let a resting all-or-none order fill whole.
+    const BookKey k = key_of(cur->body);
+    auto resting = open_orders(tx, k);
+    if (!resting) return resting.error();
+    auto at = std::find_if(resting->begin(), resting->end(), [&](const Record& o) { return o.id == cur->id; });
+    if (at == resting->end()) return Error::make(Code::kInternal, "market order " + cur->id + " is open but not in its book");
+    OrderBook book = book_of(*resting);
+    std::vector<MarketFill> fills;
+    book.cancel(static_cast<uint64_t>(at - resting->begin()) + 1, fills);
+    Matched m;
+    if (auto s = record_fills(fills, *resting, nullptr, k, now, m); !s) return s;
+    if (auto s = store_change(tx, *cur, r, p, "cancel", r.id, now); !s) return s;
+    if (auto s = write_matched(app, m, k, cur->id, p, tx, now); !s) return s;
     out = std::move(r);
     return ok_status();
   });
