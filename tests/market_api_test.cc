@@ -113,6 +113,22 @@ TEST(MarketApi, OrdersMatchAtTheRestingPriceAndTheBookIsPublicWithoutIdentities)
   EXPECT_EQ(index["days"][0]["low_per_gpu_hour"], "18.00");
   EXPECT_EQ(index["days"][0]["day"], format_rfc3339(SystemClock().now()).substr(0, 10));
   EXPECT_TRUE(s.req("GET", "/api/v1/market/index?gpu_model=H100-SXM&region=cn-east&currency=USD", m.beta).body["days"].empty());
+  // The hedging calculator reads that index: one price a day of the market's own trades.
+  const TimeMs today = SystemClock().now() / (24 * 3'600'000LL) * (24 * 3'600'000LL);
+  json hedge = {{"currency", "CNY"}, {"demand_gpu_hours", {40}},
+                {"market", {{"gpu_model", "H100-SXM"}, {"region", "cn-east"}, {"from", format_rfc3339(today)},
+                            {"to", format_rfc3339(today + 24 * 3'600'000LL)}}}};
+  Resp hedged = s.req("POST", "/api/v1/advise/hedge", m.beta, hedge);
+  ASSERT_EQ(hedged.status, 200) << hedged.describe();
+  EXPECT_EQ(hedged.body["market"]["index"][0]["vwap_per_gpu_hour"], "19.00") << hedged.body.dump();
+  EXPECT_EQ(hedged.body["periods"], 1);
+  hedge["market"]["from"] = format_rfc3339(today - 24 * 3'600'000LL);
+  hedge["demand_gpu_hours"] = {40, 40};
+  Resp no_day = s.req("POST", "/api/v1/advise/hedge", m.beta, hedge);
+  EXPECT_NE(no_day.reason_for("market.from").find(format_rfc3339(today - 24 * 3'600'000LL).substr(0, 10)), std::string::npos)
+      << no_day.describe();
+  hedge["prices"] = {"1.00", "2.00"};
+  EXPECT_NE(s.req("POST", "/api/v1/advise/hedge", m.beta, hedge).reason_for("market"), "");
 
   // Orders and trades are their owners': acme sees its order and trade only; the supplier both trades.
   EXPECT_EQ(s.req("GET", "/api/v1/market-orders/" + fok.body["id"].get<std::string>(), m.acme_member).status, 404);

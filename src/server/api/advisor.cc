@@ -8,6 +8,8 @@
 #include <set>
 
 #include "advisor/hedge.h"
+#include "market/price_index.h"
+#include "server/api/market_settlement.h"
 #include "advisor/fingerprint.h"
 #include "advisor/mix.h"
 #include "advisor/poc.h"
@@ -460,12 +462,58 @@ Status fill_poc_from_acceptance(App& app, const Principal& p, json& body, bool g
 
 namespace {
 
-Result<json> hedge(const json& body) {
+// `market: {gpu_model, region, from, to}` instead of `prices`: the market's daily index of those
+// whole UTC days, one price a day (docs/advisor/hedge.md#from-the-market). Every day needs a
+// price: a day without trades has none, and is an error naming it.
+Result<json> hedge(App& app, json body) {
+  json source;
+  if (body.is_object() && body.contains("market")) {
+    FieldErrors errs;
+    Fields f(body, "", errs);
+    if (body.contains("prices")) f.error("market", Message("advisor.hedge.market_or_prices"));
+    auto currency = parse_currency(body.value("currency", "USD"));
+    std::string model, region;
+    TimeMs from = 0, to = 0;
+    f.object("market", true, [&](Fields& mf) {
+      if (const GpuModel* m = read_gpu_model_ref(mf, app.catalog, "gpu_model")) model = m->id;
+      region = mf.str("region", kRegionRule);
+      from = mf.time("from");
+      to = mf.time("to");
+      if (from % kMsPerDay != 0) mf.error("from", Message("advisor.hedge.whole_day"));
+      if (to % kMsPerDay != 0) mf.error("to", Message("advisor.hedge.whole_day"));
+      if (to <= from) mf.error("to", Message("api.market.window_order_from"));
+      else if ((to - from) / kMsPerDay > static_cast<TimeMs>(kMaxHedgePeriods))
+        mf.error("to", Message("advisor.hedge.list").arg("max", std::to_string(kMaxHedgePeriods)));
+      mf.finish();
+    });
+    if (!errs.empty() || !currency) return errs.empty() ? Error::invalid("currency", Message("api.market.currency")) : errs.to_error();
+    auto days = read_market_index(app.store, model, region, *currency, from, to);
+    if (!days) return days.error();
+    json prices = json::array(), index = json::array();
+    size_t k = 0;
+    for (TimeMs d = from; d < to; d += kMsPerDay) {
+      if (k >= days->size() || (*days)[k].day != d)
+        return Error::invalid("market.from", Message("advisor.hedge.no_index_day")
+                                                 .arg("day", format_rfc3339(d).substr(0, 10))
+                                                 .arg("gpu_model", model)
+                                                 .arg("region", region));
+      const std::string price = Money((*days)[k].vwap_micros, *currency).amount_string();
+      prices.push_back(price);
+      index.push_back({{"day", format_rfc3339(d).substr(0, 10)}, {"vwap_per_gpu_hour", price}, {"gpu_hours", (*days)[k].gpu_hours}});
+      ++k;
+    }
+    body.erase("market");
+    body["prices"] = prices;
+    source = {{"gpu_model", model}, {"region", region}, {"currency", currency_code(*currency)},
+              {"from", format_rfc3339(from)}, {"to", format_rfc3339(to)}, {"index", std::move(index)}};
+  }
   auto in = parse_hedge_input(body);
   if (!in) return in.error();
   auto r = compute_hedge(*in);
   if (!r) return r.error();
-  return to_json(*r);
+  json out = to_json(*r);
+  if (!source.is_null()) out["market"] = std::move(source);
+  return out;
 }
 
 Result<json> poc(App& app, json body, const Principal& p) {
@@ -498,7 +546,7 @@ void register_advisor_routes(App& app, Router& srv) {
             else if (calc == "suppliers")
               out = suppliers(app, *body, req);
             else if (calc == "hedge")
-              out = hedge(*body);
+              out = hedge(app, *body);
             else
               out = poc(app, *body, p);
             if (!out) return send_problem(res, out.error(), req.path);

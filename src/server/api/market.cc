@@ -547,17 +547,7 @@ void get_index(App& app, const httplib::Request& req, httplib::Response& res, co
   else if (to - from > 400 * kDay) f.error("to", Message("api.market.index_too_long"));
   f.finish();
   if (!errs.empty()) return send_problem(res, errs.to_error(), req.path);
-  auto trades = list_all(app.store, "market-trades", {{"gpu_model", model}, {"region", region}});
-  if (!trades) return send_problem(res, trades.error(), req.path);
-  std::vector<IndexTrade> in;
-  for (const Record& t : *trades) {
-    if (t.body.value("currency", "") != currency_code(*currency)) continue;
-    auto price = Money::parse(t.body.at("price_per_gpu_hour").get<std::string>(), *currency);
-    auto at = parse_rfc3339(t.body.at("at").get<std::string>(), "at");
-    if (!price || !at) return send_problem(res, Error::make(Code::kInternal, "market trade " + t.id + " does not decode"), req.path);
-    in.push_back({*at, price->micros(), t.body.at("gpu_hours").get<int64_t>()});
-  }
-  auto days = daily_index(in, from, to);
+  auto days = read_market_index(app.store, model, region, *currency, from, to);
   if (!days) return send_problem(res, days.error(), req.path);
   json list = json::array();
   for (const IndexDay& d : *days)
@@ -576,6 +566,21 @@ void get_index(App& app, const httplib::Request& req, httplib::Response& res, co
 }
 
 }  // namespace
+
+Result<std::vector<IndexDay>> read_market_index(StoreReader& store, const std::string& gpu_model,
+                                                const std::string& region, Currency currency, TimeMs from, TimeMs to) {
+  auto trades = list_all(store, "market-trades", {{"gpu_model", gpu_model}, {"region", region}});
+  if (!trades) return trades.error();
+  std::vector<IndexTrade> in;
+  for (const Record& t : *trades) {
+    if (t.body.value("currency", "") != currency_code(currency)) continue;
+    auto price = Money::parse(t.body.at("price_per_gpu_hour").get<std::string>(), currency);
+    auto at = parse_rfc3339(t.body.at("at").get<std::string>(), "at");
+    if (!price || !at) return Error::make(Code::kInternal, "market trade " + t.id + " does not decode");
+    in.push_back({*at, price->micros(), t.body.at("gpu_hours").get<int64_t>()});
+  }
+  return daily_index(in, from, to);
+}
 
 Result<Record> place_market_order(App& app, const json& body, const Principal& p) {
   bool repeated = false;

@@ -45,4 +45,10 @@ Status settle_trades(App& app, std::vector<Record>& trades, const MarketBook& k,
 // POST /api/v1/market-trades/{id}/default.
 void register_market_default_route(App& app, Router& srv);
 
+struct IndexDay;
+// The market's daily price index (market/price_index.h) of every delivery window of a GPU model in
+// a region and currency, per UTC day of [from, to) (market.cc; the advisor's hedge reads it too).
+Result<std::vector<IndexDay>> read_market_index(StoreReader& store, const std::string& gpu_model,
+                                                const std::string& region, Currency currency, TimeMs from, TimeMs to);
+
 }  // namespace gpurent
