@@ -195,5 +195,60 @@ TEST(MarketSettlement, AFillIsAReservationAndACommitmentAJobRunsInsideAndADefaul
   EXPECT_EQ(s.admin("GET", "/api/v1/reservations?tenant=beta").body["items"].size(), 1u);
 }
 
+// A reserved node out of service during its window is capacity not delivered: the scheduler records
+// the default from then, ends it when the node is back, once (a restart does not record it twice),
+// and the invoice refunds those GPU-hours with 200% compensation.
+TEST(MarketSettlement, ANodeOutOfServiceDuringTheWindowIsADefaultUntilItIsBack) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "gpn1")), "gpn1");
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
+  acme_and_beta(s);
+  const std::string dc = make_user_token(s, "dc-ops", "supplier", "", "dc");
+  const std::string acme = make_user_token(s, "acme-admin", "tenant_admin", "acme");
+  const TimeMs this_hour = SystemClock().now() / kHour * kHour;
+  expect_2xx(s.req("POST", "/api/v1/market-orders", dc, order(this_hour, 2, "sell", 8, "12.00")), "sell");
+  const std::string trade_path =
+      "/api/v1/market-trades/" +
+      expect_2xx(s.req("POST", "/api/v1/market-orders", acme, order(this_hour, 2, "buy", 8, "12.00")), "buy").body["trades"][0].get<std::string>();
+  const std::string node_id = s.admin("GET", trade_path).body["settlement"]["node_ids"][0];
+
+  json down = node_doc("dc", "gpn1");
+  down["state"] = "unavailable";
+  down["state_reason"] = "PSU failure";
+  expect_2xx(s.admin("PUT", "/api/v1/nodes/gpn1", down), "gpn1 down");
+  json t = wait_for(s, trade_path, [](const json& j) { return j["settlement"]["defaults"].size() == 1; });
+  const json d = t["settlement"]["defaults"][0];
+  EXPECT_EQ(t["state"], "defaulted");
+  EXPECT_EQ(d["gpus"], 8);
+  EXPECT_EQ(d["node"], node_id);
+  EXPECT_EQ(d["to"], format_rfc3339(this_hour + 2 * kHour));
+  EXPECT_NE(d["reason"].get<std::string>().find("gpn1 out of service (unavailable, PSU failure)"), std::string::npos) << d.dump();
+  s.kill9();  // the scheduler reads the node's state again after a restart: no second default
+  s.start();
+  expect_2xx(s.admin("GET", "/healthz"), "up");
+  json up = node_doc("dc", "gpn1");
+  expect_2xx(s.admin("PUT", "/api/v1/nodes/gpn1", up), "gpn1 back");
+  t = wait_for(s, trade_path, [&](const json& j) {
+    return j["settlement"]["defaults"].size() == 1 && j["settlement"]["defaults"][0]["to"] != format_rfc3339(this_hour + 2 * kHour);
+  });
+  const json closed = t["settlement"]["defaults"][0];
+  const TimeMs from = parse_rfc3339(closed["from"].get<std::string>(), "from").value();
+  const TimeMs to = parse_rfc3339(closed["to"].get<std::string>(), "to").value();
+  ASSERT_LT(from, to);
+  const json contract = s.admin("GET", "/api/v1/contracts/" + t["settlement"]["contract_id"].get<std::string>()).body;
+  EXPECT_EQ(contract["commitments"][0]["defaults"][0]["to"], closed["to"]) << contract.dump();
+
+  // The credit: 8 GPUs × (to − from) at 12.00, refunded plus 200%.
+  const json sec = section(s, "market-dc-cny", this_hour, this_hour + 2 * kHour);
+  const json credit = line_of(sec, "sla_market_default");
+  ASSERT_FALSE(credit.is_null()) << sec.dump();
+  const __int128 fee_num = static_cast<__int128>(12'000'000) * 8 * (to - from);  // ÷ 3,600,000 ms
+  const int64_t base = static_cast<int64_t>((fee_num + 1'800'000) / 3'600'000);
+  EXPECT_NEAR(static_cast<double>(micros(credit["quantity"])), static_cast<double>(base), 1.0) << credit.dump();
+  EXPECT_NEAR(static_cast<double>(-micros(credit["amount_exact"])), 3.0 * static_cast<double>(fee_num) / 3'600'000.0, 1.0)
+      << credit.dump();
+}
+
 }  // namespace
 }  // namespace gpurent::testing

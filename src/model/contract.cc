@@ -25,6 +25,7 @@ std::vector<CommitmentDefault> read_commitment_defaults(Fields& f, int64_t gpus,
     d.from = df.time("from");
     d.to = df.time("to");
     d.reason = df.opt_str("reason", {.max_len = 1024}).value_or("");
+    d.node = df.opt_str("node", {.max_len = 63}).value_or("");
     if (d.to <= d.from) df.error("to", Message("contract.commitment.ends_after_start"));
     else if (d.from < start || d.to > end) df.error("from", Message("contract.commitment.default_in_window"));
     df.finish();
@@ -141,6 +142,7 @@ json to_json(const Contract& c) {
       for (const auto& d : m.defaults) {
         json dj = {{"gpus", d.gpus}, {"from", format_rfc3339(d.from)}, {"to", format_rfc3339(d.to)}};
         if (!d.reason.empty()) dj["reason"] = d.reason;
+        if (!d.node.empty()) dj["node"] = d.node;
         ds.push_back(std::move(dj));
       }
       if (!ds.empty()) j["defaults"] = std::move(ds);

@@ -39,6 +39,7 @@ struct CommitmentDefault {
   TimeMs from = 0;
   TimeMs to = 0;
   std::string reason;
+  std::string node;  // the failed node it was recorded for (market_node_defaults.h), else ""
 
   bool operator==(const CommitmentDefault&) const = default;
 };

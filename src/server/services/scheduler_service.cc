@@ -22,6 +22,7 @@
 #include "model/project.h"
 #include "model/reservation.h"
 #include "model/tenant.h"
+#include "server/services/market_node_defaults.h"
 #include "server/services/record_faults.h"
 #include "sched/from_model.h"
 
@@ -354,6 +355,9 @@ Status SchedulerService::sync_nodes(StoreTx& tx, TimeMs now, std::vector<SchedEv
       if (auto o = terms_.node_offers.find(r.id); o != terms_.node_offers.end()) sn.offers = o->second;
       if (auto s = engine_->add_node(sn); !s) return s;
       it = node_state_.emplace(r.id, "available").first;
+      // Back while the server was down: a market default still open for it ends now.
+      if (r.state == "available")
+        if (auto s = market_node_up(tx, r.id, now); !s) return s;
     } else if (auto o = terms_.node_offers.find(r.id); o != terms_.node_offers.end()) {
       if (auto s = engine_->set_node_offers(r.id, o->second); !s) return s;  // unchanged: nothing happens
     }
@@ -367,6 +371,12 @@ Status SchedulerService::sync_nodes(StoreTx& tx, TimeMs now, std::vector<SchedEv
     } else {
       if (it->second == "unavailable") (void)engine_->node_restored(r.id);
       (void)engine_->set_node_cordoned(r.id, r.state == "drained");
+    }
+    // Out of service (unavailable or drained) or back: the market trades holding it default or resume.
+    if (it->second == "available" && r.state != "available") {
+      if (auto s = market_node_down(tx, r.id, reason.empty() ? r.state : r.state + ", " + reason, now); !s) return s;
+    } else if (it->second != "available" && r.state == "available") {
+      if (auto s = market_node_up(tx, r.id, now); !s) return s;
     }
     it->second = r.state;
   }
