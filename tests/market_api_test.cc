@@ -268,6 +268,65 @@ TEST(MarketApi, AllOrNoneOrdersTradeWholeEvenAfterResting) {
   EXPECT_TRUE(m.get("depth", m.beta)["asks"].empty()) << m.get("depth", m.beta).dump();
 }
 
+// A book of whole nodes (node_gpus): quantities in nodes, trades of whole nodes of that size, each
+// held by its reservation; the node book and the GPU book share what the supplier can deliver.
+TEST(MarketApi, NodeBooksTradeWholeNodesOfTheirSize) {
+  ServerProcess s;
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  for (const char* n : {"gpn1", "gpn2", "gpn3"}) expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", n)), n);
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
+  acme_and_beta(s);
+  const auto [starts, ends] = tomorrow_morning();
+  const json book = {{"gpu_model", "h100-sxm5-80gb"}, {"region", "cn-east"}, {"starts_at", starts}, {"ends_at", ends}, {"currency", "CNY"}};
+  const std::string dc = make_user_token(s, "dc-ops", "supplier", "", "dc");
+  const std::string acme = make_user_token(s, "acme-admin", "tenant_admin", "acme");
+  auto nodes = [&](const char* side, int n, const char* price) {
+    json o = book;
+    o["side"] = side;
+    o["node_gpus"] = 8;
+    o["nodes"] = n;
+    o["price_per_gpu_hour"] = price;
+    return o;
+  };
+  // Two of its three 8-GPU nodes in the node book; the GPU book can then sell the third only.
+  Resp sell = s.req("POST", "/api/v1/market-orders", dc, nodes("sell", 2, "16.00"));
+  ASSERT_EQ(sell.status, 201) << sell.describe();
+  EXPECT_EQ(sell.body["gpus"], 16);
+  EXPECT_EQ(sell.body["nodes"], 2);
+  json gpu_sell = book;
+  gpu_sell["side"] = "sell";
+  gpu_sell["gpus"] = 9;
+  gpu_sell["price_per_gpu_hour"] = "17";
+  EXPECT_NE(s.req("POST", "/api/v1/market-orders", dc, gpu_sell).reason_for("gpus").find("can deliver 8 more"), std::string::npos);
+  // A node size the supplier has none of, and quantities in the wrong unit, are refused.
+  json four = nodes("sell", 1, "16");
+  four["node_gpus"] = 4;
+  EXPECT_NE(s.req("POST", "/api/v1/market-orders", dc, four).reason_for("gpus").find("can deliver 0 more"), std::string::npos);
+  json both = nodes("buy", 1, "16");
+  both["gpus"] = 8;
+  EXPECT_NE(s.req("POST", "/api/v1/market-orders", acme, both).reason_for("gpus"), "");
+  json bare = book;
+  bare["side"] = "buy";
+  bare["nodes"] = 1;
+  bare["price_per_gpu_hour"] = "16";
+  EXPECT_NE(s.req("POST", "/api/v1/market-orders", acme, bare).reason_for("nodes"), "");
+  // acme buys one node: a trade of one node (8 GPUs) held by a reservation of one 8-GPU node.
+  Resp buy = s.req("POST", "/api/v1/market-orders", acme, nodes("buy", 1, "16.50"));
+  ASSERT_EQ(buy.status, 201) << buy.describe();
+  EXPECT_EQ(buy.body["state"], "filled");
+  const json trade = s.req("GET", "/api/v1/market-trades/" + buy.body["trades"][0].get<std::string>(), acme).body;
+  EXPECT_EQ(trade["nodes"], 1);
+  EXPECT_EQ(trade["gpus"], 8);
+  EXPECT_EQ(trade["gpu_hours"], 64);
+  EXPECT_EQ(trade["settlement"]["nodes"].size(), 1u) << trade.dump();
+  // The node book's public data speak in nodes too; the GPU book is another book.
+  const std::string q = "?gpu_model=h100-sxm5-80gb&region=cn-east&starts_at=" + starts + "&ends_at=" + ends + "&currency=CNY";
+  const json depth = s.req("GET", "/api/v1/market/depth" + q + "&node_gpus=8", acme).body;
+  EXPECT_EQ(depth["asks"], (json{{{"price_per_gpu_hour", "16.00"}, {"gpus", 8}, {"orders", 1}, {"nodes", 1}}})) << depth.dump();
+  EXPECT_TRUE(s.req("GET", "/api/v1/market/depth" + q, acme).body["asks"].empty());
+  EXPECT_EQ(s.req("GET", "/api/v1/market/prints" + q + "&node_gpus=8", acme).body["prints"][0]["nodes"], 1);
+}
+
 // A spot book (its window starts within the hour) moves the seller's offers' spot price to its last
 // trade; a forward book does not; a trade above the offer's on-demand price leaves it alone.
 TEST(MarketApi, SpotFillsSetTheOffersSpotPrice) {

@@ -267,6 +267,16 @@ TEST_F(CliTest, MarketBuySellCancelAndReadABook) {
            "--gpus", "16", "--price", "2.10", "--all-or-none"});
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(json::parse(api_.requests().back().body)["all_or_none"], true);
+  r = run({"market", "buy", "--gpu-model", "h100", "--region", "us-east-1", "--from", "S", "--to", "E", "--currency", "USD",
+           "--node-gpus", "8", "--nodes", "2", "--price", "2.10"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  const json by_nodes = json::parse(api_.requests().back().body);
+  EXPECT_EQ(by_nodes["nodes"], 2);
+  EXPECT_EQ(by_nodes["node_gpus"], 8);
+  EXPECT_FALSE(by_nodes.contains("gpus"));
+  EXPECT_EQ(run({"market", "buy", "--gpu-model", "h100", "--region", "r", "--from", "S", "--to", "E", "--currency", "USD",
+                 "--price", "2.10"}).rc,
+            2);  // neither --gpus nor --nodes
   EXPECT_EQ(run({"market", "sell", "--gpu-model", "h100", "--region", "r", "--from", "a", "--to", "b", "--currency", "EUR",
                  "--gpus", "1", "--price", "1"}).rc,
             2);  // not a currency

@@ -1,5 +1,5 @@
 // `gpurent market …`: the GPU-hour market (docs/market.md) from the command line.
-//   market buy|sell  --gpu-model M --region R --from T --to T --currency C --gpus N --price P
+//   market buy|sell  --gpu-model M --region R --from T --to T --currency C (--gpus N | --node-gpus K --nodes N) --price P
 //                    [--tif gtc|ioc|fok] [--all-or-none] [--idempotency-key K] [--tenant T | --supplier S]
 //   market quote|depth|prints --gpu-model M --region R --from T --to T --currency C
 //   market cancel ORDER
@@ -16,6 +16,7 @@ namespace {
 
 struct BookOpts {
   std::string gpu_model, region, from, to, currency;
+  int64_t node_gpus = 0;  // a book of whole nodes of this size
 };
 
 void add_book_options(CLI::App* cmd, BookOpts& b) {
@@ -24,6 +25,8 @@ void add_book_options(CLI::App* cmd, BookOpts& b) {
   cmd->add_option("--from", b.from, "window start, a whole UTC hour (RFC 3339)")->required();
   cmd->add_option("--to", b.to, "window end, a whole UTC hour (RFC 3339)")->required();
   cmd->add_option("--currency", b.currency, "USD or CNY")->required()->check(CLI::IsMember({"USD", "CNY"}));
+  cmd->add_option("--node-gpus", b.node_gpus, "a book of whole nodes of this many GPUs (orders in --nodes)")
+      ->check(CLI::Range(1, 64));
 }
 
 std::string level_text(const json& l) {
@@ -35,7 +38,7 @@ std::string level_text(const json& l) {
 void add_order_verb(CLI::App& market, CliContext& ctx, const char* side) {
   struct Opts {
     BookOpts book;
-    int64_t gpus = 0;
+    int64_t gpus = 0, nodes = 0;
     std::string price, tif = "gtc", key, tenant, supplier;
     bool aon = false;
   };
@@ -43,7 +46,9 @@ void add_order_verb(CLI::App& market, CliContext& ctx, const char* side) {
   auto* cmd = market.add_subcommand(side, std::string(side) == "buy" ? "bid for GPUs over a delivery window (tenants' admins)"
                                                                      : "offer GPUs over a delivery window (suppliers)");
   add_book_options(cmd, o->book);
-  cmd->add_option("--gpus", o->gpus, "GPUs for the whole window")->required();
+  auto* gpus = cmd->add_option("--gpus", o->gpus, "GPUs for the whole window");
+  auto* nodes = cmd->add_option("--nodes", o->nodes, "whole nodes for the whole window (a node book: --node-gpus)");
+  gpus->excludes(nodes);
   cmd->add_option("--price", o->price, "limit price per GPU-hour, e.g. 2.10")->required();
   cmd->add_option("--tif", o->tif, "gtc (rest), ioc (cancel the rest) or fok (all at once or nothing)")
       ->check(CLI::IsMember({"gtc", "ioc", "fok"}))
@@ -54,9 +59,14 @@ void add_order_verb(CLI::App& market, CliContext& ctx, const char* side) {
   cmd->add_option("--supplier", o->supplier, "operators selling for a supplier");
   cmd->callback([&ctx, o, side = std::string(side)] {
     ctx.action = [&ctx, o, side]() -> int {
+      if (o->gpus <= 0 && o->nodes <= 0)
+        return ctx.fail(Error::invalid("--gpus", "give --gpus, or --nodes with --node-gpus"), kExitUsage);
       json body = {{"side", side},           {"gpu_model", o->book.gpu_model}, {"region", o->book.region},
                    {"starts_at", o->book.from}, {"ends_at", o->book.to},         {"currency", o->book.currency},
-                   {"gpus", o->gpus},        {"price_per_gpu_hour", o->price}, {"time_in_force", o->tif}};
+                   {"price_per_gpu_hour", o->price}, {"time_in_force", o->tif}};
+      if (o->nodes > 0) body["nodes"] = o->nodes;
+      else body["gpus"] = o->gpus;
+      if (o->book.node_gpus > 0) body["node_gpus"] = o->book.node_gpus;
       if (o->aon) body["all_or_none"] = true;
       if (!o->key.empty()) body["idempotency_key"] = o->key;
       if (!o->tenant.empty()) body["tenant"] = o->tenant;
@@ -86,8 +96,10 @@ void add_book_verb(CLI::App& market, CliContext& ctx, const char* what, const ch
       int rc = kExitOk;
       ApiClient* c = ctx.client(&rc);
       if (!c) return rc;
-      auto r = c->get("/market/" + what, {{"gpu_model", b->gpu_model}, {"region", b->region}, {"starts_at", b->from},
-                                          {"ends_at", b->to}, {"currency", b->currency}});
+      Query q{{"gpu_model", b->gpu_model}, {"region", b->region}, {"starts_at", b->from}, {"ends_at", b->to},
+              {"currency", b->currency}};
+      if (b->node_gpus > 0) q.push_back({"node_gpus", std::to_string(b->node_gpus)});
+      auto r = c->get("/market/" + what, q);
       if (!r) return ctx.fail(r.error());
       return ctx.emit(*r, [&](std::ostream& out) {
         out << printable(r->value("gpu_model", "")) << " " << printable(r->value("region", "")) << " "

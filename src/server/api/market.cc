@@ -45,15 +45,17 @@ struct BookKey {
   std::string gpu_model, region;
   TimeMs starts_at = 0, ends_at = 0;
   Currency currency = Currency::kUSD;
+  int64_t node_gpus = 0;  // 0: a book of GPUs; k: a book of whole nodes of k GPUs (quantities in nodes)
   bool operator==(const BookKey&) const = default;
   int64_t hours() const { return (ends_at - starts_at) / kHourMs; }
+  int64_t unit() const { return node_gpus > 0 ? node_gpus : 1; }  // GPUs per engine unit
 };
 
 BookKey key_of(const json& order) {
   return {order.at("gpu_model").get<std::string>(), order.at("region").get<std::string>(),
           parse_rfc3339(order.at("starts_at").get<std::string>(), "starts_at").value(),
           parse_rfc3339(order.at("ends_at").get<std::string>(), "ends_at").value(),
-          parse_currency(order.at("currency").get<std::string>()).value()};
+          parse_currency(order.at("currency").get<std::string>()).value(), order.value("node_gpus", int64_t{0})};
 }
 
 bool overlaps(const BookKey& a, const BookKey& b) { return a.starts_at < b.ends_at && b.starts_at < a.ends_at; }
@@ -68,6 +70,7 @@ void read_book(Fields& f, const GpuCatalog& catalog, TimeMs now, BookKey& k) {
   const std::string cur = f.str("currency", {.max_len = 3});
   if (auto c = parse_currency(cur)) k.currency = *c;
   else if (!cur.empty()) f.error("currency", Message("api.market.currency"));
+  k.node_gpus = f.opt_integer("node_gpus", 1, 64).value_or(0);
   if (k.starts_at % kHourMs != 0) f.error("starts_at", Message("api.market.whole_hour"));
   if (k.ends_at % kHourMs != 0) f.error("ends_at", Message("api.market.whole_hour"));
   if (k.ends_at <= k.starts_at) f.error("ends_at", Message("api.market.window_order"));
@@ -103,19 +106,19 @@ OrderBook book_of(const std::vector<Record>& resting) {
   for (size_t i = 0; i < resting.size(); ++i) {
     const json& b = resting[i].body;
     book.restore({i + 1, owner_of(b), enum_parse(kSideNames, b.at("side").get<std::string>()).value(),
-                  b.at("price_micros").get<int64_t>(), b.at("remaining_gpus").get<int64_t>(), TimeInForce::kGtc,
+                  b.at("price_micros").get<int64_t>(), b.at("remaining_gpus").get<int64_t>() / std::max<int64_t>(b.value("node_gpus", int64_t{1}), 1), TimeInForce::kGtc,
                   b.value("all_or_none", false)});
   }
   return book;
 }
 
-MarketBook market_book(const BookKey& k) { return {k.gpu_model, k.region, k.starts_at, k.ends_at, k.currency}; }
+MarketBook market_book(const BookKey& k) { return {k.gpu_model, k.region, k.starts_at, k.ends_at, k.currency, k.node_gpus}; }
 
 // The order as written by its owner (what an idempotent retry must repeat).
 json order_request(const json& body) {
   json req = json::object();
-  for (const char* k : {"side", "gpu_model", "region", "starts_at", "ends_at", "currency", "gpus", "price_per_gpu_hour",
-                        "time_in_force", "all_or_none", "tenant", "supplier"})
+  for (const char* k : {"side", "gpu_model", "region", "starts_at", "ends_at", "currency", "node_gpus", "gpus", "nodes",
+                        "price_per_gpu_hour", "time_in_force", "all_or_none", "tenant", "supplier"})
     if (body.contains(k)) req[k] = body[k];
   return req;
 }
@@ -139,6 +142,7 @@ Status record_fills(const std::vector<MarketFill>& fills, const std::vector<Reco
   };
   auto body_of = [&](uint64_t id) -> const json& { return id == in_id ? *incoming : resting[id - 1].body; };
   for (const MarketFill& fill : fills) {
+    const int64_t gpus = fill.qty * k.unit();
     const json& mb = body_of(fill.maker);
     const bool maker_buys = mb.at("side") == "buy";
     const uint64_t buy = maker_buys ? fill.maker : fill.taker, sell = maker_buys ? fill.taker : fill.maker;
@@ -152,22 +156,23 @@ Status record_fills(const std::vector<MarketFill>& fills, const std::vector<Reco
     t.supplier_id = body_of(sell).at("supplier_id").get<std::string>();
     t.state = "unsettled";
     const Money trade_price(fill.price, k.currency);
-    auto amount = trade_price.mul_ratio(fill.qty * k.hours(), 1);
+    auto amount = trade_price.mul_ratio(gpus * k.hours(), 1);
     if (!amount) return amount.error();
     auto order_id = [&](uint64_t id) { return id == in_id ? std::string("(this)") : resting[id - 1].id; };
     t.body = {{"gpu_model", k.gpu_model}, {"region", k.region}, {"starts_at", format_rfc3339(k.starts_at)},
               {"ends_at", format_rfc3339(k.ends_at)}, {"currency", currency_code(k.currency)},
-              {"price_per_gpu_hour", trade_price.amount_string()}, {"gpus", fill.qty}, {"gpu_hours", fill.qty * k.hours()},
+              {"price_per_gpu_hour", trade_price.amount_string()}, {"gpus", gpus}, {"gpu_hours", gpus * k.hours()},
               {"amount", amount->amount_string()}, {"buy_order", order_id(buy)}, {"sell_order", order_id(sell)},
               {"taker_side", body_of(fill.taker).at("side")}, {"at", format_rfc3339(now)},
               {"tenant_id", t.tenant_id}, {"supplier_id", t.supplier_id}};
+    if (k.node_gpus > 0) t.body["node_gpus"] = k.node_gpus, t.body["nodes"] = fill.qty;
     t.created_at = t.updated_at = now;
     // Each resting order: less remaining; filled when none is left. One met twice is updated twice.
     for (uint64_t id : {fill.maker, fill.taker}) {
       if (id == in_id) continue;
       Record& r = maker_rec(id);
-      r.body["remaining_gpus"] = r.body["remaining_gpus"].get<int64_t>() - fill.qty;
-      r.body["filled_gpus"] = r.body["filled_gpus"].get<int64_t>() + fill.qty;
+      r.body["remaining_gpus"] = r.body["remaining_gpus"].get<int64_t>() - gpus;
+      r.body["filled_gpus"] = r.body["filled_gpus"].get<int64_t>() + gpus;
       r.body["trades"].push_back(t.id);
       if (r.body["remaining_gpus"].get<int64_t>() == 0) r.body["state"] = r.state = "filled";
     }
@@ -185,7 +190,15 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, StoreT
   BookKey k;
   const MarketSide side = f.enumeration("side", kSideNames);
   read_book(f, app.catalog, now, k);
-  const int64_t gpus = f.integer("gpus", 1, kMaxOrderGpus);
+  // A GPU book's orders are in GPUs; a node book's (node_gpus) in whole nodes of that size.
+  int64_t gpus = 0;
+  if (k.node_gpus > 0) {
+    if (f.has("gpus")) f.error("gpus", Message("api.market.nodes_not_gpus"));
+    gpus = f.integer("nodes", 1, kMaxOrderGpus / std::max<int64_t>(k.node_gpus, 1)) * k.node_gpus;
+  } else {
+    if (f.has("nodes")) f.error("nodes", Message("api.market.nodes_need_size"));
+    gpus = f.integer("gpus", 1, kMaxOrderGpus);
+  }
   const Money price = f.money("price_per_gpu_hour", k.currency);
   const TimeInForce tif = f.enumeration("time_in_force", kTifNames, std::optional<TimeInForce>(TimeInForce::kGtc));
   const bool aon = f.boolean("all_or_none", false);
@@ -209,6 +222,8 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, StoreT
   order["time_in_force"] = enum_name(kTifNames, tif);
   order["window_hours"] = k.hours();
   order["all_or_none"] = aon;
+  order["gpus"] = gpus;
+  if (k.node_gpus > 0) order["node_gpus"] = k.node_gpus, order["nodes"] = gpus / k.node_gpus;
   if (side == MarketSide::kBuy) {
     if (!p.is_operator() && p.tenant_id.empty())
       return forbidden(Message("api.market.may_not_buy").arg("role", role_name(p.role)));
@@ -256,7 +271,7 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, StoreT
   OrderBook book = book_of(*resting);
   std::vector<MarketFill> fills;
   const uint64_t taker = resting->size() + 1;
-  const AddResult r = book.add({taker, owner_of(order), side, price.micros(), gpus, tif, aon}, fills);
+  const AddResult r = book.add({taker, owner_of(order), side, price.micros(), gpus / k.unit(), tif, aon}, fills);
   Matched out;
   order["side"] = enum_name(kSideNames, side);
   if (auto st = record_fills(fills, *resting, &order, k, now, out); !st) return st.error();
@@ -269,10 +284,10 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, StoreT
     m.body["reason"] = "self-trade prevention";
     out.makers.push_back(std::move(m));
   }
-  order["filled_gpus"] = r.filled;
-  order["remaining_gpus"] = r.rested;
+  order["filled_gpus"] = r.filled * k.unit();
+  order["remaining_gpus"] = r.rested * k.unit();
   order["trades"] = trade_ids;
-  order["state"] = r.rested > 0 ? "open" : r.filled == gpus ? "filled" : "cancelled";
+  order["state"] = r.rested > 0 ? "open" : r.filled * k.unit() == gpus ? "filled" : "cancelled";
   if (order["state"] == "cancelled")
     order["reason"] = tif == TimeInForce::kFok ? "fill-or-kill: the book could not fill all of it at once"
                       : aon ? "all-or-none, immediate-or-cancel: the book could not fill all of it at once"
@@ -443,8 +458,16 @@ void cancel_order(App& app, const KindSpec& spec, const httplib::Request& req, h
 Result<BookKey> book_query(App& app, const httplib::Request& req) {
   json q = json::object();
   for (const auto& [k, v] : req.params) {
-    if (k != "gpu_model" && k != "region" && k != "starts_at" && k != "ends_at" && k != "currency")
-      return Error::invalid(k, Message("api.params.unknown").arg("allowed", "gpu_model, region, starts_at, ends_at, currency"));
+    if (k != "gpu_model" && k != "region" && k != "starts_at" && k != "ends_at" && k != "currency" && k != "node_gpus")
+      return Error::invalid(k, Message("api.params.unknown").arg("allowed", "gpu_model, region, starts_at, ends_at, currency, node_gpus"));
+    if (k == "node_gpus") {
+      try {
+        q[k] = std::stoll(v);
+      } catch (...) {
+        q[k] = v;  // the field check words the error
+      }
+      continue;
+    }
     q[k] = v;
   }
   FieldErrors errs;
@@ -457,16 +480,21 @@ Result<BookKey> book_query(App& app, const httplib::Request& req) {
 }
 
 json book_json(const BookKey& k) {
-  return {{"gpu_model", k.gpu_model}, {"region", k.region}, {"starts_at", format_rfc3339(k.starts_at)},
-          {"ends_at", format_rfc3339(k.ends_at)}, {"currency", currency_code(k.currency)}, {"window_hours", k.hours()}};
+  json j = {{"gpu_model", k.gpu_model}, {"region", k.region}, {"starts_at", format_rfc3339(k.starts_at)},
+            {"ends_at", format_rfc3339(k.ends_at)}, {"currency", currency_code(k.currency)}, {"window_hours", k.hours()}};
+  if (k.node_gpus > 0) j["node_gpus"] = k.node_gpus;
+  return j;
 }
 
 std::string price_text(int64_t micros, Currency c) { return Money(micros, c).amount_string(); }
 
-json levels_json(const std::vector<BookLevel>& levels, Currency c) {
+json levels_json(const std::vector<BookLevel>& levels, const BookKey& k) {
   json out = json::array();
-  for (const BookLevel& l : levels)
-    out.push_back({{"price_per_gpu_hour", price_text(l.price, c)}, {"gpus", l.qty}, {"orders", l.orders}});
+  for (const BookLevel& l : levels) {
+    json j = {{"price_per_gpu_hour", price_text(l.price, k.currency)}, {"gpus", l.qty * k.unit()}, {"orders", l.orders}};
+    if (k.node_gpus > 0) j["nodes"] = l.qty;
+    out.push_back(std::move(j));
+  }
   return out;
 }
 
@@ -479,8 +507,8 @@ void get_depth(App& app, const httplib::Request& req, httplib::Response& res, bo
   const OrderBook book = book_of(*resting);
   json out = book_json(*k);
   const size_t levels = quote_only ? 1 : kDepthLevels;
-  json bids = levels_json(book.depth(MarketSide::kBuy, levels), k->currency);
-  json asks = levels_json(book.depth(MarketSide::kSell, levels), k->currency);
+  json bids = levels_json(book.depth(MarketSide::kBuy, levels), *k);
+  json asks = levels_json(book.depth(MarketSide::kSell, levels), *k);
   if (quote_only) {
     out["bid"] = bids.empty() ? json(nullptr) : bids[0];
     out["ask"] = asks.empty() ? json(nullptr) : asks[0];
@@ -514,6 +542,7 @@ void get_prints(App& app, const httplib::Request& req, httplib::Response& res, c
     const json& b = mine[i]->body;
     prints.push_back({{"at", b.at("at")}, {"price_per_gpu_hour", b.at("price_per_gpu_hour")}, {"gpus", b.at("gpus")},
                       {"taker_side", b.at("taker_side")}});
+    if (b.contains("nodes")) prints.back()["nodes"] = b["nodes"];
   }
   json out = book_json(*k);
   out["prints"] = std::move(prints);

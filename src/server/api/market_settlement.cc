@@ -57,10 +57,12 @@ Result<std::vector<FreeNode>> free_nodes(StoreTx& tx, const std::string& supplie
 }
 
 // Whole nodes for `want` GPUs, best fit: while GPUs are wanted, the smallest node that holds all
-// of them, else the largest; ties by id. Fewer GPUs than wanted when the nodes run out.
-std::vector<const FreeNode*> pick_nodes(const std::vector<FreeNode>& free, int64_t want) {
+// of them, else the largest; ties by id. Fewer GPUs than wanted when the nodes run out. In a node
+// book only nodes of exactly its size count.
+std::vector<const FreeNode*> pick_nodes(const std::vector<FreeNode>& free, int64_t want, int64_t node_gpus) {
   std::vector<const FreeNode*> left;
-  for (const auto& n : free) left.push_back(&n);
+  for (const auto& n : free)
+    if (node_gpus == 0 || n.gpus == node_gpus) left.push_back(&n);
   std::sort(left.begin(), left.end(), [](auto* a, auto* b) { return std::tie(a->gpus, a->node.id) < std::tie(b->gpus, b->node.id); });
   std::vector<const FreeNode*> out;
   while (want > 0 && !left.empty()) {
@@ -139,7 +141,7 @@ Status settle_one(App& app, Record& t, const MarketBook& k, const Principal& who
   auto free = free_nodes(tx, t.supplier_id, k, *offer);
   if (!free) return free.error();
   const int64_t gpus = t.body.at("gpus").get<int64_t>();
-  const auto picked = pick_nodes(*free, gpus);
+  const auto picked = pick_nodes(*free, gpus, k.node_gpus);
   int64_t delivered = 0;
   json nodes = json::array(), node_names = json::array();
   for (const FreeNode* n : picked) {
@@ -327,16 +329,23 @@ Result<int64_t> deliverable_gpus(StoreTx& tx, const std::string& supplier_id, co
   if (!offer) return offer.error();
   auto free = free_nodes(tx, supplier_id, k, *offer);
   if (!free) return free.error();
-  int64_t cap = 0;
-  for (const auto& n : *free) cap += n.gpus;
+  int64_t cap = 0, sized = 0;  // every free GPU; those of free nodes of the node book's size
+  for (const auto& n : *free) {
+    cap += n.gpus;
+    if (n.gpus == k.node_gpus) sized += n.gpus;
+  }
   auto orders = list_all(tx, "market-orders", {{"supplier_id", supplier_id}, {"gpu_model", k.gpu_model}, {"region", k.region}, {"state", "open"}});
   if (!orders) return orders.error();
   for (const Record& o : *orders) {
     auto s = parse_rfc3339(o.body.at("starts_at").get<std::string>(), "starts_at");
     auto e = parse_rfc3339(o.body.at("ends_at").get<std::string>(), "ends_at");
     if (!s || !e) return Error::make(Code::kInternal, "market order " + o.id + " does not decode");
-    if (overlaps(*s, *e, k.starts_at, k.ends_at)) cap -= o.body.at("remaining_gpus").get<int64_t>();
+    if (!overlaps(*s, *e, k.starts_at, k.ends_at)) continue;
+    const int64_t open = o.body.at("remaining_gpus").get<int64_t>();
+    cap -= open;
+    if (k.node_gpus > 0 && o.body.value("node_gpus", int64_t{0}) == k.node_gpus) sized -= open;
   }
+  if (k.node_gpus > 0) cap = std::min(cap, sized);
   return std::max<int64_t>(cap, 0);
 }
 

@@ -24,6 +24,7 @@ struct MarketBook {
   std::string gpu_model, region;
   TimeMs starts_at = 0, ends_at = 0;
   Currency currency = Currency::kUSD;
+  int64_t node_gpus = 0;  // a book of whole nodes of this many GPUs (0: a book of GPUs)
 };
 
 // The seller's offer a trade in this book is billed under: the first (by id) of its offers of the
@@ -33,8 +34,9 @@ Result<Record> market_offer(StoreTx& tx, const std::string& supplier_id, const M
 
 // GPUs the supplier can still sell in this book: the GPUs of its available nodes that its offer
 // sells and that no reservation holds in an overlapping window, less its open sell orders for
-// overlapping windows. A trade's reservation holds whole nodes, so a part-node trade keeps the
-// rest of that node's GPUs from being sold again for the window.
+// overlapping windows (every book's). A trade's reservation holds whole nodes, so a part-node trade
+// keeps the rest of that node's GPUs from being sold again for the window. In a node book, also at
+// most its free nodes of exactly that size less its open sells of such nodes.
 Result<int64_t> deliverable_gpus(StoreTx& tx, const std::string& supplier_id, const MarketBook& k);
 
 // Settles new trades (not yet inserted): each gets its reservation and commitment and, on the
