@@ -2,13 +2,14 @@
 // GET /api/v1/market/{quote,depth,prints,index} (public, no identities) and the caller's own
 // GET /api/v1/market-orders and /market-trades. Prices and amounts stay the server's decimal strings.
 
-/** What names a book: GPU model, region, delivery window (whole UTC hours) and currency. */
+/** What names a book: GPU model, region, delivery window (whole UTC hours), currency, and for a book of whole nodes their size. */
 export interface BookKey {
   gpu_model: string;
   region: string;
   starts_at: string; // RFC 3339
   ends_at: string;
   currency: string;
+  node_gpus?: number; // a book of whole nodes of this many GPUs (docs/market.md#node-books); absent: GPUs
 }
 
 export interface BookLevel {

@@ -14,33 +14,40 @@ import type { BookKey, BookLevel, MarketDepth, MarketPrints, MarketQuote } from 
 
 export const BOOK_PARAMS = ["gpu_model", "region", "starts_at", "ends_at", "currency"] as const;
 
-/** The book the location hash names, when it names all five fields. */
+/** The book the location hash names, when it names all five fields (and node_gpus for a node book). */
 export function bookFromQuery(q: URLSearchParams): BookKey | null {
   const v = BOOK_PARAMS.map((k) => q.get(k) ?? "");
   if (v.some((x) => x === "")) return null;
-  return { gpu_model: v[0], region: v[1], starts_at: v[2], ends_at: v[3], currency: v[4] };
+  const book: BookKey = { gpu_model: v[0], region: v[1], starts_at: v[2], ends_at: v[3], currency: v[4] };
+  const size = Number(q.get("node_gpus"));
+  if (Number.isInteger(size) && size > 0) book.node_gpus = size;
+  return book;
 }
 
-/** Just the five fields that name the book of an order, a trade or an answer. */
+/** Just the fields that name the book of an order, a trade or an answer. */
 export function bookOf(b: BookKey): BookKey {
-  return { gpu_model: b.gpu_model, region: b.region, starts_at: b.starts_at, ends_at: b.ends_at, currency: b.currency };
+  const book: BookKey = { gpu_model: b.gpu_model, region: b.region, starts_at: b.starts_at, ends_at: b.ends_at, currency: b.currency };
+  if (b.node_gpus) book.node_gpus = b.node_gpus;
+  return book;
 }
 
 /** The query (and hash) fields of a book. */
 export function bookQuery(b: BookKey): Record<string, string> {
-  return { ...bookOf(b) };
+  const { node_gpus, ...rest } = bookOf(b);
+  return node_gpus ? { ...rest, node_gpus: String(node_gpus) } : rest;
 }
 
 const iso = (at: string) => (Number.isNaN(Date.parse(at)) ? at : new Date(at).toISOString());
 
 /** One string per book: the same book however its instants are written ("…00Z", "…00.000Z"). */
 export function bookId(b: BookKey): string {
-  return [b.gpu_model, b.region, iso(b.starts_at), iso(b.ends_at), b.currency].join("|");
+  return [b.gpu_model, b.region, iso(b.starts_at), iso(b.ends_at), b.currency, b.node_gpus ?? 0].join("|");
 }
 
 /** "h100-sxm5-80gb · us-east-1 · Dec 5, 2026, 08:00 – Dec 6, 2026, 08:00 · USD" (times as the view writes them). */
 export function bookLabel(b: BookKey): string {
-  return `${b.gpu_model} · ${b.region} · ${instantText(b.starts_at)} – ${instantText(b.ends_at)} · ${b.currency}`;
+  const nodes = b.node_gpus ? ` · ${t("market.book.nodes_of", { gpus: b.node_gpus })}` : "";
+  return `${b.gpu_model}${nodes} · ${b.region} · ${instantText(b.starts_at)} – ${instantText(b.ends_at)} · ${b.currency}`;
 }
 
 export type WindowStatus = "upcoming" | "delivering" | "over";
