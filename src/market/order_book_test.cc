@@ -250,8 +250,9 @@ TEST(OrderBook, MatchesTheReferenceBookOnRandomSequences) {
   }
 }
 
-// Each trade is at the resting order's price, within the taker's limit, between two owners, and a
-// book's GPU-hours are what was added less what traded (twice: both sides) and what was cancelled.
+// Each trade is at the price of its earlier order, within the later one's limit, between two owners,
+// and a book's GPU-hours are what was added less what traded (twice: both sides) and what was
+// cancelled — all-or-none orders (one in five) included.
 TEST(OrderBook, TradesRespectLimitsAndConserveQuantity) {
   std::mt19937_64 rng(7);
   OrderBook b;
@@ -265,7 +266,8 @@ TEST(OrderBook, TradesRespectLimitsAndConserveQuantity) {
   };
   for (uint64_t id = 1; id <= 4000; ++id) {
     MarketOrder o = ord(id, 1 + rng() % 6, rng() % 2 ? kBuy : kSell, 90 + static_cast<int64_t>(rng() % 21),
-                        1 + static_cast<int64_t>(rng() % 20), rng() % 5 == 0 ? TimeInForce::kIoc : TimeInForce::kGtc);
+                        1 + static_cast<int64_t>(rng() % 20), rng() % 5 == 0 ? TimeInForce::kIoc : TimeInForce::kGtc,
+                        rng() % 5 == 0);
     std::map<uint64_t, int64_t> before;
     for (const auto& [rid, r] : placed)
       if (const MarketOrder* m = b.find(rid)) before[rid] = m->qty;
@@ -275,9 +277,12 @@ TEST(OrderBook, TradesRespectLimitsAndConserveQuantity) {
     in += o.qty;
     for (const MarketFill& x : f) {
       const MarketOrder& maker = placed.at(x.maker);
-      ASSERT_NE(maker.owner, o.owner);
+      const MarketOrder& taker = placed.at(x.taker);
+      ASSERT_NE(maker.owner, taker.owner);
+      ASSERT_NE(maker.side, taker.side);
+      ASSERT_LT(maker.id, taker.id) << "the maker entered the book first";
       ASSERT_EQ(x.price, maker.price);
-      ASSERT_TRUE(o.side == kBuy ? x.price <= o.price : x.price >= o.price);
+      ASSERT_TRUE(taker.side == kBuy ? x.price <= taker.price : x.price >= taker.price);
       out += 2 * x.qty;
     }
     out += o.qty - r.filled - r.rested;  // IOC remainder
