@@ -202,7 +202,8 @@ TEST(SlurmExecutor, slurm_JobsFlowThroughSlurmAndNodeFailuresRequeue) {
   const std::string limited_id =
       submit(s, "limited", 1, 1, "sleep 600", {{"time_limit_seconds", 60}, {"expected_duration_seconds", 900}})["id"];
   // Restarts during running jobs: slurmctld, then gpurent; neither side loses the other's view.
-  const std::string during = submit(s, "during-restarts", 1, 2, "sleep 4")["id"];
+  // Long enough to be seen running on a loaded machine (a 4-s job once finished between two polls).
+  const std::string during = submit(s, "during-restarts", 1, 2, "sleep 12")["id"];
   wait_for(s, "/api/v1/jobs/" + during, state_is("running"), 30);
   ASSERT_EQ(std::system((std::string(GPURENT_SOURCE_DIR) + "/scripts/slurm-local restart-ctld " + c.dir).c_str()), 0);
   s.restart();
