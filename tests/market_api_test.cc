@@ -138,9 +138,9 @@ TEST(MarketApi, OrdersMatchAtTheRestingPriceAndTheBookIsPublicWithoutIdentities)
   // Who may order: a member may not; a supplier buying or a tenant selling is refused.
   EXPECT_EQ(m.place(m.acme_member, m.order("buy", 1, "1")).status, 403);
   EXPECT_EQ(m.place(m.dc, m.order("buy", 1, "1")).status, 403);
-  Resp resale = m.place(m.acme, m.order("sell", 1, "30"));
+  Resp resale = m.place(m.acme, m.order("sell", 1, "30"));  // resale is of whole nodes, in a node book
   EXPECT_EQ(resale.status, 422) << resale.describe();
-  EXPECT_NE(resale.reason_for("side"), "") << resale.describe();
+  EXPECT_NE(resale.reason_for("node_gpus"), "") << resale.describe();
 
   // Bad input names the field.
   json bad = m.order("buy", 1, "1");

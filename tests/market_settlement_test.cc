@@ -33,6 +33,15 @@ json section(const ServerProcess& s, const std::string& name, TimeMs from, TimeM
   return json::object();
 }
 
+// Supplier dc with these 8-GPU nodes and the offer that sells them (CNY, cn-east); tenants acme and
+// beta (CNY) with a project each.
+void world(const ServerProcess& s, std::initializer_list<const char*> nodes) {
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  for (const char* n : nodes) expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", n)), n);
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
+  acme_and_beta(s);
+}
+
 json line_of(const json& sec, const std::string& rule) {
   for (const auto& l : sec["lines"])
     if (l["rule"] == rule) return l;
@@ -200,10 +209,7 @@ TEST(MarketSettlement, AFillIsAReservationAndACommitmentAJobRunsInsideAndADefaul
 // and the invoice refunds those GPU-hours with 200% compensation.
 TEST(MarketSettlement, ANodeOutOfServiceDuringTheWindowIsADefaultUntilItIsBack) {
   ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
-  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
-  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "gpn1")), "gpn1");
-  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
-  acme_and_beta(s);
+  world(s, {"gpn1"});
   const std::string dc = make_user_token(s, "dc-ops", "supplier", "", "dc");
   const std::string acme = make_user_token(s, "acme-admin", "tenant_admin", "acme");
   const TimeMs this_hour = SystemClock().now() / kHour * kHour;
@@ -248,6 +254,76 @@ TEST(MarketSettlement, ANodeOutOfServiceDuringTheWindowIsADefaultUntilItIsBack) 
   EXPECT_NEAR(static_cast<double>(micros(credit["quantity"])), static_cast<double>(base), 1.0) << credit.dump();
   EXPECT_NEAR(static_cast<double>(-micros(credit["amount_exact"])), 3.0 * static_cast<double>(fee_num) / 3'600'000.0, 1.0)
       << credit.dump();
+}
+
+// Resale: a tenant resells a whole node it holds in the node book; the buyer gets that node's
+// reservation and a commitment at the resale price; the reseller keeps paying its own commitment,
+// is credited the proceeds, and no longer has the node (nor its defaults).
+TEST(MarketSettlement, ATenantResellsAWholeNodeItHolds) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  world(s, {"gpn1", "gpn2"});
+  const std::string dc = make_user_token(s, "dc-ops", "supplier", "", "dc");
+  const std::string acme = make_user_token(s, "acme-admin", "tenant_admin", "acme");
+  const std::string beta = make_user_token(s, "beta-admin", "tenant_admin", "beta");
+  const TimeMs this_hour = SystemClock().now() / kHour * kHour;
+  auto nodes = [&](const char* side, int n, const char* price) {
+    json o = order(this_hour, 2, side, 1, price);
+    o.erase("gpus");
+    o["node_gpus"] = 8;
+    o["nodes"] = n;
+    return o;
+  };
+  expect_2xx(s.req("POST", "/api/v1/market-orders", dc, nodes("sell", 2, "10.00")), "sell 2 nodes");
+  const std::string t1 = expect_2xx(s.req("POST", "/api/v1/market-orders", acme, nodes("buy", 2, "10.00")), "acme buys").body["trades"][0];
+  const json first = s.admin("GET", "/api/v1/market-trades/" + t1).body;
+  ASSERT_EQ(first["settlement"]["node_ids"].size(), 2u) << first.dump();
+
+  // Not in a GPU book; not more than it holds.
+  json gpu_book = order(this_hour, 2, "sell", 8, "12");
+  EXPECT_NE(s.req("POST", "/api/v1/market-orders", acme, gpu_book).reason_for("node_gpus"), "");
+  EXPECT_NE(s.req("POST", "/api/v1/market-orders", acme, nodes("sell", 3, "12")).reason_for("nodes").find("holds 2 more"),
+            std::string::npos);
+  // acme resells one node at 12.00; beta takes it.
+  Resp resell = s.req("POST", "/api/v1/market-orders", acme, nodes("sell", 1, "12.00"));
+  ASSERT_EQ(resell.status, 201) << resell.describe();
+  EXPECT_NE(s.req("POST", "/api/v1/market-orders", acme, nodes("sell", 2, "12")).reason_for("nodes").find("holds 1 more"),
+            std::string::npos) << "the open resale counts";
+  EXPECT_EQ(s.req("GET", "/api/v1/market-orders/" + resell.body["id"].get<std::string>(), dc).status, 404)
+      << "a tenant's resale order is not the supplier's";
+  Resp bought = s.req("POST", "/api/v1/market-orders", beta, nodes("buy", 1, "12.50"));
+  ASSERT_EQ(bought.status, 201) << bought.describe();
+  ASSERT_EQ(bought.body["trades"].size(), 1u) << bought.describe();
+  const json t2 = s.admin("GET", "/api/v1/market-trades/" + bought.body["trades"][0].get<std::string>()).body;
+  EXPECT_EQ(t2["price_per_gpu_hour"], "12.00");
+  EXPECT_EQ(t2["reseller_tenant_id"], resell.body["tenant_id"]);
+  EXPECT_EQ(t2["supplier_id"], first["supplier_id"]) << "the capacity is still the supplier's";
+  ASSERT_EQ(t2["settlement"]["node_ids"].size(), 1u) << t2.dump();
+  const std::string moved = t2["settlement"]["node_ids"][0];
+  // The node moved from acme's reservation to beta's.
+  const json acme_rsv = s.admin("GET", "/api/v1/reservations/" + first["settlement"]["reservation_id"].get<std::string>()).body;
+  ASSERT_EQ(acme_rsv["node_ids"].size(), 1u) << acme_rsv.dump();
+  EXPECT_NE(acme_rsv["node_ids"][0], moved);
+  EXPECT_EQ(s.admin("GET", "/api/v1/reservations/" + t2["settlement"]["reservation_id"].get<std::string>()).body["node_ids"][0], moved);
+  EXPECT_EQ(s.admin("GET", "/api/v1/market-trades/" + t1).body["settlement"]["resold_node_ids"][0], moved);
+
+  // Money: acme still pays its 16 GPUs at 10.00 and is credited 8 GPUs at 12.00 (never capped);
+  // beta pays 8 GPUs at 12.00 — each over the same window up to now.
+  const json a = section(s, "market-dc-cny", this_hour, this_hour + 2 * kHour);
+  const json commit = line_of(a, "market_commitment"), proceeds = line_of(a, "market_resale");
+  ASSERT_FALSE(proceeds.is_null()) << a.dump();
+  EXPECT_EQ(commit["unit_price"], "10.00");
+  EXPECT_NEAR(static_cast<double>(-micros(proceeds["amount_exact"])), 0.6 * static_cast<double>(micros(commit["amount_exact"])), 2.0)
+      << a.dump();
+  json inv = s.admin("GET", "/api/v1/invoices?tenant=beta&from=" + format_rfc3339(this_hour) + "&to=" + format_rfc3339(this_hour + 2 * kHour)).body;
+  ASSERT_EQ(inv["sections"].size(), 1u) << inv.dump();
+  EXPECT_EQ(line_of(inv["sections"][0], "market_commitment")["unit_price"], "12.00") << inv.dump();
+
+  // The moved node out of service is beta's default now, not acme's.
+  json down = node_doc("dc", s.admin("GET", "/api/v1/nodes/" + moved).body["name"]);
+  down["state"] = "unavailable";
+  expect_2xx(s.admin("PUT", "/api/v1/nodes/" + moved, down), "node down");
+  wait_for(s, "/api/v1/market-trades/" + t2["id"].get<std::string>(), [](const json& j) { return j["settlement"]["defaults"].size() == 1; });
+  EXPECT_TRUE(s.admin("GET", "/api/v1/market-trades/" + t1).body["settlement"]["defaults"].empty());
 }
 
 }  // namespace

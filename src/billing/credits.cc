@@ -292,6 +292,27 @@ void market_defaults(Ctx& c) {
   }
 }
 
+// A market commitment's GPUs its holder resold: the proceeds at the resale price, credited (not an
+// SLA credit: never capped).
+void market_resales(Ctx& c) {
+  for (const auto& cm : c.in.commitments)
+    for (size_t i = 0; i < cm.resales.size(); ++i) {
+      const CommitmentResale& x = cm.resales[i];
+      const TimeMs t0 = std::max({x.from, cm.start, c.in.from}), t1 = std::min({x.to, cm.end, c.in.to});
+      if (t0 >= t1) continue;
+      Acc a;
+      a.base_num = a.num = static_cast<__int128>(x.price_per_gpu_hour.micros()) * x.gpus * 1000 * (t1 - t0);
+      a.base_den = a.den = kMilliMsPerGpuHour;
+      a.from = t0;
+      a.to = t1;
+      a.offer = cm.offer;
+      a.description = "Resold " + std::to_string(x.gpus) + " GPU(s) of market commitment " + cm.id + " in trade " + x.trade +
+                      " at " + x.price_per_gpu_hour.amount_string() + " per GPU-hour for " + format_scaled(t1 - t0, 3) +
+                      " s: the proceeds";
+      emit(c, "market_resale", cm.id + "/resale/" + std::to_string(i), a);
+    }
+}
+
 }  // namespace
 
 Status rate_credits(Ctx& c) {
@@ -305,6 +326,7 @@ Status rate_credits(Ctx& c) {
   if (k.clauses.min_nccl_busbw_gbps) nccl(c, *k.clauses.min_nccl_busbw_gbps);
   outages(c);
   market_defaults(c);
+  market_resales(c);
   return exit_refund(c);
 }
 

@@ -362,7 +362,7 @@ Result<RatingResult> run(const RatingInput& in, bool with_credits) {
   for (const auto& l : r.lines) (l.kind == LineKind::kCredit ? credits : charges) += l.amount.micros();
   int64_t sla = 0;
   for (const auto& l : r.lines)
-    if (l.kind == LineKind::kCredit && l.rule != "exit_refund") sla += l.amount.micros();
+    if (l.kind == LineKind::kCredit && l.rule != "exit_refund" && l.rule != "market_resale") sla += l.amount.micros();
   if (with_credits && in.contract.cap_credits && -sla > charges) {
     ChargeLine cap;
     cap.kind = LineKind::kCredit;

@@ -68,6 +68,7 @@ struct Commitment {
   std::optional<int64_t> price;  // micro-units per GPU-hour
   std::string trade;
   std::vector<CommitmentDefault> defaults;
+  std::vector<CommitmentResale> resales;
 };
 
 // Storage I/O and egress of an allocation over the interval ending at `at` (deltas).

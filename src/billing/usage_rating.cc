@@ -223,10 +223,14 @@ Status rate_allocations(Ctx& c) {
     if (!price) return price.error();
     TimeMs t0 = std::max(cm.start, in.from), t1 = std::min(commitment_end(c, cm), in.to);
     if (t0 >= t1) continue;
-    // Capacity its supplier did not deliver covers nothing: the pool shrinks while a default lasts.
+    // Capacity its supplier did not deliver, or its holder resold, covers nothing: the pool shrinks
+    // while a default or a resale lasts.
     std::vector<TimeMs> cuts{t0, t1};
     for (const auto& d : cm.defaults)
       for (TimeMs t : {d.from, d.to})
+        if (t0 < t && t < t1) cuts.push_back(t);
+    for (const auto& x : cm.resales)
+      for (TimeMs t : {x.from, x.to})
         if (t0 < t && t < t1) cuts.push_back(t);
     std::sort(cuts.begin(), cuts.end());
     cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
@@ -234,6 +238,8 @@ Status rate_allocations(Ctx& c) {
       int64_t gpus = cm.gpus;
       for (const auto& d : cm.defaults)
         if (d.from <= cuts[k] && cuts[k] < d.to) gpus -= d.gpus;
+      for (const auto& x : cm.resales)
+        if (x.from <= cuts[k] && cuts[k] < x.to) gpus -= x.gpus;
       if (gpus > 0) pools[cm.offer].push_back({cuts[k], cuts[k + 1], gpus * 1000, *price, cm.id});
     }
   }

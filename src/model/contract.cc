@@ -34,6 +34,22 @@ std::vector<CommitmentDefault> read_commitment_defaults(Fields& f, int64_t gpus,
   return out;
 }
 
+std::vector<CommitmentResale> read_commitment_resales(Fields& f, int64_t gpus, Currency currency) {
+  std::vector<CommitmentResale> out;
+  f.objects("resales", false, 1000, [&](Fields& rf, size_t) {
+    CommitmentResale x;
+    x.gpus = rf.integer("gpus", 1, gpus);
+    x.from = rf.time("from");
+    x.to = rf.time("to");
+    x.price_per_gpu_hour = rf.money("price_per_gpu_hour", currency);
+    x.trade = rf.str("trade", {.max_len = 63});
+    if (x.to <= x.from) rf.error("to", Message("contract.commitment.ends_after_start"));
+    rf.finish();
+    out.push_back(std::move(x));
+  });
+  return out;
+}
+
 Result<Contract> parse_contract(const json& body) {
   FieldErrors errs;
   Fields f(body, "", errs);
@@ -91,15 +107,15 @@ Result<Contract> parse_contract(const json& body) {
       if (m.prepaid) cf.error("prepaid", Message("contract.commitment.market_not_prepaid"));
       m.trade = cf.opt_str("trade", {.max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp}).value_or("");
       m.defaults = read_commitment_defaults(cf, m.gpus, m.starts_at, m.ends_at.value_or(m.starts_at));
-      if (most_defaulted(m.defaults) > m.gpus)
+      m.resales = read_commitment_resales(cf, m.gpus, c.currency);      if (most_defaulted(m.defaults) > m.gpus)
         cf.error("defaults", Message("contract.commitment.defaults_exceed").arg("gpus", std::to_string(m.gpus)));
     } else {
       m.term_months = cf.integer("term_months", 1, 36);
       if (m.term_months != 1 && m.term_months != 12 && m.term_months != 36)
         cf.error("term_months", Message("contract.commitment.term"));
-      for (const char* k : {"trade", "defaults"})
+      for (const char* k : {"trade", "defaults", "resales"})
         if (cf.has(k)) cf.error(k, Message("contract.commitment.market_only"));
-      cf.ignore({"trade", "defaults"});
+      cf.ignore({"trade", "defaults", "resales"});
     }
     cf.finish();
     if (!m.offer.empty() && std::find(c.offers.begin(), c.offers.end(), m.offer) == c.offers.end())
@@ -146,6 +162,11 @@ json to_json(const Contract& c) {
         ds.push_back(std::move(dj));
       }
       if (!ds.empty()) j["defaults"] = std::move(ds);
+      json rs = json::array();
+      for (const auto& x : m.resales)
+        rs.push_back({{"gpus", x.gpus}, {"from", format_rfc3339(x.from)}, {"to", format_rfc3339(x.to)},
+                      {"price_per_gpu_hour", x.price_per_gpu_hour.amount_string()}, {"trade", x.trade}});
+      if (!rs.empty()) j["resales"] = std::move(rs);
     }
     commitments.push_back(std::move(j));
   }

@@ -44,6 +44,18 @@ struct CommitmentDefault {
   bool operator==(const CommitmentDefault&) const = default;
 };
 
+// GPUs of a market commitment its holder resold in the market (docs/market.md#resale): they no
+// longer cover its runs over [from, to), and their proceeds at the resale price are credited.
+struct CommitmentResale {
+  int64_t gpus = 1;
+  TimeMs from = 0;
+  TimeMs to = 0;
+  Money price_per_gpu_hour;
+  std::string trade;  // the resale trade
+
+  bool operator==(const CommitmentResale&) const = default;
+};
+
 struct ContractCommitment {
   std::string name;          // slug, unique within the contract
   std::string offer;         // one of the contract's offers (reference as given)
@@ -57,6 +69,7 @@ struct ContractCommitment {
   std::optional<Money> price_per_gpu_hour;
   std::string trade;                        // the market trade it settles ("" for none)
   std::vector<CommitmentDefault> defaults;  // what the supplier did not deliver (market commitments)
+  std::vector<CommitmentResale> resales;    // what its holder resold (market commitments)
 
   bool market() const { return ends_at.has_value(); }
   bool operator==(const ContractCommitment&) const = default;
@@ -93,6 +106,9 @@ int64_t most_defaulted(const std::vector<CommitmentDefault>& defaults);
 // Reads a market commitment's `defaults` (each inside [start, end), at most `gpus`); errors name
 // the field under f's path.
 std::vector<CommitmentDefault> read_commitment_defaults(Fields& f, int64_t gpus, TimeMs start, TimeMs end);
+
+// Reads a market commitment's `resales` (each at most `gpus`, priced in `currency`).
+std::vector<CommitmentResale> read_commitment_resales(Fields& f, int64_t gpus, Currency currency);
 
 Result<Contract> parse_contract(const json& body);
 Result<Contract> decode_contract(const json& body);  // a stored one: parse_contract + the *_id fields

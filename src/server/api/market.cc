@@ -4,13 +4,14 @@
 // A book is (GPU model, region, delivery window, currency): a window is whole UTC hours, and an
 // order's quantity is GPUs for the whole window (a rectangle: GPUs × hours). Suppliers sell (only
 // what their available nodes of that model in that region, not reserved then, can deliver beside
-// what they offer for overlapping windows); tenants' admins buy. The store is the truth: each order
+// what they offer for overlapping windows); tenants' admins buy, and resell whole nodes they hold
+// in node books (market_settlement.h). The store is the truth: each order
 // is matched inside the single writer's transaction against its book rebuilt from the stored open
 // orders (market/order_book.h, price-time priority, the resting order's price), so an
 // acknowledged order or trade survives a kill -9 and the book after a restart is the book before.
 // Each trade is settled in the same transaction (market_settlement.h): a reservation of the
-// seller's nodes and a commitment at the trade price in the buyer's contract. Not built yet (said
-// so in docs/market.md): resale, all-or-none and node-rectangle orders.
+// seller's nodes and a commitment at the trade price in the buyer's contract. Not built (said so in
+// docs/market.md): resale of part of a node.
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -79,10 +80,10 @@ void read_book(Fields& f, const GpuCatalog& catalog, TimeMs now, BookKey& k) {
   else if (k.ends_at <= now) f.error("ends_at", Message("api.market.window_over"));
 }
 
+// The account behind an order: its tenant (a buy, or a tenant's resale) or its supplier.
 uint64_t owner_of(const json& order) {
-  const std::string who = order.value("side", "") == "sell" ? "s:" + order.value("supplier_id", "")
-                                                             : "t:" + order.value("tenant_id", "");
-  return std::hash<std::string>{}(who);
+  const std::string tenant = order.value("tenant_id", "");
+  return std::hash<std::string>{}(tenant.empty() ? "s:" + order.value("supplier_id", "") : "t:" + tenant);
 }
 
 // The book's open orders, oldest first (their sequence numbers give time priority). Reader: a
@@ -153,7 +154,8 @@ Status record_fills(const std::vector<MarketFill>& fills, const std::vector<Reco
     t.gpu_model = k.gpu_model;
     t.region = k.region;
     t.tenant_id = body_of(buy).at("tenant_id").get<std::string>();
-    t.supplier_id = body_of(sell).at("supplier_id").get<std::string>();
+    const json& sb = body_of(sell);
+    t.supplier_id = sb.contains("resale_supplier_id") ? sb["resale_supplier_id"].get<std::string>() : sb.at("supplier_id").get<std::string>();
     t.state = "unsettled";
     const Money trade_price(fill.price, k.currency);
     auto amount = trade_price.mul_ratio(gpus * k.hours(), 1);
@@ -166,6 +168,7 @@ Status record_fills(const std::vector<MarketFill>& fills, const std::vector<Reco
               {"taker_side", body_of(fill.taker).at("side")}, {"at", format_rfc3339(now)},
               {"tenant_id", t.tenant_id}, {"supplier_id", t.supplier_id}};
     if (k.node_gpus > 0) t.body["node_gpus"] = k.node_gpus, t.body["nodes"] = fill.qty;
+    if (sb.contains("resale_supplier_id")) t.body["reseller_tenant_id"] = sb.at("tenant_id");
     t.created_at = t.updated_at = now;
     // Each resting order: less remaining; filled when none is left. One met twice is updated twice.
     for (uint64_t id : {fill.maker, fill.taker}) {
@@ -231,9 +234,28 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, StoreT
     auto tenant = owning_tenant(tx, p, tenant_ref);
     if (!tenant) return tenant.error();
     order["tenant_id"] = tenant->id;
+  } else if (!tenant_ref.empty() || (!p.is_operator() && p.supplier_id.empty())) {
+    // A tenant resells whole nodes it holds, in the node book of their size (docs/market.md#resale).
+    if (!p.is_operator() && p.role != Role::kTenantAdmin)
+      return forbidden(Message("api.market.may_not_buy").arg("role", role_name(p.role)));
+    if (k.node_gpus == 0) return Error::invalid("node_gpus", Message("api.market.resale_in_node_books"));
+    auto tenant = owning_tenant(tx, p, tenant_ref);
+    if (!tenant) return tenant.error();
+    std::string supplier_id;
+    if (!supplier_ref.empty()) {
+      auto sup = resolve_ref(tx, "suppliers", supplier_ref, {}, "supplier");
+      if (!sup) return sup.error();
+      supplier_id = sup->id;
+    }
+    auto held = resalable_nodes(tx, tenant->id, supplier_id, market_book(k));
+    if (!held) return held.error();
+    if (gpus / k.node_gpus > held->nodes)
+      return Error::invalid("nodes", Message("api.market.cannot_resell")
+                                         .arg("nodes", std::to_string(gpus / k.node_gpus))
+                                         .arg("can", std::to_string(held->nodes)));
+    order["tenant_id"] = tenant->id;
+    order["resale_supplier_id"] = held->supplier_id;
   } else {
-    if (!tenant_ref.empty() || (!p.is_operator() && p.supplier_id.empty()))
-      return Error::invalid("side", Message("api.market.resale_not_built"));
     std::string supplier_id = p.supplier_id;
     if (p.is_operator()) {
       if (supplier_ref.empty()) return Error::invalid("supplier", Message("field.required"));
@@ -256,8 +278,8 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, StoreT
     order["supplier_id"] = supplier_id;
   }
   {
-    const bool buy = side == MarketSide::kBuy;
-    auto open = tx.count("market-orders", {{buy ? "tenant_id" : "supplier_id", order[buy ? "tenant_id" : "supplier_id"]}, {"state", "open"}});
+    const bool by_tenant = order.contains("tenant_id");
+    auto open = tx.count("market-orders", {{by_tenant ? "tenant_id" : "supplier_id", order[by_tenant ? "tenant_id" : "supplier_id"]}, {"state", "open"}});
     if (!open) return open.error();
     if (*open >= kMaxOpenOrdersPerOwner)
       return Error::invalid("gpus", Message("api.market.too_many_open").arg("max", std::to_string(kMaxOpenOrdersPerOwner)));
@@ -344,7 +366,8 @@ Status set_spot_prices(App& app, const BookKey& k, const std::vector<Record>& tr
   const TimeMs now = app.clock.now();
   if (k.starts_at > now + kHourMs) return ok_status();  // a forward book
   std::map<std::string, std::string> last;  // supplier id -> its last trade's price
-  for (const Record& t : trades) last[t.supplier_id] = t.body.at("price_per_gpu_hour").get<std::string>();
+  for (const Record& t : trades)
+    if (!t.body.contains("reseller_tenant_id")) last[t.supplier_id] = t.body.at("price_per_gpu_hour").get<std::string>();
   const KindSpec& spot = app.kinds.at("spot-prices");
   for (const auto& [supplier_id, price] : last) {
     auto offers = list_all(tx, "offers", {{"supplier_id", supplier_id}, {"gpu_model", k.gpu_model}, {"region", k.region}});

@@ -132,31 +132,123 @@ json default_json(const CommitmentDefault& d) {
   return j;
 }
 
+// A tenant's holdings in a node book: per settled trade it bought with the same model, region,
+// window, currency and node size, the nodes of that size its reservation still holds (resold
+// nodes leave it), oldest trade first.
+struct Held {
+  Record trade;
+  std::vector<std::string> nodes;  // node ids
+};
+Result<std::vector<Held>> held_nodes(StoreTx& tx, const std::string& tenant_id, const std::string& supplier_id,
+                                     const MarketBook& k) {
+  auto trades = list_all(tx, "market-trades", {{"tenant_id", tenant_id}, {"gpu_model", k.gpu_model}, {"region", k.region}});
+  if (!trades) return trades.error();
+  std::sort(trades->begin(), trades->end(), [](const Record& a, const Record& b) {
+    return std::tie(a.created_at, a.id) < std::tie(b.created_at, b.id);
+  });
+  std::vector<Held> out;
+  for (Record& t : *trades) {
+    if (!supplier_id.empty() && t.supplier_id != supplier_id) continue;
+    if (t.body.value("starts_at", "") != format_rfc3339(k.starts_at) || t.body.value("ends_at", "") != format_rfc3339(k.ends_at) ||
+        t.body.value("currency", "") != currency_code(k.currency) || t.body.value("node_gpus", int64_t{0}) != k.node_gpus)
+      continue;
+    const json& st = t.body.value("settlement", json::object());
+    if (!st.value("reservation_id", json()).is_string()) continue;
+    auto r = tx.get("reservations", st["reservation_id"].get<std::string>());
+    if (!r) {
+      if (r.error().code == Code::kNotFound) continue;
+      return r.error();
+    }
+    Held h{std::move(t), {}};
+    for (const auto& id : r->body.value("node_ids", json::array())) h.nodes.push_back(id.get<std::string>());
+    if (!h.nodes.empty()) out.push_back(std::move(h));
+  }
+  return out;
+}
+
+// Moves `count` held nodes of a reseller to trade `t`'s buyer: out of the reseller's reservations
+// (deleted when empty), into `taken`; each source trade's commitment gets a resale of what it gave
+// at the resale price over the window, and its settlement lists the nodes resold.
+Status take_resold_nodes(App& app, const Record& t, const MarketBook& k, int64_t count, const Principal& op, StoreTx& tx,
+                         std::vector<std::pair<std::string, std::string>>& taken) {
+  const std::string reseller = t.body.at("reseller_tenant_id").get<std::string>();
+  auto held = held_nodes(tx, reseller, t.supplier_id, k);
+  if (!held) return held.error();
+  const TimeMs now = app.clock.now();
+  auto price = Money::parse(t.body.at("price_per_gpu_hour").get<std::string>(), k.currency);
+  if (!price) return price.error();
+  for (Held& h : *held) {
+    if (static_cast<int64_t>(taken.size()) >= count) break;
+    const json& st = h.trade.body.at("settlement");
+    auto rrec = tx.get("reservations", st.at("reservation_id").get<std::string>());
+    if (!rrec) return rrec.error();
+    std::vector<std::string> keep, moved;
+    for (const auto& id : h.nodes) {
+      if (static_cast<int64_t>(taken.size() + moved.size()) < count) moved.push_back(id);
+      else keep.push_back(id);
+    }
+    if (moved.empty()) continue;
+    for (const auto& id : moved) {
+      auto n = tx.get("nodes", id);
+      taken.push_back({id, n ? n->name : id});
+    }
+    if (keep.empty()) {
+      if (auto s = tx.remove("reservations", rrec->id); !s) return s;
+      if (auto s = tx.append_audit({now, op.user_id, "resale", "reservations", rrec->id, t.id}); !s) return s;
+    } else {
+      Record nr = *rrec;
+      nr.body["node_ids"] = keep;
+      nr.body["nodes"] = keep;
+      if (auto s = store_change(tx, *rrec, nr, op, "resale", t.id, now); !s) return s;
+    }
+    // The reseller's commitment: these GPUs no longer cover its runs; their proceeds are its.
+    auto crec = tx.get("contracts", st.at("contract_id").get<std::string>());
+    if (!crec) return crec.error();
+    auto c = decode_record(*crec, decode_contract, "a resale cannot be recorded in it");
+    if (!c) return c.error();
+    for (auto& m : c->commitments)
+      if (m.trade == h.trade.id)
+        m.resales.push_back({static_cast<int64_t>(moved.size()) * k.node_gpus, k.starts_at, k.ends_at, *price, t.id});
+    if (auto s = store_contract(app, *crec, *c, op, t.id, tx); !s) return s;
+    Record tr = h.trade;
+    for (const auto& id : moved) tr.body["settlement"]["resold_node_ids"].push_back(id);
+    if (auto s = store_change(tx, h.trade, tr, op, "resale", t.id, now); !s) return s;
+  }
+  return ok_status();
+}
+
 // One trade: its reservation, its commitment, its settlement.
 Status settle_one(App& app, Record& t, const MarketBook& k, const Principal& who, StoreTx& tx) {
   const Principal op = system_of(who);
   const TimeMs now = app.clock.now();
   auto offer = market_offer(tx, t.supplier_id, k);
   if (!offer) return offer.error();
-  auto free = free_nodes(tx, t.supplier_id, k, *offer);
-  if (!free) return free.error();
   const int64_t gpus = t.body.at("gpus").get<int64_t>();
-  const auto picked = pick_nodes(*free, gpus, k.node_gpus);
   int64_t delivered = 0;
   json nodes = json::array(), node_names = json::array();
-  for (const FreeNode* n : picked) {
-    delivered += n->gpus;
-    nodes.push_back(n->node.id);
-    node_names.push_back(n->node.name);
+  const bool resale = t.body.contains("reseller_tenant_id");
+  if (resale) {  // the reseller's held nodes (a node book: whole nodes)
+    std::vector<std::pair<std::string, std::string>> taken;
+    if (auto s = take_resold_nodes(app, t, k, gpus / std::max<int64_t>(k.node_gpus, 1), op, tx, taken); !s) return s;
+    for (const auto& [id, name] : taken) nodes.push_back(id), node_names.push_back(name), delivered += k.node_gpus;
+  } else {
+    auto free = free_nodes(tx, t.supplier_id, k, *offer);
+    if (!free) return free.error();
+    for (const FreeNode* n : pick_nodes(*free, gpus, k.node_gpus)) {
+      delivered += n->gpus;
+      nodes.push_back(n->node.id);
+      node_names.push_back(n->node.name);
+    }
   }
   delivered = std::min(delivered, gpus);
   const std::string price = t.body.at("price_per_gpu_hour").get<std::string>();
   json settlement = {{"offer_id", offer->id}, {"offer", offer->name}, {"nodes", node_names}, {"node_ids", nodes},
                      {"delivered_gpus", delivered}, {"reservation_id", nullptr}, {"reservation", nullptr}};
-  if (!picked.empty()) {
+  if (!nodes.empty()) {
     json body = {{"name", "market-" + slug_of(t.id)}, {"tenant", t.tenant_id}, {"nodes", nodes},
                  {"starts_at", format_rfc3339(k.starts_at)}, {"ends_at", format_rfc3339(k.ends_at)}, {"offer", offer->id},
-                 {"note", "market trade " + t.id + ": " + std::to_string(gpus) + " GPU(s) at " + price + " per GPU-hour"}};
+                 {"note", "market trade " + t.id + ": " + std::to_string(gpus) + " GPU(s) at " + price + " per GPU-hour" +
+                              (resale ? " (resold by tenant " + t.body["reseller_tenant_id"].get<std::string>() + ")" : "")}};
     auto r = create_in(app, app.kinds.at("reservations"), body, op, tx);
     if (!r) return r.error();
     settlement["reservation_id"] = r->id;
@@ -347,6 +439,29 @@ Result<int64_t> deliverable_gpus(StoreTx& tx, const std::string& supplier_id, co
   }
   if (k.node_gpus > 0) cap = std::min(cap, sized);
   return std::max<int64_t>(cap, 0);
+}
+
+Result<ResaleHolding> resalable_nodes(StoreTx& tx, const std::string& tenant_id, const std::string& supplier_id,
+                                      const MarketBook& k) {
+  auto held = held_nodes(tx, tenant_id, supplier_id, k);
+  if (!held) return held.error();
+  std::map<std::string, int64_t> by_supplier;
+  for (const Held& h : *held) by_supplier[h.trade.supplier_id] += static_cast<int64_t>(h.nodes.size());
+  if (by_supplier.size() > 1)
+    return Error::invalid("supplier", Message("api.market.resale_which_supplier").arg("count", std::to_string(by_supplier.size())));
+  ResaleHolding out;
+  if (by_supplier.empty()) return out;
+  out.supplier_id = by_supplier.begin()->first;
+  out.nodes = by_supplier.begin()->second;
+  auto orders = list_all(tx, "market-orders", {{"tenant_id", tenant_id}, {"gpu_model", k.gpu_model}, {"region", k.region}, {"state", "open"}});
+  if (!orders) return orders.error();
+  for (const Record& o : *orders)
+    if (o.body.value("side", "") == "sell" && o.body.value("resale_supplier_id", "") == out.supplier_id &&
+        o.body.value("starts_at", "") == format_rfc3339(k.starts_at) && o.body.value("ends_at", "") == format_rfc3339(k.ends_at) &&
+        o.body.value("node_gpus", int64_t{0}) == k.node_gpus && o.body.value("currency", "") == currency_code(k.currency))
+      out.nodes -= o.body.value("remaining_gpus", int64_t{0}) / std::max<int64_t>(k.node_gpus, 1);
+  out.nodes = std::max<int64_t>(out.nodes, 0);
+  return out;
 }
 
 Status settle_trades(App& app, std::vector<Record>& trades, const MarketBook& k, const Principal& who, StoreTx& tx) {

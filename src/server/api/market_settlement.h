@@ -5,6 +5,8 @@
 //  - a market commitment (the window, the trade price) in the buyer's contract with the seller that
 //    names that offer, or in a new contract `market-<supplier>-<currency>` when there is none, which
 //    the billing engine rates whether used or not and which covers the buyer's runs on the offer.
+// A resale (a tenant selling nodes it holds) moves those nodes from the reseller's reservations to
+// the buyer's, and gives the reseller's commitment a resale: less coverage, the proceeds credited.
 // Capacity the seller cannot deliver — nodes short at settlement, or a default recorded later
 // (POST /api/v1/market-trades/{id}/default) — is a default on the commitment: refunded with the
 // contract's outage compensation on the buyer's invoice.
@@ -38,6 +40,16 @@ Result<Record> market_offer(StoreTx& tx, const std::string& supplier_id, const M
 // keeps the rest of that node's GPUs from being sold again for the window. In a node book, also at
 // most its free nodes of exactly that size less its open sells of such nodes.
 Result<int64_t> deliverable_gpus(StoreTx& tx, const std::string& supplier_id, const MarketBook& k);
+
+// What a tenant can resell in a node book (docs/market.md#resale): the nodes of that size its market
+// reservations for exactly that window hold, less its open resale sells there; of one supplier
+// (`supplier_id` given, or the only one it holds from: else kInvalid naming `supplier`).
+struct ResaleHolding {
+  std::string supplier_id;
+  int64_t nodes = 0;
+};
+Result<ResaleHolding> resalable_nodes(StoreTx& tx, const std::string& tenant_id, const std::string& supplier_id,
+                                      const MarketBook& k);
 
 // Settles new trades (not yet inserted): each gets its reservation and commitment and, on the
 // trade, state "settled" (or "defaulted" when none of it could be delivered) and a `settlement`

@@ -206,6 +206,7 @@ Status add_contract_groups(StoreReader& store, Builder& b, const Record& tenant,
         cm.price = m.price_per_gpu_hour->micros();
         cm.trade = m.trade;
         cm.defaults = m.defaults;
+        cm.resales = m.resales;
       }
       g.in.commitments.push_back(std::move(cm));
     }

@@ -23,8 +23,11 @@ Result<std::vector<Record>> trades_holding(StoreTx& tx, const Record& node) {
   if (!all) return all.error();
   std::vector<Record> out;
   for (Record& t : *all) {
-    const json& ids = t.body.value("settlement", json::object()).value("node_ids", json::array());
-    if (std::find(ids.begin(), ids.end(), node.id) != ids.end()) out.push_back(std::move(t));
+    const json& st = t.body.value("settlement", json::object());
+    const json& ids = st.value("node_ids", json::array());
+    const json& resold = st.value("resold_node_ids", json::array());  // no longer its holder's to miss
+    if (std::find(ids.begin(), ids.end(), node.id) != ids.end() && std::find(resold.begin(), resold.end(), node.id) == resold.end())
+      out.push_back(std::move(t));
   }
   return out;
 }
