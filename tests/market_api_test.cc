@@ -40,6 +40,20 @@ std::pair<std::string, std::string> tomorrow_morning() {
   return {format_rfc3339(start), format_rfc3339(start + 8 * 3'600'000LL)};
 }
 
+// Supplier dc with these 8-GPU nodes (cn-east) and the offer that sells them, tenants acme and
+// beta, and tomorrow morning's CNY book of H100s; acme_member is not made.
+Market dc_world(ServerProcess& s, std::initializer_list<const char*> nodes) {
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  for (const char* n : nodes) expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", n)), n);
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
+  acme_and_beta(s);
+  const auto [starts, ends] = tomorrow_morning();
+  return Market{s, "?gpu_model=h100-sxm5-80gb&region=cn-east&starts_at=" + starts + "&ends_at=" + ends + "&currency=CNY",
+                json{{"gpu_model", "h100-sxm5-80gb"}, {"region", "cn-east"}, {"starts_at", starts}, {"ends_at", ends}, {"currency", "CNY"}},
+                make_user_token(s, "dc-ops", "supplier", "", "dc"), make_user_token(s, "acme-admin", "tenant_admin", "acme"),
+                make_user_token(s, "beta-admin", "tenant_admin", "beta"), ""};
+}
+
 TEST(MarketApi, OrdersMatchAtTheRestingPriceAndTheBookIsPublicWithoutIdentities) {
   ServerProcess s;
   expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
@@ -216,15 +230,7 @@ TEST(MarketApi, OrdersMatchAtTheRestingPriceAndTheBookIsPublicWithoutIdentities)
 // fill all of it — by a later order resting beside it, or by an order cancelled out of its way.
 TEST(MarketApi, AllOrNoneOrdersTradeWholeEvenAfterResting) {
   ServerProcess s;
-  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
-  for (const char* n : {"gpn1", "gpn2", "gpn3", "gpn4"}) expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", n)), n);
-  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
-  acme_and_beta(s);
-  const auto [starts, ends] = tomorrow_morning();
-  Market m{s, "?gpu_model=h100-sxm5-80gb&region=cn-east&starts_at=" + starts + "&ends_at=" + ends + "&currency=CNY",
-           json{{"gpu_model", "h100-sxm5-80gb"}, {"region", "cn-east"}, {"starts_at", starts}, {"ends_at", ends}, {"currency", "CNY"}},
-           make_user_token(s, "dc-ops", "supplier", "", "dc"), make_user_token(s, "acme-admin", "tenant_admin", "acme"),
-           make_user_token(s, "beta-admin", "tenant_admin", "beta"), ""};
+  Market m = dc_world(s, {"gpn1", "gpn2", "gpn3", "gpn4"});
   auto aon = [&](const std::string& side, int gpus, const std::string& price) {
     json o = m.order(side, gpus, price);
     o["all_or_none"] = true;
@@ -325,6 +331,46 @@ TEST(MarketApi, NodeBooksTradeWholeNodesOfTheirSize) {
   EXPECT_EQ(depth["asks"], (json{{{"price_per_gpu_hour", "16.00"}, {"gpus", 8}, {"orders", 1}, {"nodes", 1}}})) << depth.dump();
   EXPECT_TRUE(s.req("GET", "/api/v1/market/depth" + q, acme).body["asks"].empty());
   EXPECT_EQ(s.req("GET", "/api/v1/market/prints" + q + "&node_gpus=8", acme).body["prints"][0]["nodes"], 1);
+}
+
+// Replace: less at the same price keeps the order's place; a new price (or more) is cancel-replace —
+// the old order `replaced`, a new one matched at once; a sell cannot grow past what can be delivered.
+TEST(MarketApi, ReplaceKeepsThePlaceOnlyForLessAtTheSamePrice) {
+  ServerProcess s;
+  Market m = dc_world(s, {"gpn1", "gpn2", "gpn3"});
+  const std::string a = expect_2xx(m.place(m.dc, m.order("sell", 8, "20")), "a").body["id"];
+  const std::string b = expect_2xx(m.place(m.dc, m.order("sell", 8, "20")), "b").body["id"];
+  auto replace = [&](const std::string& token, const std::string& id, const json& body) {
+    return s.req("POST", "/api/v1/market-orders/" + id + "/replace", token, body);
+  };
+  // Less at the same price: the same order, still first.
+  Resp less = replace(m.dc, a, json{{"gpus", 4}});
+  ASSERT_EQ(less.status, 200) << less.describe();
+  EXPECT_EQ(less.body["id"], a);
+  EXPECT_EQ(less.body["remaining_gpus"], 4);
+  Resp take = m.place(m.acme, m.order("buy", 4, "20", "ioc"));
+  const json t = s.req("GET", "/api/v1/market-trades/" + take.body["trades"][0].get<std::string>(), m.acme).body;
+  EXPECT_EQ(t["sell_order"], a) << "it kept its place";
+  // A new price: cancel-replace, matched at once as a new order.
+  Resp moved = replace(m.dc, b, json{{"price_per_gpu_hour", "19"}});
+  ASSERT_EQ(moved.status, 200) << moved.describe();
+  EXPECT_NE(moved.body["id"], b);
+  EXPECT_EQ(moved.body["replaces"], b);
+  EXPECT_EQ(moved.body["price_per_gpu_hour"], "19.00");
+  const json old = s.req("GET", "/api/v1/market-orders/" + b, m.dc).body;
+  EXPECT_EQ(old["state"], "replaced");
+  EXPECT_EQ(old["replaced_by"], moved.body["id"]);
+  EXPECT_EQ(m.get("quote", m.beta)["ask"]["price_per_gpu_hour"], "19.00");
+  // Bad input names the field; not open: 409; not the owner's: 404; no more than it can deliver (one
+  // node is free, the other two are sold or offered).
+  EXPECT_NE(replace(m.dc, moved.body["id"], json{{"gpus", 0}}).reason_for("gpus"), "");
+  EXPECT_NE(replace(m.dc, moved.body["id"], json{{"price_per_gpu_hour", "-1"}}).reason_for("price_per_gpu_hour"), "");
+  EXPECT_EQ(replace(m.dc, b, json{{"gpus", 1}}).status, 409);
+  EXPECT_EQ(replace(m.acme, moved.body["id"], json{{"gpus", 1}}).status, 404);
+  Resp grow = replace(m.dc, moved.body["id"], json{{"gpus", 17}});
+  EXPECT_NE(grow.reason_for("gpus").find("can deliver"), std::string::npos) << grow.describe();
+  EXPECT_EQ(s.req("GET", "/api/v1/market-orders/" + moved.body["id"].get<std::string>(), m.dc).body["state"], "open")
+      << "a refused replace changes nothing";
 }
 
 // A spot book (its window starts within the hour) moves the seller's offers' spot price to its last

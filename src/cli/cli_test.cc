@@ -286,6 +286,13 @@ TEST_F(CliTest, MarketBuySellCancelAndReadABook) {
   api_.on("POST /api/v1/market-trades/mtr_1/default",
           {200, R"({"id":"mtr_1","state":"defaulted","settlement":{"contract":"market-dc-usd","commitment":"trade-mtr-1",)"
                 R"("defaults":[{"gpus":4}]}})"});
+  api_.on("POST /api/v1/market-orders/mko_2/replace",
+          {200, R"({"id":"mko_3","state":"open","price_per_gpu_hour":"2.05","remaining_gpus":6,"replaces":"mko_2"})"});
+  r = run({"market", "replace", "mko_2", "--price", "2.05", "--gpus", "6"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "order mko_3: open at 2.05, 6 GPUs left (replaces mko_2)\n");
+  EXPECT_EQ(json::parse(api_.requests().back().body), (json{{"price_per_gpu_hour", "2.05"}, {"gpus", 6}}));
+  EXPECT_EQ(run({"market", "replace", "mko_2"}).rc, 2);
   r = run({"market", "default", "mtr_1", "--gpus", "4", "--reason", "gpn1 failed"});
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.out, "trade mtr_1: defaulted, 1 default(s) on commitment trade-mtr-1 of contract market-dc-usd\n");

@@ -3,6 +3,7 @@
 //                    [--tif gtc|ioc|fok] [--all-or-none] [--idempotency-key K] [--tenant T | --supplier S]
 //   market quote|depth|prints --gpu-model M --region R --from T --to T --currency C
 //   market cancel ORDER
+//   market replace ORDER [--price P] [--gpus N | --nodes N]
 //   market default TRADE --reason R [--gpus N] [--from T]
 //   market index --gpu-model M --region R --currency C [--from T] [--to T]
 // Orders and trades are listed with `market-orders list` and `market-trades list`.
@@ -141,6 +142,40 @@ void add_cancel_verb(CLI::App& market, CliContext& ctx) {
   });
 }
 
+// `market replace ORDER [--price P] [--gpus N | --nodes N]`: a new limit and what is left of it.
+void add_replace_verb(CLI::App& market, CliContext& ctx) {
+  struct Opts {
+    std::string order, price;
+    int64_t gpus = 0, nodes = 0;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = market.add_subcommand("replace", "change an open order's price and what is left of it");
+  cmd->add_option("order", o->order, "order id")->required();
+  cmd->add_option("--price", o->price, "new limit price per GPU-hour");
+  auto* gpus = cmd->add_option("--gpus", o->gpus, "GPUs left (a book of GPUs)");
+  cmd->add_option("--nodes", o->nodes, "nodes left (a node book)")->excludes(gpus);
+  cmd->callback([&ctx, o] {
+    ctx.action = [&ctx, o]() -> int {
+      json body = json::object();
+      if (!o->price.empty()) body["price_per_gpu_hour"] = o->price;
+      if (o->gpus > 0) body["gpus"] = o->gpus;
+      if (o->nodes > 0) body["nodes"] = o->nodes;
+      if (body.empty()) return ctx.fail(Error::invalid("--price", "give --price, --gpus or --nodes"), kExitUsage);
+      int rc = kExitOk;
+      ApiClient* c = ctx.client(&rc);
+      if (!c) return rc;
+      auto r = c->post("/market-orders" + seg(o->order) + "/replace", body);
+      if (!r) return ctx.fail(r.error());
+      return ctx.emit(*r, [&](std::ostream& out) {
+        out << "order " << printable(r->value("id", "")) << ": " << printable(r->value("state", "")) << " at "
+            << printable(r->value("price_per_gpu_hour", "")) << ", " << r->value("remaining_gpus", int64_t{0}) << " GPUs left";
+        if (r->contains("replaces")) out << " (replaces " << printable(r->value("replaces", "")) << ")";
+        out << "\n";
+      });
+    };
+  });
+}
+
 // `market default TRADE --reason R [--gpus N] [--from T]`: the seller (or an operator) records
 // capacity of a settled trade it does not deliver (docs/market.md#defaults).
 void add_default_verb(CLI::App& market, CliContext& ctx) {
@@ -210,11 +245,12 @@ void add_index_verb(CLI::App& market, CliContext& ctx) {
 }  // namespace
 
 void add_market_commands(CLI::App& app, CliContext& ctx) {
-  CLI::App* market = app.add_subcommand("market", "the GPU-hour market: buy, sell, cancel, default, quote, depth, prints, index");
+  CLI::App* market = app.add_subcommand("market", "the GPU-hour market: buy, sell, cancel, replace, default, quote, depth, prints, index");
   market->require_subcommand(1);
   add_order_verb(*market, ctx, "buy");
   add_order_verb(*market, ctx, "sell");
   add_cancel_verb(*market, ctx);
+  add_replace_verb(*market, ctx);
   add_default_verb(*market, ctx);
   add_book_verb(*market, ctx, "quote", "a book's best bid and ask");
   add_book_verb(*market, ctx, "depth", "a book's price levels, best first");

@@ -385,6 +385,17 @@ Status set_spot_prices(App& app, const BookKey& k, const std::vector<Record>& tr
 
 // A new order, matched at once; *repeated when its idempotency key names an order the owner placed
 // with the same request (that order is answered as it is now; another request is a 422).
+// A new order, matched at once, inside the writer's transaction.
+Result<Record> create_order_in(App& app, const KindSpec& spec, const json& body, const Principal& p, StoreTx& tx) {
+  Matched m;
+  KindSpec once = spec;
+  once.build = [&](const json& b, const Principal& who, StoreTx& t, const Record*) { return build_order(app, b, who, t, m); };
+  once.after_create = [&](const Principal& who, const Record& r, StoreTx& t) -> Status {
+    return write_matched(app, m, key_of(m.order), r.id, who, t, r.created_at);
+  };
+  return create_in(app, once, body, p, tx);
+}
+
 Result<Record> place_order(App& app, const KindSpec& spec, const json& body, const Principal& p, bool* repeated) {
   *repeated = false;
   const std::string key = body.is_object() && body.value("idempotency_key", json()).is_string()
@@ -414,13 +425,7 @@ Result<Record> place_order(App& app, const KindSpec& spec, const json& body, con
         return ok_status();
       }
     }
-    Matched m;
-    KindSpec once = spec;
-    once.build = [&](const json& b, const Principal& who, StoreTx& t, const Record*) { return build_order(app, b, who, t, m); };
-    once.after_create = [&](const Principal& who, const Record& r, StoreTx& t) -> Status {
-      return write_matched(app, m, key_of(m.order), r.id, who, t, r.created_at);
-    };
-    auto r = create_in(app, once, body, p, tx);
+    auto r = create_order_in(app, spec, body, p, tx);
     if (!r) return r.error();
     out = std::move(*r);
     return ok_status();
@@ -441,6 +446,29 @@ void post_order(App& app, const KindSpec& spec, const httplib::Request& req, htt
   send_json(res, repeated ? 200 : 201, present(*out));
 }
 
+// Takes open order `cur` out of its book through the engine (an order out of the way may let a
+// resting all-or-none order fill whole: those trades are made here) and stores it as `state`.
+Result<Record> cancel_in(App& app, const Record& cur, const char* state, const std::string& reason, const Principal& p,
+                         StoreTx& tx) {
+  const TimeMs now = app.clock.now();
+  Record r = cur;
+  r.state = r.body["state"] = state;
+  r.body["reason"] = reason;
+  const BookKey k = key_of(cur.body);
+  auto resting = open_orders(tx, k);
+  if (!resting) return resting.error();
+  auto at = std::find_if(resting->begin(), resting->end(), [&](const Record& o) { return o.id == cur.id; });
+  if (at == resting->end()) return Error::make(Code::kInternal, "market order " + cur.id + " is open but not in its book");
+  OrderBook book = book_of(*resting);
+  std::vector<MarketFill> fills;
+  book.cancel(static_cast<uint64_t>(at - resting->begin()) + 1, fills);
+  Matched m;
+  if (auto s = record_fills(fills, *resting, nullptr, k, now, m); !s) return s.error();
+  if (auto s = store_change(tx, cur, r, p, state == std::string("cancelled") ? "cancel" : "replace", r.id, now); !s) return s.error();
+  if (auto s = write_matched(app, m, k, cur.id, p, tx, now); !s) return s.error();
+  return r;
+}
+
 // POST /api/v1/market-orders/{id}/cancel: what is left of an open order leaves the book.
 void cancel_order(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p) {
   auto rec = find_visible(app.store, spec, p, req.matches[1]);
@@ -453,23 +481,106 @@ void cancel_order(App& app, const KindSpec& spec, const httplib::Request& req, h
     if (!cur) return cur.error();
     if (cur->state != "open")
       return Error::make(Code::kConflict, Message("api.market.not_open").arg("order", cur->id).arg("state", cur->state));
+    auto r = cancel_in(app, *cur, "cancelled", "cancelled by its owner", p, tx);
+    if (!r) return r.error();
+    out = std::move(*r);
+    return ok_status();
+  });
+  if (!st) return send_problem(res, st.error(), req.path);
+  send_json(res, 200, present(out));
+}
+
+// POST /api/v1/market-orders/{id}/replace {price_per_gpu_hour?, gpus? | nodes?}: an open order's
+// new limit and what is left of it. The same price and less of it: the order keeps its place in
+// the queue (200 with it). Otherwise (and always for an all-or-none order) it is cancel-replace:
+// the order leaves the book as `replaced` (`replaced_by`), and a new order — its request with the
+// new price and quantity — is placed and matched at once (200 with the new order, `replaces`). A
+// sell may not grow beyond what its seller can deliver or hold (the new order's own checks).
+void replace_order(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p) {
+  auto rec = find_visible(app.store, spec, p, req.matches[1]);
+  if (!rec) return send_problem(res, rec.error(), req.path);
+  if (!in_scope(write_scope(p, spec.object_kind), p, *rec))
+    return send_problem(res, forbidden(Message("api.market.cancel_forbidden").arg("role", role_name(p.role))), req.path);
+  auto body = parse_body(req);
+  if (!body) return send_problem(res, body.error(), req.path);
+  Record out;
+  Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    auto cur = tx.get(spec.kind, rec->id);
+    if (!cur) return cur.error();
+    if (cur->state != "open")
+      return Error::make(Code::kConflict, Message("api.market.not_open").arg("order", cur->id).arg("state", cur->state));
     const TimeMs now = app.clock.now();
-    Record r = *cur;
-    r.state = r.body["state"] = "cancelled";
-    r.body["reason"] = "cancelled by its owner";
-    // Through the engine: an order out of the way may let a resting all-or-none order fill whole.
     const BookKey k = key_of(cur->body);
-    auto resting = open_orders(tx, k);
-    if (!resting) return resting.error();
-    auto at = std::find_if(resting->begin(), resting->end(), [&](const Record& o) { return o.id == cur->id; });
-    if (at == resting->end()) return Error::make(Code::kInternal, "market order " + cur->id + " is open but not in its book");
-    OrderBook book = book_of(*resting);
-    std::vector<MarketFill> fills;
-    book.cancel(static_cast<uint64_t>(at - resting->begin()) + 1, fills);
-    Matched m;
-    if (auto s = record_fills(fills, *resting, nullptr, k, now, m); !s) return s;
-    if (auto s = store_change(tx, *cur, r, p, "cancel", r.id, now); !s) return s;
-    if (auto s = write_matched(app, m, k, cur->id, p, tx, now); !s) return s;
+    const json& b = cur->body;
+    const int64_t old_left = b.at("remaining_gpus").get<int64_t>();
+    FieldErrors errs;
+    Fields f(*body, "", errs);
+    if (!f.valid_object()) return errs.to_error();
+    Money price(b.at("price_micros").get<int64_t>(), k.currency);
+    if (f.has("price_per_gpu_hour")) {
+      price = f.money("price_per_gpu_hour", k.currency);
+      if (price.micros() <= 0) f.error("price_per_gpu_hour", Message("api.market.price_positive"));
+    }
+    int64_t left = old_left;
+    if (k.node_gpus > 0) {
+      if (f.has("gpus")) f.error("gpus", Message("api.market.nodes_not_gpus"));
+      if (f.has("nodes")) left = f.integer("nodes", 1, kMaxOrderGpus / k.node_gpus) * k.node_gpus;
+    } else {
+      if (f.has("nodes")) f.error("nodes", Message("api.market.nodes_need_size"));
+      if (f.has("gpus")) left = f.integer("gpus", 1, kMaxOrderGpus);
+    }
+    f.finish();
+    if (!errs.empty()) return errs.to_error();
+
+    if (price.micros() == b.at("price_micros").get<int64_t>() && left <= old_left && !b.value("all_or_none", false)) {
+      // Less at the same price: in place, keeping its place (what is less may let an AON order fill).
+      auto resting = open_orders(tx, k);
+      if (!resting) return resting.error();
+      auto at = std::find_if(resting->begin(), resting->end(), [&](const Record& o) { return o.id == cur->id; });
+      if (at == resting->end()) return Error::make(Code::kInternal, "market order " + cur->id + " is open but not in its book");
+      OrderBook book = book_of(*resting);
+      std::vector<MarketFill> fills;
+      if (!book.replace(static_cast<uint64_t>(at - resting->begin()) + 1, price.micros(), left / k.unit(), fills))
+        return Error::make(Code::kInternal, "market order " + cur->id + " could not be replaced");
+      at->body["remaining_gpus"] = left;
+      at->body["gpus"] = at->body.at("filled_gpus").get<int64_t>() + left;
+      if (k.node_gpus > 0) at->body["nodes"] = at->body["gpus"].get<int64_t>() / k.node_gpus;
+      Matched m;
+      if (auto s = record_fills(fills, *resting, nullptr, k, now, m); !s) return s;
+      auto mine = std::find_if(m.makers.begin(), m.makers.end(), [&](const Record& x) { return x.id == cur->id; });
+      Record r = mine == m.makers.end() ? *at : *mine;
+      if (mine != m.makers.end()) m.makers.erase(mine);
+      if (auto s = store_change(tx, *cur, r, p, "replace", cur->id, now); !s) return s;
+      if (auto s = write_matched(app, m, k, cur->id, p, tx, now); !s) return s;
+      out = std::move(r);
+      return ok_status();
+    }
+    // Cancel-replace: the old order out, a new one in, in this one transaction.
+    auto old = cancel_in(app, *cur, "replaced", "replaced by its owner", p, tx);
+    if (!old) return old.error();
+    json next = b.value("request", json::object());
+    next.erase("idempotency_key");
+    next["price_per_gpu_hour"] = price.amount_string();
+    next.erase("gpus");
+    next.erase("nodes");
+    if (k.node_gpus > 0) next["nodes"] = left / k.node_gpus;
+    else next["gpus"] = left;
+    if (p.is_operator()) {  // an operator names whose order it is, as when placing one
+      if (!b.value("tenant_id", "").empty()) next["tenant"] = b["tenant_id"];
+      else next["supplier"] = b.value("supplier_id", "");
+    }
+    auto placed = create_order_in(app, spec, next, p, tx);
+    if (!placed) return placed.error();
+    Record was = *old;
+    was.body["replaced_by"] = placed->id;
+    auto stored = tx.get(spec.kind, was.id);
+    if (!stored) return stored.error();
+    if (auto s = store_change(tx, *stored, was, p, "replace", placed->id, now); !s) return s;
+    Record r = *placed;
+    r.body["replaces"] = cur->id;
+    auto stored_new = tx.get(spec.kind, r.id);
+    if (!stored_new) return stored_new.error();
+    if (auto s = store_change(tx, *stored_new, r, p, "replace", cur->id, now); !s) return s;
     out = std::move(r);
     return ok_status();
   });
@@ -665,7 +776,7 @@ void register_market_routes(App& app, Router& srv) {
   orders.object_kind = ObjectKind::kMarketOrder;
   orders.filters = {{"tenant", "tenant_id"}, {"supplier", "supplier_id"}, {"gpu_model", "gpu_model"}, {"region", "region"},
                     {"state", "state"}};
-  orders.filter_values["state"] = {"open", "filled", "cancelled"};
+  orders.filter_values["state"] = {"open", "filled", "cancelled", "replaced"};
   orders.updatable = orders.deletable = false;  // cancel (POST …/cancel); an order is never edited
   orders.build = [](const json&, const Principal&, StoreTx&, const Record*) -> Result<Built> {
     return Error::make(Code::kInternal, "market orders are created by POST /api/v1/market-orders");
@@ -682,6 +793,7 @@ void register_market_routes(App& app, Router& srv) {
   orders.create_elsewhere = true;
   register_crud(app, srv, orders);
   item_route(app, srv, "POST", "market-orders", "cancel", cancel_order);
+  item_route(app, srv, "POST", "market-orders", "replace", replace_order);
 }
 
 }  // namespace gpurent

@@ -128,7 +128,7 @@ const std::set<Op> kServerRoutes = {
     {"DELETE", "/api/v1/poc-runs/{ref}"}, {"POST", "/api/v1/poc-runs/{ref}/results"}, {"GET", "/api/v1/poc-runs/{ref}/report"},
     // the market (market.cc)
     {"GET", "/api/v1/market-orders"}, {"POST", "/api/v1/market-orders"}, {"GET", "/api/v1/market-orders/{ref}"},
-    {"POST", "/api/v1/market-orders/{ref}/cancel"}, {"GET", "/api/v1/market-trades"}, {"GET", "/api/v1/market-trades/{ref}"},
+    {"POST", "/api/v1/market-orders/{ref}/cancel"}, {"POST", "/api/v1/market-orders/{ref}/replace"}, {"GET", "/api/v1/market-trades"}, {"GET", "/api/v1/market-trades/{ref}"},
     {"POST", "/api/v1/market-trades/{ref}/default"},
     {"GET", "/api/v1/market/quote"}, {"GET", "/api/v1/market/depth"}, {"GET", "/api/v1/market/prints"},
     {"GET", "/api/v1/market/index"},
