@@ -2,6 +2,7 @@
 
 #include "model/record_codec.h"
 
+#include <algorithm>
 #include <set>
 
 namespace gpurent {
@@ -15,6 +16,14 @@ int64_t most_defaulted(const std::vector<CommitmentDefault>& defaults) {
     most = std::max(most, n);
   }
   return most;
+}
+
+int64_t most_withheld_from(const ContractCommitment& m, TimeMs from) {
+  std::vector<CommitmentDefault> all = m.defaults;
+  for (const auto& x : m.resales) all.push_back({x.gpus, x.from, x.to, "", ""});
+  for (auto& x : all) x.from = std::max(x.from, from);
+  all.erase(std::remove_if(all.begin(), all.end(), [](const auto& x) { return x.to <= x.from; }), all.end());
+  return most_defaulted(all);
 }
 
 std::vector<CommitmentDefault> read_commitment_defaults(Fields& f, int64_t gpus, TimeMs start, TimeMs end) {

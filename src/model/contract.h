@@ -102,6 +102,9 @@ struct Contract {
 // The most GPUs these defaults withhold at any one time (they may overlap; never more than the
 // commitment's GPUs).
 int64_t most_defaulted(const std::vector<CommitmentDefault>& defaults);
+// The most GPUs of a market commitment not at its holder's use at any one time from `from` on:
+// its defaults and its resales together.
+int64_t most_withheld_from(const ContractCommitment& m, TimeMs from);
 
 // Reads a market commitment's `defaults` (each inside [start, end), at most `gpus`); errors name
 // the field under f's path.

@@ -347,10 +347,7 @@ void post_default(App& app, const KindSpec& spec, const httplib::Request& req, h
     auto cm = std::find_if(c->commitments.begin(), c->commitments.end(), [&](const auto& m) { return m.trade == cur->id; });
     if (cm == c->commitments.end())
       return Error::make(Code::kConflict, Message("api.market.commitment_gone").arg("trade", cur->id).arg("contract", crec->name));
-    std::vector<CommitmentDefault> later = cm->defaults;  // what is already withheld from `from` on
-    for (auto& x : later) x.from = std::max(x.from, d.from);
-    later.erase(std::remove_if(later.begin(), later.end(), [](const auto& x) { return x.to <= x.from; }), later.end());
-    const int64_t left = cm->gpus - most_defaulted(later);
+    const int64_t left = cm->gpus - most_withheld_from(*cm, d.from);  // neither defaulted nor resold already
     d.gpus = asked.value_or(left);
     if (left <= 0 || d.gpus > left)
       return Error::invalid("gpus", Message("api.market.default_too_many").arg("gpus", std::to_string(d.gpus))

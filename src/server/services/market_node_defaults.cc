@@ -73,10 +73,7 @@ Status market_node_down(StoreTx& tx, const std::string& node_id, const std::stri
     auto st = edit_defaults(tx, t, now, "node " + node->name + " down", [&](ContractCommitment& cm, json& list) {
       for (const auto& d : cm.defaults)
         if (d.node == node_id && d.from <= now && now < d.to) return false;  // already recorded
-      std::vector<CommitmentDefault> later = cm.defaults;
-      for (auto& x : later) x.from = std::max(x.from, now);
-      later.erase(std::remove_if(later.begin(), later.end(), [](const auto& x) { return x.to <= x.from; }), later.end());
-      const int64_t gpus = std::min(node_gpus, cm.gpus - most_defaulted(later));
+      const int64_t gpus = std::min(node_gpus, cm.gpus - most_withheld_from(cm, now));
       if (gpus <= 0) return false;
       CommitmentDefault d{gpus, now, *end, reason, node_id};
       cm.defaults.push_back(d);
