@@ -261,7 +261,7 @@ TEST(MarketSettlement, ANodeOutOfServiceDuringTheWindowIsADefaultUntilItIsBack) 
 // is credited the proceeds, and no longer has the node (nor its defaults).
 TEST(MarketSettlement, ATenantResellsAWholeNodeItHolds) {
   ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
-  world(s, {"gpn1", "gpn2"});
+  world(s, {"gpn1", "gpn2", "gpn3"});
   const std::string dc = make_user_token(s, "dc-ops", "supplier", "", "dc");
   const std::string acme = make_user_token(s, "acme-admin", "tenant_admin", "acme");
   const std::string beta = make_user_token(s, "beta-admin", "tenant_admin", "beta");
@@ -324,6 +324,15 @@ TEST(MarketSettlement, ATenantResellsAWholeNodeItHolds) {
   expect_2xx(s.admin("PUT", "/api/v1/nodes/" + moved, down), "node down");
   wait_for(s, "/api/v1/market-trades/" + t2["id"].get<std::string>(), [](const json& j) { return j["settlement"]["defaults"].size() == 1; });
   EXPECT_TRUE(s.admin("GET", "/api/v1/market-trades/" + t1).body["settlement"]["defaults"].empty());
+
+  // Whole nodes bought in the book of GPUs are resold in the node book too: beta's 8 GPUs (gpn3
+  // whole) and its node from acme make two.
+  json gpu_sell = order(this_hour, 2, "sell", 8, "11.00");
+  expect_2xx(s.req("POST", "/api/v1/market-orders", dc, gpu_sell), "sell 8 GPUs");
+  json gpu_buy = order(this_hour, 2, "buy", 8, "11.00");
+  expect_2xx(s.req("POST", "/api/v1/market-orders", beta, gpu_buy), "beta buys 8 GPUs");
+  EXPECT_NE(s.req("POST", "/api/v1/market-orders", beta, nodes("sell", 3, "12")).reason_for("nodes").find("holds 2 more"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -149,8 +149,9 @@ Result<std::vector<Held>> held_nodes(StoreTx& tx, const std::string& tenant_id, 
   std::vector<Held> out;
   for (Record& t : *trades) {
     if (!supplier_id.empty() && t.supplier_id != supplier_id) continue;
+    const int64_t bought_in = t.body.value("node_gpus", int64_t{0});
     if (t.body.value("starts_at", "") != format_rfc3339(k.starts_at) || t.body.value("ends_at", "") != format_rfc3339(k.ends_at) ||
-        t.body.value("currency", "") != currency_code(k.currency) || t.body.value("node_gpus", int64_t{0}) != k.node_gpus)
+        t.body.value("currency", "") != currency_code(k.currency) || (bought_in != 0 && bought_in != k.node_gpus))
       continue;
     const json& st = t.body.value("settlement", json::object());
     if (!st.value("reservation_id", json()).is_string()) continue;
@@ -159,8 +160,22 @@ Result<std::vector<Held>> held_nodes(StoreTx& tx, const std::string& tenant_id, 
       if (r.error().code == Code::kNotFound) continue;
       return r.error();
     }
+    // Bought in a book of GPUs: resold only when it bought its nodes whole (a part-node trade holds
+    // a whole node it did not wholly buy), and only its nodes of this size.
+    std::map<std::string, int64_t> size;
+    int64_t held_gpus = 0;
+    for (const auto& id : st.value("node_ids", json::array())) {
+      auto n = tx.get("nodes", id.get<std::string>());
+      if (!n && n.error().code != Code::kNotFound) return n.error();
+      const int64_t g = n && n->body.contains("gpus") && n->body["gpus"].is_array() ? static_cast<int64_t>(n->body["gpus"].size()) : 0;
+      size[id.get<std::string>()] = g;  // a node since removed holds nothing
+      held_gpus += g;
+    }
+    if (bought_in == 0 && held_gpus != t.body.value("gpus", int64_t{0})) continue;
     Held h{std::move(t), {}};
-    for (const auto& id : r->body.value("node_ids", json::array())) h.nodes.push_back(id.get<std::string>());
+    for (const auto& id : r->body.value("node_ids", json::array()))
+      if (auto it = size.find(id.get<std::string>()); it != size.end() && it->second == k.node_gpus)
+        h.nodes.push_back(id.get<std::string>());
     if (!h.nodes.empty()) out.push_back(std::move(h));
   }
   return out;
