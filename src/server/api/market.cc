@@ -446,6 +446,42 @@ void post_order(App& app, const KindSpec& spec, const httplib::Request& req, htt
   send_json(res, repeated ? 200 : 201, present(*out));
 }
 
+// An order a write names (…/{id}/cancel, …/replace): visible to p and within p's write scope.
+Result<Record> writable_order(App& app, const KindSpec& spec, const httplib::Request& req, const Principal& p) {
+  auto rec = find_visible(app.store, spec, p, req.matches[1]);
+  if (!rec) return rec.error();
+  if (!in_scope(write_scope(p, spec.object_kind), p, *rec))
+    return forbidden(Message("api.market.cancel_forbidden").arg("role", role_name(p.role)));
+  return rec;
+}
+
+// The order as stored now, inside the writer's transaction; 409 unless it is open.
+Result<Record> open_order(StoreTx& tx, const KindSpec& spec, const std::string& id) {
+  auto cur = tx.get(spec.kind, id);
+  if (!cur) return cur.error();
+  if (cur->state != "open")
+    return Error::make(Code::kConflict, Message("api.market.not_open").arg("order", cur->id).arg("state", cur->state));
+  return cur;
+}
+
+// Open order `cur`'s book restored from the store, and the order's engine id in it.
+struct BookAt {
+  std::vector<Record> resting;
+  OrderBook book;
+  uint64_t id = 0;
+};
+Result<BookAt> book_at(StoreTx& tx, const Record& cur) {
+  auto resting = open_orders(tx, key_of(cur.body));
+  if (!resting) return resting.error();
+  auto at = std::find_if(resting->begin(), resting->end(), [&](const Record& o) { return o.id == cur.id; });
+  if (at == resting->end()) return Error::make(Code::kInternal, "market order " + cur.id + " is open but not in its book");
+  BookAt out;
+  out.id = static_cast<uint64_t>(at - resting->begin()) + 1;
+  out.book = book_of(*resting);
+  out.resting = std::move(*resting);
+  return out;
+}
+
 // Takes open order `cur` out of its book through the engine (an order out of the way may let a
 // resting all-or-none order fill whole: those trades are made here) and stores it as `state`.
 Result<Record> cancel_in(App& app, const Record& cur, const char* state, const std::string& reason, const Principal& p,
@@ -455,15 +491,12 @@ Result<Record> cancel_in(App& app, const Record& cur, const char* state, const s
   r.state = r.body["state"] = state;
   r.body["reason"] = reason;
   const BookKey k = key_of(cur.body);
-  auto resting = open_orders(tx, k);
-  if (!resting) return resting.error();
-  auto at = std::find_if(resting->begin(), resting->end(), [&](const Record& o) { return o.id == cur.id; });
-  if (at == resting->end()) return Error::make(Code::kInternal, "market order " + cur.id + " is open but not in its book");
-  OrderBook book = book_of(*resting);
+  auto b = book_at(tx, cur);
+  if (!b) return b.error();
   std::vector<MarketFill> fills;
-  book.cancel(static_cast<uint64_t>(at - resting->begin()) + 1, fills);
+  b->book.cancel(b->id, fills);
   Matched m;
-  if (auto s = record_fills(fills, *resting, nullptr, k, now, m); !s) return s.error();
+  if (auto s = record_fills(fills, b->resting, nullptr, k, now, m); !s) return s.error();
   if (auto s = store_change(tx, cur, r, p, state == std::string("cancelled") ? "cancel" : "replace", r.id, now); !s) return s.error();
   if (auto s = write_matched(app, m, k, cur.id, p, tx, now); !s) return s.error();
   return r;
@@ -471,16 +504,12 @@ Result<Record> cancel_in(App& app, const Record& cur, const char* state, const s
 
 // POST /api/v1/market-orders/{id}/cancel: what is left of an open order leaves the book.
 void cancel_order(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p) {
-  auto rec = find_visible(app.store, spec, p, req.matches[1]);
+  auto rec = writable_order(app, spec, req, p);
   if (!rec) return send_problem(res, rec.error(), req.path);
-  if (!in_scope(write_scope(p, spec.object_kind), p, *rec))
-    return send_problem(res, forbidden(Message("api.market.cancel_forbidden").arg("role", role_name(p.role))), req.path);
   Record out;
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
-    auto cur = tx.get(spec.kind, rec->id);
+    auto cur = open_order(tx, spec, rec->id);
     if (!cur) return cur.error();
-    if (cur->state != "open")
-      return Error::make(Code::kConflict, Message("api.market.not_open").arg("order", cur->id).arg("state", cur->state));
     auto r = cancel_in(app, *cur, "cancelled", "cancelled by its owner", p, tx);
     if (!r) return r.error();
     out = std::move(*r);
@@ -497,18 +526,14 @@ void cancel_order(App& app, const KindSpec& spec, const httplib::Request& req, h
 // new price and quantity — is placed and matched at once (200 with the new order, `replaces`). A
 // sell may not grow beyond what its seller can deliver or hold (the new order's own checks).
 void replace_order(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p) {
-  auto rec = find_visible(app.store, spec, p, req.matches[1]);
+  auto rec = writable_order(app, spec, req, p);
   if (!rec) return send_problem(res, rec.error(), req.path);
-  if (!in_scope(write_scope(p, spec.object_kind), p, *rec))
-    return send_problem(res, forbidden(Message("api.market.cancel_forbidden").arg("role", role_name(p.role))), req.path);
   auto body = parse_body(req);
   if (!body) return send_problem(res, body.error(), req.path);
   Record out;
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
-    auto cur = tx.get(spec.kind, rec->id);
+    auto cur = open_order(tx, spec, rec->id);
     if (!cur) return cur.error();
-    if (cur->state != "open")
-      return Error::make(Code::kConflict, Message("api.market.not_open").arg("order", cur->id).arg("state", cur->state));
     const TimeMs now = app.clock.now();
     const BookKey k = key_of(cur->body);
     const json& b = cur->body;
@@ -534,21 +559,19 @@ void replace_order(App& app, const KindSpec& spec, const httplib::Request& req, 
 
     if (price.micros() == b.at("price_micros").get<int64_t>() && left <= old_left && !b.value("all_or_none", false)) {
       // Less at the same price: in place, keeping its place (what is less may let an AON order fill).
-      auto resting = open_orders(tx, k);
-      if (!resting) return resting.error();
-      auto at = std::find_if(resting->begin(), resting->end(), [&](const Record& o) { return o.id == cur->id; });
-      if (at == resting->end()) return Error::make(Code::kInternal, "market order " + cur->id + " is open but not in its book");
-      OrderBook book = book_of(*resting);
+      auto bk = book_at(tx, *cur);
+      if (!bk) return bk.error();
       std::vector<MarketFill> fills;
-      if (!book.replace(static_cast<uint64_t>(at - resting->begin()) + 1, price.micros(), left / k.unit(), fills))
+      if (!bk->book.replace(bk->id, price.micros(), left / k.unit(), fills))
         return Error::make(Code::kInternal, "market order " + cur->id + " could not be replaced");
-      at->body["remaining_gpus"] = left;
-      at->body["gpus"] = at->body.at("filled_gpus").get<int64_t>() + left;
-      if (k.node_gpus > 0) at->body["nodes"] = at->body["gpus"].get<int64_t>() / k.node_gpus;
+      json& nb = bk->resting[bk->id - 1].body;  // the order as replaced, before its fills
+      nb["remaining_gpus"] = left;
+      nb["gpus"] = nb.at("filled_gpus").get<int64_t>() + left;
+      if (k.node_gpus > 0) nb["nodes"] = nb["gpus"].get<int64_t>() / k.node_gpus;
       Matched m;
-      if (auto s = record_fills(fills, *resting, nullptr, k, now, m); !s) return s;
+      if (auto s = record_fills(fills, bk->resting, nullptr, k, now, m); !s) return s;
       auto mine = std::find_if(m.makers.begin(), m.makers.end(), [&](const Record& x) { return x.id == cur->id; });
-      Record r = mine == m.makers.end() ? *at : *mine;
+      Record r = mine == m.makers.end() ? bk->resting[bk->id - 1] : *mine;
       if (mine != m.makers.end()) m.makers.erase(mine);
       if (auto s = store_change(tx, *cur, r, p, "replace", cur->id, now); !s) return s;
       if (auto s = write_matched(app, m, k, cur->id, p, tx, now); !s) return s;
