@@ -5,6 +5,9 @@
 // order and the book after the restart is the book before.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <random>
 #include <string>
 
 #include "core/clock.h"
@@ -408,6 +411,124 @@ TEST(MarketApi, SpotFillsSetTheOffersSpotPrice) {
   Resp buy = s.req("POST", "/api/v1/market-orders", acme, order(this_hour, "buy", "20"));
   EXPECT_EQ(buy.body["state"], "filled") << buy.describe();
   EXPECT_EQ(spot_prices().size(), 1u);
+}
+
+// The books held in memory (market_books.h) are the stored books after every change: a random run
+// of orders (GTC, IOC, FOK, all-or-none), cancels and replaces, with depth (served from the copy)
+// compared with the stored open orders after each step, a kill -9 in the middle (the restarted
+// server reads the store), and at the end every order's fills are its trades.
+TEST(MarketApi, TheBookInMemoryIsTheStoredBookAfterEveryChange) {
+  ServerProcess s;
+  std::vector<std::string> node_names;
+  for (int i = 1; i <= 12; ++i) node_names.push_back("gpn" + std::to_string(i));
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  for (const std::string& n : node_names) expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", n)), n);
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
+  acme_and_beta(s);
+  const auto [starts, ends] = tomorrow_morning();
+  const json book = {{"gpu_model", "h100-sxm5-80gb"}, {"region", "cn-east"}, {"starts_at", starts}, {"ends_at", ends}, {"currency", "CNY"}};
+  const std::string query = "?gpu_model=h100-sxm5-80gb&region=cn-east&starts_at=" + starts + "&ends_at=" + ends + "&currency=CNY";
+  const std::vector<std::string> tokens = {make_user_token(s, "dc-ops", "supplier", "", "dc"),
+                                           make_user_token(s, "acme-admin", "tenant_admin", "acme"),
+                                           make_user_token(s, "beta-admin", "tenant_admin", "beta")};
+
+  auto open_orders = [&] {
+    return expect_2xx(s.admin("GET", "/api/v1/market-orders?state=open&limit=1000"), "open orders").body["items"];
+  };
+  // Depth as the stored open orders make it: levels by price, best first, 20 at most.
+  auto stored_depth = [&](const json& open, const char* side) {
+    std::map<int64_t, std::pair<int64_t, int64_t>> levels;  // price -> (GPUs, orders)
+    for (const json& o : open)
+      if (o["side"] == side) {
+        auto& l = levels[micros(o["price_per_gpu_hour"])];
+        l.first += o["remaining_gpus"].get<int64_t>();
+        l.second += 1;
+      }
+    std::vector<std::pair<int64_t, std::pair<int64_t, int64_t>>> v(levels.begin(), levels.end());
+    if (std::string(side) == "buy") std::reverse(v.begin(), v.end());
+    json out = json::array();
+    for (size_t i = 0; i < v.size() && i < 20; ++i)
+      out.push_back({v[i].first, v[i].second.first, v[i].second.second});
+    return out;
+  };
+  auto served_depth = [&](const json& levels) {
+    json out = json::array();
+    for (const json& l : levels) out.push_back({micros(l["price_per_gpu_hour"]), l["gpus"], l["orders"]});
+    return out;
+  };
+  auto check = [&](const std::string& step) {
+    const json open = open_orders();
+    const json depth = s.req("GET", "/api/v1/market/depth" + query, tokens[1]).body;
+    ASSERT_EQ(served_depth(depth["bids"]), stored_depth(open, "buy")) << step;
+    ASSERT_EQ(served_depth(depth["asks"]), stored_depth(open, "sell")) << step;
+  };
+
+  std::mt19937 rng(20261205);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int placed = 0, cancelled = 0, replaced = 0;
+  for (int step = 0; step < 160; ++step) {
+    if (step == 80) s.kill9(), s.start(), check("after the restart");
+    const int what = pick(0, 9);
+    const json open = open_orders();
+    if (what >= 8 && !open.empty()) {  // the operator cancels or replaces someone's open order
+      const json& o = open[static_cast<size_t>(pick(0, static_cast<int>(open.size()) - 1))];
+      const std::string path = "/api/v1/market-orders/" + o["id"].get<std::string>();
+      if (what == 8) {
+        Resp r = s.admin("POST", path + "/cancel", json::object());
+        ASSERT_EQ(r.status, 200) << r.describe();
+        ++cancelled;
+      } else {
+        json change = {{"price_per_gpu_hour", std::to_string(pick(17, 22)) + ".50"}};
+        if (pick(0, 1)) change = {{"gpus", std::max<int64_t>(1, o["remaining_gpus"].get<int64_t>() - 1)}};
+        Resp r = s.admin("POST", path + "/replace", change);
+        // A sell at a new price is a new sell order: refused whole (the old one stays) when a
+        // part-node trade's reservation keeps the seller from offering its rest again.
+        if (o["side"] == "sell" && r.status == 422 && r.reason_for("gpus").find("can deliver") != std::string::npos) {
+          ASSERT_EQ(s.admin("GET", path).body["state"], "open");
+        } else {
+          ASSERT_EQ(r.status, 200) << r.describe();
+          ++replaced;
+        }
+      }
+    } else {
+      const bool sell = pick(0, 2) == 0;
+      json o = book;
+      o["side"] = sell ? "sell" : "buy";
+      o["gpus"] = pick(1, 4);
+      o["price_per_gpu_hour"] = std::to_string(pick(17, 21)) + "." + std::to_string(pick(0, 3) * 25).substr(0, 2);
+      const char* tifs[] = {"gtc", "gtc", "gtc", "ioc", "fok"};
+      o["time_in_force"] = tifs[pick(0, 4)];
+      o["all_or_none"] = pick(0, 4) == 0;
+      Resp r = s.req("POST", "/api/v1/market-orders", tokens[sell ? 0 : static_cast<size_t>(pick(1, 2))], o);
+      if (sell && r.status == 422) continue;  // the supplier can deliver no more
+      ASSERT_EQ(r.status, 201) << r.describe();
+      ++placed;
+    }
+    check("step " + std::to_string(step));
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  EXPECT_GT(placed, 80);
+  EXPECT_GT(cancelled + replaced, 10);
+
+  // Every order's fills are its trades; the book left is not crossed unless by all-or-none orders.
+  std::map<std::string, int64_t> from_trades;
+  for (const std::string& id : list_ids(s, "/api/v1/market-trades", s.admin_token())) {
+    const json t = s.admin("GET", "/api/v1/market-trades/" + id).body;
+    from_trades[t["buy_order"].get<std::string>()] += t["gpus"].get<int64_t>();
+    from_trades[t["sell_order"].get<std::string>()] += t["gpus"].get<int64_t>();
+  }
+  EXPECT_FALSE(from_trades.empty());
+  for (const std::string& id : list_ids(s, "/api/v1/market-orders", s.admin_token())) {
+    const json o = s.admin("GET", "/api/v1/market-orders/" + id).body;
+    EXPECT_EQ(o["filled_gpus"].get<int64_t>(), from_trades.count(id) ? from_trades[id] : 0) << o.dump();
+    if (o["state"] == "open") EXPECT_EQ(o["filled_gpus"].get<int64_t>() + o["remaining_gpus"].get<int64_t>(), o["gpus"].get<int64_t>()) << o.dump();
+  }
+  int64_t bid = 0, ask = INT64_MAX;
+  for (const json& o : open_orders())
+    if (!o.value("all_or_none", false))
+      (o["side"] == "buy" ? bid : ask) = o["side"] == "buy" ? std::max(bid, micros(o["price_per_gpu_hour"]))
+                                                           : std::min(ask, micros(o["price_per_gpu_hour"]));
+  EXPECT_LT(bid, ask);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "io/files.h"
 #include "sched/sched_config.h"
 #include "server/api/app.h"
+#include "server/api/market_books.h"
 #include "server/services/bootstrap.h"
 #include "server/services/cost_firewall.h"
 #include "server/services/image_builder.h"
@@ -333,7 +334,9 @@ int run_server(const ServerOptions& opts) {
   ControlLoop loop(**store);
   Metrics metrics;
   std::map<std::string, KindSpec> kinds;
+  MarketBooks market_books;
   App app{{**store, *catalog, loop, clock, metrics, opts}, kinds};
+  app.market_books = &market_books;
 
   if (auto s = check_listen_policy(opts); !s) {
     std::cerr << "error: " << s.error().message << "\n";

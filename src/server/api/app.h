@@ -20,6 +20,7 @@ struct KindSpec;
 struct HttpStats;
 class RateLimiter;
 class LeaderLease;
+class MarketBooks;
 
 struct App : ServiceContext {
   std::map<std::string, KindSpec>& kinds;  // filled by register_crud
@@ -29,6 +30,8 @@ struct App : ServiceContext {
   // Several servers on one PostgreSQL database: this one's view of the leader lease (/readyz); null
   // on SQLite, where the one server does everything.
   const LeaderLease* leader = nullptr;
+  // The market's books kept in memory (market_books.h); null: read from the store every time.
+  MarketBooks* market_books = nullptr;
 };
 
 // An authenticated handler: called only when the bearer token is valid.

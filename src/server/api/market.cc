@@ -6,9 +6,11 @@
 // what their available nodes of that model in that region, not reserved then, can deliver beside
 // what they offer for overlapping windows); tenants' admins buy, and resell whole nodes they hold
 // in node books (market_settlement.h). The store is the truth: each order
-// is matched inside the single writer's transaction against its book rebuilt from the stored open
-// orders (market/order_book.h, price-time priority, the resting order's price), so an
-// acknowledged order or trade survives a kill -9 and the book after a restart is the book before.
+// is matched inside the single writer's transaction, its lane locked (market_books.h), against its
+// book's stored open orders (a copy kept in memory while the lane's stamp proves it current;
+// market/order_book.h, price-time priority, the resting order's price), so an acknowledged order or
+// trade survives a kill -9, the book after a restart is the book before, and several servers on
+// one database match a book one after another.
 // Each trade is settled in the same transaction (market_settlement.h): a reservation of the
 // seller's nodes and a commitment at the trade price in the buyer's contract. Not built (said so in
 // docs/market.md): resale of part of a node.
@@ -20,6 +22,7 @@
 #include "market/order_book.h"
 #include "market/price_index.h"
 #include "model/enums_supply.h"
+#include "server/api/market_books.h"
 #include "server/api/market_settlement.h"
 #include "server/api/resources.h"
 #include "server/http/http_util.h"
@@ -33,8 +36,9 @@ constexpr int64_t kMaxOrderGpus = 100'000;
 constexpr size_t kDepthLevels = 20;
 constexpr size_t kMaxPrints = 200;
 constexpr int64_t kMaxPriceMicros = int64_t{1'000'000} * 1'000'000;  // 1,000,000 per GPU-hour
-// Open orders one tenant or supplier may have: a book is rebuilt per order, so nobody may grow one
-// without bound to slow everyone else's orders.
+// Open orders one tenant or supplier may have: every order is matched against its whole book (held
+// in memory, read from the store after a restart or another server's write), so nobody may grow
+// one without bound to slow everyone else's orders.
 constexpr int64_t kMaxOpenOrdersPerOwner = 1000;
 
 constexpr EnumEntry<MarketSide> kSideNames[] = {{MarketSide::kBuy, "buy"}, {MarketSide::kSell, "sell"}};
@@ -95,17 +99,45 @@ Result<std::vector<Record>> open_orders(Reader& store, const BookKey& k) {
   std::vector<Record> out;
   for (Record& r : *all)
     if (key_of(r.body) == k) out.push_back(std::move(r));
-  std::sort(out.begin(), out.end(),
-            [](const Record& a, const Record& b) { return a.body.at("seq").get<int64_t>() < b.body.at("seq").get<int64_t>(); });
+  sort_by_seq(out);
+  return out;
+}
+
+// The book's name in MarketBooks.
+std::string book_name(const BookKey& k) {
+  return k.gpu_model + "|" + k.region + "|" + std::to_string(k.starts_at) + "|" + std::to_string(k.ends_at) + "|" +
+         currency_code(k.currency) + "|" + std::to_string(k.node_gpus);
+}
+
+// The book's open orders inside a market write (its lane locked): MarketBooks' copy when the lane's
+// stamp proves it current, else the store's.
+Result<OrderList> book_orders(BookTx& bt, const BookKey& k) {
+  if (auto s = bt.lock(k.gpu_model, k.region); !s) return s.error();
+  return bt.open_orders(
+      book_name(k), [k](const json& order) { return key_of(order) == k; },
+      [k](StoreTx& tx) { return open_orders(tx, k); });
+}
+
+// The book's open orders for market data: the copy at the lane's stamp a reader sees, else the store's.
+Result<OrderList> read_book_orders(App& app, const BookKey& k) {
+  if (app.market_books) {
+    auto stamp = market_lane_stamp(app.store, k.gpu_model, k.region);
+    if (!stamp) return stamp.error();
+    if (auto held = app.market_books->get(market_lane_id(k.gpu_model, k.region), *stamp, book_name(k))) return std::move(*held);
+  }
+  auto stored = open_orders(app.store, k);
+  if (!stored) return stored.error();
+  OrderList out;
+  for (Record& r : *stored) out.push_back(std::make_shared<const Record>(std::move(r)));
   return out;
 }
 
 // The book of these resting orders, restored as they are (a stored book has nothing left to
 // trade: every change ran through the engine): order i has engine id i + 1.
-OrderBook book_of(const std::vector<Record>& resting) {
+OrderBook book_of(const OrderList& resting) {
   OrderBook book;
   for (size_t i = 0; i < resting.size(); ++i) {
-    const json& b = resting[i].body;
+    const json& b = resting[i]->body;
     book.restore({i + 1, owner_of(b), enum_parse(kSideNames, b.at("side").get<std::string>()).value(),
                   b.at("price_micros").get<int64_t>(), b.at("remaining_gpus").get<int64_t>() / std::max<int64_t>(b.value("node_gpus", int64_t{1}), 1), TimeInForce::kGtc,
                   b.value("all_or_none", false)});
@@ -133,15 +165,15 @@ struct Matched {
 // The engine's fills as trades, and the resting orders they changed (into m.makers). Engine ids:
 // resting[i] is i + 1; `incoming` (id resting.size() + 1) is the new order's body, or null. A
 // fill may be between two resting orders (an all-or-none order that could now fill whole).
-Status record_fills(const std::vector<MarketFill>& fills, const std::vector<Record>& resting, const json* incoming,
+Status record_fills(const std::vector<MarketFill>& fills, const OrderList& resting, const json* incoming,
                     const BookKey& k, TimeMs now, Matched& m) {
   const uint64_t in_id = resting.size() + 1;
   auto maker_rec = [&](uint64_t id) -> Record& {  // the changed copy of resting order `id`
-    const Record& r = resting[id - 1];
+    const Record& r = *resting[id - 1];
     auto it = std::find_if(m.makers.begin(), m.makers.end(), [&](const Record& x) { return x.id == r.id; });
     return it == m.makers.end() ? m.makers.emplace_back(r) : *it;
   };
-  auto body_of = [&](uint64_t id) -> const json& { return id == in_id ? *incoming : resting[id - 1].body; };
+  auto body_of = [&](uint64_t id) -> const json& { return id == in_id ? *incoming : resting[id - 1]->body; };
   for (const MarketFill& fill : fills) {
     const int64_t gpus = fill.qty * k.unit();
     const json& mb = body_of(fill.maker);
@@ -160,7 +192,7 @@ Status record_fills(const std::vector<MarketFill>& fills, const std::vector<Reco
     const Money trade_price(fill.price, k.currency);
     auto amount = trade_price.mul_ratio(gpus * k.hours(), 1);
     if (!amount) return amount.error();
-    auto order_id = [&](uint64_t id) { return id == in_id ? std::string("(this)") : resting[id - 1].id; };
+    auto order_id = [&](uint64_t id) { return id == in_id ? std::string("(this)") : resting[id - 1]->id; };
     t.body = {{"gpu_model", k.gpu_model}, {"region", k.region}, {"starts_at", format_rfc3339(k.starts_at)},
               {"ends_at", format_rfc3339(k.ends_at)}, {"currency", currency_code(k.currency)},
               {"price_per_gpu_hour", trade_price.amount_string()}, {"gpus", gpus}, {"gpu_hours", gpus * k.hours()},
@@ -185,7 +217,8 @@ Status record_fills(const std::vector<MarketFill>& fills, const std::vector<Reco
 }
 
 // Validates a new order and matches it against its book (inside the writer's transaction).
-Result<Matched> match_new(App& app, const json& body, const Principal& p, StoreTx& tx) {
+Result<Matched> match_new(App& app, const json& body, const Principal& p, BookTx& bt) {
+  StoreTx& tx = bt.tx();
   if (!body.is_object()) return Error::invalid("", Message("field.object"));
   const TimeMs now = app.clock.now();
   FieldErrors errs;
@@ -213,6 +246,9 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, StoreT
     f.error("price_per_gpu_hour", Message("api.market.price_too_high").arg("max", Money(kMaxPriceMicros, k.currency).amount_string()));
   f.finish();
   if (!errs.empty()) return errs.to_error();
+  // From here on the lane is this transaction's: what the seller can deliver, the book and the
+  // settlement are read and written as if no other server were writing (market_books.h).
+  if (auto s = bt.lock(k.gpu_model, k.region); !s) return s.error();
 
   json order = order_request(body);
   order["request"] = order_request(body);  // as written: an idempotent retry must repeat it
@@ -288,7 +324,7 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, StoreT
   if (!seq) return seq.error();
   order["seq"] = *seq + 1;
 
-  auto resting = open_orders(tx, k);
+  auto resting = book_orders(bt, k);
   if (!resting) return resting.error();
   OrderBook book = book_of(*resting);
   std::vector<MarketFill> fills;
@@ -301,7 +337,7 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, StoreT
   for (const Record& t : out.trades)
     if (t.body["buy_order"] == "(this)" || t.body["sell_order"] == "(this)") trade_ids.push_back(t.id);
   for (uint64_t id : r.stp_cancelled) {  // cannot happen between a tenant and a supplier; kept exact
-    Record m = (*resting)[id - 1];
+    Record m = *(*resting)[id - 1];
     m.body["state"] = m.state = "cancelled";
     m.body["reason"] = "self-trade prevention";
     out.makers.push_back(std::move(m));
@@ -319,8 +355,8 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, StoreT
   return out;
 }
 
-Result<Built> build_order(App& app, const json& body, const Principal& p, StoreTx& tx, Matched& keep) {
-  auto m = match_new(app, body, p, tx);
+Result<Built> build_order(App& app, const json& body, const Principal& p, BookTx& bt, Matched& keep) {
+  auto m = match_new(app, body, p, bt);
   if (!m) return m.error();
   keep = std::move(*m);
   IndexCols idx;
@@ -386,14 +422,14 @@ Status set_spot_prices(App& app, const BookKey& k, const std::vector<Record>& tr
 // A new order, matched at once; *repeated when its idempotency key names an order the owner placed
 // with the same request (that order is answered as it is now; another request is a 422).
 // A new order, matched at once, inside the writer's transaction.
-Result<Record> create_order_in(App& app, const KindSpec& spec, const json& body, const Principal& p, StoreTx& tx) {
+Result<Record> create_order_in(App& app, const KindSpec& spec, const json& body, const Principal& p, BookTx& bt) {
   Matched m;
   KindSpec once = spec;
-  once.build = [&](const json& b, const Principal& who, StoreTx& t, const Record*) { return build_order(app, b, who, t, m); };
+  once.build = [&](const json& b, const Principal& who, StoreTx&, const Record*) { return build_order(app, b, who, bt, m); };
   once.after_create = [&](const Principal& who, const Record& r, StoreTx& t) -> Status {
     return write_matched(app, m, key_of(m.order), r.id, who, t, r.created_at);
   };
-  return create_in(app, once, body, p, tx);
+  return create_in(app, once, body, p, bt.tx());
 }
 
 Result<Record> place_order(App& app, const KindSpec& spec, const json& body, const Principal& p, bool* repeated) {
@@ -401,7 +437,10 @@ Result<Record> place_order(App& app, const KindSpec& spec, const json& body, con
   const std::string key = body.is_object() && body.value("idempotency_key", json()).is_string()
                               ? body["idempotency_key"].get<std::string>() : "";
   Record out;
-  Status st = app.loop.run([&](StoreTx& tx) -> Status {
+  std::unique_ptr<BookTx> bt;
+  Status st = app.loop.run([&](StoreTx& raw) -> Status {
+    bt = std::make_unique<BookTx>(app.market_books, raw);
+    StoreTx& tx = bt->tx();
     if (!key.empty()) {
       auto same = list_all(tx, "market-orders", {{"name", key}});
       if (!same) return same.error();
@@ -425,12 +464,13 @@ Result<Record> place_order(App& app, const KindSpec& spec, const json& body, con
         return ok_status();
       }
     }
-    auto r = create_order_in(app, spec, body, p, tx);
+    auto r = create_order_in(app, spec, body, p, *bt);
     if (!r) return r.error();
     out = std::move(*r);
     return ok_status();
   });
   if (!st) return st.error();
+  bt->committed();
   if (!*repeated) app.metrics.count_write(spec.kind, "create");
   return out;
 }
@@ -466,14 +506,14 @@ Result<Record> open_order(StoreTx& tx, const KindSpec& spec, const std::string& 
 
 // Open order `cur`'s book restored from the store, and the order's engine id in it.
 struct BookAt {
-  std::vector<Record> resting;
+  OrderList resting;
   OrderBook book;
   uint64_t id = 0;
 };
-Result<BookAt> book_at(StoreTx& tx, const Record& cur) {
-  auto resting = open_orders(tx, key_of(cur.body));
+Result<BookAt> book_at(BookTx& bt, const Record& cur) {
+  auto resting = book_orders(bt, key_of(cur.body));
   if (!resting) return resting.error();
-  auto at = std::find_if(resting->begin(), resting->end(), [&](const Record& o) { return o.id == cur.id; });
+  auto at = std::find_if(resting->begin(), resting->end(), [&](const auto& o) { return o->id == cur.id; });
   if (at == resting->end()) return Error::make(Code::kInternal, "market order " + cur.id + " is open but not in its book");
   BookAt out;
   out.id = static_cast<uint64_t>(at - resting->begin()) + 1;
@@ -485,13 +525,14 @@ Result<BookAt> book_at(StoreTx& tx, const Record& cur) {
 // Takes open order `cur` out of its book through the engine (an order out of the way may let a
 // resting all-or-none order fill whole: those trades are made here) and stores it as `state`.
 Result<Record> cancel_in(App& app, const Record& cur, const char* state, const std::string& reason, const Principal& p,
-                         StoreTx& tx) {
+                         BookTx& bt) {
+  StoreTx& tx = bt.tx();
   const TimeMs now = app.clock.now();
   Record r = cur;
   r.state = r.body["state"] = state;
   r.body["reason"] = reason;
   const BookKey k = key_of(cur.body);
-  auto b = book_at(tx, cur);
+  auto b = book_at(bt, cur);
   if (!b) return b.error();
   std::vector<MarketFill> fills;
   b->book.cancel(b->id, fills);
@@ -507,15 +548,19 @@ void cancel_order(App& app, const KindSpec& spec, const httplib::Request& req, h
   auto rec = writable_order(app, spec, req, p);
   if (!rec) return send_problem(res, rec.error(), req.path);
   Record out;
-  Status st = app.loop.run([&](StoreTx& tx) -> Status {
-    auto cur = open_order(tx, spec, rec->id);
+  std::unique_ptr<BookTx> bt;
+  Status st = app.loop.run([&](StoreTx& raw) -> Status {
+    bt = std::make_unique<BookTx>(app.market_books, raw);
+    if (auto s = bt->lock(rec->gpu_model, rec->region); !s) return s;  // before the order is read
+    auto cur = open_order(bt->tx(), spec, rec->id);
     if (!cur) return cur.error();
-    auto r = cancel_in(app, *cur, "cancelled", "cancelled by its owner", p, tx);
+    auto r = cancel_in(app, *cur, "cancelled", "cancelled by its owner", p, *bt);
     if (!r) return r.error();
     out = std::move(*r);
     return ok_status();
   });
   if (!st) return send_problem(res, st.error(), req.path);
+  bt->committed();
   send_json(res, 200, present(out));
 }
 
@@ -531,7 +576,11 @@ void replace_order(App& app, const KindSpec& spec, const httplib::Request& req, 
   auto body = parse_body(req);
   if (!body) return send_problem(res, body.error(), req.path);
   Record out;
-  Status st = app.loop.run([&](StoreTx& tx) -> Status {
+  std::unique_ptr<BookTx> bt;
+  Status st = app.loop.run([&](StoreTx& raw) -> Status {
+    bt = std::make_unique<BookTx>(app.market_books, raw);
+    if (auto s = bt->lock(rec->gpu_model, rec->region); !s) return s;  // before the order is read
+    StoreTx& tx = bt->tx();
     auto cur = open_order(tx, spec, rec->id);
     if (!cur) return cur.error();
     const TimeMs now = app.clock.now();
@@ -559,19 +608,21 @@ void replace_order(App& app, const KindSpec& spec, const httplib::Request& req, 
 
     if (price.micros() == b.at("price_micros").get<int64_t>() && left <= old_left && !b.value("all_or_none", false)) {
       // Less at the same price: in place, keeping its place (what is less may let an AON order fill).
-      auto bk = book_at(tx, *cur);
+      auto bk = book_at(*bt, *cur);
       if (!bk) return bk.error();
       std::vector<MarketFill> fills;
       if (!bk->book.replace(bk->id, price.micros(), left / k.unit(), fills))
         return Error::make(Code::kInternal, "market order " + cur->id + " could not be replaced");
-      json& nb = bk->resting[bk->id - 1].body;  // the order as replaced, before its fills
+      auto replaced = std::make_shared<Record>(*bk->resting[bk->id - 1]);  // the order as replaced, before its fills
+      bk->resting[bk->id - 1] = replaced;
+      json& nb = replaced->body;
       nb["remaining_gpus"] = left;
       nb["gpus"] = nb.at("filled_gpus").get<int64_t>() + left;
       if (k.node_gpus > 0) nb["nodes"] = nb["gpus"].get<int64_t>() / k.node_gpus;
       Matched m;
       if (auto s = record_fills(fills, bk->resting, nullptr, k, now, m); !s) return s;
       auto mine = std::find_if(m.makers.begin(), m.makers.end(), [&](const Record& x) { return x.id == cur->id; });
-      Record r = mine == m.makers.end() ? bk->resting[bk->id - 1] : *mine;
+      Record r = mine == m.makers.end() ? *bk->resting[bk->id - 1] : *mine;
       if (mine != m.makers.end()) m.makers.erase(mine);
       if (auto s = store_change(tx, *cur, r, p, "replace", cur->id, now); !s) return s;
       if (auto s = write_matched(app, m, k, cur->id, p, tx, now); !s) return s;
@@ -579,7 +630,7 @@ void replace_order(App& app, const KindSpec& spec, const httplib::Request& req, 
       return ok_status();
     }
     // Cancel-replace: the old order out, a new one in, in this one transaction.
-    auto old = cancel_in(app, *cur, "replaced", "replaced by its owner", p, tx);
+    auto old = cancel_in(app, *cur, "replaced", "replaced by its owner", p, *bt);
     if (!old) return old.error();
     json next = b.value("request", json::object());
     next.erase("idempotency_key");
@@ -592,7 +643,7 @@ void replace_order(App& app, const KindSpec& spec, const httplib::Request& req, 
       if (!b.value("tenant_id", "").empty()) next["tenant"] = b["tenant_id"];
       else next["supplier"] = b.value("supplier_id", "");
     }
-    auto placed = create_order_in(app, spec, next, p, tx);
+    auto placed = create_order_in(app, spec, next, p, *bt);
     if (!placed) return placed.error();
     Record was = *old;
     was.body["replaced_by"] = placed->id;
@@ -608,6 +659,7 @@ void replace_order(App& app, const KindSpec& spec, const httplib::Request& req, 
     return ok_status();
   });
   if (!st) return send_problem(res, st.error(), req.path);
+  bt->committed();
   send_json(res, 200, present(out));
 }
 
@@ -659,7 +711,7 @@ json levels_json(const std::vector<BookLevel>& levels, const BookKey& k) {
 void get_depth(App& app, const httplib::Request& req, httplib::Response& res, bool quote_only) {
   auto k = book_query(app, req);
   if (!k) return send_problem(res, k.error(), req.path);
-  auto resting = open_orders(app.store, *k);
+  auto resting = read_book_orders(app, *k);
   if (!resting) return send_problem(res, resting.error(), req.path);
   const OrderBook book = book_of(*resting);
   json out = book_json(*k);

@@ -9,6 +9,7 @@
 #include "model/node.h"
 #include "model/offer.h"
 #include "model/reservation.h"
+#include "server/api/market_books.h"
 #include "server/http/http_util.h"
 #include "server/services/allocation_ledger.h"
 #include "server/services/record_faults.h"
@@ -334,6 +335,8 @@ void post_default(App& app, const KindSpec& spec, const httplib::Request& req, h
   if (!body) return send_problem(res, body.error(), req.path);
   Record out;
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    // The lane first (market_books.h): what the default releases is what a new sell may offer.
+    if (auto lane = lock_market_lane(tx, rec->gpu_model, rec->region); !lane) return lane.error();
     auto cur = tx.get(spec.kind, rec->id);
     if (!cur) return cur.error();
     const json& s = cur->body.value("settlement", json());

@@ -1,0 +1,121 @@
+// The market on several servers sharing one PostgreSQL database (docs/market.md#several-servers):
+// orders for one book placed at the same time through two servers are matched one after another,
+// as one server would — no order rests against one that crosses it, a seller never sells more than
+// its nodes can deliver, and no node is reserved by two trades for the same window.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/clock.h"
+#include "server_fixture.h"
+#include "store/pg_test_cluster.h"
+
+namespace gpurent::testing {
+namespace {
+
+std::vector<json> market_all(const ServerProcess& s, const std::string& path) {
+  std::vector<json> out;
+  std::string after;
+  for (;;) {
+    Resp r = expect_2xx(s.admin("GET", path + "?limit=1000" + (after.empty() ? "" : "&after=" + after)), path);
+    for (const json& x : r.body.at("items")) out.push_back(x);
+    if (r.body.at("next_after").is_null()) return out;
+    after = r.body["next_after"].get<std::string>();
+  }
+}
+
+TEST(PostgresMarket, TwoServersTakingOrdersForOneBookAtOnceNeitherCrossNorOversell) {
+  auto db = PgTestDatabase::create();
+  ASSERT_TRUE(db) << db.error().message;
+  const std::vector<std::string> args = {"--db", (*db)->uri(), "--no-rate-limits", "--firewall-interval-s", "0",
+                                         "--leader-lease-ms", "3000"};
+  ServerProcess a(args);
+  expect_2xx(a.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  constexpr int kNodes = 24;
+  for (int i = 1; i <= kNodes; ++i) {
+    const std::string n = "gpn" + std::to_string(i);
+    expect_2xx(a.admin("POST", "/api/v1/nodes", node_doc("dc", n)), n);
+  }
+  expect_2xx(a.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
+  acme_and_beta(a);
+  const std::string dc = make_user_token(a, "dc-ops", "supplier", "", "dc");
+  const std::string acme = make_user_token(a, "acme-admin", "tenant_admin", "acme");
+  const std::string beta = make_user_token(a, "beta-admin", "tenant_admin", "beta");
+  ServerProcess b(args);
+
+  const TimeMs day = 24 * 3'600'000LL;
+  const TimeMs start = (SystemClock().now() / day + 1) * day;
+  const json book = {{"gpu_model", "h100-sxm5-80gb"}, {"region", "cn-east"}, {"starts_at", format_rfc3339(start)},
+                     {"ends_at", format_rfc3339(start + 4 * 3'600'000LL)}, {"currency", "CNY"}};
+
+  // Four clients at once: the supplier through both servers, acme through a, beta through b; every
+  // order is a whole node (8 GPUs), prices spread so that about half of them cross.
+  std::mutex mu;
+  std::vector<std::string> failures;
+  int placed = 0;
+  auto client = [&](const ServerProcess& s, const std::string& token, const char* side, int seed) {
+    for (int i = 0; i < 40; ++i) {
+      json o = book;
+      o["side"] = side;
+      o["gpus"] = 8;
+      const int cents = std::string(side) == "sell" ? 1900 + (i * 37 + seed) % 500 : 1800 + (i * 53 + seed) % 500;
+      o["price_per_gpu_hour"] = std::to_string(cents / 100) + "." + std::to_string(cents % 100 / 10) + std::to_string(cents % 10);
+      Resp r = s.req("POST", "/api/v1/market-orders", token, o);
+      std::lock_guard lock(mu);
+      if (r.status == 201) ++placed;
+      else if (!(r.status == 422 && r.reason_for("gpus").find("can deliver") != std::string::npos))
+        failures.push_back(std::string(side) + " " + o["price_per_gpu_hour"].get<std::string>() + ": " + r.describe());
+    }
+  };
+  {
+    std::vector<std::thread> threads;
+    threads.emplace_back(client, std::cref(a), dc, "sell", 0);
+    threads.emplace_back(client, std::cref(b), dc, "sell", 11);
+    threads.emplace_back(client, std::cref(a), acme, "buy", 5);
+    threads.emplace_back(client, std::cref(b), beta, "buy", 23);
+    for (std::thread& t : threads) t.join();
+  }
+  for (const std::string& f : failures) ADD_FAILURE() << "an order was refused: " << f;
+  EXPECT_GT(placed, 50);
+
+  const std::vector<json> orders = market_all(a, "/api/v1/market-orders");
+  const std::vector<json> trades = market_all(a, "/api/v1/market-trades");
+  ASSERT_FALSE(trades.empty());
+
+  // The book left is not crossed: its best bid is below its best ask.
+  int64_t best_bid = 0, best_ask = INT64_MAX, open_sell_gpus = 0;
+  std::map<std::string, int64_t> filled;  // order id -> filled GPUs
+  for (const json& o : orders) {
+    filled[o["id"].get<std::string>()] = o["filled_gpus"].get<int64_t>();
+    if (o["state"] != "open") continue;
+    const int64_t p = micros(o["price_per_gpu_hour"]);
+    if (o["side"] == "buy") best_bid = std::max(best_bid, p);
+    else best_ask = std::min(best_ask, p), open_sell_gpus += o["remaining_gpus"].get<int64_t>();
+  }
+  EXPECT_LT(best_bid, best_ask) << "a bid rests at or above an ask: two servers matched the book at once";
+
+  // Every trade settled on nodes of its own, none twice; an order's fills are its trades.
+  int64_t traded = 0;
+  std::set<std::string> nodes;
+  std::map<std::string, int64_t> from_trades;
+  for (const json& t : trades) {
+    EXPECT_EQ(t["state"], "settled") << t.dump();
+    traded += t["gpus"].get<int64_t>();
+    for (const json& n : t.value("settlement", json::object()).value("node_ids", json::array()))
+      EXPECT_TRUE(nodes.insert(n.get<std::string>()).second) << "node " << n << " reserved twice: " << t.dump();
+    from_trades[t["buy_order"].get<std::string>()] += t["gpus"].get<int64_t>();
+    from_trades[t["sell_order"].get<std::string>()] += t["gpus"].get<int64_t>();
+  }
+  for (const auto& [id, gpus] : filled)
+    EXPECT_EQ(gpus, from_trades.count(id) ? from_trades[id] : 0) << "order " << id;
+  // The supplier never offered more than its nodes: what it sold and what it still offers.
+  EXPECT_LE(traded + open_sell_gpus, kNodes * 8) << traded << " GPUs sold, " << open_sell_gpus << " still offered";
+}
+
+}  // namespace
+}  // namespace gpurent::testing
