@@ -1,9 +1,11 @@
 // The market on several servers sharing one PostgreSQL database (docs/market.md#several-servers):
 // orders for one book placed at the same time through two servers are matched one after another,
 // as one server would — no order rests against one that crosses it, a seller never sells more than
-// its nodes can deliver, and no node is reserved by two trades for the same window.
+// its nodes can deliver, and no node is reserved twice for the same window (by two trades, or by a
+// trade and an operator's reservation).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <set>
@@ -115,6 +117,71 @@ TEST(PostgresMarket, TwoServersTakingOrdersForOneBookAtOnceNeitherCrossNorOverse
     EXPECT_EQ(gpus, from_trades.count(id) ? from_trades[id] : 0) << "order " << id;
   // The supplier never offered more than its nodes: what it sold and what it still offers.
   EXPECT_LE(traded + open_sell_gpus, kNodes * 8) << traded << " GPUs sold, " << open_sell_gpus << " still offered";
+}
+
+// Nodes are reserved by market trades (inside their lane) and by operators (POST
+// /api/v1/reservations): through two servers at once, still no node is held twice in one window.
+TEST(PostgresMarket, ReservationsAndTradesThroughTwoServersNeverHoldANodeTwice) {
+  auto db = PgTestDatabase::create();
+  ASSERT_TRUE(db) << db.error().message;
+  const std::vector<std::string> args = {"--db", (*db)->uri(), "--no-rate-limits", "--firewall-interval-s", "0",
+                                         "--leader-lease-ms", "3000"};
+  ServerProcess a(args);
+  expect_2xx(a.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  constexpr int kNodes = 8;
+  for (int i = 1; i <= kNodes; ++i) {
+    const std::string n = "gpn" + std::to_string(i);
+    expect_2xx(a.admin("POST", "/api/v1/nodes", node_doc("dc", n)), n);
+  }
+  expect_2xx(a.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
+  acme_and_beta(a);
+  const std::string dc = make_user_token(a, "dc-ops", "supplier", "", "dc");
+  const std::string acme = make_user_token(a, "acme-admin", "tenant_admin", "acme");
+  ServerProcess b(args);
+
+  const TimeMs day = 24 * 3'600'000LL;
+  const TimeMs start = (SystemClock().now() / day + 1) * day;
+  const json book = {{"gpu_model", "h100-sxm5-80gb"}, {"region", "cn-east"}, {"starts_at", format_rfc3339(start)},
+                     {"ends_at", format_rfc3339(start + 4 * 3'600'000LL)}, {"currency", "CNY"}};
+  std::mutex mu;
+  std::vector<std::string> failures;
+  auto note = [&](const std::string& what, const Resp& r, std::initializer_list<int> fine) {
+    std::lock_guard lock(mu);
+    if (std::find(fine.begin(), fine.end(), r.status) == fine.end()) failures.push_back(what + ": " + r.describe());
+  };
+  std::thread market([&] {  // through b: the supplier sells a node, acme buys it, again and again
+    for (int i = 0; i < 12; ++i) {
+      json o = book;
+      o["side"] = "sell", o["gpus"] = 8, o["price_per_gpu_hour"] = "20.00";
+      note("sell", b.req("POST", "/api/v1/market-orders", dc, o), {201, 422});
+      o["side"] = "buy";
+      note("buy", b.req("POST", "/api/v1/market-orders", acme, o), {201});
+    }
+  });
+  std::thread operators([&] {  // through a: beta's reservations of each node, overlapping the window
+    for (int i = 0; i < 24; ++i) {
+      const json rsv = {{"name", "beta-" + std::to_string(i)}, {"tenant", "beta"},
+                        {"nodes", json::array({"gpn" + std::to_string(i % kNodes + 1)})},
+                        {"starts_at", format_rfc3339(start + (i % 3) * 3'600'000LL)},
+                        {"ends_at", format_rfc3339(start + (i % 3 + 2) * 3'600'000LL)}};
+      note("reservation", a.admin("POST", "/api/v1/reservations", rsv), {201, 409});
+    }
+  });
+  market.join();
+  operators.join();
+  for (const std::string& f : failures) ADD_FAILURE() << f;
+
+  // Every pair of reservations that overlap in time shares no node.
+  const std::vector<json> all = market_all(a, "/api/v1/reservations");
+  ASSERT_GT(all.size(), 2u);
+  auto ms = [](const json& v) { return parse_rfc3339(v.get<std::string>(), "t").value(); };
+  for (size_t i = 0; i < all.size(); ++i)
+    for (size_t j = i + 1; j < all.size(); ++j) {
+      if (!(ms(all[i]["starts_at"]) < ms(all[j]["ends_at"]) && ms(all[j]["starts_at"]) < ms(all[i]["ends_at"]))) continue;
+      for (const json& n : all[i]["node_ids"])
+        for (const json& m : all[j]["node_ids"])
+          EXPECT_NE(n, m) << "node " << n << " held twice:\n" << all[i].dump() << "\n" << all[j].dump();
+    }
 }
 
 }  // namespace

@@ -3,8 +3,10 @@
 // permission matrix). A node can be in only one reservation at a time: an overlapping window on a
 // shared node is a 409 that names both. The scheduler applies active reservations every tick.
 #include <algorithm>
+#include <map>
 
 #include "model/reservation.h"
+#include "server/api/market_books.h"
 #include "server/api/resources.h"
 #include "server/services/record_faults.h"
 
@@ -22,19 +24,26 @@ void register_reservation_routes(App& app, Router& srv) {
     auto tenant = resolve_ref(tx, "tenants", r->tenant, {}, "tenant");
     if (!tenant) return tenant.error();
     r->tenant_id = tenant->id;
+    std::map<std::string, std::pair<std::string, std::string>> lanes;  // its nodes' lanes: id -> (model, region)
     for (size_t i = 0; i < r->nodes.size(); ++i) {
       auto n = resolve_ref(tx, "nodes", r->nodes[i], {}, "nodes[" + std::to_string(i) + "]");
       if (!n) return n.error();
       if (std::find(r->node_ids.begin(), r->node_ids.end(), n->id) != r->node_ids.end())
         return Error::invalid("nodes[" + std::to_string(i) + "]", Message("api.reservations.node_repeated"));
       r->node_ids.push_back(n->id);
+      lanes[market_lane_id(n->gpu_model, n->region)] = {n->gpu_model, n->region};
     }
     if (r->offer) {
       auto o = resolve_ref(tx, "offers", *r->offer, {}, "offer");
       if (!o) return o.error();
       r->offer_id = o->id;
     }
-    // One reservation per node at a time.
+    // One reservation per node at a time. Market trades reserve nodes too, each inside its lane
+    // (GPU model, region) locked (market_books.h): this check takes its nodes' lanes first, in the
+    // lanes' order, so with several servers on one database two writes that would hold one node
+    // at once run one after the other and the second sees the first.
+    for (const auto& [_, lane] : lanes)
+      if (auto l = lock_market_lane(tx, lane.first, lane.second); !l) return l.error();
     ListQuery q{"reservations", {}, "", 1000};
     for (;;) {
       auto page = tx.list(q);
