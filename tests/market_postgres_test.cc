@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
+#include <stdexcept>
 #include <mutex>
 #include <set>
 #include <string>
@@ -31,29 +33,47 @@ std::vector<json> market_all(const ServerProcess& s, const std::string& path) {
   }
 }
 
-TEST(PostgresMarket, TwoServersTakingOrdersForOneBookAtOnceNeitherCrossNorOversell) {
-  auto db = PgTestDatabase::create();
-  ASSERT_TRUE(db) << db.error().message;
-  const std::vector<std::string> args = {"--db", (*db)->uri(), "--no-rate-limits", "--firewall-interval-s", "0",
-                                         "--leader-lease-ms", "3000"};
-  ServerProcess a(args);
-  expect_2xx(a.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
-  constexpr int kNodes = 24;
-  for (int i = 1; i <= kNodes; ++i) {
-    const std::string n = "gpn" + std::to_string(i);
-    expect_2xx(a.admin("POST", "/api/v1/nodes", node_doc("dc", n)), n);
-  }
-  expect_2xx(a.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
-  acme_and_beta(a);
-  const std::string dc = make_user_token(a, "dc-ops", "supplier", "", "dc");
-  const std::string acme = make_user_token(a, "acme-admin", "tenant_admin", "acme");
-  const std::string beta = make_user_token(a, "beta-admin", "tenant_admin", "beta");
-  ServerProcess b(args);
 
-  const TimeMs day = 24 * 3'600'000LL;
-  const TimeMs start = (SystemClock().now() / day + 1) * day;
-  const json book = {{"gpu_model", "h100-sxm5-80gb"}, {"region", "cn-east"}, {"starts_at", format_rfc3339(start)},
-                     {"ends_at", format_rfc3339(start + 4 * 3'600'000LL)}, {"currency", "CNY"}};
+// Two servers on one new database; through the first, supplier dc with `nodes` 8-GPU H100 nodes
+// (gpn1…, cn-east) and the offer selling them, tenants acme and beta; tomorrow's 00:00–04:00 CNY book.
+struct TwoServers {
+  std::unique_ptr<PgTestDatabase> db;
+  std::unique_ptr<ServerProcess> a, b;
+  std::string dc, acme, beta;
+  TimeMs start = 0;
+  json book;
+
+  explicit TwoServers(int nodes) {
+    auto made = PgTestDatabase::create();
+    if (!made) throw std::runtime_error(made.error().message);
+    db = std::move(*made);
+    const std::vector<std::string> args = {"--db", db->uri(), "--no-rate-limits", "--firewall-interval-s", "0",
+                                           "--leader-lease-ms", "3000"};
+    a = std::make_unique<ServerProcess>(args);
+    expect_2xx(a->admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+    for (int i = 1; i <= nodes; ++i) {
+      const std::string n = "gpn" + std::to_string(i);
+      expect_2xx(a->admin("POST", "/api/v1/nodes", node_doc("dc", n)), n);
+    }
+    expect_2xx(a->admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
+    acme_and_beta(*a);
+    dc = make_user_token(*a, "dc-ops", "supplier", "", "dc");
+    acme = make_user_token(*a, "acme-admin", "tenant_admin", "acme");
+    beta = make_user_token(*a, "beta-admin", "tenant_admin", "beta");
+    b = std::make_unique<ServerProcess>(args);
+    const TimeMs day = 24 * 3'600'000LL;
+    start = (SystemClock().now() / day + 1) * day;
+    book = {{"gpu_model", "h100-sxm5-80gb"}, {"region", "cn-east"}, {"starts_at", format_rfc3339(start)},
+            {"ends_at", format_rfc3339(start + 4 * 3'600'000LL)}, {"currency", "CNY"}};
+  }
+};
+
+TEST(PostgresMarket, TwoServersTakingOrdersForOneBookAtOnceNeitherCrossNorOversell) {
+  constexpr int kNodes = 24;
+  TwoServers w(kNodes);
+  const ServerProcess &a = *w.a, &b = *w.b;
+  const std::string &dc = w.dc, &acme = w.acme, &beta = w.beta;
+  const json& book = w.book;
 
   // Four clients at once: the supplier through both servers, acme through a, beta through b; every
   // order is a whole node (8 GPUs), prices spread so that about half of them cross.
@@ -122,27 +142,12 @@ TEST(PostgresMarket, TwoServersTakingOrdersForOneBookAtOnceNeitherCrossNorOverse
 // Nodes are reserved by market trades (inside their lane) and by operators (POST
 // /api/v1/reservations): through two servers at once, still no node is held twice in one window.
 TEST(PostgresMarket, ReservationsAndTradesThroughTwoServersNeverHoldANodeTwice) {
-  auto db = PgTestDatabase::create();
-  ASSERT_TRUE(db) << db.error().message;
-  const std::vector<std::string> args = {"--db", (*db)->uri(), "--no-rate-limits", "--firewall-interval-s", "0",
-                                         "--leader-lease-ms", "3000"};
-  ServerProcess a(args);
-  expect_2xx(a.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
   constexpr int kNodes = 8;
-  for (int i = 1; i <= kNodes; ++i) {
-    const std::string n = "gpn" + std::to_string(i);
-    expect_2xx(a.admin("POST", "/api/v1/nodes", node_doc("dc", n)), n);
-  }
-  expect_2xx(a.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
-  acme_and_beta(a);
-  const std::string dc = make_user_token(a, "dc-ops", "supplier", "", "dc");
-  const std::string acme = make_user_token(a, "acme-admin", "tenant_admin", "acme");
-  ServerProcess b(args);
-
-  const TimeMs day = 24 * 3'600'000LL;
-  const TimeMs start = (SystemClock().now() / day + 1) * day;
-  const json book = {{"gpu_model", "h100-sxm5-80gb"}, {"region", "cn-east"}, {"starts_at", format_rfc3339(start)},
-                     {"ends_at", format_rfc3339(start + 4 * 3'600'000LL)}, {"currency", "CNY"}};
+  TwoServers w(kNodes);
+  const ServerProcess &a = *w.a, &b = *w.b;
+  const std::string &dc = w.dc, &acme = w.acme;
+  const json& book = w.book;
+  const TimeMs start = w.start;
   std::mutex mu;
   std::vector<std::string> failures;
   auto note = [&](const std::string& what, const Resp& r, std::initializer_list<int> fine) {
