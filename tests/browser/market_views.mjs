@@ -4,7 +4,8 @@
 // every order and trade with their parties — checked against the API's own answers and against
 // the demo's values, then in 简体中文. A tenant with no orders sees the empty states, names the
 // demo book in the form (a window not on a whole hour is refused, the field named) and sees the
-// same public depth without anyone's name.
+// same public depth without anyone's name; then trades from the order ticket in tomorrow's book
+// (a refused price, a resting bid, an IOC bid cancelled at once, the cancel button), also in 简体中文.
 
 import { chineseTimes, unbroken } from "./dashboard_views.mjs";
 import { api, cellText, check, dateText, instantText, openView, shot, STEP_TIMEOUT_MS } from "./helpers.mjs";
@@ -142,5 +143,92 @@ export async function tenantMarket(page, base, tenantToken, demo) {
   check(printed.includes("2.10") && !/aurora-ai|lambda/.test(mainText), "tenant market: the trade at 2.10 shown, and nobody's name on the page");
   const option = await cellText(page.locator('[data-testid="market-book-select"] option:checked'));
   check(option.includes(demo.book.gpu_model) && option.endsWith("(named below)"), `tenant market: the picker holds the named book ("${option}")`);
+  const over = Date.parse(demo.book.ends_at) <= Date.now();
+  check((await page.getByTestId("market-ticket-section").count()) === (over ? 0 : 1),
+    `tenant market: the order ticket is ${over ? "not offered in a book whose window is over" : "offered in the demo book (its window is not over)"}`);
   await shot(page, "31-tenant-market-named");
+  await tenantTicket(page, base, tenantToken, demo, utc);
+}
+
+/** Places the ticket's order and waits for the view's word on it (or for the refusal). */
+async function placeOrder(page, fields) {
+  for (const [testid, value] of Object.entries(fields)) {
+    const input = page.getByTestId(testid);
+    if ((await input.evaluate((el) => el.tagName)) === "SELECT") await input.selectOption(value);
+    else await input.fill(value);
+  }
+  const answer = page.waitForResponse((r) => r.url().endsWith("/api/v1/market-orders") && r.request().method() === "POST", { timeout: STEP_TIMEOUT_MS });
+  await page.getByTestId("market-ticket-submit").click();
+  const response = await answer;
+  const json = await response.json();
+  if (response.status() === 201) {
+    await page.locator(`main[data-testid="view-market"]:not([data-loading]) [data-testid="market-outcome"]`).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.locator(`[data-testid="market-orders"] tr[data-row="${json.id}"]`).waitFor({ timeout: STEP_TIMEOUT_MS });
+  } else {
+    await page.getByTestId("market-ticket-error").waitFor({ timeout: STEP_TIMEOUT_MS });
+  }
+  return { status: response.status(), json };
+}
+
+/**
+ * qingyun-tech's admin trades from the ticket in tomorrow's book of the demo's model, region and
+ * currency: a refused price names its field; a bid rests (the view says so, the ladder and its
+ * orders show it, with a cancel button); an IOC bid finds nothing and is cancelled; the cancel
+ * button takes the resting bid out of the book — each checked against the API; then in 简体中文.
+ */
+async function tenantTicket(page, base, tenantToken, demo, utc) {
+  const day = 86_400_000;
+  const start = (Math.floor(Date.now() / day) + 1) * day;
+  const book = { ...bookOf(demo.book), starts_at: new Date(start).toISOString(), ends_at: new Date(start + 8 * 3_600_000).toISOString() };
+  await nameBook(page, book, utc(book.starts_at), utc(book.ends_at));
+  const sides = await page.locator('[data-testid="market-ticket-side"] option').evaluateAll((os) => os.map((o) => o.value));
+  check(JSON.stringify(sides) === JSON.stringify(["buy"]), `ticket: a tenant's admin buys in a book of GPUs (sides offered: ${sides.join(", ")})`);
+
+  const refused = await placeOrder(page, { "market-ticket-qty": "8", "market-ticket-price": "0" });
+  const error = page.getByTestId("market-ticket-error");
+  check(refused.status === 422 && (await error.locator('li[data-field="price_per_gpu_hour"]').count()) === 1,
+    `ticket: a price of 0 is refused, the field named (HTTP ${refused.status}: ${await cellText(error)})`);
+
+  const bid = await placeOrder(page, { "market-ticket-qty": "8", "market-ticket-price": "1.50", "market-ticket-tif": "gtc" });
+  const stored = bid.status === 201 ? (await api(base, tenantToken, "GET", `market-orders/${bid.json.id}`)).json : {};
+  const said = await cellText(page.getByTestId("market-outcome"));
+  check(bid.status === 201 && stored.state === "open" && stored.remaining_gpus === 8 && said.includes(bid.json.id) && said.includes("8 resting in the book"),
+    `ticket: a bid of 8 GPUs at 1.50 rests, and the view says so ("${said}")`);
+  const depth = (await api(base, tenantToken, "GET", `market/depth?${new URLSearchParams(book)}`)).json;
+  check(levels(depth.bids) === levels([{ price_per_gpu_hour: "1.50", gpus: 8, orders: 1 }]), `ticket: the API's depth holds the bid (${levels(depth.bids)})`);
+  await ladderMatches(page, depth, "ticket");
+  const row = await rowCells(page, "market-orders", bid.json.id);
+  check(row[3] === "buy" && row[4] === "open" && row[7] === "1.50" && (await page.getByTestId(`market-cancel-${bid.json.id}`).count()) === 1,
+    `ticket: the bid among my orders with a cancel button (${row.join(" | ")})`);
+  await shot(page, "32-tenant-market-bid");
+
+  const ioc = await placeOrder(page, { "market-ticket-qty": "2", "market-ticket-price": "1.40", "market-ticket-tif": "ioc" });
+  const iocStored = ioc.status === 201 ? (await api(base, tenantToken, "GET", `market-orders/${ioc.json.id}`)).json : {};
+  const iocSaid = await cellText(page.getByTestId("market-outcome"));
+  check(iocStored.state === "cancelled" && iocStored.filled_gpus === 0 && iocSaid.includes("the rest was cancelled (immediate or cancel)")
+    && (await page.getByTestId(`market-cancel-${ioc.json.id}`).count()) === 0,
+    `ticket: an IOC bid with nothing to meet is cancelled at once, no cancel button ("${iocSaid}")`);
+
+  const cancelled = page.waitForResponse((r) => r.url().endsWith(`/market-orders/${bid.json.id}/cancel`), { timeout: STEP_TIMEOUT_MS });
+  await page.getByTestId(`market-cancel-${bid.json.id}`).click();
+  const cancelAnswer = await cancelled;
+  await page.locator('main[data-testid="view-market"]:not([data-loading]) [data-testid="market-outcome"]').filter({ hasText: "cancelled:" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+  const after = (await api(base, tenantToken, "GET", `market-orders/${bid.json.id}`)).json;
+  const afterDepth = (await api(base, tenantToken, "GET", `market/depth?${new URLSearchParams(book)}`)).json;
+  check(cancelAnswer.status() === 200 && after.state === "cancelled" && afterDepth.bids.length === 0
+    && (await page.getByTestId("market-depth-empty").count()) === 1
+    && (await cellText(page.getByTestId("market-outcome"))).includes("8 GPUs left the book"),
+    `ticket: the cancel button takes the bid out of the book (${after.state}; ${afterDepth.bids.length} bid level(s) left)`);
+
+  await page.getByTestId("lang-select").selectOption("zh-CN");
+  await page.locator("main h2").filter({ hasText: "GPU 小时市场" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+  await waitMarket(page);
+  const zhTitle = await cellText(page.locator('[data-testid="market-ticket-section"] h3'));
+  const zhSaid = await cellText(page.getByTestId("market-outcome"));
+  check(zhTitle === "在此订单簿下单" && zhSaid.includes("已撤销") && CJK.test(await cellText(page.getByTestId("market-ticket-submit"))),
+    `zh ticket: the ticket and the outcome in Chinese ("${zhTitle}", "${zhSaid}")`);
+  await shot(page, "33-tenant-market-ticket-zh");
+  await page.getByTestId("lang-select").selectOption("en");
+  await page.locator("main h2").filter({ hasText: "GPU-hour market" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+  await waitMarket(page);
 }

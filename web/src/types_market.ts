@@ -70,6 +70,7 @@ export interface MarketOrder extends BookKey {
   remaining_gpus: number;
   price_per_gpu_hour: string;
   time_in_force: string;
+  all_or_none?: boolean;
   window_hours: number;
   created_at: string;
   tenant?: string; // buys

@@ -3,8 +3,11 @@
 // sells, everything for operators), or any book named in a form (GPU model from the catalog,
 // region, delivery window in UTC, currency) — then the book's quote, depth and recent trades
 // (market_book.ts), the daily price index of its model, region and currency (market_index.ts),
-// and the account's orders and trades (market_mine.ts). The book and the index period live in the
-// location hash (#/market?gpu_model=…&region=…&starts_at=…&ends_at=…&currency=…&index_days=30).
+// the order ticket (market_ticket.ts: place an order in the book, for those who may trade), and
+// the account's orders and trades with a cancel button on open ones (market_mine.ts). The book and
+// the index period live in the location hash
+// (#/market?gpu_model=…&region=…&starts_at=…&ends_at=…&currency=…&index_days=30; after a placement
+// or a cancel also placed= or cancelled=, the order whose outcome the view tells).
 // Times are typed as ISO text in UTC (an <input type=datetime-local> would follow the browser's
 // locale and time zone, not the dashboard's language and the book's UTC hours).
 
@@ -18,6 +21,7 @@ import type { BookKey, MarketDepth, MarketIndex, MarketOrder, MarketPrints, Mark
 import { bookFromQuery, bookId, bookLabel, bookOf, bookQuery, bookSection, windowStatus } from "./market_book";
 import { INDEX_DAYS, indexSection } from "./market_index";
 import { ordersSection, tradesSection } from "./market_mine";
+import { type Account, outcomeNotice, ticketSection } from "./market_ticket";
 import { filterSelect, period } from "./period";
 
 const CURRENCIES = ["USD", "CNY"]; // the market's currencies (docs/market.md)
@@ -101,11 +105,12 @@ function bookForm(ctx: ViewContext, prefill: BookKey | null, models: GpuModel[] 
 }
 
 export async function renderMarket(root: HTMLElement, ctx: ViewContext): Promise<void> {
-  const [orders, trades, models, offers] = await Promise.allSettled([
+  const [orders, trades, models, offers, suppliers] = await Promise.allSettled([
     getAll<MarketOrder>("market-orders"),
     getAll<MarketTrade>("market-trades"),
     get<{ items: GpuModel[] }>("gpu-models"), // one answer: the catalog takes no paging parameters
     getAll<Offer>("offers"),
+    ctx.scope.kind === "operator" ? getAll<Account>("suppliers") : Promise.resolve([]), // whom an operator may sell for
   ]);
   const ownOrders = orders.status === "fulfilled" ? orders.value : [];
   const known = knownBooks(ownOrders, trades.status === "fulfilled" ? trades.value : []);
@@ -151,10 +156,13 @@ export async function renderMarket(root: HTMLElement, ctx: ViewContext): Promise
     h("h2", {}, t("market.title")),
     h("p", { class: "muted" }, t("market.help")),
     controls,
+    outcomeNotice(ctx, ownOrders),
     known.length > 0 ? h("p", { class: "muted" }, t("market.pick.help")) : null,
     book ? null : notice("info", t("market.no_book"), "market-no-book"),
     bookForm(ctx, book, models.status === "fulfilled" ? models.value.items : null, offers.status === "fulfilled" ? offers.value : [], regions, extra),
-    ...(bookPart && indexPart ? [bookPart.el, indexPart.el] : []),
+    ...(bookPart && indexPart ? [bookPart.el] : []),
+    book ? ticketSection(ctx, book, suppliers.status === "fulfilled" ? suppliers.value : [], extra) : null,
+    ...(bookPart && indexPart ? [indexPart.el] : []),
     ordersSection(ctx, orders, extra),
     tradesSection(ctx, trades, ownOrders, extra),
   );

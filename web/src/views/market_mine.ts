@@ -8,6 +8,7 @@ import { labelOr, t } from "../i18n";
 import type { BookKey, MarketOrder, MarketTrade } from "../types_market";
 import { errorNotice } from "./errors";
 import { bookQuery, sideLabel } from "./market_book";
+import { cancelButton, mayTrade } from "./market_ticket";
 
 /** The book's model, region and currency as a link that shows it; `extra` keeps other hash fields (the index period). */
 function bookLink(b: BookKey, extra: Record<string, string>): HTMLAnchorElement {
@@ -19,23 +20,26 @@ const windowCell = (b: BookKey) => h("span", {}, when(b.starts_at), " – ", whe
 
 export function ordersSection(ctx: ViewContext, answer: PromiseSettledResult<MarketOrder[]>, extra: Record<string, string>): HTMLElement {
   const operator = ctx.scope.kind === "operator";
+  const trader = mayTrade(ctx);
+  const status = h("div", { "data-testid": "market-orders-status" });
   const title = h("h3", {}, t(operator ? "market.orders.all" : "market.orders.mine"));
   if (answer.status === "rejected") return h("section", { "data-testid": "market-orders-section" }, title, errorNotice(answer.reason));
   const orders = [...answer.value].sort((a, b) => b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id));
   title.append(" ", h("small", {}, t("common.count", { n: orders.length })));
-  return h("section", { "data-testid": "market-orders-section" }, title,
+  return h("section", { "data-testid": "market-orders-section" }, title, status,
     orders.length === 0
       ? notice("info", t("market.orders.empty"), "market-orders-empty")
       : table("market-orders",
           [t("market.orders.col.placed"), t("market.orders.col.book"), t("market.orders.col.window"), t("market.orders.col.side"),
            t("market.orders.col.state"), t("market.col.gpus"), t("market.orders.col.filled"), t("market.orders.col.price"),
-           ...(operator ? [t("market.orders.col.account")] : [])],
+           ...(operator ? [t("market.orders.col.account")] : []), ...(trader ? [t("market.orders.col.actions")] : [])],
           orders.map((o) => [
             when(o.created_at), bookLink(o, extra), windowCell(o),
             h("span", { class: `badge side-${o.side}` }, sideLabel(o.side)),
             h("span", { class: `badge market-${o.state}` }, labelOr(`market.state.${o.state}`, o.state)),
             num(String(o.gpus)), num(String(o.filled_gpus)), num(o.price_per_gpu_hour),
             ...(operator ? [o.tenant ?? o.supplier ?? "—"] : []),
+            ...(trader ? [cancelButton(ctx, o, status, extra)] : []),
           ]),
           orders.map((o) => o.id)));
 }
