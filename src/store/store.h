@@ -216,6 +216,18 @@ Result<std::vector<Record>> list_all(Reader& reader, const std::string& kind, st
   }
 }
 
+// Locks row (fresh.kind, fresh.id) until the transaction ends, inserting `fresh` first when it is
+// not there: a row whose lock serializes writers that check something across many records before
+// they write (several servers on one PostgreSQL database). Another transaction inserting it at
+// the same moment makes this insert wait for that one's commit and then conflict; the row is
+// there then, and locked here.
+inline Result<Record> lock_or_insert(StoreTx& tx, const Record& fresh) {
+  auto cur = tx.get_locked(fresh.kind, fresh.id);
+  if (cur || cur.error().code != Code::kNotFound) return cur;
+  if (Status s = tx.insert(fresh); !s && s.error().code != Code::kConflict) return s.error();
+  return tx.get_locked(fresh.kind, fresh.id);
+}
+
 struct SqliteOptions {
   std::string path;           // file path; created if missing
   bool synchronous_full = true;  // fsync each commit (acknowledged == durable, also on power loss)

@@ -25,6 +25,10 @@ Result<std::optional<VolumeHolder>> volume_holder(StoreTx& tx, const std::string
 }
 
 Status check_instance_volumes(StoreTx& tx, const Instance& i, const std::string& self_id) {
+  // One writer at a time per tenant (several servers on one database): the instances read below
+  // are not the record written, so only a lock keeps a disk from going to two instances at once.
+  if (i.volume || !i.shared_volumes.empty())
+    if (auto t = tx.get_locked("tenants", i.tenant_id); !t) return t.error();
   auto taken = [&](const std::string& field, const std::string& volume, const VolumeHolder& h) {
     return error_with_field(Code::kConflict,
                             Message(h.data ? "api.instances.volume_taken" : "api.instances.volume_shared")

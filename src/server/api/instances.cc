@@ -63,6 +63,12 @@ Status start_in(App& app, const Principal& p, StoreTx& tx, Instance& i, StartOn 
 // Its notebook token: 32 random bytes.
 Status assign_access(App& app, StoreTx& tx, Instance& i) {
   if (i.ssh_keys.empty() && !i.notebook) return ok_status();
+  Record ports;  // ports are taken one writer at a time (several servers on one database)
+  ports.kind = "write-locks";
+  ports.id = "instance-ports";
+  ports.name = ports.id;
+  ports.body = {{"serializes", "the instances' node ports"}};
+  if (auto l = lock_or_insert(tx, ports); !l) return l.error();
   std::set<int64_t> taken;
   auto all = list_all(tx, "instances");
   if (!all) return all.error();

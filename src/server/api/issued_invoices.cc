@@ -46,7 +46,7 @@ void change_state(App& app, const KindSpec& spec, const httplib::Request& req, h
   if (!errs.empty()) return send_problem(res, errs.to_error(), req.path);
   Record out;
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
-    auto cur = tx.get("issued-invoices", inv->id);
+    auto cur = tx.get_locked("issued-invoices", inv->id);  // a credit note on it waits, and sees it void
     if (!cur) return cur.error();
     if (cur->state != "issued")
       return Error::make(Code::kConflict, Message("api.issued_invoices.not_issued").arg("number", cur->name).arg("state", cur->state));
@@ -133,7 +133,9 @@ void register_issued_invoice_routes(App& app, Router& srv) {
     const json* amount = f.raw("amount");
     f.finish();
     if (!errs.empty()) return errs.to_error();
-    auto rec = resolve_ref(tx, "issued-invoices", ref, {}, "invoice");
+    auto found = resolve_ref(tx, "issued-invoices", ref, {}, "invoice");
+    if (!found) return found.error();
+    auto rec = tx.get_locked("issued-invoices", found->id);  // a void of it waits, and counts this note
     if (!rec) return rec.error();
     const std::string cur = rec->body.value("currency", "");
     auto pc = parse_currency(cur);

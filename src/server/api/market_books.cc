@@ -144,20 +144,14 @@ BookTx::~BookTx() = default;
 StoreTx& BookTx::tx() { return *rec_; }
 
 Result<Record> lock_market_lane(StoreTx& tx, const std::string& gpu_model, const std::string& region) {
-  const std::string id = market_lane_id(gpu_model, region);
-  auto cur = tx.get_locked(kLaneKind, id);
-  if (cur || cur.error().code != Code::kNotFound) return cur;
-  // The lane's first write. Another server writing its first at the same time makes this insert
-  // wait for that one's commit and then conflict: the lane is there then, and is locked below.
-  Record r;
+  Record r;  // made by the lane's first write
   r.kind = kLaneKind;
-  r.id = id;
+  r.id = market_lane_id(gpu_model, region);
   r.name = gpu_model + "/" + region;
   r.gpu_model = gpu_model;
   r.region = region;
   r.body = {{"gpu_model", gpu_model}, {"region", region}, {"stamp", ""}};
-  if (Status s = tx.insert(r); !s && s.error().code != Code::kConflict) return s.error();
-  return tx.get_locked(kLaneKind, id);
+  return lock_or_insert(tx, r);
 }
 
 Status BookTx::lock(const std::string& gpu_model, const std::string& region) {

@@ -52,6 +52,8 @@ void resolve(App& app, const KindSpec& spec, const httplib::Request& req, httpli
                                               .arg("id", cur->id)
                                               .arg("status", enum_name(kMeasurementStatusNames, m->status)));
     if (accept && m->corrects) {  // it replaces what it disputes: unless something else already does
+      // Locked: another server correcting the same measurement waits, then sees this correction.
+      if (auto old = tx.get_locked("measurements", *m->corrects); !old && old.error().code != Code::kNotFound) return old.error();
       auto siblings = list_all(tx, "measurements", {{"supplier_id", cur->supplier_id}});
       if (!siblings) return siblings.error();
       for (const Record& r : *siblings)
@@ -105,7 +107,7 @@ void register_measurement_routes(App& app, Router& srv) {
       m->tenant_id = p.tenant_id;
     }
     if (m->corrects) {  // the same fact measured again: same kind, same node, corrected once
-      auto old = tx.get("measurements", *m->corrects);
+      auto old = tx.get_locked("measurements", *m->corrects);  // one correction at a time (several servers)
       if (!old && old.error().code != Code::kNotFound) return old.error();
       if (!old) return Error::invalid("corrects", Message("api.resources.not_found").arg("kind", "measurements").arg("ref", *m->corrects));
       auto prior = decode_record(*old, decode_measurement, "it cannot be corrected");

@@ -81,6 +81,9 @@ void register_offer_routes(App& app, Router& srv) {
   };
   // Billed usage, contracts and kept images, artifacts and volumes name the offer: its sheets must stay readable.
   spec.on_delete = [](const Principal&, const Record& r, StoreTx& tx) -> Status {
+    // Locked first: a run starting under it (allocation_ledger.cc, perhaps on another server)
+    // waits and then finds it gone, or has committed its allocation, which is counted below.
+    if (auto locked = tx.get_locked("offers", r.id); !locked) return locked.error();
     for (const char* kind : {"allocations", "contracts", "image_storage", "artifact_storage", "volume_storage"}) {
       auto recs = list_all(tx, kind, {{"supplier_id", r.supplier_id}});
       if (!recs) return recs.error();
@@ -113,7 +116,10 @@ void register_offer_routes(App& app, Router& srv) {
     // The price is read in the offer's currency: find the offer first (the body's own errors win).
     const json* ref = body.is_object() && body.contains("offer") ? &body["offer"] : nullptr;
     if (!ref || !ref->is_string()) return parse_spot_price(body, Currency::kUSD, now).error();
-    auto rec = resolve_ref(tx, "offers", ref->get<std::string>(), {}, "offer");
+    auto found = resolve_ref(tx, "offers", ref->get<std::string>(), {}, "offer");
+    if (!found) return found.error();
+    // Locked: another server's spot price for this offer waits, then sees this one (one timeline).
+    auto rec = tx.get_locked("offers", found->id);
     if (!rec) return rec.error();
     auto offer = decode_record(*rec, [&](const json& b) { return parse_offer(b, app.catalog); }, "no spot price can be set on it");
     if (!offer) return offer.error();

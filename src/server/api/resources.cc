@@ -141,6 +141,14 @@ static void fill_index(Record& r, const IndexCols& idx, const KindSpec& spec) {
 // global; other kinds rely on the store's per-scope unique index).
 static Status check_global_name(StoreTx& tx, const KindSpec& spec, const Record& r) {
   if (!spec.global_names) return ok_status();
+  // The store's unique index is per scope, and a tenant's or supplier's scope is itself: the names
+  // of a kind are checked one writer at a time (several servers on one database).
+  Record names;
+  names.kind = "write-locks";
+  names.id = "names-" + spec.kind;
+  names.name = names.id;
+  names.body = {{"serializes", "the global names of " + spec.kind}};
+  if (auto l = lock_or_insert(tx, names); !l) return l.error();
   auto page = tx.list(ListQuery{spec.kind, {{"name", r.name}}, "", 2});
   if (!page) return page.error();
   for (const auto& other : page->items)

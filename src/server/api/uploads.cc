@@ -126,7 +126,9 @@ Status delete_with_content(App& app, const std::string& kind, const std::string&
   auto lock = ArtifactStore::upload_lock(id);
   std::string sha;
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
-    auto cur = tx.get(kind, id);
+    // Locked: a run that starts keeping it (allocation_ledger.h) waits and then finds it gone, or
+    // has committed its storage record, which `also` then closes.
+    auto cur = tx.get_locked(kind, id);
     if (!cur) return cur.error();
     if (refuse)
       if (auto s = refuse(cur->body); !s) return s;

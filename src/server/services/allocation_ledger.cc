@@ -61,10 +61,16 @@ Result<std::pair<std::string, std::string>> offer_for(StoreTx& tx, const std::st
 
 // (offer id, contract id) for a run the scheduler placed under `offer_id`: the tenant's contract
 // in force that names the offer, if any. A placement without one (stored before the scheduler
-// chose offers) gets offer_for's choice.
+// chose offers), or whose offer has been deleted since, gets offer_for's choice.
 Result<std::pair<std::string, std::string>> run_offer(StoreTx& tx, const std::string& tenant_id, const Record& node_rec,
                                                       const std::string& offer_id, TimeMs now) {
   if (offer_id.empty()) return offer_for(tx, tenant_id, node_rec, now);
+  // Locked against its delete (offers.cc, perhaps on another server): an offer deleted since the
+  // placement chose it prices nothing: offer_for's choice does, as for a placement naming none.
+  if (auto offer = tx.get_locked("offers", offer_id); !offer) {
+    if (offer.error().code != Code::kNotFound) return offer.error();
+    return offer_for(tx, tenant_id, node_rec, now);
+  }
   auto contracts = list_all(tx, "contracts", {{"tenant_id", tenant_id}, {"supplier_id", node_rec.supplier_id}});
   if (!contracts) return contracts.error();
   for (const Record& c : *contracts) {
@@ -116,9 +122,12 @@ Status insert_kept(StoreTx& tx, const char* kind, const char* id_prefix, const s
 // images and unpriced runs keep nothing billable.
 Status keep_image(StoreTx& tx, const Record& job, const Job& j, const JobRun& run, TimeMs now) {
   if (run.offer_id.empty() || !j.image || !names_platform_image(*j.image)) return ok_status();
-  auto img = find_image(tx, job.tenant_id, *j.image);
+  auto found = find_image(tx, job.tenant_id, *j.image);
+  if (!found) return found.error().code == Code::kNotFound ? ok_status() : Status(found.error());
+  if (found->tenant_id != job.tenant_id) return ok_status();
+  // Locked against its delete on another server: gone by then, nothing is kept.
+  auto img = tx.get_locked("images", found->id);
   if (!img) return img.error().code == Code::kNotFound ? ok_status() : Status(img.error());
-  if (img->tenant_id != job.tenant_id) return ok_status();
   auto image = decode_record(*img, decode_image, "its storage cannot be billed");
   if (!image) return image.error();
   auto open = list_all(tx, "image_storage", {{"tenant_id", job.tenant_id}, {"state", "open"}});
@@ -148,7 +157,10 @@ Status keep_artifacts(StoreTx& tx, const Record& job, const Job& j, const JobRun
     auto found = list_all(tx, "artifacts", {{"name", job.project_id + "/" + a.name}});
     if (!found) return found.error();
     if (found->empty() || kept.count(found->front().id)) continue;
-    const Record& rec = found->front();
+    auto locked = tx.get_locked("artifacts", found->front().id);  // against its delete on another server
+    if (!locked && locked.error().code == Code::kNotFound) continue;
+    if (!locked) return locked.error();
+    const Record& rec = *locked;
     auto art = decode_record(rec, decode_artifact, "its storage cannot be billed");
     if (!art) return art.error();
     KeptArtifact k{rec.id, art->name, run.offer_id, run.contract_id, art->size_bytes, now, std::nullopt};
