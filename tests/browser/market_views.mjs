@@ -173,7 +173,8 @@ async function placeOrder(page, fields) {
 /**
  * qingyun-tech's admin trades from the ticket in tomorrow's book of the demo's model, region and
  * currency: a refused price names its field; a bid rests (the view says so, the ladder and its
- * orders show it, with a cancel button); an IOC bid finds nothing and is cancelled; the cancel
+ * orders show it, with a cancel button); changed to less at the same price it keeps its order, to
+ * a new price it is replaced by a new one; an IOC bid finds nothing and is cancelled; the cancel
  * button takes the resting bid out of the book — each checked against the API; then in 简体中文.
  */
 async function tenantTicket(page, base, tenantToken, demo, utc) {
@@ -202,6 +203,27 @@ async function tenantTicket(page, base, tenantToken, demo, utc) {
     `ticket: the bid among my orders with a cancel button (${row.join(" | ")})`);
   await shot(page, "32-tenant-market-bid");
 
+  // Change it: less at the same price keeps its place (same order); a new price is a new order.
+  const change = async (id, fields, said) => {
+    await page.getByTestId(`market-change-${id}`).locator("summary").click();
+    for (const [testid, value] of Object.entries(fields)) await page.getByTestId(`${testid}-${id}`).fill(value);
+    const answer = page.waitForResponse((r) => r.url().endsWith(`/market-orders/${id}/replace`), { timeout: STEP_TIMEOUT_MS });
+    await page.getByTestId(`market-change-apply-${id}`).click();
+    const response = await answer;
+    await page.locator('main[data-testid="view-market"]:not([data-loading]) [data-testid="market-outcome"]').filter({ hasText: said }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    return { status: response.status(), json: await response.json() };
+  };
+  const less = await change(bid.json.id, { "market-change-qty": "6" }, "changed in place");
+  const kept = (await api(base, tenantToken, "GET", `market-orders/${bid.json.id}`)).json;
+  check(less.status === 200 && less.json.id === bid.json.id && kept.state === "open" && kept.remaining_gpus === 6,
+    `ticket: changing the bid to 6 GPUs at the same price keeps the order (${kept.id}: ${kept.state}, ${kept.remaining_gpus} left)`);
+  const repriced = await change(bid.json.id, { "market-change-price": "1.60" }, "was replaced by a new order");
+  const old = (await api(base, tenantToken, "GET", `market-orders/${bid.json.id}`)).json;
+  const next = repriced.status === 200 ? (await api(base, tenantToken, "GET", `market-orders/${repriced.json.id}`)).json : {};
+  check(repriced.json.id !== bid.json.id && old.state === "replaced" && old.replaced_by === next.id && next.state === "open"
+    && next.remaining_gpus === 6 && next.price_per_gpu_hour === "1.60" && (await cellText(page.getByTestId("market-outcome"))).includes("6 resting in the book"),
+    `ticket: a new price replaces the bid by a new order (${old.state} → ${next.id} at ${next.price_per_gpu_hour}, ${next.remaining_gpus} GPUs)`);
+
   const ioc = await placeOrder(page, { "market-ticket-qty": "2", "market-ticket-price": "1.40", "market-ticket-tif": "ioc" });
   const iocStored = ioc.status === 201 ? (await api(base, tenantToken, "GET", `market-orders/${ioc.json.id}`)).json : {};
   const iocSaid = await cellText(page.getByTestId("market-outcome"));
@@ -209,15 +231,16 @@ async function tenantTicket(page, base, tenantToken, demo, utc) {
     && (await page.getByTestId(`market-cancel-${ioc.json.id}`).count()) === 0,
     `ticket: an IOC bid with nothing to meet is cancelled at once, no cancel button ("${iocSaid}")`);
 
-  const cancelled = page.waitForResponse((r) => r.url().endsWith(`/market-orders/${bid.json.id}/cancel`), { timeout: STEP_TIMEOUT_MS });
-  await page.getByTestId(`market-cancel-${bid.json.id}`).click();
+  const resting = next.id;
+  const cancelled = page.waitForResponse((r) => r.url().endsWith(`/market-orders/${resting}/cancel`), { timeout: STEP_TIMEOUT_MS });
+  await page.getByTestId(`market-cancel-${resting}`).click();
   const cancelAnswer = await cancelled;
   await page.locator('main[data-testid="view-market"]:not([data-loading]) [data-testid="market-outcome"]').filter({ hasText: "cancelled:" }).waitFor({ timeout: STEP_TIMEOUT_MS });
-  const after = (await api(base, tenantToken, "GET", `market-orders/${bid.json.id}`)).json;
+  const after = (await api(base, tenantToken, "GET", `market-orders/${resting}`)).json;
   const afterDepth = (await api(base, tenantToken, "GET", `market/depth?${new URLSearchParams(book)}`)).json;
   check(cancelAnswer.status() === 200 && after.state === "cancelled" && afterDepth.bids.length === 0
     && (await page.getByTestId("market-depth-empty").count()) === 1
-    && (await cellText(page.getByTestId("market-outcome"))).includes("8 GPUs left the book"),
+    && (await cellText(page.getByTestId("market-outcome"))).includes("6 GPUs left the book"),
     `ticket: the cancel button takes the bid out of the book (${after.state}; ${afterDepth.bids.length} bid level(s) left)`);
 
   await page.getByTestId("lang-select").selectOption("zh-CN");

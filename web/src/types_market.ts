@@ -72,6 +72,8 @@ export interface MarketOrder extends BookKey {
   time_in_force: string;
   all_or_none?: boolean;
   window_hours: number;
+  replaced_by?: string; // a replaced order's successor
+  replaces?: string; // the order a new one replaced
   created_at: string;
   tenant?: string; // buys
   supplier?: string; // sells

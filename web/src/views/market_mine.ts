@@ -8,7 +8,7 @@ import { labelOr, t } from "../i18n";
 import type { BookKey, MarketOrder, MarketTrade } from "../types_market";
 import { errorNotice } from "./errors";
 import { bookQuery, sideLabel } from "./market_book";
-import { cancelButton, mayTrade } from "./market_ticket";
+import { cancelButton, changeControl, mayTrade } from "./market_ticket";
 
 /** The book's model, region and currency as a link that shows it; `extra` keeps other hash fields (the index period). */
 function bookLink(b: BookKey, extra: Record<string, string>): HTMLAnchorElement {
@@ -39,7 +39,7 @@ export function ordersSection(ctx: ViewContext, answer: PromiseSettledResult<Mar
             h("span", { class: `badge market-${o.state}` }, labelOr(`market.state.${o.state}`, o.state)),
             num(String(o.gpus)), num(String(o.filled_gpus)), num(o.price_per_gpu_hour),
             ...(operator ? [o.tenant ?? o.supplier ?? "—"] : []),
-            ...(trader ? [cancelButton(ctx, o, status, extra)] : []),
+            ...(trader ? [h("div", { class: "actions" }, cancelButton(ctx, o, status, extra), changeControl(ctx, o, status, extra))] : []),
           ]),
           orders.map((o) => o.id)));
 }

@@ -1,11 +1,12 @@
-// The market view's order ticket and cancel buttons (docs/market.md): POST /api/v1/market-orders
-// with the shown book's fields, and POST /api/v1/market-orders/{id}/cancel. Shown to those who may
+// The market view's order ticket, cancel buttons and change controls (docs/market.md): POST
+// /api/v1/market-orders with the shown book's fields, POST /api/v1/market-orders/{id}/cancel and
+// …/replace. Shown to those who may
 // trade (the market_orders row of the permission matrix, docs/security.md): a tenant's admins buy
 // (and, in a book of whole nodes, resell nodes they hold), suppliers sell, operators place either
 // for the tenant or supplier they pick; hidden once the window is over (the server refuses it
 // then). The server validates; a refusal shows its sentence and each field it names. After a
-// placement or a cancel the view is read again with `placed=` or `cancelled=` in the hash, and
-// says what became of the order from the order as stored (filled, resting, cancelled).
+// placement, change or cancel the view is read again with `placed=` or `cancelled=` in the hash,
+// and says what became of the order from the order as stored (filled, resting, cancelled).
 
 import { post } from "../api";
 import type { ViewContext } from "../context";
@@ -104,10 +105,14 @@ export function ticketSection(ctx: ViewContext, book: BookKey, suppliers: Accoun
 
 const hoursOf = (b: BookKey) => Math.round((Date.parse(b.ends_at) - Date.parse(b.starts_at)) / 3_600_000);
 
-/** What became of the order the hash names (`placed=` or `cancelled=`), from the orders as stored. */
+/**
+ * What became of the order the hash names, from the orders as stored: `placed=` (and `changed=`
+ * for a change in place, `replaced=` with the order a new one replaced) or `cancelled=`.
+ */
 export function outcomeNotice(ctx: ViewContext, orders: MarketOrder[]): HTMLElement | null {
   const placed = ctx.query.get("placed");
   const cancelled = ctx.query.get("cancelled");
+  const replaced = ctx.query.get("replaced");
   const id = placed ?? cancelled;
   if (!id) return null;
   const o = orders.find((x) => x.id === id);
@@ -115,12 +120,14 @@ export function outcomeNotice(ctx: ViewContext, orders: MarketOrder[]): HTMLElem
   const args = { id: o.id, side: sideLabel(o.side), gpus: o.gpus, filled: o.filled_gpus, remaining: o.remaining_gpus, price: o.price_per_gpu_hour };
   let text: string;
   if (cancelled) text = t("market.ticket.outcome.cancelled_by_you", args);
+  else if (ctx.query.get("changed") === o.id && o.state === "open") text = t("market.ticket.outcome.changed", args);
   else if (o.state === "filled") text = t("market.ticket.outcome.filled", args);
   else if (o.state === "open") text = t("market.ticket.outcome.resting", args);
   else {
     const tif = o.all_or_none && o.time_in_force === "ioc" ? "aon_ioc" : o.time_in_force;
     text = t("market.ticket.outcome.not_rested", { ...args, tif: labelOr(`market.ticket.tif.${tif}`, tif) });
   }
+  if (replaced) text = `${t("market.ticket.outcome.replaced", { old: replaced })} ${text}`;
   return notice("info", text, "market-outcome");
 }
 
@@ -138,4 +145,34 @@ export function cancelButton(ctx: ViewContext, o: MarketOrder, status: HTMLEleme
       });
   });
   return b;
+}
+
+/**
+ * Changes an open order (POST …/replace): a new limit price and what is left of it. Less at the
+ * same price keeps its place in the queue; a new price or more is a new order in its place.
+ */
+export function changeControl(ctx: ViewContext, o: MarketOrder, status: HTMLElement, extra: Record<string, string>): HTMLElement | null {
+  if (!mayTrade(ctx) || o.state !== "open" || windowStatus(o) === "over") return null;
+  const nodes = o.node_gpus ?? 0;
+  const left = nodes ? o.remaining_gpus / nodes : o.remaining_gpus;
+  const price = textInput(`market-change-price-${o.id}`, { value: o.price_per_gpu_hour, size: "7", inputmode: "decimal" });
+  const qty = numberInput(`market-change-qty-${o.id}`, 1, 100_000, left);
+  const apply = h("button", { type: "submit", "data-testid": `market-change-apply-${o.id}` }, t("market.ticket.apply"));
+  const form = h("form", { class: "form-grid" },
+    labelled(t("market.ticket.change_price"), price), labelled(t("market.ticket.change_qty"), qty), apply);
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const body: Record<string, unknown> = {};
+    if (price.value.trim() !== o.price_per_gpu_hour) body.price_per_gpu_hour = price.value.trim();
+    const n = intValue(qty);
+    if (n !== left) body[nodes ? "nodes" : "gpus"] = n;
+    apply.disabled = true;
+    post<MarketOrder>(`market-orders/${encodeURIComponent(o.id)}/replace`, body)
+      .then((next) => ctx.navigate({ ...extra, ...bookQuery(o), placed: next.id, ...(next.id === o.id ? { changed: o.id } : { replaced: o.id }) }))
+      .catch((e) => {
+        apply.disabled = false;
+        status.replaceChildren(problemNotice(e, "market-change-error"));
+      });
+  });
+  return h("details", { class: "change", "data-testid": `market-change-${o.id}` }, h("summary", {}, t("market.ticket.change")), form);
 }
