@@ -3,9 +3,10 @@
 // check and the write of one are not interleaved with the other's, so the invariant holds as on
 // one server. Global names (a tenant's scope is itself, so the store's per-scope unique index does
 // not cover them) and an offer's spot-price timeline (each price after the latest) are driven
-// here; the market's lanes in market_postgres_test.cc.
+// here, and a budget written through a follower; the market's lanes in market_postgres_test.cc.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <set>
@@ -83,6 +84,35 @@ TEST(PostgresRaces, AnOffersSpotPricesStayOneTimeline) {
   std::sort(from.begin(), from.end());
   EXPECT_EQ(from.size(), 25u);
   EXPECT_EQ(std::adjacent_find(from.begin(), from.end()), from.end()) << "two prices start at the same instant";
+}
+
+// A budget written through a follower holds at once, as through the leader: the write re-checks
+// it (the leader runs the firewall's passes; here an hour apart, so only the one at start runs),
+// and the follower delivers the alert to the webhooks.
+TEST(PostgresRaces, ABudgetWrittenThroughAFollowerHoldsAtOnceAndIsDelivered) {
+  HookSink sink;
+  auto db = PgTestDatabase::create();
+  ASSERT_TRUE(db) << db.error().message;
+  const std::vector<std::string> args = {"--db", (*db)->uri(), "--no-rate-limits", "--firewall-interval-s", "3600",
+                                         "--leader-lease-ms", "3000"};
+  ServerProcess leader(args);
+  expect_2xx(leader.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
+  expect_2xx(leader.admin("POST", "/api/v1/webhooks", json{{"name", "ops"}, {"type", "generic"}, {"url", sink.url()}}), "webhook");
+  ServerProcess follower(args);
+  json zero = project_doc("acme", "frozen");
+  zero["quota"]["monthly_budget"] = "0.00";
+  zero["quota"]["budget_action"] = "hold";
+  Resp created = follower.admin("POST", "/api/v1/projects", zero);
+  ASSERT_EQ(created.status, 201) << created.describe();
+  bool warned = false;
+  for (const json& w : created.body.value("warnings", json::array()))
+    warned |= w.at("text_message").at("code") == "api.quota.warn.budget_hold";
+  EXPECT_TRUE(warned) << created.describe();
+  EXPECT_TRUE(leader.admin("GET", "/api/v1/projects/frozen/quota").body.at("budget_hold").is_object())
+      << "the hold is in the store: the leader's scheduler sees it";
+  for (int i = 0; i < 250 && sink.bodies().empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(sink.bodies().size(), 1u) << "the follower delivers the alert its write raised, once";
+  EXPECT_EQ(json::parse(sink.bodies()[0])["kind"], "budget_breach");
 }
 
 }  // namespace

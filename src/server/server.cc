@@ -273,6 +273,10 @@ static int serve(const ServerOptions& opts, App& app, HttpServer& http, Schedule
       return fail("", s.error(), 2);
     }
   }
+  // A follower delivers the alerts its own quota changes raise (their holds are set in the write);
+  // the passes are the leader's, and start here too if it takes the lead (start_work; a leader's
+  // firewall already runs them, and this start leaves them on).
+  if (lease && opts.firewall_interval_s > 0) firewall.start(/*passes=*/false);
   if (lease)
     lease->start(
         [&] {

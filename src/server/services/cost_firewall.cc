@@ -384,10 +384,16 @@ Status CostFirewall::deliver(const Record& alert_record) {
   });
 }
 
-void CostFirewall::start() {
+void CostFirewall::start(bool passes) {
   {
     Registry& reg = registry();
     std::lock_guard<std::mutex> g(reg.mu);
+    if (thread_.joinable()) {  // running already: passes from now on (a follower took the lead), never fewer
+      passes_ = passes_ || passes;
+      reg.cv.notify_all();
+      return;
+    }
+    passes_ = passes;
     stopping_ = false;
     reg.running.insert(&app_.loop);
   }
@@ -395,36 +401,15 @@ void CostFirewall::start() {
     Registry& reg = registry();
     std::unique_lock<std::mutex> lock(reg.mu);
     while (!stopping_) {
+      const bool passing = passes_;
       lock.unlock();
-      auto r = run_once(app_.clock.now());
-      if (!r && app_.loop.running())
-        spdlog::error("{}", json({{"event", "cost_firewall_failed"}, {"error", r.error().message}}).dump());
-      // Idle instances ride on the same pass (services/instance_idle.h): a GPU nobody uses is
-      // the cost a firewall is for.
-      if (auto idle = stop_idle_instances(app_, app_.clock.now()); !idle && app_.loop.running())
-        spdlog::error("{}", json({{"event", "instance_idle_stop_failed"}, {"error", idle.error().message}}).dump());
-      // And instances of tenants whose money ran out: stopped, not left to restart on a top-up.
-      if (auto broke = stop_unfunded_instances(app_, app_.clock.now()); !broke && app_.loop.running())
-        spdlog::error("{}", json({{"event", "instance_balance_stop_failed"}, {"error", broke.error().message}}).dump());
-      // So do stopped instances' releases (services/instance_release.h): storage kept for an
-      // instance nobody starts is a cost too.
-      if (auto rel = release_stopped_instances(app_, app_.clock.now()); !rel && app_.loop.running())
-        spdlog::error("{}", json({{"event", "instance_release_failed"}, {"error", rel.error().message}}).dump());
-      // Month close rides on the same pass: last month's invoices, once the delay has passed. A
-      // close that could not rate every tenant (a record that does not decode) is retried hourly,
-      // not on every pass: each try rates every tenant's whole month.
-      const TimeMs now = app_.clock.now();
-      if (now >= next_close_try_) {
-        auto closed = close_due_month(app_, now, app_.opts.month_close_delay_h * kMsPerHour);
-        if (!closed && app_.loop.running())
-          spdlog::error("{}", json({{"event", "month_close_failed"}, {"error", closed.error().message}}).dump());
-        if (!closed || (*closed && !(*closed)->failed.empty())) next_close_try_ = now + kMsPerHour;
-      }
+      if (passing) pass();
       lock.lock();
       // Until the next pass: deliver what quota changes raise, as they raise it.
       const auto next = std::chrono::steady_clock::now() + std::chrono::milliseconds(interval_ms_);
       auto pending = [&] { return !stopping_ && reg.raised.count(&app_.loop) && !reg.raised[&app_.loop].empty(); };
-      while (reg.cv.wait_until(lock, next, [&] { return stopping_ || pending(); }) && !stopping_) {
+      auto promoted = [&] { return passes_ && !passing; };
+      while (reg.cv.wait_until(lock, next, [&] { return stopping_ || pending() || promoted(); }) && !stopping_ && !promoted()) {
         std::vector<std::string> ids;
         ids.swap(reg.raised[&app_.loop]);
         lock.unlock();
@@ -433,6 +418,34 @@ void CostFirewall::start() {
       }
     }
   });
+}
+
+// One pass: the evaluation, and the work that rides on it.
+void CostFirewall::pass() {
+  auto r = run_once(app_.clock.now());
+  if (!r && app_.loop.running())
+    spdlog::error("{}", json({{"event", "cost_firewall_failed"}, {"error", r.error().message}}).dump());
+  // Idle instances ride on the same pass (services/instance_idle.h): a GPU nobody uses is
+  // the cost a firewall is for.
+  if (auto idle = stop_idle_instances(app_, app_.clock.now()); !idle && app_.loop.running())
+    spdlog::error("{}", json({{"event", "instance_idle_stop_failed"}, {"error", idle.error().message}}).dump());
+  // And instances of tenants whose money ran out: stopped, not left to restart on a top-up.
+  if (auto broke = stop_unfunded_instances(app_, app_.clock.now()); !broke && app_.loop.running())
+    spdlog::error("{}", json({{"event", "instance_balance_stop_failed"}, {"error", broke.error().message}}).dump());
+  // So do stopped instances' releases (services/instance_release.h): storage kept for an
+  // instance nobody starts is a cost too.
+  if (auto rel = release_stopped_instances(app_, app_.clock.now()); !rel && app_.loop.running())
+    spdlog::error("{}", json({{"event", "instance_release_failed"}, {"error", rel.error().message}}).dump());
+  // Month close rides on the same pass: last month's invoices, once the delay has passed. A
+  // close that could not rate every tenant (a record that does not decode) is retried hourly,
+  // not on every pass: each try rates every tenant's whole month.
+  const TimeMs now = app_.clock.now();
+  if (now >= next_close_try_) {
+    auto closed = close_due_month(app_, now, app_.opts.month_close_delay_h * kMsPerHour);
+    if (!closed && app_.loop.running())
+      spdlog::error("{}", json({{"event", "month_close_failed"}, {"error", closed.error().message}}).dump());
+    if (!closed || (*closed && !(*closed)->failed.empty())) next_close_try_ = now + kMsPerHour;
+  }
 }
 
 void CostFirewall::stop() {
@@ -471,6 +484,9 @@ void CostFirewall::deliver_raised(const std::vector<std::string>& alert_ids) {
 }
 
 bool cost_firewall_running(const ServiceContext& app) {
+  // Several servers on one PostgreSQL database: the leader runs the passes, and every server
+  // configured with a firewall re-checks a quota written through it (a follower too).
+  if (app.opts.firewall_interval_s > 0 && is_postgres_url(app.opts.db_path)) return true;
   Registry& reg = registry();
   std::lock_guard<std::mutex> g(reg.mu);
   return reg.running.count(&app.loop) > 0;

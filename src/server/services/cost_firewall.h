@@ -44,22 +44,29 @@ class CostFirewall {
   Result<int> run_once(TimeMs now);
   // A pass now and every interval on its own thread; in between, as soon as the write that
   // raised it has committed, it delivers each alert a quota change raised (recheck_budget).
-  // While it runs, quota changes of this server re-check budgets at once.
-  void start();
+  // While it runs, quota changes of this server re-check budgets at once. With passes = false
+  // (a follower of several servers on one database) it only delivers what this server's quota
+  // changes raise; start(true) later (taking the lead) makes it run the passes too, and a start
+  // while it runs never stops them.
+  void start(bool passes = true);
   void stop();
 
  private:
+  void pass();
   Status deliver(const Record& alert_record);
   void deliver_raised(const std::vector<std::string>& alert_ids);
   ServiceContext& app_;
   int64_t interval_ms_;
   TimeMs next_close_try_ = 0;  // the firewall thread's: a month close that left tenants unrated waits an hour
   bool stopping_ = false;  // guarded by the module's registry mutex (cost_firewall.cc)
+  bool passes_ = true;     // likewise
   std::thread thread_;
 };
 
-// Whether a cost firewall runs for app's server (started and not stopped): a quota change re-checks
-// its project's budget only then (`serve --firewall-interval-s 0` turns the firewall off).
+// Whether a cost firewall runs for app's server (started and not stopped), or — several servers on
+// one PostgreSQL database — is configured on it (the leader runs the passes): a quota change
+// re-checks its project's budget only then, on whichever server it is written through
+// (`serve --firewall-interval-s 0` turns the firewall off).
 bool cost_firewall_running(const ServiceContext& app);
 
 // A tenant's month to date as a firewall pass rates it (its invoice from the month's start to
