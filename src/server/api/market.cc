@@ -543,24 +543,35 @@ Result<Record> cancel_in(App& app, const Record& cur, const char* state, const s
   return r;
 }
 
+// A write to open order `rec` (cancel, replace) in one transaction of the writer: its lane locked
+// before the order is read again (409 unless it is still open), then `change` with it; the
+// book's copy learns the outcome once committed.
+Status change_open_order(App& app, const KindSpec& spec, const Record& rec,
+                         const std::function<Status(const Record& cur, BookTx& bt)>& change) {
+  std::unique_ptr<BookTx> bt;
+  Status st = app.loop.run([&](StoreTx& raw) -> Status {
+    bt = std::make_unique<BookTx>(app.market_books, raw);
+    if (auto s = bt->lock(rec.gpu_model, rec.region); !s) return s;
+    auto cur = open_order(bt->tx(), spec, rec.id);
+    if (!cur) return cur.error();
+    return change(*cur, *bt);
+  });
+  if (st) bt->committed();
+  return st;
+}
+
 // POST /api/v1/market-orders/{id}/cancel: what is left of an open order leaves the book.
 void cancel_order(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p) {
   auto rec = writable_order(app, spec, req, p);
   if (!rec) return send_problem(res, rec.error(), req.path);
   Record out;
-  std::unique_ptr<BookTx> bt;
-  Status st = app.loop.run([&](StoreTx& raw) -> Status {
-    bt = std::make_unique<BookTx>(app.market_books, raw);
-    if (auto s = bt->lock(rec->gpu_model, rec->region); !s) return s;  // before the order is read
-    auto cur = open_order(bt->tx(), spec, rec->id);
-    if (!cur) return cur.error();
-    auto r = cancel_in(app, *cur, "cancelled", "cancelled by its owner", p, *bt);
+  Status st = change_open_order(app, spec, *rec, [&](const Record& cur, BookTx& bt) -> Status {
+    auto r = cancel_in(app, cur, "cancelled", "cancelled by its owner", p, bt);
     if (!r) return r.error();
     out = std::move(*r);
     return ok_status();
   });
   if (!st) return send_problem(res, st.error(), req.path);
-  bt->committed();
   send_json(res, 200, present(out));
 }
 
@@ -576,16 +587,11 @@ void replace_order(App& app, const KindSpec& spec, const httplib::Request& req, 
   auto body = parse_body(req);
   if (!body) return send_problem(res, body.error(), req.path);
   Record out;
-  std::unique_ptr<BookTx> bt;
-  Status st = app.loop.run([&](StoreTx& raw) -> Status {
-    bt = std::make_unique<BookTx>(app.market_books, raw);
-    if (auto s = bt->lock(rec->gpu_model, rec->region); !s) return s;  // before the order is read
-    StoreTx& tx = bt->tx();
-    auto cur = open_order(tx, spec, rec->id);
-    if (!cur) return cur.error();
+  Status st = change_open_order(app, spec, *rec, [&](const Record& cur, BookTx& bt) -> Status {
+    StoreTx& tx = bt.tx();
     const TimeMs now = app.clock.now();
-    const BookKey k = key_of(cur->body);
-    const json& b = cur->body;
+    const BookKey k = key_of(cur.body);
+    const json& b = cur.body;
     const int64_t old_left = b.at("remaining_gpus").get<int64_t>();
     FieldErrors errs;
     Fields f(*body, "", errs);
@@ -608,11 +614,11 @@ void replace_order(App& app, const KindSpec& spec, const httplib::Request& req, 
 
     if (price.micros() == b.at("price_micros").get<int64_t>() && left <= old_left && !b.value("all_or_none", false)) {
       // Less at the same price: in place, keeping its place (what is less may let an AON order fill).
-      auto bk = book_at(*bt, *cur);
+      auto bk = book_at(bt, cur);
       if (!bk) return bk.error();
       std::vector<MarketFill> fills;
       if (!bk->book.replace(bk->id, price.micros(), left / k.unit(), fills))
-        return Error::make(Code::kInternal, "market order " + cur->id + " could not be replaced");
+        return Error::make(Code::kInternal, "market order " + cur.id + " could not be replaced");
       auto replaced = std::make_shared<Record>(*bk->resting[bk->id - 1]);  // the order as replaced, before its fills
       bk->resting[bk->id - 1] = replaced;
       json& nb = replaced->body;
@@ -621,16 +627,16 @@ void replace_order(App& app, const KindSpec& spec, const httplib::Request& req, 
       if (k.node_gpus > 0) nb["nodes"] = nb["gpus"].get<int64_t>() / k.node_gpus;
       Matched m;
       if (auto s = record_fills(fills, bk->resting, nullptr, k, now, m); !s) return s;
-      auto mine = std::find_if(m.makers.begin(), m.makers.end(), [&](const Record& x) { return x.id == cur->id; });
+      auto mine = std::find_if(m.makers.begin(), m.makers.end(), [&](const Record& x) { return x.id == cur.id; });
       Record r = mine == m.makers.end() ? *bk->resting[bk->id - 1] : *mine;
       if (mine != m.makers.end()) m.makers.erase(mine);
-      if (auto s = store_change(tx, *cur, r, p, "replace", cur->id, now); !s) return s;
-      if (auto s = write_matched(app, m, k, cur->id, p, tx, now); !s) return s;
+      if (auto s = store_change(tx, cur, r, p, "replace", cur.id, now); !s) return s;
+      if (auto s = write_matched(app, m, k, cur.id, p, tx, now); !s) return s;
       out = std::move(r);
       return ok_status();
     }
     // Cancel-replace: the old order out, a new one in, in this one transaction.
-    auto old = cancel_in(app, *cur, "replaced", "replaced by its owner", p, *bt);
+    auto old = cancel_in(app, cur, "replaced", "replaced by its owner", p, bt);
     if (!old) return old.error();
     json next = b.value("request", json::object());
     next.erase("idempotency_key");
@@ -643,7 +649,7 @@ void replace_order(App& app, const KindSpec& spec, const httplib::Request& req, 
       if (!b.value("tenant_id", "").empty()) next["tenant"] = b["tenant_id"];
       else next["supplier"] = b.value("supplier_id", "");
     }
-    auto placed = create_order_in(app, spec, next, p, *bt);
+    auto placed = create_order_in(app, spec, next, p, bt);
     if (!placed) return placed.error();
     Record was = *old;
     was.body["replaced_by"] = placed->id;
@@ -651,15 +657,14 @@ void replace_order(App& app, const KindSpec& spec, const httplib::Request& req, 
     if (!stored) return stored.error();
     if (auto s = store_change(tx, *stored, was, p, "replace", placed->id, now); !s) return s;
     Record r = *placed;
-    r.body["replaces"] = cur->id;
+    r.body["replaces"] = cur.id;
     auto stored_new = tx.get(spec.kind, r.id);
     if (!stored_new) return stored_new.error();
-    if (auto s = store_change(tx, *stored_new, r, p, "replace", cur->id, now); !s) return s;
+    if (auto s = store_change(tx, *stored_new, r, p, "replace", cur.id, now); !s) return s;
     out = std::move(r);
     return ok_status();
   });
   if (!st) return send_problem(res, st.error(), req.path);
-  bt->committed();
   send_json(res, 200, present(out));
 }
 
