@@ -256,6 +256,53 @@ TEST(MarketSettlement, ANodeOutOfServiceDuringTheWindowIsADefaultUntilItIsBack) 
       << credit.dump();
 }
 
+// An operator's reservation may not take nodes a supplier's open sell order needs (it would be a
+// default at settlement): 409 naming the order; nodes the sells do not need, windows they do not
+// cover and the same reservation once the order is cancelled go through; a PUT is checked too.
+TEST(MarketSettlement, AnOperatorReservationLeavesOpenSellsDeliverable) {
+  ServerProcess s({"--firewall-interval-s", "0"});
+  world(s, {"gpn1", "gpn2"});
+  const std::string dc = make_user_token(s, "dc-ops", "supplier", "", "dc");
+  const TimeMs h = SystemClock().now() / kHour * kHour + 24 * kHour;  // tomorrow, this hour
+  const std::string sell =
+      expect_2xx(s.req("POST", "/api/v1/market-orders", dc, order(h, 4, "sell", 12, "12.00")), "sell").body.at("id");
+  auto rsv = [&](const char* name, std::vector<std::string> nodes, TimeMs from, TimeMs hours) {
+    return json{{"name", name},
+                {"tenant", "acme"},
+                {"nodes", nodes},
+                {"starts_at", format_rfc3339(from)},
+                {"ends_at", format_rfc3339(from + hours * kHour)}};
+  };
+  // 16 GPUs, 12 offered: either node alone leaves 8, short of 12.
+  Resp taken = s.admin("POST", "/api/v1/reservations", rsv("r1", {"gpn1"}, h + kHour, 1));
+  EXPECT_EQ(taken.status, 409) << taken.describe();
+  EXPECT_NE(taken.body.value("detail", "").find("open sell order " + sell + " (12 GPUs"), std::string::npos)
+      << taken.describe();
+  // A window the sell does not cover is free to reserve; so is the node once the sell needs less.
+  const std::string later =
+      expect_2xx(s.admin("POST", "/api/v1/reservations", rsv("r1", {"gpn1"}, h + 4 * kHour, 2)), "later").body.at("id");
+  expect_2xx(s.req("POST", "/api/v1/market-orders/" + sell + "/replace", dc,
+                   json{{"price_per_gpu_hour", "12.00"}, {"gpus", 8}}),
+             "sell 8");
+  // A PUT moving that reservation into the window is checked as a new one would be: gpn1 is free
+  // for it now (gpn2 still delivers the 8), gpn2 as well then is not.
+  expect_2xx(s.admin("PUT", "/api/v1/reservations/" + later, rsv("r1", {"gpn1"}, h, 4)), "r1 moved in");
+  Resp both = s.admin("POST", "/api/v1/reservations", rsv("r2", {"gpn2"}, h + 3 * kHour, 1));
+  EXPECT_EQ(both.status, 409) << both.describe();
+  Resp moved = s.admin("PUT", "/api/v1/reservations/" + later, rsv("r1", {"gpn1", "gpn2"}, h, 4));
+  EXPECT_EQ(moved.status, 409) << moved.describe();
+  // In 简体中文 too.
+  Resp zh = s.admin("POST", "/api/v1/reservations?lang=zh", rsv("r2", {"gpn2"}, h + 3 * kHour, 1));
+  EXPECT_NE(zh.body.value("detail", "").find("未成交卖单"), std::string::npos) << zh.describe();
+  // Cancelled, the sell needs nothing: the reservation goes through, and the supplier can now
+  // offer only what is left.
+  const std::string cur = s.admin("GET", "/api/v1/market-orders/" + sell).body.value("replaced_by", sell);
+  expect_2xx(s.req("POST", "/api/v1/market-orders/" + cur + "/cancel", dc, json::object()), "cancel");
+  expect_2xx(s.admin("POST", "/api/v1/reservations", rsv("r2", {"gpn2"}, h + 3 * kHour, 1)), "r2");
+  Resp none_left = s.req("POST", "/api/v1/market-orders", dc, order(h, 4, "sell", 1, "12.00"));
+  EXPECT_EQ(none_left.status, 422) << none_left.describe();
+}
+
 // Resale: a tenant resells a whole node it holds in the node book; the buyer gets that node's
 // reservation and a commitment at the resale price; the reseller keeps paying its own commitment,
 // is credited the proceeds, and no longer has the node (nor its defaults).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "model/contract.h"
 #include "model/node.h"
@@ -24,24 +25,29 @@ struct FreeNode {
 
 bool overlaps(TimeMs a0, TimeMs a1, TimeMs b0, TimeMs b1) { return a0 < b1 && b0 < a1; }
 
-// Node ids held by reservations whose windows overlap [from, to).
-Result<std::set<std::string>> reserved_nodes(StoreTx& tx, TimeMs from, TimeMs to) {
+// Node ids held by reservations whose windows overlap [from, to); with `change`, as if it were
+// written.
+Result<std::set<std::string>> reserved_nodes(StoreTx& tx, TimeMs from, TimeMs to, const ReservationChange* change) {
   auto all = list_all(tx, "reservations");
   if (!all) return all.error();
   std::set<std::string> out;
   for (const Record& r : *all) {
+    if (change && r.id == change->replacing_id) continue;
     auto res = decode_record(r, decode_reservation, "no market trade can be settled without it");
     if (!res) return res.error();
     if (overlaps(res->starts_at, res->ends_at, from, to)) out.insert(res->node_ids.begin(), res->node_ids.end());
   }
+  if (change && overlaps(change->starts_at, change->ends_at, from, to))
+    out.insert(change->node_ids.begin(), change->node_ids.end());
   return out;
 }
 
 // The seller's available nodes of the book that `offer` sells and no reservation holds then.
-Result<std::vector<FreeNode>> free_nodes(StoreTx& tx, const std::string& supplier_id, const MarketBook& k, const Record& offer) {
+Result<std::vector<FreeNode>> free_nodes(StoreTx& tx, const std::string& supplier_id, const MarketBook& k,
+                                         const Record& offer, const ReservationChange* change = nullptr) {
   auto reach = stored_offer_reach(offer.body);
   if (!reach) return reach.error();
-  auto held = reserved_nodes(tx, k.starts_at, k.ends_at);
+  auto held = reserved_nodes(tx, k.starts_at, k.ends_at, change);
   if (!held) return held.error();
   auto nodes = list_all(tx, "nodes", {{"supplier_id", supplier_id}, {"gpu_model", k.gpu_model}, {"region", k.region}});
   if (!nodes) return nodes.error();
@@ -265,7 +271,11 @@ Status settle_one(App& app, Record& t, const MarketBook& k, const Principal& who
                  {"starts_at", format_rfc3339(k.starts_at)}, {"ends_at", format_rfc3339(k.ends_at)}, {"offer", offer->id},
                  {"note", "market trade " + t.id + ": " + std::to_string(gpus) + " GPU(s) at " + price + " per GPU-hour" +
                               (resale ? " (resold by tenant " + t.body["reseller_tenant_id"].get<std::string>() + ")" : "")}};
-    auto r = create_in(app, app.kinds.at("reservations"), body, op, tx);
+    KindSpec spec = app.kinds.at("reservations");  // without the open-sell check: these are the sell's nodes
+    spec.build = [](const json& b, const Principal&, StoreTx& t, const Record* existing) {
+      return build_reservation(b, t, existing, false);
+    };
+    auto r = create_in(app, spec, body, op, tx);
     if (!r) return r.error();
     settlement["reservation_id"] = r->id;
     settlement["reservation"] = r->name;
@@ -431,17 +441,24 @@ Result<Record> market_offer(StoreTx& tx, const std::string& supplier_id, const M
                                         .arg("currency", currency_code(k.currency)));
 }
 
-Result<int64_t> deliverable_gpus(StoreTx& tx, const std::string& supplier_id, const MarketBook& k) {
+namespace {
+
+// deliverable_gpus before the floor at 0 (below 0: open sells the seller could not deliver), with
+// `change` as if it were written.
+Result<int64_t> sell_slack(StoreTx& tx, const std::string& supplier_id, const MarketBook& k,
+                           const ReservationChange* change) {
   auto offer = market_offer(tx, supplier_id, k);
   if (!offer) return offer.error();
-  auto free = free_nodes(tx, supplier_id, k, *offer);
+  auto free = free_nodes(tx, supplier_id, k, *offer, change);
   if (!free) return free.error();
   int64_t cap = 0, sized = 0;  // every free GPU; those of free nodes of the node book's size
   for (const auto& n : *free) {
     cap += n.gpus;
     if (n.gpus == k.node_gpus) sized += n.gpus;
   }
-  auto orders = list_all(tx, "market-orders", {{"supplier_id", supplier_id}, {"gpu_model", k.gpu_model}, {"region", k.region}, {"state", "open"}});
+  auto orders =
+      list_all(tx, "market-orders",
+               {{"supplier_id", supplier_id}, {"gpu_model", k.gpu_model}, {"region", k.region}, {"state", "open"}});
   if (!orders) return orders.error();
   for (const Record& o : *orders) {
     auto s = parse_rfc3339(o.body.at("starts_at").get<std::string>(), "starts_at");
@@ -453,7 +470,44 @@ Result<int64_t> deliverable_gpus(StoreTx& tx, const std::string& supplier_id, co
     if (k.node_gpus > 0 && o.body.value("node_gpus", int64_t{0}) == k.node_gpus) sized -= open;
   }
   if (k.node_gpus > 0) cap = std::min(cap, sized);
-  return std::max<int64_t>(cap, 0);
+  return cap;
+}
+
+}  // namespace
+
+Result<int64_t> deliverable_gpus(StoreTx& tx, const std::string& supplier_id, const MarketBook& k) {
+  auto slack = sell_slack(tx, supplier_id, k, nullptr);
+  if (!slack) return slack.error();
+  return std::max<int64_t>(*slack, 0);
+}
+
+Result<std::optional<Record>> sell_left_short(StoreTx& tx, const ReservationChange& change,
+                                              const std::vector<SellerLane>& sellers) {
+  for (const SellerLane& lane : sellers) {
+    const std::string& supplier_id = lane.supplier_id;
+    auto orders = list_all(
+        tx, "market-orders",
+        {{"supplier_id", supplier_id}, {"gpu_model", lane.gpu_model}, {"region", lane.region}, {"state", "open"}});
+    if (!orders) return orders.error();
+    std::sort(orders->begin(), orders->end(), [](const Record& a, const Record& b) { return a.id < b.id; });
+    std::set<std::tuple<TimeMs, TimeMs, std::string, int64_t>> seen;  // books already checked
+    for (const Record& o : *orders) {
+      if (o.body.value("side", "") != "sell") continue;
+      auto s = parse_rfc3339(o.body.at("starts_at").get<std::string>(), "starts_at");
+      auto e = parse_rfc3339(o.body.at("ends_at").get<std::string>(), "ends_at");
+      auto cur = parse_currency(o.body.value("currency", ""));
+      if (!s || !e || !cur) return Error::make(Code::kInternal, "market order " + o.id + " does not decode");
+      if (!overlaps(*s, *e, change.starts_at, change.ends_at)) continue;
+      MarketBook k{lane.gpu_model, lane.region, *s, *e, *cur, o.body.value("node_gpus", int64_t{0})};
+      if (!seen.insert({k.starts_at, k.ends_at, o.body.value("currency", ""), k.node_gpus}).second) continue;
+      auto before = sell_slack(tx, supplier_id, k, nullptr);
+      if (!before) continue;  // no offer sells these nodes any more: nothing a reservation changes
+      auto after = sell_slack(tx, supplier_id, k, &change);
+      if (!after) return after.error();
+      if (*after < 0 && *after < *before) return std::optional<Record>(o);
+    }
+  }
+  return std::optional<Record>();
 }
 
 Result<ResaleHolding> resalable_nodes(StoreTx& tx, const std::string& tenant_id, const std::string& supplier_id,

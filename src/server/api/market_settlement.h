@@ -13,6 +13,7 @@
 // Functions of the route files; they run on the control loop's thread inside its transaction.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,26 @@ Result<Record> market_offer(StoreTx& tx, const std::string& supplier_id, const M
 // keeps the rest of that node's GPUs from being sold again for the window. In a node book, also at
 // most its free nodes of exactly that size less its open sells of such nodes.
 Result<int64_t> deliverable_gpus(StoreTx& tx, const std::string& supplier_id, const MarketBook& k);
+
+// A reservation as it is about to be written (POST, or PUT of `replacing_id`).
+struct ReservationChange {
+  std::string replacing_id;
+  std::vector<std::string> node_ids;
+  TimeMs starts_at = 0, ends_at = 0;
+};
+struct SellerLane {
+  std::string supplier_id, gpu_model, region;
+};
+// The first open sell order (by id) of these sellers in these lanes, of a window overlapping the
+// change's, that the change would leave short: the seller's deliverable GPUs for that order's book
+// fall below zero and lower than they are now. Books the seller was already short in without the
+// change (a node gone out of service) are not blamed on it unless it takes more.
+Result<std::optional<Record>> sell_left_short(StoreTx& tx, const ReservationChange& change,
+                                              const std::vector<SellerLane>& sellers);
+
+// The reservations kind's build (reservations.cc); check_open_sells false for settlement's own
+// reservations, which take the very nodes the trade's sell offered.
+Result<Built> build_reservation(const json& body, StoreTx& tx, const Record* existing, bool check_open_sells);
 
 // What a tenant can resell in a node book (docs/market.md#resale): the nodes of that size its market
 // reservations for exactly that window hold, less its open resale sells there; of one supplier
