@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <thread>
 
 #include "billing/webhook_format.h"
@@ -230,6 +232,16 @@ TEST(Balance, SignedPaymentsRecordTopUpsOnce) {
   EXPECT_EQ(send(body, now, "wrong-secret-0123456789"), 401);
   EXPECT_EQ(send(body, now - 10 * 60 * 1000, secret), 401) << "stale";
   EXPECT_EQ(s.client().Post("/api/v1/payments/webhook", body, "application/json")->status, 401) << "unsigned";
+  // Timestamps at the ends of the integer range, correctly signed: stale, never an overflow that
+  // passes the window (LLONG_MIN + now did, with the signature right).
+  for (const std::string ts : {std::string("-99999999999999999999"), std::string("99999999999999999999"),
+                               std::to_string(std::numeric_limits<int64_t>::min() + now)}) {
+    const int64_t t = std::strtoll(ts.c_str(), nullptr, 10);
+    httplib::Headers h = {{"X-Gpurent-Timestamp", ts}, {"X-Gpurent-Signature", generic_signature(secret, t, body)}};
+    auto r = s.client().Post("/api/v1/payments/webhook", h, body, "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 401) << ts << ": " << r->body;
+  }
   EXPECT_EQ(send(body, now, secret), 201);
   EXPECT_EQ(send(body, now, secret), 200) << "delivered twice, recorded once";
   EXPECT_EQ(send(json{{"tenant", "acme"}, {"amount", "99.00"}, {"reference", "alipay-7"}}.dump(), now, secret), 409);

@@ -146,6 +146,11 @@ TEST(MarketApi, OrdersMatchAtTheRestingPriceAndTheBookIsPublicWithoutIdentities)
       << no_day.describe();
   hedge["prices"] = {"1.00", "2.00"};
   EXPECT_NE(s.req("POST", "/api/v1/advise/hedge", m.beta, hedge).reason_for("market"), "");
+  hedge.erase("prices");
+  hedge["currency"] = 5;  // not a string: a 422 naming it (was a 500 from the JSON library)
+  Resp odd = s.req("POST", "/api/v1/advise/hedge", m.beta, hedge);
+  EXPECT_EQ(odd.status, 422) << odd.describe();
+  EXPECT_NE(odd.reason_for("currency"), "") << odd.describe();
 
   // Orders and trades are their owners': acme sees its order and trade only; the supplier both trades.
   EXPECT_EQ(s.req("GET", "/api/v1/market-orders/" + fok.body["id"].get<std::string>(), m.acme_member).status, 404);

@@ -203,6 +203,10 @@ std::optional<Money> Fields::opt_money(const char* key, Currency c, bool allow_n
       return std::nullopt;
     }
   } else if (v->is_number_integer()) {
+    if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {  // get<int64_t> would wrap
+      error(key, FieldReason{"field.too_large"});
+      return std::nullopt;
+    }
     int64_t units = v->get<int64_t>();
     if (units > 9'000'000'000'000LL || units < -9'000'000'000'000LL) {
       error(key, FieldReason{"field.too_large"});

@@ -47,6 +47,22 @@ TEST(Fields, AcceptsGoodInput) {
   EXPECT_TRUE(errs.empty());
 }
 
+// Whole-number money past int64 (JSON allows it as unsigned): refused, not wrapped to -1.
+TEST(Fields, MoneyAsAHugeWholeNumberIsTooLargeNotWrapped) {
+  json body = json::parse(R"({"a":18446744073709551615,"b":9223372036854775808,"c":-9000000000001,"d":12})");
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  EXPECT_FALSE(f.opt_money("a", Currency::kUSD, true).has_value());
+  EXPECT_FALSE(f.opt_money("b", Currency::kUSD, true).has_value());
+  EXPECT_FALSE(f.opt_money("c", Currency::kUSD, true).has_value());
+  EXPECT_EQ(f.opt_money("d", Currency::kUSD, true)->micros(), 12'000'000);
+  f.finish();
+  std::map<std::string, std::string> got;
+  for (const auto& e : errs.list()) got[e.field] = e.reason;
+  EXPECT_EQ(got.size(), 3u);
+  for (const char* k : {"a", "b", "c"}) EXPECT_NE(got[k].find("too large"), std::string::npos) << k << ": " << got[k];
+}
+
 TEST(YamlJson, KeepsDecimalsAsStrings) {
   auto j = yaml_to_json("name: job\nworkers: 2\nprice: 3.20\nquoted: \"12\"\nok: true\nlist: [a, 1]\n").value();
   EXPECT_EQ(j["workers"], 2);

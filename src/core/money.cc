@@ -45,6 +45,9 @@ Result<Money> Money::parse(std::string_view s, Currency c) {
   }
   for (int k = frac_digits; k < 6; ++k) frac *= 10;
   __int128 m = whole * kMicrosPerUnit + frac;
+  // 13 whole digits reach 9,999,999,999,999 but micro-units in int64 stop at 9,223,372,036,854.775807:
+  // past it the cast would wrap (and flip the sign).
+  if (m > INT64_MAX) return bad(Message("money.why.too_large"));
   return Money(static_cast<int64_t>(neg ? -m : m), c);
 }
 

@@ -23,6 +23,14 @@ TEST(Money, RejectsWhatItCannotRepresentExactly) {
     auto r = Money::parse(bad, Currency::kUSD);
     EXPECT_FALSE(r.ok()) << bad;
   }
+  // 13 whole digits, but past what int64 micro-units hold: refused, never wrapped into another sign.
+  for (const char* big : {"9999999999999", "-9999999999999", "9223372036854.775808", "-9223372036854.775808"}) {
+    auto r = Money::parse(big, Currency::kUSD);
+    ASSERT_FALSE(r.ok()) << big << " parsed as " << r.value().amount_string();
+    EXPECT_NE(r.error().fields[0].reason.find("too large"), std::string::npos) << r.error().message;
+  }
+  EXPECT_EQ(usd("9223372036854.775807").micros(), INT64_MAX);
+  EXPECT_EQ(usd("-9223372036854.775807").micros(), -INT64_MAX);
   auto r = Money::parse("1.", Currency::kUSD);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message, "amount: '1.' is not a decimal amount: no digits after the decimal point");

@@ -471,7 +471,8 @@ Result<json> hedge(App& app, json body) {
     FieldErrors errs;
     Fields f(body, "", errs);
     if (body.contains("prices")) f.error("market", Message("advisor.hedge.market_or_prices"));
-    auto currency = parse_currency(body.value("currency", "USD"));
+    const json cur = body.value("currency", json("USD"));  // not a string: refused below, naming it
+    auto currency = parse_currency(cur.is_string() ? cur.get<std::string>() : std::string());
     std::string model, region;
     TimeMs from = 0, to = 0;
     f.object("market", true, [&](Fields& mf) {

@@ -73,8 +73,9 @@ Status verify_signature(const App& app, const httplib::Request& req) {
   const std::string sig = req.get_header_value("X-Gpurent-Signature");
   if (ts.empty() || sig.empty()) return Error::make(Code::kUnauthorized, Message("api.payments.unsigned"));
   char* end = nullptr;
-  const long long t = std::strtoll(ts.c_str(), &end, 10);
-  if (end == ts.c_str() || *end != '\0' || std::llabs(t - app.clock.now()) > kWebhookSkewMs)
+  const long long t = std::strtoll(ts.c_str(), &end, 10);  // clamped to LLONG_MIN/MAX: compared, never subtracted
+  const TimeMs now = app.clock.now();
+  if (end == ts.c_str() || *end != '\0' || t < now - kWebhookSkewMs || t > now + kWebhookSkewMs)
     return Error::make(Code::kUnauthorized, Message("api.payments.stale"));
   const std::string want = generic_signature(app.opts.payment_webhook_secret, t, req.body);
   // Constant-time comparison: the signature is a credential.
