@@ -133,6 +133,22 @@ TEST_F(JobMetricsApi, DirectionConflictIs409NamingThePoint) {
   EXPECT_EQ(g.body["metrics"][0]["points"].size(), 1u);
 }
 
+// What a tenant can make a job keep is bounded (kMaxJobMetricPoints points, kMaxJobMetricNames
+// names): past it the request is a 422 naming points, in either language, and stores nothing.
+TEST_F(JobMetricsApi, AJobKeepsAtMostAHundredMetricNames) {
+  json body = {{"points", json::array()}};
+  for (int i = 0; i < 99; ++i) body["points"].push_back(pt("m" + std::to_string(i), i, base));
+  expect_2xx(s.req("POST", path(job_id), member, body), "99 names");
+  json two = {{"points", {pt("m99", 1, base), pt("m100", 1, base)}}};
+  Resp over = s.req("POST", path(job_id), member, two);
+  EXPECT_EQ(over.status, 422) << over.describe();
+  EXPECT_NE(over.reason_for("points").find("more than 100 metric names"), std::string::npos) << over.describe();
+  Resp zh = s.req("POST", path(job_id) + "?lang=zh", member, two);
+  EXPECT_NE(zh.reason_for("points").find("最多保留 100 个"), std::string::npos) << zh.describe();
+  EXPECT_EQ(s.req("GET", path(job_id), member).body.at("metrics").size(), 99u);
+  expect_2xx(s.req("POST", path(job_id), member, json{{"points", {pt("m99", 1, base)}}}), "the 100th");
+}
+
 TEST_F(JobMetricsApi, TenantIsolationAndRoles) {
   ASSERT_EQ(s.req("POST", path(job_id), member, json{{"points", {pt("acc", 0.5, base)}}}).status, 201);
   expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("other")), "tenant");

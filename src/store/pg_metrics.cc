@@ -3,6 +3,7 @@
 // a (job, metric) fixed by its stored points or by its first row in the batch, a point at a
 // stored instant replacing its value. The stored directions are read in one statement, then the
 // batch is written in one (arrays spread by unnest()).
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -29,6 +30,10 @@ const std::string kByJobOfTenant =
     std::string(kMetricSelect) + " WHERE job_id = $1 AND at >= $2 AND at < $3 AND tenant_id = $4 ORDER BY name, at";
 const std::string kByTenant =
     std::string(kMetricSelect) + " WHERE tenant_id = $1 AND at >= $2 AND at < $3 ORDER BY job_id, name, at";
+const std::string kEndsByJob = metric_ends_sql("job_id", "$1", "$2", "$3");
+const std::string kEndsByTenant = metric_ends_sql("tenant_id", "$1", "$2", "$3");
+const std::string kJobTotals =
+    "SELECT job_id, count(*), count(DISTINCT name) FROM job_metric_points WHERE job_id = ANY($1::text[]) GROUP BY job_id";
 
 using Key = std::pair<std::string, std::string>;
 
@@ -84,12 +89,25 @@ Status upsert_job_metrics(PgConn& db, const std::vector<JobMetricRow>& rows) {
   p.add_array(jobs).add_array(names).add_array(ats).add_array(tenants).add_array(projects);
   p.add_array(values).add_array(dirs);
   auto n = db.exec(kUpsert, p, "storing job metric points");
-  return n ? ok_status() : Status(n.error());
+  if (!n) return n.error();
+  std::vector<std::string> batch_jobs;
+  for (const JobMetricRow& r : rows)
+    if (std::find(batch_jobs.begin(), batch_jobs.end(), r.job_id) == batch_jobs.end()) batch_jobs.push_back(r.job_id);
+  auto totals = db.query(kJobTotals, PgParams().add_array(batch_jobs), "counting jobs' metric points");
+  if (!totals) return totals.error();
+  for (int i = 0; i < totals->size(); ++i)
+    if (auto s = check_metric_totals(totals->text(i, 0), totals->integer(i, 1), totals->integer(i, 2)); !s) return s;
+  return ok_status();
 }
 
 Result<std::vector<JobMetricRow>> query_job_metrics(PgConn& db, const JobMetricFilter& f) {
   if (auto s = check_metric_filter(f); !s) return s.error();
-  const std::string& sql = f.job_id.empty() ? kByTenant : f.tenant_id.empty() ? kByJob : kByJobOfTenant;
+  if (f.ends_only && !f.job_id.empty() && !f.tenant_id.empty())
+    return Error::invalid("ends_only", "give job_id or tenant_id, not both");
+  const std::string& sql = f.ends_only ? (f.job_id.empty() ? kEndsByTenant : kEndsByJob)
+                           : f.job_id.empty() ? kByTenant
+                           : f.tenant_id.empty() ? kByJob
+                                                 : kByJobOfTenant;
   PgParams p;
   p.add(f.job_id.empty() ? f.tenant_id : f.job_id).add(f.from).add(f.to);
   if (!f.job_id.empty() && !f.tenant_id.empty()) p.add(f.tenant_id);

@@ -3,6 +3,7 @@
 // connection (Db's cache) and bound per row; one batch is the caller's one transaction. The rows
 // are checked (store_checks.h) before the first is written, so a refused batch writes nothing.
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "store/sqlite_queries.h"
@@ -20,6 +21,10 @@ const std::string kByJobOfTenant =
     std::string(kMetricSelect) + " WHERE job_id = ?1 AND at >= ?2 AND at < ?3 AND tenant_id = ?4 ORDER BY name, at";
 const std::string kByTenant =
     std::string(kMetricSelect) + " WHERE tenant_id = ?1 AND at >= ?2 AND at < ?3 ORDER BY job_id, name, at";
+const std::string kJobTotals = "SELECT count(*), count(DISTINCT name) FROM job_metric_points WHERE job_id = ?1";
+
+const std::string kEndsByJob = metric_ends_sql("job_id", "?1", "?2", "?3");
+const std::string kEndsByTenant = metric_ends_sql("tenant_id", "?1", "?2", "?3");
 
 }  // namespace
 
@@ -41,12 +46,27 @@ Status upsert_job_metrics(Db& db, const std::vector<JobMetricRow>& rows) {
     q->bind_real(6, r.value).bind(7, int64_t{r.higher_is_better ? 1 : 0});
     if (auto s = q->run("storing a job metric point"); !s) return s;
   }
+  std::set<std::string> jobs;
+  for (const JobMetricRow& r : rows) jobs.insert(r.job_id);
+  for (const std::string& job : jobs) {
+    auto q = db.query(kJobTotals);
+    if (!q) return q.error();
+    q->bind(1, job);
+    auto row = q->step("counting a job's metric points");
+    if (!row) return row.error();
+    if (auto s = check_metric_totals(job, q->integer(0), q->integer(1)); !s) return s;
+  }
   return ok_status();
 }
 
 Result<std::vector<JobMetricRow>> query_job_metrics(Db& db, const JobMetricFilter& f) {
   if (auto s = check_metric_filter(f); !s) return s.error();
-  const std::string& sql = f.job_id.empty() ? kByTenant : f.tenant_id.empty() ? kByJob : kByJobOfTenant;
+  if (f.ends_only && !f.job_id.empty() && !f.tenant_id.empty())
+    return Error::invalid("ends_only", "give job_id or tenant_id, not both");
+  const std::string& sql = f.ends_only ? (f.job_id.empty() ? kEndsByTenant : kEndsByJob)
+                           : f.job_id.empty() ? kByTenant
+                           : f.tenant_id.empty() ? kByJob
+                                                 : kByJobOfTenant;
   auto q = db.query(sql);
   if (!q) return q.error();
   q->bind(1, f.job_id.empty() ? f.tenant_id : f.job_id).bind(2, f.from).bind(3, f.to);

@@ -102,10 +102,16 @@ struct JobMetricRow {
 };
 // Points with at in [from, to) of one job (job_id set), or of every job of a tenant (tenant_id set,
 // job_id empty); both set: that job, if it is the tenant's.
+// ends_only: only the first and the last point of each (job, name) series in the range (one when
+// they are the same), aggregated in the database so a read never holds a tenant's every point.
 struct JobMetricFilter {
   std::string job_id, tenant_id;
   TimeMs from = 0, to = 0;
+  bool ends_only = false;
 };
+// What a job may keep: past either, insert_job_metrics refuses the batch (kInvalid naming points).
+inline constexpr int64_t kMaxJobMetricPoints = 100'000;
+inline constexpr int64_t kMaxJobMetricNames = 100;
 // --- end job metrics ---
 
 // Operations available inside one write transaction.

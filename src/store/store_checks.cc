@@ -179,6 +179,18 @@ Status check_metric_rows(const std::vector<JobMetricRow>& rows, const StoredDire
   return ok_status();
 }
 
+Status check_metric_totals(const std::string& job_id, int64_t points, int64_t names) {
+  if (points > kMaxJobMetricPoints)
+    return Error::invalid("points", Message("api.job_metrics.too_many_points")
+                                        .arg("job", job_id)
+                                        .arg("max", std::to_string(kMaxJobMetricPoints)));
+  if (names > kMaxJobMetricNames)
+    return Error::invalid("points", Message("api.job_metrics.too_many_names")
+                                        .arg("job", job_id)
+                                        .arg("max", std::to_string(kMaxJobMetricNames)));
+  return ok_status();
+}
+
 // ---- usage ----
 
 Status check_series_range(TimeMs from, TimeMs to, int limit) {

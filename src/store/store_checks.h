@@ -71,6 +71,8 @@ using StoredDirection = std::function<Result<std::optional<bool>>(const std::str
 // stored points' of its job and name (asked once per pair) and to the batch's earlier rows'.
 // The first bad row is named: kInvalid rows[i].<field> or kConflict rows[i].higher_is_better.
 Status check_metric_rows(const std::vector<JobMetricRow>& rows, const StoredDirection& stored);
+// A job's stored points and metric names after a batch, against kMaxJobMetricPoints/Names.
+Status check_metric_totals(const std::string& job_id, int64_t points, int64_t names);
 
 // ---- usage ----
 

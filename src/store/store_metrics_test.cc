@@ -6,6 +6,9 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "store/store_backends_test_util.h"
 
@@ -130,6 +133,53 @@ TEST_P(JobMetricsStore, RefusesAnEmptyFilterOrRange) {
   auto empty = store_->job_metrics({.job_id = "job_a", .from = 10, .to = 10});
   ASSERT_FALSE(empty.ok());
   EXPECT_EQ(empty.error().fields[0].field, "to");
+}
+
+// A job keeps at most kMaxJobMetricPoints points and kMaxJobMetricNames names: the batch that
+// would pass either is refused whole (naming points), a replaced instant does not count twice,
+// and other jobs are not limited by it.
+TEST_P(JobMetricsStore, AJobKeepsBoundedPointsAndNames) {
+  std::vector<JobMetricRow> batch;
+  for (TimeMs at = 0; at < kMaxJobMetricPoints; ++at) batch.push_back(point("job_a", "ten_1", "loss", at, 1.0 * at, false));
+  ASSERT_TRUE(insert_points(*store_, batch).ok());
+  ASSERT_TRUE(insert_points(*store_, {point("job_a", "ten_1", "loss", 7, 0.5, false)}).ok()) << "a replaced instant";
+  Status over = insert_points(*store_, {point("job_a", "ten_1", "loss", 7, 0.25, false),
+                                        point("job_a", "ten_1", "loss", kMaxJobMetricPoints, 1, false)});
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.error().code, Code::kInvalid);
+  ASSERT_EQ(over.error().fields.size(), 1u);
+  EXPECT_EQ(over.error().fields[0].field, "points");
+  EXPECT_NE(over.error().message.find("more than 100000 points"), std::string::npos) << over.error().message;
+  auto a = read(*store_, {.job_id = "job_a", .from = 7, .to = 8});
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].value, 0.5) << "the refused batch changed nothing";
+  EXPECT_TRUE(insert_points(*store_, {point("job_b", "ten_1", "loss", 1, 1, false)}).ok());
+
+  batch.clear();
+  for (int64_t i = 0; i <= kMaxJobMetricNames; ++i) batch.push_back(point("job_c", "ten_1", "m" + std::to_string(i), 1, 1));
+  Status names = insert_points(*store_, batch);
+  ASSERT_FALSE(names.ok());
+  EXPECT_NE(names.error().message.find("more than 100 metric names"), std::string::npos) << names.error().message;
+  batch.pop_back();
+  EXPECT_TRUE(insert_points(*store_, batch).ok());
+}
+
+// ends_only: the first and last point of each series in the range, aggregated by the database.
+TEST_P(JobMetricsStore, EndsOnlyReadsEachSeriesFirstAndLastPoint) {
+  ASSERT_TRUE(insert_points(*store_, {point("job_a", "ten_1", "acc", 10, 0.1), point("job_a", "ten_1", "acc", 20, 0.2),
+                                      point("job_a", "ten_1", "acc", 30, 0.3), point("job_a", "ten_1", "loss", 15, 9, false),
+                                      point("job_b", "ten_1", "acc", 5, 0.5), point("job_b", "ten_1", "acc", 50, 0.6),
+                                      point("job_z", "ten_2", "acc", 10, 1), point("job_z", "ten_2", "acc", 20, 2)})
+                  .ok());
+  auto ends = read(*store_, {.tenant_id = "ten_1", .from = 0, .to = 40, .ends_only = true});
+  std::vector<std::tuple<std::string, std::string, TimeMs, double>> got;
+  for (const JobMetricRow& r : ends) got.emplace_back(r.job_id, r.name, r.at, r.value);
+  const std::vector<std::tuple<std::string, std::string, TimeMs, double>> want = {
+      {"job_a", "acc", 10, 0.1}, {"job_a", "acc", 30, 0.3}, {"job_a", "loss", 15, 9}, {"job_b", "acc", 5, 0.5}};
+  EXPECT_EQ(got, want);
+  EXPECT_FALSE(ends[2].higher_is_better);
+  EXPECT_EQ(read(*store_, {.job_id = "job_a", .from = 11, .to = 100, .ends_only = true}).size(), 3u);
+  EXPECT_FALSE(store_->job_metrics({.job_id = "job_a", .tenant_id = "ten_1", .from = 0, .to = 9, .ends_only = true}).ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, JobMetricsStore, ::testing::ValuesIn(kStoreBackends), backend_test_name);

@@ -102,6 +102,17 @@ AuditEntry read_audit(const Row& q) {
 inline constexpr const char* kMetricSelect =
     "SELECT job_id, tenant_id, project_id, name, at, value, higher_is_better FROM job_metric_points";
 
+// The first and last point of each (job, name) series of one job or tenant (`by`: "job_id" or
+// "tenant_id") in [from, to), in kMetricSelect's columns: JobMetricFilter::ends_only. The
+// placeholders are the backend's (?1 / $1): the job or tenant, from, to.
+inline std::string metric_ends_sql(const char* by, const char* who, const char* from, const char* to) {
+  return std::string("SELECT p.job_id, p.tenant_id, p.project_id, p.name, p.at, p.value, p.higher_is_better") +
+         " FROM job_metric_points p JOIN (SELECT job_id, name, min(at) AS a0, max(at) AS a1 FROM job_metric_points" +
+         " WHERE " + by + " = " + who + " AND at >= " + from + " AND at < " + to +
+         " GROUP BY job_id, name) s ON p.job_id = s.job_id AND p.name = s.name" +
+         " AND (p.at = s.a0 OR p.at = s.a1) ORDER BY p.job_id, p.name, p.at";
+}
+
 template <class Row>
 JobMetricRow read_metric(const Row& q) {
   JobMetricRow r;
