@@ -25,13 +25,7 @@ const std::string kUpsert =
     "INSERT INTO job_metric_points (job_id, name, at, tenant_id, project_id, value, higher_is_better)"
     " SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::float8[], $7::boolean[])"
     " ON CONFLICT (job_id, name, at) DO UPDATE SET value = excluded.value";
-const std::string kByJob = std::string(kMetricSelect) + " WHERE job_id = $1 AND at >= $2 AND at < $3 ORDER BY name, at";
-const std::string kByJobOfTenant =
-    std::string(kMetricSelect) + " WHERE job_id = $1 AND at >= $2 AND at < $3 AND tenant_id = $4 ORDER BY name, at";
-const std::string kByTenant =
-    std::string(kMetricSelect) + " WHERE tenant_id = $1 AND at >= $2 AND at < $3 ORDER BY job_id, name, at";
-const std::string kEndsByJob = metric_ends_sql("job_id", "$1", "$2", "$3");
-const std::string kEndsByTenant = metric_ends_sql("tenant_id", "$1", "$2", "$3");
+const MetricReads kReads('$');
 const std::string kJobTotals =
     "SELECT job_id, count(*), count(DISTINCT name) FROM job_metric_points WHERE job_id = ANY($1::text[]) GROUP BY job_id";
 
@@ -101,17 +95,12 @@ Status upsert_job_metrics(PgConn& db, const std::vector<JobMetricRow>& rows) {
 }
 
 Result<std::vector<JobMetricRow>> query_job_metrics(PgConn& db, const JobMetricFilter& f) {
-  if (auto s = check_metric_filter(f); !s) return s.error();
-  if (f.ends_only && !f.job_id.empty() && !f.tenant_id.empty())
-    return Error::invalid("ends_only", "give job_id or tenant_id, not both");
-  const std::string& sql = f.ends_only ? (f.job_id.empty() ? kEndsByTenant : kEndsByJob)
-                           : f.job_id.empty() ? kByTenant
-                           : f.tenant_id.empty() ? kByJob
-                                                 : kByJobOfTenant;
+  auto sql = kReads.pick(f);
+  if (!sql) return sql.error();
   PgParams p;
   p.add(f.job_id.empty() ? f.tenant_id : f.job_id).add(f.from).add(f.to);
   if (!f.job_id.empty() && !f.tenant_id.empty()) p.add(f.tenant_id);
-  auto q = db.query(sql, p, "reading job metrics");
+  auto q = db.query(**sql, p, "reading job metrics");
   if (!q) return q.error();
   return q->collect([](const PgRow& r) { return read_metric(r); });
 }

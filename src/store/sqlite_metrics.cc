@@ -16,15 +16,8 @@ const std::string kDirection = "SELECT higher_is_better FROM job_metric_points W
 const std::string kUpsert =
     "INSERT INTO job_metric_points (job_id, name, at, tenant_id, project_id, value, higher_is_better)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (job_id, name, at) DO UPDATE SET value = excluded.value";
-const std::string kByJob = std::string(kMetricSelect) + " WHERE job_id = ?1 AND at >= ?2 AND at < ?3 ORDER BY name, at";
-const std::string kByJobOfTenant =
-    std::string(kMetricSelect) + " WHERE job_id = ?1 AND at >= ?2 AND at < ?3 AND tenant_id = ?4 ORDER BY name, at";
-const std::string kByTenant =
-    std::string(kMetricSelect) + " WHERE tenant_id = ?1 AND at >= ?2 AND at < ?3 ORDER BY job_id, name, at";
+const MetricReads kReads('?');
 const std::string kJobTotals = "SELECT count(*), count(DISTINCT name) FROM job_metric_points WHERE job_id = ?1";
-
-const std::string kEndsByJob = metric_ends_sql("job_id", "?1", "?2", "?3");
-const std::string kEndsByTenant = metric_ends_sql("tenant_id", "?1", "?2", "?3");
 
 }  // namespace
 
@@ -60,14 +53,9 @@ Status upsert_job_metrics(Db& db, const std::vector<JobMetricRow>& rows) {
 }
 
 Result<std::vector<JobMetricRow>> query_job_metrics(Db& db, const JobMetricFilter& f) {
-  if (auto s = check_metric_filter(f); !s) return s.error();
-  if (f.ends_only && !f.job_id.empty() && !f.tenant_id.empty())
-    return Error::invalid("ends_only", "give job_id or tenant_id, not both");
-  const std::string& sql = f.ends_only ? (f.job_id.empty() ? kEndsByTenant : kEndsByJob)
-                           : f.job_id.empty() ? kByTenant
-                           : f.tenant_id.empty() ? kByJob
-                                                 : kByJobOfTenant;
-  auto q = db.query(sql);
+  auto sql = kReads.pick(f);
+  if (!sql) return sql.error();
+  auto q = db.query(**sql);
   if (!q) return q.error();
   q->bind(1, f.job_id.empty() ? f.tenant_id : f.job_id).bind(2, f.from).bind(3, f.to);
   if (!f.job_id.empty() && !f.tenant_id.empty()) q->bind(4, f.tenant_id);

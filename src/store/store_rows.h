@@ -102,16 +102,41 @@ AuditEntry read_audit(const Row& q) {
 inline constexpr const char* kMetricSelect =
     "SELECT job_id, tenant_id, project_id, name, at, value, higher_is_better FROM job_metric_points";
 
-// The first and last point of each (job, name) series of one job or tenant (`by`: "job_id" or
-// "tenant_id") in [from, to), in kMetricSelect's columns: JobMetricFilter::ends_only. The
-// placeholders are the backend's (?1 / $1): the job or tenant, from, to.
-inline std::string metric_ends_sql(const char* by, const char* who, const char* from, const char* to) {
-  return std::string("SELECT p.job_id, p.tenant_id, p.project_id, p.name, p.at, p.value, p.higher_is_better") +
-         " FROM job_metric_points p JOIN (SELECT job_id, name, min(at) AS a0, max(at) AS a1 FROM job_metric_points" +
-         " WHERE " + by + " = " + who + " AND at >= " + from + " AND at < " + to +
-         " GROUP BY job_id, name) s ON p.job_id = s.job_id AND p.name = s.name" +
-         " AND (p.at = s.a0 OR p.at = s.a1) ORDER BY p.job_id, p.name, p.at";
-}
+// The reads of job metric points in one backend's placeholders (`mark`: '?' on SQLite, '$' on
+// PostgreSQL), all in kMetricSelect's columns: $1 the job (or the tenant), $2 from, $3 to, $4 the
+// tenant of a job. ends: the first and last point of each (job, name) series in [from, to)
+// (JobMetricFilter::ends_only), aggregated in the database.
+struct MetricReads {
+  std::string by_job, by_job_of_tenant, by_tenant, ends_by_job, ends_by_tenant;
+
+  explicit MetricReads(char mark) {
+    auto p = [&](int n) { return std::string(1, mark) + std::to_string(n); };
+    const std::string range = " AND at >= " + p(2) + " AND at < " + p(3);
+    by_job = std::string(kMetricSelect) + " WHERE job_id = " + p(1) + range + " ORDER BY name, at";
+    by_job_of_tenant =
+        std::string(kMetricSelect) + " WHERE job_id = " + p(1) + range + " AND tenant_id = " + p(4) + " ORDER BY name, at";
+    by_tenant = std::string(kMetricSelect) + " WHERE tenant_id = " + p(1) + range + " ORDER BY job_id, name, at";
+    auto ends = [&](const char* by) {
+      return std::string("SELECT p.job_id, p.tenant_id, p.project_id, p.name, p.at, p.value, p.higher_is_better") +
+             " FROM job_metric_points p JOIN (SELECT job_id, name, min(at) AS a0, max(at) AS a1 FROM job_metric_points" +
+             " WHERE " + by + " = " + p(1) + range + " GROUP BY job_id, name) s ON p.job_id = s.job_id" +
+             " AND p.name = s.name AND (p.at = s.a0 OR p.at = s.a1) ORDER BY p.job_id, p.name, p.at";
+    };
+    ends_by_job = ends("job_id");
+    ends_by_tenant = ends("tenant_id");
+  }
+
+  // The statement a filter asks for (checked: check_metric_filter; ends_only names one job or one
+  // tenant); the caller binds $4 only when job_id and tenant_id are both given.
+  Result<const std::string*> pick(const JobMetricFilter& f) const {
+    if (auto s = check_metric_filter(f); !s) return s.error();
+    if (f.ends_only) {
+      if (!f.job_id.empty() && !f.tenant_id.empty()) return Error::invalid("ends_only", "give job_id or tenant_id, not both");
+      return f.job_id.empty() ? &ends_by_tenant : &ends_by_job;
+    }
+    return f.job_id.empty() ? &by_tenant : f.tenant_id.empty() ? &by_job : &by_job_of_tenant;
+  }
+};
 
 template <class Row>
 JobMetricRow read_metric(const Row& q) {
