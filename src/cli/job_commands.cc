@@ -79,16 +79,10 @@ void add_job_verbs(CLI::App& jobs, CliContext& ctx) {
     };
   });
 
-  struct EventOpts {
-    std::string id;
-    int limit = 0;
-    std::string after;
-  };
-  auto ev = std::make_shared<EventOpts>();
+  // The server answers a job's events in one page (a job has few state changes): no --limit/--after.
+  auto ev = std::make_shared<std::string>();
   auto* events = jobs.add_subcommand("events", "show a job's state changes, oldest first");
-  events->add_option("id", ev->id, "job id or name")->required();
-  events->add_option("--limit", ev->limit, "fetch one page of at most N events (1-1000)")->check(CLI::Range(1, 1000));
-  events->add_option("--after", ev->after, "continue after this cursor");
+  events->add_option("id", *ev, "job id or name")->required();
   events->callback([&ctx, ev] {
     ctx.action = [&ctx, ev] {
       auto table = [](std::ostream& out, const std::vector<json>& items) {
@@ -98,7 +92,7 @@ void add_job_verbs(CLI::App& jobs, CliContext& ctx) {
                      cell_text(at_path(e, "reason"))});
         t.print(out);
       };
-      return run_list(ctx, "/jobs" + seg(ev->id) + "/events", {}, ev->limit, ev->after, table, "events");
+      return run_list(ctx, "/jobs" + seg(*ev) + "/events", {}, 0, "", table, "events");
     };
   });
 

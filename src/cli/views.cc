@@ -434,7 +434,7 @@ std::vector<ResourceView> build_views() {
                                                                             : std::string();
                  }},
                 col("STATE", "state")},
-               filters({"tenant", "supplier", "gpu_model", "region"}, one_of("state", {"open", "filled", "cancelled"})),
+               filters({"tenant", "supplier", "gpu_model", "region"}, one_of("state", {"open", "filled", "cancelled", "replaced"})),
                true,
                false,  // never edited: cancel
                false,
