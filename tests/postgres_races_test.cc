@@ -3,10 +3,13 @@
 // check and the write of one are not interleaved with the other's, so the invariant holds as on
 // one server. Global names (a tenant's scope is itself, so the store's per-scope unique index does
 // not cover them) and an offer's spot-price timeline (each price after the latest) are driven
-// here, and a budget written through a follower; the market's lanes in market_postgres_test.cc.
+// here, a tenant deleted while a project is created in it, the tenant's storage share, and a
+// budget written through a follower; the market's lanes in market_postgres_test.cc.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <set>
@@ -15,6 +18,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/ids.h"
 #include "server_fixture.h"
 #include "store/pg_test_cluster.h"
 
@@ -89,6 +93,79 @@ TEST(PostgresRaces, AnOffersSpotPricesStayOneTimeline) {
 // A budget written through a follower holds at once, as through the leader: the write re-checks
 // it (the leader runs the firewall's passes; here an hour apart, so only the one at start runs),
 // and the follower delivers the alert to the webhooks.
+// Runs one(a) and two(b) at the same moment, each on its own thread.
+void pair_at_once(const std::function<void()>& one, const std::function<void()>& two) {
+  std::thread ta(one), tb(two);
+  ta.join();
+  tb.join();
+}
+
+// A tenant deleted through one server while a project is created in it through the other: the
+// delete is refused because the project is there (409), or the create because the tenant is gone
+// (422, or 409 when it went while the create was under way) — never a project left in a tenant
+// that no longer exists (before: the delete counted no project while the create had read the
+// tenant, and both committed).
+TEST(PostgresRaces, ATenantDeletedWhileAProjectIsCreatedInItLeavesNoOrphan) {
+  auto db = PgTestDatabase::create();
+  ASSERT_TRUE(db) << db.error().message;
+  ServerProcess a(races_args((*db)->uri()));
+  ServerProcess b(races_args((*db)->uri()));
+  constexpr int kTries = 60;
+  int deleted = 0, kept = 0;
+  for (int i = 0; i < kTries; ++i) {
+    const std::string t = "gone-" + std::to_string(i);
+    expect_2xx(a.admin("POST", "/api/v1/tenants", tenant_doc(t)), t);
+    Resp del, made;
+    pair_at_once([&] { del = a.admin("DELETE", "/api/v1/tenants/" + t); },
+                 [&] { made = b.admin("POST", "/api/v1/projects", project_doc(t, "p-" + std::to_string(i))); });
+    if (del.status == 204) {
+      ++deleted;
+      EXPECT_TRUE(made.status == 422 || made.status == 409) << t << ": " << made.describe();
+    } else {
+      ++kept;
+      EXPECT_EQ(del.status, 409) << t << ": " << del.describe();
+      EXPECT_EQ(made.status, 201) << t << ": " << made.describe();
+    }
+  }
+  std::set<std::string> tenants;
+  const Resp ts = a.admin("GET", "/api/v1/tenants?limit=1000");
+  for (const json& t : ts.body["items"]) tenants.insert(t["id"].get<std::string>());
+  const Resp ps = a.admin("GET", "/api/v1/projects?limit=1000");
+  ASSERT_EQ(ps.status, 200) << ps.describe();
+  EXPECT_EQ(ps.body["items"].size(), static_cast<size_t>(kept));
+  for (const json& p : ps.body["items"])
+    EXPECT_TRUE(tenants.count(p["tenant_id"].get<std::string>())) << "a project in a deleted tenant: " << p.dump();
+  std::cout << "tenants deleted " << deleted << ", kept with their project " << kept << "\n";
+}
+
+// Two artifacts that fit the tenant's storage share alone but not together, declared through two
+// servers at once: one is stored, the other refused naming size_bytes (before, both could pass
+// the sum, each not seeing the other's).
+TEST(PostgresRaces, TheTenantsStorageShareHoldsAcrossServers) {
+  auto db = PgTestDatabase::create();
+  ASSERT_TRUE(db) << db.error().message;
+  std::vector<std::string> args = races_args((*db)->uri());
+  for (const char* x : {"--artifact-tenant-gib", "1", "--artifact-max-gib", "1"}) args.push_back(x);
+  ServerProcess a(args);
+  ServerProcess b(args);
+  expect_2xx(a.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
+  expect_2xx(a.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
+  const std::string path = "/api/v1/projects/vision/artifacts";
+  constexpr int kTries = 12;
+  for (int i = 0; i < kTries; ++i) {
+    auto declare = [&](const ServerProcess& s, const std::string& name) {
+      return s.admin("POST", path, json{{"name", name}, {"sha256", sha256_hex(name)}, {"size_bytes", int64_t{600} << 20}});
+    };
+    Resp one, two;
+    pair_at_once([&] { one = declare(a, "a" + std::to_string(i)); }, [&] { two = declare(b, "b" + std::to_string(i)); });
+    std::multiset<int> got{one.status, two.status};
+    EXPECT_EQ(got, (std::multiset<int>{201, 422})) << i << ": " << one.describe() << " / " << two.describe();
+    const Resp kept = a.admin("GET", path);
+    ASSERT_EQ(kept.body["items"].size(), 1u) << kept.describe();
+    ASSERT_EQ(a.admin("DELETE", path + "/" + kept.body["items"][0]["name"].get<std::string>()).status, 204);
+  }
+}
+
 TEST(PostgresRaces, ABudgetWrittenThroughAFollowerHoldsAtOnceAndIsDelivered) {
   HookSink sink;
   auto db = PgTestDatabase::create();

@@ -81,6 +81,9 @@ class GuardedTx final : public StoreTx {
   Result<Record> get_locked(const std::string& kind, const std::string& id) override {
     return g_.op(false, [&](auto& db) { return get_object_locked(db, kind, id); });
   }
+  Result<Record> get_shared(const std::string& kind, const std::string& id) override {
+    return g_.op(false, [&](auto& db) { return get_object_shared(db, kind, id); });
+  }
   Result<Page> list(const ListQuery& q) override {
     return g_.op(false, [&](auto& db) { return list_objects(db, q); });
   }

@@ -119,6 +119,10 @@ Result<Record> get_object_locked(PgConn& db, const std::string& kind, const std:
   return select_object(db, kind, id, " FOR UPDATE");
 }
 
+Result<Record> get_object_shared(PgConn& db, const std::string& kind, const std::string& id) {
+  return select_object(db, kind, id, " FOR SHARE");
+}
+
 Result<Page> list_objects(PgConn& db, const ListQuery& lq) {
   if (auto s = check_kind(lq.kind); !s) return s.error();
   if (auto s = check_list_limit(lq.limit); !s) return s.error();

@@ -26,6 +26,7 @@ Status update_object(PgConn& db, const Record& r);
 Status remove_object(PgConn& db, const std::string& kind, const std::string& id);
 Result<Record> get_object(PgConn& db, const std::string& kind, const std::string& id);
 Result<Record> get_object_locked(PgConn& db, const std::string& kind, const std::string& id);
+Result<Record> get_object_shared(PgConn& db, const std::string& kind, const std::string& id);
 Result<Page> list_objects(PgConn& db, const ListQuery& q);
 Result<int64_t> count_objects(PgConn& db, const std::string& kind, const std::map<std::string, std::string>& eq);
 Result<std::vector<std::string>> list_object_ids(PgConn& db, const std::string& kind,

@@ -27,6 +27,9 @@ Result<Record> get_object(Db& db, const std::string& kind, const std::string& id
 inline Result<Record> get_object_locked(Db& db, const std::string& kind, const std::string& id) {
   return get_object(db, kind, id);
 }
+inline Result<Record> get_object_shared(Db& db, const std::string& kind, const std::string& id) {
+  return get_object(db, kind, id);
+}
 Result<Page> list_objects(Db& db, const ListQuery& q);
 Result<int64_t> count_objects(Db& db, const std::string& kind, const std::map<std::string, std::string>& eq);
 Result<std::vector<std::string>> list_object_ids(Db& db, const std::string& kind,

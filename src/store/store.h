@@ -128,6 +128,11 @@ class StoreTx {
   // (PostgreSQL: SELECT … FOR UPDATE, so another server's update waits for the commit; SQLite's
   // one writer holds the whole database already). Used by the leader lease's fence.
   virtual Result<Record> get_locked(const std::string& kind, const std::string& id) = 0;
+  // get(), and no other writer may change or remove the record until this transaction ends, though
+  // other transactions may hold it shared too (PostgreSQL: SELECT … FOR SHARE; SQLite: get()). A
+  // child's write holds its parents so: a parent's delete, which takes get_locked, waits for it
+  // and then counts the child, or runs first and the child's write finds the parent gone.
+  virtual Result<Record> get_shared(const std::string& kind, const std::string& id) = 0;
   virtual Result<Page> list(const ListQuery& q) = 0;
   virtual Result<int64_t> count(const std::string& kind, const std::map<std::string, std::string>& eq) = 0;
   // Every id of `kind` matching `eq` (the same columns as list()), in id order, unpaged, without
@@ -232,6 +237,17 @@ inline Result<Record> lock_or_insert(StoreTx& tx, const Record& fresh) {
   if (cur || cur.error().code != Code::kNotFound) return cur;
   if (Status s = tx.insert(fresh); !s && s.error().code != Code::kConflict) return s.error();
   return tx.get_locked(fresh.kind, fresh.id);
+}
+
+// lock_or_insert of row (write-locks, id), whose body says what its lock serializes.
+inline Status take_write_lock(StoreTx& tx, const std::string& id, const std::string& serializes) {
+  Record r;
+  r.kind = "write-locks";
+  r.id = id;
+  r.name = id;
+  r.body = {{"serializes", serializes}};
+  auto l = lock_or_insert(tx, r);
+  return l ? ok_status() : Status(l.error());
 }
 
 struct SqliteOptions {

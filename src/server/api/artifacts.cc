@@ -65,6 +65,8 @@ void create_artifact(App& app, const httplib::Request& req, httplib::Response& r
   Record out;
   const std::string id = new_id("art");
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    // The project held: its delete (409 while it has artifacts) waits for this write or ran first.
+    if (auto h = hold_parent(tx, "projects", project->id, true); !h) return h;
     auto found = find_artifact(tx, project->id, a->name);
     if (found) return Error::make(Code::kConflict, Message("api.artifacts.exists").arg("name", a->name).arg("project", project->name));
     if (found.error().code != Code::kNotFound) return found.error();

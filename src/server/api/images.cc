@@ -201,7 +201,8 @@ void save_instance(App& app, const httplib::Request& req, httplib::Response& res
   const TimeMs now = app.clock.now();
   Record out;
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
-    auto cur = tx.get("instances", found->id);
+    // Locked: two saves of one instance through two servers check for each other one at a time.
+    auto cur = tx.get_locked("instances", found->id);
     if (!cur) return cur.error();
     auto inst = decode_record(*cur, decode_instance, "it cannot be saved");
     if (!inst) return inst.error();

@@ -63,12 +63,8 @@ Status start_in(App& app, const Principal& p, StoreTx& tx, Instance& i, StartOn 
 // Its notebook token: 32 random bytes.
 Status assign_access(App& app, StoreTx& tx, Instance& i) {
   if (i.ssh_keys.empty() && !i.notebook) return ok_status();
-  Record ports;  // ports are taken one writer at a time (several servers on one database)
-  ports.kind = "write-locks";
-  ports.id = "instance-ports";
-  ports.name = ports.id;
-  ports.body = {{"serializes", "the instances' node ports"}};
-  if (auto l = lock_or_insert(tx, ports); !l) return l.error();
+  // Ports are taken one writer at a time (several servers on one database).
+  if (auto l = take_write_lock(tx, "instance-ports", "the instances' node ports"); !l) return l;
   std::set<int64_t> taken;
   auto all = list_all(tx, "instances");
   if (!all) return all.error();
@@ -127,6 +123,11 @@ Result<Built> build_instance(App& app, const json& body, const Principal& p, Sto
   if (!project) return project.error();
   i->tenant_id = project->tenant_id;
   i->project_id = project->id;
+  // The tenant locked before anything holds it shared (creating the data disk does): two such
+  // writes holding it shared and then both locking it (check_instance_volumes) would wait on
+  // each other.
+  if (i->volume || !i->shared_volumes.empty())
+    if (auto t = tx.get_locked("tenants", i->tenant_id); !t) return t.error();
   if (auto s = ensure_data_disk(app, p, tx, *i); !s) return s.error();
   if (auto s = check_instance_volumes(tx, *i, ""); !s) return s.error();
   if (auto s = assign_access(app, tx, *i); !s) return s.error();

@@ -315,6 +315,9 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, BookTx
   }
   {
     const bool by_tenant = order.contains("tenant_id");
+    // Counted one writer at a time per owner: orders in other lanes hold other lane locks.
+    const std::string owner = order[by_tenant ? "tenant_id" : "supplier_id"].get<std::string>();
+    if (auto l = take_write_lock(tx, "market-orders-" + owner, "the open market orders of " + owner); !l) return l.error();
     auto open = tx.count("market-orders", {{by_tenant ? "tenant_id" : "supplier_id", order[by_tenant ? "tenant_id" : "supplier_id"]}, {"state", "open"}});
     if (!open) return open.error();
     if (*open >= kMaxOpenOrdersPerOwner)

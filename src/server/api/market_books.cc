@@ -112,6 +112,7 @@ class BookTx::Recording final : public StoreTx {
   }
   Result<Record> get(const std::string& kind, const std::string& id) override { return tx_.get(kind, id); }
   Result<Record> get_locked(const std::string& kind, const std::string& id) override { return tx_.get_locked(kind, id); }
+  Result<Record> get_shared(const std::string& kind, const std::string& id) override { return tx_.get_shared(kind, id); }
   Result<Page> list(const ListQuery& q) override { return tx_.list(q); }
   Result<int64_t> count(const std::string& kind, const std::map<std::string, std::string>& eq) override {
     return tx_.count(kind, eq);

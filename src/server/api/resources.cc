@@ -143,12 +143,7 @@ static Status check_global_name(StoreTx& tx, const KindSpec& spec, const Record&
   if (!spec.global_names) return ok_status();
   // The store's unique index is per scope, and a tenant's or supplier's scope is itself: the names
   // of a kind are checked one writer at a time (several servers on one database).
-  Record names;
-  names.kind = "write-locks";
-  names.id = "names-" + spec.kind;
-  names.name = names.id;
-  names.body = {{"serializes", "the global names of " + spec.kind}};
-  if (auto l = lock_or_insert(tx, names); !l) return l.error();
+  if (auto l = take_write_lock(tx, "names-" + spec.kind, "the global names of " + spec.kind); !l) return l;
   auto page = tx.list(ListQuery{spec.kind, {{"name", r.name}}, "", 2});
   if (!page) return page.error();
   for (const auto& other : page->items)
@@ -157,6 +152,26 @@ static Status check_global_name(StoreTx& tx, const KindSpec& spec, const Record&
           Code::kConflict,
           field_detail("name", Message("api.resources.name_exists_among").arg("name", r.name).arg("kind", spec.kind)),
           "name", Message("api.resources.name_exists").arg("name", r.name));
+  return ok_status();
+}
+
+Status hold_parent(StoreTx& tx, const char* kind, const std::string& id, bool must_exist) {
+  if (id.empty()) return ok_status();
+  auto p = tx.get_shared(kind, id);
+  if (p || (p.error().code == Code::kNotFound && !must_exist)) return ok_status();
+  if (p.error().code != Code::kNotFound) return p.error();
+  return Error::make(Code::kConflict, Message("api.resources.parent_gone").arg("kind", kind).arg("id", id));
+}
+
+// hold_parent for each row r belongs to — its supplier, tenant and project, in that order, the
+// order every write takes them in (no two writes wait for each other in a cycle). A tenant's or
+// supplier's own id column is not a parent.
+static Status hold_parents(StoreTx& tx, const KindSpec& spec, const Record& r, bool must_exist) {
+  if (!spec.self_supplier)
+    if (auto s = hold_parent(tx, "suppliers", r.supplier_id, must_exist); !s) return s;
+  if (!spec.self_tenant)
+    if (auto s = hold_parent(tx, "tenants", r.tenant_id, must_exist); !s) return s;
+  if (r.project_id != r.id) return hold_parent(tx, "projects", r.project_id, must_exist);
   return ok_status();
 }
 
@@ -196,6 +211,7 @@ Result<Record> create_in(App& app, const KindSpec& spec, const json& body, const
   r.id = new_id(spec.id_prefix.c_str());
   fill_index(r, b->idx, spec);
   if (auto a = check_write(spec, p, r, WriteOp::kCreate); !a) return a.error();
+  if (auto s = hold_parents(tx, spec, r, true); !s) return s.error();
   if (auto s = check_global_name(tx, spec, r); !s) return s.error();
   r.created_at = r.updated_at = app.clock.now();
   r.body = std::move(b->body);
@@ -355,6 +371,7 @@ static void update_handler(App& app, const KindSpec& spec, const httplib::Reques
     Record r = *cur;
     fill_index(r, b->idx, spec);
     if (auto a = check_write(spec, p, r, WriteOp::kChange); !a) return a;
+    if (auto s = hold_parents(tx, spec, r, false); !s) return s;
     if (auto s = check_global_name(tx, spec, r); !s) return s;
     r.updated_at = app.clock.now();
     r.body = std::move(b->body);
@@ -377,6 +394,11 @@ static void delete_handler(App& app, const KindSpec& spec, const httplib::Reques
   Record removed;
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
     auto cur = tx.get(spec.kind, existing->id);
+    if (!cur) return cur.error();
+    // Its parents held, then the record locked before on_delete counts what is in it: a write
+    // creating something in it (which holds it shared) has committed or waits for this one.
+    if (auto s = hold_parents(tx, spec, *cur, false); !s) return s;
+    cur = tx.get_locked(spec.kind, existing->id);
     if (!cur) return cur.error();
     if (auto a = check_write(spec, p, *cur, WriteOp::kDelete); !a) return a;
     if (spec.on_delete)

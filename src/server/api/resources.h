@@ -72,6 +72,11 @@ void item_route(App& app, Router& srv, const char* method, const std::string& ki
 Result<Record> create_object(App& app, const KindSpec& spec, const json& body, const Principal& p);
 // The same inside the caller's transaction (an instance's start creates its job with it).
 Result<Record> create_in(App& app, const KindSpec& spec, const json& body, const Principal& p, StoreTx& tx);
+// Holds row (kind, id) shared until the transaction ends (StoreTx::get_shared): a write that puts
+// something in it holds it so that its delete cannot miss what is written. Gone: a 409
+// (api.resources.parent_gone) when must_exist, else nothing to hold. create_in, updates and
+// deletes through register_crud hold their record's supplier, tenant and project this way.
+Status hold_parent(StoreTx& tx, const char* kind, const std::string& id, bool must_exist);
 
 // Shared helpers for route files (and services/access.h: scopes, references).
 json present(const Record& r);  // body + id, created_at, updated_at, version

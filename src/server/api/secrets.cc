@@ -48,6 +48,8 @@ void put_secret(App& app, const httplib::Request& req, httplib::Response& res, c
   Record out;
   bool created = false;
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    // The project held: its delete (which removes its secrets) waits for this write or ran first.
+    if (auto h = hold_parent(tx, "projects", project->id, true); !h) return h;
     auto found = find_secret(tx, project->id, s->name);
     if (!found && found.error().code != Code::kNotFound) return found.error();
     Record r;

@@ -99,6 +99,8 @@ Status check_room(App& app, StoreTx& tx, const std::string& tenant_id, int64_t s
     return Error::make(Code::kUnavailable,
                        Message("api.artifacts.disk_full").arg("free", std::to_string(free)).arg("size", std::to_string(size)));
   if (tenant_id.empty()) return ok_status();
+  // One writer at a time sums a tenant's storage and adds to it (several servers on one database).
+  if (auto l = take_write_lock(tx, "storage-" + tenant_id, "the storage quota of tenant " + tenant_id); !l) return l;
   auto used = tenant_stored_bytes(tx, tenant_id);
   if (!used) return used.error();
   const int64_t limit = app.opts.artifact_tenant_gib * kGiB;
