@@ -105,7 +105,7 @@ export async function operatorMarket(page, base, token) {
 }
 
 /** Fills the book form (opening it when it is folded) and returns the depth answer the page read. */
-async function nameBook(page, book, starts, ends) {
+async function nameBook(page, book, starts, ends, nodeGpus = "") {
   const box = page.getByTestId("market-form-box");
   if ((await box.getAttribute("open")) === null) await box.locator("summary").click();
   await page.getByTestId("market-form-gpu_model").selectOption(book.gpu_model);
@@ -113,11 +113,12 @@ async function nameBook(page, book, starts, ends) {
   await page.getByTestId("market-form-starts_at").fill(starts);
   await page.getByTestId("market-form-ends_at").fill(ends);
   await page.getByTestId("market-form-currency").selectOption(book.currency);
+  await page.getByTestId("market-form-node_gpus").fill(nodeGpus);
   const answer = page.waitForResponse((r) => r.url().includes("/api/v1/market/depth?"), { timeout: STEP_TIMEOUT_MS });
   await page.getByTestId("market-form-submit").click();
   const response = await answer;
   await waitMarket(page);
-  return { status: response.status(), json: await response.json() };
+  return { status: response.status(), json: await response.json(), url: response.url() };
 }
 
 /** A tenant with no orders (qingyun-tech's admin): empty states, then the demo book named in the form. */
@@ -147,6 +148,20 @@ export async function tenantMarket(page, base, tenantToken, demo) {
   check((await page.getByTestId("market-ticket-section").count()) === (over ? 0 : 1),
     `tenant market: the order ticket is ${over ? "not offered in a book whose window is over" : "offered in the demo book (its window is not over)"}`);
   await shot(page, "31-tenant-market-named");
+  // A book of whole nodes named in the form: a size outside 1..64 is refused in the page, naming the
+  // field; 8 opens the book of 8-GPU nodes (its depth asked with node_gpus=8, its label says so).
+  const box = page.getByTestId("market-form-box");
+  if ((await box.getAttribute("open")) === null) await box.locator("summary").click();
+  await page.getByTestId("market-form-node_gpus").fill("0");
+  await page.getByTestId("market-form-submit").click();
+  const sizeError = page.getByTestId("market-form-error");
+  await sizeError.waitFor({ timeout: STEP_TIMEOUT_MS });
+  check((await cellText(sizeError)).startsWith("Node size"), `tenant market: a node size of 0 is refused naming the field ("${await cellText(sizeError)}")`);
+  const nodeBook = await nameBook(page, demo.book, utc(demo.book.starts_at), utc(demo.book.ends_at), "8");
+  const picked = await cellText(page.locator('[data-testid="market-book-select"] option:checked'));
+  check(nodeBook.status === 200 && new URL(nodeBook.url).searchParams.get("node_gpus") === "8" && picked.includes("nodes of 8 GPUs"),
+    `tenant market: node size 8 opens the book of 8-GPU nodes (HTTP ${nodeBook.status}, "${picked}")`);
+  await nameBook(page, demo.book, utc(demo.book.starts_at), utc(demo.book.ends_at));
   await tenantTicket(page, base, tenantToken, demo, utc);
 }
 

@@ -1,12 +1,12 @@
 // "Market": the GPU-hour market (docs/market.md). A book picker — the books of the account's own
 // orders and trades (GET /api/v1/market-orders, /market-trades: a tenant's buys, a supplier's
 // sells, everything for operators), or any book named in a form (GPU model from the catalog,
-// region, delivery window in UTC, currency) — then the book's quote, depth and recent trades
+// region, delivery window in UTC, currency, and a node size for a book of whole nodes) — then the book's quote, depth and recent trades
 // (market_book.ts), the daily price index of its model, region and currency (market_index.ts),
 // the order ticket (market_ticket.ts: place an order in the book, for those who may trade), and
 // the account's orders and trades with a cancel button on open ones (market_mine.ts). The book and
 // the index period live in the location hash
-// (#/market?gpu_model=…&region=…&starts_at=…&ends_at=…&currency=…&index_days=30; after a placement
+// (#/market?gpu_model=…&region=…&starts_at=…&ends_at=…&currency=…[&node_gpus=…]&index_days=30; after a placement
 // or a cancel also placed= or cancelled=, the order whose outcome the view tells).
 // Times are typed as ISO text in UTC (an <input type=datetime-local> would follow the browser's
 // locale and time zone, not the dashboard's language and the book's UTC hours).
@@ -25,6 +25,7 @@ import { type Account, outcomeNotice, ticketSection } from "./market_ticket";
 import { filterSelect, period } from "./period";
 
 const CURRENCIES = ["USD", "CNY"]; // the market's currencies (docs/market.md)
+const MAX_NODE_GPUS = 64; // a node book's size: 1..64 GPUs (docs/market.md)
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
@@ -75,12 +76,14 @@ function bookForm(ctx: ViewContext, prefill: BookKey | null, models: GpuModel[] 
   const starts = textInput("market-form-starts_at", { value: utcInput(start.starts_at), placeholder: "YYYY-MM-DD HH:00", size: "17" });
   const ends = textInput("market-form-ends_at", { value: utcInput(start.ends_at), placeholder: "YYYY-MM-DD HH:00", size: "17" });
   const currency = select("market-form-currency", CURRENCIES.map((c) => ({ value: c, label: c })), start.currency);
+  // Empty: a book of GPUs; k: the book of whole nodes of k GPUs (docs/market.md#node-books).
+  const nodeGpus = textInput("market-form-node_gpus", { value: start.node_gpus ? String(start.node_gpus) : "", size: "4", inputmode: "numeric" });
   const status = h("div", { "data-testid": "market-form-status" });
   const form = h("form", { class: "console-form", "data-testid": "market-form" },
     h("div", { class: "form-grid" },
       labelled(t("market.form.gpu_model"), model), labelled(t("market.form.region"), region),
       labelled(t("market.form.starts_at"), starts), labelled(t("market.form.ends_at"), ends),
-      labelled(t("market.form.currency"), currency),
+      labelled(t("market.form.currency"), currency), labelled(t("market.form.node_gpus"), nodeGpus),
       h("button", { type: "submit", "data-testid": "market-form-submit" }, t("market.form.open"))),
     h("datalist", { id: "market-regions" }, ...regions.map((r) => h("option", { value: r }))),
     h("p", { class: "muted" }, t("market.form.time_help")),
@@ -98,8 +101,14 @@ function bookForm(ctx: ViewContext, prefill: BookKey | null, models: GpuModel[] 
       status.replaceChildren(notice("error", t("market.form.region_required", { field: t("market.form.region") }), "market-form-error"));
       return;
     }
+    const size = nodeGpus.value.trim();
+    if (size !== "" && !(/^[0-9]{1,2}$/.test(size) && Number(size) >= 1 && Number(size) <= MAX_NODE_GPUS)) {
+      status.replaceChildren(notice("error", t("market.form.bad_node_gpus", { field: t("market.form.node_gpus"), max: MAX_NODE_GPUS }),
+        "market-form-error"));
+      return;
+    }
     ctx.navigate({ ...extra, gpu_model: model.value.trim(), region: region.value.trim(), starts_at: parseUtc(starts.value)!,
-      ends_at: parseUtc(ends.value)!, currency: currency.value });
+      ends_at: parseUtc(ends.value)!, currency: currency.value, ...(size === "" ? {} : { node_gpus: String(Number(size)) }) });
   });
   return h("details", { class: "console", "data-testid": "market-form-box", open: prefill === null }, h("summary", {}, t("market.form.title")), form);
 }
