@@ -403,6 +403,10 @@ TEST(Hostile, ResponsesCarrySecurityHeadersAndCrossOriginIsOffByDefault) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->get_header_value("X-Content-Type-Options"), "nosniff");
   EXPECT_EQ(r->get_header_value("X-Frame-Options"), "DENY");
+  const std::string csp = r->get_header_value("Content-Security-Policy");
+  for (const char* d : {"default-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "object-src 'none'", "form-action 'self'"})
+    EXPECT_NE(csp.find(d), std::string::npos) << d << " missing from " << csp;
+  EXPECT_EQ(csp.find("script-src"), std::string::npos) << "scripts fall back to default-src 'self': no inline script";
   EXPECT_FALSE(r->has_header("Access-Control-Allow-Origin"));
   EXPECT_FALSE(r->has_header("Strict-Transport-Security"));  // plain HTTP: HSTS means nothing here
   auto pre =

@@ -229,6 +229,9 @@ export async function instanceConsole(page, base, adminToken, tenantToken, qingy
   await page.locator(`main[data-testid="view-jobs"]:not([data-loading])`).waitFor({ timeout: STEP_TIMEOUT_MS });
   check((await page.locator('tr[data-row="browser-form-job"]').count()) === 1, "job form: the queue lists the submitted job");
   await shot(page, "26-console-job-form");
+  // A link that names no job of the list says nothing was submitted (no text of the link's choosing).
+  await openView(page, "#/jobs?submitted=Your%20account%20is%20locked", "jobs");
+  check((await page.getByTestId("job-submitted").count()) === 0, "job form: ?submitted= naming no listed job shows no notice");
 
   // 8. A viewer reads the console: no form, no buttons.
   await logout(page);

@@ -17,7 +17,12 @@ import type { GpuModel, Instance, JobCost, Volume } from "../types";
 import type { Project } from "../types_dashboard";
 import { errorNotice } from "./errors";
 
+// While an instance is on its way the list is read again every POLL_MS for POLL_FAST re-reads (a
+// start is seen within seconds), then half as often again each time, at most every POLL_MAX_MS.
 const POLL_MS = 2000;
+const POLL_FAST = 15;
+const POLL_MAX_MS = 30_000;
+const COST_FETCHES = 8; // job cost requests in flight at once
 const NEW_DISK = "\u0000new"; // the volume select's "a new disk" (no volume name has a NUL)
 const TRANSITIONAL = new Set(["requested", "starting", "stopping"]);
 
@@ -41,6 +46,11 @@ export async function renderInstances(root: HTMLElement, ctx: ViewContext): Prom
   const status = h("div", { "data-testid": "instance-status" });
   const list = h("section", { "data-testid": "instances-list" });
   let seq = 0;
+  let polls = 0; // re-reads since the last action: the poll slows down while nothing is asked of it
+  // Costs that no longer change (a job that is not its instance's latest, or any job of a stopped
+  // or released instance), read once per visit to the view.
+  const settled = new Map<string, JobCost>();
+  const costOf = limited(COST_FETCHES, (id: string) => get<JobCost>(`jobs/${encodeURIComponent(id)}/cost`));
 
   const refresh = async (): Promise<void> => {
     const mine = ++seq;
@@ -53,6 +63,8 @@ export async function renderInstances(root: HTMLElement, ctx: ViewContext): Prom
     }
     if (mine !== seq || !root.isConnected) return;
     instances.sort((a, b) => a.name.localeCompare(b.name) || a.tenant_id.localeCompare(b.tenant_id));
+    // Each row's own cell (names are unique within a tenant only: an operator's list can hold two).
+    const costCells = new Map(instances.map((i) => [i, h("span", { "data-testid": "instance-cost-so-far" }, t("common.loading"))]));
     list.replaceChildren(
       h("h2", {}, `${t("instances.list")} `, h("small", {}, t("common.count", { n: instances.length }))),
       instances.length === 0
@@ -68,7 +80,7 @@ export async function renderInstances(root: HTMLElement, ctx: ViewContext): Prom
             stateCell(i),
             gpusCell(i, modelName),
             costPerHourCell(i),
-            h("span", { "data-testid": "instance-cost-so-far" }, t("common.loading")),
+            costCells.get(i)!,
             utilizationCell(i),
             accessCell(i),
             writer ? actionsCell(i) : null,
@@ -77,12 +89,12 @@ export async function renderInstances(root: HTMLElement, ctx: ViewContext): Prom
         ),
     );
     // What each instance's starts have cost, filled in as the answers come.
-    for (const i of instances) {
-      const cell = list.querySelector<HTMLElement>(`tr[data-row="${CSS.escape(i.name)}"] [data-testid="instance-cost-so-far"]`);
-      if (cell) void costSoFar(i).then((c) => replace(cell, ...c)).finally(() => cell.setAttribute("data-loaded", ""));
+    for (const [i, cell] of costCells)
+      void costSoFar(i, settled, costOf).then((c) => replace(cell, ...c)).finally(() => cell.setAttribute("data-loaded", ""));
+    if (instances.some((i) => TRANSITIONAL.has(i.state))) {
+      const wait = Math.min(POLL_MAX_MS, POLL_MS * 1.5 ** Math.max(0, polls++ - POLL_FAST));
+      setTimeout(() => { if (root.isConnected && mine === seq) void refresh(); }, wait);
     }
-    if (instances.some((i) => TRANSITIONAL.has(i.state)))
-      setTimeout(() => { if (root.isConnected && mine === seq) void refresh(); }, POLL_MS);
   };
 
   /** Runs an action, says how it went, and reads the list again. */
@@ -94,6 +106,7 @@ export async function renderInstances(root: HTMLElement, ctx: ViewContext): Prom
     } catch (e) {
       status.replaceChildren(problemNotice(e, "instance-error"));
     }
+    polls = 0;
     await refresh();
   };
 
@@ -226,10 +239,36 @@ function costPerHourCell(i: Instance): HTMLElement {
   );
 }
 
-/** Its starts' cost so far (every job it ran), per currency, to the cent; the exact sum on hover. */
-async function costSoFar(i: Instance): Promise<Child[]> {
+/** `fn` with at most `n` of its calls in flight; the others wait their turn, in call order. */
+function limited<A, R>(n: number, fn: (a: A) => Promise<R>): (a: A) => Promise<R> {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async (a: A) => {
+    if (running >= n) await new Promise<void>((go) => waiting.push(go)); // handed a finished call's place
+    else running++;
+    try {
+      return await fn(a);
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
+    }
+  };
+}
+
+/** Its starts' cost so far (every job it ran), per currency, to the cent; the exact sum on hover.
+ * Costs that can no longer change are kept in `settled` and not asked for again. */
+async function costSoFar(i: Instance, settled: Map<string, JobCost>, costOf: (id: string) => Promise<JobCost>): Promise<Child[]> {
+  const latest = i.job_ids[i.job_ids.length - 1];
+  const final = (id: string) => id !== latest || i.state === "stopped" || i.state === "released";
   try {
-    const costs = await Promise.all(i.job_ids.map((id) => get<JobCost>(`jobs/${encodeURIComponent(id)}/cost`)));
+    const costs = await Promise.all(i.job_ids.map(async (id) => {
+      const kept = settled.get(id);
+      if (kept) return kept;
+      const c = await costOf(id);
+      if (final(id)) settled.set(id, c);
+      return c;
+    }));
     const per = new Map<string, string[]>();
     for (const c of costs) for (const [cur, x] of Object.entries(c.costs)) per.set(cur, [...(per.get(cur) ?? []), x.total]);
     if (per.size === 0) return ["0.00"];

@@ -93,7 +93,8 @@ export async function renderJobs(root: HTMLElement, ctx: ViewContext): Promise<v
       form = errorNotice(e);
     }
   }
-  const submitted = ctx.query.get("submitted");
+  // Said only of a job in the list: a link with any other text in it says nothing.
+  const submitted = jobs.find((j) => j.name === ctx.query.get("submitted"))?.name;
   replace(
     root,
     submitted ? notice("info", t("jobs.submitted", { name: submitted }), "job-submitted") : null,
