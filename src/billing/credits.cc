@@ -204,13 +204,13 @@ void nccl(Ctx& c, int64_t floor) {
 
 // The price per GPU-hour of an allocation's billing mode when an incident began, independent of the
 // invoice period: the spot price in force, the price of a commitment on its offer active then
-// (reserved mode), else the on-demand price.
+// (reserved mode: the price it was made at, as it is billed), else the on-demand price.
 int64_t price_at(const Ctx& c, const Allocation& a, TimeMs t) {
   const Offer& o = c.in.offers.at(a.offer);
   if (a.mode == BillingMode::kReserved)
     for (const auto& cm : c.in.commitments)
       if (cm.offer == a.offer && cm.start <= t && t < commitment_end(c, cm))
-        if (auto p = commitment_price(o, cm)) return *p;
+        if (auto p = commitment_price(offer_in_force(c.in, cm.offer, cm.start), cm)) return *p;
   auto list = unit_price(c, o, a.mode, t);
   return list ? *list : o.prices.on_demand.micros();
 }
@@ -298,7 +298,8 @@ void market_resales(Ctx& c) {
   for (const auto& cm : c.in.commitments)
     for (size_t i = 0; i < cm.resales.size(); ++i) {
       const CommitmentResale& x = cm.resales[i];
-      const TimeMs t0 = std::max({x.from, cm.start, c.in.from}), t1 = std::min({x.to, cm.end, c.in.to});
+      // Up to an effective exit, as the commitment itself is billed.
+      const TimeMs t0 = std::max({x.from, cm.start, c.in.from}), t1 = std::min({x.to, commitment_end(c, cm), c.in.to});
       if (t0 >= t1) continue;
       Acc a;
       a.base_num = a.num = static_cast<__int128>(x.price_per_gpu_hour.micros()) * x.gpus * 1000 * (t1 - t0);

@@ -41,7 +41,8 @@ Status rate_commitments(Ctx& c) {
       c.shares.push_back({cm.id, o.name, what, t0, t1, cm.gpus, *price, cm.prepaid, Money(share, c.cur)});
     }
     if (cm.prepaid) {
-      if (cm.start >= c.in.from && cm.start < c.in.to)
+      // A term that starts at or after an effective exit is never delivered: never charged.
+      if (cm.start >= c.in.from && cm.start < c.in.to && !(c.exit && cm.start >= *c.exit))
         c.book.add({1, "", "", cm.id, o.name, "reserved", "reserved_prepaid", *price, "", cm.id},
                    static_cast<__int128>(cm.gpus) * 1000 * (cm.end - cm.start), cm.start, cm.end, kMilliMsPerGpuHour, 6,
                    "GPU-second", "GPU-hour", what + ", the whole term prepaid");
