@@ -876,6 +876,30 @@ TEST(Billing, ModelEndpointsAreBilledPerTokenOrPerQpsNotByGpuTime) {
   for (const auto& id : {tok, qps, req})
     wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "running"; });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // A period that ends after the QPS endpoint started running but before it was ready (a month
+  // closing while its model loads): nothing of it to bill, and the invoice is made (it was a 422
+  // naming usage.qps[0].to, which would have kept the month from closing).
+  {
+    json live;
+    const Resp allocs = s.admin("GET", "/api/v1/allocations");
+    for (const auto& r : allocs.body["items"])
+      if (r["job_id"] == qps) live = r;
+    ASSERT_TRUE(live.contains("ready_at") && live["ready_at"].is_string()) << live.dump();
+    const TimeMs running = *parse_rfc3339(live["running_at"].get<std::string>(), "t");
+    // The simulated executor is ready at once: its model load is made ten minutes long here.
+    const std::string ready = live["ready_at"];
+    auto set_ready = [&](const std::string& at) {
+      edit_database(s, "UPDATE objects SET body = json_set(body, '$.ready_at', '" + at + "') WHERE id = '" +
+                           live["id"].get<std::string>() + "'");
+    };
+    set_ready(format_rfc3339(running + 600'000));
+    Resp loading = s.admin("GET", "/api/v1/invoices?tenant=acme&from=" + format_rfc3339(running - 3'600'000) +
+                                      "&to=" + format_rfc3339(running + 1));
+    set_ready(ready);
+    ASSERT_EQ(loading.status, 200) << loading.describe();
+    for (const auto& sec : loading.body["sections"])
+      for (const auto& l : sec["lines"]) EXPECT_NE(l["rule"], "qps_month") << l.dump();
+  }
   // qwen's 40 requests are not billed (its sheet prices tokens only); the reranker's 3,750,000 are.
   const std::string at = format_rfc3339(SystemClock().now());
   json batch = {{"idempotency_key", "tokens-1"},

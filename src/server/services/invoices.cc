@@ -371,8 +371,10 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
                                  tokens ? v.output_tokens : 0, requests});
       }
     }
-    if (served && run.endpoint->per == EndpointBilling::kQps && ready)  // provisioned once it serves
-      g.in.qps.push_back({project, (*o)->name, served->model, *run.endpoint->qps, *ready, ended.value_or(std::max(to, *ready))});
+    // Provisioned once it serves; an endpoint ready only after the period (its model still loading
+    // at the period's end) has nothing to bill in it.
+    if (served && run.endpoint->per == EndpointBilling::kQps && ready && *ready < ended.value_or(to))
+      g.in.qps.push_back({project, (*o)->name, served->model, *run.endpoint->qps, *ready, ended.value_or(to)});
     // A run the scheduler requeued after a node failure: the job was interrupted from the end of
     // this run until its next run started (or the period's end).
     if (ended && requeued_by_node_failure(run)) {
