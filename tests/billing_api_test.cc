@@ -937,6 +937,38 @@ TEST(Billing, ModelEndpointsAreBilledPerTokenOrPerQpsNotByGpuTime) {
 }
 
 
+// Usage stamped at a month's first instant — a rolled-up minute is stamped at its start, so every
+// run across a month boundary has such a point — belongs to the new month: billed there, and not
+// in the month before (before, each month's invoice read it as the other's and neither billed it).
+TEST(Billing, UsageAtAMonthsFirstInstantIsBilledInThatMonth) {
+  auto at = [](const char* t) {
+    return std::vector<std::string>{"--sched-interval-ms", "20", "--cold-start-ms", "0", "--firewall-interval-s", "0",
+                                    "--demo-clock", t};
+  };
+  ServerProcess s(at("2026-11-30T23:00:00Z"));
+  one_node_world(s, offer_doc("dc", "h100"));  // egress 0.50 per GB beyond 100 GB a month
+  json job = job_doc("vision", "across");
+  job["expected_duration_seconds"] = 86400;
+  const std::string id = expect_2xx(s.admin("POST", "/api/v1/jobs", job), "job").body["id"];
+  wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "running"; });
+  s.set_extra_args(at("2026-12-01T01:00:00Z"));
+  s.restart();
+  json batch = {{"idempotency_key", "egress-at-midnight"},
+                {"job_samples", {{{"at", "2026-12-01T00:00:00Z"}, {"job", id}, {"egress_bytes", 1'200'000'000'000}}}}};
+  ASSERT_EQ(s.admin("POST", "/api/v1/usage", batch).status, 201);
+  auto egress = [&](const char* month) {
+    const Resp inv = s.admin("GET", std::string("/api/v1/invoices?tenant=acme&month=") + month);
+    EXPECT_EQ(inv.status, 200) << inv.describe();
+    std::string amount;
+    for (const auto& sec : inv.body["sections"])
+      for (const auto& l : sec["lines"])
+        if (l["rule"] == "egress") amount = l["amount"];
+    return amount;
+  };
+  EXPECT_EQ(egress("2026-12"), "550.00") << "(1200 − 100 free) GB × 0.50";
+  EXPECT_EQ(egress("2026-11"), "") << "not November's";
+}
+
 // An egress freeze holds the project's new jobs until an admin lifts it (running jobs go on).
 TEST(Billing, AnEgressFreezeHoldsTheProjectsNewJobsUntilLifted) {
   ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "1"});

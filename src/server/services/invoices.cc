@@ -279,7 +279,9 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
   // The jobs' storage I/O, egress and tokens over the month so far, read once for the tenant; each
   // run takes the points of its own window. Past kUsageLimit points, each run reads its own.
   constexpr int kUsageLimit = 10'000'000;
-  auto usage = store.tenant_job_usage(tenant.id, since + 1, to + 1, kUsageLimit);
+  // [since, to), as the rating engine counts them: a point at a month's first instant (the first
+  // minute rolled up, stamped at its start) is that month's.
+  auto usage = store.tenant_job_usage(tenant.id, since, to, kUsageLimit);
   if (!usage) return usage.error();
   const bool usage_whole = usage->size() < static_cast<size_t>(kUsageLimit);
   std::map<std::string, std::pair<size_t, size_t>> usage_of;  // job id -> [begin, end) in *usage
@@ -355,8 +357,12 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
     const std::optional<TimeMs> ready = x.ready_at;
     g.in.allocations.push_back(std::move(x));
     // Storage I/O and egress the job reported while this run lasted (and tokens, for an endpoint).
-    if (v_from < v_to) {
-      auto vol = usage_in(run.job_id, v_from + 1, v_to + 1);  // (from, to]: a delta belongs to the interval it ends
+    TimeMs lo = std::max(since, v_from - v_from % 60'000);
+    for (const JobRun* r : runs_of_job[run.job_id])
+      if (r != &run && r->ended_at && *r->ended_at <= v_from) lo = std::max(lo, *r->ended_at);
+    g.usage_from[a.id] = lo;
+    if (lo < v_to) {
+      auto vol = usage_in(run.job_id, lo, v_to);  // [lo, to): see InvoiceInput::usage_from
       if (!vol) return vol.error();
       for (const auto& v : *vol) {
         if (v.storage_io_bytes > 0 || v.egress_bytes > 0)
@@ -536,12 +542,12 @@ Status rate_groups(std::map<std::string, Group>& groups, TimeMs from, TimeMs to,
 // The inputs of [since-month, window end) narrowed to what loading [day, to) would have read
 // (load_inputs' bounds, with `since` the month's start): runs that started before `to` and had
 // not ended before `since`; their utilization in [max(running, since), min(ended, to)); volume
-// in (max(running, since), min(ended, to)]; requeue incidents cut at `to`. A list-price group
+// in [usage_from, min(ended, to)); requeue incidents cut at `to`. A list-price group
 // left without runs is dropped, as loading would not have made it.
 std::map<std::string, Group> narrowed(const std::map<std::string, Group>& groups, TimeMs since, TimeMs to) {
   std::map<std::string, Group> out;
   for (const auto& [key, g] : groups) {
-    Group n{g.contract_id, g.supplier_id, g.in};
+    Group n{g.contract_id, g.supplier_id, g.in, g.usage_from};
     std::map<std::string, std::pair<TimeMs, TimeMs>> kept;  // allocation -> (lo, hi)
     n.in.allocations.clear();
     for (const Allocation& a : g.in.allocations) {
@@ -561,7 +567,9 @@ std::map<std::string, Group> narrowed(const std::map<std::string, Group>& groups
       continue;
     std::erase_if(n.in.volume, [&](const VolumeUsage& v) {
       auto it = kept.find(v.allocation);
-      return it == kept.end() || v.at <= it->second.first || v.at > it->second.second;
+      if (it == kept.end()) return true;
+      auto from = g.usage_from.find(v.allocation);
+      return v.at < (from == g.usage_from.end() ? it->second.first : from->second) || v.at >= it->second.second;
     });
     std::vector<Incident> incidents;
     for (Incident i : g.in.incidents) {

@@ -27,6 +27,10 @@ struct InvoiceInput {
   std::string contract_id;  // empty: list prices
   std::string supplier_id;
   RatingInput in;
+  // Per allocation: where its usage points (storage I/O, egress, tokens) were read from — its
+  // window's start rounded down to the minute (a rolled-up minute is stamped at its start), not
+  // before an earlier run of its job ended. Points are read over [this, window end).
+  std::map<std::string, TimeMs> usage_from;
 };
 
 struct Invoice {
