@@ -969,6 +969,52 @@ TEST(Billing, UsageAtAMonthsFirstInstantIsBilledInThatMonth) {
   EXPECT_EQ(egress("2026-11"), "") << "not November's";
 }
 
+// billing_starts: api_call bills the wait from placement to running as cold start: a run placed on
+// November 30 at 23:50 and running only at 00:10 has ten minutes of it on November's invoice (it
+// had none: the run, not yet running at November's end, was left out of November) and ten on
+// December's.
+TEST(Billing, ColdStartBeforeAMonthsEndIsBilledInThatMonth) {
+  auto at = [](const char* t, const char* cold_ms) {
+    return std::vector<std::string>{"--sched-interval-ms", "20", "--cold-start-ms", cold_ms, "--firewall-interval-s", "0",
+                                    "--demo-clock", t};
+  };
+  ServerProcess s(at("2026-11-30T23:50:00Z", "3600000"));  // placed, and starting for an hour
+  json offer = offer_doc("dc", "h100");
+  offer["fees"]["billing_starts"] = "api_call";
+  one_node_world(s, offer);
+  json job = job_doc("vision", "slow-start");
+  job["expected_duration_seconds"] = 86400;
+  const std::string id = expect_2xx(s.admin("POST", "/api/v1/jobs", job), "job").body["id"];
+  wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "admitted"; });  // placed
+  s.set_extra_args(at("2026-12-01T00:10:00Z", "0"));
+  s.restart();
+  wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "running"; });
+  // The simulated executor dates the start from the placement (cold start then 0): the run is made
+  // to have started at 00:10, as a real node would report it.
+  const Resp runs = s.admin("GET", "/api/v1/allocations");
+  ASSERT_EQ(runs.body["items"].size(), 1u) << runs.describe();
+  ASSERT_EQ(runs.body["items"][0]["requested_at"], "2026-11-30T23:50:00.000Z") << runs.describe();
+  edit_database(s, "UPDATE objects SET body = json_set(body, '$.running_at', '2026-12-01T00:10:00.000Z', '$.ready_at', "
+                   "'2026-12-01T00:10:00.000Z') WHERE id = '" + runs.body["items"][0]["id"].get<std::string>() + "'");
+  auto cold = [&](const char* month) {
+    const Resp inv = s.admin("GET", std::string("/api/v1/invoices?tenant=acme&month=") + month);
+    EXPECT_EQ(inv.status, 200) << inv.describe();
+    json line;
+    for (const auto& sec : inv.body["sections"])
+      for (const auto& l : sec["lines"])
+        if (l["rule"] == "cold_start") line = l;
+    return line;
+  };
+  const json nov = cold("2026-11"), dec = cold("2026-12");
+  ASSERT_TRUE(nov.is_object()) << "no cold start on November's invoice";
+  EXPECT_EQ(nov["from"], "2026-11-30T23:50:00.000Z") << nov.dump();
+  EXPECT_EQ(nov["to"], "2026-12-01T00:00:00.000Z") << nov.dump();
+  ASSERT_TRUE(dec.is_object()) << "no cold start on December's invoice";
+  EXPECT_EQ(dec["from"], "2026-12-01T00:00:00.000Z") << dec.dump();
+  EXPECT_EQ(dec["to"], "2026-12-01T00:10:00.000Z") << dec.dump();
+  EXPECT_EQ(nov["quantity"], dec["quantity"]) << "ten minutes each";
+}
+
 // An egress freeze holds the project's new jobs until an admin lifts it (running jobs go on).
 TEST(Billing, AnEgressFreezeHoldsTheProjectsNewJobsUntilLifted) {
   ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "1"});

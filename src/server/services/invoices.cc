@@ -308,7 +308,9 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
     const JobRun& run = runs[i];
     const auto& running = run.running_at;
     const auto& ended = run.ended_at;
-    if (!running || *running >= to || (ended && *ended < since)) continue;
+    // From its request on: a run requested before the period's end and running only after it has
+    // cold start to bill in it (billing_starts: api_call).
+    if (!running || std::min(run.requested_at.value_or(*running), *running) >= to || (ended && *ended < since)) continue;
     if (run.offer_id.empty()) {
       loaded.unpriced.push_back(a.id);
       continue;
@@ -540,8 +542,8 @@ Status rate_groups(std::map<std::string, Group>& groups, TimeMs from, TimeMs to,
 }
 
 // The inputs of [since-month, window end) narrowed to what loading [day, to) would have read
-// (load_inputs' bounds, with `since` the month's start): runs that started before `to` and had
-// not ended before `since`; their utilization in [max(running, since), min(ended, to)); volume
+// (load_inputs' bounds, with `since` the month's start): runs requested before `to` and not
+// ended before `since`; their utilization in [max(running, since), min(ended, to)); volume
 // in [usage_from, min(ended, to)); requeue incidents cut at `to`. A list-price group
 // left without runs is dropped, as loading would not have made it.
 std::map<std::string, Group> narrowed(const std::map<std::string, Group>& groups, TimeMs since, TimeMs to) {
@@ -551,7 +553,7 @@ std::map<std::string, Group> narrowed(const std::map<std::string, Group>& groups
     std::map<std::string, std::pair<TimeMs, TimeMs>> kept;  // allocation -> (lo, hi)
     n.in.allocations.clear();
     for (const Allocation& a : g.in.allocations) {
-      if (!a.running_at || *a.running_at >= to || (a.ended_at && *a.ended_at < since)) continue;
+      if (!a.running_at || std::min(a.requested_at, *a.running_at) >= to || (a.ended_at && *a.ended_at < since)) continue;
       const TimeMs lo = std::max(*a.running_at, since), hi = a.ended_at ? std::min(*a.ended_at, to) : to;
       kept[a.id] = {lo, hi};
       Allocation x = a;
