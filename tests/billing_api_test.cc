@@ -1015,6 +1015,43 @@ TEST(Billing, ColdStartBeforeAMonthsEndIsBilledInThatMonth) {
   EXPECT_EQ(nov["quantity"], dec["quantity"]) << "ten minutes each";
 }
 
+// An idle rule's window counts from when the GPU went idle, also when that was last month: a GPU
+// idle from 23:00 under a one-hour stop rule is idle (not charged) from 00:00, so December bills
+// none of its first hour (it billed that hour again as if the GPU had gone idle at midnight).
+TEST(Billing, AnIdleWindowBegunLastMonthIsNotRestartedAtTheMonthsStart) {
+  auto at = [](const char* t) {
+    return std::vector<std::string>{"--sched-interval-ms", "20", "--cold-start-ms", "0", "--firewall-interval-s", "0",
+                                    "--demo-clock", t};
+  };
+  ServerProcess s(at("2026-11-30T23:00:00Z"));
+  json offer = offer_doc("dc", "h100");
+  offer["fees"]["idle"] = {{"utilization_below_pct", 5}, {"window_minutes", 60}, {"action", "stop"}};
+  one_node_world(s, offer);
+  json job = job_doc("vision", "idle-notebook");
+  job["expected_duration_seconds"] = 86400;
+  const std::string id = expect_2xx(s.admin("POST", "/api/v1/jobs", job), "job").body["id"];
+  wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "running"; });
+  const Resp runs = s.admin("GET", "/api/v1/allocations");
+  ASSERT_EQ(runs.body["items"].size(), 1u) << runs.describe();
+  const json run = runs.body["items"][0];
+  s.set_extra_args(at("2026-12-01T01:00:00Z"));
+  s.restart();
+  // 0% every five minutes from 23:00 to 01:00.
+  json samples = json::array();
+  for (TimeMs t = *parse_rfc3339("2026-11-30T23:00:00Z", "t"); t <= *parse_rfc3339("2026-12-01T01:00:00Z", "t"); t += 300'000)
+    samples.push_back({{"at", format_rfc3339(t)}, {"node", run["placement"][0]["node"]}, {"gpu", run["placement"][0]["gpus"][0]},
+                       {"utilization_pct", 0}});
+  ASSERT_EQ(s.admin("POST", "/api/v1/usage", json{{"idempotency_key", "idle-1"}, {"gpu_samples", samples}}).status, 201);
+  const Resp inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=2026-12");
+  ASSERT_EQ(inv.status, 200) << inv.describe();
+  std::map<std::string, json> by_rule;
+  for (const auto& sec : inv.body["sections"])
+    for (const auto& l : sec["lines"]) by_rule[l["rule"]] = l;
+  EXPECT_FALSE(by_rule.count("on_demand")) << "no charged GPU time in December: " << inv.body.dump();
+  ASSERT_TRUE(by_rule.count("idle_stopped")) << inv.body.dump();
+  EXPECT_EQ(by_rule["idle_stopped"]["from"], "2026-12-01T00:00:00.000Z") << by_rule["idle_stopped"].dump();
+}
+
 // An egress freeze holds the project's new jobs until an admin lifts it (running jobs go on).
 TEST(Billing, AnEgressFreezeHoldsTheProjectsNewJobsUntilLifted) {
   ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "1"});

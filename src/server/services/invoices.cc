@@ -154,6 +154,12 @@ Result<std::vector<UtilSample>> run_utilization(StoreReader& store, const std::v
 
 namespace {
 
+// Where a run's utilization samples are read from: its running start, but no earlier than the
+// longest idle rule window (1,440 minutes: offer.cc) before the month's start, so an idle stretch
+// that began last month counts its window from when it began, not again from the month's start.
+constexpr TimeMs kIdleLookbackMs = 1440 * 60'000;
+TimeMs utilization_from(TimeMs running_at, TimeMs since) { return std::max(running_at, since - kIdleLookbackMs); }
+
 ContractTerms list_terms(Currency cur) {
   ContractTerms k;
   k.name = "list prices";
@@ -273,7 +279,7 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
       continue;
     const auto [w0, w1] = window(run);
     for (const auto& p : run.placement)
-      for (int64_t g : p.gpus) samples.want(p.node_id, g, w0, w1);
+      for (int64_t g : p.gpus) samples.want(p.node_id, g, utilization_from(*run.running_at, since), w1);
   }
   if (auto st = samples.load(store); !st) return st;
   // The jobs' storage I/O, egress and tokens over the month so far, read once for the tenant; each
@@ -352,7 +358,7 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
     x.ready_at = run.ready_at;
     x.ended_at = ended;
     const auto [v_from, v_to] = window(run);
-    auto util = utilization_of(store, samples, run.placement, v_from, v_to);
+    auto util = utilization_of(store, samples, run.placement, utilization_from(*running, since), v_to);
     if (!util) return util.error();
     x.utilization = std::move(*util);
     const std::string project = x.project;
@@ -543,7 +549,7 @@ Status rate_groups(std::map<std::string, Group>& groups, TimeMs from, TimeMs to,
 
 // The inputs of [since-month, window end) narrowed to what loading [day, to) would have read
 // (load_inputs' bounds, with `since` the month's start): runs requested before `to` and not
-// ended before `since`; their utilization in [max(running, since), min(ended, to)); volume
+// ended before `since`; their utilization in [utilization_from, min(ended, to)); volume
 // in [usage_from, min(ended, to)); requeue incidents cut at `to`. A list-price group
 // left without runs is dropped, as loading would not have made it.
 std::map<std::string, Group> narrowed(const std::map<std::string, Group>& groups, TimeMs since, TimeMs to) {
@@ -557,7 +563,8 @@ std::map<std::string, Group> narrowed(const std::map<std::string, Group>& groups
       const TimeMs lo = std::max(*a.running_at, since), hi = a.ended_at ? std::min(*a.ended_at, to) : to;
       kept[a.id] = {lo, hi};
       Allocation x = a;
-      std::erase_if(x.utilization, [&](const UtilSample& u) { return u.at < lo || u.at >= hi; });
+      const TimeMs util_lo = utilization_from(*a.running_at, since);
+      std::erase_if(x.utilization, [&](const UtilSample& u) { return u.at < util_lo || u.at >= hi; });
       n.in.allocations.push_back(std::move(x));
     }
     auto outside = [&](const StoredImage& k) { return k.from >= to || (k.to && *k.to <= since); };
