@@ -359,7 +359,12 @@ Result<RatingResult> run(const RatingInput& in, bool with_credits) {
   r.commitments = std::move(c.shares);
   std::sort(r.commitments.begin(), r.commitments.end(), [](const auto& x, const auto& y) { return x.id < y.id; });
   int64_t charges = 0, credits = 0;
-  for (const auto& l : r.lines) (l.kind == LineKind::kCredit ? credits : charges) += l.amount.micros();
+  for (const auto& l : r.lines)  // overflow is an error (docs/money.md), never a wrapped total
+    if (__builtin_add_overflow(l.kind == LineKind::kCredit ? credits : charges, l.amount.micros(),
+                               &(l.kind == LineKind::kCredit ? credits : charges)))
+      return Error::make(Code::kInvalid, Message("rating.amount_overflow")
+                                             .arg("rule", l.kind == LineKind::kCredit ? "credits" : "charges")
+                                             .arg("allocation", "the period"));
   int64_t sla = 0;
   for (const auto& l : r.lines)
     if (l.kind == LineKind::kCredit && l.rule != "exit_refund" && l.rule != "market_resale") sla += l.amount.micros();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 
 #include "billing/rating_output.h"
 #include "model/artifact.h"
@@ -653,9 +654,11 @@ nlohmann::json to_json(const Invoice& inv) {
     j["supplier_id"] = s.supplier_id;
     sections.push_back(std::move(j));
     auto& t = totals[currency_code(s.rated.currency)];
-    t[0] += s.rated.charges.micros();
-    t[1] += s.rated.credits.micros();
-    t[2] += s.rated.total.micros();
+    // Overflow past ±9.2 trillion is an error (a 500), never a wrapped total (docs/money.md).
+    if (__builtin_add_overflow(t[0], s.rated.charges.micros(), &t[0]) ||
+        __builtin_add_overflow(t[1], s.rated.credits.micros(), &t[1]) ||
+        __builtin_add_overflow(t[2], s.rated.total.micros(), &t[2]))
+      throw std::overflow_error(std::string("invoice totals overflow in ") + currency_code(s.rated.currency));
   }
   json tj = json::object();
   for (const auto& [cur, t] : totals) {
