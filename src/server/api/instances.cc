@@ -123,11 +123,16 @@ Result<Built> build_instance(App& app, const json& body, const Principal& p, Sto
   if (!project) return project.error();
   i->tenant_id = project->tenant_id;
   i->project_id = project->id;
-  // The tenant locked before anything holds it shared (creating the data disk does): two such
-  // writes holding it shared and then both locking it (check_instance_volumes) would wait on
-  // each other.
-  if (i->volume || !i->shared_volumes.empty())
+  // The tenant and project taken first, before the ports' lock row (assign_access): every write
+  // takes them in that order (resources.h hold_parent). With volumes the tenant is locked before
+  // anything holds it shared (creating the data disk does): two such writes holding it shared
+  // and then both locking it (check_instance_volumes) would wait on each other.
+  if (i->volume || !i->shared_volumes.empty()) {
     if (auto t = tx.get_locked("tenants", i->tenant_id); !t) return t.error();
+  } else if (auto t = hold_parent(tx, "tenants", i->tenant_id, true); !t) {
+    return t.error();
+  }
+  if (auto h = hold_parent(tx, "projects", i->project_id, true); !h) return h.error();
   if (auto s = ensure_data_disk(app, p, tx, *i); !s) return s.error();
   if (auto s = check_instance_volumes(tx, *i, ""); !s) return s.error();
   if (auto s = assign_access(app, tx, *i); !s) return s.error();

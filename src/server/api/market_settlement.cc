@@ -501,7 +501,8 @@ Result<std::optional<Record>> sell_left_short(StoreTx& tx, const ReservationChan
       MarketBook k{lane.gpu_model, lane.region, *s, *e, *cur, o.body.value("node_gpus", int64_t{0})};
       if (!seen.insert({k.starts_at, k.ends_at, o.body.value("currency", ""), k.node_gpus}).second) continue;
       auto before = sell_slack(tx, supplier_id, k, nullptr);
-      if (!before) continue;  // no offer sells these nodes any more: nothing a reservation changes
+      if (!before && before.error().code == Code::kInvalid) continue;  // no offer sells there any more
+      if (!before) return before.error();
       auto after = sell_slack(tx, supplier_id, k, &change);
       if (!after) return after.error();
       if (*after < 0 && *after < *before) return std::optional<Record>(o);

@@ -396,9 +396,11 @@ static void delete_handler(App& app, const KindSpec& spec, const httplib::Reques
     auto cur = tx.get(spec.kind, existing->id);
     if (!cur) return cur.error();
     // Its parents held, then the record locked before on_delete counts what is in it: a write
-    // creating something in it (which holds it shared) has committed or waits for this one.
+    // creating something in it (which holds it shared) has committed or waits for this one. A
+    // kind that is changed, not removed (an instance released), has nothing written into it and
+    // keeps the order its other writes take (its job first): its version check guards it.
     if (auto s = hold_parents(tx, spec, *cur, false); !s) return s;
-    cur = tx.get_locked(spec.kind, existing->id);
+    if (!spec.soft_delete) cur = tx.get_locked(spec.kind, existing->id);
     if (!cur) return cur.error();
     if (auto a = check_write(spec, p, *cur, WriteOp::kDelete); !a) return a;
     if (spec.on_delete)

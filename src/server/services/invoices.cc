@@ -1,8 +1,8 @@
 #include "server/services/invoices.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
-#include <stdexcept>
 
 #include "billing/rating_output.h"
 #include "model/artifact.h"
@@ -368,7 +368,7 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
     // Storage I/O and egress the job reported while this run lasted (and tokens, for an endpoint).
     TimeMs lo = std::max(since, v_from - v_from % 60'000);
     for (const JobRun* r : runs_of_job[run.job_id])
-      if (r != &run && r->ended_at && *r->ended_at <= v_from) lo = std::max(lo, *r->ended_at);
+      if (r != &run && r->running_at && r->ended_at && *r->ended_at <= v_from) lo = std::max(lo, *r->ended_at);
     g.usage_from[a.id] = lo;
     if (lo < v_to) {
       auto vol = usage_in(run.job_id, lo, v_to);  // [lo, to): see InvoiceInput::usage_from
@@ -545,6 +545,18 @@ Status rate_groups(std::map<std::string, Group>& groups, TimeMs from, TimeMs to,
     if (!rated) return Error::make(Code::kInternal, "rating " + g.in.contract.name + ": " + rated.error().message);
     inv.sections.push_back({g.contract_id, g.in.contract.name, g.supplier_id, std::move(*rated), std::move(g.in)});
   }
+  // The per-currency totals fit in int64 (to_json adds them): past it, an error — the month's
+  // close logs the tenant as failed — never a wrapped total (docs/money.md).
+  std::map<Currency, std::array<int64_t, 3>> totals;
+  for (const auto& s : inv.sections) {
+    auto& t = totals[s.rated.currency];
+    if (__builtin_add_overflow(t[0], s.rated.charges.micros(), &t[0]) ||
+        __builtin_add_overflow(t[1], s.rated.credits.micros(), &t[1]) ||
+        __builtin_add_overflow(t[2], s.rated.total.micros(), &t[2]))
+      return Error::make(Code::kInvalid, Message("rating.amount_overflow")
+                                             .arg("rule", "total")
+                                             .arg("allocation", "the invoice in " + std::string(currency_code(s.rated.currency))));
+  }
   return ok_status();
 }
 
@@ -654,11 +666,9 @@ nlohmann::json to_json(const Invoice& inv) {
     j["supplier_id"] = s.supplier_id;
     sections.push_back(std::move(j));
     auto& t = totals[currency_code(s.rated.currency)];
-    // Overflow past ±9.2 trillion is an error (a 500), never a wrapped total (docs/money.md).
-    if (__builtin_add_overflow(t[0], s.rated.charges.micros(), &t[0]) ||
-        __builtin_add_overflow(t[1], s.rated.credits.micros(), &t[1]) ||
-        __builtin_add_overflow(t[2], s.rated.total.micros(), &t[2]))
-      throw std::overflow_error(std::string("invoice totals overflow in ") + currency_code(s.rated.currency));
+    t[0] += s.rated.charges.micros();  // rate_groups made the invoice only when these fit in int64
+    t[1] += s.rated.credits.micros();
+    t[2] += s.rated.total.micros();
   }
   json tj = json::object();
   for (const auto& [cur, t] : totals) {

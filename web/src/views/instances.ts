@@ -50,7 +50,11 @@ export async function renderInstances(root: HTMLElement, ctx: ViewContext): Prom
   // Costs that no longer change (a job that is not its instance's latest, or any job of a stopped
   // or released instance), read once per visit to the view.
   const settled = new Map<string, JobCost>();
-  const costOf = limited(COST_FETCHES, (id: string) => get<JobCost>(`jobs/${encodeURIComponent(id)}/cost`));
+  // At most COST_FETCHES in flight; a request whose list has since been read again is dropped when
+  // its turn comes (its cell is no longer on the page), so re-reads never queue up behind old ones.
+  const fetchCost = limited(COST_FETCHES, ([id, asked]: [string, number]) =>
+    asked === seq ? get<JobCost>(`jobs/${encodeURIComponent(id)}/cost`) : Promise.reject(new Error("superseded")));
+  const costOf = (id: string): Promise<JobCost> => fetchCost([id, seq]);
 
   const refresh = async (): Promise<void> => {
     const mine = ++seq;
