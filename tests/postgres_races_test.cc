@@ -3,7 +3,8 @@
 // check and the write of one are not interleaved with the other's, so the invariant holds as on
 // one server. Global names (a tenant's scope is itself, so the store's per-scope unique index does
 // not cover them) and an offer's spot-price timeline (each price after the latest) are driven
-// here, a tenant deleted while a project is created in it, the tenant's storage share, and a
+// here, a tenant deleted while a project is created in it, the tenant's storage share, instances
+// created with and without disks (no deadlock), and a
 // budget written through a follower; the market's lanes in market_postgres_test.cc.
 #include <gtest/gtest.h>
 
@@ -164,6 +165,44 @@ TEST(PostgresRaces, TheTenantsStorageShareHoldsAcrossServers) {
     ASSERT_EQ(kept.body["items"].size(), 1u) << kept.describe();
     ASSERT_EQ(a.admin("DELETE", path + "/" + kept.body["items"][0]["name"].get<std::string>()).status, 204);
   }
+}
+
+// Instances of one tenant created through two servers at once — with a new data disk through one
+// (its tenant locked, then the ports' lock row), with SSH keys but no disk through the other
+// (which took the ports' lock row, then its tenant for the job it starts, before the fix): every
+// create answers 201 at once; none waits a second for PostgreSQL's deadlock check to fail it (503).
+TEST(PostgresRaces, InstancesWithAndWithoutDisksThroughTwoServersNeverDeadlock) {
+  auto db = PgTestDatabase::create();
+  ASSERT_TRUE(db) << db.error().message;
+  std::vector<std::string> args = races_args((*db)->uri());
+  for (const char* x : {"--instance-ports", "30100-30300", "--sched-interval-ms", "50"}) args.push_back(x);
+  ServerProcess a(args);
+  ServerProcess b(args);
+  expect_2xx(a.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  expect_2xx(a.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
+  expect_2xx(a.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
+  expect_2xx(a.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
+  const std::string key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMmoR98h6zcgRAJsBTuFmr2APBlJQ6nJyM70vXl+nPx dev@laptop";
+  auto box = [&](const std::string& name, bool disk) {
+    json j = {{"name", name}, {"project", "vision"}, {"image", "docker.io/library/debian:12"},
+              {"resources", {{"cpu_cores", 1}, {"memory_gib", 1}}}, {"gpus", 0}, {"ssh_keys", {key}}};
+    if (disk) j["volume"] = {{"name", "disk-" + name}, {"size_gb", 1}};
+    return j;
+  };
+  std::mutex mu;
+  std::vector<std::string> failures;
+  at_once(a, b, 12, [&](const ServerProcess& s, int i) {
+    const bool disk = &s == &a;
+    const std::string name = std::string(disk ? "d" : "k") + std::to_string(i);
+    const auto t0 = std::chrono::steady_clock::now();
+    Resp r = s.admin("POST", "/api/v1/instances", box(name, disk));
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+    std::lock_guard lock(mu);
+    if (r.status != 201) failures.push_back(name + ": " + r.describe());
+    else if (took > 900) failures.push_back(name + " took " + std::to_string(took) + " ms (a deadlock check?)");
+  });
+  for (const std::string& f : failures) ADD_FAILURE() << f;
+  EXPECT_EQ(a.admin("GET", "/api/v1/instances?limit=1000").body["items"].size(), 24u);
 }
 
 TEST(PostgresRaces, ABudgetWrittenThroughAFollowerHoldsAtOnceAndIsDelivered) {
