@@ -25,17 +25,36 @@ struct FreeNode {
 
 bool overlaps(TimeMs a0, TimeMs a1, TimeMs b0, TimeMs b1) { return a0 < b1 && b0 < a1; }
 
-// Node ids held by reservations whose windows overlap [from, to); with `change`, as if it were
-// written.
-Result<std::set<std::string>> reserved_nodes(StoreTx& tx, TimeMs from, TimeMs to, const ReservationChange* change) {
+// Every stored reservation, decoded (by id).
+using Holds = std::vector<std::pair<std::string, Reservation>>;
+Result<Holds> all_reservations(StoreTx& tx) {
   auto all = list_all(tx, "reservations");
   if (!all) return all.error();
-  std::set<std::string> out;
+  Holds out;
+  out.reserve(all->size());
   for (const Record& r : *all) {
-    if (change && r.id == change->replacing_id) continue;
     auto res = decode_record(r, decode_reservation, "no market trade can be settled without it");
     if (!res) return res.error();
-    if (overlaps(res->starts_at, res->ends_at, from, to)) out.insert(res->node_ids.begin(), res->node_ids.end());
+    out.emplace_back(r.id, std::move(*res));
+  }
+  return out;
+}
+
+// Node ids held by reservations whose windows overlap [from, to) — of `read` when given (read once
+// for many questions), else of the store; with `change`, as if it were written.
+Result<std::set<std::string>> reserved_nodes(StoreTx& tx, TimeMs from, TimeMs to, const ReservationChange* change,
+                                             const Holds* read = nullptr) {
+  Holds here;
+  if (!read) {
+    auto all = all_reservations(tx);
+    if (!all) return all.error();
+    here = std::move(*all);
+    read = &here;
+  }
+  std::set<std::string> out;
+  for (const auto& [id, res] : *read) {
+    if (change && id == change->replacing_id) continue;
+    if (overlaps(res.starts_at, res.ends_at, from, to)) out.insert(res.node_ids.begin(), res.node_ids.end());
   }
   if (change && overlaps(change->starts_at, change->ends_at, from, to))
     out.insert(change->node_ids.begin(), change->node_ids.end());
@@ -44,10 +63,11 @@ Result<std::set<std::string>> reserved_nodes(StoreTx& tx, TimeMs from, TimeMs to
 
 // The seller's available nodes of the book that `offer` sells and no reservation holds then.
 Result<std::vector<FreeNode>> free_nodes(StoreTx& tx, const std::string& supplier_id, const MarketBook& k,
-                                         const Record& offer, const ReservationChange* change = nullptr) {
+                                         const Record& offer, const ReservationChange* change = nullptr,
+                                         const Holds* read = nullptr) {
   auto reach = stored_offer_reach(offer.body);
   if (!reach) return reach.error();
-  auto held = reserved_nodes(tx, k.starts_at, k.ends_at, change);
+  auto held = reserved_nodes(tx, k.starts_at, k.ends_at, change, read);
   if (!held) return held.error();
   auto nodes = list_all(tx, "nodes", {{"supplier_id", supplier_id}, {"gpu_model", k.gpu_model}, {"region", k.region}});
   if (!nodes) return nodes.error();
@@ -446,10 +466,10 @@ namespace {
 // deliverable_gpus before the floor at 0 (below 0: open sells the seller could not deliver), with
 // `change` as if it were written.
 Result<int64_t> sell_slack(StoreTx& tx, const std::string& supplier_id, const MarketBook& k,
-                           const ReservationChange* change) {
+                           const ReservationChange* change, const Holds* read = nullptr) {
   auto offer = market_offer(tx, supplier_id, k);
   if (!offer) return offer.error();
-  auto free = free_nodes(tx, supplier_id, k, *offer, change);
+  auto free = free_nodes(tx, supplier_id, k, *offer, change, read);
   if (!free) return free.error();
   int64_t cap = 0, sized = 0;  // every free GPU; those of free nodes of the node book's size
   for (const auto& n : *free) {
@@ -483,6 +503,7 @@ Result<int64_t> deliverable_gpus(StoreTx& tx, const std::string& supplier_id, co
 
 Result<std::optional<Record>> sell_left_short(StoreTx& tx, const ReservationChange& change,
                                               const std::vector<SellerLane>& sellers) {
+  std::optional<Holds> holds;
   for (const SellerLane& lane : sellers) {
     const std::string& supplier_id = lane.supplier_id;
     auto orders = list_all(
@@ -500,10 +521,15 @@ Result<std::optional<Record>> sell_left_short(StoreTx& tx, const ReservationChan
       if (!overlaps(*s, *e, change.starts_at, change.ends_at)) continue;
       MarketBook k{lane.gpu_model, lane.region, *s, *e, *cur, o.body.value("node_gpus", int64_t{0})};
       if (!seen.insert({k.starts_at, k.ends_at, o.body.value("currency", ""), k.node_gpus}).second) continue;
-      auto before = sell_slack(tx, supplier_id, k, nullptr);
+      if (!holds) {  // read once, for every book checked
+        auto all = all_reservations(tx);
+        if (!all) return all.error();
+        holds = std::move(*all);
+      }
+      auto before = sell_slack(tx, supplier_id, k, nullptr, &*holds);
       if (!before && before.error().code == Code::kInvalid) continue;  // no offer sells there any more
       if (!before) return before.error();
-      auto after = sell_slack(tx, supplier_id, k, &change);
+      auto after = sell_slack(tx, supplier_id, k, &change, &*holds);
       if (!after) return after.error();
       if (*after < 0 && *after < *before) return std::optional<Record>(o);
     }
