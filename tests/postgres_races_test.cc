@@ -30,12 +30,16 @@ std::vector<std::string> races_args(const std::string& uri) {
   return {"--db", uri, "--no-rate-limits", "--firewall-interval-s", "0", "--leader-lease-ms", "3000"};
 }
 
-// Runs body(server, i) for i in [0, n) on two threads, one per server, both in the same order.
-void at_once(const ServerProcess& a, const ServerProcess& b, int n, const std::function<void(const ServerProcess&, int)>& body) {
-  std::thread ta([&] { for (int i = 0; i < n; ++i) body(a, i); });
-  std::thread tb([&] { for (int i = 0; i < n; ++i) body(b, i); });
+// Runs one(a) and two(b) at the same moment, each on its own thread.
+void pair_at_once(const std::function<void()>& one, const std::function<void()>& two) {
+  std::thread ta(one), tb(two);
   ta.join();
   tb.join();
+}
+
+// Runs body(server, i) for i in [0, n) on two threads, one per server, both in the same order.
+void at_once(const ServerProcess& a, const ServerProcess& b, int n, const std::function<void(const ServerProcess&, int)>& body) {
+  pair_at_once([&] { for (int i = 0; i < n; ++i) body(a, i); }, [&] { for (int i = 0; i < n; ++i) body(b, i); });
 }
 
 TEST(PostgresRaces, TwoServersNeverGiveTwoTenantsOneName) {
@@ -89,16 +93,6 @@ TEST(PostgresRaces, AnOffersSpotPricesStayOneTimeline) {
   std::sort(from.begin(), from.end());
   EXPECT_EQ(from.size(), 25u);
   EXPECT_EQ(std::adjacent_find(from.begin(), from.end()), from.end()) << "two prices start at the same instant";
-}
-
-// A budget written through a follower holds at once, as through the leader: the write re-checks
-// it (the leader runs the firewall's passes; here an hour apart, so only the one at start runs),
-// and the follower delivers the alert to the webhooks.
-// Runs one(a) and two(b) at the same moment, each on its own thread.
-void pair_at_once(const std::function<void()>& one, const std::function<void()>& two) {
-  std::thread ta(one), tb(two);
-  ta.join();
-  tb.join();
 }
 
 // A tenant deleted through one server while a project is created in it through the other: the
@@ -205,6 +199,9 @@ TEST(PostgresRaces, InstancesWithAndWithoutDisksThroughTwoServersNeverDeadlock) 
   EXPECT_EQ(a.admin("GET", "/api/v1/instances?limit=1000").body["items"].size(), 24u);
 }
 
+// A budget written through a follower holds at once, as through the leader: the write re-checks
+// it (the leader runs the firewall's passes; here an hour apart, so only the one at start runs),
+// and the follower delivers the alert to the webhooks.
 TEST(PostgresRaces, ABudgetWrittenThroughAFollowerHoldsAtOnceAndIsDelivered) {
   HookSink sink;
   auto db = PgTestDatabase::create();
