@@ -18,7 +18,7 @@ import type { Project } from "../types_dashboard";
 import { errorNotice } from "./errors";
 
 // While an instance is on its way the list is read again every POLL_MS for POLL_FAST re-reads (a
-// start is seen within seconds), then half as often again each time, at most every POLL_MAX_MS.
+// start is seen within seconds), then each wait half as long again as the last, at most every POLL_MAX_MS.
 const POLL_MS = 2000;
 const POLL_FAST = 15;
 const POLL_MAX_MS = 30_000;
