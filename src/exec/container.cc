@@ -463,6 +463,32 @@ std::string script_save(const ContainerRun& r) {
   return o.str();
 }
 
+// Waits (every 0.5 s, up to ContainerRun::port_wait_s) until nothing listens on each published
+// port: a connection that opens (within 2 s) means an earlier run's forwarder still holds it. A
+// cancel while it waits ends the script before the container starts.
+std::string script_port_wait(const ContainerRun& r) {
+  if (r.ports.empty()) return "";
+  const int64_t wait_s = std::max<int64_t>(0, r.port_wait_s);
+  std::ostringstream o;
+  o << "  local hp tries\n"
+    << "  for hp in";
+  for (const ContainerPort& p : r.ports) o << " " << q(p.host_ip + "/" + std::to_string(p.host_port));
+  o << "; do\n"
+    << "    tries=0\n"
+    << "    while [ \"$stopping\" = 0 ] && timeout 2 bash -c 'exec 3<>\"/dev/tcp/$1\"' _ \"$hp\" 2>/dev/null; do\n"
+    << "      if [ \"$tries\" -ge " << wait_s * 2 << " ]; then\n"
+    << "        echo \"gpurent: port ${hp#*/} is still in use after " << wait_s
+    << " s; starting the container anyway\" >&2; break\n"
+    << "      fi\n"
+    << "      [ \"$tries\" = 0 ] && echo \"gpurent: waiting for port ${hp#*/} to be let go (an earlier run held it)\" >&2\n"
+    << "      tries=$((tries + 1)); sleep 0.5\n"
+    << "    done\n"
+    << "  done\n"
+    << "  [ \"$stopping\" = 0 ] || { " << (r.ready_file.empty() || !r.ready_heartbeat ? "" : "rm -rf \"$beat\"; ")
+    << "return 143; }\n";
+  return o.str();
+}
+
 // Runs the container, stops it on SIGTERM, waits, cleans up and says why it failed.
 std::string script_run(const ContainerSettings& s, const ContainerRun& r) {
   std::ostringstream o;
@@ -472,6 +498,7 @@ std::string script_run(const ContainerSettings& s, const ContainerRun& r) {
     // Once: a second signal while the container stops (a cancel asked again) changes nothing.
     << "  trap '[ \"$stopping\" = 1 ] || { stopping=1; for d in \"${secret_ids[@]}\"; do \"${P[@]}\" secret rm \"$d\" >/dev/null 2>&1; done; \"${P[@]}\" stop -t "
     << s.stop_timeout_s << " \"$name\" >/dev/null 2>&1; }' TERM INT\n"
+    << script_port_wait(r)
     << "  \"${P[@]}\" run " << run_flags(s, r) << " \"${args[@]}\" \"$image\"" << (r.command.empty() ? "" : " ")
     << words(r.command) << " </dev/null &\n"
     << "  pid=$!\n"

@@ -94,6 +94,11 @@ struct ContainerRun {
   std::vector<ContainerSecret> secrets;  // values never appear in the script or on a command line
   std::vector<ContainerArtifact> artifacts;
   std::vector<ContainerPort> ports;  // an instance's sshd and notebook (a node port is one container's)
+  // Before the container starts, the script waits up to this long for each published port that
+  // something still listens on (an instance's earlier run: the runtime's port forwarder lets go a
+  // moment after its container is gone), one line on the job's log; past it Podman is started
+  // anyway and says why it cannot listen.
+  int64_t port_wait_s = 30;
   // The container user's login name and home in the container's /etc/passwd (podman
   // --passwd-entry, HOME): an instance's, for SSH logins. Empty: Podman's ("<uid>", home /).
   std::string login, home;

@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -14,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 #include "exec/process.h"
 
@@ -445,6 +449,61 @@ TEST(Container, ReportsReadinessFromAHealthCheckOrAHeartbeat) {
 
 // An egress freeze: while the project's freeze file exists the container leaves its network, and
 // rejoins it once the file is gone, each change said on the job's log (the script's stderr).
+// A listening socket on 127.0.0.1 (an earlier run's port forwarder); its port, -1 when none.
+std::pair<int, int64_t> listener() {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);  // not held open by the script
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(fd, 128) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+    return {-1, 0};
+  return {fd, ntohs(a.sin_port)};
+}
+
+int64_t epoch_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// An instance's restart: its published port is still held a moment by the earlier run's port
+// forwarder. The script waits until nothing listens there before it starts the container, and
+// past port_wait_s starts it anyway (Podman then says why it cannot listen).
+TEST(Container, WaitsForAPublishedPortAnEarlierRunStillHolds) {
+  const std::string d = fake_podman_dir("for a in \"$@\"; do [ \"$a\" = run ] && date +%s%3N > $D/run_at; done\n"
+                                        "for a in \"$@\"; do [ \"$a\" = inspect ] && echo false; done\nexit 0\n");
+  ASSERT_FALSE(d.empty());
+  auto [s, r] = faked(d);
+  auto [fd, port] = listener();
+  ASSERT_GE(fd, 0);
+  r.ports = {{"127.0.0.1", port, 2222}};
+  int64_t closed_at = 0;
+  std::thread let_go([&, fd = fd] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    closed_at = epoch_ms();
+    close(fd);
+  });
+  auto run = run_process({"bash", "-c", container_script(s, r)}, {{"SLURMD_NODENAME", "gpn1"}}, "", 30'000);
+  let_go.join();
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  EXPECT_EQ(run->exit_code, 0) << run->err;
+  EXPECT_GE(std::stoll(read_all(d + "/run_at")), closed_at) << "started only once the port was let go";
+  EXPECT_NE(run->err.find("waiting for port " + std::to_string(port) + " to be let go"), std::string::npos) << run->err;
+
+  // Held for good: started anyway after port_wait_s, saying so.
+  auto [fd2, port2] = listener();
+  ASSERT_GE(fd2, 0);
+  r.ports = {{"127.0.0.1", port2, 2222}};
+  r.port_wait_s = 1;
+  std::filesystem::remove(d + "/run_at");
+  run = run_process({"bash", "-c", container_script(s, r)}, {{"SLURMD_NODENAME", "gpn1"}}, "", 30'000);
+  close(fd2);
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  EXPECT_TRUE(std::filesystem::exists(d + "/run_at")) << run->err;
+  EXPECT_NE(run->err.find("port " + std::to_string(port2) + " is still in use after 1 s"), std::string::npos) << run->err;
+  std::filesystem::remove_all(d);
+}
+
 TEST(Container, CutsTheNetworkWhileTheProjectsEgressIsFrozen) {
   const std::string d = fake_podman_dir("case \" $* \" in\n"
                                          "  *' run '*) (sleep 3; rm -f $D/frozen) & sleep 7 ;;\n"
