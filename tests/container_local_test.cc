@@ -136,6 +136,23 @@ TEST(ContainerLocal, local_containers_RunWithoutSlurmAndSurviveAServerKill) {
     EXPECT_EQ(ran["status"]["state"], "succeeded") << ref << ": " << ran.dump() << logs(same);
   }
 
+  // A run the runner refuses to start (here: the folder of its next run is already taken) puts the
+  // job back in the queue, and the scheduler places it again on a later tick: it runs, rather
+  // than waiting forever as pending while the scheduler still counts its GPUs as taken.
+  {
+    const long next = std::atol(run_cmd("cat " + b.dir + "/runs/last_id").c_str()) + 1;
+    ASSERT_GT(next, 1);
+    fs::create_directories(b.dir + "/runs/" + std::to_string(next));
+    const std::string again = submit("refused-once", 1, {"true"});
+    json ran = wait_for(s, "/api/v1/jobs/" + again, [](const json& j) {
+      const json& st = j["status"]["state"];
+      return st == "succeeded" || st == "failed" || st == "cancelled";
+    }, 120);
+    EXPECT_EQ(ran["status"]["state"], "succeeded") << ran.dump() << s.log();
+    const std::string events = s.admin("GET", "/api/v1/jobs/" + again + "/events").body.dump();
+    EXPECT_NE(events.find("could not start the job"), std::string::npos) << "refused once first: " << events;
+  }
+
   // Readiness: a job's run is ready when its health check first passes in the container (here
   // once the workload has created /tmp/up, 3 s in) or when the workload creates $GPURENT_READY_FILE;
   // until then it is not ready, however long it has been running.

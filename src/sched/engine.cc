@@ -180,6 +180,21 @@ Status SchedEngine::set_node_cordoned(const std::string& node, bool cordoned) {
   return ok_status();
 }
 
+namespace {
+
+// The tenant whose reserved node `u` runs on, for a job of `tenant`: "" when none of its nodes is
+// reserved for another tenant now. Kept current as reservations open and close, and after a
+// restore, so the owner takes its node back whatever the borrower is, and only while it owns it.
+void mark_borrowed(const SchedEngine::Impl& e, const std::string& tenant, Gang& u) {
+  u.borrowed_from.clear();
+  for (const Bound& b : u.workers) {
+    const std::string& owner = e.nodes[b.node].spec.reserved_for;
+    if (!owner.empty() && owner != tenant) u.borrowed_from = owner;
+  }
+}
+
+}  // namespace
+
 Status SchedEngine::set_node_reservation(const std::string& node, const std::string& tenant) {
   Impl& e = *impl_;
   auto it = e.node_index.find(node);
@@ -189,6 +204,11 @@ Status SchedEngine::set_node_reservation(const std::string& node, const std::str
   if (!owner.empty() && --e.tenant_reserved_nodes[owner] == 0) e.tenant_reserved_nodes.erase(owner);
   owner = tenant;
   if (!owner.empty()) ++e.tenant_reserved_nodes[owner];
+  for (auto& [id, j] : e.jobs)
+    if (j.running)
+      for (Gang& u : j.units)
+        if (std::any_of(u.workers.begin(), u.workers.end(), [&](const Bound& b) { return b.node == it->second; }))
+          mark_borrowed(e, j.spec.tenant, u);
   ++e.epoch;
   ++e.layout_version;
   return ok_status();
@@ -432,6 +452,7 @@ Status SchedEngine::restore(const SchedJob& job, const std::vector<SchedWorker>&
   for (auto& [r, u] : units) list.push_back(std::move(u));
   e.now = started_at;
   e.start_job(j, std::move(list), ignored);
+  for (Gang& u : j.units) mark_borrowed(e, j.spec.tenant, u);  // not stored either: the nodes say
   // Lending is not stored: a restored job that holds more than its project's quota must have
   // borrowed it, and stays reclaimable.
   if (auto pit = e.projects.find(job.project); pit != e.projects.end())

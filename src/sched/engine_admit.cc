@@ -79,8 +79,10 @@ void refuse_over_quota(const SchedEngine::Impl& e, const SchedProject& p, const 
   if (cands.size() > 1) a.reason = Message("sched.quota.no_other_models").arg("reason", std::move(a.reason));
   if (e.cfg.quota_lending) {
     // The tenant's idle quota: the sum of its projects' limits minus what they all hold.
+    // Only on a model the project may use at all: a model its quota leaves out (limit 0) stays out.
     auto tit = e.tenant_usage.find(j.tenant);
     for (int mm : cands) {
+      if (p.quota.gpu_limit(e.model_names[mm]) == 0) continue;
       int64_t limits = 0;
       for (const auto& [id, q] : e.projects)
         if (q.tenant == j.tenant) limits += q.quota.gpu_limit(e.model_names[mm]) * 1000;

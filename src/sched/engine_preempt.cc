@@ -22,9 +22,11 @@ int victim_rank(const SchedConfig& cfg, const EngineJob& v, const Gang& u) {
 
 bool may_preempt(const SchedConfig& cfg, const EngineJob& j, const EngineJob& v, const Gang& u) {
   if (&j == &v || u.reclaim_at) return false;
-  if (v.spec.kind == JobKind::kInference && !is_extra(v, u) && cfg.protect_inference_min) return false;
+  // Borrowed capacity goes back to its owner whatever the victim is: an inference service's
+  // protected minimum covers only capacity of its own.
   if (!u.borrowed_from.empty() && u.borrowed_from == j.spec.tenant) return true;
   if (u.quota_lent && v.spec.tenant == j.spec.tenant && v.spec.project != j.spec.project) return true;
+  if (v.spec.kind == JobKind::kInference && !is_extra(v, u) && cfg.protect_inference_min) return false;
   const int vr = victim_rank(cfg, v, u), jr = priority_rank(j.spec.priority);
   if (jr < vr) return true;
   return v.spec.spot && !j.spec.spot && jr <= vr;

@@ -667,10 +667,13 @@ Status SlurmExecutor::submit(StoreTx& tx, const Record& r, const Job& j, TimeMs 
     if (j.workdir) s.workdir = *j.workdir;
   }
   auto id = batch_->submit(s);
-  if (!id)
+  if (!id) {
+    // Back in the queue: the engine lets go of its GPUs and places it again on a later tick.
+    host.forget(r.id);
     return move_job(tx, r.id, JobState::kPending,
                     Message(local_ ? "exec.local.refused" : "exec.slurm.refused").arg("error", verbatim(id.error().message)),
                     {}, now);
+  }
   spdlog::info("{}", json({{"event", std::string(name()) + "_submitted"}, {"job", r.id}, {"run", *id}}).dump());
   return ok_status();
 }
