@@ -255,6 +255,24 @@ TEST_F(ValidationTest, FieldErrorsComeInTheCallersLanguage) {
             "不能小于 0（实际为 -3）");
 }
 
+// A GPU's UUID is one card's, in one node (the meters name cards by it): a second node listing it
+// is a 409 naming the field and the node that has it; the node itself may be written again.
+TEST_F(ValidationTest, AGpuUuidIsOneNodesOnly) {
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("sup-b")), "supplier b");
+  json first = node_doc("sup-a", "n1");
+  const Resp made = expect_2xx(s.admin("POST", "/api/v1/nodes", first), "n1");
+  json copy = node_doc("sup-b", "n2");
+  copy["gpus"][3]["uuid"] = first["gpus"][3]["uuid"];
+  const std::string why = expect_problem(s.admin("POST", "/api/v1/nodes", copy), 409, "gpus[3].uuid");
+  EXPECT_NE(why.find("already a GPU of node n1"), std::string::npos) << why;
+  EXPECT_NE(expect_problem(s.admin("POST", "/api/v1/nodes?lang=zh", copy), 409, "gpus[3].uuid")
+                .find("已是节点 n1 的 GPU"), std::string::npos);
+  copy["gpus"][3]["uuid"] = node_doc("sup-b", "n3")["gpus"][3]["uuid"];
+  expect_2xx(s.admin("POST", "/api/v1/nodes", copy), "n2 with its own cards");
+  const json again = made.body;  // GET → PUT: the node's own UUIDs are not another's
+  expect_2xx(s.admin("PUT", "/api/v1/nodes/" + made.body["id"].get<std::string>(), again), "n1 written again");
+}
+
 TEST_F(ValidationTest, UnknownGpuModelsAreNamed) {
   json n = node_doc("sup-a", "n1");
   n["gpu_model"] = "h100-sxm5-800gb";

@@ -1018,23 +1018,31 @@ TEST(Billing, ColdStartBeforeAMonthsEndIsBilledInThatMonth) {
 // An idle rule's window counts from when the GPU went idle, also when that was last month: a GPU
 // idle from 23:00 under a one-hour stop rule is idle (not charged) from 00:00, so December bills
 // none of its first hour (it billed that hour again as if the GPU had gone idle at midnight).
-TEST(Billing, AnIdleWindowBegunLastMonthIsNotRestartedAtTheMonthsStart) {
-  auto at = [](const char* t) {
-    return std::vector<std::string>{"--sched-interval-ms", "20", "--cold-start-ms", "0", "--firewall-interval-s", "0",
-                                    "--demo-clock", t};
-  };
-  ServerProcess s(at("2026-11-30T23:00:00Z"));
+// Serve flags for a server whose clock stands at `t` (no cost firewall pass, no cold start).
+std::vector<std::string> standing_at(const char* t) {
+  return {"--sched-interval-ms", "20", "--cold-start-ms", "0", "--firewall-interval-s", "0", "--demo-clock", t};
+}
+
+// one_node_world with an offer whose idle rule stops billing after `window_minutes` below 5 %, and a
+// running day-long job of `gpus` GPUs on it.
+void idle_stop_world(const ServerProcess& s, int64_t window_minutes, int64_t gpus) {
   json offer = offer_doc("dc", "h100");
-  offer["fees"]["idle"] = {{"utilization_below_pct", 5}, {"window_minutes", 60}, {"action", "stop"}};
+  offer["fees"]["idle"] = {{"utilization_below_pct", 5}, {"window_minutes", window_minutes}, {"action", "stop"}};
   one_node_world(s, offer);
   json job = job_doc("vision", "idle-notebook");
+  job["gpus_per_worker"] = gpus;
   job["expected_duration_seconds"] = 86400;
   const std::string id = expect_2xx(s.admin("POST", "/api/v1/jobs", job), "job").body["id"];
   wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "running"; });
+}
+
+TEST(Billing, AnIdleWindowBegunLastMonthIsNotRestartedAtTheMonthsStart) {
+  ServerProcess s(standing_at("2026-11-30T23:00:00Z"));
+  idle_stop_world(s, 60, 1);
   const Resp runs = s.admin("GET", "/api/v1/allocations");
   ASSERT_EQ(runs.body["items"].size(), 1u) << runs.describe();
   const json run = runs.body["items"][0];
-  s.set_extra_args(at("2026-12-01T01:00:00Z"));
+  s.set_extra_args(standing_at("2026-12-01T01:00:00Z"));
   s.restart();
   // 0% every five minutes from 23:00 to 01:00.
   json samples = json::array();
@@ -1050,6 +1058,40 @@ TEST(Billing, AnIdleWindowBegunLastMonthIsNotRestartedAtTheMonthsStart) {
   EXPECT_FALSE(by_rule.count("on_demand")) << "no charged GPU time in December: " << inv.body.dump();
   ASSERT_TRUE(by_rule.count("idle_stopped")) << inv.body.dump();
   EXPECT_EQ(by_rule["idle_stopped"]["from"], "2026-12-01T00:00:00.000Z") << by_rule["idle_stopped"].dump();
+}
+
+// Idle is judged from every card of a run: a run of two GPUs of which only one is metered (its
+// exporter does not match the other's UUID, say) is never idle, however low that one reads; once
+// both read low, it is.
+TEST(Billing, ARunIsIdleOnlyWhenEveryOneOfItsGpusIsMetered) {
+  ServerProcess s(standing_at("2026-11-10T00:00:00Z"));
+  idle_stop_world(s, 30, 2);
+  const Resp runs = s.admin("GET", "/api/v1/allocations");
+  ASSERT_EQ(runs.body["items"].size(), 1u) << runs.describe();
+  const json place = runs.body["items"][0]["placement"][0];
+  ASSERT_EQ(place["gpus"].size(), 2u) << place.dump();
+  s.set_extra_args(standing_at("2026-11-10T02:00:00Z"));
+  s.restart();
+  auto zero_on = [&](const json& gpu) {
+    json samples = json::array();
+    for (TimeMs t = *parse_rfc3339("2026-11-10T00:00:00Z", "t"); t <= *parse_rfc3339("2026-11-10T02:00:00Z", "t"); t += 300'000)
+      samples.push_back({{"at", format_rfc3339(t)}, {"node", place["node"]}, {"gpu", gpu}, {"utilization_pct", 0}});
+    return samples;
+  };
+  auto idle_line = [&] {
+    const Resp inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=2026-11");
+    EXPECT_EQ(inv.status, 200) << inv.describe();
+    for (const auto& sec : inv.body["sections"])
+      for (const auto& l : sec["lines"])
+        if (l["rule"] == "idle_stopped") return l;
+    return json();
+  };
+  ASSERT_EQ(s.admin("POST", "/api/v1/usage", json{{"idempotency_key", "one-card"}, {"gpu_samples", zero_on(place["gpus"][0])}}).status, 201);
+  EXPECT_TRUE(idle_line().is_null()) << "the other card may be busy: " << idle_line().dump();
+  ASSERT_EQ(s.admin("POST", "/api/v1/usage", json{{"idempotency_key", "other-card"}, {"gpu_samples", zero_on(place["gpus"][1])}}).status, 201);
+  const json idle = idle_line();
+  ASSERT_FALSE(idle.is_null()) << "both cards read 0%";
+  EXPECT_EQ(idle["from"], "2026-11-10T00:30:00.000Z") << idle.dump();
 }
 
 // An egress freeze holds the project's new jobs until an admin lifts it (running jobs go on).

@@ -1,9 +1,9 @@
 // `gpurent agent`: the node agent (docs/resources/usage.md#node-agent). On a GPU node it reads
 // NVML (loaded at run time: agent/gpu_source.h) every --interval-s seconds and reports the node's
-// GPUs as usage samples (POST /api/v1/usage, keyed so a batch sent again after a lost answer is
-// recorded once), with a supplier's (or operator's) token. --gpu-sim FILE reads the simulated
-// source instead. --count N stops after N reports (0: until interrupted). A report that fails is
-// printed and the loop goes on; with --count 1 its exit status is the failure's.
+// GPUs as usage samples (POST /api/v1/usage, each batch under its own key), with a supplier's (or
+// operator's) token. --gpu-sim FILE reads the simulated source instead. --count N stops after N
+// reports (0: until interrupted). A report that fails is printed and not sent again (the loop goes
+// on with the next reading); with --count 1 its exit status is the failure's.
 #include <chrono>
 #include <thread>
 

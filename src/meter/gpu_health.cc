@@ -18,6 +18,14 @@ bool xid_takes_node_out(int64_t xid) {
   }
 }
 
+GpuHealth merged_health(const GpuHealth& before, const GpuHealth& now) {
+  GpuHealth m = now;
+  for (auto field : {&GpuHealth::xid, &GpuHealth::ecc_dbe, &GpuHealth::ecc_sbe, &GpuHealth::retired_pending,
+                     &GpuHealth::row_remap_failure, &GpuHealth::pcie_replays, &GpuHealth::temp_c})
+    if (!(m.*field)) m.*field = before.*field;
+  return m;
+}
+
 std::optional<HealthFinding> judge_gpu_health(const std::optional<GpuHealth>& before, const GpuHealth& now,
                                               const std::string& gpu) {
   if (!before) return std::nullopt;  // the baseline

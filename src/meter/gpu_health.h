@@ -41,6 +41,11 @@ struct HealthFinding {
 std::optional<HealthFinding> judge_gpu_health(const std::optional<GpuHealth>& before, const GpuHealth& now,
                                               const std::string& gpu);
 
+// What is known of a card after a reading: each field `now` holds, else what `before` held. A
+// field missing from one scrape (an exporter that skipped it, a NaN) keeps the last value read, so
+// it coming back unchanged is no change.
+GpuHealth merged_health(const GpuHealth& before, const GpuHealth& now);
+
 // Whether an XID is one the rules take a node out of service for (see the table above).
 bool xid_takes_node_out(int64_t xid);
 

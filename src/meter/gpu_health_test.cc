@@ -26,6 +26,27 @@ TEST(GpuHealth, TheFirstReadingIsTheBaseline) {
   EXPECT_FALSE(judge_gpu_health(bad, bad, "GPU 0").has_value()) << "nothing changed";
 }
 
+// A field one scrape leaves out keeps its last value: when it comes back unchanged nothing fires
+// (the scraper keeps merged_health of its readings as the next baseline); a real change still does.
+TEST(GpuHealth, AFieldMissingFromOneScrapeIsNoChange) {
+  GpuHealth known = healthy();
+  known.xid = 79;  // already there when watching began
+  known.retired_pending = 1;
+  GpuHealth partial;  // this scrape: the temperature only
+  partial.temp_c = 61;
+  ASSERT_FALSE(judge_gpu_health(known, partial, "GPU 0").has_value());
+  const GpuHealth kept = merged_health(known, partial);
+  EXPECT_EQ(kept.xid, 79);
+  EXPECT_EQ(kept.retired_pending, 1);
+  EXPECT_EQ(kept.temp_c, 61) << "what the scrape read replaces what was known";
+  EXPECT_FALSE(judge_gpu_health(kept, known, "GPU 0").has_value()) << "back, unchanged";
+  GpuHealth worse = known;
+  worse.ecc_dbe = 3;
+  auto f = judge_gpu_health(kept, worse, "GPU 0");
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->rule, "ecc_dbe_rising");
+}
+
 TEST(GpuHealth, RulesFireOnWhatChanges) {
   const GpuHealth before = healthy();
   auto fire = [&](GpuHealth now) {

@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include <chrono>
+
 namespace gpurent {
 
 Result<OutboundResponse> send_request(const OutboundRequest& r) {
@@ -13,11 +15,38 @@ Result<OutboundResponse> send_request(const OutboundRequest& r) {
   httplib::Client cli(origin);
   cli.set_connection_timeout(r.connect_timeout_ms / 1000, (r.connect_timeout_ms % 1000) * 1000);
   cli.set_read_timeout(r.read_timeout_ms / 1000, (r.read_timeout_ms % 1000) * 1000);
-  httplib::Headers headers;
-  for (const auto& [k, v] : r.headers) headers.emplace(k, v);
-  auto res = r.method == "POST" ? cli.Post(path, headers, r.body, r.content_type) : cli.Get(path, headers);
-  if (!res) return Error::make(Code::kUnavailable, r.method + " " + r.url + ": " + httplib::to_string(res.error()));
-  return OutboundResponse{res->status, res->body};
+  httplib::Request req;
+  req.method = r.method == "POST" ? "POST" : "GET";
+  req.path = path;
+  for (const auto& [k, v] : r.headers) req.headers.emplace(k, v);
+  if (req.method == "POST") {
+    req.body = r.body;
+    if (!req.has_header("Content-Type")) req.headers.emplace("Content-Type", r.content_type);
+  }
+  // The body as it arrives (decompressed, when the peer compressed it), cut off past the size or
+  // the time allowed: a peer that sends without end, or a little at a time, costs a bounded amount.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(r.total_timeout_ms);
+  std::string body;
+  std::string cut;  // why the body was cut off
+  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+    if (body.size() + n > static_cast<size_t>(r.max_body_bytes)) {
+      cut = "the response is larger than " + std::to_string(r.max_body_bytes) + " bytes";
+      return false;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      cut = "the response took longer than " + std::to_string(r.total_timeout_ms) + " ms";
+      return false;
+    }
+    body.append(data, n);
+    return true;
+  };
+  httplib::Response res;
+  httplib::Error err = httplib::Error::Success;
+  if (!cli.send(req, res, err)) {
+    const std::string why = cut.empty() ? httplib::to_string(err) : cut;
+    return Error::make(Code::kUnavailable, r.method + " " + r.url + ": " + why);
+  }
+  return OutboundResponse{res.status, std::move(body)};
 }
 
 }  // namespace gpurent

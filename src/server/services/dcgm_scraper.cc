@@ -171,7 +171,7 @@ Result<std::optional<std::string>> UsageBackground::check_health(const DcgmTarge
     for (const DcgmCardHealth& c : cards) {
       auto it = last.find(c.gpu);
       auto f = judge_gpu_health(it == last.end() ? std::nullopt : std::optional<GpuHealth>(it->second), c.health, c.label);
-      last[c.gpu] = c.health;
+      last[c.gpu] = it == last.end() ? c.health : merged_health(it->second, c.health);
       if (f && !finding) finding = std::move(f);
     }
   }
@@ -234,7 +234,12 @@ Status UsageBackground::start(const std::vector<std::string>& dcgm_targets) {
     threads_.emplace_back([this, t] {
       const int64_t every = app_.opts.dcgm_interval_s * 1000;
       do {
-        auto r = scrape_once(t);
+        Result<UsageIngestOutcome> r = Error::make(Code::kInternal, "not scraped");
+        try {  // one target's failure (out of memory on its answer, say) must not end the server
+          r = scrape_once(t);
+        } catch (const std::exception& e) {
+          r = Error::make(Code::kInternal, std::string("the scrape threw: ") + e.what());
+        }
         if (!r)
           log_json(spdlog::level::warn,
                    {{"event", "dcgm_scrape_failed"}, {"url", t.url}, {"node", t.node}, {"error", r.error().message}});

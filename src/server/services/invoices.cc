@@ -116,7 +116,8 @@ class CardSamples {
 };
 
 // The allocation's utilization as the billing engine reads it: at each sample time, the maximum
-// over its cards of each card's latest reading (raw samples, or a rolled-up minute's maximum).
+// over its cards of each card's latest reading (raw samples, or a rolled-up minute's maximum),
+// from the first time every card has a reading in [from, to).
 Result<std::vector<UtilSample>> utilization_of(StoreReader& store, const CardSamples& samples,
                                                const std::vector<RunCards>& placement, TimeMs from, TimeMs to) {
   struct Reading {
@@ -136,12 +137,16 @@ Result<std::vector<UtilSample>> utilization_of(StoreReader& store, const CardSam
       ++cards;
     }
   std::stable_sort(all.begin(), all.end(), [](const Reading& a, const Reading& b) { return a.at < b.at; });
+  // Only once every card has a reading: until then (and for good, when a card is never metered)
+  // the busiest card may be one not read, so nothing is said of the run's utilization.
   std::vector<int64_t> last(cards, -1);
+  size_t known = 0;
   std::vector<UtilSample> out;
   for (size_t i = 0; i < all.size(); ++i) {
+    if (last[all[i].card] < 0) ++known;
     last[all[i].card] = all[i].pct;
     if (i + 1 < all.size() && all[i + 1].at == all[i].at) continue;
-    out.push_back({all[i].at, *std::max_element(last.begin(), last.end())});
+    if (known == cards) out.push_back({all[i].at, *std::max_element(last.begin(), last.end())});
   }
   return out;
 }
