@@ -163,6 +163,22 @@ TEST_F(CrudTest, FullLifecycle) {
   EXPECT_EQ(s.req("GET", "/api/v1/jobs/" + j1_id + "/events", dev_tok).body.at("items").size(), 2u);
   EXPECT_EQ(listed("?state=cancelled"), std::vector<std::string>{"train-1"});
   EXPECT_EQ(listed("?state=pending"), std::vector<std::string>{"serve-1"});
+  // updated_since: the jobs last written at or after a time (the cancel wrote train-1 again).
+  const std::string cancelled_at = c.body.value("updated_at", "");
+  ASSERT_FALSE(cancelled_at.empty()) << c.describe();
+  EXPECT_EQ(listed("?updated_since=" + cancelled_at), std::vector<std::string>{"train-1"});
+  EXPECT_EQ(listed("?updated_since=" + j2.body.value("updated_at", "")), both);
+  EXPECT_EQ(listed("?updated_since=" + cancelled_at + "&state=pending"), std::vector<std::string>{});
+  EXPECT_EQ(listed("?updated_since=2999-01-01T00:00:00Z"), std::vector<std::string>{});
+  Resp bad_since = s.req("GET", "/api/v1/jobs?updated_since=yesterday", dev_tok);
+  EXPECT_EQ(bad_since.status, 422) << bad_since.describe();
+  EXPECT_EQ(bad_since.error_fields(), std::vector<std::string>{"updated_since"}) << bad_since.describe();
+  Resp not_here = s.req("GET", "/api/v1/projects?updated_since=" + cancelled_at, dev_tok);
+  EXPECT_EQ(not_here.status, 422) << "only where the route says so: " << not_here.describe();
+  for (const char* kind : {"allocations", "market-orders", "market-trades"}) {
+    Resp r = s.admin("GET", std::string("/api/v1/") + kind + "?updated_since=2999-01-01T00:00:00Z");
+    EXPECT_EQ(r.status, 200) << kind << ": " << r.describe();
+  }
   // Jobs are immutable and kept for billing and audit.
   for (const Resp& r : {s.admin("PUT", "/api/v1/jobs/" + j1_id, c.body), s.admin("DELETE", "/api/v1/jobs/" + j1_id)}) {
     EXPECT_EQ(r.status, 405) << r.describe();

@@ -135,6 +135,10 @@ Result<Page> list_objects(PgConn& db, const ListQuery& lq) {
     p.add(lq.after_id);
     sql += " AND id > $" + std::to_string(p.size());
   }
+  if (lq.updated_since > 0) {
+    p.add(int64_t{lq.updated_since});
+    sql += " AND updated_at >= $" + std::to_string(p.size());
+  }
   p.add(int64_t{lq.limit} + 1);  // one row past the page tells whether another page exists
   sql += " ORDER BY id LIMIT $" + std::to_string(p.size());
   auto rows = db.query(sql, p, "listing " + lq.kind);

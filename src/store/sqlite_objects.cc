@@ -118,14 +118,16 @@ Result<Page> list_objects(Db& db, const ListQuery& lq) {
   const int after = 2 + static_cast<int>(lq.eq.size());
   // One row past the page tells whether another page exists.
   std::string sql = std::string(kObjectSelect) + " WHERE kind = ?1" + *where +
-                    (lq.after_id.empty() ? "" : " AND id > ?" + std::to_string(after)) + " ORDER BY id LIMIT ?" +
-                    std::to_string(after + 1);
+                    (lq.after_id.empty() ? "" : " AND id > ?" + std::to_string(after)) +
+                    (lq.updated_since > 0 ? " AND updated_at >= ?" + std::to_string(after + 2) : "") +
+                    " ORDER BY id LIMIT ?" + std::to_string(after + 1);
   auto q = db.query(sql);
   if (!q) return q.error();
   q->bind(1, lq.kind);
   bind_eq(*q, lq.eq, 2);
   if (!lq.after_id.empty()) q->bind(after, lq.after_id);
   q->bind(after + 1, int64_t{lq.limit} + 1);
+  if (lq.updated_since > 0) q->bind(after + 2, int64_t{lq.updated_since});
   Page page;
   for (;;) {
     auto row = q->step("listing " + lq.kind);

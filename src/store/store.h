@@ -54,6 +54,7 @@ struct ListQuery {
   std::map<std::string, std::string> eq;  // column -> exact value
   std::string after_id;                   // keyset pagination: ids strictly greater than this
   int limit = 100;                        // 1..1000
+  TimeMs updated_since = 0;               // > 0: only records written at or after this (updated_at)
 };
 
 struct Page {

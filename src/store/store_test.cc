@@ -189,6 +189,47 @@ TEST_P(StoreTest, FiltersAndKeysetPagination) {
               }).ok());
 }
 
+// updated_since keeps the records written at or after a time, with the other filters and across
+// pages; a record written again later is in it.
+TEST_P(StoreTest, ListsWhatWasWrittenSinceATime) {
+  const TimeMs t0 = 1'700'000'000'000;
+  std::vector<Record> rows;
+  for (int i = 0; i < 30; ++i) {
+    char id[32];
+    std::snprintf(id, sizeof id, "job_%04d", i);
+    Record r = make_record("jobs", id, "j" + std::to_string(i), "ten_1");
+    r.state = i % 2 == 0 ? "running" : "succeeded";
+    r.updated_at = t0 + i * 1000;
+    rows.push_back(r);
+  }
+  ASSERT_TRUE(insert_all(*store_, rows).ok());
+  auto ids = [&](ListQuery q) {
+    std::vector<std::string> out;
+    for (;;) {
+      auto page = store_->list(q);
+      EXPECT_TRUE(page.ok()) << page.error().message;
+      if (!page.ok()) return out;
+      for (const auto& r : page->items) out.push_back(r.id);
+      if (page->next_after.empty()) return out;
+      q.after_id = page->next_after;
+    }
+  };
+  auto since20 = ids({.kind = "jobs", .limit = 3, .updated_since = t0 + 20'000});
+  ASSERT_EQ(since20.size(), 10u);
+  EXPECT_EQ(since20.front(), "job_0020");
+  EXPECT_EQ(since20.back(), "job_0029");
+  EXPECT_EQ(ids({.kind = "jobs", .eq = {{"state", "succeeded"}}, .updated_since = t0 + 20'000}).size(), 5u);
+  EXPECT_EQ(ids({.kind = "jobs", .updated_since = t0 + 30'000}).size(), 0u);
+  EXPECT_EQ(ids({.kind = "jobs"}).size(), 30u) << "0: no bound";
+
+  auto old = store_->get("jobs", "job_0003");
+  ASSERT_TRUE(old.ok());
+  Record again = *old;
+  again.updated_at = t0 + 40'000;
+  ASSERT_TRUE(store_->write([&](StoreTx& tx) { return tx.update(again); }).ok());
+  EXPECT_EQ(ids({.kind = "jobs", .updated_since = t0 + 30'000}), std::vector<std::string>{"job_0003"});
+}
+
 TEST_P(StoreTest, RejectsUnknownFilterColumnsAndBadLimits) {
   ASSERT_TRUE(insert(make_record("jobs", "job_1", "a", "ten_a")).ok());
   auto bad = store_->list({.kind = "jobs", .eq = {{"body", "x"}}});

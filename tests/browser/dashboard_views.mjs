@@ -430,7 +430,7 @@ export async function chineseDashboard(page, base, token) {
   await page.getByTestId("lang-select").selectOption("zh-CN");
 
   // Queue & jobs: times in Chinese and UTC+8; a job's update time against the API.
-  const jobs = await openView(page, "#/jobs?r=zh", "jobs");
+  const jobs = await openView(page, "#/jobs?r=zh", "jobs?updated_since=");  // the finished jobs it reads
   await chineseTimes(page, "jobs");
   const done = jobs.json.items.find((j) => !["pending", "admitted", "running"].includes(j.status.state)) ?? jobs.json.items.find((j) => j.status.state === "pending");
   if (done) {

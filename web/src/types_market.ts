@@ -75,6 +75,7 @@ export interface MarketOrder extends BookKey {
   replaced_by?: string; // a replaced order's successor
   replaces?: string; // the order a new one replaced
   created_at: string;
+  updated_at: string; // the last fill, cancel or replace
   tenant?: string; // buys
   supplier?: string; // sells
 }

@@ -64,6 +64,7 @@ void register_contract_routes(App& app, Router& srv) {
   alloc.deletable = false;
   alloc.filters = {{"tenant", "tenant_id"}, {"project", "project_id"}, {"supplier", "supplier_id"}, {"state", "state"}};
   alloc.filter_values["state"] = enum_names(kRunStateNames);
+  alloc.updated_since = true;
   alloc.build = [](const json&, const Principal&, StoreTx&, const Record*) -> Result<Built> {
     return Error::make(Code::kMethodNotAllowed, Message("api.allocations.not_created"));
   };

@@ -280,6 +280,7 @@ void register_job_routes(App& app, Router& srv) {
   spec.filters = {{"tenant", "tenant_id"}, {"project", "project_id"}, {"state", "state"},
                   {"gpu_model", "gpu_model"}, {"name", "name"}};
   for (JobState st : kAllJobStates) spec.filter_values["state"].push_back(job_state_name(st));
+  spec.updated_since = true;
   spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record*) {
     return build_job(app, body, p, tx);
   };

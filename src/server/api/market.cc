@@ -880,3 +880,5 @@ void register_market_routes(App& app, Router& srv) {
 }
 
 }  // namespace gpurent
+  trades.updated_since = true;
+  orders.updated_since = true;

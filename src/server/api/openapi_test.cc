@@ -480,6 +480,7 @@ TEST(OpenApi, KindsAndListFiltersMatchTheRegisteredSpecs) {
     const std::string base = "/api/v1/" + kind;
     std::set<std::string> params, expected = {"limit", "after"};
     for (const auto& [param, column] : spec.filters) expected.insert(param);
+    if (spec.updated_since) expected.insert("updated_since");
     for (const auto& p : operation("GET", base).at("parameters")) params.insert(resolve(p).at("name").get<std::string>());
     EXPECT_EQ(params, expected) << "query parameters of GET " << base;
     // A method the kind does not allow is left out of the document (it answers 405).

@@ -292,9 +292,10 @@ static void list_handler(App& app, const KindSpec& spec, const httplib::Request&
   auto pp = page_params(req);
   if (!pp) return send_problem(res, pp.error(), req.path);
   for (const auto& [k, v] : req.params) {
-    if (k != "limit" && k != "after" && !spec.filters.count(k)) {
+    if (k != "limit" && k != "after" && !spec.filters.count(k) && !(spec.updated_since && k == "updated_since")) {
       std::string allowed = "limit, after";
       for (const auto& f : spec.filters) allowed += ", " + f.first;
+      if (spec.updated_since) allowed += ", updated_since";
       return send_problem(res, Error::invalid(k, Message("api.params.unknown").arg("allowed", allowed)), req.path);
     }
   }
@@ -313,6 +314,11 @@ static void list_handler(App& app, const KindSpec& spec, const httplib::Request&
     return send_json(res, 200, out);
   }
   ListQuery q{spec.kind, {}, pp->after, pp->limit};
+  if (spec.updated_since && req.has_param("updated_since")) {
+    auto since = parse_rfc3339(req.get_param_value("updated_since"), "updated_since");
+    if (!since) return send_problem(res, since.error(), req.path);
+    q.updated_since = std::max<TimeMs>(1, *since);
+  }
   for (const auto& [param, col] : spec.filters) {
     if (!req.has_param(param)) continue;
     std::string v = req.get_param_value(param);

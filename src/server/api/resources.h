@@ -36,6 +36,9 @@ struct KindSpec {
   // Filters that take one of a fixed set of values (?state=running): anything else is a 400 naming
   // the allowed values, not an empty list.
   std::map<std::string, std::vector<std::string>> filter_values;
+  // ?updated_since=<RFC 3339>: only records written at or after it (a job's last state change, a
+  // run's close), for views that show the recent past without reading all of it.
+  bool updated_since = false;
   // Validate + resolve references; `existing` is null on create.
   std::function<Result<Built>(const json& body, const Principal&, StoreTx&, const Record* existing)> build;
   // Before delete: referential checks (kConflict) and cascades. Optional.

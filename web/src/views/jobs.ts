@@ -1,7 +1,8 @@
 // "Queue & jobs": GET /api/v1/jobs grouped by state — pending jobs with the scheduler's
 // reason, running/admitted jobs with their placement (node, GPU indices or share, NVLink
-// domain), the runs the scheduler preempted or requeued (GET /api/v1/allocations, closed runs
-// whose end reason says so), and the rest with their final reason. Those who may submit jobs
+// domain), the runs the scheduler preempted or requeued in the last 7 days (GET
+// /api/v1/allocations, closed runs whose end reason says so), and the rest changed in the last 7
+// days with their final reason. Older finished jobs and runs are not read (updated_since). Those who may submit jobs
 // get a form above them (POST /api/v1/jobs); a submitted job's name comes back as `submitted`
 // in the address, so the notice survives the view reading the queue again.
 
@@ -14,24 +15,37 @@ import type { Allocation, GpuModel, Job, NodeInfo, Placement } from "../types";
 import type { Project } from "../types_dashboard";
 import { errorNotice } from "./errors";
 
-const INTERRUPTED_DAYS = 7;
+const RECENT_DAYS = 7;
 const STATE_ORDER = ["pending", "admitted", "running", "preempted", "succeeded", "failed", "cancelled"];
+const ACTIVE_STATES = ["pending", "admitted", "running"];
 
 export async function renderJobs(root: HTMLElement, ctx: ViewContext): Promise<void> {
+  const since = new Date(Date.now() - RECENT_DAYS * 86_400_000).toISOString();
+  // The queue whatever its age, and every other job changed in the last week (one list, by id).
   let jobs: Job[];
   try {
-    jobs = await getAll<Job>("jobs");
+    const lists = await Promise.all([
+      ...ACTIVE_STATES.map((state) => getAll<Job>("jobs", { state })),
+      getAll<Job>("jobs", { updated_since: since }),
+    ]);
+    const byId = new Map<string, Job>();
+    // A job that changed state between the reads is in two of them: the later record stands.
+    for (const j of lists.flat()) {
+      const seen = byId.get(j.id);
+      if (!seen || j.status.updated_at > seen.status.updated_at) byId.set(j.id, j);
+    }
+    jobs = [...byId.values()].sort((a, b) => a.id.localeCompare(b.id));
   } catch (e) {
     root.replaceChildren(errorNotice(e));
     return;
   }
   // Runs the scheduler ended by preemption or requeue in the last week (the ledger keeps one
-  // record per run); unreadable, the section says so and the rest of the view stands.
+  // record per run; a closed run's record was last written when it closed); unreadable, the
+  // section says so and the rest of the view stands.
   let interrupted: Allocation[] = [];
   let interruptedError: HTMLElement | null = null;
-  const since = new Date(Date.now() - INTERRUPTED_DAYS * 86_400_000).toISOString();
   try {
-    interrupted = (await getAll<Allocation>("allocations", { state: "closed" }))
+    interrupted = (await getAll<Allocation>("allocations", { state: "closed", updated_since: since }))
       .filter((a) => isInterruption(a) && (a.ended_at ?? "") >= since)
       .sort((a, b) => (b.ended_at ?? "").localeCompare(a.ended_at ?? "") || a.id.localeCompare(b.id));
   } catch (e) {
@@ -73,7 +87,7 @@ export async function renderJobs(root: HTMLElement, ctx: ViewContext): Promise<v
     j.gpu_milli != null ? `${j.workers ?? 1}×${j.gpu_milli}m` : j.gpus_per_worker == null ? "—" : `${j.workers ?? 1}×${j.gpus_per_worker}`;
   const pending = byState.get("pending") ?? [];
   const placed = [...(byState.get("admitted") ?? []), ...(byState.get("running") ?? [])];
-  const other = jobs.filter((j) => !["pending", "admitted", "running"].includes(j.status.state));
+  const other = jobs.filter((j) => !ACTIVE_STATES.includes(j.status.state));
 
   const section = (title: string, testid: string, list: Job[], headers: string[], row: (j: Job) => (Node | string)[]) =>
     h(

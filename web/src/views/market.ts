@@ -1,6 +1,7 @@
 // "Market": the GPU-hour market (docs/market.md). A book picker — the books of the account's own
 // orders and trades (GET /api/v1/market-orders, /market-trades: a tenant's buys, a supplier's
-// sells, everything for operators), or any book named in a form (GPU model from the catalog,
+// sells, everything for operators; the open orders and the orders and trades of the last 7 days,
+// updated_since), or any book named in a form (GPU model from the catalog,
 // region, delivery window in UTC, currency, and a node size for a book of whole nodes) — then the book's quote, depth and recent trades
 // (market_book.ts), the daily price index of its model, region and currency (market_index.ts),
 // the order ticket (market_ticket.ts: place an order in the book, for those who may trade), and
@@ -28,6 +29,19 @@ const CURRENCIES = ["USD", "CNY"]; // the market's currencies (docs/market.md)
 const MAX_NODE_GPUS = 64; // a node book's size: 1..64 GPUs (docs/market.md)
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
+const RECENT_DAYS = 7; // the orders (besides the open ones) and trades the view reads
+
+/** The open orders and those placed or changed in the last RECENT_DAYS, one per id (its later record). */
+async function recentOrders(since: string): Promise<MarketOrder[]> {
+  const [open, recent] = await Promise.all([getAll<MarketOrder>("market-orders", { state: "open" }),
+    getAll<MarketOrder>("market-orders", { updated_since: since })]);
+  const byId = new Map<string, MarketOrder>();
+  for (const o of [...open, ...recent]) {
+    const seen = byId.get(o.id);
+    if (!seen || o.updated_at > seen.updated_at) byId.set(o.id, o);
+  }
+  return [...byId.values()];
+}
 
 function indexDays(ctx: ViewContext): number {
   const days = Number(ctx.query.get("index_days"));
@@ -114,9 +128,11 @@ function bookForm(ctx: ViewContext, prefill: BookKey | null, models: GpuModel[] 
 }
 
 export async function renderMarket(root: HTMLElement, ctx: ViewContext): Promise<void> {
+  // Not every order and trade ever made: the open orders, and what changed in the last week.
+  const since = new Date(Date.now() - RECENT_DAYS * DAY_MS).toISOString();
   const [orders, trades, models, offers, suppliers] = await Promise.allSettled([
-    getAll<MarketOrder>("market-orders"),
-    getAll<MarketTrade>("market-trades"),
+    recentOrders(since),
+    getAll<MarketTrade>("market-trades", { updated_since: since }),
     get<{ items: GpuModel[] }>("gpu-models"), // one answer: the catalog takes no paging parameters
     getAll<Offer>("offers"),
     ctx.scope.kind === "operator" ? getAll<Account>("suppliers") : Promise.resolve([]), // whom an operator may sell for
