@@ -130,6 +130,10 @@ TEST(MarketApi, OrdersMatchAtTheRestingPriceAndTheBookIsPublicWithoutIdentities)
   EXPECT_EQ(index["days"][0]["low_per_gpu_hour"], "18.00");
   EXPECT_EQ(index["days"][0]["day"], format_rfc3339(SystemClock().now()).substr(0, 10));
   EXPECT_TRUE(s.req("GET", "/api/v1/market/index?gpu_model=H100-SXM&region=cn-east&currency=USD", m.beta).body["days"].empty());
+  // Bounds inside a day would name part of a day as the whole: refused, naming the bound.
+  Resp half = s.req("GET", "/api/v1/market/index?gpu_model=H100-SXM&region=cn-east&currency=CNY&from=2026-12-06T12:00:00Z&to=2026-12-08T00:00:00Z", m.beta);
+  EXPECT_EQ(half.status, 422) << half.describe();
+  EXPECT_EQ(half.error_fields(), std::vector<std::string>{"from"}) << half.describe();
   // The hedging calculator reads that index: one price a day of the market's own trades.
   const TimeMs today = SystemClock().now() / (24 * 3'600'000LL) * (24 * 3'600'000LL);
   json hedge = {{"currency", "CNY"}, {"demand_gpu_hours", {40}},
@@ -236,6 +240,51 @@ TEST(MarketApi, OrdersMatchAtTheRestingPriceAndTheBookIsPublicWithoutIdentities)
 
 // All-or-none orders trade whole or not at all: a resting one is passed by until the other side can
 // fill all of it — by a later order resting beside it, or by an order cancelled out of its way.
+// A trade takes whole nodes, so a part-node fill can leave the seller's other open sells offering
+// more than its free nodes hold. No trade is then made that settlement could not deliver: a
+// resting sell that could not be delivered leaves the book, cancelled with its reason, and an
+// incoming sell trades only what its seller can deliver. Every trade is settled, none defaulted.
+TEST(MarketApi, APartNodeTradeNeverLeavesAnotherTradeWithoutANode) {
+  ServerProcess s;
+  Market m = dc_world(s, {"gpn1"});
+  // Two lots of half a node each: together the node's 8 GPUs, so both are accepted.
+  Resp at18 = m.place(m.dc, m.order("sell", 4, "18.00"));
+  Resp at20 = m.place(m.dc, m.order("sell", 4, "20.00"));
+  ASSERT_EQ(at18.status, 201) << at18.describe();
+  ASSERT_EQ(at20.status, 201) << at20.describe();
+  // acme buys 8: the lot at 18 takes the whole node, so the lot at 20 cannot be delivered.
+  Resp buy = m.place(m.acme, m.order("buy", 8, "20.00"));
+  ASSERT_EQ(buy.status, 201) << buy.describe();
+  EXPECT_EQ(buy.body["filled_gpus"], 4) << buy.describe();
+  EXPECT_EQ(buy.body["remaining_gpus"], 4);
+  EXPECT_EQ(buy.body["state"], "open");
+  const json gone = s.req("GET", "/api/v1/market-orders/" + at20.body["id"].get<std::string>(), m.dc).body;
+  EXPECT_EQ(gone["state"], "cancelled") << gone.dump();
+  EXPECT_EQ(gone["remaining_gpus"], 0);
+  EXPECT_NE(gone.value("reason", "").find("can no longer deliver"), std::string::npos) << gone.dump();
+  EXPECT_TRUE(m.get("quote", m.acme)["ask"].is_null()) << "nothing undeliverable is left on offer";
+
+  // A second node; acme's rest bids 20 for 4, beta bids 19 for 4. dc sells 8: the first fill takes
+  // gpn2 whole, so the second has no node: the sell trades 4 and the rest is cancelled.
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "gpn2")), "gpn2");
+  ASSERT_EQ(m.place(m.beta, m.order("buy", 4, "19.00")).status, 201);
+  Resp sell = m.place(m.dc, m.order("sell", 8, "19.00"));
+  ASSERT_EQ(sell.status, 201) << sell.describe();
+  EXPECT_EQ(sell.body["filled_gpus"], 4) << sell.describe();
+  EXPECT_EQ(sell.body["state"], "cancelled") << sell.describe();
+  EXPECT_NE(sell.body.value("reason", "").find("cannot deliver the rest"), std::string::npos) << sell.describe();
+  const json bids = m.get("depth", m.beta)["bids"];
+  ASSERT_EQ(bids.size(), 1u) << bids.dump();
+  EXPECT_EQ(bids[0]["price_per_gpu_hour"], "19.00") << "beta's bid rests untouched: " << bids.dump();
+
+  const Resp trades = s.admin("GET", "/api/v1/market-trades?limit=100");
+  ASSERT_EQ(trades.body["items"].size(), 2u) << trades.describe();
+  for (const json& t : trades.body["items"]) {
+    EXPECT_EQ(t["state"], "settled") << t.dump();
+    EXPECT_EQ(t["settlement"]["delivered_gpus"], t["gpus"]) << t.dump();
+  }
+}
+
 TEST(MarketApi, AllOrNoneOrdersTradeWholeEvenAfterResting) {
   ServerProcess s;
   Market m = dc_world(s, {"gpn1", "gpn2", "gpn3", "gpn4"});

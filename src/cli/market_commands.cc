@@ -219,8 +219,8 @@ void add_index_verb(CLI::App& market, CliContext& ctx) {
   cmd->add_option("--gpu-model", o->gpu_model, "GPU catalog id or alias")->required();
   cmd->add_option("--region", o->region, "region, e.g. us-east-1")->required();
   cmd->add_option("--currency", o->currency, "USD or CNY")->required()->check(CLI::IsMember({"USD", "CNY"}));
-  cmd->add_option("--from", o->from, "start (RFC 3339); default: 30 days before --to");
-  cmd->add_option("--to", o->to, "end, exclusive (RFC 3339); default: tomorrow 00:00 UTC");
+  cmd->add_option("--from", o->from, "start (RFC 3339, 00:00 UTC of a day); default: 30 days before --to");
+  cmd->add_option("--to", o->to, "end, exclusive (RFC 3339, 00:00 UTC of a day); default: tomorrow 00:00 UTC");
   cmd->callback([&ctx, o] {
     ctx.action = [&ctx, o]() -> int {
       int rc = kExitOk;

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 
 #include "core/ids.h"
 #include "market/order_book.h"
@@ -134,9 +135,10 @@ Result<OrderList> read_book_orders(App& app, const BookKey& k) {
 
 // The book of these resting orders, restored as they are (a stored book has nothing left to
 // trade: every change ran through the engine): order i has engine id i + 1.
-OrderBook book_of(const OrderList& resting) {
+OrderBook book_of(const OrderList& resting, const std::set<uint64_t>& left_out = {}) {
   OrderBook book;
   for (size_t i = 0; i < resting.size(); ++i) {
+    if (left_out.count(i + 1)) continue;
     const json& b = resting[i]->body;
     book.restore({i + 1, owner_of(b), enum_parse(kSideNames, b.at("side").get<std::string>()).value(),
                   b.at("price_micros").get<int64_t>(), b.at("remaining_gpus").get<int64_t>() / std::max<int64_t>(b.value("node_gpus", int64_t{1}), 1), TimeInForce::kGtc,
@@ -329,13 +331,46 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, BookTx
 
   auto resting = book_orders(bt, k);
   if (!resting) return resting.error();
-  OrderBook book = book_of(*resting);
-  std::vector<MarketFill> fills;
   const uint64_t taker = resting->size() + 1;
-  const AddResult r = book.add({taker, owner_of(order), side, price.micros(), gpus / k.unit(), tif, aon}, fills);
-  Matched out;
   order["side"] = enum_name(kSideNames, side);
-  if (auto st = record_fills(fills, *resting, &order, k, now, out); !st) return st.error();
+  // A seller delivers each fill in whole nodes (market_settlement.h): a resting sell whose seller
+  // can no longer deliver what it would trade leaves the book (cancelled, saying why), an incoming
+  // sell trades only what its seller can deliver, and the book is matched again without them, so
+  // no trade defaults at settlement for want of a node the market had counted on.
+  std::set<uint64_t> undeliverable;  // resting orders left out (their ids in the book)
+  int64_t may_trade = gpus;          // what the incoming order may trade
+  AddResult r;
+  Matched out;
+  for (;;) {
+    out = Matched{};
+    r = AddResult{};
+    if (may_trade > 0) {
+      OrderBook book = book_of(*resting, undeliverable);
+      std::vector<MarketFill> fills;
+      r = book.add({taker, owner_of(order), side, price.micros(), may_trade / k.unit(), tif, aon}, fills);
+      if (auto st = record_fills(fills, *resting, &order, k, now, out); !st) return st.error();
+    }
+    auto short_at = first_undeliverable(tx, out.trades, market_book(k));
+    if (!short_at) return short_at.error();
+    if (!*short_at) break;
+    const std::string sell = out.trades[**short_at].body.at("sell_order").get<std::string>();
+    if (sell == "(this)") {
+      int64_t before = 0;  // what this sell traded before the trade its seller could not deliver
+      for (size_t i = 0; i < **short_at; ++i)
+        if (out.trades[i].body["sell_order"] == "(this)") before += out.trades[i].body["gpus"].get<int64_t>();
+      may_trade = tif == TimeInForce::kFok || aon ? 0 : before;
+    } else {
+      for (size_t i = 0; i < resting->size(); ++i)
+        if ((*resting)[i]->id == sell) undeliverable.insert(i + 1);
+    }
+  }
+  for (uint64_t id : undeliverable) {
+    Record m = *(*resting)[id - 1];
+    m.body["state"] = m.state = "cancelled";
+    m.body["remaining_gpus"] = 0;
+    m.body["reason"] = "its seller can no longer deliver it: the free nodes went to earlier trades (a trade takes whole nodes)";
+    out.makers.push_back(std::move(m));
+  }
   json trade_ids = json::array();
   for (const Record& t : out.trades)
     if (t.body["buy_order"] == "(this)" || t.body["sell_order"] == "(this)") trade_ids.push_back(t.id);
@@ -350,9 +385,12 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, BookTx
   order["trades"] = trade_ids;
   order["state"] = r.rested > 0 ? "open" : r.filled * k.unit() == gpus ? "filled" : "cancelled";
   if (order["state"] == "cancelled")
-    order["reason"] = tif == TimeInForce::kFok ? "fill-or-kill: the book could not fill all of it at once"
-                      : aon ? "all-or-none, immediate-or-cancel: the book could not fill all of it at once"
-                            : "immediate-or-cancel: the rest did not fill at once";
+    order["reason"] = may_trade < gpus
+                          ? "its seller cannot deliver " + std::string(may_trade == 0 ? "it" : "the rest") +
+                                ": its free nodes went to the trades before (a trade takes whole nodes)"
+                      : tif == TimeInForce::kFok ? "fill-or-kill: the book could not fill all of it at once"
+                      : aon                      ? "all-or-none, immediate-or-cancel: the book could not fill all of it at once"
+                                                 : "immediate-or-cancel: the rest did not fill at once";
   order["side"] = enum_name(kSideNames, side);
   out.order = std::move(order);
   return out;
@@ -789,6 +827,9 @@ void get_index(App& app, const httplib::Request& req, httplib::Response& res, co
   const TimeMs today = app.clock.now() / kDay * kDay;
   const TimeMs to = f.opt_time("to").value_or(today + kDay);
   const TimeMs from = f.opt_time("from").value_or(to - 30 * kDay);
+  // Per UTC day: a bound inside a day would give part of a day under that day's name.
+  if (from % kDay != 0) f.error("from", Message("api.market.index_whole_day"));
+  if (to % kDay != 0) f.error("to", Message("api.market.index_whole_day"));
   if (to <= from) f.error("to", Message("api.market.window_order_from"));
   else if (to - from > 400 * kDay) f.error("to", Message("api.market.index_too_long"));
   f.finish();
@@ -846,6 +887,7 @@ void register_market_routes(App& app, Router& srv) {
   trades.filters = {{"tenant", "tenant_id"}, {"supplier", "supplier_id"}, {"gpu_model", "gpu_model"}, {"region", "region"},
                     {"state", "state"}};
   trades.filter_values["state"] = {"settled", "defaulted"};
+  trades.updated_since = true;
   trades.creatable = trades.updatable = trades.deletable = false;
   trades.build = [](const json&, const Principal&, StoreTx&, const Record*) -> Result<Built> {
     return Error::make(Code::kInternal, "market trades are made by matching");
@@ -860,6 +902,7 @@ void register_market_routes(App& app, Router& srv) {
   orders.filters = {{"tenant", "tenant_id"}, {"supplier", "supplier_id"}, {"gpu_model", "gpu_model"}, {"region", "region"},
                     {"state", "state"}};
   orders.filter_values["state"] = {"open", "filled", "cancelled", "replaced"};
+  orders.updated_since = true;
   orders.updatable = orders.deletable = false;  // cancel (POST …/cancel); an order is never edited
   orders.build = [](const json&, const Principal&, StoreTx&, const Record*) -> Result<Built> {
     return Error::make(Code::kInternal, "market orders are created by POST /api/v1/market-orders");
@@ -880,5 +923,3 @@ void register_market_routes(App& app, Router& srv) {
 }
 
 }  // namespace gpurent
-  trades.updated_since = true;
-  orders.updated_since = true;

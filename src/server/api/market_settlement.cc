@@ -3,6 +3,7 @@
 #include "server/api/market_settlement.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -61,10 +62,11 @@ Result<std::set<std::string>> reserved_nodes(StoreTx& tx, TimeMs from, TimeMs to
   return out;
 }
 
-// The seller's available nodes of the book that `offer` sells and no reservation holds then.
+// The seller's available nodes of the book that `offer` sells and no reservation holds then (with
+// `out_of_service_too`, also those unavailable or drained).
 Result<std::vector<FreeNode>> free_nodes(StoreTx& tx, const std::string& supplier_id, const MarketBook& k,
                                          const Record& offer, const ReservationChange* change = nullptr,
-                                         const Holds* read = nullptr) {
+                                         const Holds* read = nullptr, bool out_of_service_too = false) {
   auto reach = stored_offer_reach(offer.body);
   if (!reach) return reach.error();
   auto held = reserved_nodes(tx, k.starts_at, k.ends_at, change, read);
@@ -73,7 +75,7 @@ Result<std::vector<FreeNode>> free_nodes(StoreTx& tx, const std::string& supplie
   if (!nodes) return nodes.error();
   std::vector<FreeNode> out;
   for (Record& n : *nodes) {
-    if (n.body.value("state", "available") != "available" || held->count(n.id)) continue;
+    if ((!out_of_service_too && n.body.value("state", "available") != "available") || held->count(n.id)) continue;
     if (!n.body.contains("gpus") || !n.body["gpus"].is_array() || n.body["gpus"].empty()) continue;
     auto site = stored_node_site(n.body);
     if (!site || !offer_sells(*reach, n, *site)) continue;
@@ -558,6 +560,37 @@ Result<ResaleHolding> resalable_nodes(StoreTx& tx, const std::string& tenant_id,
       out.nodes -= o.body.value("remaining_gpus", int64_t{0}) / std::max<int64_t>(k.node_gpus, 1);
   out.nodes = std::max<int64_t>(out.nodes, 0);
   return out;
+}
+
+Result<std::optional<size_t>> first_undeliverable(StoreTx& tx, const std::vector<Record>& trades, const MarketBook& k) {
+  std::map<std::string, std::optional<std::vector<FreeNode>>> free;  // seller -> its free nodes (none: no offer)
+  for (size_t i = 0; i < trades.size(); ++i) {
+    const Record& t = trades[i];
+    if (t.body.contains("reseller_tenant_id")) continue;
+    auto it = free.find(t.supplier_id);
+    if (it == free.end()) {
+      std::optional<std::vector<FreeNode>> nodes;
+      auto offer = market_offer(tx, t.supplier_id, k);
+      if (offer) {
+        // A node out of service is the seller's default (settle_one); the nodes the market's own
+        // trades took are not.
+        auto f = free_nodes(tx, t.supplier_id, k, *offer, nullptr, nullptr, true);
+        if (!f) return f.error();
+        nodes = std::move(*f);
+      } else if (offer.error().code != Code::kInvalid) {
+        return offer.error();
+      }
+      it = free.emplace(t.supplier_id, std::move(nodes)).first;
+    }
+    if (!it->second) return std::optional<size_t>(i);
+    const int64_t gpus = t.body.at("gpus").get<int64_t>();
+    int64_t got = 0;
+    std::set<std::string> taken;
+    for (const FreeNode* n : pick_nodes(*it->second, gpus, k.node_gpus)) got += n->gpus, taken.insert(n->node.id);
+    if (got < gpus) return std::optional<size_t>(i);
+    std::erase_if(*it->second, [&](const FreeNode& n) { return taken.count(n.node.id) > 0; });
+  }
+  return std::optional<size_t>();
 }
 
 Status settle_trades(App& app, std::vector<Record>& trades, const MarketBook& k, const Principal& who, StoreTx& tx) {

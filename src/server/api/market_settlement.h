@@ -72,6 +72,15 @@ struct ResaleHolding {
 Result<ResaleHolding> resalable_nodes(StoreTx& tx, const std::string& tenant_id, const std::string& supplier_id,
                                       const MarketBook& k);
 
+// The first of these new trades (in order, as settle_trades will settle them) whose seller could
+// not deliver all of it even with its nodes out of service back: the whole nodes settlement would
+// pick for it (its nodes no reservation holds, less those the trades before it take: a part-node
+// trade takes the whole node) hold fewer GPUs than it trades, or the seller has no offer for the
+// book any more. A shortfall only from nodes out of service is left to settlement, a default of
+// the seller's. Resales (nodes the reseller holds) are not checked here. nullopt when every one
+// can be delivered so.
+Result<std::optional<size_t>> first_undeliverable(StoreTx& tx, const std::vector<Record>& trades, const MarketBook& k);
+
 // Settles new trades (not yet inserted): each gets its reservation and commitment and, on the
 // trade, state "settled" (or "defaulted" when none of it could be delivered) and a `settlement`
 // object naming them. `who` placed the order (the audit names them).
