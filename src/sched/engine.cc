@@ -511,6 +511,16 @@ std::vector<SchedEvent> SchedEngine::schedule(TimeMs now) {
   // Jobs requeued during this pass land in e.fresh for the next one.
   std::vector<std::string> fresh;
   fresh.swap(e.fresh);
+  // A new job of a higher priority class than the backfill head would come before it in a full
+  // pass: it is not held behind the head (an incremental pass would refuse it as delaying it).
+  if (e.blocked && e.epoch == e.passed_epoch) {
+    auto head = e.jobs.find(e.blocked->job);
+    for (const std::string& id : fresh)
+      if (auto it = e.jobs.find(id); head != e.jobs.end() && it != e.jobs.end() && it->second.rank < head->second.rank) {
+        ++e.epoch;
+        break;
+      }
+  }
   // Room freed during this pass (a preemption that left GPUs idle) makes the next pass full.
   const uint64_t pass_epoch = e.epoch;
   if (e.epoch != e.passed_epoch) {  // a full pass
