@@ -51,6 +51,19 @@ TEST(AgentCli, ReportsTheSimulatedGpusAsUsageSamples) {
   expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("other", "theirs")), "node");
   auto [refused, rc2] = agent_run(env + GPURENT_BIN + " agent --node theirs --gpu-sim " + s.dir() + "/sim.json --count 1");
   EXPECT_NE(rc2, 0) << refused;
+  // A machine whose card UUIDs are not the node's (a copied config naming another node) stops
+  // before it reports anything; the node's own UUIDs pass.
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "gpn2")), "node");
+  const json listed = s.admin("GET", "/api/v1/nodes/gpn2").body["gpus"];
+  std::ofstream(s.dir() + "/other.json") << json{{"gpus", {{{"index", 0}, {"uuid", "GPU-00000000-0000-4000-8000-000000000000"},
+                                                            {"utilization_pct", {50}}}}}}.dump();
+  auto [wrong, rc4] = agent_run(env + GPURENT_BIN + " agent --node gpn2 --gpu-sim " + s.dir() + "/other.json --count 1");
+  EXPECT_NE(rc4, 0) << wrong;
+  EXPECT_NE(wrong.find("but node gpn2 lists " + listed[0]["uuid"].get<std::string>() + " there"), std::string::npos) << wrong;
+  std::ofstream(s.dir() + "/same.json") << json{{"gpus", {{{"index", 0}, {"uuid", listed[0]["uuid"]}, {"utilization_pct", {50}}}}}}.dump();
+  auto [same, rc5] = agent_run(env + GPURENT_BIN + " agent --node gpn2 --gpu-sim " + s.dir() + "/same.json --count 1");
+  EXPECT_EQ(rc5, 0) << same;
+
   // Without NVML (no NVIDIA driver here) the agent stops at once and says what is missing.
   auto [no_nvml, rc3] = agent_run(env + GPURENT_BIN + " agent --node gpn1 --nvml-library /nonexistent/libnvidia-ml.so.1 --count 1");
   EXPECT_NE(rc3, 0);

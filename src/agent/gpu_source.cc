@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include <cstring>
+#include <map>
 
 namespace gpurent {
 
@@ -186,6 +187,21 @@ Result<std::unique_ptr<GpuSource>> open_simulated_source(const json& doc) {
   f.finish();
   if (!errs.empty()) return errs.to_error();
   return std::unique_ptr<GpuSource>(new SimulatedSource(std::move(gpus)));
+}
+
+std::optional<std::string> node_uuid_mismatch(const json& node, const std::vector<AgentGpu>& gpus) {
+  if (!node.is_object() || !node.value("gpus", json()).is_array()) return std::nullopt;
+  std::map<int64_t, std::string> listed;  // index -> uuid, as the node's record lists them
+  for (const json& g : node["gpus"])
+    if (g.is_object() && g.value("index", json()).is_number_integer() && g.value("uuid", json()).is_string())
+      listed[g["index"].get<int64_t>()] = g["uuid"].get<std::string>();
+  for (const AgentGpu& g : gpus) {
+    auto it = listed.find(g.index);
+    if (g.uuid.empty() || it == listed.end() || it->second == g.uuid) continue;
+    return "GPU " + std::to_string(g.index) + " of this machine is " + g.uuid + ", but node " + node.value("name", "?") +
+           " lists " + it->second + " there: does --node name this machine?";
+  }
+  return std::nullopt;
 }
 
 json agent_usage_batch(const std::string& node, const std::vector<AgentGpu>& gpus, TimeMs at) {

@@ -28,6 +28,12 @@ struct AgentGpu {
   std::optional<int64_t> memory_used_mib, power_mw, sm_clock_mhz;
 };
 
+// Whether this machine's GPUs can be node `node` (its record as GET /api/v1/nodes/{ref} answers it):
+// a card whose UUID both know, at one index, with another UUID there means --node names another
+// machine, whose readings these would be stored as. The first such, in words; nullopt otherwise
+// (also where either side does not know a card's UUID).
+std::optional<std::string> node_uuid_mismatch(const json& node, const std::vector<AgentGpu>& gpus);
+
 class GpuSource {
  public:
   virtual ~GpuSource() = default;

@@ -3,7 +3,9 @@
 // GPUs as usage samples (POST /api/v1/usage, each batch under its own key), with a supplier's (or
 // operator's) token. --gpu-sim FILE reads the simulated source instead. --count N stops after N
 // reports (0: until interrupted). A report that fails is printed and not sent again (the loop goes
-// on with the next reading); with --count 1 its exit status is the failure's.
+// on with the next reading); with --count 1 its exit status is the failure's. Before the first
+// report it reads the node's record: a card UUID there that differs from this machine's at the
+// same index stops it (--node names another machine).
 #include <chrono>
 #include <thread>
 
@@ -43,9 +45,19 @@ void add_agent_command(CLI::App& app, CliContext& ctx) {
       ApiClient* c = ctx.client(&rc);
       if (!c) return rc;
       ctx.err() << "agent: node " << o->node << ", " << (*source)->describe() << ", every " << o->interval_s << " s\n";
+      // Once, before reporting: where the node's record lists its cards' UUIDs, this machine's
+      // must be those, or its readings would be stored as another machine's.
+      // A server not reachable yet is no reason to stop: the reports are tried on as before.
+      auto node = c->get("/nodes/" + o->node);
+      auto first = (*source)->read();  // the first report's reading
+      if (!node)
+        ctx.err() << "agent: node " << o->node << " could not be read to check its GPUs' UUIDs (" << node.error().detail
+                  << "); reporting on\n";
+      else if (first)
+        if (auto why = node_uuid_mismatch(*node, *first)) return ctx.fail(Error::invalid("--node", *why));
       for (int64_t sent = 0; o->count == 0 || sent < o->count; ++sent) {
         if (sent > 0) std::this_thread::sleep_for(std::chrono::seconds(o->interval_s));
-        auto gpus = (*source)->read();
+        auto gpus = sent == 0 ? std::move(first) : (*source)->read();
         if (!gpus) {
           rc = ctx.fail(gpus.error());
           continue;
