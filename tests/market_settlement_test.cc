@@ -207,22 +207,32 @@ TEST(MarketSettlement, AFillIsAReservationAndACommitmentAJobRunsInsideAndADefaul
 // A reserved node out of service during its window is capacity not delivered: the scheduler records
 // the default from then, ends it when the node is back, once (a restart does not record it twice),
 // and the invoice refunds those GPU-hours with 200% compensation.
+// dc sells and acme buys `gpus` GPUs at 12.00 for this hour and the next: the trade's path.
+std::string trade_two_hours(const ServerProcess& s, const std::string& dc, const std::string& acme, TimeMs this_hour,
+                            int gpus) {
+  expect_2xx(s.req("POST", "/api/v1/market-orders", dc, order(this_hour, 2, "sell", gpus, "12.00")), "sell");
+  const Resp buy = expect_2xx(s.req("POST", "/api/v1/market-orders", acme, order(this_hour, 2, "buy", gpus, "12.00")), "buy");
+  return "/api/v1/market-trades/" + buy.body["trades"][0].get<std::string>();
+}
+
+// Node `name` of dc out of service (unavailable: a PSU failure).
+void take_down(const ServerProcess& s, const char* name) {
+  json down = node_doc("dc", name);
+  down["state"] = "unavailable";
+  down["state_reason"] = "PSU failure";
+  expect_2xx(s.admin("PUT", std::string("/api/v1/nodes/") + name, down), "node down");
+}
+
 TEST(MarketSettlement, ANodeOutOfServiceDuringTheWindowIsADefaultUntilItIsBack) {
   ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
   world(s, {"gpn1"});
   const std::string dc = make_user_token(s, "dc-ops", "supplier", "", "dc");
   const std::string acme = make_user_token(s, "acme-admin", "tenant_admin", "acme");
   const TimeMs this_hour = SystemClock().now() / kHour * kHour;
-  expect_2xx(s.req("POST", "/api/v1/market-orders", dc, order(this_hour, 2, "sell", 8, "12.00")), "sell");
-  const std::string trade_path =
-      "/api/v1/market-trades/" +
-      expect_2xx(s.req("POST", "/api/v1/market-orders", acme, order(this_hour, 2, "buy", 8, "12.00")), "buy").body["trades"][0].get<std::string>();
+  const std::string trade_path = trade_two_hours(s, dc, acme, this_hour, 8);
   const std::string node_id = s.admin("GET", trade_path).body["settlement"]["node_ids"][0];
 
-  json down = node_doc("dc", "gpn1");
-  down["state"] = "unavailable";
-  down["state_reason"] = "PSU failure";
-  expect_2xx(s.admin("PUT", "/api/v1/nodes/gpn1", down), "gpn1 down");
+  take_down(s, "gpn1");
   json t = wait_for(s, trade_path, [](const json& j) { return j["settlement"]["defaults"].size() == 1; });
   const json d = t["settlement"]["defaults"][0];
   EXPECT_EQ(t["state"], "defaulted");
@@ -254,6 +264,32 @@ TEST(MarketSettlement, ANodeOutOfServiceDuringTheWindowIsADefaultUntilItIsBack) 
   EXPECT_NEAR(static_cast<double>(micros(credit["quantity"])), static_cast<double>(base), 1.0) << credit.dump();
   EXPECT_NEAR(static_cast<double>(-micros(credit["amount_exact"])), 3.0 * static_cast<double>(fee_num) / 3'600'000.0, 1.0)
       << credit.dump();
+}
+
+// A seller's default of everything still delivered while one of the trade's nodes is out of
+// service keeps the reservation: that node delivers again once it is back (its default ends), and
+// the buyer must still hold it then, not be billed for GPUs without a reserved node.
+TEST(MarketSettlement, ADefaultDuringAnOutageKeepsTheNodesThatComeBack) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  world(s, {"gpn1", "gpn2"});
+  const std::string dc = make_user_token(s, "dc-ops", "supplier", "", "dc");
+  const std::string acme = make_user_token(s, "acme-admin", "tenant_admin", "acme");
+  const TimeMs this_hour = SystemClock().now() / kHour * kHour;
+  const std::string trade_path = trade_two_hours(s, dc, acme, this_hour, 16);
+  const json settled = s.admin("GET", trade_path).body;
+  ASSERT_EQ(settled["settlement"]["node_ids"].size(), 2u) << settled.dump();
+  const std::string reservation = "/api/v1/reservations/" + settled["settlement"]["reservation_id"].get<std::string>();
+  const std::string ends = s.admin("GET", reservation).body["ends_at"];
+
+  take_down(s, "gpn1");
+  wait_for(s, trade_path, [](const json& j) { return j["settlement"]["defaults"].size() == 1; });
+  // The seller defaults all it still delivers: gpn2's 8 GPUs.
+  Resp d = s.req("POST", trade_path + "/default", dc, json{{"reason", "gpn2 is needed elsewhere"}});
+  ASSERT_EQ(d.status, 200) << d.describe();
+  EXPECT_EQ(d.body["settlement"]["defaults"][1]["gpus"], 8) << d.describe();
+  const Resp kept = s.admin("GET", reservation);
+  ASSERT_EQ(kept.status, 200) << "gpn1 comes back: the reservation must still hold it: " << kept.describe();
+  EXPECT_EQ(kept.body["ends_at"], ends) << kept.describe();
 }
 
 // An operator's reservation may not take nodes a supplier's open sell order needs (it would be a

@@ -402,8 +402,12 @@ void post_default(App& app, const KindSpec& spec, const httplib::Request& req, h
     if (left <= 0 || d.gpus > left)
       return Error::invalid("gpus", Message("api.market.default_too_many").arg("gpus", std::to_string(d.gpus))
                                         .arg("left", std::to_string(std::max<int64_t>(left, 0))).arg("from", format_rfc3339(d.from)));
+    // Its nodes are released only when nothing of it is delivered for good: a node out of service
+    // (a default recorded for that node, ended when it is back) will deliver again.
+    ContractCommitment lasting = *cm;
+    std::erase_if(lasting.defaults, [](const CommitmentDefault& x) { return !x.node.empty(); });
+    const bool none_left = d.gpus >= lasting.gpus - most_withheld_from(lasting, d.from);
     cm->defaults.push_back(d);
-    const bool none_left = d.gpus == left;
     const Principal op = system_of(p);
     if (auto s2 = store_contract(app, *crec, *c, op, cur->id, tx); !s2) return s2;
 
