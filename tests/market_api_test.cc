@@ -252,6 +252,13 @@ TEST(MarketApi, APartNodeTradeNeverLeavesAnotherTradeWithoutANode) {
   Resp at20 = m.place(m.dc, m.order("sell", 4, "20.00"));
   ASSERT_EQ(at18.status, 201) << at18.describe();
   ASSERT_EQ(at20.status, 201) << at20.describe();
+  // A fill-or-kill for 8 cannot be delivered whole (the first lot takes the node): nothing trades,
+  // and the lot at 20, which nothing took the node from, stays in the book.
+  Resp fok = m.place(m.beta, m.order("buy", 8, "20.00", "fok"));
+  ASSERT_EQ(fok.status, 201) << fok.describe();
+  EXPECT_EQ(fok.body["state"], "cancelled") << fok.describe();
+  EXPECT_EQ(fok.body["filled_gpus"], 0);
+  EXPECT_EQ(s.req("GET", "/api/v1/market-orders/" + at20.body["id"].get<std::string>(), m.dc).body["state"], "open");
   // acme buys 8: the lot at 18 takes the whole node, so the lot at 20 cannot be delivered.
   Resp buy = m.place(m.acme, m.order("buy", 8, "20.00"));
   ASSERT_EQ(buy.status, 201) << buy.describe();

@@ -204,11 +204,10 @@ Status SchedEngine::set_node_reservation(const std::string& node, const std::str
   if (!owner.empty() && --e.tenant_reserved_nodes[owner] == 0) e.tenant_reserved_nodes.erase(owner);
   owner = tenant;
   if (!owner.empty()) ++e.tenant_reserved_nodes[owner];
-  for (auto& [id, j] : e.jobs)
-    if (j.running)
-      for (Gang& u : j.units)
-        if (std::any_of(u.workers.begin(), u.workers.end(), [&](const Bound& b) { return b.node == it->second; }))
-          mark_borrowed(e, j.spec.tenant, u);
+  for (EngineJob* j : e.running)
+    for (Gang& u : j->units)
+      if (std::any_of(u.workers.begin(), u.workers.end(), [&](const Bound& b) { return b.node == it->second; }))
+        mark_borrowed(e, j->spec.tenant, u);
   ++e.epoch;
   ++e.layout_version;
   return ok_status();

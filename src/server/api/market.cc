@@ -365,7 +365,20 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, BookTx
     }
   }
   for (uint64_t id : undeliverable) {
-    Record m = *(*resting)[id - 1];
+    // Left out of this match; cancelled only when, after the trades the match did make, its
+    // seller still could not deliver what is left of it (the trades that took its node may be
+    // gone from the final match: a fill-or-kill that did not fill, say). Else it rests as it was.
+    const Record& rest = *(*resting)[id - 1];
+    Record probe;
+    probe.kind = "market-trades";
+    probe.supplier_id = rest.body.value("supplier_id", "");
+    probe.body = {{"gpus", rest.body.at("remaining_gpus")}};
+    std::vector<Record> after = out.trades;
+    after.push_back(std::move(probe));
+    auto still = first_undeliverable(tx, after, market_book(k));
+    if (!still) return still.error();
+    if (!*still) continue;
+    Record m = rest;
     m.body["state"] = m.state = "cancelled";
     m.body["remaining_gpus"] = 0;
     m.body["reason"] = "its seller can no longer deliver it: the free nodes went to earlier trades (a trade takes whole nodes)";

@@ -568,6 +568,7 @@ Result<ResaleHolding> resalable_nodes(StoreTx& tx, const std::string& tenant_id,
 
 Result<std::optional<size_t>> first_undeliverable(StoreTx& tx, const std::vector<Record>& trades, const MarketBook& k) {
   std::map<std::string, std::optional<std::vector<FreeNode>>> free;  // seller -> its free nodes (none: no offer)
+  std::optional<Holds> holds;  // every reservation, read once for all the sellers
   for (size_t i = 0; i < trades.size(); ++i) {
     const Record& t = trades[i];
     if (t.body.contains("reseller_tenant_id")) continue;
@@ -578,7 +579,12 @@ Result<std::optional<size_t>> first_undeliverable(StoreTx& tx, const std::vector
       if (offer) {
         // A node out of service is the seller's default (settle_one); the nodes the market's own
         // trades took are not.
-        auto f = free_nodes(tx, t.supplier_id, k, *offer, nullptr, nullptr, true);
+        if (!holds) {
+          auto all = all_reservations(tx);
+          if (!all) return all.error();
+          holds = std::move(*all);
+        }
+        auto f = free_nodes(tx, t.supplier_id, k, *offer, nullptr, &*holds, true);
         if (!f) return f.error();
         nodes = std::move(*f);
       } else if (offer.error().code != Code::kInvalid) {

@@ -21,6 +21,9 @@ Status check_uuids_free(StoreTx& tx, const json& body, const Record* existing, c
   for (size_t k = 0; gpus.is_array() && k < gpus.size(); ++k)
     if (gpus[k].is_object() && gpus[k].value("uuid", json()).is_string()) mine.emplace(gpus[k]["uuid"].get<std::string>(), k);
   if (mine.empty()) return ok_status();
+  // The supplier's row first (shared, as the write holds it anyway), then the lock row: the
+  // documented order (docs/deployment.md).
+  if (auto sup = tx.get_shared("suppliers", n.supplier_id); !sup) return sup.error();
   if (auto l = take_write_lock(tx, "node-gpu-uuids", "the nodes' GPU UUIDs"); !l) return l;
   auto all = list_all(tx, "nodes", {});
   if (!all) return all.error();

@@ -126,6 +126,10 @@ class SlurmExecutor final : public Executor {
   std::string ready_base(const std::string& job_id) const { return o_.output_dir + "/" + job_id + "-%j.ready"; }
   Status observe_ready(StoreTx& tx, const Record& r, const Job& j, const SlurmJob& sj);
   std::set<std::string> ready_seen_;  // "<job id>/<run id>" already marked ready
+  // Starts Slurm (or the local runner) refused: job id -> (refusals in a row, no new try before).
+  // The job waits admitted until then, so a refusal that lasts (slurmctld down, a partition
+  // limit) is tried again after 1, 2, 4 … s, at most every 5 minutes, not on every tick.
+  std::map<std::string, std::pair<int, TimeMs>> refused_;
   // Egress freezes: one empty file per frozen project under the output folder, which every
   // container of the project watches (exec/container.h freeze_file).
   std::string frozen_dir() const { return o_.output_dir + "/.egress-frozen"; }
@@ -557,6 +561,7 @@ Status SlurmExecutor::submit(StoreTx& tx, const Record& r, const Job& j, TimeMs 
   auto waits = waits_for_earlier_run(tx, r, j);
   if (!waits) return waits.error();
   if (*waits) return ok_status();
+  if (auto it = refused_.find(r.id); it != refused_.end() && now < it->second.second) return ok_status();
   SlurmSubmit s;
   s.name = "gpurent-" + r.name;
   s.comment = r.id;
@@ -668,12 +673,17 @@ Status SlurmExecutor::submit(StoreTx& tx, const Record& r, const Job& j, TimeMs 
   }
   auto id = batch_->submit(s);
   if (!id) {
-    // Back in the queue: the engine lets go of its GPUs and places it again on a later tick.
+    // Back in the queue: the engine lets go of its GPUs and places it again on a later tick; the
+    // next try waits out a backoff (refused_).
+    auto& [times, next] = refused_[r.id];
+    times = std::min(times + 1, 20);
+    next = now + std::min<TimeMs>(TimeMs{1000} << std::min(times - 1, 9), 300'000);
     host.forget(r.id);
     return move_job(tx, r.id, JobState::kPending,
                     Message(local_ ? "exec.local.refused" : "exec.slurm.refused").arg("error", verbatim(id.error().message)),
                     {}, now);
   }
+  refused_.erase(r.id);
   spdlog::info("{}", json({{"event", std::string(name()) + "_submitted"}, {"job", r.id}, {"run", *id}}).dump());
   return ok_status();
 }
