@@ -409,11 +409,20 @@ TEST(MarketSettlement, ATenantResellsAWholeNodeItHolds) {
   EXPECT_TRUE(s.admin("GET", "/api/v1/market-trades/" + t1).body["settlement"]["defaults"].empty());
 
   // Whole nodes bought in the book of GPUs are resold in the node book too: beta's 8 GPUs (gpn3
-  // whole) and its node from acme make two.
+  // whole) make one; its node from acme, out of service (a default open on that trade), is not
+  // resold: its buyer would pay for a node that is not there.
   json gpu_sell = order(this_hour, 2, "sell", 8, "11.00");
   expect_2xx(s.req("POST", "/api/v1/market-orders", dc, gpu_sell), "sell 8 GPUs");
   json gpu_buy = order(this_hour, 2, "buy", 8, "11.00");
   expect_2xx(s.req("POST", "/api/v1/market-orders", beta, gpu_buy), "beta buys 8 GPUs");
+  EXPECT_NE(s.req("POST", "/api/v1/market-orders", beta, nodes("sell", 3, "12")).reason_for("nodes").find("holds 1 more"),
+            std::string::npos);
+  // Back in service (its default ended): it may be resold again.
+  json up = node_doc("dc", s.admin("GET", "/api/v1/nodes/" + moved).body["name"]);
+  expect_2xx(s.admin("PUT", "/api/v1/nodes/" + moved, up), "node back");
+  wait_for(s, "/api/v1/market-trades/" + t2["id"].get<std::string>(), [&](const json& j) {
+    return j["settlement"]["defaults"].size() == 1 && j["settlement"]["defaults"][0]["to"] != format_rfc3339(this_hour + 2 * kHour);
+  });
   EXPECT_NE(s.req("POST", "/api/v1/market-orders", beta, nodes("sell", 3, "12")).reason_for("nodes").find("holds 2 more"),
             std::string::npos);
 }

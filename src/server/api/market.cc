@@ -285,7 +285,7 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, BookTx
       if (!sup) return sup.error();
       supplier_id = sup->id;
     }
-    auto held = resalable_nodes(tx, tenant->id, supplier_id, market_book(k));
+    auto held = resalable_nodes(tx, tenant->id, supplier_id, market_book(k), now);
     if (!held) return held.error();
     if (gpus / k.node_gpus > held->nodes)
       return Error::invalid("nodes", Message("api.market.cannot_resell")

@@ -169,7 +169,7 @@ struct Held {
   std::vector<std::string> nodes;  // node ids
 };
 Result<std::vector<Held>> held_nodes(StoreTx& tx, const std::string& tenant_id, const std::string& supplier_id,
-                                     const MarketBook& k) {
+                                     const MarketBook& k, TimeMs now) {
   auto trades = list_all(tx, "market-trades", {{"tenant_id", tenant_id}, {"gpu_model", k.gpu_model}, {"region", k.region}});
   if (!trades) return trades.error();
   std::sort(trades->begin(), trades->end(), [](const Record& a, const Record& b) {
@@ -184,11 +184,22 @@ Result<std::vector<Held>> held_nodes(StoreTx& tx, const std::string& tenant_id, 
       continue;
     const json& st = t.body.value("settlement", json::object());
     if (!st.value("reservation_id", json()).is_string()) continue;
+    // A trade the seller does not deliver in full now or later (a default still open: a node out of
+    // service, the seller's own) resells nothing: its buyer would pay for what is not there while
+    // the reseller kept the compensation.
+    bool withheld = false;
+    for (const auto& d : st.value("defaults", json::array())) {
+      auto to = parse_rfc3339(d.value("to", ""), "to");
+      if (!to || *to > now) withheld = true;
+    }
+    if (withheld) continue;
     auto r = tx.get("reservations", st["reservation_id"].get<std::string>());
     if (!r) {
       if (r.error().code == Code::kNotFound) continue;
       return r.error();
     }
+    // A reservation cut short (a default released it) no longer holds the window.
+    if (r->body.value("ends_at", "") != format_rfc3339(k.ends_at)) continue;
     // Bought in a book of GPUs: resold only when it bought its nodes whole (a part-node trade holds
     // a whole node it did not wholly buy), and only its nodes of this size.
     std::map<std::string, int64_t> size;
@@ -216,7 +227,7 @@ Result<std::vector<Held>> held_nodes(StoreTx& tx, const std::string& tenant_id, 
 Status take_resold_nodes(App& app, const Record& t, const MarketBook& k, int64_t count, const Principal& op, StoreTx& tx,
                          std::vector<std::pair<std::string, std::string>>& taken) {
   const std::string reseller = t.body.at("reseller_tenant_id").get<std::string>();
-  auto held = held_nodes(tx, reseller, t.supplier_id, k);
+  auto held = held_nodes(tx, reseller, t.supplier_id, k, app.clock.now());
   if (!held) return held.error();
   const TimeMs now = app.clock.now();
   auto price = Money::parse(t.body.at("price_per_gpu_hour").get<std::string>(), k.currency);
@@ -544,8 +555,8 @@ Result<std::optional<Record>> sell_left_short(StoreTx& tx, const ReservationChan
 }
 
 Result<ResaleHolding> resalable_nodes(StoreTx& tx, const std::string& tenant_id, const std::string& supplier_id,
-                                      const MarketBook& k) {
-  auto held = held_nodes(tx, tenant_id, supplier_id, k);
+                                      const MarketBook& k, TimeMs now) {
+  auto held = held_nodes(tx, tenant_id, supplier_id, k, now);
   if (!held) return held.error();
   std::map<std::string, int64_t> by_supplier;
   for (const Held& h : *held) by_supplier[h.trade.supplier_id] += static_cast<int64_t>(h.nodes.size());

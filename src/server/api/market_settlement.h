@@ -62,15 +62,16 @@ Result<std::optional<Record>> sell_left_short(StoreTx& tx, const ReservationChan
 // reservations, which take the very nodes the trade's sell offered.
 Result<Built> build_reservation(const json& body, StoreTx& tx, const Record* existing, bool check_open_sells);
 
-// What a tenant can resell in a node book (docs/market.md#resale): the nodes of that size its market
-// reservations for exactly that window hold, less its open resale sells there; of one supplier
+// What a tenant can resell in a node book (docs/market.md#resale) at `now`: the nodes of that size
+// its market reservations for exactly that window hold (of trades with no default open at `now`,
+// their reservations not cut short), less its open resale sells there; of one supplier
 // (`supplier_id` given, or the only one it holds from: else kInvalid naming `supplier`).
 struct ResaleHolding {
   std::string supplier_id;
   int64_t nodes = 0;
 };
 Result<ResaleHolding> resalable_nodes(StoreTx& tx, const std::string& tenant_id, const std::string& supplier_id,
-                                      const MarketBook& k);
+                                      const MarketBook& k, TimeMs now);
 
 // The first of these new trades (in order, as settle_trades will settle them) whose seller could
 // not deliver all of it even with its nodes out of service back: the whole nodes settlement would
