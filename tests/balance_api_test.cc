@@ -234,7 +234,7 @@ TEST(Balance, SignedPaymentsRecordTopUpsOnce) {
   EXPECT_EQ(s.client().Post("/api/v1/payments/webhook", body, "application/json")->status, 401) << "unsigned";
   // Timestamps at the ends of the integer range, correctly signed: stale, never an overflow that
   // passes the window (LLONG_MIN + now did, with the signature right).
-  for (const std::string ts : {std::string("-99999999999999999999"), std::string("99999999999999999999"),
+  for (const std::string& ts : {std::string("-99999999999999999999"), std::string("99999999999999999999"),
                                std::to_string(std::numeric_limits<int64_t>::min() + now)}) {
     const int64_t t = std::strtoll(ts.c_str(), nullptr, 10);
     httplib::Headers h = {{"X-Gpurent-Timestamp", ts}, {"X-Gpurent-Signature", generic_signature(secret, t, body)}};

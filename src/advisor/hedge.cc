@@ -59,7 +59,7 @@ Result<HedgeOutcome> outcome(const HedgeInput& in, int64_t forward, int64_t shar
 }
 
 // Thousandths of a GPU-hour as decimal text ("12.50").
-std::string gpu_hours_text(int64_t milli) { return Money(milli * 1000, Currency::kUSD).amount_string(); }
+std::string hedge_gpu_hours_text(int64_t milli) { return Money(milli * 1000, Currency::kUSD).amount_string(); }
 
 json outcome_json(const HedgeOutcome& o) {
   return {{"share_pct", o.share_pct},
@@ -141,13 +141,13 @@ Result<HedgeResult> compute_hedge(const HedgeInput& in) {
   const std::string share = std::to_string(in.hedge_share_pct);
   r.steps.push_back({Message("advisor.hedge.step.mean_demand").arg("periods", std::to_string(n)),
                      "ΣD ÷ n = " + std::to_string(static_cast<int64_t>(demand)) + " ÷ " + std::to_string(n) + " = " +
-                         gpu_hours_text(r.mean_demand_milli) + " GPU-hours",
-                     gpu_hours_text(r.mean_demand_milli)});
+                         hedge_gpu_hours_text(r.mean_demand_milli) + " GPU-hours",
+                     hedge_gpu_hours_text(r.mean_demand_milli)});
   r.steps.push_back({r.forward_from_prices ? Message("advisor.hedge.step.forward_mean") : Message("advisor.hedge.step.forward_given"),
                      r.forward_from_prices ? "ΣP ÷ n = " + r.forward_price.amount_string() + " " + cur : r.forward_price.amount_string() + " " + cur,
                      r.forward_price.amount_string()});
   r.steps.push_back({Message("advisor.hedge.step.hedged").arg("share", share),
-                     "H = " + share + "% × " + gpu_hours_text(r.mean_demand_milli) + " = " +
+                     "H = " + share + "% × " + hedge_gpu_hours_text(r.mean_demand_milli) + " = " +
                          std::to_string(r.chosen.hedged_gpu_hours) + " GPU-hours",
                      r.chosen.hedged_gpu_hours});
   r.steps.push_back({Message("advisor.hedge.step.cost"), "cost_t = H × F + max(D_t − H, 0) × P_t", nullptr});
@@ -164,7 +164,7 @@ json to_json(const HedgeResult& r) {
   for (const HedgeOutcome& o : r.curve) curve.push_back(outcome_json(o));
   return {{"currency", currency_code(r.currency)},
           {"periods", r.periods},
-          {"mean_demand_gpu_hours", gpu_hours_text(r.mean_demand_milli)},
+          {"mean_demand_gpu_hours", hedge_gpu_hours_text(r.mean_demand_milli)},
           {"forward_price", r.forward_price.amount_string()},
           {"forward_price_basis", r.forward_from_prices ? "mean_price" : "given"},
           {"chosen", outcome_json(r.chosen)},

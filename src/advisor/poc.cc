@@ -21,7 +21,7 @@ const std::vector<std::string>& item_ids() {
   return ids;
 }
 
-PocStep step(Message text, std::string formula, json value) {
+PocStep poc_step(Message text, std::string formula, json value) {
   return {std::move(text), std::move(formula), std::move(value)};
 }
 
@@ -283,7 +283,7 @@ Result<PocResult> compute_poc(const PocInput& in) {
   res.model = in.model;
   res.max_slowdown_pct = in.max_slowdown_pct;
   const std::string s_pct = std::to_string(in.max_slowdown_pct);
-  res.steps.push_back(step(Message("advisor.poc.step.pass_mark"),
+  res.steps.push_back(poc_step(Message("advisor.poc.step.pass_mark"),
                            fig(in.model.baseline_micro) + " × " + std::to_string(100 - in.max_slowdown_pct) + " ÷ 100",
                            fig(pass_mark(in))));
   for (const auto& s : in.suppliers) {
@@ -302,7 +302,7 @@ Result<PocResult> compute_poc(const PocInput& in) {
         const __int128 num = static_cast<__int128>(b - v) * 10'000;
         p.slowdown_bp = static_cast<int64_t>(num / b + (num % b > 0 ? 1 : 0));
         model_rejects = o.status == PocStatus::kFail;
-        res.steps.push_back(step(Message("advisor.poc.step.slowdown").arg("supplier", s.name),
+        res.steps.push_back(poc_step(Message("advisor.poc.step.slowdown").arg("supplier", s.name),
                                  "(" + fig(b) + " − " + fig(v) + ") ÷ " + fig(b), pct2(*p.slowdown_bp) + "%"));
       }
       if (o.status != PocStatus::kPass) {
@@ -335,7 +335,7 @@ Result<PocResult> compute_poc(const PocInput& in) {
               ? Message("advisor.poc.reason.accept").arg("vs", std::move(vs))
               : Message("advisor.poc.reason.accept_caveats").arg("vs", std::move(vs)).arg("items", join(p.caveats));
     }
-    res.steps.push_back(step(Message("advisor.poc.step.verdict").arg("supplier", s.name).arg("max", s_pct),
+    res.steps.push_back(poc_step(Message("advisor.poc.step.verdict").arg("supplier", s.name).arg("max", s_pct),
                              "failed [" + join(p.failed) + "], pending [" + join(p.pending) + "]",
                              enum_name(kPocVerdicts, p.verdict)));
     res.suppliers.push_back(std::move(p));

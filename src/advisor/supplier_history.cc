@@ -14,7 +14,7 @@ using namespace supplier_score_internal;
 namespace {
 
 
-int64_t he(__int128 num, int64_t den) { return div_half_even_sat(num, den); }  // a share, clamped by callers
+int64_t he_sat(__int128 num, int64_t den) { return div_half_even_sat(num, den); }  // a share, clamped by callers
 
 bool covers(const Offer& o, const Node& n) {
   if (o.region != n.region || o.gpu_model != n.gpu_model) return false;
@@ -171,7 +171,7 @@ SupplierItemResult supplier_score_internal::grade(const SupplierHistoryRule& r, 
   }
   // credit = 1000 × (bad − value) ÷ (bad − good), clamped to 0..1000 (the same formula for both directions).
   const int64_t num = (r.bad - *v) * 1000, den = r.bad - r.good;
-  x.credit_permille = std::clamp<int64_t>(he(den < 0 ? -num : num, den < 0 ? -den : den), 0, 1000);
+  x.credit_permille = std::clamp<int64_t>(he_sat(den < 0 ? -num : num, den < 0 ? -den : den), 0, 1000);
   x.status = x.credit_permille == 1000 ? SupplierItemStatus::kPass
              : x.credit_permille == 0  ? SupplierItemStatus::kFail
                                        : SupplierItemStatus::kPartial;

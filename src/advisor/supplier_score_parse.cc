@@ -42,7 +42,7 @@ std::string read_item_name(Fields& xf) {
   return chosen.value_or("");
 }
 
-void add_prefixed(FieldErrors& errs, const std::string& prefix, const Error& e) {
+void add_under_prefix(FieldErrors& errs, const std::string& prefix, const Error& e) {
   if (e.fields.empty()) {
     if (e.detail.empty())
       errs.add(prefix, e.message);
@@ -180,7 +180,7 @@ Result<SupplierScoreInput> parse_supplier_score_input(const json& body, const st
       } else {
         auto p = parse_supplier(*s);
         if (!p)
-          add_prefixed(errs, sf.path_of("supplier"), p.error());
+          add_under_prefix(errs, sf.path_of("supplier"), p.error());
         else
           c.supplier = std::move(*p), have = true;
       }

@@ -43,13 +43,13 @@ std::string amt(const Money& m) { return m.to_string(); }
 namespace {
 
 // One line of the arithmetic shown to the user, as a message code, with its formula.
-void step(TcoResult& r, Message text, std::string formula, json value) {
+void tco_step(TcoResult& r, Message text, std::string formula, json value) {
   r.steps.push_back({std::move(text), std::move(formula), std::move(value)});
 }
 
 // A cost line of the window (also shown as a step).
 void add_line(TcoResult& r, std::string key, Message text, std::string formula, Money amount) {
-  step(r, text, formula, amount.amount_string());
+  tco_step(r, text, formula, amount.amount_string());
   r.lines.push_back({std::move(key), std::move(text), std::move(formula), amount});
 }
 
@@ -84,10 +84,10 @@ Status add_capex(TcoResult& r, const TcoInput& in) {
   auto capex = gpus->plus(*servers);
   if (!capex) return overflow(Message("advisor.tco.overflow.capex"));
   r.capex = *capex;
-  step(r, Message("advisor.tco.servers"),
+  tco_step(r, Message("advisor.tco.servers"),
        "ceil(" + std::to_string(n) + " / " + std::to_string(in.gpus_per_server) + ") = " + std::to_string(r.servers),
        r.servers);
-  step(r, Message("advisor.tco.capex"),
+  tco_step(r, Message("advisor.tco.capex"),
        std::to_string(n) + " x " + amt(in.price_per_gpu) + " + " + std::to_string(r.servers) + " x " +
            amt(in.server_overhead) + " = " + amt(r.capex),
        r.capex.amount_string());
@@ -113,7 +113,7 @@ Status add_capex(TcoResult& r, const TcoInput& in) {
       residual_formula = "0 (the whole capex is charged to the window)";
       break;
   }
-  step(r, Message("advisor.tco.residual").arg("method", enum_name(kResidualMethodNames, in.residual_method)),
+  tco_step(r, Message("advisor.tco.residual").arg("method", enum_name(kResidualMethodNames, in.residual_method)),
        residual_formula,
        r.residual.amount_string());
   return ok_status();
@@ -209,7 +209,7 @@ Status add_totals(TcoResult& r, const TcoInput& in) {
     if (!t) return overflow(Message("advisor.tco.overflow.total"));
     r.total = *t;
   }
-  step(r, Message("advisor.tco.total"), "total = " + amt(r.total),
+  tco_step(r, Message("advisor.tco.total"), "total = " + amt(r.total),
        r.total.amount_string());
   auto per_month = scaled(r.total, 1, months, Message("advisor.tco.overflow.per_month"));
   auto per_owned = scaled(r.total, 1, r.owned_gpu_hours, Message("advisor.tco.overflow.per_gpu_hour"));
@@ -217,10 +217,10 @@ Status add_totals(TcoResult& r, const TcoInput& in) {
   if (!per_owned) return per_owned.error();
   r.per_month = *per_month;
   r.cost_per_owned_gpu_hour = *per_owned;
-  step(r, Message("advisor.tco.owned_gpu_hours"),
+  tco_step(r, Message("advisor.tco.owned_gpu_hours"),
        std::to_string(n) + " x " + std::to_string(months) + " x 730 = " + std::to_string(r.owned_gpu_hours),
        r.owned_gpu_hours);
-  step(r, Message("advisor.tco.per_owned_gpu_hour"),
+  tco_step(r, Message("advisor.tco.per_owned_gpu_hour"),
        amt(r.total) + " / " + std::to_string(r.owned_gpu_hours) + " = " + amt(r.cost_per_owned_gpu_hour),
        r.cost_per_owned_gpu_hour.amount_string());
   return ok_status();
@@ -232,7 +232,7 @@ Status add_utilization(TcoResult& r, const TcoInput& in) {
   if (in.utilization_pct) {
     r.utilized_num = *in.utilization_pct;
     r.utilized_den = 100;
-    step(r, Message("advisor.tco.utilization_given"), std::to_string(*in.utilization_pct) + " %",
+    tco_step(r, Message("advisor.tco.utilization_given"), std::to_string(*in.utilization_pct) + " %",
          *in.utilization_pct * 100);
   } else {
     int64_t served = 0, unmet = 0, demand = 0;
@@ -245,11 +245,11 @@ Status add_utilization(TcoResult& r, const TcoInput& in) {
     r.utilized_num = served;
     r.utilized_den = n * static_cast<int64_t>(in.demand_curve.size());
     r.unmet_demand_bp = static_cast<int64_t>(div_half_even(static_cast<i128>(unmet) * 10'000, demand));
-    step(r, Message("advisor.tco.utilization_curve"),
+    tco_step(r, Message("advisor.tco.utilization_curve"),
          std::to_string(served) + " / (" + std::to_string(n) + " x " + std::to_string(in.demand_curve.size()) + ")",
          static_cast<int64_t>(div_half_even(static_cast<i128>(served) * 10'000, r.utilized_den)));
     if (unmet > 0)
-      step(r, Message("advisor.tco.unmet_demand"),
+      tco_step(r, Message("advisor.tco.unmet_demand"),
            std::to_string(unmet) + " / " + std::to_string(demand) + " = " + pct_bp(r.unmet_demand_bp),
            r.unmet_demand_bp);
   }
@@ -260,7 +260,7 @@ Status add_utilization(TcoResult& r, const TcoInput& in) {
                            Message("advisor.tco.overflow.per_useful_gpu_hour"));
   if (!per_useful) return per_useful.error();
   r.cost_per_useful_gpu_hour = *per_useful;
-  step(r, Message("advisor.tco.per_useful_gpu_hour"),
+  tco_step(r, Message("advisor.tco.per_useful_gpu_hour"),
        amt(r.total) + " / (" + std::to_string(r.owned_gpu_hours) + " x " + pct_bp(r.utilization_bp) +
            ") = " + amt(r.cost_per_useful_gpu_hour),
        r.cost_per_useful_gpu_hour.amount_string());
@@ -309,7 +309,7 @@ Status add_comparisons(TcoResult& r, const TcoInput& in) {
     if (build_key < best) cmp.cheapest = "build";
     const std::string be = cmp.build_break_even_utilization_bp > 10'000 ? "never (above 100 %)"
                                                                         : pct_bp(cmp.build_break_even_utilization_bp);
-    step(r, Message("advisor.tco.offer_break_even").arg("offer", o.name),
+    tco_step(r, Message("advisor.tco.offer_break_even").arg("offer", o.name),
          amt(r.total) + " / (" + std::to_string(r.owned_gpu_hours) + " x " + amt(o.on_demand_per_gpu_hour) +
              ") = " + be + "; at " + pct_bp(r.utilization_bp) + ": build " + amt(r.total) + ", on-demand " +
              amt(cmp.on_demand_cost) + (cmp.reserved_cost ? ", reserved " + amt(*cmp.reserved_cost) : "") + " -> " +

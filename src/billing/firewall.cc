@@ -21,7 +21,7 @@ Message list_message(const std::vector<std::string>& v) {
   return out;
 }
 
-std::string month_label(TimeMs t) { return format_rfc3339(t).substr(0, 7); }
+std::string firewall_month_label(TimeMs t) { return format_rfc3339(t).substr(0, 7); }
 
 // A share in percent, rounded up to 0.01 so that a share above an integer threshold never reads
 // as equal to it ("20.001%" -> "20.01").
@@ -56,7 +56,7 @@ Status validate(const FirewallPolicy& p, const FirewallInput& in) {
   if (day_start(in.day) != in.day)
     errs.add("day", Message("firewall.not_day_start"));
   else if (in.day < in.month || in.day >= add_months(in.month, 1))
-    errs.add("day", Message("firewall.day_outside_month").arg("month", month_label(in.month)));
+    errs.add("day", Message("firewall.day_outside_month").arg("month", firewall_month_label(in.month)));
   check_money(errs, "policy.card_daily_cost", p.card_daily_cost, in.currency);
   check_money(errs, "policy.egress_daily_cost", p.egress_daily_cost, in.currency);
   if (p.storage_io_share_pct < 0 || p.storage_io_share_pct > 100)
@@ -179,7 +179,7 @@ void io_share_alert(const FirewallPolicy& p, const FirewallInput& in, const std:
                     std::vector<Alert>& out) {
   const Currency cur = in.currency;
   const TimeMs end = in.day + kMsPerDay;
-  const std::string month = month_label(in.month);
+  const std::string month = firewall_month_label(in.month);
   const Micros base = f.total + f.covered;
   if (f.storage_io > 0 && base > 0 && f.storage_io * 100 > p.storage_io_share_pct * base) {
     Alert a = make(AlertKind::kStorageIoShare, AlertSeverity::kWarning, project, month);
@@ -237,7 +237,7 @@ void budget_alerts(const FirewallPolicy& p, const FirewallInput& in, const Facts
   const Currency cur = in.currency;
   const std::string code = currency_code(cur);
   const TimeMs end = in.day + kMsPerDay;
-  const std::string month = month_label(in.month);
+  const std::string month = firewall_month_label(in.month);
   const auto& projects = facts.projects;
   for (const auto& [project, budget] : p.monthly_budgets) {
     const auto it = projects.find(project);

@@ -376,7 +376,9 @@ TEST(FocusProperties, CostsAddUpAndConditionalColumnsHold) {
         EXPECT_EQ(at(row, "BilledCost"), "0.00");
         EXPECT_GE(cents_of(at(row, "ListCost")), cents_of(at(row, "EffectiveCost"))) << "seed " << seed;
       }
-      if (category == "Usage" && status != "Unused") EXPECT_NE(at(row, "ConsumedUnit"), "") << "seed " << seed;
+      if (category == "Usage" && status != "Unused") {
+        EXPECT_NE(at(row, "ConsumedUnit"), "") << "seed " << seed;
+      }
     }
     EXPECT_EQ(billed, r->total.micros() / 10'000) << "seed " << seed;
     EXPECT_EQ(effective, r->total.micros() / 10'000) << "seed " << seed;

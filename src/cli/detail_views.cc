@@ -9,7 +9,7 @@ namespace gpurent {
 
 namespace {
 
-std::string text(const json& doc, std::string_view path) { return cell_text(at_path(doc, path)); }
+std::string detail_text(const json& doc, std::string_view path) { return cell_text(at_path(doc, path)); }
 
 std::optional<int64_t> integer(const json& doc, std::string_view path) {
   const json& v = at_path(doc, path);
@@ -79,7 +79,7 @@ std::string rdma_summary(const json& nics) {
   if (!nics.is_array()) return "";
   std::map<std::pair<std::string, int64_t>, int64_t> groups;  // (rdma, gbps) -> count
   for (const auto& n : nics) {
-    std::string rdma = text(n, "rdma");
+    std::string rdma = detail_text(n, "rdma");
     if (rdma.empty() || rdma == "none") continue;
     ++groups[{rdma, integer(n, "gbps").value_or(0)}];
   }
@@ -94,9 +94,9 @@ std::string rdma_summary(const json& nics) {
 
 std::string idle_rule_summary(const json& idle) {
   if (!idle.is_object()) return "none (charged)";
-  std::string action = text(idle, "action");
-  if (action == "discount") action = text(idle, "discount_pct") + "% off";
-  return "<" + text(idle, "utilization_below_pct") + "%/" + text(idle, "window_minutes") + "m -> " + action;
+  std::string action = detail_text(idle, "action");
+  if (action == "discount") action = detail_text(idle, "discount_pct") + "% off";
+  return "<" + detail_text(idle, "utilization_below_pct") + "%/" + detail_text(idle, "window_minutes") + "m -> " + action;
 }
 
 // A stated fee of zero is as free as an absent one.
@@ -108,8 +108,8 @@ static bool zero_amount(const json& v) {
 
 std::string volume_fee_summary(const json& fee) {
   if (!fee.is_object() || zero_amount(at_path(fee, "per_gb"))) return "free";
-  std::string out = text(fee, "per_gb") + "/GB";
-  if (integer(fee, "free_gb").value_or(0) > 0) out += ", " + text(fee, "free_gb") + " GB free";
+  std::string out = detail_text(fee, "per_gb") + "/GB";
+  if (integer(fee, "free_gb").value_or(0) > 0) out += ", " + detail_text(fee, "free_gb") + " GB free";
   return out;
 }
 
@@ -119,18 +119,18 @@ void print_node_detail(std::ostream& out, const json& node, TimeMs) {
   json head = node;
   for (const char* k : {"gpus", "nics", "images", "cpu", "software", "memory_gib", "numa_nodes"}) head.erase(k);
   if (const json& cpu = at_path(node, "cpu"); cpu.is_object()) {
-    std::string s = text(cpu, "sockets") + " x " + text(cpu, "model") + ", " + text(cpu, "cores") + " cores";
+    std::string s = detail_text(cpu, "sockets") + " x " + detail_text(cpu, "model") + ", " + detail_text(cpu, "cores") + " cores";
     KvList extra;
     append_unknown(cpu, {"sockets", "model", "cores"}, extra);
     for (const auto& [k, v] : extra) s += ", " + k + " " + cell_text(v);
     head["cpu"] = s;
   }
   if (node.contains("memory_gib") || node.contains("numa_nodes"))
-    head["memory"] = text(node, "memory_gib") + " GiB, " + text(node, "numa_nodes") + " NUMA nodes";
+    head["memory"] = detail_text(node, "memory_gib") + " GiB, " + detail_text(node, "numa_nodes") + " NUMA nodes";
   if (const json& sw = at_path(node, "software"); sw.is_object()) {
-    std::string s = "driver " + text(sw, "driver") + ", CUDA " + text(sw, "cuda");
-    if (sw.contains("cudnn")) s += ", cuDNN " + text(sw, "cudnn");
-    if (sw.contains("nccl")) s += ", NCCL " + text(sw, "nccl");
+    std::string s = "driver " + detail_text(sw, "driver") + ", CUDA " + detail_text(sw, "cuda");
+    if (sw.contains("cudnn")) s += ", cuDNN " + detail_text(sw, "cudnn");
+    if (sw.contains("nccl")) s += ", NCCL " + detail_text(sw, "nccl");
     KvList extra;
     append_unknown(sw, {"driver", "cuda", "cudnn", "nccl"}, extra);
     for (const auto& [k, v] : extra) s += ", " + k + " " + cell_text(v);
@@ -145,12 +145,12 @@ void print_node_detail(std::ostream& out, const json& node, TimeMs) {
     Table t({{"GPU", Align::kRight}, {"NVLINK_DOMAIN"}, {"NUMA", Align::kRight}, {"PCIE", Align::kRight}, {"UUID"}});
     std::map<std::string, std::vector<int64_t>> by_domain, by_numa;
     for (const auto& g : gpus) {
-      std::string domain = text(g, "nvlink_domain");
-      t.add_row({text(g, "index"), domain.empty() ? "(pcie only)" : domain, text(g, "numa_node"),
-                 g.contains("pcie_gen") ? "gen" + text(g, "pcie_gen") : "", text(g, "uuid")});
+      std::string domain = detail_text(g, "nvlink_domain");
+      t.add_row({detail_text(g, "index"), domain.empty() ? "(pcie only)" : domain, detail_text(g, "numa_node"),
+                 g.contains("pcie_gen") ? "gen" + detail_text(g, "pcie_gen") : "", detail_text(g, "uuid")});
       if (auto i = integer(g, "index")) {
         by_domain[domain.empty() ? "(pcie only)" : domain].push_back(*i);
-        by_numa[text(g, "numa_node")].push_back(*i);
+        by_numa[detail_text(g, "numa_node")].push_back(*i);
       }
     }
     t.print(out, 2);
@@ -173,7 +173,7 @@ void print_node_detail(std::ostream& out, const json& node, TimeMs) {
   if (nics.is_array()) {
     section(out, "Network (" + std::to_string(nics.size()) + " NICs, RDMA " + rdma_summary(nics) + "):");
     Table t({{"NAME"}, {"RDMA"}, {"GBPS", Align::kRight}});
-    for (const auto& n : nics) t.add_row({text(n, "name"), text(n, "rdma"), text(n, "gbps")});
+    for (const auto& n : nics) t.add_row({detail_text(n, "name"), detail_text(n, "rdma"), detail_text(n, "gbps")});
     if (t.size() > 0) t.print(out, 2);
   }
 
@@ -181,7 +181,7 @@ void print_node_detail(std::ostream& out, const json& node, TimeMs) {
   if (images.is_array() && !images.empty()) {
     section(out, "Images:");
     Table t({{"IMAGE"}, {"CVE_PATCHED_AT"}});
-    for (const auto& im : images) t.add_row({text(im, "name"), text(im, "cve_patched_at")});
+    for (const auto& im : images) t.add_row({detail_text(im, "name"), detail_text(im, "cve_patched_at")});
     t.print(out, 2);
   }
 }
@@ -208,9 +208,9 @@ void print_job_detail(std::ostream& out, const json& job, TimeMs) {
     if (w.contains("gpus") && w["gpus"].is_array())
       for (const auto& g : w["gpus"])
         if (g.is_number_integer()) gpus.push_back(g.get<int64_t>());
-    const std::string share = w.contains("gpu_milli") ? text(w, "gpu_milli") + "m" : "";
-    t.add_row({text(w, "replica"), text(w, "worker"), text(w, "node"), index_ranges(gpus), share,
-               text(w, "nvlink_domain")});
+    const std::string share = w.contains("gpu_milli") ? detail_text(w, "gpu_milli") + "m" : "";
+    t.add_row({detail_text(w, "replica"), detail_text(w, "worker"), detail_text(w, "node"), index_ranges(gpus), share,
+               detail_text(w, "nvlink_domain")});
   }
   t.print(out, 2);
 }
@@ -244,12 +244,12 @@ const char* billing_start_text(const std::string& s) {
 std::string idle_text(const json& idle) {
   if (!idle.is_object()) return "no idle rule: idle GPUs are charged like busy ones";
   std::string s =
-      "below " + text(idle, "utilization_below_pct") + "% utilization for " + text(idle, "window_minutes") + " min: ";
-  std::string action = text(idle, "action");
+      "below " + detail_text(idle, "utilization_below_pct") + "% utilization for " + detail_text(idle, "window_minutes") + " min: ";
+  std::string action = detail_text(idle, "action");
   if (action == "charge")
     s += "charged in full";
   else if (action == "discount")
-    s += "charged at " + text(idle, "discount_pct") + "% off";
+    s += "charged at " + detail_text(idle, "discount_pct") + "% off";
   else if (action == "stop")
     s += "billing stops (the job keeps running)";
   else
@@ -259,30 +259,30 @@ std::string idle_text(const json& idle) {
 
 std::string storage_text(const json& fee, const std::string& currency, const std::string& what) {
   if (!fee.is_object() || zero_amount(at_path(fee, "per_gb_month"))) return "not charged";
-  std::string s = text(fee, "per_gb_month") + " " + currency + "/GB-month of " + what + " kept";
-  if (integer(fee, "free_gb").value_or(0) > 0) s += ", first " + text(fee, "free_gb") + " GB free";
+  std::string s = detail_text(fee, "per_gb_month") + " " + currency + "/GB-month of " + what + " kept";
+  if (integer(fee, "free_gb").value_or(0) > 0) s += ", first " + detail_text(fee, "free_gb") + " GB free";
   return s;
 }
 
 std::string volume_text(const json& fee, const std::string& currency) {
   if (!fee.is_object() || zero_amount(at_path(fee, "per_gb"))) return "not charged";
-  std::string s = text(fee, "per_gb") + " " + currency + "/GB";
-  if (integer(fee, "free_gb").value_or(0) > 0) s += ", first " + text(fee, "free_gb") + " GB per month free";
+  std::string s = detail_text(fee, "per_gb") + " " + currency + "/GB";
+  if (integer(fee, "free_gb").value_or(0) > 0) s += ", first " + detail_text(fee, "free_gb") + " GB per month free";
   return s;
 }
 
 }  // namespace
 
 void print_offer_detail(std::ostream& out, const json& offer, TimeMs) {
-  const std::string currency = text(offer, "currency");
+  const std::string currency = detail_text(offer, "currency");
   json head = offer;
   for (const char* k :
        {"prices", "served_models", "fees", "contract_template", "node_selector", "min_increment_seconds"})
     head.erase(k);
   if (const json& sel = at_path(offer, "node_selector"); !sel.is_null()) {
     std::string s;
-    if (sel.contains("site")) s = "site " + text(sel, "site");
-    if (sel.contains("node_names")) s += (s.empty() ? "" : ", ") + std::string("nodes ") + text(sel, "node_names");
+    if (sel.contains("site")) s = "site " + detail_text(sel, "site");
+    if (sel.contains("node_names")) s += (s.empty() ? "" : ", ") + std::string("nodes ") + detail_text(sel, "node_names");
     head["nodes"] = s.empty() ? "all of the supplier's nodes of this model in the region" : s;
   }
   if (auto inc = integer(offer, "min_increment_seconds"))
@@ -293,13 +293,13 @@ void print_offer_detail(std::ostream& out, const json& offer, TimeMs) {
   if (prices.is_object()) {
     section(out, "Prices (" + currency + " per GPU-hour):");
     Table t({{"MODE"}, {"PRICE", Align::kRight}, {"VS_ON_DEMAND", Align::kRight}});
-    const std::string od = text(prices, "on_demand");
+    const std::string od = detail_text(prices, "on_demand");
     std::vector<std::string> order = {"on_demand", "reserved_1m", "reserved_12m", "reserved_36m", "spot"};
     for (auto it = prices.begin(); it != prices.end(); ++it)
       if (std::find(order.begin(), order.end(), it.key()) == order.end()) order.push_back(it.key());
     for (const auto& mode : order) {
       if (!prices.contains(mode)) continue;
-      std::string p = text(prices, mode);
+      std::string p = detail_text(prices, mode);
       t.add_row({mode, p, mode == "on_demand" ? "" : relative_to(p, od)});
     }
     t.print(out, 2);
@@ -309,7 +309,7 @@ void print_offer_detail(std::ostream& out, const json& offer, TimeMs) {
   if (fees.is_object()) {
     section(out, "Fee rules:");
     KvList list;
-    std::string start = text(fees, "billing_starts");
+    std::string start = detail_text(fees, "billing_starts");
     const char* start_text = billing_start_text(start);
     list.emplace_back("billing starts", start_text ? start + ": " + start_text : start);
     list.emplace_back("idle GPU", idle_text(at_path(fees, "idle")));
@@ -331,8 +331,8 @@ void print_offer_detail(std::ostream& out, const json& offer, TimeMs) {
              {"PER_QPS_MONTH", Align::kRight},
              {"PER_1M_REQUESTS", Align::kRight}});
     for (const auto& m : served)
-      t.add_row({text(m, "model"), text(m, "per_million_input_tokens"), text(m, "per_million_output_tokens"),
-                 text(m, "per_qps_month"), text(m, "per_million_requests")});
+      t.add_row({detail_text(m, "model"), detail_text(m, "per_million_input_tokens"), detail_text(m, "per_million_output_tokens"),
+                 detail_text(m, "per_qps_month"), detail_text(m, "per_million_requests")});
     t.print(out, 2);
   }
 
@@ -341,29 +341,29 @@ void print_offer_detail(std::ostream& out, const json& offer, TimeMs) {
     section(out, "Contract template:");
     KvList list;
     std::string lock = yes_no(at_path(c, "model_lock"));
-    if (lock == "yes") lock += " (no substitution of " + text(offer, "gpu_model") + ")";
+    if (lock == "yes") lock += " (no substitution of " + detail_text(offer, "gpu_model") + ")";
     list.emplace_back("model lock", lock);
     if (c.contains("min_fp16_tflops"))
-      list.emplace_back("min FP16 per card", text(c, "min_fp16_tflops") + " TFLOPS (shortfall refunded in proportion)");
+      list.emplace_back("min FP16 per card", detail_text(c, "min_fp16_tflops") + " TFLOPS (shortfall refunded in proportion)");
     if (c.contains("min_nccl_busbw_gbps"))
       list.emplace_back("min NCCL bus bandwidth",
-                        text(c, "min_nccl_busbw_gbps") + " GB/s (hours below it compensated)");
+                        detail_text(c, "min_nccl_busbw_gbps") + " GB/s (hours below it compensated)");
     if (c.contains("outage_compensation_pct"))
-      list.emplace_back("outage compensation", text(c, "outage_compensation_pct") + "% of the interrupted time");
+      list.emplace_back("outage compensation", detail_text(c, "outage_compensation_pct") + "% of the interrupted time");
     if (c.contains("exit_notice_days")) {
-      std::string exit = text(c, "exit_notice_days") + " days' notice";
+      std::string exit = detail_text(c, "exit_notice_days") + " days' notice";
       const json& refund = at_path(c, "exit_refund_prepaid");
       if (refund.is_boolean())
         exit += refund.get<bool>() ? ", prepaid unused fees refunded" : ", prepaid fees not refunded";
       list.emplace_back("exit", exit);
     }
-    list.emplace_back("data sovereignty", c.contains("data_sovereignty") ? text(c, "data_sovereignty") : "not stated");
+    list.emplace_back("data sovereignty", c.contains("data_sovereignty") ? detail_text(c, "data_sovereignty") : "not stated");
     if (c.contains("audit_rights")) list.emplace_back("audit rights", yes_no(at_path(c, "audit_rights")));
     if (const json& p = at_path(c, "penalty"); p.is_object())
-      list.emplace_back("penalty", text(p, "fee_pct_per_step") + "% of " +
-                                       (text(p, "base") == "month_fee" ? "the month's fee"
+      list.emplace_back("penalty", detail_text(p, "fee_pct_per_step") + "% of " +
+                                       (detail_text(p, "base") == "month_fee" ? "the month's fee"
                                                                         : "the month's fee of the cards measured short") +
-                                       " per " + text(p, "step_pct_below_promise") + "% below the promise");
+                                       " per " + detail_text(p, "step_pct_below_promise") + "% below the promise");
     append_unknown(c,
                    {"model_lock", "min_fp16_tflops", "min_nccl_busbw_gbps", "outage_compensation_pct",
                     "exit_notice_days", "exit_refund_prepaid", "data_sovereignty", "audit_rights", "penalty"},

@@ -76,7 +76,8 @@ int print_logs(CliContext& ctx, const LogOpts& o) {
   ApiClient* c = ctx.client(&rc);
   if (!c) return rc;
   const std::string path = "/jobs" + seg(o.id) + "/logs";
-  std::optional<int64_t> run = o.run > 0 ? std::optional<int64_t>(o.run) : std::nullopt;
+  std::optional<int64_t> run;
+  if (o.run > 0) run = o.run;
   int64_t offset = 0;
   bool tail = o.tail > 0, first_doc = true, said_waiting = false;
   for (;;) {

@@ -16,10 +16,10 @@ namespace gpurent {
 
 namespace {
 
-std::string text(const json& doc, std::string_view path) { return cell_text(at_path(doc, path)); }
+std::string view_text(const json& doc, std::string_view path) { return cell_text(at_path(doc, path)); }
 
 ViewColumn col(std::string header, std::string path, Align align = Align::kLeft) {
-  return {std::move(header), align, [path = std::move(path)](const json& d, TimeMs) { return text(d, path); }};
+  return {std::move(header), align, [path = std::move(path)](const json& d, TimeMs) { return view_text(d, path); }};
 }
 
 ViewColumn age_col() {
@@ -41,23 +41,23 @@ std::string quota_gpus(const json& quota) {
 }
 
 std::string budget(const json& quota) {
-  std::string b = text(quota, "monthly_budget");
+  std::string b = view_text(quota, "monthly_budget");
   if (b.empty()) return "";
-  std::string action = text(quota, "budget_action");
+  std::string action = view_text(quota, "budget_action");
   return action.empty() ? b : b + " (" + action + ")";
 }
 
 std::string job_shape(const json& j) {
-  std::string workers = text(j, "workers");
+  std::string workers = view_text(j, "workers");
   if (workers.empty()) workers = "1";
   const json& milli = at_path(j, "gpu_milli");
   std::string gpus =
-      milli.is_number_integer() ? std::to_string(milli.get<int64_t>()) + "m" : text(j, "gpus_per_worker");
+      milli.is_number_integer() ? std::to_string(milli.get<int64_t>()) + "m" : view_text(j, "gpus_per_worker");
   if (gpus.empty()) gpus = "0";
   return workers + "x" + gpus;
 }
 
-std::string tflops(const json& m, const char* key) { return text(m, key); }
+std::string tflops(const json& m, const char* key) { return view_text(m, key); }
 
 // An amount in `unit` at its currency's precision (half to even to the cent) when the unit is a
 // currency; anything else as it is.
@@ -328,8 +328,8 @@ std::vector<ResourceView> build_views() {
                 col("SUBJECT", "subject"),
                 {"MEASURED", Align::kRight,
                  [](const json& d, TimeMs) {
-                   return at_currency_precision(text(d, "measured"), text(d, "unit")) + " / " +
-                          at_currency_precision(text(d, "threshold"), text(d, "unit")) + " " + text(d, "unit");
+                   return at_currency_precision(view_text(d, "measured"), view_text(d, "unit")) + " / " +
+                          at_currency_precision(view_text(d, "threshold"), view_text(d, "unit")) + " " + view_text(d, "unit");
                  }},
                 col("STATE", "state"),
                 col("MESSAGE", "message_en")},
@@ -348,13 +348,13 @@ std::vector<ResourceView> build_views() {
                 col("GPU", "gpu", Align::kRight),
                 {"VALUE", Align::kRight,
                  [](const json& d, TimeMs) {
-                   if (d.contains("fp16_tflops")) return text(d, "fp16_tflops") + " TFLOPS";
-                   if (d.contains("busbw_gbps")) return text(d, "busbw_gbps") + " GB/s";
+                   if (d.contains("fp16_tflops")) return view_text(d, "fp16_tflops") + " TFLOPS";
+                   if (d.contains("busbw_gbps")) return view_text(d, "busbw_gbps") + " GB/s";
                    return std::string();
                  }},
                 {"WHEN", Align::kLeft,
                  [](const json& d, TimeMs) {
-                   return d.contains("at") ? text(d, "at") : text(d, "from") + " .. " + text(d, "to");
+                   return d.contains("at") ? view_text(d, "at") : view_text(d, "from") + " .. " + view_text(d, "to");
                  }},
                 col("METHOD", "method"),
                 col("STATUS", "status"),
@@ -378,7 +378,7 @@ std::vector<ResourceView> build_views() {
                    std::string out;
                    if (d.contains("stages") && d["stages"].is_array())
                      for (const json& st : d["stages"])
-                       out += (out.empty() ? "" : " ") + text(st, "stage") + ":" + text(st, "status");
+                       out += (out.empty() ? "" : " ") + view_text(st, "stage") + ":" + view_text(st, "status");
                    return out;
                  }},
                 {"SIMULATED", Align::kLeft,
@@ -409,7 +409,7 @@ std::vector<ResourceView> build_views() {
                 col("START", "start"),
                 {"VERDICT", Align::kLeft,
                  [](const json& d, TimeMs) {
-                   return d.contains("plan") && d["plan"].is_object() ? text(d["plan"], "verdict") : std::string("?");
+                   return d.contains("plan") && d["plan"].is_object() ? view_text(d["plan"], "verdict") : std::string("?");
                  }},
                 {"RESULTS", Align::kRight,
                  [](const json& d, TimeMs) {
@@ -427,7 +427,7 @@ std::vector<ResourceView> build_views() {
                "orders in the GPU-hour market, matched at once (place: `market buy|sell`; cancel: `market cancel`)",
                {col("ID", "id"), col("SIDE", "side"), col("GPU MODEL", "gpu_model"), col("REGION", "region"),
                 col("FROM", "starts_at"), col("TO", "ends_at"),
-                {"PRICE", Align::kRight, [](const json& d, TimeMs) { return text(d, "price_per_gpu_hour") + " " + text(d, "currency"); }},
+                {"PRICE", Align::kRight, [](const json& d, TimeMs) { return view_text(d, "price_per_gpu_hour") + " " + view_text(d, "currency"); }},
                 {"FILLED", Align::kRight,
                  [](const json& d, TimeMs) {
                    return d.contains("filled_gpus") && d.contains("gpus") ? d["filled_gpus"].dump() + "/" + d["gpus"].dump()
@@ -445,9 +445,9 @@ std::vector<ResourceView> build_views() {
                "the market's trades, read by their two parties (made only by matching)",
                {col("ID", "id"), col("GPU MODEL", "gpu_model"), col("REGION", "region"), col("FROM", "starts_at"),
                 col("TO", "ends_at"),
-                {"PRICE", Align::kRight, [](const json& d, TimeMs) { return text(d, "price_per_gpu_hour") + " " + text(d, "currency"); }},
+                {"PRICE", Align::kRight, [](const json& d, TimeMs) { return view_text(d, "price_per_gpu_hour") + " " + view_text(d, "currency"); }},
                 {"GPUS", Align::kRight, [](const json& d, TimeMs) { return d.contains("gpus") ? d["gpus"].dump() : std::string(); }},
-                {"AMOUNT", Align::kRight, [](const json& d, TimeMs) { return text(d, "amount") + " " + text(d, "currency"); }},
+                {"AMOUNT", Align::kRight, [](const json& d, TimeMs) { return view_text(d, "amount") + " " + view_text(d, "currency"); }},
                 col("AT", "at")},
                filters({"tenant", "supplier", "gpu_model", "region"}),
                false,
@@ -459,7 +459,7 @@ std::vector<ResourceView> build_views() {
                "spot price",
                "offers' spot market prices over time (appended, never changed)",
                {col("ID", "id"), col("OFFER", "offer_id"), col("FROM", "from"),
-                {"PRICE", Align::kRight, [](const json& d, TimeMs) { return text(d, "price") + " " + text(d, "currency"); }}},
+                {"PRICE", Align::kRight, [](const json& d, TimeMs) { return view_text(d, "price") + " " + view_text(d, "currency"); }}},
                filters({"offer", "supplier"}),
                true,
                false,
@@ -470,7 +470,7 @@ std::vector<ResourceView> build_views() {
                "issued invoice",
                "invoices frozen at month close: numbered, hashed, never changed (pay and void: `invoices pay|void`)",
                {col("NUMBER", "number"), col("MONTH", "month"), col("TENANT", "tenant"),
-                {"TOTAL", Align::kRight, [](const json& d, TimeMs) { return text(d, "totals/total") + " " + text(d, "currency"); }},
+                {"TOTAL", Align::kRight, [](const json& d, TimeMs) { return view_text(d, "totals/total") + " " + view_text(d, "currency"); }},
                 col("STATE", "state"), col("ISSUED", "issued_at")},
                filters({"tenant", "number"}, one_of("state", {"issued", "paid", "void"})),
                false,
@@ -482,7 +482,7 @@ std::vector<ResourceView> build_views() {
                "credit note",
                "corrections of issued invoices (operators create; never changed)",
                {col("NUMBER", "number"), col("INVOICE", "invoice_number"),
-                {"AMOUNT", Align::kRight, [](const json& d, TimeMs) { return text(d, "amount") + " " + text(d, "currency"); }},
+                {"AMOUNT", Align::kRight, [](const json& d, TimeMs) { return view_text(d, "amount") + " " + view_text(d, "currency"); }},
                 col("REASON", "reason"), col("ISSUED", "issued_at")},
                filters({"tenant", "invoice"}),
                true,
@@ -494,7 +494,7 @@ std::vector<ResourceView> build_views() {
                "top-up",
                "money prepaid tenants paid in (operators and the payment webhook record it; never changed)",
                {col("ID", "id"), col("TENANT", "tenant_id"),
-                {"AMOUNT", Align::kRight, [](const json& d, TimeMs) { return text(d, "amount") + " " + text(d, "currency"); }},
+                {"AMOUNT", Align::kRight, [](const json& d, TimeMs) { return view_text(d, "amount") + " " + view_text(d, "currency"); }},
                 col("REFERENCE", "reference"), col("SOURCE", "source"), col("AT", "created_at")},
                filters({"tenant", "currency", "source"}),
                true,
@@ -521,8 +521,8 @@ std::vector<ResourceView> build_views() {
                 col("FORM", "form_factor"),
                 {"MEMORY", Align::kLeft,
                  [](const json& d, TimeMs) {
-                   std::string gib = text(d, "memory_gib");
-                   return gib.empty() ? gib : gib + " GiB " + text(d, "memory_type");
+                   std::string gib = view_text(d, "memory_gib");
+                   return gib.empty() ? gib : gib + " GiB " + view_text(d, "memory_type");
                  }},
                 col("MEM_BW_GBPS", "memory_bandwidth_gbps", Align::kRight),
                 {"FP16_TFLOPS", Align::kRight, [](const json& d, TimeMs) { return tflops(d, "fp16_tflops"); }},

@@ -13,7 +13,7 @@ namespace {
 
 Money usd(int64_t units) { return Money(units * Money::kMicrosPerUnit, Currency::kUSD); }
 Money cny(int64_t units) { return Money(units * Money::kMicrosPerUnit, Currency::kCNY); }
-Money cents(int64_t c, Currency cur) { return Money(c * 10'000, cur); }
+Money cents_money(int64_t c, Currency cur) { return Money(c * 10'000, cur); }
 
 Tenant tenant(const std::string& name, const char* display, Currency currency, const char* segment,
               const char* home_region) {
@@ -203,7 +203,7 @@ std::vector<Job> qingyun_jobs() {
     j.gpus_per_worker = 1;
     j.constraints.gpu_models = {"ascend-910b-64gb", "a100-sxm4-80gb"};
     j.billing.mode = BillingMode::kSpot;
-    j.billing.max_price_per_gpu_hour = cents(600, Currency::kCNY);
+    j.billing.max_price_per_gpu_hour = cents_money(600, Currency::kCNY);
     j.image = cann;
     j.command = {"python", "eval.py", "--suite", "humaneval"};
     j.expected_duration_seconds = 2 * kSecondsPerHour;

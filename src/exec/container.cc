@@ -6,21 +6,16 @@
 #include <regex>
 #include <sstream>
 
+#include "core/shell_quote.h"
 #include "core/fields.h"
 
 namespace gpurent {
 
 namespace {
 
-std::string q(const std::string& s) {  // one shell word
-  std::string out = "'";
-  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return out + "'";
-}
-
 std::string words(const std::vector<std::string>& v) {
   std::string out;
-  for (const auto& w : v) out += (out.empty() ? "" : " ") + q(w);
+  for (const auto& w : v) out += (out.empty() ? "" : " ") + shell_quote(w);
   return out;
 }
 
@@ -36,7 +31,7 @@ std::string status_path_word(const std::string& path) {
   size_t i = 0;
   while (i < path.size()) {
     const size_t j = path.find("%j", i);
-    out += q(path.substr(i, j == std::string::npos ? std::string::npos : j - i));
+    out += shell_quote(path.substr(i, j == std::string::npos ? std::string::npos : j - i));
     if (j == std::string::npos) break;
     out += "\"${GPURENT_RUN_ID:-${SLURM_JOB_ID:-0}}\"";
     i = j + 2;
@@ -46,7 +41,7 @@ std::string status_path_word(const std::string& path) {
 
 std::string run_flags(const ContainerSettings& s, const ContainerRun& r) {
   std::ostringstream f;
-  f << "--name \"$name\" --pull never --network \"$net\" --user " << q(s.user)
+  f << "--name \"$name\" --pull never --network \"$net\" --user " << shell_quote(s.user)
     << " --cap-drop all --security-opt no-new-privileges --pids-limit " << s.pids_limit << " --ulimit nofile="
     << s.nofile << ":" << s.nofile << " --ulimit nproc=" << s.nproc << ":" << s.nproc;
   if (r.cpus) f << " --cpus " << *r.cpus;
@@ -55,14 +50,14 @@ std::string run_flags(const ContainerSettings& s, const ContainerRun& r) {
   f << " --shm-size " << shm << "g";
   f << " -e CUDA_VISIBLE_DEVICES=\"$visible\" -e NVIDIA_VISIBLE_DEVICES=\"${gpus:-void}\""
        " -e GPURENT_GPU_INDICES=\"$gpus\" -e GPURENT_NODE=\"$node\"";
-  for (const auto& [k, v] : r.env) f << " -e " << q(k + "=" + v);
-  if (!r.workdir.empty()) f << " -w " << q(r.workdir);
+  for (const auto& [k, v] : r.env) f << " -e " << shell_quote(k + "=" + v);
+  if (!r.workdir.empty()) f << " -w " << shell_quote(r.workdir);
   for (const ContainerPort& p : r.ports)
-    f << " -p " << q(p.host_ip + ":" + std::to_string(p.host_port) + ":" + std::to_string(p.container_port) + "/tcp");
+    f << " -p " << shell_quote(p.host_ip + ":" + std::to_string(p.host_port) + ":" + std::to_string(p.container_port) + "/tcp");
   // Podman fills in $UID and $GID itself.
   if (!r.login.empty())
-    f << " --passwd-entry " << q(r.login + ":*:$UID:$GID:" + r.login + ":" + (r.home.empty() ? "/" : r.home) + ":/bin/sh");
-  if (!r.home.empty()) f << " -e " << q("HOME=" + r.home);
+    f << " --passwd-entry " << shell_quote(r.login + ":*:$UID:$GID:" + r.login + ":" + (r.home.empty() ? "/" : r.home) + ":/bin/sh");
+  if (!r.home.empty()) f << " -e " << shell_quote("HOME=" + r.home);
   return f.str();
 }
 
@@ -143,9 +138,9 @@ std::string script_head(const ContainerSettings& s, const ContainerRun& r) {
     << words(s.podman_args) << ")\n"
     << "  local node; node=$(printf '%s' \"${GPURENT_RUN_NODE:-${SLURMD_NODENAME:-$(hostname -s)}}\" | tr -cd 'A-Za-z0-9._-')\n"
     << "  local status_file=" << (r.status_file.empty() ? "''" : status_path_word(r.status_file)) << "\n"
-    << "  local name=" << q("gpurent-" + r.job_id + "-") << "\"$node\"\n"
-    << "  local net=" << q("gpurent-" + r.tenant_id) << "\n"
-    << "  local image=" << q(r.image) << "\n"
+    << "  local name=" << shell_quote("gpurent-" + r.job_id + "-") << "\"$node\"\n"
+    << "  local net=" << shell_quote("gpurent-" + r.tenant_id) << "\n"
+    << "  local image=" << shell_quote(r.image) << "\n"
     << "  status() {  # why the run failed, for gpurent (the exit code cannot say)\n"
     << "    [ -n \"$status_file\" ] && printf '{\"reason\":\"%s\",\"detail\":\"%s\",\"node\":\"%s\"%s}\\n' "
        "\"$1\" \"$(printf '%s' \"$2\" | tr -d '\\000-\\037\"\\\\')\" \"$node\" \"${3:-}\" > \"$status_file\"\n"
@@ -166,7 +161,7 @@ std::string script_gpus(const ContainerSettings& s) {
   if (cdi)
     o << "    args+=(--device \"nvidia.com/gpu=$g\")\n";
   else
-    o << "    args+=(--device \"$(printf " << q(s.gpu_device) << " \"$g\"):/dev/nvidia$g\")\n";
+    o << "    args+=(--device \"$(printf " << shell_quote(s.gpu_device) << " \"$g\"):/dev/nvidia$g\")\n";
   o << "    visible+=\"${visible:+,}$i\"; i=$((i + 1))\n"
     << "  done\n";
   if (!s.extra_devices.empty() && !cdi)
@@ -181,7 +176,7 @@ std::string script_numa(const ContainerRun& r) {
   o << "  local -a numa_of=()\n  case \"$node\" in\n";
   for (const auto& [name, numa] : r.gpu_numa) {
     if (!plain_name(name)) continue;
-    o << "    " << q(name) << ") numa_of=(";
+    o << "    " << shell_quote(name) << ") numa_of=(";
     for (size_t k = 0; k < numa.size(); ++k) o << (k ? " " : "") << numa[k];
     o << ") ;;\n";
   }
@@ -209,35 +204,35 @@ std::string script_volumes(const ContainerSettings& s, const ContainerRun& r) {
   std::ostringstream o;
   for (const auto& v : r.volumes) {
     const std::string dir = volume_dir(s, r, v);
-    o << "  if [ ! -d " << q(dir) << " ]; then mkdir -p " << q(dir) << " && chown " << q(s.user) << " " << q(dir)
+    o << "  if [ ! -d " << shell_quote(dir) << " ]; then mkdir -p " << shell_quote(dir) << " && chown " << shell_quote(s.user) << " " << shell_quote(dir)
       << " || { status runtime_error 'cannot create volume " << v.name << "'; return 125; }";
     if (!v.report_file.empty() && v.copy_command.empty()) {
       // A node volume's first folder: it lives here now. One already here is measured beside the
       // start (in the background: a large tree must not delay it), as the end of a run may not be
       // (a batch system that kills the script before it is through).
-      const std::string part = q(v.report_file + ".used.part"), done = q(v.report_file + ".used");
+      const std::string part = shell_quote(v.report_file + ".used.part"), done = shell_quote(v.report_file + ".used");
       o << "; printf 'used %s 0 %s\\n' \"$node\" \"$(date +%s%3N)\" > " << part << " && mv -f " << part << " " << done
-        << "; else ( vb=$(timeout 300 du -sb " << q(dir) << " 2>/dev/null | cut -f1); [ -n \"$vb\" ] && printf 'used %s %s %s\\n' \"$node\" \"$vb\" \"$(date +%s%3N)\" > "
+        << "; else ( vb=$(timeout 300 du -sb " << shell_quote(dir) << " 2>/dev/null | cut -f1); [ -n \"$vb\" ] && printf 'used %s %s %s\\n' \"$node\" \"$vb\" \"$(date +%s%3N)\" > "
         << part << " && mv -f " << part << " " << done << " ) </dev/null >/dev/null 2>&1 &\n  fi\n";
     } else {
       o << "; fi\n";
     }
     if (!v.copy_command.empty()) {
-      o << "  echo " << q("gpurent: copying volume " + v.name + " from node " + v.copy_from + " to node ") << "\"$node\" >&2\n"
+      o << "  echo " << shell_quote("gpurent: copying volume " + v.name + " from node " + v.copy_from + " to node ") << "\"$node\" >&2\n"
         << "  local c0 c1 cout vb\n"
         << "  c0=$(date +%s%3N)\n"
-        << "  if ! cout=$(sh -c " << q(v.copy_command) << " 2>&1 </dev/null); then\n"
-        << "    status volume_copy_failed " << q(v.name + " from " + v.copy_from + ": ") << "\"$(printf '%s' \"$cout\" | tail -c 300)\"\n"
-        << "    echo " << q("gpurent: volume " + v.name + " could not be copied from node " + v.copy_from + ": ") << "\"$cout\" >&2\n"
+        << "  if ! cout=$(sh -c " << shell_quote(v.copy_command) << " 2>&1 </dev/null); then\n"
+        << "    status volume_copy_failed " << shell_quote(v.name + " from " + v.copy_from + ": ") << "\"$(printf '%s' \"$cout\" | tail -c 300)\"\n"
+        << "    echo " << shell_quote("gpurent: volume " + v.name + " could not be copied from node " + v.copy_from + ": ") << "\"$cout\" >&2\n"
         << "    return 125\n"
         << "  fi\n"
-        << "  c1=$(date +%s%3N); vb=$(du -sb " << q(dir) << " 2>/dev/null | cut -f1)\n";
+        << "  c1=$(date +%s%3N); vb=$(du -sb " << shell_quote(dir) << " 2>/dev/null | cut -f1)\n";
       if (!v.report_file.empty())
-        o << "  printf 'copied %s %s %s %s %s\\n' " << q(v.copy_from) << " \"$node\" \"${vb:-0}\" \"$((c1 - c0))\" \"$c1\" > "
-          << q(v.report_file + ".copied.part") << " && mv -f " << q(v.report_file + ".copied.part") << " " << q(v.report_file + ".copied") << "\n";
+        o << "  printf 'copied %s %s %s %s %s\\n' " << shell_quote(v.copy_from) << " \"$node\" \"${vb:-0}\" \"$((c1 - c0))\" \"$c1\" > "
+          << shell_quote(v.report_file + ".copied.part") << " && mv -f " << shell_quote(v.report_file + ".copied.part") << " " << shell_quote(v.report_file + ".copied") << "\n";
       o << "  echo \"gpurent: copied volume " << v.name << ": ${vb:-0} bytes in $((c1 - c0)) ms\" >&2\n";
     }
-    o << "  args+=(-v " << q(dir + ":" + v.mount + (v.read_only ? ":ro" : "")) << ")\n";
+    o << "  args+=(-v " << shell_quote(dir + ":" + v.mount + (v.read_only ? ":ro" : "")) << ")\n";
   }
   return o.str();
 }
@@ -247,10 +242,10 @@ std::string script_volume_usage(const ContainerSettings& s, const ContainerRun& 
   std::ostringstream o;
   for (const auto& v : r.volumes) {
     if (v.report_file.empty()) continue;
-    const std::string part = q(v.report_file + ".used.part");
-    o << "  vb=$(timeout 60 du -sb " << q(volume_dir(s, r, v)) << " 2>/dev/null | cut -f1)\n"
+    const std::string part = shell_quote(v.report_file + ".used.part");
+    o << "  vb=$(timeout 60 du -sb " << shell_quote(volume_dir(s, r, v)) << " 2>/dev/null | cut -f1)\n"
       << "  [ -n \"$vb\" ] && printf 'used %s %s %s\\n' \"$node\" \"$vb\" \"$(date +%s%3N)\" > " << part << " && mv -f " << part
-      << " " << q(v.report_file + ".used") << "\n";
+      << " " << shell_quote(v.report_file + ".used") << "\n";
   }
   return o.str().empty() ? "" : "  local vb\n" + o.str();
 }
@@ -268,7 +263,7 @@ std::string script_checks(const ContainerSettings& s, const ContainerRun& r) {
       << "    echo \"gpurent: image $image is not on node $node\" >&2\n"
       << "    return 125\n";
   } else {
-    const std::string f = q(r.image_file);
+    const std::string f = shell_quote(r.image_file);
     o << "    local sum loaded\n"
       << "    if ! sum=$(sha256sum < " << f << " 2>/dev/null); then\n"
       << "      status image_unreadable \"$image\"\n"
@@ -276,7 +271,7 @@ std::string script_checks(const ContainerSettings& s, const ContainerRun& r) {
       << "      return 125\n"
       << "    fi\n"
       << "    sum=$(printf '%s' \"${sum%% *}\" | tr -cd 0-9a-f)\n"
-      << "    if [ \"$sum\" != " << q(r.image_sha256) << " ]; then\n"
+      << "    if [ \"$sum\" != " << shell_quote(r.image_sha256) << " ]; then\n"
       << "      status image_corrupt \"$image\" \",\\\"expected\\\":\\\"" << r.image_sha256
       << "\\\",\\\"actual\\\":\\\"$sum\\\"\"\n"
       << "      echo \"gpurent: image $image in the image store has SHA-256 $sum, not " << r.image_sha256 << "\" >&2\n"
@@ -287,7 +282,7 @@ std::string script_checks(const ContainerSettings& s, const ContainerRun& r) {
     if (r.image_format == "rootfs-tar")
       o << "    if ! loaded=$(\"${P[@]}\" import -q " << f << " \"$image\" 2>&1); then\n";
     else
-      o << "    if ! loaded=$(" << q(s.skopeo) << " copy --quiet " << q(r.image_format + ":" + r.image_file)
+      o << "    if ! loaded=$(" << shell_quote(s.skopeo) << " copy --quiet " << shell_quote(r.image_format + ":" + r.image_file)
         << " \"containers-storage:$image\" 2>&1); then\n";
     o << "      status image_corrupt \"$image: $(printf '%s' \"$loaded\" | tail -c 300)\"\n"
       << "      echo \"gpurent: image $image could not be loaded on node $node: $loaded\" >&2\n"
@@ -329,20 +324,20 @@ std::string script_artifacts(const ContainerRun& r) {
   std::ostringstream o;
   if (!r.artifacts.empty()) o << "  local got\n";
   for (const ContainerArtifact& a : r.artifacts) {
-    o << "  if ! got=$(sha256sum < " << q(a.host_file) << " 2>/dev/null); then\n"
-      << "    status artifact_missing " << q(a.name) << "\n"
-      << "    echo " << q("gpurent: artifact " + a.name + " is not readable at " + a.host_file + " on node ") << "\"$node\" >&2\n"
+    o << "  if ! got=$(sha256sum < " << shell_quote(a.host_file) << " 2>/dev/null); then\n"
+      << "    status artifact_missing " << shell_quote(a.name) << "\n"
+      << "    echo " << shell_quote("gpurent: artifact " + a.name + " is not readable at " + a.host_file + " on node ") << "\"$node\" >&2\n"
       << "    return 125\n"
       << "  fi\n"
       << "  got=$(printf '%s' \"${got%% *}\" | tr -cd 0-9a-f)\n"
-      << "  if [ \"$got\" != " << q(a.sha256) << " ]; then\n"
-      << "    status artifact_mismatch " << q(a.name) << " \",\\\"expected\\\":\\\"" << a.sha256
+      << "  if [ \"$got\" != " << shell_quote(a.sha256) << " ]; then\n"
+      << "    status artifact_mismatch " << shell_quote(a.name) << " \",\\\"expected\\\":\\\"" << a.sha256
       << "\\\",\\\"actual\\\":\\\"$got\\\"\"\n"
-      << "    echo " << q("gpurent: artifact " + a.name + " has SHA-256 ") << "\"$got\"" << q(", not " + a.sha256 + ": the container was not started")
+      << "    echo " << shell_quote("gpurent: artifact " + a.name + " has SHA-256 ") << "\"$got\"" << shell_quote(", not " + a.sha256 + ": the container was not started")
       << " >&2\n"
       << "    return 125\n"
       << "  fi\n"
-      << "  args+=(-v " << q(a.host_file + ":" + a.mount + ":ro") << ")\n";
+      << "  args+=(-v " << shell_quote(a.host_file + ":" + a.mount + ":ro") << ")\n";
   }
   return o.str();
 }
@@ -360,13 +355,13 @@ std::string script_secrets(const ContainerSettings& s, const ContainerRun& r) {
     const ContainerSecret& sec = r.secrets[i];
     o << "  local sid" << i << "=\"$name-" << i << "\"\n"
       << "  \"${P[@]}\" secret rm \"$sid" << i << "\" >/dev/null 2>&1\n"
-      << "  \"${P[@]}\" secret create \"$sid" << i << "\" " << q(sec.host_file)
+      << "  \"${P[@]}\" secret create \"$sid" << i << "\" " << shell_quote(sec.host_file)
       << " >/dev/null || { status runtime_error 'cannot create a secret'; return 125; }\n"
       << "  secret_ids+=(\"$sid" << i << "\")\n";
-    if (!sec.env.empty()) o << "  args+=(--secret \"$sid" << i << "\"" << q(",type=env,target=" + sec.env) << ")\n";
+    if (!sec.env.empty()) o << "  args+=(--secret \"$sid" << i << "\"" << shell_quote(",type=env,target=" + sec.env) << ")\n";
     if (!sec.file.empty())
       o << "  args+=(--secret \"$sid" << i << "\""
-        << q(",type=mount,target=" + sec.file + ",uid=" + uid + ",gid=" + gid + ",mode=0400") << ")\n";
+        << shell_quote(",type=mount,target=" + sec.file + ",uid=" + uid + ",gid=" + gid + ",mode=0400") << ")\n";
   }
   return o.str();
 }
@@ -377,7 +372,7 @@ std::string script_heartbeat(const ContainerSettings& s, const ContainerRun& r) 
   if (r.ready_file.empty() || !r.ready_heartbeat) return "";
   std::ostringstream o;
   o << "  local beat\n"
-    << "  beat=$(mktemp -d /tmp/gpurent-ready.XXXXXX) && chown " << q(s.user) << " \"$beat\" && chmod 700 \"$beat\" "
+    << "  beat=$(mktemp -d /tmp/gpurent-ready.XXXXXX) && chown " << shell_quote(s.user) << " \"$beat\" && chmod 700 \"$beat\" "
        "|| { status runtime_error 'cannot create the readiness folder'; return 125; }\n"
     << "  args+=(-v \"$beat:/run/gpurent\" -e GPURENT_READY_FILE=/run/gpurent/ready)\n";
   return o.str();
@@ -412,7 +407,7 @@ std::string script_freeze(const ContainerRun& r) {
   std::ostringstream o;
   o << "  ( cut=0\n"
     << "    while kill -0 \"$pid\" 2>/dev/null; do\n"
-    << "      if [ -e " << q(r.freeze_file) << " ]; then\n"
+    << "      if [ -e " << shell_quote(r.freeze_file) << " ]; then\n"
     << "        if [ \"$cut\" = 0 ] && \"${P[@]}\" network disconnect \"$net\" \"$name\" >/dev/null 2>&1; then\n"
     << "          cut=1; echo \"gpurent: the project's egress is frozen: the container's network is cut\" >&2\n"
     << "        fi\n"
@@ -431,7 +426,7 @@ std::string script_freeze(const ContainerRun& r) {
 // rename, so the server never reads half an archive or half a line.
 std::string script_save(const ContainerRun& r) {
   if (r.save_request.empty() || r.save_dir.empty() || r.nodes > 1) return "";
-  const std::string req = q(r.save_request), dir = q(r.save_dir);
+  const std::string req = shell_quote(r.save_request), dir = shell_quote(r.save_dir);
   std::ostringstream o;
   o << "  ( while kill -0 \"$pid\" 2>/dev/null; do\n"
     << "      if [ -e " << req << " ]; then\n"
@@ -439,7 +434,7 @@ std::string script_save(const ContainerRun& r) {
     << "        if ! [[ \"$sid\" =~ ^img_[a-z0-9]{1,64}$ ]]; then rm -f " << req << "\n"
     << "        elif mv -f " << req << " " << dir << "/\"$sid.save.taken\"; then\n"
     << "          out=" << dir << "/$sid.save.tar; fin=" << dir << "/$sid.save.done\n"
-    << "          tag=" << q("localhost/gpurent/" + r.tenant_id + "/saving-") << "\"${sid#img_}:tmp\"\n"
+    << "          tag=" << shell_quote("localhost/gpurent/" + r.tenant_id + "/saving-") << "\"${sid#img_}:tmp\"\n"
     << "          echo \"gpurent: saving the container as image $sid\" >&2\n"
     << "          cmd=$(\"${P[@]}\" image inspect --format '{{json .Config.Cmd}}' \"$image\" 2>/dev/null)\n"
     << "          change=(); [ -n \"$cmd\" ] && [ \"$cmd\" != null ] && change=(--change \"CMD $cmd\")\n"
@@ -472,7 +467,7 @@ std::string script_port_wait(const ContainerRun& r) {
   std::ostringstream o;
   o << "  local hp tries\n"
     << "  for hp in";
-  for (const ContainerPort& p : r.ports) o << " " << q(p.host_ip + "/" + std::to_string(p.host_port));
+  for (const ContainerPort& p : r.ports) o << " " << shell_quote(p.host_ip + "/" + std::to_string(p.host_port));
   o << "; do\n"
     << "    tries=0\n"
     << "    while [ \"$stopping\" = 0 ] && timeout 2 bash -c 'exec 3<>\"/dev/tcp/$1\"' _ \"$hp\" 2>/dev/null; do\n"

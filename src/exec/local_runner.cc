@@ -1,4 +1,5 @@
 #include "exec/local_runner.h"
+#include "core/shell_quote.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -29,12 +30,6 @@ constexpr DurationMs kKeepEndedMs = kMsPerDay;           // folders of ended run
 TimeMs wall_now() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-std::string q(const std::string& s) {
-  std::string out = "'";
-  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return out + "'";
 }
 
 std::optional<std::string> read_text(const fs::path& p) {
@@ -125,14 +120,14 @@ std::string local_run_wrapper(const std::string& run_dir, const std::string& nod
   std::ostringstream o;
   o << "#!/bin/bash\n"
     << "# gpurent local run " << run_id << " (exec/local_runner.h): runs script.sh, records its end.\n"
-    << "cd " << q(run_dir) << " || exit 1\n"
+    << "cd " << shell_quote(run_dir) << " || exit 1\n"
     << "exec </dev/null >>wrapper.log 2>&1\n"
     << "finish() { printf '%s %s\\n' \"$1\" \"$(date +%s%3N)\" > exit.tmp && mv exit.tmp exit; exit 0; }\n"
     << "[ -e ending ] && finish 143  # cancelled before it started\n"
     << "printf '%s %s\\n' \"$$\" \"$(date +%s%3N)\" > pid.tmp && mv pid.tmp pid\n"
-    << "export GPURENT_RUN_ID=" << run_id << " GPURENT_RUN_NODE=" << q(node) << " GPURENT_RUN_GPUS="
-    << q(join_indices(gpus)) << "\n"
-    << "bash " << q(run_dir + "/script.sh") << " >>" << q(output.empty() ? "/dev/null" : output) << " 2>&1 &\n"
+    << "export GPURENT_RUN_ID=" << run_id << " GPURENT_RUN_NODE=" << shell_quote(node) << " GPURENT_RUN_GPUS="
+    << shell_quote(join_indices(gpus)) << "\n"
+    << "bash " << shell_quote(run_dir + "/script.sh") << " >>" << shell_quote(output.empty() ? "/dev/null" : output) << " 2>&1 &\n"
     << "child=$!\n"
     << "after() {  # after N seconds, run the rest (in the background; its pid in $!; TERM cancels it)\n"
     << "  local n=$1; shift\n"
@@ -204,7 +199,7 @@ Result<int64_t> LocalRunner::submit(const SlurmSubmit& job) {
                      {"submit_time", wall_now()},
                      {"output", output}};
   std::string script = batch_script(job);
-  if (!job.workdir.empty()) script.insert(script.find('\n') + 1, "cd " + q(job.workdir) + " || exit 1\n");
+  if (!job.workdir.empty()) script.insert(script.find('\n') + 1, "cd " + shell_quote(job.workdir) + " || exit 1\n");
   for (const auto& [file, text] : std::vector<std::pair<std::string, std::string>>{
            {"meta.json", meta.dump() + "\n"},
            {"script.sh", script},

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "core/shell_quote.h"
 #include "exec/process.h"
 
 namespace gpurent {
@@ -471,16 +472,6 @@ Result<std::vector<SlurmAccounting>> parse_sacct(const std::string& text) {
     return a;
   });
 }
-
-namespace {
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return out + "'";
-}
-
-}  // namespace
 
 std::string batch_script(const SlurmSubmit& s) {
   std::string cmd;

@@ -12,7 +12,7 @@ namespace gpurent {
 namespace {
 
 
-std::string num(double v) {
+std::string num_text(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
@@ -71,14 +71,14 @@ std::map<std::string, std::optional<double>> rank_jobs(std::vector<JobEfficiency
     if (j.gain > 0 && j.gain_per_gpu_hour && med && *med > 0 && per_metric[j.metric].size() >= kLowGainMinJobs &&
         *j.gain_per_gpu_hour < *med / 4)
       j.flags.push_back({"low_gain", Message("dashboard.flag.low_gain")
-                                         .arg("gain", num(*j.gain_per_gpu_hour))
-                                         .arg("median", num(*med))
+                                         .arg("gain", num_text(*j.gain_per_gpu_hour))
+                                         .arg("median", num_text(*med))
                                          .arg("metric", j.metric)});
     if (j.gain <= 0)
       j.flags.push_back({"no_gain", Message("dashboard.flag.no_gain")
                                         .arg("metric", j.metric)
-                                        .arg("first", num(j.first))
-                                        .arg("last", num(j.last))});
+                                        .arg("first", num_text(j.first))
+                                        .arg("last", num_text(j.last))});
     if (j.mean_util_pct && *j.mean_util_pct < kLowUtilizationPct)
       j.flags.push_back({"low_utilization", Message("dashboard.flag.low_utilization")
                                                 .arg("mean", std::to_string(*j.mean_util_pct))

@@ -203,7 +203,9 @@ TEST(OrderBook, MatchesTheReferenceBookOnRandomSequences) {
         ASSERT_EQ(ff[i].price, rf[i].price);
         ASSERT_EQ(ff[i].qty, rf[i].qty);
         const MarketOrder* maker = fast.find(ff[i].maker);
-        if (maker) ASSERT_NE(maker->owner, 0u);
+        if (maker) {
+          ASSERT_NE(maker->owner, 0u);
+        }
         traded += ff[i].qty;
         for (uint64_t id : {ff[i].maker, ff[i].taker}) got[id] += ff[i].qty;
         // At the price of the order in the book first, within the other's limit, between two owners.
@@ -230,7 +232,9 @@ TEST(OrderBook, MatchesTheReferenceBookOnRandomSequences) {
           ASSERT_EQ(a[i].orders, b[i].orders);
         }
       }
-      if (aon.empty() && fast.best_bid() && fast.best_ask()) ASSERT_LT(*fast.best_bid(), *fast.best_ask()) << "the book crossed";
+      if (aon.empty() && fast.best_bid() && fast.best_ask()) {
+        ASSERT_LT(*fast.best_bid(), *fast.best_ask()) << "the book crossed";
+      }
       ASSERT_EQ(fast.resting(), ref.resting());
       const auto fo = fast.orders(), ro = ref.orders();
       ASSERT_EQ(fo.size(), ro.size());

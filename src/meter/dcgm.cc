@@ -48,7 +48,7 @@ Result<double> parse_value(std::string_view t, size_t line) {
   return d;
 }
 
-Status parse_labels(Cursor& c, PromSample& out, size_t line) {
+Status parse_prom_labels(Cursor& c, PromSample& out, size_t line) {
   ++c.i;  // '{'
   for (;;) {
     c.skip_space();
@@ -153,7 +153,7 @@ Result<std::vector<PromSample>> parse_prometheus_text(std::string_view text) {
     s.name = std::string(name);
     c.skip_space();
     if (c.peek() == '{') {
-      if (auto st = parse_labels(c, s, line); !st) return st.error();
+      if (auto st = parse_prom_labels(c, s, line); !st) return st.error();
     }
     c.skip_space();
     auto v = parse_value(c.token(), line);

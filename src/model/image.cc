@@ -24,7 +24,7 @@ void read_name(Fields& f, Image& i) {
   i.description = f.opt_str("description", {.min_len = 1, .max_len = 512});
 }
 
-void read_declared(Fields& f, Image& i, int64_t max_bytes) {
+void read_image_declared(Fields& f, Image& i, int64_t max_bytes) {
   read_name(f, i);
   const bool has_recipe = f.has("recipe"), has_archive = f.has("archive");
   if (has_recipe == has_archive) f.error(has_recipe ? "archive" : "recipe", Message("image.recipe_or_archive"));
@@ -77,7 +77,7 @@ Result<Image> parse_image(const json& body, int64_t max_bytes) {
   Fields f(body, "", errs);
   if (!f.valid_object()) return errs.to_error();
   Image i;
-  read_declared(f, i, max_bytes);
+  read_image_declared(f, i, max_bytes);
   f.finish();
   if (!errs.empty()) return errs.to_error();
   i.state = i.recipe ? ImageState::kQueued : ImageState::kUploading;

@@ -25,7 +25,7 @@ VolumeMount read_shared(Fields& v) {
   return m;
 }
 
-void read_declared(Fields& f, Instance& i) {
+void read_instance_declared(Fields& f, Instance& i) {
   i.name = f.str("name", kInstanceNameRule);
   i.project = f.str("project", kProjectRefRule);
   const json* gpus = f.raw("gpus");
@@ -103,7 +103,7 @@ Result<Instance> parse_instance(const json& body) {
   Fields f(body, "", errs);
   if (!f.valid_object()) return errs.to_error();
   Instance i;
-  read_declared(f, i);
+  read_instance_declared(f, i);
   f.ignore({"tenant_id", "project_id", "state", "job_ids", "want_running", "stop_reason", "stop_reason_message",
             "current_job", "reason", "cost_per_hour", "stop_reason_text", "stops_at", "cost_until_stop",
             "ssh_port", "notebook_port", "access", "idle_stop_in_force", "utilization", "release_at",
@@ -119,7 +119,7 @@ Result<Instance> decode_instance(const json& body) {
   Fields f(body, "", errs);
   if (!f.valid_object()) return errs.to_error();
   Instance i;
-  read_declared(f, i);
+  read_instance_declared(f, i);
   i.tenant_id = f.str("tenant_id", kServerText);
   i.project_id = f.str("project_id", kServerText);
   i.want_running = f.boolean("want_running", true);

@@ -21,7 +21,7 @@ constexpr StrRule kVersionRule{.min_len = 1, .max_len = 32, .pattern = "[0-9]+(\
                                .pattern_help = "pattern.version"};
 constexpr StrRule kNicNameRule{.min_len = 1, .max_len = 32, .pattern = "[A-Za-z0-9][A-Za-z0-9_.:-]*",
                                .pattern_help = "pattern.nic_name"};
-constexpr StrRule kImageRule{.min_len = 1, .max_len = 255, .pattern = "[a-z0-9][A-Za-z0-9._/:@+-]*",
+constexpr StrRule kNodeImageRule{.min_len = 1, .max_len = 255, .pattern = "[a-z0-9][A-Za-z0-9._/:@+-]*",
                              .pattern_help = "pattern.node_image"};
 
 // Per-GPU values that parsed, for the cross-field checks once the whole body is read.
@@ -177,7 +177,7 @@ Result<Node> parse_node(const json& body, const GpuCatalog& catalog) {
   std::set<std::string> image_names;
   f.objects("images", false, 64, [&](Fields& imf, size_t) {
     NodeImage im;
-    im.name = imf.str("name", kImageRule);
+    im.name = imf.str("name", kNodeImageRule);
     if (!im.name.empty() && !image_names.insert(im.name).second)
       imf.error("name", Message("node.image.duplicate").arg("image", im.name));
     im.cve_patched_at = imf.time("cve_patched_at");

@@ -9,7 +9,7 @@
 namespace gpurent {
 namespace {
 
-constexpr StrRule kRefRule{.min_len = 1, .max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp};
+constexpr StrRule kOfferRefRule{.min_len = 1, .max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp};
 constexpr StrRule kServedModelRule{.min_len = 1, .max_len = 128, .pattern = "[A-Za-z0-9][A-Za-z0-9._/:-]*",
                                    .pattern_help = "pattern.served_model"};
 constexpr StrRule kSovereigntyRule{.min_len = 2, .max_len = 63, .pattern = "([A-Z]{2})|([a-z]{2}(-[a-z0-9]+){1,3})",
@@ -111,7 +111,7 @@ OfferFees parse_fees(Fields& f, Currency c) {
   return fees;
 }
 
-ContractTemplate parse_contract(Fields& f, const GpuModel* model) {
+ContractTemplate parse_contract_fields(Fields& f, const GpuModel* model) {
   ContractTemplate t;
   t.model_lock = f.boolean("model_lock", true);
   if (const json* v = f.raw("min_fp16_tflops")) {
@@ -154,7 +154,7 @@ json volume_fee_json(const VolumeFee& v) { return {{"per_gb", v.per_gb.amount_st
 
 }  // namespace
 
-ContractTemplate parse_contract_template(Fields& f, const GpuModel* model) { return parse_contract(f, model); }
+ContractTemplate parse_contract_template(Fields& f, const GpuModel* model) { return parse_contract_fields(f, model); }
 
 Result<OfferReach> stored_offer_reach(const json& body) {
   FieldErrors errs;
@@ -178,7 +178,7 @@ Result<Offer> parse_offer(const json& body, const GpuCatalog& catalog) {
   if (!f.valid_object()) return errs.to_error();
 
   o.name = f.str("name", kSlugRule);
-  o.supplier = f.str("supplier", kRefRule);
+  o.supplier = f.str("supplier", kOfferRefRule);
   o.region = f.str("region", kRegionRule);
   const GpuModel* model = read_gpu_model_ref(f, catalog, "gpu_model");
   if (model) o.gpu_model = model->id;
@@ -212,7 +212,7 @@ Result<Offer> parse_offer(const json& body, const GpuCatalog& catalog) {
   o.stopped_instance_release_days = f.opt_integer("stopped_instance_release_days", 1, 365);
   o.contract_only = f.boolean("contract_only", false);
   f.object("fees", true, [&](Fields& ff) { o.fees = parse_fees(ff, c); });
-  f.object("contract_template", false, [&](Fields& tf) { o.contract_template = parse_contract(tf, model); });
+  f.object("contract_template", false, [&](Fields& tf) { o.contract_template = parse_contract_fields(tf, model); });
 
   ignore_server_keys(f);
   f.ignore({"supplier_id"});  // server-resolved from `supplier`

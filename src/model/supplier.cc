@@ -7,7 +7,7 @@
 namespace gpurent {
 namespace {
 
-constexpr const char* kEmailPattern = "[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)*\\.[A-Za-z]{2,}";
+constexpr const char* kSupplierEmailPattern = "[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)*\\.[A-Za-z]{2,}";
 
 // A list of enum wire names: each element checked, duplicates refused.
 std::vector<Certification> parse_certifications(Fields& f, const char* key) {
@@ -89,7 +89,7 @@ Result<Supplier> parse_supplier(const json& body) {
     });
     s.certifications = parse_certifications(f, "certifications");
     f.object("due_diligence", false, [&](Fields& df) { s.due_diligence = parse_due_diligence(df); });
-    s.contact_email = f.str("contact_email", {.min_len = 6, .max_len = 254, .pattern = kEmailPattern,
+    s.contact_email = f.str("contact_email", {.min_len = 6, .max_len = 254, .pattern = kSupplierEmailPattern,
                                               .pattern_help = "pattern.supplier_email"});
     ignore_server_keys(f);
     f.finish();

@@ -9,7 +9,7 @@ namespace {
 
 constexpr StrRule kVolumeNameRule{.min_len = 1, .max_len = 63, .pattern = kSlug, .pattern_help = kSlugHelp};
 
-void read_declared(Fields& f, Volume& v) {
+void read_volume_declared(Fields& f, Volume& v) {
   v.name = f.str("name", kVolumeNameRule);
   v.tenant = f.opt_str("tenant", {.max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp}).value_or("");
   v.size_gb = f.integer("size_gb", 1, kMaxVolumeGb);
@@ -25,7 +25,7 @@ Result<Volume> parse_volume(const json& body) {
   Fields f(body, "", errs);
   if (!f.valid_object()) return errs.to_error();
   Volume v;
-  read_declared(f, v);
+  read_volume_declared(f, v);
   f.ignore({"tenant_id", "project_id", "node_id", "node", "used_bytes", "used_at", "last_copy"});
   ignore_server_keys(f);
   f.finish();
@@ -38,7 +38,7 @@ Result<Volume> decode_volume(const json& body) {
   Fields f(body, "", errs);
   if (!f.valid_object()) return errs.to_error();
   Volume v;
-  read_declared(f, v);
+  read_volume_declared(f, v);
   v.tenant_id = f.str("tenant_id", kServerText);
   v.project_id = f.opt_str("project_id", kServerText).value_or("");
   v.node_id = f.opt_str("node_id", kServerText).value_or("");

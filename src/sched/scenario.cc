@@ -129,7 +129,7 @@ void parse_expect(Fields& e, Expect& x) {
 }
 
 // One `nodes` entry: `count` nodes alike, named name-1, name-2, ... when there are several.
-void parse_node(Fields& n, const GpuCatalog& catalog, std::vector<SchedNode>& nodes) {
+void parse_scenario_node(Fields& n, const GpuCatalog& catalog, std::vector<SchedNode>& nodes) {
   const std::string name = n.str("name", kName);
   const GpuModel* model = read_gpu_model_ref(n, catalog, "model");
   const int64_t gpus = n.integer("gpus", 0, 16);
@@ -191,7 +191,7 @@ int64_t price(Fields& f, const char* key, bool required) {
 
 // One `offers` entry: {name, currency?, on_demand, spot?, contract_only?, contracts: [tenant],
 // commitments: {tenant: GPUs}, overflow_waits: [tenant]}.
-void parse_offer(Fields& o, std::vector<SchedOffer>& offers) {
+void parse_scenario_offer(Fields& o, std::vector<SchedOffer>& offers) {
   SchedOffer so;
   so.id = so.name = o.str("name", kName);
   so.currency = o.opt_str("currency", {3, 3}).value_or("USD");
@@ -207,7 +207,7 @@ void parse_offer(Fields& o, std::vector<SchedOffer>& offers) {
 }
 
 // One `projects` entry; notes its tenant in `tenant_of`.
-void parse_project(Fields& p, std::vector<SchedProject>& projects, std::map<std::string, std::string>& tenant_of) {
+void parse_scenario_project(Fields& p, std::vector<SchedProject>& projects, std::map<std::string, std::string>& tenant_of) {
   SchedProject sp;
   sp.name = sp.id = p.str("name", kName);
   sp.tenant = p.str("tenant", kName);
@@ -285,8 +285,8 @@ Result<Scenario> parse(const json& doc, const GpuCatalog& catalog) {
   s.config.score_policy = "bestfit";  // scenarios default to the simplest scoring
   f.object("config", false, [&](Fields& c) { read_sched_config(c, s.config); });
   for (const auto& m : catalog.models()) s.config.model_names[m.id] = m.name;
-  f.objects("nodes", true, 10000, [&](Fields& n, size_t) { parse_node(n, catalog, s.nodes); });
-  f.objects("offers", false, 1000, [&](Fields& o, size_t) { parse_offer(o, s.offers); });
+  f.objects("nodes", true, 10000, [&](Fields& n, size_t) { parse_scenario_node(n, catalog, s.nodes); });
+  f.objects("offers", false, 1000, [&](Fields& o, size_t) { parse_scenario_offer(o, s.offers); });
   f.objects("tenants", false, 1000, [&](Fields& t, size_t) {
     ScenarioTenant st;
     const std::string name = t.str("name", kName);
@@ -303,7 +303,7 @@ Result<Scenario> parse(const json& doc, const GpuCatalog& catalog) {
     s.tenants[name] = st;
   });
   std::map<std::string, std::string> tenant_of;
-  f.objects("projects", true, 1000, [&](Fields& p, size_t) { parse_project(p, s.projects, tenant_of); });
+  f.objects("projects", true, 1000, [&](Fields& p, size_t) { parse_scenario_project(p, s.projects, tenant_of); });
   int64_t total_jobs = 0;
   f.objects("steps", true, 10000, [&](Fields& st, size_t) {
     Step step;

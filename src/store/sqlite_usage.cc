@@ -223,7 +223,7 @@ const std::string kTenantJobSeries =
     " UNION ALL SELECT j.job_id, s.at, 0, 1, s.storage_io_bytes, s.egress_bytes, s.input_tokens, s.output_tokens,"
     " s.requests FROM usage_jobs j JOIN usage_job_samples s ON s.job_id = j.job_id"
     " WHERE j.tenant_id = ?1 AND s.at >= ?2 AND s.at < ?3 ORDER BY 1, 2, 3 DESC LIMIT ?4";
-const std::string kJobTotals =
+const std::string kUsageJobTotals =
     "SELECT coalesce(sum(n), 0), coalesce(sum(s), 0), coalesce(sum(e), 0), coalesce(sum(i), 0), coalesce(sum(o), 0),"
     " coalesce(sum(r), 0) FROM ("
     " SELECT samples AS n, storage_io_bytes AS s, egress_bytes AS e, input_tokens AS i, output_tokens AS o,"
@@ -273,7 +273,7 @@ Result<std::vector<JobUsageTotals>> query_job_usage_totals(Db& db, const JobUsag
   if (!jobs) return jobs.error();
   std::vector<JobUsageTotals> out;
   for (JobUsageTotals& t : *jobs) {
-    auto q = db.query(kJobTotals);
+    auto q = db.query(kUsageJobTotals);
     if (!q) return q.error();
     q->bind(1, t.job_id).bind(2, f.from).bind(3, f.to);
     auto row = q->step("summing job usage");

@@ -25,12 +25,12 @@
 namespace gpurent {
 namespace {
 
-constexpr const char* kAll = "/api/v1/images";
-constexpr const char* kOne = "/api/v1/images/([^/]+)";
+constexpr const char* kAllImages = "/api/v1/images";
+constexpr const char* kOneImage = "/api/v1/images/([^/]+)";
 constexpr const char* kArchive = "/api/v1/images/([^/]+)/archive";
 constexpr const char* kFromInstance = "/api/v1/instances/([^/]+)/image";
 
-Result<Image> decode(const Record& r) { return decode_record(r, decode_image, "jobs cannot run in it"); }
+Result<Image> decode_stored_image(const Record& r) { return decode_record(r, decode_image, "jobs cannot run in it"); }
 
 bool visible(const Principal& p, const Record& r) {
   return p.is_operator() || r.tenant_id.empty() || (!p.tenant_id.empty() && r.tenant_id == p.tenant_id);
@@ -42,7 +42,7 @@ bool writable(const Principal& p, const Record& r) {
   return in_scope(write_scope(p, ObjectKind::kJob), p, r);
 }
 
-json answer(StoreReader& store, const Record& r, const Image& i) {
+json image_answer(StoreReader& store, const Record& r, const Image& i) {
   json out = to_json(i);
   out["id"] = r.id;
   out["visibility"] = i.is_public() ? "public" : "tenant";
@@ -109,25 +109,25 @@ void create_image(App& app, const httplib::Request& req, httplib::Response& res,
   if (!st) return send_problem(res, st.error(), req.path);
   if (i->recipe) wake_image_builder(app);
   app.metrics.count_write("images", "create");
-  send_json(res, 201, answer(app.store, out, *i));
+  send_json(res, 201, image_answer(app.store, out, *i));
 }
 
 void upload_archive(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
   auto r = image_for(app, req, p, true);
   if (!r) return send_problem(res, r.error(), req.path);
-  if (auto cur = decode(*r); cur && cur->recipe)
+  if (auto cur = decode_stored_image(*r); cur && cur->recipe)
     return send_problem(res, Error::make(Code::kConflict, Message("api.images.recipe_no_upload").arg("name", cur->name)),
                         req.path);
-  if (auto cur = decode(*r); cur && cur->source)
+  if (auto cur = decode_stored_image(*r); cur && cur->source)
     return send_problem(res, Error::make(Code::kConflict, Message("api.images.saved_no_upload").arg("name", cur->name)),
                         req.path);
-  auto out = receive_chunk(app, typed_upload_target("images", *r, r->name, decode, ImageState::kUploading, ImageState::kReady),
+  auto out = receive_chunk(app, typed_upload_target("images", *r, r->name, decode_stored_image, ImageState::kUploading, ImageState::kReady),
                            req, p.user_id);
   if (!out) return send_problem(res, out.error(), req.path);
-  auto i = decode(*out);
+  auto i = decode_stored_image(*out);
   if (!i) return send_problem(res, i.error(), req.path);
   if (i->state == ImageState::kReady) app.metrics.count_write("images", "upload");
-  send_json(res, 200, answer(app.store, *out, *i));
+  send_json(res, 200, image_answer(app.store, *out, *i));
 }
 
 // Pages of the images p sees, in id order (?limit=, ?after= as every list).
@@ -144,9 +144,9 @@ void list_images(App& app, const httplib::Request& req, httplib::Response& res, 
     if (!page) return send_problem(res, page.error(), req.path);
     for (const Record& r : page->items) {
       if (!visible(p, r)) continue;
-      auto i = decode(r);
+      auto i = decode_stored_image(r);
       if (!i) continue;  // reported by decode; the others are still listed
-      items.push_back(answer(app.store, r, *i));
+      items.push_back(image_answer(app.store, r, *i));
       if (items.size() == static_cast<size_t>(pp->limit)) {
         if (&r != &page->items.back() || !page->next_after.empty()) next = r.id;
         break;
@@ -161,9 +161,9 @@ void list_images(App& app, const httplib::Request& req, httplib::Response& res, 
 void get_image(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
   auto r = image_for(app, req, p, false);
   if (!r) return send_problem(res, r.error(), req.path);
-  auto i = decode(*r);
+  auto i = decode_stored_image(*r);
   if (!i) return send_problem(res, i.error(), req.path);
-  send_json(res, 200, answer(app.store, *r, *i));
+  send_json(res, 200, image_answer(app.store, *r, *i));
 }
 
 void delete_image(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
@@ -228,17 +228,17 @@ void save_instance(App& app, const httplib::Request& req, httplib::Response& res
   });
   if (!st) return send_problem(res, st.error(), req.path);
   app.metrics.count_write("images", "save");
-  send_json(res, 202, answer(app.store, out, *i));
+  send_json(res, 202, image_answer(app.store, out, *i));
 }
 
 }  // namespace
 
 void register_image_routes(App& app, Router& srv) {
-  route(app, srv, "POST", kAll, "/api/v1/images", create_image);
-  route(app, srv, "GET", kAll, "/api/v1/images", list_images);
+  route(app, srv, "POST", kAllImages, "/api/v1/images", create_image);
+  route(app, srv, "GET", kAllImages, "/api/v1/images", list_images);
   route(app, srv, "PUT", kArchive, "/api/v1/images/{ref}/archive", upload_archive);
-  route(app, srv, "GET", kOne, "/api/v1/images/{ref}", get_image);
-  route(app, srv, "DELETE", kOne, "/api/v1/images/{ref}", delete_image);
+  route(app, srv, "GET", kOneImage, "/api/v1/images/{ref}", get_image);
+  route(app, srv, "DELETE", kOneImage, "/api/v1/images/{ref}", delete_image);
   route(app, srv, "POST", kFromInstance, "/api/v1/instances/{ref}/image", save_instance);
 }
 

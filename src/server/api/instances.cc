@@ -424,7 +424,7 @@ json access_of(App& app, StoreReader& store, const Instance& i, const Principal&
 // The latest metered utilization of the instance's GPUs while it runs: {percent, at}, the highest of
 // its cards' latest readings (as idle auto-stop reads them) in the last 15 minutes; null while it
 // does not run, is CPU-only, or has no reading that recent.
-json utilization_of(StoreReader& store, const Instance& i, const std::optional<JobStatus>& st, TimeMs now) {
+json instance_utilization_of(StoreReader& store, const Instance& i, const std::optional<JobStatus>& st, TimeMs now) {
   if (i.gpus == 0 || !st || st->state != JobState::kRunning || st->placement.empty()) return nullptr;
   std::vector<RunCards> cards;
   for (const WorkerPlacement& w : st->placement) cards.push_back({w.node, "", w.gpus});
@@ -491,7 +491,7 @@ void decorate(App& app, StoreReader& store, const Record& read, const Principal&
     }
   }
   out["access"] = access_of(app, store, *i, p, r, st);
-  out["utilization"] = utilization_of(store, *i, st, app.clock.now());
+  out["utilization"] = instance_utilization_of(store, *i, st, app.clock.now());
   // Stopped on an offer that releases stopped instances: when (docs/resources/instances.md#release).
   if (auto due = release_due(store, app.catalog, *i); due && *due) {
     out["release_at"] = format_rfc3339((*due)->release_at);

@@ -15,7 +15,7 @@
 namespace gpurent {
 namespace {
 
-Status operator_only(const Principal& p) {
+Status invoices_operator_only(const Principal& p) {
   if (p.is_operator()) return ok_status();
   return Error::make(Code::kForbidden, Message("api.issued_invoices.operators_only").arg("role", role_name(p.role)));
 }
@@ -35,7 +35,7 @@ void change_state(App& app, const KindSpec& spec, const httplib::Request& req, h
                   const Principal& p, bool pay) {
   auto inv = find_visible(app.store, spec, p, req.matches[1]);
   if (!inv) return send_problem(res, inv.error(), req.path);
-  if (auto s = operator_only(p); !s) return send_problem(res, s.error(), req.path);
+  if (auto s = invoices_operator_only(p); !s) return send_problem(res, s.error(), req.path);
   auto body = body_or_empty(req);
   if (!body) return send_problem(res, body.error(), req.path);
   FieldErrors errs;
@@ -124,7 +124,7 @@ void register_issued_invoice_routes(App& app, Router& srv) {
   cn.filters = {{"tenant", "tenant_id"}, {"invoice", "state"}};  // the invoice's id is the state column
   cn.updatable = cn.deletable = false;
   cn.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record*) -> Result<Built> {
-    if (auto s = operator_only(p); !s) return s.error();
+    if (auto s = invoices_operator_only(p); !s) return s.error();
     FieldErrors errs;
     Fields f(body, "", errs);
     if (!f.valid_object()) return errs.to_error();
@@ -186,7 +186,7 @@ void register_issued_invoice_routes(App& app, Router& srv) {
 
   route(app, srv, "POST", "/api/v1/invoices/close", "/api/v1/invoices/close",
         [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
-          if (auto s = operator_only(p); !s) return send_problem(res, s.error(), req.path);
+          if (auto s = invoices_operator_only(p); !s) return send_problem(res, s.error(), req.path);
           auto body = parse_body(req);
           if (!body) return send_problem(res, body.error(), req.path);
           FieldErrors errs;

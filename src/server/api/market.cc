@@ -64,8 +64,6 @@ BookKey key_of(const json& order) {
           parse_currency(order.at("currency").get<std::string>()).value(), order.value("node_gpus", int64_t{0})};
 }
 
-bool overlaps(const BookKey& a, const BookKey& b) { return a.starts_at < b.ends_at && b.starts_at < a.ends_at; }
-
 // Reads the book's fields (an order's body, or a market-data query), checking the window: whole
 // hours, ends after it starts, at most a year long, not over.
 void read_book(Fields& f, const GpuCatalog& catalog, TimeMs now, BookKey& k) {

@@ -24,7 +24,7 @@ struct FreeNode {
   int64_t gpus = 0;
 };
 
-bool overlaps(TimeMs a0, TimeMs a1, TimeMs b0, TimeMs b1) { return a0 < b1 && b0 < a1; }
+bool settlement_overlaps(TimeMs a0, TimeMs a1, TimeMs b0, TimeMs b1) { return a0 < b1 && b0 < a1; }
 
 // Every stored reservation, decoded (by id).
 using Holds = std::vector<std::pair<std::string, Reservation>>;
@@ -55,9 +55,9 @@ Result<std::set<std::string>> reserved_nodes(StoreTx& tx, TimeMs from, TimeMs to
   std::set<std::string> out;
   for (const auto& [id, res] : *read) {
     if (change && id == change->replacing_id) continue;
-    if (overlaps(res.starts_at, res.ends_at, from, to)) out.insert(res.node_ids.begin(), res.node_ids.end());
+    if (settlement_overlaps(res.starts_at, res.ends_at, from, to)) out.insert(res.node_ids.begin(), res.node_ids.end());
   }
-  if (change && overlaps(change->starts_at, change->ends_at, from, to))
+  if (change && settlement_overlaps(change->starts_at, change->ends_at, from, to))
     out.insert(change->node_ids.begin(), change->node_ids.end());
   return out;
 }
@@ -501,7 +501,7 @@ Result<int64_t> sell_slack(StoreTx& tx, const std::string& supplier_id, const Ma
     auto s = parse_rfc3339(o.body.at("starts_at").get<std::string>(), "starts_at");
     auto e = parse_rfc3339(o.body.at("ends_at").get<std::string>(), "ends_at");
     if (!s || !e) return Error::make(Code::kInternal, "market order " + o.id + " does not decode");
-    if (!overlaps(*s, *e, k.starts_at, k.ends_at)) continue;
+    if (!settlement_overlaps(*s, *e, k.starts_at, k.ends_at)) continue;
     const int64_t open = o.body.at("remaining_gpus").get<int64_t>();
     cap -= open;
     if (k.node_gpus > 0 && o.body.value("node_gpus", int64_t{0}) == k.node_gpus) sized -= open;
@@ -535,7 +535,7 @@ Result<std::optional<Record>> sell_left_short(StoreTx& tx, const ReservationChan
       auto e = parse_rfc3339(o.body.at("ends_at").get<std::string>(), "ends_at");
       auto cur = parse_currency(o.body.value("currency", ""));
       if (!s || !e || !cur) return Error::make(Code::kInternal, "market order " + o.id + " does not decode");
-      if (!overlaps(*s, *e, change.starts_at, change.ends_at)) continue;
+      if (!settlement_overlaps(*s, *e, change.starts_at, change.ends_at)) continue;
       MarketBook k{lane.gpu_model, lane.region, *s, *e, *cur, o.body.value("node_gpus", int64_t{0})};
       if (!seen.insert({k.starts_at, k.ends_at, o.body.value("currency", ""), k.node_gpus}).second) continue;
       if (!holds) {  // read once, for every book checked

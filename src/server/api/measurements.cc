@@ -26,7 +26,7 @@ Result<bool> tenant_used_node(StoreTx& tx, const std::string& tenant_id, const s
 namespace {
 
 // accept or reject a pending dispute: operators and the node's supplier.
-void resolve(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p,
+void resolve_measurement(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p,
              bool accept) {
   auto rec = find_visible(app.store, spec, p, req.matches[1]);
   if (!rec) return send_problem(res, rec.error(), req.path);
@@ -78,7 +78,7 @@ void resolve(App& app, const KindSpec& spec, const httplib::Request& req, httpli
 template <bool kAccept>
 void resolve_dispute(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res,
                      const Principal& p) {
-  resolve(app, spec, req, res, p, kAccept);
+  resolve_measurement(app, spec, req, res, p, kAccept);
 }
 
 }  // namespace

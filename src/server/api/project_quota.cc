@@ -13,11 +13,12 @@
 #include "server/services/record_faults.h"
 
 namespace gpurent {
-namespace {
 
 Result<Currency> tenant_currency(const Record& tenant) {
   return decode_record(tenant, stored_tenant_currency, "its projects' budgets cannot be read");
 }
+
+namespace {
 
 // This month's burn-down of the project's budget as of `now` (none without a budget): the costs
 // dashboard's computation, on the same day invoices.
@@ -44,7 +45,7 @@ Result<std::vector<StoredAlert>> active_budget_alerts(App& app, const Record& pr
 }
 
 // "16", "0.5": GPUs from milli-GPUs.
-std::string gpus_text(int64_t milli) { return format_scaled(milli, 3); }
+std::string quota_gpus_text(int64_t milli) { return format_scaled(milli, 3); }
 
 // What the project's admitted and running jobs hold: milli-GPUs per catalog model, how many jobs,
 // and how many ask for more GPUs than `max_per_job`.
@@ -97,7 +98,7 @@ Result<std::vector<Message>> warnings_for(App& app, const Record& project, const
     const GpuModel* m = app.catalog.find(model);
     out.push_back(Message("api.quota.warn.gpus")
                       .arg("project", project.name)
-                      .arg("used", gpus_text(milli))
+                      .arg("used", quota_gpus_text(milli))
                       .arg("model", m ? m->name : model)
                       .arg("limit", std::to_string(limit)));
   }

@@ -36,4 +36,8 @@ Status quota_recheck(App& app, StoreTx& tx, const std::string& tenant_id, const 
 // a job that no longer decodes is reported and left out.
 std::vector<Message> quota_warnings(App& app, const Record& project, const Quota& quota, Currency currency);
 
+// The currency of a stored tenant (a 500 naming the record when it does not decode): its
+// projects' budgets are in it.
+Result<Currency> tenant_currency(const Record& tenant);
+
 }  // namespace gpurent

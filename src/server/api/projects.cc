@@ -12,10 +12,6 @@
 
 namespace gpurent {
 
-static Result<Currency> tenant_currency(const Record& tenant) {
-  return decode_record(tenant, stored_tenant_currency, "its projects' budgets cannot be read");
-}
-
 namespace {
 
 // POST/PUT /api/v1/projects: the project in its tenant's currency, its quota's models checked;

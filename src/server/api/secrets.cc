@@ -15,10 +15,10 @@
 namespace gpurent {
 namespace {
 
-constexpr const char* kOne = "/api/v1/projects/([^/]+)/secrets/([^/]+)";
-constexpr const char* kAll = "/api/v1/projects/([^/]+)/secrets";
+constexpr const char* kOneSecret = "/api/v1/projects/([^/]+)/secrets/([^/]+)";
+constexpr const char* kAllSecrets = "/api/v1/projects/([^/]+)/secrets";
 
-json answer(const Record& r, const Secret& s) {
+json secret_answer(const Record& r, const Secret& s) {
   json out = to_public_json(s);
   out["id"] = r.id;
   out["created_at"] = format_rfc3339(r.created_at);
@@ -26,7 +26,7 @@ json answer(const Record& r, const Secret& s) {
   return out;
 }
 
-Result<Record> project_for(App& app, const httplib::Request& req, const Principal& p, bool write) {
+Result<Record> secret_project_for(App& app, const httplib::Request& req, const Principal& p, bool write) {
   return path_project(app, req, p, write, ObjectKind::kProject, "api.secrets.forbidden");
 }
 
@@ -36,7 +36,7 @@ Result<Record> find_secret(Reader& store, const std::string& project_id, const s
 }
 
 void put_secret(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
-  auto project = project_for(app, req, p, true);
+  auto project = secret_project_for(app, req, p, true);
   if (!project) return send_problem(res, project.error(), req.path);
   auto body = parse_body(req);
   if (!body) return send_problem(res, body.error(), req.path);
@@ -75,11 +75,11 @@ void put_secret(App& app, const httplib::Request& req, httplib::Response& res, c
   });
   if (!st) return send_problem(res, st.error(), req.path);
   app.metrics.count_write("secrets", created ? "create" : "update");
-  send_json(res, created ? 201 : 200, answer(out, *s));
+  send_json(res, created ? 201 : 200, secret_answer(out, *s));
 }
 
 void list_secrets(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
-  auto project = project_for(app, req, p, false);
+  auto project = secret_project_for(app, req, p, false);
   if (!project) return send_problem(res, project.error(), req.path);
   auto all = list_all(app.store, "secrets", {{"project_id", project->id}});
   if (!all) return send_problem(res, all.error(), req.path);
@@ -87,13 +87,13 @@ void list_secrets(App& app, const httplib::Request& req, httplib::Response& res,
   for (const Record& r : *all) {
     auto s = decode_record(r, decode_secret, "it cannot be listed or given to jobs");
     if (!s) return send_problem(res, s.error(), req.path);
-    items.push_back(answer(r, *s));
+    items.push_back(secret_answer(r, *s));
   }
   send_json(res, 200, {{"project_id", project->id}, {"project", project->name}, {"items", std::move(items)}});
 }
 
 void delete_secret(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
-  auto project = project_for(app, req, p, true);
+  auto project = secret_project_for(app, req, p, true);
   if (!project) return send_problem(res, project.error(), req.path);
   const std::string name = req.matches[2];
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
@@ -110,9 +110,9 @@ void delete_secret(App& app, const httplib::Request& req, httplib::Response& res
 }  // namespace
 
 void register_secret_routes(App& app, Router& srv) {
-  route(app, srv, "PUT", kOne, "/api/v1/projects/{id}/secrets/{name}", put_secret);
-  route(app, srv, "DELETE", kOne, "/api/v1/projects/{id}/secrets/{name}", delete_secret);
-  route(app, srv, "GET", kAll, "/api/v1/projects/{id}/secrets", list_secrets);
+  route(app, srv, "PUT", kOneSecret, "/api/v1/projects/{id}/secrets/{name}", put_secret);
+  route(app, srv, "DELETE", kOneSecret, "/api/v1/projects/{id}/secrets/{name}", delete_secret);
+  route(app, srv, "GET", kAllSecrets, "/api/v1/projects/{id}/secrets", list_secrets);
 }
 
 }  // namespace gpurent

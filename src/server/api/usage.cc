@@ -13,17 +13,17 @@
 namespace gpurent {
 namespace {
 
-constexpr int kDefaultLimit = 10'000;
-constexpr int kMaxLimit = 100'000;
+constexpr int kUsageDefaultLimit = 10'000;
+constexpr int kUsageMaxLimit = 100'000;
 constexpr DurationMs kDefaultRange = kMsPerHour;
 
 struct Range {
   TimeMs from = 0, to = 0;
-  int limit = kDefaultLimit;
+  int limit = kUsageDefaultLimit;
 };
 
 // from/to (RFC 3339; default: the last hour up to now) and limit (1..100000).
-Result<Range> range_params(const httplib::Request& req, TimeMs now) {
+Result<Range> usage_range_params(const httplib::Request& req, TimeMs now) {
   Range r;
   FieldErrors errs;
   r.to = time_param(req, "to", errs).value_or(now);
@@ -32,8 +32,8 @@ Result<Range> range_params(const httplib::Request& req, TimeMs now) {
   if (req.has_param("limit")) {
     const std::string v = req.get_param_value("limit");
     if (v.empty() || v.size() > 6 || v.find_first_not_of("0123456789") != std::string::npos || std::stoi(v) < 1 ||
-        std::stoi(v) > kMaxLimit)
-      errs.add("limit", Message("http.limit.integer").arg("max", std::to_string(kMaxLimit)));
+        std::stoi(v) > kUsageMaxLimit)
+      errs.add("limit", Message("http.limit.integer").arg("max", std::to_string(kUsageMaxLimit)));
     else
       r.limit = std::stoi(v);
   }
@@ -140,7 +140,7 @@ void get_gpu_usage(App& app, const httplib::Request& req, httplib::Response& res
   if (g.empty() || g.size() > 4 || g.find_first_not_of("0123456789") != std::string::npos)
     return send_problem(res, Error::invalid("gpu", Message("api.usage.gpu_index")), req.path);
   const int64_t gpu = std::stoll(g);
-  auto range = range_params(req, app.clock.now());
+  auto range = usage_range_params(req, app.clock.now());
   if (!range) return send_problem(res, range.error(), req.path);
   auto pts = app.store.gpu_usage(node->id, gpu, range->from, range->to, range->limit + 1);
   if (!pts) return send_problem(res, pts.error(), req.path);
@@ -160,7 +160,7 @@ void get_job_usage(App& app, const httplib::Request& req, httplib::Response& res
   if (given != 1) return send_problem(res, Error::invalid("job", Message("api.usage.one_scope")), req.path);
   if (read_scope(p, ObjectKind::kJobUsage) == Scope::kNone)
     return send_problem(res, Error::make(Code::kForbidden, Message("api.usage.job_usage_forbidden")), req.path);
-  auto range = range_params(req, app.clock.now());
+  auto range = usage_range_params(req, app.clock.now());
   if (!range) return send_problem(res, range.error(), req.path);
   JobUsageFilter f{.from = range->from, .to = range->to};
   json out = {{"from", format_rfc3339(range->from)}, {"to", format_rfc3339(range->to)}};

@@ -19,7 +19,7 @@ using json = nlohmann::json;
 
 namespace {
 
-using Interval = TimeInterval;  // [first, second)
+using UsageInterval = TimeInterval;  // [first, second)
 using CardKey = std::pair<std::string, int64_t>;  // node id, GPU index
 
 struct NodeInfo {
@@ -28,14 +28,14 @@ struct NodeInfo {
 };
 
 struct CardSums {
-  std::vector<Interval> intervals;  // allocation scope only
+  std::vector<UsageInterval> intervals;  // allocation scope only
   std::set<std::string> project_ids;
   std::map<TimeMs, std::pair<int64_t, int64_t>> buckets;  // bucket -> (samples, sum)
   int64_t samples = 0, sum = 0;
 };
 
 // A mean of percentages (0..100): saturating is exact here (core/money.h).
-int64_t half_even(int64_t sum, int64_t n) { return div_half_even_sat(sum, n); }
+int64_t usage_half_even(int64_t sum, int64_t n) { return div_half_even_sat(sum, n); }
 
 TimeMs floor_to(TimeMs t, DurationMs step) { return t - (((t % step) + step) % step); }
 
@@ -112,7 +112,7 @@ Status add_buckets(StoreReader& store, const CardKey& card, TimeMs from, TimeMs 
   return ok_status();
 }
 
-std::string name_of(StoreReader& store, const std::string& kind, const std::string& id,
+std::string usage_name_of(StoreReader& store, const std::string& kind, const std::string& id,
                     std::map<std::string, std::string>& cache) {
   auto it = cache.find(id);
   if (it != cache.end()) return it->second;
@@ -132,7 +132,7 @@ Result<json> utilization_report(StoreReader& store, const UtilizationScope& s) {
     if (auto st = add_allocations(store, s, *nodes, cards); !st) return st.error();
   if (allocation_scope) {
     for (auto& [key, c] : cards)
-      for (const Interval& i : merge_intervals(c.intervals))
+      for (const UsageInterval& i : merge_intervals(c.intervals))
         if (auto st = add_buckets(store, key, i.first, i.second, c); !st) return st.error();
   } else {
     for (const auto& [id, n] : *nodes)
@@ -148,7 +148,7 @@ Result<json> utilization_report(StoreReader& store, const UtilizationScope& s) {
   for (const auto& [key, c] : cards) {
     if (c.samples == 0) continue;
     const NodeInfo& n = nodes->at(key.first);
-    order.emplace_back(name_of(store, "suppliers", n.supplier_id, supplier_names), n.name, key.second, &key, &c);
+    order.emplace_back(usage_name_of(store, "suppliers", n.supplier_id, supplier_names), n.name, key.second, &key, &c);
   }
   std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
     return std::tie(std::get<0>(a), std::get<1>(a), std::get<2>(a)) <
@@ -164,10 +164,10 @@ Result<json> utilization_report(StoreReader& store, const UtilizationScope& s) {
     json projects = json::array();
     if (s.show_projects) {
       std::set<std::string> names;
-      for (const std::string& pid : c->project_ids) names.insert(name_of(store, "projects", pid, project_names));
+      for (const std::string& pid : c->project_ids) names.insert(usage_name_of(store, "projects", pid, project_names));
       for (const std::string& name : names) projects.push_back(name);
     }
-    const int64_t mean = half_even(c->sum, c->samples);
+    const int64_t mean = usage_half_even(c->sum, c->samples);
     const int64_t index = static_cast<int64_t>(out_cards.size());
     out_cards.push_back({{"node_id", key->first},
                          {"node", n.name},
@@ -181,7 +181,7 @@ Result<json> utilization_report(StoreReader& store, const UtilizationScope& s) {
                          {"idle", mean < kIdleThresholdPct}});
     for (const auto& [bucket, ns] : c->buckets)
       if (ns.first > 0)
-        cells.push_back({index, (bucket - first_hour) / kHeatmapBucketMs, half_even(ns.second, ns.first), ns.first});
+        cells.push_back({index, (bucket - first_hour) / kHeatmapBucketMs, usage_half_even(ns.second, ns.first), ns.first});
   }
   return json{{"from", format_rfc3339(s.from)},
               {"to", format_rfc3339(s.to)},

@@ -65,7 +65,7 @@ Message rate_limited(std::string_view by) {
 
 // A problem+json answer built the way route handlers build theirs, with the HTTP status it is
 // sent with (429, 431 and 411 have no error code of their own).
-httplib::Response problem(int status, Code code, Message detail, const std::string& instance) {
+httplib::Response problem_response(int status, Code code, Message detail, const std::string& instance) {
   httplib::Response r;
   json p = problem_json(Error::make(code, std::move(detail)), instance);
   p["status"] = status;
@@ -223,19 +223,19 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       srv_.stats_.too_large.fetch_add(1);
       reply_and_close(
           431,
-          problem(431, Code::kTooLarge,
+          problem_response(431, Code::kTooLarge,
                   Message("http.headers_too_large").arg("bytes", std::to_string(srv_.opts_.limits.max_header_bytes)),
                   ""));
     } else if (ec == http::error::body_limit) {
       srv_.stats_.too_large.fetch_add(1);
       reply_and_close(
-          413, problem(413, Code::kTooLarge,
+          413, problem_response(413, Code::kTooLarge,
                        Message("http.body_too_large").arg("bytes", std::to_string(srv_.opts_.limits.max_body_bytes)),
                        target()));
     } else if (ec.category() == http::make_error_code(http::error::bad_target).category() &&
                ec != http::error::end_of_stream && ec != http::error::partial_message) {
       srv_.stats_.malformed.fetch_add(1);
-      reply_and_close(400, problem(400, Code::kBadRequest, Message("http.malformed").arg("why", ec.message()), ""));
+      reply_and_close(400, problem_response(400, Code::kBadRequest, Message("http.malformed").arg("why", ec.message()), ""));
     } else {
       return false;
     }
@@ -260,7 +260,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     if (h.target().size() > kMaxTargetBytes) {
       srv_.stats_.too_large.fetch_add(1);
       return reply_and_close(
-          414, problem(414, Code::kTooLarge,
+          414, problem_response(414, Code::kTooLarge,
                        Message("http.target_too_long").arg("bytes", std::to_string(kMaxTargetBytes)), ""));
     }
     const std::string path = target();
@@ -269,7 +269,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
         !parser_->chunked()) {
       srv_.stats_.malformed.fetch_add(1);
       return reply_and_close(
-          411, problem(411, Code::kBadRequest, Message("http.length_required").arg("method", method), path));
+          411, problem_response(411, Code::kBadRequest, Message("http.length_required").arg("method", method), path));
     }
     if (srv_.opts_.rate_limits) {
       std::string token;
@@ -277,7 +277,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       if (auth != h.end()) token = std::string(auth->value().substr(0, 128));
       auto d = srv_.limiter_.check(rate_class_of(method, path), address_, token, steady_ms());
       if (!d.allowed) {
-        auto r = problem(429, Code::kUnavailable,
+        auto r = problem_response(429, Code::kUnavailable,
                          rate_limited(d.by).arg("class", rate_class_name(rate_class_of(method, path))), path);
         r.set_header("Retry-After", std::to_string((d.retry_after_ms + 999) / 1000));
         // A body not yet read is not read: the connection closes after the answer.
@@ -305,7 +305,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       if (srv_.body_bytes_.fetch_add(n) + n > static_cast<int64_t>(srv_.opts_.limits.max_body_bytes_in_flight)) {
         srv_.body_bytes_.fetch_sub(n);
         srv_.stats_.overloaded.fetch_add(1);
-        auto r = problem(503, Code::kUnavailable, Message("http.too_many_bodies"), target());
+        auto r = problem_response(503, Code::kUnavailable, Message("http.too_many_bodies"), target());
         r.set_header("Retry-After", "1");
         return reply_and_close(503, std::move(r));
       }
@@ -341,11 +341,11 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     if (req->method == "OPTIONS") return reply_response(preflight(*req), *req);
     if (srv_.stopping_.load()) {
       keep_alive_ = false;
-      return reply_response(problem(503, Code::kUnavailable, Message("http.stopping"), req->path), *req);
+      return reply_response(problem_response(503, Code::kUnavailable, Message("http.stopping"), req->path), *req);
     }
     if (static_cast<size_t>(srv_.stats_.queued.load()) >= srv_.opts_.limits.max_queued_requests) {
       srv_.stats_.overloaded.fetch_add(1);
-      auto r = problem(503, Code::kUnavailable, Message("http.busy"), req->path);
+      auto r = problem_response(503, Code::kUnavailable, Message("http.busy"), req->path);
       r.set_header("Retry-After", "1");
       return reply_response(std::move(r), *req);
     }
@@ -371,7 +371,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     httplib::Response r;
     std::string origin = req.get_header_value("Origin");
     if (!origin.empty() && !origin_allowed(origin)) {
-      r = problem(403, Code::kForbidden, Message("http.cors_refused").arg("origin", origin), req.path);
+      r = problem_response(403, Code::kForbidden, Message("http.cors_refused").arg("origin", origin), req.path);
       return r;
     }
     r.status = 204;
@@ -543,7 +543,7 @@ void HttpServer::Impl::accept() {
         stats_.refused_busy.fetch_add(1);
         // Too many connections: say so in one write, without waiting for the request.
         static const std::string kBusy = [] {
-          std::string body = problem(503, Code::kUnavailable, Message("http.too_many_connections"), "").body;
+          std::string body = problem_response(503, Code::kUnavailable, Message("http.too_many_connections"), "").body;
           return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/problem+json\r\nRetry-After: 1\r\n"
                  "Connection: close\r\nContent-Length: " +
                  std::to_string(body.size()) + "\r\n\r\n" + body;

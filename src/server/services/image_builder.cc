@@ -22,17 +22,17 @@ constexpr size_t kMaxPackages = 5000;
 
 // The builders running in this process, by their server's control loop (wake_image_builder finds
 // its server's).
-struct Registry {
+struct BuilderRegistry {
   std::mutex mu;
   std::map<const ControlLoop*, ImageBuilder*> builders;
 };
 
-Registry& registry() {
-  static Registry r;
+BuilderRegistry& builder_registry() {
+  static BuilderRegistry r;
   return r;
 }
 
-Result<Image> decode(const Record& r) { return decode_record(r, decode_image, "it cannot be built"); }
+Result<Image> decode_recipe(const Record& r) { return decode_record(r, decode_image, "it cannot be built"); }
 
 // The last words of a failed command, printable, on one line.
 std::string last_words(const std::string& err) {
@@ -72,7 +72,7 @@ Status update_image(ServiceContext& app, const std::string& id, ImageState to, c
   return app.loop.run([&](StoreTx& tx) -> Status {
     auto cur = tx.get("images", id);
     if (!cur) return cur.error();
-    auto i = decode(*cur);
+    auto i = decode_recipe(*cur);
     if (!i) return i.error();
     i->state = to;
     change(*i);
@@ -101,7 +101,7 @@ Result<bool> ImageBuilder::build_one() {
     for (const Record& r : *queued)
       if (!picked || r.created_at < picked->created_at) picked = r;
     if (!picked) return ok_status();
-    auto i = decode(*picked);
+    auto i = decode_recipe(*picked);
     if (!i) return i.error();
     i->state = ImageState::kBuilding;
     picked->state = index_of(*i).state;
@@ -111,7 +111,7 @@ Result<bool> ImageBuilder::build_one() {
   });
   if (!st) return st.error();
   if (!picked) return false;
-  auto image = decode(*picked);
+  auto image = decode_recipe(*picked);
   if (!image) return image.error();
   if (!image->recipe) return update_image(app_, picked->id, ImageState::kFailed, [](Image& i) { i.error = "no recipe"; }).ok();
 
@@ -178,7 +178,7 @@ void ImageBuilder::start() {
     auto building = list_all(tx, "images", {{"state", "building"}});
     if (!building) return building.error();
     for (Record r : *building) {
-      auto i = decode(r);
+      auto i = decode_recipe(r);
       if (!i) continue;
       i->state = ImageState::kQueued;
       r.state = index_of(*i).state;
@@ -192,8 +192,8 @@ void ImageBuilder::start() {
     stopping_ = false;
   }
   {
-    std::lock_guard<std::mutex> g(registry().mu);
-    registry().builders[&app_.loop] = this;
+    std::lock_guard<std::mutex> g(builder_registry().mu);
+    builder_registry().builders[&app_.loop] = this;
   }
   thread_ = std::thread([this] { run(); });
 }
@@ -227,9 +227,9 @@ void ImageBuilder::wake() {
 
 void ImageBuilder::stop() {
   {
-    std::lock_guard<std::mutex> g(registry().mu);
-    auto it = registry().builders.find(&app_.loop);
-    if (it != registry().builders.end() && it->second == this) registry().builders.erase(it);
+    std::lock_guard<std::mutex> g(builder_registry().mu);
+    auto it = builder_registry().builders.find(&app_.loop);
+    if (it != builder_registry().builders.end() && it->second == this) builder_registry().builders.erase(it);
   }
   {
     std::lock_guard<std::mutex> g(mu_);
@@ -240,9 +240,9 @@ void ImageBuilder::stop() {
 }
 
 void wake_image_builder(const ServiceContext& app) {
-  std::lock_guard<std::mutex> g(registry().mu);  // held: the builder is not stopped meanwhile
-  auto it = registry().builders.find(&app.loop);
-  if (it != registry().builders.end()) it->second->wake();
+  std::lock_guard<std::mutex> g(builder_registry().mu);  // held: the builder is not stopped meanwhile
+  auto it = builder_registry().builders.find(&app.loop);
+  if (it != builder_registry().builders.end()) it->second->wake();
 }
 
 }  // namespace gpurent

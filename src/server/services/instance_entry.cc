@@ -1,5 +1,6 @@
 #include "server/services/instance_entry.h"
 
+#include "core/shell_quote.h"
 #include "server/services/record_faults.h"
 
 namespace gpurent {
@@ -28,17 +29,6 @@ Result<std::optional<InstanceEntry>> instance_entry(StoreTx& tx, const Record& r
   return std::optional<InstanceEntry>(std::move(e));
 }
 
-namespace {
-
-// 'text' as one POSIX sh word.
-std::string sh_word(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-}  // namespace
-
 std::string instance_entry_script(const InstanceEntry& e) {
   // Lines joined by newlines; the script is one argument of `sh -c`.
   std::string s =
@@ -49,8 +39,8 @@ std::string instance_entry_script(const InstanceEntry& e) {
     for (const std::string& k : e.ssh_keys) keys += k + "\n";
     // The host key stays on the data volume (the same key after a restart or a move), else here.
     const std::string keydir = e.data_dir.empty() ? "$d" : e.data_dir + "/.gpurent";
-    s += "printf '%s' " + sh_word(keys) + " > \"$d/authorized_keys\"\n"
-         "k=" + sh_word(keydir) + "\n"
+    s += "printf '%s' " + shell_quote(keys) + " > \"$d/authorized_keys\"\n"
+         "k=" + shell_quote(keydir) + "\n"
          "if [ \"$k\" != \"$d\" ]; then mkdir -p \"$k\" && chmod 700 \"$k\" || k=\"$d\"; fi\n"
          "[ -s \"$k/ssh_host_ed25519_key\" ] || ssh-keygen -q -t ed25519 -N '' -f \"$k/ssh_host_ed25519_key\" </dev/null >/dev/null "
          "|| { echo 'gpurent: cannot make an SSH host key (is openssh-server in the image?)' >&2; exit 126; }\n"
@@ -64,7 +54,7 @@ std::string instance_entry_script(const InstanceEntry& e) {
   }
   if (e.notebook_port) {
     s += "command -v jupyter >/dev/null || { echo 'gpurent: jupyter is not in the image (Debian: jupyter-notebook)' >&2; exit 126; }\n"
-         "( cd " + sh_word(e.data_dir.empty() ? "/tmp" : e.data_dir) +
+         "( cd " + shell_quote(e.data_dir.empty() ? "/tmp" : e.data_dir) +
          " && JUPYTER_RUNTIME_DIR=\"$d/jupyter\" exec jupyter notebook --no-browser --ip=0.0.0.0 --port=" +
          std::to_string(kInstanceNotebookPort) + " --NotebookApp.open_browser=False ) &\n"
          "echo \"gpurent: the notebook listens on port " + std::to_string(kInstanceNotebookPort) + "\" >&2\n";

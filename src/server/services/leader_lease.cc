@@ -11,7 +11,7 @@ namespace {
 
 constexpr const char* kKind = "leases";
 
-void log_event(const nlohmann::json& fields) { spdlog::info("{}", fields.dump()); }
+void log_lease_event(const nlohmann::json& fields) { spdlog::info("{}", fields.dump()); }
 constexpr const char* kId = "lse_leader";
 
 LeaseView read_view(const Record& r) {
@@ -83,7 +83,7 @@ Result<bool> LeaderLease::try_acquire() {
   }
   if (taken) {
     loop_.set_fence([this](StoreTx& tx) { return fence(tx); });
-    log_event({{"event", "leader_elected"}, {"holder", holder_}, {"token", seen.token}, {"ttl_ms", ttl_ms_}});
+    log_lease_event({{"event", "leader_elected"}, {"holder", holder_}, {"token", seen.token}, {"ttl_ms", ttl_ms_}});
   }
   return taken;
 }
@@ -135,7 +135,7 @@ void LeaderLease::lost(const std::string& why) {
     std::lock_guard lock(mu_);
     view_.leader = false;
   }
-  log_event({{"event", "leader_lost"}, {"holder", holder_}, {"why", why}});
+  log_lease_event({{"event", "leader_lost"}, {"holder", holder_}, {"why", why}});
   if (on_lost_) on_lost_(why);
 }
 
@@ -167,12 +167,12 @@ void LeaderLease::run() {
       // On the lease's own connection: a long command on the loop does not hold it up. A conflict
       // (the loop's fence held the row a moment) or an unreachable database is tried again next time.
       if (Status st = renew(); !st)
-        log_event({{"event", "leader_renew_failed"}, {"holder", holder_}, {"error", st.error().message}});
+        log_lease_event({{"event", "leader_renew_failed"}, {"holder", holder_}, {"error", st.error().message}});
       continue;
     }
     auto taken = try_acquire();
     if (!taken) {
-      log_event({{"event", "leader_acquire_failed"}, {"holder", holder_}, {"error", taken.error().message}});
+      log_lease_event({{"event", "leader_acquire_failed"}, {"holder", holder_}, {"error", taken.error().message}});
       continue;
     }
     if (*taken) {

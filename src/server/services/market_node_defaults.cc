@@ -11,7 +11,7 @@ namespace {
 
 constexpr const char* kActor = "gpurent-scheduler";
 
-Status write(StoreTx& tx, const Record& cur, Record next, TimeMs now, const std::string& detail) {
+Status write(StoreTx& tx, Record next, TimeMs now, const std::string& detail) {
   next.updated_at = now;
   if (auto s = tx.update(next); !s) return s;
   return tx.append_audit({now, kActor, "default", next.kind, next.id, detail});
@@ -48,11 +48,11 @@ Status edit_defaults(StoreTx& tx, const Record& trade, TimeMs now, const std::st
   if (!change(*cm, trade_defaults)) return ok_status();
   Record cnext = *crec;
   cnext.body = to_json(*c);
-  if (auto s = write(tx, *crec, cnext, now, detail); !s) return s;
+  if (auto s = write(tx, cnext, now, detail); !s) return s;
   Record tnext = trade;
   tnext.body["settlement"]["defaults"] = std::move(trade_defaults);
   tnext.body["settlement"]["state"] = tnext.body["state"] = tnext.state = "defaulted";
-  return write(tx, trade, tnext, now, detail);
+  return write(tx, tnext, now, detail);
 }
 
 }  // namespace

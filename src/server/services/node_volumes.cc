@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "core/shell_quote.h"
 #include "exec/container.h"
 #include "server/services/record_faults.h"
 
@@ -13,12 +14,6 @@ namespace gpurent {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 void replace_all(std::string& s, const std::string& what, const std::string& with) {
   for (size_t at = 0; (at = s.find(what, at)) != std::string::npos; at += with.size()) s.replace(at, what.size(), with);
