@@ -179,9 +179,12 @@ void expect_slow_headers_do_not_delay(int connections) {
   std::this_thread::sleep_for(300ms);
   // Trickle one more byte on each: they stay open and unfinished throughout.
   for (auto& c : slow) c->send("s");
+  // A worker held by a slow connection would hold a GET until the 30-s header timeout; a test
+  // machine running other tests delays one GET now and then by a hundred milliseconds or more
+  // (132 ms once, at ctest -j3 on two cores), so the bound is a second.
   double worst = 0;
   for (int i = 0; i < 10; ++i) worst = std::max(worst, timed_get(s));
-  EXPECT_LT(worst, before + 100) << connections << " slow connections delayed a normal GET from " << before << " ms to "
+  EXPECT_LT(worst, before + 1000) << connections << " slow connections delayed a normal GET from " << before << " ms to "
                                  << worst << " ms";
   int still_open = 0;
   for (auto& c : slow) still_open += c->readable_now() ? 0 : 1;

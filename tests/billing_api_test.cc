@@ -443,7 +443,9 @@ TEST(Billing, ACardBenchmarkBelowTheFloorIsRefundedInProportion) {
   ASSERT_FALSE(credit.empty()) << inv.dump();
   EXPECT_EQ(base, fee);
   for (const auto& l : inv["sections"][0]["lines"])
-    if (l["rule"] == "sla_tflops") EXPECT_EQ(l["measurements"], json::array({made.body["id"]})) << "the credit names its measurement";
+    if (l["rule"] == "sla_tflops") {
+      EXPECT_EQ(l["measurements"], json::array({made.body["id"]})) << "the credit names its measurement";
+    }
   auto micros = [](const std::string& a) { return static_cast<int64_t>(std::llround(std::stod(a) * 1e6)); };
   EXPECT_LE(std::llabs(2 * micros(credit) + micros(fee)), 1) << credit << " for a fee of " << fee;
 
@@ -614,7 +616,9 @@ TEST(Billing, ReconciliationComparesMeteredWithAllocatedGpuSeconds) {
   // The note in the reader's language.
   json zh = s.admin("GET", "/api/v1/reports/reconciliation?lang=zh&tenant=acme&month=" + this_month()).body;
   for (const auto& row : zh["rows"])
-    if (row["job_id"] != metered) EXPECT_EQ(row["note"].get<std::string>().rfind("该运行的 GPU 没有利用率样本", 0), 0u) << row.dump();
+    if (row["job_id"] != metered) {
+      EXPECT_EQ(row["note"].get<std::string>().rfind("该运行的 GPU 没有利用率样本", 0), 0u) << row.dump();
+    }
 }
 
 TEST(Billing, ATenantsOwnCardThresholdDecidesACardAlert) {

@@ -582,7 +582,9 @@ TEST(MarketApi, TheBookInMemoryIsTheStoredBookAfterEveryChange) {
   for (const std::string& id : list_ids(s, "/api/v1/market-orders", s.admin_token())) {
     const json o = s.admin("GET", "/api/v1/market-orders/" + id).body;
     EXPECT_EQ(o["filled_gpus"].get<int64_t>(), from_trades.count(id) ? from_trades[id] : 0) << o.dump();
-    if (o["state"] == "open") EXPECT_EQ(o["filled_gpus"].get<int64_t>() + o["remaining_gpus"].get<int64_t>(), o["gpus"].get<int64_t>()) << o.dump();
+    if (o["state"] == "open") {
+      EXPECT_EQ(o["filled_gpus"].get<int64_t>() + o["remaining_gpus"].get<int64_t>(), o["gpus"].get<int64_t>()) << o.dump();
+    }
   }
   int64_t bid = 0, ask = INT64_MAX;
   for (const json& o : open_orders())

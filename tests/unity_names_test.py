@@ -5,7 +5,7 @@ module become one translation unit, so a name a file keeps to itself (an anonymo
 name either fail to compile together or, worse, quietly overload each other; an internal name that
 a header also declares can take a call meant for the header's function. This check refuses both,
 whatever the batches happen to be. Files that compile alone (GPURENT_SRC_ALONE in CMakeLists.txt,
-and files with a namespace-scope `using namespace`) are left out.
+and files with a namespace-scope `using namespace` or a `#define`) are left out.
 
 Usage: unity_names_test.py SRC_DIR   (exit 0: clean; 1: clashes, listed)
 """
@@ -103,7 +103,7 @@ def main():
                 if any(rx.fullmatch(os.path.relpath(path, src)) for rx in alone):
                     continue  # compiles alone
                 with open(path, encoding="utf-8") as f:
-                    if any(l.startswith("using namespace ") for l in f):
+                    if any(l.startswith(("using namespace ", "#define ")) for l in f):
                         continue  # compiles alone
                 for name in internal_names(path):
                     owners[name].append(os.path.relpath(path, src))

@@ -469,7 +469,7 @@ Result<Built> build_run(App& app, const json& body, const Principal& p, StoreTx&
 }
 
 // Stores the measurements build planned, under the ids it gave them.
-Status store_measurements(App& app, const Principal& p, const Record& run, StoreTx& tx) {
+Status store_measurements(const Principal& p, const Record& run, StoreTx& tx) {
   auto rep = parse_acceptance_report(run.body.at("report"));
   if (!rep) return rep.error();
   std::vector<MappedGpu> gpus;
@@ -613,7 +613,7 @@ void register_acceptance_run_routes(App& app, Router& srv) {
   spec.updatable = false;
   spec.deletable = false;
   spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record*) { return build_run(app, body, p, tx); };
-  spec.after_create = [&app](const Principal& p, const Record& r, StoreTx& tx) { return store_measurements(app, p, r, tx); };
+  spec.after_create = [](const Principal& p, const Record& r, StoreTx& tx) { return store_measurements(p, r, tx); };
   register_crud(app, srv, spec);
   item_route(app, srv, "GET", "acceptance-runs", "report", get_report);
 }
