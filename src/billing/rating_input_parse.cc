@@ -229,7 +229,8 @@ Result<RatingInput> parse_rating_input(const json& body, const GpuCatalog& catal
     });
     for (auto [key, name_key, list] : {std::tuple{"images", "image", &in.images}, std::tuple{"artifacts", "artifact", &in.artifacts},
                                        std::tuple{"volumes", "volume", &in.volumes}})
-      uf.objects(key, false, kMaxItems, [&](Fields& imf, size_t) {
+      // name_key and list by init-capture: clang 14 (fuzz/run) cannot capture a structured binding.
+      uf.objects(key, false, kMaxItems, [&, name_key = name_key, list = list](Fields& imf, size_t) {
         StoredImage im;
         im.id = imf.str("id", kId);
         im.image = imf.opt_str(name_key, kId).value_or(im.id);

@@ -369,7 +369,8 @@ void apply_step(SchedEngine& engine, std::vector<SchedProject>& projects, std::v
                 const Step& st, TimeMs now, LiveJobs& live, std::vector<SchedEvent>& events,
                 const StepFailures& fail) {
   for (const auto& [name, amount] : st.spot_price) {
-    auto it = std::find_if(offers.begin(), offers.end(), [&](const SchedOffer& o) { return o.id == name; });
+    // By reference through a plain name: clang 14 (fuzz/run) cannot capture a structured binding.
+    auto it = std::find_if(offers.begin(), offers.end(), [&id = name](const SchedOffer& o) { return o.id == id; });
     auto m = Money::parse(amount, Currency::kUSD);
     if (it == offers.end() || !m) {
       fail("spot_price: unknown offer or bad price for " + name);
