@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/clock.h"
 #include "server_fixture.h"
 
 namespace gpurent::testing {
@@ -89,14 +90,18 @@ TEST(AcceptanceRuns, ARealRunOnThisMachineBecomesMeasurementsWithProvenance) {
   EXPECT_GT(network["figures"]["received_mbps"].get<int64_t>(), 0);
   EXPECT_NE(network["peer"].get<std::string>().find("loopback"), std::string::npos);
 
-  // Judged against the contract: both cards below the FP16 floor, the all-reduce above its own.
+  // Judged against the contract: one FP16 gate per card of the node — the two measured cards
+  // below the floor, the six the report left out missing — and the all-reduce above its own.
   EXPECT_EQ(run["verdict"], "fail");
-  ASSERT_EQ(run["gates"].size(), 3u) << run["gates"].dump();
-  EXPECT_EQ(run["gates"][0], (json{{"clause", "min_fp16_tflops"}, {"card", 5}, {"floor", "900.0"}, {"measured", "712.5"},
+  ASSERT_EQ(run["gates"].size(), 9u) << run["gates"].dump();
+  EXPECT_EQ(run["gates"][0], (json{{"clause", "min_fp16_tflops"}, {"card", 0}, {"floor", "900.0"}, {"status", "missing"}}));
+  EXPECT_EQ(run["gates"][5], (json{{"clause", "min_fp16_tflops"}, {"card", 5}, {"floor", "900.0"}, {"measured", "712.5"},
                                    {"status", "fail"}, {"simulated", true}}));
-  EXPECT_EQ(run["gates"][2]["clause"], "min_nccl_busbw_gbps");
-  EXPECT_EQ(run["gates"][2]["measured"], "355");
-  EXPECT_EQ(run["gates"][2]["status"], "pass");
+  EXPECT_EQ(run["gates"][6]["status"], "fail");
+  EXPECT_EQ(run["gates"][7]["status"], "missing");
+  EXPECT_EQ(run["gates"][8]["clause"], "min_nccl_busbw_gbps");
+  EXPECT_EQ(run["gates"][8]["measured"], "355");
+  EXPECT_EQ(run["gates"][8]["status"], "pass");
 
   // Its measurements: the cards' FP16 GEMM and the node's all-reduce, with provenance.
   ASSERT_EQ(run["measurements"].size(), 3u) << run.dump();
@@ -126,6 +131,12 @@ TEST(AcceptanceRuns, ARealRunOnThisMachineBecomesMeasurementsWithProvenance) {
   }
   EXPECT_EQ(fp16, 2);
   EXPECT_EQ(nccl, 1);
+  // Every reader decodes them, multi-line evidence and all (invoices read measurements for SLA
+  // credits, the supplier dashboard for health): none fails on them.
+  Resp inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + format_rfc3339(SystemClock().now()).substr(0, 7));
+  EXPECT_EQ(inv.status, 200) << inv.describe();
+  Resp health = s.admin("GET", "/api/v1/dashboard/suppliers");
+  EXPECT_EQ(health.status, 200) << health.describe();
 
   // The report, in both languages.
   Resp zh = s.raw("GET", "/api/v1/acceptance-runs/" + run["id"].get<std::string>() + "/report?lang=zh", s.admin_token(), "", "");

@@ -93,6 +93,19 @@ TEST_F(AuthTest, MalformedUnknownAndRevokedTokensAre401) {
   ASSERT_EQ(later.status, 201) << later.describe();
   EXPECT_EQ(later.body.value("expires_at", ""), "2099-01-01T00:00:00.000Z");
   EXPECT_EQ(s.req("GET", "/api/v1/jobs", later.body.value("token", "")).status, 200);
+  // At most 50 live tokens per user (each has rate limits of its own): acme-member holds "test"
+  // and "later" (laptop is revoked), so 48 more fill it; a revoked one frees a place.
+  std::string last_id;
+  for (int i = 0; i < 48; ++i)
+    last_id = expect_2xx(s.admin("POST", "/api/v1/tokens", json{{"user", "acme-member"}, {"name", "t" + std::to_string(i)}}),
+                         "token " + std::to_string(i))
+                  .body.at("id");
+  Resp full = s.admin("POST", "/api/v1/tokens", json{{"user", "acme-member"}, {"name", "one-more"}});
+  expect_problem(full, 422);
+  EXPECT_EQ(full.error_fields(), std::vector<std::string>{"user"}) << full.describe();
+  EXPECT_NE(full.reason_for("user").find("50"), std::string::npos) << full.describe();
+  ASSERT_EQ(s.admin("DELETE", "/api/v1/tokens/" + last_id).status, 204);
+  expect_2xx(s.admin("POST", "/api/v1/tokens", json{{"user", "acme-member"}, {"name", "one-more"}}), "after a revoke");
   // Deleting a user revokes its tokens at once.
   Resp viewer = expect_2xx(s.admin("GET", "/api/v1/users/acme-viewer"), "get viewer");
   ASSERT_EQ(s.admin("DELETE", "/api/v1/users/" + viewer.body.at("id").get<std::string>()).status, 204);

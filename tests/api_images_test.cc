@@ -99,6 +99,13 @@ TEST_F(Images, RecipesAreQueuedAndValidated) {
   Resp again = s_.req("POST", "/api/v1/images", member_,
                       json{{"name", "tools2"}, {"recipe", {{"packages", {"procps", "python3", "procps"}}}}});
   EXPECT_EQ(again.body["recipe"]["packages"], json({"procps", "python3"})) << "sorted, once each: the same recipe";
+  // Three recipes of a tenant may wait for the builder at a time; the fourth waits for one of them.
+  ASSERT_EQ(s_.req("POST", "/api/v1/images", member_, json{{"name", "tools3"}, {"recipe", {{"packages", {"procps"}}}}}).status, 201);
+  Resp fourth = s_.req("POST", "/api/v1/images", member_, json{{"name", "tools4"}, {"recipe", {{"packages", {"procps"}}}}});
+  EXPECT_EQ(fourth.status, 409) << fourth.describe();
+  EXPECT_EQ(fourth.body.value(json::json_pointer("/detail_message/code"), ""), "api.images.builds_waiting") << fourth.describe();
+  ASSERT_EQ(s_.req("DELETE", "/api/v1/images/tools3", member_).status, 204);
+  EXPECT_EQ(s_.req("POST", "/api/v1/images", member_, json{{"name", "tools4"}, {"recipe", {{"packages", {"procps"}}}}}).status, 201);
   const std::string good = sha256_hex("x");
   for (const auto& [body, field] : std::vector<std::pair<json, std::string>>{
            {json{{"name", "a"}}, "recipe"},

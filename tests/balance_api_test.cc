@@ -191,6 +191,9 @@ TEST(Balance, TopUpsAndBillingSettingsValidateAndRespectRoles) {
   // Credit limits are postpaid; a tenant's admin sets its runway alert only; others nothing.
   EXPECT_EQ(s.admin("PUT", "/api/v1/tenants/acme/billing", json{{"payment", "prepaid"}, {"credit_limit", "5.00"}}).error_fields(),
             std::vector<std::string>{"credit_limit"});
+  // A limit near int64's end ("unlimited") would wrap the sums: bounded like a top-up.
+  EXPECT_EQ(s.admin("PUT", "/api/v1/tenants/acme/billing", json{{"credit_limit", "9223372036854"}}).error_fields(),
+            std::vector<std::string>{"credit_limit"});
   const std::string admin = make_user_token(s, "acme-admin", "tenant_admin", "acme");
   const std::string member = make_user_token(s, "acme-dev", "tenant_member", "acme");
   Resp own = s.req("PUT", "/api/v1/tenants/acme/billing", admin,

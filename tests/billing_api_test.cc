@@ -12,6 +12,7 @@
 #include <chrono>
 #include <functional>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <sqlite3.h>
@@ -973,6 +974,129 @@ TEST(Billing, UsageAtAMonthsFirstInstantIsBilledInThatMonth) {
   EXPECT_EQ(egress("2026-11"), "") << "not November's";
 }
 
+// Egress in a month's last hour, after the last firewall pass in it: the first pass of the next
+// month evaluates the month before to its end, so the day's egress still alerts (and freezes).
+TEST(Billing, AMonthsLastHoursStillAlertOnTheNextMonthsFirstPass) {
+  auto at = [](const char* t, const char* firewall) {
+    return std::vector<std::string>{"--sched-interval-ms", "20", "--cold-start-ms", "0", "--firewall-interval-s", firewall,
+                                    "--demo-clock", t};
+  };
+  ServerProcess s(at("2026-11-30T23:00:00Z", "0"));
+  one_node_world(s, offer_doc("dc", "h100"));  // egress 0.50 per GB beyond 100 GB a month
+  json job = job_doc("vision", "late-upload");
+  job["expected_duration_seconds"] = 86400;
+  const std::string id = expect_2xx(s.admin("POST", "/api/v1/jobs", job), "job").body["id"];
+  wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "running"; });
+  json batch = {{"idempotency_key", "late-egress"},
+                {"job_samples", {{{"at", "2026-11-30T23:00:00Z"}, {"job", id}, {"egress_bytes", 1'200'000'000'000}}}}};
+  ASSERT_EQ(s.admin("POST", "/api/v1/usage", batch).status, 201);
+  s.set_extra_args(at("2026-12-01T00:30:00Z", "1"));
+  s.restart();
+  const json alerts = wait_for(s, "/api/v1/alerts?state=active", [](const json& j) { return !j["items"].empty(); });
+  ASSERT_EQ(alerts["items"].size(), 1u) << alerts.dump();
+  EXPECT_EQ(alerts["items"][0]["key"], "egress_daily_cost:vision:2026-11-30") << alerts.dump();
+  EXPECT_EQ(alerts["items"][0]["freeze_egress"], true);
+}
+
+// An offer's monthly free egress is the tenant's, whichever section bills it: a run at list prices
+// before a contract starts and one under the contract after it (rated in two sections) share the
+// 100 GB — before, each section gave the whole allowance.
+TEST(Billing, AnOffersFreeEgressIsSharedBetweenListPricesAndAContract) {
+  auto at = [](const char* t) {
+    return std::vector<std::string>{"--sched-interval-ms", "20", "--cold-start-ms", "0", "--firewall-interval-s", "0",
+                                    "--demo-clock", t};
+  };
+  ServerProcess s(at("2026-11-10T00:00:00Z"));
+  json offer = offer_doc("dc", "h100");  // egress 0.50 per GB beyond 100 GB a month
+  offer["currency"] = "CNY";
+  one_node_world(s, offer);
+  json contract = {{"name", "acme-dc"}, {"tenant", "acme"}, {"supplier", "dc"}, {"offers", {"h100"}},
+                   {"currency", "CNY"}, {"starts_at", "2026-11-10T12:00:00Z"}};
+  expect_2xx(s.admin("POST", "/api/v1/contracts", contract), "contract");
+  auto egress_run = [&](const char* name, const char* when) {
+    json job = job_doc("vision", name);
+    job["expected_duration_seconds"] = 600;
+    const std::string id = expect_2xx(s.admin("POST", "/api/v1/jobs", job), name).body["id"];
+    wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "running"; });
+    json batch = {{"idempotency_key", std::string("egress-") + name},
+                  {"job_samples", {{{"at", when}, {"job", id}, {"egress_bytes", 100'000'000'000}}}}};
+    ASSERT_EQ(s.admin("POST", "/api/v1/usage", batch).status, 201);
+  };
+  egress_run("before", "2026-11-10T00:00:00Z");  // list prices: the contract has not started
+  s.set_extra_args(at("2026-11-10T13:00:00Z"));
+  s.restart();
+  egress_run("after", "2026-11-10T13:00:00Z");  // under the contract
+  s.set_extra_args(at("2026-11-10T14:00:00Z"));  // both runs over (the clock stands still at each start)
+  s.restart();
+  const json inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=2026-11").body;
+  std::map<std::string, std::string> egress;  // "<section> <rule>" -> quantity
+  for (const auto& sec : inv["sections"])
+    for (const auto& l : sec["lines"])
+      if (l["rule"] == "egress" || l["rule"] == "egress_free")
+        egress[sec.value("contract_id", "").empty() ? "list " + l["rule"].get<std::string>()
+                                                 : "contract " + l["rule"].get<std::string>()] = l["quantity"];
+  EXPECT_EQ(egress, (std::map<std::string, std::string>{{"list egress_free", "100"}, {"contract egress", "100"}}))
+      << inv.dump();
+}
+
+// A node failure at 23:00 on the month's last day, the job running again at 02:00 on the 1st:
+// November credits 23:00–24:00 and December the two hours after midnight (December left the run out,
+// as it had ended in November, and credited nothing).
+TEST(Billing, AnOutageAcrossAMonthsEndIsCreditedInBothMonths) {
+  auto at = [](const char* t) {
+    return std::vector<std::string>{"--sched-interval-ms", "20", "--cold-start-ms", "0", "--firewall-interval-s", "0",
+                                    "--demo-clock", t};
+  };
+  ServerProcess s(at("2026-11-30T22:00:00Z"));
+  one_node_world(s, offer_doc("dc", "h100"));
+  json contract = {{"name", "acme-dc"}, {"tenant", "acme"}, {"supplier", "dc"}, {"offers", {"h100"}},
+                   {"currency", "CNY"}, {"starts_at", "2020-01-01T00:00:00Z"}};
+  expect_2xx(s.admin("POST", "/api/v1/contracts", contract), "contract");
+  json job = job_doc("vision", "long");
+  job["expected_duration_seconds"] = 86400;
+  const std::string id = expect_2xx(s.admin("POST", "/api/v1/jobs", job), "job").body["id"];
+  wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "running"; });
+  auto set_node = [&](const char* state) {
+    json n = s.admin("GET", "/api/v1/nodes/n1").body;
+    n["state"] = state;
+    if (std::string(state) == "unavailable") n["state_reason"] = "PSU failure";
+    else n.erase("state_reason");
+    expect_2xx(s.admin("PUT", "/api/v1/nodes/n1", n), std::string("node ") + state);
+  };
+  s.set_extra_args(at("2026-11-30T23:00:00Z"));
+  s.restart();
+  set_node("unavailable");
+  wait_for(s, "/api/v1/allocations?state=closed", [](const json& j) { return j["items"].size() == 1; });
+  s.set_extra_args(at("2026-12-01T02:00:00Z"));
+  s.restart();
+  set_node("available");
+  wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "running"; });
+  auto outage = [&](const char* month) {
+    const json inv = s.admin("GET", std::string("/api/v1/invoices?tenant=acme&month=") + month).body;
+    std::vector<json> out;
+    for (const auto& sec : inv["sections"])
+      for (const auto& l : sec["lines"])
+        if (l["rule"] == "sla_outage") out.push_back(l);
+    return out;
+  };
+  const auto nov = outage("2026-11"), dec = outage("2026-12");
+  ASSERT_EQ(nov.size(), 1u);
+  EXPECT_EQ(nov[0]["from"], "2026-11-30T23:00:00.000Z") << nov[0].dump();
+  EXPECT_EQ(nov[0]["to"], "2026-12-01T00:00:00.000Z") << nov[0].dump();
+  ASSERT_EQ(dec.size(), 1u) << "December credits its part of the outage";
+  EXPECT_EQ(dec[0]["from"], "2026-12-01T00:00:00.000Z") << dec[0].dump();
+  EXPECT_EQ(dec[0]["to"], "2026-12-01T02:00:00.000Z") << dec[0].dump();
+  EXPECT_NE(dec[0]["description"].get<std::string>().find("PSU failure"), std::string::npos) << dec[0].dump();
+  // Of that run, December holds the credit alone: no GPU time, no minimum increment.
+  const json inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=2026-12").body;
+  const json first_run = s.admin("GET", "/api/v1/allocations?state=closed").body["items"][0];
+  for (const auto& sec : inv["sections"])
+    for (const auto& l : sec["lines"])
+      if (l.value("allocation", "") == first_run["id"]) {
+        EXPECT_EQ(l["rule"], "sla_outage") << l.dump();
+      }
+}
+
 // billing_starts: api_call bills the wait from placement to running as cold start: a run placed on
 // November 30 at 23:50 and running only at 00:10 has ten minutes of it on November's invoice (it
 // had none: the run, not yet running at November's end, was left out of November) and ten on
@@ -1142,16 +1266,18 @@ namespace {
 TEST(Billing, ARisingDoubleBitEccCountTakesTheNodeOutBeforeItFails) {
   std::mutex mu;
   std::map<std::string, int> dbe;  // "n1/3" -> the card's double-bit ECC count
+  std::set<std::string> off_bus;   // nodes whose cards fell off the bus: XID 79, no utilization
   auto exposition = [&](const std::string& node) {
     const json doc = node_doc("dc", node);
     std::string out = "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n";
     std::lock_guard lock(mu);
+    const bool gone = off_bus.count(node) > 0;
     for (int g = 0; g < 8; ++g) {
       const std::string labels = "gpu=\"" + std::to_string(g) + "\",UUID=\"" + doc["gpus"][g]["uuid"].get<std::string>() +
                                  "\",modelName=\"NVIDIA H100 80GB HBM3\",hostname=\"" + node + "\"";
-      out += "DCGM_FI_DEV_GPU_UTIL{" + labels + "} 90\n";
+      if (!gone) out += "DCGM_FI_DEV_GPU_UTIL{" + labels + "} 90\n";
       out += "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{" + labels + "} " + std::to_string(dbe[node + "/" + std::to_string(g)]) + "\n";
-      out += "DCGM_FI_DEV_XID_ERRORS{" + labels + "} 0\n";
+      out += "DCGM_FI_DEV_XID_ERRORS{" + labels + "} " + (gone ? "79" : "0") + "\n";
       out += "DCGM_FI_DEV_GPU_TEMP{" + labels + "} 61\n";
     }
     return out;
@@ -1212,6 +1338,15 @@ TEST(Billing, ARisingDoubleBitEccCountTakesTheNodeOutBeforeItFails) {
   EXPECT_NE(s.log().find("gpu_health_drain"), std::string::npos);
   EXPECT_NE(s.admin("GET", "/metrics").text.find("gpurent_gpu_health_drains_total{node=\"" + node + "\",rule=\"ecc_dbe_rising\"} 1"),
             std::string::npos);
+
+  // The other node's cards fall off the bus: they report XID 79 and no utilization any more, so
+  // nothing of that scrape can be metered — its health is still judged, and the node drained.
+  {
+    std::lock_guard lock(mu);
+    off_bus.insert(other);
+  }
+  json gone = wait_for(s, "/api/v1/nodes/" + other, [](const json& n) { return n.value("state", "") == "unavailable"; });
+  EXPECT_NE(gone.value("state_reason", "").find("XID 79"), std::string::npos) << gone.dump();
 }
 
 }  // namespace

@@ -126,6 +126,21 @@ TEST(ContainerAccept, local_containers_AnAcceptanceJobRunsInAContainerAndIsRecor
   Resp none = s.admin("POST", "/api/v1/acceptance-runs", json{{"job", other}});
   EXPECT_EQ(none.status, 422) << none.describe();
   EXPECT_NE(none.reason_for("job").find("GPURENT-ACCEPTANCE-REPORT"), std::string::npos) << none.describe();
+
+  // A supplier names only a job that ran on one of its nodes: another tenant's job elsewhere reads
+  // as one that does not exist (its runs and log unread), the node's own supplier records it.
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("rival")), "supplier");
+  const std::string rival = make_user_token(s, "rival-ops", "supplier", "", "rival");
+  const std::string ghost_id = "job_00000000000000ff";
+  Resp probe = s.req("POST", "/api/v1/acceptance-runs", rival, json{{"job", other}});
+  Resp ghost = s.req("POST", "/api/v1/acceptance-runs", rival, json{{"job", ghost_id}});
+  EXPECT_EQ(probe.status, 422) << probe.describe();
+  EXPECT_EQ(ghost.status, 422) << ghost.describe();
+  std::string said = probe.reason_for("job");
+  said.replace(said.find(other), other.size(), ghost_id);
+  EXPECT_EQ(said, ghost.reason_for("job")) << probe.describe() << ghost.describe();
+  const std::string dc = make_user_token(s, "dc-ops", "supplier", "", "dc");
+  EXPECT_EQ(s.req("POST", "/api/v1/acceptance-runs", dc, json{{"job", id}}).status, 201);
 }
 
 }  // namespace

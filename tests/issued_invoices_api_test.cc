@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <map>
 
 #include "server_fixture.h"
 
@@ -129,6 +130,69 @@ TEST(IssuedInvoices, AClosedMonthIsFrozenNumberedHashedAndCorrectedOnlyByCreditN
   EXPECT_NE(en.text.find("Balance due"), std::string::npos);
   EXPECT_NE(en.text.find("@page{size:A4"), std::string::npos);
   EXPECT_EQ(s.admin("GET", path + "/print?lang=fr").error_fields(), std::vector<std::string>{"lang"});
+}
+
+// Whole cents of an amount string ("123.45", "-0.10").
+int64_t cents_of(const json& amount) {
+  std::string a = amount.get<std::string>();
+  const bool neg = !a.empty() && a[0] == '-';
+  if (neg) a.erase(0, 1);
+  const size_t dot = a.find('.');
+  std::string frac = dot == std::string::npos ? "" : a.substr(dot + 1);
+  frac.resize(2, '0');
+  const int64_t v = std::stoll(a.substr(0, dot)) * 100 + std::stoll(frac);
+  return neg ? -v : v;
+}
+
+// Months a close never reached (the server down over a month end, or a close that failed) are
+// closed by the server's own pass, oldest first, and count in the balance until then. The
+// server's clock is pinned (--demo-clock): the world is made in August, and the server comes
+// back in November with August, September and October unclosed.
+TEST(IssuedInvoices, MonthsLeftOpenAreClosedOldestFirstAndCountInTheBalanceUntilThen) {
+  auto at = [](const std::string& t, const char* firewall) {
+    return std::vector<std::string>{"--firewall-interval-s", firewall, "--demo-clock", t};
+  };
+  ServerProcess s(at("2026-08-20T00:00:00Z", "0"));
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
+  acme_and_beta(s);
+  expect_2xx(s.admin("POST", "/api/v1/contracts",
+                     json{{"name", "acme-dc"}, {"tenant", "acme"}, {"supplier", "dc"}, {"offers", {"h100"}},
+                          {"currency", "CNY"}, {"starts_at", "2026-08-01T00:00:00Z"},
+                          {"commitments", {{{"name", "one"}, {"offer", "h100"}, {"gpus", 1}, {"term_months", 12},
+                                            {"starts_at", "2026-08-01T00:00:00Z"}}}}}),
+             "contract");
+
+  // November 10th, no pass yet: three ended months and this one accrue.
+  s.set_extra_args(at("2026-11-10T00:00:00Z", "0"));
+  s.restart();
+  int64_t drafts = 0, ended = 0;
+  for (const char* m : {"2026-08", "2026-09", "2026-10", "2026-11"}) {
+    const json d = s.admin("GET", std::string("/api/v1/invoices?tenant=acme&month=") + m).body;
+    ASSERT_TRUE(d["totals"].contains("CNY")) << m << d.dump();
+    const int64_t c = cents_of(d["totals"]["CNY"]["total"]);
+    EXPECT_GT(c, 0) << m << ": the commitment bills every month";
+    drafts += c;
+    if (std::string(m) != "2026-11") ended += c;
+  }
+  json b = s.admin("GET", "/api/v1/tenants/acme/balance").body["balances"][0];
+  EXPECT_EQ(cents_of(b["accruing"]), drafts) << b.dump();
+  EXPECT_EQ(cents_of(b["invoiced"]), 0) << b.dump();
+  EXPECT_TRUE(s.admin("GET", "/api/v1/issued-invoices?tenant=acme").body["items"].empty());
+
+  // With the cost firewall's pass: each ended month closed, oldest first, one invoice each.
+  s.set_extra_args(at("2026-11-10T00:00:00Z", "1"));
+  s.restart();
+  const json issued = wait_for(s, "/api/v1/issued-invoices?tenant=acme", [](const json& j) { return j["items"].size() >= 3; });
+  std::map<std::string, std::string> numbers;  // month -> number
+  for (const json& inv : issued["items"]) numbers[inv["month"]] = inv["number"];
+  EXPECT_EQ(numbers, (std::map<std::string, std::string>{
+                         {"2026-08", "acme-CNY-000001"}, {"2026-09", "acme-CNY-000002"}, {"2026-10", "acme-CNY-000003"}}))
+      << issued.dump();
+  b = s.admin("GET", "/api/v1/tenants/acme/balance").body["balances"][0];
+  EXPECT_EQ(cents_of(b["invoiced"]), ended) << b.dump();
+  EXPECT_EQ(cents_of(b["accruing"]), drafts - ended) << b.dump();
 }
 
 }  // namespace

@@ -182,6 +182,13 @@ TEST(MarketApi, OrdersMatchAtTheRestingPriceAndTheBookIsPublicWithoutIdentities)
   EXPECT_NE(m.place(m.acme, bad).reason_for("ends_at").find("over"), std::string::npos);
   EXPECT_EQ(s.req("GET", "/api/v1/market/quote?gpu_model=h100-sxm5-80gb", m.acme).status, 422);
   EXPECT_NE(m.place(m.acme, m.order("buy", 1, "1000000.01")).reason_for("price_per_gpu_hour").find("at most"), std::string::npos);
+  // Each limit allowed, together past what one trade can amount to: 2,000 GPUs for 366 days at
+  // 1,000,000 an hour is about 1.8 × 10^13, past int64 micro-units.
+  json huge = m.order("buy", 2000, "1000000");
+  huge["ends_at"] = format_rfc3339(*parse_rfc3339(m.book["starts_at"].get<std::string>(), "starts_at") + 366 * 24 * 3'600'000LL);
+  Resp too_much = m.place(m.acme, huge);
+  EXPECT_EQ(too_much.status, 422) << too_much.describe();
+  EXPECT_NE(too_much.reason_for("price_per_gpu_hour").find("17568000 GPU-hours"), std::string::npos) << too_much.describe();
 
   // Idempotency: the same request with the same key is the same order (200); other fields, a 422.
   json keyed = m.order("buy", 1, "10");
@@ -336,6 +343,39 @@ TEST(MarketApi, AllOrNoneOrdersTradeWholeEvenAfterResting) {
   EXPECT_EQ(filled["state"], "filled") << filled.dump();
   EXPECT_EQ(filled["trades"].size(), 2u);
   EXPECT_TRUE(m.get("depth", m.beta)["asks"].empty()) << m.get("depth", m.beta).dump();
+}
+
+// Once a window is over nothing trades in it: cancelling the order an all-or-none bid was waiting
+// behind takes it out and makes no trade (a cancel before the end would, as above), and a replace
+// is refused. The server's clock is moved past the window by restarting it on the same database.
+TEST(MarketApi, NothingTradesInAWindowThatIsOver) {
+  ServerProcess s;
+  Market m = dc_world(s, {"gpn1", "gpn2"});
+  json aon = m.order("sell", 6, "15");
+  aon["all_or_none"] = true;
+  expect_2xx(m.place(m.dc, m.order("sell", 2, "15.50")), "sell 2");
+  const std::string three = expect_2xx(m.place(m.dc, m.order("sell", 3, "14")), "sell 3").body["id"];
+  expect_2xx(m.place(m.dc, aon), "aon sell 6");
+  json bid_doc = m.order("buy", 8, "20");
+  bid_doc["all_or_none"] = true;
+  Resp bid = m.place(m.acme, bid_doc);
+  ASSERT_EQ(bid.status, 201) << bid.describe();
+  ASSERT_EQ(bid.body["state"], "open") << bid.describe();
+
+  const TimeMs over = *parse_rfc3339(m.book["ends_at"].get<std::string>(), "ends_at") + 3'600'000;
+  s.set_extra_args({"--demo-clock", format_rfc3339(over)});
+  s.restart();
+  Resp replace = s.req("POST", "/api/v1/market-orders/" + three + "/replace", m.dc, json{{"gpus", 2}});
+  EXPECT_EQ(replace.status, 422) << replace.describe();
+  EXPECT_EQ(replace.error_fields(), std::vector<std::string>{"ends_at"}) << replace.describe();
+  Resp cancel = s.req("POST", "/api/v1/market-orders/" + three + "/cancel", m.dc);
+  ASSERT_EQ(cancel.status, 200) << cancel.describe();
+  EXPECT_EQ(cancel.body["state"], "cancelled");
+  const json still = s.req("GET", "/api/v1/market-orders/" + bid.body["id"].get<std::string>(), m.acme).body;
+  EXPECT_EQ(still["state"], "open") << still.dump();
+  EXPECT_EQ(still["filled_gpus"], 0) << still.dump();
+  EXPECT_TRUE(still["trades"].empty()) << still.dump();
+  EXPECT_EQ(s.admin("GET", "/api/v1/market-trades").body["items"].size(), 0u);
 }
 
 // A book of whole nodes (node_gpus): quantities in nodes, trades of whole nodes of that size, each

@@ -223,13 +223,18 @@ void take_down(const ServerProcess& s, const char* name) {
   expect_2xx(s.admin("PUT", std::string("/api/v1/nodes/") + name, down), "node down");
 }
 
-TEST(MarketSettlement, ANodeOutOfServiceDuringTheWindowIsADefaultUntilItIsBack) {
-  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+// The world with node gpn1 alone, and a two-hour trade of its 8 GPUs from this hour: the trade's path.
+std::string one_node_trade(const ServerProcess& s, TimeMs this_hour) {
   world(s, {"gpn1"});
   const std::string dc = make_user_token(s, "dc-ops", "supplier", "", "dc");
   const std::string acme = make_user_token(s, "acme-admin", "tenant_admin", "acme");
+  return trade_two_hours(s, dc, acme, this_hour, 8);
+}
+
+TEST(MarketSettlement, ANodeOutOfServiceDuringTheWindowIsADefaultUntilItIsBack) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
   const TimeMs this_hour = SystemClock().now() / kHour * kHour;
-  const std::string trade_path = trade_two_hours(s, dc, acme, this_hour, 8);
+  const std::string trade_path = one_node_trade(s, this_hour);
   const std::string node_id = s.admin("GET", trade_path).body["settlement"]["node_ids"][0];
 
   take_down(s, "gpn1");
@@ -264,6 +269,71 @@ TEST(MarketSettlement, ANodeOutOfServiceDuringTheWindowIsADefaultUntilItIsBack) 
   EXPECT_NEAR(static_cast<double>(micros(credit["quantity"])), static_cast<double>(base), 1.0) << credit.dump();
   EXPECT_NEAR(static_cast<double>(-micros(credit["amount_exact"])), 3.0 * static_cast<double>(fee_num) / 3'600'000.0, 1.0)
       << credit.dump();
+}
+
+// A commitment holds at most 1,000 defaults: a node that keeps going down past that reopens its
+// latest default instead of adding one the contract could no longer decode (which would have
+// failed the scheduler's every pass, and the tenant's invoices).
+TEST(MarketSettlement, ANodeDownAThousandTimesReopensItsLatestDefault) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  const TimeMs this_hour = SystemClock().now() / kHour * kHour;
+  const std::string trade_path = one_node_trade(s, this_hour);
+  const json settled = s.admin("GET", trade_path).body;
+  const std::string node_id = settled["settlement"]["node_ids"][0];
+  const std::string contract = "/api/v1/contracts/" + settled["settlement"]["contract_id"].get<std::string>();
+  take_down(s, "gpn1");
+  wait_for(s, trade_path, [](const json& j) { return j["settlement"]["defaults"].size() == 1; });
+  expect_2xx(s.admin("PUT", "/api/v1/nodes/gpn1", node_doc("dc", "gpn1")), "gpn1 back");
+  json c = wait_for(s, contract, [&](const json& j) {
+    return j["commitments"][0]["defaults"].size() == 1 &&
+           j["commitments"][0]["defaults"][0]["to"] != format_rfc3339(this_hour + 2 * kHour);
+  });
+  // 999 earlier outages of a millisecond each, written into the stored contract: 1,000 in all.
+  json all = json::array();
+  for (int i = 0; i < 999; ++i)
+    all.push_back({{"gpus", 1}, {"from", format_rfc3339(this_hour + i)}, {"to", format_rfc3339(this_hour + i + 1)},
+                   {"reason", "flap"}, {"node", node_id}});
+  all.push_back(c["commitments"][0]["defaults"][0]);
+  edit_database(s, "UPDATE objects SET body = json_set(body, '$.commitments[0].defaults', json('" + all.dump() +
+                       "')) WHERE kind = 'contracts' AND id = '" + c["id"].get<std::string>() + "'");
+  ASSERT_EQ(s.admin("GET", contract).body["commitments"][0]["defaults"].size(), 1000u);
+  const std::string last_from = all.back()["from"];
+  take_down(s, "gpn1");
+  c = wait_for(s, contract, [&](const json& j) {
+    return j.contains("commitments") && j["commitments"][0]["defaults"].back()["to"] == format_rfc3339(this_hour + 2 * kHour);
+  });
+  EXPECT_EQ(c["commitments"][0]["defaults"].size(), 1000u) << "reopened, not added";
+  EXPECT_EQ(c["commitments"][0]["defaults"].back()["from"], last_from);
+  const json t = s.admin("GET", trade_path).body;
+  EXPECT_EQ(t["settlement"]["defaults"].back()["to"], format_rfc3339(this_hour + 2 * kHour)) << t.dump();
+  EXPECT_EQ(s.admin("GET", "/readyz").body["checks"].value("records", ""), "ok") << s.admin("GET", "/readyz").body.dump();
+}
+
+// A contract holds at most 1,000 commitments: when the buyer's market contract with the seller is
+// full, the next trade's commitment opens a new one (the trade failed whole before, and every
+// later one between them too).
+TEST(MarketSettlement, AFullContractIsPassedOverForANewOne) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  const TimeMs this_hour = SystemClock().now() / kHour * kHour;
+  const std::string first = one_node_trade(s, this_hour);
+  const json settled = s.admin("GET", first).body;
+  ASSERT_EQ(settled["settlement"]["contract"], "market-dc-cny") << settled.dump();
+  const std::string contract = "/api/v1/contracts/" + settled["settlement"]["contract_id"].get<std::string>();
+  const json c = s.admin("GET", contract).body;
+  json all = c["commitments"];
+  for (int i = 0; all.size() < 1000; ++i)
+    all.push_back({{"name", "filler-" + std::to_string(i)}, {"offer", all[0]["offer"]}, {"gpus", 1}, {"term_months", 1},
+                   {"starts_at", format_rfc3339(this_hour)}});
+  edit_database(s, "UPDATE objects SET body = json_set(body, '$.commitments', json('" + all.dump() +
+                       "')) WHERE kind = 'contracts' AND id = '" + c["id"].get<std::string>() + "'");
+  ASSERT_EQ(s.admin("GET", contract).body["commitments"].size(), 1000u);
+  const std::string dc = make_user_token(s, "dc-ops-2", "supplier", "", "dc");
+  const std::string acme = make_user_token(s, "acme-admin-2", "tenant_admin", "acme");
+  const std::string next = trade_two_hours(s, dc, acme, this_hour + 2 * kHour, 8);
+  const json t = s.admin("GET", next).body;
+  EXPECT_EQ(t["state"], "settled") << t.dump();
+  EXPECT_EQ(t["settlement"]["contract"], "market-dc-cny-2") << t.dump();
+  EXPECT_EQ(s.admin("GET", contract).body["commitments"].size(), 1000u);
 }
 
 // A seller's default of everything still delivered while one of the trade's nodes is out of
@@ -339,25 +409,40 @@ TEST(MarketSettlement, AnOperatorReservationLeavesOpenSellsDeliverable) {
   EXPECT_EQ(none_left.status, 422) << none_left.describe();
 }
 
+// An order for `n` whole nodes of 8 GPUs, this hour and the next.
+json node_order(TimeMs this_hour, const char* side, int n, const char* price) {
+  json o = order(this_hour, 2, side, 1, price);
+  o.erase("gpus");
+  o["node_gpus"] = 8;
+  o["nodes"] = n;
+  return o;
+}
+
+// The world with these nodes, dc's, acme's and beta's tokens, and acme's trade for two of dc's
+// whole nodes at 10.00 this hour and the next.
+struct TwoNodes {
+  std::string dc, acme, beta, trade;
+  TimeMs this_hour = 0;
+};
+TwoNodes acme_buys_two_nodes(const ServerProcess& s, std::initializer_list<const char*> node_names) {
+  world(s, node_names);
+  TwoNodes h{make_user_token(s, "dc-ops", "supplier", "", "dc"), make_user_token(s, "acme-admin", "tenant_admin", "acme"),
+             make_user_token(s, "beta-admin", "tenant_admin", "beta"), "", SystemClock().now() / kHour * kHour};
+  expect_2xx(s.req("POST", "/api/v1/market-orders", h.dc, node_order(h.this_hour, "sell", 2, "10.00")), "sell 2 nodes");
+  h.trade = expect_2xx(s.req("POST", "/api/v1/market-orders", h.acme, node_order(h.this_hour, "buy", 2, "10.00")), "acme buys")
+                .body["trades"][0];
+  return h;
+}
+
 // Resale: a tenant resells a whole node it holds in the node book; the buyer gets that node's
 // reservation and a commitment at the resale price; the reseller keeps paying its own commitment,
 // is credited the proceeds, and no longer has the node (nor its defaults).
 TEST(MarketSettlement, ATenantResellsAWholeNodeItHolds) {
   ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
-  world(s, {"gpn1", "gpn2", "gpn3"});
-  const std::string dc = make_user_token(s, "dc-ops", "supplier", "", "dc");
-  const std::string acme = make_user_token(s, "acme-admin", "tenant_admin", "acme");
-  const std::string beta = make_user_token(s, "beta-admin", "tenant_admin", "beta");
-  const TimeMs this_hour = SystemClock().now() / kHour * kHour;
-  auto nodes = [&](const char* side, int n, const char* price) {
-    json o = order(this_hour, 2, side, 1, price);
-    o.erase("gpus");
-    o["node_gpus"] = 8;
-    o["nodes"] = n;
-    return o;
-  };
-  expect_2xx(s.req("POST", "/api/v1/market-orders", dc, nodes("sell", 2, "10.00")), "sell 2 nodes");
-  const std::string t1 = expect_2xx(s.req("POST", "/api/v1/market-orders", acme, nodes("buy", 2, "10.00")), "acme buys").body["trades"][0];
+  const TwoNodes h = acme_buys_two_nodes(s, {"gpn1", "gpn2", "gpn3"});
+  const std::string &dc = h.dc, &acme = h.acme, &beta = h.beta, &t1 = h.trade;
+  const TimeMs this_hour = h.this_hour;
+  auto nodes = [&](const char* side, int n, const char* price) { return node_order(this_hour, side, n, price); };
   const json first = s.admin("GET", "/api/v1/market-trades/" + t1).body;
   ASSERT_EQ(first["settlement"]["node_ids"].size(), 2u) << first.dump();
 
@@ -428,4 +513,25 @@ TEST(MarketSettlement, ATenantResellsAWholeNodeItHolds) {
 }
 
 }  // namespace
+// A resting resale is checked again when it would fill: once a default opens on the trade whose
+// nodes it resells, the reseller holds nothing to deliver, so it makes no trade (its buyer would
+// have been the supplier's default over the whole window) and is cancelled, saying why.
+TEST(MarketSettlement, AResaleWhoseNodesDefaultedSinceIsCancelledNotFilled) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  const TwoNodes h = acme_buys_two_nodes(s, {"gpn1", "gpn2"});
+  const std::string &acme = h.acme, &beta = h.beta, &t1 = h.trade;
+  const TimeMs this_hour = h.this_hour;
+  auto nodes = [&](const char* side, int n, const char* price) { return node_order(this_hour, side, n, price); };
+  const std::string resale = expect_2xx(s.req("POST", "/api/v1/market-orders", acme, nodes("sell", 1, "12.00")), "resale").body["id"];
+  take_down(s, "gpn1");
+  wait_for(s, "/api/v1/market-trades/" + t1, [](const json& j) { return j["settlement"]["defaults"].size() == 1; });
+  Resp bought = s.req("POST", "/api/v1/market-orders", beta, nodes("buy", 1, "12.50"));
+  ASSERT_EQ(bought.status, 201) << bought.describe();
+  EXPECT_TRUE(bought.body["trades"].empty()) << bought.describe();
+  EXPECT_EQ(bought.body["state"], "open");
+  const json r = s.req("GET", "/api/v1/market-orders/" + resale, acme).body;
+  EXPECT_EQ(r["state"], "cancelled") << r.dump();
+  EXPECT_NE(r.value("reason", "").find("reseller no longer holds"), std::string::npos) << r.dump();
+}
+
 }  // namespace gpurent::testing

@@ -84,6 +84,10 @@ TEST(PriceHistory, UsageIsRatedByTheSheetInForceWhenItHappened) {
   const json again = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + month_now()).body;
   EXPECT_EQ(again["totals"], inv["totals"]) << again.dump();
   EXPECT_EQ(s.admin("GET", path + "/history").body["items"].size(), 3u);
+  // The job's cost shows the price its run started at, not today's sheet.
+  const json cost = s.admin("GET", "/api/v1/jobs/" + job + "/cost").body;
+  ASSERT_EQ(cost["allocations"].size(), 1u) << cost.dump();
+  EXPECT_EQ(cost["allocations"][0]["unit_price"], "20.00") << cost.dump();
 
   // Billed usage keeps the offer: deleting it would leave the invoice without its sheets.
   Resp del = s.admin("DELETE", path);

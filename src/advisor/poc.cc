@@ -158,9 +158,14 @@ Result<PocInput> parse_poc_input(const json& body) {
   in.max_slowdown_pct = f.opt_integer("max_slowdown_pct", 0, 99).value_or(10);
   Defaults d;
   f.object("thresholds", false, [&](Fields& tf) {
-    d.fp16 = read_figure(tf, "fp16_tflops");
-    d.nccl = read_figure(tf, "nccl_busbw_gbps");
-    d.storage = read_figure(tf, "storage_gbps");
+    auto positive = [&](const char* key) {  // a pass mark of 0 would pass anything, as a supplier's would
+      auto v = read_figure(tf, key);
+      if (v && *v == 0) tf.error(key, Message("advisor.poc.positive"));
+      return v;
+    };
+    d.fp16 = positive("fp16_tflops");
+    d.nccl = positive("nccl_busbw_gbps");
+    d.storage = positive("storage_gbps");
     in.thresholds.fault_detect_minutes = tf.opt_integer("fault_detect_minutes", 1, 10'000).value_or(30);
     in.thresholds.restore_minutes = tf.opt_integer("restore_minutes", 1, 10'000).value_or(120);
     in.thresholds.ticket_response_minutes = tf.opt_integer("ticket_response_minutes", 1, 10'000).value_or(30);

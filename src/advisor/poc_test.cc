@@ -282,6 +282,8 @@ TEST(PocInput, RejectsBadInputsNamingTheField) {
           {"no fp16 mark", [](json& b) { b["suppliers"][0].erase("fp16_tflops"); }, "suppliers[0].fp16_tflops",
            "thresholds.fp16_tflops"},
           {"no gpus", [](json& b) { b["suppliers"][0].erase("gpus"); }, "suppliers[0].gpus", "is required"},
+          {"zero plan-wide mark", [](json& b) { b["thresholds"]["nccl_busbw_gbps"] = 0; },
+           "thresholds.nccl_busbw_gbps", "greater than 0"},
           {"duplicate supplier", [](json& b) { b["suppliers"].push_back(b["suppliers"][0]); }, "suppliers[1].name",
            "twice"},
           {"no suppliers", [](json& b) { b["suppliers"] = json::array(); }, "suppliers", "at least one"},

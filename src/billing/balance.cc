@@ -1,6 +1,7 @@
 #include "billing/balance.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "billing/rating_input.h"
 
@@ -10,10 +11,15 @@ Balance balance_of(const BillingSettings& s, const BalanceFigures& f) {
   Balance b;
   b.figures = f;
   b.payment = s.payment;
+  // In 128 bits, held to int64's range: far past any real balance, with its sign kept.
+  auto left = [](int64_t from, int64_t a, int64_t b) {
+    const __int128 v = static_cast<__int128>(from) - a - b;
+    return static_cast<int64_t>(std::clamp<__int128>(v, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()));
+  };
   if (s.payment == Payment::kPrepaid)
-    b.available = f.top_ups - f.invoiced - f.accruing;
+    b.available = left(f.top_ups, f.invoiced, f.accruing);
   else if (f.credit_limit)
-    b.available = *f.credit_limit - f.invoiced - f.accruing;
+    b.available = left(*f.credit_limit, f.invoiced, f.accruing);
   if (b.available && f.burn_per_hour > 0)
     b.runway_minutes = std::max<int64_t>(0, static_cast<int64_t>(static_cast<__int128>(*b.available) * 60 / f.burn_per_hour));
   else if (b.available && *b.available <= 0)

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace gpurent {
 namespace {
 
@@ -44,6 +46,15 @@ TEST(Balance, PostpaidIsTheLimitLessWhatIsOwedAndUnwatchedWithoutOne) {
   const Balance b = balance_of(s, f);
   EXPECT_EQ(b.available, 500 * kUnit);
   EXPECT_EQ(b.runway_minutes, 3000);
+  // A negative month (a refund) against a limit near int64's end: no wrap, the sign kept.
+  f.credit_limit = std::numeric_limits<int64_t>::max();
+  f.invoiced = -10 * kUnit;
+  f.accruing = 0;
+  EXPECT_EQ(balance_of(s, f).available, std::numeric_limits<int64_t>::max());
+  f.credit_limit = 0;
+  f.invoiced = std::numeric_limits<int64_t>::max();
+  f.accruing = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(balance_of(s, f).available, std::numeric_limits<int64_t>::min());
 }
 
 TEST(Balance, AlertsBelowTheRunwayAndStopsBelowTheStopOrAtNothingLeft) {

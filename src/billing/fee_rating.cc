@@ -68,11 +68,22 @@ std::string month_label(TimeMs t) { return format_rfc3339(month_start(t)).substr
 void volume_fee(Ctx& c, const std::map<std::string, const Allocation*>& allocs, const std::string& name,
                 const std::optional<VolumeFee>& (*fee_of)(const Offer&), const char* rule, const char* what,
                 int64_t VolumeUsage::*bytes_of) {
-  std::vector<const VolumeUsage*> recs;
+  struct Rec {
+    TimeMs at;
+    const std::string* allocation;
+    int64_t bytes;
+    bool billed;  // false: another input's (volume_elsewhere), counted toward the allowance only
+  };
+  std::vector<Rec> recs;
   const TimeMs since = month_start(c.in.from);
   for (const auto& v : c.in.volume)
-    if (v.at < c.in.to && v.at >= since && v.*bytes_of > 0 && allocs.at(v.allocation)->offer == name) recs.push_back(&v);
-  std::stable_sort(recs.begin(), recs.end(), [](auto* x, auto* y) { return std::tie(x->at, x->allocation) < std::tie(y->at, y->allocation); });
+    if (v.at < c.in.to && v.at >= since && v.*bytes_of > 0 && allocs.at(v.allocation)->offer == name)
+      recs.push_back({v.at, &v.allocation, v.*bytes_of, true});
+  for (const auto& v : c.in.volume_elsewhere) {
+    const int64_t bytes = bytes_of == &VolumeUsage::egress_bytes ? v.egress_bytes : v.storage_io_bytes;
+    if (v.at < c.in.to && v.at >= since && bytes > 0 && v.offer == name) recs.push_back({v.at, &v.allocation, bytes, false});
+  }
+  std::stable_sort(recs.begin(), recs.end(), [](const Rec& x, const Rec& y) { return std::tie(x.at, *x.allocation) < std::tie(y.at, *y.allocation); });
   struct Sum {
     __int128 free = 0, charged = 0;
     TimeMs from = INT64_MAX, to = INT64_MIN;
@@ -81,23 +92,23 @@ void volume_fee(Ctx& c, const std::map<std::string, const Allocation*>& allocs, 
   std::map<std::tuple<TimeMs, std::string, int64_t>, Sum> sums;  // (month or day start, allocation, price)
   TimeMs month = INT64_MIN, month_end = INT64_MIN;
   __int128 used = 0;
-  for (const auto* v : recs) {
-    const std::optional<VolumeFee>& fee = fee_of(offer_in_force(c.in, name, v->at));
+  for (const Rec& v : recs) {
+    const std::optional<VolumeFee>& fee = fee_of(offer_in_force(c.in, name, v.at));
     if (!fee) continue;  // the version in force then charged nothing for it
-    if (v->at >= month_end) {  // records are in time order: a new month resets the allowance
-      month = month_start(v->at);
+    if (v.at >= month_end) {  // records are in time order: a new month resets the allowance
+      month = month_start(v.at);
       month_end = add_months(month, 1);
       used = 0;
     }
-    const __int128 n = v->*bytes_of;
+    const __int128 n = v.bytes;
     const __int128 free_part = std::clamp<__int128>(static_cast<__int128>(fee->free_gb) * kBytesPerGb - used, 0, n);
     used += n;
-    if (v->at < c.in.from) continue;  // counted toward the allowance only
-    Sum& s = sums[{c.in.volume_lines_per_day ? day_start(v->at) : month, v->allocation, fee->per_gb.micros()}];
+    if (v.at < c.in.from || !v.billed) continue;  // counted toward the allowance only
+    Sum& s = sums[{c.in.volume_lines_per_day ? day_start(v.at) : month, *v.allocation, fee->per_gb.micros()}];
     s.free += free_part;
     s.charged += n - free_part;
-    s.from = std::min(s.from, v->at);
-    s.to = std::max(s.to, v->at);
+    s.from = std::min(s.from, v.at);
+    s.to = std::max(s.to, v.at);
     s.free_gb = fee->free_gb;
   }
   for (const auto& [key, s] : sums) {

@@ -25,7 +25,8 @@
 // on its effects only the first time it sees a key. A freeze stays until an admin lifts it (the
 // same key never re-freezes); a hold lasts while the rule still fires (raise the budget or wait
 // for the next month). On the first run of a month, evaluate the previous month once more with
-// `day` = its last day to catch its final hours.
+// `day` = its last day to catch its final hours (the server keeps its daily rules' alerts:
+// services/cost_firewall.h).
 //
 // Value types and free functions; thread-safe (no shared state).
 #pragma once

@@ -79,6 +79,18 @@ struct VolumeUsage {
   int64_t egress_bytes = 0;
 };
 
+// Storage I/O and egress of the same tenant on offer `offer` that another rating input bills (the
+// tenant's runs on that offer under a contract and at list prices are rated apart): they use the
+// offer's monthly free allowance in time order with this input's own records — first come, first
+// served, across both — and are billed there, not here.
+struct VolumeElsewhere {
+  TimeMs at = 0;
+  std::string allocation;  // its id in the other input (orders records at the same instant)
+  std::string offer;
+  int64_t storage_io_bytes = 0;
+  int64_t egress_bytes = 0;
+};
+
 // Tokens served by one of the offer's served models (per-token billing).
 struct TokenUsage {
   TimeMs at = 0;
@@ -177,6 +189,7 @@ struct RatingInput {
   std::vector<Commitment> commitments;
   std::vector<Allocation> allocations;
   std::vector<VolumeUsage> volume;
+  std::vector<VolumeElsewhere> volume_elsewhere;  // counted toward the free allowances only
   std::vector<TokenUsage> tokens;
   std::vector<QpsProvision> qps;
   std::vector<StoredImage> images;

@@ -245,7 +245,9 @@ TEST(RatingProperties, VolumeLinesPerDaySplitTheMonthlyOnes) {
   EXPECT_GT(split, 0) << "some allocation's volume spans several days";
 }
 
-TEST(Rating, VolumeLinesPerDayUseTheMonthsAllowanceFirstComeFirstServed) {
+// Three days of November on offer "ab" (egress: 5 GB free a month, then 0.080003 USD/GB) and one
+// GPU allocation a1 running its first two.
+RatingInput egress_input() {
   RatingInput in;
   in.from = kNov;
   in.to = kNov + 3 * 24 * kHour;
@@ -263,6 +265,11 @@ TEST(Rating, VolumeLinesPerDayUseTheMonthsAllowanceFirstComeFirstServed) {
   a.ready_at = kNov;
   a.ended_at = kNov + 48 * kHour;
   in.allocations.push_back(a);
+  return in;
+}
+
+TEST(Rating, VolumeLinesPerDayUseTheMonthsAllowanceFirstComeFirstServed) {
+  RatingInput in = egress_input();
   in.volume.push_back({kNov + 1 * kHour, "a1", 0, 3'000'000'000});        // day 1: 3 GB, free
   in.volume.push_back({kNov + 25 * kHour, "a1", 0, 4'000'000'000});       // day 2: 2 GB free, 2 GB charged
   in.volume_lines_per_day = true;
@@ -274,6 +281,31 @@ TEST(Rating, VolumeLinesPerDayUseTheMonthsAllowanceFirstComeFirstServed) {
   std::sort(got.begin(), got.end());
   EXPECT_EQ(got, (std::vector<std::string>{"egress 2026-11-02 2 0.160006", "egress_free 2026-11-01 3 0.00",
                                           "egress_free 2026-11-02 2 0.00"}));
+}
+
+// Records another input bills (the tenant's runs on the same offer in another section) use the
+// month's allowance in time order with this input's own, and are never billed here.
+TEST(Rating, VolumeElsewhereUsesTheAllowanceFirstAndIsNotBilledHere) {
+  RatingInput in = egress_input();
+  in.volume.push_back({kNov + 25 * kHour, "a1", 0, 4'000'000'000});
+  auto egress = [](const RatingResult& r) {
+    std::vector<std::string> got;
+    for (const auto& l : r.lines)
+      if (l.unit == "GB") got.push_back(l.rule + " " + l.quantity);
+    std::sort(got.begin(), got.end());
+    return got;
+  };
+  auto alone = rate(in);
+  ASSERT_TRUE(alone.ok()) << alone.error().message;
+  EXPECT_EQ(egress(*alone), (std::vector<std::string>{"egress_free 4"}));
+  // 3 GB elsewhere before it, 10 GB elsewhere after it and 1 GB on another offer: 2 GB left free.
+  in.volume_elsewhere.push_back({kNov + 1 * kHour, "b1", "ab", 0, 3'000'000'000});
+  in.volume_elsewhere.push_back({kNov + 30 * kHour, "b1", "ab", 0, 10'000'000'000});
+  in.volume_elsewhere.push_back({kNov + 2 * kHour, "c1", "other", 0, 1'000'000'000});
+  auto shared = rate(in);
+  ASSERT_TRUE(shared.ok()) << shared.error().message;
+  EXPECT_EQ(egress(*shared), (std::vector<std::string>{"egress 2", "egress_free 2"}));
+  for (const auto& v : check_rating_invariants(*shared)) ADD_FAILURE() << v;
 }
 
 TEST(Rating, RefusesBadReferencesNamingTheField) {

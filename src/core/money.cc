@@ -119,7 +119,10 @@ Result<Money> Money::mul_ratio(int64_t num, int64_t den) const {
 }
 
 Money Money::round_to_cents() const {
-  const int64_t cents = div_half_even_checked(micros_, 10'000);  // smaller than micros_: in range
+  int64_t cents = div_half_even_checked(micros_, 10'000);
+  // Within a cent of int64's end the rounded amount does not fit: the cent toward zero does.
+  if (cents > std::numeric_limits<int64_t>::max() / 10'000) --cents;
+  if (cents < std::numeric_limits<int64_t>::min() / 10'000) ++cents;
   return Money(cents * 10'000, currency_);
 }
 

@@ -37,7 +37,8 @@ class Money {
   Result<Money> minus(const Money& o) const;
   // this * num / den, rounded half to even at the micro-unit. den must be > 0.
   Result<Money> mul_ratio(int64_t num, int64_t den) const;
-  // Rounded half to even to whole cents (fen for CNY).
+  // Rounded half to even to whole cents (fen for CNY); within a cent of int64's end (|amount|
+  // above 9,223,372,036,854.77 units), to the cent toward zero, the nearest that fits.
   Money round_to_cents() const;
 
   // Canonical decimal text: at least 2 decimals, trailing zeros beyond that trimmed ("3.20", "0.000125").

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "core/message.h"
 
 namespace gpurent {
@@ -69,6 +71,11 @@ TEST(Money, RoundsToCentsHalfToEven) {
   EXPECT_EQ(usd("0.135").round_to_cents().amount_string(), "0.14");
   EXPECT_EQ(usd("0.1251").round_to_cents().amount_string(), "0.13");
   EXPECT_EQ(usd("-0.125").round_to_cents().amount_string(), "-0.12");
+  // At int64's ends the nearest cent does not fit: the cent toward zero does (no overflow).
+  EXPECT_EQ(Money(std::numeric_limits<int64_t>::max(), Currency::kUSD).round_to_cents().amount_string(),
+            "9223372036854.77");
+  EXPECT_EQ(Money(std::numeric_limits<int64_t>::min(), Currency::kUSD).round_to_cents().amount_string(),
+            "-9223372036854.77");
 }
 
 TEST(Money, Currency) {

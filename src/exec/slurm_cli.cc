@@ -159,6 +159,8 @@ Result<std::vector<SlurmJob>> parse_squeue_json(const std::string& text) {
     x.id = slurm_number(j, "job_id").value_or(0);
     x.name = slurm_word(j, "name");
     x.comment = slurm_word(j, "comment");
+    x.user = slurm_word(j, "user_name");
+    x.partition = slurm_word(j, "partition");
     x.state = slurm_word(j, "job_state");
     x.reason = slurm_word(j, "state_reason");
     x.nodes = expand_hostlist(slurm_word(j, "nodes"));

@@ -50,6 +50,7 @@ struct SlurmSubmit {
 struct SlurmJob {
   int64_t id = 0;
   std::string name, comment;
+  std::string user, partition;  // the submitting user's name, the partition ("" when not reported)
   std::string state;   // PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL, PREEMPTED, OUT_OF_MEMORY, ...
   std::string reason;  // squeue's state_reason
   std::vector<std::string> nodes;

@@ -35,6 +35,8 @@ TEST(SlurmCli, ParsesSqueueJson) {
   EXPECT_EQ(a.id, 1);
   EXPECT_EQ(a.state, "RUNNING");
   EXPECT_EQ(a.comment, "job_abc");
+  EXPECT_EQ(a.user, "root");
+  EXPECT_EQ(a.partition, "gpu");
   EXPECT_EQ(a.nodes, std::vector<std::string>{"gpn1"});
   EXPECT_EQ(a.gpu_indices, (std::vector<int64_t>{0, 1}));
   ASSERT_TRUE(a.start.has_value());
@@ -150,6 +152,8 @@ TEST(SlurmCli, ParsesSlurm24_11Json) {
   const SlurmJob& gang = (*running)[0];
   EXPECT_EQ(gang.id, 1);
   EXPECT_EQ(gang.state, "RUNNING");
+  EXPECT_EQ(gang.user, "root");
+  EXPECT_EQ(gang.partition, "gpu");
   EXPECT_EQ(gang.comment, "gj-1");
   EXPECT_EQ(gang.nodes, (std::vector<std::string>{"gpn1", "gpn2"}));
   EXPECT_EQ(gang.gpus_by_node.at("gpn1"), (std::vector<int64_t>{0, 1}));

@@ -15,6 +15,8 @@ namespace gpurent {
 namespace {
 
 constexpr double kMaxFigure = 1e15;  // any figure above this (in its unit) is nonsense
+// The most bus bandwidth a measurement may record (model/measurement.cc's busbw_gbps bound).
+constexpr double kMaxBusbwGbps = 100'000;
 
 Error tool_error(const std::string& tool, const std::string& why) { return Error::invalid("", tool + ": " + why); }
 
@@ -130,6 +132,8 @@ Result<GpuBenchFigures> parse_gpu_bench(std::string_view text) {
                            static_cast<double>(*iterations);
       const double tflops = flops / *seconds / 1e12;
       if (tflops > 1e6) return tool_error("gpu-bench", where + ": more than 1,000,000 TFLOPS is not a measurement");
+      // A figure is kept to 0.1 TFLOPS, and a measurement of 0.0 cannot be recorded.
+      if (tflops < 0.05) return tool_error("gpu-bench", where + ": under 0.05 TFLOPS (too small a GEMM to measure a GPU)");
       out.gemm.push_back({*gpu, uuid, dtype, round_figure(tflops * 10)});
     } else if (test == "copy") {
       const std::string dir = string_at(j, "direction");
@@ -151,7 +155,11 @@ Result<GpuBenchFigures> parse_gpu_bench(std::string_view text) {
 
 Result<NcclFigures> parse_nccl_tests(std::string_view text) {
   NcclFigures out;
-  bool header = false;
+  // The table's columns, from its header: nccl-tests 2.11 and later print a root column and
+  // "#wrong" counts, earlier releases neither (their "error" is a magnitude, not counted here).
+  std::optional<size_t> busbw_col;
+  std::vector<size_t> wrong_cols;
+  size_t width = 0;
   for (std::string_view line : split_lines(text)) {
     if (line.rfind("#", 0) == 0) {
       std::vector<std::string_view> w = split_blanks(line.substr(1));
@@ -164,7 +172,13 @@ Result<NcclFigures> parse_nccl_tests(std::string_view text) {
             break;
           }
       }
-      if (!w.empty() && w[0] == "size" && line.find("busbw") != std::string_view::npos) header = true;
+      if (!busbw_col && !w.empty() && w[0] == "size") {
+        for (size_t i = 0; i < w.size(); ++i) {
+          if (w[i] == "busbw" && !busbw_col) busbw_col = i;  // the first: out of place
+          if (w[i] == "#wrong") wrong_cols.push_back(i);
+        }
+        if (busbw_col) width = std::max(*busbw_col, wrong_cols.empty() ? 0 : wrong_cols.front()) + 1;
+      }
       if (line.find("Avg bus bandwidth") != std::string_view::npos) {
         const size_t colon = line.find(':');
         if (colon != std::string_view::npos) {
@@ -175,23 +189,25 @@ Result<NcclFigures> parse_nccl_tests(std::string_view text) {
       }
       continue;
     }
-    if (!header) continue;
-    // size count type redop root time algbw busbw #wrong time algbw busbw #wrong
+    if (!busbw_col) continue;
     std::vector<std::string_view> w = split_blanks(line);
-    if (w.size() < 9) continue;
+    if (w.size() < width) continue;
     auto size = decimal(w[0]);
-    auto busbw = decimal(w[7]);
+    auto busbw = decimal(w[*busbw_col]);
     if (!size || !busbw || w[0].find_first_not_of("0123456789") != std::string_view::npos) continue;
-    if (auto wrong = decimal(w[8])) out.wrong += static_cast<int64_t>(*wrong);
-    if (w.size() >= 13)
-      if (auto wrong = decimal(w[12])) out.wrong += static_cast<int64_t>(*wrong);
+    if (*busbw > kMaxBusbwGbps)
+      return tool_error("nccl-tests", "a bus bandwidth above 100,000 GB/s is not a measurement");
+    for (size_t c : wrong_cols)  // each count bounded by decimal(), the sum by kMaxFigure: no overflow
+      if (c < w.size())
+        if (auto wrong = decimal(w[c]))
+          out.wrong = std::min<int64_t>(out.wrong + static_cast<int64_t>(*wrong), static_cast<int64_t>(kMaxFigure));
     const int64_t bytes = round_figure(*size);
     if (bytes >= out.peak_size_bytes) {
       out.peak_size_bytes = bytes;
       out.peak_busbw_x100 = round_figure(*busbw * 100);
     }
   }
-  if (!header) return tool_error("nccl-tests", "no table header (size … busbw) in the output");
+  if (!busbw_col) return tool_error("nccl-tests", "no table header (size … busbw) in the output");
   if (out.peak_size_bytes == 0) return tool_error("nccl-tests", "no result row in the output");
   return out;
 }

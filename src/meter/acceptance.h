@@ -60,11 +60,13 @@ struct NcclFigures {
   int64_t peak_busbw_x100 = 0;       // GB/s ×100 at the largest size, out of place
   int64_t peak_size_bytes = 0;
   std::optional<int64_t> avg_busbw_x100;  // the tool's "Avg bus bandwidth"
-  int64_t wrong = 0;                 // #wrong summed (a number; "N/A" counts 0)
+  int64_t wrong = 0;                 // #wrong summed (a number; "N/A" counts 0; 0 for releases before 2.11)
   // The hosts the ranks ran on ("#  Rank 0 Group 0 Pid 1 on HOST device 0 ..."), distinct, in
   // rank order: more than one when the all-reduce ran across nodes (under mpirun or srun).
   std::vector<std::string> hosts;
 };
+// Columns are found by the table header's names, so releases with and without the root column
+// read alike. A bus bandwidth above 100,000 GB/s is an error, not a figure.
 Result<NcclFigures> parse_nccl_tests(std::string_view text);
 
 struct FioFigures {

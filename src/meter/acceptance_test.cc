@@ -53,6 +53,48 @@ TEST(AcceptanceParsers, NcclTestsCountsWrongResultsAndRefusesOutputWithoutATable
   EXPECT_NE(none.error().message.find("no table header"), std::string::npos) << none.error().message;
 }
 
+// nccl-tests before 2.11 printed no root column and an "error" magnitude instead of "#wrong":
+// the columns are the header's, so busbw is still read from its own column.
+TEST(AcceptanceParsers, NcclTestsWithoutARootColumnReadBusbwByTheHeader) {
+  const std::string old =
+      "#  Rank  0 Group  0 Pid  11 on gpn1 device  0 [0x04] NVIDIA A100-SXM4-80GB\n"
+      "#  Rank  1 Group  0 Pid  12 on gpn1 device  1 [0x05] NVIDIA A100-SXM4-80GB\n"
+      "#\n"
+      "#                                                     out-of-place                       in-place\n"
+      "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+      "#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+      "     1048576        262144   float     sum    40.12   26.14   26.14  0e+00    39.90   26.28   26.28  0e+00\n"
+      "   268435456      67108864   float     sum   1205.3  222.71  222.71  0e+00   1203.1  223.12  223.12  0e+00\n";
+  auto r = parse_nccl_tests(old);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->peak_size_bytes, 268435456);
+  EXPECT_EQ(r->peak_busbw_x100, 22271) << "the busbw column, not the error column next to it";
+  EXPECT_EQ(r->wrong, 0);
+}
+
+TEST(AcceptanceParsers, NcclTestsRefusesImpossibleBandwidthAndBoundsTheWrongCount) {
+  std::string text = accept_recorded("nccl_all_reduce_2x8_h100.txt");
+  const size_t at = text.find("338.82      0");
+  ASSERT_NE(at, std::string::npos);
+  std::string fast = text;
+  fast.replace(at, 6, "200000");  // 200,000 GB/s: no measurement could record it
+  auto r = parse_nccl_tests(fast);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("100,000 GB/s"), std::string::npos) << r.error().message;
+  // Thousands of rows each claiming 10^15 wrong results: the sum stays bounded (no overflow).
+  std::string many = "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n";
+  for (int i = 0; i < 20000; ++i) many += std::to_string(i + 1) + " 1 float sum -1 1 1 1 1e15 1 1 1 1e15\n";
+  auto w = parse_nccl_tests(many);
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  EXPECT_EQ(w->wrong, 1'000'000'000'000'000);
+}
+
+TEST(AcceptanceParsers, GpuBenchRefusesAGemmTooSmallToRecord) {
+  auto r = parse_gpu_bench(R"({"test":"gemm","gpu":0,"dtype":"fp16","m":1,"n":1,"k":1,"iterations":1,"seconds":1})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("0.05 TFLOPS"), std::string::npos) << r.error().message;
+}
+
 TEST(AcceptanceParsers, FioJsonAfterItsBannerSumsReadAndWriteOverJobs) {
   auto r = parse_fio_json(accept_recorded("fio_write_then_read.json"));
   ASSERT_TRUE(r.ok()) << r.error().message;

@@ -87,6 +87,8 @@ Status parse_prom_labels(Cursor& c, PromSample& out, size_t line) {
       }
     }
     if (!closed) return line_error(line, "label '" + std::string(ln) + "': unterminated value");
+    if (out.labels.size() >= kMaxPromLabels)  // bounds the duplicate check below, and the memory
+      return line_error(line, "more than " + std::to_string(kMaxPromLabels) + " labels on one series");
     for (const auto& l : out.labels)
       if (l.name == ln) return line_error(line, "label '" + std::string(ln) + "' appears twice");
     out.labels.push_back({std::string(ln), std::move(value)});
@@ -129,7 +131,7 @@ const std::string* PromSample::label(std::string_view n) const {
   return nullptr;
 }
 
-Result<std::vector<PromSample>> parse_prometheus_text(std::string_view text) {
+Result<std::vector<PromSample>> parse_prometheus_text(std::string_view text, bool (*keep)(std::string_view name)) {
   std::vector<PromSample> out;
   size_t line = 0, pos = 0;
   while (pos < text.size()) {
@@ -170,7 +172,7 @@ Result<std::vector<PromSample>> parse_prometheus_text(std::string_view text) {
       c.skip_space();
       if (!c.done()) return line_error(line, "unexpected text after the timestamp");
     }
-    out.push_back(std::move(s));
+    if (!keep || keep(s.name)) out.push_back(std::move(s));
   }
   return out;
 }
@@ -216,6 +218,16 @@ struct Partial {
   std::optional<TimeMs> ts;
 };
 
+}  // namespace
+
+bool dcgm_metric_read(std::string_view name) {
+  for (const auto& f : kFields)
+    if (name == f.metric) return true;
+  return false;
+}
+
+namespace {
+
 // The spec of a DCGM metric gpurent reads; nullptr for any other metric.
 const FieldSpec* field_spec(const std::string& name) {
   const FieldSpec* spec = nullptr;
@@ -248,6 +260,10 @@ Result<size_t> gpu_of(const PromSample& s, std::vector<Partial>& gpus, std::map<
   else
     return line_error(s.line, s.name + " has neither a UUID nor a gpu label: cannot tell which GPU it is");
   auto [it, fresh] = index.emplace(key, gpus.size());
+  if (fresh && gpus.size() >= kMaxDcgmGpus) {
+    index.erase(it);
+    return line_error(s.line, "more than " + std::to_string(kMaxDcgmGpus) + " GPUs in one exposition");
+  }
   if (fresh) {
     Partial p;
     p.r.uuid = uuid ? *uuid : "";
@@ -408,6 +424,8 @@ Result<DcgmReadings> map_dcgm(std::span<const PromSample> samples) {
       // An instance's own activity and memory; a GPU_UTIL per instance is not a DCGM field
       // (MIG has none) and is not counted.
       if (spec->field == Field::kUtil) continue;
+      if (!p.mig.count(*mig) && p.mig.size() >= kMaxMigInstances)
+        return line_error(s.line, "more than " + std::to_string(kMaxMigInstances) + " MIG instances on one GPU");
       MigPartial& m = p.mig[*mig];
       if (const std::string* prof = s.label("GPU_I_PROFILE"); prof && m.profile.empty()) m.profile = *prof;
       if (spec->field == Field::kGrActive) v = std::min<int64_t>(v, 100);

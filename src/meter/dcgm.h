@@ -52,8 +52,19 @@ struct PromSample {
   const std::string* label(std::string_view name) const;
 };
 
+// Limits on what one exposition may hold (an exporter is not trusted to be sane).
+inline constexpr size_t kMaxPromLabels = 64;     // labels on one series
+inline constexpr size_t kMaxDcgmGpus = 1024;     // distinct GPUs
+inline constexpr size_t kMaxMigInstances = 64;   // GPU_I_ID values on one GPU
+
 // Parses a whole exposition. A malformed line is an error (kInvalid) whose field is "line N".
-Result<std::vector<PromSample>> parse_prometheus_text(std::string_view text);
+// With `keep`, every line is still checked but only the samples whose metric it keeps are
+// returned (a scrape keeps what map_dcgm reads, not the exporter's every other series).
+Result<std::vector<PromSample>> parse_prometheus_text(std::string_view text,
+                                                      bool (*keep)(std::string_view name) = nullptr);
+
+// Whether map_dcgm reads the metric (a `keep` for parse_prometheus_text).
+bool dcgm_metric_read(std::string_view name);
 
 // One MIG GPU instance of a reading.
 struct DcgmMigInstance {

@@ -86,6 +86,41 @@ TEST(PromText, MalformedLinesNameTheLine) {
   }
 }
 
+// What an exporter cannot make the parser do: compare a thousand labels with each other, keep
+// every series it does not need, or grow without bound in GPUs or MIG instances.
+TEST(PromText, HostileExpositionsAreBounded) {
+  std::string many = "x{";
+  for (int i = 0; i < 65; ++i) many += (i ? "," : "") + std::string("a") + std::to_string(i) + "=\"\"";
+  auto labels = parse_prometheus_text(many + "} 1\n");
+  ASSERT_FALSE(labels.ok());
+  EXPECT_NE(labels.error().message.find("more than 64 labels"), std::string::npos) << labels.error().message;
+
+  // Only the metrics map_dcgm reads are kept, but every line is still checked.
+  auto kept = parse_prometheus_text(kScrape, dcgm_metric_read);
+  ASSERT_TRUE(kept.ok()) << kept.error().message;
+  for (const PromSample& p : *kept) EXPECT_TRUE(dcgm_metric_read(p.name)) << p.name;
+  EXPECT_FALSE(kept->empty());
+  std::string noise;
+  for (int i = 0; i < 1000; ++i) noise += "go_goroutines " + std::to_string(i) + "\n";
+  auto filtered = parse_prometheus_text(noise, dcgm_metric_read);
+  ASSERT_TRUE(filtered.ok());
+  EXPECT_TRUE(filtered->empty());
+  EXPECT_FALSE(parse_prometheus_text(noise + "go_goroutines{\n", dcgm_metric_read).ok());
+
+  std::string gpus;
+  for (int i = 0; i <= 1024; ++i) gpus += "DCGM_FI_DEV_GPU_UTIL{UUID=\"GPU-" + std::to_string(i) + "\"} 1\n";
+  auto too_many = map_dcgm(parse_prometheus_text(gpus).value());
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_NE(too_many.error().message.find("more than 1024 GPUs"), std::string::npos) << too_many.error().message;
+
+  std::string mig;
+  for (int i = 0; i <= 64; ++i)
+    mig += "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",UUID=\"GPU-a\",GPU_I_ID=\"" + std::to_string(i) + "\"} 0.5\n";
+  auto instances = map_dcgm(parse_prometheus_text(mig).value());
+  ASSERT_FALSE(instances.ok());
+  EXPECT_NE(instances.error().message.find("MIG instances"), std::string::npos) << instances.error().message;
+}
+
 TEST(Dcgm, MapsTheExporterFieldsPerGpu) {
   auto samples = parse_prometheus_text(kScrape);
   ASSERT_TRUE(samples.ok()) << samples.error().message;

@@ -28,7 +28,7 @@ int64_t most_withheld_from(const ContractCommitment& m, TimeMs from) {
 
 std::vector<CommitmentDefault> read_commitment_defaults(Fields& f, int64_t gpus, TimeMs start, TimeMs end) {
   std::vector<CommitmentDefault> out;
-  f.objects("defaults", false, 1000, [&](Fields& df, size_t) {
+  f.objects("defaults", false, kMaxCommitmentDefaults, [&](Fields& df, size_t) {
     CommitmentDefault d;
     d.gpus = df.integer("gpus", 1, gpus);
     d.from = df.time("from");
@@ -95,7 +95,7 @@ Result<Contract> parse_contract(const json& body) {
   c.reserved_overflow =
       f.enumeration("reserved_overflow", kReservedOverflowNames, std::optional(ReservedOverflow::kOnDemand));
   std::set<std::string> names;
-  f.objects("commitments", false, 1000, [&](Fields& cf, size_t) {
+  f.objects("commitments", false, kMaxContractCommitments, [&](Fields& cf, size_t) {
     ContractCommitment m;
     m.name = cf.str("name", slug);
     if (!m.name.empty() && !names.insert(m.name).second) cf.error("name", Message("contract.commitment.name_taken"));

@@ -33,6 +33,11 @@ enum class ReservedOverflow {
 inline constexpr EnumEntry<ReservedOverflow> kReservedOverflowNames[] = {{ReservedOverflow::kOnDemand, "on_demand"},
                                                                         {ReservedOverflow::kWait, "wait"}};
 
+// The most defaults one commitment may hold, and commitments one contract may hold (a contract
+// with more does not decode).
+inline constexpr size_t kMaxCommitmentDefaults = 1000;
+inline constexpr size_t kMaxContractCommitments = 1000;
+
 // Capacity of a market commitment the supplier did not deliver: `gpus` of it over [from, to).
 struct CommitmentDefault {
   int64_t gpus = 1;

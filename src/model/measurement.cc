@@ -1,5 +1,7 @@
 #include "model/measurement.h"
 
+#include <algorithm>
+
 #include "core/json_put.h"
 
 #include "model/record_codec.h"
@@ -64,10 +66,24 @@ Result<Measurement> parse_measurement(const json& body) {
     forbid("at", enum_name(kMeasurementKindNames, m.kind));
   }
   m.method = f.enumeration("method", kMeasurementMethodNames, std::optional(MeasurementMethod::kManual));
-  m.evidence = f.opt_str("evidence", {.min_len = 0, .max_len = kMaxEvidenceBytes}).value_or("");
+  // A tool's output as it printed it: line breaks and tabs kept, other control characters refused.
+  if (const json* e = f.raw("evidence")) {
+    const std::string* text = e->is_string() ? &e->get_ref<const std::string&>() : nullptr;
+    if (!text)
+      f.error("evidence", Message("field.string"));
+    else if (text->size() > kMaxEvidenceBytes)
+      f.error("evidence", Message("field.max_chars").arg("max", std::to_string(kMaxEvidenceBytes)));
+    else if (std::any_of(text->begin(), text->end(), [](unsigned char c) {
+               return (c < 0x20 && c != '\n' && c != '\t' && c != '\r') || c == 0x7f;
+             }))
+      f.error("evidence", Message("measurement.evidence_control"));
+    else
+      m.evidence = *text;
+  }
   m.corrects = f.opt_str("corrects", {.max_len = 64, .pattern = "[a-z]{2,4}_[0-9a-f]{16}", .pattern_help = "pattern.id"});
   ignore_server_keys(f);
-  f.ignore({"node_id", "recorded_by", "status", "tenant_id", "resolved_by", "resolved_at", "resolution_note"});
+  f.ignore({"node_id", "recorded_by", "status", "tenant_id", "resolved_by", "resolved_at", "resolution_note",
+            "acceptance_run"});
   f.finish();
   if (!errs.empty()) return errs.to_error();
   return m;

@@ -19,6 +19,26 @@ json incident() {
           {"note", "PSU failure"}};
 }
 
+// What an acceptance run stores — its id, raw multi-line tool output as evidence — decodes again
+// (every reader decodes: invoices, supplier scores, the dashboard). A body may not set the run,
+// and evidence keeps line breaks and tabs but no other control character.
+TEST(Measurement, AnAcceptanceRunsRecordDecodesWithItsRawEvidence) {
+  json fp16 = {{"kind", "fp16_tflops"}, {"node", "h100-05"}, {"gpu", 3}, {"at", "2026-11-20T09:00:00Z"},
+               {"fp16_tflops", "871.4"}, {"method", "acceptance"}, {"evidence", "{\"gpu\":3}\n{\"gpu\":3,\"x\":\"a\tb\"}\n"}};
+  Measurement m = parse_measurement(fp16).value();
+  m.acceptance_run = "acc_0123456789abcdef";
+  m.node_id = "nod_0123456789abcdef";
+  auto back = decode_measurement(to_json(m));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->acceptance_run, "acc_0123456789abcdef");
+  EXPECT_EQ(back->evidence, m.evidence);
+  json body = fp16;
+  body["acceptance_run"] = "acc_0123456789abcdef";
+  EXPECT_EQ(parse_measurement(body).value().acceptance_run, "") << "a server key: never taken from a body";
+  body["evidence"] = "bell\x07";
+  EXPECT_TRUE(fails_only_on(parse_measurement(body), "evidence", "line breaks and tabs"));
+}
+
 TEST(Measurement, ParsesEachKindAndRoundTrips) {
   json fp16 = {{"kind", "fp16_tflops"},
                {"node", "h100-05"},

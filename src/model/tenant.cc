@@ -1,5 +1,7 @@
 #include "model/tenant.h"
 
+#include "model/top_up.h"
+
 #include "core/json_put.h"
 
 #include <regex>
@@ -65,6 +67,8 @@ Result<Currency> stored_tenant_currency(const json& body) {
 void parse_billing_settings(Fields& f, BillingSettings& b, Currency c) {
   b.payment = f.enumeration("payment", kPaymentNames, std::optional(Payment::kPostpaid));
   b.credit_limit = f.opt_money("credit_limit", c);
+  if (b.credit_limit && b.credit_limit->micros() > kMaxTopUpUnits * 1'000'000)  // as a top-up: sums stay far from int64's end
+    f.error("credit_limit", Message("top_up.amount_range").arg("max", std::to_string(kMaxTopUpUnits)));
   if (b.credit_limit && b.payment == Payment::kPrepaid) f.error("credit_limit", Message("tenant.billing.limit_prepaid"));
   b.runway_alert_minutes = f.opt_integer("runway_alert_minutes", 0, 525'600).value_or(kDefaultRunwayAlertMinutes);
   b.stop_minutes = f.opt_integer("stop_minutes", 0, 10'080).value_or(kDefaultStopMinutes);

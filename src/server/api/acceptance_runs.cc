@@ -14,6 +14,7 @@
 // offer's template): `gates` per card and for the all-reduce, and a `verdict`.
 // GET …/{id}/report is the run as a Markdown report in English or 简体中文 (?lang=zh).
 #include <algorithm>
+#include <map>
 
 #include "core/ids.h"
 #include "meter/acceptance.h"
@@ -153,15 +154,30 @@ std::string gpu_lines(const std::string& output, int64_t reported) {
     if (nl == std::string::npos) nl = output.size();
     const std::string line = output.substr(at, nl - at);
     json j = json::parse(line, nullptr, false);
-    if (j.is_object() && j.value("gpu", int64_t{-1}) == reported && out.size() + line.size() < kMaxEvidenceBytes)
+    const json* gpu = j.is_object() && j.contains("gpu") ? &j["gpu"] : nullptr;
+    if (gpu && gpu->is_number_integer() && gpu->get<int64_t>() == reported &&
+        out.size() + line.size() < kMaxEvidenceBytes)
       out += line + "\n";
     at = nl + 1;
   }
   return out;
 }
 
+// The output's end (the table's end), from a line start so that no UTF-8 character is cut.
 std::string bounded_evidence(const std::string& s) {
-  return s.size() <= kMaxEvidenceBytes ? s : s.substr(s.size() - kMaxEvidenceBytes);  // the table's end
+  if (s.size() <= kMaxEvidenceBytes) return s;
+  const size_t nl = s.find('\n', s.size() - kMaxEvidenceBytes);
+  return nl == std::string::npos ? std::string() : s.substr(nl + 1);
+}
+
+// "across 3 nodes (a, b, c)", the list cut after a few hosts so that a note stays short.
+std::string across_hosts(const std::vector<std::string>& hosts) {
+  if (hosts.size() < 2) return "";
+  constexpr size_t kNamed = 4;
+  std::string out = " across " + std::to_string(hosts.size()) + " nodes (";
+  for (size_t i = 0; i < hosts.size() && i < kNamed; ++i) out += (i ? ", " : "") + hosts[i].substr(0, 63);
+  if (hosts.size() > kNamed) out += ", … " + std::to_string(hosts.size() - kNamed) + " more";
+  return out + ")";
 }
 
 // A node an all-reduce across nodes also ran on (its ranks' hosts beyond the run's node).
@@ -238,12 +254,7 @@ std::vector<Measurement> plan_measurements(const AcceptanceReport& rep, const st
       m.to = std::max(s.finished_at, s.started_at + 1000);  // a window of at least a second
       m.busbw_gbps = s.nccl.peak_busbw_x100 / 100;  // whole GB/s, rounded down: never above what was measured
       m.method = MeasurementMethod::kAcceptance;
-      std::string across;
-      if (s.nccl.hosts.size() > 1) {
-        across = " across " + std::to_string(s.nccl.hosts.size()) + " nodes (";
-        for (size_t i = 0; i < s.nccl.hosts.size(); ++i) across += (i ? ", " : "") + s.nccl.hosts[i];
-        across += ")";
-      }
+      const std::string across = across_hosts(s.nccl.hosts);
       m.note = "all-reduce bus bandwidth at " + std::to_string(s.nccl.peak_size_bytes) + " bytes over " +
                std::to_string(s.nccl.ranks) + " ranks" + across + ", " + tool + (s.simulated ? " (simulated)" : "");
       m.evidence = bounded_evidence(s.output);
@@ -258,12 +269,13 @@ std::vector<Measurement> plan_measurements(const AcceptanceReport& rep, const st
   return out;
 }
 
-// Each floor against what the run measured: a card's FP16 GEMM against min_fp16_tflops, the
-// all-reduce (rounded down to whole GB/s, as its measurement) against min_nccl_busbw_gbps. A floor
-// whose stage measured nothing is "missing". Verdict: fail when a gate failed, incomplete when one
-// is missing, pass when all passed, no_gates when the contract sets no floor.
-json judge_gates(const AcceptanceReport& rep, const std::vector<MappedGpu>& gpus, const ContractTemplate& c,
-                 std::string* verdict) {
+// Each floor against what the run measured: each card the run was to measure (the job's cards, else
+// every card of the node) by its FP16 GEMM against min_fp16_tflops, the all-reduce (rounded down to
+// whole GB/s, as its measurement) against min_nccl_busbw_gbps. A card or stage that measured
+// nothing is "missing". Verdict: fail when a gate failed, incomplete when one is missing, pass when
+// all passed, no_gates when the contract sets no floor.
+json judge_gates(const AcceptanceReport& rep, const std::vector<MappedGpu>& gpus, const std::vector<int64_t>& cards,
+                 const ContractTemplate& c, std::string* verdict) {
   json gates = json::array();
   bool failed = false, missing = false;
   const AcceptanceStage* gpu = nullptr;
@@ -274,20 +286,23 @@ json judge_gates(const AcceptanceReport& rep, const std::vector<MappedGpu>& gpus
     if (s.kind == AcceptanceStageKind::kNccl) nccl = &s;
   }
   if (c.min_fp16_tflops_x10) {
-    bool any = false;
+    std::map<int64_t, const GemmFigure*> fp16;  // card -> its first FP16 figure (as its measurement)
     if (gpu)
-      for (const GemmFigure& g : gpu->gpu.gemm) {
-        if (g.dtype != "fp16") continue;
-        any = true;
-        const bool ok = g.tflops_x10 >= *c.min_fp16_tflops_x10;
-        failed |= !ok;
-        gates.push_back({{"clause", "min_fp16_tflops"}, {"card", card_of(gpus, g.gpu)},
-                         {"floor", fixed_text(*c.min_fp16_tflops_x10, 1)}, {"measured", fixed_text(g.tflops_x10, 1)},
-                         {"status", ok ? "pass" : "fail"}, {"simulated", gpu->simulated}});
+      for (const GemmFigure& g : gpu->gpu.gemm)
+        if (g.dtype == "fp16") fp16.emplace(card_of(gpus, g.gpu), &g);
+    const std::string floor = fixed_text(*c.min_fp16_tflops_x10, 1);
+    for (int64_t card : cards) {
+      auto it = fp16.find(card);
+      if (it == fp16.end()) {
+        missing = true;
+        gates.push_back({{"clause", "min_fp16_tflops"}, {"card", card}, {"floor", floor}, {"status", "missing"}});
+        continue;
       }
-    if (!any) {
-      missing = true;
-      gates.push_back({{"clause", "min_fp16_tflops"}, {"floor", fixed_text(*c.min_fp16_tflops_x10, 1)}, {"status", "missing"}});
+      const bool ok = it->second->tflops_x10 >= *c.min_fp16_tflops_x10;
+      failed |= !ok;
+      gates.push_back({{"clause", "min_fp16_tflops"}, {"card", card}, {"floor", floor},
+                       {"measured", fixed_text(it->second->tflops_x10, 1)}, {"status", ok ? "pass" : "fail"},
+                       {"simulated", gpu->simulated}});
     }
   }
   if (c.min_nccl_busbw_gbps) {
@@ -334,13 +349,20 @@ Result<Built> build_run(App& app, const json& body, const Principal& p, StoreTx&
   if (job_ref) {
     std::map<std::string, std::string> scope;
     if (!p.tenant_id.empty()) scope["tenant_id"] = p.tenant_id;
+    const Error not_found = Error::invalid("job", Message("api.resources.not_found").arg("kind", "jobs").arg("ref", *job_ref));
+    // A supplier names only a job that ran on one of its nodes; any other answers as a job that
+    // does not exist, before its runs or its log are read (no probing of tenants' jobs).
+    const bool supplier = !p.supplier_id.empty() && !p.is_operator();
     auto j = resolve_ref(tx, "jobs", *job_ref, scope, "job");
-    if (!j) return j.error();
-    if (!p.tenant_id.empty() && j->tenant_id != p.tenant_id)
-      return Error::invalid("job", Message("api.resources.not_found").arg("kind", "jobs").arg("ref", *job_ref));
+    if (!j) return supplier ? not_found : j.error();
+    if (!p.tenant_id.empty() && j->tenant_id != p.tenant_id) return not_found;
     job = *j;
     auto cards = job_cards(tx, *job);
-    if (!cards) return cards.error();
+    if (!cards) return supplier ? not_found : cards.error();
+    if (supplier) {
+      auto ran_on = tx.get("nodes", cards->node_id);
+      if (!ran_on || ran_on->supplier_id != p.supplier_id) return not_found;
+    }
     run = *cards;
     auto log = newest_job_log_tail(app.opts.slurm_output_dir, job->id, kLogWindowBytes);
     if (!log && log.error().code != Code::kNotFound) return log.error();
@@ -387,7 +409,12 @@ Result<Built> build_run(App& app, const json& body, const Principal& p, StoreTx&
     if (!k) return k.error();
     auto floors = contract_floors(app, tx, *k);
     if (!floors) return floors.error();
-    gates = judge_gates(*rep, *gpus, *floors, &verdict);
+    std::vector<int64_t> measured_cards;  // the job's, else all the node's
+    if (run)
+      measured_cards = run->gpus;
+    else
+      for (const StoredCard& sc : *cards) measured_cards.push_back(sc.index);
+    gates = judge_gates(*rep, *gpus, measured_cards, *floors, &verdict);
     contract = *kr;
   }
   MeasurementStatus status = MeasurementStatus::kRecorded;
@@ -425,6 +452,13 @@ Result<Built> build_run(App& app, const json& body, const Principal& p, StoreTx&
     gpu_list.push_back(std::move(j));
   }
   const auto planned = plan_measurements(*rep, *gpus, node->name, *peers, app.opts.acceptance_count_simulated);
+  // Each as every reader will decode it: a figure no measurement can hold is refused here, not
+  // stored to break the invoices, scores and dashboards that read measurements.
+  for (const Measurement& m : planned)
+    if (auto back = parse_measurement(to_json(m)); !back)
+      return Error::invalid(prefix + "stages", Message("api.acceptance_runs.unrecordable")
+                                                   .arg("kind", enum_name(kMeasurementKindNames, m.kind))
+                                                   .arg("why", back.error().message));
   json ids = json::array();
   for (size_t i = 0; i < planned.size(); ++i) ids.push_back(new_id("msr"));
   json out = {{"node", node->name},

@@ -177,6 +177,10 @@ Result<json> mix(App& app, json body, const Principal& p) {
     if (body.contains("options")) return Error::invalid("offers", Message("api.advise.mix.offers_or_options"));
     if (!body["offers"].is_array() || body["offers"].empty())
       return Error::invalid("offers", Message("api.advise.mix.offers_list"));
+    // Each offer stands for one option or more, and at most kMaxMixOptions are read: a longer
+    // list is refused before it is resolved (each name is looked up among every offer).
+    if (body["offers"].size() > static_cast<size_t>(kMaxMixOptions))
+      return Error::invalid("offers", Message("field.max_items").arg("max", std::to_string(kMaxMixOptions)));
     std::vector<std::string> ids;
     auto all = load_offers(app.store, app.catalog, &ids);
     if (!all) return all.error();

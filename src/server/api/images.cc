@@ -86,6 +86,9 @@ Result<Record> image_for(App& app, const httplib::Request& req, const Principal&
   return r;
 }
 
+// Recipe images of one tenant queued or building at a time.
+constexpr int64_t kMaxWaitingBuilds = 3;
+
 void create_image(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
   if (!p.is_operator() && (p.tenant_id.empty() || !role_can_submit_jobs(p.role)))
     return send_problem(res, Error::make(Code::kForbidden, Message("api.images.forbidden").arg("role", role_name(p.role))),
@@ -101,6 +104,19 @@ void create_image(App& app, const httplib::Request& req, httplib::Response& res,
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
     if (!i->recipe)
       if (auto room = check_room(app, tx, i->tenant_id, i->size_bytes, "archive.size_bytes"); !room) return room;
+    if (i->recipe && !i->tenant_id.empty()) {
+      // Builds run one at a time for everyone: a tenant has a few waiting at most, and none while
+      // its storage is full (what it builds counts against it).
+      if (auto room = check_room(app, tx, i->tenant_id, 0, "recipe"); !room) return room;
+      int64_t waiting = 0;
+      for (const char* state : {"queued", "building"}) {
+        auto page = tx.list({"images", {{"tenant_id", i->tenant_id}, {"state", state}}, "", kMaxWaitingBuilds + 1});
+        if (!page) return page.error();
+        waiting += static_cast<int64_t>(page->items.size());
+      }
+      if (waiting >= kMaxWaitingBuilds)
+        return Error::make(Code::kConflict, Message("api.images.builds_waiting").arg("max", std::to_string(kMaxWaitingBuilds)));
+    }
     auto r = insert_image(tx, *i, now, i->recipe ? " recipe" : " archive sha256:" + i->sha256);
     if (!r) return r.error();
     out = *r;

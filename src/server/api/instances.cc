@@ -372,7 +372,7 @@ json cost_per_hour(App& app, StoreReader& store, const Instance& i, const std::o
     if (!offer) return out;
     std::optional<Money> compute;
     if (sr.run.gpu_milli > 0) {
-      auto price = unit_price_of(store, sr.run, *offer, sr.run.offer_id);
+      auto price = unit_price_of(store, app.catalog, sr.run, *offer, sr.run.offer_id, app.clock.now());  // the price now
       if (!price) return out;
       if (auto m = price->price.mul_ratio(sr.run.gpu_milli, 1000)) compute = *m;
       out["basis"] = price->basis;
@@ -438,6 +438,7 @@ void decorate(App& app, StoreReader& store, const Record& read, const Principal&
   // write that changed both (a stop: the job cancelled, want_running false) between reading the
   // instance and its job would show half of it. The instance is read again after its job; when
   // it changed meanwhile, both are read again.
+  out.erase("notebook_token");  // shown only inside access.notebook.url, to those who may use it
   Record r = read;
   auto i = decode_record(r, decode_instance, "its state cannot be shown");
   if (!i) return;
@@ -447,11 +448,11 @@ void decorate(App& app, StoreReader& store, const Record& read, const Principal&
     if (!again || again->version == r.version) break;
     r = *again;
     out = present(r);
+    out.erase("notebook_token");
     i = decode_record(r, decode_instance, "its state cannot be shown");
     if (!i) return;
     job = latest_job(store, *i);
   }
-  out.erase("notebook_token");  // shown only inside access.notebook.url, to those who may use it
   std::optional<JobStatus> st;
   if (job && *job) {
     auto s = stored_job_status((*job)->body);

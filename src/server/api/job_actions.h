@@ -14,12 +14,14 @@
 namespace gpurent {
 
 
-// The offer's price per GPU-hour for a run's billing mode, as the billing engine rates it, and
-// which price that is ("on_demand", "spot", "reserved_1m|12m|36m"): api/job_cost.cc.
+// The offer's price per GPU-hour for a run's billing mode, as the billing engine rates it at `at`
+// (the offer's sheet then: an earlier version after a price change), and which price that is
+// ("on_demand", "spot", "reserved_1m|12m|36m", "market_trade"): api/job_cost.cc.
 struct UnitPrice {
   Money price;
   std::string basis;
 };
-Result<UnitPrice> unit_price_of(StoreReader& store, const JobRun& run, const Offer& o, const std::string& offer_id);
+Result<UnitPrice> unit_price_of(StoreReader& store, const GpuCatalog& catalog, const JobRun& run, const Offer& o,
+                                const std::string& offer_id, TimeMs at);
 
 }  // namespace gpurent

@@ -20,6 +20,7 @@
 #include "server/http/http_util.h"
 #include "server/services/allocation_ledger.h"
 #include "server/services/invoices.h"
+#include "server/services/offer_history.h"
 #include "server/services/record_faults.h"
 
 namespace gpurent {
@@ -61,14 +62,35 @@ Status add_line(std::map<std::string, CurrencyCost>& costs, Currency cur, const 
 
 }  // namespace
 
-// The offer's price per GPU-hour for the run's billing mode, as the billing engine rates it, and
-// which price that is: "on_demand"; "spot" (the offer's market price in force when the run started
+// The offer's price per GPU-hour for the run's billing mode at `at`, as the billing engine rates
+// it (the sheet in force then), and which price that is: "on_demand"; "spot" (the offer's market price in force when the run started
 // — POST /spot-prices — else its sheet's spot price; the lines split at each later change; a spot run on an offer that
 // sells no spot is rated on-demand); "reserved_1m|12m|36m" (a reserved run while a commitment of
-// its contract on this offer is in force: the commitment's price; GPU time beyond the commitment
+// its contract on this offer is in force: the commitment's price, from the sheet in force when it
+// began; GPU time beyond the commitment
 // is rated on-demand; "market_trade" when that commitment is a settled market trade: its trade
 // price), else "on_demand".
-Result<UnitPrice> unit_price_of(StoreReader& store, const JobRun& run, const Offer& o, const std::string& offer_id) {
+// The offer's sheet in force at t: the earlier version t falls in, else `current`.
+Result<Offer> sheet_at(StoreReader& store, const GpuCatalog& catalog, const Offer& current, const std::string& offer_id,
+                       TimeMs t) {
+  auto versions = offer_versions(store, offer_id);
+  if (!versions) return versions.error();
+  for (const OfferVersionRecord& v : *versions)  // oldest first: the first that ended after t
+    if (t < v.until) {
+      auto sheet = parse_offer(v.sheet, catalog);
+      if (!sheet)
+        return Error::make(Code::kInternal, "offer " + offer_id + " version " + std::to_string(v.version) +
+                                                " does not decode: " + sheet.error().message);
+      return *sheet;
+    }
+  return current;
+}
+
+Result<UnitPrice> unit_price_of(StoreReader& store, const GpuCatalog& catalog, const JobRun& run, const Offer& current,
+                                const std::string& offer_id, TimeMs at) {
+  auto in_force = sheet_at(store, catalog, current, offer_id, at);
+  if (!in_force) return in_force.error();
+  const Offer& o = *in_force;
   if (run.billing_mode == BillingMode::kSpot && o.prices.spot) {
     Money price = *o.prices.spot;  // the market price in force when the run started, else the sheet's
     TimeMs latest = INT64_MIN;
@@ -96,7 +118,9 @@ Result<UnitPrice> unit_price_of(StoreReader& store, const JobRun& run, const Off
         const TimeMs end = m.market() ? *m.ends_at : add_months(m.starts_at, m.term_months);
         if (*run.running_at < m.starts_at || *run.running_at >= end) continue;
         if (m.market()) return UnitPrice{*m.price_per_gpu_hour, "market_trade"};
-        if (auto p = o.prices.reserved_for(m.term_months))
+        auto made_at = sheet_at(store, catalog, current, offer_id, m.starts_at);  // a commitment keeps its price
+        if (!made_at) return made_at.error();
+        if (auto p = made_at->prices.reserved_for(m.term_months))
           return UnitPrice{*p, "reserved_" + std::to_string(m.term_months) + "m"};
       }
     }
@@ -161,7 +185,7 @@ Result<json> runs_json(App& app, const Record& job) {
           *rec, [&](const json& b) { return parse_offer(b, app.catalog); },
           "the job's cost cannot be shown without it");
       if (!o) return o.error();
-      auto price = unit_price_of(app.store, run, *o, run.offer_id);
+      auto price = unit_price_of(app.store, app.catalog, run, *o, run.offer_id, run.running_at.value_or(app.clock.now()));
       if (!price) return price.error();
       a["offer_id"] = run.offer_id;
       a["offer"] = rec->name;

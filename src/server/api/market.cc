@@ -15,6 +15,7 @@
 // seller's nodes and a commitment at the trade price in the buyer's contract. Not built (said so in
 // docs/market.md): resale of part of a node.
 #include <algorithm>
+#include <limits>
 #include <functional>
 #include <map>
 #include <set>
@@ -244,6 +245,13 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, BookTx
   if (f.has("price_per_gpu_hour") && price.micros() <= 0) f.error("price_per_gpu_hour", Message("api.market.price_positive"));
   if (price.micros() > kMaxPriceMicros)
     f.error("price_per_gpu_hour", Message("api.market.price_too_high").arg("max", Money(kMaxPriceMicros, k.currency).amount_string()));
+  // Every trade of the order is at most its price (or its maker's, lower) times its GPU-hours:
+  // that must fit the money type, or a fill would fail the whole transaction it is in.
+  else if (price.micros() > 0 && gpus > 0 && k.ends_at > k.starts_at &&
+           static_cast<__int128>(price.micros()) * gpus * k.hours() > std::numeric_limits<int64_t>::max())
+    f.error("price_per_gpu_hour", Message("api.market.amount_too_high")
+                                      .arg("gpu_hours", std::to_string(gpus * k.hours()))
+                                      .arg("max", Money(std::numeric_limits<int64_t>::max(), k.currency).amount_string()));
   f.finish();
   if (!errs.empty()) return errs.to_error();
   // From here on the lane is this transaction's: what the seller can deliver, the book and the
@@ -348,7 +356,7 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, BookTx
       r = book.add({taker, owner_of(order), side, price.micros(), may_trade / k.unit(), tif, aon}, fills);
       if (auto st = record_fills(fills, *resting, &order, k, now, out); !st) return st.error();
     }
-    auto short_at = first_undeliverable(tx, out.trades, market_book(k));
+    auto short_at = first_undeliverable(tx, out.trades, market_book(k), now);
     if (!short_at) return short_at.error();
     if (!*short_at) break;
     const std::string sell = out.trades[**short_at].body.at("sell_order").get<std::string>();
@@ -369,17 +377,20 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, BookTx
     const Record& rest = *(*resting)[id - 1];
     Record probe;
     probe.kind = "market-trades";
-    probe.supplier_id = rest.body.value("supplier_id", "");
+    const bool resale = rest.body.contains("resale_supplier_id");
+    probe.supplier_id = rest.body.value(resale ? "resale_supplier_id" : "supplier_id", "");
     probe.body = {{"gpus", rest.body.at("remaining_gpus")}};
+    if (resale) probe.body["reseller_tenant_id"] = rest.body.at("tenant_id");
     std::vector<Record> after = out.trades;
     after.push_back(std::move(probe));
-    auto still = first_undeliverable(tx, after, market_book(k));
+    auto still = first_undeliverable(tx, after, market_book(k), now);
     if (!still) return still.error();
     if (!*still) continue;
     Record m = rest;
     m.body["state"] = m.state = "cancelled";
     m.body["remaining_gpus"] = 0;
-    m.body["reason"] = "its seller can no longer deliver it: the free nodes went to earlier trades (a trade takes whole nodes)";
+    m.body["reason"] = resale ? "its reseller no longer holds the nodes it offered (a default on them is open, or they were resold)"
+                              : "its seller can no longer deliver it: the free nodes went to earlier trades (a trade takes whole nodes)";
     out.makers.push_back(std::move(m));
   }
   json trade_ids = json::array();
@@ -587,7 +598,9 @@ Result<Record> cancel_in(App& app, const Record& cur, const char* state, const s
   auto b = book_at(bt, cur);
   if (!b) return b.error();
   std::vector<MarketFill> fills;
-  b->book.cancel(b->id, fills);
+  // Out of the engine's book too, where leaving may let a resting all-or-none order fill — but not
+  // in a window that is over: nothing trades for hours that are past.
+  if (k.ends_at > now) b->book.cancel(b->id, fills);
   Matched m;
   if (auto s = record_fills(fills, b->resting, nullptr, k, now, m); !s) return s.error();
   if (auto s = store_change(tx, cur, r, p, state == std::string("cancelled") ? "cancel" : "replace", r.id, now); !s) return s.error();
@@ -645,6 +658,8 @@ void replace_order(App& app, const KindSpec& spec, const httplib::Request& req, 
     const BookKey k = key_of(cur.body);
     const json& b = cur.body;
     const int64_t old_left = b.at("remaining_gpus").get<int64_t>();
+    if (k.ends_at <= now)  // nothing trades in a window that is over: such an order can only be cancelled
+      return Error::invalid("ends_at", Message("api.market.window_over"));
     FieldErrors errs;
     Fields f(*body, "", errs);
     if (!f.valid_object()) return errs.to_error();

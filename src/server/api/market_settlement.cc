@@ -133,6 +133,7 @@ Result<std::pair<std::optional<Record>, std::string>> contract_for(StoreTx& tx, 
     auto c = decode_record(r, decode_contract, "no market trade of its tenant can be settled without it");
     if (!c) return c.error();
     if (c->currency != k.currency || c->starts_at > k.starts_at || (c->exit_at && *c->exit_at < k.ends_at)) continue;
+    if (c->commitments.size() >= kMaxContractCommitments) continue;  // full: the trade opens a new market contract
     for (size_t i = 0; i < c->offer_ids.size() && i < c->offers.size(); ++i)
       if (c->offer_ids[i] == offer.id) return std::make_pair(std::optional<Record>(r), c->offers[i]);
   }
@@ -577,12 +578,30 @@ Result<ResaleHolding> resalable_nodes(StoreTx& tx, const std::string& tenant_id,
   return out;
 }
 
-Result<std::optional<size_t>> first_undeliverable(StoreTx& tx, const std::vector<Record>& trades, const MarketBook& k) {
+Result<std::optional<size_t>> first_undeliverable(StoreTx& tx, const std::vector<Record>& trades, const MarketBook& k,
+                                                   TimeMs now) {
   std::map<std::string, std::optional<std::vector<FreeNode>>> free;  // seller -> its free nodes (none: no offer)
   std::optional<Holds> holds;  // every reservation, read once for all the sellers
+  std::map<std::string, int64_t> resale_left;  // reseller tenant -> nodes it holds still unsold in this match
   for (size_t i = 0; i < trades.size(); ++i) {
     const Record& t = trades[i];
-    if (t.body.contains("reseller_tenant_id")) continue;
+    if (t.body.contains("reseller_tenant_id")) {
+      // A resale delivers the nodes its reseller holds now (a holding with a default still open
+      // holds none: held_nodes), not what it held when its order was placed.
+      const std::string reseller = t.body.at("reseller_tenant_id").get<std::string>();
+      auto left = resale_left.find(reseller);
+      if (left == resale_left.end()) {
+        auto held = held_nodes(tx, reseller, t.supplier_id, k, now);
+        if (!held) return held.error();
+        int64_t nodes = 0;
+        for (const Held& h : *held) nodes += static_cast<int64_t>(h.nodes.size());
+        left = resale_left.emplace(reseller, nodes).first;
+      }
+      const int64_t want = t.body.at("gpus").get<int64_t>() / std::max<int64_t>(k.node_gpus, 1);
+      if (left->second < want) return std::optional<size_t>(i);
+      left->second -= want;
+      continue;
+    }
     auto it = free.find(t.supplier_id);
     if (it == free.end()) {
       std::optional<std::vector<FreeNode>> nodes;

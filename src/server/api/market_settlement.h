@@ -78,9 +78,11 @@ Result<ResaleHolding> resalable_nodes(StoreTx& tx, const std::string& tenant_id,
 // pick for it (its nodes no reservation holds, less those the trades before it take: a part-node
 // trade takes the whole node) hold fewer GPUs than it trades, or the seller has no offer for the
 // book any more. A shortfall only from nodes out of service is left to settlement, a default of
-// the seller's. Resales (nodes the reseller holds) are not checked here. nullopt when every one
-// can be delivered so.
-Result<std::optional<size_t>> first_undeliverable(StoreTx& tx, const std::vector<Record>& trades, const MarketBook& k);
+// the seller's. A resale is checked against the nodes its reseller holds at `now` (a holding with
+// a default still open holds none), less those its earlier resales here take. nullopt when every
+// one can be delivered so.
+Result<std::optional<size_t>> first_undeliverable(StoreTx& tx, const std::vector<Record>& trades, const MarketBook& k,
+                                                   TimeMs now);
 
 // Settles new trades (not yet inserted): each gets its reservation and commitment and, on the
 // trade, state "settled" (or "defaulted" when none of it could be delivered) and a `settlement`

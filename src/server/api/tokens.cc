@@ -18,6 +18,9 @@ static json token_json(const TokenRow& t) {
   return j;
 }
 
+// Live tokens a user may hold: rate limits are per token, so an unbounded number would multiply them.
+constexpr int64_t kMaxLiveTokensPerUser = 50;
+
 // Whether p may manage tokens of user record u.
 static bool may_manage(const Principal& p, const Record& u) {
   Scope s = write_scope(p, ObjectKind::kToken);
@@ -41,10 +44,17 @@ void register_token_routes(App& app, Router& srv) {
               return Error::invalid("user", Message("api.tokens.no_user").arg("user", tr->user));
             auto existing = tx.list_tokens({{"user_id", u->id}});
             if (!existing) return existing.error();
-            for (const auto& t : *existing)
+            int64_t live = 0;  // not revoked, not expired: each one a rate-limit bucket of its own
+            for (const auto& t : *existing) {
               if (t.name == tr->name && !t.revoked)
                 return error_with_field(Code::kConflict, Message("api.tokens.name_taken").arg("name", tr->name), "name",
                                         Message("api.tokens.name_in_use"));
+              live += !t.revoked && (t.expires_at == 0 || t.expires_at > app.clock.now());
+            }
+            if (live >= kMaxLiveTokensPerUser)
+              return Error::invalid("user", Message("api.tokens.too_many")
+                                                .arg("user", u->name)
+                                                .arg("max", std::to_string(kMaxLiveTokensPerUser)));
             auto role = decode_record(*u, stored_user_role, "no token can be made for this user");
             if (!role) return role.error();
             row = TokenRow{new_id("tok"), u->id, u->tenant_id, u->supplier_id, role_name(*role),

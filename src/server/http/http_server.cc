@@ -299,8 +299,12 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 
   void read_body() {
     // Beast reserves a declared Content-Length up front: those bytes count against a server-wide
-    // budget, so connections that only announce large bodies cannot pin the memory.
-    if (auto len = parser_->content_length(); len && *len > 0) {
+    // budget, so connections that only announce large bodies cannot pin the memory. A chunked body
+    // may grow to the body limit, so it counts as that much while it is read.
+    std::optional<uint64_t> len;
+    if (auto declared = parser_->content_length()) len = *declared;
+    else if (parser_->chunked()) len = srv_.opts_.limits.max_body_bytes;
+    if (len && *len > 0) {
       const int64_t n = static_cast<int64_t>(*len);
       if (srv_.body_bytes_.fetch_add(n) + n > static_cast<int64_t>(srv_.opts_.limits.max_body_bytes_in_flight)) {
         srv_.body_bytes_.fetch_sub(n);

@@ -1,12 +1,14 @@
 #include "server/services/balances.h"
 
 #include <map>
+#include <set>
 
 #include "billing/rating_input.h"
 #include "server/services/record_faults.h"
 #include "model/tenant.h"
 #include "model/top_up.h"
 #include "server/services/invoices.h"
+#include "server/services/issued_invoices.h"
 
 namespace gpurent {
 namespace {
@@ -57,13 +59,16 @@ Result<TenantBalances> tenant_balances(StoreReader& store, const GpuCatalog& cat
     f.currency = c;
     return f;
   };
+  // Sums of stored money: one past int64 (a corrupt or absurd record) is an error, never a wrap.
+  bool overflow = false;
+  auto add = [&](int64_t& into, int64_t v) { overflow |= __builtin_add_overflow(into, v, &into); };
 
   auto tops = list_all(store, "top-ups", {{"tenant_id", tenant.id}});
   if (!tops) return tops.error();
   for (const Record& r : *tops) {
     auto tu = decode_record(r, decode_top_up, "it does not count toward the balance");
     if (!tu) return tu.error();  // a balance that silently skipped money would be wrong
-    fig(tu->amount.currency()).top_ups += tu->amount.micros();
+    add(fig(tu->amount.currency()).top_ups, tu->amount.micros());
   }
 
   auto issued = list_all(store, "issued-invoices", {{"tenant_id", tenant.id}});
@@ -73,30 +78,33 @@ Result<TenantBalances> tenant_balances(StoreReader& store, const GpuCatalog& cat
   std::map<std::string, int64_t> credited;  // invoice id -> credit notes
   for (const Record& n : *notes) {
     auto c = parse_currency(n.body.value("currency", ""));
-    if (c) credited[n.state] += money_of(n.body, "amount", *c);
+    if (c) add(credited[n.state], money_of(n.body, "amount", *c));
   }
-  const TimeMs month = month_start(now), prev = add_months(month, -1);
-  std::map<Currency, bool> prev_issued;
+  const TimeMs month = month_start(now);
+  std::set<std::pair<std::string, Currency>> issued_for;  // (month, currency) with an issued invoice
   for (const Record& r : *issued) {
     auto c = parse_currency(r.gpu_model);
     if (!c) continue;
-    if (r.region == month_text(prev)) prev_issued[*c] = true;
+    issued_for.insert({r.region, *c});
     if (r.state == "void" || (!prepaid && r.state == "paid")) continue;
     const json totals = r.body.value("totals", json::object());
-    fig(*c).invoiced += money_of(totals, "total", *c) - credited[r.id];
+    add(fig(*c).invoiced, money_of(totals, "total", *c));
+    add(fig(*c).invoiced, -credited[r.id]);
   }
 
   // Drafts: the month to date; the previous month while its close has not issued it.
   auto cur = drafts(store, catalog, tenant.id, month, add_months(month, 1), now);
   if (!cur) return cur.error();
-  for (const auto& [c, d] : *cur) fig(c).accruing += d.total;
-  auto closed = list_all(store, "month-closes", {{"name", month_text(prev)}});
-  if (!closed) return closed.error();
-  if (closed->empty()) {
-    auto last = drafts(store, catalog, tenant.id, prev, month, now);
-    if (!last) return last.error();
-    for (const auto& [c, d] : *last)
-      if (!prev_issued[c]) fig(c).accruing += d.total;
+  for (const auto& [c, d] : *cur) add(fig(c).accruing, d.total);
+  // Ended months whose close has not issued them: the previous one until its close, any earlier
+  // one a failed close left open.
+  auto open_months = unclosed_months(store, now, 0);
+  if (!open_months) return open_months.error();
+  for (TimeMs m : *open_months) {
+    auto past = drafts(store, catalog, tenant.id, m, add_months(m, 1), now);
+    if (!past) return past.error();
+    for (const auto& [c, d] : *past)
+      if (!issued_for.count({month_text(m), c})) add(fig(c).accruing, d.total);
   }
   // Burn: the charges of [month, now + 1 h) with the open runs going on, less the month's to date.
   const TimeMs later = now + kMsPerHour;
@@ -107,6 +115,7 @@ Result<TenantBalances> tenant_balances(StoreReader& store, const GpuCatalog& cat
     fig(c).burn_per_hour = std::max<int64_t>(0, d.charges - before);
   }
 
+  if (overflow) return Error::make(Code::kInvalid, Message("money.overflow"));
   for (auto& [c, f] : figs)
     if (!prepaid && t->billing.credit_limit && c == t->currency) f.credit_limit = t->billing.credit_limit->micros();
   auto push = [&](const BalanceFigures& f) { out.balances.push_back(balance_of(t->billing, f)); };

@@ -257,24 +257,12 @@ Result<int> CostFirewall::run_once(TimeMs now) {
   int fresh = 0;
   std::vector<Record> to_deliver;
   std::optional<Error> failed;  // the first tenant whose month could not be rated
+  const bool prev_month_too = prev_month_done_ != month;
   for (const Record& t : *tenants) {
-    // Egress per UTC day: volume lines per day (an invoice sums a run's month in one line).
-    auto inv = build_invoice(app_.store, app_.catalog, t.id, month, add_months(month, 1), now, true);
-    if (!inv) {  // e.g. a stored contract that no longer decodes: this tenant's alerts and holds
-      if (!failed) failed = inv.error();  // stay as they are; the other tenants are still checked
-      continue;
-    }
-    auto projects = list_all(app_.store, "projects", {{"tenant_id", t.id}});
-    if (!projects) return projects.error();
-    const TenantRules rules = tenant_rules(t, *projects);
-    auto inputs = firewall_inputs(*inv, rules, month, now);
-    if (!inputs) return inputs.error();
     std::set<std::string> firing;
-    for (auto& [c, in] : *inputs) {
-      auto pol = rules.policies.count(c) ? rules.policies.at(c) : tenant_policy(rules.settings, rules.currency, c);
-      auto alerts = evaluate_firewall(pol, in);
-      if (!alerts) return alerts.error();
-      for (Alert a : *alerts) {
+    // Records each alert not recorded as it is (a new key, or one that changed).
+    auto record_all = [&](const std::vector<Alert>& alerts, const TenantRules& rules) -> Status {
+      for (Alert a : alerts) {
         if (a.kind == AlertKind::kBudgetBreach && rules.actions.count(a.project) &&
             rules.actions.at(a.project) == BudgetAction::kAlert)
           a.hold_submissions = false;  // the project asked to be told, not stopped
@@ -297,6 +285,44 @@ Result<int> CostFirewall::run_once(TimeMs now) {
         });
         if (!st) return st.error();
         if (fresh_alert) ++fresh, to_deliver.push_back(std::move(*fresh_alert));
+      }
+      return ok_status();
+    };
+    // Egress per UTC day: volume lines per day (an invoice sums a run's month in one line).
+    auto inv = build_invoice(app_.store, app_.catalog, t.id, month, add_months(month, 1), now, true);
+    if (!inv) {  // e.g. a stored contract that no longer decodes: this tenant's alerts and holds
+      if (!failed) failed = inv.error();  // stay as they are; the other tenants are still checked
+      continue;
+    }
+    auto projects = list_all(app_.store, "projects", {{"tenant_id", t.id}});
+    if (!projects) return projects.error();
+    const TenantRules rules = tenant_rules(t, *projects);
+    auto inputs = firewall_inputs(*inv, rules, month, now);
+    if (!inputs) return inputs.error();
+    for (auto& [c, in] : *inputs) {
+      auto pol = rules.policies.count(c) ? rules.policies.at(c) : tenant_policy(rules.settings, rules.currency, c);
+      auto alerts = evaluate_firewall(pol, in);
+      if (!alerts) return alerts.error();
+      if (auto st = record_all(*alerts, rules); !st) return st.error();
+    }
+    // The previous month to its end, once: its daily rules only (its budget is over, a hold for it moot).
+    if (prev_month_too) {
+      const TimeMs prev = add_months(month, -1);
+      auto last = build_invoice(app_.store, app_.catalog, t.id, prev, month, month, true);
+      if (!last) {
+        if (!failed) failed = last.error();
+      } else {
+        auto before = firewall_inputs(*last, rules, prev, month - 1);
+        if (!before) return before.error();
+        for (auto& [c, in] : *before) {
+          auto pol = rules.policies.count(c) ? rules.policies.at(c) : tenant_policy(rules.settings, rules.currency, c);
+          auto alerts = evaluate_firewall(pol, in);
+          if (!alerts) return alerts.error();
+          std::vector<Alert> daily;
+          for (const Alert& a : *alerts)
+            if (a.kind == AlertKind::kCardDailyCost || a.kind == AlertKind::kEgressDailyCost) daily.push_back(a);
+          if (auto st = record_all(daily, rules); !st) return st.error();
+        }
       }
     }
     // Balances: the money left against the burn (prepaid, or postpaid with a credit limit).
@@ -329,6 +355,7 @@ Result<int> CostFirewall::run_once(TimeMs now) {
     if (auto s = deliver(r); !s) spdlog::error("{}", json({{"event", "webhook_delivery_failed"}, {"error", s.error().message}}).dump());
   update_alert_gauges(app_);
   if (failed) return *failed;  // after the others: one tenant's broken record holds up no one else
+  prev_month_done_ = month;
   return fresh;
 }
 

@@ -40,7 +40,9 @@ class CostFirewall {
  public:
   CostFirewall(ServiceContext& app, int64_t interval_ms);
   ~CostFirewall();
-  // One evaluation of every tenant at `now`; returns how many new alerts were recorded.
+  // One evaluation of every tenant at `now`; returns how many new alerts were recorded. The first
+  // pass in a month also evaluates the previous month's daily rules (card and egress cost per day)
+  // up to its end, so that its final hours — after the last pass in it — still alert.
   Result<int> run_once(TimeMs now);
   // A pass now and every interval on its own thread; in between, as soon as the write that
   // raised it has committed, it delivers each alert a quota change raised (recheck_budget).
@@ -58,6 +60,8 @@ class CostFirewall {
   ServiceContext& app_;
   int64_t interval_ms_;
   TimeMs next_close_try_ = 0;  // the firewall thread's: a month close that left tenants unrated waits an hour
+  // The month whose previous month's daily rules a pass has evaluated to its end (run_once's caller's).
+  TimeMs prev_month_done_ = 0;
   bool stopping_ = false;  // guarded by the module's registry mutex (cost_firewall.cc)
   bool passes_ = true;     // likewise
   std::thread thread_;

@@ -28,19 +28,32 @@ Result<DcgmTarget> parse_dcgm_target(const std::string& spec) {
 }
 
 Result<DcgmScrape> dcgm_batch(std::string_view exposition, const std::string& node, TimeMs scraped_at,
-                              const NodeCards& cards) {
-  auto samples = parse_prometheus_text(exposition);
+                              const NodeCards& cards, std::vector<DcgmCardHealth>* health) {
+  auto samples = parse_prometheus_text(exposition, dcgm_metric_read);
   if (!samples) return samples.error();
   auto readings = map_dcgm(*samples);
   if (!readings) return readings.error();
-  if (readings->gpus.empty() && readings->skipped.empty())
-    return Error::invalid("", "the exposition has no GPU with DCGM_FI_DEV_GPU_UTIL or DCGM_FI_PROF_GR_ENGINE_ACTIVE");
   DcgmScrape out;
-  out.skipped = readings->skipped;
-  out.batch.idempotency_key = "dcgm:" + node + ":" + std::to_string(scraped_at);
   std::map<std::string, int64_t> by_uuid;
   for (const auto& [index, uuid] : cards)
     if (uuid) by_uuid[*uuid] = index;
+  for (const DcgmGpuReading& r : readings->health) {  // the node's cards only, as below
+    std::optional<int64_t> index = r.gpu;
+    if (index) {
+      auto card = cards.find(*index);
+      if (card == cards.end() || (card->second && !r.uuid.empty() && *card->second != r.uuid)) continue;
+    } else {
+      auto it = by_uuid.find(r.uuid);
+      if (it == by_uuid.end()) continue;
+      index = it->second;
+    }
+    out.health.push_back({*index, "GPU " + std::to_string(*index) + (r.uuid.empty() ? "" : " (" + r.uuid + ")"), r.health});
+  }
+  if (health) *health = out.health;  // also when nothing can be metered: a card off the bus reports no utilization
+  if (readings->gpus.empty() && readings->skipped.empty())
+    return Error::invalid("", "the exposition has no GPU with DCGM_FI_DEV_GPU_UTIL or DCGM_FI_PROF_GR_ENGINE_ACTIVE");
+  out.skipped = readings->skipped;
+  out.batch.idempotency_key = "dcgm:" + node + ":" + std::to_string(scraped_at);
   std::optional<TimeMs> newest;
   for (const DcgmGpuReading& r : readings->gpus) {
     std::optional<int64_t> index = r.gpu;
@@ -75,19 +88,9 @@ Result<DcgmScrape> dcgm_batch(std::string_view exposition, const std::string& no
     out.mig_instances += static_cast<int64_t>(r.mig.size());
     out.batch.gpu_samples.push_back(std::move(s));
   }
-  if (newest) out.lag_ms = scraped_at - *newest;
-  for (const DcgmGpuReading& r : readings->health) {  // the node's cards only, as above
-    std::optional<int64_t> index = r.gpu;
-    if (index) {
-      auto card = cards.find(*index);
-      if (card == cards.end() || (card->second && !r.uuid.empty() && *card->second != r.uuid)) continue;
-    } else {
-      auto it = by_uuid.find(r.uuid);
-      if (it == by_uuid.end()) continue;
-      index = it->second;
-    }
-    out.health.push_back({*index, "GPU " + std::to_string(*index) + (r.uuid.empty() ? "" : " (" + r.uuid + ")"), r.health});
-  }
+  // Series stamped outside the accepted window give no lag (their time is not taken either).
+  if (newest && *newest >= scraped_at - kSampleMaxAgeMs && *newest <= scraped_at + kSampleMaxAheadMs)
+    out.lag_ms = scraped_at - *newest;
   if (out.batch.gpu_samples.empty()) {
     std::string why;
     for (size_t i = 0; i < out.skipped.size() && i < 3; ++i) why += (i ? "; " : "") + out.skipped[i];
@@ -125,6 +128,7 @@ Result<NodeCards> target_cards(StoreReader& store, const std::string& node) {
 
 Result<UsageIngestOutcome> UsageBackground::scrape_once(const DcgmTarget& t) {
   const TimeMs now = app_.clock.now();
+  std::vector<DcgmCardHealth> health;  // judged whether or not the scrape could be metered
   auto scraped = [&]() -> Result<std::pair<UsageIngestOutcome, DcgmScrape>> {
     auto cards = target_cards(app_.store, t.node);
     if (!cards) return cards.error();
@@ -132,12 +136,14 @@ Result<UsageIngestOutcome> UsageBackground::scrape_once(const DcgmTarget& t) {
     if (!res) return res.error();
     if (res->status != 200)
       return Error::make(Code::kUnavailable, "GET " + t.url + ": HTTP " + std::to_string(res->status));
-    auto scrape = dcgm_batch(res->body, t.node, now, *cards);
+    auto scrape = dcgm_batch(res->body, t.node, now, *cards, &health);
     if (!scrape) return scrape.error();
     auto in = ingest_usage(app_, system_principal("dcgm-scraper"), scrape->batch);
     if (!in) return in.error();
     return std::make_pair(*in, std::move(*scrape));
   }();
+  if (auto h = check_health(t, health); !h)
+    log_json(spdlog::level::warn, {{"event", "gpu_health_failed"}, {"node", t.node}, {"error", h.error().message}});
   if (!scraped) {
     app_.metrics.observe_dcgm_scrape(t.node, false, {});
     return scraped.error();
@@ -150,8 +156,6 @@ Result<UsageIngestOutcome> UsageBackground::scrape_once(const DcgmTarget& t) {
   f.at_s = static_cast<double>(now) / 1000.0;
   if (d.lag_ms) f.lag_s = static_cast<double>(*d.lag_ms) / 1000.0;
   app_.metrics.observe_dcgm_scrape(t.node, true, f);
-  if (auto h = check_health(t, d.health); !h)
-    log_json(spdlog::level::warn, {{"event", "gpu_health_failed"}, {"node", t.node}, {"error", h.error().message}});
   if (!d.skipped.empty())  // one line per scrape, not one per GPU
     log_json(spdlog::level::warn, {{"event", "dcgm_gpus_skipped"},
                                    {"url", t.url},
@@ -165,17 +169,25 @@ Result<UsageIngestOutcome> UsageBackground::scrape_once(const DcgmTarget& t) {
 Result<std::optional<std::string>> UsageBackground::check_health(const DcgmTarget& t,
                                                                 const std::vector<DcgmCardHealth>& cards) {
   std::optional<HealthFinding> finding;
+  std::map<int64_t, GpuHealth> next;  // the node's new baseline, kept once the finding is applied
   {
     std::lock_guard lock(health_mu_);
-    auto& last = health_[t.node];
-    for (const DcgmCardHealth& c : cards) {
-      auto it = last.find(c.gpu);
-      auto f = judge_gpu_health(it == last.end() ? std::nullopt : std::optional<GpuHealth>(it->second), c.health, c.label);
-      last[c.gpu] = it == last.end() ? c.health : merged_health(it->second, c.health);
-      if (f && !finding) finding = std::move(f);
-    }
+    next = health_[t.node];
   }
-  if (!finding) return std::optional<std::string>();
+  for (const DcgmCardHealth& c : cards) {
+    auto it = next.find(c.gpu);
+    auto f = judge_gpu_health(it == next.end() ? std::nullopt : std::optional<GpuHealth>(it->second), c.health, c.label);
+    next[c.gpu] = it == next.end() ? c.health : merged_health(it->second, c.health);
+    if (f && !finding) finding = std::move(f);
+  }
+  auto keep = [&] {
+    std::lock_guard lock(health_mu_);
+    health_[t.node] = std::move(next);
+  };
+  if (!finding) {
+    keep();
+    return std::optional<std::string>();
+  }
   const TimeMs now = app_.clock.now();
   const std::string reason = render_en(finding->why);
   bool changed = false;
@@ -196,7 +208,8 @@ Result<std::optional<std::string>> UsageBackground::check_health(const DcgmTarge
     changed = true;
     return tx.append_audit({now, "system:gpu-health", "update", "nodes", r.id, "gpu health (" + finding->rule + "): " + reason});
   });
-  if (!s) return s.error();
+  if (!s) return s.error();  // the old baseline stays: the next scrape finds the same rise and tries again
+  keep();
   if (changed) {
     app_.metrics.count_health_drain(t.node, finding->rule);
     log_json(spdlog::level::warn,

@@ -55,9 +55,11 @@ using NodeCards = std::map<int64_t, std::optional<std::string>>;
 // its `gpu` index is among `cards` and, when both sides know it, its UUID is the card's (a target
 // pointed at the wrong node is refused, not metered as this one); a series with only a UUID must
 // be one of the node's cards. Errors: a malformed exposition (naming the line), no GPU with a
-// utilization in it, or no GPU of the node (the skipped ones named).
+// utilization in it, or no GPU of the node (the skipped ones named). `health`, when given, gets
+// the node's cards' health fields whenever the exposition parses, even when nothing in it can be
+// metered (a card that fell off the bus reports an XID but no utilization).
 Result<DcgmScrape> dcgm_batch(std::string_view exposition, const std::string& node, TimeMs scraped_at,
-                              const NodeCards& cards);
+                              const NodeCards& cards, std::vector<DcgmCardHealth>* health = nullptr);
 
 // Runs the scrapes and the periodic usage rollup of the server.
 class UsageBackground {

@@ -60,6 +60,9 @@ class Executor {
   virtual void observe() {}
   virtual Status sync_inventory(StoreTx&, TimeMs) { return ok_status(); }
   virtual Status advance(StoreTx& tx, TimeMs now, ExecutorHost& host) = 0;
+  // The tick's transaction rolled back: forget what advance learnt in it (which runs were marked
+  // ready), so that the next tick does it again rather than trusting a write that never happened.
+  virtual void rolled_back() {}
 };
 
 // The simulated executor: an admitted job starts `cold_start_ms` after admission; a job with

@@ -68,6 +68,8 @@ class SimExecutor final : public Executor {
 
  private:
   int64_t cold_start_ms_;
+  void rolled_back() override { ready_.clear(); }  // mark_run_ready skips a run already marked
+
   std::set<std::string> ready_;  // jobs whose current run was marked ready
 };
 

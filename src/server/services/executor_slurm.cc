@@ -19,6 +19,7 @@
 // run is a detached process on it rather than a Slurm job. Its messages say "local run N" where
 // Slurm's say "Slurm job N" (the catalogues' ".local" codes).
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -54,6 +55,13 @@ namespace gpurent {
 using namespace sched_detail;
 
 namespace {
+
+// The user this process runs as, by name (what squeue reports as each job's user_name); "" when
+// the system cannot say.
+std::string process_user_name() {
+  const passwd* pw = getpwuid(geteuid());
+  return pw && pw->pw_name ? pw->pw_name : "";
+}
 
 // A secret the server gives a job's container (written like the job's own: write_secrets).
 struct ServerSecret {
@@ -93,6 +101,7 @@ class SlurmExecutor final : public Executor {
   void observe() override;
   Status sync_inventory(StoreTx& tx, TimeMs now) override;
   Status advance(StoreTx& tx, TimeMs now, ExecutorHost& host) override;
+  void rolled_back() override { ready_seen_.clear(); }  // mark_run_ready skips a run already marked
 
  private:
   SlurmExecutorOptions o_;
@@ -106,6 +115,7 @@ class SlurmExecutor final : public Executor {
   std::vector<SlurmJob> jobs_;
   std::vector<SlurmNode> nodes_;
   bool ok_ = false;  // the last observe() reached Slurm
+  const std::string self_user_ = process_user_name();  // who submits: Slurm names each job's user
 
   using Newest = std::map<std::string, const SlurmJob*>;  // gpurent job id -> its newest Slurm job
   Status create_node(StoreTx& tx, const SlurmNode& sn, const Record& sup, const Site& site, const std::string& want,
@@ -824,9 +834,15 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
   }
   for (auto it = ready_seen_.begin(); it != ready_seen_.end();)  // runs of jobs no longer placed
     it = placed.count(it->substr(0, it->find('/'))) ? std::next(it) : ready_seen_.erase(it);
-  // Slurm jobs gpurent no longer runs (cancelled, preempted, requeued): cancel them in Slurm.
+  for (auto it = refused_.begin(); it != refused_.end();)  // backoffs long over (a job gone, or started elsewhere)
+    it = now >= it->second.second + 600'000 ? refused_.erase(it) : std::next(it);
+  // Slurm jobs gpurent no longer runs (cancelled, preempted, requeued): cancel them in Slurm —
+  // only its own: submitted by this server's user, in its partition (a job of another deployment
+  // or of someone else on the same cluster is never touched, whatever its comment says).
   for (const SlurmJob& sj : jobs_) {
     if (terminal(sj.state) || ours.count(sj.id) || sj.comment.rfind("job_", 0) != 0) continue;
+    if (!sj.user.empty() && !self_user_.empty() && sj.user != self_user_) continue;
+    if (!o_.partition.empty() && !sj.partition.empty() && sj.partition != o_.partition) continue;
     if (auto s = batch_->cancel(sj.id); !s)
       spdlog::error("{}", json({{"event", std::string(name()) + "_cancel_failed"}, {"run", sj.id},
                                 {"error", s.error().message}})

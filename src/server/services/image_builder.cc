@@ -93,13 +93,18 @@ ImageBuilder::ImageBuilder(ServiceContext& app, std::string mirror) : app_(app),
 ImageBuilder::~ImageBuilder() { stop(); }
 
 Result<bool> ImageBuilder::build_one() {
-  // The oldest queued image becomes "building".
+  // A queued image becomes "building": the oldest of the tenant served longest ago, so that one
+  // tenant's many recipes do not hold everyone else's behind them.
   std::optional<Record> picked;
   Status st = app_.loop.run([&](StoreTx& tx) -> Status {
     auto queued = list_all(tx, "images", {{"state", "queued"}});
     if (!queued) return queued.error();
+    auto served = [&](const Record& r) {
+      auto it = last_served_.find(r.tenant_id);
+      return std::make_pair(it == last_served_.end() ? TimeMs{0} : it->second, r.created_at);
+    };
     for (const Record& r : *queued)
-      if (!picked || r.created_at < picked->created_at) picked = r;
+      if (!picked || served(r) < served(*picked)) picked = r;
     if (!picked) return ok_status();
     auto i = decode_recipe(*picked);
     if (!i) return i.error();
@@ -111,6 +116,7 @@ Result<bool> ImageBuilder::build_one() {
   });
   if (!st) return st.error();
   if (!picked) return false;
+  last_served_[picked->tenant_id] = app_.clock.now();
   auto image = decode_recipe(*picked);
   if (!image) return image.error();
   if (!image->recipe) return update_image(app_, picked->id, ImageState::kFailed, [](Image& i) { i.error = "no recipe"; }).ok();
@@ -135,6 +141,12 @@ Result<bool> ImageBuilder::build_one() {
 
   ArtifactStore files(artifact_root(app_.opts));
   if (auto s = files.init(); !s) return s.error();
+  // Room first: the tenant's storage quota not used up, a GiB free beside the largest image.
+  if (auto room = build_room(picked->tenant_id, 0); !room) {
+    if (auto s = update_image(app_, picked->id, ImageState::kFailed, [&](Image& i) { i.error = room.error().message; }); !s)
+      return s.error();
+    return true;
+  }
   const std::string out = files.upload_path(picked->id) + ".build.tar";
   ::unlink(out.c_str());
   std::vector<std::string> argv = {"mmdebstrap", "--quiet", "--variant=" + image->recipe->variant, "--format=tar"};
@@ -159,6 +171,14 @@ Result<bool> ImageBuilder::build_one() {
   }
   struct stat stt {};
   ::stat(out.c_str(), &stt);
+  // What was built counts against the tenant's quota (and the size limit) like an upload.
+  if (auto room = build_room(picked->tenant_id, stt.st_size); !room) {
+    ::unlink(out.c_str());
+    spdlog::warn("{}", json({{"event", "image_build_failed"}, {"image", picked->id}, {"error", room.error().message}}).dump());
+    if (auto s = update_image(app_, picked->id, ImageState::kFailed, [&](Image& i) { i.error = room.error().message; }); !s)
+      return s.error();
+    return true;
+  }
   const auto packages = installed_packages(out);
   auto content = ArtifactStore::content_lock();
   if (auto s = files.publish_file(out, *sha); !s) return s.error();
@@ -170,6 +190,29 @@ Result<bool> ImageBuilder::build_one() {
     return s.error();
   spdlog::info("{}", json({{"event", "image_built"}, {"image", picked->id}, {"sha256", *sha}, {"bytes", stt.st_size}}).dump());
   return true;
+}
+
+Status ImageBuilder::build_room(const std::string& tenant_id, int64_t size) {
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  const int64_t max = app_.opts.artifact_max_gib * kGiB;
+  if (size > max)
+    return Error::make(Code::kInvalid, "the image is " + std::to_string(size) + " bytes, more than the " +
+                                           std::to_string(max) + " an image may have (--artifact-max-gib)");
+  ArtifactStore files(artifact_root(app_.opts));
+  const int64_t free = files.free_bytes();
+  const int64_t want = size == 0 ? 2 * kGiB : kGiB;  // before: room to build, a GiB to spare; after: the GiB left
+  if (free >= 0 && free < want)
+    return Error::make(Code::kUnavailable, "the artifact disk has " + std::to_string(free) + " bytes free, less than " +
+                                               std::to_string(want) + (size == 0 ? " to build an image" : " after the build"));
+  if (tenant_id.empty()) return ok_status();
+  auto used = tenant_stored_bytes(app_.store, tenant_id);
+  if (!used) return used.error();
+  const int64_t limit = app_.opts.artifact_tenant_gib * kGiB;
+  if (*used + std::max<int64_t>(size, 1) > limit)
+    return Error::make(Code::kInvalid, "the tenant's artifacts and images hold " + std::to_string(*used) + " of its " +
+                                           std::to_string(limit) + " bytes (--artifact-tenant-gib): no room for " +
+                                           (size ? std::to_string(size) + " more" : std::string("another image")));
+  return ok_status();
 }
 
 void ImageBuilder::start() {

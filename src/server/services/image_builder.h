@@ -2,7 +2,9 @@
 // finds its record, and the builder that turns queued recipes into images.
 //
 // The builder (gpurent serve --image-builds) runs one build at a time on its own thread: the
-// oldest queued image becomes "building"; mmdebstrap installs the recipe's Debian packages from
+// oldest queued image of the tenant served longest ago becomes "building" (turns between tenants);
+// it fails at once when the tenant's storage quota is used up or the disk is short, and after the
+// build when the image does not fit the quota or the size limit (as an upload would); mmdebstrap installs the recipe's Debian packages from
 // the mirror into a root file system tarball; its SHA-256, size and installed packages are
 // recorded and the tarball moves into the content-addressed store (artifact_store.h), where nodes
 // import it from; the image is "ready". An image whose recipe another ready image already built
@@ -12,6 +14,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -55,8 +58,13 @@ class ImageBuilder {
 
  private:
   void run();
+  // Room for a build of the tenant's ("" public): before it (size 0) 2 GiB free on the artifact
+  // disk and the tenant's quota not used up; after it, a GiB still free and its `size` within
+  // --artifact-max-gib and the quota (--artifact-tenant-gib), as an upload's would be.
+  Status build_room(const std::string& tenant_id, int64_t size);
   ServiceContext& app_;
   std::string mirror_;
+  std::map<std::string, TimeMs> last_served_;  // tenant -> when its last build was picked (builder thread only)
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false, woken_ = false;  // guarded by mu_

@@ -315,14 +315,28 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
       out.push_back(p->second);
     return out;
   };
+  // When the job of a run a node failure ended ran again: its next run's start, nullopt before one.
+  auto next_start = [&](const JobRun& run) {
+    std::optional<TimeMs> next;
+    for (const JobRun* r : runs_of_job[run.job_id])
+      if (r->running_at && *r->running_at >= *run.ended_at) next = std::min(next.value_or(*r->running_at), *r->running_at);
+    return next;
+  };
   for (size_t i = 0; i < runs.size(); ++i) {
     const Record& a = (*allocs)[i];
     const JobRun& run = runs[i];
     const auto& running = run.running_at;
     const auto& ended = run.ended_at;
+    // A run that ended before the month, whose node-failure interruption lasted into it (its job ran
+    // again after the month began): loaded for that outage's credit alone (its own time, before
+    // the period, bills nothing in it). A job that never ran again is credited to the month's end
+    // only (as before: its cancel is not known here).
+    const bool credit_only = running && ended && *ended < since && requeued_by_node_failure(run) &&
+                             next_start(run).value_or(since) > since;
     // From its request on: a run requested before the period's end and running only after it has
     // cold start to bill in it (billing_starts: api_call).
-    if (!running || std::min(run.requested_at.value_or(*running), *running) >= to || (ended && *ended < since)) continue;
+    if (!running || std::min(run.requested_at.value_or(*running), *running) >= to || (ended && *ended < since && !credit_only))
+      continue;
     if (run.offer_id.empty()) {
       loaded.unpriced.push_back(a.id);
       continue;
@@ -364,9 +378,11 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
     x.ready_at = run.ready_at;
     x.ended_at = ended;
     const auto [v_from, v_to] = window(run);
-    auto util = utilization_of(store, samples, run.placement, utilization_from(*running, since), v_to);
-    if (!util) return util.error();
-    x.utilization = std::move(*util);
+    if (!credit_only) {
+      auto util = utilization_of(store, samples, run.placement, utilization_from(*running, since), v_to);
+      if (!util) return util.error();
+      x.utilization = std::move(*util);
+    }
     const std::string project = x.project;
     const std::optional<TimeMs> ready = x.ready_at;
     g.in.allocations.push_back(std::move(x));
@@ -375,7 +391,7 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
     for (const JobRun* r : runs_of_job[run.job_id])
       if (r != &run && r->running_at && r->ended_at && *r->ended_at <= v_from) lo = std::max(lo, *r->ended_at);
     g.usage_from[a.id] = lo;
-    if (lo < v_to) {
+    if (lo < v_to && !credit_only) {
       auto vol = usage_in(run.job_id, lo, v_to);  // [lo, to): see InvoiceInput::usage_from
       if (!vol) return vol.error();
       for (const auto& v : *vol) {
@@ -393,14 +409,12 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
     }
     // Provisioned once it serves; an endpoint ready only after the period (its model still loading
     // at the period's end) has nothing to bill in it.
-    if (served && run.endpoint->per == EndpointBilling::kQps && ready && *ready < ended.value_or(to))
+    if (served && run.endpoint->per == EndpointBilling::kQps && ready && *ready < ended.value_or(to) && !credit_only)
       g.in.qps.push_back({project, (*o)->name, served->model, *run.endpoint->qps, *ready, ended.value_or(to)});
     // A run the scheduler requeued after a node failure: the job was interrupted from the end of
     // this run until its next run started (or the period's end).
     if (ended && requeued_by_node_failure(run)) {
-      TimeMs next = to;
-      for (const JobRun* r : runs_of_job[run.job_id])
-        if (r->running_at && *r->running_at >= *ended) next = std::min(next, *r->running_at);
+      const TimeMs next = std::min(next_start(run).value_or(to), to);
       if (next > *ended) g.in.incidents.push_back({"fault/" + a.id, *ended, next, "", a.id, run.end_reason});
     }
   }
@@ -538,9 +552,28 @@ Result<LoadedInputs> load_inputs(StoreReader& store, const GpuCatalog& catalog, 
   return loaded;
 }
 
+// Each group's storage I/O and egress, told to the tenant's other groups that sell the same offer
+// of the same supplier (its runs under a contract and at list prices are rated apart): an offer's
+// monthly free allowance is the tenant's, used first come, first served across them.
+void share_volume_allowances(std::map<std::string, Group>& groups) {
+  for (auto& [key, g] : groups) g.in.volume_elsewhere.clear();
+  for (const auto& [hk, h] : groups) {
+    std::map<std::string, std::string> offer_of;  // allocation -> offer
+    for (const Allocation& a : h.in.allocations) offer_of[a.id] = a.offer;
+    for (const VolumeUsage& v : h.in.volume) {
+      auto it = offer_of.find(v.allocation);
+      if (it == offer_of.end()) continue;
+      for (auto& [gk, g] : groups)
+        if (gk != hk && g.supplier_id == h.supplier_id && g.in.offers.count(it->second))
+          g.in.volume_elsewhere.push_back({v.at, v.allocation, it->second, v.storage_io_bytes, v.egress_bytes});
+    }
+  }
+}
+
 // Rates each group over [from, to) into `inv`'s sections.
 Status rate_groups(std::map<std::string, Group>& groups, TimeMs from, TimeMs to, bool volume_lines_per_day,
                    Invoice& inv) {
+  share_volume_allowances(groups);
   for (auto& [key, g] : groups) {
     if (g.in.offers.empty()) continue;
     g.in.from = from;

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <future>
+#include <set>
 
 #include "billing/rating_input.h"
 #include "core/ids.h"
@@ -157,16 +158,39 @@ Result<MonthCloseOutcome> close_month(ServiceContext& ctx, TimeMs month, TimeMs 
   return out;
 }
 
-Result<std::optional<MonthCloseOutcome>> close_due_month(ServiceContext& ctx, TimeMs now, int64_t delay_ms) {
+Result<std::vector<TimeMs>> unclosed_months(StoreReader& store, TimeMs now, int64_t delay_ms) {
   const TimeMs this_month = month_start(now);
-  if (now < this_month + delay_ms) return std::optional<MonthCloseOutcome>();
-  const TimeMs prev = add_months(this_month, -1);
-  auto marks = list_all(ctx.store, "month-closes", {{"name", month_label(prev)}});
+  TimeMs last = add_months(this_month, -1);  // the newest month that has ended
+  if (now < this_month + delay_ms) last = add_months(last, -1);
+  // From the month the first tenant was made in (nothing can be billed before), at most
+  // kMaxUnclosedMonths back.
+  auto tenants = list_all(store, "tenants", {});
+  if (!tenants) return tenants.error();
+  TimeMs first = last;
+  for (const Record& t : *tenants) first = std::min(first, month_start(t.created_at));
+  first = std::max(first, add_months(this_month, -kMaxUnclosedMonths));
+  auto marks = list_all(store, "month-closes", {});
   if (!marks) return marks.error();
-  if (!marks->empty()) return std::optional<MonthCloseOutcome>();
-  auto r = close_month(ctx, prev, now, "");
-  if (!r) return r.error();
-  return std::optional<MonthCloseOutcome>(std::move(*r));
+  std::set<std::string> closed;
+  for (const Record& r : *marks) closed.insert(r.name);
+  std::vector<TimeMs> out;
+  for (TimeMs m = first; m <= last; m = add_months(m, 1))
+    if (!closed.count(month_label(m))) out.push_back(m);
+  return out;
+}
+
+Result<std::optional<MonthCloseOutcome>> close_due_month(ServiceContext& ctx, TimeMs now, int64_t delay_ms) {
+  auto due = unclosed_months(ctx.store, now, delay_ms);
+  if (!due) return due.error();
+  // Oldest first; a month that cannot close (a tenant's month fails to rate) holds back no later
+  // one. The answer is the first close with a failure, else the last close.
+  std::optional<MonthCloseOutcome> out;
+  for (TimeMs month : *due) {
+    auto r = close_month(ctx, month, now, "");
+    if (!r) return r.error();
+    if (!out || out->failed.empty()) out = std::move(*r);
+  }
+  return out;
 }
 
 }  // namespace gpurent

@@ -34,8 +34,18 @@ struct MonthCloseOutcome {
 // server's own pass.
 Result<MonthCloseOutcome> close_month(ServiceContext& ctx, TimeMs month, TimeMs now, const std::string& by);
 
-// The previous month, closed if it is not yet and `now` is at least `delay_ms` past its end.
-// What the cost firewall's pass calls; returns the outcome, or nullopt when nothing was due.
+// How many months back an unclosed month is still found (and closed, and counted in balances).
+inline constexpr int kMaxUnclosedMonths = 24;
+
+// The ended months with no month-closes record, oldest first: from the month the first tenant was
+// made in (at most kMaxUnclosedMonths back) to the previous month — or the one before it while
+// `now` is less than `delay_ms` past the previous month's end.
+Result<std::vector<TimeMs>> unclosed_months(StoreReader& store, TimeMs now, int64_t delay_ms);
+
+// Every unclosed month (unclosed_months) closed, oldest first: the previous one once `now` is at
+// least `delay_ms` past its end, and any earlier one a failed close left open (a close that keeps
+// failing holds back no later month). What the cost firewall's pass calls; returns the first
+// outcome with a failed tenant, else the last, or nullopt when nothing was due.
 Result<std::optional<MonthCloseOutcome>> close_due_month(ServiceContext& ctx, TimeMs now, int64_t delay_ms);
 
 // "sha256:<hex>" over an issued invoice's or credit note's immutable content (every key but the

@@ -73,6 +73,20 @@ Status market_node_down(StoreTx& tx, const std::string& node_id, const std::stri
     auto st = edit_defaults(tx, t, now, "node " + node->name + " down", [&](ContractCommitment& cm, json& list) {
       for (const auto& d : cm.defaults)
         if (d.node == node_id && d.from <= now && now < d.to) return false;  // already recorded
+      if (cm.defaults.size() >= kMaxCommitmentDefaults) {
+        // A node down a thousand times in one window: its latest default is reopened to the
+        // window's end (the time it was up since counts as defaulted, in the buyer's favour)
+        // rather than one more record than a contract may hold (it would no longer decode).
+        CommitmentDefault* last = nullptr;
+        for (auto& d : cm.defaults)
+          if (d.node == node_id && (!last || d.from > last->from)) last = &d;
+        if (!last) return false;
+        const std::string from = format_rfc3339(last->from);
+        last->to = *end;
+        for (auto& d : list)
+          if (d.value("node", "") == node_id && d.value("from", "") == from) d["to"] = format_rfc3339(*end);
+        return true;
+      }
       const int64_t gpus = std::min(node_gpus, cm.gpus - most_withheld_from(cm, now));
       if (gpus <= 0) return false;
       CommitmentDefault d{gpus, now, *end, reason, node_id};

@@ -251,6 +251,7 @@ Status SchedulerService::run_once() {
     if (st.error().code != Code::kUnavailable || app_.loop.running())
       spdlog::error("{}", json({{"event", "scheduler_tick_failed"}, {"error", st.error().message}}).dump());
     engine_.reset();
+    executor_->rolled_back();
   }
   return st;
 }
