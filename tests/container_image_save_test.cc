@@ -31,6 +31,16 @@ std::vector<std::string> files_naming(const std::string& dir, const std::string&
   return out;
 }
 
+// Whether the files naming `what` under `dir` are gone within 20 s (the server removes a save's
+// files on a pass after its outcome is stored).
+bool files_gone(const std::string& dir, const std::string& what) {
+  for (int i = 0; i < 100; ++i) {
+    if (files_naming(dir, what).empty()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return false;
+}
+
 TEST(ContainerImageSave, local_containers_ARunningInstanceIsSavedAsAnImageJobsRunIn) {
   GPURENT_NEED_LOCAL_CONTAINERS();
 
@@ -101,7 +111,7 @@ TEST(ContainerImageSave, local_containers_ARunningInstanceIsSavedAsAnImageJobsRu
   EXPECT_EQ(ready["reference"], "localhost/gpurent/" + tenant + "/maker-env:" + sha.substr(0, 12));
   EXPECT_TRUE(fs::exists(b.dir + "/store/sha256/" + sha)) << "the archive is a file of the content store";
   EXPECT_EQ(run_cmd("sha256sum < " + b.dir + "/store/sha256/" + sha).substr(0, 64), sha);
-  EXPECT_TRUE(files_naming(b.dir + "/store/saves", image).empty()) << "the save's files are gone";
+  EXPECT_TRUE(files_gone(b.dir + "/store/saves", image)) << "the save's files are gone (a pass after the ready is stored)";
   EXPECT_EQ(run_cmd("podman images -q --filter reference='localhost/gpurent/" + tenant + "/saving-*'"), "")
       << "the temporary tag is gone";
 
@@ -141,12 +151,7 @@ TEST(ContainerImageSave, local_containers_ARunningInstanceIsSavedAsAnImageJobsRu
   EXPECT_NE(failed["error"].get<std::string>().find("maker stopped before"), std::string::npos) << failed.dump();
   EXPECT_NE(s.req("GET", "/api/v1/images/cut-short?lang=zh", dev).body["error"].get<std::string>().find("停止"),
             std::string::npos);
-  std::vector<std::string> left = {"?"};
-  for (int i = 0; i < 100 && !left.empty(); ++i) {
-    left = files_naming(b.dir + "/store/saves", cut_id);
-    if (!left.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  EXPECT_TRUE(left.empty()) << left.front();
+  EXPECT_TRUE(files_gone(b.dir + "/store/saves", cut_id));
   EXPECT_EQ(s.req("DELETE", "/api/v1/images/cut-short", dev).status, 204) << "a failed save is deleted like any image";
 }
 

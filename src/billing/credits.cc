@@ -3,7 +3,9 @@
 // GPU time (what the tenant paid for it in effect: covered time at its commitment's price) times
 // the clause's factor, computed exactly over the constant-rate pieces of the allocations.
 #include <algorithm>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "billing/rating_impl.h"
 
@@ -215,27 +217,79 @@ int64_t price_at(const Ctx& c, const Allocation& a, TimeMs t) {
   return list ? *list : o.prices.on_demand.micros();
 }
 
+// The parts of [t0, t1) that `covered` (disjoint intervals) leaves out; `covered` takes them in.
+std::vector<std::pair<TimeMs, TimeMs>> not_yet_covered(std::map<TimeMs, TimeMs>& covered, TimeMs t0, TimeMs t1) {
+  std::vector<std::pair<TimeMs, TimeMs>> out;
+  TimeMs at = t0;
+  auto it = covered.upper_bound(t0);
+  if (it != covered.begin() && std::prev(it)->second > t0) --it;
+  for (; it != covered.end() && it->first < t1 && at < t1; ++it) {
+    if (it->first > at) out.emplace_back(at, it->first);
+    at = std::max(at, it->second);
+  }
+  if (at < t1) out.emplace_back(at, t1);
+  for (const auto& [p0, p1] : out) covered[p0] = p1;
+  // Merge what now touches, so the map stays a set of disjoint intervals.
+  for (auto m = covered.begin(); m != covered.end();) {
+    auto n = std::next(m);
+    if (n != covered.end() && n->first <= m->second) {
+      m->second = std::max(m->second, n->second);
+      covered.erase(n);
+    } else {
+      m = n;
+    }
+  }
+  return out;
+}
+
+// Each incident's interrupted time, credited once: an allocation's GPUs on a node are credited for
+// the union of the incidents that interrupted them (a node recorded down twice over the same hours,
+// the supplier's record and a requeue the scheduler derived), in the order the incidents began —
+// an incident covered by an earlier one credits only what it adds.
 void outages(Ctx& c) {
   const int64_t pct = c.in.contract.clauses.outage_compensation_pct;
   if (pct == 0) return;
-  for (const auto& inc : c.in.incidents) {
+  std::vector<const Incident*> order;
+  for (const auto& inc : c.in.incidents) order.push_back(&inc);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const Incident* x, const Incident* y) { return std::tie(x->from, x->id) < std::tie(y->from, y->id); });
+  std::map<std::pair<std::string, std::string>, std::map<TimeMs, TimeMs>> covered;  // (allocation, node) -> credited
+  for (const Incident* incp : order) {
+    const Incident& inc = *incp;
     const TimeMs t0 = std::max(inc.from, c.in.from), t1 = std::min(inc.to, c.in.to);
     if (t0 >= t1) continue;
     for (const auto& a : c.in.allocations) {
       const bool live = a.gpu_milli > 0 && !a.by_use && a.requested_at <= inc.from && (!a.ended_at || *a.ended_at >= inc.from);
-      const int64_t on = inc.allocation.empty() ? gpus_on(a, inc.node) : (inc.allocation == a.id ? cards_of(a) : 0);
-      if (!live || on == 0) continue;
+      if (!live || (!inc.allocation.empty() && inc.allocation != a.id)) continue;
+      __int128 gpu_ms = 0;  // the GPUs' interrupted time not credited yet: Σ GPUs on a node × its new time
+      TimeMs first = INT64_MAX, last = INT64_MIN, longest = 0;
+      std::vector<std::pair<std::string, int64_t>> parts;  // (node, GPUs of the allocation there) interrupted
+      for (const auto& part : a.placement)
+        if (inc.allocation.empty() ? part.node == inc.node : !part.gpus.empty())
+          parts.emplace_back(part.node, static_cast<int64_t>(part.gpus.size()));
+      if (!inc.allocation.empty() && parts.empty()) parts.emplace_back("", 1);  // as cards_of counts it
+      for (const auto& [node, gpus] : parts) {
+        TimeMs node_ms = 0;
+        for (const auto& [p0, p1] : not_yet_covered(covered[{a.id, node}], t0, t1)) {
+          gpu_ms += static_cast<__int128>(p1 - p0) * gpus;
+          node_ms += p1 - p0;
+          first = std::min(first, p0), last = std::max(last, p1);
+        }
+        longest = std::max(longest, node_ms);
+      }
+      if (gpu_ms == 0) continue;
       Acc x;
-      const __int128 fee = static_cast<__int128>(price_at(c, a, inc.from)) * a.gpu_milli * (t1 - t0) * on;
+      const __int128 fee = static_cast<__int128>(price_at(c, a, inc.from)) * a.gpu_milli * gpu_ms;
       x.base_num = fee;
       x.num = fee * pct;
       x.den = kMilliMsPerGpuHour * cards_of(a) * 100;
       x.base_den = kMilliMsPerGpuHour * cards_of(a);
       x.measurements.insert(inc.id);
-      touch(x, a, t0, t1,
+      touch(x, a, first, last,
             "Outage " + inc.id + (inc.node.empty() ? "" : " on node " + inc.node) + " interrupted job " + a.job + " for " +
-                format_scaled(t1 - t0, 3) + " s" + (inc.reason.empty() ? "" : " (" + inc.reason + ")") + ": " +
-                std::to_string(pct) + "% of the interrupted time's fee");
+                format_scaled(longest, 3) + " s" + (longest < t1 - t0 ? " not credited by an earlier incident" : "") +
+                (inc.reason.empty() ? "" : " (" + inc.reason + ")") + ": " + std::to_string(pct) +
+                "% of the interrupted time's fee");
       emit(c, "sla_outage", inc.id + "/" + a.id, x);
     }
   }

@@ -64,7 +64,7 @@ std::string month_label(TimeMs t) { return format_rfc3339(month_start(t)).substr
 // its allocations, each priced by the offer version in force at its time, the month's free
 // allowance (of that version) used first come first served, counted from the month's start even
 // when the period starts later. Records are summed per (month, allocation, price) — or per (UTC day,
-// allocation, price) with volume_lines_per_day — before they reach the line book.
+// allocation, price) with lines_per_day — before they reach the line book.
 void volume_fee(Ctx& c, const std::map<std::string, const Allocation*>& allocs, const std::string& name,
                 const std::optional<VolumeFee>& (*fee_of)(const Offer&), const char* rule, const char* what,
                 int64_t VolumeUsage::*bytes_of) {
@@ -104,7 +104,7 @@ void volume_fee(Ctx& c, const std::map<std::string, const Allocation*>& allocs, 
     const __int128 free_part = std::clamp<__int128>(static_cast<__int128>(fee->free_gb) * kBytesPerGb - used, 0, n);
     used += n;
     if (v.at < c.in.from || !v.billed) continue;  // counted toward the allowance only
-    Sum& s = sums[{c.in.volume_lines_per_day ? day_start(v.at) : month, *v.allocation, fee->per_gb.micros()}];
+    Sum& s = sums[{c.in.lines_per_day ? day_start(v.at) : month, *v.allocation, fee->per_gb.micros()}];
     s.free += free_part;
     s.charged += n - free_part;
     s.from = std::min(s.from, v.at);
@@ -114,9 +114,9 @@ void volume_fee(Ctx& c, const std::map<std::string, const Allocation*>& allocs, 
   for (const auto& [key, s] : sums) {
     const auto& [start, alloc, price] = key;
     const Allocation& a = *allocs.at(alloc);
-    const std::string label = c.in.volume_lines_per_day ? format_rfc3339(start).substr(0, 10) : month_label(start);
+    const std::string label = c.in.lines_per_day ? format_rfc3339(start).substr(0, 10) : month_label(start);
     const std::string base = std::string(what) + " of job " + a.job + " on offer " + name +
-                             (c.in.volume_lines_per_day ? " on " : " in ") + label;
+                             (c.in.lines_per_day ? " on " : " in ") + label;
     if (s.free > 0)
       c.book.add({2, a.project, a.job, a.id, name, "", std::string(rule) + "_free", 0, label}, s.free, s.from, s.to,
                  kBytesPerGb, 9, "GB", "GB",

@@ -75,8 +75,8 @@ struct FirewallInput {
   TimeMs day = 0;    // UTC start of the latest day evaluated, inside the month
   // Rated lines of the month to date. Lines whose `from` lies outside [month, day + 1 day) are
   // ignored, so a whole rated period may be passed. A line counts on the UTC day of its `from`:
-  // rate with RatingInput::volume_lines_per_day (as the server does), or an egress line sums a
-  // run's month from its first record.
+  // rate with RatingInput::lines_per_day (as the server does), or an egress line sums a
+  // run's month from its first record and a GPU-time line its month's pieces.
   std::vector<ChargeLine> lines;
   std::vector<CardDayCost> cards;  // days outside [month, day] are ignored
 };

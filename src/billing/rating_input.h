@@ -199,10 +199,10 @@ struct RatingInput {
   std::vector<TflopsMeasurement> tflops;
   std::vector<NcclMeasurement> nccl;
   std::vector<Incident> incidents;
-  // Storage I/O and egress lines per (UTC day, allocation) instead of per (month, allocation), the
-  // free allowance still counted from the month's start: what daily rules (the cost firewall's
-  // egress per day) need. Invoices keep one line per month.
-  bool volume_lines_per_day = false;
+  // Storage I/O, egress and GPU-time lines per (UTC day, allocation) instead of per (month,
+  // allocation), the free allowance still counted from the month's start: what daily rules (the
+  // cost firewall's egress and card cost per day) need. Invoices keep one line per month.
+  bool lines_per_day = false;
 };
 
 // The version of offer `name` (a key of in.offers) in force at t.

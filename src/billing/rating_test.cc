@@ -9,6 +9,7 @@
 #include <map>
 #include <random>
 
+#include "billing/firewall.h"
 #include "billing/rating_output.h"
 #include "billing/scenario.h"
 #include "core/message.h"
@@ -225,7 +226,7 @@ TEST(RatingProperties, VolumeLinesPerDaySplitTheMonthlyOnes) {
   for (uint32_t seed = 1; seed <= 40; ++seed) {
     auto in = random_input(seed);
     auto monthly = rate(in);
-    in.volume_lines_per_day = true;
+    in.lines_per_day = true;
     auto daily = rate(in);
     ASSERT_TRUE(monthly.ok() && daily.ok()) << "seed " << seed;
     std::map<std::string, int64_t> month_q, day_q;  // (rule, allocation) -> GB × 10^9
@@ -272,7 +273,7 @@ TEST(Rating, VolumeLinesPerDayUseTheMonthsAllowanceFirstComeFirstServed) {
   RatingInput in = egress_input();
   in.volume.push_back({kNov + 1 * kHour, "a1", 0, 3'000'000'000});        // day 1: 3 GB, free
   in.volume.push_back({kNov + 25 * kHour, "a1", 0, 4'000'000'000});       // day 2: 2 GB free, 2 GB charged
-  in.volume_lines_per_day = true;
+  in.lines_per_day = true;
   auto r = rate(in);
   ASSERT_TRUE(r.ok()) << r.error().message;
   std::vector<std::string> got;
@@ -306,6 +307,35 @@ TEST(Rating, VolumeElsewhereUsesTheAllowanceFirstAndIsNotBilledHere) {
   ASSERT_TRUE(shared.ok()) << shared.error().message;
   EXPECT_EQ(egress(*shared), (std::vector<std::string>{"egress 2", "egress_free 2"}));
   for (const auto& v : check_rating_invariants(*shared)) ADD_FAILURE() << v;
+}
+
+// A card's cost per UTC day (the cost firewall's card rule) from lines per day: spot at 1.00 on day
+// 1, 2.00 on day 2, 1.00 on day 3 gives each day its own price's 24 GPU-hours, where a monthly
+// line of 1.00 (days 1 and 3) spread over days 1 to 3 put a third of it on day 2.
+TEST(Rating, CardDayCostsFromLinesPerDayFollowEachDaysPrice) {
+  RatingInput in = egress_input();
+  in.offers["ab"].fees = {};
+  in.offers["ab"].min_increment_seconds = 1;
+  in.allocations[0].mode = BillingMode::kSpot;
+  in.allocations[0].ended_at = kNov + 72 * kHour;
+  in.spot_prices["ab"] = {{kNov, Money(1'000'000, Currency::kUSD)},
+                          {kNov + 24 * kHour, Money(2'000'000, Currency::kUSD)},
+                          {kNov + 48 * kHour, Money(1'000'000, Currency::kUSD)}};
+  auto per_day = [&](bool lines_per_day) {
+    in.lines_per_day = lines_per_day;
+    auto r = rate(in);
+    EXPECT_TRUE(r.ok()) << r.error().message;
+    std::vector<ChargeLine> gpu;
+    for (const auto& l : r->lines)
+      if (l.unit == "GPU-second") gpu.push_back(l);
+    auto cards = card_day_costs(gpu, in.allocations);
+    EXPECT_TRUE(cards.ok()) << cards.error().message;
+    std::vector<std::string> out;
+    for (const auto& c : *cards) out.push_back(format_rfc3339(c.day).substr(0, 10) + " " + c.cost.amount_string());
+    return out;
+  };
+  EXPECT_EQ(per_day(true), (std::vector<std::string>{"2026-11-01 24.00", "2026-11-02 48.00", "2026-11-03 24.00"}));
+  EXPECT_NE(per_day(false), per_day(true)) << "one monthly line per price spreads over the days between";
 }
 
 TEST(Rating, RefusesBadReferencesNamingTheField) {

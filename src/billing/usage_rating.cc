@@ -288,11 +288,17 @@ Status rate_allocations(Ctx& c) {
   for (const auto& p : c.pieces) {
     const Offer& o = in.offers.at(p.alloc->offer);
     const std::string mode = p.rule == "reserved_covered" ? "reserved" : mode_name(p.alloc->mode);
-    const LineBook::Key key{0,  p.alloc->project, p.alloc->job, p.alloc->id, o.name, mode, p.rule, p.billed_price, "",
-                            p.commitment ? *p.commitment : std::string(), p.list_price};
-    const __int128 qty = static_cast<__int128>(p.milli) * (p.t1 - p.t0);
-    c.book.add(key, qty, p.t0, p.t1, kMilliMsPerGpuHour, 6, "GPU-second", "GPU-hour", describe(p.rule, *p.alloc, o));
-    if (p.rule == "reserved_covered") c.book.add_value(key, qty * p.value_price);
+    // One line per month — or, with lines_per_day, per UTC day (each piece cut at midnight).
+    for (TimeMs d = in.lines_per_day ? day_start(p.t0) : p.t0; d < p.t1; d = in.lines_per_day ? d + kMsPerDay : p.t1) {
+      const TimeMs t0 = std::max(p.t0, d), t1 = in.lines_per_day ? std::min(p.t1, d + kMsPerDay) : p.t1;
+      if (t0 >= t1) continue;
+      const std::string day = in.lines_per_day ? format_rfc3339(d).substr(0, 10) : "";
+      const LineBook::Key key{0,  p.alloc->project, p.alloc->job, p.alloc->id, o.name, mode, p.rule, p.billed_price, day,
+                              p.commitment ? *p.commitment : std::string(), p.list_price};
+      const __int128 qty = static_cast<__int128>(p.milli) * (t1 - t0);
+      c.book.add(key, qty, t0, t1, kMilliMsPerGpuHour, 6, "GPU-second", "GPU-hour", describe(p.rule, *p.alloc, o));
+      if (p.rule == "reserved_covered") c.book.add_value(key, qty * p.value_price);
+    }
   }
   return ok_status();
 }

@@ -617,4 +617,15 @@ Result<std::vector<SlurmAccounting>> SlurmCli::accounting(TimeMs since, std::str
   return parse_jobcomp(ss.str());
 }
 
+Result<std::optional<SlurmAccounting>> SlurmCli::accounted(int64_t id, TimeMs since) {
+  auto all = accounting(since);
+  if (!all) {
+    if (all.error().code == Code::kUnavailable) return std::optional<SlurmAccounting>();  // no accounting kept
+    return all.error();
+  }
+  for (const SlurmAccounting& a : *all)
+    if (a.id == id) return std::optional<SlurmAccounting>(a);
+  return std::optional<SlurmAccounting>();
+}
+
 }  // namespace gpurent

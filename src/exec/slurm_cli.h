@@ -141,6 +141,12 @@ class BatchSystem {
   virtual Status cancel(int64_t id) = 0;
   virtual Result<std::vector<SlurmJob>> jobs() = 0;  // every job it still knows (finished ones for a while)
   virtual Result<std::vector<SlurmNode>> nodes() = 0;
+  // What its accounting recorded of job `id` (submitted after `since`) once jobs() no longer lists
+  // it: nullopt when it has no record of it or keeps no accounting.
+  virtual Result<std::optional<SlurmAccounting>> accounted(int64_t id, TimeMs since) {
+    (void)id, (void)since;
+    return std::optional<SlurmAccounting>();
+  }
 };
 
 class SlurmCli final : public BatchSystem {
@@ -155,6 +161,8 @@ class SlurmCli final : public BatchSystem {
   // (AccountingStorageType=accounting_storage/slurmdbd), else the jobcomp/filetxt file
   // (JobCompLoc). `source` says which ("sacct" or "jobcomp").
   Result<std::vector<SlurmAccounting>> accounting(TimeMs since, std::string* source = nullptr);
+  // Job `id` in that accounting (nullopt when the cluster keeps none, or has no record of it).
+  Result<std::optional<SlurmAccounting>> accounted(int64_t id, TimeMs since) override;
   const SlurmSettings& settings() const { return s_; }
 
  private:

@@ -585,6 +585,17 @@ Result<BookAt> book_at(BookTx& bt, const Record& cur) {
   return out;
 }
 
+// Whether a trade the engine made after a cancel or a smaller replace (a resting all-or-none
+// order that can now fill whole) could not be delivered or settled: its seller has no offer or
+// too few free nodes any more, or its reseller no longer holds the nodes. Such fills are not
+// made — the change goes through without them — so an owner can always take its order out.
+Result<bool> unlocked_undeliverable(StoreTx& tx, const Matched& m, const BookKey& k, TimeMs now) {
+  if (m.trades.empty()) return false;
+  auto short_at = first_undeliverable(tx, m.trades, market_book(k), now);
+  if (!short_at) return short_at.error();
+  return short_at->has_value();
+}
+
 // Takes open order `cur` out of its book through the engine (an order out of the way may let a
 // resting all-or-none order fill whole: those trades are made here) and stores it as `state`.
 Result<Record> cancel_in(App& app, const Record& cur, const char* state, const std::string& reason, const Principal& p,
@@ -603,6 +614,8 @@ Result<Record> cancel_in(App& app, const Record& cur, const char* state, const s
   if (k.ends_at > now) b->book.cancel(b->id, fills);
   Matched m;
   if (auto s = record_fills(fills, b->resting, nullptr, k, now, m); !s) return s.error();
+  if (auto short_at = unlocked_undeliverable(tx, m, k, now); !short_at) return short_at.error();
+  else if (*short_at) m = Matched{};  // the order still leaves; the orders it was in the way of rest
   if (auto s = store_change(tx, cur, r, p, state == std::string("cancelled") ? "cancel" : "replace", r.id, now); !s) return s.error();
   if (auto s = write_matched(app, m, k, cur.id, p, tx, now); !s) return s.error();
   return r;
@@ -694,6 +707,9 @@ void replace_order(App& app, const KindSpec& spec, const httplib::Request& req, 
       if (k.node_gpus > 0) nb["nodes"] = nb["gpus"].get<int64_t>() / k.node_gpus;
       Matched m;
       if (auto s = record_fills(fills, bk->resting, nullptr, k, now, m); !s) return s;
+      auto short_at = unlocked_undeliverable(tx, m, k, now);
+      if (!short_at) return short_at.error();
+      if (*short_at) m = Matched{};  // replaced in place all the same; nothing trades
       auto mine = std::find_if(m.makers.begin(), m.makers.end(), [&](const Record& x) { return x.id == cur.id; });
       Record r = mine == m.makers.end() ? *bk->resting[bk->id - 1] : *mine;
       if (mine != m.makers.end()) m.makers.erase(mine);

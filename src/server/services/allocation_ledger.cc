@@ -330,6 +330,17 @@ Status annotate_latest_run(StoreTx& tx, const std::string& job_id, const std::st
   return tx.update(u);
 }
 
+Result<std::optional<JobRun>> open_run_of(StoreTx& tx, const Record& job) {
+  auto open = list_all(tx, "allocations", {{"project_id", job.project_id}, {"state", "open"}});
+  if (!open) return open.error();
+  for (const Record& r : *open) {
+    auto run = decode_record(r, decode_run, "the run of job " + job.name + " cannot be followed");
+    if (!run) return run.error();
+    if (run->job_id == job.id) return std::optional<JobRun>(std::move(*run));
+  }
+  return std::optional<JobRun>();
+}
+
 Result<bool> closed_run_was(StoreTx& tx, const std::string& job_id, const std::string& project_id,
                             int64_t slurm_job_id) {
   auto runs = list_all(tx, "allocations", {{"project_id", project_id}, {"state", "closed"}});

@@ -54,6 +54,9 @@ Result<std::vector<StoredRun>> list_runs(StoreReader& store, std::map<std::strin
 Status annotate_latest_run(StoreTx& tx, const std::string& job_id, const std::string& project_id,
                            const std::function<void(JobRun&)>& edit);
 
+// The job's open run (a running job has one), nullopt when it has none.
+Result<std::optional<JobRun>> open_run_of(StoreTx& tx, const Record& job);
+
 // Whether a closed run of the job ran as the executor's job `slurm_job_id`: its end has been acted
 // on (a requeue), so it is not the run of the job's next admission.
 Result<bool> closed_run_was(StoreTx& tx, const std::string& job_id, const std::string& project_id,

@@ -135,6 +135,14 @@ class SlurmExecutor final : public Executor {
   Status follow(StoreTx& tx, const Record& r, const Job& j, const SlurmJob& sj, TimeMs now, ExecutorHost& host);
   std::string ready_base(const std::string& job_id) const { return o_.output_dir + "/" + job_id + "-%j.ready"; }
   Status observe_ready(StoreTx& tx, const Record& r, const Job& j, const SlurmJob& sj);
+  Status follow_lost(StoreTx& tx, const Record& r, const Job& j, TimeMs now, ExecutorHost& host);
+  // Running jobs whose Slurm job the batch system no longer lists (it ended while nobody watched
+  // and slurmctld forgot it after MinJobAge, or Slurm lost it): since when, and when its
+  // accounting is asked again.
+  struct Lost {
+    TimeMs since = 0, next_ask = 0;
+  };
+  std::map<std::string, Lost> lost_;
   std::set<std::string> ready_seen_;  // "<job id>/<run id>" already marked ready
   // Starts Slurm (or the local runner) refused: job id -> (refusals in a row, no new try before).
   // The job waits admitted until then, so a refusal that lasts (slurmctld down, a partition
@@ -698,6 +706,47 @@ Status SlurmExecutor::submit(StoreTx& tx, const Record& r, const Job& j, TimeMs 
   return ok_status();
 }
 
+// A running job the batch system no longer lists. After kLostGraceMs (one listing that missed it
+// is not enough) its run's Slurm job is looked up in Slurm's accounting (sacct, or the jobcomp
+// file), at most every kLostAskMs: when it ended there, the job follows that end (its state, and
+// the run billed to Slurm's end time) as it would have had it been watched. When the accounting
+// knows nothing of it for kLostGiveUpMs, the job fails saying so, its run ended when it was first
+// missed: better than a job running (and billed) forever on nothing.
+Status SlurmExecutor::follow_lost(StoreTx& tx, const Record& r, const Job& j, TimeMs now, ExecutorHost& host) {
+  constexpr TimeMs kLostGraceMs = 10'000, kLostAskMs = 30'000, kLostGiveUpMs = 600'000;
+  Lost& lost = lost_.try_emplace(r.id, Lost{now, now + kLostGraceMs}).first->second;
+  if (now < lost.next_ask) return ok_status();
+  lost.next_ask = now + kLostAskMs;
+  auto run = open_run_of(tx, r);
+  if (!run) return run.error();
+  if (!*run || !(*run)->slurm_job_id) return ok_status();  // never seen running in Slurm: nothing to look up
+  const int64_t id = *(*run)->slurm_job_id;
+  auto acct = batch_->accounted(id, (*run)->running_at.value_or(lost.since));
+  if (!acct) {
+    spdlog::warn("{}", json({{"event", std::string(name()) + "_accounting_failed"}, {"job", r.id}, {"run", id},
+                             {"error", acct.error().message}})
+                           .dump());
+  } else if (*acct && (*acct)->end) {
+    const SlurmAccounting& a = **acct;
+    const SlurmJob sj{.id = a.id, .comment = r.id, .state = a.state, .nodes = a.nodes, .start = a.start, .end = a.end,
+                      .exit_code = a.exit_code};
+    if (terminal(sj.state)) {
+      spdlog::warn("{}", json({{"event", std::string(name()) + "_ended_unwatched"}, {"job", r.id}, {"run", id},
+                               {"state", sj.state}})
+                             .dump());
+      lost_.erase(r.id);
+      return follow(tx, r, j, sj, now, host);
+    }
+  }
+  if (now < lost.since + kLostGiveUpMs) return ok_status();
+  const TimeMs since = lost.since;
+  lost_.erase(r.id);
+  host.forget(r.id);
+  spdlog::warn("{}", json({{"event", std::string(name()) + "_job_lost"}, {"job", r.id}, {"run", id}}).dump());
+  return move_job(tx, r.id, JobState::kFailed, labelled(Message("exec.slurm.lost").arg("slurm_job", std::to_string(id))),
+                  {}, since);  // its run closes then
+}
+
 // A job Slurm runs or ran: its state follows Slurm's, and the run's times are Slurm's (billing and
 // reconciliation follow the executor's clock).
 Status SlurmExecutor::follow(StoreTx& tx, const Record& r, const Job& j, const SlurmJob& sj, TimeMs now,
@@ -819,7 +868,11 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
       if (!was) return was.error();
       if (*was) sj = nullptr;
     }
-    if (!sj) return js.state == JobState::kAdmitted ? submit(tx, r, j, now, host) : ok_status();  // running, Slurm forgot it: keep
+    if (!sj) {
+      if (js.state == JobState::kAdmitted) return submit(tx, r, j, now, host);
+      return js.state == JobState::kRunning ? follow_lost(tx, r, j, now, host) : ok_status();
+    }
+    lost_.erase(r.id);
     ours.insert(sj->id);
     return follow(tx, r, j, *sj, now, host);
   });
@@ -834,6 +887,8 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
   }
   for (auto it = ready_seen_.begin(); it != ready_seen_.end();)  // runs of jobs no longer placed
     it = placed.count(it->substr(0, it->find('/'))) ? std::next(it) : ready_seen_.erase(it);
+  for (auto it = lost_.begin(); it != lost_.end();)  // jobs no longer placed
+    it = placed.count(it->first) ? std::next(it) : lost_.erase(it);
   for (auto it = refused_.begin(); it != refused_.end();)  // backoffs long over (a job gone, or started elsewhere)
     it = now >= it->second.second + 600'000 ? refused_.erase(it) : std::next(it);
   // Slurm jobs gpurent no longer runs (cancelled, preempted, requeued): cancel them in Slurm —

@@ -35,16 +35,6 @@ std::string request_owner(const std::string& path) {
   return inside.substr(0, inside.find('\n'));
 }
 
-void remove_save_files(const std::string& dir, const std::string& image_id, const std::string& job_id) {
-  for (const std::string& f : {save_archive_for(dir, image_id), save_archive_for(dir, image_id) + ".part",
-                               save_done_for(dir, image_id), save_done_for(dir, image_id) + ".part",
-                               taken_for(dir, image_id)})
-    ::unlink(f.c_str());
-  // The request, only while it is still this image's (a later save of the same start may have written its own).
-  const std::string req = dir + "/" + job_id + ".save-request";
-  if (request_owner(req) == image_id) ::unlink(req.c_str());
-}
-
 // Writes the request durably and at once (a temporary name, then a rename): the script reads
 // either nothing or the whole id.
 Status write_request(const std::string& dir, const std::string& path, const std::string& image_id) {
@@ -183,7 +173,8 @@ Status ImageSaves::sync(StoreTx& tx, TimeMs now) {
       i->failure = failure;
       i->error = render_en(*failure);
     }
-    remove_save_files(dir, r.id, job_id);
+    // Its files stay until observe() finds the image no longer saving — after this is committed:
+    // were the tick rolled back, the next one finds the answer and does this again.
     r.state = index_of(*i).state;
     r.body = to_json(*i);
     r.updated_at = now;
@@ -192,7 +183,6 @@ Status ImageSaves::sync(StoreTx& tx, TimeMs now) {
                                   r.name + (ready ? " sha256:" + sha : " " + i->error)});
         !s)
       return s;
-    hashed_.erase(r.id);
     spdlog::info("{}", json({{"event", ready ? "image_saved" : "image_save_failed"}, {"image", r.id}, {"job", job_id},
                              {"bytes", bytes}, {"error", i->error}})
                            .dump());

@@ -46,7 +46,8 @@ class ImageSaves {
   // has hashed the archive, publishes it to the content store and makes the image ready (the
   // digest the server computed, equal to the node's; its size within the limits) or fails it
   // with the reason; when its job no longer runs with no answer, fails it (the instance stopped
-  // before it was saved). The files of a finished save go.
+  // before it was saved). The files of a finished save go later, in observe(), once the change is
+  // committed (a tick rolled back leaves them, and the next does it again).
   Status sync(StoreTx& tx, TimeMs now);
 
  private:

@@ -520,24 +520,6 @@ Status add_measurements(StoreReader& store, Builder& b, LoadedInputs& loaded) {
   return ok_status();
 }
 
-// A requeue inside an outage the supplier recorded is that outage: credit it once.
-void drop_requeues_inside_outages(LoadedInputs& loaded) {
-  for (auto& [key, g] : loaded.groups) {
-    std::map<std::string, const Allocation*> by_id;
-    for (const auto& a : g.in.allocations) by_id[a.id] = &a;
-    std::vector<Incident> kept;
-    for (const Incident& derived : g.in.incidents) {
-      bool inside = false;
-      const Allocation* a = derived.allocation.empty() ? nullptr : by_id[derived.allocation];
-      for (const Incident& rec : g.in.incidents)
-        if (a && !rec.node.empty() && rec.from <= derived.from && derived.from < rec.to)
-          for (const auto& part : a->placement) inside = inside || part.node == rec.node;
-      if (!inside) kept.push_back(derived);
-    }
-    g.in.incidents = std::move(kept);
-  }
-}
-
 Result<LoadedInputs> load_inputs(StoreReader& store, const GpuCatalog& catalog, const Record& tenant, TimeMs from,
                                  TimeMs to) {
   LoadedInputs loaded;
@@ -548,7 +530,6 @@ Result<LoadedInputs> load_inputs(StoreReader& store, const GpuCatalog& catalog, 
   if (auto s = add_spot_prices(store, b, loaded); !s) return s.error();
   if (auto s = add_offer_history(b, loaded); !s) return s.error();
   if (auto s = add_measurements(store, b, loaded); !s) return s.error();
-  drop_requeues_inside_outages(loaded);
   return loaded;
 }
 
@@ -571,14 +552,14 @@ void share_volume_allowances(std::map<std::string, Group>& groups) {
 }
 
 // Rates each group over [from, to) into `inv`'s sections.
-Status rate_groups(std::map<std::string, Group>& groups, TimeMs from, TimeMs to, bool volume_lines_per_day,
+Status rate_groups(std::map<std::string, Group>& groups, TimeMs from, TimeMs to, bool lines_per_day,
                    Invoice& inv) {
   share_volume_allowances(groups);
   for (auto& [key, g] : groups) {
     if (g.in.offers.empty()) continue;
     g.in.from = from;
     g.in.to = to;
-    g.in.volume_lines_per_day = volume_lines_per_day;
+    g.in.lines_per_day = lines_per_day;
     auto rated = rate(g.in);
     if (!rated) return Error::make(Code::kInternal, "rating " + g.in.contract.name + ": " + rated.error().message);
     inv.sections.push_back({g.contract_id, g.in.contract.name, g.supplier_id, std::move(*rated), std::move(g.in)});
@@ -649,7 +630,7 @@ std::map<std::string, Group> narrowed(const std::map<std::string, Group>& groups
 }  // namespace
 
 Result<Invoice> build_invoice(StoreReader& store, const GpuCatalog& catalog, const std::string& tenant_id, TimeMs from,
-                              TimeMs to_requested, TimeMs now, bool volume_lines_per_day) {
+                              TimeMs to_requested, TimeMs now, bool lines_per_day) {
   Invoice inv;
   inv.tenant_id = tenant_id;
   inv.from = from;
@@ -663,7 +644,7 @@ Result<Invoice> build_invoice(StoreReader& store, const GpuCatalog& catalog, con
   auto loaded = load_inputs(store, catalog, *tenant, from, to);
   if (!loaded) return loaded.error();
   inv.unpriced = std::move(loaded->unpriced);
-  if (auto st = rate_groups(loaded->groups, from, to, volume_lines_per_day, inv); !st) return st.error();
+  if (auto st = rate_groups(loaded->groups, from, to, lines_per_day, inv); !st) return st.error();
   return inv;
 }
 

@@ -50,9 +50,9 @@ Result<std::vector<UtilSample>> run_utilization(StoreReader& store, const std::v
                                                 TimeMs to);
 
 // Runs still open are billed up to `now`; a period that has not begun yet has no sections.
-// `volume_lines_per_day`: storage I/O and egress lines per UTC day (RatingInput), for daily rules.
+// `lines_per_day`: storage I/O, egress and GPU-time lines per UTC day (RatingInput), for daily rules.
 Result<Invoice> build_invoice(StoreReader& store, const GpuCatalog& catalog, const std::string& tenant_id, TimeMs from,
-                              TimeMs to, TimeMs now, bool volume_lines_per_day = false);
+                              TimeMs to, TimeMs now, bool lines_per_day = false);
 
 // A tenant's invoices of single UTC days, each equal to build_invoice(day, day + 1 day, now) but
 // read from the store once per calendar month (the month to date) and narrowed to the day: the
