@@ -288,7 +288,7 @@ Result<int> CostFirewall::run_once(TimeMs now) {
       }
       return ok_status();
     };
-    // Egress per UTC day: volume lines per day (an invoice sums a run's month in one line).
+    // Lines per UTC day (an invoice sums a run's month in one line): each day's egress and GPU time.
     auto inv = build_invoice(app_.store, app_.catalog, t.id, month, add_months(month, 1), now, true);
     if (!inv) {  // e.g. a stored contract that no longer decodes: this tenant's alerts and holds
       if (!failed) failed = inv.error();  // stay as they are; the other tenants are still checked
@@ -297,32 +297,30 @@ Result<int> CostFirewall::run_once(TimeMs now) {
     auto projects = list_all(app_.store, "projects", {{"tenant_id", t.id}});
     if (!projects) return projects.error();
     const TenantRules rules = tenant_rules(t, *projects);
-    auto inputs = firewall_inputs(*inv, rules, month, now);
-    if (!inputs) return inputs.error();
-    for (auto& [c, in] : *inputs) {
-      auto pol = rules.policies.count(c) ? rules.policies.at(c) : tenant_policy(rules.settings, rules.currency, c);
-      auto alerts = evaluate_firewall(pol, in);
-      if (!alerts) return alerts.error();
-      if (auto st = record_all(*alerts, rules); !st) return st.error();
-    }
+    // The rules over month `m` up to `day` (daily_only: the card and egress rules alone), recorded.
+    auto evaluate = [&](const Invoice& i, TimeMs m, TimeMs day, bool daily_only) -> Status {
+      auto inputs = firewall_inputs(i, rules, m, day);
+      if (!inputs) return inputs.error();
+      for (auto& [c, in] : *inputs) {
+        auto pol = rules.policies.count(c) ? rules.policies.at(c) : tenant_policy(rules.settings, rules.currency, c);
+        auto alerts = evaluate_firewall(pol, in);
+        if (!alerts) return alerts.error();
+        std::erase_if(*alerts, [&](const Alert& a) {
+          return daily_only && a.kind != AlertKind::kCardDailyCost && a.kind != AlertKind::kEgressDailyCost;
+        });
+        if (auto st = record_all(*alerts, rules); !st) return st;
+      }
+      return ok_status();
+    };
+    if (auto st = evaluate(*inv, month, now, false); !st) return st.error();
     // The previous month to its end, once: its daily rules only (its budget is over, a hold for it moot).
     if (prev_month_too) {
       const TimeMs prev = add_months(month, -1);
       auto last = build_invoice(app_.store, app_.catalog, t.id, prev, month, month, true);
       if (!last) {
         if (!failed) failed = last.error();
-      } else {
-        auto before = firewall_inputs(*last, rules, prev, month - 1);
-        if (!before) return before.error();
-        for (auto& [c, in] : *before) {
-          auto pol = rules.policies.count(c) ? rules.policies.at(c) : tenant_policy(rules.settings, rules.currency, c);
-          auto alerts = evaluate_firewall(pol, in);
-          if (!alerts) return alerts.error();
-          std::vector<Alert> daily;
-          for (const Alert& a : *alerts)
-            if (a.kind == AlertKind::kCardDailyCost || a.kind == AlertKind::kEgressDailyCost) daily.push_back(a);
-          if (auto st = record_all(daily, rules); !st) return st.error();
-        }
+      } else if (auto st = evaluate(*last, prev, month - 1, true); !st) {
+        return st.error();
       }
     }
     // Balances: the money left against the burn (prepaid, or postpaid with a credit limit).
