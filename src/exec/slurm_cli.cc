@@ -424,6 +424,7 @@ Result<std::vector<SlurmAccounting>> parse_jobcomp(const std::string& text) {
     a.gpus = tres_gpus(kv["Tres"]);
     if (a.start && a.end) a.elapsed_s = (*a.end - *a.start) / 1000;
     a.exit_code = std::atoi(kv["ExitCode"].c_str());
+    a.name = kv["Name"];
     return a;
   });
 }
@@ -471,6 +472,7 @@ Result<std::vector<SlurmAccounting>> parse_sacct(const std::string& text) {
     a.gpus = tres_gpus(f[5]);
     if (f[6] != "None assigned") a.nodes = expand_hostlist(f[6]);
     a.exit_code = std::atoi(f[7].c_str());
+    for (size_t i = 8; i < f.size(); ++i) a.name += (i > 8 ? "|" : "") + f[i];  // last: a name may hold '|'
     return a;
   });
 }
@@ -598,7 +600,7 @@ Result<std::vector<SlurmAccounting>> SlurmCli::accounting(TimeMs since, std::str
     // -S takes local time: a day's margin covers any zone; rows are matched by job id anyway.
     std::string start = format_rfc3339(since - kMsPerDay).substr(0, 19);
     auto r = run({"sacct", "-a", "-X", "-D", "-P", "-n", "-S", start, "-o",
-                  "JobID,State,Start,End,ElapsedRaw,AllocTRES,NodeList,ExitCode"},
+                  "JobID,State,Start,End,ElapsedRaw,AllocTRES,NodeList,ExitCode,JobName"},
                  "", {{"SLURM_TIME_FORMAT", "%s"}});
     if (!r) return r.error();
     return parse_sacct(*r);
@@ -617,12 +619,15 @@ Result<std::vector<SlurmAccounting>> SlurmCli::accounting(TimeMs since, std::str
   return parse_jobcomp(ss.str());
 }
 
-Result<std::optional<SlurmAccounting>> SlurmCli::accounted(int64_t id, TimeMs since) {
+Result<std::vector<SlurmAccounting>> SlurmCli::accounted_since(TimeMs since) {
   auto all = accounting(since);
-  if (!all) {
-    if (all.error().code == Code::kUnavailable) return std::optional<SlurmAccounting>();  // no accounting kept
-    return all.error();
-  }
+  if (!all && all.error().code == Code::kUnavailable) return std::vector<SlurmAccounting>();  // none kept
+  return all;
+}
+
+Result<std::optional<SlurmAccounting>> BatchSystem::accounted(int64_t id, TimeMs since) {
+  auto all = accounted_since(since);
+  if (!all) return all.error();
   for (const SlurmAccounting& a : *all)
     if (a.id == id) return std::optional<SlurmAccounting>(a);
   return std::optional<SlurmAccounting>();

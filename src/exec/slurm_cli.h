@@ -89,6 +89,7 @@ struct SlurmAccounting {
   int64_t gpus = 0;                  // AllocTRES (jobcomp: Tres) gres/gpu, summed over the job's nodes
   std::vector<std::string> nodes;
   int exit_code = 0;                 // ExitCode "3:0" -> 3
+  std::string name;                  // the job's name (sacct JobName, jobcomp Name)
 };
 
 // "gpn[1-3],gpx7" -> {gpn1, gpn2, gpn3, gpx7}
@@ -99,7 +100,7 @@ Result<std::vector<SlurmNode>> parse_sinfo_json(const std::string& text);
 // EndTime=... NodeList=gpn[1-2] ..."). Slurm writes local time without a zone: read as UTC (run
 // slurmctld with TZ=UTC, as gpurent's servers do).
 Result<std::vector<SlurmAccounting>> parse_jobcomp(const std::string& text);
-// `sacct -a -X -D -P -n -o JobID,State,Start,End,ElapsedRaw,AllocTRES,NodeList,ExitCode` run with
+// `sacct -a -X -D -P -n -o JobID,State,Start,End,ElapsedRaw,AllocTRES,NodeList,ExitCode,JobName` run with
 // SLURM_TIME_FORMAT=%s (times as epoch seconds, so no time zone is guessed).
 Result<std::vector<SlurmAccounting>> parse_sacct(const std::string& text);
 // An RDMA NIC a node's features name: "ib" or "infiniband", "roce" (RoCE v2), each optionally followed
@@ -141,12 +142,14 @@ class BatchSystem {
   virtual Status cancel(int64_t id) = 0;
   virtual Result<std::vector<SlurmJob>> jobs() = 0;  // every job it still knows (finished ones for a while)
   virtual Result<std::vector<SlurmNode>> nodes() = 0;
-  // What its accounting recorded of job `id` (submitted after `since`) once jobs() no longer lists
-  // it: nullopt when it has no record of it or keeps no accounting.
-  virtual Result<std::optional<SlurmAccounting>> accounted(int64_t id, TimeMs since) {
-    (void)id, (void)since;
-    return std::optional<SlurmAccounting>();
+  // What its accounting recorded of jobs submitted after `since` (it still lists those jobs() no
+  // longer does): empty when it keeps no accounting.
+  virtual Result<std::vector<SlurmAccounting>> accounted_since(TimeMs since) {
+    (void)since;
+    return std::vector<SlurmAccounting>();
   }
+  // Job `id` in that accounting: nullopt when it has no record of it or keeps no accounting.
+  Result<std::optional<SlurmAccounting>> accounted(int64_t id, TimeMs since);
 };
 
 class SlurmCli final : public BatchSystem {
@@ -161,8 +164,8 @@ class SlurmCli final : public BatchSystem {
   // (AccountingStorageType=accounting_storage/slurmdbd), else the jobcomp/filetxt file
   // (JobCompLoc). `source` says which ("sacct" or "jobcomp").
   Result<std::vector<SlurmAccounting>> accounting(TimeMs since, std::string* source = nullptr);
-  // Job `id` in that accounting (nullopt when the cluster keeps none, or has no record of it).
-  Result<std::optional<SlurmAccounting>> accounted(int64_t id, TimeMs since) override;
+  // That accounting, empty when the cluster keeps none.
+  Result<std::vector<SlurmAccounting>> accounted_since(TimeMs since) override;
   const SlurmSettings& settings() const { return s_; }
 
  private:

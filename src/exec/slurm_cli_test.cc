@@ -236,6 +236,7 @@ TEST(SlurmCli, ParsesJobcompRecords) {
   EXPECT_EQ(format_rfc3339(*(*recs)[0].start), "2026-11-29T22:04:39.000Z");
   EXPECT_EQ(*(*recs)[0].elapsed_s, 1);
   EXPECT_EQ((*recs)[0].gpus, 2);
+  EXPECT_EQ((*recs)[0].name, "wrap");
   EXPECT_FALSE((*recs)[1].end.has_value());
   EXPECT_EQ((*recs)[1].nodes, (std::vector<std::string>{"gpn1", "gpn2"}));
   EXPECT_FALSE(parse_jobcomp("JobState=COMPLETED\n").ok());
@@ -246,12 +247,12 @@ TEST(SlurmCli, ParsesJobcompRecords) {
 // requeued job's two runs (-D), a running job and a cancelled one.
 TEST(SlurmCli, ParsesSacctRecords) {
   auto recs = parse_sacct(
-      "1|COMPLETED|1795997053|1795997055|2|billing=1,cpu=1,gres/gpu=2,mem=1000M,node=1|gpn1|0:0\n"
+      "1|COMPLETED|1795997053|1795997055|2|billing=1,cpu=1,gres/gpu=2,mem=1000M,node=1|gpn1|0:0|gpurent-job_1\n"
       "2|FAILED|1795997053|1795997053|0|billing=1,cpu=1,gres/gpu=1,mem=1000M,node=1|gpn1|3:0\n"
       "5|NODE_FAIL|1795997100|1795997160|60|cpu=2,gres/gpu=8,mem=2000M,node=2|gpn[1-2]|0:0\n"
       "5|COMPLETED|1795997200|1795997230|30|cpu=2,gres/gpu=8,mem=2000M,node=2|gpn[2-3]|0:0\n"
       "6|RUNNING|1795997300|Unknown|12|cpu=1,gres/gpu=4,node=1|gpn3|0:0\n"
-      "7|CANCELLED by 0|None|1795997301|0||None assigned|0:0\n");
+      "7|CANCELLED by 0|None|1795997301|0||None assigned|0:0|a|b\n");
   ASSERT_TRUE(recs.ok()) << recs.error().message;
   ASSERT_EQ(recs->size(), 6u);
   EXPECT_EQ((*recs)[0].id, 1);
@@ -266,6 +267,9 @@ TEST(SlurmCli, ParsesSacctRecords) {
   EXPECT_EQ((*recs)[5].state, "CANCELLED");
   EXPECT_FALSE((*recs)[5].start.has_value());
   EXPECT_TRUE((*recs)[5].nodes.empty());
+  EXPECT_EQ((*recs)[0].name, "gpurent-job_1");  // JobName, last: one holding '|' stays whole
+  EXPECT_EQ((*recs)[5].name, "a|b");
+  EXPECT_EQ((*recs)[1].name, "");
   // Times must be epoch seconds: a local date would be guessed into a zone.
   auto local = parse_sacct("1|COMPLETED|2026-11-30T00:04:13|2026-11-30T00:04:15|2|gres/gpu=1|gpn1|0:0\n");
   ASSERT_FALSE(local.ok());

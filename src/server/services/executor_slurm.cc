@@ -6,7 +6,8 @@
 //    set itself ("slurm: …" reasons) are lifted, never an operator's.
 //  - Jobs: an admitted job is submitted once per admission with sbatch on exactly its nodes with
 //    their GPU count as gres (the Slurm job's comment is the gpurent job id, so a restart of
-//    either side finds it again by comment and submit time); RUNNING moves it to running;
+//    either side finds it again by comment and submit time; its name gpurent-<job id>, so one
+//    that ended while gpurent was down is found in Slurm's accounting); RUNNING moves it to running;
 //    COMPLETED to succeeded; FAILED / OUT_OF_MEMORY / TIMEOUT / CANCELLED (outside gpurent) to
 //    failed with the exit code or the time limit as the reason; NODE_FAIL / PREEMPTED requeues it
 //    in gpurent with a fault record (as a down node seen by sinfo does). A Slurm job whose gpurent job is
@@ -67,6 +68,10 @@ std::string process_user_name() {
 struct ServerSecret {
   std::string name, value, env, file;
 };
+
+// A gpurent job's Slurm jobs are named after it (and their comment is its id): Slurm's
+// accounting keeps the name, not the comment.
+std::string slurm_job_name(const Record& r) { return "gpurent-" + r.id; }
 
 bool terminal(const std::string& s) {
   return s == "COMPLETED" || s == "FAILED" || s == "CANCELLED" || s == "TIMEOUT" || s == "NODE_FAIL" ||
@@ -136,6 +141,13 @@ class SlurmExecutor final : public Executor {
   std::string ready_base(const std::string& job_id) const { return o_.output_dir + "/" + job_id + "-%j.ready"; }
   Status observe_ready(StoreTx& tx, const Record& r, const Job& j, const SlurmJob& sj);
   Status follow_lost(StoreTx& tx, const Record& r, const Job& j, TimeMs now, ExecutorHost& host);
+  Result<bool> ran_unwatched(StoreTx& tx, const Record& r, const Job& j, TimeMs now, ExecutorHost& host);
+  std::optional<TimeMs> first_tick_;  // this server's first tick: admissions before it were another's
+  // Admitted jobs whose accounting was looked up (ran_unwatched): job id -> the admission looked
+  // up, or when the lookup first failed (it is tried again until kUnwatchedGiveUpMs).
+  std::map<std::string, TimeMs> unwatched_checked_, unwatched_failing_;
+  // Slurm's accounting since a time, asked at most once per tick (more only for an older admission).
+  std::optional<std::pair<TimeMs, Result<std::vector<SlurmAccounting>>>> tick_accounting_;
   // Running jobs whose Slurm job the batch system no longer lists (it ended while nobody watched
   // and slurmctld forgot it after MinJobAge, or Slurm lost it): since when, and when its
   // accounting is asked again.
@@ -581,7 +593,7 @@ Status SlurmExecutor::submit(StoreTx& tx, const Record& r, const Job& j, TimeMs 
   if (*waits) return ok_status();
   if (auto it = refused_.find(r.id); it != refused_.end() && now < it->second.second) return ok_status();
   SlurmSubmit s;
-  s.name = "gpurent-" + r.name;
+  s.name = slurm_job_name(r);
   s.comment = r.id;
   std::map<std::string, int64_t> gpus, workers;  // node id -> GPUs, workers of this job there
   std::vector<std::string> order;
@@ -747,6 +759,51 @@ Status SlurmExecutor::follow_lost(StoreTx& tx, const Record& r, const Job& j, Ti
                   {}, since);  // its run closes then
 }
 
+// An admitted job that this server has not submitted since it started, and that Slurm no longer
+// lists: the server before it may have submitted it (sbatch answered, then a crash lost the tick
+// that would have stored that), and the job may have ended while nobody watched and been
+// forgotten by slurmctld (MinJobAge). Slurm's accounting (sacct, or the jobcomp file) is asked
+// once for a job of its Slurm name started after the admission that no run of it records: found,
+// the job follows that end as if it had been watched (true), and is not run a second time.
+// Nothing found, or no accounting kept: false (submit it). The accounting failing: the job waits,
+// asked again each tick, for kUnwatchedGiveUpMs, then is submitted (a double run is better than
+// none).
+Result<bool> SlurmExecutor::ran_unwatched(StoreTx& tx, const Record& r, const Job& j, TimeMs now, ExecutorHost& host) {
+  constexpr TimeMs kUnwatchedGiveUpMs = 600'000;
+  const TimeMs admitted = j.status.updated_at;
+  if (local_ || !first_tick_ || admitted >= *first_tick_) return false;
+  if (auto it = unwatched_checked_.find(r.id); it != unwatched_checked_.end() && it->second == admitted) return false;
+  if (!tick_accounting_ || tick_accounting_->first > admitted)
+    tick_accounting_.emplace(admitted, batch_->accounted_since(admitted));
+  const Result<std::vector<SlurmAccounting>>& acct = tick_accounting_->second;
+  if (!acct) {
+    const TimeMs since = unwatched_failing_.try_emplace(r.id, now).first->second;
+    spdlog::warn("{}", json({{"event", std::string(name()) + "_accounting_failed"}, {"job", r.id},
+                             {"error", acct.error().message}})
+                           .dump());
+    if (now < since + kUnwatchedGiveUpMs) return true;  // wait: asked again next tick
+  }
+  unwatched_failing_.erase(r.id);
+  unwatched_checked_[r.id] = admitted;
+  if (!acct) return false;
+  const SlurmAccounting* found = nullptr;
+  for (const SlurmAccounting& a : *acct) {
+    if (a.name != slurm_job_name(r) || !a.start || !a.end || *a.start + 1000 < admitted || !terminal(a.state)) continue;
+    if (found && found->id > a.id) continue;
+    auto was = closed_run_was(tx, r.id, r.project_id, a.id);  // an earlier admission's run
+    if (!was) return was.error();
+    if (!*was) found = &a;
+  }
+  if (!found) return false;
+  const SlurmJob sj{.id = found->id, .comment = r.id, .state = found->state, .nodes = found->nodes,
+                    .start = found->start, .end = found->end, .exit_code = found->exit_code};
+  spdlog::warn("{}", json({{"event", std::string(name()) + "_ran_unwatched"}, {"job", r.id}, {"run", sj.id},
+                           {"state", sj.state}})
+                         .dump());
+  if (auto s = follow(tx, r, j, sj, now, host); !s) return s.error();
+  return true;
+}
+
 // A job Slurm runs or ran: its state follows Slurm's, and the run's times are Slurm's (billing and
 // reconciliation follow the executor's clock).
 Status SlurmExecutor::follow(StoreTx& tx, const Record& r, const Job& j, const SlurmJob& sj, TimeMs now,
@@ -846,6 +903,8 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
     if (!n || sj.id > n->id) n = &sj;
   }
   if (auto s = adopt_slurm_gpus(tx, newest, host, now); !s) return s;
+  if (!first_tick_) first_tick_ = now;
+  tick_accounting_.reset();
   // Instances stopping a run Slurm no longer runs (it left COMPLETING: its processes are gone) are
   // stopped; first, so that a start waiting for that run is submitted in this same tick.
   std::set<std::string> alive;
@@ -869,7 +928,11 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
       if (*was) sj = nullptr;
     }
     if (!sj) {
-      if (js.state == JobState::kAdmitted) return submit(tx, r, j, now, host);
+      if (js.state == JobState::kAdmitted) {
+        auto handled = ran_unwatched(tx, r, j, now, host);
+        if (!handled) return handled.error();
+        return *handled ? ok_status() : submit(tx, r, j, now, host);
+      }
       return js.state == JobState::kRunning ? follow_lost(tx, r, j, now, host) : ok_status();
     }
     lost_.erase(r.id);
@@ -887,6 +950,8 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
   }
   for (auto it = ready_seen_.begin(); it != ready_seen_.end();)  // runs of jobs no longer placed
     it = placed.count(it->substr(0, it->find('/'))) ? std::next(it) : ready_seen_.erase(it);
+  for (auto* m : {&unwatched_checked_, &unwatched_failing_})  // jobs no longer placed
+    for (auto it = m->begin(); it != m->end();) it = placed.count(it->first) ? std::next(it) : m->erase(it);
   for (auto it = lost_.begin(); it != lost_.end();)  // jobs no longer placed
     it = placed.count(it->first) ? std::next(it) : lost_.erase(it);
   for (auto it = refused_.begin(); it != refused_.end();)  // backoffs long over (a job gone, or started elsewhere)
