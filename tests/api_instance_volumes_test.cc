@@ -163,6 +163,12 @@ TEST(InstanceVolumes, ANodeVolumeIsOnlyAnInstancesDataDisk) {
   json job = job_doc("vision", "reads-disk");
   job["volumes"] = {{{"name", "disk"}, {"mount", "/disk"}}};
   EXPECT_EQ(s.req("POST", "/api/v1/jobs", dev, job).error_fields(), std::vector<std::string>{"volumes[0].name"});
+  // Nor by wearing an instance's label: only gpurent sets it.
+  job["labels"] = {{"gpurent.io/instance", "box"}};
+  Resp disguised = s.req("POST", "/api/v1/jobs", dev, job);
+  EXPECT_EQ(disguised.error_fields(), std::vector<std::string>{"labels.gpurent.io/instance"}) << disguised.describe();
+  job.erase("volumes");
+  EXPECT_EQ(s.req("POST", "/api/v1/jobs", dev, job).error_fields(), std::vector<std::string>{"labels.gpurent.io/instance"});
   json box = {{"name", "box"}, {"project", "vision"}, {"gpus", 1}, {"gpu_model", "h100-sxm5-80gb"},
               {"image", "nvcr.io/nvidia/pytorch:24.05-py3"}, {"shared_volumes", {{{"name", "disk"}}}}};
   EXPECT_EQ(s.req("POST", "/api/v1/instances", dev, box).error_fields(), std::vector<std::string>{"shared_volumes[0].name"});

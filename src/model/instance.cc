@@ -271,7 +271,17 @@ Result<StartOn> parse_start_request(const json& body) {
 json start_job_on(json job, StartOn on, const std::string& host) {
   if (on == StartOn::kCpuOnly) {
     job["gpus_per_worker"] = 0;
-    job.erase("constraints");
+    // What the GPUs were to be (model, memory, form factor, RDMA, placement) goes; where it may run
+    // and who may sell it (regions, suppliers) stay: a CPU-only start keeps the data where it was.
+    if (job.contains("constraints") && job["constraints"].is_object()) {
+      json kept = json::object();
+      for (const char* k : {"regions", "suppliers", "span_sites"})
+        if (job["constraints"].contains(k)) kept[k] = job["constraints"][k];
+      if (kept.empty())
+        job.erase("constraints");
+      else
+        job["constraints"] = std::move(kept);
+    }
     json& res = job["resources"];
     if (!res.is_object()) res = json::object();
     if (!res.contains("cpu_cores")) res["cpu_cores"] = kCpuOnlyStartCores;

@@ -19,7 +19,7 @@
 namespace gpurent {
 
 inline constexpr int64_t kMaxInstanceGpus = 16;
-inline constexpr const char* kInstanceLabel = "gpurent.io/instance";
+inline constexpr const char* kInstanceLabel = "gpurent.io/instance";  // only an instance's start sets it
 inline constexpr size_t kMaxInstanceSshKeys = 16;
 inline constexpr size_t kMaxSharedVolumes = 8;
 // Where the instance's servers listen inside its container (published on the node's own ports).

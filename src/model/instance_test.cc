@@ -123,6 +123,12 @@ TEST(Instance, AStartGoesHomeElsewhereOrWithoutGpusAsAsked) {
   EXPECT_FALSE(cpu.contains("constraints"));
   EXPECT_EQ(cpu["resources"], (json{{"cpu_cores", 16}, {"memory_gib", kCpuOnlyStartMemoryGib}}));
   EXPECT_EQ(start_job_on(job, StartOn::kCpuOnly, "nod_1")["constraints"], (json{{"nodes", {"nod_1"}}}));
+  // Where it may run and who may sell it stay (data sovereignty): only the GPU constraints go.
+  json placed = job;
+  placed["constraints"] = {{"gpu_models", {"h100-sxm5-80gb"}}, {"rdma", "infiniband"}, {"regions", {"cn-east"}},
+                           {"suppliers", {"sup_1"}}, {"span_sites", true}};
+  EXPECT_EQ(start_job_on(placed, StartOn::kCpuOnly, "")["constraints"],
+            (json{{"regions", {"cn-east"}}, {"suppliers", {"sup_1"}}, {"span_sites", true}}));
 }
 
 TEST(Instance, ReleaseWarningsGoOutThreeAndOneDayBeforeButNeverBeforeTheStop) {

@@ -131,7 +131,9 @@ Status check_job_artifact(StoreTx& tx, const Record& project, const JobArtifact&
 
 // POST /api/v1/jobs: the job parsed against its project's tenant currency and checked against
 // the project's quotas and models, pending.
-Result<Built> build_job(App& app, const json& body, const Principal& p, StoreTx& tx) {
+// `instance_start`: the job an instance's start submits (api/instances.cc), which alone may carry
+// the label gpurent.io/instance (what makes it the instance's: its node volume, its saves).
+Result<Built> build_job(App& app, const json& body, const Principal& p, StoreTx& tx, bool instance_start) {
   std::string ref = body.is_object() && body.contains("project") && body["project"].is_string()
                         ? body["project"].get<std::string>()
                         : "";
@@ -145,6 +147,8 @@ Result<Built> build_job(App& app, const json& body, const Principal& p, StoreTx&
   if (!currency) return currency.error();
   auto j = parse_job(body, *currency);
   if (!j) return j.error();
+  if (!instance_start && j->labels.count(kInstanceLabel))
+    return Error::invalid(std::string("labels.") + kInstanceLabel, Message("api.jobs.reserved_label").arg("label", kInstanceLabel));
   if (auto s = check_against_project(*j, *project, app.catalog, *currency); !s) return s.error();
   if (auto s = check_runnable(app.opts, *j); !s) return s.error();
   for (size_t i = 0; i < j->constraints.nodes.size(); ++i) {  // stored as node ids, as the scheduler knows them
@@ -281,11 +285,16 @@ void register_job_routes(App& app, Router& srv) {
                   {"gpu_model", "gpu_model"}, {"name", "name"}};
   for (JobState st : kAllJobStates) spec.filter_values["state"].push_back(job_state_name(st));
   spec.updated_since = true;
-  spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record*) {
-    return build_job(app, body, p, tx);
-  };
   spec.after_create = [](const Principal&, const Record& r, StoreTx& tx) -> Status {
     return tx.append_job_event({r.id, r.created_at, "", "pending", Message("job.submitted_event")});
+  };
+  KindSpec instance_starts = spec;  // no routes: api/instances.cc creates its starts' jobs with it
+  instance_starts.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record*) {
+    return build_job(app, body, p, tx, true);
+  };
+  app.kinds[kInstanceStartJobs] = std::move(instance_starts);
+  spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record*) {
+    return build_job(app, body, p, tx, false);
   };
   register_crud(app, srv, spec);
   item_route(app, srv, "POST", "jobs", "cancel", cancel_job);

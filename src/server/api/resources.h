@@ -64,6 +64,10 @@ struct KindSpec {
   bool create_elsewhere = false;
 };
 
+// The key in app.kinds of the jobs spec an instance's start creates its job with (api/jobs.cc): the
+// public one's checks, and it may carry the label gpurent.io/instance. No route serves it.
+inline constexpr const char* kInstanceStartJobs = "jobs/instance-start";
+
 // Registers the routes and records the spec in app.kinds.
 void register_crud(App& app, Router& srv, const KindSpec& spec);
 // A route on one object of a registered kind: METHOD /api/v1/<kind>/{id}/<action>, its handler given
