@@ -280,5 +280,15 @@ TEST(Demo, FallsBackToBuiltInPrices) {
   fs::remove_all(empty);
 }
 
+TEST(Demo, ADataDirThatIsNoFolderStopsTheServerNamingIt) {
+  fs::path typo = fs::temp_directory_path() / ("gpurent-no-such-data-" + std::to_string(::getpid()));
+  try {
+    ServerProcess s({"--demo", "--data-dir", typo.string()});
+    ADD_FAILURE() << "started on built-in prices without a word: " << s.listening_event().dump();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("--data-dir"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace gpurent::testing

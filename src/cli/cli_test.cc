@@ -298,6 +298,11 @@ TEST_F(CliTest, MarketBuySellCancelAndReadABook) {
   EXPECT_EQ(r.out, "trade mtr_1: defaulted, 1 default(s) on commitment trade-mtr-1 of contract market-dc-usd\n");
   EXPECT_EQ(json::parse(api_.requests().back().body), (json{{"reason", "gpn1 failed"}, {"gpus", 4}}));
   EXPECT_EQ(run({"market", "default", "mtr_1"}).rc, 2);  // a reason is required
+  // A count given is sent as given: 0 is the server's to refuse, never "every GPU still delivered".
+  run({"market", "default", "mtr_1", "--gpus", "0", "--reason", "typo"});
+  EXPECT_EQ(json::parse(api_.requests().back().body), (json{{"reason", "typo"}, {"gpus", 0}}));
+  run({"market", "replace", "mko_2", "--gpus", "-1"});
+  EXPECT_EQ(json::parse(api_.requests().back().body), (json{{"gpus", -1}}));
   api_.on("GET /api/v1/market/quote",
           {200, R"({"gpu_model":"h100-sxm5-80gb","region":"us-east-1","starts_at":"S","ends_at":"E","currency":"USD",)"
                 R"("bid":{"price_per_gpu_hour":"1.90","gpus":8,"orders":1},"ask":null})"});

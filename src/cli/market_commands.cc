@@ -153,13 +153,14 @@ void add_replace_verb(CLI::App& market, CliContext& ctx) {
   cmd->add_option("order", o->order, "order id")->required();
   cmd->add_option("--price", o->price, "new limit price per GPU-hour");
   auto* gpus = cmd->add_option("--gpus", o->gpus, "GPUs left (a book of GPUs)");
-  cmd->add_option("--nodes", o->nodes, "nodes left (a node book)")->excludes(gpus);
-  cmd->callback([&ctx, o] {
-    ctx.action = [&ctx, o]() -> int {
+  auto* nodes = cmd->add_option("--nodes", o->nodes, "nodes left (a node book)")->excludes(gpus);
+  cmd->callback([&ctx, o, gpus, nodes] {
+    ctx.action = [&ctx, o, gpus, nodes]() -> int {
       json body = json::object();
       if (!o->price.empty()) body["price_per_gpu_hour"] = o->price;
-      if (o->gpus > 0) body["gpus"] = o->gpus;
-      if (o->nodes > 0) body["nodes"] = o->nodes;
+      // Given is sent, whatever it is: the server names a bad count (0 is not "unchanged").
+      if (gpus->count() > 0) body["gpus"] = o->gpus;
+      if (nodes->count() > 0) body["nodes"] = o->nodes;
       if (body.empty()) return ctx.fail(Error::invalid("--price", "give --price, --gpus or --nodes"), kExitUsage);
       int rc = kExitOk;
       ApiClient* c = ctx.client(&rc);
@@ -187,15 +188,16 @@ void add_default_verb(CLI::App& market, CliContext& ctx) {
   auto* cmd = market.add_subcommand("default", "record GPUs of a settled trade the seller does not deliver");
   cmd->add_option("trade", o->trade, "trade id")->required();
   cmd->add_option("--reason", o->reason, "why (shown on the buyer's invoice)")->required();
-  cmd->add_option("--gpus", o->gpus, "GPUs not delivered; default: all still delivered");
+  auto* gpus = cmd->add_option("--gpus", o->gpus, "GPUs not delivered; default: all still delivered");
   cmd->add_option("--from", o->from, "from when (RFC 3339, within the window); default: now");
-  cmd->callback([&ctx, o] {
-    ctx.action = [&ctx, o]() -> int {
+  cmd->callback([&ctx, o, gpus] {
+    ctx.action = [&ctx, o, gpus]() -> int {
       int rc = kExitOk;
       ApiClient* c = ctx.client(&rc);
       if (!c) return rc;
       json body = {{"reason", o->reason}};
-      if (o->gpus > 0) body["gpus"] = o->gpus;
+      // Given is sent, whatever it is: `--gpus 0` is the server's to refuse, never "all of them".
+      if (gpus->count() > 0) body["gpus"] = o->gpus;
       if (!o->from.empty()) body["from"] = o->from;
       auto r = c->post("/market-trades" + seg(o->trade) + "/default", body);
       if (!r) return ctx.fail(r.error());

@@ -43,7 +43,7 @@ Result<std::vector<uint64_t>> parse_seeds(const std::string& s) {
       if (!num(part.substr(0, dash), &a) || !num(part.substr(dash + 1), &b)) return bad("expected a range A-B");
       if (b < a) return bad("range end is below its start");
       if (b - a >= 10000) return bad("more than 10000 seeds");
-      for (uint64_t x = a; x <= b; ++x) out.push_back(x);
+      for (uint64_t k = 0; k <= b - a; ++k) out.push_back(a + k);  // b may be the largest seed
     }
     if (comma == std::string_view::npos) break;
     rest = rest.substr(comma + 1);
@@ -60,7 +60,8 @@ json series_json(const std::vector<std::optional<double>>& v) {
 int run_alloc(CliContext& ctx, const AllocOpts& o) {
   auto seeds = parse_seeds(o.seeds);
   if (!seeds) return ctx.fail(seeds.error(), kExitUsage);
-  if (!(o.tune > 0)) return ctx.fail(Error::invalid("--tune", "must be > 0"), kExitUsage);
+  // The paper's figures go to 1.3; beyond 10 the clones would fill memory.
+  if (!(o.tune > 0) || o.tune > 10) return ctx.fail(Error::invalid("--tune", "must be in (0, 10]"), kExitUsage);
   auto policy = make_score_policy(o.policy);
   if (!policy) return ctx.fail(Error::invalid("--policy", policy.error().fields.at(0).reason), kExitUsage);
   const std::string policy_name((*policy)->name());  // canonical lower-case name
@@ -223,10 +224,12 @@ void add_simulate_command(CLI::App& app, CliContext& ctx) {
       "philly", "replay the Philly trace (arrivals and departures) through the live scheduler, per policy");
   philly->add_option("--trace", po->trace, "philly.csv (shared/data/traces/philly)")->required();
   philly->add_option("--policies", po->policies, "comma-separated placement policies")->capture_default_str();
-  philly->add_option("--nodes", po->nodes, "8-GPU nodes (default: sized from the trace's mean load)");
+  philly->add_option("--nodes", po->nodes, "8-GPU nodes, 1 to 100000 (default: sized from the trace's mean load)")
+      ->check(CLI::Range(int64_t{1}, int64_t{100000}));
   philly->add_option("--headroom", po->headroom, "cluster size as a multiple of the mean GPU load")
       ->capture_default_str();
-  philly->add_option("--limit", po->limit, "replay only the first N jobs of the file");
+  philly->add_option("--limit", po->limit, "replay only the first N jobs by submission time")
+      ->check(CLI::Range(int64_t{1}, std::numeric_limits<int64_t>::max()));
   philly->callback([&ctx, po] { ctx.action = [&ctx, po] { return run_philly(ctx, *po); }; });
 
   auto ao = std::make_shared<AlibabaOpts>();

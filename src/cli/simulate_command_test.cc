@@ -82,7 +82,12 @@ TEST_F(SimulateCommandTest, BadInputsExitTwo) {
   EXPECT_EQ(run({"--seeds", "4x"}).rc, 2);
   auto t = run({"--tune", "0"});
   EXPECT_EQ(t.rc, 2);
-  EXPECT_NE(t.err.find("--tune: must be > 0"), std::string::npos) << t.err;
+  EXPECT_NE(t.err.find("--tune: must be in (0, 10]"), std::string::npos) << t.err;
+  for (const char* tune : {"inf", "nan", "11"}) EXPECT_EQ(run({"--tune", tune}).rc, 2) << tune;
+  // The largest seed is one seed, not a range that wraps around and never ends.
+  auto last = run({"--seeds", "18446744073709551615-18446744073709551615", "-o", "json"});
+  ASSERT_EQ(last.rc, 0) << last.err;
+  EXPECT_EQ(nlohmann::json::parse(last.out)["seeds"].size(), 1u);
   fs::remove(dir_ / "pods.csv");
   auto m = run({});
   EXPECT_EQ(m.rc, 2);

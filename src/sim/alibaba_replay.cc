@@ -20,8 +20,14 @@ Result<ReplayInput> alibaba_replay_input(const std::vector<TraceNode>& nodes, co
   p.quota.gpus_per_model[kAnyGpuModel] = kMaxQuotaGpus;
   in.projects.push_back(p);
   for (const auto& pod : pods) {
+    // Times in seconds; beyond 10^10 s (three centuries) milliseconds would overflow later sums.
+    constexpr int64_t kMaxTraceSeconds = 10'000'000'000;
     if (pod.created_s < 0 || pod.deleted_s < 0)
-      return Error::invalid("pods." + pod.name, "needs creation_time and deletion_time to be replayed");
+      return Error::invalid("pods", "pod " + pod.name + ": needs creation_time and deletion_time to be replayed");
+    if (pod.deleted_s < pod.created_s)
+      return Error::invalid("pods", "pod " + pod.name + ": deletion_time is before creation_time");
+    if (pod.deleted_s > kMaxTraceSeconds)
+      return Error::invalid("pods", "pod " + pod.name + ": times above 10^10 seconds");
     ReplayJob r;
     SchedJob& j = r.job;
     j.id = pod.name;

@@ -1,7 +1,7 @@
 // The Alibaba GPU trace (cluster-trace-gpu-v2023 "openb" CSVs) as a replay with arrivals and
 // departures: the node list is the cluster, every pod a one-worker job that arrives at its
-// creation_time and runs until its deletion_time (pods still running at the end of the trace are
-// deleted at its end). Shares (num_gpu 1, gpu_milli < 1000) are fractional jobs; gpu_spec becomes
+// creation_time and runs until its deletion_time (a pod without both times, or deleted before it
+// was created, is refused naming it). Shares (num_gpu 1, gpu_milli < 1000) are fractional jobs; gpu_spec becomes
 // the allowed models; CPU and memory are kept exactly (milli-CPU, MiB). One tenant, no quota.
 // Free functions; thread-safe.
 #pragma once

@@ -26,6 +26,7 @@ std::optional<TimeMs> parse_stamp(const std::string& s) {
 Result<std::vector<PhillyJob>> read_philly(std::istream& in, const std::string& source) {
   std::string line;
   if (!std::getline(in, line)) return Error::invalid(source, "empty file (expected a header line)");
+  if (auto why = csv_line_problem(line, true); !why.empty()) return Error::invalid(source + ":1", why);
   const auto header = split_csv_line(line);
   std::map<std::string, size_t> col;
   for (size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
@@ -34,9 +35,11 @@ Result<std::vector<PhillyJob>> read_philly(std::istream& in, const std::string& 
   std::vector<PhillyJob> out;
   for (int64_t ln = 2; std::getline(in, line); ++ln) {
     if (line.empty() || line == "\r") continue;
+    if (auto why = csv_line_problem(line, false); !why.empty())
+      return Error::invalid(source + ":" + std::to_string(ln), why);
     const auto f = split_csv_line(line);
     auto where = [&](const char* c) { return source + ":" + std::to_string(ln) + " column " + c; };
-    if (f.size() < header.size()) return Error::invalid(where("*"), "has " + std::to_string(f.size()) + " fields, expected " + std::to_string(header.size()));
+    if (f.size() != header.size()) return Error::invalid(where("*"), "has " + std::to_string(f.size()) + " fields, expected " + std::to_string(header.size()));
     PhillyJob j;
     auto t = parse_stamp(f[col["timestamp"]]);
     if (!t) return Error::invalid(where("timestamp"), "expected YYYY-MM-DD HH:MM:SS, got \"" + f[col["timestamp"]] + "\"");
@@ -47,7 +50,7 @@ Result<std::vector<PhillyJob>> read_philly(std::istream& in, const std::string& 
     int64_t whole = 0, frac_ms = 0;
     auto ip = d.substr(0, dot);
     auto [p, ec] = std::from_chars(ip.data(), ip.data() + ip.size(), whole);
-    bool ok = ec == std::errc() && p == ip.data() + ip.size() && !ip.empty() && whole >= 0;
+    bool ok = ec == std::errc() && p == ip.data() + ip.size() && !ip.empty() && ip[0] != '-';  // not "-0.5"
     if (ok && dot != std::string::npos) {
       std::string frac = d.substr(dot + 1);
       ok = !frac.empty() && std::all_of(frac.begin(), frac.end(), ::isdigit);

@@ -99,6 +99,12 @@ TEST(Philly, ReadsTheTraceFormatAndNamesBadFields) {
   auto too_long = read_philly(huge, "t.csv");
   ASSERT_FALSE(too_long.ok());
   EXPECT_NE(too_long.error().message.find("t.csv:2 column duration"), std::string::npos) << too_long.error().message;
+  std::istringstream negative_zero("timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,-0.5,1,1,x\n");
+  EXPECT_FALSE(read_philly(negative_zero, "t.csv").ok());
+  std::istringstream extra("timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,5,1,1,x,junk\n");
+  auto extra_err = read_philly(extra, "t.csv");
+  ASSERT_FALSE(extra_err.ok());
+  EXPECT_NE(extra_err.error().message.find("has 6 fields, expected 5"), std::string::npos) << extra_err.error().message;
   std::istringstream no_col("timestamp,duration,gpus,cluster\n");
   EXPECT_NE(read_philly(no_col, "t.csv").error().message.find("missing column 'num_gpus'"), std::string::npos);
 }
@@ -153,6 +159,20 @@ TEST(AlibabaReplay, PodsBecomeJobsWithExactResourcesAndTimes) {
   auto err = alibaba_replay_input(*n, *q);
   ASSERT_FALSE(err.ok());
   EXPECT_NE(err.error().message.find("creation_time"), std::string::npos);
+  EXPECT_EQ(err.error().fields.at(0).field, "pods");
+  std::istringstream backwards(
+      "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
+      "late,1000,1024,1,1000,,LS,Running,70,10,70\n"
+      "far,1000,1024,1,1000,,LS,Running,0,10000000000000000,0\n");
+  auto bk = read_trace_pods(backwards, "b.csv");
+  ASSERT_TRUE(bk.ok());
+  err = alibaba_replay_input(*n, {bk->at(0)});
+  ASSERT_FALSE(err.ok());
+  EXPECT_NE(err.error().message.find("pod late: deletion_time is before creation_time"), std::string::npos)
+      << err.error().message;
+  err = alibaba_replay_input(*n, {bk->at(1)});
+  ASSERT_FALSE(err.ok());
+  EXPECT_NE(err.error().message.find("pod far"), std::string::npos) << err.error().message;
 }
 
 }  // namespace

@@ -18,6 +18,12 @@ std::vector<std::string> split_csv_line(const std::string& line) {
   return out;
 }
 
+std::string csv_line_problem(std::string& line, bool header) {
+  if (header && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
+  if (line.find('"') != std::string::npos) return "quoted fields are not read: write the CSV without quotes";
+  return "";
+}
+
 namespace {
 
 Error at(const std::string& source, int line, const std::string& column, const std::string& reason) {
@@ -32,6 +38,7 @@ class CsvTable {
     CsvTable t;
     std::string line;
     if (!std::getline(in, line)) return at(source, 1, "", "empty file, expected a header line");
+    if (auto why = csv_line_problem(line, true); !why.empty()) return at(source, 1, "", why);
     auto header = split_csv_line(line);
     for (const auto& c : columns) {
       auto it = std::find(header.begin(), header.end(), c);
@@ -46,6 +53,7 @@ class CsvTable {
     while (std::getline(in, line)) {
       ++no;
       if (line.empty() || line == "\r") continue;
+      if (auto why = csv_line_problem(line, false); !why.empty()) return at(source, no, "", why);
       auto cells = split_csv_line(line);
       if (cells.size() != header.size())
         return at(source, no, "", "expected " + std::to_string(header.size()) + " fields, found " +

@@ -15,6 +15,9 @@ namespace gpurent {
 
 // One line of a plain CSV (the traces quote nothing): cells split on ',', '\r' dropped.
 std::vector<std::string> split_csv_line(const std::string& line);
+// Why a line of a trace CSV cannot be read as such (empty when it can): a quoted field (the trace
+// files are plain CSV; a quote would stay in the value). `header` drops a UTF-8 byte-order mark.
+std::string csv_line_problem(std::string& line, bool header);
 
 struct TraceNode {
   std::string name;

@@ -41,6 +41,18 @@ TEST(TraceReader, GpuSpecColumnIsOptional) {
   EXPECT_EQ((*r)[0].pod.gpu_milli, 500);
 }
 
+TEST(TraceReader, AByteOrderMarkIsSkippedAndQuotesAreRefused) {
+  std::istringstream bom("\xEF\xBB\xBFname,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,2048,1,500\n");
+  auto r = read_trace_pods(bom, "pods.csv");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ((*r)[0].pod.gpu_milli, 500);
+  // A quoted spec would keep its quotes and match no model: refused, naming the line.
+  std::istringstream quoted("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\np0,1000,2048,1,500,\"A10|T4\"\n");
+  auto q = read_trace_pods(quoted, "pods.csv");
+  ASSERT_FALSE(q.ok());
+  EXPECT_EQ(q.error().message.rfind("pods.csv:2: quoted fields are not read", 0), 0u) << q.error().message;
+}
+
 TEST(TraceReader, ErrorsNameFileLineAndColumn) {
   std::istringstream bad_int("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\np0,1000,2048,x,0,\n");
   auto r = read_trace_pods(bad_int, "pods.csv");

@@ -108,7 +108,7 @@ void change_volume(App& app, const KindSpec& spec, const httplib::Request& req, 
       // a plain path no other volume of it uses.
       auto job = instance_job(*i, static_cast<int64_t>(i->job_ids.size()) + 1, now);
       if (!job) return job.error();
-      if (auto b = app.kinds.at(kInstanceStartJobs).build(*job, p, tx, nullptr); !b) {
+      if (auto b = app.kinds.at("jobs").build_by_server(*job, p, tx, nullptr); !b) {
         Error e = b.error();
         for (auto& fe : e.fields) fe.field = instance_field(fe.field, i->volume.has_value());
         return e;

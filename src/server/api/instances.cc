@@ -50,7 +50,7 @@ Status start_in(App& app, const Principal& p, StoreTx& tx, Instance& i, StartOn 
   }
   auto body = instance_job(i, n, app.clock.now());
   if (!body) return body.error();
-  auto job = create_in(app, app.kinds.at(kInstanceStartJobs), start_job_on(std::move(*body), on, host), p, tx);
+  auto job = create_in(app, app.kinds.at("jobs"), start_job_on(std::move(*body), on, host), p, tx, true);
   if (!job) return as_instance_error(job.error(), i);
   i.job_ids.push_back(job->id);
   i.want_running = true;

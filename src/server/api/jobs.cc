@@ -288,11 +288,9 @@ void register_job_routes(App& app, Router& srv) {
   spec.after_create = [](const Principal&, const Record& r, StoreTx& tx) -> Status {
     return tx.append_job_event({r.id, r.created_at, "", "pending", Message("job.submitted_event")});
   };
-  KindSpec instance_starts = spec;  // no routes: api/instances.cc creates its starts' jobs with it
-  instance_starts.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record*) {
-    return build_job(app, body, p, tx, true);
+  spec.build_by_server = [&app](const json& body, const Principal& p, StoreTx& tx, const Record*) {
+    return build_job(app, body, p, tx, true);  // an instance's start (api/instances.cc)
   };
-  app.kinds[kInstanceStartJobs] = std::move(instance_starts);
   spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record*) {
     return build_job(app, body, p, tx, false);
   };

@@ -202,9 +202,10 @@ static Error may_not_create(const KindSpec& spec, const Principal& p) {
                      Message("api.resources.may_not_create").arg("role", role_name(p.role)).arg("kind", spec.kind));
 }
 
-Result<Record> create_in(App& app, const KindSpec& spec, const json& body, const Principal& p, StoreTx& tx) {
+Result<Record> create_in(App& app, const KindSpec& spec, const json& body, const Principal& p, StoreTx& tx,
+                         bool by_server) {
   if (write_scope(p, spec.object_kind) == Scope::kNone) return may_not_create(spec, p);
-  auto b = spec.build(body, p, tx, nullptr);
+  auto b = by_server && spec.build_by_server ? spec.build_by_server(body, p, tx, nullptr) : spec.build(body, p, tx, nullptr);
   if (!b) return b.error();
   Record r;
   r.kind = spec.kind;

@@ -41,6 +41,9 @@ struct KindSpec {
   bool updated_since = false;
   // Validate + resolve references; `existing` is null on create.
   std::function<Result<Built>(const json& body, const Principal&, StoreTx&, const Record* existing)> build;
+  // The same for objects the server makes itself (an instance's start's job), which may hold what
+  // a request may not (the label gpurent.io/instance). Optional: build when absent.
+  std::function<Result<Built>(const json& body, const Principal&, StoreTx&, const Record* existing)> build_by_server;
   // Before delete: referential checks (kConflict) and cascades. Optional.
   std::function<Status(const Principal&, const Record&, StoreTx&)> on_delete;
   // What a read by the principal adds to (or hides from) the stored object (an instance's state,
@@ -64,10 +67,6 @@ struct KindSpec {
   bool create_elsewhere = false;
 };
 
-// The key in app.kinds of the jobs spec an instance's start creates its job with (api/jobs.cc): the
-// public one's checks, and it may carry the label gpurent.io/instance. No route serves it.
-inline constexpr const char* kInstanceStartJobs = "jobs/instance-start";
-
 // Registers the routes and records the spec in app.kinds.
 void register_crud(App& app, Router& srv, const KindSpec& spec);
 // A route on one object of a registered kind: METHOD /api/v1/<kind>/{id}/<action>, its handler given
@@ -77,8 +76,10 @@ void item_route(App& app, Router& srv, const char* method, const std::string& ki
                 ItemHandler h);
 // The create path of POST /api/v1/<kind>, also used to seed the demo world: same checks, same writes.
 Result<Record> create_object(App& app, const KindSpec& spec, const json& body, const Principal& p);
-// The same inside the caller's transaction (an instance's start creates its job with it).
-Result<Record> create_in(App& app, const KindSpec& spec, const json& body, const Principal& p, StoreTx& tx);
+// The same inside the caller's transaction (an instance's start creates its job with it, `by_server`:
+// through spec.build_by_server).
+Result<Record> create_in(App& app, const KindSpec& spec, const json& body, const Principal& p, StoreTx& tx,
+                         bool by_server = false);
 // Holds row (kind, id) shared until the transaction ends (StoreTx::get_shared): a write that puts
 // something in it holds it so that its delete cannot miss what is written. Gone: a 409
 // (api.resources.parent_gone) when must_exist, else nothing to hold. create_in, updates and
