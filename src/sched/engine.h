@@ -27,8 +27,9 @@
 //  - Preemption: a job may preempt allocations of strictly lower priority classes, spot
 //    allocations of its own or lower class (after the notice period), and borrowed reservations of
 //    its tenant. Inference replicas up to min are protected; replicas above min rank as
-//    config.inference_extra_rank. Victims: fewest, then lowest priority, then most recently
-//    started. Nothing is preempted for a job that would still not fit.
+//    config.inference_extra_rank. Victims: lowest priority, then most recently started (greedy,
+//    then those not needed are spared; not the fewest). Nothing is preempted for a job that would
+//    still not fit.
 //  - Backfill: behind the first job of a pass that cannot start, later jobs start only if they
 //    do not delay it (EASY backfill on GPU counts, using expected durations).
 //  - Faults: a failed node's jobs are requeued with the reason kept and a kFault event.

@@ -383,6 +383,9 @@ void SchedEngine::Impl::scale_up(std::vector<SchedEvent>& out) {
                                   [](const Gang& a, int64_t rep) { return a.replica < rep; });
       j.units.insert(pos, std::move(*u));
       out.push_back(std::move(e));
+      // A replica counts against the tenant's quotas as a start does: lent quota comes back.
+      if (cfg.quota_lending) return_lent_quota(j, out);
+      if (!j.running) break;  // its own lent gangs were taken back (the whole job)
     }
   }
 }

@@ -249,6 +249,19 @@ bool choose_victims(const Trial& t, const std::vector<Cand>& cands, std::vector<
   return true;
 }
 
+// Whether the job, started in the victims' room, keeps clear of the room backfill holds for the
+// blocked head job (as a placement on free GPUs must: backfill_ok). The cluster ends as it was.
+bool respects_backfill(const Trial& t, const std::vector<Cand>& victims) {
+  if (!t.e.blocked || t.e.blocked->job == t.j.spec.id) return true;
+  for (const Cand& c : victims) t.release(c);
+  auto units = t.e.place_replicas(t.j, t.reps, t.models);
+  const bool ok = units && t.e.backfill_ok(t.j, *units);
+  if (units)
+    for (auto it = units->rbegin(); it != units->rend(); ++it) t.e.release(*it);
+  for (auto it = victims.rbegin(); it != victims.rend(); ++it) t.rebind(*it);
+  return ok;
+}
+
 // Puts the victims under spot notice for `j`, which waits for them.
 void give_notice(SchedEngine::Impl& e, EngineJob& j, const std::vector<Cand>& victims, std::vector<SchedEvent>& out) {
   const TimeMs at = e.now + e.cfg.spot_notice_ms;
@@ -304,6 +317,7 @@ bool SchedEngine::Impl::try_preempt(EngineJob& j, const std::vector<int>& models
   const Trial t{*this, j, reps, models};
   std::vector<Cand> victims;
   if (!choose_victims(t, cands, victims)) return false;
+  if (!respects_backfill(t, victims)) return false;  // preempting is no way round backfill
   bool notice = false;
   for (const Cand& c : victims) notice = notice || (c.job->spec.spot && cfg.spot_notice_ms > 0);
   if (notice) {
