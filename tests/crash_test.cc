@@ -182,6 +182,31 @@ TEST_P(Crash, CleanStopKeepsEverythingAndExitsZero) {
   expect_all_present(s, tenants, jobs);
 }
 
+// One server per SQLite database (each keeps its scheduler in memory): a second one on the same
+// file is refused at start, saying why; once the first is gone, however it went, one may start.
+TEST(SqliteServer, ASecondServerOnTheSameDatabaseIsRefused) {
+  ServerProcess s;
+  auto serve_again = [&] {
+    std::string out;
+    int st = -1;
+    const std::string cmd = std::string("timeout 20 ") + GPURENT_BIN + " serve --port 0 --db " + s.db_path() +
+                            " --admin-token-file " + s.dir() + "/second-token 2>&1";
+    if (FILE* p = popen(cmd.c_str(), "r")) {
+      char buf[4096];
+      while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+      st = pclose(p);
+    }
+    return std::pair{out, WIFEXITED(st) ? WEXITSTATUS(st) : -1};
+  };
+  auto [out, rc] = serve_again();
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("another gpurent server is serving database"), std::string::npos) << out;
+  EXPECT_EQ(s.admin("GET", "/api/v1/tenants").status, 200) << "the first one serves on";
+  s.kill9();
+  s.start();  // the kernel released the lock with the killed process
+  EXPECT_EQ(s.admin("GET", "/api/v1/tenants").status, 200);
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, Crash, ::testing::Values("sqlite", "postgres"),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 

@@ -1,11 +1,15 @@
 #include "server/server.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <unistd.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
@@ -313,6 +317,30 @@ static int serve(const ServerOptions& opts, App& app, HttpServer& http, Schedule
   return 0;
 }
 
+// One server per SQLite database: each keeps its scheduler and books in memory, so a second one
+// (a restart overlapping the old process, a second port by mistake) would place the same GPUs and
+// submit the same jobs. An exclusive lock on <db>.lock, held for the process's life (released by
+// the kernel however it ends; close-on-exec, so no child keeps it), refuses it. PostgreSQL
+// deployments share their database through the leader lease instead.
+static Status lock_sqlite_database(const std::string& db) {
+  if (db.empty() || db == ":memory:") return ok_status();
+  const std::string path = db + ".lock";
+  std::filesystem::path p(path);
+  std::error_code ec;
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return Error::make(Code::kUnavailable, "cannot open " + path + ": " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(fd);
+    if (err == EWOULDBLOCK)
+      return Error::make(Code::kConflict, "another gpurent server is serving database " + db + " (" + path +
+                                              " is locked): one server per SQLite database");
+    return Error::make(Code::kUnavailable, "cannot lock " + path + ": " + std::strerror(err));
+  }
+  return ok_status();  // the descriptor stays open: the lock lasts as long as the process
+}
+
 int run_server(const ServerOptions& opts) {
   // Block SIGINT/SIGTERM before any thread starts, so every thread inherits the mask and only the
   // waiting thread below receives them (a clean stop: the control loop drains, the WAL checkpoints).
@@ -326,6 +354,8 @@ int run_server(const ServerOptions& opts) {
   TimeMs pinned = 0;       // --demo-clock: the clock stands still here
   if (auto s = apply_start_flags(opts, clock, pinned); !s) return fail("", s.error(), 2);
 
+  if (!is_postgres_url(opts.db_path))
+    if (auto s = lock_sqlite_database(opts.db_path); !s) return fail("", s.error(), 1);
   auto store = open_database(opts);
   if (!store) return fail("", store.error(), store.error().code == Code::kInvalid ? 2 : 1);
   const std::string catalog_path = opts.catalog_path.empty() ? default_catalog_path() : opts.catalog_path;
