@@ -78,11 +78,14 @@ class GuardedTx final : public StoreTx {
   Result<Record> get(const std::string& kind, const std::string& id) override {
     return g_.op(false, [&](auto& db) { return get_object(db, kind, id); });
   }
+  // Row locks count as writes for the guard: on PostgreSQL a later failed operation rolls back to
+  // the savepoint, and a lock taken after it would go with it (lock_or_insert's conflict, then the
+  // caller's parent holds and lanes silently gone).
   Result<Record> get_locked(const std::string& kind, const std::string& id) override {
-    return g_.op(false, [&](auto& db) { return get_object_locked(db, kind, id); });
+    return g_.op(true, [&](auto& db) { return get_object_locked(db, kind, id); });
   }
   Result<Record> get_shared(const std::string& kind, const std::string& id) override {
-    return g_.op(false, [&](auto& db) { return get_object_shared(db, kind, id); });
+    return g_.op(true, [&](auto& db) { return get_object_shared(db, kind, id); });
   }
   Result<Page> list(const ListQuery& q) override {
     return g_.op(false, [&](auto& db) { return list_objects(db, q); });
@@ -140,11 +143,8 @@ class PooledReads : public Store {
   Result<int64_t> count(const std::string& kind, const std::map<std::string, std::string>& eq) override {
     return pool().with([&](auto& db) { return count_objects(db, kind, eq); });
   }
-  // A failed lookup reads as "no such token": the caller answers 401 rather than serving the request.
-  std::optional<TokenRow> token_by_hash(const std::string& secret_hash) override {
-    auto r = pool().with([&](auto& db) { return find_token_by_hash(db, secret_hash); });
-    if (!r) return std::nullopt;
-    return std::move(r).value();
+  Result<std::optional<TokenRow>> token_by_hash(const std::string& secret_hash) override {
+    return pool().with([&](auto& db) { return find_token_by_hash(db, secret_hash); });
   }
   Result<std::vector<TokenRow>> tokens(const std::map<std::string, std::string>& eq) override {
     return pool().with([&](auto& db) { return select_tokens(db, eq); });

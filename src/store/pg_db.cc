@@ -179,10 +179,15 @@ bool PgRow::is_null(int col) const { return rows_->is_null(row_, col); }
 // ---- PgConn ----
 
 Result<PgConn> PgConn::connect(const std::string& url, int connect_timeout_s, bool read_only) {
-  // Our defaults come first: the URL, expanded in place of "dbname", overrides them.
+  // Our defaults come first: the URL, expanded in place of "dbname", overrides them. A database
+  // host that dies without closing its connections (power, network, a failover) is noticed within
+  // about a minute (TCP keepalives, and unacknowledged data given up after 60 s), not the kernel's
+  // 15 minutes to 2 hours in which every call on the connection would hang.
   const std::string timeout = std::to_string(connect_timeout_s);
-  const char* keys[] = {"connect_timeout", "fallback_application_name", "dbname", nullptr};
-  const char* values[] = {timeout.c_str(), "gpurent", url.c_str(), nullptr};
+  const char* keys[] = {"connect_timeout",    "fallback_application_name", "keepalives",       "keepalives_idle",
+                        "keepalives_interval", "keepalives_count",          "tcp_user_timeout", "dbname",
+                        nullptr};
+  const char* values[] = {timeout.c_str(), "gpurent", "1", "30", "10", "3", "60000", url.c_str(), nullptr};
   PgConn c;
   c.read_only_ = read_only;
   c.conn_.reset(PQconnectdbParams(keys, values, /*expand_dbname=*/1));
@@ -341,7 +346,10 @@ void PgPool::release(std::unique_ptr<PgConn> conn, bool discard) {
   {
     std::lock_guard lock(mu_);
     if (discard) {
-      --open_;
+      // What broke one (a restarted or failed-over server) broke them all: leave every idle one
+      // behind, so the retry and the reads after it start on fresh connections.
+      open_ -= 1 + static_cast<int>(idle_.size());
+      idle_.clear();
     } else {
       idle_.push_back(std::move(conn));
     }

@@ -159,8 +159,8 @@ class PgConn {
 
 // Connections handed out one caller at a time, at most `size` open. A caller finding every one
 // busy waits (up to wait_ms, then kUnavailable). A connection found broken after a call is closed
-// and the call retried once on a fresh one (reads are idempotent), so a restarted server costs
-// no failed read. Thread-safe.
+// with every idle one (a restarted server broke them all) and the call retried once on a fresh
+// one (reads are idempotent), so a restarted server costs no failed read. Thread-safe.
 class PgPool {
  public:
   PgPool(std::string url, int size, int connect_timeout_s, int wait_ms = 30'000)

@@ -377,6 +377,54 @@ TEST_F(PgStore, ReadsAndWritesSurviveConnectionsTheServerDropped) {
   EXPECT_EQ(store_->count("tenants", {}).value(), 2);
 }
 
+// A restarted server breaks every pooled connection at once: the first read that finds one broken
+// leaves all the idle ones behind, so no read (an authentication among them) fails for it.
+TEST_F(PgStore, AfterADroppedServerNoReadFailsWhateverIdleReadersThePoolHeld) {
+  store_ = open(/*readers=*/3, " application_name=drop_test");
+  ASSERT_NE(store_, nullptr);
+  ASSERT_TRUE(insert_all(*store_, {make_record("tenants", "ten_1", "acme")}).ok());
+  auto open_conns = [&] {
+    auto n = column("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                    " AND application_name = 'drop_test'");
+    return n.empty() ? 0 : std::stoi(n[0]);
+  };
+  for (int round = 0; round < 200 && open_conns() < 4; ++round) {  // the writer and three idle readers
+    std::vector<std::thread> readers;
+    for (int t = 0; t < 6; ++t)
+      readers.emplace_back([&] {
+        for (int i = 0; i < 20; ++i) (void)store_->get("tenants", "ten_1");
+      });
+    for (auto& t : readers) t.join();
+  }
+  ASSERT_EQ(open_conns(), 4);
+  EXPECT_EQ(column("SELECT count(pg_terminate_backend(pid, 5000)) > 0 FROM pg_stat_activity"
+                   " WHERE datname = current_database() AND pid <> pg_backend_pid()"),
+            (std::vector<std::string>{"t"}));
+  for (int i = 0; i < 3; ++i) {
+    auto got = store_->get("tenants", "ten_1");
+    EXPECT_TRUE(got.ok()) << "read " << i << ": " << got.error().message;
+  }
+}
+
+// A row lock taken inside a write stays until it commits, also when a later operation of the write
+// fails (and is rolled back to the savepoint): a parent held shared, then a name already taken.
+TEST_F(PgStore, ALockOutlivesALaterFailedOperationOfTheSameWrite) {
+  ASSERT_TRUE(insert_all(*store_, {make_record("tenants", "ten_1", "acme"), make_record("tenants", "ten_2", "beta")}).ok());
+  std::string other_saw;
+  auto st = store_->write([&](StoreTx& tx) -> Status {
+    if (auto held = tx.get_shared("tenants", "ten_1"); !held) return held.error();
+    EXPECT_FALSE(tx.insert(make_record("tenants", "ten_2", "beta")).ok());  // taken: rolled back to the savepoint
+    PgConn other = sql();
+    auto r = other.query("SELECT id FROM objects WHERE kind = 'tenants' AND id = 'ten_1' FOR UPDATE NOWAIT",
+                         PgParams(), "locking from another connection");
+    other_saw = r ? "locked it" : r.error().message;
+    return ok_status();
+  });
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  EXPECT_NE(other_saw.find("could not obtain lock"), std::string::npos)
+      << "the shared hold was kept through the failed insert: " << other_saw;
+}
+
 TEST_F(PgStore, TextPostgresCannotHoldIsInvalidNamingTheField) {
   Record r = make_record("tenants", "ten_1", "acme");
   r.body["note"] = std::string("a\0b", 3);  // stored by SQLite; jsonb has no U+0000

@@ -28,7 +28,7 @@ TEST(SqliteStoreOpen, DataSurvivesReopenWithSynchronousNormal) {
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(got->supplier_id, "sup_a");
   EXPECT_EQ(got->body["name"], "h100-spot");
-  EXPECT_TRUE(store->token_by_hash("h").has_value());
+  EXPECT_TRUE(store->token_by_hash("h").value().has_value());
   EXPECT_TRUE(store->healthy());
 }
 

@@ -4,8 +4,8 @@
 // (src/store/store_test.cc and its siblings run every test against both):
 //  * SqliteStore (sqlite_*.cc, open_sqlite_store): embedded, one file in WAL mode; the default.
 //  * PostgresStore (pg_*.cc, open_postgres_store): a PostgreSQL 15+ server through libpq; bodies
-//    as jsonb, raw usage samples partitioned by month (pg_migrations.cc). Not yet selectable from
-//    `gpurent serve`.
+//    as jsonb, raw usage samples partitioned by month (pg_migrations.cc); `gpurent serve --db
+//    postgresql://…` (several servers may share one: docs/deployment.md).
 // The interface has no SQL in it; each backend has its own versioned schema (migrations.cc,
 // pg_migrations.cc), applied on open.
 //
@@ -177,7 +177,8 @@ class StoreReader {
   virtual Result<Record> get(const std::string& kind, const std::string& id) = 0;
   virtual Result<Page> list(const ListQuery& q) = 0;
   virtual Result<int64_t> count(const std::string& kind, const std::map<std::string, std::string>& eq) = 0;
-  virtual std::optional<TokenRow> token_by_hash(const std::string& secret_hash) = 0;
+  // nullopt: no such token. An error: the store could not say (the caller answers 503, not 401).
+  virtual Result<std::optional<TokenRow>> token_by_hash(const std::string& secret_hash) = 0;
   virtual Result<std::vector<TokenRow>> tokens(const std::map<std::string, std::string>& eq) = 0;  // user_id/tenant_id
   virtual Result<std::vector<JobEvent>> job_events(const std::string& job_id) = 0;
   virtual Result<std::vector<AuditEntry>> audit(const std::string& kind, int limit) = 0;

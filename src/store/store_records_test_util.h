@@ -164,7 +164,7 @@ inline void expect_same_records(Store& a, Store& b, size_t expect_objects = 6) {
     EXPECT_EQ(ta[i].expires_at, tb[i].expires_at);
     EXPECT_EQ(ta[i].role, tb[i].role);
   }
-  EXPECT_TRUE(b.token_by_hash("hash_1").has_value());
+  EXPECT_TRUE(b.token_by_hash("hash_1").value().has_value());
   for (const char* job : {"job_1", "job_2"}) {
     auto ea = value_or_fail(a.job_events(job), "events a"), eb = value_or_fail(b.job_events(job), "events b");
     ASSERT_EQ(ea.size(), eb.size()) << job;

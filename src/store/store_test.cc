@@ -315,13 +315,13 @@ TEST_P(StoreTest, TokensByHashAndRevocation) {
     return tx.insert_token(u);
   }).ok());
 
-  auto found = store_->token_by_hash(std::string(64, 'a'));
+  auto found = store_->token_by_hash(std::string(64, 'a')).value();
   ASSERT_TRUE(found.has_value());
   EXPECT_EQ(found->id, "tok_1");
   EXPECT_EQ(found->tenant_id, "ten_a");
   EXPECT_EQ(found->role, "tenant_admin");
   EXPECT_FALSE(found->revoked);
-  EXPECT_FALSE(store_->token_by_hash(std::string(64, 'c')).has_value());
+  EXPECT_FALSE(store_->token_by_hash(std::string(64, 'c')).value().has_value());
 
   TokenRow same_hash = t;
   same_hash.id = "tok_3";
@@ -331,7 +331,7 @@ TEST_P(StoreTest, TokensByHashAndRevocation) {
   EXPECT_EQ(dup.error().fields.at(0).field, "secret_hash");
 
   ASSERT_TRUE(store_->write([&](StoreTx& tx) { return tx.revoke_token("tok_1"); }).ok());
-  EXPECT_TRUE(store_->token_by_hash(std::string(64, 'a'))->revoked);
+  EXPECT_TRUE(store_->token_by_hash(std::string(64, 'a')).value()->revoked);
   auto missing = store_->write([&](StoreTx& tx) { return tx.revoke_token("tok_9"); });
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().code, Code::kNotFound);
@@ -445,7 +445,7 @@ TEST_P(StoreTest, DataSurvivesCloseAndReopen) {
   EXPECT_EQ(got->supplier_id, "sup_a");
   EXPECT_EQ(got->body["name"], "h100-spot");
   EXPECT_EQ(got->version, 1);
-  EXPECT_TRUE(store_->token_by_hash("h").has_value());
+  EXPECT_TRUE(store_->token_by_hash("h").value().has_value());
   EXPECT_TRUE(store_->healthy());
   EXPECT_EQ(store_->schema_version(), version);  // nothing left to migrate
 }

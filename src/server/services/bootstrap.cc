@@ -44,7 +44,9 @@ Result<AdminCredentials> ensure_admin(StoreReader& store, ControlLoop& loop, con
     out.user_id = admins->items[0].id;
     std::string existing = read_first_line(token_file);
     if (!existing.empty()) {
-      auto row = store.token_by_hash(token_hash(existing));
+      auto found = store.token_by_hash(token_hash(existing));
+      if (!found) return found.error();
+      const std::optional<TokenRow>& row = *found;
       if (row && !row->revoked && row->user_id == out.user_id) {
         out.token = existing;
         return out;
