@@ -236,8 +236,13 @@ TEST(ContainerInstance, local_containers_SshAndNotebookReachAnInstanceAcrossStop
                      ") >/dev/null 2>&1; podman network rm -f gpurent-" + beta_tenant + " >/dev/null 2>&1")
                         .c_str());
 
-  // Release: the container goes; the volume keeps the file.
+  // Release: the container goes; the volume keeps the file. Until it has gone, its data disk is
+  // still held: a new instance on it is refused (the old container may still write there).
   ASSERT_EQ(s.req("DELETE", path, dev).status, 204);
+  Resp early = s.req("POST", "/api/v1/instances", dev,
+                     json{{"name", "box2"}, {"project", "acme-proj"}, {"gpus", 0}, {"image", kImage},
+                          {"volume", {{"name", "home"}}}, {"resources", {{"cpu_cores", 1}, {"memory_gib", 1}}}});
+  EXPECT_EQ(early.status, 409) << "released, its container still stopping: " << early.describe();
   std::string left = "?";
   for (int i = 0; i < 150 && !left.empty(); ++i) {
     left = run_cmd("podman ps -aq --filter name=gpurent-" + cpu["current_job"]["id"].get<std::string>());

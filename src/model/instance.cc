@@ -179,8 +179,9 @@ IndexCols index_of(const Instance& i) {
   c.gpu_model = i.gpu_model.value_or("");
   if (!i.stopping_job.empty()) c.state = "stopping";  // found each tick without reading them all
   if (i.released_at) {
-    c.name.clear();
-    c.state = "released";
+    c.name.clear();  // free for a new instance at once
+    // Its last run may still be stopping: found each tick as stopping until it has gone.
+    if (i.stopping_job.empty()) c.state = "released";
   }
   return c;
 }
@@ -189,9 +190,7 @@ void mark_released(Instance& i, const Message& why, TimeMs now) {
   i.released_at = now;
   i.want_running = false;
   i.stop_reason = why;
-  i.stopping_job.clear();
-  i.stopping_since = 0;
-  i.stopping_gone_at = 0;
+  // stopping_job stays: until the last run has gone, its volumes and ports are still in use.
 }
 
 Result<json> instance_job(const Instance& i, int64_t n, TimeMs now) {

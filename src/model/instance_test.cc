@@ -131,6 +131,23 @@ TEST(Instance, AStartGoesHomeElsewhereOrWithoutGpusAsAsked) {
             (json{{"regions", {"cn-east"}}, {"suppliers", {"sup_1"}}, {"span_sites", true}}));
 }
 
+// Released while its last run is still being stopped: its name is free at once, but it is found
+// as stopping (and holds its volumes and ports: api/instances.cc) until that run has gone.
+TEST(Instance, AReleaseKeepsTheRunItIsStoppingUntilItHasGone) {
+  Instance i;
+  i.name = "box";
+  i.stopping_job = "job_1";
+  i.stopping_since = 5000;
+  mark_released(i, Message("instance.released_by").arg("user", "dev"), 6000);
+  EXPECT_EQ(i.stopping_job, "job_1");
+  EXPECT_EQ(i.stopping_since, 5000);
+  IndexCols c = index_of(i);
+  EXPECT_EQ(c.name, "");
+  EXPECT_EQ(c.state, "stopping");
+  i.stopping_job.clear();  // what end_instance_stops does once the run has gone
+  EXPECT_EQ(index_of(i).state, "released");
+}
+
 TEST(Instance, ReleaseWarningsGoOutThreeAndOneDayBeforeButNeverBeforeTheStop) {
   constexpr TimeMs kDay = 86'400'000;
   const TimeMs stopped = 100 * kDay;

@@ -16,7 +16,8 @@ Result<std::optional<VolumeHolder>> volume_holder(StoreTx& tx, const std::string
   for (const Record& r : *all) {
     if (r.id == self_id) continue;
     auto i = decode_record(r, decode_instance, "its volumes are not counted");
-    if (!i || i->released_at) continue;  // reported by decode_record; a released one holds none
+    // Reported by decode_record; a released one holds none once its last run has gone.
+    if (!i || (i->released_at && i->stopping_job.empty())) continue;
     if (i->volume && i->volume->name == name) return std::optional<VolumeHolder>(VolumeHolder{i->name, true});
     for (const VolumeMount& m : i->shared_volumes)
       if (m.name == name && !shared) shared = VolumeHolder{i->name, false};

@@ -70,7 +70,8 @@ Status assign_access(App& app, StoreTx& tx, Instance& i) {
   if (!all) return all.error();
   for (const Record& r : *all)
     for (const char* k : {"ssh_port", "notebook_port"})
-      if (!r.body.contains("released_at"))  // a released instance's ports are free
+      // A released instance's ports are free once its last run has gone.
+      if (!r.body.contains("released_at") || r.body.contains("stopping_job"))
         if (auto v = r.body.find(k); v != r.body.end() && v->is_number_integer()) taken.insert(v->get<int64_t>());
   int64_t next = app.opts.instance_port_min;
   auto take = [&](int64_t& port) -> Status {
@@ -653,7 +654,7 @@ void register_instance_routes(App& app, Router& srv) {
     decorate(app, store, r, p, out);
   };
   // Release: a running instance is stopped first; it is kept as `released` (read-only, holding no
-  // name, ports or volumes) for kReleasedKeptDays; its jobs stay (their runs are billed), and its
+  // name, and no ports or volumes once its last run has gone) for kReleasedKeptDays; its jobs stay (their runs are billed), and its
   // volume is the tenant's to keep or delete.
   spec.soft_delete = [&app](const Principal& p, Record& r, StoreTx& tx) -> Status {
     auto i = decode_record(r, decode_instance, "it cannot be released");

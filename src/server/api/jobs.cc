@@ -17,6 +17,7 @@
 #include "server/http/http_util.h"
 #include "server/services/allocation_ledger.h"
 #include "server/services/image_builder.h"
+#include "server/services/instance_stop.h"
 #include "server/services/record_faults.h"
 #include "server/api/job_actions.h"
 #include "server/api/resources.h"
@@ -244,7 +245,19 @@ void cancel_job(App& app, const KindSpec& spec, const httplib::Request& req, htt
   }
   Record out;
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
-    auto r = cancel_job_in(tx, existing->id, reason, p.user_id, app.clock.now());
+    const TimeMs now = app.clock.now();
+    // An instance's start: the instance stops with it (stopping until its run has gone).
+    auto job = tx.get("jobs", existing->id);
+    if (!job) return job.error();
+    auto by_instance = stop_instance_of_job(tx, *job, reason, p.user_id, now, runs_linger(app.opts.executor));
+    if (!by_instance) return by_instance.error();
+    if (*by_instance) {
+      auto r = tx.get("jobs", existing->id);
+      if (!r) return r.error();
+      out = std::move(*r);
+      return ok_status();
+    }
+    auto r = cancel_job_in(tx, existing->id, reason, p.user_id, now);
     if (!r) return r.error();
     out = std::move(*r);
     return ok_status();

@@ -17,7 +17,10 @@ Status stop_instance_job(StoreTx& tx, Instance& i, const Message& why, const std
       if (!is_terminal(st->state)) {
         if (auto c = cancel_job_in(tx, job->id, why, who, now); !c) return c.error();
         // Placed: the executor has (or is about to have) a run that must go first.
-        if (lingering && (st->state == JobState::kAdmitted || st->state == JobState::kRunning)) {
+        // An earlier run still stopping (a restart, then a stop) stays the one to wait for: this
+        // job's start waited for it, so it has no run of its own.
+        if (lingering && i.stopping_job.empty() &&
+            (st->state == JobState::kAdmitted || st->state == JobState::kRunning)) {
           i.stopping_job = job->id;
           i.stopping_since = now;
         }
@@ -27,6 +30,26 @@ Status stop_instance_job(StoreTx& tx, Instance& i, const Message& why, const std
   i.want_running = false;
   i.stop_reason = why;
   return ok_status();
+}
+
+Result<bool> stop_instance_of_job(StoreTx& tx, const Record& job, const Message& why, const std::string& who,
+                                  TimeMs now, bool lingering) {
+  const json* labels = job.body.contains("labels") ? &job.body["labels"] : nullptr;
+  if (!labels || !labels->is_object() || !labels->contains(kInstanceLabel) || !(*labels)[kInstanceLabel].is_string())
+    return false;
+  auto st = stored_job_status(job.body);
+  if (!st) return st.error();
+  if (is_terminal(st->state)) return false;  // the caller's cancel says it has ended
+  auto found = tx.list({"instances", {{"tenant_id", job.tenant_id}, {"name", (*labels)[kInstanceLabel].get<std::string>()}}, "", 1});
+  if (!found) return found.error();
+  if (found->items.empty()) return false;  // released: its name is free, its jobs are plain jobs
+  const Record& cur = found->items.front();
+  auto i = decode_instance(cur.body);
+  if (!i) return i.error();
+  if (i->job_ids.empty() || i->job_ids.back() != job.id) return false;
+  if (auto s = stop_instance_job(tx, *i, why, who, now, lingering); !s) return s.error();
+  if (auto w = write_instance(tx, cur, *i, now); !w) return w.error();
+  return true;
 }
 
 Status check_not_stopping(const Instance& i) {

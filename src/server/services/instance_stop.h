@@ -23,6 +23,11 @@ namespace gpurent {
 // the simulated executor's do not), that it is stopping. The caller writes i (write_instance).
 Status stop_instance_job(StoreTx& tx, Instance& i, const Message& why, const std::string& who, TimeMs now,
                          bool lingering);
+// A job cancelled directly (POST /jobs/{id}/cancel) that is its instance's latest start stops the
+// instance the same way (stop_instance_job, and the instance written): true when it did, the job
+// then cancelled; false when the job is no instance's latest start (the caller cancels it).
+Result<bool> stop_instance_of_job(StoreTx& tx, const Record& job, const Message& why, const std::string& who,
+                                  TimeMs now, bool lingering);
 // Whether the server's executor leaves runs to stop after a cancel (all but the simulated one).
 inline bool runs_linger(const std::string& executor) { return executor != "sim"; }
 
