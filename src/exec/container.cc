@@ -449,7 +449,9 @@ std::string script_save(const ContainerRun& r) {
     << "            echo \"gpurent: the container could not be saved as image $sid: $err\" >&2\n"
     << "          fi\n"
     << "          mv -f \"$fin.part\" \"$fin\"\n"
-    << "          \"${P[@]}\" untag \"$tag\" >/dev/null 2>&1; \"${P[@]}\" rmi \"$tag\" >/dev/null 2>&1\n"
+    // rmi of the tag removes the committed image (or only the tag, were the image tagged
+    // otherwise too); `untag` first would strip every name and leave the image behind, unnamed.
+    << "          \"${P[@]}\" rmi \"$tag\" >/dev/null 2>&1\n"
     << "        fi\n"
     << "      fi\n"
     << "      sleep 2\n"

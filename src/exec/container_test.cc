@@ -558,7 +558,10 @@ TEST(Container, SavesTheRunningContainerWhenAsked) {
   EXPECT_NE(calls.find("save -q --format docker-archive -o " + d + "/saves/img_00aa11bb22cc33dd.save.tar.part " + tag),
             std::string::npos)
       << calls;
-  EXPECT_NE(calls.find("untag " + tag), std::string::npos) << calls;
+  // The committed image goes with its temporary tag: `untag` first would strip every name from it
+  // and leave it on the node, unnamed (and runnable by its id).
+  EXPECT_NE(calls.find("rmi " + tag), std::string::npos) << calls;
+  EXPECT_EQ(calls.find("untag"), std::string::npos) << calls;
   EXPECT_FALSE(std::filesystem::exists(r.save_request)) << "the request was taken";
   EXPECT_TRUE(std::filesystem::exists(d + "/saves/img_00aa11bb22cc33dd.save.taken"));
   EXPECT_EQ(read_all(save_archive_for(d + "/saves", "img_00aa11bb22cc33dd")), "layers");
