@@ -501,7 +501,18 @@ std::string script_run(const ContainerSettings& s, const ContainerRun& r) {
     << "  pid=$!\n"
     << script_watch(r) << script_freeze(r) << script_save(r)
     << "  wait \"$pid\"; rc=$?\n"
-    << "  while kill -0 \"$pid\" 2>/dev/null; do wait \"$pid\"; rc=$?; done  # a trapped signal interrupts wait\n"
+    // A trapped signal interrupts wait. Once stopping, the stop is sent again until the container
+    // has gone: one sent before `podman run` had created it found nothing to stop, and the
+    // container would run on (outside the job: conmon keeps it) on GPUs given to someone else.
+    << "  while kill -0 \"$pid\" 2>/dev/null; do\n"
+    << "    if [ \"$stopping\" = 1 ]; then\n"
+    << "      \"${P[@]}\" stop -t " << s.stop_timeout_s << " \"$name\" >/dev/null 2>&1\n"
+    << "      kill -0 \"$pid\" 2>/dev/null && sleep 1\n"
+    << "      kill -0 \"$pid\" 2>/dev/null || { wait \"$pid\"; rc=$?; }\n"
+    << "    else\n"
+    << "      wait \"$pid\"; rc=$?\n"
+    << "    fi\n"
+    << "  done\n"
     << "  [ -n \"$watcher\" ] && { kill \"$watcher\" 2>/dev/null; wait \"$watcher\" 2>/dev/null; }\n"
     << "  [ -n \"$netwatch\" ] && { kill \"$netwatch\" 2>/dev/null; wait \"$netwatch\" 2>/dev/null; }\n"
     << "  [ -n \"$savewatch\" ] && { kill \"$savewatch\" 2>/dev/null; wait \"$savewatch\" 2>/dev/null; }\n"

@@ -504,6 +504,26 @@ TEST(Container, WaitsForAPublishedPortAnEarlierRunStillHolds) {
   std::filesystem::remove_all(d);
 }
 
+// A cancel (SIGTERM) that comes while `podman run` is still creating the container: the first stop
+// finds nothing to stop; the script stops it again once it exists, rather than waiting forever on a
+// container that would run on outside the job.
+TEST(Container, AStopThatCameBeforeTheContainerExistedIsSentAgain) {
+  const std::string d = fake_podman_dir("case \" $* \" in\n"
+                                        "  *' run '*) kill -TERM $PPID; sleep 0.5; touch $D/created\n"
+                                        "             while [ ! -e $D/stopped ]; do sleep 0.1; done; exit 143 ;;\n"
+                                        "  *' stop '*) [ -e $D/created ] || exit 125; touch $D/stopped ;;\n"
+                                        "  *' inspect '*) echo false ;;\n"
+                                        "esac\n"
+                                        "exit 0\n");
+  ASSERT_FALSE(d.empty());
+  auto [s, r] = faked(d);
+  auto run = run_process({"bash", "-c", container_script(s, r)}, {{"SLURMD_NODENAME", "gpn1"}}, "", 20'000);
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  EXPECT_TRUE(std::filesystem::exists(d + "/stopped")) << run->err;
+  EXPECT_EQ(run->exit_code, 143) << run->err;
+  std::filesystem::remove_all(d);
+}
+
 TEST(Container, CutsTheNetworkWhileTheProjectsEgressIsFrozen) {
   const std::string d = fake_podman_dir("case \" $* \" in\n"
                                          "  *' run '*) (sleep 3; rm -f $D/frozen) & sleep 7 ;;\n"
