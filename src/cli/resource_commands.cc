@@ -51,7 +51,9 @@ void add_list(CLI::App& noun, CliContext& ctx, const ResourceView& view) {
     cmd->add_flag("--watch", opts->watch, "list again every --interval seconds until interrupted (or --count times)");
     cmd->add_option("--interval", opts->interval, "seconds between listings with --watch (1-3600, default 2)")
         ->check(CLI::Range(1, 3600));
-    cmd->add_option("--count", opts->count, "with --watch: stop after this many listings")->check(CLI::Range(1, 1000000));
+    cmd->add_option("--count", opts->count, "with --watch: stop after this many listings")
+        ->check(CLI::Range(1, 1000000))
+        ->needs("--watch");
   }
   cmd->callback([&ctx, &view, opts] {
     ctx.action = [&ctx, &view, opts] {

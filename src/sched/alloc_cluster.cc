@@ -25,8 +25,9 @@ Status AllocCluster::add_node(std::string name, int64_t cpu_milli, int64_t memor
   if (!model.empty()) {
     auto it = std::find(models_.begin(), models_.end(), model);
     if (it == models_.end()) {
-      if (models_.size() == 64)
-        return Error::invalid("nodes." + n.name + ".model", Message("sched.too_many_models").arg("max", "64"));
+      // 63: bit 63 of a pod's mask means "no model of this cluster" (spec_mask).
+      if (models_.size() == 63)
+        return Error::invalid("nodes." + n.name + ".model", Message("sched.too_many_models").arg("max", "63"));
       models_.push_back(model);
       it = models_.end() - 1;
     }

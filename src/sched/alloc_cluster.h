@@ -48,7 +48,7 @@ struct AllocNode {
 
 class AllocCluster {
  public:
-  // Adds a node with `gpus` fully free GPUs. Errors on a duplicate name or more than 64 models.
+  // Adds a node with `gpus` fully free GPUs. Errors on a duplicate name or more than 63 models.
   Status add_node(std::string name, int64_t cpu_milli, int64_t memory_mib, int gpus, std::string model);
   // Fills pod.spec_mask from pod.gpu_spec (models the cluster lacks are ignored; a spec naming
   // none of the cluster's models gets a mask that matches nothing).

@@ -37,6 +37,19 @@ TEST(AllocScheduler, FeasibilityFilter) {
   EXPECT_EQ(c.allocated_gpu_milli(), 600);
 }
 
+// A spec naming no model of the cluster sets bit 63 of its mask, which no model may have: at most
+// 63 models (a 64th would be matched by every such spec).
+TEST(AllocScheduler, AtMost63ModelsSoAnUnknownSpecMatchesNone) {
+  AllocCluster c;
+  for (int m = 0; m < 63; ++m) ASSERT_TRUE(c.add_node("n" + std::to_string(m), 1000, 1024, 1, "M" + std::to_string(m)).ok());
+  auto sixty_fourth = c.add_node("n63", 1000, 1024, 1, "M63");
+  ASSERT_FALSE(sixty_fourth.ok());
+  EXPECT_EQ(sixty_fourth.error().fields.at(0).field, "nodes.n63.model");
+  AllocPod unknown = pod(100, 1, 1, 500, "A10");
+  c.intern_spec(unknown);
+  for (int n = 0; n < 63; ++n) EXPECT_FALSE(c.feasible(n, unknown)) << n;
+}
+
 TEST(AllocScheduler, TiesGoToPriorityAndDropsWhenNothingFits) {
   auto c = three_nodes();
   auto p = std::move(make_score_policy("dotprod").value());

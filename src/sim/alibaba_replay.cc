@@ -7,6 +7,10 @@ Result<ReplayInput> alibaba_replay_input(const std::vector<TraceNode>& nodes, co
   if (!(speedup > 0) || speedup > 1e6) return Error::invalid("speedup", "must be in (0, 1000000]");
   ReplayInput in;
   for (const auto& n : nodes) {
+    // The live engine counts a node's CPUs in cores and memory in GiB: a remainder would be lost
+    // (the pods' requests stay exact), and the replay would place fewer pods than `simulate alloc`.
+    if (n.cpu_milli % 1000 != 0 || n.memory_mib % 1024 != 0)
+      return Error::invalid("nodes", "node " + n.name + ": cpu_milli must be whole cores (x1000) and memory_mib whole GiB (x1024)");
     SchedNode s;
     s.id = n.name;
     s.gpu_model = n.gpus ? n.model : "";

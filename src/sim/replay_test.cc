@@ -173,6 +173,12 @@ TEST(AlibabaReplay, PodsBecomeJobsWithExactResourcesAndTimes) {
   err = alibaba_replay_input(*n, {bk->at(1)});
   ASSERT_FALSE(err.ok());
   EXPECT_NE(err.error().message.find("pod far"), std::string::npos) << err.error().message;
+  std::istringstream odd("sn,cpu_milli,memory_mib,gpu,model\nn1,1500,786432,8,V100M32\n");
+  auto on = read_trace_nodes(odd, "n.csv");
+  ASSERT_TRUE(on.ok());
+  err = alibaba_replay_input(*on, *p);
+  ASSERT_FALSE(err.ok());
+  EXPECT_NE(err.error().message.find("node n1: cpu_milli must be whole cores"), std::string::npos) << err.error().message;
 }
 
 }  // namespace
