@@ -406,6 +406,36 @@ TEST_F(PgStore, AfterADroppedServerNoReadFailsWhateverIdleReadersThePoolHeld) {
   }
 }
 
+// The same usage batch sent through two servers at once (a client's retry after a timeout): the
+// second waits for the first to commit and answers as a duplicate, not as a conflict.
+TEST_F(PgStore, TheSameBatchThroughTwoServersAtOnceIsADuplicateNotAConflict) {
+  auto other = open();
+  ASSERT_NE(other, nullptr);
+  const UsageBatchRows b{"retry-1", "d-retry-1", kMar2027, "usr_1", {gpu_at(kJan2027 + 1000, 50)}, {}};
+  std::promise<void> inserted;
+  std::future<Result<UsageIngestOutcome>> second;
+  Status first = store_->write([&](StoreTx& tx) -> Status {
+    auto r = tx.insert_usage_batch(b);
+    if (!r) return r.error();
+    second = std::async(std::launch::async, [&] {
+      Result<UsageIngestOutcome> out = Error::make(Code::kInternal, "not run");
+      Status s = other->write([&](StoreTx& tx2) -> Status {
+        out = tx2.insert_usage_batch(b);
+        return out ? ok_status() : Status(out.error());
+      });
+      if (!s && out) out = s.error();
+      return out;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the second one waits on the key
+    return ok_status();
+  });
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  auto got = second.get();
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_TRUE(got->duplicate);
+  EXPECT_EQ(got->gpu_samples, 1);
+}
+
 // A row lock taken inside a write stays until it commits, also when a later operation of the write
 // fails (and is rolled back to the savepoint): a parent held shared, then a name already taken.
 TEST_F(PgStore, ALockOutlivesALaterFailedOperationOfTheSameWrite) {

@@ -17,7 +17,7 @@ const std::string kFindBatch =
     " WHERE scope = $1 AND idempotency_key = $2";
 const std::string kInsertBatch =
     "INSERT INTO usage_batches (idempotency_key, content_sha256, received_at, submitted_by, gpu_samples, job_samples,"
-    " scope) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq";
+    " scope) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT ON CONSTRAINT usage_batches_key DO NOTHING RETURNING seq";
 const std::string kEnsurePartitions = "SELECT usage_ensure_month_partitions($1::text, $2::bigint[])";
 // The samples, and the GPUs' earliest raw sample (NULL-free least() keeps the older).
 const std::string kInsertGpu =
@@ -105,13 +105,19 @@ Status insert_job_rows(PgConn& db, const std::vector<JobUsageRow>& rows, int64_t
 
 Result<UsageIngestOutcome> store_usage_batch(PgConn& db, const UsageBatchRows& b) {
   if (db.tx_status() != PQTRANS_INTRANS) return needs_write_transaction("insert_usage_batch");
-  {
+  // The batch already stored under its key: the same content is a duplicate, other content a conflict.
+  auto stored = [&]() -> Result<std::optional<UsageIngestOutcome>> {
     auto row = db.query(kFindBatch, PgParams().add(b.scope).add(b.idempotency_key), "looking up an idempotency key");
     if (!row) return row.error();
-    if (row->size() > 0) {
-      if (row->text(0, 0) != b.content_sha256) return idempotency_conflict(b.idempotency_key);
-      return UsageIngestOutcome{true, row->integer(0, 1), row->integer(0, 2), row->integer(0, 3)};
-    }
+    if (row->size() == 0) return std::optional<UsageIngestOutcome>();
+    if (row->text(0, 0) != b.content_sha256) return idempotency_conflict(b.idempotency_key);
+    return std::optional<UsageIngestOutcome>(
+        UsageIngestOutcome{true, row->integer(0, 1), row->integer(0, 2), row->integer(0, 3)});
+  };
+  {
+    auto before = stored();
+    if (!before) return before.error();
+    if (*before) return **before;
   }
   if (auto s = check_times(b); !s) return s.error();
   PgParams p;
@@ -119,6 +125,12 @@ Result<UsageIngestOutcome> store_usage_batch(PgConn& db, const UsageBatchRows& b
   p.add(static_cast<int64_t>(b.gpu.size())).add(static_cast<int64_t>(b.jobs.size())).add(b.scope);
   auto row = db.query(kInsertBatch, p, "storing a usage batch");
   if (!row) return row.error();
+  if (row->size() == 0) {  // another server committed the same key meanwhile (a retry sent to both)
+    auto after = stored();
+    if (!after) return after.error();
+    if (*after) return **after;
+    return Error::make(Code::kInternal, "storing a usage batch: its key was taken and then not found");
+  }
   if (row->size() != 1) return Error::make(Code::kInternal, "storing a usage batch: no sequence number returned");
   const int64_t seq = row->integer(0, 0);
   if (auto s = insert_gpu_rows(db, b.gpu, seq); !s) return s.error();
