@@ -142,7 +142,10 @@ void SchedEngine::Impl::reclaim_due(std::vector<SchedEvent>& out) {
       }
       for (size_t i = 0; i < v->units.size(); ++i)
         if (v->units[i].replica == r) {
-          evict(*v, i, Message("sched.spot.preempted").arg("job", claimant), out);
+          // A victim chosen beside spot work ran on through the notice: its reason is its own.
+          const Message why = v->spec.spot ? Message("sched.spot.preempted").arg("job", claimant)
+                                           : preempt_reason(cfg, cit->second, *v, v->units[i]);
+          evict(*v, i, why, out);
           break;
         }
     }
