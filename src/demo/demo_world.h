@@ -36,7 +36,6 @@ struct DemoPriceFile {
 struct DemoPriceFiles {
   std::string dir;  // where they came from, for the price source; "" when none was read
   std::vector<DemoPriceFile> files;
-  bool folder_exists = false;  // the data folder named is a folder (read_demo_price_files)
 };
 
 // The providers whose public lists the demo reads ("lambda", "runpod").

@@ -425,6 +425,8 @@ Result<std::vector<SlurmAccounting>> parse_jobcomp(const std::string& text) {
     if (a.start && a.end) a.elapsed_s = (*a.end - *a.start) / 1000;
     a.exit_code = std::atoi(kv["ExitCode"].c_str());
     a.name = kv["Name"];
+    a.user = kv["UserId"].substr(0, kv["UserId"].find('('));  // "alice(1000)" -> alice
+    a.partition = kv["Partition"];
     return a;
   });
 }
@@ -472,7 +474,9 @@ Result<std::vector<SlurmAccounting>> parse_sacct(const std::string& text) {
     a.gpus = tres_gpus(f[5]);
     if (f[6] != "None assigned") a.nodes = expand_hostlist(f[6]);
     a.exit_code = std::atoi(f[7].c_str());
-    for (size_t i = 8; i < f.size(); ++i) a.name += (i > 8 ? "|" : "") + f[i];  // last: a name may hold '|'
+    if (f.size() > 8) a.user = f[8];
+    if (f.size() > 9) a.partition = f[9];
+    for (size_t i = 10; i < f.size(); ++i) a.name += (i > 10 ? "|" : "") + f[i];  // last: a name may hold '|'
     return a;
   });
 }
@@ -600,7 +604,7 @@ Result<std::vector<SlurmAccounting>> SlurmCli::accounting(TimeMs since, std::str
     // -S takes local time: a day's margin covers any zone; rows are matched by job id anyway.
     std::string start = format_rfc3339(since - kMsPerDay).substr(0, 19);
     auto r = run({"sacct", "-a", "-X", "-D", "-P", "-n", "-S", start, "-o",
-                  "JobID,State,Start,End,ElapsedRaw,AllocTRES,NodeList,ExitCode,JobName"},
+                  "JobID,State,Start,End,ElapsedRaw,AllocTRES,NodeList,ExitCode,User,Partition,JobName"},
                  "", {{"SLURM_TIME_FORMAT", "%s"}});
     if (!r) return r.error();
     return parse_sacct(*r);
@@ -620,9 +624,14 @@ Result<std::vector<SlurmAccounting>> SlurmCli::accounting(TimeMs since, std::str
 }
 
 Result<std::vector<SlurmAccounting>> SlurmCli::accounted_since(TimeMs since) {
-  auto all = accounting(since);
-  if (!all && all.error().code == Code::kUnavailable) return std::vector<SlurmAccounting>();  // none kept
-  return all;
+  // Only a cluster that keeps no accounting answers "nothing": sacct failing (slurmdbd down), a
+  // timeout or an unreadable slurm.conf is an error the caller waits out.
+  auto conf = conf_values();
+  if (conf.empty()) return Error::make(Code::kUnavailable, "cannot read slurm.conf (" + s_.conf + ")");
+  const bool kept = conf["AccountingStorageType"] == "accounting_storage/slurmdbd" ||
+                    (conf["JobCompType"] == "jobcomp/filetxt" && !conf["JobCompLoc"].empty());
+  if (!kept) return std::vector<SlurmAccounting>();
+  return accounting(since);
 }
 
 Result<std::optional<SlurmAccounting>> BatchSystem::accounted(int64_t id, TimeMs since) {

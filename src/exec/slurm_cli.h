@@ -90,6 +90,7 @@ struct SlurmAccounting {
   std::vector<std::string> nodes;
   int exit_code = 0;                 // ExitCode "3:0" -> 3
   std::string name;                  // the job's name (sacct JobName, jobcomp Name)
+  std::string user, partition;       // who submitted it (sacct User, jobcomp UserId) and where
 };
 
 // "gpn[1-3],gpx7" -> {gpn1, gpn2, gpn3, gpx7}
@@ -100,7 +101,7 @@ Result<std::vector<SlurmNode>> parse_sinfo_json(const std::string& text);
 // EndTime=... NodeList=gpn[1-2] ..."). Slurm writes local time without a zone: read as UTC (run
 // slurmctld with TZ=UTC, as gpurent's servers do).
 Result<std::vector<SlurmAccounting>> parse_jobcomp(const std::string& text);
-// `sacct -a -X -D -P -n -o JobID,State,Start,End,ElapsedRaw,AllocTRES,NodeList,ExitCode,JobName` run with
+// `sacct -a -X -D -P -n -o JobID,State,Start,End,ElapsedRaw,AllocTRES,NodeList,ExitCode,User,Partition,JobName` run with
 // SLURM_TIME_FORMAT=%s (times as epoch seconds, so no time zone is guessed).
 Result<std::vector<SlurmAccounting>> parse_sacct(const std::string& text);
 // An RDMA NIC a node's features name: "ib" or "infiniband", "roce" (RoCE v2), each optionally followed

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -222,6 +223,30 @@ TEST(SlurmCli, ReadsEveryJsonFormAndNeverThrows) {
   }
 }
 
+// "No record" only from a cluster that keeps no accounting: sacct failing (slurmdbd down, no
+// sacct) is an error its caller waits out, never an empty answer.
+TEST(SlurmCli, AccountingThatCannotBeReadIsAnErrorNotNothing) {
+  const std::string dir = ::testing::TempDir() + "/slurm_acct_conf";
+  std::filesystem::create_directories(dir);
+  auto cli_for = [&](const std::string& text) {
+    std::ofstream(dir + "/slurm.conf") << text;
+    return SlurmCli(SlurmSettings{dir + "/slurm.conf", "", "", 5'000});
+  };
+  auto none = cli_for("ClusterName=x\n").accounted_since(0);
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_TRUE(none->empty());
+  auto no_file_yet = cli_for("JobCompType=jobcomp/filetxt\nJobCompLoc=" + dir + "/none.log\n").accounted_since(0);
+  ASSERT_TRUE(no_file_yet.ok()) << no_file_yet.error().message;
+  EXPECT_TRUE(no_file_yet->empty());
+  const char* path = std::getenv("PATH");
+  const std::string saved = path ? path : "";
+  ::setenv("PATH", dir.c_str(), 1);  // no sacct there
+  auto down = cli_for("AccountingStorageType=accounting_storage/slurmdbd\n").accounted_since(0);
+  ::setenv("PATH", saved.c_str(), 1);
+  EXPECT_FALSE(down.ok());
+  std::filesystem::remove_all(dir);
+}
+
 TEST(SlurmCli, ParsesJobcompRecords) {
   auto recs = parse_jobcomp(
       "JobId=1 UserId=root(0) GroupId=root(0) Name=wrap JobState=COMPLETED Partition=gpu TimeLimit=UNLIMITED "
@@ -237,6 +262,8 @@ TEST(SlurmCli, ParsesJobcompRecords) {
   EXPECT_EQ(*(*recs)[0].elapsed_s, 1);
   EXPECT_EQ((*recs)[0].gpus, 2);
   EXPECT_EQ((*recs)[0].name, "wrap");
+  EXPECT_EQ((*recs)[0].user, "root");
+  EXPECT_EQ((*recs)[0].partition, "gpu");
   EXPECT_FALSE((*recs)[1].end.has_value());
   EXPECT_EQ((*recs)[1].nodes, (std::vector<std::string>{"gpn1", "gpn2"}));
   EXPECT_FALSE(parse_jobcomp("JobState=COMPLETED\n").ok());
@@ -247,12 +274,12 @@ TEST(SlurmCli, ParsesJobcompRecords) {
 // requeued job's two runs (-D), a running job and a cancelled one.
 TEST(SlurmCli, ParsesSacctRecords) {
   auto recs = parse_sacct(
-      "1|COMPLETED|1795997053|1795997055|2|billing=1,cpu=1,gres/gpu=2,mem=1000M,node=1|gpn1|0:0|gpurent-job_1\n"
+      "1|COMPLETED|1795997053|1795997055|2|billing=1,cpu=1,gres/gpu=2,mem=1000M,node=1|gpn1|0:0|root|gpu|gpurent-job_1\n"
       "2|FAILED|1795997053|1795997053|0|billing=1,cpu=1,gres/gpu=1,mem=1000M,node=1|gpn1|3:0\n"
       "5|NODE_FAIL|1795997100|1795997160|60|cpu=2,gres/gpu=8,mem=2000M,node=2|gpn[1-2]|0:0\n"
       "5|COMPLETED|1795997200|1795997230|30|cpu=2,gres/gpu=8,mem=2000M,node=2|gpn[2-3]|0:0\n"
       "6|RUNNING|1795997300|Unknown|12|cpu=1,gres/gpu=4,node=1|gpn3|0:0\n"
-      "7|CANCELLED by 0|None|1795997301|0||None assigned|0:0|a|b\n");
+      "7|CANCELLED by 0|None|1795997301|0||None assigned|0:0|u|p|a|b\n");
   ASSERT_TRUE(recs.ok()) << recs.error().message;
   ASSERT_EQ(recs->size(), 6u);
   EXPECT_EQ((*recs)[0].id, 1);
@@ -268,6 +295,8 @@ TEST(SlurmCli, ParsesSacctRecords) {
   EXPECT_FALSE((*recs)[5].start.has_value());
   EXPECT_TRUE((*recs)[5].nodes.empty());
   EXPECT_EQ((*recs)[0].name, "gpurent-job_1");  // JobName, last: one holding '|' stays whole
+  EXPECT_EQ((*recs)[0].user, "root");
+  EXPECT_EQ((*recs)[0].partition, "gpu");
   EXPECT_EQ((*recs)[5].name, "a|b");
   EXPECT_EQ((*recs)[1].name, "");
   // Times must be epoch seconds: a local date would be guessed into a zone.

@@ -87,8 +87,6 @@ Result<SchedConfig> load_sched_config_file(const std::string& path, SchedConfig 
 Result<DemoPriceFiles> read_demo_price_files(const std::string& data_dir) {
   DemoPriceFiles out;
   if (data_dir.empty()) return out;
-  std::error_code dir_ec;
-  out.folder_exists = fs::is_directory(data_dir, dir_ec);
   out.dir = (fs::path(data_dir) / "prices").string();
   for (const std::string& provider : demo_price_providers()) {
     const fs::path file = fs::path(data_dir) / "prices" / (provider + "_vms.csv");

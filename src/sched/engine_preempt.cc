@@ -252,8 +252,9 @@ bool choose_victims(const Trial& t, const std::vector<Cand>& cands, std::vector<
   return true;
 }
 
-// Whether the job, started in the victims' room, keeps clear of the room backfill holds for the
-// blocked head job (as a placement on free GPUs must: backfill_ok). The cluster ends as it was.
+// Whether the job, were it started in the victims' room, would keep clear of the room backfill
+// holds for the blocked head job (backfill_ok): asked before a spot notice, which starts nothing
+// yet. The cluster ends as it was.
 bool respects_backfill(const Trial& t, const std::vector<Cand>& victims) {
   if (!t.e.blocked || t.e.blocked->job == t.j.spec.id) return true;
   for (const Cand& c : victims) t.release(c);
@@ -296,6 +297,12 @@ bool evict_and_start(const Trial& t, const std::vector<Cand>& victims, std::vect
   auto units = t.e.place_replicas(t.j, t.reps, t.models);
   for (const Cand& c : victims) t.rebind(c);
   if (!units) return false;  // cannot happen: the victims' room was checked above
+  // Preempting is no way round backfill: the placement started must keep clear of the room held
+  // for the blocked head job, as one on free GPUs must (checked on these very units).
+  if (t.e.blocked && t.e.blocked->job != t.j.spec.id && !t.e.backfill_ok(t.j, *units)) {
+    for (auto it = units->rbegin(); it != units->rend(); ++it) t.e.release(*it);
+    return false;
+  }
   for (const Cand& c : victims) {
     EngineJob& v = *c.job;
     for (size_t i = 0; i < v.units.size(); ++i) {
@@ -320,10 +327,10 @@ bool SchedEngine::Impl::try_preempt(EngineJob& j, const std::vector<int>& models
   const Trial t{*this, j, reps, models};
   std::vector<Cand> victims;
   if (!choose_victims(t, cands, victims)) return false;
-  if (!respects_backfill(t, victims)) return false;  // preempting is no way round backfill
   bool notice = false;
   for (const Cand& c : victims) notice = notice || (c.job->spec.spot && cfg.spot_notice_ms > 0);
   if (notice) {
+    if (!respects_backfill(t, victims)) return false;  // a notice is no way round backfill either
     give_notice(*this, j, victims, out);
     return true;
   }

@@ -354,6 +354,8 @@ int run_server(const ServerOptions& opts) {
   TimeMs pinned = 0;       // --demo-clock: the clock stands still here
   if (auto s = apply_start_flags(opts, clock, pinned); !s) return fail("", s.error(), 2);
 
+  if (std::error_code ec; !opts.data_dir.empty() && !std::filesystem::is_directory(opts.data_dir, ec))
+    return fail("", Error::invalid("--data-dir", opts.data_dir + " is not a folder (an empty folder gives the built-in price lists)"), 2);
   if (!is_postgres_url(opts.db_path))
     if (auto s = lock_sqlite_database(opts.db_path); !s) return fail("", s.error(), 1);
   auto store = open_database(opts);

@@ -315,7 +315,8 @@ Result<int64_t> PgConn::copy_in(const std::string& sql, const std::function<Resu
 
 // ---- PgPool ----
 
-Result<std::unique_ptr<PgConn>> PgPool::acquire() {
+Result<PgPool::Pooled> PgPool::acquire() {
+  uint64_t generation = 0;
   {
     std::unique_lock lock(mu_);
     const bool got =
@@ -331,6 +332,7 @@ Result<std::unique_ptr<PgConn>> PgPool::acquire() {
       return conn;
     }
     ++open_;  // reserve the slot, connect outside the lock
+    generation = generation_;
   }
   auto conn = PgConn::connect(url_, connect_timeout_s_, /*read_only=*/true);
   if (!conn) {
@@ -339,19 +341,27 @@ Result<std::unique_ptr<PgConn>> PgPool::acquire() {
     freed_.notify_one();
     return conn.error();
   }
-  return std::make_unique<PgConn>(std::move(conn).value());
+  return Pooled{std::make_unique<PgConn>(std::move(conn).value()), generation};
 }
 
-void PgPool::release(std::unique_ptr<PgConn> conn, bool discard) {
+void PgPool::release(Pooled p, bool discard) {
+  std::vector<Pooled> stale;  // closed outside the lock
   {
     std::lock_guard lock(mu_);
     if (discard) {
-      // What broke one (a restarted or failed-over server) broke them all: leave every idle one
-      // behind, so the retry and the reads after it start on fresh connections.
-      open_ -= 1 + static_cast<int>(idle_.size());
-      idle_.clear();
+      --open_;
+      // What broke one (a restarted or failed-over server) broke every one opened before: leave
+      // those idle behind, so the retry and the reads after it start on fresh connections. One
+      // opened since is fresh already (a second broken one of the old generation purges nothing).
+      if (p.generation == generation_) {
+        ++generation_;
+        for (Pooled& i : idle_)
+          if (i.generation < generation_) stale.push_back(std::move(i));
+        std::erase_if(idle_, [](const Pooled& i) { return !i.conn; });
+        open_ -= static_cast<int>(stale.size());
+      }
     } else {
-      idle_.push_back(std::move(conn));
+      idle_.push_back(std::move(p));
     }
   }
   freed_.notify_one();

@@ -159,8 +159,9 @@ class PgConn {
 
 // Connections handed out one caller at a time, at most `size` open. A caller finding every one
 // busy waits (up to wait_ms, then kUnavailable). A connection found broken after a call is closed
-// with every idle one (a restarted server broke them all) and the call retried once on a fresh
-// one (reads are idempotent), so a restarted server costs no failed read. Thread-safe.
+// with every idle one opened before it (a restarted server broke them all; those opened since are
+// kept) and the call retried once on a fresh one (reads are idempotent), so a restarted server
+// costs no failed read. Thread-safe.
 class PgPool {
  public:
   PgPool(std::string url, int size, int connect_timeout_s, int wait_ms = 30'000)
@@ -172,16 +173,20 @@ class PgPool {
     for (int attempt = 0;; ++attempt) {
       auto conn = acquire();
       if (!conn) return conn.error();
-      auto result = fn(**conn);
-      const bool broken = (*conn)->broken();
+      auto result = fn(*conn->conn);
+      const bool broken = conn->conn->broken();
       release(std::move(conn).value(), broken);
       if (result.ok() || !broken || attempt == 1) return result;
     }
   }
 
  private:
-  Result<std::unique_ptr<PgConn>> acquire();
-  void release(std::unique_ptr<PgConn> conn, bool discard);
+  struct Pooled {
+    std::unique_ptr<PgConn> conn;
+    uint64_t generation = 0;  // the pool's generation when it was opened
+  };
+  Result<Pooled> acquire();
+  void release(Pooled p, bool discard);
 
   const std::string url_;
   const int size_;
@@ -189,8 +194,9 @@ class PgPool {
   const int wait_ms_;
   std::mutex mu_;
   std::condition_variable freed_;
-  std::vector<std::unique_ptr<PgConn>> idle_;
-  int open_ = 0;  // connections out or idle
+  std::vector<Pooled> idle_;
+  int open_ = 0;              // connections out or idle
+  uint64_t generation_ = 0;   // moves on when a broken connection of the current one is found
 };
 
 }  // namespace gpurent

@@ -412,7 +412,6 @@ TEST_F(PgStore, TheSameBatchThroughTwoServersAtOnceIsADuplicateNotAConflict) {
   auto other = open();
   ASSERT_NE(other, nullptr);
   const UsageBatchRows b{"retry-1", "d-retry-1", kMar2027, "usr_1", {gpu_at(kJan2027 + 1000, 50)}, {}};
-  std::promise<void> inserted;
   std::future<Result<UsageIngestOutcome>> second;
   Status first = store_->write([&](StoreTx& tx) -> Status {
     auto r = tx.insert_usage_batch(b);
@@ -426,7 +425,14 @@ TEST_F(PgStore, TheSameBatchThroughTwoServersAtOnceIsADuplicateNotAConflict) {
       if (!s && out) out = s.error();
       return out;
     });
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the second one waits on the key
+    // Commit only once the second one waits on the key (it found none, and its insert blocks).
+    bool waiting = false;
+    for (int i = 0; i < 200 && !waiting; ++i) {
+      waiting = column("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                       " AND wait_event_type = 'Lock'") != std::vector<std::string>{"0"};
+      if (!waiting) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_TRUE(waiting) << "the second insert never waited on the first";
     return ok_status();
   });
   ASSERT_TRUE(first.ok()) << first.error().message;

@@ -106,7 +106,12 @@ class SlurmExecutor final : public Executor {
   void observe() override;
   Status sync_inventory(StoreTx& tx, TimeMs now) override;
   Status advance(StoreTx& tx, TimeMs now, ExecutorHost& host) override;
-  void rolled_back() override { ready_seen_.clear(); }  // mark_run_ready skips a run already marked
+  // mark_run_ready skips a run already marked; ran_unwatched a job already looked up: neither
+  // write survived a tick rolled back.
+  void rolled_back() override {
+    ready_seen_.clear();
+    unwatched_checked_.clear();
+  }
 
  private:
   SlurmExecutorOptions o_;
@@ -789,6 +794,9 @@ Result<bool> SlurmExecutor::ran_unwatched(StoreTx& tx, const Record& r, const Jo
   const SlurmAccounting* found = nullptr;
   for (const SlurmAccounting& a : *acct) {
     if (a.name != slurm_job_name(r) || !a.start || !a.end || *a.start + 1000 < admitted || !terminal(a.state)) continue;
+    // Ours only: submitted by this server's user, in its partition (a name anyone can give).
+    if (!a.user.empty() && !self_user_.empty() && a.user != self_user_) continue;
+    if (!o_.partition.empty() && !a.partition.empty() && a.partition != o_.partition) continue;
     if (found && found->id > a.id) continue;
     auto was = closed_run_was(tx, r.id, r.project_id, a.id);  // an earlier admission's run
     if (!was) return was.error();
