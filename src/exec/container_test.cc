@@ -44,6 +44,13 @@ std::string fake_podman_dir(const std::string& script) {
   return dir;
 }
 
+// A fake podman's script answering by verb: `arms` are case arms on " $* " (the arguments between
+// spaces), tried before `inspect` (answers false: not killed for memory) and success for the rest;
+// `first` runs before them (recording the calls).
+std::string podman_by_verb(const std::string& arms, const std::string& first = "") {
+  return first + "case \" $* \" in\n" + arms + "  *' inspect '*) echo false ;;\nesac\nexit 0\n";
+}
+
 ContainerRun sample() {
   ContainerRun r;
   r.job_id = "job_0123456789abcdef";
@@ -220,13 +227,10 @@ TEST(Container, ChecksArtifactsBeforeTheContainerStarts) {
 // which would also apply the archive's own tags; root file systems: podman import); a changed file
 // stops the run before anything is loaded.
 TEST(Container, LoadsAMissingImageFromTheStoreAfterCheckingIt) {
-  const std::string d = fake_podman_dir("echo \"$*\" >> $D/calls\n"
-                                         "case \" $* \" in\n"
-                                         "  *' image exists '*) exit 1 ;;\n"
-                                         "  *' load '*) echo 'Loaded image: localhost/original:1' ;;\n"  // never called
-                                         "  *' inspect '*) echo false ;;\n"
-                                         "esac\n"
-                                         "exit 0\n");
+  const std::string d =
+      fake_podman_dir(podman_by_verb("  *' image exists '*) exit 1 ;;\n"
+                                     "  *' load '*) echo 'Loaded image: localhost/original:1' ;;\n",  // never called
+                                     "echo \"$*\" >> $D/calls\n"));
   ASSERT_FALSE(d.empty());
   std::ofstream(d + "/image.tar", std::ios::binary) << "abc";
   std::ofstream(d + "/skopeo") << "#!/bin/bash\necho \"skopeo $*\" >> " << d << "/calls\n";
@@ -284,12 +288,8 @@ TEST(Container, LoadsAMissingImageFromTheStoreAfterCheckingIt) {
 // job's tenant's or the node's own (outside localhost/gpurent/<scope>/) makes it usable, so a
 // tenant who loads the same bytes as a node's base image locks nobody out of it.
 TEST(Container, RefusesAnotherTenantsImageWhateverItsName) {
-  const std::string d = fake_podman_dir("echo \"$*\" >> $D/calls\n"
-                                         "case \" $* \" in\n"
-                                         "  *' image inspect '*) cat $D/tags ;;\n"
-                                         "  *' inspect '*) echo false ;;\n"
-                                         "esac\n"
-                                         "exit 0\n");
+  const std::string d =
+      fake_podman_dir(podman_by_verb("  *' image inspect '*) cat $D/tags ;;\n", "echo \"$*\" >> $D/calls\n"));
   ASSERT_FALSE(d.empty());
   ContainerSettings s;
   s.podman = d + "/podman";
@@ -374,15 +374,12 @@ TEST(Container, BindsToTheGpusNumaNodeOnlyWhenTheyShareOne) {
 TEST(Container, ReportsReadinessFromAHealthCheckOrAHeartbeat) {
   // `run` lasts 3 s, creating the heartbeat file after 1 s when a folder is mounted at /run/gpurent;
   // `exec` (the health check) succeeds once $D/up exists.
-  const std::string d = fake_podman_dir(
-      "case \" $* \" in\n"
-      "  *' run '*) prev=''; for a in \"$@\"; do\n"
-      "      case \"$a\" in *:/run/gpurent) [ \"$prev\" = -v ] && (sleep 1; touch \"${a%%:*}/ready\") & ;; esac; prev=$a\n"
-      "    done; sleep 3 ;;\n"
-      "  *' exec '*) echo \"$*\" >> $D/execs; [ -e $D/up ]; exit $? ;;\n"
-      "  *' inspect '*) echo false ;;\n"
-      "esac\n"
-      "exit 0\n");
+  const std::string d =
+      fake_podman_dir(podman_by_verb("  *' run '*) prev=''; for a in \"$@\"; do\n"
+                                     "      case \"$a\" in *:/run/gpurent) [ \"$prev\" = -v ] && (sleep 1; touch "
+                                     "\"${a%%:*}/ready\") & ;; esac; prev=$a\n"
+                                     "    done; sleep 3 ;;\n"
+                                     "  *' exec '*) echo \"$*\" >> $D/execs; [ -e $D/up ]; exit $? ;;\n"));
   ASSERT_FALSE(d.empty());
   auto [s, r] = faked(d);
   s.user = std::to_string(getuid()) + ":" + std::to_string(getgid());
@@ -508,13 +505,10 @@ TEST(Container, WaitsForAPublishedPortAnEarlierRunStillHolds) {
 // finds nothing to stop; the script stops it again once it exists, rather than waiting forever on a
 // container that would run on outside the job.
 TEST(Container, AStopThatCameBeforeTheContainerExistedIsSentAgain) {
-  const std::string d = fake_podman_dir("case \" $* \" in\n"
-                                        "  *' run '*) kill -TERM $PPID; sleep 0.5; touch $D/created\n"
-                                        "             while [ ! -e $D/stopped ]; do sleep 0.1; done; exit 143 ;;\n"
-                                        "  *' stop '*) [ -e $D/created ] || exit 125; touch $D/stopped ;;\n"
-                                        "  *' inspect '*) echo false ;;\n"
-                                        "esac\n"
-                                        "exit 0\n");
+  const std::string d =
+      fake_podman_dir(podman_by_verb("  *' run '*) kill -TERM $PPID; sleep 0.5; touch $D/created\n"
+                                     "             while [ ! -e $D/stopped ]; do sleep 0.1; done; exit 143 ;;\n"
+                                     "  *' stop '*) [ -e $D/created ] || exit 125; touch $D/stopped ;;\n"));
   ASSERT_FALSE(d.empty());
   auto [s, r] = faked(d);
   auto run = run_process({"bash", "-c", container_script(s, r)}, {{"SLURMD_NODENAME", "gpn1"}}, "", 20'000);
@@ -525,12 +519,9 @@ TEST(Container, AStopThatCameBeforeTheContainerExistedIsSentAgain) {
 }
 
 TEST(Container, CutsTheNetworkWhileTheProjectsEgressIsFrozen) {
-  const std::string d = fake_podman_dir("case \" $* \" in\n"
-                                         "  *' run '*) (sleep 3; rm -f $D/frozen) & sleep 7 ;;\n"
-                                         "  *' network disconnect '*|*' network connect '*) echo \"$*\" >> $D/calls ;;\n"
-                                         "  *' inspect '*) echo false ;;\n"
-                                         "esac\n"
-                                         "exit 0\n");
+  const std::string d =
+      fake_podman_dir(podman_by_verb("  *' run '*) (sleep 3; rm -f $D/frozen) & sleep 7 ;;\n"
+                                     "  *' network disconnect '*|*' network connect '*) echo \"$*\" >> $D/calls ;;\n"));
   ASSERT_FALSE(d.empty());
   auto [s, r] = faked(d);
   r.freeze_file = d + "/frozen";
@@ -554,14 +545,11 @@ TEST(Container, CutsTheNetworkWhileTheProjectsEgressIsFrozen) {
 // under a temporary tag in its tenant's scope, saved as a docker-archive, hashed, and the result
 // written after the archive; the tag is dropped. A request that names no image id saves nothing.
 TEST(Container, SavesTheRunningContainerWhenAsked) {
-  const std::string d = fake_podman_dir("echo \"$*\" >> $D/calls\n"
-                                         "case \" $* \" in\n"
-                                         "  *' run '*) sleep 6 ;;\n"
-                                         "  *' image inspect '*) echo '[\"bash\",\"-l\"]' ;;\n"
-                                         "  *' save '*) while [ \"$1\" != -o ]; do shift; done; printf 'layers' > \"$2\" ;;\n"
-                                         "  *' inspect '*) echo false ;;\n"
-                                         "esac\n"
-                                         "exit 0\n");
+  const std::string d = fake_podman_dir(
+      podman_by_verb("  *' run '*) sleep 6 ;;\n"
+                     "  *' image inspect '*) echo '[\"bash\",\"-l\"]' ;;\n"
+                     "  *' save '*) while [ \"$1\" != -o ]; do shift; done; printf 'layers' > \"$2\" ;;\n",
+                     "echo \"$*\" >> $D/calls\n"));
   ASSERT_FALSE(d.empty());
   auto [s, r] = faked(d);
   std::filesystem::create_directories(d + "/saves");
