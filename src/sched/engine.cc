@@ -520,6 +520,9 @@ std::vector<SchedEvent> SchedEngine::schedule(TimeMs now) {
         break;
       }
   }
+  // A head start estimated for a time now past (a running job outlived its estimate) is estimated
+  // again, and what waits behind it is judged against the new one: a full pass.
+  if (e.blocked && e.blocked->shadow > e.blocked->estimated_at && e.blocked->shadow <= now) ++e.epoch;
   // Room freed during this pass (a preemption that left GPUs idle) makes the next pass full.
   const uint64_t pass_epoch = e.epoch;
   if (e.epoch != e.passed_epoch) {  // a full pass

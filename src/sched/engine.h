@@ -31,7 +31,8 @@
 //    then those not needed are spared; not the fewest). Nothing is preempted for a job that would
 //    still not fit.
 //  - Backfill: behind the first job of a pass that cannot start, later jobs start only if they
-//    do not delay it (EASY backfill on GPU counts, using expected durations).
+//    do not delay it (EASY backfill on GPU counts): on room it will not need, or when their time
+//    limit ends them before its estimated start (estimated from expected durations and limits).
 //  - Faults: a failed node's jobs are requeued with the reason kept and a kFault event.
 // Not thread-safe; owned by one thread (the control loop or a simulation).
 #pragma once

@@ -425,7 +425,7 @@ std::optional<Blocked> SchedEngine::Impl::shadow_for(const EngineJob& ej, const 
   Blocked b;
   b.job = j.id;
   b.models = models;
-  b.shadow = now;
+  b.shadow = b.estimated_at = now;
   struct Release {
     TimeMs end;
     int node;
@@ -435,9 +435,16 @@ std::optional<Blocked> SchedEngine::Impl::shadow_for(const EngineJob& ej, const 
   std::vector<Release> ends;
   // The running jobs in any order: releases at the same time are applied together below.
   for (const EngineJob* other : running) {
-    if (!other->spec.expected_duration_ms) continue;  // unknown: holds its GPUs
+    const auto& d = other->spec.expected_duration_ms;
+    const auto& limit = other->spec.time_limit_ms;
+    if (!d && !limit) continue;  // unknown: holds its GPUs
     for (const Gang& u : other->units) {
-      const TimeMs end = std::max(now, u.started_at + *other->spec.expected_duration_ms);
+      // The estimate where it is still ahead, else the limit the executor enforces; a job past
+      // its estimate with no limit counts as ending now.
+      TimeMs end = d ? u.started_at + *d : u.started_at + *limit;
+      if (limit) end = std::min(end, u.started_at + *limit);
+      if (end < now && limit) end = u.started_at + *limit;
+      end = std::max(now, end);
       for (const Bound& w : u.workers)
         if (eligible[w.node])
           for (int gpu : w.gpus) ends.push_back({end, w.node, gpu, w.pod.gpu_milli});
@@ -464,6 +471,10 @@ std::optional<Blocked> SchedEngine::Impl::shadow_for(const EngineJob& ej, const 
   return b;
 }
 
+bool SchedEngine::Impl::ends_before_shadow(const SchedJob& s) const {
+  return blocked && s.time_limit_ms && now + *s.time_limit_ms <= blocked->shadow;
+}
+
 bool SchedEngine::Impl::backfill_ok(const EngineJob& ej, const std::vector<Gang>& units) {
   if (!blocked) return true;
   auto bit = jobs.find(blocked->job);
@@ -477,8 +488,7 @@ bool SchedEngine::Impl::backfill_ok(const EngineJob& ej, const std::vector<Gang>
       if (eligible) on_its_nodes += int64_t{w.pod.gpu_milli} * static_cast<int64_t>(w.gpus.size());
     }
   if (on_its_nodes == 0) return true;
-  const auto& d = ej.spec.expected_duration_ms;
-  if (d && now + *d <= blocked->shadow) return true;
+  if (ends_before_shadow(ej.spec)) return true;
   if (on_its_nodes <= blocked->extra) {
     blocked->extra -= on_its_nodes;
     return true;

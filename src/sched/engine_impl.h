@@ -132,6 +132,7 @@ struct Blocked {
   std::string job;
   std::vector<int> models;
   TimeMs shadow = 0;      // when enough GPUs are expected to be free for it
+  TimeMs estimated_at = 0;  // when the shadow was estimated
   Message delay_reason;   // what a job backfill keeps off its nodes says (built once)
   uint64_t delay_reason_id = 0;
   int64_t extra = 0;      // GPU milli on its nodes that backfill may take without delaying it
@@ -348,6 +349,8 @@ struct SchedEngine::Impl {
   void set_reason(EngineJob& j, const Message& reason, std::vector<SchedEvent>& out);
   std::optional<Blocked> shadow_for(const EngineJob& j, const std::vector<int>& models) const;
   bool backfill_ok(const EngineJob& j, const std::vector<Gang>& units);
+  // Whether a job's time limit ends it before the blocked job's start (a stated duration does not count).
+  bool ends_before_shadow(const SchedJob& s) const;
 
   // engine_preempt.cc
   bool try_preempt(EngineJob& j, const std::vector<int>& models, std::vector<SchedEvent>& out);

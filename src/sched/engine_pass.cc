@@ -306,8 +306,7 @@ bool SchedEngine::Impl::place_or_preempt(EngineJob& j, const Admission& adm, std
   // where that one was (placement is deterministic when the policy scores) and refused the same
   // way unless it ends before the blocked job's start.
   if (auto r = backfill_refused.find(key); indexed && blocked && r != backfill_refused.end() && r->second == changes()) {
-    const auto& d = s.expected_duration_ms;
-    if (!(d && now + *d <= blocked->shadow)) {
+    if (!ends_before_shadow(s)) {
       refuse_for_backfill();
       return true;
     }

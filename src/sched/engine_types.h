@@ -102,7 +102,10 @@ struct SchedJob {
   SchedTerms terms;
   int64_t replicas_min = 1;               // inference: min..max replicas; others 1..1
   int64_t replicas_max = 1;
-  std::optional<int64_t> expected_duration_ms;  // a hint for backfill
+  std::optional<int64_t> expected_duration_ms;  // a hint: estimates when it ends
+  // The executor stops it this long after it began running. Only this bound lets backfill start
+  // a job ahead of a blocked one (a stated duration is a hint, and a hint can be gamed).
+  std::optional<int64_t> time_limit_ms;
   TimeMs submitted_at = 0;
 
   int64_t milli_per_worker() const { return gpu_milli ? *gpu_milli : gpus_per_worker * 1000; }

@@ -58,6 +58,7 @@ SchedJob to_sched_job(const Job& j, const std::string& id, TimeMs submitted_at) 
     s.replicas_max = j.replicas->max;
   }
   if (j.expected_duration_seconds) s.expected_duration_ms = *j.expected_duration_seconds * 1000;
+  if (j.time_limit_seconds) s.time_limit_ms = *j.time_limit_seconds * 1000;
   s.submitted_at = submitted_at;
   return s;
 }

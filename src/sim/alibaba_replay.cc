@@ -54,7 +54,7 @@ Result<ReplayInput> alibaba_replay_input(const std::vector<TraceNode>& nodes, co
     }
     j.submitted_at = static_cast<TimeMs>(static_cast<double>(pod.created_s) * 1000.0 / speedup);
     r.duration_ms = std::max<int64_t>(1, (pod.deleted_s - pod.created_s) * 1000);
-    j.expected_duration_ms = r.duration_ms;
+    j.expected_duration_ms = j.time_limit_ms = r.duration_ms;  // exact estimates, as in philly.cc
     in.jobs.push_back(std::move(r));
   }
   return in;

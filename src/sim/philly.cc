@@ -131,7 +131,9 @@ ReplayInput philly_replay_input(const std::vector<PhillyJob>& jobs, int64_t node
       r.job.gpus_per_worker = 1;
     }
     r.job.submitted_at = j.submit;
-    r.job.expected_duration_ms = std::max<int64_t>(1, j.duration_ms);
+    // A replay knows each job's recorded duration: it is both the estimate and the limit
+    // (backfill with exact user estimates).
+    r.job.expected_duration_ms = r.job.time_limit_ms = std::max<int64_t>(1, j.duration_ms);
     r.duration_ms = j.duration_ms;
     in.jobs.push_back(std::move(r));
   }

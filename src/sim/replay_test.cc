@@ -26,7 +26,7 @@ ReplayJob job(const std::string& id, int64_t at_s, int64_t secs, int64_t workers
   r.job.workers = workers;
   r.job.gpus_per_worker = gpus;
   r.job.submitted_at = at_s * 1000;
-  r.job.expected_duration_ms = secs * 1000;
+  r.job.expected_duration_ms = r.job.time_limit_ms = secs * 1000;
   r.duration_ms = secs * 1000;
   return r;
 }
