@@ -2,13 +2,13 @@
 // simulated executor runs them for their expected duration, pending jobs say why they wait, a
 // failed node requeues its jobs and records a fault, and placements survive kill -9.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <set>
 #include <thread>
 
 #include "server_fixture.h"
@@ -268,6 +268,57 @@ TEST(Scheduler, ReservedNodesServeTheirTenantFirstAndOthersOnlyPreemptibly) {
   EXPECT_EQ(after["status"]["reason"].get<std::string>().rfind("preempted by job", 0), 0u) << after.dump();
   EXPECT_NE(after["status"]["reason"].get<std::string>().find("its tenant's reserved capacity"), std::string::npos)
       << after.dump();
+}
+
+// A pending job, a project and an idle node whose stored records no longer decode (a codec
+// tightened since, an edit by hand) are reported and left out: the scheduler goes on for
+// everyone else, and a record mended by hand is taken up again.
+TEST(Scheduler, RecordsThatNoLongerDecodeHoldBackOnlyThemselves) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50"});
+  world(s, 2);
+  const std::string web =
+      expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "web")), "web").body.at("id");
+  const std::string n2 = s.admin("GET", "/api/v1/nodes/n2").body.at("id");
+  // Three workers of 8 GPUs never fit on two 8-GPU nodes: it waits.
+  const std::string waiting =
+      expect_2xx(s.admin("POST", "/api/v1/jobs", job("waiting", 3, 8, std::nullopt)), "waiting").body.at("id");
+  json other = job_doc("web", "other");
+  other["workers"] = 3;
+  other["gpus_per_worker"] = 8;
+  const std::string other_id = expect_2xx(s.admin("POST", "/api/v1/jobs", other), "other").body.at("id");
+  for (const std::string& id : {waiting, other_id})
+    wait_for(s, "/api/v1/jobs/" + id,
+             [](const json& j) { return j["status"].value("reason", "").find("never fits") != std::string::npos; });
+  s.stop();
+  edit_database(s,
+                "UPDATE objects SET body = json_set(body, '$.gpus_per_worker', 'lots') WHERE id = '" + waiting + "'");
+  edit_database(s, "UPDATE objects SET body = json_set(body, '$.quota', 'none') WHERE id = '" + web + "'");
+  edit_database(s, "UPDATE objects SET body = json_set(body, '$.gpus', 'many') WHERE id = '" + n2 + "'");
+  s.start();
+  // The rest of the cluster is scheduled: a job of a sound project runs on the sound node.
+  json ok = job("ok", 1, 4, std::nullopt);
+  const std::string ok_id = expect_2xx(s.admin("POST", "/api/v1/jobs", ok), "ok").body.at("id");
+  json running = wait_for(s, "/api/v1/jobs/" + ok_id, state_is("running"));
+  EXPECT_EQ(running["status"]["placement"][0]["node"], s.admin("GET", "/api/v1/nodes/n1").body.at("id"));
+  // A job of the broken project waits: the scheduler never read its quota (and a new one is
+  // refused, naming the record: its quota cannot be checked).
+  Resp refused = s.admin("POST", "/api/v1/jobs", job_doc("web", "another"));
+  EXPECT_EQ(refused.status, 500) << refused.describe();
+  EXPECT_EQ(refused.error_fields(), std::vector<std::string>{"projects/" + web}) << refused.describe();
+  json held = wait_for(s, "/api/v1/jobs/" + other_id, [](const json& j) {
+    return j["status"].value("reason", "").find("no quota the scheduler knows") != std::string::npos;
+  });
+  EXPECT_EQ(held["status"]["state"], "pending") << held.dump();
+  // Each broken record is listed by /readyz, which stays ready.
+  Resp ready = s.req("GET", "/readyz", "");
+  EXPECT_EQ(ready.status, 200) << ready.describe();
+  std::set<std::string> listed;
+  for (const json& r : ready.body.at("undecodable_records"))
+    listed.insert(r.at("kind").get<std::string>() + "/" + r.at("id").get<std::string>());
+  EXPECT_EQ(listed, (std::set<std::string>{"jobs/" + waiting, "projects/" + web, "nodes/" + n2})) << ready.describe();
+  // Mended, the job is scheduled again (three single-GPU workers fit beside the 4-GPU job).
+  edit_database(s, "UPDATE objects SET body = json_set(body, '$.gpus_per_worker', 1) WHERE id = '" + waiting + "'");
+  EXPECT_EQ(wait_for(s, "/api/v1/jobs/" + waiting, state_is("running"))["status"]["state"], "running");
 }
 
 TEST(Scheduler, PlacementsSurviveKill9) {

@@ -39,6 +39,8 @@ RecordFaults& record_faults() {
   return faults;
 }
 
+bool is_undecodable(const Error& e) { return e.detail.code == "record.undecodable"; }
+
 Error undecodable_record(const std::string& kind, const std::string& id, const std::string& name, const Error& why,
                          const std::string& consequence) {
   std::string reason = why.message;
@@ -47,8 +49,9 @@ Error undecodable_record(const std::string& kind, const std::string& id, const s
   const std::string what = "stored " + kind + " " + id + (name.empty() || name == id ? "" : " (" + name + ")");
   if (record_faults().report(kind, id, reason))
     spdlog::error("{} no longer decodes: {} ({}; fix the record or delete it)", what, reason, consequence);
-  Error e = Error::make(Code::kInternal, what + " no longer decodes: " + reason + "; " + consequence +
-                                             ". An operator must fix or delete the record (GET /readyz lists it)");
+  Error e = Error::make(
+      Code::kInternal,
+      Message("record.undecodable").arg("what", what).arg("reason", reason).arg("consequence", consequence));
   e.fields.push_back({kind + "/" + id, reason});
   return e;
 }

@@ -47,6 +47,10 @@ RecordFaults& record_faults();
 Error undecodable_record(const std::string& kind, const std::string& id, const std::string& name, const Error& why,
                          const std::string& consequence);
 
+// Whether `e` is undecodable_record()'s error (and not, say, the store failing): a reader that may
+// leave such a record out (it holds nothing) tells the two apart with this.
+bool is_undecodable(const Error& e);
+
 // Reads a stored record through its kind's codec (model/) under the policy above: a record that
 // no longer decodes is reported and the read fails with undecodable_record(r…, consequence); one
 // that decodes is forgotten if it was reported before.

@@ -38,9 +38,11 @@ Result<Currency> tenant_currency(StoreTx& tx, const std::string& tenant_id) {
 Result<Job> load_job(StoreTx& tx, const Record& r) {
   auto cur = tenant_currency(tx, r.tenant_id);
   if (!cur) return cur.error();
-  auto j = decode_record(r, [&](const json& b) { return parse_job(b, *cur); }, "the scheduler cannot hold it");
+  const char* consequence = "the scheduler leaves it out (a waiting job stays waiting) until it is fixed";
+  auto j = decode_record(
+      r, [&](const json& b) { return parse_job(b, *cur); }, consequence);
   if (!j) return j.error();
-  auto st = stored_job_status(r.body);
+  auto st = decode_record(r, stored_job_status, consequence);
   if (!st) return st.error();
   j->tenant_id = r.tenant_id;
   j->project_id = r.project_id;
@@ -320,7 +322,11 @@ Status SchedulerService::rebuild(StoreTx& tx, TimeMs now) {
       auto n = tx.get("nodes", w.node);
       std::string reason;
       if (n) {
-        auto node = decode_record(*n, [&](const json& b) { return decode_node(b, app_.catalog); }, "the scheduler cannot say why it failed");
+        // A node left out because it no longer decodes may still run this job: requeuing it
+        // (and recording a fault) would stop real work, so the scheduler stops instead.
+        auto node = decode_record(
+            *n, [&](const json& b) { return decode_node(b, app_.catalog); },
+            "the scheduler cannot restore the jobs placed on it");
         if (!node) return node.error();
         reason = node->state_reason.value_or("");
       }
@@ -348,8 +354,10 @@ Status SchedulerService::sync_nodes(StoreTx& tx, TimeMs now, std::vector<SchedEv
     seen.insert(r.id);
     auto it = node_state_.find(r.id);
     if (it == node_state_.end()) {
-      auto n = decode_record(r, [&](const json& b) { return decode_node(b, app_.catalog); }, "the scheduler cannot place on it");
-      if (!n) return n.error();
+      auto n = decode_record(
+          r, [&](const json& b) { return decode_node(b, app_.catalog); },
+          "the scheduler places nothing on it until it is fixed");
+      if (!n) continue;  // reported; nothing is placed on a node the engine does not know
       n->supplier_id = r.supplier_id;
       SchedNode sn = to_sched_node(*n, r.id, app_.catalog);
       if (auto c = terms_.node_country.find(r.id); c != terms_.node_country.end()) sn.country = c->second;
@@ -363,9 +371,10 @@ Status SchedulerService::sync_nodes(StoreTx& tx, TimeMs now, std::vector<SchedEv
       if (auto s = engine_->set_node_offers(r.id, o->second); !s) return s;  // unchanged: nothing happens
     }
     if (it->second == r.state) continue;
-    auto stored = decode_record(r, [&](const json& b) { return decode_node(b, app_.catalog); }, "the scheduler cannot follow its state");
-    if (!stored) return stored.error();
-    const std::string reason = stored->state_reason.value_or("");
+    auto stored = decode_record(
+        r, [&](const json& b) { return decode_node(b, app_.catalog); },
+        "the scheduler follows its state without its reason");
+    const std::string reason = stored ? stored->state_reason.value_or("") : "";
     if (r.state == "unavailable") {
       auto ev = engine_->node_failed(r.id, now, reason.empty() ? Message("sched.node_marked_unavailable") : node_detail(reason));
       events.insert(events.end(), ev.begin(), ev.end());
@@ -423,9 +432,15 @@ Status SchedulerService::sync_projects(StoreTx& tx, TimeMs now) {
   auto stops = balance_stops(tx);  // tenants whose balance is exhausted
   if (!stops) return stops.error();
   for (const Record& r : *projects) {
+    // One that no longer decodes (or whose tenant does not) is reported and left as the engine
+    // last knew it; a project it never knew holds its jobs back (unknown project).
     auto cur = tenant_currency(tx, r.tenant_id);
+    if (!cur && is_undecodable(cur.error())) continue;
     if (!cur) return cur.error();
-    auto p = decode_record(r, [&](const json& b) { return parse_project(b, *cur); }, "the scheduler cannot apply its quota");
+    auto p = decode_record(
+        r, [&](const json& b) { return parse_project(b, *cur); },
+        "the scheduler keeps the quota it last read (none: its jobs wait) until it is fixed");
+    if (!p && is_undecodable(p.error())) continue;
     if (!p) return p.error();
     p->tenant_id = r.tenant_id;
     SchedProject sp = to_sched_project(*p, r.id);
@@ -477,6 +492,9 @@ Status SchedulerService::sync_jobs(StoreTx& tx, TimeMs now) {
     auto r = tx.get("jobs", id);
     if (!r) return r.error();
     auto j = load_job(tx, *r);
+    // One that no longer decodes is reported and holds nothing: it must not stop the scheduler
+    // for everyone (one that holds a placement does: see for_each_placed_job).
+    if (!j && is_undecodable(j.error())) continue;
     if (!j) return j.error();
     // A job requeued before (a failure, a preemption, a restart) keeps saying why.
     SchedJob sj = to_sched_job(*j, r->id, r->created_at);
@@ -525,6 +543,7 @@ Status SchedulerService::resubmit_pending(StoreTx& tx, const std::string& tenant
   for (const Record& r : *pending) {
     if (!known_jobs_.count(r.id) || engine_->is_running(r.id)) continue;
     auto j = load_job(tx, r);
+    if (!j && is_undecodable(j.error())) continue;  // reported; it waits as it was submitted
     if (!j) return j.error();
     SchedJob sj = to_sched_job(*j, r.id, r.created_at);
     apply_tenant_terms(terms_, sj);
