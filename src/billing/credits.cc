@@ -37,9 +37,16 @@ TimeMs overlap(TimeMs a0, TimeMs a1, TimeMs b0, TimeMs b1) { return std::max<Tim
 
 void emit(Ctx& c, const std::string& rule, const std::string& key, Acc& a) {
   if (a.num == 0) return;
-  // A credit and its base are shares of fees that are int64 amounts: an overflow is a bug (throws).
-  const int64_t credit = div_half_even_checked(a.num, a.den);
-  const int64_t base = div_half_even_checked(a.base_num, a.base_den);
+  // A credit is a multiple of fees that are int64 amounts (an outage compensated at 1000 %, a
+  // market default at 300 %): it may not fit in one, and that is an error, never a wrapped amount.
+  bool overflow = false;
+  const int64_t credit = div_round_half_even(a.num, a.den, &overflow);
+  const int64_t base = div_round_half_even(a.base_num, a.base_den, &overflow);
+  if (overflow) {
+    if (!c.credit_overflow)
+      c.credit_overflow = Error::make(Code::kInvalid, Message("rating.amount_overflow").arg("rule", rule).arg("allocation", key));
+    return;
+  }
   ChargeLine l;
   l.kind = LineKind::kCredit;
   l.rule = rule;
@@ -382,7 +389,9 @@ Status rate_credits(Ctx& c) {
   outages(c);
   market_defaults(c);
   market_resales(c);
-  return exit_refund(c);
+  if (auto s = exit_refund(c); !s) return s;
+  if (c.credit_overflow) return *c.credit_overflow;
+  return ok_status();
 }
 
 }  // namespace gpurent::billing_detail

@@ -76,6 +76,7 @@ struct Ctx {
   LineBook book;
   std::vector<Piece> pieces;   // every allocation's pieces inside the period
   std::vector<CommitmentShare> shares;  // rate_commitments
+  std::optional<Error> credit_overflow;  // the first credit too large for an amount (rate_credits fails)
 };
 
 // Price of `offer` for `mode` at time t (spot: the market price in force, else the sheet's).

@@ -428,7 +428,15 @@ void CostFirewall::start(bool passes) {
     while (!stopping_) {
       const bool passing = passes_;
       lock.unlock();
-      if (passing) pass();
+      if (passing) {
+        // Nothing a pass meets may end the process: an exception is logged and the next pass
+        // tries again (the HTTP routes answer the same failure with a 500).
+        try {
+          pass();
+        } catch (const std::exception& e) {
+          spdlog::error("{}", json({{"event", "cost_firewall_failed"}, {"error", e.what()}}).dump());
+        }
+      }
       lock.lock();
       // Until the next pass: deliver what quota changes raise, as they raise it.
       const auto next = std::chrono::steady_clock::now() + std::chrono::milliseconds(interval_ms_);
