@@ -103,6 +103,19 @@ TEST(AcceptanceRuns, ARealRunOnThisMachineBecomesMeasurementsWithProvenance) {
   EXPECT_EQ(run["gates"][8]["measured"], "355");
   EXPECT_EQ(run["gates"][8]["status"], "pass");
 
+  // The contract, its floors and the verdict are its parties': another tenant reading the run
+  // (or its report) sees the measurements only; the contract's tenant sees them all.
+  const std::string beta = make_user_token(s, "beta-viewer", "viewer", "beta");
+  const json seen = s.req("GET", "/api/v1/acceptance-runs/" + run["id"].get<std::string>(), beta).body;
+  for (const char* k : {"contract", "contract_id", "gates", "verdict"}) EXPECT_FALSE(seen.contains(k)) << k << " " << seen.dump();
+  EXPECT_EQ(seen["measurements"], run["measurements"]);
+  const Resp md = s.req("GET", "/api/v1/acceptance-runs/" + run["id"].get<std::string>() + "/report", beta);
+  EXPECT_EQ(md.text.find("acme-dc"), std::string::npos) << md.text;
+  const std::string acme = make_user_token(s, "acme-viewer", "viewer", "acme");
+  const json party = s.req("GET", "/api/v1/acceptance-runs?supplier=dc", acme).body.at("items").at(0);
+  EXPECT_EQ(party["gates"], run["gates"]);
+  EXPECT_EQ(party["contract"], "acme-dc");
+
   // Its measurements: the cards' FP16 GEMM and the node's all-reduce, with provenance.
   ASSERT_EQ(run["measurements"].size(), 3u) << run.dump();
   const json listed = s.admin("GET", "/api/v1/measurements?supplier=dc").body;

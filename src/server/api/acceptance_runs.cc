@@ -627,9 +627,32 @@ std::string render_report(const Record& run, bool zh) {
   return out;
 }
 
+// The measurements of a run are public facts about the market's hardware; what a tenant keeps
+// beside them is its own: its job, its contract with the clause floors it negotiated and the
+// verdict against them, and who recorded the run with what note. Each is hidden from every reader
+// but operators, the run's recorder and its parties: the job's tenant, the contract's tenant and
+// supplier, the recording tenant.
+void hide_private_parts(StoreReader& store, const Record& r, const Principal& p, json& out) {
+  if (p.is_operator() || out.value("recorded_by", "") == p.user_id) return;
+  auto party = [&](const char* kind, const char* key) {
+    auto it = out.find(key);
+    if (it == out.end() || !it->is_string()) return false;
+    auto rec = store.get(kind, it->get<std::string>());
+    return rec && ((!p.tenant_id.empty() && rec->tenant_id == p.tenant_id) ||
+                   (!p.supplier_id.empty() && rec->supplier_id == p.supplier_id));
+  };
+  if (!party("jobs", "job_id"))
+    for (const char* k : {"job", "job_id"}) out.erase(k);
+  if (!party("contracts", "contract_id"))
+    for (const char* k : {"contract", "contract_id", "gates", "verdict"}) out.erase(k);
+  if (!r.tenant_id.empty() && r.tenant_id != p.tenant_id)
+    for (const char* k : {"tenant_id", "recorded_by", "note"}) out.erase(k);
+}
+
 void get_report(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p) {
   auto rec = find_visible(app.store, spec, p, req.matches[1]);
   if (!rec) return send_problem(res, rec.error(), req.path);
+  hide_private_parts(app.store, *rec, p, rec->body);
   const std::string lang = ResponseLanguage::current();  // ?lang= or Accept-Language (the router's)
   res.status = 200;
   res.set_content(render_report(*rec, lang.rfind("zh", 0) == 0), "text/markdown; charset=utf-8");
@@ -648,6 +671,7 @@ void register_acceptance_run_routes(App& app, Router& srv) {
   spec.deletable = false;
   spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record*) { return build_run(app, body, p, tx); };
   spec.after_create = [](const Principal& p, const Record& r, StoreTx& tx) { return store_measurements(p, r, tx); };
+  spec.decorate = hide_private_parts;
   register_crud(app, srv, spec);
   item_route(app, srv, "GET", "acceptance-runs", "report", get_report);
 }
