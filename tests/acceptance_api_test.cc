@@ -107,7 +107,8 @@ TEST(AcceptanceRuns, ARealRunOnThisMachineBecomesMeasurementsWithProvenance) {
   // (or its report) sees the measurements only; the contract's tenant sees them all.
   const std::string beta = make_user_token(s, "beta-viewer", "viewer", "beta");
   const json seen = s.req("GET", "/api/v1/acceptance-runs/" + run["id"].get<std::string>(), beta).body;
-  for (const char* k : {"contract", "contract_id", "gates", "verdict"}) EXPECT_FALSE(seen.contains(k)) << k << " " << seen.dump();
+  for (const char* k : {"contract", "contract_id", "gates", "verdict"})
+    EXPECT_FALSE(seen.contains(k)) << k << " " << seen.dump();
   EXPECT_EQ(seen["measurements"], run["measurements"]);
   const Resp md = s.req("GET", "/api/v1/acceptance-runs/" + run["id"].get<std::string>() + "/report", beta);
   EXPECT_EQ(md.text.find("acme-dc"), std::string::npos) << md.text;
