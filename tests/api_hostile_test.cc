@@ -20,6 +20,7 @@
 #include <memory>
 #include <thread>
 
+#include "core/clock.h"
 #include "server_fixture.h"
 
 namespace gpurent::testing {
@@ -385,10 +386,12 @@ TEST(Hostile, UsageIdempotencyKeysBelongToTheirCaller) {
     return make_user_token(s, sup + "-ops", "supplier", "", sup);
   };
   const std::string a = node_for("sup-a"), b = node_for("sup-b");
-  auto batch = [](const std::string& node) {
-    return json{
-        {"idempotency_key", "nightly-2026-11-30"},
-        {"gpu_samples", {{{"at", "2026-11-30T00:00:00Z"}, {"node", node}, {"gpu", 0}, {"utilization_pct", 50}}}}};
+  // An hour ago: a fixed date would age past the 30 days samples may reach back (or into a
+  // closed month).
+  const std::string at = format_rfc3339((SystemClock().now() - 3'600'000) / 60'000 * 60'000);
+  auto batch = [&at](const std::string& node) {
+    return json{{"idempotency_key", "nightly-1"},
+                {"gpu_samples", {{{"at", at}, {"node", node}, {"gpu", 0}, {"utilization_pct", 50}}}}};
   };
   Resp first = s.req("POST", "/api/v1/usage", a, batch("sup-a-node"));
   ASSERT_EQ(first.status, 201) << first.describe();

@@ -48,8 +48,25 @@ TEST(IssuedInvoices, AClosedMonthIsFrozenNumberedHashedAndCorrectedOnlyByCreditN
   EXPECT_EQ(s.admin("POST", "/api/v1/invoices/close", json{{"month", "2026-13x"}}).error_fields(),
             std::vector<std::string>{"month"});
   EXPECT_EQ(s.req("POST", "/api/v1/invoices/close", acme_viewer, json{{"month", last}}).status, 403);
+  // Usage of the month's last minute is taken while the month is open, and refused, naming the
+  // field, once it is closed: no invoice would ever bill it.
+  std::tm first{};
+  strptime((month_ago(0) + "-01").c_str(), "%Y-%m-%d", &first);
+  char at[32];
+  const std::time_t late = timegm(&first) - 60;
+  std::strftime(at, sizeof at, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&late));
+  auto usage = [&](const std::string& key) {
+    return json{{"idempotency_key", key},
+                {"gpu_samples", {{{"at", at}, {"node", "n1"}, {"gpu", 0}, {"utilization_pct", 50}}}}};
+  };
+  EXPECT_EQ(s.admin("POST", "/api/v1/usage", usage("late-1")).status, 201);
   const json draft = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + last).body;
   const json closed = expect_2xx(s.admin("POST", "/api/v1/invoices/close", json{{"month", last}}), "close").body;
+  const Resp refused = s.admin("POST", "/api/v1/usage", usage("late-2"));
+  EXPECT_EQ(refused.status, 422) << refused.describe();
+  EXPECT_EQ(refused.error_fields(), std::vector<std::string>{"gpu_samples[0].at"}) << refused.describe();
+  EXPECT_NE(refused.reason_for("gpu_samples[0].at").find("closed for invoicing"), std::string::npos)
+      << refused.describe();
   ASSERT_EQ(closed["issued"].size(), 1u) << closed.dump() << "\nbeta has no charges: no invoice";
   EXPECT_EQ(closed["already_closed"], false);
   const json again = expect_2xx(s.admin("POST", "/api/v1/invoices/close", json{{"month", last}}), "close").body;

@@ -32,6 +32,10 @@ void check_window(Fields& f, const char* key, TimeMs at, const UsageParseOptions
     f.error(key, Message("usage.at_too_old").arg("at", format_rfc3339(at)));
   else if (at > opts.now + kSampleMaxAheadMs)
     f.error(key, Message("usage.at_in_future").arg("at", format_rfc3339(at)).arg("now", format_rfc3339(opts.now)));
+  else if (at < opts.not_before)
+    f.error(key, Message("usage.at_in_closed_month")
+                     .arg("at", format_rfc3339(at))
+                     .arg("month", format_rfc3339(at).substr(0, 7)));
 }
 
 constexpr StrRule kNodeRefRule{.min_len = 1, .max_len = 64};

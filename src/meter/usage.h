@@ -86,6 +86,9 @@ struct UsageBatch {
 struct UsageParseOptions {
   TimeMs now = 0;  // samples must lie in [now - kSampleMaxAgeMs, now + kSampleMaxAheadMs]
   size_t max_samples = kMaxSamplesPerBatch;
+  // And not before this: earlier samples fall in a month closed for invoicing (its invoices are
+  // issued, or due), where no invoice would ever bill them.
+  TimeMs not_before = INT64_MIN;
 };
 
 // Validates a batch body. Errors are kInvalid and name each offending field with its full path

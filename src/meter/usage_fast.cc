@@ -130,7 +130,8 @@ class Sax {
     switch (key_) {
       case Key::kAt: {
         auto t = parse_rfc3339(s, "at");
-        if (!t || *t < opts_.now - kSampleMaxAgeMs || *t > opts_.now + kSampleMaxAheadMs) return false;
+        if (!t || *t < opts_.now - kSampleMaxAgeMs || *t > opts_.now + kSampleMaxAheadMs || *t < opts_.not_before)
+          return false;
         (list_ == List::kGpu ? gpu_.at : job_.at) = *t;
         return true;
       }
