@@ -101,7 +101,9 @@ class HttpServer::Impl {
   std::unordered_map<std::string, size_t> per_address_;
   RateLimiter limiter_;
   std::atomic<bool> stopping_{false};
-  std::atomic<int64_t> body_bytes_{0};  // Content-Length bytes reserved by bodies being read
+  // Content-Length bytes reserved by bodies being read, in all and per address (under addr_mu_).
+  int64_t body_bytes_ = 0;
+  std::unordered_map<std::string, int64_t> body_bytes_by_address_;
   std::optional<ssl::context> tls_;
   net::io_context ioc_;
   // The acceptor, the drain timer and stop() run on one strand, so several I/O threads never
@@ -127,6 +129,26 @@ class HttpServer::Impl {
     std::lock_guard<std::mutex> g(addr_mu_);
     auto it = per_address_.find(addr);
     if (it != per_address_.end() && --it->second == 0) per_address_.erase(it);
+  }
+  // Reserves n body bytes for a connection from addr: within the server-wide budget and within
+  // one address's share of it (an eighth, at least one largest body), so one address that
+  // announces bodies and sends nothing cannot take every write from everyone else.
+  bool reserve_body(const std::string& addr, int64_t n) {
+    const auto budget = static_cast<int64_t>(opts_.limits.max_body_bytes_in_flight);
+    const int64_t share = std::max(budget / 8, static_cast<int64_t>(opts_.limits.max_body_bytes));
+    std::lock_guard<std::mutex> g(addr_mu_);
+    auto it = body_bytes_by_address_.find(addr);
+    const int64_t mine = it == body_bytes_by_address_.end() ? 0 : it->second;
+    if (body_bytes_ + n > budget || mine + n > share) return false;
+    body_bytes_ += n;
+    body_bytes_by_address_[addr] = mine + n;
+    return true;
+  }
+  void release_body(const std::string& addr, int64_t n) {
+    std::lock_guard<std::mutex> g(addr_mu_);
+    body_bytes_ -= n;
+    auto it = body_bytes_by_address_.find(addr);
+    if (it != body_bytes_by_address_.end() && (it->second -= n) <= 0) body_bytes_by_address_.erase(it);
   }
 };
 
@@ -174,7 +196,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   }
 
   void release_body_budget() {
-    if (body_reserved_ > 0) srv_.body_bytes_.fetch_sub(body_reserved_);
+    if (body_reserved_ > 0) srv_.release_body(address_, body_reserved_);
     body_reserved_ = 0;
   }
 
@@ -299,15 +321,15 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 
   void read_body() {
     // Beast reserves a declared Content-Length up front: those bytes count against a server-wide
-    // budget, so connections that only announce large bodies cannot pin the memory. A chunked body
+    // budget and an address's share of it (reserve_body), so connections that only announce large
+    // bodies can pin neither the memory nor everyone's writes. A chunked body
     // may grow to the body limit, so it counts as that much while it is read.
     std::optional<uint64_t> len;
     if (auto declared = parser_->content_length()) len = *declared;
     else if (parser_->chunked()) len = srv_.opts_.limits.max_body_bytes;
     if (len && *len > 0) {
       const int64_t n = static_cast<int64_t>(*len);
-      if (srv_.body_bytes_.fetch_add(n) + n > static_cast<int64_t>(srv_.opts_.limits.max_body_bytes_in_flight)) {
-        srv_.body_bytes_.fetch_sub(n);
+      if (!srv_.reserve_body(address_, n)) {
         srv_.stats_.overloaded.fetch_add(1);
         auto r = problem_response(503, Code::kUnavailable, Message("http.too_many_bodies"), target());
         r.set_header("Retry-After", "1");
