@@ -386,6 +386,21 @@ TEST(MarketApi, NothingTradesInAWindowThatIsOver) {
   EXPECT_EQ(s.admin("GET", "/api/v1/market-trades").body["items"].size(), 0u);
 }
 
+// null is an absent field, as everywhere in the API: an order with "node_gpus": null or
+// "idempotency_key": null rests in the GPU book (it was a 500 from the order's stored copy).
+TEST(MarketApi, NullFieldsAreAbsent) {
+  ServerProcess s;
+  Market m = dc_world(s, {"gpn1"});
+  json o = m.order("buy", 2, "10.00");
+  o["node_gpus"] = nullptr;
+  o["idempotency_key"] = nullptr;
+  Resp r = m.place(m.acme, o);
+  ASSERT_EQ(r.status, 201) << r.describe();
+  EXPECT_EQ(r.body["state"], "open") << r.describe();
+  EXPECT_FALSE(r.body.contains("idempotency_key")) << r.describe();
+  EXPECT_EQ(m.get("depth", m.acme)["bids"].size(), 1u);
+}
+
 // A cancel that would unlock fills the seller cannot deliver (it no longer has an offer for the
 // book) makes none of them and still takes the order out: an owner can always cancel (it was a
 // 422 before, from the settlement of fills nobody asked for).

@@ -153,7 +153,7 @@ json order_request(const json& body) {
   json req = json::object();
   for (const char* k : {"side", "gpu_model", "region", "starts_at", "ends_at", "currency", "node_gpus", "gpus", "nodes",
                         "price_per_gpu_hour", "time_in_force", "all_or_none", "tenant", "supplier"})
-    if (body.contains(k)) req[k] = body[k];
+    if (body.contains(k) && !body[k].is_null()) req[k] = body[k];  // null is absent, as Fields reads it
   return req;
 }
 
@@ -423,13 +423,15 @@ Result<Built> build_order(App& app, const json& body, const Principal& p, BookTx
   if (!m) return m.error();
   keep = std::move(*m);
   IndexCols idx;
-  idx.name = body.value("idempotency_key", "");
+  const auto key = body.find("idempotency_key");  // null is absent, as Fields reads it
+  const std::string idem = key != body.end() && key->is_string() ? key->get<std::string>() : "";
+  idx.name = idem;
   idx.state = keep.order["state"];
   idx.gpu_model = keep.order["gpu_model"];
   idx.region = keep.order["region"];
   idx.tenant_id = keep.order.value("tenant_id", "");
   idx.supplier_id = keep.order.value("supplier_id", "");
-  if (!body.value("idempotency_key", "").empty()) keep.order["idempotency_key"] = body["idempotency_key"];
+  if (!idem.empty()) keep.order["idempotency_key"] = idem;
   return Built{keep.order, idx};
 }
 
