@@ -513,6 +513,41 @@ TEST(MarketSettlement, ATenantResellsAWholeNodeItHolds) {
 }
 
 }  // namespace
+// A reseller holding nodes of two sizes (24 GPUs bought whole as a 16-GPU and an 8-GPU node)
+// resells its 8-GPU node: its reservation keeps the 16-GPU one (it was left with none, and the
+// supplier could sell that node again).
+TEST(MarketSettlement, AResaleKeepsTheResellersNodesOfOtherSizes) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  world(s, {"gpn1"});
+  json big = node_doc("dc", "big");
+  const json eight = big["gpus"];
+  for (json g : eight) {
+    g["index"] = g["index"].get<int>() + 8;
+    std::string u = g["uuid"];
+    u[4] = u[4] == 'e' ? 'f' : 'e';
+    g["uuid"] = u;
+    big["gpus"].push_back(g);
+  }
+  const std::string big_id = expect_2xx(s.admin("POST", "/api/v1/nodes", big), "16-GPU node").body["id"];
+  const std::string dc = make_user_token(s, "dc-ops", "supplier", "", "dc");
+  const std::string acme = make_user_token(s, "acme-admin", "tenant_admin", "acme");
+  const std::string beta = make_user_token(s, "beta-admin", "tenant_admin", "beta");
+  const TimeMs this_hour = SystemClock().now() / kHour * kHour;
+  expect_2xx(s.req("POST", "/api/v1/market-orders", dc, order(this_hour, 2, "sell", 24, "10.00")), "dc sells 24");
+  const Resp bought =
+      expect_2xx(s.req("POST", "/api/v1/market-orders", acme, order(this_hour, 2, "buy", 24, "10.00")), "acme buys 24");
+  const json first = s.admin("GET", "/api/v1/market-trades/" + bought.body["trades"][0].get<std::string>()).body;
+  ASSERT_EQ(first["settlement"]["node_ids"].size(), 2u) << first.dump();
+  expect_2xx(s.req("POST", "/api/v1/market-orders", acme, node_order(this_hour, "sell", 1, "12.00")),
+             "acme resells its 8-GPU node");
+  const Resp resale =
+      expect_2xx(s.req("POST", "/api/v1/market-orders", beta, node_order(this_hour, "buy", 1, "12.50")), "beta buys");
+  ASSERT_EQ(resale.body["trades"].size(), 1u) << resale.describe();
+  const Resp kept = s.admin("GET", "/api/v1/reservations/" + first["settlement"]["reservation_id"].get<std::string>());
+  ASSERT_EQ(kept.status, 200) << kept.describe();
+  EXPECT_EQ(kept.body["node_ids"], json::array({big_id})) << kept.describe();
+}
+
 // A resting resale is checked again when it would fill: once a default opens on the trade whose
 // nodes it resells, the reseller holds nothing to deliver, so it makes no trade (its buyer would
 // have been the supplier's default over the whole window) and is cancelled, saying why.

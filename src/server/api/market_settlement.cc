@@ -239,11 +239,14 @@ Status take_resold_nodes(App& app, const Record& t, const MarketBook& k, int64_t
     auto rrec = tx.get("reservations", st.at("reservation_id").get<std::string>());
     if (!rrec) return rrec.error();
     std::vector<std::string> keep, moved;
-    for (const auto& id : h.nodes) {
+    for (const auto& id : h.nodes)
       if (static_cast<int64_t>(taken.size() + moved.size()) < count) moved.push_back(id);
-      else keep.push_back(id);
-    }
     if (moved.empty()) continue;
+    // The reservation keeps every node not resold, of this book's size or not (h.nodes holds
+    // only the nodes of this size).
+    for (const auto& id : rrec->body.value("node_ids", json::array()))
+      if (std::find(moved.begin(), moved.end(), id.get<std::string>()) == moved.end())
+        keep.push_back(id.get<std::string>());
     for (const auto& id : moved) {
       auto n = tx.get("nodes", id);
       taken.push_back({id, n ? n->name : id});
@@ -582,20 +585,22 @@ Result<std::optional<size_t>> first_undeliverable(StoreTx& tx, const std::vector
                                                    TimeMs now) {
   std::map<std::string, std::optional<std::vector<FreeNode>>> free;  // seller -> its free nodes (none: no offer)
   std::optional<Holds> holds;  // every reservation, read once for all the sellers
-  std::map<std::string, int64_t> resale_left;  // reseller tenant -> nodes it holds still unsold in this match
+  // (reseller tenant, supplier) -> nodes it holds of that supplier still unsold in this match: a
+  // tenant may resell nodes of several suppliers in one book.
+  std::map<std::pair<std::string, std::string>, int64_t> resale_left;
   for (size_t i = 0; i < trades.size(); ++i) {
     const Record& t = trades[i];
     if (t.body.contains("reseller_tenant_id")) {
       // A resale delivers the nodes its reseller holds now (a holding with a default still open
       // holds none: held_nodes), not what it held when its order was placed.
       const std::string reseller = t.body.at("reseller_tenant_id").get<std::string>();
-      auto left = resale_left.find(reseller);
+      auto left = resale_left.find({reseller, t.supplier_id});
       if (left == resale_left.end()) {
         auto held = held_nodes(tx, reseller, t.supplier_id, k, now);
         if (!held) return held.error();
         int64_t nodes = 0;
         for (const Held& h : *held) nodes += static_cast<int64_t>(h.nodes.size());
-        left = resale_left.emplace(reseller, nodes).first;
+        left = resale_left.emplace(std::make_pair(reseller, t.supplier_id), nodes).first;
       }
       const int64_t want = t.body.at("gpus").get<int64_t>() / std::max<int64_t>(k.node_gpus, 1);
       if (left->second < want) return std::optional<size_t>(i);
