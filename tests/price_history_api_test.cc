@@ -7,6 +7,7 @@
 #include <chrono>
 #include <ctime>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "server_fixture.h"
@@ -93,6 +94,36 @@ TEST(PriceHistory, UsageIsRatedByTheSheetInForceWhenItHappened) {
   Resp del = s.admin("DELETE", path);
   EXPECT_EQ(del.status, 409) << del.describe();
   EXPECT_NE(del.body.value("detail", "").find("allocations"), std::string::npos) << del.describe();
+}
+
+// What a run is billed as follows the sheet in force when it ran: a spot run stays spot after the
+// supplier stops selling spot (it was re-rated at the on-demand price, all of it).
+TEST(PriceHistory, ASheetChangedAfterARunDoesNotChangeWhatItIsBilledAs) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
+  const json offer = offer_doc("dc", "h100");
+  ASSERT_TRUE(offer["prices"].contains("spot")) << offer.dump();
+  const std::string offer_id = expect_2xx(s.admin("POST", "/api/v1/offers", offer), "offer").body.at("id");
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme", "CNY")), "tenant");
+  expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
+  json j = job_doc("vision", "cheap");
+  j["billing"]["mode"] = "spot";
+  j["expected_duration_seconds"] = 2;
+  const std::string job = expect_2xx(s.admin("POST", "/api/v1/jobs", j), "job").body.at("id");
+  wait_for(s, "/api/v1/jobs/" + job, [](const json& x) { return x["status"]["state"] == "succeeded"; });
+  const std::string invoice = "/api/v1/invoices?tenant=acme&month=" + month_now();
+  const json before = s.admin("GET", invoice).body;
+  json no_spot = offer;
+  no_spot["prices"].erase("spot");
+  expect_2xx(s.admin("PUT", "/api/v1/offers/" + offer_id, no_spot), "spot no longer sold");
+  const json after = s.admin("GET", invoice).body;
+  EXPECT_EQ(after["totals"], before["totals"]) << after.dump();
+  std::set<std::string> rules;
+  for (const auto& sec : after["sections"])
+    for (const auto& l : sec["lines"]) rules.insert(l["rule"]);
+  EXPECT_TRUE(rules.count("spot")) << after.dump();
+  EXPECT_FALSE(rules.count("on_demand")) << after.dump();
 }
 
 }  // namespace

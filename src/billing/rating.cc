@@ -214,9 +214,12 @@ Status check_allocations(const RatingInput& in, std::set<std::string>& ids) {
     if (a.gpu_milli == 0 && a.cpu_cores <= 0) return bad(f + ".cpus", Message("rating.cpu_only_cores"));
     if (a.gpu_milli > 0 && (a.cpu_cores != 0 || a.memory_gib != 0))
       return bad(f + ".cpus", Message("rating.cpu_with_gpus"));
-    if (a.gpu_milli == 0 && !o->second.prices.cpu_core_hour)
+    // The sheet in force when it was requested says what it may be billed as (a later sheet
+    // reprices nothing: docs/api.md, price history).
+    const Offer& sheet = offer_in_force(in, a.offer, a.requested_at);
+    if (a.gpu_milli == 0 && !sheet.prices.cpu_core_hour)
       return bad(f + ".offer", Message("rating.no_cpu_price").arg("offer", a.offer));
-    if (a.mode == BillingMode::kSpot && !o->second.prices.spot && !in.spot_prices.count(a.offer))
+    if (a.mode == BillingMode::kSpot && !sheet.prices.spot && !in.spot_prices.count(a.offer))
       return bad(f + ".mode", Message("rating.no_spot").arg("offer", a.offer));
     if (a.running_at && *a.running_at < a.requested_at)
       return bad(f + ".running_at", Message("rating.before_requested"));

@@ -104,6 +104,13 @@ Result<int64_t> unit_price(const Ctx& c, const Offer& offer, BillingMode mode, T
     if (in_force) return in_force->price.micros();
   }
   if (v.prices.spot) return v.prices.spot->micros();
+  // A sheet that stopped selling spot while a spot run went on: the run keeps the last sheet
+  // spot price it was sold under (what it is billed as was decided when it was requested).
+  const Money* last = nullptr;
+  if (auto h = c.in.offer_history.find(offer.name); h != c.in.offer_history.end())
+    for (const auto& ver : h->second)
+      if (ver.until <= t && ver.offer.prices.spot) last = &*ver.offer.prices.spot;
+  if (last) return last->micros();
   return Error::invalid("spot_prices." + offer.name, Message("rating.no_spot_price_at").arg("at", format_rfc3339(t)));
 }
 

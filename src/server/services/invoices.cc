@@ -343,7 +343,18 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
     }
     auto o = b.offer(run.offer_id);
     if (!o) return o.error();
-    if (run.gpu_milli == 0 && !(*o)->prices.cpu_core_hour) {  // a CPU-only run its offer does not sell
+    // What the run is billed as (CPU time, spot, a model endpoint by use) follows the sheet in
+    // force when it was requested: a supplier changing the sheet later reprices no run.
+    auto versions = b.history(run.offer_id);
+    if (!versions) return versions.error();
+    const TimeMs started = std::min(run.requested_at.value_or(*running), *running);
+    const Offer* sheet = *o;
+    for (const OfferVersion& v : **versions)
+      if (started < v.until) {
+        sheet = &v.offer;
+        break;
+      }
+    if (run.gpu_milli == 0 && !sheet->prices.cpu_core_hour) {  // a CPU-only run its offer did not sell
       loaded.unpriced.push_back(a.id);
       continue;
     }
@@ -356,14 +367,14 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
     x.mode = run.billing_mode;
     // A spot run on an offer that sells no spot is rated on-demand rather than refused (a market
     // price needs a sheet spot price first: POST /spot-prices refuses one otherwise).
-    if (x.mode == BillingMode::kSpot && !(*o)->prices.spot) x.mode = BillingMode::kOnDemand;
+    if (x.mode == BillingMode::kSpot && !sheet->prices.spot) x.mode = BillingMode::kOnDemand;
     x.gpu_milli = run.gpu_milli;
     x.cpu_cores = run.cpu_cores;
     x.memory_gib = run.memory_gib;
     // A model endpoint billed by use, when its offer prices the model so (else its GPU time).
     const ServedModel* served = nullptr;
     if (run.endpoint)
-      for (const auto& m : (*o)->served_models)
+      for (const auto& m : sheet->served_models)
         if (m.model == run.endpoint->model &&
             (run.endpoint->per == EndpointBilling::kQps       ? m.per_qps_month.has_value()
              : run.endpoint->per == EndpointBilling::kRequest ? m.per_million_requests.has_value()
@@ -371,7 +382,7 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
           served = &m;
     x.by_use = served != nullptr;
     for (const auto& p : run.placement) x.placement.push_back({p.node, p.gpus});
-    x.requested_at = std::min(run.requested_at.value_or(*running), *running);
+    x.requested_at = started;
     x.running_at = running;
     // Absent while a job that reports readiness has not (billing_starts: ready bills nothing yet;
     // api_call and running bill the wait as cold start).
