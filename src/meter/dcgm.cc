@@ -216,6 +216,7 @@ struct Partial {
   std::map<std::string, MigPartial> mig;  // GPU_I_ID -> the instance's series
   bool all_timestamped = true;
   std::optional<TimeMs> ts;
+  std::string bad;  // a value out of its range (the first): the GPU is not metered this time
 };
 
 }  // namespace
@@ -369,6 +370,10 @@ DcgmReadings readings(std::vector<Partial>& gpus) {
       out.health.push_back(std::move(h));
     }
     std::string who = !p.r.uuid.empty() ? p.r.uuid : "gpu " + std::to_string(p.r.gpu.value_or(-1));
+    if (!p.bad.empty()) {
+      out.skipped.push_back(who + ": " + p.bad);
+      continue;
+    }
     if (!p.util && !p.mig.empty()) {
       std::string why;
       if (!fold_mig(p, why)) {
@@ -415,9 +420,15 @@ Result<DcgmReadings> map_dcgm(std::span<const PromSample> samples) {
     if (!at) return at.error();
     Partial& p = gpus[*at];
     if (std::isnan(s.value)) continue;
-    if (!(s.value >= spec->min && s.value <= spec->max))
-      return line_error(s.line, s.name + " value " + std::to_string(s.value) + " is outside " +
-                                    std::to_string(spec->min) + ".." + std::to_string(spec->max));
+    // A value out of range (DCGM has reported 4294967295 for GPU_UTIL) leaves this GPU unmetered
+    // this time, named in `skipped`; the other GPUs, and every health field in range (a card
+    // falling off the bus), are still read.
+    if (!(s.value >= spec->min && s.value <= spec->max)) {
+      if (p.bad.empty())
+        p.bad = "line " + std::to_string(s.line) + ": " + s.name + " value " + std::to_string(s.value) +
+                " is outside " + std::to_string(spec->min) + ".." + std::to_string(spec->max);
+      continue;
+    }
     int64_t v = std::llround(s.value * spec->scale);
     std::optional<int64_t>* slot = nullptr;
     if (mig && (spec->field == Field::kGrActive || spec->field == Field::kFbUsed || spec->field == Field::kUtil)) {

@@ -252,16 +252,43 @@ TEST(Dcgm, RepeatedSeriesKeepTheFirstValue) {
   EXPECT_EQ(m.gpus[0].metrics.utilization_pct, 40);
 }
 
-TEST(Dcgm, OutOfRangeValuesAndUnknownGpusAreErrorsNamingTheLine) {
+// A value out of its range leaves that GPU unmetered this time, named with its line in `skipped`;
+// the other GPUs are metered and every health field in range is read (a card reporting garbage
+// utilization while it falls off the bus must still be drained).
+TEST(Dcgm, AnOutOfRangeValueSkipsOnlyItsGpu) {
+  auto skipped_for = [](const char* text) {
+    auto m = map_dcgm(parse_prometheus_text(text).value());
+    EXPECT_TRUE(m.ok()) << text;
+    return m.ok() ? m->skipped : std::vector<std::string>{"not read"};
+  };
+  auto first = [](const std::vector<std::string>& v) { return v.empty() ? std::string() : v[0]; };
+  EXPECT_NE(
+      first(skipped_for("up 1\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\"} 130\n")).find("line 2: DCGM_FI_DEV_GPU_UTIL value 130"),
+      std::string::npos);
+  EXPECT_NE(
+      first(skipped_for("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\"} 5\nDCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} -1\n")).find("outside"),
+      std::string::npos);
+  EXPECT_NE(first(skipped_for("DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\"} 1.5\n")).find("outside"), std::string::npos);
+  auto m = map_dcgm(parse_prometheus_text("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-a\"} 4294967295\n"
+                                          "DCGM_FI_DEV_XID_ERRORS{gpu=\"0\",UUID=\"GPU-a\"} 79\n"
+                                          "DCGM_FI_DEV_GPU_UTIL{gpu=\"1\",UUID=\"GPU-b\"} 40\n")
+                        .value());
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_EQ(m->gpus.size(), 1u);
+  EXPECT_EQ(m->gpus[0].gpu, 1);
+  ASSERT_EQ(m->skipped.size(), 1u);
+  EXPECT_EQ(m->skipped[0].rfind("GPU-a: line 1: DCGM_FI_DEV_GPU_UTIL", 0), 0u) << m->skipped[0];
+  ASSERT_EQ(m->health.size(), 1u);
+  EXPECT_EQ(m->health[0].gpu, 0);
+}
+
+TEST(Dcgm, UnknownGpusAreErrorsNamingTheLine) {
   auto check = [](const char* text, const char* line, const char* reason) {
     auto m = map_dcgm(parse_prometheus_text(text).value());
     ASSERT_FALSE(m.ok()) << text;
     EXPECT_EQ(m.error().fields.at(0).field, line);
     EXPECT_NE(m.error().message.find(reason), std::string::npos) << m.error().message;
   };
-  check("up 1\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\"} 130\n", "line 2", "outside 0");
-  check("DCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} -1\n", "line 1", "outside");
-  check("DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\"} 1.5\n", "line 1", "outside");
   check("DCGM_FI_DEV_GPU_UTIL{gpu=\"x\"} 1\n", "line 1", "not a GPU index");
   check("DCGM_FI_DEV_GPU_UTIL{device=\"nvidia0\"} 1\n", "line 1", "neither a UUID nor a gpu label");
 }

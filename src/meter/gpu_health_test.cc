@@ -107,8 +107,12 @@ TEST(GpuHealth, DcgmHealthFieldsAreRead) {
   EXPECT_EQ(h.temp_c, 71);
   EXPECT_EQ(m->health[1].health.temp_c, 55);
   EXPECT_EQ(m->gpus[0].health.temp_c, 55);
+  // A health value out of range is not read (the GPU is named in skipped, not drained on it).
   auto bad = map_dcgm(parse_prometheus_text("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{gpu=\"0\"} -1\n").value());
-  EXPECT_FALSE(bad.ok());
+  ASSERT_TRUE(bad.ok());
+  EXPECT_TRUE(bad->health.empty());
+  ASSERT_EQ(bad->skipped.size(), 1u);
+  EXPECT_NE(bad->skipped[0].find("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL value -1"), std::string::npos) << bad->skipped[0];
 }
 
 }  // namespace
