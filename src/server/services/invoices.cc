@@ -8,12 +8,13 @@
 #include "model/artifact.h"
 #include "model/contract.h"
 #include "model/image.h"
-#include "model/measurement.h"
-#include "model/volume.h"
-#include "model/offer.h"
 #include "model/job_run.h"
+#include "model/measurement.h"
+#include "model/offer.h"
+#include "model/volume.h"
 #include "server/services/offer_history.h"
 #include "server/services/record_faults.h"
+#include "server/services/usage_pages.h"
 
 namespace gpurent {
 namespace {
@@ -98,7 +99,8 @@ class CardSamples {
                                             TimeMs to) const {
     auto it = cards_.find({node_id, gpu});
     if (it == cards_.end() || !it->second.complete || from < it->second.from || to > it->second.to)
-      return store.gpu_usage(node_id, gpu, from, to, kLimit);
+      return all_points([&](TimeMs a, TimeMs b, int n) { return store.gpu_usage(node_id, gpu, a, b, n); }, from, to,
+                        kLimit);
     const auto& v = it->second.points;
     auto lo = std::lower_bound(v.begin(), v.end(), from, [](const GpuUsagePoint& p, TimeMs t) { return p.at < t; });
     auto hi = std::lower_bound(lo, v.end(), to, [](const GpuUsagePoint& p, TimeMs t) { return p.at < t; });
@@ -304,7 +306,8 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
     k = e;
   }
   auto usage_in = [&](const std::string& job, TimeMs lo, TimeMs hi) -> Result<std::vector<JobUsagePoint>> {
-    if (!usage_whole) return store.job_usage(job, lo, hi, 1'000'000);
+    if (!usage_whole)
+      return all_points([&](TimeMs a, TimeMs b, int n) { return store.job_usage(job, a, b, n); }, lo, hi, 1'000'000);
     std::vector<JobUsagePoint> out;
     auto it = usage_of.find(job);
     if (it == usage_of.end()) return out;
