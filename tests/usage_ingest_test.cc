@@ -333,6 +333,21 @@ TEST(UsageDcgm, ScrapesTheExporterIntoGpuSamples) {
     EXPECT_NE(metrics.find("gpurent_dcgm_gpus_skipped{node=\"node-1\"} 1"), std::string::npos) << metrics;
     EXPECT_NE(metrics.find("gpurent_dcgm_mig_instances{node=\"node-1\"} 2"), std::string::npos) << metrics;
     EXPECT_NE(metrics.find("gpurent_dcgm_last_success_timestamp_seconds{node=\"node-1\"}"), std::string::npos);
+    // Another supplier names a node node-1 too: the target stays on the node it found (scrapes
+    // go on succeeding); a name shared before the first scrape would be refused as ambiguous.
+    auto errors = [&] {
+      const std::string m = s.admin("GET", "/metrics").text;
+      const std::string key = "gpurent_dcgm_scrapes_total{node=\"node-1\",result=\"error\"} ";
+      const size_t at = m.find(key);
+      return at == std::string::npos ? 0L : std::stol(m.substr(at + key.size()));
+    };
+    expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("sup-b")), "supplier b");
+    expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("sup-b", "node-1")), "sup-b's node-1");
+    const long errors_before = errors();
+    const int seen = scrapes.load();
+    for (int i = 0; i < 100 && scrapes.load() < seen + 3; ++i) std::this_thread::sleep_for(100ms);
+    EXPECT_GE(scrapes.load(), seen + 3);
+    EXPECT_EQ(errors(), errors_before) << s.log();
   }
   EXPECT_GE(scrapes.load(), 1);
   exporter.stop();

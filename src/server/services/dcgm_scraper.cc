@@ -103,8 +103,8 @@ static void log_json(spdlog::level::level_enum lvl, const json& j) {
   spdlog::log(lvl, "{}", j.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
-// The target node's cards, by id or by name (a name two suppliers share is ambiguous).
-Result<NodeCards> target_cards(StoreReader& store, const std::string& node) {
+// The target node's id and cards, by id or by name (a name two suppliers share is ambiguous).
+Result<std::pair<std::string, NodeCards>> target_cards(StoreReader& store, const std::string& node) {
   std::optional<Record> rec;
   if (looks_like_id(node)) {
     auto r = store.get("nodes", node);
@@ -123,20 +123,33 @@ Result<NodeCards> target_cards(StoreReader& store, const std::string& node) {
   if (!stored) return stored.error();
   NodeCards cards;
   for (const StoredCard& c : *stored) cards[c.index] = c.uuid;
-  return cards;
+  return std::make_pair(rec->id, std::move(cards));
 }
 
 Result<UsageIngestOutcome> UsageBackground::scrape_once(const DcgmTarget& t) {
   const TimeMs now = app_.clock.now();
   std::vector<DcgmCardHealth> health;  // judged whether or not the scrape could be metered
+  std::string node_id;                 // the node, by the id it was first found under
   auto scraped = [&]() -> Result<std::pair<UsageIngestOutcome, DcgmScrape>> {
-    auto cards = target_cards(app_.store, t.node);
-    if (!cards) return cards.error();
+    std::string pinned;
+    {
+      std::lock_guard lock(health_mu_);
+      if (auto it = node_ids_.find(t.node); it != node_ids_.end()) pinned = it->second;
+    }
+    auto found = target_cards(app_.store, pinned.empty() ? t.node : pinned);
+    if (!found && !pinned.empty()) found = target_cards(app_.store, t.node);  // deleted since: found anew
+    if (!found) return found.error();
+    {
+      std::lock_guard lock(health_mu_);
+      node_ids_[t.node] = found->first;
+    }
+    node_id = found->first;
+    const NodeCards* cards = &found->second;
     auto res = send_request({"GET", t.url, {}, "", "", 5000, 10000});
     if (!res) return res.error();
     if (res->status != 200)
       return Error::make(Code::kUnavailable, "GET " + t.url + ": HTTP " + std::to_string(res->status));
-    auto scrape = dcgm_batch(res->body, t.node, now, *cards, &health);
+    auto scrape = dcgm_batch(res->body, node_id, now, *cards, &health);
     if (!scrape) return scrape.error();
     auto in = ingest_usage(app_, system_principal("dcgm-scraper"), scrape->batch);
     if (!in) return in.error();
@@ -170,9 +183,11 @@ Result<std::optional<std::string>> UsageBackground::check_health(const DcgmTarge
                                                                 const std::vector<DcgmCardHealth>& cards) {
   std::optional<HealthFinding> finding;
   std::map<int64_t, GpuHealth> next;  // the node's new baseline, kept once the finding is applied
+  std::string node_ref = t.node;      // its id where a scrape found it (see node_ids_)
   {
     std::lock_guard lock(health_mu_);
     next = health_[t.node];
+    if (auto it = node_ids_.find(t.node); it != node_ids_.end()) node_ref = it->second;
   }
   for (const DcgmCardHealth& c : cards) {
     auto it = next.find(c.gpu);
@@ -192,7 +207,7 @@ Result<std::optional<std::string>> UsageBackground::check_health(const DcgmTarge
   const std::string reason = render_en(finding->why);
   bool changed = false;
   Status s = app_.loop.run([&](StoreTx& tx) -> Status {
-    auto rec = resolve_ref(tx, "nodes", t.node, {}, "node");
+    auto rec = resolve_ref(tx, "nodes", node_ref, {}, "node");
     if (!rec) return rec.error();
     auto n = decode_record(*rec, [&](const json& b) { return decode_node(b, app_.catalog); },
                            "a failing GPU cannot take it out of service");

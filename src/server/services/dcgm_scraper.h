@@ -90,6 +90,9 @@ class UsageBackground {
   ServiceContext& app_;
   std::mutex health_mu_;
   std::map<std::string, std::map<int64_t, GpuHealth>> health_;  // target node -> GPU -> last reading
+  // A target's node as first found by its name, pinned to its id (under health_mu_): a node of
+  // another supplier given the same name later cannot make the target ambiguous.
+  std::map<std::string, std::string> node_ids_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
