@@ -475,6 +475,10 @@ TEST(MarketApi, NodeBooksTradeWholeNodesOfTheirSize) {
   EXPECT_EQ(depth["asks"], (json{{{"price_per_gpu_hour", "16.00"}, {"gpus", 8}, {"orders", 1}, {"nodes", 1}}})) << depth.dump();
   EXPECT_TRUE(s.req("GET", "/api/v1/market/depth" + q, acme).body["asks"].empty());
   EXPECT_EQ(s.req("GET", "/api/v1/market/prints" + q + "&node_gpus=8", acme).body["prints"][0]["nodes"], 1);
+  for (const char* junk : {"8abc", "%2B8", "8.9", "%208"})  // not 8: a 422 naming the field
+    EXPECT_EQ(s.req("GET", "/api/v1/market/depth" + q + "&node_gpus=" + junk, acme).error_fields(),
+              std::vector<std::string>{"node_gpus"})
+        << junk;
 }
 
 // Replace: less at the same price keeps the order's place; a new price (or more) is cancel-replace —

@@ -760,11 +760,10 @@ Result<BookKey> book_query(App& app, const httplib::Request& req) {
     if (k != "gpu_model" && k != "region" && k != "starts_at" && k != "ends_at" && k != "currency" && k != "node_gpus")
       return Error::invalid(k, Message("api.params.unknown").arg("allowed", "gpu_model, region, starts_at, ends_at, currency, node_gpus"));
     if (k == "node_gpus") {
-      try {
-        q[k] = std::stoll(v);
-      } catch (...) {
-        q[k] = v;  // the field check words the error
-      }
+      // Whole digits only ("8abc", "+8", " 8" and "8.9" are not 8): anything else stays text,
+      // and the field check words the error.
+      const bool digits = !v.empty() && v.size() <= 18 && v.find_first_not_of("0123456789") == std::string::npos;
+      q[k] = digits ? json(std::stoll(v)) : json(v);
       continue;
     }
     q[k] = v;
