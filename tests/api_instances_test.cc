@@ -184,9 +184,13 @@ TEST(Instances, StartStopAndReleaseAsJobsOfTheProjectKeepingTheVolume) {
   EXPECT_NE(released["stop_reason"].get<std::string>().find("released by"), std::string::npos) << released.dump();
   EXPECT_TRUE(released["cost_per_hour"]["stopped"].is_null()) << "its volume is billed as the tenant's, not its";
   EXPECT_EQ(s.req("GET", "/api/v1/instances/" + box_id + "?lang=zh", dev).body["stop_reason"], "实例由 acme-dev 释放");
-  for (const auto& [method, action, body] : std::vector<std::tuple<std::string, std::string, json>>{
-           {"POST", "/start", json::object()}, {"POST", "/stop", json::object()}, {"GET", "/preflight", nullptr},
-           {"POST", "/detach", json{{"name", "home"}}}, {"DELETE", "", nullptr}}) {
+  for (const auto& [method, action, body] :
+       std::vector<std::tuple<std::string, std::string, json>>{{"POST", "/start", json::object()},
+                                                               {"POST", "/stop", json::object()},
+                                                               {"GET", "/preflight", nullptr},
+                                                               {"POST", "/detach", json{{"name", "home"}}},
+                                                               {"POST", "/image", json{{"name", "env"}}},
+                                                               {"DELETE", "", nullptr}}) {
     Resp r = body.is_null() ? s.req(method, "/api/v1/instances/" + box_id + action, dev)
                             : s.req(method, "/api/v1/instances/" + box_id + action, dev, body);
     EXPECT_EQ(r.status, 409) << method << " " << action << ": " << r.describe();

@@ -16,10 +16,11 @@
 #include "model/job_state.h"
 #include "server/api/resources.h"
 #include "server/api/uploads.h"
-#include "server/services/allocation_ledger.h"
 #include "server/http/http_util.h"
 #include "server/services/access.h"
+#include "server/services/allocation_ledger.h"
 #include "server/services/image_builder.h"
+#include "server/services/instance_stop.h"
 #include "server/services/record_faults.h"
 
 namespace gpurent {
@@ -212,6 +213,8 @@ void save_instance(App& app, const httplib::Request& req, httplib::Response& res
   if (!in_scope(write_scope(p, ObjectKind::kJob), p, *found))
     return send_problem(res, Error::make(Code::kForbidden, Message("api.instances.forbidden").arg("role", role_name(p.role))),
                         req.path);
+  if (auto inst = decode_instance(found->body); inst)  // checked again under the lock below
+    if (auto s = check_not_released(*inst); !s) return send_problem(res, s.error(), req.path);
   if (!app.opts.containers)
     return send_problem(res, Error::make(Code::kConflict, Message("api.instances.save_no_containers")), req.path);
   const TimeMs now = app.clock.now();
@@ -222,6 +225,7 @@ void save_instance(App& app, const httplib::Request& req, httplib::Response& res
     if (!cur) return cur.error();
     auto inst = decode_record(*cur, decode_instance, "it cannot be saved");
     if (!inst) return inst.error();
+    if (auto s = check_not_released(*inst); !s) return s;  // as every other action on it
     std::optional<JobStatus> js;  // its latest start's
     if (!inst->job_ids.empty())
       if (auto j = tx.get("jobs", inst->job_ids.back()))
