@@ -122,6 +122,21 @@ TEST_F(UsageTest, RepeatedBatchCountsOnceAndAReusedKeyConflicts) {
   EXPECT_EQ(j.body.at("totals").value("samples", 0), 1);
 }
 
+// One GPU at one time named two ways in a batch (by UUID and by node + index, or by the node's
+// name and its id) is refused naming the later sample, not stored twice nor answered with the
+// database's own words.
+TEST_F(UsageTest, OneGpuNamedTwoWaysInABatchIsRefusedNamingTheSample) {
+  const json by_uuid = {{"at", t(base)}, {"uuid", w.uuids.at(0)}, {"utilization_pct", 5}};
+  for (const json& second : {by_uuid, gpu_sample(base, w.node_id, 0, 5)}) {
+    json b = {{"idempotency_key", "twice-" + second.value("node", std::string("uuid"))},
+              {"gpu_samples", {gpu_sample(base, "node-1", 0, 5), second}}};
+    Resp r = s.admin("POST", "/api/v1/usage", b);
+    ASSERT_EQ(r.status, 422) << r.describe();
+    EXPECT_EQ(r.error_fields(), std::vector<std::string>{"gpu_samples[1]"}) << r.describe();
+    EXPECT_NE(r.reason_for("gpu_samples[1]").find("named another way"), std::string::npos) << r.describe();
+  }
+}
+
 TEST_F(UsageTest, ValidationAndReferenceErrorsNameTheField) {
   json bad = {{"idempotency_key", "bad one"},
               {"gpu_samples",

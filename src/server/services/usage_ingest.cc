@@ -120,10 +120,19 @@ Status resolve_gpu_samples(StoreTx& tx, const Principal& p, const UsageBatch& b,
   GpuResolver gpus(tx, p);
   rows.gpu.reserve(b.gpu_samples.size());
   // The parser refused repeats as written; a GPU named by uuid in one sample and by node + index
-  // in another can only be caught here.
-  bool uuid_form = false, node_form = false;
-  for (const GpuSample& s : b.gpu_samples) (s.uuid.empty() ? node_form : uuid_form) = true;
-  const bool mixed = uuid_form && node_form;
+  // in another, or by two names of one node (its name and its id), can only be caught here.
+  bool uuid_form = false, node_form = false, two_node_refs = false;
+  const std::string* first_ref = nullptr;
+  for (const GpuSample& s : b.gpu_samples) {
+    (s.uuid.empty() ? node_form : uuid_form) = true;
+    if (s.uuid.empty()) {
+      if (!first_ref)
+        first_ref = &s.node;
+      else if (*first_ref != s.node)
+        two_node_refs = true;
+    }
+  }
+  const bool mixed = (uuid_form && node_form) || two_node_refs;
   std::set<std::tuple<std::string, int64_t, TimeMs>> seen;
   for (size_t i = 0; i < b.gpu_samples.size() && errs.list().size() < 100; ++i) {
     const GpuSample& s = b.gpu_samples[i];
