@@ -186,16 +186,25 @@ Status tflops_schedule(Ctx& c, int64_t floor) {
   return ok_status();
 }
 
+std::vector<std::pair<TimeMs, TimeMs>> not_yet_covered(std::map<TimeMs, TimeMs>& covered, TimeMs t0, TimeMs t1);
+
 void nccl(Ctx& c, int64_t floor) {
   const int64_t pct = c.in.contract.nccl_compensation_pct;
   std::map<std::string, Acc> acc;
+  // Hours already credited per allocation and node: measurements that overlap (a DCGM interval
+  // and an acceptance run, say) credit an hour once.
+  std::map<std::pair<std::string, std::string>, std::map<TimeMs, TimeMs>> covered;
   for (const auto& m : c.in.nccl) {
     if (m.busbw_gbps >= floor) continue;
     for (const auto& p : c.pieces) {
       const Allocation& a = *p.alloc;
       const int64_t on = gpus_on(a, m.node);
-      const TimeMs ov = overlap(p.t0, p.t1, m.from, m.to);
-      if (on == 0 || ov == 0) continue;
+      if (on == 0 || overlap(p.t0, p.t1, m.from, m.to) == 0) continue;
+      TimeMs ov = 0;
+      for (const auto& [q0, q1] :
+           not_yet_covered(covered[{a.id, m.node}], std::max(p.t0, m.from), std::min(p.t1, m.to)))
+        ov += q1 - q0;
+      if (ov == 0) continue;
       Acc& x = acc[a.id];
       const __int128 fee = static_cast<__int128>(p.value_price) * p.milli * ov * on;
       x.base_num += fee;
