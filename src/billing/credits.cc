@@ -147,8 +147,15 @@ Status tflops_schedule(Ctx& c, int64_t floor) {
     __int128 sum = 0, count = 0;
     std::set<std::pair<std::string, int64_t>> short_cards;
     std::set<std::string> used;
+    // The contract's cards that month: those its allocations held (the supplier's other cards,
+    // rented by others, are not this contract's promise).
+    std::set<std::pair<std::string, int64_t>> held;
+    for (const auto& p : c.pieces)
+      if (overlap(p.t0, p.t1, m0, m1) > 0)
+        for (const auto& part : p.alloc->placement)
+          for (int64_t g : part.gpus) held.insert({part.node, g});
     for (const auto& m : c.in.tflops)
-      if (m.at >= m0 && m.at < m1) {
+      if (m.at >= m0 && m.at < m1 && held.count({m.node, m.gpu})) {
         sum += m.fp16_tflops_x10, ++count;
         if (!m.id.empty()) used.insert(m.id);
         if (m.fp16_tflops_x10 < floor) short_cards.insert({m.node, m.gpu});
