@@ -596,16 +596,21 @@ std::map<std::string, std::string> SlurmCli::conf_values() {
   return out;
 }
 
-Result<std::vector<SlurmAccounting>> SlurmCli::accounting(TimeMs since, std::string* source) {
+Result<std::vector<SlurmAccounting>> SlurmCli::accounting(TimeMs since, std::string* source, TimeMs until) {
   auto conf = conf_values();
   if (conf.empty()) return Error::make(Code::kUnavailable, "cannot read slurm.conf (" + s_.conf + ")");
   if (conf["AccountingStorageType"] == "accounting_storage/slurmdbd") {
     if (source) *source = "sacct";
     // -S takes local time: a day's margin covers any zone; rows are matched by job id anyway.
     std::string start = format_rfc3339(since - kMsPerDay).substr(0, 19);
-    auto r = run({"sacct", "-a", "-X", "-D", "-P", "-n", "-S", start, "-o",
-                  "JobID,State,Start,End,ElapsedRaw,AllocTRES,NodeList,ExitCode,User,Partition,JobName"},
-                 "", {{"SLURM_TIME_FORMAT", "%s"}});
+    std::vector<std::string> args{
+        "sacct", "-a",
+        "-X",    "-D",
+        "-P",    "-n",
+        "-S",    start,
+        "-o",    "JobID,State,Start,End,ElapsedRaw,AllocTRES,NodeList,ExitCode,User,Partition,JobName"};
+    if (until > 0) args.insert(args.begin() + 8, {"-E", format_rfc3339(until + kMsPerDay).substr(0, 19)});
+    auto r = run(args, "", {{"SLURM_TIME_FORMAT", "%s"}});
     if (!r) return r.error();
     return parse_sacct(*r);
   }

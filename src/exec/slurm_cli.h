@@ -164,7 +164,8 @@ class SlurmCli final : public BatchSystem {
   // Jobs Slurm's accounting recorded since `since`: sacct when slurm.conf names slurmdbd
   // (AccountingStorageType=accounting_storage/slurmdbd), else the jobcomp/filetxt file
   // (JobCompLoc). `source` says which ("sacct" or "jobcomp").
-  Result<std::vector<SlurmAccounting>> accounting(TimeMs since, std::string* source = nullptr);
+  // `until` (0: none) bounds what sacct reads to jobs that started by then (a day's margin).
+  Result<std::vector<SlurmAccounting>> accounting(TimeMs since, std::string* source = nullptr, TimeMs until = 0);
   // That accounting, empty when the cluster keeps none.
   Result<std::vector<SlurmAccounting>> accounted_since(TimeMs since) override;
   const SlurmSettings& settings() const { return s_; }

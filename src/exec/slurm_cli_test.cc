@@ -247,6 +247,32 @@ TEST(SlurmCli, AccountingThatCannotBeReadIsAnErrorNotNothing) {
   std::filesystem::remove_all(dir);
 }
 
+// A bounded read asks sacct for the period only (-S and -E, a day's margin each side).
+TEST(SlurmCli, AccountingUntilAsksSacctForThePeriodOnly) {
+  const std::string dir = ::testing::TempDir() + "/slurm_acct_until";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/slurm.conf") << "AccountingStorageType=accounting_storage/slurmdbd\n";
+  {
+    std::ofstream sacct(dir + "/sacct");
+    sacct << "#!/bin/sh\necho \"$@\" > " << dir << "/argv\n";
+  }
+  std::filesystem::permissions(dir + "/sacct", std::filesystem::perms::owner_all);
+  const char* path = std::getenv("PATH");
+  const std::string saved = path ? path : "";
+  ::setenv("PATH", (dir + ":" + saved).c_str(), 1);
+  SlurmCli cli(SlurmSettings{dir + "/slurm.conf", "", "", 5'000});
+  const TimeMs from = 1'793'491'200'000;  // 2026-11-01T00:00:00Z
+  auto bounded = cli.accounting(from, nullptr, from + 30 * kMsPerDay);
+  ::setenv("PATH", saved.c_str(), 1);
+  ASSERT_TRUE(bounded.ok()) << bounded.error().message;
+  std::ifstream in(dir + "/argv");
+  std::string argv;
+  std::getline(in, argv);
+  EXPECT_NE(argv.find("-S 2026-10-31T00:00:00"), std::string::npos) << argv;
+  EXPECT_NE(argv.find("-E 2026-12-02T00:00:00"), std::string::npos) << argv;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(SlurmCli, ParsesJobcompRecords) {
   auto recs = parse_jobcomp(
       "JobId=1 UserId=root(0) GroupId=root(0) Name=wrap JobState=COMPLETED Partition=gpu TimeLimit=UNLIMITED "

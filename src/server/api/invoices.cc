@@ -2,12 +2,15 @@
 // (?from=…&to=…), rated on request from the allocation ledger, contracts and usage
 // (server/invoices.h). ?format=json (default), csv, or focus (FinOps FOCUS columns). Tenant users
 // get their own tenant's invoice; operators name the tenant (?tenant=id or name).
+#include "server/services/invoices.h"
+
+#include <mutex>
+
 #include "billing/rating_input.h"
 #include "exec/slurm_cli.h"
-#include "server/http/http_util.h"
-#include "server/services/invoices.h"
-#include "server/services/reconciliation.h"
 #include "server/api/resources.h"
+#include "server/http/http_util.h"
+#include "server/services/reconciliation.h"
 
 namespace gpurent {
 namespace {
@@ -105,8 +108,18 @@ void register_invoice_routes(App& app, Router& srv) {
           SlurmTimes slurm;
           std::string slurm_note, slurm_source;
           if (app.opts.executor == "slurm") {
+            // One read of Slurm's accounting at a time, bounded to the period: each is a sacct
+            // over every user's jobs (or a read of the whole jobcomp file), which a caller
+            // repeating the report must not multiply until every worker waits on sacct.
+            static std::mutex one_at_a_time;
+            std::unique_lock<std::mutex> lock(one_at_a_time, std::try_to_lock);
+            if (!lock.owns_lock()) {
+              res.set_header("Retry-After", "5");
+              return send_problem(res, Error::make(Code::kUnavailable, Message("api.reconciliation.slurm_busy")),
+                                  req.path);
+            }
             SlurmCli cli({app.opts.slurm_conf, app.opts.slurm_partition, app.opts.slurm_gres_type, 20'000});
-            auto acct = cli.accounting(period->first, &slurm_source);
+            auto acct = cli.accounting(period->first, &slurm_source, period->second);
             if (!acct)
               slurm_note = acct.error().message;
             else
