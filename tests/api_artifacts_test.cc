@@ -206,6 +206,21 @@ TEST_F(Artifacts, ValidationNamesTheField) {
   EXPECT_EQ(big.status, 413) << "the HTTP front's cap holds for uploads too";
   // A project with artifacts is not deleted under them.
   EXPECT_EQ(s_.admin("DELETE", "/api/v1/projects/vision").status, 409);
+  // At most 10,000 artifacts a project (empty ones take no room, but each makes every later
+  // create longer): copies of w fill the project, by hand, and the next is refused on its name.
+  const std::string w_id = s_.req("GET", p + "/w", admin_).body.at("id");
+  edit_database(s_,
+                "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 9999) "
+                "INSERT INTO objects (kind, id, name, tenant_id, supplier_id, project_id, state, region, gpu_model, "
+                "created_at, updated_at, version, body) SELECT kind, id || '-' || n, name || '-' || n, tenant_id, "
+                "supplier_id, project_id, state, region, gpu_model, created_at, updated_at, version, body "
+                "FROM objects, c WHERE kind = 'artifacts' AND id = '" +
+                    w_id + "'",
+                9999);
+  Resp full = declare("vision", "one-more", "", admin_);
+  EXPECT_EQ(full.status, 422) << full.describe();
+  EXPECT_EQ(full.error_fields(), std::vector<std::string>{"name"}) << full.describe();
+  EXPECT_EQ(declare("nlp", "one-more", "", beta_).status, 201) << "another tenant's project is not full";
 }
 
 // The tenant's limit counts uploads at their declared size.

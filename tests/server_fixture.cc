@@ -395,14 +395,14 @@ json wait_for(const ServerProcess& s, const std::string& path, const std::functi
   return last;
 }
 
-void edit_database(const ServerProcess& s, const std::string& sql) {
+void edit_database(const ServerProcess& s, const std::string& sql, int rows) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(s.db_path().c_str(), &db), SQLITE_OK);
   sqlite3_busy_timeout(db, 5000);
   char* err = nullptr;
   const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
   EXPECT_EQ(rc, SQLITE_OK) << (err ? err : "") << "\n" << sql;
-  EXPECT_EQ(sqlite3_changes(db), 1) << sql;
+  EXPECT_EQ(sqlite3_changes(db), rows) << sql;
   sqlite3_free(err);
   sqlite3_close(db);
 }

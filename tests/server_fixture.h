@@ -132,9 +132,9 @@ std::vector<std::string> list_ids(const ServerProcess& s, const std::string& pat
 int64_t micros(const std::string& amount);
 int64_t micros(const json& j);
 
-// Runs one SQL statement changing one row of the server's database from outside (as an operator's
-// hand edit would), to damage a stored record and mend it again.
-void edit_database(const ServerProcess& s, const std::string& sql);
+// Runs one SQL statement changing `rows` rows of the server's database from outside (as an
+// operator's hand edit would), to damage a stored record and mend it again.
+void edit_database(const ServerProcess& s, const std::string& sql, int rows = 1);
 
 // A local Slurm cluster (scripts/slurm-local) for the slurm_ tests: why one cannot run here (""
 // when it can). With SLURM_LOCAL_IMAGE set (ctest's slurm24_ tests) it runs that image's Slurm

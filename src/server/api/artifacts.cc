@@ -24,6 +24,7 @@ constexpr const char* kAll = "/api/v1/projects/([^/]+)/artifacts";
 constexpr const char* kOne = "/api/v1/projects/([^/]+)/artifacts/([^/]+)";
 constexpr const char* kContent = "/api/v1/projects/([^/]+)/artifacts/([^/]+)/content";
 constexpr int64_t kGiB = int64_t{1} << 30;
+constexpr int64_t kMaxArtifactsPerProject = 10'000;  // docs/resources/artifacts.md
 
 Result<Artifact> decode(const Record& r) { return decode_record(r, decode_artifact, "it cannot be used or listed"); }
 
@@ -70,6 +71,14 @@ void create_artifact(App& app, const httplib::Request& req, httplib::Response& r
     auto found = find_artifact(tx, project->id, a->name);
     if (found) return Error::make(Code::kConflict, Message("api.artifacts.exists").arg("name", a->name).arg("project", project->name));
     if (found.error().code != Code::kNotFound) return found.error();
+    // A count as well as bytes: empty artifacts take no room, yet each one makes every later
+    // create and list of the tenant's longer.
+    auto count = tx.count("artifacts", {{"project_id", project->id}});
+    if (!count) return count.error();
+    if (*count >= kMaxArtifactsPerProject)
+      return Error::invalid("name", Message("api.artifacts.too_many")
+                                        .arg("project", project->name)
+                                        .arg("max", std::to_string(kMaxArtifactsPerProject)));
     if (auto room = check_room(app, tx, project->tenant_id, a->size_bytes, "size_bytes"); !room) return room;
     Record r;
     r.kind = "artifacts";
