@@ -111,6 +111,7 @@ TEST(AcceptanceRuns, ARealRunOnThisMachineBecomesMeasurementsWithProvenance) {
     EXPECT_FALSE(seen.contains(k)) << k << " " << seen.dump();
   EXPECT_EQ(seen["measurements"], run["measurements"]);
   const Resp md = s.req("GET", "/api/v1/acceptance-runs/" + run["id"].get<std::string>() + "/report", beta);
+  EXPECT_EQ(md.status, 200) << md.describe();
   EXPECT_EQ(md.text.find("acme-dc"), std::string::npos) << md.text;
   const std::string acme = make_user_token(s, "acme-viewer", "viewer", "acme");
   const json party = s.req("GET", "/api/v1/acceptance-runs?supplier=dc", acme).body.at("items").at(0);

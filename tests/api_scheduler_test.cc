@@ -300,13 +300,13 @@ TEST(Scheduler, RecordsThatNoLongerDecodeHoldBackOnlyThemselves) {
   const std::string ok_id = expect_2xx(s.admin("POST", "/api/v1/jobs", ok), "ok").body.at("id");
   json running = wait_for(s, "/api/v1/jobs/" + ok_id, state_is("running"));
   EXPECT_EQ(running["status"]["placement"][0]["node"], s.admin("GET", "/api/v1/nodes/n1").body.at("id"));
-  // A job of the broken project waits: the scheduler never read its quota (and a new one is
-  // refused, naming the record: its quota cannot be checked).
+  // A job of the broken project is held: its quota cannot be read (and a new one is refused,
+  // naming the record: its quota cannot be checked).
   Resp refused = s.admin("POST", "/api/v1/jobs", job_doc("web", "another"));
   EXPECT_EQ(refused.status, 500) << refused.describe();
   EXPECT_EQ(refused.error_fields(), std::vector<std::string>{"projects/" + web}) << refused.describe();
   json held = wait_for(s, "/api/v1/jobs/" + other_id, [](const json& j) {
-    return j["status"].value("reason", "").find("no quota the scheduler knows") != std::string::npos;
+    return j["status"].value("reason", "").find("the project's stored record no longer decodes") != std::string::npos;
   });
   EXPECT_EQ(held["status"]["state"], "pending") << held.dump();
   // Each broken record is listed by /readyz, which stays ready.

@@ -420,6 +420,9 @@ Result<DcgmReadings> map_dcgm(std::span<const PromSample> samples) {
     if (!at) return at.error();
     Partial& p = gpus[*at];
     if (std::isnan(s.value)) continue;
+    // A GPU_UTIL per MIG instance is not a DCGM field (MIG has none) and is not counted, whatever
+    // its value.
+    if (mig && spec->field == Field::kUtil) continue;
     // A value out of range (DCGM has reported 4294967295 for GPU_UTIL) leaves this GPU unmetered
     // this time, named in `skipped`; the other GPUs, and every health field in range (a card
     // falling off the bus), are still read.

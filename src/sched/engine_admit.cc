@@ -441,9 +441,10 @@ std::optional<Blocked> SchedEngine::Impl::shadow_for(const EngineJob& ej, const 
     for (const Gang& u : other->units) {
       // The estimate where it is still ahead, else the limit the executor enforces; a job past
       // its estimate with no limit counts as ending now.
-      TimeMs end = d ? u.started_at + *d : u.started_at + *limit;
-      if (limit) end = std::min(end, u.started_at + *limit);
-      if (end < now && limit) end = u.started_at + *limit;
+      const TimeMs bound = limit ? u.started_at + *limit + cfg.limit_slack_ms : 0;
+      TimeMs end = d ? u.started_at + *d : bound;
+      if (limit) end = std::min(end, bound);
+      if (end < now && limit) end = bound;
       end = std::max(now, end);
       for (const Bound& w : u.workers)
         if (eligible[w.node])
@@ -472,7 +473,7 @@ std::optional<Blocked> SchedEngine::Impl::shadow_for(const EngineJob& ej, const 
 }
 
 bool SchedEngine::Impl::ends_before_shadow(const SchedJob& s) const {
-  return blocked && s.time_limit_ms && now + *s.time_limit_ms <= blocked->shadow;
+  return blocked && s.time_limit_ms && now + *s.time_limit_ms + cfg.limit_slack_ms <= blocked->shadow;
 }
 
 bool SchedEngine::Impl::backfill_ok(const EngineJob& ej, const std::vector<Gang>& units) {

@@ -141,6 +141,11 @@ struct SchedConfig {
   // scores with the policy's interim and hands the work out (SchedEngine::take_policy_task) for
   // the caller to run elsewhere. The server sets it; offline runs keep the synchronous prepare.
   bool defer_slow_prepare = false;
+  // How much later than its placement a job's time limit may end it: the executor counts the limit
+  // from when the job runs (after a cold start; Slurm in whole minutes). Backfill adds it to a
+  // limit before trusting it. The server sets its cold start plus a minute; a replay, whose jobs
+  // start when placed and end on time, keeps 0.
+  int64_t limit_slack_ms = 0;
 };
 
 struct SchedWorker {

@@ -38,15 +38,21 @@ Result<Currency> tenant_currency(StoreTx& tx, const std::string& tenant_id) {
 Result<Job> load_job(StoreTx& tx, const Record& r) {
   auto cur = tenant_currency(tx, r.tenant_id);
   if (!cur) return cur.error();
-  const char* consequence = "the scheduler leaves it out (a waiting job stays waiting) until it is fixed";
+  // One decode of the spec and its status (reported, or cleared, once per read).
   auto j = decode_record(
-      r, [&](const json& b) { return parse_job(b, *cur); }, consequence);
+      r,
+      [&](const json& b) -> Result<Job> {
+        auto job = parse_job(b, *cur);
+        if (!job) return job.error();
+        auto st = stored_job_status(b);
+        if (!st) return st.error();
+        job->status = *st;
+        return job;
+      },
+      "the scheduler leaves it out (a waiting job stays waiting) until it is fixed");
   if (!j) return j.error();
-  auto st = decode_record(r, stored_job_status, consequence);
-  if (!st) return st.error();
   j->tenant_id = r.tenant_id;
   j->project_id = r.project_id;
-  j->status = *st;
   return j;
 }
 
@@ -282,6 +288,8 @@ void SchedulerService::stop() {
 Status SchedulerService::rebuild(StoreTx& tx, TimeMs now) {
   SchedConfig cfg = config_;
   cfg.defer_slow_prepare = true;  // the control loop never waits on a rehearsal
+  // A time limit runs from the job's start, after its cold start (Slurm counts whole minutes).
+  cfg.limit_slack_ms = app_.opts.cold_start_ms + 60'000;
   ++engine_generation_;
   for (const auto& m : app_.catalog.models()) cfg.model_names[m.id] = m.name;
   // Weights may name tenants; the engine knows them by id.
@@ -432,16 +440,24 @@ Status SchedulerService::sync_projects(StoreTx& tx, TimeMs now) {
   auto stops = balance_stops(tx);  // tenants whose balance is exhausted
   if (!stops) return stops.error();
   for (const Record& r : *projects) {
-    // One that no longer decodes (or whose tenant does not) is reported and left as the engine
-    // last knew it; a project it never knew holds its jobs back (unknown project).
+    // One that no longer decodes (or whose tenant does not) is reported and held: its quota
+    // cannot be read, so nothing more starts under it (its running jobs run on).
     auto cur = tenant_currency(tx, r.tenant_id);
-    if (!cur && is_undecodable(cur.error())) continue;
-    if (!cur) return cur.error();
-    auto p = decode_record(
-        r, [&](const json& b) { return parse_project(b, *cur); },
-        "the scheduler keeps the quota it last read (none: its jobs wait) until it is fixed");
-    if (!p && is_undecodable(p.error())) continue;
-    if (!p) return p.error();
+    if (!cur && !is_undecodable(cur.error())) return cur.error();
+    Result<Project> p = !cur ? Result<Project>(cur.error())
+                             : decode_record(
+                                   r, [&](const json& b) { return parse_project(b, *cur); },
+                                   "the scheduler holds its jobs until it is fixed");
+    if (!p && !is_undecodable(p.error())) return p.error();
+    if (!p) {
+      SchedProject held;
+      held.id = r.id;
+      held.name = r.name;
+      held.tenant = r.tenant_id;
+      held.hold = Message("sched.hold.project_undecodable");
+      engine_->set_project(held);
+      continue;
+    }
     p->tenant_id = r.tenant_id;
     SchedProject sp = to_sched_project(*p, r.id);
     if (auto h = holds->find(r.id); h != holds->end()) sp.hold = h->second;

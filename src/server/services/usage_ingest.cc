@@ -120,20 +120,15 @@ Status resolve_gpu_samples(StoreTx& tx, const Principal& p, const UsageBatch& b,
   GpuResolver gpus(tx, p);
   rows.gpu.reserve(b.gpu_samples.size());
   // The parser refused repeats as written; a GPU named by uuid in one sample and by node + index
-  // in another, or by two names of one node (its name and its id), can only be caught here.
-  bool uuid_form = false, node_form = false, two_node_refs = false;
-  const std::string* first_ref = nullptr;
-  for (const GpuSample& s : b.gpu_samples) {
-    (s.uuid.empty() ? node_form : uuid_form) = true;
-    if (s.uuid.empty()) {
-      if (!first_ref)
-        first_ref = &s.node;
-      else if (*first_ref != s.node)
-        two_node_refs = true;
-    }
-  }
-  const bool mixed = (uuid_form && node_form) || two_node_refs;
+  // in another, or by two names of one node (its name and its id), can only be caught here. The
+  // check (a set of every sample) runs only once the batch is seen to name a GPU two ways.
+  bool uuid_form = false, node_form = false;
+  for (const GpuSample& s : b.gpu_samples) (s.uuid.empty() ? node_form : uuid_form) = true;
+  bool mixed = uuid_form && node_form;
   std::set<std::tuple<std::string, int64_t, TimeMs>> seen;
+  std::map<std::string, std::string> id_of_ref;  // node refs as written -> node id
+  std::set<std::string> ref_ids;
+  const std::string* last_ref = nullptr;
   for (size_t i = 0; i < b.gpu_samples.size() && errs.list().size() < 100; ++i) {
     const GpuSample& s = b.gpu_samples[i];
     const std::string at = "gpu_samples[" + std::to_string(i) + "]";
@@ -142,6 +137,13 @@ Status resolve_gpu_samples(StoreTx& tx, const Principal& p, const UsageBatch& b,
     if (!*card) continue;
     GpuUsageRow r;
     std::tie(r.node_id, r.gpu) = **card;
+    if (!mixed && s.uuid.empty() && (!last_ref || *last_ref != s.node)) {
+      last_ref = &s.node;
+      if (id_of_ref.emplace(s.node, r.node_id).second && !ref_ids.insert(r.node_id).second) {
+        mixed = true;  // a second name of a node seen before: check every sample from here on
+        for (const GpuUsageRow& earlier : rows.gpu) seen.emplace(earlier.node_id, earlier.gpu, earlier.at);
+      }
+    }
     if (mixed && !seen.emplace(r.node_id, r.gpu, s.at).second) {
       errs.add(at, Message("usage.repeated_sample_named_another_way"));
       continue;
