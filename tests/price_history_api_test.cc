@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "core/clock.h"
 #include "server_fixture.h"
 
 namespace gpurent::testing {
@@ -124,6 +125,40 @@ TEST(PriceHistory, ASheetChangedAfterARunDoesNotChangeWhatItIsBilledAs) {
     for (const auto& l : sec["lines"]) rules.insert(l["rule"]);
   EXPECT_TRUE(rules.count("spot")) << after.dump();
   EXPECT_FALSE(rules.count("on_demand")) << after.dump();
+}
+
+// A commitment that starts later is priced from the sheet in force when it starts: a sheet that
+// drops its term's reserved price is refused naming that price (it left the tenant's invoices
+// unrated), and taken once the commitment has started.
+TEST(PriceHistory, ASheetKeepsTheReservedPriceAStartingCommitmentNeeds) {
+  ServerProcess s({"--firewall-interval-s", "0"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  const json offer = offer_doc("dc", "h100");
+  ASSERT_TRUE(offer["prices"].contains("reserved_12m")) << offer.dump();
+  const std::string offer_id = expect_2xx(s.admin("POST", "/api/v1/offers", offer), "offer").body.at("id");
+  acme_and_beta(s);
+  const std::string later = format_rfc3339((SystemClock().now() / kMsPerDay + 30) * kMsPerDay);
+  expect_2xx(
+      s.admin(
+          "POST", "/api/v1/contracts",
+          json{{"name", "acme-dc"},
+               {"tenant", "acme"},
+               {"supplier", "dc"},
+               {"offers", {"h100"}},
+               {"currency", "CNY"},
+               {"starts_at", "2020-01-01T00:00:00Z"},
+               {"commitments",
+                {{{"name", "next-year"}, {"offer", "h100"}, {"gpus", 8}, {"term_months", 12}, {"starts_at", later}}}}}),
+      "contract");
+  json dropped = offer;
+  dropped["prices"].erase("reserved_12m");
+  Resp r = s.admin("PUT", "/api/v1/offers/" + offer_id, dropped);
+  EXPECT_EQ(r.status, 409) << r.describe();
+  EXPECT_EQ(r.error_fields(), std::vector<std::string>{"prices.reserved_12m"}) << r.describe();
+  EXPECT_NE(r.body.value("detail", "").find("next-year"), std::string::npos) << r.describe();
+  json other = offer;
+  other["prices"].erase("reserved_1m");  // no commitment needs it
+  expect_2xx(s.admin("PUT", "/api/v1/offers/" + offer_id, other), "another term's price may go");
 }
 
 }  // namespace

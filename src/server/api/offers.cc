@@ -5,11 +5,12 @@
 // offer's supplier, never changed, removed or dated in the past (model/offer.h SpotPriceEntry).
 #include <algorithm>
 
+#include "model/contract.h"
 #include "model/offer.h"
 #include "model/supplier.h"
 #include "server/api/resources.h"
-#include "server/http/http_util.h"
 #include "server/api/supply_refs.h"
+#include "server/http/http_util.h"
 #include "server/services/access.h"
 #include "server/services/offer_history.h"
 #include "server/services/record_faults.h"
@@ -72,6 +73,34 @@ void register_offer_routes(App& app, Router& srv) {
         return Error::invalid(
             "node_selector.site",
             Message("api.suppliers.no_site").arg("supplier", sup->name).arg("site", *o->node_selector.site));
+    }
+    // A commitment not yet started is priced from the sheet in force when it starts: a sheet that
+    // drops its term's reserved price would leave it without one (and its tenant's invoices
+    // unrated). Kept until the commitment has started (its sheet is then history).
+    if (existing) {
+      auto contracts = list_all(tx, "contracts", {{"supplier_id", sup->id}});
+      if (!contracts) return contracts.error();
+      const TimeMs now = app.clock.now();
+      for (const Record& k : *contracts) {
+        auto c = decode_record(k, decode_contract, "an offer's new sheet cannot be checked against it");
+        if (!c) return c.error();
+        for (const auto& m : c->commitments) {
+          if (m.market() || m.starts_at <= now) continue;
+          if (m.offer != o->name && m.offer != existing->id && m.offer != existing->name) continue;
+          const auto& price = m.term_months == 1    ? o->prices.reserved_1m
+                              : m.term_months == 12 ? o->prices.reserved_12m
+                                                    : o->prices.reserved_36m;
+          if (price) continue;
+          const std::string field = "prices.reserved_" + std::to_string(m.term_months) + "m";
+          return error_with_field(Code::kConflict,
+                                  Message("api.offers.reserved_price_in_use")
+                                      .arg("contract", k.name)
+                                      .arg("commitment", m.name)
+                                      .arg("at", format_rfc3339(m.starts_at))
+                                      .arg("field", field),
+                                  field, Message("api.offers.reserved_price_needed"));
+        }
+      }
     }
     json out = to_json(*o);
     // A new price sheet: the one it replaces is kept, in force until now (price history).
