@@ -64,14 +64,11 @@ void world(const ServerProcess& s) {
 }
 
 json contract_doc() {
-  return {{"name", "acme-dc"},
-          {"tenant", "acme"},
-          {"supplier", "dc"},
-          {"offers", {"h100"}},
-          {"currency", "CNY"},
-          {"starts_at", "2020-01-01T00:00:00Z"},
-          {"commitments",
-           {{{"name", "one-gpu"}, {"offer", "h100"}, {"gpus", 1}, {"term_months", 1}, {"starts_at", this_month() + "-01T00:00:00Z"}}}}};
+  return acme_dc_contract({{{"name", "one-gpu"},
+                            {"offer", "h100"},
+                            {"gpus", 1},
+                            {"term_months", 1},
+                            {"starts_at", this_month() + "-01T00:00:00Z"}}});
 }
 
 // The lines of acme's invoice of this month (its first section) under one rule.

@@ -138,18 +138,9 @@ TEST(PriceHistory, ASheetKeepsTheReservedPriceAStartingCommitmentNeeds) {
   const std::string offer_id = expect_2xx(s.admin("POST", "/api/v1/offers", offer), "offer").body.at("id");
   acme_and_beta(s);
   const std::string later = format_rfc3339((SystemClock().now() / kMsPerDay + 30) * kMsPerDay);
-  expect_2xx(
-      s.admin(
-          "POST", "/api/v1/contracts",
-          json{{"name", "acme-dc"},
-               {"tenant", "acme"},
-               {"supplier", "dc"},
-               {"offers", {"h100"}},
-               {"currency", "CNY"},
-               {"starts_at", "2020-01-01T00:00:00Z"},
-               {"commitments",
-                {{{"name", "next-year"}, {"offer", "h100"}, {"gpus", 8}, {"term_months", 12}, {"starts_at", later}}}}}),
-      "contract");
+  const json next_year = {
+      {"name", "next-year"}, {"offer", "h100"}, {"gpus", 8}, {"term_months", 12}, {"starts_at", later}};
+  expect_2xx(s.admin("POST", "/api/v1/contracts", acme_dc_contract(json::array({next_year}))), "contract");
   json dropped = offer;
   dropped["prices"].erase("reserved_12m");
   Resp r = s.admin("PUT", "/api/v1/offers/" + offer_id, dropped);

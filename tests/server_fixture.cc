@@ -437,6 +437,13 @@ void use_local_slurm_tools(const std::string& dir) {
   ::setenv("PATH", (dir + "/bin:" + (path ? path : "/usr/bin:/bin")).c_str(), 1);
 }
 
+json acme_dc_contract(const json& commitments) {
+  json c = {{"name", "acme-dc"},  {"tenant", "acme"},  {"supplier", "dc"},
+            {"offers", {"h100"}}, {"currency", "CNY"}, {"starts_at", "2020-01-01T00:00:00Z"}};
+  if (!commitments.empty()) c["commitments"] = commitments;
+  return c;
+}
+
 std::string acme_and_beta(const ServerProcess& s) {
   // In CNY, as offer_doc's offers: the scheduler uses offers in a tenant's own currency only.
   json acme_doc = tenant_doc("acme"), beta_doc = tenant_doc("beta");

@@ -111,6 +111,9 @@ json user_doc(const std::string& name, const std::string& role, const std::strin
 json job_doc(const std::string& project, const std::string& name);  // 1 worker x 1 h100, no price cap
 // Tenants acme and beta with one project each: vision (acme) and nlp (beta); acme's id.
 std::string acme_and_beta(const ServerProcess& s);  // CNY tenants, as offer_doc
+// Contract acme-dc: tenant acme with supplier dc on offer h100 (offer_doc's), in CNY, from 2020,
+// with these commitments (none when empty).
+json acme_dc_contract(const json& commitments = json::array());
 
 // Polls GET path with the admin token until pred holds (`seconds` at most); returns the last body
 // (and records a test failure when it times out).
