@@ -113,6 +113,39 @@ TEST_F(AuthTest, MalformedUnknownAndRevokedTokensAre401) {
   EXPECT_EQ(list_ids(s, "/api/v1/tenants", s.admin_token()).size(), 2u);
 }
 
+// Minting and revoking tokens in a loop keeps the user's list (and each mint's scan of it) bounded:
+// the 100 newest dead tokens stay listed, older ones go. An expired token's name is free again.
+TEST_F(AuthTest, DeadTokensArePrunedAndTheirNamesAreFreeAgain) {
+  std::vector<std::string> minted;
+  for (int i = 0; i < 110; ++i) {
+    Resp t = expect_2xx(s.admin("POST", "/api/v1/tokens", json{{"user", "acme-viewer"}, {"name", "ci"}}),
+                        "token " + std::to_string(i));
+    minted.push_back(t.body.at("id"));
+    ASSERT_EQ(s.admin("DELETE", "/api/v1/tokens/" + minted.back()).status, 204);
+  }
+  auto listed = [&] {
+    Resp l = expect_2xx(s.admin("GET", "/api/v1/tokens?user=acme-viewer"), "list");
+    std::set<std::string> ids;
+    for (const auto& t : l.body.at("items")) ids.insert(t.at("id").get<std::string>());
+    return ids;
+  };
+  // The last mint pruned down to the 100 newest dead ones (its own token, live then, was revoked
+  // after): the fixture's token, minted[9..109].
+  std::set<std::string> ids = listed();
+  EXPECT_EQ(ids.size(), 102u);
+  EXPECT_EQ(ids.count(minted.front()), 0u);
+  EXPECT_EQ(ids.count(minted[8]), 0u);
+  EXPECT_EQ(ids.count(minted[9]), 1u);
+  EXPECT_EQ(ids.count(minted.back()), 1u);
+  // An expired token holds its name no longer.
+  const std::string soon = format_rfc3339(SystemClock().now() + 3'000);
+  expect_2xx(s.admin("POST", "/api/v1/tokens", json{{"user", "acme-viewer"}, {"name", "short"}, {"expires_at", soon}}),
+             "short-lived");
+  expect_problem(s.admin("POST", "/api/v1/tokens", json{{"user", "acme-viewer"}, {"name", "short"}}), 409);
+  std::this_thread::sleep_for(std::chrono::milliseconds(3'500));
+  expect_2xx(s.admin("POST", "/api/v1/tokens", json{{"user", "acme-viewer"}, {"name", "short"}}), "name free again");
+}
+
 TEST_F(AuthTest, WrongRoleIs403AndChangesNothing) {
   auto projects = list_ids(s, "/api/v1/projects", s.admin_token());
   auto users = list_ids(s, "/api/v1/users", s.admin_token());

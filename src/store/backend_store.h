@@ -109,6 +109,9 @@ class GuardedTx final : public StoreTx {
   Status revoke_user_tokens(const std::string& user_id) override {
     return g_.op(true, [&](auto& db) { return revoke_tokens_of_user(db, user_id); });
   }
+  Result<int64_t> prune_dead_tokens(const std::string& user_id, TimeMs now, int64_t keep) override {
+    return g_.op(true, [&](auto& db) { return delete_dead_tokens(db, user_id, now, keep); });
+  }
   Status append_job_event(const JobEvent& e) override {
     return g_.op(true, [&](auto& db) { return insert_job_event(db, e); });
   }

@@ -37,6 +37,13 @@ Status revoke_tokens_of_user(PgConn& db, const std::string& user_id) {
   return n ? ok_status() : Status(n.error());
 }
 
+Result<int64_t> delete_dead_tokens(PgConn& db, const std::string& user_id, TimeMs now, int64_t keep) {
+  return db.exec(
+      "DELETE FROM api_tokens WHERE id IN (SELECT id FROM api_tokens WHERE user_id = $1 AND (revoked OR"
+      " (expires_at <> 0 AND expires_at <= $2)) ORDER BY created_at DESC, id DESC OFFSET $3)",
+      PgParams().add(user_id).add(now).add(keep), "deleting the dead tokens of user " + user_id);
+}
+
 Result<std::optional<TokenRow>> find_token_by_hash(PgConn& db, const std::string& secret_hash) {
   auto rows = db.query(std::string(kTokenSelect) + " WHERE secret_hash = $1", PgParams().add(secret_hash),
                        "looking up a token");

@@ -36,6 +36,7 @@ Result<std::vector<std::string>> list_object_ids(PgConn& db, const std::string& 
 Status insert_token_row(PgConn& db, const TokenRow& t);
 Status revoke_token_row(PgConn& db, const std::string& token_id);
 Status revoke_tokens_of_user(PgConn& db, const std::string& user_id);
+Result<int64_t> delete_dead_tokens(PgConn& db, const std::string& user_id, TimeMs now, int64_t keep);
 Result<std::optional<TokenRow>> find_token_by_hash(PgConn& db, const std::string& secret_hash);
 Result<std::vector<TokenRow>> select_tokens(PgConn& db, const std::map<std::string, std::string>& eq);
 Status insert_job_event(PgConn& db, const JobEvent& e);

@@ -37,6 +37,16 @@ Status revoke_tokens_of_user(Db& db, const std::string& user_id) {
   return q->run("revoking the tokens of user " + user_id);
 }
 
+Result<int64_t> delete_dead_tokens(Db& db, const std::string& user_id, TimeMs now, int64_t keep) {
+  auto q = db.query(
+      "DELETE FROM api_tokens WHERE id IN (SELECT id FROM api_tokens WHERE user_id = ?1 AND (revoked = 1 OR"
+      " (expires_at <> 0 AND expires_at <= ?2)) ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?3)");
+  if (!q) return q.error();
+  q->bind(1, user_id).bind(2, now).bind(3, keep);
+  if (auto s = q->run("deleting the dead tokens of user " + user_id); !s) return s.error();
+  return db.changes();
+}
+
 Result<std::optional<TokenRow>> find_token_by_hash(Db& db, const std::string& secret_hash) {
   auto q = db.query(std::string(kTokenSelect) + " WHERE secret_hash = ?1");
   if (!q) return q.error();

@@ -39,6 +39,7 @@ Result<std::vector<std::string>> list_object_ids(Db& db, const std::string& kind
 Status insert_token_row(Db& db, const TokenRow& t);
 Status revoke_token_row(Db& db, const std::string& token_id);
 Status revoke_tokens_of_user(Db& db, const std::string& user_id);
+Result<int64_t> delete_dead_tokens(Db& db, const std::string& user_id, TimeMs now, int64_t keep);
 Result<std::optional<TokenRow>> find_token_by_hash(Db& db, const std::string& secret_hash);
 // Filters: "user_id", "tenant_id", "supplier_id". Ordered by created_at, then id.
 Result<std::vector<TokenRow>> select_tokens(Db& db, const std::map<std::string, std::string>& eq);

@@ -146,6 +146,9 @@ class StoreTx {
   virtual Result<std::vector<TokenRow>> list_tokens(const std::map<std::string, std::string>& eq) = 0;
   // Revokes every token of a user (0 tokens is fine).
   virtual Status revoke_user_tokens(const std::string& user_id) = 0;
+  // Deletes the user's dead tokens (revoked, or expired at `now`) but the `keep` newest (by
+  // created_at, then id): their rows would otherwise pile up without end. Returns how many went.
+  virtual Result<int64_t> prune_dead_tokens(const std::string& user_id, TimeMs now, int64_t keep) = 0;
   virtual Status append_job_event(const JobEvent& e) = 0;
   virtual Status append_audit(const AuditEntry& a) = 0;
 

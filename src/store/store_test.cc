@@ -346,6 +346,46 @@ TEST_P(StoreTest, TokensByHashAndRevocation) {
   EXPECT_EQ(store_->tokens({{"tenant_id", "ten_a"}}).value().size(), 1u);
 }
 
+TEST_P(StoreTest, PruningDeadTokensKeepsTheNewestAndEveryLiveOne) {
+  // usr_1: live (never expires), live (expires at 1000), revoked at 3 times, expired at 500;
+  // usr_2: one revoked token. At now = 600, dead ones of usr_1: tok_c, tok_d, tok_e, tok_f.
+  auto tok = [](std::string id, std::string user, TimeMs created, TimeMs expires, bool revoked) {
+    return TokenRow{.id = id,
+                    .user_id = user,
+                    .role = "viewer",
+                    .name = id,
+                    .secret_hash = std::string(64, id.back()),
+                    .created_at = created,
+                    .expires_at = expires,
+                    .revoked = revoked};
+  };
+  ASSERT_TRUE(store_
+                  ->write([&](StoreTx& tx) -> Status {
+                    for (const TokenRow& t :
+                         {tok("tok_a", "usr_1", 10, 0, false), tok("tok_b", "usr_1", 20, 1000, false),
+                          tok("tok_c", "usr_1", 30, 0, true), tok("tok_d", "usr_1", 40, 0, true),
+                          tok("tok_e", "usr_1", 50, 500, false), tok("tok_f", "usr_1", 60, 0, true),
+                          tok("tok_g", "usr_2", 5, 0, true)})
+                      if (auto s = tx.insert_token(t); !s) return s;
+                    return ok_status();
+                  })
+                  .ok());
+  int64_t pruned = -1;
+  ASSERT_TRUE(store_
+                  ->write([&](StoreTx& tx) -> Status {
+                    auto n = tx.prune_dead_tokens("usr_1", 600, 2);
+                    if (!n) return n.error();
+                    pruned = *n;
+                    return ok_status();
+                  })
+                  .ok());
+  EXPECT_EQ(pruned, 2);
+  const std::vector<TokenRow> rows = store_->tokens({}).value();
+  std::vector<std::string> left;
+  for (const TokenRow& t : rows) left.push_back(t.id);
+  EXPECT_EQ(left, (std::vector<std::string>{"tok_g", "tok_a", "tok_b", "tok_e", "tok_f"}));
+}
+
 TEST_P(StoreTest, JobEventsKeepAppendOrder) {
   // Same timestamp on purpose: the order is the append order, not the clock.
   const std::vector<std::pair<std::string, std::string>> steps = {

@@ -126,6 +126,9 @@ class BookTx::Recording final : public StoreTx {
     return tx_.list_tokens(eq);
   }
   Status revoke_user_tokens(const std::string& user_id) override { return tx_.revoke_user_tokens(user_id); }
+  Result<int64_t> prune_dead_tokens(const std::string& user_id, TimeMs now, int64_t keep) override {
+    return tx_.prune_dead_tokens(user_id, now, keep);
+  }
   Status append_job_event(const JobEvent& e) override { return tx_.append_job_event(e); }
   Status append_audit(const AuditEntry& a) override { return tx_.append_audit(a); }
   Result<UsageIngestOutcome> insert_usage_batch(const UsageBatchRows& b) override { return tx_.insert_usage_batch(b); }

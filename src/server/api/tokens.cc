@@ -20,6 +20,9 @@ static json token_json(const TokenRow& t) {
 
 // Live tokens a user may hold: rate limits are per token, so an unbounded number would multiply them.
 constexpr int64_t kMaxLiveTokensPerUser = 50;
+// Dead tokens (revoked or expired) kept per user for the list; older ones are deleted at the next
+// mint, so minting short-lived tokens in a loop cannot grow the table (and each mint's scan).
+constexpr int64_t kDeadTokensKeptPerUser = 100;
 
 // Whether p may manage tokens of user record u.
 static bool may_manage(const Principal& p, const Record& u) {
@@ -44,12 +47,14 @@ void register_token_routes(App& app, Router& srv) {
               return Error::invalid("user", Message("api.tokens.no_user").arg("user", tr->user));
             auto existing = tx.list_tokens({{"user_id", u->id}});
             if (!existing) return existing.error();
+            const TimeMs now = app.clock.now();
             int64_t live = 0;  // not revoked, not expired: each one a rate-limit bucket of its own
             for (const auto& t : *existing) {
-              if (t.name == tr->name && !t.revoked)
+              if (t.revoked || (t.expires_at != 0 && t.expires_at <= now)) continue;
+              if (t.name == tr->name)
                 return error_with_field(Code::kConflict, Message("api.tokens.name_taken").arg("name", tr->name), "name",
                                         Message("api.tokens.name_in_use"));
-              live += !t.revoked && (t.expires_at == 0 || t.expires_at > app.clock.now());
+              ++live;
             }
             if (live >= kMaxLiveTokensPerUser)
               return Error::invalid("user", Message("api.tokens.too_many")
@@ -57,9 +62,18 @@ void register_token_routes(App& app, Router& srv) {
                                                 .arg("max", std::to_string(kMaxLiveTokensPerUser)));
             auto role = decode_record(*u, stored_user_role, "no token can be made for this user");
             if (!role) return role.error();
-            row = TokenRow{new_id("tok"), u->id, u->tenant_id, u->supplier_id, role_name(*role),
-                           tr->name, token_hash(secret), app.clock.now(), tr->expires_at.value_or(0), false};
+            row = TokenRow{new_id("tok"),
+                           u->id,
+                           u->tenant_id,
+                           u->supplier_id,
+                           role_name(*role),
+                           tr->name,
+                           token_hash(secret),
+                           now,
+                           tr->expires_at.value_or(0),
+                           false};
             if (auto s = tx.insert_token(row); !s) return s;
+            if (auto pruned = tx.prune_dead_tokens(u->id, now, kDeadTokensKeptPerUser); !pruned) return pruned.error();
             return tx.append_audit({row.created_at, p.user_id, "create", "tokens", row.id, tr->name});
           });
           if (!st) return send_problem(res, st.error(), req.path);
