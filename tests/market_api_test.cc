@@ -460,6 +460,12 @@ TEST(MarketApi, NodeBooksTradeWholeNodesOfTheirSize) {
   bare["nodes"] = 1;
   bare["price_per_gpu_hour"] = "16";
   EXPECT_NE(s.req("POST", "/api/v1/market-orders", acme, bare).reason_for("nodes"), "");
+  // A trade settles into one reservation, which holds at most 4096 nodes: a node book's order too.
+  json huge = nodes("buy", 4097, "16");
+  huge["node_gpus"] = 1;
+  Resp too_many = s.req("POST", "/api/v1/market-orders", acme, huge);
+  EXPECT_EQ(too_many.status, 422) << too_many.describe();
+  EXPECT_NE(too_many.reason_for("nodes").find("4096"), std::string::npos) << too_many.describe();
   // acme buys one node: a trade of one node (8 GPUs) held by a reservation of one 8-GPU node.
   Resp buy = s.req("POST", "/api/v1/market-orders", acme, nodes("buy", 1, "16.50"));
   ASSERT_EQ(buy.status, 201) << buy.describe();

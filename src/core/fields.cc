@@ -257,7 +257,7 @@ TimeMs Fields::time(const char* key) {
   return opt_time(key).value_or(0);
 }
 
-std::vector<std::string> Fields::str_list(const char* key, StrRule rule, bool required) {
+std::vector<std::string> Fields::str_list(const char* key, StrRule rule, bool required, size_t max_items) {
   std::vector<std::string> out;
   const json* v = take(key);
   if (!v) {
@@ -268,8 +268,8 @@ std::vector<std::string> Fields::str_list(const char* key, StrRule rule, bool re
     error(key, FieldReason{"field.string_list"});
     return out;
   }
-  if (v->size() > 1024) {
-    error(key, FieldReason{"field.max_items", {{"max", "1024"}}});
+  if (v->size() > max_items) {
+    error(key, FieldReason{"field.max_items", {{"max", std::to_string(max_items)}}});
     return out;
   }
   for (size_t i = 0; i < v->size(); ++i) {

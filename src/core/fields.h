@@ -118,7 +118,8 @@ class Fields {
   std::optional<Money> opt_money(const char* key, Currency c, bool allow_negative = false);
   TimeMs time(const char* key);
   std::optional<TimeMs> opt_time(const char* key);
-  std::vector<std::string> str_list(const char* key, StrRule rule = {}, bool required = false);
+  // At most `max_items` items (more: one error on the list, naming the limit).
+  std::vector<std::string> str_list(const char* key, StrRule rule = {}, bool required = false, size_t max_items = 1024);
 
   template <class E, size_t N>
   E enumeration(const char* key, const EnumEntry<E> (&table)[N], std::optional<E> def = std::nullopt) {

@@ -17,11 +17,9 @@ Result<Reservation> parse_reservation(const json& body) {
   r.name = f.str("name", {.max_len = 63, .pattern = kSlug, .pattern_help = "pattern.reservation_name"});
   r.tenant = f.str("tenant", ref);
   const size_t before = errs.list().size();
-  r.nodes = f.str_list("nodes", ref, /*required=*/true);
+  r.nodes = f.str_list("nodes", ref, /*required=*/true, kMaxReservedNodes);
   if (errs.list().size() == before) {
     if (r.nodes.empty()) f.error("nodes", Message("reservation.nodes.empty"));
-    if (r.nodes.size() > kMaxReservedNodes)
-      f.error("nodes", Message("reservation.nodes.too_many").arg("max", std::to_string(kMaxReservedNodes)));
     std::set<std::string> seen;
     for (size_t i = 0; i < r.nodes.size(); ++i)
       if (!seen.insert(r.nodes[i]).second) f.error("nodes[" + std::to_string(i) + "]", Message("reservation.nodes.listed_twice"));
@@ -46,7 +44,7 @@ Result<Reservation> parse_reservation(const json& body) {
 Result<Reservation> decode_reservation(const json& body) {
   return with_server_keys(parse_reservation(body), body, [](Fields& f, Reservation& r) {
     r.tenant_id = f.opt_str("tenant_id", kServerText).value_or("");
-    r.node_ids = f.str_list("node_ids", kServerText);
+    r.node_ids = f.str_list("node_ids", kServerText, false, kMaxReservedNodes);
     r.offer_id = f.opt_str("offer_id", kServerText).value_or("");
   });
 }

@@ -51,6 +51,27 @@ TEST(Reservation, NamesEveryBadField) {
   EXPECT_EQ(fields_of(r2.error()), (std::set<std::string>{"nodes", "starts_at", "ends_at"}));
 }
 
+// Up to kMaxReservedNodes nodes (a market trade of that many settles into one reservation; the
+// list reader's default of 1,024 items used to refuse more), and the stored form decodes again.
+TEST(Reservation, HoldsUpToItsNodeLimit) {
+  json b = good();
+  b["nodes"] = json::array();
+  for (size_t i = 0; i < kMaxReservedNodes; ++i) b["nodes"].push_back("n" + std::to_string(i));
+  auto r = parse_reservation(b);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->nodes.size(), kMaxReservedNodes);
+  json stored = to_json(*r);
+  stored["node_ids"] = stored["nodes"];
+  auto back = decode_reservation(stored);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->node_ids.size(), kMaxReservedNodes);
+  b["nodes"].push_back("one-more");
+  auto over = parse_reservation(b);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(fields_of(over.error()), std::set<std::string>{"nodes"});
+  EXPECT_NE(over.error().message.find("4096"), std::string::npos) << over.error().message;
+}
+
 TEST(Reservation, ReasonsAreMessageCodesThatRenderInEveryLanguage) {
   json b = good();
   b.erase("ends_at");

@@ -35,6 +35,11 @@ namespace {
 constexpr int64_t kHourMs = 3'600'000;
 constexpr int64_t kMaxWindowHours = 366 * 24;
 constexpr int64_t kMaxOrderGpus = 100'000;
+// Nodes a node book's order may ask for: a trade is settled into one reservation, which holds at
+// most kMaxReservedNodes nodes.
+int64_t max_order_nodes(int64_t node_gpus) {
+  return std::min<int64_t>(kMaxOrderGpus / std::max<int64_t>(node_gpus, 1), static_cast<int64_t>(kMaxReservedNodes));
+}
 constexpr size_t kDepthLevels = 20;
 constexpr size_t kMaxPrints = 200;
 constexpr int64_t kMaxPriceMicros = int64_t{1'000'000} * 1'000'000;  // 1,000,000 per GPU-hour
@@ -231,7 +236,7 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, BookTx
   int64_t gpus = 0;
   if (k.node_gpus > 0) {
     if (f.has("gpus")) f.error("gpus", Message("api.market.nodes_not_gpus"));
-    gpus = f.integer("nodes", 1, kMaxOrderGpus / std::max<int64_t>(k.node_gpus, 1)) * k.node_gpus;
+    gpus = f.integer("nodes", 1, max_order_nodes(k.node_gpus)) * k.node_gpus;
   } else {
     if (f.has("nodes")) f.error("nodes", Message("api.market.nodes_need_size"));
     gpus = f.integer("gpus", 1, kMaxOrderGpus);
@@ -389,8 +394,10 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, BookTx
     Record m = rest;
     m.body["state"] = m.state = "cancelled";
     m.body["remaining_gpus"] = 0;
-    m.body["reason"] = resale ? "its reseller no longer holds the nodes it offered (a default on them is open, or they were resold)"
-                              : "its seller can no longer deliver it: the free nodes went to earlier trades (a trade takes whole nodes)";
+    m.body["reason"] =
+        resale ? "its reseller no longer holds the nodes it offered (a default on them is open, or they were resold)"
+               : "its seller can no longer deliver it: the free nodes went to earlier trades, or it would take more "
+                 "than 4096 of them (a trade takes whole nodes, at most 4096)";
     out.makers.push_back(std::move(m));
   }
   json trade_ids = json::array();
@@ -407,12 +414,14 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, BookTx
   order["trades"] = trade_ids;
   order["state"] = r.rested > 0 ? "open" : r.filled * k.unit() == gpus ? "filled" : "cancelled";
   if (order["state"] == "cancelled")
-    order["reason"] = may_trade < gpus
-                          ? "its seller cannot deliver " + std::string(may_trade == 0 ? "it" : "the rest") +
-                                ": its free nodes went to the trades before (a trade takes whole nodes)"
-                      : tif == TimeInForce::kFok ? "fill-or-kill: the book could not fill all of it at once"
-                      : aon                      ? "all-or-none, immediate-or-cancel: the book could not fill all of it at once"
-                                                 : "immediate-or-cancel: the rest did not fill at once";
+    order["reason"] =
+        may_trade < gpus
+            ? "its seller cannot deliver " + std::string(may_trade == 0 ? "it" : "the rest") +
+                  ": its free nodes went to the trades before, or it would take more than 4096 of them (a trade "
+                  "takes whole nodes, at most 4096)"
+        : tif == TimeInForce::kFok ? "fill-or-kill: the book could not fill all of it at once"
+        : aon                      ? "all-or-none, immediate-or-cancel: the book could not fill all of it at once"
+                                   : "immediate-or-cancel: the rest did not fill at once";
   order["side"] = enum_name(kSideNames, side);
   out.order = std::move(order);
   return out;
@@ -686,7 +695,7 @@ void replace_order(App& app, const KindSpec& spec, const httplib::Request& req, 
     int64_t left = old_left;
     if (k.node_gpus > 0) {
       if (f.has("gpus")) f.error("gpus", Message("api.market.nodes_not_gpus"));
-      if (f.has("nodes")) left = f.integer("nodes", 1, kMaxOrderGpus / k.node_gpus) * k.node_gpus;
+      if (f.has("nodes")) left = f.integer("nodes", 1, max_order_nodes(k.node_gpus)) * k.node_gpus;
     } else {
       if (f.has("nodes")) f.error("nodes", Message("api.market.nodes_need_size"));
       if (f.has("gpus")) left = f.integer("gpus", 1, kMaxOrderGpus);

@@ -19,11 +19,6 @@
 namespace gpurent {
 namespace {
 
-struct FreeNode {
-  Record node;
-  int64_t gpus = 0;
-};
-
 bool settlement_overlaps(TimeMs a0, TimeMs a1, TimeMs b0, TimeMs b1) { return a0 < b1 && b0 < a1; }
 
 // Every stored reservation, decoded (by id).
@@ -85,17 +80,20 @@ Result<std::vector<FreeNode>> free_nodes(StoreTx& tx, const std::string& supplie
   return out;
 }
 
-// Whole nodes for `want` GPUs, best fit: while GPUs are wanted, the smallest node that holds all
-// of them, else the largest; ties by id. Fewer GPUs than wanted when the nodes run out. In a node
-// book only nodes of exactly its size count.
-std::vector<const FreeNode*> pick_nodes(const std::vector<FreeNode>& free, int64_t want, int64_t node_gpus) {
+}  // namespace
+
+std::vector<const FreeNode*> pick_nodes(const std::vector<FreeNode>& free, int64_t want, int64_t node_gpus,
+                                        size_t max_nodes) {
   std::vector<const FreeNode*> left;
   for (const auto& n : free)
     if (node_gpus == 0 || n.gpus == node_gpus) left.push_back(&n);
   std::sort(left.begin(), left.end(), [](auto* a, auto* b) { return std::tie(a->gpus, a->node.id) < std::tie(b->gpus, b->node.id); });
   std::vector<const FreeNode*> out;
-  while (want > 0 && !left.empty()) {
-    auto it = std::find_if(left.begin(), left.end(), [&](auto* n) { return n->gpus >= want; });
+  // `left` is in size order: the smallest node holding `want` is a binary search away, and taking
+  // it ends the loop; otherwise the largest goes, from the back (no pass over thousands of nodes
+  // per pick).
+  while (want > 0 && !left.empty() && out.size() < max_nodes) {
+    auto it = std::lower_bound(left.begin(), left.end(), want, [](auto* n, int64_t w) { return n->gpus < w; });
     if (it == left.end()) it = std::prev(left.end());
     out.push_back(*it);
     want -= (*it)->gpus;
@@ -103,6 +101,8 @@ std::vector<const FreeNode*> pick_nodes(const std::vector<FreeNode>& free, int64
   }
   return out;
 }
+
+namespace {
 
 Principal system_of(const Principal& who) { return {who.user_id, who.token_id, Role::kOperatorAdmin, "", ""}; }
 

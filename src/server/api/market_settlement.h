@@ -19,6 +19,7 @@
 
 #include "core/clock.h"
 #include "core/money.h"
+#include "model/reservation.h"
 #include "server/api/resources.h"
 
 namespace gpurent {
@@ -41,6 +42,19 @@ Result<Record> market_offer(StoreTx& tx, const std::string& supplier_id, const M
 // keeps the rest of that node's GPUs from being sold again for the window. In a node book, also at
 // most its free nodes of exactly that size less its open sells of such nodes.
 Result<int64_t> deliverable_gpus(StoreTx& tx, const std::string& supplier_id, const MarketBook& k);
+
+// A node a trade may take, with its GPU count.
+struct FreeNode {
+  Record node;
+  int64_t gpus = 0;
+};
+// Whole nodes for `want` GPUs, best fit: while GPUs are wanted, the smallest node that holds all
+// of them, else the largest; ties by id. In a node book (`node_gpus` > 0) only nodes of exactly its
+// size count. At most `max_nodes` nodes (one reservation holds no more): fewer GPUs than wanted
+// when the nodes run out or that many are not enough, which makes the trade undeliverable
+// (first_undeliverable) and, at settlement, a default.
+std::vector<const FreeNode*> pick_nodes(const std::vector<FreeNode>& free, int64_t want, int64_t node_gpus,
+                                        size_t max_nodes = kMaxReservedNodes);
 
 // A reservation as it is about to be written (POST, or PUT of `replacing_id`).
 struct ReservationChange {
