@@ -145,6 +145,14 @@ TEST(ApiBudget, ABudgetHoldAppliesWithinOneControlLoopStepOfTheBudgetChange) {
   EXPECT_TRUE(s.admin("GET", "/api/v1/alerts?state=active").body.at("items").empty());
   EXPECT_TRUE(s.admin("GET", "/api/v1/projects/vision/quota").body.at("budget_hold").is_null());
   wait_for(s, "/api/v1/jobs/" + waiting, state_is("running"));
+  // And lowered below spending again through a project update: the month rated before the write
+  // (off the control loop) holds it in the write.
+  p = s.admin("GET", "/api/v1/projects/vision").body;
+  p["quota"]["monthly_budget"] = amount(spent / 2);
+  Resp relowered = expect_2xx(s.admin("PUT", "/api/v1/projects/vision", p), "budget lowered");
+  EXPECT_EQ(warning_codes(relowered.body), std::vector<std::string>{"api.quota.warn.budget_hold"})
+      << relowered.describe();
+  EXPECT_TRUE(s.admin("GET", "/api/v1/projects/vision/quota").body.at("budget_hold").is_object());
 
   // A new project whose budget is already reached (zero) is held from its creation.
   json zero = project_doc("acme", "frozen");

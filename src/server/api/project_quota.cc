@@ -268,14 +268,31 @@ Status check_quota_models(Quota& q, const GpuCatalog& catalog, const std::string
   return ok_status();
 }
 
+namespace {
+
+bool budget_changes(const Quota* before, const Quota& quota) {
+  return !before || before->monthly_budget != quota.monthly_budget || before->budget_action != quota.budget_action;
+}
+
+}  // namespace
+
+Result<std::optional<MonthToDate>> rate_for_recheck(App& app, const std::string& tenant_id, const Quota* before,
+                                                    const Quota& quota) {
+  if (!budget_changes(before, quota) || !cost_firewall_running(app)) return std::optional<MonthToDate>();
+  auto m = rate_month_to_date(app, tenant_id, app.clock.now());
+  if (!m) return m.error();
+  return std::optional<MonthToDate>(std::move(*m));
+}
+
 Status quota_recheck(App& app, StoreTx& tx, const std::string& tenant_id, const std::string& project_id,
-                     const std::string& project, const Quota* before, const Quota& quota, bool created) {
-  if (before && before->monthly_budget == quota.monthly_budget && before->budget_action == quota.budget_action)
-    return ok_status();
+                     const std::string& project, const Quota* before, const Quota& quota, bool created,
+                     const MonthToDate* rated) {
+  if (!budget_changes(before, quota)) return ok_status();
   if (!cost_firewall_running(app)) return ok_status();
   MonthToDate mtd{app.clock.now(), {}};  // a new project has spent nothing
-  if (!created) {
-    // Rated here, inside the write (the generic update route has no step before it).
+  if (rated) {
+    mtd = *rated;
+  } else if (!created) {
     auto m = rate_month_to_date(app, tenant_id, mtd.now);
     if (!m) return m.error();
     mtd = std::move(*m);

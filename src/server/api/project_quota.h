@@ -22,13 +22,22 @@ void register_project_quota_routes(App& app, Router& srv);
 // scheduler and the submission checks compare like with like. `path` prefixes the error fields.
 Status check_quota_models(Quota& q, const GpuCatalog& catalog, const std::string& path);
 
+struct MonthToDate;  // services/cost_firewall.h
+
 // Inside the write that stores `quota` for the project (id, name, tenant): when a cost firewall
 // runs and the budget or its action differs from `before` (null: none readable), the firewall's
 // budget rule for the project (services/cost_firewall.h recheck_budget), its hold set or lifted
-// in the same transaction. Rates the tenant's month to date (reads only), except for a project
-// just `created`, which has spent nothing.
+// in the same transaction. Uses the tenant's month to date `rated` before the write, off the
+// control loop; without it (a project just `created` has spent nothing) rates it here, inside the
+// write, which only a race with another change of the budget should come to.
 Status quota_recheck(App& app, StoreTx& tx, const std::string& tenant_id, const std::string& project_id,
-                     const std::string& project, const Quota* before, const Quota& quota, bool created = false);
+                     const std::string& project, const Quota* before, const Quota& quota, bool created = false,
+                     const MonthToDate* rated = nullptr);
+
+// Before a write of the project's quota (off the control loop): the tenant's month to date when a
+// cost firewall runs and `quota` changes the budget or its action from `before`; none otherwise.
+Result<std::optional<MonthToDate>> rate_for_recheck(App& app, const std::string& tenant_id, const Quota* before,
+                                                    const Quota& quota);
 
 // What the caller of a write should know about the project's quota that is not an error: a GPU,
 // concurrent-job or per-job limit below what its admitted and running jobs use, a budget its

@@ -8,6 +8,7 @@
 #include "server/api/project_quota.h"
 #include "server/api/resources.h"
 #include "server/http/http_util.h"
+#include "server/services/cost_firewall.h"
 #include "server/services/record_faults.h"
 
 namespace gpurent {
@@ -15,8 +16,10 @@ namespace gpurent {
 namespace {
 
 // POST/PUT /api/v1/projects: the project in its tenant's currency, its quota's models checked;
-// the tenant of an existing project does not change.
-Result<Built> build_project(App& app, const json& body, const Principal& p, StoreTx& tx, const Record* existing) {
+// the tenant of an existing project does not change. `rated`: the tenant's month to date, rated
+// before an update's write when it changes the budget (prepare_project_update).
+Result<Built> build_project(App& app, const json& body, const Principal& p, StoreTx& tx, const Record* existing,
+                            const MonthToDate* rated = nullptr) {
   std::string ref = body.is_object() && body.contains("tenant") && body["tenant"].is_string()
                         ? body["tenant"].get<std::string>()
                         : (existing ? existing->tenant_id : "");
@@ -33,10 +36,30 @@ Result<Built> build_project(App& app, const json& body, const Principal& p, Stor
   if (pr->tenant.empty()) pr->tenant = tenant->id;
   if (existing) {  // a new project's budget is checked once it has an id (after_create)
     auto old = decode_project(existing->body, *cur);
-    if (auto s = quota_recheck(app, tx, tenant->id, existing->id, pr->name, old ? &old->quota : nullptr, pr->quota); !s)
+    if (auto s = quota_recheck(app, tx, tenant->id, existing->id, pr->name, old ? &old->quota : nullptr, pr->quota,
+                               false, rated);
+        !s)
       return s.error();
   }
   return Built{to_json(*pr), index_of(*pr)};
+}
+
+// Before a PUT's write, off the control loop: the month to date its budget re-check needs, rated
+// only when the body changes the budget or its action (a body that does not parse gets nothing:
+// the build inside the write reports it). A budget changed meanwhile by another write is rated
+// inside the write after all (quota_recheck).
+Result<std::any> prepare_project_update(App& app, const json& body, const Record& existing) {
+  auto tenant = app.store.get("tenants", existing.tenant_id);
+  if (!tenant) return tenant.error();
+  auto cur = tenant_currency(*tenant);
+  if (!cur) return cur.error();
+  auto pr = parse_project(body, *cur);
+  if (!pr) return std::any();
+  auto old = decode_project(existing.body, *cur);
+  auto rated = rate_for_recheck(app, existing.tenant_id, old ? &old->quota : nullptr, pr->quota);
+  if (!rated) return rated.error();
+  if (!*rated) return std::any();
+  return std::any(std::move(**rated));
 }
 
 // The stored project's quota and its tenant's currency.
@@ -61,6 +84,13 @@ void register_project_routes(App& app, Router& srv) {
   spec.filters = {{"tenant", "tenant_id"}, {"name", "name"}};
   spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record* existing) {
     return build_project(app, body, p, tx, existing);
+  };
+  spec.prepare_update = [&app](const json& body, const Principal&, const Record& existing) {
+    return prepare_project_update(app, body, existing);
+  };
+  spec.build_update = [&app](const json& body, const Principal& p, StoreTx& tx, const Record& existing,
+                             const std::any& prepared) {
+    return build_project(app, body, p, tx, &existing, std::any_cast<MonthToDate>(&prepared));
   };
   spec.on_delete = [](const Principal&, const Record& r, StoreTx& tx) -> Status {
     auto n = tx.count("jobs", {{"project_id", r.id}});

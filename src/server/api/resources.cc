@@ -363,6 +363,12 @@ static void update_handler(App& app, const KindSpec& spec, const httplib::Reques
       return send_problem(res, Error::invalid("version", Message("field.integer")), req.path);
     want_version = (*body)["version"].get<int64_t>();
   }
+  std::any prepared;
+  if (spec.prepare_update) {
+    auto pre = spec.prepare_update(*body, p, *existing);
+    if (!pre) return send_problem(res, pre.error(), req.path);
+    prepared = std::move(*pre);
+  }
   Record out;
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
     auto cur = tx.get(spec.kind, existing->id);
@@ -373,7 +379,7 @@ static void update_handler(App& app, const KindSpec& spec, const httplib::Reques
       return Error::make(Code::kConflict, Message("api.resources.stale_version")
                                               .arg("version", std::to_string(*want_version))
                                               .arg("current", std::to_string(cur->version)));
-    auto b = spec.build(*body, p, tx, &*cur);
+    auto b = spec.build_update ? spec.build_update(*body, p, tx, *cur, prepared) : spec.build(*body, p, tx, &*cur);
     if (!b) return b.error();
     Record r = *cur;
     fill_index(r, b->idx, spec);

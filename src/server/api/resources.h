@@ -4,6 +4,7 @@
 // the same state the write commits against.
 #pragma once
 
+#include <any>
 #include <functional>
 #include <map>
 #include <optional>
@@ -41,6 +42,13 @@ struct KindSpec {
   bool updated_since = false;
   // Validate + resolve references; `existing` is null on create.
   std::function<Result<Built>(const json& body, const Principal&, StoreTx&, const Record* existing)> build;
+  // Updates only, optional: runs before the write, off the control loop, for reads too slow for the
+  // single writer (a project's month to date, rated when its budget changes). What it returns is
+  // handed to build_update, used instead of build for the update.
+  std::function<Result<std::any>(const json& body, const Principal&, const Record& existing)> prepare_update;
+  std::function<Result<Built>(const json& body, const Principal&, StoreTx&, const Record& existing,
+                              const std::any& prepared)>
+      build_update;
   // The same for objects the server makes itself (an instance's start's job), which may hold what
   // a request may not (the label gpurent.io/instance). Optional: build when absent.
   std::function<Result<Built>(const json& body, const Principal&, StoreTx&, const Record* existing)> build_by_server;
