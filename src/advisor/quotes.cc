@@ -123,7 +123,12 @@ Result<QuotePlan> make_plan(const Month& m, const Offer& o, const RatingResult& 
   p.committed_gpus = gpus;
   p.unit_price = unit_price;
   p.total = rr.charges;
-  p.per_useful_gpu_hour = Money(he(static_cast<__int128>(rr.charges.micros()) * kMilliMsPerGpuHour, m.useful), c);
+  // Fees may dwarf a short useful time (10^9 GB of egress against a minute of work): the quotient
+  // can leave int64, which is the caller's input to fix, not a server error.
+  bool overflow = false;
+  p.per_useful_gpu_hour = Money(
+      div_round_half_even(static_cast<__int128>(rr.charges.micros()) * kMilliMsPerGpuHour, m.useful, &overflow), c);
+  if (overflow) return Error::invalid("offers", Message("advisor.quotes.money_overflow").arg("offer", o.name));
   auto comp = [&](const char* key, int64_t amount, std::string qty, const char* unit) {
     p.components.push_back({key, Money(amount, c), std::move(qty), unit});
   };

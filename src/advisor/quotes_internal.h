@@ -36,8 +36,10 @@ inline QuoteStep step(Message text, std::string formula, json value) {
 inline std::string gpu_hours(__int128 milli_ms) { return format_scaled(he(milli_ms * 1000, kMilliMsPerGpuHour), 3); }
 inline std::string cents(const Money& m) { return m.round_to_cents().amount_string(); }
 inline std::string signed_cents(const Money& m) { return (m.micros() > 0 ? "+" : "") + cents(m); }
-// num / den as a percentage with one decimal ("12.5"), half to even; den > 0.
+// num / den as a percentage with one decimal ("12.5"), half to even. A den of 0 (a sticker or a
+// cheapest cost that rounds to nothing) gives "0.0" for a num of 0 and "∞" ("-∞") otherwise.
 inline std::string pct_tenths(int64_t num, int64_t den) {
+  if (den == 0) return num == 0 ? "0.0" : num > 0 ? "∞" : "-∞";
   const int64_t t = he(static_cast<__int128>(num) * 1000, den);
   const int64_t a = t < 0 ? -t : t;
   return (t < 0 ? "-" : "") + std::to_string(a / 10) + "." + std::to_string(a % 10);

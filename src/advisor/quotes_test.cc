@@ -233,6 +233,36 @@ TEST(QuoteCompare, EgressHeavyWorkloadFlipsTheRanking) {
             "GPU-hours)");
 }
 
+// A sticker that rounds to nothing (a minute at 0.00001 per GPU-hour) divided the overhead by zero,
+// which the hardware answers with SIGFPE: the whole server ended. Percentages over 0 are "∞" now.
+// And fees that dwarf the useful time leave int64 per useful GPU-hour: a 422 naming offers, not a 500.
+TEST(QuoteCompare, AStickerOfNothingAndHugeFeesAreAnswered) {
+  json tiny = offer_json("alpha", "tiny", "0.00001", "ready", 1);
+  json other = offer_json("beta", "other", "0.00002", "ready", 3600);
+  json body = {{"workload", {{"launches_per_month", 1}, {"gpus", 1}, {"run_minutes", 1}}}, {"offers", {tiny, other}}};
+  QuotesResult r = run(body);
+  ASSERT_EQ(r.offers.size(), 2u);
+  EXPECT_EQ(r.offers[0].sticker.micros(), 0);
+  const json out = to_json(r);
+  for (const json& o : out.at("ranking")) {
+    const std::string pct = o.at("overhead_pct");
+    EXPECT_TRUE(pct == "0.0" || pct == "∞") << o.dump();
+  }
+
+  json fat = offer_json("gamma", "fat", "2.00", "ready", 1);
+  fat["fees"]["egress"] = {{"per_gb", "1000"}};
+  json huge = {{"workload", {{"launches_per_month", 1}, {"gpus", 1}, {"run_minutes", 1}, {"egress_gb", 1'000'000'000}}},
+               {"offers", {fat}}};
+  auto in = parse_quotes_input(huge, test_catalog());
+  ASSERT_TRUE(in.ok()) << in.error().message;
+  auto q = compute_quotes(*in);
+  ASSERT_FALSE(q.ok());
+  EXPECT_EQ(q.error().code, Code::kInvalid);
+  ASSERT_EQ(q.error().fields.size(), 1u);
+  EXPECT_EQ(q.error().fields[0].field, "offers");
+  EXPECT_NE(q.error().message.find("gamma"), std::string::npos) << q.error().message;
+}
+
 // One launch of 60 minutes, 30 computing at 90% then 30 idle at 0%, 1 GPU at 2.00/h.
 //   discount (below 5% for 10 min, 50% off): on_demand 40 min = 1.333333 -> 1.33, idle_discount
 //     20 min × 1.00 = 0.333333 -> 0.33; total 1.66. Components: list 1.00, idle 0.333333 + 0.333333

@@ -75,6 +75,9 @@ Result<Money> Money::minus(const Money& o) const {
 }
 
 __int128 div_half_even_wide(__int128 num, __int128 den) {
+  // A zero divisor is a caller's bug, but the hardware answers it with SIGFPE, which ends the
+  // process: an exception instead reaches the route's handler (a 500) or the thread's.
+  if (den == 0) throw std::domain_error("half-even division by zero");
   __int128 q = num / den;
   const __int128 r = num % den;
   if (r != 0) {
