@@ -238,6 +238,11 @@ void save_instance(App& app, const httplib::Request& req, httplib::Response& res
       if (auto other = decode_image(s.body); other && other->source && other->source->instance_id == cur->id)
         return Error::make(Code::kConflict,
                            Message("api.instances.save_under_way").arg("name", inst->name).arg("image", other->name));
+    // Its size is known only once the node has written the archive: a tenant already at its
+    // storage quota, or a store disk with less than a GiB free, gets no save at all (the archive
+    // is checked against both again when it is there, and one larger than --artifact-max-gib is
+    // failed without being read).
+    if (auto room = check_room(app, tx, inst->tenant_id, 0, "name"); !room) return room;
     i->tenant_id = inst->tenant_id;
     i->created_by = p.user_id;
     i->source = ImageSource{cur->id, inst->name, inst->job_ids.back()};

@@ -83,10 +83,14 @@ Result<Record> receive_chunk(App& app, const UploadTarget& t, const httplib::Req
     (void)advance(app, t, *offset, 0, false, user_id);
     return Error::invalid("sha256", Message("api.artifacts.digest_mismatch").arg("got", **digest).arg("declared", u->sha256));
   }
-  // Published and marked complete under the content lock: a delete of another record with the
-  // same content sees this one, or removes the file before it is published again.
-  auto content = ArtifactStore::content_lock();
-  if (auto s = files.publish(t.id, u->sha256); !s) return s.error();
+  // Published under the content lock; the record has named its digest since it was created, so a
+  // delete of another record with the same content keeps the file. The lock is not held across
+  // the write (advance: loop.run): the scheduler's tick takes it too (image_saves.cc), and a tick
+  // waiting behind a holder that waits for the tick would stop the single writer.
+  {
+    auto content = ArtifactStore::content_lock();
+    if (auto s = files.publish(t.id, u->sha256); !s) return s.error();
+  }
   return advance(app, t, *offset, end, true, user_id);
 }
 

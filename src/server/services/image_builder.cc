@@ -124,12 +124,24 @@ Result<bool> ImageBuilder::build_one() {
   // The same recipe built before: its content, at once.
   auto ready = list_all(app_.store, "images", {{"state", "ready"}});
   if (!ready) return ready.error();
+  // The content lock is never held across a write (loop.run): the scheduler's tick takes it too
+  // (image_saves.cc), and a tick waiting for it behind a holder waiting for the tick would stop
+  // the single writer. So the image names the content first (still building: a delete of another
+  // record with the same content keeps the file from then on), the file is checked, then it is
+  // ready.
   for (const Record& r : *ready) {
     auto other = decode_image(r.body);
     if (!other || !other->recipe || !(*other->recipe == *image->recipe)) continue;
     ArtifactStore files(artifact_root(app_.opts));
-    auto content = ArtifactStore::content_lock();
     if (::access(files.content_path(other->sha256).c_str(), R_OK) != 0) continue;
+    if (auto s = update_image(app_, picked->id, ImageState::kBuilding, [&](Image& i) { i.sha256 = other->sha256; }); !s)
+      return s.error();
+    bool there = false;
+    {
+      auto content = ArtifactStore::content_lock();
+      there = ::access(files.content_path(other->sha256).c_str(), R_OK) == 0;
+    }
+    if (!there) continue;  // removed before the name took hold: built below
     if (auto s = update_image(app_, picked->id, ImageState::kReady, [&](Image& i) {
           i.sha256 = other->sha256, i.size_bytes = other->size_bytes, i.packages = other->packages;
           i.received_bytes = other->size_bytes, i.ready_at = app_.clock.now(), i.error.clear();
@@ -180,8 +192,13 @@ Result<bool> ImageBuilder::build_one() {
     return true;
   }
   const auto packages = installed_packages(out);
-  auto content = ArtifactStore::content_lock();
-  if (auto s = files.publish_file(out, *sha); !s) return s.error();
+  // Named first, then published (without holding the content lock across a write: see above).
+  if (auto s = update_image(app_, picked->id, ImageState::kBuilding, [&](Image& i) { i.sha256 = *sha; }); !s)
+    return s.error();
+  {
+    auto content = ArtifactStore::content_lock();
+    if (auto s = files.publish_file(out, *sha); !s) return s.error();
+  }
   if (auto s = update_image(app_, picked->id, ImageState::kReady, [&](Image& i) {
         i.sha256 = *sha, i.size_bytes = stt.st_size, i.received_bytes = stt.st_size, i.packages = packages;
         i.ready_at = app_.clock.now(), i.error.clear();

@@ -55,6 +55,7 @@ class ImageSaves {
     std::string sha256;
     int64_t bytes = 0;
     std::string error;  // the archive could not be read
+    bool too_big = false;  // over max_bytes: not hashed (hours on the scheduler's thread for nothing)
   };
   ImageSaveSettings s_;
   std::map<std::string, Hashed> hashed_;  // by image id
