@@ -106,10 +106,14 @@ TEST_F(AuthTest, MalformedUnknownAndRevokedTokensAre401) {
   EXPECT_NE(full.reason_for("user").find("50"), std::string::npos) << full.describe();
   ASSERT_EQ(s.admin("DELETE", "/api/v1/tokens/" + last_id).status, 204);
   expect_2xx(s.admin("POST", "/api/v1/tokens", json{{"user", "acme-member"}, {"name", "one-more"}}), "after a revoke");
-  // Deleting a user revokes its tokens at once.
+  // Deleting a user ends its tokens at once, and they are gone from the list (nobody could mint
+  // for that user again to prune them).
   Resp viewer = expect_2xx(s.admin("GET", "/api/v1/users/acme-viewer"), "get viewer");
-  ASSERT_EQ(s.admin("DELETE", "/api/v1/users/" + viewer.body.at("id").get<std::string>()).status, 204);
+  const std::string viewer_id = viewer.body.at("id");
+  ASSERT_EQ(s.admin("DELETE", "/api/v1/users/" + viewer_id).status, 204);
   expect_problem(s.req("GET", "/api/v1/projects", acme_viewer), 401);
+  for (const auto& t : s.admin("GET", "/api/v1/tokens").body.at("items"))
+    EXPECT_NE(t.value("user_id", ""), viewer_id) << t.dump();
   EXPECT_EQ(list_ids(s, "/api/v1/tenants", s.admin_token()).size(), 2u);
 }
 

@@ -77,8 +77,8 @@ void add_restore(CLI::App& app, CliContext& ctx) {
                   "postgresql:// database for a PostgreSQL one")
       ->required();
   cmd->add_flag("--force", o->force,
-                "replace an existing database that is not empty (SQLite: the whole file; PostgreSQL: the "
-                "tables the backup has, other tables are left)");
+                "replace an existing database that is not empty (SQLite: the whole file; PostgreSQL, a gpurent "
+                "database only: every table of its public schema is dropped and the backup's recreated)");
   cmd->callback([&ctx, o] {
     ctx.action = [&ctx, o] {
       auto r = restore_store(o->from, o->db, {.force = o->force});

@@ -8,10 +8,13 @@ bool is_postgres_url(std::string_view db) { return db.starts_with("postgresql://
 std::string describe_db(const std::string& db) {
   if (!is_postgres_url(db)) return db;
   std::string out = db;
-  // user:password@ in the authority (before the first '/', '?' or '#' after the scheme).
+  // user:password@ in the authority. libpq ends the authority at the first '/' only: a password
+  // may hold '?' or '#' unencoded (and '@', which libpq would split at): everything between the
+  // first ':' and the last '@' before that '/' is masked.
   const size_t start = out.find("://") + 3;
-  const size_t end = std::min(out.find_first_of("/?#", start), out.size());
-  if (const size_t at = out.rfind('@', end); at != std::string::npos && at >= start) {
+  const size_t end = std::min(out.find('/', start), out.size());
+  if (const size_t at = end > start ? out.rfind('@', end - 1) : std::string::npos;
+      at != std::string::npos && at >= start) {
     if (const size_t colon = out.find(':', start); colon != std::string::npos && colon < at)
       out.replace(colon + 1, at - colon - 1, "***");
   }

@@ -16,6 +16,10 @@ TEST(OpenStore, TellsAPostgresUrlFromAFile) {
 TEST(OpenStore, DescribesADatabaseWithoutItsPassword) {
   EXPECT_EQ(describe_db("var/gpurent.db"), "var/gpurent.db");
   EXPECT_EQ(describe_db("postgresql://app:s3cret@db:5432/gpurent"), "postgresql://app:***@db:5432/gpurent");
+  // libpq reads '?' and '#' in a password as part of it (it ends the authority at '/' only).
+  EXPECT_EQ(describe_db("postgresql://app:s3cr?t#x@db/gpurent"), "postgresql://app:***@db/gpurent");
+  EXPECT_EQ(describe_db("postgresql://app:p@ss@db/gpurent"), "postgresql://app:***@db/gpurent");
+  EXPECT_EQ(describe_db("postgresql://db/gpurent?user=app"), "postgresql://db/gpurent?user=app");
   EXPECT_EQ(describe_db("postgresql://app@db/gpurent?password=s3cret&sslmode=require"),
             "postgresql://app@db/gpurent?password=***&sslmode=require");
   EXPECT_EQ(describe_db("postgresql://app@db/gpurent?sslmode=require&password=s3cret"),

@@ -194,10 +194,12 @@ Result<RestoreReport> restore_postgres(const std::string& backup, const std::str
     if (!tables) return tables.error();
     target = std::move(tables).value();
     if (!target.all.empty() && !force)
-      return Error::make(Code::kConflict, pg_describe(url) + " is not empty (" + std::to_string(target.all.size()) +
-                                              " tables, e.g. " + target.all.front() +
-                                              "); restore into an empty database, or replace its gpurent tables "
-                                              "with --force (stop any server using it first)");
+      return Error::make(Code::kConflict,
+                         pg_describe(url) + " is not empty (" + std::to_string(target.all.size()) + " tables, e.g. " +
+                             target.all.front() +
+                             "); restore into an empty database, or, if it is a gpurent database, drop every table "
+                             "of its public schema and restore with --force (stop any server "
+                             "using it first)");
     // --force replaces a gpurent database, never someone else's tables.
     if (!target.all.empty())
       if (auto v = gpurent_version(*db, "dest", url); !v) {
