@@ -191,6 +191,7 @@ Reach reach_of(const SchedEngine::Impl& e, const SchedJob& j) {
   for (int i = 0; i < static_cast<int>(e.nodes.size()); ++i) {
     const int m = e.cluster.node(i).model_id;
     if (std::find(cands.begin(), cands.end(), m) == cands.end() || !e.node_matches(j, i, m)) continue;
+    if (e.workers_by_cpu_memory(j, i) == 0) continue;  // its CPUs or memory could never hold a worker
     matching[i] = true;
     const int64_t gpus = static_cast<int64_t>(e.nodes[i].gpu_domain.size());
     r.any = true;
@@ -414,6 +415,12 @@ std::optional<Blocked> SchedEngine::Impl::shadow_for(const EngineJob& ej, const 
     for (int m : models)
       if (node_ok(j, i, m, 2)) eligible[i] = 1;
     if (!eligible[i]) continue;
+    // A node whose CPUs or memory could never hold a worker is no room for it. (Slots are counted
+    // in GPUs only: CPUs and memory that running jobs hold are not estimated as they end.)
+    if (workers_by_cpu_memory(j, i) == 0) {
+      eligible[i] = 0;
+      continue;
+    }
     const auto& gf = cluster.node(i).gpu_free;
     free[i] = gf;
     slots += slots_of(gf);

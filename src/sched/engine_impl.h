@@ -323,6 +323,10 @@ struct SchedEngine::Impl {
   bool node_ok(const SchedJob& j, int node, int model, int phase) const;
   // The job's hard constraints on a node (model, form factor, GPU memory, RDMA), whatever its state.
   bool node_matches(const SchedJob& j, int node, int model) const;
+  // How many of the job's workers the node's CPUs and memory hold when nothing else runs there,
+  // counting only what the job states (0: a worker asks for more than the node has, so it can
+  // never run there; INT64_MAX: it states neither).
+  int64_t workers_by_cpu_memory(const SchedJob& j, int node) const;
   // The same without the terms of placement (suppliers, regions, sovereignty, offers, prices).
   bool node_matches_hardware(const SchedJob& j, int node, int model) const;
   // Whether the job may use the node at all (SchedJob::nodes).

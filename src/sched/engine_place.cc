@@ -70,6 +70,17 @@ bool SchedEngine::Impl::node_matches_hardware(const SchedJob& j, int i, int mode
   return true;
 }
 
+int64_t SchedEngine::Impl::workers_by_cpu_memory(const SchedJob& j, int i) const {
+  const AllocNode& n = cluster.node(i);
+  const AllocPod p = pod_for(j, i);
+  // Only what the job states: a share derived from the worker's GPUs (pod_for) fits wherever the
+  // GPUs do, and the GPU checks say so better.
+  int64_t most = INT64_MAX;
+  if ((j.cpu_cores || j.cpu_milli) && p.cpu_milli > 0) most = std::min<int64_t>(most, n.cpu_cap / p.cpu_milli);
+  if ((j.memory_gib || j.memory_mib) && p.memory_mib > 0) most = std::min<int64_t>(most, n.mem_cap / p.memory_mib);
+  return most;
+}
+
 bool SchedEngine::Impl::fits(int i, const AllocPod& p, int domain) const {
   const AllocNode& n = cluster.node(i);
   if (n.cpu_used + p.cpu_milli > n.cpu_cap || n.mem_used + p.memory_mib > n.mem_cap) return false;
