@@ -305,6 +305,17 @@ TEST_F(DashboardUsage, SupplierHealthFromMeasurements) {
     EXPECT_EQ(d["blocked"], a["blocked"]);
     EXPECT_EQ(d["response_minutes"], a["history"].value("response_minutes", json()));
   }
+  // A `to` ahead is read as now by both (a future month has no failures to dilute the rate with).
+  const std::string ahead = "?from=" + t(from) + "&to=" + t(SystemClock().now() + 30 * kDay);
+  Resp dash_ahead = s.admin("GET", "/api/v1/dashboard/suppliers" + ahead);
+  Resp adv_ahead = s.admin("POST", "/api/v1/advise/suppliers" + ahead, json::object());
+  ASSERT_EQ(adv_ahead.status, 200) << adv_ahead.describe();
+  for (const auto& a : adv_ahead.body["suppliers"])
+    for (const auto& d : dash_ahead.body["suppliers"])
+      if (d["supplier"] == a["name"]) {
+        EXPECT_EQ(d["failure_rate_bp"], a["history"].value("monthly_failure_rate_bp", json())) << a.dump();
+        EXPECT_EQ(d["score"], a["score"]) << a.dump();
+      }
 
   // Supplier users see only themselves; tenants see the market.
   const std::string ops = make_user_token(s, "dc-ops", "supplier", "", "dc");

@@ -117,8 +117,11 @@ std::vector<SupplierHistoryRule> default_history_rules();         // 40 points
 //        "suppliers": [{"supplier": object | "name", "answers": {...}, "history": {...}}]}.
 // A supplier named by a string is one of `known` (the server's, with measured history); a
 // "history" given for it only fills the figures not measured.
+// At most `max_suppliers` suppliers (50 for a list the caller wrote; the server passes the
+// platform's count when it fills in every supplier itself).
 Result<SupplierScoreInput> parse_supplier_score_input(const json& body,
-                                                      const std::vector<SupplierCandidate>& known = {});
+                                                      const std::vector<SupplierCandidate>& known = {},
+                                                      size_t max_suppliers = 50);
 
 // kPartial: a graded history criterion between its good and bad marks.
 enum class SupplierItemStatus { kPass, kPartial, kFail, kUnknown };

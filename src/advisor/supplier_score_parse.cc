@@ -146,7 +146,8 @@ void read_answers(Fields& af, const std::vector<SupplierChecklistItem>& items, s
 
 }  // namespace
 
-Result<SupplierScoreInput> parse_supplier_score_input(const json& body, const std::vector<SupplierCandidate>& known) {
+Result<SupplierScoreInput> parse_supplier_score_input(const json& body, const std::vector<SupplierCandidate>& known,
+                                                      size_t max_suppliers) {
   FieldErrors errs;
   Fields f(body, "", errs);
   if (!f.valid_object()) return errs.to_error();
@@ -164,7 +165,7 @@ Result<SupplierScoreInput> parse_supplier_score_input(const json& body, const st
   for (const auto& r : in.history_rules) total_weight += r.weight;
   if (total_weight == 0) errs.add("checklist", Message("advisor.suppliers.weights_zero"));
   std::set<std::string> names;
-  f.objects("suppliers", true, 50, [&](Fields& sf, size_t) {
+  f.objects("suppliers", true, max_suppliers, [&](Fields& sf, size_t) {
     SupplierCandidate c;
     SupplierHistory entered;
     bool have = false;

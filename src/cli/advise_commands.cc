@@ -66,7 +66,9 @@ void key_figures(std::ostream& out, const std::string& calc, const json& r) {
   } else if (calc == "mix") {
     out << "expected cost      " << str(r["expected_cost"]) << " " << str(r["currency"]) << "\n"
         << "pure on-demand     " << str(r["pure_on_demand_cost"]) << "\n"
-        << "best single level  " << str(r["best_single_level"].value("cost", json())) << "\n";
+        << "best single level  "
+        << (r["best_single_level"].is_object() ? str(r["best_single_level"].value("cost", json())) : std::string("-"))
+        << "\n";
     for (const auto& p : r["plan"].value("reserved", json::array()))
       out << "reserve            " << str(p["gpus"]) << " GPUs " << str(p["mode"]) << " of " << str(p["offer"]) << "\n";
   }

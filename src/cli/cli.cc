@@ -226,7 +226,15 @@ int run_cli(const std::vector<std::string>& args, const CliIo& io) {
     io.err << app.help();
     return kExitUsage;
   }
-  return ctx.action();
+  // An answer the command did not expect (a field of another type) is a failure it reports, not
+  // an abort half-way through its output.
+  try {
+    return ctx.action();
+  } catch (const std::exception& e) {
+    io.out.flush();
+    io.err << "error: unexpected answer or state: " << e.what() << "\n";
+    return kExitFailed;
+  }
 }
 
 }  // namespace gpurent

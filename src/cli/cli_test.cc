@@ -153,6 +153,10 @@ TEST_F(CliTest, ProcurementShowsTargetsAgainstAchievedSharesAndSetsTheSplit) {
   EXPECT_EQ(json::parse(api_.requests().back().body),
             json::parse(R"({"procurement_split":[{"supplier":"huadong","share_permille":600},{"supplier":"sup_2","share_permille":400}]})"));
   EXPECT_EQ(api_.requests().back().params.find("from")->second, "2026-12-01");
+  // A UTC offset's '+' reaches the server as a '+' (unencoded, a query reads it as a space).
+  r = run({"procurement", "acme", "--from", "2026-11-01T00:00:00+08:00"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(api_.requests().back().params.find("from")->second, "2026-11-01T00:00:00+08:00");
   r = run({"procurement", "acme", "--clear"});
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(json::parse(api_.requests().back().body), json::parse(R"({"procurement_split":[]})"));
@@ -769,6 +773,13 @@ TEST_F(CliTest, AdvisePostsTheInputAndPrintsTheArithmeticInTheChosenLanguage) {
   EXPECT_NE(r.err.find("demand"), std::string::npos) << r.err;
   r = run({"advise", "mix", "-f", "/no/such/input.yaml"});
   EXPECT_NE(r.rc, 0);
+  // Options with no reserved mode: no best single level (null), which the table shows as "-"
+  // (reading it aborted the command after half its output).
+  api_.on("POST /api/v1/advise/mix", {200, R"({"expected_cost":"120.00","currency":"USD","pure_on_demand_cost":"150.00",
+                   "best_single_level":null,"plan":{"reserved":[]}})"});
+  r = run({"advise", "mix", "-f", "-"}, "{}");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("best single level  -"), std::string::npos) << r.out;
   EXPECT_EQ(run({"advise", "horoscope", "-f", "-"}, "{}").rc, 2);
 }
 

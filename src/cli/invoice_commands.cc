@@ -251,8 +251,8 @@ void add_invoice_commands(CLI::App& app, CliContext& ctx) {
       ApiClient* c = ctx.client(&rc);
       if (!c) return rc;
       std::string q;
-      if (!pr->from.empty()) q += "from=" + pr->from;
-      if (!pr->to.empty()) q += std::string(q.empty() ? "" : "&") + "to=" + pr->to;
+      if (!pr->from.empty()) q += "from=" + url_encode(pr->from);  // a '+' of a UTC offset stays a '+'
+      if (!pr->to.empty()) q += std::string(q.empty() ? "" : "&") + "to=" + url_encode(pr->to);
       const std::string path = "/tenants" + seg(pr->tenant) + "/procurement" + (q.empty() ? "" : "?" + q);
       auto r = pr->clear || !pr->set.empty() ? c->put(path, json{{"procurement_split", split}}) : c->get(path);
       if (!r) return ctx.fail(r.error());

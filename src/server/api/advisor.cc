@@ -367,13 +367,19 @@ Result<json> suppliers(App& app, json body, const httplib::Request& req) {
     to = *t;
   }
   if (to <= from) return Error::invalid("to", Message("api.params.after_from"));
+  // Time that has not happened has no failures: rates are over [from, min(to, now)), as the
+  // dashboard's supplier health reads them.
+  to = std::min(to, now);
+  if (to <= from) return Error::invalid("from", Message("api.params.before_now"));
   auto known = load_supplier_candidates(app.store, app.catalog, from, to);
   if (!known) return known.error();
-  if (!body.contains("suppliers")) {  // every supplier on the platform
+  size_t max_suppliers = 50;
+  if (!body.contains("suppliers")) {  // every supplier on the platform, however many
     body["suppliers"] = json::array();
     for (const auto& c : *known) body["suppliers"].push_back({{"supplier", c.supplier.name}});
+    max_suppliers = std::max<size_t>(max_suppliers, known->size());
   }
-  auto in = parse_supplier_score_input(body, *known);
+  auto in = parse_supplier_score_input(body, *known, max_suppliers);
   if (!in) return in.error();
   auto r = compute_supplier_score(*in);
   if (!r) return r.error();
