@@ -208,7 +208,8 @@ void average_ceil_per_hour(const std::vector<GpuInterval>& intervals, TimeMs t0,
 
 }  // namespace
 
-Result<DemandCurve> demand_from_intervals(const std::vector<GpuInterval>& intervals, HourlyMeasure m) {
+Result<DemandCurve> demand_from_intervals(const std::vector<GpuInterval>& intervals, HourlyMeasure m,
+                                          std::optional<std::pair<TimeMs, TimeMs>> window) {
   TimeMs first = 0, last = 0;
   bool any = false;
   for (size_t i = 0; i < intervals.size(); ++i) {
@@ -224,6 +225,10 @@ Result<DemandCurve> demand_from_intervals(const std::vector<GpuInterval>& interv
     any = true;
   }
   if (!any) return Error::invalid("intervals", Message("advisor.demand.intervals_empty"));
+  if (window && window->second > window->first) {
+    first = std::min(first, window->first);
+    last = std::max(last, window->second);
+  }
   const TimeMs t0 = floor_to_hour(first);
   const __int128 span = static_cast<__int128>(last) - t0;
   if (span > static_cast<__int128>(kMaxDemandHours) * kMsPerHour)

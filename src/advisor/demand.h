@@ -61,9 +61,12 @@ enum class HourlyMeasure {
 const char* hourly_measure_name(HourlyMeasure m);
 
 // Hour 0 starts at the earliest start rounded down to a UTC hour; the curve ends with the hour of
-// the latest end. Errors: no interval with positive length, more than kMaxDemandHours hours, or
-// an hour above kMaxGpusPerHour.
-Result<DemandCurve> demand_from_intervals(const std::vector<GpuInterval>& intervals, HourlyMeasure m);
+// the latest end. `window` [from, to), when given, widens it to cover at least that: the hours of
+// the window with nothing running count as 0 GPUs (a plan sized on a month must not be sized on
+// the two days work ran in it). Errors: no interval with positive length, more than
+// kMaxDemandHours hours, or an hour above kMaxGpusPerHour.
+Result<DemandCurve> demand_from_intervals(const std::vector<GpuInterval>& intervals, HourlyMeasure m,
+                                          std::optional<std::pair<TimeMs, TimeMs>> window = std::nullopt);
 
 // Philly jobs as intervals [submit, submit + duration): the trace records what each job asked
 // for and how long it ran, so this is the demand (every job running as soon as it is submitted),

@@ -106,6 +106,13 @@ TEST(DemandIntervals, PeakAndAverageByHand) {
   auto avg = demand_from_intervals(iv, HourlyMeasure::kAverageCeil);
   ASSERT_TRUE(avg.ok());
   EXPECT_EQ(avg->gpus, (std::vector<int64_t>{2, 3, 3}));
+  // Over a window: the idle hours before and after the runs are hours of 0 GPUs (a reservation
+  // pays for them too), not left out.
+  auto windowed =
+      demand_from_intervals(iv, HourlyMeasure::kPeak, std::make_pair(kT0 - 2 * kMsPerHour, kT0 + 5 * kMsPerHour));
+  ASSERT_TRUE(windowed.ok()) << windowed.error().message;
+  EXPECT_EQ(windowed->start, kT0 - 2 * kMsPerHour);
+  EXPECT_EQ(windowed->gpus, (std::vector<int64_t>{0, 0, 6, 3, 3, 0, 0}));
 
   EXPECT_FALSE(demand_from_intervals({}, HourlyMeasure::kPeak).ok());
   EXPECT_FALSE(demand_from_intervals({{kT0, kT0, 4}}, HourlyMeasure::kPeak).ok());

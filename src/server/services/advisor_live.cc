@@ -88,7 +88,8 @@ Result<DemandCurve> ledger_demand(StoreReader& store, const std::string& tenant_
     return Error::invalid(field, Message("services.advisor_live.no_demand")
                                      .arg("from", format_rfc3339(from))
                                      .arg("to", format_rfc3339(to)));
-  return demand_from_intervals(intervals, measure);
+  // The whole window up to now, idle hours included: reserving for it is paying for them too.
+  return demand_from_intervals(intervals, measure, std::make_pair(from, std::min(to, now)));
 }
 
 Result<FingerprintInput> metered_fingerprint(StoreReader& store, const GpuCatalog& catalog, const Record& job, TimeMs now,
