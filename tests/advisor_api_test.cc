@@ -233,6 +233,12 @@ TEST(Advisor, BadInputsNameTheField) {
   r = advise(s, "mix", mix);
   EXPECT_EQ(r.status, 422) << r.describe();
   EXPECT_FALSE(r.reason_for("budget").empty()) << r.describe();
+  // Two suppliers' offers of one name: their options are named by id, not refused as repeats.
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc2")), "second supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc2", "m1")), "its node");
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc2", "h100")), "its offer of the same name");
+  r = advise(s, "mix", {{"offers", {"dc/h100", "dc2/h100"}}, {"demand", {{"gpus_per_hour", {1, 2}}}}});
+  EXPECT_EQ(r.status, 200) << r.describe();
   r = advise(s, "mix", {{"offers", {"dc/nope"}}, {"demand", {{"gpus_per_hour", {1, 2}}}}});
   EXPECT_EQ(r.status, 422);
   EXPECT_NE(r.reason_for("offers[0]").find("no offer 'dc/nope'"), std::string::npos) << r.describe();

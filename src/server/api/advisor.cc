@@ -29,17 +29,17 @@
 namespace gpurent {
 namespace {
 
-
 // "supplier/name", an offer id, or a name that only one offer has.
-Result<Offer> pick_offer(const std::vector<Offer>& offers, const std::vector<std::string>& ids, const std::string& ref,
-                         const std::string& field) {
-  const Offer* found = nullptr;
+// The offer `ref` names (supplier/offer, an id, or a name only one offer has): its index.
+Result<size_t> pick_offer(const std::vector<Offer>& offers, const std::vector<std::string>& ids, const std::string& ref,
+                          const std::string& field) {
+  size_t found = 0;
   int by_name = 0;
   for (size_t i = 0; i < offers.size(); ++i) {
-    if (quote_offer_label(offers[i]) == ref || ids[i] == ref) return offers[i];
-    if (offers[i].name == ref) found = &offers[i], ++by_name;
+    if (quote_offer_label(offers[i]) == ref || ids[i] == ref) return i;
+    if (offers[i].name == ref) found = i, ++by_name;
   }
-  if (by_name == 1) return *found;
+  if (by_name == 1) return found;
   if (by_name > 1) return Error::invalid(field, Message("api.advise.offer_ambiguous").arg("offer", ref));
   return Error::invalid(field, Message("api.advise.no_offer").arg("offer", ref));
 }
@@ -186,15 +186,25 @@ Result<json> mix(App& app, json body, const Principal& p) {
     if (!all) return all.error();
     json options = json::array();
     std::optional<Currency> cur;
+    std::vector<size_t> picked;
+    std::map<std::string, std::set<size_t>> by_name;  // offers of one name (suppliers name theirs alike)
     for (size_t i = 0; i < body["offers"].size(); ++i) {
       const std::string field = "offers[" + std::to_string(i) + "]";
       if (!body["offers"][i].is_string()) return Error::invalid(field, Message("field.string"));
-      auto o = pick_offer(*all, ids, body["offers"][i].get<std::string>(), field);
-      if (!o) return o.error();
-      if (cur && *cur != o->currency) return Error::invalid(field, Message("api.advise.mix.offer_currency"));
-      cur = o->currency;
-      for (const auto& opt : options_from_offer(*o))
-        options.push_back({{"offer", o->name},
+      auto at = pick_offer(*all, ids, body["offers"][i].get<std::string>(), field);
+      if (!at) return at.error();
+      const Offer& o = (*all)[*at];
+      if (cur && *cur != o.currency) return Error::invalid(field, Message("api.advise.mix.offer_currency"));
+      cur = o.currency;
+      picked.push_back(*at);
+      by_name[o.name].insert(*at);
+    }
+    for (size_t at : picked) {
+      const Offer& o = (*all)[at];
+      // An option names its offer by name, or by id where two suppliers' offers chosen share it.
+      const std::string label = by_name[o.name].size() > 1 ? ids[at] : o.name;
+      for (const auto& opt : options_from_offer(o))
+        options.push_back({{"offer", label},
                            {"mode", capacity_mode_name(opt.mode)},
                            {"price_per_gpu_hour", opt.price_per_gpu_hour.amount_string()}});
     }
