@@ -311,6 +311,31 @@ TEST(Instances, SshKeysAndNotebookHoldPortsOfTheServersRange) {
             (json{{"below_percent", 20}, {"minutes", 0}, {"source", "instance"}}));
 }
 
+// The port range is every tenant's: one tenant's instances (made and stopped in a loop, free of
+// charge) hold at most an eighth of it, and another tenant still gets ports.
+TEST(Instances, OneTenantHoldsAtMostAnEighthOfThePortRange) {
+  ServerProcess s({"--sched-interval-ms", "20", "--firewall-interval-s", "0", "--instance-ports", "30100-30195"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
+  acme_and_beta(s);
+  const std::string key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMmoR98h6zcgRAJsBTuFmr2APBlJQ6nJyM70vXl+nPx dev@laptop";
+  auto box = [&](const std::string& name, const std::string& project) {
+    return json{{"name", name},
+                {"project", project},
+                {"resources", {{"cpu_cores", 1}, {"memory_gib", 1}}},
+                {"image", "localhost/dev:1"},
+                {"ssh_keys", {key}},
+                {"notebook", true}};
+  };
+  // 96 ports: 12 a tenant, 2 an instance.
+  for (int i = 0; i < 6; ++i)
+    expect_2xx(s.admin("POST", "/api/v1/instances", box("a" + std::to_string(i), "vision")), "acme's instance");
+  Resp over = s.admin("POST", "/api/v1/instances", box("a6", "vision"));
+  EXPECT_EQ(over.status, 409) << over.describe();
+  EXPECT_NE(over.body.dump().find("api.instances.tenant_ports"), std::string::npos) << over.describe();
+  expect_2xx(s.admin("POST", "/api/v1/instances", box("b0", "nlp")), "beta's instance");
+}
+
 namespace {
 
 // The node an instance's latest job runs on (its placement's first worker).

@@ -66,13 +66,28 @@ Status assign_access(App& app, StoreTx& tx, Instance& i) {
   // Ports are taken one writer at a time (several servers on one database).
   if (auto l = take_write_lock(tx, "instance-ports", "the instances' node ports"); !l) return l;
   std::set<int64_t> taken;
+  int64_t held_by_tenant = 0;
   auto all = list_all(tx, "instances");
   if (!all) return all.error();
   for (const Record& r : *all)
     for (const char* k : {"ssh_port", "notebook_port"})
       // A released instance's ports are free once its last run has gone.
       if (!r.body.contains("released_at") || r.body.contains("stopping_job"))
-        if (auto v = r.body.find(k); v != r.body.end() && v->is_number_integer()) taken.insert(v->get<int64_t>());
+        if (auto v = r.body.find(k); v != r.body.end() && v->is_number_integer()) {
+          taken.insert(v->get<int64_t>());
+          held_by_tenant += r.tenant_id == i.tenant_id;
+        }
+  // The range is every tenant's: one tenant holds at most an eighth of it (at least 8 ports), so
+  // instances made and stopped in a loop, which cost nothing, cannot lock the others out.
+  const int64_t range = app.opts.instance_port_max - app.opts.instance_port_min + 1;
+  const int64_t share = std::max<int64_t>(std::min<int64_t>(8, range), range / 8);
+  const int64_t wanted = (i.ssh_keys.empty() ? 0 : 1) + (i.notebook ? 1 : 0);
+  if (held_by_tenant + wanted > share)
+    return Error::make(Code::kConflict, Message("api.instances.tenant_ports")
+                                            .arg("held", std::to_string(held_by_tenant))
+                                            .arg("share", std::to_string(share))
+                                            .arg("min", std::to_string(app.opts.instance_port_min))
+                                            .arg("max", std::to_string(app.opts.instance_port_max)));
   int64_t next = app.opts.instance_port_min;
   auto take = [&](int64_t& port) -> Status {
     while (next <= app.opts.instance_port_max && taken.count(next)) ++next;
