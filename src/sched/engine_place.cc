@@ -275,6 +275,7 @@ std::optional<Gang> SchedEngine::Impl::place_replica(const EngineJob& ej, int64_
       const bool contract_pass = mi % 2 == 0;
       if (contract_pass && !contracts_first) continue;
       bool placed = false;
+      std::optional<int> gang_offer;  // the offer of the gang lock that placed it, when one did
       for (size_t si = 0; si <= steer.size() && !placed; ++si) {
         const int pref = si < steer.size() ? steer[si] : -1;  // a supplier the split steers to; -1 any
         GangLock base = base0;
@@ -333,7 +334,12 @@ std::optional<Gang> SchedEngine::Impl::place_replica(const EngineJob& ej, int64_
           }
           for (const GangLock& l : locks) {
             placed = place(l);
-            if (placed) break;
+            if (placed) {
+              // Its workers are on nodes that sell this offer; the first one may sell a better one
+              // too, which must not become the gang's (nor what its other workers are billed at).
+              gang_offer = l.offer;
+              break;
+            }
             rollback();
           }
         }
@@ -346,7 +352,10 @@ std::optional<Gang> SchedEngine::Impl::place_replica(const EngineJob& ej, int64_
           const std::string& owner = nodes[b.node].spec.reserved_for;
           if (!owner.empty() && owner != j.tenant) u.borrowed_from = owner;
         }
-        u.offer = ej.running && !ej.units.empty() ? ej.offer : commercial ? offer_on(j, bound.front().node) : kUnpriced;
+        u.offer = ej.running && !ej.units.empty() ? ej.offer
+                  : !commercial                   ? kUnpriced
+                  : gang_offer                    ? *gang_offer
+                                                  : offer_on(j, bound.front().node);
         u.workers = std::move(bound);
         return u;
       }
