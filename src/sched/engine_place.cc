@@ -352,10 +352,15 @@ std::optional<Gang> SchedEngine::Impl::place_replica(const EngineJob& ej, int64_
           const std::string& owner = nodes[b.node].spec.reserved_for;
           if (!owner.empty() && owner != j.tenant) u.borrowed_from = owner;
         }
-        u.offer = ej.running && !ej.units.empty() ? ej.offer
-                  : !commercial                   ? kUnpriced
-                  : gang_offer                    ? *gang_offer
-                                                  : offer_on(j, bound.front().node);
+        u.offer = ej.running && !ej.units.empty() ? ej.offer : commercial ? offer_on(j, bound.front().node) : kUnpriced;
+        // Under a gang lock: the first node's best offer when every worker's node sells it too,
+        // else the lock's (the first node may sell a better offer the others do not).
+        if (gang_offer && !(ej.running && !ej.units.empty()) && commercial && u.offer != *gang_offer)
+          for (const Bound& b : bound)
+            if (offer_on(j, b.node, u.offer) == kNoOffer) {
+              u.offer = *gang_offer;
+              break;
+            }
         u.workers = std::move(bound);
         return u;
       }
