@@ -510,12 +510,14 @@ std::vector<SchedEvent> SchedEngine::schedule(TimeMs now) {
   // Jobs requeued during this pass land in e.fresh for the next one.
   std::vector<std::string> fresh;
   fresh.swap(e.fresh);
-  // A new job of a higher priority class than the backfill head would come before it in a full
-  // pass: it is not held behind the head (an incremental pass would refuse it as delaying it).
+  // A new job that a full pass would handle before the backfill head (a higher priority class, or a
+  // tenant or project with a smaller share) is not held behind it (an incremental pass would
+  // refuse it as delaying the head): the pass is full.
   if (e.blocked && e.epoch == e.passed_epoch) {
     auto head = e.jobs.find(e.blocked->job);
     for (const std::string& id : fresh)
-      if (auto it = e.jobs.find(id); head != e.jobs.end() && it != e.jobs.end() && it->second.rank < head->second.rank) {
+      if (auto it = e.jobs.find(id); head != e.jobs.end() && it != e.jobs.end() && !it->second.running &&
+                                     e.ordered_before(it->second, head->second)) {
         ++e.epoch;
         break;
       }

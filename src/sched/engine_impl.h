@@ -366,6 +366,9 @@ struct SchedEngine::Impl {
   // engine_pass.cc
   // All pending jobs, or only those listed (an incremental pass).
   void run_queue(std::vector<SchedEvent>& out, const std::vector<std::string>* only);
+  // Whether a full pass would handle `a` before `b`: priority class, then the tenant's weighted
+  // dominant share, the project's share, submission time and sequence (run_queue's order).
+  bool ordered_before(const EngineJob& a, const EngineJob& b) const;
   void handle(EngineJob& j, std::vector<SchedEvent>& out);
   bool still_frozen(const EngineJob& j) const;
   // set_reason from a Message remembered under `id`: nothing to compare when the job says it already.

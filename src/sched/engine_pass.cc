@@ -45,6 +45,15 @@ void SchedEngine::Impl::set_pending(EngineJob& j, bool is_pending) {
   }
 }
 
+bool SchedEngine::Impl::ordered_before(const EngineJob& a, const EngineJob& b) const {
+  Shares shares{*this};
+  auto key = [&](const EngineJob& j) {
+    return std::make_tuple(j.rank, shares.of(*j.tenant_usage, j.weight), shares.of(*j.project_usage, 1),
+                           j.spec.submitted_at, j.seq);
+  };
+  return key(a) < key(b);
+}
+
 void SchedEngine::Impl::run_queue(std::vector<SchedEvent>& out, const std::vector<std::string>* only) {
   // Per project, its pending jobs by (priority, submission, sequence); the order is total, so how
   // they are gathered does not matter.
