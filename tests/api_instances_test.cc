@@ -311,6 +311,26 @@ TEST(Instances, SshKeysAndNotebookHoldPortsOfTheServersRange) {
             (json{{"below_percent", 20}, {"minutes", 0}, {"source", "instance"}}));
 }
 
+// stop_at is a time, not a duration: a start still waiting for room when it comes is stopped by
+// the firewall's pass (its job's time limit would count from when it ran, past stop_at).
+TEST(Instances, AStartStillWaitingAtItsStopAtIsStopped) {
+  ServerProcess s({"--sched-interval-ms", "20", "--firewall-interval-s", "1"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
+  acme_and_beta(s);
+  const json box = {{"name", "big"},
+                    {"project", "vision"},
+                    {"gpus", 16},
+                    {"gpu_model", "h100-sxm5-80gb"},
+                    {"image", "localhost/dev:1"},
+                    {"stop_at", format_rfc3339(SystemClock().now() + 2'000)}};
+  expect_2xx(s.admin("POST", "/api/v1/instances", box), "an instance no node holds now");
+  const json stopped = wait_for(s, "/api/v1/instances/big", [](const json& i) {
+    return i.value("stop_reason", "").find("stop_at") != std::string::npos;
+  });
+  EXPECT_EQ(stopped.value("want_running", true), false) << stopped.dump();
+}
+
 // The port range is every tenant's: one tenant's instances (made and stopped in a loop, free of
 // charge) hold at most an eighth of it, and another tenant still gets ports.
 TEST(Instances, OneTenantHoldsAtMostAnEighthOfThePortRange) {

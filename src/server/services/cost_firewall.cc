@@ -462,6 +462,9 @@ void CostFirewall::pass() {
   // the cost a firewall is for.
   if (auto idle = stop_idle_instances(app_, app_.clock.now()); !idle && app_.loop.running())
     spdlog::error("{}", json({{"event", "instance_idle_stop_failed"}, {"error", idle.error().message}}).dump());
+  // And instances past their stop_at (a start that waited for room would run past it).
+  if (auto timed = stop_timed_out_instances(app_, app_.clock.now()); !timed && app_.loop.running())
+    spdlog::error("{}", json({{"event", "instance_stop_at_failed"}, {"error", timed.error().message}}).dump());
   // And instances of tenants whose money ran out: stopped, not left to restart on a top-up.
   if (auto broke = stop_unfunded_instances(app_, app_.clock.now()); !broke && app_.loop.running())
     spdlog::error("{}", json({{"event", "instance_balance_stop_failed"}, {"error", broke.error().message}}).dump());

@@ -54,6 +54,56 @@ Result<std::optional<TimeMs>> idle_since(StoreReader& store, const Record& job, 
 
 }  // namespace
 
+namespace {
+
+// Stops the instance's start `job_id` as a user's stop does, in one write, if it is still its
+// latest start, wanted running, and its job running (or, without `running_only`, not finished):
+// a user may have stopped or restarted it since it was read. Whether it stopped it.
+Result<bool> stop_if_still(ServiceContext& app, const std::string& instance_id, const std::string& job_id,
+                           const Message& why, const char* who, TimeMs now, bool running_only) {
+  bool did = false;
+  Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    auto cur = tx.get("instances", instance_id);
+    if (!cur) return cur.error().code == Code::kNotFound ? ok_status() : Status(cur.error());
+    auto i = decode_record(*cur, decode_instance, "it cannot be stopped by itself");
+    if (!i) return i.error();
+    if (!i->want_running || i->job_ids.empty() || i->job_ids.back() != job_id) return ok_status();
+    auto job = tx.get("jobs", job_id);
+    if (!job) return job.error();
+    auto js = stored_job_status(job->body);
+    if (!js || (running_only ? js->state != JobState::kRunning : is_terminal(js->state))) return ok_status();
+    if (auto s = stop_instance_job(tx, *i, why, who, now, runs_linger(app.opts.executor)); !s) return s;
+    auto r = write_instance(tx, *cur, *i, now);
+    if (!r) return r.error();
+    if (auto s = tx.append_audit({now, who, "stop", "instances", r->id, r->name}); !s) return s;
+    did = true;
+    return ok_status();
+  });
+  if (!st) return st.error();
+  return did;
+}
+
+}  // namespace
+
+Result<int> stop_timed_out_instances(ServiceContext& app, TimeMs now) {
+  auto all = list_all(app.store, "instances");
+  if (!all) return all.error();
+  int stopped = 0;
+  for (const Record& r : *all) {
+    auto i = decode_record(r, decode_instance, "its stop_at cannot be applied");
+    if (!i || !i->stop_at || *i->stop_at > now || !i->want_running || i->job_ids.empty()) continue;
+    const Message why = Message("instance.stop_at_reached").arg("at", format_rfc3339(*i->stop_at));
+    auto did = stop_if_still(app, r.id, i->job_ids.back(), why, "stop-at", now, false);
+    if (!did) return did.error();
+    if (*did) {
+      ++stopped;
+      app.metrics.count_write("instances", "stop_at");
+      spdlog::info("{}", json({{"event", "instance_stop_at"}, {"instance", r.id}, {"job", i->job_ids.back()}}).dump());
+    }
+  }
+  return stopped;
+}
+
 Result<int> stop_idle_instances(ServiceContext& app, TimeMs now) {
   auto all = list_all(app.store, "instances");
   if (!all) return all.error();
@@ -77,31 +127,13 @@ Result<int> stop_idle_instances(ServiceContext& app, TimeMs now) {
   }
   int stopped = 0;
   for (const IdleFound& f : found) {
-    bool did = false;
-    Status st = app.loop.run([&](StoreTx& tx) -> Status {
-      auto cur = tx.get("instances", f.instance_id);
-      if (!cur) return cur.error().code == Code::kNotFound ? ok_status() : Status(cur.error());
-      auto i = decode_record(*cur, decode_instance, "its idle rule cannot be applied");
-      if (!i) return i.error();
-      // Still the same start, still running (a user may have stopped or restarted it meanwhile).
-      if (!i->want_running || i->job_ids.empty() || i->job_ids.back() != f.job_id) return ok_status();
-      auto job = tx.get("jobs", f.job_id);
-      if (!job) return job.error();
-      auto js = stored_job_status(job->body);
-      if (!js || js->state != JobState::kRunning) return ok_status();
-      const Message why = Message("instance.idle_stopped")
-                              .arg("percent", std::to_string(f.rule.below_percent))
-                              .arg("minutes", std::to_string(f.rule.minutes))
-                              .arg("since", format_rfc3339(f.since));
-      if (auto s = stop_instance_job(tx, *i, why, "idle-stop", now, runs_linger(app.opts.executor)); !s) return s;
-      auto r = write_instance(tx, *cur, *i, now);
-      if (!r) return r.error();
-      if (auto s = tx.append_audit({now, "idle-stop", "stop", "instances", r->id, r->name}); !s) return s;
-      did = true;
-      return ok_status();
-    });
-    if (!st) return st.error();
-    if (did) {
+    const Message why = Message("instance.idle_stopped")
+                            .arg("percent", std::to_string(f.rule.below_percent))
+                            .arg("minutes", std::to_string(f.rule.minutes))
+                            .arg("since", format_rfc3339(f.since));
+    auto did = stop_if_still(app, f.instance_id, f.job_id, why, "idle-stop", now, true);
+    if (!did) return did.error();
+    if (*did) {
       ++stopped;
       app.metrics.count_write("instances", "idle_stop");
       spdlog::info("{}", json({{"event", "instance_idle_stopped"}, {"instance", f.instance_id}, {"job", f.job_id},

@@ -12,6 +12,11 @@ namespace gpurent {
 // One pass at `now`: how many instances it stopped.
 Result<int> stop_idle_instances(ServiceContext& app, TimeMs now);
 
+// Instances whose stop_at has come and whose latest start has not finished (a start that waited
+// for room counts its job's time limit from when it ran, so it would run past stop_at): stopped
+// as a user's stop is, saying so. The cost firewall runs it each pass. How many it stopped.
+Result<int> stop_timed_out_instances(ServiceContext& app, TimeMs now);
+
 // The balance guard's stop of instances (docs/resources/instances.md#money): every instance of a
 // tenant under an active balance_exhausted stop whose latest start has not ended is stopped as a
 // user's stop is, saying so (the scheduler has already requeued its job, closing its run; without
