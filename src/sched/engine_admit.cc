@@ -63,7 +63,7 @@ const std::vector<int>& candidate_models(const SchedEngine::Impl& e, const Sched
 // Sets `a.reason` for a job whose quota has no room on any of `cands`, and, with quota lending,
 // `a.borrow`: the models on which the tenant's idle quota could cover `need`.
 void refuse_over_quota(const SchedEngine::Impl& e, const SchedProject& p, const SchedJob& j, const Usage& used,
-                       const std::vector<int>& cands, int64_t need, Admission& a) {
+                       Usage* tenant, const std::vector<int>& cands, int64_t need, Admission& a) {
   const int m = cands.front();
   auto it = used.milli_by_model.find(m);
   const int64_t have = it == used.milli_by_model.end() ? 0 : it->second;
@@ -80,15 +80,14 @@ void refuse_over_quota(const SchedEngine::Impl& e, const SchedProject& p, const 
   if (e.cfg.quota_lending) {
     // The tenant's idle quota: the sum of its projects' limits minus what they all hold.
     // Only on a model the project may use at all: a model its quota leaves out (limit 0) stays out.
-    auto tit = e.tenant_usage.find(j.tenant);
+    // The tenant's limits per model are cached on its usage (tenant_limit_milli), not summed over
+    // every project of the engine for each refused job of each pass.
+    if (!tenant) return;
     for (int mm : cands) {
       if (p.quota.gpu_limit(e.model_names[mm]) == 0) continue;
-      int64_t limits = 0;
-      for (const auto& [id, q] : e.projects)
-        if (q.tenant == j.tenant) limits += q.quota.gpu_limit(e.model_names[mm]) * 1000;
+      const int64_t limits = e.tenant_limit_milli(j.tenant, *tenant, mm);
       int64_t held = 0;
-      if (tit != e.tenant_usage.end())
-        if (auto u = tit->second.milli_by_model.find(mm); u != tit->second.milli_by_model.end()) held = u->second;
+      if (auto u = tenant->milli_by_model.find(mm); u != tenant->milli_by_model.end()) held = u->second;
       if (limits - held >= need) a.borrow.push_back(mm);
     }
   }
@@ -168,7 +167,7 @@ Admission SchedEngine::Impl::admit(const EngineJob& ej, int64_t replicas) const 
     const int64_t have = it == used.milli_by_model.end() ? 0 : it->second;
     if (have + need <= limit_milli(p, ej.project_usage, m)) a.models.push_back(m);
   }
-  if (a.models.empty()) refuse_over_quota(*this, p, j, used, cands, need, a);
+  if (a.models.empty()) refuse_over_quota(*this, p, j, used, ej.tenant_usage, cands, need, a);
   return a;
 }
 
