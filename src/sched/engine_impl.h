@@ -214,6 +214,7 @@ struct SchedEngine::Impl {
   std::string terms_key(const SchedJob& j) const;  // for the failed-shape cache
 
   // Score cache: per node, per pod shape, the score at a node version.
+  static constexpr size_t kMaxShapes = size_t{1} << 13;  // shape_id starts again past it
   std::map<std::tuple<int64_t, int32_t, int32_t>, int> shapes;
   std::vector<std::vector<std::pair<uint32_t, int16_t>>> score_cache;
   std::vector<uint32_t> node_version;

@@ -98,7 +98,19 @@ bool SchedEngine::Impl::pod_is_fixed(const SchedJob& j) {
 }
 
 int SchedEngine::Impl::shape_id(const AllocPod& p) {
-  return shapes.try_emplace({p.cpu_milli, p.num_gpu, p.gpu_milli}, static_cast<int>(shapes.size())).first->second;
+  const std::tuple<int64_t, int32_t, int32_t> key{p.cpu_milli, p.num_gpu, p.gpu_milli};
+  if (auto it = shapes.find(key); it != shapes.end()) return it->second;
+  // Shapes are what tenants ask for (CPUs, GPU shares): past a bound the numbering starts again
+  // and the per-node score rows (sized by the largest id) are dropped, so submitting every shape
+  // there is cannot grow them without end. Ids live only within one placement's scoring.
+  if (shapes.size() >= kMaxShapes) {
+    shapes.clear();
+    for (auto& row : score_cache) {
+      row.clear();
+      row.shrink_to_fit();
+    }
+  }
+  return shapes.emplace(key, static_cast<int>(shapes.size())).first->second;
 }
 
 int SchedEngine::Impl::score_shape(int node, int shape, const AllocPod& p) {
