@@ -37,10 +37,14 @@ inline std::string gpu_hours(__int128 milli_ms) { return format_scaled(he(milli_
 inline std::string cents(const Money& m) { return m.round_to_cents().amount_string(); }
 inline std::string signed_cents(const Money& m) { return (m.micros() > 0 ? "+" : "") + cents(m); }
 // num / den as a percentage with one decimal ("12.5"), half to even. A den of 0 (a sticker or a
-// cheapest cost that rounds to nothing) gives "0.0" for a num of 0 and "∞" ("-∞") otherwise.
+// cheapest cost that rounds to nothing) gives "0.0" for a num of 0 and "∞" ("-∞") otherwise, as
+// does a percentage past int64.
 inline std::string pct_tenths(int64_t num, int64_t den) {
   if (den == 0) return num == 0 ? "0.0" : num > 0 ? "∞" : "-∞";
-  const int64_t t = he(static_cast<__int128>(num) * 1000, den);
+  // A quotient past int64 (a sticker of a few micro-units against huge fees) reads as ∞ too.
+  const __int128 wide = div_half_even_wide(static_cast<__int128>(num) * 1000, den);
+  if (wide > INT64_MAX || wide < -INT64_MAX) return wide > 0 ? "∞" : "-∞";
+  const int64_t t = static_cast<int64_t>(wide);
   const int64_t a = t < 0 ? -t : t;
   return (t < 0 ? "-" : "") + std::to_string(a / 10) + "." + std::to_string(a % 10);
 }

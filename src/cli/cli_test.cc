@@ -153,10 +153,14 @@ TEST_F(CliTest, ProcurementShowsTargetsAgainstAchievedSharesAndSetsTheSplit) {
   EXPECT_EQ(json::parse(api_.requests().back().body),
             json::parse(R"({"procurement_split":[{"supplier":"huadong","share_permille":600},{"supplier":"sup_2","share_permille":400}]})"));
   EXPECT_EQ(api_.requests().back().params.find("from")->second, "2026-12-01");
-  // A UTC offset's '+' reaches the server as a '+' (unencoded, a query reads it as a space).
+  // The times travel as query values, whatever they hold: a UTC offset's '+', and a '&' that would
+  // otherwise start another parameter (the server then names the bad time, not a part of it).
   r = run({"procurement", "acme", "--from", "2026-11-01T00:00:00+08:00"});
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(api_.requests().back().params.find("from")->second, "2026-11-01T00:00:00+08:00");
+  r = run({"procurement", "acme", "--from", "2026-11-01&to=2026-12-01"});
+  EXPECT_EQ(api_.requests().back().params.find("from")->second, "2026-11-01&to=2026-12-01");
+  EXPECT_EQ(api_.requests().back().params.count("to"), 0u);
   r = run({"procurement", "acme", "--clear"});
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(json::parse(api_.requests().back().body), json::parse(R"({"procurement_split":[]})"));

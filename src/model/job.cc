@@ -395,6 +395,13 @@ Result<Job> parse_job(const json& body, Currency currency) {
     f.error("replicas", Message("job.replicas.required").arg("shape", "{min, max}"));
   if (kind_ok && j.kind != JobKind::kInference && f.has("replicas"))
     f.error("replicas", Message("job.replicas.inference_only").arg("kind", kind_name));
+  // Containers a job may run at once: every pass that looks at a waiting job binds and unbinds
+  // them one by one, and a CPU-only job has no GPU quota to bound them.
+  if (workers_ok && j.replicas && j.workers * j.replicas->max > kMaxJobContainers)
+    f.error("replicas.max", Message("job.containers.too_many")
+                                .arg("workers", std::to_string(j.workers))
+                                .arg("replicas", std::to_string(j.replicas->max))
+                                .arg("max", std::to_string(kMaxJobContainers)));
 
   if (gpus_ok && j.cpu_only()) {
     const Message why = Message("job.cpu_only.not_applicable");

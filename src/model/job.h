@@ -70,6 +70,7 @@ inline constexpr EnumEntry<BillingMode> kBillingModeNames[] = {
     {BillingMode::kReserved, "reserved"}, {BillingMode::kOnDemand, "on_demand"}, {BillingMode::kSpot, "spot"}};
 
 inline constexpr int64_t kMaxWorkers = 1024;
+inline constexpr int64_t kMaxJobContainers = 4096;    // workers × replicas.max
 inline constexpr int64_t kMaxGpusPerWorker = 16;      // the largest node
 inline constexpr int64_t kMaxJobDurationSeconds = 31 * kSecondsPerDay;
 inline constexpr size_t kMaxEnvVars = 128;

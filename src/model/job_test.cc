@@ -268,6 +268,8 @@ TEST(Job, InferenceRules) {
       {R"({"gpu_milli":null})", "gpus_per_worker", "is required"},
       {R"({"priority_class":"critical","billing":{"mode":"spot"}})", "billing.mode", "spot"},
       {R"({"replicas":[1,4]})", "replicas", "must be a JSON object"},
+      {R"({"gpu_milli":null,"gpus_per_worker":1,"workers":8,"replicas":{"min":1,"max":600}})", "replicas.max",
+       "8 workers × 600 replicas is more than the 4096 containers a job may run"},
   };
   for (const auto& c : cases) {
     json body = valid_inference();

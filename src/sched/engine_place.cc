@@ -109,6 +109,7 @@ int SchedEngine::Impl::shape_id(const AllocPod& p) {
       row.clear();
       row.shrink_to_fit();
     }
+    state_scores.clear();  // keyed by shape id too: the old ids' scores would answer for new shapes
   }
   return shapes.emplace(key, static_cast<int>(shapes.size())).first->second;
 }

@@ -20,6 +20,10 @@ TEST(OpenStore, DescribesADatabaseWithoutItsPassword) {
   EXPECT_EQ(describe_db("postgresql://app:s3cr?t#x@db/gpurent"), "postgresql://app:***@db/gpurent");
   EXPECT_EQ(describe_db("postgresql://app:p@ss@db/gpurent"), "postgresql://app:***@db/gpurent");
   EXPECT_EQ(describe_db("postgresql://db/gpurent?user=app"), "postgresql://db/gpurent?user=app");
+  // No path: a query's '@' is not the authority's, and its password is masked as a parameter.
+  EXPECT_EQ(describe_db("postgresql://app@db:5432?password=p@ss"), "postgresql://app@db:5432?password=***");
+  EXPECT_EQ(describe_db("postgresql://app:pw@db:5432?password=p@ss"), "postgresql://app:***@db:5432?password=***");
+  EXPECT_EQ(describe_db("postgresql://app:pa?ss@db"), "postgresql://app:***@db");
   EXPECT_EQ(describe_db("postgresql://app@db/gpurent?password=s3cret&sslmode=require"),
             "postgresql://app@db/gpurent?password=***&sslmode=require");
   EXPECT_EQ(describe_db("postgresql://app@db/gpurent?sslmode=require&password=s3cret"),

@@ -45,9 +45,13 @@ void register_token_routes(App& app, Router& srv) {
             auto u = resolve_ref(tx, "users", tr->user, {}, "user");
             if (!u || !may_manage(p, *u))
               return Error::invalid("user", Message("api.tokens.no_user").arg("user", tr->user));
-            // One mint per user at a time (several servers on one database): the name and the
-            // live count are checked against what the other mint committed.
-            if (auto l = take_write_lock(tx, "tokens-" + u->id, "the tokens of user " + u->id); !l) return l;
+            // The user's row locked: one mint per user at a time (several servers on one database),
+            // the name and the live count checked against what the other mint committed, and a
+            // delete of the user (which locks it too) either comes first (no user) or after.
+            if (auto l = tx.get_locked("users", u->id); !l)
+              return l.error().code == Code::kNotFound
+                         ? Error::invalid("user", Message("api.tokens.no_user").arg("user", tr->user))
+                         : Status(l.error());
             auto existing = tx.list_tokens({{"user_id", u->id}});
             if (!existing) return existing.error();
             const TimeMs now = app.clock.now();

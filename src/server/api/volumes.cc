@@ -18,28 +18,27 @@ namespace gpurent {
 namespace {
 
 // The tenant's jobs that have not finished and mount volume `name`: the first one's name, or "".
-// Read by state (the index column), so a tenant's finished history is not read on every delete.
+// One scan by id, not one query per unfinished state: on PostgreSQL each query sees the latest
+// commits, and a job moving between two states read apart (preempted -> pending) would be in
+// neither. A finished job is passed over by its index column, without decoding its body.
 Result<std::string> unfinished_job_using(StoreTx& tx, const std::string& tenant_id, const std::string& name) {
-  for (JobState state : kAllJobStates) {
-    if (is_terminal(state)) continue;
-    ListQuery q{"jobs", {{"tenant_id", tenant_id}, {"state", job_state_name(state)}}, "", 500};
-    for (;;) {
-      auto page = tx.list(q);
-      if (!page) return page.error();
-      for (const Record& r : page->items) {
-        auto status = stored_job_status(r.body);
-        if (!status) return status.error();
-        if (is_terminal(status->state)) continue;
-        auto vols = stored_job_volumes(r.body);
-        if (!vols) return vols.error();
-        for (const VolumeMount& v : *vols)
-          if (v.name == name) return r.name.empty() ? r.id : r.name;
-      }
-      if (page->next_after.empty()) break;
-      q.after_id = page->next_after;
+  ListQuery q{"jobs", {{"tenant_id", tenant_id}}, "", 500};
+  for (;;) {
+    auto page = tx.list(q);
+    if (!page) return page.error();
+    for (const Record& r : page->items) {
+      if (auto st = parse_job_state(r.state); st && is_terminal(*st)) continue;
+      auto status = stored_job_status(r.body);
+      if (!status) return status.error();
+      if (is_terminal(status->state)) continue;
+      auto vols = stored_job_volumes(r.body);
+      if (!vols) return vols.error();
+      for (const VolumeMount& v : *vols)
+        if (v.name == name) return r.name.empty() ? r.id : r.name;
     }
+    if (page->next_after.empty()) return std::string();
+    q.after_id = page->next_after;
   }
-  return std::string();
 }
 
 Result<Built> build_volume(App& app, const json& body, const Principal& p, StoreTx& tx, const Record* existing) {

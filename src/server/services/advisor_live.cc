@@ -89,7 +89,11 @@ Result<DemandCurve> ledger_demand(StoreReader& store, const std::string& tenant_
                                      .arg("from", format_rfc3339(from))
                                      .arg("to", format_rfc3339(to)));
   // The whole window up to now, idle hours included: reserving for it is paying for them too.
-  return demand_from_intervals(intervals, measure, std::make_pair(from, std::min(to, now)));
+  // (At most the curve's limit of hours back from its end: an "all history" from long ago counts
+  // from where the runs are, as before.)
+  const TimeMs end = std::min(to, now);
+  const TimeMs earliest = end - (kMaxDemandHours - 1) * kMsPerHour;
+  return demand_from_intervals(intervals, measure, std::make_pair(std::max(from, earliest), end));
 }
 
 Result<FingerprintInput> metered_fingerprint(StoreReader& store, const GpuCatalog& catalog, const Record& job, TimeMs now,

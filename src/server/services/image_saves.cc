@@ -86,17 +86,9 @@ void ImageSaves::observe() {
     if (!done || !done->ok) continue;
     Hashed h;
     const std::string archive = save_archive_for(dir, id);
-    const std::string published = ArtifactStore(s_.store_root).content_path(done->sha256);
     struct stat st {};
     if (::stat(archive.c_str(), &st) != 0) {
-      // Published by a tick whose commit a crash cut short (the archive was moved to its content
-      // name): the content is there under the digest the node reported, the save is whole.
-      if (!done->sha256.empty() && ::stat(published.c_str(), &st) == 0 && st.st_size == done->bytes) {
-        h.sha256 = done->sha256;
-        h.bytes = st.st_size;
-      } else {
-        h.error = "the archive " + archive + " is not there";
-      }
+      h.error = "the archive " + archive + " is not there";
     } else if (st.st_size > s_.max_bytes) {
       h.bytes = st.st_size;
       h.too_big = true;
@@ -173,10 +165,15 @@ Status ImageSaves::sync(StoreTx& tx, TimeMs now) {
       ArtifactStore files(s_.store_root);
       auto content = ArtifactStore::content_lock();
       // The same content already in the store (a second save of an unchanged container): kept as it is.
-      if (exists(files.content_path(sha)))
+      if (exists(files.content_path(sha))) {
         ::unlink(save_archive_for(dir, r.id).c_str());
-      else if (auto p = files.publish_file(save_archive_for(dir, r.id), sha); !p)
-        return p;
+      } else if (auto p = files.publish_file(save_archive_for(dir, r.id), sha); !p) {
+        // The archive went since it was hashed: this save failed (not the tick, every tick after).
+        ready = false;
+        failure = Message("image.save.unreadable").arg("why", verbatim(p.error().message));
+      }
+    }
+    if (ready) {
       i->sha256 = sha;
       i->size_bytes = i->received_bytes = bytes;
       i->ready_at = now;

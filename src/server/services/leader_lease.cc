@@ -134,14 +134,35 @@ void LeaderLease::lost(const std::string& why) {
   {
     std::lock_guard lock(mu_);
     view_.leader = false;
+    lost_why_ = why;
   }
   log_lease_event({{"event", "leader_lost"}, {"holder", holder_}, {"why", why}});
-  if (on_lost_) on_lost_(why);
+  report_lost();
+}
+
+void LeaderLease::report_lost() {
+  std::function<void(const std::string&)> cb;
+  std::string why;
+  {
+    std::lock_guard lock(mu_);
+    cb = on_lost_;
+    why = lost_why_;
+  }
+  if (cb && lost_ && !lost_reported_.exchange(true)) cb(why);
 }
 
 void LeaderLease::start(std::function<void()> on_elected, std::function<void(const std::string&)> on_lost) {
-  on_elected_ = std::move(on_elected);
-  on_lost_ = std::move(on_lost);
+  {
+    std::lock_guard lock(mu_);
+    on_elected_ = std::move(on_elected);
+    on_lost_ = std::move(on_lost);
+  }
+  // Lost before the ticker ran (a startup longer than the lease, the fence finding it taken):
+  // said now, or this server would stay up refusing every write as a deposed leader.
+  if (lost_) {
+    report_lost();
+    return;
+  }
   thread_ = std::thread([this] { run(); });
 }
 

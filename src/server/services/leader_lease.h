@@ -56,7 +56,8 @@ class LeaderLease {
   // afterwards; then the loop's commands are fenced.
   Result<bool> try_acquire();
   // The ticker: a follower tries to take the lease (on_elected once it does), a leader renews it;
-  // a leader that finds it taken calls on_lost (once) with the reason.
+  // a leader that finds it taken calls on_lost (once) with the reason — also when it found it
+  // taken before start (a long startup: the lease is not renewed until the ticker runs), at once.
   void start(std::function<void()> on_elected, std::function<void(const std::string&)> on_lost);
   void stop();
 
@@ -68,6 +69,7 @@ class LeaderLease {
   Status fence(StoreTx& tx);
   Status renew();
   void lost(const std::string& why);
+  void report_lost();  // on_lost, once, when set and the lease was lost
   void run();
 
   ControlLoop& loop_;
@@ -80,8 +82,10 @@ class LeaderLease {
   LeaseView view_;
   bool stopping_ = false;
   std::atomic<bool> lost_{false};
+  std::atomic<bool> lost_reported_{false};
+  std::string lost_why_;  // guarded by mu_
   std::function<void()> on_elected_;
-  std::function<void(const std::string&)> on_lost_;
+  std::function<void(const std::string&)> on_lost_;  // guarded by mu_
   std::thread thread_;
 };
 
