@@ -236,9 +236,26 @@ TEST(SlurmExecutor, slurm_JobsFlowThroughSlurmAndNodeFailuresRequeue) {
   EXPECT_EQ(killed["status"]["reason"].get<std::string>().rfind("killed by its time limit of 60 s (Slurm job ", 0), 0u)
       << killed.dump();
 
-  // A node is drained under a running job: requeued with a fault, runs again on the other node.
-  const std::string id = submit(s, "long", 1, 4, "sleep 300")["id"];
+  // A node is drained under a running job: requeued with a fault, runs again on the other node —
+  // only once the first run is gone. Its script ignores SIGTERM, so Slurm kills it after KillWait
+  // (5 s); a run that finds the previous run's shell still alive writes its pid to `overlaps`.
+  const std::string pid_file = c.dir + "/long.pid", overlaps = c.dir + "/long.overlaps";
+  const std::string id = submit(s, "long", 1, 4,
+                                "trap '' TERM; p=$(cat " + pid_file +
+                                    " 2>/dev/null); if [ -n \"$p\" ] && kill -0 \"$p\" "
+                                    "2>/dev/null; then echo \"$p\" >> " +
+                                    overlaps + "; fi; echo $$ > " + pid_file + "; sleep 300 & wait")["id"];
   json running = wait_for(s, "/api/v1/jobs/" + id, state_is("running"), 30);
+  auto read_pid = [&] {
+    std::ifstream in(pid_file);
+    std::string pid;
+    in >> pid;
+    return pid;
+  };
+  std::string first_pid;
+  for (int i = 0; i < 100 && (first_pid = read_pid()).empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_FALSE(first_pid.empty()) << "the first run never wrote its pid";
   const std::string node_id = running["status"]["placement"][0]["node"];
   const std::string node = s.admin("GET", "/api/v1/nodes/" + node_id).body["name"];
   sh(c.dir, "scontrol update nodename=" + node + " state=drain reason=test-psu");
@@ -259,6 +276,11 @@ TEST(SlurmExecutor, slurm_JobsFlowThroughSlurmAndNodeFailuresRequeue) {
   json again = wait_for(s, "/api/v1/jobs/" + id, [&](const json& j) {
     return j["status"]["state"] == "running" && j["status"]["placement"][0]["node"] != node_id;
   }, 30);
+  std::string second_pid;  // the second run has written its pid once it has looked at the first's
+  for (int i = 0; i < 100 && (second_pid = read_pid()) == first_pid; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_NE(second_pid, first_pid);
+  EXPECT_FALSE(fs::exists(overlaps)) << "the requeued job's second run started while its first still ran";
   // Cancelling through gpurent cancels the Slurm job.
   expect_2xx(s.admin("POST", "/api/v1/jobs/" + id + "/cancel", json{{"reason", "test"}}), "cancel");
   bool cancelled = false;

@@ -162,6 +162,12 @@ Result<std::vector<SlurmJob>> parse_squeue_json(const std::string& text) {
     x.user = slurm_word(j, "user_name");
     x.partition = slurm_word(j, "partition");
     x.state = slurm_word(j, "job_state");
+    // From 23.02 the state is a list whose flags follow the base state: ["CANCELLED", "COMPLETING"]
+    // is a run whose processes are still being killed. 22.05 prints that as "COMPLETING" alone, and
+    // so does this reader: such a run is not over.
+    if (const json st = j.value("job_state", json()); st.is_array())
+      for (const auto& f : st)
+        if (f.is_string() && f.get<std::string>() == "COMPLETING") x.state = "COMPLETING";
     x.reason = slurm_word(j, "state_reason");
     x.nodes = expand_hostlist(slurm_word(j, "nodes"));
     x.submit_time = epoch_s(j, "submit_time");

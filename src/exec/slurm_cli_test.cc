@@ -208,6 +208,12 @@ TEST(SlurmCli, ReadsEveryJsonFormAndNeverThrows) {
   EXPECT_EQ(*(*a)[0].start, 100000);
   EXPECT_FALSE((*a)[0].end.has_value());
   EXPECT_EQ((*a)[0].gpus_by_node.at("n1"), (std::vector<int64_t>{6, 7}));
+  // A cancelled run still being killed is completing, as 22.05 prints it, not over.
+  auto completing = parse_squeue_json(R"({"jobs": [{"job_id": 6, "job_state": ["CANCELLED", "COMPLETING"]},
+                                                   {"job_id": 7, "job_state": "COMPLETING"}]})");
+  ASSERT_TRUE(completing.ok()) << completing.error().message;
+  EXPECT_EQ((*completing)[0].state, "COMPLETING");
+  EXPECT_EQ((*completing)[1].state, "COMPLETING");
   auto n = parse_sinfo_json(R"({"nodes": [{"name": "n1", "state": ["IDLE", "DRAIN"], "cpus": 8, "gres": "gpu:a100:4"}]})");
   ASSERT_TRUE(n.ok());
   EXPECT_EQ((*n)[0].state, "idle");

@@ -128,6 +128,19 @@ class SlurmExecutor final : public Executor {
   const std::string self_user_ = process_user_name();  // who submits: Slurm names each job's user
 
   using Newest = std::map<std::string, const SlurmJob*>;  // gpurent job id -> its newest Slurm job
+  // Whether sj is this deployment's: submitted by this server's user, in its partition (a job of
+  // another deployment or of someone else on the same cluster is never touched or waited for,
+  // whatever its comment says).
+  bool our_run(const SlurmJob& sj) const {
+    return sj.comment.rfind("job_", 0) == 0 && (sj.user.empty() || self_user_.empty() || sj.user == self_user_) &&
+           (o_.partition.empty() || sj.partition.empty() || sj.partition == o_.partition);
+  }
+  // Whether a run of gpurent job `id` is still alive (running, or completing: being killed).
+  bool run_alive(const std::string& id) const {
+    for (const SlurmJob& sj : jobs_)
+      if (sj.comment == id && !terminal(sj.state) && our_run(sj)) return true;
+    return false;
+  }
   Status create_node(StoreTx& tx, const SlurmNode& sn, const Record& sup, const Site& site, const std::string& want,
                      const std::string& why, TimeMs now);
   Status update_node_state(StoreTx& tx, const Record& found, bool out, const std::string& want, const std::string& why,
@@ -596,6 +609,9 @@ Status SlurmExecutor::submit(StoreTx& tx, const Record& r, const Job& j, TimeMs 
   auto waits = waits_for_earlier_run(tx, r, j);
   if (!waits) return waits.error();
   if (*waits) return ok_status();
+  // So does any job admitted again (requeued, preempted) while its earlier run is still being
+  // stopped (this tick's end cancels it; Slurm's KillWait): two runs of one job never overlap.
+  if (run_alive(r.id)) return ok_status();
   if (auto it = refused_.find(r.id); it != refused_.end() && now < it->second.second) return ok_status();
   SlurmSubmit s;
   s.name = slurm_job_name(r);
@@ -919,7 +935,7 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
   for (const SlurmJob& sj : jobs_)
     if (!terminal(sj.state)) alive.insert(sj.comment);
   if (auto ended = end_instance_stops(tx, alive, now); !ended) return ended.error();
-  std::set<int64_t> ours;  // Slurm jobs that belong to a placed gpurent job
+  std::set<int64_t> placed_runs;  // Slurm jobs that belong to a placed gpurent job
   std::set<std::string> placed;
   Status st = for_each_placed_job(tx, [&](const Record& r, Job& j) -> Status {
     const JobStatus& js = j.status;
@@ -944,7 +960,7 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
       return js.state == JobState::kRunning ? follow_lost(tx, r, j, now, host) : ok_status();
     }
     lost_.erase(r.id);
-    ours.insert(sj->id);
+    placed_runs.insert(sj->id);
     return follow(tx, r, j, *sj, now, host);
   });
   if (!st) return st;
@@ -965,12 +981,9 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
   for (auto it = refused_.begin(); it != refused_.end();)  // backoffs long over (a job gone, or started elsewhere)
     it = now >= it->second.second + 600'000 ? refused_.erase(it) : std::next(it);
   // Slurm jobs gpurent no longer runs (cancelled, preempted, requeued): cancel them in Slurm —
-  // only its own: submitted by this server's user, in its partition (a job of another deployment
-  // or of someone else on the same cluster is never touched, whatever its comment says).
+  // only its own (our_run).
   for (const SlurmJob& sj : jobs_) {
-    if (terminal(sj.state) || ours.count(sj.id) || sj.comment.rfind("job_", 0) != 0) continue;
-    if (!sj.user.empty() && !self_user_.empty() && sj.user != self_user_) continue;
-    if (!o_.partition.empty() && !sj.partition.empty() && sj.partition != o_.partition) continue;
+    if (terminal(sj.state) || placed_runs.count(sj.id) || !our_run(sj)) continue;
     if (auto s = batch_->cancel(sj.id); !s)
       spdlog::error("{}", json({{"event", std::string(name()) + "_cancel_failed"}, {"run", sj.id},
                                 {"error", s.error().message}})
