@@ -198,18 +198,20 @@ std::vector<std::pair<TimeMs, TimeMs>> not_yet_covered(std::map<TimeMs, TimeMs>&
 void nccl(Ctx& c, int64_t floor) {
   const int64_t pct = c.in.contract.nccl_compensation_pct;
   std::map<std::string, Acc> acc;
-  // Hours already credited per allocation and node: measurements that overlap (a DCGM interval
-  // and an acceptance run, say) credit an hour once.
-  std::map<std::pair<std::string, std::string>, std::map<TimeMs, TimeMs>> covered;
+  // Hours already credited per piece and node: measurements that overlap (a DCGM interval and an
+  // acceptance run, say) credit an hour once. Per piece, not per allocation: a run a commitment
+  // only partly covers is two pieces of the same hours (its covered GPUs and the rest), each
+  // credited for its own GPUs.
+  std::map<std::pair<size_t, std::string>, std::map<TimeMs, TimeMs>> covered;
   for (const auto& m : c.in.nccl) {
     if (m.busbw_gbps >= floor) continue;
-    for (const auto& p : c.pieces) {
+    for (size_t pi = 0; pi < c.pieces.size(); ++pi) {
+      const auto& p = c.pieces[pi];
       const Allocation& a = *p.alloc;
       const int64_t on = gpus_on(a, m.node);
       if (on == 0 || overlap(p.t0, p.t1, m.from, m.to) == 0) continue;
       TimeMs ov = 0;
-      for (const auto& [q0, q1] :
-           not_yet_covered(covered[{a.id, m.node}], std::max(p.t0, m.from), std::min(p.t1, m.to)))
+      for (const auto& [q0, q1] : not_yet_covered(covered[{pi, m.node}], std::max(p.t0, m.from), std::min(p.t1, m.to)))
         ov += q1 - q0;
       if (ov == 0) continue;
       Acc& x = acc[a.id];
