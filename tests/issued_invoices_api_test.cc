@@ -72,6 +72,15 @@ TEST(IssuedInvoices, AClosedMonthIsFrozenNumberedHashedAndCorrectedOnlyByCreditN
   const json again = expect_2xx(s.admin("POST", "/api/v1/invoices/close", json{{"month", last}}), "close").body;
   EXPECT_EQ(again["already_closed"], true);
   EXPECT_TRUE(again["issued"].empty());
+  // A close marks its month `closing` before it rates the first tenant, and closed once all are
+  // issued. One stopped between (a crash) leaves the mark: usage stays refused, and the next close
+  // finishes the month without issuing anything twice.
+  edit_database(s, "UPDATE objects SET state = 'closing' WHERE kind = 'month-closes'", 1);
+  EXPECT_EQ(s.admin("POST", "/api/v1/usage", usage("late-3")).status, 422);
+  const json resumed = expect_2xx(s.admin("POST", "/api/v1/invoices/close", json{{"month", last}}), "close").body;
+  EXPECT_EQ(resumed["already_closed"], false) << resumed.dump();
+  EXPECT_TRUE(resumed["issued"].empty()) << resumed.dump();
+  EXPECT_EQ(s.admin("POST", "/api/v1/invoices/close", json{{"month", last}}).body["already_closed"], true);
 
   const std::string id = closed["issued"][0];
   const std::string path = "/api/v1/issued-invoices/" + id;

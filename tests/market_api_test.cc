@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 
+#include "billing/rating_input.h"
 #include "core/clock.h"
 #include "server_fixture.h"
 
@@ -384,6 +385,27 @@ TEST(MarketApi, NothingTradesInAWindowThatIsOver) {
   EXPECT_EQ(still["filled_gpus"], 0) << still.dump();
   EXPECT_TRUE(still["trades"].empty()) << still.dump();
   EXPECT_EQ(s.admin("GET", "/api/v1/market-trades").body["items"].size(), 0u);
+}
+
+// A window that starts in a month closed for invoicing is refused on starts_at: the commitment hours
+// settled there would reach no invoice. This month's windows trade.
+TEST(MarketApi, AWindowStartingInAClosedMonthIsRefused) {
+  ServerProcess s({"--firewall-interval-s", "0"});
+  Market m = dc_world(s, {"gpn1"});
+  const TimeMs now = SystemClock().now();
+  const TimeMs this_month = month_start(now), last_day = this_month - 24 * 3'600'000LL;
+  const std::string last_month = format_rfc3339(last_day).substr(0, 7);
+  json o = m.order("sell", 8, "20.00", "ioc");
+  o["starts_at"] = format_rfc3339(last_day);
+  o["ends_at"] = m.book["ends_at"];
+  expect_2xx(s.admin("POST", "/api/v1/invoices/close", json{{"month", last_month}}), "close");
+  Resp refused = m.place(m.dc, o);
+  EXPECT_EQ(refused.status, 422) << refused.describe();
+  EXPECT_EQ(refused.error_fields(), std::vector<std::string>{"starts_at"}) << refused.describe();
+  EXPECT_NE(refused.reason_for("starts_at").find("closed for invoicing"), std::string::npos) << refused.describe();
+  o["starts_at"] = format_rfc3339(this_month);
+  Resp taken = m.place(m.dc, o);
+  EXPECT_EQ(taken.status / 100, 2) << taken.describe();
 }
 
 // null is an absent field, as everywhere in the API: an order with "node_gpus": null or

@@ -15,8 +15,8 @@
 // seller's nodes and a commitment at the trade price in the buyer's contract. Not built (said so in
 // docs/market.md): resale of part of a node.
 #include <algorithm>
-#include <limits>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -28,6 +28,7 @@
 #include "server/api/market_settlement.h"
 #include "server/api/resources.h"
 #include "server/http/http_util.h"
+#include "server/services/issued_invoices.h"
 
 namespace gpurent {
 namespace {
@@ -232,6 +233,14 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, BookTx
   BookKey k;
   const MarketSide side = f.enumeration("side", kSideNames);
   read_book(f, app.catalog, now, k);
+  // A window that starts in a month closed for invoicing (or whose close is due) would settle
+  // commitment hours no invoice bills.
+  auto billable = billable_from(tx, now, app.opts.firewall_interval_s > 0, app.opts.month_close_delay_h * kMsPerHour);
+  if (!billable) return billable.error();
+  if (f.has("starts_at") && k.starts_at < *billable)
+    f.error("starts_at", Message("api.market.window_in_closed_month")
+                             .arg("month", format_rfc3339(k.starts_at).substr(0, 7))
+                             .arg("from", format_rfc3339(*billable)));
   // A GPU book's orders are in GPUs; a node book's (node_gpus) in whole nodes of that size.
   int64_t gpus = 0;
   if (k.node_gpus > 0) {

@@ -14,6 +14,7 @@
 #include "server/api/market_books.h"
 #include "server/http/http_util.h"
 #include "server/services/allocation_ledger.h"
+#include "server/services/issued_invoices.h"
 #include "server/services/record_faults.h"
 
 namespace gpurent {
@@ -404,6 +405,13 @@ void post_default(App& app, const KindSpec& spec, const httplib::Request& req, h
     if (!errs.empty()) return errs.to_error();
     if (d.from < start || d.from >= end)
       return Error::invalid("from", Message("api.market.default_in_window").arg("from", format_rfc3339(start)).arg("to", format_rfc3339(end)));
+    // Its credit would fall in a month whose invoices are issued (or due): none would carry it.
+    auto billable = billable_from(tx, now, app.opts.firewall_interval_s > 0, app.opts.month_close_delay_h * kMsPerHour);
+    if (!billable) return billable.error();
+    if (d.from < *billable)
+      return Error::invalid("from", Message("api.market.default_in_closed_month")
+                                        .arg("month", format_rfc3339(d.from).substr(0, 7))
+                                        .arg("from", format_rfc3339(*billable)));
 
     auto crec = tx.get("contracts", s.at("contract_id").get<std::string>());
     if (!crec) return crec.error();

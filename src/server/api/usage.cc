@@ -10,6 +10,7 @@
 #include "billing/rating_input.h"
 #include "server/api/resources.h"
 #include "server/http/http_util.h"
+#include "server/services/issued_invoices.h"
 #include "server/services/usage_ingest.h"
 
 namespace gpurent {
@@ -94,27 +95,14 @@ Result<json> page_of(std::vector<P> pts, int limit) {
   return json{{"points", std::move(items)}, {"next_from", std::move(next)}};
 }
 
-// Where usage stops being billable: the end of the last month closed for invoicing (a
-// month-closes record: its invoices are issued and never change) and, where the cost firewall
-// closes months by itself, the start of the month whose close is due (it ended more than
-// --month-close-delay-h ago), so no sample lands in a month as it is being closed.
-Result<TimeMs> closed_for_invoicing(App& app, TimeMs now) {
-  TimeMs through = INT64_MIN;
-  if (app.opts.firewall_interval_s > 0) through = month_start(now - app.opts.month_close_delay_h * kMsPerHour);
-  auto closes = list_all(app.store, "month-closes", {});
-  if (!closes) return closes.error();
-  for (const Record& r : *closes)
-    if (auto m = parse_rfc3339(r.name + "-01T00:00:00Z", "month")) through = std::max(through, add_months(*m, 1));
-  return through;
-}
-
 void post_usage(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
   if (write_scope(p, ObjectKind::kGpuTelemetry) == Scope::kNone)
     return send_problem(
         res, Error::make(Code::kForbidden, Message("api.usage.report_forbidden").arg("role", role_name(p.role))),
         req.path);
   UsageParseOptions opts{app.clock.now(), kMaxSamplesPerBatch};
-  auto closed = closed_for_invoicing(app, opts.now);
+  auto closed =
+      billable_from(app.store, opts.now, app.opts.firewall_interval_s > 0, app.opts.month_close_delay_h * kMsPerHour);
   if (!closed) return send_problem(res, closed.error(), req.path);
   opts.not_before = *closed;
   // JSON bodies take the DOM-free path; anything it declines (YAML, errors, unusual forms) the

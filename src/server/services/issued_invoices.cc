@@ -68,9 +68,29 @@ Result<MonthCloseOutcome> close_month(ServiceContext& ctx, TimeMs month, TimeMs 
     return Error::invalid("month", Message("api.invoices.close_not_ended").arg("month", out.month));
   auto marks = list_all(ctx.store, "month-closes", {{"name", out.month}});
   if (!marks) return marks.error();
-  if (!marks->empty()) {
+  if (!marks->empty() && marks->front().state != kMonthClosing) {
     out.already_closed = true;
     return out;
+  }
+  // The month is marked as closing before any tenant is rated: usage dated in it is refused from
+  // this commit on (ingest_usage checks inside its transaction), so none lands in a month after
+  // its tenant was rated. A close that fails, or a crash, leaves the mark: the next close goes on.
+  if (marks->empty()) {
+    Status st = ctx.loop.run([&](StoreTx& tx) -> Status {
+      auto again = list_all(tx, "month-closes", {{"name", out.month}});
+      if (!again) return again.error();
+      if (!again->empty()) return ok_status();
+      Record r;
+      r.kind = "month-closes";
+      r.id = new_id("mcl");
+      r.name = out.month;
+      r.state = kMonthClosing;
+      r.created_at = r.updated_at = now;
+      r.version = 1;
+      r.body = {{"month", out.month}, {"closing_since", format_rfc3339(now)}, {"closed_by", by}};
+      return tx.insert(r);
+    });
+    if (!st) return st.error();
   }
   auto tenants = list_all(ctx.store, "tenants", {});
   if (!tenants) return tenants.error();
@@ -140,22 +160,59 @@ Result<MonthCloseOutcome> close_month(ServiceContext& ctx, TimeMs month, TimeMs 
     Status st = ctx.loop.run([&](StoreTx& tx) -> Status {
       auto again = list_all(tx, "month-closes", {{"name", out.month}});
       if (!again) return again.error();
-      if (!again->empty()) return ok_status();
+      if (!again->empty() && again->front().state != kMonthClosing) return ok_status();
       Record r;
-      r.kind = "month-closes";
-      r.id = new_id("mcl");
-      r.name = out.month;
-      r.created_at = r.updated_at = now;
-      r.version = 1;
+      if (!again->empty()) {
+        r = again->front();
+      } else {
+        r.kind = "month-closes";
+        r.id = new_id("mcl");
+        r.name = out.month;
+        r.created_at = now;
+      }
+      r.state.clear();
+      r.updated_at = now;
       r.body = {{"month", out.month}, {"closed_at", format_rfc3339(now)}, {"closed_by", by},
                 {"invoices_issued", out.issued.size()}};
-      return tx.insert(r);
+      if (again->empty()) {
+        r.version = 1;
+        return tx.insert(r);
+      }
+      return tx.update(r);
     });
     if (!st) return st.error();
   }
   spdlog::info("{}", json({{"event", "month_closed"}, {"month", out.month}, {"issued", out.issued.size()},
                            {"failed_tenants", out.failed}}).dump());
   return out;
+}
+
+namespace {
+template <class Reader>
+Result<TimeMs> closed_through_in(Reader& reader) {
+  TimeMs through = INT64_MIN;
+  auto closes = list_all(reader, "month-closes", {});
+  if (!closes) return closes.error();
+  for (const Record& r : *closes)
+    if (auto m = parse_rfc3339(r.name + "-01T00:00:00Z", "month")) through = std::max(through, add_months(*m, 1));
+  return through;
+}
+
+template <class Reader>
+Result<TimeMs> billable_from_in(Reader& reader, TimeMs now, bool auto_close, int64_t delay_ms) {
+  auto marked = closed_through_in(reader);
+  if (!marked) return marked.error();
+  return auto_close ? std::max(*marked, month_start(now - delay_ms)) : *marked;
+}
+}  // namespace
+
+Result<TimeMs> invoicing_closed_through(StoreReader& store) { return closed_through_in(store); }
+Result<TimeMs> invoicing_closed_through(StoreTx& tx) { return closed_through_in(tx); }
+Result<TimeMs> billable_from(StoreReader& store, TimeMs now, bool auto_close, int64_t delay_ms) {
+  return billable_from_in(store, now, auto_close, delay_ms);
+}
+Result<TimeMs> billable_from(StoreTx& tx, TimeMs now, bool auto_close, int64_t delay_ms) {
+  return billable_from_in(tx, now, auto_close, delay_ms);
 }
 
 Result<std::vector<TimeMs>> unclosed_months(StoreReader& store, TimeMs now, int64_t delay_ms) {
@@ -172,7 +229,8 @@ Result<std::vector<TimeMs>> unclosed_months(StoreReader& store, TimeMs now, int6
   auto marks = list_all(store, "month-closes", {});
   if (!marks) return marks.error();
   std::set<std::string> closed;
-  for (const Record& r : *marks) closed.insert(r.name);
+  for (const Record& r : *marks)
+    if (r.state != kMonthClosing) closed.insert(r.name);
   std::vector<TimeMs> out;
   for (TimeMs m = first; m <= last; m = add_months(m, 1))
     if (!closed.count(month_label(m))) out.push_back(m);

@@ -4,7 +4,9 @@
 // totals and a SHA-256 over that content, never changed after (payment and voiding change only
 // its state). Corrections are credit notes ("credit-notes" records) that reference an issued
 // invoice, numbered in their own series (<tenant>-<CUR>-CN-000001), never more than the
-// invoice's total in all. A "month-closes" record marks a month closed for every tenant.
+// invoice's total in all. A "month-closes" record marks a month closed for every tenant; it is
+// written in state "closing" before the first tenant is rated and loses that state once every
+// tenant's invoices are issued.
 // Index columns of an issued invoice: name = its number, tenant_id, state, gpu_model = its
 // currency and region = its month (what the numbering and a close's idempotency look up).
 // Functions read the store and write through the control loop; callable from any thread.
@@ -34,12 +36,26 @@ struct MonthCloseOutcome {
 // server's own pass.
 Result<MonthCloseOutcome> close_month(ServiceContext& ctx, TimeMs month, TimeMs now, const std::string& by);
 
+// The state of a month-closes record while its close runs (a closed month's record has none).
+inline constexpr const char* kMonthClosing = "closing";
+
+// The end of the last month closed or being closed for invoicing (a month-closes record in any
+// state), INT64_MIN when none: usage dated before it is refused.
+Result<TimeMs> invoicing_closed_through(StoreReader& store);
+Result<TimeMs> invoicing_closed_through(StoreTx& tx);
+// Where new billable records (usage samples, market windows, a trade's default) may start: at
+// invoicing_closed_through and, where the cost firewall closes months by itself (`auto_close`), at
+// the start of the month whose close is due at `now` (it ended more than `delay_ms` ago). What lies
+// before it would reach no invoice.
+Result<TimeMs> billable_from(StoreReader& store, TimeMs now, bool auto_close, int64_t delay_ms);
+Result<TimeMs> billable_from(StoreTx& tx, TimeMs now, bool auto_close, int64_t delay_ms);
+
 // How many months back an unclosed month is still found (and closed, and counted in balances).
 inline constexpr int kMaxUnclosedMonths = 24;
 
-// The ended months with no month-closes record, oldest first: from the month the first tenant was
-// made in (at most kMaxUnclosedMonths back) to the previous month — or the one before it while
-// `now` is less than `delay_ms` past the previous month's end.
+// The ended months with no month-closes record (or one still closing), oldest first: from the month the first tenant
+// was made in (at most kMaxUnclosedMonths back) to the previous month — or the one before it while `now` is less than
+// `delay_ms` past the previous month's end.
 Result<std::vector<TimeMs>> unclosed_months(StoreReader& store, TimeMs now, int64_t delay_ms);
 
 // Every unclosed month (unclosed_months) closed, oldest first: the previous one once `now` is at

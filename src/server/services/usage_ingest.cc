@@ -7,6 +7,7 @@
 #include "core/fields.h"
 #include "model/node.h"
 #include "server/services/access.h"
+#include "server/services/issued_invoices.h"
 #include "server/services/record_faults.h"
 
 namespace gpurent {
@@ -227,6 +228,21 @@ Result<UsageIngestOutcome> ingest_usage(ServiceContext& app, const Principal& p,
   const std::string digest = usage_batch_digest(batch);  // here, not on the single writer
   UsageIngestOutcome out;
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
+    // Again inside the writer: a month whose close began after the caller looked (its mark is
+    // written before any tenant is rated) takes no more usage.
+    auto through = invoicing_closed_through(tx);
+    if (!through) return through.error();
+    auto closed = [&](const char* list, size_t i, TimeMs at) -> Status {
+      if (at >= *through) return ok_status();
+      return Error::invalid(std::string(list) + "[" + std::to_string(i) + "].at",
+                            Message("usage.at_in_closed_month")
+                                .arg("at", format_rfc3339(at))
+                                .arg("month", format_rfc3339(at).substr(0, 7)));
+    };
+    for (size_t i = 0; i < batch.gpu_samples.size(); ++i)
+      if (auto s = closed("gpu_samples", i, batch.gpu_samples[i].at); !s) return s;
+    for (size_t i = 0; i < batch.job_samples.size(); ++i)
+      if (auto s = closed("job_samples", i, batch.job_samples[i].at); !s) return s;
     auto rows = resolve(tx, p, batch, digest, app.clock.now());
     if (!rows) return rows.error();
     auto r = tx.insert_usage_batch(*rows);
