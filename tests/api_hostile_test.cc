@@ -315,39 +315,48 @@ TEST(Hostile, AnOverlongTargetIs414) {
 TEST(Hostile, AnnouncedBodiesCannotPinTheServersMemory) {
   raise_fd_limit();
   ServerProcess s;
-  // Each connection announces a 1 MiB body and sends none of it: the server reserves room for
-  // 256 MiB of announced bodies at most, and 32 MiB of one address's, then answers 503 without
-  // reserving more. A chunked body may grow to the body limit (1 MiB): it counts as that much
-  // while it is read.
+  // Bodies count against the server's body budget (256 MiB, 32 MiB of one address's) as their
+  // bytes arrive, not as they are announced: connections that announce 1 MiB bodies and send none
+  // (or trickle) hold nothing, from however many addresses. Bodies really sent and not finished
+  // do hold it: past an address's share, or the whole budget, a body is answered 503.
   for (const char* framing : {"Content-Length: 1048576", "Transfer-Encoding: chunked"}) {
+    const bool chunked = framing[0] == 'T';
     std::vector<std::unique_ptr<RawConn>> pinned;
-    // No token needed: the body is reserved before anyone reads the request's credentials.
+    // No token needed: a body is read before anyone reads the request's credentials.
     const std::string head = "POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
                              std::string(framing) + "\r\n\r\n";
-    auto pin = [&](const std::string& from, int n) {
+    // 1 MiB less one byte of body, never finished.
+    const std::string almost(1048575, ' ');
+    const std::string body = chunked ? "fffff\r\n" + almost + "\r\n" : almost;
+    auto pin = [&](const std::string& from, int n, bool send_body) {
       for (int i = 0; i < n; ++i) {
         pinned.push_back(std::make_unique<RawConn>(port_of(s), from.c_str()));
         pinned.back()->send(head);
+        if (send_body) pinned.back()->send(body);
       }
-      std::this_thread::sleep_for(300ms);
+      std::this_thread::sleep_for(500ms);
     };
     auto answer_to = [&](const std::string& from) {
       RawConn over(port_of(s), from.c_str());
       over.send(head);
+      over.send(body);
       return status_of(over.read_for(3000ms));
     };
-    // One address announcing 256 bodies holds its share, not the server's whole budget.
-    pin("127.0.0.9", 256);
+    // Nine addresses announcing 32 bodies each and sending nothing hold no budget.
+    for (int a = 30; a < 39; ++a) pin("127.0.0." + std::to_string(a), 32, false);
+    EXPECT_EQ(s.admin("POST", "/api/v1/projects", json::object()).status, 422) << framing << ": bodies are read";
+    pinned.clear();
+    // One address sending 32 bodies holds its share, not the server's whole budget.
+    pin("127.0.0.9", 32, true);
     EXPECT_EQ(answer_to("127.0.0.9"), 503) << framing;
     EXPECT_EQ(s.admin("POST", "/api/v1/projects", json::object()).status, 422)
         << framing << ": others' bodies are read";
     // Eight addresses take the whole budget: then nobody's body is read.
-    for (int a = 10; a < 17; ++a) pin("127.0.0." + std::to_string(a), 32);
+    for (int a = 10; a < 17; ++a) pin("127.0.0." + std::to_string(a), 32, true);
     EXPECT_EQ(answer_to("127.0.0.20"), 503) << framing;
     pinned.clear();  // the reservations go with their connections
     std::this_thread::sleep_for(500ms);
-    EXPECT_EQ(s.admin("POST", "/api/v1/tenants", tenant_doc(framing[0] == 'C' ? "acme" : "beta")).status, 201)
-        << framing;
+    EXPECT_EQ(s.admin("POST", "/api/v1/tenants", tenant_doc(chunked ? "beta" : "acme")).status, 201) << framing;
   }
 }
 

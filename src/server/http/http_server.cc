@@ -130,9 +130,9 @@ class HttpServer::Impl {
     auto it = per_address_.find(addr);
     if (it != per_address_.end() && --it->second == 0) per_address_.erase(it);
   }
-  // Reserves n body bytes for a connection from addr: within the server-wide budget and within
-  // one address's share of it (an eighth, at least one largest body), so one address that
-  // announces bodies and sends nothing cannot take every write from everyone else.
+  // Reserves n more body bytes (arrived, not announced) for a connection from addr: within the
+  // server-wide budget and within one address's share of it (an eighth, at least one largest
+  // body), so one address cannot take every write from everyone else.
   bool reserve_body(const std::string& addr, int64_t n) {
     const auto budget = static_cast<int64_t>(opts_.limits.max_body_bytes_in_flight);
     const int64_t share = std::max(budget / 8, static_cast<int64_t>(opts_.limits.max_body_bytes));
@@ -320,30 +320,32 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   }
 
   void read_body() {
-    // Beast reserves a declared Content-Length up front: those bytes count against a server-wide
-    // budget and an address's share of it (reserve_body), so connections that only announce large
-    // bodies can pin neither the memory nor everyone's writes. A chunked body
-    // may grow to the body limit, so it counts as that much while it is read.
-    std::optional<uint64_t> len;
-    if (auto declared = parser_->content_length()) len = *declared;
-    else if (parser_->chunked()) len = srv_.opts_.limits.max_body_bytes;
-    if (len && *len > 0) {
-      const int64_t n = static_cast<int64_t>(*len);
-      if (!srv_.reserve_body(address_, n)) {
+    lowest().expires_after(ms(srv_.opts_.limits.body_timeout_ms));
+    read_body_some();
+  }
+
+  // Reads the body as it arrives. The bytes that have arrived — not those a Content-Length
+  // announces — count against a server-wide budget and an address's share of it (reserve_body), so
+  // connections that announce large bodies and send nothing (or trickle) hold none of it: taking
+  // everyone's writes takes really sending that many bytes, and holding them.
+  void read_body_some() {
+    const auto have = static_cast<int64_t>(parser_->get().body().size());
+    if (have > body_reserved_) {
+      if (!srv_.reserve_body(address_, have - body_reserved_)) {
         srv_.stats_.overloaded.fetch_add(1);
         auto r = problem_response(503, Code::kUnavailable, Message("http.too_many_bodies"), target());
         r.set_header("Retry-After", "1");
         return reply_and_close(503, std::move(r));
       }
-      body_reserved_ = n;
+      body_reserved_ = have;
     }
-    lowest().expires_after(ms(srv_.opts_.limits.body_timeout_ms));
-    http::async_read(stream_, buffer_, *parser_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
+    if (parser_->is_done()) return handle();
+    http::async_read_some(stream_, buffer_, *parser_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
       if (ec) {
         if (!self->answer_parse_error(ec)) self->fail(ec);
         return;
       }
-      self->handle();
+      self->read_body_some();
     });
   }
 

@@ -32,7 +32,8 @@ struct HttpLimits {
   size_t max_connections = 10'000;      // open at once; more are answered 503 and closed
   size_t max_connections_per_address = 512;
   size_t max_queued_requests = 4096;  // waiting for a worker; more answer 503
-  // Declared Content-Length bytes of bodies being read, across connections: more answer 503. One
+  // Bytes of request bodies received and not yet answered, across connections (counted as they
+  // arrive, not as a Content-Length announces them): a body that would pass it answers 503. One
   // address (an IPv6 /64) may hold an eighth of it (at least max_body_bytes).
   size_t max_body_bytes_in_flight = 256u << 20;
 };
