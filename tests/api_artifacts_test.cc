@@ -5,10 +5,10 @@
 // ready with the digest the job states). The check on the node before a container starts:
 // tests/container_slurm_test.cc and src/exec/container_test.cc.
 #include <gtest/gtest.h>
-
 #include <sqlite3.h>
 
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "core/ids.h"
@@ -153,6 +153,31 @@ TEST_F(Artifacts, AnUploadResumesAfterTheServerIsKilled) {
   ASSERT_EQ(done.status, 200) << done.describe();
   EXPECT_EQ(done.body["state"], "ready");
   EXPECT_EQ(fs::file_size(content_file(data)), data.size());
+}
+
+// The last chunk publishes the upload's file into the content store, then records the upload
+// complete. Killed between the two, the upload file is gone but the content is there: sending the
+// last chunk again completes the upload instead of making the client start from 0.
+TEST_F(Artifacts, AnUploadPublishedButNotRecordedCompletesOnItsLastChunk) {
+  const std::string data = bytes((2 << 20) + 7, 12);
+  Resp made = declare("vision", "weights", data, admin_);
+  ASSERT_EQ(made.status, 201) << made.describe();
+  ASSERT_EQ(put("vision", "weights", 0, data.substr(0, 1 << 20), admin_).status, 200);
+  ASSERT_EQ(put("vision", "weights", 1 << 20, data.substr(1 << 20, 1 << 20), admin_).status, 200);
+  s_.kill9();
+  // What the last chunk's publish leaves: the whole content under its digest, no upload file.
+  const std::string upload = s_.db_path() + ".artifacts/uploads/" + made.body["id"].get<std::string>();
+  ASSERT_TRUE(fs::exists(upload));
+  fs::remove(upload);
+  {
+    std::ofstream out(content_file(data), std::ios::binary);
+    out << data;
+  }
+  s_.start();
+  Resp done = put("vision", "weights", 2 << 20, data.substr(2 << 20), admin_);
+  ASSERT_EQ(done.status, 200) << done.describe();
+  EXPECT_EQ(done.body["state"], "ready");
+  EXPECT_EQ(done.body["received_bytes"], data.size());
 }
 
 // Identical content is kept once; it goes with the last artifact naming it. An empty artifact is

@@ -1,6 +1,7 @@
 #include "server/api/uploads.h"
 
 #include <charconv>
+#include <filesystem>
 
 #include "server/api/resources.h"
 #include "server/http/http_util.h"
@@ -71,8 +72,14 @@ Result<Record> receive_chunk(App& app, const UploadTarget& t, const httplib::Req
                                         .arg("size", std::to_string(u->size)));
   ArtifactStore files(artifact_root(app.opts));
   auto digest = files.write_chunk(t.id, *offset, req.body, u->size);
-  if (!digest && digest.error().code == Code::kConflict) {  // the upload's file is gone: from 0 again
-    files.discard_upload(t.id);
+  if (!digest && digest.error().code == Code::kConflict) {  // the upload's file is gone
+    // Published by the last chunk, whose write did not commit (a crash between the two): the
+    // declared content is in the store, so the upload is complete rather than sent again.
+    std::error_code ec;
+    if (end == u->size && !u->sha256.empty() &&
+        static_cast<int64_t>(std::filesystem::file_size(files.content_path(u->sha256), ec)) == u->size && !ec)
+      return advance(app, t, *offset, end, true, user_id);
+    files.discard_upload(t.id);  // from 0 again
     (void)advance(app, t, u->received, 0, false, user_id);
     return wrong_offset(UploadView{u->name, true, 0, u->size, u->sha256}, *offset);
   }
