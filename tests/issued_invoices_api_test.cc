@@ -143,6 +143,13 @@ TEST(IssuedInvoices, AClosedMonthIsFrozenNumberedHashedAndCorrectedOnlyByCreditN
   EXPECT_EQ(s.admin("GET", path + "/verify").body["verified"], true);
   EXPECT_EQ(s.admin("POST", path + "/pay", json::object()).status, 409);
   EXPECT_EQ(s.admin("GET", "/api/v1/issued-invoices?state=paid").body["items"].size(), 1u);
+  // Issued while acme paid afterwards (postpaid) and paid: settled, also once acme prepays.
+  EXPECT_EQ(inv["payment"], "postpaid");
+  EXPECT_EQ(s.admin("GET", "/api/v1/tenants/acme/balance").body["balances"][0]["invoiced"], "0.00");
+  expect_2xx(s.admin("PUT", "/api/v1/tenants/acme/billing", json{{"payment", "prepaid"}}), "prepaid");
+  const json now_prepaid = s.admin("GET", "/api/v1/tenants/acme/balance").body["balances"][0];
+  EXPECT_EQ(now_prepaid["invoiced"], "0.00") << now_prepaid.dump();
+  expect_2xx(s.admin("PUT", "/api/v1/tenants/acme/billing", json{{"payment", "postpaid"}}), "postpaid");
 
   // The printable invoice, in English and Chinese.
   Resp zh = s.req("GET", path + "/print?lang=zh", acme_viewer);

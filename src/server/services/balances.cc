@@ -86,7 +86,11 @@ Result<TenantBalances> tenant_balances(StoreReader& store, const GpuCatalog& cat
     auto c = parse_currency(r.gpu_model);
     if (!c) continue;
     issued_for.insert({r.region, *c});
-    if (r.state == "void" || (!prepaid && r.state == "paid")) continue;
+    // Read as the tenant paid when it was issued (its `payment`; invoices from before that field:
+    // as the tenant pays now): a postpaid invoice paid is settled, a prepaid one came out of the
+    // top-ups whatever its state.
+    const bool drawn = r.body.contains("payment") ? r.body.value("payment", "") == "prepaid" : prepaid;
+    if (r.state == "void" || (!drawn && r.state == "paid")) continue;
     const json totals = r.body.value("totals", json::object());
     add(fig(*c).invoiced, money_of(totals, "total", *c));
     add(fig(*c).invoiced, -credited[r.id]);

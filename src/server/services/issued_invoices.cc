@@ -9,6 +9,7 @@
 #include "billing/rating_input.h"
 #include "core/ids.h"
 #include "core/message.h"
+#include "model/tenant.h"
 #include "server/services/control_loop.h"
 #include "server/services/invoices.h"
 
@@ -148,6 +149,12 @@ Result<MonthCloseOutcome> close_month(ServiceContext& ctx, TimeMs month, TimeMs 
     }
     std::vector<json> docs = documents(*inv, out.month, now, by);
     if (docs.empty()) continue;
+    // How the tenant pays when the invoice is issued: a prepaid invoice is drawn from its top-ups,
+    // a postpaid one is owed until paid. The balance reads each invoice by its own, so a later
+    // change of the tenant's payment does not re-read the invoices issued before it.
+    auto tenant = parse_tenant(t.body);
+    const char* payment = tenant && tenant->billing.payment == Payment::kPrepaid ? "prepaid" : "postpaid";
+    for (json& d : docs) d["payment"] = payment;
     pending.emplace_back(&t, std::move(docs));
     if (pending.size() >= 64)
       if (auto st = hand_over(); !st) return st.error();
