@@ -208,6 +208,12 @@ TEST(Billing, ContractsValidateAndInvoicesEqualTheSumOfTheirLines) {
   EXPECT_EQ(s.req("GET", "/api/v1/contracts/acme-dc", rival).status, 404);
   json rival_inv = s.req("GET", "/api/v1/invoices?month=" + this_month(), rival).body;
   EXPECT_TRUE(rival_inv["sections"].empty()) << rival_inv.dump();
+  // A contract that bills runs stays: deleting it would re-price them at list prices.
+  Resp gone = s.admin("DELETE", "/api/v1/contracts/acme-dc");
+  EXPECT_EQ(gone.status, 409) << gone.describe();
+  EXPECT_NE(gone.describe().find("1 run(s) are billed under it"), std::string::npos) << gone.describe();
+  EXPECT_EQ(s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + this_month()).body["sections"][0]["contract"],
+            "acme-dc");
   // Bad periods name the parameter.
   EXPECT_EQ(s.admin("GET", "/api/v1/invoices?tenant=acme&month=2026-13").error_fields(), std::vector<std::string>{"month"});
   EXPECT_EQ(s.admin("GET", "/api/v1/invoices?month=" + this_month()).error_fields(), std::vector<std::string>{"tenant"});

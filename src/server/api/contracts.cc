@@ -53,6 +53,27 @@ void register_contract_routes(App& app, Router& srv) {
     }
     return Built{to_json(*c), index_of(*c)};
   };
+  // Runs billed under a contract, or market trades settled into it, would be re-priced at list
+  // prices (and lose its SLA credits) in every month not closed yet: such a contract stays; an
+  // exit ends it.
+  spec.on_delete = [](const Principal&, const Record& r, StoreTx& tx) -> Status {
+    if (auto locked = tx.get_locked("contracts", r.id); !locked) return locked.error();
+    auto runs = list_all(tx, "allocations", {{"tenant_id", r.tenant_id}, {"supplier_id", r.supplier_id}});
+    if (!runs) return runs.error();
+    int64_t billed = 0;
+    for (const Record& x : *runs)
+      if (x.body.is_object() && x.body.value("contract_id", "") == r.id) ++billed;
+    int64_t trades = 0;
+    const json& cms = r.body.contains("commitments") ? r.body["commitments"] : json::array();
+    if (cms.is_array())
+      for (const json& m : cms)
+        if (m.is_object() && !m.value("trade", "").empty()) ++trades;
+    if (billed == 0 && trades == 0) return ok_status();
+    return Error::make(Code::kConflict, Message("api.contracts.in_use")
+                                            .arg("contract", r.name)
+                                            .arg("runs", std::to_string(billed))
+                                            .arg("trades", std::to_string(trades)));
+  };
   register_crud(app, srv, spec);
 
   KindSpec alloc;
