@@ -76,6 +76,7 @@ Result<StoredAlert> decode_stored_alert(const json& body) {
     x.error = d.opt_str("error", kServerText);
     s.deliveries.push_back(std::move(x));
   });
+  s.delivery_pending = f.boolean("delivery_pending", false);
   if (!errs.empty()) return errs.to_error();
   return s;
 }
@@ -100,6 +101,7 @@ json to_json(const StoredAlert& s) {
     deliveries.push_back(std::move(x));
   }
   j["deliveries"] = std::move(deliveries);
+  if (s.delivery_pending) j["delivery_pending"] = true;
   j["text"] = render_en(s.alert.message);
   j["text_message"] = message_to_json(s.alert.message);
   return j;

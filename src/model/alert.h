@@ -93,6 +93,9 @@ struct StoredAlert {
   std::optional<TimeMs> lifted_at;
   std::string lifted_by;  // the user who lifted it
   std::vector<AlertDelivery> deliveries;
+  // Recorded, its webhooks not tried yet: the cost firewall delivers it (again after a restart
+  // that came between the two).
+  bool delivery_pending = false;
   bool operator==(const StoredAlert&) const = default;
 };
 

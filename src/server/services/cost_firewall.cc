@@ -182,7 +182,9 @@ Result<std::optional<Record>> record_alert(StoreTx& tx, const Record& t, const s
   r.project_id = project_id;
   r.state = "active";
   r.created_at = r.updated_at = now;
-  r.body = to_json(new_stored_alert(a, t.name, t.id, r.project_id, now));
+  StoredAlert fresh = new_stored_alert(a, t.name, t.id, r.project_id, now);
+  fresh.delivery_pending = true;  // until deliver() has tried its webhooks
+  r.body = to_json(fresh);
   if (auto st = tx.insert(r); !st) return st.error();
   spdlog::warn("{}", json({{"event", "cost_alert"}, {"key", a.key}, {"tenant", t.name}, {"message", render_en(a.message)}})
                          .dump(-1, ' ', false, json::error_handler_t::replace));
@@ -351,6 +353,20 @@ Result<int> CostFirewall::run_once(TimeMs now) {
   }
   for (const Record& r : to_deliver)
     if (auto s = deliver(r); !s) spdlog::error("{}", json({{"event", "webhook_delivery_failed"}, {"error", s.error().message}}).dump());
+  // Active alerts recorded and never delivered: the server stopped between the two (or a follower
+  // that raised one did). Delivered now, once older than kUndeliveredGraceMs (a delivery of
+  // another thread or server may be on its way): at least once, never lost.
+  if (auto active = list_all(app_.store, "alerts", {{"state", "active"}}); active) {
+    for (const Record& r : *active) {
+      if (r.created_at + kUndeliveredGraceMs > now) continue;
+      auto stored = decode_alert(r);
+      if (!stored || !stored->delivery_pending) continue;
+      if (auto s = deliver(r); !s)
+        spdlog::error("{}", json({{"event", "webhook_delivery_failed"}, {"error", s.error().message}}).dump());
+    }
+  } else if (!failed) {
+    failed = active.error();
+  }
   update_alert_gauges(app_);
   if (failed) return *failed;  // after the others: one tenant's broken record holds up no one else
   prev_month_done_ = month;
@@ -396,13 +412,14 @@ Status CostFirewall::deliver(const Record& alert_record) {
     }
     deliveries.push_back(std::move(d));
   }
-  if (deliveries.empty()) return ok_status();
+  if (deliveries.empty() && !stored->delivery_pending) return ok_status();
   return app_.loop.run([&](StoreTx& tx) -> Status {
     auto cur_r = tx.get("alerts", alert_record.id);
     if (!cur_r) return cur_r.error();
     auto cur = decode_alert(*cur_r);
     if (!cur) return cur.error();
     cur->deliveries.insert(cur->deliveries.end(), deliveries.begin(), deliveries.end());
+    cur->delivery_pending = false;
     Record u = *cur_r;
     u.body = to_json(*cur);
     return tx.update(u);

@@ -36,6 +36,10 @@
 
 namespace gpurent {
 
+// An alert recorded this long ago and still not delivered (its server stopped between the two)
+// is delivered by the next pass.
+inline constexpr int64_t kUndeliveredGraceMs = 5 * 60'000;
+
 class CostFirewall {
  public:
   CostFirewall(ServiceContext& app, int64_t interval_ms);
