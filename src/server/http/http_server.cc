@@ -13,13 +13,15 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <chrono>
+#include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_map>
 
-#include "server/http/router.h"
 #include "server/http/http_util.h"
+#include "server/http/router.h"
 
 namespace gpurent {
 
@@ -104,6 +106,14 @@ class HttpServer::Impl {
   // Content-Length bytes reserved by bodies being read, in all and per address (under addr_mu_).
   int64_t body_bytes_ = 0;
   std::unordered_map<std::string, int64_t> body_bytes_by_address_;
+  // Requests handed to the workers, per address: how many are on the pool (queued or running)
+  // and those waiting behind them (hand_to_workers). Empty once the pool has drained.
+  struct Line {
+    size_t running = 0;
+    std::deque<std::function<void()>> waiting;
+  };
+  std::mutex lines_mu_;
+  std::unordered_map<std::string, Line> lines_;
   std::optional<ssl::context> tls_;
   net::io_context ioc_;
   // The acceptor, the drain timer and stop() run on one strand, so several I/O threads never
@@ -143,6 +153,44 @@ class HttpServer::Impl {
     body_bytes_ += n;
     body_bytes_by_address_[addr] = mine + n;
     return true;
+  }
+  // Hands a request's work to the worker pool. One address (an IPv6 /64) has at most half the
+  // workers' places at once (at least one); its further requests wait in its own line, at most
+  // an eighth of the queue, and go to the pool one by one, behind other addresses' requests, as
+  // its running ones end. So one address's flood of slow requests (a whole-platform report asked
+  // in a loop) never holds every worker, and others' requests are still answered. False: its
+  // line is full (the caller answers 503).
+  bool hand_to_workers(const std::string& addr, std::function<void()> work) {
+    const size_t share = static_cast<size_t>(std::max(1, opts_.worker_threads / 2));
+    const size_t line_max = std::max<size_t>(1, opts_.limits.max_queued_requests / 8);
+    std::lock_guard<std::mutex> g(lines_mu_);
+    Line& l = lines_[addr];
+    if (l.running < share) {
+      ++l.running;
+      net::post(workers_, [this, addr, work = std::move(work)]() mutable { run_in_line(addr, std::move(work)); });
+      return true;
+    }
+    if (l.waiting.size() >= line_max) return false;
+    l.waiting.push_back(std::move(work));
+    return true;
+  }
+  // Runs one of addr's requests on a worker, then hands the pool its next waiting one.
+  void run_in_line(const std::string& addr, std::function<void()> work) {
+    work();
+    std::function<void()> next;
+    {
+      std::lock_guard<std::mutex> g(lines_mu_);
+      auto it = lines_.find(addr);
+      if (it == lines_.end()) return;
+      if (!it->second.waiting.empty()) {
+        next = std::move(it->second.waiting.front());
+        it->second.waiting.pop_front();
+      } else if (--it->second.running == 0) {
+        lines_.erase(it);
+      }
+    }
+    if (next)
+      net::post(workers_, [this, addr, next = std::move(next)]() mutable { run_in_line(addr, std::move(next)); });
   }
   void release_body(const std::string& addr, int64_t n) {
     std::lock_guard<std::mutex> g(addr_mu_);
@@ -385,12 +433,19 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     }
     srv_.stats_.queued.fetch_add(1);
     in_flight_ = true;  // until its answer is written (or the connection ends): stop() waits for it
-    net::post(srv_.workers_, [self = this->shared_from_this(), req] {
+    const bool taken = srv_.hand_to_workers(address_, [self = this->shared_from_this(), req] {
       httplib::Response res;
       self->srv_.router_.dispatch(*req, res);
       net::post(self->stream_.get_executor(),
                 [self, req, res = std::move(res)]() mutable { self->reply_response(std::move(res), *req); });
     });
+    if (!taken) {  // this address's own line is full: others are still served
+      end_in_flight();
+      srv_.stats_.overloaded.fetch_add(1);
+      auto r = problem_response(503, Code::kUnavailable, Message("http.busy"), req->path);
+      r.set_header("Retry-After", "1");
+      return reply_response(std::move(r), *req);
+    }
   }
 
   bool origin_allowed(const std::string& origin) const {
