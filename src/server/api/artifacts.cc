@@ -65,12 +65,17 @@ void create_artifact(App& app, const httplib::Request& req, httplib::Response& r
   if (a->state == ArtifactState::kReady) a->ready_at = now;  // empty: nothing to upload
   Record out;
   const std::string id = new_id("art");
-  if (a->state == ArtifactState::kReady) {  // the empty file, there before its record says ready
+  // An empty artifact is ready at once: its (empty) content file is published before its record
+  // says ready (a crash in between leaves a harmless file), and again after it (a delete of
+  // another empty artifact may have removed the file before this record named it).
+  auto publish_empty = [&]() -> Status {
+    if (a->state != ArtifactState::kReady) return ok_status();
     auto lock = ArtifactStore::content_lock();
     auto d = files.write_chunk(id, 0, {}, 0);
-    if (!d) return send_problem(res, d.error(), req.path);
-    if (auto s = files.publish(id, a->sha256); !s) return send_problem(res, s.error(), req.path);
-  }
+    if (!d) return d.error();
+    return files.publish(id, a->sha256);
+  };
+  if (auto s = publish_empty(); !s) return send_problem(res, s.error(), req.path);
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
     // The project held: its delete (409 while it has artifacts) waits for this write or ran first.
     if (auto h = hold_parent(tx, "projects", project->id, true); !h) return h;
@@ -104,6 +109,7 @@ void create_artifact(App& app, const httplib::Request& req, httplib::Response& r
                                 std::to_string(a->size_bytes) + " bytes"});
   });
   if (!st) return send_problem(res, st.error(), req.path);
+  if (auto s = publish_empty(); !s) return send_problem(res, s.error(), req.path);
   app.metrics.count_write("artifacts", "create");
   send_json(res, 201, answer(app.store, out, *a, project->name));
 }
