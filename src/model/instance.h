@@ -115,6 +115,9 @@ json start_job_on(json job, StartOn on, const std::string& host);
 // and 1 days before, never before it stopped.
 inline constexpr int64_t kReleaseWarningDays[] = {3, 1};
 inline constexpr int64_t kReleasedKeptDays = 7;
+// Instance records one tenant may hold, released ones kept included: each create with ports reads
+// every instance, so instances made and released in a loop must not grow that without bound.
+inline constexpr int64_t kMaxInstancesPerTenant = 1000;
 // How long a stopping instance stays stopping after its run is seen gone: the container runtime
 // lets go of the published ports (conmon) a moment after the run itself has ended.
 inline constexpr int64_t kStopSettleMs = 2000;

@@ -149,6 +149,12 @@ Result<Built> build_instance(App& app, const json& body, const Principal& p, Sto
     return t.error();
   }
   if (auto h = hold_parent(tx, "projects", i->project_id, true); !h) return h.error();
+  auto held = tx.count("instances", {{"tenant_id", i->tenant_id}});
+  if (!held) return held.error();
+  if (*held >= kMaxInstancesPerTenant)
+    return Error::invalid("name", Message("api.instances.too_many")
+                                      .arg("max", std::to_string(kMaxInstancesPerTenant))
+                                      .arg("days", std::to_string(kReleasedKeptDays)));
   if (auto s = ensure_data_disk(app, p, tx, *i); !s) return s.error();
   if (auto s = check_instance_volumes(tx, *i, ""); !s) return s.error();
   if (auto s = assign_access(app, tx, *i); !s) return s.error();
