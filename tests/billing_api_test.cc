@@ -536,6 +536,24 @@ TEST(Billing, ATenantsDisputeCountsOnlyOnceTheSupplierAcceptsIt) {
             "rejected");
   EXPECT_EQ(credits(), after);
   EXPECT_EQ(s.req("GET", "/api/v1/measurements?tenant=acme", tenant).body["items"].size(), 2u);
+
+  // At most 100 disputes wait at once (one filed and copied 99 times here); the next is refused.
+  bench["at"] = "2020-03-01T00:00:00Z";
+  const std::string third = expect_2xx(s.req("POST", "/api/v1/measurements", tenant, bench), "dispute").body["id"];
+  edit_database(s,
+                "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 99) "
+                "INSERT INTO objects (kind, id, name, tenant_id, supplier_id, project_id, state, region, gpu_model, "
+                "created_at, updated_at, version, body) SELECT kind, id || '-' || x, name, tenant_id, supplier_id, "
+                "project_id, state, region, gpu_model, created_at, updated_at, version, body FROM objects, n "
+                "WHERE kind = 'measurements' AND id = '" +
+                    third + "'",
+                99);
+  bench["at"] = "2020-04-01T00:00:00Z";
+  Resp over = s.req("POST", "/api/v1/measurements", tenant, bench);
+  EXPECT_EQ(over.status, 422) << over.describe();
+  EXPECT_EQ(over.error_fields(), std::vector<std::string>{"node"}) << over.describe();
+  EXPECT_EQ(s.req("POST", "/api/v1/measurements/" + third + "/reject", supplier, json{{"note", "no"}}).status, 200);
+  expect_2xx(s.req("POST", "/api/v1/measurements", tenant, bench), "a dispute once one was resolved");
 }
 
 TEST(Billing, ABudgetBreachAlertsAWebhookAndHoldsNewJobsUntilTheBudgetIsRaised) {

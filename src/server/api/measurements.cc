@@ -13,8 +13,14 @@
 
 namespace gpurent {
 
+// Disputes one tenant may have waiting for the supplier or an operator at once.
+constexpr int64_t kMaxPendingDisputes = 100;
+
 Result<bool> tenant_used_node(StoreTx& tx, const std::string& tenant_id, const std::string& node_id) {
-  auto runs = list_all(tx, "allocations", {{"tenant_id", tenant_id}});
+  // Only the runs on the node's supplier's nodes (an index column), not the tenant's whole history.
+  auto node = tx.get("nodes", node_id);
+  if (!node) return node.error().code == Code::kNotFound ? Result<bool>(false) : Result<bool>(node.error());
+  auto runs = list_all(tx, "allocations", {{"tenant_id", tenant_id}, {"supplier_id", node->supplier_id}});
   if (!runs) return runs.error();
   for (const Record& r : *runs)
     if (r.body.is_object() && r.body.contains("placement") && r.body["placement"].is_array())
@@ -103,6 +109,17 @@ void register_measurement_routes(App& app, Router& srv) {
       auto used = tenant_used_node(tx, p.tenant_id, node->id);
       if (!used) return used.error();
       if (!*used) return Error::invalid("node", Message("api.measurements.not_your_node").arg("node", node->name));
+      // Pending disputes wait for the supplier or an operator; a tenant has at most
+      // kMaxPendingDisputes of them, so filing them in a loop cannot grow without bound what
+      // every correction and supplier report reads.
+      auto filed = list_all(tx, "measurements", {{"tenant_id", p.tenant_id}});
+      if (!filed) return filed.error();
+      int64_t pending = 0;
+      for (const Record& r : *filed)
+        if (r.body.is_object() && r.body.value("status", "") == "disputed") ++pending;
+      if (pending >= kMaxPendingDisputes)
+        return Error::invalid(
+            "node", Message("api.measurements.too_many_disputes").arg("max", std::to_string(kMaxPendingDisputes)));
       m->status = MeasurementStatus::kDisputed;
       m->tenant_id = p.tenant_id;
     }
