@@ -78,6 +78,20 @@ TEST_F(Images, PublicAndTenantImagesUploadedAsArchives) {
   ASSERT_EQ(shadow.status, 201) << "a tenant's own image may share a public image's name";
   EXPECT_EQ(s_.req("GET", "/api/v1/images/base", beta_).body["visibility"], "tenant");
   EXPECT_EQ(s_.req("GET", "/api/v1/images/base", member_).body["visibility"], "public");
+  // A tenant holds at most 1,000 images (beta's copied to make them); the platform's don't count.
+  edit_database(
+      s_,
+      "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 999) "
+      "INSERT INTO objects (kind, id, name, tenant_id, supplier_id, project_id, state, region, gpu_model, "
+      "created_at, updated_at, version, body) SELECT kind, id || '-' || x, name || '-' || x, tenant_id, "
+      "supplier_id, project_id, state, region, gpu_model, created_at, updated_at, version, body FROM objects, n "
+      "WHERE kind = 'images' AND id = '" +
+          shadow.body["id"].get<std::string>() + "'",
+      999);
+  Resp many = s_.req("POST", "/api/v1/images", beta_, archive("one-more", "bytes"));
+  EXPECT_EQ(many.status, 422) << many.describe();
+  EXPECT_EQ(many.error_fields(), std::vector<std::string>{"name"}) << many.describe();
+  EXPECT_EQ(s_.admin("POST", "/api/v1/images", archive("platform-2", "more public bytes")).status, 201);
 
   // Changing: tenants may not delete public images; their own, yes.
   EXPECT_EQ(s_.req("DELETE", "/api/v1/images/" + p.body["id"].get<std::string>(), member_).status, 403);

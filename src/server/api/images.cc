@@ -55,14 +55,24 @@ json image_answer(StoreReader& store, const Record& r, const Image& i) {
   return out;
 }
 
-
 // Adds the image inside tx (409 when its scope has one of that name), with an audit entry by its
 // creator whose detail is its index name and `how`.
+// Images one tenant may hold (the platform's own are not counted).
+constexpr int64_t kMaxImagesPerTenant = 1000;
+
 Result<Record> insert_image(StoreTx& tx, const Image& i, TimeMs now, const std::string& how) {
   const IndexCols idx = index_of(i);
   auto found = tx.list({"images", {{"name", idx.name}}, "", 1});
   if (!found) return found.error();
   if (!found->items.empty()) return Error::make(Code::kConflict, Message("api.images.exists").arg("name", i.name));
+  // A count as well as bytes: small images take little room, yet every upload's and save's room
+  // check reads all of the tenant's images.
+  if (!idx.tenant_id.empty()) {
+    auto held = tx.count("images", {{"tenant_id", idx.tenant_id}});
+    if (!held) return held.error();
+    if (*held >= kMaxImagesPerTenant)
+      return Error::invalid("name", Message("api.images.too_many").arg("max", std::to_string(kMaxImagesPerTenant)));
+  }
   Record r;
   r.kind = "images";
   r.id = new_id("img");
