@@ -7,13 +7,15 @@
 //   DELETE /projects/{ref}/artifacts/{name}                   204
 // Those who may submit the project's jobs create, upload and delete; its readers list. The audit
 // log records who created, completed and deleted which content (its digest).
+#include <map>
+
 #include "core/ids.h"
 #include "model/artifact.h"
 #include "server/api/resources.h"
+#include "server/api/uploads.h"
 #include "server/http/http_util.h"
 #include "server/services/access.h"
 #include "server/services/allocation_ledger.h"
-#include "server/api/uploads.h"
 #include "server/services/artifact_store.h"
 #include "server/services/record_faults.h"
 
@@ -28,13 +30,26 @@ constexpr int64_t kMaxArtifactsPerProject = 10'000;  // docs/resources/artifacts
 
 Result<Artifact> decode(const Record& r) { return decode_record(r, decode_artifact, "it cannot be used or listed"); }
 
-json answer(StoreReader& store, const Record& r, const Artifact& a, const std::string& project) {
+// User ids to names, looked up once per request (a list answers up to 10,000 artifacts).
+using UserNames = std::map<std::string, std::string>;
+
+json answer(StoreReader& store, const Record& r, const Artifact& a, const std::string& project,
+            UserNames* names = nullptr) {
   json out = to_json(a);
   out.erase("tenant_id");
   out["id"] = r.id;
   out["project"] = project;
-  auto u = store.get("users", a.uploaded_by);
-  out["uploaded_by"] = u && !u->name.empty() ? u->name : a.uploaded_by;
+  auto name_of = [&](const std::string& id) {
+    auto u = store.get("users", id);
+    return u && !u->name.empty() ? u->name : id;
+  };
+  if (!names) {
+    out["uploaded_by"] = name_of(a.uploaded_by);
+  } else {
+    auto it = names->find(a.uploaded_by);
+    if (it == names->end()) it = names->emplace(a.uploaded_by, name_of(a.uploaded_by)).first;
+    out["uploaded_by"] = it->second;
+  }
   out["created_at"] = format_rfc3339(r.created_at);
   out["updated_at"] = format_rfc3339(r.updated_at);
   return out;
@@ -135,10 +150,11 @@ void list_artifacts(App& app, const httplib::Request& req, httplib::Response& re
   auto all = list_all(app.store, "artifacts", {{"project_id", project->id}});
   if (!all) return send_problem(res, all.error(), req.path);
   json items = json::array();
+  UserNames names;
   for (const Record& r : *all) {
     auto a = decode(r);
     if (!a) return send_problem(res, a.error(), req.path);
-    items.push_back(answer(app.store, r, *a, project->name));
+    items.push_back(answer(app.store, r, *a, project->name, &names));
   }
   auto used = tenant_stored_bytes(app.store, project->tenant_id);
   if (!used) return send_problem(res, used.error(), req.path);
