@@ -156,13 +156,13 @@ class HttpServer::Impl {
   }
   // Hands a request's work to the worker pool. One address (an IPv6 /64) has at most half the
   // workers' places at once (at least one); its further requests wait in its own line, at most
-  // an eighth of the queue, and go to the pool one by one, behind other addresses' requests, as
+  // a sixteenth of the queue, and go to the pool one by one, behind other addresses' requests, as
   // its running ones end. So one address's flood of slow requests (a whole-platform report asked
   // in a loop) never holds every worker, and others' requests are still answered. False: its
   // line is full (the caller answers 503).
   bool hand_to_workers(const std::string& addr, std::function<void()> work) {
     const size_t share = static_cast<size_t>(std::max(1, opts_.worker_threads / 2));
-    const size_t line_max = std::max<size_t>(1, opts_.limits.max_queued_requests / 8);
+    const size_t line_max = std::max<size_t>(1, opts_.limits.max_queued_requests / 16);
     std::lock_guard<std::mutex> g(lines_mu_);
     Line& l = lines_[addr];
     if (l.running < share) {
@@ -205,6 +205,8 @@ namespace {
 // Longer targets answer 414: routes are regular expressions, and libstdc++ matches them by
 // recursion, one frame per character.
 constexpr size_t kMaxTargetBytes = 4096;
+// A request that waited this long in its address's line for a worker is answered 503 unrun.
+constexpr int64_t kMaxLineWaitMs = 30'000;
 
 // One connection. Lives in a shared_ptr because each pending asynchronous operation holds it
 // (Asio's ownership idiom): it ends when its last read, write or handler is done.
@@ -415,7 +417,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     req->path = httplib::detail::decode_url(std::string(t.substr(0, q)), false);
     if (q != std::string_view::npos) httplib::detail::parse_query_text(std::string(t.substr(q + 1)), req->params);
     for (const auto& f : msg) req->headers.emplace(std::string(f.name_string()), std::string(f.value()));
-    req->body = std::move(msg.body());
+    req->body = beast::buffers_to_string(msg.body().data());
     req->version = msg.version() == 10 ? "HTTP/1.0" : "HTTP/1.1";
     req->remote_addr = remote_;
     req->remote_port = port_;
@@ -433,9 +435,21 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     }
     srv_.stats_.queued.fetch_add(1);
     in_flight_ = true;  // until its answer is written (or the connection ends): stop() waits for it
-    const bool taken = srv_.hand_to_workers(address_, [self = this->shared_from_this(), req] {
+    const auto handed = std::chrono::steady_clock::now();
+    const bool taken = srv_.hand_to_workers(address_, [self = this->shared_from_this(), req, handed] {
       httplib::Response res;
-      self->srv_.router_.dispatch(*req, res);
+      if (self->srv_.stopping_.load()) {
+        // Still waiting when the server stops: answered, not run (its answer might never go out).
+        res = problem_response(503, Code::kUnavailable, Message("http.stopping"), req->path);
+      } else if (std::chrono::steady_clock::now() - handed > ms(kMaxLineWaitMs)) {
+        // Waited in its address's line past the limit (that address's running requests are slow):
+        // its body is let go instead of held while ever more wait behind.
+        self->srv_.stats_.overloaded.fetch_add(1);
+        res = problem_response(503, Code::kUnavailable, Message("http.busy"), req->path);
+        res.set_header("Retry-After", "1");
+      } else {
+        self->srv_.router_.dispatch(*req, res);
+      }
       net::post(self->stream_.get_executor(),
                 [self, req, res = std::move(res)]() mutable { self->reply_response(std::move(res), *req); });
     });
@@ -555,7 +569,10 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   std::string remote_;   // the client's own address, for the handlers and the access log
   uint16_t port_;
   beast::flat_buffer buffer_{128 * 1024};  // at most: the headers and what arrives with them
-  std::optional<http::request_parser<http::string_body>> parser_;
+  // A dynamic body grows as bytes arrive (a string body would reserve a whole announced
+  // Content-Length at its first byte), so the bytes counted against the body budget are the
+  // memory a body holds.
+  std::optional<http::request_parser<http::dynamic_body>> parser_;
   bool keep_alive_ = true;
   bool head_ = false;          // the request being answered is a HEAD
   bool in_flight_ = false;     // counted in stats_.queued until its answer is written

@@ -1,5 +1,5 @@
 // The HTTP front's worker share: one address's requests take at most half the workers (the rest
-// wait in its own line, at most an eighth of the queue), so another address is answered while
+// wait in its own line, at most a sixteenth of the queue), so another address is answered while
 // they block. Real sockets from two loopback addresses; the slow handler blocks on a gate the
 // test opens, so nothing here depends on timing but the generous waits for an answer.
 #include "server/http/http_server.h"
@@ -84,7 +84,7 @@ TEST(HttpServer, OneAddressTakesAtMostHalfTheWorkersAndOthersAreStillAnswered) {
   o.port = 0;
   o.worker_threads = 4;  // an address's share: 2
   o.rate_limits = false;
-  o.limits.max_queued_requests = 64;  // an address's line: 8
+  o.limits.max_queued_requests = 128;  // an address's line: 8
   HttpServer server(router, o);
   auto port = server.bind();
   ASSERT_TRUE(port.ok()) << port.error().message;
