@@ -78,6 +78,11 @@ Result<MonthCloseOutcome> close_month(ServiceContext& ctx, TimeMs month, TimeMs 
   // its tenant was rated. A close that fails, or a crash, leaves the mark: the next close goes on.
   if (marks->empty()) {
     Status st = ctx.loop.run([&](StoreTx& tx) -> Status {
+      // Exclusive: a usage or market write into the month (another server's too) that read the
+      // marks before this one commits has committed first; one after it waits and sees the mark.
+      if (auto l = take_write_lock(tx, kMonthCloseLock, "month closes against usage and market writes into the month");
+          !l)
+        return l;
       auto again = list_all(tx, "month-closes", {{"name", out.month}});
       if (!again) return again.error();
       if (!again->empty()) return ok_status();
@@ -177,10 +182,15 @@ Result<MonthCloseOutcome> close_month(ServiceContext& ctx, TimeMs month, TimeMs 
         r.name = out.month;
         r.created_at = now;
       }
+      // Every invoice of the month, those of a close that stopped half-way included.
+      auto issued = tx.count("issued-invoices", {{"region", out.month}});
+      if (!issued) return issued.error();
+      const json since = r.body.is_object() ? r.body.value("closing_since", json()) : json();
       r.state.clear();
       r.updated_at = now;
-      r.body = {{"month", out.month}, {"closed_at", format_rfc3339(now)}, {"closed_by", by},
-                {"invoices_issued", out.issued.size()}};
+      r.body = {
+          {"month", out.month}, {"closed_at", format_rfc3339(now)}, {"closed_by", by}, {"invoices_issued", *issued}};
+      if (since.is_string()) r.body["closing_since"] = since;
       if (again->empty()) {
         r.version = 1;
         return tx.insert(r);
@@ -213,12 +223,30 @@ Result<TimeMs> billable_from_in(Reader& reader, TimeMs now, bool auto_close, int
 }
 }  // namespace
 
+// The month-close lock row, held shared by a write that checks the marks (several such writes
+// run at once; a close's mark waits for them, and they for it).
+Status hold_month_close_lock(StoreTx& tx) {
+  auto held = tx.get_shared("write-locks", kMonthCloseLock);
+  if (held || held.error().code != Code::kNotFound) return held ? ok_status() : Status(held.error());
+  Record r;  // no close ever: the row is made (a close inserting it at once makes this wait, then conflict)
+  r.kind = "write-locks";
+  r.id = r.name = kMonthCloseLock;
+  r.body = {{"serializes", "month closes against usage and market writes into the month"}};
+  if (Status s = tx.insert(r); !s && s.error().code != Code::kConflict) return s;
+  auto again = tx.get_shared("write-locks", kMonthCloseLock);
+  return again ? ok_status() : Status(again.error());
+}
+
 Result<TimeMs> invoicing_closed_through(StoreReader& store) { return closed_through_in(store); }
-Result<TimeMs> invoicing_closed_through(StoreTx& tx) { return closed_through_in(tx); }
+Result<TimeMs> invoicing_closed_through(StoreTx& tx) {
+  if (auto l = hold_month_close_lock(tx); !l) return l.error();
+  return closed_through_in(tx);
+}
 Result<TimeMs> billable_from(StoreReader& store, TimeMs now, bool auto_close, int64_t delay_ms) {
   return billable_from_in(store, now, auto_close, delay_ms);
 }
 Result<TimeMs> billable_from(StoreTx& tx, TimeMs now, bool auto_close, int64_t delay_ms) {
+  if (auto l = hold_month_close_lock(tx); !l) return l.error();
   return billable_from_in(tx, now, auto_close, delay_ms);
 }
 
