@@ -87,10 +87,12 @@ Result<TenantBalances> tenant_balances(StoreReader& store, const GpuCatalog& cat
     if (!c) continue;
     issued_for.insert({r.region, *c});
     // Read as the tenant paid when it was issued (its `payment`; invoices from before that field:
-    // as the tenant pays now): a postpaid invoice paid is settled, a prepaid one came out of the
-    // top-ups whatever its state.
+    // as the tenant pays now). A postpaid invoice is owed until paid. A prepaid one came out of
+    // the top-ups whatever its state: it counts against them while the tenant prepays, and once
+    // it pays afterwards (postpaid, top-ups no longer count) it was settled and is not owed.
     const bool drawn = r.body.contains("payment") ? r.body.value("payment", "") == "prepaid" : prepaid;
-    if (r.state == "void" || (!drawn && r.state == "paid")) continue;
+    const bool counts = drawn ? prepaid : r.state != "paid";
+    if (r.state == "void" || !counts) continue;
     const json totals = r.body.value("totals", json::object());
     add(fig(*c).invoiced, money_of(totals, "total", *c));
     add(fig(*c).invoiced, -credited[r.id]);
