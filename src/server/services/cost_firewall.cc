@@ -352,21 +352,8 @@ Result<int> CostFirewall::run_once(TimeMs now) {
     if (auto st = resolve_quiet_budget_alerts(app_, t, rules, firing, now, failed); !st) return st.error();
   }
   for (const Record& r : to_deliver)
-    if (auto s = deliver(r); !s) spdlog::error("{}", json({{"event", "webhook_delivery_failed"}, {"error", s.error().message}}).dump());
-  // Active alerts recorded and never delivered: the server stopped between the two (or a follower
-  // that raised one did). Delivered now, once older than kUndeliveredGraceMs (a delivery of
-  // another thread or server may be on its way): at least once, never lost.
-  if (auto active = list_all(app_.store, "alerts", {{"state", "active"}}); active) {
-    for (const Record& r : *active) {
-      if (r.created_at + kUndeliveredGraceMs > now) continue;
-      auto stored = decode_alert(r);
-      if (!stored || !stored->delivery_pending) continue;
-      if (auto s = deliver(r); !s)
-        spdlog::error("{}", json({{"event", "webhook_delivery_failed"}, {"error", s.error().message}}).dump());
-    }
-  } else if (!failed) {
-    failed = active.error();
-  }
+    if (auto s = deliver(r); !s)
+      spdlog::error("{}", json({{"event", "webhook_delivery_failed"}, {"error", s.error().message}}).dump());
   update_alert_gauges(app_);
   if (failed) return *failed;  // after the others: one tenant's broken record holds up no one else
   prev_month_done_ = month;
@@ -470,8 +457,26 @@ void CostFirewall::start(bool passes) {
   });
 }
 
+// Active alerts recorded and never delivered: the server stopped between the two (or a follower
+// that raised one did). Delivered once older than kUndeliveredGraceMs (a delivery of another
+// thread or server may be on its way): at least once, never lost while the alert is active.
+Status CostFirewall::deliver_pending(TimeMs now) {
+  auto active = list_all(app_.store, "alerts", {{"state", "active"}});
+  if (!active) return active.error();
+  for (const Record& r : *active) {
+    if (r.created_at + kUndeliveredGraceMs > now) continue;
+    auto stored = decode_alert(r);
+    if (!stored || !stored->delivery_pending) continue;
+    if (auto s = deliver(r); !s)
+      spdlog::error("{}", json({{"event", "webhook_delivery_failed"}, {"error", s.error().message}}).dump());
+  }
+  return ok_status();
+}
+
 // One pass: the evaluation, and the work that rides on it.
 void CostFirewall::pass() {
+  if (auto pending = deliver_pending(app_.clock.now()); !pending && app_.loop.running())
+    spdlog::error("{}", json({{"event", "cost_firewall_failed"}, {"error", pending.error().message}}).dump());
   auto r = run_once(app_.clock.now());
   if (!r && app_.loop.running())
     spdlog::error("{}", json({{"event", "cost_firewall_failed"}, {"error", r.error().message}}).dump());

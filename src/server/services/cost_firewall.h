@@ -60,6 +60,7 @@ class CostFirewall {
  private:
   void pass();
   Status deliver(const Record& alert_record);
+  Status deliver_pending(TimeMs now);
   void deliver_raised(const std::vector<std::string>& alert_ids);
   ServiceContext& app_;
   int64_t interval_ms_;
