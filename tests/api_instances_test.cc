@@ -355,15 +355,17 @@ TEST(Instances, OneTenantHoldsAtMostAnEighthOfThePortRange) {
   EXPECT_NE(over.body.dump().find("api.instances.tenant_ports"), std::string::npos) << over.describe();
   expect_2xx(s.admin("POST", "/api/v1/instances", box("b0", "nlp")), "beta's instance");
   // Nor many records: a tenant holds at most 1,000 instances, released ones (kept 7 days)
-  // included. acme's first is copied to make 1,000 (as released ones, holding no port).
+  // included. acme's first is copied to make 1,000 (as released yesterday, holding no port).
   const std::string first = s.admin("GET", "/api/v1/instances/a0").body["id"];
   edit_database(s,
                 "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 994) "
                 "INSERT INTO objects (kind, id, name, tenant_id, supplier_id, project_id, state, region, gpu_model, "
                 "created_at, updated_at, version, body) SELECT kind, id || '-' || x, name || '-' || x, tenant_id, "
                 "supplier_id, project_id, 'released', region, gpu_model, created_at, updated_at, version, "
-                "json_set(body, '$.released_at', '2026-12-01T00:00:00Z') FROM objects, n "
-                "WHERE kind = 'instances' AND id = '" +
+                "json_set(body, '$.released_at', '" +
+                    format_rfc3339(SystemClock().now() - 86'400'000) +
+                    "') FROM objects, n "
+                    "WHERE kind = 'instances' AND id = '" +
                     first + "'",
                 994);
   Resp many = s.admin("POST", "/api/v1/instances",

@@ -149,9 +149,19 @@ Result<Built> build_instance(App& app, const json& body, const Principal& p, Sto
     return t.error();
   }
   if (auto h = hold_parent(tx, "projects", i->project_id, true); !h) return h.error();
-  auto held = tx.count("instances", {{"tenant_id", i->tenant_id}});
-  if (!held) return held.error();
-  if (*held >= kMaxInstancesPerTenant)
+  // Released ones count while they are kept (kReleasedKeptDays; the firewall's pass removes them
+  // then — without it they stay, but no longer count).
+  auto mine = list_all(tx, "instances", {{"tenant_id", i->tenant_id}});
+  if (!mine) return mine.error();
+  const TimeMs kept_since = app.clock.now() - kReleasedKeptDays * kMsPerDay;
+  int64_t held = 0;
+  for (const Record& r : *mine) {
+    const json* at = r.body.is_object() && r.body.contains("released_at") ? &r.body["released_at"] : nullptr;
+    auto released =
+        at && at->is_string() ? parse_rfc3339(at->get<std::string>(), "released_at") : Result<TimeMs>(INT64_MAX);
+    if (!released || *released >= kept_since) ++held;
+  }
+  if (held >= kMaxInstancesPerTenant)
     return Error::invalid("name", Message("api.instances.too_many")
                                       .arg("max", std::to_string(kMaxInstancesPerTenant))
                                       .arg("days", std::to_string(kReleasedKeptDays)));
