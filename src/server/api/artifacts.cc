@@ -81,8 +81,8 @@ void create_artifact(App& app, const httplib::Request& req, httplib::Response& r
   Record out;
   const std::string id = new_id("art");
   // An empty artifact is ready at once: its (empty) content file is published before its record
-  // says ready (a crash in between leaves a harmless file), and again after it (a delete of
-  // another empty artifact may have removed the file before this record named it).
+  // says ready (a crash in between leaves a harmless file; deletes never remove the empty
+  // content: uploads.cc release_content).
   auto publish_empty = [&]() -> Status {
     if (a->state != ArtifactState::kReady) return ok_status();
     auto lock = ArtifactStore::content_lock();
@@ -124,7 +124,6 @@ void create_artifact(App& app, const httplib::Request& req, httplib::Response& r
                                 std::to_string(a->size_bytes) + " bytes"});
   });
   if (!st) return send_problem(res, st.error(), req.path);
-  if (auto s = publish_empty(); !s) return send_problem(res, s.error(), req.path);
   app.metrics.count_write("artifacts", "create");
   send_json(res, 201, answer(app.store, out, *a, project->name));
 }

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <filesystem>
+#include <fstream>
 
 #include "server/api/resources.h"
 #include "server/http/http_util.h"
@@ -74,12 +75,18 @@ Result<Record> receive_chunk(App& app, const UploadTarget& t, const httplib::Req
   auto digest = files.write_chunk(t.id, *offset, req.body, u->size);
   if (!digest && digest.error().code == Code::kConflict) {  // the upload's file is gone
     // Published by the last chunk, whose write did not commit (a crash between the two): the
-    // declared content is in the store, so the upload is complete rather than sent again.
+    // declared content is in the store, its size and its last bytes those of this chunk sent
+    // again, so the upload is complete rather than sent again.
+    files.discard_upload(t.id);  // write_chunk made an empty one
     std::error_code ec;
     if (end == u->size && !u->sha256.empty() &&
-        static_cast<int64_t>(std::filesystem::file_size(files.content_path(u->sha256), ec)) == u->size && !ec)
-      return advance(app, t, *offset, end, true, user_id);
-    files.discard_upload(t.id);  // from 0 again
+        static_cast<int64_t>(std::filesystem::file_size(files.content_path(u->sha256), ec)) == u->size && !ec) {
+      std::ifstream in(files.content_path(u->sha256), std::ios::binary);
+      std::string tail(req.body.size(), '\0');
+      if (in.seekg(*offset) && in.read(tail.data(), static_cast<std::streamsize>(tail.size())) && tail == req.body)
+        return advance(app, t, *offset, end, true, user_id);
+    }
+    // from 0 again
     (void)advance(app, t, u->received, 0, false, user_id);
     return wrong_offset(UploadView{u->name, true, 0, u->size, u->sha256}, *offset);
   }
@@ -162,7 +169,10 @@ Status delete_with_content(App& app, const std::string& kind, const std::string&
 void release_content(App& app, const std::string& id, const std::string& sha256) {
   ArtifactStore files(artifact_root(app.opts));
   files.discard_upload(id);
-  if (sha256.empty()) return;
+  // The empty content stays whatever names it: an empty artifact publishes it before its record
+  // says ready, and a delete of another must not take it away in between.
+  constexpr const char* kEmptySha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+  if (sha256.empty() || sha256 == kEmptySha256) return;
   auto content = ArtifactStore::content_lock();
   auto named = content_named(app.store, sha256, id);
   if (named && !*named) files.remove_content(sha256);
