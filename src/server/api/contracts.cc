@@ -9,6 +9,7 @@
 #include "model/job_run.h"
 #include "model/offer.h"
 #include "server/api/resources.h"
+#include "server/services/issued_invoices.h"
 #include "server/services/record_faults.h"
 
 namespace gpurent {
@@ -53,16 +54,25 @@ void register_contract_routes(App& app, Router& srv) {
     }
     return Built{to_json(*c), index_of(*c)};
   };
-  // Runs billed under a contract, or market trades settled into it, would be re-priced at list
-  // prices (and lose its SLA credits) in every month not closed yet: such a contract stays; an
-  // exit ends it.
+  // Runs (and kept storage) billed under a contract in a month not closed yet, or market trades
+  // settled into it, would be re-priced at list prices (and lose its SLA credits) on those
+  // months' invoices: such a contract stays; an exit ends it. Closed months' invoices are frozen.
   spec.on_delete = [](const Principal&, const Record& r, StoreTx& tx) -> Status {
     if (auto locked = tx.get_locked("contracts", r.id); !locked) return locked.error();
-    auto runs = list_all(tx, "allocations", {{"tenant_id", r.tenant_id}, {"supplier_id", r.supplier_id}});
-    if (!runs) return runs.error();
+    auto closed = invoicing_closed_through(tx);
+    if (!closed) return closed.error();
     int64_t billed = 0;
-    for (const Record& x : *runs)
-      if (x.body.is_object() && x.body.value("contract_id", "") == r.id) ++billed;
+    for (const auto& [kind, end_key] : {std::pair{"allocations", "ended_at"}, std::pair{"image_storage", "to"},
+                                        std::pair{"artifact_storage", "to"}, std::pair{"volume_storage", "to"}}) {
+      auto recs = list_all(tx, kind, {{"tenant_id", r.tenant_id}, {"supplier_id", r.supplier_id}});
+      if (!recs) return recs.error();
+      for (const Record& x : *recs) {
+        if (!x.body.is_object() || x.body.value("contract_id", "") != r.id) continue;
+        const json& end = x.body.contains(end_key) ? x.body[end_key] : json();
+        auto ended = end.is_string() ? parse_rfc3339(end.get<std::string>(), end_key) : Result<TimeMs>(INT64_MAX);
+        if (!ended || *ended >= *closed) ++billed;
+      }
+    }
     int64_t trades = 0;
     const json& cms = r.body.contains("commitments") ? r.body["commitments"] : json::array();
     if (cms.is_array())
