@@ -1,6 +1,9 @@
 #include "core/json_limits.h"
 
+#include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace gpurent {
 
@@ -73,7 +76,25 @@ Result<nlohmann::json> parse_json_bounded(std::string_view text, const JsonLimit
   if (json_nesting_depth(text, limits.max_depth) > limits.max_depth)
     return Error::make(Code::kBadRequest, Message("json.too_deep").arg("max", std::to_string(limits.max_depth)));
   try {
-    return nlohmann::json::parse(text);
+    // A key given twice in one object: one of the two would be dropped without a word (the
+    // parser keeps the last), and which one the writer meant is not known.
+    std::vector<std::set<std::string>> keys;  // per open object
+    std::optional<std::string> twice;
+    auto seen = [&](int, nlohmann::json::parse_event_t ev, nlohmann::json& parsed) {
+      using E = nlohmann::json::parse_event_t;
+      if (ev == E::object_start) {
+        keys.emplace_back();
+      } else if (ev == E::object_end) {
+        if (!keys.empty()) keys.pop_back();
+      } else if (ev == E::key && !keys.empty() && parsed.is_string()) {
+        if (!keys.back().insert(parsed.get<std::string>()).second && !twice) twice = parsed.get<std::string>();
+      }
+      return true;
+    };
+    nlohmann::json out = nlohmann::json::parse(text, seen);
+    if (twice)
+      return Error::make(Code::kBadRequest, Message("json.duplicate_key").arg("key", verbatim(twice->substr(0, 128))));
+    return out;
   } catch (const nlohmann::json::parse_error& e) {
     std::string what = e.what();
     size_t colon = what.find(": ");

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/message.h"
+#include "core/yaml_json.h"
 
 namespace gpurent {
 namespace {
@@ -52,6 +53,23 @@ TEST(JsonLimits, MalformedTextNamesTheByteAndOutOfRangeNumbersAreBadRequests) {
   ASSERT_FALSE(big.ok());
   EXPECT_EQ(big.error().code, Code::kBadRequest);
   EXPECT_EQ(big.error().message.rfind("malformed JSON", 0), 0u) << big.error().message;
+}
+
+// A key given twice in one object is refused, naming it (the parser would keep one silently); the
+// same key in two objects, or nested, is fine. YAML mappings likewise, with the line.
+TEST(JsonLimits, AKeyGivenTwiceInOneObjectIsRefused) {
+  auto twice = parse_json_bounded(R"({"gpus": 1, "name": "a", "gpus": 8})");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.error().code, Code::kBadRequest);
+  EXPECT_EQ(twice.error().detail.code, "json.duplicate_key");
+  EXPECT_NE(twice.error().message.find("\"gpus\""), std::string::npos) << twice.error().message;
+  EXPECT_FALSE(parse_json_bounded(R"({"a": {"x": 1, "y": {"x": 2, "x": 3}}})").ok());
+  EXPECT_TRUE(parse_json_bounded(R"({"a": {"x": 1}, "b": {"x": 2}, "x": [{"x": 1}, {"x": 2}]})").ok());
+  auto yaml = yaml_to_json("name: job\ngpus: 1\nworkers: 2\ngpus: 8\n");
+  ASSERT_FALSE(yaml.ok());
+  EXPECT_NE(yaml.error().message.find("\"gpus\""), std::string::npos) << yaml.error().message;
+  EXPECT_NE(yaml.error().message.find("line 4"), std::string::npos) << yaml.error().message;
+  EXPECT_TRUE(yaml_to_json("a: {x: 1}\nb: {x: 2}\n").ok());
 }
 
 TEST(JsonLimits, FindsTheFirstByteThatIsNotUtf8) {

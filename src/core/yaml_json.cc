@@ -52,7 +52,14 @@ static nlohmann::json convert(const YAML::Node& n, int depth) {
       auto obj = nlohmann::json::object();
       for (const auto& kv : n) {
         if (!kv.first.IsScalar()) throw YamlShapeError(Message("yaml.key_not_string"));
-        obj[checked(kv.first)] = convert(kv.second, depth + 1);
+        std::string key = checked(kv.first);
+        // Given twice, one of the two would be dropped without a word: which one the writer meant
+        // is not known, so the document is refused.
+        if (obj.contains(key))
+          throw YamlShapeError(Message("yaml.duplicate_key")
+                                   .arg("key", verbatim(key.substr(0, 128)))
+                                   .arg("line", std::to_string(kv.first.Mark().line + 1)));
+        obj[std::move(key)] = convert(kv.second, depth + 1);
       }
       return obj;
     }
