@@ -22,6 +22,7 @@
 // Never edit a migration that has shipped: add a new one.
 #include "store/migrations.h"
 
+#include <limits>
 #include <string>
 
 namespace gpurent {
@@ -288,7 +289,16 @@ Result<int> applied_schema_version(Db& db) {
   if (!q) return q.error();
   auto row = q->step("reading the schema version");
   if (!row) return row.error();
-  return static_cast<int>(q->integer(0));
+  return schema_version_of(q->integer(0));
+}
+
+Result<int> schema_version_of(int64_t stored) {
+  // Read whole: a version past int (a crafted backup) must not wrap to an old one and pass the
+  // newer-than-this-binary check.
+  if (stored < 0 || stored > std::numeric_limits<int>::max())
+    return Error::make(Code::kInternal,
+                       "database schema version " + std::to_string(stored) + " is not a version gpurent writes");
+  return static_cast<int>(stored);
 }
 
 Status check_schema_not_newer(int current, std::span<const Migration> migrations) {

@@ -29,6 +29,9 @@ Result<int> apply_migrations(Db& db, std::span<const Migration> migrations, Time
 
 // The highest applied version (0 for a fresh file).
 Result<int> applied_schema_version(Db& db);
+// A stored schema version as an int; an error for one past int or below 0 (never written by
+// gpurent: a crafted or damaged backup), which must not wrap to an old version.
+Result<int> schema_version_of(int64_t stored);
 
 // ---- shared by the SQLite and PostgreSQL schemas (pg_migrations.cc) ----
 

@@ -112,7 +112,9 @@ Result<DumpInfo> read_dump(const std::string& pg_restore, const std::string& bac
     if (line == "\\.") break;
     int v = 0;
     const auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), v);
-    if (ec != std::errc() || end == line.data()) continue;
+    if (ec != std::errc() || end == line.data() || v < 0)  // not a version gpurent writes (past int: a crafted dump)
+      return Error::invalid("backup",
+                            backup + " holds a schema version gpurent never writes: '" + line.substr(0, 40) + "'");
     info.schema_version = std::max(info.schema_version, v);
     ++seen;
   }

@@ -385,7 +385,7 @@ Result<int> applied_schema_version(PgConn& db) {
   auto row =
       db.query("SELECT coalesce(max(version), 0) FROM schema_migrations", PgParams(), "reading the schema version");
   if (!row) return row.error();
-  return static_cast<int>(row->integer(0, 0));
+  return schema_version_of(row->integer(0, 0));
 }
 
 Result<int> apply_migrations(PgConn& db, std::span<const Migration> migrations, TimeMs now) {

@@ -42,6 +42,12 @@ std::optional<SHA256_CTX> load_state(const std::string& upload, int64_t covers) 
   if (have != covers) return std::nullopt;
   SHA256_CTX ctx;
   std::memcpy(&ctx, buf + sizeof(kStateMagic) + sizeof(int64_t), sizeof(ctx));
+  // A context that is not the hash of `covers` bytes (a damaged file) would make SHA256_Update
+  // write past its block: only one consistent with them is used, else the file is hashed again.
+  const uint64_t bits = static_cast<uint64_t>(covers) * 8;
+  if (ctx.num != static_cast<unsigned int>(covers % SHA256_CBLOCK) || ctx.md_len != SHA256_DIGEST_LENGTH ||
+      ctx.Nl != static_cast<SHA_LONG>(bits & 0xffffffffu) || ctx.Nh != static_cast<SHA_LONG>(bits >> 32))
+    return std::nullopt;
   return ctx;
 }
 

@@ -17,7 +17,10 @@ namespace gpurent {
 
 Status write_secret_file(const std::string& path, const std::string& secret) {
   std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  // A fresh file of our own: a link or an older file (perhaps readable by others) left at the
+  // temporary name is removed, never written through or reused with its mode.
+  ::unlink(tmp.c_str());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return Error::make(Code::kInternal, "cannot write " + tmp + ": " + std::strerror(errno));
   std::string line = secret + "\n";
   bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fsync(fd) == 0;
