@@ -63,10 +63,22 @@ static Result<std::string> read_whole_file(const std::string& path, bool* missin
     if (missing) *missing = (err == ENOENT);
     return Error::make(Code::kInvalid, std::strerror(err));
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  // A config or token file is small: at most 1 MiB is read (a device or a huge file given by
+  // mistake is refused, not read into memory).
+  constexpr std::streamsize kMax = 1 << 20;
+  std::string text(static_cast<size_t>(kMax) + 1, '\0');
+  in.read(text.data(), kMax + 1);
   if (in.bad()) return Error::make(Code::kInvalid, "read error");
-  return ss.str();
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (static_cast<std::streamsize>(text.size()) > kMax) return Error::make(Code::kInvalid, "larger than 1 MiB");
+  return text;
+}
+
+// A token holds no control characters: one would end up inside the Authorization header.
+static Status check_token_text(const std::string& token, const std::string& source) {
+  for (unsigned char c : token)
+    if (c < 0x20 || c == 0x7f) return Error::make(Code::kInvalid, source + ": the token holds a control character");
+  return ok_status();
 }
 
 Result<ConfigFile> load_config(const std::string& path, bool required) {
@@ -132,6 +144,7 @@ Result<Connection> resolve_connection(const ConnectionFlags& flags, const EnvLoo
     if (!t) return Error::make(Code::kInvalid, from_config + ": " + t.error().message);
     c.token = *t, c.token_source = from_config + " (token_file " + *cfg.token_file + ")";
   }
+  if (auto st = check_token_text(c.token, c.token_source); !st) return st.error();
   return c;
 }
 

@@ -171,6 +171,17 @@ TEST_F(ConfigTest, TokenFileProblems) {
   r = read_token_file(dir_.string());
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("directory"), std::string::npos);
+
+  r = read_token_file(write("huge", std::string((1 << 20) + 1, 'x')));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("larger than 1 MiB"), std::string::npos);
+
+  // A control character would reach the Authorization header: refused, naming where it came from.
+  env_["GPURENT_TOKEN"] = "gpr_x\rX-Evil: 1";
+  auto c = resolve_connection({}, env());
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().message.find("GPURENT_TOKEN"), std::string::npos) << c.error().message;
+  EXPECT_NE(c.error().message.find("control character"), std::string::npos) << c.error().message;
 }
 
 TEST_F(ConfigTest, DefaultConfigPathPrefersXdg) {

@@ -1,7 +1,8 @@
 #include <algorithm>
-#include <cstdlib>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -107,19 +108,33 @@ int CliContext::emit(const json& doc, const std::function<void(std::ostream&)>& 
 }
 
 Result<json> CliContext::read_document(const std::string& path) {
-  std::string text;
   const std::string name = path == "-" ? "standard input" : path;
+  // A document is at most 64 MiB (a device, or a huge file given by mistake, is refused, not read
+  // into memory); a folder is said to be one.
+  constexpr std::streamsize kMax = std::streamsize{64} << 20;
+  auto read_from = [&](std::istream& in) -> Result<std::string> {
+    std::string text;
+    char buf[65536];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+      text.append(buf, static_cast<size_t>(in.gcount()));
+      if (static_cast<std::streamsize>(text.size()) > kMax)
+        return Error::make(Code::kInvalid, name + ": larger than 64 MiB, more than any document gpurent reads");
+    }
+    if (in.bad()) return Error::make(Code::kInvalid, "cannot read " + name);
+    return text;
+  };
+  Result<std::string> read = std::string();
   if (path == "-") {
-    std::ostringstream ss;
-    ss << io_.in.rdbuf();
-    text = ss.str();
+    read = read_from(io_.in);
   } else {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) return Error::make(Code::kInvalid, path + " is a folder, not a file");
     std::ifstream f(path, std::ios::binary);
     if (!f) return Error::make(Code::kInvalid, "cannot read " + path + ": " + std::strerror(errno));
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    text = ss.str();
+    read = read_from(f);
   }
+  if (!read) return read.error();
+  const std::string& text = *read;
   auto doc = parse_json_or_yaml(text);
   if (!doc) {
     Error e = doc.error();

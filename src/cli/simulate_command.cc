@@ -172,6 +172,11 @@ int run_philly(CliContext& ctx, const PhillyOpts& o) {
   if (!jobs) return ctx.fail(jobs.error(), kExitUsage);
   if (o.limit > 0 && static_cast<int64_t>(jobs->size()) > o.limit) jobs->resize(static_cast<size_t>(o.limit));
   const int64_t nodes = o.nodes > 0 ? o.nodes : philly_nodes_for(*jobs, o.headroom);
+  // As --nodes allows: a trace of many short wide jobs would size a cluster past memory.
+  if (nodes > 100000)
+    return ctx.fail(Error::invalid("--nodes", o.trace + " sizes a cluster of " + std::to_string(nodes) +
+                                                  " nodes (more than 100000): give --nodes or a smaller --headroom"),
+                    kExitUsage);
   const ReplayInput in = philly_replay_input(*jobs, nodes);
   json doc{{"trace", o.trace}, {"jobs", in.jobs.size()}, {"nodes", nodes}, {"gpus", nodes * 8}};
   return run_replays(ctx, in, o.policies, doc,

@@ -79,12 +79,18 @@ class CsvTable {
   std::vector<Row> rows_;
 };
 
+// Bounds far past any real cluster, so sums over a trace never overflow.
+constexpr int64_t kMaxCpuMilli = 1'000'000'000;  // a million cores
+constexpr int64_t kMaxMemoryMib = int64_t{1} << 40;
+constexpr int64_t kMaxTraceSeconds = int64_t{1} << 40;
+
 Status read_int(const std::string& s, int64_t lo, int64_t* out, const std::string& source, int line,
-                const std::string& col) {
+                const std::string& col, int64_t hi = INT64_MAX) {
   const char* end = s.data() + s.size();
   auto [p, ec] = std::from_chars(s.data(), end, *out);
   if (ec != std::errc() || p != end) return at(source, line, col, "not an integer: \"" + s + "\"");
   if (*out < lo) return at(source, line, col, "must be >= " + std::to_string(lo) + ", got " + s);
+  if (*out > hi) return at(source, line, col, "must be <= " + std::to_string(hi) + ", got " + s);
   return ok_status();
 }
 
@@ -107,8 +113,10 @@ Result<std::vector<TraceNode>> read_trace_nodes(std::istream& in, const std::str
     n.name = t->cell(r, "sn");
     if (n.name.empty()) return at(source, r.line, "sn", "empty node name");
     int64_t gpus = 0;
-    if (auto s = read_int(t->cell(r, "cpu_milli"), 0, &n.cpu_milli, source, r.line, "cpu_milli"); !s) return s.error();
-    if (auto s = read_int(t->cell(r, "memory_mib"), 0, &n.memory_mib, source, r.line, "memory_mib"); !s) return s.error();
+    if (auto s = read_int(t->cell(r, "cpu_milli"), 0, &n.cpu_milli, source, r.line, "cpu_milli", kMaxCpuMilli); !s)
+      return s.error();
+    if (auto s = read_int(t->cell(r, "memory_mib"), 0, &n.memory_mib, source, r.line, "memory_mib", kMaxMemoryMib); !s)
+      return s.error();
     if (auto s = read_int(t->cell(r, "gpu"), 0, &gpus, source, r.line, "gpu"); !s) return s.error();
     if (gpus > 64) return at(source, r.line, "gpu", "more than 64 GPUs on one node");
     n.gpus = static_cast<int>(gpus);
@@ -128,14 +136,17 @@ Result<std::vector<TracePod>> read_trace_pods(std::istream& in, const std::strin
     p.name = t->cell(r, "name");
     if (p.name.empty()) return at(source, r.line, "name", "empty pod name");
     int64_t k = 0, g = 0;
-    if (auto s = read_int(t->cell(r, "cpu_milli"), 0, &p.pod.cpu_milli, source, r.line, "cpu_milli"); !s) return s.error();
-    if (auto s = read_int(t->cell(r, "memory_mib"), 0, &p.pod.memory_mib, source, r.line, "memory_mib"); !s) return s.error();
+    if (auto s = read_int(t->cell(r, "cpu_milli"), 0, &p.pod.cpu_milli, source, r.line, "cpu_milli", kMaxCpuMilli); !s)
+      return s.error();
+    if (auto s = read_int(t->cell(r, "memory_mib"), 0, &p.pod.memory_mib, source, r.line, "memory_mib", kMaxMemoryMib);
+        !s)
+      return s.error();
     if (auto s = read_int(t->cell(r, "num_gpu"), 0, &k, source, r.line, "num_gpu"); !s) return s.error();
     if (auto s = read_int(t->cell(r, "gpu_milli"), INT64_MIN, &g, source, r.line, "gpu_milli"); !s) return s.error();
     if (k > 64) return at(source, r.line, "num_gpu", "more than 64 GPUs for one pod");
     for (auto [col, field] : {std::pair{"creation_time", &p.created_s}, std::pair{"deletion_time", &p.deleted_s}})
       if (const std::string& v = t->cell(r, col); !v.empty())
-        if (auto s = read_int(v, 0, field, source, r.line, col); !s) return s.error();
+        if (auto s = read_int(v, 0, field, source, r.line, col, kMaxTraceSeconds); !s) return s.error();
     if (k > 0) {
       p.pod.num_gpu = static_cast<int32_t>(k);
       p.pod.gpu_milli = static_cast<int32_t>(std::clamp<int64_t>(g, 0, kGpuMilli));
