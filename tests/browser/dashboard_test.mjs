@@ -391,7 +391,10 @@ async function run(page, base, adminToken) {
   await shot(page, "13-truecost-zh");
   await page.getByTestId("lang-select").selectOption("en");
 
-  // 3g. The dashboard views: utilization heatmap, costs, cost-performance, supplier health.
+  // 3g. The dashboard views: utilization heatmap, costs, cost-performance, supplier health (with a
+  // supplier that has no GPUs yet).
+  await api(base, adminToken, "POST", "suppliers", { name: "newcomer", display_name: "Newcomer", region: "cn-east", country: "CN",
+    sites: [{ name: "site-a", region: "cn-east", city: "Shanghai", tier: 3 }], contact_email: "noc@newcomer.example.com" });
   const shared = await operatorDashboard(page, base, adminToken);
   // 3h. In 简体中文: dates and months, headers and badges unbroken, charges and credits apart.
   await chineseDashboard(page, base, adminToken);

@@ -145,7 +145,7 @@ for (const [x, want] of [["57666.550196", "57666.55"], ["0.125", "0.12"], ["0.13
   if (centsText(x) !== want) throw new Error(`centsText(${x}) = ${centsText(x)}, want ${want}`);
 }
 
-export const bpText = (bp) => `${fixed(BigInt(bp), 2)}%`;
+export const bpText = (bp) => (bp === null ? "—" : `${fixed(BigInt(bp), 2)}%`);
 export const permilleText = (p) => (p === null ? "—" : `${fixed(BigInt(p), 1)}%`);
 export const metricText = (v) => (v === null ? "—" : String(Number(v.toPrecision(4))));
 export const intText = (v, unit = "") => (v === null ? "—" : `${v}${unit}`);

@@ -79,7 +79,12 @@ export async function request<T>(method: "GET" | "POST" | "DELETE", path: string
     } catch {
       /* not a problem document: keep the status text */
     }
-    throw new ApiError(response.status, detail, fields, code);
+    const error = new ApiError(response.status, detail, fields, code);
+    // The stored token stopped working (expired, revoked, its user deleted): the page goes back to
+    // sign-in (main.ts) instead of every view showing the 401.
+    if (response.status === 401 && options.token === undefined && token)
+      window.dispatchEvent(new CustomEvent("gpurent:unauthorized", { detail: error }));
+    throw error;
   }
   return (text ? JSON.parse(text) : null) as T; // DELETE answers 204 with no body
 }

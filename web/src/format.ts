@@ -91,9 +91,9 @@ export function moneyInText(text: string): string {
   return m && isCurrency(m[2]) ? `${currencyText(m[1], m[2])} ${m[2]}` : text;
 }
 
-/** Basis points as a percentage with two decimals: 120 → "1.20%". */
-export function bpText(bp: number): string {
-  return `${format(BigInt(bp), 2)}%`;
+/** Basis points as a percentage with two decimals: 120 → "1.20%"; null → "—". */
+export function bpText(bp: number | null): string {
+  return bp === null ? "—" : `${format(BigInt(bp), 2)}%`;
 }
 
 /** Per-mille as a percentage with one decimal: 973 → "97.3%"; null → "—". */

@@ -161,6 +161,7 @@ export interface Alert {
   freeze_egress: boolean;
   upload_limit_bytes: number;
   hold_submissions: boolean;
+  stop_work?: boolean; // the tenant's running work was stopped (balance exhausted)
   state: string;
   first_seen: string;
   resolved_at?: string;

@@ -154,15 +154,15 @@ export interface SupplierHealth {
   gpus: number;
   node_hours: string;
   incidents: number;
-  failure_rate_bp: number;
+  failure_rate_bp: number | null;  // null: no fleet to rate
   restore_minutes: number | null;
   response_minutes: number | null;
   fp16_attainment_permille: number | null;
   nccl_attainment_permille: number | null;
-  availability_pct: string;
-  score: string;
+  availability_pct: string | null;  // null: no node-hours in the range
+  score: string | null;             // null: not scored
   blocked: boolean;
-  share_pct: string;
+  share_pct: string | null;
   daily: SupplierDay[];
 }
 

@@ -56,13 +56,27 @@ export async function renderInstances(root: HTMLElement, ctx: ViewContext): Prom
     asked === seq ? get<JobCost>(`jobs/${encodeURIComponent(id)}/cost`) : Promise.reject(new Error("superseded")));
   const costOf = (id: string): Promise<JobCost> => fetchCost([id, seq]);
 
+  let polling = false; // the last list read had an instance starting or stopping
   const refresh = async (): Promise<void> => {
     const mine = ++seq;
     let instances: Instance[];
     try {
       instances = await getAll<Instance>("instances");
     } catch (e) {
-      if (mine === seq) list.replaceChildren(errorNotice(e));
+      if (mine !== seq) return;
+      // A failed read (a 502, a dropped connection, a 429) while instances were changing keeps
+      // the last list, says why above it, and tries again later, backing off.
+      const shown = list.querySelector("[data-testid='instances-table'], [data-testid='instances-empty']");
+      if (polling && shown) {
+        list.querySelector("[data-testid='instances-refresh-error']")?.remove();
+        const note = errorNotice(e);
+        note.setAttribute("data-testid", "instances-refresh-error");
+        list.prepend(note);
+        const wait = Math.min(POLL_MAX_MS, POLL_MS * 1.5 ** Math.max(0, polls++ - POLL_FAST));
+        setTimeout(() => { if (root.isConnected && mine === seq) void refresh(); }, wait);
+      } else {
+        list.replaceChildren(errorNotice(e));
+      }
       return;
     }
     if (mine !== seq || !root.isConnected) return;
@@ -95,7 +109,8 @@ export async function renderInstances(root: HTMLElement, ctx: ViewContext): Prom
     // What each instance's starts have cost, filled in as the answers come.
     for (const [i, cell] of costCells)
       void costSoFar(i, settled, costOf).then((c) => replace(cell, ...c)).finally(() => cell.setAttribute("data-loaded", ""));
-    if (instances.some((i) => TRANSITIONAL.has(i.state))) {
+    polling = instances.some((i) => TRANSITIONAL.has(i.state));
+    if (polling) {
       const wait = Math.min(POLL_MAX_MS, POLL_MS * 1.5 ** Math.max(0, polls++ - POLL_FAST));
       setTimeout(() => { if (root.isConnected && mine === seq) void refresh(); }, wait);
     }

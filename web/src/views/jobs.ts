@@ -142,8 +142,18 @@ function reasonOf(j: Job): string {
   return renderMessage(j.status.reason_message, j.status.reason ?? "");
 }
 
-/** A run the scheduler ended to preempt or requeue its job, or a replica a failed node took (src/sched reasons). */
+/** The codes of the reasons a run ends with when the scheduler preempts or requeues its job, or a
+ * failed node takes a replica (src/sched, src/server/services/executor_slurm.cc). */
+const INTERRUPTION_CODES = new Set([
+  "sched.preempted_by", "sched.spot.preempted", "sched.requeued", "sched.requeued.placement_invalid",
+  "sched.requeued_retry", "sched.replica_lost", "exec.slurm.refused", "exec.local.refused",
+]);
+
+/** A run the scheduler ended to preempt or requeue its job, or a replica a failed node took: by
+ * its reason's code (the text is in the request's language: 简体中文 reads "被作业 … 抢占"), else,
+ * for a run closed before codes, by the English text. */
 export function isInterruption(a: Allocation): boolean {
+  if (a.end_reason_message?.code) return INTERRUPTION_CODES.has(a.end_reason_message.code);
   return ["preempted", "requeued", "replica lost"].some((p) => a.end_reason.startsWith(p));
 }
 

@@ -37,10 +37,10 @@ export function healthSection(health: SuppliersHealth): { el: HTMLElement; draw:
           list.map((s) => [
             h("span", {}, h("strong", {}, s.supplier), s.blocked ? h("span", { class: "badge must" }, t("health.blocked")) : null),
             num(String(s.nodes)), num(String(s.gpus)), num(s.node_hours), num(String(s.incidents)),
-            num(bpText(s.failure_rate_bp), `${s.failure_rate_bp} bp`),
+            num(bpText(s.failure_rate_bp), s.failure_rate_bp === null ? undefined : `${s.failure_rate_bp} bp`),
             num(intText(s.restore_minutes)), num(intText(s.response_minutes)),
             num(permilleText(s.fp16_attainment_permille)), num(permilleText(s.nccl_attainment_permille)),
-            num(`${s.availability_pct}%`), num(s.score), num(s.share_pct),
+            num(s.availability_pct === null ? "—" : `${s.availability_pct}%`), num(s.score ?? "—"), num(s.share_pct ?? "—"),
           ]),
           list.map((s) => s.supplier),
         ),

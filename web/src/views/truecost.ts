@@ -9,6 +9,7 @@ import type { ViewContext } from "../context";
 import { h, notice, num, table } from "../dom";
 import { renderMessage, t, type Key } from "../i18n";
 import type { Offer, QuotesAdvice, QuoteWorkload, SupplierInfo } from "../types";
+import { problemNotice } from "../forms";
 import { errorNotice } from "./errors";
 
 const FIELDS: { key: keyof QuoteWorkload; label: Key; min: number; max: number; default: number }[] = [
@@ -90,7 +91,7 @@ export async function renderTrueCost(root: HTMLElement, _ctx: ViewContext): Prom
     try {
       showAdvice(result, await post<QuotesAdvice>("advise/quotes", { workload, offers: chosen }));
     } catch (e) {
-      result.replaceChildren(errorNotice(e));
+      result.replaceChildren(problemNotice(e, "view-error")); // every field the server refused
     } finally {
       button.disabled = false;
     }
