@@ -346,13 +346,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     if (srv_.opts_.rate_limits) {
       std::string token;
       auto auth = h.find(http::field::authorization);
-      if (auth != h.end()) {
-        // Keyed as authenticate() reads it (trailing blanks dropped): spaces added to one token
-        // never make it several buckets.
-        std::string_view v = auth->value();
-        while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
-        token = std::string(v.substr(0, 128));
-      }
+      if (auth != h.end()) token = std::string(auth->value().substr(0, 128));
       auto d = srv_.limiter_.check(rate_class_of(method, path), address_, token, steady_ms());
       if (!d.allowed) {
         auto r = problem_response(429, Code::kUnavailable,
