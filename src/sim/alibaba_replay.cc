@@ -52,7 +52,11 @@ Result<ReplayInput> alibaba_replay_input(const std::vector<TraceNode>& nodes, co
         if (b > a) j.gpu_models.push_back(spec.substr(a, b - a));
       }
     }
-    j.submitted_at = static_cast<TimeMs>(static_cast<double>(pod.created_s) * 1000.0 / speedup);
+    const double at = static_cast<double>(pod.created_s) * 1000.0 / speedup;
+    if (!(at < 9.0e18))  // a tiny speedup stretches it past the clock
+      return Error::invalid("speedup",
+                            "pod " + pod.name + ": its creation time at this speedup is past the replay's clock");
+    j.submitted_at = static_cast<TimeMs>(at);
     r.duration_ms = std::max<int64_t>(1, (pod.deleted_s - pod.created_s) * 1000);
     j.expected_duration_ms = j.time_limit_ms = r.duration_ms;  // exact estimates, as in philly.cc
     in.jobs.push_back(std::move(r));
