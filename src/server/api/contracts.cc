@@ -59,7 +59,7 @@ void register_contract_routes(App& app, Router& srv) {
   // months' invoices: such a contract stays; an exit ends it. Closed months' invoices are frozen.
   spec.on_delete = [](const Principal&, const Record& r, StoreTx& tx) -> Status {
     if (auto locked = tx.get_locked("contracts", r.id); !locked) return locked.error();
-    auto closed = invoicing_closed_through(tx);
+    auto closed = invoices_frozen_through(tx);  // a month still closing may rate them yet
     if (!closed) return closed.error();
     int64_t billed = 0;
     for (const auto& [kind, end_key] : {std::pair{"allocations", "ended_at"}, std::pair{"image_storage", "to"},

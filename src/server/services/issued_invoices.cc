@@ -78,11 +78,6 @@ Result<MonthCloseOutcome> close_month(ServiceContext& ctx, TimeMs month, TimeMs 
   // its tenant was rated. A close that fails, or a crash, leaves the mark: the next close goes on.
   if (marks->empty()) {
     Status st = ctx.loop.run([&](StoreTx& tx) -> Status {
-      // Exclusive: a usage or market write into the month (another server's too) that read the
-      // marks before this one commits has committed first; one after it waits and sees the mark.
-      if (auto l = take_write_lock(tx, kMonthCloseLock, "month closes against usage and market writes into the month");
-          !l)
-        return l;
       auto again = list_all(tx, "month-closes", {{"name", out.month}});
       if (!again) return again.error();
       if (!again->empty()) return ok_status();
@@ -206,12 +201,14 @@ Result<MonthCloseOutcome> close_month(ServiceContext& ctx, TimeMs month, TimeMs 
 
 namespace {
 template <class Reader>
-Result<TimeMs> closed_through_in(Reader& reader) {
+Result<TimeMs> closed_through_in(Reader& reader, bool issued_only = false) {
   TimeMs through = INT64_MIN;
   auto closes = list_all(reader, "month-closes", {});
   if (!closes) return closes.error();
-  for (const Record& r : *closes)
+  for (const Record& r : *closes) {
+    if (issued_only && r.state == kMonthClosing) continue;
     if (auto m = parse_rfc3339(r.name + "-01T00:00:00Z", "month")) through = std::max(through, add_months(*m, 1));
+  }
   return through;
 }
 
@@ -223,30 +220,13 @@ Result<TimeMs> billable_from_in(Reader& reader, TimeMs now, bool auto_close, int
 }
 }  // namespace
 
-// The month-close lock row, held shared by a write that checks the marks (several such writes
-// run at once; a close's mark waits for them, and they for it).
-Status hold_month_close_lock(StoreTx& tx) {
-  auto held = tx.get_shared("write-locks", kMonthCloseLock);
-  if (held || held.error().code != Code::kNotFound) return held ? ok_status() : Status(held.error());
-  Record r;  // no close ever: the row is made (a close inserting it at once makes this wait, then conflict)
-  r.kind = "write-locks";
-  r.id = r.name = kMonthCloseLock;
-  r.body = {{"serializes", "month closes against usage and market writes into the month"}};
-  if (Status s = tx.insert(r); !s && s.error().code != Code::kConflict) return s;
-  auto again = tx.get_shared("write-locks", kMonthCloseLock);
-  return again ? ok_status() : Status(again.error());
-}
-
 Result<TimeMs> invoicing_closed_through(StoreReader& store) { return closed_through_in(store); }
-Result<TimeMs> invoicing_closed_through(StoreTx& tx) {
-  if (auto l = hold_month_close_lock(tx); !l) return l.error();
-  return closed_through_in(tx);
-}
+Result<TimeMs> invoicing_closed_through(StoreTx& tx) { return closed_through_in(tx); }
+Result<TimeMs> invoices_frozen_through(StoreTx& tx) { return closed_through_in(tx, /*issued_only=*/true); }
 Result<TimeMs> billable_from(StoreReader& store, TimeMs now, bool auto_close, int64_t delay_ms) {
   return billable_from_in(store, now, auto_close, delay_ms);
 }
 Result<TimeMs> billable_from(StoreTx& tx, TimeMs now, bool auto_close, int64_t delay_ms) {
-  if (auto l = hold_month_close_lock(tx); !l) return l.error();
   return billable_from_in(tx, now, auto_close, delay_ms);
 }
 

@@ -38,16 +38,13 @@ Result<MonthCloseOutcome> close_month(ServiceContext& ctx, TimeMs month, TimeMs 
 
 // The state of a month-closes record while its close runs (a closed month's record has none).
 inline constexpr const char* kMonthClosing = "closing";
-// The write-locks row a close's mark takes exclusively, and writes that check the marks inside
-// their transaction (the StoreTx forms below) take shared: on several servers sharing one
-// PostgreSQL database, no write into a month commits after its close's mark without seeing it.
-inline constexpr const char* kMonthCloseLock = "month-close";
 
 // The end of the last month closed or being closed for invoicing (a month-closes record in any
-// state), INT64_MIN when none: usage dated before it is refused. The StoreTx form holds the
-// month-close lock (kMonthCloseLock) shared first.
+// state), INT64_MIN when none: usage dated before it is refused.
 Result<TimeMs> invoicing_closed_through(StoreReader& store);
 Result<TimeMs> invoicing_closed_through(StoreTx& tx);
+// The end of the last month whose close has finished (its invoices all issued and frozen).
+Result<TimeMs> invoices_frozen_through(StoreTx& tx);
 // Where new billable records (usage samples, market windows, a trade's default) may start: at
 // invoicing_closed_through and, where the cost firewall closes months by itself (`auto_close`), at
 // the start of the month whose close is due at `now` (it ended more than `delay_ms` ago). What lies
