@@ -82,20 +82,28 @@ Result<TenantBalances> tenant_balances(StoreReader& store, const GpuCatalog& cat
   }
   const TimeMs month = month_start(now);
   std::set<std::pair<std::string, Currency>> issued_for;  // (month, currency) with an issued invoice
+  std::map<Currency, int64_t> drawn_before;               // a tenant postpaid now: its prepaid invoices, per currency
   for (const Record& r : *issued) {
     auto c = parse_currency(r.gpu_model);
     if (!c) continue;
     issued_for.insert({r.region, *c});
     // Read as the tenant paid when it was issued (its `payment`; invoices from before that field:
     // as the tenant pays now). A postpaid invoice is owed until paid. A prepaid one came out of
-    // the top-ups whatever its state: it counts against them while the tenant prepays, and once
-    // it pays afterwards (postpaid, top-ups no longer count) it was settled and is not owed.
+    // the top-ups whatever its state: it counts against them while the tenant prepays; once it
+    // pays afterwards (postpaid, top-ups no longer count) only what its top-ups did not cover is
+    // owed (below).
     const bool drawn = r.body.contains("payment") ? r.body.value("payment", "") == "prepaid" : prepaid;
-    const bool counts = drawn ? prepaid : r.state != "paid";
-    if (r.state == "void" || !counts) continue;
+    if (r.state == "void" || (!drawn && r.state == "paid")) continue;
     const json totals = r.body.value("totals", json::object());
-    add(fig(*c).invoiced, money_of(totals, "total", *c));
-    add(fig(*c).invoiced, -credited[r.id]);
+    int64_t& into = drawn && !prepaid ? drawn_before[*c] : fig(*c).invoiced;
+    add(into, money_of(totals, "total", *c));
+    add(into, -credited[r.id]);
+  }
+  for (const auto& [c, drawn] : drawn_before) {
+    int64_t short_by = 0;  // prepaid invoices past the top-ups: still owed
+    add(short_by, drawn);
+    add(short_by, -fig(c).top_ups);
+    if (short_by > 0) add(fig(c).invoiced, short_by);
   }
 
   // Drafts: the month to date; the previous month while its close has not issued it.
