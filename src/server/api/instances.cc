@@ -150,16 +150,18 @@ Result<Built> build_instance(App& app, const json& body, const Principal& p, Sto
   }
   if (auto h = hold_parent(tx, "projects", i->project_id, true); !h) return h.error();
   // Released ones count while they are kept (kReleasedKeptDays; the firewall's pass removes them
-  // then — without it they stay, but no longer count).
-  auto mine = list_all(tx, "instances", {{"tenant_id", i->tenant_id}});
-  if (!mine) return mine.error();
+  // then — without it they stay, but no longer count). Only released ones' bodies are read.
+  auto all = tx.count("instances", {{"tenant_id", i->tenant_id}});
+  if (!all) return all.error();
+  auto released = list_all(tx, "instances", {{"tenant_id", i->tenant_id}, {"state", "released"}});
+  if (!released) return released.error();
   const TimeMs kept_since = app.clock.now() - kReleasedKeptDays * kMsPerDay;
-  int64_t held = 0;
-  for (const Record& r : *mine) {
+  int64_t held = *all;
+  for (const Record& r : *released) {
     const json* at = r.body.is_object() && r.body.contains("released_at") ? &r.body["released_at"] : nullptr;
-    auto released =
+    auto when =
         at && at->is_string() ? parse_rfc3339(at->get<std::string>(), "released_at") : Result<TimeMs>(INT64_MAX);
-    if (!released || *released >= kept_since) ++held;
+    if (when && *when < kept_since) --held;
   }
   if (held >= kMaxInstancesPerTenant)
     return Error::invalid("name", Message("api.instances.too_many")
