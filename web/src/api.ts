@@ -83,7 +83,7 @@ export async function request<T>(method: "GET" | "POST" | "DELETE", path: string
     // The stored token stopped working (expired, revoked, its user deleted): the page goes back to
     // sign-in (main.ts) instead of every view showing the 401.
     if (response.status === 401 && options.token === undefined && token)
-      window.dispatchEvent(new CustomEvent("gpurent:unauthorized", { detail: error }));
+      window.dispatchEvent(new CustomEvent("gpurent:unauthorized", { detail: { error, token } }));
     throw error;
   }
   return (text ? JSON.parse(text) : null) as T; // DELETE answers 204 with no body

@@ -225,11 +225,13 @@ async function render(): Promise<void> {
 window.addEventListener("hashchange", () => void render());
 // A request refused with 401 mid-session (api.ts): the token is forgotten and sign-in shown, saying why.
 window.addEventListener("gpurent:unauthorized", (e) => {
-  if (!storedToken()) return;
+  const { error, token } = (e as CustomEvent<{ error: unknown; token: string }>).detail;
+  // A late answer for a token already replaced (signed in again meanwhile) changes nothing.
+  if (!storedToken() || storedToken() !== token) return;
   clearToken();
   session = null;
   ++renderSeq; // a render in flight no longer draws over the sign-in page
-  renderLogin(loginError((e as CustomEvent<unknown>).detail));
+  renderLogin(loginError(error));
 });
 setLang(lang());
 void render();
