@@ -228,5 +228,43 @@ TEST(IssuedInvoices, MonthsLeftOpenAreClosedOldestFirstAndCountInTheBalanceUntil
   EXPECT_EQ(cents_of(b["accruing"]), drafts - ended) << b.dump();
 }
 
+// An invoice issued while its tenant prepaid came out of its top-ups: it counts against them, and
+// once the tenant pays afterwards (postpaid) only what it took beyond them is still owed.
+TEST(IssuedInvoices, AnInvoiceIssuedPrepaidIsReadAsPrepaidAfterTheTenantTurnsPostpaid) {
+  ServerProcess s({"--firewall-interval-s", "0"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
+  acme_and_beta(s);
+  const std::string last = month_ago(1);
+  expect_2xx(s.admin("POST", "/api/v1/contracts",
+                     json{{"name", "acme-dc"},
+                          {"tenant", "acme"},
+                          {"supplier", "dc"},
+                          {"offers", {"h100"}},
+                          {"currency", "CNY"},
+                          {"starts_at", month_ago(2) + "-01T00:00:00Z"},
+                          {"commitments",
+                           {{{"name", "one"},
+                             {"offer", "h100"},
+                             {"gpus", 1},
+                             {"term_months", 12},
+                             {"starts_at", last + "-01T00:00:00Z"}}}}}),
+             "contract");
+  expect_2xx(s.admin("PUT", "/api/v1/tenants/acme/billing", json{{"payment", "prepaid"}}), "prepaid");
+  expect_2xx(s.admin("POST", "/api/v1/top-ups", json{{"tenant", "acme"}, {"amount", "1.00"}, {"reference", "r1"}}),
+             "top-up");
+  const json closed = expect_2xx(s.admin("POST", "/api/v1/invoices/close", json{{"month", last}}), "close").body;
+  ASSERT_EQ(closed["issued"].size(), 1u) << closed.dump();
+  const json inv = s.admin("GET", "/api/v1/issued-invoices/" + closed["issued"][0].get<std::string>()).body;
+  EXPECT_EQ(inv["payment"], "prepaid");
+  const int64_t total = cents_of(inv["totals"]["total"]);
+  ASSERT_GT(total, 100) << inv.dump();
+  auto balance = [&] { return s.admin("GET", "/api/v1/tenants/acme/balance").body["balances"][0]; };
+  EXPECT_EQ(cents_of(balance()["invoiced"]), total) << balance().dump();
+  expect_2xx(s.admin("PUT", "/api/v1/tenants/acme/billing", json{{"payment", "postpaid"}}), "postpaid");
+  EXPECT_EQ(cents_of(balance()["invoiced"]), total - 100) << balance().dump() << "\nthe top-ups settled 1.00 of it";
+}
+
 }  // namespace
 }  // namespace gpurent::testing
