@@ -26,20 +26,37 @@ std::string month_ago(int back) {
   return buf;
 }
 
-TEST(IssuedInvoices, AClosedMonthIsFrozenNumberedHashedAndCorrectedOnlyByCreditNotes) {
-  ServerProcess s({"--firewall-interval-s", "0"});
+// Supplier dc (node n1, offer h100), tenants acme and beta, and acme's contract with dc from two
+// months ago whose one-GPU commitment, from last month, bills every month whether used or not.
+// The offer's id.
+std::string committed_world(ServerProcess& s) {
   expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
   expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
-  json offer = offer_doc("dc", "h100");
-  const std::string offer_id = expect_2xx(s.admin("POST", "/api/v1/offers", offer), "offer").body.at("id");
+  const std::string offer_id =
+      expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer").body.at("id");
   acme_and_beta(s);
-  const std::string last = month_ago(1);
   expect_2xx(s.admin("POST", "/api/v1/contracts",
-                     json{{"name", "acme-dc"}, {"tenant", "acme"}, {"supplier", "dc"}, {"offers", {"h100"}},
-                          {"currency", "CNY"}, {"starts_at", month_ago(2) + "-01T00:00:00Z"},
-                          {"commitments", {{{"name", "one"}, {"offer", "h100"}, {"gpus", 1}, {"term_months", 12},
-                                            {"starts_at", last + "-01T00:00:00Z"}}}}}),
+                     json{{"name", "acme-dc"},
+                          {"tenant", "acme"},
+                          {"supplier", "dc"},
+                          {"offers", {"h100"}},
+                          {"currency", "CNY"},
+                          {"starts_at", month_ago(2) + "-01T00:00:00Z"},
+                          {"commitments",
+                           {{{"name", "one"},
+                             {"offer", "h100"},
+                             {"gpus", 1},
+                             {"term_months", 12},
+                             {"starts_at", month_ago(1) + "-01T00:00:00Z"}}}}}),
              "contract");
+  return offer_id;
+}
+
+TEST(IssuedInvoices, AClosedMonthIsFrozenNumberedHashedAndCorrectedOnlyByCreditNotes) {
+  ServerProcess s({"--firewall-interval-s", "0"});
+  const std::string offer_id = committed_world(s);
+  const json offer = offer_doc("dc", "h100");
+  const std::string last = month_ago(1);
   const std::string acme_viewer = make_user_token(s, "acme-fin", "viewer", "acme");
   const std::string beta_admin = make_user_token(s, "beta-admin", "tenant_admin", "beta");
 
@@ -232,25 +249,8 @@ TEST(IssuedInvoices, MonthsLeftOpenAreClosedOldestFirstAndCountInTheBalanceUntil
 // once the tenant pays afterwards (postpaid) only what it took beyond them is still owed.
 TEST(IssuedInvoices, AnInvoiceIssuedPrepaidIsReadAsPrepaidAfterTheTenantTurnsPostpaid) {
   ServerProcess s({"--firewall-interval-s", "0"});
-  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
-  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
-  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
-  acme_and_beta(s);
+  committed_world(s);
   const std::string last = month_ago(1);
-  expect_2xx(s.admin("POST", "/api/v1/contracts",
-                     json{{"name", "acme-dc"},
-                          {"tenant", "acme"},
-                          {"supplier", "dc"},
-                          {"offers", {"h100"}},
-                          {"currency", "CNY"},
-                          {"starts_at", month_ago(2) + "-01T00:00:00Z"},
-                          {"commitments",
-                           {{{"name", "one"},
-                             {"offer", "h100"},
-                             {"gpus", 1},
-                             {"term_months", 12},
-                             {"starts_at", last + "-01T00:00:00Z"}}}}}),
-             "contract");
   expect_2xx(s.admin("PUT", "/api/v1/tenants/acme/billing", json{{"payment", "prepaid"}}), "prepaid");
   expect_2xx(s.admin("POST", "/api/v1/top-ups", json{{"tenant", "acme"}, {"amount", "1.00"}, {"reference", "r1"}}),
              "top-up");
