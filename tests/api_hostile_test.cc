@@ -342,17 +342,35 @@ TEST(Hostile, AnnouncedBodiesCannotPinTheServersMemory) {
       over.send(body);
       return status_of(over.read_for(3000ms));
     };
+    // The pinned bodies count once the server has read them, which a loaded machine may not have
+    // done yet when pin() returns: until then a finished 4 KiB body from `from` is read and
+    // answered. Waits (30 s at most) until one is refused with 503.
+    auto until_refused = [&](const std::string& from) {
+      const std::string small(4096, ' ');
+      const std::string probe = "POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+                                (chunked ? "Transfer-Encoding: chunked\r\n\r\n1000\r\n" + small + "\r\n0\r\n\r\n"
+                                         : "Content-Length: 4096\r\n\r\n" + small);
+      int last = -1;
+      for (auto until = SteadyClock::now() + 30s; SteadyClock::now() < until; std::this_thread::sleep_for(200ms)) {
+        RawConn c(port_of(s), from.c_str());
+        c.send(probe);
+        if ((last = status_of(c.read_for(3000ms))) == 503) break;
+      }
+      return last;
+    };
     // Nine addresses announcing 32 bodies each and sending nothing hold no budget.
     for (int a = 30; a < 39; ++a) pin("127.0.0." + std::to_string(a), 32, false);
     EXPECT_EQ(s.admin("POST", "/api/v1/projects", json::object()).status, 422) << framing << ": bodies are read";
     pinned.clear();
     // One address sending 32 bodies holds its share, not the server's whole budget.
     pin("127.0.0.9", 32, true);
+    EXPECT_EQ(until_refused("127.0.0.9"), 503) << framing;
     EXPECT_EQ(answer_to("127.0.0.9"), 503) << framing;
     EXPECT_EQ(s.admin("POST", "/api/v1/projects", json::object()).status, 422)
         << framing << ": others' bodies are read";
     // Eight addresses take the whole budget: then nobody's body is read.
     for (int a = 10; a < 17; ++a) pin("127.0.0." + std::to_string(a), 32, true);
+    EXPECT_EQ(until_refused("127.0.0.20"), 503) << framing;
     EXPECT_EQ(answer_to("127.0.0.20"), 503) << framing;
     pinned.clear();  // the reservations go with their connections
     std::this_thread::sleep_for(500ms);
