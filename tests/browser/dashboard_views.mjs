@@ -449,7 +449,15 @@ export async function chineseDashboard(page, base, token) {
   // and picking another month reads that month's invoice.
   const month = new Date().toISOString().slice(0, 7);
   const [year, mon] = month.split("-").map(Number);
-  await openView(page, `#/invoices?tenant=aurora-ai&month=${month}`, "invoices");
+  const invoice = await openView(page, `#/invoices?tenant=aurora-ai&month=${month}`, "invoices");
+  // Every line's kind and rule named in Chinese; the API's rule stays in data-rule.
+  const CJK = /[\u4e00-\u9fff]/;
+  for (const [i, s] of invoice.json.sections.entries()) {
+    const rows = await page.locator(`[data-testid="invoice-lines-${i}"] tbody tr`).evaluateAll((trs) =>
+      trs.map((tr) => ({ kind: tr.cells[0].textContent, rule: tr.cells[1].textContent, id: tr.cells[1].querySelector("[data-rule]")?.getAttribute("data-rule") })));
+    check(rows.length === s.lines.length && rows.every((r, j) => r.id === s.lines[j].rule && CJK.test(r.rule) && CJK.test(r.kind)),
+      `zh invoices: section ${s.contract}: all ${s.lines.length} lines' kinds and rules in Chinese (${rows.slice(0, 3).map((r) => `${r.kind} ${r.rule}`).join("、")}…)`);
+  }
   const months = await page.locator('[data-testid="invoice-month-month"] option').allInnerTexts();
   const years = await page.locator('[data-testid="invoice-month-year"] option').allInnerTexts();
   const ZH_MONTH = /^(一|二|三|四|五|六|七|八|九|十|十一|十二)月$/;

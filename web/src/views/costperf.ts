@@ -12,7 +12,7 @@ import { barChart } from "../charts";
 import type { ViewContext } from "../context";
 import { cents, h, money, notice, num, periodNote, replace, stat, table } from "../dom";
 import { decimalCompare, decimalSum, intText, metricText } from "../format";
-import { localText, t, type Key } from "../i18n";
+import { labelOr, localText, t, type Key } from "../i18n";
 import type { CostParts, CostPerfJob, CostPerformance, Project } from "../types_dashboard";
 import { errorNotice } from "./errors";
 import { filterSelect, period, periodDays, periodSelect, projectSelect, tenantSelect } from "./period";
@@ -73,7 +73,7 @@ export async function renderCostPerf(root: HTMLElement, ctx: ViewContext): Promi
           num(String(j.rank)),
           h("strong", {}, j.job),
           j.project,
-          j.kind,
+          labelOr(`jobs.kind.${j.kind}`, j.kind),
           num(`${metricText(j.first)} → ${metricText(j.last)}`),
           num(metricText(j.gain), String(j.gain)),
           num(j.gpu_hours),

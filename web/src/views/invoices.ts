@@ -9,7 +9,7 @@ import { get } from "../api";
 import type { ViewContext } from "../context";
 import { h, num, replace, table } from "../dom";
 import { instantText, monthNames, monthText, utcText } from "../dates";
-import { t } from "../i18n";
+import { labelOr, t } from "../i18n";
 import type { Invoice } from "../types";
 import { errorNotice } from "./errors";
 
@@ -81,7 +81,10 @@ export async function renderInvoices(root: HTMLElement, ctx: ViewContext): Promi
         [t("invoices.col.kind"), t("invoices.col.rule"), t("invoices.col.description"), t("invoices.col.project"), t("invoices.col.job"),
          t("invoices.col.quantity"), t("invoices.col.unit_price"), t("invoices.col.amount")],
         s.lines.map((l) => [
-          l.kind, l.rule, h("span", { class: "description" }, l.description), l.project, l.job,
+          // The rule's name in the reader's language; the API's identifier stays in the tooltip.
+          h("span", { title: l.kind }, labelOr(`invoices.kind.${l.kind}`, l.kind)),
+          h("span", { title: l.rule, "data-rule": l.rule }, labelOr(`invoices.rule.${l.rule}`, l.rule)),
+          h("span", { class: "description" }, l.description), l.project, l.job,
           h("span", {}, num(l.quantity), ` ${l.unit}`),
           // "2.99 USD/GPU-hour"; a unit that is a phrase ("of fee") follows after a space.
           h("span", {}, num(l.unit_price), ` ${s.currency}${/\s/.test(l.price_unit) ? " " : "/"}${l.price_unit}`),

@@ -10,7 +10,7 @@ import { getAll, post } from "../api";
 import { mayWriteJobs, tenantName, type ViewContext } from "../context";
 import { h, notice, num, replace, table, when } from "../dom";
 import { intValue, labelled, numberInput, problemNotice, projectChoices, select, soldModels, textInput } from "../forms";
-import { renderMessage, stateLabel, t } from "../i18n";
+import { labelOr, renderMessage, stateLabel, t } from "../i18n";
 import type { Allocation, GpuModel, Job, NodeInfo, Placement } from "../types";
 import type { Project } from "../types_dashboard";
 import { errorNotice } from "./errors";
@@ -117,10 +117,10 @@ export async function renderJobs(root: HTMLElement, ctx: ViewContext): Promise<v
     summary,
     section(t("jobs.pending"), "jobs-pending", pending,
       [t("jobs.col.name"), t("jobs.col.tenant"), t("jobs.col.project"), t("jobs.col.kind"), t("jobs.col.shape"), t("jobs.col.reason"), t("jobs.col.updated")],
-      (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), projectOf(j), j.kind, num(gpus(j)), h("span", { class: "reason" }, reasonOf(j)), when(j.status.updated_at)]),
+      (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), projectOf(j), kindLabel(j.kind), num(gpus(j)), h("span", { class: "reason" }, reasonOf(j)), when(j.status.updated_at)]),
     section(t("jobs.running"), "jobs-running", placed,
       [t("jobs.col.name"), t("jobs.col.tenant"), t("jobs.col.project"), t("jobs.col.kind"), t("jobs.col.state"), t("jobs.col.placement")],
-      (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), projectOf(j), j.kind, badge(j.status.state), placementList(j.status.placement, nodes)]),
+      (j) => [h("strong", {}, j.name), tenantName(ctx, j.tenant_id), projectOf(j), kindLabel(j.kind), badge(j.status.state), placementList(j.status.placement, nodes)]),
     h("section", { "data-testid": "jobs-interrupted" },
       h("h2", {}, `${t("jobs.interrupted")} `, h("small", {}, t("common.count", { n: interrupted.length }))),
       h("p", { class: "muted" }, t("jobs.interrupted.note")),
@@ -193,7 +193,7 @@ function placementList(placement: Placement[], nodes: Map<string, string>): HTML
 function submitForm(projects: { project: Project; label: string }[], models: GpuModel[], done: (name: string) => void): HTMLElement {
   const name = textInput("job-name", { placeholder: "llama3-8b-sft", required: true });
   const project = select("job-project", projects.map((p) => ({ value: p.project.id, label: p.label })));
-  const kind = select("job-kind", ["training", "batch", "debug"].map((k) => ({ value: k, label: k })));
+  const kind = select("job-kind", ["training", "batch", "debug"].map((k) => ({ value: k, label: kindLabel(k) })));
   const workers = numberInput("job-workers", 1, 1024, 1);
   const gpus = numberInput("job-gpus", 0, 16, 1);
   const model = select("job-model", [{ value: "", label: t("jobs.field.model.any") }, ...models.map((m) => ({ value: m.id, label: m.name }))]);
@@ -242,4 +242,9 @@ function submitForm(projects: { project: Project; label: string }[], models: Gpu
     }
   });
   return h("details", { class: "console", "data-testid": "job-submit-section" }, h("summary", {}, t("jobs.submit.title")), form, status);
+}
+
+/** A job's kind in the reader's language (the API's identifier where the catalogue has none). */
+function kindLabel(kind: string): string {
+  return labelOr(`jobs.kind.${kind}`, kind);
 }
