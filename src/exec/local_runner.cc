@@ -124,26 +124,31 @@ std::string local_run_wrapper(const std::string& run_dir, const std::string& nod
     << "exec </dev/null >>wrapper.log 2>&1\n"
     << "finish() { printf '%s %s\\n' \"$1\" \"$(date +%s%3N)\" > exit.tmp && mv exit.tmp exit; exit 0; }\n"
     << "[ -e ending ] && finish 143  # cancelled before it started\n"
-    << "printf '%s %s\\n' \"$$\" \"$(date +%s%3N)\" > pid.tmp && mv pid.tmp pid\n"
-    << "export GPURENT_RUN_ID=" << run_id << " GPURENT_RUN_NODE=" << shell_quote(node) << " GPURENT_RUN_GPUS="
-    << shell_quote(join_indices(gpus)) << "\n"
-    << "bash " << shell_quote(run_dir + "/script.sh") << " >>" << shell_quote(output.empty() ? "/dev/null" : output) << " 2>&1 &\n"
-    << "child=$!\n"
     << "after() {  # after N seconds, run the rest (in the background; its pid in $!; TERM cancels it)\n"
     << "  local n=$1; shift\n"
     << "  ( trap 'kill \"$s\" 2>/dev/null; exit 0' TERM; sleep \"$n\" & s=$!; wait \"$s\"; \"$@\" ) &\n"
     << "}\n"
-    << "killer='' timer=''\n"
+    << "child='' killer='' timer=''\n"
     // Once: the server asks again on every tick until the run is gone, and a script still
     // stopping its container must not be sent into its trap over and over.
     << "stop() {  # SIGTERM to the script (its trap stops the container), SIGKILL a minute later\n"
     << "  [ -n \"$killer\" ] && return 0\n"
     << "  [ -e ending ] || printf '%s\\n' \"$1\" > ending\n"
+    << "  [ -z \"$child\" ] && return 0  # not started yet: stopped once it is, below\n"
     << "  kill -TERM \"$child\" 2>/dev/null\n"
     << "  after 60 kill -KILL \"$child\"; killer=$!\n"
     << "}\n"
+    // The traps before the pid file: the server signals the pid it reads there, and a signal
+    // before the trap would end this wrapper unrecorded, its script left running.
     << "trap 'stop cancelled' TERM INT\n"
-    << "trap 'stop timeout' USR1\n";
+    << "trap 'stop timeout' USR1\n"
+    << "printf '%s %s\\n' \"$$\" \"$(date +%s%3N)\" > pid.tmp && mv pid.tmp pid\n"
+    << "export GPURENT_RUN_ID=" << run_id << " GPURENT_RUN_NODE=" << shell_quote(node)
+    << " GPURENT_RUN_GPUS=" << shell_quote(join_indices(gpus)) << "\n"
+    << "bash " << shell_quote(run_dir + "/script.sh") << " >>" << shell_quote(output.empty() ? "/dev/null" : output)
+    << " 2>&1 &\n"
+    << "child=$!\n"
+    << "[ -e ending ] && stop \"$(cat ending)\"  # a signal that came before the script started\n";
   if (time_limit_s > 0) o << "after " << time_limit_s << " kill -USR1 $$; timer=$!\n";
   o << "while kill -0 \"$child\" 2>/dev/null; do wait \"$child\"; done\n"
     << "wait \"$child\"; rc=$?\n"

@@ -57,10 +57,10 @@ SlurmSubmit job(const std::string& comment, const std::string& body, const std::
   return s;
 }
 
-// Waits until run `id` is in `state` (or 20 s pass); returns what the runner last said of it.
+// Waits until run `id` is in `state` (or 30 s pass); returns what the runner last said of it.
 SlurmJob wait_state(LocalRunner& r, int64_t id, const std::string& state) {
   SlurmJob last;
-  for (int i = 0; i < 200; ++i) {
+  for (int i = 0; i < 300; ++i) {
     auto jobs = r.jobs();
     EXPECT_TRUE(jobs) << jobs.error().message;
     if (jobs)
@@ -122,17 +122,21 @@ TEST(LocalRunner, RunsFailsTimesOutAndCancelsOnExactlyItsGpus) {
   sigprocmask(SIG_BLOCK, &term, &old);
   // Its trap takes a while (as stopping a container does); the server asks again meanwhile, as it
   // does on every tick until the run is gone: the script is signalled once.
-  auto cancelled = (*r)->submit(
-      job("job_cancel", "trap 'echo stopping; sleep 1; exit 0' TERM; sleep 30 & wait\n", out));
+  auto cancelled =
+      (*r)->submit(job("job_cancel", "trap 'echo stopping; sleep 1; exit 0' TERM; echo armed; sleep 30 & wait\n", out));
   sigprocmask(SIG_SETMASK, &old, nullptr);
   ASSERT_TRUE(cancelled);
   wait_state(**r, *cancelled, "RUNNING");
+  // The script's trap is set once it says so (a loaded machine may take a while to get there).
+  const std::string cancel_log = out + "/job_cancel-" + std::to_string(*cancelled) + ".log";
+  for (int i = 0; i < 300 && slurp(cancel_log).find("armed") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   for (int i = 0; i < 5; ++i) {
     ASSERT_TRUE((*r)->cancel(*cancelled));
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   wait_state(**r, *cancelled, "CANCELLED");
-  const std::string said = slurp(out + "/job_cancel-" + std::to_string(*cancelled) + ".log");
+  const std::string said = slurp(cancel_log);
   EXPECT_NE(said.find("stopping"), std::string::npos) << "the script's own SIGTERM trap ran (it stops its container)";
   EXPECT_EQ(said.find("stopping"), said.rfind("stopping")) << "once: " << said;
   EXPECT_TRUE((*r)->cancel(*cancelled)) << "cancelling an ended run is a no-op";
@@ -182,6 +186,20 @@ TEST(LocalRunner, RunsOutliveTheRunnerAndAKilledWrapperIsANodeFailure) {
   ASSERT_TRUE(next);
   EXPECT_GT(*next, killed);
   wait_state(**again, *next, "COMPLETED");
+}
+
+// The server signals the pid it reads from the pid file: the wrapper traps its signals before it
+// writes that file (a signal before the trap ended the wrapper unrecorded and left its script
+// running), and a cancel that came before the script started stops it once it has.
+TEST(LocalRunner, TheWrapperTrapsItsSignalsBeforeItNamesItsPid) {
+  const std::string w = local_run_wrapper("/tmp/run", "n1", {0}, 7, "", 60);
+  const size_t trap = w.find("trap 'stop cancelled' TERM"), pid = w.find("> pid.tmp"), child = w.find("child=$!"),
+               late = w.find("[ -e ending ] && stop");
+  ASSERT_NE(trap, std::string::npos) << w;
+  ASSERT_NE(pid, std::string::npos) << w;
+  ASSERT_NE(late, std::string::npos) << w;
+  EXPECT_LT(trap, pid) << w;
+  EXPECT_LT(child, late) << w;
 }
 
 TEST(LocalRunner, RefusesBadSettings) {
