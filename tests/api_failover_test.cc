@@ -128,8 +128,8 @@ class FailoverWriter {
 
 json failover_readyz(const std::string& url) {
   httplib::Client c(url);
-  c.set_connection_timeout(1, 0);
-  c.set_read_timeout(2, 0);
+  c.set_connection_timeout(5, 0);
+  c.set_read_timeout(10, 0);
   auto res = c.Get("/readyz");
   if (!res || res->status != 200) return json();
   return json::parse(res->body, nullptr, false);

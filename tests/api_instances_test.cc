@@ -579,9 +579,16 @@ TEST(Instances, StoppedInstancesAreReleasedAfterTheirOffersDaysWithWarningsBefor
   s.set_extra_args(at(t0 + 2 * day + 3'600'000));
   s.restart();
   const std::string warn3 = "instance_release:" + gone_id + ":" + std::to_string(t0 + 5 * day) + ":3";
+  // Both warnings: each instance's is written in its own transaction of the same pass.
   wait_for(s, "/api/v1/alerts?limit=1000", [&](const json& j) {
-    for (const json& a : j["items"]) if (a["key"] == warn3) return true;
-    return false;
+    int warnings = 0;
+    bool mine = false;
+    for (const json& a : j["items"]) {
+      const std::string key = a.value("key", "");
+      if (key.rfind("instance_release:", 0) == 0) ++warnings;
+      mine |= key == warn3;
+    }
+    return mine && warnings == 2;
   });
   json alerts = release_alerts();
   EXPECT_EQ(alerts.size(), 2u) << alerts.dump();
@@ -610,9 +617,14 @@ TEST(Instances, StoppedInstancesAreReleasedAfterTheirOffersDaysWithWarningsBefor
   });
   s.set_extra_args(at(t0 + 5 * day + 60'000));
   s.restart();
+  // The release, and its warnings resolved (at the end of the same pass, after the release).
   const json released = wait_for(s, "/api/v1/alerts?limit=1000", [&](const json& j) {
-    for (const json& a : j["items"]) if (a["key"] == "instance_release:" + gone_id + ":released") return true;
-    return false;
+    bool out = false, resolved = false;
+    for (const json& a : j["items"]) {
+      out |= a["key"] == "instance_release:" + gone_id + ":released";
+      resolved |= a["key"] == warn3 && a["state"] == "resolved";
+    }
+    return out && resolved;
   });
   EXPECT_EQ(s.req("GET", "/api/v1/instances/gone", dev).status, 404);
   const std::string kept = s.req("GET", "/api/v1/instances/kept", dev).body["state"];

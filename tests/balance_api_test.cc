@@ -78,7 +78,7 @@ TEST(Balance, APrepaidTenantsJobStopsWhenItsBalanceRunsOutAfterTheAlertWithAnExa
 
   // The alerts, as delivered: the runway warning before the stop.
   std::vector<std::string> kinds;
-  for (int i = 0; i < 250; ++i) {
+  for (int i = 0; i < 1500; ++i) {
     kinds.clear();
     for (const auto& body : sink.bodies()) kinds.push_back(json::parse(body)["kind"]);
     if (std::find(kinds.begin(), kinds.end(), "balance_exhausted") != kinds.end()) break;

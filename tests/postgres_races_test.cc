@@ -164,7 +164,7 @@ TEST(PostgresRaces, TheTenantsStorageShareHoldsAcrossServers) {
 // Instances of one tenant created through two servers at once — with a new data disk through one
 // (its tenant locked, then the ports' lock row), with SSH keys but no disk through the other
 // (which took the ports' lock row, then its tenant for the job it starts, before the fix): every
-// create answers 201 at once; none waits a second for PostgreSQL's deadlock check to fail it (503).
+// create answers 201; none is failed by PostgreSQL's deadlock check (503).
 TEST(PostgresRaces, InstancesWithAndWithoutDisksThroughTwoServersNeverDeadlock) {
   auto db = PgTestDatabase::create();
   ASSERT_TRUE(db) << db.error().message;
@@ -188,12 +188,11 @@ TEST(PostgresRaces, InstancesWithAndWithoutDisksThroughTwoServersNeverDeadlock) 
   at_once(a, b, 12, [&](const ServerProcess& s, int i) {
     const bool disk = &s == &a;
     const std::string name = std::string(disk ? "d" : "k") + std::to_string(i);
-    const auto t0 = std::chrono::steady_clock::now();
     Resp r = s.admin("POST", "/api/v1/instances", box(name, disk));
-    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
     std::lock_guard lock(mu);
+    // A deadlock is answered 503 once PostgreSQL's check picks this transaction as its victim
+    // (no time bound here: a loaded machine is slow without any deadlock).
     if (r.status != 201) failures.push_back(name + ": " + r.describe());
-    else if (took > 900) failures.push_back(name + " took " + std::to_string(took) + " ms (a deadlock check?)");
   });
   for (const std::string& f : failures) ADD_FAILURE() << f;
   EXPECT_EQ(a.admin("GET", "/api/v1/instances?limit=1000").body["items"].size(), 24u);
@@ -223,7 +222,7 @@ TEST(PostgresRaces, ABudgetWrittenThroughAFollowerHoldsAtOnceAndIsDelivered) {
   EXPECT_TRUE(warned) << created.describe();
   EXPECT_TRUE(leader.admin("GET", "/api/v1/projects/frozen/quota").body.at("budget_hold").is_object())
       << "the hold is in the store: the leader's scheduler sees it";
-  for (int i = 0; i < 250 && sink.bodies().empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (int i = 0; i < 1500 && sink.bodies().empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ASSERT_EQ(sink.bodies().size(), 1u) << "the follower delivers the alert its write raised, once";
   EXPECT_EQ(json::parse(sink.bodies()[0])["kind"], "budget_breach");
 }

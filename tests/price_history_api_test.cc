@@ -50,14 +50,16 @@ TEST(PriceHistory, UsageIsRatedByTheSheetInForceWhenItHappened) {
   EXPECT_EQ(s.admin("GET", path + "/history").body["items"].size(), 1u);
 
   json j = job_doc("vision", "train");
-  j["expected_duration_seconds"] = 5;
+  j["expected_duration_seconds"] = 3600;  // ended by a cancel once the price has changed under it
   const std::string job = expect_2xx(s.admin("POST", "/api/v1/jobs", j), "job").body.at("id");
   wait_for(s, "/api/v1/jobs/" + job, [](const json& x) { return x["status"]["state"] == "running"; });
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   json dearer = relabel;
   dearer["prices"]["on_demand"] = "25.00";
   expect_2xx(s.admin("PUT", path, dearer), "price change");
-  wait_for(s, "/api/v1/jobs/" + job, [](const json& x) { return x["status"]["state"] == "succeeded"; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  expect_2xx(s.admin("POST", "/api/v1/jobs/" + job + "/cancel", json::object()), "cancel");
+  wait_for(s, "/api/v1/jobs/" + job, [](const json& x) { return x["status"]["state"] == "cancelled"; });
 
   const json hist = s.admin("GET", path + "/history").body;
   ASSERT_EQ(hist["items"].size(), 2u) << hist.dump();

@@ -135,7 +135,7 @@ void ServerProcess::start() {
   std::string line;
   // A demo that replays past days (--demo-days) commits thousands of steps before it listens.
   const bool replay = std::find(extra_args_.begin(), extra_args_.end(), "--demo-days") != extra_args_.end();
-  const int wait_s = replay ? 300 : 10;
+  const int wait_s = replay ? 300 : 30;  // generous: a loaded machine starts servers late
   auto deadline = Clock::now() + std::chrono::seconds(wait_s);
   bool got_line = false, eof = false;
   while (!got_line && !eof) {
@@ -197,7 +197,8 @@ static int wait_exit(pid_t pid, std::chrono::milliseconds timeout) {
 void ServerProcess::stop() {
   if (!running()) return;
   ::kill(pid_, SIGTERM);
-  int st = wait_exit(pid_, std::chrono::seconds(10));
+  // The server's drain takes up to 10 s itself: 30 s before calling it hung.
+  int st = wait_exit(pid_, std::chrono::seconds(30));
   if (st == -2) {  // hung on shutdown: record it as a failure and clean up
     ::kill(pid_, SIGKILL);
     ::waitpid(pid_, &st, 0);
@@ -385,7 +386,8 @@ std::vector<std::string> list_ids(const ServerProcess& s, const std::string& pat
 json wait_for(const ServerProcess& s, const std::string& path, const std::function<bool(const json&)>& pred,
               int seconds) {
   json last;
-  for (int i = 0; i < seconds * 50; ++i) {
+  for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+       std::chrono::steady_clock::now() < until;) {
     Resp r = s.admin("GET", path);
     last = r.body;
     if (r.status == 200 && pred(last)) return last;

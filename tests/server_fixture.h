@@ -115,10 +115,11 @@ std::string acme_and_beta(const ServerProcess& s);  // CNY tenants, as offer_doc
 // with these commitments (none when empty).
 json acme_dc_contract(const json& commitments = json::array());
 
-// Polls GET path with the admin token until pred holds (`seconds` at most); returns the last body
-// (and records a test failure when it times out).
+// Polls GET path with the admin token until pred holds (`seconds` of wall time at most: generous,
+// since a loaded CI machine runs the server's loops late, and free when the test passes); returns
+// the last body (and records a test failure when it times out).
 json wait_for(const ServerProcess& s, const std::string& path, const std::function<bool(const json&)>& pred,
-              int seconds = 10);
+              int seconds = 30);
 
 // Reads an examples/*.yaml file as JSON.
 json example(const std::string& file);

@@ -251,7 +251,7 @@ TEST(UsageRollup, RawSamplesBecomeMinutesVisibleThroughGet) {
                {"job_samples", {job_sample(m0 + 1000, w.job_id, 3), job_sample(m0 + 2000, w.job_id, 4)}}};
   ASSERT_EQ(s.admin("POST", "/api/v1/usage", body).status, 201);
   Resp g;
-  for (int i = 0; i < 100; ++i) {
+  for (int i = 0; i < 300; ++i) {
     g = s.admin("GET", gpus_path("node-1", 0, m0, m0 + 120'000));
     if (g.status == 200 && g.body.at("points").size() == 2u &&
         g.body["points"][0].value("resolution", "") == "minute" &&
@@ -317,7 +317,7 @@ TEST(UsageDcgm, ScrapesTheExporterIntoGpuSamples) {
                      "--dcgm-interval-s", "1"});
     make_world(s);  // node-1 appears after the first scrapes, which fail until then
     Resp g0, g5, g2;
-    for (int i = 0; i < 100; ++i) {
+    for (int i = 0; i < 300; ++i) {
       g0 = s.admin("GET", gpus_path("node-1", 0, started - 60'000, now_ms() + 60'000));
       g5 = s.admin("GET", gpus_path("node-1", 5, started - 60'000, now_ms() + 60'000));
       g2 = s.admin("GET", gpus_path("node-1", 2, started - 60'000, now_ms() + 60'000));
@@ -410,7 +410,7 @@ TEST(UsageCrash, KillNineKeepsEveryAcknowledgedBatchExactlyOnce) {
       return;
     }
   });
-  for (int i = 0; i < 400 && acked < 20; ++i) std::this_thread::sleep_for(10ms);
+  for (int i = 0; i < 3000 && acked < 20; ++i) std::this_thread::sleep_for(10ms);
   going_away = true;
   s.kill9();
   writer.join();
