@@ -178,6 +178,19 @@ TEST(IssuedInvoices, AClosedMonthIsFrozenNumberedHashedAndCorrectedOnlyByCreditN
   EXPECT_NE(zh.text.find(inv["hash"].get<std::string>()), std::string::npos);
   Resp en = s.admin("GET", path + "/print");
   EXPECT_NE(en.text.find("Balance due"), std::string::npos);
+  // Its lines in the reader's language too: each description from its message, as the API gives
+  // it with ?lang=zh (the stored content, and so the hash, keeps the English).
+  const json line = inv["sections"][0]["lines"][0];
+  ASSERT_TRUE(line.contains("description_message")) << line.dump();
+  const json zh_line = s.req("GET", path + "?lang=zh", acme_viewer).body["sections"][0]["lines"][0];
+  EXPECT_NE(zh_line["description"], line["description"]) << zh_line.dump();
+  auto as_html = [](std::string t) {  // the page escapes what HTML would read
+    for (size_t p = 0; (p = t.find('\'', p)) != std::string::npos; p += 5) t.replace(p, 1, "&#39;");
+    return t;
+  };
+  EXPECT_NE(zh.text.find(as_html(zh_line["description"])), std::string::npos) << zh.text.substr(0, 3000);
+  EXPECT_NE(en.text.find(as_html(line["description"])), std::string::npos) << en.text.substr(0, 3000);
+  EXPECT_EQ(s.admin("GET", path + "/verify").body["verified"], true);
   EXPECT_NE(en.text.find("@page{size:A4"), std::string::npos);
   EXPECT_EQ(s.admin("GET", path + "/print?lang=fr").error_fields(), std::vector<std::string>{"lang"});
 }

@@ -17,7 +17,8 @@ struct Acc {
   __int128 base_num = 0;  // fee affected = base_num / base_den
   int64_t den = 1, base_den = 1;
   TimeMs from = INT64_MAX, to = INT64_MIN;
-  std::string project, job, offer, description;
+  std::string project, job, offer;
+  Message description;
   std::set<std::string> measurements;  // ids the credit rests on
 };
 
@@ -61,12 +62,12 @@ void emit(Ctx& c, const std::string& rule, const std::string& key, Acc& a) {
   l.from = a.from;
   l.to = a.to;
   l.amount_exact = Money(-credit, c.cur);
-  l.description = a.description;
+  describe_line(l, a.description);
   l.measurements.assign(a.measurements.begin(), a.measurements.end());
   c.book.add_direct(std::move(l));
 }
 
-void touch(Acc& a, const Allocation& al, TimeMs t0, TimeMs t1, std::string desc) {
+void touch(Acc& a, const Allocation& al, TimeMs t0, TimeMs t1, Message desc) {
   a.from = std::min(a.from, t0);
   a.to = std::max(a.to, t1);
   a.project = al.project;
@@ -105,9 +106,11 @@ void tflops_proportional(Ctx& c, int64_t floor) {
           x.base_den = kMilliMsPerGpuHour * n;
           if (!ms[i]->id.empty()) x.measurements.insert(ms[i]->id);
           touch(x, a, std::max(p.t0, ms[i]->at), std::min(p.t1, end),
-                "FP16 throughput below the contract's " + tflops_text(floor) + " TFLOPS per card (card " + part.node +
-                    "/" + std::to_string(g) + " measured " + tflops_text(ms[i]->fp16_tflops_x10) +
-                    "): the short cards' fee refunded in proportion, job " + a.job);
+                Message("invoice_line.sla_tflops")
+                    .arg("floor", tflops_text(floor))
+                    .arg("card", part.node + "/" + std::to_string(g))
+                    .arg("measured", tflops_text(ms[i]->fp16_tflops_x10))
+                    .arg("job", a.job));
         }
       }
   }
@@ -180,14 +183,19 @@ Status tflops_schedule(Ctx& c, int64_t floor) {
     x.from = m0;
     x.to = m1;
     x.measurements = std::move(used);
-    x.description = "Penalty schedule: mean FP16 of " + std::to_string(static_cast<int64_t>(count)) +
-                    " card benchmark(s) in " + format_rfc3339(m0).substr(0, 7) + " is " +
-                    format_scaled(static_cast<int64_t>((sum * 10) / count), 2) + " TFLOPS vs " + tflops_text(floor) +
-                    " promised: " + std::to_string(steps) + " step(s) of " + std::to_string(pen.step_pct_below_promise) +
-                    "% below → " + std::to_string(pct) + "% of " +
-                    (pen.base == PenaltyBase::kMonthFee
-                         ? std::string("the month's fee")
-                         : "the month's fee of the " + std::to_string(short_cards.size()) + " card(s) measured short");
+    x.description =
+        Message("invoice_line.sla_tflops_penalty")
+            .arg("count", std::to_string(static_cast<int64_t>(count)))
+            .arg("month", format_rfc3339(m0).substr(0, 7))
+            .arg("mean", format_scaled(static_cast<int64_t>((sum * 10) / count), 2))
+            .arg("floor", tflops_text(floor))
+            .arg("steps", std::to_string(steps))
+            .arg("step_pct", std::to_string(pen.step_pct_below_promise))
+            .arg("pct", std::to_string(pct))
+            .arg("base",
+                 pen.base == PenaltyBase::kMonthFee
+                     ? Message("invoice_line.penalty_base.month_fee")
+                     : Message("invoice_line.penalty_base.short_cards").arg("n", std::to_string(short_cards.size())));
     emit(c, "sla_tflops_penalty", format_rfc3339(m0).substr(0, 7), x);
   }
   return ok_status();
@@ -222,8 +230,12 @@ void nccl(Ctx& c, int64_t floor) {
       x.base_den = kMilliMsPerGpuHour * cards_of(a);
       if (!m.id.empty()) x.measurements.insert(m.id);
       touch(x, a, std::max(p.t0, m.from), std::min(p.t1, m.to),
-            "NCCL bus bandwidth below the contract's " + std::to_string(floor) + " GB/s (node " + m.node + " measured " +
-                std::to_string(m.busbw_gbps) + " GB/s): " + std::to_string(pct) + "% of those hours' fee, job " + a.job);
+            Message("invoice_line.sla_nccl")
+                .arg("floor", std::to_string(floor))
+                .arg("node", m.node)
+                .arg("measured", std::to_string(m.busbw_gbps))
+                .arg("pct", std::to_string(pct))
+                .arg("job", a.job));
     }
   }
   for (auto& [id, x] : acc) emit(c, "sla_nccl", id, x);
@@ -311,10 +323,15 @@ void outages(Ctx& c) {
       x.base_den = kMilliMsPerGpuHour * cards_of(a);
       x.measurements.insert(inc.id);
       touch(x, a, first, last,
-            "Outage " + inc.id + (inc.node.empty() ? "" : " on node " + inc.node) + " interrupted job " + a.job + " for " +
-                format_scaled(longest, 3) + " s" + (longest < t1 - t0 ? " not credited by an earlier incident" : "") +
-                (inc.reason.empty() ? "" : " (" + inc.reason + ")") + ": " + std::to_string(pct) +
-                "% of the interrupted time's fee");
+            Message("invoice_line.sla_outage")
+                .arg("id", inc.id)
+                .arg("node", inc.node.empty() ? verbatim("") : Message("invoice_line.on_node").arg("node", inc.node))
+                .arg("job", a.job)
+                .arg("seconds", format_scaled(longest, 3))
+                .arg("partly", longest < t1 - t0 ? Message("invoice_line.not_credited_earlier") : verbatim(""))
+                .arg("reason",
+                     inc.reason.empty() ? verbatim("") : Message("invoice_line.reason").arg("reason", inc.reason))
+                .arg("pct", std::to_string(pct)));
       emit(c, "sla_outage", inc.id + "/" + a.id, x);
     }
   }
@@ -336,8 +353,10 @@ Status exit_refund(Ctx& c) {
     x.from = e;
     x.to = cm.end;
     x.offer = cm.offer;
-    x.description = "Exit on " + format_rfc3339(e) + " with notice: prepaid commitment " + cm.id +
-                    " refunded for its unused " + format_scaled(cm.end - e, 3) + " s";
+    x.description = Message("invoice_line.exit_refund")
+                        .arg("at", format_rfc3339(e))
+                        .arg("id", cm.id)
+                        .arg("seconds", format_scaled(cm.end - e, 3));
     emit(c, "exit_refund", cm.id, x);
   }
   return ok_status();
@@ -362,10 +381,14 @@ void market_defaults(Ctx& c) {
       x.from = t0;
       x.to = t1;
       x.offer = cm.offer;
-      x.description = "Supplier did not deliver " + std::to_string(d.gpus) + " GPU(s) of market commitment " + cm.id +
-                      (cm.trade.empty() ? "" : " (trade " + cm.trade + ")") + " for " + format_scaled(t1 - t0, 3) +
-                      " s" + (d.reason.empty() ? "" : " (" + d.reason + ")") + ": their fee refunded and " +
-                      std::to_string(pct) + "% of it in compensation";
+      x.description =
+          Message("invoice_line.sla_market_default")
+              .arg("gpus", std::to_string(d.gpus))
+              .arg("id", cm.id)
+              .arg("trade", cm.trade.empty() ? verbatim("") : Message("invoice_line.in_trade").arg("trade", cm.trade))
+              .arg("seconds", format_scaled(t1 - t0, 3))
+              .arg("reason", d.reason.empty() ? verbatim("") : Message("invoice_line.reason").arg("reason", d.reason))
+              .arg("pct", std::to_string(pct));
       emit(c, "sla_market_default", cm.id + "/" + std::to_string(i), x);
     }
   }
@@ -386,9 +409,12 @@ void market_resales(Ctx& c) {
       a.from = t0;
       a.to = t1;
       a.offer = cm.offer;
-      a.description = "Resold " + std::to_string(x.gpus) + " GPU(s) of market commitment " + cm.id + " in trade " + x.trade +
-                      " at " + x.price_per_gpu_hour.amount_string() + " per GPU-hour for " + format_scaled(t1 - t0, 3) +
-                      " s: the proceeds";
+      a.description = Message("invoice_line.market_resale")
+                          .arg("gpus", std::to_string(x.gpus))
+                          .arg("id", cm.id)
+                          .arg("trade", x.trade)
+                          .arg("price", x.price_per_gpu_hour.amount_string())
+                          .arg("seconds", format_scaled(t1 - t0, 3));
       emit(c, "market_resale", cm.id + "/resale/" + std::to_string(i), a);
     }
 }

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "billing/rating_impl.h"
+#include "core/message.h"
 
 namespace gpurent::billing_detail {
 
@@ -24,12 +25,15 @@ Status rate_commitments(Ctx& c) {
     const Offer& o = offer_in_force(c.in, cm.offer, cm.start);  // a commitment keeps the price it was made at
     auto price = commitment_price(o, cm);
     if (!price) return price.error();
-    const std::string what =
-        cm.price ? "Market commitment " + cm.id + (cm.trade.empty() ? "" : " (trade " + cm.trade + ")") + ": " +
-                       std::to_string(cm.gpus) + " GPU(s) from " + format_rfc3339(cm.start) + " to " +
-                       format_rfc3339(cm.end) + " on offer " + o.name + " at the trade price"
-                 : "Reserved commitment " + cm.id + ": " + std::to_string(cm.gpus) + " GPU(s) × " +
-                       std::to_string(cm.term_months) + "-month term on offer " + o.name;
+    Message what(cm.price
+                     ? (cm.trade.empty() ? "invoice_line.market_commitment" : "invoice_line.market_commitment.trade")
+                     : "invoice_line.reserved_commitment");
+    what.arg("id", cm.id).arg("gpus", std::to_string(cm.gpus)).arg("offer", o.name);
+    if (!cm.price)
+      what.arg("months", std::to_string(cm.term_months));
+    else
+      what.arg("from", format_rfc3339(cm.start)).arg("to", format_rfc3339(cm.end));
+    if (cm.price && !cm.trade.empty()) what.arg("trade", cm.trade);
     const char* rule = cm.price ? "market_commitment" : "reserved_commitment";
     const TimeMs t0 = std::max(cm.start, c.in.from), t1 = std::min(commitment_end(c, cm), c.in.to);
     if (t0 < t1) {
@@ -38,20 +42,20 @@ Status rate_commitments(Ctx& c) {
       const int64_t share = div_round_half_even(*price * milli_ms, kMilliMsPerGpuHour, &overflow);
       if (overflow)
         return Error::make(Code::kInvalid, Message("rating.amount_overflow").arg("rule", rule).arg("allocation", cm.id));
-      c.shares.push_back({cm.id, o.name, what, t0, t1, cm.gpus, *price, cm.prepaid, Money(share, c.cur)});
+      c.shares.push_back({cm.id, o.name, render_en(what), t0, t1, cm.gpus, *price, cm.prepaid, Money(share, c.cur)});
     }
     if (cm.prepaid) {
       // A term that starts at or after an effective exit is never delivered: never charged.
       if (cm.start >= c.in.from && cm.start < c.in.to && !(c.exit && cm.start >= *c.exit))
         c.book.add({1, "", "", cm.id, o.name, "reserved", "reserved_prepaid", *price, "", cm.id},
                    static_cast<__int128>(cm.gpus) * 1000 * (cm.end - cm.start), cm.start, cm.end, kMilliMsPerGpuHour, 6,
-                   "GPU-second", "GPU-hour", what + ", the whole term prepaid");
+                   "GPU-second", "GPU-hour", Message("invoice_line.prepaid_term").arg("what", std::move(what)));
       continue;
     }
     if (t0 < t1)
       c.book.add({1, "", "", cm.id, o.name, "reserved", rule, *price, "", cm.id},
                  static_cast<__int128>(cm.gpus) * 1000 * (t1 - t0), t0, t1, kMilliMsPerGpuHour, 6, "GPU-second",
-                 "GPU-hour", what + ", billed whether used or not");
+                 "GPU-hour", Message("invoice_line.used_or_not").arg("what", std::move(what)));
   }
   return ok_status();
 }
@@ -60,13 +64,22 @@ namespace {
 
 std::string month_label(TimeMs t) { return format_rfc3339(month_start(t)).substr(0, 7); }
 
+// What a fee's rule charges for, as a noun starting its lines' descriptions.
+Message noun_of(const std::string& rule) {
+  if (rule == "storage_io") return Message("invoice_line.noun.storage_io");
+  if (rule == "egress") return Message("invoice_line.noun.egress");
+  if (rule == "image_storage") return Message("invoice_line.noun.image_storage");
+  if (rule == "artifact_storage") return Message("invoice_line.noun.artifact_storage");
+  return Message("invoice_line.noun.volume_storage");
+}
+
 // One volume fee of offer `name` (fee_of picks storage I/O or egress from a version): records of
 // its allocations, each priced by the offer version in force at its time, the month's free
 // allowance (of that version) used first come first served, counted from the month's start even
 // when the period starts later. Records are summed per (month, allocation, price) — or per (UTC day,
 // allocation, price) with lines_per_day — before they reach the line book.
 void volume_fee(Ctx& c, const std::map<std::string, const Allocation*>& allocs, const std::string& name,
-                const std::optional<VolumeFee>& (*fee_of)(const Offer&), const char* rule, const char* what,
+                const std::optional<VolumeFee>& (*fee_of)(const Offer&), const char* rule,
                 int64_t VolumeUsage::*bytes_of) {
   struct Rec {
     TimeMs at;
@@ -115,15 +128,18 @@ void volume_fee(Ctx& c, const std::map<std::string, const Allocation*>& allocs, 
     const auto& [start, alloc, price] = key;
     const Allocation& a = *allocs.at(alloc);
     const std::string label = c.in.lines_per_day ? format_rfc3339(start).substr(0, 10) : month_label(start);
-    const std::string base = std::string(what) + " of job " + a.job + " on offer " + name +
-                             (c.in.lines_per_day ? " on " : " in ") + label;
+    const Message base = Message(c.in.lines_per_day ? "invoice_line.volume_fee.day" : "invoice_line.volume_fee.month")
+                             .arg("what", noun_of(rule))
+                             .arg("job", a.job)
+                             .arg("offer", name)
+                             .arg("period", label);
     if (s.free > 0)
       c.book.add({2, a.project, a.job, a.id, name, "", std::string(rule) + "_free", 0, label}, s.free, s.from, s.to,
                  kBytesPerGb, 9, "GB", "GB",
-                 base + ", inside the free allowance of " + std::to_string(s.free_gb) + " GB per month");
+                 Message("invoice_line.free_per_month").arg("what", base).arg("gb", std::to_string(s.free_gb)));
     if (s.charged > 0)
       c.book.add({2, a.project, a.job, a.id, name, "", rule, price, label}, s.charged, s.from, s.to, kBytesPerGb, 9,
-                 "GB", "GB", base + ", beyond the free allowance");
+                 "GB", "GB", Message("invoice_line.beyond_free").arg("what", base));
   }
 }
 
@@ -143,8 +159,8 @@ Status rate_volumes(Ctx& c) {
   std::map<std::string, const Allocation*> allocs;
   for (const auto& a : c.in.allocations) allocs[a.id] = &a;
   for (const auto& [name, o] : c.in.offers) {
-    volume_fee(c, allocs, name, storage_io_of, "storage_io", "Storage I/O", &VolumeUsage::storage_io_bytes);
-    volume_fee(c, allocs, name, egress_of, "egress", "Egress", &VolumeUsage::egress_bytes);
+    volume_fee(c, allocs, name, storage_io_of, "storage_io", &VolumeUsage::storage_io_bytes);
+    volume_fee(c, allocs, name, egress_of, "egress", &VolumeUsage::egress_bytes);
   }
   return ok_status();
 }
@@ -152,9 +168,9 @@ Status rate_volumes(Ctx& c) {
 // Images (or artifacts) kept for an offer's nodes: bytes × time per item, offer and calendar month,
 // at the fee's price per GB-month (730 h) of the offer version in force. At every moment the free
 // allowance (free_gb) covers the items kept longest first (then by id); the rest is charged.
-// `rule` is the line's rule (and rule + "_free"), `noun` starts its description.
+// `rule` is the line's rule (and rule + "_free"); the description starts with invoice_line.noun.<rule>.
 static Status rate_kept(Ctx& c, const std::vector<StoredImage>& items, std::optional<StorageFee> OfferFees::*fee_of,
-                        const std::string& rule, const std::string& noun) {
+                        const std::string& rule) {
   for (const auto& [name, o] : c.in.offers) {
     std::vector<const StoredImage*> imgs;
     for (const auto& im : items)
@@ -182,16 +198,20 @@ static Status rate_kept(Ctx& c, const std::vector<StoredImage>& items, std::opti
         const __int128 free_part = std::min<__int128>(left, im->bytes);
         left -= free_part;
         const std::string key = label + " " + im->id + " " + std::to_string(im->bytes);  // a grown volume: a line per size
-        const std::string base = noun + " " + im->image + " (" + std::to_string(im->bytes) + " bytes) kept on offer " +
-                                 o.name + " in " + label;
+        const Message base = Message("invoice_line.kept")
+                                 .arg("what", noun_of(rule))
+                                 .arg("name", im->image)
+                                 .arg("bytes", std::to_string(im->bytes))
+                                 .arg("offer", o.name)
+                                 .arg("month", label);
         if (free_part > 0)
-          c.book.add({2, "", "", "", o.name, "", rule + "_free", 0, key},
-                     free_part * (t1 - t0), t0, t1, den, 12, "GB-second", "GB-month (730 h)",
-                     base + ", inside the free allowance of " + std::to_string(fee.free_gb) + " GB");
+          c.book.add({2, "", "", "", o.name, "", rule + "_free", 0, key}, free_part * (t1 - t0), t0, t1, den, 12,
+                     "GB-second", "GB-month (730 h)",
+                     Message("invoice_line.free").arg("what", base).arg("gb", std::to_string(fee.free_gb)));
         if (im->bytes > free_part)
           c.book.add({2, "", "", "", o.name, "", rule, fee.per_gb_month.micros(), key},
                      (im->bytes - free_part) * (t1 - t0), t0, t1, den, 12, "GB-second", "GB-month (730 h)",
-                     base + ", beyond the free allowance");
+                     Message("invoice_line.beyond_free").arg("what", base));
       }
     }
   }
@@ -199,9 +219,9 @@ static Status rate_kept(Ctx& c, const std::vector<StoredImage>& items, std::opti
 }
 
 Status rate_images(Ctx& c) {
-  if (auto s = rate_kept(c, c.in.images, &OfferFees::image_storage, "image_storage", "Image"); !s) return s;
-  if (auto s = rate_kept(c, c.in.artifacts, &OfferFees::artifact_storage, "artifact_storage", "Artifact"); !s) return s;
-  return rate_kept(c, c.in.volumes, &OfferFees::volume_storage, "volume_storage", "Volume");
+  if (auto s = rate_kept(c, c.in.images, &OfferFees::image_storage, "image_storage"); !s) return s;
+  if (auto s = rate_kept(c, c.in.artifacts, &OfferFees::artifact_storage, "artifact_storage"); !s) return s;
+  return rate_kept(c, c.in.volumes, &OfferFees::volume_storage, "volume_storage");
 }
 
 Status rate_served(Ctx& c) {
@@ -209,17 +229,20 @@ Status rate_served(Ctx& c) {
     if (t.at < c.in.from || t.at >= c.in.to) continue;
     const Offer& o = offer_in_force(c.in, t.offer, t.at);
     const ServedModel& m = served(o, t.model);
-    const std::string base = " tokens of " + t.model + " on offer " + o.name;
     if (t.input_tokens > 0)
-      c.book.add({0, t.project, "", "", o.name, "per_token", "tokens_input", m.per_million_input_tokens->micros(), t.model},
-                 t.input_tokens, t.at, t.at, kTokensPerPrice, 0, "token", "1M tokens", "Input" + base);
+      c.book.add(
+          {0, t.project, "", "", o.name, "per_token", "tokens_input", m.per_million_input_tokens->micros(), t.model},
+          t.input_tokens, t.at, t.at, kTokensPerPrice, 0, "token", "1M tokens",
+          Message("invoice_line.tokens_input").arg("model", t.model).arg("offer", o.name));
     if (t.output_tokens > 0)
-      c.book.add({0, t.project, "", "", o.name, "per_token", "tokens_output", m.per_million_output_tokens->micros(), t.model},
-                 t.output_tokens, t.at, t.at, kTokensPerPrice, 0, "token", "1M tokens", "Output" + base);
+      c.book.add(
+          {0, t.project, "", "", o.name, "per_token", "tokens_output", m.per_million_output_tokens->micros(), t.model},
+          t.output_tokens, t.at, t.at, kTokensPerPrice, 0, "token", "1M tokens",
+          Message("invoice_line.tokens_output").arg("model", t.model).arg("offer", o.name));
     if (t.requests > 0)
       c.book.add({0, t.project, "", "", o.name, "per_request", "requests", m.per_million_requests->micros(), t.model},
                  t.requests, t.at, t.at, kTokensPerPrice, 0, "request", "1M requests",
-                 "Requests to " + t.model + " on offer " + o.name);
+                 Message("invoice_line.requests").arg("model", t.model).arg("offer", o.name));
   }
   for (const auto& q : c.in.qps) {
     const TimeMs from = std::max(q.from, c.in.from), to = std::min(q.to, c.in.to);
@@ -227,8 +250,8 @@ Status rate_served(Ctx& c) {
       const Offer& o = offer_in_force(c.in, q.offer, t0);
       const ServedModel& m = served(o, q.model);
       c.book.add({0, q.project, "", "", o.name, "per_qps", "qps_month", m.per_qps_month->micros(), q.model},
-                 static_cast<__int128>(q.qps) * (t1 - t0), t0, t1, kMsPerQpsMonth, 3, "QPS-second",
-                 "QPS-month (730 h)", "Provisioned QPS capacity of " + q.model + " on offer " + o.name);
+                 static_cast<__int128>(q.qps) * (t1 - t0), t0, t1, kMsPerQpsMonth, 3, "QPS-second", "QPS-month (730 h)",
+                 Message("invoice_line.qps_month").arg("model", q.model).arg("offer", o.name));
     }
   }
   return ok_status();

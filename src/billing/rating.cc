@@ -5,6 +5,7 @@
 #include <set>
 
 #include "billing/rating_impl.h"
+#include "core/message.h"
 
 namespace gpurent {
 namespace {
@@ -112,22 +113,9 @@ namespace billing_detail {
 
 const char* mode_name(BillingMode m) { return enum_name(kBillingModeNames, m); }
 
-void LineBook::add(const Key& k, __int128 qty, TimeMs from, TimeMs to, int64_t den, int qty_scale,
-                   const std::string& unit, const std::string& price_unit, const std::string& description) {
-  auto [it, fresh] = acc_.try_emplace(k);
-  Acc& a = it->second;
-  if (fresh) {
-    a.from = from;
-    a.to = to;
-    a.den = den;
-    a.qty_scale = qty_scale;
-    a.unit = unit;
-    a.price_unit = price_unit;
-    a.description = description;
-  }
-  a.qty += qty;
-  a.from = std::min(a.from, from);
-  a.to = std::max(a.to, to);
+void describe_line(ChargeLine& l, Message m) {
+  l.description = render_en(m);
+  l.description_message = std::move(m);
 }
 
 void LineBook::add_direct(ChargeLine line) { direct_.push_back(std::move(line)); }
@@ -156,7 +144,7 @@ Result<std::vector<ChargeLine>> LineBook::finish(Currency c) const {
     l.from = a.from;
     l.to = a.to;
     l.amount_exact = Money(micros, c);
-    l.description = a.description;
+    describe_line(l, a.description);
     l.commitment = k.commitment;
     if (k.list_price != 0 && k.list_price != k.price) {
       l.list_unit_price = Money(k.list_price, c).amount_string();
@@ -385,7 +373,7 @@ Result<RatingResult> run(const RatingInput& in, bool with_credits) {
     cap.amount = cap.amount_exact;
     cap.covered_value = Money(0, c.cur);
     cap.list_amount = Money(0, c.cur);
-    cap.description = "SLA credits are capped at the period's charges (" + Money(charges, c.cur).to_string() + ")";
+    describe_line(cap, Message("invoice_line.credit_cap").arg("charges", Money(charges, c.cur).to_string()));
     credits += cap.amount.micros();
     r.lines.push_back(std::move(cap));
   }

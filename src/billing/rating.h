@@ -37,7 +37,8 @@ struct ChargeLine {
   TimeMs to = 0;
   Money amount_exact;        // micro-unit exact (negative for credits)
   Money amount;              // amount_exact rounded half to even to cents
-  std::string description;   // one sentence a finance reader understands
+  std::string description;   // one sentence a finance reader understands, in English
+  Message description_message;  // the same sentence as a code with arguments (any language)
   // reserved_covered lines only: the covered GPU time at its commitment's price, micro-exact (the
   // line's amount is 0: the commitment line bills it, to no project). The cost firewall's storage
   // I/O share counts it in the project's cost. Zero on other lines; not part of an invoice.

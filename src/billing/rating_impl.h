@@ -2,9 +2,11 @@
 // allocations, the line accumulator, and the part functions rating.cc calls in order.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "billing/rating.h"
@@ -50,13 +52,30 @@ class LineBook {
     TimeMs to = 0;
     int64_t den = 1;    // amount = price × qty / den
     int qty_scale = 0;  // displayed quantity = qty / 10^qty_scale
-    std::string unit, price_unit, description;
+    std::string unit, price_unit;
+    Message description;
     __int128 value = 0;  // covered_value × den (reserved_covered lines)
   };
 
-  // Adds qty to the line; the first add fixes den, scale, units and description.
+  // Adds qty to the line; the first add fixes den, scale, units and description. `describe` is the
+  // Message, or a callable making it: called only by the first add (most adds extend a line).
+  template <class Describe>
   void add(const Key& k, __int128 qty, TimeMs from, TimeMs to, int64_t den, int qty_scale, const std::string& unit,
-           const std::string& price_unit, const std::string& description);
+           const std::string& price_unit, Describe&& describe) {
+    auto [it, fresh] = acc_.try_emplace(k);
+    Acc& a = it->second;
+    if (fresh) {
+      Message m;
+      if constexpr (std::is_invocable_v<Describe>)
+        m = describe();
+      else
+        m = std::forward<Describe>(describe);
+      a = Acc{0, from, to, den, qty_scale, unit, price_unit, std::move(m), 0};
+    }
+    a.qty += qty;
+    a.from = std::min(a.from, from);
+    a.to = std::max(a.to, to);
+  }
   // A line whose amount is given exactly (credits, refunds).
   void add_direct(ChargeLine line);
   // Adds to the covered_value of a line already added (value in the line's den).
@@ -97,5 +116,7 @@ Result<Money> month_charges(const RatingInput& in, TimeMs from, TimeMs to);
 
 const char* mode_name(BillingMode m);
 std::string period_text(TimeMs from, TimeMs to);
+// Sets a line's description: the message, and its English rendering.
+void describe_line(ChargeLine& l, Message m);
 
 }  // namespace gpurent::billing_detail

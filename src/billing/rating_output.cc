@@ -4,6 +4,7 @@
 #include <map>
 
 #include "billing/rating_impl.h"
+#include "core/message.h"
 
 namespace gpurent {
 
@@ -26,6 +27,7 @@ json to_json(const ChargeLine& l) {
           {"amount", l.amount.amount_string()},
           {"amount_exact", l.amount_exact.amount_string()},
           {"description", l.description}};
+  if (!l.description_message.empty()) j["description_message"] = message_to_json(l.description_message);
   if (!l.measurements.empty()) j["measurements"] = l.measurements;
   if (!l.commitment.empty()) j["commitment"] = l.commitment;
   if (!l.list_unit_price.empty()) {

@@ -27,6 +27,17 @@ TEST_P(BillingScenario, Holds) {
   ASSERT_TRUE(r.ok()) << GetParam() << ": " << r.error().message;
   EXPECT_TRUE(r->rated.has_value() || r->failures.empty());
   for (const auto& f : r->failures) ADD_FAILURE() << GetParam() << " — " << r->description << "\n  " << f;
+  // Every line's description is a message of the catalogues: its English is the description, and
+  // in 简体中文 every part is translated and filled in.
+  if (r->rated)
+    for (const auto& l : r->rated->lines) {
+      EXPECT_EQ(render_en(l.description_message), l.description) << l.rule;
+      const std::string zh = render(l.description_message, "zh");
+      EXPECT_NE(zh, l.description) << l.rule;
+      EXPECT_EQ(zh.find("invoice_line."), std::string::npos) << l.rule << ": a code without a text: " << zh;
+      EXPECT_EQ(zh.find('{'), std::string::npos) << l.rule << ": a placeholder left: " << zh;
+      EXPECT_EQ(l.description.find('{'), std::string::npos) << l.rule << ": a placeholder left: " << l.description;
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Files, BillingScenario, ::testing::ValuesIn(testutil::yaml_files("tests/scenarios/billing")),

@@ -73,22 +73,33 @@ const char* rule_of(St st, BillingMode mode, const Offer& o) {
   return mode == BillingMode::kOnDemand ? "on_demand" : mode == BillingMode::kSpot ? "spot" : "reserved_overflow";
 }
 
-std::string describe(const std::string& rule, const Allocation& a, const Offer& o) {
-  const std::string who = "job " + a.job + " (allocation " + a.id + ") on offer " + o.name;
-  if (rule == "on_demand") return "On-demand GPU time, " + who;
-  if (rule == "spot") return "Spot GPU time at the market price, " + who;
-  if (rule == "reserved_overflow") return "GPU time beyond the reserved commitment, rated on-demand, " + who;
-  if (rule == "reserved_covered") return "GPU time covered by the reserved commitment (already billed), " + who;
+// "job J (allocation A) on offer O": the end of every usage line's description.
+Message who_of(const Allocation& a, const std::string& offer) {
+  return Message("invoice_line.who").arg("job", a.job).arg("allocation", a.id).arg("offer", offer);
+}
+
+// The line's description (a code of src/messages/<lang>.json; rating.cc renders the English).
+Message describe(const std::string& rule, const Allocation& a, const Offer& o) {
+  Message who = who_of(a, o.name);
   if (rule == "cold_start")
-    return std::string("Cold start billed from ") + enum_name(kBillingStarts, o.fees.billing_starts) +
-           " until ready, " + who;
-  if (rule == "idle_charged") return "Idle GPU time, charged in full under the offer's idle rule, " + who;
+    return Message("invoice_line.cold_start")
+        .arg("from", enum_name(kBillingStarts, o.fees.billing_starts))
+        .arg("who", std::move(who));
   if (rule == "idle_discount")
-    return "Idle GPU time at " + std::to_string(100 - *o.fees.idle->discount_pct) + "% of the price, " + who;
-  if (rule == "idle_stopped") return "Idle GPU time past the idle rule's window (stop: not charged; the job keeps its GPUs), " + who;
+    return Message("invoice_line.idle_discount")
+        .arg("pct", std::to_string(100 - *o.fees.idle->discount_pct))
+        .arg("who", std::move(who));
   if (rule == "min_increment")
-    return "Round-up to the minimum billing increment of " + std::to_string(o.min_increment_seconds) + " s, " + who;
-  return rule + ", " + who;
+    return Message("invoice_line.min_increment")
+        .arg("seconds", std::to_string(o.min_increment_seconds))
+        .arg("who", std::move(who));
+  if (rule == "on_demand") return Message("invoice_line.on_demand").arg("who", std::move(who));
+  if (rule == "spot") return Message("invoice_line.spot").arg("who", std::move(who));
+  if (rule == "reserved_overflow") return Message("invoice_line.reserved_overflow").arg("who", std::move(who));
+  if (rule == "reserved_covered") return Message("invoice_line.reserved_covered").arg("who", std::move(who));
+  if (rule == "idle_charged") return Message("invoice_line.idle_charged").arg("who", std::move(who));
+  if (rule == "idle_stopped") return Message("invoice_line.idle_stopped").arg("who", std::move(who));
+  return Message("invoice_line.other").arg("rule", rule).arg("who", std::move(who));
 }
 
 }  // namespace
@@ -206,15 +217,19 @@ void rate_cpu_only(Ctx& c, const Allocation& a, const std::vector<Span>& spans) 
     if (t0 >= t1 || s.st == St::kStopped) continue;
     for (auto [v0, v1] : version_cuts(c.in, a.offer, t0, t1)) {
       const Offer& v = offer_in_force(c.in, a.offer, v0);
-      const std::string who = "job " + a.job + " (allocation " + a.id + ") on offer " + v.name;
       if (v.prices.cpu_core_hour)
-        c.book.add({0, a.project, a.job, a.id, v.name, mode_name(a.mode), "cpu_time", v.prices.cpu_core_hour->micros(), ""},
-                   static_cast<__int128>(a.cpu_cores) * 1000 * (v1 - v0), v0, v1, kMilliMsPerGpuHour, 6, "core-second",
-                   "core-hour", "CPU time of a CPU-only run, " + std::to_string(a.cpu_cores) + " core(s), " + who);
+        c.book.add(
+            {0, a.project, a.job, a.id, v.name, mode_name(a.mode), "cpu_time", v.prices.cpu_core_hour->micros(), ""},
+            static_cast<__int128>(a.cpu_cores) * 1000 * (v1 - v0), v0, v1, kMilliMsPerGpuHour, 6, "core-second",
+            "core-hour",
+            Message("invoice_line.cpu_time").arg("cores", std::to_string(a.cpu_cores)).arg("who", who_of(a, v.name)));
       if (v.prices.memory_gib_hour && a.memory_gib > 0)
-        c.book.add({0, a.project, a.job, a.id, v.name, mode_name(a.mode), "memory_time", v.prices.memory_gib_hour->micros(), ""},
-                   static_cast<__int128>(a.memory_gib) * 1000 * (v1 - v0), v0, v1, kMilliMsPerGpuHour, 6, "GiB-second",
-                   "GiB-hour", "Memory of a CPU-only run, " + std::to_string(a.memory_gib) + " GiB, " + who);
+        c.book.add(
+            {0, a.project, a.job, a.id, v.name, mode_name(a.mode), "memory_time", v.prices.memory_gib_hour->micros(),
+             ""},
+            static_cast<__int128>(a.memory_gib) * 1000 * (v1 - v0), v0, v1, kMilliMsPerGpuHour, 6, "GiB-second",
+            "GiB-hour",
+            Message("invoice_line.memory_time").arg("gib", std::to_string(a.memory_gib)).arg("who", who_of(a, v.name)));
     }
   }
 }
@@ -303,7 +318,8 @@ Status rate_allocations(Ctx& c) {
       const LineBook::Key key{0,  p.alloc->project, p.alloc->job, p.alloc->id, o.name, mode, p.rule, p.billed_price, day,
                               p.commitment ? *p.commitment : std::string(), p.list_price};
       const __int128 qty = static_cast<__int128>(p.milli) * (t1 - t0);
-      c.book.add(key, qty, t0, t1, kMilliMsPerGpuHour, 6, "GPU-second", "GPU-hour", describe(p.rule, *p.alloc, o));
+      c.book.add(key, qty, t0, t1, kMilliMsPerGpuHour, 6, "GPU-second", "GPU-hour",
+                 [&] { return describe(p.rule, *p.alloc, o); });
       if (p.rule == "reserved_covered") c.book.add_value(key, qty * p.value_price);
     }
   }

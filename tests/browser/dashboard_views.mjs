@@ -454,9 +454,10 @@ export async function chineseDashboard(page, base, token) {
   const CJK = /[\u4e00-\u9fff]/;
   for (const [i, s] of invoice.json.sections.entries()) {
     const rows = await page.locator(`[data-testid="invoice-lines-${i}"] tbody tr`).evaluateAll((trs) =>
-      trs.map((tr) => ({ kind: tr.cells[0].textContent, rule: tr.cells[1].textContent, id: tr.cells[1].querySelector("[data-rule]")?.getAttribute("data-rule") })));
-    check(rows.length === s.lines.length && rows.every((r, j) => r.id === s.lines[j].rule && CJK.test(r.rule) && CJK.test(r.kind)),
-      `zh invoices: section ${s.contract}: all ${s.lines.length} lines' kinds and rules in Chinese (${rows.slice(0, 3).map((r) => `${r.kind} ${r.rule}`).join("、")}…)`);
+      trs.map((tr) => ({ kind: tr.cells[0].textContent, rule: tr.cells[1].textContent, id: tr.cells[1].querySelector("[data-rule]")?.getAttribute("data-rule"),
+        description: tr.cells[2].textContent })));
+    check(rows.length === s.lines.length && rows.every((r, j) => r.id === s.lines[j].rule && CJK.test(r.rule) && CJK.test(r.kind) && CJK.test(r.description)),
+      `zh invoices: section ${s.contract}: all ${s.lines.length} lines' kinds, rules and descriptions in Chinese (${rows.slice(0, 2).map((r) => `${r.kind} ${r.rule} ${r.description}`).join("、")}…)`);
   }
   const months = await page.locator('[data-testid="invoice-month-month"] option').allInnerTexts();
   const years = await page.locator('[data-testid="invoice-month-year"] option').allInnerTexts();

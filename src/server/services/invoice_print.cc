@@ -31,6 +31,14 @@ std::string esc(const std::string& s) {
 
 std::string str(const json& j, const char* k) { return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : ""; }
 
+// A line's description in `lang` (from its message; a line issued before lines carried one: its
+// English text).
+std::string line_description(const json& l, const std::string& lang) {
+  if (auto it = l.find("description_message"); it != l.end())
+    if (auto m = message_from_json(*it)) return render(*m, lang);
+  return str(l, "description");
+}
+
 }  // namespace
 
 std::string invoice_html(const json& inv, const std::vector<json>& credit_notes, const std::string& lang) {
@@ -63,9 +71,9 @@ std::string invoice_html(const json& inv, const std::vector<json>& credit_notes,
          t("invoice_print.description") + "</th><th class=\"n\">" + t("invoice_print.quantity") + "</th><th class=\"n\">" +
          t("invoice_print.unit_price") + "</th><th class=\"n\">" + t("invoice_print.amount") + "</th></tr>";
     for (const json& l : s.value("lines", json::array()))
-      h += "<tr><td>" + esc(str(l, "description")) + "</td><td class=\"n\">" + esc(str(l, "quantity")) + " " +
-           esc(str(l, "unit")) + "</td><td class=\"n\">" + esc(str(l, "unit_price")) + " / " + esc(str(l, "price_unit")) +
-           "</td><td class=\"n\">" + esc(str(l, "amount")) + "</td></tr>";
+      h += "<tr><td>" + esc(line_description(l, lang)) + "</td><td class=\"n\">" + esc(str(l, "quantity")) + " " +
+           esc(str(l, "unit")) + "</td><td class=\"n\">" + esc(str(l, "unit_price")) + " / " +
+           esc(str(l, "price_unit")) + "</td><td class=\"n\">" + esc(str(l, "amount")) + "</td></tr>";
     h += "</table>\n";
   }
   const json& tot = inv.contains("totals") ? inv["totals"] : json::object();
