@@ -155,7 +155,9 @@ TEST_F(IsolationTest, YamlAliasBombIsRefused) {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(r.status, 400) << r.describe();
   EXPECT_NE(r.body.value("detail", "").find("aliases"), std::string::npos) << r.describe();
-  EXPECT_LT(ms, 2000) << "refusing the body took " << ms << " ms";
+  // Expanding the aliases would take minutes and gigabytes; refusing them takes milliseconds (the
+  // bound is loose: a loaded machine is slow now and then).
+  EXPECT_LT(ms, 10000) << "refusing the body took " << ms << " ms";
   // Aliases that do not multiply the document are fine.
   Resp ok = s.raw("POST", "/api/v1/tokens", acme_admin, "user: &u acme-admin\nname: laptop\n", "application/yaml");
   EXPECT_EQ(ok.status, 201) << ok.describe();

@@ -476,7 +476,7 @@ TEST(Container, WaitsForAPublishedPortAnEarlierRunStillHolds) {
   r.ports = {{"127.0.0.1", port, 2222}};
   int64_t closed_at = 0;
   std::thread let_go([&, fd = fd] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    std::this_thread::sleep_for(std::chrono::milliseconds(4000));  // the script has started by then, even when loaded
     closed_at = epoch_ms();
     close(fd);
   });
