@@ -78,12 +78,25 @@ Message who_of(const Allocation& a, const std::string& offer) {
   return Message("invoice_line.who").arg("job", a.job).arg("allocation", a.id).arg("offer", offer);
 }
 
+// When an offer starts billing, as its cold-start lines name it.
+Message billing_start_message(BillingStart b) {
+  switch (b) {
+    case BillingStart::kApiCall:
+      return Message("invoice_line.billing_starts.api_call");
+    case BillingStart::kRunning:
+      return Message("invoice_line.billing_starts.running");
+    case BillingStart::kReady:
+      break;
+  }
+  return Message("invoice_line.billing_starts.ready");
+}
+
 // The line's description (a code of src/messages/<lang>.json; rating.cc renders the English).
 Message describe(const std::string& rule, const Allocation& a, const Offer& o) {
   Message who = who_of(a, o.name);
   if (rule == "cold_start")
     return Message("invoice_line.cold_start")
-        .arg("from", enum_name(kBillingStarts, o.fees.billing_starts))
+        .arg("from", billing_start_message(o.fees.billing_starts))
         .arg("who", std::move(who));
   if (rule == "idle_discount")
     return Message("invoice_line.idle_discount")

@@ -31,10 +31,11 @@ std::string esc(const std::string& s) {
 
 std::string str(const json& j, const char* k) { return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : ""; }
 
-// A line's description in `lang` (from its message; a line issued before lines carried one: its
+// A line's description in `lang`: in English the text as issued (and hashed); in another language
+// rendered from its message by the current catalogue (a line issued before lines carried one: its
 // English text).
 std::string line_description(const json& l, const std::string& lang) {
-  if (auto it = l.find("description_message"); it != l.end())
+  if (auto it = l.find("description_message"); lang != "en" && it != l.end())
     if (auto m = message_from_json(*it)) return render(*m, lang);
   return str(l, "description");
 }
