@@ -135,6 +135,7 @@ std::string local_run_wrapper(const std::string& run_dir, const std::string& nod
     << "  [ -n \"$killer\" ] && return 0\n"
     << "  [ -e ending ] || printf '%s\\n' \"$1\" > ending\n"
     << "  [ -z \"$child\" ] && return 0  # not started yet: stopped once it is, below\n"
+    << "  killer=pending  # a signal from here on finds it stopping\n"
     << "  kill -TERM \"$child\" 2>/dev/null\n"
     << "  after 60 kill -KILL \"$child\"; killer=$!\n"
     << "}\n"
@@ -145,6 +146,7 @@ std::string local_run_wrapper(const std::string& run_dir, const std::string& nod
     << "printf '%s %s\\n' \"$$\" \"$(date +%s%3N)\" > pid.tmp && mv pid.tmp pid\n"
     << "export GPURENT_RUN_ID=" << run_id << " GPURENT_RUN_NODE=" << shell_quote(node)
     << " GPURENT_RUN_GPUS=" << shell_quote(join_indices(gpus)) << "\n"
+    << "[ -e ending ] && finish 143  # cancelled while starting\n"
     << "bash " << shell_quote(run_dir + "/script.sh") << " >>" << shell_quote(output.empty() ? "/dev/null" : output)
     << " 2>&1 &\n"
     << "child=$!\n"
@@ -219,7 +221,10 @@ Status LocalRunner::cancel(int64_t id) {
   if (!fs::is_directory(dir)) return Error::make(Code::kNotFound, "no local run " + std::to_string(id));
   if (fs::exists(dir + "/exit")) return ok_status();
   auto pid_text = read_text(dir + "/pid");
-  if (!pid_text) return write_text(dir + "/ending", "cancelled\n");  // the wrapper stops at its start
+  // No pid yet: the wrapper reads `ending` before it starts the script and once more just after.
+  // (A wrapper past both checks when this lands runs on: the server cancels again every tick
+  // until the run is gone, and by then the pid file is there.)
+  if (!pid_text) return write_text(dir + "/ending", "cancelled\n");
   const int64_t pid = std::atoll(pid_text->c_str());
   if (wrapper_alive(pid, dir + "/run.sh") && ::kill(static_cast<pid_t>(pid), SIGTERM) != 0)
     return Error::make(Code::kUnavailable, "cannot stop local run " + std::to_string(id) + ": " + std::strerror(errno));
