@@ -19,6 +19,9 @@ work=$(mktemp -d)
 log="$out/device.txt"
 node=gpn1
 say() { echo "== $*" | tee -a "$log"; }
+# gpurent's binaries, with GPURENT_LIBS on their library path only (not python's or nvcc's).
+libs=${GPURENT_LIBS:+$GPURENT_LIBS:}${LD_LIBRARY_PATH:-}
+g() { LD_LIBRARY_PATH=$libs "$bin/$@"; }
 
 say "machine"
 { date -u; uname -a; nvidia-smi --query-gpu=index,name,uuid,driver_version,memory.total,clocks.max.sm,power.limit --format=csv
@@ -30,7 +33,7 @@ nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 ls -la "$work/gpurent-gpu-bench" >>"$log" 2>&1
 
 say "2. gpurent-accept --stages gpu,storage,network"
-"$bin/gpurent-accept" --node $node --stages gpu,storage,network --gpu-bench "$work/gpurent-gpu-bench" \
+g gpurent-accept --node $node --stages gpu,storage,network --gpu-bench "$work/gpurent-gpu-bench" \
   --storage-dir "$work" --out "$out/report.json" >"$out/accept.txt" 2>&1
 echo "exit $?" >>"$out/accept.txt"
 grep -v '^GPURENT-ACCEPTANCE-REPORT' "$out/accept.txt" >>"$log"
@@ -80,37 +83,39 @@ print(f"gpu_acceptance: bf16 {ours.get('bf16', 0):.1f} TFLOPS (baseline: cuBLAS 
 PY
 
 say "4. server, node, agent (NVML), acceptance run"
-export LD_LIBRARY_PATH=${GPURENT_LIBS:+$GPURENT_LIBS:}${LD_LIBRARY_PATH:-}
 port=18180
-"$bin/gpurent" serve --db "$work/g.db" --port $port --catalog data/gpu_catalog.yaml >"$work/serve.log" 2>&1 &
+env LD_LIBRARY_PATH="$libs" "$bin/gpurent" serve --db "$work/g.db" --port $port --catalog data/gpu_catalog.yaml >"$work/serve.log" 2>&1 &
 srv=$!
 for _ in $(seq 50); do grep -q listening "$work/serve.log" && break; sleep 0.2; done
 head -1 "$work/serve.log" >>"$log"
 export GPURENT_SERVER=http://127.0.0.1:$port GPURENT_TOKEN=$(cat "$work/g.db.admin-token" 2>/dev/null)
-uuid=$(nvidia-smi --query-gpu=uuid --format=csv,noheader 2>/dev/null | head -1)
-uuid=${uuid:-GPU-00000000-0000-4000-8000-00000000a200}
+# Every GPU of the machine, with its real UUID (the simulated source's one without a GPU).
+gpus=$(nvidia-smi --query-gpu=index,uuid --format=csv,noheader 2>/dev/null |
+  awk -F', ' '{printf "%s{\"index\":%s,\"uuid\":\"%s\",\"nvlink_domain\":\"nv0\",\"numa_node\":0,\"pcie_gen\":5}", NR > 1 ? "," : "", $1, $2}')
+gpus=${gpus:-'{"index":0,"uuid":"GPU-00000000-0000-4000-8000-00000000a200","nvlink_domain":"nv0","numa_node":0,"pcie_gen":5}'}
 driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
 driver=${driver:-580.0.0}
 case $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1) in
   *H100*) model=h100-sxm5-80gb ;;
-  *) model=h200-sxm-141gb ;;
+  *H200* | "") model=h200-sxm-141gb ;;
+  *) echo "this script registers H100 or H200 machines only" >>"$log"; model=unknown ;;
 esac
 {
   printf '{"name":"lab","region":"cn-east","country":"CN","sites":[{"name":"site-a","region":"cn-east","city":"Shanghai"}],"contact_email":"noc@lab.example.com"}' >"$work/sup.json"
-  printf '{"name":"%s","supplier":"lab","site":"site-a","region":"cn-east","gpu_model":"%s","gpus":[{"index":0,"uuid":"%s","nvlink_domain":"nv0","numa_node":0,"pcie_gen":5}],"cpu":{"model":"x86-64","cores":16,"sockets":1},"memory_gib":128,"numa_nodes":1,"software":{"driver":"%s","cuda":"13.0"},"state":"available"}' "$node" "$model" "$uuid" "$driver" >"$work/node.json"
-  "$bin/gpurent" suppliers create -f "$work/sup.json" -o json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get("id"), d.get("detail", ""))'
-  "$bin/gpurent" nodes create -f "$work/node.json" -o json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get("id"), d.get("detail", ""))'
+  printf '{"name":"%s","supplier":"lab","site":"site-a","region":"cn-east","gpu_model":"%s","gpus":[%s],"cpu":{"model":"x86-64","cores":16,"sockets":1},"memory_gib":128,"numa_nodes":1,"software":{"driver":"%s","cuda":"13.0"},"state":"available"}' "$node" "$model" "$gpus" "$driver" >"$work/node.json"
+  g gpurent suppliers create -f "$work/sup.json" -o json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get("id"), d.get("detail", ""))'
+  g gpurent nodes create -f "$work/node.json" -o json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get("id"), d.get("detail", ""))'
   from=$(date -u -d '-5 seconds' +%Y-%m-%dT%H:%M:%SZ)
-  timeout 60 "$bin/gpurent" agent --node $node ${GPURENT_AGENT_SOURCE:-} --count 2 --interval-s 1
+  timeout 60 env LD_LIBRARY_PATH="$libs" "$bin/gpurent" agent --node $node ${GPURENT_AGENT_SOURCE:-} --count 2 --interval-s 1
   echo "agent exit $?"
   to=$(date -u -d '+5 seconds' +%Y-%m-%dT%H:%M:%SZ)
   python3 -c 'import os,sys,urllib.request as u; print(u.urlopen(u.Request(os.environ["GPURENT_SERVER"] + sys.argv[1], headers={"Authorization": "Bearer " + os.environ["GPURENT_TOKEN"]})).read().decode())' \
     "/api/v1/usage/gpus?node=$node&gpu=0&from=$from&to=$to"
   python3 -c 'import json,sys; print(json.dumps({"report": json.load(open(sys.argv[1]))}))' "$out/report.json" >"$work/run.json"
-  "$bin/gpurent" acceptance-runs create -f "$work/run.json" -o json >"$out/acceptance-run.json"
+  g gpurent acceptance-runs create -f "$work/run.json" -o json >"$out/acceptance-run.json"
   echo "acceptance-runs create exit $?"
   python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(json.dumps({k: r.get(k) for k in ("id","node","gpus","measurements")})); [print(s.get("stage"), s.get("status"), json.dumps(s.get("figures"))) for s in r.get("stages", [])]' "$out/acceptance-run.json"
-  "$bin/gpurent" measurements list -o json | head -c 2000; echo
+  g gpurent measurements list -o json | head -c 2000; echo
 } >>"$log" 2>&1
 kill $srv; wait $srv 2>/dev/null
 cp "$work/serve.log" "$out/serve.log"

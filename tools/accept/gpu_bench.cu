@@ -1,6 +1,6 @@
 // gpurent-gpu-bench: the GPU stage of an acceptance run (docs/acceptance.md). For every visible
-// GPU it times, with CUDA events after 20 untimed warm-up calls (GEMM inputs are pseudo-random values
-// in [-1, 1), not zeros: a GEMM on zeros draws less power and reads faster than real work):
+// GPU it times, with CUDA events, after untimed warm-up calls (20 per GEMM, 2 per copy; GEMM inputs
+// are pseudo-random values in [-1, 1), not zeros, which can read faster than real work):
 //   dense GEMM on cuBLAS, m = n = k = 8192 (--size), FP16 and BF16 (cublasGemmEx, FP32
 //   accumulation) and FP8 E4M3 (cublasLtMatmul, BF16 output) on compute capability 8.9 and above;
 //   a device-to-device copy of 1 GiB (HBM bandwidth; the parser counts its bytes twice, read and
