@@ -133,9 +133,9 @@ std::string local_run_wrapper(const std::string& run_dir, const std::string& nod
     // stopping its container must not be sent into its trap over and over.
     << "stop() {  # SIGTERM to the script (its trap stops the container), SIGKILL a minute later\n"
     << "  [ -n \"$killer\" ] && return 0\n"
-    << "  [ -e ending ] || printf '%s\\n' \"$1\" > ending\n"
-    << "  [ -z \"$child\" ] && return 0  # not started yet: stopped once it is, below\n"
     << "  killer=pending  # a signal from here on finds it stopping\n"
+    << "  [ -e ending ] || printf '%s\\n' \"$1\" > ending\n"
+    << "  [ -z \"$child\" ] && { killer=''; return 0; }  # not started yet: stopped once it is, below\n"
     << "  kill -TERM \"$child\" 2>/dev/null\n"
     << "  after 60 kill -KILL \"$child\"; killer=$!\n"
     << "}\n"
@@ -153,6 +153,8 @@ std::string local_run_wrapper(const std::string& run_dir, const std::string& nod
     << "[ -e ending ] && stop \"$(cat ending)\"  # a signal that came before the script started\n";
   if (time_limit_s > 0) o << "after " << time_limit_s << " kill -USR1 $$; timer=$!\n";
   o << "while kill -0 \"$child\" 2>/dev/null; do wait \"$child\"; done\n"
+    // Ended: a signal from now on is not a cancel of it (and would start a killer nobody stops).
+    << "trap '' TERM INT USR1\n"
     << "wait \"$child\"; rc=$?\n"
     << "for p in $timer $killer; do kill \"$p\" 2>/dev/null; done\n"
     << "finish \"$rc\"\n";
