@@ -204,11 +204,13 @@ TEST(Hostile, HeadersThatNeverFinishAreCutAtTheHeaderDeadline) {
   // whole head cuts the connection, so a send fails long before 6 s of trickling end (the default
   // deadline, were the flag ignored, is 10 s).
   bool cut = false;
+  const auto t0 = SteadyClock::now();
   for (int i = 0; i < 20 && !cut; ++i) {
     std::this_thread::sleep_for(300ms);
     cut = !c.send("X");
   }
   EXPECT_TRUE(cut) << "6 s of trickled header bytes were all taken";
+  EXPECT_LT(SteadyClock::now() - t0, 9s) << "cut, but not before the 10-s default deadline could have";
   std::string got = c.read_for(3000ms);
   EXPECT_TRUE(got.empty()) << got;
   char b;
