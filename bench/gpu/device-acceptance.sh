@@ -19,8 +19,9 @@ work=$(mktemp -d)
 log="$out/device.txt"
 node=gpn1
 say() { echo "== $*" | tee -a "$log"; }
-# gpurent's binaries, with GPURENT_LIBS on their library path only (not python's or nvcc's).
-libs=${GPURENT_LIBS:+$GPURENT_LIBS:}${LD_LIBRARY_PATH:-}
+# gpurent's binaries, with GPURENT_LIBS on their library path (and the tools gpurent-accept starts:
+# harmless there), not python's or nvcc's.
+libs=${GPURENT_LIBS:-}${GPURENT_LIBS:+${LD_LIBRARY_PATH:+:}}${LD_LIBRARY_PATH:-}
 g() { LD_LIBRARY_PATH=$libs "$bin/$@"; }
 
 say "machine"
@@ -91,7 +92,8 @@ head -1 "$work/serve.log" >>"$log"
 export GPURENT_SERVER=http://127.0.0.1:$port GPURENT_TOKEN=$(cat "$work/g.db.admin-token" 2>/dev/null)
 # Every GPU of the machine, with its real UUID (the simulated source's one without a GPU).
 gpus=$(nvidia-smi --query-gpu=index,uuid --format=csv,noheader 2>/dev/null |
-  awk -F', ' '{printf "%s{\"index\":%s,\"uuid\":\"%s\",\"nvlink_domain\":\"nv0\",\"numa_node\":0,\"pcie_gen\":5}", NR > 1 ? "," : "", $1, $2}')
+  awk -F', ' '{printf "%s{\"index\":%s,\"uuid\":\"%s\",\"nvlink_domain\":\"nv0\",\"numa_node\":0,\"pcie_gen\":5}", (NR > 1 ? "," : ""), $1, $2}')
+[ -n "$gpus" ] || echo "no GPU listed by nvidia-smi: one simulated card registered" >>"$log"
 gpus=${gpus:-'{"index":0,"uuid":"GPU-00000000-0000-4000-8000-00000000a200","nvlink_domain":"nv0","numa_node":0,"pcie_gen":5}'}
 driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
 driver=${driver:-580.0.0}
