@@ -5,6 +5,7 @@
 
 #include "advisor/quotes.h"
 #include "advisor/quotes_internal.h"
+#include "billing/rating.h"
 #include "catalog/gpu_model.h"
 
 namespace gpurent {
@@ -12,19 +13,6 @@ namespace gpurent {
 using namespace quotes_internal;
 
 namespace {
-
-// How a billing start reads: the API's key in English ("api_call"), its name in other languages.
-Message start_message(BillingStart b) {
-  switch (b) {
-    case BillingStart::kApiCall:
-      return Message("advisor.quotes.billing_start.api_call");
-    case BillingStart::kRunning:
-      return Message("advisor.quotes.billing_start.running");
-    case BillingStart::kReady:
-      break;
-  }
-  return Message("advisor.quotes.billing_start.ready");
-}
 
 Message idle_rule_text(const Offer& o) {
   if (!o.fees.idle) return Message("advisor.quotes.idle_rule.none");
@@ -81,10 +69,10 @@ Message why(const std::string& key, const OfferQuote& x, const OfferQuote& b) {
         .arg("hours", comp_of(px, key).quantity);
   if (key == "cold_start")
     return Message("advisor.quotes.why.cold_start")
-        .arg("start", start_message(x.offer.fees.billing_starts))
+        .arg("start", billing_start_message(x.offer.fees.billing_starts))
         .arg("seconds", std::to_string(x.billed_cold_seconds))
         .arg("hours", comp_of(px, key).quantity)
-        .arg("other_start", start_message(b.offer.fees.billing_starts))
+        .arg("other_start", billing_start_message(b.offer.fees.billing_starts))
         .arg("other_seconds", std::to_string(b.billed_cold_seconds))
         .arg("other_hours", comp_of(pb, key).quantity);
   if (key == "idle")

@@ -109,6 +109,20 @@ std::string format_scaled(__int128 v, int scale) {
   return out;
 }
 
+// When an offer starts billing: the API's key in English ("api_call"), its name in other languages
+// (a cold start's invoice line and the quote advisor's explanation say it so).
+Message billing_start_message(BillingStart b) {
+  switch (b) {
+    case BillingStart::kApiCall:
+      return Message("advisor.quotes.billing_start.api_call");
+    case BillingStart::kRunning:
+      return Message("advisor.quotes.billing_start.running");
+    case BillingStart::kReady:
+      break;
+  }
+  return Message("advisor.quotes.billing_start.ready");
+}
+
 namespace billing_detail {
 
 const char* mode_name(BillingMode m) { return enum_name(kBillingModeNames, m); }

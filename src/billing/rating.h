@@ -85,6 +85,10 @@ struct RatingResult {
 // Errors name the offending item ("allocations[2].offer: unknown offer 'h100-x'").
 Result<RatingResult> rate(const RatingInput& in);
 
+// When an offer starts billing, as a message: the API's key in English ("api_call"), its name in
+// other languages.
+Message billing_start_message(BillingStart b);
+
 // Quantity helpers shared by the engine's parts and tests.
 // "123.456789": v / 10^scale, trailing zeros trimmed (no decimal point for whole numbers).
 std::string format_scaled(__int128 v, int scale);

@@ -78,19 +78,6 @@ Message who_of(const Allocation& a, const std::string& offer) {
   return Message("invoice_line.who").arg("job", a.job).arg("allocation", a.id).arg("offer", offer);
 }
 
-// When an offer starts billing, as its cold-start lines name it (the quote advisor's words for it).
-Message billing_start_message(BillingStart b) {
-  switch (b) {
-    case BillingStart::kApiCall:
-      return Message("advisor.quotes.billing_start.api_call");
-    case BillingStart::kRunning:
-      return Message("advisor.quotes.billing_start.running");
-    case BillingStart::kReady:
-      break;
-  }
-  return Message("advisor.quotes.billing_start.ready");
-}
-
 // The line's description (a code of src/messages/<lang>.json; rating.cc renders the English).
 Message describe(const std::string& rule, const Allocation& a, const Offer& o) {
   Message who = who_of(a, o.name);
