@@ -26,6 +26,27 @@ json without_write_stamps(json j) {
   return j;
 }
 
+// Follows a list's pages from `path` (which has a query): the ids in list order and each page's
+// size. Each next_after must be its page's last id; each answer at most `max_bytes` long.
+std::pair<std::vector<std::string>, std::vector<size_t>> page_through(const ServerProcess& s, const std::string& path,
+                                                                      size_t max_bytes = SIZE_MAX) {
+  std::vector<std::string> seen;
+  std::vector<size_t> sizes;
+  std::string after;
+  for (int page = 0; page < 10; ++page) {
+    Resp r = s.admin("GET", path + (after.empty() ? "" : "&after=" + after));
+    EXPECT_EQ(r.status, 200) << r.describe();
+    if (r.status != 200) break;
+    EXPECT_LT(r.body.dump().size(), max_bytes);
+    sizes.push_back(r.body.at("items").size());
+    for (const auto& it : r.body.at("items")) seen.push_back(it.at("id"));
+    if (r.body.at("next_after").is_null()) break;
+    after = r.body.at("next_after");
+    EXPECT_EQ(after, seen.back());
+  }
+  return {seen, sizes};
+}
+
 class CrudTest : public ::testing::Test {
  protected:
   ServerProcess s;
@@ -297,18 +318,7 @@ TEST_F(CrudTest, KeysetPagingVisitsEveryObjectOnce) {
     std::snprintf(name, sizeof name, "t-%02d", i);
     created.insert(id_of(expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc(name)), name)));
   }
-  std::vector<std::string> seen;
-  std::vector<size_t> page_sizes;
-  std::string after;
-  for (int page = 0; page < 10; ++page) {
-    Resp r = s.admin("GET", "/api/v1/tenants?limit=10" + (after.empty() ? "" : "&after=" + after));
-    ASSERT_EQ(r.status, 200) << r.describe();
-    page_sizes.push_back(r.body.at("items").size());
-    for (const auto& it : r.body.at("items")) seen.push_back(it.at("id"));
-    if (r.body.at("next_after").is_null()) break;
-    after = r.body.at("next_after");
-    EXPECT_EQ(after, seen.back());
-  }
+  auto [seen, page_sizes] = page_through(s, "/api/v1/tenants?limit=10");
   EXPECT_EQ(page_sizes, (std::vector<size_t>{10, 10, 5}));
   EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
   EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()), created);
@@ -323,6 +333,27 @@ TEST_F(CrudTest, KeysetPagingVisitsEveryObjectOnce) {
   }
   EXPECT_EQ(names(s.admin("GET", "/api/v1/tenants?name=t-07")), std::vector<std::string>{"t-07"});
   EXPECT_TRUE(s.admin("GET", "/api/v1/tenants?after=" + seen.back()).body.at("items").empty());
+}
+
+// `limit` bounds how many items a page holds, and about 8 MiB bounds how large: jobs of 120 KiB
+// each (env and command near their caps) end the page early, next_after says where to go on, and
+// following it visits every job once, in order.
+TEST_F(CrudTest, APageOfLargeRecordsEndsEarlyAndPagingStillVisitsEveryOne) {
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
+  expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
+  std::set<std::string> created;
+  for (int i = 0; i < 100; ++i) {
+    json j = job_doc("vision", "big-" + std::to_string(i));
+    j["env"] = {{"BLOB", std::string(60000, 'x')}};
+    j["command"] = {"sh", "-c", "true " + std::string(60000, 'y')};
+    created.insert(id_of(expect_2xx(s.admin("POST", "/api/v1/jobs", j), "job")));
+  }
+  auto [seen, page_sizes] = page_through(s, "/api/v1/jobs?limit=1000", size_t{9} << 20);
+  ASSERT_EQ(page_sizes.size(), 2u) << ::testing::PrintToString(page_sizes);  // 12 MiB: two pages
+  EXPECT_GT(page_sizes[0], 50u);
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  EXPECT_EQ(seen.size(), created.size());
+  EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()), created);
 }
 
 TEST_F(CrudTest, GetThenPutRoundTripsEveryKind) {

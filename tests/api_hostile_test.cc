@@ -426,6 +426,41 @@ TEST(Hostile, RateLimitsAnswer429WithRetryAfterAndShowInMetrics) {
   EXPECT_NE(m.text.find("gpurent_rate_limit_per_second{class=\"read\",scope=\"token\"} 5"), std::string::npos);
 }
 
+// A tenant admin can make users and tokens; their requests together draw on one tenant bucket, so
+// more tokens do not multiply what one tenant may send. Other tenants and operators keep theirs.
+TEST(Hostile, ATenantsTokensShareOneRateLimit) {
+  // 5 reads a second per token (bursts of 10), and the same for a tenant's tokens together.
+  ServerProcess s({"--rate-read", "5", "--rate-tenant-factor", "1", "--rate-address-factor", "100"});
+  for (const char* t : {"acme", "beta"}) expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc(t)), t);
+  std::vector<std::string> acme;
+  for (int i = 0; i < 4; ++i) acme.push_back(make_user_token(s, "dev" + std::to_string(i), "tenant_member", "acme"));
+  const std::string beta = make_user_token(s, "ops", "tenant_member", "beta");
+  int ok = 0, limited = 0;
+  Resp last;
+  // Round robin over four tokens: each token's own bucket stays more than half full when the
+  // tenant's (10) is empty. A loaded machine refills between slow requests, hence "until".
+  for (int i = 0; i < 400 && limited < 3; ++i) {
+    Resp r = s.req("GET", "/api/v1/projects", acme[i % acme.size()]);
+    if (r.status == 200) ++ok;
+    if (r.status == 429) {
+      ++limited;
+      last = r;
+    }
+  }
+  ASSERT_GT(limited, 0);
+  EXPECT_EQ(last.content_type, "application/problem+json");
+  EXPECT_EQ(last.body.value("status", 0), 429) << last.describe();
+  EXPECT_NE(last.body.value("detail", "").find("this tenant's users and tokens together"), std::string::npos)
+      << last.describe();
+  EXPECT_GT(last.headers.count("Retry-After"), 0u) << last.describe();
+  // Another tenant and the operator are not held by acme's bucket.
+  EXPECT_EQ(s.req("GET", "/api/v1/projects", beta).status, 200);
+  EXPECT_EQ(s.req("GET", "/api/v1/projects", s.admin_token()).status, 200);
+  Resp m = s.req("GET", "/metrics", "");
+  EXPECT_NE(m.text.find("gpurent_rate_limit_per_second{class=\"read\",scope=\"tenant\"} 5"), std::string::npos)
+      << m.text.substr(0, 3000);
+}
+
 TEST(Hostile, MetricsShowNoTenantDataWithoutAnOperatorToken) {
   ServerProcess s;
   expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");

@@ -66,6 +66,16 @@ TEST_F(ValidationTest, UnreadableBodiesAre400) {
   const std::string acme = s.admin("GET", "/api/v1/tenants/acme").body.value("id", "?");
   expect_problem(s.raw("PUT", "/api/v1/tenants/" + acme, s.admin_token(), "{oops", "application/json"), 400);
 
+  // A key given twice names its path; a YAML body of two documents is refused, not cut to one.
+  const std::string twice = tenant_doc("acme2").dump();
+  r = s.raw("POST", "/api/v1/tenants", s.admin_token(),
+            twice.substr(0, twice.size() - 1) + R"(, "owner": {"teams": [{"team": "a"}, {"team": "a", "team": "b"}]}})",
+            "application/json");
+  expect_problem(r, 400, "owner.teams[1].team");
+  r = s.raw("POST", "/api/v1/tenants", s.admin_token(), "name: acme2\n---\nname: acme3\n", "application/yaml");
+  expect_problem(r, 400);
+  EXPECT_NE(r.body.value("detail", "").find("more than one document"), std::string::npos) << r.describe();
+
   EXPECT_EQ(ids("tenants"), tenants);
   EXPECT_EQ(s.admin("GET", "/api/v1/tenants/acme").body.value("version", 0), 1);
 }
@@ -321,6 +331,51 @@ TEST_F(ValidationTest, UnknownQueryParametersAndBadLimitsAreNamed) {
             "未知的查询参数（允许：limit, after, name）");
   Resp ok = s.admin("GET", "/api/v1/jobs?state=pending&project=vision&limit=5");
   EXPECT_EQ(ok.status, 200) << ok.describe();
+  // Given twice, a parameter is refused: which of the two was meant is not known.
+  EXPECT_EQ(expect_problem(s.admin("GET", "/api/v1/tenants?limit=1&limit=1000"), 422, "limit"),
+            "may be given only once");
+}
+
+// The report, usage, metrics, dashboard and advisor routes refuse what they do not read too: a typo
+// (?formt=csv, ?tennant=acme, ?since=) would otherwise answer with the default — JSON instead of
+// CSV, the whole platform instead of one tenant, the last hour instead of the period asked for.
+TEST_F(ValidationTest, EveryReportRouteRefusesUnknownAndRepeatedQueryParameters) {
+  expect_2xx(s.admin("POST", "/api/v1/jobs", job_doc("vision", "j1")), "job");
+  const std::string m = "month=2026-11&tenant=acme";
+  struct Case {
+    const char* method;
+    std::string path;
+    const char* field;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"GET", "/api/v1/invoices?" + m + "&formt=csv", "formt"},
+           {"GET", "/api/v1/invoices?" + m + "&format=csv&format=json", "format"},
+           {"GET", "/api/v1/reports/reconciliation?" + m + "&format=csv", "format"},
+           {"GET", "/api/v1/usage/gpus?node=n1&gpu=0&since=2026-11-01T00:00:00Z", "since"},
+           {"GET", "/api/v1/usage/jobs?tenant=acme&since=2026-11-01T00:00:00Z", "since"},
+           {"GET", "/api/v1/jobs/j1/metrics?metric=loss", "metric"},
+           {"GET", "/api/v1/dashboard/utilization?tennant=acme", "tennant"},
+           {"GET", "/api/v1/dashboard/suppliers?tenant=acme", "tenant"},
+           {"GET", "/api/v1/dashboard/fragmentation?node=n1", "node"},
+           {"GET", "/api/v1/dashboard/costs?from=2026-11-01T00:00:00Z&from=2026-11-02T00:00:00Z", "from"},
+           {"POST", "/api/v1/advise/tco?gpus=8", "gpus"},
+           {"POST", "/api/v1/advise/suppliers?form=2026-11-01T00:00:00Z", "form"},
+       }) {
+    SCOPED_TRACE(c.path);
+    expect_problem(
+        s.admin(c.method, c.path, c.method == std::string("POST") ? std::optional<json>(json::object()) : std::nullopt),
+        422, c.field);
+  }
+  // A period needs both ends: the missing one is named, not "month".
+  expect_problem(s.admin("GET", "/api/v1/invoices?tenant=acme&from=2026-11-01T00:00:00Z"), 422, "to");
+  expect_problem(s.admin("GET", "/api/v1/invoices?tenant=acme&to=2026-11-01T00:00:00Z"), 422, "from");
+  // The supplier score reads every supplier's history over its period: at most 366 days of it.
+  expect_problem(s.admin("POST", "/api/v1/advise/suppliers?from=2020-01-01T00:00:00Z", json::object()), 422, "range");
+  // What the routes do read still works.
+  Resp csv = s.admin("GET", "/api/v1/invoices?" + m + "&format=csv");
+  EXPECT_EQ(csv.status, 200) << csv.describe();
+  Resp usage = s.admin("GET", "/api/v1/usage/jobs?tenant=acme&from=2026-11-01T00:00:00Z&to=2026-11-02T00:00:00Z");
+  EXPECT_EQ(usage.status, 200) << usage.describe();
 }
 
 }  // namespace

@@ -166,6 +166,8 @@ TEST_F(CliTest, ProcurementShowsTargetsAgainstAchievedSharesAndSetsTheSplit) {
   EXPECT_EQ(json::parse(api_.requests().back().body), json::parse(R"({"procurement_split":[]})"));
   EXPECT_EQ(run({"procurement", "acme", "--set", "huadong"}).rc, 2);
   EXPECT_EQ(run({"procurement", "acme", "--set", "huadong=6x"}).rc, 2);
+  EXPECT_EQ(run({"procurement", "acme", "--set", "huadong=0"}).rc, 2);  // the help says 1..1000
+  EXPECT_EQ(run({"procurement", "acme", "--set", "huadong=5000"}).rc, 2);
   EXPECT_EQ(run({"procurement", "acme", "--set", "a=1", "--clear"}).rc, 2);
 }
 
@@ -288,6 +290,25 @@ TEST_F(CliTest, MarketBuySellCancelAndReadABook) {
   EXPECT_EQ(run({"market", "sell", "--gpu-model", "h100", "--region", "r", "--from", "a", "--to", "b", "--currency", "EUR",
                  "--gpus", "1", "--price", "1"}).rc,
             2);  // not a currency
+  // The server names its fields; the CLI names the flags the user typed.
+  api_.on(
+      "POST /api/v1/market-orders",
+      {422, R"J({"title":"Unprocessable","status":422,"detail":"starts_at: must be a whole UTC hour (and 1 more)",)J"
+            R"J("errors":[{"field":"starts_at","reason":"must be a whole UTC hour"},)J"
+            R"J({"field":"price_per_gpu_hour","reason":"must be more than 0"}]})J"});
+  r = run({"market", "buy", "--gpu-model", "h100", "--region", "r", "--from", "2027-01-01T00:30:00Z", "--to", "E",
+           "--currency", "USD", "--gpus", "1", "--price", "0"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err,
+            "error: --from: must be a whole UTC hour (and 1 more)\n  --from: must be a whole UTC hour\n"
+            "  --price: must be more than 0\n");
+  // In Chinese the catalogue writes "field：reason" with a full-width colon.
+  api_.on("POST /api/v1/market-orders",
+          {422, R"J({"title":"Unprocessable","status":422,"detail":"starts_at：必须是 UTC 整点",)J"
+                R"J("errors":[{"field":"starts_at","reason":"必须是 UTC 整点"}]})J"});
+  r = run({"market", "buy", "--gpu-model", "h100", "--region", "r", "--from", "2027-01-01T00:30:00Z", "--to", "E",
+           "--currency", "USD", "--gpus", "1", "--price", "1"});
+  EXPECT_EQ(r.err.rfind("error: --from：必须是 UTC 整点\n", 0), 0u) << r.err;
   api_.on("POST /api/v1/market-orders/mko_1/cancel", {200, R"({"id":"mko_1","state":"cancelled","gpus":10,"filled_gpus":8})"});
   r = run({"market", "cancel", "mko_1"});
   EXPECT_EQ(r.out, "order mko_1: cancelled (filled 8 of 10 GPUs)\n");
@@ -646,6 +667,7 @@ TEST_F(CliTest, JobsListNewestFirstAndWatch) {
   size_t first = r.out.find("every 1s"), second = r.out.find("every 1s", first + 1);
   EXPECT_NE(second, std::string::npos) << r.out;
   EXPECT_EQ(run({"nodes", "list", "--watch"}).rc, 2);  // jobs only
+  EXPECT_EQ(run({"jobs", "list", "--interval", "5"}).rc, 2);  // without --watch it would be ignored
 }
 
 TEST_F(CliTest, HelpAllListsEveryLeafFlag) {
@@ -725,6 +747,24 @@ TEST_F(CliTest, ServeMapsEveryFlagOntoServerOptions) {
   EXPECT_EQ(served_->threads, 4);
   EXPECT_FALSE(served_->sync_full);
   EXPECT_EQ(served_->log_level, "debug");
+
+  // Flags of a mode the server does not run in are said, not ignored.
+  served_.reset();
+  r = run({"serve", "--slurm-conf", "/etc/slurm/slurm.conf"});  // --executor sim
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_FALSE(served_);
+  EXPECT_NE(r.err.find("--slurm-conf: is read only with --executor slurm (this server runs --executor sim)"),
+            std::string::npos)
+      << r.err;
+  r = run({"serve", "--executor", "slurm", "--local-gpus", "2"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--local-gpus: is read only with --executor local"), std::string::npos) << r.err;
+  EXPECT_EQ(run({"serve", "--demo-days", "2"}).rc, 2);  // without --demo
+  EXPECT_FALSE(served_);
+  r = run({"serve", "--executor", "slurm", "--slurm-conf", "s.conf", "--slurm-driver", "550.90.07"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  ASSERT_TRUE(served_);
+  EXPECT_EQ(served_->slurm_conf, "s.conf");
 }
 
 TEST_F(CliTest, ConfigFileSuppliesServerAndToken) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 #include "cli/output.h"
 #include "cli/version.h"
@@ -195,6 +196,27 @@ json problem_json(const ApiError& e) {
   }
   if (!e.hint.empty()) doc["hint"] = e.hint;
   return doc;
+}
+
+ApiError name_flags(ApiError e, std::initializer_list<std::pair<std::string_view, std::string_view>> field_flag) {
+  // The flag for `field` (itself or a path below it: "x[0].y", "x.y"), or nullopt.
+  auto flag_of = [&](std::string_view field) -> std::optional<std::string_view> {
+    for (const auto& [name, flag] : field_flag)
+      if (field.substr(0, name.size()) == name &&
+          (field.size() == name.size() || field[name.size()] == '[' || field[name.size()] == '.'))
+        return flag;
+    return std::nullopt;
+  };
+  for (auto& f : e.fields)
+    if (auto flag = flag_of(f.field)) f.field = std::string(*flag);
+  // "field: reason", or "field：reason" (the full-width colon of the zh catalogue).
+  for (const char* sep : {": ", "："})
+    if (const size_t colon = e.detail.find(sep); colon != std::string::npos)
+      if (auto flag = flag_of(std::string_view(e.detail).substr(0, colon))) {
+        e.detail = std::string(*flag) + e.detail.substr(colon);
+        break;
+      }
+  return e;
 }
 
 std::string render_api_error(const ApiError& e) {

@@ -4,6 +4,7 @@
 // One ApiClient holds one keep-alive connection; not thread-safe (the CLI is single-threaded).
 #pragma once
 
+#include <initializer_list>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -60,6 +61,11 @@ ApiError api_error_from_response(int status, std::string_view body);
 json problem_json(const ApiError& e);
 // "error: <detail>\n" then "  <field>: <reason>\n" per field error, then "hint: ...\n" if any.
 std::string render_api_error(const ApiError& e);
+// The error with the request's field names replaced by the flags the user typed ("starts_at" by
+// "--from"), in the field errors and at the start of the detail; a path below a named field
+// ("procurement_split[0].share_permille") becomes the flag. `field_flag` pairs (field, flag).
+// The problem document (-o json) keeps the server's names.
+ApiError name_flags(ApiError e, std::initializer_list<std::pair<std::string_view, std::string_view>> field_flag);
 
 // The value of a successful call or the ApiError of a failed one.
 template <class T>

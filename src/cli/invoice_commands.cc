@@ -243,7 +243,7 @@ void add_invoice_commands(CLI::App& app, CliContext& ctx) {
         const auto eq = kv.find('=');
         const std::string n = eq == std::string::npos ? "" : kv.substr(eq + 1);
         if (eq == std::string::npos || eq == 0 || n.empty() || n.size() > 4 ||
-            n.find_first_not_of("0123456789") != std::string::npos)
+            n.find_first_not_of("0123456789") != std::string::npos || std::stoll(n) < 1 || std::stoll(n) > 1000)
           return ctx.fail(Error::invalid("--set", "expected SUPPLIER=PERMILLE (an integer 1..1000), got " + kv), kExitUsage);
         split.push_back({{"supplier", kv.substr(0, eq)}, {"share_permille", std::stoll(n)}});
       }
@@ -255,7 +255,8 @@ void add_invoice_commands(CLI::App& app, CliContext& ctx) {
       if (!pr->to.empty()) q += std::string(q.empty() ? "" : "&") + "to=" + url_encode(pr->to);
       const std::string path = "/tenants" + seg(pr->tenant) + "/procurement" + (q.empty() ? "" : "?" + q);
       auto r = pr->clear || !pr->set.empty() ? c->put(path, json{{"procurement_split", split}}) : c->get(path);
-      if (!r) return ctx.fail(r.error());
+      if (!r)
+        return ctx.fail(name_flags(r.error(), {{"procurement_split", "--set"}, {"from", "--from"}, {"to", "--to"}}));
       return ctx.emit(*r, [&](std::ostream& out) {
         out << "tenant   " << r->value("tenant", "") << (r->value("split", false) ? "" : " (no procurement split)")
             << "\nwindow   " << r->value("from", "") << " .. " << r->value("to", "") << "\n\n";

@@ -76,7 +76,21 @@ void add_order_verb(CLI::App& market, CliContext& ctx, const char* side) {
       ApiClient* c = ctx.client(&rc);
       if (!c) return rc;
       auto r = c->post("/market-orders", body);
-      if (!r) return ctx.fail(r.error());
+      if (!r)
+        return ctx.fail(name_flags(r.error(), {{"starts_at", "--from"},
+                                               {"ends_at", "--to"},
+                                               {"price_per_gpu_hour", "--price"},
+                                               {"time_in_force", "--tif"},
+                                               {"gpu_model", "--gpu-model"},
+                                               {"region", "--region"},
+                                               {"currency", "--currency"},
+                                               {"gpus", "--gpus"},
+                                               {"nodes", "--nodes"},
+                                               {"node_gpus", "--node-gpus"},
+                                               {"all_or_none", "--all-or-none"},
+                                               {"idempotency_key", "--idempotency-key"},
+                                               {"tenant", "--tenant"},
+                                               {"supplier", "--supplier"}}));
       return ctx.emit(*r, [&](std::ostream& out) {
         out << "order " << printable(r->value("id", "")) << ": " << printable(r->value("state", "")) << ", filled "
             << r->value("filled_gpus", int64_t{0}) << " of " << r->value("gpus", int64_t{0}) << " GPUs";

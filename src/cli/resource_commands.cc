@@ -50,7 +50,8 @@ void add_list(CLI::App& noun, CliContext& ctx, const ResourceView& view) {
   if (view.kind == "jobs") {
     cmd->add_flag("--watch", opts->watch, "list again every --interval seconds until interrupted (or --count times)");
     cmd->add_option("--interval", opts->interval, "seconds between listings with --watch (1-3600, default 2)")
-        ->check(CLI::Range(1, 3600));
+        ->check(CLI::Range(1, 3600))
+        ->needs("--watch");
     cmd->add_option("--count", opts->count, "with --watch: stop after this many listings")
         ->check(CLI::Range(1, 1000000))
         ->needs("--watch");

@@ -52,12 +52,14 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
                   "in --state-dir when given, else <db>.admin-token for SQLite, var/gpurent.admin-token for PostgreSQL)");
   cmd->add_option("--data-dir", s.data_dir, "folder with the demo's price lists (default: found automatically)");
   cmd->add_option("--static-dir", s.static_dir, "serve the dashboard's built files from this folder");
-  cmd->add_flag("--demo", s.demo, "seed the demo world (suppliers, nodes, offers, tenants) into an empty database");
+  auto* demo =
+      cmd->add_flag("--demo", s.demo, "seed the demo world (suppliers, nodes, offers, tenants) into an empty database");
   cmd->add_option("--demo-days", s.demo_days,
                   "with --demo on an empty database: fast-forward this many past days of jobs, failures and "
                   "metering before listening (0: none)")
       ->check(CLI::Range(0, 31))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(demo);
   cmd->add_option("--demo-clock", s.demo_clock,
                   "stop the server's clock at this RFC 3339 instant (the demo replay ends there) and make ids reproducible: "
                   "repeatable runs, not production");
@@ -102,6 +104,10 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--rate-address-factor", s.rate_address_factor,
                   "a source address may send this many times a token's rates")
+      ->check(CLI::Range(int64_t{1}, int64_t{10000}))
+      ->capture_default_str();
+  cmd->add_option("--rate-tenant-factor", s.rate_tenant_factor,
+                  "a tenant's users and tokens together may send this many times a token's rates")
       ->check(CLI::Range(int64_t{1}, int64_t{10000}))
       ->capture_default_str();
   cmd->add_flag("--no-sync-full", o->no_sync_full,
@@ -155,27 +161,34 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
                   "machine, docs/containers.md)")
       ->check(CLI::IsMember({"sim", "slurm", "local"}))
       ->capture_default_str();
-  cmd->add_option("--slurm-conf", s.slurm_conf,
-                  "slurm.conf of the cluster (exported as SLURM_CONF to the Slurm tools)");
-  cmd->add_option("--slurm-partition", s.slurm_partition, "partition jobs are submitted to (default: the cluster's)");
-  cmd->add_option("--slurm-gres-type", s.slurm_gres_type, "GPU gres type, e.g. h100 for --gres=gpu:h100:N");
-  cmd->add_option("--slurm-supplier", s.slurm_supplier, "supplier (id or name) whose nodes the Slurm nodes are");
-  cmd->add_option("--slurm-gpu-model", s.slurm_gpu_model,
-                  "GPU catalog id of the Slurm nodes (for nodes created from sinfo)");
+  // A mode's flags, given with another mode: said, not silently ignored (checked in the callback).
+  std::vector<CLI::Option*> slurm_only, local_only;
+  auto mode_flag = [cmd](std::vector<CLI::Option*>& mode, const char* name, auto& value, const char* help) {
+    mode.push_back(cmd->add_option(name, value, help));
+    return mode.back();
+  };
+  mode_flag(slurm_only, "--slurm-conf", s.slurm_conf,
+            "slurm.conf of the cluster (exported as SLURM_CONF to the Slurm tools)");
+  mode_flag(slurm_only, "--slurm-partition", s.slurm_partition,
+            "partition jobs are submitted to (default: the cluster's)");
+  mode_flag(slurm_only, "--slurm-gres-type", s.slurm_gres_type, "GPU gres type, e.g. h100 for --gres=gpu:h100:N");
+  mode_flag(slurm_only, "--slurm-supplier", s.slurm_supplier, "supplier (id or name) whose nodes the Slurm nodes are");
+  mode_flag(slurm_only, "--slurm-gpu-model", s.slurm_gpu_model,
+            "GPU catalog id of the Slurm nodes (for nodes created from sinfo)");
   cmd->add_option("--job-output-dir,--slurm-output-dir", s.slurm_output_dir,
                   "folder for the jobs' output files (default: discarded; required by --executor local)");
-  cmd->add_option("--slurm-driver", s.slurm_driver, "NVIDIA driver version of the Slurm nodes, e.g. 550.90.07");
-  cmd->add_option("--slurm-cuda", s.slurm_cuda, "CUDA version of the Slurm nodes, e.g. 12.4");
-  cmd->add_option("--local-supplier", s.local_supplier,
-                  "supplier (id or name) this machine is a node of (--executor local)");
-  cmd->add_option("--local-node", s.local_node, "this machine's node name (default: its host name)");
-  cmd->add_option("--local-gpu-model", s.local_gpu_model, "GPU catalog id of this machine's GPUs");
-  cmd->add_option("--local-gpus", s.local_gpus,
-                  "GPUs on this machine (default: the GPU device files there are, --container-gpu-device from 0 up)")
+  mode_flag(slurm_only, "--slurm-driver", s.slurm_driver, "NVIDIA driver version of the Slurm nodes, e.g. 550.90.07");
+  mode_flag(slurm_only, "--slurm-cuda", s.slurm_cuda, "CUDA version of the Slurm nodes, e.g. 12.4");
+  mode_flag(local_only, "--local-supplier", s.local_supplier,
+            "supplier (id or name) this machine is a node of (--executor local)");
+  mode_flag(local_only, "--local-node", s.local_node, "this machine's node name (default: its host name)");
+  mode_flag(local_only, "--local-gpu-model", s.local_gpu_model, "GPU catalog id of this machine's GPUs");
+  mode_flag(local_only, "--local-gpus", s.local_gpus,
+            "GPUs on this machine (default: the GPU device files there are, --container-gpu-device from 0 up)")
       ->check(CLI::Range(int64_t{0}, int64_t{4096}));
-  cmd->add_option("--local-driver", s.local_driver, "NVIDIA driver version of this machine, e.g. 550.90.07");
-  cmd->add_option("--local-cuda", s.local_cuda, "CUDA version of this machine, e.g. 12.4");
-  cmd->add_option("--local-run-dir", s.local_run_dir, "folder of the local runs' state (default: <db>.runs)");
+  mode_flag(local_only, "--local-driver", s.local_driver, "NVIDIA driver version of this machine, e.g. 550.90.07");
+  mode_flag(local_only, "--local-cuda", s.local_cuda, "CUDA version of this machine, e.g. 12.4");
+  mode_flag(local_only, "--local-run-dir", s.local_run_dir, "folder of the local runs' state (default: <db>.runs)");
   cmd->add_flag("--containers", s.containers,
                "run every worker in a Podman container: the job's image, exactly its GPUs, limits, the tenant's "
                "network and volumes (docs/containers.md; needs --executor slurm or local)");
@@ -236,8 +249,15 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--log-level", s.log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();
-  cmd->callback([&ctx, o] {
-    ctx.action = [&ctx, o] {
+  cmd->callback([&ctx, o, slurm_only, local_only] {
+    ctx.action = [&ctx, o, slurm_only, local_only] {
+      for (const auto& [flags, mode] : {std::pair{&slurm_only, "slurm"}, std::pair{&local_only, "local"}})
+        for (const CLI::Option* opt : *flags)
+          if (opt->count() > 0 && o->server.executor != mode)
+            return ctx.fail(
+                Error::invalid(opt->get_name(), std::string("is read only with --executor ") + mode +
+                                                    " (this server runs --executor " + o->server.executor + ")"),
+                kExitUsage);
       o->server.sync_full = !o->no_sync_full;
       o->server.scheduler = !o->no_scheduler;
       o->server.rate_limits = !o->no_rate_limits;

@@ -319,7 +319,8 @@ void Fields::objects(const char* key, bool required, size_t max_items,
 }
 
 void Fields::finish() {
-  if (!obj_) return;
+  if (!obj_ || finished_) return;
+  finished_ = true;
   for (auto it = obj_->begin(); it != obj_->end(); ++it)
     if (!seen_.count(it.key())) errs_.add(path_of(it.key()), FieldReason{"field.unknown"});
 }

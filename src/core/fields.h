@@ -148,7 +148,8 @@ class Fields {
   // Raw access to an arbitrary JSON value (marked consumed).
   const json* raw(const char* key) { return take(key); }
 
-  // Reports keys that were never read or ignored.
+  // Reports keys that were never read or ignored; once (object() and objects() finish what they
+  // hand out, so a callback that finishes its own Fields too reports nothing twice).
   void finish();
 
  private:
@@ -158,6 +159,7 @@ class Fields {
   std::string path_;
   FieldErrors& errs_;
   std::set<std::string> seen_;
+  bool finished_ = false;
 };
 
 }  // namespace gpurent

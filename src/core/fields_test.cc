@@ -35,6 +35,27 @@ TEST(Fields, ReportsEveryBadFieldWithItsPath) {
   EXPECT_EQ(errs.to_error().code, Code::kInvalid);
 }
 
+// A callback that finishes the nested Fields it is handed (as many decoders do) does not report
+// its unknown keys a second time when object()/objects() finish it too.
+TEST(Fields, AnUnknownNestedKeyIsReportedOnce) {
+  json body = json::parse(R"({"constraints":{"gpu_modle":"h100"},"items":[{"n":1,"x":2}]})");
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  f.object("constraints", true, [](Fields& c) {
+    c.opt_str("gpu_model");
+    c.finish();
+  });
+  f.objects("items", true, 10, [](Fields& it, size_t) {
+    it.integer("n", 0, 5);
+    it.finish();
+  });
+  f.finish();
+  f.finish();
+  ASSERT_EQ(errs.list().size(), 2u) << errs.to_error().message;
+  EXPECT_EQ(errs.list()[0].field, "constraints.gpu_modle");
+  EXPECT_EQ(errs.list()[1].field, "items[0].x");
+}
+
 TEST(Fields, AcceptsGoodInput) {
   json body = json::parse(R"({"name":"vision","price":"3.20","color":"blue","at":"2026-11-29T00:00:00Z"})");
   FieldErrors errs;
@@ -85,6 +106,32 @@ TEST(YamlJson, RefusesScalarsThatDecodeToInvalidUtf8) {
   auto whole = yaml_to_json("a: \"caf\u00e9 \\xA0\"\n");  // escapes decode to valid UTF-8
   ASSERT_TRUE(whole.ok()) << whole.error().message;
   EXPECT_NO_THROW((void)whole->dump());
+}
+
+// Two documents in one text: refused naming where the second starts, where yaml-cpp's Load would
+// have read the first and dropped the second without a word (two jobs in one -f file, one made).
+// Empty documents around the one document (a leading or trailing ---) are nothing lost.
+TEST(YamlJson, ASecondDocumentIsRefusedNotDropped) {
+  auto two = yaml_to_json("name: a\ngpus: 1\n---\nname: b\ngpus: 2\n");
+  ASSERT_FALSE(two.ok()) << two->dump();
+  EXPECT_EQ(two.error().code, Code::kBadRequest);
+  EXPECT_EQ(two.error().detail.code, "yaml.several_documents");
+  EXPECT_NE(two.error().message.find("line 4"), std::string::npos) << two.error().message;
+  // The second document is refused even when it is malformed, never skipped unread.
+  EXPECT_FALSE(yaml_to_json("name: a\n---\nb: [1\n").ok());
+  auto framed = yaml_to_json("---\nname: a\n---\n");
+  ASSERT_TRUE(framed.ok()) << framed.error().message;
+  EXPECT_EQ((*framed)["name"], "a");
+  auto empty = yaml_to_json("");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->is_null());
+  // Documents are read one by one, 64 at most (yaml-cpp's LoadAll loops without end on some texts:
+  // fuzz/corpus/yaml_specs/regression-yaml-loadall-never-ends).
+  std::string many = "name: a\n";
+  for (int i = 0; i < 100; ++i) many += "---\n";
+  auto bounded = yaml_to_json(many);
+  ASSERT_FALSE(bounded.ok());
+  EXPECT_NE(bounded.error().message.find("more than 64 documents"), std::string::npos) << bounded.error().message;
 }
 
 TEST(YamlJson, MalformedYamlNamesTheLine) {

@@ -72,28 +72,75 @@ size_t first_invalid_utf8(std::string_view text) {
   return std::string_view::npos;
 }
 
+std::string utf8_prefix(const std::string& s, size_t max) {
+  if (s.size() <= max) return s;
+  size_t n = max;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n);
+}
+
 Result<nlohmann::json> parse_json_bounded(std::string_view text, const JsonLimits& limits) {
   if (json_nesting_depth(text, limits.max_depth) > limits.max_depth)
     return Error::make(Code::kBadRequest, Message("json.too_deep").arg("max", std::to_string(limits.max_depth)));
   try {
     // A key given twice in one object: one of the two would be dropped without a word (the
-    // parser keeps the last), and which one the writer meant is not known.
-    std::vector<std::set<std::string>> keys;  // per open object
-    std::optional<std::string> twice;
+    // parser keeps the last), and which one the writer meant is not known. The error names where:
+    // the path of the key in the field style of every other error ("workers[0].env.HOME").
+    struct Frame {
+      bool array = false;
+      size_t index = 0;  // an array's next element
+      std::string key;   // an object's current key
+      std::set<std::string> keys;
+    };
+    std::vector<Frame> frames;  // per open array or object
+    std::optional<std::string> twice, where;
+    auto element_done = [&] {
+      if (!frames.empty() && frames.back().array) ++frames.back().index;
+    };
+    auto path = [&] {
+      std::string out;
+      for (const Frame& f : frames) {
+        if (f.array) {
+          out += "[" + std::to_string(f.index) + "]";
+        } else {
+          if (!out.empty()) out += '.';
+          out += utf8_prefix(f.key, 128);
+        }
+        if (out.size() > 512) return utf8_prefix(out, 512) + "…";
+      }
+      return out;
+    };
     auto seen = [&](int, nlohmann::json::parse_event_t ev, nlohmann::json& parsed) {
       using E = nlohmann::json::parse_event_t;
-      if (ev == E::object_start) {
-        keys.emplace_back();
-      } else if (ev == E::object_end) {
-        if (!keys.empty()) keys.pop_back();
-      } else if (ev == E::key && !keys.empty() && parsed.is_string()) {
-        if (!keys.back().insert(parsed.get<std::string>()).second && !twice) twice = parsed.get<std::string>();
+      switch (ev) {
+        case E::object_start:
+        case E::array_start:
+          frames.push_back({ev == E::array_start, 0, {}, {}});
+          break;
+        case E::object_end:
+        case E::array_end:
+          if (!frames.empty()) frames.pop_back();
+          element_done();
+          break;
+        case E::key:
+          if (!frames.empty() && parsed.is_string()) {
+            Frame& f = frames.back();
+            f.key = parsed.get<std::string>();
+            if (!f.keys.insert(f.key).second && !twice) twice = f.key, where = path();
+          }
+          break;
+        case E::value:  // a scalar (objects and arrays end with their *_end event)
+          element_done();
+          break;
       }
       return true;
     };
     nlohmann::json out = nlohmann::json::parse(text, seen);
-    if (twice)
-      return Error::make(Code::kBadRequest, Message("json.duplicate_key").arg("key", verbatim(twice->substr(0, 128))));
+    if (twice) {
+      Error e = Error::invalid(*where, Message("json.duplicate_key").arg("key", verbatim(utf8_prefix(*twice, 128))));
+      e.code = Code::kBadRequest;  // like the rest of malformed JSON
+      return e;
+    }
     return out;
   } catch (const nlohmann::json::parse_error& e) {
     std::string what = e.what();

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 #include <string_view>
 
 #include "core/result.h"
@@ -26,6 +27,10 @@ int json_nesting_depth(std::string_view text, int stop_at);
 // JSON text is checked by its parser; YAML and other text that becomes JSON strings must be
 // checked here, since serialising a string that is not UTF-8 throws.
 size_t first_invalid_utf8(std::string_view text);
+
+// At most `max` bytes of the UTF-8 text `s`, cut before a character rather than inside one, so a
+// long value quoted in an error stays well-formed text.
+std::string utf8_prefix(const std::string& s, size_t max);
 
 // Parses `text` as JSON after checking its nesting. kBadRequest with the byte offset and the
 // reason on malformed JSON, too deep a nesting, or a number out of range (1e999).

@@ -61,9 +61,30 @@ TEST(JsonLimits, AKeyGivenTwiceInOneObjectIsRefused) {
   auto twice = parse_json_bounded(R"({"gpus": 1, "name": "a", "gpus": 8})");
   ASSERT_FALSE(twice.ok());
   EXPECT_EQ(twice.error().code, Code::kBadRequest);
-  EXPECT_EQ(twice.error().detail.code, "json.duplicate_key");
+  ASSERT_EQ(twice.error().fields.size(), 1u);
+  EXPECT_EQ(twice.error().fields[0].coded.code, "json.duplicate_key");
   EXPECT_NE(twice.error().message.find("\"gpus\""), std::string::npos) << twice.error().message;
-  EXPECT_FALSE(parse_json_bounded(R"({"a": {"x": 1, "y": {"x": 2, "x": 3}}})").ok());
+  EXPECT_EQ(twice.error().fields[0].field, "gpus");
+  // Nested: the error names the path, array elements by their index, in the field style of every
+  // other error, so the client knows which of many objects to fix.
+  auto nested = parse_json_bounded(R"({"a": {"x": 1, "y": {"x": 2, "x": 3}}})");
+  ASSERT_FALSE(nested.ok());
+  EXPECT_EQ(nested.error().fields.at(0).field, "a.y.x");
+  EXPECT_EQ(nested.error().message.rfind("a.y.x: the key \"x\" is given twice", 0), 0u) << nested.error().message;
+  auto in_array =
+      parse_json_bounded(R"({"workers": [{"env": {}}, [1, [2]], {"env": {"HOME": "/a", "X": 1, "HOME": "/b"}}]})");
+  ASSERT_FALSE(in_array.ok());
+  EXPECT_EQ(in_array.error().fields.at(0).field, "workers[2].env.HOME");
+  auto top_array = parse_json_bounded(R"([{"a": 1}, {"b": 1, "b": 2}])");
+  ASSERT_FALSE(top_array.ok());
+  EXPECT_EQ(top_array.error().fields.at(0).field, "[1].b");
+  // A long key of three-byte characters is quoted cut before a character, not inside one.
+  std::string han;
+  for (int i = 0; i < 100; ++i) han += "算";
+  auto long_key = parse_json_bounded("{\"" + han + "\": 1, \"" + han + "\": 2}");
+  ASSERT_FALSE(long_key.ok());
+  EXPECT_EQ(first_invalid_utf8(long_key.error().message), std::string_view::npos);
+  EXPECT_EQ(long_key.error().fields.at(0).field, han.substr(0, 126));
   EXPECT_TRUE(parse_json_bounded(R"({"a": {"x": 1}, "b": {"x": 2}, "x": [{"x": 1}, {"x": 2}]})").ok());
   auto yaml = yaml_to_json("name: job\ngpus: 1\nworkers: 2\ngpus: 8\n");
   ASSERT_FALSE(yaml.ok());

@@ -1,11 +1,13 @@
 #include "core/yaml_json.h"
 
-#include "core/json_limits.h"
-
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <regex>
+#include <sstream>
 #include <stdexcept>
+
+#include "core/json_limits.h"
 
 namespace gpurent {
 
@@ -57,7 +59,7 @@ static nlohmann::json convert(const YAML::Node& n, int depth) {
         // is not known, so the document is refused.
         if (obj.contains(key))
           throw YamlShapeError(Message("yaml.duplicate_key")
-                                   .arg("key", verbatim(key.substr(0, 128)))
+                                   .arg("key", verbatim(utf8_prefix(key, 128)))
                                    .arg("line", std::to_string(kv.first.Mark().line + 1)));
         obj[std::move(key)] = convert(kv.second, depth + 1);
       }
@@ -94,12 +96,59 @@ static Status check_yaml_expansion(const YAML::Node& root, const std::string& te
   return ok_status();
 }
 
+// Sees whether a YAML document holds anything (an empty one, or a lone ~, holds nothing) and
+// where it starts.
+class DocumentProbe : public YAML::EventHandler {
+ public:
+  bool content = false;
+  int line = 0;  // 1-based, of the document's first node
+
+  void OnDocumentStart(const YAML::Mark&) override { content = false; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { seen(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override { seen(m); }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    seen(m);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    seen(m);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void seen(const YAML::Mark& m) {
+    if (!content) line = m.line + 1;
+    content = true;
+  }
+};
+
+// Refuses a text whose second document holds something: YAML::Load reads the first and never
+// looks further, so a file of two jobs would create one and say nothing of the other. Empty
+// documents (a leading or trailing ---) are nothing lost. The parser is driven document by
+// document, at most 64 of them: YAML::LoadAll loops without end on some malformed texts
+// (fuzz_yaml_specs found one) and would hold a server thread and grow its memory.
+static Status check_one_document(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentProbe probe;
+  int with_content = 0;
+  for (int i = 0; i < 64; ++i) {
+    if (!parser.HandleNextDocument(probe)) return ok_status();
+    if (probe.content && ++with_content == 2)
+      return Error::make(Code::kBadRequest, Message("yaml.several_documents").arg("line", std::to_string(probe.line)));
+  }
+  return Error::make(Code::kBadRequest, Message("yaml.malformed").arg("detail", "more than 64 documents"));
+}
+
 Result<nlohmann::json> yaml_to_json(const std::string& text) {
   // JSON strings are UTF-8; a YAML text that is not would become strings nothing can serialise.
   if (size_t bad = first_invalid_utf8(text); bad != std::string_view::npos)
     return Error::make(Code::kBadRequest, Message("yaml.invalid_utf8").arg("byte", std::to_string(bad)));
   try {
-    YAML::Node root = YAML::Load(text);
+    const YAML::Node root = YAML::Load(text);
+    if (auto s = check_one_document(text); !s) return s.error();
     if (auto s = check_yaml_expansion(root, text); !s) return s.error();
     return convert(root, 0);
   } catch (const YAML::Exception& e) {

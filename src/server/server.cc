@@ -112,6 +112,10 @@ static HttpServerOptions http_options(const ServerOptions& o) {
   for (size_t i = 0; i < 3; ++i) {
     h.rate.per_token[i] = {per_token[i], 2 * per_token[i]};
     h.rate.per_address[i] = {per_token[i] * o.rate_address_factor, 2 * per_token[i] * o.rate_address_factor};
+    // Checked by the routes (routing.cc), which do not know --no-rate-limits: off means unlimited.
+    h.rate.per_tenant[i] = o.rate_limits
+                               ? RateRule{per_token[i] * o.rate_tenant_factor, 2 * per_token[i] * o.rate_tenant_factor}
+                               : RateRule{};
   }
   h.tls_cert_file = o.tls_cert;
   h.tls_key_file = o.tls_key;

@@ -52,6 +52,7 @@ struct ServerOptions {
   // bucket holds twice as many (the burst).
   int64_t rate_read = 1000, rate_write = 200, rate_ingest = 100;
   int64_t rate_address_factor = 5;    // a source address gets this many times a token's rates
+  int64_t rate_tenant_factor = 5;     // a tenant's users and tokens together: this many times a token's
   bool sync_full = true;              // fsync every commit
   std::string log_level = "info";     // trace|debug|info|warn|error
   // Scheduler (docs/scheduler.md): the control loop admits and places pending jobs every tick;

@@ -149,7 +149,10 @@ Result<std::vector<TracePod>> read_trace_pods(std::istream& in, const std::strin
         if (auto s = read_int(v, 0, field, source, r.line, col); !s) return s.error();
     if (k > 0) {
       p.pod.num_gpu = static_cast<int32_t>(k);
-      p.pod.gpu_milli = static_cast<int32_t>(std::clamp<int64_t>(g, 0, kGpuMilli));
+      if (g < 1 || g > kGpuMilli)
+        return at(source, r.line, "gpu_milli",
+                  "a pod with num_gpu > 0 needs a share of 1 to 1000, got " + std::to_string(g));
+      p.pod.gpu_milli = static_cast<int32_t>(g);
       p.pod.gpu_spec = t->cell(r, "gpu_spec");
       if (k > 1 && p.pod.gpu_milli > 0 && p.pod.gpu_milli < kGpuMilli)
         return at(source, r.line, "gpu_milli", "a pod with num_gpu > 1 must use whole GPUs (1000)");

@@ -38,8 +38,10 @@ struct TracePod {
 Result<std::vector<TraceNode>> read_trace_nodes(std::istream& in, const std::string& source);
 Result<std::vector<TraceNode>> read_trace_nodes_file(const std::string& path);
 // Columns name, cpu_milli, memory_mib, num_gpu, gpu_milli and optionally gpu_spec (multigpu20 has
-// none: every spec is then empty). For k>0, g is clamped to
-// [0,1000]; for k=0, g and gpu_spec are dropped (protocol §2).
+// none: every spec is then empty). For k>0, g must be 1..1000: the reference simulator clamps it
+// to [0,1000] (protocol §2), but no published pod list has a value outside 1..1000 for a GPU pod,
+// so one that does is a broken file and is refused naming the line. For k=0, g and gpu_spec are
+// dropped (protocol §2).
 Result<std::vector<TracePod>> read_trace_pods(std::istream& in, const std::string& source);
 Result<std::vector<TracePod>> read_trace_pods_file(const std::string& path);
 

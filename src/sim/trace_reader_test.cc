@@ -18,19 +18,37 @@ TEST(TraceReader, NodesByHeaderName) {
   EXPECT_EQ((*r)[1].model, "V100");
 }
 
-TEST(TraceReader, PodsClampAndDropSpecForCpuOnly) {
+TEST(TraceReader, PodsKeepSharesAndDropSpecForCpuOnly) {
   std::istringstream in(
       "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos\n"
-      "p0,1000,2048,1,1500,V100|T4,LS\n"
+      "p0,1000,2048,1,1000,V100|T4,LS\n"
       "p1,1000,2048,0,300,T4,BE\n"
       "p2,1000,2048,2,1000,,LS\n");
   auto r = read_trace_pods(in, "pods.csv");
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ((*r)[0].pod.gpu_milli, 1000);  // clamped
+  EXPECT_EQ((*r)[0].pod.gpu_milli, 1000);
   EXPECT_EQ((*r)[0].pod.gpu_spec, "V100|T4");
   EXPECT_EQ((*r)[1].pod.gpu_milli, 0);  // CPU-only: g and spec dropped
   EXPECT_EQ((*r)[1].pod.gpu_spec, "");
   EXPECT_EQ((*r)[2].pod.gpu_demand(), 2000);
+}
+
+TEST(TraceReader, ASharePastOneGpuOrOfNothingIsRefusedNotClamped) {
+  // More than a whole GPU per card, a negative share, or a GPU pod with no share: the line is
+  // wrong, and a clamp would replay a different pod than the trace names.
+  const std::string why = "pods.csv:2: column gpu_milli: a pod with num_gpu > 0 needs a share of 1 to 1000, got ";
+  for (auto [row, reason] : {std::pair{"p0,1000,2048,1,1500", why + "1500"}, std::pair{"p0,1000,2048,1,-5", why + "-5"},
+                             std::pair{"p0,1000,2048,2,0", why + "0"}}) {
+    std::istringstream in(std::string("name,cpu_milli,memory_mib,num_gpu,gpu_milli\n") + row + "\n");
+    auto r = read_trace_pods(in, "pods.csv");
+    ASSERT_FALSE(r.ok()) << row;
+    EXPECT_EQ(r.error().message, reason);
+  }
+  // A CPU-only pod's share is dropped whatever it says (protocol §2).
+  std::istringstream cpu("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,2048,0,1500\n");
+  auto r = read_trace_pods(cpu, "pods.csv");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ((*r)[0].pod.gpu_milli, 0);
 }
 
 TEST(TraceReader, GpuSpecColumnIsOptional) {

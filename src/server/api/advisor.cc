@@ -381,6 +381,10 @@ Result<json> suppliers(App& app, json body, const httplib::Request& req) {
   // dashboard's supplier health reads them.
   to = std::min(to, now);
   if (to <= from) return Error::invalid("from", Message("api.params.before_now"));
+  // Every supplier's failures and measurements over the period are read: bounded like the
+  // dashboard's supplier health.
+  if (to - from > 366 * kMsPerDay)
+    return Error::invalid("range", Message("api.dashboard.range_days").arg("days", "366"));
   auto known = load_supplier_candidates(app.store, app.catalog, from, to);
   if (!known) return known.error();
   size_t max_suppliers = 50;
@@ -553,6 +557,9 @@ void register_advisor_routes(App& app, Router& srv) {
   for (const std::string& calc : calcs) {
     route(app, srv, "POST", "/api/v1/advise/" + calc, "advise_" + calc,
           [&app, calc](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+            // Only the supplier score reads the query (its period); the rest read the body.
+            if (auto st = calc == "suppliers" ? only_params(req, {"from", "to"}) : only_params(req, {}); !st)
+              return send_problem(res, st.error(), req.path);
             auto body = parse_body(req);
             if (!body) return send_problem(res, body.error(), req.path);
             Result<json> out = Error::make(Code::kInternal, "unknown calculator");

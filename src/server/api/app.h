@@ -25,8 +25,9 @@ class MarketBooks;
 struct App : ServiceContext {
   std::map<std::string, KindSpec>& kinds;  // filled by register_crud
   // The HTTP front's counters and limits, for /metrics; null where routes run without it (tests).
+  // The limiter also holds the per-tenant buckets that routes check once a token is authenticated.
   const HttpStats* http_stats = nullptr;
-  const RateLimiter* rate_limiter = nullptr;
+  RateLimiter* rate_limiter = nullptr;
   // Several servers on one PostgreSQL database: this one's view of the leader lease (/readyz); null
   // on SQLite, where the one server does everything.
   const LeaderLease* leader = nullptr;

@@ -11,12 +11,9 @@ namespace {
 Status check_catalog_params(const httplib::Request& req) {
   const std::map<std::string, std::vector<std::string>> allowed = {{"vendor", enum_names(kVendorNames)},
                                                                    {"form_factor", enum_names(kFormFactorNames)}};
-  for (const auto& [k, v] : req.params) {
-    auto it = allowed.find(k);
-    if (it == allowed.end())
-      return Error::invalid(k, Message("api.params.unknown").arg("allowed", "vendor, form_factor"));
-    if (auto st = check_one_of(k, v, it->second); !st) return st;
-  }
+  if (auto st = only_params(req, {"vendor", "form_factor"}); !st) return st;
+  for (const auto& [k, v] : req.params)
+    if (auto st = check_one_of(k, v, allowed.at(k)); !st) return st;
   return ok_status();
 }
 

@@ -16,16 +16,6 @@ std::optional<std::string> param(const httplib::Request& req, const char* name) 
   return req.get_param_value(name);
 }
 
-Status only_params(const httplib::Request& req, const std::vector<std::string>& allowed) {
-  for (const auto& [k, v] : req.params)
-    if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
-      std::string list;
-      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      return Error::invalid(k, Message("api.params.unknown").arg("allowed", list));
-    }
-  return ok_status();
-}
-
 // Narrows `tenants` to the project `ref` names (an id, or a name within the tenants in scope);
 // returns its id. Not found (or out of scope) is 404; a name several tenants use is 422.
 Result<std::string> narrow_to_project(App& app, const Principal& p, const std::string& ref,

@@ -81,6 +81,7 @@ Status time_and_supplier(App& app, const httplib::Request& req, const Principal&
 }
 
 Result<UtilizationScope> utilization_scope(App& app, const httplib::Request& req, const Principal& p) {
+  if (auto st = only_params(req, {"from", "to", "supplier", "node", "tenant", "project"}); !st) return st.error();
   UtilizationScope s;
   if (auto st = time_and_supplier(app, req, p, kMsPerHour, 31, s); !st) return st.error();
   const Scope view = view_scope(p);
@@ -112,6 +113,7 @@ Result<UtilizationScope> utilization_scope(App& app, const httplib::Request& req
 }
 
 Result<SupplierHealthScope> supplier_health_scope(App& app, const httplib::Request& req, const Principal& p) {
+  if (auto st = only_params(req, {"from", "to", "supplier"}); !st) return st.error();
   SupplierHealthScope s;
   if (auto st = time_and_supplier(app, req, p, kMsPerDay, 366, s); !st) return st.error();
   return s;
@@ -136,6 +138,7 @@ void register_dashboard_usage_routes(App& app, Router& srv) {
                 res,
                 Error::make(Code::kForbidden, Message("api.dashboard.fragmentation_operators").arg("role", role_name(p.role))),
                 req.path);
+          if (auto st = only_params(req, {}); !st) return send_problem(res, st.error(), req.path);
           auto out = fragmentation_report(app.store, app.catalog);
           if (!out) return send_problem(res, out.error(), req.path);
           send_json(res, 200, *out);

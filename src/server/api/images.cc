@@ -161,9 +161,7 @@ void upload_archive(App& app, const httplib::Request& req, httplib::Response& re
 void list_images(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
   auto pp = page_params(req);
   if (!pp) return send_problem(res, pp.error(), req.path);
-  for (const auto& [k, v] : req.params)
-    if (k != "limit" && k != "after")
-      return send_problem(res, Error::invalid(k, Message("api.params.unknown").arg("allowed", "limit, after")), req.path);
+  if (auto st = only_params(req, {"limit", "after"}); !st) return send_problem(res, st.error(), req.path);
   json items = json::array(), next = nullptr;
   ListQuery q{"images", {}, pp->after, 1000};
   while (items.size() < static_cast<size_t>(pp->limit) && next.is_null()) {

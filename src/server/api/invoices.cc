@@ -15,7 +15,13 @@
 namespace gpurent {
 namespace {
 
-Result<std::pair<TimeMs, TimeMs>> period_of(const httplib::Request& req) {
+// The report's period (?month=, or ?from=&to=); with ?tenant= and, for invoices, ?format= the
+// only parameters the routes take: any other is refused.
+Result<std::pair<TimeMs, TimeMs>> period_of(const httplib::Request& req, bool with_format) {
+  if (auto s = with_format ? only_params(req, {"month", "from", "to", "tenant", "format"})
+                           : only_params(req, {"month", "from", "to", "tenant"});
+      !s)
+    return s.error();
   if (req.has_param("month")) {
     if (req.has_param("from") || req.has_param("to"))
       return Error::invalid("month", Message("api.invoices.month_or_range"));
@@ -26,8 +32,10 @@ Result<std::pair<TimeMs, TimeMs>> period_of(const httplib::Request& req) {
     if (!start) return start.error();
     return std::make_pair(*start, add_months(*start, 1));
   }
-  if (!req.has_param("from") || !req.has_param("to"))
+  if (!req.has_param("from") && !req.has_param("to"))
     return Error::invalid("month", Message("api.invoices.month_required"));
+  if (!req.has_param("to")) return Error::invalid("to", Message("field.required"));  // from alone
+  if (!req.has_param("from")) return Error::invalid("from", Message("field.required"));
   auto from = parse_rfc3339(req.get_param_value("from"), "from");
   if (!from) return from.error();
   auto to = parse_rfc3339(req.get_param_value("to"), "to");
@@ -73,11 +81,11 @@ Result<std::vector<std::pair<std::string, std::string>>> all_tenants(StoreReader
 void register_invoice_routes(App& app, Router& srv) {
   route(app, srv, "GET", "/api/v1/invoices", "invoices",
         [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+          auto period = period_of(req, true);
+          if (!period) return send_problem(res, period.error(), req.path);
           const std::string format = req.has_param("format") ? req.get_param_value("format") : "json";
           if (format != "json" && format != "csv" && format != "focus")
             return send_problem(res, Error::invalid("format", Message("api.invoices.format")), req.path);
-          auto period = period_of(req);
-          if (!period) return send_problem(res, period.error(), req.path);
           auto tenant_id = report_tenant(app, req, p);
           if (!tenant_id) return send_problem(res, tenant_id.error(), req.path);
           auto inv = build_invoice(app.store, app.catalog, *tenant_id, period->first, period->second,
@@ -92,7 +100,7 @@ void register_invoice_routes(App& app, Router& srv) {
   // operator who names no tenant gets every tenant's, with a line per tenant.
   route(app, srv, "GET", "/api/v1/reports/reconciliation", "reconciliation",
         [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
-          auto period = period_of(req);
+          auto period = period_of(req, false);
           if (!period) return send_problem(res, period.error(), req.path);
           std::vector<std::pair<std::string, std::string>> tenants;  // (id, name)
           const bool platform = p.is_operator() && !req.has_param("tenant");

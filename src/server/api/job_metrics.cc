@@ -15,6 +15,7 @@ namespace {
 
 // from/to query parameters (RFC 3339); absent: unbounded on that side.
 Result<std::pair<TimeMs, TimeMs>> range_params(const httplib::Request& req) {
+  if (auto s = only_params(req, {"from", "to"}); !s) return s.error();
   FieldErrors errs;
   const TimeMs from = time_param(req, "from", errs).value_or(std::numeric_limits<TimeMs>::min());
   const TimeMs to = time_param(req, "to", errs).value_or(std::numeric_limits<TimeMs>::max());

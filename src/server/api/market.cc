@@ -773,10 +773,10 @@ void replace_order(App& app, const KindSpec& spec, const httplib::Request& req, 
 
 // The book a market-data query names (?gpu_model=&region=&starts_at=&ends_at=&currency=).
 Result<BookKey> book_query(App& app, const httplib::Request& req) {
+  if (auto st = only_params(req, {"gpu_model", "region", "starts_at", "ends_at", "currency", "node_gpus"}); !st)
+    return st.error();
   json q = json::object();
   for (const auto& [k, v] : req.params) {
-    if (k != "gpu_model" && k != "region" && k != "starts_at" && k != "ends_at" && k != "currency" && k != "node_gpus")
-      return Error::invalid(k, Message("api.params.unknown").arg("allowed", "gpu_model, region, starts_at, ends_at, currency, node_gpus"));
     if (k == "node_gpus") {
       // Whole digits only ("8abc", "+8", " 8" and "8.9" are not 8): anything else stays text,
       // and the field check words the error.
@@ -869,13 +869,10 @@ void get_prints(App& app, const httplib::Request& req, httplib::Response& res, c
 // (market/price_index.h) of the trades of every delivery window of that model and region, per UTC
 // day of [from, to) (default: the last 30 days; at most 400).
 void get_index(App& app, const httplib::Request& req, httplib::Response& res, const Principal&) {
+  if (auto st = only_params(req, {"gpu_model", "region", "currency", "from", "to"}); !st)
+    return send_problem(res, st.error(), req.path);
   json q = json::object();
-  for (const auto& [k, v] : req.params) {
-    if (k != "gpu_model" && k != "region" && k != "currency" && k != "from" && k != "to")
-      return send_problem(res, Error::invalid(k, Message("api.params.unknown").arg("allowed", "gpu_model, region, currency, from, to")),
-                          req.path);
-    q[k] = v;
-  }
+  for (const auto& [k, v] : req.params) q[k] = v;
   FieldErrors errs;
   Fields f(q, "", errs);
   std::string model;

@@ -1,10 +1,12 @@
 #include "server/api/resources.h"
 
+#include <algorithm>
+
 #include "core/ids.h"
 #include "core/message.h"
 #include "model/tenant.h"
-#include "server/services/record_faults.h"
 #include "server/http/http_util.h"
+#include "server/services/record_faults.h"
 
 namespace gpurent {
 
@@ -288,6 +290,34 @@ static json with_warnings(App& app, const KindSpec& spec, const Record& r, const
   return out;
 }
 
+// About how many bytes `j` takes written out as JSON (strings and keys by their length, numbers
+// and the rest by a few bytes, no escaping): cheaper than writing it, close enough for a budget.
+static size_t json_size_estimate(const json& j) {
+  switch (j.type()) {
+    case json::value_t::string:
+      return j.get_ref<const std::string&>().size() + 2;
+    case json::value_t::object: {
+      size_t n = 2;
+      for (auto it = j.begin(); it != j.end(); ++it) n += it.key().size() + 4 + json_size_estimate(it.value());
+      return n;
+    }
+    case json::value_t::array: {
+      size_t n = 2;
+      for (const json& v : j) n += json_size_estimate(v) + 1;
+      return n;
+    }
+    default:
+      return 8;
+  }
+}
+
+// A list page holds at most `limit` items and at most about kListPageBytes of them: past that the
+// page ends early and next_after says where to go on. Records may be large (an acceptance run
+// keeps its stages' raw output, a job up to 64 KiB of env and of command), and a page of 1000 of
+// them would be gigabytes in the server's memory, several requests at once more. The store is read
+// in chunks sized by what the items so far weighed, so one read holds little more than the budget.
+constexpr size_t kListPageBytes = size_t{8} << 20;
+
 static void list_handler(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res,
                          const Principal& p) {
   auto pp = page_params(req);
@@ -299,6 +329,8 @@ static void list_handler(App& app, const KindSpec& spec, const httplib::Request&
       if (spec.updated_since) allowed += ", updated_since";
       return send_problem(res, Error::invalid(k, Message("api.params.unknown").arg("allowed", allowed)), req.path);
     }
+    if (req.params.count(k) > 1)  // ?limit=1&limit=1000: which one was meant is not known
+      return send_problem(res, Error::invalid(k, Message("api.params.repeated")), req.path);
   }
   Scope s = read_scope(p, spec.object_kind);
   json items = json::array();
@@ -339,14 +371,37 @@ static void list_handler(App& app, const KindSpec& spec, const httplib::Request&
     q.eq[col] = v;
   }
   if (!narrow(q, s, p)) return send_json(res, 200, out);
-  auto page = app.store.list(q);
-  if (!page) return send_problem(res, page.error(), req.path);
-  for (const auto& r : page->items) {
-    json item = present(r);
-    if (spec.decorate) spec.decorate(app.store, r, p, item);
-    out["items"].push_back(std::move(item));
+  int left = pp->limit;
+  size_t bytes = 0, heaviest = 1;
+  std::string last;  // the id of the last item in the page
+  for (;;) {
+    // The first read takes up to 20; later ones as many as the budget left holds at the heaviest
+    // item's size so far (at least one, so a page always moves on).
+    const size_t room = bytes < kListPageBytes ? (kListPageBytes - bytes) / heaviest : 0;
+    q.limit = static_cast<int>(std::clamp<size_t>(bytes == 0 ? 20 : room, 1, static_cast<size_t>(left)));
+    auto page = app.store.list(q);
+    if (!page) return send_problem(res, page.error(), req.path);
+    for (const auto& r : page->items) {
+      json item = present(r);
+      if (spec.decorate) spec.decorate(app.store, r, p, item);
+      const size_t size = json_size_estimate(item);
+      heaviest = std::max(heaviest, size);
+      bytes += size;
+      out["items"].push_back(std::move(item));
+      last = r.id;
+      --left;
+      if (bytes >= kListPageBytes && left > 0 && (&r != &page->items.back() || !page->next_after.empty())) {
+        out["next_after"] = last;  // cut short by size: more may follow
+        return send_json(res, 200, out);
+      }
+    }
+    if (page->next_after.empty()) break;  // the store has no more
+    if (left == 0) {
+      out["next_after"] = page->next_after;
+      break;
+    }
+    q.after_id = page->next_after;
   }
-  if (!page->next_after.empty()) out["next_after"] = page->next_after;
   send_json(res, 200, out);
 }
 

@@ -2,11 +2,13 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <regex>
 
 #include "server/api/app.h"
 #include "server/http/http_util.h"
 #include "server/http/openapi_doc.h"
+#include "server/http/rate_limit.h"
 
 namespace gpurent {
 
@@ -31,6 +33,29 @@ static std::string route_label(const std::string& pattern, const std::string& ro
   return std::regex_replace(pattern, std::regex(R"(\(\[\^/\]\+\))"), "{id}");
 }
 
+// A tenant user's request takes a token from its tenant's bucket too (rate_limit.h): all the
+// tenant's users and tokens together. The front has taken the address's and the token's already.
+static std::optional<RateLimiter::Decision> over_tenant_rate(App& app, const std::string& method,
+                                                             const httplib::Request& req, const Principal& p) {
+  if (!app.rate_limiter || p.tenant_id.empty()) return std::nullopt;
+  const int64_t now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count();
+  auto d = app.rate_limiter->check_tenant(rate_class_of(method, req.path), p.tenant_id, now_ms);
+  if (d.allowed) return std::nullopt;
+  return d;
+}
+
+// 429 as the HTTP front words it: problem+json with Retry-After in whole seconds.
+static void send_429(httplib::Response& res, const RateLimiter::Decision& d, const httplib::Request& req) {
+  json body = problem_json(
+      Error::make(Code::kUnavailable, rate_limited_message(d.by, rate_class_of(req.method, req.path))), req.path);
+  body["status"] = 429;
+  res.status = 429;
+  res.set_header("Retry-After", std::to_string((d.retry_after_ms + 999) / 1000));
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/problem+json");
+}
+
 void route(App& app, Router& srv, const char* method, const std::string& pattern, const std::string& route_name,
            AuthedHandler h) {
   auto wrapped = [&app, route_name = route_label(pattern, route_name), h = std::move(h), m = std::string(method)](
@@ -41,6 +66,9 @@ void route(App& app, Router& srv, const char* method, const std::string& pattern
       auto p = authenticate(req, app.store, app.clock);
       if (!p) {
         send_problem(res, p.error(), req.path);
+      } else if (auto limited = over_tenant_rate(app, m, req, *p)) {
+        user = p->user_id;
+        send_429(res, *limited, req);
       } else {
         user = p->user_id;
         h(req, res, *p);

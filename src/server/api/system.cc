@@ -43,11 +43,13 @@ static std::string http_metrics_text(const HttpStats& st, const RateLimiter* lim
   for (size_t i = 0; i < 3; ++i) {
     line("gpurent_rate_limit_per_second{class=\"" + cls(i) + "\",scope=\"token\"}", l.per_token[i].per_second);
     line("gpurent_rate_limit_per_second{class=\"" + cls(i) + "\",scope=\"address\"}", l.per_address[i].per_second);
+    line("gpurent_rate_limit_per_second{class=\"" + cls(i) + "\",scope=\"tenant\"}", l.per_tenant[i].per_second);
   }
   metric("gpurent_rate_limit_burst", "gauge", "Rate limit in force: bucket size, by class and scope");
   for (size_t i = 0; i < 3; ++i) {
     line("gpurent_rate_limit_burst{class=\"" + cls(i) + "\",scope=\"token\"}", l.per_token[i].burst);
     line("gpurent_rate_limit_burst{class=\"" + cls(i) + "\",scope=\"address\"}", l.per_address[i].burst);
+    line("gpurent_rate_limit_burst{class=\"" + cls(i) + "\",scope=\"tenant\"}", l.per_tenant[i].burst);
   }
   return out;
 }

@@ -30,9 +30,8 @@ Status resolve_split(StoreTx& tx, std::vector<ProcurementShare>& split) {
 
 // from/to of the report: default the current UTC month up to now.
 Result<std::pair<TimeMs, TimeMs>> report_range(const httplib::Request& req, TimeMs now) {
+  if (auto st = only_params(req, {"from", "to"}); !st) return st.error();
   FieldErrors errs;
-  for (const auto& [k, v] : req.params)
-    if (k != "from" && k != "to") errs.add(k, Message("api.params.unknown").arg("allowed", "from, to"));
   const TimeMs to = time_param(req, "to", errs).value_or(now);
   // The UTC month holding the last millisecond before `to`.
   auto month = parse_rfc3339(format_rfc3339(to - 1).substr(0, 7) + "-01", "from");

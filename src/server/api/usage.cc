@@ -130,6 +130,8 @@ void post_usage(App& app, const httplib::Request& req, httplib::Response& res, c
 }
 
 void get_gpu_usage(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
+  if (auto s = only_params(req, {"node", "gpu", "from", "to", "limit"}); !s)
+    return send_problem(res, s.error(), req.path);
   if (read_scope(p, ObjectKind::kGpuTelemetry) == Scope::kNone)
     return send_problem(res, Error::make(Code::kForbidden, Message("api.usage.telemetry_forbidden")), req.path);
   if (!req.has_param("node") || !req.has_param("gpu")) {
@@ -163,6 +165,8 @@ void get_gpu_usage(App& app, const httplib::Request& req, httplib::Response& res
 }
 
 void get_job_usage(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
+  if (auto s = only_params(req, {"job", "project", "tenant", "from", "to", "limit"}); !s)
+    return send_problem(res, s.error(), req.path);
   const int given = req.has_param("job") + req.has_param("project") + req.has_param("tenant");
   if (given != 1) return send_problem(res, Error::invalid("job", Message("api.usage.one_scope")), req.path);
   if (read_scope(p, ObjectKind::kJobUsage) == Scope::kNone)

@@ -51,20 +51,6 @@ std::string limit_key(const net::ip::address& a) {
   return net::ip::address_v6(bytes).to_string() + "/64";
 }
 
-RateClass rate_class_of(const std::string& method, std::string_view path) {
-  if (method == "GET" || method == "HEAD" || method == "OPTIONS") return RateClass::kRead;
-  if (path == "/api/v1/usage" ||
-      (path.size() > 8 && path.substr(path.size() - 8) == "/metrics" && path.compare(0, 13, "/api/v1/jobs/") == 0))
-    return RateClass::kIngest;
-  return RateClass::kWrite;
-}
-
-// The 429's detail: who sent too many requests of the class (argument "class", its wire name).
-Message rate_limited(std::string_view by) {
-  if (by == "address") return Message("http.rate_limited.address");
-  return Message("http.rate_limited.token");
-}
-
 // A problem+json answer built the way route handlers build theirs, with the HTTP status it is
 // sent with (429, 431 and 411 have no error code of their own).
 httplib::Response problem_response(int status, Code code, Message detail, const std::string& instance) {
@@ -349,8 +335,8 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       if (auth != h.end()) token = std::string(auth->value().substr(0, 128));
       auto d = srv_.limiter_.check(rate_class_of(method, path), address_, token, steady_ms());
       if (!d.allowed) {
-        auto r = problem_response(429, Code::kUnavailable,
-                         rate_limited(d.by).arg("class", rate_class_name(rate_class_of(method, path))), path);
+        auto r =
+            problem_response(429, Code::kUnavailable, rate_limited_message(d.by, rate_class_of(method, path)), path);
         r.set_header("Retry-After", std::to_string((d.retry_after_ms + 999) / 1000));
         // A body not yet read is not read: the connection closes after the answer.
         return reply(429, std::move(r), !parser_->is_done() || !h.keep_alive());
@@ -708,6 +694,6 @@ void HttpServer::run() { impl_->run(); }
 void HttpServer::stop() { impl_->stop(); }
 bool HttpServer::tls() const { return impl_->tls_.has_value(); }
 const HttpStats& HttpServer::stats() const { return impl_->stats_; }
-const RateLimiter& HttpServer::rate_limiter() const { return impl_->limiter_; }
+RateLimiter& HttpServer::rate_limiter() { return impl_->limiter_; }
 
 }  // namespace gpurent

@@ -79,7 +79,7 @@ class HttpServer {
 
   bool tls() const;
   const HttpStats& stats() const;
-  const RateLimiter& rate_limiter() const;
+  RateLimiter& rate_limiter();  // thread-safe: the routes check tenants' buckets in it
 
   class Impl;
 

@@ -1,8 +1,9 @@
 #include "server/http/http_util.h"
 
-#include "core/message.h"
+#include <algorithm>
 
 #include "core/json_limits.h"
+#include "core/message.h"
 #include "core/yaml_json.h"
 
 namespace gpurent {
@@ -132,6 +133,22 @@ std::optional<TimeMs> time_param(const httplib::Request& req, const char* name, 
     return std::nullopt;
   }
   return *t;
+}
+
+Status only_params(const httplib::Request& req, std::initializer_list<std::string_view> allowed) {
+  FieldErrors errs;
+  std::string list;
+  for (std::string_view a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+  for (auto it = req.params.begin(); it != req.params.end(); it = req.params.upper_bound(it->first)) {
+    const std::string& k = it->first;
+    if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
+      errs.add(k,
+               allowed.size() == 0 ? Message("api.params.none") : Message("api.params.unknown").arg("allowed", list));
+    else if (req.params.count(k) > 1)
+      errs.add(k, Message("api.params.repeated"));
+  }
+  if (!errs.empty()) return errs.to_error();
+  return ok_status();
 }
 
 Result<PageParams> page_params(const httplib::Request& req) {

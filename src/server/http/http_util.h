@@ -5,9 +5,11 @@
 
 #include <httplib.h>
 
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/clock.h"
 #include "core/fields.h"
@@ -48,6 +50,11 @@ Result<json> parse_body(const httplib::Request& req);
 // The query parameter `name` as an RFC 3339 time: nullopt when absent, and when malformed (the
 // reason then goes into `errs` under `name`).
 std::optional<TimeMs> time_param(const httplib::Request& req, const char* name, FieldErrors& errs);
+
+// Refuses a query parameter that is not one of `allowed` (a typo such as ?formt=csv must not pass
+// as the default) and one given more than once (?limit=1&limit=1000: which was meant is not
+// known). kInvalid naming every such parameter; ?lang= is taken by the Router before a route runs.
+Status only_params(const httplib::Request& req, std::initializer_list<std::string_view> allowed);
 
 struct PageParams {
   int limit = 100;

@@ -85,6 +85,35 @@ RateLimiter::Decision RateLimiter::check(RateClass c, std::string_view address, 
   return d;
 }
 
+RateLimiter::Decision RateLimiter::check_tenant(RateClass c, std::string_view tenant_id, int64_t now_ms) {
+  const size_t i = static_cast<size_t>(c);
+  const RateRule& r = limits_.per_tenant[i];
+  if (r.per_second <= 0 || tenant_id.empty()) return {};
+  std::lock_guard<std::mutex> g(mu_);
+  Bucket& b = bucket(by_tenant_[i], r, tenant_id, now_ms);
+  if (b.milli_tokens < 1000) {
+    ++refused_[i];
+    return {false, (1000 - b.milli_tokens + r.per_second - 1) / r.per_second, "tenant"};
+  }
+  b.milli_tokens -= 1000;
+  return {};
+}
+
+RateClass rate_class_of(std::string_view method, std::string_view path) {
+  if (method == "GET" || method == "HEAD" || method == "OPTIONS") return RateClass::kRead;
+  if (path == "/api/v1/usage" ||
+      (path.size() > 8 && path.substr(path.size() - 8) == "/metrics" && path.compare(0, 13, "/api/v1/jobs/") == 0))
+    return RateClass::kIngest;
+  return RateClass::kWrite;
+}
+
+Message rate_limited_message(std::string_view by, RateClass c) {
+  const char* code = by == "address"  ? "http.rate_limited.address"
+                     : by == "tenant" ? "http.rate_limited.tenant"
+                                      : "http.rate_limited.token";
+  return Message(code).arg("class", rate_class_name(c));
+}
+
 std::array<uint64_t, 3> RateLimiter::refused() const {
   std::lock_guard<std::mutex> g(mu_);
   return refused_;

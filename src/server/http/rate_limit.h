@@ -1,7 +1,9 @@
 // Token-bucket rate limits per caller: one bucket per (class, key), where the key is the request's
 // Authorization header (its first 128 bytes) or its source address (an IPv6 /64), and the class is
 // reads, writes or usage ingest. A request passes when both its address's and its token's buckets
-// hold a token. Time is injected (ms).
+// hold a token. Once the token is authenticated, a tenant's request also needs a token from its
+// tenant's bucket (check_tenant): a tenant's users and their tokens together, so making more users
+// and tokens does not multiply what one tenant may send. Time is injected (ms).
 // Memory is bounded: past `max_keys` buckets per class the full (idle) ones are dropped, and when
 // none is idle the oldest-refilled half goes, so a flood of made-up tokens costs a bounded table.
 // Thread-safe (one mutex; each check is a hash look-up and a little arithmetic).
@@ -14,10 +16,16 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "core/message_type.h"
+
 namespace gpurent {
 
 enum class RateClass { kRead = 0, kWrite = 1, kIngest = 2 };
 const char* rate_class_name(RateClass c);  // "read", "write", "ingest"
+// GET, HEAD and OPTIONS read; usage and job metric batches are ingest; the rest write.
+RateClass rate_class_of(std::string_view method, std::string_view path);
+// The 429's detail: who sent too many requests of class `c` (by: "token", "address", "tenant").
+Message rate_limited_message(std::string_view by, RateClass c);
 
 struct RateRule {
   int64_t per_second = 0;  // sustained rate; 0 = unlimited
@@ -29,6 +37,8 @@ struct RateLimits {
   // may share one address (a NAT, the dashboard's proxy).
   std::array<RateRule, 3> per_token{{{200, 400}, {50, 100}, {50, 100}}};
   std::array<RateRule, 3> per_address{{{1000, 2000}, {200, 400}, {200, 400}}};
+  // Per tenant, all its users' tokens together.
+  std::array<RateRule, 3> per_tenant{{{1000, 2000}, {200, 400}, {200, 400}}};
   size_t max_keys = 100000;
 };
 
@@ -39,11 +49,14 @@ class RateLimiter {
   struct Decision {
     bool allowed = true;
     int64_t retry_after_ms = 0;  // when refused: how long until a token is back
-    const char* by = "";         // "token" or "address" when refused
+    const char* by = "";         // "token", "address" or "tenant" when refused
   };
   // Takes one token from the address's bucket and, when `token_key` is not empty, from the
   // token's. Refused requests take nothing.
   Decision check(RateClass c, std::string_view address, std::string_view token_key, int64_t now_ms);
+  // Takes one token from the tenant's bucket (an authenticated tenant user's request, after
+  // check). Refused requests take nothing here.
+  Decision check_tenant(RateClass c, std::string_view tenant_id, int64_t now_ms);
 
   // Requests refused so far, per class (for /metrics).
   std::array<uint64_t, 3> refused() const;
@@ -61,7 +74,7 @@ class RateLimiter {
 
   RateLimits limits_;
   mutable std::mutex mu_;
-  std::array<Table, 3> by_token_, by_address_;
+  std::array<Table, 3> by_token_, by_address_, by_tenant_;
   std::array<uint64_t, 3> refused_{};
 };
 

@@ -49,6 +49,30 @@ TEST(RateLimiter, TheAddressLimitHoldsAcrossTokensAndARefusalTakesNothing) {
   EXPECT_TRUE(rl.check(RateClass::kWrite, "10.0.0.2", "t3", 0).allowed);  // t3 lost nothing
 }
 
+// All of a tenant's tokens draw on one tenant bucket: more tokens do not mean more requests.
+TEST(RateLimiter, ATenantsBucketHoldsAcrossItsTokens) {
+  RateLimits l = limits(100, 100, 100, 100);
+  for (auto& r : l.per_tenant) r = {1, 3};
+  RateLimiter rl(l);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(rl.check_tenant(RateClass::kWrite, "ten_a", 0).allowed) << i;
+  auto d = rl.check_tenant(RateClass::kWrite, "ten_a", 0);
+  EXPECT_FALSE(d.allowed);
+  EXPECT_STREQ(d.by, "tenant");
+  EXPECT_EQ(d.retry_after_ms, 1000);
+  EXPECT_TRUE(rl.check_tenant(RateClass::kWrite, "ten_b", 0).allowed);  // another tenant
+  EXPECT_TRUE(rl.check_tenant(RateClass::kRead, "ten_a", 0).allowed);   // another class
+  EXPECT_TRUE(rl.check_tenant(RateClass::kWrite, "ten_a", 1000).allowed);
+  EXPECT_TRUE(rl.check_tenant(RateClass::kWrite, "", 0).allowed);  // no tenant: not counted
+  EXPECT_EQ(rl.refused()[1], 1u);
+  for (auto& r : l.per_tenant) r = {};  // 0: unlimited
+  RateLimiter unlimited(l);
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(unlimited.check_tenant(RateClass::kRead, "ten_a", 0).allowed);
+  EXPECT_EQ(rate_class_of("GET", "/api/v1/jobs"), RateClass::kRead);
+  EXPECT_EQ(rate_class_of("POST", "/api/v1/jobs/j1/metrics"), RateClass::kIngest);
+  EXPECT_EQ(rate_class_of("POST", "/api/v1/usage"), RateClass::kIngest);
+  EXPECT_EQ(rate_class_of("DELETE", "/api/v1/jobs/j1"), RateClass::kWrite);
+}
+
 TEST(RateLimiter, UnlimitedClassesAndNoTokenAreNotCounted) {
   RateLimiter rl(limits(0, 0));
   for (int i = 0; i < 1000; ++i) ASSERT_TRUE(rl.check(RateClass::kRead, "a", "t", 0).allowed);
