@@ -20,27 +20,6 @@ namespace fs = std::filesystem;
 
 bool have_tool(const char* name) { return std::system((std::string("command -v ") + name + " >/dev/null 2>&1").c_str()) == 0; }
 
-// Runs gpurent-accept for node `node` with a simulated-GPU file naming two of the node's cards (by
-// UUID): its report, parsed.
-json run_accept(const std::string& dir, const std::string& node, const json& node_body, const std::string& extra = "",
-                const json& nccl_hosts = json()) {
-  json sim = {{"gpus",
-                     {{{"index", 0}, {"uuid", node_body["gpus"][5]["uuid"]}, {"name", "simulated H100"},
-                       {"fp16_tflops", 712.5}, {"bf16_tflops", 705}, {"hbm_gbps", 2900}, {"h2d_gbps", 52.3}},
-                      {{"index", 1}, {"uuid", node_body["gpus"][6]["uuid"]}, {"fp16_tflops", 650}}}},
-                    {"nccl_busbw_gbps", 355.5}};
-  if (!nccl_hosts.is_null()) sim["nccl_hosts"] = nccl_hosts;
-  std::ofstream(dir + "/sim.json") << sim.dump();
-  const std::string cmd = std::string(GPURENT_ACCEPT_BIN) + " --node " + node + " --gpu-sim " + dir +
-                          "/sim.json --storage-dir " + dir + "/disk --storage-size-mb 32 --network-seconds 1 --out " +
-                          dir + "/report.json " + extra + " > " + dir + "/accept.log 2>&1";
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  std::ifstream in(dir + "/report.json");
-  json r = json::parse(in, nullptr, false);
-  EXPECT_FALSE(r.is_discarded());
-  return r;
-}
-
 json stage_of(const json& run, const std::string& kind) {
   for (const json& s : run["stages"])
     if (s["stage"] == kind) return s;

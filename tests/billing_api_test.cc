@@ -484,7 +484,8 @@ TEST(Billing, ACardBenchmarkBelowTheFloorIsRefundedInProportion) {
 // A tenant's admin files a dispute about a card its job ran on: nothing changes until the node's
 // supplier accepts it; then the credit appears and names the dispute. A rejected dispute never counts.
 TEST(Billing, ATenantsDisputeCountsOnlyOnceTheSupplierAcceptsIt) {
-  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0",
+                   "--acceptance-count-simulated"});
   world(s);
   json contract = contract_doc();
   contract["commitments"] = json::array();
@@ -556,7 +557,24 @@ TEST(Billing, ATenantsDisputeCountsOnlyOnceTheSupplierAcceptsIt) {
   EXPECT_EQ(over.status, 422) << over.describe();
   EXPECT_EQ(over.error_fields(), std::vector<std::string>{"node"}) << over.describe();
   EXPECT_EQ(s.req("POST", "/api/v1/measurements/" + third + "/reject", supplier, json{{"note", "no"}}).status, 200);
-  expect_2xx(s.req("POST", "/api/v1/measurements", tenant, bench), "a dispute once one was resolved");
+  const std::string last =
+      expect_2xx(s.req("POST", "/api/v1/measurements", tenant, bench), "a dispute once one was resolved").body["id"];
+
+  // An acceptance run the tenant's admin records is disputes too, two here (a simulated card each):
+  // within the same 100, or refused naming the report with nothing stored.
+  const json report = run_accept(s.dir(), node, s.admin("GET", "/api/v1/nodes/" + node).body, "--stages gpu");
+  Resp full = s.req("POST", "/api/v1/acceptance-runs", tenant, json{{"report", report}});
+  EXPECT_EQ(full.status, 422) << full.describe();
+  EXPECT_EQ(full.error_fields(), std::vector<std::string>{"report"}) << full.describe();
+  EXPECT_TRUE(s.admin("GET", "/api/v1/acceptance-runs").body["items"].empty());
+  // One slot free is not enough for two.
+  EXPECT_EQ(s.req("POST", "/api/v1/measurements/" + last + "/reject", supplier, json{{"note", "no"}}).status, 200);
+  EXPECT_EQ(s.req("POST", "/api/v1/acceptance-runs", tenant, json{{"report", report}}).status, 422);
+  edit_database(s, "DELETE FROM objects WHERE kind = 'measurements' AND id = '" + third + "-1'", 1);
+  Resp room = s.req("POST", "/api/v1/acceptance-runs", tenant, json{{"report", report}});
+  ASSERT_EQ(room.status, 201) << room.describe();
+  EXPECT_EQ(room.body["status"], "disputed");
+  EXPECT_EQ(room.body["measurements"].size(), 2u) << room.describe();
 }
 
 TEST(Billing, ABudgetBreachAlertsAWebhookAndHoldsNewJobsUntilTheBudgetIsRaised) {

@@ -457,4 +457,28 @@ std::string acme_and_beta(const ServerProcess& s) {
   return acme;
 }
 
+json run_accept(const std::string& dir, const std::string& node, const json& node_body, const std::string& extra,
+                const json& nccl_hosts) {
+  json sim = {{"gpus",
+               {{{"index", 0},
+                 {"uuid", node_body["gpus"][5]["uuid"]},
+                 {"name", "simulated H100"},
+                 {"fp16_tflops", 712.5},
+                 {"bf16_tflops", 705},
+                 {"hbm_gbps", 2900},
+                 {"h2d_gbps", 52.3}},
+                {{"index", 1}, {"uuid", node_body["gpus"][6]["uuid"]}, {"fp16_tflops", 650}}}},
+              {"nccl_busbw_gbps", 355.5}};
+  if (!nccl_hosts.is_null()) sim["nccl_hosts"] = nccl_hosts;
+  std::ofstream(dir + "/sim.json") << sim.dump();
+  const std::string cmd = std::string(GPURENT_ACCEPT_BIN) + " --node " + node + " --gpu-sim " + dir +
+                          "/sim.json --storage-dir " + dir + "/disk --storage-size-mb 32 --network-seconds 1 --out " +
+                          dir + "/report.json " + extra + " > " + dir + "/accept.log 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream in(dir + "/report.json");
+  json r = json::parse(in, nullptr, false);
+  EXPECT_FALSE(r.is_discarded());
+  return r;
+}
+
 }  // namespace gpurent::testing

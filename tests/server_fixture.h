@@ -121,6 +121,12 @@ json acme_dc_contract(const json& commitments = json::array());
 json wait_for(const ServerProcess& s, const std::string& path, const std::function<bool(const json&)>& pred,
               int seconds = 30);
 
+// Runs the real gpurent-accept in `dir` for node `node` with a simulated-GPU file naming two of the
+// node's cards (gpus[5] and gpus[6] of `node_body`, by UUID), then storage and network stages as
+// `extra` asks (--stages …): its report, parsed.
+json run_accept(const std::string& dir, const std::string& node, const json& node_body, const std::string& extra = "",
+                const json& nccl_hosts = json());
+
 // Reads an examples/*.yaml file as JSON.
 json example(const std::string& file);
 

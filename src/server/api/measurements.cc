@@ -16,6 +16,18 @@ namespace gpurent {
 // Disputes one tenant may have waiting for the supplier or an operator at once.
 constexpr int64_t kMaxPendingDisputes = 100;
 
+Status check_dispute_room(StoreTx& tx, const std::string& tenant_id, int64_t adding, const std::string& field) {
+  auto filed = list_all(tx, "measurements", {{"tenant_id", tenant_id}});
+  if (!filed) return filed.error();
+  int64_t pending = 0;
+  for (const Record& r : *filed)
+    if (r.body.is_object() && r.body.value("status", "") == "disputed") ++pending;
+  if (pending + adding > kMaxPendingDisputes)
+    return Error::invalid(
+        field, Message("api.measurements.too_many_disputes").arg("max", std::to_string(kMaxPendingDisputes)));
+  return ok_status();
+}
+
 Result<bool> tenant_used_node(StoreTx& tx, const std::string& tenant_id, const std::string& node_id) {
   // Only the runs on the node's supplier's nodes (an index column), not the tenant's whole history.
   auto node = tx.get("nodes", node_id);
@@ -109,17 +121,7 @@ void register_measurement_routes(App& app, Router& srv) {
       auto used = tenant_used_node(tx, p.tenant_id, node->id);
       if (!used) return used.error();
       if (!*used) return Error::invalid("node", Message("api.measurements.not_your_node").arg("node", node->name));
-      // Pending disputes wait for the supplier or an operator; a tenant has at most
-      // kMaxPendingDisputes of them, so filing them in a loop cannot grow without bound what
-      // every correction and supplier report reads.
-      auto filed = list_all(tx, "measurements", {{"tenant_id", p.tenant_id}});
-      if (!filed) return filed.error();
-      int64_t pending = 0;
-      for (const Record& r : *filed)
-        if (r.body.is_object() && r.body.value("status", "") == "disputed") ++pending;
-      if (pending >= kMaxPendingDisputes)
-        return Error::invalid(
-            "node", Message("api.measurements.too_many_disputes").arg("max", std::to_string(kMaxPendingDisputes)));
+      if (auto s = check_dispute_room(tx, p.tenant_id, 1, "node"); !s) return s.error();
       m->status = MeasurementStatus::kDisputed;
       m->tenant_id = p.tenant_id;
     }

@@ -139,6 +139,11 @@ using TenantEdit = std::function<Result<std::string>(StoreTx&, Tenant&, const js
 std::optional<Record> change_tenant_setting(App& app, const KindSpec& spec, const httplib::Request& req,
                                             httplib::Response& res, const Principal& p, const char* forbidden,
                                             const std::string& action, const TenantEdit& edit);
+// Pending disputes (measurements a tenant's admin filed, waiting for the supplier or an operator)
+// are at most 100 per tenant, so filing them in a loop, one by one or as an acceptance run's
+// measurements, cannot grow without bound what every correction, invoice and supplier report
+// reads. kInvalid on `field` when `adding` more would pass that.
+Status check_dispute_room(StoreTx& tx, const std::string& tenant_id, int64_t adding, const std::string& field);
 // An error whose summary and one field's reason are both message codes (a 409 naming the field
 // that conflicts, a 403 naming the field refused).
 Error error_with_field(Code c, Message detail, std::string field, Message reason);
