@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "core/yaml_json.h"
 
 namespace gpurent {
@@ -119,14 +122,27 @@ TEST(YamlJson, ASecondDocumentIsRefusedNotDropped) {
   EXPECT_NE(two.error().message.find("line 4"), std::string::npos) << two.error().message;
   // The second document is refused even when it is malformed, never skipped unread.
   EXPECT_FALSE(yaml_to_json("name: a\n---\nb: [1\n").ok());
+  // Content after an empty first document would read as nothing: refused too.
+  auto late = yaml_to_json("---\n---\nname: b\n");
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.error().detail.code, "yaml.several_documents");
   auto framed = yaml_to_json("---\nname: a\n---\n");
   ASSERT_TRUE(framed.ok()) << framed.error().message;
   EXPECT_EQ((*framed)["name"], "a");
   auto empty = yaml_to_json("");
   ASSERT_TRUE(empty.ok());
   EXPECT_TRUE(empty->is_null());
-  // Documents are read one by one, 64 at most (yaml-cpp's LoadAll loops without end on some texts:
-  // fuzz/corpus/yaml_specs/regression-yaml-loadall-never-ends).
+  // The text on which yaml-cpp's LoadAll never ends (the fuzz replay found it): an error naming
+  // where, at once.
+  std::ifstream seed(std::string(GPURENT_SOURCE_DIR) + "/fuzz/corpus/yaml_specs/regression-yaml-loadall-never-ends",
+                     std::ios::binary);
+  const std::string never_ends((std::istreambuf_iterator<char>(seed)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(never_ends.empty());
+  auto stuck = yaml_to_json(never_ends);
+  ASSERT_FALSE(stuck.ok());
+  EXPECT_EQ(stuck.error().code, Code::kBadRequest);
+  EXPECT_EQ(stuck.error().message.find("more than 64 documents"), std::string::npos) << stuck.error().message;
+  // Documents are read one by one, 64 at most.
   std::string many = "name: a\n";
   for (int i = 0; i < 100; ++i) many += "---\n";
   auto bounded = yaml_to_json(many);

@@ -101,9 +101,13 @@ static Status check_yaml_expansion(const YAML::Node& root, const std::string& te
 class DocumentProbe : public YAML::EventHandler {
  public:
   bool content = false;
-  int line = 0;  // 1-based, of the document's first node
+  int line = 0;      // 1-based, of the document's first node
+  YAML::Mark start;  // where the document began
 
-  void OnDocumentStart(const YAML::Mark&) override { content = false; }
+  void OnDocumentStart(const YAML::Mark& m) override {
+    content = false;
+    start = m;
+  }
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
   void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { seen(m); }
@@ -124,20 +128,28 @@ class DocumentProbe : public YAML::EventHandler {
   }
 };
 
-// Refuses a text whose second document holds something: YAML::Load reads the first and never
-// looks further, so a file of two jobs would create one and say nothing of the other. Empty
-// documents (a leading or trailing ---) are nothing lost. The parser is driven document by
-// document, at most 64 of them: YAML::LoadAll loops without end on some malformed texts
-// (fuzz_yaml_specs found one) and would hold a server thread and grow its memory.
+// Refuses a text with content past its first document: YAML::Load reads the first and never looks
+// further, so a file of two jobs would create one and say nothing of the other (and one whose
+// first document is empty, "---\n---\nname: x", would read as nothing). Empty documents after
+// the first (a trailing ---) are nothing lost. The parser is driven document by document, at
+// most 64 of them: YAML::LoadAll loops without end on some malformed texts (fuzz_yaml_specs
+// found one: a token the parser reads as an empty document without consuming it), which would
+// hold a server thread and grow its memory; a document that starts where the last one did is
+// that token, and refused naming where it is.
 static Status check_one_document(const std::string& text) {
   std::istringstream in(text);
   YAML::Parser parser(in);
   DocumentProbe probe;
-  int with_content = 0;
   for (int i = 0; i < 64; ++i) {
+    const int last_start = probe.start.pos;
     if (!parser.HandleNextDocument(probe)) return ok_status();
-    if (probe.content && ++with_content == 2)
+    if (i > 0 && probe.content)
       return Error::make(Code::kBadRequest, Message("yaml.several_documents").arg("line", std::to_string(probe.line)));
+    if (i > 0 && probe.start.pos == last_start)
+      return Error::make(Code::kBadRequest, Message("yaml.malformed_at")
+                                                .arg("line", std::to_string(probe.start.line + 1))
+                                                .arg("column", std::to_string(probe.start.column + 1))
+                                                .arg("detail", "a token that starts no document"));
   }
   return Error::make(Code::kBadRequest, Message("yaml.malformed").arg("detail", "more than 64 documents"));
 }

@@ -516,7 +516,10 @@ Status store_measurements(const Principal& p, const Record& run, StoreTx& tx) {
   if (planned.size() != ids.size()) return Error::make(Code::kInternal, "acceptance run: measurement plan changed");
   const bool disputed = run.body.value("status", "recorded") == "disputed";
   if (disputed && !planned.empty())
-    if (auto s = check_dispute_room(tx, p.tenant_id, static_cast<int64_t>(planned.size()), "report"); !s) return s;
+    if (auto s = check_dispute_room(tx, p.tenant_id, static_cast<int64_t>(planned.size()),
+                                    run.body.contains("job_id") ? "job" : "report");
+        !s)
+      return s;
   for (size_t i = 0; i < planned.size(); ++i) {
     Measurement m = planned[i];
     if (m.node_id.empty()) m.node_id = run.body.at("node_id").get<std::string>();
