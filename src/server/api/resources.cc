@@ -315,8 +315,9 @@ static size_t json_size_estimate(const json& j) {
 // page ends early and next_after says where to go on. Records may be large (an acceptance run
 // keeps its stages' raw output, a job up to 64 KiB of env and of command), and a page of 1000 of
 // them would be gigabytes in the server's memory, several requests at once more. The store is read
-// in chunks of at most 50 (20 first), fewer when that many of the heaviest item so far would pass
-// the budget, so one read holds at most 50 records whatever their size.
+// in chunks of at most 100 (a page of up to 100 is one read, as before the budget), fewer when that
+// many of the heaviest item so far would pass the budget, so one read holds at most 100 records
+// whatever their size.
 constexpr size_t kListPageBytes = size_t{8} << 20;
 
 static void list_handler(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res,
@@ -376,12 +377,12 @@ static void list_handler(App& app, const KindSpec& spec, const httplib::Request&
   size_t bytes = 0, heaviest = 1;
   std::string last;  // the id of the last item in the page
   for (;;) {
-    // The first read takes up to 20; later ones as many as the budget left holds at the heaviest
-    // item's size so far, at least one (a page always moves on) and at most 50: small items first
+    // The first read takes up to 100; later ones as many as the budget left holds at the heaviest
+    // item's size so far, at least one (a page always moves on) and at most 100: small items first
     // say nothing of the size of those after them, and a read holds all it returns.
     const size_t room = bytes < kListPageBytes ? (kListPageBytes - bytes) / heaviest : 0;
     q.limit = static_cast<int>(
-        std::clamp<size_t>(bytes == 0 ? 20 : std::min<size_t>(room, 50), 1, static_cast<size_t>(left)));
+        std::clamp<size_t>(bytes == 0 ? 100 : std::min<size_t>(room, 100), 1, static_cast<size_t>(left)));
     auto page = app.store.list(q);
     if (!page) return send_problem(res, page.error(), req.path);
     for (const auto& r : page->items) {
