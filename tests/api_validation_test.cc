@@ -360,6 +360,7 @@ TEST_F(ValidationTest, EveryReportRouteRefusesUnknownAndRepeatedQueryParameters)
            {"GET", "/api/v1/dashboard/costs?from=2026-11-01T00:00:00Z&from=2026-11-02T00:00:00Z", "from"},
            {"POST", "/api/v1/advise/tco?gpus=8", "gpus"},
            {"POST", "/api/v1/advise/suppliers?form=2026-11-01T00:00:00Z", "form"},
+           {"GET", "/api/v1/tokens?usr=admin", "usr"},
        }) {
     SCOPED_TRACE(c.path);
     expect_problem(

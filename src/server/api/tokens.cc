@@ -92,6 +92,7 @@ void register_token_routes(App& app, Router& srv) {
 
   route(app, srv, "GET", "/api/v1/tokens", "/api/v1/tokens",
         [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) {
+          if (auto st = only_params(req, {"user"}); !st) return send_problem(res, st.error(), req.path);
           std::map<std::string, std::string> eq;
           Scope s = read_scope(p, ObjectKind::kToken);
           if (s == Scope::kOwnTenant) eq["tenant_id"] = p.tenant_id.empty() ? "-" : p.tenant_id;

@@ -19,6 +19,7 @@ Error wrong_offset(const UploadView& u, int64_t offset) {
 }
 
 Result<int64_t> offset_param(const httplib::Request& req) {
+  if (auto st = only_params(req, {"offset"}); !st) return st.error();
   const std::string v = req.get_param_value("offset");
   int64_t n = -1;
   const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
