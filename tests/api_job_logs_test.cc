@@ -6,10 +6,13 @@
 // a finished job's newest run read to its end, only .log files (never .status files, links or
 // other jobs' files), 404 for another tenant's job and for a server that keeps no output, and a
 // 422 naming the field for every malformed parameter.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -132,6 +135,47 @@ TEST_F(JobLogsTest, OffsetNextOffsetAndLimitPageThroughALog) {
   EXPECT_EQ(big.body["data"].get<std::string>().size(), 65536u);
   EXPECT_EQ(big.body["next_offset"], 65536);
   EXPECT_EQ(big.body["size"], 100'000);
+}
+
+// A log past the server's cap keeps its last bytes after a hole (exec/log_cap.h; here punched by
+// hand): reads skip the hole and start at the first whole line after it, `discarded` says how many
+// bytes the hole holds, offsets stay the file's own, and tail never reaches into the hole.
+TEST_F(JobLogsTest, ACappedLogIsReadFromTheFirstWholeLineItKept) {
+  std::string text;
+  for (int i = 0; static_cast<int64_t>(text.size()) < 1'572'864; ++i) text += "line " + std::to_string(i) + "\n";
+  text.resize(1'572'864);
+  text.back() = '\n';
+  write(id + "-4.log", text);
+  constexpr int64_t kHole = 1'507'328;  // 368 blocks of 4 KiB: the last 64 KiB (about 5,400 lines) kept
+  {
+    const std::string path = dir + "/" + id + "-4.log";
+    const int fd = ::open(path.c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::fsync(fd), 0);
+    ASSERT_EQ(::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, kHole), 0) << std::strerror(errno);
+    ::close(fd);
+  }
+  const size_t first_line = text.find('\n', kHole) + 1;
+  for (const char* q : {"", "offset=0", "offset=1000"}) {
+    Resp r = ok(std::string(q) + (*q ? "&" : "") + "limit=4096");
+    EXPECT_EQ(r.body["discarded"], kHole) << q;
+    EXPECT_EQ(r.body["offset"], first_line) << q;
+    EXPECT_EQ(r.body["next_offset"], kHole + 4096) << q;
+    EXPECT_EQ(r.body["size"], text.size()) << q;
+    EXPECT_EQ(r.body["data"], text.substr(first_line, kHole + 4096 - first_line)) << q;
+  }
+  // Past the hole: read where asked, whole line or not.
+  Resp mid = ok("offset=1550000&limit=10");
+  EXPECT_EQ(mid.body["offset"], 1'550'000);
+  EXPECT_EQ(mid.body["data"], text.substr(1'550'000, 10));
+  // tail: the window stops at the hole; the answer starts at the first line that starts in it.
+  Resp tail = ok("tail=10000&limit=1048576");
+  EXPECT_EQ(tail.body["offset"], first_line);
+  EXPECT_TRUE(tail.body["data"] == text.substr(first_line)) << tail.body["data"].get<std::string>().size() << " bytes";
+  EXPECT_EQ(ok("tail=1").body["data"], text.substr(text.rfind('\n', text.size() - 2) + 1));
+  // A log never capped says 0.
+  write(id + "-5.log", "x\n");
+  EXPECT_EQ(ok().body["discarded"], 0);
 }
 
 TEST_F(JobLogsTest, TailIsTheLastLinesWithinTheLimit) {

@@ -8,7 +8,7 @@
 // allocation, an outage credit on the invoice) and it runs again on the other node; cancelling through gpurent cancels the
 // Slurm job. Skipped without root or Slurm.
 #include <gtest/gtest.h>
-
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "core/clock.h"
 #include "exec/slurm_cli.h"
@@ -382,6 +383,65 @@ TEST(SlurmExecutor, slurm_AJobThatEndedWhileTheServerWasDownBeforeItsSubmissionW
 // which NUMA node each GPU is on and which RDMA NICs they have; jobs that need InfiniBand land on
 // gpn1; and Slurm gives each job the CPUs and memory it states (--cpus-per-task, --mem), the CPUs
 // on its GPUs' socket (--gres-flags=enforce-binding).
+// A job printing far past the log cap (--job-log-max-mib 1): while it runs and after, its log
+// holds about its last MiB on disk, the file's size stays all it wrote, and its tenant reads the
+// end of it (the first whole line kept, and the last lines by tail).
+TEST(SlurmExecutor, slurm_AJobPrintingWithoutEndKeepsOnlyTheEndOfItsLog) {
+  if (const std::string why = local_slurm_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  Cluster c;
+  start_cluster(c, 1);
+  if (HasFatalFailure()) return;
+  std::vector<std::string> args = server_args(c);
+  args.insert(args.end(), {"--job-log-max-mib", "1"});
+  ServerProcess s(args);
+  start_world(s, 1);
+  // 20 rounds of 4 MB of 17-byte lines (235,294 each), 0.3 s apart: 80 MB written over about 6 s.
+  const std::string id = submit(s, "chatty", 1, 1,
+                                "for i in $(seq 20); do yes 0123456789abcdef | head -c 3999998; sleep 0.3; done; "
+                                "echo the end")["id"];
+  const auto log_space = [&]() -> std::pair<int64_t, int64_t> {  // size, bytes held on disk
+    std::error_code ec;
+    for (fs::directory_iterator it(c.dir + "/out", ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      struct stat st {};
+      if (name.starts_with(id + "-") && name.ends_with(".log") && ::stat(it->path().c_str(), &st) == 0)
+        return {st.st_size, static_cast<int64_t>(st.st_blocks) * 512};
+    }
+    return {0, 0};
+  };
+  wait_for(s, "/api/v1/jobs/" + id, state_is("running"), 60);
+  int64_t most_held = 0, polls = 0;
+  for (auto [size, held] = log_space(); size < 79'999'960; std::tie(size, held) = log_space()) {
+    ASSERT_LT(++polls, 1200) << "the job wrote " << size << " bytes in 2 minutes";
+    most_held = std::max(most_held, held);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  wait_for(s, "/api/v1/jobs/" + id, state_is("succeeded"), 60);
+  // The last pass after it ended: at most the cap and its margin (64 KiB) are held.
+  auto [size, held] = log_space();
+  for (int i = 0; i < 100 && held > 1'114'112; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::tie(size, held) = log_space();
+  }
+  EXPECT_EQ(size, 79'999'968);
+  EXPECT_LE(held, 1'114'112 + 4096) << "bytes held on disk";
+  // While it ran the log never held more than a few rounds' worth (a pass every 200 ms).
+  EXPECT_LT(most_held, 40'000'000) << "bytes held on disk while it ran";
+
+  Resp last = s.admin("GET", "/api/v1/jobs/" + id + "/logs?tail=2");
+  ASSERT_EQ(last.status, 200) << last.describe();
+  EXPECT_EQ(last.body["data"], "0123456789abcdef\nthe end\n");
+  Resp from_start = s.admin("GET", "/api/v1/jobs/" + id + "/logs?limit=34");
+  ASSERT_EQ(from_start.status, 200) << from_start.describe();
+  const int64_t discarded = from_start.body["discarded"];
+  EXPECT_GE(discarded, 79'999'968 - 1'114'112 - 4096);
+  EXPECT_LE(discarded, 79'999'968 - 1'048'576);
+  EXPECT_GT(from_start.body["offset"].get<int64_t>(), discarded);
+  EXPECT_EQ(from_start.body["data"].get<std::string>().substr(0, 17), "0123456789abcdef\n");
+  EXPECT_EQ(from_start.body["size"], 79'999'968);
+  EXPECT_EQ(from_start.body["complete"], false);
+}
+
 TEST(SlurmExecutor, slurm_NodesTakeTheirTopologyFromSlurmAndJobsTheirBinding) {
   if (const std::string why = local_slurm_skip_reason(); !why.empty()) GTEST_SKIP() << why;
   Cluster c;

@@ -65,6 +65,18 @@ TEST_F(JobLogsCommandTest, PrintsTheNewestRunPageAfterPageToItsEnd) {
             (std::vector<std::string>{kPath + "limit=1048576&offset=0", kPath + "limit=1048576&offset=6&run=9"}));
 }
 
+TEST_F(JobLogsCommandTest, BytesTheServerDiscardedAreSaidOnStandardError) {
+  json capped = answer("kept line\n", 5000, 5010, false);
+  capped["discarded"] = 4096;
+  on("?limit=1048576&offset=0", capped);
+  CliRun r = run({"jobs", "logs", "train"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "kept line\n");
+  EXPECT_EQ(r.err,
+            "(job train, run 9: 5000 bytes skipped, discarded by the server's log cap, which keeps the end of each "
+            "run's log)\n");
+}
+
 TEST_F(JobLogsCommandTest, TailAndRunArePassedOn) {
   on("?limit=1048576&run=7&tail=20", answer("last\n", 100, 105, false, 7, json::array({7, 9})));
   CliRun r = run({"jobs", "logs", "train", "--tail", "20", "--run", "7"});

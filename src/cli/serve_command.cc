@@ -177,6 +177,11 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
             "GPU catalog id of the Slurm nodes (for nodes created from sinfo)");
   cmd->add_option("--job-output-dir,--slurm-output-dir", s.slurm_output_dir,
                   "folder for the jobs' output files (default: discarded; required by --executor local)");
+  cmd->add_option("--job-log-max-mib", s.job_log_max_mib,
+                  "each run's log in --job-output-dir keeps its last this many MiB, the space of what came before "
+                  "given back as it grows (0: keep all)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
   mode_flag(slurm_only, "--slurm-driver", s.slurm_driver, "NVIDIA driver version of the Slurm nodes, e.g. 550.90.07");
   mode_flag(slurm_only, "--slurm-cuda", s.slurm_cuda, "CUDA version of the Slurm nodes, e.g. 12.4");
   mode_flag(local_only, "--local-supplier", s.local_supplier,

@@ -8,7 +8,10 @@
 // found by listing the folder, never from request text. Reading is bounded: one answer holds at
 // most `limit` bytes (1 MiB), read from `offset`, or the last `tail` lines within those bytes read
 // backwards in blocks. `data` never ends inside a UTF-8 sequence while the file can still grow,
-// and bytes that are not UTF-8 are replaced by U+FFFD, so the answer is valid JSON text.
+// and bytes that are not UTF-8 are replaced by U+FFFD, so the answer is valid JSON text. A log
+// past the server's cap (--job-log-max-mib) keeps its last bytes after a hole (exec/log_cap.h):
+// reads skip the hole (`discarded` says how many bytes it holds), starting at the first whole line
+// after it.
 // Readers: as GET /jobs/{ref} (operators and the job's tenant; another tenant's job is 404).
 // Schema: docs/api.md "Jobs".
 #include <fcntl.h>
@@ -26,6 +29,7 @@
 #include <vector>
 
 #include "core/json_limits.h"
+#include "exec/log_cap.h"
 #include "model/job_state.h"
 #include "server/api/resources.h"
 #include "server/http/http_util.h"
@@ -188,22 +192,29 @@ struct Slice {
 };
 
 // Up to `limit` bytes from `offset`. Past the end: nothing, and the next read starts at the end.
-Result<Slice> read_forward(int fd, const std::string& path, int64_t size, int64_t offset, int64_t limit,
-                           bool may_grow) {
+// `cut`: offset is where the log cap's hole ends, likely inside a line: the answer starts after
+// the first line break it holds (when it holds one before its last byte).
+Result<Slice> read_forward(int fd, const std::string& path, int64_t size, int64_t offset, int64_t limit, bool may_grow,
+                           bool cut) {
   if (offset >= size) return Slice{offset, "", size};
   const int64_t want = std::min(limit, size - offset);
   auto buf = read_at(fd, offset, want + std::min<int64_t>(3, size - offset - want), path);
   if (!buf) return buf.error();
-  const size_t end = utf8_end(*buf, std::min(static_cast<size_t>(want), buf->size()), may_grow);
+  size_t end = utf8_end(*buf, std::min(static_cast<size_t>(want), buf->size()), may_grow);
   buf->resize(end);
-  return Slice{offset, std::move(*buf), offset + static_cast<int64_t>(end)};
+  size_t skip = 0;
+  if (cut)
+    if (const size_t nl = buf->find('\n'); nl != std::string::npos && nl + 1 < buf->size()) skip = nl + 1;
+  return Slice{offset + static_cast<int64_t>(skip), buf->substr(skip), offset + static_cast<int64_t>(end)};
 }
 
 // The last `lines` lines within the file's last `limit` bytes, read backwards a block at a time.
 // A newline ending the file ends its last line. When the window holds fewer lines, the answer
 // starts at the first line that starts in it (the window's first character when none does).
-Result<Slice> read_tail(int fd, const std::string& path, int64_t size, int64_t lines, int64_t limit, bool may_grow) {
-  const int64_t lo = std::max<int64_t>(0, size - limit);
+// The window never reaches back past `kept` (the log cap's hole ends there).
+Result<Slice> read_tail(int fd, const std::string& path, int64_t size, int64_t lines, int64_t limit, bool may_grow,
+                        int64_t kept) {
+  const int64_t lo = std::max<int64_t>(kept, size - limit);
   std::vector<std::string> blocks;  // newest first
   int64_t hi = size, start = -1, earliest_newline = -1, seen = 0;
   while (hi > lo && start < 0) {
@@ -295,9 +306,19 @@ void get_job_logs(App& app, const httplib::Request& req, httplib::Response& res,
     return send_problem(res, Error::make(Code::kNotFound, Message("api.job_logs.none").arg("job", job->name)),
                         req.path);
   const int64_t size = st.st_size;
-  auto slice = params->tail ? read_tail(f.fd, path, size, *params->tail, params->limit, may_grow)
-                            : read_forward(f.fd, path, size, params->offset, params->limit, may_grow);
-  if (!slice) return send_problem(res, slice.error(), req.path);
+  // Where the kept bytes start: asked again after the read, since the cap may have moved it while
+  // this read (what it read before the new start would be zeros).
+  int64_t kept = first_kept_byte(f.fd, size);
+  Result<Slice> slice = Error::make(Code::kInternal, "unread");
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const int64_t from = std::max(params->offset, kept);
+    slice = params->tail ? read_tail(f.fd, path, size, *params->tail, params->limit, may_grow, kept)
+                         : read_forward(f.fd, path, size, from, params->limit, may_grow, from > params->offset);
+    if (!slice) return send_problem(res, slice.error(), req.path);
+    const int64_t now_kept = first_kept_byte(f.fd, size);
+    if (now_kept <= slice->offset || now_kept <= kept) break;
+    kept = now_kept;
+  }
 
   send_json(res, 200,
             {{"job_id", job->id},
@@ -308,6 +329,7 @@ void get_job_logs(App& app, const httplib::Request& req, httplib::Response& res,
              {"offset", slice->offset},
              {"next_offset", slice->next},
              {"size", size},
+             {"discarded", kept},
              {"data", valid_utf8(slice->bytes)},
              {"complete", terminal && newest && slice->next == size}});
 }
@@ -326,7 +348,7 @@ Result<std::string> newest_job_log_tail(const std::string& dir, const std::strin
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) return unreadable(path, std::strerror(errno));
   if (!S_ISREG(st.st_mode)) return none;
-  const int64_t size = st.st_size, n = std::min<int64_t>(size, max_bytes);
+  const int64_t size = st.st_size, n = std::min<int64_t>(size - first_kept_byte(f.fd, size), max_bytes);
   auto bytes = read_at(f.fd, size - n, n, path);
   if (!bytes) return bytes.error();
   return valid_utf8(*bytes);
