@@ -228,7 +228,8 @@ void real_server(const std::string& bin, int seconds) {
     int err = ::open((dir + "/log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     ::dup2(err, 2);
     ::execl(bin.c_str(), bin.c_str(), "serve", "--port", "0", "--db", (dir + "/g.db").c_str(), "--no-scheduler",
-            "--no-rate-limits", "--log-level", "warn", "--firewall-interval-s", "0", nullptr);
+            "--no-rate-limits", "--tenant-max-jobs", "10000000", "--log-level", "warn", "--firewall-interval-s", "0",
+            nullptr);
     ::_exit(127);
   }
   std::string url;

@@ -51,7 +51,7 @@ Latency measure_writes(httplib::Client& c, const httplib::Headers& auth) {
 int main(int argc, char** argv) {
   int jobs = 5000;
   const std::string bin = bench::parse_args(argc, argv, jobs);
-  bench::ServerChild server("sched_backlog", bin, {"--sched-interval-ms", "1000"});
+  bench::ServerChild server("sched_backlog", bin, {"--sched-interval-ms", "1000", "--tenant-max-jobs", "10000000"});
   if (!server.started()) {
     std::cerr << "sched_backlog: the server (" << bin << ") did not start\n";
     return 1;

@@ -461,6 +461,45 @@ TEST(Hostile, ATenantsTokensShareOneRateLimit) {
       << m.text.substr(0, 3000);
 }
 
+// Every scheduler pass reads the projects and waiting jobs: one tenant can hold only so many
+// unfinished jobs (--tenant-max-jobs; running ones count as pending ones do) and projects
+// (--tenant-max-projects); the refusal is a 422 naming the field and the cap, in both languages,
+// another tenant is not held by it, and a job that ends makes room.
+TEST(Hostile, ATenantHoldsAtMostSoManyUnfinishedJobsAndProjects) {
+  ServerProcess s({"--tenant-max-jobs", "3", "--tenant-max-projects", "2"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
+  acme_and_beta(s);  // acme's project vision, beta's nlp
+  const std::string admin = make_user_token(s, "boss", "tenant_admin", "acme");
+  expect_2xx(s.req("POST", "/api/v1/projects", admin, project_doc("acme", "speech")), "speech");
+  Resp third = s.req("POST", "/api/v1/projects", admin, project_doc("acme", "radar"));
+  EXPECT_EQ(third.status, 422) << third.describe();
+  EXPECT_EQ(third.body["errors"][0]["field"], "tenant") << third.describe();
+  EXPECT_NE(third.body.dump().find("has 2 projects, the most a tenant may have"), std::string::npos)
+      << third.describe();
+  expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("beta", "radar")), "beta's second project");
+
+  // The first job is waited for until it runs (the simulated executor, on the node's 8 GPUs).
+  std::vector<std::string> ids;
+  ids.push_back(expect_2xx(s.req("POST", "/api/v1/jobs", admin, job_doc("vision", "a")), "a").body["id"]);
+  wait_for(
+      s, "/api/v1/jobs/" + ids[0], [](const json& j) { return j["status"]["state"] == "running"; }, 60);
+  ids.push_back(expect_2xx(s.req("POST", "/api/v1/jobs", admin, job_doc("vision", "b")), "b").body["id"]);
+  ids.push_back(expect_2xx(s.req("POST", "/api/v1/jobs", admin, job_doc("speech", "c")), "c").body["id"]);
+  Resp fourth = s.req("POST", "/api/v1/jobs", admin, job_doc("speech", "d"));
+  EXPECT_EQ(fourth.status, 422) << fourth.describe();
+  EXPECT_EQ(fourth.body["errors"][0]["field"], "project") << fourth.describe();
+  EXPECT_NE(fourth.body.dump().find("tenant acme has 3 unfinished jobs"), std::string::npos) << fourth.describe();
+  Resp zh = s.req("POST", "/api/v1/jobs?lang=zh", admin, job_doc("speech", "d"));
+  EXPECT_NE(zh.body.dump().find("未结束的作业"), std::string::npos) << zh.describe();
+  EXPECT_EQ(s.req("GET", "/api/v1/jobs?name=d", admin).body["items"].size(), 0u) << "nothing of the refused job stays";
+  expect_2xx(s.admin("POST", "/api/v1/jobs", job_doc("nlp", "b1")), "beta's job");
+  // A cancelled job is finished: room for one more.
+  expect_2xx(s.req("POST", "/api/v1/jobs/" + ids[1] + "/cancel", admin, json::object()), "cancel");
+  expect_2xx(s.req("POST", "/api/v1/jobs", admin, job_doc("speech", "d")), "d after a cancel");
+}
+
 TEST(Hostile, MetricsShowNoTenantDataWithoutAnOperatorToken) {
   ServerProcess s;
   expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");

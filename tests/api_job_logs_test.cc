@@ -152,8 +152,11 @@ TEST_F(JobLogsTest, ACappedLogIsReadFromTheFirstWholeLineItKept) {
     const int fd = ::open(path.c_str(), O_WRONLY);
     ASSERT_GE(fd, 0);
     ASSERT_EQ(::fsync(fd), 0);
-    ASSERT_EQ(::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, kHole), 0) << std::strerror(errno);
+    const int punched = ::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, kHole);
+    const int e = errno;
     ::close(fd);
+    if (punched != 0 && e == EOPNOTSUPP) GTEST_SKIP() << dir << ": this file system cannot punch holes";
+    ASSERT_EQ(punched, 0) << std::strerror(e);
   }
   const size_t first_line = text.find('\n', kHole) + 1;
   for (const char* q : {"", "offset=0", "offset=1000"}) {
@@ -176,6 +179,24 @@ TEST_F(JobLogsTest, ACappedLogIsReadFromTheFirstWholeLineItKept) {
   // A log never capped says 0.
   write(id + "-5.log", "x\n");
   EXPECT_EQ(ok().body["discarded"], 0);
+
+  // Kept bytes with no line break in the first read start at a whole character: the hole ends
+  // inside "é" (2 bytes), whose second byte is skipped, not served as U+FFFD.
+  constexpr int64_t kHole2 = 1'572'864;  // 384 blocks of 4 KiB
+  std::string text2(kHole2 - 1, 'a');
+  for (int i = 0; i < 3000; ++i) text2 += "\xC3\xA9";
+  write(id + "-6.log", text2);
+  const std::string path2 = dir + "/" + id + "-6.log";
+  const int fd2 = ::open(path2.c_str(), O_WRONLY);
+  ASSERT_GE(fd2, 0);
+  ASSERT_EQ(::fsync(fd2), 0);
+  ASSERT_EQ(::fallocate(fd2, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, kHole2), 0);
+  ::close(fd2);
+  Resp whole = ok("limit=10");
+  EXPECT_EQ(whole.body["discarded"], kHole2);
+  EXPECT_EQ(whole.body["offset"], kHole2 + 1);
+  EXPECT_EQ(whole.body["data"], "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9") << whole.describe();
+  EXPECT_EQ(whole.body["next_offset"], kHole2 + 9);
 }
 
 TEST_F(JobLogsTest, TailIsTheLastLinesWithinTheLimit) {

@@ -378,13 +378,8 @@ TEST(SlurmExecutor, slurm_AJobThatEndedWhileTheServerWasDownBeforeItsSubmissionW
   EXPECT_NE(s.log().find("slurm_ran_unwatched"), std::string::npos) << s.log();
 }
 
-// Topology from Slurm (scripts/slurm-local: 2 sockets x 8 cores, each half of the GPUs bound to
-// one socket's cores in gres.conf, gpn1 feature ib400, gpn2 roce200): the nodes gpurent makes say
-// which NUMA node each GPU is on and which RDMA NICs they have; jobs that need InfiniBand land on
-// gpn1; and Slurm gives each job the CPUs and memory it states (--cpus-per-task, --mem), the CPUs
-// on its GPUs' socket (--gres-flags=enforce-binding).
 // A job printing far past the log cap (--job-log-max-mib 1): while it runs and after, its log
-// holds about its last MiB on disk, the file's size stays all it wrote, and its tenant reads the
+// holds about its last MiB on disk, the file's size stays all it wrote, and the logs API reads the
 // end of it (the first whole line kept, and the last lines by tail).
 TEST(SlurmExecutor, slurm_AJobPrintingWithoutEndKeepsOnlyTheEndOfItsLog) {
   if (const std::string why = local_slurm_skip_reason(); !why.empty()) GTEST_SKIP() << why;
@@ -442,6 +437,11 @@ TEST(SlurmExecutor, slurm_AJobPrintingWithoutEndKeepsOnlyTheEndOfItsLog) {
   EXPECT_EQ(from_start.body["complete"], false);
 }
 
+// Topology from Slurm (scripts/slurm-local: 2 sockets x 8 cores, each half of the GPUs bound to
+// one socket's cores in gres.conf, gpn1 feature ib400, gpn2 roce200): the nodes gpurent makes say
+// which NUMA node each GPU is on and which RDMA NICs they have; jobs that need InfiniBand land on
+// gpn1; and Slurm gives each job the CPUs and memory it states (--cpus-per-task, --mem), the CPUs
+// on its GPUs' socket (--gres-flags=enforce-binding).
 TEST(SlurmExecutor, slurm_NodesTakeTheirTopologyFromSlurmAndJobsTheirBinding) {
   if (const std::string why = local_slurm_skip_reason(); !why.empty()) GTEST_SKIP() << why;
   Cluster c;

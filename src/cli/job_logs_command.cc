@@ -7,7 +7,7 @@
 // -f. The text is printed as the job wrote it, control characters but line breaks, tabs and
 // carriage returns neutralised; -o json / -o yaml print each answer document as the API sent it.
 // When the answer starts past the offset asked for (the server's log cap discarded the bytes
-// before it), a note on standard error says how many bytes were skipped.
+// before it), a note on standard error says where it starts and how many bytes were discarded.
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -99,8 +99,9 @@ int print_logs(CliContext& ctx, const LogOpts& o) {
     }
     const json& doc = *r;
     if (const int64_t from = number(doc, "offset"); !tail && from > offset)
-      ctx.err() << "(job " << printable(o.id) << ", run " << number(doc, "run") << ": " << from - offset
-                << " bytes skipped, discarded by the server's log cap, which keeps the end of each run's log)\n";
+      ctx.err() << "(job " << printable(o.id) << ", run " << number(doc, "run") << ": from byte " << from
+                << ", where what the server's log cap kept begins; " << number(doc, "discarded")
+                << " bytes before it were discarded)\n";
     if (ctx.format() == OutputFormat::kTable) {
       const json& data = at_path(doc, "data");
       if (data.is_string()) ctx.out() << terminal_safe(data.get_ref<const std::string&>()) << std::flush;

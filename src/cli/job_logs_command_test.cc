@@ -73,8 +73,8 @@ TEST_F(JobLogsCommandTest, BytesTheServerDiscardedAreSaidOnStandardError) {
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.out, "kept line\n");
   EXPECT_EQ(r.err,
-            "(job train, run 9: 5000 bytes skipped, discarded by the server's log cap, which keeps the end of each "
-            "run's log)\n");
+            "(job train, run 9: from byte 5000, where what the server's log cap kept begins; 4096 bytes before it were "
+            "discarded)\n");
 }
 
 TEST_F(JobLogsCommandTest, TailAndRunArePassedOn) {

@@ -110,6 +110,13 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
                   "a tenant's users and tokens together may send this many times a token's rates")
       ->check(CLI::Range(int64_t{1}, int64_t{10000}))
       ->capture_default_str();
+  cmd->add_option("--tenant-max-jobs", s.tenant_max_jobs,
+                  "unfinished jobs (pending, admitted or running) one tenant may have at once")
+      ->check(CLI::Range(int64_t{1}, int64_t{10'000'000}))
+      ->capture_default_str();
+  cmd->add_option("--tenant-max-projects", s.tenant_max_projects, "projects one tenant may have")
+      ->check(CLI::Range(int64_t{1}, int64_t{1'000'000}))
+      ->capture_default_str();
   cmd->add_flag("--no-sync-full", o->no_sync_full,
                 "SQLite: do not fsync every commit (faster; a power loss may lose the last commits); "
                 "PostgreSQL commits are always synchronous");

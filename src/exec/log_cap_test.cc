@@ -1,7 +1,8 @@
 // exec/log_cap.h on a real file in /tmp: a log past the cap keeps its last bytes and its size, the
 // space before them is given back (a hole reading as zeros, skipped by first_kept_byte), a writer
 // appending through a descriptor opened before goes on at the end, a log under the cap (or just
-// capped) is left alone, and links, FIFOs and missing files are refused, never followed.
+// capped) is left alone, links, FIFOs, files with a second name and missing files are refused,
+// never followed; the probe finds /tmp's file system usable and leaves nothing behind.
 #include "exec/log_cap.h"
 
 #include <fcntl.h>
@@ -101,8 +102,8 @@ TEST(LogCap, KeepsTheLastBytesAndTheSizeAndGivesTheRestBack) {
   auto third = cap_log(path, kMiB);
   ASSERT_TRUE(third.ok());
   EXPECT_GE(*third, 2 * kMiB);
+  ::close(writer);  // (a file system that preallocates for an open writer trims it at close)
   EXPECT_LE(space_of(path).held, kMiB + 64 * 1024);
-  ::close(writer);
 }
 
 TEST(LogCap, ALogUnderTheCapIsLeftAlone) {
@@ -151,6 +152,23 @@ TEST(LogCap, LinksFifosAndMissingFilesAreRefused) {
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().code, Code::kNotFound);
   EXPECT_FALSE(cap_log(target, 0).ok());
+
+  // A second name for another file: neither name is capped.
+  ASSERT_EQ(::link(target.c_str(), (d.path + "/hard.log").c_str()), 0);
+  auto hard = cap_log(d.path + "/hard.log", kMiB);
+  ASSERT_FALSE(hard.ok());
+  EXPECT_NE(hard.error().message.find("other hard links"), std::string::npos) << hard.error().message;
+  EXPECT_GE(space_of(target).held, 4 * kMiB);
+}
+
+TEST(LogCap, TheProbeSaysWhetherAFoldersFileSystemPunchesAndFindsTheDataAfter) {
+  CapTempDir d;
+  Status usable = probe_hole_punching(d.path);
+  EXPECT_TRUE(usable.ok()) << usable.error().message << " (/tmp is expected on ext4, XFS, btrfs or tmpfs)";
+  EXPECT_TRUE(fs::is_empty(d.path)) << "the probe's scratch file is removed";
+  Status none = probe_hole_punching(d.path + "/not-there");
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().code, Code::kNotFound);
 }
 
 }  // namespace

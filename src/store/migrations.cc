@@ -240,12 +240,20 @@ constexpr const char* kV5 = R"sql(
 ALTER TABLE job_events ADD COLUMN reason_message TEXT NOT NULL DEFAULT '';
 )sql";
 
+// A tenant's unfinished jobs are counted at each submit (the cap on them, server/api/jobs.cc) and
+// its waiting jobs read by the scheduler: by tenant and state, without walking the tenant's whole
+// history or every tenant's waiting jobs.
+constexpr const char* kV6 = R"sql(
+CREATE INDEX objects_by_tenant_state ON objects (kind, tenant_id, state, id);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "objects, api_tokens, job_events, audit_log", kV1},
     {2, "usage: ingest batches, raw GPU and job samples, per-minute rollups", kV2},
     {3, "job metrics: points a job reports about its quality", kV3},
     {4, "usage: idempotency keys scoped to their caller", kV4},
     {5, "job events: reasons as message codes", kV5},
+    {6, "objects: an index by tenant and state", kV6},
 };
 
 constexpr const char* kBootstrap =

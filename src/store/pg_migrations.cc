@@ -332,11 +332,18 @@ END
 $fn$;
 )sql";
 
+// A tenant's unfinished jobs are counted at each submit (the cap on them, server/api/jobs.cc) and
+// its waiting jobs read by the scheduler: by tenant and state (as SQLite's version 6).
+constexpr const char* kV5 = R"sql(
+CREATE INDEX objects_by_tenant_state ON objects (kind, tenant_id, state, id);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "objects, api_tokens, job_events, audit_log", kV1},
     {2, "usage: ingest batches, raw samples partitioned by month, per-minute rollups", kV2},
     {3, "job metrics: points a job reports about its quality", kV3},
     {4, "usage: a month's partition is dropped only while no ingest adds to it", kV4},
+    {5, "objects: an index by tenant and state", kV5},
 };
 
 // Serializes schema changes between processes opening the same database (any fixed key).

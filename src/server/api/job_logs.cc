@@ -193,7 +193,9 @@ struct Slice {
 
 // Up to `limit` bytes from `offset`. Past the end: nothing, and the next read starts at the end.
 // `cut`: offset is where the log cap's hole ends, likely inside a line: the answer starts after
-// the first line break it holds (when it holds one before its last byte).
+// the first line break it holds (zeros a file system reports as data before it skipped too), or,
+// when it holds none, at the first whole character. (A hole that ends where a line starts costs
+// that line: the byte before it is gone, so nothing can tell.)
 Result<Slice> read_forward(int fd, const std::string& path, int64_t size, int64_t offset, int64_t limit, bool may_grow,
                            bool cut) {
   if (offset >= size) return Slice{offset, "", size};
@@ -203,9 +205,23 @@ Result<Slice> read_forward(int fd, const std::string& path, int64_t size, int64_
   size_t end = utf8_end(*buf, std::min(static_cast<size_t>(want), buf->size()), may_grow);
   buf->resize(end);
   size_t skip = 0;
-  if (cut)
-    if (const size_t nl = buf->find('\n'); nl != std::string::npos && nl + 1 < buf->size()) skip = nl + 1;
+  if (cut) {
+    skip = std::min(buf->find_first_not_of('\0'), buf->size());
+    if (const size_t nl = buf->find('\n', skip); nl != std::string::npos)
+      skip = nl + 1;
+    else
+      for (int k = 0; k < 3 && skip < buf->size() && (static_cast<unsigned char>((*buf)[skip]) & 0xC0) == 0x80; ++k)
+        ++skip;
+  }
   return Slice{offset + static_cast<int64_t>(skip), buf->substr(skip), offset + static_cast<int64_t>(end)};
+}
+
+// Where a log's kept bytes start: not asked of a log too small ever to be capped, since
+// lseek(SEEK_DATA) may cost a file system a sync. (Not judged by the space the file holds:
+// preallocation can make a capped file hold as much as its size.)
+int64_t kept_from(int fd, const struct stat& st) {
+  if (st.st_size <= kNeverCappedBytes) return 0;
+  return first_kept_byte(fd, st.st_size);
 }
 
 // The last `lines` lines within the file's last `limit` bytes, read backwards a block at a time.
@@ -306,19 +322,26 @@ void get_job_logs(App& app, const httplib::Request& req, httplib::Response& res,
     return send_problem(res, Error::make(Code::kNotFound, Message("api.job_logs.none").arg("job", job->name)),
                         req.path);
   const int64_t size = st.st_size;
-  // Where the kept bytes start: asked again after the read, since the cap may have moved it while
-  // this read (what it read before the new start would be zeros).
-  int64_t kept = first_kept_byte(f.fd, size);
-  Result<Slice> slice = Error::make(Code::kInternal, "unread");
-  for (int attempt = 0; attempt < 2; ++attempt) {
+  // Where the kept bytes start: asked again after the read, since the cap may have moved it
+  // while this read (what it read before the new start would be zeros); read again until the
+  // read starts past it, a few times at most.
+  int64_t kept = kept_from(f.fd, st);
+  Result<Slice> slice = Error::make(Code::kUnavailable, Message("api.job_logs.changed"));
+  for (int attempt = 0; attempt < 4; ++attempt) {
     const int64_t from = std::max(params->offset, kept);
-    slice = params->tail ? read_tail(f.fd, path, size, *params->tail, params->limit, may_grow, kept)
-                         : read_forward(f.fd, path, size, from, params->limit, may_grow, from > params->offset);
-    if (!slice) return send_problem(res, slice.error(), req.path);
-    const int64_t now_kept = first_kept_byte(f.fd, size);
-    if (now_kept <= slice->offset || now_kept <= kept) break;
-    kept = now_kept;
+    auto read = params->tail ? read_tail(f.fd, path, size, *params->tail, params->limit, may_grow, kept)
+                             : read_forward(f.fd, path, size, from, params->limit, may_grow, from > params->offset);
+    if (!read) return send_problem(res, read.error(), req.path);
+    struct stat now {};
+    const int64_t now_kept = ::fstat(f.fd, &now) == 0 ? std::min(kept_from(f.fd, now), size) : kept;
+    const bool untouched = now_kept <= kept || now_kept <= read->offset;
+    kept = std::max(kept, now_kept);
+    if (untouched) {
+      slice = std::move(read);
+      break;
+    }
   }
+  if (!slice) return send_problem(res, slice.error(), req.path);
 
   send_json(res, 200,
             {{"job_id", job->id},
@@ -348,10 +371,11 @@ Result<std::string> newest_job_log_tail(const std::string& dir, const std::strin
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) return unreadable(path, std::strerror(errno));
   if (!S_ISREG(st.st_mode)) return none;
-  const int64_t size = st.st_size, n = std::min<int64_t>(size - first_kept_byte(f.fd, size), max_bytes);
+  const int64_t size = st.st_size, n = std::min<int64_t>(size - kept_from(f.fd, st), max_bytes);
   auto bytes = read_at(f.fd, size - n, n, path);
   if (!bytes) return bytes.error();
-  return valid_utf8(*bytes);
+  // Zeros at the start: the cap punched further while this read.
+  return valid_utf8(std::string_view(*bytes).substr(std::min(bytes->find_first_not_of('\0'), bytes->size())));
 }
 
 void register_job_logs_route(App& app, Router& srv) {

@@ -134,6 +134,26 @@ Status check_job_artifact(StoreTx& tx, const Record& project, const JobArtifact&
 // the project's quotas and models, pending.
 // `instance_start`: the job an instance's start submits (api/instances.cc), which alone may carry
 // the label gpurent.io/instance (what makes it the instance's: its node volume, its saves).
+// A job just inserted (by a submit or an instance's start) is refused when its tenant now has more
+// unfinished jobs than --tenant-max-jobs: every scheduler pass reads the waiting jobs, so one
+// tenant's queue cannot grow without end. Counted after the insert, one writer at a time per tenant
+// (servers sharing a PostgreSQL database each hold the tenant's lock until they commit).
+Status check_tenant_job_room(App& app, StoreTx& tx, const Record& job) {
+  if (auto l = take_write_lock(tx, "jobs-of-" + job.tenant_id, "the unfinished jobs of " + job.tenant_id); !l) return l;
+  int64_t unfinished = 0;
+  for (JobState st : kAllJobStates) {
+    if (is_terminal(st)) continue;
+    auto n = tx.count("jobs", {{"tenant_id", job.tenant_id}, {"state", job_state_name(st)}});
+    if (!n) return n.error();
+    unfinished += *n;
+  }
+  if (unfinished <= app.opts.tenant_max_jobs) return ok_status();
+  auto tenant = tx.get("tenants", job.tenant_id);
+  return Error::invalid("project", Message("api.jobs.too_many")
+                                       .arg("tenant", tenant ? tenant->name : job.tenant_id)
+                                       .arg("max", std::to_string(app.opts.tenant_max_jobs)));
+}
+
 Result<Built> build_job(App& app, const json& body, const Principal& p, StoreTx& tx, bool instance_start) {
   std::string ref = body.is_object() && body.contains("project") && body["project"].is_string()
                         ? body["project"].get<std::string>()
@@ -298,7 +318,8 @@ void register_job_routes(App& app, Router& srv) {
                   {"gpu_model", "gpu_model"}, {"name", "name"}};
   for (JobState st : kAllJobStates) spec.filter_values["state"].push_back(job_state_name(st));
   spec.updated_since = true;
-  spec.after_create = [](const Principal&, const Record& r, StoreTx& tx) -> Status {
+  spec.after_create = [&app](const Principal&, const Record& r, StoreTx& tx) -> Status {
+    if (auto room = check_tenant_job_room(app, tx, r); !room) return room;
     return tx.append_job_event({r.id, r.created_at, "", "pending", Message("job.submitted_event")});
   };
   spec.build_by_server = [&app](const json& body, const Principal& p, StoreTx& tx, const Record*) {

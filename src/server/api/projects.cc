@@ -27,6 +27,16 @@ Result<Built> build_project(App& app, const json& body, const Principal& p, Stor
   if (!tenant) return tenant.error();
   if (existing && tenant->id != existing->tenant_id)
     return Error::invalid("tenant", Message("api.projects.tenant_fixed"));
+  if (!existing) {  // every scheduler pass reads every project; one writer at a time per tenant
+    if (auto l = take_write_lock(tx, "projects-of-" + tenant->id, "the projects of " + tenant->id); !l)
+      return l.error();
+    auto held = tx.count("projects", {{"tenant_id", tenant->id}});
+    if (!held) return held.error();
+    if (*held >= app.opts.tenant_max_projects)
+      return Error::invalid("tenant", Message("api.projects.too_many")
+                                          .arg("tenant", tenant->name)
+                                          .arg("max", std::to_string(app.opts.tenant_max_projects)));
+  }
   auto cur = tenant_currency(*tenant);
   if (!cur) return cur.error();
   auto pr = parse_project(body, *cur);

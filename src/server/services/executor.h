@@ -79,6 +79,7 @@ struct SlurmExecutorOptions {
   std::string driver, cuda;                // their NVIDIA software (Slurm does not know it)
   std::string output_dir;                  // jobs' output files; empty: discarded
   int64_t log_max_bytes = 0;               // each run's log keeps its last this many bytes (exec/log_cap.h); 0: all
+  int64_t log_cap_interval_ms = 1000;      // how often the log capper looks (services/log_capper.h)
   int64_t command_timeout_ms = 20'000;
   bool containers = false;                 // every worker in a container (docs/containers.md)
   ContainerSettings container;

@@ -14,9 +14,10 @@
 //    no longer placed (cancelled, preempted, requeued) is cancelled in Slurm. Slurm never
 //    requeues by itself (--no-requeue): gpurent owns requeue and its fault records.
 // squeue/sinfo run before the tick's transaction (observe); submissions and cancels inside it.
-//  - Logs: each run writes "<job id>-<Slurm job id>.log" in the output folder; every observe, the
-//    log of each run squeue (or the local runner) still lists keeps only its last log_max_bytes
-//    (exec/log_cap.h), so a job printing without end cannot fill the disk the folder is on.
+//  - Logs: each run writes "<job id>-<Slurm job id>.log" in the output folder; after every look,
+//    the logs of the runs squeue (or the local runner) lists go to the log capper
+//    (services/log_capper.h), which keeps each within its last log_max_bytes on a thread of its
+//    own, so a job printing without end cannot fill the disk the folder is on.
 //
 // The local executor (`--executor local`) is this same executor driving the local runner
 // (exec/local_runner.h) instead of Slurm's tools: this machine is the supplier's one node, and a
@@ -37,7 +38,6 @@
 
 #include "core/ids.h"
 #include "exec/local_runner.h"
-#include "exec/log_cap.h"
 #include "exec/slurm_cli.h"
 #include "model/image.h"
 #include "model/instance.h"
@@ -51,6 +51,7 @@
 #include "server/services/image_saves.h"
 #include "server/services/instance_entry.h"
 #include "server/services/instance_stop.h"
+#include "server/services/log_capper.h"
 #include "server/services/node_volumes.h"
 #include "server/services/record_faults.h"
 #include "server/services/scheduler_internal.h"
@@ -127,11 +128,9 @@ class SlurmExecutor final : public Executor {
   Message labelled(Message m) const { return local_ ? as_local_run(std::move(m)) : m; }
   bool supplier_missing_logged_ = false;
   std::vector<SlurmJob> jobs_;
-  // The log cap: logs capped so far among the listed runs (said once each), and whether a failure
-  // to cap was said (once: it would be the same every pass).
+  // The log cap: the logs of the listed runs, handed to the capper's thread.
   void cap_run_logs();
-  std::set<std::string> capped_logs_;
-  bool log_cap_failure_said_ = false;
+  std::unique_ptr<LogCapper> log_capper_;
   std::vector<SlurmNode> nodes_;
   bool ok_ = false;  // the last observe() reached Slurm
   const std::string self_user_ = process_user_name();  // who submits: Slurm names each job's user
@@ -259,31 +258,17 @@ void SlurmExecutor::observe() {
 }
 
 void SlurmExecutor::cap_run_logs() {
-  std::set<std::string> listed;
+  if (!log_capper_) log_capper_ = std::make_unique<LogCapper>(o_.output_dir, o_.log_max_bytes, o_.log_cap_interval_ms);
+  std::map<std::string, LogCapper::Log> logs;
   for (const SlurmJob& sj : jobs_) {
     // The comment is the gpurent job id ("job_<hex>"); anything else never goes into a path.
     if (!our_run(sj) || sj.comment.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
                                                      "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != std::string::npos)
       continue;
-    const std::string path = o_.output_dir + "/" + sj.comment + "-" + std::to_string(sj.id) + ".log";
-    auto freed = cap_log(path, o_.log_max_bytes);
-    if (!freed) {
-      if (freed.error().code != Code::kNotFound && !log_cap_failure_said_)
-        spdlog::warn("{}", json({{"event", "job_log_cap_failed"}, {"error", freed.error().message}})
-                               .dump(-1, ' ', false, json::error_handler_t::replace));
-      log_cap_failure_said_ = log_cap_failure_said_ || freed.error().code != Code::kNotFound;
-      continue;
-    }
-    listed.insert(path);
-    if (*freed > 0 && capped_logs_.insert(path).second)
-      spdlog::info("{}", json({{"event", "job_log_capped"},
-                               {"job", sj.comment},
-                               {"run", sj.id},
-                               {"kept_bytes", o_.log_max_bytes},
-                               {"freed_bytes", *freed}})
-                             .dump());
+    logs[o_.output_dir + "/" + sj.comment + "-" + std::to_string(sj.id) + ".log"] = {sj.comment, sj.id,
+                                                                                     terminal(sj.state)};
   }
-  std::erase_if(capped_logs_, [&](const std::string& p) { return !listed.contains(p); });
+  log_capper_->watch(std::move(logs));
 }
 
 Status SlurmExecutor::sync_inventory(StoreTx& tx, TimeMs now) {

@@ -165,6 +165,7 @@ Result<std::unique_ptr<Executor>> make_executor(const ServerOptions& o, const Gp
                           local ? o.local_cuda : o.slurm_cuda,
                           o.slurm_output_dir};
   so.log_max_bytes = o.job_log_max_mib * (int64_t{1} << 20);
+  so.log_cap_interval_ms = std::max<int64_t>(o.sched_interval_ms, 100);
   so.containers = o.containers;
   so.default_image = o.container_default_image;
   so.container.gpu_device = o.container_gpu_device;
