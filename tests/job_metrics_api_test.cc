@@ -1,6 +1,7 @@
 // Job metrics through the real server: POST/GET /api/v1/jobs/{ref}/metrics round trip (by id and
 // by name, exact values, grouping and time order, ranges, replacement at an instant), validation
-// naming the field, the direction rule (409), and who may read and write (other tenants: 404).
+// naming the field, the direction rule (409), who may read and write (other tenants: 404), and
+// the points a tenant's jobs may report a second (--rate-metric-points: 429 past it).
 #include <gtest/gtest.h>
 
 #include "core/clock.h"
@@ -185,6 +186,37 @@ TEST_F(JobMetricsApi, TenantIsolationAndRoles) {
   ASSERT_EQ(mine.body["metrics"].size(), 1u);
   EXPECT_EQ(mine.body["metrics"][0]["points"].size(), 3u);
   EXPECT_EQ(s.admin("GET", path(other_job)).body["metrics"][0]["points"].size(), 1u);
+}
+
+// Each point is a row the single writer stores: a tenant's jobs share a budget of points a second
+// (100 here, bursts of 200), whatever their users and tokens; another tenant's jobs have their own.
+TEST(JobMetricsRate, ATenantsJobsShareABudgetOfPointsASecond) {
+  ServerProcess s({"--no-scheduler", "--rate-metric-points", "100"});
+  for (const char* t : {"acme", "beta"}) expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc(t)), t);
+  expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "acme's project");
+  expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("beta", "nlp")), "beta's project");
+  const std::string a1 = expect_2xx(s.admin("POST", "/api/v1/jobs", job_doc("vision", "a1")), "a1").body["id"];
+  const std::string a2 = expect_2xx(s.admin("POST", "/api/v1/jobs", job_doc("vision", "a2")), "a2").body["id"];
+  const std::string b1 = expect_2xx(s.admin("POST", "/api/v1/jobs", job_doc("nlp", "b1")), "b1").body["id"];
+  const std::string member = make_user_token(s, "mia", "tenant_member", "acme");
+  const TimeMs base = (SystemClock().now() - 3600'000) / 1000 * 1000;
+  auto points = [&](int n, int from) {
+    json body = {{"points", json::array()}};
+    for (int i = 0; i < n; ++i) body["points"].push_back(pt("loss", 1.0 / (i + 1), base + (from + i) * 1000));
+    return body;
+  };
+  expect_2xx(s.req("POST", "/api/v1/jobs/" + a1 + "/metrics", member, points(190, 0)), "190 points");
+  // Another job of the same tenant, by another caller (the operator): the same budget.
+  Resp over = s.admin("POST", "/api/v1/jobs/" + a2 + "/metrics", points(150, 0));
+  ASSERT_EQ(over.status, 429) << over.describe();
+  EXPECT_EQ(over.content_type, "application/problem+json");
+  EXPECT_NE(over.body.value("detail", "").find("job metric points from this tenant's jobs"), std::string::npos)
+      << over.describe();
+  EXPECT_GT(over.headers.count("Retry-After"), 0u) << over.describe();
+  EXPECT_EQ(s.admin("GET", "/api/v1/jobs/" + a2 + "/metrics").body["metrics"].size(), 0u) << "nothing stored";
+  expect_2xx(s.admin("POST", "/api/v1/jobs/" + b1 + "/metrics", points(150, 0)), "beta's job");
+  Resp m = s.req("GET", "/metrics", "");
+  EXPECT_NE(m.text.find("gpurent_metric_points_limit_per_second 100"), std::string::npos) << m.text.substr(0, 2000);
 }
 
 }  // namespace

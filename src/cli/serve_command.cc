@@ -110,6 +110,10 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
                   "a tenant's users and tokens together may send this many times a token's rates")
       ->check(CLI::Range(int64_t{1}, int64_t{10000}))
       ->capture_default_str();
+  cmd->add_option("--rate-metric-points", s.rate_metric_points,
+                  "job metric points a second one tenant's jobs may report, all its users together (burst: twice)")
+      ->check(CLI::Range(int64_t{1}, int64_t{100'000'000}))
+      ->capture_default_str();
   cmd->add_option("--tenant-max-jobs", s.tenant_max_jobs,
                   "unfinished jobs (pending, admitted or running) one tenant may have at once")
       ->check(CLI::Range(int64_t{1}, int64_t{10'000'000}))

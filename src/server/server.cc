@@ -117,6 +117,8 @@ static HttpServerOptions http_options(const ServerOptions& o) {
                                ? RateRule{per_token[i] * o.rate_tenant_factor, 2 * per_token[i] * o.rate_tenant_factor}
                                : RateRule{};
   }
+  h.rate.metric_points_per_tenant =
+      o.rate_limits ? RateRule{o.rate_metric_points, 2 * o.rate_metric_points} : RateRule{};
   h.tls_cert_file = o.tls_cert;
   h.tls_key_file = o.tls_key;
   h.cors_origins = o.cors_origins;

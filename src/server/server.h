@@ -53,6 +53,7 @@ struct ServerOptions {
   int64_t rate_read = 1000, rate_write = 200, rate_ingest = 100;
   int64_t rate_address_factor = 5;    // a source address gets this many times a token's rates
   int64_t rate_tenant_factor = 5;     // a tenant's users and tokens together: this many times a token's
+  int64_t rate_metric_points = 10'000;  // job metric points a second per tenant (bursts of twice as many)
   // What one tenant may hold (every scheduler pass reads its projects and waiting jobs): unfinished
   // jobs (pending, admitted or running) and projects.
   int64_t tenant_max_jobs = 10'000, tenant_max_projects = 1'000;

@@ -46,6 +46,12 @@ using AppHandler = void (*)(App&, const httplib::Request&, httplib::Response&, c
 void route(App& app, Router& srv, const char* method, const std::string& pattern, const std::string& route_name,
            AppHandler h);
 
+// A job metric batch of `points` points takes as many tokens from its job's tenant's metric-points
+// bucket (rate_limit.h check_points); false, with the 429 answered (problem+json, Retry-After),
+// when the tenant's jobs have sent more than their rate. Always true without a rate limiter.
+bool take_metric_points(App& app, const std::string& tenant_id, int64_t points, const httplib::Request& req,
+                        httplib::Response& res);
+
 // Every route of the API (the list below, in order); what run_server and the OpenAPI test use.
 void register_all_routes(App& app, Router& srv);
 

@@ -40,6 +40,8 @@ void post_metrics(App& app, const httplib::Request& req, httplib::Response& res,
     r.tenant_id = job->tenant_id;
     r.project_id = job->project_id;
   }
+  // Each point is a row the single writer stores: the tenant's jobs share a budget of points.
+  if (!take_metric_points(app, job->tenant_id, static_cast<int64_t>(rows->size()), req, res)) return;
   Status st = app.loop.run([&](StoreTx& tx) { return tx.insert_job_metrics(*rows); });
   if (!st) return send_problem(res, rows_to_points(st.error()), req.path);
   app.metrics.count_write("job_metrics", "report");

@@ -33,15 +33,17 @@ static std::string route_label(const std::string& pattern, const std::string& ro
   return std::regex_replace(pattern, std::regex(R"(\(\[\^/\]\+\))"), "{id}");
 }
 
+static int64_t steady_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 // A tenant user's request takes a token from its tenant's bucket too (rate_limit.h): all the
 // tenant's users and tokens together. The front has taken the address's and the token's already.
 static std::optional<RateLimiter::Decision> over_tenant_rate(App& app, const std::string& method,
                                                              const httplib::Request& req, const Principal& p) {
   if (!app.rate_limiter || p.tenant_id.empty()) return std::nullopt;
-  const int64_t now_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count();
-  auto d = app.rate_limiter->check_tenant(rate_class_of(method, req.path), p.tenant_id, now_ms);
+  auto d = app.rate_limiter->check_tenant(rate_class_of(method, req.path), p.tenant_id, steady_now_ms());
   if (d.allowed) return std::nullopt;
   return d;
 }
@@ -54,6 +56,14 @@ static void send_429(httplib::Response& res, const RateLimiter::Decision& d, con
   res.status = 429;
   res.set_header("Retry-After", std::to_string((d.retry_after_ms + 999) / 1000));
   res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/problem+json");
+}
+
+bool take_metric_points(App& app, const std::string& tenant_id, int64_t points, const httplib::Request& req,
+                        httplib::Response& res) {
+  if (!app.rate_limiter) return true;
+  auto d = app.rate_limiter->check_points(tenant_id, points, steady_now_ms());
+  if (!d.allowed) send_429(res, d, req);
+  return d.allowed;
 }
 
 void route(App& app, Router& srv, const char* method, const std::string& pattern, const std::string& route_name,

@@ -51,6 +51,8 @@ static std::string http_metrics_text(const HttpStats& st, const RateLimiter* lim
     line("gpurent_rate_limit_burst{class=\"" + cls(i) + "\",scope=\"address\"}", l.per_address[i].burst);
     line("gpurent_rate_limit_burst{class=\"" + cls(i) + "\",scope=\"tenant\"}", l.per_tenant[i].burst);
   }
+  metric("gpurent_metric_points_limit_per_second", "gauge", "Job metric points a second one tenant's jobs may report");
+  line("gpurent_metric_points_limit_per_second", l.metric_points_per_tenant.per_second);
   return out;
 }
 

@@ -99,6 +99,20 @@ RateLimiter::Decision RateLimiter::check_tenant(RateClass c, std::string_view te
   return {};
 }
 
+RateLimiter::Decision RateLimiter::check_points(std::string_view tenant_id, int64_t points, int64_t now_ms) {
+  const RateRule& r = limits_.metric_points_per_tenant;
+  if (r.per_second <= 0 || points <= 0) return {};
+  std::lock_guard<std::mutex> g(mu_);
+  Bucket& b = bucket(points_by_tenant_, r, tenant_id, now_ms);
+  const int64_t need = std::min(points, std::max<int64_t>(1, r.burst)) * 1000;
+  if (b.milli_tokens < need) {
+    ++refused_[static_cast<size_t>(RateClass::kIngest)];
+    return {false, (need - b.milli_tokens + r.per_second - 1) / r.per_second, "metric_points"};
+  }
+  b.milli_tokens -= need;
+  return {};
+}
+
 RateClass rate_class_of(std::string_view method, std::string_view path) {
   if (method == "GET" || method == "HEAD" || method == "OPTIONS") return RateClass::kRead;
   if (path == "/api/v1/usage" ||
@@ -108,9 +122,10 @@ RateClass rate_class_of(std::string_view method, std::string_view path) {
 }
 
 Message rate_limited_message(std::string_view by, RateClass c) {
-  const char* code = by == "address"  ? "http.rate_limited.address"
-                     : by == "tenant" ? "http.rate_limited.tenant"
-                                      : "http.rate_limited.token";
+  const char* code = by == "address"         ? "http.rate_limited.address"
+                     : by == "tenant"        ? "http.rate_limited.tenant"
+                     : by == "metric_points" ? "http.rate_limited.metric_points"
+                                             : "http.rate_limited.token";
   return Message(code).arg("class", rate_class_name(c));
 }
 

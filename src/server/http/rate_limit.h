@@ -3,7 +3,9 @@
 // reads, writes or usage ingest. A request passes when both its address's and its token's buckets
 // hold a token. Once the token is authenticated, a tenant's request also needs a token from its
 // tenant's bucket (check_tenant): a tenant's users and their tokens together, so making more users
-// and tokens does not multiply what one tenant may send. Time is injected (ms).
+// and tokens does not multiply what one tenant may send. Job metric batches also draw on their
+// job's tenant's metric-points bucket, one token per point (check_points): a batch of 10,000
+// points costs the single writer 10,000 rows, not one. Time is injected (ms).
 // Memory is bounded: past `max_keys` buckets per class the full (idle) ones are dropped, and when
 // none is idle the oldest-refilled half goes, so a flood of made-up tokens costs a bounded table.
 // Thread-safe (one mutex; each check is a hash look-up and a little arithmetic).
@@ -39,6 +41,8 @@ struct RateLimits {
   std::array<RateRule, 3> per_address{{{1000, 2000}, {200, 400}, {200, 400}}};
   // Per tenant, all its users' tokens together.
   std::array<RateRule, 3> per_tenant{{{1000, 2000}, {200, 400}, {200, 400}}};
+  // Job metric points a second per tenant (its jobs' batches together); 0: unlimited.
+  RateRule metric_points_per_tenant{};
   size_t max_keys = 100000;
 };
 
@@ -57,6 +61,9 @@ class RateLimiter {
   // Takes one token from the tenant's bucket (an authenticated tenant user's request, after
   // check). Refused requests take nothing here.
   Decision check_tenant(RateClass c, std::string_view tenant_id, int64_t now_ms);
+  // Takes `points` tokens from the tenant's metric-points bucket (a batch of more points than the
+  // bucket holds needs it full, and empties it). Refused batches take nothing; by "metric_points".
+  Decision check_points(std::string_view tenant_id, int64_t points, int64_t now_ms);
 
   // Requests refused so far, per class (for /metrics).
   std::array<uint64_t, 3> refused() const;
@@ -75,6 +82,7 @@ class RateLimiter {
   RateLimits limits_;
   mutable std::mutex mu_;
   std::array<Table, 3> by_token_, by_address_, by_tenant_;
+  Table points_by_tenant_;
   std::array<uint64_t, 3> refused_{};
 };
 

@@ -73,6 +73,27 @@ TEST(RateLimiter, ATenantsBucketHoldsAcrossItsTokens) {
   EXPECT_EQ(rate_class_of("DELETE", "/api/v1/jobs/j1"), RateClass::kWrite);
 }
 
+TEST(RateLimiter, MetricPointsAreCountedPerPointPerTenant) {
+  RateLimits l = limits(100, 100, 100, 100);
+  l.metric_points_per_tenant = {100, 200};
+  RateLimiter rl(l);
+  EXPECT_TRUE(rl.check_points("ten_a", 150, 0).allowed);
+  auto d = rl.check_points("ten_a", 100, 0);  // 50 left
+  EXPECT_FALSE(d.allowed);
+  EXPECT_STREQ(d.by, "metric_points");
+  EXPECT_EQ(d.retry_after_ms, 500);
+  EXPECT_TRUE(rl.check_points("ten_b", 200, 0).allowed);  // another tenant's bucket
+  EXPECT_TRUE(rl.check_points("ten_a", 100, 500).allowed);
+  // A batch larger than the bucket needs it full, and empties it.
+  EXPECT_FALSE(rl.check_points("ten_a", 5000, 1000).allowed);
+  EXPECT_TRUE(rl.check_points("ten_a", 5000, 2500).allowed);
+  EXPECT_FALSE(rl.check_points("ten_a", 1, 2500).allowed);
+  EXPECT_EQ(rl.refused()[static_cast<size_t>(RateClass::kIngest)], 3u);
+  l.metric_points_per_tenant = {};  // 0: unlimited
+  RateLimiter unlimited(l);
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(unlimited.check_points("ten_a", 1'000'000, 0).allowed);
+}
+
 TEST(RateLimiter, UnlimitedClassesAndNoTokenAreNotCounted) {
   RateLimiter rl(limits(0, 0));
   for (int i = 0; i < 1000; ++i) ASSERT_TRUE(rl.check(RateClass::kRead, "a", "t", 0).allowed);
