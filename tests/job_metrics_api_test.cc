@@ -189,7 +189,8 @@ TEST_F(JobMetricsApi, TenantIsolationAndRoles) {
 }
 
 // Each point is a row the single writer stores: a tenant's jobs share a budget of points a second
-// (100 here, bursts of 200), whatever their users and tokens; another tenant's jobs have their own.
+// (100 here; the burst holds one full batch, 10,000), whoever reports them; another tenant's jobs
+// have their own.
 TEST(JobMetricsRate, ATenantsJobsShareABudgetOfPointsASecond) {
   ServerProcess s({"--no-scheduler", "--rate-metric-points", "100"});
   for (const char* t : {"acme", "beta"}) expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc(t)), t);
@@ -199,13 +200,13 @@ TEST(JobMetricsRate, ATenantsJobsShareABudgetOfPointsASecond) {
   const std::string a2 = expect_2xx(s.admin("POST", "/api/v1/jobs", job_doc("vision", "a2")), "a2").body["id"];
   const std::string b1 = expect_2xx(s.admin("POST", "/api/v1/jobs", job_doc("nlp", "b1")), "b1").body["id"];
   const std::string member = make_user_token(s, "mia", "tenant_member", "acme");
-  const TimeMs base = (SystemClock().now() - 3600'000) / 1000 * 1000;
+  const TimeMs base = (SystemClock().now() - 4 * 3600'000) / 1000 * 1000;  // 10,000 s of points end in the past
   auto points = [&](int n, int from) {
     json body = {{"points", json::array()}};
     for (int i = 0; i < n; ++i) body["points"].push_back(pt("loss", 1.0 / (i + 1), base + (from + i) * 1000));
     return body;
   };
-  expect_2xx(s.req("POST", "/api/v1/jobs/" + a1 + "/metrics", member, points(190, 0)), "190 points");
+  expect_2xx(s.req("POST", "/api/v1/jobs/" + a1 + "/metrics", member, points(9'900, 0)), "9,900 points");
   // Another job of the same tenant, by another caller (the operator): the same budget.
   Resp over = s.admin("POST", "/api/v1/jobs/" + a2 + "/metrics", points(150, 0));
   ASSERT_EQ(over.status, 429) << over.describe();
@@ -216,7 +217,8 @@ TEST(JobMetricsRate, ATenantsJobsShareABudgetOfPointsASecond) {
   EXPECT_EQ(s.admin("GET", "/api/v1/jobs/" + a2 + "/metrics").body["metrics"].size(), 0u) << "nothing stored";
   expect_2xx(s.admin("POST", "/api/v1/jobs/" + b1 + "/metrics", points(150, 0)), "beta's job");
   Resp m = s.req("GET", "/metrics", "");
-  EXPECT_NE(m.text.find("gpurent_metric_points_limit_per_second 100"), std::string::npos) << m.text.substr(0, 2000);
+  EXPECT_NE(m.text.find("gpurent_metric_points_limit_per_second 100\n"), std::string::npos) << m.text.substr(0, 2000);
+  EXPECT_NE(m.text.find("gpurent_metric_points_limit_burst 10000\n"), std::string::npos) << m.text.substr(0, 2000);
 }
 
 }  // namespace

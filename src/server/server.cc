@@ -2,10 +2,10 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/file.h>
-#include <unistd.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -23,17 +23,18 @@
 #include "sched/sched_config.h"
 #include "server/api/app.h"
 #include "server/api/market_books.h"
-#include "server/services/bootstrap.h"
-#include "server/services/cost_firewall.h"
-#include "server/services/image_builder.h"
-#include "server/services/leader_lease.h"
-#include "server/services/dcgm_scraper.h"
+#include "server/api/resources.h"
 #include "server/demo/demo_history.h"
+#include "server/demo/seed.h"
 #include "server/http/http_server.h"
 #include "server/http/http_util.h"
-#include "server/api/resources.h"
+#include "server/services/bootstrap.h"
+#include "server/services/cost_firewall.h"
+#include "server/services/dcgm_scraper.h"
+#include "server/services/image_builder.h"
+#include "server/services/job_metrics.h"
+#include "server/services/leader_lease.h"
 #include "server/services/scheduler_service.h"
-#include "server/demo/seed.h"
 
 namespace gpurent {
 
@@ -117,8 +118,12 @@ static HttpServerOptions http_options(const ServerOptions& o) {
                                ? RateRule{per_token[i] * o.rate_tenant_factor, 2 * per_token[i] * o.rate_tenant_factor}
                                : RateRule{};
   }
+  // Bursts of twice the rate, and at least one full batch (kMaxMetricPoints), so that every batch
+  // can pass and pays for each of its points.
   h.rate.metric_points_per_tenant =
-      o.rate_limits ? RateRule{o.rate_metric_points, 2 * o.rate_metric_points} : RateRule{};
+      o.rate_limits ? RateRule{o.rate_metric_points,
+                               std::max<int64_t>(2 * o.rate_metric_points, static_cast<int64_t>(kMaxMetricPoints))}
+                    : RateRule{};
   h.tls_cert_file = o.tls_cert;
   h.tls_key_file = o.tls_key;
   h.cors_origins = o.cors_origins;

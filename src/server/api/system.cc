@@ -53,6 +53,8 @@ static std::string http_metrics_text(const HttpStats& st, const RateLimiter* lim
   }
   metric("gpurent_metric_points_limit_per_second", "gauge", "Job metric points a second one tenant's jobs may report");
   line("gpurent_metric_points_limit_per_second", l.metric_points_per_tenant.per_second);
+  metric("gpurent_metric_points_limit_burst", "gauge", "Job metric points one tenant's jobs may report at once");
+  line("gpurent_metric_points_limit_burst", l.metric_points_per_tenant.burst);
   return out;
 }
 

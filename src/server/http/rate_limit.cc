@@ -20,8 +20,10 @@ const char* rate_class_name(RateClass c) {
 int64_t RateLimiter::refill(Bucket& b, const RateRule& r, int64_t now_ms) {
   const int64_t cap = std::max<int64_t>(1, r.burst) * 1000;
   if (now_ms > b.at_ms) {
-    // per_second tokens a second = per_second milli-tokens a millisecond.
-    int64_t gained = (now_ms - b.at_ms) > cap ? cap : (now_ms - b.at_ms) * r.per_second;
+    // per_second tokens a second = per_second milli-tokens a millisecond; a bucket idle long
+    // enough to fill is full (never multiplied out: a long idle at a high rate would overflow).
+    const int64_t idle = now_ms - b.at_ms, fills_in = (cap + r.per_second - 1) / std::max<int64_t>(1, r.per_second);
+    int64_t gained = idle >= fills_in ? cap : idle * r.per_second;
     b.milli_tokens = std::min(cap, b.milli_tokens + gained);
     b.at_ms = now_ms;
   }
@@ -104,7 +106,7 @@ RateLimiter::Decision RateLimiter::check_points(std::string_view tenant_id, int6
   if (r.per_second <= 0 || points <= 0) return {};
   std::lock_guard<std::mutex> g(mu_);
   Bucket& b = bucket(points_by_tenant_, r, tenant_id, now_ms);
-  const int64_t need = std::min(points, std::max<int64_t>(1, r.burst)) * 1000;
+  const int64_t need = points * 1000;  // the burst holds a whole batch (server.cc), so every point is paid
   if (b.milli_tokens < need) {
     ++refused_[static_cast<size_t>(RateClass::kIngest)];
     return {false, (need - b.milli_tokens + r.per_second - 1) / r.per_second, "metric_points"};

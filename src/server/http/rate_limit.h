@@ -61,8 +61,8 @@ class RateLimiter {
   // Takes one token from the tenant's bucket (an authenticated tenant user's request, after
   // check). Refused requests take nothing here.
   Decision check_tenant(RateClass c, std::string_view tenant_id, int64_t now_ms);
-  // Takes `points` tokens from the tenant's metric-points bucket (a batch of more points than the
-  // bucket holds needs it full, and empties it). Refused batches take nothing; by "metric_points".
+  // Takes `points` tokens from the tenant's metric-points bucket (whose burst must hold the largest
+  // batch: one larger is never let through). Refused batches take nothing; by "metric_points".
   Decision check_points(std::string_view tenant_id, int64_t points, int64_t now_ms);
 
   // Requests refused so far, per class (for /metrics).

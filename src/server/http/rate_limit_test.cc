@@ -84,14 +84,29 @@ TEST(RateLimiter, MetricPointsAreCountedPerPointPerTenant) {
   EXPECT_EQ(d.retry_after_ms, 500);
   EXPECT_TRUE(rl.check_points("ten_b", 200, 0).allowed);  // another tenant's bucket
   EXPECT_TRUE(rl.check_points("ten_a", 100, 500).allowed);
-  // A batch larger than the bucket needs it full, and empties it.
-  EXPECT_FALSE(rl.check_points("ten_a", 5000, 1000).allowed);
-  EXPECT_TRUE(rl.check_points("ten_a", 5000, 2500).allowed);
-  EXPECT_FALSE(rl.check_points("ten_a", 1, 2500).allowed);
-  EXPECT_EQ(rl.refused()[static_cast<size_t>(RateClass::kIngest)], 3u);
+  EXPECT_EQ(rl.refused()[static_cast<size_t>(RateClass::kIngest)], 1u);
+  // Every point is paid: at 1 a second with room for a 10,000-point batch, one such batch and the
+  // next point waits 10,000 s for the bucket to refill (not a bucket's worth of seconds).
+  l.metric_points_per_tenant = {1, 10'000};
+  RateLimiter slow(l);
+  EXPECT_TRUE(slow.check_points("ten_a", 10'000, 0).allowed);
+  EXPECT_FALSE(slow.check_points("ten_a", 1, 500).allowed);  // half a point back
+  EXPECT_FALSE(slow.check_points("ten_a", 10'000, 9'999'000).allowed);
+  EXPECT_TRUE(slow.check_points("ten_a", 10'000, 10'000'000).allowed);
   l.metric_points_per_tenant = {};  // 0: unlimited
   RateLimiter unlimited(l);
   for (int i = 0; i < 10; ++i) ASSERT_TRUE(unlimited.check_points("ten_a", 1'000'000, 0).allowed);
+}
+
+// A bucket idle for a long time at a high rate refills to full without multiplying out (it would
+// overflow int64: 10^11 a second for three days).
+TEST(RateLimiter, ALongIdleAtAHighRateRefillsWithoutOverflow) {
+  RateLimits l = limits(100, 100, 100, 100);
+  for (auto& r : l.per_tenant) r = {100'000'000'000, 200'000'000'000};
+  RateLimiter rl(l);
+  EXPECT_TRUE(rl.check_tenant(RateClass::kRead, "ten_a", 0).allowed);
+  const int64_t days = 3 * 86'400'000;  // 2.6e8 ms x 1e11 a second: past int64
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(rl.check_tenant(RateClass::kRead, "ten_a", days).allowed) << i;
 }
 
 TEST(RateLimiter, UnlimitedClassesAndNoTokenAreNotCounted) {
