@@ -266,6 +266,14 @@ TEST(Demo, ReplaysItsPastDaysThroughTheLiveServices) {
   }
   EXPECT_GE(during, 1) << "Aurora's jobs ran under the market contract in its window: " << trade.dump() << "\n"
                         << runs.dump().substr(0, 6000);
+
+  // The cost firewall and the balance rate a tenant's month from one read of the store
+  // (MonthInvoiceSource); on the replayed store every period they ask for is the invoice built on
+  // its own, to the line.
+  const TimeMs stopped = SystemClock().now();
+  s.stop();
+  expect_month_reads_equal_invoices(
+      s.db_path(), {stopped, stopped - 90 * 60'000, start + 3 * 3'600'000, stopped - stopped % 86'400'000 + 1});
 }
 
 TEST(Demo, FallsBackToBuiltInPrices) {

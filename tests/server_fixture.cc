@@ -1,8 +1,10 @@
 #include "server_fixture.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,10 +19,11 @@
 #include <stdexcept>
 #include <thread>
 
-#include <gtest/gtest.h>
-#include <sqlite3.h>
-
 #include "core/yaml_json.h"
+#include "io/files.h"
+#include "server/services/balances.h"
+#include "server/services/invoices.h"
+#include "store/store.h"
 
 namespace gpurent::testing {
 
@@ -479,6 +482,49 @@ json run_accept(const std::string& dir, const std::string& node, const json& nod
   json r = json::parse(in, nullptr, false);
   EXPECT_FALSE(r.is_discarded());
   return r;
+}
+
+void expect_month_reads_equal_invoices(const std::string& db, const std::vector<TimeMs>& instants) {
+  auto store = open_sqlite_store(SqliteOptions{db, false, 5000});
+  ASSERT_TRUE(store) << store.error().message;
+  auto catalog = load_catalog_file(default_catalog_path());
+  ASSERT_TRUE(catalog) << catalog.error().message;
+  auto tenants = (*store)->list({"tenants", {}, "", 100});
+  ASSERT_TRUE(tenants) << tenants.error().message;
+  ASSERT_FALSE(tenants->items.empty());
+  int compared = 0, with_lines = 0;
+  for (const Record& t : tenants->items)
+    for (TimeMs now : instants) {
+      const TimeMs month = month_start(now), later = now + 3'600'000, prev = add_months(month, -1);
+      const TimeMs day = now - now % 86'400'000;
+      MonthInvoiceSource source(**store, *catalog, t.id, later);
+      struct Ask {
+        TimeMs from, to, at;
+        bool per_day;
+      };
+      for (const Ask& a : {Ask{month, add_months(month, 1), now, true}, Ask{month, add_months(month, 1), now, false},
+                           Ask{prev, month, month, true}, Ask{prev, month, now, false}, Ask{month, later, later, false},
+                           Ask{day, day + 86'400'000, now, false}}) {
+        auto shared = source.invoice(a.from, a.to, a.at, a.per_day);
+        auto alone = build_invoice(**store, *catalog, t.id, a.from, a.to, a.at, a.per_day);
+        ASSERT_TRUE(shared) << shared.error().message;
+        ASSERT_TRUE(alone) << alone.error().message;
+        const std::string what = t.name + " " + format_rfc3339(a.from) + ".." + format_rfc3339(a.to) + " at " +
+                                 format_rfc3339(a.at) + (a.per_day ? " per day" : "");
+        EXPECT_EQ(to_json(*shared), to_json(*alone)) << what;
+        ++compared;
+        for (const auto& sec : alone->sections) with_lines += !sec.rated.lines.empty();
+      }
+      EXPECT_EQ(source.months_read(), 2) << t.name << ": the month and the previous one, each read once";
+      auto bal = tenant_balances(**store, *catalog, t, now, &source);
+      ASSERT_TRUE(bal) << bal.error().message;
+      EXPECT_EQ(source.months_read(), 2) << t.name << ": the balance read no month again";
+      auto own = tenant_balances(**store, *catalog, t, now);
+      ASSERT_TRUE(own) << own.error().message;
+      EXPECT_EQ(to_json(*bal), to_json(*own)) << t.name;
+    }
+  EXPECT_EQ(compared, static_cast<int>(6 * instants.size() * tenants->items.size()));
+  EXPECT_GT(with_lines, 0) << "the replay billed something";
 }
 
 }  // namespace gpurent::testing

@@ -189,4 +189,12 @@ class HookSink {
   std::vector<std::string> bodies_, headers_;
 };
 
+// On the SQLite store at `db` (a stopped server's), for each tenant and each instant (ms since the
+// epoch): the invoices the cost firewall's pass and the balance ask MonthInvoiceSource for (the
+// month to date with lines per day and without, the previous month with and without, the month an
+// hour ahead, and a day, which it builds apart unless the day is a month's first) equal
+// build_invoice's to the line; the month and the previous one are read once each, the balance
+// reads none again, and it equals the balance computed with a source of its own.
+void expect_month_reads_equal_invoices(const std::string& db, const std::vector<int64_t>& instants);
+
 }  // namespace gpurent::testing

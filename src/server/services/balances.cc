@@ -1,14 +1,15 @@
 #include "server/services/balances.h"
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include "billing/rating_input.h"
-#include "server/services/record_faults.h"
 #include "model/tenant.h"
 #include "model/top_up.h"
 #include "server/services/invoices.h"
 #include "server/services/issued_invoices.h"
+#include "server/services/record_faults.h"
 
 namespace gpurent {
 namespace {
@@ -23,10 +24,9 @@ struct Draft {
 };
 
 // Each currency's charges and total of the tenant's invoice over [from, to) rated at `now`.
-Result<std::map<Currency, Draft>> drafts(StoreReader& store, const GpuCatalog& catalog, const std::string& tenant_id,
-                                         TimeMs from, TimeMs to, TimeMs now) {
+Result<std::map<Currency, Draft>> drafts(MonthInvoiceSource& invoices, TimeMs from, TimeMs to, TimeMs now) {
   std::map<Currency, Draft> out;
-  auto inv = build_invoice(store, catalog, tenant_id, from, to, now);
+  auto inv = invoices.invoice(from, to, now);
   if (!inv) return inv.error();
   for (const auto& s : inv->sections) {
     out[s.rated.currency].charges += s.rated.charges.micros();
@@ -42,7 +42,10 @@ int64_t money_of(const json& doc, const char* key, Currency c) {
 
 }  // namespace
 
-Result<TenantBalances> tenant_balances(StoreReader& store, const GpuCatalog& catalog, const Record& tenant, TimeMs now) {
+Result<TenantBalances> tenant_balances(StoreReader& store, const GpuCatalog& catalog, const Record& tenant, TimeMs now,
+                                       MonthInvoiceSource* invoices) {
+  std::optional<MonthInvoiceSource> own;
+  if (!invoices) invoices = &own.emplace(store, catalog, tenant.id, now + kMsPerHour);
   TenantBalances out;
   out.tenant_id = tenant.id;
   out.tenant = tenant.name;
@@ -107,7 +110,7 @@ Result<TenantBalances> tenant_balances(StoreReader& store, const GpuCatalog& cat
   }
 
   // Drafts: the month to date; the previous month while its close has not issued it.
-  auto cur = drafts(store, catalog, tenant.id, month, add_months(month, 1), now);
+  auto cur = drafts(*invoices, month, add_months(month, 1), now);
   if (!cur) return cur.error();
   for (const auto& [c, d] : *cur) add(fig(c).accruing, d.total);
   // Ended months whose close has not issued them: the previous one until its close, any earlier
@@ -115,14 +118,14 @@ Result<TenantBalances> tenant_balances(StoreReader& store, const GpuCatalog& cat
   auto open_months = unclosed_months(store, now, 0);
   if (!open_months) return open_months.error();
   for (TimeMs m : *open_months) {
-    auto past = drafts(store, catalog, tenant.id, m, add_months(m, 1), now);
+    auto past = drafts(*invoices, m, add_months(m, 1), now);
     if (!past) return past.error();
     for (const auto& [c, d] : *past)
       if (!issued_for.count({month_text(m), c})) add(fig(c).accruing, d.total);
   }
   // Burn: the charges of [month, now + 1 h) with the open runs going on, less the month's to date.
   const TimeMs later = now + kMsPerHour;
-  auto ahead = drafts(store, catalog, tenant.id, month, later, later);
+  auto ahead = drafts(*invoices, month, later, later);
   if (!ahead) return ahead.error();
   for (const auto& [c, d] : *ahead) {
     const int64_t before = cur->count(c) ? cur->at(c).charges : 0;

@@ -16,6 +16,8 @@
 
 namespace gpurent {
 
+class MonthInvoiceSource;  // server/services/invoices.h
+
 struct TenantBalances {
   std::string tenant_id;
   std::string tenant;
@@ -25,8 +27,10 @@ struct TenantBalances {
   std::vector<Balance> balances;  // the tenant's currency first, then any other it has figures in
 };
 
-// `tenant` is the stored tenant record.
-Result<TenantBalances> tenant_balances(StoreReader& store, const GpuCatalog& catalog, const Record& tenant, TimeMs now);
+// `tenant` is the stored tenant record. `invoices`: the tenant's months as already read (its
+// `until` at least now + 1 h, or the burn is built apart); without it the month is read once here.
+Result<TenantBalances> tenant_balances(StoreReader& store, const GpuCatalog& catalog, const Record& tenant, TimeMs now,
+                                       MonthInvoiceSource* invoices = nullptr);
 
 // {"tenant_id","tenant","at","payment","runway_alert_minutes","stop_minutes","credit_limit"?,
 //  "balances":[{"currency","top_ups","invoiced","accruing","burn_per_hour","credit_limit"?,

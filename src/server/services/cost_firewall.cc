@@ -291,7 +291,10 @@ Result<int> CostFirewall::run_once(TimeMs now) {
       return ok_status();
     };
     // Lines per UTC day (an invoice sums a run's month in one line): each day's egress and GPU time.
-    auto inv = build_invoice(app_.store, app_.catalog, t.id, month, add_months(month, 1), now, true);
+    // The month is read once for this invoice, the previous month's and the balance's (to an hour
+    // ahead: its burn).
+    MonthInvoiceSource invoices(app_.store, app_.catalog, t.id, now + kMsPerHour);
+    auto inv = invoices.invoice(month, add_months(month, 1), now, true);
     if (!inv) {  // e.g. a stored contract that no longer decodes: this tenant's alerts and holds
       if (!failed) failed = inv.error();  // stay as they are; the other tenants are still checked
       continue;
@@ -318,7 +321,7 @@ Result<int> CostFirewall::run_once(TimeMs now) {
     // The previous month to its end, once: its daily rules only (its budget is over, a hold for it moot).
     if (prev_month_too) {
       const TimeMs prev = add_months(month, -1);
-      auto last = build_invoice(app_.store, app_.catalog, t.id, prev, month, month, true);
+      auto last = invoices.invoice(prev, month, month, true);
       if (!last) {
         if (!failed) failed = last.error();
       } else if (auto st = evaluate(*last, prev, month - 1, true); !st) {
@@ -327,7 +330,7 @@ Result<int> CostFirewall::run_once(TimeMs now) {
     }
     // Balances: the money left against the burn (prepaid, or postpaid with a credit limit).
     if (rules.decoded && rules.billing.enforced()) {
-      auto bal = tenant_balances(app_.store, app_.catalog, t, now);
+      auto bal = tenant_balances(app_.store, app_.catalog, t, now, &invoices);
       if (!bal) {
         if (!failed) failed = bal.error();
       } else {

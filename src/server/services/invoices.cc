@@ -179,9 +179,13 @@ ContractTerms list_terms(Currency cur) {
 
 // A tenant's rating inputs over [from, to) (`to` already cut at now), one per contract (and per
 // supplier and currency at list prices): what build_invoice rates.
+struct Unpriced {
+  std::string allocation;
+  TimeMs started;  // its request (or start): a narrower period keeps it when it began before its end
+};
 struct LoadedInputs {
   std::map<std::string, Group> groups;
-  std::vector<std::string> unpriced;
+  std::vector<Unpriced> unpriced;
 };
 
 // One group per contract of the tenant, with its offers, clauses and commitments.
@@ -341,7 +345,7 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
     if (!running || std::min(run.requested_at.value_or(*running), *running) >= to || (ended && *ended < since && !credit_only))
       continue;
     if (run.offer_id.empty()) {
-      loaded.unpriced.push_back(a.id);
+      loaded.unpriced.push_back({a.id, std::min(run.requested_at.value_or(*running), *running)});
       continue;
     }
     auto o = b.offer(run.offer_id);
@@ -358,7 +362,7 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
         break;
       }
     if (run.gpu_milli == 0 && !sheet->prices.cpu_core_hour) {  // a CPU-only run its offer did not sell
-      loaded.unpriced.push_back(a.id);
+      loaded.unpriced.push_back({a.id, started});
       continue;
     }
     Group& g = group_of(loaded, b, tenant, run.contract_id, a.supplier_id, **o);
@@ -400,6 +404,7 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
     const std::string project = x.project;
     const std::optional<TimeMs> ready = x.ready_at;
     g.in.allocations.push_back(std::move(x));
+    if (credit_only) g.credit_only.insert(a.id);
     // Storage I/O and egress the job reported while this run lasted (and tokens, for an endpoint).
     TimeMs lo = std::max(since, v_from - v_from % 60'000);
     for (const JobRun* r : runs_of_job[run.job_id])
@@ -595,17 +600,21 @@ Status rate_groups(std::map<std::string, Group>& groups, TimeMs from, TimeMs to,
 
 // The inputs of [since-month, window end) narrowed to what loading [day, to) would have read
 // (load_inputs' bounds, with `since` the month's start): runs requested before `to` and not
-// ended before `since`; their utilization in [utilization_from, min(ended, to)); volume
-// in [usage_from, min(ended, to)); requeue incidents cut at `to`. A list-price group
-// left without runs is dropped, as loading would not have made it.
+// ended before `since` (but for runs there for an outage credit alone); their utilization in [utilization_from,
+// min(ended, to)); volume in [usage_from, min(ended, to)); requeue incidents cut at `to`. A list-price group left
+// without runs is dropped, as loading would not have made it.
 std::map<std::string, Group> narrowed(const std::map<std::string, Group>& groups, TimeMs since, TimeMs to) {
   std::map<std::string, Group> out;
   for (const auto& [key, g] : groups) {
-    Group n{g.contract_id, g.supplier_id, g.in, g.usage_from};
+    Group n{g.contract_id, g.supplier_id, g.in, g.usage_from, g.credit_only};
     std::map<std::string, std::pair<TimeMs, TimeMs>> kept;  // allocation -> (lo, hi)
     n.in.allocations.clear();
     for (const Allocation& a : g.in.allocations) {
-      if (!a.running_at || std::min(a.requested_at, *a.running_at) >= to || (a.ended_at && *a.ended_at < since)) continue;
+      // A run that ended before the month is there for its outage credit alone (credit_only),
+      // whatever `to`: loading [since, to) loads it too.
+      if (!a.running_at || std::min(a.requested_at, *a.running_at) >= to ||
+          (a.ended_at && *a.ended_at < since && !g.credit_only.count(a.id)))
+        continue;
       const TimeMs lo = std::max(*a.running_at, since), hi = a.ended_at ? std::min(*a.ended_at, to) : to;
       kept[a.id] = {lo, hi};
       Allocation x = a;
@@ -657,8 +666,48 @@ Result<Invoice> build_invoice(StoreReader& store, const GpuCatalog& catalog, con
   if (to <= from) return inv;
   auto loaded = load_inputs(store, catalog, *tenant, from, to);
   if (!loaded) return loaded.error();
-  inv.unpriced = std::move(loaded->unpriced);
+  for (const Unpriced& u : loaded->unpriced) inv.unpriced.push_back(u.allocation);
   if (auto st = rate_groups(loaded->groups, from, to, lines_per_day, inv); !st) return st.error();
+  return inv;
+}
+
+struct MonthInvoiceSource::Month {
+  std::map<std::string, InvoiceInput> groups;            // load_inputs' groups
+  std::vector<std::pair<std::string, TimeMs>> unpriced;  // allocation, when it began
+};
+
+MonthInvoiceSource::MonthInvoiceSource(StoreReader& store, const GpuCatalog& catalog, std::string tenant_id,
+                                       TimeMs until)
+    : store_(store), catalog_(catalog), tenant_id_(std::move(tenant_id)), until_(until) {}
+
+MonthInvoiceSource::~MonthInvoiceSource() = default;
+
+Result<Invoice> MonthInvoiceSource::invoice(TimeMs from, TimeMs to_requested, TimeMs now, bool lines_per_day) {
+  const TimeMs to = std::min(to_requested, now);
+  const TimeMs bound = std::min(until_, add_months(from, 1));
+  if (to <= from || from != month_start(from) || to > bound)
+    return build_invoice(store_, catalog_, tenant_id_, from, to_requested, now, lines_per_day);
+  auto tenant = store_.get("tenants", tenant_id_);
+  if (!tenant) return tenant.error();
+  auto it = months_.find(from);
+  if (it == months_.end()) {
+    auto loaded = load_inputs(store_, catalog_, *tenant, from, bound);
+    if (!loaded) return loaded.error();
+    ++reads_;
+    auto m = std::make_unique<Month>(Month{std::move(loaded->groups), {}});
+    for (Unpriced& u : loaded->unpriced) m->unpriced.emplace_back(std::move(u.allocation), u.started);
+    it = months_.emplace(from, std::move(m)).first;
+  }
+  Invoice inv;
+  inv.tenant_id = tenant_id_;
+  inv.tenant_name = tenant->name;
+  inv.from = from;
+  inv.to = to_requested;
+  inv.rated_until = to;
+  for (const auto& [allocation, started] : it->second->unpriced)
+    if (started < to) inv.unpriced.push_back(allocation);
+  auto groups = narrowed(it->second->groups, from, to);
+  if (auto st = rate_groups(groups, from, to, lines_per_day, inv); !st) return st.error();
   return inv;
 }
 

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <map>
+#include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,9 @@ struct InvoiceInput {
   // window's start rounded down to the minute (a rolled-up minute is stamped at its start), not
   // before an earlier run of its job ended. Points are read over [this, window end).
   std::map<std::string, TimeMs> usage_from;
+  // Runs that ended before the month and are loaded only for the outage credit of a node failure
+  // whose interruption lasted into it (their job ran again after the month began).
+  std::set<std::string> credit_only;
 };
 
 struct Invoice {
@@ -71,6 +76,34 @@ class DayInvoiceSource {
   TimeMs now_;
   std::map<TimeMs, std::map<std::string, InvoiceInput>> months_;  // by month start, by group key
 };
+
+// A tenant's invoices over periods that begin at a month's start, rated at instants up to
+// `until`: each equal to build_invoice(store, catalog, tenant_id, from, to, now, lines_per_day),
+// but each month is read from the store once (from its start to `until` or its end) and narrowed
+// to each period. The cost firewall's pass rates the month to date (lines per day) and the
+// balance's draft and its burn an hour ahead from one read per tenant (and the previous month
+// from one more while it is not closed). Any other period (not from a month's start, or rated past
+// `until` or past its month: the burn in a month's last hour) is built as build_invoice builds it.
+// One caller's object: not thread-safe.
+class MonthInvoiceSource {
+ public:
+  MonthInvoiceSource(StoreReader& store, const GpuCatalog& catalog, std::string tenant_id, TimeMs until);
+  ~MonthInvoiceSource();
+  MonthInvoiceSource(const MonthInvoiceSource&) = delete;
+  MonthInvoiceSource& operator=(const MonthInvoiceSource&) = delete;
+  Result<Invoice> invoice(TimeMs from, TimeMs to, TimeMs now, bool lines_per_day = false);
+  int months_read() const { return reads_; }  // store reads so far (tests)
+
+ private:
+  struct Month;
+  StoreReader& store_;
+  const GpuCatalog& catalog_;
+  std::string tenant_id_;
+  TimeMs until_;
+  int reads_ = 0;
+  std::map<TimeMs, std::unique_ptr<Month>> months_;  // by month start
+};
+
 // {"tenant_id","tenant","period","sections":[{contract..., lines, totals}],"totals":{"USD":{...}},"unpriced"}
 nlohmann::json to_json(const Invoice& inv);
 // All sections' lines as one CSV (plain or FOCUS); each row carries its currency.
