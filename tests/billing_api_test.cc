@@ -1151,24 +1151,31 @@ TEST(Billing, AnOutageAcrossAMonthsEndIsCreditedInBothMonths) {
       if (l.value("allocation", "") == first_run["id"]) {
         EXPECT_EQ(l["rule"], "sla_outage") << l.dump();
       }
-  // The balance's drafts (read through one MonthInvoiceSource) are these invoices: December's with
-  // its credit for the run that ended in November, and November's, not issued (no close ran).
-  const json bal = s.admin("GET", "/api/v1/tenants/acme/balance").body;
+  // Two hours later December has GPU time, so its credit (capped at the month's charges) is not
+  // zero: the balance's drafts (read through one MonthInvoiceSource) are the invoices, December's
+  // with the credit for the run that ended in November, and November's, not issued (no close ran).
+  s.set_extra_args(at("2026-12-01T04:00:00Z"));
+  s.restart();
+  const json dec_inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=2026-12").body;
   const json nov_inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=2026-11").body;
-  auto cents = [](const json& totals) {
-    return totals.contains("CNY") ? std::llround(std::stod(totals["CNY"]["total"].get<std::string>()) * 100) : 0LL;
+  const json bal = s.admin("GET", "/api/v1/tenants/acme/balance").body;
+  auto cents = [](const json& j, const char* key) {
+    return j.contains("CNY") ? std::llround(std::stod(j["CNY"][key].get<std::string>()) * 100) : 0LL;
   };
+  ASSERT_LT(cents(dec_inv["totals"], "credits"), 0) << dec_inv["totals"].dump();
   json cny;
   for (const json& b : bal["balances"])
     if (b["currency"] == "CNY") cny = b;
   ASSERT_TRUE(cny.is_object()) << bal.dump();
   EXPECT_EQ(std::llround(std::stod(cny["accruing"].get<std::string>()) * 100),
-            cents(inv["totals"]) + cents(nov_inv["totals"]))
+            cents(dec_inv["totals"], "total") + cents(nov_inv["totals"], "total"))
       << bal.dump() << "\n"
-      << inv["totals"].dump() << " " << nov_inv["totals"].dump();
-  // The same, in process: every period the firewall's pass and the balance ask for.
+      << dec_inv["totals"].dump() << " " << nov_inv["totals"].dump();
+  // The same, in process: every period the firewall's pass, the balance and the dashboards' days
+  // ask for, at the restart (December's first two hours: no GPU time yet) and now.
   s.stop();
-  expect_month_reads_equal_invoices(s.db_path(), {*parse_rfc3339("2026-12-01T02:00:00Z", "at")});
+  expect_month_reads_equal_invoices(
+      s.db_path(), {*parse_rfc3339("2026-12-01T02:00:00Z", "at"), *parse_rfc3339("2026-12-01T04:00:00Z", "at")});
 }
 
 // billing_starts: api_call bills the wait from placement to running as cold start: a run placed on

@@ -516,6 +516,18 @@ void expect_month_reads_equal_invoices(const std::string& db, const std::vector<
         for (const auto& sec : alone->sections) with_lines += !sec.rated.lines.empty();
       }
       EXPECT_EQ(source.months_read(), 2) << t.name << ": the month and the previous one, each read once";
+      // The dashboards' day invoices (DayInvoiceSource: the month to date read once, narrowed to
+      // each day; it leaves `unpriced` empty): the month's first day and today.
+      DayInvoiceSource days(**store, *catalog, t.id, now);
+      for (TimeMs d : {month, day}) {
+        auto shared_day = days.day(d);
+        auto alone_day = build_invoice(**store, *catalog, t.id, d, d + 86'400'000, now);
+        ASSERT_TRUE(shared_day) << shared_day.error().message;
+        ASSERT_TRUE(alone_day) << alone_day.error().message;
+        alone_day->unpriced.clear();
+        EXPECT_EQ(to_json(*shared_day), to_json(*alone_day)) << t.name << " day " << format_rfc3339(d);
+        ++compared;
+      }
       auto bal = tenant_balances(**store, *catalog, t, now, &source);
       ASSERT_TRUE(bal) << bal.error().message;
       EXPECT_EQ(source.months_read(), 2) << t.name << ": the balance read no month again";
@@ -523,7 +535,7 @@ void expect_month_reads_equal_invoices(const std::string& db, const std::vector<
       ASSERT_TRUE(own) << own.error().message;
       EXPECT_EQ(to_json(*bal), to_json(*own)) << t.name;
     }
-  EXPECT_EQ(compared, static_cast<int>(6 * instants.size() * tenants->items.size()));
+  EXPECT_EQ(compared, static_cast<int>(8 * instants.size() * tenants->items.size()));
   EXPECT_GT(with_lines, 0) << "the replay billed something";
 }
 

@@ -194,7 +194,9 @@ class HookSink {
 // month to date with lines per day and without, the previous month with and without, the month an
 // hour ahead, and a day, which it builds apart unless the day is a month's first) equal
 // build_invoice's to the line; the month and the previous one are read once each, the balance
-// reads none again, and it equals the balance computed with a source of its own.
+// reads none again (on a store with no month before the previous one left unclosed), and it
+// equals the balance computed with a source of its own. The dashboards' day invoices
+// (DayInvoiceSource) of the month's first day and of the instant's day equal build_invoice's too.
 void expect_month_reads_equal_invoices(const std::string& db, const std::vector<int64_t>& instants);
 
 }  // namespace gpurent::testing
