@@ -291,8 +291,8 @@ Result<int> CostFirewall::run_once(TimeMs now) {
       return ok_status();
     };
     // Lines per UTC day (an invoice sums a run's month in one line): each day's egress and GPU time.
-    // The month is read once for this invoice, the previous month's and the balance's (to an hour
-    // ahead: its burn).
+    // The month is read once for this invoice and the balance's draft and burn (to an hour ahead);
+    // the previous month, while it is rated, once more.
     MonthInvoiceSource invoices(app_.store, app_.catalog, t.id, now + kMsPerHour);
     auto inv = invoices.invoice(month, add_months(month, 1), now, true);
     if (!inv) {  // e.g. a stored contract that no longer decodes: this tenant's alerts and holds
