@@ -500,6 +500,67 @@ TEST(Hostile, ATenantHoldsAtMostSoManyUnfinishedJobsAndProjects) {
   expect_2xx(s.req("POST", "/api/v1/jobs", admin, job_doc("speech", "d")), "d after a cancel");
 }
 
+// What nothing else bounds is capped per tenant, so a tenant cannot grow the database without end:
+// its users (--tenant-max-users), its projects' secrets together (--tenant-max-secrets) and its
+// volumes (--tenant-max-volumes). One more is a 422 naming the field and the cap in both
+// languages, nothing of it is stored, another tenant is not held by it, replacing a secret's value
+// is not one more, and a delete makes room.
+TEST(Hostile, ATenantHoldsAtMostSoManyUsersSecretsAndVolumes) {
+  ServerProcess s(
+      {"--no-scheduler", "--tenant-max-users", "2", "--tenant-max-secrets", "2", "--tenant-max-volumes", "1"});
+  acme_and_beta(s);                                                              // acme's project vision, beta's nlp
+  const std::string admin = make_user_token(s, "boss", "tenant_admin", "acme");  // acme's first user
+  expect_2xx(s.req("POST", "/api/v1/projects", admin, project_doc("acme", "speech")), "speech");
+  auto refused = [](const Resp& r, const std::string& field, const std::string& text) {
+    EXPECT_EQ(r.status, 422) << r.describe();
+    ASSERT_TRUE(r.body.contains("errors")) << r.describe();
+    EXPECT_EQ(r.body["errors"][0]["field"], field) << r.describe();
+    EXPECT_NE(r.body.dump().find(text), std::string::npos) << r.describe();
+  };
+
+  // Users: the admin and one more; the operator is held by the tenant's cap too.
+  const std::string dev =
+      expect_2xx(s.req("POST", "/api/v1/users", admin, user_doc("dev", "tenant_member")), "dev").body["id"];
+  refused(s.req("POST", "/api/v1/users", admin, user_doc("dev2", "tenant_member")), "tenant",
+          "tenant acme has 2 users, the most a tenant may have");
+  refused(s.admin("POST", "/api/v1/users", user_doc("dev2", "tenant_member", "acme")), "tenant", "has 2 users");
+  refused(s.req("POST", "/api/v1/users?lang=zh", admin, user_doc("dev2", "tenant_member")), "tenant", "已有 2 个用户");
+  EXPECT_EQ(s.admin("GET", "/api/v1/users?name=dev2").body["items"].size(), 0u) << "nothing of the refused user stays";
+  expect_2xx(s.admin("POST", "/api/v1/users", user_doc("dev2", "tenant_member", "beta")), "beta's user");
+  // An update of a user is not one more.
+  expect_2xx(s.req("PUT", "/api/v1/users/" + dev, admin, user_doc("dev", "viewer", "acme")), "dev changed");
+  ASSERT_EQ(s.req("DELETE", "/api/v1/users/" + dev, admin).status, 204);
+  expect_2xx(s.req("POST", "/api/v1/users", admin, user_doc("dev3", "tenant_member")), "dev3 after a delete");
+
+  // Secrets: two in acme's projects together, whichever project holds them.
+  const json value{{"value", "s3cr3t"}};
+  ASSERT_EQ(s.req("PUT", "/api/v1/projects/vision/secrets/a", admin, value).status, 201);
+  ASSERT_EQ(s.req("PUT", "/api/v1/projects/speech/secrets/b", admin, value).status, 201);
+  refused(s.req("PUT", "/api/v1/projects/speech/secrets/c", admin, value), "name",
+          "tenant acme has 2 secrets in its projects, the most a tenant may hold");
+  refused(s.req("PUT", "/api/v1/projects/speech/secrets/c?lang=zh", admin, value), "name", "已有 2 个密钥");
+  EXPECT_EQ(s.req("GET", "/api/v1/projects/speech/secrets", admin).body["items"].size(), 1u);
+  EXPECT_EQ(s.req("PUT", "/api/v1/projects/vision/secrets/a", admin, json{{"value", "new"}}).status, 200)
+      << "a new value for a secret is not one more";
+  ASSERT_EQ(s.admin("PUT", "/api/v1/projects/nlp/secrets/c", value).status, 201) << "beta's secret";
+  ASSERT_EQ(s.req("DELETE", "/api/v1/projects/vision/secrets/a", admin).status, 204);
+  EXPECT_EQ(s.req("PUT", "/api/v1/projects/speech/secrets/c", admin, value).status, 201) << "after a delete";
+
+  // Volumes: one.
+  const json home{{"name", "home"}, {"size_gb", 50}};
+  const std::string vol = expect_2xx(s.req("POST", "/api/v1/volumes", admin, home), "home").body["id"];
+  refused(s.req("POST", "/api/v1/volumes", admin, json{{"name", "data"}, {"size_gb", 50}}), "tenant",
+          "tenant acme has 1 volumes, the most a tenant may have");
+  refused(s.req("POST", "/api/v1/volumes?lang=zh", admin, json{{"name", "data"}, {"size_gb", 50}}), "tenant",
+          "已有 1 个数据卷");
+  EXPECT_EQ(s.req("GET", "/api/v1/volumes?name=data", admin).body["items"].size(), 0u);
+  expect_2xx(s.req("PUT", "/api/v1/volumes/" + vol, admin, json{{"name", "home"}, {"size_gb", 60}}), "home grown");
+  expect_2xx(s.admin("POST", "/api/v1/volumes", json{{"tenant", "beta"}, {"name", "data"}, {"size_gb", 50}}),
+             "beta's volume");
+  ASSERT_EQ(s.req("DELETE", "/api/v1/volumes/" + vol, admin).status, 204);
+  expect_2xx(s.req("POST", "/api/v1/volumes", admin, json{{"name", "data"}, {"size_gb", 50}}), "data after a delete");
+}
+
 TEST(Hostile, MetricsShowNoTenantDataWithoutAnOperatorToken) {
   ServerProcess s;
   expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");

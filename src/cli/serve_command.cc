@@ -121,6 +121,16 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--tenant-max-projects", s.tenant_max_projects, "projects one tenant may have")
       ->check(CLI::Range(int64_t{1}, int64_t{1'000'000}))
       ->capture_default_str();
+  cmd->add_option("--tenant-max-users", s.tenant_max_users, "users one tenant may have")
+      ->check(CLI::Range(int64_t{1}, int64_t{1'000'000}))
+      ->capture_default_str();
+  cmd->add_option("--tenant-max-secrets", s.tenant_max_secrets,
+                  "secrets one tenant's projects may hold together (each up to 64 KiB)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1'000'000}))
+      ->capture_default_str();
+  cmd->add_option("--tenant-max-volumes", s.tenant_max_volumes, "volumes one tenant may have")
+      ->check(CLI::Range(int64_t{1}, int64_t{1'000'000}))
+      ->capture_default_str();
   cmd->add_flag("--no-sync-full", o->no_sync_full,
                 "SQLite: do not fsync every commit (faster; a power loss may lose the last commits); "
                 "PostgreSQL commits are always synchronous");

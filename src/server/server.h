@@ -55,8 +55,10 @@ struct ServerOptions {
   int64_t rate_tenant_factor = 5;     // a tenant's users and tokens together: this many times a token's
   int64_t rate_metric_points = 10'000;  // job metric points a second per tenant (bursts of twice as many)
   // What one tenant may hold (every scheduler pass reads its projects and waiting jobs): unfinished
-  // jobs (pending, admitted or running) and projects.
+  // jobs (pending, admitted or running) and projects; and, so that a tenant cannot grow the
+  // database without end, its users, its projects' secrets (all together) and its volumes.
   int64_t tenant_max_jobs = 10'000, tenant_max_projects = 1'000;
+  int64_t tenant_max_users = 1'000, tenant_max_secrets = 1'000, tenant_max_volumes = 1'000;
   bool sync_full = true;              // fsync every commit
   std::string log_level = "info";     // trace|debug|info|warn|error
   // Scheduler (docs/scheduler.md): the control loop admits and places pending jobs every tick;

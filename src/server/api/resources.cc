@@ -165,6 +165,18 @@ Status hold_parent(StoreTx& tx, const char* kind, const std::string& id, bool mu
   return Error::make(Code::kConflict, Message("api.resources.parent_gone").arg("kind", kind).arg("id", id));
 }
 
+Status check_tenant_room(StoreTx& tx, const std::string& kind, const std::string& tenant_id, int64_t max,
+                         const std::string& field, const char* code) {
+  if (tenant_id.empty()) return ok_status();
+  if (auto l = take_write_lock(tx, kind + "-of-" + tenant_id, "the " + kind + " of " + tenant_id); !l) return l;
+  auto held = tx.count(kind, {{"tenant_id", tenant_id}});
+  if (!held) return held.error();
+  if (*held < max) return ok_status();
+  auto tenant = tx.get("tenants", tenant_id);
+  return Error::invalid(field,
+                        Message(code).arg("tenant", tenant ? tenant->name : tenant_id).arg("max", std::to_string(max)));
+}
+
 // hold_parent for each row r belongs to — its supplier, tenant and project, in that order, the
 // order every write takes them in (no two writes wait for each other in a cycle). A tenant's or
 // supplier's own id column is not a parent.

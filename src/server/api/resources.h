@@ -144,6 +144,14 @@ std::optional<Record> change_tenant_setting(App& app, const KindSpec& spec, cons
 // measurements, cannot grow without bound what every correction, invoice and supplier report
 // reads. kInvalid on `field` when `adding` more would pass that.
 Status check_dispute_room(StoreTx& tx, const std::string& tenant_id, int64_t adding, const std::string& field);
+// What one tenant may hold of a kind that nothing else bounds (users, secrets, volumes: the
+// caps of `gpurent serve --tenant-max-*`, docs/security.md#what-one-tenant-may-hold): before an
+// insert of `kind` for tenant_id, kInvalid on `field` with message `code` ({tenant}, {max}) when
+// the tenant already holds `max`. Counted through the tenant index column, so it costs the same
+// however many the tenant holds, under a write lock per tenant and kind, so two writes (or two
+// servers sharing a PostgreSQL database) cannot pass the cap together.
+Status check_tenant_room(StoreTx& tx, const std::string& kind, const std::string& tenant_id, int64_t max,
+                         const std::string& field, const char* code);
 // An error whose summary and one field's reason are both message codes (a 409 naming the field
 // that conflicts, a 403 naming the field refused).
 Error error_with_field(Code c, Message detail, std::string field, Message reason);

@@ -4,7 +4,8 @@
 //   DELETE /projects/{ref}/secrets/{name}                    204
 // The project's writers (operator_admin, tenant_admin of its tenant: the projects row of the
 // permission matrix) set and delete; its readers list. The value is never answered, logged or
-// audited: the audit log names the secret only. Jobs receive secrets in their containers.
+// audited: the audit log names the secret only. Jobs receive secrets in their containers. A
+// tenant's projects hold at most --tenant-max-secrets together.
 #include "core/ids.h"
 #include "model/secret.h"
 #include "server/api/resources.h"
@@ -55,6 +56,10 @@ void put_secret(App& app, const httplib::Request& req, httplib::Response& res, c
     Record r;
     created = !found;
     if (created) {
+      if (auto room = check_tenant_room(tx, "secrets", project->tenant_id, app.opts.tenant_max_secrets, "name",
+                                        "api.secrets.too_many");
+          !room)
+        return room;
       r.kind = "secrets";
       r.id = new_id("sec");
       r.created_at = now;

@@ -1,5 +1,6 @@
 // /api/v1/users: people and robots. Operators create any user; tenant admins create tenant-role
-// users in their own tenant (the default when the document names no tenant). Deleting a user revokes its tokens.
+// users in their own tenant (the default when the document names no tenant), at most
+// --tenant-max-users of them. Deleting a user revokes its tokens.
 #include "model/user.h"
 #include "server/api/resources.h"
 
@@ -12,7 +13,7 @@ void register_user_routes(App& app, Router& srv) {
   spec.object_kind = ObjectKind::kUser;
   spec.global_names = true;
   spec.filters = {{"tenant", "tenant_id"}, {"supplier", "supplier_id"}, {"name", "name"}};
-  spec.build = [](const json& given, const Principal& p, StoreTx& tx, const Record* existing) -> Result<Built> {
+  spec.build = [&app](const json& given, const Principal& p, StoreTx& tx, const Record* existing) -> Result<Built> {
     // A tenant admin's new user belongs to the admin's tenant unless the document names one.
     json body = given;
     std::optional<Role> role;
@@ -38,6 +39,11 @@ void register_user_routes(App& app, Router& srv) {
       auto t = resolve_ref(tx, "tenants", u->tenant, scope, "tenant");
       if (!t) return t.error();
       u->tenant_id = t->id;
+      if (!existing)  // a tenant's users and their tokens cannot grow without end
+        if (auto room =
+                check_tenant_room(tx, "users", t->id, app.opts.tenant_max_users, "tenant", "api.users.too_many");
+            !room)
+          return room.error();
     }
     if (!u->supplier.empty()) {
       auto s = resolve_ref(tx, "suppliers", u->supplier, {}, "supplier");

@@ -1,7 +1,7 @@
 // /api/v1/volumes: a tenant's persistent volumes (model/volume.h, docs/resources/volumes.md).
 // Those who may submit the tenant's jobs (the jobs row of the permission matrix) create, grow and
-// delete them; its users read them. A volume a job that has not finished names cannot be deleted;
-// a deleted volume's storage stops being billed and its folder under the server's --volume-root is
+// delete them (at most --tenant-max-volumes a tenant); its users read them. A volume a job that has not finished names
+// cannot be deleted; a deleted volume's storage stops being billed and its folder under the server's --volume-root is
 // removed once the delete is committed.
 #include <filesystem>
 #include <system_error>
@@ -47,6 +47,11 @@ Result<Built> build_volume(App& app, const json& body, const Principal& p, Store
   auto tenant = owning_tenant(tx, p, v->tenant.empty() && existing ? existing->tenant_id : v->tenant);
   if (!tenant) return tenant.error();
   v->tenant_id = tenant->id;
+  if (!existing)
+    if (auto room =
+            check_tenant_room(tx, "volumes", tenant->id, app.opts.tenant_max_volumes, "tenant", "api.volumes.too_many");
+        !room)
+      return room.error();
   if (v->placement == VolumePlacement::kNode && app.opts.node_volume_root.empty())
     return Error::invalid("placement", Message("api.volumes.no_node_root"));
   if (v->project) {  // a project's volume: only its jobs and instances mount it
