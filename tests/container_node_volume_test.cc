@@ -59,8 +59,8 @@ TEST(ContainerNodeVolume, slurm_containers_ANodeVolumeIsCopiedWhenItsInstanceMov
   expect_2xx(s.req("POST", "/api/v1/volumes", dev, json{{"name", "home"}, {"size_gb", 10}, {"placement", "node"}}), "volume");
 
   // Its first run writes 20 MB and a note; every run prints the note, then waits, ending at once
-  // on a stop (as PID 1 it would otherwise ignore SIGTERM until Podman kills it, 10 s later: past
-  // this cluster's KillWait of 5 s, which would kill the batch script before it measures the volume).
+  // on a stop (as PID 1 it would otherwise ignore SIGTERM until Podman kills it, 2 s later here:
+  // half this cluster's KillWait of 5 s, leaving the batch script little time to measure the volume).
   const std::string program =
       "trap 'exit 0' TERM; "
       "[ -f /data/first ] || { echo \"written on $GPURENT_NODE\" > /data/first; head -c 20000000 /dev/zero > /data/blob; }; "

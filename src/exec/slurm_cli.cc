@@ -564,6 +564,27 @@ Result<std::vector<SlurmJob>> SlurmCli::jobs() {
   return parse_squeue_json(*r);
 }
 
+Result<int64_t> parse_kill_wait(const std::string& show_config) {
+  std::istringstream in(show_config);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("KillWait", 0) != 0) continue;
+    const size_t eq = line.find('=');
+    if (line.find_first_not_of(' ', 8) != eq || eq == std::string::npos) continue;  // KillWaitX = …
+    std::istringstream value(line.substr(eq + 1));
+    int64_t s = -1;
+    std::string unit;
+    if (value >> s >> unit && s >= 0 && unit == "sec") return s;
+    return Error::invalid("KillWait", "scontrol show config: '" + line + "' is not a number of seconds");
+  }
+  return Error::invalid("KillWait", "scontrol show config names no KillWait");
+}
+
+Result<int64_t> SlurmCli::kill_wait_s() {
+  auto r = run({"scontrol", "show", "config"});
+  if (!r) return r.error();
+  return parse_kill_wait(*r);
+}
+
 Result<std::vector<SlurmNode>> SlurmCli::nodes() {
   auto r = run({"sinfo", "--json"});
   if (!r) return r.error();

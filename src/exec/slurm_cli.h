@@ -104,6 +104,10 @@ Result<std::vector<SlurmAccounting>> parse_jobcomp(const std::string& text);
 // `sacct -a -X -D -P -n -o JobID,State,Start,End,ElapsedRaw,AllocTRES,NodeList,ExitCode,User,Partition,JobName` run with
 // SLURM_TIME_FORMAT=%s (times as epoch seconds, so no time zone is guessed).
 Result<std::vector<SlurmAccounting>> parse_sacct(const std::string& text);
+// Slurm's KillWait from `scontrol show config` ("KillWait                = 30 sec"): the seconds
+// between a cancel's SIGTERM and the SIGKILL of whatever of the job is left. kInvalid when the
+// text has no such line or its value is not a number of seconds.
+Result<int64_t> parse_kill_wait(const std::string& show_config);
 // An RDMA NIC a node's features name: "ib" or "infiniband", "roce" (RoCE v2), each optionally followed
 // by its line rate in Gb/s ("ib400", "roce200"; 100 when absent); a feature "fabric-<slug>" puts
 // them on that RDMA fabric. Other features are not NICs.
@@ -161,6 +165,7 @@ class SlurmCli final : public BatchSystem {
   Status requeue(int64_t id);                        // back to pending (preemption by requeue)
   Result<std::vector<SlurmJob>> jobs() override;     // every job slurmctld still knows
   Result<std::vector<SlurmNode>> nodes() override;
+  Result<int64_t> kill_wait_s();  // KillWait (scontrol show config)
   // Jobs Slurm's accounting recorded since `since`: sacct when slurm.conf names slurmdbd
   // (AccountingStorageType=accounting_storage/slurmdbd), else the jobcomp/filetxt file
   // (JobCompLoc). `source` says which ("sacct" or "jobcomp").

@@ -339,6 +339,20 @@ TEST(SlurmCli, ParsesSacctRecords) {
   EXPECT_FALSE(parse_sacct("|COMPLETED|1|2|1||gpn1|0:0\n").ok());
 }
 
+// KillWait from a real `scontrol show config` (22.05, the local cluster's 5 s); KillWait's
+// neighbours and a value that is not seconds are not taken for it.
+TEST(SlurmCli, ReadsKillWaitFromShowConfig) {
+  auto kw = parse_kill_wait(testdata("scontrol_config_22.05.txt"));
+  ASSERT_TRUE(kw) << kw.error().message;
+  EXPECT_EQ(*kw, 5);
+  EXPECT_EQ(*parse_kill_wait("KillOnBadExit           = 0\nKillWait                = 30 sec\n"), 30);
+  EXPECT_FALSE(parse_kill_wait("KillOnBadExit           = 0\n"));
+  EXPECT_FALSE(parse_kill_wait("KillWaitish = 3 sec\n"));
+  auto odd = parse_kill_wait("KillWait                = soon\n");
+  ASSERT_FALSE(odd);
+  EXPECT_NE(odd.error().message.find("not a number of seconds"), std::string::npos) << odd.error().message;
+}
+
 TEST(SlurmCli, CountsGpusInTres) {
   EXPECT_EQ(tres_gpus("billing=1,cpu=1,gres/gpu=2,mem=1000M,node=1"), 2);
   EXPECT_EQ(tres_gpus("cpu=1,mem=62.50G,node=1,billing=1"), 0);

@@ -1015,6 +1015,31 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
   return ok_status();
 }
 
+// A cancel's SIGTERM reaches the batch script, whose trap stops the container (`podman stop -t N`,
+// which sends SIGKILL after N s). Slurm kills what is left of the job KillWait seconds after the
+// SIGTERM, that podman stop among it, and the container is no child of slurmstepd: one whose
+// command ignored SIGTERM would then run on, outside its job, on GPUs given to the next. So the
+// container gets at most half of KillWait to stop (the other half is Podman's own time and the
+// script's clean-up); the fitted value, or why it could not be fitted, goes to the log.
+static void fit_stop_timeout(ContainerSettings& c, SlurmCli& cli) {
+  auto kw = cli.kill_wait_s();
+  if (!kw) {
+    spdlog::warn("{}", json({{"event", "slurm_kill_wait_unknown"},
+                             {"error", kw.error().message},
+                             {"stop_timeout_s", c.stop_timeout_s}})
+                           .dump());
+    return;
+  }
+  const int64_t fit = std::max<int64_t>(1, *kw / 2);
+  if (fit >= c.stop_timeout_s && *kw >= 2) return;
+  c.stop_timeout_s = std::min(c.stop_timeout_s, fit);
+  // Below 2 s of KillWait nothing fits: Slurm's SIGKILL comes before Podman's.
+  spdlog::warn("{}", json({{"event", *kw >= 2 ? "slurm_stop_timeout_fitted" : "slurm_kill_wait_too_short"},
+                           {"kill_wait_s", *kw},
+                           {"stop_timeout_s", c.stop_timeout_s}})
+                         .dump());
+}
+
 Result<std::unique_ptr<Executor>> make_slurm_executor(SlurmExecutorOptions o, const GpuCatalog& catalog) {
   if (o.supplier.empty()) return Error::invalid("slurm_supplier", "is required with --executor slurm");
   if (!catalog.find(o.gpu_model))
@@ -1025,7 +1050,9 @@ Result<std::unique_ptr<Executor>> make_slurm_executor(SlurmExecutorOptions o, co
     return Error::invalid("slurm_driver", "--slurm-driver and --slurm-cuda are required with --executor slurm "
                                           "(Slurm does not report the nodes' NVIDIA software)");
   SlurmSettings settings{o.conf, o.partition, o.gres_type, static_cast<int>(o.command_timeout_ms)};
-  auto e = std::make_unique<SlurmExecutor>(std::move(o), catalog, std::make_unique<SlurmCli>(std::move(settings)), false);
+  auto cli = std::make_unique<SlurmCli>(std::move(settings));
+  if (o.containers) fit_stop_timeout(o.container, *cli);
+  auto e = std::make_unique<SlurmExecutor>(std::move(o), catalog, std::move(cli), false);
   if (auto s = e->check(); !s) return s.error();
   return std::unique_ptr<Executor>(std::move(e));
 }
