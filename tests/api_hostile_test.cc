@@ -522,9 +522,9 @@ TEST(Hostile, ATenantHoldsAtMostSoManyUsersSecretsAndVolumes) {
   const std::string dev =
       expect_2xx(s.req("POST", "/api/v1/users", admin, user_doc("dev", "tenant_member")), "dev").body["id"];
   refused(s.req("POST", "/api/v1/users", admin, user_doc("dev2", "tenant_member")), "tenant",
-          "tenant acme has 2 users, the most a tenant may have");
-  refused(s.admin("POST", "/api/v1/users", user_doc("dev2", "tenant_member", "acme")), "tenant", "has 2 users");
-  refused(s.req("POST", "/api/v1/users?lang=zh", admin, user_doc("dev2", "tenant_member")), "tenant", "已有 2 个用户");
+          "tenant acme already has the most users a tenant may have (2)");
+  refused(s.admin("POST", "/api/v1/users", user_doc("dev2", "tenant_member", "acme")), "tenant", "the most users");
+  refused(s.req("POST", "/api/v1/users?lang=zh", admin, user_doc("dev2", "tenant_member")), "tenant", "上限（2 个）");
   EXPECT_EQ(s.admin("GET", "/api/v1/users?name=dev2").body["items"].size(), 0u) << "nothing of the refused user stays";
   expect_2xx(s.admin("POST", "/api/v1/users", user_doc("dev2", "tenant_member", "beta")), "beta's user");
   // An update of a user is not one more.
@@ -537,8 +537,8 @@ TEST(Hostile, ATenantHoldsAtMostSoManyUsersSecretsAndVolumes) {
   ASSERT_EQ(s.req("PUT", "/api/v1/projects/vision/secrets/a", admin, value).status, 201);
   ASSERT_EQ(s.req("PUT", "/api/v1/projects/speech/secrets/b", admin, value).status, 201);
   refused(s.req("PUT", "/api/v1/projects/speech/secrets/c", admin, value), "name",
-          "tenant acme has 2 secrets in its projects, the most a tenant may hold");
-  refused(s.req("PUT", "/api/v1/projects/speech/secrets/c?lang=zh", admin, value), "name", "已有 2 个密钥");
+          "tenant acme already holds the most secrets a tenant's projects may hold together (2)");
+  refused(s.req("PUT", "/api/v1/projects/speech/secrets/c?lang=zh", admin, value), "name", "密钥合计已达上限（2 个）");
   EXPECT_EQ(s.req("GET", "/api/v1/projects/speech/secrets", admin).body["items"].size(), 1u);
   EXPECT_EQ(s.req("PUT", "/api/v1/projects/vision/secrets/a", admin, json{{"value", "new"}}).status, 200)
       << "a new value for a secret is not one more";
@@ -550,10 +550,20 @@ TEST(Hostile, ATenantHoldsAtMostSoManyUsersSecretsAndVolumes) {
   const json home{{"name", "home"}, {"size_gb", 50}};
   const std::string vol = expect_2xx(s.req("POST", "/api/v1/volumes", admin, home), "home").body["id"];
   refused(s.req("POST", "/api/v1/volumes", admin, json{{"name", "data"}, {"size_gb", 50}}), "tenant",
-          "tenant acme has 1 volumes, the most a tenant may have");
+          "tenant acme already has the most volumes a tenant may have (1)");
   refused(s.req("POST", "/api/v1/volumes?lang=zh", admin, json{{"name", "data"}, {"size_gb", 50}}), "tenant",
-          "已有 1 个数据卷");
+          "数据卷数已达一个租户可有的上限（1 个）");
   EXPECT_EQ(s.req("GET", "/api/v1/volumes?name=data", admin).body["items"].size(), 0u);
+  // An instance's new data disk is a volume too: refused by its name, and no instance is made.
+  const json box = {{"name", "box"},
+                    {"project", "vision"},
+                    {"image", "docker.io/library/debian:12"},
+                    {"resources", {{"cpu_cores", 2}, {"memory_gib", 4}}},
+                    {"volume", {{"name", "scratch"}, {"size_gb", 25}}}};
+  Resp disk = s.req("POST", "/api/v1/instances", admin, box);
+  EXPECT_EQ(disk.error_fields(), std::vector<std::string>{"volume.name"}) << disk.describe();
+  EXPECT_NE(disk.body.dump().find("the most volumes a tenant may have (1)"), std::string::npos) << disk.describe();
+  EXPECT_EQ(s.req("GET", "/api/v1/instances", admin).body["items"].size(), 0u) << "no instance of the refused disk";
   expect_2xx(s.req("PUT", "/api/v1/volumes/" + vol, admin, json{{"name", "home"}, {"size_gb", 60}}), "home grown");
   expect_2xx(s.admin("POST", "/api/v1/volumes", json{{"tenant", "beta"}, {"name", "data"}, {"size_gb", 50}}),
              "beta's volume");

@@ -1,5 +1,6 @@
 #include "exec/slurm_cli.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -577,6 +578,10 @@ Result<int64_t> parse_kill_wait(const std::string& show_config) {
     return Error::invalid("KillWait", "scontrol show config: '" + line + "' is not a number of seconds");
   }
   return Error::invalid("KillWait", "scontrol show config names no KillWait");
+}
+
+int64_t fitted_stop_timeout(int64_t configured, int64_t kill_wait_s) {
+  return std::max<int64_t>(1, std::min(configured, kill_wait_s / 2));
 }
 
 Result<int64_t> SlurmCli::kill_wait_s() {

@@ -108,6 +108,10 @@ Result<std::vector<SlurmAccounting>> parse_sacct(const std::string& text);
 // between a cancel's SIGTERM and the SIGKILL of whatever of the job is left. kInvalid when the
 // text has no such line or its value is not a number of seconds.
 Result<int64_t> parse_kill_wait(const std::string& show_config);
+// How long a container may take to stop (`podman stop -t`) on a cluster whose KillWait is
+// `kill_wait_s`: `configured`, or half of KillWait when that is less (the other half is Podman's
+// own time and the batch script's clean-up, before Slurm kills the script), and at least 1.
+int64_t fitted_stop_timeout(int64_t configured, int64_t kill_wait_s);
 // An RDMA NIC a node's features name: "ib" or "infiniband", "roce" (RoCE v2), each optionally followed
 // by its line rate in Gb/s ("ib400", "roce200"; 100 when absent); a feature "fabric-<slug>" puts
 // them on that RDMA fabric. Other features are not NICs.

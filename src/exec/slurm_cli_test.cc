@@ -351,6 +351,15 @@ TEST(SlurmCli, ReadsKillWaitFromShowConfig) {
   auto odd = parse_kill_wait("KillWait                = soon\n");
   ASSERT_FALSE(odd);
   EXPECT_NE(odd.error().message.find("not a number of seconds"), std::string::npos) << odd.error().message;
+  // A container's stop: 10 s where KillWait is 20 s or more; half of KillWait below; at least 1 s.
+  EXPECT_EQ(fitted_stop_timeout(10, 30), 10);
+  EXPECT_EQ(fitted_stop_timeout(10, 20), 10);
+  EXPECT_EQ(fitted_stop_timeout(10, 19), 9);
+  EXPECT_EQ(fitted_stop_timeout(10, 5), 2);
+  EXPECT_EQ(fitted_stop_timeout(10, 2), 1);
+  EXPECT_EQ(fitted_stop_timeout(10, 1), 1);
+  EXPECT_EQ(fitted_stop_timeout(10, 0), 1);
+  EXPECT_EQ(fitted_stop_timeout(3, 60), 3);
 }
 
 TEST(SlurmCli, CountsGpusInTres) {

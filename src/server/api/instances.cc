@@ -126,7 +126,8 @@ Status ensure_data_disk(App& app, const Principal& p, StoreTx& tx, const Instanc
                         json{{"name", i.volume->name}, {"size_gb", *i.volume_size_gb}, {"tenant", i.tenant_id}}, p, tx);
   if (made) return ok_status();
   Error e = made.error();
-  for (auto& fe : e.fields) fe.field = "volume." + fe.field;
+  // Its fields as the instance names them; the tenant's volume cap refuses the disk by its name.
+  for (auto& fe : e.fields) fe.field = fe.field == "tenant" ? "volume.name" : "volume." + fe.field;
   return e;
 }
 

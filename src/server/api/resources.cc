@@ -168,6 +168,9 @@ Status hold_parent(StoreTx& tx, const char* kind, const std::string& id, bool mu
 Status check_tenant_room(StoreTx& tx, const std::string& kind, const std::string& tenant_id, int64_t max,
                          const std::string& field, const char* code) {
   if (tenant_id.empty()) return ok_status();
+  // The tenant first, as every write that holds it takes it (an instance's start holds it while it
+  // makes its data disk): no two writes wait for each other in a cycle.
+  if (auto h = hold_parent(tx, "tenants", tenant_id, true); !h) return h;
   if (auto l = take_write_lock(tx, kind + "-of-" + tenant_id, "the " + kind + " of " + tenant_id); !l) return l;
   auto held = tx.count(kind, {{"tenant_id", tenant_id}});
   if (!held) return held.error();

@@ -1030,10 +1030,10 @@ static void fit_stop_timeout(ContainerSettings& c, SlurmCli& cli) {
                            .dump());
     return;
   }
-  const int64_t fit = std::max<int64_t>(1, *kw / 2);
-  if (fit >= c.stop_timeout_s && *kw >= 2) return;
-  c.stop_timeout_s = std::min(c.stop_timeout_s, fit);
-  // Below 2 s of KillWait nothing fits: Slurm's SIGKILL comes before Podman's.
+  const int64_t fit = fitted_stop_timeout(c.stop_timeout_s, *kw);
+  if (fit == c.stop_timeout_s && *kw >= 2) return;
+  c.stop_timeout_s = fit;
+  // Below 2 s of KillWait the container gets 1 s, which may not be over before Slurm's SIGKILL.
   spdlog::warn("{}", json({{"event", *kw >= 2 ? "slurm_stop_timeout_fitted" : "slurm_kill_wait_too_short"},
                            {"kill_wait_s", *kw},
                            {"stop_timeout_s", c.stop_timeout_s}})
