@@ -1095,38 +1095,59 @@ TEST(Billing, AnOffersFreeEgressIsSharedBetweenListPricesAndAContract) {
       << inv.dump();
 }
 
+// The outage tests' world: a server on the demo clock (ticks every 20 ms, no cold start, a firewall
+// pass at each start), one node n1 sold under contract acme-dc, and job `long` (expected to run
+// `expected_s`) running on it: outage_job answers the job's id. node_failure restarts the server's
+// clock at `at` and fails n1 (a PSU failure) until its run has closed; node_back restarts it at
+// `at` and brings n1 back until the job runs again.
+std::vector<std::string> outage_clock(const char* t) {
+  return {"--sched-interval-ms", "20", "--cold-start-ms", "0", "--firewall-interval-s", "0", "--demo-clock", t};
+}
+
+void set_n1(ServerProcess& s, const char* state) {
+  json n = s.admin("GET", "/api/v1/nodes/n1").body;
+  n["state"] = state;
+  if (std::string(state) == "unavailable")
+    n["state_reason"] = "PSU failure";
+  else
+    n.erase("state_reason");
+  expect_2xx(s.admin("PUT", "/api/v1/nodes/n1", n), std::string("node ") + state);
+}
+
+std::string outage_job(ServerProcess& s, int64_t expected_s) {
+  one_node_world(s, offer_doc("dc", "h100"));
+  json contract = {{"name", "acme-dc"},  {"tenant", "acme"},  {"supplier", "dc"},
+                   {"offers", {"h100"}}, {"currency", "CNY"}, {"starts_at", "2020-01-01T00:00:00Z"}};
+  expect_2xx(s.admin("POST", "/api/v1/contracts", contract), "contract");
+  json job = job_doc("vision", "long");
+  job["expected_duration_seconds"] = expected_s;
+  const std::string id = expect_2xx(s.admin("POST", "/api/v1/jobs", job), "job").body["id"];
+  wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "running"; });
+  return id;
+}
+
+void node_failure(ServerProcess& s, const char* at) {
+  s.set_extra_args(outage_clock(at));
+  s.restart();
+  set_n1(s, "unavailable");
+  wait_for(s, "/api/v1/allocations?state=closed", [](const json& j) { return j["items"].size() == 1; });
+}
+
+void node_back(ServerProcess& s, const char* at, const std::string& id) {
+  s.set_extra_args(outage_clock(at));
+  s.restart();
+  set_n1(s, "available");
+  wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "running"; });
+}
+
 // A node failure at 23:00 on the month's last day, the job running again at 02:00 on the 1st:
 // November credits 23:00–24:00 and December the two hours after midnight (December left the run out,
 // as it had ended in November, and credited nothing).
 TEST(Billing, AnOutageAcrossAMonthsEndIsCreditedInBothMonths) {
-  auto at = [](const char* t) {
-    return std::vector<std::string>{"--sched-interval-ms", "20", "--cold-start-ms", "0", "--firewall-interval-s", "0",
-                                    "--demo-clock", t};
-  };
-  ServerProcess s(at("2026-11-30T22:00:00Z"));
-  one_node_world(s, offer_doc("dc", "h100"));
-  json contract = {{"name", "acme-dc"}, {"tenant", "acme"}, {"supplier", "dc"}, {"offers", {"h100"}},
-                   {"currency", "CNY"}, {"starts_at", "2020-01-01T00:00:00Z"}};
-  expect_2xx(s.admin("POST", "/api/v1/contracts", contract), "contract");
-  json job = job_doc("vision", "long");
-  job["expected_duration_seconds"] = 86400;
-  const std::string id = expect_2xx(s.admin("POST", "/api/v1/jobs", job), "job").body["id"];
-  wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "running"; });
-  auto set_node = [&](const char* state) {
-    json n = s.admin("GET", "/api/v1/nodes/n1").body;
-    n["state"] = state;
-    if (std::string(state) == "unavailable") n["state_reason"] = "PSU failure";
-    else n.erase("state_reason");
-    expect_2xx(s.admin("PUT", "/api/v1/nodes/n1", n), std::string("node ") + state);
-  };
-  s.set_extra_args(at("2026-11-30T23:00:00Z"));
-  s.restart();
-  set_node("unavailable");
-  wait_for(s, "/api/v1/allocations?state=closed", [](const json& j) { return j["items"].size() == 1; });
-  s.set_extra_args(at("2026-12-01T02:00:00Z"));
-  s.restart();
-  set_node("available");
-  wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "running"; });
+  ServerProcess s(outage_clock("2026-11-30T22:00:00Z"));
+  const std::string id = outage_job(s, 86400);
+  node_failure(s, "2026-11-30T23:00:00Z");
+  node_back(s, "2026-12-01T02:00:00Z", id);
   auto outage = [&](const char* month) {
     const json inv = s.admin("GET", std::string("/api/v1/invoices?tenant=acme&month=") + month).body;
     std::vector<json> out;
@@ -1154,7 +1175,7 @@ TEST(Billing, AnOutageAcrossAMonthsEndIsCreditedInBothMonths) {
   // Two hours later December has GPU time, so its credit (capped at the month's charges) is not
   // zero: the balance's drafts (read through one MonthInvoiceSource) are the invoices, December's
   // with the credit for the run that ended in November, and November's, not issued (no close ran).
-  s.set_extra_args(at("2026-12-01T04:00:00Z"));
+  s.set_extra_args(outage_clock("2026-12-01T04:00:00Z"));
   s.restart();
   const json dec_inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=2026-12").body;
   const json nov_inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=2026-11").body;
@@ -1176,6 +1197,39 @@ TEST(Billing, AnOutageAcrossAMonthsEndIsCreditedInBothMonths) {
   s.stop();
   expect_month_reads_equal_invoices(
       s.db_path(), {*parse_rfc3339("2026-12-01T02:00:00Z", "at"), *parse_rfc3339("2026-12-01T04:00:00Z", "at")});
+}
+
+// An outage longer than a day before a month's end: the run a node failure ended on November 28
+// is in no record written in December or the day before, and December's invoice still credits the
+// part of its outage in December, reached through the job's next run (its previous_run) — also
+// when the runs carry no previous_run (recorded before they did), by reading every run.
+TEST(Billing, AnOutageOfDaysBeforeAMonthsEndIsCreditedInTheNextMonth) {
+  ServerProcess s(outage_clock("2026-11-28T22:00:00Z"));
+  const std::string id = outage_job(s, 30 * 86400);
+  node_failure(s, "2026-11-28T23:00:00Z");
+  node_back(s, "2026-12-01T02:00:00Z", id);
+  const json runs = s.admin("GET", "/api/v1/allocations?state=open").body;
+  ASSERT_EQ(runs["items"].size(), 1u) << runs.dump();
+  EXPECT_FALSE(runs["items"][0].value("previous_run", "").empty()) << "the next run names the one before";
+  s.set_extra_args(outage_clock("2026-12-01T04:00:00Z"));
+  s.restart();
+  const json dec = s.admin("GET", "/api/v1/invoices?tenant=acme&month=2026-12").body;
+  std::vector<json> outage;
+  for (const auto& sec : dec["sections"])
+    for (const auto& l : sec["lines"])
+      if (l["rule"] == "sla_outage") outage.push_back(l);
+  ASSERT_EQ(outage.size(), 1u) << dec.dump();
+  EXPECT_EQ(outage[0]["from"], "2026-12-01T00:00:00.000Z") << outage[0].dump();
+  EXPECT_EQ(outage[0]["to"], "2026-12-01T02:00:00.000Z") << outage[0].dump();
+  s.stop();
+  const std::vector<TimeMs> instants{*parse_rfc3339("2026-12-01T04:00:00Z", "at")};
+  expect_month_reads_equal_invoices(s.db_path(), instants);
+  ASSERT_EQ(
+      std::system(("sqlite3 " + s.db_path() +
+                   " \"UPDATE objects SET body = json_remove(body, '$.previous_run') WHERE kind = 'allocations'\"")
+                      .c_str()),
+      0);
+  expect_month_reads_equal_invoices(s.db_path(), instants);
 }
 
 // billing_starts: api_call bills the wait from placement to running as cold start: a run placed on

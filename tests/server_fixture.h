@@ -196,7 +196,9 @@ class HookSink {
 // build_invoice's to the line; the month and the previous one are read once each, the balance
 // reads none again (on a store with no month before the previous one left unclosed), and it
 // equals the balance computed with a source of its own. The dashboards' day invoices
-// (DayInvoiceSource) of the month's first day and of the instant's day equal build_invoice's too.
+// (DayInvoiceSource) of the month's first day and of the instant's day equal build_invoice's too,
+// and build_invoice, which reads only the runs that can count in the period, equals
+// build_invoice_from_every_run.
 void expect_month_reads_equal_invoices(const std::string& db, const std::vector<int64_t>& instants);
 
 }  // namespace gpurent::testing

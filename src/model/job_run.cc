@@ -73,6 +73,8 @@ Result<JobRun> decode_run(const json& body) {
   r.end_reason_message = stored_message(f, "end_reason_message");
   r.state = f.enumeration("state", kRunStateNames, std::optional(RunState::kOpen));
   r.slurm_job_id = f.opt_integer("slurm_job_id", 0, INT64_MAX);
+  if (const json* v = f.raw("previous_run"); v && !v->is_null())
+    r.previous_run = f.opt_str("previous_run", kServerText).value_or("");
   if (!errs.empty()) return errs.to_error();
   return r;
 }
@@ -99,6 +101,7 @@ json to_json(const JobRun& r) {
   put_opt_time(j, "admitted_at", r.admitted_at);
   if (r.end_reason_message) j["end_reason_message"] = message_to_json(*r.end_reason_message);
   put_opt(j, "slurm_job_id", r.slurm_job_id);
+  if (r.previous_run) j["previous_run"] = *r.previous_run;
   if (r.endpoint) {
     json e = {{"model", r.endpoint->model}, {"per", enum_name(kEndpointBillingNames, r.endpoint->per)}};
     put_opt(e, "qps", r.endpoint->qps);

@@ -53,6 +53,10 @@ struct JobRun {
   std::optional<Message> end_reason_message;
   RunState state = RunState::kOpen;
   std::optional<int64_t> slurm_job_id;  // the Slurm job that ran it (Slurm executor)
+  // The id of the job's run before this one ("" when this is its first). Absent from runs
+  // recorded before gpurent kept it. Invoices follow it back from a run in their period to the
+  // run a node failure ended before it (whose outage lasted into the period).
+  std::optional<std::string> previous_run;
 
   int64_t cards() const;  // GPU indexes listed in the placement
   bool operator==(const JobRun&) const = default;

@@ -204,6 +204,31 @@ Status keep_volumes(StoreTx& tx, const Record& job, const Job& j, const JobRun& 
   return ok_status();
 }
 
+// Each job's latest closed run, one record per job (kind "last-runs", keyed by the job's id): the
+// next run of the job names it as its previous_run, so an invoice reaches a run before its period
+// through the run in it, without reading the tenant's whole history (invoices.cc, add_runs).
+constexpr const char* kLastRuns = "last-runs";
+
+Status remember_last_run(StoreTx& tx, const Record& job, const std::string& run_id, TimeMs now) {
+  auto cur = tx.get(kLastRuns, job.id);
+  if (!cur && cur.error().code != Code::kNotFound) return cur.error();
+  Record r;
+  if (cur) {
+    r = *cur;
+  } else {
+    r.kind = kLastRuns;
+    r.id = job.id;
+    r.name = job.id;  // names are unique within a tenant: the job's id is
+    r.tenant_id = job.tenant_id;
+    r.project_id = job.project_id;
+    r.created_at = now;
+    r.version = 1;
+  }
+  r.updated_at = now;
+  r.body = {{"run", run_id}};
+  return cur ? tx.update(r) : tx.insert(r);
+}
+
 Status open_run(StoreTx& tx, const Record& job, const JobStatus& before, const JobStatus& after, TimeMs now) {
   if (after.placement.empty()) return ok_status();
   std::map<std::string, std::vector<int64_t>> by_node;
@@ -224,6 +249,9 @@ Status open_run(StoreTx& tx, const Record& job, const JobStatus& before, const J
   }
   run.job_id = job.id;
   run.job = job.name;
+  auto last = tx.get(kLastRuns, job.id);
+  if (!last && last.error().code != Code::kNotFound) return last.error();
+  run.previous_run = last && last->body.is_object() ? last->body.value("run", "") : "";
   run.project_id = job.project_id;
   run.tenant_id = job.tenant_id;
   run.supplier_id = node->supplier_id;
@@ -280,6 +308,7 @@ Status close_runs(StoreTx& tx, const Record& job, const Message& reason, TimeMs 
     r.updated_at = now;
     r.body = to_json(*run);
     if (auto s = tx.update(r); !s) return s;
+    if (auto s = remember_last_run(tx, job, r.id, now); !s) return s;
   }
   return ok_status();
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <set>
 
 #include "billing/rating_output.h"
 #include "model/artifact.h"
@@ -183,6 +184,10 @@ struct Unpriced {
   std::string allocation;
   TimeMs started;  // its request (or start): a narrower period keeps it when it began before its end
 };
+// Which of a tenant's runs load_inputs reads: those that can count in the period (read_runs), or
+// every run it ever had (the reference the tests hold the first to: build_invoice_from_every_run).
+enum class RunRead { kRecent, kAll };
+
 struct LoadedInputs {
   std::map<std::string, Group> groups;
   std::vector<Unpriced> unpriced;
@@ -265,18 +270,76 @@ Group& group_of(LoadedInputs& loaded, Builder& b, const Record& tenant, const st
   return g;
 }
 
-// Every run of the tenant that overlaps [month start, to): its allocation, utilization, storage
-// I/O and egress, and the interruption a node failure caused.
-Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs from, TimeMs to, LoadedInputs& loaded) {
-  auto allocs = list_all(store, "allocations", {{"tenant_id", tenant.id}});
-  if (!allocs) return allocs.error();
-  std::vector<JobRun> runs;
-  runs.reserve(allocs->size());
-  for (const Record& a : *allocs) {
-    auto run = decode_record(a, decode_run, "tenant " + tenant.name + "'s invoices cannot be rated without it");
+// The tenant's runs that can count from `since` (a month's start) on, decoded, in `allocs` and
+// `runs`: those still open; those whose record was written since a day before `since` (a run's
+// close writes it, so every run that ended since then is one; the day covers a node's clock ahead
+// of the server's, whose end time Slurm's accounting stamps later); and the run before each of
+// those that began at or after `since`, by its previous_run (a node failure's outage credit reaches
+// back to it). So a pass reads what the month holds, not the tenant's whole history. A run that
+// began at or after `since` but was recorded before runs named the one before (no previous_run)
+// makes it read every run, as RunRead::kAll does.
+Status read_runs(StoreReader& store, const Record& tenant, TimeMs since, RunRead read, std::vector<Record>& allocs,
+                 std::vector<JobRun>& runs) {
+  const std::string why = "tenant " + tenant.name + "'s invoices cannot be rated without it";
+  auto decode = [&](const Record& a) -> Status {
+    auto run = decode_record(a, decode_run, why);
     if (!run) return run.error();
     runs.push_back(std::move(*run));
+    return ok_status();
+  };
+  auto read_all = [&]() -> Status {
+    auto all = list_all(store, "allocations", {{"tenant_id", tenant.id}});
+    if (!all) return all.error();
+    allocs = std::move(*all);
+    runs.clear();
+    runs.reserve(allocs.size());
+    for (const Record& a : allocs)
+      if (auto s = decode(a); !s) return s;
+    return ok_status();
+  };
+  if (read == RunRead::kAll) return read_all();
+  auto open = list_all(store, "allocations", {{"tenant_id", tenant.id}, {"state", "open"}});
+  if (!open) return open.error();
+  allocs = std::move(*open);
+  ListQuery q{"allocations", {{"tenant_id", tenant.id}, {"state", "closed"}}, "", 1000};
+  q.updated_since = std::max<TimeMs>(1, since - kMsPerDay);
+  for (;;) {
+    auto page = store.list(q);
+    if (!page) return page.error();
+    for (Record& r : page->items) allocs.push_back(std::move(r));
+    if (page->next_after.empty()) break;
+    q.after_id = page->next_after;
   }
+  runs.clear();
+  runs.reserve(allocs.size());
+  for (const Record& a : allocs)
+    if (auto s = decode(a); !s) return s;
+  std::set<std::string> have;
+  for (const Record& a : allocs) have.insert(a.id);
+  for (size_t i = 0, n = runs.size(); i < n; ++i) {
+    if (!runs[i].running_at || *runs[i].running_at < since) continue;
+    if (!runs[i].previous_run) return read_all();
+    const std::string prev = *runs[i].previous_run;
+    if (prev.empty() || have.count(prev)) continue;
+    auto r = store.get("allocations", prev);
+    if (!r && r.error().code == Code::kNotFound) continue;  // as if read: a run no longer stored
+    if (!r) return r.error();
+    if (r->tenant_id != tenant.id) continue;
+    if (auto s = decode(*r); !s) return s;
+    have.insert(prev);
+    allocs.push_back(std::move(*r));
+  }
+  return ok_status();
+}
+
+// Every run of the tenant that overlaps [month start, to): its allocation, utilization, storage
+// I/O and egress, and the interruption a node failure caused.
+Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs from, TimeMs to, RunRead read,
+                LoadedInputs& loaded) {
+  std::vector<Record> read_allocs;
+  std::vector<JobRun> runs;
+  if (auto s = read_runs(store, tenant, month_start(from), read, read_allocs, runs); !s) return s;
+  const std::vector<Record>* allocs = &read_allocs;
   std::map<std::string, std::vector<const JobRun*>> runs_of_job;
   for (const JobRun& r : runs) runs_of_job[r.job_id].push_back(&r);
   const TimeMs since = month_start(from);  // allowances count from the month's start
@@ -540,11 +603,11 @@ Status add_measurements(StoreReader& store, Builder& b, LoadedInputs& loaded) {
 }
 
 Result<LoadedInputs> load_inputs(StoreReader& store, const GpuCatalog& catalog, const Record& tenant, TimeMs from,
-                                 TimeMs to) {
+                                 TimeMs to, RunRead read = RunRead::kRecent) {
   LoadedInputs loaded;
   Builder b(store, catalog);
   if (auto s = add_contract_groups(store, b, tenant, loaded); !s) return s.error();
-  if (auto s = add_runs(store, b, tenant, from, to, loaded); !s) return s.error();
+  if (auto s = add_runs(store, b, tenant, from, to, read, loaded); !s) return s.error();
   if (auto s = add_kept_storage(store, b, tenant, from, to, loaded); !s) return s.error();
   if (auto s = add_spot_prices(store, b, loaded); !s) return s.error();
   if (auto s = add_offer_history(b, loaded); !s) return s.error();
@@ -652,8 +715,10 @@ std::map<std::string, Group> narrowed(const std::map<std::string, Group>& groups
 
 }  // namespace
 
-Result<Invoice> build_invoice(StoreReader& store, const GpuCatalog& catalog, const std::string& tenant_id, TimeMs from,
-                              TimeMs to_requested, TimeMs now, bool lines_per_day) {
+namespace {
+
+Result<Invoice> build_invoice_reading(StoreReader& store, const GpuCatalog& catalog, const std::string& tenant_id,
+                                      TimeMs from, TimeMs to_requested, TimeMs now, bool lines_per_day, RunRead read) {
   Invoice inv;
   inv.tenant_id = tenant_id;
   inv.from = from;
@@ -664,11 +729,24 @@ Result<Invoice> build_invoice(StoreReader& store, const GpuCatalog& catalog, con
   if (!tenant) return tenant.error();
   inv.tenant_name = tenant->name;
   if (to <= from) return inv;
-  auto loaded = load_inputs(store, catalog, *tenant, from, to);
+  auto loaded = load_inputs(store, catalog, *tenant, from, to, read);
   if (!loaded) return loaded.error();
   for (const Unpriced& u : loaded->unpriced) inv.unpriced.push_back(u.allocation);
   if (auto st = rate_groups(loaded->groups, from, to, lines_per_day, inv); !st) return st.error();
   return inv;
+}
+
+}  // namespace
+
+Result<Invoice> build_invoice(StoreReader& store, const GpuCatalog& catalog, const std::string& tenant_id, TimeMs from,
+                              TimeMs to, TimeMs now, bool lines_per_day) {
+  return build_invoice_reading(store, catalog, tenant_id, from, to, now, lines_per_day, RunRead::kRecent);
+}
+
+Result<Invoice> build_invoice_from_every_run(StoreReader& store, const GpuCatalog& catalog,
+                                             const std::string& tenant_id, TimeMs from, TimeMs to, TimeMs now,
+                                             bool lines_per_day) {
+  return build_invoice_reading(store, catalog, tenant_id, from, to, now, lines_per_day, RunRead::kAll);
 }
 
 struct MonthInvoiceSource::Month {

@@ -58,6 +58,13 @@ Result<std::vector<UtilSample>> run_utilization(StoreReader& store, const std::v
 // `lines_per_day`: storage I/O, egress and GPU-time lines per UTC day (RatingInput), for daily rules.
 Result<Invoice> build_invoice(StoreReader& store, const GpuCatalog& catalog, const std::string& tenant_id, TimeMs from,
                               TimeMs to, TimeMs now, bool lines_per_day = false);
+// build_invoice reads only the runs that can count in the period (those open, those whose record
+// was written since a day before the period's month began, and the run before each that began in
+// it: docs/billing.md); this one reads every run the tenant ever had. The same invoice, slower:
+// the reference the tests hold build_invoice to.
+Result<Invoice> build_invoice_from_every_run(StoreReader& store, const GpuCatalog& catalog,
+                                             const std::string& tenant_id, TimeMs from, TimeMs to, TimeMs now,
+                                             bool lines_per_day = false);
 
 // A tenant's invoices of single UTC days, each equal to build_invoice(day, day + 1 day, now) but
 // read from the store once per calendar month (the month to date) and narrowed to the day: the
