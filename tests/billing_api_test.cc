@@ -1202,15 +1202,24 @@ TEST(Billing, AnOutageAcrossAMonthsEndIsCreditedInBothMonths) {
 // An outage longer than a day before a month's end: the run a node failure ended on November 28
 // is in no record written in December or the day before, and December's invoice still credits the
 // part of its outage in December, reached through the job's next run (its previous_run) — also
-// when the runs carry no previous_run (recorded before they did), by reading every run.
-TEST(Billing, AnOutageOfDaysBeforeAMonthsEndIsCreditedInTheNextMonth) {
+// when the runs carry no previous_run (recorded before they did), by reading every run. With
+// `unchained`, the job is as one submitted before runs named the one before them (its chain's
+// record removed while the server is down): its next run names none, and December reads every run.
+void outage_of_days(bool unchained) {
   ServerProcess s(outage_clock("2026-11-28T22:00:00Z"));
   const std::string id = outage_job(s, 30 * 86400);
   node_failure(s, "2026-11-28T23:00:00Z");
+  if (unchained) {
+    s.stop();
+    ASSERT_EQ(std::system(("sqlite3 " + s.db_path() + " \"DELETE FROM objects WHERE kind = 'last-runs'\"").c_str()), 0);
+  }
   node_back(s, "2026-12-01T02:00:00Z", id);
   const json runs = s.admin("GET", "/api/v1/allocations?state=open").body;
   ASSERT_EQ(runs["items"].size(), 1u) << runs.dump();
-  EXPECT_FALSE(runs["items"][0].value("previous_run", "").empty()) << "the next run names the one before";
+  if (unchained)
+    EXPECT_FALSE(runs["items"][0].contains("previous_run")) << "the next run of an unchained job names none";
+  else
+    EXPECT_FALSE(runs["items"][0].value("previous_run", "").empty()) << "the next run names the one before";
   s.set_extra_args(outage_clock("2026-12-01T04:00:00Z"));
   s.restart();
   const json dec = s.admin("GET", "/api/v1/invoices?tenant=acme&month=2026-12").body;
@@ -1224,6 +1233,7 @@ TEST(Billing, AnOutageOfDaysBeforeAMonthsEndIsCreditedInTheNextMonth) {
   s.stop();
   const std::vector<TimeMs> instants{*parse_rfc3339("2026-12-01T04:00:00Z", "at")};
   expect_month_reads_equal_invoices(s.db_path(), instants);
+  if (unchained) return;
   ASSERT_EQ(
       std::system(("sqlite3 " + s.db_path() +
                    " \"UPDATE objects SET body = json_remove(body, '$.previous_run') WHERE kind = 'allocations'\"")
@@ -1231,6 +1241,10 @@ TEST(Billing, AnOutageOfDaysBeforeAMonthsEndIsCreditedInTheNextMonth) {
       0);
   expect_month_reads_equal_invoices(s.db_path(), instants);
 }
+
+TEST(Billing, AnOutageOfDaysBeforeAMonthsEndIsCreditedInTheNextMonth) { outage_of_days(false); }
+
+TEST(Billing, AnOutageOfDaysOfAJobSubmittedBeforeRunsWereChainedIsCreditedToo) { outage_of_days(true); }
 
 // billing_starts: api_call bills the wait from placement to running as cold start: a run placed on
 // November 30 at 23:50 and running only at 00:10 has ten minutes of it on November's invoice (it

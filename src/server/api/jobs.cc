@@ -320,6 +320,7 @@ void register_job_routes(App& app, Router& srv) {
   spec.updated_since = true;
   spec.after_create = [&app](const Principal&, const Record& r, StoreTx& tx) -> Status {
     if (auto room = check_tenant_job_room(app, tx, r); !room) return room;
+    if (auto chain = begin_job_runs(tx, r); !chain) return chain;
     return tx.append_job_event({r.id, r.created_at, "", "pending", Message("job.submitted_event")});
   };
   spec.build_by_server = [&app](const json& body, const Principal& p, StoreTx& tx, const Record*) {

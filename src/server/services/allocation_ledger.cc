@@ -212,6 +212,8 @@ constexpr const char* kLastRuns = "last-runs";
 Status remember_last_run(StoreTx& tx, const Record& job, const std::string& run_id, TimeMs now) {
   auto cur = tx.get(kLastRuns, job.id);
   if (!cur && cur.error().code != Code::kNotFound) return cur.error();
+  // A job submitted before the chain was kept, whose run closes now, joins it: its next run names
+  // this one.
   Record r;
   if (cur) {
     r = *cur;
@@ -251,7 +253,9 @@ Status open_run(StoreTx& tx, const Record& job, const JobStatus& before, const J
   run.job = job.name;
   auto last = tx.get(kLastRuns, job.id);
   if (!last && last.error().code != Code::kNotFound) return last.error();
-  run.previous_run = last && last->body.is_object() ? last->body.value("run", "") : "";
+  // None for a job submitted before the chain was kept whose runs all closed before: its earlier
+  // runs are not known here, and the run says so by naming none (invoices then read every run).
+  if (last) run.previous_run = last->body.is_object() ? last->body.value("run", "") : "";
   run.project_id = job.project_id;
   run.tenant_id = job.tenant_id;
   run.supplier_id = node->supplier_id;
@@ -341,8 +345,21 @@ Result<std::vector<StoredRun>> list_runs(StoreReader& store, std::map<std::strin
   return out;
 }
 
+Status begin_job_runs(StoreTx& tx, const Record& job) {
+  Record r;
+  r.kind = kLastRuns;
+  r.id = job.id;
+  r.name = job.id;
+  r.tenant_id = job.tenant_id;
+  r.project_id = job.project_id;
+  r.created_at = r.updated_at = job.created_at;
+  r.version = 1;
+  r.body = {{"run", ""}};
+  return tx.insert(r);
+}
+
 Status annotate_latest_run(StoreTx& tx, const std::string& job_id, const std::string& project_id,
-                           const std::function<void(JobRun&)>& edit) {
+                           const std::function<void(JobRun&)>& edit, TimeMs now) {
   auto runs = list_all(tx, "allocations", {{"project_id", project_id}});
   if (!runs) return runs.error();
   const Record* latest = nullptr;
@@ -356,6 +373,7 @@ Status annotate_latest_run(StoreTx& tx, const std::string& job_id, const std::st
   Record u = *latest;
   edit(latest_run);
   u.body = to_json(latest_run);
+  u.updated_at = std::max(u.updated_at, now);
   return tx.update(u);
 }
 

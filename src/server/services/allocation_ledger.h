@@ -51,8 +51,15 @@ struct StoredRun {
 Result<std::vector<StoredRun>> list_runs(StoreReader& store, std::map<std::string, std::string> eq,
                                          const std::string& consequence);
 
+// The record is written at `now` (its updated_at moves on: invoices find the runs changed since a
+// time by it).
 Status annotate_latest_run(StoreTx& tx, const std::string& job_id, const std::string& project_id,
-                           const std::function<void(JobRun&)>& edit);
+                           const std::function<void(JobRun&)>& edit, TimeMs now);
+
+// A job just submitted: the chain of its runs begins (each run names the one before it,
+// JobRun::previous_run, "" for its first). Jobs submitted before gpurent kept the chain have none,
+// and their next run names no previous run at all. In the transaction that inserts the job.
+Status begin_job_runs(StoreTx& tx, const Record& job);
 
 // The job's open run (a running job has one), nullopt when it has none.
 Result<std::optional<JobRun>> open_run_of(StoreTx& tx, const Record& job);

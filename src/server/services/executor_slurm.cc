@@ -858,18 +858,21 @@ Status SlurmExecutor::follow(StoreTx& tx, const Record& r, const Job& j, const S
   const JobStatus& js = j.status;
   const std::string slurm_job = std::to_string(sj.id);
   auto stamp = [&](bool ended) -> Status {
-    return annotate_latest_run(tx, r.id, r.project_id, [&](JobRun& run) {
-      run.slurm_job_id = sj.id;
-      if (sj.start) {
-        run.running_at = *sj.start;
-        // A job that reports readiness is ready when it says so (observe_ready), never before it ran.
-        if (!j.readiness)
-          run.ready_at = *sj.start;
-        else if (run.ready_at && *run.ready_at < *sj.start)
-          run.ready_at = *sj.start;
-      }
-      if (ended && sj.end) run.ended_at = *sj.end;
-    });
+    return annotate_latest_run(
+        tx, r.id, r.project_id,
+        [&](JobRun& run) {
+          run.slurm_job_id = sj.id;
+          if (sj.start) {
+            run.running_at = *sj.start;
+            // A job that reports readiness is ready when it says so (observe_ready), never before it ran.
+            if (!j.readiness)
+              run.ready_at = *sj.start;
+            else if (run.ready_at && *run.ready_at < *sj.start)
+              run.ready_at = *sj.start;
+          }
+          if (ended && sj.end) run.ended_at = *sj.end;
+        },
+        now);
   };
   if (sj.state == "RUNNING" && js.state == JobState::kAdmitted) {
     auto placed = host.placement(r.id);

@@ -271,13 +271,12 @@ Group& group_of(LoadedInputs& loaded, Builder& b, const Record& tenant, const st
 }
 
 // The tenant's runs that can count from `since` (a month's start) on, decoded, in `allocs` and
-// `runs`: those still open; those whose record was written since a day before `since` (a run's
-// close writes it, so every run that ended since then is one; the day covers a node's clock ahead
-// of the server's, whose end time Slurm's accounting stamps later); and the run before each of
-// those that began at or after `since`, by its previous_run (a node failure's outage credit reaches
-// back to it). So a pass reads what the month holds, not the tenant's whole history. A run that
-// began at or after `since` but was recorded before runs named the one before (no previous_run)
-// makes it read every run, as RunRead::kAll does.
+// `runs`, by id: those still open; those whose record was written since a day before `since` (a
+// run's close and every later change to it write it, so every run that ended since then is one; the day covers a node's
+// clock ahead of the server's, whose end time Slurm's accounting stamps later); and the run before each of those that
+// began at or after `since`, by its previous_run (a node failure's outage credit reaches back to it). So a pass reads
+// what the month holds, not the tenant's whole history. A run that began at or after `since` but was recorded before
+// runs named the one before (no previous_run) makes it read every run, as RunRead::kAll does.
 Status read_runs(StoreReader& store, const Record& tenant, TimeMs since, RunRead read, std::vector<Record>& allocs,
                  std::vector<JobRun>& runs) {
   const std::string why = "tenant " + tenant.name + "'s invoices cannot be rated without it";
@@ -298,36 +297,56 @@ Status read_runs(StoreReader& store, const Record& tenant, TimeMs since, RunRead
     return ok_status();
   };
   if (read == RunRead::kAll) return read_all();
+  // By id, as list_all answers them. The open runs first: one that closes before the closed ones
+  // are read is then read twice, and its later record (the higher version) is the one kept.
+  std::map<std::string, Record> by_id;
+  auto keep = [&by_id](Record&& r) {
+    auto [it, added] = by_id.try_emplace(r.id, r);
+    if (!added && r.version > it->second.version) it->second = std::move(r);
+  };
   auto open = list_all(store, "allocations", {{"tenant_id", tenant.id}, {"state", "open"}});
   if (!open) return open.error();
-  allocs = std::move(*open);
+  for (Record& r : *open) keep(std::move(r));
   ListQuery q{"allocations", {{"tenant_id", tenant.id}, {"state", "closed"}}, "", 1000};
   q.updated_since = std::max<TimeMs>(1, since - kMsPerDay);
   for (;;) {
     auto page = store.list(q);
     if (!page) return page.error();
-    for (Record& r : page->items) allocs.push_back(std::move(r));
+    for (Record& r : page->items) keep(std::move(r));
     if (page->next_after.empty()) break;
     q.after_id = page->next_after;
   }
-  runs.clear();
-  runs.reserve(allocs.size());
-  for (const Record& a : allocs)
-    if (auto s = decode(a); !s) return s;
-  std::set<std::string> have;
-  for (const Record& a : allocs) have.insert(a.id);
-  for (size_t i = 0, n = runs.size(); i < n; ++i) {
-    if (!runs[i].running_at || *runs[i].running_at < since) continue;
-    if (!runs[i].previous_run) return read_all();
-    const std::string prev = *runs[i].previous_run;
-    if (prev.empty() || have.count(prev)) continue;
+  // The run before each run that began in the month (an outage credit reaches back to it; any run
+  // before that one was followed by a run that began before the month, so it credits nothing here).
+  std::map<std::string, JobRun> decoded;
+  std::vector<std::string> follow;
+  for (const auto& [id, r] : by_id) {
+    auto run = decode_record(r, decode_run, why);
+    if (!run) return run.error();
+    if (run->running_at && *run->running_at >= since) {
+      if (!run->previous_run) return read_all();
+      if (!run->previous_run->empty() && !by_id.count(*run->previous_run)) follow.push_back(*run->previous_run);
+    }
+    decoded.emplace(id, std::move(*run));
+  }
+  for (const std::string& prev : follow) {
+    if (by_id.count(prev)) continue;
     auto r = store.get("allocations", prev);
     if (!r && r.error().code == Code::kNotFound) continue;  // as if read: a run no longer stored
     if (!r) return r.error();
     if (r->tenant_id != tenant.id) continue;
-    if (auto s = decode(*r); !s) return s;
-    have.insert(prev);
-    allocs.push_back(std::move(*r));
+    auto run = decode_record(*r, decode_run, why);
+    if (!run) return run.error();
+    decoded.emplace(prev, std::move(*run));
+    by_id.emplace(prev, std::move(*r));
+  }
+  allocs.clear();
+  allocs.reserve(by_id.size());
+  runs.clear();
+  runs.reserve(by_id.size());
+  for (auto& [id, r] : by_id) {
+    allocs.push_back(std::move(r));
+    runs.push_back(std::move(decoded.at(id)));
   }
   return ok_status();
 }
