@@ -204,13 +204,16 @@ Status keep_volumes(StoreTx& tx, const Record& job, const Job& j, const JobRun& 
   return ok_status();
 }
 
-// Each job's latest closed run, one record per job (kind "last-runs", keyed by the job's id): the
-// next run of the job names it as its previous_run, so an invoice reaches a run before its period
-// through the run in it, without reading the tenant's whole history (invoices.cc, add_runs).
+// Each job's latest closed run, one record per job (kind "last-runs", id "runs-of-<job id>"; "" from
+// its submission until a run closes): the next run of the job names it as its previous_run, so an
+// invoice reaches a run before its period through the run in it, without reading the tenant's
+// whole history (invoices.cc, read_runs).
 constexpr const char* kLastRuns = "last-runs";
+// Its id: not the job's own, so that an id names one record whatever its kind.
+std::string last_runs_id(const std::string& job_id) { return "runs-of-" + job_id; }
 
 Status remember_last_run(StoreTx& tx, const Record& job, const std::string& run_id, TimeMs now) {
-  auto cur = tx.get(kLastRuns, job.id);
+  auto cur = tx.get(kLastRuns, last_runs_id(job.id));
   if (!cur && cur.error().code != Code::kNotFound) return cur.error();
   // A job submitted before the chain was kept, whose run closes now, joins it: its next run names
   // this one.
@@ -219,8 +222,7 @@ Status remember_last_run(StoreTx& tx, const Record& job, const std::string& run_
     r = *cur;
   } else {
     r.kind = kLastRuns;
-    r.id = job.id;
-    r.name = job.id;  // names are unique within a tenant: the job's id is
+    r.id = r.name = last_runs_id(job.id);  // names are unique within a tenant
     r.tenant_id = job.tenant_id;
     r.project_id = job.project_id;
     r.created_at = now;
@@ -251,7 +253,7 @@ Status open_run(StoreTx& tx, const Record& job, const JobStatus& before, const J
   }
   run.job_id = job.id;
   run.job = job.name;
-  auto last = tx.get(kLastRuns, job.id);
+  auto last = tx.get(kLastRuns, last_runs_id(job.id));
   if (!last && last.error().code != Code::kNotFound) return last.error();
   // None for a job submitted before the chain was kept whose runs all closed before: its earlier
   // runs are not known here, and the run says so by naming none (invoices then read every run).
@@ -348,8 +350,7 @@ Result<std::vector<StoredRun>> list_runs(StoreReader& store, std::map<std::strin
 Status begin_job_runs(StoreTx& tx, const Record& job) {
   Record r;
   r.kind = kLastRuns;
-  r.id = job.id;
-  r.name = job.id;
+  r.id = r.name = last_runs_id(job.id);
   r.tenant_id = job.tenant_id;
   r.project_id = job.project_id;
   r.created_at = r.updated_at = job.created_at;

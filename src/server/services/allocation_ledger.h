@@ -57,8 +57,9 @@ Status annotate_latest_run(StoreTx& tx, const std::string& job_id, const std::st
                            const std::function<void(JobRun&)>& edit, TimeMs now);
 
 // A job just submitted: the chain of its runs begins (each run names the one before it,
-// JobRun::previous_run, "" for its first). Jobs submitted before gpurent kept the chain have none,
-// and their next run names no previous run at all. In the transaction that inserts the job.
+// JobRun::previous_run, "" for its first). A job submitted before gpurent kept the chain has none
+// until one of its runs closes; a run it begins before that names no previous run at all. In the
+// transaction that inserts the job.
 Status begin_job_runs(StoreTx& tx, const Record& job);
 
 // The job's open run (a running job has one), nullopt when it has none.

@@ -301,7 +301,7 @@ Status read_runs(StoreReader& store, const Record& tenant, TimeMs since, RunRead
   // are read is then read twice, and its later record (the higher version) is the one kept.
   std::map<std::string, Record> by_id;
   auto keep = [&by_id](Record&& r) {
-    auto [it, added] = by_id.try_emplace(r.id, r);
+    auto [it, added] = by_id.try_emplace(r.id, std::move(r));  // r is left as it was when not added
     if (!added && r.version > it->second.version) it->second = std::move(r);
   };
   auto open = list_all(store, "allocations", {{"tenant_id", tenant.id}, {"state", "open"}});
