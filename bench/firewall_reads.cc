@@ -7,29 +7,19 @@
 // invoices, or the benchmark fails. It writes nothing of its own, but opening the store applies
 // pending migrations: run it on a copy of a stopped server's database.
 // Usage: firewall_reads DB [ROUNDS] [AT]  (ROUNDS default 3; AT an RFC 3339 instant, default now)
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "billing/rating_input.h"
-#include "core/clock.h"
-#include "io/files.h"
+#include "demo_db.h"
 #include "server/services/invoices.h"
-#include "store/store.h"
 
 using namespace gpurent;
+using namespace gpurent::bench;
 
 namespace {
-
-using Wall = std::chrono::steady_clock;
-double since(Wall::time_point t0) { return std::chrono::duration<double>(Wall::now() - t0).count(); }
-
-[[noreturn]] void die(const std::string& what, const Error& e) {
-  std::fprintf(stderr, "%s: %s\n", what.c_str(), e.message.c_str());
-  std::exit(1);
-}
 
 struct Ask {
   TimeMs from, to, now;
@@ -45,32 +35,22 @@ int main(int argc, char** argv) {
   }
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 3;
   if (rounds < 1) return std::fprintf(stderr, "ROUNDS must be at least 1\n"), 2;
-  TimeMs now = SystemClock().now();
-  if (argc > 3) {
-    auto at = parse_rfc3339(argv[3], "AT");
-    if (!at) die("AT", at.error());
-    now = *at;
-  }
-  auto catalog = load_catalog_file(default_catalog_path());
-  if (!catalog) die("catalog", catalog.error());
-  auto store = open_sqlite_store({argv[1], false, 5000});
-  if (!store) die(argv[1], store.error());
-  auto tenants = (*store)->list({"tenants", {}, "", 1000});
-  if (!tenants) die("tenants", tenants.error());
+  const TimeMs now = at_or_now(argc > 3 ? argv[3] : nullptr);
+  const DemoDb db = open_demo_db(argv[1]);
 
   const TimeMs month = month_start(now), later = now + kMsPerHour;
-  const std::vector<Ask> asks = {{month, add_months(month, 1), now, true},  // the firewall's daily rules
+  const std::vector<Ask> asks = {{month, add_months(month, 1), now, true},   // the firewall's daily rules
                                  {month, add_months(month, 1), now, false},  // the balance's draft
                                  {month, later, later, false}};              // its burn, an hour ahead
   double apart = 0, shared = 0;
   size_t lines = 0;
   for (int r = 0; r < rounds; ++r)
-    for (const Record& t : tenants->items) {
+    for (const Record& t : db.tenants) {
       std::vector<std::string> alone, together;
       auto build_apart = [&] {
         const auto t0 = Wall::now();
         for (const Ask& a : asks) {
-          auto inv = build_invoice(**store, *catalog, t.id, a.from, a.to, a.now, a.per_day);
+          auto inv = build_invoice(*db.store, db.catalog, t.id, a.from, a.to, a.now, a.per_day);
           if (!inv) die("build_invoice " + t.name, inv.error());
           alone.push_back(to_json(*inv).dump());
           for (const auto& s : inv->sections) lines += s.rated.lines.size();
@@ -79,7 +59,7 @@ int main(int argc, char** argv) {
       };
       auto build_shared = [&] {
         const auto t0 = Wall::now();
-        MonthInvoiceSource source(**store, *catalog, t.id, later);
+        MonthInvoiceSource source(*db.store, db.catalog, t.id, later);
         for (const Ask& a : asks) {
           auto inv = source.invoice(a.from, a.to, a.now, a.per_day);
           if (!inv) die("MonthInvoiceSource " + t.name, inv.error());
@@ -87,17 +67,19 @@ int main(int argc, char** argv) {
         }
         shared += since(t0);
       };
-      if (r % 2 == 0) build_apart(), build_shared();  // each goes first in every other round
-      else build_shared(), build_apart();
+      if (r % 2 == 0)
+        build_apart(), build_shared();  // each goes first in every other round
+      else
+        build_shared(), build_apart();
       for (size_t i = 0; i < asks.size(); ++i)
         if (together[i] != alone[i]) {
           std::fprintf(stderr, "%s: the shared read rated ask %zu differently from build_invoice\n", t.name.c_str(), i);
           return 1;
         }
     }
-  const double n = static_cast<double>(rounds) * static_cast<double>(tenants->items.size());
+  const double n = static_cast<double>(rounds) * static_cast<double>(db.tenants.size());
   std::printf("%zu tenants x %d rounds at %s, %zu lines rated per round; the same invoices both ways\n",
-              tenants->items.size(), rounds, format_rfc3339(now).c_str(), lines / static_cast<size_t>(rounds));
+              db.tenants.size(), rounds, format_rfc3339(now).c_str(), lines / static_cast<size_t>(rounds));
   std::printf("firewall_reads: %.1f ms per tenant (baseline: %.1f ms per tenant)\n", 1000 * shared / n,
               1000 * apart / n);
   return 0;

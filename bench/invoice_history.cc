@@ -9,30 +9,20 @@
 // fails. It WRITES the copies into DB: run it on a copy of a stopped server's database.
 // Usage: invoice_history DB [HISTORY] [ROUNDS] [AT]  (HISTORY default 100000; ROUNDS 3; AT an
 // RFC 3339 instant, default now)
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "billing/rating_input.h"
-#include "core/clock.h"
-#include "io/files.h"
+#include "demo_db.h"
 #include "model/job_run.h"
 #include "server/services/invoices.h"
-#include "store/store.h"
 
 using namespace gpurent;
+using namespace gpurent::bench;
 
 namespace {
-
-using Wall = std::chrono::steady_clock;
-double since(Wall::time_point t0) { return std::chrono::duration<double>(Wall::now() - t0).count(); }
-
-[[noreturn]] void die(const std::string& what, const Error& e) {
-  std::fprintf(stderr, "%s: %s\n", what.c_str(), e.message.c_str());
-  std::exit(1);
-}
 
 void shift(std::optional<TimeMs>& t, TimeMs by) {
   if (t) *t -= by;
@@ -48,22 +38,12 @@ int main(int argc, char** argv) {
   const long history = argc > 2 ? std::atol(argv[2]) : 100'000;
   const int rounds = argc > 3 ? std::atoi(argv[3]) : 3;
   if (history < 0 || rounds < 1) return std::fprintf(stderr, "HISTORY must be 0 or more, ROUNDS at least 1\n"), 2;
-  TimeMs now = SystemClock().now();
-  if (argc > 4) {
-    auto at = parse_rfc3339(argv[4], "AT");
-    if (!at) die("AT", at.error());
-    now = *at;
-  }
-  auto catalog = load_catalog_file(default_catalog_path());
-  if (!catalog) die("catalog", catalog.error());
-  auto store = open_sqlite_store({argv[1], false, 5000});
-  if (!store) die(argv[1], store.error());
-  auto tenants = (*store)->list({"tenants", {}, "", 1000});
-  if (!tenants) die("tenants", tenants.error());
+  const TimeMs now = at_or_now(argc > 4 ? argv[4] : nullptr);
+  const DemoDb db = open_demo_db(argv[1]);
   const Record* tenant = nullptr;
   std::vector<Record> closed;
-  for (const Record& t : tenants->items) {
-    auto c = list_all(**store, "allocations", {{"tenant_id", t.id}, {"state", "closed"}});
+  for (const Record& t : db.tenants) {
+    auto c = list_all(*db.store, "allocations", {{"tenant_id", t.id}, {"state", "closed"}});
     if (!c) die("allocations", c.error());
     if (c->size() > closed.size()) tenant = &t, closed = std::move(*c);
   }
@@ -72,7 +52,7 @@ int main(int argc, char** argv) {
   // The history, in transactions of 5,000.
   const auto w0 = Wall::now();
   for (long k = 0; k < history;) {
-    auto st = (*store)->write([&](StoreTx& tx) -> Status {
+    auto st = db.store->write([&](StoreTx& tx) -> Status {
       for (long end = std::min(history, k + 5000); k < end; ++k) {
         Record r = closed[static_cast<size_t>(k) % closed.size()];
         auto run = decode_run(r.body);
@@ -104,7 +84,7 @@ int main(int argc, char** argv) {
     std::string a, b;
     auto read_recent = [&] {
       const auto t0 = Wall::now();
-      auto inv = build_invoice(**store, *catalog, tenant->id, month, next, now, true);
+      auto inv = build_invoice(*db.store, db.catalog, tenant->id, month, next, now, true);
       if (!inv) die("build_invoice", inv.error());
       recent += since(t0);
       a = to_json(*inv).dump();
@@ -112,7 +92,7 @@ int main(int argc, char** argv) {
     };
     auto read_every = [&] {
       const auto t0 = Wall::now();
-      auto inv = build_invoice_from_every_run(**store, *catalog, tenant->id, month, next, now, true);
+      auto inv = build_invoice_from_every_run(*db.store, db.catalog, tenant->id, month, next, now, true);
       if (!inv) die("build_invoice_from_every_run", inv.error());
       every += since(t0);
       b = to_json(*inv).dump();

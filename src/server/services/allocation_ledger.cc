@@ -212,25 +212,29 @@ constexpr const char* kLastRuns = "last-runs";
 // Its id: not the job's own, so that an id names one record whatever its kind.
 std::string last_runs_id(const std::string& job_id) { return "runs-of-" + job_id; }
 
+// A new last-runs record of `job`, naming `run_id`, written at `at`.
+Record new_last_runs(const Record& job, const std::string& run_id, TimeMs at) {
+  Record r;
+  r.kind = kLastRuns;
+  r.id = r.name = last_runs_id(job.id);  // names are unique within a tenant
+  r.tenant_id = job.tenant_id;
+  r.project_id = job.project_id;
+  r.created_at = r.updated_at = at;
+  r.version = 1;
+  r.body = {{"run", run_id}};
+  return r;
+}
+
 Status remember_last_run(StoreTx& tx, const Record& job, const std::string& run_id, TimeMs now) {
   auto cur = tx.get(kLastRuns, last_runs_id(job.id));
   if (!cur && cur.error().code != Code::kNotFound) return cur.error();
   // A job submitted before the chain was kept, whose run closes now, joins it: its next run names
   // this one.
-  Record r;
-  if (cur) {
-    r = *cur;
-  } else {
-    r.kind = kLastRuns;
-    r.id = r.name = last_runs_id(job.id);  // names are unique within a tenant
-    r.tenant_id = job.tenant_id;
-    r.project_id = job.project_id;
-    r.created_at = now;
-    r.version = 1;
-  }
+  if (!cur) return tx.insert(new_last_runs(job, run_id, now));
+  Record r = *cur;
   r.updated_at = now;
   r.body = {{"run", run_id}};
-  return cur ? tx.update(r) : tx.insert(r);
+  return tx.update(r);
 }
 
 Status open_run(StoreTx& tx, const Record& job, const JobStatus& before, const JobStatus& after, TimeMs now) {
@@ -347,17 +351,7 @@ Result<std::vector<StoredRun>> list_runs(StoreReader& store, std::map<std::strin
   return out;
 }
 
-Status begin_job_runs(StoreTx& tx, const Record& job) {
-  Record r;
-  r.kind = kLastRuns;
-  r.id = r.name = last_runs_id(job.id);
-  r.tenant_id = job.tenant_id;
-  r.project_id = job.project_id;
-  r.created_at = r.updated_at = job.created_at;
-  r.version = 1;
-  r.body = {{"run", ""}};
-  return tx.insert(r);
-}
+Status begin_job_runs(StoreTx& tx, const Record& job) { return tx.insert(new_last_runs(job, "", job.created_at)); }
 
 Status annotate_latest_run(StoreTx& tx, const std::string& job_id, const std::string& project_id,
                            const std::function<void(JobRun&)>& edit, TimeMs now) {
