@@ -1,7 +1,7 @@
 // What the benchmarks on a database the demo left share (bench/firewall_reads.cc,
-// bench/invoice_history.cc): the catalogue, the SQLite store at a path (opening it applies pending
-// migrations: run them on a copy of a stopped server's database), its tenants, the instant an
-// optional AT argument names, and a stop with a message on any error.
+// bench/invoice_history.cc, bench/usage_series.cc, bench/usage_batches.cc): the catalogue, the SQLite store at a path
+// (opening it applies pending migrations: run them on a copy of a stopped server's database), its tenants, the instant
+// an optional AT argument names, and a stop with a message on any error (die, must).
 #pragma once
 
 #include <chrono>
@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/clock.h"
@@ -23,6 +24,13 @@ inline double since(Wall::time_point t0) { return std::chrono::duration<double>(
 [[noreturn]] inline void die(const std::string& what, const Error& e) {
   std::fprintf(stderr, "%s: %s\n", what.c_str(), e.message.c_str());
   std::exit(1);
+}
+
+// The value of `r`, or a stop with `what` and its error.
+template <class T>
+T must(Result<T> r, const std::string& what) {
+  if (!r) die(what, r.error());
+  return std::move(*r);
 }
 
 // `arg` as an RFC 3339 instant (the benchmark's AT), or now when null.

@@ -184,6 +184,44 @@ TEST_P(UsageStore, RollupFoldsOldRawRowsIntoMinutesAndMergesLateOnes) {
   EXPECT_EQ(tot[0].requests, 4);
 }
 
+// Rolled-up minutes and raw samples that came in after their minute was rolled up read as one
+// series in time order, a minute before a raw sample of the same instant; the limit counts both.
+TEST_P(UsageStore, MinutesAndLateRawSamplesInterleaveInTimeOrder) {
+  ASSERT_TRUE(ingest(*store_, batch("a", "a", {gpu_row(kT0 + 10'000, 10), gpu_row(kT0 + kMin + 10'000, 20)},
+                                    {job_row("job_a", kT0 + 10'000, 1), job_row("job_a", kT0 + kMin + 10'000, 2)}))
+                  .ok());
+  ASSERT_TRUE(store_->write([&](StoreTx& tx) -> Status {
+    return tx.roll_up_usage(kT0 + 2 * kMin, 0).ok() ? ok_status() : Status(Error::make(Code::kInternal, "rollup"));
+  }));
+  ASSERT_TRUE(
+      ingest(*store_,
+             batch("late", "late", {gpu_row(kT0 + 2 * kMin, 70), gpu_row(kT0 + 30'000, 50), gpu_row(kT0, 90)},
+                   {job_row("job_a", kT0 + 2 * kMin, 16), job_row("job_a", kT0 + 30'000, 8), job_row("job_a", kT0, 4)}))
+          .ok());
+  const std::vector<std::pair<TimeMs, bool>> want = {
+      {kT0, true}, {kT0, false}, {kT0 + 30'000, false}, {kT0 + kMin, true}, {kT0 + 2 * kMin, false}};
+  auto pts = store_->gpu_usage(kNode, 0, kT0, kT0 + 10 * kMin, 100).value();
+  auto jp = store_->job_usage("job_a", kT0, kT0 + 10 * kMin, 100).value();
+  ASSERT_EQ(pts.size(), want.size());
+  ASSERT_EQ(jp.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(std::make_pair(pts[i].at, pts[i].minute), want[i]) << i;
+    EXPECT_EQ(std::make_pair(jp[i].at, jp[i].minute), want[i]) << i;
+  }
+  EXPECT_EQ(pts[0].utilization_pct, (UsageStat{1, 10, 10}));
+  EXPECT_EQ(pts[1].utilization_pct, (UsageStat{1, 90, 90}));
+  EXPECT_EQ(jp[1].egress_bytes, 4);
+  // The first three, whichever table they come from.
+  auto first = store_->gpu_usage(kNode, 0, kT0, kT0 + 10 * kMin, 3).value();
+  EXPECT_EQ(first, std::vector<GpuUsagePoint>(pts.begin(), pts.begin() + 3));
+  auto first_jobs = store_->job_usage("job_a", kT0, kT0 + 10 * kMin, 3).value();
+  EXPECT_EQ(first_jobs, std::vector<JobUsagePoint>(jp.begin(), jp.begin() + 3));
+  // A range that starts inside the rolled-up minutes.
+  auto later = store_->gpu_usage(kNode, 0, kT0 + 20'000, kT0 + 10 * kMin, 100).value();
+  ASSERT_EQ(later.size(), 3u);
+  EXPECT_EQ(later[0].at, kT0 + 30'000);
+}
+
 TEST_P(UsageStore, TotalsPerTenantAndProject) {
   ASSERT_TRUE(
       ingest(*store_,
