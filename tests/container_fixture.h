@@ -65,6 +65,7 @@ inline std::string container_test_setup(bool* skip) {
 // network: other container tests may run beside it), the network and the folder are removed.
 struct ContainerTestBox {
   std::string dir, network;
+  std::string image_scope;  // when set, the Podman images localhost/gpurent/<image_scope>/* go too
   ContainerTestBox() = default;
   ContainerTestBox(const ContainerTestBox&) = delete;
   ContainerTestBox& operator=(const ContainerTestBox&) = delete;
@@ -72,6 +73,10 @@ struct ContainerTestBox {
     if (!network.empty())
       (void)std::system(("podman --runtime runc --cgroup-manager cgroupfs rm -f $(podman ps -aq --filter network=" + network +
                          ") >/dev/null 2>&1; podman network rm -f " + network + " >/dev/null 2>&1")
+                            .c_str());
+    if (!image_scope.empty())  // a saved image (about 500 MB) each run otherwise
+      (void)std::system(("podman rmi -f $(podman images -q --filter reference='localhost/gpurent/" + image_scope +
+                         "/*') >/dev/null 2>&1")
                             .c_str());
     if (!dir.empty()) std::filesystem::remove_all(dir);
   }

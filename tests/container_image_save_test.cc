@@ -60,6 +60,7 @@ TEST(ContainerImageSave, local_containers_ARunningInstanceIsSavedAsAnImageJobsRu
   wait_for(s, "/api/v1/nodes?supplier=dc", [](const json& j) { return j["items"].size() == 1; });
   const std::string tenant = expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant").body["id"];
   b.network = "gpurent-" + tenant;
+  b.image_scope = tenant;
   json p = project_doc("acme", "acme-proj");
   p["quota"]["gpus_per_model"] = {{"h100-sxm5-80gb", 1}};
   p["quota"].erase("max_gpus_per_job");
