@@ -4,7 +4,9 @@
 // SQLite store (the server's settings: WAL, a sync on every commit) as usage batches of MINUTES
 // of samples each, one transaction per batch. Measured: batches of an hour (the replay since
 // 2026-12-07). Baseline in the same run: a batch per 5-minute step (the replay before it), which
-// rewrote every card's last page of samples on every commit. Both stores must hold the same rows.
+// rewrote every card's last page of samples on every commit. Both stores must hold the same rows
+// (every column). Batches cover whole slots [t, t + MINUTES) (the replay's end at a step); no job
+// rows or metrics (the demo writes those too, a small part).
 // Reads DB only; writes its two stores beside it (DB.bench-*), removed at the end.
 // Usage: usage_batches DB [MINUTES] [ROUNDS]  (MINUTES default 60, ROUNDS default 1)
 #include <sqlite3.h>
@@ -61,11 +63,15 @@ double write_batches(const std::string& path, const std::vector<GpuUsageRow>& ro
   return since(t0);
 }
 
-int64_t count_rows(const std::string& path) {
+// Every GPU sample `path` holds, in key order, as text (the batch that wrote it aside).
+std::vector<std::string> stored_rows(const std::string& path) {
   Db db = must(Db::open(path, SQLITE_OPEN_READONLY, 5000), path);
-  auto q = must(db.query("SELECT count(*), sum(utilization_pct), sum(at % 1000003) FROM usage_gpu_samples"), "count");
-  if (!must(q.step("counting"), "counting")) return -1;
-  return q.integer(0) * 1'000'003 + q.integer(1) * 7 + q.integer(2);
+  auto q = must(db.query("SELECT node_id || '/' || gpu || '/' || at || '/' || utilization_pct || '/' ||"
+                         " coalesce(memory_used_mib, '-') || '/' || coalesce(power_mw, '-') || '/' ||"
+                         " coalesce(sm_clock_mhz, '-') || '/' || coalesce(gr_engine_active_pct, '-')"
+                         " FROM usage_gpu_samples ORDER BY node_id, gpu, at"),
+                "reading back");
+  return must(q.collect("reading back", [](Query& r) { return r.text(0); }), "reading back");
 }
 
 }  // namespace
@@ -102,7 +108,7 @@ int main(int argc, char** argv) {
       baseline_s += write_batches(baseline, rows, 5);
       measured_s += write_batches(measured, rows, minutes);
     }
-    if (count_rows(measured) != count_rows(baseline)) {
+    if (stored_rows(measured) != stored_rows(baseline)) {
       std::fprintf(stderr, "usage_batches: the two stores hold different rows\n");
       return 1;
     }

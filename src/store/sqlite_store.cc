@@ -47,6 +47,7 @@ class ReaderPool {
   }
 
   void release(Db db) {
+    if (db.in_transaction()) return;  // a read left open would pin an old snapshot: closed instead
     std::lock_guard lock(mu_);
     if (idle_.size() < kMaxIdle) idle_.push_back(std::move(db));
   }

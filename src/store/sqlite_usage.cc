@@ -4,7 +4,6 @@
 #include "store/sqlite_usage.h"
 
 #include <algorithm>
-#include <iterator>
 #include <map>
 #include <utility>
 
@@ -231,8 +230,12 @@ auto in_one_snapshot(Db& db, F&& read) -> decltype(read()) {
   static const std::string kBegin = "BEGIN", kCommit = "COMMIT", kRollback = "ROLLBACK";
   if (auto s = db.run(kBegin); !s) return s.error();
   auto out = read();
+  if (!out) {  // its own error, not COMMIT's (SQLite may have rolled back already: BUSY, IOERR)
+    if (db.in_transaction()) (void)db.run(kRollback);
+    return out;
+  }
   if (auto s = db.run(kCommit); !s) {
-    (void)db.run(kRollback);
+    if (db.in_transaction()) (void)db.run(kRollback);
     return s.error();
   }
   return out;
@@ -244,13 +247,16 @@ template <class Point>
 std::vector<Point> merge_series(std::vector<Point> minutes, std::vector<Point> raw, int limit) {
   if (minutes.empty()) return raw;
   if (raw.empty()) return minutes;
+  const size_t n = std::min(minutes.size() + raw.size(), static_cast<size_t>(limit));
   std::vector<Point> out;
-  out.reserve(std::min(minutes.size() + raw.size(), static_cast<size_t>(limit)));
-  // std::merge takes from its first range on ties when comp(second, first) is false.
-  std::merge(std::make_move_iterator(minutes.begin()), std::make_move_iterator(minutes.end()),
-             std::make_move_iterator(raw.begin()), std::make_move_iterator(raw.end()), std::back_inserter(out),
-             [](const Point& a, const Point& b) { return a.at < b.at; });
-  if (out.size() > static_cast<size_t>(limit)) out.resize(static_cast<size_t>(limit));
+  out.reserve(n);
+  auto m = minutes.begin(), r = raw.begin();
+  while (out.size() < n) {
+    if (r == raw.end() || (m != minutes.end() && m->at <= r->at))
+      out.push_back(std::move(*m++));
+    else
+      out.push_back(std::move(*r++));
+  }
   return out;
 }
 

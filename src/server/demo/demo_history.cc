@@ -4,18 +4,19 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <set>
 #include <unordered_map>
 
 #include "model/job.h"
 #include "model/node.h"
 #include "model/tenant.h"
-#include "server/services/allocation_ledger.h"
-#include "server/services/record_faults.h"
-#include "server/services/cost_firewall.h"
 #include "server/api/resources.h"
-#include "server/services/scheduler_service.h"
 #include "server/demo/seed.h"
+#include "server/services/allocation_ledger.h"
+#include "server/services/cost_firewall.h"
+#include "server/services/record_faults.h"
+#include "server/services/scheduler_service.h"
 
 namespace gpurent {
 namespace {
@@ -206,10 +207,12 @@ Status DemoMeter::collect(TimeMs to) {
   std::unordered_map<std::string, const Record*> node_by_id;
   for (const Record& n : *nodes) node_by_id[n.id] = &n;
 
-  if (!pending_first_) pending_first_ = first;
-  UsageBatchRows& batch = pending_;
+  // Built apart and kept only whole: a collect that fails half-way adds nothing (the next one
+  // takes the same minutes again).
+  UsageBatchRows batch;
+  std::vector<JobMetricRow> metric_rows;
   for (TimeMs m = first; m <= last; m += kMsPerMinute) {
-    const BusyCards busy = busy_cards(app_.catalog, *w, m, node_by_id, pending_metrics_);
+    const BusyCards busy = busy_cards(app_.catalog, *w, m, node_by_id, metric_rows);
     for (const auto& [card, acc] : busy)
       batch.gpu.push_back({card.first, card.second, m, acc.s.utilization_pct, acc.s.memory_used_mib, acc.s.power_mw,
                            acc.s.sm_clock_mhz, acc.s.gr_engine_active_pct});
@@ -217,6 +220,13 @@ Status DemoMeter::collect(TimeMs to) {
       if (auto s = idle_cards(app_.catalog, *nodes, busy, m, batch); !s) return s;
   }
   traffic(week_, *w, first, last, batch);
+  if (!pending_first_) pending_first_ = first;
+  auto append = [](auto& to, auto& from) {
+    to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+  };
+  append(pending_.gpu, batch.gpu);
+  append(pending_.jobs, batch.jobs);
+  append(pending_metrics_, metric_rows);
   last_ = last;
   return ok_status();
 }
