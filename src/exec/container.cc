@@ -493,11 +493,11 @@ std::string script_run(const ContainerSettings& s, const ContainerRun& r) {
     // On SIGTERM (a cancel, a time limit) the secrets go first: Slurm kills what is left of the
     // job KillWait seconds later, and the container already holds its copy.
     // Once: a second signal while the container stops (a cancel asked again) changes nothing.
-    << "  trap '[ \"$stopping\" = 1 ] || { stopping=1; for d in \"${secret_ids[@]}\"; do \"${P[@]}\" secret rm \"$d\" >/dev/null 2>&1; done; \"${P[@]}\" stop -t "
+    << "  trap '[ \"$stopping\" = 1 ] || { stopping=1; for d in \"${secret_ids[@]}\"; do \"${P[@]}\" secret rm \"$d\" "
+       ">/dev/null 2>&1; done; \"${P[@]}\" stop -t "
     << s.stop_timeout_s << " \"$name\" >/dev/null 2>&1; }' TERM INT\n"
-    << script_port_wait(r)
-    << "  \"${P[@]}\" run " << run_flags(s, r) << " \"${args[@]}\" \"$image\"" << (r.command.empty() ? "" : " ")
-    << words(r.command) << " </dev/null &\n"
+    << script_port_wait(r) << "  \"${P[@]}\" run " << run_flags(s, r) << " \"${args[@]}\" \"$image\""
+    << (r.command.empty() ? "" : " ") << words(r.command) << " </dev/null &\n"
     << "  pid=$!\n"
     << script_watch(r) << script_freeze(r) << script_save(r)
     << "  wait \"$pid\"; rc=$?\n"
@@ -516,7 +516,12 @@ std::string script_run(const ContainerSettings& s, const ContainerRun& r) {
     << "  [ -n \"$watcher\" ] && { kill \"$watcher\" 2>/dev/null; wait \"$watcher\" 2>/dev/null; }\n"
     << "  [ -n \"$netwatch\" ] && { kill \"$netwatch\" 2>/dev/null; wait \"$netwatch\" 2>/dev/null; }\n"
     << "  [ -n \"$savewatch\" ] && { kill \"$savewatch\" 2>/dev/null; wait \"$savewatch\" 2>/dev/null; }\n"
-    << "  oom=$(\"${P[@]}\" inspect --format '{{.State.OOMKilled}}' \"$name\" 2>/dev/null)\n"
+    // Stopping, the removal comes right after the container has exited, with no Podman call
+    // before it: Slurm kills the script KillWait seconds after its SIGTERM, and on a loaded node
+    // each Podman call takes a second or more (an exited container was left behind, its instance
+    // already reading stopped). Whether memory killed it matters only when nobody stopped it.
+    << "  oom=''\n"
+    << "  [ \"$stopping\" = 1 ] || oom=$(\"${P[@]}\" inspect --format '{{.State.OOMKilled}}' \"$name\" 2>/dev/null)\n"
     << "  \"${P[@]}\" rm -f \"$name\" >/dev/null 2>&1\n"
     << script_volume_usage(s, r)
     << "  for d in \"${secret_ids[@]}\"; do \"${P[@]}\" secret rm \"$d\" >/dev/null 2>&1; done\n"
