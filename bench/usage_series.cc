@@ -59,11 +59,14 @@ int main(int argc, char** argv) {
 
   // Half the samples rolled up into minutes, as a month's history is (raw samples are kept 168 h),
   // so both tables are read and merged.
-  {
+  TimeMs middle = 0;
+  {  // the read statement done before the write
     auto span = must(db.query("SELECT min(at), max(at) FROM usage_gpu_samples"), "the samples' span");
     if (!must(span.step("the samples' span"), "the samples' span") || span.is_null(0))
       return std::fprintf(stderr, "%s holds no raw GPU samples\n", argv[1]), 1;
-    const TimeMs middle = span.integer(0) + (span.integer(1) - span.integer(0)) / 2;
+    middle = span.integer(0) + (span.integer(1) - span.integer(0)) / 2;
+  }
+  {
     Status rolled = demo.store->write([&](StoreTx& tx) -> Status {
       auto r = tx.roll_up_usage(middle, 0);
       return r ? ok_status() : Status(r.error());

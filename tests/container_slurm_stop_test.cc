@@ -90,8 +90,8 @@ TEST(ContainerSlurmStop, slurm_containers_ACancelledContainerThatIgnoresSigtermS
   // Slurm lets the job go KillWait (5 s) after the cancel at the latest, killing what is left of
   // the batch script. With the container's stop fitted inside that, Podman has stopped the
   // container by then (SIGKILL at the latest) and the script has removed it, or, when Podman is
-  // slower than the rest of KillWait (a loaded machine), left it exited, to be removed before the
-  // job's next container on the node starts. A `podman stop -t 10` would have been killed half-way,
+  // slower than the rest of KillWait (a loaded machine), left it exited (the cluster fixture removes it at the
+  // end; docs/containers.md on such leftovers). A `podman stop -t 10` would have been killed half-way,
   // leaving the container `Stopping` (running on where Slurm's cgroups do not hold it).
   const auto t0 = std::chrono::steady_clock::now();
   const std::string all =

@@ -516,10 +516,10 @@ std::string script_run(const ContainerSettings& s, const ContainerRun& r) {
     << "  [ -n \"$watcher\" ] && { kill \"$watcher\" 2>/dev/null; wait \"$watcher\" 2>/dev/null; }\n"
     << "  [ -n \"$netwatch\" ] && { kill \"$netwatch\" 2>/dev/null; wait \"$netwatch\" 2>/dev/null; }\n"
     << "  [ -n \"$savewatch\" ] && { kill \"$savewatch\" 2>/dev/null; wait \"$savewatch\" 2>/dev/null; }\n"
-    // Stopping, the removal comes right after the container has exited, with no Podman call
-    // before it: Slurm kills the script KillWait seconds after its SIGTERM, and on a loaded node
-    // each Podman call takes a second or more (an exited container was left behind, its instance
-    // already reading stopped). Whether memory killed it matters only when nobody stopped it.
+    // Stopping, the removal comes right after `podman run` has returned, without the OOM check:
+    // Slurm kills the script KillWait seconds after its SIGTERM, and on a loaded node each Podman
+    // call takes a second or more (an exited container was left behind, its instance already
+    // reading stopped). Whether memory killed it matters only when nobody stopped it.
     << "  oom=''\n"
     << "  [ \"$stopping\" = 1 ] || oom=$(\"${P[@]}\" inspect --format '{{.State.OOMKilled}}' \"$name\" 2>/dev/null)\n"
     << "  \"${P[@]}\" rm -f \"$name\" >/dev/null 2>&1\n"
