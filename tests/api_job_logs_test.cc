@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "server_fixture.h"
 
@@ -355,6 +356,46 @@ TEST(JobLogs, AServerThatKeepsNoOutputHasNoLogs) {
   // Parameters are still checked first.
   EXPECT_EQ(s.admin("GET", "/api/v1/jobs/train/logs?tail=x").status, 422);
   EXPECT_EQ(s.admin("GET", "/api/v1/jobs/nosuch/logs").status, 404);
+}
+
+// serve --job-log-retention-days: a job that ended longer ago than that loses its run files at the
+// server's start (and hourly after), its logs then say why they are gone; a job that has not
+// ended keeps its own. The clock is pinned (--demo-clock) four years ahead so that the files
+// written now are old enough, and moved ten days on between the two starts.
+TEST(JobLogs, ARetentionDeletesTheFilesOfJobsThatEndedLongAgo) {
+  const std::string dir = make_logs_temp_dir();
+  ServerProcess s({"--no-scheduler", "--slurm-output-dir", dir, "--demo-clock", "2030-01-01T00:00:00Z"});
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
+  expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
+  const std::string ended =
+      expect_2xx(s.admin("POST", "/api/v1/jobs", job_doc("vision", "train")), "job").body.at("id");
+  const std::string waiting =
+      expect_2xx(s.admin("POST", "/api/v1/jobs", job_doc("vision", "eval")), "job").body.at("id");
+  expect_2xx(s.admin("POST", "/api/v1/jobs/train/cancel"), "cancel");
+  for (const std::string& name : {ended + "-7.log", ended + "-7.status", waiting + "-8.log"})
+    std::ofstream(dir + "/" + name) << "output of " << name << "\n";
+  ASSERT_EQ(s.admin("GET", "/api/v1/jobs/train/logs").status, 200);
+
+  s.set_extra_args({"--no-scheduler", "--slurm-output-dir", dir, "--demo-clock", "2030-01-11T00:00:00Z",
+                    "--job-log-retention-days", "7"});
+  s.restart();
+  for (int i = 0; i < 100 && fs::exists(dir + "/" + ended + "-7.log"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(fs::exists(dir + "/" + ended + "-7.log"));
+  EXPECT_FALSE(fs::exists(dir + "/" + ended + "-7.status"));
+  EXPECT_TRUE(fs::exists(dir + "/" + waiting + "-8.log")) << "a pending job keeps its files";
+  Resp gone = s.admin("GET", "/api/v1/jobs/train/logs");
+  EXPECT_EQ(gone.status, 404) << gone.describe();
+  EXPECT_EQ(gone.body["detail_message"]["code"], "api.job_logs.expired") << gone.describe();
+  EXPECT_EQ(gone.body["detail"],
+            "no logs: job train ended more than 7 days ago and its logs were deleted "
+            "(serve --job-log-retention-days)");
+  EXPECT_EQ(s.admin("GET", "/api/v1/jobs/eval/logs").status, 200);
+  Resp metrics = s.admin("GET", "/metrics");
+  EXPECT_NE(metrics.text.find("gpurent_job_output_files_removed_total 2"), std::string::npos) << metrics.text;
+  s.stop();
+  std::error_code ec;
+  fs::remove_all(dir, ec);
 }
 
 }  // namespace

@@ -203,6 +203,11 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
                   "given back as it grows (0: keep all)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
+  cmd->add_option("--job-log-retention-days", s.job_log_retention_days,
+                  "a job's files in --job-output-dir (its runs' logs, status and ready files) are deleted this many "
+                  "days after it ended (succeeded, failed or cancelled), checked hourly (0: keep them)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{36500}));
   mode_flag(slurm_only, "--slurm-driver", s.slurm_driver, "NVIDIA driver version of the Slurm nodes, e.g. 550.90.07");
   mode_flag(slurm_only, "--slurm-cuda", s.slurm_cuda, "CUDA version of the Slurm nodes, e.g. 12.4");
   mode_flag(local_only, "--local-supplier", s.local_supplier,

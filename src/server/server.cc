@@ -33,6 +33,7 @@
 #include "server/services/dcgm_scraper.h"
 #include "server/services/image_builder.h"
 #include "server/services/job_metrics.h"
+#include "server/services/job_output_retention.h"
 #include "server/services/leader_lease.h"
 #include "server/services/scheduler_service.h"
 
@@ -259,16 +260,18 @@ static std::string lease_holder() {
 
 // Runs the services until SIGINT/SIGTERM (blocked in `set` by the caller) stops the HTTP front,
 // then stops them in order; the exit status. The work one server does for all (the scheduler, the
-// demo meter, usage scrapes and roll-up, the cost firewall, image builds) starts at once without a
-// lease (SQLite) or when this server leads at start; else when it takes the lease over. A leader
-// that finds the lease taken exits at once with status 3 (its writes are refused from then on
-// anyway): a supervisor restarts it, and it comes back as a follower.
+// demo meter, usage scrapes and roll-up, the cost firewall, image builds, the retention of jobs'
+// output files) starts at once without a lease (SQLite) or when this server leads at start; else
+// when it takes the lease over. A leader that finds the lease taken exits at once with status 3
+// (its writes are refused from then on anyway): a supervisor restarts it, and it comes back as a
+// follower.
 static int serve(const ServerOptions& opts, App& app, HttpServer& http, SchedulerService& scheduler,
                  CostFirewall& firewall, DemoMeter* demo_meter, LeaderLease* lease, const sigset_t& set) {
   for (const auto& t : opts.dcgm_targets)  // a follower would meet a bad target only when elected
     if (auto r = parse_dcgm_target(t); !r) return fail("", r.error(), 2);
   UsageBackground usage(app);  // DCGM scrapes and the usage rollup
   ImageBuilder builder(app, opts.debian_mirror);
+  JobOutputRetention output_retention(app);  // --job-log-retention-days
   std::mutex work_mu;
   bool work_started = false;
   auto start_work = [&]() -> Status {
@@ -280,6 +283,7 @@ static int serve(const ServerOptions& opts, App& app, HttpServer& http, Schedule
     if (auto s = usage.start(opts.dcgm_targets); !s) return s;
     if (opts.firewall_interval_s > 0) firewall.start();
     if (opts.image_builds) builder.start();
+    output_retention.start();
     return ok_status();
   };
   if (!lease || lease->view().leader) {
@@ -320,6 +324,7 @@ static int serve(const ServerOptions& opts, App& app, HttpServer& http, Schedule
   if (lease) lease->stop();  // no election after this
   if (demo_meter) demo_meter->stop();
   builder.stop();
+  output_retention.stop();
   firewall.stop();
   usage.stop();
   scheduler.stop();

@@ -100,6 +100,8 @@ struct ServerOptions {
   std::string slurm_gpu_model;     // catalog id of the Slurm nodes' GPUs (nodes created from sinfo)
   std::string slurm_output_dir;    // where jobs' output files go (--job-output-dir); empty: discarded
   int64_t job_log_max_mib = 64;    // each run's log keeps its last this many MiB (exec/log_cap.h); 0: all
+  // A job's output files go this many days after it ended (services/job_output_retention.h); 0: kept.
+  int64_t job_log_retention_days = 0;
   std::string slurm_driver;        // NVIDIA driver and CUDA versions of the Slurm nodes (Slurm does
   std::string slurm_cuda;          // not know them; the node agent will read them from NVML)
   std::string local_supplier, local_gpu_model, local_driver, local_cuda;  // as slurm_* for --executor local

@@ -287,12 +287,21 @@ void get_job_logs(App& app, const httplib::Request& req, httplib::Response& res,
   if (!runs) return send_problem(res, runs.error(), req.path);
   const std::optional<JobState> state = parse_job_state(job->state);
   const bool started = state && *state != JobState::kPending && *state != JobState::kAdmitted;
-  if (runs->empty())
+  if (runs->empty()) {
+    // Deleted by the retention (services/job_output_retention.h), as far as the job's record says.
+    const int64_t days = app.opts.job_log_retention_days;
+    if (days > 0 && state && is_terminal(*state) && job->updated_at < app.clock.now() - days * kMsPerDay)
+      return send_problem(
+          res,
+          Error::make(Code::kNotFound,
+                      Message("api.job_logs.expired").arg("job", job->name).arg("days", std::to_string(days))),
+          req.path);
     return send_problem(
         res,
         Error::make(Code::kNotFound,
                     Message(started ? "api.job_logs.none" : "api.job_logs.not_started").arg("job", job->name)),
         req.path);
+  }
   const int64_t run = params->run.value_or(runs->back());
   if (!std::binary_search(runs->begin(), runs->end(), run)) {
     std::string list;

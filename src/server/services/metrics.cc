@@ -80,7 +80,16 @@ Metrics::Metrics()
       health_drains_(prometheus::BuildCounter()
                          .Name("gpurent_gpu_health_drains_total")
                          .Help("Nodes taken out of service by a GPU health rule, by node and rule")
-                         .Register(*registry_)) {
+                         .Register(*registry_)),
+      outputs_removed_(prometheus::BuildCounter()
+                           .Name("gpurent_job_output_files_removed_total")
+                           .Help("Jobs' output files (logs, status and ready files) removed by their retention "
+                                 "(serve --job-log-retention-days)")
+                           .Register(*registry_)),
+      output_bytes_removed_(prometheus::BuildCounter()
+                                .Name("gpurent_job_output_bytes_removed_total")
+                                .Help("Disk space the removed output files held, in bytes")
+                                .Register(*registry_)) {
   // Always 1: the labels say which build is running (the Prometheus *_build_info convention).
   prometheus::BuildGauge()
       .Name("gpurent_build_info")
@@ -127,13 +136,20 @@ void Metrics::count_health_drain(const std::string& node, const std::string& rul
   health_drains_.Add({{"node", node}, {"rule", rule}}).Increment();
 }
 
+void Metrics::count_job_outputs_removed(int64_t files, int64_t bytes) {
+  outputs_removed_.Add({}).Increment(static_cast<double>(files));
+  output_bytes_removed_.Add({}).Increment(static_cast<double>(bytes));
+}
+
 std::string Metrics::render(bool with_objects) {
   auto families = registry_->Collect();
   if (!with_objects)
     families.erase(std::remove_if(families.begin(), families.end(),
                                   [](const prometheus::MetricFamily& f) {
                                     return f.name == "gpurent_objects" || f.name == "gpurent_alerts_active" ||
-                                           f.name.rfind("gpurent_dcgm_", 0) == 0 || f.name == "gpurent_gpu_health_drains_total";
+                                           f.name.rfind("gpurent_dcgm_", 0) == 0 ||
+                                           f.name == "gpurent_gpu_health_drains_total" ||
+                                           f.name.rfind("gpurent_job_output_", 0) == 0;
                                   }),
                    families.end());
   return prometheus::TextSerializer().Serialize(families);

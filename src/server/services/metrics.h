@@ -36,6 +36,9 @@ class Metrics {
   void observe_dcgm_scrape(const std::string& node, bool ok, const DcgmScrapeFigures& f);
   // A node taken out of service by a GPU health rule (meter/gpu_health.h).
   void count_health_drain(const std::string& node, const std::string& rule);
+  // Jobs' output files removed by their retention (services/job_output_retention.h) and the disk
+  // space they held.
+  void count_job_outputs_removed(int64_t files, int64_t bytes);
   // Prometheus text format 0.0.4; the stored objects', active alerts' and DCGM scrapes' figures
   // only when `with_objects` (the operator's view).
   std::string render(bool with_objects = true);
@@ -57,6 +60,8 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>& dcgm_last_ok_;
   prometheus::Family<prometheus::Gauge>& dcgm_lag_;
   prometheus::Family<prometheus::Counter>& health_drains_;
+  prometheus::Family<prometheus::Counter>& outputs_removed_;
+  prometheus::Family<prometheus::Counter>& output_bytes_removed_;
 };
 
 }  // namespace gpurent
