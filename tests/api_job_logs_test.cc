@@ -358,41 +358,55 @@ TEST(JobLogs, AServerThatKeepsNoOutputHasNoLogs) {
   EXPECT_EQ(s.admin("GET", "/api/v1/jobs/nosuch/logs").status, 404);
 }
 
-// serve --job-log-retention-days: a job that ended longer ago than that loses its run files at the
-// server's start (and hourly after), its logs then say why they are gone; a job that has not
-// ended keeps its own. The clock is pinned (--demo-clock) four years ahead so that the files
-// written now are old enough, and moved ten days on between the two starts.
+// serve --job-log-retention-days: a job that ran and ended longer ago than that loses its run
+// files at the server's start (and hourly after), its logs then say why they are gone; a job
+// still running keeps its own, and one cancelled before it ran still says it left none. The jobs
+// run on the simulated executor with the system clock; the second start pins the clock
+// (--demo-clock) years ahead, so that they ended, and their files were written, long before.
 TEST(JobLogs, ARetentionDeletesTheFilesOfJobsThatEndedLongAgo) {
   const std::string dir = make_logs_temp_dir();
-  ServerProcess s({"--no-scheduler", "--slurm-output-dir", dir, "--demo-clock", "2030-01-01T00:00:00Z"});
+  ServerProcess s({"--slurm-output-dir", dir, "--cold-start-ms", "0"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "gpn1")), "node");
   expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
   expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
   const std::string ended =
       expect_2xx(s.admin("POST", "/api/v1/jobs", job_doc("vision", "train")), "job").body.at("id");
-  const std::string waiting =
+  const std::string running =
       expect_2xx(s.admin("POST", "/api/v1/jobs", job_doc("vision", "eval")), "job").body.at("id");
+  for (const char* name : {"train", "eval"})
+    wait_for(s, std::string("/api/v1/jobs/") + name, [](const json& j) { return j["status"]["state"] == "running"; });
   expect_2xx(s.admin("POST", "/api/v1/jobs/train/cancel"), "cancel");
-  for (const std::string& name : {ended + "-7.log", ended + "-7.status", waiting + "-8.log"})
+  json never = job_doc("vision", "never");
+  never["gpus_per_worker"] = 16;  // more than a node has: it waits, and is cancelled before it runs
+  expect_2xx(s.admin("POST", "/api/v1/jobs", never), "job");
+  expect_2xx(s.admin("POST", "/api/v1/jobs/never/cancel"), "cancel");
+  for (const std::string& name : {ended + "-7.log", ended + "-7.status", running + "-8.log"})
     std::ofstream(dir + "/" + name) << "output of " << name << "\n";
   ASSERT_EQ(s.admin("GET", "/api/v1/jobs/train/logs").status, 200);
 
   s.set_extra_args({"--no-scheduler", "--slurm-output-dir", dir, "--demo-clock", "2030-01-11T00:00:00Z",
                     "--job-log-retention-days", "7"});
   s.restart();
-  for (int i = 0; i < 100 && fs::exists(dir + "/" + ended + "-7.log"); ++i)
+  Resp metrics;
+  for (int i = 0; i < 100; ++i) {
+    metrics = s.admin("GET", "/metrics");
+    if (metrics.text.find("gpurent_job_output_files_removed_total 2") != std::string::npos) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_NE(metrics.text.find("gpurent_job_output_files_removed_total 2"), std::string::npos) << metrics.text;
   EXPECT_FALSE(fs::exists(dir + "/" + ended + "-7.log"));
   EXPECT_FALSE(fs::exists(dir + "/" + ended + "-7.status"));
-  EXPECT_TRUE(fs::exists(dir + "/" + waiting + "-8.log")) << "a pending job keeps its files";
+  EXPECT_TRUE(fs::exists(dir + "/" + running + "-8.log")) << "a running job keeps its files";
   Resp gone = s.admin("GET", "/api/v1/jobs/train/logs");
   EXPECT_EQ(gone.status, 404) << gone.describe();
   EXPECT_EQ(gone.body["detail_message"]["code"], "api.job_logs.expired") << gone.describe();
   EXPECT_EQ(gone.body["detail"],
             "no logs: job train ended more than 7 days ago and its logs were deleted "
             "(serve --job-log-retention-days)");
+  Resp none = s.admin("GET", "/api/v1/jobs/never/logs");
+  EXPECT_EQ(none.body["detail_message"]["code"], "api.job_logs.none") << "it never ran: " << none.describe();
   EXPECT_EQ(s.admin("GET", "/api/v1/jobs/eval/logs").status, 200);
-  Resp metrics = s.admin("GET", "/metrics");
-  EXPECT_NE(metrics.text.find("gpurent_job_output_files_removed_total 2"), std::string::npos) << metrics.text;
   s.stop();
   std::error_code ec;
   fs::remove_all(dir, ec);

@@ -205,7 +205,8 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
   cmd->add_option("--job-log-retention-days", s.job_log_retention_days,
                   "a job's files in --job-output-dir (its runs' logs, status and ready files) are deleted this many "
-                  "days after it ended (succeeded, failed or cancelled), checked hourly (0: keep them)")
+                  "days after it ended (succeeded, failed or cancelled) once nothing has written them for as long, "
+                  "checked hourly (0: keep them)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{36500}));
   mode_flag(slurm_only, "--slurm-driver", s.slurm_driver, "NVIDIA driver version of the Slurm nodes, e.g. 550.90.07");

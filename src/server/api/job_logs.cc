@@ -30,6 +30,7 @@
 
 #include "core/json_limits.h"
 #include "exec/log_cap.h"
+#include "model/job.h"
 #include "model/job_state.h"
 #include "server/api/resources.h"
 #include "server/http/http_util.h"
@@ -270,6 +271,15 @@ bool safe_id(const std::string& id) {
   });
 }
 
+// Whether the job ended (succeeded, failed, cancelled) before `cut` after it had run.
+bool ended_before(App& app, const Record& job, TimeMs cut) {
+  auto status = stored_job_status(job.body);
+  if (!status || !is_terminal(status->state) || status->updated_at >= cut) return false;
+  auto events = app.store.job_events(job.id);
+  return events &&
+         std::any_of(events->begin(), events->end(), [](const JobEvent& e) { return e.to_state == "running"; });
+}
+
 void get_job_logs(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
   auto job = find_visible(app.store, app.kinds.at("jobs"), p, req.matches[1]);
   if (!job) return send_problem(res, job.error(), req.path);
@@ -288,9 +298,10 @@ void get_job_logs(App& app, const httplib::Request& req, httplib::Response& res,
   const std::optional<JobState> state = parse_job_state(job->state);
   const bool started = state && *state != JobState::kPending && *state != JobState::kAdmitted;
   if (runs->empty()) {
-    // Deleted by the retention (services/job_output_retention.h), as far as the job's record says.
+    // Deleted by the retention (services/job_output_retention.h): the job ran, and ended before
+    // the retention's cut.
     const int64_t days = app.opts.job_log_retention_days;
-    if (days > 0 && state && is_terminal(*state) && job->updated_at < app.clock.now() - days * kMsPerDay)
+    if (days > 0 && ended_before(app, *job, app.clock.now() - days * kMsPerDay))
       return send_problem(
           res,
           Error::make(Code::kNotFound,
