@@ -9,9 +9,9 @@
 // the per-option caps nest inside the spot cap — is optimal for every size, and its marginal
 // costs rise: a convex, non-decreasing function of a convex function of R). The total cost is
 // therefore convex in R, and its smallest minimiser is found by binary search on the sign of
-// cost(R + unit) − cost(R), in exact integers. compute_mix uses it to check GLPK's answer (and
-// walks to the exact optimum when floating-point tolerances let GLPK stop beside it); the tests
-// check both against brute force that assumes none of this.
+// cost(R + unit) − cost(R), in exact integers. compute_mix prices that optimum and uses it to
+// check GLPK's answer (floating-point tolerances may let GLPK stop beside it); the tests check
+// both against brute force that assumes none of this.
 #include "advisor/mix.h"
 
 #include <algorithm>
@@ -27,7 +27,7 @@ namespace {
 
 Result<Money> money_of(i128 micros, Currency c) {
   if (micros > INT64_MAX || micros < INT64_MIN)
-    return Error::make(Code::kInvalid, Message("advisor.mix.money_overflow"));
+    return Error::invalid("options", Message("advisor.mix.money_overflow"));
   return Money(static_cast<int64_t>(micros), c);
 }
 
@@ -91,27 +91,6 @@ int64_t exact_units(const MixModel& m) {
       a = mid + 1;
   }
   return a;
-}
-
-// From a starting point, downhill (ties downwards) to the smallest minimiser; exact by convexity.
-int64_t walk_to_optimum(const MixModel& m, int64_t u) {
-  u = std::clamp(u, m.min_units, m.max_units);
-  i128 c = total_cost(m, u);
-  bool moved_down = false;
-  while (u > m.min_units) {
-    const i128 below = total_cost(m, u - 1);
-    if (below > c) break;
-    --u;
-    c = below;
-    moved_down = true;
-  }
-  while (!moved_down && u < m.max_units) {
-    const i128 above = total_cost(m, u + 1);
-    if (above >= c) break;
-    ++u;
-    c = above;
-  }
-  return u;
 }
 
 }  // namespace
@@ -223,7 +202,7 @@ struct MixChoice {
   bool corrected = false;  // GLPK's plan was infeasible or dearer than the exact optimum
 };
 
-// GLPK's plan, walked to the exact optimum; GLPK's own split is kept when it is as cheap.
+// GLPK's plan, checked against the exact optimum; GLPK's own split is kept when it is as cheap.
 Result<MixChoice> milp_choice(const MixInput& in, const MixModel& m) {
   auto chosen = solve_mix_milp(in, m);
   if (!chosen) return chosen.error();
@@ -238,7 +217,9 @@ Result<MixChoice> milp_choice(const MixInput& in, const MixModel& m) {
     glpk_reserved += glpk_split[j] * m.reserved[j].unit_cost;
   }
   const i128 glpk_hourly = hourly_cost(m, glpk_units, nullptr, nullptr);
-  c.units = walk_to_optimum(m, glpk_units);
+  // The exact optimum by bisection (not a walk from GLPK's plan: on a flat stretch of cost, equal
+  // prices say, GLPK may answer a million units from it).
+  c.units = exact_units(m);
   const i128 best_reserved = reserved_cost(m, c.units, &c.split);
   const i128 best = best_reserved + hourly_cost(m, c.units, nullptr, nullptr);
   if (c.units == glpk_units && glpk_reserved == best_reserved) c.split = glpk_split;
@@ -300,7 +281,7 @@ Status add_hourly_lines(MixResult& r, i128& total, int64_t& spot_hours, const Mi
       bool overflow = false;
       const int64_t rework = div_round_half_even(
           static_cast<i128>(l.gpu_hours) * h.rework_micros * in.spot_interruption_permille, 1000, &overflow);
-      if (overflow) return Error::make(Code::kInvalid, Message("advisor.mix.money_overflow"));
+      if (overflow) return Error::invalid("options", Message("advisor.mix.money_overflow"));
       l.rework_cost = Money(rework, cur);
       spot_hours += l.gpu_hours;
     }

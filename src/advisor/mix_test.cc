@@ -171,6 +171,40 @@ TEST(MixOptimizer, ReservationUnitsAndCaps) {
   }
 }
 
+// Reserved at the on-demand price: every commitment from 0 to the whole demand costs the same, and
+// the plan takes the smallest (none). The exact optimum is found by bisection, not by walking from
+// GLPK's answer a unit at a time (a million steps here, each over every level).
+TEST(MixOptimizer, AFlatCostTakesTheSmallestCommitment) {
+  MixInput in;
+  for (int64_t h = 0; h < 50; ++h) in.demand.gpus.push_back(999'000 + h * 20);
+  in.options = {opt("n", CapacityMode::kOnDemand, "2.00"), opt("n", CapacityMode::kReserved1m, "2.00")};
+  for (MixSolver solver : {MixSolver::kMilp, MixSolver::kExact}) {
+    auto r = compute_mix(in, solver);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_TRUE(r->reserved.empty()) << r->reserved[0].gpus << " GPUs reserved";
+    EXPECT_FALSE(r->milp_corrected);
+    i128 gpu_hours = 0;
+    for (int64_t g : in.demand.gpus) gpu_hours += g;
+    EXPECT_EQ(r->expected_cost.micros(), static_cast<int64_t>(gpu_hours * 2'000'000));
+  }
+}
+
+// 10^7 GPU-hours at 1,000,000 a GPU-hour is 10^19 micro-units: past int64, an error naming the
+// options (the docs: every error names its field).
+TEST(MixOptimizer, ACostPastTheMoneyRangeNamesTheOptions) {
+  MixInput in;
+  in.demand.gpus.assign(10, 1'000'000);
+  in.options = {opt("n", CapacityMode::kOnDemand, "1000000")};
+  for (MixSolver solver : {MixSolver::kMilp, MixSolver::kExact}) {
+    auto r = compute_mix(in, solver);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, Code::kInvalid);
+    ASSERT_EQ(r.error().fields.size(), 1u) << r.error().message;
+    EXPECT_EQ(r.error().fields[0].field, "options");
+    EXPECT_EQ(r.error().fields[0].coded.code, "advisor.mix.money_overflow");
+  }
+}
+
 TEST(MixOptimizer, BudgetAndInfeasibleDemandAreClearErrors) {
   MixInput in = hand_input();
   in.budget = usd("20.00");

@@ -317,29 +317,47 @@ void rank_offers(std::vector<OfferQuote>& offers, bool by_compute, bool by_work)
 }
 
 // The offer's TFLOPS at the workload's precision (measured, else datasheet) and its best plan's
-// cost per useful PFLOP-hour.
-void price_compute(OfferQuote& q, const QuoteOffer& qo) {
+// cost per useful PFLOP-hour. A figure past int64 micro-units is the caller's input to fix (a
+// tiny TFLOPS figure against a large price), named by its field.
+Status price_compute(OfferQuote& q, const QuoteOffer& qo) {
   q.tflops_x10 = qo.measured_tflops_x10 ? qo.measured_tflops_x10 : qo.datasheet_tflops_x10;
-  if (!q.tflops_x10) return;
+  if (!q.tflops_x10) return ok_status();
   q.tflops_source = qo.measured_tflops_x10 ? "measured" : "datasheet";
   q.measured_cards = qo.measured_tflops_x10 ? qo.measured_cards : 0;
   // per GPU-hour ÷ (TFLOPS ÷ 1000) = per GPU-hour × 10000 ÷ (TFLOPS × 10)
-  q.per_useful_pflop_hour = Money(
-      he(static_cast<__int128>(q.plans[q.best].per_useful_gpu_hour.micros()) * 10'000, *q.tflops_x10), q.offer.currency);
+  bool overflow = false;
+  const int64_t per = div_round_half_even(static_cast<__int128>(q.plans[q.best].per_useful_gpu_hour.micros()) * 10'000,
+                                          *q.tflops_x10, &overflow);
+  if (overflow)
+    return Error::invalid(qo.measured_tflops_x10 ? "measured_tflops." + q.label : std::string("offers"),
+                          Message("advisor.quotes.compute_overflow").arg("offer", q.label));
+  q.per_useful_pflop_hour = Money(per, q.offer.currency);
+  return ok_status();
 }
 
 // The best plan's cost per unit of the job's work on the offer's model: per useful GPU-hour ×
-// gpus × µs per unit ÷ 3,600,000,000 µs.
-void price_work(OfferQuote& q, const QuoteWorkload& w) {
+// gpus × µs per unit ÷ 3,600,000,000 µs; past int64 micro-units, an error naming the field.
+Status price_work(OfferQuote& q, const QuoteWorkload& w) {
   auto it = w.us_per_unit.find(q.offer.gpu_model);
-  if (it == w.us_per_unit.end()) return;
+  if (it == w.us_per_unit.end()) return ok_status();
   q.us_per_unit = it->second;
-  q.per_unit_of_work = Money(he(static_cast<__int128>(q.plans[q.best].per_useful_gpu_hour.micros()) * w.gpus * it->second,
-                                __int128{3'600'000'000}),
-                             q.offer.currency);
-  if (w.tokens_per_unit)  // per unit × 10^6 ÷ tokens per unit, half to even at the micro-unit
-    q.per_million_tokens = Money(he(static_cast<__int128>(q.per_unit_of_work->micros()) * 1'000'000, *w.tokens_per_unit),
-                                 q.offer.currency);
+  bool overflow = false;
+  const int64_t per_unit =
+      div_round_half_even(static_cast<__int128>(q.plans[q.best].per_useful_gpu_hour.micros()) * w.gpus * it->second,
+                          3'600'000'000, &overflow);
+  if (overflow)
+    return Error::invalid("workload.work.us_per_unit",
+                          Message("advisor.quotes.unit_cost_overflow").arg("offer", q.label));
+  q.per_unit_of_work = Money(per_unit, q.offer.currency);
+  if (w.tokens_per_unit) {  // per unit × 10^6 ÷ tokens per unit, half to even at the micro-unit
+    const int64_t per_million =
+        div_round_half_even(static_cast<__int128>(per_unit) * 1'000'000, *w.tokens_per_unit, &overflow);
+    if (overflow)
+      return Error::invalid("workload.work.tokens_per_unit",
+                            Message("advisor.quotes.token_cost_overflow").arg("offer", q.label));
+    q.per_million_tokens = Money(per_million, q.offer.currency);
+  }
+  return ok_status();
 }
 
 // The ranked offer's steps: its best plan's charges, per useful GPU-hour and sticker price.
@@ -402,13 +420,13 @@ Result<QuotesResult> compute_quotes(const QuotesInput& in) {
     OfferQuote q = offer_quote(m, qo, res.currency);
     if (auto s = rate_offer(m, q, qo, offer_steps); !s) return offer_error(q.label, s.error());
     if (!w.precision.empty()) {
-      price_compute(q, qo);
+      if (auto s = price_compute(q, qo); !s) return s.error();
       if (!q.tflops_x10)
         q.warnings.push_back(
             Message("advisor.quotes.warning.no_tflops").arg("model", qo.offer.gpu_model).arg("precision", w.precision));
     }
     if (!w.work_unit.empty()) {
-      price_work(q, w);
+      if (auto s = price_work(q, w); !s) return s.error();
       if (!q.per_unit_of_work)
         q.warnings.push_back(Message("advisor.quotes.warning.no_unit_time").arg("model", qo.offer.gpu_model));
     }

@@ -736,6 +736,25 @@ TEST(QuoteCompare, RanksAFingerprintedJobByCostPerUnitOfWork) {
   json unit = body;
   unit["workload"]["work"]["unit"] = "token";
   EXPECT_EQ(error_field(unit), "workload.work.unit");
+
+  // Figures the ranking cannot hold in int64 micro-units are the caller's to fix, named by field
+  // (never an exception, which the server would answer 500): 1024 GPUs × an hour per step at
+  // 10.00 is about 10^13 micro-units a step; per million tokens at one token a step, 10^6 times
+  // that.
+  json huge = body;
+  huge["workload"]["gpus"] = 1024;
+  huge["offers"][1] = compute_offer("sxm", "sxm-test-80gb", "10.00");
+  huge["workload"]["work"]["us_per_unit"]["sxm-test-80gb"] = 3'600'000'000'000;
+  huge["workload"]["work"]["tokens_per_unit"] = 1;
+  auto parsed = parse_quotes_input(huge, test_catalog());
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  auto failed = compute_quotes(*parsed);
+  ASSERT_FALSE(failed.ok());
+  ASSERT_EQ(failed.error().fields.size(), 1u) << failed.error().message;
+  EXPECT_EQ(failed.error().fields[0].field, "workload.work.tokens_per_unit");
+  EXPECT_NE(failed.error().message.find("cloud/sxm"), std::string::npos) << failed.error().message;
+  huge["workload"]["work"]["tokens_per_unit"] = 1'000'000;
+  EXPECT_TRUE(compute_quotes(*parse_quotes_input(huge, test_catalog())).ok()) << "10^6 tokens a step fit";
 }
 
 TEST(QuoteCompare, ComputeInputsAreChecked) {

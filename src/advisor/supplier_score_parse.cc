@@ -1,5 +1,6 @@
 // Supplier score input: parsing and validating the request body (checklist, overrides, custom
 // items, history rules, split, suppliers with answers and entered history) into a SupplierScoreInput.
+#include <cstdint>
 #include <set>
 
 #include "advisor/supplier_score.h"
@@ -133,6 +134,9 @@ void read_answers(Fields& af, const std::vector<SupplierChecklistItem>& items, s
     } else if (!v->is_number_integer()) {
       af.error(it.id, it.unit.empty() ? FieldReason{"field.integer"}.message()
                                       : Message("advisor.suppliers.answer_integer_unit").arg("unit", it.unit));
+    } else if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+      // Read as int64 it would wrap to a negative answer that passes any at_most threshold.
+      af.error(it.id, FieldReason{"field.at_most", {{"max", std::to_string(INT64_MAX)}}}.message());
     } else {
       out[it.id] = v->get<int64_t>();
     }

@@ -528,6 +528,17 @@ TEST(SupplierScoreInput, RejectsBadInputsNamingTheField) {
              b["suppliers"][0]["answers"] = {{"cuda_7d", true}};
            },
            "suppliers[0].answers.cuda_7d", "built-in"},
+          {"answer past int64 (it would wrap to a negative that passes at_most)",
+           [](json& b) {
+             b["checklist"] = {{"items",
+                                {{{"id", "latency-ms"},
+                                  {"name", "Latency"},
+                                  {"weight", 5},
+                                  {"check", "at_most"},
+                                  {"threshold", 10}}}}};
+             b["suppliers"][0]["answers"] = {{"latency-ms", json(uint64_t{18'446'744'073'709'551'615u})}};
+           },
+           "suppliers[0].answers.latency-ms", "at most 9223372036854775807"},
           {"answer for no item",
            [](json& b) {
              b["suppliers"][0]["answers"] = {{"nope", true}};
