@@ -387,6 +387,37 @@ TEST(MarketApi, NothingTradesInAWindowThatIsOver) {
   EXPECT_EQ(s.admin("GET", "/api/v1/market-trades").body["items"].size(), 0u);
 }
 
+// Once the month a window starts in is closed for invoicing, a change to an order that would let
+// a resting all-or-none order fill makes no trade (its commitment hours would reach no invoice):
+// a replace in place and a cancel both go through without fills. The clock is pinned: the orders
+// are placed in January for a window from January 25 to February 10, then January is closed on
+// February 5.
+TEST(MarketApi, NothingTradesInAWindowStartingInAClosedMonth) {
+  ServerProcess s({"--firewall-interval-s", "0", "--demo-clock", "2030-01-20T00:00:00Z"});
+  Market m = dc_world(s, {"gpn1", "gpn2"});
+  m.book["starts_at"] = "2030-01-25T00:00:00Z";
+  m.book["ends_at"] = "2030-02-10T00:00:00Z";
+  m.book_query =
+      "?gpu_model=h100-sxm5-80gb&region=cn-east&starts_at=2030-01-25T00:00:00Z&ends_at=2030-02-10T00:00:00Z"
+      "&currency=CNY";
+  const auto [three, bid] = aon_bid_behind_three(m);
+
+  s.set_extra_args({"--firewall-interval-s", "0", "--demo-clock", "2030-02-05T00:00:00Z"});
+  s.restart();
+  expect_2xx(s.admin("POST", "/api/v1/invoices/close", json{{"month", "2030-01"}}), "close January");
+  Resp replace = s.req("POST", "/api/v1/market-orders/" + three + "/replace", m.dc, json{{"gpus", 2}});
+  ASSERT_EQ(replace.status, 200) << replace.describe();
+  EXPECT_EQ(replace.body["remaining_gpus"], 2) << replace.describe();
+  EXPECT_EQ(replace.body["filled_gpus"], 0) << "2 at 14 and 6 at 15 would fill the bid's 8: " << replace.describe();
+  Resp cancel = s.req("POST", "/api/v1/market-orders/" + three + "/cancel", m.dc);
+  ASSERT_EQ(cancel.status, 200) << cancel.describe();
+  EXPECT_EQ(cancel.body["state"], "cancelled");
+  const json still = s.req("GET", "/api/v1/market-orders/" + bid, m.acme).body;
+  EXPECT_EQ(still["state"], "open") << still.dump();
+  EXPECT_EQ(still["filled_gpus"], 0) << still.dump();
+  EXPECT_EQ(s.admin("GET", "/api/v1/market-trades").body["items"].size(), 0u);
+}
+
 // A window that starts in a month closed for invoicing is refused on starts_at: the commitment hours
 // settled there would reach no invoice. This month's windows trade.
 TEST(MarketApi, AWindowStartingInAClosedMonthIsRefused) {

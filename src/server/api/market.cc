@@ -616,6 +616,15 @@ Result<bool> unlocked_undeliverable(StoreTx& tx, const Matched& m, const BookKey
   return short_at->has_value();
 }
 
+// Whether book k's window starts in a month closed for invoicing (or whose close is due): nothing
+// trades in it any more, whatever a change would unlock — its commitment hours would reach no
+// invoice (new orders there are refused on starts_at, match_new).
+Result<bool> starts_in_closed_month(App& app, StoreTx& tx, const BookKey& k, TimeMs now) {
+  auto billable = billable_from(tx, now, app.opts.firewall_interval_s > 0, app.opts.month_close_delay_h * kMsPerHour);
+  if (!billable) return billable.error();
+  return k.starts_at < *billable;
+}
+
 // Takes open order `cur` out of its book through the engine (an order out of the way may let a
 // resting all-or-none order fill whole: those trades are made here) and stores it as `state`.
 Result<Record> cancel_in(App& app, const Record& cur, const char* state, const std::string& reason, const Principal& p,
@@ -630,8 +639,11 @@ Result<Record> cancel_in(App& app, const Record& cur, const char* state, const s
   if (!b) return b.error();
   std::vector<MarketFill> fills;
   // Out of the engine's book too, where leaving may let a resting all-or-none order fill — but not
-  // in a window that is over: nothing trades for hours that are past.
-  if (k.ends_at > now) b->book.cancel(b->id, fills);
+  // in a window that is over (nothing trades for hours that are past) or that starts in a closed
+  // month.
+  auto closed = starts_in_closed_month(app, tx, k, now);
+  if (!closed) return closed.error();
+  if (k.ends_at > now && !*closed) b->book.cancel(b->id, fills);
   Matched m;
   if (auto s = record_fills(fills, b->resting, nullptr, k, now, m); !s) return s.error();
   if (auto short_at = unlocked_undeliverable(tx, m, k, now); !short_at) return short_at.error();
@@ -729,7 +741,9 @@ void replace_order(App& app, const KindSpec& spec, const httplib::Request& req, 
       if (auto s = record_fills(fills, bk->resting, nullptr, k, now, m); !s) return s;
       auto short_at = unlocked_undeliverable(tx, m, k, now);
       if (!short_at) return short_at.error();
-      if (*short_at) m = Matched{};  // replaced in place all the same; nothing trades
+      auto closed = starts_in_closed_month(app, tx, k, now);
+      if (!closed) return closed.error();
+      if (*short_at || *closed) m = Matched{};  // replaced in place all the same; nothing trades
       auto mine = std::find_if(m.makers.begin(), m.makers.end(), [&](const Record& x) { return x.id == cur.id; });
       Record r = mine == m.makers.end() ? *bk->resting[bk->id - 1] : *mine;
       if (mine != m.makers.end()) m.makers.erase(mine);
