@@ -363,6 +363,19 @@ std::pair<std::string, std::string> aon_bid_behind_three(const Market& m) {
   return {three, bid.body.value("id", "")};
 }
 
+// Cancelling `three` (the order the all-or-none `bid` waits behind) takes it out and makes no
+// trade: the bid still rests unfilled and the market has no trade.
+void cancel_makes_no_trade(const Market& m, const std::string& three, const std::string& bid) {
+  Resp cancel = m.s.req("POST", "/api/v1/market-orders/" + three + "/cancel", m.dc);
+  ASSERT_EQ(cancel.status, 200) << cancel.describe();
+  EXPECT_EQ(cancel.body["state"], "cancelled");
+  const json still = m.s.req("GET", "/api/v1/market-orders/" + bid, m.acme).body;
+  EXPECT_EQ(still["state"], "open") << still.dump();
+  EXPECT_EQ(still["filled_gpus"], 0) << still.dump();
+  EXPECT_TRUE(still["trades"].empty()) << still.dump();
+  EXPECT_EQ(m.s.admin("GET", "/api/v1/market-trades").body["items"].size(), 0u);
+}
+
 // Once a window is over nothing trades in it: cancelling the order an all-or-none bid was waiting
 // behind takes it out and makes no trade (a cancel before the end would, as above), and a replace
 // is refused. The server's clock is moved past the window by restarting it on the same database.
@@ -377,14 +390,7 @@ TEST(MarketApi, NothingTradesInAWindowThatIsOver) {
   Resp replace = s.req("POST", "/api/v1/market-orders/" + three + "/replace", m.dc, json{{"gpus", 2}});
   EXPECT_EQ(replace.status, 422) << replace.describe();
   EXPECT_EQ(replace.error_fields(), std::vector<std::string>{"ends_at"}) << replace.describe();
-  Resp cancel = s.req("POST", "/api/v1/market-orders/" + three + "/cancel", m.dc);
-  ASSERT_EQ(cancel.status, 200) << cancel.describe();
-  EXPECT_EQ(cancel.body["state"], "cancelled");
-  const json still = s.req("GET", "/api/v1/market-orders/" + bid, m.acme).body;
-  EXPECT_EQ(still["state"], "open") << still.dump();
-  EXPECT_EQ(still["filled_gpus"], 0) << still.dump();
-  EXPECT_TRUE(still["trades"].empty()) << still.dump();
-  EXPECT_EQ(s.admin("GET", "/api/v1/market-trades").body["items"].size(), 0u);
+  cancel_makes_no_trade(m, three, bid);
 }
 
 // Once the month a window starts in is closed for invoicing, a change to an order that would let
@@ -409,13 +415,7 @@ TEST(MarketApi, NothingTradesInAWindowStartingInAClosedMonth) {
   ASSERT_EQ(replace.status, 200) << replace.describe();
   EXPECT_EQ(replace.body["remaining_gpus"], 2) << replace.describe();
   EXPECT_EQ(replace.body["filled_gpus"], 0) << "2 at 14 and 6 at 15 would fill the bid's 8: " << replace.describe();
-  Resp cancel = s.req("POST", "/api/v1/market-orders/" + three + "/cancel", m.dc);
-  ASSERT_EQ(cancel.status, 200) << cancel.describe();
-  EXPECT_EQ(cancel.body["state"], "cancelled");
-  const json still = s.req("GET", "/api/v1/market-orders/" + bid, m.acme).body;
-  EXPECT_EQ(still["state"], "open") << still.dump();
-  EXPECT_EQ(still["filled_gpus"], 0) << still.dump();
-  EXPECT_EQ(s.admin("GET", "/api/v1/market-trades").body["items"].size(), 0u);
+  cancel_makes_no_trade(m, three, bid);
 }
 
 // A window that starts in a month closed for invoicing is refused on starts_at: the commitment hours
