@@ -190,6 +190,15 @@ TEST(MarketApi, OrdersMatchAtTheRestingPriceAndTheBookIsPublicWithoutIdentities)
   Resp too_much = m.place(m.acme, huge);
   EXPECT_EQ(too_much.status, 422) << too_much.describe();
   EXPECT_NE(too_much.reason_for("price_per_gpu_hour").find("17568000 GPU-hours"), std::string::npos) << too_much.describe();
+  // The bound is 1,000,000,000 (a default credits three times the amount, on an invoice with other
+  // lines): 125 GPUs × 8 h at 1,000,000 reach it, one more GPU passes it.
+  Resp at_bound = m.place(m.acme, m.order("buy", 125, "1000000"));
+  EXPECT_EQ(at_bound.status, 201) << at_bound.describe();
+  Resp past = m.place(m.acme, m.order("buy", 126, "1000000"));
+  EXPECT_EQ(past.status, 422) << past.describe();
+  EXPECT_NE(past.reason_for("price_per_gpu_hour").find("more than 1000000000.00"), std::string::npos)
+      << past.describe();
+  ASSERT_EQ(s.req("POST", "/api/v1/market-orders/" + at_bound.body.value("id", "") + "/cancel", m.acme).status, 200);
 
   // Idempotency: the same request with the same key is the same order (200); other fields, a 422.
   json keyed = m.order("buy", 1, "10");

@@ -36,6 +36,8 @@ namespace {
 constexpr int64_t kHourMs = 3'600'000;
 constexpr int64_t kMaxWindowHours = 366 * 24;
 constexpr int64_t kMaxOrderGpus = 100'000;
+// The most one order's price × GPU-hours may come to: 1,000,000,000 in its currency (match_new).
+constexpr int64_t kMaxTradeAmountMicros = 1'000'000'000'000'000;
 // Nodes a node book's order may ask for: a trade is settled into one reservation, which holds at
 // most kMaxReservedNodes nodes.
 int64_t max_order_nodes(int64_t node_gpus) {
@@ -259,13 +261,15 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, BookTx
   if (f.has("price_per_gpu_hour") && price.micros() <= 0) f.error("price_per_gpu_hour", Message("api.market.price_positive"));
   if (price.micros() > kMaxPriceMicros)
     f.error("price_per_gpu_hour", Message("api.market.price_too_high").arg("max", Money(kMaxPriceMicros, k.currency).amount_string()));
-  // Every trade of the order is at most its price (or its maker's, lower) times its GPU-hours:
-  // that must fit the money type, or a fill would fail the whole transaction it is in.
+  // Every trade of the order is at most its price (or its maker's, lower) times its GPU-hours.
+  // Bounded far below the money type's range: a default credits the buyer the amount and the
+  // outage compensation on top (300 % by default), on an invoice that sums it with other lines;
+  // at int64's edge either would overflow and leave the month unrated.
   else if (price.micros() > 0 && gpus > 0 && k.ends_at > k.starts_at &&
-           static_cast<__int128>(price.micros()) * gpus * k.hours() > std::numeric_limits<int64_t>::max())
+           static_cast<__int128>(price.micros()) * gpus * k.hours() > kMaxTradeAmountMicros)
     f.error("price_per_gpu_hour", Message("api.market.amount_too_high")
                                       .arg("gpu_hours", std::to_string(gpus * k.hours()))
-                                      .arg("max", Money(std::numeric_limits<int64_t>::max(), k.currency).amount_string()));
+                                      .arg("max", Money(kMaxTradeAmountMicros, k.currency).amount_string()));
   f.finish();
   if (!errs.empty()) return errs.to_error();
   // From here on the lane is this transaction's: what the seller can deliver, the book and the
