@@ -434,6 +434,27 @@ TwoNodes acme_buys_two_nodes(const ServerProcess& s, std::initializer_list<const
   return h;
 }
 
+// A resting resale whose supplier no longer has an offer for the book (the resale is billed under
+// it) is undeliverable like a seller's own order: a buy that crosses it cancels it, saying why,
+// and goes on without it (it was a 422 on currency for every such buy, and for a cancel that
+// would let an all-or-none order fill against it).
+TEST(MarketSettlement, AResaleWhoseSupplierNoLongerOffersTheBookLeavesIt) {
+  ServerProcess s({"--firewall-interval-s", "0"});
+  const TwoNodes h = acme_buys_two_nodes(s, {"gpn1", "gpn2"});
+  Resp resell = s.req("POST", "/api/v1/market-orders", h.acme, node_order(h.this_hour, "sell", 1, "12.00"));
+  ASSERT_EQ(resell.status, 201) << resell.describe();
+  json offer = offer_doc("dc", "h100");
+  offer["node_selector"] = {{"node_names", {"gpn9"}}};  // sells none of dc's nodes
+  expect_2xx(s.admin("PUT", "/api/v1/offers/h100", offer), "offer narrowed");
+  Resp buy = s.req("POST", "/api/v1/market-orders", h.beta, node_order(h.this_hour, "buy", 1, "12.50"));
+  ASSERT_EQ(buy.status, 201) << buy.describe();
+  EXPECT_TRUE(buy.body["trades"].empty()) << buy.describe();
+  EXPECT_EQ(buy.body["state"], "open") << buy.describe();
+  const json gone = s.req("GET", "/api/v1/market-orders/" + resell.body["id"].get<std::string>(), h.acme).body;
+  EXPECT_EQ(gone["state"], "cancelled") << gone.dump();
+  EXPECT_NE(gone.value("reason", "").find("no offer for the book"), std::string::npos) << gone.dump();
+}
+
 // Resale: a tenant resells a whole node it holds in the node book; the buyer gets that node's
 // reservation and a commitment at the resale price; the reseller keeps paying its own commitment,
 // is credited the proceeds, and no longer has the node (nor its defaults).

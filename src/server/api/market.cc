@@ -408,9 +408,11 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, BookTx
     m.body["state"] = m.state = "cancelled";
     m.body["remaining_gpus"] = 0;
     m.body["reason"] =
-        resale ? "its reseller no longer holds the nodes it offered (a default on them is open, or they were resold)"
-               : "its seller can no longer deliver it: the free nodes went to earlier trades, or it would take more "
-                 "than 4096 of them (a trade takes whole nodes, at most 4096)";
+        resale
+            ? "its reseller no longer holds the nodes it offered (a default on them is open, or they were resold), or "
+              "their supplier has no offer for the book any more"
+            : "its seller can no longer deliver it: the free nodes went to earlier trades, or it would take more "
+              "than 4096 of them (a trade takes whole nodes, at most 4096)";
     out.makers.push_back(std::move(m));
   }
   json trade_ids = json::array();

@@ -596,12 +596,22 @@ Result<std::optional<size_t>> first_undeliverable(StoreTx& tx, const std::vector
   // (reseller tenant, supplier) -> nodes it holds of that supplier still unsold in this match: a
   // tenant may resell nodes of several suppliers in one book.
   std::map<std::pair<std::string, std::string>, int64_t> resale_left;
+  std::map<std::string, bool> resale_offered;  // supplier -> whether it has an offer for the book
   for (size_t i = 0; i < trades.size(); ++i) {
     const Record& t = trades[i];
     if (t.body.contains("reseller_tenant_id")) {
       // A resale delivers the nodes its reseller holds now (a holding with a default still open
       // holds none: held_nodes), not what it held when its order was placed.
+      // It is also billed under the supplier's offer for the book (settle_one): a supplier with
+      // none any more makes it as undeliverable as a seller's own order.
       const std::string reseller = t.body.at("reseller_tenant_id").get<std::string>();
+      auto offered = resale_offered.find(t.supplier_id);
+      if (offered == resale_offered.end()) {
+        auto offer = market_offer(tx, t.supplier_id, k);
+        if (!offer && offer.error().code != Code::kInvalid) return offer.error();
+        offered = resale_offered.emplace(t.supplier_id, offer.ok()).first;
+      }
+      if (!offered->second) return std::optional<size_t>(i);
       auto left = resale_left.find({reseller, t.supplier_id});
       if (left == resale_left.end()) {
         auto held = held_nodes(tx, reseller, t.supplier_id, k, now);

@@ -93,8 +93,9 @@ Result<ResaleHolding> resalable_nodes(StoreTx& tx, const std::string& tenant_id,
 // trade takes the whole node) hold fewer GPUs than it trades, or the seller has no offer for the
 // book any more. A shortfall only from nodes out of service is left to settlement, a default of
 // the seller's. A resale is checked against the nodes its reseller holds at `now` (a holding with
-// a default still open holds none), less those its earlier resales here take. nullopt when every
-// one can be delivered so.
+// a default still open holds none), less those its earlier resales here take, and against its
+// supplier's offer for the book (it is billed under it). nullopt when every one can be delivered
+// so.
 Result<std::optional<size_t>> first_undeliverable(StoreTx& tx, const std::vector<Record>& trades, const MarketBook& k,
                                                    TimeMs now);
 
