@@ -350,7 +350,9 @@ Result<MixResult> compute_mix(const MixInput& in, MixSolver solver) {
   const Currency cur = in.currency;
 
   const int64_t milp_rows = solver == MixSolver::kMilp ? mix_milp_rows(m) : 0;
-  const bool use_milp = solver == MixSolver::kMilp && milp_rows <= kMaxMilpRows;
+  const int64_t milp_nonzeros = solver == MixSolver::kMilp && milp_rows <= kMaxMilpRows ? mix_milp_nonzeros(m) : 0;
+  const bool too_much_work = static_cast<__int128>(milp_rows) * milp_nonzeros > kMaxMilpWork;
+  const bool use_milp = solver == MixSolver::kMilp && milp_rows <= kMaxMilpRows && !too_much_work;
   Result<MixChoice> choice = use_milp ? milp_choice(in, m) : exact_choice(m);
   if (!choice) return choice.error();
   MixResult r;
@@ -362,6 +364,7 @@ Result<MixResult> compute_mix(const MixInput& in, MixSolver solver) {
   r.solver = use_milp ? "glpk" : "exact";
   r.milp_corrected = choice->corrected;
   if (solver == MixSolver::kMilp && !use_milp) r.milp_skipped_rows = milp_rows;
+  if (solver == MixSolver::kMilp && too_much_work) r.milp_skipped_nonzeros = milp_nonzeros;
   for (const CapacityOption& o : in.options)
     if (o.mode == CapacityMode::kOnDemand &&
         (!r.rework_price || o.price_per_gpu_hour.micros() < r.rework_price->micros()))

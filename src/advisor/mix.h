@@ -121,7 +121,7 @@ struct SingleLevel {
 
 enum class MixSolver {
   kMilp,   // GLPK branch-and-cut on the aggregated MILP, then an exact integer check (the exact
-           // search alone when the MILP would exceed kMaxMilpRows)
+           // search alone when the MILP would exceed kMaxMilpRows or kMaxMilpWork)
   kExact,  // exact integer search over the total reserved quantity (convex; see mix.cc)
 };
 
@@ -143,6 +143,8 @@ struct MixResult {
   std::string solver;                                                  // "glpk" or "exact"
   bool milp_corrected = false;               // the exact check found a cheaper plan than GLPK's
   std::optional<int64_t> milp_skipped_rows;  // the MILP would have had this many rows (> kMaxMilpRows)
+  // ... and this many non-zeros (set when rows × non-zeros > kMaxMilpWork skipped it)
+  std::optional<int64_t> milp_skipped_nonzeros;
   // Wall time of compute_mix, measured by the caller (the engine reads no clock; 0 when no one
   // measured): the only field that varies from run to run.
   int64_t solver_time_us = 0;
@@ -186,6 +188,12 @@ Result<MixModel> prepare_mix(const MixInput& in);
 // search instead above kMaxMilpRows and says so in the result.
 inline constexpr int64_t kMaxMilpRows = 4000;
 int64_t mix_milp_rows(const MixModel& m);
+// Non-zeros of the aggregated MILP's matrix: per row, the reserved options and every hourly option
+// that can cover it. GLPK's time grows with rows × non-zeros (this VM, 2026-12-07: about 20 ms per
+// 10^6 of it: 4000 rows of 63 hourly options took 20.5 s, 4000 rows of 5 took 1.1 s), so
+// compute_mix also uses the exact search above kMaxMilpWork of it (about 2 s).
+inline constexpr int64_t kMaxMilpWork = 100'000'000;
+int64_t mix_milp_nonzeros(const MixModel& m);
 
 // GLPK: reserved GPUs per MixInput option (0 for non-reserved). aggregate = false builds one
 // row per hour instead of one per demand level (the bench's comparison; same optimum).

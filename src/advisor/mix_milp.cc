@@ -43,6 +43,22 @@ int64_t mix_milp_rows(const MixModel& m) {
   return rows;
 }
 
+int64_t mix_milp_nonzeros(const MixModel& m) {
+  int64_t nonzeros = 0;
+  for (const DemandLevel& l : m.levels) {
+    if (l.gpus <= 0) continue;
+    const int64_t spot_cap = m.spot_pct * l.gpus / 100;
+    const bool spot_row = spot_columns(m, spot_cap) > 1;
+    nonzeros += static_cast<int64_t>(m.reserved.size());
+    for (const MixModel::Hourly& h : m.hourly) {
+      int64_t ub = std::min(h.cap, l.gpus);
+      if (h.spot) ub = std::min(ub, spot_cap);
+      if (ub > 0) nonzeros += 1 + (h.spot && spot_row);
+    }
+  }
+  return nonzeros;
+}
+
 Result<std::vector<int64_t>> solve_mix_milp(const MixInput& in, const MixModel& m, bool aggregate) {
   // Rows of demand: (GPUs, hours) per level, or one per hour when not aggregating.
   std::vector<DemandLevel> rows;
@@ -101,7 +117,7 @@ Result<std::vector<int64_t>> solve_mix_milp(const MixInput& in, const MixModel& 
   glp_init_iocp(&parm);
   parm.presolve = GLP_ON;
   parm.msg_lev = GLP_MSG_OFF;
-  parm.tm_lim = 30'000;  // ms; compute_mix keeps the MILP under kMaxMilpRows (about 2 s)
+  parm.tm_lim = 30'000;  // ms; compute_mix keeps the MILP under kMaxMilpRows and kMaxMilpWork (about 2 s)
   const int was_on = glp_term_out(GLP_OFF);
   const int rc = glp_intopt(p, &parm);
   glp_term_out(was_on);

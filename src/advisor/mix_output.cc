@@ -193,10 +193,14 @@ void solver_step(std::vector<MixStep>& s, const MixResult& r) {
          "min over R of cost(R), " + levels + " levels", r.solver);
   } else {
     step(s,
-         r.milp_skipped_rows ? Message("advisor.mix.solver_exact_skipped_milp")
-                                   .arg("rows", num(*r.milp_skipped_rows))
-                                   .arg("limit", num(kMaxMilpRows))
-                             : Message("advisor.mix.solver_exact"),
+         r.milp_skipped_nonzeros ? Message("advisor.mix.solver_exact_skipped_milp_work")
+                                       .arg("rows", num(*r.milp_skipped_rows))
+                                       .arg("nonzeros", num(*r.milp_skipped_nonzeros))
+                                       .arg("limit", num(kMaxMilpWork))
+         : r.milp_skipped_rows ? Message("advisor.mix.solver_exact_skipped_milp")
+                                     .arg("rows", num(*r.milp_skipped_rows))
+                                     .arg("limit", num(kMaxMilpRows))
+                               : Message("advisor.mix.solver_exact"),
          "min over R of cost(R), " + levels + " levels", r.solver);
   }
 }
@@ -269,6 +273,7 @@ json to_json(const MixResult& r) {
        {{"name", r.solver},
         {"corrected_by_exact_check", r.milp_corrected},
         {"milp_skipped_rows", opt_int(r.milp_skipped_rows)},
+        {"milp_skipped_nonzeros", opt_int(r.milp_skipped_nonzeros)},
         {"time_us", r.solver_time_us}}},
       {"steps", steps}};
 }

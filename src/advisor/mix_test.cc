@@ -251,6 +251,30 @@ TEST(MixOptimizer, ReworkRoundsHalfToEven) {
   EXPECT_EQ(three->expected_cost.micros(), 5);
 }
 
+// Fewer rows than the limit but many hourly options to cover each: rows × non-zeros past
+// kMaxMilpWork (GLPK took 20 s on 4000 such rows) goes to the exact search too, and says why.
+TEST(MixOptimizer, ManyOptionsPerRowUseTheExactSearch) {
+  MixInput in;
+  for (int64_t h = 0; h < 2000; ++h) in.demand.gpus.push_back(1000 + h);
+  in.options.push_back(opt("r", CapacityMode::kReserved1m, "1.00"));
+  for (int i = 0; i < 62; ++i)
+    in.options.push_back(
+        {"o" + std::to_string(i), CapacityMode::kOnDemand, Money(2'000'000 + i * 10'000, Currency::kUSD), 200});
+  in.options.push_back(opt("big", CapacityMode::kOnDemand, "9.00"));
+  auto r = compute_mix(in);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->solver, "exact");
+  EXPECT_EQ(r->milp_skipped_rows, 2000);
+  EXPECT_EQ(r->milp_skipped_nonzeros, 2000 * 64);
+  const std::string last = render_en(r->steps.back().text);
+  EXPECT_NE(last.find("the MILP would have 2000 rows and 128000 non-zeros"), std::string::npos) << last;
+  auto exact = compute_mix(in, MixSolver::kExact);
+  ASSERT_TRUE(exact.ok());
+  EXPECT_EQ(exact->expected_cost, r->expected_cost);
+  EXPECT_FALSE(exact->milp_skipped_nonzeros);
+  EXPECT_EQ(compute_mix(hand_input())->solver, "glpk") << "a small MILP still goes to GLPK";
+}
+
 // A curve with more distinct levels than the MILP's row limit is solved by the exact search, and
 // the result says so.
 TEST(MixOptimizer, LargeCurvesUseTheExactSearch) {
