@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <map>
 #include <thread>
 
 #include "server_fixture.h"
@@ -31,6 +32,19 @@ json volume_lines(const ServerProcess& s) {
     for (const auto& l : sec["lines"])
       if (l["rule"] == "volume_storage") out.push_back(l);
   return out;
+}
+
+// Supplier dc with node n1 and offer h100, whose volume storage is 0.08 a GB-month with `free_gb`
+// free; tenant acme (CNY) with project vision; the token of acme's admin.
+std::string volume_world(const ServerProcess& s, int64_t free_gb) {
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
+  json offer = offer_doc("dc", "h100");
+  offer["fees"]["volume_storage"] = {{"per_gb_month", "0.08"}, {"free_gb", free_gb}};
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer), "offer");
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme", "CNY")), "tenant");
+  expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
+  return make_user_token(s, "acme-dev", "tenant_admin", "acme");
 }
 
 TEST(Volumes, AreTenantRecordsWithASizeThatJobsMustName) {
@@ -84,16 +98,9 @@ TEST(Volumes, AreTenantRecordsWithASizeThatJobsMustName) {
 
 TEST(Volumes, AreBilledAtTheirProvisionedSizePerGbMonthFromTheFirstRunUntilDeleted) {
   ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
-  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
-  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
-  json offer = offer_doc("dc", "h100");
-  offer["fees"]["volume_storage"] = {{"per_gb_month", "0.08"}, {"free_gb", 0}};
-  expect_2xx(s.admin("POST", "/api/v1/offers", offer), "offer");
+  const std::string dev = volume_world(s, 0);
   EXPECT_EQ(s.admin("GET", "/api/v1/offers/h100").body["fees"]["volume_storage"],
             (json{{"per_gb_month", "0.08"}, {"free_gb", 0}}));
-  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme", "CNY")), "tenant");
-  expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
-  const std::string dev = make_user_token(s, "acme-dev", "tenant_admin", "acme");
   expect_2xx(s.req("POST", "/api/v1/volumes", dev, json{{"name", "home"}, {"size_gb", 40}}), "volume");
   EXPECT_TRUE(volume_lines(s).empty()) << "kept nowhere before a run mounts it";
   std::vector<std::string> ids;
@@ -134,6 +141,36 @@ TEST(Volumes, AreBilledAtTheirProvisionedSizePerGbMonthFromTheFirstRunUntilDelet
   ASSERT_EQ(closed.size(), 2u);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_EQ(volume_lines(s), closed) << "a deleted volume is no longer billed";
+}
+
+// An offer's free_gb is the tenant's at any moment, not each invoice section's: a volume first kept
+// at list prices and one first kept under a contract on the same offer share its 40 GB. Each is
+// 40 GB: the one kept first is free, the other billed whole (before, each section gave 40 GB free
+// and nothing was billed).
+TEST(Volumes, AnOffersFreeAllowanceIsTheTenantsAcrossItsSections) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  const std::string dev = volume_world(s, 40);
+  auto run_with = [&](const std::string& volume) {
+    expect_2xx(s.req("POST", "/api/v1/volumes", dev, json{{"name", volume}, {"size_gb", 40}}), "volume");
+    json j = job_doc("vision", "uses-" + volume);
+    j["volumes"] = {{{"name", volume}, {"mount", "/mnt/" + volume}}};
+    j["expected_duration_seconds"] = 1;
+    const std::string id = expect_2xx(s.req("POST", "/api/v1/jobs", dev, j), "job").body.at("id");
+    wait_for(s, "/api/v1/jobs/" + id, [](const json& x) { return x["status"]["state"] == "succeeded"; });
+  };
+  run_with("home");  // at list prices
+  expect_2xx(s.admin("POST", "/api/v1/contracts", acme_dc_contract()), "contract");
+  run_with("data");  // under the contract
+  const json inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + volumes_month()).body;
+  std::map<std::string, std::vector<std::string>> rules;  // section's contract -> its volume lines
+  for (const auto& sec : inv["sections"])
+    for (const auto& l : sec["lines"])
+      if (l["rule"].get<std::string>().rfind("volume_storage", 0) == 0)
+        rules[sec.value("contract", "")].push_back(l["rule"].get<std::string>() + " " +
+                                                   l["description"].get<std::string>().substr(0, 11));
+  ASSERT_EQ(rules.size(), 2u) << inv.dump();
+  EXPECT_EQ(rules["list prices"], std::vector<std::string>{"volume_storage_free Volume home"}) << inv.dump();
+  EXPECT_EQ(rules["acme-dc"], std::vector<std::string>{"volume_storage Volume data"}) << inv.dump();
 }
 
 }  // namespace

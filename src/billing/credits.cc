@@ -342,7 +342,8 @@ Status exit_refund(Ctx& c) {
   const TimeMs e = *c.exit;
   if (e < c.in.from || e >= c.in.to) return ok_status();
   for (const auto& cm : c.in.commitments) {
-    if (!cm.prepaid || e < cm.start || e >= cm.end) continue;
+    // A term starting at the exit (or later) was never charged (fee_rating.cc): nothing to refund.
+    if (!cm.prepaid || e <= cm.start || e >= cm.end) continue;
     auto price = commitment_price(offer_in_force(c.in, cm.offer, cm.start), cm);
     if (!price) return price.error();
     Acc x;

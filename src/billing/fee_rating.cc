@@ -167,7 +167,8 @@ Status rate_volumes(Ctx& c) {
 
 // Images (or artifacts) kept for an offer's nodes: bytes × time per item, offer and calendar month,
 // at the fee's price per GB-month (730 h) of the offer version in force. At every moment the free
-// allowance (free_gb) covers the items kept longest first (then by id); the rest is charged.
+// allowance (free_gb) covers the items kept longest first (then by id), those of the tenant's other
+// sections on the offer (elsewhere) too; the rest of this section's is charged.
 // `rule` is the line's rule (and rule + "_free"); the description starts with invoice_line.noun.<rule>.
 static Status rate_kept(Ctx& c, const std::vector<StoredImage>& items, std::optional<StorageFee> OfferFees::*fee_of,
                         const std::string& rule) {
@@ -197,6 +198,7 @@ static Status rate_kept(Ctx& c, const std::vector<StoredImage>& items, std::opti
         if (im->from > t0 || (im->to && *im->to < t1)) continue;  // not kept over the whole piece
         const __int128 free_part = std::min<__int128>(left, im->bytes);
         left -= free_part;
+        if (im->elsewhere) continue;  // its lines are its own section's
         const std::string key = label + " " + im->id + " " + std::to_string(im->bytes);  // a grown volume: a line per size
         const Message base = Message("invoice_line.kept")
                                  .arg("what", noun_of(rule))

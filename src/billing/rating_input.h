@@ -121,6 +121,10 @@ struct StoredImage {
   int64_t bytes = 0;
   TimeMs from = 0;
   std::optional<TimeMs> to;
+  // Kept under another section of the tenant's invoice (another contract, or list prices) on the
+  // same offer: it takes its share of the offer's free_gb here, which is the tenant's, but is
+  // billed there (services/invoices.cc share_kept_allowances).
+  bool elsewhere = false;
 };
 
 // The spot market price of an offer from `from` until the next entry.

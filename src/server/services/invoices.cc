@@ -652,10 +652,37 @@ void share_volume_allowances(std::map<std::string, Group>& groups) {
   }
 }
 
+// Each group's kept images, artifacts and volumes, told (as `elsewhere`) to the tenant's other
+// groups that sell the same offer of the same supplier: an offer's free_gb is the tenant's at any
+// moment (docs/resources/offers.md), not each section's. Every group orders them alike (kept
+// longest first, then by id), so each item takes the same share of it everywhere and is billed
+// only in its own group.
+void share_kept_allowances(std::map<std::string, Group>& groups) {
+  using Kept = std::vector<StoredImage> RatingInput::*;
+  static constexpr Kept kKinds[] = {&RatingInput::images, &RatingInput::artifacts, &RatingInput::volumes};
+  for (auto& [key, g] : groups)
+    for (Kept kind : kKinds) std::erase_if(g.in.*kind, [](const StoredImage& i) { return i.elsewhere; });
+  std::map<std::string, std::vector<std::pair<Kept, StoredImage>>> told;  // group -> what it is told
+  for (const auto& [hk, h] : groups)
+    for (const auto& [gk, g] : groups) {
+      if (gk == hk || g.supplier_id != h.supplier_id) continue;
+      for (Kept kind : kKinds)
+        for (const StoredImage& i : h.in.*kind)
+          if (g.in.offers.count(i.offer)) {
+            StoredImage copy = i;
+            copy.elsewhere = true;
+            told[gk].push_back({kind, std::move(copy)});
+          }
+    }
+  for (auto& [gk, items] : told)
+    for (auto& [kind, i] : items) (groups.at(gk).in.*kind).push_back(std::move(i));
+}
+
 // Rates each group over [from, to) into `inv`'s sections.
 Status rate_groups(std::map<std::string, Group>& groups, TimeMs from, TimeMs to, bool lines_per_day,
                    Invoice& inv) {
   share_volume_allowances(groups);
+  share_kept_allowances(groups);
   for (auto& [key, g] : groups) {
     if (g.in.offers.empty()) continue;
     g.in.from = from;
@@ -704,7 +731,8 @@ std::map<std::string, Group> narrowed(const std::map<std::string, Group>& groups
       std::erase_if(x.utilization, [&](const UtilSample& u) { return u.at < util_lo || u.at >= hi; });
       n.in.allocations.push_back(std::move(x));
     }
-    auto outside = [&](const StoredImage& k) { return k.from >= to || (k.to && *k.to <= since); };
+    // (What other groups told it is told again when it is rated: share_kept_allowances.)
+    auto outside = [&](const StoredImage& k) { return k.elsewhere || k.from >= to || (k.to && *k.to <= since); };
     std::erase_if(n.in.images, outside);
     std::erase_if(n.in.artifacts, outside);
     std::erase_if(n.in.volumes, outside);
