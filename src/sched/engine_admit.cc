@@ -77,7 +77,7 @@ void refuse_over_quota(const SchedEngine::Impl& e, const SchedProject& p, const 
                               .arg("need", format_gpus(need))
                               .arg("short", format_gpus(have + need - limit * 1000));
   if (cands.size() > 1) a.reason = Message("sched.quota.no_other_models").arg("reason", std::move(a.reason));
-  if (e.cfg.quota_lending) {
+  if (e.cfg.quota_lending && e.cfg.preemption) {  // what is lent is taken back by preempting
     // The tenant's idle quota: the sum of its projects' limits minus what they all hold.
     // Only on a model the project may use at all: a model its quota leaves out (limit 0) stays out.
     // The tenant's limits per model are cached on its usage (tenant_limit_milli), not summed over

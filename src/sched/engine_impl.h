@@ -339,7 +339,9 @@ struct SchedEngine::Impl {
   std::vector<int> choose_gpus(int node, const AllocPod& pod, int domain);
   void bind(Bound& b);
   void unbind(const Bound& b);
-  std::optional<Gang> place_replica(const EngineJob& j, int64_t replica, const std::vector<int>& models);
+  // `offer`: under this offer only (the other replicas' of a job being placed).
+  std::optional<Gang> place_replica(const EngineJob& j, int64_t replica, const std::vector<int>& models,
+                                    std::optional<int> offer = std::nullopt);
   std::optional<std::vector<Gang>> place_replicas(const EngineJob& j, const std::vector<int64_t>& replicas,
                                                   const std::vector<int>& models);
   void release(const Gang& u);

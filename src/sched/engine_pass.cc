@@ -147,7 +147,7 @@ void SchedEngine::Impl::handle(EngineJob& j, std::vector<SchedEvent>& out) {
   }
   if (!hopeless) {
     if (place_or_preempt(j, adm, out)) {
-      if (j.running && cfg.quota_lending) return_lent_quota(j, out);
+      if (j.running && cfg.quota_lending && cfg.preemption) return_lent_quota(j, out);
       return;
     }
   }
@@ -290,7 +290,10 @@ bool SchedEngine::Impl::place_or_preempt(EngineJob& j, const Admission& adm, std
     j.key_gen = key_generation;
   }
   const uint64_t key = j.key_id;
-  if (failed.count(key)) return false;
+  // A job of a shape that failed may still pass where the failure was backfill's (its placement,
+  // on free GPUs or by preempting, would delay the blocked job): when its time limit ends it before
+  // that job's start (the failure key holds no time limit).
+  if (failed.count(key) && !ends_before_shadow(s)) return false;
   auto refuse_for_backfill = [&] {
     if (blocked->delay_reason.empty()) {
       // The same words as the last delay reason built (same job, same start or none) keep its
@@ -392,7 +395,7 @@ void SchedEngine::Impl::scale_up(std::vector<SchedEvent>& out) {
       j.units.insert(pos, std::move(*u));
       out.push_back(std::move(e));
       // A replica counts against the tenant's quotas as a start does: lent quota comes back.
-      if (cfg.quota_lending) return_lent_quota(j, out);
+      if (cfg.quota_lending && cfg.preemption) return_lent_quota(j, out);
       if (!j.running) break;  // its own lent gangs were taken back (the whole job)
     }
   }

@@ -260,7 +260,7 @@ std::vector<GangLock> gang_locks(SchedEngine::Impl& e, const SchedJob& j, Ok ok,
 }  // namespace
 
 std::optional<Gang> SchedEngine::Impl::place_replica(const EngineJob& ej, int64_t replica,
-                                                     const std::vector<int>& models) {
+                                                     const std::vector<int>& models, std::optional<int> offer) {
   const SchedJob& j = ej.spec;
   bool any_reserved_other = false, own_reserved = tenant_reserved_nodes.count(j.tenant) > 0;
   for (const auto& [t, count] : tenant_reserved_nodes)
@@ -270,9 +270,11 @@ std::optional<Gang> SchedEngine::Impl::place_replica(const EngineJob& ej, int64_
     for (auto it = bound.rbegin(); it != bound.rend(); ++it) unbind(*it);
     bound.clear();
   };
-  // A job that runs already (an inference replica more) stays under its offer.
+  // A job that runs already (an inference replica more) stays under its offer; so does a replica
+  // placed with its job's first ones (`offer`, place_replicas).
+  const std::optional<int> locked = ej.running && !ej.units.empty() ? std::optional<int>(ej.offer) : offer;
   GangLock base0;
-  if (ej.running && !ej.units.empty()) base0.offer_set = true, base0.offer = ej.offer;
+  if (locked) base0.offer_set = true, base0.offer = *locked;
   // Its tenant's contracts first: nodes it may buy under one of them, then the rest.
   const bool contracts_first = !base0.offer_set && contract_tenants.count(j.tenant) > 0;
   // Within each of those, a tenant with a procurement split tries the suppliers it owes first.
@@ -365,10 +367,10 @@ std::optional<Gang> SchedEngine::Impl::place_replica(const EngineJob& ej, int64_
           const std::string& owner = nodes[b.node].spec.reserved_for;
           if (!owner.empty() && owner != j.tenant) u.borrowed_from = owner;
         }
-        u.offer = ej.running && !ej.units.empty() ? ej.offer : commercial ? offer_on(j, bound.front().node) : kUnpriced;
+        u.offer = locked ? *locked : commercial ? offer_on(j, bound.front().node) : kUnpriced;
         // Under a gang lock: the first node's best offer when every worker's node sells it too,
         // else the lock's (the first node may sell a better offer the others do not).
-        if (gang_offer && !(ej.running && !ej.units.empty()) && commercial && u.offer != *gang_offer)
+        if (gang_offer && !locked && commercial && u.offer != *gang_offer)
           for (const Bound& b : bound)
             if (offer_on(j, b.node, u.offer) == kNoOffer) {
               u.offer = *gang_offer;
@@ -385,16 +387,31 @@ std::optional<Gang> SchedEngine::Impl::place_replica(const EngineJob& ej, int64_
 std::optional<std::vector<Gang>> SchedEngine::Impl::place_replicas(const EngineJob& j,
                                                                    const std::vector<int64_t>& replicas,
                                                                    const std::vector<int>& models) {
-  std::vector<Gang> units;
-  for (int64_t r : replicas) {
-    auto u = place_replica(j, r, models);
-    if (!u) {
-      for (auto it = units.rbegin(); it != units.rend(); ++it) release(*it);
-      return std::nullopt;
+  auto attempt = [&](std::optional<int> offer) -> std::optional<std::vector<Gang>> {
+    std::vector<Gang> units;
+    for (int64_t r : replicas) {
+      auto u = place_replica(j, r, models, offer);
+      if (!u) {
+        for (auto it = units.rbegin(); it != units.rend(); ++it) release(*it);
+        return std::nullopt;
+      }
+      units.push_back(std::move(*u));
     }
-    units.push_back(std::move(*u));
-  }
-  return units;
+    return units;
+  };
+  // Every replica of a job runs under one offer (docs/scheduler.md): placed each on its own, they
+  // may land under several; then the job is placed again under each of those offers in turn (the
+  // first replica's first), all its replicas under the one that holds them.
+  auto units = attempt(std::nullopt);
+  if (!units || units->size() < 2) return units;
+  std::vector<int> offers;
+  for (const Gang& u : *units)
+    if (std::find(offers.begin(), offers.end(), u.offer) == offers.end()) offers.push_back(u.offer);
+  if (offers.size() == 1) return units;
+  for (auto it = units->rbegin(); it != units->rend(); ++it) release(*it);
+  for (int o : offers)
+    if (auto one = attempt(o)) return one;
+  return std::nullopt;
 }
 
 void SchedEngine::Impl::maybe_prepare() {

@@ -296,7 +296,7 @@ bool evict_and_start(const Trial& t, const std::vector<Cand>& victims, std::vect
   for (const Cand& c : victims) t.release(c);
   auto units = t.e.place_replicas(t.j, t.reps, t.models);
   for (const Cand& c : victims) t.rebind(c);
-  if (!units) return false;  // cannot happen: the victims' room was checked above
+  if (!units) return false;  // the victims' room was checked above, but not one offer for every replica
   // Preempting is no way round backfill: the placement started must keep clear of the room held
   // for the blocked head job, as one on free GPUs must (checked on these very units).
   if (t.e.blocked && t.e.blocked->job != t.j.spec.id && !t.e.backfill_ok(t.j, *units)) {

@@ -132,7 +132,8 @@ struct SchedConfig {
   int64_t spot_notice_ms = 30'000;     // a reclaimed spot allocation keeps running this long
   bool backfill = true;                // EASY backfill behind the first blocked job of a pass
   // A project at its GPU quota may borrow the idle quota of its tenant's other projects; what it
-  // borrows is preempted as soon as one of those projects needs its quota back.
+  // borrows is preempted as soon as one of those projects needs its quota back. Only with
+  // preemption: without it nothing lent could be taken back, so nothing is lent.
   bool quota_lending = true;
   std::map<std::string, int64_t> tenant_weights;  // fair-share weight per tenant; default 1
   std::map<std::string, std::string> model_names; // catalog id -> display name for reasons
