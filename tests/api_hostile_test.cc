@@ -323,6 +323,20 @@ TEST(Hostile, AHeadAnswerCarriesNoBodySoTheConnectionStaysInStep) {
   EXPECT_EQ(status_of(c.read_for(3000ms)), 200);
 }
 
+// A chunked body's trailer is not the header section: an Authorization sent there is not read,
+// since the token's rate limit was charged (from the headers) before the body came.
+TEST(Hostile, AnAuthorizationInAChunkedTrailerIsNotRead) {
+  ServerProcess s;
+  RawConn c(port_of(s));
+  c.send("GET /api/v1/nodes HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nAuthorization: Bearer " +
+         s.admin_token() + "\r\n\r\n");
+  const std::string answer = c.read_for(3000ms);
+  EXPECT_EQ(status_of(answer), 401) << answer;
+  EXPECT_NE(answer.find("missing Authorization header"), std::string::npos) << answer;
+  c.send("GET /api/v1/nodes HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + s.admin_token() + "\r\n\r\n");
+  EXPECT_EQ(status_of(c.read_for(3000ms)), 200) << "in the headers it is";
+}
+
 TEST(Hostile, AnOverlongTargetIs414) {
   ServerProcess s;
   RawConn c(port_of(s));

@@ -163,6 +163,15 @@ TEST_F(Images, JobsNameReadyImages) {
   job["name"] = "by-own-reference";
   job["image"] = ref;
   EXPECT_EQ(s_.req("POST", "/api/v1/jobs", member_, job).status, 201);
+  // Under gpurent's names, never by digest: a node's Podman finds an image by its digest whoever's
+  // it is, so a public name with another tenant's digest would run that tenant's image.
+  theirs["name"] = "by-digest";
+  theirs["image"] = "localhost/gpurent/public/x@sha256:" + sha256_hex(bytes);
+  Resp by_digest = s_.req("POST", "/api/v1/jobs", beta_, theirs);
+  EXPECT_EQ(by_digest.error_fields(), std::vector<std::string>{"image"}) << by_digest.describe();
+  EXPECT_NE(by_digest.reason_for("image").find("not by digest"), std::string::npos) << by_digest.describe();
+  theirs["image"] = "nvcr.io/nvidia/pytorch@sha256:" + sha256_hex(bytes);
+  EXPECT_EQ(s_.req("POST", "/api/v1/jobs", beta_, theirs).status, 201) << "a registry's digest, as before";
   // A root file system has no command of its own: the job gives one.
   ASSERT_EQ(s_.req("POST", "/api/v1/images", member_, archive("rootfs", bytes, "rootfs-tar")).status, 201);
   ASSERT_EQ(put("rootfs", 0, bytes, member_).status, 200);

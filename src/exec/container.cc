@@ -42,8 +42,11 @@ std::string status_path_word(const std::string& path) {
 std::string run_flags(const ContainerSettings& s, const ContainerRun& r) {
   std::ostringstream f;
   f << "--name \"$name\" --pull never --network \"$net\" --user " << shell_quote(s.user)
-    << " --cap-drop all --security-opt no-new-privileges --pids-limit " << s.pids_limit << " --ulimit nofile="
-    << s.nofile << ":" << s.nofile << " --ulimit nproc=" << s.nproc << ":" << s.nproc;
+    << " --cap-drop all --security-opt no-new-privileges --pids-limit " << s.pids_limit
+    << " --ulimit nofile=" << s.nofile << ":" << s.nofile;
+  // No nproc ulimit: the kernel counts RLIMIT_NPROC per uid over the whole host, and every
+  // tenant's containers run as the same uid (--user), so one tenant's processes would use up
+  // every other tenant's allowance on the node. --pids-limit is the container's own cgroup count.
   if (r.cpus) f << " --cpus " << *r.cpus;
   if (r.memory_gib) f << " --memory " << *r.memory_gib << "g --memory-swap " << *r.memory_gib << "g";
   const int64_t shm = r.shm_gib ? *r.shm_gib : r.memory_gib ? std::max<int64_t>(1, *r.memory_gib / 2) : 1;
@@ -540,11 +543,22 @@ std::string script_run(const ContainerSettings& s, const ContainerRun& r) {
 
 }  // namespace
 
+// A gang's worker runs on every node through srun, as bash code in arguments: in pieces of 30,000
+// characters (at most 120 KB in UTF-8), since Linux holds one argument to 128 KiB and the function
+// with a job's quoted env and command (64 KiB each, a quote four bytes quoted) may pass it. The
+// pieces are joined without separators, then run with the shell's usual word splitting.
+constexpr const char* kGangLaunch =
+    "gpurent_w=\"$(declare -f gpurent_worker); gpurent_worker\"\n"
+    "gpurent_parts=()\n"
+    "while [ -n \"$gpurent_w\" ]; do gpurent_parts+=(\"${gpurent_w:0:30000}\"); gpurent_w=\"${gpurent_w:30000}\"; "
+    "done\n"
+    "srun --ntasks-per-node=1 --kill-on-bad-exit=1 bash -c 'IFS=; w=\"$*\"; unset IFS; eval \"$w\"' gpurent-worker "
+    "\"${gpurent_parts[@]}\"\n";
+
 std::string container_script(const ContainerSettings& s, const ContainerRun& r) {
   return script_head(s, r) + script_gpus(s) + script_numa(r) + script_volumes(s, r) + script_checks(s, r) +
          script_artifacts(r) + script_secrets(s, r) + script_heartbeat(s, r) + script_run(s, r) +
-         (r.nodes > 1 ? "srun --ntasks-per-node=1 --kill-on-bad-exit=1 bash -c \"$(declare -f gpurent_worker); gpurent_worker\"\n"
-                      : "gpurent_worker\n");
+         (r.nodes > 1 ? kGangLaunch : "gpurent_worker\n");
 }
 
 std::optional<ContainerStatus> read_container_status(const std::string& path) {

@@ -4,16 +4,16 @@
 // itself runs for real in tests/container_slurm_test.cc.
 #include "exec/container.h"
 
-#include <gtest/gtest.h>
-
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -92,6 +92,8 @@ TEST(Container, ScriptPassesTheJobsLimitsDevicesAndVolumes) {
     EXPECT_NE(sh.find(want), std::string::npos) << want << "\n" << sh;
   EXPECT_EQ(sh.find("--privileged"), std::string::npos);
   EXPECT_EQ(sh.find("--network host"), std::string::npos);
+  EXPECT_EQ(sh.find("--ulimit nproc"), std::string::npos)
+      << "counted per uid over the host: one tenant's processes would use up every tenant's (same --user)";
   EXPECT_EQ(sh.find("srun"), std::string::npos) << "one node: no srun";
   ContainerRun gang = sample();
   gang.nodes = 2;
@@ -99,6 +101,32 @@ TEST(Container, ScriptPassesTheJobsLimitsDevicesAndVolumes) {
   const std::string g = container_script(s, gang);
   EXPECT_NE(g.find("srun --ntasks-per-node=1"), std::string::npos);
   EXPECT_NE(g.find("nvidia.com/gpu=$g"), std::string::npos);
+}
+
+// A gang's worker goes to the nodes through srun as bash code in arguments, in pieces: with a
+// job's env near its limit, quoted (a quote is four bytes quoted), one piece would pass the
+// kernel's 128 KiB for an argument and srun could not start it ("Argument list too long"). A fake
+// srun that runs its command here checks that the pieces make the worker whole again.
+TEST(Container, AGangsWorkerWithALargeEnvStillStarts) {
+  const std::string d = fake_podman_dir(podman_by_verb("  *' run '*) printf '%s\\n' \"$@\" > $D/argv ;;\n"));
+  ASSERT_FALSE(d.empty());
+  std::ofstream(d + "/srun") << "#!/bin/bash\nwhile [[ \"$1\" == --* ]]; do shift; done\nexec \"$@\"\n";
+  std::filesystem::permissions(d + "/srun", std::filesystem::perms::owner_all);
+  auto [s, r] = faked(d);
+  r.status_file.clear();
+  r.nodes = 2;
+  const std::string quotes(40'000, '\'');
+  r.env = {{"QUOTES", quotes}, {"SPACED", "a  b\tc"}};
+  std::ofstream(d + "/batch.sh") << container_script(s, r);  // a batch script is a file (sbatch's)
+  auto out =
+      run_process({"bash", d + "/batch.sh"},
+                  {{"SLURMD_NODENAME", "gpn1"}, {"PATH", d + ":" + std::string(std::getenv("PATH"))}}, "", 20'000);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(out->exit_code, 0) << out->err.substr(0, 2000);
+  const std::string argv = read_all(d + "/argv");
+  EXPECT_NE(argv.find("\nQUOTES=" + quotes + "\n"), std::string::npos) << "the value whole";
+  EXPECT_NE(argv.find("\nSPACED=a  b\tc\n"), std::string::npos) << "blanks kept as they are";
+  std::filesystem::remove_all(d);
 }
 
 // The script is valid bash, and a hostile environment value reaches the container as it is,

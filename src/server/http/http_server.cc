@@ -315,6 +315,9 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     auto& h = parser_->get();
     const std::string method(h.method_string());
     head_ = h.method() == http::verb::head;
+    // The header section's fields: a chunked body's trailer adds more to the same message, which
+    // handle() leaves out (an Authorization there would pass the token's rate limit checked here).
+    header_fields_ = static_cast<size_t>(std::distance(h.begin(), h.end()));
     if (h.target().size() > kMaxTargetBytes) {
       srv_.stats_.too_large.fetch_add(1);
       return reply_and_close(
@@ -396,7 +399,11 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     req->target = std::string(t);
     req->path = httplib::detail::decode_url(std::string(t.substr(0, q)), false);
     if (q != std::string_view::npos) httplib::detail::parse_query_text(std::string(t.substr(q + 1)), req->params);
-    for (const auto& f : msg) req->headers.emplace(std::string(f.name_string()), std::string(f.value()));
+    size_t field = 0;
+    for (const auto& f : msg) {
+      if (field++ == header_fields_) break;  // the rest came in a chunked body's trailer
+      req->headers.emplace(std::string(f.name_string()), std::string(f.value()));
+    }
     req->body = beast::buffers_to_string(msg.body().data());
     req->version = msg.version() == 10 ? "HTTP/1.0" : "HTTP/1.1";
     req->remote_addr = remote_;
@@ -555,6 +562,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   std::optional<http::request_parser<http::dynamic_body>> parser_;
   bool keep_alive_ = true;
   bool head_ = false;          // the request being answered is a HEAD
+  size_t header_fields_ = 0;   // fields of its header section (on_header), before any trailer
   bool in_flight_ = false;     // counted in stats_.queued until its answer is written
   int64_t body_reserved_ = 0;  // this request's share of the body budget
   size_t drained_ = 0;
