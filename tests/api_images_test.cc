@@ -172,6 +172,10 @@ TEST_F(Images, JobsNameReadyImages) {
   EXPECT_NE(by_digest.reason_for("image").find("not by digest"), std::string::npos) << by_digest.describe();
   theirs["image"] = "nvcr.io/nvidia/pytorch@sha256:" + sha256_hex(bytes);
   EXPECT_EQ(s_.req("POST", "/api/v1/jobs", beta_, theirs).status, 201) << "a registry's digest, as before";
+  theirs["name"] = "node-image-by-digest";
+  theirs["image"] = "localhost/gpurent/dev@sha256:" + sha256_hex(bytes);
+  EXPECT_EQ(s_.req("POST", "/api/v1/jobs", beta_, theirs).status, 201)
+      << "a node's own image (no scope): the node checks whose image it resolves to";
   // A root file system has no command of its own: the job gives one.
   ASSERT_EQ(s_.req("POST", "/api/v1/images", member_, archive("rootfs", bytes, "rootfs-tar")).status, 201);
   ASSERT_EQ(put("rootfs", 0, bytes, member_).status, 200);

@@ -43,10 +43,12 @@ std::string run_flags(const ContainerSettings& s, const ContainerRun& r) {
   std::ostringstream f;
   f << "--name \"$name\" --pull never --network \"$net\" --user " << shell_quote(s.user)
     << " --cap-drop all --security-opt no-new-privileges --pids-limit " << s.pids_limit
-    << " --ulimit nofile=" << s.nofile << ":" << s.nofile;
-  // No nproc ulimit: the kernel counts RLIMIT_NPROC per uid over the whole host, and every
-  // tenant's containers run as the same uid (--user), so one tenant's processes would use up
-  // every other tenant's allowance on the node. --pids-limit is the container's own cgroup count.
+    << " --ulimit nofile=" << s.nofile << ":" << s.nofile << " --ulimit nproc=\"$nproc:$nproc\"";
+  // nproc is the node's pid_max (gpurent_worker's $nproc), no bound of its own: the kernel counts
+  // RLIMIT_NPROC per uid over the whole host, and every tenant's containers run as the same uid
+  // (--user), so any smaller value would let one tenant's processes use up every other tenant's.
+  // --pids-limit, the container's own cgroup count, is the bound. (Podman's default would not
+  // do: above what the node lets the container set, runc cannot start it.)
   if (r.cpus) f << " --cpus " << *r.cpus;
   if (r.memory_gib) f << " --memory " << *r.memory_gib << "g --memory-swap " << *r.memory_gib << "g";
   const int64_t shm = r.shm_gib ? *r.shm_gib : r.memory_gib ? std::max<int64_t>(1, *r.memory_gib / 2) : 1;
@@ -139,11 +141,13 @@ std::string script_head(const ContainerSettings& s, const ContainerRun& r) {
     << "gpurent_worker() {\n"
     << "  local P=(" << words(std::vector<std::string>{s.podman}) << (s.podman_args.empty() ? "" : " ")
     << words(s.podman_args) << ")\n"
-    << "  local node; node=$(printf '%s' \"${GPURENT_RUN_NODE:-${SLURMD_NODENAME:-$(hostname -s)}}\" | tr -cd 'A-Za-z0-9._-')\n"
+    << "  local node; node=$(printf '%s' \"${GPURENT_RUN_NODE:-${SLURMD_NODENAME:-$(hostname -s)}}\" | tr -cd "
+       "'A-Za-z0-9._-')\n"
     << "  local status_file=" << (r.status_file.empty() ? "''" : status_path_word(r.status_file)) << "\n"
     << "  local name=" << shell_quote("gpurent-" + r.job_id + "-") << "\"$node\"\n"
     << "  local net=" << shell_quote("gpurent-" + r.tenant_id) << "\n"
     << "  local image=" << shell_quote(r.image) << "\n"
+    << "  local nproc; nproc=$(cat /proc/sys/kernel/pid_max 2>/dev/null) || nproc=4194304\n"
     << "  status() {  # why the run failed, for gpurent (the exit code cannot say)\n"
     << "    [ -n \"$status_file\" ] && printf '{\"reason\":\"%s\",\"detail\":\"%s\",\"node\":\"%s\"%s}\\n' "
        "\"$1\" \"$(printf '%s' \"$2\" | tr -d '\\000-\\037\"\\\\')\" \"$node\" \"${3:-}\" > \"$status_file\"\n"

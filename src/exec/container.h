@@ -39,7 +39,7 @@ struct ContainerSettings {
   std::string volume_root;       // tenants' volumes: <root>/<tenant id>/<volume>; empty: volumes refused
   std::string user = "1000:1000";  // uid:gid inside the container (never root)
   int64_t pids_limit = 4096;
-  int64_t nofile = 1024;                // ulimit (at or below the host's hard limit); no nproc: run_flags says why
+  int64_t nofile = 1024;  // ulimit (at or below the host's hard limit); nproc: the node's pid_max (run_flags)
   int64_t stop_timeout_s = 10;          // SIGTERM to SIGKILL when the job is cancelled
 };
 

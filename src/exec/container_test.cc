@@ -92,8 +92,9 @@ TEST(Container, ScriptPassesTheJobsLimitsDevicesAndVolumes) {
     EXPECT_NE(sh.find(want), std::string::npos) << want << "\n" << sh;
   EXPECT_EQ(sh.find("--privileged"), std::string::npos);
   EXPECT_EQ(sh.find("--network host"), std::string::npos);
-  EXPECT_EQ(sh.find("--ulimit nproc"), std::string::npos)
-      << "counted per uid over the host: one tenant's processes would use up every tenant's (same --user)";
+  EXPECT_NE(sh.find("--ulimit nproc=\"$nproc:$nproc\""), std::string::npos)
+      << "counted per uid over the host: any bound below pid_max lets one tenant's processes use up every tenant's";
+  EXPECT_NE(sh.find("nproc=$(cat /proc/sys/kernel/pid_max"), std::string::npos);
   EXPECT_EQ(sh.find("srun"), std::string::npos) << "one node: no srun";
   ContainerRun gang = sample();
   gang.nodes = 2;

@@ -207,9 +207,11 @@ Result<Built> build_job(App& app, const json& body, const Principal& p, StoreTx&
                                          .arg("state", enum_name(kImageStateNames, i->state)));
     if (i->format == ImageFormat::kRootfsTar && j->command.empty())  // a root file system runs nothing by itself
       return Error::invalid("command", Message("api.jobs.image_needs_command").arg("name", *j->image));
-  } else if (j->image && j->image->rfind("localhost/gpurent/", 0) == 0 && j->image->find('@') != std::string::npos) {
-    // By digest the node's Podman finds any image with those bytes, whatever the name says (and
-    // the node's check of whose image it is goes by that name): gpurent's images by tag only.
+  } else if (j->image && j->image->rfind("localhost/gpurent/", 0) == 0 && j->image->find('@') != std::string::npos &&
+             j->image->find('/', 18) < j->image->find('@')) {
+    // By digest the node's Podman finds any image with those bytes, whatever the name says, and
+    // the node skips its check of whose image it is for a public or the tenant's own scope
+    // (exec/container.cc): gpurent's scoped images (localhost/gpurent/<scope>/…) by tag only.
     return Error::invalid("image", Message("api.jobs.image_digest_ref").arg("image", *j->image));
   } else if (j->image && !gpurent_reference_allowed(*j->image, project->tenant_id)) {
     // Another tenant's image as the nodes name it once loaded: not this tenant's to run.
