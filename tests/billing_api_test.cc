@@ -211,7 +211,8 @@ TEST(Billing, ContractsValidateAndInvoicesEqualTheSumOfTheirLines) {
   // A contract that bills runs stays: deleting it would re-price them at list prices.
   Resp gone = s.admin("DELETE", "/api/v1/contracts/acme-dc");
   EXPECT_EQ(gone.status, 409) << gone.describe();
-  EXPECT_NE(gone.describe().find("1 run(s) or kept storage record(s) are billed under it"), std::string::npos)
+  EXPECT_NE(gone.describe().find("1 run(s) or kept storage record(s) and 1 commitment(s) are billed under it"),
+            std::string::npos)
       << gone.describe();
   EXPECT_EQ(s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + this_month()).body["sections"][0]["contract"],
             "acme-dc");

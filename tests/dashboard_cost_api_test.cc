@@ -32,7 +32,12 @@ struct JobRun {
 
 class DashboardCost : public ::testing::Test {
  protected:
-  DashboardCost() : s_({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "1"}) {}
+  // The cost firewall's pass starts once the world is made (SetUp): it closes last month at once,
+  // and a commitment may not start in a closed month.
+  static std::vector<std::string> args(const char* firewall_interval_s) {
+    return {"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", firewall_interval_s};
+  }
+  DashboardCost() : s_(args("0")) {}
 
   void SetUp() override {
     expect_2xx(s_.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
@@ -61,6 +66,8 @@ class DashboardCost : public ::testing::Test {
                      {"commitments", {{{"name", "one-gpu"}, {"offer", "h100"}, {"gpus", 1}, {"term_months", 1},
                                        {"starts_at", format_rfc3339(commit_from_)}}}}};
     expect_2xx(s_.admin("POST", "/api/v1/contracts", contract), "contract");
+    s_.set_extra_args(args("1"));
+    s_.restart();
   }
 
   std::string submit(const std::string& project, const std::string& name, int gpus) {

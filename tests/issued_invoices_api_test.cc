@@ -258,6 +258,75 @@ TEST(IssuedInvoices, MonthsLeftOpenAreClosedOldestFirstAndCountInTheBalanceUntil
   EXPECT_EQ(cents_of(b["accruing"]), drafts - ended) << b.dump();
 }
 
+// A month closed for invoicing is frozen for contracts too: a commitment may not start there, nor
+// one that started there change or go, nor an exit take effect there (each would reach no invoice,
+// or bill twice); what starts after it may; a contract whose commitment still bills is not deleted.
+TEST(IssuedInvoices, AContractChangeThatWouldRebillAClosedMonthIsRefused) {
+  ServerProcess s({"--firewall-interval-s", "0", "--demo-clock", "2026-11-10T00:00:00Z"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
+  acme_and_beta(s);
+  const auto commitment = [](const char* name, const char* from, int64_t gpus, bool prepaid) {
+    return json{{"name", name},      {"offer", "h100"},   {"gpus", gpus},
+                {"term_months", 12}, {"starts_at", from}, {"prepaid", prepaid}};
+  };
+  json c = {{"name", "acme-dc"},
+            {"tenant", "acme"},
+            {"supplier", "dc"},
+            {"offers", {"h100"}},
+            {"currency", "CNY"},
+            {"starts_at", "2026-08-01T00:00:00Z"},
+            {"commitments", {commitment("one", "2026-08-01T00:00:00Z", 1, false)}}};
+  expect_2xx(s.admin("POST", "/api/v1/contracts", c), "contract");
+  // While October is open, a commitment may start in it.
+  c["commitments"].push_back(commitment("early", "2026-10-20T00:00:00Z", 1, true));
+  expect_2xx(s.admin("PUT", "/api/v1/contracts/acme-dc", c), "a commitment in an open month");
+  expect_2xx(s.admin("POST", "/api/v1/invoices/close", json{{"month", "2026-10"}}), "close October");
+
+  const auto refused = [&](json body, const char* field, const char* what) {
+    const Resp r = s.admin("PUT", "/api/v1/contracts/acme-dc", body);
+    EXPECT_EQ(r.status, 422) << what << ": " << r.describe();
+    EXPECT_EQ(r.error_fields(), std::vector<std::string>{field}) << what << ": " << r.describe();
+    EXPECT_NE(r.body.dump().find("2026-11-01T00:00:00.000Z"), std::string::npos) << r.describe();
+  };
+  json b = c;
+  b["commitments"].push_back(commitment("late", "2026-10-25T00:00:00Z", 1, true));
+  refused(b, "commitments[2].starts_at", "a prepaid commitment starting in closed October (never charged)");
+  b = c;
+  b["commitments"][1]["starts_at"] = "2026-11-20T00:00:00Z";
+  refused(b, "commitments[1]", "October's prepaid commitment moved out of it (charged twice)");
+  b = c;
+  b["commitments"][0]["gpus"] = 2;
+  refused(b, "commitments[0]", "a commitment billed in August to October grown");
+  b = c;
+  b["commitments"].erase(1);
+  refused(b, "commitments", "October's commitment removed");
+  b = c;
+  b["exit"] = {{"notice_at", "2026-09-01T00:00:00Z"}, {"exit_at", "2026-09-15T00:00:00Z"}};
+  refused(b, "exit.exit_at", "an exit effective on October 1st (30 days' notice)");
+  // Through a new contract too.
+  json other = c;
+  other["name"] = "acme-dc-2";
+  other["commitments"] = {commitment("late", "2026-10-31T23:59:59Z", 1, false)};
+  const Resp created = s.admin("POST", "/api/v1/contracts", other);
+  EXPECT_EQ(created.status, 422) << created.describe();
+  EXPECT_EQ(created.error_fields(), std::vector<std::string>{"commitments[0].starts_at"}) << created.describe();
+
+  // From November on, all of it may be done.
+  b = c;
+  b["commitments"].push_back(commitment("late", "2026-11-01T00:00:00Z", 2, true));
+  b["exit"] = {{"notice_at", "2026-09-01T00:00:00Z"}, {"exit_at", "2026-11-05T00:00:00Z"}};
+  expect_2xx(s.admin("PUT", "/api/v1/contracts/acme-dc", b), "a commitment from November and an exit in it");
+  b["commitments"].erase(2);
+  b.erase("exit");
+  expect_2xx(s.admin("PUT", "/api/v1/contracts/acme-dc", b), "November's commitment and exit taken back");
+  // The commitment from August bills November: the contract stays.
+  const Resp del = s.admin("DELETE", "/api/v1/contracts/acme-dc");
+  EXPECT_EQ(del.status, 409) << del.describe();
+  EXPECT_NE(del.body.dump().find("2 commitment(s)"), std::string::npos) << del.describe();
+}
+
 // An invoice issued while its tenant prepaid came out of its top-ups: it counts against them, and
 // once the tenant pays afterwards (postpaid) only what it took beyond them is still owed.
 TEST(IssuedInvoices, AnInvoiceIssuedPrepaidIsReadAsPrepaidAfterTheTenantTurnsPostpaid) {

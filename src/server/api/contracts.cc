@@ -1,10 +1,14 @@
 // /api/v1/contracts: what a tenant signed with a supplier — offers, clauses, reserved commitments,
 // exit (model/contract.h). Operators write; the tenant's users read their own (the tenants row of
 // the permission matrix). Every offer must be the supplier's and priced in the contract currency;
-// a commitment needs the offer's reserved price for its term.
+// a commitment needs the offer's reserved price for its term. A change that would alter what a
+// month closed for invoicing bills (a commitment starting there, or one that started there changed
+// or removed, an exit whose effective time is there) is a 422: that month's invoices are frozen,
+// and the change would reach none of them, or bill twice (docs/resources/contracts.md#closed-months).
 //
 // /api/v1/allocations: the allocation ledger (server/allocation_ledger.h), read-only; a tenant sees
 // its own runs, operators all.
+#include "billing/rating_input.h"
 #include "model/contract.h"
 #include "model/job_run.h"
 #include "model/offer.h"
@@ -14,13 +18,131 @@
 
 namespace gpurent {
 
+namespace {
+
+// The earliest instant a change alters what is billed, and the field that names it.
+struct Reach {
+  TimeMs at = INT64_MAX;
+  std::string field;
+  void see(TimeMs t, std::string f) {
+    if (t < at) at = t, field = std::move(f);
+  }
+};
+
+// The earliest instant two lists of [from, to) pieces (a market commitment's defaults or resales)
+// bill differently: a piece changed only in its end differs from the earlier of its two ends on,
+// any other from its start.
+template <class Piece>
+std::optional<TimeMs> pieces_differ(const std::vector<Piece>& a, const std::vector<Piece>& b) {
+  std::optional<TimeMs> at;
+  const auto scan = [&at](const std::vector<Piece>& x, const std::vector<Piece>& y) {
+    for (const Piece& p : x) {
+      if (std::find(y.begin(), y.end(), p) != y.end()) continue;
+      TimeMs t = p.from;
+      for (Piece q : y) {
+        const TimeMs q_to = q.to;
+        q.to = p.to;
+        if (q == p) t = std::max(t, std::min(p.to, q_to));
+      }
+      at = at ? std::min(*at, t) : t;
+    }
+  };
+  scan(a, b);
+  scan(b, a);
+  return at;
+}
+
+// The effective exit of contract `c` (rating's effective_exit), its notice days from its clauses
+// or, without them, its first offer's template (`first_offer`).
+std::optional<TimeMs> exit_of(const Contract& c, const Offer& first_offer) {
+  ContractTerms t;
+  t.clauses = c.clauses.value_or(first_offer.contract_template);
+  t.exit_notice_at = c.exit_notice_at;
+  t.exit_at = c.exit_at;
+  return effective_exit(t);
+}
+
+// The end of commitment m's term (its window for a market commitment).
+TimeMs term_end(const ContractCommitment& m) {
+  return m.market() ? *m.ends_at : add_months(m.starts_at, m.term_months);
+}
+
+// The effective exit of stored contract `c` (its first offer read for its notice days when it has
+// no clauses of its own).
+Result<std::optional<TimeMs>> stored_exit(App& app, StoreTx& tx, const Contract& c) {
+  if (!c.exit_notice_at && !c.exit_at) return std::optional<TimeMs>();
+  if (c.clauses || c.offer_ids.empty()) return exit_of(c, Offer{});
+  auto o = tx.get("offers", c.offer_ids[0]);
+  if (!o) return o.error();
+  auto first = decode_record(
+      *o, [&](const json& b) { return parse_offer(b, app.catalog); }, "its contracts' exits cannot be read");
+  if (!first) return first.error();
+  return exit_of(c, *first);
+}
+
+// Where changing contract `old` (exit `old_exit`) into `c` (exit `new_exit`) first alters billing.
+Reach reach_of_change(const Contract* old, std::optional<TimeMs> old_exit, const Contract& c,
+                      std::optional<TimeMs> new_exit) {
+  Reach r;
+  std::map<std::string, const ContractCommitment*> before;
+  if (old)
+    for (const auto& m : old->commitments) before[m.name] = &m;
+  for (size_t i = 0; i < c.commitments.size(); ++i) {
+    const ContractCommitment& m = c.commitments[i];
+    const std::string field = "commitments[" + std::to_string(i) + "]";
+    const auto it = before.find(m.name);
+    if (it == before.end()) {
+      r.see(m.starts_at, field + ".starts_at");
+      continue;
+    }
+    const ContractCommitment& o = *it->second;
+    before.erase(it);
+    ContractCommitment a = o, b = m;
+    a.defaults.clear(), a.resales.clear(), b.defaults.clear(), b.resales.clear();
+    if (!(a == b)) r.see(std::min(o.starts_at, m.starts_at), field + (m.starts_at < o.starts_at ? ".starts_at" : ""));
+    if (auto t = pieces_differ(o.defaults, m.defaults)) r.see(*t, field + ".defaults");
+    if (auto t = pieces_differ(o.resales, m.resales)) r.see(*t, field + ".resales");
+  }
+  for (const auto& [name, o] : before) r.see(o->starts_at, "commitments");  // removed
+  if (old_exit != new_exit) {
+    const TimeMs t = std::min(old_exit.value_or(INT64_MAX), new_exit.value_or(INT64_MAX));
+    r.see(t, c.exit_at ? "exit.exit_at" : c.exit_notice_at ? "exit.notice_at" : "exit");
+  }
+  return r;
+}
+
+// Refuses a change that would alter what a month closed for invoicing bills (its invoices are
+// issued and frozen, or being issued): `existing` is null on create.
+Status check_closed_months(App& app, StoreTx& tx, const Contract& c, const Offer& first_offer, const Record* existing) {
+  std::optional<Contract> old;
+  std::optional<TimeMs> old_exit;
+  if (existing) {
+    auto d = decode_record(*existing, decode_contract, "it cannot be changed");
+    if (!d) return d.error();
+    old = std::move(*d);
+    auto e = stored_exit(app, tx, *old);
+    if (!e) return e.error();
+    old_exit = *e;
+  }
+  const Reach r = reach_of_change(old ? &*old : nullptr, old_exit, c, exit_of(c, first_offer));
+  if (r.at == INT64_MAX) return ok_status();
+  auto closed = invoicing_closed_through(tx);
+  if (!closed) return closed.error();
+  if (r.at >= *closed) return ok_status();
+  return Error::invalid(
+      r.field,
+      Message("api.contracts.closed_month").arg("at", format_rfc3339(r.at)).arg("closed", format_rfc3339(*closed)));
+}
+
+}  // namespace
+
 void register_contract_routes(App& app, Router& srv) {
   KindSpec spec;
   spec.kind = "contracts";
   spec.id_prefix = "ctr";
   spec.object_kind = ObjectKind::kTenant;
   spec.filters = {{"tenant", "tenant_id"}, {"supplier", "supplier_id"}, {"name", "name"}};
-  spec.build = [&app](const json& body, const Principal&, StoreTx& tx, const Record*) -> Result<Built> {
+  spec.build = [&app](const json& body, const Principal&, StoreTx& tx, const Record* existing) -> Result<Built> {
     auto c = parse_contract(body);
     if (!c) return c.error();
     auto tenant = resolve_ref(tx, "tenants", c->tenant, {}, "tenant");
@@ -52,12 +174,13 @@ void register_contract_routes(App& app, Router& srv) {
         return Error::invalid("commitments[" + std::to_string(i) + "].term_months",
                               Message("api.contracts.no_reserved_price").arg("offer", m.offer).arg("price", key));
     }
+    if (auto s = check_closed_months(app, tx, *c, offers.at(c->offers[0]), existing); !s) return s.error();
     return Built{to_json(*c), index_of(*c)};
   };
   // Runs (and kept storage) billed under a contract in a month not closed yet, or market trades
   // settled into it, would be re-priced at list prices (and lose its SLA credits) on those
   // months' invoices: such a contract stays; an exit ends it. Closed months' invoices are frozen.
-  spec.on_delete = [](const Principal&, const Record& r, StoreTx& tx) -> Status {
+  spec.on_delete = [&app](const Principal&, const Record& r, StoreTx& tx) -> Status {
     if (auto locked = tx.get_locked("contracts", r.id); !locked) return locked.error();
     auto closed = invoices_frozen_through(tx);  // a month still closing may rate them yet
     if (!closed) return closed.error();
@@ -73,15 +196,23 @@ void register_contract_routes(App& app, Router& srv) {
         if (!ended || *ended >= *closed) ++billed;
       }
     }
-    int64_t trades = 0;
-    const json& cms = r.body.contains("commitments") ? r.body["commitments"] : json::array();
-    if (cms.is_array())
-      for (const json& m : cms)
-        if (m.is_object() && !m.value("trade", "").empty()) ++trades;
-    if (billed == 0 && trades == 0) return ok_status();
+    // Reserved commitments billed in such a month (monthly until their term's end or the exit; a
+    // prepaid one's charge and exit refund lie there too), and trades settled into it.
+    auto c = decode_record(r, decode_contract, "it cannot be deleted");
+    if (!c) return c.error();
+    auto exit = stored_exit(app, tx, *c);
+    if (!exit) return exit.error();
+    int64_t commitments = 0, trades = 0;
+    for (const auto& m : c->commitments)
+      if (!m.trade.empty())
+        ++trades;
+      else if (std::min(term_end(m), exit->value_or(INT64_MAX)) > *closed)
+        ++commitments;
+    if (billed == 0 && trades == 0 && commitments == 0) return ok_status();
     return Error::make(Code::kConflict, Message("api.contracts.in_use")
                                             .arg("contract", r.name)
                                             .arg("runs", std::to_string(billed))
+                                            .arg("commitments", std::to_string(commitments))
                                             .arg("trades", std::to_string(trades)));
   };
   register_crud(app, srv, spec);
