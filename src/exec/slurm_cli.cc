@@ -612,26 +612,37 @@ Result<std::vector<SlurmNode>> SlurmCli::nodes() {
   return nodes;
 }
 
-std::map<std::string, std::string> SlurmCli::conf_values() {
+std::map<std::string, std::string> parse_slurm_conf_values(const std::string& text) {
   std::map<std::string, std::string> out;
-  std::ifstream conf(s_.conf.empty() ? "/etc/slurm/slurm.conf" : s_.conf);
-  std::string line;
-  while (std::getline(conf, line)) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    line = line.substr(0, line.find('#'));
     const size_t b = line.find_first_not_of(" \t");
-    if (b == std::string::npos || line[b] == '#') continue;
+    if (b == std::string::npos) continue;
     const size_t eq = line.find('=', b);
-    if (eq == std::string::npos || line.find(' ', b) < eq) continue;
+    if (eq == std::string::npos) continue;
+    std::string key = line.substr(b, eq - b);
+    while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
+    if (key.empty() || key.find_first_of(" \t") != std::string::npos) continue;
+    for (char& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     std::string v = line.substr(eq + 1);
-    while (!v.empty() && (v.back() == ' ' || v.back() == '\r')) v.pop_back();
-    out[line.substr(b, eq - b)] = v;
+    const size_t vb = v.find_first_not_of(" \t");
+    v = vb == std::string::npos ? "" : v.substr(vb);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r')) v.pop_back();
+    out[key] = v;
   }
   return out;
+}
+
+std::map<std::string, std::string> SlurmCli::conf_values() {
+  std::ifstream conf(s_.conf.empty() ? "/etc/slurm/slurm.conf" : s_.conf);
+  return parse_slurm_conf_values(std::string((std::istreambuf_iterator<char>(conf)), std::istreambuf_iterator<char>()));
 }
 
 Result<std::vector<SlurmAccounting>> SlurmCli::accounting(TimeMs since, std::string* source, TimeMs until) {
   auto conf = conf_values();
   if (conf.empty()) return Error::make(Code::kUnavailable, "cannot read slurm.conf (" + s_.conf + ")");
-  if (conf["AccountingStorageType"] == "accounting_storage/slurmdbd") {
+  if (conf["accountingstoragetype"] == "accounting_storage/slurmdbd") {
     if (source) *source = "sacct";
     // -S takes local time: a day's margin covers any zone; rows are matched by job id anyway.
     std::string start = format_rfc3339(since - kMsPerDay).substr(0, 19);
@@ -647,7 +658,7 @@ Result<std::vector<SlurmAccounting>> SlurmCli::accounting(TimeMs since, std::str
     return parse_sacct(*r);
   }
   if (source) *source = "jobcomp";
-  const std::string type = conf["JobCompType"], loc = conf["JobCompLoc"];
+  const std::string type = conf["jobcomptype"], loc = conf["jobcomploc"];
   if (type != "jobcomp/filetxt" || loc.empty())
     return Error::make(
         Code::kUnavailable,
@@ -665,8 +676,8 @@ Result<std::vector<SlurmAccounting>> SlurmCli::accounted_since(TimeMs since) {
   // timeout or an unreadable slurm.conf is an error the caller waits out.
   auto conf = conf_values();
   if (conf.empty()) return Error::make(Code::kUnavailable, "cannot read slurm.conf (" + s_.conf + ")");
-  const bool kept = conf["AccountingStorageType"] == "accounting_storage/slurmdbd" ||
-                    (conf["JobCompType"] == "jobcomp/filetxt" && !conf["JobCompLoc"].empty());
+  const bool kept = conf["accountingstoragetype"] == "accounting_storage/slurmdbd" ||
+                    (conf["jobcomptype"] == "jobcomp/filetxt" && !conf["jobcomploc"].empty());
   if (!kept) return std::vector<SlurmAccounting>();
   return accounting(since);
 }

@@ -127,6 +127,10 @@ std::vector<SlurmNic> nics_from_features(const std::vector<std::string>& feature
 // sockets, cores per socket and features per node from `scontrol show nodes --json`, by name.
 // What it cannot read it leaves as it was.
 void add_node_topology(std::vector<SlurmNode>& nodes, const std::string& scontrol_json);
+// slurm.conf's `Key=Value` lines, keys lowercased (Slurm reads them case-insensitively), a `#` and
+// what follows it dropped, values trimmed; a line of several pairs (NodeName=…) keeps the rest in
+// its first key's value.
+std::map<std::string, std::string> parse_slurm_conf_values(const std::string& text);
 // The GPUs gres.conf declares, per node, in index order (the order of their File= devices): the
 // first core each is bound to (Cores=), -1 where it names none. Lines without NodeName apply to
 // every node in `nodes`; AutoDetect lines and other gres are ignored. Never fails: what it cannot
@@ -182,7 +186,7 @@ class SlurmCli final : public BatchSystem {
  private:
   Result<std::string> run(std::vector<std::string> argv, const std::string& stdin_text = "",
                           std::map<std::string, std::string> env = {});
-  std::map<std::string, std::string> conf_values();  // slurm.conf's Key=Value lines
+  std::map<std::string, std::string> conf_values();  // parse_slurm_conf_values of slurm.conf
   SlurmSettings s_;
 };
 

@@ -123,6 +123,25 @@ TEST(SlurmCli, ReadsNicsFromFeatures) {
 
 // gres.conf: per node, each GPU's first bound core in device order; lines without NodeName
 // apply to every node; other gres, AutoDetect and broken lines are left out.
+// slurm.conf as Slurm reads it: keys in any case, comments after a value, spaces around it; a
+// file of several pairs per line and one without '=' leave the other keys readable.
+TEST(SlurmCli, ReadsSlurmConfLikeSlurm) {
+  const auto v = parse_slurm_conf_values(
+      "# accounting\n"
+      "accountingstoragetype=accounting_storage/slurmdbd   # by slurmdbd\n"
+      "  JobCompType = jobcomp/filetxt\t\r\n"
+      "JOBCOMPLOC=/var/log/slurm/jobcomp.log#kept\n"
+      "NodeName=gpn[1-2] Gres=gpu:8 CPUs=16\n"
+      "Include /etc/slurm/more.conf\n"
+      "=orphan\n");
+  EXPECT_EQ(v.at("accountingstoragetype"), "accounting_storage/slurmdbd");
+  EXPECT_EQ(v.at("jobcomptype"), "jobcomp/filetxt");
+  EXPECT_EQ(v.at("jobcomploc"), "/var/log/slurm/jobcomp.log");
+  EXPECT_EQ(v.at("nodename"), "gpn[1-2] Gres=gpu:8 CPUs=16");
+  EXPECT_EQ(v.size(), 4u);
+  EXPECT_TRUE(parse_slurm_conf_values("").empty());
+}
+
 TEST(SlurmCli, ReadsGpuCoresFromGresConf) {
   const std::string conf = R"(# scripts/slurm-local
 NodeName=gpn[1-2] Name=gpu Type=h100 File=/d/gpu[0-3] Cores=0-7
