@@ -59,8 +59,11 @@ void ControlLoop::loop() {
     try {
       if (fence)
         st = store_.write([&](StoreTx& tx) -> Status {
-          if (auto s = item.cmd(tx); !s) return s;
-          return fence(tx);  // last: what it checks holds until the commit
+          // First, before the command's effects outside the store (a tick's sbatch or scancel): the
+          // lease row it locks stays locked until the commit, so no takeover lands mid-command and
+          // a deposed leader submits nothing (checked last, it let one more tick reach Slurm).
+          if (auto s = fence(tx); !s) return s;
+          return item.cmd(tx);
         });
       else
         st = store_.write(item.cmd);

@@ -28,7 +28,7 @@ class ControlLoop {
 
   // Queues a command and blocks until it has committed (or failed). kUnavailable once stopping.
   Status run(Command cmd);
-  // From now on every command ends by running `fence` in its transaction and fails with the
+  // From now on every command begins by running `fence` in its transaction and fails with the
   // fence's error (nothing of it written) when the fence refuses. Used by LeaderLease: a server that leads
   // several on one database writes only while it still holds the lease. Empty: no fence.
   void set_fence(Command fence);

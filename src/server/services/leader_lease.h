@@ -10,12 +10,12 @@
 //    the other).
 //  * The leader renews it every ttl/3 on a store connection of its own (`lease_store`), apart from
 //    the control loop, so a long command (a scheduler tick over a deep queue) does not let it lapse.
-//  * Fencing: the leader's control loop ends every command's transaction with fence(), which reads
+//  * Fencing: the leader's control loop begins every command's transaction with fence(), which reads
 //    the lease locked (StoreTx::get_locked: another server's update of it waits for the commit) and
-//    refuses the command (kUnavailable, nothing of it written) unless this server still holds it
-//    under its token. So a takeover commits either before the fence (the command is refused) or
-//    after the command's commit: a deposed leader's late write is never interleaved with the new
-//    leader's.
+//    refuses the command (kUnavailable, nothing of it written or done) unless this server still
+//    holds it under its token. So a takeover commits either before the fence (the command is
+//    refused before it calls Slurm) or after the command's commit: a deposed leader's late write, or
+//    its tick's sbatch, is never interleaved with the new leader's.
 //  * A leader that finds the lease taken (renewing, or in the fence) calls on_lost once (the server
 //    then exits: run servers under a supervisor that restarts them; they come back as followers).
 // Expiry compares server clocks: keep them within a small fraction of the ttl (NTP).
