@@ -114,6 +114,42 @@ TEST(ContainerAccept, local_containers_AnAcceptanceJobRunsInAContainerAndIsRecor
   EXPECT_EQ(m["gpu"], held[0]);
   EXPECT_EQ(m["fp16_tflops"], "701.2");
 
+  // What a job prints is its own word: a stage dated outside its run, or an all-reduce whose ranks
+  // name another node than the one it ran on, is refused (it would date or place measurements
+  // that SLA credits read).
+  const auto forged_job = [&](const std::string& name, const std::string& command) {
+    json f = job_doc("acme-proj", name);
+    f["gpus_per_worker"] = 2;
+    f["image"] = kAcceptImage;
+    f["command"] = {"sh", "-c", command};
+    f["constraints"] = {{"gpu_models", {"h100-sxm5-80gb"}}};
+    f["resources"] = {{"cpu_cores", 1}, {"memory_gib", 1}};
+    f["artifacts"] = {{{"name", "gpurent-accept"}, {"sha256", sha}, {"mount", "/opt/gpurent-accept"}}};
+    const std::string fid = expect_2xx(s.req("POST", "/api/v1/jobs", token, f), name).body["id"];
+    const json fdone = wait_for(s, "/api/v1/jobs/" + fid, accept_job_is("succeeded"), 120);
+    EXPECT_EQ(fdone["status"]["state"], "succeeded") << fdone.dump();
+    return s.admin("POST", "/api/v1/acceptance-runs", json{{"job", fid}});
+  };
+  json elsewhere = sim;
+  elsewhere["nccl_hosts"] = {"box", "gpn9"};
+  const std::string accept = "/lib64/ld-linux-x86-64.so.2 /opt/gpurent-accept --node box --gpu-sim /tmp/sim.json";
+  Resp across = forged_job(
+      "across", "printf '%s' '" + elsewhere.dump() + "' > /tmp/sim.json && exec " + accept + " --stages gpu,nccl");
+  EXPECT_EQ(across.status, 422) << across.describe();
+  EXPECT_NE(across.reason_for("job.report.stages[1].output")
+                .find("rank host gpn9 of the all-reduce is not node box, the one node job across ran on"),
+            std::string::npos)
+      << across.describe();
+  Resp dated =
+      forged_job("back-dated", "printf '%s' '" + sim.dump() + "' > /tmp/sim.json && " + accept +
+                                   " --stages gpu --out /tmp/r.json > /dev/null && printf "
+                                   "'GPURENT-ACCEPTANCE-REPORT %s\\n' \"$(tr -d '\\n' < /tmp/r.json | sed "
+                                   "'s/\"started_at\": *\"[^\"]*\"/\"started_at\":\"2026-01-01T00:00:00Z\"/g')\"");
+  EXPECT_EQ(dated.status, 422) << dated.describe();
+  EXPECT_NE(dated.reason_for("job.report.stages[0].started_at").find("outside the run of job back-dated"),
+            std::string::npos)
+      << dated.describe();
+
   // A job whose log holds no report, and one another tenant cannot name.
   json plain = job_doc("acme-proj", "no-report");
   plain["image"] = kAcceptImage;

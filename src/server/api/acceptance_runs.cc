@@ -47,8 +47,12 @@ namespace {
 
 constexpr int64_t kLogWindowBytes = 4 * 1024 * 1024;  // the report is the log's last line: read this much
 
-// The run of a job that produced the report: its newest run on one node.
-Result<RunCards> job_cards(StoreTx& tx, const Record& job) {
+// How far a report's stage may lie outside its job's run (the node's clock against the server's).
+constexpr TimeMs kStageClockSlackMs = 60'000;
+
+// The job's newest run: its one node's cards, and (`window`) when it ran: from running_at to its
+// end, or `now` while it runs.
+Result<RunCards> job_cards(StoreTx& tx, const Record& job, TimeMs now, std::pair<TimeMs, TimeMs>* window) {
   auto runs = list_all(tx, "allocations", {{"tenant_id", job.tenant_id}});
   if (!runs) return runs.error();
   std::optional<JobRun> newest;
@@ -62,6 +66,7 @@ Result<RunCards> job_cards(StoreTx& tx, const Record& job) {
   if (!newest) return Error::invalid("job", Message("api.acceptance_runs.job_never_ran").arg("job", job.name));
   if (newest->placement.size() != 1)
     return Error::invalid("job", Message("api.acceptance_runs.job_many_nodes").arg("job", job.name));
+  *window = {newest->running_at.value_or(newest->requested_at.value_or(0)), newest->ended_at.value_or(now)};
   return newest->placement.front();
 }
 
@@ -197,7 +202,7 @@ std::vector<PeerNode> peers_of(const json& run_body) {
 // admin, one the tenant rented. They get the same nccl_busbw measurement. A host that is not such a
 // node is a 422 naming the stage's output.
 Result<std::vector<PeerNode>> nccl_peer_nodes(StoreTx& tx, const Principal& p, const AcceptanceReport& rep,
-                                              const Record& node, const std::string& prefix) {
+                                              const Record& node, const std::string& prefix, const Record* job) {
   std::vector<PeerNode> out;
   for (size_t i = 0; i < rep.stages.size(); ++i) {
     const AcceptanceStage& s = rep.stages[i];
@@ -205,6 +210,11 @@ Result<std::vector<PeerNode>> nccl_peer_nodes(StoreTx& tx, const Principal& p, c
     const std::string field = prefix + "stages[" + std::to_string(i) + "].output";
     for (const std::string& host : s.nccl.hosts) {
       if (host == node.name || host == rep.hostname) continue;
+      if (job)  // the job ran on this one node: other hosts are the job's word only
+        return Error::invalid(field, Message("api.acceptance_runs.nccl_host_not_the_jobs")
+                                         .arg("host", host)
+                                         .arg("job", job->name)
+                                         .arg("node", node.name));
       auto peer = resolve_ref(tx, "nodes", host, {{"supplier_id", node.supplier_id}}, field);
       if (!peer && peer.error().code != Code::kInvalid && peer.error().code != Code::kNotFound) return peer.error();
       if (!peer || peer->supplier_id != node.supplier_id || looks_like_id(host))
@@ -345,6 +355,7 @@ Result<Built> build_run(App& app, const json& body, const Principal& p, StoreTx&
   json report_json;
   std::optional<Record> job;
   std::optional<RunCards> run;
+  std::pair<TimeMs, TimeMs> run_window{0, 0};
   std::string prefix = "report.";
   if (job_ref) {
     std::map<std::string, std::string> scope;
@@ -357,7 +368,7 @@ Result<Built> build_run(App& app, const json& body, const Principal& p, StoreTx&
     if (!j) return supplier ? not_found : j.error();
     if (!p.tenant_id.empty() && j->tenant_id != p.tenant_id) return not_found;
     job = *j;
-    auto cards = job_cards(tx, *job);
+    auto cards = job_cards(tx, *job, app.clock.now(), &run_window);
     if (!cards) return supplier ? not_found : cards.error();
     if (supplier) {
       auto ran_on = tx.get("nodes", cards->node_id);
@@ -384,6 +395,18 @@ Result<Built> build_run(App& app, const json& body, const Principal& p, StoreTx&
   }
   auto node = resolve_ref(tx, "nodes", rep->node, {}, prefix + "node");
   if (!node) return node.error();
+  if (run)  // what the job printed is its own word: a stage dated outside its run measured nothing of it
+    for (size_t i = 0; i < rep->stages.size(); ++i) {
+      const AcceptanceStage& s = rep->stages[i];
+      const std::string field = prefix + "stages[" + std::to_string(i) + "].";
+      const bool early = s.started_at < run_window.first - kStageClockSlackMs;
+      if (early || s.finished_at > run_window.second + kStageClockSlackMs)
+        return Error::invalid(field + (early ? "started_at" : "finished_at"),
+                              Message("api.acceptance_runs.stage_outside_run")
+                                  .arg("job", job->name)
+                                  .arg("from", format_rfc3339(run_window.first))
+                                  .arg("to", format_rfc3339(run_window.second)));
+    }
   if (run && run->node_id != node->id)
     return Error::invalid(prefix + "node", Message("api.acceptance_runs.not_the_jobs_node")
                                                .arg("node", rep->node)
@@ -425,7 +448,7 @@ Result<Built> build_run(App& app, const json& body, const Principal& p, StoreTx&
     status = MeasurementStatus::kDisputed;
   }
 
-  auto peers = nccl_peer_nodes(tx, p, *rep, *node, prefix);
+  auto peers = nccl_peer_nodes(tx, p, *rep, *node, prefix, job ? &*job : nullptr);
   if (!peers) return peers.error();
 
   json stages = json::array();
