@@ -70,6 +70,12 @@ TEST_F(UsageTest, IngestsAndReadsBackSeriesAndTotals) {
                 {gpu_sample(base + 15'000, "node-1", 0, 40), gpu_sample(base, "node-1", 0, 80),
                  gpu_sample(base, w.node_id, 1, 10)}},
                {"job_samples", {job_sample(base, w.job_id, 1000, 5), job_sample(base + 60'000, "train-1", 24, 7)}}};
+  // A job is named by its id: a name is unique only within its project.
+  Resp by_name = s.admin("POST", "/api/v1/usage", body);
+  EXPECT_EQ(by_name.status, 422) << by_name.describe();
+  EXPECT_NE(by_name.reason_for("job_samples[1].job").find("train-1 is not a job id"), std::string::npos)
+      << by_name.describe();
+  body["job_samples"][1]["job"] = w.job_id;
   Resp r = s.admin("POST", "/api/v1/usage", body);
   ASSERT_EQ(r.status, 201) << r.describe();
   EXPECT_EQ(r.body.value("duplicate", true), false);

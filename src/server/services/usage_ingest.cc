@@ -168,7 +168,14 @@ Status resolve_job_samples(StoreTx& tx, const UsageBatch& b, FieldErrors& errs, 
     const JobSample& s = b.job_samples[i];
     auto [it, fresh] = jobs.emplace(s.job, std::nullopt);
     if (fresh) {
-      auto rec = resolve_ref(tx, "jobs", s.job, {}, "job_samples[" + std::to_string(i) + "].job");
+      const std::string field = "job_samples[" + std::to_string(i) + "].job";
+      // By id only: a name is unique within its project, and once a job is gone another (any
+      // tenant's) may take it: the usage, money, would be charged to it.
+      if (!looks_like_id(s.job) || s.job.rfind("job_", 0) != 0) {
+        errs.add(field, Message("usage.job_by_id").arg("job", s.job));
+        continue;
+      }
+      auto rec = resolve_ref(tx, "jobs", s.job, {}, field);
       if (!rec) {
         if (rec.error().code != Code::kInvalid) return rec.error();
         for (const auto& f : rec.error().fields) add_reason(errs, f);
