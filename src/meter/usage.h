@@ -32,7 +32,9 @@ inline constexpr int64_t kMaxMemoryMib = int64_t{1} << 24;  // 16 TiB
 inline constexpr int64_t kMaxPowerMw = 10'000'000;          // 10 kW
 inline constexpr int64_t kMaxClockMhz = 100'000;
 inline constexpr int64_t kMaxGpuIndex = 1023;
-inline constexpr int64_t kMaxCounterDelta = 1'000'000'000'000'000;  // 10^15 per sample
+// 10^13 (10 TB, ten trillion tokens) per sample, and per job and minute over all its samples (the
+// server's ingest): a month of one job at that rate stays below 2^63 / 20.
+inline constexpr int64_t kMaxCounterDelta = 10'000'000'000'000;
 
 struct GpuMetrics {
   int64_t utilization_pct = 0;             // 0..100, required

@@ -1,5 +1,7 @@
 #include "server/services/usage_ingest.h"
 
+#include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 #include <tuple>
@@ -218,6 +220,46 @@ Result<UsageBatchRows> resolve(StoreTx& tx, const Principal& p, const UsageBatch
   return rows;
 }
 
+// Refuses the batch (already inserted in the writer's transaction, which then rolls back) when a
+// job's counter over one minute, with what is stored (`store`, the committed state: the batch is
+// not in it), would pass kMaxCounterDelta: the roll-up folds a minute's samples into one row, and
+// sums over months must stay far from int64's edge.
+Status check_job_minutes(StoreReader& store, const UsageBatch& b, const UsageBatchRows& rows) {
+  using Sums = std::array<int64_t, 5>;
+  const auto counters = [](const auto& x) -> Sums {
+    return {x.storage_io_bytes, x.egress_bytes, x.input_tokens, x.output_tokens, x.requests};
+  };
+  static constexpr std::array<const char*, 5> kNames = {"storage_io_bytes", "egress_bytes", "input_tokens",
+                                                        "output_tokens", "requests"};
+  std::map<std::pair<std::string, TimeMs>, std::pair<size_t, Sums>> minutes;  // -> first sample, batch sums
+  for (size_t i = 0; i < rows.jobs.size(); ++i) {
+    const JobUsageRow& r = rows.jobs[i];
+    auto [it, fresh] = minutes.try_emplace({r.job_id, r.at - r.at % kMsPerMinute}, i, Sums{});  // as the roll-up groups
+    const Sums add = counters(r);
+    for (size_t k = 0; k < add.size(); ++k) it->second.second[k] += add[k];  // <= 100,000 x 10^13
+  }
+  for (const auto& [key, first_sums] : minutes) {
+    const auto& [first, sums] = first_sums;
+    Sums total = sums;
+    if (std::all_of(total.begin(), total.end(), [](int64_t v) { return v == 0; })) continue;
+    auto stored = store.job_usage(key.first, key.second, key.second + kMsPerMinute, 1'000'000);
+    if (!stored) return stored.error();
+    for (const JobUsagePoint& pt : *stored) {
+      const Sums add = counters(pt);
+      for (size_t k = 0; k < add.size(); ++k)
+        total[k] = std::min<int64_t>(total[k] + std::min(add[k], kMaxCounterDelta), INT64_MAX / 2);
+    }
+    for (size_t k = 0; k < total.size(); ++k)
+      if (total[k] > kMaxCounterDelta)
+        return Error::invalid("job_samples[" + std::to_string(first) + "]." + kNames[k],
+                              Message("usage.job_minute_cap")
+                                  .arg("job", b.job_samples[first].job)
+                                  .arg("minute", format_rfc3339(key.second))
+                                  .arg("max", std::to_string(kMaxCounterDelta)));
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 Principal system_principal(const std::string& name) {
@@ -254,6 +296,8 @@ Result<UsageIngestOutcome> ingest_usage(ServiceContext& app, const Principal& p,
     if (!rows) return rows.error();
     auto r = tx.insert_usage_batch(*rows);
     if (!r) return r.error();
+    if (!r->duplicate)
+      if (auto s = check_job_minutes(app.store, batch, *rows); !s) return s;
     out = *r;
     return ok_status();
   });
