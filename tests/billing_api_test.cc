@@ -1031,6 +1031,38 @@ TEST(Billing, UsageAtAMonthsFirstInstantIsBilledInThatMonth) {
   EXPECT_EQ(egress("2026-11"), "") << "not November's";
 }
 
+// A run's last usage sample may be stamped after the run ended, inside the minute it ended in: it
+// is the run's, raw as once the roll-up has folded it into that minute (stamped at the minute's
+// start, inside the run). A sample in a later minute is not.
+TEST(Billing, AReportStampedInTheMinuteARunEndedIsItsRawAsRolledUp) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "0", "--firewall-interval-s", "0"});
+  one_node_world(s, offer_doc("dc", "h100"));  // egress 0.50 per GB beyond 100 GB a month
+  json job = job_doc("vision", "short");
+  job["expected_duration_seconds"] = 3600;
+  const std::string id = expect_2xx(s.admin("POST", "/api/v1/jobs", job), "job").body["id"];
+  wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "running"; });
+  expect_2xx(s.admin("POST", "/api/v1/jobs/" + id + "/cancel"), "cancel");
+  const json closed =
+      wait_for(s, "/api/v1/allocations?state=closed", [](const json& j) { return !j["items"].empty(); });
+  ASSERT_EQ(closed["items"].size(), 1u) << closed.dump();
+  const TimeMs ended = *parse_rfc3339(closed["items"][0]["ended_at"].get<std::string>(), "ended_at");
+  const TimeMs minute_end = ended - ended % 60'000 + 60'000;
+  if (ended % 60'000 == 59'999) GTEST_SKIP() << "the run ended on a minute's last millisecond";
+  json batch = {{"idempotency_key", "after-the-end"},
+                {"job_samples",
+                 {{{"at", format_rfc3339(ended + 1)}, {"job", id}, {"egress_bytes", 1'200'000'000'000}},
+                  {{"at", format_rfc3339(minute_end)}, {"job", id}, {"egress_bytes", 2'000'000'000'000}}}}};
+  ASSERT_EQ(s.admin("POST", "/api/v1/usage", batch).status, 201);
+  const std::string month = format_rfc3339(ended).substr(0, 7);
+  const Resp inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + month);
+  ASSERT_EQ(inv.status, 200) << inv.describe();
+  std::string amount;
+  for (const auto& sec : inv.body["sections"])
+    for (const auto& l : sec["lines"])
+      if (l["rule"] == "egress") amount = l["amount"];
+  EXPECT_EQ(amount, "550.00") << "(1200 − 100 free) GB × 0.50, not the next minute's 2000 GB: " << inv.body.dump();
+}
+
 // Egress in a month's last hour, after the last firewall pass in it: the first pass of the next
 // month evaluates the month before to its end, so the day's egress still alerts (and freezes).
 TEST(Billing, AMonthsLastHoursStillAlertOnTheNextMonthsFirstPass) {

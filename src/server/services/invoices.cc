@@ -367,6 +367,16 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
   auto window = [&](const JobRun& run) {
     return std::make_pair(std::max(*run.running_at, since), run.ended_at ? std::min(*run.ended_at, to) : to);
   };
+  // Where the usage points of an ended run end: its end rounded up to the minute — a sample stamped
+  // after the end inside its last minute is the run's, raw as once rolled up into that minute
+  // (stamped at its start) — but not past the period nor the next run of its job.
+  auto usage_to = [&](const JobRun& run) {
+    const TimeMs e = *run.ended_at;
+    TimeMs hi = std::min(e % 60'000 == 0 ? e : e - e % 60'000 + 60'000, to);
+    for (const JobRun* r : runs_of_job[run.job_id])
+      if (r != &run && r->running_at && *r->running_at >= e) hi = std::min(hi, *r->running_at);
+    return std::max(hi, e);
+  };
   CardSamples samples;
   for (const JobRun& run : runs) {
     if (!run.running_at || *run.running_at >= to || (run.ended_at && *run.ended_at < since) || run.offer_id.empty())
@@ -490,10 +500,12 @@ Status add_runs(StoreReader& store, Builder& b, const Record& tenant, TimeMs fro
     // Storage I/O and egress the job reported while this run lasted (and tokens, for an endpoint).
     TimeMs lo = std::max(since, v_from - v_from % 60'000);
     for (const JobRun* r : runs_of_job[run.job_id])
-      if (r != &run && r->running_at && r->ended_at && *r->ended_at <= v_from) lo = std::max(lo, *r->ended_at);
+      if (r != &run && r->running_at && r->ended_at && *r->ended_at <= v_from) lo = std::max(lo, usage_to(*r));
     g.usage_from[a.id] = lo;
-    if (lo < v_to && !credit_only) {
-      auto vol = usage_in(run.job_id, lo, v_to);  // [lo, to): see InvoiceInput::usage_from
+    const TimeMs hi = run.ended_at && *run.ended_at < to ? usage_to(run) : v_to;
+    g.usage_to[a.id] = hi;
+    if (lo < hi && !credit_only) {
+      auto vol = usage_in(run.job_id, lo, hi);  // [lo, hi): see InvoiceInput::usage_from
       if (!vol) return vol.error();
       for (const auto& v : *vol) {
         if (v.storage_io_bytes > 0 || v.egress_bytes > 0)
@@ -710,12 +722,12 @@ Status rate_groups(std::map<std::string, Group>& groups, TimeMs from, TimeMs to,
 // The inputs of [since-month, window end) narrowed to what loading [day, to) would have read
 // (load_inputs' bounds, with `since` the month's start): runs requested before `to` and not
 // ended before `since` (but for runs there for an outage credit alone); their utilization in [utilization_from,
-// min(ended, to)); volume in [usage_from, min(ended, to)); requeue incidents cut at `to`. A list-price group left
+// min(ended, to)); volume in [usage_from, min(usage_to, to)); requeue incidents cut at `to`. A list-price group left
 // without runs is dropped, as loading would not have made it.
 std::map<std::string, Group> narrowed(const std::map<std::string, Group>& groups, TimeMs since, TimeMs to) {
   std::map<std::string, Group> out;
   for (const auto& [key, g] : groups) {
-    Group n{g.contract_id, g.supplier_id, g.in, g.usage_from, g.credit_only};
+    Group n{g.contract_id, g.supplier_id, g.in, g.usage_from, g.usage_to, g.credit_only};
     std::map<std::string, std::pair<TimeMs, TimeMs>> kept;  // allocation -> (lo, hi)
     n.in.allocations.clear();
     for (const Allocation& a : g.in.allocations) {
@@ -743,7 +755,9 @@ std::map<std::string, Group> narrowed(const std::map<std::string, Group>& groups
       auto it = kept.find(v.allocation);
       if (it == kept.end()) return true;
       auto from = g.usage_from.find(v.allocation);
-      return v.at < (from == g.usage_from.end() ? it->second.first : from->second) || v.at >= it->second.second;
+      auto until = g.usage_to.find(v.allocation);
+      return v.at < (from == g.usage_from.end() ? it->second.first : from->second) ||
+             v.at >= (until == g.usage_to.end() ? it->second.second : std::min(until->second, to));
     });
     std::vector<Incident> incidents;
     for (Incident i : g.in.incidents) {

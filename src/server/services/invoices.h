@@ -31,8 +31,10 @@ struct InvoiceInput {
   RatingInput in;
   // Per allocation: where its usage points (storage I/O, egress, tokens) were read from — its
   // window's start rounded down to the minute (a rolled-up minute is stamped at its start), not
-  // before an earlier run of its job ended. Points are read over [this, window end).
+  // before an earlier run of its job's points end. Points are read over [this, end): an ended run's
+  // end rounded up to the minute (not past the period or the job's next run), else the window's.
   std::map<std::string, TimeMs> usage_from;
+  std::map<std::string, TimeMs> usage_to;  // per allocation: that end
   // Runs that ended before the month and are loaded only for the outage credit of a node failure
   // whose interruption lasted into it (their job ran again after the month began).
   std::set<std::string> credit_only;
