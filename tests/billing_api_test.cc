@@ -825,8 +825,6 @@ TEST(Billing, ACorruptStoredContractFailsTheInvoiceInsteadOfShrinkingIt) {
 namespace gpurent::testing {
 namespace {
 
-// A CPU-only job (无卡模式) on an offer that sells CPU-only work gets an allocation of the cores and
-// memory its workers asked for, and its invoice bills them per core-hour and GiB-hour, exactly.
 // Supplier dc with node n1 and `offer`; tenant acme (USD) with project vision.
 void one_node_world(const ServerProcess& s, const json& offer) {
   expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
@@ -837,6 +835,17 @@ void one_node_world(const ServerProcess& s, const json& offer) {
   expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
 }
 
+// Submits a job to project vision (one_node_world) expected to run `seconds`, and waits until it runs.
+std::string running_job(const ServerProcess& s, const std::string& name, int64_t seconds) {
+  json job = job_doc("vision", name);
+  job["expected_duration_seconds"] = seconds;
+  const std::string id = expect_2xx(s.admin("POST", "/api/v1/jobs", job), name).body["id"];
+  wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "running"; });
+  return id;
+}
+
+// A CPU-only job (无卡模式) on an offer that sells CPU-only work gets an allocation of the cores and
+// memory its workers asked for, and its invoice bills them per core-hour and GiB-hour, exactly.
 TEST(Billing, CpuOnlyJobsAreBilledByTheCoresAndMemoryTheyAskedFor) {
   ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
   json o = offer_doc("dc", "h100");  // CNY 17.50 per GPU-hour
@@ -1009,10 +1018,7 @@ TEST(Billing, UsageAtAMonthsFirstInstantIsBilledInThatMonth) {
   };
   ServerProcess s(at("2026-11-30T23:00:00Z"));
   one_node_world(s, offer_doc("dc", "h100"));  // egress 0.50 per GB beyond 100 GB a month
-  json job = job_doc("vision", "across");
-  job["expected_duration_seconds"] = 86400;
-  const std::string id = expect_2xx(s.admin("POST", "/api/v1/jobs", job), "job").body["id"];
-  wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "running"; });
+  const std::string id = running_job(s, "across", 86400);
   s.set_extra_args(at("2026-12-01T01:00:00Z"));
   s.restart();
   json batch = {{"idempotency_key", "egress-at-midnight"},
@@ -1037,10 +1043,7 @@ TEST(Billing, UsageAtAMonthsFirstInstantIsBilledInThatMonth) {
 TEST(Billing, AReportStampedInTheMinuteARunEndedIsItsRawAsRolledUp) {
   ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "0", "--firewall-interval-s", "0"});
   one_node_world(s, offer_doc("dc", "h100"));  // egress 0.50 per GB beyond 100 GB a month
-  json job = job_doc("vision", "short");
-  job["expected_duration_seconds"] = 3600;
-  const std::string id = expect_2xx(s.admin("POST", "/api/v1/jobs", job), "job").body["id"];
-  wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "running"; });
+  const std::string id = running_job(s, "short", 3600);
   expect_2xx(s.admin("POST", "/api/v1/jobs/" + id + "/cancel"), "cancel");
   const json closed =
       wait_for(s, "/api/v1/allocations?state=closed", [](const json& j) { return !j["items"].empty(); });
@@ -1072,10 +1075,7 @@ TEST(Billing, AMonthsLastHoursStillAlertOnTheNextMonthsFirstPass) {
   };
   ServerProcess s(at("2026-11-30T23:00:00Z", "0"));
   one_node_world(s, offer_doc("dc", "h100"));  // egress 0.50 per GB beyond 100 GB a month
-  json job = job_doc("vision", "late-upload");
-  job["expected_duration_seconds"] = 86400;
-  const std::string id = expect_2xx(s.admin("POST", "/api/v1/jobs", job), "job").body["id"];
-  wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "running"; });
+  const std::string id = running_job(s, "late-upload", 86400);
   json batch = {{"idempotency_key", "late-egress"},
                 {"job_samples", {{{"at", "2026-11-30T23:00:00Z"}, {"job", id}, {"egress_bytes", 1'200'000'000'000}}}}};
   ASSERT_EQ(s.admin("POST", "/api/v1/usage", batch).status, 201);
@@ -1408,10 +1408,7 @@ TEST(Billing, ARunIsIdleOnlyWhenEveryOneOfItsGpusIsMetered) {
 TEST(Billing, AnEgressFreezeHoldsTheProjectsNewJobsUntilLifted) {
   ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "1"});
   one_node_world(s, offer_doc("dc", "h100"));  // egress 0.50 per GB beyond 100 GB a month
-  json first = job_doc("vision", "uploader");
-  first["expected_duration_seconds"] = 3600;
-  const std::string up = expect_2xx(s.admin("POST", "/api/v1/jobs", first), "uploader").body["id"];
-  wait_for(s, "/api/v1/jobs/" + up, [](const json& j) { return j["status"]["state"] == "running"; });
+  const std::string up = running_job(s, "uploader", 3600);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   // 1,200 GB out: (1200 − 100) × 0.50 = 550.00 today, over the 500.00 threshold.
   json batch = {{"idempotency_key", "egress-1"},
