@@ -327,6 +327,22 @@ TEST(IssuedInvoices, AContractChangeThatWouldRebillAClosedMonthIsRefused) {
   EXPECT_NE(del.body.dump().find("2 commitment(s)"), std::string::npos) << del.describe();
 }
 
+// An issued invoice whose stored total no longer reads fails the tenant's balance, naming the
+// record: counted as 0 (as it was), the tenant looked solvent to the firewall's balance stop.
+TEST(IssuedInvoices, AnIssuedInvoiceThatNoLongerReadsFailsTheBalance) {
+  ServerProcess s({"--firewall-interval-s", "0"});
+  committed_world(s);
+  const json closed =
+      expect_2xx(s.admin("POST", "/api/v1/invoices/close", json{{"month", month_ago(1)}}), "close").body;
+  ASSERT_EQ(closed["issued"].size(), 1u) << closed.dump();
+  const std::string id = closed["issued"][0];
+  ASSERT_EQ(s.admin("GET", "/api/v1/tenants/acme/balance").status, 200);
+  edit_database(s, "UPDATE objects SET body = json_set(body, '$.totals.total', '12,00') WHERE id = '" + id + "'");
+  const Resp broken = s.admin("GET", "/api/v1/tenants/acme/balance");
+  EXPECT_EQ(broken.status, 500) << broken.describe();
+  EXPECT_NE(broken.describe().find(id), std::string::npos) << broken.describe();
+}
+
 // An invoice issued while its tenant prepaid came out of its top-ups: it counts against them, and
 // once the tenant pays afterwards (postpaid) only what it took beyond them is still owed.
 TEST(IssuedInvoices, AnInvoiceIssuedPrepaidIsReadAsPrepaidAfterTheTenantTurnsPostpaid) {

@@ -35,9 +35,24 @@ Result<std::map<Currency, Draft>> drafts(MonthInvoiceSource& invoices, TimeMs fr
   return out;
 }
 
-int64_t money_of(const json& doc, const char* key, Currency c) {
-  auto m = Money::parse(doc.is_object() && doc.contains(key) && doc[key].is_string() ? doc[key].get<std::string>() : "0", c);
-  return m ? m->micros() : 0;
+// A stored issued invoice's or credit note's money: its currency (`currency_text`) and the amount
+// at `key` of `doc`. One that does not read is reported (record_faults.h) and fails the balance: a
+// balance that silently counted it as 0 would let the tenant look solvent (the cost firewall's
+// balance stop reads it).
+Result<std::pair<Currency, int64_t>> stored_money(const Record& r, const std::string& currency_text, const json& doc,
+                                                  const char* key) {
+  return decode_record(
+      r,
+      [&](const json&) -> Result<std::pair<Currency, int64_t>> {
+        auto c = parse_currency(currency_text);
+        if (!c) return c.error();
+        if (!doc.is_object() || !doc.contains(key) || !doc[key].is_string())
+          return Error::invalid(key, "is missing or not a decimal string");
+        auto m = Money::parse(doc[key].get<std::string>(), *c);
+        if (!m) return m.error();
+        return std::pair{*c, m->micros()};
+      },
+      "the tenant's balance cannot be computed");
 }
 
 }  // namespace
@@ -80,15 +95,18 @@ Result<TenantBalances> tenant_balances(StoreReader& store, const GpuCatalog& cat
   if (!notes) return notes.error();
   std::map<std::string, int64_t> credited;  // invoice id -> credit notes
   for (const Record& n : *notes) {
-    auto c = parse_currency(n.body.value("currency", ""));
-    if (c) add(credited[n.state], money_of(n.body, "amount", *c));
+    auto m = stored_money(n, n.body.value("currency", ""), n.body, "amount");
+    if (!m) return m.error();
+    add(credited[n.state], m->second);
   }
   const TimeMs month = month_start(now);
   std::set<std::pair<std::string, Currency>> issued_for;  // (month, currency) with an issued invoice
   std::map<Currency, int64_t> drawn_before;               // a tenant postpaid now: its prepaid invoices, per currency
   for (const Record& r : *issued) {
-    auto c = parse_currency(r.gpu_model);
-    if (!c) continue;
+    const json totals = r.body.value("totals", json::object());
+    auto money = stored_money(r, r.gpu_model, totals, "total");
+    if (!money) return money.error();
+    const auto c = std::optional<Currency>(money->first);
     issued_for.insert({r.region, *c});
     // Read as the tenant paid when it was issued (its `payment`; invoices from before that field:
     // as the tenant pays now). A postpaid invoice is owed until paid. A prepaid one came out of
@@ -97,9 +115,8 @@ Result<TenantBalances> tenant_balances(StoreReader& store, const GpuCatalog& cat
     // owed (below).
     const bool drawn = r.body.contains("payment") ? r.body.value("payment", "") == "prepaid" : prepaid;
     if (r.state == "void" || (!drawn && r.state == "paid")) continue;
-    const json totals = r.body.value("totals", json::object());
     int64_t& into = drawn && !prepaid ? drawn_before[*c] : fig(*c).invoiced;
-    add(into, money_of(totals, "total", *c));
+    add(into, money->second);
     add(into, -credited[r.id]);
   }
   for (const auto& [c, drawn] : drawn_before) {
