@@ -34,8 +34,30 @@ std::string gpu_hours_text(__int128 gpu_milli_ms) {
 
 std::optional<Money> cost_per_unit_gain(const Money& cost, double gain) {
   if (!(gain > 0) || !std::isfinite(gain)) return std::nullopt;
-  const double v = std::nearbyint(static_cast<double>(cost.micros()) / gain);  // half to even (default mode)
-  if (!std::isfinite(v) || std::fabs(v) >= 9.0e18) return std::nullopt;
+  // The double is exactly mant × 2^shift: divide the micro-units by that, in integers.
+  int exp = 0;
+  const double frac = std::frexp(gain, &exp);  // gain = frac × 2^exp, frac in [0.5, 1)
+  int64_t mant = static_cast<int64_t>(std::ldexp(frac, 53));
+  int shift = exp - 53;
+  while (shift < 0 && mant % 2 == 0) mant /= 2, ++shift;
+  const __int128 c = cost.micros();
+  __int128 v = 0;
+  if (shift >= 0) {
+    // mant × 2^shift past 2^126 is more than twice any cost: the quotient rounds to 0.
+    v = shift > 73 ? 0 : div_half_even_wide(c, static_cast<__int128>(mant) << shift);
+  } else if (-shift <= 63) {
+    v = div_half_even_wide(c * (static_cast<__int128>(1) << -shift), mant);
+  } else {  // cost × 2^s / mant = q × 2^k + rem × 2^k / mant, with cost × 2^63 = q × mant + rem
+    const int k = -shift - 63;
+    if (k >= 63) return c == 0 ? std::optional<Money>(Money(0, cost.currency())) : std::nullopt;
+    const __int128 num = c * (static_cast<__int128>(1) << 63);
+    const __int128 q = num / mant, rem = num % mant;
+    const __int128 limit = static_cast<__int128>(1) << (63 - k);
+    if (q >= limit || q <= -limit) return std::nullopt;
+    v = q * (static_cast<__int128>(1) << k) + div_half_even_wide(rem * (static_cast<__int128>(1) << k), mant);
+  }
+  if (v >= static_cast<__int128>(9'000'000'000'000'000'000) || v <= -static_cast<__int128>(9'000'000'000'000'000'000))
+    return std::nullopt;
   return Money(static_cast<int64_t>(v), cost.currency());
 }
 

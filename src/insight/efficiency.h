@@ -46,7 +46,8 @@ std::map<std::string, std::optional<double>> rank_jobs(std::vector<JobEfficiency
 // "123.456": GPU-hours to three decimals, rounded half to even.
 std::string gpu_hours_text(__int128 gpu_milli_ms);
 
-// cost ÷ gain to the micro-unit when gain > 0 (and the quotient fits), else absent.
+// cost ÷ gain to the micro-unit, rounded half to even, when gain > 0 (and the quotient fits below
+// 9 × 10^18), else absent. Exact: the double gain is divided as the binary fraction it is.
 std::optional<Money> cost_per_unit_gain(const Money& cost, double gain);
 
 }  // namespace gpurent

@@ -1,7 +1,9 @@
 // The cost-performance arithmetic: ranking, medians, flags, GPU-hours and cost per gain.
+#include "insight/efficiency.h"
+
 #include <gtest/gtest.h>
 
-#include "insight/efficiency.h"
+#include <cmath>
 
 namespace gpurent {
 namespace {
@@ -91,6 +93,24 @@ TEST(DashboardRank, GpuHoursAndCostPerGainAreExact) {
   EXPECT_FALSE(cost_per_unit_gain(cost, 0).has_value());
   EXPECT_FALSE(cost_per_unit_gain(cost, -1).has_value());
   EXPECT_FALSE(cost_per_unit_gain(cost, 1e-30).has_value());  // does not fit
+  // Exact, not through a double: 2^62 + 1 micro-units halved is 2^61 + 0.5, to even 2^61; a double
+  // holds neither 2^62 + 1 nor the quotient.
+  const Money big(int64_t{4'611'686'018'427'387'905}, Currency::kUSD);
+  EXPECT_EQ(cost_per_unit_gain(big, 2)->micros(), int64_t{2'305'843'009'213'693'952});
+  EXPECT_EQ(cost_per_unit_gain(Money(int64_t{3}, Currency::kUSD), 2)->micros(), 2);  // 1.5 to even
+  EXPECT_EQ(cost_per_unit_gain(Money(int64_t{5}, Currency::kUSD), 2)->micros(), 2);  // 2.5 to even
+  EXPECT_EQ(cost_per_unit_gain(Money(int64_t{-5}, Currency::kUSD), 2)->micros(), -2);
+  // A small gain (2^-70 = 8.5e-22): 1 micro-unit / 2^-70 = 2^70 does not fit; 0 does.
+  EXPECT_FALSE(cost_per_unit_gain(Money(int64_t{1}, Currency::kUSD), std::ldexp(1.0, -70)).has_value());
+  EXPECT_EQ(cost_per_unit_gain(Money(int64_t{0}, Currency::kUSD), std::ldexp(1.0, -70))->micros(), 0);
+  // 0.1 is 3602879701896397 / 2^55 exactly: 7 / that = 69.99999999999999611… → 70.
+  EXPECT_EQ(cost_per_unit_gain(Money(int64_t{7}, Currency::kUSD), 0.1)->micros(), 70);
+  // A gain of 3e-15 (2^-101 × an odd 53-bit mantissa): the quotient past 2^63 / mant in steps.
+  EXPECT_EQ(cost_per_unit_gain(Money(int64_t{12345}, Currency::kUSD), 3e-15)->micros(),
+            int64_t{4'115'000'000'000'000'221});
+  EXPECT_EQ(cost_per_unit_gain(Money(int64_t{1}, Currency::kUSD), 3e-15)->micros(), int64_t{333'333'333'333'333});
+  // A huge gain: the quotient rounds to 0.
+  EXPECT_EQ(cost_per_unit_gain(big, 1e300)->micros(), 0);
 }
 
 }  // namespace
