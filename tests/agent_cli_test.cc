@@ -50,7 +50,12 @@ TEST(AgentCli, ReportsTheSimulatedGpusAsUsageSamples) {
   expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("other")), "supplier");
   expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("other", "theirs")), "node");
   auto [refused, rc2] = agent_run(env + GPURENT_BIN + " agent --node theirs --gpu-sim " + s.dir() + "/sim.json --count 1");
-  EXPECT_NE(rc2, 0) << refused;
+  EXPECT_EQ(rc2, 1) << refused;
+  EXPECT_EQ(refused.find("sent"), std::string::npos) << "stopped before it reported: " << refused;
+  // The two sources exclude each other.
+  auto [both, rc6] = agent_run(env + GPURENT_BIN + " agent --node gpn1 --gpu-sim " + s.dir() +
+                               "/sim.json --nvml-library libnvidia-ml.so.1 --count 1");
+  EXPECT_EQ(rc6, 2) << both;
   // A machine whose card UUIDs are not the node's (a copied config naming another node) stops
   // before it reports anything; the node's own UUIDs pass.
   expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "gpn2")), "node");

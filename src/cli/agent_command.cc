@@ -22,8 +22,8 @@ void add_agent_command(CLI::App& app, CliContext& ctx) {
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("agent", "the node agent: report this node's GPUs (NVML, or --gpu-sim) as usage samples");
   cmd->add_option("--node", o->node, "the node's name or id as gpurent knows it")->required();
-  cmd->add_option("--gpu-sim", o->gpu_sim, "read a simulated GPU source (JSON file) instead of NVML");
-  cmd->add_option("--nvml-library", o->library, "the NVML library to load")->capture_default_str();
+  auto* sim = cmd->add_option("--gpu-sim", o->gpu_sim, "read a simulated GPU source (JSON file) instead of NVML");
+  cmd->add_option("--nvml-library", o->library, "the NVML library to load")->capture_default_str()->excludes(sim);
   cmd->add_option("--interval-s", o->interval_s, "seconds between reports")
       ->check(CLI::Range(int64_t{1}, int64_t{3600}))
       ->capture_default_str();
@@ -47,8 +47,10 @@ void add_agent_command(CLI::App& app, CliContext& ctx) {
       ctx.err() << "agent: node " << o->node << ", " << (*source)->describe() << ", every " << o->interval_s << " s\n";
       // Once, before reporting: where the node's record lists its cards' UUIDs, this machine's
       // must be those, or its readings would be stored as another machine's.
-      // A server not reachable yet is no reason to stop: the reports are tried on as before.
-      auto node = c->get("/nodes/" + o->node);
+      // A server not reachable yet is no reason to stop: the reports are tried on as before. One
+      // that answers no (the node unknown, the token not allowed to read it) is.
+      auto node = c->get("/nodes" + seg(o->node));
+      if (!node && !node.error().unreachable()) return ctx.fail(node.error());
       auto first = (*source)->read();  // the first report's reading
       if (!node)
         ctx.err() << "agent: node " << o->node << " could not be read to check its GPUs' UUIDs (" << node.error().detail

@@ -309,6 +309,18 @@ TEST_F(CliTest, MarketBuySellCancelAndReadABook) {
   r = run({"market", "buy", "--gpu-model", "h100", "--region", "r", "--from", "2027-01-01T00:30:00Z", "--to", "E",
            "--currency", "USD", "--gpus", "1", "--price", "1"});
   EXPECT_EQ(r.err.rfind("error: --from：必须是 UTC 整点\n", 0), 0u) << r.err;
+  // So do the other verbs: a book read, a replace, a default.
+  api_.on("GET /api/v1/market/quote",
+          {422, R"J({"title":"Unprocessable","status":422,"detail":"starts_at: must be a whole UTC hour",)J"
+                R"J("errors":[{"field":"starts_at","reason":"must be a whole UTC hour"}]})J"});
+  r = run({"market", "quote", "--gpu-model", "h100", "--region", "r", "--from", "2027-01-01T00:30:00Z", "--to", "E",
+           "--currency", "USD"});
+  EXPECT_EQ(r.err.rfind("error: --from: must be a whole UTC hour\n", 0), 0u) << r.err;
+  api_.on("POST /api/v1/market-orders/mko_9/replace",
+          {422, R"J({"title":"Unprocessable","status":422,"detail":"price_per_gpu_hour: must be more than 0",)J"
+                R"J("errors":[{"field":"price_per_gpu_hour","reason":"must be more than 0"}]})J"});
+  r = run({"market", "replace", "mko_9", "--price", "0"});
+  EXPECT_EQ(r.err.rfind("error: --price: must be more than 0\n", 0), 0u) << r.err;
   api_.on("POST /api/v1/market-orders/mko_1/cancel", {200, R"({"id":"mko_1","state":"cancelled","gpus":10,"filled_gpus":8})"});
   r = run({"market", "cancel", "mko_1"});
   EXPECT_EQ(r.out, "order mko_1: cancelled (filled 8 of 10 GPUs)\n");

@@ -15,6 +15,27 @@
 namespace gpurent {
 namespace {
 
+// The server's field names as the flags the market verbs take, so an error names what was typed.
+ApiError market_flags(ApiError e) {
+  return name_flags(std::move(e), {{"starts_at", "--from"},
+                                   {"ends_at", "--to"},
+                                   {"from", "--from"},
+                                   {"to", "--to"},
+                                   {"price_per_gpu_hour", "--price"},
+                                   {"time_in_force", "--tif"},
+                                   {"gpu_model", "--gpu-model"},
+                                   {"region", "--region"},
+                                   {"currency", "--currency"},
+                                   {"gpus", "--gpus"},
+                                   {"nodes", "--nodes"},
+                                   {"node_gpus", "--node-gpus"},
+                                   {"all_or_none", "--all-or-none"},
+                                   {"idempotency_key", "--idempotency-key"},
+                                   {"tenant", "--tenant"},
+                                   {"supplier", "--supplier"},
+                                   {"reason", "--reason"}});
+}
+
 struct BookOpts {
   std::string gpu_model, region, from, to, currency;
   int64_t node_gpus = 0;  // a book of whole nodes of this size
@@ -76,21 +97,7 @@ void add_order_verb(CLI::App& market, CliContext& ctx, const char* side) {
       ApiClient* c = ctx.client(&rc);
       if (!c) return rc;
       auto r = c->post("/market-orders", body);
-      if (!r)
-        return ctx.fail(name_flags(r.error(), {{"starts_at", "--from"},
-                                               {"ends_at", "--to"},
-                                               {"price_per_gpu_hour", "--price"},
-                                               {"time_in_force", "--tif"},
-                                               {"gpu_model", "--gpu-model"},
-                                               {"region", "--region"},
-                                               {"currency", "--currency"},
-                                               {"gpus", "--gpus"},
-                                               {"nodes", "--nodes"},
-                                               {"node_gpus", "--node-gpus"},
-                                               {"all_or_none", "--all-or-none"},
-                                               {"idempotency_key", "--idempotency-key"},
-                                               {"tenant", "--tenant"},
-                                               {"supplier", "--supplier"}}));
+      if (!r) return ctx.fail(market_flags(r.error()));
       return ctx.emit(*r, [&](std::ostream& out) {
         out << "order " << printable(r->value("id", "")) << ": " << printable(r->value("state", "")) << ", filled "
             << r->value("filled_gpus", int64_t{0}) << " of " << r->value("gpus", int64_t{0}) << " GPUs";
@@ -115,7 +122,7 @@ void add_book_verb(CLI::App& market, CliContext& ctx, const char* what, const ch
               {"currency", b->currency}};
       if (b->node_gpus > 0) q.push_back({"node_gpus", std::to_string(b->node_gpus)});
       auto r = c->get("/market/" + what, q);
-      if (!r) return ctx.fail(r.error());
+      if (!r) return ctx.fail(market_flags(r.error()));
       return ctx.emit(*r, [&](std::ostream& out) {
         out << printable(r->value("gpu_model", "")) << " " << printable(r->value("region", "")) << " "
             << printable(r->value("starts_at", "")) << " – " << printable(r->value("ends_at", "")) << " ("
@@ -180,7 +187,7 @@ void add_replace_verb(CLI::App& market, CliContext& ctx) {
       ApiClient* c = ctx.client(&rc);
       if (!c) return rc;
       auto r = c->post("/market-orders" + seg(o->order) + "/replace", body);
-      if (!r) return ctx.fail(r.error());
+      if (!r) return ctx.fail(market_flags(r.error()));
       return ctx.emit(*r, [&](std::ostream& out) {
         out << "order " << printable(r->value("id", "")) << ": " << printable(r->value("state", "")) << " at "
             << printable(r->value("price_per_gpu_hour", "")) << ", " << r->value("remaining_gpus", int64_t{0}) << " GPUs left";
@@ -214,7 +221,7 @@ void add_default_verb(CLI::App& market, CliContext& ctx) {
       if (gpus->count() > 0) body["gpus"] = o->gpus;
       if (!o->from.empty()) body["from"] = o->from;
       auto r = c->post("/market-trades" + seg(o->trade) + "/default", body);
-      if (!r) return ctx.fail(r.error());
+      if (!r) return ctx.fail(market_flags(r.error()));
       return ctx.emit(*r, [&](std::ostream& out) {
         const json& st = r->value("settlement", json::object());
         out << "trade " << printable(r->value("id", o->trade)) << ": " << printable(r->value("state", "")) << ", "
@@ -246,7 +253,7 @@ void add_index_verb(CLI::App& market, CliContext& ctx) {
       if (!o->from.empty()) q.push_back({"from", o->from});
       if (!o->to.empty()) q.push_back({"to", o->to});
       auto r = c->get("/market/index", q);
-      if (!r) return ctx.fail(r.error());
+      if (!r) return ctx.fail(market_flags(r.error()));
       return ctx.emit(*r, [&](std::ostream& out) {
         out << "DAY         VWAP/GPU-H  GPU-HOURS  TRADES  LOW  HIGH (" << printable(r->value("currency", "")) << ")\n";
         for (const json& d : r->value("days", json::array()))
