@@ -779,6 +779,25 @@ TEST_F(CliTest, ServeMapsEveryFlagOntoServerOptions) {
   EXPECT_EQ(served_->slurm_conf, "s.conf");
 }
 
+// The CLI's own errors built from the message catalogues read in the locale's language; text
+// given as text stays English; LANG=C reads English.
+TEST_F(CliTest, OwnErrorsFollowTheLocale) {
+  env_["LANG"] = "zh_CN.UTF-8";
+  CliRun r = run({"serve", "--instance-ports", "2-1"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err,
+            "error: --instance-ports：必须是 LOW-HIGH 形式，两个 1024 到 65535 之间的端口且 LOW 不大于 HIGH，例如 "
+            "30000-30999\n");
+  r = run({"serve", "--instance-ports", "2-1", "-o", "json"});
+  EXPECT_EQ(json::parse(r.err)["errors"][0]["reason"],
+            "必须是 LOW-HIGH 形式，两个 1024 到 65535 之间的端口且 LOW 不大于 HIGH，例如 30000-30999")
+      << r.err;
+  env_["LANG"] = "C";
+  r = run({"serve", "--instance-ports", "2-1"});
+  EXPECT_EQ(r.err.rfind("error: --instance-ports: must be LOW-HIGH", 0), 0u) << r.err;
+  env_.erase("LANG");
+}
+
 TEST_F(CliTest, ConfigFileSuppliesServerAndToken) {
   env_.erase("GPURENT_SERVER");
   env_.erase("GPURENT_TOKEN");

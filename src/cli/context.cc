@@ -8,6 +8,8 @@
 
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "cli/upload.h"
+#include "core/message.h"
 #include "core/yaml_json.h"
 
 namespace gpurent {
@@ -77,7 +79,18 @@ json local_problem(const std::string& detail, const std::vector<FieldError>& fie
   return doc;
 }
 
-int CliContext::fail(const Error& e, int exit_code) {
+int CliContext::fail(const Error& english, int exit_code) {
+  // In the reader's language (LC_ALL, LC_MESSAGES, LANG) where the error was built from message
+  // codes; text given as text only stays as it is.
+  Error e = english;
+  if (const std::string lang = cli_language(*this); lang != "en") {
+    if (!e.detail.code.empty()) e.message = render(e.detail, lang);
+    for (FieldError& f : e.fields)
+      if (!f.coded.code.empty()) f.reason = render(f.coded, lang);
+    if (e.detail.code.empty() && e.fields.size() == 1 && !e.fields[0].coded.code.empty() &&
+        english.message == english.fields[0].field + ": " + english.fields[0].reason)
+      e.message = render(field_detail(e.fields[0].field, Message(e.fields[0].coded)), lang);
+  }
   if (format() == OutputFormat::kJson) {
     io_.err << local_problem(e.message, e.fields, exit_code).dump(2, ' ', false, json::error_handler_t::replace)
             << '\n';
@@ -85,7 +98,7 @@ int CliContext::fail(const Error& e, int exit_code) {
   }
   io_.err << "error: " << printable(e.message) << '\n';
   // Error::invalid repeats its only field in the message; list fields only when they add detail.
-  bool repeats = e.fields.size() == 1 && e.message == e.fields[0].field + ": " + e.fields[0].reason;
+  bool repeats = e.fields.size() == 1 && english.message == english.fields[0].field + ": " + english.fields[0].reason;
   if (!repeats)
     for (const auto& f : e.fields)
       io_.err << "  " << (f.field.empty() ? "" : printable(f.field) + ": ") << printable(f.reason) << '\n';
