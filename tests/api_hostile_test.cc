@@ -684,6 +684,20 @@ TEST(Hostile, PlainHttpOffLoopbackNeedsTlsOrConsent) {
               &rc);
   EXPECT_EQ(rc, 2) << out;
   EXPECT_NE(out.find("--tls-cert"), std::string::npos) << out;
+  // A flag the server cannot use stops it before it creates the database, writes the admin token
+  // or seeds the demo: an address that is none, an executor flag out of range.
+  out = shell(
+      "timeout 20 " + bin() + " serve --demo --host not-an-address --insecure-http --port 0 --db " + dir + "/y.db",
+      &rc);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("--host"), std::string::npos) << out;
+  out = shell("timeout 20 " + bin() + " serve --demo --executor local --containers --job-output-dir " + dir +
+                  "/out --node-volume-root relative --port 0 --db " + dir + "/y.db",
+              &rc);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("--node-volume-root relative must be an absolute path"), std::string::npos) << out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/y.db")) << "the database was made before the flags were checked";
+  EXPECT_FALSE(std::filesystem::exists(dir + "/y.db.admin-token"));
   std::filesystem::remove_all(dir);
 }
 

@@ -372,6 +372,9 @@ int run_server(const ServerOptions& opts) {
 
   if (std::error_code ec; !opts.data_dir.empty() && !std::filesystem::is_directory(opts.data_dir, ec))
     return fail("", Error::invalid("--data-dir", opts.data_dir + " is not a folder (an empty folder gives the built-in price lists)"), 2);
+  // The flags' values first, before the store is opened (or created, or seeded) or a token written.
+  if (auto s = check_executor_options(opts); !s) return fail("", s.error(), 2);
+  if (auto s = check_listen_options(http_options(opts)); !s) return fail("", s.error(), 2);
   if (!is_postgres_url(opts.db_path))
     if (auto s = lock_sqlite_database(opts.db_path); !s) return fail("", s.error(), 1);
   auto store = open_database(opts);

@@ -33,6 +33,46 @@ using tcp = net::ip::tcp;
 
 namespace {
 
+// The TLS context of --tls-cert/--tls-key into `tls` (none when neither is given); kInvalid naming
+// the flag when a file cannot be used.
+Status load_tls(const HttpServerOptions& o, std::optional<ssl::context>& tls) {
+  if (o.tls_cert_file.empty() && o.tls_key_file.empty()) return ok_status();
+  if (o.tls_cert_file.empty())
+    return Error::invalid("--tls-cert", Message("http.needed_with").arg("flag", "--tls-key"));
+  if (o.tls_key_file.empty()) return Error::invalid("--tls-key", Message("http.needed_with").arg("flag", "--tls-cert"));
+  tls.emplace(ssl::context::tls_server);
+  tls->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                   ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 | ssl::context::single_dh_use);
+  beast::error_code ec;
+  tls->use_certificate_chain_file(o.tls_cert_file, ec);
+  if (ec)
+    return Error::invalid("--tls-cert",
+                          Message("http.cannot_use_file").arg("file", o.tls_cert_file).arg("why", ec.message()));
+  tls->use_private_key_file(o.tls_key_file, ssl::context::pem, ec);
+  if (ec)
+    return Error::invalid("--tls-key",
+                          Message("http.cannot_use_file").arg("file", o.tls_key_file).arg("why", ec.message()));
+  return ok_status();
+}
+
+Result<net::ip::address> listen_address(const HttpServerOptions& o) {
+  beast::error_code ec;
+  auto addr = net::ip::make_address(o.host == "localhost" ? "127.0.0.1" : o.host, ec);
+  if (ec) return Error::invalid("--host", Message("http.not_ip").arg("host", o.host).arg("why", ec.message()));
+  return addr;
+}
+
+}  // namespace
+
+Status check_listen_options(const HttpServerOptions& o) {
+  std::optional<ssl::context> tls;
+  if (auto s = load_tls(o, tls); !s) return s;
+  if (auto a = listen_address(o); !a) return a.error();
+  return ok_status();
+}
+
+namespace {
+
 int64_t steady_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -582,28 +622,11 @@ Result<int> HttpServer::Impl::bind() {
   // logs and the Slurm tools.
   if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur > 512)
     opts_.limits.max_connections = std::min<size_t>(opts_.limits.max_connections, rl.rlim_cur - 256);
-  if (!opts_.tls_cert_file.empty() || !opts_.tls_key_file.empty()) {
-    if (opts_.tls_cert_file.empty())
-      return Error::invalid("--tls-cert", Message("http.needed_with").arg("flag", "--tls-key"));
-    if (opts_.tls_key_file.empty())
-      return Error::invalid("--tls-key", Message("http.needed_with").arg("flag", "--tls-cert"));
-    tls_.emplace(ssl::context::tls_server);
-    tls_->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
-                      ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 | ssl::context::single_dh_use);
-    beast::error_code ec;
-    tls_->use_certificate_chain_file(opts_.tls_cert_file, ec);
-    if (ec)
-      return Error::invalid("--tls-cert",
-                            Message("http.cannot_use_file").arg("file", opts_.tls_cert_file).arg("why", ec.message()));
-    tls_->use_private_key_file(opts_.tls_key_file, ssl::context::pem, ec);
-    if (ec)
-      return Error::invalid("--tls-key",
-                            Message("http.cannot_use_file").arg("file", opts_.tls_key_file).arg("why", ec.message()));
-  }
+  if (auto s = load_tls(opts_, tls_); !s) return s.error();
   beast::error_code ec;
-  auto addr = net::ip::make_address(opts_.host == "localhost" ? "127.0.0.1" : opts_.host, ec);
-  if (ec) return Error::invalid("--host", Message("http.not_ip").arg("host", opts_.host).arg("why", ec.message()));
-  tcp::endpoint ep(addr, static_cast<uint16_t>(opts_.port));
+  auto addr = listen_address(opts_);
+  if (!addr) return addr.error();
+  tcp::endpoint ep(*addr, static_cast<uint16_t>(opts_.port));
   acceptor_.open(ep.protocol(), ec);
   if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) acceptor_.bind(ep, ec);

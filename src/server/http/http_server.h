@@ -63,6 +63,10 @@ struct HttpStats {
   std::atomic<int64_t> queued{0};        // requests on a worker, or whose answer is being written
 };
 
+// What bind() checks before it listens, without listening: the TLS files load and --host is an
+// address. kInvalid naming the flag. (run_server asks before it opens the store.)
+Status check_listen_options(const HttpServerOptions& o);
+
 class HttpServer {
  public:
   HttpServer(const Router& router, HttpServerOptions opts);

@@ -150,11 +150,26 @@ Message requeued_part(const Message& m) {
 
 using namespace sched_detail;
 
-Result<std::unique_ptr<Executor>> make_executor(const ServerOptions& o, const GpuCatalog& catalog) {
+Status check_executor_options(const ServerOptions& o) {
   if (o.containers && o.executor == "sim")
     return Error::invalid("containers", "--containers runs real containers: it needs --executor slurm or local");
-  if (o.executor == "sim") return make_sim_executor(o.cold_start_ms);
+  if (o.executor == "sim") return ok_status();
   if (o.executor != "slurm" && o.executor != "local") return Error::invalid("executor", "must be sim, slurm or local");
+  static const std::regex ipv4("(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}");
+  if (!std::regex_match(o.instance_bind, ipv4))
+    return Error::invalid("instance_bind", Message("cli.serve.instance_bind").arg("value", o.instance_bind));
+  if (!o.node_volume_root.empty() && o.node_volume_root[0] != '/')
+    return Error::invalid("node_volume_root", "--node-volume-root " + o.node_volume_root + " must be an absolute path");
+  if (o.volume_copy_command.find("{dir}") == std::string::npos)
+    return Error::invalid("volume_copy_command", "--volume-copy-command must name {dir}, the folder it copies into");
+  if (const std::string dir = artifact_root(o); o.containers && dir.find_first_of(":,") != std::string::npos)
+    return Error::invalid("artifact_dir", "--artifact-dir " + dir + " must not contain ':' or ','");  // a mount option
+  return ok_status();
+}
+
+Result<std::unique_ptr<Executor>> make_executor(const ServerOptions& o, const GpuCatalog& catalog) {
+  if (auto s = check_executor_options(o); !s) return s.error();
+  if (o.executor == "sim") return make_sim_executor(o.cold_start_ms);
   const bool local = o.executor == "local";
   SlurmExecutorOptions so{o.slurm_conf,
                           o.slurm_partition,
@@ -173,20 +188,11 @@ Result<std::unique_ptr<Executor>> make_executor(const ServerOptions& o, const Gp
   so.container.pids_limit = o.container_pids_limit;
   so.container.volume_root = o.volume_root;
   so.instance_bind = o.instance_bind;
-  static const std::regex ipv4("(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}");
-  if (!std::regex_match(o.instance_bind, ipv4))
-    return Error::invalid("instance_bind", Message("cli.serve.instance_bind").arg("value", o.instance_bind));
   so.artifact_dir = artifact_root(o);
   so.artifact_max_bytes = o.artifact_max_gib * (int64_t{1} << 30);
   so.artifact_tenant_bytes = o.artifact_tenant_gib * (int64_t{1} << 30);
   so.node_volume_root = o.node_volume_root;
   so.volume_copy_command = o.volume_copy_command;
-  if (!o.node_volume_root.empty() && o.node_volume_root[0] != '/')
-    return Error::invalid("node_volume_root", "--node-volume-root " + o.node_volume_root + " must be an absolute path");
-  if (o.volume_copy_command.find("{dir}") == std::string::npos)
-    return Error::invalid("volume_copy_command", "--volume-copy-command must name {dir}, the folder it copies into");
-  if (o.containers && so.artifact_dir.find_first_of(":,") != std::string::npos)  // it becomes a mount option
-    return Error::invalid("artifact_dir", "--artifact-dir " + so.artifact_dir + " must not contain ':' or ','");
   so.container.podman_args.clear();
   std::istringstream args(o.container_podman_args);
   for (std::string w; args >> w;) so.container.podman_args.push_back(w);

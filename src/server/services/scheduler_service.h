@@ -28,6 +28,10 @@
 
 namespace gpurent {
 
+// What make_executor checks of the options before it asks anything of Slurm or the node: the
+// executor's name and its flags' values (kInvalid naming the option). run_server asks it before it
+// opens the store.
+Status check_executor_options(const ServerOptions& opts);
 // The executor --executor names (sim, or slurm with its --slurm-* options, checked and asked).
 Result<std::unique_ptr<Executor>> make_executor(const ServerOptions& opts, const GpuCatalog& catalog);
 
