@@ -18,12 +18,15 @@ export function projectChart(el: HTMLElement, days: string[], x: TenantCosts): v
   seriesChart(el, days.map(dayText), series);
 }
 
-/** Egress cost per project per day, stacked, against the egress threshold (a freeze above it). */
+/**
+ * Egress cost per project per day, side by side (not stacked: the threshold is each project's
+ * own, a freeze of the project whose day's egress passes it), against the egress threshold.
+ */
 export function egressChart(el: HTMLElement, days: string[], x: TenantCosts): void {
   seriesChart(
     el,
     days.map(dayText),
-    x.projects.map((p, i) => ({ name: p.project, values: p.egress_daily, kind: "bar", stack: "egress", color: color(i), unit: x.currency })),
+    x.projects.map((p, i) => ({ name: p.project, values: p.egress_daily, kind: "bar", color: color(i), unit: x.currency })),
     [{ value: x.egress_threshold, label: `${x.egress_threshold} ${x.currency}`, color: "#b91c1c" }],
   );
 }
