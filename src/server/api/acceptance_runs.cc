@@ -53,7 +53,7 @@ constexpr TimeMs kStageClockSlackMs = 60'000;
 // The job's newest run: its one node's cards, and (`window`) when it ran: from running_at to its
 // end, or `now` while it runs.
 Result<RunCards> job_cards(StoreTx& tx, const Record& job, TimeMs now, std::pair<TimeMs, TimeMs>* window) {
-  auto runs = list_all(tx, "allocations", {{"tenant_id", job.tenant_id}});
+  auto runs = list_all(tx, "allocations", {{"project_id", job.project_id}});
   if (!runs) return runs.error();
   std::optional<JobRun> newest;
   for (const Record& r : *runs) {
@@ -337,7 +337,31 @@ struct RunSource {
   std::vector<MappedGpu> gpus;
 };
 
-Result<Built> build_run(App& app, const json& body, const Principal& p, StoreTx& tx) {
+// A job's log tail, read before the writer's transaction (prepare_create): build_run takes it when
+// it resolves the same job, else reads the log itself.
+struct PreparedLog {
+  std::string job_id;
+  Result<std::string> log = Error::make(Code::kNotFound, "not read");
+};
+
+// The log of the job `body` names, read off the single writer (4 MiB at most: reading it inside the
+// transaction held every other write that long). Nothing when the job is not found here: build_run
+// decides what is answered, with every check.
+std::any prepare_run(App& app, const json& body, const Principal& p) {
+  if (!body.is_object() || !body.contains("job") || !body["job"].is_string()) return {};
+  const std::string ref = body["job"].get<std::string>();
+  std::optional<Record> job;
+  if (looks_like_id(ref)) {
+    if (auto j = app.store.get("jobs", ref)) job = std::move(*j);
+  } else if (!p.tenant_id.empty()) {
+    if (auto js = list_all(app.store, "jobs", {{"tenant_id", p.tenant_id}, {"name", ref}}); js && js->size() == 1)
+      job = std::move(js->front());
+  }
+  if (!job || (!p.tenant_id.empty() && job->tenant_id != p.tenant_id)) return {};
+  return PreparedLog{job->id, newest_job_log_tail(app.opts.slurm_output_dir, job->id, kLogWindowBytes)};
+}
+
+Result<Built> build_run(App& app, const json& body, const Principal& p, StoreTx& tx, const std::any& prepared) {
   FieldErrors errs;
   Fields f(body, "", errs);
   if (!f.valid_object()) return errs.to_error();
@@ -375,7 +399,9 @@ Result<Built> build_run(App& app, const json& body, const Principal& p, StoreTx&
       if (!ran_on || ran_on->supplier_id != p.supplier_id) return not_found;
     }
     run = *cards;
-    auto log = newest_job_log_tail(app.opts.slurm_output_dir, job->id, kLogWindowBytes);
+    const auto* pre = std::any_cast<PreparedLog>(&prepared);
+    auto log = pre && pre->job_id == job->id ? pre->log
+                                             : newest_job_log_tail(app.opts.slurm_output_dir, job->id, kLogWindowBytes);
     if (!log && log.error().code != Code::kNotFound) return log.error();
     auto text = log ? find_report_in_log(*log) : std::nullopt;
     if (!text) return Error::invalid("job", Message("api.acceptance_runs.no_report_in_log").arg("job", job->name));
@@ -697,7 +723,15 @@ void register_acceptance_run_routes(App& app, Router& srv) {
   spec.filter_values["status"] = enum_names(kMeasurementStatusNames);
   spec.updatable = false;
   spec.deletable = false;
-  spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record*) { return build_run(app, body, p, tx); };
+  spec.build = [&app](const json& body, const Principal& p, StoreTx& tx, const Record*) {
+    return build_run(app, body, p, tx, std::any());
+  };
+  spec.prepare_create = [&app](const json& body, const Principal& p) -> Result<std::any> {
+    return prepare_run(app, body, p);
+  };
+  spec.build_create = [&app](const json& body, const Principal& p, StoreTx& tx, const std::any& prepared) {
+    return build_run(app, body, p, tx, prepared);
+  };
   spec.after_create = [](const Principal& p, const Record& r, StoreTx& tx) { return store_measurements(p, r, tx); };
   spec.decorate = hide_private_parts;
   register_crud(app, srv, spec);

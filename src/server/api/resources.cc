@@ -220,9 +220,12 @@ static Error may_not_create(const KindSpec& spec, const Principal& p) {
 }
 
 Result<Record> create_in(App& app, const KindSpec& spec, const json& body, const Principal& p, StoreTx& tx,
-                         bool by_server) {
+                         bool by_server, const std::any* prepared) {
   if (write_scope(p, spec.object_kind) == Scope::kNone) return may_not_create(spec, p);
-  auto b = by_server && spec.build_by_server ? spec.build_by_server(body, p, tx, nullptr) : spec.build(body, p, tx, nullptr);
+  static const std::any kNothing;
+  auto b = by_server && spec.build_by_server ? spec.build_by_server(body, p, tx, nullptr)
+           : spec.build_create               ? spec.build_create(body, p, tx, prepared ? *prepared : kNothing)
+                                             : spec.build(body, p, tx, nullptr);
   if (!b) return b.error();
   Record r;
   r.kind = spec.kind;
@@ -243,9 +246,15 @@ Result<Record> create_in(App& app, const KindSpec& spec, const json& body, const
 
 Result<Record> create_object(App& app, const KindSpec& spec, const json& body, const Principal& p) {
   if (write_scope(p, spec.object_kind) == Scope::kNone) return may_not_create(spec, p);
+  std::any prepared;
+  if (spec.prepare_create) {
+    auto pre = spec.prepare_create(body, p);
+    if (!pre) return pre.error();
+    prepared = std::move(*pre);
+  }
   Record out;
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
-    auto r = create_in(app, spec, body, p, tx);
+    auto r = create_in(app, spec, body, p, tx, false, &prepared);
     if (!r) return r.error();
     out = std::move(*r);
     return ok_status();

@@ -49,6 +49,10 @@ struct KindSpec {
   std::function<Result<Built>(const json& body, const Principal&, StoreTx&, const Record& existing,
                               const std::any& prepared)>
       build_update;
+  // Creates only, optional: the same as prepare_update for a create (a job's log read for an
+  // acceptance run), handed to build_create, used instead of build when the route creates.
+  std::function<Result<std::any>(const json& body, const Principal&)> prepare_create;
+  std::function<Result<Built>(const json& body, const Principal&, StoreTx&, const std::any& prepared)> build_create;
   // The same for objects the server makes itself (an instance's start's job), which may hold what
   // a request may not (the label gpurent.io/instance). Optional: build when absent.
   std::function<Result<Built>(const json& body, const Principal&, StoreTx&, const Record* existing)> build_by_server;
@@ -85,9 +89,10 @@ void item_route(App& app, Router& srv, const char* method, const std::string& ki
 // The create path of POST /api/v1/<kind>, also used to seed the demo world: same checks, same writes.
 Result<Record> create_object(App& app, const KindSpec& spec, const json& body, const Principal& p);
 // The same inside the caller's transaction (an instance's start creates its job with it, `by_server`:
-// through spec.build_by_server).
+// through spec.build_by_server). `prepared`: what spec.prepare_create returned (create_object asks
+// it before the transaction), for spec.build_create.
 Result<Record> create_in(App& app, const KindSpec& spec, const json& body, const Principal& p, StoreTx& tx,
-                         bool by_server = false);
+                         bool by_server = false, const std::any* prepared = nullptr);
 // Holds row (kind, id) shared until the transaction ends (StoreTx::get_shared): a write that puts
 // something in it holds it so that its delete cannot miss what is written. Gone: a 409
 // (api.resources.parent_gone) when must_exist, else nothing to hold. create_in, updates and
