@@ -198,6 +198,8 @@ void get_job_usage(App& app, const httplib::Request& req, httplib::Response& res
   if (!totals) return send_problem(res, totals.error(), req.path);
   JobUsageTotals sum;
   json jobs = json::array();
+  bool overflow = false;  // sums of stored counters past int64 (years of a meter at its caps): refused
+  const auto add = [&overflow](int64_t& into, int64_t v) { overflow |= __builtin_add_overflow(into, v, &into); };
   for (const JobUsageTotals& t : *totals) {
     json j = counters_json(t);
     j["job_id"] = t.job_id;
@@ -205,13 +207,14 @@ void get_job_usage(App& app, const httplib::Request& req, httplib::Response& res
     j["tenant_id"] = t.tenant_id;
     j["samples"] = t.samples;
     jobs.push_back(std::move(j));
-    sum.samples += t.samples;
-    sum.storage_io_bytes += t.storage_io_bytes;
-    sum.egress_bytes += t.egress_bytes;
-    sum.input_tokens += t.input_tokens;
-    sum.output_tokens += t.output_tokens;
-    sum.requests += t.requests;
+    add(sum.samples, t.samples);
+    add(sum.storage_io_bytes, t.storage_io_bytes);
+    add(sum.egress_bytes, t.egress_bytes);
+    add(sum.input_tokens, t.input_tokens);
+    add(sum.output_tokens, t.output_tokens);
+    add(sum.requests, t.requests);
   }
+  if (overflow) return send_problem(res, Error::invalid("from", Message("api.usage.totals_overflow")), req.path);
   json total = counters_json(sum);
   total["samples"] = sum.samples;
   out["totals"] = std::move(total);
