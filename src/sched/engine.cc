@@ -84,6 +84,8 @@ Status SchedEngine::add_node(const SchedNode& n) {
     }
     en.gpu_domain.push_back(id);
   }
+  en.share_tenant.assign(gpus, -1);
+  en.share_count.assign(gpus, 0);
   const int model = e.cluster.node(idx).model_id;
   if (model >= 0 && model >= static_cast<int>(e.model_names.size())) {
     e.model_names.resize(model + 1);
@@ -423,7 +425,7 @@ Status SchedEngine::restore(const SchedJob& job, const std::vector<SchedWorker>&
     if (it == e.node_index.end() || e.nodes[it->second].down)
       return undo(Error::make(Code::kConflict,
                               Message("sched.restore.node_unavailable").arg("job", job.id).arg("node", w.node)));
-    Bound b{it->second, e.pod_for(job, it->second), {}};
+    Bound b{it->second, e.pod_for(job, it->second), {}, e.tenant_slot(job.tenant)};
     for (int64_t g : w.gpus) {
       if (g < 0 || g >= static_cast<int64_t>(e.cluster.node(b.node).gpu_free.size()) ||
           e.cluster.node(b.node).gpu_free[g] < b.pod.gpu_milli)

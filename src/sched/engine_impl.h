@@ -19,6 +19,11 @@ namespace gpurent {
 struct EngineNode {
   SchedNode spec;
   std::vector<int> gpu_domain;  // per GPU: domain id or -1
+  // Per GPU, its shares (pods of less than a whole GPU): whose they are — a tenant id
+  // (Impl::tenant_slot), -1 none, kMixedTenants when restored runs of several share it — and how
+  // many. A GPU's shares are one tenant's: its containers see the whole device.
+  std::vector<int> share_tenant;
+  std::vector<int> share_count;
   bool down = false;
   bool cordoned = false;
   int site = -1;                // place id (supplier/site, and RDMA fabric when known); a gang stays on one by default
@@ -45,11 +50,15 @@ struct GangLock {
   int supplier = -1;  // >= 0: only nodes of this supplier (a procurement split's steering)
 };
 
+// EngineNode::share_tenant of a GPU whose restored shares are several tenants' (none joins them).
+inline constexpr int kMixedTenants = -2;
+
 // One worker bound on one node.
 struct Bound {
   int node = 0;
   AllocPod pod;
   std::vector<int> gpus;
+  int tenant = -1;  // the job's tenant (Impl::tenant_slot): a GPU's shares are one tenant's
 };
 
 // One replica (gang) of a job, bound.
@@ -178,6 +187,8 @@ struct SchedEngine::Impl {
   std::unordered_map<std::string, int> supplier_ids;  // supplier name -> id
   std::vector<std::string> supplier_names;            // id -> name
   int supplier_slot(const std::string& name);
+  std::unordered_map<std::string, int> tenant_ids;  // tenant -> small id, for EngineNode::share_tenant
+  int tenant_slot(const std::string& tenant);
   // Procurement splits: tenant -> (supplier id, target per mille), by supplier name.
   std::unordered_map<std::string, std::vector<std::pair<int, int64_t>>> splits;
   // The suppliers a job of a tenant with a split tries first: those owed something (their target
@@ -332,11 +343,16 @@ struct SchedEngine::Impl {
   bool node_matches_hardware(const SchedJob& j, int node, int model) const;
   // Whether the job may use the node at all (SchedJob::nodes).
   bool pinned_ok(const SchedJob& j, int node) const;
-  bool fits(int node, const AllocPod& pod, int domain) const;
+  // Whether the pod fits on the node now (in NVLink domain `domain` when >= 0); a pod of less than
+  // a whole GPU only on GPUs no other tenant than `tenant` has shares on (-1: any).
+  bool fits(int node, const AllocPod& pod, int domain, int tenant = -1) const;
+  // Whether GPU g of the node may take (part of) the pod for `tenant` (-1: any): room, and for less
+  // than a whole GPU no other tenant's shares there.
+  bool gpu_ok(int node, int g, const AllocPod& pod, int tenant) const;
   int score(int node, const AllocPod& pod) { return score_shape(node, shape_id(pod), pod); }
   int shape_id(const AllocPod& pod);  // the pod's (cpu_milli, num_gpu, gpu_milli) as a small number
   int score_shape(int node, int shape, const AllocPod& pod);
-  std::vector<int> choose_gpus(int node, const AllocPod& pod, int domain);
+  std::vector<int> choose_gpus(int node, const AllocPod& pod, int domain, int tenant = -1);
   void bind(Bound& b);
   void unbind(const Bound& b);
   // `offer`: under this offer only (the other replicas' of a job being placed).

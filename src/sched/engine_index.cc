@@ -48,8 +48,10 @@ std::string SchedEngine::Impl::index_key(const SchedJob& j) const {
   num(j.form_factor ? static_cast<int>(*j.form_factor) : -1);
   num(j.min_gpu_memory_gib.value_or(-1));
   num(static_cast<int>(j.rdma));
-  // The tenant matters for reserved nodes and for every term; terms_ok reads these fields.
-  if (!tenant_reserved_nodes.empty() || commercial || j.reserved || j.terms.any()) {
+  // The tenant matters for reserved nodes and for every term (terms_ok reads these fields), and for
+  // a share (a GPU's shares are one tenant's: fits).
+  if (!tenant_reserved_nodes.empty() || commercial || j.reserved || j.terms.any() ||
+      j.gpu_milli.value_or(kGpuMilli) < kGpuMilli) {
     k += j.tenant;
     k += '\x1f';
   }
@@ -100,11 +102,14 @@ int SchedEngine::Impl::best_indexed(const SchedJob& j, const std::string& job_ke
   const bool fixed = pod_is_fixed(j);
   const AllocPod fixed_pod = fixed && !nodes.empty() ? pod_for(j, 0) : AllocPod{};
   const int fixed_shape = fixed ? shape_id(fixed_pod) : -1;
+  const int tenant = tenant_slot(j.tenant);
   auto value = [&](size_t pos) {
     const int i = x.nodes->members[pos];
-    if (fixed) return fits(i, fixed_pod, -1) ? MaxTree::pack(score_shape(i, fixed_shape, fixed_pod), pos) : MaxTree::kNone;
+    if (fixed)
+      return fits(i, fixed_pod, -1, tenant) ? MaxTree::pack(score_shape(i, fixed_shape, fixed_pod), pos)
+                                            : MaxTree::kNone;
     const AllocPod p = pod_for(j, i);
-    return fits(i, p, -1) ? MaxTree::pack(score(i, p), pos) : MaxTree::kNone;
+    return fits(i, p, -1, tenant) ? MaxTree::pack(score(i, p), pos) : MaxTree::kNone;
   };
   const uint64_t end = change_base[k] + change_log[k].size();
   if (added) {

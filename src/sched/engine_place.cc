@@ -81,14 +81,22 @@ int64_t SchedEngine::Impl::workers_by_cpu_memory(const SchedJob& j, int i) const
   return most;
 }
 
-bool SchedEngine::Impl::fits(int i, const AllocPod& p, int domain) const {
+bool SchedEngine::Impl::gpu_ok(int i, int g, const AllocPod& p, int tenant) const {
+  if (cluster.node(i).gpu_free[g] < p.gpu_milli) return false;
+  if (p.gpu_milli >= kGpuMilli || tenant < 0) return true;
+  const EngineNode& en = nodes[i];
+  return en.share_count[g] == 0 || en.share_tenant[g] == tenant;
+}
+
+bool SchedEngine::Impl::fits(int i, const AllocPod& p, int domain, int tenant) const {
   const AllocNode& n = cluster.node(i);
   if (n.cpu_used + p.cpu_milli > n.cpu_cap || n.mem_used + p.memory_mib > n.mem_cap) return false;
   if (p.gpu_milli <= 0) return true;
-  if (domain < 0) return AllocCluster::gpus_fit(n, p.num_gpu, p.gpu_milli);
+  if (domain < 0 && !AllocCluster::gpus_fit(n, p.num_gpu, p.gpu_milli)) return false;
+  if (domain < 0 && (p.gpu_milli >= kGpuMilli || tenant < 0)) return true;
   int fit = 0;
-  for (size_t g = 0; g < n.gpu_free.size(); ++g)
-    if (n.gpu_free[g] >= p.gpu_milli && nodes[i].gpu_domain[g] == domain && ++fit >= p.num_gpu) return true;
+  for (int g = 0; g < static_cast<int>(n.gpu_free.size()); ++g)
+    if ((domain < 0 || nodes[i].gpu_domain[g] == domain) && gpu_ok(i, g, p, tenant) && ++fit >= p.num_gpu) return true;
   return false;
 }
 
@@ -132,14 +140,23 @@ int SchedEngine::Impl::score_shape(int node, int shape, const AllocPod& p) {
   return cell.second;
 }
 
-std::vector<int> SchedEngine::Impl::choose_gpus(int i, const AllocPod& p, int domain) {
+std::vector<int> SchedEngine::Impl::choose_gpus(int i, const AllocPod& p, int domain, int tenant) {
   const AllocNode& n = cluster.node(i);
   const auto& dom = nodes[i].gpu_domain;
   if (p.gpu_milli <= 0) return {};
   std::vector<int> out;
-  if (domain >= 0) {  // restricted to one NVLink domain: tightest GPU for a share, else lowest indices
+  // Less than a whole GPU where another tenant has shares: only the GPUs no other tenant shares,
+  // tightest first for a share, else lowest indices (what the policy picks, when it picks those).
+  if (domain < 0 && p.gpu_milli < kGpuMilli && tenant >= 0) {
+    std::vector<int> picked = choose_gpus(i, p, -1, -1);
+    if (std::all_of(picked.begin(), picked.end(), [&](int g) { return gpu_ok(i, g, p, tenant); }) &&
+        static_cast<int>(picked.size()) == p.num_gpu)
+      return picked;
+    domain = -2;  // below: every domain, the tenant's GPUs only
+  }
+  if (domain >= 0 || domain == -2) {  // one NVLink domain (or any, -2): tightest GPU for a share, else lowest indices
     for (int g = 0; g < static_cast<int>(n.gpu_free.size()); ++g) {
-      if (dom[g] != domain || n.gpu_free[g] < p.gpu_milli) continue;
+      if ((domain >= 0 && dom[g] != domain) || !gpu_ok(i, g, p, tenant)) continue;
       if (p.is_share()) {
         if (out.empty() || n.gpu_free[g] < n.gpu_free[out[0]]) out.assign(1, g);
       } else if (static_cast<int>(out.size()) < p.num_gpu) {
@@ -162,6 +179,11 @@ std::vector<int> SchedEngine::Impl::choose_gpus(int i, const AllocPod& p, int do
 
 void SchedEngine::Impl::bind(Bound& b) {
   cluster.bind(b.node, b.pod, b.gpus);
+  if (b.pod.gpu_milli < kGpuMilli)
+    for (int g : b.gpus) {
+      int& owner = nodes[b.node].share_tenant[g];
+      owner = nodes[b.node].share_count[g]++ == 0 ? b.tenant : owner == b.tenant ? owner : kMixedTenants;
+    }
   ++node_version[b.node];
   note_change(b.node);
   if (const int m = cluster.node(b.node).model_id; m >= 0)
@@ -170,6 +192,9 @@ void SchedEngine::Impl::bind(Bound& b) {
 
 void SchedEngine::Impl::unbind(const Bound& b) {
   cluster.unbind(b.node, b.pod, b.gpus);
+  if (b.pod.gpu_milli < kGpuMilli)
+    for (int g : b.gpus)
+      if (--nodes[b.node].share_count[g] == 0) nodes[b.node].share_tenant[g] = -1;
   ++node_version[b.node];
   note_change(b.node, true);
   if (const int m = cluster.node(b.node).model_id; m >= 0)
@@ -187,10 +212,11 @@ namespace {
 template <typename Allowed>
 bool place_workers(SchedEngine::Impl& e, const SchedJob& j, int64_t count, int domain, Allowed allowed, GangLock lock,
                    std::vector<Bound>& out) {
+  const int tenant = e.tenant_slot(j.tenant);
   for (int64_t w = 0; w < count; ++w) {
     e.feasible.clear();
     for (int i = 0; i < static_cast<int>(e.nodes.size()); ++i)
-      if (allowed(i) && e.lock_ok(j, lock, i) && e.fits(i, e.pod_for(j, i), domain)) e.feasible.push_back(i);
+      if (allowed(i) && e.lock_ok(j, lock, i) && e.fits(i, e.pod_for(j, i), domain, tenant)) e.feasible.push_back(i);
     if (e.feasible.empty()) return false;
     std::optional<int> chosen;
     if (e.feasible.size() > 1) chosen = e.policy->pick_node(e.feasible, e.rng);
@@ -201,8 +227,8 @@ bool place_workers(SchedEngine::Impl& e, const SchedJob& j, int64_t count, int d
         if (s > best) best = s, chosen = i;
       }
     }
-    Bound b{*chosen, e.pod_for(j, *chosen), {}};
-    b.gpus = e.choose_gpus(b.node, b.pod, domain);
+    Bound b{*chosen, e.pod_for(j, *chosen), {}, tenant};
+    b.gpus = e.choose_gpus(b.node, b.pod, domain, tenant);
     e.bind(b);
     e.lock_to(j, lock, b.node);
     out.push_back(std::move(b));
@@ -214,11 +240,12 @@ bool place_workers(SchedEngine::Impl& e, const SchedJob& j, int64_t count, int d
 // from the index instead of a scan.
 bool place_workers_indexed(SchedEngine::Impl& e, const SchedJob& j, const std::string& job_key, int model, int phase,
                            bool contract_pass, GangLock lock, std::vector<Bound>& out) {
+  const int tenant = e.tenant_slot(j.tenant);
   for (int64_t w = 0; w < j.workers; ++w) {
     const int chosen = e.best_indexed(j, job_key, model, phase, contract_pass, lock);
     if (chosen < 0) return false;
-    Bound b{chosen, e.pod_for(j, chosen), {}};
-    b.gpus = e.choose_gpus(b.node, b.pod, -1);
+    Bound b{chosen, e.pod_for(j, chosen), {}, tenant};
+    b.gpus = e.choose_gpus(b.node, b.pod, -1, tenant);
     e.bind(b);
     e.lock_to(j, lock, b.node);
     out.push_back(std::move(b));
@@ -234,7 +261,7 @@ std::vector<GangLock> gang_locks(SchedEngine::Impl& e, const SchedJob& j, Ok ok,
   if (base.offer_set && (base.site_set || j.terms.span_sites)) return {};
   std::map<std::pair<int, int>, int> best;  // (site, offer) -> best score of a node
   for (int i = 0; i < static_cast<int>(e.nodes.size()); ++i) {
-    if (!ok(i) || !e.lock_ok(j, base, i) || !e.fits(i, e.pod_for(j, i), -1)) continue;
+    if (!ok(i) || !e.lock_ok(j, base, i) || !e.fits(i, e.pod_for(j, i), -1, e.tenant_slot(j.tenant))) continue;
     GangLock l = base;
     e.lock_to(j, l, i);
     const std::pair<int, int> key{l.site_set ? l.site : -1, l.offer};
@@ -308,7 +335,7 @@ std::optional<Gang> SchedEngine::Impl::place_replica(const EngineJob& ej, int64_
             all.cpu_milli *= j.workers;
             all.memory_mib *= j.workers;
             if (!all.is_share()) all.num_gpu = static_cast<int32_t>(all.num_gpu * j.workers);
-            if (fits(i, all, -1)) ranked.push_back({-policy->score(cluster, i, all), i});
+            if (fits(i, all, -1, tenant_slot(j.tenant))) ranked.push_back({-policy->score(cluster, i, all), i});
           }
           std::sort(ranked.begin(), ranked.end());
           for (const auto& entry : ranked) {

@@ -63,6 +63,10 @@ Status SchedEngine::set_node_offers(const std::string& node, const std::vector<s
   return ok_status();
 }
 
+int SchedEngine::Impl::tenant_slot(const std::string& tenant) {
+  return tenant_ids.try_emplace(tenant, static_cast<int>(tenant_ids.size())).first->second;
+}
+
 int SchedEngine::Impl::supplier_slot(const std::string& name) {
   auto [it, added] = supplier_ids.try_emplace(name, static_cast<int>(supplier_names.size()));
   if (added) supplier_names.push_back(name);

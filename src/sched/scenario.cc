@@ -415,6 +415,7 @@ void apply_step(SchedEngine& engine, std::vector<SchedProject>& projects, std::v
 void check_invariants(const SchedEngine& engine, const LiveJobs& live, NodeIndex& node_by_id, int64_t& running,
                       int64_t& pending, const StepFailures& fail) {
   std::map<std::pair<std::string, int64_t>, int64_t> gpu_use;
+  std::map<std::pair<std::string, int64_t>, std::set<std::string>> share_tenants;  // GPU -> tenants with shares
   for (const auto& [id, j] : live) {
     const auto place = engine.placement(id);
     if (!engine.is_running(id)) {
@@ -426,7 +427,10 @@ void check_invariants(const SchedEngine& engine, const LiveJobs& live, NodeIndex
     std::map<int64_t, int64_t> per_replica;
     for (const auto& w : place) {
       ++per_replica[w.replica];
-      for (int64_t g : w.gpus) gpu_use[{w.node, g}] += w.gpu_milli ? w.gpu_milli : 1000;
+      for (int64_t g : w.gpus) {
+        gpu_use[{w.node, g}] += w.gpu_milli ? w.gpu_milli : 1000;
+        if (w.gpu_milli > 0 && w.gpu_milli < 1000) share_tenants[{w.node, g}].insert(j.tenant);
+      }
       const SchedNode* n = node_by_id[w.node];
       if (!j.gpu_models.empty() && j.milli_per_worker() > 0 && !contains(j.gpu_models, n->gpu_model))
         fail("invariant: job " + id + " runs on " + n->gpu_model + ", which it does not allow");
@@ -438,6 +442,10 @@ void check_invariants(const SchedEngine& engine, const LiveJobs& live, NodeIndex
   }
   for (const auto& [gpu, milli] : gpu_use)
     if (milli > 1000) fail("invariant: GPU " + std::to_string(gpu.second) + " of " + gpu.first + " is over-allocated");
+  for (const auto& [gpu, tenants] : share_tenants)
+    if (tenants.size() > 1)
+      fail("invariant: GPU " + std::to_string(gpu.second) + " of " + gpu.first + " holds shares of " +
+           std::to_string(tenants.size()) + " tenants");
 }
 
 // A job's state in words, for failure messages.
