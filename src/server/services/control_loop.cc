@@ -28,8 +28,9 @@ Status ControlLoop::run(Command cmd) {
   return fut.get();
 }
 
-void ControlLoop::set_fence(Command fence) {
+void ControlLoop::set_fence(Command precheck, Command fence) {
   std::lock_guard<std::mutex> lock(mu_);
+  precheck_ = std::move(precheck);
   fence_ = std::move(fence);
 }
 
@@ -46,24 +47,26 @@ bool ControlLoop::running() const {
 void ControlLoop::loop() {
   for (;;) {
     Item item;
-    Command fence;
+    Command precheck, fence;
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping and drained
       item = std::move(queue_.front());
       queue_.pop_front();
+      precheck = precheck_;
       fence = fence_;
     }
     Status st = Error::make(Code::kInternal, "command did not run");
     try {
       if (fence)
         st = store_.write([&](StoreTx& tx) -> Status {
-          // First, before the command's effects outside the store (a tick's sbatch or scancel): the
-          // lease row it locks stays locked until the commit, so no takeover lands mid-command and
-          // a deposed leader submits nothing (checked last, it let one more tick reach Slurm).
-          if (auto s = fence(tx); !s) return s;
-          return item.cmd(tx);
+          // First, before the command's effects outside the store (a tick's sbatch or scancel): a
+          // leader deposed before the command began does nothing of it.
+          if (precheck)
+            if (auto s = precheck(tx); !s) return s;
+          if (auto s = item.cmd(tx); !s) return s;
+          return fence(tx);  // last: what it checks holds until the commit
         });
       else
         st = store_.write(item.cmd);

@@ -28,10 +28,13 @@ class ControlLoop {
 
   // Queues a command and blocks until it has committed (or failed). kUnavailable once stopping.
   Status run(Command cmd);
-  // From now on every command begins by running `fence` in its transaction and fails with the
-  // fence's error (nothing of it written) when the fence refuses. Used by LeaderLease: a server that leads
-  // several on one database writes only while it still holds the lease. Empty: no fence.
-  void set_fence(Command fence);
+  // From now on every command begins by running `precheck` and ends by running `fence` in its
+  // transaction, and fails with their error (nothing of it written) when one refuses. Used by
+  // LeaderLease: a server that leads several on one database writes only while it still holds the
+  // lease (the fence, last, locks it until the commit), and a deposed one does nothing of a command
+  // (a tick's sbatch) once the takeover is committed (the precheck, an unlocked read: locking there
+  // would hold the lease's renewal for the whole command). Empty: none.
+  void set_fence(Command precheck, Command fence);
   size_t queue_depth() const;
   bool running() const;
   void stop();
@@ -47,7 +50,7 @@ class ControlLoop {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Item> queue_;
-  Command fence_;  // guarded by mu_; copied by the loop per command
+  Command precheck_, fence_;  // guarded by mu_; copied by the loop per command
   bool stopping_ = false;
   std::thread thread_;
 };

@@ -34,7 +34,7 @@ LeaderLease::LeaderLease(ControlLoop& loop, Store& lease_store, const Clock& clo
 
 LeaderLease::~LeaderLease() {
   stop();
-  loop_.set_fence(nullptr);  // the loop may outlive this
+  loop_.set_fence(nullptr, nullptr);  // the loop may outlive this
 }
 
 LeaseView LeaderLease::view() const {
@@ -82,10 +82,22 @@ Result<bool> LeaderLease::try_acquire() {
     view_.leader = taken;
   }
   if (taken) {
-    loop_.set_fence([this](StoreTx& tx) { return fence(tx); });
+    loop_.set_fence([this](StoreTx& tx) { return precheck(tx); }, [this](StoreTx& tx) { return fence(tx); });
     log_lease_event({{"event", "leader_elected"}, {"holder", holder_}, {"token", seen.token}, {"ttl_ms", ttl_ms_}});
   }
   return taken;
+}
+
+Status LeaderLease::precheck(StoreTx& tx) {
+  const int64_t token = view().token;
+  auto r = tx.get(kKind, kId);  // not locked: the renewal must not wait for the command
+  if (!r) return r.error();
+  const LeaseView seen = read_view(*r);
+  if (seen.holder == holder_ && seen.token == token) return ok_status();
+  lost("the lease is held by " + seen.holder + " (token " + std::to_string(seen.token) + ")");
+  return Error::make(
+      Code::kUnavailable,
+      Message("services.leader.not_leader").arg("holder", seen.holder).arg("token", std::to_string(seen.token)));
 }
 
 Status LeaderLease::fence(StoreTx& tx) {

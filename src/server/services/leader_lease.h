@@ -10,12 +10,15 @@
 //    the other).
 //  * The leader renews it every ttl/3 on a store connection of its own (`lease_store`), apart from
 //    the control loop, so a long command (a scheduler tick over a deep queue) does not let it lapse.
-//  * Fencing: the leader's control loop begins every command's transaction with fence(), which reads
+//  * Fencing: the leader's control loop ends every command's transaction with fence(), which reads
 //    the lease locked (StoreTx::get_locked: another server's update of it waits for the commit) and
-//    refuses the command (kUnavailable, nothing of it written or done) unless this server still
-//    holds it under its token. So a takeover commits either before the fence (the command is
-//    refused before it calls Slurm) or after the command's commit: a deposed leader's late write, or
-//    its tick's sbatch, is never interleaved with the new leader's.
+//    refuses the command (kUnavailable, nothing of it written) unless this server still holds it
+//    under its token. So a takeover commits either before the fence (the command is refused) or
+//    after the command's commit: a deposed leader's late write is never interleaved with the new
+//    leader's. Each command also begins with precheck(), the same check unlocked: a leader deposed
+//    before the command began (paused, cut off) does nothing of it, not even a tick's sbatch. (A
+//    takeover during a command can still meet that command's calls to Slurm; locking the lease for
+//    the whole command instead would hold its renewal that long, and a long tick would lose it.)
 //  * A leader that finds the lease taken (renewing, or in the fence) calls on_lost once (the server
 //    then exits: run servers under a supervisor that restarts them; they come back as followers).
 // Expiry compares server clocks: keep them within a small fraction of the ttl (NTP).
@@ -67,6 +70,7 @@ class LeaderLease {
 
  private:
   Status fence(StoreTx& tx);
+  Status precheck(StoreTx& tx);  // the same check unlocked, before a command (control_loop.h)
   Status renew();
   void lost(const std::string& why);
   void report_lost();  // on_lost, once, when set and the lease was lost
