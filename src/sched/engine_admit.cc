@@ -398,10 +398,16 @@ std::optional<Blocked> SchedEngine::Impl::shadow_for(const EngineJob& ej, const 
   const int64_t workers = j.workers * j.replicas_min;
   std::vector<char> eligible(nodes.size(), 0);
   std::vector<std::vector<int32_t>> free(nodes.size());  // eligible node -> free milli per GPU
-  auto slots_of = [&](const std::vector<int32_t>& gpus) {
+  // For a share: per eligible node and GPU, the shares of other tenants on it (a GPU's shares are
+  // one tenant's: it is no room for this job until they have all ended).
+  std::vector<std::vector<int32_t>> others(nodes.size());
+  const auto own = tenant_ids.find(j.tenant);
+  const int own_tenant = own == tenant_ids.end() ? -3 : own->second;
+  auto slots_of = [&](int node, const std::vector<int32_t>& gpus) {
     int64_t n = 0;
     if (j.gpu_milli) {
-      for (int32_t f : gpus) n += f / g;
+      for (size_t x = 0; x < gpus.size(); ++x)
+        if (node < 0 || others[node].empty() || others[node][x] == 0) n += gpus[x] / g;
     } else {
       int64_t whole = 0;
       for (int32_t f : gpus) whole += f == kGpuMilli;
@@ -422,8 +428,14 @@ std::optional<Blocked> SchedEngine::Impl::shadow_for(const EngineJob& ej, const 
     }
     const auto& gf = cluster.node(i).gpu_free;
     free[i] = gf;
-    slots += slots_of(gf);
-    capacity += slots_of(std::vector<int32_t>(gf.size(), kGpuMilli));
+    if (j.gpu_milli) {
+      others[i].assign(gf.size(), 0);
+      for (size_t x = 0; x < gf.size(); ++x)
+        if (nodes[i].share_count[x] > 0 && nodes[i].share_tenant[x] != own_tenant)
+          others[i][x] = nodes[i].share_count[x];
+    }
+    slots += slots_of(i, gf);
+    capacity += slots_of(-1, std::vector<int32_t>(gf.size(), kGpuMilli));
   }
   // A job the eligible nodes could never hold, even empty, reserves nothing: it must not stall
   // the queue behind it.
@@ -437,6 +449,7 @@ std::optional<Blocked> SchedEngine::Impl::shadow_for(const EngineJob& ej, const 
     int node;
     int gpu;
     int32_t milli;
+    bool other_share;  // another tenant's share: one fewer of them on the GPU once it ends
   };
   std::vector<Release> ends;
   // The running jobs in any order: releases at the same time are applied together below.
@@ -454,17 +467,21 @@ std::optional<Blocked> SchedEngine::Impl::shadow_for(const EngineJob& ej, const 
       end = std::max(now, end);
       for (const Bound& w : u.workers)
         if (eligible[w.node])
-          for (int gpu : w.gpus) ends.push_back({end, w.node, gpu, w.pod.gpu_milli});
+          for (int gpu : w.gpus)
+            ends.push_back(
+                {end, w.node, gpu, w.pod.gpu_milli, w.pod.gpu_milli < kGpuMilli && other->spec.tenant != j.tenant});
     }
   }
   std::sort(ends.begin(), ends.end(), [](const Release& a, const Release& c) { return a.end < c.end; });
   for (size_t i = 0; i < ends.size() && slots < workers;) {
     const TimeMs t = ends[i].end;
     for (; i < ends.size() && ends[i].end == t; ++i) {
-      auto& gf = free[ends[i].node];
-      slots -= slots_of(gf);
+      const int node = ends[i].node;
+      auto& gf = free[node];
+      slots -= slots_of(node, gf);
       gf[ends[i].gpu] += ends[i].milli;
-      slots += slots_of(gf);
+      if (ends[i].other_share && !others[node].empty() && others[node][ends[i].gpu] > 0) --others[node][ends[i].gpu];
+      slots += slots_of(node, gf);
     }
     b.shadow = t;
   }
