@@ -111,11 +111,11 @@ TEST_F(UsageTest, IngestsAndReadsBackSeriesAndTotals) {
   EXPECT_EQ(p1.body.value("next_from", ""), t(base + 15'000));
 }
 
-// A job's counters are deltas, at most 10^13 per job and minute over every batch: a meter sending
+// A job's counters are deltas, at most 10^15 per job and minute over every batch: a meter sending
 // running totals is refused before the minute's roll-up (a sum) could pass int64 and stop it for
 // every tenant; a retried batch is still a duplicate, and the next minute starts afresh.
-TEST_F(UsageTest, AJobsMinuteHoldsAtMostTenTrillionPerCounter) {
-  const int64_t cap = 10'000'000'000'000;
+TEST_F(UsageTest, AJobsMinuteHoldsAtMostAQuadrillionPerCounter) {
+  const int64_t cap = 1'000'000'000'000'000;
   json first = {
       {"idempotency_key", "cap-1"},
       {"job_samples", {job_sample(base + 10'000, w.job_id, cap / 2), job_sample(base + 20'000, w.job_id, 1)}}};
@@ -125,7 +125,7 @@ TEST_F(UsageTest, AJobsMinuteHoldsAtMostTenTrillionPerCounter) {
       {"job_samples", {job_sample(base + 70'000, w.job_id, 5), job_sample(base + 30'000, w.job_id, cap / 2)}}};
   Resp over = s.admin("POST", "/api/v1/usage", second);
   EXPECT_EQ(over.status, 422) << over.describe();
-  EXPECT_NE(over.reason_for("job_samples[1].egress_bytes").find("would pass 10000000000000"), std::string::npos)
+  EXPECT_NE(over.reason_for("job_samples[1].egress_bytes").find("would pass 1000000000000000"), std::string::npos)
       << over.describe();
   EXPECT_EQ(s.admin("POST", "/api/v1/usage", first).status, 200) << "the same batch again: a duplicate";
   second["job_samples"][1]["egress_bytes"] = cap / 2 - 1;

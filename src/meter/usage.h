@@ -32,9 +32,10 @@ inline constexpr int64_t kMaxMemoryMib = int64_t{1} << 24;  // 16 TiB
 inline constexpr int64_t kMaxPowerMw = 10'000'000;          // 10 kW
 inline constexpr int64_t kMaxClockMhz = 100'000;
 inline constexpr int64_t kMaxGpuIndex = 1023;
-// 10^13 (10 TB, ten trillion tokens) per sample, and per job and minute over all its samples (the
-// server's ingest): a month of one job at that rate stays below 2^63 / 20.
-inline constexpr int64_t kMaxCounterDelta = 10'000'000'000'000;
+// 10^15 (1 PB, a quadrillion tokens) per sample — a meter may report a day's delta at once — and
+// per job and minute over all its samples (the server's ingest): a minute's roll-up row holds at
+// most this, so folding the minute never overflows, whatever a faulty meter sends.
+inline constexpr int64_t kMaxCounterDelta = 1'000'000'000'000'000;
 
 struct GpuMetrics {
   int64_t utilization_pct = 0;             // 0..100, required

@@ -222,8 +222,9 @@ Result<UsageBatchRows> resolve(StoreTx& tx, const Principal& p, const UsageBatch
 
 // Refuses the batch (already inserted in the writer's transaction, which then rolls back) when a
 // job's counter over one minute, with what is stored (`store`, the committed state: the batch is
-// not in it), would pass kMaxCounterDelta: the roll-up folds a minute's samples into one row, and
-// sums over months must stay far from int64's edge.
+// not in it), would pass kMaxCounterDelta: the roll-up folds a minute's samples into one row, which
+// then never overflows (a faulty meter at the cap every minute can still take one job's own totals
+// past int64 within days: reads of that job, its tenant's, fail; the roll-up, everyone's, does not).
 Status check_job_minutes(StoreReader& store, const UsageBatch& b, const UsageBatchRows& rows) {
   using Sums = std::array<int64_t, 5>;
   const auto counters = [](const auto& x) -> Sums {
@@ -236,7 +237,8 @@ Status check_job_minutes(StoreReader& store, const UsageBatch& b, const UsageBat
     const JobUsageRow& r = rows.jobs[i];
     auto [it, fresh] = minutes.try_emplace({r.job_id, r.at - r.at % kMsPerMinute}, i, Sums{});  // as the roll-up groups
     const Sums add = counters(r);
-    for (size_t k = 0; k < add.size(); ++k) it->second.second[k] += add[k];  // <= 100,000 x 10^13
+    for (size_t k = 0; k < add.size(); ++k)  // each <= 10^15: held below 2^62, never past int64
+      it->second.second[k] = std::min<int64_t>(it->second.second[k] + add[k], INT64_MAX / 2);
   }
   for (const auto& [key, first_sums] : minutes) {
     const auto& [first, sums] = first_sums;
