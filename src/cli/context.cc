@@ -84,7 +84,9 @@ int CliContext::fail(const Error& english, int exit_code) {
   // codes; text given as text only stays as it is.
   Error e = english;
   if (const std::string lang = cli_language(*this); lang != "en") {
-    if (!e.detail.code.empty()) e.message = render(e.detail, lang);
+    // Only a message still as the catalogue words it: one a caller added to ("config file …: ")
+    // keeps its English, with its context.
+    if (!e.detail.code.empty() && english.message == render_en(english.detail)) e.message = render(e.detail, lang);
     for (FieldError& f : e.fields)
       if (!f.coded.code.empty()) f.reason = render(f.coded, lang);
     if (e.detail.code.empty() && e.fields.size() == 1 && !e.fields[0].coded.code.empty() &&

@@ -349,6 +349,8 @@ struct PreparedLog {
 // decides what is answered, with every check.
 std::any prepare_run(App& app, const json& body, const Principal& p) {
   if (!body.is_object() || !body.contains("job") || !body["job"].is_string()) return {};
+  // A supplier's job is read only once build_run found it ran on the supplier's node.
+  if (!p.supplier_id.empty() && !p.is_operator()) return {};
   const std::string ref = body["job"].get<std::string>();
   std::optional<Record> job;
   if (looks_like_id(ref)) {

@@ -35,9 +35,10 @@ struct Reach {
 template <class Piece>
 std::optional<TimeMs> pieces_differ(const std::vector<Piece>& a, const std::vector<Piece>& b) {
   std::optional<TimeMs> at;
+  // As multisets: a piece twice in one list and once in the other is a difference too.
   const auto scan = [&at](const std::vector<Piece>& x, const std::vector<Piece>& y) {
     for (const Piece& p : x) {
-      if (std::find(y.begin(), y.end(), p) != y.end()) continue;
+      if (std::count(x.begin(), x.end(), p) <= std::count(y.begin(), y.end(), p)) continue;
       TimeMs t = p.from;
       for (Piece q : y) {
         const TimeMs q_to = q.to;
