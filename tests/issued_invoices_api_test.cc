@@ -26,15 +26,21 @@ std::string month_ago(int back) {
   return buf;
 }
 
-// Supplier dc (node n1, offer h100), tenants acme and beta, and acme's contract with dc from two
-// months ago whose one-GPU commitment, from last month, bills every month whether used or not.
-// The offer's id.
-std::string committed_world(ServerProcess& s) {
+// Supplier dc (node n1, offer h100, CNY) and tenants acme and beta. The offer's id.
+std::string priced_world(ServerProcess& s) {
   expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
   expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
   const std::string offer_id =
       expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer").body.at("id");
   acme_and_beta(s);
+  return offer_id;
+}
+
+// Supplier dc (node n1, offer h100), tenants acme and beta, and acme's contract with dc from two
+// months ago whose one-GPU commitment, from last month, bills every month whether used or not.
+// The offer's id.
+std::string committed_world(ServerProcess& s) {
+  const std::string offer_id = priced_world(s);
   expect_2xx(s.admin("POST", "/api/v1/contracts",
                      json{{"name", "acme-dc"},
                           {"tenant", "acme"},
@@ -216,10 +222,7 @@ TEST(IssuedInvoices, MonthsLeftOpenAreClosedOldestFirstAndCountInTheBalanceUntil
     return std::vector<std::string>{"--firewall-interval-s", firewall, "--demo-clock", t};
   };
   ServerProcess s(at("2026-08-20T00:00:00Z", "0"));
-  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
-  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
-  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
-  acme_and_beta(s);
+  priced_world(s);
   expect_2xx(s.admin("POST", "/api/v1/contracts",
                      json{{"name", "acme-dc"}, {"tenant", "acme"}, {"supplier", "dc"}, {"offers", {"h100"}},
                           {"currency", "CNY"}, {"starts_at", "2026-08-01T00:00:00Z"},
@@ -263,10 +266,7 @@ TEST(IssuedInvoices, MonthsLeftOpenAreClosedOldestFirstAndCountInTheBalanceUntil
 // or bill twice); what starts after it may; a contract whose commitment still bills is not deleted.
 TEST(IssuedInvoices, AContractChangeThatWouldRebillAClosedMonthIsRefused) {
   ServerProcess s({"--firewall-interval-s", "0", "--demo-clock", "2026-11-10T00:00:00Z"});
-  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc")), "supplier");
-  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "n1")), "node");
-  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc", "h100")), "offer");
-  acme_and_beta(s);
+  priced_world(s);
   const auto commitment = [](const char* name, const char* from, int64_t gpus, bool prepaid) {
     return json{{"name", name},      {"offer", "h100"},   {"gpus", gpus},
                 {"term_months", 12}, {"starts_at", from}, {"prepaid", prepaid}};
