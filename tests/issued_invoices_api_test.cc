@@ -279,8 +279,16 @@ TEST(IssuedInvoices, AContractChangeThatWouldRebillAClosedMonthIsRefused) {
             {"starts_at", "2026-08-01T00:00:00Z"},
             {"commitments", {commitment("one", "2026-08-01T00:00:00Z", 1, false)}}};
   expect_2xx(s.admin("POST", "/api/v1/contracts", c), "contract");
-  // While October is open, a commitment may start in it.
+  // While October is open, a commitment may start in it (a market commitment too: a window at a
+  // price, its supplier's defaults listed).
   c["commitments"].push_back(commitment("early", "2026-10-20T00:00:00Z", 1, true));
+  c["commitments"].push_back(json{{"name", "window"},
+                                  {"offer", "h100"},
+                                  {"gpus", 2},
+                                  {"starts_at", "2026-10-01T00:00:00Z"},
+                                  {"ends_at", "2026-12-01T00:00:00Z"},
+                                  {"price_per_gpu_hour", "10.00"},
+                                  {"defaults", json::array()}});
   expect_2xx(s.admin("PUT", "/api/v1/contracts/acme-dc", c), "a commitment in an open month");
   expect_2xx(s.admin("POST", "/api/v1/invoices/close", json{{"month", "2026-10"}}), "close October");
 
@@ -292,7 +300,7 @@ TEST(IssuedInvoices, AContractChangeThatWouldRebillAClosedMonthIsRefused) {
   };
   json b = c;
   b["commitments"].push_back(commitment("late", "2026-10-25T00:00:00Z", 1, true));
-  refused(b, "commitments[2].starts_at", "a prepaid commitment starting in closed October (never charged)");
+  refused(b, "commitments[3].starts_at", "a prepaid commitment starting in closed October (never charged)");
   b = c;
   b["commitments"][1]["starts_at"] = "2026-11-20T00:00:00Z";
   refused(b, "commitments[1]", "October's prepaid commitment moved out of it (charged twice)");
@@ -305,6 +313,19 @@ TEST(IssuedInvoices, AContractChangeThatWouldRebillAClosedMonthIsRefused) {
   b = c;
   b["exit"] = {{"notice_at", "2026-09-01T00:00:00Z"}, {"exit_at", "2026-09-15T00:00:00Z"}};
   refused(b, "exit.exit_at", "an exit effective on October 1st (30 days' notice)");
+  b = c;
+  b["exit"] = {{"notice_at", "2026-09-15T00:00:00Z"}};
+  refused(b, "exit.notice_at", "notice effective on October 15th");
+  b = c;
+  b["commitments"][2]["defaults"] = {{{"gpus", 1}, {"from", "2026-10-25T00:00:00Z"}, {"to", "2026-11-05T00:00:00Z"}}};
+  refused(b, "commitments[2].defaults", "a default recorded from a day in closed October");
+  // A default from November may be recorded, and its end moved, both in November.
+  b = c;
+  b["commitments"][2]["defaults"] = {{{"gpus", 1}, {"from", "2026-11-02T00:00:00Z"}, {"to", "2026-11-05T00:00:00Z"}}};
+  expect_2xx(s.admin("PUT", "/api/v1/contracts/acme-dc", b), "a default from November");
+  b["commitments"][2]["defaults"][0]["to"] = "2026-11-07T00:00:00Z";
+  expect_2xx(s.admin("PUT", "/api/v1/contracts/acme-dc", b), "its end moved");
+  c = b;
   // Through a new contract too.
   json other = c;
   other["name"] = "acme-dc-2";
@@ -318,13 +339,13 @@ TEST(IssuedInvoices, AContractChangeThatWouldRebillAClosedMonthIsRefused) {
   b["commitments"].push_back(commitment("late", "2026-11-01T00:00:00Z", 2, true));
   b["exit"] = {{"notice_at", "2026-09-01T00:00:00Z"}, {"exit_at", "2026-11-05T00:00:00Z"}};
   expect_2xx(s.admin("PUT", "/api/v1/contracts/acme-dc", b), "a commitment from November and an exit in it");
-  b["commitments"].erase(2);
+  b["commitments"].erase(3);
   b.erase("exit");
   expect_2xx(s.admin("PUT", "/api/v1/contracts/acme-dc", b), "November's commitment and exit taken back");
-  // The commitment from August bills November: the contract stays.
+  // The commitments from August and October and the window bill November: the contract stays.
   const Resp del = s.admin("DELETE", "/api/v1/contracts/acme-dc");
   EXPECT_EQ(del.status, 409) << del.describe();
-  EXPECT_NE(del.body.dump().find("2 commitment(s)"), std::string::npos) << del.describe();
+  EXPECT_NE(del.body.dump().find("3 commitment(s)"), std::string::npos) << del.describe();
 }
 
 // An issued invoice whose stored total no longer reads fails the tenant's balance, naming the
