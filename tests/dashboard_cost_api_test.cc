@@ -219,6 +219,9 @@ TEST_F(DashboardCost, CostsAddUpToTheDayInvoicesAndJobsRankByGainPerGpuHour) {
   int64_t cards_sum = 0;
   for (const auto& k : t["cards"]) {
     EXPECT_FALSE(k["node_id"].get<std::string>().empty());
+    EXPECT_FALSE(k["supplier"].get<std::string>().empty());
+    // One supplier here: no node name is shared, so no card names its supplier.
+    EXPECT_EQ(k["label"], k["node"].get<std::string>() + " #" + std::to_string(k["gpu"].get<int64_t>()));
     EXPECT_EQ(micros(k["max_daily"]), micros(k["daily"][today]));
     EXPECT_EQ(k["over_threshold_days"], 0);
     cards_sum += micros(k["daily"][today]);

@@ -6,7 +6,7 @@
 // a job would).
 
 import {
-  alertText, api, bpText, cardLabel, cellText, centsText, check, DASHBOARD_TIMEOUT_MS, decimalCompare, decimalSum, hourText, intText,
+  alertText, api, bpText, cardLabel, cardLabels, cellText, centsText, check, DASHBOARD_TIMEOUT_MS, decimalCompare, decimalSum, hourText, intText,
   isChineseInstant, login, logout, metricText, openView, permilleText, shot, sleep, utcText,
 } from "./helpers.mjs";
 
@@ -57,6 +57,7 @@ async function utilization(page, base, token, jobs) {
   check(u.cards.length > 0 && u.hours.length > 0, `utilization: ${u.cards.length} cards × ${u.hours.length} hours`);
   const first = u.cards[0];
   const idle = u.cards.filter((c) => c.idle);
+  check(JSON.stringify(u.cards.map((c) => c.label)) === JSON.stringify(cardLabels(u.cards)), "utilization: every card labelled node #gpu (supplier/ first where two nodes share a name)");
   check((await cellText(page.locator('[data-testid="util-card-count"] .card-value'))) === String(u.cards.length)
     && (await cellText(page.locator('[data-testid="util-idle-count"] .card-value'))) === String(idle.length),
     `utilization: card count ${u.cards.length} and idle count ${idle.length} shown`);
@@ -205,6 +206,15 @@ async function costs(page, freeze) {
     const totals = await rowCells(page, table, "*total");
     check(JSON.stringify(totals.slice(1, -1)) === JSON.stringify(x.daily_total) && totals.at(-1) === decimalSum(x.daily_total),
       `costs ${key}: tenant total per day exact, period ${decimalSum(x.daily_total)} ${x.currency}`);
+    check(JSON.stringify(x.cards.map((c) => c.label)) === JSON.stringify(cardLabels(x.cards)), `costs ${key}: every card labelled node #gpu (supplier/ first where two nodes share a name)`);
+    const listedOver = x.cards.filter((c) => c.over_threshold_days > 0);
+    if (listedOver.length > 0) {
+      const rows = await page.locator(`[data-testid="costs-cards-${key}"] tbody tr td:first-child`).evaluateAll((tds) => tds.map((td) => td.textContent.trim()));
+      check(JSON.stringify(rows) === JSON.stringify(listedOver.map(cardLabel)), `costs ${key}: the ${listedOver.length} listed card(s) over the threshold named as the API names them`);
+    }
+    const unlisted = page.getByTestId(`costs-cards-unlisted-${key}`);
+    check((await unlisted.count()) === (x.cards_over_threshold > listedOver.length ? 1 : 0),
+      `costs ${key}: ${x.cards_over_threshold - listedOver.length} card(s) over the threshold beyond the listed ${x.cards.length} said so`);
     const overShown = await cellText(page.locator(`[data-testid="costs-cards-over-${key}"] .card-value`));
     check(overShown === String(x.cards_over_threshold), `costs ${key}: ${x.cards_over_threshold} card(s) over ${x.card_threshold} a day shown (page: ${overShown})`);
     const egressLabels = await svgTexts(page, `costs-chart-egress-${key}`);

@@ -149,7 +149,13 @@ export const bpText = (bp) => (bp === null ? "—" : `${fixed(BigInt(bp), 2)}%`)
 export const permilleText = (p) => (p === null ? "—" : `${fixed(BigInt(p), 1)}%`);
 export const metricText = (v) => (v === null ? "—" : String(Number(v.toPrecision(4))));
 export const intText = (v, unit = "") => (v === null ? "—" : `${v}${unit}`);
-export const cardLabel = (c) => `${c.node} #${c.gpu}`;
+export const cardLabel = (c) => c.label; // as the page names a card: the API's label, checked by cardLabels
+// The API's rule for a list's labels: "node #gpu", "supplier/node #gpu" where two nodes share the name.
+export const cardLabels = (cards) => {
+  const ids = new Map();
+  for (const c of cards) ids.set(c.node, (ids.get(c.node) ?? new Set()).add(c.node_id));
+  return cards.map((c) => `${ids.get(c.node).size > 1 ? `${c.supplier}/` : ""}${c.node} #${c.gpu}`);
+};
 
 // --- the dashboard's date rules (web/src/dates.ts), in the browser's time zone -------------
 // The test's browser runs in TIME_ZONE with a BROWSER_LOCALE that is neither dashboard language,

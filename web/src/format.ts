@@ -111,7 +111,8 @@ export function intText(value: number | null, unit = ""): string {
   return value === null ? "—" : `${value}${unit}`;
 }
 
-/** A GPU card as every view names it: "node-7 #3". */
-export function cardLabel(c: { node: string; gpu: number }): string {
-  return `${c.node} #${c.gpu}`;
+/** A GPU card as every view names it: the server's label ("node-7 #3", or "supplier/node-7 #3"
+ *  where two suppliers' nodes in the answer share a name). */
+export function cardLabel(c: { label: string }): string {
+  return c.label;
 }

@@ -9,6 +9,7 @@ export interface UtilizationCard {
   node_id: string;
   node: string;
   gpu: number;
+  label: string; // "node #gpu", or "supplier/node #gpu" where two suppliers' nodes share the name
   supplier_id: string;
   supplier: string;
   gpu_model: string;
@@ -60,6 +61,8 @@ export interface ProjectCosts {
 export interface CardCosts {
   node_id: string;
   node: string;
+  supplier: string;
+  label: string; // as UtilizationCard.label
   gpu: number;
   daily: string[];
   max_daily: string;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "insight/card_label.h"
 #include "model/alert.h"
 #include "model/project.h"
 #include "model/tenant.h"
@@ -108,6 +109,14 @@ class TenantBuilder {
     return node_ids_[key] = page->items.empty() ? "" : page->items.front().id;
   }
 
+  // The supplier's name (its id should the supplier be gone): node names are unique only within one.
+  Result<std::string> supplier_name(const std::string& supplier_id) {
+    if (auto it = supplier_names_.find(supplier_id); it != supplier_names_.end()) return it->second;
+    auto r = store_.get("suppliers", supplier_id);
+    if (!r && r.error().code != Code::kNotFound) return r.error();
+    return supplier_names_[supplier_id] = r ? r->name : supplier_id;
+  }
+
   Status add_section(const InvoiceSection& s, size_t day) {
     Acc& a = acc(s.rated.currency);
     a.out.daily_total[day] += s.rated.total.micros();
@@ -125,8 +134,11 @@ class TenantBuilder {
       if (fresh) {
         auto id = node_id(s.supplier_id, c.node);
         if (!id) return id.error();
+        auto supplier = supplier_name(s.supplier_id);
+        if (!supplier) return supplier.error();
         card.node_id = *id;
         card.node = c.node;
+        card.supplier = *supplier;
         card.gpu = c.gpu;
         card.daily.assign(range_.days.size(), 0);
       }
@@ -188,6 +200,7 @@ class TenantBuilder {
   std::map<std::string, std::string> ids_;     // project name -> id
   std::map<std::string, Money> budgets_;       // project name -> monthly budget
   std::map<std::string, std::string> node_ids_;
+  std::map<std::string, std::string> supplier_names_;  // supplier id -> name
 };
 
 }  // namespace
@@ -241,14 +254,21 @@ json to_json(const CostsDashboard& d) {
     const Currency c = t.currency;
     json projects = json::array();
     for (const ProjectCosts& p : t.projects) projects.push_back(project_costs_json(p, c, t.policy.storage_io_share_pct));
+    std::vector<CardName> names;
+    for (const CardCosts& k : t.cards) names.push_back({k.node_id, k.node, k.supplier, k.gpu});
+    const std::vector<std::string> labels = card_labels(names);
     json cards = json::array();
-    for (const CardCosts& k : t.cards)
+    for (size_t i = 0; i < t.cards.size(); ++i) {
+      const CardCosts& k = t.cards[i];
       cards.push_back({{"node_id", k.node_id},
                        {"node", k.node},
+                       {"supplier", k.supplier},
+                       {"label", labels[i]},
                        {"gpu", k.gpu},
                        {"daily", money_list(k.daily, c)},
                        {"max_daily", Money(k.max_daily, c).amount_string()},
                        {"over_threshold_days", k.over_threshold_days}});
+    }
     json alerts = json::array();
     for (const DashboardAlert& a : t.alerts)
       alerts.push_back({{"id", a.id},

@@ -20,7 +20,7 @@
 namespace gpurent {
 
 struct CardCosts {
-  std::string node_id, node;
+  std::string node_id, node, supplier;  // node name, unique only within its supplier
   int64_t gpu = 0;
   std::vector<int64_t> daily;
   int64_t total = 0, max_daily = 0;

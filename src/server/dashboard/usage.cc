@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/money.h"
+#include "insight/card_label.h"
 #include "model/node.h"
 #include "server/services/allocation_ledger.h"
 #include "server/services/record_faults.h"
@@ -158,6 +159,9 @@ Result<json> utilization_report(StoreReader& store, const UtilizationScope& s) {
   const TimeMs first_hour = floor_to(s.from, kHeatmapBucketMs);
   json hours = json::array();
   for (TimeMs h = first_hour; h < s.to; h += kHeatmapBucketMs) hours.push_back(format_rfc3339(h));
+  std::vector<CardName> names;
+  for (const auto& [supplier, node, gpu, key, c] : order) names.push_back({key->first, node, supplier, gpu});
+  const std::vector<std::string> labels = card_labels(names);
   json out_cards = json::array(), cells = json::array();
   for (const auto& [supplier, node, gpu, key, c] : order) {
     const NodeInfo& n = nodes->at(key->first);
@@ -172,6 +176,7 @@ Result<json> utilization_report(StoreReader& store, const UtilizationScope& s) {
     out_cards.push_back({{"node_id", key->first},
                          {"node", n.name},
                          {"gpu", gpu},
+                         {"label", labels[static_cast<size_t>(index)]},
                          {"supplier_id", n.supplier_id},
                          {"supplier", supplier},
                          {"gpu_model", n.gpu_model},

@@ -186,6 +186,7 @@ TEST_F(Utilization, OperatorsSeeEveryCardWithSamples) {
   EXPECT_EQ(c0["node_id"], kN1);
   EXPECT_EQ(c0["node"], "n1");
   EXPECT_EQ(c0["gpu"], 0);
+  EXPECT_EQ(c0["label"], "n1 #0");
   EXPECT_EQ(c0["supplier"], "huadong-compute");
   EXPECT_EQ(c0["supplier_id"], kSup);
   EXPECT_EQ(c0["gpu_model"], "h100-sxm5-80gb");

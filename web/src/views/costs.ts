@@ -118,11 +118,16 @@ function tenantBlock(ctx: ViewContext, days: string[], x: TenantCosts, status: H
       x.projects.map((p) => p.project),
     ),
     h("div", { class: "chart-grid" }, boxes.cards.section, boxes.storage.section),
-    overCards.length === 0 ? null : h("section", {},
+    x.cards_over_threshold === 0 ? null : h("section", {},
       h("h3", {}, t("costs.cards_table", { threshold: x.card_threshold, currency: cur })),
       table(`costs-cards-${key}`, [t("costs.col.card"), t("costs.col.max_daily"), t("costs.col.days_over"), t("costs.col.total")],
         overCards.map((c) => [h("strong", {}, cardLabel(c)), num(c.max_daily), num(String(c.over_threshold_days)), num(decimalSum(c.daily))]),
-        overCards.map((c) => `${c.node_id}/${c.gpu}`))),
+        overCards.map((c) => `${c.node_id}/${c.gpu}`)),
+      // The API lists the costliest cards only; the count covers every card.
+      x.cards_over_threshold > overCards.length
+        ? h("p", { class: "muted", "data-testid": `costs-cards-unlisted-${key}` },
+          t("costs.cards_unlisted", { n: x.cards_over_threshold - overCards.length, listed: x.cards.length }))
+        : null),
     h("h3", {}, t("costs.budgets")),
     budgets.length === 0 ? h("p", { class: "muted" }, t("costs.no_budgets")) : h("div", { class: "chart-grid" }, ...budgets.map((b) => b.box.section)),
     x.alerts.length === 0
