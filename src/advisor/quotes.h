@@ -50,6 +50,7 @@ struct QuoteWorkload {
   int64_t launches_per_month = 1;     // 1..1000, spread evenly over the rated month
   int64_t gpus = 1;                   // whole GPUs per launch
   std::vector<QuoteSegment> profile;  // the run after ready, in order
+  bool profile_given = false;         // the request sent `profile` (errors about the run name it)
   int64_t idle_below_pct = 5;         // a segment below this utilization is idle, not useful
   QuoteColdStart cold_start;          // per launch; offers may override
   int64_t storage_io_gb = 0;          // per month (GB = 10^9 bytes)

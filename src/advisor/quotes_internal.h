@@ -14,11 +14,14 @@
 namespace gpurent::quotes_internal {
 
 inline constexpr int64_t kBytesPerGb = 1'000'000'000;
-inline constexpr int64_t kMaxLaunches = 1000;  // the engine's reserved coverage sweep is quadratic in launches
+inline constexpr int64_t kMaxLaunches = 1000;  // runs rated per offer and plan (each a stretch per segment)
 inline constexpr size_t kMaxOffers = 20;       // each offer is rated up to 10 times (on-demand + 3 per term)
 inline constexpr int64_t kMaxGpus = 1024;
 inline constexpr int64_t kMaxGpuLaunches = 1'000'000;  // launches × GPUs: keeps milli-GPU × ms inside int64
 inline constexpr int64_t kMaxRunMinutes = 30 * 24 * 60;
+// Launches × profile segments: each segment of each launch is a stretch the engine rates on its
+// own (and idle rules may split it), so this bounds a quote's work, not just launches.
+inline constexpr int64_t kMaxLaunchSegments = 10'000;
 
 // The rated month: November 2026, 30 days = 720 hours (any fixed month would do; this one is whole
 // and stated in the docs so every figure can be re-derived).

@@ -109,6 +109,7 @@ void read_workload(Fields& f, QuoteWorkload& w) {
     f.error("run_minutes", Message("advisor.quotes.run_minutes_required"));
     for (const char* key : {"idle_pct", "busy_utilization_pct", "idle_utilization_pct"}) f.raw(key);
   } else if (has_profile) {
+    w.profile_given = true;
     read_profile_form(f, w);
   } else {
     read_run_form(f, w);
@@ -279,6 +280,11 @@ void quotes_internal::check_input(const QuotesInput& in, FieldErrors& errs) {
     }
   if (run_ms_of(w) > kMaxRunMinutes * kMsPerMinute)
     errs.add("workload.profile", Message("advisor.quotes.run_too_long"));
+  if (w.launches_per_month * static_cast<int64_t>(w.profile.size()) > kMaxLaunchSegments)
+    errs.add("workload.profile",
+             Message("advisor.quotes.launch_segments")
+                 .arg("max", std::to_string(kMaxLaunchSegments))
+                 .arg("got", std::to_string(w.launches_per_month * static_cast<int64_t>(w.profile.size()))));
   if (w.idle_below_pct < 1 || w.idle_below_pct > 100)
     errs.add("workload.idle_below_pct", Message("advisor.quotes.range").arg("min", "1").arg("max", "100"));
   if (busy_ms_of(w) <= 0) errs.add("workload.profile", Message("advisor.quotes.never_computes"));
@@ -315,7 +321,9 @@ void quotes_internal::check_input(const QuotesInput& in, FieldErrors& errs) {
     // Several launches must all end inside the month (a run's rounding is billed when it ends).
     const int64_t cold = cold_ms(cold_of(in, in.offers[i])), span = cold + run_ms_of(w);
     if (span > period - (w.launches_per_month > 1 ? 1 : 0))
-      errs.add(w.launches_per_month > 1 ? "workload.launches_per_month" : "workload.run_minutes",
+      errs.add(w.launches_per_month > 1 ? "workload.launches_per_month"
+               : w.profile_given        ? "workload.profile"
+                                        : "workload.run_minutes",
                (w.launches_per_month > 1 ? Message("advisor.quotes.launch_leaves_no_room")
                                          : Message("advisor.quotes.launch_too_long"))
                    .arg("seconds", std::to_string(span / 1000))

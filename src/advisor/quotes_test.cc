@@ -507,6 +507,23 @@ TEST(QuoteInput, RejectsBadInputsNamingTheField) {
              b["workload"]["cold_start"] = {{"to_ready_seconds", 1}};
            },
            "workload.run_minutes", "does not fit"},
+          {"one profiled launch longer than the month",
+           [](json& b) {
+             b["workload"]["launches_per_month"] = 1;
+             b["workload"].erase("run_minutes");
+             b["workload"]["profile"] = json::array({{{"minutes", 43200}, {"utilization_pct", 90}}});
+             b["workload"]["cold_start"] = {{"to_ready_seconds", 60}};
+           },
+           "workload.profile", "does not fit"},
+          {"too many segments over the launches",
+           [](json& b) {
+             b["workload"]["launches_per_month"] = 11;  // 11 × 1000 > 10,000
+             b["workload"].erase("run_minutes");
+             b["workload"]["profile"] = json::array();
+             for (int i = 0; i < 1000; ++i)
+               b["workload"]["profile"].push_back({{"minutes", 1}, {"utilization_pct", i % 2 ? 0 : 90}});
+           },
+           "workload.profile", "at most 10000 (got 11000)"},
       },
       [](const json& b) { return parse_quotes_input(b, test_catalog()); });
 

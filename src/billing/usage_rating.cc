@@ -184,16 +184,45 @@ Status cover(Ctx& c, const std::string& offer, const std::vector<Span>& spans, c
     for (auto [v0, v1] : version_cuts(c.in, offer, cuts.front(), cuts.back())) cuts.push_back(v0);
   std::sort(cuts.begin(), cuts.end());
   cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-  // Spans are sorted by (allocation start, id, t0); walk with an active window.
+  // Walk the cuts with an active window: the spans and pools holding each interval, kept in their
+  // vectors' order (spans by (allocation start, id, t0), pools by (start, id): the greedy order),
+  // so the work is the pieces made plus a log per span, not every span at every cut.
+  const auto at = [&](TimeMs t) {
+    return static_cast<size_t>(std::lower_bound(cuts.begin(), cuts.end(), t) - cuts.begin());
+  };
+  std::vector<std::vector<size_t>> span_in(cuts.size()), span_out(cuts.size()), pool_in(cuts.size()),
+      pool_out(cuts.size());
+  for (size_t i = 0; i < spans.size(); ++i) {
+    span_in[at(spans[i].t0)].push_back(i);
+    span_out[at(spans[i].t1)].push_back(i);
+  }
+  for (size_t i = 0; i < pools.size(); ++i) {
+    pool_in[at(pools[i].t0)].push_back(i);
+    pool_out[at(pools[i].t1)].push_back(i);
+  }
+  std::set<size_t> active_spans, active_pools;
+  // A span's pieces of the interval before: a piece alike in all but time extends one of them
+  // rather than adding another (lines sum quantities exactly, so the invoice is the same), which
+  // keeps the pieces to the changes in coverage rather than one per cut per span.
+  std::vector<std::vector<size_t>> before(spans.size());
+  const auto alike = [](const Piece& x, const Piece& y) {
+    return x.alloc == y.alloc && x.milli == y.milli && x.rule == y.rule && x.billed_price == y.billed_price &&
+           x.value_price == y.value_price && x.list_price == y.list_price && x.commitment == y.commitment;
+  };
   for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+    for (size_t i : span_out[k]) active_spans.erase(i);
+    for (size_t i : pool_out[k]) active_pools.erase(i);
+    active_spans.insert(span_in[k].begin(), span_in[k].end());
+    active_pools.insert(pool_in[k].begin(), pool_in[k].end());
+    if (active_spans.empty()) continue;
     const TimeMs t0 = cuts[k], t1 = cuts[k + 1];
     std::vector<std::pair<int64_t, const Pool*>> avail;
-    for (const auto& p : pools)
-      if (p.t0 <= t0 && t1 <= p.t1) avail.push_back({p.milli, &p});
+    for (size_t i : active_pools) avail.push_back({pools[i].milli, &pools[i]});
     size_t pi = 0;
     const int64_t list = offer_in_force(c.in, offer, t0).prices.on_demand.micros();
-    for (const auto& s : spans) {
-      if (!(s.t0 <= t0 && t1 <= s.t1)) continue;
+    for (size_t i : active_spans) {
+      const Span& s = spans[i];
+      const size_t first = c.pieces.size();
       int64_t left = s.a->gpu_milli;
       while (left > 0 && pi < avail.size()) {
         int64_t take = std::min(left, avail[pi].first);
@@ -203,6 +232,22 @@ Status cover(Ctx& c, const std::string& offer, const std::vector<Span>& spans, c
         if (avail[pi].first == 0) ++pi;
       }
       if (auto st = add_excess(c, s, t0, t1, left); !st) return st;
+      std::vector<size_t> now;
+      size_t kept = first;
+      for (size_t j = first; j < c.pieces.size(); ++j) {
+        Piece& p = c.pieces[j];
+        auto prev = std::find_if(before[i].begin(), before[i].end(),
+                                 [&](size_t b) { return c.pieces[b].t1 == p.t0 && alike(c.pieces[b], p); });
+        if (prev != before[i].end()) {
+          c.pieces[*prev].t1 = p.t1;
+          now.push_back(*prev);
+        } else {
+          if (kept != j) c.pieces[kept] = std::move(p);
+          now.push_back(kept++);
+        }
+      }
+      c.pieces.resize(kept);
+      before[i] = std::move(now);
     }
   }
   return ok_status();
