@@ -242,6 +242,12 @@ TEST(Advisor, BadInputsNameTheField) {
   r = advise(s, "mix", {{"offers", {"dc/nope"}}, {"demand", {{"gpus_per_hour", {1, 2}}}}});
   EXPECT_EQ(r.status, 422);
   EXPECT_NE(r.reason_for("offers[0]").find("no offer 'dc/nope'"), std::string::npos) << r.describe();
+  // The offers' prices are in their currency: naming another is refused, not a relabelling.
+  r = advise(s, "mix", {{"offers", {"dc/h100"}}, {"currency", "USD"}, {"demand", {{"gpus_per_hour", {1, 2}}}}});
+  EXPECT_EQ(r.status, 422) << r.describe();
+  EXPECT_NE(r.reason_for("currency").find("must be the offers' currency, CNY"), std::string::npos) << r.describe();
+  r = advise(s, "mix", {{"offers", {"dc/h100"}}, {"currency", "CNY"}, {"demand", {{"gpus_per_hour", {1, 2}}}}});
+  EXPECT_EQ(r.status, 200) << r.describe();
   r = advise(s, "quotes",
              {{"workload", {{"launches_per_month", 1}, {"gpus", 1}, {"run_minutes", 1}}}, {"offers", {"dc/nope"}}});
   EXPECT_EQ(r.status, 422) << r.describe();

@@ -203,8 +203,8 @@ struct MixChoice {
 };
 
 // GLPK's plan, checked against the exact optimum; GLPK's own split is kept when it is as cheap.
-Result<MixChoice> milp_choice(const MixInput& in, const MixModel& m) {
-  auto chosen = solve_mix_milp(in, m);
+Result<MixChoice> milp_choice(const MixInput& in, const MixModel& m, int64_t time_limit_ms) {
+  auto chosen = solve_mix_milp(in, m, true, time_limit_ms);
   if (!chosen) return chosen.error();
   MixChoice c;
   c.split.assign(m.reserved.size(), 0);
@@ -343,7 +343,7 @@ void set_savings(MixResult& r, Currency cur) {
 
 }  // namespace
 
-Result<MixResult> compute_mix(const MixInput& in, MixSolver solver) {
+Result<MixResult> compute_mix(const MixInput& in, MixSolver solver, int64_t milp_time_limit_ms) {
   auto prepared = prepare_mix(in);
   if (!prepared) return prepared.error();
   const MixModel& m = *prepared;
@@ -352,8 +352,16 @@ Result<MixResult> compute_mix(const MixInput& in, MixSolver solver) {
   const int64_t milp_rows = solver == MixSolver::kMilp ? mix_milp_rows(m) : 0;
   const int64_t milp_nonzeros = solver == MixSolver::kMilp && milp_rows <= kMaxMilpRows ? mix_milp_nonzeros(m) : 0;
   const bool too_much_work = static_cast<__int128>(milp_rows) * milp_nonzeros > kMaxMilpWork;
-  const bool use_milp = solver == MixSolver::kMilp && milp_rows <= kMaxMilpRows && !too_much_work;
-  Result<MixChoice> choice = use_milp ? milp_choice(in, m) : exact_choice(m);
+  const bool try_milp = solver == MixSolver::kMilp && milp_rows <= kMaxMilpRows && !too_much_work;
+  bool use_milp = try_milp;
+  Result<MixChoice> choice = use_milp ? milp_choice(in, m, milp_time_limit_ms) : exact_choice(m);
+  std::string milp_failure;
+  if (!choice && use_milp && choice.error().code == Code::kInternal) {
+    // GLPK only proposes the plan (the exact check prices it): without it the exact search chooses.
+    milp_failure = choice.error().message;
+    use_milp = false;
+    choice = exact_choice(m);
+  }
   if (!choice) return choice.error();
   MixResult r;
   r.currency = cur;
@@ -363,7 +371,8 @@ Result<MixResult> compute_mix(const MixInput& in, MixSolver solver) {
   r.levels = static_cast<int64_t>(m.levels.size());
   r.solver = use_milp ? "glpk" : "exact";
   r.milp_corrected = choice->corrected;
-  if (solver == MixSolver::kMilp && !use_milp) r.milp_skipped_rows = milp_rows;
+  r.milp_failure = milp_failure;
+  if (solver == MixSolver::kMilp && !try_milp) r.milp_skipped_rows = milp_rows;
   if (solver == MixSolver::kMilp && too_much_work) r.milp_skipped_nonzeros = milp_nonzeros;
   for (const CapacityOption& o : in.options)
     if (o.mode == CapacityMode::kOnDemand &&

@@ -145,16 +145,22 @@ struct MixResult {
   std::optional<int64_t> milp_skipped_rows;  // the MILP would have had this many rows (> kMaxMilpRows)
   // ... and this many non-zeros (set when rows × non-zeros > kMaxMilpWork skipped it)
   std::optional<int64_t> milp_skipped_nonzeros;
+  std::string milp_failure;  // GLPK did not finish (why, in English); the exact search chose the plan
   // Wall time of compute_mix, measured by the caller (the engine reads no clock; 0 when no one
   // measured): the only field that varies from run to run.
   int64_t solver_time_us = 0;
   std::vector<MixStep> steps;
 };
 
+// GLPK's time limit per MILP. Should GLPK not finish (this limit, or any other failure), the
+// exact search's plan is the answer and milp_failure says why.
+inline constexpr int64_t kMilpTimeLimitMs = 30'000;
+
 // Errors: kInvalid naming the field for an invalid input, for demand no option mix can serve
 // ("options: hour 12 needs 40 GPUs ..."), and for a budget below the cheapest plan ("budget: the
-// cheapest plan costs X, above the budget Y"); kInternal if GLPK fails.
-Result<MixResult> compute_mix(const MixInput& in, MixSolver solver = MixSolver::kMilp);
+// cheapest plan costs X, above the budget Y").
+Result<MixResult> compute_mix(const MixInput& in, MixSolver solver = MixSolver::kMilp,
+                              int64_t milp_time_limit_ms = kMilpTimeLimitMs);
 json to_json(const MixResult& r);
 
 // ---- Solver internals shared by mix.cc and mix_milp.cc (exposed for the tests and the bench) ----
@@ -197,6 +203,8 @@ int64_t mix_milp_nonzeros(const MixModel& m);
 
 // GLPK: reserved GPUs per MixInput option (0 for non-reserved). aggregate = false builds one
 // row per hour instead of one per demand level (the bench's comparison; same optimum).
-Result<std::vector<int64_t>> solve_mix_milp(const MixInput& in, const MixModel& m, bool aggregate = true);
+// kInternal when GLPK does not finish within time_limit_ms or finds no plan.
+Result<std::vector<int64_t>> solve_mix_milp(const MixInput& in, const MixModel& m, bool aggregate = true,
+                                            int64_t time_limit_ms = kMilpTimeLimitMs);
 
 }  // namespace gpurent

@@ -14,7 +14,9 @@
 // unimodular), so GLPK's vertex solutions are whole GPUs, and mix.cc refills the hours exactly.
 #include <glpk.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 
 #include "advisor/mix.h"
@@ -59,7 +61,8 @@ int64_t mix_milp_nonzeros(const MixModel& m) {
   return nonzeros;
 }
 
-Result<std::vector<int64_t>> solve_mix_milp(const MixInput& in, const MixModel& m, bool aggregate) {
+Result<std::vector<int64_t>> solve_mix_milp(const MixInput& in, const MixModel& m, bool aggregate,
+                                            int64_t time_limit_ms) {
   // Rows of demand: (GPUs, hours) per level, or one per hour when not aggregating.
   std::vector<DemandLevel> rows;
   if (aggregate) {
@@ -117,7 +120,9 @@ Result<std::vector<int64_t>> solve_mix_milp(const MixInput& in, const MixModel& 
   glp_init_iocp(&parm);
   parm.presolve = GLP_ON;
   parm.msg_lev = GLP_MSG_OFF;
-  parm.tm_lim = 30'000;  // ms; compute_mix keeps the MILP under kMaxMilpRows and kMaxMilpWork (about 2 s)
+  // compute_mix keeps the MILP under kMaxMilpRows and kMaxMilpWork (about 2 s); a limit still
+  // reached leaves the plan to the exact search.
+  parm.tm_lim = static_cast<int>(std::clamp<int64_t>(time_limit_ms, 1, INT32_MAX));
   const int was_on = glp_term_out(GLP_OFF);
   const int rc = glp_intopt(p, &parm);
   glp_term_out(was_on);
@@ -126,7 +131,7 @@ Result<std::vector<int64_t>> solve_mix_milp(const MixInput& in, const MixModel& 
     const char* why = rc == GLP_ETMLIM                           ? "hit its time limit"
                       : rc == GLP_ENOPFS || status == GLP_NOFEAS ? "found no feasible plan"
                                                                  : "failed";
-    return Error::make(Code::kInternal, std::string("mix: GLPK ") + why + " (glp_intopt " + std::to_string(rc) +
+    return Error::make(Code::kInternal, std::string("GLPK ") + why + " (glp_intopt " + std::to_string(rc) +
                                             ", status " + std::to_string(status) + ")");
   }
   std::vector<int64_t> gpus(in.options.size(), 0);

@@ -193,10 +193,11 @@ void solver_step(std::vector<MixStep>& s, const MixResult& r) {
          "min over R of cost(R), " + levels + " levels", r.solver);
   } else {
     step(s,
-         r.milp_skipped_nonzeros ? Message("advisor.mix.solver_exact_skipped_milp_work")
-                                       .arg("rows", num(*r.milp_skipped_rows))
-                                       .arg("nonzeros", num(*r.milp_skipped_nonzeros))
-                                       .arg("limit", num(kMaxMilpWork))
+         !r.milp_failure.empty()   ? Message("advisor.mix.solver_exact_milp_failed").arg("reason", r.milp_failure)
+         : r.milp_skipped_nonzeros ? Message("advisor.mix.solver_exact_skipped_milp_work")
+                                         .arg("rows", num(*r.milp_skipped_rows))
+                                         .arg("nonzeros", num(*r.milp_skipped_nonzeros))
+                                         .arg("limit", num(kMaxMilpWork))
          : r.milp_skipped_rows ? Message("advisor.mix.solver_exact_skipped_milp")
                                      .arg("rows", num(*r.milp_skipped_rows))
                                      .arg("limit", num(kMaxMilpRows))
@@ -274,6 +275,7 @@ json to_json(const MixResult& r) {
         {"corrected_by_exact_check", r.milp_corrected},
         {"milp_skipped_rows", opt_int(r.milp_skipped_rows)},
         {"milp_skipped_nonzeros", opt_int(r.milp_skipped_nonzeros)},
+        {"milp_failure", r.milp_failure.empty() ? json(nullptr) : json(r.milp_failure)},
         {"time_us", r.solver_time_us}}},
       {"steps", steps}};
 }

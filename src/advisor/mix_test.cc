@@ -275,6 +275,26 @@ TEST(MixOptimizer, ManyOptionsPerRowUseTheExactSearch) {
   EXPECT_EQ(compute_mix(hand_input())->solver, "glpk") << "a small MILP still goes to GLPK";
 }
 
+// GLPK only proposes the plan: should it not finish (here its time limit, 1 ms for a MILP of 3,000
+// rows that takes it about a second), the exact search's plan is the answer and says why.
+TEST(MixOptimizer, AMilpThatDoesNotFinishLeavesThePlanToTheExactSearch) {
+  MixInput in = hand_input();
+  in.demand.gpus.clear();
+  for (int64_t g = 0; g < 3000; ++g) in.demand.gpus.push_back(g);
+  auto r = compute_mix(in, MixSolver::kMilp, 1);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->solver, "exact");
+  EXPECT_NE(r->milp_failure.find("GLPK hit its time limit"), std::string::npos) << r->milp_failure;
+  EXPECT_FALSE(r->milp_skipped_rows);
+  const std::string last = render_en(r->steps.back().text);
+  EXPECT_NE(last.find("the MILP did not finish: GLPK hit its time limit"), std::string::npos) << last;
+  EXPECT_EQ(to_json(*r)["solver"]["milp_failure"], r->milp_failure);
+  auto exact = compute_mix(in, MixSolver::kExact);
+  ASSERT_TRUE(exact.ok());
+  EXPECT_EQ(exact->expected_cost, r->expected_cost);
+  EXPECT_TRUE(to_json(*exact)["solver"]["milp_failure"].is_null());
+}
+
 // A curve with more distinct levels than the MILP's row limit is solved by the exact search, and
 // the result says so.
 TEST(MixOptimizer, LargeCurvesUseTheExactSearch) {

@@ -208,9 +208,12 @@ Result<json> mix(App& app, json body, const Principal& p) {
                            {"mode", capacity_mode_name(opt.mode)},
                            {"price_per_gpu_hour", opt.price_per_gpu_hour.amount_string()}});
     }
+    // The offers' prices are in their currency: a body naming another would read them as its own.
+    if (body.contains("currency") && body["currency"] != currency_code(*cur))
+      return Error::invalid("currency", Message("api.advise.mix.offers_currency").arg("currency", currency_code(*cur)));
     body.erase("offers");
     body["options"] = options;
-    if (!body.contains("currency")) body["currency"] = currency_code(*cur);
+    body["currency"] = currency_code(*cur);
   }
   // "demand": {"history": {"from", "to", "measure"?, "tenant"?}}: the tenant's metered demand.
   if (body.contains("demand") && body["demand"].is_object() && body["demand"].contains("history")) {
