@@ -524,17 +524,36 @@ TEST(Billing, ATenantsDisputeCountsOnlyOnceTheSupplierAcceptsIt) {
   on_other["node"] = other;
   EXPECT_EQ(s.req("POST", "/api/v1/measurements", tenant, on_other).error_fields(), std::vector<std::string>{"node"})
       << "a dispute is about hardware the tenant rented";
-  Resp filed = s.req("POST", "/api/v1/measurements", tenant, bench);
+  json noted = bench;
+  noted["note"] = "card throttles under load";
+  Resp filed = s.req("POST", "/api/v1/measurements", tenant, noted);
   ASSERT_EQ(filed.status, 201) << filed.describe();
   EXPECT_EQ(filed.body["status"], "disputed");
   EXPECT_FALSE(filed.body["tenant_id"].get<std::string>().empty());
   const std::string dispute = filed.body["id"];
+  // Who filed it is acme's own: another tenant reads the measurement without its filer or note, the
+  // node's supplier with the note it answers, acme and operators whole.
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("rival")), "another tenant");
+  const std::string rival = make_user_token(s, "rival-viewer", "viewer", "rival");
+  for (const json& seen : {s.req("GET", "/api/v1/measurements/" + dispute, rival).body,
+                           s.req("GET", "/api/v1/measurements?kind=fp16_tflops", rival).body["items"][0]}) {
+    EXPECT_EQ(seen["id"], dispute) << seen.dump();
+    EXPECT_EQ(seen["status"], "disputed");
+    EXPECT_FALSE(seen.contains("tenant_id") || seen.contains("recorded_by") || seen.contains("note")) << seen.dump();
+  }
+  EXPECT_EQ(s.req("GET", "/api/v1/measurements?tenant=acme", rival).status, 404);
+  json by_supplier = s.req("GET", "/api/v1/measurements/" + dispute, supplier).body;
+  EXPECT_EQ(by_supplier["note"], "card throttles under load") << by_supplier.dump();
+  EXPECT_FALSE(by_supplier.contains("tenant_id") || by_supplier.contains("recorded_by")) << by_supplier.dump();
+  for (const std::string& whole : {tenant, s.admin_token()})
+    EXPECT_EQ(s.req("GET", "/api/v1/measurements/" + dispute, whole).body["tenant_id"], filed.body["tenant_id"]);
   EXPECT_TRUE(credits().empty()) << "a pending dispute credits nothing";
 
   EXPECT_EQ(s.req("POST", "/api/v1/measurements/" + dispute + "/accept", tenant, json::object()).status, 403);
   Resp accepted = s.req("POST", "/api/v1/measurements/" + dispute + "/accept", supplier, json{{"note", "reproduced"}});
   ASSERT_EQ(accepted.status, 200) << accepted.describe();
   EXPECT_EQ(accepted.body["status"], "accepted");
+  EXPECT_FALSE(accepted.body.contains("tenant_id")) << "the supplier's answer hides the filer too";
   EXPECT_EQ(accepted.body["resolution_note"], "reproduced");
   EXPECT_EQ(s.req("POST", "/api/v1/measurements/" + dispute + "/reject", supplier, json{{"note", "x"}}).status, 409);
   auto after = credits();

@@ -90,7 +90,9 @@ void resolve_measurement(App& app, const KindSpec& spec, const httplib::Request&
     return ok_status();
   });
   if (!st) return send_problem(res, st.error(), req.path);
-  send_json(res, 200, present(out));
+  json answer = present(out);
+  if (spec.decorate) spec.decorate(app.store, out, p, answer);
+  send_json(res, 200, answer);
 }
 
 template <bool kAccept>
@@ -156,6 +158,17 @@ void register_measurement_routes(App& app, Router& srv) {
     idx.region = node->region;
     idx.gpu_model = node->gpu_model;
     return Built{to_json(*m), idx};
+  };
+  // Measurements are public facts about the market's hardware; who disputed one (or recorded it from
+  // a tenant's acceptance run) is the tenant's: hidden from every reader but operators, the
+  // recorder and that tenant's users, as acceptance runs hide it. The note also from them and the
+  // node's supplier, who answers the dispute.
+  spec.decorate = [](StoreReader&, const Record& r, const Principal& p, json& out) {
+    if (r.tenant_id.empty() || p.is_operator() || r.tenant_id == p.tenant_id ||
+        out.value("recorded_by", "") == p.user_id)
+      return;
+    for (const char* k : {"tenant_id", "recorded_by"}) out.erase(k);
+    if (p.supplier_id.empty() || p.supplier_id != r.supplier_id) out.erase("note");
   };
   register_crud(app, srv, spec);
   item_route(app, srv, "POST", "measurements", "accept", resolve_dispute<true>);
