@@ -309,8 +309,13 @@ TEST(Scheduler, RecordsThatNoLongerDecodeHoldBackOnlyThemselves) {
     return j["status"].value("reason", "").find("the project's stored record no longer decodes") != std::string::npos;
   });
   EXPECT_EQ(held["status"]["state"], "pending") << held.dump();
-  // Each broken record is listed by /readyz, which stays ready.
-  Resp ready = s.req("GET", "/readyz", "");
+  // Each broken record is listed by /readyz to an operator, and counted to anyone; it stays ready.
+  Resp anonymous = s.req("GET", "/readyz", "");
+  EXPECT_EQ(anonymous.status, 200) << anonymous.describe();
+  EXPECT_EQ(anonymous.body["checks"]["records"], "3 undecodable") << anonymous.describe();
+  EXPECT_FALSE(anonymous.body.contains("undecodable_records")) << "ids and reasons are the tenants' data";
+  EXPECT_EQ(s.req("GET", "/readyz", make_user_token(s, "sched-viewer", "viewer", "acme")).status, 403);
+  Resp ready = s.req("GET", "/readyz", s.admin_token());
   EXPECT_EQ(ready.status, 200) << ready.describe();
   std::set<std::string> listed;
   for (const json& r : ready.body.at("undecodable_records"))

@@ -84,7 +84,17 @@ void register_system_routes(App& app, Router& srv) {
   const Router::Handler healthz = [](const httplib::Request&, httplib::Response& res) {
     send_json(res, 200, {{"status", "ok"}});
   };
-  const Router::Handler readyz = [&app](const httplib::Request&, httplib::Response& res) {
+  // Without a token: whether the server is ready and how many stored records no longer decode. With
+  // an operator's token: also which ones and why (their ids and reasons are tenants' data).
+  const Router::Handler readyz = [&app](const httplib::Request& req, httplib::Response& res) {
+    bool operator_view = false;
+    if (req.has_header("Authorization")) {
+      auto p = authenticate(req, app.store, app.clock);
+      if (!p) return send_problem(res, p.error(), req.path);
+      if (!p->is_operator())
+        return send_problem(res, Error::make(Code::kForbidden, Message("api.system.readyz_operator_only")), req.path);
+      operator_view = true;
+    }
     bool store_ok = app.store.healthy();
     bool loop_ok = app.loop.running();
     // Stored records a reader found undecodable (server/record_faults.h): the server still serves,
@@ -100,7 +110,7 @@ void register_system_routes(App& app, Router& srv) {
                    {"control_loop", loop_ok ? "ok" : "stopped"},
                    {"catalog_models", app.catalog.models().size()},
                    {"records", faults.empty() ? "ok" : std::to_string(faults.size()) + " undecodable"}}}};
-    if (!faults.empty()) body["undecodable_records"] = undecodable;
+    if (!faults.empty() && operator_view) body["undecodable_records"] = undecodable;
     // Which server does the once-only work (the scheduler, the firewall…) when several share one
     // PostgreSQL database; "single" on SQLite.
     if (app.leader) {
