@@ -76,6 +76,16 @@ static Router::Handler counted(App& app, const char* path, Router::Handler h) {
   };
 }
 
+// An open route's caller: false without a token, true with an operator's; another token is 403
+// (`forbidden` says what only operators read), a bad one 401.
+static Result<bool> asked_by_operator(App& app, const httplib::Request& req, const char* forbidden) {
+  if (!req.has_header("Authorization")) return false;
+  auto p = authenticate(req, app.store, app.clock);
+  if (!p) return p.error();
+  if (!p->is_operator()) return Error::make(Code::kForbidden, Message(forbidden));
+  return true;
+}
+
 void register_system_routes(App& app, Router& srv) {
   // Requests no route answers (unknown paths and methods, static files) are counted too.
   srv.set_unrouted_observer([&app](const std::string& method, const std::string& route, int status, double secs) {
@@ -87,14 +97,8 @@ void register_system_routes(App& app, Router& srv) {
   // Without a token: whether the server is ready and how many stored records no longer decode. With
   // an operator's token: also which ones and why (their ids and reasons are tenants' data).
   const Router::Handler readyz = [&app](const httplib::Request& req, httplib::Response& res) {
-    bool operator_view = false;
-    if (req.has_header("Authorization")) {
-      auto p = authenticate(req, app.store, app.clock);
-      if (!p) return send_problem(res, p.error(), req.path);
-      if (!p->is_operator())
-        return send_problem(res, Error::make(Code::kForbidden, Message("api.system.readyz_operator_only")), req.path);
-      operator_view = true;
-    }
+    auto operator_view = asked_by_operator(app, req, "api.system.readyz_operator_only");
+    if (!operator_view) return send_problem(res, operator_view.error(), req.path);
     bool store_ok = app.store.healthy();
     bool loop_ok = app.loop.running();
     // Stored records a reader found undecodable (server/record_faults.h): the server still serves,
@@ -110,7 +114,7 @@ void register_system_routes(App& app, Router& srv) {
                    {"control_loop", loop_ok ? "ok" : "stopped"},
                    {"catalog_models", app.catalog.models().size()},
                    {"records", faults.empty() ? "ok" : std::to_string(faults.size()) + " undecodable"}}}};
-    if (!faults.empty() && operator_view) body["undecodable_records"] = undecodable;
+    if (!faults.empty() && *operator_view) body["undecodable_records"] = undecodable;
     // Which server does the once-only work (the scheduler, the firewall…) when several share one
     // PostgreSQL database; "single" on SQLite.
     if (app.leader) {
@@ -125,15 +129,9 @@ void register_system_routes(App& app, Router& srv) {
   // Without a token: the process's own figures (HTTP, the control loop's queue, the limits). With
   // an operator's token: also the stored objects by kind, which tell how big the business is.
   const Router::Handler metrics = [&app](const httplib::Request& req, httplib::Response& res) {
-    bool operator_view = false;
-    if (req.has_header("Authorization")) {
-      auto p = authenticate(req, app.store, app.clock);
-      if (!p) return send_problem(res, p.error(), req.path);
-      if (!p->is_operator())
-        return send_problem(res, Error::make(Code::kForbidden, Message("api.system.metrics_operator_only")), req.path);
-      operator_view = true;
-    }
-    if (operator_view)
+    auto operator_view = asked_by_operator(app, req, "api.system.metrics_operator_only");
+    if (!operator_view) return send_problem(res, operator_view.error(), req.path);
+    if (*operator_view)
       for (const char* kind :
            {"suppliers", "nodes", "offers", "tenants", "projects", "users", "reservations", "jobs", "faults"}) {
         auto n = app.store.count(kind, {});
@@ -144,7 +142,7 @@ void register_system_routes(App& app, Router& srv) {
     for (const char* kind : {"contracts", "measurements", "allocations"})
       app.metrics.set_undecodable(kind, 0);
     for (const auto& [kind, n] : undecodable) app.metrics.set_undecodable(kind, n);
-    std::string text = app.metrics.render(operator_view);
+    std::string text = app.metrics.render(*operator_view);
     if (app.http_stats) text += http_metrics_text(*app.http_stats, app.rate_limiter);
     res.set_content(text, "text/plain; version=0.0.4; charset=utf-8");
   };
