@@ -288,7 +288,7 @@ Result<std::optional<Message>> preflight_volume(Reader& store, const Instance& i
 }
 
 template <class Reader>
-Result<Preflight> preflight(Reader& store, const Instance& i, int64_t assumed_mbps) {
+Result<Preflight> preflight(Reader& store, const GpuCatalog& catalog, const Instance& i, int64_t assumed_mbps) {
   Preflight pf;
   json& out = pf.body;
   out = {{"instance", i.name},
@@ -313,9 +313,12 @@ Result<Preflight> preflight(Reader& store, const Instance& i, int64_t assumed_mb
   auto rooms = host_rooms(store);
   if (!rooms) return rooms.error();
   pf.host = *host;
+  // Nodes hold the catalog's id; the instance its model as typed (an alias, other capitals).
+  const GpuModel* model = catalog.find(i.gpu_model.value_or(""));
+  const std::string model_id = model ? model->id : i.gpu_model.value_or("");
   int64_t others = 0;
   for (const auto& [id, h] : *rooms)
-    if (id != pf.host && h.gpu_model == i.gpu_model.value_or("") && h.state == "available" && h.free >= i.gpus) ++others;
+    if (id != pf.host && h.gpu_model == model_id && h.state == "available" && h.free >= i.gpus) ++others;
   out["other_nodes_with_room"] = others;
   const std::string need = std::to_string(i.gpus);
   auto it = rooms->find(pf.host);
@@ -578,7 +581,7 @@ const char* act_name(Act a) { return a == Act::kStart ? "start" : a == Act::kSto
 Status start_stopped(App& app, const Principal& p, StoreTx& tx, Instance& i, StartOn on) {
   std::string host;
   if (i.gpus > 0 && (on == StartOn::kAuto || on == StartOn::kSameHost)) {
-    auto pf = preflight(tx, i, app.opts.volume_copy_mbps);
+    auto pf = preflight(tx, app.catalog, i, app.opts.volume_copy_mbps);
     if (!pf) return pf.error();
     if (on == StartOn::kSameHost && pf->host.empty())
       return Error::invalid("on", Message("api.instances.no_host").arg("name", i.name));
@@ -654,7 +657,7 @@ void preflight_instance(App& app, const KindSpec& spec, const httplib::Request& 
   auto i = decode_record(*r, decode_instance, "its restart cannot be checked");
   if (!i) return send_problem(res, i.error(), req.path);
   if (auto s = check_not_released(*i); !s) return send_problem(res, s.error(), req.path);
-  auto pf = preflight(app.store, *i, app.opts.volume_copy_mbps);
+  auto pf = preflight(app.store, app.catalog, *i, app.opts.volume_copy_mbps);
   if (!pf) return send_problem(res, pf.error(), req.path);
   send_json(res, 200, pf->body);
 }
