@@ -121,7 +121,11 @@ TEST(ContainerImageSave, local_containers_ARunningInstanceIsSavedAsAnImageJobsRu
   job["gpus_per_worker"] = 1;
   job["constraints"] = {{"gpu_models", {"h100-sxm5-80gb"}}};
   job["image"] = "maker-env";
-  job["command"] = {"sh", "-c", "cat /var/tmp/made.txt; ls /data 2>/dev/null | wc -l; env | grep -c JUPYTER_TOKEN; true"};
+  // Nor the notebook's runtime files (its token, its cookie secret): the instance kept them in its
+  // container's tmpfs.
+  job["command"] = {"sh", "-c",
+                    "cat /var/tmp/made.txt; ls /data 2>/dev/null | wc -l; env | grep -c JUPYTER_TOKEN; "
+                    "ls -A /tmp/.gpurent 2>/dev/null | wc -l; true"};
   job["resources"] = {{"cpu_cores", 1}, {"memory_gib", 1}};
   expect_2xx(s.req("POST", path + "/stop", dev, json::object()), "stop the maker for the GPU");
   const std::string job_id = expect_2xx(s.req("POST", "/api/v1/jobs", dev, job), "job").body["id"];
@@ -131,7 +135,21 @@ TEST(ContainerImageSave, local_containers_ARunningInstanceIsSavedAsAnImageJobsRu
   }, 180);
   Resp out = s.req("GET", "/api/v1/jobs/" + job_id + "/logs?limit=65536", dev);
   ASSERT_EQ(ran["status"]["state"], "succeeded") << ran.dump() << out.describe() << s.log();
-  EXPECT_EQ(out.body["data"], "from-maker\n0\n0\n") << out.describe();
+  EXPECT_EQ(out.body["data"], "from-maker\n0\n0\n0\n") << out.describe();
+  // The image's CMD is its base's (none here), not the instance's entry: a job naming no command
+  // fails at once rather than starting the old instance's notebook and waiting, billed.
+  job["name"] = "no-command";
+  job.erase("command");
+  const std::string bare_id = expect_2xx(s.req("POST", "/api/v1/jobs", dev, job), "job without a command").body["id"];
+  json bare = wait_for(
+      s, "/api/v1/jobs/" + bare_id,
+      [](const json& j) {
+        const json& st = j["status"]["state"];
+        return st == "succeeded" || st == "failed" || st == "cancelled";
+      },
+      120);
+  EXPECT_EQ(bare["status"]["state"], "failed")
+      << bare.dump() << s.req("GET", "/api/v1/jobs/" + bare_id + "/logs", dev).describe();
 
   // A stopped instance has no container to save.
   json stopped = wait_for(s, path, [](const json& j) { return j["state"] == "stopped"; }, 60);

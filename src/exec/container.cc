@@ -57,6 +57,7 @@ std::string run_flags(const ContainerSettings& s, const ContainerRun& r) {
        " -e GPURENT_GPU_INDICES=\"$gpus\" -e GPURENT_NODE=\"$node\"";
   for (const auto& [k, v] : r.env) f << " -e " << shell_quote(k + "=" + v);
   if (!r.workdir.empty()) f << " -w " << shell_quote(r.workdir);
+  for (const std::string& t : r.tmpfs) f << " --tmpfs " << shell_quote(t + ":rw,nosuid,nodev,noexec,mode=1777");
   for (const ContainerPort& p : r.ports)
     f << " -p " << shell_quote(p.host_ip + ":" + std::to_string(p.host_port) + ":" + std::to_string(p.container_port) + "/tcp");
   // Podman fills in $UID and $GID itself.
@@ -92,6 +93,13 @@ Status check_container_run(const ContainerSettings& s, const ContainerRun& r) {
       errs.add(at + ".sha256", Message("artifact.sha256.hex"));
   }
   static const std::regex ipv4("(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}");
+  for (size_t i = 0; i < r.tmpfs.size(); ++i) {
+    const std::string& t = r.tmpfs[i];
+    const bool ok =
+        t.size() > 1 && t.size() <= 255 && t[0] == '/' && t.find("..") == std::string::npos &&
+        t.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/-") == std::string::npos;
+    if (!ok) errs.add("tmpfs[" + std::to_string(i) + "]", Message("exec.container.tmpfs_path"));
+  }
   for (size_t i = 0; i < r.ports.size(); ++i) {
     const ContainerPort& p = r.ports[i];
     if (!std::regex_match(p.host_ip, ipv4) || p.host_port < 1 || p.host_port > 65535 || p.container_port < 1 ||
@@ -428,9 +436,9 @@ std::string script_freeze(const ContainerRun& r) {
 }
 
 // Saving the container as an image when the server asks (ContainerRun::save_request): the
-// commit keeps the image's own CMD (the run's command is the instance's entry), leaves the volumes
-// out (bind mounts are not in the writable layer), and is written through a ".part" file and a
-// rename, so the server never reads half an archive or half a line.
+// commit keeps the image's own CMD, none when it had none (the run's command is the instance's
+// entry, which Podman would record), leaves the volumes and tmpfs out (not in the writable layer), and is written
+// through a ".part" file and a rename, so the server never reads half an archive or half a line.
 std::string script_save(const ContainerRun& r) {
   if (r.save_request.empty() || r.save_dir.empty() || r.nodes > 1) return "";
   const std::string req = shell_quote(r.save_request), dir = shell_quote(r.save_dir);
@@ -444,15 +452,18 @@ std::string script_save(const ContainerRun& r) {
     << "          tag=" << shell_quote("localhost/gpurent/" + r.tenant_id + "/saving-") << "\"${sid#img_}:tmp\"\n"
     << "          echo \"gpurent: saving the container as image $sid\" >&2\n"
     << "          cmd=$(\"${P[@]}\" image inspect --format '{{json .Config.Cmd}}' \"$image\" 2>/dev/null)\n"
-    << "          change=(); [ -n \"$cmd\" ] && [ \"$cmd\" != null ] && change=(--change \"CMD $cmd\")\n"
+    << "          change=(--change 'CMD []'); [ -n \"$cmd\" ] && [ \"$cmd\" != null ] && change=(--change \"CMD "
+       "$cmd\")\n"
     << "          if err=$(\"${P[@]}\" commit -q \"${change[@]}\" \"$name\" \"$tag\" 2>&1 >/dev/null) &&\n"
     << "             err=$(\"${P[@]}\" save -q --format docker-archive -o \"$out.part\" \"$tag\" 2>&1) &&\n"
-    << "             sum=$(sha256sum < \"$out.part\") && size=$(stat -c %s \"$out.part\") && mv -f \"$out.part\" \"$out\"; then\n"
+    << "             sum=$(sha256sum < \"$out.part\") && size=$(stat -c %s \"$out.part\") && mv -f \"$out.part\" "
+       "\"$out\"; then\n"
     << "            printf 'ok %s %s\\n' \"${sum%% *}\" \"$size\" > \"$fin.part\"\n"
     << "            echo \"gpurent: saved the container as image $sid ($size bytes)\" >&2\n"
     << "          else\n"
     << "            rm -f \"$out.part\"\n"
-    << "            printf 'error %s\\n' \"$(printf '%s' \"$err\" | tr '\\000-\\037' ' ' | tail -c 300)\" > \"$fin.part\"\n"
+    << "            printf 'error %s\\n' \"$(printf '%s' \"$err\" | tr '\\000-\\037' ' ' | tail -c 300)\" > "
+       "\"$fin.part\"\n"
     << "            echo \"gpurent: the container could not be saved as image $sid: $err\" >&2\n"
     << "          fi\n"
     << "          mv -f \"$fin.part\" \"$fin\"\n"

@@ -118,6 +118,7 @@ TEST(Container, AGangsWorkerWithALargeEnvStillStarts) {
   r.nodes = 2;
   const std::string quotes(40'000, '\'');
   r.env = {{"QUOTES", quotes}, {"SPACED", "a  b\tc"}};
+  r.tmpfs = {"/tmp/.gpurent"};
   std::ofstream(d + "/batch.sh") << container_script(s, r);  // a batch script is a file (sbatch's)
   auto out =
       run_process({"bash", d + "/batch.sh"},
@@ -127,6 +128,8 @@ TEST(Container, AGangsWorkerWithALargeEnvStillStarts) {
   const std::string argv = read_all(d + "/argv");
   EXPECT_NE(argv.find("\nQUOTES=" + quotes + "\n"), std::string::npos) << "the value whole";
   EXPECT_NE(argv.find("\nSPACED=a  b\tc\n"), std::string::npos) << "blanks kept as they are";
+  EXPECT_NE(argv.find("\n--tmpfs\n/tmp/.gpurent:rw,nosuid,nodev,noexec,mode=1777\n"), std::string::npos)
+      << argv.substr(0, 2000);
   std::filesystem::remove_all(d);
 }
 
@@ -576,7 +579,7 @@ TEST(Container, CutsTheNetworkWhileTheProjectsEgressIsFrozen) {
 TEST(Container, SavesTheRunningContainerWhenAsked) {
   const std::string d = fake_podman_dir(
       podman_by_verb("  *' run '*) sleep 6 ;;\n"
-                     "  *' image inspect '*) echo '[\"bash\",\"-l\"]' ;;\n"
+                     "  *' image inspect '*) cat $D/cmd ;;\n"
                      "  *' save '*) while [ \"$1\" != -o ]; do shift; done; printf 'layers' > \"$2\" ;;\n",
                      "echo \"$*\" >> $D/calls\n"));
   ASSERT_FALSE(d.empty());
@@ -585,6 +588,7 @@ TEST(Container, SavesTheRunningContainerWhenAsked) {
   r.save_request = d + "/saves/job.save-request";
   r.save_dir = d + "/saves";
   std::ofstream(r.save_request) << "img_00aa11bb22cc33dd\n";
+  std::ofstream(d + "/cmd") << "[\"bash\",\"-l\"]\n";
   auto run = run_process({"bash", "-c", container_script(s, r)}, {{"SLURMD_NODENAME", "gpn1"}}, "", 30'000);
   ASSERT_TRUE(run.ok()) << run.error().message;
   EXPECT_EQ(run->exit_code, 0) << run->err;
@@ -616,6 +620,16 @@ TEST(Container, SavesTheRunningContainerWhenAsked) {
   ASSERT_TRUE(bad.ok());
   EXPECT_FALSE(std::filesystem::exists(r.save_request));
   EXPECT_EQ(read_all(d + "/calls").find("commit"), std::string::npos) << read_all(d + "/calls");
+  // An image without a CMD is saved without one: not with the run's command (an instance's entry,
+  // which a job of the saved image would run instead of saying it needs a command).
+  std::filesystem::remove(d + "/calls");
+  std::ofstream(d + "/cmd") << "null\n";
+  std::ofstream(r.save_request) << "img_00aa11bb22cc33ee\n";
+  auto bare = run_process({"bash", "-c", container_script(s, r)}, {{"SLURMD_NODENAME", "gpn1"}}, "", 30'000);
+  ASSERT_TRUE(bare.ok());
+  EXPECT_NE(read_all(d + "/calls").find("commit -q --change CMD [] gpurent-job_0123456789abcdef-gpn1 "),
+            std::string::npos)
+      << read_all(d + "/calls");
   // A gang has no single container to save: no watcher at all.
   r.nodes = 2;
   EXPECT_EQ(container_script(s, r).find("save-request"), std::string::npos);
