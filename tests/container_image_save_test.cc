@@ -125,7 +125,7 @@ TEST(ContainerImageSave, local_containers_ARunningInstanceIsSavedAsAnImageJobsRu
   // container's tmpfs.
   job["command"] = {"sh", "-c",
                     "cat /var/tmp/made.txt; ls /data 2>/dev/null | wc -l; env | grep -c JUPYTER_TOKEN; "
-                    "ls -A /tmp/.gpurent 2>/dev/null | wc -l; true"};
+                    "ls -A /.gpurent 2>/dev/null | wc -l; true"};
   job["resources"] = {{"cpu_cores", 1}, {"memory_gib", 1}};
   expect_2xx(s.req("POST", path + "/stop", dev, json::object()), "stop the maker for the GPU");
   const std::string job_id = expect_2xx(s.req("POST", "/api/v1/jobs", dev, job), "job").body["id"];

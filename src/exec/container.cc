@@ -57,7 +57,8 @@ std::string run_flags(const ContainerSettings& s, const ContainerRun& r) {
        " -e GPURENT_GPU_INDICES=\"$gpus\" -e GPURENT_NODE=\"$node\"";
   for (const auto& [k, v] : r.env) f << " -e " << shell_quote(k + "=" + v);
   if (!r.workdir.empty()) f << " -w " << shell_quote(r.workdir);
-  for (const std::string& t : r.tmpfs) f << " --tmpfs " << shell_quote(t + ":rw,nosuid,nodev,noexec,mode=1777");
+  for (const std::string& t : r.tmpfs)
+    f << " --tmpfs " << shell_quote(t + ":rw,nosuid,nodev,noexec,size=64m,mode=1777");
   for (const ContainerPort& p : r.ports)
     f << " -p " << shell_quote(p.host_ip + ":" + std::to_string(p.host_port) + ":" + std::to_string(p.container_port) + "/tcp");
   // Podman fills in $UID and $GID itself.

@@ -94,7 +94,7 @@ struct ContainerRun {
   std::vector<ContainerSecret> secrets;  // values never appear in the script or on a command line
   std::vector<ContainerArtifact> artifacts;
   std::vector<ContainerPort> ports;  // an instance's sshd and notebook (a node port is one container's)
-  // Absolute paths mounted as the container's own tmpfs (mode 1777, noexec): what is written there
+  // Absolute paths mounted as the container's own tmpfs (mode 1777, noexec, 64 MiB): what is written there
   // lives in memory, leaves with the container and is never in a saved image (an instance's SSH
   // and notebook files: its host key without a volume, the notebook's token).
   std::vector<std::string> tmpfs;

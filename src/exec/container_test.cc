@@ -118,7 +118,7 @@ TEST(Container, AGangsWorkerWithALargeEnvStillStarts) {
   r.nodes = 2;
   const std::string quotes(40'000, '\'');
   r.env = {{"QUOTES", quotes}, {"SPACED", "a  b\tc"}};
-  r.tmpfs = {"/tmp/.gpurent"};
+  r.tmpfs = {"/.gpurent"};
   std::ofstream(d + "/batch.sh") << container_script(s, r);  // a batch script is a file (sbatch's)
   auto out =
       run_process({"bash", d + "/batch.sh"},
@@ -128,7 +128,7 @@ TEST(Container, AGangsWorkerWithALargeEnvStillStarts) {
   const std::string argv = read_all(d + "/argv");
   EXPECT_NE(argv.find("\nQUOTES=" + quotes + "\n"), std::string::npos) << "the value whole";
   EXPECT_NE(argv.find("\nSPACED=a  b\tc\n"), std::string::npos) << "blanks kept as they are";
-  EXPECT_NE(argv.find("\n--tmpfs\n/tmp/.gpurent:rw,nosuid,nodev,noexec,mode=1777\n"), std::string::npos)
+  EXPECT_NE(argv.find("\n--tmpfs\n/.gpurent:rw,nosuid,nodev,noexec,size=64m,mode=1777\n"), std::string::npos)
       << argv.substr(0, 2000);
   std::filesystem::remove_all(d);
 }

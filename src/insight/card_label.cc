@@ -6,8 +6,9 @@
 namespace gpurent {
 
 std::vector<std::string> card_labels(const std::vector<CardName>& cards) {
-  std::map<std::string, std::set<std::string>> node_ids;  // node name -> the nodes of that name
-  for (const CardName& c : cards) node_ids[c.node].insert(c.node_id);
+  // Node name -> the nodes of that name (with their supplier: a node gone has no id any more).
+  std::map<std::string, std::set<std::string>> node_ids;
+  for (const CardName& c : cards) node_ids[c.node].insert(c.supplier + "/" + c.node_id);
   std::vector<std::string> out;
   out.reserve(cards.size());
   for (const CardName& c : cards) {

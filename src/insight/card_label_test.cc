@@ -18,6 +18,9 @@ TEST(CardLabel, NamesTheSupplierWhereTwoSuppliersNodesShareAName) {
                                                     {"n-1", "gpu-01", "huadong", 1}});
   EXPECT_EQ(got,
             (std::vector<std::string>{"huadong/gpu-01 #0", "beijing-ai/gpu-01 #0", "gpu-02 #1", "huadong/gpu-01 #1"}));
+  // Two suppliers' nodes of one name, both gone (no id any more): still told apart.
+  EXPECT_EQ(card_labels({{"", "gpu-01", "huadong", 0}, {"", "gpu-01", "beijing-ai", 0}}),
+            (std::vector<std::string>{"huadong/gpu-01 #0", "beijing-ai/gpu-01 #0"}));
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ std::optional<Message> reserved_env_reason(const std::string& k) {
 }
 
 // A path inside the container that is plain ("/data/x": no empty, "." or ".." segment) and not
-// /, nor under /proc, /sys or /dev; errors on `key`.
+// /, nor under /proc, /sys, /dev or /.gpurent (an instance's tmpfs); errors on `key`.
 void check_container_path(Fields& v, const char* key, const std::string& p) {
   if (p.empty()) return;  // already reported
   const std::string path = p + "/";
@@ -49,7 +49,7 @@ void check_container_path(Fields& v, const char* key, const std::string& p) {
   const std::string top = p.substr(0, p.find('/', 1));
   if (!plain && p != "/")
     v.error(key, Message("job.volumes.mount_plain").arg("mount", p));
-  else if (p == "/" || top == "/proc" || top == "/sys" || top == "/dev")
+  else if (p == "/" || top == "/proc" || top == "/sys" || top == "/dev" || top == "/.gpurent")
     v.error(key, Message("job.volumes.mount_reserved").arg("mount", p));
 }
 

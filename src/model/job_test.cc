@@ -491,6 +491,7 @@ TEST(Job, VolumesAreCheckedAndRoundTrip) {
   expect_round_trip(*j);
   const std::pair<json, std::string> bad[] = {
       {json{{{"name", "data"}, {"mount", "/proc/x"}}}, "volumes[0].mount"},
+      {json{{{"name", "data"}, {"mount", "/.gpurent/run"}}}, "volumes[0].mount"},
       {json{{{"name", "data"}, {"mount", "//proc"}}}, "volumes[0].mount"},
       {json{{{"name", "data"}, {"mount", "/./sys"}}}, "volumes[0].mount"},
       {json{{{"name", "data"}, {"mount", "/data/"}}}, "volumes[0].mount"},

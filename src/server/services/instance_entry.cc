@@ -33,8 +33,9 @@ std::string instance_entry_script(const InstanceEntry& e) {
   // Lines joined by newlines; the script is one argument of `sh -c`.
   std::string s =
       "set -u\n"
-      // /tmp/.gpurent is the container's tmpfs (apply_instance_entry): never in a saved image.
-      "d=/tmp/.gpurent/run; mkdir -p \"$d\" && chmod 700 \"$d\" || exit 126\n";
+      // /.gpurent is the container's tmpfs (apply_instance_entry; no volume may mount there): never in
+      // a saved image.
+      "d=/.gpurent/run; mkdir -p \"$d\" && chmod 700 \"$d\" || exit 126\n";
   if (e.ssh_port) {
     std::string keys;
     for (const std::string& k : e.ssh_keys) keys += k + "\n";
@@ -70,7 +71,7 @@ std::string instance_entry_script(const InstanceEntry& e) {
 void apply_instance_entry(ContainerRun& run, const InstanceEntry& e) {
   if (e.ssh_port) run.ports.push_back({e.bind, e.ssh_port, kInstanceSshPort});
   if (e.notebook_port) run.ports.push_back({e.bind, e.notebook_port, kInstanceNotebookPort});
-  run.tmpfs.push_back("/tmp/.gpurent");
+  run.tmpfs.push_back("/.gpurent");
   run.login = kInstanceLogin;
   run.home = e.data_dir.empty() ? "/tmp" : e.data_dir;
   std::vector<std::string> cmd = {"/bin/sh", "-c", instance_entry_script(e), "gpurent-instance"};

@@ -27,7 +27,7 @@ TEST(InstanceEntry, PublishesItsPortsAndWrapsTheCommand) {
   EXPECT_EQ(run.ports[1].container_port, kInstanceNotebookPort);
   EXPECT_EQ(run.login, kInstanceLogin);
   EXPECT_EQ(run.home, "/data") << "dotfiles stay on the data volume";
-  EXPECT_EQ(run.tmpfs, std::vector<std::string>{"/tmp/.gpurent"}) << "the entry's files are never in a saved image";
+  EXPECT_EQ(run.tmpfs, std::vector<std::string>{"/.gpurent"}) << "the entry's files are never in a saved image";
   ASSERT_EQ(run.command.size(), 7u);
   EXPECT_EQ(run.command[0], "/bin/sh");
   EXPECT_EQ(run.command[3], "gpurent-instance");
@@ -58,8 +58,8 @@ TEST(InstanceEntry, SshOnlyWithoutAVolumeKeepsItsKeyInTheContainer) {
   EXPECT_EQ(run.home, "/tmp");
   ASSERT_EQ(run.command.size(), 4u) << "no command of its own: it waits";
   EXPECT_EQ(run.command[2].find("jupyter"), std::string::npos);
-  EXPECT_NE(run.command[2].find("d=/tmp/.gpurent/run;"), std::string::npos) << "the host key in the container's tmpfs";
-  EXPECT_EQ(run.tmpfs, std::vector<std::string>{"/tmp/.gpurent"});
+  EXPECT_NE(run.command[2].find("d=/.gpurent/run;"), std::string::npos) << "the host key in the container's tmpfs";
+  EXPECT_EQ(run.tmpfs, std::vector<std::string>{"/.gpurent"});
   ContainerRun bad = run;
   bad.job_id = "job_1", bad.tenant_id = "ten_1", bad.image = "img";
   bad.ports[0].host_ip = "0.0.0.0; rm -rf /";
