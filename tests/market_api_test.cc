@@ -748,3 +748,32 @@ TEST(MarketApi, TheBookInMemoryIsTheStoredBookAfterEveryChange) {
 
 }  // namespace
 }  // namespace gpurent::testing
+
+namespace gpurent::testing {
+namespace {
+
+// At most 1,000 open orders per owner (one placed, 999 copied in the database): one more is a 422
+// saying how many are open, and that orders whose window is over count until cancelled.
+TEST(MarketApi, AnOwnerHoldsAtMostAThousandOpenOrders) {
+  ServerProcess s;
+  Market m = dc_world(s, {"gpn1"});
+  const json bid = expect_2xx(m.place(m.acme, m.order("buy", 1, "1.00")), "a resting bid").body;
+  ASSERT_EQ(bid["state"], "open") << bid.dump();
+  edit_database(s,
+                "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 999) "
+                "INSERT INTO objects (kind, id, name, tenant_id, supplier_id, project_id, state, region, gpu_model, "
+                "created_at, updated_at, version, body) SELECT kind, id || '-' || x, name, tenant_id, supplier_id, "
+                "project_id, state, region, gpu_model, created_at, updated_at, version, body FROM objects, n "
+                "WHERE kind = 'market-orders' AND id = '" +
+                    bid["id"].get<std::string>() + "'",
+                999);
+  Resp over = m.place(m.acme, m.order("buy", 1, "1.00"));
+  EXPECT_EQ(over.status, 422) << over.describe();
+  EXPECT_NE(over.reason_for("gpus").find("at most 1000 open orders at a time, and this tenant or supplier has 1000"),
+            std::string::npos)
+      << over.describe();
+  EXPECT_EQ(m.place(m.beta, m.order("buy", 1, "1.00")).status, 201) << "another owner's orders are its own";
+}
+
+}  // namespace
+}  // namespace gpurent::testing

@@ -347,7 +347,9 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, BookTx
     auto open = tx.count("market-orders", {{by_tenant ? "tenant_id" : "supplier_id", order[by_tenant ? "tenant_id" : "supplier_id"]}, {"state", "open"}});
     if (!open) return open.error();
     if (*open >= kMaxOpenOrdersPerOwner)
-      return Error::invalid("gpus", Message("api.market.too_many_open").arg("max", std::to_string(kMaxOpenOrdersPerOwner)));
+      return Error::invalid("gpus", Message("api.market.too_many_open")
+                                        .arg("max", std::to_string(kMaxOpenOrdersPerOwner))
+                                        .arg("open", std::to_string(*open)));
   }
   auto seq = tx.count("market-orders", {});
   if (!seq) return seq.error();
