@@ -53,13 +53,14 @@ std::optional<int64_t> parse_figure(const json& v, Message* why) {
   }
   const std::string s = v.get<std::string>();
   int64_t whole = 0, frac = 0;
-  int digits = 0, decimals = -1;
+  int digits = 0, significant = 0, decimals = -1;  // leading zeros are digits, not significant ones
   for (char c : s) {
     const bool digit = c >= '0' && c <= '9';
     if (c == '.' && decimals < 0 && digits > 0) {
       decimals = 0;
-    } else if (digit && decimals < 0 && digits < 10) {
-      whole = whole * 10 + (c - '0');
+    } else if (digit && decimals < 0) {
+      if (significant <= 10) whole = whole * 10 + (c - '0');  // 11 significant digits at most: < 10^11
+      significant += whole > 0;
       ++digits;
     } else if (digit && decimals >= 0 && decimals < 3) {
       frac = frac * 10 + (c - '0');
@@ -69,8 +70,12 @@ std::optional<int64_t> parse_figure(const json& v, Message* why) {
       return std::nullopt;
     }
   }
-  if (digits == 0 || decimals == 0 || whole > kMaxFigure) {
+  if (digits == 0 || decimals == 0) {
     *why = Message("advisor.poc.figure_got").arg("value", s);
+    return std::nullopt;
+  }
+  if (significant > 10 || whole > kMaxFigure || (whole == kMaxFigure && frac > 0)) {  // as an integer is
+    *why = FieldReason{"field.at_most", {{"max", std::to_string(kMaxFigure)}}}.message();
     return std::nullopt;
   }
   for (int k = std::max(decimals, 0); k < 6; ++k) frac *= 10;

@@ -333,6 +333,20 @@ TEST(PocInput, RejectsBadInputsNamingTheField) {
             "'12.3456')");
   EXPECT_EQ(render(bad.error().fields[0].coded, "zh"),
             "必须是非负整数或最多 3 位小数的十进制字符串，例如 \"905.2\"（实际为“12.3456”）");
+  // A string reads as the same integer would: leading zeros allowed, at most 1,000,000,000.
+  for (const json& ok : {json("1000000000"), json("0000000012"), json("999999999.999"), json(1000000000)}) {
+    json b = valid;
+    b["model"]["baseline_throughput"] = ok;
+    EXPECT_TRUE(parse_poc_input(b).ok()) << ok.dump();
+  }
+  for (const json& big :
+       {json("1000000000.001"), json("1000000001"), json("123456789012345678901234"), json(1000000001)}) {
+    json b = valid;
+    b["model"]["baseline_throughput"] = big;
+    auto r = parse_poc_input(b);
+    ASSERT_FALSE(r.ok()) << big.dump();
+    EXPECT_EQ(r.error().fields.at(0).reason, "must be at most 1000000000") << big.dump();
+  }
   auto in = parse_poc_input(valid);
   ASSERT_TRUE(in.ok());
   PocInput slow = *in;
