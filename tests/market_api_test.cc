@@ -777,3 +777,38 @@ TEST(MarketApi, AnOwnerHoldsAtMostAThousandOpenOrders) {
 
 }  // namespace
 }  // namespace gpurent::testing
+
+namespace gpurent::testing {
+namespace {
+
+// A seller whose nodes the trades before have all taken delivers none of its other resting sells:
+// they leave the book together, also one this buy never reached (E, behind dc2's cheaper sell),
+// which used to rest on as an ask nobody could buy.
+TEST(MarketApi, ASellerWithNoNodeLeftLeavesTheBookWithAllItsUntradedSells) {
+  ServerProcess s;
+  Market m = dc_world(s, {"gpn1", "gpn2"});
+  expect_2xx(s.admin("POST", "/api/v1/suppliers", supplier_doc("dc2")), "second supplier");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc2", "m1")), "its node");
+  expect_2xx(s.admin("POST", "/api/v1/offers", offer_doc("dc2", "h100")), "its offer");
+  const std::string dc2 = make_user_token(s, "dc2-ops", "supplier", "", "dc2");
+  std::vector<std::string> dc_sells;
+  for (const char* price : {"10.00", "10.00", "10.00", "12.00"})
+    dc_sells.push_back(expect_2xx(m.place(m.dc, m.order("sell", 1, price)), "a one-GPU sell").body["id"]);
+  const std::string d = expect_2xx(m.place(dc2, m.order("sell", 1, "11.00")), "dc2's sell").body["id"];
+  const json buy = expect_2xx(m.place(m.acme, m.order("buy", 3, "20.00")), "the buy").body;
+  EXPECT_EQ(buy["filled_gpus"], 3) << buy.dump();
+  EXPECT_EQ(buy["state"], "filled") << buy.dump();
+  auto order = [&](const std::string& id) { return s.admin("GET", "/api/v1/market-orders/" + id).body; };
+  EXPECT_EQ(order(dc_sells[0])["state"], "filled");
+  EXPECT_EQ(order(dc_sells[1])["state"], "filled");
+  EXPECT_EQ(order(d)["state"], "filled") << "dc2's node delivers the third GPU";
+  for (size_t i : {2u, 3u}) {
+    const json o = order(dc_sells[i]);
+    EXPECT_EQ(o["state"], "cancelled") << o.dump();
+    EXPECT_NE(o.value("reason", "").find("its seller can no longer deliver it"), std::string::npos) << o.dump();
+  }
+  EXPECT_TRUE(m.get("depth", m.acme)["asks"].empty()) << m.get("depth", m.acme).dump();
+}
+
+}  // namespace
+}  // namespace gpurent::testing

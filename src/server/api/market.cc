@@ -19,6 +19,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "core/ids.h"
 #include "market/order_book.h"
@@ -376,7 +377,8 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, BookTx
       r = book.add({taker, owner_of(order), side, price.micros(), may_trade / k.unit(), tif, aon}, fills);
       if (auto st = record_fills(fills, *resting, &order, k, now, out); !st) return st.error();
     }
-    auto short_at = first_undeliverable(tx, out.trades, market_book(k), now);
+    std::string exhausted;  // a seller with no node left after the trades before the short one
+    auto short_at = first_undeliverable(tx, out.trades, market_book(k), now, &exhausted);
     if (!short_at) return short_at.error();
     if (!*short_at) break;
     const std::string sell = out.trades[**short_at].body.at("sell_order").get<std::string>();
@@ -388,8 +390,25 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, BookTx
     } else {
       for (size_t i = 0; i < resting->size(); ++i)
         if ((*resting)[i]->id == sell) undeliverable.insert(i + 1);
+      // The trades before the short one stay as they are when it leaves (they come first in price
+      // and time), so a seller with no node left after them can deliver none of its other resting
+      // sells in this match either: they all leave it now, not one match each (a thousand small
+      // sells of a seller with a few nodes made a thousand matches, each reading every reservation).
+      if (!exhausted.empty()) {
+        std::set<std::string> traded;
+        for (size_t i = 0; i < **short_at; ++i) traded.insert(out.trades[i].body.at("sell_order").get<std::string>());
+        for (size_t i = 0; i < resting->size(); ++i) {
+          const Record& o = *(*resting)[i];
+          if (o.body.value("side", "") == "sell" && !o.body.contains("resale_supplier_id") &&
+              o.body.value("supplier_id", "") == exhausted && !traded.count(o.id))
+            undeliverable.insert(i + 1);
+        }
+      }
     }
   }
+  // (seller, reseller, GPUs) -> whether that much is still undeliverable after the final trades:
+  // asked once for many left-out orders alike.
+  std::map<std::tuple<std::string, std::string, int64_t>, bool> still_short;
   for (uint64_t id : undeliverable) {
     // Left out of this match; cancelled only when, after the trades the match did make, its
     // seller still could not deliver what is left of it (the trades that took its node may be
@@ -401,11 +420,17 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, BookTx
     probe.supplier_id = rest.body.value(resale ? "resale_supplier_id" : "supplier_id", "");
     probe.body = {{"gpus", rest.body.at("remaining_gpus")}};
     if (resale) probe.body["reseller_tenant_id"] = rest.body.at("tenant_id");
-    std::vector<Record> after = out.trades;
-    after.push_back(std::move(probe));
-    auto still = first_undeliverable(tx, after, market_book(k), now);
-    if (!still) return still.error();
-    if (!*still) continue;
+    const auto key = std::make_tuple(probe.supplier_id, resale ? rest.body.value("tenant_id", "") : std::string(),
+                                     rest.body.at("remaining_gpus").get<int64_t>());
+    auto known = still_short.find(key);
+    if (known == still_short.end()) {
+      std::vector<Record> after = out.trades;
+      after.push_back(std::move(probe));
+      auto still = first_undeliverable(tx, after, market_book(k), now);
+      if (!still) return still.error();
+      known = still_short.emplace(key, still->has_value()).first;
+    }
+    if (!known->second) continue;
     Record m = rest;
     m.body["state"] = m.state = "cancelled";
     m.body["remaining_gpus"] = 0;

@@ -590,7 +590,7 @@ Result<ResaleHolding> resalable_nodes(StoreTx& tx, const std::string& tenant_id,
 }
 
 Result<std::optional<size_t>> first_undeliverable(StoreTx& tx, const std::vector<Record>& trades, const MarketBook& k,
-                                                   TimeMs now) {
+                                                  TimeMs now, std::string* exhausted) {
   std::map<std::string, std::optional<std::vector<FreeNode>>> free;  // seller -> its free nodes (none: no offer)
   std::optional<Holds> holds;  // every reservation, read once for all the sellers
   // (reseller tenant, supplier) -> nodes it holds of that supplier still unsold in this match: a
@@ -645,7 +645,10 @@ Result<std::optional<size_t>> first_undeliverable(StoreTx& tx, const std::vector
       }
       it = free.emplace(t.supplier_id, std::move(nodes)).first;
     }
-    if (!it->second) return std::optional<size_t>(i);
+    if (!it->second || it->second->empty()) {
+      if (exhausted) *exhausted = t.supplier_id;
+      return std::optional<size_t>(i);
+    }
     const int64_t gpus = t.body.at("gpus").get<int64_t>();
     int64_t got = 0;
     std::set<std::string> taken;

@@ -95,9 +95,11 @@ Result<ResaleHolding> resalable_nodes(StoreTx& tx, const std::string& tenant_id,
 // the seller's. A resale is checked against the nodes its reseller holds at `now` (a holding with
 // a default still open holds none), less those its earlier resales here take, and against its
 // supplier's offer for the book (it is billed under it). nullopt when every one can be delivered
-// so.
+// so. With `exhausted`: set to the short trade's seller (not a reseller) when it has no free node
+// left at all after the trades before it, or no offer for the book: no other sell of it can be
+// delivered after them either.
 Result<std::optional<size_t>> first_undeliverable(StoreTx& tx, const std::vector<Record>& trades, const MarketBook& k,
-                                                   TimeMs now);
+                                                  TimeMs now, std::string* exhausted = nullptr);
 
 // Settles new trades (not yet inserted): each gets its reservation and commitment and, on the
 // trade, state "settled" (or "defaulted" when none of it could be delivered) and a `settlement`
