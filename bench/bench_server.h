@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -108,21 +109,24 @@ class ServerChild {
     return json::parse(r->body);
   }
 
-  // Supplier "sup-a" (site-a, cn-east) with nodes node-1 and node-2, 8 H100 SXM each.
-  void supplier_with_two_nodes(httplib::Client& c) const {
+  // Supplier "sup-a" (site-a, cn-east) with nodes node-1 and node-2, 8 H100 SXM each (`nodes`
+  // of them: node-1 … node-N, at most 999).
+  void supplier_with_two_nodes(httplib::Client& c, int nodes = 2) const {
     const std::string ex = std::string(GPURENT_SOURCE_DIR) + "/examples/";
     json sup = yaml_file(ex + "supplier.yaml");
     sup["name"] = "sup-a";
     sup["sites"] = json::array({{{"name", "site-a"}, {"region", "cn-east"}, {"city", "Shanghai"}, {"tier", 3}}});
     post(c, "/api/v1/suppliers", sup);
-    for (int n = 1; n <= 2; ++n) {
+    for (int n = 1; n <= nodes; ++n) {
       json node = yaml_file(ex + "node.yaml");
       node["name"] = "node-" + std::to_string(n);
       node["supplier"] = "sup-a";
       node["site"] = "site-a";
+      char tail[4];
+      std::snprintf(tail, sizeof tail, "%03d", n % 1000);
       for (auto& g : node["gpus"]) {
         std::string u = g["uuid"];
-        g["uuid"] = u.substr(0, u.size() - 1) + std::to_string(n);
+        g["uuid"] = u.substr(0, u.size() - 3) + tail;  // hex digits either way: still a UUID
       }
       post(c, "/api/v1/nodes", node);
     }
@@ -143,5 +147,14 @@ class ServerChild {
   std::string name_, dir_, url_, token_;
   pid_t pid_ = -1;
 };
+
+// The server for bench `name`, started; nullptr (having said why on stderr) when it did not start.
+inline std::unique_ptr<ServerChild> start_server(const std::string& name, const std::string& bin,
+                                                 const std::vector<std::string>& flags) {
+  auto server = std::make_unique<ServerChild>(name, bin, flags);
+  if (server->started()) return server;
+  std::cerr << name << ": the server (" << bin << ") did not start\n";
+  return nullptr;
+}
 
 }  // namespace bench
