@@ -1,4 +1,4 @@
-// bench/run market_rematch [NODES] [--gpurent BUILD/gpurent]
+// bench/run market_rematch [NODES] [--gpurent BUILD/gpurent]   (NODES at most 125: 1,000 open orders)
 // One buy against a book of sells its seller cannot all deliver: a trade takes whole nodes, so a
 // seller of NODES 8-GPU nodes (default 125) may rest NODES × 8 one-GPU sells (what it counts as
 // deliverable is GPUs, and 1,000 is also the open-order limit), and a buy of all of them trades
@@ -24,6 +24,10 @@ using SteadyClock = std::chrono::steady_clock;
 int main(int argc, char** argv) {
   int nodes = 125;
   const std::string bin = bench::parse_args(argc, argv, nodes);
+  if (nodes < 1 || nodes > 125) {  // NODES × 8 sells must fit the seller's 1,000 open orders
+    std::cerr << "market_rematch: NODES must be 1..125\n";
+    return 2;
+  }
   auto started = bench::start_server("market_rematch", bin, {"--sched-interval-ms", "1000"});
   if (!started) return 1;
   bench::ServerChild& server = *started;
