@@ -248,6 +248,17 @@ TEST(Advisor, BadInputsNameTheField) {
   EXPECT_NE(r.reason_for("currency").find("must be the offers' currency, CNY"), std::string::npos) << r.describe();
   r = advise(s, "mix", {{"offers", {"dc/h100"}}, {"currency", "CNY"}, {"demand", {{"gpus_per_hour", {1, 2}}}}});
   EXPECT_EQ(r.status, 200) << r.describe();
+  // Errors about the options an offer stands for name the offer's own fields, and an offer listed
+  // twice is refused where it is listed again (both named options[k], which the body never had).
+  r = advise(s, "mix", {{"offers", {"dc/h100", "dc/h100"}}, {"demand", {{"gpus_per_hour", {1, 2}}}}});
+  EXPECT_EQ(r.status, 422) << r.describe();
+  EXPECT_NE(r.reason_for("offers[1]").find("lists offer dc/h100 twice"), std::string::npos) << r.describe();
+  json free_reserved = offer_doc("dc", "h100-free-1m");
+  free_reserved["prices"]["reserved_1m"] = "0";
+  expect_2xx(s.admin("POST", "/api/v1/offers", free_reserved), "an offer whose 1-month price is 0");
+  r = advise(s, "mix", {{"offers", {"dc/h100", "dc/h100-free-1m"}}, {"demand", {{"gpus_per_hour", {1, 2}}}}});
+  EXPECT_EQ(r.status, 422) << r.describe();
+  EXPECT_EQ(r.error_fields(), std::vector<std::string>{"offers[1].prices.reserved_1m"}) << r.describe();
   r = advise(s, "quotes",
              {{"workload", {{"launches_per_month", 1}, {"gpus", 1}, {"run_minutes", 1}}}, {"offers", {"dc/nope"}}});
   EXPECT_EQ(r.status, 422) << r.describe();

@@ -3,28 +3,30 @@
 // the body points at them: a job's metered profile, the offers on sale, a tenant's metered demand,
 // the suppliers' measured history. Every answer shows its arithmetic ("steps"). Any authenticated
 // user may ask; what is read from the platform is only what the caller may see.
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <set>
 
-#include "advisor/hedge.h"
-#include "market/price_index.h"
-#include "server/api/market_settlement.h"
 #include "advisor/fingerprint.h"
+#include "advisor/hedge.h"
 #include "advisor/mix.h"
 #include "advisor/poc.h"
 #include "advisor/quotes.h"
 #include "advisor/supplier_score.h"
 #include "advisor/tco.h"
+#include "market/price_index.h"
 #include "meter/acceptance.h"
 #include "model/measurement.h"
 #include "model/node.h"
 #include "model/tenant.h"
-#include "server/services/allocation_ledger.h"
-#include "server/services/advisor_live.h"
-#include "server/services/record_faults.h"
-#include "server/http/http_util.h"
+#include "server/api/market_settlement.h"
 #include "server/api/resources.h"
+#include "server/http/http_util.h"
+#include "server/services/advisor_live.h"
+#include "server/services/allocation_ledger.h"
+#include "server/services/record_faults.h"
 
 namespace gpurent {
 namespace {
@@ -171,7 +173,30 @@ Result<json> tco(App& app, json body) {
   return out;
 }
 
+// An error of the options built from "offers" (options_of[j]: option j's offer index and price
+// key) named as the request's fields: options[j].price_per_gpu_hour is offers[i].prices.<key>, the
+// rest of options[j] is offers[i].
+Error offers_error(const Error& e, const std::vector<std::pair<size_t, std::string>>& options_of) {
+  FieldErrors errs;
+  for (const FieldError& fe : e.fields) {
+    std::string field = fe.field;
+    size_t j = 0, end = 0;
+    if (field.rfind("options[", 0) == 0 && (end = field.find(']')) != std::string::npos &&
+        std::sscanf(field.c_str() + 8, "%zu", &j) == 1 && j < options_of.size()) {
+      const auto& [i, key] = options_of[j];
+      field = "offers[" + std::to_string(i) + "]" +
+              (field.substr(end + 1) == ".price_per_gpu_hour" ? ".prices." + key : std::string());
+    }
+    if (fe.coded.code.empty())
+      errs.add(field, fe.reason);
+    else
+      errs.add(field, fe.coded);
+  }
+  return errs.empty() ? e : errs.to_error();
+}
+
 Result<json> mix(App& app, json body, const Principal& p) {
+  std::vector<std::pair<size_t, std::string>> options_of;  // built from "offers": (offer index, price key)
   // "offers": [refs] stand for their options (every price each states).
   if (body.contains("offers")) {
     if (body.contains("options")) return Error::invalid("offers", Message("api.advise.mix.offers_or_options"));
@@ -194,19 +219,24 @@ Result<json> mix(App& app, json body, const Principal& p) {
       auto at = pick_offer(*all, ids, body["offers"][i].get<std::string>(), field);
       if (!at) return at.error();
       const Offer& o = (*all)[*at];
+      if (std::find(picked.begin(), picked.end(), *at) != picked.end())
+        return Error::invalid(field, Message("advisor.quotes.offer_twice").arg("offer", quote_offer_label(o)));
       if (cur && *cur != o.currency) return Error::invalid(field, Message("api.advise.mix.offer_currency"));
       cur = o.currency;
       picked.push_back(*at);
       by_name[o.name].insert(*at);
     }
-    for (size_t at : picked) {
+    for (size_t n = 0; n < picked.size(); ++n) {
+      const size_t at = picked[n];
       const Offer& o = (*all)[at];
       // An option names its offer by name, or by id where two suppliers' offers chosen share it.
       const std::string label = by_name[o.name].size() > 1 ? ids[at] : o.name;
-      for (const auto& opt : options_from_offer(o))
+      for (const auto& opt : options_from_offer(o)) {
+        options_of.emplace_back(n, capacity_mode_name(opt.mode));
         options.push_back({{"offer", label},
                            {"mode", capacity_mode_name(opt.mode)},
                            {"price_per_gpu_hour", opt.price_per_gpu_hour.amount_string()}});
+      }
     }
     // The offers' prices are in their currency: a body naming another would read them as its own.
     if (body.contains("currency") && body["currency"] != currency_code(*cur))
@@ -256,7 +286,7 @@ Result<json> mix(App& app, json body, const Principal& p) {
     if (curve->start) body["demand"]["start"] = format_rfc3339(*curve->start);
   }
   auto in = parse_mix_input(body);
-  if (!in) return in.error();
+  if (!in) return options_of.empty() ? in.error() : offers_error(in.error(), options_of);
   const auto t0 = std::chrono::steady_clock::now();  // the shell times the engine
   auto r = compute_mix(*in);
   if (!r) return r.error();
