@@ -8,8 +8,9 @@
 #include "model/job_state.h"
 #include "model/tenant.h"
 #include "server/services/cost_firewall.h"
-#include "server/services/invoices.h"
 #include "server/services/instance_stop.h"
+#include "server/services/invoices.h"
+#include "server/services/node_volumes.h"
 #include "server/services/record_faults.h"
 
 namespace gpurent {
@@ -35,6 +36,26 @@ std::optional<IdleStop> tenant_rule(StoreReader& store, const std::string& tenan
   return errs.empty() ? rule : std::nullopt;
 }
 
+// When the node volumes job `job` mounts are all on node `node_id` (node_volumes_ready_at); a
+// volume gone since, or one that cannot be decoded (recorded as such), is left out.
+Result<std::optional<TimeMs>> volumes_ready_at(StoreReader& store, const Record& job, const std::string& node_id,
+                                               TimeMs run_started) {
+  std::vector<Volume> volumes;
+  const auto it = job.body.find("volumes");
+  if (it != job.body.end() && it->is_array())
+    for (const json& m : *it) {
+      if (!m.is_object() || !m.contains("name") || !m["name"].is_string()) continue;
+      auto found =
+          store.list({"volumes", {{"tenant_id", job.tenant_id}, {"name", m["name"].get<std::string>()}}, "", 1});
+      if (!found) return found.error();
+      if (found->items.empty()) continue;
+      if (auto v =
+              decode_record(found->items.front(), decode_volume, "idle auto-stop cannot tell whether it is copied"))
+        volumes.push_back(std::move(*v));
+    }
+  return node_volumes_ready_at(volumes, node_id, run_started);
+}
+
 // Whether instance `i` (running job `job`) is idle by `rule` at `now`, and since when.
 Result<std::optional<TimeMs>> idle_since(StoreReader& store, const Record& job, const IdleStop& rule, TimeMs now) {
   auto st = stored_job_status(job.body);
@@ -42,9 +63,14 @@ Result<std::optional<TimeMs>> idle_since(StoreReader& store, const Record& job, 
   if (st->state != JobState::kRunning || st->placement.empty()) return std::optional<TimeMs>();
   std::vector<RunCards> cards;
   for (const WorkerPlacement& w : st->placement) cards.push_back({w.node, "", w.gpus});
-  // Readings since it started running, over twice the rule's window: enough to see a trailing
-  // run of low readings that lasts the window.
-  const TimeMs from = std::max(st->updated_at, now - 2 * rule.minutes * 60'000);
+  // A node volume copied to its node before the container starts is no idle time: readings count
+  // from the end of the copy, and none while it is still going (its GPUs read low meanwhile).
+  auto ready = volumes_ready_at(store, job, st->placement.front().node, st->updated_at);
+  if (!ready) return ready.error();
+  if (!*ready) return std::optional<TimeMs>();
+  // Readings since then, over twice the rule's window: enough to see a trailing run of low
+  // readings that lasts the window.
+  const TimeMs from = std::max(**ready, now - 2 * rule.minutes * 60'000);
   auto util = run_utilization(store, cards, from, now + 1);
   if (!util) return util.error();
   std::vector<UtilPoint> points;

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/shell_quote.h"
@@ -158,6 +159,17 @@ Status sync_volume_reports(StoreTx& tx, const std::string& store_root, TimeMs no
     if (auto s = tx.update(r); !s) return s;
   }
   return ok_status();
+}
+
+std::optional<TimeMs> node_volumes_ready_at(const std::vector<Volume>& volumes, const std::string& node_id,
+                                            TimeMs run_started) {
+  TimeMs ready = run_started;
+  for (const Volume& v : volumes) {
+    if (v.placement != VolumePlacement::kNode || v.node_id.empty()) continue;
+    if (v.node_id != node_id) return std::nullopt;
+    if (v.last_copy && v.last_copy->to_node == node_id) ready = std::max(ready, v.last_copy->at);
+  }
+  return ready;
 }
 
 }  // namespace gpurent

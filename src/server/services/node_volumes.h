@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/clock.h"
 #include "exec/container.h"
@@ -57,6 +58,13 @@ struct CopyEstimate {
   std::string rate_basis;  // measured | assumed
 };
 CopyEstimate estimate_volume_copy(const Volume& v, int64_t assumed_mbps);
+
+// When a run on node `node_id` that has run since `run_started` has the data of every node volume
+// among `volumes` on its node (shared volumes are always there): `run_started`, or the end of a
+// copy that brought one there later; nothing while one is still on another node (its copy not yet
+// done, or not yet reported). A volume on no node yet is created by the run as it starts.
+std::optional<TimeMs> node_volumes_ready_at(const std::vector<Volume>& volumes, const std::string& node_id,
+                                            TimeMs run_started);
 
 // Applies every report in the folder (a copy: the volume's node becomes the reporting node, its
 // last_copy and used size are set; a size: set when the volume is still on that node), and removes

@@ -43,5 +43,27 @@ TEST(NodeVolumes, ACopyIsEstimatedFromWhatWasMeasured) {
   EXPECT_EQ(e.seconds, 8);  // 2 GB at 250 MB/s
 }
 
+TEST(NodeVolumes, ARunIsReadyWhenItsNodeVolumesAreOnItsNode) {
+  Volume shared, fresh, home, scratch;
+  fresh.placement = home.placement = scratch.placement = VolumePlacement::kNode;
+  shared.node_id = "n1";  // a shared volume's node means nothing
+  home.node_id = scratch.node_id = "n2";
+  // Nothing to copy: ready from the start (a volume on no node yet is made by the run).
+  EXPECT_EQ(node_volumes_ready_at({shared, fresh, home}, "n2", 1'000), 1'000);
+  EXPECT_EQ(node_volumes_ready_at({}, "n2", 1'000), 1'000);
+  // Still on another node: its copy is going on, or not reported yet.
+  EXPECT_EQ(node_volumes_ready_at({shared, home}, "n3", 1'000), std::nullopt);
+  // Copied here after the run started: ready when the last copy ended.
+  home.last_copy = VolumeCopy{"n1", "n2", 9'000'000'000, 60'000, 61'000};
+  scratch.last_copy = VolumeCopy{"n1", "n2", 1'000'000, 1'000, 2'000};
+  EXPECT_EQ(node_volumes_ready_at({home, scratch}, "n2", 1'000), 61'000);
+  // A copy here before this run (an earlier run's): from the run's start.
+  EXPECT_EQ(node_volumes_ready_at({home}, "n2", 90'000), 90'000);
+  // A copy that went elsewhere says nothing of this node.
+  home.node_id = "n2";
+  home.last_copy = VolumeCopy{"n2", "n4", 1, 1, 500'000};
+  EXPECT_EQ(node_volumes_ready_at({home}, "n2", 1'000), 1'000);
+}
+
 }  // namespace
 }  // namespace gpurent
