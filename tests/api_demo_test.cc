@@ -3,12 +3,14 @@
 // projects, users and jobs — and a restart does not seed it again.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include "core/clock.h"
 #include "server_fixture.h"
@@ -230,14 +232,36 @@ TEST(Demo, ReplaysItsPastDaysThroughTheLiveServices) {
   // commitment; during the replayed day Aurora's jobs ran under the market contract, and the
   // invoice bills the window at the trade price and covers their time. (That a job lands on the
   // reserved node itself is MarketSettlement's test: here the replay's placements vary by hour.)
+  // The same orders in tomorrow's book made the other trade, and that book is open: its resting
+  // orders are open, while the replayed book's have expired.
   const json trades = s.admin("GET", "/api/v1/market-trades").body.at("items");
-  ASSERT_EQ(trades.size(), 1u) << trades.dump();
-  const json& trade = trades[0];
+  ASSERT_EQ(trades.size(), 2u) << trades.dump();
+  auto ends = [](const json& t) { return *parse_rfc3339(t["ends_at"].get<std::string>(), "ends_at"); };
+  const bool first_replayed = ends(trades[0]) <= SystemClock().now();
+  const json& trade = trades[first_replayed ? 0 : 1];
+  const json& live = trades[first_replayed ? 1 : 0];
   EXPECT_EQ(trade["state"], "settled") << trade.dump();
+  EXPECT_EQ(live["state"], "settled") << live.dump();
   const TimeMs w0 = *parse_rfc3339(trade["starts_at"].get<std::string>(), "starts_at");
-  const TimeMs w1 = *parse_rfc3339(trade["ends_at"].get<std::string>(), "ends_at");
+  const TimeMs w1 = ends(trade);
   EXPECT_LT(*parse_rfc3339(trade["at"].get<std::string>(), "at"), w0) << "a forward order: filled before its window";
   ASSERT_LE(w1, SystemClock().now()) << "the window was replayed";
+  EXPECT_GT(ends(live), SystemClock().now() + 3'600'000) << "tomorrow's book: " << live.dump();
+  EXPECT_EQ(live["settlement"]["contract_id"], trade["settlement"]["contract_id"]) << "one market contract";
+  json expired;
+  for (int i = 0; i < 300 && expired.size() < 3; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    expired = s.admin("GET", "/api/v1/market-orders?state=expired").body.at("items");
+  }
+  ASSERT_EQ(expired.size(), 3u) << "the replayed book's resting orders (8 at 2.10, 16 at 2.40, the bid at 1.90): "
+                                << expired.dump();
+  for (const json& o : expired) {
+    EXPECT_EQ(o["starts_at"], trade["starts_at"]) << o.dump();
+    EXPECT_EQ(o["reason"], "its delivery window is over") << o.dump();
+  }
+  const json open = s.admin("GET", "/api/v1/market-orders?state=open").body.at("items");
+  ASSERT_EQ(open.size(), 3u) << open.dump();
+  for (const json& o : open) EXPECT_EQ(o["starts_at"], live["starts_at"]) << o.dump();
   const json& st = trade["settlement"];
   Resp inv = s.admin("GET", "/api/v1/invoices?tenant=aurora-ai&from=" + format_rfc3339(w0) + "&to=" + format_rfc3339(w1));
   ASSERT_EQ(inv.status, 200) << inv.describe();

@@ -387,19 +387,59 @@ void cancel_makes_no_trade(const Market& m, const std::string& three, const std:
 
 // Once a window is over nothing trades in it: cancelling the order an all-or-none bid was waiting
 // behind takes it out and makes no trade (a cancel before the end would, as above), and a replace
-// is refused. The server's clock is moved past the window by restarting it on the same database.
+// is refused. The server's clock is moved past the window by restarting it on the same database,
+// its cost firewall off (its pass would expire both orders: OrdersWhoseWindowIsOverExpire).
 TEST(MarketApi, NothingTradesInAWindowThatIsOver) {
   ServerProcess s;
   Market m = dc_world(s, {"gpn1", "gpn2"});
   const auto [three, bid] = aon_bid_behind_three(m);
 
   const TimeMs over = *parse_rfc3339(m.book["ends_at"].get<std::string>(), "ends_at") + 3'600'000;
-  s.set_extra_args({"--demo-clock", format_rfc3339(over)});
+  s.set_extra_args({"--demo-clock", format_rfc3339(over), "--firewall-interval-s", "0"});
   s.restart();
   Resp replace = s.req("POST", "/api/v1/market-orders/" + three + "/replace", m.dc, json{{"gpus", 2}});
   EXPECT_EQ(replace.status, 422) << replace.describe();
   EXPECT_EQ(replace.error_fields(), std::vector<std::string>{"ends_at"}) << replace.describe();
   cancel_makes_no_trade(m, three, bid);
+}
+
+// An open order whose delivery window is over expires on the cost firewall's first pass after the
+// window ends: it leaves the book as `expired` with what was left of it, nothing traded, and no
+// longer counts as open; it cannot be cancelled. An order in a window not over stays open. The
+// clock is moved past the window by restarting the server on the same database.
+TEST(MarketApi, OrdersWhoseWindowIsOverExpire) {
+  ServerProcess s;
+  Market m = dc_world(s, {"gpn1", "gpn2"});
+  const json sell = expect_2xx(m.place(m.dc, m.order("sell", 8, "20.00")), "a sell").body;
+  const json bid = expect_2xx(m.place(m.acme, m.order("buy", 4, "10.00")), "a bid below it").body;
+  const TimeMs ends = *parse_rfc3339(m.book["ends_at"].get<std::string>(), "ends_at");
+  json later = m.order("buy", 2, "9.00");
+  later["starts_at"] = format_rfc3339(ends + 24 * 3'600'000LL);
+  later["ends_at"] = format_rfc3339(ends + 25 * 3'600'000LL);
+  const json kept = expect_2xx(m.place(m.acme, later), "a bid in a later window").body;
+  for (const json& o : {sell, bid, kept}) ASSERT_EQ(o["state"], "open") << o.dump();
+
+  s.set_extra_args({"--demo-clock", format_rfc3339(ends + 60'000), "--firewall-interval-s", "1"});
+  s.restart();
+  const std::string path = "/api/v1/market-orders/";
+  const json gone = wait_for(s, path + sell["id"].get<std::string>(), [](const json& j) { return j["state"] == "expired"; }, 30);
+  ASSERT_EQ(gone["state"], "expired") << gone.dump() << s.log();
+  EXPECT_EQ(gone["reason"], "its delivery window is over");
+  EXPECT_EQ(gone["remaining_gpus"], 8) << gone.dump();
+  EXPECT_EQ(gone["filled_gpus"], 0) << gone.dump();
+  const json low = s.req("GET", path + bid["id"].get<std::string>(), m.acme).body;
+  EXPECT_EQ(low["state"], "expired") << low.dump();
+  EXPECT_EQ(low["remaining_gpus"], 4) << low.dump();
+  EXPECT_EQ(s.req("GET", path + kept["id"].get<std::string>(), m.acme).body["state"], "open");
+  const json listed = s.req("GET", "/api/v1/market-orders?state=expired", m.acme).body;
+  ASSERT_EQ(listed["items"].size(), 1u) << listed.dump();
+  EXPECT_EQ(listed["items"][0]["id"], bid["id"]);
+  EXPECT_EQ(s.req("GET", "/api/v1/market-orders?state=open", m.acme).body["items"].size(), 1u);
+  Resp cancel = s.req("POST", path + sell["id"].get<std::string>() + "/cancel", m.dc, json::object());
+  EXPECT_EQ(cancel.status, 409) << cancel.describe();
+  EXPECT_EQ(s.admin("GET", "/api/v1/market-trades").body["items"].size(), 0u);
+  const json depth = m.get("depth", m.acme);
+  EXPECT_TRUE(depth["bids"].empty() && depth["asks"].empty()) << depth.dump();
 }
 
 // Once the month a window starts in is closed for invoicing, a change to an order that would let
@@ -753,7 +793,7 @@ namespace gpurent::testing {
 namespace {
 
 // At most 1,000 open orders per owner (one placed, 999 copied in the database): one more is a 422
-// saying how many are open, and that orders whose window is over count until cancelled.
+// saying how many are open, and that an order whose window is over counts until it expires.
 TEST(MarketApi, AnOwnerHoldsAtMostAThousandOpenOrders) {
   ServerProcess s;
   Market m = dc_world(s, {"gpn1"});

@@ -174,7 +174,7 @@ static Result<json> seed_demo(App& app, FastForwardClock& clock, TimeMs pinned, 
       clock.set(week->start);
     }
   }
-  return seed_demo_if_empty(app, admin_user_id, opts.data_dir);
+  return seed_demo_if_empty(app, admin_user_id, opts.data_dir, week ? week->end : pinned != 0 ? pinned : clock.now());
 }
 
 // Replays the demo's past week into the freshly seeded world; what it did, for the "listening" line.
@@ -445,6 +445,15 @@ int run_server(const ServerOptions& opts) {
   }
   SchedulerService scheduler(app, *sched_config, std::move(*executor));
   CostFirewall firewall(app, opts.firewall_interval_s * 1000);
+  // Market orders whose delivery window is over expire on the first pass after the hour it ended
+  // (windows end on whole hours, so a pass reads the open orders once an hour at most).
+  firewall.ride("market_expiry_failed", [&app, due = TimeMs{0}](TimeMs now) mutable -> Status {
+    if (now < due) return ok_status();
+    auto expired = expire_market_orders(app, now);
+    if (!expired) return expired.error();
+    due = (now / kMsPerHour + 1) * kMsPerHour;
+    return ok_status();
+  });
   std::unique_ptr<DemoMeter> demo_meter;
   if (opts.demo && opts.executor == "sim")
     demo_meter = std::make_unique<DemoMeter>(app, demo_week_plan ? *demo_week_plan : DemoWeek{},

@@ -14,6 +14,8 @@
 // Each trade is settled in the same transaction (market_settlement.h): a reservation of the
 // seller's nodes and a commitment at the trade price in the buyer's contract. Not built (said so in
 // docs/market.md): resale of part of a node.
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <functional>
 #include <limits>
@@ -30,6 +32,7 @@
 #include "server/api/resources.h"
 #include "server/http/http_util.h"
 #include "server/services/issued_invoices.h"
+#include "server/services/record_faults.h"
 
 namespace gpurent {
 namespace {
@@ -974,6 +977,53 @@ Result<std::vector<IndexDay>> read_market_index(StoreReader& store, const std::s
   return daily_index(in, from, to);
 }
 
+Result<int> expire_market_orders(App& app, TimeMs now) {
+  auto open = list_all(app.store, "market-orders", {{"state", "open"}});
+  if (!open) return open.error();
+  std::vector<BookKey> over;
+  for (const Record& r : *open) {
+    BookKey k;
+    try {
+      k = key_of(r.body);
+    } catch (const std::exception& e) {  // reported (/readyz, the log) and left as it is
+      (void)undecodable_record(r.kind, r.id, r.name, Error::make(Code::kInternal, e.what()), "it cannot expire");
+      continue;
+    }
+    if (k.ends_at <= now && std::find(over.begin(), over.end(), k) == over.end()) over.push_back(k);
+  }
+  Principal expiry;
+  expiry.user_id = "market-expiry";
+  int expired = 0;
+  for (const BookKey& k : over) {
+    // One book a transaction, its lane stamped anew (BookTx): the books in memory learn it. Its
+    // open orders are read again inside: each of them is in the window that is over.
+    std::unique_ptr<BookTx> bt;
+    int here = 0;
+    Status st = app.loop.run([&](StoreTx& raw) -> Status {
+      bt = std::make_unique<BookTx>(app.market_books, raw);
+      here = 0;
+      auto resting = book_orders(*bt, k);
+      if (!resting) return resting.error();
+      for (const auto& o : *resting) {
+        Record r = *o;
+        r.state = r.body["state"] = "expired";
+        r.body["reason"] = "its delivery window is over";
+        if (auto s = store_change(bt->tx(), *o, r, expiry, "expire", "window ended " + format_rfc3339(k.ends_at), now);
+            !s)
+          return s;
+        ++here;
+      }
+      return ok_status();
+    });
+    if (!st) return st.error();
+    bt->committed();
+    expired += here;
+    for (int i = 0; i < here; ++i) app.metrics.count_write("market-orders", "expire");
+  }
+  if (expired > 0) spdlog::info("{}", json({{"event", "market_orders_expired"}, {"count", expired}}).dump());
+  return expired;
+}
+
 Result<Record> place_market_order(App& app, const json& body, const Principal& p) {
   bool repeated = false;
   return place_order(app, app.kinds.at("market-orders"), body, p, &repeated);
@@ -1006,7 +1056,7 @@ void register_market_routes(App& app, Router& srv) {
   orders.object_kind = ObjectKind::kMarketOrder;
   orders.filters = {{"tenant", "tenant_id"}, {"supplier", "supplier_id"}, {"gpu_model", "gpu_model"}, {"region", "region"},
                     {"state", "state"}};
-  orders.filter_values["state"] = {"open", "filled", "cancelled", "replaced"};
+  orders.filter_values["state"] = {"open", "filled", "cancelled", "replaced", "expired"};
   orders.updated_since = true;
   orders.updatable = orders.deletable = false;  // cancel (POST …/cancel); an order is never edited
   orders.build = [](const json&, const Principal&, StoreTx&, const Record*) -> Result<Built> {

@@ -392,7 +392,7 @@ class LiveServer {
     auto admin = ensure_admin(*store_, loop_, clock_, dir_.file("admin-token"));
     EXPECT_TRUE(admin.ok()) << admin.error().message;
     std::filesystem::create_directories(dir_.file("no-price-lists"));  // empty: the built-in lists
-    auto seeded = seed_demo_if_empty(app_, admin->user_id, dir_.file("no-price-lists"));
+    auto seeded = seed_demo_if_empty(app_, admin->user_id, dir_.file("no-price-lists"), clock_.now());
     EXPECT_TRUE(seeded.ok()) << seeded.error().message;
     auto invoices = seed_demo_invoices(app_, admin->user_id);
     EXPECT_TRUE(invoices.ok()) << invoices.error().message;

@@ -28,7 +28,8 @@ Result<Principal> demo_creator(App& app, const Principal& op, const std::string&
   return Error::make(Code::kInternal, "demo: tenant '" + tenant_name + "' has no tenant_admin user");
 }
 
-Result<json> seed_demo_if_empty(App& app, const std::string& admin_user_id, const std::string& data_dir) {
+Result<json> seed_demo_if_empty(App& app, const std::string& admin_user_id, const std::string& data_dir,
+                                TimeMs present) {
   std::string tokens_file = app.opts.file_prefix() + ".demo-tokens.json";
   auto existing = app.store.count("suppliers", {});
   if (!existing) return existing.error();
@@ -69,30 +70,38 @@ Result<json> seed_demo_if_empty(App& app, const std::string& admin_user_id, cons
     }
   }
 
-  // A book in the GPU-hour market (docs/market.md): Lambda sells two lots of its Ashburn H100s for
-  // tomorrow (UTC), Aurora buys 8 GPUs across the spread (a trade at Lambda's 2.10, settled) and
-  // bids 1.90.
+  // Books in the GPU-hour market (docs/market.md): Lambda sells two lots of its Ashburn H100s for
+  // a UTC day, Aurora buys 8 GPUs across the spread (a trade at Lambda's 2.10, settled) and bids
+  // 1.90 — for the day after the seeding, which the demo's replayed days then deliver and bill
+  // (its orders left open expire once it is over), and for the day after the demo's present, a
+  // book still open when the server listens.
   if (app.kinds.count("market-orders")) {
     const TimeMs day = 24 * 3'600'000LL;
-    const TimeMs start = (app.clock.now() / day + 1) * day;
-    const json book = {{"gpu_model", "h100-sxm5-80gb"}, {"region", "us-east-1"}, {"currency", "USD"},
-                       {"starts_at", format_rfc3339(start)}, {"ends_at", format_rfc3339(start + day)}};
+    std::vector<TimeMs> days = {(app.clock.now() / day + 1) * day};
+    if (const TimeMs live = (std::max(present, app.clock.now()) / day + 1) * day; live != days.front())
+      days.push_back(live);
     const std::vector<std::tuple<const char*, const char*, int, const char*>> orders = {
         {"sell", "lambda", 16, "2.10"}, {"sell", "lambda", 16, "2.40"}, {"buy", "aurora-ai", 8, "2.20"},
         {"buy", "aurora-ai", 8, "1.90"}};
-    for (const auto& [side, who, gpus, price] : orders) {
-      json o = book;
-      o["side"] = side;
-      o[std::string(side) == "sell" ? "supplier" : "tenant"] = who;
-      o["gpus"] = gpus;
-      o["price_per_gpu_hour"] = price;
-      auto r = place_market_order(app, o, op);
-      if (!r) return Error::make(Code::kInternal, std::string("demo market order of ") + who + ": " + r.error().message);
-      counts["market-orders"] = counts.value("market-orders", 0) + 1;
-    }
-    counts["market-trades"] = 1;
-    // The trade settled into a reservation of a Lambda node and a new contract holding its
-    // commitment (docs/market.md#settlement).
+    for (const TimeMs start : days)
+      for (const auto& [side, who, gpus, price] : orders) {
+        json o = {{"gpu_model", "h100-sxm5-80gb"},
+                  {"region", "us-east-1"},
+                  {"currency", "USD"},
+                  {"starts_at", format_rfc3339(start)},
+                  {"ends_at", format_rfc3339(start + day)}};
+        o["side"] = side;
+        o[std::string(side) == "sell" ? "supplier" : "tenant"] = who;
+        o["gpus"] = gpus;
+        o["price_per_gpu_hour"] = price;
+        auto r = place_market_order(app, o, op);
+        if (!r)
+          return Error::make(Code::kInternal, std::string("demo market order of ") + who + ": " + r.error().message);
+        counts["market-orders"] = counts.value("market-orders", 0) + 1;
+      }
+    counts["market-trades"] = static_cast<int64_t>(days.size());
+    // Each trade settled into a reservation of a Lambda node and a commitment in the contract
+    // the first one made (docs/market.md#settlement).
     for (const char* kind : {"reservations", "contracts"}) {
       auto all = list_all(app.store, kind);
       if (!all) return all.error();

@@ -14,7 +14,10 @@ namespace gpurent {
 Result<Principal> demo_creator(App& app, const Principal& op, const std::string& tenant_name);
 
 // Returns a summary: {"seeded": bool, "counts": {...}, "tokens_file": "...", "price_source": "..."}.
-Result<json> seed_demo_if_empty(App& app, const std::string& admin_user_id, const std::string& data_dir);
+// `present` is the demo's now — the end of the past days it replays after seeding, when it does:
+// its market book is for the UTC day after it, so it is still open when the server listens.
+Result<json> seed_demo_if_empty(App& app, const std::string& admin_user_id, const std::string& data_dir,
+                                TimeMs present);
 
 // Closes the month before now (the demo's contracts bill reserved commitments from November 2026,
 // so it has invoices to issue) and credits the first issued invoice with a goodwill credit note,

@@ -497,6 +497,9 @@ void CostFirewall::pass() {
   // instance nobody starts is a cost too.
   if (auto rel = release_stopped_instances(app_, app_.clock.now()); !rel && app_.loop.running())
     spdlog::error("{}", json({{"event", "instance_release_failed"}, {"error", rel.error().message}}).dump());
+  for (const auto& [failed_event, work] : riders_)
+    if (auto s = work(app_.clock.now()); !s && app_.loop.running())
+      spdlog::error("{}", json({{"event", failed_event}, {"error", s.error().message}}).dump());
   // Month close rides on the same pass: last month's invoices, once the delay has passed. A
   // close that could not rate every tenant (a record that does not decode) is retried hourly,
   // not on every pass: each try rates every tenant's whole month.
@@ -507,6 +510,10 @@ void CostFirewall::pass() {
       spdlog::error("{}", json({{"event", "month_close_failed"}, {"error", closed.error().message}}).dump());
     if (!closed || (*closed && !(*closed)->failed.empty())) next_close_try_ = now + kMsPerHour;
   }
+}
+
+void CostFirewall::ride(std::string failed_event, std::function<Status(TimeMs)> work) {
+  riders_.emplace_back(std::move(failed_event), std::move(work));
 }
 
 void CostFirewall::stop() {

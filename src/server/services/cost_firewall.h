@@ -21,12 +21,14 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <map>
-#include <set>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "billing/rating.h"
@@ -56,6 +58,10 @@ class CostFirewall {
   // while it runs never stops them.
   void start(bool passes = true);
   void stop();
+  // Work of a room above the services that rides on each pass, after the firewall's own (the
+  // market's expiry of orders whose window is over, server.cc); `failed_event` is what the log
+  // says when it fails. Before start().
+  void ride(std::string failed_event, std::function<Status(TimeMs)> work);
 
  private:
   void pass();
@@ -70,6 +76,7 @@ class CostFirewall {
   bool stopping_ = false;  // guarded by the module's registry mutex (cost_firewall.cc)
   bool passes_ = true;     // likewise
   std::thread thread_;
+  std::vector<std::pair<std::string, std::function<Status(TimeMs)>>> riders_;
 };
 
 // Whether a cost firewall runs for app's server (started and not stopped), or — several servers on
