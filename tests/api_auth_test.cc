@@ -339,6 +339,29 @@ TEST_F(AuthTest, TokenSecretsNeverAppearInListings) {
   EXPECT_EQ(admin_sees.size(), 4u) << admin_sees.dump();
 }
 
+// A tenant's admin mints tokens for itself and for its tenant's members and viewers (robots, CI),
+// not as another of its tenant's admins (403 naming the user: that token's writes would read as
+// the other admin's in the audit log); it may still list and revoke theirs. An operator mints
+// anyone's.
+TEST_F(AuthTest, ATenantAdminMintsNoTokenAsAnotherAdmin) {
+  make_user_token(s, "acme-admin2", "tenant_admin", "acme");
+  expect_2xx(s.req("POST", "/api/v1/tokens", acme_admin, json{{"user", "acme-admin"}, {"name", "own"}}), "its own");
+  expect_2xx(s.req("POST", "/api/v1/tokens", acme_admin, json{{"user", "acme-member"}, {"name", "ci"}}), "a member's");
+  expect_2xx(s.req("POST", "/api/v1/tokens", acme_admin, json{{"user", "acme-viewer"}, {"name", "ci"}}), "a viewer's");
+  const size_t before = s.admin("GET", "/api/v1/tokens?user=acme-admin2").body.at("items").size();
+  Resp peer = s.req("POST", "/api/v1/tokens", acme_admin, json{{"user", "acme-admin2"}, {"name", "as-peer"}});
+  expect_problem(peer, 403);
+  EXPECT_NE(peer.body.value("detail", "").find("not as another tenant_admin (acme-admin2)"), std::string::npos)
+      << peer.describe();
+  EXPECT_EQ(s.admin("GET", "/api/v1/tokens?user=acme-admin2").body.at("items").size(), before) << "nothing minted";
+  const std::string peer_token =
+      expect_2xx(s.admin("POST", "/api/v1/tokens", json{{"user", "acme-admin2"}, {"name", "by-op"}}),
+                 "an operator mints it")
+          .body.at("id");
+  EXPECT_EQ(s.req("DELETE", "/api/v1/tokens/" + peer_token, acme_admin).status, 204)
+      << "a peer's token is still revocable";
+}
+
 TEST_F(AuthTest, OperationalEndpointsNeedNoToken) {
   Resp health = s.req("GET", "/healthz", "");
   EXPECT_EQ(health.status, 200) << health.describe();

@@ -69,6 +69,10 @@ void register_token_routes(App& app, Router& srv) {
                                                 .arg("max", std::to_string(kMaxLiveTokensPerUser)));
             auto role = decode_record(*u, stored_user_role, "no token can be made for this user");
             if (!role) return role.error();
+            // A tenant's admin mints for itself and for its tenant's members and viewers (robots,
+            // CI), never as another admin: that token's actions would read as the other admin's.
+            if (u->id != p.user_id && *role == Role::kTenantAdmin && write_scope(p, ObjectKind::kToken) != Scope::kAll)
+              return forbidden(Message("api.tokens.peer_admin").arg("user", u->name));
             row = TokenRow{new_id("tok"),
                            u->id,
                            u->tenant_id,
