@@ -51,6 +51,7 @@ Result<Volume> decode_volume(const json& body) {
     k.bytes = c.integer("bytes", 0, INT64_MAX);
     k.ms = c.integer("ms", 0, INT64_MAX);
     k.at = c.time("at");
+    k.job_id = c.opt_str("job_id", kServerText).value_or("");
     v.last_copy = k;
   });
   f.finish();
@@ -68,9 +69,11 @@ json to_json(const Volume& v) {
   if (!v.node_id.empty()) j["node_id"] = v.node_id;
   put_opt(j, "used_bytes", v.used_bytes);
   if (v.used_at) j["used_at"] = format_rfc3339(*v.used_at);
-  if (v.last_copy)
+  if (v.last_copy) {
     j["last_copy"] = {{"from_node", v.last_copy->from_node}, {"to_node", v.last_copy->to_node}, {"bytes", v.last_copy->bytes},
                       {"ms", v.last_copy->ms}, {"at", format_rfc3339(v.last_copy->at)}};
+    if (!v.last_copy->job_id.empty()) j["last_copy"]["job_id"] = v.last_copy->job_id;
+  }
   return j;
 }
 

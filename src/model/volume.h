@@ -30,7 +30,8 @@ struct VolumeCopy {
   std::string from_node, to_node;  // node ids
   int64_t bytes = 0;               // what the folder held after the copy
   int64_t ms = 0;                  // how long the copy took
-  TimeMs at = 0;                   // when it ended
+  TimeMs at = 0;                   // when it ended, by the node's clock
+  std::string job_id;              // the run that copied it ("" for copies recorded before it was kept)
   bool operator==(const VolumeCopy&) const = default;
 };
 struct Volume {

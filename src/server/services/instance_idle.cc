@@ -39,7 +39,7 @@ std::optional<IdleStop> tenant_rule(StoreReader& store, const std::string& tenan
 // When the node volumes job `job` mounts are all on node `node_id` (node_volumes_ready_at); a
 // volume gone since, or one that cannot be decoded (recorded as such), is left out.
 Result<std::optional<TimeMs>> volumes_ready_at(StoreReader& store, const Record& job, const std::string& node_id,
-                                               TimeMs run_started) {
+                                               TimeMs run_started, TimeMs now, int64_t assumed_mbps) {
   std::vector<Volume> volumes;
   const auto it = job.body.find("volumes");
   if (it != job.body.end() && it->is_array())
@@ -53,11 +53,12 @@ Result<std::optional<TimeMs>> volumes_ready_at(StoreReader& store, const Record&
               decode_record(found->items.front(), decode_volume, "idle auto-stop cannot tell whether it is copied"))
         volumes.push_back(std::move(*v));
     }
-  return node_volumes_ready_at(volumes, node_id, run_started);
+  return node_volumes_ready_at(volumes, node_id, job.id, run_started, now, assumed_mbps);
 }
 
 // Whether instance `i` (running job `job`) is idle by `rule` at `now`, and since when.
-Result<std::optional<TimeMs>> idle_since(StoreReader& store, const Record& job, const IdleStop& rule, TimeMs now) {
+Result<std::optional<TimeMs>> idle_since(StoreReader& store, const Record& job, const IdleStop& rule, TimeMs now,
+                                         int64_t assumed_mbps) {
   auto st = stored_job_status(job.body);
   if (!st) return st.error();
   if (st->state != JobState::kRunning || st->placement.empty()) return std::optional<TimeMs>();
@@ -65,7 +66,7 @@ Result<std::optional<TimeMs>> idle_since(StoreReader& store, const Record& job, 
   for (const WorkerPlacement& w : st->placement) cards.push_back({w.node, "", w.gpus});
   // A node volume copied to its node before the container starts is no idle time: readings count
   // from the end of the copy, and none while it is still going (its GPUs read low meanwhile).
-  auto ready = volumes_ready_at(store, job, st->placement.front().node, st->updated_at);
+  auto ready = volumes_ready_at(store, job, st->placement.front().node, st->updated_at, now, assumed_mbps);
   if (!ready) return ready.error();
   if (!*ready) return std::optional<TimeMs>();
   // Readings since then, over twice the rule's window: enough to see a trailing run of low
@@ -147,7 +148,7 @@ Result<int> stop_idle_instances(ServiceContext& app, TimeMs now) {
     if (!rule || rule->minutes <= 0) continue;
     auto job = app.store.get("jobs", i->job_ids.back());
     if (!job) continue;
-    auto since = idle_since(app.store, *job, *rule, now);
+    auto since = idle_since(app.store, *job, *rule, now, app.opts.volume_copy_mbps);
     if (!since) return since.error();
     if (*since) found.push_back({r.id, job->id, *rule, **since});
   }

@@ -114,7 +114,10 @@ Status sync_volume_reports(StoreTx& tx, const std::string& store_root, TimeMs no
   }
   std::sort(files.begin(), files.end());  // a run's copy before its size (".copied" < ".used")
   for (const fs::path& path : files) {
-    const std::string volume_id = path.filename().string().substr(0, path.filename().string().find('.'));
+    // <volume id>.<job id>.copied | .used
+    const std::string file = path.filename().string();
+    const std::string volume_id = file.substr(0, file.find('.'));
+    const std::string job_id = file.substr(volume_id.size() + 1, file.rfind('.') - volume_id.size() - 1);
     auto report = read_volume_report(path.string());
     auto cur = report ? tx.get("volumes", volume_id) : Result<Record>(Error::make(Code::kNotFound, "unreadable"));
     std::string node, from;
@@ -135,7 +138,7 @@ Status sync_volume_reports(StoreTx& tx, const std::string& store_root, TimeMs no
     }
     // Applied in this tick's write, removed in a later tick once the record shows it: a write that
     // does not commit leaves the report to be applied again (applying it twice changes nothing).
-    const VolumeCopy copy{from, node, report->bytes, report->ms, report->at};
+    const VolumeCopy copy{from, node, report->bytes, report->ms, report->at, job_id};
     const bool shown = report->copied ? v->last_copy == copy
                                       : (!v->node_id.empty() && v->node_id != node) || (v->used_at && *v->used_at >= report->at);
     if (shown) {
@@ -162,12 +165,23 @@ Status sync_volume_reports(StoreTx& tx, const std::string& store_root, TimeMs no
 }
 
 std::optional<TimeMs> node_volumes_ready_at(const std::vector<Volume>& volumes, const std::string& node_id,
-                                            TimeMs run_started) {
+                                            const std::string& job_id, TimeMs run_started, TimeMs now,
+                                            int64_t assumed_mbps) {
   TimeMs ready = run_started;
   for (const Volume& v : volumes) {
     if (v.placement != VolumePlacement::kNode || v.node_id.empty()) continue;
-    if (v.node_id != node_id) return std::nullopt;
-    if (v.last_copy && v.last_copy->to_node == node_id) ready = std::max(ready, v.last_copy->at);
+    if (v.node_id != node_id) {
+      // Its copy is going on, or its report went missing: waited for at most three times the
+      // estimated copy and a quarter of an hour.
+      const TimeMs given_up =
+          run_started + 3 * estimate_volume_copy(v, assumed_mbps).seconds * 1000 + kCopyReportGraceMs;
+      if (now < given_up) return std::nullopt;
+      ready = std::max(ready, given_up);
+    } else if (v.last_copy && v.last_copy->to_node == node_id && v.last_copy->job_id == job_id) {
+      // Copied by this run: its duration as the node timed it, from when the run began (by the
+      // server's clock, which the readings use; the node's may differ).
+      ready = std::max(ready, run_started + v.last_copy->ms);
+    }
   }
   return ready;
 }

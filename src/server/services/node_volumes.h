@@ -59,12 +59,18 @@ struct CopyEstimate {
 };
 CopyEstimate estimate_volume_copy(const Volume& v, int64_t assumed_mbps);
 
-// When a run on node `node_id` that has run since `run_started` has the data of every node volume
-// among `volumes` on its node (shared volumes are always there): `run_started`, or the end of a
-// copy that brought one there later; nothing while one is still on another node (its copy not yet
-// done, or not yet reported). A volume on no node yet is created by the run as it starts.
+// When run `job_id` on node `node_id`, running since `run_started`, has the data of every node
+// volume among `volumes` on its node (shared volumes are always there; one on no node yet is
+// created by the run as it starts), asked at `now`: `run_started`, or later by the time this run's
+// copy of one took (`last_copy.ms`, timed by the node; its clock is not compared with the
+// server's). Nothing while one is still recorded on another node — its copy is going on or not yet
+// reported — until three times its estimated copy (estimate_volume_copy at `assumed_mbps`) and
+// kCopyReportGraceMs have passed since the run began: a report that never comes (the node could
+// not write it) delays, but does not stop, what waits for it; it is then ready from that moment.
+inline constexpr TimeMs kCopyReportGraceMs = 15 * 60'000;
 std::optional<TimeMs> node_volumes_ready_at(const std::vector<Volume>& volumes, const std::string& node_id,
-                                            TimeMs run_started);
+                                            const std::string& job_id, TimeMs run_started, TimeMs now,
+                                            int64_t assumed_mbps);
 
 // Applies every report in the folder (a copy: the volume's node becomes the reporting node, its
 // last_copy and used size are set; a size: set when the volume is still on that node), and removes

@@ -48,21 +48,29 @@ TEST(NodeVolumes, ARunIsReadyWhenItsNodeVolumesAreOnItsNode) {
   fresh.placement = home.placement = scratch.placement = VolumePlacement::kNode;
   shared.node_id = "n1";  // a shared volume's node means nothing
   home.node_id = scratch.node_id = "n2";
+  home.size_gb = 10;  // nothing measured: 10 GB at the assumed 1000 Mbit/s is 80 s
+  auto ready = [](const std::vector<Volume>& v, const std::string& node, TimeMs started, TimeMs now) {
+    return node_volumes_ready_at(v, node, "job_b", started, now, 1000);
+  };
   // Nothing to copy: ready from the start (a volume on no node yet is made by the run).
-  EXPECT_EQ(node_volumes_ready_at({shared, fresh, home}, "n2", 1'000), 1'000);
-  EXPECT_EQ(node_volumes_ready_at({}, "n2", 1'000), 1'000);
-  // Still on another node: its copy is going on, or not reported yet.
-  EXPECT_EQ(node_volumes_ready_at({shared, home}, "n3", 1'000), std::nullopt);
-  // Copied here after the run started: ready when the last copy ended.
-  home.last_copy = VolumeCopy{"n1", "n2", 9'000'000'000, 60'000, 61'000};
-  scratch.last_copy = VolumeCopy{"n1", "n2", 1'000'000, 1'000, 2'000};
-  EXPECT_EQ(node_volumes_ready_at({home, scratch}, "n2", 1'000), 61'000);
-  // A copy here before this run (an earlier run's): from the run's start.
-  EXPECT_EQ(node_volumes_ready_at({home}, "n2", 90'000), 90'000);
-  // A copy that went elsewhere says nothing of this node.
-  home.node_id = "n2";
-  home.last_copy = VolumeCopy{"n2", "n4", 1, 1, 500'000};
-  EXPECT_EQ(node_volumes_ready_at({home}, "n2", 1'000), 1'000);
+  EXPECT_EQ(ready({shared, fresh, home}, "n2", 1'000, 5'000), 1'000);
+  EXPECT_EQ(ready({}, "n2", 1'000, 5'000), 1'000);
+  // Still on another node: its copy is going on, or not reported yet — for three times the
+  // estimate and a quarter of an hour (3 × 80 s + 15 min after the start), then ready from then.
+  const TimeMs given_up = 1'000 + 3 * 80'000 + kCopyReportGraceMs;
+  EXPECT_EQ(ready({shared, home}, "n3", 1'000, 5'000), std::nullopt);
+  EXPECT_EQ(ready({shared, home}, "n3", 1'000, given_up - 1), std::nullopt);
+  EXPECT_EQ(ready({shared, home}, "n3", 1'000, given_up), given_up);
+  // Copied here by this run: ready when its copies' time (as the nodes timed them) has passed
+  // since the run began — the node's clock (`at`) is not the server's, and is not read.
+  home.last_copy = VolumeCopy{"n1", "n2", 9'000'000'000, 60'000, 9'999'999'999, "job_b"};
+  scratch.last_copy = VolumeCopy{"n1", "n2", 1'000'000, 1'000, 0, "job_b"};
+  EXPECT_EQ(ready({home, scratch}, "n2", 1'000, 70'000), 61'000);
+  // A copy here by an earlier run (this run copied nothing), or one that went elsewhere: from the start.
+  home.last_copy->job_id = "job_a";
+  EXPECT_EQ(ready({home}, "n2", 90'000, 95'000), 90'000);
+  home.last_copy = VolumeCopy{"n2", "n4", 1, 1, 500'000, "job_b"};
+  EXPECT_EQ(ready({home}, "n2", 1'000, 5'000), 1'000);
 }
 
 }  // namespace
