@@ -422,23 +422,30 @@ std::vector<ResourceView> build_views() {
                true,
                nullptr});
 
-  v.push_back({"market-orders",
-               "market order",
-               "orders in the GPU-hour market, matched at once (place: `market buy|sell`; cancel: `market cancel`)",
-               {col("ID", "id"), col("SIDE", "side"), col("GPU MODEL", "gpu_model"), col("REGION", "region"),
-                col("FROM", "starts_at"), col("TO", "ends_at"),
-                {"PRICE", Align::kRight, [](const json& d, TimeMs) { return view_text(d, "price_per_gpu_hour") + " " + view_text(d, "currency"); }},
-                {"FILLED", Align::kRight,
-                 [](const json& d, TimeMs) {
-                   return d.contains("filled_gpus") && d.contains("gpus") ? d["filled_gpus"].dump() + "/" + d["gpus"].dump()
-                                                                            : std::string();
-                 }},
-                col("STATE", "state")},
-               filters({"tenant", "supplier", "gpu_model", "region"}, one_of("state", {"open", "filled", "cancelled", "replaced"})),
-               true,
-               false,  // never edited: cancel
-               false,
-               nullptr});
+  v.push_back(
+      {"market-orders",
+       "market order",
+       "orders in the GPU-hour market, matched at once (place: `market buy|sell`; cancel: `market cancel`)",
+       {col("ID", "id"),
+        col("SIDE", "side"),
+        col("GPU MODEL", "gpu_model"),
+        col("REGION", "region"),
+        col("FROM", "starts_at"),
+        col("TO", "ends_at"),
+        {"PRICE", Align::kRight,
+         [](const json& d, TimeMs) { return view_text(d, "price_per_gpu_hour") + " " + view_text(d, "currency"); }},
+        {"FILLED", Align::kRight,
+         [](const json& d, TimeMs) {
+           return d.contains("filled_gpus") && d.contains("gpus") ? d["filled_gpus"].dump() + "/" + d["gpus"].dump()
+                                                                  : std::string();
+         }},
+        col("STATE", "state")},
+       filters({"tenant", "supplier", "gpu_model", "region"},
+               one_of("state", {"open", "filled", "cancelled", "replaced", "expired"})),
+       true,
+       false,  // never edited: cancel
+       false,
+       nullptr});
 
   v.push_back({"market-trades",
                "market trade",

@@ -34,9 +34,9 @@ async function ladderMatches(page, depth, who) {
 }
 
 export async function operatorMarket(page, base, token) {
-  // With replayed days (DEMO_DAYS > 0) the replayed day's three resting orders expire on the cost
-  // firewall's first pass, which runs beside the first views: wait for it.
-  const replayed = Number(process.env.DEMO_DAYS ?? 2) > 0;
+  // With two replayed days or more the replayed day's book is over (with one it is today's) and its
+  // three resting orders expire on the cost firewall's first pass, beside the first views: wait.
+  const replayed = Number(process.env.DEMO_DAYS ?? 2) >= 2;
   let orders = [];
   for (let i = 0; i < 120; i++) {
     orders = (await api(base, token, "GET", "market-orders?limit=1000")).json.items;
