@@ -227,6 +227,18 @@ TEST(Billing, ContractsValidateAndInvoicesEqualTheSumOfTheirLines) {
       << gone.describe();
   EXPECT_EQ(s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + this_month()).body["sections"][0]["contract"],
             "acme-dc");
+  // Nor may it move to another tenant: acme's run would leave it (re-priced at list prices) and
+  // the commitment would bill rival. The same contract written again is fine.
+  json moved = contract_doc();
+  moved["tenant"] = "rival";
+  Resp refused = s.admin("PUT", "/api/v1/contracts/acme-dc", moved);
+  EXPECT_EQ(refused.status, 422) << refused.describe();
+  EXPECT_EQ(refused.error_fields(), std::vector<std::string>{"tenant"}) << refused.describe();
+  EXPECT_NE(refused.reason_for("tenant").find("keeps its tenant, supplier and currency: 1 run(s)"), std::string::npos)
+      << refused.describe();
+  EXPECT_EQ(s.admin("GET", "/api/v1/contracts/acme-dc").body["tenant_id"],
+            s.admin("GET", "/api/v1/tenants/acme").body["id"]);
+  expect_2xx(s.admin("PUT", "/api/v1/contracts/acme-dc", contract_doc()), "the same contract again");
   // Bad periods name the parameter.
   EXPECT_EQ(s.admin("GET", "/api/v1/invoices?tenant=acme&month=2026-13").error_fields(), std::vector<std::string>{"month"});
   EXPECT_EQ(s.admin("GET", "/api/v1/invoices?month=" + this_month()).error_fields(), std::vector<std::string>{"tenant"});

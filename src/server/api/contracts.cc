@@ -135,6 +135,62 @@ Status check_closed_months(App& app, StoreTx& tx, const Contract& c, const Offer
       Message("api.contracts.closed_month").arg("at", format_rfc3339(r.at)).arg("closed", format_rfc3339(*closed)));
 }
 
+// What contract `r` (as stored) bills in months not closed yet: runs and kept storage under it,
+// reserved commitments billed there (monthly until their term's end or the exit; a prepaid one's
+// charge and exit refund lie there too), and market trades settled into it. Deleting such a
+// contract, or moving it to another tenant, supplier or currency, would re-price them at list
+// prices (and lose its SLA credits) on those months' invoices; closed months' are frozen.
+struct BilledUnder {
+  int64_t runs = 0, commitments = 0, trades = 0;
+  bool none() const { return runs == 0 && commitments == 0 && trades == 0; }
+};
+Result<BilledUnder> billed_under(App& app, StoreTx& tx, const Record& r) {
+  auto closed = invoices_frozen_through(tx);  // a month still closing may rate them yet
+  if (!closed) return closed.error();
+  BilledUnder out;
+  for (const auto& [kind, end_key] : {std::pair{"allocations", "ended_at"}, std::pair{"image_storage", "to"},
+                                      std::pair{"artifact_storage", "to"}, std::pair{"volume_storage", "to"}}) {
+    auto recs = list_all(tx, kind, {{"tenant_id", r.tenant_id}, {"supplier_id", r.supplier_id}});
+    if (!recs) return recs.error();
+    for (const Record& x : *recs) {
+      if (!x.body.is_object() || x.body.value("contract_id", "") != r.id) continue;
+      const json& end = x.body.contains(end_key) ? x.body[end_key] : json();
+      auto ended = end.is_string() ? parse_rfc3339(end.get<std::string>(), end_key) : Result<TimeMs>(INT64_MAX);
+      if (!ended || *ended >= *closed) ++out.runs;
+    }
+  }
+  auto c = decode_record(r, decode_contract, "it cannot be changed or deleted");
+  if (!c) return c.error();
+  auto exit = stored_exit(app, tx, *c);
+  if (!exit) return exit.error();
+  for (const auto& m : c->commitments)
+    if (!m.trade.empty())
+      ++out.trades;
+    else if (std::min(term_end(m), exit->value_or(INT64_MAX)) > *closed)
+      ++out.commitments;
+  return out;
+}
+
+// On an update: the contract's tenant, supplier and currency stay while it bills anything in a
+// month not closed yet (billed_under), since those runs and commitments would move or be re-priced.
+Status check_parties_kept(App& app, StoreTx& tx, const Contract& c, const Record& existing) {
+  auto old = decode_record(existing, decode_contract, "it cannot be changed");
+  if (!old) return old.error();
+  const char* field = existing.tenant_id != c.tenant_id       ? "tenant"
+                      : existing.supplier_id != c.supplier_id ? "supplier"
+                      : old->currency != c.currency           ? "currency"
+                                                              : nullptr;
+  if (!field) return ok_status();
+  auto use = billed_under(app, tx, existing);
+  if (!use) return use.error();
+  if (use->none()) return ok_status();
+  return Error::invalid(field, Message("api.contracts.parties_fixed")
+                                   .arg("contract", existing.name)
+                                   .arg("runs", std::to_string(use->runs))
+                                   .arg("commitments", std::to_string(use->commitments))
+                                   .arg("trades", std::to_string(use->trades)));
+}
+
 }  // namespace
 
 void register_contract_routes(App& app, Router& srv) {
@@ -175,6 +231,8 @@ void register_contract_routes(App& app, Router& srv) {
         return Error::invalid("commitments[" + std::to_string(i) + "].term_months",
                               Message("api.contracts.no_reserved_price").arg("offer", m.offer).arg("price", key));
     }
+    if (existing)
+      if (auto s = check_parties_kept(app, tx, *c, *existing); !s) return s.error();
     if (auto s = check_closed_months(app, tx, *c, offers.at(c->offers[0]), existing); !s) return s.error();
     return Built{to_json(*c), index_of(*c)};
   };
@@ -183,38 +241,14 @@ void register_contract_routes(App& app, Router& srv) {
   // months' invoices: such a contract stays; an exit ends it. Closed months' invoices are frozen.
   spec.on_delete = [&app](const Principal&, const Record& r, StoreTx& tx) -> Status {
     if (auto locked = tx.get_locked("contracts", r.id); !locked) return locked.error();
-    auto closed = invoices_frozen_through(tx);  // a month still closing may rate them yet
-    if (!closed) return closed.error();
-    int64_t billed = 0;
-    for (const auto& [kind, end_key] : {std::pair{"allocations", "ended_at"}, std::pair{"image_storage", "to"},
-                                        std::pair{"artifact_storage", "to"}, std::pair{"volume_storage", "to"}}) {
-      auto recs = list_all(tx, kind, {{"tenant_id", r.tenant_id}, {"supplier_id", r.supplier_id}});
-      if (!recs) return recs.error();
-      for (const Record& x : *recs) {
-        if (!x.body.is_object() || x.body.value("contract_id", "") != r.id) continue;
-        const json& end = x.body.contains(end_key) ? x.body[end_key] : json();
-        auto ended = end.is_string() ? parse_rfc3339(end.get<std::string>(), end_key) : Result<TimeMs>(INT64_MAX);
-        if (!ended || *ended >= *closed) ++billed;
-      }
-    }
-    // Reserved commitments billed in such a month (monthly until their term's end or the exit; a
-    // prepaid one's charge and exit refund lie there too), and trades settled into it.
-    auto c = decode_record(r, decode_contract, "it cannot be deleted");
-    if (!c) return c.error();
-    auto exit = stored_exit(app, tx, *c);
-    if (!exit) return exit.error();
-    int64_t commitments = 0, trades = 0;
-    for (const auto& m : c->commitments)
-      if (!m.trade.empty())
-        ++trades;
-      else if (std::min(term_end(m), exit->value_or(INT64_MAX)) > *closed)
-        ++commitments;
-    if (billed == 0 && trades == 0 && commitments == 0) return ok_status();
+    auto use = billed_under(app, tx, r);
+    if (!use) return use.error();
+    if (use->none()) return ok_status();
     return Error::make(Code::kConflict, Message("api.contracts.in_use")
                                             .arg("contract", r.name)
-                                            .arg("runs", std::to_string(billed))
-                                            .arg("commitments", std::to_string(commitments))
-                                            .arg("trades", std::to_string(trades)));
+                                            .arg("runs", std::to_string(use->runs))
+                                            .arg("commitments", std::to_string(use->commitments))
+                                            .arg("trades", std::to_string(use->trades)));
   };
   register_crud(app, srv, spec);
 
