@@ -244,6 +244,30 @@ TEST(Billing, ContractsValidateAndInvoicesEqualTheSumOfTheirLines) {
   EXPECT_EQ(s.admin("GET", "/api/v1/invoices?month=" + this_month()).error_fields(), std::vector<std::string>{"tenant"});
 }
 
+// A contract's exit takes effect at the later of its exit_at and the notice plus its notice days
+// (30, its offer's template), as billing cuts its commitments there: a run started after exit_at
+// but before that is still placed and billed under it — covered by the commitment that is still
+// billed — not at list prices beside it.
+TEST(Billing, RunsStayUnderAContractUntilItsExitTakesEffect) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  world(s);
+  json c = contract_doc();
+  const TimeMs now = SystemClock().now();
+  c["exit"] = {{"notice_at", format_rfc3339(now - 3'600'000)}, {"exit_at", format_rfc3339(now - 60'000)}};
+  const std::string contract = expect_2xx(s.admin("POST", "/api/v1/contracts", c), "contract, notice given").body.at("id");
+  const std::string id = run_job(s, "after-exit-at", 1, 1);
+  wait_for(s, "/api/v1/jobs/" + id, [](const json& j) { return j["status"]["state"] == "succeeded"; });
+  const json allocs = s.admin("GET", "/api/v1/allocations?state=closed").body.at("items");
+  ASSERT_EQ(allocs.size(), 1u) << allocs.dump();
+  EXPECT_EQ(allocs[0]["contract_id"], contract) << allocs.dump();
+  const json inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + this_month()).body;
+  ASSERT_EQ(inv["sections"].size(), 1u) << "no list-price section beside the contract's: " << inv.dump();
+  std::set<std::string> rules;
+  for (const auto& l : inv["sections"][0]["lines"]) rules.insert(l["rule"]);
+  EXPECT_TRUE(rules.count("reserved_covered")) << inv.dump();
+  EXPECT_FALSE(rules.count("on_demand")) << inv.dump();
+}
+
 // A tenant's own image is kept on the offer's nodes from its first run there until it is deleted,
 // billed per GB-month: one record per image and offer, whatever the number of runs; the invoice's
 // line is the image's bytes × the time kept (GB-seconds, exact); a public image is not billed.

@@ -171,6 +171,17 @@ Result<OfferReach> stored_offer_reach(const json& body) {
   return r;
 }
 
+Result<int64_t> stored_offer_exit_notice_days(const json& body) {
+  FieldErrors errs;
+  Fields f(body, "", errs);
+  if (!f.valid_object()) return errs.to_error();
+  int64_t days = 30;
+  f.object("contract_template", false,
+           [&](Fields& tf) { days = tf.opt_integer("exit_notice_days", 0, 365).value_or(30); });
+  if (!errs.empty()) return errs.to_error();
+  return days;
+}
+
 Result<Offer> parse_offer(const json& body, const GpuCatalog& catalog) {
   FieldErrors errs;
   Fields f(body, "", errs);

@@ -133,7 +133,10 @@ Result<std::pair<std::optional<Record>, std::string>> contract_for(StoreTx& tx, 
   for (const Record& r : *all) {
     auto c = decode_record(r, decode_contract, "no market trade of its tenant can be settled without it");
     if (!c) return c.error();
-    if (c->currency != k.currency || c->starts_at > k.starts_at || (c->exit_at && *c->exit_at < k.ends_at)) continue;
+    if (c->currency != k.currency || c->starts_at > k.starts_at) continue;
+    auto exit = contract_exit(tx, *c);  // effective: where billing cuts its commitments
+    if (!exit) return exit.error();
+    if (*exit && **exit < k.ends_at) continue;
     if (c->commitments.size() >= kMaxContractCommitments) continue;  // full: the trade opens a new market contract
     for (size_t i = 0; i < c->offer_ids.size() && i < c->offers.size(); ++i)
       if (c->offer_ids[i] == offer.id) return std::make_pair(std::optional<Record>(r), c->offers[i]);

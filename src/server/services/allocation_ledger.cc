@@ -4,16 +4,17 @@
 #include <map>
 #include <set>
 
+#include "billing/rating_input.h"
 #include "core/ids.h"
 #include "model/artifact.h"
-#include "model/volume.h"
 #include "model/contract.h"
 #include "model/image.h"
 #include "model/job.h"
+#include "model/job_run.h"
 #include "model/node.h"
 #include "model/offer.h"
 #include "model/tenant.h"
-#include "model/job_run.h"
+#include "model/volume.h"
 #include "server/services/image_builder.h"
 #include "server/services/record_faults.h"
 
@@ -46,7 +47,10 @@ Result<std::pair<std::string, std::string>> offer_for(StoreTx& tx, const std::st
   if (!contracts) return contracts.error();
   for (const Record& c : *contracts) {
     auto k = decode_record(c, decode_contract, "runs started meanwhile are priced at list prices");
-    if (!k || k->starts_at > now) continue;
+    if (!k) continue;
+    auto in_force = contract_in_force(tx, *k, now);
+    if (!in_force) return in_force.error();
+    if (!*in_force) continue;
     for (const auto& oid : k->offer_ids) {
       auto o = tx.get("offers", oid);
       if (o && sells_node(*o)) return std::make_pair(oid, c.id);
@@ -75,7 +79,10 @@ Result<std::pair<std::string, std::string>> run_offer(StoreTx& tx, const std::st
   if (!contracts) return contracts.error();
   for (const Record& c : *contracts) {
     auto k = decode_record(c, decode_contract, "runs started meanwhile are priced at list prices");
-    if (!k || k->starts_at > now || (k->exit_at && *k->exit_at <= now)) continue;
+    if (!k) continue;
+    auto in_force = contract_in_force(tx, *k, now);
+    if (!in_force) return in_force.error();
+    if (!*in_force) continue;
     if (std::find(k->offer_ids.begin(), k->offer_ids.end(), offer_id) != k->offer_ids.end())
       return std::make_pair(offer_id, c.id);
   }
@@ -83,6 +90,33 @@ Result<std::pair<std::string, std::string>> run_offer(StoreTx& tx, const std::st
 }
 
 }  // namespace
+
+Result<std::optional<TimeMs>> contract_exit(StoreTx& tx, const Contract& k) {
+  if (!k.exit_at && !k.exit_notice_at) return std::optional<TimeMs>();
+  ContractTerms t;
+  t.exit_at = k.exit_at;
+  t.exit_notice_at = k.exit_notice_at;
+  if (k.clauses) {
+    t.clauses = *k.clauses;
+  } else if (!k.offer_ids.empty()) {
+    // A first offer deleted since, or no longer decoding (reported), leaves the default notice:
+    // one broken record must not stop every job from being placed.
+    auto o = tx.get("offers", k.offer_ids[0]);
+    if (!o && o.error().code != Code::kNotFound) return o.error();
+    if (o)
+      if (auto days =
+              decode_record(*o, stored_offer_exit_notice_days, "its contracts' exits are read with 30 days' notice"))
+        t.clauses.exit_notice_days = *days;
+  }
+  return effective_exit(t);
+}
+
+Result<bool> contract_in_force(StoreTx& tx, const Contract& k, TimeMs now) {
+  if (k.starts_at > now) return false;
+  auto exit = contract_exit(tx, k);
+  if (!exit) return exit.error();
+  return !*exit || **exit > now;
+}
 
 Result<bool> node_is_sold(StoreReader& store, const Record& node_rec) {
   auto site = stored_node_site(node_rec.body);

@@ -16,11 +16,12 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "model/job_state.h"
 #include "model/job_run.h"
+#include "model/job_state.h"
 #include "model/offer.h"
 #include "store/store.h"
 
@@ -36,6 +37,15 @@ bool offer_sells(const OfferReach& o, const Record& node_rec, const std::string&
 // Whether any offer of the node's supplier sells it (the test runs use to pick their offer): a
 // node none sells runs jobs that are not billed. Offers that no longer decode sell nothing.
 Result<bool> node_is_sold(StoreReader& store, const Record& node_rec);
+
+// When contract `k` stops taking new runs: its effective exit as billing cuts its commitments
+// (billing/rating_input.h effective_exit: the later of exit_at and the notice plus the notice days
+// of its clauses, else of its first offer's template, read through `tx`, else 30 days); none
+// without an exit.
+struct Contract;
+Result<std::optional<TimeMs>> contract_exit(StoreTx& tx, const Contract& k);
+// Whether contract `k` takes new runs at `now`: started, and its effective exit not reached.
+Result<bool> contract_in_force(StoreTx& tx, const Contract& k, TimeMs now);
 
 // Edits the job's latest run with the executor's own facts (the Slurm job id, and the start and
 // end times Slurm recorded, so billing follows the executor's clock). No run: no-op. A stored run

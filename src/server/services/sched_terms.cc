@@ -79,7 +79,10 @@ Result<PlacementTerms> read_placement_terms(StoreTx& tx, const GpuCatalog& catal
   if (!contracts) return contracts.error();
   for (const Record& r : *contracts) {
     auto k = decode_record(r, decode_contract, "its tenant's jobs are placed without it");
-    if (!k || k->starts_at > now || (k->exit_at && *k->exit_at <= now)) continue;
+    if (!k) continue;
+    auto in_force = contract_in_force(tx, *k, now);
+    if (!in_force) return in_force.error();
+    if (!*in_force) continue;
     for (const std::string& oid : k->offer_ids) {
       auto it = index.find(oid);
       if (it == index.end()) continue;
