@@ -1585,6 +1585,26 @@ TEST(Billing, ARisingDoubleBitEccCountTakesTheNodeOutBeforeItFails) {
   EXPECT_NE(s.admin("GET", "/metrics").text.find("gpurent_gpu_health_drains_total{node=\"" + node + "\",rule=\"ecc_dbe_rising\"} 1"),
             std::string::npos);
 
+  // The card fails further while its node is out of service: nothing to drain then, but the finding
+  // is not forgotten — returned to service before the card is fixed, the node is drained again.
+  {
+    std::lock_guard lock(mu);
+    dbe[node + "/" + std::to_string(gpu)] = 4;
+  }
+  const auto scraped_after = [&](TimeMs t) {
+    wait_for(s, "/api/v1/usage/gpus?node=" + node + "&gpu=" + std::to_string(gpu) + "&from=" + format_rfc3339(t),
+             [](const json& j) { return j["points"].size() >= 2; });
+  };
+  scraped_after(SystemClock().now());
+  json back = s.admin("GET", "/api/v1/nodes/" + node).body;
+  back["state"] = "available";
+  back.erase("state_reason");
+  expect_2xx(s.admin("PUT", "/api/v1/nodes/" + back["id"].get<std::string>(), back), "returned to service");
+  json again =
+      wait_for(s, "/api/v1/nodes/" + node, [](const json& n) { return n.value("state", "") == "unavailable"; });
+  EXPECT_NE(again.value("state_reason", "").find("double-bit ECC errors rose from 2 to 4"), std::string::npos)
+      << again.dump();
+
   // The other node's cards fall off the bus: they report XID 79 and no utilization any more, so
   // nothing of that scrape can be metered — its health is still judged, and the node drained.
   {
@@ -1592,7 +1612,12 @@ TEST(Billing, ARisingDoubleBitEccCountTakesTheNodeOutBeforeItFails) {
     off_bus.insert(other);
   }
   json gone = wait_for(s, "/api/v1/nodes/" + other, [](const json& n) { return n.value("state", "") == "unavailable"; });
-  EXPECT_NE(gone.value("state_reason", "").find("XID 79"), std::string::npos) << gone.dump();
+  const std::string all = gone.value("state_reason", "");
+  EXPECT_NE(all.find("XID 79"), std::string::npos) << gone.dump();
+  // Every card that fired is named (the first in full), within the 500 characters a reason holds.
+  EXPECT_NE(all.find("; also GPU 1 (GPU-"), std::string::npos) << all;
+  EXPECT_NE(all.find(" more card(s)"), std::string::npos) << all;
+  EXPECT_LE(all.size(), 500u) << all;
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <set>
+
 #include "meter/dcgm.h"
 #include "meter/gpu_health.h"
 #include "model/node.h"
@@ -37,6 +39,9 @@ Result<DcgmScrape> dcgm_batch(std::string_view exposition, const std::string& no
   std::map<std::string, int64_t> by_uuid;
   for (const auto& [index, uuid] : cards)
     if (uuid) by_uuid[*uuid] = index;
+  // One reading per card: the same card can come twice (series with its UUID and series with only
+  // host and index group apart); the first is kept, as for a repeated series.
+  std::set<int64_t> health_seen, sampled;
   for (const DcgmGpuReading& r : readings->health) {  // the node's cards only, as below
     std::optional<int64_t> index = r.gpu;
     if (index) {
@@ -47,6 +52,7 @@ Result<DcgmScrape> dcgm_batch(std::string_view exposition, const std::string& no
       if (it == by_uuid.end()) continue;
       index = it->second;
     }
+    if (!health_seen.insert(*index).second) continue;
     out.health.push_back({*index, "GPU " + std::to_string(*index) + (r.uuid.empty() ? "" : " (" + r.uuid + ")"), r.health});
   }
   if (health) *health = out.health;  // also when nothing can be metered: a card off the bus reports no utilization
@@ -77,6 +83,11 @@ Result<DcgmScrape> dcgm_batch(std::string_view exposition, const std::string& no
         continue;
       }
       index = it->second;
+    }
+    if (!sampled.insert(*index).second) {
+      out.skipped.push_back(who + ": " + node + "'s GPU " + std::to_string(*index) +
+                            " came twice (by UUID and by index): the first reading is kept");
+      continue;
     }
     GpuSample s;
     s.at = scraped_at;
@@ -181,30 +192,47 @@ Result<UsageIngestOutcome> UsageBackground::scrape_once(const DcgmTarget& t) {
 
 Result<std::optional<std::string>> UsageBackground::check_health(const DcgmTarget& t,
                                                                 const std::vector<DcgmCardHealth>& cards) {
-  std::optional<HealthFinding> finding;
-  std::map<int64_t, GpuHealth> next;  // the node's new baseline, kept once the finding is applied
-  std::string node_ref = t.node;      // its id where a scrape found it (see node_ids_)
+  std::vector<HealthFinding> findings;   // one per card a rule fired for, in the cards' order
+  std::map<int64_t, GpuHealth> next;     // the node's new baseline, kept once the findings are applied
+  std::map<int64_t, GpuHealth> unfired;  // the same, but the old baseline of the cards that fired
+  std::string node_ref = t.node;         // its id where a scrape found it (see node_ids_)
   {
     std::lock_guard lock(health_mu_);
     next = health_[t.node];
     if (auto it = node_ids_.find(t.node); it != node_ids_.end()) node_ref = it->second;
   }
+  unfired = next;
   for (const DcgmCardHealth& c : cards) {
     auto it = next.find(c.gpu);
     auto f = judge_gpu_health(it == next.end() ? std::nullopt : std::optional<GpuHealth>(it->second), c.health, c.label);
     next[c.gpu] = it == next.end() ? c.health : merged_health(it->second, c.health);
-    if (f && !finding) finding = std::move(f);
+    if (f)
+      findings.push_back(std::move(*f));
+    else
+      unfired[c.gpu] = next[c.gpu];
   }
-  auto keep = [&] {
+  auto keep = [&](std::map<int64_t, GpuHealth>& baseline) {
     std::lock_guard lock(health_mu_);
-    health_[t.node] = std::move(next);
+    health_[t.node] = std::move(baseline);
   };
-  if (!finding) {
-    keep();
+  if (findings.empty()) {
+    keep(next);
     return std::optional<std::string>();
   }
+  const HealthFinding* finding = &findings.front();
   const TimeMs now = app_.clock.now();
-  const std::string reason = render_en(finding->why);
+  // Every card that fired, the first in full (a state_reason holds 500 characters).
+  std::string reason = render_en(finding->why);
+  for (size_t i = 1; i < findings.size(); ++i) {
+    const std::string more = (i == 1 ? "; also " : ", ") + render_en(findings[i].why);
+    if (reason.size() + more.size() > 480) {
+      reason += "; and " + std::to_string(findings.size() - i) + " more card(s)";
+      break;
+    }
+    reason += more;
+  }
+  std::string rules;
+  for (const HealthFinding& f : findings) rules += (rules.empty() ? "" : ", ") + f.rule;
   bool changed = false;
   Status s = app_.loop.run([&](StoreTx& tx) -> Status {
     auto rec = resolve_ref(tx, "nodes", node_ref, {}, "node");
@@ -212,7 +240,7 @@ Result<std::optional<std::string>> UsageBackground::check_health(const DcgmTarge
     auto n = decode_record(*rec, [&](const json& b) { return decode_node(b, app_.catalog); },
                            "a failing GPU cannot take it out of service");
     if (!n) return n.error();
-    if (n->state == NodeState::kUnavailable) return ok_status();  // out of service already
+    if (n->state == NodeState::kUnavailable) return ok_status();  // out of service already: see below
     n->state = NodeState::kUnavailable;
     n->state_reason = reason;
     Record r = *rec;
@@ -221,14 +249,22 @@ Result<std::optional<std::string>> UsageBackground::check_health(const DcgmTarge
     r.updated_at = now;
     if (auto st = tx.update(r); !st) return st;
     changed = true;
-    return tx.append_audit({now, "system:gpu-health", "update", "nodes", r.id, "gpu health (" + finding->rule + "): " + reason});
+    return tx.append_audit(
+        {now, "system:gpu-health", "update", "nodes", r.id, "gpu health (" + rules + "): " + reason});
   });
   if (!s) return s.error();  // the old baseline stays: the next scrape finds the same rise and tries again
-  keep();
   if (changed) {
-    app_.metrics.count_health_drain(t.node, finding->rule);
+    keep(next);
+    std::set<std::string> counted;  // a drain counts once per rule that fired
+    for (const HealthFinding& f : findings)
+      if (counted.insert(f.rule).second) app_.metrics.count_health_drain(t.node, f.rule);
     log_json(spdlog::level::warn,
-             {{"event", "gpu_health_drain"}, {"node", t.node}, {"rule", finding->rule}, {"reason", reason}});
+             {{"event", "gpu_health_drain"}, {"node", t.node}, {"rule", rules}, {"reason", reason}});
+  } else {
+    // Out of service already (by Slurm, an operator, an earlier finding): the cards that fired keep
+    // their old baseline, so the same findings drain the node again if it returns to service before
+    // they are fixed.
+    keep(unfired);
   }
   return std::optional<std::string>(finding->rule);
 }

@@ -36,6 +36,28 @@ TEST(DcgmBatch, MetersOnlyTheNodesOwnCards) {
   EXPECT_FALSE(b->lag_ms.has_value());  // the exporter stamped nothing
 }
 
+// The same card twice — one series with its UUID, one with only host and index (they group apart):
+// one sample and one health reading for it (two would collide in the store and fail every scrape,
+// and a health check would compare the card with itself), the second named in `skipped`.
+TEST(DcgmBatch, ACardReportedTwiceIsMeteredOnce) {
+  const NodeCards cards = {{0, "GPU-aaaa"}, {1, "GPU-bbbb"}};
+  const std::string text = util_line(0, "GPU-aaaa", 40) + "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",hostname=\"n7\"} 90\n" +
+                           "DCGM_FI_DEV_XID_ERRORS{gpu=\"0\",UUID=\"GPU-aaaa\"} 0\n" +
+                           "DCGM_FI_DEV_XID_ERRORS{gpu=\"0\",hostname=\"n7\"} 79\n" + util_line(1, "GPU-bbbb", 5);
+  std::vector<DcgmCardHealth> health;
+  auto b = dcgm_batch(text, "node-7", kAt, cards, &health);
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  ASSERT_EQ(b->batch.gpu_samples.size(), 2u);
+  EXPECT_EQ(b->batch.gpu_samples[0].gpu, 0);
+  EXPECT_EQ(b->batch.gpu_samples[0].metrics.utilization_pct, 40);
+  EXPECT_EQ(b->batch.gpu_samples[1].gpu, 1);
+  ASSERT_EQ(b->skipped.size(), 1u);
+  EXPECT_NE(b->skipped[0].find("node-7's GPU 0 came twice"), std::string::npos) << b->skipped[0];
+  size_t gpu0 = 0;
+  for (const DcgmCardHealth& h : health) gpu0 += h.gpu == 0;
+  EXPECT_EQ(gpu0, 1u);
+}
+
 TEST(DcgmBatch, AnExpositionOfAnotherNodeIsRefusedWhole) {
   auto b = dcgm_batch(util_line(0, "GPU-other", 10) + "DCGM_FI_DEV_GPU_UTIL{UUID=\"GPU-else\"} 5\n", "node-7", kAt,
                       {{0, "GPU-aaaa"}});
