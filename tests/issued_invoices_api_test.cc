@@ -199,6 +199,17 @@ TEST(IssuedInvoices, AClosedMonthIsFrozenNumberedHashedAndCorrectedOnlyByCreditN
   EXPECT_EQ(s.admin("GET", path + "/verify").body["verified"], true);
   EXPECT_NE(en.text.find("@page{size:A4"), std::string::npos);
   EXPECT_EQ(s.admin("GET", path + "/print?lang=fr").error_fields(), std::vector<std::string>{"lang"});
+
+  // The numbers begin with the tenant's name, so the name stays: renamed, a new "acme" would number
+  // its invoices acme-CNY-000001 again. (Nor is such a tenant deleted: tenants.cc's on_delete.)
+  json renamed = s.admin("GET", "/api/v1/tenants/acme").body;
+  renamed["name"] = "acme-old";
+  Resp rename = s.admin("PUT", "/api/v1/tenants/" + renamed["id"].get<std::string>(), renamed);
+  EXPECT_EQ(rename.status, 422) << rename.describe();
+  EXPECT_EQ(rename.error_fields(), std::vector<std::string>{"name"}) << rename.describe();
+  EXPECT_NE(rename.reason_for("name").find("issued invoice(s) numbered by its name"), std::string::npos)
+      << rename.describe();
+  EXPECT_EQ(s.admin("GET", "/api/v1/tenants/acme").status, 200);
 }
 
 // Whole cents of an amount string ("123.45", "-0.10").

@@ -96,10 +96,22 @@ void register_tenant_routes(App& app, Router& srv) {
     // A stored currency that no longer decodes may be rewritten: that is how such a record is fixed.
     auto old = existing ? stored_tenant_currency(existing->body) : Result<Currency>(t->currency);
     if (old && *old != t->currency) return Error::invalid("currency", Message("api.tenants.currency_fixed"));
+    // Invoice and credit-note numbers begin with the tenant's name: renamed, a new tenant of the
+    // old name would number its invoices as this one's again.
+    if (existing && existing->name != t->name) {
+      auto issued = tx.count("issued-invoices", {{"tenant_id", existing->id}});
+      if (!issued) return issued.error();
+      if (*issued > 0)
+        return Error::invalid(
+            "name", Message("api.tenants.name_fixed").arg("tenant", existing->name).arg("n", std::to_string(*issued)));
+    }
     return Built{to_json(*t), index_of(*t)};
   };
   spec.on_delete = [](const Principal&, const Record& r, StoreTx& tx) -> Status {
-    for (const char* kind : {"projects", "users", "reservations", "jobs", "volumes", "market-orders", "market-trades"}) {
+    // Its finance records too: invoices are numbered by its name, and a new tenant of that name
+    // would number its own as this one's again.
+    for (const char* kind : {"projects", "users", "reservations", "jobs", "volumes", "market-orders", "market-trades",
+                             "issued-invoices", "credit-notes", "top-ups"}) {
       auto n = tx.count(kind, {{"tenant_id", r.id}});
       if (!n) return n.error();
       if (*n > 0)
