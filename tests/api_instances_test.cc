@@ -92,6 +92,17 @@ TEST(Instances, StartStopAndReleaseAsJobsOfTheProjectKeepingTheVolume) {
              "usage");
   const json util = s.req("GET", path, dev).body["utilization"];
   EXPECT_EQ(util, (json{{"percent", 42}, {"at", sampled_at}})) << util.dump();
+  // Another reading of the card at the same instant (an agent and a DCGM scrape both metering it):
+  // the higher counts, whichever batch came last (the store may return the two in any order).
+  expect_2xx(s.admin("POST", "/api/v1/usage",
+                     json{{"idempotency_key", "ins-util-2"},
+                          {"gpu_samples",
+                           {{{"at", sampled_at},
+                             {"node", job_status["placement"][0]["node"]},
+                             {"gpu", job_status["placement"][0]["gpus"][0]},
+                             {"utilization_pct", 3}}}}}),
+             "the same instant again");
+  EXPECT_EQ(s.req("GET", path, dev).body["utilization"], util);
   const json job1 = s.admin("GET", "/api/v1/jobs/" + first_job).body;
   EXPECT_EQ(job1["kind"], "debug");
   EXPECT_EQ(job1["labels"]["gpurent.io/instance"], "box");

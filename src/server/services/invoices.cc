@@ -143,11 +143,16 @@ Result<std::vector<UtilSample>> utilization_of(StoreReader& store, const CardSam
   // Only once every card has a reading: until then (and for good, when a card is never metered)
   // the busiest card may be one not read, so nothing is said of the run's utilization.
   std::vector<int64_t> last(cards, -1);
+  std::vector<TimeMs> last_at(cards, INT64_MIN);
   size_t known = 0;
   std::vector<UtilSample> out;
   for (size_t i = 0; i < all.size(); ++i) {
-    if (last[all[i].card] < 0) ++known;
-    last[all[i].card] = all[i].pct;
+    const size_t card = all[i].card;
+    if (last[card] < 0) ++known;
+    // Two readings of one card at one instant (two batches, or an agent and a scrape): the higher,
+    // whatever order the store returned them in.
+    last[card] = last_at[card] == all[i].at ? std::max(last[card], all[i].pct) : all[i].pct;
+    last_at[card] = all[i].at;
     if (i + 1 < all.size() && all[i + 1].at == all[i].at) continue;
     if (known == cards) out.push_back({all[i].at, *std::max_element(last.begin(), last.end())});
   }
