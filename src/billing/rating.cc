@@ -238,8 +238,7 @@ Status check_allocations(const RatingInput& in, std::set<std::string>& ids) {
   return ok_status();
 }
 
-// Each commitment: a known offer with a price for its term; defaults, and defaults and resales
-// together, within its GPUs.
+// Each commitment: a known offer with a price for its term; defaults within its GPUs.
 Status check_commitments(const RatingInput& in) {
   for (size_t i = 0; i < in.commitments.size(); ++i) {
     const auto& cm = in.commitments[i];
@@ -249,10 +248,6 @@ Status check_commitments(const RatingInput& in) {
     if (auto p = commitment_price(offer_in_force(in, cm.offer, cm.start), cm); !p) return bad(f + ".term_months", p.error().fields.at(0).coded);
     if (most_defaulted(cm.defaults) > cm.gpus)
       return bad(f + ".defaults", Message("contract.commitment.defaults_exceed").arg("gpus", std::to_string(cm.gpus)));
-    std::vector<CommitmentDefault> withheld = cm.defaults;  // a GPU not delivered is not resold too
-    for (const auto& x : cm.resales) withheld.push_back({x.gpus, x.from, x.to, "", ""});
-    if (most_defaulted(withheld) > cm.gpus)
-      return bad(f + ".resales", Message("contract.commitment.withheld_exceed").arg("gpus", std::to_string(cm.gpus)));
   }
   return ok_status();
 }

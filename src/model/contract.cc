@@ -116,11 +116,8 @@ Result<Contract> parse_contract(const json& body) {
       if (m.prepaid) cf.error("prepaid", Message("contract.commitment.market_not_prepaid"));
       m.trade = cf.opt_str("trade", {.max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp}).value_or("");
       m.defaults = read_commitment_defaults(cf, m.gpus, m.starts_at, m.ends_at.value_or(m.starts_at));
-      m.resales = read_commitment_resales(cf, m.gpus, c.currency);
-      if (most_defaulted(m.defaults) > m.gpus)
+      m.resales = read_commitment_resales(cf, m.gpus, c.currency);      if (most_defaulted(m.defaults) > m.gpus)
         cf.error("defaults", Message("contract.commitment.defaults_exceed").arg("gpus", std::to_string(m.gpus)));
-      else if (most_withheld_from(m, INT64_MIN) > m.gpus)  // a GPU not both defaulted and resold
-        cf.error("resales", Message("contract.commitment.withheld_exceed").arg("gpus", std::to_string(m.gpus)));
     } else {
       m.term_months = cf.integer("term_months", 1, 36);
       if (m.term_months != 1 && m.term_months != 12 && m.term_months != 36)
