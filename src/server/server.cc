@@ -449,9 +449,10 @@ int run_server(const ServerOptions& opts) {
   // (windows end on whole hours, so a pass reads the open orders once an hour at most).
   firewall.ride("market_expiry_failed", [&app, due = TimeMs{0}](TimeMs now) mutable -> Status {
     if (now < due) return ok_status();
-    due = (now / kMsPerHour + 1) * kMsPerHour;  // a book that failed is tried again then
     auto expired = expire_market_orders(app, now);
-    return expired ? ok_status() : Status(expired.error());
+    if (!expired) return expired.error();       // nothing read: tried again on the next pass
+    due = (now / kMsPerHour + 1) * kMsPerHour;  // a book that failed is tried again then
+    return ok_status();
   });
   std::unique_ptr<DemoMeter> demo_meter;
   if (opts.demo && opts.executor == "sim")

@@ -82,8 +82,8 @@ void register_market_routes(App& app, Router& srv);           // market.cc
 Result<Record> place_market_order(App& app, const json& body, const Principal& p);
 // Every open market order whose delivery window is over (ends_at <= now) leaves its book as
 // `expired`, nothing traded (docs/market.md); how many. One book per write: a book that fails is
-// logged and left as it is, the others go on, and the first failure is returned. Any thread:
-// writes through the loop.
+// logged (market_expiry_failed) and left as it is, the others go on; an error only when the open
+// orders cannot be read at all. Any thread: writes through the loop.
 Result<int> expire_market_orders(App& app, TimeMs now);
 void register_advisor_routes(App& app, Router& srv);  // POST /api/v1/advise/*
 void register_job_metric_routes(App& app, Router& srv);  // /api/v1/jobs/{id}/metrics

@@ -99,6 +99,9 @@ void register_tenant_routes(App& app, Router& srv) {
     // Invoice and credit-note numbers begin with the tenant's name: renamed, a new tenant of the
     // old name would number its invoices as this one's again.
     if (existing && existing->name != t->name) {
+      // Locked first: a month close numbering its invoices holds this row (issued_invoices.cc),
+      // so the count below sees them.
+      if (auto l = tx.get_locked("tenants", existing->id); !l) return l.error();
       auto issued = tx.count("issued-invoices", {{"tenant_id", existing->id}});
       if (!issued) return issued.error();
       if (*issued > 0)

@@ -37,8 +37,9 @@ TEST(DcgmBatch, MetersOnlyTheNodesOwnCards) {
 }
 
 // The same card twice — one series with its UUID, one with only host and index (they group apart):
-// one sample and one health reading for it (two would collide in the store and fail every scrape,
-// and a health check would compare the card with itself), the second named in `skipped`.
+// one sample for it, the first (two would collide in the store and fail every scrape), the second
+// named in `skipped`; and one health reading, the worse of the two (a fault on either series is
+// seen; a health check no longer compares the card with itself).
 TEST(DcgmBatch, ACardReportedTwiceIsMeteredOnce) {
   const NodeCards cards = {{0, "GPU-aaaa"}, {1, "GPU-bbbb"}};
   const std::string text = util_line(0, "GPU-aaaa", 40) + "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",hostname=\"n7\"} 90\n" +
@@ -54,7 +55,11 @@ TEST(DcgmBatch, ACardReportedTwiceIsMeteredOnce) {
   ASSERT_EQ(b->skipped.size(), 1u);
   EXPECT_NE(b->skipped[0].find("node-7's GPU 0 came twice"), std::string::npos) << b->skipped[0];
   size_t gpu0 = 0;
-  for (const DcgmCardHealth& h : health) gpu0 += h.gpu == 0;
+  for (const DcgmCardHealth& h : health)
+    if (h.gpu == 0) {
+      ++gpu0;
+      EXPECT_EQ(h.health.xid, 79) << "the host-and-index series' XID 79 is not dropped";
+    }
   EXPECT_EQ(gpu0, 1u);
 }
 

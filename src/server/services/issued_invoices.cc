@@ -110,7 +110,12 @@ Result<MonthCloseOutcome> close_month(ServiceContext& ctx, TimeMs month, TimeMs 
           auto same = tx.count("issued-invoices", {{"tenant_id", t->id}, {"gpu_model", cur}, {"region", out.month}});
           if (!same) return same.error();
           if (*same > 0) continue;  // issued by an earlier close
-          d["number"] = t->name + "-" + cur + "-" + seq_text(static_cast<size_t>(*n) + 1);
+          // The tenant's name now, its row locked: a rename waits for this write and then finds
+          // the invoice (tenants.cc keeps the name of a tenant with issued invoices).
+          auto named = tx.get_locked("tenants", t->id);
+          if (!named) return named.error();
+          d["tenant"] = named->name;
+          d["number"] = named->name + "-" + cur + "-" + seq_text(static_cast<size_t>(*n) + 1);
           d["hash"] = "sha256:" + sha256_hex(d.dump());  // = content_hash(d) once the state keys are set
           d["state"] = "issued";
           Record r;
