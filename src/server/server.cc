@@ -449,9 +449,11 @@ int run_server(const ServerOptions& opts) {
   // (windows end on whole hours, so a pass reads the open orders once an hour at most).
   firewall.ride("market_expiry_failed", [&app, due = TimeMs{0}](TimeMs now) mutable -> Status {
     if (now < due) return ok_status();
-    auto expired = expire_market_orders(app, now);
-    if (!expired) return expired.error();       // nothing read: tried again on the next pass
-    due = (now / kMsPerHour + 1) * kMsPerHour;  // a book that failed is tried again then
+    int failed = 0;
+    auto expired = expire_market_orders(app, now, &failed);
+    if (!expired) return expired.error();  // nothing read: tried again on the next pass
+    // A book that failed (a busy database, say) is tried again in 5 minutes; else next hour.
+    due = failed > 0 ? now + 5 * kMsPerMinute : (now / kMsPerHour + 1) * kMsPerHour;
     return ok_status();
   });
   std::unique_ptr<DemoMeter> demo_meter;

@@ -82,9 +82,9 @@ void register_market_routes(App& app, Router& srv);           // market.cc
 Result<Record> place_market_order(App& app, const json& body, const Principal& p);
 // Every open market order whose delivery window is over (ends_at <= now) leaves its book as
 // `expired`, nothing traded (docs/market.md); how many. One book per write: a book that fails is
-// logged (market_expiry_failed) and left as it is, the others go on; an error only when the open
-// orders cannot be read at all. Any thread: writes through the loop.
-Result<int> expire_market_orders(App& app, TimeMs now);
+// logged (market_expiry_failed), counted in `failed_books` and left as it is, the others go on; an
+// error only when the open orders cannot be read at all. Any thread: writes through the loop.
+Result<int> expire_market_orders(App& app, TimeMs now, int* failed_books = nullptr);
 void register_advisor_routes(App& app, Router& srv);  // POST /api/v1/advise/*
 void register_job_metric_routes(App& app, Router& srv);  // /api/v1/jobs/{id}/metrics
 void register_secret_routes(App& app, Router& srv);      // /api/v1/projects/{id}/secrets

@@ -977,7 +977,7 @@ Result<std::vector<IndexDay>> read_market_index(StoreReader& store, const std::s
   return daily_index(in, from, to);
 }
 
-Result<int> expire_market_orders(App& app, TimeMs now) {
+Result<int> expire_market_orders(App& app, TimeMs now, int* failed_books) {
   auto open = list_all(app.store, "market-orders", {{"state", "open"}});
   if (!open) return open.error();
   std::vector<BookKey> over;
@@ -1015,10 +1015,12 @@ Result<int> expire_market_orders(App& app, TimeMs now) {
       }
       return ok_status();
     });
-    if (!st) {  // this book stays as it is (tried again next hour); the others go on
-      spdlog::error(
-          "{}",
-          json({{"event", "market_expiry_failed"}, {"book", book_name(k)}, {"error", st.error().message}}).dump());
+    if (!st) {  // this book stays as it is (tried again later); the others go on
+      if (failed_books) ++*failed_books;
+      if (app.loop.running())
+        spdlog::error(
+            "{}",
+            json({{"event", "market_expiry_failed"}, {"book", book_name(k)}, {"error", st.error().message}}).dump());
       continue;
     }
     bt->committed();

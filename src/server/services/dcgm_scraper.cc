@@ -29,17 +29,6 @@ Result<DcgmTarget> parse_dcgm_target(const std::string& spec) {
   return t;
 }
 
-// Two readings of one card's health in one scrape: each counter at its higher value, and an XID the
-// rules take a node out for over any other.
-static GpuHealth worse_health(const GpuHealth& a, const GpuHealth& b) {
-  GpuHealth m = a;
-  for (auto field : {&GpuHealth::ecc_dbe, &GpuHealth::ecc_sbe, &GpuHealth::retired_pending,
-                     &GpuHealth::row_remap_failure, &GpuHealth::pcie_replays, &GpuHealth::temp_c})
-    if (b.*field && (!(m.*field) || *(b.*field) > *(m.*field))) m.*field = b.*field;
-  if (b.xid && (!m.xid || *m.xid == 0 || (xid_takes_node_out(*b.xid) && !xid_takes_node_out(*m.xid)))) m.xid = b.xid;
-  return m;
-}
-
 Result<DcgmScrape> dcgm_batch(std::string_view exposition, const std::string& node, TimeMs scraped_at,
                               const NodeCards& cards, std::vector<DcgmCardHealth>* health) {
   auto samples = parse_prometheus_text(exposition, dcgm_metric_read);
@@ -51,9 +40,10 @@ Result<DcgmScrape> dcgm_batch(std::string_view exposition, const std::string& no
   for (const auto& [index, uuid] : cards)
     if (uuid) by_uuid[*uuid] = index;
   // One reading per card: the same card can come twice (series with its UUID and series with only
-  // host and index group apart). Its sample is the first; its health the worse of the two, so a
-  // fault reported on either series is seen.
-  std::map<int64_t, size_t> health_at;  // card -> its entry in out.health
+  // host and index group apart). Its sample is the first. Its health is the series named by its
+  // UUID, whatever the order, with the fields only the other has: a value that flips between two
+  // series from one scrape to the next would otherwise read as a rise and fire a rule.
+  std::map<int64_t, std::pair<size_t, bool>> health_at;  // card -> its entry in out.health, by UUID
   std::set<int64_t> sampled;
   for (const DcgmGpuReading& r : readings->health) {  // the node's cards only, as below
     std::optional<int64_t> index = r.gpu;
@@ -66,11 +56,17 @@ Result<DcgmScrape> dcgm_batch(std::string_view exposition, const std::string& no
       index = it->second;
     }
     if (auto seen = health_at.find(*index); seen != health_at.end()) {
-      GpuHealth& h = out.health[seen->second].health;
-      h = worse_health(h, r.health);
+      auto& [at, by_uuid_series] = seen->second;
+      GpuHealth& h = out.health[at].health;
+      if (!by_uuid_series && !r.uuid.empty()) {
+        h = merged_health(h, r.health);  // this one's fields, the other's where it has none
+        by_uuid_series = true;
+      } else {
+        h = merged_health(r.health, h);
+      }
       continue;
     }
-    health_at[*index] = out.health.size();
+    health_at[*index] = {out.health.size(), !r.uuid.empty()};
     out.health.push_back({*index, "GPU " + std::to_string(*index) + (r.uuid.empty() ? "" : " (" + r.uuid + ")"), r.health});
   }
   if (health) *health = out.health;  // also when nothing can be metered: a card off the bus reports no utilization

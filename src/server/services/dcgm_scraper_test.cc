@@ -38,13 +38,16 @@ TEST(DcgmBatch, MetersOnlyTheNodesOwnCards) {
 
 // The same card twice — one series with its UUID, one with only host and index (they group apart):
 // one sample for it, the first (two would collide in the store and fail every scrape), the second
-// named in `skipped`; and one health reading, the worse of the two (a fault on either series is
-// seen; a health check no longer compares the card with itself).
+// named in `skipped`; and one health reading (a health check no longer compares the card with
+// itself): the UUID series', in either order, with what only the other series reports.
 TEST(DcgmBatch, ACardReportedTwiceIsMeteredOnce) {
   const NodeCards cards = {{0, "GPU-aaaa"}, {1, "GPU-bbbb"}};
+  const std::string host_series =
+      "DCGM_FI_DEV_XID_ERRORS{gpu=\"0\",hostname=\"n7\"} 79\n"
+      "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{gpu=\"0\",hostname=\"n7\"} 3\n";
   const std::string text = util_line(0, "GPU-aaaa", 40) + "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",hostname=\"n7\"} 90\n" +
-                           "DCGM_FI_DEV_XID_ERRORS{gpu=\"0\",UUID=\"GPU-aaaa\"} 0\n" +
-                           "DCGM_FI_DEV_XID_ERRORS{gpu=\"0\",hostname=\"n7\"} 79\n" + util_line(1, "GPU-bbbb", 5);
+                           "DCGM_FI_DEV_XID_ERRORS{gpu=\"0\",UUID=\"GPU-aaaa\"} 0\n" + host_series +
+                           util_line(1, "GPU-bbbb", 5);
   std::vector<DcgmCardHealth> health;
   auto b = dcgm_batch(text, "node-7", kAt, cards, &health);
   ASSERT_TRUE(b.ok()) << b.error().message;
@@ -54,13 +57,21 @@ TEST(DcgmBatch, ACardReportedTwiceIsMeteredOnce) {
   EXPECT_EQ(b->batch.gpu_samples[1].gpu, 1);
   ASSERT_EQ(b->skipped.size(), 1u);
   EXPECT_NE(b->skipped[0].find("node-7's GPU 0 came twice"), std::string::npos) << b->skipped[0];
-  size_t gpu0 = 0;
-  for (const DcgmCardHealth& h : health)
-    if (h.gpu == 0) {
-      ++gpu0;
-      EXPECT_EQ(h.health.xid, 79) << "the host-and-index series' XID 79 is not dropped";
-    }
-  EXPECT_EQ(gpu0, 1u);
+  auto card0 = [&] {
+    std::vector<GpuHealth> out;
+    for (const DcgmCardHealth& h : health)
+      if (h.gpu == 0) out.push_back(h.health);
+    return out;
+  };
+  ASSERT_EQ(card0().size(), 1u);
+  EXPECT_EQ(card0()[0].xid, 0) << "the UUID series' XID";
+  EXPECT_EQ(card0()[0].ecc_dbe, 3) << "what only the other series reports";
+  // The host-and-index series first: the same reading.
+  health.clear();
+  ASSERT_TRUE(dcgm_batch(host_series + text, "node-7", kAt, cards, &health).ok());
+  ASSERT_EQ(card0().size(), 1u);
+  EXPECT_EQ(card0()[0].xid, 0);
+  EXPECT_EQ(card0()[0].ecc_dbe, 3);
 }
 
 TEST(DcgmBatch, AnExpositionOfAnotherNodeIsRefusedWhole) {

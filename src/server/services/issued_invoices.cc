@@ -113,6 +113,7 @@ Result<MonthCloseOutcome> close_month(ServiceContext& ctx, TimeMs month, TimeMs 
           // The tenant's name now, its row locked: a rename waits for this write and then finds
           // the invoice (tenants.cc keeps the name of a tenant with issued invoices).
           auto named = tx.get_locked("tenants", t->id);
+          if (!named && named.error().code == Code::kNotFound) continue;  // deleted since: nothing to issue
           if (!named) return named.error();
           d["tenant"] = named->name;
           d["number"] = named->name + "-" + cur + "-" + seq_text(static_cast<size_t>(*n) + 1);
