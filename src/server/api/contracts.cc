@@ -13,6 +13,7 @@
 #include "model/job_run.h"
 #include "model/offer.h"
 #include "server/api/resources.h"
+#include "server/services/allocation_ledger.h"
 #include "server/services/issued_invoices.h"
 #include "server/services/record_faults.h"
 
@@ -68,19 +69,6 @@ TimeMs term_end(const ContractCommitment& m) {
   return m.market() ? *m.ends_at : add_months(m.starts_at, m.term_months);
 }
 
-// The effective exit of stored contract `c` (its first offer read for its notice days when it has
-// no clauses of its own).
-Result<std::optional<TimeMs>> stored_exit(App& app, StoreTx& tx, const Contract& c) {
-  if (!c.exit_notice_at && !c.exit_at) return std::optional<TimeMs>();
-  if (c.clauses || c.offer_ids.empty()) return exit_of(c, Offer{});
-  auto o = tx.get("offers", c.offer_ids[0]);
-  if (!o) return o.error();
-  auto first = decode_record(
-      *o, [&](const json& b) { return parse_offer(b, app.catalog); }, "its contracts' exits cannot be read");
-  if (!first) return first.error();
-  return exit_of(c, *first);
-}
-
 // Where changing contract `old` (exit `old_exit`) into `c` (exit `new_exit`) first alters billing.
 Reach reach_of_change(const Contract* old, std::optional<TimeMs> old_exit, const Contract& c,
                       std::optional<TimeMs> new_exit) {
@@ -114,14 +102,14 @@ Reach reach_of_change(const Contract* old, std::optional<TimeMs> old_exit, const
 
 // Refuses a change that would alter what a month closed for invoicing bills (its invoices are
 // issued and frozen, or being issued): `existing` is null on create.
-Status check_closed_months(App& app, StoreTx& tx, const Contract& c, const Offer& first_offer, const Record* existing) {
+Status check_closed_months(StoreTx& tx, const Contract& c, const Offer& first_offer, const Record* existing) {
   std::optional<Contract> old;
   std::optional<TimeMs> old_exit;
   if (existing) {
     auto d = decode_record(*existing, decode_contract, "it cannot be changed");
     if (!d) return d.error();
     old = std::move(*d);
-    auto e = stored_exit(app, tx, *old);
+    auto e = contract_exit(tx, *old);  // services/allocation_ledger.h, as the ledger reads it
     if (!e) return e.error();
     old_exit = *e;
   }
@@ -144,7 +132,7 @@ struct BilledUnder {
   int64_t runs = 0, commitments = 0, trades = 0;
   bool none() const { return runs == 0 && commitments == 0 && trades == 0; }
 };
-Result<BilledUnder> billed_under(App& app, StoreTx& tx, const Record& r) {
+Result<BilledUnder> billed_under(StoreTx& tx, const Record& r) {
   auto closed = invoices_frozen_through(tx);  // a month still closing may rate them yet
   if (!closed) return closed.error();
   BilledUnder out;
@@ -161,7 +149,7 @@ Result<BilledUnder> billed_under(App& app, StoreTx& tx, const Record& r) {
   }
   auto c = decode_record(r, decode_contract, "it cannot be changed or deleted");
   if (!c) return c.error();
-  auto exit = stored_exit(app, tx, *c);
+  auto exit = contract_exit(tx, *c);
   if (!exit) return exit.error();
   for (const auto& m : c->commitments)
     if (!m.trade.empty())
@@ -173,7 +161,7 @@ Result<BilledUnder> billed_under(App& app, StoreTx& tx, const Record& r) {
 
 // On an update: the contract's tenant, supplier and currency stay while it bills anything in a
 // month not closed yet (billed_under), since those runs and commitments would move or be re-priced.
-Status check_parties_kept(App& app, StoreTx& tx, const Contract& c, const Record& existing) {
+Status check_parties_kept(StoreTx& tx, const Contract& c, const Record& existing) {
   auto old = decode_record(existing, decode_contract, "it cannot be changed");
   if (!old) return old.error();
   const char* field = existing.tenant_id != c.tenant_id       ? "tenant"
@@ -181,7 +169,7 @@ Status check_parties_kept(App& app, StoreTx& tx, const Contract& c, const Record
                       : old->currency != c.currency           ? "currency"
                                                               : nullptr;
   if (!field) return ok_status();
-  auto use = billed_under(app, tx, existing);
+  auto use = billed_under(tx, existing);
   if (!use) return use.error();
   if (use->none()) return ok_status();
   return Error::invalid(field, Message("api.contracts.parties_fixed")
@@ -232,16 +220,16 @@ void register_contract_routes(App& app, Router& srv) {
                               Message("api.contracts.no_reserved_price").arg("offer", m.offer).arg("price", key));
     }
     if (existing)
-      if (auto s = check_parties_kept(app, tx, *c, *existing); !s) return s.error();
-    if (auto s = check_closed_months(app, tx, *c, offers.at(c->offers[0]), existing); !s) return s.error();
+      if (auto s = check_parties_kept(tx, *c, *existing); !s) return s.error();
+    if (auto s = check_closed_months(tx, *c, offers.at(c->offers[0]), existing); !s) return s.error();
     return Built{to_json(*c), index_of(*c)};
   };
   // Runs (and kept storage) billed under a contract in a month not closed yet, or market trades
   // settled into it, would be re-priced at list prices (and lose its SLA credits) on those
   // months' invoices: such a contract stays; an exit ends it. Closed months' invoices are frozen.
-  spec.on_delete = [&app](const Principal&, const Record& r, StoreTx& tx) -> Status {
+  spec.on_delete = [](const Principal&, const Record& r, StoreTx& tx) -> Status {
     if (auto locked = tx.get_locked("contracts", r.id); !locked) return locked.error();
-    auto use = billed_under(app, tx, r);
+    auto use = billed_under(tx, r);
     if (!use) return use.error();
     if (use->none()) return ok_status();
     return Error::make(Code::kConflict, Message("api.contracts.in_use")
