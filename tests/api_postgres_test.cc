@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <map>
+#include <thread>
 
 #include "server_fixture.h"
 #include "store/pg_test_cluster.h"
@@ -81,6 +82,42 @@ TEST(Postgres, TheDemoReplayBillsExactlyAsOnSqlite) {
   pg.restart();
   EXPECT_FALSE(pg.listening_event().value("demo", json::object()).value("seeded", true)) << pg.listening_event().dump();
   EXPECT_EQ(pg_billing_view(pg, at.substr(0, 7)), got);
+}
+
+// /readyz polled (every 200 ms, up to `secs`) with `token` until it answers `status`; its last answer.
+Resp readyz_until(const ServerProcess& s, const std::string& token, int status, int secs) {
+  Resp r = s.req("GET", "/readyz", token);
+  for (int i = 0; i < secs * 5 && r.status != status; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    r = s.req("GET", "/readyz", token);
+  }
+  return r;
+}
+
+// The database goes away under a running server: /readyz says so (503, store failing) to every
+// caller, an operator's token included — the token cannot be checked then, and an error about it
+// would hide the outage from the operator asking — and says ready again once it is back.
+TEST(Postgres, ReadyzReportsAStoreOutageWithOrWithoutAToken) {
+  auto db = PgTestDatabase::create();
+  ASSERT_TRUE(db) << db.error().message;
+  ServerProcess s({"--db", (*db)->uri(), "--firewall-interval-s", "0", "--no-rate-limits"});
+  ASSERT_EQ(s.req("GET", "/readyz", s.admin_token()).status, 200);
+
+  ASSERT_TRUE((*db)->allow_connections(false));
+  for (const std::string& token : {s.admin_token(), std::string()}) {
+    SCOPED_TRACE(token.empty() ? "no token" : "an operator's token");
+    Resp down = readyz_until(s, token, 503, 20);
+    EXPECT_EQ(down.status, 503) << down.describe();
+    EXPECT_EQ(down.body["status"], "not_ready") << down.describe();
+    EXPECT_EQ(down.body["checks"]["store"], "failing") << down.describe();
+  }
+  // An API route still needs its token checked: 503 too, never "unknown token".
+  EXPECT_EQ(s.admin("GET", "/api/v1/tenants").status, 503);
+
+  ASSERT_TRUE((*db)->allow_connections(true));
+  Resp back = readyz_until(s, s.admin_token(), 200, 30);
+  EXPECT_EQ(back.status, 200) << back.describe();
+  EXPECT_EQ(back.body["status"], "ready") << back.describe();
 }
 
 // Run a command line; its output (stdout and stderr) and exit status.

@@ -104,6 +104,14 @@ class PgTestCluster {
   Status drop_database(const std::string& name) {
     return admin("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)", "dropping " + name);
   }
+  // Lets `name`'s clients in again, or keeps them out and cuts off those connected: a database
+  // outage as a server on it sees one, without stopping the cluster other tests share.
+  Status allow_connections(const std::string& name, bool allow) {
+    if (allow) return admin("ALTER DATABASE " + name + " ALLOW_CONNECTIONS true", "opening " + name);
+    return admin("ALTER DATABASE " + name + " ALLOW_CONNECTIONS false; SELECT pg_terminate_backend(pid) FROM " +
+                     "pg_stat_activity WHERE datname = '" + name + "' AND pid <> pg_backend_pid()",
+                 "closing " + name);
+  }
 
   // `url` with its database replaced by `dbname`, as a postgresql:// URL (what `gpurent --db`
   // takes): "postgresql:///DBNAME?host=...&port=...", every value percent-encoded.
@@ -308,6 +316,7 @@ class PgTestDatabase {
   ~PgTestDatabase() { (void)cluster_->drop_database(name_); }
 
   const std::string& name() const { return name_; }
+  Status allow_connections(bool allow) { return cluster_->allow_connections(name_, allow); }
   std::string url() const { return PgTestCluster::with_dbname(cluster_->admin_url(), name_); }
   // The same database as a postgresql:// URL (the form `--db` and backup.h's functions take).
   std::string uri() const { return PgTestCluster::uri_with_dbname(cluster_->admin_url(), name_); }

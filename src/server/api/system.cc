@@ -77,10 +77,12 @@ static Router::Handler counted(App& app, const char* path, Router::Handler h) {
 }
 
 // An open route's caller: false without a token, true with an operator's; another token is 403
-// (`forbidden` says what only operators read), a bad one 401.
+// (`forbidden` says what only operators read), a bad one 401. A token the store cannot check (it
+// is down) reads as none: these routes are how an operator learns that the store is down.
 static Result<bool> asked_by_operator(App& app, const httplib::Request& req, const char* forbidden) {
   if (!req.has_header("Authorization")) return false;
   auto p = authenticate(req, app.store, app.clock);
+  if (!p && p.error().code == Code::kUnavailable) return false;
   if (!p) return p.error();
   if (!p->is_operator()) return Error::make(Code::kForbidden, Message(forbidden));
   return true;
