@@ -525,8 +525,39 @@ TEST(Billing, ACardBenchmarkBelowTheFloorIsRefundedInProportion) {
   EXPECT_EQ(s.req("POST", "/api/v1/measurements", supplier, bench).error_fields(), std::vector<std::string>{"corrects"})
       << "corrected once: a second correction corrects the correction";
   // The correction holds: the card now meets the floor, and no credit is left.
-  json after = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + this_month()).body;
-  for (const auto& l : after["sections"][0]["lines"]) EXPECT_NE(l["rule"], "sla_tflops") << l.dump();
+  auto tflops_credits = [&] {
+    int n = 0;
+    const json inv = s.admin("GET", "/api/v1/invoices?tenant=acme&month=" + this_month()).body;
+    for (const auto& l : inv["sections"][0]["lines"]) n += l["rule"] == "sla_tflops";
+    return n;
+  };
+  EXPECT_EQ(tflops_credits(), 0);
+
+  // What the supplier did not type in itself — here an operator's later benchmark — it cannot
+  // correct away: its correction waits, disputed, for an operator (the supplier cannot accept it),
+  // and the credit stands meanwhile. A correction names the same card.
+  json low = {
+      {"kind", "fp16_tflops"}, {"node", node}, {"gpu", gpu}, {"at", "2020-01-02T00:00:00Z"}, {"fp16_tflops", "450"}};
+  Resp measured = s.admin("POST", "/api/v1/measurements", low);
+  ASSERT_EQ(measured.status, 201) << measured.describe();
+  EXPECT_EQ(tflops_credits(), 1);
+  json contest = low;
+  contest["fp16_tflops"] = "950";
+  contest["corrects"] = measured.body["id"];
+  contest["gpu"] = gpu + 1;
+  EXPECT_EQ(s.req("POST", "/api/v1/measurements", supplier, contest).error_fields(),
+            std::vector<std::string>{"corrects"})
+      << "a correction of another card";
+  contest["gpu"] = gpu;
+  Resp contested = s.req("POST", "/api/v1/measurements", supplier, contest);
+  ASSERT_EQ(contested.status, 201) << contested.describe();
+  EXPECT_EQ(contested.body["status"], "disputed");
+  EXPECT_EQ(tflops_credits(), 1) << "a contested measurement still counts";
+  const std::string cid = contested.body["id"];
+  EXPECT_EQ(s.req("POST", "/api/v1/measurements/" + cid + "/accept", supplier, json::object()).status, 403);
+  Resp judged = s.admin("POST", "/api/v1/measurements/" + cid + "/accept", json{{"note", "re-run on site: 950"}});
+  ASSERT_EQ(judged.status, 200) << judged.describe();
+  EXPECT_EQ(tflops_credits(), 0) << "the operator's acceptance makes the correction hold";
 }
 
 // A tenant's admin files a dispute about a card its job ran on: nothing changes until the node's

@@ -9,7 +9,8 @@
 // recorded it. A tenant's admin may file one about a node its jobs ran on: a dispute (`status`
 // disputed, `tenant_id` the filer) that counts toward credits only once the node's supplier or an
 // operator accepts it (accepted; or rejected, with a note); operators' and suppliers' own records
-// are `recorded` and count at once. Schema: docs/resources/measurements.md.
+// are `recorded` and count at once — except a supplier's correction of a measurement it did not
+// type in itself, a dispute only an operator resolves. Schema: docs/resources/measurements.md.
 // Value types and pure functions; thread-safe.
 #pragma once
 

@@ -3,8 +3,9 @@
 // node's supplier record them; a tenant's admin files disputes about a node its jobs ran on, which
 // count once an operator or the node's supplier accepts them (POST …/{id}/accept, …/{id}/reject);
 // everyone reads. Records are facts and append-only (no PUT, no DELETE): a wrong one is corrected
-// by a new record naming it in `corrects` (same kind, same node; once), which readers use in its
-// place. The server records who wrote each (`recorded_by`).
+// by a new record naming it in `corrects` (same kind, node and card; once), which readers use in
+// its place — a supplier's correction of what it did not type in itself waits for an operator. The
+// server records who wrote each (`recorded_by`).
 #include "model/measurement.h"
 #include "model/node.h"
 #include "server/api/resources.h"
@@ -16,13 +17,20 @@ namespace gpurent {
 // Disputes one tenant may have waiting for the supplier or an operator at once.
 constexpr int64_t kMaxPendingDisputes = 100;
 
+// The disputes among `filed` still waiting; only those no tenant filed (suppliers') with
+// `suppliers_only`.
+static int64_t pending_disputes(const std::vector<Record>& filed, bool suppliers_only) {
+  int64_t pending = 0;
+  for (const Record& r : filed)
+    if ((!suppliers_only || r.tenant_id.empty()) && r.body.is_object() && r.body.value("status", "") == "disputed")
+      ++pending;
+  return pending;
+}
+
 Status check_dispute_room(StoreTx& tx, const std::string& tenant_id, int64_t adding, const std::string& field) {
   auto filed = list_all(tx, "measurements", {{"tenant_id", tenant_id}});
   if (!filed) return filed.error();
-  int64_t pending = 0;
-  for (const Record& r : *filed)
-    if (r.body.is_object() && r.body.value("status", "") == "disputed") ++pending;
-  if (pending + adding > kMaxPendingDisputes)
+  if (pending_disputes(*filed, false) + adding > kMaxPendingDisputes)
     return Error::invalid(
         field, Message("api.measurements.too_many_disputes").arg("max", std::to_string(kMaxPendingDisputes)));
   return ok_status();
@@ -43,13 +51,40 @@ Result<bool> tenant_used_node(StoreTx& tx, const std::string& tenant_id, const s
 
 namespace {
 
-// accept or reject a pending dispute: operators and the node's supplier.
+// Whether `prior` is what a user of supplier `supplier_id` typed in itself: recorded by such a
+// user, not a tenant's dispute and not an acceptance run's result. Only that a supplier corrects at
+// once; a measurement from anyone or anything else that penalises it, it can only contest.
+Result<bool> typed_in_by_supplier(StoreTx& tx, const Measurement& prior, const std::string& supplier_id) {
+  if (prior.status != MeasurementStatus::kRecorded || !prior.tenant_id.empty() || !prior.acceptance_run.empty() ||
+      prior.recorded_by.empty())
+    return false;
+  auto user = tx.get("users", prior.recorded_by);
+  if (!user) return user.error().code == Code::kNotFound ? Result<bool>(false) : Result<bool>(user.error());
+  return user->supplier_id == supplier_id;
+}
+
+// Suppliers' corrections waiting for an operator at once, per supplier (as a tenant's disputes).
+Status check_supplier_dispute_room(StoreTx& tx, const std::string& supplier_id) {
+  auto filed = list_all(tx, "measurements", {{"supplier_id", supplier_id}});
+  if (!filed) return filed.error();
+  if (pending_disputes(*filed, true) + 1 > kMaxPendingDisputes)
+    return Error::invalid(
+        "corrects",
+        Message("api.measurements.too_many_supplier_disputes").arg("max", std::to_string(kMaxPendingDisputes)));
+  return ok_status();
+}
+
+// accept or reject a pending dispute: operators and the node's supplier; a supplier's own
+// (contesting a measurement it did not type in) operators only.
 void resolve_measurement(App& app, const KindSpec& spec, const httplib::Request& req, httplib::Response& res, const Principal& p,
              bool accept) {
   auto rec = find_visible(app.store, spec, p, req.matches[1]);
   if (!rec) return send_problem(res, rec.error(), req.path);
   if (!in_scope(write_scope(p, ObjectKind::kNode), p, *rec))
     return send_problem(res, Error::make(Code::kForbidden, Message("api.measurements.resolve_forbidden").arg("role", role_name(p.role))),
+                        req.path);
+  if (rec->tenant_id.empty() && !p.is_operator())  // a dispute a supplier filed: never its own judge
+    return send_problem(res, Error::make(Code::kForbidden, Message("api.measurements.supplier_dispute_operator_only")),
                         req.path);
   auto body = body_or_empty(req);
   if (!body) return send_problem(res, body.error(), req.path);
@@ -137,6 +172,18 @@ void register_measurement_routes(App& app, Router& srv) {
         return Error::invalid("corrects", Message("api.measurements.correction_mismatch")
                                               .arg("kind", enum_name(kMeasurementKindNames, m->kind))
                                               .arg("node", node->name));
+      if (prior->gpu != m->gpu)  // a card's benchmark corrects that card's
+        return Error::invalid("corrects", Message("api.measurements.correction_other_card")
+                                              .arg("gpu", std::to_string(prior->gpu.value_or(0)))
+                                              .arg("node", node->name));
+      if (!p.is_operator() && !p.supplier_id.empty()) {
+        auto own = typed_in_by_supplier(tx, *prior, node->supplier_id);
+        if (!own) return own.error();
+        if (!*own) {  // contested: counts once an operator accepts it
+          if (auto s = check_supplier_dispute_room(tx, node->supplier_id); !s) return s.error();
+          m->status = MeasurementStatus::kDisputed;
+        }
+      }
       auto siblings = list_all(tx, "measurements", {{"supplier_id", node->supplier_id}});
       if (!siblings) return siblings.error();
       for (const Record& r : *siblings)  // a pending or rejected dispute does not stand in the way
