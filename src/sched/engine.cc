@@ -454,9 +454,10 @@ Status SchedEngine::restore(const SchedJob& job, const std::vector<SchedWorker>&
   e.now = started_at;
   e.start_job(j, std::move(list), ignored);
   for (Gang& u : j.units) mark_borrowed(e, j.spec.tenant, u);  // not stored either: the nodes say
-  // Lending is not stored: a restored job that holds more than its project's quota must have
-  // borrowed it, and stays reclaimable.
-  if (auto pit = e.projects.find(job.project); pit != e.projects.end())
+  // Lending is not stored: where lending is on, a restored job that holds more than its project's
+  // quota must have borrowed it, and stays reclaimable (where it is off, it cannot have borrowed:
+  // its quota was lowered since, which preempts nothing).
+  if (auto pit = e.projects.find(job.project); e.cfg.quota_lending && pit != e.projects.end())
     for (Gang& u : j.units)
       for (const Bound& b : u.workers) {
         const int m = e.cluster.node(b.node).model_id;

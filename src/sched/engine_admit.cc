@@ -386,63 +386,61 @@ void SchedEngine::Impl::start_job(EngineJob& j, std::vector<Gang> units, std::ve
   out.push_back(std::move(e));
 }
 
+int64_t Blocked::slots_on(int node) const {
+  const std::vector<int32_t>& gpus = free[node];
+  int64_t n = 0;
+  if (share) {
+    for (size_t x = 0; x < gpus.size(); ++x)
+      if (others[node].empty() || others[node][x] == 0) n += gpus[x] / share;
+    return n;
+  }
+  for (int32_t f : gpus) n += f == kGpuMilli;
+  return n / per_worker;
+}
+
 std::optional<Blocked> SchedEngine::Impl::shadow_for(const EngineJob& ej, const std::vector<int>& models) const {
   const SchedJob& j = ej.spec;
   const int64_t need = j.milli_per_replica() * j.replicas_min;
   if (need == 0) return std::nullopt;
-  // Room is counted in worker slots per node (a worker of k whole GPUs needs k fully free GPUs on
-  // one node; a share needs g milli on one GPU), so a gang waiting for whole nodes is not promised
-  // a start time that scattered free GPUs could never give it.
-  const int32_t g = j.gpu_milli ? static_cast<int32_t>(*j.gpu_milli) : kGpuMilli;
-  const int64_t k = j.gpu_milli ? 1 : std::max<int64_t>(1, j.gpus_per_worker);
-  const int64_t workers = j.workers * j.replicas_min;
-  std::vector<char> eligible(nodes.size(), 0);
-  std::vector<std::vector<int32_t>> free(nodes.size());  // eligible node -> free milli per GPU
-  // For a share: per eligible node and GPU, the shares of other tenants on it (a GPU's shares are
-  // one tenant's: it is no room for this job until they have all ended).
-  std::vector<std::vector<int32_t>> others(nodes.size());
+  // A job no set of nodes could ever hold (a same_node gang larger than every node…) reserves
+  // nothing: it must not stall the queue behind it.
+  if (!never_fits(*this, j).empty()) return std::nullopt;
+  Blocked b;
+  b.job = j.id;
+  b.share = j.gpu_milli ? static_cast<int32_t>(*j.gpu_milli) : 0;
+  b.per_worker = j.gpu_milli ? 1 : std::max<int64_t>(1, j.gpus_per_worker);
+  b.workers = j.workers * j.replicas_min;
+  b.eligible.assign(nodes.size(), 0);
+  b.free.resize(nodes.size());
+  b.others.resize(nodes.size());
   const auto own = tenant_ids.find(j.tenant);
   const int own_tenant = own == tenant_ids.end() ? -3 : own->second;
-  auto slots_of = [&](int node, const std::vector<int32_t>& gpus) {
-    int64_t n = 0;
-    if (j.gpu_milli) {
-      for (size_t x = 0; x < gpus.size(); ++x)
-        if (node < 0 || others[node].empty() || others[node][x] == 0) n += gpus[x] / g;
-    } else {
-      int64_t whole = 0;
-      for (int32_t f : gpus) whole += f == kGpuMilli;
-      n = whole / k;
-    }
-    return n;
-  };
-  int64_t slots = 0, capacity = 0;
+  int64_t capacity = 0;  // the slots of its nodes were they empty
   for (int i = 0; i < static_cast<int>(nodes.size()); ++i) {
     for (int m : models)
-      if (node_ok(j, i, m, 2)) eligible[i] = 1;
-    if (!eligible[i]) continue;
+      if (node_ok(j, i, m, 2)) b.eligible[i] = 1;
+    if (!b.eligible[i]) continue;
     // A node whose CPUs or memory could never hold a worker is no room for it. (Slots are counted
     // in GPUs only: CPUs and memory that running jobs hold are not estimated as they end.)
     if (workers_by_cpu_memory(j, i) == 0) {
-      eligible[i] = 0;
+      b.eligible[i] = 0;
       continue;
     }
     const auto& gf = cluster.node(i).gpu_free;
-    free[i] = gf;
-    if (j.gpu_milli) {
-      others[i].assign(gf.size(), 0);
+    b.free[i] = gf;
+    if (b.share) {
+      b.others[i].assign(gf.size(), 0);
       for (size_t x = 0; x < gf.size(); ++x)
         if (nodes[i].share_count[x] > 0 && nodes[i].share_tenant[x] != own_tenant)
-          others[i][x] = nodes[i].share_count[x];
+          b.others[i][x] = nodes[i].share_count[x];
+      capacity += static_cast<int64_t>(gf.size()) * (kGpuMilli / b.share);
+    } else {
+      capacity += static_cast<int64_t>(gf.size()) / b.per_worker;
     }
-    slots += slots_of(i, gf);
-    capacity += slots_of(-1, std::vector<int32_t>(gf.size(), kGpuMilli));
+    b.slots += b.slots_on(i);
   }
-  // A job the eligible nodes could never hold, even empty, reserves nothing: it must not stall
-  // the queue behind it.
-  if (capacity < workers) return std::nullopt;
-  Blocked b;
-  b.job = j.id;
-  b.models = models;
+  // A job the eligible nodes could never hold, even empty, reserves nothing either.
+  if (capacity < b.workers) return std::nullopt;
   b.shadow = b.estimated_at = now;
   struct Release {
     TimeMs end;
@@ -466,31 +464,31 @@ std::optional<Blocked> SchedEngine::Impl::shadow_for(const EngineJob& ej, const 
       if (end < now && limit) end = bound;
       end = std::max(now, end);
       for (const Bound& w : u.workers)
-        if (eligible[w.node])
+        if (b.eligible[w.node])
           for (int gpu : w.gpus)
             ends.push_back(
                 {end, w.node, gpu, w.pod.gpu_milli, w.pod.gpu_milli < kGpuMilli && other->spec.tenant != j.tenant});
     }
   }
   std::sort(ends.begin(), ends.end(), [](const Release& a, const Release& c) { return a.end < c.end; });
-  for (size_t i = 0; i < ends.size() && slots < workers;) {
+  for (size_t i = 0; i < ends.size() && b.slots < b.workers;) {
     const TimeMs t = ends[i].end;
     for (; i < ends.size() && ends[i].end == t; ++i) {
       const int node = ends[i].node;
-      auto& gf = free[node];
-      slots -= slots_of(node, gf);
-      gf[ends[i].gpu] += ends[i].milli;
-      if (ends[i].other_share && !others[node].empty() && others[node][ends[i].gpu] > 0) --others[node][ends[i].gpu];
-      slots += slots_of(node, gf);
+      b.slots -= b.slots_on(node);
+      b.free[node][ends[i].gpu] += ends[i].milli;
+      if (ends[i].other_share && !b.others[node].empty() && b.others[node][ends[i].gpu] > 0)
+        --b.others[node][ends[i].gpu];
+      b.slots += b.slots_on(node);
     }
     b.shadow = t;
   }
-  if (slots < workers) {
+  if (b.slots < b.workers) {
     // Jobs without an expected duration hold the rest: nothing may take its nodes.
     b.shadow = now;
-    b.extra = 0;
+    b.held = true;
   } else {
-    b.extra = (slots - workers) * k * g;  // spare room at the shadow time, in GPU milli
+    b.extra = (b.slots - b.workers) * b.per_worker * (b.share ? b.share : kGpuMilli);
   }
   return b;
 }
@@ -503,20 +501,51 @@ bool SchedEngine::Impl::backfill_ok(const EngineJob& ej, const std::vector<Gang>
   if (!blocked) return true;
   auto bit = jobs.find(blocked->job);
   if (bit == jobs.end() || bit->second.running) return true;
-  const auto& bj = bit->second.spec;
-  int64_t on_its_nodes = 0;
+  Blocked& b = *blocked;
+  auto its = [&](int node) { return node >= 0 && node < static_cast<int>(b.eligible.size()) && b.eligible[node]; };
+  std::vector<int> touched;  // its nodes these units take GPUs of, each once (CPU-only workers take none)
   for (const Gang& u : units)
-    for (const Bound& w : u.workers) {
-      bool eligible = false;
-      for (int m : blocked->models) eligible = eligible || node_ok(bj, w.node, m, 2);
-      if (eligible) on_its_nodes += int64_t{w.pod.gpu_milli} * static_cast<int64_t>(w.gpus.size());
-    }
-  if (on_its_nodes == 0) return true;
+    for (const Bound& w : u.workers)
+      if (its(w.node) && !w.gpus.empty() && w.pod.gpu_milli > 0 &&
+          std::find(touched.begin(), touched.end(), w.node) == touched.end())
+        touched.push_back(w.node);
+  if (touched.empty()) return true;
   if (ends_before_shadow(ej.spec)) return true;
-  if (on_its_nodes <= blocked->extra) {
-    blocked->extra -= on_its_nodes;
+  if (b.held) return false;
+  // Still running at the shadow time, the units hold there what they take now: that comes out of
+  // the head's room, node by node, and must leave it its worker slots.
+  struct Before {
+    int node;
+    std::vector<int32_t> free, others;
+  };
+  int64_t taken = 0;  // GPU milli on its nodes
+  for (const Gang& u : units)
+    for (const Bound& w : u.workers)
+      if (its(w.node)) taken += int64_t{w.pod.gpu_milli} * static_cast<int64_t>(w.gpus.size());
+  if (taken > b.extra) return false;
+  std::vector<Before> before;
+  int64_t slots = b.slots;
+  for (int node : touched) {
+    before.push_back({node, b.free[node], b.others[node]});
+    slots -= b.slots_on(node);
+  }
+  const bool other_tenant = ej.spec.tenant != bit->second.spec.tenant;
+  for (const Gang& u : units)
+    for (const Bound& w : u.workers)
+      if (its(w.node) && w.pod.gpu_milli > 0)
+        for (int gpu : w.gpus) {
+          int32_t& f = b.free[w.node][gpu];
+          f = std::max<int32_t>(0, f - w.pod.gpu_milli);
+          if (b.share && other_tenant && w.pod.gpu_milli < kGpuMilli && !b.others[w.node].empty())
+            ++b.others[w.node][gpu];
+        }
+  for (int node : touched) slots += b.slots_on(node);
+  if (slots >= b.workers) {
+    b.slots = slots;
+    b.extra -= taken;
     return true;
   }
+  for (Before& x : before) b.free[x.node] = std::move(x.free), b.others[x.node] = std::move(x.others);
   return false;
 }
 

@@ -4,21 +4,14 @@
 
 #include "core/message.h"
 #include "sched/engine.h"
+#include "sched/engine_test_util.h"
 
 namespace gpurent {
 namespace {
 
 std::unique_ptr<SchedEngine> engine_with_two_jobs() {
-  auto made = SchedEngine::make(SchedConfig{});
-  EXPECT_TRUE(made.ok());
-  auto e = std::move(*made);
-  SchedNode n{.id = "n1",
-              .gpu_model = "h100-sxm5-80gb",
-              .gpu_memory_gib = 80,
-              .cpu_cores = 64,
-              .memory_gib = 512,
-              .gpu_domains = std::vector<std::string>(8, "nvs")};
-  EXPECT_TRUE(e->add_node(n).ok());
+  auto e = testing::make_engine(SchedConfig{});
+  testing::add_h100_node(*e, "n1", "nvs");
   SchedProject p{.id = "p", .name = "p", .tenant = "t"};
   p.quota.gpus_per_model["*"] = 64;
   e->set_project(p);

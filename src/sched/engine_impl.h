@@ -136,15 +136,28 @@ struct Usage {
   uint64_t limits_version = 0;
 };
 
-// The first job of a pass that could not start, and what it will take (EASY backfill).
+// The first job of a pass that could not start, and what it will take (EASY backfill). Its room is
+// counted in worker slots per node, as the cluster will be at its shadow time: a worker of k whole
+// GPUs takes k fully free GPUs of one node; a share of g milli takes g of one GPU that no other
+// tenant's shares are on. Backfill may take from its nodes no more GPUs than the slots it has to
+// spare hold (`extra`), and only where that leaves it its slots node by node.
 struct Blocked {
   std::string job;
-  std::vector<int> models;
   TimeMs shadow = 0;      // when enough GPUs are expected to be free for it
   TimeMs estimated_at = 0;  // when the shadow was estimated
   Message delay_reason;   // what a job backfill keeps off its nodes says (built once)
   uint64_t delay_reason_id = 0;
-  int64_t extra = 0;      // GPU milli on its nodes that backfill may take without delaying it
+  int32_t share = 0;                         // milli per worker of a share; 0: whole GPUs
+  int64_t per_worker = 1;                    // whole GPUs per worker
+  int64_t workers = 0;                       // the slots it needs
+  int64_t slots = 0;                         // the slots its nodes have at the shadow time
+  bool held = false;                         // running jobs with no end hold the rest: nothing may take its nodes
+  int64_t extra = 0;                         // GPU milli on its nodes that backfill may still take
+  std::vector<char> eligible;                // per node: one of its nodes (models, constraints, CPUs and memory)
+  std::vector<std::vector<int32_t>> free;    // per eligible node: free milli per GPU at the shadow time
+  std::vector<std::vector<int32_t>> others;  // a share's: other tenants' shares per GPU then
+
+  int64_t slots_on(int node) const;  // the worker slots of an eligible node then
 };
 
 struct SchedEngine::Impl {

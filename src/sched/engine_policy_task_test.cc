@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "sched/engine.h"
+#include "sched/engine_test_util.h"
 
 namespace gpurent {
 namespace {
@@ -12,18 +13,8 @@ std::unique_ptr<SchedEngine> engine(const std::string& policy, bool defer) {
   SchedConfig cfg;
   cfg.score_policy = policy;
   cfg.defer_slow_prepare = defer;
-  auto made = SchedEngine::make(cfg);
-  EXPECT_TRUE(made.ok());
-  auto e = std::move(*made);
-  for (int i = 0; i < 4; ++i) {
-    SchedNode n{.id = "n" + std::to_string(i),
-                .gpu_model = "h100-sxm5-80gb",
-                .gpu_memory_gib = 80,
-                .cpu_cores = 64,
-                .memory_gib = 512,
-                .gpu_domains = std::vector<std::string>(8, "nvs" + std::to_string(i))};
-    EXPECT_TRUE(e->add_node(n).ok());
-  }
+  auto e = testing::make_engine(cfg);
+  for (int i = 0; i < 4; ++i) testing::add_h100_node(*e, "n" + std::to_string(i), "nvs" + std::to_string(i));
   SchedProject p{.id = "p", .name = "p", .tenant = "t"};
   p.quota.gpus_per_model["*"] = 64;
   e->set_project(p);
