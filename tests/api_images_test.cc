@@ -5,9 +5,11 @@
 // the Debian archive cannot be reached). Nodes loading images from the store:
 // tests/container_slurm_test.cc.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "core/ids.h"
@@ -208,6 +210,18 @@ TEST(ImageStorage, SharesContentAndTheTenantsLimitWithArtifacts) {
   EXPECT_EQ(big.error_fields(), std::vector<std::string>{"archive.size_bytes"});
 }
 
+// Image `name` once it is ready or failed, read every `every` at most `tries` times (the last read
+// otherwise).
+json image_settled(const ServerProcess& s, const std::string& name, int tries, std::chrono::milliseconds every) {
+  json img;
+  for (int i = 0; i < tries; ++i) {
+    img = s.admin("GET", "/api/v1/images/" + name).body;
+    if (img["state"] == "ready" || img["state"] == "failed") break;
+    std::this_thread::sleep_for(every);
+  }
+  return img;
+}
+
 // The builder: a recipe becomes a ready image with its installed packages; the same recipe again
 // takes the same content at once.
 TEST(ImageBuilder, BuildsARecipeWithMmdebstrap) {
@@ -219,12 +233,7 @@ TEST(ImageBuilder, BuildsARecipeWithMmdebstrap) {
   ServerProcess s({"--image-builds", "--debian-mirror", mirror});
   const json recipe = {{"variant", "essential"}, {"packages", {"hello"}}};
   ASSERT_EQ(s.admin("POST", "/api/v1/images", json{{"name", "hello"}, {"recipe", recipe}}).status, 201);
-  json img;
-  for (int i = 0; i < 600; ++i) {
-    img = s.admin("GET", "/api/v1/images/hello").body;
-    if (img["state"] == "ready" || img["state"] == "failed") break;
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-  }
+  const json img = image_settled(s, "hello", 600, std::chrono::seconds(1));
   ASSERT_EQ(img["state"], "ready") << img.dump() << s.log();
   bool has_hello = false;
   for (const auto& p : img["packages"]) has_hello = has_hello || p.get<std::string>().rfind("hello=", 0) == 0;
@@ -234,14 +243,36 @@ TEST(ImageBuilder, BuildsARecipeWithMmdebstrap) {
   ASSERT_TRUE(fs::exists(file));
   EXPECT_EQ(static_cast<int64_t>(fs::file_size(file)), img["size_bytes"].get<int64_t>());
   ASSERT_EQ(s.admin("POST", "/api/v1/images", json{{"name", "hello-again"}, {"recipe", recipe}}).status, 201);
-  json again;
-  for (int i = 0; i < 50; ++i) {
-    again = s.admin("GET", "/api/v1/images/hello-again").body;
-    if (again["state"] == "ready") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
+  const json again = image_settled(s, "hello-again", 50, std::chrono::milliseconds(200));
   EXPECT_EQ(again["state"], "ready") << again.dump();
   EXPECT_EQ(again["sha256"], img["sha256"]) << "the same recipe's content, not built again";
+}
+
+// A build that fails with output in another encoding, or UTF-8 cut mid-character where the builder
+// keeps its last 600 bytes: the image fails saying so (each bad byte one U+FFFD), and the server
+// lives on — the error, logged and stored as JSON, used to throw on the builder's thread and end
+// the server, again at every start while the image stayed queued. mmdebstrap here is a stand-in
+// on PATH that fails at once.
+TEST(ImageBuilder, AFailureWhoseWordsAreNotUtf8FailsTheImageNotTheServer) {
+  const std::string dir = ::testing::TempDir() + "gpurent-fake-mmdebstrap-" + std::to_string(::getpid());
+  fs::create_directories(dir);
+  {
+    std::ofstream f(dir + "/mmdebstrap");
+    f << "#!/bin/sh\nprintf '\\344\\270\\255' >&2\nhead -c 598 /dev/zero | tr '\\0' x >&2\nexit 100\n";
+  }
+  fs::permissions(dir + "/mmdebstrap", fs::perms::owner_all);
+  const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
+  ::setenv("PATH", (dir + ":" + path).c_str(), 1);
+  ServerProcess s({"--image-builds", "--debian-mirror", "http://127.0.0.1:9/debian"});
+  ::setenv("PATH", path.c_str(), 1);
+  ASSERT_EQ(s.admin("POST", "/api/v1/images", json{{"name", "broken"}, {"recipe", {{"variant", "essential"}}}}).status,
+            201);
+  const json img = image_settled(s, "broken", 100, std::chrono::milliseconds(100));
+  ASSERT_EQ(img["state"], "failed") << img.dump() << s.log();
+  const std::string error = img.value("error", "");
+  EXPECT_NE(error.find("mmdebstrap exit 100: \xEF\xBF\xBD\xEF\xBF\xBDxxx"), std::string::npos) << error;
+  EXPECT_EQ(s.req("GET", "/healthz", "").status, 200);
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -72,6 +72,17 @@ size_t first_invalid_utf8(std::string_view text) {
   return std::string_view::npos;
 }
 
+std::string valid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t bad; (bad = first_invalid_utf8(text)) != std::string_view::npos; text.remove_prefix(bad + 1)) {
+    out.append(text.substr(0, bad));
+    out.append("\xEF\xBF\xBD");
+  }
+  out.append(text);
+  return out;
+}
+
 std::string utf8_prefix(const std::string& s, size_t max) {
   if (s.size() <= max) return s;
   size_t n = max;

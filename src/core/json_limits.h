@@ -28,6 +28,11 @@ int json_nesting_depth(std::string_view text, int stop_at);
 // checked here, since serialising a string that is not UTF-8 throws.
 size_t first_invalid_utf8(std::string_view text);
 
+// `text` with each byte that is not part of well-formed UTF-8 replaced by U+FFFD: what another
+// program wrote (a node's error output cut at a byte count, a tool's stderr in some other
+// encoding) made safe to store and log as a JSON string.
+std::string valid_utf8(std::string_view text);
+
 // At most `max` bytes of the UTF-8 text `s`, cut before a character rather than inside one, so a
 // long value quoted in an error stays well-formed text.
 std::string utf8_prefix(const std::string& s, size_t max);

@@ -105,5 +105,17 @@ TEST(JsonLimits, FindsTheFirstByteThatIsNotUtf8) {
   EXPECT_EQ(first_invalid_utf8("\xE4\xB8x"), 0u);         // bad continuation
 }
 
+TEST(JsonLimits, ValidUtf8ReplacesEachBadByte) {
+  EXPECT_EQ(valid_utf8("华东 ok"), "华东 ok");
+  // A character cut at a byte count (tail -c), a stray byte, an overlong form: each bad byte is
+  // one U+FFFD, the good text around them kept; the result serialises.
+  const std::string cut = std::string("\xB8\xAD") + "文 err \xFF!" + "\xC0\xAF";
+  const std::string fixed = valid_utf8(cut);
+  EXPECT_EQ(fixed, "\xEF\xBF\xBD\xEF\xBF\xBD文 err \xEF\xBF\xBD!\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(first_invalid_utf8(fixed), std::string_view::npos);
+  EXPECT_NO_THROW((void)nlohmann::json(fixed).dump());
+  EXPECT_EQ(valid_utf8(""), "");
+}
+
 }  // namespace
 }  // namespace gpurent

@@ -6,8 +6,9 @@
 #include <regex>
 #include <sstream>
 
-#include "core/shell_quote.h"
 #include "core/fields.h"
+#include "core/json_limits.h"
+#include "core/shell_quote.h"
 
 namespace gpurent {
 
@@ -581,7 +582,9 @@ std::optional<ContainerStatus> read_container_status(const std::string& path) {
   std::ifstream in(path);
   std::string line;
   if (!in || !std::getline(in, line) || line.size() > 4096) return std::nullopt;
-  const auto j = nlohmann::json::parse(line, nullptr, false);
+  // Its detail is a tool's output cut at a byte count on the node: a split character must not
+  // lose the reason.
+  const auto j = nlohmann::json::parse(valid_utf8(line), nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("reason") || !j["reason"].is_string()) return std::nullopt;
   ContainerStatus st;
   st.reason = j["reason"].get<std::string>();
@@ -650,7 +653,8 @@ std::optional<SaveDone> read_save_done(const std::string& path) {
   if (!in || !std::getline(in, line) || line.size() > 1024) return std::nullopt;
   SaveDone d;
   if (line.rfind("error ", 0) == 0 || line == "error") {
-    d.error = line.size() > 6 ? line.substr(6) : "podman said nothing";
+    // podman's words cut at 300 bytes on the node: a character may be split.
+    d.error = line.size() > 6 ? valid_utf8(std::string_view(line).substr(6)) : "podman said nothing";
     if (d.error.empty()) d.error = "podman said nothing";
     return d;
   }

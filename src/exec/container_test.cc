@@ -714,6 +714,12 @@ TEST(Container, ReadsWhatASaveLeft) {
   ASSERT_TRUE(failed.has_value());
   EXPECT_FALSE(failed->ok);
   EXPECT_EQ(failed->error, "Error: no container with name or ID found");
+  // podman's words cut at 300 bytes on the node (tail -c): a split character becomes U+FFFD.
+  auto cut =
+      read_save_done(temp_file("error \xB8\xAD"
+                               "存储空间不足\n"));
+  ASSERT_TRUE(cut.has_value());
+  EXPECT_EQ(cut->error, "\xEF\xBF\xBD\xEF\xBF\xBD存储空间不足");
   for (const std::string& bad : std::vector<std::string>{"ok " + std::string(63, 'a') + " 1", "ok " + sum, "ok " + sum + " -1", "ok " + sum + " 1 2",
                                 "ok " + std::string(64, 'G') + " 1", std::string("fine"), std::string()})
     EXPECT_FALSE(read_save_done(temp_file(bad + "\n")).has_value()) << bad;

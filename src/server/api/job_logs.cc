@@ -174,18 +174,6 @@ size_t utf8_end(std::string_view buf, size_t want, bool may_grow) {
   return want;
 }
 
-// The text with every byte that is not part of well-formed UTF-8 replaced by U+FFFD.
-std::string valid_utf8(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (;;) {
-    const size_t bad = first_invalid_utf8(s);
-    if (bad == std::string_view::npos) return out.append(s);
-    out.append(s.substr(0, bad)).append("\xEF\xBF\xBD");
-    s.remove_prefix(bad + 1);
-  }
-}
-
 struct Slice {
   int64_t offset = 0;  // where `bytes` start in the file
   std::string bytes;

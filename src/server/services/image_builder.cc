@@ -9,6 +9,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "core/json_limits.h"
 #include "exec/process.h"
 #include "server/services/artifact_store.h"
 #include "server/services/record_faults.h"
@@ -34,9 +35,10 @@ BuilderRegistry& builder_registry() {
 
 Result<Image> decode_recipe(const Record& r) { return decode_record(r, decode_image, "it cannot be built"); }
 
-// The last words of a failed command, printable, on one line.
+// The last words of a failed command, printable, on one line, well-formed UTF-8 (cut at a byte
+// count, a character may be split; stored and logged as JSON, a bad byte would throw).
 std::string last_words(const std::string& err) {
-  std::string s = err.size() > 600 ? err.substr(err.size() - 600) : err;
+  std::string s = valid_utf8(err.size() > 600 ? std::string_view(err).substr(err.size() - 600) : std::string_view(err));
   for (char& c : s)
     if (static_cast<unsigned char>(c) < 0x20) c = ' ';
   while (!s.empty() && s.back() == ' ') s.pop_back();
@@ -266,9 +268,18 @@ void ImageBuilder::run() {
     woken_ = false;
     lock.unlock();
     for (bool more = true; more;) {
-      auto built = build_one();
+      // An exception here would end the server (this thread catches nothing else), and the image,
+      // queued again at the next start, would end it again.
+      auto built = [&]() -> Result<bool> {
+        try {
+          return build_one();
+        } catch (const std::exception& e) {
+          return Error::make(Code::kInternal, std::string("building an image: ") + e.what());
+        }
+      }();
       if (!built && app_.loop.running())
-        spdlog::error("{}", json({{"event", "image_builder_failed"}, {"error", built.error().message}}).dump());
+        spdlog::error("{}", json({{"event", "image_builder_failed"}, {"error", built.error().message}})
+                                .dump(-1, ' ', false, json::error_handler_t::replace));
       std::lock_guard<std::mutex> g(mu_);
       more = built && *built && !stopping_;
     }
