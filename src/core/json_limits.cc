@@ -156,11 +156,13 @@ Result<nlohmann::json> parse_json_bounded(std::string_view text, const JsonLimit
   } catch (const nlohmann::json::parse_error& e) {
     std::string what = e.what();
     size_t colon = what.find(": ");
-    // The parser's own words (English in every language) after the position.
+    std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
+    // The parser's own words (English in every language) after the position, without the text it
+    // last read: that is the request's own content (a secret's value cut at a raw line break), and
+    // an error never echoes it — the byte offset says where.
+    if (size_t quoted = detail.find("; last read: "); quoted != std::string::npos) detail.erase(quoted);
     return Error::make(Code::kBadRequest,
-                       Message("json.malformed_at")
-                           .arg("byte", std::to_string(e.byte))
-                           .arg("detail", colon == std::string::npos ? what : what.substr(colon + 2)));
+                       Message("json.malformed_at").arg("byte", std::to_string(e.byte)).arg("detail", detail));
   } catch (const nlohmann::json::exception& e) {  // e.g. a number out of range such as 1e999
     return Error::make(Code::kBadRequest, Message("json.malformed").arg("detail", e.what()));
   }

@@ -49,6 +49,12 @@ TEST(JsonLimits, MalformedTextNamesTheByteAndOutOfRangeNumbersAreBadRequests) {
   EXPECT_NE(bad.error().message.find("at byte"), std::string::npos) << bad.error().message;
   EXPECT_EQ(bad.error().detail.code, "json.malformed_at");
   EXPECT_EQ(render(bad.error().detail, "zh").rfind("JSON 格式错误（第 ", 0), 0u) << render(bad.error().detail, "zh");
+  // The text the parser last read is the request's own (a secret's value up to a raw line break):
+  // never echoed.
+  auto pem = parse_json_bounded("{\"value\": \"-----BEGIN KEY sk_live_123\nrest\"}");
+  ASSERT_FALSE(pem.ok());
+  EXPECT_EQ(pem.error().message.find("sk_live_123"), std::string::npos) << pem.error().message;
+  EXPECT_NE(pem.error().message.find("control character"), std::string::npos) << pem.error().message;
   auto big = parse_json_bounded("{\"a\": 1e999}");
   ASSERT_FALSE(big.ok());
   EXPECT_EQ(big.error().code, Code::kBadRequest);
