@@ -46,9 +46,8 @@ TEST(PocRuns, AnAcceptanceRunAndTypedResultsDecideTheVerdictAgainstTheContract) 
   EXPECT_EQ(items["bench_nccl"]["threshold"], "350");
   EXPECT_EQ(items["bench_fp16_gemm"]["at"]["from"], "2026-12-07T05:00:00.000Z") << items["bench_fp16_gemm"].dump();
 
-  // The supplier's node measured (simulated GPU source, counted by this server; fio's recorded output).
-  std::vector<SimulatedGpu> cards;
-  for (int64_t i = 0; i < 8; ++i) cards.push_back({i, "", "", 9500 + i, 0, 0, 0, 0, 0});
+  // The supplier's node measured (simulated GPU source, counted by this server; fio's recorded output):
+  // an acceptance run on `node` whose cards' FP16 figures are tflops_x10[i], recorded; its id.
   std::ifstream fio_in(std::string(GPURENT_SOURCE_DIR) + "/src/meter/testdata/acceptance/fio_write_then_read.json");
   std::stringstream fio;
   fio << fio_in.rdbuf();
@@ -56,14 +55,25 @@ TEST(PocRuns, AnAcceptanceRunAndTypedResultsDecideTheVerdictAgainstTheContract) 
     return json{{"stage", kind}, {"tool", tool}, {"status", "ok"}, {"started_at", "2026-12-07T03:00:00Z"},
                 {"finished_at", "2026-12-07T03:10:00Z"}, {"output", std::move(out)}};
   };
-  json gpus = json::array();
-  for (int i = 0; i < 8; ++i) gpus.push_back({{"index", i}});
-  const json report = {{"format", kAcceptanceFormat}, {"node", "gpn1"}, {"started_at", "2026-12-07T03:00:00Z"},
-                       {"finished_at", "2026-12-07T03:10:00Z"}, {"gpus", gpus},
-                       {"stages", {stage("gpu", "gpurent-gpu-sim", simulated_gpu_bench(cards)),
-                                   stage("nccl", "nccl-sim", simulated_nccl_tests(36012, 8)),
-                                   stage("storage", "fio", fio.str())}}};
-  const std::string acc = expect_2xx(s.admin("POST", "/api/v1/acceptance-runs", json{{"report", report}}), "run").body["id"];
+  auto measured = [&](const std::string& node, const std::vector<int64_t>& tflops_x10) -> std::string {
+    std::vector<SimulatedGpu> cards;
+    json gpus = json::array();
+    for (int64_t i = 0; i < static_cast<int64_t>(tflops_x10.size()); ++i) {
+      cards.push_back({i, "", "", tflops_x10[i], 0, 0, 0, 0, 0});
+      gpus.push_back({{"index", i}});
+    }
+    const json report = {
+        {"format", kAcceptanceFormat},
+        {"node", node},
+        {"started_at", "2026-12-07T03:00:00Z"},
+        {"finished_at", "2026-12-07T03:10:00Z"},
+        {"gpus", gpus},
+        {"stages",
+         {stage("gpu", "gpurent-gpu-sim", simulated_gpu_bench(cards)),
+          stage("nccl", "nccl-sim", simulated_nccl_tests(36012, 8)), stage("storage", "fio", fio.str())}}};
+    return expect_2xx(s.admin("POST", "/api/v1/acceptance-runs", json{{"report", report}}), "run").body["id"];
+  };
+  const std::string acc = measured("gpn1", {9500, 9501, 9502, 9503, 9504, 9505, 9506, 9507});
 
   Resp with_run = s.req("POST", "/api/v1/poc-runs/" + id + "/results", admin, json{{"acceptance_run", acc}});
   ASSERT_EQ(with_run.status, 200) << with_run.describe();
@@ -75,13 +85,27 @@ TEST(PocRuns, AnAcceptanceRunAndTypedResultsDecideTheVerdictAgainstTheContract) 
   EXPECT_EQ(items["bench_storage"]["result"]["value"], "0.642");
   EXPECT_EQ(items["bench_storage"]["status"], "pass");
 
+  // A node measured again replaces its earlier figures (a slow card found, then replaced and
+  // measured again); another node's count too: the slowest card across the nodes.
+  auto fp16_after = [&](const std::string& run) {
+    Resp r = s.req("POST", "/api/v1/poc-runs/" + id + "/results", admin, json{{"acceptance_run", run}});
+    EXPECT_EQ(r.status, 200) << r.describe();
+    return poc_items(r.body)["bench_fp16_gemm"];
+  };
+  EXPECT_EQ(fp16_after(measured("gpn1", {9500, 9500, 9500, 8000, 9500, 9500, 9500, 9500}))["status"], "fail");
+  json again = fp16_after(measured("gpn1", {9600, 9600, 9600, 9600, 9600, 9600, 9600, 9600}));
+  EXPECT_EQ(again["result"]["value"], "960") << "the node's later run, not the lowest of all: " << again.dump();
+  EXPECT_EQ(again["status"], "pass");
+  expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "gpn2")), "node");
+  EXPECT_EQ(fp16_after(measured("gpn2", {9400, 9400, 9400, 9400, 9400, 9400, 9400, 9400}))["result"]["value"], "940");
+
   // The tenant's model runs 15% slower than its baseline: rejected whatever else passed.
   Resp model = s.req("POST", "/api/v1/poc-runs/" + id + "/results", admin,
                      json{{"item", "model_throughput"}, {"value", "850"}, {"note", "8×H100, bf16"}});
   ASSERT_EQ(model.status, 200) << model.describe();
   EXPECT_EQ(model.body["plan"]["verdict"], "reject") << model.body["plan"].dump();
-  EXPECT_EQ(model.body["results"].size(), 2u);
-  EXPECT_EQ(model.body["results"][1]["recorded_by"].get<std::string>().rfind("usr_", 0), 0u);
+  EXPECT_EQ(model.body["results"].size(), 5u);
+  EXPECT_EQ(model.body["results"][4]["recorded_by"].get<std::string>().rfind("usr_", 0), 0u);
 
   Resp zh = s.raw("GET", "/api/v1/poc-runs/" + id + "/report?lang=zh", admin, "", "");
   ASSERT_EQ(zh.status, 200) << zh.describe();
@@ -138,6 +162,15 @@ TEST(PocRuns, AnAcceptanceRunAndTypedResultsDecideTheVerdictAgainstTheContract) 
   bad["name"] = "other";
   bad["contract"] = "nope";
   EXPECT_NE(s.req("POST", "/api/v1/poc-runs", admin, bad).reason_for("contract"), "");
+
+  // A pass mark the run sets plan-wide stands; the contract's floor fills only the others.
+  json own = poc;
+  own["name"] = "own-marks";
+  own["thresholds"]["fp16_tflops"] = "750";
+  Resp marks = s.req("POST", "/api/v1/poc-runs", admin, own);
+  ASSERT_EQ(marks.status, 201) << marks.describe();
+  EXPECT_EQ(poc_items(marks.body)["bench_fp16_gemm"]["threshold"], "750");
+  EXPECT_EQ(poc_items(marks.body)["bench_nccl"]["threshold"], "350");
 }
 
 }  // namespace

@@ -455,7 +455,9 @@ static int64_t fixed_digits(const json& v) {
 // dense FP16 GEMM (TFLOPS), bench_nccl: the lowest all-reduce bus bandwidth (GB/s), bench_storage:
 // the lowest fio read throughput (GB/s). Stages from the simulated GPU source count only where
 // the run says they were counted; a result also given by hand is a 422, unless given_wins (a POC
-// run, where a result recorded by hand stands). Also used by poc_runs.cc.
+// run, where a result recorded by hand stands, and the runs are in the order they were recorded:
+// a node's later run replaces its earlier one item by item — a card replaced and measured again —
+// and the lowest is taken across nodes). Also used by poc_runs.cc.
 Status fill_poc_from_acceptance(App& app, const Principal& p, json& body, bool given_wins) {
   if (!body.is_object() || !body.contains("suppliers") || !body["suppliers"].is_array()) return ok_status();
   json& suppliers = body["suppliers"];
@@ -472,11 +474,12 @@ Status fill_poc_from_acceptance(App& app, const Principal& p, json& body, bool g
       int decimals = 0;
       std::string note;
     };
-    std::map<std::string, Worst> worst;  // POC item -> lowest figure
-    auto take = [&](const char* item, int64_t v, int decimals, const std::string& note) {
-      Worst& w = worst[item];
-      if (v >= 0 && (w.value < 0 || v < w.value)) w = {v, decimals, note};
+    auto lower = [](std::map<std::string, Worst>& into, const std::string& item, const Worst& x) {
+      Worst& w = into[item];
+      if (x.value >= 0 && (w.value < 0 || x.value < w.value)) w = x;
     };
+    // Per node (POC run) or per run (the advisor's list, each counting): POC item -> its figure.
+    std::map<std::string, std::map<std::string, Worst>> by_source;
     for (size_t j = 0; j < runs.size(); ++j) {
       const std::string at = field + "[" + std::to_string(j) + "]";
       if (!runs[j].is_string()) return Error::invalid(at, Message("api.advise.poc_runs_list"));
@@ -487,6 +490,10 @@ Status fill_poc_from_acceptance(App& app, const Principal& p, json& body, bool g
         return e;
       }
       const bool simulated_counts = run->body.value("simulated_counted", false);
+      std::map<std::string, Worst> mine;  // this run's lowest per item
+      auto take = [&](const char* item, int64_t v, int decimals, const std::string& note) {
+        lower(mine, item, {v, decimals, note});
+      };
       for (const json& st : run->body.value("stages", json::array())) {
         if (st.value("status", "") != "ok" || (st.value("simulated", false) && !simulated_counts)) continue;
         const json f = st.value("figures", json::object());
@@ -502,7 +509,13 @@ Status fill_poc_from_acceptance(App& app, const Principal& p, json& body, bool g
           take("bench_storage", f.value("read_mbps", int64_t{-1}), 3, note);  // MB/s = GB/s with 3 decimals
         }
       }
+      auto& source = by_source[given_wins ? "node " + run->body.value("node", "") : "run " + std::to_string(j)];
+      for (const auto& [item, w] : mine)
+        if (w.value >= 0) source[item] = w;
     }
+    std::map<std::string, Worst> worst;  // POC item -> lowest figure
+    for (const auto& [key, items] : by_source)
+      for (const auto& [item, w] : items) lower(worst, item, w);
     for (const auto& [item, w] : worst) {
       if (w.value < 0) continue;
       if (sup.contains("results") && sup["results"].is_object() && sup["results"].contains(item)) {

@@ -107,7 +107,7 @@ Result<Built> build_poc_run(App& app, const json& body, const Principal& p, Stor
   run["supplier"] = supplier->name;
   run["supplier_id"] = supplier->id;
   run["results"] = json::array();
-  if (contract_ref) {  // its floors are the pass marks the run does not set itself
+  if (contract_ref) {  // its floors are the pass marks the run does not set itself, per supplier or plan-wide
     auto kr = resolve_ref(tx, "contracts", *contract_ref, {{"tenant_id", tenant->id}}, "contract");
     if (!kr) return kr.error();
     if (kr->tenant_id != tenant->id || kr->supplier_id != supplier->id)
@@ -116,9 +116,13 @@ Result<Built> build_poc_run(App& app, const json& body, const Principal& p, Stor
     if (!k) return k.error();
     auto floors = contract_floors(app, tx, *k);
     if (!floors) return floors.error();
-    if (floors->min_fp16_tflops_x10 && !run.contains("fp16_tflops"))
+    auto sets = [&](const char* key) {
+      return run.contains(key) ||
+             (run.contains("thresholds") && run["thresholds"].is_object() && run["thresholds"].contains(key));
+    };
+    if (floors->min_fp16_tflops_x10 && !sets("fp16_tflops"))
       run["fp16_tflops"] = fixed_text(*floors->min_fp16_tflops_x10, 1);
-    if (floors->min_nccl_busbw_gbps && !run.contains("nccl_busbw_gbps"))
+    if (floors->min_nccl_busbw_gbps && !sets("nccl_busbw_gbps"))
       run["nccl_busbw_gbps"] = std::to_string(*floors->min_nccl_busbw_gbps);
     run["contract"] = kr->name;
     run["contract_id"] = kr->id;
