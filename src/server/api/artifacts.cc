@@ -85,7 +85,7 @@ void create_artifact(App& app, const httplib::Request& req, httplib::Response& r
   // content: uploads.cc release_content).
   auto publish_empty = [&]() -> Status {
     if (a->state != ArtifactState::kReady) return ok_status();
-    auto lock = ArtifactStore::content_lock();
+    auto lock = files.content_lock();
     auto d = files.write_chunk(id, 0, {}, 0);
     if (!d) return d.error();
     return files.publish(id, a->sha256);

@@ -59,7 +59,8 @@ Result<Record> receive_chunk(App& app, const UploadTarget& t, const httplib::Req
   if (!offset) return offset.error();
   if (req.body.empty())
     return Error::invalid("body", Message("api.artifacts.empty_body").arg("max", std::to_string(app.opts.max_body_bytes)));
-  auto lock = ArtifactStore::upload_lock(t.id);
+  ArtifactStore files(artifact_root(app.opts));
+  auto lock = files.upload_lock(t.id);     // this server's threads and the other servers'
   auto cur = app.store.get(t.kind, t.id);  // as it is now this upload is ours
   if (!cur) return cur.error();
   auto u = t.view(*cur);
@@ -72,7 +73,6 @@ Result<Record> receive_chunk(App& app, const UploadTarget& t, const httplib::Req
                                         .arg("from", std::to_string(*offset))
                                         .arg("to", std::to_string(end))
                                         .arg("size", std::to_string(u->size)));
-  ArtifactStore files(artifact_root(app.opts));
   auto digest = files.write_chunk(t.id, *offset, req.body, u->size);
   if (!digest && digest.error().code == Code::kConflict) {  // the upload's file is gone
     // Published by the last chunk, whose write did not commit (a crash between the two): the
@@ -103,7 +103,7 @@ Result<Record> receive_chunk(App& app, const UploadTarget& t, const httplib::Req
   // the write (advance: loop.run): the scheduler's tick takes it too (image_saves.cc), and a tick
   // waiting behind a holder that waits for the tick would stop the single writer.
   {
-    auto content = ArtifactStore::content_lock();
+    auto content = files.content_lock();
     if (auto s = files.publish(t.id, u->sha256); !s) return s.error();
   }
   return advance(app, t, *offset, end, true, user_id);
@@ -144,7 +144,7 @@ Result<bool> content_named(StoreReader& store, const std::string& sha256, const 
 Status delete_with_content(App& app, const std::string& kind, const std::string& id, const std::string& label,
                            const std::string& user_id, const std::function<Status(const json& body)>& refuse,
                            const std::function<Status(StoreTx& tx, const Record& removed, TimeMs now)>& also) {
-  auto lock = ArtifactStore::upload_lock(id);
+  auto lock = ArtifactStore(artifact_root(app.opts)).upload_lock(id);
   std::string sha;
   Status st = app.loop.run([&](StoreTx& tx) -> Status {
     // Locked: a run that starts keeping it (allocation_ledger.h) waits and then finds it gone, or
@@ -174,7 +174,7 @@ void release_content(App& app, const std::string& id, const std::string& sha256)
   // says ready, and a delete of another must not take it away in between.
   constexpr const char* kEmptySha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
   if (sha256.empty() || sha256 == kEmptySha256) return;
-  auto content = ArtifactStore::content_lock();
+  auto content = files.content_lock();
   auto named = content_named(app.store, sha256, id);
   if (named && !*named) files.remove_content(sha256);
 }

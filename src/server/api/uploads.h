@@ -79,7 +79,7 @@ Status delete_with_content(App& app, const std::string& kind, const std::string&
                            const std::function<Status(StoreTx& tx, const Record& removed, TimeMs now)>& also = {});
 
 // After the record `id` naming `sha256` was deleted: its upload goes, and the content when no
-// other record names it. Call holding ArtifactStore::upload_lock(id).
+// other record names it. Call holding the artifact store's upload_lock(id).
 void release_content(App& app, const std::string& id, const std::string& sha256);
 
 }  // namespace gpurent

@@ -5,6 +5,7 @@
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include <fcntl.h>
 #include <openssl/sha.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -13,6 +14,8 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
+#include <utility>
 
 namespace gpurent {
 
@@ -213,14 +216,51 @@ int64_t ArtifactStore::free_bytes() const {
   return static_cast<int64_t>(v.f_bavail) * static_cast<int64_t>(v.f_frsize);
 }
 
-std::unique_lock<std::mutex> ArtifactStore::upload_lock(const std::string& artifact_id) {
-  static std::array<std::mutex, 64> locks;
-  return std::unique_lock<std::mutex>(locks[std::hash<std::string>{}(artifact_id) % locks.size()]);
+FolderLock::FolderLock(std::mutex& mu, const std::string& path) : mu_(mu) {
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  int rc = -1;
+  while (fd_ >= 0 && (rc = ::fcntl(fd_, F_SETLKW, &fl)) == -1 && errno == EINTR) {
+  }
+  if (fd_ < 0 || rc == -1) {
+    spdlog::warn("{}",
+                 nlohmann::json({{"event", "artifact_lock_unshared"}, {"path", path}, {"error", std::strerror(errno)}})
+                     .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
 }
 
-std::unique_lock<std::mutex> ArtifactStore::content_lock() {
+FolderLock::FolderLock(FolderLock&& o) noexcept : mu_(std::move(o.mu_)), fd_(std::exchange(o.fd_, -1)) {}
+
+FolderLock::~FolderLock() {
+  if (fd_ >= 0) ::close(fd_);  // releases the file lock, before the mutex
+}
+
+namespace {
+// 64 locks for every upload (ids hashed by FNV-1a: the same on every server, whatever its
+// standard library): the mutex and the file of one slot go together.
+constexpr size_t kUploadLocks = 64;
+size_t upload_slot(const std::string& id) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : id) h = (h ^ c) * 1099511628211ULL;
+  return static_cast<size_t>(h % kUploadLocks);
+}
+}  // namespace
+
+FolderLock ArtifactStore::upload_lock(const std::string& artifact_id) const {
+  static std::array<std::mutex, kUploadLocks> locks;
+  const size_t slot = upload_slot(artifact_id);
+  return FolderLock(locks[slot], root_ + "/locks/upload-" + std::to_string(slot));
+}
+
+FolderLock ArtifactStore::content_lock() const {
   static std::mutex mu;
-  return std::unique_lock<std::mutex>(mu);
+  return FolderLock(mu, root_ + "/locks/content");
 }
 
 }  // namespace gpurent

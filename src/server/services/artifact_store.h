@@ -12,7 +12,8 @@
 // any: the same content, or a copy changed after its upload, which this repairs).
 //
 // Thread-safe: chunks of one artifact are serialised by upload_lock(id); publishing and removing
-// content files by content_lock().
+// content files by content_lock() — across this process's threads and across the servers that
+// share the folder (FolderLock).
 #pragma once
 
 #include <cstdint>
@@ -45,6 +46,25 @@ Result<int64_t> tenant_stored_bytes(Reader& store, const std::string& tenant_id)
   return sum;
 }
 
+// A lock held across this process's threads (a mutex) and across the processes that share the
+// folder: an fcntl write lock on a file under <root>/locks/ (POSIX locks belong to a process, hence
+// the mutex for its threads; NFS v4 honours them). Where the lock file cannot be opened or locked,
+// the mutex alone (logged). Released when destroyed.
+class FolderLock {
+ public:
+  FolderLock(std::mutex& mu, const std::string& path);
+  ~FolderLock();
+  FolderLock(FolderLock&& o) noexcept;
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+  FolderLock& operator=(FolderLock&&) = delete;
+  bool shared() const { return fd_ >= 0; }  // the file lock is held too
+
+ private:
+  std::unique_lock<std::mutex> mu_;
+  int fd_ = -1;
+};
+
 class ArtifactStore {
  public:
   explicit ArtifactStore(std::string root) : root_(std::move(root)) {}
@@ -74,11 +94,11 @@ class ArtifactStore {
   // Bytes free for the store's files (statvfs); -1 when unknown.
   int64_t free_bytes() const;
 
-  // One artifact's chunks one at a time (two clients of the same upload).
-  static std::unique_lock<std::mutex> upload_lock(const std::string& artifact_id);
+  // One artifact's chunks one at a time (two clients of the same upload, through two servers).
+  FolderLock upload_lock(const std::string& artifact_id) const;
   // Publishing and removing content files (an upload finishing while another artifact with the
-  // same content is deleted).
-  static std::unique_lock<std::mutex> content_lock();
+  // same content is deleted). Taken after an upload lock, never before one.
+  FolderLock content_lock() const;
 
  private:
   std::string root_;

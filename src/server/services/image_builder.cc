@@ -140,7 +140,7 @@ Result<bool> ImageBuilder::build_one() {
       return s.error();
     bool there = false;
     {
-      auto content = ArtifactStore::content_lock();
+      auto content = files.content_lock();
       there = ::access(files.content_path(other->sha256).c_str(), R_OK) == 0;
     }
     if (!there) continue;  // removed before the name took hold: built below
@@ -198,7 +198,7 @@ Result<bool> ImageBuilder::build_one() {
   if (auto s = update_image(app_, picked->id, ImageState::kBuilding, [&](Image& i) { i.sha256 = *sha; }); !s)
     return s.error();
   {
-    auto content = ArtifactStore::content_lock();
+    auto content = files.content_lock();
     if (auto s = files.publish_file(out, *sha); !s) return s.error();
   }
   if (auto s = update_image(app_, picked->id, ImageState::kReady, [&](Image& i) {

@@ -163,7 +163,7 @@ Status ImageSaves::sync(StoreTx& tx, TimeMs now) {
     }
     if (ready) {
       ArtifactStore files(s_.store_root);
-      auto content = ArtifactStore::content_lock();
+      auto content = files.content_lock();
       // The same content already in the store (a second save of an unchanged container): kept as it is.
       if (exists(files.content_path(sha))) {
         ::unlink(save_archive_for(dir, r.id).c_str());
