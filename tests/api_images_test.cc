@@ -210,12 +210,14 @@ TEST(ImageStorage, SharesContentAndTheTenantsLimitWithArtifacts) {
   EXPECT_EQ(big.error_fields(), std::vector<std::string>{"archive.size_bytes"});
 }
 
-// Image `name` once it is ready or failed, read every `every` at most `tries` times (the last read
-// otherwise).
-json image_settled(const ServerProcess& s, const std::string& name, int tries, std::chrono::milliseconds every) {
+// Image `name` once it is ready or failed, read (by an operator, or with `token`) every `every` at
+// most `tries` times (the last read otherwise).
+json image_settled(const ServerProcess& s, const std::string& name, int tries, std::chrono::milliseconds every,
+                   const std::string& token = "") {
   json img;
   for (int i = 0; i < tries; ++i) {
-    img = s.admin("GET", "/api/v1/images/" + name).body;
+    img =
+        (token.empty() ? s.admin("GET", "/api/v1/images/" + name) : s.req("GET", "/api/v1/images/" + name, token)).body;
     if (img["state"] == "ready" || img["state"] == "failed") break;
     std::this_thread::sleep_for(every);
   }
@@ -248,23 +250,36 @@ TEST(ImageBuilder, BuildsARecipeWithMmdebstrap) {
   EXPECT_EQ(again["sha256"], img["sha256"]) << "the same recipe's content, not built again";
 }
 
+// mmdebstrap replaced, for the servers started while this lives, by a shell script of `body` first
+// on PATH (a build then needs no Debian archive).
+class FakeMmdebstrap {
+ public:
+  explicit FakeMmdebstrap(const std::string& body)
+      : dir_(::testing::TempDir() + "gpurent-fake-mmdebstrap-" + std::to_string(::getpid())),
+        path_(std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin") {
+    fs::create_directories(dir_);
+    std::ofstream(dir_ + "/mmdebstrap") << "#!/bin/sh\n" << body;
+    fs::permissions(dir_ + "/mmdebstrap", fs::perms::owner_all);
+    ::setenv("PATH", (dir_ + ":" + path_).c_str(), 1);
+  }
+  ~FakeMmdebstrap() {
+    ::setenv("PATH", path_.c_str(), 1);
+    fs::remove_all(dir_);
+  }
+
+ private:
+  std::string dir_, path_;
+};
+
+const std::vector<std::string> kFakeBuilds = {"--image-builds", "--debian-mirror", "http://127.0.0.1:9/debian"};
+
 // A build that fails with output in another encoding, or UTF-8 cut mid-character where the builder
 // keeps its last 600 bytes: the image fails saying so (each bad byte one U+FFFD), and the server
 // lives on — the error, logged and stored as JSON, used to throw on the builder's thread and end
-// the server, again at every start while the image stayed queued. mmdebstrap here is a stand-in
-// on PATH that fails at once.
+// the server, again at every start while the image stayed queued.
 TEST(ImageBuilder, AFailureWhoseWordsAreNotUtf8FailsTheImageNotTheServer) {
-  const std::string dir = ::testing::TempDir() + "gpurent-fake-mmdebstrap-" + std::to_string(::getpid());
-  fs::create_directories(dir);
-  {
-    std::ofstream f(dir + "/mmdebstrap");
-    f << "#!/bin/sh\nprintf '\\344\\270\\255' >&2\nhead -c 598 /dev/zero | tr '\\0' x >&2\nexit 100\n";
-  }
-  fs::permissions(dir + "/mmdebstrap", fs::perms::owner_all);
-  const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
-  ::setenv("PATH", (dir + ":" + path).c_str(), 1);
-  ServerProcess s({"--image-builds", "--debian-mirror", "http://127.0.0.1:9/debian"});
-  ::setenv("PATH", path.c_str(), 1);
+  FakeMmdebstrap fake("printf '\\344\\270\\255' >&2\nhead -c 598 /dev/zero | tr '\\0' x >&2\nexit 100\n");
+  ServerProcess s(kFakeBuilds);
   ASSERT_EQ(s.admin("POST", "/api/v1/images", json{{"name", "broken"}, {"recipe", {{"variant", "essential"}}}}).status,
             201);
   const json img = image_settled(s, "broken", 100, std::chrono::milliseconds(100));
@@ -272,7 +287,33 @@ TEST(ImageBuilder, AFailureWhoseWordsAreNotUtf8FailsTheImageNotTheServer) {
   const std::string error = img.value("error", "");
   EXPECT_NE(error.find("mmdebstrap exit 100: \xEF\xBF\xBD\xEF\xBF\xBDxxx"), std::string::npos) << error;
   EXPECT_EQ(s.req("GET", "/healthz", "").status, 200);
-  fs::remove_all(dir);
+}
+
+// A recipe already built (here by a public image) gives its content at once — and its size counts
+// against the tenant's storage as a build's would: past --artifact-tenant-gib the image fails.
+TEST(ImageBuilder, TheSameRecipesContentCountsAgainstTheTenantsStorage) {
+  FakeMmdebstrap fake(
+      "n=$(($# - 1)); eval \"out=\\${$n}\"\nd=$(mktemp -d); head -c 100000 /dev/urandom > \"$d/f\"\n"
+      "tar -cf \"$out\" -C \"$d\" .; rm -rf \"$d\"\n");
+  std::vector<std::string> args = kFakeBuilds;
+  args.insert(args.end(), {"--artifact-tenant-gib", "1"});
+  ServerProcess s(args);
+  const json recipe = {{"variant", "essential"}, {"packages", {"hello"}}};
+  ASSERT_EQ(s.admin("POST", "/api/v1/images", json{{"name", "base"}, {"recipe", recipe}}).status, 201);
+  const json base = image_settled(s, "base", 100, std::chrono::milliseconds(100));
+  ASSERT_EQ(base["state"], "ready") << base.dump() << s.log();
+  expect_2xx(s.admin("POST", "/api/v1/tenants", tenant_doc("acme")), "tenant");
+  expect_2xx(s.admin("POST", "/api/v1/projects", project_doc("acme", "vision")), "project");
+  const std::string dev = make_user_token(s, "acme-dev", "tenant_member", "acme");
+  // An upload declared at all but 1,000 bytes of the tenant's GiB (counted at its declared size).
+  ASSERT_EQ(s.req("POST", "/api/v1/projects/vision/artifacts", dev,
+                  json{{"name", "w"}, {"sha256", sha256_hex("w")}, {"size_bytes", (int64_t{1} << 30) - 1000}})
+                .status,
+            201);
+  ASSERT_EQ(s.req("POST", "/api/v1/images", dev, json{{"name", "mine"}, {"recipe", recipe}}).status, 201);
+  const json mine = image_settled(s, "mine", 100, std::chrono::milliseconds(100), dev);
+  EXPECT_EQ(mine["state"], "failed") << mine.dump();
+  EXPECT_NE(mine.value("error", "").find("--artifact-tenant-gib"), std::string::npos) << mine.dump();
 }
 
 }  // namespace

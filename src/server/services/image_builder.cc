@@ -122,6 +122,14 @@ Result<bool> ImageBuilder::build_one() {
   auto image = decode_recipe(*picked);
   if (!image) return image.error();
   if (!image->recipe) return update_image(app_, picked->id, ImageState::kFailed, [](Image& i) { i.error = "no recipe"; }).ok();
+  // The image failed, saying why (logged too); the next one may be built.
+  auto fail = [&](const std::string& why) -> Result<bool> {
+    spdlog::warn("{}", json({{"event", "image_build_failed"}, {"image", picked->id}, {"error", why}})
+                           .dump(-1, ' ', false, json::error_handler_t::replace));
+    if (auto s = update_image(app_, picked->id, ImageState::kFailed, [&](Image& i) { i.error = why; }); !s)
+      return s.error();
+    return true;
+  };
 
   // The same recipe built before: its content, at once.
   auto ready = list_all(app_.store, "images", {{"state", "ready"}});
@@ -144,6 +152,9 @@ Result<bool> ImageBuilder::build_one() {
       there = ::access(files.content_path(other->sha256).c_str(), R_OK) == 0;
     }
     if (!there) continue;  // removed before the name took hold: built below
+    // Its size counts against the tenant's storage as a build's would (the content is shared, the
+    // quota is not).
+    if (auto room = build_room(picked->tenant_id, other->size_bytes, false); !room) return fail(room.error().message);
     if (auto s = update_image(app_, picked->id, ImageState::kReady, [&](Image& i) {
           i.sha256 = other->sha256, i.size_bytes = other->size_bytes, i.packages = other->packages;
           i.received_bytes = other->size_bytes, i.ready_at = app_.clock.now(), i.error.clear();
@@ -156,11 +167,7 @@ Result<bool> ImageBuilder::build_one() {
   ArtifactStore files(artifact_root(app_.opts));
   if (auto s = files.init(); !s) return s.error();
   // Room first: the tenant's storage quota not used up, a GiB free beside the largest image.
-  if (auto room = build_room(picked->tenant_id, 0); !room) {
-    if (auto s = update_image(app_, picked->id, ImageState::kFailed, [&](Image& i) { i.error = room.error().message; }); !s)
-      return s.error();
-    return true;
-  }
+  if (auto room = build_room(picked->tenant_id, 0); !room) return fail(room.error().message);
   const std::string out = files.upload_path(picked->id) + ".build.tar";
   ::unlink(out.c_str());
   std::vector<std::string> argv = {"mmdebstrap", "--quiet", "--variant=" + image->recipe->variant, "--format=tar"};
@@ -179,19 +186,14 @@ Result<bool> ImageBuilder::build_one() {
   if (error.empty() && !sha) error = sha.error().message;
   if (!error.empty()) {
     ::unlink(out.c_str());
-    spdlog::warn("{}", json({{"event", "image_build_failed"}, {"image", picked->id}, {"error", error}}).dump());
-    if (auto s = update_image(app_, picked->id, ImageState::kFailed, [&](Image& i) { i.error = error; }); !s) return s.error();
-    return true;
+    return fail(error);
   }
   struct stat stt {};
   ::stat(out.c_str(), &stt);
   // What was built counts against the tenant's quota (and the size limit) like an upload.
   if (auto room = build_room(picked->tenant_id, stt.st_size); !room) {
     ::unlink(out.c_str());
-    spdlog::warn("{}", json({{"event", "image_build_failed"}, {"image", picked->id}, {"error", room.error().message}}).dump());
-    if (auto s = update_image(app_, picked->id, ImageState::kFailed, [&](Image& i) { i.error = room.error().message; }); !s)
-      return s.error();
-    return true;
+    return fail(room.error().message);
   }
   const auto packages = installed_packages(out);
   // Named first, then published (without holding the content lock across a write: see above).
@@ -211,7 +213,7 @@ Result<bool> ImageBuilder::build_one() {
   return true;
 }
 
-Status ImageBuilder::build_room(const std::string& tenant_id, int64_t size) {
+Status ImageBuilder::build_room(const std::string& tenant_id, int64_t size, bool on_disk) {
   constexpr int64_t kGiB = int64_t{1} << 30;
   const int64_t max = app_.opts.artifact_max_gib * kGiB;
   if (size > max)
@@ -220,7 +222,7 @@ Status ImageBuilder::build_room(const std::string& tenant_id, int64_t size) {
   ArtifactStore files(artifact_root(app_.opts));
   const int64_t free = files.free_bytes();
   const int64_t want = size == 0 ? 2 * kGiB : kGiB;  // before: room to build, a GiB to spare; after: the GiB left
-  if (free >= 0 && free < want)
+  if (on_disk && free >= 0 && free < want)
     return Error::make(Code::kUnavailable, "the artifact disk has " + std::to_string(free) + " bytes free, less than " +
                                                std::to_string(want) + (size == 0 ? " to build an image" : " after the build"));
   if (tenant_id.empty()) return ok_status();

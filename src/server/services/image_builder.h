@@ -60,8 +60,9 @@ class ImageBuilder {
   void run();
   // Room for a build of the tenant's ("" public): before it (size 0) 2 GiB free on the artifact
   // disk and the tenant's quota not used up; after it, a GiB still free and its `size` within
-  // --artifact-max-gib and the quota (--artifact-tenant-gib), as an upload's would be.
-  Status build_room(const std::string& tenant_id, int64_t size);
+  // --artifact-max-gib and the quota (--artifact-tenant-gib), as an upload's would be. `on_disk`
+  // false: content already in the store (the same recipe's), which takes no disk.
+  Status build_room(const std::string& tenant_id, int64_t size, bool on_disk = true);
   ServiceContext& app_;
   std::string mirror_;
   std::map<std::string, TimeMs> last_served_;  // tenant -> when its last build was picked (builder thread only)
