@@ -116,6 +116,7 @@ Status ImageSaves::sync(StoreTx& tx, TimeMs now) {
     const std::string& job_id = i->source->job_id;
     std::optional<Message> failure;
     bool ready = false;
+    bool name_only = false;  // its digest named now; published and ready at the next tick
     std::string sha;
     int64_t bytes = 0;
     auto job = tx.get("jobs", job_id);
@@ -127,6 +128,11 @@ Status ImageSaves::sync(StoreTx& tx, TimeMs now) {
     if (auto done = read_save_done(save_done_for(dir, r.id))) {
       if (!done->ok) {  // a commit cut short by the stop says why better than podman does
         failure = running ? Message("image.save.failed").arg("why", verbatim(done->error)) : stopped;
+      } else if (!i->sha256.empty()) {
+        // Checked and named by an earlier tick: a delete of another record with this content keeps
+        // the file from then on, so it is published now (or was, by a tick a crash or a change of
+        // leader undid: the content is there, the archive gone) and the image is ready.
+        ready = true, sha = i->sha256, bytes = i->size_bytes;
       } else {
         auto h = hashed_.find(r.id);
         if (h == hashed_.end()) continue;  // observe() hashes it first
@@ -148,7 +154,7 @@ Status ImageSaves::sync(StoreTx& tx, TimeMs now) {
                         .arg("used", std::to_string(*used))
                         .arg("limit", std::to_string(s_.tenant_bytes));
         else
-          ready = true, sha = h->second.sha256, bytes = h->second.bytes;
+          name_only = true, sha = h->second.sha256, bytes = h->second.bytes;
       }
     } else {
       if (!running) {
@@ -160,6 +166,14 @@ Status ImageSaves::sync(StoreTx& tx, TimeMs now) {
             spdlog::error("{}", json({{"event", "image_save_request_failed"}, {"image", r.id}, {"error", w.error().message}}).dump());
         continue;
       }
+    }
+    if (name_only) {  // the digest named (and its size counted) first, in a tick of its own
+      i->sha256 = sha;
+      i->size_bytes = i->received_bytes = bytes;
+      r.body = to_json(*i);
+      r.updated_at = now;
+      if (auto s = tx.update(r); !s) return s;
+      continue;
     }
     if (ready) {
       ArtifactStore files(s_.store_root);
