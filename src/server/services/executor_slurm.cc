@@ -629,7 +629,7 @@ Status SlurmExecutor::submit(StoreTx& tx, const Record& r, const Job& j, TimeMs 
     return move_job(tx, r.id, JobState::kFailed, Message("exec.readiness.unsupported"), {}, now);
   }
   // An instance's start waits for its previous run to go (its ports, its volumes): a later tick.
-  auto waits = waits_for_earlier_run(tx, r, j);
+  auto waits = waits_for_earlier_run(tx, r, j, [&](const std::string& id) { return run_alive(id); });
   if (!waits) return waits.error();
   if (*waits) return ok_status();
   // So does any job admitted again (requeued, preempted) while its earlier run is still being
@@ -1010,6 +1010,8 @@ Status SlurmExecutor::advance(StoreTx& tx, TimeMs now, ExecutorHost& host) {
   // only its own (our_run).
   for (const SlurmJob& sj : jobs_) {
     if (terminal(sj.state) || placed_runs.count(sj.id) || !our_run(sj)) continue;
+    if (!placed.count(sj.comment))  // its job no longer placed: a stopped instance's waits for it
+      if (auto s = note_lingering_run(tx, sj.comment, now); !s) return s;
     if (auto s = batch_->cancel(sj.id); !s)
       spdlog::error("{}", json({{"event", std::string(name()) + "_cancel_failed"}, {"run", sj.id},
                                 {"error", s.error().message}})

@@ -1,5 +1,7 @@
 #include "server/services/instance_stop.h"
 
+#include <algorithm>
+
 #include "core/clock.h"
 #include "model/job_state.h"
 #include "server/services/job_cancel.h"
@@ -81,14 +83,40 @@ Result<Record> write_instance(StoreTx& tx, const Record& cur, const Instance& i,
   return r;
 }
 
-Result<bool> waits_for_earlier_run(StoreTx& tx, const Record& r, const Job& j) {
+Result<bool> waits_for_earlier_run(StoreTx& tx, const Record& r, const Job& j,
+                                   const std::function<bool(const std::string& job_id)>& alive) {
   auto label = j.labels.find(kInstanceLabel);
   if (label == j.labels.end()) return false;
   auto found = tx.list({"instances", {{"tenant_id", r.tenant_id}, {"name", label->second}}, "", 1});
   if (!found) return found.error();
   if (found->items.empty()) return false;
   auto i = decode_instance(found->items.front().body);
-  return i && !i->stopping_job.empty() && i->stopping_job != r.id;
+  if (!i) return false;
+  if (!i->stopping_job.empty() && i->stopping_job != r.id) return true;
+  for (const std::string& earlier : i->job_ids)
+    if (earlier != r.id && alive(earlier)) return true;
+  return false;
+}
+
+Status note_lingering_run(StoreTx& tx, const std::string& job_id, TimeMs now) {
+  auto job = tx.get("jobs", job_id);
+  if (!job) return job.error().code == Code::kNotFound ? ok_status() : Status(job.error());
+  const json* labels = job->body.contains("labels") ? &job->body["labels"] : nullptr;
+  if (!labels || !labels->is_object() || !labels->contains(kInstanceLabel) || !(*labels)[kInstanceLabel].is_string())
+    return ok_status();
+  auto found = tx.list(
+      {"instances", {{"tenant_id", job->tenant_id}, {"name", (*labels)[kInstanceLabel].get<std::string>()}}, "", 1});
+  if (!found) return found.error();
+  if (found->items.empty()) return ok_status();
+  const Record& cur = found->items.front();
+  auto i = decode_instance(cur.body);
+  if (!i || i->want_running || !i->stopping_job.empty() ||
+      std::find(i->job_ids.begin(), i->job_ids.end(), job_id) == i->job_ids.end())
+    return ok_status();
+  i->stopping_job = job_id;
+  i->stopping_since = now;
+  if (auto w = write_instance(tx, cur, *i, now); !w) return w.error();
+  return ok_status();
 }
 
 Result<int> end_instance_stops(StoreTx& tx, const std::set<std::string>& live, TimeMs now) {

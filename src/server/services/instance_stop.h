@@ -9,6 +9,7 @@
 // still sees; the simulated executor has none and marks none. Inside the caller's transaction; any thread.
 #pragma once
 
+#include <functional>
 #include <set>
 #include <string>
 
@@ -42,8 +43,17 @@ void put_instance(Record& r, const Instance& i);
 Result<Record> write_instance(StoreTx& tx, const Record& cur, const Instance& i, TimeMs now);
 
 // Whether job `r` (j) is an instance's start that must wait: its instance is still stopping an
-// earlier run. The executor submits it at a later tick, once that run has gone.
-Result<bool> waits_for_earlier_run(StoreTx& tx, const Record& r, const Job& j);
+// earlier run, or a run of an earlier job of it is still alive (`alive`: the executor's view) — a
+// job requeued (preempted, its node failed) and then cancelled by a stop or a restart left no
+// stopping_job, but its container may still be writing the instance's volumes. The executor
+// submits it at a later tick, once that run has gone.
+Result<bool> waits_for_earlier_run(StoreTx& tx, const Record& r, const Job& j,
+                                   const std::function<bool(const std::string& job_id)>& alive);
+
+// The executor is stopping a run of job `job_id` that is no longer placed: when that job is a
+// stopped instance's with no stop under way (a requeued job cancelled by the stop), the instance
+// reads `stopping` until the run has gone, as after the stop of a running one.
+Status note_lingering_run(StoreTx& tx, const std::string& job_id, TimeMs now);
 
 // Instances stopping whose job is not in `live` (gpurent jobs whose runs the executor still sees)
 // become stopped kStopSettleMs after the run was first seen gone (the runtime releases the
