@@ -39,14 +39,18 @@ Error as_instance_error(Error e, const Instance& i) {
 
 // Submits the instance's next job inside tx; its id is appended to i.job_ids. Its number is the
 // next after the instance's starts whose name no job of the tenant has (an instance released and
-// created again under its name, or a job a user named so, keeps its jobs' names).
+// created again under its name, or a job a user named so, keeps its jobs' names). Past 8 names
+// taken in a row the step doubles: jobs named on purpose cost a start at most ~60 lookups, not one
+// per name, inside the single writer.
 Status start_in(App& app, const Principal& p, StoreTx& tx, Instance& i, StartOn on = StartOn::kAnyHost,
                 const std::string& host = "") {
   int64_t n = static_cast<int64_t>(i.job_ids.size()) + 1;
-  for (;; ++n) {
+  for (int64_t tries = 0, step = 1;; ++tries) {
     auto taken = tx.list({"jobs", {{"tenant_id", i.tenant_id}, {"name", i.name + "-" + std::to_string(n)}}, "", 1});
     if (!taken) return taken.error();
     if (taken->items.empty()) break;
+    if (tries >= 8 && step < (int64_t{1} << 50)) step *= 2;
+    n += step;
   }
   auto body = instance_job(i, n, app.clock.now());
   if (!body) return body.error();
