@@ -458,6 +458,33 @@ TEST(MarketSettlement, AResaleWhoseSupplierNoLongerOffersTheBookLeavesIt) {
 // Resale: a tenant resells a whole node it holds in the node book; the buyer gets that node's
 // reservation and a commitment at the resale price; the reseller keeps paying its own commitment,
 // is credited the proceeds, and no longer has the node (nor its defaults).
+// A commitment holds at most 1,000 resales (a contract with more does not decode): a purchase
+// already resold in that many pieces resells no more — its nodes are not offered, rather than
+// making the buyer's trade fail when it settles and the resting resale block the book.
+TEST(MarketSettlement, APurchaseResoldAThousandTimesResellsNoMore) {
+  ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
+  const TwoNodes h = acme_buys_two_nodes(s, {"gpn1", "gpn2"});
+  const json first = s.admin("GET", "/api/v1/market-trades/" + h.trade).body;
+  const std::string contract = first["settlement"]["contract_id"];
+  const json k = s.admin("GET", "/api/v1/contracts/" + contract).body;
+  size_t at = 0;
+  while (at < k["commitments"].size() && k["commitments"][at].value("trade", "") != h.trade) ++at;
+  ASSERT_LT(at, k["commitments"].size()) << k.dump();
+  json resales = json::array();
+  for (int i = 0; i < 1000; ++i)
+    resales.push_back({{"gpus", 1},
+                       {"from", format_rfc3339(h.this_hour)},
+                       {"to", format_rfc3339(h.this_hour + kHour)},
+                       {"price_per_gpu_hour", "12.00"},
+                       {"trade", "trd_" + std::to_string(1000000000000000 + i)}});
+  edit_database(s, "UPDATE objects SET body = json_set(body, '$.commitments[" + std::to_string(at) +
+                       "].resales', json('" + resales.dump() + "')) WHERE id = '" + contract + "'");
+  ASSERT_EQ(s.admin("GET", "/api/v1/contracts/" + contract).status, 200) << "1,000 resales still decode";
+  Resp resell = s.req("POST", "/api/v1/market-orders", h.acme, node_order(h.this_hour, "sell", 1, "12.00"));
+  EXPECT_EQ(resell.status, 422) << resell.describe();
+  EXPECT_NE(resell.reason_for("nodes"), "") << resell.describe();
+}
+
 TEST(MarketSettlement, ATenantResellsAWholeNodeItHolds) {
   ServerProcess s({"--sched-interval-ms", "20", "--cold-start-ms", "50", "--firewall-interval-s", "0"});
   const TwoNodes h = acme_buys_two_nodes(s, {"gpn1", "gpn2", "gpn3"});

@@ -45,7 +45,7 @@ std::vector<CommitmentDefault> read_commitment_defaults(Fields& f, int64_t gpus,
 
 std::vector<CommitmentResale> read_commitment_resales(Fields& f, int64_t gpus, Currency currency) {
   std::vector<CommitmentResale> out;
-  f.objects("resales", false, 1000, [&](Fields& rf, size_t) {
+  f.objects("resales", false, kMaxCommitmentResales, [&](Fields& rf, size_t) {
     CommitmentResale x;
     x.gpus = rf.integer("gpus", 1, gpus);
     x.from = rf.time("from");

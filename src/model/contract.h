@@ -36,6 +36,7 @@ inline constexpr EnumEntry<ReservedOverflow> kReservedOverflowNames[] = {{Reserv
 // The most defaults one commitment may hold, and commitments one contract may hold (a contract
 // with more does not decode).
 inline constexpr size_t kMaxCommitmentDefaults = 1000;
+inline constexpr size_t kMaxCommitmentResales = 1000;
 inline constexpr size_t kMaxContractCommitments = 1000;
 
 // Capacity of a market commitment the supplier did not deliver: `gpus` of it over [from, to).

@@ -205,6 +205,19 @@ Result<std::vector<Held>> held_nodes(StoreTx& tx, const std::string& tenant_id, 
     }
     // A reservation cut short (a default released it) no longer holds the window.
     if (r->body.value("ends_at", "") != format_rfc3339(k.ends_at)) continue;
+    // A commitment holds at most kMaxCommitmentResales resales (a contract with more does not
+    // decode): a purchase resold in that many pieces resells nothing more, rather than fail the
+    // buyer's trade when it settles.
+    if (auto c = tx.get("contracts", st.value("contract_id", "")); !c && c.error().code != Code::kNotFound) {
+      return c.error();
+    } else if (c) {
+      bool full = false;
+      for (const json& m : c->body.value("commitments", json::array()))
+        if (m.is_object() && m.value("trade", "") == t.id &&
+            m.value("resales", json::array()).size() >= kMaxCommitmentResales)
+          full = true;
+      if (full) continue;
+    }
     // Bought in a book of GPUs: resold only when it bought its nodes whole (a part-node trade holds
     // a whole node it did not wholly buy), and only its nodes of this size.
     std::map<std::string, int64_t> size;
