@@ -74,6 +74,7 @@ export function barChart(el: HTMLElement, bars: Bar[], options: { max?: number; 
         },
         markLine: options.threshold
           ? {
+              silent: true, // no tooltip: the chart's formatter reads bars, and the line is none
               symbol: "none",
               lineStyle: { type: "dashed", color: "#b45309" },
               label: { formatter: options.threshold },

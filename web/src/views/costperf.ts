@@ -99,8 +99,10 @@ export async function renderCostPerf(root: HTMLElement, ctx: ViewContext): Promi
     periodNote((from, to) => t("costperf.period", { from, to }), cp.from, cp.to, "costperf-period"),
     h("p", { class: "muted description", "data-testid": "costperf-legend" }, t("costperf.legend")),
     h("div", { class: "cards" },
-      stat(String(cp.jobs.length), t("costperf.jobs"), "costperf-job-count"),
-      stat(String(cp.jobs.filter((j) => j.inefficient).length), t("costperf.inefficient"), "costperf-inefficient-count",
+      // One entry per job and metric: a job reporting two metrics is one job.
+      stat(String(new Set(cp.jobs.map((j) => j.job_id)).size), t("costperf.jobs"), "costperf-job-count"),
+      stat(String(new Set(cp.jobs.filter((j) => j.inefficient).map((j) => j.job_id)).size), t("costperf.inefficient"),
+        "costperf-inefficient-count",
         cp.jobs.some((j) => j.inefficient) ? "warn" : undefined)),
     cp.jobs.length === 0 ? notice("info", t("costperf.empty"), "costperf-empty") : null,
     ...sections,

@@ -7,6 +7,7 @@ import { t } from "../i18n";
 
 export function errorNotice(e: unknown): HTMLElement {
   if (e instanceof ApiError) {
+    if (e.status === 0) return notice("error", t("login.unreachable"), "view-error"); // no answer at all
     if (e.status === 403) return notice("error", t("common.forbidden_view", { detail: e.detail }), "view-error");
     return notice("error", t("common.error", { status: e.status, detail: e.detail }), "view-error");
   }

@@ -198,6 +198,7 @@ export async function renderInstances(root: HTMLElement, ctx: ViewContext): Prom
         );
       status.replaceChildren(box);
     }
+    polls = 0; // read again every 2 s while it starts, as after a stop
     await refresh();
   }
 
