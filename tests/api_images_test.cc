@@ -314,6 +314,7 @@ TEST(ImageBuilder, TheSameRecipesContentCountsAgainstTheTenantsStorage) {
   const json mine = image_settled(s, "mine", 100, std::chrono::milliseconds(100), dev);
   EXPECT_EQ(mine["state"], "failed") << mine.dump();
   EXPECT_NE(mine.value("error", "").find("--artifact-tenant-gib"), std::string::npos) << mine.dump();
+  EXPECT_EQ(mine.value("sha256", ""), "") << "a failed image names no content: " << mine.dump();
 }
 
 }  // namespace

@@ -85,14 +85,16 @@ TEST(PocRuns, AnAcceptanceRunAndTypedResultsDecideTheVerdictAgainstTheContract) 
   EXPECT_EQ(items["bench_storage"]["result"]["value"], "0.642");
   EXPECT_EQ(items["bench_storage"]["status"], "pass");
 
-  // A node measured again replaces its earlier figures (a slow card found, then replaced and
-  // measured again); another node's count too: the slowest card across the nodes.
+  // A card measured again replaces its earlier figure (a slow card found, then replaced and
+  // measured again); the other cards' and nodes' count too: the slowest card across them.
   auto fp16_after = [&](const std::string& run) {
     Resp r = s.req("POST", "/api/v1/poc-runs/" + id + "/results", admin, json{{"acceptance_run", run}});
     EXPECT_EQ(r.status, 200) << r.describe();
     return poc_items(r.body)["bench_fp16_gemm"];
   };
   EXPECT_EQ(fp16_after(measured("gpn1", {9500, 9500, 9500, 8000, 9500, 9500, 9500, 9500}))["status"], "fail");
+  EXPECT_EQ(fp16_after(measured("gpn1", {9900}))["result"]["value"], "800")
+      << "a run of card 0 alone replaces card 0's figure, not the slow card's";
   json again = fp16_after(measured("gpn1", {9600, 9600, 9600, 9600, 9600, 9600, 9600, 9600}));
   EXPECT_EQ(again["result"]["value"], "960") << "the node's later run, not the lowest of all: " << again.dump();
   EXPECT_EQ(again["status"], "pass");
@@ -104,8 +106,8 @@ TEST(PocRuns, AnAcceptanceRunAndTypedResultsDecideTheVerdictAgainstTheContract) 
                      json{{"item", "model_throughput"}, {"value", "850"}, {"note", "8×H100, bf16"}});
   ASSERT_EQ(model.status, 200) << model.describe();
   EXPECT_EQ(model.body["plan"]["verdict"], "reject") << model.body["plan"].dump();
-  EXPECT_EQ(model.body["results"].size(), 5u);
-  EXPECT_EQ(model.body["results"][4]["recorded_by"].get<std::string>().rfind("usr_", 0), 0u);
+  EXPECT_EQ(model.body["results"].size(), 6u);
+  EXPECT_EQ(model.body["results"][5]["recorded_by"].get<std::string>().rfind("usr_", 0), 0u);
 
   Resp zh = s.raw("GET", "/api/v1/poc-runs/" + id + "/report?lang=zh", admin, "", "");
   ASSERT_EQ(zh.status, 200) << zh.describe();

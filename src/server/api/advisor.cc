@@ -456,8 +456,9 @@ static int64_t fixed_digits(const json& v) {
 // the lowest fio read throughput (GB/s). Stages from the simulated GPU source count only where
 // the run says they were counted; a result also given by hand is a 422, unless given_wins (a POC
 // run, where a result recorded by hand stands, and the runs are in the order they were recorded:
-// a node's later run replaces its earlier one item by item — a card replaced and measured again —
-// and the lowest is taken across nodes). Also used by poc_runs.cc.
+// a later figure of the same card (GEMM), set of nodes (NCCL) or node (storage) replaces the
+// earlier one — a card replaced and measured again — and the lowest is taken across them). Also
+// used by poc_runs.cc.
 Status fill_poc_from_acceptance(App& app, const Principal& p, json& body, bool given_wins) {
   if (!body.is_object() || !body.contains("suppliers") || !body["suppliers"].is_array()) return ok_status();
   json& suppliers = body["suppliers"];
@@ -478,7 +479,8 @@ Status fill_poc_from_acceptance(App& app, const Principal& p, json& body, bool g
       Worst& w = into[item];
       if (x.value >= 0 && (w.value < 0 || x.value < w.value)) w = x;
     };
-    // Per node (POC run) or per run (the advisor's list, each counting): POC item -> its figure.
+    // Per card, node set or node measured (POC run; per run too for the advisor's list): POC
+    // item -> its figure.
     std::map<std::string, std::map<std::string, Worst>> by_source;
     for (size_t j = 0; j < runs.size(); ++j) {
       const std::string at = field + "[" + std::to_string(j) + "]";
@@ -490,28 +492,40 @@ Status fill_poc_from_acceptance(App& app, const Principal& p, json& body, bool g
         return e;
       }
       const bool simulated_counts = run->body.value("simulated_counted", false);
-      std::map<std::string, Worst> mine;  // this run's lowest per item
-      auto take = [&](const char* item, int64_t v, int decimals, const std::string& note) {
-        lower(mine, item, {v, decimals, note});
+      // What a figure measured: a card (GEMM), the set of nodes an all-reduce spanned (NCCL), a
+      // node (storage). In a POC run a later figure of the same thing replaces the earlier one;
+      // for the advisor's list each run counts apart.
+      const std::string node = run->body.value("node", "");
+      std::string span = node;
+      std::vector<std::string> peers;
+      for (const json& n : run->body.value("nccl_nodes", json::array())) peers.push_back(n.value("node", ""));
+      std::sort(peers.begin(), peers.end());
+      for (const std::string& n : peers) span += "+" + n;
+      const std::string prefix = given_wins ? "" : "run " + std::to_string(j) + " ";
+      std::map<std::string, std::map<std::string, Worst>> mine;  // what it measured -> item -> lowest
+      auto take = [&](const std::string& what, const char* item, int64_t v, int decimals, const std::string& note) {
+        lower(mine[prefix + what], item, {v, decimals, note});
       };
       for (const json& st : run->body.value("stages", json::array())) {
         if (st.value("status", "") != "ok" || (st.value("simulated", false) && !simulated_counts)) continue;
         const json f = st.value("figures", json::object());
-        const std::string note = "acceptance run " + run->id + " on " + run->body.value("node", "") + " (" +
-                                 st.value("tool", "") + " " + st.value("tool_version", "") + ")";
+        const std::string note = "acceptance run " + run->id + " on " + node + " (" + st.value("tool", "") + " " +
+                                 st.value("tool_version", "") + ")";
         const std::string kind = st.value("stage", "");
         if (kind == "gpu") {
           for (const json& g : f.value("gemm", json::array()))
-            if (g.value("dtype", "") == "fp16") take("bench_fp16_gemm", fixed_digits(g["tflops"]), 1, note);
+            if (g.value("dtype", "") == "fp16")
+              take("card " + node + "/" + g.value("card", json(-1)).dump(), "bench_fp16_gemm",
+                   fixed_digits(g["tflops"]), 1, note);
         } else if (kind == "nccl") {
-          take("bench_nccl", fixed_digits(f["busbw_gbps"]), 2, note);
+          take("nodes " + span, "bench_nccl", fixed_digits(f["busbw_gbps"]), 2, note);
         } else if (kind == "storage") {
-          take("bench_storage", f.value("read_mbps", int64_t{-1}), 3, note);  // MB/s = GB/s with 3 decimals
+          take("node " + node, "bench_storage", f.value("read_mbps", int64_t{-1}), 3, note);  // MB/s = GB/s, 3 decimals
         }
       }
-      auto& source = by_source[given_wins ? "node " + run->body.value("node", "") : "run " + std::to_string(j)];
-      for (const auto& [item, w] : mine)
-        if (w.value >= 0) source[item] = w;
+      for (const auto& [what, items] : mine)
+        for (const auto& [item, w] : items)
+          if (w.value >= 0) by_source[what][item] = w;
     }
     std::map<std::string, Worst> worst;  // POC item -> lowest figure
     for (const auto& [key, items] : by_source)

@@ -172,6 +172,7 @@ json default_json(const CommitmentDefault& d) {
 struct Held {
   Record trade;
   std::vector<std::string> nodes;  // node ids
+  int64_t resale_slots = 0;        // resales its commitment may still take (each resale trade one)
 };
 Result<std::vector<Held>> held_nodes(StoreTx& tx, const std::string& tenant_id, const std::string& supplier_id,
                                      const MarketBook& k, TimeMs now) {
@@ -208,16 +209,15 @@ Result<std::vector<Held>> held_nodes(StoreTx& tx, const std::string& tenant_id, 
     // A commitment holds at most kMaxCommitmentResales resales (a contract with more does not
     // decode): a purchase resold in that many pieces resells nothing more, rather than fail the
     // buyer's trade when it settles.
+    int64_t slots = static_cast<int64_t>(kMaxCommitmentResales);
     if (auto c = tx.get("contracts", st.value("contract_id", "")); !c && c.error().code != Code::kNotFound) {
       return c.error();
     } else if (c) {
-      bool full = false;
       for (const json& m : c->body.value("commitments", json::array()))
-        if (m.is_object() && m.value("trade", "") == t.id &&
-            m.value("resales", json::array()).size() >= kMaxCommitmentResales)
-          full = true;
-      if (full) continue;
+        if (m.is_object() && m.value("trade", "") == t.id)
+          slots -= static_cast<int64_t>(m.value("resales", json::array()).size());
     }
+    if (slots <= 0) continue;
     // Bought in a book of GPUs: resold only when it bought its nodes whole (a part-node trade holds
     // a whole node it did not wholly buy), and only its nodes of this size.
     std::map<std::string, int64_t> size;
@@ -230,7 +230,7 @@ Result<std::vector<Held>> held_nodes(StoreTx& tx, const std::string& tenant_id, 
       held_gpus += g;
     }
     if (bought_in == 0 && held_gpus != t.body.value("gpus", int64_t{0})) continue;
-    Held h{std::move(t), {}};
+    Held h{std::move(t), {}, slots};
     for (const auto& id : r->body.value("node_ids", json::array()))
       if (auto it = size.find(id.get<std::string>()); it != size.end() && it->second == k.node_gpus)
         h.nodes.push_back(id.get<std::string>());
@@ -609,9 +609,13 @@ Result<std::optional<size_t>> first_undeliverable(StoreTx& tx, const std::vector
                                                   TimeMs now, std::string* exhausted) {
   std::map<std::string, std::optional<std::vector<FreeNode>>> free;  // seller -> its free nodes (none: no offer)
   std::optional<Holds> holds;  // every reservation, read once for all the sellers
-  // (reseller tenant, supplier) -> nodes it holds of that supplier still unsold in this match: a
-  // tenant may resell nodes of several suppliers in one book.
-  std::map<std::pair<std::string, std::string>, int64_t> resale_left;
+  // (reseller tenant, supplier) -> per purchase it holds of that supplier, oldest first (the order
+  // take_resold_nodes takes them in), the nodes still unsold in this match and the resales its
+  // commitment may still take: a tenant may resell nodes of several suppliers in one book.
+  struct Left {
+    int64_t nodes, slots;
+  };
+  std::map<std::pair<std::string, std::string>, std::vector<Left>> resale_left;
   std::map<std::string, bool> resale_offered;  // supplier -> whether it has an offer for the book
   for (size_t i = 0; i < trades.size(); ++i) {
     const Record& t = trades[i];
@@ -632,13 +636,20 @@ Result<std::optional<size_t>> first_undeliverable(StoreTx& tx, const std::vector
       if (left == resale_left.end()) {
         auto held = held_nodes(tx, reseller, t.supplier_id, k, now);
         if (!held) return held.error();
-        int64_t nodes = 0;
-        for (const Held& h : *held) nodes += static_cast<int64_t>(h.nodes.size());
-        left = resale_left.emplace(std::make_pair(reseller, t.supplier_id), nodes).first;
+        std::vector<Left> per;
+        for (const Held& h : *held) per.push_back({static_cast<int64_t>(h.nodes.size()), h.resale_slots});
+        left = resale_left.emplace(std::make_pair(reseller, t.supplier_id), std::move(per)).first;
       }
-      const int64_t want = t.body.at("gpus").get<int64_t>() / std::max<int64_t>(k.node_gpus, 1);
-      if (left->second < want) return std::optional<size_t>(i);
-      left->second -= want;
+      // As take_resold_nodes will: each purchase it takes nodes from gets one more resale; one
+      // whose resales are full offers no more nodes.
+      int64_t want = t.body.at("gpus").get<int64_t>() / std::max<int64_t>(k.node_gpus, 1);
+      for (Left& p : left->second) {
+        if (want == 0) break;
+        if (p.nodes == 0 || p.slots == 0) continue;
+        const int64_t took = std::min(p.nodes, want);
+        want -= took, p.nodes -= took, --p.slots;
+      }
+      if (want > 0) return std::optional<size_t>(i);
       continue;
     }
     auto it = free.find(t.supplier_id);

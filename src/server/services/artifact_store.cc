@@ -220,11 +220,15 @@ FolderLock::FolderLock(std::mutex& mu, const std::string& path) : mu_(mu) {
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  // An open file description lock (F_OFD_SETLKW): owned by this descriptor, not the process, so
+  // the kernel's deadlock check (which sees processes, not threads) never refuses it falsely and
+  // no other descriptor's close releases it.
   struct flock fl {};
   fl.l_type = F_WRLCK;
   fl.l_whence = SEEK_SET;
+  fl.l_pid = 0;
   int rc = -1;
-  while (fd_ >= 0 && (rc = ::fcntl(fd_, F_SETLKW, &fl)) == -1 && errno == EINTR) {
+  while (fd_ >= 0 && (rc = ::fcntl(fd_, F_OFD_SETLKW, &fl)) == -1 && errno == EINTR) {
   }
   if (fd_ < 0 || rc == -1) {
     spdlog::warn("{}",

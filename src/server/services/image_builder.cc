@@ -118,6 +118,7 @@ Result<bool> ImageBuilder::build_one() {
   });
   if (!st) return st.error();
   if (!picked) return false;
+  picked_ = picked->id;
   last_served_[picked->tenant_id] = app_.clock.now();
   auto image = decode_recipe(*picked);
   if (!image) return image.error();
@@ -126,8 +127,10 @@ Result<bool> ImageBuilder::build_one() {
   auto fail = [&](const std::string& why) -> Result<bool> {
     spdlog::warn("{}", json({{"event", "image_build_failed"}, {"image", picked->id}, {"error", why}})
                            .dump(-1, ' ', false, json::error_handler_t::replace));
-    if (auto s = update_image(app_, picked->id, ImageState::kFailed, [&](Image& i) { i.error = why; }); !s)
-      return s.error();
+    if (auto s =
+            update_image(app_, picked->id, ImageState::kFailed, [&](Image& i) { i.error = why, i.sha256.clear(); });
+        !s)
+      return s.error();  // a failed image names no content (it would keep another's file alive)
     return true;
   };
 
@@ -144,6 +147,9 @@ Result<bool> ImageBuilder::build_one() {
     if (!other || !other->recipe || !(*other->recipe == *image->recipe)) continue;
     ArtifactStore files(artifact_root(app_.opts));
     if (::access(files.content_path(other->sha256).c_str(), R_OK) != 0) continue;
+    // Its size counts against the tenant's storage as a build's would (the content is shared, the
+    // quota is not).
+    if (auto room = build_room(picked->tenant_id, other->size_bytes, false); !room) return fail(room.error().message);
     if (auto s = update_image(app_, picked->id, ImageState::kBuilding, [&](Image& i) { i.sha256 = other->sha256; }); !s)
       return s.error();
     bool there = false;
@@ -152,9 +158,6 @@ Result<bool> ImageBuilder::build_one() {
       there = ::access(files.content_path(other->sha256).c_str(), R_OK) == 0;
     }
     if (!there) continue;  // removed before the name took hold: built below
-    // Its size counts against the tenant's storage as a build's would (the content is shared, the
-    // quota is not).
-    if (auto room = build_room(picked->tenant_id, other->size_bytes, false); !room) return fail(room.error().message);
     if (auto s = update_image(app_, picked->id, ImageState::kReady, [&](Image& i) {
           i.sha256 = other->sha256, i.size_bytes = other->size_bytes, i.packages = other->packages;
           i.received_bytes = other->size_bytes, i.ready_at = app_.clock.now(), i.error.clear();
@@ -276,9 +279,13 @@ void ImageBuilder::run() {
         try {
           return build_one();
         } catch (const std::exception& e) {
-          return Error::make(Code::kInternal, std::string("building an image: ") + e.what());
+          const std::string why = valid_utf8(std::string("building the image: ") + e.what());
+          if (!picked_.empty())  // failed, saying why: not left `building` until a restart
+            (void)update_image(app_, picked_, ImageState::kFailed, [&](Image& i) { i.error = why, i.sha256.clear(); });
+          return Error::make(Code::kInternal, why);
         }
       }();
+      picked_.clear();
       if (!built && app_.loop.running())
         spdlog::error("{}", json({{"event", "image_builder_failed"}, {"error", built.error().message}})
                                 .dump(-1, ' ', false, json::error_handler_t::replace));

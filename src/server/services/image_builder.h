@@ -66,6 +66,7 @@ class ImageBuilder {
   ServiceContext& app_;
   std::string mirror_;
   std::map<std::string, TimeMs> last_served_;  // tenant -> when its last build was picked (builder thread only)
+  std::string picked_;                         // the image build_one is building (builder thread only)
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false, woken_ = false;  // guarded by mu_

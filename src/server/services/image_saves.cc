@@ -194,10 +194,12 @@ Status ImageSaves::sync(StoreTx& tx, TimeMs now) {
       i->state = ImageState::kReady;
       i->failure.reset();
       i->error.clear();
-    } else {
+    } else {  // a failed save names no content and counts no storage (a digest named a pass before)
       i->state = ImageState::kFailed;
       i->failure = failure;
       i->error = render_en(*failure);
+      i->sha256.clear();
+      i->size_bytes = i->received_bytes = 0;
     }
     // Its files stay until observe() finds the image no longer saving — after this is committed:
     // were the tick rolled back, the next one finds the answer and does this again.
