@@ -100,14 +100,32 @@ TEST(PocRuns, AnAcceptanceRunAndTypedResultsDecideTheVerdictAgainstTheContract) 
   EXPECT_EQ(again["status"], "pass");
   expect_2xx(s.admin("POST", "/api/v1/nodes", node_doc("dc", "gpn2")), "node");
   EXPECT_EQ(fp16_after(measured("gpn2", {9400, 9400, 9400, 9400, 9400, 9400, 9400, 9400}))["result"]["value"], "940");
+  // An all-reduce across gpn1 and gpn2 measured again from the other node replaces the first: the
+  // same pair of nodes, whichever ran it.
+  auto allreduce = [&](const std::string& node, const std::vector<std::string>& hosts, int64_t busbw_x100) {
+    const json report = {{"format", kAcceptanceFormat},
+                         {"node", node},
+                         {"started_at", "2026-12-07T03:00:00Z"},
+                         {"finished_at", "2026-12-07T03:10:00Z"},
+                         {"gpus", json::array({{{"index", 0}}})},
+                         {"stages", {stage("nccl", "nccl-sim", simulated_nccl_tests(busbw_x100, 2, hosts))}}};
+    const std::string run =
+        expect_2xx(s.admin("POST", "/api/v1/acceptance-runs", json{{"report", report}}), "run").body["id"];
+    Resp r = s.req("POST", "/api/v1/poc-runs/" + id + "/results", admin, json{{"acceptance_run", run}});
+    EXPECT_EQ(r.status, 200) << r.describe();
+    return poc_items(r.body)["bench_nccl"];
+  };
+  EXPECT_EQ(allreduce("gpn1", {"gpn1", "gpn2"}, 10000)["result"]["value"], "100");
+  EXPECT_EQ(allreduce("gpn2", {"gpn2", "gpn1"}, 38000)["result"]["value"], "360.12")
+      << "the pair's 100 GB/s replaced; gpn1's own 360.12 is the lowest left";
 
   // The tenant's model runs 15% slower than its baseline: rejected whatever else passed.
   Resp model = s.req("POST", "/api/v1/poc-runs/" + id + "/results", admin,
                      json{{"item", "model_throughput"}, {"value", "850"}, {"note", "8×H100, bf16"}});
   ASSERT_EQ(model.status, 200) << model.describe();
   EXPECT_EQ(model.body["plan"]["verdict"], "reject") << model.body["plan"].dump();
-  EXPECT_EQ(model.body["results"].size(), 6u);
-  EXPECT_EQ(model.body["results"][5]["recorded_by"].get<std::string>().rfind("usr_", 0), 0u);
+  EXPECT_EQ(model.body["results"].size(), 8u);
+  EXPECT_EQ(model.body["results"][7]["recorded_by"].get<std::string>().rfind("usr_", 0), 0u);
 
   Resp zh = s.raw("GET", "/api/v1/poc-runs/" + id + "/report?lang=zh", admin, "", "");
   ASSERT_EQ(zh.status, 200) << zh.describe();

@@ -496,11 +496,11 @@ Status fill_poc_from_acceptance(App& app, const Principal& p, json& body, bool g
       // node (storage). In a POC run a later figure of the same thing replaces the earlier one;
       // for the advisor's list each run counts apart.
       const std::string node = run->body.value("node", "");
-      std::string span = node;
-      std::vector<std::string> peers;
-      for (const json& n : run->body.value("nccl_nodes", json::array())) peers.push_back(n.value("node", ""));
-      std::sort(peers.begin(), peers.end());
-      for (const std::string& n : peers) span += "+" + n;
+      std::vector<std::string> spanned = {node};  // the run's node and its peers, in name order
+      for (const json& n : run->body.value("nccl_nodes", json::array())) spanned.push_back(n.value("node", ""));
+      std::sort(spanned.begin(), spanned.end());
+      std::string span;
+      for (const std::string& n : spanned) span += (span.empty() ? "" : "+") + n;
       const std::string prefix = given_wins ? "" : "run " + std::to_string(j) + " ";
       std::map<std::string, std::map<std::string, Worst>> mine;  // what it measured -> item -> lowest
       auto take = [&](const std::string& what, const char* item, int64_t v, int decimals, const std::string& note) {

@@ -213,9 +213,10 @@ Result<std::vector<Held>> held_nodes(StoreTx& tx, const std::string& tenant_id, 
     if (auto c = tx.get("contracts", st.value("contract_id", "")); !c && c.error().code != Code::kNotFound) {
       return c.error();
     } else if (c) {
-      for (const json& m : c->body.value("commitments", json::array()))
+      for (const json& m : c->body.value("commitments", json::array()))  // each takes one per resale
         if (m.is_object() && m.value("trade", "") == t.id)
-          slots -= static_cast<int64_t>(m.value("resales", json::array()).size());
+          slots = std::min(slots, static_cast<int64_t>(kMaxCommitmentResales) -
+                                      static_cast<int64_t>(m.value("resales", json::array()).size()));
     }
     if (slots <= 0) continue;
     // Bought in a book of GPUs: resold only when it bought its nodes whole (a part-node trade holds

@@ -127,10 +127,18 @@ Result<bool> ImageBuilder::build_one() {
   auto fail = [&](const std::string& why) -> Result<bool> {
     spdlog::warn("{}", json({{"event", "image_build_failed"}, {"image", picked->id}, {"error", why}})
                            .dump(-1, ' ', false, json::error_handler_t::replace));
-    if (auto s =
-            update_image(app_, picked->id, ImageState::kFailed, [&](Image& i) { i.error = why, i.sha256.clear(); });
+    // It keeps a digest only while that content is in the store (published by an earlier try of
+    // this build, which deleting the failed image then releases); a digest of a file not there
+    // names nothing.
+    ArtifactStore store(artifact_root(app_.opts));
+    if (auto s = update_image(app_, picked->id, ImageState::kFailed,
+                              [&](Image& i) {
+                                i.error = why;
+                                if (!i.sha256.empty() && ::access(store.content_path(i.sha256).c_str(), R_OK) != 0)
+                                  i.sha256.clear();
+                              });
         !s)
-      return s.error();  // a failed image names no content (it would keep another's file alive)
+      return s.error();
     return true;
   };
 
@@ -281,7 +289,7 @@ void ImageBuilder::run() {
         } catch (const std::exception& e) {
           const std::string why = valid_utf8(std::string("building the image: ") + e.what());
           if (!picked_.empty())  // failed, saying why: not left `building` until a restart
-            (void)update_image(app_, picked_, ImageState::kFailed, [&](Image& i) { i.error = why, i.sha256.clear(); });
+            (void)update_image(app_, picked_, ImageState::kFailed, [&](Image& i) { i.error = why; });
           return Error::make(Code::kInternal, why);
         }
       }();
