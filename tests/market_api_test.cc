@@ -225,6 +225,17 @@ TEST(MarketApi, OrdersMatchAtTheRestingPriceAndTheBookIsPublicWithoutIdentities)
   Resp op_first = s.admin("POST", "/api/v1/market-orders", for_beta);
   EXPECT_EQ(op_first.status, 201) << op_first.describe();
   EXPECT_EQ(s.admin("POST", "/api/v1/market-orders", for_beta).body["id"], op_first.body["id"]);
+  // The owner however the operator names it: beta by its id is the same order (it was a 409 on
+  // the taken name); acme's own key with other fields is acme's order reused (a 422, not a 409).
+  for_beta["tenant"] = s.admin("GET", "/api/v1/tenants/beta").body["id"];
+  Resp by_id = s.admin("POST", "/api/v1/market-orders", for_beta);
+  EXPECT_EQ(by_id.status, 200) << by_id.describe();
+  EXPECT_EQ(by_id.body["id"], op_first.body["id"]);
+  json for_acme = keyed;
+  for_acme["tenant"] = "acme";
+  Resp reused = s.admin("POST", "/api/v1/market-orders", for_acme);
+  EXPECT_EQ(reused.status, 422) << reused.describe();
+  EXPECT_NE(reused.reason_for("idempotency_key"), "") << reused.describe();
   for_beta["tenant"] = 5;
   EXPECT_EQ(s.admin("POST", "/api/v1/market-orders", for_beta).status, 422);
 

@@ -566,18 +566,25 @@ Result<Record> place_order(App& app, const KindSpec& spec, const json& body, con
       for (const Record& r : *same) {
         // The key is its owner's: a tenant's or a supplier's own orders; an operator's, those placed
         // for the same tenant or supplier reference.
-        const json& req = r.body.value("request", json::object());
-        auto text = [](const json& j, const char* k) {
-          auto it = j.find(k);
-          return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-        };
-        const bool mine = p.is_operator() ? text(req, "tenant") == text(body, "tenant") &&
-                                                text(req, "supplier") == text(body, "supplier")
-                                          : (!p.tenant_id.empty() && r.tenant_id == p.tenant_id) ||
-                                                (!p.supplier_id.empty() && r.supplier_id == p.supplier_id);
+        // An operator's request names its owner by name or id: the same tenant or supplier
+        // however named (one it does not name resolves to none, and its create says why).
+        std::string tenant_id = p.tenant_id, supplier_id = p.supplier_id;
+        if (p.is_operator())
+          for (auto [kind, key, id] :
+               {std::tuple{"tenants", "tenant", &tenant_id}, std::tuple{"suppliers", "supplier", &supplier_id}})
+            if (body.contains(key) && body[key].is_string()) {
+              auto owner = resolve_ref(tx, kind, body[key].get<std::string>(), {}, key);
+              if (!owner && owner.error().code != Code::kNotFound && owner.error().code != Code::kInvalid)
+                return owner.error();
+              if (owner) *id = owner->id;
+            }
+        const bool mine =
+            (!tenant_id.empty() && r.tenant_id == tenant_id) || (!supplier_id.empty() && r.supplier_id == supplier_id);
         if (!mine) continue;
-        if (r.body.value("request", json()) != order_request(body))
-          return Error::invalid("idempotency_key", Message("api.market.key_reused").arg("order", r.id));
+        // The same order: the same fields, the owner compared above whoever placed it.
+        json was = r.body.value("request", json::object()), now = order_request(body);
+        for (const char* k : {"tenant", "supplier"}) was.erase(k), now.erase(k);
+        if (was != now) return Error::invalid("idempotency_key", Message("api.market.key_reused").arg("order", r.id));
         out = r;
         *repeated = true;
         return ok_status();
