@@ -566,24 +566,28 @@ Result<Record> place_order(App& app, const KindSpec& spec, const json& body, con
       for (const Record& r : *same) {
         // The key is its owner's: a tenant's or a supplier's own orders; an operator's, those placed
         // for the same tenant or supplier reference.
-        // An operator's request names its owner by name or id: the same tenant or supplier
-        // however named (one it does not name resolves to none, and its create says why).
+        // An operator's request names its owner by name or id: the tenant when it names one (a
+        // buy, a resale, whose `supplier` says whose nodes), else the supplier — the same owner
+        // however named (one that does not resolve is no owner, and its create says why).
         std::string tenant_id = p.tenant_id, supplier_id = p.supplier_id;
-        if (p.is_operator())
-          for (auto [kind, key, id] :
-               {std::tuple{"tenants", "tenant", &tenant_id}, std::tuple{"suppliers", "supplier", &supplier_id}})
-            if (body.contains(key) && body[key].is_string()) {
-              auto owner = resolve_ref(tx, kind, body[key].get<std::string>(), {}, key);
-              if (!owner && owner.error().code != Code::kNotFound && owner.error().code != Code::kInvalid)
-                return owner.error();
-              if (owner) *id = owner->id;
-            }
+        const char* owner_key = nullptr;  // the request's key naming the owner (an operator's)
+        if (p.is_operator()) {
+          owner_key = body.contains("tenant") && !body["tenant"].is_null() ? "tenant" : "supplier";
+          const bool tenant = std::string(owner_key) == "tenant";
+          if (body.contains(owner_key) && body[owner_key].is_string()) {
+            auto owner =
+                resolve_ref(tx, tenant ? "tenants" : "suppliers", body[owner_key].get<std::string>(), {}, owner_key);
+            if (!owner && owner.error().code != Code::kNotFound && owner.error().code != Code::kInvalid)
+              return owner.error();
+            if (owner) (tenant ? tenant_id : supplier_id) = owner->id;
+          }
+        }
         const bool mine =
             (!tenant_id.empty() && r.tenant_id == tenant_id) || (!supplier_id.empty() && r.supplier_id == supplier_id);
         if (!mine) continue;
-        // The same order: the same fields, the owner compared above whoever placed it.
+        // The same order: the same fields, the owner compared above however the operator named it.
         json was = r.body.value("request", json::object()), now = order_request(body);
-        for (const char* k : {"tenant", "supplier"}) was.erase(k), now.erase(k);
+        if (owner_key) was.erase(owner_key), now.erase(owner_key);
         if (was != now) return Error::invalid("idempotency_key", Message("api.market.key_reused").arg("order", r.id));
         out = r;
         *repeated = true;
