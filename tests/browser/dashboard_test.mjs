@@ -267,6 +267,15 @@ async function run(page, base, adminToken) {
     && monthOptions.length === 12 && `${chosenYear}-${chosenMonth}` === month,
     `invoice month in English: "${await cellText(page.getByTestId("invoice-title"))}", picker ${chosenYear} ${monthOptions[Number(chosenMonth) - 1]} (${monthOptions.slice(0, 3).join(", ")}, …)`);
   await shot(page, "04-invoices");
+  // In Chinese a line's units are the catalogue's: a GPU-second is GPU·秒.
+  const gpuSecondLines = invoice.json.sections.flatMap((s) => s.lines).filter((l) => l.unit === "GPU-second").length;
+  await page.getByTestId("lang-select").selectOption("zh-CN");
+  await page.getByTestId("invoice-title").filter({ hasText: "年" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+  const zhUnits = (await page.locator('[data-testid^="invoice-lines-"] tbody tr td:nth-child(6)').allInnerTexts())
+    .filter((x) => x.endsWith(" GPU·秒")).length;
+  check(gpuSecondLines > 0 && zhUnits === gpuSecondLines, `zh: ${zhUnits} of ${gpuSecondLines} GPU-second quantities read GPU·秒`);
+  await page.getByTestId("lang-select").selectOption("en");
+  await page.getByTestId("invoice-title").filter({ hasText: "aurora-ai ·" }).filter({ hasNotText: "年" }).waitFor({ timeout: STEP_TIMEOUT_MS });
 
   // 3c. Offers: table and chart.
   const offers = await openView(page, "#/offers", "offers");

@@ -13,6 +13,17 @@ import { labelOr, t } from "../i18n";
 import type { Invoice } from "../types";
 import { errorNotice } from "./errors";
 
+// A line's unit in the reader's language (the API's words; one it does not know stays as it is).
+const UNIT_KEYS: Record<string, string> = {
+  "GPU-second": "gpu_second", "GPU-hour": "gpu_hour", GB: "gb", "GB-second": "gb_second", "GB-month (730 h)": "gb_month",
+  "QPS-second": "qps_second", "QPS-month (730 h)": "qps_month", request: "request", requests: "requests", token: "token",
+  tokens: "tokens", "of fee": "of_fee", "of credit": "of_credit",
+};
+function unitText(unit: string): string {
+  const key = UNIT_KEYS[unit];
+  return key ? labelOr(`invoices.unit.${key}`, unit) : unit;
+}
+
 function currentMonth(): string {
   return new Date().toISOString().slice(0, 7);
 }
@@ -85,9 +96,9 @@ export async function renderInvoices(root: HTMLElement, ctx: ViewContext): Promi
           h("span", { title: l.kind }, labelOr(`invoices.kind.${l.kind}`, l.kind)),
           h("span", { title: l.rule, "data-rule": l.rule }, labelOr(`invoices.rule.${l.rule}`, l.rule)),
           h("span", { class: "description" }, l.description), l.project, l.job,
-          h("span", {}, num(l.quantity), ` ${l.unit}`),
+          h("span", {}, num(l.quantity), ` ${unitText(l.unit)}`),
           // "2.99 USD/GPU-hour"; a unit that is a phrase ("of fee") follows after a space.
-          h("span", {}, num(l.unit_price), ` ${s.currency}${/\s/.test(l.price_unit) ? " " : "/"}${l.price_unit}`),
+          h("span", {}, num(l.unit_price), ` ${s.currency}${/\s/.test(l.price_unit) ? " " : "/"}${unitText(l.price_unit)}`),
           num(l.amount, l.amount_exact),
         ]),
       ),
