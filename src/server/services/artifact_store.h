@@ -48,8 +48,8 @@ Result<int64_t> tenant_stored_bytes(Reader& store, const std::string& tenant_id)
 
 // A lock held across this process's threads (a mutex) and across the processes that share the
 // folder: an open-file-description write lock (fcntl F_OFD_SETLKW) on a file under <root>/locks/
-// (NFS v4 honours them). Where the lock file cannot be opened or locked, the mutex alone
-// (logged). Released when destroyed.
+// (a file system that supports them; NFS not tested here). Where the lock file cannot be opened
+// or locked, the mutex alone (logged). Released when destroyed.
 class FolderLock {
  public:
   FolderLock(std::mutex& mu, const std::string& path);
