@@ -32,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_records.h"
 #include "store/pg_test_cluster.h"
 #include "store/store.h"
 
@@ -60,15 +61,7 @@ std::string job_id(int i) {
   return id;
 }
 
-nlohmann::json body(int i) {
-  return {{"name", "job-" + std::to_string(i)},
-          {"project", "vision"},
-          {"kind", "training"},
-          {"workers", 4},
-          {"gpus_per_worker", 8},
-          {"image", "nvcr.io/nvidia/pytorch:24.10-py3"},
-          {"command", {"python", "train.py"}}};
-}
+nlohmann::json body(int i) { return gpurent::bench::job_body(i); }
 
 struct Figures {
   double writes_s = 0, write_ms = 0, samples_s = 0, batch_ms = 0, reads_s = 0;

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <string>
 
+#include "bench_records.h"
 #include "store/store.h"
 
 namespace {
@@ -25,10 +26,7 @@ std::string temp_dir() {
   return mkdtemp(tmpl);
 }
 
-nlohmann::json body(int i) {
-  return {{"name", "job-" + std::to_string(i)}, {"project", "vision"}, {"kind", "training"}, {"workers", 4},
-          {"gpus_per_worker", 8}, {"image", "nvcr.io/nvidia/pytorch:24.10-py3"}, {"command", {"python", "train.py"}}};
-}
+nlohmann::json body(int i) { return gpurent::bench::job_body(i); }
 
 double store_rate(bool full, int n) {
   std::string dir = temp_dir();

@@ -152,8 +152,8 @@ TEST_F(PgStoreCommands, MigrateThenBackUpAndRestoreThePostgresStore) {
   std::string line, objects;
   while (std::getline(lines, line))
     if (line.starts_with("objects ")) objects = line;
-  EXPECT_TRUE(objects.ends_with(" 6")) << r.out;
-  EXPECT_NE(r.out.find("verified: the row counts of 12 tables"), std::string::npos) << r.out;
+  EXPECT_TRUE(objects.ends_with(" 7")) << r.out;
+  EXPECT_NE(r.out.find("verified: the row counts of 13 tables"), std::string::npos) << r.out;
   r = run({"migrate", "--from", db, "--to", to});  // not empty any more
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.err.find("migrate into an empty database"), std::string::npos) << r.err;

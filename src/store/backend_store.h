@@ -4,7 +4,8 @@
 //    would deadlock), the callback's error or exception rolling the transaction back;
 //  * GuardedTx: the StoreTx handed to a callback, each operation one call of the backend's free
 //    function for it (insert_object(Conn&, ...), store_usage_batch(Conn&, ...): sqlite_queries.h,
-//    sqlite_usage.h, pg_queries.h), run through the backend's Guard;
+//    sqlite_usage.h, pg_queries.h), run through the backend's Guard; the object writes also keep
+//    each tenant's stored bytes (keep_tenant_storage);
 //  * PooledReads: StoreReader's reads, each one call of the backend's free function on a reader
 //    connection from the backend's pool.
 // The calls are unqualified and dependent, so each backend's overloads are found by
@@ -19,6 +20,7 @@
 #include <utility>
 
 #include "store/store.h"
+#include "store/store_checks.h"
 
 namespace gpurent {
 
@@ -59,6 +61,24 @@ inline Status run_write_callback(const std::function<Status(StoreTx&)>& fn, Stor
   return result;
 }
 
+// The change a write of an artifact or image makes to its tenant's stored bytes (StoreTx::
+// tenant_stored_bytes; `before`/`after` null where the record did not / does not exist), applied
+// through the backend's add_tenant_storage(Conn&, tenant, delta). Other kinds: nothing, not even
+// a read (the reason this is code and not a trigger: migrations.cc, version 7).
+inline bool counts_storage(const std::string& kind) { return kind == "artifacts" || kind == "images"; }
+template <class Conn>
+Status keep_tenant_storage(Conn& db, const Record* before, const Record* after) {
+  auto counted = [](const Record* r) { return r && counts_storage(r->kind) && !r->tenant_id.empty(); };
+  const int64_t was = counted(before) ? declared_bytes(before->body) : 0;
+  const int64_t is = counted(after) ? declared_bytes(after->body) : 0;
+  if (counted(before) && counted(after) && before->tenant_id == after->tenant_id)
+    return add_tenant_storage(db, after->tenant_id, is - was);
+  if (counted(before))
+    if (auto s = add_tenant_storage(db, before->tenant_id, -was); !s) return s;
+  if (counted(after)) return add_tenant_storage(db, after->tenant_id, is);
+  return ok_status();
+}
+
 // Guard: `template <class F> auto op(bool writes, F&& fn)` runs fn(Conn&) when the transaction is
 // still usable (an error otherwise); `writes` says whether the operation changes anything.
 template <class Guard>
@@ -67,13 +87,37 @@ class GuardedTx final : public StoreTx {
   explicit GuardedTx(Guard& guard) : g_(guard) {}
 
   Status insert(const Record& r) override {
-    return g_.op(true, [&](auto& db) { return insert_object(db, r); });
+    return g_.op(true, [&](auto& db) -> Status {
+      if (auto s = insert_object(db, r); !s) return s;
+      return keep_tenant_storage(db, nullptr, &r);
+    });
   }
+  // An artifact's or image's old size is read under a row lock first (PostgreSQL: another server
+  // cannot change it between the read and the write); the update's own version check says
+  // whether it is the one replaced.
   Status update(const Record& r) override {
-    return g_.op(true, [&](auto& db) { return update_object(db, r); });
+    return g_.op(true, [&](auto& db) -> Status {
+      std::optional<Record> before;
+      if (counts_storage(r.kind)) {
+        auto old = get_object_locked(db, r.kind, r.id);
+        if (!old && old.error().code != Code::kNotFound) return old.error();
+        if (old) before = std::move(old).value();
+      }
+      if (auto s = update_object(db, r); !s) return s;
+      return keep_tenant_storage(db, before ? &*before : nullptr, &r);
+    });
   }
   Status remove(const std::string& kind, const std::string& id) override {
-    return g_.op(true, [&](auto& db) { return remove_object(db, kind, id); });
+    return g_.op(true, [&](auto& db) -> Status {
+      std::optional<Record> before;
+      if (counts_storage(kind)) {
+        auto old = get_object_locked(db, kind, id);
+        if (!old && old.error().code != Code::kNotFound) return old.error();
+        if (old) before = std::move(old).value();
+      }
+      if (auto s = remove_object(db, kind, id); !s) return s;
+      return keep_tenant_storage(db, before ? &*before : nullptr, nullptr);
+    });
   }
   Result<Record> get(const std::string& kind, const std::string& id) override {
     return g_.op(false, [&](auto& db) { return get_object(db, kind, id); });
@@ -96,6 +140,9 @@ class GuardedTx final : public StoreTx {
   Result<std::vector<std::string>> list_ids(const std::string& kind,
                                             const std::map<std::string, std::string>& eq) override {
     return g_.op(false, [&](auto& db) { return list_object_ids(db, kind, eq); });
+  }
+  Result<int64_t> tenant_stored_bytes(const std::string& tenant_id) override {
+    return g_.op(false, [&](auto& db) { return select_tenant_stored_bytes(db, tenant_id); });
   }
   Status insert_token(const TokenRow& t) override {
     return g_.op(true, [&](auto& db) { return insert_token_row(db, t); });
@@ -145,6 +192,9 @@ class PooledReads : public Store {
   }
   Result<int64_t> count(const std::string& kind, const std::map<std::string, std::string>& eq) override {
     return pool().with([&](auto& db) { return count_objects(db, kind, eq); });
+  }
+  Result<int64_t> tenant_stored_bytes(const std::string& tenant_id) override {
+    return pool().with([&](auto& db) { return select_tenant_stored_bytes(db, tenant_id); });
   }
   Result<std::optional<TokenRow>> token_by_hash(const std::string& secret_hash) override {
     return pool().with([&](auto& db) { return find_token_by_hash(db, secret_hash); });

@@ -1,4 +1,4 @@
-// The mapping of SQLite schema version 5 (migrations.cc) onto PostgreSQL schema version 4
+// The mapping of SQLite schema version 7 (migrations.cc) onto PostgreSQL schema version 6
 // (pg_migrations.cc). A new SQLite table, or a new column, needs its line here: migrate_store
 // refuses a SQLite file with a table that is neither mapped nor listed as not copied, and the
 // PostgreSQL COPY fails on a column the target lacks.
@@ -132,6 +132,9 @@ std::vector<TableMap> build() {
                   {"value", T::kReal},
                   {"higher_is_better", T::kBoolean}},
                  "job_id, name, at"});
+  // tenant_storage: each tenant's stored bytes, kept by the object writes (backend_store.h), so
+  // copied as it is, like the objects it sums.
+  out.push_back({"tenant_storage", {{"tenant_id", T::kText}, {"bytes", T::kInteger}}, "tenant_id"});
   return out;
 }
 

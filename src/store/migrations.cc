@@ -247,6 +247,25 @@ constexpr const char* kV6 = R"sql(
 CREATE INDEX objects_by_tenant_state ON objects (kind, tenant_id, state, id);
 )sql";
 
+// Artifacts and images (docs/resources/artifacts.md) without walking them: found by their content
+// digest (a delete keeps the file while another record names it; the filter "sha256": a partial
+// index, so other kinds' writes neither parse their bodies nor add an entry) and summed per tenant
+// (its storage quota, checked in the single writer at each create) in `tenant_storage`, which
+// the object writes keep (sqlite_objects.cc: the bytes each record's integer size_bytes declares,
+// platform images, with no tenant, not counted). Kept by the code rather than by triggers: a
+// trigger on `objects` costs every write of every kind (5-10 us a row, measured), and only
+// these two kinds need it.
+constexpr const char* kV7 = R"sql(
+CREATE INDEX objects_by_sha256 ON objects (kind, (body ->> 'sha256'), id) WHERE kind IN ('artifacts', 'images');
+CREATE TABLE tenant_storage (
+  tenant_id TEXT NOT NULL PRIMARY KEY,
+  bytes     INTEGER NOT NULL
+) STRICT;
+INSERT INTO tenant_storage (tenant_id, bytes)
+  SELECT tenant_id, sum(CASE json_type(body, '$.size_bytes') WHEN 'integer' THEN body ->> 'size_bytes' ELSE 0 END)
+  FROM objects WHERE kind IN ('artifacts', 'images') AND tenant_id <> '' GROUP BY tenant_id;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "objects, api_tokens, job_events, audit_log", kV1},
     {2, "usage: ingest batches, raw GPU and job samples, per-minute rollups", kV2},
@@ -254,6 +273,7 @@ constexpr Migration kMigrations[] = {
     {4, "usage: idempotency keys scoped to their caller", kV4},
     {5, "job events: reasons as message codes", kV5},
     {6, "objects: an index by tenant and state", kV6},
+    {7, "artifacts and images: an index by content digest, each tenant's stored bytes", kV7},
 };
 
 constexpr const char* kBootstrap =

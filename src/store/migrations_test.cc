@@ -188,5 +188,36 @@ TEST(Migrations, AVersion2FileUpgradesToJobMetricsKeepingItsData) {
   EXPECT_EQ(rows->size(), 1u);
 }
 
+// Version 7 fills each tenant's stored bytes from the artifacts and images already there (the
+// object writes keep it from then on), by the rule the writes use: an integer size_bytes counts.
+TEST(Migrations, TenantStorageStartsFromTheRecordsAlreadyStored) {
+  TempDir dir;
+  const std::string path = dir.file("v6.db");
+  {
+    Db db = open_db(path);
+    auto all = sqlite_migrations();
+    ASSERT_EQ(all[5].version, 6);
+    ASSERT_EQ(apply_migrations(db, all.first(6), 1).value(), 6);
+    for (const char* row : {"('artifacts', 'art_1', 'ten_a', '{\"size_bytes\":100,\"sha256\":\"aa\"}', 1, 1, 1)",
+                            "('images', 'img_1', 'ten_a', '{\"size_bytes\":20}', 1, 1, 1)",
+                            "('images', 'img_2', '', '{\"size_bytes\":5000}', 1, 1, 1)",
+                            "('artifacts', 'art_2', 'ten_a', '{\"size_bytes\":1.5}', 1, 1, 1)",
+                            "('volumes', 'vol_1', 'ten_a', '{\"size_bytes\":7}', 1, 1, 1)",
+                            "('artifacts', 'art_3', 'ten_b', '{\"size_bytes\":3}', 1, 1, 1)"})
+      ASSERT_TRUE(db.exec(std::string("INSERT INTO objects (kind, id, tenant_id, body, created_at, updated_at, version)"
+                                      " VALUES ") +
+                          row)
+                      .ok())
+          << row;
+  }
+  auto store = open_or_die(path);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->tenant_stored_bytes("ten_a").value(), 120);
+  EXPECT_EQ(store->tenant_stored_bytes("ten_b").value(), 3);
+  EXPECT_EQ(store->count("artifacts", {{"sha256", "aa"}}).value(), 1);
+  ASSERT_TRUE(store->write([](StoreTx& tx) { return tx.remove("artifacts", "art_1"); }).ok());
+  EXPECT_EQ(store->tenant_stored_bytes("ten_a").value(), 20);
+}
+
 }  // namespace
 }  // namespace gpurent

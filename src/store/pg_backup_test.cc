@@ -174,11 +174,12 @@ TEST_F(PgMigrate, CopiesEveryRecordAndReadsBackTheSame) {
   auto report = migrate_store(dir_.file("lite.db"), target->uri());
   ASSERT_TRUE(report.ok()) << report.error().message;
   EXPECT_EQ(report->sqlite_schema_version, lite->schema_version());
-  EXPECT_EQ(report->objects_verified, 6);
+  EXPECT_EQ(report->objects_verified, 7);
   std::map<std::string, int64_t> rows;
   for (const auto& t : report->tables) rows[t.table] = t.rows;
-  EXPECT_EQ(rows.size(), 12u);
-  EXPECT_EQ(rows["objects"], 6);
+  EXPECT_EQ(rows.size(), 13u);
+  EXPECT_EQ(rows["objects"], 7);
+  EXPECT_EQ(rows["tenant_storage"], 1);
   EXPECT_EQ(rows["api_tokens"], 2);
   EXPECT_EQ(rows["job_events"], 3);
   EXPECT_EQ(rows["audit_log"], 3);

@@ -338,12 +338,30 @@ constexpr const char* kV5 = R"sql(
 CREATE INDEX objects_by_tenant_state ON objects (kind, tenant_id, state, id);
 )sql";
 
+// Artifacts and images found by their content digest and summed per tenant without walking them
+// (as SQLite's version 7): the partial index the filter "sha256" uses, and `tenant_storage`, kept
+// by the object writes (pg_objects.cc), filled here from the records already there.
+constexpr const char* kV6 = R"sql(
+CREATE INDEX objects_by_sha256 ON objects (kind, (body ->> 'sha256'), id) WHERE kind IN ('artifacts', 'images');
+CREATE TABLE tenant_storage (
+  tenant_id text COLLATE "C" NOT NULL,
+  bytes     bigint NOT NULL,
+  CONSTRAINT tenant_storage_pkey PRIMARY KEY (tenant_id)
+);
+INSERT INTO tenant_storage (tenant_id, bytes)
+  SELECT tenant_id,
+         sum(CASE WHEN jsonb_typeof(body -> 'size_bytes') = 'number' AND (body ->> 'size_bytes') ~ '^-?[0-9]{1,18}$'
+                  THEN (body ->> 'size_bytes')::bigint ELSE 0 END)
+  FROM objects WHERE kind IN ('artifacts', 'images') AND tenant_id <> '' GROUP BY tenant_id;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "objects, api_tokens, job_events, audit_log", kV1},
     {2, "usage: ingest batches, raw samples partitioned by month, per-minute rollups", kV2},
     {3, "job metrics: points a job reports about its quality", kV3},
     {4, "usage: a month's partition is dropped only while no ingest adds to it", kV4},
     {5, "objects: an index by tenant and state", kV5},
+    {6, "artifacts and images: an index by content digest, each tenant's stored bytes", kV6},
 };
 
 // Serializes schema changes between processes opening the same database (any fixed key).

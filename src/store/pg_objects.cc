@@ -167,6 +167,23 @@ Result<int64_t> count_objects(PgConn& db, const std::string& kind, const std::ma
   return rows->integer(0, 0);
 }
 
+Result<int64_t> select_tenant_stored_bytes(PgConn& db, const std::string& tenant_id) {
+  auto rows = db.query("SELECT coalesce((SELECT bytes FROM tenant_storage WHERE tenant_id = $1), 0)",
+                       PgParams().add(tenant_id), "reading the stored bytes of tenant " + tenant_id);
+  if (!rows) return rows.error();
+  return rows->integer(0, 0);
+}
+
+Status add_tenant_storage(PgConn& db, const std::string& tenant_id, int64_t delta) {
+  if (delta == 0) return ok_status();
+  auto n = db.exec(
+      "INSERT INTO tenant_storage (tenant_id, bytes) VALUES ($1, $2)"
+      " ON CONFLICT (tenant_id) DO UPDATE SET bytes = tenant_storage.bytes + excluded.bytes",
+      PgParams().add(tenant_id).add(delta), "adding to the stored bytes of tenant " + tenant_id);
+  if (!n) return n.error();
+  return ok_status();
+}
+
 Result<std::vector<std::string>> list_object_ids(PgConn& db, const std::string& kind,
                                                  const std::map<std::string, std::string>& eq) {
   if (auto s = check_kind(kind); !s) return s.error();

@@ -28,6 +28,9 @@ Result<Record> get_object(PgConn& db, const std::string& kind, const std::string
 Result<Record> get_object_locked(PgConn& db, const std::string& kind, const std::string& id);
 Result<Record> get_object_shared(PgConn& db, const std::string& kind, const std::string& id);
 Result<Page> list_objects(PgConn& db, const ListQuery& q);
+Result<int64_t> select_tenant_stored_bytes(PgConn& db, const std::string& tenant_id);
+// Adds delta (may be negative; 0 writes nothing) to the tenant's row of tenant_storage.
+Status add_tenant_storage(PgConn& db, const std::string& tenant_id, int64_t delta);
 Result<int64_t> count_objects(PgConn& db, const std::string& kind, const std::map<std::string, std::string>& eq);
 Result<std::vector<std::string>> list_object_ids(PgConn& db, const std::string& kind,
                                                  const std::map<std::string, std::string>& eq);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "store/pg_db.h"
+#include "store/pg_queries.h"
 #include "store/pg_test_cluster.h"
 #include "store/store.h"
 #include "store/store_test_util.h"
@@ -268,7 +269,7 @@ TEST_F(PgStore, SeveralStoresShareOneDatabaseAndMigrateItOnce) {
   ASSERT_TRUE(insert_all(*other, {make_record("tenants", "ten_2", "beta")}).ok());
   EXPECT_EQ(store_->count("tenants", {}).value(), 2);
   EXPECT_EQ(column("SELECT version FROM schema_migrations ORDER BY version"),
-            (std::vector<std::string>{"1", "2", "3", "4", "5"}));
+            (std::vector<std::string>{"1", "2", "3", "4", "5", "6"}));
 
   // Servers starting at once on a fresh database: each migration runs once (advisory lock).
   auto fresh = PgTestDatabase::create();
@@ -278,7 +279,7 @@ TEST_F(PgStore, SeveralStoresShareOneDatabaseAndMigrateItOnce) {
   for (int i = 0; i < 4; ++i) {
     openers.emplace_back([&] {
       auto s = open_postgres_store({.url = (*fresh)->url(), .readers = 1});
-      if (s && (*s)->schema_version() == 5) ++opened;
+      if (s && (*s)->schema_version() == 6) ++opened;
       if (!s) ADD_FAILURE() << s.error().message;
     });
   }
@@ -323,6 +324,38 @@ TEST_F(PgStore, ALockedRecordMakesAnotherStoresUpdateWaitForTheCommit) {
   auto now = store_->get("leases", "lse_a");
   ASSERT_TRUE(now.ok());
   EXPECT_EQ(now->body.value("by", ""), "holder");
+}
+
+// Version 6 fills each tenant's stored bytes from the artifacts and images already there, by the
+// rule the object writes use (an integer size_bytes counts; as SQLite's version 7).
+TEST_F(PgStore, TenantStorageStartsFromTheRecordsAlreadyStored) {
+  store_.reset();
+  auto fresh = PgTestDatabase::create();
+  ASSERT_TRUE(fresh.ok()) << fresh.error().message;
+  {
+    auto c = PgConn::connect((*fresh)->url(), 10, /*read_only=*/false);
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    auto all = postgres_migrations();
+    ASSERT_EQ(all[4].version, 5);
+    ASSERT_EQ(apply_migrations(*c, all.first(5), 1).value(), 5);
+    ASSERT_TRUE(c->script("INSERT INTO objects (kind, id, tenant_id, body, created_at, updated_at, version) VALUES"
+                          " ('artifacts', 'art_1', 'ten_a', '{\"size_bytes\": 100, \"sha256\": \"aa\"}', 1, 1, 1),"
+                          " ('images', 'img_1', 'ten_a', '{\"size_bytes\": 20}', 1, 1, 1),"
+                          " ('images', 'img_2', '', '{\"size_bytes\": 5000}', 1, 1, 1),"
+                          " ('artifacts', 'art_2', 'ten_a', '{\"size_bytes\": 1.5}', 1, 1, 1),"
+                          " ('artifacts', 'art_4', 'ten_a', '{\"size_bytes\": \"9\"}', 1, 1, 1),"
+                          " ('volumes', 'vol_1', 'ten_a', '{\"size_bytes\": 7}', 1, 1, 1),"
+                          " ('artifacts', 'art_3', 'ten_b', '{\"size_bytes\": 3}', 1, 1, 1)",
+                          "test")
+                    .ok());
+  }
+  auto s = open_postgres_store({.url = (*fresh)->url(), .readers = 1});
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ((*s)->tenant_stored_bytes("ten_a").value(), 120);
+  EXPECT_EQ((*s)->tenant_stored_bytes("ten_b").value(), 3);
+  EXPECT_EQ((*s)->count("artifacts", {{"sha256", "aa"}}).value(), 1);
+  ASSERT_TRUE((*s)->write([](StoreTx& tx) { return tx.remove("artifacts", "art_1"); }).ok());
+  EXPECT_EQ((*s)->tenant_stored_bytes("ten_a").value(), 20);
 }
 
 TEST_F(PgStore, ADatabaseFromANewerGpurentIsRefused) {

@@ -157,6 +157,25 @@ Result<int64_t> count_objects(Db& db, const std::string& kind, const std::map<st
   return q->integer(0);
 }
 
+Result<int64_t> select_tenant_stored_bytes(Db& db, const std::string& tenant_id) {
+  auto q = db.query("SELECT coalesce((SELECT bytes FROM tenant_storage WHERE tenant_id = ?1), 0)");
+  if (!q) return q.error();
+  q->bind(1, tenant_id);
+  auto row = q->step("reading the stored bytes of tenant " + tenant_id);
+  if (!row) return row.error();
+  return q->integer(0);
+}
+
+Status add_tenant_storage(Db& db, const std::string& tenant_id, int64_t delta) {
+  if (delta == 0) return ok_status();
+  auto q = db.query(
+      "INSERT INTO tenant_storage (tenant_id, bytes) VALUES (?1, ?2)"
+      " ON CONFLICT (tenant_id) DO UPDATE SET bytes = bytes + excluded.bytes");
+  if (!q) return q.error();
+  q->bind(1, tenant_id).bind(2, delta);
+  return q->run("adding to the stored bytes of tenant " + tenant_id);
+}
+
 Result<std::vector<std::string>> list_object_ids(Db& db, const std::string& kind,
                                                  const std::map<std::string, std::string>& eq) {
   if (auto s = check_kind(kind); !s) return s.error();

@@ -31,6 +31,9 @@ inline Result<Record> get_object_shared(Db& db, const std::string& kind, const s
   return get_object(db, kind, id);
 }
 Result<Page> list_objects(Db& db, const ListQuery& q);
+Result<int64_t> select_tenant_stored_bytes(Db& db, const std::string& tenant_id);
+// Adds delta (may be negative; 0 writes nothing) to the tenant's row of tenant_storage.
+Status add_tenant_storage(Db& db, const std::string& tenant_id, int64_t delta);
 Result<int64_t> count_objects(Db& db, const std::string& kind, const std::map<std::string, std::string>& eq);
 Result<std::vector<std::string>> list_object_ids(Db& db, const std::string& kind,
                                                  const std::map<std::string, std::string>& eq);

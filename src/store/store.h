@@ -48,7 +48,8 @@ struct Record {
   nlohmann::json body;       // the canonical document
 };
 
-// Filterable index columns: "name", "tenant_id", "supplier_id", "project_id", "state", "region", "gpu_model".
+// Filterable index columns: "name", "tenant_id", "supplier_id", "project_id", "state", "region", "gpu_model";
+// and "sha256", the content digest of artifacts and images (indexed; never matches another kind).
 struct ListQuery {
   std::string kind;
   std::map<std::string, std::string> eq;  // column -> exact value
@@ -140,6 +141,10 @@ class StoreTx {
   // reading the bodies: the scheduler's per-tick look at which jobs are where.
   virtual Result<std::vector<std::string>> list_ids(const std::string& kind,
                                                     const std::map<std::string, std::string>& eq) = 0;
+  // The bytes the tenant's artifacts and images declare (each one's size_bytes when an integer),
+  // kept by the database as they are written (migrations.cc version 7): one read however many
+  // records the tenant has. 0 for a tenant with none.
+  virtual Result<int64_t> tenant_stored_bytes(const std::string& tenant_id) = 0;
   virtual Status insert_token(const TokenRow& t) = 0;
   virtual Status revoke_token(const std::string& token_id) = 0;
   // Same filters as Store::tokens, inside the transaction.
@@ -180,6 +185,7 @@ class StoreReader {
   virtual Result<Record> get(const std::string& kind, const std::string& id) = 0;
   virtual Result<Page> list(const ListQuery& q) = 0;
   virtual Result<int64_t> count(const std::string& kind, const std::map<std::string, std::string>& eq) = 0;
+  virtual Result<int64_t> tenant_stored_bytes(const std::string& tenant_id) = 0;  // as StoreTx's
   // nullopt: no such token. An error: the store could not say (the caller answers 503, not 401).
   virtual Result<std::optional<TokenRow>> token_by_hash(const std::string& secret_hash) = 0;
   virtual Result<std::vector<TokenRow>> tokens(const std::map<std::string, std::string>& eq) = 0;  // user_id/tenant_id

@@ -9,8 +9,13 @@
 namespace gpurent {
 namespace {
 
-constexpr std::array<std::string_view, 7> kObjectFilters = {"name",  "tenant_id", "supplier_id", "project_id",
-                                                            "state", "region",    "gpu_model"};
+constexpr std::array<std::string_view, 8> kObjectFilters = {"name",  "tenant_id", "supplier_id", "project_id",
+                                                            "state", "region",    "gpu_model",   "sha256"};
+// Not a column: the content digest of artifacts and images, as both backends index it
+// (objects_by_sha256, a partial index) and spell it alike. filter_sql writes " AND <this> = ?": the
+// index's own condition comes first, which both planners need to see to use a partial index, and
+// keeps other kinds out.
+constexpr std::string_view kSha256Expression = "kind IN ('artifacts', 'images') AND (body ->> 'sha256')";
 constexpr std::array<std::string_view, 4> kTokenFilters = {"id", "user_id", "tenant_id", "supplier_id"};
 
 template <size_t N>
@@ -103,7 +108,22 @@ Result<nlohmann::json> parse_body(const std::string& kind, const std::string& id
   }
 }
 
-Result<std::string_view> object_filter_column(const std::string& column) { return allowed(kObjectFilters, column); }
+int64_t declared_bytes(const nlohmann::json& body) {
+  if (!body.is_object()) return 0;
+  auto it = body.find("size_bytes");
+  if (it == body.end()) return 0;
+  if (it->is_number_integer() && !it->is_number_unsigned()) return it->get<int64_t>();
+  // An unsigned one within int64 (nlohmann's parser reads every non-negative integer so).
+  if (it->is_number_unsigned() && it->get<uint64_t>() <= uint64_t{INT64_MAX})
+    return static_cast<int64_t>(it->get<uint64_t>());
+  return 0;
+}
+
+Result<std::string_view> object_filter_column(const std::string& column) {
+  auto known = allowed(kObjectFilters, column);
+  if (known && *known == "sha256") return kSha256Expression;
+  return known;
+}
 
 Result<std::string_view> token_filter_column(const std::string& column) { return allowed(kTokenFilters, column); }
 

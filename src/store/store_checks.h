@@ -41,8 +41,13 @@ Result<std::string> checked_body(const Record& r);
 // A stored body read back; kInternal naming the object when it is not JSON.
 Result<nlohmann::json> parse_body(const std::string& kind, const std::string& id, const std::string& text);
 
+// The bytes an artifact's or image's body declares: its size_bytes when that is an integer, else
+// 0 (the rule the schema's fill of tenant_storage follows: migrations.cc 7, pg_migrations.cc 6).
+int64_t declared_bytes(const nlohmann::json& body);
+
 // The index column a ListQuery/count filter names, from the fixed allow-list (so only these
-// strings are ever spliced into SQL); kInvalid naming the column otherwise.
+// strings are ever spliced into SQL), or for "sha256" the indexed expression reading the body's
+// digest; kInvalid naming the column otherwise.
 Result<std::string_view> object_filter_column(const std::string& column);
 // The same for token filters (Store::tokens, StoreTx::list_tokens): id, user_id, tenant_id, supplier_id.
 Result<std::string_view> token_filter_column(const std::string& column);

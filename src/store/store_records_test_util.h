@@ -17,7 +17,7 @@ namespace gpurent::testing_records {
 inline constexpr TimeMs kJan31 = 1'801'439'940'000;  // 2027-01-31T23:59:00Z
 inline constexpr TimeMs kFeb1 = 1'801'440'000'000;   // 2027-02-01T00:00:00Z
 inline constexpr TimeMs kMin = 60'000;
-inline const std::vector<std::string> kKinds = {"suppliers", "tenants", "projects", "jobs", "users"};
+inline const std::vector<std::string> kKinds = {"suppliers", "tenants", "projects", "jobs", "users", "artifacts"};
 
 inline Record record(std::string kind, std::string id, std::string name, std::string tenant = "") {
   Record r;
@@ -77,6 +77,11 @@ inline void seed_every_table(Store& s) {
     job.gpu_model = "h100-sxm5-80gb";
     if (auto st = tx.insert(job); !st) return st;
     if (auto st = tx.insert(record("jobs", "job_2", "", "ten_1")); !st) return st;  // unnamed
+    Record artifact = record("artifacts", "art_1", "prj_1/weights", "ten_1");       // counts in tenant_storage
+    artifact.project_id = "prj_1";
+    artifact.body["size_bytes"] = 4096;
+    artifact.body["sha256"] = std::string(64, 'e');
+    if (auto st = tx.insert(artifact); !st) return st;
     auto got = tx.get("jobs", "job_1");
     if (!got) return got.error();
     got->body["state"] = "running";
@@ -145,7 +150,7 @@ T value_or_fail(Result<T> r, const char* what) {
 
 // Everything seed_every_table wrote reads back the same from `b` as from `a`; `expect_objects`
 // objects in all.
-inline void expect_same_records(Store& a, Store& b, size_t expect_objects = 6) {
+inline void expect_same_records(Store& a, Store& b, size_t expect_objects = 7) {
   size_t objects = 0;
   for (const std::string& kind : kKinds) {
     auto x = value_or_fail(list_all(a, kind), "list a"), y = value_or_fail(list_all(b, kind), "list b");
@@ -154,6 +159,9 @@ inline void expect_same_records(Store& a, Store& b, size_t expect_objects = 6) {
     objects += x.size();
   }
   EXPECT_EQ(objects, expect_objects);
+  EXPECT_EQ(value_or_fail(a.tenant_stored_bytes("ten_1"), "stored a"), 4096);
+  EXPECT_EQ(value_or_fail(b.tenant_stored_bytes("ten_1"), "stored b"), 4096);
+  EXPECT_EQ(value_or_fail(b.count("artifacts", {{"sha256", std::string(64, 'e')}}), "by digest b"), 1);
   auto ta = value_or_fail(a.tokens({}), "tokens a"), tb = value_or_fail(b.tokens({}), "tokens b");
   ASSERT_EQ(ta.size(), 2u);
   ASSERT_EQ(ta.size(), tb.size());

@@ -155,7 +155,7 @@ void list_artifacts(App& app, const httplib::Request& req, httplib::Response& re
     if (!a) return send_problem(res, a.error(), req.path);
     items.push_back(answer(app.store, r, *a, project->name, &names));
   }
-  auto used = tenant_stored_bytes(app.store, project->tenant_id);
+  auto used = app.store.tenant_stored_bytes(project->tenant_id);
   if (!used) return send_problem(res, used.error(), req.path);
   send_json(res, 200,
             {{"project_id", project->id},

@@ -120,6 +120,9 @@ class BookTx::Recording final : public StoreTx {
   Result<std::vector<std::string>> list_ids(const std::string& kind, const std::map<std::string, std::string>& eq) override {
     return tx_.list_ids(kind, eq);
   }
+  Result<int64_t> tenant_stored_bytes(const std::string& tenant_id) override {
+    return tx_.tenant_stored_bytes(tenant_id);
+  }
   Status insert_token(const TokenRow& t) override { return tx_.insert_token(t); }
   Status revoke_token(const std::string& token_id) override { return tx_.revoke_token(token_id); }
   Result<std::vector<TokenRow>> list_tokens(const std::map<std::string, std::string>& eq) override {

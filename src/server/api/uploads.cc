@@ -120,7 +120,7 @@ Status check_room(App& app, StoreTx& tx, const std::string& tenant_id, int64_t s
   if (tenant_id.empty()) return ok_status();
   // One writer at a time sums a tenant's storage and adds to it (several servers on one database).
   if (auto l = take_write_lock(tx, "storage-" + tenant_id, "the storage quota of tenant " + tenant_id); !l) return l;
-  auto used = tenant_stored_bytes(tx, tenant_id);
+  auto used = tx.tenant_stored_bytes(tenant_id);
   if (!used) return used.error();
   const int64_t limit = app.opts.artifact_tenant_gib * kGiB;
   if (*used + size > limit)
@@ -132,11 +132,16 @@ Status check_room(App& app, StoreTx& tx, const std::string& tenant_id, int64_t s
 }
 
 Result<bool> content_named(StoreReader& store, const std::string& sha256, const std::string& except_id) {
+  // By the digest index: two records at most, whatever the store holds.
   for (const char* kind : {"artifacts", "images"}) {
-    auto all = list_all(store, kind, {});
-    if (!all) return all.error();
-    for (const Record& r : *all)
-      if (r.id != except_id && r.body.is_object() && r.body.value("sha256", "") == sha256) return true;
+    ListQuery q;
+    q.kind = kind;
+    q.eq = {{"sha256", sha256}};
+    q.limit = 2;
+    auto page = store.list(q);
+    if (!page) return page.error();
+    for (const Record& r : page->items)
+      if (r.id != except_id) return true;
   }
   return false;
 }

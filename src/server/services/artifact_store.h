@@ -31,21 +31,6 @@ namespace gpurent {
 // The store's folder, absolute: --artifact-dir, else "<db path>.artifacts".
 std::string artifact_root(const ServerOptions& o);
 
-// Bytes the tenant's artifacts and own images take or will take (uploads at their declared size):
-// through a StoreTx inside the write that adds one, or a StoreReader to show it.
-template <class Reader>
-Result<int64_t> tenant_stored_bytes(Reader& store, const std::string& tenant_id) {
-  int64_t sum = 0;
-  for (const char* kind : {"artifacts", "images"}) {
-    auto all = list_all(store, kind, {{"tenant_id", tenant_id}});
-    if (!all) return all.error();
-    for (const Record& r : *all)
-      if (r.body.is_object() && r.body.contains("size_bytes") && r.body["size_bytes"].is_number_integer())
-        sum += r.body["size_bytes"].template get<int64_t>();
-  }
-  return sum;
-}
-
 // A lock held across this process's threads (a mutex) and across the processes that share the
 // folder: an open-file-description write lock (fcntl F_OFD_SETLKW) on a file under <root>/locks/
 // (a file system that supports them; NFS not tested here). Where the lock file cannot be opened

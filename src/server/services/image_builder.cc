@@ -237,7 +237,7 @@ Status ImageBuilder::build_room(const std::string& tenant_id, int64_t size, bool
     return Error::make(Code::kUnavailable, "the artifact disk has " + std::to_string(free) + " bytes free, less than " +
                                                std::to_string(want) + (size == 0 ? " to build an image" : " after the build"));
   if (tenant_id.empty()) return ok_status();
-  auto used = tenant_stored_bytes(app_.store, tenant_id);
+  auto used = app_.store.tenant_stored_bytes(tenant_id);
   if (!used) return used.error();
   const int64_t limit = app_.opts.artifact_tenant_gib * kGiB;
   if (*used + std::max<int64_t>(size, 1) > limit)

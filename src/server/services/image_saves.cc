@@ -146,7 +146,7 @@ Status ImageSaves::sync(StoreTx& tx, TimeMs now) {
           failure = Message("image.save.digest").arg("actual", h->second.sha256).arg("expected", done->sha256);
         else if (h->second.bytes > s_.max_bytes)
           failure = Message("image.save.too_big").arg("size", std::to_string(h->second.bytes)).arg("max", std::to_string(s_.max_bytes));
-        else if (auto used = tenant_stored_bytes(tx, r.tenant_id); !used)
+        else if (auto used = tx.tenant_stored_bytes(r.tenant_id); !used)
           return used.error();
         else if (*used + h->second.bytes > s_.tenant_bytes)
           failure = Message("image.save.tenant_full")
