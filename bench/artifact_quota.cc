@@ -10,7 +10,7 @@
 //  * what keeping them costs a write: single-object writes (one commit each) of jobs (which
 //    neither touches) and of artifacts (which add to the tenant's row and to the digest index),
 //    and of artifacts into a second store whose digest index was dropped (raw SQL).
-// Usage: artifact_quota [N] [WRITES]   (default 100000 artifacts, 2000 writes per configuration)
+// Usage: artifact_quota [N] [WRITES]   (default 100000 artifacts, 4000 writes per configuration)
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -122,7 +122,7 @@ void drop_digest_index(const std::string& path) {
 
 int main(int argc, char** argv) {
   const int n = argc > 1 ? std::max(1, std::atoi(argv[1])) : 100'000;
-  const int writes = argc > 2 ? std::max(1, std::atoi(argv[2])) : 2000;
+  const int writes = argc > 2 ? std::max(1, std::atoi(argv[2])) : 4000;
   char tmpl[] = "/tmp/gpurent-bench-quota-XXXXXX";
   if (!mkdtemp(tmpl)) return 1;
   const std::string dir = tmpl;

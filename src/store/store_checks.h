@@ -42,7 +42,9 @@ Result<std::string> checked_body(const Record& r);
 Result<nlohmann::json> parse_body(const std::string& kind, const std::string& id, const std::string& text);
 
 // The bytes an artifact's or image's body declares: its size_bytes when that is an integer, else
-// 0 (the rule the schema's fill of tenant_storage follows: migrations.cc 7, pg_migrations.cc 6).
+// 0; the schema's fill of tenant_storage (migrations.cc 7, pg_migrations.cc 6) counts the same for
+// every size the model accepts (integers up to --artifact-max-gib, at most 2^50 bytes; they part
+// only past 10^18 or, on PostgreSQL, for an exponent such as 1e+16, which jsonb keeps as a number).
 int64_t declared_bytes(const nlohmann::json& body);
 
 // The index column a ListQuery/count filter names, from the fixed allow-list (so only these

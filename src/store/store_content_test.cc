@@ -78,6 +78,25 @@ TEST_P(StoreContentTest, TenantStoredBytesFollowItsArtifactsAndImages) {
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(bytes("ten_a"), 4003);
 
+  // A refused operation inside a write that goes on and commits changes nothing either: a stale
+  // version, a missing record.
+  ASSERT_TRUE(store_
+                  ->write([&](StoreTx& tx) -> Status {
+                    auto r = tx.get("images", "img_1");
+                    if (!r) return r.error();
+                    r->body["size_bytes"] = 77;
+                    r->version -= 1;
+                    auto stale = tx.update(*r);
+                    EXPECT_EQ(stale.ok() ? Code::kInternal : stale.error().code, Code::kConflict);
+                    auto missing = tx.remove("artifacts", "art_9");
+                    EXPECT_EQ(missing.ok() ? Code::kInternal : missing.error().code, Code::kNotFound);
+                    return tx.insert(sized("artifacts", "art_6", "ten_b", 1));
+                  })
+                  .ok());
+  EXPECT_EQ(bytes("ten_a"), 4003);
+  EXPECT_EQ(bytes("ten_b"), 8);
+  ASSERT_TRUE(store_->write([&](StoreTx& tx) { return tx.remove("artifacts", "art_6"); }).ok());
+
   ASSERT_TRUE(store_->write([&](StoreTx& tx) { return tx.remove("images", "img_1"); }).ok());
   ASSERT_TRUE(store_->write([&](StoreTx& tx) { return tx.remove("artifacts", "art_3"); }).ok());
   EXPECT_EQ(bytes("ten_a"), 0);
