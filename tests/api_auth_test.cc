@@ -305,6 +305,38 @@ TEST_F(AuthTest, TenantAdminCannotGrantOperatorAdmin) {
   EXPECT_EQ(s.admin("GET", "/api/v1/users/root2").status, 404);
 }
 
+// GET /me says who the caller is as requests act now: a promoted viewer's old token lists the role
+// it was minted with, and /me the one it has (what the dashboard shows its buttons by).
+TEST_F(AuthTest, MeIsTheCallersCurrentRoleAndScope) {
+  Resp me = expect_2xx(s.req("GET", "/api/v1/me", acme_viewer), "me");
+  EXPECT_EQ(me.body.value("role", ""), "viewer") << me.describe();
+  EXPECT_EQ(me.body.value("user", ""), "acme-viewer");
+  EXPECT_EQ(me.body.value("tenant", ""), "acme");
+  EXPECT_TRUE(me.body.value("tenant_id", "").starts_with("ten_")) << me.describe();
+  EXPECT_FALSE(me.body.contains("supplier_id"));
+  EXPECT_TRUE(me.body.contains("expires_at") && me.body["expires_at"].is_null()) << me.describe();
+  const std::string token_id = me.body.value("token_id", "");
+  Resp mine = expect_2xx(s.req("GET", "/api/v1/tokens", acme_viewer), "tokens");
+  ASSERT_EQ(mine.body["items"].size(), 1u) << mine.describe();
+  EXPECT_EQ(mine.body["items"][0].value("id", ""), token_id);
+  EXPECT_EQ(me.body.value("token", ""), mine.body["items"][0].value("name", ""));
+
+  Resp viewer = expect_2xx(s.req("GET", "/api/v1/users/acme-viewer", acme_admin), "get viewer");
+  json promote = viewer.body;
+  promote["role"] = "tenant_member";
+  expect_2xx(s.req("PUT", "/api/v1/users/" + viewer.body.at("id").get<std::string>(), acme_admin, promote), "promote");
+  EXPECT_EQ(s.req("GET", "/api/v1/me", acme_viewer).body.value("role", ""), "tenant_member");
+  EXPECT_EQ(s.req("GET", "/api/v1/tokens", acme_viewer).body["items"][0].value("role", ""), "viewer");
+
+  Resp supplier = expect_2xx(s.req("GET", "/api/v1/me", supplier_a), "supplier me");
+  EXPECT_EQ(supplier.body.value("role", ""), "supplier");
+  EXPECT_EQ(supplier.body.value("supplier", ""), "sup-a");
+  EXPECT_FALSE(supplier.body.contains("tenant_id"));
+  EXPECT_EQ(s.req("GET", "/api/v1/me", s.admin_token()).body.value("role", ""), "operator_admin");
+  expect_problem(s.req("GET", "/api/v1/me", ""), 401);
+  expect_problem(s.req("GET", "/api/v1/me?user=acme-admin", acme_viewer), 422);
+}
+
 TEST_F(AuthTest, TokenSecretsNeverAppearInListings) {
   std::vector<std::string> secrets = {s.admin_token(), acme_admin, acme_member, acme_viewer, globex_admin, supplier_a};
   Resp extra = expect_2xx(s.req("POST", "/api/v1/tokens", acme_member, json{{"user", "acme-member"}, {"name", "ci"}}),

@@ -1,7 +1,7 @@
 // browser_dashboard, part three: the tenant's console. Instances created, stopped, started and
 // released from the page (and then read-only, its name free), in English and in 简体中文, with what the page shows (state, cost per
 // hour, what the starts cost so far, utilization, access) checked against the API's own answers;
-// a refused form naming its field; the job form; the roles (a viewer reads and has no buttons);
+// a refused form naming its field; the job form; the roles (a viewer reads and has no buttons; promoted, the same token gets them);
 // and one tenant never seeing another's instances, while the operator sees both.
 
 import { api, cellText, centsText, check, decimalSum, login, logout, openView, shot, sleep, STEP_TIMEOUT_MS } from "./helpers.mjs";
@@ -244,6 +244,17 @@ export async function instanceConsole(page, base, adminToken, tenantToken, qingy
     && (await page.getByTestId("instances-read-only").count()) === 1, "viewer: no create form, no start/stop/release buttons, told why");
   await openView(page, "#/jobs?r=6", "jobs");
   check((await page.getByTestId("job-form").count()) === 0, "viewer: no job form");
+  // Promoted to member, the same token (minted as a viewer's) gets the job form: the dashboard
+  // takes the role from GET /me, as the server acts, not from the token's role at minting. Then back.
+  const audit = await api(base, adminToken, "GET", "users/qingyun-audit");
+  const promoted = await api(base, adminToken, "PUT", `users/${audit.json.id}`, { ...audit.json, role: "tenant_member" });
+  check(promoted.status === 200, `viewer promoted to member (${promoted.status})`);
+  await logout(page);
+  await login(page, viewer.json.token);
+  await openView(page, "#/jobs?r=7", "jobs");
+  check((await page.getByTestId("job-form").count()) === 1, "promoted viewer: the job form, with the token it had as a viewer");
+  const restored = await api(base, adminToken, "PUT", `users/${audit.json.id}`, { ...audit.json, role: "viewer" });
+  check(restored.status === 200, `member made a viewer again (${restored.status})`);
 
   // 9. The operator sees every tenant's instances, each with its tenant.
   await logout(page);

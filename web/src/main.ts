@@ -10,7 +10,7 @@ import { disposeCharts } from "./charts";
 import type { Scope, ViewContext } from "./context";
 import { h, notice } from "./dom";
 import { lang, languages, setLang, t, type Key } from "./i18n";
-import type { Tenant, TokenInfo } from "./types";
+import type { Me, Tenant } from "./types";
 import { renderAlerts } from "./views/alerts";
 import { renderCostPerf } from "./views/costperf";
 import { errorNotice } from "./views/errors";
@@ -56,24 +56,18 @@ let session: Session | null = null;
 let renderSeq = 0; // a newer render supersedes a slower older one
 
 /**
- * Learns the account's scope from GET /tokens, which also proves the token works: an
- * operator sees every token, its own (role operator_admin) included; other roles never see
- * an operator's token, and their tokens carry their tenant or supplier. A tenant admin sees
- * its tenant's tokens (its own tenant_admin one among them); members and viewers see only
- * their own, so a tenant_admin token in the list means the account is its tenant's admin, and a
- * tenant_member one (without an admin's) that it is a member, who submits jobs as admins do.
- * The list is not paged (docs/api.md): one read holds every token.
+ * Learns the account's scope from GET /me, which also proves the token works: the user's role
+ * and tenant as requests act now (a promoted or demoted user's old token included), so the
+ * write buttons shown are those the server will honour. A tenant member submits jobs as admins do.
  */
 async function loadSession(token: string): Promise<Session> {
-  const tokens = await request<{ items: TokenInfo[] }>("GET", "tokens", { token });
+  const me = await request<Me>("GET", "me", { token });
   let scope: Scope;
-  if (tokens.items.some((x) => x.role === "operator_admin")) scope = { kind: "operator" };
+  if (me.role === "operator_admin") scope = { kind: "operator" };
+  else if (me.role === "supplier" || !me.tenant_id) scope = { kind: "supplier" };
   else {
-    const tenantId = tokens.items.find((x) => x.tenant_id)?.tenant_id;
-    const admin = tokens.items.some((x) => x.role === "tenant_admin");
-    // A member's or a viewer's list holds only its own tokens, so their role is the account's.
-    const writer = admin || tokens.items.some((x) => x.role === "tenant_member");
-    scope = tenantId ? { kind: "tenant", tenantId, admin, writer } : { kind: "supplier" };
+    const admin = me.role === "tenant_admin";
+    scope = { kind: "tenant", tenantId: me.tenant_id, admin, writer: admin || me.role === "tenant_member" };
   }
   const tenants = new Map<string, Tenant>();
   if (scope.kind !== "supplier") for (const x of await getAll<Tenant>("tenants", {}, token)) tenants.set(x.id, x);

@@ -10,7 +10,10 @@ export interface Tenant {
   currency: string;
 }
 
-export interface TokenInfo {
+/** GET /me: the caller as its requests act now (the user's current role and scope). */
+export interface Me {
+  user_id: string;
+  user: string;
   role: string;
   tenant_id?: string;
   supplier_id?: string;

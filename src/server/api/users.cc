@@ -1,10 +1,45 @@
 // /api/v1/users: people and robots. Operators create any user; tenant admins create tenant-role
 // users in their own tenant (the default when the document names no tenant), at most
 // --tenant-max-users of them. Deleting a user revokes its tokens.
+// /api/v1/me: the caller, as the request acts: its user's current role and scope, and the token.
 #include "model/user.h"
 #include "server/api/resources.h"
+#include "server/http/http_util.h"
 
 namespace gpurent {
+namespace {
+
+// The name of `kind` record `id`, "" when there is none (or it is gone).
+Result<std::string> name_of(App& app, const char* kind, const std::string& id) {
+  if (id.empty()) return std::string();
+  auto r = app.store.get(kind, id);
+  if (!r && r.error().code == Code::kNotFound) return std::string();
+  if (!r) return r.error();
+  return r->name;
+}
+
+void whoami(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
+  if (auto st = only_params(req, {}); !st) return send_problem(res, st.error(), req.path);
+  auto user = name_of(app, "users", p.user_id);
+  if (!user) return send_problem(res, user.error(), req.path);
+  auto tenant = name_of(app, "tenants", p.tenant_id);
+  if (!tenant) return send_problem(res, tenant.error(), req.path);
+  auto supplier = name_of(app, "suppliers", p.supplier_id);
+  if (!supplier) return send_problem(res, supplier.error(), req.path);
+  auto tokens = app.store.tokens({{"id", p.token_id}});
+  if (!tokens) return send_problem(res, tokens.error(), req.path);
+  json out = {{"user_id", p.user_id}, {"user", *user}, {"role", role_name(p.role)}, {"token_id", p.token_id}};
+  if (!p.tenant_id.empty()) out["tenant_id"] = p.tenant_id, out["tenant"] = *tenant;
+  if (!p.supplier_id.empty()) out["supplier_id"] = p.supplier_id, out["supplier"] = *supplier;
+  if (!tokens->empty()) {
+    out["token"] = tokens->front().name;
+    const TimeMs at = tokens->front().expires_at;
+    out["expires_at"] = at ? json(format_rfc3339(at)) : json(nullptr);
+  }
+  send_json(res, 200, out);
+}
+
+}  // namespace
 
 void register_user_routes(App& app, Router& srv) {
   KindSpec spec;
@@ -67,6 +102,8 @@ void register_user_routes(App& app, Router& srv) {
     return gone ? ok_status() : Status(gone.error());
   };
   register_crud(app, srv, spec);
+  route(app, srv, "GET", "/api/v1/me", "/api/v1/me",
+        [&app](const httplib::Request& req, httplib::Response& res, const Principal& p) { whoami(app, req, res, p); });
 }
 
 }  // namespace gpurent
