@@ -253,7 +253,7 @@ export async function instanceConsole(page, base, adminToken, tenantToken, qingy
   await login(page, viewer.json.token);
   await openView(page, "#/jobs?r=7", "jobs");
   check((await page.getByTestId("job-form").count()) === 1, "promoted viewer: the job form, with the token it had as a viewer");
-  const restored = await api(base, adminToken, "PUT", `users/${audit.json.id}`, { ...audit.json, role: "viewer" });
+  const restored = await api(base, adminToken, "PUT", `users/${audit.json.id}`, { ...promoted.json, role: "viewer" });
   check(restored.status === 200, `member made a viewer again (${restored.status})`);
 
   // 9. The operator sees every tenant's instances, each with its tenant.
