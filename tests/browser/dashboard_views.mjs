@@ -510,6 +510,14 @@ export async function chineseDashboard(page, base, token) {
   await unbroken(page, "utilization");
   await openView(page, "#/offers?r=zh", "offers");
   await unbroken(page, "offers");
+  // A proxy's page instead of the API's answer (a 502 in HTML) is said in Chinese; the protocol's
+  // own words (English) only in brackets.
+  await page.route("**/api/v1/offers**", (route) => route.fulfill({ status: 502, contentType: "text/html", body: "<html><body>Bad Gateway</body></html>" }));
+  await page.evaluate(() => { location.hash = "#/offers?r=zh502"; });
+  await page.locator('main[data-testid="view-offers"]:not([data-loading]) [data-testid="view-error"]').waitFor({ timeout: DASHBOARD_TIMEOUT_MS });
+  const proxied = await cellText(page.getByTestId("view-error"));
+  check(proxied.startsWith("错误 502：该应答并非来自 gpurent 的 API") && proxied.endsWith("(Bad Gateway)"), `zh: a proxy's 502 page reads "${proxied}"`);
+  await page.unroute("**/api/v1/offers**");
   await openView(page, "#/suppliers?days=7&r=zh", "advise/suppliers", "POST");
   await unbroken(page, "suppliers");
 

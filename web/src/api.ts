@@ -1,7 +1,7 @@
 // The REST client: a bearer token kept in localStorage, JSON in and out, RFC 7807 problems
 // turned into ApiError. Lists are followed across pages (`next_after`).
 
-import { lang } from "./i18n";
+import { lang, t } from "./i18n";
 
 const TOKEN_KEY = "gpurent.token";
 const BASE = "api/v1";
@@ -68,7 +68,9 @@ export async function request<T>(method: "GET" | "POST" | "DELETE", path: string
   }
   const text = await response.text();
   if (!response.ok) {
-    let detail = response.statusText;
+    // Not a problem document (a proxy's 502 page, a restart): said in the reader's language, the
+    // protocol's own words (English, and empty over HTTP/2) only in brackets.
+    let detail = t("common.not_api") + (response.statusText ? ` (${response.statusText})` : "");
     let fields: FieldError[] = [];
     let code: string | undefined;
     try {

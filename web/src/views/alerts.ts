@@ -26,6 +26,10 @@ export async function renderAlerts(root: HTMLElement, ctx: ViewContext): Promise
   alerts.sort((a, b) => b.first_seen.localeCompare(a.first_seen) || a.id.localeCompare(b.id));
   const status = h("div", { "data-testid": "alerts-status" });
   const frozen = alerts.filter((a) => a.freeze_egress && a.state === "active");
+  // Projects are named per tenant (an operator reads every tenant's alerts), and each tenant sets
+  // its own upload limit: one figure only when every frozen project has the same.
+  const frozenProjects = new Set(frozen.map((a) => `${a.tenant}/${a.project || a.subject}`)).size;
+  const limits = new Set(frozen.map((a) => a.upload_limit_bytes));
   const canLift = mayLiftAlerts(ctx);
 
   const lift = (a: Alert) => liftButton(a.id, ctx.reload, (e) => status.replaceChildren(errorNotice(e)));
@@ -35,7 +39,13 @@ export async function renderAlerts(root: HTMLElement, ctx: ViewContext): Promise
     h("h2", {}, t("alerts.title"), " ", h("small", {}, t("common.count", { n: alerts.length }))),
     status,
     frozen.length > 0
-      ? notice("error", t("alerts.frozen", { n: new Set(frozen.map((a) => a.project || a.subject)).size, limit: bytes(frozen[0].upload_limit_bytes) }), "alerts-frozen")
+      ? notice(
+          "error",
+          limits.size === 1
+            ? t("alerts.frozen", { n: frozenProjects, limit: bytes(frozen[0].upload_limit_bytes) })
+            : t("alerts.frozen_limits", { n: frozenProjects }),
+          "alerts-frozen",
+        )
       : null,
     alerts.length === 0
       ? notice("info", t("alerts.empty"), "alerts-empty")

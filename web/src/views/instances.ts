@@ -291,7 +291,8 @@ async function costSoFar(i: Instance, settled: Map<string, JobCost>, costOf: (id
     }));
     const per = new Map<string, string[]>();
     for (const c of costs) for (const [cur, x] of Object.entries(c.costs)) per.set(cur, [...(per.get(cur) ?? []), x.total]);
-    if (per.size === 0) return ["0.00"];
+    // Nothing billed yet: zero in the currency it is priced in (its offer's), when it has one.
+    if (per.size === 0) return [i.cost_per_hour.currency ? cents("0", i.cost_per_hour.currency) : "0.00"];
     return [...per.entries()].sort().flatMap(([cur, totals], k) => [k > 0 ? " + " : null, cents(decimalSum(totals), cur, `instance-cost-so-far-${cur}`)]);
   } catch (e) {
     return [h("span", { title: e instanceof ApiError ? e.detail : String(e) }, "—")];
