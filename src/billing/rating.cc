@@ -370,28 +370,40 @@ Result<RatingResult> run(const RatingInput& in, bool with_credits) {
       return Error::make(Code::kInvalid, Message("rating.amount_overflow")
                                              .arg("rule", l.kind == LineKind::kCredit ? "credits" : "charges")
                                              .arg("allocation", "the period"));
+  // A prepaid term is billed whole on its first month: the months it covers count its share.
+  int64_t delivered = charges;
+  bool delivered_overflow = false;
+  for (const auto& l : r.lines)
+    if (l.kind != LineKind::kCredit && l.rule == "reserved_prepaid")
+      delivered_overflow |= __builtin_sub_overflow(delivered, l.amount.micros(), &delivered);
+  for (const auto& s : r.commitments)
+    if (s.prepaid) delivered_overflow |= __builtin_add_overflow(delivered, s.amortized.micros(), &delivered);
+  if (delivered_overflow)
+    return Error::make(Code::kInvalid,
+                       Message("rating.amount_overflow").arg("rule", "charges").arg("allocation", "the period"));
   int64_t sla = 0;
   for (const auto& l : r.lines)
     if (l.kind == LineKind::kCredit && l.rule != "exit_refund" && l.rule != "market_resale") sla += l.amount.micros();
-  if (with_credits && in.contract.cap_credits && -sla > charges) {
+  if (with_credits && in.contract.cap_credits && -sla > delivered) {
     ChargeLine cap;
     cap.kind = LineKind::kCredit;
     cap.rule = "credit_cap";
-    cap.quantity = Money(-sla - charges, c.cur).amount_string();
+    cap.quantity = Money(-sla - delivered, c.cur).amount_string();
     cap.unit = currency_code(c.cur);
     cap.unit_price = "1";
     cap.price_unit = "of credit";
     cap.from = in.from;
     cap.to = in.to;
-    cap.amount_exact = Money(-sla - charges, c.cur);
+    cap.amount_exact = Money(-sla - delivered, c.cur);
     cap.amount = cap.amount_exact;
     cap.covered_value = Money(0, c.cur);
     cap.list_amount = Money(0, c.cur);
-    describe_line(cap, Message("invoice_line.credit_cap").arg("charges", Money(charges, c.cur).to_string()));
+    describe_line(cap, Message("invoice_line.credit_cap").arg("charges", Money(delivered, c.cur).to_string()));
     credits += cap.amount.micros();
     r.lines.push_back(std::move(cap));
   }
   r.charges = Money(charges, c.cur);
+  r.delivered = Money(delivered, c.cur);
   r.credits = Money(credits, c.cur);
   r.total = Money(charges + credits, c.cur);
   return r;
@@ -405,7 +417,7 @@ Result<Money> billing_detail::month_charges(const RatingInput& in, TimeMs from, 
   copy.to = to;
   auto r = run(copy, false);
   if (!r) return r.error();
-  return r->charges;
+  return r->delivered;
 }
 
 Result<RatingResult> rate(const RatingInput& in) { return run(in, true); }

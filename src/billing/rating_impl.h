@@ -111,7 +111,8 @@ Status rate_images(Ctx& c);        // images, artifacts and volumes kept, per GB
 Status rate_served(Ctx& c);        // per token and per QPS-month
 Status rate_credits(Ctx& c);       // SLA credits and exit refunds (needs the pieces)
 
-// Charges (no credits) of the same input over [from, to): the "month's fee" of penalty clauses.
+// The fee paid in effect (RatingResult::delivered, no credits) of the same input over [from, to):
+// the "month's fee" of penalty clauses.
 Result<Money> month_charges(const RatingInput& in, TimeMs from, TimeMs to);
 
 const char* mode_name(BillingMode m);

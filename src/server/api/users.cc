@@ -10,7 +10,7 @@ namespace gpurent {
 namespace {
 
 // The name of `kind` record `id`, "" when there is none (or it is gone).
-Result<std::string> name_of(App& app, const char* kind, const std::string& id) {
+Result<std::string> caller_record_name(App& app, const char* kind, const std::string& id) {
   if (id.empty()) return std::string();
   auto r = app.store.get(kind, id);
   if (!r && r.error().code == Code::kNotFound) return std::string();
@@ -20,11 +20,11 @@ Result<std::string> name_of(App& app, const char* kind, const std::string& id) {
 
 void whoami(App& app, const httplib::Request& req, httplib::Response& res, const Principal& p) {
   if (auto st = only_params(req, {}); !st) return send_problem(res, st.error(), req.path);
-  auto user = name_of(app, "users", p.user_id);
+  auto user = caller_record_name(app, "users", p.user_id);
   if (!user) return send_problem(res, user.error(), req.path);
-  auto tenant = name_of(app, "tenants", p.tenant_id);
+  auto tenant = caller_record_name(app, "tenants", p.tenant_id);
   if (!tenant) return send_problem(res, tenant.error(), req.path);
-  auto supplier = name_of(app, "suppliers", p.supplier_id);
+  auto supplier = caller_record_name(app, "suppliers", p.supplier_id);
   if (!supplier) return send_problem(res, supplier.error(), req.path);
   auto tokens = app.store.tokens({{"id", p.token_id}});
   if (!tokens) return send_problem(res, tokens.error(), req.path);
