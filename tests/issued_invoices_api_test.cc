@@ -183,7 +183,10 @@ TEST(IssuedInvoices, AClosedMonthIsFrozenNumberedHashedAndCorrectedOnlyByCreditN
   EXPECT_NE(zh.text.find("acme-CNY-CN-000001"), std::string::npos);
   EXPECT_NE(zh.text.find(inv["hash"].get<std::string>()), std::string::npos);
   Resp en = s.admin("GET", path + "/print");
-  EXPECT_NE(en.text.find("Balance due"), std::string::npos);
+  // Paid, then credited 10.00: nothing is due, the credit note is owed back.
+  EXPECT_EQ(en.text.find("Balance due"), std::string::npos);
+  EXPECT_NE(en.text.find("Credited back to you</td><td class=\"n\">10.00 CNY"), std::string::npos)
+      << en.text.substr(en.text.find("Invoice total"), 600);
   // Its lines in the reader's language too: each description from its message, as the API gives
   // it with ?lang=zh (the stored content, and so the hash, keeps the English).
   const json line = inv["sections"][0]["lines"][0];
@@ -392,6 +395,12 @@ TEST(IssuedInvoices, AnInvoiceIssuedPrepaidIsReadAsPrepaidAfterTheTenantTurnsPos
   ASSERT_GT(total, 100) << inv.dump();
   auto balance = [&] { return s.admin("GET", "/api/v1/tenants/acme/balance").body["balances"][0]; };
   EXPECT_EQ(cents_of(balance()["invoiced"]), total) << balance().dump();
+  // Printed, it says so: drawn from the balance, nothing due (it stays `issued`).
+  const std::string print = s.admin("GET", "/api/v1/issued-invoices/" + inv["id"].get<std::string>() + "/print").text;
+  const std::string total_text = inv["totals"]["total"].get<std::string>() + " " + inv["currency"].get<std::string>();
+  EXPECT_NE(print.find("Paid from the prepaid balance</td><td class=\"n\">-" + total_text), std::string::npos)
+      << print.substr(print.find("Invoice total"), 600);
+  EXPECT_NE(print.find("Balance due</td><td class=\"n\">0.00"), std::string::npos);
   expect_2xx(s.admin("PUT", "/api/v1/tenants/acme/billing", json{{"payment", "postpaid"}}), "postpaid");
   EXPECT_EQ(cents_of(balance()["invoiced"]), total - 100) << balance().dump() << "\nthe top-ups settled 1.00 of it";
 }

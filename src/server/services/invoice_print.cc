@@ -1,6 +1,7 @@
 // The printable invoice: one HTML page per issued invoice that prints to A4 (CSS @page), its
 // labels from the message catalogue (invoice_print.*) in English or Chinese, every line as
 // issued, the credit notes against it, the balance due and the content hash to check it by.
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -91,9 +92,26 @@ std::string invoice_html(const json& inv, const std::vector<json>& credit_notes,
          "): " + esc(str(n, "reason")) + "</td><td class=\"n\">-" + esc(str(n, "amount")) + " " + esc(cur) + "</td></tr>";
   }
   auto total = Money::parse(str(tot, "total"), c);
-  const int64_t due = state == "void" || state == "paid" ? 0 : (total ? total->micros() : 0) - credited;
-  h += "<tr class=\"tot\"><td>" + t("invoice_print.balance_due") + "</td><td class=\"n\">" +
-       esc(Money(due, c).amount_string()) + " " + esc(cur) + "</td></tr></table>\n";
+  const int64_t net = (total ? total->micros() : 0) - credited;
+  // What is still owed: nothing for a void invoice; a prepaid tenant's invoice (its `payment` when
+  // issued) came out of its top-ups whatever its state, and a paid one was settled: then only the
+  // credit notes remain, owed back to the tenant (docs/billing.md#balances).
+  int64_t due = net;
+  if (state == "void") {
+    due = 0;
+  } else if (str(inv, "payment") == "prepaid") {
+    h += "<tr><td>" + t("invoice_print.drawn_prepaid") + "</td><td class=\"n\">-" +
+         esc(Money(std::max<int64_t>(net, 0), c).amount_string()) + " " + esc(cur) + "</td></tr>";
+    due = std::min<int64_t>(net, 0);
+  } else if (state == "paid") {
+    due = -credited;
+  }
+  if (due < 0)
+    h += "<tr class=\"tot\"><td>" + t("invoice_print.refund_due") + "</td><td class=\"n\">" +
+         esc(Money(-due, c).amount_string()) + " " + esc(cur) + "</td></tr></table>\n";
+  else
+    h += "<tr class=\"tot\"><td>" + t("invoice_print.balance_due") + "</td><td class=\"n\">" +
+         esc(Money(due, c).amount_string()) + " " + esc(cur) + "</td></tr></table>\n";
   h += "<p>" + t("invoice_print.hash_note") + "</p><p class=\"hash\">" + esc(str(inv, "hash")) + "</p>\n</body></html>\n";
   return h;
 }
