@@ -139,16 +139,23 @@ TEST(IssuedInvoices, AClosedMonthIsFrozenNumberedHashedAndCorrectedOnlyByCreditN
       << "nor the month's draft: the commitment keeps the price it was made at";
 
   // Credit notes: operators only, whole cents, never beyond the invoice's total.
-  auto credit = [&](const std::string& amount, const std::string& token = "") {
+  auto credit = [&](const std::string& amount, const std::string& token = "", const std::string& reference = "") {
     json b{{"invoice", inv["number"]}, {"amount", amount}, {"reason", "maintenance window"}};
+    if (!reference.empty()) b["reference"] = reference;
     return token.empty() ? s.admin("POST", "/api/v1/credit-notes", b) : s.req("POST", "/api/v1/credit-notes", token, b);
   };
   EXPECT_EQ(credit("10.00", acme_viewer).status, 403);
   EXPECT_EQ(credit("0.001").error_fields(), std::vector<std::string>{"amount"});
   EXPECT_EQ(credit("0").error_fields(), std::vector<std::string>{"amount"});
   EXPECT_EQ(credit("99999999.00").error_fields(), std::vector<std::string>{"amount"});
-  const json note = expect_2xx(credit("10.00"), "credit note").body;
+  const json note = expect_2xx(credit("10.00", "", "ticket-7"), "credit note").body;
   EXPECT_EQ(note["number"], "acme-CNY-CN-000001");
+  EXPECT_EQ(note["reference"], "ticket-7");
+  // Retried after a lost answer, with its reference: refused, credited once.
+  Resp retried = credit("10.00", "", "ticket-7");
+  EXPECT_EQ(retried.status, 409) << retried.describe();
+  EXPECT_EQ(retried.error_fields(), std::vector<std::string>{"reference"}) << retried.describe();
+  EXPECT_NE(retried.body.value("detail", "").find("acme-CNY-CN-000001"), std::string::npos) << retried.describe();
   EXPECT_EQ(note["invoice_id"], id);
   EXPECT_EQ(note["amount"], "10.00");
   EXPECT_EQ(s.admin("GET", "/api/v1/credit-notes?invoice=" + id).body["items"].size(), 1u);

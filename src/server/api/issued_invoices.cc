@@ -130,6 +130,9 @@ void register_issued_invoice_routes(App& app, Router& srv) {
     if (!f.valid_object()) return errs.to_error();
     const std::string ref = f.str("invoice", {.min_len = 1, .max_len = 80});
     const std::string reason = f.str("reason", {.min_len = 1, .max_len = 1024});
+    // The caller's own id for this correction (a ticket, a request id): a second note with it on
+    // the same invoice is a 409, so a retry after a lost answer credits once.
+    const std::string reference = f.opt_str("reference", {.min_len = 1, .max_len = 120}).value_or("");
     const json* amount = f.raw("amount");
     f.finish();
     if (!errs.empty()) return errs.to_error();
@@ -152,8 +155,16 @@ void register_issued_invoice_routes(App& app, Router& srv) {
     int64_t left = total ? total->micros() : 0;
     auto prior = list_all(tx, "credit-notes", {{"state", rec->id}});
     if (!prior) return prior.error();
-    for (const Record& n : *prior)
+    for (const Record& n : *prior) {
+      if (!reference.empty() && n.body.value("reference", "") == reference)
+        return error_with_field(Code::kConflict,
+                                Message("api.credit_notes.duplicate")
+                                    .arg("reference", reference)
+                                    .arg("number", n.name)
+                                    .arg("invoice", rec->name),
+                                "reference", Message("api.credit_notes.duplicate_reason"));
       if (auto a = Money::parse(n.body.value("amount", "0"), c)) left -= a->micros();
+    }
     if (m->micros() > left)
       return Error::invalid("amount", Message("api.credit_notes.above_total")
                                           .arg("left", Money(std::max<int64_t>(left, 0), c).amount_string())
@@ -175,6 +186,7 @@ void register_issued_invoice_routes(App& app, Router& srv) {
               {"reason", reason},
               {"issued_at", format_rfc3339(app.clock.now())},
               {"issued_by", p.user_id}};
+    if (!reference.empty()) d["reference"] = reference;
     d["hash"] = content_hash(d);
     IndexCols idx;
     idx.name = d["number"];
