@@ -28,6 +28,7 @@
 #include "server/demo/seed.h"
 #include "server/http/http_server.h"
 #include "server/http/http_util.h"
+#include "server/services/allocation_ledger.h"
 #include "server/services/bootstrap.h"
 #include "server/services/cost_firewall.h"
 #include "server/services/dcgm_scraper.h"
@@ -427,6 +428,10 @@ int run_server(const ServerOptions& opts) {
     std::cerr << "error: bootstrap failed: " << admin.error().message << "\n";
     return 1;
   }
+  // Runs stored before each run noted its tenant's nodes: noted once (allocation_ledger.h). Until
+  // it succeeds (a failure is logged, another server may be doing it) the old walk answers.
+  if (auto noted = loop.run([&](StoreTx& tx) { return backfill_node_tenancies(tx, clock.now()); }); !noted)
+    spdlog::warn("{}", json({{"event", "node_tenancies_backfill_failed"}, {"error", noted.error().message}}).dump());
 
   json demo_info = nullptr;
   std::optional<DemoWeek> demo_week_plan;

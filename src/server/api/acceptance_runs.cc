@@ -20,11 +20,12 @@
 #include "meter/acceptance.h"
 #include "model/contract.h"
 #include "model/job_run.h"
-#include "model/offer.h"
 #include "model/measurement.h"
 #include "model/node.h"
+#include "model/offer.h"
 #include "server/api/resources.h"
 #include "server/http/http_util.h"
+#include "server/services/allocation_ledger.h"
 #include "server/services/record_faults.h"
 
 namespace gpurent {
@@ -53,16 +54,9 @@ constexpr TimeMs kStageClockSlackMs = 60'000;
 // The job's newest run: its one node's cards, and (`window`) when it ran: from running_at to its
 // end, or `now` while it runs.
 Result<RunCards> job_cards(StoreTx& tx, const Record& job, TimeMs now, std::pair<TimeMs, TimeMs>* window) {
-  auto runs = list_all(tx, "allocations", {{"project_id", job.project_id}});
-  if (!runs) return runs.error();
-  std::optional<JobRun> newest;
-  for (const Record& r : *runs) {
-    if (r.body.value("job_id", "") != job.id) continue;
-    auto run = decode_run(r.body);
-    if (!run) continue;
-    const TimeMs at = run->running_at.value_or(run->requested_at.value_or(0));
-    if (!newest || at >= newest->running_at.value_or(newest->requested_at.value_or(0))) newest = std::move(*run);
-  }
+  auto found = newest_run_of(tx, job);  // not the project's whole history (it runs in the writer)
+  if (!found) return found.error();
+  std::optional<JobRun>& newest = *found;
   if (!newest) return Error::invalid("job", Message("api.acceptance_runs.job_never_ran").arg("job", job.name));
   if (newest->placement.size() != 1)
     return Error::invalid("job", Message("api.acceptance_runs.job_many_nodes").arg("job", job.name));
@@ -344,20 +338,20 @@ struct PreparedLog {
   Result<std::string> log = Error::make(Code::kNotFound, "not read");
 };
 
-// The log of the job `body` names, read off the single writer (4 MiB at most: reading it inside the
-// transaction held every other write that long). Nothing when the job is not found here: build_run
-// decides what is answered, with every check.
+// The log of the job `body` names, read off the single writer (4 MiB at most, and the output
+// folder listed: doing it inside the transaction held every other write that long). Nothing when
+// the job is not found here: build_run decides what is answered, with every check (a supplier's
+// only once the job ran on its node: until then the log read here is never looked at).
 std::any prepare_run(App& app, const json& body, const Principal& p) {
   if (!body.is_object() || !body.contains("job") || !body["job"].is_string()) return {};
-  // A supplier's job is read only once build_run found it ran on the supplier's node.
-  if (!p.supplier_id.empty() && !p.is_operator()) return {};
   const std::string ref = body["job"].get<std::string>();
   std::optional<Record> job;
   if (looks_like_id(ref)) {
     if (auto j = app.store.get("jobs", ref)) job = std::move(*j);
-  } else if (!p.tenant_id.empty()) {
-    if (auto js = list_all(app.store, "jobs", {{"tenant_id", p.tenant_id}, {"name", ref}}); js && js->size() == 1)
-      job = std::move(js->front());
+  } else {  // a tenant's own job by name; for others, the one job of that name (at most one a tenant)
+    std::map<std::string, std::string> eq = {{"name", ref}};
+    if (!p.tenant_id.empty()) eq["tenant_id"] = p.tenant_id;
+    if (auto js = list_all(app.store, "jobs", eq); js && js->size() == 1) job = std::move(js->front());
   }
   if (!job || (!p.tenant_id.empty() && job->tenant_id != p.tenant_id)) return {};
   return PreparedLog{job->id, newest_job_log_tail(app.opts.slurm_output_dir, job->id, kLogWindowBytes)};

@@ -10,6 +10,7 @@
 #include "model/node.h"
 #include "server/api/resources.h"
 #include "server/http/http_util.h"
+#include "server/services/allocation_ledger.h"
 #include "server/services/record_faults.h"
 
 namespace gpurent {
@@ -37,16 +38,9 @@ Status check_dispute_room(StoreTx& tx, const std::string& tenant_id, int64_t add
 }
 
 Result<bool> tenant_used_node(StoreTx& tx, const std::string& tenant_id, const std::string& node_id) {
-  // Only the runs on the node's supplier's nodes (an index column), not the tenant's whole history.
-  auto node = tx.get("nodes", node_id);
-  if (!node) return node.error().code == Code::kNotFound ? Result<bool>(false) : Result<bool>(node.error());
-  auto runs = list_all(tx, "allocations", {{"tenant_id", tenant_id}, {"supplier_id", node->supplier_id}});
-  if (!runs) return runs.error();
-  for (const Record& r : *runs)
-    if (r.body.is_object() && r.body.contains("placement") && r.body["placement"].is_array())
-      for (const json& part : r.body["placement"])
-        if (part.is_object() && part.value("node_id", "") == node_id) return true;
-  return false;
+  // One record (allocation_ledger.h), not the tenant's runs: this is in the single writer, and a
+  // refused request (a node it never used) writes nothing, so it can be repeated at will.
+  return tenant_ran_on(tx, tenant_id, node_id);
 }
 
 namespace {

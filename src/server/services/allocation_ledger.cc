@@ -246,16 +246,23 @@ constexpr const char* kLastRuns = "last-runs";
 // Its id: not the job's own, so that an id names one record whatever its kind.
 std::string last_runs_id(const std::string& job_id) { return "runs-of-" + job_id; }
 
-// A new last-runs record of `job`, naming `run_id`, written at `at`.
-Record new_last_runs(const Record& job, const std::string& run_id, TimeMs at) {
+// A record of the ledger's own (last-runs, node-tenancies), new at `at`.
+Record ledger_record(const char* kind, std::string id, std::string tenant_id, TimeMs at, json body) {
   Record r;
-  r.kind = kLastRuns;
-  r.id = r.name = last_runs_id(job.id);  // names are unique within a tenant
-  r.tenant_id = job.tenant_id;
-  r.project_id = job.project_id;
+  r.kind = kind;
+  r.id = std::move(id);
+  r.tenant_id = std::move(tenant_id);
   r.created_at = r.updated_at = at;
   r.version = 1;
-  r.body = {{"run", run_id}};
+  r.body = std::move(body);
+  return r;
+}
+
+// A new last-runs record of `job`, naming `run_id`, written at `at`.
+Record new_last_runs(const Record& job, const std::string& run_id, TimeMs at) {
+  Record r = ledger_record(kLastRuns, last_runs_id(job.id), job.tenant_id, at, {{"run", run_id}});
+  r.name = r.id;  // names are unique within a tenant
+  r.project_id = job.project_id;
   return r;
 }
 
@@ -269,6 +276,23 @@ Status remember_last_run(StoreTx& tx, const Record& job, const std::string& run_
   r.updated_at = now;
   r.body = {{"run", run_id}};
   return tx.update(r);
+}
+
+// "node-tenancies": one record per (tenant, node) the tenant ever ran on, and the marker saying
+// every earlier run has been noted (allocation_ledger.h, tenant_ran_on).
+constexpr const char* kNodeTenancies = "node-tenancies";
+constexpr const char* kTenanciesNoted = "node-tenancies-noted";
+std::string node_tenancy_id(const std::string& tenant_id, const std::string& node_id) {
+  return "ran-" + tenant_id + "-on-" + node_id;
+}
+
+Status note_node_tenancy(StoreTx& tx, const std::string& tenant_id, const std::string& node_id, TimeMs now) {
+  const std::string id = node_tenancy_id(tenant_id, node_id);
+  auto cur = tx.get(kNodeTenancies, id);
+  if (cur || cur.error().code != Code::kNotFound) return cur ? ok_status() : Status(cur.error());
+  return tx.insert(
+      ledger_record(kNodeTenancies, id, tenant_id, now,
+                    {{"tenant_id", tenant_id}, {"node_id", node_id}, {"first_run_at", format_rfc3339(now)}}));
 }
 
 Status open_run(StoreTx& tx, const Record& job, const JobStatus& before, const JobStatus& after, TimeMs now) {
@@ -288,6 +312,7 @@ Status open_run(StoreTx& tx, const Record& job, const JobStatus& before, const J
   for (const auto& [nid, gpus] : by_node) {
     auto n = tx.get("nodes", nid);
     run.placement.push_back({nid, n ? n->name : nid, gpus});
+    if (auto s = note_node_tenancy(tx, job.tenant_id, nid, now); !s) return s;
   }
   run.job_id = job.id;
   run.job = job.name;
@@ -415,6 +440,67 @@ Result<std::optional<JobRun>> open_run_of(StoreTx& tx, const Record& job) {
     if (run->job_id == job.id) return std::optional<JobRun>(std::move(*run));
   }
   return std::optional<JobRun>();
+}
+
+Result<bool> tenant_ran_on(StoreTx& tx, const std::string& tenant_id, const std::string& node_id) {
+  auto noted = tx.get(kNodeTenancies, node_tenancy_id(tenant_id, node_id));
+  if (noted) return true;
+  if (noted.error().code != Code::kNotFound) return noted.error();
+  auto done = tx.get(kNodeTenancies, kTenanciesNoted);
+  if (done) return false;
+  if (done.error().code != Code::kNotFound) return done.error();
+  // Not backfilled yet: the tenant's runs with the node's supplier.
+  auto node = tx.get("nodes", node_id);
+  if (!node) return node.error().code == Code::kNotFound ? Result<bool>(false) : Result<bool>(node.error());
+  auto runs = list_all(tx, "allocations", {{"tenant_id", tenant_id}, {"supplier_id", node->supplier_id}});
+  if (!runs) return runs.error();
+  for (const Record& r : *runs)
+    if (r.body.is_object() && r.body.contains("placement") && r.body["placement"].is_array())
+      for (const json& part : r.body["placement"])
+        if (part.is_object() && part.value("node_id", "") == node_id) return true;
+  return false;
+}
+
+Status backfill_node_tenancies(StoreTx& tx, TimeMs now) {
+  auto done = tx.get(kNodeTenancies, kTenanciesNoted);
+  if (done || done.error().code != Code::kNotFound) return done ? ok_status() : Status(done.error());
+  auto runs = list_all(tx, "allocations", {});
+  if (!runs) return runs.error();
+  for (const Record& r : *runs)
+    if (r.body.is_object() && r.body.contains("placement") && r.body["placement"].is_array())
+      for (const json& part : r.body["placement"])
+        if (part.is_object() && part.contains("node_id") && part["node_id"].is_string() && !r.tenant_id.empty())
+          if (auto s = note_node_tenancy(tx, r.tenant_id, part["node_id"].get<std::string>(), now); !s) return s;
+  return tx.insert(ledger_record(kNodeTenancies, kTenanciesNoted, "", now,
+                                 {{"noted_at", format_rfc3339(now)}, {"runs", runs->size()}}));
+}
+
+Result<std::optional<JobRun>> newest_run_of(StoreTx& tx, const Record& job) {
+  auto open = open_run_of(tx, job);
+  if (!open || *open) return open;
+  auto last = tx.get(kLastRuns, last_runs_id(job.id));
+  if (!last && last.error().code != Code::kNotFound) return last.error();
+  if (last) {
+    const std::string id = last->body.is_object() ? last->body.value("run", "") : "";
+    if (id.empty()) return std::optional<JobRun>();  // no run closed yet, none open: never ran
+    auto r = tx.get("allocations", id);
+    if (!r) return r.error();
+    auto run = decode_record(*r, decode_run, "the runs of job " + job.name + " cannot be followed");
+    if (!run) return run.error();
+    return std::optional<JobRun>(std::move(*run));
+  }
+  // Submitted before the chain was kept: its runs, by walking the project's.
+  auto runs = list_all(tx, "allocations", {{"project_id", job.project_id}});
+  if (!runs) return runs.error();
+  std::optional<JobRun> newest;
+  for (const Record& r : *runs) {
+    if (r.body.value("job_id", "") != job.id) continue;
+    auto run = decode_run(r.body);
+    if (!run) continue;
+    const TimeMs at = run->running_at.value_or(run->requested_at.value_or(0));
+    if (!newest || at >= newest->running_at.value_or(newest->requested_at.value_or(0))) newest = std::move(*run);
+  }
+  return newest;
 }
 
 Result<bool> closed_run_was(StoreTx& tx, const std::string& job_id, const std::string& project_id,

@@ -75,6 +75,21 @@ Status begin_job_runs(StoreTx& tx, const Record& job);
 // The job's open run (a running job has one), nullopt when it has none.
 Result<std::optional<JobRun>> open_run_of(StoreTx& tx, const Record& job);
 
+// Whether the tenant ever ran on the node (a run of any of its jobs held one of its GPUs): what a
+// tenant's dispute or acceptance run about a node needs. One record read: each run's opening
+// notes its tenant and nodes ("node-tenancies"); a store from before those notes is read by
+// walking the tenant's runs with the node's supplier until backfill_node_tenancies has run.
+Result<bool> tenant_ran_on(StoreTx& tx, const std::string& tenant_id, const std::string& node_id);
+// Notes every run already stored, once (a marker record says it is done; later starts do nothing).
+// At server start, in one transaction.
+Status backfill_node_tenancies(StoreTx& tx, TimeMs now);
+
+// The job's newest run: its open one, else its latest closed one (the chain's last-runs record),
+// nullopt when it never ran. Reads the project's open runs and one record, not the project's
+// history; only a job submitted before the chain was kept, with no run closed since, walks its
+// project's runs.
+Result<std::optional<JobRun>> newest_run_of(StoreTx& tx, const Record& job);
+
 // Whether a closed run of the job ran as the executor's job `slurm_job_id`: its end has been acted
 // on (a requeue), so it is not the run of the job's next admission.
 Result<bool> closed_run_was(StoreTx& tx, const std::string& job_id, const std::string& project_id,
