@@ -176,8 +176,13 @@ Result<int64_t> stored_offer_exit_notice_days(const json& body) {
   Fields f(body, "", errs);
   if (!f.valid_object()) return errs.to_error();
   int64_t days = 30;
-  f.object("contract_template", false,
-           [&](Fields& tf) { days = tf.opt_integer("exit_notice_days", 0, 365).value_or(30); });
+  // Only this key: the template's other clauses are no concern here, so the reader is not
+  // finished (finish() would call each of them an unknown field, and every stored template has
+  // them: the notice read as 30 days whatever the offer said).
+  if (const json* t = f.raw("contract_template"); t && !t->is_null()) {
+    Fields tf(*t, "contract_template", errs);
+    if (tf.valid_object()) days = tf.opt_integer("exit_notice_days", 0, 365).value_or(30);
+  }
   if (!errs.empty()) return errs.to_error();
   return days;
 }

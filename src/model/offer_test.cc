@@ -95,6 +95,22 @@ TEST(Offer, RoundTrips) {
   EXPECT_EQ(to_json(*again), doc);
 }
 
+// The exit notice a contract without clauses takes from its first offer: read from the offer as
+// stored (every clause of the template written), not only from a template holding that key alone.
+TEST(Offer, StoredExitNoticeDaysReadsAFullTemplate) {
+  Offer o = parse_offer(valid_offer(), test_catalog()).value();
+  o.contract_template.exit_notice_days = 60;
+  const json doc = to_json(o);
+  ASSERT_TRUE(doc["contract_template"].contains("min_fp16_tflops"));
+  auto days = stored_offer_exit_notice_days(doc);
+  ASSERT_TRUE(days.ok()) << days.error().message;
+  EXPECT_EQ(*days, 60);
+  EXPECT_EQ(stored_offer_exit_notice_days(json{{"name", "x"}}).value(), 30);
+  json bad = doc;
+  bad["contract_template"]["exit_notice_days"] = 400;
+  EXPECT_FALSE(stored_offer_exit_notice_days(bad).ok());
+}
+
 TEST(Offer, MinimalBodyGetsDocumentedDefaults) {
   json body = {{"name", "basic"},        {"supplier", "huadong-compute"}, {"region", "cn-east"},
                {"gpu_model", "sxm-test-80gb"}, {"currency", "CNY"},      {"prices", {{"on_demand", "18"}}},
