@@ -313,13 +313,10 @@ TEST(IssuedInvoices, AContractChangeThatWouldRebillAClosedMonthIsRefused) {
   expect_2xx(s.admin("PUT", "/api/v1/contracts/acme-dc", c), "a commitment in an open month");
   // A contract without clauses of its own, whose exit (notice on 09-25, 30 days from the offer's
   // template) took effect on 10-25, in October.
-  json leaving = {{"name", "acme-leaving"},
-                  {"tenant", "acme"},
-                  {"supplier", "dc"},
-                  {"offers", {"h100"}},
-                  {"currency", "CNY"},
-                  {"starts_at", "2026-08-01T00:00:00Z"},
-                  {"exit", {{"notice_at", "2026-09-25T00:00:00Z"}}}};
+  json leaving = c;
+  leaving["name"] = "acme-leaving";
+  leaving.erase("commitments");
+  leaving["exit"] = {{"notice_at", "2026-09-25T00:00:00Z"}};
   expect_2xx(s.admin("POST", "/api/v1/contracts", leaving), "a contract given notice");
   expect_2xx(s.admin("POST", "/api/v1/invoices/close", json{{"month", "2026-10"}}), "close October");
   // The offer's notice period cannot move that exit out of closed October (its exit refund is on
