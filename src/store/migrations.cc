@@ -266,6 +266,13 @@ INSERT INTO tenant_storage (tenant_id, bytes)
   FROM objects WHERE kind IN ('artifacts', 'images') AND tenant_id <> '' GROUP BY tenant_id;
 )sql";
 
+// A measurement's correction (docs/resources/measurements.md) is checked against the others of the
+// same measurement in the single writer: found by the measurement it corrects (the filter
+// "corrects"), not by walking the supplier's every measurement.
+constexpr const char* kV8 = R"sql(
+CREATE INDEX objects_by_corrects ON objects (kind, (body ->> 'corrects'), id) WHERE kind = 'measurements';
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "objects, api_tokens, job_events, audit_log", kV1},
     {2, "usage: ingest batches, raw GPU and job samples, per-minute rollups", kV2},
@@ -274,6 +281,7 @@ constexpr Migration kMigrations[] = {
     {5, "job events: reasons as message codes", kV5},
     {6, "objects: an index by tenant and state", kV6},
     {7, "artifacts and images: an index by content digest, each tenant's stored bytes", kV7},
+    {8, "measurements: an index by the measurement each corrects", kV8},
 };
 
 constexpr const char* kBootstrap =

@@ -355,6 +355,11 @@ INSERT INTO tenant_storage (tenant_id, bytes)
   FROM objects WHERE kind IN ('artifacts', 'images') AND tenant_id <> '' GROUP BY tenant_id;
 )sql";
 
+// Measurements found by the measurement each corrects (as SQLite's version 8).
+constexpr const char* kV7 = R"sql(
+CREATE INDEX objects_by_corrects ON objects (kind, (body ->> 'corrects'), id) WHERE kind = 'measurements';
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "objects, api_tokens, job_events, audit_log", kV1},
     {2, "usage: ingest batches, raw samples partitioned by month, per-minute rollups", kV2},
@@ -362,6 +367,7 @@ constexpr Migration kMigrations[] = {
     {4, "usage: a month's partition is dropped only while no ingest adds to it", kV4},
     {5, "objects: an index by tenant and state", kV5},
     {6, "artifacts and images: an index by content digest, each tenant's stored bytes", kV6},
+    {7, "measurements: an index by the measurement each corrects", kV7},
 };
 
 // Serializes schema changes between processes opening the same database (any fixed key).

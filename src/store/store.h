@@ -49,7 +49,8 @@ struct Record {
 };
 
 // Filterable index columns: "name", "tenant_id", "supplier_id", "project_id", "state", "region", "gpu_model";
-// and "sha256", the content digest of artifacts and images (indexed; never matches another kind).
+// and "sha256", the content digest of artifacts and images, and "corrects", the measurement a
+// measurement corrects (body keys, indexed; never matching another kind).
 struct ListQuery {
   std::string kind;
   std::map<std::string, std::string> eq;  // column -> exact value

@@ -9,13 +9,16 @@
 namespace gpurent {
 namespace {
 
-constexpr std::array<std::string_view, 8> kObjectFilters = {"name",  "tenant_id", "supplier_id", "project_id",
-                                                            "state", "region",    "gpu_model",   "sha256"};
-// Not a column: the content digest of artifacts and images, as both backends index it
-// (objects_by_sha256, a partial index) and spell it alike. filter_sql writes " AND <this> = ?": the
-// index's own condition comes first, which both planners need to see to use a partial index, and
-// keeps other kinds out.
-constexpr std::string_view kSha256Expression = "kind IN ('artifacts', 'images') AND (body ->> 'sha256')";
+constexpr std::array<std::string_view, 9> kObjectFilters = {"name",   "tenant_id", "supplier_id", "project_id", "state",
+                                                            "region", "gpu_model", "sha256",      "corrects"};
+// Not columns: a body key of some kinds, as both backends index it (a partial index each:
+// migrations.cc 7 and 8) and spell it alike. filter_sql writes " AND <this> = ?": the index's own
+// condition comes first, which both planners need to see to use a partial index, and keeps other
+// kinds out.
+constexpr std::pair<std::string_view, std::string_view> kBodyFilters[] = {
+    {"sha256", "kind IN ('artifacts', 'images') AND (body ->> 'sha256')"},  // content digest
+    {"corrects", "kind = 'measurements' AND (body ->> 'corrects')"},        // the measurement it corrects
+};
 constexpr std::array<std::string_view, 4> kTokenFilters = {"id", "user_id", "tenant_id", "supplier_id"};
 
 template <size_t N>
@@ -121,7 +124,9 @@ int64_t declared_bytes(const nlohmann::json& body) {
 
 Result<std::string_view> object_filter_column(const std::string& column) {
   auto known = allowed(kObjectFilters, column);
-  if (known && *known == "sha256") return kSha256Expression;
+  if (known)
+    for (const auto& [name, expression] : kBodyFilters)
+      if (*known == name) return expression;
   return known;
 }
 

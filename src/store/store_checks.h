@@ -48,8 +48,8 @@ Result<nlohmann::json> parse_body(const std::string& kind, const std::string& id
 int64_t declared_bytes(const nlohmann::json& body);
 
 // The index column a ListQuery/count filter names, from the fixed allow-list (so only these
-// strings are ever spliced into SQL), or for "sha256" the indexed expression reading the body's
-// digest; kInvalid naming the column otherwise.
+// strings are ever spliced into SQL), or for "sha256" and "corrects" the indexed expression
+// reading that body key; kInvalid naming the column otherwise.
 Result<std::string_view> object_filter_column(const std::string& column);
 // The same for token filters (Store::tokens, StoreTx::list_tokens): id, user_id, tenant_id, supplier_id.
 Result<std::string_view> token_filter_column(const std::string& column);

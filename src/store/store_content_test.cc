@@ -1,6 +1,7 @@
 // Artifacts and images as the store keeps them for the storage quota and the content store, run
 // against every backend: each tenant's stored bytes follow its records' size_bytes through
-// inserts, updates, removals and rolled-back writes; the "sha256" filter finds records by digest.
+// inserts, updates, removals and rolled-back writes; the "sha256" filter finds records by digest,
+// and "corrects" measurements by the one they correct.
 #include <gtest/gtest.h>
 
 #include "store/store.h"
@@ -123,6 +124,26 @@ TEST_P(StoreContentTest, RecordsAreFoundByTheirDigest) {
   ASSERT_TRUE(page.ok());
   ASSERT_EQ(page->items.size(), 1u);
   EXPECT_EQ(page->items[0].id, "art_3");
+}
+
+TEST_P(StoreContentTest, MeasurementsAreFoundByTheOneTheyCorrect) {
+  for (const auto& [id, corrects] : std::vector<std::pair<std::string, std::string>>{
+           {"msr_1", ""}, {"msr_2", "msr_1"}, {"msr_3", "msr_1"}, {"msr_4", "msr_2"}}) {
+    Record r = make_record("measurements", id, "", "");
+    r.supplier_id = "sup_1";
+    if (!corrects.empty()) r.body["corrects"] = corrects;
+    ASSERT_TRUE(insert(r).ok());
+  }
+  Record other = make_record("artifacts", "art_1", "a", "ten_a");
+  other.body["corrects"] = "msr_1";  // another kind's body with the key: not a measurement
+  ASSERT_TRUE(insert(other).ok());
+  EXPECT_EQ(store_->count("measurements", {{"corrects", "msr_1"}}).value(), 2);
+  EXPECT_EQ(store_->count("measurements", {{"corrects", "msr_2"}}).value(), 1);
+  EXPECT_EQ(store_->count("artifacts", {{"corrects", "msr_1"}}).value(), 0);
+  auto page = store_->list({.kind = "measurements", .eq = {{"corrects", "msr_1"}, {"supplier_id", "sup_1"}}});
+  ASSERT_TRUE(page.ok()) << page.error().message;
+  ASSERT_EQ(page->items.size(), 2u);
+  EXPECT_EQ(page->items[0].id, "msr_2");
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreContentTest, ::testing::ValuesIn(kStoreBackends), backend_test_name);

@@ -101,7 +101,7 @@ void resolve_measurement(App& app, const KindSpec& spec, const httplib::Request&
     if (accept && m->corrects) {  // it replaces what it disputes: unless something else already does
       // Locked: another server correcting the same measurement waits, then sees this correction.
       if (auto old = tx.get_locked("measurements", *m->corrects); !old && old.error().code != Code::kNotFound) return old.error();
-      auto siblings = list_all(tx, "measurements", {{"supplier_id", cur->supplier_id}});
+      auto siblings = list_all(tx, "measurements", {{"corrects", *m->corrects}});  // indexed: not every one
       if (!siblings) return siblings.error();
       for (const Record& r : *siblings)
         if (r.id != cur->id && measurement_counts(r.body) && r.body.value("corrects", "") == *m->corrects)
@@ -178,7 +178,7 @@ void register_measurement_routes(App& app, Router& srv) {
           m->status = MeasurementStatus::kDisputed;
         }
       }
-      auto siblings = list_all(tx, "measurements", {{"supplier_id", node->supplier_id}});
+      auto siblings = list_all(tx, "measurements", {{"corrects", *m->corrects}});  // indexed: not every one
       if (!siblings) return siblings.error();
       for (const Record& r : *siblings)  // a pending or rejected dispute does not stand in the way
         if (measurement_counts(r.body) && r.body.value("corrects", "") == *m->corrects)
