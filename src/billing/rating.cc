@@ -370,14 +370,16 @@ Result<RatingResult> run(const RatingInput& in, bool with_credits) {
       return Error::make(Code::kInvalid, Message("rating.amount_overflow")
                                              .arg("rule", l.kind == LineKind::kCredit ? "credits" : "charges")
                                              .arg("allocation", "the period"));
-  // A prepaid term is billed whole on its first month: the months it covers count its share.
+  // A prepaid term is billed whole on its first month: the months it covers count its share, to
+  // the cent as every line is (so the cap below, and the total, stay in whole cents).
   int64_t delivered = charges;
   bool delivered_overflow = false;
   for (const auto& l : r.lines)
     if (l.kind != LineKind::kCredit && l.rule == "reserved_prepaid")
       delivered_overflow |= __builtin_sub_overflow(delivered, l.amount.micros(), &delivered);
   for (const auto& s : r.commitments)
-    if (s.prepaid) delivered_overflow |= __builtin_add_overflow(delivered, s.amortized.micros(), &delivered);
+    if (s.prepaid)
+      delivered_overflow |= __builtin_add_overflow(delivered, s.amortized.round_to_cents().micros(), &delivered);
   if (delivered_overflow)
     return Error::make(Code::kInvalid,
                        Message("rating.amount_overflow").arg("rule", "charges").arg("allocation", "the period"));

@@ -80,8 +80,9 @@ struct RatingResult {
   Money credits;  // sum of credit lines' amount (≤ 0)
   Money total;    // charges + credits == sum of every line's amount
   // The period's fee as paid in effect: charges with each prepaid commitment at its share of the
-  // period (`commitments[].amortized`) instead of its whole term, which is billed on its first
-  // month. What SLA credits are capped by (credit_cap) and a month_fee penalty is a share of.
+  // period (`commitments[].amortized`, rounded half to even to the cent) instead of its whole term,
+  // which is billed on its first month. What SLA credits are capped by (credit_cap) and a
+  // month_fee penalty is a share of.
   Money delivered;
 };
 

@@ -340,8 +340,9 @@ struct PreparedLog {
 
 // The log of the job `body` names, read off the single writer (4 MiB at most, and the output
 // folder listed: doing it inside the transaction held every other write that long). Nothing when
-// the job is not found here: build_run decides what is answered, with every check (a supplier's
-// only once the job ran on its node: until then the log read here is never looked at).
+// the job is not found here: build_run decides what is answered, with every check. A supplier's
+// job is read only when one of its runs was on the supplier's nodes (no probing of tenants' jobs:
+// a job it did not host answers alike, and as fast, whether it exists or not).
 std::any prepare_run(App& app, const json& body, const Principal& p) {
   if (!body.is_object() || !body.contains("job") || !body["job"].is_string()) return {};
   const std::string ref = body["job"].get<std::string>();
@@ -354,6 +355,12 @@ std::any prepare_run(App& app, const json& body, const Principal& p) {
     if (auto js = list_all(app.store, "jobs", eq); js && js->size() == 1) job = std::move(js->front());
   }
   if (!job || (!p.tenant_id.empty() && job->tenant_id != p.tenant_id)) return {};
+  if (!p.supplier_id.empty() && !p.is_operator()) {
+    auto runs = list_all(app.store, "allocations", {{"project_id", job->project_id}, {"supplier_id", p.supplier_id}});
+    if (!runs || std::none_of(runs->begin(), runs->end(),
+                              [&](const Record& r) { return r.body.value("job_id", "") == job->id; }))
+      return {};
+  }
   return PreparedLog{job->id, newest_job_log_tail(app.opts.slurm_output_dir, job->id, kLogWindowBytes)};
 }
 

@@ -93,9 +93,9 @@ void register_offer_routes(App& app, Router& srv) {
       for (const Record& k : *contracts) {
         auto c = decode_record(k, decode_contract, "an offer's new sheet cannot be checked against it");
         if (!c) return c.error();
-        const bool follows =
-            !c->clauses && !c->offers.empty() &&
-            (c->offers[0] == existing->id || c->offers[0] == existing->name || c->offers[0] == o->name);
+        // By the resolved id, as the ledger and the invoices read it (a reference typed as a name
+        // goes on naming the offer after a rename).
+        const bool follows = !c->clauses && !c->offer_ids.empty() && c->offer_ids[0] == existing->id;
         if (follows && *old_days != o->contract_template.exit_notice_days && (c->exit_at || c->exit_notice_at)) {
           ContractTerms t;
           t.exit_at = c->exit_at;

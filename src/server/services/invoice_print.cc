@@ -93,20 +93,24 @@ std::string invoice_html(const json& inv, const std::vector<json>& credit_notes,
   }
   auto total = Money::parse(str(tot, "total"), c);
   const int64_t net = (total ? total->micros() : 0) - credited;
-  // What is still owed: nothing for a void invoice; a prepaid tenant's invoice (its `payment` when
-  // issued) came out of its top-ups whatever its state, and a paid one was settled: then only the
-  // credit notes remain, owed back to the tenant (docs/billing.md#balances).
+  // What is still owed: nothing for a void invoice; a paid one was settled, so only its credit
+  // notes remain, owed back to the tenant. A prepaid tenant's invoice (its `payment` when issued)
+  // is charged to its balance whatever its state: whether the top-ups covered it is the balance's
+  // to say (across invoices: docs/billing.md#balances), so no balance due is printed for it.
   int64_t due = net;
+  const bool prepaid = str(inv, "payment") == "prepaid";
   if (state == "void") {
     due = 0;
-  } else if (str(inv, "payment") == "prepaid") {
-    h += "<tr><td>" + t("invoice_print.drawn_prepaid") + "</td><td class=\"n\">-" +
+  } else if (prepaid) {
+    h += "<tr><td>" + t("invoice_print.drawn_prepaid") + "</td><td class=\"n\">" +
          esc(Money(std::max<int64_t>(net, 0), c).amount_string()) + " " + esc(cur) + "</td></tr>";
     due = std::min<int64_t>(net, 0);
   } else if (state == "paid") {
     due = -credited;
   }
-  if (due < 0)
+  if (prepaid && state != "void" && due == 0)
+    h += "</table>\n";
+  else if (due < 0)
     h += "<tr class=\"tot\"><td>" + t("invoice_print.refund_due") + "</td><td class=\"n\">" +
          esc(Money(-due, c).amount_string()) + " " + esc(cur) + "</td></tr></table>\n";
   else
