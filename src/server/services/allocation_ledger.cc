@@ -518,6 +518,33 @@ Result<std::optional<JobRun>> newest_run_of(StoreTx& tx, const Record& job) {
 
 Result<bool> closed_run_was(StoreTx& tx, const std::string& job_id, const std::string& project_id,
                             int64_t slurm_job_id) {
+  // The job's own closed runs, newest first, through the chain (each names the one before it):
+  // not the project's whole history, in the executor's tick.
+  auto last = tx.get(kLastRuns, last_runs_id(job_id));
+  if (!last && last.error().code != Code::kNotFound) return last.error();
+  bool whole = last.ok();  // the chain reaches the job's first run
+  if (last) {
+    std::string id = last->body.is_object() ? last->body.value("run", "") : "";
+    std::set<std::string> seen;
+    while (!id.empty() && seen.insert(id).second) {
+      auto r = tx.get("allocations", id);
+      if (!r && r.error().code != Code::kNotFound) return r.error();
+      if (!r) {  // a link to nothing (not written by gpurent): the walk decides
+        whole = false;
+        break;
+      }
+      auto run = decode_record(*r, decode_run, "job " + job_id + "'s runs cannot be followed");
+      if (!run) return run.error();
+      if (run->slurm_job_id == slurm_job_id) return true;
+      if (!run->previous_run) {  // begun before the chain was kept: its earlier runs are not linked
+        whole = false;
+        break;
+      }
+      id = *run->previous_run;
+    }
+    if (whole) return false;
+  }
+  // A job from before the chain was kept: the project's closed runs.
   auto runs = list_all(tx, "allocations", {{"project_id", project_id}, {"state", "closed"}});
   if (!runs) return runs.error();
   for (const Record& r : *runs) {

@@ -1,6 +1,8 @@
-// Whether a tenant ran on a node (allocation_ledger.h, tenant_ran_on) on a real SQLite store: runs
-// stored before each run noted its nodes are found by walking until the one-time backfill has
-// noted them, and after it one record answers, "never" included.
+// The ledger's reads that must not walk a project's history in the single writer
+// (allocation_ledger.h), on a real SQLite store: whether a tenant ran on a node (runs stored before
+// each run noted its nodes are found by walking until the one-time backfill has noted them, and
+// after it one record answers, "never" included); whether a closed run of a job was a given Slurm
+// job (through the chain of the job's runs, the walk only where the chain does not reach back).
 #include <gtest/gtest.h>
 
 #include "server/services/allocation_ledger.h"
@@ -72,6 +74,73 @@ TEST_F(NodeTenancies, OldRunsAreWalkedUntilNotedOnceThenOneRecordAnswers) {
   EXPECT_FALSE(ran("ten_b", "nod_1"));
   EXPECT_FALSE(ran("ten_a", "nod_3"));
   EXPECT_FALSE(ran("ten_a", "nod_9"));  // no such node
+}
+
+// A closed run of job_1 with Slurm id `slurm`, naming `previous` (nullopt: recorded before the
+// chain was kept).
+Record closed_run(const std::string& id, int64_t slurm, std::optional<std::string> previous) {
+  JobRun run;
+  run.job_id = "job_1";
+  run.job = "train";
+  run.project_id = "prj_1";
+  run.tenant_id = "ten_a";
+  run.state = RunState::kClosed;
+  run.slurm_job_id = slurm;
+  run.previous_run = std::move(previous);
+  Record r;
+  r.kind = "allocations";
+  r.id = id;
+  r.tenant_id = "ten_a";
+  r.project_id = "prj_1";
+  r.state = "closed";
+  r.body = to_json(run);
+  return r;
+}
+
+TEST_F(NodeTenancies, AClosedRunIsFoundThroughItsJobsChain) {
+  auto was = [&](int64_t slurm) {
+    bool out = false;
+    EXPECT_TRUE(store_
+                    ->write([&](StoreTx& tx) -> Status {
+                      auto r = closed_run_was(tx, "job_1", "prj_1", slurm);
+                      if (!r) return r.error();
+                      out = *r;
+                      return ok_status();
+                    })
+                    .ok());
+    return out;
+  };
+  auto put = [&](const Record& r) { ASSERT_TRUE(store_->write([&](StoreTx& tx) { return tx.insert(r); }).ok()); };
+  // Recorded before the chain: no last-runs record, the runs walked.
+  put(closed_run("alc_1", 11, std::nullopt));
+  EXPECT_TRUE(was(11));
+  EXPECT_FALSE(was(13));
+  // Its next run closes with the chain kept, naming none before it (unknown): the walk still finds 11.
+  put(closed_run("alc_2", 12, std::nullopt));
+  Record last;
+  last.kind = "last-runs";
+  last.id = last.name = "runs-of-job_1";
+  last.tenant_id = "ten_a";
+  last.body = {{"run", "alc_2"}};
+  put(last);
+  EXPECT_TRUE(was(12));
+  EXPECT_TRUE(was(11));
+  // A job whose chain reaches its first run: only its own runs, through the links.
+  put(closed_run("alc_3", 21, std::string()));
+  put(closed_run("alc_4", 22, std::string("alc_3")));
+  ASSERT_TRUE(store_
+                  ->write([&](StoreTx& tx) -> Status {
+                    auto r = tx.get("last-runs", "runs-of-job_1");
+                    if (!r) return r.error();
+                    r->body = {{"run", "alc_4"}};
+                    return tx.update(*r);
+                  })
+                  .ok());
+  EXPECT_TRUE(was(22));
+  EXPECT_TRUE(was(21));
+  // Runs the whole chain does not link (here the two from before, a world gpurent does not write)
+  // are no longer read: proof the project's runs are not walked.
+  EXPECT_FALSE(was(11));
 }
 
 }  // namespace
