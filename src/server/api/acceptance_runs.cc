@@ -342,7 +342,7 @@ struct PreparedLog {
 // folder listed: doing it inside the transaction held every other write that long). Nothing when
 // the job is not found here: build_run decides what is answered, with every check. A supplier's
 // job is read only when one of its runs was on the supplier's nodes (no probing of tenants' jobs:
-// a job it did not host answers alike, and as fast, whether it exists or not).
+// a job it did not host answers alike whether it exists or not, its log unread).
 std::any prepare_run(App& app, const json& body, const Principal& p) {
   if (!body.is_object() || !body.contains("job") || !body["job"].is_string()) return {};
   const std::string ref = body["job"].get<std::string>();
@@ -357,8 +357,10 @@ std::any prepare_run(App& app, const json& body, const Principal& p) {
   if (!job || (!p.tenant_id.empty() && job->tenant_id != p.tenant_id)) return {};
   if (!p.supplier_id.empty() && !p.is_operator()) {
     auto runs = list_all(app.store, "allocations", {{"project_id", job->project_id}, {"supplier_id", p.supplier_id}});
-    if (!runs || std::none_of(runs->begin(), runs->end(),
-                              [&](const Record& r) { return r.body.value("job_id", "") == job->id; }))
+    if (!runs || std::none_of(runs->begin(), runs->end(), [&](const Record& r) {
+          const auto it = r.body.is_object() ? r.body.find("job_id") : r.body.end();
+          return it != r.body.end() && *it == job->id;
+        }))
       return {};
   }
   return PreparedLog{job->id, newest_job_log_tail(app.opts.slurm_output_dir, job->id, kLogWindowBytes)};

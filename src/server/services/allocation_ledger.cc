@@ -295,7 +295,8 @@ Status note_node_tenancy(StoreTx& tx, const std::string& tenant_id, const std::s
                               {{"tenant_id", tenant_id}, {"node_id", node_id}, {"first_run_at", format_rfc3339(now)}}));
   // Noted meanwhile by another transaction (a start's backfill, a server taking over the lead):
   // what this one wanted is there.
-  if (!in && in.error().code == Code::kConflict) return ok_status();
+  if (!in && in.error().code == Code::kConflict && !in.error().fields.empty() && in.error().fields[0].field == "id")
+    return ok_status();
   return in;
 }
 
@@ -482,11 +483,18 @@ Status backfill_node_tenancies(StoreTx& tx, TimeMs now) {
                                  {{"noted_at", format_rfc3339(now)}, {"runs", runs->size()}}));
 }
 
+// Whether run record `r` is of job `job_id` (false for a body that does not say so as a string).
+static bool names_job(const Record& r, const std::string& job_id) {
+  if (!r.body.is_object()) return false;
+  auto it = r.body.find("job_id");
+  return it != r.body.end() && it->is_string() && it->get_ref<const std::string&>() == job_id;
+}
+
 Result<std::optional<JobRun>> newest_run_of(StoreTx& tx, const Record& job) {
   auto open = list_all(tx, "allocations", {{"project_id", job.project_id}, {"state", "open"}});
   if (!open) return open.error();
   for (const Record& r : *open) {  // another job's run that does not decode is not this one's concern
-    if (!r.body.is_object() || r.body.value("job_id", "") != job.id) continue;
+    if (!names_job(r, job.id)) continue;
     auto run = decode_record(r, decode_run, "the run of job " + job.name + " cannot be followed");
     if (!run) return run.error();
     return std::optional<JobRun>(std::move(*run));
@@ -507,7 +515,7 @@ Result<std::optional<JobRun>> newest_run_of(StoreTx& tx, const Record& job) {
   if (!runs) return runs.error();
   std::optional<JobRun> newest;
   for (const Record& r : *runs) {
-    if (r.body.value("job_id", "") != job.id) continue;
+    if (!names_job(r, job.id)) continue;
     auto run = decode_run(r.body);
     if (!run) continue;
     const TimeMs at = run->running_at.value_or(run->requested_at.value_or(0));
