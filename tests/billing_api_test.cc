@@ -503,6 +503,20 @@ TEST(Billing, ACardBenchmarkBelowTheFloorIsRefundedInProportion) {
     }
   auto micros = [](const std::string& a) { return static_cast<int64_t>(std::llround(std::stod(a) * 1e6)); };
   EXPECT_LE(std::llabs(2 * micros(credit) + micros(fee)), 1) << credit << " for a fee of " << fee;
+  // The contract keeps the floor it was signed with (its clauses were copied from the template):
+  // the supplier lowering the offer's floor afterwards reaches new contracts only, and a PUT of
+  // the contract without clauses keeps its own.
+  json offer = s.admin("GET", "/api/v1/offers/h100").body;
+  offer["contract_template"]["min_fp16_tflops"] = "400";
+  expect_2xx(s.req("PUT", "/api/v1/offers/h100", supplier, offer), "a lower floor on the offer");
+  expect_2xx(s.admin("PUT", "/api/v1/contracts/acme-dc", contract), "the contract, without clauses");
+  EXPECT_EQ(s.admin("GET", "/api/v1/contracts/acme-dc").body["clauses"]["min_fp16_tflops"], "900");
+  EXPECT_EQ(acme_lines(s, "sla_tflops").size(), 1u) << "the signed floor still credits the slow card";
+  contract["name"] = "acme-dc-later";
+  EXPECT_EQ(
+      expect_2xx(s.admin("POST", "/api/v1/contracts", contract), "a later contract").body["clauses"]["min_fp16_tflops"],
+      "400");
+  expect_2xx(s.admin("DELETE", "/api/v1/contracts/acme-dc-later"), "the later contract");
 
   // Measurements are append-only: the supplier it penalises can neither rewrite nor withdraw it.
   const std::string mid = made.body["id"];

@@ -87,7 +87,9 @@ struct Contract {
   std::string supplier;
   std::vector<std::string> offers;   // at least one; all the supplier's, all in the contract currency
   Currency currency = Currency::kUSD;
-  std::optional<ContractTemplate> clauses;  // absent: the first offer's template
+  // Absent in a request: a create copies in the first offer's template as it is then, an update
+  // keeps the stored ones. Stored contracts have them (schema migration: SQLite 9, PostgreSQL 8).
+  std::optional<ContractTemplate> clauses;
   int64_t nccl_compensation_pct = 200;
   PerformanceRemedy performance_remedy = PerformanceRemedy::kProportional;
   bool cap_credits = true;

@@ -186,7 +186,8 @@ struct OfferReach {
 };
 Result<OfferReach> stored_offer_reach(const json& body);
 // A stored offer's contract_template.exit_notice_days (30 when absent), by parse_offer's rule and
-// without the catalog: for a contract without clauses of its own, when its exit takes effect.
+// without the catalog: for a contract stored without clauses of its own (server/services/
+// allocation_ledger.h contract_exit), when its exit takes effect.
 Result<int64_t> stored_offer_exit_notice_days(const json& body);
 // Includes supplier_id when set.
 json to_json(const Offer& o);

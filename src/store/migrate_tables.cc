@@ -1,4 +1,4 @@
-// The mapping of SQLite schema version 8 (migrations.cc) onto PostgreSQL schema version 7
+// The mapping of SQLite schema version 9 (migrations.cc) onto PostgreSQL schema version 8
 // (pg_migrations.cc). A new SQLite table, or a new column, needs its line here: migrate_store
 // refuses a SQLite file with a table that is neither mapped nor listed as not copied, and the
 // PostgreSQL COPY fails on a column the target lacks.

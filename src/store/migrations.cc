@@ -273,6 +273,24 @@ constexpr const char* kV8 = R"sql(
 CREATE INDEX objects_by_corrects ON objects (kind, (body ->> 'corrects'), id) WHERE kind = 'measurements';
 )sql";
 
+// A contract's clauses are what was signed: one created without its own had followed its first
+// offer's contract_template as the template changed (a supplier could lower an SLA floor for
+// signed contracts). They are copied in at signing now (server/api/contracts.cc); this copies the
+// template as it is at the upgrade into each stored contract without clauses (every default when
+// the offer is gone or its template is not an object). A body that is not a JSON object is left
+// for its reader to report.
+constexpr const char* kV9 = R"sql(
+UPDATE objects
+   SET body = json_set(body, '$.clauses', json(coalesce(
+         (SELECT o.body -> '$.contract_template' FROM objects AS o
+           WHERE o.kind = 'offers' AND o.id = objects.body ->> '$.offer_ids[0]' AND json_valid(o.body)
+             AND json_type(o.body, '$.contract_template') = 'object'), '{}'))),
+       version = version + 1
+ WHERE kind = 'contracts'
+   AND CASE WHEN json_valid(body) AND json_type(body) = 'object'
+            THEN coalesce(json_type(body, '$.clauses'), 'null') = 'null' ELSE 0 END;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "objects, api_tokens, job_events, audit_log", kV1},
     {2, "usage: ingest batches, raw GPU and job samples, per-minute rollups", kV2},
@@ -282,6 +300,7 @@ constexpr Migration kMigrations[] = {
     {6, "objects: an index by tenant and state", kV6},
     {7, "artifacts and images: an index by content digest, each tenant's stored bytes", kV7},
     {8, "measurements: an index by the measurement each corrects", kV8},
+    {9, "contracts: clauses copied from the first offer's template", kV9},
 };
 
 constexpr const char* kBootstrap =

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <vector>
 
 #include "store/store_test_util.h"
@@ -217,6 +218,46 @@ TEST(Migrations, TenantStorageStartsFromTheRecordsAlreadyStored) {
   EXPECT_EQ(store->count("artifacts", {{"sha256", "aa"}}).value(), 1);
   ASSERT_TRUE(store->write([](StoreTx& tx) { return tx.remove("artifacts", "art_1"); }).ok());
   EXPECT_EQ(store->tenant_stored_bytes("ten_a").value(), 20);
+}
+
+// Version 9 copies each clause-less contract's first offer's template into it (every default when
+// the offer is gone); contracts with clauses, and bodies that are not JSON objects, stay as they were.
+TEST(Migrations, ContractsWithoutClausesGetTheirFirstOffersTemplate) {
+  TempDir dir;
+  Db db = open_db(dir.file("v8.db"));
+  auto all = sqlite_migrations();
+  ASSERT_EQ(all[7].version, 8);
+  ASSERT_EQ(apply_migrations(db, all.first(8), 1).value(), 8);
+  const char* rows[][2] = {
+      {"offers", R"({"contract_template":{"min_fp16_tflops":"700","exit_notice_days":60}})"},
+      {"contracts", R"({"name":"follows","offer_ids":["off_1"]})"},
+      {"contracts", R"({"name":"nulled","offer_ids":["off_1"],"clauses":null})"},
+      {"contracts", R"({"name":"own","offer_ids":["off_1"],"clauses":{"exit_notice_days":10}})"},
+      {"contracts", R"({"name":"orphan","offer_ids":["off_gone"]})"},
+      {"contracts", R"([1])"},
+      {"contracts", "not json"},
+  };
+  for (size_t i = 0; i < std::size(rows); ++i) {
+    auto q =
+        db.query("INSERT INTO objects (kind, id, body, created_at, updated_at, version) VALUES (?1, ?2, ?3, 1, 1, 1)");
+    const std::string id = i == 0 ? "off_1" : "ctr_" + std::to_string(i);
+    q->bind(1, rows[i][0]).bind(2, id).bind(3, rows[i][1]);
+    ASSERT_TRUE(q->step("test").ok()) << rows[i][1];
+  }
+  ASSERT_EQ(apply_migrations(db, all, 2).value(), all.back().version);
+  auto q = db.query("SELECT id, version, body FROM objects WHERE kind = 'contracts' ORDER BY id");
+  std::map<std::string, std::pair<int64_t, std::string>> got;
+  while (q->step("test").value()) got[q->text(0)] = {q->integer(1), q->text(2)};
+  const std::string tmpl = R"({"min_fp16_tflops":"700","exit_notice_days":60})";
+  EXPECT_EQ(got["ctr_1"],
+            std::make_pair(int64_t{2}, R"({"name":"follows","offer_ids":["off_1"],"clauses":)" + tmpl + "}"));
+  EXPECT_EQ(got["ctr_2"],
+            std::make_pair(int64_t{2}, R"({"name":"nulled","offer_ids":["off_1"],"clauses":)" + tmpl + "}"));
+  EXPECT_EQ(got["ctr_3"], std::make_pair(int64_t{1}, std::string(rows[3][1])));
+  EXPECT_EQ(got["ctr_4"],
+            std::make_pair(int64_t{2}, std::string(R"({"name":"orphan","offer_ids":["off_gone"],"clauses":{}})")));
+  EXPECT_EQ(got["ctr_5"], std::make_pair(int64_t{1}, std::string("[1]")));
+  EXPECT_EQ(got["ctr_6"], std::make_pair(int64_t{1}, std::string("not json")));
 }
 
 }  // namespace

@@ -360,6 +360,19 @@ constexpr const char* kV7 = R"sql(
 CREATE INDEX objects_by_corrects ON objects (kind, (body ->> 'corrects'), id) WHERE kind = 'measurements';
 )sql";
 
+// Each stored contract without clauses gets its first offer's template as it is now (as
+// SQLite's version 9).
+constexpr const char* kV8 = R"sql(
+UPDATE objects AS k
+   SET body = jsonb_set(k.body, '{clauses}', coalesce(
+         (SELECT o.body -> 'contract_template' FROM objects AS o
+           WHERE o.kind = 'offers' AND o.id = k.body -> 'offer_ids' ->> 0
+             AND jsonb_typeof(o.body -> 'contract_template') = 'object'), '{}'::jsonb)),
+       version = k.version + 1
+ WHERE k.kind = 'contracts' AND jsonb_typeof(k.body) = 'object'
+   AND coalesce(jsonb_typeof(k.body -> 'clauses'), 'null') = 'null';
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "objects, api_tokens, job_events, audit_log", kV1},
     {2, "usage: ingest batches, raw samples partitioned by month, per-minute rollups", kV2},
@@ -368,6 +381,7 @@ constexpr Migration kMigrations[] = {
     {5, "objects: an index by tenant and state", kV5},
     {6, "artifacts and images: an index by content digest, each tenant's stored bytes", kV6},
     {7, "measurements: an index by the measurement each corrects", kV7},
+    {8, "contracts: clauses copied from the first offer's template", kV8},
 };
 
 // Serializes schema changes between processes opening the same database (any fixed key).

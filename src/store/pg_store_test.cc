@@ -269,7 +269,7 @@ TEST_F(PgStore, SeveralStoresShareOneDatabaseAndMigrateItOnce) {
   ASSERT_TRUE(insert_all(*other, {make_record("tenants", "ten_2", "beta")}).ok());
   EXPECT_EQ(store_->count("tenants", {}).value(), 2);
   EXPECT_EQ(column("SELECT version FROM schema_migrations ORDER BY version"),
-            (std::vector<std::string>{"1", "2", "3", "4", "5", "6", "7"}));
+            (std::vector<std::string>{"1", "2", "3", "4", "5", "6", "7", "8"}));
 
   // Servers starting at once on a fresh database: each migration runs once (advisory lock).
   auto fresh = PgTestDatabase::create();
@@ -279,7 +279,7 @@ TEST_F(PgStore, SeveralStoresShareOneDatabaseAndMigrateItOnce) {
   for (int i = 0; i < 4; ++i) {
     openers.emplace_back([&] {
       auto s = open_postgres_store({.url = (*fresh)->url(), .readers = 1});
-      if (s && (*s)->schema_version() == 7) ++opened;
+      if (s && (*s)->schema_version() == 8) ++opened;
       if (!s) ADD_FAILURE() << s.error().message;
     });
   }
@@ -326,18 +326,30 @@ TEST_F(PgStore, ALockedRecordMakesAnotherStoresUpdateWaitForTheCommit) {
   EXPECT_EQ(now->body.value("by", ""), "holder");
 }
 
+// A fresh database an older gpurent left: migrated up to version `v` only, with a connection.
+struct OlderDatabase {
+  std::unique_ptr<PgTestDatabase> db;
+  PgConn conn;
+};
+OlderDatabase database_at_version(int v) {
+  auto fresh = PgTestDatabase::create();
+  if (!fresh) throw std::runtime_error(fresh.error().message);
+  auto c = PgConn::connect((*fresh)->url(), 10, /*read_only=*/false);
+  if (!c) throw std::runtime_error(c.error().message);
+  const auto all = postgres_migrations();
+  if (all[static_cast<size_t>(v) - 1].version != v ||
+      apply_migrations(*c, all.first(static_cast<size_t>(v)), 1).value() != v)
+    throw std::runtime_error("cannot migrate to version " + std::to_string(v));
+  return {std::move(*fresh), std::move(*c)};
+}
+
 // Version 6 fills each tenant's stored bytes from the artifacts and images already there, by the
 // rule the object writes use (an integer size_bytes counts; as SQLite's version 7).
 TEST_F(PgStore, TenantStorageStartsFromTheRecordsAlreadyStored) {
   store_.reset();
-  auto fresh = PgTestDatabase::create();
-  ASSERT_TRUE(fresh.ok()) << fresh.error().message;
+  OlderDatabase old = database_at_version(5);
   {
-    auto c = PgConn::connect((*fresh)->url(), 10, /*read_only=*/false);
-    ASSERT_TRUE(c.ok()) << c.error().message;
-    auto all = postgres_migrations();
-    ASSERT_EQ(all[4].version, 5);
-    ASSERT_EQ(apply_migrations(*c, all.first(5), 1).value(), 5);
+    PgConn* c = &old.conn;
     ASSERT_TRUE(c->script("INSERT INTO objects (kind, id, tenant_id, body, created_at, updated_at, version) VALUES"
                           " ('artifacts', 'art_1', 'ten_a', '{\"size_bytes\": 100, \"sha256\": \"aa\"}', 1, 1, 1),"
                           " ('images', 'img_1', 'ten_a', '{\"size_bytes\": 20}', 1, 1, 1),"
@@ -349,13 +361,47 @@ TEST_F(PgStore, TenantStorageStartsFromTheRecordsAlreadyStored) {
                           "test")
                     .ok());
   }
-  auto s = open_postgres_store({.url = (*fresh)->url(), .readers = 1});
+  auto s = open_postgres_store({.url = old.db->url(), .readers = 1});
   ASSERT_TRUE(s.ok()) << s.error().message;
   EXPECT_EQ((*s)->tenant_stored_bytes("ten_a").value(), 120);
   EXPECT_EQ((*s)->tenant_stored_bytes("ten_b").value(), 3);
   EXPECT_EQ((*s)->count("artifacts", {{"sha256", "aa"}}).value(), 1);
   ASSERT_TRUE((*s)->write([](StoreTx& tx) { return tx.remove("artifacts", "art_1"); }).ok());
   EXPECT_EQ((*s)->tenant_stored_bytes("ten_a").value(), 20);
+}
+
+// Version 8 copies each clause-less contract's first offer's template into it (every default when
+// the offer is gone), as SQLite's version 9; contracts with clauses and non-object bodies stay.
+TEST_F(PgStore, ContractsWithoutClausesGetTheirFirstOffersTemplate) {
+  store_.reset();
+  OlderDatabase old = database_at_version(7);
+  PgConn* c = &old.conn;
+  const auto all = postgres_migrations();
+  ASSERT_TRUE(
+      c->script(
+           "INSERT INTO objects (kind, id, body, created_at, updated_at, version) VALUES"
+           " ('offers', 'off_1', '{\"contract_template\": {\"exit_notice_days\": 60}}', 1, 1, 1),"
+           " ('contracts', 'ctr_1', '{\"offer_ids\": [\"off_1\"]}', 1, 1, 1),"
+           " ('contracts', 'ctr_2', '{\"offer_ids\": [\"off_1\"], \"clauses\": null}', 1, 1, 1),"
+           " ('contracts', 'ctr_3', '{\"offer_ids\": [\"off_1\"], \"clauses\": {\"exit_notice_days\": 10}}', 1, 1, 1),"
+           " ('contracts', 'ctr_4', '{\"offer_ids\": [\"off_gone\"]}', 1, 1, 1),"
+           " ('contracts', 'ctr_5', '[1]', 1, 1, 1)",
+           "test")
+          .ok());
+  ASSERT_EQ(apply_migrations(*c, all, 2).value(), all.back().version);
+  auto rows =
+      c->query("SELECT id, version, body::text FROM objects WHERE kind = 'contracts' ORDER BY id", PgParams(), "test");
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  std::vector<std::string> got;
+  for (int i = 0; i < rows->size(); ++i)
+    got.push_back(rows->text(i, 0) + " " + rows->text(i, 1) + " " + rows->text(i, 2));
+  EXPECT_EQ(got, (std::vector<std::string>{
+                     R"(ctr_1 2 {"clauses": {"exit_notice_days": 60}, "offer_ids": ["off_1"]})",
+                     R"(ctr_2 2 {"clauses": {"exit_notice_days": 60}, "offer_ids": ["off_1"]})",
+                     R"(ctr_3 1 {"clauses": {"exit_notice_days": 10}, "offer_ids": ["off_1"]})",
+                     R"(ctr_4 2 {"clauses": {}, "offer_ids": ["off_gone"]})",
+                     R"(ctr_5 1 [1])",
+                 }));
 }
 
 TEST_F(PgStore, ADatabaseFromANewerGpurentIsRefused) {

@@ -35,7 +35,7 @@ class TestBackend {
 class SqliteTestBackend final : public TestBackend {
  public:
   Result<std::unique_ptr<Store>> open() override { return open_sqlite_store({.path = dir_.file("store.db")}); }
-  int latest_schema_version() const override { return 8; }
+  int latest_schema_version() const override { return 9; }
 
  private:
   TempDir dir_;
@@ -45,7 +45,7 @@ class PostgresTestBackend final : public TestBackend {
  public:
   explicit PostgresTestBackend(std::unique_ptr<PgTestDatabase> db) : db_(std::move(db)) {}
   Result<std::unique_ptr<Store>> open() override { return open_postgres_store({.url = db_->url()}); }
-  int latest_schema_version() const override { return 7; }
+  int latest_schema_version() const override { return 8; }
   const PgTestDatabase& database() const { return *db_; }
 
  private:

@@ -10,8 +10,8 @@
 // from the simulated GPU source make none unless the server runs with
 // --acceptance-count-simulated. Who may record: as measurements (operators, the node's supplier;
 // a tenant's admin about a node its jobs ran on, whose measurements are then disputes).
-// With `contract`, the run is judged against that contract's floors (its clauses, else its first
-// offer's template): `gates` per card and for the all-reduce, and a `verdict`.
+// With `contract`, the run is judged against that contract's floors (its clauses, copied from its
+// first offer's template at signing): `gates` per card and for the all-reduce, and a `verdict`.
 // GET …/{id}/report is the run as a Markdown report in English or 简体中文 (?lang=zh).
 #include <algorithm>
 #include <map>
@@ -32,8 +32,8 @@ namespace gpurent {
 
 Result<std::string> newest_job_log_tail(const std::string& dir, const std::string& job_id, int64_t max_bytes);
 
-// A contract's floors: its clauses, else its first offer's contract template (as billing reads
-// them). Also used by poc_runs.cc.
+// A contract's floors, as billing reads them: its clauses (one stored without them, by a server
+// from before they were copied in at signing: its first offer's template). Also used by poc_runs.cc.
 Result<ContractTemplate> contract_floors(App& app, StoreTx& tx, const Contract& k) {
   if (k.clauses) return *k.clauses;
   if (k.offer_ids.empty()) return ContractTemplate{};

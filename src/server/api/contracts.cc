@@ -54,11 +54,11 @@ std::optional<TimeMs> pieces_differ(const std::vector<Piece>& a, const std::vect
   return at;
 }
 
-// The effective exit of contract `c` (rating's effective_exit), its notice days from its clauses
-// or, without them, its first offer's template (`first_offer`).
-std::optional<TimeMs> exit_of(const Contract& c, const Offer& first_offer) {
+// The effective exit of contract `c` (rating's effective_exit), its clauses set (the route fills
+// them in before asking).
+std::optional<TimeMs> exit_of(const Contract& c) {
   ContractTerms t;
-  t.clauses = c.clauses.value_or(first_offer.contract_template);
+  t.clauses = c.clauses.value_or(ContractTemplate{});
   t.exit_notice_at = c.exit_notice_at;
   t.exit_at = c.exit_at;
   return effective_exit(t);
@@ -102,7 +102,7 @@ Reach reach_of_change(const Contract* old, std::optional<TimeMs> old_exit, const
 
 // Refuses a change that would alter what a month closed for invoicing bills (its invoices are
 // issued and frozen, or being issued): `existing` is null on create.
-Status check_closed_months(StoreTx& tx, const Contract& c, const Offer& first_offer, const Record* existing) {
+Status check_closed_months(StoreTx& tx, const Contract& c, const Record* existing) {
   std::optional<Contract> old;
   std::optional<TimeMs> old_exit;
   if (existing) {
@@ -113,7 +113,7 @@ Status check_closed_months(StoreTx& tx, const Contract& c, const Offer& first_of
     if (!e) return e.error();
     old_exit = *e;
   }
-  const Reach r = reach_of_change(old ? &*old : nullptr, old_exit, c, exit_of(c, first_offer));
+  const Reach r = reach_of_change(old ? &*old : nullptr, old_exit, c, exit_of(c));
   if (r.at == INT64_MAX) return ok_status();
   auto closed = invoicing_closed_through(tx);
   if (!closed) return closed.error();
@@ -219,9 +219,18 @@ void register_contract_routes(App& app, Router& srv) {
         return Error::invalid("commitments[" + std::to_string(i) + "].term_months",
                               Message("api.contracts.no_reserved_price").arg("offer", m.offer).arg("price", key));
     }
+    // The clauses are part of what was signed: absent on a create, the first offer's template as
+    // it is now is copied in; absent on an update, the contract keeps its own. A supplier's later
+    // template change (a lower floor, a longer notice) never reaches a signed contract.
+    if (!c->clauses && existing) {
+      auto old = decode_record(*existing, decode_contract, "it cannot be changed");
+      if (!old) return old.error();
+      c->clauses = std::move(old->clauses);
+    }
+    if (!c->clauses) c->clauses = offers.at(c->offers[0]).contract_template;
     if (existing)
       if (auto s = check_parties_kept(tx, *c, *existing); !s) return s.error();
-    if (auto s = check_closed_months(tx, *c, offers.at(c->offers[0]), existing); !s) return s.error();
+    if (auto s = check_closed_months(tx, *c, existing); !s) return s.error();
     return Built{to_json(*c), index_of(*c)};
   };
   // Runs (and kept storage) billed under a contract in a month not closed yet, or market trades

@@ -5,7 +5,6 @@
 // offer's supplier, never changed, removed or dated in the past (model/offer.h SpotPriceEntry).
 #include <algorithm>
 
-#include "billing/rating_input.h"
 #include "model/contract.h"
 #include "model/offer.h"
 #include "model/supplier.h"
@@ -13,7 +12,6 @@
 #include "server/api/supply_refs.h"
 #include "server/http/http_util.h"
 #include "server/services/access.h"
-#include "server/services/issued_invoices.h"
 #include "server/services/offer_history.h"
 #include "server/services/record_faults.h"
 
@@ -79,43 +77,13 @@ void register_offer_routes(App& app, Router& srv) {
     // A commitment not yet started is priced from the sheet in force when it starts: a sheet that
     // drops its term's reserved price would leave it without one (and its tenant's invoices
     // unrated). Kept until the commitment has started (its sheet is then history).
-    // A contract without clauses of its own takes its exit notice from its first offer's template:
-    // a new notice period moves an exit it has been given, and one may not move into or out of a
-    // month closed for invoicing (its invoices, the exit refund among them, are issued: docs/
-    // resources/contracts.md "Closed months"), as the contract's own change may not.
     if (existing) {
       auto contracts = list_all(tx, "contracts", {{"supplier_id", sup->id}});
       if (!contracts) return contracts.error();
       const TimeMs now = app.clock.now();
-      auto old_days = stored_offer_exit_notice_days(existing->body);
-      if (!old_days) return old_days.error();
-      std::optional<TimeMs> closed;  // read once, when an exit moves
       for (const Record& k : *contracts) {
         auto c = decode_record(k, decode_contract, "an offer's new sheet cannot be checked against it");
         if (!c) return c.error();
-        // By the resolved id, as the ledger and the invoices read it (a reference typed as a name
-        // goes on naming the offer after a rename).
-        const bool follows = !c->clauses && !c->offer_ids.empty() && c->offer_ids[0] == existing->id;
-        if (follows && *old_days != o->contract_template.exit_notice_days && (c->exit_at || c->exit_notice_at)) {
-          ContractTerms t;
-          t.exit_at = c->exit_at;
-          t.exit_notice_at = c->exit_notice_at;
-          t.clauses.exit_notice_days = *old_days;
-          const std::optional<TimeMs> was = effective_exit(t);
-          t.clauses.exit_notice_days = o->contract_template.exit_notice_days;
-          const std::optional<TimeMs> is = effective_exit(t);
-          if (!closed) {
-            auto through = invoicing_closed_through(tx);
-            if (!through) return through.error();
-            closed = *through;
-          }
-          if (was != is && std::min(was.value_or(INT64_MAX), is.value_or(INT64_MAX)) < *closed)
-            return Error::invalid("contract_template.exit_notice_days", Message("api.offers.exit_in_closed_month")
-                                                                            .arg("contract", k.name)
-                                                                            .arg("was", format_rfc3339(was.value_or(0)))
-                                                                            .arg("is", format_rfc3339(is.value_or(0)))
-                                                                            .arg("closed", format_rfc3339(*closed)));
-        }
         for (const auto& m : c->commitments) {
           if (m.market() || m.starts_at <= now) continue;
           if (m.offer != o->name && m.offer != existing->id && m.offer != existing->name) continue;

@@ -40,8 +40,9 @@ Result<bool> node_is_sold(StoreReader& store, const Record& node_rec);
 
 // When contract `k` stops taking new runs: its effective exit as billing cuts its commitments
 // (billing/rating_input.h effective_exit: the later of exit_at and the notice plus the notice days
-// of its clauses, else of its first offer's template, read through `tx`, else 30 days); none
-// without an exit.
+// of its clauses; a contract stored without them, by a server older than the migration that
+// copied them in, reads its first offer's template through `tx`, else 30 days); none without an
+// exit.
 struct Contract;
 Result<std::optional<TimeMs>> contract_exit(StoreTx& tx, const Contract& k);
 // Whether contract `k` takes new runs at `now`: started, and its effective exit not reached.
