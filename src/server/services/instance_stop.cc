@@ -4,6 +4,7 @@
 
 #include "core/clock.h"
 #include "model/job_state.h"
+#include "server/services/allocation_ledger.h"
 #include "server/services/job_cancel.h"
 
 namespace gpurent {
@@ -17,12 +18,20 @@ Status stop_instance_job(StoreTx& tx, Instance& i, const Message& why, const std
       auto st = stored_job_status(job->body);
       if (!st) return st.error();
       if (!is_terminal(st->state)) {
+        // Placed: the executor has (or is about to have) a run that must go first. Preempted or
+        // requeued after a run: that run's process may still be dying (a Slurm job lives on for
+        // its KillWait), and the executor's tick that would see it finds a released instance by
+        // name no more, so a job that ever ran counts too (a run long gone ends the stop at that
+        // tick). An earlier run still stopping (a restart, then a stop) stays the one to wait for:
+        // this job's start waited for it, so it has no run of its own.
+        bool ran = st->state == JobState::kAdmitted || st->state == JobState::kRunning;
+        if (lingering && i.stopping_job.empty() && !ran) {
+          auto newest = newest_run_of(tx, *job);
+          if (!newest) return newest.error();
+          ran = newest->has_value();
+        }
         if (auto c = cancel_job_in(tx, job->id, why, who, now); !c) return c.error();
-        // Placed: the executor has (or is about to have) a run that must go first.
-        // An earlier run still stopping (a restart, then a stop) stays the one to wait for: this
-        // job's start waited for it, so it has no run of its own.
-        if (lingering && i.stopping_job.empty() &&
-            (st->state == JobState::kAdmitted || st->state == JobState::kRunning)) {
+        if (lingering && i.stopping_job.empty() && ran) {
           i.stopping_job = job->id;
           i.stopping_since = now;
         }

@@ -20,8 +20,9 @@
 namespace gpurent {
 
 // Cancels i's latest job unless it has ended and records why it stopped (i.stop_reason) and, when
-// the job had a run that outlives its cancel (`lingering`: the Slurm and local executors' runs do,
-// the simulated executor's do not), that it is stopping. The caller writes i (write_instance).
+// the job is placed or ever ran (preempted, or requeued after a run) and its executor's runs
+// outlive a cancel (`lingering`: the Slurm and local executors' do, the simulated executor's do
+// not), that it is stopping. The caller writes i (write_instance).
 Status stop_instance_job(StoreTx& tx, Instance& i, const Message& why, const std::string& who, TimeMs now,
                          bool lingering);
 // A job cancelled directly (POST /jobs/{id}/cancel) that is its instance's latest start stops the

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "model/job.h"
+#include "model/job_run.h"
 #include "store/store_test_util.h"
 
 namespace gpurent {
@@ -98,6 +99,70 @@ TEST_F(InstanceStop, ARunningInstanceIsNotMarkedStopping) {
   put_box(true);  // a restart: its new start waits instead (AStartWaitsForEveryEarlierRunStillAlive)
   ASSERT_TRUE(store_->write([&](StoreTx& tx) { return note_lingering_run(tx, "job_a", 5000); }).ok());
   EXPECT_EQ(box().stopping_job, "");
+}
+
+// A stop (or a release) whose latest job was preempted and requeued: the run it had may still be
+// dying, and a released instance is found by name no more when the executor sees it, so the stop
+// marks it stopping itself. A start that never ran leaves nothing to wait for.
+TEST_F(InstanceStop, AJobRequeuedAfterARunMakesTheStopWaitForThatRun) {
+  put_box(true);
+  auto requeued = [&](const std::string& id, bool ran) {
+    ASSERT_TRUE(store_
+                    ->write([&](StoreTx& tx) -> Status {
+                      auto j = tx.get("jobs", id);
+                      if (!j) return j.error();
+                      j->project_id = "prj_1";
+                      j->state = "pending";
+                      j->body["status"] = {{"state", "pending"}};
+                      if (auto s = tx.update(*j); !s) return s;
+                      if (!ran) return ok_status();
+                      JobRun run;
+                      run.job_id = id;
+                      run.project_id = "prj_1";
+                      run.tenant_id = "ten_1";
+                      run.state = RunState::kClosed;
+                      run.previous_run = "";
+                      Record r;
+                      r.kind = "allocations";
+                      r.id = "alc_" + id;
+                      r.tenant_id = "ten_1";
+                      r.project_id = "prj_1";
+                      r.state = "closed";
+                      r.body = to_json(run);
+                      if (auto s = tx.insert(r); !s) return s;
+                      Record last;
+                      last.kind = "last-runs";
+                      last.id = last.name = "runs-of-" + id;
+                      last.tenant_id = "ten_1";
+                      last.body = {{"run", r.id}};
+                      return tx.insert(last);
+                    })
+                    .ok());
+  };
+  auto stop = [&](TimeMs now) {
+    Instance i = box();
+    EXPECT_TRUE(store_->write([&](StoreTx& tx) { return stop_instance_job(tx, i, Message("test"), "usr_1", now, true); })
+                    .ok());
+    return i;
+  };
+  requeued("job_b", true);
+  const Instance stopped = stop(5000);
+  EXPECT_EQ(stopped.stopping_job, "job_b");
+  EXPECT_EQ(stopped.stopping_since, 5000);
+  EXPECT_FALSE(stopped.want_running);
+  EXPECT_EQ(store_->get("jobs", "job_b")->state, "cancelled");
+
+  ASSERT_TRUE(store_->write([](StoreTx& tx) { return tx.remove("jobs", "job_b"); }).ok());
+  Record fresh;
+  fresh.kind = "jobs";
+  fresh.id = fresh.name = "job_b";
+  fresh.tenant_id = "ten_1";
+  fresh.body = {{"labels", {{kInstanceLabel, "box"}}}};
+  ASSERT_TRUE(store_->write([&](StoreTx& tx) { return tx.insert(fresh); }).ok());
+  ASSERT_TRUE(store_->write([](StoreTx& tx) { return tx.remove("last-runs", "runs-of-job_b"); }).ok());
+  ASSERT_TRUE(store_->write([](StoreTx& tx) { return tx.remove("allocations", "alc_job_b"); }).ok());
+  requeued("job_b", false);
+  EXPECT_EQ(stop(6000).stopping_job, "") << "a start still waiting for its first placement";
 }
 
 }  // namespace
