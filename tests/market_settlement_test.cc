@@ -553,8 +553,29 @@ TEST(MarketSettlement, ATenantResellsAWholeNodeItHolds) {
   json down = node_doc("dc", s.admin("GET", "/api/v1/nodes/" + moved).body["name"]);
   down["state"] = "unavailable";
   expect_2xx(s.admin("PUT", "/api/v1/nodes/" + moved, down), "node down");
-  wait_for(s, "/api/v1/market-trades/" + t2["id"].get<std::string>(), [](const json& j) { return j["settlement"]["defaults"].size() == 1; });
+  const json t2_down = wait_for(s, "/api/v1/market-trades/" + t2["id"].get<std::string>(),
+                                [](const json& j) { return j["settlement"]["defaults"].size() == 1; });
   EXPECT_TRUE(s.admin("GET", "/api/v1/market-trades/" + t1).body["settlement"]["defaults"].empty());
+  // It passes back along the resale (docs/market.md#resold-nodes): beta's compensation is figured
+  // at the 10.00 the supplier sold the node at, not the 12.00 beta paid acme; acme's proceeds for
+  // the time are not acme's, and its own 10.00 for it is refunded.
+  EXPECT_EQ(t2_down["settlement"]["defaults"][0]["compensation_price_per_gpu_hour"], "10.00") << t2_down.dump();
+  const std::string acme_contract = "/api/v1/contracts/" + first["settlement"]["contract_id"].get<std::string>();
+  const json resold = s.admin("GET", acme_contract).body["commitments"][0]["resales"][0];
+  ASSERT_EQ(resold["undelivered"].size(), 1u) << resold.dump();
+  EXPECT_EQ(resold["undelivered"][0]["node"], moved);
+  EXPECT_EQ(resold["undelivered"][0]["gpus"], 8);
+  const json a_down = section(s, "market-dc-cny", this_hour, this_hour + 2 * kHour);
+  const json refund = line_of(a_down, "market_resale_undelivered");
+  ASSERT_FALSE(refund.is_null()) << a_down.dump();
+  EXPECT_EQ(refund["unit_price"], "-1") << "the fee at acme's own price, refunded";
+  EXPECT_EQ(line_of(a_down, "market_resale")["description_message"]["code"], "invoice_line.market_resale_less")
+      << "the proceeds less those of the time the node was out: " << a_down.dump();
+  // A count of GPUs cannot be recorded as a resale's default: it is its node's.
+  EXPECT_EQ(s.req("POST", "/api/v1/market-trades/" + t2["id"].get<std::string>() + "/default", dc,
+                  json{{"reason", "not delivered"}})
+                .status,
+            409);
 
   // Whole nodes bought in the book of GPUs are resold in the node book too: beta's 8 GPUs (gpn3
   // whole) make one; its node from acme, out of service (a default open on that trade), is not
@@ -571,6 +592,9 @@ TEST(MarketSettlement, ATenantResellsAWholeNodeItHolds) {
   wait_for(s, "/api/v1/market-trades/" + t2["id"].get<std::string>(), [&](const json& j) {
     return j["settlement"]["defaults"].size() == 1 && j["settlement"]["defaults"][0]["to"] != format_rfc3339(this_hour + 2 * kHour);
   });
+  EXPECT_NE(s.admin("GET", acme_contract).body["commitments"][0]["resales"][0]["undelivered"][0]["to"],
+            format_rfc3339(this_hour + 2 * kHour))
+      << "the reseller's undelivered time ends with the default";
   EXPECT_NE(s.req("POST", "/api/v1/market-orders", beta, nodes("sell", 3, "12")).reason_for("nodes").find("holds 2 more"),
             std::string::npos);
 }

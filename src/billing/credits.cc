@@ -364,7 +364,8 @@ Status exit_refund(Ctx& c) {
 }
 
 // A market commitment's capacity its supplier did not deliver: the fee of those GPU-hours at the
-// trade price is given back, with the contract's outage compensation on top (docs/market.md#defaults).
+// trade price is given back, with the contract's outage compensation on top (docs/market.md#defaults),
+// figured for a resold node's default at the price the supplier sold it at (#resold-nodes).
 void market_defaults(Ctx& c) {
   const int64_t pct = c.in.contract.clauses.outage_compensation_pct;
   for (const auto& cm : c.in.commitments) {
@@ -375,28 +376,37 @@ void market_defaults(Ctx& c) {
       if (t0 >= t1) continue;
       Acc x;
       const __int128 fee = static_cast<__int128>(*cm.price) * d.gpus * 1000 * (t1 - t0);
+      const int64_t comp_price =
+          d.compensation_price_per_gpu_hour ? d.compensation_price_per_gpu_hour->micros() : *cm.price;
       x.base_num = fee;
       x.base_den = kMilliMsPerGpuHour;
-      x.num = fee * (100 + pct);
+      x.num = fee * 100 + static_cast<__int128>(comp_price) * d.gpus * 1000 * (t1 - t0) * pct;
       x.den = kMilliMsPerGpuHour * 100;
       x.from = t0;
       x.to = t1;
       x.offer = cm.offer;
       x.description =
-          Message("invoice_line.sla_market_default")
+          Message(d.compensation_price_per_gpu_hour ? "invoice_line.sla_market_default_resold"
+                                                    : "invoice_line.sla_market_default")
               .arg("gpus", std::to_string(d.gpus))
               .arg("id", cm.id)
               .arg("trade", cm.trade.empty() ? verbatim("") : Message("invoice_line.in_trade").arg("trade", cm.trade))
               .arg("seconds", format_scaled(t1 - t0, 3))
               .arg("reason", d.reason.empty() ? verbatim("") : Message("invoice_line.reason").arg("reason", d.reason))
               .arg("pct", std::to_string(pct));
+      if (d.compensation_price_per_gpu_hour)
+        x.description.arg("price", d.compensation_price_per_gpu_hour->amount_string());
       emit(c, "sla_market_default", cm.id + "/" + std::to_string(i), x);
     }
   }
 }
 
 // A market commitment's GPUs its holder resold: the proceeds at the resale price, credited (not an
-// SLA credit: never capped).
+// SLA credit: never capped), less those of the GPU-hours its buyer did not get (a resold node out
+// of service: `undelivered`), whose fee at the holder's own price is refunded instead
+// (market_resale_undelivered, not capped either): the holder is made whole on what it paid, the
+// buyer's refund comes out of the proceeds, and the supplier compensates as if it had not been
+// resold (docs/market.md#resold-nodes).
 void market_resales(Ctx& c) {
   for (const auto& cm : c.in.commitments)
     for (size_t i = 0; i < cm.resales.size(); ++i) {
@@ -404,18 +414,42 @@ void market_resales(Ctx& c) {
       // Up to an effective exit, as the commitment itself is billed.
       const TimeMs t0 = std::max({x.from, cm.start, c.in.from}), t1 = std::min({x.to, commitment_end(c, cm), c.in.to});
       if (t0 >= t1) continue;
+      __int128 gpu_ms = static_cast<__int128>(x.gpus) * (t1 - t0), missed = 0;  // GPU-milliseconds
+      for (size_t j = 0; j < x.undelivered.size(); ++j) {
+        const ResaleUndelivered& u = x.undelivered[j];
+        const TimeMs u0 = std::max(u.from, t0), u1 = std::min(u.to, t1);
+        if (u0 >= u1 || !cm.price) continue;
+        missed += static_cast<__int128>(u.gpus) * (u1 - u0);
+        Acc r;
+        r.base_num = r.num = static_cast<__int128>(*cm.price) * u.gpus * 1000 * (u1 - u0);
+        r.base_den = r.den = kMilliMsPerGpuHour;
+        r.from = u0;
+        r.to = u1;
+        r.offer = cm.offer;
+        r.description = Message("invoice_line.market_resale_undelivered")
+                            .arg("gpus", std::to_string(u.gpus))
+                            .arg("id", cm.id)
+                            .arg("trade", x.trade)
+                            .arg("node", u.node)
+                            .arg("seconds", format_scaled(u1 - u0, 3));
+        emit(c, "market_resale_undelivered",
+             cm.id + "/resale/" + std::to_string(i) + "/undelivered/" + std::to_string(j), r);
+      }
+      const __int128 sold_ms = gpu_ms;
+      gpu_ms -= std::min(missed, gpu_ms);
       Acc a;
-      a.base_num = a.num = static_cast<__int128>(x.price_per_gpu_hour.micros()) * x.gpus * 1000 * (t1 - t0);
+      a.base_num = a.num = static_cast<__int128>(x.price_per_gpu_hour.micros()) * gpu_ms * 1000;
       a.base_den = a.den = kMilliMsPerGpuHour;
       a.from = t0;
       a.to = t1;
       a.offer = cm.offer;
-      a.description = Message("invoice_line.market_resale")
+      a.description = Message(gpu_ms < sold_ms ? "invoice_line.market_resale_less" : "invoice_line.market_resale")
                           .arg("gpus", std::to_string(x.gpus))
                           .arg("id", cm.id)
                           .arg("trade", x.trade)
                           .arg("price", x.price_per_gpu_hour.amount_string())
                           .arg("seconds", format_scaled(t1 - t0, 3));
+      if (gpu_ms < sold_ms) a.description.arg("missed", format_scaled(static_cast<int64_t>(sold_ms - gpu_ms), 3));
       emit(c, "market_resale", cm.id + "/resale/" + std::to_string(i), a);
     }
 }

@@ -385,7 +385,9 @@ Result<RatingResult> run(const RatingInput& in, bool with_credits) {
                        Message("rating.amount_overflow").arg("rule", "charges").arg("allocation", "the period"));
   int64_t sla = 0;
   for (const auto& l : r.lines)
-    if (l.kind == LineKind::kCredit && l.rule != "exit_refund" && l.rule != "market_resale") sla += l.amount.micros();
+    if (l.kind == LineKind::kCredit && l.rule != "exit_refund" && l.rule != "market_resale" &&
+        l.rule != "market_resale_undelivered")
+      sla += l.amount.micros();
   if (with_credits && in.contract.cap_credits && -sla > delivered) {
     ChargeLine cap;
     cap.kind = LineKind::kCredit;

@@ -178,7 +178,7 @@ Result<RatingInput> parse_rating_input(const json& body, const GpuCatalog& catal
       c.end = cf.time("end");
       if (c.end <= c.start) cf.error("end", Message("contract.commitment.ends_after_start"));
       c.trade = cf.opt_str("trade", {.max_len = 63}).value_or("");
-      c.defaults = read_commitment_defaults(cf, c.gpus, c.start, c.end);
+      c.defaults = read_commitment_defaults(cf, c.gpus, c.start, c.end, in.contract.currency);
       c.resales = read_commitment_resales(cf, c.gpus, in.contract.currency);
     } else {
       c.term_months = cf.integer("term_months", 1, 36);

@@ -20,13 +20,14 @@ int64_t most_defaulted(const std::vector<CommitmentDefault>& defaults) {
 
 int64_t most_withheld_from(const ContractCommitment& m, TimeMs from) {
   std::vector<CommitmentDefault> all = m.defaults;
-  for (const auto& x : m.resales) all.push_back({x.gpus, x.from, x.to, "", ""});
+  for (const auto& x : m.resales) all.push_back({x.gpus, x.from, x.to, "", "", std::nullopt});
   for (auto& x : all) x.from = std::max(x.from, from);
   all.erase(std::remove_if(all.begin(), all.end(), [](const auto& x) { return x.to <= x.from; }), all.end());
   return most_defaulted(all);
 }
 
-std::vector<CommitmentDefault> read_commitment_defaults(Fields& f, int64_t gpus, TimeMs start, TimeMs end) {
+std::vector<CommitmentDefault> read_commitment_defaults(Fields& f, int64_t gpus, TimeMs start, TimeMs end,
+                                                        Currency currency) {
   std::vector<CommitmentDefault> out;
   f.objects("defaults", false, kMaxCommitmentDefaults, [&](Fields& df, size_t) {
     CommitmentDefault d;
@@ -35,6 +36,9 @@ std::vector<CommitmentDefault> read_commitment_defaults(Fields& f, int64_t gpus,
     d.to = df.time("to");
     d.reason = df.opt_str("reason", {.max_len = 1024}).value_or("");
     d.node = df.opt_str("node", {.max_len = 63}).value_or("");
+    d.compensation_price_per_gpu_hour = df.opt_money("compensation_price_per_gpu_hour", currency);
+    if (d.compensation_price_per_gpu_hour && d.compensation_price_per_gpu_hour->micros() <= 0)
+      df.error("compensation_price_per_gpu_hour", Message("contract.commitment.price_positive"));
     if (d.to <= d.from) df.error("to", Message("contract.commitment.ends_after_start"));
     else if (d.from < start || d.to > end) df.error("from", Message("contract.commitment.default_in_window"));
     df.finish();
@@ -53,6 +57,23 @@ std::vector<CommitmentResale> read_commitment_resales(Fields& f, int64_t gpus, C
     x.price_per_gpu_hour = rf.money("price_per_gpu_hour", currency);
     x.trade = rf.str("trade", {.max_len = 63});
     if (x.to <= x.from) rf.error("to", Message("contract.commitment.ends_after_start"));
+    rf.objects("undelivered", false, kMaxCommitmentDefaults, [&](Fields& uf, size_t) {
+      ResaleUndelivered u;
+      u.gpus = uf.integer("gpus", 1, x.gpus);
+      u.from = uf.time("from");
+      u.to = uf.time("to");
+      u.node = uf.opt_str("node", {.max_len = 63}).value_or("");
+      if (u.to <= u.from)
+        uf.error("to", Message("contract.commitment.ends_after_start"));
+      else if (u.from < x.from || u.to > x.to)
+        uf.error("from", Message("contract.commitment.default_in_window"));
+      uf.finish();
+      x.undelivered.push_back(std::move(u));
+    });
+    std::vector<CommitmentDefault> as_defaults;
+    for (const auto& u : x.undelivered) as_defaults.push_back({u.gpus, u.from, u.to, "", u.node, std::nullopt});
+    if (most_defaulted(as_defaults) > x.gpus)
+      rf.error("undelivered", Message("contract.commitment.defaults_exceed").arg("gpus", std::to_string(x.gpus)));
     rf.finish();
     out.push_back(std::move(x));
   });
@@ -115,8 +136,9 @@ Result<Contract> parse_contract(const json& body) {
       cf.ignore({"term_months"});
       if (m.prepaid) cf.error("prepaid", Message("contract.commitment.market_not_prepaid"));
       m.trade = cf.opt_str("trade", {.max_len = 63, .pattern = kRefPattern, .pattern_help = kRefHelp}).value_or("");
-      m.defaults = read_commitment_defaults(cf, m.gpus, m.starts_at, m.ends_at.value_or(m.starts_at));
-      m.resales = read_commitment_resales(cf, m.gpus, c.currency);      if (most_defaulted(m.defaults) > m.gpus)
+      m.defaults = read_commitment_defaults(cf, m.gpus, m.starts_at, m.ends_at.value_or(m.starts_at), c.currency);
+      m.resales = read_commitment_resales(cf, m.gpus, c.currency);
+      if (most_defaulted(m.defaults) > m.gpus)
         cf.error("defaults", Message("contract.commitment.defaults_exceed").arg("gpus", std::to_string(m.gpus)));
     } else {
       m.term_months = cf.integer("term_months", 1, 36);
@@ -168,13 +190,25 @@ json to_json(const Contract& c) {
         json dj = {{"gpus", d.gpus}, {"from", format_rfc3339(d.from)}, {"to", format_rfc3339(d.to)}};
         if (!d.reason.empty()) dj["reason"] = d.reason;
         if (!d.node.empty()) dj["node"] = d.node;
+        if (d.compensation_price_per_gpu_hour)
+          dj["compensation_price_per_gpu_hour"] = d.compensation_price_per_gpu_hour->amount_string();
         ds.push_back(std::move(dj));
       }
       if (!ds.empty()) j["defaults"] = std::move(ds);
       json rs = json::array();
-      for (const auto& x : m.resales)
-        rs.push_back({{"gpus", x.gpus}, {"from", format_rfc3339(x.from)}, {"to", format_rfc3339(x.to)},
-                      {"price_per_gpu_hour", x.price_per_gpu_hour.amount_string()}, {"trade", x.trade}});
+      for (const auto& x : m.resales) {
+        json xj = {{"gpus", x.gpus},
+                   {"from", format_rfc3339(x.from)},
+                   {"to", format_rfc3339(x.to)},
+                   {"price_per_gpu_hour", x.price_per_gpu_hour.amount_string()},
+                   {"trade", x.trade}};
+        for (const auto& u : x.undelivered) {
+          json uj = {{"gpus", u.gpus}, {"from", format_rfc3339(u.from)}, {"to", format_rfc3339(u.to)}};
+          if (!u.node.empty()) uj["node"] = u.node;
+          xj["undelivered"].push_back(std::move(uj));
+        }
+        rs.push_back(std::move(xj));
+      }
       if (!rs.empty()) j["resales"] = std::move(rs);
     }
     commitments.push_back(std::move(j));

@@ -46,8 +46,22 @@ struct CommitmentDefault {
   TimeMs to = 0;
   std::string reason;
   std::string node;  // the failed node it was recorded for (market_node_defaults.h), else ""
+  // A resold node's default (docs/market.md#resold-nodes): the outage compensation is figured at
+  // the price the supplier sold the node at, not at this commitment's (resale) price.
+  std::optional<Money> compensation_price_per_gpu_hour;
 
   bool operator==(const CommitmentDefault&) const = default;
+};
+
+// GPUs of a resale its buyer did not get: a resold node out of service (the buyer's default). No
+// proceeds are credited for them, and the reseller's own price of them is refunded.
+struct ResaleUndelivered {
+  int64_t gpus = 1;
+  TimeMs from = 0;
+  TimeMs to = 0;
+  std::string node;
+
+  bool operator==(const ResaleUndelivered&) const = default;
 };
 
 // GPUs of a market commitment its holder resold in the market (docs/market.md#resale): they no
@@ -57,7 +71,8 @@ struct CommitmentResale {
   TimeMs from = 0;
   TimeMs to = 0;
   Money price_per_gpu_hour;
-  std::string trade;  // the resale trade
+  std::string trade;                           // the resale trade
+  std::vector<ResaleUndelivered> undelivered;  // at most kMaxCommitmentDefaults
 
   bool operator==(const CommitmentResale&) const = default;
 };
@@ -116,7 +131,8 @@ int64_t most_withheld_from(const ContractCommitment& m, TimeMs from);
 
 // Reads a market commitment's `defaults` (each inside [start, end), at most `gpus`); errors name
 // the field under f's path.
-std::vector<CommitmentDefault> read_commitment_defaults(Fields& f, int64_t gpus, TimeMs start, TimeMs end);
+std::vector<CommitmentDefault> read_commitment_defaults(Fields& f, int64_t gpus, TimeMs start, TimeMs end,
+                                                        Currency currency);
 
 // Reads a market commitment's `resales` (each at most `gpus`, priced in `currency`).
 std::vector<CommitmentResale> read_commitment_resales(Fields& f, int64_t gpus, Currency currency);

@@ -407,6 +407,11 @@ void post_default(App& app, const KindSpec& spec, const httplib::Request& req, h
     const json& s = cur->body.value("settlement", json());
     if (!s.is_object() || !s.contains("contract_id"))
       return Error::make(Code::kConflict, Message("api.market.not_settled").arg("trade", cur->id));
+    // A resale's capacity is whole nodes someone resold: what is not delivered of it is a node out
+    // of service, whose default also passes back to its resellers (market_node_defaults.h); a
+    // count of GPUs recorded here could not say whose node it was.
+    if (cur->body.contains("reseller_tenant_id"))
+      return Error::make(Code::kConflict, Message("api.market.resale_default_by_node").arg("trade", cur->id));
     const TimeMs now = app.clock.now();
     const TimeMs start = parse_rfc3339(cur->body.at("starts_at").get<std::string>(), "starts_at").value();
     const TimeMs end = parse_rfc3339(cur->body.at("ends_at").get<std::string>(), "ends_at").value();
