@@ -22,6 +22,7 @@
 #include <string>
 
 #include "bench_records.h"
+#include "bench_timing.h"
 #include "store/store.h"
 
 namespace {
@@ -29,16 +30,12 @@ namespace {
 using gpurent::Record;
 using gpurent::Status;
 using gpurent::StoreTx;
-using Clock = std::chrono::steady_clock;
+using Clock = gpurent::bench::BenchClock;
+using gpurent::bench::die;
+using gpurent::bench::median_ms;
+using gpurent::bench::ms_since;
 
 constexpr const char* kTenant = "ten_00000000000000aa";
-
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-
-[[noreturn]] void die(const std::string& what, const gpurent::Error& e) {
-  std::fprintf(stderr, "%s: %s\n", what.c_str(), e.message.c_str());
-  std::exit(1);
-}
 
 std::string digest(int i) {
   char hex[65];
@@ -81,19 +78,6 @@ int64_t walked_bytes(StoreTx& tx, const std::string& tenant) {
         sum += r.body["size_bytes"].get<int64_t>();
   }
   return sum;
-}
-
-// Median of `reps` timings of fn.
-template <class F>
-double median_ms(int reps, F&& fn) {
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    const auto t0 = Clock::now();
-    fn();
-    t.push_back(ms_since(t0));
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
 }
 
 // Writes per second, one commit each: `n` records made by make(i).

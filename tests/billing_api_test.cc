@@ -437,6 +437,19 @@ TEST(Billing, SpotTimeIsRatedAtTheMarketPriceOfEachInterval) {
   ASSERT_EQ(spot.size(), 2u) << "one spot line per price in force: " << inv.dump();
   EXPECT_EQ(spot["2.00"]["to"], changed);
   EXPECT_EQ(spot["3.00"]["from"], changed);
+
+  // At most 100 prices wait to take effect (the offer's timeline holds them: services/spot_timeline.h).
+  const TimeMs tomorrow = (SystemClock().now() / 60'000 + 24 * 60) * 60'000;
+  for (int i = 0; i < 100; ++i)
+    ASSERT_EQ(post({{"offer", "h100"}, {"price", "2.50"}, {"from", format_rfc3339(tomorrow + i * 60'000LL)}}).status,
+              201)
+        << i;
+  Resp more = post({{"offer", "h100"}, {"price", "2.50"}, {"from", format_rfc3339(tomorrow + 100 * 60'000LL)}});
+  EXPECT_EQ(more.error_fields(), std::vector<std::string>{"from"}) << more.describe();
+  EXPECT_NE(more.body.dump().find("100 spot prices waiting"), std::string::npos) << more.describe();
+  EXPECT_EQ(post({{"offer", "h100"}, {"price", "2.50"}, {"from", format_rfc3339(tomorrow)}}).error_fields(),
+            std::vector<std::string>{"from"})
+      << "still after the latest, which the timeline knows";
 }
 
 TEST(Billing, ARequeueAfterANodeFailureIsAnOutageCredit) {

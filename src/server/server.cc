@@ -37,6 +37,7 @@
 #include "server/services/job_output_retention.h"
 #include "server/services/leader_lease.h"
 #include "server/services/scheduler_service.h"
+#include "server/services/spot_timeline.h"
 
 namespace gpurent {
 
@@ -432,6 +433,9 @@ int run_server(const ServerOptions& opts) {
   // it succeeds (a failure is logged, another server may be doing it) the old walk answers.
   if (auto noted = loop.run([&](StoreTx& tx) { return backfill_node_tenancies(tx, clock.now()); }); !noted)
     spdlog::warn("{}", json({{"event", "node_tenancies_backfill_failed"}, {"error", noted.error().message}}).dump());
+  // Spot prices stored before each offer's timeline was kept: noted once (spot_timeline.h).
+  if (auto noted = loop.run([&](StoreTx& tx) { return backfill_spot_timelines(tx, clock.now()); }); !noted)
+    spdlog::warn("{}", json({{"event", "spot_timelines_backfill_failed"}, {"error", noted.error().message}}).dump());
 
   json demo_info = nullptr;
   std::optional<DemoWeek> demo_week_plan;

@@ -14,6 +14,7 @@
 #include "server/services/access.h"
 #include "server/services/offer_history.h"
 #include "server/services/record_faults.h"
+#include "server/services/spot_timeline.h"
 
 namespace gpurent {
 namespace {
@@ -161,15 +162,18 @@ void register_offer_routes(App& app, Router& srv) {
                                          .arg("on_demand", offer->prices.on_demand.amount_string())
                                          .arg("currency", currency_code(offer->currency))
                                          .arg("why", Message("offer.price.spot_below_on_demand")));
-    // One timeline per offer: each price starts after the latest one.
-    auto prior = list_all(tx, "spot-prices", {{"state", rec->id}});
-    if (!prior) return prior.error();
-    for (const Record& p : *prior) {
-      auto q = decode_record(p, decode_spot_price, "no spot price can follow it");
-      if (!q) return q.error();
-      if (q->from >= e->from)
-        return Error::invalid("from", Message("api.spot_prices.not_after").arg("latest", format_rfc3339(q->from)));
-    }
+    // One timeline per offer: each price starts after the latest one, read from the offer's
+    // timeline record (services/spot_timeline.h), not its whole history.
+    auto line = spot_timeline(tx, rec->id);
+    if (!line) return line.error();
+    if (!line->empty() && line->front().from >= e->from)
+      return Error::invalid("from",
+                            Message("api.spot_prices.not_after").arg("latest", format_rfc3339(line->front().from)));
+    if (e->from > now && std::count_if(line->begin(), line->end(), [&](const SpotPoint& q) { return q.from > now; }) >=
+                             static_cast<std::ptrdiff_t>(kMaxPendingSpotPrices))
+      return Error::invalid(
+          "from", Message("api.spot_prices.too_many_pending").arg("max", std::to_string(kMaxPendingSpotPrices)));
+    if (auto s = note_spot_price(tx, rec->id, {e->from, e->price.micros()}, now); !s) return s.error();
     IndexCols idx;
     idx.supplier_id = rec->supplier_id;
     idx.state = rec->id;

@@ -10,6 +10,7 @@
 #include "model/tenant.h"
 #include "server/services/allocation_ledger.h"
 #include "server/services/record_faults.h"
+#include "server/services/spot_timeline.h"
 
 namespace gpurent {
 namespace {
@@ -60,19 +61,11 @@ Result<PlacementTerms> read_placement_terms(StoreTx& tx, const GpuCatalog& catal
     o->supplier_id = r.supplier_id;
     offers.emplace(r.id, std::move(*o));
   }
-  auto spots = list_all(tx, "spot-prices");
+  // Each offer's spot price in force, from its timeline record (not every price ever recorded).
+  auto spots = spot_prices_in_force(tx, now);
   if (!spots) return spots.error();
-  std::map<std::string, TimeMs> spot_from;  // offer id -> from of the price in force
-  for (const Record& r : *spots) {
-    auto e = decode_record(r, decode_spot_price, "placement uses the offer's sheet spot price");
-    if (!e || e->from > now) continue;
-    auto it = index.find(e->offer_id);
-    if (it == index.end()) continue;
-    auto f = spot_from.find(e->offer_id);
-    if (f != spot_from.end() && f->second > e->from) continue;
-    spot_from[e->offer_id] = e->from;
-    t.offers[it->second].spot = e->price.micros();
-  }
+  for (const auto& [offer_id, price] : *spots)
+    if (auto it = index.find(offer_id); it != index.end()) t.offers[it->second].spot = price;
 
   // Contracts in force: who may buy under which offer, their commitments, sovereignty.
   auto contracts = list_all(tx, "contracts");
