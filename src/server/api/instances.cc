@@ -216,10 +216,31 @@ Result<std::map<std::string, HostRoom>> host_rooms(Reader& store) {
   return out;
 }
 
-// The node of the instance's latest run on GPUs that reached running ("" when none did).
+// The node of the instance's latest run on GPUs that reached running ("" when none did). In the
+// writer (a start), its jobs newest first (an instance's starts follow one another), each's open
+// run and then its closed runs through the ledger's chain: not its project's whole history, which
+// grows with every run of the project's other jobs. A preflight's GET reads the project's runs.
 template <class Reader>
 Result<std::string> last_host(Reader& store, const Instance& i) {
   if (i.job_ids.empty() || i.gpus == 0) return std::string();
+  const auto on_gpus = [](const JobRun& run) { return run.gpu_milli > 0 && run.running_at && !run.placement.empty(); };
+  if constexpr (std::is_same_v<Reader, StoreTx>) {
+    auto open = list_all(store, "allocations", {{"project_id", i.project_id}, {"state", "open"}});
+    if (!open) return open.error();
+    for (auto job = i.job_ids.rbegin(); job != i.job_ids.rend(); ++job) {
+      for (const Record& r : *open) {
+        const auto named = r.body.is_object() ? r.body.find("job_id") : r.body.end();
+        if (named == r.body.end() || !named->is_string() || named->get_ref<const std::string&>() != *job) continue;
+        auto run = decode_record(r, decode_run, "the instance's last host cannot be known without it");
+        if (!run) return run.error();
+        if (on_gpus(*run)) return run->placement.front().node_id;
+      }
+      auto closed = newest_closed_run_where(store, *job, i.project_id, on_gpus);
+      if (!closed) return closed.error();
+      if (*closed) return (*closed)->placement.front().node_id;
+    }
+    return std::string();
+  }
   auto runs = list_all(store, "allocations", {{"project_id", i.project_id}});
   if (!runs) return runs.error();
   const std::set<std::string> mine(i.job_ids.begin(), i.job_ids.end());
@@ -228,7 +249,7 @@ Result<std::string> last_host(Reader& store, const Instance& i) {
   for (const Record& r : *runs) {
     auto run = decode_record(r, decode_run, "the instance's last host cannot be known without it");
     if (!run) return run.error();
-    if (!mine.count(run->job_id) || run->gpu_milli == 0 || !run->running_at || run->placement.empty()) continue;
+    if (!mine.count(run->job_id) || !on_gpus(*run)) continue;
     if (*run->running_at > latest) latest = *run->running_at, host = run->placement.front().node_id;
   }
   return host;

@@ -524,10 +524,11 @@ Result<std::optional<JobRun>> newest_run_of(StoreTx& tx, const Record& job) {
   return newest;
 }
 
-Result<bool> closed_run_was(StoreTx& tx, const std::string& job_id, const std::string& project_id,
-                            int64_t slurm_job_id) {
+Result<std::optional<JobRun>> newest_closed_run_where(StoreTx& tx, const std::string& job_id,
+                                                      const std::string& project_id,
+                                                      const std::function<bool(const JobRun&)>& pred) {
   // The job's own closed runs, newest first, through the chain (each names the one before it):
-  // not the project's whole history, in the executor's tick.
+  // not the project's whole history.
   auto last = tx.get(kLastRuns, last_runs_id(job_id));
   if (!last && last.error().code != Code::kNotFound) return last.error();
   bool whole = last.ok();  // the chain reaches the job's first run
@@ -543,24 +544,35 @@ Result<bool> closed_run_was(StoreTx& tx, const std::string& job_id, const std::s
       }
       auto run = decode_record(*r, decode_run, "job " + job_id + "'s runs cannot be followed");
       if (!run) return run.error();
-      if (run->slurm_job_id == slurm_job_id) return true;
+      if (pred(*run)) return std::optional<JobRun>(std::move(*run));
       if (!run->previous_run) {  // begun before the chain was kept: its earlier runs are not linked
         whole = false;
         break;
       }
       id = *run->previous_run;
     }
-    if (whole) return false;
+    if (whole) return std::optional<JobRun>();
   }
   // A job from before the chain was kept: the project's closed runs.
   auto runs = list_all(tx, "allocations", {{"project_id", project_id}, {"state", "closed"}});
   if (!runs) return runs.error();
+  std::optional<JobRun> newest;
   for (const Record& r : *runs) {
     auto run = decode_record(r, decode_run, "job " + job_id + "'s runs cannot be followed");
     if (!run) return run.error();
-    if (run->job_id == job_id && run->slurm_job_id == slurm_job_id) return true;
+    if (run->job_id != job_id || !pred(*run)) continue;
+    const auto at = [](const JobRun& x) { return x.running_at.value_or(x.requested_at.value_or(0)); };
+    if (!newest || at(*run) >= at(*newest)) newest = std::move(*run);
   }
-  return false;
+  return newest;
+}
+
+Result<bool> closed_run_was(StoreTx& tx, const std::string& job_id, const std::string& project_id,
+                            int64_t slurm_job_id) {
+  auto found = newest_closed_run_where(tx, job_id, project_id,
+                                       [&](const JobRun& run) { return run.slurm_job_id == slurm_job_id; });
+  if (!found) return found.error();
+  return found->has_value();
 }
 
 Status mark_run_ready(StoreTx& tx, const Record& job, TimeMs at) {

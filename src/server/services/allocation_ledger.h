@@ -91,6 +91,14 @@ Status backfill_node_tenancies(StoreTx& tx, TimeMs now);
 // project's runs.
 Result<std::optional<JobRun>> newest_run_of(StoreTx& tx, const Record& job);
 
+// The newest closed run of the job that `pred` accepts, nullopt when none: through the job's chain
+// of runs (its last-runs record, then each run's previous_run), not its project's history; a job
+// whose chain does not reach its first run (runs from before it was kept) walks its project's
+// closed runs.
+Result<std::optional<JobRun>> newest_closed_run_where(StoreTx& tx, const std::string& job_id,
+                                                      const std::string& project_id,
+                                                      const std::function<bool(const JobRun&)>& pred);
+
 // Whether a closed run of the job ran as the executor's job `slurm_job_id`: its end has been acted
 // on (a requeue), so it is not the run of the job's next admission.
 Result<bool> closed_run_was(StoreTx& tx, const std::string& job_id, const std::string& project_id,

@@ -143,5 +143,46 @@ TEST_F(NodeTenancies, AClosedRunIsFoundThroughItsJobsChain) {
   EXPECT_FALSE(was(11));
 }
 
+// The newest closed run a predicate accepts (an instance's last GPU host): through the chain,
+// newest first; for a job from before the chain, the newest of the project's runs by start.
+TEST_F(NodeTenancies, TheNewestClosedRunWhereAPredicateHoldsFollowsTheChain) {
+  auto put = [&](Record r, TimeMs running_at) {
+    r.body["running_at"] = format_rfc3339(running_at);
+    ASSERT_TRUE(store_->write([&](StoreTx& tx) { return tx.insert(r); }).ok());
+  };
+  auto newest = [&](const std::function<bool(const JobRun&)>& pred) {
+    std::string out = "none";
+    EXPECT_TRUE(store_
+                    ->write([&](StoreTx& tx) -> Status {
+                      auto r = newest_closed_run_where(tx, "job_1", "prj_1", pred);
+                      if (!r) return r.error();
+                      if (*r) out = std::to_string((*r)->slurm_job_id.value_or(0));
+                      return ok_status();
+                    })
+                    .ok());
+    return out;
+  };
+  const auto any = [](const JobRun&) { return true; };
+  // Before the chain: the walk, newest by start (not by the order stored).
+  put(closed_run("alc_1", 12, std::nullopt), 2000);
+  put(closed_run("alc_2", 11, std::nullopt), 1000);
+  EXPECT_EQ(newest(any), "12");
+  EXPECT_EQ(newest([](const JobRun& r) { return r.slurm_job_id == 11; }), "11");
+  EXPECT_EQ(newest([](const JobRun&) { return false; }), "none");
+  // With the chain: its links, newest first.
+  put(closed_run("alc_3", 21, std::string()), 3000);
+  put(closed_run("alc_4", 22, std::string("alc_3")), 4000);
+  Record last;
+  last.kind = "last-runs";
+  last.id = last.name = "runs-of-job_1";
+  last.tenant_id = "ten_a";
+  last.body = {{"run", "alc_4"}};
+  ASSERT_TRUE(store_->write([&](StoreTx& tx) { return tx.insert(last); }).ok());
+  EXPECT_EQ(newest(any), "22");
+  EXPECT_EQ(newest([](const JobRun& r) { return r.slurm_job_id == 21; }), "21");
+  EXPECT_EQ(newest([](const JobRun& r) { return r.slurm_job_id == 12; }), "none")
+      << "the whole chain answers: runs it does not link are not walked";
+}
+
 }  // namespace
 }  // namespace gpurent
