@@ -309,7 +309,13 @@ TEST(IssuedInvoices, AContractChangeThatWouldRebillAClosedMonthIsRefused) {
                                   {"starts_at", "2026-10-01T00:00:00Z"},
                                   {"ends_at", "2026-12-01T00:00:00Z"},
                                   {"price_per_gpu_hour", "10.00"},
-                                  {"defaults", json::array()}});
+                                  {"defaults", json::array()},
+                                  {"resales",
+                                   {{{"gpus", 1},
+                                     {"from", "2026-10-01T00:00:00Z"},
+                                     {"to", "2026-12-01T00:00:00Z"},
+                                     {"price_per_gpu_hour", "11.00"},
+                                     {"trade", "mtr_resale"}}}}});
   expect_2xx(s.admin("PUT", "/api/v1/contracts/acme-dc", c), "a commitment in an open month");
   // A contract created without clauses of its own, whose exit (notice on 09-25, 30 days from the
   // offer's template, copied in at signing) took effect on 10-25, in October.
@@ -359,6 +365,20 @@ TEST(IssuedInvoices, AContractChangeThatWouldRebillAClosedMonthIsRefused) {
   expect_2xx(s.admin("PUT", "/api/v1/contracts/acme-dc", b), "a default from November");
   b["commitments"][2]["defaults"][0]["to"] = "2026-11-07T00:00:00Z";
   expect_2xx(s.admin("PUT", "/api/v1/contracts/acme-dc", b), "its end moved");
+  // So may a piece of the October resale its buyer did not get, from November: its own times
+  // decide, not the resale's start. The resale itself stays as October billed it.
+  json& resale = b["commitments"][2]["resales"][0];
+  resale["undelivered"] = {
+      {{"gpus", 1}, {"from", "2026-11-02T00:00:00Z"}, {"to", "2026-12-01T00:00:00Z"}, {"node", "gpn1"}}};
+  expect_2xx(s.admin("PUT", "/api/v1/contracts/acme-dc", b), "a resold GPU undelivered from November");
+  resale["undelivered"][0]["to"] = "2026-11-09T00:00:00Z";
+  expect_2xx(s.admin("PUT", "/api/v1/contracts/acme-dc", b), "its end moved");
+  json x = b;
+  x["commitments"][2]["resales"][0]["undelivered"][0]["from"] = "2026-10-20T00:00:00Z";
+  refused(x, "commitments[2].resales", "an undelivered piece from a day in closed October");
+  x = b;
+  x["commitments"][2]["resales"][0]["price_per_gpu_hour"] = "12.00";
+  refused(x, "commitments[2].resales", "the October resale repriced");
   c = b;
   // Through a new contract too.
   json other = c;

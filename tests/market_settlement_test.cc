@@ -560,6 +560,8 @@ TEST(MarketSettlement, ATenantResellsAWholeNodeItHolds) {
   // at the 10.00 the supplier sold the node at, not the 12.00 beta paid acme; acme's proceeds for
   // the time are not acme's, and its own 10.00 for it is refunded.
   EXPECT_EQ(t2_down["settlement"]["defaults"][0]["compensation_price_per_gpu_hour"], "10.00") << t2_down.dump();
+  EXPECT_EQ(t2_down["settlement"]["defaults"][0]["compensation_pct"], 200)
+      << "acme's contract's, the node's first buyer";
   const std::string acme_contract = "/api/v1/contracts/" + first["settlement"]["contract_id"].get<std::string>();
   const json resold = s.admin("GET", acme_contract).body["commitments"][0]["resales"][0];
   ASSERT_EQ(resold["undelivered"].size(), 1u) << resold.dump();

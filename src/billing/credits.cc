@@ -365,13 +365,14 @@ Status exit_refund(Ctx& c) {
 
 // A market commitment's capacity its supplier did not deliver: the fee of those GPU-hours at the
 // trade price is given back, with the contract's outage compensation on top (docs/market.md#defaults),
-// figured for a resold node's default at the price the supplier sold it at (#resold-nodes).
+// figured for a resold node's default as the supplier owed it to the node's first buyer: at the
+// price it sold the node at and that buyer's compensation percentage (#resold-nodes).
 void market_defaults(Ctx& c) {
-  const int64_t pct = c.in.contract.clauses.outage_compensation_pct;
   for (const auto& cm : c.in.commitments) {
     if (!cm.price) continue;
     for (size_t i = 0; i < cm.defaults.size(); ++i) {
       const CommitmentDefault& d = cm.defaults[i];
+      const int64_t pct = d.compensation_pct.value_or(c.in.contract.clauses.outage_compensation_pct);
       const TimeMs t0 = std::max({d.from, cm.start, c.in.from}), t1 = std::min({d.to, commitment_end(c, cm), c.in.to});
       if (t0 >= t1) continue;
       Acc x;

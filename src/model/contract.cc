@@ -20,7 +20,7 @@ int64_t most_defaulted(const std::vector<CommitmentDefault>& defaults) {
 
 int64_t most_withheld_from(const ContractCommitment& m, TimeMs from) {
   std::vector<CommitmentDefault> all = m.defaults;
-  for (const auto& x : m.resales) all.push_back({x.gpus, x.from, x.to, "", "", std::nullopt});
+  for (const auto& x : m.resales) all.push_back({x.gpus, x.from, x.to, "", "", std::nullopt, std::nullopt});
   for (auto& x : all) x.from = std::max(x.from, from);
   all.erase(std::remove_if(all.begin(), all.end(), [](const auto& x) { return x.to <= x.from; }), all.end());
   return most_defaulted(all);
@@ -37,6 +37,7 @@ std::vector<CommitmentDefault> read_commitment_defaults(Fields& f, int64_t gpus,
     d.reason = df.opt_str("reason", {.max_len = 1024}).value_or("");
     d.node = df.opt_str("node", {.max_len = 63}).value_or("");
     d.compensation_price_per_gpu_hour = df.opt_money("compensation_price_per_gpu_hour", currency);
+    d.compensation_pct = df.opt_integer("compensation_pct", 0, 1000);
     if (d.compensation_price_per_gpu_hour && d.compensation_price_per_gpu_hour->micros() <= 0)
       df.error("compensation_price_per_gpu_hour", Message("contract.commitment.price_positive"));
     if (d.to <= d.from) df.error("to", Message("contract.commitment.ends_after_start"));
@@ -71,7 +72,8 @@ std::vector<CommitmentResale> read_commitment_resales(Fields& f, int64_t gpus, C
       x.undelivered.push_back(std::move(u));
     });
     std::vector<CommitmentDefault> as_defaults;
-    for (const auto& u : x.undelivered) as_defaults.push_back({u.gpus, u.from, u.to, "", u.node, std::nullopt});
+    for (const auto& u : x.undelivered)
+      as_defaults.push_back({u.gpus, u.from, u.to, "", u.node, std::nullopt, std::nullopt});
     if (most_defaulted(as_defaults) > x.gpus)
       rf.error("undelivered", Message("contract.commitment.defaults_exceed").arg("gpus", std::to_string(x.gpus)));
     rf.finish();
@@ -192,6 +194,7 @@ json to_json(const Contract& c) {
         if (!d.node.empty()) dj["node"] = d.node;
         if (d.compensation_price_per_gpu_hour)
           dj["compensation_price_per_gpu_hour"] = d.compensation_price_per_gpu_hour->amount_string();
+        if (d.compensation_pct) dj["compensation_pct"] = *d.compensation_pct;
         ds.push_back(std::move(dj));
       }
       if (!ds.empty()) j["defaults"] = std::move(ds);

@@ -46,9 +46,11 @@ struct CommitmentDefault {
   TimeMs to = 0;
   std::string reason;
   std::string node;  // the failed node it was recorded for (market_node_defaults.h), else ""
-  // A resold node's default (docs/market.md#resold-nodes): the outage compensation is figured at
-  // the price the supplier sold the node at, not at this commitment's (resale) price.
+  // A resold node's default (docs/market.md#resold-nodes): the outage compensation is figured as
+  // the supplier owed it to the node's first buyer — at the price it sold the node at and at the
+  // first buyer's contract's outage_compensation_pct — not at this commitment's (resale) price.
   std::optional<Money> compensation_price_per_gpu_hour;
+  std::optional<int64_t> compensation_pct;
 
   bool operator==(const CommitmentDefault&) const = default;
 };

@@ -64,6 +64,23 @@ std::optional<TimeMs> exit_of(const Contract& c) {
   return effective_exit(t);
 }
 
+// A resale's undelivered piece, named by its resale trade: diffed as a piece of its own, from its
+// own times (a piece added or ended when a resold node goes down or comes back), not from the
+// resale's start.
+struct UndeliveredPiece {
+  std::string trade;
+  int64_t gpus = 0;
+  TimeMs from = 0, to = 0;
+  std::string node;
+  bool operator==(const UndeliveredPiece&) const = default;
+};
+std::vector<UndeliveredPiece> undelivered_of(const std::vector<CommitmentResale>& resales) {
+  std::vector<UndeliveredPiece> out;
+  for (const auto& x : resales)
+    for (const auto& u : x.undelivered) out.push_back({x.trade, u.gpus, u.from, u.to, u.node});
+  return out;
+}
+
 // The end of commitment m's term (its window for a market commitment).
 TimeMs term_end(const ContractCommitment& m) {
   return m.market() ? *m.ends_at : add_months(m.starts_at, m.term_months);
@@ -90,7 +107,11 @@ Reach reach_of_change(const Contract* old, std::optional<TimeMs> old_exit, const
     a.defaults.clear(), a.resales.clear(), b.defaults.clear(), b.resales.clear();
     if (!(a == b)) r.see(std::min(o.starts_at, m.starts_at), field + (m.starts_at < o.starts_at ? ".starts_at" : ""));
     if (auto t = pieces_differ(o.defaults, m.defaults)) r.see(*t, field + ".defaults");
-    if (auto t = pieces_differ(o.resales, m.resales)) r.see(*t, field + ".resales");
+    std::vector<CommitmentResale> ox = o.resales, mx = m.resales;
+    for (auto* list : {&ox, &mx})
+      for (auto& x : *list) x.undelivered.clear();
+    if (auto t = pieces_differ(ox, mx)) r.see(*t, field + ".resales");
+    if (auto t = pieces_differ(undelivered_of(o.resales), undelivered_of(m.resales))) r.see(*t, field + ".resales");
   }
   for (const auto& [name, o] : before) r.see(o->starts_at, "commitments");  // removed
   if (old_exit != new_exit) {

@@ -49,9 +49,10 @@ Result<std::unique_ptr<NodeTrades>> trades_of(StoreTx& tx, const Record& node) {
 
 // For a resale trade `held` holding a node: the trades it came down from, each of which resold
 // the node to the next (the reseller's latest trade of the same window that resold it before the
-// next was made), and the price the supplier sold it at (the first trade's, which no one resold).
+// next was made), and the first trade (the supplier's sale, which no one resold) with its price.
 struct Chain {
   std::vector<std::pair<const Record*, std::string>> resellers;  // a trade, and the trade it resold to
+  const Record* first = nullptr;
   std::optional<std::string> supplier_price;
 };
 Chain chain_of(const NodeTrades& nt, const Record& held) {
@@ -70,6 +71,7 @@ Chain chain_of(const NodeTrades& nt, const Record& held) {
     c.resellers.push_back({from, at->id});
     at = from;
   }
+  if (at != &held) c.first = at;
   if (at != &held && at->body.contains("price_per_gpu_hour") && at->body["price_per_gpu_hour"].is_string())
     c.supplier_price = at->body["price_per_gpu_hour"].get<std::string>();
   return c;
@@ -152,14 +154,38 @@ Status market_node_down(StoreTx& tx, const std::string& node_id, const std::stri
     // A resold node: its resellers' proceeds for the time are not theirs, and the compensation is
     // figured at the price the supplier sold it at (docs/market.md#resold-nodes).
     const Chain chain = chain_of(**trades, t);
+    std::optional<int64_t> supplier_pct;  // the first buyer's contract's outage compensation
+    if (chain.first) {
+      auto k = contract_of_trade(tx, *chain.first, "a resold node's default cannot be figured from it");
+      if (!k) return k.error();
+      if (*k && (*k)->c.clauses) supplier_pct = (*k)->c.clauses->outage_compensation_pct;
+    }
     std::optional<Money> supplier_price;
     int64_t defaulted = 0;
     auto st = edit_defaults(tx, t, now, "node " + node->name + " down", [&](ContractCommitment& cm, json& list) {
       if (chain.supplier_price && cm.price_per_gpu_hour)
         if (auto m = Money::parse(*chain.supplier_price, cm.price_per_gpu_hour->currency()); m && m->micros() > 0)
           supplier_price = *m;
-      for (const auto& d : cm.defaults)
-        if (d.node == node_id && d.from <= now && now < d.to) return false;  // already recorded
+      // Figured as the supplier owed the node's first buyer (on the default and the trade's list).
+      const auto stamp = [&](CommitmentDefault& d) {
+        if (!supplier_price ||
+            (d.compensation_price_per_gpu_hour == supplier_price && d.compensation_pct == supplier_pct))
+          return false;
+        d.compensation_price_per_gpu_hour = supplier_price;
+        d.compensation_pct = supplier_pct;
+        const std::string from = format_rfc3339(d.from);
+        for (auto& e : list)
+          if (e.is_object() && e.value("node", "") == node_id && e.value("from", "") == from) {
+            e["compensation_price_per_gpu_hour"] = supplier_price->amount_string();
+            if (supplier_pct) e["compensation_pct"] = *supplier_pct;
+          }
+        return true;
+      };
+      for (auto& d : cm.defaults)
+        if (d.node == node_id && d.from <= now && now < d.to) {  // already recorded (a restart re-reads states)
+          defaulted = d.gpus;  // its resellers are seen to as well: an outage begun before they were
+          return stamp(d);
+        }
       if (cm.defaults.size() >= kMaxCommitmentDefaults) {
         // A node down a thousand times in one window: its latest default is reopened to the
         // window's end (the time it was up since counts as defaulted, in the buyer's favour)
@@ -173,11 +199,12 @@ Status market_node_down(StoreTx& tx, const std::string& node_id, const std::stri
         for (auto& d : list)
           if (d.value("node", "") == node_id && d.value("from", "") == from) d["to"] = format_rfc3339(*end);
         defaulted = last->gpus;
+        stamp(*last);
         return true;
       }
       const int64_t gpus = std::min(node_gpus, cm.gpus - most_withheld_from(cm, now));
       if (gpus <= 0) return false;
-      CommitmentDefault d{gpus, now, *end, reason, node_id, supplier_price};
+      CommitmentDefault d{gpus, now, *end, reason, node_id, std::nullopt, std::nullopt};
       cm.defaults.push_back(d);
       json dj = {{"gpus", gpus},
                  {"from", format_rfc3339(now)},
@@ -186,8 +213,8 @@ Status market_node_down(StoreTx& tx, const std::string& node_id, const std::stri
                  {"node", node_id},
                  {"at", format_rfc3339(now)},
                  {"by", kActor}};
-      if (supplier_price) dj["compensation_price_per_gpu_hour"] = supplier_price->amount_string();
       list.push_back(std::move(dj));
+      stamp(cm.defaults.back());
       defaulted = gpus;
       return true;
     });
