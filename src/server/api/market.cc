@@ -355,9 +355,9 @@ Result<Matched> match_new(App& app, const json& body, const Principal& p, BookTx
                                         .arg("max", std::to_string(kMaxOpenOrdersPerOwner))
                                         .arg("open", std::to_string(*open)));
   }
-  auto seq = tx.count("market-orders", {});
+  auto seq = bt.next_seq();
   if (!seq) return seq.error();
-  order["seq"] = *seq + 1;
+  order["seq"] = *seq;
 
   auto resting = book_orders(bt, k);
   if (!resting) return resting.error();

@@ -174,8 +174,27 @@ Status BookTx::lock(const std::string& gpu_model, const std::string& region) {
   stamp_ = random_hex(8);
   r.body["stamp"] = stamp_;
   if (Status s = rec_->update(r); !s) return s;
+  ++r.version;
+  lane_rec_ = std::move(r);
   lane_ = lane;
   return ok_status();
+}
+
+Result<int64_t> BookTx::next_seq() {
+  if (!lane_rec_) return Error::make(Code::kInternal, "a market order numbered outside its lane's lock");
+  Record& r = *lane_rec_;
+  int64_t last = 0;
+  if (r.body.contains("seq") && r.body["seq"].is_number_integer()) {
+    last = r.body["seq"].get<int64_t>();
+  } else {  // once per lane: above every order stored before the lanes kept their numbers
+    auto all = rec_->count(kOrderKind, {});
+    if (!all) return all.error();
+    last = *all;
+  }
+  r.body["seq"] = last + 1;
+  if (Status s = rec_->update(r); !s) return s.error();
+  ++r.version;
+  return last + 1;
 }
 
 OrderList BookTx::current() const {

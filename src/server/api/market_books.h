@@ -83,6 +83,10 @@ class BookTx {
   // Locks the lane of (gpu_model, region) and stamps it anew; once per transaction (a second call
   // for the same lane does nothing; another lane is an internal error).
   Status lock(const std::string& gpu_model, const std::string& region);
+  // The next sequence number of the locked lane (time priority within its books), kept in the
+  // lane's record: not a count of every order ever placed, which grows with the market's history.
+  // A lane from before the record kept it starts above every order stored then.
+  Result<int64_t> next_seq();
   // The open orders of book `book` (lock() first; one book per transaction), ordered by their
   // sequence numbers, as this transaction has left them so far. `in_book` says whether an order
   // belongs to the book; `read` reads the book's open orders from the store (when no copy is held).
@@ -97,6 +101,7 @@ class BookTx {
   MarketBooks* cache_;
   std::unique_ptr<Recording> rec_;
   std::string lane_, was_, stamp_, book_;
+  std::optional<Record> lane_rec_;  // the locked lane as this transaction last wrote it
   std::function<bool(const nlohmann::json&)> in_book_;
   std::optional<OrderList> found_;  // the book's open orders as the transaction found them
 };

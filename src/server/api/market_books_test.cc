@@ -185,5 +185,48 @@ TEST(MarketBooks, TheCopiesStayWithinTheirBound) {
   EXPECT_FALSE(cache.get("lane", "s10", "b1"));
 }
 
+// Sequence numbers come from the lane's record, not a count of every order: a lane from before it
+// kept them starts above every order stored then; two lanes count on their own.
+TEST(MarketBooks, ALanesSequenceNumbersAreKeptInItsRecord) {
+  TempDir dir;
+  auto store = open_or_die(dir.file("m.db"));
+  ASSERT_TRUE(store
+                  ->write([](StoreTx& tx) -> Status {
+                    for (const char* id : {"mko_1", "mko_2", "mko_3"})
+                      if (auto s = tx.insert(order(id, 1)); !s) return s;
+                    return ok_status();
+                  })
+                  .ok());
+  auto next = [&](const char* region, int n) {
+    std::vector<int64_t> out;
+    EXPECT_TRUE(store
+                    ->write([&](StoreTx& tx) -> Status {
+                      BookTx bt(nullptr, tx);
+                      if (auto s = bt.lock("h100", region); !s) return s;
+                      for (int i = 0; i < n; ++i) {
+                        auto seq = bt.next_seq();
+                        if (!seq) return seq.error();
+                        out.push_back(*seq);
+                      }
+                      return ok_status();
+                    })
+                    .ok());
+    return out;
+  };
+  EXPECT_EQ(next("cn-east", 2), (std::vector<int64_t>{4, 5}));
+  EXPECT_EQ(next("cn-east", 1), (std::vector<int64_t>{6}));
+  // Another lane's first number is above every order stored when it first numbers one.
+  ASSERT_TRUE(store->write([](StoreTx& tx) { return tx.insert(order("mko_4", 6)); }).ok());
+  EXPECT_EQ(next("us-west", 1), (std::vector<int64_t>{5}));
+  EXPECT_EQ(next("cn-east", 1), (std::vector<int64_t>{7}));
+  // Outside a lane's lock: an internal error, never a number.
+  Status outside = store->write([](StoreTx& tx) -> Status {
+    BookTx bt(nullptr, tx);
+    auto seq = bt.next_seq();
+    return seq ? ok_status() : Status(seq.error());
+  });
+  EXPECT_FALSE(outside.ok());
+}
+
 }  // namespace
 }  // namespace gpurent
