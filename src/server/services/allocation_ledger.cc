@@ -524,9 +524,11 @@ Result<std::optional<JobRun>> newest_run_of(StoreTx& tx, const Record& job) {
   return newest;
 }
 
-Result<std::optional<JobRun>> newest_closed_run_where(StoreTx& tx, const std::string& job_id,
-                                                      const std::string& project_id,
-                                                      const std::function<bool(const JobRun&)>& pred) {
+// newest_closed_run_where through a transaction or a plain reader.
+template <class Reader>
+static Result<std::optional<JobRun>> newest_closed_run_where_in(Reader& tx, const std::string& job_id,
+                                                                const std::string& project_id,
+                                                                const std::function<bool(const JobRun&)>& pred) {
   // The job's own closed runs, newest first, through the chain (each names the one before it):
   // not the project's whole history.
   auto last = tx.get(kLastRuns, last_runs_id(job_id));
@@ -565,6 +567,18 @@ Result<std::optional<JobRun>> newest_closed_run_where(StoreTx& tx, const std::st
     if (!newest || at(*run) >= at(*newest)) newest = std::move(*run);
   }
   return newest;
+}
+
+Result<std::optional<JobRun>> newest_closed_run_where(StoreTx& tx, const std::string& job_id,
+                                                      const std::string& project_id,
+                                                      const std::function<bool(const JobRun&)>& pred) {
+  return newest_closed_run_where_in(tx, job_id, project_id, pred);
+}
+
+Result<std::optional<JobRun>> newest_closed_run_where(StoreReader& store, const std::string& job_id,
+                                                      const std::string& project_id,
+                                                      const std::function<bool(const JobRun&)>& pred) {
+  return newest_closed_run_where_in(store, job_id, project_id, pred);
 }
 
 Result<bool> closed_run_was(StoreTx& tx, const std::string& job_id, const std::string& project_id,

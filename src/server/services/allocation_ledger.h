@@ -98,6 +98,10 @@ Result<std::optional<JobRun>> newest_run_of(StoreTx& tx, const Record& job);
 Result<std::optional<JobRun>> newest_closed_run_where(StoreTx& tx, const std::string& job_id,
                                                       const std::string& project_id,
                                                       const std::function<bool(const JobRun&)>& pred);
+// The same off the control loop (any thread), from the last committed state.
+Result<std::optional<JobRun>> newest_closed_run_where(StoreReader& store, const std::string& job_id,
+                                                      const std::string& project_id,
+                                                      const std::function<bool(const JobRun&)>& pred);
 
 // Whether a closed run of the job ran as the executor's job `slurm_job_id`: its end has been acted
 // on (a requeue), so it is not the run of the job's next admission.

@@ -9,6 +9,7 @@
 #include "model/job_run.h"
 #include "model/job_state.h"
 #include "model/offer.h"
+#include "server/services/allocation_ledger.h"
 #include "server/services/cost_firewall.h"
 #include "server/services/instance_stop.h"
 #include "server/services/record_faults.h"
@@ -61,23 +62,25 @@ Result<std::optional<ReleaseDue>> release_due(StoreReader& store, const GpuCatal
   auto st = stored_job_status(job->body);
   if (!st) return st.error();
   if (!is_terminal(st->state)) return std::optional<ReleaseDue>();  // requested, starting or running
-  auto runs = list_all(store, "allocations", {{"project_id", i.project_id}});
-  if (!runs) return runs.error();
+  // Its last run: of its jobs newest first (its starts follow one another), the newest job's newest
+  // run, through the job's chain of runs rather than its project's whole history.
   std::optional<JobRun> last;
-  for (const Record& r : *runs) {
-    auto run = decode_record(r, decode_run, "the instance's release cannot be known without it");
+  for (auto id = i.job_ids.rbegin(); id != i.job_ids.rend() && !last; ++id) {
+    auto run = newest_closed_run_where(store, *id, i.project_id, [](const JobRun&) { return true; });
     if (!run) return run.error();
-    if (std::find(i.job_ids.begin(), i.job_ids.end(), run->job_id) == i.job_ids.end()) continue;
-    if (!last || run->ended_at.value_or(INT64_MAX) > last->ended_at.value_or(INT64_MAX)) last = *run;
+    last = std::move(*run);
   }
   if (!last || !last->ended_at || last->offer_id.empty()) return std::optional<ReleaseDue>();
+  // Stopped since the later of that run's end and its latest start's end: a start stopped while it
+  // still waited for capacity (it never ran) was the user's too, and the days count from it.
+  const TimeMs stopped_at = std::max(*last->ended_at, st->updated_at);
   auto o = store.get("offers", last->offer_id);
   if (!o) return o.error().code == Code::kNotFound ? Result<std::optional<ReleaseDue>>(std::nullopt) : o.error();
   auto offer = decode_record(*o, [&](const json& b) { return parse_offer(b, catalog); }, "its instances' release cannot be known");
   if (!offer) return offer.error();
   if (!offer->stopped_instance_release_days) return std::optional<ReleaseDue>();
   const int64_t days = *offer->stopped_instance_release_days;
-  return std::optional<ReleaseDue>(ReleaseDue{*last->ended_at, release_time(*last->ended_at, days), days, o->name});
+  return std::optional<ReleaseDue>(ReleaseDue{stopped_at, release_time(stopped_at, days), days, o->name});
 }
 
 Result<int> release_stopped_instances(ServiceContext& app, TimeMs now) {

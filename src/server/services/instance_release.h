@@ -16,14 +16,15 @@ namespace gpurent {
 
 // When a stopped instance will be released, and by which offer's rule.
 struct ReleaseDue {
-  TimeMs stopped_at = 0;  // its last run's end
+  TimeMs stopped_at = 0;  // its last run's end, or its latest start's end when later (never ran)
   TimeMs release_at = 0;
   int64_t days = 0;
   std::string offer;      // the offer's name
 };
 
 // Nothing when the instance is not stopped (its latest job is active), never ran, or its last
-// run's offer sets no release.
+// run's offer sets no release. The days count from the later of its last run's end and its latest
+// job's end (a start stopped before it ever ran counts as use).
 Result<std::optional<ReleaseDue>> release_due(StoreReader& store, const GpuCatalog& catalog, const Instance& i);
 
 // One pass at `now`: warnings due, releases due, released instances past keeping removed, and

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "model/job.h"
-#include "model/job_run.h"
+#include "server/services/services_test_util.h"
 #include "store/store_test_util.h"
 
 namespace gpurent {
@@ -122,13 +122,7 @@ TEST_F(InstanceStop, AJobRequeuedAfterARunMakesTheStopWaitForThatRun) {
                       run.tenant_id = "ten_1";
                       run.state = RunState::kClosed;
                       run.previous_run = "";
-                      Record r;
-                      r.kind = "allocations";
-                      r.id = "alc_" + id;
-                      r.tenant_id = "ten_1";
-                      r.project_id = "prj_1";
-                      r.state = "closed";
-                      r.body = to_json(run);
+                      const Record r = run_record("alc_" + id, run);
                       if (auto s = tx.insert(r); !s) return s;
                       Record last;
                       last.kind = "last-runs";

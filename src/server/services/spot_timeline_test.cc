@@ -5,19 +5,15 @@
 
 #include <gtest/gtest.h>
 
-#include "store/store_test_util.h"
+#include "server/services/services_test_util.h"
 
 namespace gpurent {
 namespace {
 
 constexpr TimeMs kHour = 3'600'000;
 
-class SpotTimeline : public ::testing::Test {
+class SpotTimeline : public StoreFixture {
  protected:
-  void SetUp() override {
-    store_ = open_or_die(dir_.file("t.db"));
-    ASSERT_NE(store_, nullptr);
-  }
   // A spot price as the spot-prices create stores it (the offer's id in the state column).
   void put_price(const std::string& id, const std::string& offer, TimeMs from, const char* price) {
     Record r;
@@ -25,7 +21,7 @@ class SpotTimeline : public ::testing::Test {
     r.id = id;
     r.state = offer;
     r.body = {{"offer_id", offer}, {"price", price}, {"currency", "USD"}, {"from", format_rfc3339(from)}};
-    ASSERT_TRUE(store_->write([&](StoreTx& tx) { return tx.insert(r); }).ok());
+    put(r);
   }
   template <class T, class F>
   T in_tx(F f) {
@@ -47,9 +43,6 @@ class SpotTimeline : public ::testing::Test {
     return in_tx<std::map<std::string, int64_t>>([&](StoreTx& tx) { return spot_prices_in_force(tx, now); });
   }
   int64_t timelines() { return store_->count("spot-timelines", {}).value(); }
-
-  TempDir dir_;
-  std::unique_ptr<Store> store_;
 };
 
 TEST_F(SpotTimeline, StoredPricesAreWalkedUntilNotedOnceThenOneRecordAnswers) {
