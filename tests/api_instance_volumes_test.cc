@@ -180,6 +180,27 @@ TEST(InstanceVolumes, ANodeVolumeIsOnlyAnInstancesDataDisk) {
   EXPECT_EQ(pf["volume"]["shared"], false);
   EXPECT_TRUE(pf["volume"]["node"].is_null()) << pf.dump();
   EXPECT_TRUE(pf["volume"]["copy"].is_null()) << pf.dump();
+
+  // Its disk now on n1 (as a run's report would set it), and n1 out of service: a start without
+  // GPUs, which would be pinned there and wait for ever, is refused saying so; back in service,
+  // it starts.
+  const auto in = [](const char* state) { return [state](const json& x) { return x["state"] == state; }; };
+  ASSERT_EQ(wait_for(s, "/api/v1/instances/box", in("running"))["state"], "running");
+  expect_2xx(s.req("POST", "/api/v1/instances/box/stop", dev, json::object()), "stop");
+  wait_for(s, "/api/v1/instances/box", in("stopped"));
+  const json n1 = s.admin("GET", "/api/v1/nodes/n1").body;
+  edit_database(s, "UPDATE objects SET body = json_set(body, '$.node_id', '" + n1["id"].get<std::string>() +
+                       "') WHERE kind = 'volumes' AND name = 'disk'");
+  json down = n1;
+  down["state"] = "unavailable";
+  expect_2xx(s.admin("PUT", "/api/v1/nodes/n1", down), "n1 out of service");
+  const Resp refused = s.req("POST", "/api/v1/instances/box/start", dev, json{{"on", "cpu_only"}});
+  EXPECT_EQ(refused.status, 409) << refused.describe();
+  EXPECT_NE(refused.body.dump().find("on node n1, which is unavailable"), std::string::npos) << refused.describe();
+  json up = s.admin("GET", "/api/v1/nodes/n1").body;
+  up["state"] = "available";
+  expect_2xx(s.admin("PUT", "/api/v1/nodes/n1", up), "n1 back");
+  expect_2xx(s.req("POST", "/api/v1/instances/box/start", dev, json{{"on", "cpu_only"}}), "started without GPUs");
 }
 
 }  // namespace

@@ -619,6 +619,19 @@ Status start_stopped(App& app, const Principal& p, StoreTx& tx, Instance& i, Sta
     vp.body = json::object();
     if (auto v = preflight_volume(tx, i, app.opts.volume_copy_mbps, vp); !v) return v.error();
     host = vp.volume_node;
+    // Its data disk's node out of service, or gone: a start pinned there would wait for ever (or
+    // fail on a constraint the user never set). Said now, with what to do.
+    if (!host.empty()) {
+      auto node = tx.get("nodes", host);
+      if (!node && node.error().code != Code::kNotFound) return node.error();
+      const std::string state = node ? node->state : "deleted";
+      if (state != "available")
+        return Error::make(Code::kConflict, Message("api.instances.volume_node_out")
+                                                .arg("name", i.name)
+                                                .arg("volume", i.volume ? i.volume->name : "")
+                                                .arg("node", node ? node->name : host)
+                                                .arg("state", state));
+    }
   }
   if (on == StartOn::kCpuOnly && i.gpus == 0) on = StartOn::kAnyHost;  // it is CPU-only anyway
   return start_in(app, p, tx, i, on, host);
