@@ -194,6 +194,11 @@ TEST(InstanceVolumes, ANodeVolumeIsOnlyAnInstancesDataDisk) {
   json down = n1;
   down["state"] = "unavailable";
   expect_2xx(s.admin("PUT", "/api/v1/nodes/n1", down), "n1 out of service");
+  const json pf_out = s.req("GET", "/api/v1/instances/box/preflight", dev).body;
+  EXPECT_EQ(pf_out["options"], (json{"same_host", "any_host"})) << "no cpu_only: " << pf_out.dump();
+  EXPECT_NE(pf_out.dump().find("no CPU-only start while node n1, where its volume is, is unavailable"),
+            std::string::npos)
+      << pf_out.dump();
   const Resp refused = s.req("POST", "/api/v1/instances/box/start", dev, json{{"on", "cpu_only"}});
   EXPECT_EQ(refused.status, 409) << refused.describe();
   EXPECT_NE(refused.body.dump().find("on node n1, which is unavailable"), std::string::npos) << refused.describe();

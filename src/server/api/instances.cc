@@ -328,9 +328,21 @@ Result<Preflight> preflight(Reader& store, const GpuCatalog& catalog, const Inst
   auto with_volume = [&](Message m) {
     return *volume ? Message("instance.preflight.with_volume").arg("advice", std::move(m)).arg("volume", **volume) : m;
   };
+  // A node volume's node out of service (or gone): a start without GPUs, pinned there, is refused
+  // (start_stopped), so it is neither offered nor advised.
+  std::optional<Message> volume_node_out;
+  if (!pf.volume_node.empty()) {
+    auto n = store.get("nodes", pf.volume_node);
+    if (!n && n.error().code != Code::kNotFound) return n.error();
+    if (!n || n->state != "available")
+      volume_node_out = Message("instance.preflight.volume_node_out")
+                            .arg("node", n ? n->name : pf.volume_node)
+                            .arg("state", n ? n->state : "deleted");
+  }
   if (i.gpus == 0) {
-    out["options"] = {"any_host"};
-    put_message(out, "advice", pf.advice = Message("instance.preflight.cpu_only"));
+    out["options"] = volume_node_out ? json::array() : json{"any_host"};
+    pf.advice = volume_node_out ? *volume_node_out : Message("instance.preflight.cpu_only");
+    put_message(out, "advice", pf.advice);
     return pf;
   }
   auto host = last_host(store, i);
@@ -349,13 +361,13 @@ Result<Preflight> preflight(Reader& store, const GpuCatalog& catalog, const Inst
   auto it = rooms->find(pf.host);
   if (pf.host.empty() || it == rooms->end()) {  // never ran on GPUs, or its host is gone
     pf.host.clear();
-    out["options"] = {"any_host", "cpu_only"};
+    out["options"] = volume_node_out ? json{"any_host"} : json{"any_host", "cpu_only"};
     pf.advice = Message("instance.preflight.no_host").arg("need", need).arg("others", std::to_string(others));
   } else {
     const HostRoom& h = it->second;
     out["host"] = {{"node", it->first}, {"name", h.name}, {"state", h.state}, {"gpus", h.gpus}, {"free_gpus", h.free}};
     pf.host_free = h.state == "available" && h.free >= i.gpus;
-    out["options"] = {"same_host", "any_host", "cpu_only"};
+    out["options"] = volume_node_out ? json{"same_host", "any_host"} : json{"same_host", "any_host", "cpu_only"};
     pf.advice = pf.host_free
                     ? Message("instance.preflight.host_free").arg("node", h.name).arg("free", std::to_string(h.free)).arg("need", need)
                     : Message("instance.preflight.host_busy")
@@ -368,8 +380,12 @@ Result<Preflight> preflight(Reader& store, const GpuCatalog& catalog, const Inst
   out["host_free"] = pf.host_free;
   if (!pf.host_free) pf.advice = with_volume(pf.advice);  // where a move would copy, say what
   if (!pf.volume_node.empty() && !pf.host_free)
-    pf.advice = Message("instance.preflight.with_volume").arg("advice", pf.advice).arg("volume",
-        Message("instance.preflight.cpu_only_home").arg("node", out["volume"]["node"]["name"].get<std::string>()));
+    pf.advice =
+        Message("instance.preflight.with_volume")
+            .arg("advice", pf.advice)
+            .arg("volume", volume_node_out ? *volume_node_out
+                                           : Message("instance.preflight.cpu_only_home")
+                                                 .arg("node", out["volume"]["node"]["name"].get<std::string>()));
   put_message(out, "advice", pf.advice);
   return pf;
 }

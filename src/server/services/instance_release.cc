@@ -71,9 +71,11 @@ Result<std::optional<ReleaseDue>> release_due(StoreReader& store, const GpuCatal
     last = std::move(*run);
   }
   if (!last || !last->ended_at || last->offer_id.empty()) return std::optional<ReleaseDue>();
-  // Stopped since the later of that run's end and its latest start's end: a start stopped while it
-  // still waited for capacity (it never ran) was the user's too, and the days count from it.
-  const TimeMs stopped_at = std::max(*last->ended_at, st->updated_at);
+  // Stopped since that run's end; when the latest start never ran (stopped while it still waited
+  // for capacity: the user's use too), since that start's end when later. A start that ran counts
+  // from its run's end alone (an executor may record the job's end after the run's own end time).
+  const bool latest_ran = last->job_id == i.job_ids.back();
+  const TimeMs stopped_at = latest_ran ? *last->ended_at : std::max(*last->ended_at, st->updated_at);
   auto o = store.get("offers", last->offer_id);
   if (!o) return o.error().code == Code::kNotFound ? Result<std::optional<ReleaseDue>>(std::nullopt) : o.error();
   auto offer = decode_record(*o, [&](const json& b) { return parse_offer(b, catalog); }, "its instances' release cannot be known");

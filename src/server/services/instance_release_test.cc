@@ -31,15 +31,16 @@ class InstanceRelease : public StoreFixture {
                   {"stopped_instance_release_days", 5}};
     put(offer);
   }
-  // Job `id` of the instance, ended (cancelled) at `ended`; with a run from `ran` to `ended` when set.
-  void job(const std::string& id, TimeMs ended, std::optional<TimeMs> ran) {
+  // Job `id` of the instance, ended at `ended` (its status says so at `seen`, when later); with a
+  // run from `ran` to `ended` when set.
+  void job(const std::string& id, TimeMs ended, std::optional<TimeMs> ran, std::optional<TimeMs> seen = std::nullopt) {
     Record j;
     j.kind = "jobs";
     j.id = j.name = id;
     j.tenant_id = "ten_1";
     j.project_id = "prj_1";
     j.state = "cancelled";
-    j.body = {{"status", {{"state", "cancelled"}, {"updated_at", format_rfc3339(ended)}}}};
+    j.body = {{"status", {{"state", "cancelled"}, {"updated_at", format_rfc3339(seen.value_or(ended))}}}};
     put(j);
     Record last;
     last.kind = "last-runs";
@@ -87,6 +88,12 @@ TEST_F(InstanceRelease, DaysCountFromTheLastRunOrALaterStartStoppedBeforeItRan) 
   EXPECT_EQ(d->release_at, 19 * kDay + kDay / 2);
   // Never ran at all: nothing to release by an offer's rule.
   EXPECT_FALSE(due({"job_b"}).has_value());
+  // A start that ran counts from its run's end, even when its job's end was recorded later (the
+  // executor saw it at a later tick).
+  job("job_c", 20 * kDay, 19 * kDay, 20 * kDay + kDay / 4);
+  d = due({"job_a", "job_b", "job_c"});
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->stopped_at, 20 * kDay);
 }
 
 }  // namespace
