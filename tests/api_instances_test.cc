@@ -182,6 +182,12 @@ TEST(Instances, StartStopAndReleaseAsJobsOfTheProjectKeepingTheVolume) {
   const json cpu_job = s.admin("GET", "/api/v1/jobs/" + cpu["current_job"]["id"].get<std::string>()).body;
   EXPECT_EQ(cpu_job["gpus_per_worker"], 0) << cpu_job.dump();
   EXPECT_EQ(cpu_job["resources"]["cpu_cores"], 2);
+  // It never runs on GPUs: same_host has no host to return to (422 on `on`, as for an instance
+  // that has not run on GPUs yet), rather than quietly going anywhere.
+  expect_2xx(s.req("POST", "/api/v1/instances/setup/stop", dev, json::object()), "stop setup");
+  wait_for(s, "/api/v1/instances/setup", instance_in("stopped"));
+  const Resp same = s.req("POST", "/api/v1/instances/setup/start", dev, json{{"on", "same_host"}});
+  EXPECT_EQ(same.error_fields(), std::vector<std::string>{"on"}) << same.describe();
 
   // Release: stopped and kept to be read as released, by id only: its name, its volume and its
   // actions are gone; its jobs and the tenant's volume stay.

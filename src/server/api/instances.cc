@@ -630,6 +630,8 @@ Status start_stopped(App& app, const Principal& p, StoreTx& tx, Instance& i, Sta
       return Error::make(Code::kConflict, Message("api.instances.host_busy").arg("name", i.name).arg("why", pf->advice));
     host = pf->host;
   }
+  if (i.gpus == 0 && on == StartOn::kSameHost)  // it never runs on GPUs: no host to return to
+    return Error::invalid("on", Message("api.instances.no_host").arg("name", i.name));
   if (on == StartOn::kCpuOnly || i.gpus == 0) {  // without GPUs: where a node volume is, so nothing is copied
     Preflight vp;
     vp.body = json::object();
